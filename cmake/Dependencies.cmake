@@ -1,0 +1,15 @@
+# Build-time dependencies, all from Debian packages (see README):
+# Vulkan headers, volk's source, glslc and spirv-val. The Vulkan loader itself
+# is opened at run time by volk, so libvulkan is not linked.
+find_package(Vulkan REQUIRED COMPONENTS glslc)
+
+find_path(VKATTN_VOLK_DIR volk.c volk.h
+  HINTS ${VOLK_DIR} ENV VOLK_DIR
+  PATH_SUFFIXES volk
+  DOC "Folder holding volk.c and volk.h (Debian: libvulkan-volk-dev)")
+if(NOT VKATTN_VOLK_DIR)
+  message(FATAL_ERROR "volk.c not found: install libvulkan-volk-dev or set VOLK_DIR")
+endif()
+
+find_program(VKATTN_SPIRV_VAL spirv-val REQUIRED
+  DOC "spirv-val from spirv-tools, validates every compiled shader")

@@ -1,0 +1,29 @@
+# Install headers, library, vkattnConfig.cmake (+ version) and vkattn.pc.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS vkattn EXPORT vkattnTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/vkattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/vkattn/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vkattn)
+
+set(VKATTN_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/vkattn)
+install(EXPORT vkattnTargets NAMESPACE vkattn:: DESTINATION ${VKATTN_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/vkattnConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/vkattnConfig.cmake INSTALL_DESTINATION ${VKATTN_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/vkattnConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/vkattnConfig.cmake ${PROJECT_BINARY_DIR}/vkattnConfigVersion.cmake
+  DESTINATION ${VKATTN_CMAKE_DIR})
+
+if(BUILD_SHARED_LIBS)
+  set(VKATTN_PC_CFLAGS "")
+  set(VKATTN_PC_PRIVATE_LIBS "-ldl -lm -lpthread")
+else()
+  set(VKATTN_PC_CFLAGS "-DVKATTN_STATIC")
+  set(VKATTN_PC_PRIVATE_LIBS "-ldl -lm -lpthread")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/vkattn.pc.in ${PROJECT_BINARY_DIR}/vkattn.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/vkattn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,60 @@
+/* vkattn/matmul.h - batched matmul on the GPU.
+ *
+ *   C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias row)
+ *
+ * with the shapes and strides of vkattn_matmul_params (vkattn/op_params.h): two
+ * batch levels with a stride per operand (0 broadcasts a matrix, as weights
+ * are), a row stride per operand (views into wider tensors), transposes of A
+ * and B, any M, N, K >= 1. Accumulates in fp32. The CPU reference is
+ * vkattn_reference_matmul.
+ *
+ * Recording contract (the same for every vkattn *_record):
+ * - vkattn never begins, ends or submits `cmd`; it records dispatches and its
+ *   own barriers into it. `cmd` must be in the recording state, outside a
+ *   render pass, on a queue family with compute.
+ * - Entry: writes made by the app to input tensors must be visible to
+ *   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT / VK_ACCESS_SHADER_READ_BIT, and the
+ *   app must be done reading or writing outputs, before the recorded work
+ *   executes. Work vkattn recorded earlier needs nothing: tensors track
+ *   vkattn's own accesses and the barriers between ops are recorded for you.
+ * - Exit: outputs are written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT with
+ *   VK_ACCESS_SHADER_WRITE_BIT; the app adds the barrier its next use needs.
+ * - Tensors must stay alive until the command buffer completes.
+ * `*_run` records into the context's one-shot command buffer, submits and
+ * waits.
+ *
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL or too-small tensors, zero
+ * sizes, strides that reach past a tensor), VKATTN_ERROR_SIZE_OVERFLOW,
+ * VKATTN_ERROR_DEVICE_LIMIT (batch * heads above the device's workgroup-count
+ * limit, offsets beyond 32 bits), Vulkan failures.
+ * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ */
+#ifndef VKATTN_MATMUL_H
+#define VKATTN_MATMUL_H
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_matmul_io {
+    vkattn_tensor *a;
+    vkattn_tensor *b;
+    vkattn_tensor *bias; /* n elements; required iff params->has_bias */
+    vkattn_tensor *c;    /* written */
+} vkattn_matmul_io;
+
+VKATTN_API vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                              const vkattn_matmul_params *params,
+                                              const vkattn_matmul_io *io);
+VKATTN_API vkattn_result vkattn_matmul_run(vkattn_context *ctx, const vkattn_matmul_params *params,
+                                           const vkattn_matmul_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_MATMUL_H */

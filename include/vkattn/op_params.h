@@ -1,0 +1,151 @@
+/* vkattn/op_params.h - what each op computes, as plain data.
+ *
+ * These structs describe an op's shape and options without any Vulkan type, so
+ * the same struct drives the GPU op (vkattn/ops.h) and its CPU reference
+ * (vkattn/reference.h). All tensors are f32, row-major, last index fastest.
+ * Sizes are in elements, never bytes.
+ *
+ * Zero fields mean the default written in each field's comment; booleans are
+ * named so that false is the default. Structs grow only by appending fields.
+ */
+#ifndef VKATTN_OP_PARAMS_H
+#define VKATTN_OP_PARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- matmul */
+
+/* Where one matrix operand lives: element strides between matrices of the outer
+ * batch, of the inner batch ("heads"), and between rows. */
+typedef struct vkattn_matrix_layout {
+    uint64_t batch_stride; /* A, B: 0 broadcasts one matrix over the batch. C: 0 = packed */
+    uint64_t head_stride;  /* A, B: 0 broadcasts over heads. C: 0 = packed */
+    uint32_t row_stride;   /* 0 = packed (the stored matrix's column count) */
+} vkattn_matrix_layout;
+
+/* C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias row of N), op = optional transpose.
+ * op(A) is M x K, op(B) is K x N, C is M x N. A is stored M x K, or K x M when
+ * transpose_a; B is stored K x N, or N x K when transpose_b. Matrices are indexed
+ * b * batch_stride + h * head_stride. */
+typedef struct vkattn_matmul_params {
+    uint32_t batch; /* outer batch count; 0 = 1 */
+    uint32_t heads; /* inner batch count; 0 = 1 */
+    uint32_t m, n, k; /* required, >= 1 */
+    bool transpose_a;
+    bool transpose_b;
+    bool has_bias;  /* add a bias row of n elements to every row of C */
+    float alpha;    /* 0 = 1.0 */
+    vkattn_matrix_layout a, b, c;
+} vkattn_matmul_params;
+
+/* ---------------------------------------------------------------- masks */
+
+typedef enum vkattn_causal {
+    VKATTN_CAUSAL_NONE = 0,
+    VKATTN_CAUSAL_TOP_LEFT = 1,     /* query i sees key j iff j <= i (Keras use_causal_mask) */
+    VKATTN_CAUSAL_BOTTOM_RIGHT = 2, /* j <= i + Tv - Tq (decoding with a KV cache) */
+} vkattn_causal;
+
+/* What a query row with no allowed key becomes (never NaN). */
+typedef enum vkattn_masked_row {
+    VKATTN_MASKED_ROW_ZERO = 0,    /* all-zero weights (MultiHeadAttention, SDPA) */
+    VKATTN_MASKED_ROW_UNIFORM = 1, /* uniform 1/Tv (Attention, AdditiveAttention) */
+} vkattn_masked_row;
+
+/* Which axes of a (B, H, Tq, Tv) operand are stored with size 1 (broadcast). */
+typedef struct vkattn_broadcast {
+    bool batch; /* stored batch dim is 1 */
+    bool heads; /* stored head dim is 1 */
+    bool rows;  /* stored query dim is 1 */
+} vkattn_broadcast;
+
+/* Everything between the raw logits and the softmax: scale, additive bias, masks.
+ * logit = score * scale + bias; a key is allowed iff every given mask allows it
+ * (masks are f32, nonzero = may attend). */
+typedef struct vkattn_mask_params {
+    vkattn_causal causal;
+    vkattn_masked_row masked_row;
+    bool has_value_mask;             /* value_mask (B, Tv) */
+    bool has_mask;                   /* explicit mask (B|1, H|1, Tq|1, Tv) */
+    vkattn_broadcast mask_broadcast;
+    bool has_bias;                   /* additive bias (B|1, H|1, Tq|1, Tv) */
+    vkattn_broadcast bias_broadcast;
+} vkattn_mask_params;
+
+/* ---------------------------------------------------------------- dropout */
+
+/* Inverted dropout with the Philox stream of SEMANTICS.md: active only when
+ * training && rate > 0; kept values are scaled by 1/(1-rate). rate must be in
+ * [0, 1]; rate 1 drops everything. */
+typedef struct vkattn_dropout_params {
+    float rate;
+    bool training;
+    uint64_t seed;
+    uint64_t offset; /* advance per training step */
+} vkattn_dropout_params;
+
+/* ---------------------------------------------------------------- ops */
+
+/* Masked softmax over the last axis of scores (B, H, Tq, Tv). */
+typedef struct vkattn_softmax_params {
+    uint32_t batch, heads, tq, tv; /* heads 0 = 1; others required */
+    float scale;                   /* applied to the scores first; 0 = 1.0 */
+    vkattn_mask_params mask;
+} vkattn_softmax_params;
+
+/* Additive tanh scoring, S (B, Tq, Tv):
+ *   S[b,i,j] = outer_scale * sum_d s_d * tanh(inner_scale * (q[b,i,d] + k[b,j,d]))
+ * with q (B, Tq, dim), k (B, Tv, dim), s (dim) when has_scale_vector, else all ones.
+ * Keras Attention concat mode: inner = scale, outer = concat_score_weight.
+ * Keras AdditiveAttention: s = scale vector, inner = outer = 1. */
+typedef struct vkattn_additive_params {
+    uint32_t batch, tq, tv, dim; /* required */
+    float inner_scale;           /* 0 = 1.0 */
+    float outer_scale;           /* 0 = 1.0 */
+    bool has_scale_vector;
+} vkattn_additive_params;
+
+/* Head split (B, T, H*d) -> (B, H, T, d) and merge, its inverse. */
+typedef struct vkattn_heads_params {
+    uint32_t batch, seq, heads, head_dim; /* required */
+} vkattn_heads_params;
+
+/* Dropout applied to a (B, H, Tq, Tv) weight tensor (H = 1 for single-head layers). */
+typedef struct vkattn_dropout_op_params {
+    uint32_t batch, heads, tq, tv; /* heads 0 = 1 */
+    vkattn_dropout_params dropout;
+} vkattn_dropout_op_params;
+
+/* Which SDPA implementation runs. */
+typedef enum vkattn_sdpa_path {
+    VKATTN_SDPA_AUTO = 0,    /* fused unless weights are returned or the shape needs chaining */
+    VKATTN_SDPA_FUSED = 1,   /* one flash-attention dispatch; error if it cannot serve the call */
+    VKATTN_SDPA_UNFUSED = 2, /* matmul -> softmax -> dropout -> matmul, with a score workspace */
+} vkattn_sdpa_path;
+
+/* Scaled dot-product attention:
+ *   out = dropout(softmax(Q K^T * scale + bias, masks)) V
+ * Q (B, H, Tq, dk), K (B, Hkv, Tv, dk), V (B, Hkv, Tv, dv), out (B, H, Tq, dv);
+ * query head h reads K/V head h / (H / Hkv). Weights, when returned, are
+ * (B, H, Tq, Tv). */
+typedef struct vkattn_sdpa_params {
+    uint32_t batch, heads, tq, tv, dk, dv; /* heads 0 = 1; dv 0 = dk */
+    uint32_t kv_heads;                     /* 0 = heads; heads must be a multiple */
+    float scale;                           /* 0 = 1/sqrt(dk) */
+    vkattn_mask_params mask;
+    vkattn_dropout_params dropout;
+    bool return_weights;
+    bool weights_after_dropout; /* returned weights: false = before dropout */
+    vkattn_sdpa_path path;
+} vkattn_sdpa_params;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_OP_PARAMS_H */

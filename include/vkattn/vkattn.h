@@ -1,0 +1,33 @@
+/* vkattn/vkattn.h - everything public in one include.
+ *
+ * vkattn runs attention layers as Vulkan compute shaders on any GPU (and on
+ * lavapipe). Start with vkattn/context.h (a device), then vkattn/tensor.h
+ * (data), then the ops (matmul.h ...) or layers. Every op has a *_record that
+ * records into the app's command buffer (contract in vkattn/matmul.h) and a
+ * *_run that submits and waits; every op and layer has a CPU reference in
+ * vkattn/reference.h.
+ */
+#ifndef VKATTN_VKATTN_H
+#define VKATTN_VKATTN_H
+
+#include "vkattn/context.h"
+#include "vkattn/export.h"
+#include "vkattn/matmul.h"
+#include "vkattn/op_params.h"
+#include "vkattn/result.h"
+#include "vkattn/tensor.h"
+#include "vkattn/timer.h"
+#include "vkattn/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* VKATTN_VERSION of the library actually loaded (may differ from the header's). */
+VKATTN_API uint32_t vkattn_get_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_VKATTN_H */

@@ -1,0 +1,109 @@
+#version 450
+// Batched matmul: C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias row).
+// Tiled in shared memory (BM x BK of A, BK x BN of B per step) and register
+// blocked (TM x TN outputs per invocation). Tile sizes are specialization
+// constants the host picks from the device's limits; nothing here assumes a
+// subgroup size. Out-of-range elements load as 0, so any M, N, K >= 1 works.
+
+layout(constant_id = 0) const uint BM = 64;
+layout(constant_id = 1) const uint BN = 64;
+layout(constant_id = 2) const uint BK = 16;
+layout(constant_id = 3) const uint TM = 4;
+layout(constant_id = 4) const uint TN = 4;
+layout(constant_id = 5) const bool TRANS_A = false;
+layout(constant_id = 6) const bool TRANS_B = false;
+layout(constant_id = 7) const bool HAS_BIAS = false;
+// invocations = (BM / TM) * (BN / TN), set by the host
+layout(local_size_x_id = 8, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
+layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
+layout(std430, binding = 3) writeonly buffer CBuf { float c[]; };
+
+layout(push_constant) uniform Push {
+    uint M, N, K, heads;
+    uint a_batch, a_head, lda;
+    uint b_batch, b_head, ldb;
+    uint c_batch, c_head, ldc;
+    float alpha;
+} p;
+
+// +1 padding keeps column reads of a tile on distinct banks on GPUs
+shared float As[BK * (BM + 1)];
+shared float Bs[BK * (BN + 1)];
+
+void main()
+{
+    const uint threads = (BM / TM) * (BN / TN);
+    const uint tid = gl_LocalInvocationID.x;
+    const uint row0 = gl_WorkGroupID.y * BM;
+    const uint col0 = gl_WorkGroupID.x * BN;
+    const uint z = gl_WorkGroupID.z;
+    const uint bi = z / p.heads;
+    const uint hi = z % p.heads;
+    const uint a_off = bi * p.a_batch + hi * p.a_head;
+    const uint b_off = bi * p.b_batch + hi * p.b_head;
+    const uint c_off = bi * p.c_batch + hi * p.c_head;
+
+    const uint tr = tid / (BN / TN); // this invocation's rows: tr + i * (BM / TM)
+    const uint tc = tid % (BN / TN); // columns: tc + j * (BN / TN)
+
+    float acc[TM][TN];
+    for (uint i = 0; i < TM; i++)
+        for (uint j = 0; j < TN; j++)
+            acc[i][j] = 0.0;
+
+    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+        // Each element of the tiles is loaded once; consecutive invocations read
+        // consecutive addresses of the stored (possibly transposed) matrix.
+        for (uint idx = tid; idx < BM * BK; idx += threads) {
+            uint m, k;
+            if (TRANS_A) { k = idx / BM; m = idx % BM; }
+            else         { m = idx / BK; k = idx % BK; }
+            uint gm = row0 + m, gk = k0 + k;
+            float v = 0.0;
+            if (gm < p.M && gk < p.K)
+                v = TRANS_A ? a[a_off + gk * p.lda + gm] : a[a_off + gm * p.lda + gk];
+            As[k * (BM + 1) + m] = v;
+        }
+        for (uint idx = tid; idx < BN * BK; idx += threads) {
+            uint n, k;
+            if (TRANS_B) { n = idx / BK; k = idx % BK; }
+            else         { k = idx / BN; n = idx % BN; }
+            uint gn = col0 + n, gk = k0 + k;
+            float v = 0.0;
+            if (gn < p.N && gk < p.K)
+                v = TRANS_B ? b[b_off + gn * p.ldb + gk] : b[b_off + gk * p.ldb + gn];
+            Bs[k * (BN + 1) + n] = v;
+        }
+        barrier();
+
+        for (uint k = 0; k < BK; k++) {
+            float av[TM], bv[TN];
+            for (uint i = 0; i < TM; i++)
+                av[i] = As[k * (BM + 1) + tr + i * (BM / TM)];
+            for (uint j = 0; j < TN; j++)
+                bv[j] = Bs[k * (BN + 1) + tc + j * (BN / TN)];
+            for (uint i = 0; i < TM; i++)
+                for (uint j = 0; j < TN; j++)
+                    acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+        }
+        barrier();
+    }
+
+    for (uint i = 0; i < TM; i++) {
+        uint gm = row0 + tr + i * (BM / TM);
+        if (gm >= p.M)
+            continue;
+        for (uint j = 0; j < TN; j++) {
+            uint gn = col0 + tc + j * (BN / TN);
+            if (gn >= p.N)
+                continue;
+            float v = p.alpha * acc[i][j];
+            if (HAS_BIAS)
+                v += bias[gn];
+            c[c_off + gm * p.ldc + gn] = v;
+        }
+    }
+}

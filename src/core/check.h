@@ -1,0 +1,41 @@
+/* Overflow-checked size arithmetic and argument checks shared by every module. */
+#ifndef VKA_CORE_CHECK_H
+#define VKA_CORE_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* *out = a * b; false on overflow (then *out is unspecified). */
+static inline bool vka_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return false;
+    *out = a * b;
+    return true;
+}
+
+static inline bool vka_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (b > UINT64_MAX - a)
+        return false;
+    *out = a + b;
+    return true;
+}
+
+/* Product of n dims; false on overflow. */
+static inline bool vka_product_u64(const uint64_t *dims, int n, uint64_t *out)
+{
+    uint64_t p = 1;
+    for (int i = 0; i < n; i++)
+        if (!vka_mul_u64(p, dims[i], &p))
+            return false;
+    *out = p;
+    return true;
+}
+
+/* a zero field means `def` */
+static inline uint32_t vka_default_u32(uint32_t v, uint32_t def) { return v ? v : def; }
+static inline float vka_default_f32(float v, float def) { return v != 0.0f ? v : def; }
+
+#endif /* VKA_CORE_CHECK_H */

@@ -1,0 +1,51 @@
+/* Failure reporting: format once, then log, store per context and per thread. */
+#include "core/error.h"
+#include "core/logger.h"
+#include "vkattn/result.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char thread_last_error[VKA_MESSAGE_MAX];
+
+const char *vka_thread_last_error(void) { return thread_last_error; }
+
+void vka_logger_emit(vka_logger *logger, vkattn_log_level level, vkattn_log_source source,
+                     const char *message)
+{
+    if (logger && logger->fn && level <= logger->max_level)
+        logger->fn(logger->user, level, source, message);
+}
+
+vkattn_result vka_fail(struct vkattn_context *ctx, vkattn_result code, const char *fmt, ...)
+{
+    char msg[VKA_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+
+    memcpy(thread_last_error, msg, sizeof msg);
+    vka_logger *logger = vka_context_logger(ctx);
+    if (logger) {
+        memcpy(logger->last_error, msg, sizeof msg);
+        vka_logger_emit(logger, VKATTN_LOG_ERROR, VKATTN_LOG_SOURCE_LIBRARY, msg);
+    }
+    return code;
+}
+
+void vka_log(struct vkattn_context *ctx, vkattn_log_level level, const char *fmt, ...)
+{
+    vka_logger *logger = vka_context_logger(ctx);
+    if (!logger || !logger->fn || level > logger->max_level)
+        return;
+    char msg[VKA_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    vka_logger_emit(logger, level, VKATTN_LOG_SOURCE_LIBRARY, msg);
+}
+
+const char *vkattn_last_error(void) { return thread_last_error; }

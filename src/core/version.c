@@ -1,0 +1,3 @@
+#include "vkattn/vkattn.h"
+
+uint32_t vkattn_get_version(void) { return VKATTN_VERSION; }

@@ -1,0 +1,61 @@
+/* CPU reference of additive (tanh) scoring, double accumulation. */
+#include "vkattn/reference.h"
+
+#include <math.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "reference/ref_internal.h"
+
+static vkattn_result check(const char *fn, const vkattn_additive_params *p, const float *q,
+                           const float *k, const float *scale_vec, const float *scores)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "p", p)))
+        return r;
+    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
+        (r = vka_ref_require_dim(fn, "dim", p->dim)) ||
+        (r = vka_ref_require_finite(fn, "inner_scale", p->inner_scale)) ||
+        (r = vka_ref_require_finite(fn, "outer_scale", p->outer_scale)) ||
+        (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
+        (r = vka_ref_require_ptr(fn, "scores", scores)))
+        return r;
+    if ((r = vka_ref_require_flagged(fn, "scale_vec", "has_scale_vector", p->has_scale_vector,
+                                     scale_vec)))
+        return r;
+    const uint64_t qd[3] = {p->batch, p->tq, p->dim}, kd[3] = {p->batch, p->tv, p->dim};
+    const uint64_t sd[3] = {p->batch, p->tq, p->tv};
+    if ((r = vka_ref_count(fn, "q (B, Tq, dim)", qd, 3, NULL)) ||
+        (r = vka_ref_count(fn, "k (B, Tv, dim)", kd, 3, NULL)) ||
+        (r = vka_ref_count(fn, "scores (B, Tq, Tv)", sd, 3, NULL)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_additive(const vkattn_additive_params *p, const float *q,
+                                        const float *k, const float *scale_vec, float *scores)
+{
+    static const char fn[] = "vkattn_reference_additive";
+    vkattn_result r;
+    if ((r = check(fn, p, q, k, scale_vec, scores)))
+        return r;
+    const double inner = vka_default_f32(p->inner_scale, 1.0f);
+    const double outer = vka_default_f32(p->outer_scale, 1.0f);
+    const size_t dim = p->dim;
+    for (size_t b = 0; b < p->batch; b++)
+        for (size_t i = 0; i < p->tq; i++) {
+            const float *qi = q + (b * p->tq + i) * dim;
+            float *si = scores + (b * p->tq + i) * p->tv;
+            for (size_t j = 0; j < p->tv; j++) {
+                const float *kj = k + (b * p->tv + j) * dim;
+                double s = 0.0;
+                for (size_t d = 0; d < dim; d++) {
+                    double w = p->has_scale_vector ? scale_vec[d] : 1.0;
+                    s += w * tanh(inner * ((double)qi[d] + (double)kj[d]));
+                }
+                si[j] = (float)(outer * s);
+            }
+        }
+    return VKATTN_SUCCESS;
+}

@@ -1,0 +1,94 @@
+/* Argument and size checks shared by the CPU reference ops. Each failure names
+ * the function and the offending argument, as every vkattn failure does. */
+#include "reference/ref_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "core/error.h"
+
+vkattn_result vka_ref_require_dim(const char *fn, const char *name, uint32_t v)
+{
+    if (v == 0)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is 0; must be >= 1", fn,
+                        name);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_require_ptr(const char *fn, const char *name, const void *p)
+{
+    if (!p)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_require_flagged(const char *fn, const char *name, const char *flag,
+                                      bool set, const void *p)
+{
+    if (set && !p)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL but %s is set", fn,
+                        name, flag);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_require_finite(const char *fn, const char *name, float v)
+{
+    if (!isfinite(v))
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is %g; must be finite", fn,
+                        name, (double)v);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *dims, int n,
+                            size_t *out)
+{
+    uint64_t total;
+    /* Callers index with size_t and the arrays are f32, so the byte size must
+     * fit too, not just the element count. */
+    if (!vka_product_u64(dims, n, &total) || total > SIZE_MAX / sizeof(float)) {
+        char shape[160] = "";
+        int len = 0;
+        for (int i = 0; i < n && len >= 0 && (size_t)len < sizeof shape; i++)
+            len += snprintf(shape + len, sizeof shape - (size_t)len, "%s%llu", i ? " x " : "",
+                            (unsigned long long)dims[i]);
+        return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: %s = %s elements overflows the address space", fn, what,
+                        shape);
+    }
+    if (out)
+        *out = (size_t)total;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d)
+{
+    /* Written so that NaN fails too. Checked even when not training: a bad rate
+     * is a bug whether or not this call happens to use it. */
+    if (!(d->rate >= 0.0f && d->rate <= 1.0f))
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: dropout.rate is %g; must be in [0, 1]", fn, (double)d->rate);
+    return VKATTN_SUCCESS;
+}
+
+float vka_ref_dropout_scale(float rate)
+{
+    return rate < 1.0f ? (float)(1.0 / (1.0 - (double)rate)) : 0.0f;
+}
+
+vkattn_result vka_ref_alloc_row(const char *fn, uint32_t tv, double **row,
+                                unsigned char **allowed)
+{
+    const size_t per = sizeof(double) + 1;
+    if ((uint64_t)tv > SIZE_MAX / per)
+        return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: a row of tv = %u logits overflows the address space", fn, tv);
+    double *mem = malloc((size_t)tv * per);
+    if (!mem)
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "%s: could not allocate a row of %u logits", fn, tv);
+    *row = mem;
+    *allowed = (unsigned char *)(mem + tv);
+    return VKATTN_SUCCESS;
+}

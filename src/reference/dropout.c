@@ -1,0 +1,82 @@
+/* CPU reference of inverted dropout on a (B, H, Tq, Tv) tensor, drawing from
+ * the Philox stream of vkattn/philox.h. Exact: the GPU op must match bit for bit. */
+#include "vkattn/reference.h"
+
+#include <string.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "reference/ref_internal.h"
+#include "vkattn/philox.h"
+
+static vkattn_result check(const char *fn, const vkattn_dropout_op_params *p, const void *in,
+                           const void *out, size_t *n)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "p", p)))
+        return r;
+    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
+        (r = vka_ref_check_dropout(fn, &p->dropout)) ||
+        (r = vka_ref_require_ptr(fn, "in", in)) || (r = vka_ref_require_ptr(fn, "out", out)))
+        return r;
+    const uint64_t dims[4] = {p->batch, vka_default_u32(p->heads, 1), p->tq, p->tv};
+    return vka_ref_count(fn, "the tensor (B, H, Tq, Tv)", dims, 4, n);
+}
+
+/* keep[idx] = 1 where element idx, in (b, h, i, j) order, is kept, else 0. */
+static void fill_keep(const vkattn_dropout_op_params *p, uint8_t *keep)
+{
+    const vkattn_dropout_params *d = &p->dropout;
+    const uint32_t heads = vka_default_u32(p->heads, 1);
+    const uint32_t threshold = vkattn_dropout_threshold(d->rate);
+    size_t idx = 0;
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t h = 0; h < heads; h++)
+            for (uint32_t i = 0; i < p->tq; i++)
+                for (uint32_t j = 0; j < p->tv; j++)
+                    keep[idx++] = vkattn_dropout_keep(d->seed, d->offset, threshold,
+                                                      b * heads + h, i, j);
+}
+
+vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p, uint8_t *keep)
+{
+    size_t n;
+    vkattn_result r = check("vkattn_reference_dropout_mask", p, keep, keep, &n);
+    if (r)
+        return r;
+    if (vka_ref_dropout_active(&p->dropout))
+        fill_keep(p, keep);
+    else
+        memset(keep, 1, n);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const float *in,
+                                       float *out)
+{
+    size_t n;
+    vkattn_result r = check("vkattn_reference_dropout", p, in, out, &n);
+    if (r)
+        return r;
+    if (!vka_ref_dropout_active(&p->dropout)) {
+        if (out != in)
+            memmove(out, in, n * sizeof(float));
+        return VKATTN_SUCCESS;
+    }
+    const vkattn_dropout_params *d = &p->dropout;
+    const uint32_t heads = vka_default_u32(p->heads, 1);
+    const uint32_t threshold = vkattn_dropout_threshold(d->rate);
+    /* One f32 multiply by the f32 scale: what a shader does, so results are exact. */
+    const float scale = vka_ref_dropout_scale(d->rate);
+    size_t idx = 0;
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t h = 0; h < heads; h++)
+            for (uint32_t i = 0; i < p->tq; i++)
+                for (uint32_t j = 0; j < p->tv; j++, idx++)
+                    out[idx] = vkattn_dropout_keep(d->seed, d->offset, threshold, b * heads + h,
+                                                   i, j)
+                                   ? in[idx] * scale
+                                   : 0.0f;
+    return VKATTN_SUCCESS;
+}

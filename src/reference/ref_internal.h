@@ -1,0 +1,70 @@
+/* Shared pieces of the CPU reference: argument checks that report through
+ * vka_fail, overflow-checked element counts, and the masked softmax of one row
+ * (used by both vkattn_reference_softmax and vkattn_reference_sdpa so the two
+ * cannot drift apart). No Vulkan header may be included here. */
+#ifndef VKA_REFERENCE_INTERNAL_H
+#define VKA_REFERENCE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkattn/op_params.h"
+#include "vkattn/result.h"
+
+/* Fails with INVALID_ARGUMENT "fn: name is 0; must be >= 1" when v is 0. */
+vkattn_result vka_ref_require_dim(const char *fn, const char *name, uint32_t v);
+
+/* Fails with INVALID_ARGUMENT "fn: name is NULL" when p is NULL. */
+vkattn_result vka_ref_require_ptr(const char *fn, const char *name, const void *p);
+
+/* Fails with INVALID_ARGUMENT "fn: name is NULL but flag is set" when set && !p. */
+vkattn_result vka_ref_require_flagged(const char *fn, const char *name, const char *flag,
+                                      bool set, const void *p);
+
+/* Fails with INVALID_ARGUMENT "fn: name is nan; must be finite" for NaN or inf. */
+vkattn_result vka_ref_require_finite(const char *fn, const char *name, float v);
+
+/* *out = product of n dims, checked to be addressable in bytes of float so that
+ * size_t index arithmetic on the array is safe; out may be NULL when only the
+ * check matters. Fails with SIZE_OVERFLOW naming `what` otherwise. */
+vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *dims, int n,
+                            size_t *out);
+
+/* Checks rate (finite, in [0, 1]). */
+vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);
+
+/* True when dropout changes anything: training and rate > 0. */
+static inline bool vka_ref_dropout_active(const vkattn_dropout_params *d)
+{
+    return d->training && d->rate > 0.0f;
+}
+
+/* The float every kept element is multiplied by: the float nearest 1/(1-rate),
+ * so a GPU multiplying f32 by the same constant matches bit for bit. 0 for
+ * rate 1 (nothing is kept; avoids the division by zero). */
+float vka_ref_dropout_scale(float rate);
+
+/* One row of tv doubles plus tv bytes of scratch, in one allocation the caller
+ * frees with free(*row). Fails with SIZE_OVERFLOW or OUT_OF_HOST_MEMORY. */
+vkattn_result vka_ref_alloc_row(const char *fn, uint32_t tv, double **row,
+                                unsigned char **allowed);
+
+/* The scale/bias/mask operands of one (B, H, Tq, Tv) logit tensor. */
+typedef struct vka_ref_mask {
+    const vkattn_mask_params *p;
+    uint32_t batch, heads, tq, tv;
+    const float *bias, *value_mask, *mask;
+} vka_ref_mask;
+
+/* Checks enum values and that each operand the flags ask for is non-NULL, and
+ * that the broadcast shapes are addressable. */
+vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m);
+
+/* One row (b, h, i) of logits: row[j] holds score * scale on entry, and the
+ * softmax weights on return (masks, bias and the masked-row policy applied).
+ * allowed is scratch of tv bytes. */
+void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
+                         double *row, unsigned char *allowed);
+
+#endif /* VKA_REFERENCE_INTERNAL_H */

@@ -1,0 +1,128 @@
+/* CPU reference of scaled dot-product attention with grouped K/V heads:
+ * scores, masked softmax and dropout of one query row at a time, in double. */
+#include "vkattn/reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "reference/ref_internal.h"
+#include "vkattn/philox.h"
+
+static const char fn[] = "vkattn_reference_sdpa";
+
+/* The shape with every default resolved. */
+typedef struct shape {
+    uint32_t batch, heads, kv_heads, tq, tv, dk, dv;
+} shape;
+
+static vkattn_result check_shape(const vkattn_sdpa_params *p, shape *s)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
+        (r = vka_ref_require_dim(fn, "dk", p->dk)) ||
+        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
+        (r = vka_ref_check_dropout(fn, &p->dropout)))
+        return r;
+    *s = (shape){p->batch, vka_default_u32(p->heads, 1), 0, p->tq, p->tv, p->dk,
+                 vka_default_u32(p->dv, p->dk)};
+    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
+    if (s->heads % s->kv_heads != 0)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
+    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
+    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
+    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
+    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
+    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
+    if ((r = vka_ref_count(fn, "q (B, H, Tq, dk)", qd, 4, NULL)) ||
+        (r = vka_ref_count(fn, "k (B, Hkv, Tv, dk)", kd, 4, NULL)) ||
+        (r = vka_ref_count(fn, "v (B, Hkv, Tv, dv)", vd, 4, NULL)) ||
+        (r = vka_ref_count(fn, "out (B, H, Tq, dv)", od, 4, NULL)) ||
+        (r = vka_ref_count(fn, "the weights (B, H, Tq, Tv)", wd, 4, NULL)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+static void store_row(float *dst, const double *row, uint32_t tv)
+{
+    for (uint32_t j = 0; j < tv; j++)
+        dst[j] = (float)row[j];
+}
+
+/* Inverted dropout of one weight row (b, h, i), SEMANTICS.md's Philox stream. */
+static void dropout_row(const vkattn_dropout_params *d, uint32_t threshold, uint32_t bh,
+                        uint32_t i, double *row, uint32_t tv)
+{
+    const double scale = vka_ref_dropout_scale(d->rate);
+    for (uint32_t j = 0; j < tv; j++)
+        row[j] = vkattn_dropout_keep(d->seed, d->offset, threshold, bh, i, j) ? row[j] * scale
+                                                                              : 0.0;
+}
+
+/* out_i = sum_j w_j v_j over every key, masked ones included (weight 0): a
+ * non-finite value row gives NaN even when masked, as a plain W @ V does. */
+static void weighted_sum(const double *w, const float *v, uint32_t tv, uint32_t dv, float *out)
+{
+    for (uint32_t e = 0; e < dv; e++) {
+        double acc = 0.0;
+        for (uint32_t j = 0; j < tv; j++)
+            acc += w[j] * (double)v[(size_t)j * dv + e];
+        out[e] = (float)acc;
+    }
+}
+
+vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q, const float *k,
+                                    const float *v, const float *bias, const float *value_mask,
+                                    const float *mask, float *out, float *weights)
+{
+    vkattn_result r;
+    shape s;
+    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = check_shape(p, &s)) ||
+        (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
+        (r = vka_ref_require_ptr(fn, "v", v)) || (r = vka_ref_require_ptr(fn, "out", out)))
+        return r;
+    if ((r = vka_ref_require_flagged(fn, "weights", "return_weights", p->return_weights,
+                                     weights)))
+        return r;
+    const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask};
+    if ((r = vka_ref_check_mask(fn, &m)))
+        return r;
+    double *row;
+    unsigned char *allowed;
+    if ((r = vka_ref_alloc_row(fn, s.tv, &row, &allowed)))
+        return r;
+
+    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s.dk);
+    const bool drop = vka_ref_dropout_active(&p->dropout);
+    const uint32_t threshold = vkattn_dropout_threshold(p->dropout.rate);
+    const uint32_t group = s.heads / s.kv_heads;
+    for (uint32_t b = 0; b < s.batch; b++)
+        for (uint32_t h = 0; h < s.heads; h++) {
+            const size_t bh = (size_t)b * s.heads + h;
+            const size_t bhk = (size_t)b * s.kv_heads + h / group;
+            const float *kb = k + bhk * s.tv * s.dk, *vb = v + bhk * s.tv * s.dv;
+            for (uint32_t i = 0; i < s.tq; i++) {
+                const float *qi = q + (bh * s.tq + i) * s.dk;
+                float *wi = p->return_weights ? weights + (bh * s.tq + i) * s.tv : NULL;
+                for (uint32_t j = 0; j < s.tv; j++) {
+                    double dot = 0.0;
+                    for (uint32_t e = 0; e < s.dk; e++)
+                        dot += (double)qi[e] * (double)kb[(size_t)j * s.dk + e];
+                    row[j] = dot * scale;
+                }
+                vka_ref_softmax_row(&m, b, h, i, row, allowed);
+                if (wi && !p->weights_after_dropout)
+                    store_row(wi, row, s.tv);
+                if (drop) /* the dropout stream's bh is uint32, wrapping as on the GPU */
+                    dropout_row(&p->dropout, threshold, (uint32_t)bh, i, row, s.tv);
+                if (wi && p->weights_after_dropout)
+                    store_row(wi, row, s.tv);
+                weighted_sum(row, vb, s.tv, s.dv, out + (bh * s.tq + i) * s.dv);
+            }
+        }
+    free(row);
+    return VKATTN_SUCCESS;
+}

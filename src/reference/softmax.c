@@ -1,0 +1,155 @@
+/* CPU reference of the masked softmax (SEMANTICS.md, "Common rules"), and the
+ * one-row kernel that vkattn_reference_sdpa shares. Everything is in double:
+ * logits of +-3e38 times a scale must neither overflow nor lose the ordering. */
+#include "vkattn/reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "reference/ref_internal.h"
+
+vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m)
+{
+    const vkattn_mask_params *p = m->p;
+    vkattn_result r;
+    if (p->causal != VKATTN_CAUSAL_NONE && p->causal != VKATTN_CAUSAL_TOP_LEFT &&
+        p->causal != VKATTN_CAUSAL_BOTTOM_RIGHT)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: mask.causal is %d; must be a vkattn_causal value", fn,
+                        (int)p->causal);
+    if (p->masked_row != VKATTN_MASKED_ROW_ZERO && p->masked_row != VKATTN_MASKED_ROW_UNIFORM)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: mask.masked_row is %d; must be a vkattn_masked_row value", fn,
+                        (int)p->masked_row);
+    if ((r = vka_ref_require_flagged(fn, "bias", "mask.has_bias", p->has_bias, m->bias)) ||
+        (r = vka_ref_require_flagged(fn, "value_mask", "mask.has_value_mask", p->has_value_mask,
+                                     m->value_mask)) ||
+        (r = vka_ref_require_flagged(fn, "mask", "mask.has_mask", p->has_mask, m->mask)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* Index of (b, h, i, j) in a (B|1, H|1, Tq|1, Tv) operand. Never overflows: the
+ * caller checked that the full (B, H, Tq, Tv) count fits in size_t. */
+static size_t bcast_index(const vka_ref_mask *m, vkattn_broadcast bc, uint32_t b, uint32_t h,
+                          uint32_t i, uint32_t j)
+{
+    size_t hs = bc.heads ? 1 : m->heads, qs = bc.rows ? 1 : m->tq;
+    size_t bb = bc.batch ? 0 : b, hh = bc.heads ? 0 : h, ii = bc.rows ? 0 : i;
+    return ((bb * hs + hh) * qs + ii) * m->tv + j;
+}
+
+static bool causal_allows(vkattn_causal c, uint32_t i, uint32_t j, uint32_t tq, uint32_t tv)
+{
+    switch (c) {
+    case VKATTN_CAUSAL_TOP_LEFT:
+        return j <= i;
+    case VKATTN_CAUSAL_BOTTOM_RIGHT:
+        /* signed: i + Tv - Tq is negative for the first rows when Tq > Tv */
+        return (int64_t)j <= (int64_t)i + (int64_t)tv - (int64_t)tq;
+    default:
+        return true;
+    }
+}
+
+static bool allowed_at(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i, uint32_t j)
+{
+    const vkattn_mask_params *p = m->p;
+    if (!causal_allows(p->causal, i, j, m->tq, m->tv))
+        return false;
+    /* "nonzero = may attend": written as != 0 so that NaN counts as nonzero */
+    if (p->has_value_mask && m->value_mask[(size_t)b * m->tv + j] == 0.0f)
+        return false;
+    if (p->has_mask && m->mask[bcast_index(m, p->mask_broadcast, b, h, i, j)] == 0.0f)
+        return false;
+    return true;
+}
+
+/* Weights of a row with nothing to attend to: never NaN (SEMANTICS.md). */
+static void fill_masked_row(double *row, uint32_t tv, vkattn_masked_row policy)
+{
+    double w = policy == VKATTN_MASKED_ROW_UNIFORM ? 1.0 / tv : 0.0;
+    for (uint32_t j = 0; j < tv; j++)
+        row[j] = w;
+}
+
+void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
+                         double *row, unsigned char *allowed)
+{
+    const vkattn_mask_params *p = m->p;
+    const uint32_t tv = m->tv;
+    double max = -INFINITY;
+    bool has_nan = false;
+    for (uint32_t j = 0; j < tv; j++) {
+        allowed[j] = allowed_at(m, b, h, i, j);
+        if (p->has_bias)
+            row[j] += m->bias[bcast_index(m, p->bias_broadcast, b, h, i, j)];
+        if (!allowed[j])
+            continue;
+        if (isnan(row[j]))
+            has_nan = true;
+        else if (row[j] > max)
+            max = row[j];
+    }
+    /* No allowed key, or every allowed logit is -inf (a -inf bias used as a
+     * mask): the masked-row policy, not the 0/0 = NaN of the naive formula.
+     * A GPU kernel that starts its running max at a finite very negative value
+     * and guards the zero denominator reaches the same answer. */
+    if (!has_nan && max == -INFINITY) {
+        fill_masked_row(row, tv, p->masked_row);
+        return;
+    }
+    /* NaN among the allowed logits propagates naturally to this row only. */
+    double sum = 0.0;
+    for (uint32_t j = 0; j < tv; j++) {
+        row[j] = allowed[j] ? exp(row[j] - max) : 0.0;
+        sum += row[j];
+    }
+    for (uint32_t j = 0; j < tv; j++)
+        if (allowed[j])
+            row[j] /= sum;
+}
+
+vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p, const float *scores,
+                                       const float *bias, const float *value_mask,
+                                       const float *mask, float *out)
+{
+    static const char fn[] = "vkattn_reference_softmax";
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "p", p)))
+        return r;
+    const uint32_t heads = vka_default_u32(p->heads, 1);
+    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
+        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
+        (r = vka_ref_require_ptr(fn, "scores", scores)) ||
+        (r = vka_ref_require_ptr(fn, "out", out)))
+        return r;
+    const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
+    if ((r = vka_ref_count(fn, "scores (B, H, Tq, Tv)", dims, 4, NULL)))
+        return r;
+    const vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask};
+    if ((r = vka_ref_check_mask(fn, &m)))
+        return r;
+
+    double *row;
+    unsigned char *allowed;
+    if ((r = vka_ref_alloc_row(fn, p->tv, &row, &allowed)))
+        return r;
+    const double scale = vka_default_f32(p->scale, 1.0f);
+    size_t base = 0;
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t h = 0; h < heads; h++)
+            for (uint32_t i = 0; i < p->tq; i++, base += p->tv) {
+                /* The whole row is read before any of it is written: out may be scores. */
+                for (uint32_t j = 0; j < p->tv; j++)
+                    row[j] = (double)scores[base + j] * scale;
+                vka_ref_softmax_row(&m, b, h, i, row, allowed);
+                for (uint32_t j = 0; j < p->tv; j++)
+                    out[base + j] = (float)row[j];
+            }
+    free(row);
+    return VKATTN_SUCCESS;
+}

@@ -1,0 +1,52 @@
+/* The context's private state, shared by the vk/ modules and the ops. */
+#ifndef VKA_CONTEXT_H
+#define VKA_CONTEXT_H
+
+#include "vkattn/context.h"
+
+#include "core/logger.h"
+#include "vk/barrier.h"
+#include "vk/memory.h"
+#include "vk/pipeline.h"
+#include "vk/vk.h"
+
+#include <stdbool.h>
+
+struct vkattn_context {
+    vka_logger logger;
+
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family_index;
+    bool owns_instance, owns_device;
+    VkDebugUtilsMessengerEXT messenger;
+    struct VolkDeviceTable vk; /* device-level functions of this context */
+
+    vkattn_context_info info;
+    VkPhysicalDeviceMemoryProperties memory_properties;
+    bool subgroup_size_control; /* pipelines may require a subgroup size */
+
+    /* one-shot submissions (*_run, upload/download, begin_commands) */
+    VkCommandPool command_pool;
+    VkCommandBuffer command_buffer;
+    VkFence fence;
+    bool command_buffer_open;
+
+    VkPipelineCache pipeline_cache; /* the app's, or VK_NULL_HANDLE */
+    vka_pipeline **pipelines;
+    uint32_t n_pipelines, cap_pipelines;
+
+    vka_buffer dummy; /* bound where an optional input is absent; never written */
+
+    uint64_t memory_current, memory_peak;
+};
+
+/* Public limits, checked by every op. */
+static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
+{
+    return ctx->info.max_storage_buffer_range;
+}
+
+#endif /* VKA_CONTEXT_H */

@@ -1,0 +1,256 @@
+/* What a physical device offers, whether vkattn can use it, and creating
+ * vkattn's own logical device on it. */
+#include "vk/instance.h"
+
+#include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const required_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+#define N_REQUIRED (sizeof required_extensions / sizeof required_extensions[0])
+
+const char *const *vkattn_required_device_extensions(uint32_t *count)
+{
+    if (count)
+        *count = (uint32_t)N_REQUIRED;
+    return required_extensions;
+}
+
+static bool has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return false;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    if (!props)
+        return false;
+    bool found = false;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+/* First queue family with compute; prefers compute without graphics (async). */
+static bool find_compute_family(VkPhysicalDevice pd, uint32_t *family)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties *props = calloc(n ? n : 1, sizeof *props);
+    if (!props)
+        return false;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, props);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            *family = i;
+            found = true;
+        }
+    free(props);
+    return found;
+}
+
+bool vka_device_usable(VkPhysicalDevice pd, const char **why)
+{
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    uint32_t family;
+    if (props.apiVersion < VK_API_VERSION_1_1) {
+        *why = "Vulkan 1.1 is required";
+        return false;
+    }
+    if (!find_compute_family(pd, &family)) {
+        *why = "no queue family supports compute";
+        return false;
+    }
+    for (size_t i = 0; i < N_REQUIRED; i++)
+        if (!has_extension(pd, required_extensions[i])) {
+            *why = "VK_KHR_push_descriptor is missing";
+            return false;
+        }
+    return true;
+}
+
+static vkattn_device_type device_type_of(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return VKATTN_DEVICE_INTEGRATED;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return VKATTN_DEVICE_DISCRETE;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return VKATTN_DEVICE_VIRTUAL;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return VKATTN_DEVICE_CPU;
+    default:
+        return VKATTN_DEVICE_OTHER;
+    }
+}
+
+static bool unified_memory(const VkPhysicalDeviceMemoryProperties *mp)
+{
+    /* Every device-local type is also host-visible and coherent (lavapipe, UMA). */
+    bool any = false;
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+        if (!(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+            continue;
+        if (!(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) || !(f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
+{
+    VkPhysicalDevice pd = ctx->physical_device;
+    const char *why = "";
+    if (!vka_device_usable(pd, &why))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "vkattn_context_create: device not usable: %s",
+                        why);
+
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT size_control = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT,
+    };
+    VkPhysicalDeviceSubgroupProperties subgroup = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+    };
+    bool has_size_control = has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    if (has_size_control)
+        subgroup.pNext = &size_control;
+    VkPhysicalDeviceProperties2 props2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &subgroup,
+    };
+    vkGetPhysicalDeviceProperties2(pd, &props2);
+    const VkPhysicalDeviceProperties *p = &props2.properties;
+    const VkPhysicalDeviceLimits *lim = &p->limits;
+
+    VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
+    };
+    VkPhysicalDeviceFeatures2 feats2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = has_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) ? &f16 : NULL,
+    };
+    vkGetPhysicalDeviceFeatures2(pd, &feats2);
+
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    if (ctx->queue_family_index >= nq)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: queue_family_index %u is out of range (%u families)",
+                        ctx->queue_family_index, nq);
+    VkQueueFamilyProperties *qprops = calloc(nq, sizeof *qprops);
+    if (!qprops)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qprops);
+    VkQueueFamilyProperties q = qprops[ctx->queue_family_index];
+    free(qprops);
+    if (!(q.queueFlags & VK_QUEUE_COMPUTE_BIT))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "vkattn_context_create: queue family %u does not support compute",
+                        ctx->queue_family_index);
+
+    vkattn_context_info *info = &ctx->info;
+    snprintf(info->device_name, sizeof info->device_name, "%s", p->deviceName);
+    info->vendor_id = p->vendorID;
+    info->device_id = p->deviceID;
+    info->device_type = device_type_of(p->deviceType);
+    info->api_version = api_version < p->apiVersion ? api_version : p->apiVersion;
+    info->driver_version = p->driverVersion;
+    info->subgroup_size = subgroup.subgroupSize;
+    info->min_subgroup_size = has_size_control ? size_control.minSubgroupSize : subgroup.subgroupSize;
+    info->max_subgroup_size = has_size_control ? size_control.maxSubgroupSize : subgroup.subgroupSize;
+    info->max_shared_memory = lim->maxComputeSharedMemorySize;
+    for (int i = 0; i < 3; i++) {
+        info->max_workgroup_size[i] = lim->maxComputeWorkGroupSize[i];
+        info->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
+    }
+    info->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
+    info->max_storage_buffer_range = lim->maxStorageBufferRange;
+    info->min_storage_buffer_offset_alignment = (uint32_t)lim->minStorageBufferOffsetAlignment;
+    info->fp16 = feats2.pNext && f16.shaderFloat16;
+    info->timestamps = q.timestampValidBits > 0 && lim->timestampPeriod > 0;
+    info->timestamp_period_ns = lim->timestampPeriod;
+    vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memory_properties);
+    info->unified_memory = unified_memory(&ctx->memory_properties);
+    ctx->subgroup_size_control = false; /* enabled on own devices only, see below */
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_device_create(struct vkattn_context *ctx)
+{
+    uint32_t family = 0;
+    find_compute_family(ctx->physical_device, &family);
+    ctx->queue_family_index = family;
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &queue,
+        .enabledExtensionCount = (uint32_t)N_REQUIRED,
+        .ppEnabledExtensionNames = required_extensions,
+    };
+    VkResult vr = vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device);
+    if (vr != VK_SUCCESS)
+        return vka_vk_fail(ctx, vr, "vkattn_context_create: vkCreateDevice");
+    ctx->owns_device = true;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *count)
+{
+    if (!count)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_enumerate_devices: count is NULL");
+    struct vkattn_context tmp;
+    memset(&tmp, 0, sizeof tmp);
+    vkattn_result r = vka_loader_init(NULL, NULL);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    r = vka_instance_create(&tmp, false);
+    if (r != VKATTN_SUCCESS) {
+        vka_instance_destroy(&tmp);
+        return r;
+    }
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(tmp.instance, &n, NULL);
+    VkPhysicalDevice *pds = calloc(n ? n : 1, sizeof *pds);
+    if (!pds) {
+        vka_instance_destroy(&tmp);
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_enumerate_devices: out of memory");
+    }
+    vkEnumeratePhysicalDevices(tmp.instance, &n, pds);
+    if (!devices) {
+        *count = n;
+    } else {
+        uint32_t written = n < *count ? n : *count;
+        for (uint32_t i = 0; i < written; i++) {
+            VkPhysicalDeviceProperties props;
+            vkGetPhysicalDeviceProperties(pds[i], &props);
+            const char *why;
+            vkattn_device_desc *d = &devices[i];
+            memset(d, 0, sizeof *d);
+            d->index = i;
+            snprintf(d->name, sizeof d->name, "%s", props.deviceName);
+            d->vendor_id = props.vendorID;
+            d->device_type = device_type_of(props.deviceType);
+            d->api_version = props.apiVersion;
+            d->usable = vka_device_usable(pds[i], &why);
+        }
+        *count = written;
+    }
+    free(pds);
+    vka_instance_destroy(&tmp);
+    return VKATTN_SUCCESS;
+}

@@ -1,0 +1,89 @@
+/* One dispatch: limits checked, barriers from tracked access, push descriptors,
+ * push constants, vkCmdDispatch. */
+#include "vk/dispatch.h"
+
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/tensor.h"
+
+vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write)
+{
+    return (vka_binding){
+        .buffer = t->buffer, .offset = t->offset, .size = t->bytes, .state = &t->access, .write = write};
+}
+
+vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *t)
+{
+    if (t)
+        return vka_bind_tensor(t, false);
+    return (vka_binding){.buffer = ctx->dummy.buffer, .offset = 0, .size = ctx->dummy.size};
+}
+
+static vkattn_result check_limits(struct vkattn_context *ctx, const vka_dispatch *d,
+                                  uint32_t groups[3])
+{
+    static const char axis[3] = {'x', 'y', 'z'};
+    for (int i = 0; i < 3; i++) {
+        groups[i] = d->groups[i] ? d->groups[i] : 1;
+        if (groups[i] > ctx->info.max_workgroup_count[i])
+            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                            "%s: %s needs %u workgroups along %c; the device allows %u",
+                            d->caller, d->kernel->name, groups[i], axis[i],
+                            ctx->info.max_workgroup_count[i]);
+    }
+    for (uint32_t i = 0; i < d->kernel->n_bindings; i++) {
+        const vka_binding *b = &d->bindings[i];
+        if (b->size > ctx->info.max_storage_buffer_range)
+            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                            "%s: binding %u of %s is %llu bytes; maxStorageBufferRange is %llu",
+                            d->caller, i, d->kernel->name, (unsigned long long)b->size,
+                            (unsigned long long)ctx->info.max_storage_buffer_range);
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                  const vka_dispatch *d)
+{
+    uint32_t groups[3];
+    vkattn_result r = check_limits(ctx, d, groups);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const vka_pipeline *pipe;
+    if ((r = vka_pipeline_get(ctx, d->kernel, &pipe)) != VKATTN_SUCCESS)
+        return r;
+
+    vka_use uses[VKA_MAX_BINDINGS];
+    VkDescriptorBufferInfo infos[VKA_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[VKA_MAX_BINDINGS];
+    uint32_t n = d->kernel->n_bindings;
+    for (uint32_t i = 0; i < n; i++) {
+        const vka_binding *b = &d->bindings[i];
+        uses[i] = (vka_use){
+            .buffer = b->buffer,
+            .offset = b->offset,
+            .size = b->size,
+            .state = b->state,
+            .stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            .access = b->write ? VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT
+                               : VK_ACCESS_SHADER_READ_BIT,
+            .write = b->write,
+        };
+        infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer, .offset = b->offset, .range = b->size};
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
+    vka_sync(ctx, cmd, uses, n);
+    ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
+    ctx->vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, n, writes);
+    if (d->kernel->push_size)
+        ctx->vk.vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                   d->kernel->push_size, d->push);
+    ctx->vk.vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
+    return VKATTN_SUCCESS;
+}

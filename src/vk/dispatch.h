@@ -1,0 +1,39 @@
+/* Recording one compute dispatch: barriers from tracked access, push
+ * descriptors, push constants, then vkCmdDispatch. Checks the group counts
+ * and binding ranges against the device's limits first. */
+#ifndef VKA_DISPATCH_H
+#define VKA_DISPATCH_H
+
+#include "vk/barrier.h"
+#include "vk/pipeline.h"
+
+struct vkattn_context;
+struct vkattn_tensor;
+
+typedef struct vka_binding {
+    VkBuffer buffer;
+    VkDeviceSize offset, size;
+    vka_access *state; /* NULL for never-written data (the context's dummy) */
+    bool write;
+} vka_binding;
+
+typedef struct vka_dispatch {
+    const vka_kernel *kernel;
+    vka_binding bindings[VKA_MAX_BINDINGS]; /* bindings[i] is binding i */
+    const void *push;
+    uint32_t groups[3]; /* 0 is taken as 1 */
+    const char *caller; /* public function name, for messages */
+} vka_dispatch;
+
+vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                  const vka_dispatch *d);
+
+/* A tensor as binding; `write` if the dispatch writes it. */
+vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write);
+/* A tensor if non-NULL, else the context's small read-only dummy buffer. */
+vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *t);
+
+/* ceil(a / b) for group counts */
+static inline uint64_t vka_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+#endif /* VKA_DISPATCH_H */

@@ -1,0 +1,67 @@
+/* Opening the Vulkan loader at run time, so a process without Vulkan gets
+ * VKATTN_ERROR_NO_VULKAN instead of failing to start. */
+#include "vk/vk.h"
+
+#include "core/error.h"
+
+#include <threads.h>
+
+static once_flag loader_once = ONCE_FLAG_INIT;
+static VkResult loader_status = VK_ERROR_INITIALIZATION_FAILED;
+static mtx_t loader_lock;
+
+static void loader_open(void)
+{
+    mtx_init(&loader_lock, mtx_plain);
+    loader_status = volkInitialize();
+}
+
+vkattn_result vka_loader_init(struct vkattn_context *ctx, PFN_vkGetInstanceProcAddr gipa)
+{
+    call_once(&loader_once, loader_open);
+    if (gipa) {
+        mtx_lock(&loader_lock);
+        volkInitializeCustom(gipa);
+        loader_status = VK_SUCCESS;
+        mtx_unlock(&loader_lock);
+        return VKATTN_SUCCESS;
+    }
+    if (loader_status != VK_SUCCESS)
+        return vka_fail(ctx, VKATTN_ERROR_NO_VULKAN,
+                        "no Vulkan loader (libvulkan.so.1) could be opened; install one "
+                        "(Debian: libvulkan1) and a driver (mesa-vulkan-drivers for lavapipe)");
+    return VKATTN_SUCCESS;
+}
+
+void vka_loader_load_instance(VkInstance instance)
+{
+    mtx_lock(&loader_lock);
+    if (volkGetLoadedInstance() != instance)
+        volkLoadInstanceOnly(instance);
+    mtx_unlock(&loader_lock);
+}
+
+vkattn_result vka_vk_fail(struct vkattn_context *ctx, VkResult vr, const char *what)
+{
+    vkattn_result code = VKATTN_ERROR_VULKAN;
+    switch (vr) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+        code = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+        break;
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        code = VKATTN_ERROR_OUT_OF_DEVICE_MEMORY;
+        break;
+    case VK_ERROR_DEVICE_LOST:
+        code = VKATTN_ERROR_DEVICE_LOST;
+        break;
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+    case VK_ERROR_LAYER_NOT_PRESENT:
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+        code = VKATTN_ERROR_UNSUPPORTED;
+        break;
+    default:
+        break;
+    }
+    return vka_fail(ctx, code, "%s failed with VkResult %d", what, (int)vr);
+}

@@ -1,0 +1,42 @@
+/* Compute pipelines: created on first use from embedded SPIR-V and a set of
+ * specialization constants, cached in the context for its lifetime. Bindings
+ * are storage buffers 0..n-1 of set 0, pushed with VK_KHR_push_descriptor. */
+#ifndef VKA_PIPELINE_H
+#define VKA_PIPELINE_H
+
+#include "vk/vk.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vkattn_context;
+
+#define VKA_MAX_SPEC 16
+#define VKA_MAX_BINDINGS 12
+#define VKA_MAX_PUSH 128
+
+/* What identifies a pipeline. Spec constant i has constant_id i. */
+typedef struct vka_kernel {
+    const char *name;     /* for messages */
+    const uint32_t *code; /* vka_spv_<name> */
+    size_t code_size;     /* bytes */
+    uint32_t n_bindings;
+    uint32_t push_size;   /* bytes, <= VKA_MAX_PUSH */
+    uint32_t n_spec;
+    uint32_t spec[VKA_MAX_SPEC];
+    uint32_t required_subgroup_size; /* 0 = whatever the driver picks */
+} vka_kernel;
+
+typedef struct vka_pipeline {
+    vka_kernel key;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkPipeline pipeline;
+} vka_pipeline;
+
+/* Finds or creates the pipeline for `kernel`. */
+vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *kernel,
+                               const vka_pipeline **out);
+void vka_pipelines_destroy(struct vkattn_context *ctx);
+
+#endif /* VKA_PIPELINE_H */

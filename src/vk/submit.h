@@ -1,0 +1,31 @@
+/* The context's one-shot command buffer: begin, record, submit, wait on a
+ * fence (the host thread sleeps; it never spins). */
+#ifndef VKA_SUBMIT_H
+#define VKA_SUBMIT_H
+
+#include "vk/vk.h"
+
+struct vkattn_context;
+
+vkattn_result vka_submit_init(struct vkattn_context *ctx);
+void vka_submit_destroy(struct vkattn_context *ctx);
+
+vkattn_result vka_begin(struct vkattn_context *ctx, VkCommandBuffer *cmd);
+/* Ends, submits and waits if `status` is success; otherwise discards the
+ * recording. Returns the first failure. */
+vkattn_result vka_end_submit_wait(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                  vkattn_result status);
+
+/* The body of every *_run: begin, record, submit, wait. */
+#define VKA_RUN(ctx, record_call)                                      \
+    do {                                                               \
+        VkCommandBuffer vka_cmd_;                                      \
+        vkattn_result vka_r_ = vka_begin((ctx), &vka_cmd_);            \
+        if (vka_r_ != VKATTN_SUCCESS)                                  \
+            return vka_r_;                                             \
+        VkCommandBuffer cmd = vka_cmd_;                                \
+        vka_r_ = (record_call);                                        \
+        return vka_end_submit_wait((ctx), vka_cmd_, vka_r_);           \
+    } while (0)
+
+#endif /* VKA_SUBMIT_H */

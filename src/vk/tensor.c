@@ -1,0 +1,276 @@
+/* Tensors: f32 arrays in vkattn's memory or in a range of an app's buffer. */
+#include "vk/tensor.h"
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/submit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vkattn_result check_desc(vkattn_context *ctx, const vkattn_tensor_desc *desc,
+                                const char *caller, uint64_t *count)
+{
+    if (!desc)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
+    if (desc->rank < 1 || desc->rank > VKATTN_MAX_RANK)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: rank is %u; must be 1..%d", caller,
+                        desc->rank, VKATTN_MAX_RANK);
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < desc->rank; i++) {
+        if (desc->dims[i] == 0)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: dims[%u] is 0; must be >= 1",
+                            caller, i);
+        if (!vka_mul_u64(n, desc->dims[i], &n) || n > UINT64_MAX / sizeof(float))
+            return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the element count overflows",
+                            caller);
+    }
+    if (n * sizeof(float) > vka_max_range(ctx))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %llu bytes exceed the device's maxStorageBufferRange (%llu bytes)",
+                        caller, (unsigned long long)(n * sizeof(float)),
+                        (unsigned long long)vka_max_range(ctx));
+    *count = n;
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result tensor_alloc(vkattn_context *ctx, const vkattn_tensor_desc *desc,
+                                  uint64_t count, vkattn_tensor **out)
+{
+    vkattn_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "out of host memory (tensor)");
+    t->ctx = ctx;
+    t->rank = desc->rank;
+    memcpy(t->dims, desc->dims, sizeof t->dims);
+    for (uint32_t i = desc->rank; i < VKATTN_MAX_RANK; i++)
+        t->dims[i] = 0;
+    t->count = count;
+    t->bytes = count * sizeof(float);
+    *out = t;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc *desc,
+                                   vkattn_tensor **out)
+{
+    if (!out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_create: out is NULL");
+    *out = NULL;
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_create: ctx is NULL");
+    uint64_t count;
+    vkattn_result r = check_desc(ctx, desc, "vkattn_tensor_create", &count);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_tensor *t;
+    if ((r = tensor_alloc(ctx, desc, count, &t)) != VKATTN_SUCCESS)
+        return r;
+    if ((r = vka_buffer_create(ctx, t->bytes, VKA_MEMORY_DEVICE, &t->owned)) != VKATTN_SUCCESS) {
+        free(t);
+        return r;
+    }
+    t->buffer = t->owned.buffer;
+    *out = t;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_tensor_create_1d(vkattn_context *ctx, uint64_t count, vkattn_tensor **out)
+{
+    if (count > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "a scratch tensor of %llu elements is too large for this device",
+                        (unsigned long long)count);
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)count}};
+    return vkattn_tensor_create(ctx, &desc, out);
+}
+
+vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *desc,
+                                 const vkattn_buffer_view *view, vkattn_tensor **out)
+{
+    const char *caller = "vkattn_tensor_wrap";
+    if (!out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", caller);
+    *out = NULL;
+    if (!ctx || !view || !view->buffer)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : !view ? "view" : "view->buffer");
+    uint64_t count;
+    vkattn_result r = check_desc(ctx, desc, caller, &count);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    uint32_t align = ctx->info.min_storage_buffer_offset_alignment;
+    if (align && view->offset % align)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: view->offset %llu is not a multiple of minStorageBufferOffsetAlignment "
+                        "(%u)",
+                        caller, (unsigned long long)view->offset, align);
+    if (view->size && view->size < count * sizeof(float))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: view->size %llu is smaller than the tensor (%llu bytes)", caller,
+                        (unsigned long long)view->size, (unsigned long long)(count * sizeof(float)));
+    vkattn_tensor *t;
+    if ((r = tensor_alloc(ctx, desc, count, &t)) != VKATTN_SUCCESS)
+        return r;
+    t->buffer = view->buffer;
+    t->offset = view->offset;
+    *out = t;
+    return VKATTN_SUCCESS;
+}
+
+void vkattn_tensor_destroy(vkattn_tensor *t)
+{
+    if (!t)
+        return;
+    if (t->owned.buffer)
+        vka_buffer_destroy(t->ctx, &t->owned);
+    free(t);
+}
+
+vkattn_result vka_tensor_check(vkattn_context *ctx, const vkattn_tensor *t, uint64_t count,
+                               const char *caller, const char *what)
+{
+    if (!t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller, what);
+    if (t->ctx != ctx)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s belongs to another context",
+                        caller, what);
+    if (t->count < count)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s has %llu elements; the op needs %llu", caller, what,
+                        (unsigned long long)t->count, (unsigned long long)count);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_range(const vkattn_tensor *t, const void *data, uint64_t first,
+                                 uint64_t count, const char *caller)
+{
+    if (!t)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: t is NULL", caller);
+    if (!data && count)
+        return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: data is NULL", caller);
+    if (first > t->count || count > t->count - first)
+        return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: elements [%llu, %llu + %llu) are outside the tensor's %llu", caller,
+                        (unsigned long long)first, (unsigned long long)first,
+                        (unsigned long long)count, (unsigned long long)t->count);
+    return VKATTN_SUCCESS;
+}
+
+/* Records one tracked access of the tensor's range (a barrier if needed). */
+static void touch(vkattn_tensor *t, VkCommandBuffer cmd, VkPipelineStageFlags stage,
+                  VkAccessFlags access, bool write)
+{
+    vka_use use = {.buffer = t->buffer, .offset = t->offset, .size = t->bytes, .state = &t->access,
+                   .stage = stage, .access = access, .write = write};
+    vka_sync(t->ctx, cmd, &use, 1);
+}
+
+/* Staging copy in either direction, submitted and waited for. */
+static vkattn_result staged_copy(vkattn_tensor *t, float *host, uint64_t first, uint64_t count,
+                                 bool upload)
+{
+    vkattn_context *ctx = t->ctx;
+    VkDeviceSize bytes = count * sizeof(float);
+    vka_buffer staging;
+    vkattn_result r = vka_buffer_create(ctx, bytes, VKA_MEMORY_STAGING, &staging);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (upload)
+        memcpy(staging.mapped, host, bytes);
+    VkCommandBuffer cmd;
+    if ((r = vka_begin(ctx, &cmd)) != VKATTN_SUCCESS) {
+        vka_buffer_destroy(ctx, &staging);
+        return r;
+    }
+    touch(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT, upload);
+    VkBufferCopy region = {.srcOffset = upload ? 0 : t->offset + first * sizeof(float),
+                           .dstOffset = upload ? t->offset + first * sizeof(float) : 0,
+                           .size = bytes};
+    ctx->vk.vkCmdCopyBuffer(cmd, upload ? staging.buffer : t->buffer,
+                            upload ? t->buffer : staging.buffer, 1, &region);
+    if (!upload) {
+        vka_access staging_state = {0};
+        vka_use w = {.buffer = staging.buffer, .size = bytes, .state = &staging_state,
+                     .stage = VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     .access = VK_ACCESS_TRANSFER_WRITE_BIT, .write = true};
+        vka_sync(ctx, cmd, &w, 1);
+        vka_use h = {.buffer = staging.buffer, .size = bytes, .state = &staging_state,
+                     .stage = VK_PIPELINE_STAGE_HOST_BIT, .access = VK_ACCESS_HOST_READ_BIT};
+        vka_sync(ctx, cmd, &h, 1);
+    }
+    r = vka_end_submit_wait(ctx, cmd, VKATTN_SUCCESS);
+    if (r == VKATTN_SUCCESS && !upload)
+        memcpy(host, staging.mapped, bytes);
+    vka_buffer_destroy(ctx, &staging);
+    return r;
+}
+
+vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
+                                   uint64_t count)
+{
+    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_upload");
+    if (r != VKATTN_SUCCESS || count == 0)
+        return r;
+    if (t->owned.mapped) {
+        /* vkattn's own submissions are complete (they wait); the next submit
+         * makes these host writes visible to the device. */
+        memcpy((float *)t->owned.mapped + first, data, count * sizeof(float));
+        vka_access_reset(&t->access);
+        return VKATTN_SUCCESS;
+    }
+    return staged_copy(t, (float *)data, first, count, true);
+}
+
+vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first, uint64_t count)
+{
+    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_download");
+    if (r != VKATTN_SUCCESS || count == 0)
+        return r;
+    if (!t->owned.mapped)
+        return staged_copy(t, data, first, count, false);
+    if (t->access.write_stage) {
+        /* make the device's writes visible to the host */
+        VkCommandBuffer cmd;
+        if ((r = vka_begin(t->ctx, &cmd)) != VKATTN_SUCCESS)
+            return r;
+        touch(t, cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT, false);
+        if ((r = vka_end_submit_wait(t->ctx, cmd, VKATTN_SUCCESS)) != VKATTN_SUCCESS)
+            return r;
+    }
+    memcpy(data, (const float *)t->owned.mapped + first, count * sizeof(float));
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value)
+{
+    if (!t)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_fill: t is NULL");
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    VkCommandBuffer cmd;
+    vkattn_result r = vka_begin(t->ctx, &cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    touch(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, true);
+    t->ctx->vk.vkCmdFillBuffer(cmd, t->buffer, t->offset, t->bytes, bits);
+    return vka_end_submit_wait(t->ctx, cmd, VKATTN_SUCCESS);
+}
+
+uint32_t vkattn_tensor_rank(const vkattn_tensor *t) { return t ? t->rank : 0; }
+
+uint32_t vkattn_tensor_dim(const vkattn_tensor *t, uint32_t axis)
+{
+    return t && axis < t->rank ? t->dims[axis] : 0;
+}
+
+uint64_t vkattn_tensor_count(const vkattn_tensor *t) { return t ? t->count : 0; }
+
+vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t)
+{
+    if (!t)
+        return (vkattn_buffer_view){0};
+    return (vkattn_buffer_view){.buffer = t->buffer, .offset = t->offset, .size = t->bytes};
+}

@@ -1,0 +1,95 @@
+/* Timestamp queries wrapped for tools: see vkattn/timer.h. */
+#include "vkattn/timer.h"
+
+#include "core/error.h"
+#include "vk/context.h"
+
+#include <stdlib.h>
+
+struct vkattn_timer {
+    vkattn_context *ctx;
+    VkQueryPool pool;
+    uint32_t marks;
+};
+
+vkattn_result vkattn_timer_create(vkattn_context *ctx, uint32_t marks, vkattn_timer **out)
+{
+    if (!out || !ctx)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_timer_create: %s is NULL",
+                        !out ? "out" : "ctx");
+    *out = NULL;
+    if (marks == 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_timer_create: marks is 0; must be >= 1");
+    if (!ctx->info.timestamps)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "vkattn_timer_create: the queue family has no timestamp support");
+    vkattn_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_timer_create: out of memory");
+    VkQueryPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = marks,
+    };
+    VkResult vr = ctx->vk.vkCreateQueryPool(ctx->device, &info, NULL, &t->pool);
+    if (vr != VK_SUCCESS) {
+        free(t);
+        return vka_vk_fail(ctx, vr, "vkattn_timer_create: vkCreateQueryPool");
+    }
+    t->ctx = ctx;
+    t->marks = marks;
+    *out = t;
+    return VKATTN_SUCCESS;
+}
+
+void vkattn_timer_destroy(vkattn_timer *timer)
+{
+    if (!timer)
+        return;
+    timer->ctx->vk.vkDestroyQueryPool(timer->ctx->device, timer->pool, NULL);
+    free(timer);
+}
+
+vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd)
+{
+    if (!timer || !cmd)
+        return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_reset: %s is NULL", !timer ? "timer" : "cmd");
+    timer->ctx->vk.vkCmdResetQueryPool(cmd, timer->pool, 0, timer->marks);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_timer_mark(vkattn_timer *timer, VkCommandBuffer cmd, uint32_t index)
+{
+    if (!timer || !cmd)
+        return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_mark: %s is NULL", !timer ? "timer" : "cmd");
+    if (index >= timer->marks)
+        return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_mark: index %u is out of range (%u marks)", index, timer->marks);
+    timer->ctx->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer->pool, index);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_timer_elapsed_ms(vkattn_timer *timer, uint32_t from, uint32_t to, double *ms)
+{
+    if (!timer || !ms)
+        return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_elapsed_ms: %s is NULL", !timer ? "timer" : "ms");
+    if (from >= timer->marks || to >= timer->marks)
+        return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_elapsed_ms: mark %u is out of range (%u marks)",
+                        from >= timer->marks ? from : to, timer->marks);
+    uint64_t t[2];
+    vkattn_context *ctx = timer->ctx;
+    VkResult a = ctx->vk.vkGetQueryPoolResults(ctx->device, timer->pool, from, 1, sizeof t[0], &t[0],
+                                               sizeof t[0], VK_QUERY_RESULT_64_BIT);
+    VkResult b = ctx->vk.vkGetQueryPoolResults(ctx->device, timer->pool, to, 1, sizeof t[1], &t[1],
+                                               sizeof t[1], VK_QUERY_RESULT_64_BIT);
+    if (a == VK_NOT_READY || b == VK_NOT_READY)
+        return vka_fail(ctx, VKATTN_ERROR_NOT_READY, "vkattn_timer_elapsed_ms: a mark is not written yet");
+    if (a != VK_SUCCESS || b != VK_SUCCESS)
+        return vka_vk_fail(ctx, a != VK_SUCCESS ? a : b, "vkGetQueryPoolResults");
+    *ms = (double)(int64_t)(t[1] - t[0]) * ctx->info.timestamp_period_ns * 1e-6;
+    return VKATTN_SUCCESS;
+}

@@ -1,0 +1,102 @@
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+uint64_t tu_seed(void)
+{
+    const char *env = getenv("VKATTN_TEST_SEED");
+    uint64_t seed;
+    if (env && *env) {
+        seed = strtoull(env, NULL, 0);
+    } else {
+        struct timespec ts;
+        timespec_get(&ts, TIME_UTC);
+        seed = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
+    }
+    rng_state = seed ? seed : 1;
+    printf("# random seed: VKATTN_TEST_SEED=%llu\n", (unsigned long long)seed);
+    fflush(stdout);
+    return seed;
+}
+
+uint32_t tu_rand_u32(void)
+{
+    /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 2685821657736338717ull) >> 32);
+}
+
+uint32_t tu_rand_range(uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(((uint64_t)tu_rand_u32() * (uint64_t)(hi - lo + 1)) >> 32);
+}
+
+float tu_rand_float(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((tu_rand_u32() >> 8) * (1.0 / 16777216.0));
+}
+
+void tu_fill_uniform(float *x, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = tu_rand_float(lo, hi);
+}
+
+void tu_fill_mask(float *x, size_t n, float p_one)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = tu_rand_float(0.0f, 1.0f) < p_one ? 1.0f : 0.0f;
+}
+
+void tu_poison(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = NAN;
+}
+
+void *tu_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        fail_msg("out of host memory allocating %zu bytes", bytes);
+    return p;
+}
+
+float *tu_floats(size_t n) { return tu_alloc(n * sizeof(float)); }
+
+static double diff_of(float got, float ref)
+{
+    if (isnan(ref) && isnan(got))
+        return 0.0;
+    if (isnan(got) || isnan(ref))
+        return INFINITY;
+    return fabs((double)got - (double)ref);
+}
+
+double tu_max_abs_err(const float *got, const float *ref, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = diff_of(got[i], ref[i]);
+        if (d > m)
+            m = d;
+    }
+    return m;
+}
+
+double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor)
+{
+    double scale = floor;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    return tu_max_abs_err(got, ref, n) / scale;
+}

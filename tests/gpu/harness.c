@@ -1,0 +1,88 @@
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned validation_messages;
+static unsigned reported;
+
+static void on_log(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
+{
+    (void)user;
+    if (source != VKATTN_LOG_SOURCE_VALIDATION || level > VKATTN_LOG_WARN)
+        return;
+    validation_messages++;
+    fprintf(stderr, "VALIDATION %s: %s\n", level == VKATTN_LOG_ERROR ? "ERROR" : "WARNING", msg);
+}
+
+unsigned th_validation_count(void) { return validation_messages; }
+
+void th_assert_validation_clean(void)
+{
+    if (validation_messages != reported) {
+        unsigned n = validation_messages - reported;
+        reported = validation_messages;
+        fail_msg("%u validation message(s), see stderr", n);
+    }
+}
+
+int th_setup(void **state)
+{
+    tu_seed();
+    vkattn_context_desc desc = {
+        .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
+        .log = on_log,
+        .log_level = VKATTN_LOG_WARN,
+        .device_name = getenv("VKATTN_TEST_DEVICE"),
+    };
+    vkattn_context *ctx = NULL;
+    vkattn_result r = vkattn_context_create(&desc, &ctx);
+    if (r == VKATTN_ERROR_NO_VULKAN || r == VKATTN_ERROR_NO_DEVICE) {
+        if (getenv("VKATTN_REQUIRE_DEVICE")) {
+            fprintf(stderr, "no device, and VKATTN_REQUIRE_DEVICE is set: %s\n", vkattn_last_error());
+            return -1;
+        }
+        fprintf(stderr, "skipping: %s\n", vkattn_last_error());
+        *state = NULL;
+        return 0;
+    }
+    if (r != VKATTN_SUCCESS) {
+        fprintf(stderr, "vkattn_context_create: %s: %s\n", vkattn_result_name(r), vkattn_last_error());
+        return -1;
+    }
+    vkattn_context_info info;
+    vkattn_context_get_info(ctx, &info);
+    printf("# device: %s (subgroup %u, shared %u B)\n", info.device_name, info.subgroup_size,
+           info.max_shared_memory);
+    *state = ctx;
+    return 0;
+}
+
+int th_teardown(void **state)
+{
+    vkattn_context_destroy(*state);
+    return validation_messages == reported ? 0 : -1;
+}
+
+vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data)
+{
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}};
+    vkattn_tensor *t = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &t));
+    if (data)
+        TH_OK(ctx, vkattn_tensor_upload(t, data, 0, n));
+    else
+        TH_OK(ctx, vkattn_tensor_fill(t, NAN));
+    return t;
+}
+
+float *th_download(vkattn_tensor *t, size_t n)
+{
+    float *out = tu_floats(n);
+    vkattn_result r = vkattn_tensor_download(t, out, 0, n);
+    if (r != VKATTN_SUCCESS)
+        fail_msg("download: %s: %s", vkattn_result_name(r), vkattn_last_error());
+    return out;
+}

@@ -1,0 +1,39 @@
+/* What every GPU test shares: a context on the default device with the Khronos
+ * validation layer and synchronization validation on, whose messages fail the
+ * test; a skip when there is no device (unless VKATTN_REQUIRE_DEVICE is set);
+ * and tensor helpers. */
+#ifndef VKATTN_TEST_HARNESS_H
+#define VKATTN_TEST_HARNESS_H
+
+#include "test_util.h"
+
+#include <vkattn/vkattn.h>
+
+/* cmocka group setup/teardown: *state becomes the vkattn_context. */
+int th_setup(void **state);
+int th_teardown(void **state);
+
+/* Fails the test if the validation layer said anything at WARN or ERROR since
+ * the last call (the messages are printed). */
+void th_assert_validation_clean(void);
+/* Number of WARN/ERROR validation messages so far. */
+unsigned th_validation_count(void);
+
+/* Fails the test unless r is VKATTN_SUCCESS, printing the context's error. */
+#define TH_OK(ctx, expr)                                                                       \
+    do {                                                                                       \
+        vkattn_result th_r_ = (expr);                                                          \
+        if (th_r_ != VKATTN_SUCCESS)                                                           \
+            fail_msg("%s -> %s: %s", #expr, vkattn_result_name(th_r_), vkattn_last_error());   \
+    } while (0)
+
+/* 1-D tensor of n floats with `data` uploaded (NULL: poisoned with NaN). */
+vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data);
+/* Downloads n floats into a new array (free it). */
+float *th_download(vkattn_tensor *t, size_t n);
+
+
+
+/* The test's context, or skip() when the group found no device. */
+#define TH_CTX(state) (*(state) ? (vkattn_context *)*(state) : (skip(), (vkattn_context *)NULL))
+#endif
