@@ -25,5 +25,8 @@ else()
   set(VKATTN_PC_CFLAGS "-DVKATTN_STATIC")
   set(VKATTN_PC_PRIVATE_LIBS "-ldl -lm -lpthread")
 endif()
+# relocatable: the prefix is found from the .pc file's own location
+file(RELATIVE_PATH VKATTN_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" VKATTN_PC_TO_PREFIX "${VKATTN_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/vkattn.pc.in ${PROJECT_BINARY_DIR}/vkattn.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/vkattn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -10,11 +10,20 @@
 #ifndef VKATTN_VKATTN_H
 #define VKATTN_VKATTN_H
 
+#include "vkattn/additive.h"
 #include "vkattn/context.h"
+#include "vkattn/dropout.h"
 #include "vkattn/export.h"
+#include "vkattn/heads.h"
 #include "vkattn/matmul.h"
+#include "vkattn/mha.h"
 #include "vkattn/op_params.h"
+#include "vkattn/peak.h"
+#include "vkattn/philox.h"
+#include "vkattn/reference.h"
 #include "vkattn/result.h"
+#include "vkattn/sdpa.h"
+#include "vkattn/softmax.h"
 #include "vkattn/tensor.h"
 #include "vkattn/timer.h"
 #include "vkattn/version.h"

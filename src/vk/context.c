@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "vk/instance.h"
 #include "vk/submit.h"
+#include "vkattn/tensor.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +39,14 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
         ctx->queue = im->queue;
         ctx->queue_family_index = im->queue_family_index;
         ctx->info.imported = true;
-        vka_loader_load_instance(ctx->instance);
+        vka_instance_table_load(ctx->instance, &ctx->vki);
         const char *why = "";
-        if (!vka_device_usable(ctx->physical_device, &why))
+        if (!vka_device_usable(ctx, ctx->physical_device, &why))
             return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                             "vkattn_context_create: the imported device is not usable: %s "
                             "(enable the extensions from vkattn_required_device_extensions)",
                             why);
-        volkLoadDeviceTable(&ctx->vk, ctx->device);
+        vka_device_table_load(&ctx->vki, ctx->device, &ctx->vk);
         if (!ctx->vk.vkCmdPushDescriptorSetKHR)
             return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                             "vkattn_context_create: the imported device was created without "
@@ -58,7 +59,7 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
         return r;
     if ((r = vka_device_create(ctx)) != VKATTN_SUCCESS)
         return r;
-    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    vka_device_table_load(&ctx->vki, ctx->device, &ctx->vk);
     ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family_index, 0, &ctx->queue);
     return vka_device_query(ctx, VK_API_VERSION_1_1);
 }
@@ -105,6 +106,9 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->device && ctx->vk.vkQueueWaitIdle && ctx->queue && ctx->owns_device)
         ctx->vk.vkQueueWaitIdle(ctx->queue);
     if (ctx->device && ctx->vk.vkDestroyPipeline) {
+        for (uint32_t i = 0; i < ctx->n_retired_scratch; i++)
+            vkattn_tensor_destroy(ctx->retired_scratch[i]);
+        vkattn_tensor_destroy(ctx->scratch);
         vka_pipelines_destroy(ctx);
         vka_buffer_destroy(ctx, &ctx->dummy);
         vka_submit_destroy(ctx);
@@ -112,6 +116,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->owns_device && ctx->device)
         ctx->vk.vkDestroyDevice(ctx->device, NULL);
     vka_instance_destroy(ctx);
+    free(ctx->retired_scratch);
     free(ctx);
 }
 

@@ -22,6 +22,7 @@ struct vkattn_context {
     uint32_t queue_family_index;
     bool owns_instance, owns_device;
     VkDebugUtilsMessengerEXT messenger;
+    vka_instance_table vki;    /* instance-level functions of ctx->instance */
     struct VolkDeviceTable vk; /* device-level functions of this context */
 
     vkattn_context_info info;
@@ -39,6 +40,14 @@ struct vkattn_context {
     uint32_t n_pipelines, cap_pipelines;
 
     vka_buffer dummy; /* bound where an optional input is absent; never written */
+
+    /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), shared
+     * by every call on the context, and the smaller ones it replaced: those are
+     * kept until vkattn_context_destroy, since recorded command buffers may
+     * still use them. */
+    struct vkattn_tensor *scratch;
+    struct vkattn_tensor **retired_scratch;
+    uint32_t n_retired_scratch;
 
     uint64_t memory_current, memory_peak;
 };

@@ -18,16 +18,16 @@ const char *const *vkattn_required_device_extensions(uint32_t *count)
     return required_extensions;
 }
 
-static bool has_extension(VkPhysicalDevice pd, const char *name)
+static bool has_extension(struct vkattn_context *ctx, VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
-    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+    if (ctx->vki.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
         return false;
     VkExtensionProperties *props = calloc(n, sizeof *props);
     if (!props)
         return false;
     bool found = false;
-    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props) == VK_SUCCESS)
+    if (ctx->vki.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props) == VK_SUCCESS)
         for (uint32_t i = 0; i < n && !found; i++)
             found = strcmp(props[i].extensionName, name) == 0;
     free(props);
@@ -35,14 +35,14 @@ static bool has_extension(VkPhysicalDevice pd, const char *name)
 }
 
 /* First queue family with compute; prefers compute without graphics (async). */
-static bool find_compute_family(VkPhysicalDevice pd, uint32_t *family)
+static bool find_compute_family(struct vkattn_context *ctx, VkPhysicalDevice pd, uint32_t *family)
 {
     uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
     VkQueueFamilyProperties *props = calloc(n ? n : 1, sizeof *props);
     if (!props)
         return false;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, props);
+    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, props);
     bool found = false;
     for (uint32_t i = 0; i < n && !found; i++)
         if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
@@ -53,21 +53,21 @@ static bool find_compute_family(VkPhysicalDevice pd, uint32_t *family)
     return found;
 }
 
-bool vka_device_usable(VkPhysicalDevice pd, const char **why)
+bool vka_device_usable(struct vkattn_context *ctx, VkPhysicalDevice pd, const char **why)
 {
     VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(pd, &props);
+    ctx->vki.vkGetPhysicalDeviceProperties(pd, &props);
     uint32_t family;
     if (props.apiVersion < VK_API_VERSION_1_1) {
         *why = "Vulkan 1.1 is required";
         return false;
     }
-    if (!find_compute_family(pd, &family)) {
+    if (!find_compute_family(ctx, pd, &family)) {
         *why = "no queue family supports compute";
         return false;
     }
     for (size_t i = 0; i < N_REQUIRED; i++)
-        if (!has_extension(pd, required_extensions[i])) {
+        if (!has_extension(ctx, pd, required_extensions[i])) {
             *why = "VK_KHR_push_descriptor is missing";
             return false;
         }
@@ -109,7 +109,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
 {
     VkPhysicalDevice pd = ctx->physical_device;
     const char *why = "";
-    if (!vka_device_usable(pd, &why))
+    if (!vka_device_usable(ctx, pd, &why))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "vkattn_context_create: device not usable: %s",
                         why);
 
@@ -119,14 +119,14 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     VkPhysicalDeviceSubgroupProperties subgroup = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
     };
-    bool has_size_control = has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    bool has_size_control = has_extension(ctx, pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     if (has_size_control)
         subgroup.pNext = &size_control;
     VkPhysicalDeviceProperties2 props2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
         .pNext = &subgroup,
     };
-    vkGetPhysicalDeviceProperties2(pd, &props2);
+    ctx->vki.vkGetPhysicalDeviceProperties2(pd, &props2);
     const VkPhysicalDeviceProperties *p = &props2.properties;
     const VkPhysicalDeviceLimits *lim = &p->limits;
 
@@ -135,12 +135,12 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     };
     VkPhysicalDeviceFeatures2 feats2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-        .pNext = has_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) ? &f16 : NULL,
+        .pNext = has_extension(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) ? &f16 : NULL,
     };
-    vkGetPhysicalDeviceFeatures2(pd, &feats2);
+    ctx->vki.vkGetPhysicalDeviceFeatures2(pd, &feats2);
 
     uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
     if (ctx->queue_family_index >= nq)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: queue_family_index %u is out of range (%u families)",
@@ -148,7 +148,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     VkQueueFamilyProperties *qprops = calloc(nq, sizeof *qprops);
     if (!qprops)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");
-    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qprops);
+    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qprops);
     VkQueueFamilyProperties q = qprops[ctx->queue_family_index];
     free(qprops);
     if (!(q.queueFlags & VK_QUEUE_COMPUTE_BIT))
@@ -177,7 +177,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     info->fp16 = feats2.pNext && f16.shaderFloat16;
     info->timestamps = q.timestampValidBits > 0 && lim->timestampPeriod > 0;
     info->timestamp_period_ns = lim->timestampPeriod;
-    vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memory_properties);
+    ctx->vki.vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memory_properties);
     info->unified_memory = unified_memory(&ctx->memory_properties);
     ctx->subgroup_size_control = false; /* enabled on own devices only, see below */
     return VKATTN_SUCCESS;
@@ -186,7 +186,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
 vkattn_result vka_device_create(struct vkattn_context *ctx)
 {
     uint32_t family = 0;
-    find_compute_family(ctx->physical_device, &family);
+    find_compute_family(ctx, ctx->physical_device, &family);
     ctx->queue_family_index = family;
     float priority = 1.0f;
     VkDeviceQueueCreateInfo queue = {
@@ -202,7 +202,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
         .enabledExtensionCount = (uint32_t)N_REQUIRED,
         .ppEnabledExtensionNames = required_extensions,
     };
-    VkResult vr = vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device);
+    VkResult vr = ctx->vki.vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device);
     if (vr != VK_SUCCESS)
         return vka_vk_fail(ctx, vr, "vkattn_context_create: vkCreateDevice");
     ctx->owns_device = true;
@@ -224,20 +224,20 @@ vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *co
         return r;
     }
     uint32_t n = 0;
-    vkEnumeratePhysicalDevices(tmp.instance, &n, NULL);
+    tmp.vki.vkEnumeratePhysicalDevices(tmp.instance, &n, NULL);
     VkPhysicalDevice *pds = calloc(n ? n : 1, sizeof *pds);
     if (!pds) {
         vka_instance_destroy(&tmp);
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_enumerate_devices: out of memory");
     }
-    vkEnumeratePhysicalDevices(tmp.instance, &n, pds);
+    tmp.vki.vkEnumeratePhysicalDevices(tmp.instance, &n, pds);
     if (!devices) {
         *count = n;
     } else {
         uint32_t written = n < *count ? n : *count;
         for (uint32_t i = 0; i < written; i++) {
             VkPhysicalDeviceProperties props;
-            vkGetPhysicalDeviceProperties(pds[i], &props);
+            tmp.vki.vkGetPhysicalDeviceProperties(pds[i], &props);
             const char *why;
             vkattn_device_desc *d = &devices[i];
             memset(d, 0, sizeof *d);
@@ -246,7 +246,7 @@ vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *co
             d->vendor_id = props.vendorID;
             d->device_type = device_type_of(props.deviceType);
             d->api_version = props.apiVersion;
-            d->usable = vka_device_usable(pds[i], &why);
+            d->usable = vka_device_usable(&tmp, pds[i], &why);
         }
         *count = written;
     }

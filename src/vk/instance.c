@@ -101,11 +101,14 @@ vkattn_result vka_instance_create(struct vkattn_context *ctx, bool validation)
         return vka_vk_fail(ctx, vr, "vkattn_context_create: vkCreateInstance");
     ctx->owns_instance = true;
     ctx->info.validation = validation;
-    vka_loader_load_instance(ctx->instance);
+    vka_instance_table_load(ctx->instance, &ctx->vki);
 
     if (validation) {
+        if (!ctx->vki.vkCreateDebugUtilsMessengerEXT)
+            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                            "vkattn_context_create: VK_EXT_debug_utils is not available");
         messenger_info.pNext = NULL;
-        vr = vkCreateDebugUtilsMessengerEXT(ctx->instance, &messenger_info, NULL,
+        vr = ctx->vki.vkCreateDebugUtilsMessengerEXT(ctx->instance, &messenger_info, NULL,
                                             &ctx->messenger);
         if (vr != VK_SUCCESS)
             return vka_vk_fail(ctx, vr, "vkattn_context_create: vkCreateDebugUtilsMessengerEXT");
@@ -118,8 +121,8 @@ void vka_instance_destroy(struct vkattn_context *ctx)
     if (!ctx->owns_instance || !ctx->instance)
         return;
     if (ctx->messenger)
-        vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
-    vkDestroyInstance(ctx->instance, NULL);
+        ctx->vki.vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
+    ctx->vki.vkDestroyInstance(ctx->instance, NULL);
     ctx->instance = VK_NULL_HANDLE;
 }
 
@@ -156,7 +159,7 @@ static bool contains_nocase(const char *hay, const char *needle)
 vkattn_result vka_device_choose(struct vkattn_context *ctx, const vkattn_context_desc *desc)
 {
     uint32_t n = 0;
-    VkResult vr = vkEnumeratePhysicalDevices(ctx->instance, &n, NULL);
+    VkResult vr = ctx->vki.vkEnumeratePhysicalDevices(ctx->instance, &n, NULL);
     if (vr != VK_SUCCESS)
         return vka_vk_fail(ctx, vr, "vkattn_context_create: vkEnumeratePhysicalDevices");
     if (n == 0)
@@ -166,7 +169,7 @@ vkattn_result vka_device_choose(struct vkattn_context *ctx, const vkattn_context
     VkPhysicalDevice *pds = calloc(n, sizeof *pds);
     if (!pds)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");
-    vr = vkEnumeratePhysicalDevices(ctx->instance, &n, pds);
+    vr = ctx->vki.vkEnumeratePhysicalDevices(ctx->instance, &n, pds);
     if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) {
         free(pds);
         return vka_vk_fail(ctx, vr, "vkattn_context_create: vkEnumeratePhysicalDevices");
@@ -179,7 +182,7 @@ vkattn_result vka_device_choose(struct vkattn_context *ctx, const vkattn_context
             r = vka_fail(ctx, VKATTN_ERROR_NO_DEVICE,
                          "vkattn_context_create: device_index %u is out of range; %u device(s)",
                          desc->device_index, n);
-        else if (!vka_device_usable(pds[desc->device_index], &why))
+        else if (!vka_device_usable(ctx, pds[desc->device_index], &why))
             r = vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                          "vkattn_context_create: device %u is not usable: %s",
                          desc->device_index, why);
@@ -189,10 +192,10 @@ vkattn_result vka_device_choose(struct vkattn_context *ctx, const vkattn_context
         int best_rank = 99;
         for (uint32_t i = 0; i < n; i++) {
             VkPhysicalDeviceProperties props;
-            vkGetPhysicalDeviceProperties(pds[i], &props);
+            ctx->vki.vkGetPhysicalDeviceProperties(pds[i], &props);
             if (desc->device_name && !contains_nocase(props.deviceName, desc->device_name))
                 continue;
-            if (!vka_device_usable(pds[i], &why))
+            if (!vka_device_usable(ctx, pds[i], &why))
                 continue;
             int rank = type_rank(props.deviceType);
             if (rank < best_rank) {

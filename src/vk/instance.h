@@ -20,6 +20,6 @@ vkattn_result vka_device_create(struct vkattn_context *ctx);
 vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version);
 
 /* Whether a physical device has what vkattn needs; if not, *why says what. */
-bool vka_device_usable(VkPhysicalDevice pd, const char **why);
+bool vka_device_usable(struct vkattn_context *ctx, VkPhysicalDevice pd, const char **why);
 
 #endif /* VKA_INSTANCE_H */

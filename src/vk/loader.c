@@ -33,11 +33,21 @@ vkattn_result vka_loader_init(struct vkattn_context *ctx, PFN_vkGetInstanceProcA
     return VKATTN_SUCCESS;
 }
 
-void vka_loader_load_instance(VkInstance instance)
+void vka_instance_table_load(VkInstance instance, vka_instance_table *table)
 {
+#define VKA_X_LOAD(name) table->name = (PFN_##name)vkGetInstanceProcAddr(instance, #name);
+    VKA_INSTANCE_FUNCTIONS(VKA_X_LOAD)
+#undef VKA_X_LOAD
+}
+
+void vka_device_table_load(const vka_instance_table *instance_table, VkDevice device,
+                           struct VolkDeviceTable *table)
+{
+    /* volkLoadDeviceTable reads volk's global vkGetDeviceProcAddr (private to
+     * this library): point it at this instance's for the duration. */
     mtx_lock(&loader_lock);
-    if (volkGetLoadedInstance() != instance)
-        volkLoadInstanceOnly(instance);
+    vkGetDeviceProcAddr = instance_table->vkGetDeviceProcAddr;
+    volkLoadDeviceTable(table, device);
     mtx_unlock(&loader_lock);
 }
 

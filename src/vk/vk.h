@@ -18,8 +18,34 @@ struct vkattn_context;
  * VKATTN_ERROR_NO_VULKAN with a message when there is none. */
 vkattn_result vka_loader_init(struct vkattn_context *ctx, PFN_vkGetInstanceProcAddr gipa);
 
-/* Loads instance-level pointers for `instance` (idempotent). */
-void vka_loader_load_instance(VkInstance instance);
+/* Instance-level functions vkattn calls, loaded per instance: with layers
+ * enabled, pointers from one instance must not be used with another. */
+#define VKA_INSTANCE_FUNCTIONS(X)                                                        \
+    X(vkDestroyInstance)                                                                 \
+    X(vkEnumeratePhysicalDevices)                                                        \
+    X(vkGetPhysicalDeviceProperties)                                                     \
+    X(vkGetPhysicalDeviceProperties2)                                                    \
+    X(vkGetPhysicalDeviceFeatures2)                                                      \
+    X(vkGetPhysicalDeviceQueueFamilyProperties)                                          \
+    X(vkGetPhysicalDeviceMemoryProperties)                                               \
+    X(vkEnumerateDeviceExtensionProperties)                                              \
+    X(vkCreateDevice)                                                                    \
+    X(vkGetDeviceProcAddr)                                                               \
+    X(vkCreateDebugUtilsMessengerEXT)                                                    \
+    X(vkDestroyDebugUtilsMessengerEXT)
+
+typedef struct vka_instance_table {
+#define VKA_X_FIELD(name) PFN_##name name;
+    VKA_INSTANCE_FUNCTIONS(VKA_X_FIELD)
+#undef VKA_X_FIELD
+} vka_instance_table;
+
+/* Loads `table` for `instance`; extension functions may stay NULL. */
+void vka_instance_table_load(VkInstance instance, vka_instance_table *table);
+
+/* Loads a device's functions with the device's own instance's vkGetDeviceProcAddr. */
+void vka_device_table_load(const vka_instance_table *instance_table, VkDevice device,
+                           struct VolkDeviceTable *table);
 
 /* Maps a failed VkResult to a vkattn_result, reporting `what` failed. */
 vkattn_result vka_vk_fail(struct vkattn_context *ctx, VkResult vr, const char *what);

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Quick start 2: install what is missing, build, run every test.
+# GPU tests run on the default device with the validation layer; without a
+# device they fail here (VKATTN_REQUIRE_DEVICE) rather than skip quietly. The
+# GPU tests then run a second time with lavapipe's 4-wide subgroups.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+export VKATTN_REQUIRE_DEVICE=1
+cd build
+ctest --output-on-failure -j"$(nproc)" --timeout 900
+echo "--- GPU tests again with subgroup size 4 (LP_NATIVE_VECTOR_WIDTH=128)"
+LP_NATIVE_VECTOR_WIDTH=128 ctest --output-on-failure -j"$(nproc)" -L gpu --timeout 900

@@ -1,0 +1,340 @@
+/* Contexts both ways in: vkattn's own device (default, by index, by name) and
+ * an app-created instance/device/queue imported, with the app's own
+ * validation messenger. Plus tensors over app buffers, partial uploads and
+ * downloads, and argument checks of the context, tensor and timer API. */
+#include "harness.h"
+
+#include <vulkan/vulkan.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_info(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_true(strlen(info.device_name) > 0);
+    assert_true(info.subgroup_size >= 1);
+    assert_true(info.max_shared_memory >= 16384);
+    assert_true(info.max_storage_buffer_range >= 65536);
+    assert_true(info.max_workgroup_invocations >= 128);
+    assert_false(info.imported);
+    assert_true(info.validation || getenv("VKATTN_TEST_NO_VALIDATION"));
+    assert_int_equal(vkattn_context_get_info(NULL, &info), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_context_get_info(ctx, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+}
+
+static void test_choose_device(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_context_info info;
+    vkattn_context_get_info(ctx, &info);
+    uint32_t n = 0;
+    TH_OK(ctx, vkattn_enumerate_devices(NULL, &n));
+    assert_true(n >= 1);
+    vkattn_device_desc *devs = calloc(n, sizeof *devs);
+    TH_OK(ctx, vkattn_enumerate_devices(devs, &n));
+    uint32_t index = n;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(devs[i].name, info.device_name) == 0)
+            index = i;
+    assert_true(index < n);
+
+    vkattn_context *by_index = NULL, *by_name = NULL;
+    vkattn_context_desc d = {.use_device_index = true, .device_index = index};
+    TH_OK(ctx, vkattn_context_create(&d, &by_index));
+    vkattn_context_desc dn = {.device_name = devs[index].name};
+    TH_OK(ctx, vkattn_context_create(&dn, &by_name));
+    vkattn_context_destroy(by_index);
+    vkattn_context_destroy(by_name);
+
+    vkattn_context *none = (vkattn_context *)1;
+    vkattn_context_desc bad = {.use_device_index = true, .device_index = n + 5};
+    assert_int_equal(vkattn_context_create(&bad, &none), VKATTN_ERROR_NO_DEVICE);
+    assert_null(none);
+    assert_non_null(strstr(vkattn_last_error(), "device_index"));
+    vkattn_context_desc no_match = {.device_name = "no such device name here"};
+    assert_int_equal(vkattn_context_create(&no_match, &none), VKATTN_ERROR_NO_DEVICE);
+    assert_int_equal(vkattn_context_create(NULL, &none), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_context_create(&d, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    free(devs);
+}
+
+static void test_tensors(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_tensor_desc desc = {.rank = 3, .dims = {2, 3, 5}};
+    vkattn_tensor *t = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &t));
+    assert_int_equal(vkattn_tensor_count(t), 30);
+    assert_int_equal(vkattn_tensor_rank(t), 3);
+    assert_int_equal(vkattn_tensor_dim(t, 2), 5);
+    assert_int_equal(vkattn_tensor_dim(t, 3), 0);
+
+    float data[30], back[30];
+    tu_fill_uniform(data, 30, -5, 5);
+    TH_OK(ctx, vkattn_tensor_fill(t, 7.0f));
+    TH_OK(ctx, vkattn_tensor_upload(t, data + 10, 10, 15)); /* a middle range */
+    TH_OK(ctx, vkattn_tensor_download(t, back, 0, 30));
+    for (int i = 0; i < 30; i++)
+        assert_true(back[i] == (i >= 10 && i < 25 ? data[i] : 7.0f));
+    float part[4];
+    TH_OK(ctx, vkattn_tensor_download(t, part, 12, 4));
+    assert_memory_equal(part, data + 12, sizeof part);
+
+    assert_int_equal(vkattn_tensor_upload(t, data, 20, 11), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_tensor_download(t, NULL, 0, 1), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_tensor_upload(NULL, data, 0, 1), VKATTN_ERROR_INVALID_ARGUMENT);
+
+    vkattn_tensor *bad = (vkattn_tensor *)1;
+    vkattn_tensor_desc zero = {.rank = 2, .dims = {3, 0}};
+    assert_int_equal(vkattn_tensor_create(ctx, &zero, &bad), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(bad);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "dims[1] is 0"));
+    vkattn_tensor_desc rank5 = {.rank = 5, .dims = {1, 1, 1, 1}};
+    assert_int_equal(vkattn_tensor_create(ctx, &rank5, &bad), VKATTN_ERROR_INVALID_ARGUMENT);
+    vkattn_tensor_desc huge = {.rank = 4, .dims = {65536, 65536, 65536, 65536}};
+    assert_int_equal(vkattn_tensor_create(ctx, &huge, &bad), VKATTN_ERROR_SIZE_OVERFLOW);
+    vkattn_context_info info;
+    vkattn_context_get_info(ctx, &info);
+    vkattn_tensor_desc big = {.rank = 2, .dims = {(uint32_t)(info.max_storage_buffer_range / 4096) + 1, 1024}};
+    assert_int_equal(vkattn_tensor_create(ctx, &big, &bad), VKATTN_ERROR_DEVICE_LIMIT);
+
+    /* a view of part of an existing buffer: writes land in the viewed range */
+    vkattn_buffer_view whole = vkattn_tensor_buffer(t);
+    uint32_t align = info.min_storage_buffer_offset_alignment ? info.min_storage_buffer_offset_alignment : 4;
+    if (align <= 16) {
+        vkattn_buffer_view sub = {.buffer = whole.buffer, .offset = whole.offset + 16, .size = 16};
+        vkattn_tensor_desc four = {.rank = 1, .dims = {4}};
+        vkattn_tensor *view = NULL;
+        TH_OK(ctx, vkattn_tensor_wrap(ctx, &four, &sub, &view));
+        float ones[4] = {1, 2, 3, 4};
+        TH_OK(ctx, vkattn_tensor_upload(view, ones, 0, 4));
+        TH_OK(ctx, vkattn_tensor_download(t, back, 0, 30));
+        assert_memory_equal(back + 4, ones, sizeof ones);
+        vkattn_tensor_destroy(view);
+        sub.size = 8;
+        assert_int_equal(vkattn_tensor_wrap(ctx, &four, &sub, &bad), VKATTN_ERROR_INVALID_ARGUMENT);
+    }
+    vkattn_tensor_destroy(t);
+    vkattn_tensor_destroy(NULL);
+
+    uint64_t current = 0, peak = 0;
+    TH_OK(ctx, vkattn_context_memory_usage(ctx, &current, &peak));
+    assert_true(peak >= current);
+    th_assert_validation_clean();
+}
+
+static void test_timer_and_commands(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_timer *timer = NULL;
+    assert_int_equal(vkattn_timer_create(ctx, 0, &timer), VKATTN_ERROR_INVALID_ARGUMENT);
+    TH_OK(ctx, vkattn_timer_create(ctx, 2, &timer));
+    VkCommandBuffer cmd, again;
+    TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+    assert_int_equal(vkattn_context_begin_commands(ctx, &again), VKATTN_ERROR_INVALID_ARGUMENT);
+    TH_OK(ctx, vkattn_timer_reset(timer, cmd));
+    assert_int_equal(vkattn_timer_mark(timer, cmd, 2), VKATTN_ERROR_INVALID_ARGUMENT);
+    TH_OK(ctx, vkattn_timer_mark(timer, cmd, 0));
+    TH_OK(ctx, vkattn_timer_mark(timer, cmd, 1));
+    TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+    assert_int_equal(vkattn_context_submit_and_wait(ctx, cmd), VKATTN_ERROR_INVALID_ARGUMENT);
+    double ms = -1;
+    TH_OK(ctx, vkattn_timer_elapsed_ms(timer, 0, 1, &ms));
+    assert_true(ms >= 0.0 && ms < 1000.0);
+    vkattn_timer_destroy(timer);
+    th_assert_validation_clean();
+}
+
+/* ---- the app's own device, imported ---- */
+
+static unsigned app_messages;
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL app_messenger(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                    VkDebugUtilsMessageTypeFlagsEXT types,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                    void *user)
+{
+    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+        app_messages++;
+        fprintf(stderr, "APP VALIDATION: %s\n", data->pMessage);
+    }
+    return VK_FALSE;
+}
+
+typedef struct app_device {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+} app_device;
+
+/* What an app does: instance (+validation), a device with vkattn's extensions. */
+static bool app_create(app_device *app, const char *device_name)
+{
+    bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
+    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                        .enabledValidationFeatureCount = 1,
+                                        .pEnabledValidationFeatures = &sync};
+    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pNext = validation ? &features : NULL,
+                                .pApplicationInfo = &ai,
+                                .enabledLayerCount = validation,
+                                .ppEnabledLayerNames = layers,
+                                .enabledExtensionCount = validation ? 2 : 0,
+                                .ppEnabledExtensionNames = exts};
+    if (vkCreateInstance(&ici, NULL, &app->instance) != VK_SUCCESS)
+        return false;
+    if (validation) {
+        PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(app->instance, "vkCreateDebugUtilsMessengerEXT");
+        VkDebugUtilsMessengerCreateInfoEXT mi = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+            .pfnUserCallback = app_messenger};
+        create(app->instance, &mi, NULL, &app->messenger);
+    }
+    uint32_t n = 8;
+    VkPhysicalDevice pds[8];
+    vkEnumeratePhysicalDevices(app->instance, &n, pds);
+    app->physical_device = VK_NULL_HANDLE;
+    for (uint32_t i = 0; i < n && !app->physical_device; i++) {
+        VkPhysicalDeviceProperties props;
+        vkGetPhysicalDeviceProperties(pds[i], &props);
+        if (strcmp(props.deviceName, device_name) == 0)
+            app->physical_device = pds[i];
+    }
+    if (!app->physical_device)
+        return false;
+    uint32_t nq = 16;
+    VkQueueFamilyProperties qf[16];
+    vkGetPhysicalDeviceQueueFamilyProperties(app->physical_device, &nq, qf);
+    app->family = UINT32_MAX;
+    for (uint32_t i = 0; i < nq && app->family == UINT32_MAX; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            app->family = i;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                  .queueFamilyIndex = app->family,
+                                  .queueCount = 1,
+                                  .pQueuePriorities = &prio};
+    uint32_t next = 0;
+    const char *const *needed = vkattn_required_device_extensions(&next);
+    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qi,
+                             .enabledExtensionCount = next,
+                             .ppEnabledExtensionNames = needed};
+    if (vkCreateDevice(app->physical_device, &di, NULL, &app->device) != VK_SUCCESS)
+        return false;
+    vkGetDeviceQueue(app->device, app->family, 0, &app->queue);
+    return true;
+}
+
+static void app_destroy(app_device *app)
+{
+    if (app->device)
+        vkDestroyDevice(app->device, NULL);
+    if (app->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(app->instance, "vkDestroyDebugUtilsMessengerEXT");
+        destroy(app->instance, app->messenger, NULL);
+    }
+    if (app->instance)
+        vkDestroyInstance(app->instance, NULL);
+}
+
+/* The app records vkattn's matmul into its own command buffer, on its queue. */
+static void test_imported_device(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    vkattn_context_info own_info;
+    vkattn_context_get_info(own, &own_info);
+    app_device app = {0};
+    assert_true(app_create(&app, own_info.device_name));
+
+    vkattn_context_desc desc = {.import = {.instance = app.instance,
+                                           .physical_device = app.physical_device,
+                                           .device = app.device,
+                                           .queue = app.queue,
+                                           .queue_family_index = app.family}};
+    vkattn_context *ctx = NULL;
+    TH_OK(own, vkattn_context_create(&desc, &ctx));
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_true(info.imported);
+
+    const uint32_t m = 19, n = 23, k = 29;
+    float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
+    tu_fill_uniform(a, m * k, -1, 1);
+    tu_fill_uniform(b, k * n, -1, 1);
+    vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
+    vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
+
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .queueFamilyIndex = app.family};
+    VkCommandPool pool;
+    assert_int_equal(vkCreateCommandPool(app.device, &pi, NULL, &pool), VK_SUCCESS);
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    assert_int_equal(vkAllocateCommandBuffers(app.device, &ai, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vkBeginCommandBuffer(cmd, &bi);
+    vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
+    vkEndCommandBuffer(cmd);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                       .pCommandBuffers = &cmd};
+    assert_int_equal(vkQueueSubmit(app.queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
+    vkQueueWaitIdle(app.queue);
+
+    float *got = th_download(tc, m * n);
+    TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul on the imported device");
+
+    vkDestroyCommandPool(app.device, pool, NULL);
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
+    vkattn_context_destroy(ctx);
+    app_destroy(&app);
+    free(a), free(b), free(ref), free(got);
+    assert_int_equal(app_messages, 0);
+}
+
+static void test_import_arguments(void **state)
+{
+    (void)TH_CTX(state);
+    vkattn_context *ctx = (vkattn_context *)1;
+    vkattn_context_desc desc = {.import = {.device = (VkDevice)(uintptr_t)1}};
+    assert_int_equal(vkattn_context_create(&desc, &ctx), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(vkattn_last_error(), "import.instance"));
+    desc.enable_validation = true;
+    assert_int_equal(vkattn_context_create(&desc, &ctx), VKATTN_ERROR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_info),          cmocka_unit_test(test_choose_device),
+        cmocka_unit_test(test_tensors),       cmocka_unit_test(test_timer_and_commands),
+        cmocka_unit_test(test_imported_device), cmocka_unit_test(test_import_arguments),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}
