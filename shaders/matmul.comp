@@ -4,6 +4,8 @@
 // blocked (TM x TN outputs per invocation). Tile sizes are specialization
 // constants the host picks from the device's limits; nothing here assumes a
 // subgroup size. Out-of-range elements load as 0, so any M, N, K >= 1 works.
+// One dispatch covers k in [k_begin, k_end); with `accumulate` it adds to C, so
+// the host can split a long K over several dispatches (see src/ops/matmul.c).
 
 layout(constant_id = 0) const uint BM = 64;
 layout(constant_id = 1) const uint BN = 64;
@@ -19,7 +21,7 @@ layout(local_size_x_id = 8, local_size_y = 1, local_size_z = 1) in;
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
-layout(std430, binding = 3) writeonly buffer CBuf { float c[]; };
+layout(std430, binding = 3) buffer CBuf { float c[]; };
 
 layout(push_constant) uniform Push {
     uint M, N, K, heads;
@@ -27,6 +29,7 @@ layout(push_constant) uniform Push {
     uint b_batch, b_head, ldb;
     uint c_batch, c_head, ldc;
     float alpha;
+    uint k_begin, k_end, accumulate;
 } p;
 
 // +1 padding keeps column reads of a tile on distinct banks on GPUs
@@ -46,7 +49,10 @@ void main()
     const uint b_off = bi * p.b_batch + hi * p.b_head;
     const uint c_off = bi * p.c_batch + hi * p.c_head;
 
-    const uint tr = tid / (BN / TN); // this invocation's rows: tr + i * (BM / TM)
+    // this invocation's rows: tr + i * (BM / TM). With BM == TM every invocation
+    // shares all rows, so A reads are uniform (broadcasts, not gathers, on
+    // SIMD-across-invocations implementations such as lavapipe).
+    const uint tr = (BM == TM) ? 0 : tid / (BN / TN);
     const uint tc = tid % (BN / TN); // columns: tc + j * (BN / TN)
 
     float acc[TM][TN];
@@ -54,7 +60,7 @@ void main()
         for (uint j = 0; j < TN; j++)
             acc[i][j] = 0.0;
 
-    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    for (uint k0 = p.k_begin; k0 < p.k_end; k0 += BK) {
         // Each element of the tiles is loaded once; consecutive invocations read
         // consecutive addresses of the stored (possibly transposed) matrix.
         for (uint idx = tid; idx < BM * BK; idx += threads) {
@@ -63,7 +69,7 @@ void main()
             else         { m = idx / BK; k = idx % BK; }
             uint gm = row0 + m, gk = k0 + k;
             float v = 0.0;
-            if (gm < p.M && gk < p.K)
+            if (gm < p.M && gk < p.k_end)
                 v = TRANS_A ? a[a_off + gk * p.lda + gm] : a[a_off + gm * p.lda + gk];
             As[k * (BM + 1) + m] = v;
         }
@@ -73,7 +79,7 @@ void main()
             else         { k = idx / BN; n = idx % BN; }
             uint gn = col0 + n, gk = k0 + k;
             float v = 0.0;
-            if (gn < p.N && gk < p.K)
+            if (gn < p.N && gk < p.k_end)
                 v = TRANS_B ? b[b_off + gn * p.ldb + gk] : b[b_off + gk * p.ldb + gn];
             Bs[k * (BN + 1) + n] = v;
         }
@@ -100,10 +106,13 @@ void main()
             uint gn = col0 + tc + j * (BN / TN);
             if (gn >= p.N)
                 continue;
+            const uint ci = c_off + gm * p.ldc + gn;
             float v = p.alpha * acc[i][j];
-            if (HAS_BIAS)
+            if (p.accumulate != 0)
+                v += c[ci];
+            else if (HAS_BIAS)
                 v += bias[gn];
-            c[c_off + gm * p.ldc + gn] = v;
+            c[ci] = v;
         }
     }
 }

@@ -11,10 +11,15 @@
 #define VKATTN_VKATTN_H
 
 #include "vkattn/additive.h"
+#include "vkattn/additive_attention.h"
+#include "vkattn/attention.h"
+#include "vkattn/bahdanau.h"
 #include "vkattn/context.h"
 #include "vkattn/dropout.h"
 #include "vkattn/export.h"
 #include "vkattn/heads.h"
+#include "vkattn/layer_common.h"
+#include "vkattn/layer_params.h"
 #include "vkattn/matmul.h"
 #include "vkattn/mha.h"
 #include "vkattn/op_params.h"

@@ -16,6 +16,7 @@ typedef struct matmul_push {
     uint32_t b_batch, b_head, ldb;
     uint32_t c_batch, c_head, ldc;
     float alpha;
+    uint32_t k_begin, k_end, accumulate;
 } matmul_push;
 
 typedef struct matmul_tiles {
@@ -30,32 +31,52 @@ static uint32_t tile_shared_bytes(const matmul_tiles *t)
     return 4u * t->bk * ((t->bm + 1) + (t->bn + 1));
 }
 
-/* Largest tiles that fit the device; smaller ones for small problems, so a
- * 1 x N product does not spend 63/64 of its work on padding. Designed for 32
- * KiB of shared memory, with fallbacks down to the spec's 16 KiB minimum. */
+/* Largest tiles that fit the device, smaller ones for small problems so a
+ * 1 x N product does not spend most of its work on padding. 128 x 128 tiles
+ * with 8 x 8 outputs per invocation need 16.5 KiB of shared memory (designed
+ * for 32 KiB); the fallbacks fit the spec's 16 KiB minimum. Measured on
+ * lavapipe (docs/PERFORMANCE.md): 128x128/8x8 is about 2x 64x64/4x4 at 1024^3,
+ * as more outputs per invocation amortise each shared-memory read. */
 static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n, matmul_tiles *out)
 {
     static const matmul_tiles candidates[] = {
-        {64, 64, 16, 4, 4}, /* 256 invocations, 8.3 KiB */
+        {128, 128, 16, 8, 8}, /* 256 invocations, 16.5 KiB */
+        {64, 64, 16, 4, 4},   /* 256 invocations, 8.3 KiB */
         {32, 64, 16, 2, 4}, {64, 32, 16, 4, 2},
         {32, 32, 16, 2, 2}, /* 256 invocations */
         {16, 64, 16, 1, 4}, {16, 32, 16, 1, 2},
         {32, 32, 8, 4, 4},  /* 64 invocations */
         {16, 16, 8, 2, 2},
     };
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+    const size_t count = sizeof candidates / sizeof candidates[0];
+    for (size_t i = 0; i < count; i++) {
         const matmul_tiles *t = &candidates[i];
         uint32_t threads = tile_threads(t);
         if (threads > info->max_workgroup_invocations || threads > info->max_workgroup_size[0] ||
             tile_shared_bytes(t) > info->max_shared_memory)
             continue;
-        bool small_m = m <= 16 && t->bm > 16, small_n = n <= 32 && t->bn > 32;
-        if ((small_m || small_n) && i + 1 < sizeof candidates / sizeof candidates[0])
+        bool too_big = (t->bm > 64 && m < 128) || (t->bn > 64 && n < 128) ||
+                       (m <= 16 && t->bm > 16) || (n <= 32 && t->bn > 32);
+        if (too_big && i + 1 < count)
             continue;
         *out = *t;
         return true;
     }
     return false;
+}
+
+/* How much of K one dispatch may cover within the device's loop budget. Per
+ * step of BK the shader runs the step loop and the two tile-load loops, and at
+ * most BK iterations of the product loop if the compiler keeps it rolled. */
+static uint32_t k_per_dispatch(const vkattn_context *ctx, const matmul_tiles *t, uint32_t k)
+{
+    const uint32_t threads = tile_threads(t);
+    const uint64_t per_step = 4 + vka_div_up((uint64_t)t->bm * t->bk, threads) +
+                              vka_div_up((uint64_t)t->bn * t->bk, threads) + t->bk;
+    const uint64_t steps = ctx->loop_budget / per_step;
+    if (steps >= vka_div_up(k, t->bk))
+        return k;
+    return (uint32_t)(steps ? steps : 1) * t->bk;
 }
 
 static vkattn_result check_u32(vkattn_context *ctx, const char *caller, uint64_t v, const char *what)
@@ -145,7 +166,17 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                    s.batch * s.heads},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    /* Usually one dispatch; a K longer than the loop budget allows is split
+     * into dispatches that accumulate into C (barriers between them come from
+     * C's tracked access). */
+    const uint32_t chunk = k_per_dispatch(ctx, &t, s.k);
+    for (uint32_t k0 = 0; k0 < s.k && r == VKATTN_SUCCESS; k0 += chunk) {
+        push.k_begin = k0;
+        push.k_end = s.k - k0 > chunk ? k0 + chunk : s.k;
+        push.accumulate = k0 > 0;
+        r = vka_record_dispatch(ctx, cmd, &d);
+    }
+    return r;
 }
 
 vkattn_result vkattn_matmul_run(vkattn_context *ctx, const vkattn_matmul_params *params,

@@ -89,6 +89,8 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)
         r = vka_buffer_create(ctx, 256, VKA_MEMORY_DEVICE, &ctx->dummy);
+    if (r == VKATTN_SUCCESS)
+        r = vka_buffer_create(ctx, 256, VKA_MEMORY_DEVICE, &ctx->sink);
     if (r != VKATTN_SUCCESS)
         goto fail;
     *out = ctx;
@@ -111,6 +113,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
         vkattn_tensor_destroy(ctx->scratch);
         vka_pipelines_destroy(ctx);
         vka_buffer_destroy(ctx, &ctx->dummy);
+        vka_buffer_destroy(ctx, &ctx->sink);
         vka_submit_destroy(ctx);
     }
     if (ctx->owns_device && ctx->device)
@@ -118,6 +121,18 @@ void vkattn_context_destroy(vkattn_context *ctx)
     vka_instance_destroy(ctx);
     free(ctx->retired_scratch);
     free(ctx);
+}
+
+vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
+                                    uint64_t iterations, const char *what)
+{
+    if (iterations <= ctx->loop_budget)
+        return VKATTN_SUCCESS;
+    return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                    "%s: %s is too large for %s, which ends a shader invocation after %llu loop "
+                    "iterations (this call needs about %llu)",
+                    caller, what, ctx->info.device_name, (unsigned long long)ctx->loop_budget,
+                    (unsigned long long)iterations);
 }
 
 const char *vkattn_context_last_error(const vkattn_context *ctx)

@@ -28,6 +28,11 @@ struct vkattn_context {
     vkattn_context_info info;
     VkPhysicalDeviceMemoryProperties memory_properties;
     bool subgroup_size_control; /* pipelines may require a subgroup size */
+    /* Loop iterations one shader invocation may run in total. lavapipe
+     * (llvmpipe) silently ends an invocation's loops after 65535 iterations
+     * (LP_MAX_TGSI_LOOP_ITERATIONS): kernels with long loops split their work
+     * or refuse past it. UINT64_MAX elsewhere. */
+    uint64_t loop_budget;
 
     /* one-shot submissions (*_run, upload/download, begin_commands) */
     VkCommandPool command_pool;
@@ -40,6 +45,8 @@ struct vkattn_context {
     uint32_t n_pipelines, cap_pipelines;
 
     vka_buffer dummy; /* bound where an optional input is absent; never written */
+    vka_buffer sink;  /* bound where an optional output is absent */
+    vka_access sink_access;
 
     /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), shared
      * by every call on the context, and the smaller ones it replaced: those are
@@ -57,5 +64,10 @@ static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
 {
     return ctx->info.max_storage_buffer_range;
 }
+
+/* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
+ * exceed the device's loop budget; `what` names the size that is too large. */
+vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
+                                    uint64_t iterations, const char *what);
 
 #endif /* VKA_CONTEXT_H */

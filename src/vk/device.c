@@ -179,7 +179,9 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     info->timestamp_period_ns = lim->timestampPeriod;
     ctx->vki.vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memory_properties);
     info->unified_memory = unified_memory(&ctx->memory_properties);
-    ctx->subgroup_size_control = false; /* enabled on own devices only, see below */
+    ctx->subgroup_size_control = false;
+    bool llvmpipe = info->device_type == VKATTN_DEVICE_CPU && strstr(info->device_name, "llvmpipe");
+    ctx->loop_budget = llvmpipe ? 65535 : UINT64_MAX;
     return VKATTN_SUCCESS;
 }
 

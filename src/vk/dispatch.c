@@ -19,6 +19,14 @@ vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *
     return (vka_binding){.buffer = ctx->dummy.buffer, .offset = 0, .size = ctx->dummy.size};
 }
 
+vka_binding vka_bind_optional_output(struct vkattn_context *ctx, struct vkattn_tensor *t)
+{
+    if (t)
+        return vka_bind_tensor(t, true);
+    return (vka_binding){.buffer = ctx->sink.buffer, .offset = 0, .size = ctx->sink.size,
+                         .state = &ctx->sink_access, .write = true};
+}
+
 static vkattn_result check_limits(struct vkattn_context *ctx, const vka_dispatch *d,
                                   uint32_t groups[3])
 {

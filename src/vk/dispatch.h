@@ -32,6 +32,11 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write);
 /* A tensor if non-NULL, else the context's small read-only dummy buffer. */
 vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *t);
+/* For an optional output: the tensor if non-NULL, else the context's sink, a
+ * small buffer that absorbs unused outputs. Validation counts a binding the
+ * shader may write as written even when a spec constant disables the store, so
+ * it must not share the read-only dummy; the sink's writes are tracked. */
+vka_binding vka_bind_optional_output(struct vkattn_context *ctx, struct vkattn_tensor *t);
 
 /* ceil(a / b) for group counts */
 static inline uint64_t vka_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }

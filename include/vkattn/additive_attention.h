@@ -1,0 +1,96 @@
+/* vkattn/additive_attention.h - keras.layers.AdditiveAttention on the GPU.
+ *
+ *   S[i,j] = sum_d scale_d * tanh(q_id + k_jd)       (scale all ones with no_scale)
+ *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
+ *
+ * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): Bahdanau-style scores
+ * with a learned per-feature scale vector and no projections, so the query
+ * and key widths must match; everything after the scores is as in
+ * vkattn/attention.h (masks AND-ed, fully masked rows uniform 1/Tv, query_mask
+ * zeroes output rows but not the weights, returned weights after dropout).
+ * The CPU reference is vkattn_reference_additive_attention
+ * (vkattn/layer_params.h). For learned projections (Wq, Wk, v) see
+ * vkattn/bahdanau.h.
+ *
+ * Call sequence:
+ *   vkattn_additive_attention_desc desc = {.query_dim = 32, .value_dim = 48};
+ *   vkattn_additive_attention *att;
+ *   vkattn_additive_attention_create(ctx, &desc, &att);   scale = ones
+ *   vkattn_additive_attention_set_weights(att, &(vkattn_additive_attention_weights){scale});
+ *   vkattn_layer_call call = {.batch = B, .tq = Tq, .tv = Tv};
+ *   vkattn_layer_io io = {.query = q, .key = k, .value = v, .output = out};
+ *   vkattn_additive_attention_run(att, &call, &io);        or _record
+ *   vkattn_additive_attention_destroy(att);
+ *
+ * What one call records: the additive scoring op (vkattn/additive.h), masked
+ * softmax, dropout and a matmul through a score tensor (the returned scores
+ * themselves, or the layer's scratch), plus a row-scaling kernel for a
+ * query_mask. call->path is ignored (there is no fused kernel).
+ *
+ * Recording contract: as vkattn/matmul.h; layer object rules as
+ * vkattn/layer_common.h. Command buffers recorded with one layer share its
+ * scratch: they must not execute at the same time.
+ *
+ * Thread safety: a layer is externally synchronized, and on its context too.
+ */
+#ifndef VKATTN_ADDITIVE_ATTENTION_H
+#define VKATTN_ADDITIVE_ATTENTION_H
+
+#include <vulkan/vulkan.h>
+
+#include "vkattn/context.h"
+#include "vkattn/export.h"
+#include "vkattn/layer_common.h"
+#include "vkattn/layer_params.h"
+#include "vkattn/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_additive_attention vkattn_additive_attention;
+
+/* Creates a layer (query_dim and value_dim required; key_dim 0 = value_dim,
+ * and it must equal query_dim). A new layer's scale is all ones (Keras
+ * initializes it with glorot_uniform: set it). Codes: INVALID_ARGUMENT (NULL
+ * ctx, desc or out; a zero width; key_dim != query_dim; dropout outside
+ * [0, 1] or NaN), DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan failures. On failure
+ * *out is NULL. */
+VKATTN_API vkattn_result vkattn_additive_attention_create(
+    vkattn_context *ctx, const vkattn_additive_attention_desc *desc,
+    vkattn_additive_attention **out);
+
+/* Frees the layer, its weights and scratch. NULL-safe. The GPU must be done
+ * with every command buffer recorded with it (vkattn does not wait). */
+VKATTN_API void vkattn_additive_attention_destroy(vkattn_additive_attention *layer);
+
+/* Uploads w->scale (query_dim floats; copied, waits). With desc.no_scale there
+ * is no weight and w->scale is ignored. Do not call while a command buffer
+ * recorded with the layer may execute. Codes: INVALID_ARGUMENT (NULL layer,
+ * w or w->scale), Vulkan failures. */
+VKATTN_API vkattn_result vkattn_additive_attention_set_weights(
+    vkattn_additive_attention *layer, const vkattn_additive_attention_weights *w);
+
+/* Downloads the scale into w->scale (query_dim floats) unless it is NULL or
+ * the layer has no_scale. Waits for vkattn work on the context's queue. */
+VKATTN_API vkattn_result vkattn_additive_attention_get_weights(
+    const vkattn_additive_attention *layer, vkattn_additive_attention_weights *w);
+
+/* Records one call; tensors and codes exactly as vkattn_attention_record
+ * (vkattn/attention.h) except that call->path is ignored. */
+VKATTN_API vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
+                                                          VkCommandBuffer cmd,
+                                                          const vkattn_layer_call *call,
+                                                          const vkattn_layer_io *io);
+
+/* vkattn_additive_attention_record into the context's one-shot command
+ * buffer, submit, wait. */
+VKATTN_API vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
+                                                       const vkattn_layer_call *call,
+                                                       const vkattn_layer_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_ADDITIVE_ATTENTION_H */

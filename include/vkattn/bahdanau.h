@@ -1,0 +1,108 @@
+/* vkattn/bahdanau.h - Bahdanau attention with learned projections on the GPU.
+ *
+ *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + score_bias
+ *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
+ *
+ * the additive attention layer of seed 001 (the classic Bahdanau/"concat"
+ * score with Dense projections Wq (Dq, U), Wk (Dk, U) without biases and a
+ * score Dense v (U) with a scalar bias), with the masks, softmax, dropout and
+ * output of Keras Attention (SEMANTICS.md, docs/LAYERS.md): masks AND-ed,
+ * fully masked rows uniform 1/Tv, returned weights (B, Tq, Tv) after dropout.
+ * Query and key widths may differ. A rank-2 query (B, Dq) is a call with
+ * tq = 1: the same memory as (B, 1, Dq), and the output (B, 1, Dv) is the
+ * (B, Dv) context vector. The CPU reference is vkattn_reference_bahdanau
+ * (vkattn/layer_params.h).
+ *
+ * score_bias: softmax is shift-invariant, so a constant added to every score
+ * changes neither the weights nor the output. The GPU layer therefore skips
+ * it (it is stored, and get_weights returns it); the reference adds it, in
+ * f32 as Keras's Dense does, which for |score_bias| far above the scores
+ * rounds them (a Keras artifact this layer does not reproduce).
+ *
+ * Call sequence:
+ *   vkattn_bahdanau_desc desc = {.query_dim = 50, .key_dim = 60, .value_dim = 70, .units = 32};
+ *   vkattn_bahdanau *att;
+ *   vkattn_bahdanau_create(ctx, &desc, &att);
+ *   vkattn_bahdanau_set_weights(att, &weights);       Keras layout, copied
+ *   vkattn_layer_call call = {.batch = B, .tq = 1, .tv = Tv};
+ *   vkattn_layer_io io = {.query = q, .key = k, .value = v, .output = ctxvec};
+ *   vkattn_bahdanau_run(att, &call, &io);             or _record
+ *   vkattn_bahdanau_destroy(att);
+ *
+ * What one call records: two projection matmuls into scratch, the additive
+ * scoring op (vkattn/additive.h) with v as its scale vector, masked softmax,
+ * dropout and a matmul through a score tensor (the returned scores
+ * themselves, or scratch), plus a row-scaling kernel for a query_mask.
+ * call->path is ignored.
+ *
+ * Recording contract: as vkattn/matmul.h; layer object rules as
+ * vkattn/layer_common.h. Command buffers recorded with one layer share its
+ * scratch: they must not execute at the same time.
+ *
+ * Thread safety: a layer is externally synchronized, and on its context too.
+ */
+#ifndef VKATTN_BAHDANAU_H
+#define VKATTN_BAHDANAU_H
+
+#include <vulkan/vulkan.h>
+
+#include "vkattn/context.h"
+#include "vkattn/export.h"
+#include "vkattn/layer_common.h"
+#include "vkattn/layer_params.h"
+#include "vkattn/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_bahdanau vkattn_bahdanau;
+
+/* Creates a layer (query_dim, value_dim and units required; key_dim 0 =
+ * value_dim). A new layer has zero kernels Wq and Wk, score kernel v all ones
+ * and score_bias 0 (uniform weights until you set them). Codes:
+ * INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; dropout outside
+ * [0, 1] or NaN), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan
+ * failures. On failure *out is NULL. */
+VKATTN_API vkattn_result vkattn_bahdanau_create(vkattn_context *ctx,
+                                                const vkattn_bahdanau_desc *desc,
+                                                vkattn_bahdanau **out);
+
+/* Frees the layer, its weights and scratch. NULL-safe. The GPU must be done
+ * with every command buffer recorded with it (vkattn does not wait). */
+VKATTN_API void vkattn_bahdanau_destroy(vkattn_bahdanau *layer);
+
+/* Uploads query_kernel (query_dim, units), key_kernel (key_dim, units) and
+ * score_kernel (units), all required, and stores score_bias (finite). Copied;
+ * waits. Do not call while a command buffer recorded with the layer may
+ * execute. Codes: INVALID_ARGUMENT (NULL layer, w or array; a non-finite
+ * score_bias), Vulkan failures. */
+VKATTN_API vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer,
+                                                     const vkattn_bahdanau_weights *w);
+
+/* Downloads each kernel into its array in *w unless that pointer is NULL,
+ * and writes w->score_bias. Waits for vkattn work on the context's queue. */
+VKATTN_API vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer,
+                                                     vkattn_bahdanau_weights *w);
+
+/* Records one call (vkattn/layer_common.h): query (B, Tq, query_dim) or, with
+ * tq = 1, (B, query_dim); key (B, Tv, key_dim) or NULL (= value; then key_dim
+ * must equal value_dim); value (B, Tv, value_dim); optional query_mask
+ * (B, Tq), value_mask (B, Tv), attention_mask (B, Tq, Tv); output
+ * (B, Tq, value_dim) or (B, value_dim); scores (B, Tq, Tv) iff
+ * call->return_attention_scores. Sizes and codes as vkattn_attention_record
+ * (vkattn/attention.h); call->path is ignored. */
+VKATTN_API vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
+                                                const vkattn_layer_call *call,
+                                                const vkattn_layer_io *io);
+
+/* vkattn_bahdanau_record into the context's one-shot command buffer, submit, wait. */
+VKATTN_API vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer,
+                                             const vkattn_layer_call *call,
+                                             const vkattn_layer_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_BAHDANAU_H */

@@ -1,0 +1,55 @@
+/* vkattn/dropout.h - inverted dropout of attention weights on the GPU.
+ *
+ *   out[b,h,i,j] = keep(b,h,i,j) ? in[b,h,i,j] * scale : 0
+ *
+ * on a (B, H, Tq, Tv) tensor, with keep() the Philox stream of vkattn/philox.h
+ * (SEMANTICS.md, "Philox dropout stream") and scale the float nearest
+ * 1/(1 - rate). The mask depends only on seed, offset and the element's
+ * indices, so it equals vkattn_reference_dropout_mask() bit for bit, and the
+ * output equals vkattn_reference_dropout() bit for bit. Dropped elements are
+ * exactly +0, even where the input is NaN or inf.
+ *
+ * Only active when params->dropout.training and rate > 0. Otherwise the op is
+ * an exact copy (nothing at all is recorded when out == in). rate 1 gives all
+ * zeros. The rate must lie in [0, 1] even when not training.
+ *
+ * Call sequence: fill vkattn_dropout_op_params (vkattn/op_params.h), bind
+ * tensors in vkattn_dropout_io, call *_record (into your command buffer) or
+ * *_run (submits and waits). Advance dropout.offset per training step, or
+ * every step draws the same mask.
+ *
+ * Recording contract: as in vkattn/matmul.h.
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params, io or tensor;
+ * a zero batch, tq or tv; rate outside [0, 1] or NaN; a tensor smaller than
+ * B*H*Tq*Tv), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (the
+ * tensor exceeds 32-bit indexing), Vulkan failures.
+ * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ */
+#ifndef VKATTN_DROPOUT_H
+#define VKATTN_DROPOUT_H
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_dropout_io {
+    vkattn_tensor *in;  /* (B, H, Tq, Tv), at least that many elements */
+    vkattn_tensor *out; /* (B,H,Tq,Tv); out may equal in (in place); must not otherwise overlap it */
+} vkattn_dropout_io;
+
+VKATTN_API vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                               const vkattn_dropout_op_params *params,
+                                               const vkattn_dropout_io *io);
+VKATTN_API vkattn_result vkattn_dropout_run(vkattn_context *ctx,
+                                            const vkattn_dropout_op_params *params,
+                                            const vkattn_dropout_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_DROPOUT_H */

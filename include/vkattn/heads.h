@@ -1,0 +1,64 @@
+/* vkattn/heads.h - splitting features into attention heads and merging them back.
+ *
+ *   split: in (B, T, H*d) -> out (B, H, T, d)   out[b,h,t,:] = in[b,t,h*d : (h+1)*d]
+ *   merge: in (B, H, T, d) -> out (B, T, H*d)   the inverse
+ *
+ * with B, T, H, d from vkattn_heads_params (vkattn/op_params.h). Both are pure
+ * permutation copies: the output is bit-equal to the input's elements, and a
+ * split followed by a merge gives back the input exactly. The CPU references
+ * are vkattn_reference_heads_split and vkattn_reference_heads_merge.
+ *
+ * Often no copy is needed at all: matmul reads and writes strided views
+ * (vkattn_matrix_layout's head_stride and row_stride), so a projection can
+ * read the heads of a (B, T, H*d) tensor in place (head stride d, row stride
+ * H*d) and write its result straight into either layout. Layers use those views
+ * where a stride does the job; these ops exist for the kernels that need packed
+ * heads (B, H, T, d), such as a fused attention kernel, and for apps whose data
+ * comes in the other layout.
+ *
+ * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); `in`
+ * is read, `out` is written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT with
+ * VK_ACCESS_SHADER_WRITE_BIT. `*_run` records into the context's one-shot
+ * command buffer, submits and waits.
+ *
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; a zero
+ * size; a missing or too-small tensor; in == out, since a permutation cannot
+ * run in place), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor
+ * beyond 32-bit indexing or maxStorageBufferRange), VKATTN_ERROR_UNSUPPORTED (the
+ * device's workgroup limits are below the Vulkan minimum), Vulkan failures.
+ * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ */
+#ifndef VKATTN_HEADS_H
+#define VKATTN_HEADS_H
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_heads_io {
+    vkattn_tensor *in;  /* split: (B, T, H*d); merge: (B, H, T, d) */
+    vkattn_tensor *out; /* written; split: (B, H, T, d); merge: (B, T, H*d) */
+} vkattn_heads_io;
+
+VKATTN_API vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                                   const vkattn_heads_params *params,
+                                                   const vkattn_heads_io *io);
+VKATTN_API vkattn_result vkattn_heads_split_run(vkattn_context *ctx,
+                                                const vkattn_heads_params *params,
+                                                const vkattn_heads_io *io);
+VKATTN_API vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                                   const vkattn_heads_params *params,
+                                                   const vkattn_heads_io *io);
+VKATTN_API vkattn_result vkattn_heads_merge_run(vkattn_context *ctx,
+                                                const vkattn_heads_params *params,
+                                                const vkattn_heads_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_HEADS_H */

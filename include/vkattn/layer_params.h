@@ -1,0 +1,174 @@
+/* vkattn/layer_params.h - the layers as plain data: descs, weights, per-call options,
+ * and the CPU reference of every layer.
+ *
+ * Nothing here uses Vulkan, so the same structs drive the GPU layers
+ * (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h) and their CPU
+ * references below. Semantics are Keras 3 exactly (SEMANTICS.md); docs/LAYERS.md
+ * explains each argument and how to convert weights from Keras and PyTorch.
+ *
+ * Conventions: all tensors f32, row-major, last index fastest, sizes in
+ * elements. Masks are f32, nonzero = may attend (Keras polarity; PyTorch's
+ * boolean masks are the opposite). Zero fields mean the default in their
+ * comment; booleans are named so that false is the default. Structs grow only
+ * by appending fields.
+ *
+ * Weights structs hold plain `float *` arrays in Keras layout: *_set_weights
+ * reads them (the layer keeps a copy), *_get_weights writes into them (each
+ * non-NULL array must have room for the full weight).
+ */
+#ifndef VKATTN_LAYER_PARAMS_H
+#define VKATTN_LAYER_PARAMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkattn/export.h"
+#include "vkattn/op_params.h"
+#include "vkattn/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- per call */
+
+/* Per-call shape and options shared by every layer. */
+typedef struct vkattn_layer_call {
+    uint32_t batch;           /* required */
+    uint32_t tq;              /* query length; required (1 for a rank-2 Bahdanau query) */
+    uint32_t tv;              /* key/value length; required */
+    bool use_causal_mask;     /* Keras top-left: query i sees keys j <= i */
+    bool causal_bottom_right; /* KV-cache variant instead (only if use_causal_mask) */
+    bool training;            /* dropout active iff training && rate > 0 */
+    uint64_t seed, offset;    /* Philox dropout stream (vkattn/philox.h) */
+    bool return_attention_scores;
+    vkattn_sdpa_path path;    /* layers that use SDPA: AUTO/FUSED/UNFUSED */
+} vkattn_layer_call;
+
+/* Host-side twin of vkattn_layer_io (vkattn/layer_common.h) for the CPU
+ * references (NULL = absent). Shapes as there. */
+typedef struct vkattn_layer_host_io {
+    const float *query, *value, *key, *query_mask, *value_mask, *attention_mask;
+    bool attention_mask_per_head;
+    float *output, *scores;
+} vkattn_layer_host_io;
+
+/* ---------------------------------------------------------------- Attention */
+
+typedef enum vkattn_score_mode {
+    VKATTN_SCORE_DOT = 0,    /* S = scale * Q K^T */
+    VKATTN_SCORE_CONCAT = 1, /* S = csw * sum_d tanh(scale * (q_d + k_d)) */
+} vkattn_score_mode;
+
+/* keras.layers.Attention (Luong-style). */
+typedef struct vkattn_attention_desc {
+    uint32_t query_dim, value_dim; /* required */
+    uint32_t key_dim;              /* 0 = value_dim; must equal query_dim */
+    bool use_scale;                /* learned scalar scale (else 1) */
+    vkattn_score_mode score_mode;
+    float dropout;                 /* rate on the attention weights, [0, 1) */
+} vkattn_attention_desc;
+
+/* Both scalars are 1.0 in a new layer. set_weights sets both, literally (0 is
+ * 0 here, not a default). scale is used only when use_scale; concat_score_weight
+ * only in concat mode. */
+typedef struct vkattn_attention_weights {
+    float scale;
+    float concat_score_weight;
+} vkattn_attention_weights;
+
+/* ---------------------------------------------------------------- AdditiveAttention */
+
+/* keras.layers.AdditiveAttention (Bahdanau-style, no projections). */
+typedef struct vkattn_additive_attention_desc {
+    uint32_t query_dim, value_dim; /* required */
+    uint32_t key_dim;              /* 0 = value_dim; must equal query_dim */
+    bool no_scale;                 /* Keras use_scale=False */
+    float dropout;
+} vkattn_additive_attention_desc;
+
+/* scale: (query_dim); all ones in a new layer; ignored (may be NULL) if no_scale. */
+typedef struct vkattn_additive_attention_weights {
+    float *scale;
+} vkattn_additive_attention_weights;
+
+/* ---------------------------------------------------------------- BahdanauAttention */
+
+/* Learned-projection additive attention:
+ *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + b
+ * then softmax etc. as AdditiveAttention. */
+typedef struct vkattn_bahdanau_desc {
+    uint32_t query_dim; /* required */
+    uint32_t key_dim;   /* 0 = value_dim */
+    uint32_t value_dim; /* required */
+    uint32_t units;     /* required */
+    float dropout;
+} vkattn_bahdanau_desc;
+
+/* query_kernel (query_dim, units), key_kernel (key_dim, units), score_kernel
+ * (units), score_bias a scalar. A new layer has all zeros except score_kernel
+ * = ones. get_weights writes score_bias too. */
+typedef struct vkattn_bahdanau_weights {
+    float *query_kernel, *key_kernel, *score_kernel;
+    float score_bias;
+} vkattn_bahdanau_weights;
+
+/* ---------------------------------------------------------------- MultiHeadAttention */
+
+/* keras.layers.MultiHeadAttention. */
+typedef struct vkattn_mha_desc {
+    uint32_t num_heads;   /* required */
+    uint32_t key_dim;     /* per-head query/key width; required */
+    uint32_t value_dim;   /* per-head value width; 0 = key_dim */
+    uint32_t query_dim;   /* query input width; required */
+    uint32_t key_width;   /* key input width; 0 = value_width */
+    uint32_t value_width; /* value input width; required */
+    uint32_t output_dim;  /* 0 = query_dim */
+    bool no_bias;         /* Keras use_bias=False */
+    float dropout;
+} vkattn_mha_desc;
+
+/* Keras layouts (SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),
+ * biases (H, head_dim), output kernel (H, value_dim, output_dim), output bias
+ * (output_dim). Biases are ignored when no_bias. */
+typedef struct vkattn_mha_weights {
+    float *query_kernel, *query_bias;
+    float *key_kernel, *key_bias;
+    float *value_kernel, *value_bias;
+    float *output_kernel, *output_bias;
+} vkattn_mha_weights;
+
+/* ---------------------------------------------------------------- CPU references */
+
+/* The CPU reference of each layer: what *_run computes, from the same desc,
+ * weights and call, on host arrays, with double accumulation, composed from the
+ * op references of vkattn/reference.h. Dropout draws the same Philox stream as
+ * the GPU, so kept/dropped decisions agree bit for bit. Contract as in
+ * vkattn/reference.h: VKATTN_ERROR_INVALID_ARGUMENT (naming the argument via
+ * vkattn_last_error()) for a bad desc, weights, call or a missing array;
+ * nothing is written on failure. io->scores is written iff
+ * call->return_attention_scores. */
+VKATTN_API vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
+                                                    const vkattn_attention_weights *w,
+                                                    const vkattn_layer_call *call,
+                                                    const vkattn_layer_host_io *io);
+
+VKATTN_API vkattn_result vkattn_reference_additive_attention(
+    const vkattn_additive_attention_desc *desc, const vkattn_additive_attention_weights *w,
+    const vkattn_layer_call *call, const vkattn_layer_host_io *io);
+
+VKATTN_API vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
+                                                   const vkattn_bahdanau_weights *w,
+                                                   const vkattn_layer_call *call,
+                                                   const vkattn_layer_host_io *io);
+
+VKATTN_API vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc,
+                                              const vkattn_mha_weights *w,
+                                              const vkattn_layer_call *call,
+                                              const vkattn_layer_host_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_LAYER_PARAMS_H */

@@ -1,0 +1,120 @@
+/* vkattn/mha.h - keras.layers.MultiHeadAttention on the GPU.
+ *
+ *   Q = query @ Wq + bq    K = key @ Wk + bk    V = value @ Wv + bv    (H heads)
+ *   P = softmax(mask(Q K^T / sqrt(key_dim)))        per head, (B, H, Tq, Tv)
+ *   C = dropout(P) V                                per head
+ *   output = concat_heads(C) @ Wo + bo              (B, Tq, output_dim)
+ *
+ * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): self-attention (key and
+ * value = query) or cross-attention, a key input of its own width (key NULL =
+ * value), value_mask (B, Tv), attention_mask (B, Tq, Tv) shared by the heads or
+ * (B, H, Tq, Tv) per head, query_mask (B, Tq), causal (top-left as Keras, or
+ * bottom-right for a KV cache); all AND-ed. A query row with no allowed key
+ * (query_mask 0, say) gets all-zero weights, so its output row is the output
+ * bias. Returned scores are P, (B, H, Tq, Tv), before dropout. The CPU
+ * reference is vkattn_reference_mha (vkattn/layer_params.h).
+ *
+ * Call sequence:
+ *   vkattn_mha_desc desc = {.num_heads = 8, .key_dim = 16, .query_dim = 128,
+ *                           .value_width = 128};
+ *   vkattn_mha *mha;
+ *   vkattn_mha_create(ctx, &desc, &mha);
+ *   vkattn_mha_set_weights(mha, &weights);          Keras layout, copied
+ *   vkattn_layer_call call = {.batch = B, .tq = Tq, .tv = Tv};
+ *   vkattn_layer_io io = {.query = q, .value = v, .output = out};
+ *   vkattn_mha_run(mha, &call, &io);                or _record into your cmd
+ *   vkattn_mha_destroy(mha);
+ *
+ * What one call records: three projections (matmul with bias), head splits,
+ * scaled dot-product attention (vkattn/sdpa.h, call->path chooses the fused
+ * flash kernel or the chained one; AUTO is fused unless scores are returned),
+ * a head merge and the output projection; with a query mask, one small kernel
+ * first folds it (and attention_mask) into one explicit mask. Intermediate
+ * tensors are the layer's scratch; the chained SDPA path also uses the
+ * context's shared SDPA workspace (see vkattn/sdpa.h for concurrent command
+ * buffers).
+ *
+ * Recording contract: as vkattn/matmul.h; layer object rules as
+ * vkattn/layer_common.h (scratch grows on demand; replaced scratch is kept
+ * until destroy, so earlier command buffers stay valid). Two command buffers
+ * recorded with one layer share its scratch: they must not execute at the
+ * same time.
+ *
+ * Thread safety: a layer is externally synchronized, and on its context too.
+ */
+#ifndef VKATTN_MHA_H
+#define VKATTN_MHA_H
+
+#include <vulkan/vulkan.h>
+
+#include "vkattn/context.h"
+#include "vkattn/export.h"
+#include "vkattn/layer_common.h"
+#include "vkattn/layer_params.h"
+#include "vkattn/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_mha vkattn_mha;
+
+/* Creates a layer with the widths of desc (vkattn_mha_desc in
+ * vkattn/layer_params.h: num_heads, key_dim, query_dim and value_width are
+ * required; value_dim 0 = key_dim, key_width 0 = value_width, output_dim 0 =
+ * query_dim). A new layer's weights are all zero: set them before use.
+ * Codes: INVALID_ARGUMENT (NULL ctx, desc or out, a required width of 0, a
+ * dropout rate outside [0, 1]), SIZE_OVERFLOW (widths whose products overflow
+ * 32 bits), DEVICE_LIMIT (a weight larger than the device's buffers),
+ * OUT_OF_*_MEMORY, Vulkan failures. On failure *out is NULL. */
+VKATTN_API vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc,
+                                           vkattn_mha **out);
+
+/* Frees the layer, its weights and scratch. NULL-safe. The GPU must be done
+ * with every command buffer recorded with it (vkattn does not wait). */
+VKATTN_API void vkattn_mha_destroy(vkattn_mha *layer);
+
+/* Uploads weights in Keras layout (vkattn_mha_weights): kernels
+ * query (query_dim, H, key_dim), key (key_width, H, key_dim),
+ * value (value_width, H, value_dim), output (H, value_dim, output_dim);
+ * biases (H, key_dim), (H, key_dim), (H, value_dim), (output_dim).
+ * Every kernel is required; biases are required unless desc.no_bias (then
+ * ignored). The arrays are copied; waits for the upload. Codes:
+ * INVALID_ARGUMENT (NULL layer, w or a required array), Vulkan failures. */
+VKATTN_API vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights *w);
+
+/* Downloads the weights into the non-NULL arrays of *w (each must have room
+ * for its full Keras shape; NULL arrays are skipped; biases of a no_bias
+ * layer are left untouched). Waits for vkattn work on the context's queue. */
+VKATTN_API vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w);
+
+/* Records one layer call (vkattn_layer_io, vkattn/layer_common.h):
+ * query (B, Tq, query_dim), value (B, Tv, value_width), key (B, Tv, key_width)
+ * or NULL (= value; then key_width must equal value_width), optional
+ * query_mask (B, Tq), value_mask (B, Tv), attention_mask (B, Tq, Tv), or
+ * (B, H, Tq, Tv) with attention_mask_per_head; output (B, Tq, output_dim);
+ * scores (B, H, Tq, Tv) iff call->return_attention_scores. Tensors are
+ * checked by element count (and last dim when rank >= 2, as in
+ * vkattn/layer_common.h); output and scores must not alias another tensor of
+ * the call.
+ * Codes: INVALID_ARGUMENT (NULL layer, cmd, call or io; a zero size; a
+ * missing, unexpected or wrongly sized tensor, named; a bad path;
+ * causal_bottom_right without use_causal_mask; call->path FUSED with
+ * return_attention_scores, since the fused kernel never forms the weights),
+ * SIZE_OVERFLOW, DEVICE_LIMIT (a tensor beyond the device's buffers or 32-bit
+ * indexing), UNSUPPORTED (call->path FUSED where the fused kernel cannot serve
+ * the shape), OUT_OF_DEVICE_MEMORY (scratch), Vulkan failures. Argument and
+ * size errors are reported before anything is recorded. */
+VKATTN_API vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
+                                           const vkattn_layer_call *call,
+                                           const vkattn_layer_io *io);
+
+/* vkattn_mha_record into the context's one-shot command buffer, submit, wait. */
+VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
+                                        const vkattn_layer_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_MHA_H */

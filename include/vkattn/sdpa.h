@@ -1,0 +1,105 @@
+/* vkattn/sdpa.h - scaled dot-product attention on the GPU.
+ *
+ *   W   = softmax(Q K^T * scale + bias, masks)       (B, H, Tq, Tv)
+ *   out = dropout(W) V                               (B, H, Tq, dv)
+ *
+ * with Q (B, H, Tq, dk), K (B, Hkv, Tv, dk), V (B, Hkv, Tv, dv): query head h
+ * reads K/V head h / (H / Hkv) (grouped-query attention; Hkv = H is plain
+ * multi-head, Hkv = 1 multi-query). Masks, bias and the masked-row policy are
+ * those of vkattn_mask_params; dropout is the Philox stream of
+ * vkattn/dropout.h, so the dropped weights are exactly those of the CPU
+ * reference vkattn_reference_sdpa, and the output agrees with it to fp32
+ * rounding. Every parameter is in vkattn_sdpa_params (vkattn/op_params.h).
+ *
+ * Two implementations (params->path):
+ * - chained (VKATTN_SDPA_UNFUSED): matmul -> masked softmax -> dropout ->
+ *   matmul, through a (B, H, Tq, Tv) score tensor. Returns the weights when
+ *   asked; the score tensor must fit maxStorageBufferRange (128 MiB on
+ *   lavapipe: B*H*Tq*Tv <= 2^25), else VKATTN_ERROR_DEVICE_LIMIT.
+ * - fused (VKATTN_SDPA_FUSED): one flash-attention kernel, no score tensor,
+ *   no weights returned; where the device or the shape does not allow it,
+ *   VKATTN_SDPA_FUSED fails with VKATTN_ERROR_UNSUPPORTED.
+ * VKATTN_SDPA_AUTO takes the fused path when it can serve the call (weights
+ * not requested), else the chained one. The two differ only where inputs are
+ * not finite: the fused kernel never reads keys a row cannot see, so a NaN or
+ * inf in a masked V row does not reach the output (the chained W @ V and the
+ * reference give NaN there, as 0 * inf does); and it forms logits in fp32, so
+ * a score * scale + bias beyond FLT_MAX overflows where the reference's
+ * double does not.
+ *
+ * Call sequence: fill vkattn_sdpa_params, optionally size a workspace with
+ * vkattn_sdpa_workspace_size, bind tensors in vkattn_sdpa_io, call
+ * vkattn_sdpa_record (into your command buffer) or vkattn_sdpa_run (submits
+ * and waits).
+ *
+ * Workspace: the chained path needs a score tensor unless the returned weights
+ * can hold the scores themselves. Pass your own (io->workspace, at least
+ * vkattn_sdpa_workspace_size floats) or leave it NULL: then the library uses a
+ * scratch tensor kept in the context, shared by every call on that context
+ * and grown on demand (a replaced one is kept until the context is destroyed,
+ * so command buffers recorded earlier stay valid). Because it is shared,
+ * command buffers that are executing at the same time must not both use the
+ * library workspace: give each concurrent recording its own io->workspace.
+ * Successive recordings into one or several command buffers that execute one
+ * after another on one queue are fine (barriers are recorded for you).
+ *
+ * Recording contract: as in vkattn/matmul.h; the workspace, like every other
+ * tensor, must stay alive until the command buffer completes.
+ *
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; a zero
+ * batch, tq, tv or dk; heads not a multiple of kv_heads; a non-finite scale;
+ * an out-of-range enum; a dropout rate outside [0, 1] or NaN; a missing,
+ * unexpected or too small tensor; out, weights or workspace aliasing another
+ * tensor; return_weights with VKATTN_SDPA_FUSED), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor,
+ * the score tensor included, beyond maxStorageBufferRange or 32-bit indexing;
+ * the message names the fused path where it would help),
+ * VKATTN_ERROR_UNSUPPORTED (VKATTN_SDPA_FUSED where the fused kernel cannot
+ * serve the call), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (library workspace),
+ * Vulkan failures. Size and argument errors are reported before anything is
+ * recorded or allocated.
+ * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ */
+#ifndef VKATTN_SDPA_H
+#define VKATTN_SDPA_H
+
+#include <stdint.h>
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_sdpa_io {
+    vkattn_tensor *q, *k, *v; /* (B,H,Tq,dk), (B,Hkv,Tv,dk), (B,Hkv,Tv,dv) */
+    /* per params->mask: bias (B|1,H|1,Tq|1,Tv) iff has_bias, value_mask (B,Tv) iff
+     * has_value_mask, mask (B|1,H|1,Tq|1,Tv) iff has_mask; NULL otherwise */
+    vkattn_tensor *bias, *value_mask, *mask;
+    vkattn_tensor *out;       /* (B, H, Tq, dv), written */
+    vkattn_tensor *weights;   /* (B, H, Tq, Tv) iff params->return_weights, written */
+    /* optional scratch, >= vkattn_sdpa_workspace_size floats; NULL: the library
+     * allocates one and keeps it in the context (see the overview). Ignored
+     * when the call needs none. */
+    vkattn_tensor *workspace;
+} vkattn_sdpa_io;
+
+/* *floats = the workspace the call vkattn_sdpa_record would make with these
+ * params on this context needs (0 when none: the fused path, or returned
+ * weights that can hold the scores). Fails as vkattn_sdpa_record does on bad
+ * params or sizes, before any tensor is involved. */
+VKATTN_API vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx,
+                                                    const vkattn_sdpa_params *params,
+                                                    uint64_t *floats);
+VKATTN_API vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                            const vkattn_sdpa_params *params,
+                                            const vkattn_sdpa_io *io);
+VKATTN_API vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                                         const vkattn_sdpa_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_SDPA_H */

@@ -1,0 +1,76 @@
+/* vkattn/softmax.h - masked softmax over the last axis on the GPU.
+ *
+ *   logit   = score * scale + bias
+ *   allowed = value_mask[b,j] && causal(i,j) && mask[b,h,i,j]   (each only if enabled)
+ *   out     = exp(logit - max) / sum over the allowed keys of the row
+ *
+ * for scores (B, H, Tq, Tv), with the options of vkattn_softmax_params
+ * (vkattn/op_params.h); the semantics are exactly those of
+ * vkattn_reference_softmax (vkattn/reference.h) and SEMANTICS.md:
+ * - Masks combine by AND; masks are f32, nonzero (NaN included) = may attend.
+ *   Causal top-left allows j <= i, bottom-right j <= i + Tv - Tq.
+ * - bias and mask are (B|1, H|1, Tq|1, Tv) as their vkattn_broadcast flags say;
+ *   value_mask is (B, Tv).
+ * - Masked keys get exactly 0. A row with no allowed key, or whose allowed
+ *   logits are all -inf, gets all zeros or uniform 1/Tv per mask.masked_row;
+ *   masking never produces NaN.
+ * - A NaN (or +inf) among a row's allowed logits makes that row's allowed
+ *   weights NaN and leaves every other row alone.
+ * - Logits are computed in fp32 without overflow: score * scale + bias is
+ *   carried divided by a power of two where it could exceed FLT_MAX, so
+ *   scores of +-3e38 with any finite scale behave as the reference's double
+ *   arithmetic does (the largest logit wins). Max-subtraction and sums in fp32.
+ *
+ * Any Tv from 1 up to the 32-bit index limit: rows that fit in shared memory
+ * read their inputs once; longer rows read them twice (two passes over global
+ * memory, no scratch memory). Keys past a causal limit are not read.
+ * In place: io->out may be the same tensor as io->scores; it must not otherwise
+ * overlap an input.
+ *
+ * Recording contract: as for every vkattn *_record (see vkattn/matmul.h). One
+ * dispatch; inputs are read and io->out written by the compute shader stage.
+ *
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; batch,
+ * tq or tv 0; scale NaN or inf; an enum out of range; a tensor missing where
+ * its flag is set or given where it is not; tensors too small; out aliasing
+ * bias, value_mask or mask; tensors of another context),
+ * VKATTN_ERROR_SIZE_OVERFLOW (B*H*Tq*Tv overflows 64 bits),
+ * VKATTN_ERROR_DEVICE_LIMIT (an operand beyond 32-bit indexing or
+ * maxStorageBufferRange, too many rows for the workgroup-count limits),
+ * Vulkan failures.
+ * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ */
+#ifndef VKATTN_SOFTMAX_H
+#define VKATTN_SOFTMAX_H
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The tensors of one softmax call. Element counts are what the op needs; a
+ * larger tensor is fine (the op reads and writes its leading elements). */
+typedef struct vkattn_softmax_io {
+    vkattn_tensor *scores;     /* (B, H, Tq, Tv) */
+    vkattn_tensor *bias;       /* iff params->mask.has_bias: (B|1, H|1, Tq|1, Tv) per mask.bias_broadcast */
+    vkattn_tensor *value_mask; /* iff has_value_mask: (B, Tv), nonzero = may attend */
+    vkattn_tensor *mask;       /* iff has_mask: (B|1, H|1, Tq|1, Tv) per mask.mask_broadcast */
+    vkattn_tensor *out;        /* (B, H, Tq, Tv); may be the same tensor as scores (in place) */
+} vkattn_softmax_io;
+
+/* Records the softmax into cmd (see the recording contract above). */
+VKATTN_API vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                               const vkattn_softmax_params *params,
+                                               const vkattn_softmax_io *io);
+/* Records into the context's one-shot command buffer, submits and waits. */
+VKATTN_API vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
+                                            const vkattn_softmax_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_SOFTMAX_H */

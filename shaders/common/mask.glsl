@@ -1,0 +1,60 @@
+// The attention mask predicate of SEMANTICS.md ("Common rules"), shared by every
+// kernel that masks logits (softmax.comp, the fused flash kernel) so they agree
+// with each other and with vkattn_reference_softmax exactly. Include after
+// #version; needs no extension. The kernels read their own buffers: these
+// helpers take the values and indices, not the buffers.
+//
+// A key j of query row (b, h, i) is allowed iff every enabled mask allows it:
+//   causal top-left      j <= i
+//   causal bottom-right  j <= i + Tv - Tq     (signed: no key for i < Tq - Tv)
+//   value_mask (B, Tv)   value_mask[b * Tv + j] nonzero
+//   explicit mask        mask[vka_bcast_row(...) + j] nonzero, (B|1, H|1, Tq|1, Tv)
+// "Nonzero" counts NaN as nonzero, as the CPU reference's `== 0.0f` test does.
+//
+// Broadcast operands (B|1, H|1, Tq|1, Tv) are addressed with element strides
+// computed on the host from the vkattn_broadcast flags, 0 for a broadcast axis:
+//   rows_s  = flags.rows  ? 0 : Tv
+//   heads_s = flags.heads ? 0 : (flags.rows ? 1 : Tq) * Tv
+//   batch_s = flags.batch ? 0 : (flags.heads ? 1 : H) * (flags.rows ? 1 : Tq) * Tv
+// All index math is uint32: the host checks that every operand fits.
+#ifndef VKA_MASK_GLSL
+#define VKA_MASK_GLSL
+
+const uint VKA_CAUSAL_NONE = 0u;         // = VKATTN_CAUSAL_NONE
+const uint VKA_CAUSAL_TOP_LEFT = 1u;     // = VKATTN_CAUSAL_TOP_LEFT
+const uint VKA_CAUSAL_BOTTOM_RIGHT = 2u; // = VKATTN_CAUSAL_BOTTOM_RIGHT
+
+// Causal masks allow a prefix of the keys: row i may see keys j < this limit
+// (0 .. tv). Loops can stop there instead of testing every key. Written
+// without signed math: i + tv <= Tq * Tv < 2^32 whenever the logits fit
+// 32-bit indexing, so nothing wraps.
+uint vka_causal_limit(uint causal, uint i, uint tq, uint tv)
+{
+    if (causal == VKA_CAUSAL_TOP_LEFT)
+        return min(i + 1u, tv);
+    if (causal == VKA_CAUSAL_BOTTOM_RIGHT)
+        return i + tv >= tq ? i + tv - tq + 1u : 0u; // <= tv since i < tq
+    return tv;
+}
+
+bool vka_causal_allows(uint causal, uint i, uint j, uint tq, uint tv)
+{
+    return j < vka_causal_limit(causal, i, tq, tv);
+}
+
+// A mask value allows attending iff it is nonzero; NaN is nonzero. Written as
+// !(v == 0) because == is an ordered compare (false for NaN) whatever the
+// compiler makes of !=.
+bool vka_mask_allows(float v)
+{
+    return !(v == 0.0);
+}
+
+// Element offset of row (b, h, i) of a (B|1, H|1, Tq|1, Tv) operand, with
+// strides = (batch_s, heads_s, rows_s) as above; add the key index j.
+uint vka_bcast_row(uvec3 strides, uint b, uint h, uint i)
+{
+    return b * strides.x + h * strides.y + i * strides.z;
+}
+
+#endif

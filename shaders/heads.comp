@@ -1,0 +1,37 @@
+#version 450
+// Head split (B, T, H, d) -> (B, H, T, d) and merge, its inverse: a pure
+// permutation copy. Each invocation walks output elements with a grid stride,
+// so any element count fits the device's workgroup-count limit; consecutive
+// invocations write consecutive outputs and read consecutive inputs within a
+// d-long row. All indices are below the element count, which the host checked
+// to fit 32 bits.
+
+layout(constant_id = 0) const bool SPLIT = true; // false: merge
+layout(local_size_x_id = 1, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf { float dst[]; };
+
+layout(push_constant) uniform Push {
+    uint seq, heads, head_dim, count;
+} p;
+
+void main()
+{
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint o = gl_GlobalInvocationID.x; o < p.count; o += stride) {
+        uint c = o % p.head_dim;
+        uint row = o / p.head_dim;
+        uint from;
+        if (SPLIT) { // o indexes (B, H, T, d); read (B, T, H, d)
+            uint t = row % p.seq, bh = row / p.seq;
+            uint h = bh % p.heads, b = bh / p.heads;
+            from = ((b * p.seq + t) * p.heads + h) * p.head_dim + c;
+        } else {     // o indexes (B, T, H, d); read (B, H, T, d)
+            uint h = row % p.heads, bt = row / p.heads;
+            uint t = bt % p.seq, b = bt / p.seq;
+            from = ((b * p.heads + h) * p.seq + t) * p.head_dim + c;
+        }
+        dst[o] = src[from];
+    }
+}

@@ -1,0 +1,25 @@
+#version 450
+// Keras's query_mask: data[r, e] *= (mask[r] != 0) for every row r of a
+// (rows, width) tensor, in place. A multiply, not a select, as Keras does it:
+// a NaN output row stays NaN even where the query is masked. A grid-stride
+// loop lets the host cap the group count.
+
+layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, binding = 0) readonly buffer MaskBuf { float mask[]; };
+layout(std430, binding = 1) buffer DataBuf { float data[]; };
+
+layout(push_constant) uniform Push {
+    uint width; // elements per row
+    uint total; // rows * width
+} p;
+
+void main()
+{
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride) {
+        // `== 0.0` is ordered, so a NaN mask counts as nonzero (may attend)
+        const float keep = mask[idx / p.width] == 0.0 ? 0.0 : 1.0;
+        data[idx] *= keep;
+    }
+}

@@ -1,0 +1,118 @@
+/* keras.layers.AdditiveAttention: the additive scoring op with the layer's
+ * scale vector, then the tail shared by the single-head layers. */
+#include "vkattn/additive_attention.h"
+
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "layers/layer_util.h"
+#include "vk/context.h"
+#include "vk/submit.h"
+#include "vkattn/additive.h"
+
+struct vkattn_additive_attention {
+    vkattn_context *ctx;
+    vkattn_additive_attention_desc desc;
+    vka_layer_widths w;
+    vkattn_tensor *scale; /* (query_dim); NULL with no_scale */
+    vka_scratch scratch;  /* the scores when they are not returned */
+};
+
+vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
+                                               const vkattn_additive_attention_desc *desc,
+                                               vkattn_additive_attention **out)
+{
+    static const char fn[] = "vkattn_additive_attention_create";
+    if (!out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    vka_layer_widths w;
+    vkattn_result r = vka_additive_attention_check_desc(ctx, fn, desc, &w);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_additive_attention *layer = calloc(1, sizeof *layer);
+    if (!layer)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    *layer = (vkattn_additive_attention){.ctx = ctx, .desc = *desc, .w = w};
+    if (!desc->no_scale && (r = vka_layer_weight_create(ctx, fn, w.dq, 1.0f, &layer->scale))) {
+        free(layer);
+        return r;
+    }
+    *out = layer;
+    return VKATTN_SUCCESS;
+}
+
+void vkattn_additive_attention_destroy(vkattn_additive_attention *layer)
+{
+    if (!layer)
+        return;
+    vka_scratch_release(&layer->scratch);
+    vkattn_tensor_destroy(layer->scale);
+    free(layer);
+}
+
+vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *layer,
+                                                    const vkattn_additive_attention_weights *w)
+{
+    static const char fn[] = "vkattn_additive_attention_set_weights";
+    if (!layer || !w)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "w");
+    if (layer->desc.no_scale)
+        return VKATTN_SUCCESS;
+    return vka_layer_weight_set(layer->ctx, fn, layer->scale, w->scale, layer->w.dq, "w->scale");
+}
+
+vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attention *layer,
+                                                    vkattn_additive_attention_weights *w)
+{
+    static const char fn[] = "vkattn_additive_attention_get_weights";
+    if (!layer || !w)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "w");
+    if (layer->desc.no_scale)
+        return VKATTN_SUCCESS;
+    return vka_layer_weight_get(layer->ctx, fn, layer->scale, w->scale, layer->w.dq);
+}
+
+vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
+                                               VkCommandBuffer cmd, const vkattn_layer_call *call,
+                                               const vkattn_layer_io *io)
+{
+    static const char fn[] = "vkattn_additive_attention_record";
+    if (!layer || !cmd)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "cmd");
+    vkattn_context *ctx = layer->ctx;
+    const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
+                                   .dout = layer->w.dv, .heads = 1};
+    vkattn_result r;
+    if ((r = vka_layer_check_call(ctx, fn, call)) ||
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape)))
+        return r;
+    vkattn_tensor *s = io->scores;
+    if (!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,
+                                   (uint64_t)call->batch * call->tq * call->tv, &s)))
+        return r;
+    const vkattn_additive_params ap = {
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = layer->w.dq,
+        .has_scale_vector = !layer->desc.no_scale,
+    };
+    const vkattn_additive_io aio = {.q = io->query, .k = io->key ? io->key : io->value,
+                                    .scale = layer->scale, .scores = s};
+    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
+        return r;
+    return vka_layer_finish_record(ctx, cmd, fn, call, io, layer->w.dv, layer->desc.dropout, s);
+}
+
+vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
+                                            const vkattn_layer_call *call,
+                                            const vkattn_layer_io *io)
+{
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_additive_attention_run: layer is NULL");
+    VKA_RUN(layer->ctx, vkattn_additive_attention_record(layer, cmd, call, io));
+}

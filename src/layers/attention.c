@@ -1,0 +1,169 @@
+/* keras.layers.Attention: dot mode through the SDPA op (which brings the fused
+ * kernel), concat mode through the additive scoring op and the shared tail. */
+#include "vkattn/attention.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "layers/layer_util.h"
+#include "vk/context.h"
+#include "vk/submit.h"
+#include "vkattn/additive.h"
+#include "vkattn/sdpa.h"
+
+struct vkattn_attention {
+    vkattn_context *ctx;
+    vkattn_attention_desc desc;
+    vka_layer_widths w;
+    vkattn_attention_weights weights;
+    vka_scratch scratch; /* concat: the scores; dot: the SDPA workspace */
+};
+
+vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
+                                      vkattn_attention **out)
+{
+    static const char fn[] = "vkattn_attention_create";
+    if (!out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    vka_layer_widths w;
+    vkattn_result r = vka_attention_check_desc(ctx, fn, desc, &w);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_attention *layer = calloc(1, sizeof *layer);
+    if (!layer)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    *layer = (vkattn_attention){.ctx = ctx, .desc = *desc, .w = w,
+                                .weights = {.scale = 1.0f, .concat_score_weight = 1.0f}};
+    *out = layer;
+    return VKATTN_SUCCESS;
+}
+
+void vkattn_attention_destroy(vkattn_attention *layer)
+{
+    if (!layer)
+        return;
+    vka_scratch_release(&layer->scratch);
+    free(layer);
+}
+
+vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
+                                           const vkattn_attention_weights *w)
+{
+    static const char fn[] = "vkattn_attention_set_weights";
+    if (!layer || !w)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "w");
+    vkattn_result r;
+    if ((r = vka_layer_check_scalar(layer->ctx, fn, "w->scale", w->scale)) ||
+        (r = vka_layer_check_scalar(layer->ctx, fn, "w->concat_score_weight",
+                                    w->concat_score_weight)))
+        return r;
+    layer->weights = *w;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
+                                           vkattn_attention_weights *w)
+{
+    if (!layer || !w)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_attention_get_weights: %s is NULL", !layer ? "layer" : "w");
+    *w = layer->weights;
+    return VKATTN_SUCCESS;
+}
+
+/* The ops read a 0 scale as "default", so an exact 0 becomes the smallest
+ * normal float: the scores are then ~1e-38 (or flushed to 0), the softmax of
+ * which is uniform to the last bit, as a 0 scale gives. */
+static float literal_scale(float v) { return v != 0.0f ? v : FLT_MIN; }
+
+static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, const char *caller,
+                                const vkattn_layer_call *call, const vkattn_layer_io *io)
+{
+    vkattn_context *ctx = layer->ctx;
+    const vkattn_sdpa_params p = {
+        .batch = call->batch, .heads = 1, .tq = call->tq, .tv = call->tv,
+        .dk = layer->w.dq, .dv = layer->w.dv,
+        .scale = literal_scale(layer->desc.use_scale ? layer->weights.scale : 1.0f),
+        .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
+                                      io->attention_mask != NULL),
+        .dropout = vka_layer_dropout_params(call, layer->desc.dropout, 1).dropout,
+        .return_weights = call->return_attention_scores,
+        .weights_after_dropout = true, /* Keras returns the weights after dropout */
+        .path = call->path,
+    };
+    uint64_t floats;
+    vkattn_result r = vkattn_sdpa_workspace_size(ctx, &p, &floats);
+    vkattn_tensor *ws = NULL;
+    if (r == VKATTN_SUCCESS && floats)
+        r = vka_scratch_get(ctx, caller, &layer->scratch, floats, &ws);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const vkattn_sdpa_io sio = {
+        .q = io->query, .k = io->key ? io->key : io->value, .v = io->value,
+        .value_mask = io->value_mask, .mask = io->attention_mask,
+        .out = io->output, .weights = io->scores, .workspace = ws,
+    };
+    return vkattn_sdpa_record(ctx, cmd, &p, &sio);
+}
+
+static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
+                                   const char *caller, const vkattn_layer_call *call,
+                                   const vkattn_layer_io *io)
+{
+    vkattn_context *ctx = layer->ctx;
+    vkattn_tensor *s = io->scores;
+    vkattn_result r;
+    if (!s && (r = vka_scratch_get(ctx, caller, &layer->scratch,
+                                   (uint64_t)call->batch * call->tq * call->tv, &s)))
+        return r;
+    const vkattn_additive_params ap = {
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = layer->w.dq,
+        .inner_scale = literal_scale(layer->desc.use_scale ? layer->weights.scale : 1.0f),
+        .outer_scale = literal_scale(layer->weights.concat_score_weight),
+    };
+    const vkattn_additive_io aio = {.q = io->query, .k = io->key ? io->key : io->value,
+                                    .scores = s};
+    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
+        return r;
+    return vka_layer_finish_record(ctx, cmd, caller, call, io, layer->w.dv, layer->desc.dropout, s);
+}
+
+vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
+                                      const vkattn_layer_call *call, const vkattn_layer_io *io)
+{
+    static const char fn[] = "vkattn_attention_record";
+    if (!layer || !cmd)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "cmd");
+    const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
+                                   .dout = layer->w.dv, .heads = 1};
+    vkattn_result r;
+    if ((r = vka_layer_check_call(layer->ctx, fn, call)) ||
+        (r = vka_layer_check_io(layer->ctx, fn, call, io, &shape)))
+        return r;
+    if (layer->desc.score_mode == VKATTN_SCORE_DOT) {
+        if (call->path == VKATTN_SDPA_FUSED && call->return_attention_scores)
+            return vka_fail(layer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: call->path is VKATTN_SDPA_FUSED but "
+                            "call->return_attention_scores is set; the fused kernel never forms "
+                            "the weights (use AUTO or UNFUSED)",
+                            fn);
+        if ((r = record_dot(layer, cmd, fn, call, io)))
+            return r;
+        return vka_layer_query_mask_record(layer->ctx, cmd, fn, call, io, layer->w.dv);
+    }
+    return record_concat(layer, cmd, fn, call, io);
+}
+
+vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_call *call,
+                                   const vkattn_layer_io *io)
+{
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_attention_run: layer is NULL");
+    VKA_RUN(layer->ctx, vkattn_attention_record(layer, cmd, call, io));
+}

@@ -1,0 +1,171 @@
+/* Bahdanau attention with learned projections (seed 001): two projection
+ * matmuls, the additive scoring op with v as its scale vector, then the tail
+ * shared by the single-head layers. score_bias is not recorded: softmax is
+ * shift-invariant (see vkattn/bahdanau.h). */
+#include "vkattn/bahdanau.h"
+
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "layers/layer_util.h"
+#include "vk/context.h"
+#include "vk/submit.h"
+#include "vkattn/additive.h"
+#include "vkattn/matmul.h"
+
+struct vkattn_bahdanau {
+    vkattn_context *ctx;
+    vkattn_bahdanau_desc desc;
+    vka_layer_widths w;
+    vkattn_tensor *wq, *wk, *v; /* (Dq, U), (Dk, U), (U) */
+    float score_bias;
+    vka_scratch qp, kp, scores; /* projections (B*Tq, U), (B*Tv, U); scores (B, Tq, Tv) */
+};
+
+vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,
+                                     vkattn_bahdanau **out)
+{
+    static const char fn[] = "vkattn_bahdanau_create";
+    if (!out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    vka_layer_widths w;
+    vkattn_result r = vka_bahdanau_check_desc(ctx, fn, desc, &w);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_bahdanau *layer = calloc(1, sizeof *layer);
+    if (!layer)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    *layer = (vkattn_bahdanau){.ctx = ctx, .desc = *desc, .w = w};
+    if ((r = vka_layer_weight_create(ctx, fn, (uint64_t)w.dq * w.units, 0.0f, &layer->wq)) ||
+        (r = vka_layer_weight_create(ctx, fn, (uint64_t)w.dk * w.units, 0.0f, &layer->wk)) ||
+        (r = vka_layer_weight_create(ctx, fn, w.units, 1.0f, &layer->v))) {
+        vkattn_bahdanau_destroy(layer);
+        return r;
+    }
+    *out = layer;
+    return VKATTN_SUCCESS;
+}
+
+void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
+{
+    if (!layer)
+        return;
+    vka_scratch_release(&layer->qp);
+    vka_scratch_release(&layer->kp);
+    vka_scratch_release(&layer->scores);
+    vkattn_tensor_destroy(layer->wq);
+    vkattn_tensor_destroy(layer->wk);
+    vkattn_tensor_destroy(layer->v);
+    free(layer);
+}
+
+vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_bahdanau_weights *w)
+{
+    static const char fn[] = "vkattn_bahdanau_set_weights";
+    if (!layer || !w)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "w");
+    vkattn_context *ctx = layer->ctx;
+    const vka_layer_widths *d = &layer->w;
+    /* check everything before uploading anything, so a bad call changes nothing */
+    const char *missing = !w->query_kernel ? "w->query_kernel"
+                          : !w->key_kernel ? "w->key_kernel"
+                          : !w->score_kernel ? "w->score_kernel"
+                                             : NULL;
+    if (missing)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, missing);
+    vkattn_result r;
+    if ((r = vka_layer_check_scalar(ctx, fn, "w->score_bias", w->score_bias)) ||
+        (r = vka_layer_weight_set(ctx, fn, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units,
+                                  "w->query_kernel")) ||
+        (r = vka_layer_weight_set(ctx, fn, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units,
+                                  "w->key_kernel")) ||
+        (r = vka_layer_weight_set(ctx, fn, layer->v, w->score_kernel, d->units, "w->score_kernel")))
+        return r;
+    layer->score_bias = w->score_bias;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer, vkattn_bahdanau_weights *w)
+{
+    static const char fn[] = "vkattn_bahdanau_get_weights";
+    if (!layer || !w)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "w");
+    vkattn_context *ctx = layer->ctx;
+    const vka_layer_widths *d = &layer->w;
+    vkattn_result r;
+    if ((r = vka_layer_weight_get(ctx, fn, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units)) ||
+        (r = vka_layer_weight_get(ctx, fn, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units)) ||
+        (r = vka_layer_weight_get(ctx, fn, layer->v, w->score_kernel, d->units)))
+        return r;
+    w->score_bias = layer->score_bias;
+    return VKATTN_SUCCESS;
+}
+
+/* out (rows, U) = x (rows, D) @ kernel (D, U): one tall matmul over the batch,
+ * so a decoder's single query row per batch still fills the tiles. */
+static vkattn_result project(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                             uint64_t rows, uint32_t dim, uint32_t units, vkattn_tensor *x,
+                             vkattn_tensor *kernel, vkattn_tensor *out)
+{
+    if (rows > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %llu projection rows exceed 32-bit indexing", caller,
+                        (unsigned long long)rows);
+    const vkattn_matmul_params mp = {.m = (uint32_t)rows, .n = units, .k = dim};
+    const vkattn_matmul_io mio = {.a = x, .b = kernel, .c = out};
+    return vkattn_matmul_record(ctx, cmd, &mp, &mio);
+}
+
+vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
+                                     const vkattn_layer_call *call, const vkattn_layer_io *io)
+{
+    static const char fn[] = "vkattn_bahdanau_record";
+    if (!layer || !cmd)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
+                        fn, !layer ? "layer" : "cmd");
+    vkattn_context *ctx = layer->ctx;
+    const vka_layer_widths *d = &layer->w;
+    const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
+                                   .heads = 1};
+    vkattn_result r;
+    if ((r = vka_layer_check_call(ctx, fn, call)) ||
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape)))
+        return r;
+    const uint64_t rq = (uint64_t)call->batch * call->tq, rk = (uint64_t)call->batch * call->tv;
+    uint64_t nq, nk;
+    if (!vka_mul_u64(rq, d->units, &nq) || !vka_mul_u64(rk, d->units, &nk))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the projections overflow 64 bits",
+                        fn);
+    vkattn_tensor *qp, *kp, *s = io->scores;
+    if ((r = vka_scratch_get(ctx, fn, &layer->qp, nq, &qp)) ||
+        (r = vka_scratch_get(ctx, fn, &layer->kp, nk, &kp)) ||
+        (!s && (r = vka_scratch_get(ctx, fn, &layer->scores,
+                                    (uint64_t)call->batch * call->tq * call->tv, &s))))
+        return r;
+    if ((r = project(ctx, cmd, fn, rq, d->dq, d->units, io->query, layer->wq, qp)) ||
+        (r = project(ctx, cmd, fn, rk, d->dk, d->units, io->key ? io->key : io->value, layer->wk,
+                     kp)))
+        return r;
+    const vkattn_additive_params ap = {
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->units,
+        .has_scale_vector = true,
+    };
+    const vkattn_additive_io aio = {.q = qp, .k = kp, .scale = layer->v, .scores = s};
+    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
+        return r;
+    return vka_layer_finish_record(ctx, cmd, fn, call, io, d->dv, layer->desc.dropout, s);
+}
+
+vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+                                  const vkattn_layer_io *io)
+{
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_bahdanau_run: layer is NULL");
+    VKA_RUN(layer->ctx, vkattn_bahdanau_record(layer, cmd, call, io));
+}

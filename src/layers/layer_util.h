@@ -1,0 +1,88 @@
+/* Internals shared by the layer objects (attention, additive_attention,
+ * bahdanau, mha): argument checks of vkattn_layer_call / vkattn_layer_io,
+ * weight tensors, grow-on-demand scratch, and the GPU tail of the single-head
+ * layers. Layers compose ops and record no raw vkCmd* themselves. */
+#ifndef VKA_LAYERS_LAYER_UTIL_H
+#define VKA_LAYERS_LAYER_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "reference/layer_ref.h"
+#include "vkattn/layer_common.h"
+
+/* ---------------------------------------------------------------- checks */
+
+/* What a layer's io must look like, besides the call's B, Tq, Tv. */
+typedef struct vka_layer_shape {
+    uint32_t dq, dk, dv; /* input widths; key NULL (= value) requires dk == dv */
+    uint32_t dout;       /* output width */
+    uint32_t heads;      /* of the returned scores: 1, or H for MultiHeadAttention */
+    bool allow_per_head_mask; /* io->attention_mask may be (B, H, Tq, Tv) */
+} vka_layer_shape;
+
+/* Checks one tensor argument: non-NULL, on ctx, exactly prod(dims) elements,
+ * and, when its rank is >= 2, a last dim of dims[n-1] (so (B, Tq, D) and
+ * (B*Tq, D) and a flat tensor all pass, a wrong width does not). `what` is
+ * "io->query", `shape` "(B, Tq, Dq)". */
+vkattn_result vka_layer_check_tensor(vkattn_context *ctx, const char *caller,
+                                     const vkattn_tensor *t, const uint64_t *dims, int n,
+                                     const char *what, const char *shape);
+
+/* The whole io of a call (after vka_layer_check_call): required tensors
+ * present and of the right size, optional ones sized when given, scores iff
+ * return_attention_scores, the per-head mask only where allowed, and neither
+ * output nor scores overlapping any other tensor of the call. */
+vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
+                                 const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                 const vka_layer_shape *s);
+
+/* ---------------------------------------------------------------- weights */
+
+/* A weight tensor of n floats, every element `init`. */
+vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,
+                                      float init, vkattn_tensor **out);
+
+/* Uploads n floats from data (NULL: INVALID_ARGUMENT naming `what`). */
+vkattn_result vka_layer_weight_set(vkattn_context *ctx, const char *caller, vkattn_tensor *t,
+                                   const float *data, uint64_t n, const char *what);
+
+/* Downloads n floats into data; data NULL skips this weight. */
+vkattn_result vka_layer_weight_get(vkattn_context *ctx, const char *caller, vkattn_tensor *t,
+                                   float *data, uint64_t n);
+
+/* ---------------------------------------------------------------- scratch */
+
+/* A scratch tensor that grows on demand. A replaced tensor may still be read
+ * by a command buffer recorded earlier, so it is retired, not freed, until
+ * vka_scratch_release (the layer's destroy). */
+typedef struct vka_scratch {
+    vkattn_tensor *current;
+    uint64_t capacity; /* floats in current */
+    vkattn_tensor **retired;
+    uint32_t n_retired, cap_retired;
+} vka_scratch;
+
+/* *out = a tensor of at least n floats (n >= 1). Grows by at least half again
+ * (within maxStorageBufferRange) so that slowly growing calls retire few. */
+vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scratch *s, uint64_t n,
+                              vkattn_tensor **out);
+void vka_scratch_release(vka_scratch *s);
+
+/* ---------------------------------------------------------------- GPU tail */
+
+/* Records the tail every single-head layer shares, on raw scores `s`
+ * (B, Tq, Tv) already written (io->scores itself when returned, else scratch):
+ * masked softmax in place (UNIFORM rows), dropout in place, io->output =
+ * W @ value, then query_mask rows multiplied by 0. */
+vkattn_result vka_layer_finish_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                      const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                      uint32_t dv, float rate, vkattn_tensor *s);
+
+/* Records the query_mask multiply on io->output (B*Tq rows of width dout);
+ * nothing when io->query_mask is NULL. */
+vkattn_result vka_layer_query_mask_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                          const char *caller, const vkattn_layer_call *call,
+                                          const vkattn_layer_io *io, uint32_t dout);
+
+#endif /* VKA_LAYERS_LAYER_UTIL_H */

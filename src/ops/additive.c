@@ -1,0 +1,206 @@
+/* Additive (tanh) scores: tile choice from the shape and the device's limits,
+ * argument checks, and the dispatch of shaders/additive.comp. */
+#include "vkattn/additive.h"
+
+#include <math.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct additive_push {
+    uint32_t tq, tv, dim;
+    float inner, outer;
+} additive_push;
+
+/* A TQ x TV tile of S per workgroup, RQ x RV outputs per invocation, dim
+ * staged DK at a time. */
+typedef struct additive_tiles {
+    uint32_t tq, tv, dk, rq, rv;
+} additive_tiles;
+
+/* The shared-memory budget the tiles are designed for; devices with less (the
+ * Vulkan minimum is 16 KiB) get a shorter DK. */
+#define ADDITIVE_SHARED_DESIGN 32768u
+
+static uint32_t tile_threads(const additive_tiles *t) { return (t->tq / t->rq) * (t->tv / t->rv); }
+
+/* Bytes of shared memory shaders/additive.comp declares for these tiles:
+ * qs[DK * (TQ + 1)], ks[DK * (TV + 1)], ss[DK]. */
+static uint32_t tile_shared_bytes(const additive_tiles *t)
+{
+    return 4u * t->dk * (t->tq + t->tv + 3u);
+}
+
+/* Tile length and outputs per invocation along one axis: 64 by 4 for long
+ * axes, shorter tiles for short ones so a 5 x 1000 problem does not spend most
+ * of its tanh calls on padding rows. */
+static void axis_tile(uint32_t len, uint32_t *tile, uint32_t *reg)
+{
+    if (len > 32)
+        *tile = 64, *reg = 4;
+    else if (len > 8)
+        *tile = 32, *reg = 2;
+    else if (len > 1)
+        *tile = 8, *reg = 1;
+    else
+        *tile = 1, *reg = 1;
+}
+
+/* Tiles for this shape that fit the device: the shape picks the tile, then
+ * more outputs per invocation bring the invocation count under the device's
+ * limit (256 by default; Vulkan guarantees 128), then DK is the longest of 32,
+ * 16, 8, 4 whose shared footprint fits. */
+static bool choose_tiles(const vkattn_context_info *info, uint32_t tq, uint32_t tv,
+                         additive_tiles *out)
+{
+    additive_tiles t;
+    axis_tile(tq, &t.tq, &t.rq);
+    axis_tile(tv, &t.tv, &t.rv);
+    if (t.tq == 1 && tv > 64)
+        t.tv = 256, t.rv = 4; /* one query row (decoding): 64 invocations, not 16 */
+    uint32_t max_threads = info->max_workgroup_invocations;
+    if (info->max_workgroup_size[0] < max_threads)
+        max_threads = info->max_workgroup_size[0];
+    while (tile_threads(&t) > max_threads) {
+        if (t.rv < 8 && t.tv / t.rv >= 2)
+            t.rv *= 2;
+        else if (t.rq < 8 && t.tq / t.rq >= 2)
+            t.rq *= 2;
+        else
+            return false;
+    }
+    uint32_t budget = info->max_shared_memory < ADDITIVE_SHARED_DESIGN ? info->max_shared_memory
+                                                                        : ADDITIVE_SHARED_DESIGN;
+    for (t.dk = 32; t.dk >= 4; t.dk /= 2)
+        if (tile_shared_bytes(&t) <= budget) {
+            *out = t;
+            return true;
+        }
+    return false;
+}
+
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_additive_params *p)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dim ? "dim" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!isfinite(p->inner_scale) || !isfinite(p->outer_scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is %g; must be finite",
+                        caller, isfinite(p->inner_scale) ? "outer_scale" : "inner_scale",
+                        isfinite(p->inner_scale) ? p->outer_scale : p->inner_scale);
+    return VKATTN_SUCCESS;
+}
+
+/* *out = a * b * c elements, checked to fit size_t math and the kernel's
+ * 32-bit indexing. */
+static vkattn_result count3(vkattn_context *ctx, const char *caller, const char *what, uint32_t a,
+                            uint32_t b, uint32_t c, uint64_t *out)
+{
+    const uint64_t dims[3] = {a, b, c};
+    if (!vka_product_u64(dims, 3, out))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the size of %s overflows", caller,
+                        what);
+    if (*out > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %s (%llu elements) does not fit the kernel's 32-bit indexing", caller,
+                        what, (unsigned long long)*out);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_additive_params *p, const vkattn_additive_io *io)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    uint64_t nq, nk, ns;
+    vkattn_result r;
+    if ((r = count3(ctx, caller, "q (B, Tq, dim)", p->batch, p->tq, p->dim, &nq)) ||
+        (r = count3(ctx, caller, "k (B, Tv, dim)", p->batch, p->tv, p->dim, &nk)) ||
+        (r = count3(ctx, caller, "scores (B, Tq, Tv)", p->batch, p->tq, p->tv, &ns)))
+        return r;
+    if ((r = vka_tensor_check(ctx, io->q, nq, caller, "io->q")) ||
+        (r = vka_tensor_check(ctx, io->k, nk, caller, "io->k")) ||
+        (r = vka_tensor_check(ctx, io->scores, ns, caller, "io->scores")))
+        return r;
+    if (p->has_scale_vector && (r = vka_tensor_check(ctx, io->scale, p->dim, caller, "io->scale")))
+        return r;
+    if (!p->has_scale_vector && io->scale)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->scale is given but params->has_scale_vector is false", caller);
+    if (io->scores == io->q || io->scores == io->k || io->scores == io->scale)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->scores must not be an input tensor", caller);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                     const vkattn_additive_params *params,
+                                     const vkattn_additive_io *io)
+{
+    const char *caller = "vkattn_additive_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    vkattn_result r = check_params(ctx, caller, params);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, io);
+    if (r != VKATTN_SUCCESS)
+        return r;
+
+    additive_tiles t;
+    if (!choose_tiles(&ctx->info, params->tq, params->tv, &t))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: no additive-score tile fits this device's workgroup limits", caller);
+    /* per chunk of DK features: the chunk loop, the three tile loads, and the
+     * feature loop (counted as if the compiler kept it rolled) */
+    const uint32_t threads = tile_threads(&t);
+    const uint64_t per_chunk = 4 + vka_div_up((uint64_t)t.tq * t.dk, threads) +
+                               vka_div_up((uint64_t)t.tv * t.dk, threads) +
+                               vka_div_up(t.dk, threads) + t.dk;
+    if ((r = vka_check_loop_budget(ctx, caller, vka_div_up(params->dim, t.dk) * per_chunk,
+                                   "params->dim")))
+        return r;
+    vka_kernel kernel = {
+        .name = "additive",
+        .code = vka_spv_additive,
+        .code_size = vka_spv_additive_size,
+        .n_bindings = 4,
+        .push_size = sizeof(additive_push),
+        .n_spec = 7,
+        .spec = {t.tq, t.tv, t.dk, t.rq, t.rv, params->has_scale_vector, tile_threads(&t)},
+    };
+    additive_push push = {
+        .tq = params->tq,
+        .tv = params->tv,
+        .dim = params->dim,
+        .inner = vka_default_f32(params->inner_scale, 1.0f),
+        .outer = vka_default_f32(params->outer_scale, 1.0f),
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
+                     vka_bind_optional(ctx, io->scale), vka_bind_tensor(io->scores, true)},
+        .push = &push,
+        .groups = {(uint32_t)vka_div_up(params->tv, t.tv), (uint32_t)vka_div_up(params->tq, t.tq),
+                   params->batch},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vkattn_additive_run(vkattn_context *ctx, const vkattn_additive_params *params,
+                                  const vkattn_additive_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_additive_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_additive_record(ctx, cmd, params, io));
+}

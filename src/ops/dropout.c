@@ -1,0 +1,143 @@
+/* Inverted dropout: argument checks, the host side of the Philox stream
+ * (threshold, offset mix, scale: computed once here exactly as the CPU
+ * reference computes them) and the dispatch of shaders/dropout.comp. */
+#include "vkattn/dropout.h"
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+#include "vkattn/philox.h"
+
+typedef struct dropout_push {
+    uint32_t tq, tv, quads_per_row, total_quads;
+    uint32_t seed_lo, seed_hi, offset_mix, threshold;
+    float scale;
+    uint32_t active;
+} dropout_push;
+
+/* Enough groups for every GPU to be busy; beyond it each invocation loops
+ * (on lavapipe fewer, fatter groups are faster). */
+#define MAX_GROUPS 4096u
+
+/* The float nearest 1/(1 - rate), 0 for rate 1: the same expression as the CPU
+ * reference (vka_ref_dropout_scale), so kept elements match it bit for bit. */
+static float dropout_scale(float rate)
+{
+    return rate < 1.0f ? (float)(1.0 / (1.0 - (double)rate)) : 0.0f;
+}
+
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_dropout_op_params *p, uint64_t *count)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    /* written so that NaN fails too; checked even when not training */
+    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
+                        (double)p->dropout.rate);
+    const uint64_t dims[4] = {p->batch, vka_default_u32(p->heads, 1), p->tq, p->tv};
+    if (!vka_product_u64(dims, 4, count))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: the tensor (B, H, Tq, Tv) overflows 64 bits", caller);
+    /* quads are counted per row, so (Tv + 3) / 4 * rows must fit too */
+    if (*count + 3u * (*count / p->tv) > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the tensor (B, H, Tq, Tv) has %llu elements; the kernel's 32-bit "
+                        "indexing allows fewer",
+                        caller, (unsigned long long)*count);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller, uint64_t count,
+                              const vkattn_dropout_io *io)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->in, count, caller, "io->in")) ||
+        (r = vka_tensor_check(ctx, io->out, count, caller, "io->out")))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+static dropout_push make_push(const vkattn_dropout_op_params *p, uint64_t count)
+{
+    const vkattn_dropout_params *d = &p->dropout;
+    const uint32_t qpr = (p->tv + 3u) / 4u;
+    /* SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
+    const uint32_t mix = (uint32_t)d->offset ^ ((uint32_t)(d->offset >> 32) * 0x9E3779B9u);
+    return (dropout_push){
+        .tq = p->tq, .tv = p->tv, .quads_per_row = qpr,
+        .total_quads = (uint32_t)(count / p->tv * qpr),
+        .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
+        .offset_mix = mix, .threshold = vkattn_dropout_threshold(d->rate),
+        .scale = dropout_scale(d->rate),
+        .active = d->training && d->rate > 0.0f,
+    };
+}
+
+vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                    const vkattn_dropout_op_params *params,
+                                    const vkattn_dropout_io *io)
+{
+    const char *caller = "vkattn_dropout_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    uint64_t count = 0;
+    vkattn_result r = check_params(ctx, caller, params, &count);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, count, io);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    dropout_push push = make_push(params, count);
+    const bool in_place = io->in == io->out;
+    if (!push.active && in_place)
+        return VKATTN_SUCCESS; /* the exact no-op records nothing */
+
+    uint32_t threads = 256;
+    if (threads > ctx->info.max_workgroup_invocations)
+        threads = ctx->info.max_workgroup_invocations;
+    if (threads > ctx->info.max_workgroup_size[0])
+        threads = ctx->info.max_workgroup_size[0];
+    uint64_t groups = vka_div_up(push.total_quads, threads);
+    if (groups > MAX_GROUPS)
+        groups = MAX_GROUPS;
+    if (groups > ctx->info.max_workgroup_count[0])
+        groups = ctx->info.max_workgroup_count[0];
+    vka_kernel kernel = {
+        .name = "dropout",
+        .code = vka_spv_dropout,
+        .code_size = vka_spv_dropout_size,
+        .n_bindings = 2,
+        .push_size = sizeof(dropout_push),
+        .n_spec = 2,
+        .spec = {threads, in_place},
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->in, false),
+                     vka_bind_tensor(io->out, true)},
+        .push = &push,
+        .groups = {(uint32_t)groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vkattn_dropout_run(vkattn_context *ctx, const vkattn_dropout_op_params *params,
+                                 const vkattn_dropout_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_dropout_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_dropout_record(ctx, cmd, params, io));
+}

@@ -1,0 +1,63 @@
+/* The fused (flash-attention) SDPA kernel, for the SDPA op's path choice.
+ *
+ * One dispatch of shaders/flash.comp computes vkattn_reference_sdpa's output
+ * with O(Tq) extra memory: K/V tiles stream through shared memory, the softmax
+ * runs online (running max and sum in fp32), masks, bias and the Philox
+ * dropout stream are applied inside. It does not return weights.
+ *
+ * Call vka_flash_supports first; vka_flash_record assumes the call is one it
+ * supports (it re-checks and fails with VKATTN_ERROR_UNSUPPORTED otherwise).
+ * Both leave argument validation of the public op to the caller but still
+ * check every tensor they bind, so a bad call fails cleanly, never on the GPU.
+ *
+ * Limits (vka_flash_supports says which one refused a call): dk and dv up to
+ * 256; no returned weights; every tensor within 32-bit indexing; on lavapipe,
+ * a key range short enough for its 65535-loop-iteration limit per shader
+ * invocation (about 100k keys at dk = dv <= 64, 64k at 256, fewer under the
+ * uniform masked-row policy; see flash.c).
+ * Pipelines are specialized per (dk, dv, mask kinds, dropout, policy, tiles);
+ * on lavapipe a new one takes about 1 s to compile at d = 16, 4 s at 64, 10 s
+ * at 128 and 20 s at 256 (then Mesa's shader cache keeps it).
+ *
+ * Differences from the chained path that callers may need to document:
+ * - keys a row cannot see (masked, or causal tiles skipped) are not read, so a
+ *   NaN or inf in a masked V row does not reach the output (the chained
+ *   W @ V gives NaN there, as 0 * inf does);
+ * - logits are formed in fp32 (score * scale + bias), so a bias or score
+ *   near FLT_MAX can overflow where the double reference does not.
+ */
+#ifndef VKA_OPS_FLASH_H
+#define VKA_OPS_FLASH_H
+
+#include <stdbool.h>
+
+#include "vkattn/sdpa.h"
+
+struct vkattn_context;
+struct vkattn_tensor;
+
+/* Widest dk and dv the kernel serves (its register arrays are sized by them). */
+#define VKA_FLASH_MAX_WIDTH 256u
+
+/* True when the fused kernel can serve *p on this device. Otherwise false,
+ * with *why (if why is non-NULL) set to a static sentence fragment naming the
+ * reason, e.g. "dk is above 256". Assumes *p passed the op's argument checks. */
+bool vka_flash_supports(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
+                        const char **why);
+
+/* Records the fused SDPA into cmd: io->q, k, v, out and the operands p->mask
+ * asks for; io->weights and io->workspace are ignored. `caller` names the
+ * public function in error messages. */
+vkattn_result vka_flash_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                               const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
+                               const char *caller);
+
+/* As vka_flash_record, and also writes the per-row log-sum-exp of the logits
+ * to lse (B, H, Tq):  lse[b,h,i] = log(sum_j allowed exp(score * scale + bias))
+ * in natural-log units, before dropout; -inf for a row with no allowed key
+ * (whatever the masked-row policy). lse may be NULL (then no LSE is written). */
+vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                   const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
+                                   struct vkattn_tensor *lse, const char *caller);
+
+#endif /* VKA_OPS_FLASH_H */

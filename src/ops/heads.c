@@ -1,0 +1,136 @@
+/* Head split and merge: argument checks and the dispatch of shaders/heads.comp
+ * (one shader, a specialization constant picks the direction). */
+#include "vkattn/heads.h"
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct heads_push {
+    uint32_t seq, heads, head_dim, count;
+} heads_push;
+
+/* Invocations per workgroup when the device allows; a copy needs no shared
+ * memory, so only the invocation limits matter. */
+#define HEADS_THREADS 256u
+/* Each invocation copies at least this many elements (grid stride): fewer,
+ * larger workgroups suit lavapipe and cost a GPU nothing for a copy. */
+#define HEADS_PER_THREAD 4u
+
+static vkattn_result check(vkattn_context *ctx, const char *caller,
+                           const vkattn_heads_params *p, const vkattn_heads_io *io,
+                           uint64_t *count)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->seq ? "seq" : !p->heads ? "heads"
+                     : !p->head_dim ? "head_dim" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    const uint64_t dims[4] = {p->batch, p->seq, p->heads, p->head_dim};
+    if (!vka_product_u64(dims, 4, count))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: the size of the tensors (B, T, H, d) overflows", caller);
+    if (*count > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the tensors (%llu elements) do not fit the kernel's 32-bit indexing",
+                        caller, (unsigned long long)*count);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->in, *count, caller, "io->in")) ||
+        (r = vka_tensor_check(ctx, io->out, *count, caller, "io->out")))
+        return r;
+    if (io->in == io->out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->in and io->out are the same tensor; the permutation cannot run "
+                        "in place",
+                        caller);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                            const vkattn_heads_params *params, const vkattn_heads_io *io,
+                            bool split)
+{
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    uint64_t count = 0;
+    vkattn_result r = check(ctx, caller, params, io, &count);
+    if (r != VKATTN_SUCCESS)
+        return r;
+
+    uint32_t threads = HEADS_THREADS;
+    if (ctx->info.max_workgroup_invocations < threads)
+        threads = ctx->info.max_workgroup_invocations;
+    if (ctx->info.max_workgroup_size[0] < threads)
+        threads = ctx->info.max_workgroup_size[0];
+    if (threads == 0)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: the device reports no invocations",
+                        caller);
+    /* The grid stride covers whatever the group count leaves, so capping it at
+     * the device's limit is always correct. */
+    uint64_t groups = vka_div_up(count, (uint64_t)threads * HEADS_PER_THREAD);
+    if (groups > ctx->info.max_workgroup_count[0])
+        groups = ctx->info.max_workgroup_count[0];
+
+    vka_kernel kernel = {
+        .name = split ? "heads (split)" : "heads (merge)",
+        .code = vka_spv_heads,
+        .code_size = vka_spv_heads_size,
+        .n_bindings = 2,
+        .push_size = sizeof(heads_push),
+        .n_spec = 2,
+        .spec = {split, threads},
+    };
+    heads_push push = {
+        .seq = params->seq,
+        .heads = params->heads,
+        .head_dim = params->head_dim,
+        .count = (uint32_t)count,
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(io->in, false), vka_bind_tensor(io->out, true)},
+        .push = &push,
+        .groups = {(uint32_t)groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vkattn_heads_params *params,
+                                        const vkattn_heads_io *io)
+{
+    return record(ctx, cmd, "vkattn_heads_split_record", params, io, true);
+}
+
+vkattn_result vkattn_heads_split_run(vkattn_context *ctx, const vkattn_heads_params *params,
+                                     const vkattn_heads_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_heads_split_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_heads_split_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vkattn_heads_params *params,
+                                        const vkattn_heads_io *io)
+{
+    return record(ctx, cmd, "vkattn_heads_merge_record", params, io, false);
+}
+
+vkattn_result vkattn_heads_merge_run(vkattn_context *ctx, const vkattn_heads_params *params,
+                                     const vkattn_heads_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_heads_merge_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_heads_merge_record(ctx, cmd, params, io));
+}

@@ -1,0 +1,59 @@
+/* Row masking (query_mask) for the layers: shaders/rowmask.comp. */
+#include "ops/rowmask.h"
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct rowmask_push {
+    uint32_t width, total;
+} rowmask_push;
+
+/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
+#define MAX_GROUPS 4096u
+
+vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                 uint32_t rows, uint32_t width, vkattn_tensor *mask,
+                                 vkattn_tensor *data)
+{
+    uint64_t total;
+    if (!vka_mul_u64(rows, width, &total) || total > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the output (%u rows x %u) does not fit the kernel's 32-bit indexing",
+                        caller, rows, width);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, mask, rows, caller, "io->query_mask")) ||
+        (r = vka_tensor_check(ctx, data, total, caller, "io->output")))
+        return r;
+    uint32_t threads = 256;
+    if (threads > ctx->info.max_workgroup_invocations)
+        threads = ctx->info.max_workgroup_invocations;
+    if (threads > ctx->info.max_workgroup_size[0])
+        threads = ctx->info.max_workgroup_size[0];
+    uint64_t groups = vka_div_up(total, threads);
+    if (groups > MAX_GROUPS)
+        groups = MAX_GROUPS;
+    if (groups > ctx->info.max_workgroup_count[0])
+        groups = ctx->info.max_workgroup_count[0];
+    vka_kernel kernel = {
+        .name = "rowmask",
+        .code = vka_spv_rowmask,
+        .code_size = vka_spv_rowmask_size,
+        .n_bindings = 2,
+        .push_size = sizeof(rowmask_push),
+        .n_spec = 1,
+        .spec = {threads},
+    };
+    rowmask_push push = {.width = width, .total = (uint32_t)total};
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(mask, false), vka_bind_tensor(data, true)},
+        .push = &push,
+        .groups = {(uint32_t)groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}

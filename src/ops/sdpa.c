@@ -1,0 +1,426 @@
+/* Scaled dot-product attention: argument and size checks, the choice between
+ * the fused kernel (ops/flash.c) and the chained path, the workspace, and the
+ * chained path itself: matmul -> softmax -> dropout -> matmul through a
+ * (B, H, Tq, Tv) score tensor. Every check runs before anything is recorded or
+ * allocated, so a failing call leaves the command buffer untouched. */
+#include "vkattn/sdpa.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "ops/flash.h"
+#include "vk/context.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vkattn/dropout.h"
+#include "vkattn/matmul.h"
+#include "vkattn/softmax.h"
+
+/* The params with every default resolved, and element counts of each operand. */
+typedef struct sdpa_shape {
+    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
+    float scale;
+    bool drop; /* dropout changes anything: training && rate > 0 */
+    uint64_t q, k, v, out, scores, bias, value_mask, mask;
+} sdpa_shape;
+
+/* Counts of (B, H, Tq, Tv) operands stored with broadcast axes. */
+static bool broadcast_count(const sdpa_shape *s, vkattn_broadcast bc, uint64_t *n)
+{
+    const uint64_t dims[4] = {bc.batch ? 1 : s->batch, bc.heads ? 1 : s->heads,
+                              bc.rows ? 1 : s->tq, s->tv};
+    return vka_product_u64(dims, 4, n);
+}
+
+static vkattn_result check_enums(vkattn_context *ctx, const char *caller,
+                                 const vkattn_sdpa_params *p)
+{
+    const char *bad = (unsigned)p->mask.causal > VKATTN_CAUSAL_BOTTOM_RIGHT ? "mask.causal"
+                      : (unsigned)p->mask.masked_row > VKATTN_MASKED_ROW_UNIFORM
+                          ? "mask.masked_row"
+                      : (unsigned)p->path > VKATTN_SDPA_UNFUSED ? "path"
+                                                                : NULL;
+    if (bad)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is not a valid value",
+                        caller, bad);
+    /* written so that NaN fails too; checked even when not training */
+    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
+                        (double)p->dropout.rate);
+    return VKATTN_SUCCESS;
+}
+
+/* Element counts, overflow-checked; each tensor must fit one storage-buffer
+ * binding (and so 32-bit indexing: the range itself is a uint32). */
+static vkattn_result count_operands(vkattn_context *ctx, const char *caller,
+                                    const vkattn_mask_params *m, sdpa_shape *s)
+{
+    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
+    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
+    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
+    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
+    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
+    const uint64_t md[2] = {s->batch, s->tv};
+    if (!vka_product_u64(qd, 4, &s->q) || !vka_product_u64(kd, 4, &s->k) ||
+        !vka_product_u64(vd, 4, &s->v) || !vka_product_u64(od, 4, &s->out) ||
+        !vka_product_u64(wd, 4, &s->scores) || !vka_product_u64(md, 2, &s->value_mask) ||
+        !broadcast_count(s, m->bias_broadcast, &s->bias) ||
+        !broadcast_count(s, m->mask_broadcast, &s->mask))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: an operand's element count overflows 64 bits", caller);
+    if (!m->has_bias)
+        s->bias = 0;
+    if (!m->has_value_mask)
+        s->value_mask = 0;
+    if (!m->has_mask)
+        s->mask = 0;
+    const struct { const char *name; uint64_t n; } ops[] = {
+        {"q (B, H, Tq, dk)", s->q},       {"k (B, Hkv, Tv, dk)", s->k},
+        {"v (B, Hkv, Tv, dv)", s->v},     {"out (B, H, Tq, dv)", s->out},
+        {"bias", s->bias},                {"value_mask (B, Tv)", s->value_mask},
+        {"mask", s->mask},
+    };
+    const uint64_t range = vka_max_range(ctx);
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (ops[i].n > range / sizeof(float))
+            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                            "%s: %s has %llu elements; maxStorageBufferRange (%llu bytes) allows "
+                            "%llu",
+                            caller, ops[i].name, (unsigned long long)ops[i].n,
+                            (unsigned long long)range, (unsigned long long)(range / sizeof(float)));
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result resolve(vkattn_context *ctx, const char *caller, const vkattn_sdpa_params *p,
+                             sdpa_shape *s)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dk ? "dk" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!isfinite(p->scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->scale is %g; must be finite",
+                        caller, (double)p->scale);
+    vkattn_result r = check_enums(ctx, caller, p);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    *s = (sdpa_shape){.batch = p->batch, .heads = vka_default_u32(p->heads, 1), .tq = p->tq,
+                      .tv = p->tv, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
+    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
+    if (s->heads % s->kv_heads != 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->kv_heads is %u; must divide heads (%u)", caller, s->kv_heads,
+                        s->heads);
+    s->group = s->heads / s->kv_heads;
+    /* 1/sqrt(dk) in double, rounded once to the f32 the kernels multiply by */
+    s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
+    s->drop = p->dropout.training && p->dropout.rate > 0.0f;
+    return count_operands(ctx, caller, &p->mask, s);
+}
+
+/* ---------------------------------------------------------------- path */
+
+/* *fused: whether the fused kernel serves this call. AUTO falls back to the
+ * chained path quietly; FUSED fails, naming the reason. */
+static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
+                                  const vkattn_sdpa_params *p, bool *fused)
+{
+    const char *why = NULL;
+    switch (p->path) {
+    case VKATTN_SDPA_UNFUSED:
+        *fused = false;
+        return VKATTN_SUCCESS;
+    case VKATTN_SDPA_AUTO:
+        *fused = !p->return_weights && vka_flash_supports(ctx, p, NULL);
+        return VKATTN_SUCCESS;
+    case VKATTN_SDPA_FUSED:
+        if (p->return_weights)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: params->path is VKATTN_SDPA_FUSED but return_weights is set; "
+                            "the fused kernel never forms the weights (use AUTO or UNFUSED)",
+                            caller);
+        if (!vka_flash_supports(ctx, p, &why))
+            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                            "%s: params->path is VKATTN_SDPA_FUSED but the fused kernel cannot "
+                            "serve this call: %s",
+                            caller, why ? why : "unsupported");
+        *fused = true;
+        return VKATTN_SUCCESS;
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: check_enums ran */
+}
+
+/* Floats of workspace the chained path needs: a score tensor, unless the
+ * returned weights can hold the scores all along (no dropout, or weights
+ * returned after it: dropout then runs in place on them). */
+static uint64_t chained_workspace(const vkattn_sdpa_params *p, const sdpa_shape *s)
+{
+    if (!p->return_weights || (s->drop && !p->weights_after_dropout))
+        return s->scores;
+    return 0;
+}
+
+/* The chained path's own limits: the score tensor in one binding, and the
+ * matmul grids (matmul.c's smallest tile is 16 x 16, so a dimension up to
+ * 16 * maxWorkgroupCount always fits). */
+static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
+                                   const vkattn_sdpa_params *p, const sdpa_shape *s)
+{
+    const uint64_t range = vka_max_range(ctx);
+    if (s->scores > range / sizeof(float)) {
+        /* say what would help: the fused path, unless it is the reason we are here */
+        const char *why = NULL, *hint = "use the fused path (params->path = VKATTN_SDPA_AUTO "
+                                        "or VKATTN_SDPA_FUSED), or split the batch or the heads";
+        if (p->return_weights)
+            hint = "returned weights need that tensor: split the batch or the heads, or do "
+                   "not return the weights (then the fused path needs none)";
+        else if (p->path == VKATTN_SDPA_AUTO && !vka_flash_supports(ctx, p, &why))
+            hint = "the fused path cannot serve this call either; split the batch or the heads";
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the chained path's score tensor (B, H, Tq, Tv) = (%u, %u, %u, %u) "
+                        "needs %llu bytes; maxStorageBufferRange is %llu: %s%s%s%s",
+                        caller, s->batch, s->heads, s->tq, s->tv,
+                        (unsigned long long)(s->scores * sizeof(float)), (unsigned long long)range,
+                        hint, why ? " (fused: " : "", why ? why : "", why ? ")" : "");
+    }
+    const uint32_t *groups = ctx->info.max_workgroup_count;
+    const uint64_t rows = (uint64_t)s->group * s->tq, cols = s->tv > s->dv ? s->tv : s->dv;
+    if ((uint64_t)s->batch * s->kv_heads > groups[2] || rows > 16ull * groups[1] ||
+        cols > 16ull * groups[0])
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the chained path's matmuls need more workgroups than the device "
+                        "allows (batch * kv_heads = %llu, heads / kv_heads * tq = %llu, "
+                        "max(tv, dv) = %llu)",
+                        caller, (unsigned long long)s->batch * s->kv_heads,
+                        (unsigned long long)rows, (unsigned long long)cols);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                                         uint64_t *floats)
+{
+    const char *caller = "vkattn_sdpa_workspace_size";
+    if (!ctx || !floats)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "floats");
+    sdpa_shape s;
+    bool fused = false;
+    vkattn_result r = resolve(ctx, caller, params, &s);
+    if (r == VKATTN_SUCCESS)
+        r = choose_fused(ctx, caller, params, &fused);
+    if (r == VKATTN_SUCCESS && !fused)
+        r = check_chained(ctx, caller, params, &s);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    *floats = fused ? 0 : chained_workspace(params, &s);
+    return VKATTN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+/* A tensor the flags ask for must be there and large enough; one they do not
+ * ask for must be NULL (a forgotten flag would otherwise be silently ignored). */
+static vkattn_result check_flagged(vkattn_context *ctx, const char *caller, const char *what,
+                                   const char *flag, bool set, const vkattn_tensor *t,
+                                   uint64_t count)
+{
+    if (set)
+        return vka_tensor_check(ctx, t, count, caller, what);
+    if (t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is given but %s is false",
+                        caller, what, flag);
+    return VKATTN_SUCCESS;
+}
+
+/* Written tensors (out, weights, workspace) must not alias any other operand. */
+static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
+                                    const vkattn_sdpa_io *io, bool use_workspace)
+{
+    const vkattn_tensor *all[] = {io->q,   io->k,       io->v,
+                                  io->bias, io->value_mask, io->mask,
+                                  io->out, io->weights, use_workspace ? io->workspace : NULL};
+    static const char *names[] = {"io->q",   "io->k",       "io->v",
+                                  "io->bias", "io->value_mask", "io->mask",
+                                  "io->out", "io->weights", "io->workspace"};
+    const size_t n = sizeof all / sizeof all[0], first_written = 6;
+    for (size_t w = first_written; w < n; w++)
+        for (size_t o = 0; o < n; o++)
+            if (o != w && all[w] && all[w] == all[o])
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: %s is also bound as %s; written tensors must be distinct",
+                                caller, names[w], names[o]);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_sdpa_params *p, const sdpa_shape *s,
+                              const vkattn_sdpa_io *io, uint64_t workspace)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    const vkattn_mask_params *m = &p->mask;
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->q, s->q, caller, "io->q")) ||
+        (r = vka_tensor_check(ctx, io->k, s->k, caller, "io->k")) ||
+        (r = vka_tensor_check(ctx, io->v, s->v, caller, "io->v")) ||
+        (r = vka_tensor_check(ctx, io->out, s->out, caller, "io->out")) ||
+        (r = check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
+                           io->bias, s->bias)) ||
+        (r = check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
+                           m->has_value_mask, io->value_mask, s->value_mask)) ||
+        (r = check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
+                           io->mask, s->mask)) ||
+        (r = check_flagged(ctx, caller, "io->weights", "params->return_weights",
+                           p->return_weights, io->weights, s->scores)))
+        return r;
+    if (workspace && io->workspace &&
+        (r = vka_tensor_check(ctx, io->workspace, workspace, caller, "io->workspace")))
+        return r;
+    return check_aliasing(ctx, caller, io, workspace != 0);
+}
+
+/* The context's shared workspace, grown to at least `count` floats. A replaced
+ * tensor is retired, not freed: command buffers recorded earlier may still
+ * use it; vkattn_context_destroy frees them all. Growth is geometric (capped
+ * at the binding limit) so the retired ones add up to less than the current. */
+static vkattn_result library_workspace(vkattn_context *ctx, uint64_t count, vkattn_tensor **out)
+{
+    vkattn_tensor *cur = ctx->scratch;
+    if (cur && cur->count >= count) {
+        *out = cur;
+        return VKATTN_SUCCESS;
+    }
+    uint64_t want = count, cap = vka_max_range(ctx) / sizeof(float);
+    if (cur && cur->count * 2 > want)
+        want = cur->count * 2 < cap ? cur->count * 2 : cap;
+    if (cur) {
+        vkattn_tensor **list = realloc(ctx->retired_scratch,
+                                       (ctx->n_retired_scratch + 1) * sizeof *list);
+        if (!list)
+            return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                            "vkattn_sdpa_record: out of host memory (workspace list)");
+        ctx->retired_scratch = list;
+    }
+    vkattn_tensor *t;
+    vkattn_result r = vka_tensor_create_1d(ctx, want, &t);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (cur)
+        ctx->retired_scratch[ctx->n_retired_scratch++] = cur;
+    ctx->scratch = t;
+    *out = t;
+    return VKATTN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- chained */
+
+/* Q K^T * scale -> scores. The g = H / Hkv query heads that share a K/V head
+ * are consecutive in Q (B, H, Tq, dk), so Q reads as (B, Hkv, g*Tq, dk): one
+ * matmul per (b, kv head) with g*Tq rows, and the scores come out packed as
+ * (B, H, Tq, Tv). */
+static vkattn_result record_scores(vkattn_context *ctx, VkCommandBuffer cmd, const sdpa_shape *s,
+                                   const vkattn_sdpa_io *io, vkattn_tensor *scores)
+{
+    const uint64_t rows = (uint64_t)s->group * s->tq;
+    vkattn_matmul_params mm = {
+        .batch = s->batch, .heads = s->kv_heads, .m = (uint32_t)rows, .n = s->tv, .k = s->dk,
+        .transpose_b = true, .alpha = s->scale,
+        .a = {.batch_stride = (uint64_t)s->heads * s->tq * s->dk, .head_stride = rows * s->dk},
+        .b = {.batch_stride = (uint64_t)s->kv_heads * s->tv * s->dk,
+              .head_stride = (uint64_t)s->tv * s->dk},
+    };
+    vkattn_matmul_io mio = {.a = io->q, .b = io->k, .c = scores};
+    return vkattn_matmul_record(ctx, cmd, &mm, &mio);
+}
+
+/* probs (B, H, Tq, Tv) @ V -> out, grouped as in record_scores. */
+static vkattn_result record_output(vkattn_context *ctx, VkCommandBuffer cmd, const sdpa_shape *s,
+                                   const vkattn_sdpa_io *io, vkattn_tensor *probs)
+{
+    const uint64_t rows = (uint64_t)s->group * s->tq;
+    vkattn_matmul_params mm = {
+        .batch = s->batch, .heads = s->kv_heads, .m = (uint32_t)rows, .n = s->dv, .k = s->tv,
+        .a = {.batch_stride = (uint64_t)s->heads * s->tq * s->tv, .head_stride = rows * s->tv},
+        .b = {.batch_stride = (uint64_t)s->kv_heads * s->tv * s->dv,
+              .head_stride = (uint64_t)s->tv * s->dv},
+    };
+    vkattn_matmul_io mio = {.a = probs, .b = io->v, .c = io->out};
+    return vkattn_matmul_record(ctx, cmd, &mm, &mio);
+}
+
+/* scores -> softmax (in place) -> dropout -> probs. The scores live in the
+ * returned weights when there are any, else in the workspace. Weights wanted
+ * before an active dropout stay in io->weights while dropout writes the
+ * workspace; otherwise dropout runs in place. */
+static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
+                                    const vkattn_sdpa_params *p, const sdpa_shape *s,
+                                    const vkattn_sdpa_io *io, vkattn_tensor *workspace)
+{
+    vkattn_tensor *scores = p->return_weights ? io->weights : workspace;
+    vkattn_result r = record_scores(ctx, cmd, s, io, scores);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
+                                .mask = p->mask}; /* scale 0 = 1: the matmul applied it */
+    vkattn_softmax_io sio = {.scores = scores, .bias = io->bias, .value_mask = io->value_mask,
+                             .mask = io->mask, .out = scores};
+    if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)) != VKATTN_SUCCESS)
+        return r;
+    vkattn_tensor *probs = scores;
+    if (s->drop) {
+        if (p->return_weights && !p->weights_after_dropout)
+            probs = workspace;
+        vkattn_dropout_op_params dp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
+                                       .tv = s->tv, .dropout = p->dropout};
+        vkattn_dropout_io dio = {.in = scores, .out = probs};
+        if ((r = vkattn_dropout_record(ctx, cmd, &dp, &dio)) != VKATTN_SUCCESS)
+            return r;
+    }
+    return record_output(ctx, cmd, s, io, probs);
+}
+
+/* ---------------------------------------------------------------- public */
+
+vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                 const vkattn_sdpa_params *params, const vkattn_sdpa_io *io)
+{
+    const char *caller = "vkattn_sdpa_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    sdpa_shape s;
+    bool fused = false;
+    vkattn_result r = resolve(ctx, caller, params, &s);
+    if (r == VKATTN_SUCCESS)
+        r = choose_fused(ctx, caller, params, &fused);
+    /* sizes before tensors: a too-large shape fails the same with any io */
+    if (r == VKATTN_SUCCESS && !fused)
+        r = check_chained(ctx, caller, params, &s);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const uint64_t ws_floats = fused ? 0 : chained_workspace(params, &s);
+    if ((r = check_io(ctx, caller, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
+        return r;
+    if (fused)
+        return vka_flash_record(ctx, cmd, params, io, caller);
+    vkattn_tensor *ws = NULL;
+    if (ws_floats) {
+        ws = io->workspace;
+        if (!ws && (r = library_workspace(ctx, ws_floats, &ws)) != VKATTN_SUCCESS)
+            return r;
+    }
+    return record_chained(ctx, cmd, params, &s, io, ws);
+}
+
+vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                              const vkattn_sdpa_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_sdpa_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_sdpa_record(ctx, cmd, params, io));
+}

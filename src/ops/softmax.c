@@ -1,0 +1,315 @@
+/* Masked softmax: argument checks, the choice of workgroup shape and path from
+ * the device's limits, the overflow-free logit scaling, and the dispatch of
+ * shaders/softmax.comp (whose header comment explains the algorithm). */
+#include "vkattn/softmax.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+/* Matches the push-constant block of shaders/softmax.comp. */
+typedef struct softmax_push {
+    uint32_t rows, heads, tq, tv;
+    uint32_t causal;
+    uint32_t bias_b, bias_h, bias_i;
+    uint32_t mask_b, mask_h, mask_i;
+    uint32_t groups_x;
+    float scale_y, bias_y, exp_c1, exp_c2;
+    float masked_w;
+} softmax_push;
+
+/* Specialization of one pipeline: see the constants of shaders/softmax.comp. */
+typedef struct softmax_shape {
+    uint32_t wg;    /* invocations per workgroup, a power of two */
+    uint32_t g;     /* invocations per row, a power of two dividing wg */
+    uint32_t cache; /* floats of shared memory per row; 0 = multi-pass */
+} softmax_shape;
+
+/* Shared memory softmax.comp declares for a shape: red_m, red_s, cache. */
+static uint64_t shape_shared_bytes(const softmax_shape *s)
+{
+    return 4u * (2u * (uint64_t)s->wg + (uint64_t)(s->wg / s->g) * s->cache + 1u);
+}
+
+static uint32_t pow2_floor(uint32_t v)
+{
+    uint32_t p = 1;
+    while (p <= v / 2)
+        p *= 2;
+    return p;
+}
+
+/* Aim for this many keys per invocation before widening a row's group. */
+#define SOFTMAX_KEYS_PER_INVOCATION 4u
+/* Designed for 32 KiB of shared memory; works down to the spec's 16 KiB. */
+#define SOFTMAX_SHARED_BUDGET 32768u
+
+/* Workgroup of up to 256 invocations; rows of up to the shared budget are
+ * cached (one read of the inputs), longer ones take the multi-pass path. Short
+ * rows share a workgroup, ~4 keys per invocation. The cache per row is a power
+ * of two when it fits, so the set of pipelines stays small and a workgroup
+ * does not hold more shared memory than its rows need (occupancy on GPUs). */
+static bool choose_shape(const vkattn_context_info *info, uint32_t tv, softmax_shape *out)
+{
+    uint32_t wg = 256;
+    if (wg > info->max_workgroup_invocations)
+        wg = pow2_floor(info->max_workgroup_invocations);
+    if (wg > info->max_workgroup_size[0])
+        wg = pow2_floor(info->max_workgroup_size[0]);
+    const uint32_t budget = info->max_shared_memory < SOFTMAX_SHARED_BUDGET
+                                ? info->max_shared_memory
+                                : SOFTMAX_SHARED_BUDGET;
+    while (wg > 1 && 8u * wg + 4u > budget)
+        wg /= 2;
+    if (8u * wg + 4u > budget)
+        return false;
+    /* floats left for the cache of all rows of a workgroup */
+    const uint32_t cap = (budget - 8u * wg - 4u) / 4u;
+
+    uint32_t g = 1;
+    while (g < wg && (uint64_t)g * SOFTMAX_KEYS_PER_INVOCATION < tv)
+        g *= 2;
+    softmax_shape s = {.wg = wg, .g = wg, .cache = 0};
+    if (tv <= cap) {
+        while (tv > cap / (wg / g)) /* terminates: g = wg leaves one row of cap */
+            g *= 2;
+        uint32_t per_row = cap / (wg / g), want = 1;
+        while (want < tv)
+            want *= 2;
+        s.g = g;
+        s.cache = want <= per_row ? want : per_row;
+    }
+    if (shape_shared_bytes(&s) > info->max_shared_memory)
+        return false;
+    *out = s;
+    return true;
+}
+
+/* Element strides of a (B|1, H|1, Tq|1, Tv) operand (0 on broadcast axes, as
+ * shaders/common/mask.glsl documents) and its element count. */
+static void bcast_layout(vkattn_broadcast bc, uint32_t batch, uint32_t heads, uint32_t tq,
+                         uint32_t tv, uint64_t strides[3], uint64_t *count)
+{
+    const uint64_t rows = bc.rows ? 1 : tq, hs = bc.heads ? 1 : heads;
+    strides[2] = bc.rows ? 0 : tv;
+    strides[1] = bc.heads ? 0 : rows * tv;
+    strides[0] = bc.batch ? 0 : hs * rows * tv;
+    *count = (bc.batch ? 1 : (uint64_t)batch) * hs * rows * tv;
+}
+
+/* logit / 2^k cannot overflow: |score * scale / 2^k| <= FLT_MAX / 2 and
+ * |bias / 2^k| <= FLT_MAX / 2 with a bias; without a bias and |scale| <= 1,
+ * k = 0 and this is the plain formula. Powers of two scale exactly. */
+static void logit_scaling(float scale, bool has_bias, softmax_push *push)
+{
+    const double a = fabs((double)scale);
+    const double need = (has_bias ? 2.0 : 1.0) * (a > 1.0 ? a : 1.0);
+    int k = 0;
+    if (has_bias || a > 1.0)
+        while (ldexp(1.0, k) < need)
+            k++;
+    /* k <= 130 (|scale| < 2^128); split 2^k * log2(e) so each factor is a float */
+    const int k1 = k > 100 ? k - 100 : 0;
+    push->scale_y = (float)ldexp((double)scale, -k);
+    push->bias_y = (float)ldexp(1.0, -k);
+    push->exp_c1 = (float)ldexp(1.0, k1);
+    push->exp_c2 = (float)(ldexp(1.0, k - k1) * 1.4426950408889634);
+}
+
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_softmax_params *p)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!isfinite(p->scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->scale is %g; must be finite", caller, (double)p->scale);
+    const vkattn_mask_params *m = &p->mask;
+    if (m->causal != VKATTN_CAUSAL_NONE && m->causal != VKATTN_CAUSAL_TOP_LEFT &&
+        m->causal != VKATTN_CAUSAL_BOTTOM_RIGHT)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->mask.causal is %d; must be a vkattn_causal value", caller,
+                        (int)m->causal);
+    if (m->masked_row != VKATTN_MASKED_ROW_ZERO && m->masked_row != VKATTN_MASKED_ROW_UNIFORM)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->mask.masked_row is %d; must be a vkattn_masked_row value",
+                        caller, (int)m->masked_row);
+    return VKATTN_SUCCESS;
+}
+
+/* An optional operand: present iff its flag is set, large enough, within
+ * 32-bit indexing, and not the output. */
+static vkattn_result check_operand(vkattn_context *ctx, const char *caller, const char *name,
+                                   const char *flag, bool set, const vkattn_tensor *t,
+                                   uint64_t count, const vkattn_tensor *out)
+{
+    if (!set) {
+        if (t)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: io->%s is given but params->%s is false", caller, name, flag);
+        return VKATTN_SUCCESS;
+    }
+    if (!t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->%s is NULL but params->%s is set", caller, name, flag);
+    char what[32];
+    snprintf(what, sizeof what, "io->%s", name);
+    vkattn_result r = vka_tensor_check(ctx, t, count, caller, what);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (t == out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->out must not be io->%s (only io->scores may be written in place)",
+                        caller, name);
+    if (count > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: io->%s (%llu elements) does not fit the kernel's 32-bit indexing",
+                        caller, name, (unsigned long long)count);
+    return VKATTN_SUCCESS;
+}
+
+/* Resolved sizes of one call. */
+typedef struct softmax_dims {
+    uint32_t heads;
+    uint64_t total;     /* B * H * Tq * Tv */
+    uint64_t bias_s[3]; /* strides of bias and mask, as bcast_layout */
+    uint64_t mask_s[3];
+} softmax_dims;
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_softmax_params *p, const vkattn_softmax_io *io,
+                              softmax_dims *d)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    d->heads = vka_default_u32(p->heads, 1);
+    const uint64_t dims[4] = {p->batch, d->heads, p->tq, p->tv};
+    if (!vka_product_u64(dims, 4, &d->total))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: scores (%u x %u x %u x %u) overflow 64 bits", caller, p->batch,
+                        d->heads, p->tq, p->tv);
+    /* The shader's key loop steps up to 1024 past the last index: keep that in
+     * range of uint32 too. */
+    if (d->total > UINT32_MAX - 1024u)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: scores (%llu elements) do not fit the kernel's 32-bit indexing",
+                        caller, (unsigned long long)d->total);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->scores, d->total, caller, "io->scores")) ||
+        (r = vka_tensor_check(ctx, io->out, d->total, caller, "io->out")))
+        return r;
+    const vkattn_mask_params *m = &p->mask;
+    uint64_t bias_n, mask_n;
+    bcast_layout(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, d->bias_s, &bias_n);
+    bcast_layout(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, d->mask_s, &mask_n);
+    if ((r = check_operand(ctx, caller, "bias", "mask.has_bias", m->has_bias, io->bias, bias_n,
+                           io->out)) ||
+        (r = check_operand(ctx, caller, "value_mask", "mask.has_value_mask", m->has_value_mask,
+                           io->value_mask, (uint64_t)p->batch * p->tv, io->out)) ||
+        (r = check_operand(ctx, caller, "mask", "mask.has_mask", m->has_mask, io->mask, mask_n,
+                           io->out)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* Spreads the workgroups over x and y: B*H*Tq rows can exceed the 65535 that
+ * a device must allow along one axis. */
+static vkattn_result spread_groups(vkattn_context *ctx, const char *caller, uint64_t rows,
+                                   uint32_t rows_per_group, uint32_t groups[3])
+{
+    const uint64_t n = vka_div_up(rows, rows_per_group);
+    const uint64_t gx = n < ctx->info.max_workgroup_count[0] ? n : ctx->info.max_workgroup_count[0];
+    const uint64_t gy = vka_div_up(n, gx);
+    /* the shader's row index (gy * gx + x) * rows_per_group + seg is uint32 */
+    if (gy > ctx->info.max_workgroup_count[1] || gx * gy * rows_per_group > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %llu rows (batch * heads * tq) exceed the device's workgroup counts",
+                        caller, (unsigned long long)rows);
+    groups[0] = (uint32_t)gx;
+    groups[1] = (uint32_t)gy;
+    groups[2] = 1;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                    const vkattn_softmax_params *params,
+                                    const vkattn_softmax_io *io)
+{
+    const char *caller = "vkattn_softmax_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    softmax_dims dims = {0};
+    vkattn_result r = check_params(ctx, caller, params);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, io, &dims);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const vkattn_mask_params *m = &params->mask;
+
+    softmax_shape shape;
+    if (!choose_shape(&ctx->info, params->tv, &shape))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: no softmax workgroup fits this device's limits", caller);
+    /* each invocation walks its row's keys in strides of shape.g, at most three
+     * times (statistics, then weights; plus the reload of the uncached path) */
+    if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, shape.g) + 64,
+                                   "params->tv")))
+        return r;
+    const bool in_place = io->out == io->scores;
+    vka_kernel kernel = {
+        .name = "softmax",
+        .code = vka_spv_softmax,
+        .code_size = vka_spv_softmax_size,
+        .n_bindings = 5,
+        .push_size = sizeof(softmax_push),
+        .n_spec = 7,
+        .spec = {shape.wg, shape.g, shape.cache, in_place, m->has_bias, m->has_value_mask,
+                 m->has_mask},
+    };
+    const uint64_t rows = dims.total / params->tv;
+    softmax_push push = {
+        .rows = (uint32_t)rows, .heads = dims.heads, .tq = params->tq, .tv = params->tv,
+        .causal = (uint32_t)m->causal,
+        .bias_b = (uint32_t)dims.bias_s[0], .bias_h = (uint32_t)dims.bias_s[1],
+        .bias_i = (uint32_t)dims.bias_s[2],
+        .mask_b = (uint32_t)dims.mask_s[0], .mask_h = (uint32_t)dims.mask_s[1],
+        .mask_i = (uint32_t)dims.mask_s[2],
+        /* the reference fills masked rows with (float)(1.0 / tv) */
+        .masked_w = m->masked_row == VKATTN_MASKED_ROW_UNIFORM ? (float)(1.0 / params->tv) : 0.0f,
+    };
+    logit_scaling(vka_default_f32(params->scale, 1.0f), m->has_bias, &push);
+    vka_dispatch d = {
+        .kernel = &kernel,
+        /* In place the scores are read through the written out binding (a
+         * binding is read-only or written per dispatch); binding 0 is unused. */
+        .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false),
+                     vka_bind_optional(ctx, io->bias), vka_bind_optional(ctx, io->value_mask),
+                     vka_bind_optional(ctx, io->mask), vka_bind_tensor(io->out, true)},
+        .push = &push,
+        .caller = caller,
+    };
+    if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+        return r;
+    push.groups_x = d.groups[0];
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
+                                 const vkattn_softmax_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_softmax_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_softmax_record(ctx, cmd, params, io));
+}

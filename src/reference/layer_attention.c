@@ -1,0 +1,105 @@
+/* keras.layers.Attention: its desc rules (shared with the GPU layer) and its
+ * CPU reference, composed from the matmul/additive/softmax/dropout references. */
+#include "reference/layer_ref.h"
+
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "vkattn/reference.h"
+
+vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *fn,
+                                       const vkattn_attention_desc *d, vka_layer_widths *w)
+{
+    if (!d)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
+    const char *zero = !d->query_dim ? "query_dim" : !d->value_dim ? "value_dim" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
+                        fn, zero);
+    *w = (vka_layer_widths){.dq = d->query_dim, .dk = d->key_dim ? d->key_dim : d->value_dim,
+                            .dv = d->value_dim};
+    if (w->dk != w->dq)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->key_dim is %u%s; must equal desc->query_dim (%u): Attention "
+                        "compares query and key features directly",
+                        fn, w->dk, d->key_dim ? "" : " (0 = value_dim)", w->dq);
+    if (d->score_mode != VKATTN_SCORE_DOT && d->score_mode != VKATTN_SCORE_CONCAT)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->score_mode is %d; must be VKATTN_SCORE_DOT or "
+                        "VKATTN_SCORE_CONCAT",
+                        fn, (int)d->score_mode);
+    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f)) /* NaN fails too */
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
+    return VKATTN_SUCCESS;
+}
+
+/* Multiplies n scores by a literal factor; used where the op's "0 = default"
+ * convention cannot express a factor of exactly 0. */
+static void scale_scores(float *s, size_t n, float factor)
+{
+    for (size_t i = 0; i < n; i++)
+        s[i] *= factor;
+}
+
+static vkattn_result scores_dot(const vkattn_attention_desc *d, const vkattn_attention_weights *wt,
+                                const vkattn_layer_call *call, const float *q, const float *k,
+                                float *s)
+{
+    const float alpha = d->use_scale ? wt->scale : 1.0f;
+    const vkattn_matmul_params mp = {
+        .batch = call->batch, .m = call->tq, .n = call->tv, .k = d->query_dim,
+        .transpose_b = true, .alpha = alpha != 0.0f ? alpha : 1.0f,
+        .a = {.batch_stride = (uint64_t)call->tq * d->query_dim},
+        .b = {.batch_stride = (uint64_t)call->tv * d->query_dim},
+    };
+    vkattn_result r = vkattn_reference_matmul(&mp, q, k, NULL, s);
+    if (r == VKATTN_SUCCESS && alpha == 0.0f)
+        scale_scores(s, (size_t)call->batch * call->tq * call->tv, 0.0f);
+    return r;
+}
+
+static vkattn_result scores_concat(const vkattn_attention_desc *d,
+                                   const vkattn_attention_weights *wt,
+                                   const vkattn_layer_call *call, const float *q, const float *k,
+                                   float *s)
+{
+    const float inner = d->use_scale ? wt->scale : 1.0f, outer = wt->concat_score_weight;
+    const vkattn_additive_params ap = {
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->query_dim,
+        .inner_scale = inner != 0.0f ? inner : 1.0f,
+        .outer_scale = outer != 0.0f ? outer : 1.0f,
+    };
+    vkattn_result r = vkattn_reference_additive(&ap, q, k, NULL, s);
+    if (r == VKATTN_SUCCESS && (inner == 0.0f || outer == 0.0f))
+        scale_scores(s, (size_t)call->batch * call->tq * call->tv, 0.0f);
+    return r;
+}
+
+vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
+                                         const vkattn_attention_weights *w,
+                                         const vkattn_layer_call *call,
+                                         const vkattn_layer_host_io *io)
+{
+    static const char fn[] = "vkattn_reference_attention";
+    vka_layer_widths wd;
+    vkattn_result r;
+    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)))
+        return r;
+    if (!w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
+    if ((r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
+        (r = vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight)) ||
+        (r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, &wd)))
+        return r;
+    float *s;
+    if ((r = vka_ref_layer_alloc(fn, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
+        return r;
+    const float *key = io->key ? io->key : io->value;
+    r = desc->score_mode == VKATTN_SCORE_DOT ? scores_dot(desc, w, call, io->query, key, s)
+                                             : scores_concat(desc, w, call, io->query, key, s);
+    if (r == VKATTN_SUCCESS)
+        r = vka_ref_layer_finish(fn, call, io, &wd, desc->dropout, s);
+    free(s);
+    return r;
+}

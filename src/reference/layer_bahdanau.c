@@ -1,0 +1,100 @@
+/* Bahdanau attention with learned projections (seed 001): its desc rules
+ * (shared with the GPU layer) and its CPU reference:
+ *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + score_bias
+ * then the common softmax/dropout/W @ V tail. The reference adds score_bias
+ * (in f32, as Keras's Dense does); the GPU layer skips it because softmax is
+ * shift-invariant, so the weights and the output do not depend on it. */
+#include "reference/layer_ref.h"
+
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "vkattn/reference.h"
+
+vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn,
+                                      const vkattn_bahdanau_desc *d, vka_layer_widths *w)
+{
+    if (!d)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
+    const char *zero = !d->query_dim ? "query_dim"
+                       : !d->value_dim ? "value_dim"
+                       : !d->units     ? "units"
+                                       : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
+                        fn, zero);
+    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
+    *w = (vka_layer_widths){.dq = d->query_dim, .dk = d->key_dim ? d->key_dim : d->value_dim,
+                            .dv = d->value_dim, .units = d->units};
+    return VKATTN_SUCCESS;
+}
+
+/* out (B, T, U) = x (B, T, D) @ kernel (D, U), the kernel broadcast over the batch */
+static vkattn_result project(uint32_t batch, uint32_t t, uint32_t dim, uint32_t units,
+                             const float *x, const float *kernel, float *out)
+{
+    const vkattn_matmul_params mp = {
+        .batch = batch, .m = t, .n = units, .k = dim,
+        .a = {.batch_stride = (uint64_t)t * dim}, .b = {.batch_stride = 0},
+    };
+    return vkattn_reference_matmul(&mp, x, kernel, NULL, out);
+}
+
+static vkattn_result bahdanau_scores(const vkattn_bahdanau_weights *w, const vka_layer_widths *wd,
+                                     const vkattn_layer_call *call, const float *query,
+                                     const float *key, float *qp, float *kp, float *s)
+{
+    vkattn_result r;
+    if ((r = project(call->batch, call->tq, wd->dq, wd->units, query, w->query_kernel, qp)) ||
+        (r = project(call->batch, call->tv, wd->dk, wd->units, key, w->key_kernel, kp)))
+        return r;
+    const vkattn_additive_params ap = {
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = wd->units,
+        .has_scale_vector = true,
+    };
+    if ((r = vkattn_reference_additive(&ap, qp, kp, w->score_kernel, s)))
+        return r;
+    const size_t n = (size_t)call->batch * call->tq * call->tv;
+    for (size_t i = 0; i < n; i++)
+        s[i] += w->score_bias;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
+                                        const vkattn_bahdanau_weights *w,
+                                        const vkattn_layer_call *call,
+                                        const vkattn_layer_host_io *io)
+{
+    static const char fn[] = "vkattn_reference_bahdanau";
+    vka_layer_widths wd;
+    vkattn_result r;
+    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, &wd)))
+        return r;
+    if (!w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
+    const char *missing = !w->query_kernel ? "query_kernel"
+                          : !w->key_kernel ? "key_kernel"
+                          : !w->score_kernel ? "score_kernel"
+                                             : NULL;
+    if (missing)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL", fn, missing);
+    if ((r = vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias)) ||
+        (r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, &wd)))
+        return r;
+    float *s = NULL, *qp = NULL, *kp = NULL;
+    const uint64_t n = (uint64_t)call->batch * call->tq * call->tv;
+    if ((r = vka_ref_layer_alloc(fn, "the scores", n, &s)) ||
+        (r = vka_ref_layer_alloc(fn, "the query projection",
+                                 (uint64_t)call->batch * call->tq * wd.units, &qp)) ||
+        (r = vka_ref_layer_alloc(fn, "the key projection",
+                                 (uint64_t)call->batch * call->tv * wd.units, &kp)))
+        goto done;
+    r = bahdanau_scores(w, &wd, call, io->query, io->key ? io->key : io->value, qp, kp, s);
+    if (r == VKATTN_SUCCESS)
+        r = vka_ref_layer_finish(fn, call, io, &wd, desc->dropout, s);
+done:
+    free(s), free(qp), free(kp);
+    return r;
+}

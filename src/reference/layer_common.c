@@ -1,0 +1,165 @@
+/* Shared pieces of the single-head layers and their CPU references: call
+ * checks, mask/dropout params, and the host tail softmax -> dropout -> W @ V
+ * -> query_mask, composed from the op references. */
+#include "reference/layer_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "reference/ref_internal.h"
+#include "vkattn/reference.h"
+
+vkattn_result vka_layer_check_scalar(struct vkattn_context *ctx, const char *fn, const char *name,
+                                     float v)
+{
+    if (!isfinite(v))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is %g; must be finite", fn,
+                        name, (double)v);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_layer_check_call(struct vkattn_context *ctx, const char *fn,
+                                   const vkattn_layer_call *call)
+{
+    if (!call)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: call is NULL", fn);
+    const char *zero = !call->batch ? "batch" : !call->tq ? "tq" : !call->tv ? "tv" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: call->%s is 0; must be >= 1", fn,
+                        zero);
+    if (call->causal_bottom_right && !call->use_causal_mask)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: call->causal_bottom_right is set but call->use_causal_mask is not",
+                        fn);
+    if (call->path != VKATTN_SDPA_AUTO && call->path != VKATTN_SDPA_FUSED &&
+        call->path != VKATTN_SDPA_UNFUSED)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: call->path is %d; must be a vkattn_sdpa_path value", fn,
+                        (int)call->path);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_mask_params vka_layer_mask_params(const vkattn_layer_call *call, vkattn_masked_row row,
+                                         bool has_value_mask, bool has_attention_mask)
+{
+    vkattn_causal causal = VKATTN_CAUSAL_NONE;
+    if (call->use_causal_mask)
+        causal = call->causal_bottom_right ? VKATTN_CAUSAL_BOTTOM_RIGHT : VKATTN_CAUSAL_TOP_LEFT;
+    return (vkattn_mask_params){
+        .causal = causal,
+        .masked_row = row,
+        .has_value_mask = has_value_mask,
+        .has_mask = has_attention_mask,
+        /* (B, Tq, Tv): one stored head, broadcast over the (single) head axis */
+        .mask_broadcast = {.heads = true},
+    };
+}
+
+vkattn_dropout_op_params vka_layer_dropout_params(const vkattn_layer_call *call, float rate,
+                                                  uint32_t heads)
+{
+    return (vkattn_dropout_op_params){
+        .batch = call->batch, .heads = heads, .tq = call->tq, .tv = call->tv,
+        .dropout = {.rate = rate, .training = call->training, .seed = call->seed,
+                    .offset = call->offset},
+    };
+}
+
+vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
+                                     const vkattn_layer_host_io *io, const vka_layer_widths *w)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "io", io)) ||
+        (r = vka_ref_require_ptr(fn, "io->query", io->query)) ||
+        (r = vka_ref_require_ptr(fn, "io->value", io->value)) ||
+        (r = vka_ref_require_ptr(fn, "io->output", io->output)) ||
+        (r = vka_ref_require_flagged(fn, "io->scores", "call->return_attention_scores",
+                                     call->return_attention_scores, io->scores)))
+        return r;
+    if (!call->return_attention_scores && io->scores)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->scores is given but call->return_attention_scores is false", fn);
+    if (!io->key && w->dk != w->dv)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->key is NULL (key = value) but the key width %u differs from "
+                        "the value width %u",
+                        fn, w->dk, w->dv);
+    if (io->attention_mask_per_head)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_per_head is set; only MultiHeadAttention has "
+                        "heads",
+                        fn);
+    const uint64_t qd[3] = {call->batch, call->tq, w->dq}, kd[3] = {call->batch, call->tv, w->dk};
+    const uint64_t vd[3] = {call->batch, call->tv, w->dv}, od[3] = {call->batch, call->tq, w->dv};
+    const uint64_t sd[3] = {call->batch, call->tq, call->tv};
+    if ((r = vka_ref_count(fn, "io->query (B, Tq, Dq)", qd, 3, NULL)) ||
+        (r = vka_ref_count(fn, "io->key (B, Tv, Dk)", kd, 3, NULL)) ||
+        (r = vka_ref_count(fn, "io->value (B, Tv, Dv)", vd, 3, NULL)) ||
+        (r = vka_ref_count(fn, "io->output (B, Tq, Dv)", od, 3, NULL)) ||
+        (r = vka_ref_count(fn, "the scores (B, Tq, Tv)", sd, 3, NULL)))
+        return r;
+    if (w->units) {
+        const uint64_t pq[2] = {(uint64_t)call->batch * call->tq, w->units};
+        const uint64_t pk[2] = {(uint64_t)call->batch * call->tv, w->units};
+        if ((r = vka_ref_count(fn, "the query projection (B, Tq, units)", pq, 2, NULL)) ||
+            (r = vka_ref_count(fn, "the key projection (B, Tv, units)", pk, 2, NULL)))
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_layer_alloc(const char *fn, const char *what, uint64_t n, float **out)
+{
+    *out = NULL;
+    if (n > SIZE_MAX / sizeof(float) || !(*out = malloc((size_t)n * sizeof(float))))
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "%s: cannot allocate %s (%llu floats)", fn, what, (unsigned long long)n);
+    return VKATTN_SUCCESS;
+}
+
+/* Keras multiplies the output by the cast query mask: rows with mask 0 become
+ * 0 (NaN * 0 stays NaN), other rows are untouched. */
+static void apply_query_mask(const vkattn_layer_call *call, const float *qm, uint32_t dv,
+                             float *out)
+{
+    const size_t rows = (size_t)call->batch * call->tq;
+    for (size_t r = 0; r < rows; r++) {
+        const float keep = qm[r] == 0.0f ? 0.0f : 1.0f;
+        for (size_t e = 0; e < dv; e++)
+            out[r * dv + e] *= keep;
+    }
+}
+
+vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call,
+                                   const vkattn_layer_host_io *io, const vka_layer_widths *w,
+                                   float rate, float *s)
+{
+    (void)fn;
+    vkattn_result r;
+    const vkattn_softmax_params sp = {
+        .batch = call->batch, .heads = 1, .tq = call->tq, .tv = call->tv,
+        .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
+                                      io->attention_mask != NULL),
+    };
+    if ((r = vkattn_reference_softmax(&sp, s, NULL, io->value_mask, io->attention_mask, s)))
+        return r;
+    const vkattn_dropout_op_params dp = vka_layer_dropout_params(call, rate, 1);
+    if ((r = vkattn_reference_dropout(&dp, s, s)))
+        return r;
+    if (call->return_attention_scores)
+        memcpy(io->scores, s, (size_t)call->batch * call->tq * call->tv * sizeof(float));
+    /* out[b] = W[b] (Tq x Tv) @ value[b] (Tv x Dv) */
+    const vkattn_matmul_params mp = {
+        .batch = call->batch, .m = call->tq, .n = w->dv, .k = call->tv,
+        .a = {.batch_stride = (uint64_t)call->tq * call->tv},
+        .b = {.batch_stride = (uint64_t)call->tv * w->dv},
+    };
+    if ((r = vkattn_reference_matmul(&mp, s, io->value, NULL, io->output)))
+        return r;
+    if (io->query_mask)
+        apply_query_mask(call, io->query_mask, w->dv, io->output);
+    return VKATTN_SUCCESS;
+}

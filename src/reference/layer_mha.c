@@ -1,0 +1,207 @@
+/* CPU reference of keras.layers.MultiHeadAttention, composed from the op
+ * references exactly as the GPU layer composes the ops:
+ *   projections (matmul + bias) -> head split -> SDPA -> head merge -> output
+ *   projection (matmul + bias).
+ * Each op accumulates in double; the tensors between ops are f32, as on the
+ * GPU. A query mask becomes part of an explicit (B, [H,] Tq, Tv) mask (a masked
+ * query row has no allowed key, so its weights are zero and its output row is
+ * the output bias), as Keras folds query_mask into the attention mask. */
+#include "vkattn/layer_params.h"
+#include "vkattn/reference.h"
+
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "reference/mha_shape.h"
+#include "reference/ref_internal.h"
+
+static const char fn[] = "vkattn_reference_mha";
+
+/* Every f32 scratch tensor of one call. */
+typedef struct scratch {
+    float *proj, *q, *k, *v, *ctx_heads, *ctx_merged, *mask;
+} scratch;
+
+static void scratch_free(scratch *s)
+{
+    free(s->proj), free(s->q), free(s->k), free(s->v);
+    free(s->ctx_heads), free(s->ctx_merged), free(s->mask);
+}
+
+static vkattn_result alloc_floats(uint64_t n, float **out)
+{
+    const uint64_t dims[1] = {n};
+    size_t count;
+    vkattn_result r = vka_ref_count(fn, "a scratch tensor", dims, 1, &count);
+    if (r)
+        return r;
+    *out = malloc(count * sizeof(float));
+    if (!*out)
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "%s: could not allocate %llu floats of scratch", fn,
+                        (unsigned long long)n);
+    return VKATTN_SUCCESS;
+}
+
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+static vkattn_result scratch_alloc(const vka_mha_call *c, bool mask, uint64_t mask_count,
+                                   scratch *s)
+{
+    vkattn_result r;
+    *s = (scratch){0};
+    if ((r = alloc_floats(max3(c->q_proj, c->k_proj, c->v_proj), &s->proj)) ||
+        (r = alloc_floats(c->q_proj, &s->q)) || (r = alloc_floats(c->k_proj, &s->k)) ||
+        (r = alloc_floats(c->v_proj, &s->v)) || (r = alloc_floats(c->context, &s->ctx_heads)) ||
+        (r = alloc_floats(c->context, &s->ctx_merged)) ||
+        (mask && (r = alloc_floats(mask_count, &s->mask)))) {
+        scratch_free(s);
+        return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weights *w)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "w", w)) ||
+        (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
+        (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
+        (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
+        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)))
+        return r;
+    if (!d->use_bias)
+        return VKATTN_SUCCESS;
+    if ((r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
+        (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
+        (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
+        (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* The same rules as the GPU layer's io check (vka_layer_check_io), on host
+ * arrays, whose sizes cannot be checked. */
+static vkattn_result check_io(const vka_mha_dims *d, const vkattn_layer_call *call,
+                              const vkattn_layer_host_io *io)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "io", io)) ||
+        (r = vka_ref_require_ptr(fn, "io->query", io->query)) ||
+        (r = vka_ref_require_ptr(fn, "io->value", io->value)) ||
+        (r = vka_ref_require_ptr(fn, "io->output", io->output)) ||
+        (r = vka_ref_require_flagged(fn, "io->scores", "call->return_attention_scores",
+                                     call->return_attention_scores, io->scores)))
+        return r;
+    if (!call->return_attention_scores && io->scores)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->scores is given but call->return_attention_scores is false", fn);
+    if (!io->key && d->key_width != d->value_width)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->key is NULL (key = value) but the key width %u differs from "
+                        "the value width %u",
+                        fn, d->key_width, d->value_width);
+    if (!io->attention_mask && io->attention_mask_per_head)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
+                        fn);
+    return VKATTN_SUCCESS;
+}
+
+/* dst (B, T, n) = src (B, T, k) @ kernel (k, n) (+ bias), the kernel shared by
+ * every batch. */
+static vkattn_result project(uint32_t batch, uint32_t seq, uint32_t k, uint32_t n,
+                             const float *src, const float *kernel, const float *bias, float *dst)
+{
+    vkattn_matmul_params p = {
+        .batch = batch, .m = seq, .n = n, .k = k, .has_bias = bias != NULL,
+        .a = {.batch_stride = (uint64_t)seq * k}, /* b: stride 0 broadcasts the kernel */
+    };
+    return vkattn_reference_matmul(&p, src, kernel, bias, dst);
+}
+
+/* (B, T, H*d) projection of src, then split into (B, H, T, d). */
+static vkattn_result project_heads(const vka_mha_dims *d, uint32_t batch, uint32_t seq,
+                                   uint32_t in_width, uint32_t head_dim, const float *src,
+                                   const float *kernel, const float *bias, float *proj,
+                                   float *out)
+{
+    vkattn_result r = project(batch, seq, in_width, d->heads * head_dim, src, kernel,
+                              d->use_bias ? bias : NULL, proj);
+    if (r)
+        return r;
+    vkattn_heads_params hp = {.batch = batch, .seq = seq, .heads = d->heads, .head_dim = head_dim};
+    return vkattn_reference_heads_split(&hp, proj, out);
+}
+
+/* mask[b, h?, i, j] = (attention_mask or 1) allowed && query_mask[b, i] allowed,
+ * as 1/0 (nonzero, NaN included, = may attend). */
+static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
+                         const float *query_mask, float *mask)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b < c->batch; b++)
+        for (uint32_t h = 0; h < mask_heads; h++)
+            for (uint32_t i = 0; i < c->tq; i++) {
+                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
+                for (uint32_t j = 0; j < c->tv; j++, n++)
+                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
+            }
+}
+
+static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
+                         const vkattn_mha_weights *w, const vkattn_layer_call *call,
+                         const vkattn_layer_host_io *io, scratch *s)
+{
+    vkattn_result r;
+    const float *key = io->key ? io->key : io->value;
+    if ((r = project_heads(d, c->batch, c->tq, d->query_dim, d->key_dim, io->query,
+                           w->query_kernel, w->query_bias, s->proj, s->q)) ||
+        (r = project_heads(d, c->batch, c->tv, d->key_width, d->key_dim, key, w->key_kernel,
+                           w->key_bias, s->proj, s->k)) ||
+        (r = project_heads(d, c->batch, c->tv, d->value_width, d->value_dim, io->value,
+                           w->value_kernel, w->value_bias, s->proj, s->v)))
+        return r;
+
+    const float *mask = io->attention_mask;
+    if (io->query_mask) {
+        combine_mask(c, io->attention_mask_per_head ? d->heads : 1, io->attention_mask,
+                     io->query_mask, s->mask);
+        mask = s->mask;
+    }
+    vkattn_sdpa_params sp;
+    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask != NULL,
+                        io->attention_mask_per_head, &sp);
+    if ((r = vkattn_reference_sdpa(&sp, s->q, s->k, s->v, NULL, io->value_mask, mask,
+                                   s->ctx_heads, io->scores)))
+        return r;
+
+    vkattn_heads_params hp = {
+        .batch = c->batch, .seq = c->tq, .heads = d->heads, .head_dim = d->value_dim};
+    if ((r = vkattn_reference_heads_merge(&hp, s->ctx_heads, s->ctx_merged)))
+        return r;
+    return project(c->batch, c->tq, d->hv, d->output_dim, s->ctx_merged,
+                   w->output_kernel, d->use_bias ? w->output_bias : NULL, io->output);
+}
+
+vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io)
+{
+    vkattn_result r;
+    vka_mha_dims d;
+    vka_mha_call c;
+    if ((r = vka_mha_resolve_desc(NULL, fn, desc, &d)) || (r = check_weights(&d, w)) ||
+        (r = vka_mha_resolve_call(NULL, fn, &d, call, &c)) || (r = check_io(&d, call, io)))
+        return r;
+    scratch s;
+    const uint64_t mask_count = io->attention_mask_per_head ? c.mask_per_head : c.mask_shared;
+    if ((r = scratch_alloc(&c, io->query_mask != NULL, mask_count, &s)))
+        return r;
+    r = run(&d, &c, w, call, io, &s);
+    scratch_free(&s);
+    return r;
+}

@@ -1,0 +1,159 @@
+/* See mha_shape.h. */
+#include "reference/mha_shape.h"
+
+#include "core/check.h"
+#include "core/error.h"
+#include "reference/layer_ref.h"
+
+static vkattn_result require(struct vkattn_context *ctx, const char *caller, const char *name,
+                             uint32_t v)
+{
+    if (v == 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is 0; must be >= 1", caller,
+                        name);
+    return VKATTN_SUCCESS;
+}
+
+/* a * b into a uint32, or SIZE_OVERFLOW naming what it is. Widths are fixed
+ * features of the layer and every kernel indexes in 32 bits, so a projected
+ * width that needs more is refused at creation. */
+static vkattn_result width(struct vkattn_context *ctx, const char *caller, const char *what,
+                           uint32_t a, uint32_t b, uint32_t *out)
+{
+    uint64_t p = (uint64_t)a * b;
+    if (p > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: %s = %u x %u overflows 32 bits", caller, what, a, b);
+    *out = (uint32_t)p;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *caller,
+                                   const vkattn_mha_desc *desc, vka_mha_dims *out)
+{
+    vkattn_result r;
+    if (!desc)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
+    if ((r = require(ctx, caller, "desc->num_heads", desc->num_heads)) ||
+        (r = require(ctx, caller, "desc->key_dim", desc->key_dim)) ||
+        (r = require(ctx, caller, "desc->query_dim", desc->query_dim)) ||
+        (r = require(ctx, caller, "desc->value_width", desc->value_width)))
+        return r;
+    /* Written so that NaN fails too. */
+    if (!(desc->dropout >= 0.0f && desc->dropout <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dropout is %g; must be in [0, 1]", caller,
+                        (double)desc->dropout);
+    vka_mha_dims d = {
+        .heads = desc->num_heads,
+        .key_dim = desc->key_dim,
+        .value_dim = vka_default_u32(desc->value_dim, desc->key_dim),
+        .query_dim = desc->query_dim,
+        .key_width = vka_default_u32(desc->key_width, desc->value_width),
+        .value_width = desc->value_width,
+        .output_dim = vka_default_u32(desc->output_dim, desc->query_dim),
+        .use_bias = !desc->no_bias,
+        .dropout = desc->dropout,
+    };
+    if ((r = width(ctx, caller, "num_heads * key_dim", d.heads, d.key_dim, &d.qk)) ||
+        (r = width(ctx, caller, "num_heads * value_dim", d.heads, d.value_dim, &d.hv)))
+        return r;
+    /* The kernels too must fit 32-bit indexing (elements, not bytes: the
+     * tensors that hold them are checked against the device at creation). */
+    uint32_t unused;
+    if ((r = width(ctx, caller, "the query kernel", d.query_dim, d.qk, &unused)) ||
+        (r = width(ctx, caller, "the key kernel", d.key_width, d.qk, &unused)) ||
+        (r = width(ctx, caller, "the value kernel", d.value_width, d.hv, &unused)) ||
+        (r = width(ctx, caller, "the output kernel", d.hv, d.output_dim, &unused)))
+        return r;
+    *out = d;
+    return VKATTN_SUCCESS;
+}
+
+void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out)
+{
+    *out = (vka_mha_weight_counts){
+        .query_kernel = (uint64_t)d->query_dim * d->qk,
+        .key_kernel = (uint64_t)d->key_width * d->qk,
+        .value_kernel = (uint64_t)d->value_width * d->hv,
+        .output_kernel = (uint64_t)d->hv * d->output_dim,
+        .query_bias = d->qk,
+        .key_bias = d->qk,
+        .value_bias = d->hv,
+        .output_bias = d->output_dim,
+    };
+}
+
+/* *out = a * b * c, overflow-checked */
+static bool count3(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+    const uint64_t dims[3] = {a, b, c};
+    return vka_product_u64(dims, 3, out);
+}
+
+vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *caller,
+                                   const vka_mha_dims *d, const vkattn_layer_call *call,
+                                   vka_mha_call *out)
+{
+    /* the rules every layer shares (sizes, causal_bottom_right, path) */
+    vkattn_result r = vka_layer_check_call(ctx, caller, call);
+    if (r)
+        return r;
+    const uint64_t B = call->batch, Tq = call->tq, Tv = call->tv;
+    vka_mha_call c = {
+        .batch = call->batch,
+        .tq = call->tq,
+        .tv = call->tv,
+        .causal = !call->use_causal_mask      ? VKATTN_CAUSAL_NONE
+                  : call->causal_bottom_right ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                                              : VKATTN_CAUSAL_TOP_LEFT,
+        .dropout_active = call->training && d->dropout > 0.0f,
+        .query_mask = B * Tq, /* two uint32 factors: cannot overflow */
+        .value_mask = B * Tv,
+    };
+    uint64_t bh;
+    if (!count3(B, Tq, d->query_dim, &c.query) || !count3(B, Tv, d->key_width, &c.key) ||
+        !count3(B, Tv, d->value_width, &c.value) || !count3(B, Tq, d->output_dim, &c.output) ||
+        !count3(B, Tq, Tv, &c.mask_shared) || !vka_mul_u64(B, d->heads, &bh) ||
+        !count3(bh, Tq, Tv, &c.mask_per_head) || !count3(B, Tq, d->qk, &c.q_proj) ||
+        !count3(B, Tv, d->qk, &c.k_proj) || !count3(B, Tv, d->hv, &c.v_proj) ||
+        !count3(B, Tq, d->hv, &c.context))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: a tensor of batch %u, tq %u, tv %u overflows 64 bits", caller,
+                        call->batch, call->tq, call->tv);
+    *out = c;
+    return VKATTN_SUCCESS;
+}
+
+void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
+                         const vkattn_layer_call *call, bool has_value_mask, bool has_mask,
+                         bool mask_per_head, vkattn_sdpa_params *out)
+{
+    *out = (vkattn_sdpa_params){
+        .batch = c->batch,
+        .heads = d->heads,
+        .tq = c->tq,
+        .tv = c->tv,
+        .dk = d->key_dim,
+        .dv = d->value_dim,
+        .scale = 0.0f, /* 1/sqrt(key_dim): Keras scales Q, the same up to rounding */
+        .mask =
+            {
+                .causal = c->causal,
+                .masked_row = VKATTN_MASKED_ROW_ZERO,
+                .has_value_mask = has_value_mask,
+                .has_mask = has_mask,
+                .mask_broadcast = {.heads = has_mask && !mask_per_head},
+            },
+        .dropout =
+            {
+                .rate = d->dropout,
+                .training = call->training,
+                .seed = call->seed,
+                .offset = call->offset,
+            },
+        .return_weights = call->return_attention_scores,
+        .weights_after_dropout = false, /* Keras MHA returns scores before dropout */
+        .path = call->path,
+    };
+}

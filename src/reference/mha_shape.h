@@ -1,0 +1,65 @@
+/* Resolving and checking a MultiHeadAttention desc and call once, for the GPU
+ * layer (layers/mha.c) and the CPU reference (reference/layer_mha.c) alike, so
+ * the two accept exactly the same arguments and fill in the same defaults
+ * (the single-head layers keep theirs in reference/layer_ref.h). No Vulkan
+ * header may be included here. */
+#ifndef VKA_MHA_SHAPE_H
+#define VKA_MHA_SHAPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkattn/layer_params.h"
+#include "vkattn/result.h"
+
+struct vkattn_context;
+
+/* A desc with every default resolved. */
+typedef struct vka_mha_dims {
+    uint32_t heads, key_dim, value_dim;
+    uint32_t query_dim, key_width, value_width, output_dim;
+    uint32_t qk; /* heads * key_dim: width of the projected Q and K */
+    uint32_t hv; /* heads * value_dim: width of the projected V and of the merged context */
+    bool use_bias;
+    float dropout;
+} vka_mha_dims;
+
+/* Element counts of the Keras-layout weights. */
+typedef struct vka_mha_weight_counts {
+    uint64_t query_kernel, key_kernel, value_kernel, output_kernel; /* (D_in, H*d), (H*dv, Dout) */
+    uint64_t query_bias, key_bias, value_bias, output_bias;         /* H*dk, H*dk, H*dv, Dout */
+} vka_mha_weight_counts;
+
+/* Checks desc (caller names the public function in messages); fills *out. */
+vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *caller,
+                                   const vkattn_mha_desc *desc, vka_mha_dims *out);
+
+void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out);
+
+/* A call with its element counts (all checked for overflow). */
+typedef struct vka_mha_call {
+    uint32_t batch, tq, tv;
+    vkattn_causal causal;
+    bool dropout_active;
+    uint64_t query, key, value, output;  /* B*Tq*Dq, B*Tv*Dk, B*Tv*Dv, B*Tq*Dout */
+    uint64_t query_mask, value_mask;     /* B*Tq, B*Tv */
+    uint64_t mask_shared, mask_per_head; /* B*Tq*Tv, B*H*Tq*Tv (= the scores) */
+    uint64_t q_proj, k_proj, v_proj;     /* B*Tq*H*dk, B*Tv*H*dk, B*Tv*H*dv */
+    uint64_t context;                    /* B*Tq*H*dv */
+} vka_mha_call;
+
+/* Checks the call as every layer does (vka_layer_check_call: NULL call, zero
+ * sizes, causal_bottom_right without use_causal_mask, an unknown path), then
+ * that its sizes do not overflow, and fills *out. */
+vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *caller,
+                                   const vka_mha_dims *d, const vkattn_layer_call *call,
+                                   vka_mha_call *out);
+
+/* The SDPA params of a call: heads, scale 1/sqrt(key_dim), masked rows zero,
+ * causal, value mask / explicit mask flags, dropout, scores before dropout.
+ * has_mask: an explicit mask is passed, shared over heads unless per_head. */
+void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
+                         const vkattn_layer_call *call, bool has_value_mask, bool has_mask,
+                         bool mask_per_head, vkattn_sdpa_params *out);
+
+#endif /* VKA_MHA_SHAPE_H */

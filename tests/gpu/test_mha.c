@@ -1,0 +1,812 @@
+/* MultiHeadAttention layer vs its CPU reference (vkattn_reference_mha) and vs
+ * the hand-transcribed MultiHeadAttention case of spec/cases/examples.json.
+ *
+ * Random shapes and weights: self- and cross-attention, key given or omitted,
+ * Dq != Dk != Dv, output_dim != Dq, H in {1, 2, 3, 8}, key_dim != value_dim,
+ * use_bias on and off, every mask kind (query, value, shared and per-head
+ * attention masks, causal top-left and bottom-right) alone and together,
+ * dropout (the Philox stream must match the reference bit for bit, or the
+ * outputs would differ by whole weights), returned scores, the fused and
+ * chained SDPA paths, the seed tutorial's shape (d_model 128, 8 heads), batch
+ * 1 and odd sizes; exact output-bias rows for fully masked query rows; two
+ * calls in one command buffer and scratch growth; bad arguments.
+ *
+ * Bounds: inputs in [-1, 1], kernels scaled by 1/sqrt(fan-in) so every stage
+ * stays O(1). The GPU and the reference differ only by fp32 rounding in the
+ * projections, logits and sums (widths here <= 128), so we state
+ * max|got - ref| <= 2e-5 * max(max|ref|, 1) for outputs and 5e-6 absolute for
+ * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_BOUND 2e-5
+#define SCORE_BOUND 5e-6
+
+typedef enum attn_kind { ATTN_NONE, ATTN_SHARED, ATTN_PER_HEAD } attn_kind;
+
+/* One test case: the layer, the call, and which inputs and masks exist. */
+typedef struct mcase {
+    vkattn_mha_desc desc;
+    vkattn_layer_call call;
+    bool key_given; /* a key tensor of its own */
+    bool self_attn; /* the query tensor is also value (and key) */
+    bool query_mask, value_mask;
+    attn_kind attn;
+} mcase;
+
+/* desc with defaults resolved */
+typedef struct widths {
+    uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
+} widths;
+
+static widths widths_of(const vkattn_mha_desc *d)
+{
+    return (widths){
+        .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
+        .Dq = d->query_dim, .Dk = d->key_width ? d->key_width : d->value_width,
+        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_dim,
+    };
+}
+
+/* Element counts of every array of a case. */
+typedef struct sizes {
+    size_t wq, bq, wk, bk, wv, bv, wo, bo;
+    size_t query, key, value, qm, vm, am, out, scores;
+} sizes;
+
+static sizes sizes_of(const mcase *m)
+{
+    const widths w = widths_of(&m->desc);
+    const size_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
+    return (sizes){
+        .wq = (size_t)w.Dq * w.H * w.dk, .bq = (size_t)w.H * w.dk,
+        .wk = (size_t)w.Dk * w.H * w.dk, .bk = (size_t)w.H * w.dk,
+        .wv = (size_t)w.Dv * w.H * w.dv, .bv = (size_t)w.H * w.dv,
+        .wo = (size_t)w.H * w.dv * w.Dout, .bo = w.Dout,
+        .query = B * Tq * w.Dq, .key = B * Tv * w.Dk, .value = B * Tv * w.Dv,
+        .qm = B * Tq, .vm = B * Tv,
+        .am = B * (m->attn == ATTN_PER_HEAD ? w.H : 1) * Tq * Tv,
+        .out = B * Tq * w.Dout, .scores = B * w.H * Tq * Tv,
+    };
+}
+
+/* Host data of one case: weights (Keras layout) and inputs. */
+typedef struct host {
+    vkattn_mha_weights w;
+    float *query, *key, *value, *qm, *vm, *am;
+} host;
+
+static float *uniform(size_t n, float a)
+{
+    float *x = tu_floats(n);
+    tu_fill_uniform(x, n, -a, a);
+    return x;
+}
+
+static void host_random(const mcase *m, host *h)
+{
+    const widths wd = widths_of(&m->desc);
+    const sizes s = sizes_of(m);
+    const float aq = sqrtf(3.0f / wd.Dq), ak = sqrtf(3.0f / wd.Dk), av = sqrtf(3.0f / wd.Dv);
+    const float ao = sqrtf(3.0f / (wd.H * wd.dv));
+    h->w = (vkattn_mha_weights){
+        .query_kernel = uniform(s.wq, aq), .query_bias = uniform(s.bq, 0.5f),
+        .key_kernel = uniform(s.wk, ak), .key_bias = uniform(s.bk, 0.5f),
+        .value_kernel = uniform(s.wv, av), .value_bias = uniform(s.bv, 0.5f),
+        .output_kernel = uniform(s.wo, ao), .output_bias = uniform(s.bo, 0.5f),
+    };
+    h->query = uniform(s.query, 1.0f);
+    h->value = m->self_attn ? h->query : uniform(s.value, 1.0f);
+    h->key = m->key_given ? uniform(s.key, 1.0f) : NULL;
+    h->qm = h->vm = h->am = NULL;
+    if (m->query_mask)
+        tu_fill_mask(h->qm = tu_floats(s.qm), s.qm, 0.75f);
+    if (m->value_mask)
+        tu_fill_mask(h->vm = tu_floats(s.vm), s.vm, 0.75f);
+    if (m->attn != ATTN_NONE)
+        tu_fill_mask(h->am = tu_floats(s.am), s.am, 0.75f);
+}
+
+static void host_free(const mcase *m, host *h)
+{
+    free(h->w.query_kernel), free(h->w.query_bias), free(h->w.key_kernel), free(h->w.key_bias);
+    free(h->w.value_kernel), free(h->w.value_bias), free(h->w.output_kernel);
+    free(h->w.output_bias);
+    free(h->query), free(h->key), free(h->qm), free(h->vm), free(h->am);
+    if (!m->self_attn)
+        free(h->value);
+}
+
+static vkattn_layer_host_io host_io(const mcase *m, const host *h, float *out, float *scores)
+{
+    return (vkattn_layer_host_io){
+        .query = h->query, .value = h->value, .key = h->key, .query_mask = h->qm,
+        .value_mask = h->vm, .attention_mask = h->am,
+        .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
+        .output = out, .scores = m->call.return_attention_scores ? scores : NULL,
+    };
+}
+
+/* Runs the case on the GPU: a fresh layer, weights set, outputs poisoned;
+ * downloads into out and scores. Returns the result of vkattn_mha_run. */
+static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h, float *out,
+                             float *scores)
+{
+    const sizes s = sizes_of(m);
+    vkattn_mha *layer = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &h->w));
+    vkattn_tensor *query = th_tensor(ctx, s.query, h->query);
+    vkattn_layer_io io = {
+        .query = query,
+        .value = m->self_attn ? query : th_tensor(ctx, s.value, h->value),
+        .key = h->key ? th_tensor(ctx, s.key, h->key) : NULL,
+        .query_mask = h->qm ? th_tensor(ctx, s.qm, h->qm) : NULL,
+        .value_mask = h->vm ? th_tensor(ctx, s.vm, h->vm) : NULL,
+        .attention_mask = h->am ? th_tensor(ctx, s.am, h->am) : NULL,
+        .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
+        .output = th_tensor(ctx, s.out, NULL),
+        .scores = m->call.return_attention_scores ? th_tensor(ctx, s.scores, NULL) : NULL,
+    };
+    vkattn_result r = vkattn_mha_run(layer, &m->call, &io);
+    if (r == VKATTN_SUCCESS) {
+        TH_OK(ctx, vkattn_tensor_download(io.output, out, 0, s.out));
+        if (io.scores)
+            TH_OK(ctx, vkattn_tensor_download(io.scores, scores, 0, s.scores));
+    }
+    vkattn_tensor *all[] = {io.query, m->self_attn ? NULL : io.value, io.key, io.query_mask,
+                            io.value_mask, io.attention_mask, io.output, io.scores};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+    vkattn_mha_destroy(layer);
+    return r;
+}
+
+static void describe(const mcase *m, char *buf, size_t n)
+{
+    const widths w = widths_of(&m->desc);
+    const vkattn_layer_call *c = &m->call;
+    snprintf(buf, n,
+             "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
+             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d causal=%d br=%d train=%d scores=%d "
+             "path=%d",
+             w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
+             (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
+             m->query_mask, m->value_mask, (int)m->attn, c->use_causal_mask,
+             c->causal_bottom_right, c->training, c->return_attention_scores, (int)c->path);
+}
+
+/* Rows whose query mask is 0 have no allowed key: weights exactly 0 and the
+ * output row exactly the output bias (0 without bias). */
+static void check_masked_query_rows(const mcase *m, const host *h, const float *out,
+                                    const float *scores, const char *what)
+{
+    if (!h->qm)
+        return;
+    const widths w = widths_of(&m->desc);
+    const uint32_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t i = 0; i < Tq; i++) {
+            if (h->qm[b * Tq + i] != 0.0f)
+                continue;
+            for (uint32_t e = 0; e < w.Dout; e++) {
+                float want = m->desc.no_bias ? 0.0f : h->w.output_bias[e];
+                if (out[((size_t)b * Tq + i) * w.Dout + e] != want)
+                    fail_msg("%s: masked query row b=%u i=%u: output[%u] = %g, want the bias %g",
+                             what, b, i, e, (double)out[((size_t)b * Tq + i) * w.Dout + e],
+                             (double)want);
+            }
+            for (uint32_t hh = 0; scores && hh < w.H; hh++)
+                for (uint32_t j = 0; j < Tv; j++)
+                    if (scores[(((size_t)b * w.H + hh) * Tq + i) * Tv + j] != 0.0f)
+                        fail_msg("%s: masked query row b=%u h=%u i=%u has a nonzero score", what,
+                                 b, hh, i);
+        }
+}
+
+/* Reference vs GPU for one case; expect = the result the GPU run must give. */
+static void check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result expect)
+{
+    char what[400];
+    describe(m, what, sizeof what);
+    const sizes s = sizes_of(m);
+    host h;
+    host_random(m, &h);
+    float *ref = tu_floats(s.out), *ref_scores = tu_floats(s.scores);
+    float *got = tu_floats(s.out), *got_scores = tu_floats(s.scores);
+    tu_poison(ref, s.out), tu_poison(ref_scores, s.scores);
+    tu_poison(got, s.out), tu_poison(got_scores, s.scores);
+    vkattn_layer_host_io hio = host_io(m, &h, ref, ref_scores);
+    TH_OK(ctx, vkattn_reference_mha(&m->desc, &h.w, &m->call, &hio));
+
+    vkattn_result r = run_gpu(ctx, m, &h, got, got_scores);
+    if (r != expect)
+        fail_msg("%s: vkattn_mha_run gave %s, want %s (%s)", what, vkattn_result_name(r),
+                 vkattn_result_name(expect), vkattn_last_error());
+    if (r == VKATTN_SUCCESS) {
+        double err = tu_max_rel_err(got, ref, s.out, 1.0);
+        if (!(err <= OUT_BOUND))
+            fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
+        check_masked_query_rows(m, &h, ref, m->call.return_attention_scores ? ref_scores : NULL,
+                                "reference");
+        check_masked_query_rows(m, &h, got, m->call.return_attention_scores ? got_scores : NULL,
+                                what);
+        if (m->call.return_attention_scores) {
+            double serr = tu_max_abs_err(got_scores, ref_scores, s.scores);
+            if (!(serr <= SCORE_BOUND))
+                fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
+        }
+    }
+    th_assert_validation_clean();
+    host_free(m, &h);
+    free(ref), free(ref_scores), free(got), free(got_scores);
+}
+
+static void check_case(vkattn_context *ctx, const mcase *m)
+{
+    check_case_expect(ctx, m, VKATTN_SUCCESS);
+}
+
+static bool coin(void) { return tu_rand_range(0, 1) == 1; }
+
+/* A random case; small enough for lavapipe. */
+static mcase random_case(void)
+{
+    static const uint32_t heads[] = {1, 2, 3, 8};
+    mcase m = {0};
+    vkattn_mha_desc *d = &m.desc;
+    d->num_heads = heads[tu_rand_range(0, 3)];
+    d->key_dim = tu_rand_range(1, 12);
+    d->value_dim = coin() ? 0 : tu_rand_range(1, 12);
+    d->query_dim = tu_rand_range(1, 40);
+    m.self_attn = tu_rand_range(0, 3) == 0;
+    if (m.self_attn) {
+        d->value_width = d->query_dim;
+    } else {
+        d->value_width = tu_rand_range(1, 40);
+        m.key_given = coin();
+        if (m.key_given && coin())
+            d->key_width = tu_rand_range(1, 40);
+    }
+    d->output_dim = coin() ? 0 : tu_rand_range(1, 40);
+    d->no_bias = tu_rand_range(0, 3) == 0;
+    d->dropout = tu_rand_range(0, 2) == 0 ? tu_rand_float(0.1f, 0.6f) : 0.0f;
+
+    vkattn_layer_call *c = &m.call;
+    c->batch = tu_rand_range(1, 3);
+    c->tq = tu_rand_range(1, 17);
+    c->tv = m.self_attn ? c->tq : tu_rand_range(1, 17);
+    c->use_causal_mask = tu_rand_range(0, 2) == 0;
+    c->causal_bottom_right = c->use_causal_mask && coin();
+    c->training = coin();
+    c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
+    c->offset = tu_rand_u32();
+    c->return_attention_scores = coin();
+    c->path = (vkattn_sdpa_path)tu_rand_range(0, 2);
+    if (c->return_attention_scores && c->path == VKATTN_SDPA_FUSED)
+        c->path = VKATTN_SDPA_UNFUSED;
+    m.query_mask = tu_rand_range(0, 2) == 0;
+    m.value_mask = coin();
+    m.attn = (attn_kind)tu_rand_range(0, 2);
+    return m;
+}
+
+static void test_random_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 24; i++) {
+        mcase m = random_case();
+        check_case(ctx, &m);
+    }
+}
+
+/* A fixed cross-attention case with every width different. */
+static mcase base_case(void)
+{
+    return (mcase){
+        .desc = {.num_heads = 3, .key_dim = 5, .value_dim = 4, .query_dim = 7, .key_width = 6,
+                 .value_width = 9, .output_dim = 11},
+        .call = {.batch = 2, .tq = 7, .tv = 13, .return_attention_scores = true},
+        .key_given = true,
+    };
+}
+
+/* Each mask kind alone, then all together, on both paths. */
+static void test_mask_kinds(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int kind = 0; kind < 8; kind++)
+        for (int scores = 0; scores < 2; scores++) {
+            mcase m = base_case();
+            m.call.return_attention_scores = scores;
+            m.query_mask = kind == 1 || kind == 7;
+            m.value_mask = kind == 2 || kind == 7;
+            m.attn = kind == 3 ? ATTN_SHARED : kind == 4 || kind == 7 ? ATTN_PER_HEAD : ATTN_NONE;
+            m.call.use_causal_mask = kind >= 5;
+            m.call.causal_bottom_right = kind == 6;
+            if (kind == 6) /* Tq > Tv: the first rows see no key at all */
+                m.call.tq = 17;
+            check_case(ctx, &m);
+        }
+}
+
+/* A query mask with whole rows masked, per-head mask and causal, single head
+ * and many: output rows are the bias exactly, scores rows zero. */
+static void test_query_mask_rows(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t heads[] = {1, 2, 8};
+    for (int i = 0; i < 3; i++)
+        for (int bias = 0; bias < 2; bias++) {
+            mcase m = base_case();
+            m.desc.num_heads = heads[i];
+            m.desc.no_bias = !bias;
+            m.query_mask = true;
+            m.attn = i == 2 ? ATTN_PER_HEAD : ATTN_SHARED;
+            m.call.use_causal_mask = i == 1;
+            check_case(ctx, &m);
+        }
+}
+
+static void test_self_attention_and_key(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    mcase m = base_case();
+    m.self_attn = true, m.key_given = false;
+    m.desc.key_width = 0, m.desc.value_width = m.desc.query_dim;
+    m.call.tv = m.call.tq;
+    check_case(ctx, &m); /* key = value = query */
+    m = base_case();
+    m.key_given = false, m.desc.key_width = 0;
+    check_case(ctx, &m); /* key omitted: key = value */
+    m.key_given = true;
+    check_case(ctx, &m); /* key given, of the value's width */
+    m = base_case();
+    m.desc.output_dim = 0; /* output width = query width */
+    m.desc.value_dim = 0;  /* value_dim = key_dim */
+    check_case(ctx, &m);
+}
+
+/* Batch 1, length 1, one head of width 1, and odd sizes. */
+static void test_small_and_odd(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t shapes[][7] = {
+        /* H dk dv Dq Dv B Tq/Tv */
+        {1, 1, 1, 1, 1, 1, 1}, {2, 1, 3, 1, 2, 1, 1}, {3, 7, 5, 13, 11, 1, 31},
+        {8, 3, 2, 5, 3, 3, 19}, {1, 33, 17, 29, 37, 2, 23},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const uint32_t *s = shapes[i];
+        mcase m = {
+            .desc = {.num_heads = s[0], .key_dim = s[1], .value_dim = s[2], .query_dim = s[3],
+                     .value_width = s[4]},
+            .call = {.batch = s[5], .tq = s[6], .tv = s[6] + (uint32_t)i % 3,
+                     .return_attention_scores = i % 2 == 0},
+            .value_mask = i >= 2,
+        };
+        check_case(ctx, &m);
+    }
+}
+
+/* The seed tutorial: MultiHeadAttention(d_model=128, num_heads=8), i.e.
+ * key_dim = value_dim = 16, self-attention with a look-ahead (causal) mask. */
+static void test_tutorial_shape(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int scores = 0; scores < 2; scores++) {
+        mcase m = {
+            .desc = {.num_heads = 8, .key_dim = 16, .query_dim = 128, .value_width = 128},
+            .call = {.batch = 2, .tq = 9, .tv = 9, .use_causal_mask = true,
+                     .return_attention_scores = scores},
+            .self_attn = true,
+            .value_mask = true,
+        };
+        check_case(ctx, &m);
+    }
+}
+
+/* Dropout: the Philox stream of the reference, on both paths; scores are
+ * returned before dropout, so they equal those of an inference call. */
+static void test_dropout(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int path = 0; path < 3; path++)
+        for (int scores = 0; scores < 2; scores++) {
+            if (scores && path == VKATTN_SDPA_FUSED)
+                continue;
+            mcase m = base_case();
+            m.desc.dropout = 0.4f;
+            m.value_mask = true;
+            m.call.training = true;
+            m.call.seed = 0x123456789abcdefull;
+            m.call.offset = 3 + (uint64_t)path;
+            m.call.path = (vkattn_sdpa_path)path;
+            m.call.return_attention_scores = scores;
+            check_case(ctx, &m);
+        }
+
+    /* the dropout is really applied (outputs differ from inference) and the
+     * returned scores are the same as inference's: before dropout */
+    mcase m = base_case();
+    m.desc.dropout = 0.5f;
+    m.call.seed = 42;
+    const sizes s = sizes_of(&m);
+    host h;
+    host_random(&m, &h);
+    float *out[2], *sc[2];
+    for (int t = 0; t < 2; t++) {
+        m.call.training = t;
+        out[t] = tu_floats(s.out), sc[t] = tu_floats(s.scores);
+        TH_OK(ctx, run_gpu(ctx, &m, &h, out[t], sc[t]));
+    }
+    assert_true(tu_max_abs_err(out[0], out[1], s.out) > 1e-3);
+    assert_true(tu_max_abs_err(sc[0], sc[1], s.scores) <= SCORE_BOUND);
+    host_free(&m, &h);
+    free(out[0]), free(out[1]), free(sc[0]), free(sc[1]);
+}
+
+/* Fused, chained and automatic paths agree; asking the fused path for scores
+ * is an invalid combination (as for vkattn_sdpa). */
+static void test_paths(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int path = 0; path < 3; path++)
+        for (int bias = 0; bias < 2; bias++) {
+            mcase m = base_case();
+            m.desc.no_bias = !bias; /* the output matmul then binds no bias buffer */
+            m.call.return_attention_scores = false;
+            m.call.path = (vkattn_sdpa_path)path;
+            m.value_mask = m.query_mask = true;
+            m.attn = ATTN_PER_HEAD;
+            m.call.use_causal_mask = true;
+            check_case(ctx, &m);
+        }
+    mcase m = base_case();
+    m.call.path = VKATTN_SDPA_FUSED; /* with scores requested: the fused kernel has none */
+    check_case_expect(ctx, &m, VKATTN_ERROR_INVALID_ARGUMENT);
+}
+
+/* New layers hold zeros; get_weights returns what set_weights stored, leaves
+ * NULL arrays and a no_bias layer's bias arrays alone. */
+static void test_weights_round_trip(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int bias = 0; bias < 2; bias++) {
+        mcase m = base_case();
+        m.desc.no_bias = !bias;
+        const sizes s = sizes_of(&m);
+        host h;
+        host_random(&m, &h);
+        vkattn_mha *layer;
+        TH_OK(ctx, vkattn_mha_create(ctx, &m.desc, &layer));
+        float *wq = tu_floats(s.wq), *bo = tu_floats(s.bo), *wo = tu_floats(s.wo);
+        tu_poison(wq, s.wq);
+        vkattn_mha_weights got = {.query_kernel = wq};
+        TH_OK(ctx, vkattn_mha_get_weights(layer, &got));
+        for (size_t i = 0; i < s.wq; i++)
+            assert_true(wq[i] == 0.0f);
+        TH_OK(ctx, vkattn_mha_set_weights(layer, &h.w));
+        tu_poison(bo, s.bo);
+        got = (vkattn_mha_weights){.query_kernel = wq, .output_kernel = wo, .output_bias = bo};
+        TH_OK(ctx, vkattn_mha_get_weights(layer, &got));
+        assert_memory_equal(wq, h.w.query_kernel, s.wq * sizeof(float));
+        assert_memory_equal(wo, h.w.output_kernel, s.wo * sizeof(float));
+        if (bias)
+            assert_memory_equal(bo, h.w.output_bias, s.bo * sizeof(float));
+        else
+            assert_true(isnan(bo[0])); /* untouched */
+        vkattn_mha_destroy(layer);
+        host_free(&m, &h);
+        free(wq), free(bo), free(wo);
+    }
+}
+
+/* Two calls of one layer in one command buffer (the second reads the first's
+ * output: scratch reuse needs the barriers vkattn records), then calls that
+ * grow the scratch and shrink again. */
+static void test_chained_calls(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    mcase m = {
+        .desc = {.num_heads = 2, .key_dim = 4, .query_dim = 6, .value_width = 6},
+        .call = {.batch = 2, .tq = 5, .tv = 5},
+        .self_attn = true,
+    };
+    const sizes s = sizes_of(&m);
+    host h;
+    host_random(&m, &h);
+    float *mid = tu_floats(s.out), *ref = tu_floats(s.out);
+    vkattn_layer_host_io hio = host_io(&m, &h, mid, NULL);
+    TH_OK(ctx, vkattn_reference_mha(&m.desc, &h.w, &m.call, &hio));
+    hio.query = hio.value = mid, hio.output = ref;
+    TH_OK(ctx, vkattn_reference_mha(&m.desc, &h.w, &m.call, &hio));
+
+    vkattn_mha *layer;
+    TH_OK(ctx, vkattn_mha_create(ctx, &m.desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &h.w));
+    vkattn_tensor *x = th_tensor(ctx, s.query, h.query), *y = th_tensor(ctx, s.out, NULL);
+    vkattn_tensor *z = th_tensor(ctx, s.out, NULL);
+    VkCommandBuffer cmd;
+    TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+    vkattn_layer_io first = {.query = x, .value = x, .output = y};
+    vkattn_layer_io second = {.query = y, .value = y, .output = z};
+    TH_OK(ctx, vkattn_mha_record(layer, cmd, &m.call, &first));
+    TH_OK(ctx, vkattn_mha_record(layer, cmd, &m.call, &second));
+    TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+    float *got = th_download(z, s.out);
+    TU_ASSERT_CLOSE(got, ref, s.out, OUT_BOUND, "two chained calls");
+    th_assert_validation_clean();
+    vkattn_tensor_destroy(x), vkattn_tensor_destroy(y), vkattn_tensor_destroy(z);
+    free(mid), free(ref), free(got);
+
+    /* scratch growth on one layer: small, large, small */
+    static const uint32_t lens[][3] = {{1, 2, 3}, {3, 40, 29}, {2, 7, 5}};
+    for (int i = 0; i < 3; i++) {
+        mcase c = {.desc = m.desc, .call = {.batch = lens[i][0], .tq = lens[i][1],
+                                            .tv = lens[i][2], .return_attention_scores = true}};
+        c.value_mask = c.query_mask = true;
+        const sizes cs = sizes_of(&c);
+        host ch;
+        host_random(&c, &ch);
+        float *cref = tu_floats(cs.out), *cgot = tu_floats(cs.out);
+        float *sref = tu_floats(cs.scores);
+        vkattn_layer_host_io chio = host_io(&c, &ch, cref, sref);
+        TH_OK(ctx, vkattn_reference_mha(&c.desc, &h.w, &c.call, &chio));
+        vkattn_tensor *q = th_tensor(ctx, cs.query, ch.query);
+        vkattn_tensor *v = th_tensor(ctx, cs.value, ch.value);
+        vkattn_tensor *qm = th_tensor(ctx, cs.qm, ch.qm), *vm = th_tensor(ctx, cs.vm, ch.vm);
+        vkattn_tensor *o = th_tensor(ctx, cs.out, NULL), *sc = th_tensor(ctx, cs.scores, NULL);
+        vkattn_layer_io io = {.query = q, .value = v, .query_mask = qm, .value_mask = vm,
+                              .output = o, .scores = sc};
+        TH_OK(ctx, vkattn_mha_run(layer, &c.call, &io));
+        TH_OK(ctx, vkattn_tensor_download(o, cgot, 0, cs.out));
+        TU_ASSERT_CLOSE(cgot, cref, cs.out, OUT_BOUND, "scratch growth");
+        vkattn_tensor_destroy(q), vkattn_tensor_destroy(v), vkattn_tensor_destroy(qm);
+        vkattn_tensor_destroy(vm), vkattn_tensor_destroy(o), vkattn_tensor_destroy(sc);
+        host_free(&c, &ch);
+        free(cref), free(cgot), free(sref);
+    }
+    th_assert_validation_clean();
+    vkattn_mha_destroy(layer);
+    host_free(&m, &h);
+}
+
+/* ------------------------------------------------------------ examples.json */
+
+/* "example_mha_cross_vmask" of spec/cases/examples.json (ex_* arrays) */
+#include "mha_example_case.h"
+
+/* |got - exp| <= atol + rtol * |exp| everywhere (CASES.md) */
+static void assert_within(const float *got, const float *exp, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - exp[i]) <= 1e-5 + 1e-4 * fabs((double)exp[i])))
+            fail_msg("%s[%zu] = %.9g, expected %.9g", what, i, (double)got[i], (double)exp[i]);
+}
+
+/* The reference part runs without a device too. */
+static void test_example_case(void **state)
+{
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 2, .value_dim = 3, .query_dim = 4,
+                                  .value_width = 5};
+    const vkattn_layer_call call = {.batch = 2, .tq = 3, .tv = 4, .return_attention_scores = true};
+    /* the weights struct holds non-const pointers; nothing writes through them here */
+    const vkattn_mha_weights w = {
+        (float *)ex_query_kernel, (float *)ex_query_bias, (float *)ex_key_kernel,
+        (float *)ex_key_bias,     (float *)ex_value_kernel, (float *)ex_value_bias,
+        (float *)ex_output_kernel, (float *)ex_output_bias,
+    };
+    float ref[24], ref_scores[48], got[24], got_scores[48];
+    const vkattn_layer_host_io hio = {.query = ex_query, .value = ex_value,
+                                      .value_mask = ex_value_mask, .output = ref,
+                                      .scores = ref_scores};
+    TH_OK(NULL, vkattn_reference_mha(&desc, &w, &call, &hio));
+    assert_within(ref, ex_expected_output, 24, "reference output");
+    assert_within(ref_scores, ex_expected_scores, 48, "reference scores");
+
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_mha *layer;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+    vkattn_tensor *q = th_tensor(ctx, 24, ex_query), *v = th_tensor(ctx, 40, ex_value);
+    vkattn_tensor *vm = th_tensor(ctx, 8, ex_value_mask);
+    vkattn_tensor *o = th_tensor(ctx, 24, NULL), *sc = th_tensor(ctx, 48, NULL);
+    vkattn_layer_io io = {.query = q, .value = v, .value_mask = vm, .output = o, .scores = sc};
+    TH_OK(ctx, vkattn_mha_run(layer, &call, &io));
+    TH_OK(ctx, vkattn_tensor_download(o, got, 0, 24));
+    TH_OK(ctx, vkattn_tensor_download(sc, got_scores, 0, 48));
+    assert_within(got, ex_expected_output, 24, "GPU output");
+    assert_within(got_scores, ex_expected_scores, 48, "GPU scores");
+    TU_ASSERT_CLOSE(got, ref, 24, OUT_BOUND, "example case vs reference");
+    /* without scores AUTO takes the fused kernel: the same output */
+    vkattn_layer_call fused = call;
+    fused.return_attention_scores = false;
+    io.scores = NULL;
+    TH_OK(ctx, vkattn_tensor_fill(o, NAN));
+    TH_OK(ctx, vkattn_mha_run(layer, &fused, &io));
+    TH_OK(ctx, vkattn_tensor_download(o, got, 0, 24));
+    assert_within(got, ex_expected_output, 24, "GPU output (fused)");
+    th_assert_validation_clean();
+    vkattn_tensor_destroy(q), vkattn_tensor_destroy(v), vkattn_tensor_destroy(vm);
+    vkattn_tensor_destroy(o), vkattn_tensor_destroy(sc);
+    vkattn_mha_destroy(layer);
+}
+
+/* ------------------------------------------------------------ bad arguments */
+
+/* r must be INVALID_ARGUMENT and the message must name `arg` */
+static void expect_invalid(vkattn_result r, const char *arg)
+{
+    if (r != VKATTN_ERROR_INVALID_ARGUMENT)
+        fail_msg("expected VKATTN_ERROR_INVALID_ARGUMENT naming %s, got %s (%s)", arg,
+                 vkattn_result_name(r), vkattn_last_error());
+    if (!strstr(vkattn_last_error(), arg))
+        fail_msg("the message \"%s\" does not name %s", vkattn_last_error(), arg);
+}
+
+static void test_bad_create_and_weights(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const vkattn_mha_desc good = {.num_heads = 2, .key_dim = 3, .query_dim = 4, .value_width = 5};
+    vkattn_mha *layer = (vkattn_mha *)&layer; /* non-NULL: create must reset it */
+    expect_invalid(vkattn_mha_create(NULL, &good, &layer), "ctx");
+    assert_null(layer);
+    expect_invalid(vkattn_mha_create(ctx, NULL, &layer), "desc");
+    expect_invalid(vkattn_mha_create(ctx, &good, NULL), "out");
+    vkattn_mha_desc d = good;
+    d.num_heads = 0;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "num_heads");
+    d = good, d.key_dim = 0;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "key_dim");
+    d = good, d.query_dim = 0;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "query_dim");
+    d = good, d.value_width = 0;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "value_width");
+    d = good, d.dropout = 1.5f;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "dropout");
+    d = good, d.dropout = NAN;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "dropout");
+    d = good, d.num_heads = 65536, d.key_dim = 65536;
+    assert_int_equal(vkattn_mha_create(ctx, &d, &layer), VKATTN_ERROR_SIZE_OVERFLOW);
+    assert_null(layer);
+    vkattn_mha_destroy(NULL);
+
+    TH_OK(ctx, vkattn_mha_create(ctx, &good, &layer));
+    float k[64] = {0};
+    vkattn_mha_weights w = {k, k, k, k, k, k, k, k};
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+    expect_invalid(vkattn_mha_set_weights(NULL, &w), "layer");
+    expect_invalid(vkattn_mha_set_weights(layer, NULL), "w");
+    w.value_kernel = NULL;
+    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->value_kernel");
+    w.value_kernel = k, w.key_bias = NULL;
+    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->key_bias");
+    expect_invalid(vkattn_mha_get_weights(layer, NULL), "w");
+    vkattn_mha_destroy(layer);
+    d = good, d.no_bias = true; /* biases may be NULL then */
+    TH_OK(ctx, vkattn_mha_create(ctx, &d, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+    vkattn_mha_destroy(layer);
+
+    /* the reference checks the same desc and weights */
+    const vkattn_layer_call call = {.batch = 1, .tq = 1, .tv = 1};
+    float out[8];
+    const vkattn_layer_host_io hio = {.query = k, .value = k, .output = out};
+    w.key_bias = k;
+    TH_OK(ctx, vkattn_reference_mha(&good, &w, &call, &hio));
+    d = good, d.num_heads = 0;
+    expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "num_heads");
+    w.output_kernel = NULL;
+    expect_invalid(vkattn_reference_mha(&good, &w, &call, &hio), "w->output_kernel");
+    w.output_kernel = k;
+    vkattn_layer_host_io bad = hio;
+    bad.query = NULL;
+    expect_invalid(vkattn_reference_mha(&good, &w, &call, &bad), "io->query");
+    vkattn_layer_call sc = call;
+    sc.return_attention_scores = true;
+    expect_invalid(vkattn_reference_mha(&good, &w, &sc, &hio), "io->scores");
+    th_assert_validation_clean();
+}
+
+/* A layer and a valid io for (B 2, Tq 3, Tv 4); the test breaks one thing at
+ * a time. */
+typedef struct bad_fixture {
+    vkattn_mha *layer;
+    vkattn_tensor *q, *k, *v, *qm, *vm, *am, *am_heads, *out, *scores, *small;
+} bad_fixture;
+
+static void test_bad_record(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 3, .query_dim = 4, .key_width = 6,
+                                  .value_width = 5, .output_dim = 7};
+    bad_fixture f;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &f.layer));
+    f.q = th_tensor(ctx, 2 * 3 * 4, NULL), f.k = th_tensor(ctx, 2 * 4 * 6, NULL);
+    f.v = th_tensor(ctx, 2 * 4 * 5, NULL), f.qm = th_tensor(ctx, 2 * 3, NULL);
+    f.vm = th_tensor(ctx, 2 * 4, NULL), f.am = th_tensor(ctx, 2 * 3 * 4, NULL);
+    f.am_heads = th_tensor(ctx, 2 * 2 * 3 * 4, NULL), f.out = th_tensor(ctx, 2 * 3 * 7, NULL);
+    f.scores = th_tensor(ctx, 2 * 2 * 3 * 4, NULL), f.small = th_tensor(ctx, 5, NULL);
+    const vkattn_layer_call good = {.batch = 2, .tq = 3, .tv = 4};
+    const vkattn_layer_io io0 = {.query = f.q, .value = f.v, .key = f.k, .output = f.out};
+    vkattn_layer_call c = good;
+    vkattn_layer_io io = io0;
+
+    expect_invalid(vkattn_mha_run(NULL, &c, &io), "layer");
+    expect_invalid(vkattn_mha_run(f.layer, NULL, &io), "call");
+    expect_invalid(vkattn_mha_run(f.layer, &c, NULL), "io");
+    c.batch = 0;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->batch");
+    c = good, c.tv = 0;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->tv");
+    c = good, c.path = (vkattn_sdpa_path)7;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->path");
+    c = good, c.causal_bottom_right = true;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "causal_bottom_right");
+    c = good;
+    io.query = f.small;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->query");
+    io = io0, io.value = f.small;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->value");
+    io = io0, io.key = f.v; /* (B, Tv, Dv): wrong width for the key */
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->key");
+    io = io0, io.key = NULL; /* key = value needs key_width == value_width */
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->key");
+    io = io0, io.output = f.small;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->output");
+    io = io0, io.query_mask = f.vm;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->query_mask");
+    io = io0, io.value_mask = f.qm;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->value_mask");
+    io = io0, io.attention_mask = f.am_heads; /* per-head size without the flag */
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    io = io0, io.attention_mask = f.am, io.attention_mask_per_head = true;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    io = io0, io.attention_mask_per_head = true;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    io = io0, c.return_attention_scores = true;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
+    io.scores = f.am; /* (B, Tq, Tv): scores are per head */
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
+    c = good, io = io0, io.scores = f.scores;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
+    io = io0, io.output = f.q;
+    assert_int_equal(vkattn_mha_run(f.layer, &c, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    /* and the good call still works after all that */
+    io = io0, io.query_mask = f.qm, io.value_mask = f.vm, io.attention_mask = f.am_heads;
+    io.attention_mask_per_head = true;
+    float ones[24 * 2];
+    for (int i = 0; i < 48; i++)
+        ones[i] = 1.0f;
+    TH_OK(ctx, vkattn_tensor_upload(f.q, ones, 0, 24));
+    TH_OK(ctx, vkattn_tensor_upload(f.k, ones, 0, 48));
+    TH_OK(ctx, vkattn_tensor_upload(f.v, ones, 0, 40));
+    TH_OK(ctx, vkattn_tensor_upload(f.qm, ones, 0, 6));
+    TH_OK(ctx, vkattn_tensor_upload(f.vm, ones, 0, 8));
+    TH_OK(ctx, vkattn_tensor_upload(f.am_heads, ones, 0, 48));
+    TH_OK(ctx, vkattn_mha_run(f.layer, &c, &io));
+    th_assert_validation_clean();
+    vkattn_tensor *all[] = {f.q, f.k, f.v, f.qm, f.vm, f.am, f.am_heads, f.out, f.scores, f.small};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+    vkattn_mha_destroy(f.layer);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_example_case),      cmocka_unit_test(test_tutorial_shape),
+        cmocka_unit_test(test_mask_kinds),        cmocka_unit_test(test_query_mask_rows),
+        cmocka_unit_test(test_self_attention_and_key), cmocka_unit_test(test_small_and_odd),
+        cmocka_unit_test(test_dropout),           cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_chained_calls),
+        cmocka_unit_test(test_random_cases),      cmocka_unit_test(test_bad_create_and_weights),
+        cmocka_unit_test(test_bad_record),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}

@@ -1,0 +1,71 @@
+/* Result codes: every code in the X-macro list has a distinct value, its own
+ * name and a message; unknown codes are named as such. Functions that need no
+ * device report argument errors through vkattn_last_error(). */
+#include "test_util.h"
+
+#include <vkattn/vkattn.h>
+
+#include <string.h>
+
+static const vkattn_result all[] = {
+#define X(name, value, msg) name,
+    VKATTN_RESULT_LIST(X)
+#undef X
+};
+#define N_RESULTS (sizeof all / sizeof all[0])
+
+static void test_names_and_messages(void **state)
+{
+    (void)state;
+    assert_int_equal(VKATTN_SUCCESS, 0);
+    for (size_t i = 0; i < N_RESULTS; i++) {
+        if (i > 0)
+            assert_true(all[i] < 0);
+        assert_non_null(strstr(vkattn_result_name(all[i]), "VKATTN_"));
+        assert_true(strlen(vkattn_result_message(all[i])) > 0);
+        for (size_t j = 0; j < i; j++) {
+            assert_int_not_equal(all[i], all[j]);
+            assert_string_not_equal(vkattn_result_name(all[i]), vkattn_result_name(all[j]));
+        }
+    }
+    assert_string_equal(vkattn_result_name(VKATTN_ERROR_NO_VULKAN), "VKATTN_ERROR_NO_VULKAN");
+    assert_string_equal(vkattn_result_name((vkattn_result)-999), "VKATTN_UNKNOWN_RESULT");
+    assert_true(strlen(vkattn_result_message((vkattn_result)12345)) > 0);
+}
+
+static void test_context_free_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(vkattn_context_create(NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "vkattn_context_create: out is NULL"));
+    assert_int_equal(vkattn_enumerate_devices(NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "count is NULL"));
+    assert_int_equal(vkattn_tensor_upload(NULL, NULL, 0, 1), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_run(NULL, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_timer_create(NULL, 1, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(vkattn_context_last_error(NULL), "vkattn_context_last_error: ctx is NULL");
+    vkattn_context_destroy(NULL);
+    vkattn_tensor_destroy(NULL);
+    vkattn_timer_destroy(NULL);
+    uint32_t n = 99;
+    const char *const *ext = vkattn_required_device_extensions(&n);
+    assert_int_equal(n, 1);
+    assert_string_equal(ext[0], "VK_KHR_push_descriptor");
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    assert_int_equal(vkattn_get_version(), VKATTN_VERSION);
+    assert_int_equal(VKATTN_VERSION >> 22, VKATTN_VERSION_MAJOR);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names_and_messages),
+        cmocka_unit_test(test_context_free_errors),
+        cmocka_unit_test(test_version),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,211 @@
+/* Flag parsing for attnbench: a table of flags, each with the subcommands it
+ * belongs to, so a flag given to the wrong subcommand is a usage error rather
+ * than silently ignored. "--flag value" and "--flag=value" both work. */
+#include "args.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* which subcommands accept a flag */
+#define C_DEV (1u << AB_CMD_DEVICES)
+#define C_PEAK (1u << AB_CMD_PEAK)
+#define C_BENCH (1u << AB_CMD_BENCH)
+#define C_CHECK (1u << AB_CMD_CHECK)
+
+typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE } kind;
+
+typedef struct flag {
+    const char *name;
+    kind kind;
+    uint32_t commands;
+    uint32_t bit; /* AB_F_* for shape/option flags, 0 for others */
+    size_t offset;
+} flag;
+
+#define F(name, kind, cmds, bit, field) {name, kind, cmds, bit, offsetof(ab_args, field)}
+
+static const flag FLAGS[] = {
+    F("--device", K_U32, C_PEAK | C_BENCH | C_CHECK, 0, device),
+    F("--batch", K_U32, C_BENCH, AB_F_BATCH, batch),
+    F("--heads", K_U32, C_BENCH, AB_F_HEADS, heads),
+    F("--tq", K_U32, C_BENCH, AB_F_TQ, tq),
+    F("--tv", K_U32, C_BENCH, AB_F_TV, tv),
+    F("--dk", K_U32, C_BENCH, AB_F_DK, dk),
+    F("--dv", K_U32, C_BENCH, AB_F_DV, dv),
+    F("--m", K_U32, C_BENCH, AB_F_M, m),
+    F("--n", K_U32, C_BENCH, AB_F_N, n),
+    F("--k", K_U32, C_BENCH, AB_F_K, k),
+    F("--units", K_U32, C_BENCH, AB_F_UNITS, units),
+    F("--dmodel", K_U32, C_BENCH, AB_F_DMODEL, dmodel),
+    F("--transpose-b", K_BOOL, C_BENCH, AB_F_TRANSPOSE_B, transpose_b),
+    F("--causal", K_BOOL, C_BENCH, AB_F_CAUSAL, causal),
+    F("--mask-ratio", K_RATE, C_BENCH, AB_F_MASK_RATIO, mask_ratio),
+    F("--dropout", K_RATE, C_BENCH, AB_F_DROPOUT, dropout),
+    F("--scores", K_BOOL, C_BENCH, AB_F_SCORES, scores),
+    F("--fused", K_BOOL, C_BENCH, AB_F_FUSED, fused),
+    F("--unfused", K_BOOL, C_BENCH, AB_F_UNFUSED, unfused),
+    F("--fp16", K_BOOL, C_BENCH, AB_F_FP16, fp16),
+    F("--warmup", K_U32, C_BENCH, 0, warmup),
+    F("--repeat", K_U32, C_BENCH, 0, repeat),
+    F("--seed", K_U64, C_BENCH, 0, seed),
+    F("--check", K_BOOL, C_BENCH, 0, check),
+    F("--json", K_BOOL, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, json),
+    F("--no-peak", K_BOOL, C_BENCH, 0, no_peak),
+    F("--remeasure-peak", K_BOOL, C_BENCH, 0, remeasure),
+    F("--validation", K_BOOL, C_PEAK | C_BENCH | C_CHECK, 0, validation),
+};
+#define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
+
+void ab_usage(bool to_stdout)
+{
+    FILE *f = to_stdout ? stdout : stderr;
+    fputs("usage:\n"
+          "  attnbench                                  demo: list devices, run a checked matmul\n"
+          "  attnbench devices [--json]\n"
+          "  attnbench peak [--device N] [--json]\n"
+          "  attnbench bench OP [options] [--json]\n"
+          "  attnbench check FILE.json [--device N] [--json]\n"
+          "  attnbench help\n"
+          "OP: matmul softmax additive heads dropout sdpa attention additive_attention\n"
+          "    bahdanau mha (those built into this library; see `attnbench help`)\n"
+          "bench options:\n"
+          "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
+          "  --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal --mask-ratio R\n"
+          "  --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
+          "  --check --json --no-peak --remeasure-peak --validation\n"
+          "exit status: 0 ok, 1 check failed or runtime error, 2 bad usage\n"
+          "docs/ATTNBENCH.md has the details.\n",
+          f);
+}
+
+const char *ab_flag_name(uint32_t bit)
+{
+    for (size_t i = 0; i < N_FLAGS; i++)
+        if (FLAGS[i].bit == bit)
+            return FLAGS[i].name;
+    return "?";
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fputs("attnbench: ", stderr);
+    fprintf(stderr, fmt, a, b);
+    fputs("\n(run `attnbench help` for usage)\n", stderr);
+    return ATTNBENCH_EXIT_USAGE;
+}
+
+static int parse_value(const flag *f, const char *s, ab_args *a)
+{
+    char *end = NULL;
+    void *field = (char *)a + f->offset;
+    errno = 0;
+    if (f->kind == K_RATE) {
+        double v = strtod(s, &end);
+        if (!*s || *end || errno || !(v >= 0.0 && v <= 1.0))
+            return usage_error("%s needs a number in [0, 1], got '%s'", f->name, s);
+        *(double *)field = v;
+        return 0;
+    }
+    if (*s == '-' || *s == '+')
+        return usage_error("%s needs a non-negative integer, got '%s'", f->name, s);
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || errno)
+        return usage_error("%s needs a non-negative integer, got '%s'", f->name, s);
+    if (f->kind == K_U64) {
+        *(uint64_t *)field = v;
+        return 0;
+    }
+    if (v > UINT32_MAX)
+        return usage_error("%s: '%s' does not fit 32 bits", f->name, s);
+    *(uint32_t *)field = (uint32_t)v;
+    return 0;
+}
+
+static int parse_command(const char *s, ab_command *out)
+{
+    static const struct { const char *name; ab_command cmd; } cmds[] = {
+        {"devices", AB_CMD_DEVICES}, {"peak", AB_CMD_PEAK}, {"bench", AB_CMD_BENCH},
+        {"check", AB_CMD_CHECK},     {"help", AB_CMD_HELP}, {"--help", AB_CMD_HELP},
+        {"-h", AB_CMD_HELP},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(s, cmds[i].name)) {
+            *out = cmds[i].cmd;
+            return 0;
+        }
+    return usage_error("unknown command '%s'%s", s, "");
+}
+
+/* Parses one flag at argv[*i] (advancing *i past its value). */
+static int parse_flag(int argc, char **argv, int *i, ab_args *a)
+{
+    const char *arg = argv[*i];
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const flag *f = NULL;
+    for (size_t j = 0; j < N_FLAGS && !f; j++)
+        if (strlen(FLAGS[j].name) == len && !strncmp(FLAGS[j].name, arg, len))
+            f = &FLAGS[j];
+    if (!f)
+        return usage_error("unknown option '%s'%s", arg, "");
+    if (!(f->commands & (1u << a->command)))
+        return usage_error("%s does not apply to this command%s", f->name, "");
+    a->given |= f->bit;
+    if (f->kind == K_BOOL) {
+        if (eq)
+            return usage_error("%s takes no value%s", f->name, "");
+        *(bool *)((char *)a + f->offset) = true;
+        return 0;
+    }
+    const char *value = eq ? eq + 1 : NULL;
+    if (!value) {
+        if (*i + 1 >= argc)
+            return usage_error("%s needs a value%s", f->name, "");
+        value = argv[++*i];
+    }
+    if (f->offset == offsetof(ab_args, device))
+        a->has_device = true;
+    return parse_value(f, value, a);
+}
+
+int ab_parse_args(int argc, char **argv, ab_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->warmup = 3;
+    a->repeat = 20;
+    a->seed = 1;
+    if (argc < 2) {
+        a->command = AB_CMD_DEMO;
+        return 0;
+    }
+    int r = parse_command(argv[1], &a->command);
+    if (r)
+        return r;
+    int i = 2;
+    if (a->command == AB_CMD_BENCH || a->command == AB_CMD_CHECK) {
+        if (i >= argc || argv[i][0] == '-')
+            return usage_error("%s needs %s", argv[1], a->command == AB_CMD_BENCH ? "an OP" : "a FILE.json");
+        if (a->command == AB_CMD_BENCH)
+            a->op = argv[i++];
+        else
+            a->file = argv[i++];
+    }
+    for (; i < argc; i++) {
+        if (a->command == AB_CMD_HELP)
+            return usage_error("help takes no arguments ('%s')%s", argv[i], "");
+        if (strncmp(argv[i], "--", 2) != 0)
+            return usage_error("unexpected argument '%s'%s", argv[i], "");
+        if ((r = parse_flag(argc, argv, &i, a)))
+            return r;
+    }
+    if (a->fused && a->unfused)
+        return usage_error("--fused and --unfused exclude each other%s%s", "", "");
+    if (a->command == AB_CMD_BENCH && a->repeat == 0)
+        return usage_error("--repeat must be >= 1%s%s", "", "");
+    if (a->dropout >= 1.0)
+        return usage_error("--dropout must be below 1 for a benchmark%s%s", "", "");
+    return 0;
+}

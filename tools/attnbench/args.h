@@ -1,0 +1,67 @@
+/* attnbench's command line: one struct for every subcommand's flags.
+ * Parsing never exits by itself: it returns ATTNBENCH_EXIT_USAGE with the
+ * message printed on stderr, and main returns that. */
+#ifndef ATTNBENCH_ARGS_H
+#define ATTNBENCH_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ATTNBENCH_EXIT_OK 0
+#define ATTNBENCH_EXIT_CHECK 1 /* --check above the bound, a failing case, a runtime failure */
+#define ATTNBENCH_EXIT_USAGE 2
+
+typedef enum ab_command {
+    AB_CMD_DEMO = 0, /* no arguments */
+    AB_CMD_DEVICES,
+    AB_CMD_PEAK,
+    AB_CMD_BENCH,
+    AB_CMD_CHECK,
+    AB_CMD_HELP,
+} ab_command;
+
+/* One bit per flag: ops say which shape and option flags they accept. */
+enum {
+    AB_F_BATCH = 1u << 0, AB_F_HEADS = 1u << 1, AB_F_TQ = 1u << 2, AB_F_TV = 1u << 3,
+    AB_F_DK = 1u << 4, AB_F_DV = 1u << 5, AB_F_M = 1u << 6, AB_F_N = 1u << 7, AB_F_K = 1u << 8,
+    AB_F_TRANSPOSE_B = 1u << 9, AB_F_CAUSAL = 1u << 10, AB_F_MASK_RATIO = 1u << 11,
+    AB_F_DROPOUT = 1u << 12, AB_F_SCORES = 1u << 13, AB_F_FUSED = 1u << 14,
+    AB_F_UNFUSED = 1u << 15, AB_F_FP16 = 1u << 16, AB_F_UNITS = 1u << 17,
+    AB_F_DMODEL = 1u << 18,
+};
+
+typedef struct ab_args {
+    ab_command command;
+    const char *op;   /* bench */
+    const char *file; /* check */
+    uint32_t given;   /* AB_F_* bits of the shape/option flags given */
+
+    bool has_device;
+    uint32_t device;
+
+    uint32_t batch, heads, tq, tv, dk, dv; /* 0 = the op's default */
+    uint32_t m, n, k;
+    uint32_t units;  /* bahdanau; 0 = dk */
+    uint32_t dmodel; /* mha input/output width; 0 = heads * dk */
+    bool transpose_b, causal, scores, fused, unfused, fp16;
+    double mask_ratio, dropout;
+    uint32_t warmup, repeat;
+    uint64_t seed;
+
+    bool check, json;
+    bool no_peak;    /* bench: leave the peak fractions null */
+    bool remeasure;  /* bench: measure the peak even if cached */
+    bool validation; /* Khronos validation; any message fails the run */
+} ab_args;
+
+/* Parses argv into *a (defaults filled in). Returns 0, or
+ * ATTNBENCH_EXIT_USAGE after printing the reason on stderr. */
+int ab_parse_args(int argc, char **argv, ab_args *a);
+
+/* Prints the usage text (to stdout for --help, else stderr). */
+void ab_usage(bool to_stdout);
+
+/* Names of flags for messages: "--causal" for AB_F_CAUSAL. */
+const char *ab_flag_name(uint32_t bit);
+
+#endif

@@ -1,0 +1,315 @@
+/* The timing loop of attnbench bench: each timed run records the op between
+ * two timestamps in the context's one-shot command buffer, submits and waits
+ * (one call per submission, as an app would run it), after untimed warm-up
+ * runs that also compile the pipelines. Reports median, min and max, the
+ * textbook GFLOP/s, the minimal-bytes GB/s, and device memory. */
+#include "bench.h"
+
+#include "common.h"
+#include "peak_cache.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Usage errors that depend on the op: flags it does not take. */
+static int check_flags(const ab_op *op, const ab_args *a)
+{
+    if (a->fp16) {
+        fprintf(stderr, "attnbench: --fp16: fp16 storage is not available in this build "
+                        "(vkattn tensors are f32)\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    uint32_t extra = a->given & ~op->flags;
+    for (uint32_t bit = 1; extra && bit; bit <<= 1)
+        if (extra & bit) {
+            fprintf(stderr, "attnbench: %s does not apply to %s\n", ab_flag_name(bit), op->name);
+            return ATTNBENCH_EXIT_USAGE;
+        }
+    /* sizes: caught here, before a context is made or the peak measured */
+    const struct { uint32_t bit, value; } sizes[] = {
+        {AB_F_BATCH, a->batch}, {AB_F_HEADS, a->heads}, {AB_F_TQ, a->tq}, {AB_F_TV, a->tv},
+        {AB_F_DK, a->dk}, {AB_F_DV, a->dv}, {AB_F_M, a->m}, {AB_F_N, a->n}, {AB_F_K, a->k},
+        {AB_F_UNITS, a->units}, {AB_F_DMODEL, a->dmodel},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if ((a->given & sizes[i].bit) && sizes[i].value == 0) {
+            fprintf(stderr, "attnbench: %s must be >= 1\n", ab_flag_name(sizes[i].bit));
+            return ATTNBENCH_EXIT_USAGE;
+        }
+    return ATTNBENCH_EXIT_OK;
+}
+
+/* One timed run: GPU time between two marks, or wall time without timestamps. */
+static vkattn_result time_once(vkattn_context *ctx, const ab_op *op, void *state,
+                               vkattn_timer *timer, double *ms)
+{
+    if (!timer) {
+        double t0 = ab_now_s();
+        vkattn_result r = ab_run_once(ctx, op->record, state);
+        *ms = (ab_now_s() - t0) * 1e3;
+        return r;
+    }
+    VkCommandBuffer cmd;
+    vkattn_result r = vkattn_context_begin_commands(ctx, &cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if ((r = vkattn_timer_reset(timer, cmd)) == VKATTN_SUCCESS &&
+        (r = vkattn_timer_mark(timer, cmd, 0)) == VKATTN_SUCCESS &&
+        (r = op->record(state, cmd)) == VKATTN_SUCCESS)
+        r = vkattn_timer_mark(timer, cmd, 1);
+    vkattn_result sub = vkattn_context_submit_and_wait(ctx, cmd);
+    if (r == VKATTN_SUCCESS)
+        r = sub;
+    if (r == VKATTN_SUCCESS)
+        r = vkattn_timer_elapsed_ms(timer, 0, 1, ms);
+    return r;
+}
+
+static int time_op(vkattn_context *ctx, const ab_op *op, void *state, const ab_args *a,
+                   ab_bench_result *res)
+{
+    vkattn_timer *timer = NULL;
+    vkattn_result r = vkattn_timer_create(ctx, 2, &timer);
+    if (r == VKATTN_ERROR_UNSUPPORTED) {
+        fprintf(stderr, "attnbench: the device has no timestamps; timing submit + wait on the host\n");
+        res->host_timing = true;
+        timer = NULL;
+    } else if (r != VKATTN_SUCCESS) {
+        return ab_report(ctx, r, "creating a timer");
+    }
+    double *t = calloc(a->repeat, sizeof *t);
+    int status = ATTNBENCH_EXIT_OK;
+    if (!t) {
+        status = ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "timing");
+        goto done;
+    }
+    for (uint32_t i = 0; i < a->warmup; i++) {
+        ab_progress("%s: warm-up %u/%u", op->name, i + 1, a->warmup);
+        if ((r = ab_run_once(ctx, op->record, state)) != VKATTN_SUCCESS) {
+            status = ab_report(ctx, r, op->name);
+            goto done;
+        }
+    }
+    for (uint32_t i = 0; i < a->repeat; i++) {
+        ab_progress("%s: run %u/%u", op->name, i + 1, a->repeat);
+        if ((r = time_once(ctx, op, state, timer, &t[i])) != VKATTN_SUCCESS) {
+            status = ab_report(ctx, r, op->name);
+            goto done;
+        }
+    }
+    qsort(t, a->repeat, sizeof *t, cmp_double);
+    res->min_ms = t[0];
+    res->max_ms = t[a->repeat - 1];
+    res->median_ms = a->repeat % 2 ? t[a->repeat / 2]
+                                   : 0.5 * (t[a->repeat / 2 - 1] + t[a->repeat / 2]);
+done:
+    free(t);
+    vkattn_timer_destroy(timer);
+    return status;
+}
+
+static void fill_rates(ab_bench_result *res, const vkattn_peak_result *peak)
+{
+    double s = res->median_ms * 1e-3;
+    res->gflops = s > 0 ? res->info.flops / s * 1e-9 : 0.0;
+    res->gbps = s > 0 ? res->info.bytes / s * 1e-9 : 0.0;
+    if (peak && peak->fma_gflops > 0 && peak->copy_gbps > 0) {
+        res->has_peak = true;
+        res->flops_fraction = res->gflops / peak->fma_gflops;
+        res->bandwidth_fraction = res->gbps / peak->copy_gbps;
+    }
+}
+
+int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
+                 const vkattn_peak_result *peak, ab_bench_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->op = op;
+    res->warmup = a->warmup;
+    res->repeat = a->repeat;
+    int status = check_flags(op, a);
+    if (status)
+        return status;
+    vkattn_context_info info;
+    vkattn_context_get_info(ctx, &info);
+    snprintf(res->device, sizeof res->device, "%s", info.device_name);
+
+    /* device_bytes: everything allocated from here on (inputs, outputs, layer
+     * weights, the op's workspace), at its peak */
+    uint64_t base = 0, top = 0;
+    vkattn_context_memory_usage(ctx, &base, NULL);
+    vkattn_context_reset_peak_memory(ctx);
+
+    void *state = NULL;
+    status = op->setup(ctx, a, &state, &res->info);
+    if (status == ATTNBENCH_EXIT_OK && a->check) {
+        ab_progress("%s: checking against the CPU reference", op->name);
+        status = op->check(ctx, state, &res->max_rel_err);
+        if (status == ATTNBENCH_EXIT_OK) {
+            res->checked = true;
+            res->check_ok = res->max_rel_err <= op->bound;
+        }
+    }
+    if (status == ATTNBENCH_EXIT_OK)
+        status = time_op(ctx, op, state, a, res);
+    vkattn_context_memory_usage(ctx, NULL, &top);
+    res->device_bytes = top > base ? top - base : 0;
+    op->destroy(state);
+    if (status != ATTNBENCH_EXIT_OK)
+        return status;
+    fill_rates(res, peak);
+    return res->checked && !res->check_ok ? ATTNBENCH_EXIT_CHECK : ATTNBENCH_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ output */
+
+json_t *ab_json_number(double v)
+{
+    if (isnan(v))
+        return json_null();
+    if (isinf(v))
+        return json_real(v > 0 ? DBL_MAX : -DBL_MAX);
+    return json_real(v);
+}
+
+void ab_json_print(json_t *v)
+{
+    json_dumpf(v, stdout, JSON_REAL_PRECISION(9));
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+static json_t *shape_json(const ab_op_info *i)
+{
+    if (i->matmul_shape)
+        return json_pack("{s:I, s:I, s:I, s:I}", "batch", (json_int_t)i->batch, "m",
+                         (json_int_t)i->m, "n", (json_int_t)i->n, "k", (json_int_t)i->k);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "batch", (json_int_t)i->batch, "heads",
+                     (json_int_t)i->heads, "tq", (json_int_t)i->tq, "tv", (json_int_t)i->tv, "dk",
+                     (json_int_t)i->dk, "dv", (json_int_t)i->dv);
+}
+
+json_t *ab_bench_json(const ab_bench_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "op", json_string(r->op->name));
+    json_object_set_new(o, "device", json_string(r->device));
+    json_object_set_new(o, "path", r->info.path ? json_string(r->info.path) : json_null());
+    json_object_set_new(o, "shape", shape_json(&r->info));
+    json_object_set_new(o, "median_ms", ab_json_number(r->median_ms));
+    json_object_set_new(o, "min_ms", ab_json_number(r->min_ms));
+    json_object_set_new(o, "max_ms", ab_json_number(r->max_ms));
+    json_object_set_new(o, "gflops", ab_json_number(r->gflops));
+    json_object_set_new(o, "gbps", ab_json_number(r->gbps));
+    json_object_set_new(o, "device_bytes", json_integer((json_int_t)r->device_bytes));
+    json_object_set_new(o, "max_rel_err", r->checked ? ab_json_number(r->max_rel_err) : json_null());
+    json_object_set_new(o, "flops_fraction",
+                        r->has_peak ? ab_json_number(r->flops_fraction) : json_null());
+    json_object_set_new(o, "bandwidth_fraction",
+                        r->has_peak ? ab_json_number(r->bandwidth_fraction) : json_null());
+    /* beyond the contract: what the figures were computed from */
+    json_object_set_new(o, "bound", r->checked ? ab_json_number(r->op->bound) : json_null());
+    json_object_set_new(o, "flops", ab_json_number(r->info.flops));
+    json_object_set_new(o, "bytes", ab_json_number(r->info.bytes));
+    json_object_set_new(o, "warmup", json_integer(r->warmup));
+    json_object_set_new(o, "repeat", json_integer(r->repeat));
+    json_object_set_new(o, "timing", json_string(r->host_timing ? "host" : "gpu"));
+    return o;
+}
+
+void ab_print_table_header(void)
+{
+    printf("%-18s %-34s %-7s %10s %10s %10s %9s %8s %6s %6s %8s %s\n", "op", "shape", "path",
+           "median ms", "min ms", "max ms", "GFLOP/s", "GB/s", "%FMA", "%copy", "dev MiB",
+           "max_rel_err");
+}
+
+static void shape_text(const ab_op_info *i, char *buf, size_t size)
+{
+    if (i->matmul_shape)
+        snprintf(buf, size, "b%u m%u n%u k%u", i->batch, i->m, i->n, i->k);
+    else
+        snprintf(buf, size, "b%u h%u tq%u tv%u dk%u dv%u", i->batch, i->heads, i->tq, i->tv, i->dk,
+                 i->dv);
+}
+
+static void percent(char *buf, size_t size, bool has, double fraction)
+{
+    if (has)
+        snprintf(buf, size, "%.1f%%", 100.0 * fraction);
+    else
+        snprintf(buf, size, "-");
+}
+
+void ab_print_table_row(const ab_bench_result *r)
+{
+    char shape[80], fma[16], bw[16], err[48];
+    shape_text(&r->info, shape, sizeof shape);
+    percent(fma, sizeof fma, r->has_peak, r->flops_fraction);
+    percent(bw, sizeof bw, r->has_peak, r->bandwidth_fraction);
+    if (r->checked)
+        snprintf(err, sizeof err, "%.2e %s (bound %.0e)", r->max_rel_err,
+                 r->check_ok ? "ok" : "FAIL", r->op->bound);
+    else
+        snprintf(err, sizeof err, "-");
+    printf("%-18s %-34s %-7s %10.3f %10.3f %10.3f %9.2f %8.2f %6s %6s %8.1f %s\n", r->op->name,
+           shape, r->info.path ? r->info.path : "-", r->median_ms, r->min_ms, r->max_ms, r->gflops,
+           r->gbps, fma, bw, (double)r->device_bytes / (1024.0 * 1024.0), err);
+}
+
+/* ------------------------------------------------------------------ command */
+
+static int unknown_op(const char *name)
+{
+    fprintf(stderr, "attnbench: unknown op '%s'; this build has:", name);
+    for (const ab_op *const *op = ab_all_ops(); *op; op++)
+        fprintf(stderr, " %s", (*op)->name);
+    fputc('\n', stderr);
+    return ATTNBENCH_EXIT_USAGE;
+}
+
+int ab_cmd_bench(const ab_args *a)
+{
+    const ab_op *op = ab_find_op(a->op);
+    if (!op)
+        return unknown_op(a->op);
+    int status = check_flags(op, a);
+    if (status)
+        return status;
+    vkattn_context *ctx;
+    if ((status = ab_open_context(a, &ctx)))
+        return status;
+    vkattn_peak_result peak;
+    bool have_peak = !a->no_peak && ab_peak_get(ctx, a->remeasure, &peak);
+    ab_bench_result res;
+    status = ab_bench_run(ctx, op, a, have_peak ? &peak : NULL, &res);
+    if (status == ATTNBENCH_EXIT_OK || (status == ATTNBENCH_EXIT_CHECK && res.checked)) {
+        if (a->json) {
+            json_t *o = ab_bench_json(&res);
+            ab_json_print(o);
+            json_decref(o);
+        } else {
+            ab_print_table_header();
+            ab_print_table_row(&res);
+        }
+        if (res.checked && !res.check_ok)
+            fprintf(stderr, "attnbench: %s: max_rel_err %.3g exceeds the bound %.3g\n", op->name,
+                    res.max_rel_err, op->bound);
+    }
+    vkattn_context_destroy(ctx);
+    if (a->validation && ab_validation_messages() > 0) {
+        fprintf(stderr, "attnbench: the validation layer reported %u message(s)\n",
+                ab_validation_messages());
+        return ATTNBENCH_EXIT_CHECK;
+    }
+    return status;
+}

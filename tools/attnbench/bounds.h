@@ -1,0 +1,21 @@
+/* The accuracy each op and layer states: `attnbench bench OP --check` fails
+ * (exit 1) when max_rel_err = max|got - ref| / max|ref| exceeds the op's bound.
+ * One table, mirrored in docs/ATTNBENCH.md. The references accumulate in
+ * double; the GPU in fp32, so the bounds are a few hundred fp32 ulps of the
+ * largest output, with room for long reductions (K, Tv, head widths in the
+ * thousands); exact ops (head split/merge) must match bit for bit. */
+#ifndef ATTNBENCH_BOUNDS_H
+#define ATTNBENCH_BOUNDS_H
+
+#define AB_BOUND_MATMUL 1e-4             /* K-long fp32 dot products */
+#define AB_BOUND_SOFTMAX 1e-5            /* fp32 exp and one row sum */
+#define AB_BOUND_ADDITIVE 1e-4           /* fp32 tanh, dim-long sums */
+#define AB_BOUND_HEADS 0.0               /* pure data movement: exact */
+#define AB_BOUND_DROPOUT 1e-6            /* one f32 multiply per element */
+#define AB_BOUND_SDPA 1e-4               /* two chained reductions */
+#define AB_BOUND_ATTENTION 1e-4          /* Keras Attention */
+#define AB_BOUND_ADDITIVE_ATTENTION 1e-4 /* Keras AdditiveAttention */
+#define AB_BOUND_BAHDANAU 2e-4           /* two projections, then additive attention */
+#define AB_BOUND_MHA 2e-4                /* four projections around SDPA */
+
+#endif

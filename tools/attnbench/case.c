@@ -1,0 +1,616 @@
+/* Reading a case object (CASES.md). Every malformed input ends in one
+ * message naming the field ("value_mask: shape (2, 3) but (2, 4) expected
+ * (B, Tv)"), so a user can fix the file without reading this code. */
+#include "case.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool fail(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+#define FAIL(...) fail(err, err_size, __VA_ARGS__)
+
+/* ------------------------------------------------------------ nested arrays */
+
+void ab_nd_free(ab_nd *a)
+{
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+static void shape_text(uint32_t rank, const uint32_t *dims, char *buf, size_t size)
+{
+    size_t o = (size_t)snprintf(buf, size, "(");
+    for (uint32_t i = 0; i < rank && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%u", i ? ", " : "", dims[i]);
+    if (o < size)
+        snprintf(buf + o, size - o, "%s)", rank == 1 ? "," : "");
+}
+
+static bool nd_fill(json_t *j, const ab_nd *a, uint32_t depth, bool allow_bool, float **p,
+                    const char *field, char *err, size_t err_size)
+{
+    if (depth == a->rank) {
+        if (json_is_number(j))
+            *(*p)++ = (float)json_number_value(j);
+        else if (allow_bool && json_is_boolean(j))
+            *(*p)++ = json_is_true(j) ? 1.0f : 0.0f;
+        else
+            return FAIL("%s: an element is %s, not a number%s", field,
+                        json_is_array(j) ? "an array" : json_is_null(j) ? "null" : "not numeric",
+                        allow_bool ? " or boolean" : "");
+        return true;
+    }
+    if (!json_is_array(j) || json_array_size(j) != a->dims[depth])
+        return FAIL("%s: ragged nested array (axis %u should have %u elements everywhere)", field,
+                    depth, a->dims[depth]);
+    for (size_t i = 0; i < a->dims[depth]; i++)
+        if (!nd_fill(json_array_get(j, i), a, depth + 1, allow_bool, p, field, err, err_size))
+            return false;
+    return true;
+}
+
+/* Reads nested arrays (rank 1..4); absent or null leaves *a empty. */
+static bool nd_parse(json_t *j, const char *field, bool allow_bool, ab_nd *a, char *err,
+                     size_t err_size)
+{
+    memset(a, 0, sizeof *a);
+    if (!j || json_is_null(j))
+        return true;
+    if (!json_is_array(j))
+        return FAIL("%s: must be a nested array", field);
+    size_t n = 1;
+    for (json_t *e = j; json_is_array(e); e = json_array_get(e, 0)) {
+        if (a->rank == 4)
+            return FAIL("%s: more than 4 dimensions", field);
+        if (json_array_size(e) == 0)
+            return FAIL("%s: an empty array (every dimension must be >= 1)", field);
+        if (json_array_size(e) > UINT32_MAX || n > SIZE_MAX / 4 / json_array_size(e))
+            return FAIL("%s: too large", field);
+        a->dims[a->rank++] = (uint32_t)json_array_size(e);
+        n *= json_array_size(e);
+    }
+    a->n = n;
+    a->data = malloc(n * sizeof *a->data);
+    if (!a->data)
+        return FAIL("%s: out of host memory", field);
+    float *p = a->data;
+    if (!nd_fill(j, a, 0, allow_bool, &p, field, err, err_size)) {
+        ab_nd_free(a);
+        return false;
+    }
+    return true;
+}
+
+static json_t *nd_json_rec(const float **p, uint32_t rank, const uint32_t *dims)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < dims[0]; i++) {
+        if (rank == 1) {
+            double v = *(*p)++;
+            json_array_append_new(arr, isfinite(v) ? json_real(v) : json_null());
+        } else {
+            json_array_append_new(arr, nd_json_rec(p, rank - 1, dims + 1));
+        }
+    }
+    return arr;
+}
+
+json_t *ab_nd_json(const float *data, uint32_t rank, const uint32_t *dims)
+{
+    const float *p = data;
+    return nd_json_rec(&p, rank, dims);
+}
+
+/* Shapes equal after dropping size-1 axes: (B, 1, Tv) reads as (B, Tv). */
+static bool same_squeezed(uint32_t ra, const uint32_t *a, uint32_t rb, const uint32_t *b)
+{
+    uint32_t i = 0, j = 0;
+    for (;;) {
+        while (i < ra && a[i] == 1)
+            i++;
+        while (j < rb && b[j] == 1)
+            j++;
+        if (i == ra || j == rb)
+            return i == ra && j == rb;
+        if (a[i++] != b[j++])
+            return false;
+    }
+}
+
+/* The array must have exactly this shape (`what` names the axes). */
+static bool expect_shape(const ab_nd *a, const char *field, uint32_t rank, const uint32_t *dims,
+                         const char *what, bool squeeze_ok, char *err, size_t err_size)
+{
+    bool ok = a->rank == rank && !memcmp(a->dims, dims, rank * sizeof *dims);
+    if (!ok && squeeze_ok)
+        ok = same_squeezed(a->rank, a->dims, rank, dims);
+    if (ok)
+        return true;
+    char got[64], want[64];
+    shape_text(a->rank, a->dims, got, sizeof got);
+    shape_text(rank, dims, want, sizeof want);
+    return FAIL("%s: shape %s but %s expected %s", field, got, want, what);
+}
+
+/* Broadcasts a (B|1, [H|1,] Tq|1, Tv|1) mask to its full shape in place. */
+static bool broadcast_mask(ab_nd *m, uint32_t rank, const uint32_t *full, const char *field,
+                           char *err, size_t err_size)
+{
+    for (uint32_t i = 0; i < rank; i++)
+        if (m->dims[i] != full[i] && m->dims[i] != 1) {
+            char got[64], want[64];
+            shape_text(m->rank, m->dims, got, sizeof got);
+            shape_text(rank, full, want, sizeof want);
+            return FAIL("%s: shape %s does not broadcast to %s", field, got, want);
+        }
+    size_t n = 1;
+    for (uint32_t i = 0; i < rank; i++)
+        n *= full[i];
+    float *out = malloc(n * sizeof *out);
+    if (!out)
+        return FAIL("%s: out of host memory", field);
+    for (size_t e = 0; e < n; e++) {
+        size_t rest = e, src = 0, stride = 1;
+        for (uint32_t i = rank; i-- > 0;) {
+            size_t idx = rest % full[i];
+            rest /= full[i];
+            src += (m->dims[i] == 1 ? 0 : idx) * stride;
+            stride *= m->dims[i];
+        }
+        out[e] = m->data[src];
+    }
+    free(m->data);
+    m->data = out;
+    m->n = n;
+    memcpy(m->dims, full, rank * sizeof *full);
+    return true;
+}
+
+/* ------------------------------------------------------------ scalar fields */
+
+static bool get_bool(json_t *obj, const char *key, bool def, bool *out, char *err, size_t err_size)
+{
+    json_t *j = json_object_get(obj, key);
+    if (!j || json_is_null(j))
+        *out = def;
+    else if (json_is_boolean(j))
+        *out = json_is_true(j);
+    else if (json_is_integer(j) && (json_integer_value(j) == 0 || json_integer_value(j) == 1))
+        *out = json_integer_value(j) == 1;
+    else
+        return FAIL("%s: must be true or false", key);
+    return true;
+}
+
+/* A number, or a one-element array of one (Keras variables print that way). */
+static bool get_number(json_t *obj, const char *key, double def, double *out, const char *field,
+                       char *err, size_t err_size)
+{
+    json_t *j = json_object_get(obj, key);
+    if (json_is_array(j) && json_array_size(j) == 1)
+        j = json_array_get(j, 0);
+    if (!j || json_is_null(j))
+        *out = def;
+    else if (json_is_number(j))
+        *out = json_number_value(j);
+    else
+        return FAIL("%s: must be a number", field);
+    return true;
+}
+
+/* An integer >= min; absent/null gives def, or an error when required. */
+static bool get_uint(json_t *obj, const char *key, bool required, uint32_t def, uint32_t min,
+                     uint32_t *out, const char *field, char *err, size_t err_size)
+{
+    json_t *j = json_object_get(obj, key);
+    if (json_is_array(j) && json_array_size(j) == 1)
+        j = json_array_get(j, 0);
+    if (!j || json_is_null(j)) {
+        if (required)
+            return FAIL("%s: required", field);
+        *out = def;
+        return true;
+    }
+    if (!json_is_integer(j) || json_integer_value(j) < min || json_integer_value(j) > UINT32_MAX)
+        return FAIL("%s: must be an integer >= %u", field, min);
+    *out = (uint32_t)json_integer_value(j);
+    return true;
+}
+
+/* Unsigned 64-bit: a JSON integer, or a decimal string for values >= 2^63. */
+static bool get_u64(json_t *obj, const char *key, uint64_t *out, char *err, size_t err_size)
+{
+    json_t *j = json_object_get(obj, key);
+    *out = 0;
+    if (!j || json_is_null(j))
+        return true;
+    if (json_is_integer(j) && json_integer_value(j) >= 0) {
+        *out = (uint64_t)json_integer_value(j);
+        return true;
+    }
+    if (json_is_string(j)) {
+        const char *s = json_string_value(j);
+        char *end;
+        if (*s >= '0' && *s <= '9') {
+            errno = 0;
+            unsigned long long v = strtoull(s, &end, 10);
+            if (!*end && errno == 0) {
+                *out = v;
+                return true;
+            }
+        }
+    }
+    return FAIL("%s: must be an unsigned 64-bit integer (or a decimal string)", key);
+}
+
+/* ------------------------------------------------------------ layer params */
+
+/* params.weights.<key> with exactly the given shape, kept in c->warr[slot]. */
+static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot, uint32_t rank,
+                         const uint32_t *dims, const char *axes, bool squeeze_ok, char *err,
+                         size_t err_size)
+{
+    char field[96];
+    snprintf(field, sizeof field, "params.weights.%s", key);
+    ab_nd *a = &c->warr[slot];
+    if (!nd_parse(json_object_get(weights, key), field, false, a, err, err_size))
+        return NULL;
+    if (!a->data) {
+        fail(err, err_size, "%s: required (%s has no constant initial value)", field, key);
+        return NULL;
+    }
+    if (!expect_shape(a, field, rank, dims, axes, squeeze_ok, err, err_size))
+        return NULL;
+    return a->data;
+}
+
+static bool get_dropout(json_t *params, float *out, char *err, size_t err_size)
+{
+    double d = 0.0;
+    if (!get_number(params, "dropout", 0.0, &d, "params.dropout", err, err_size))
+        return false;
+    *out = (float)d;
+    return true;
+}
+
+static bool parse_attention(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    bool use_scale;
+    double scale = 1.0, csw = 1.0;
+    json_t *mode = json_object_get(params, "score_mode");
+    vkattn_score_mode sm = VKATTN_SCORE_DOT;
+    if (mode && !json_is_null(mode)) {
+        const char *s = json_is_string(mode) ? json_string_value(mode) : "";
+        if (!strcmp(s, "concat"))
+            sm = VKATTN_SCORE_CONCAT;
+        else if (strcmp(s, "dot") != 0)
+            return FAIL("params.score_mode: must be \"dot\" or \"concat\"");
+    }
+    if (!get_bool(params, "use_scale", false, &use_scale, err, err_size) ||
+        !get_number(params, "scale", 1.0, &scale, "params.scale", err, err_size) ||
+        !get_number(params, "concat_score_weight", 1.0, &csw, "params.concat_score_weight", err,
+                    err_size))
+        return false;
+    c->desc.att = (vkattn_attention_desc){
+        .query_dim = c->dq, .value_dim = c->dv, .key_dim = c->key.data ? c->dk : 0,
+        .use_scale = use_scale, .score_mode = sm};
+    c->w.att = (vkattn_attention_weights){(float)scale, (float)csw};
+    return get_dropout(params, &c->desc.att.dropout, err, err_size);
+}
+
+static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    bool use_scale;
+    if (!get_bool(params, "use_scale", true, &use_scale, err, err_size))
+        return false;
+    c->desc.add = (vkattn_additive_attention_desc){
+        .query_dim = c->dq, .value_dim = c->dv, .key_dim = c->key.data ? c->dk : 0,
+        .no_scale = !use_scale};
+    if (use_scale) {
+        /* the variable `scale`, a (Dq,) vector; Keras starts it at random */
+        ab_nd *a = &c->warr[0];
+        if (!nd_parse(json_object_get(params, "scale"), "params.scale", false, a, err, err_size))
+            return false;
+        if (!a->data)
+            return FAIL("params.scale: required with use_scale (Keras initializes it at random)");
+        if (!expect_shape(a, "params.scale", 1, &c->dq, "(Dq,)", true, err, err_size))
+            return false;
+        c->w.add.scale = a->data;
+    }
+    return get_dropout(params, &c->desc.add.dropout, err, err_size);
+}
+
+static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    uint32_t units;
+    double bias = 0.0;
+    if (!get_uint(params, "units", true, 0, 1, &units, "params.units", err, err_size))
+        return false;
+    json_t *w = json_object_get(params, "weights");
+    if (!json_is_object(w))
+        return FAIL("params.weights: required (an object with query_kernel, key_kernel, "
+                    "score_kernel)");
+    uint32_t kw = c->key.data ? c->dk : c->dv;
+    uint32_t q[2] = {c->dq, units}, k[2] = {kw, units};
+    c->desc.bah = (vkattn_bahdanau_desc){
+        .query_dim = c->dq, .key_dim = c->key.data ? c->dk : 0, .value_dim = c->dv, .units = units};
+    if (!(c->w.bah.query_kernel = get_weight(c, w, "query_kernel", 0, 2, q, "(Dq, units)", false,
+                                             err, err_size)) ||
+        !(c->w.bah.key_kernel = get_weight(c, w, "key_kernel", 1, 2, k, "(Dk, units)", false, err,
+                                           err_size)) ||
+        !(c->w.bah.score_kernel = get_weight(c, w, "score_kernel", 2, 1, &units, "(units,)", true,
+                                             err, err_size)) ||
+        !get_number(w, "score_bias", 0.0, &bias, "params.weights.score_bias", err, err_size))
+        return false;
+    c->w.bah.score_bias = (float)bias;
+    return get_dropout(params, &c->desc.bah.dropout, err, err_size);
+}
+
+static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    uint32_t H, kd, vd, dout;
+    bool use_bias;
+    if (!get_uint(params, "num_heads", true, 0, 1, &H, "params.num_heads", err, err_size) ||
+        !get_uint(params, "key_dim", true, 0, 1, &kd, "params.key_dim", err, err_size) ||
+        !get_uint(params, "value_dim", false, kd, 1, &vd, "params.value_dim", err, err_size) ||
+        !get_uint(params, "output_shape", false, c->dq, 1, &dout, "params.output_shape", err,
+                  err_size) ||
+        !get_bool(params, "use_bias", true, &use_bias, err, err_size))
+        return false;
+    c->heads = H;
+    c->dout = dout;
+    uint32_t kw = c->key.data ? c->dk : c->dv;
+    c->desc.mha = (vkattn_mha_desc){
+        .num_heads = H, .key_dim = kd, .value_dim = vd, .query_dim = c->dq,
+        .key_width = c->key.data ? c->dk : 0, .value_width = c->dv, .output_dim = dout,
+        .no_bias = !use_bias};
+    json_t *w = json_object_get(params, "weights");
+    if (!json_is_object(w))
+        return FAIL("params.weights: required (an object with the kernels%s)",
+                    use_bias ? " and biases" : "");
+    vkattn_mha_weights *m = &c->w.mha;
+    uint32_t qk[3] = {c->dq, H, kd}, kk[3] = {kw, H, kd}, vk[3] = {c->dv, H, vd};
+    uint32_t ok[3] = {H, vd, dout}, hk[2] = {H, kd}, hv[2] = {H, vd};
+    if (!(m->query_kernel = get_weight(c, w, "query_kernel", 0, 3, qk, "(Dq, num_heads, key_dim)",
+                                       false, err, err_size)) ||
+        !(m->key_kernel = get_weight(c, w, "key_kernel", 1, 3, kk, "(Dk, num_heads, key_dim)",
+                                     false, err, err_size)) ||
+        !(m->value_kernel = get_weight(c, w, "value_kernel", 2, 3, vk,
+                                       "(Dv, num_heads, value_dim)", false, err, err_size)) ||
+        !(m->output_kernel = get_weight(c, w, "output_kernel", 3, 3, ok,
+                                        "(num_heads, value_dim, output width)", false, err,
+                                        err_size)))
+        return false;
+    if (use_bias &&
+        (!(m->query_bias = get_weight(c, w, "query_bias", 4, 2, hk, "(num_heads, key_dim)", false,
+                                      err, err_size)) ||
+         !(m->key_bias = get_weight(c, w, "key_bias", 5, 2, hk, "(num_heads, key_dim)", false,
+                                    err, err_size)) ||
+         !(m->value_bias = get_weight(c, w, "value_bias", 6, 2, hv, "(num_heads, value_dim)",
+                                      false, err, err_size)) ||
+         !(m->output_bias = get_weight(c, w, "output_bias", 7, 1, &dout, "(output width,)", false,
+                                       err, err_size))))
+        return false;
+    return get_dropout(params, &c->desc.mha.dropout, err, err_size);
+}
+
+/* ------------------------------------------------------------ the case */
+
+static bool parse_layer_name(json_t *obj, ab_case *c, char *err, size_t err_size)
+{
+    static const struct { const char *name; ab_layer_kind kind; } layers[] = {
+        {"Attention", AB_LAYER_ATTENTION}, {"AdditiveAttention", AB_LAYER_ADDITIVE},
+        {"BahdanauAttention", AB_LAYER_BAHDANAU}, {"MultiHeadAttention", AB_LAYER_MHA},
+    };
+    json_t *j = json_object_get(obj, "layer");
+    if (!json_is_string(j))
+        return FAIL("layer: required, one of Attention, AdditiveAttention, BahdanauAttention, "
+                    "MultiHeadAttention");
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        if (!strcmp(json_string_value(j), layers[i].name)) {
+            c->kind = layers[i].kind;
+            return true;
+        }
+    return FAIL("layer: unknown layer \"%s\" (Attention, AdditiveAttention, BahdanauAttention "
+                "or MultiHeadAttention)", json_string_value(j));
+}
+
+/* query, value, key: shapes give B, Tq, Tv and the widths. */
+static bool parse_inputs(json_t *obj, ab_case *c, char *err, size_t err_size)
+{
+    if (!json_object_get(obj, "query") || !json_object_get(obj, "value"))
+        return FAIL("%s: required", json_object_get(obj, "query") ? "value" : "query");
+    if (!nd_parse(json_object_get(obj, "query"), "query", false, &c->query, err, err_size) ||
+        !nd_parse(json_object_get(obj, "value"), "value", false, &c->value, err, err_size) ||
+        !nd_parse(json_object_get(obj, "key"), "key", false, &c->key, err, err_size))
+        return false;
+    if (!c->query.data || !c->value.data)
+        return FAIL("%s: required", c->query.data ? "value" : "query");
+    if (c->value.rank != 3)
+        return FAIL("value: rank %u; must be (B, Tv, Dv)", c->value.rank);
+    c->batch = c->value.dims[0];
+    c->tv = c->value.dims[1];
+    c->dv = c->value.dims[2];
+    if (c->query.rank == 2 && c->kind == AB_LAYER_BAHDANAU) {
+        c->rank2_query = true;
+        c->tq = 1;
+        c->dq = c->query.dims[1];
+    } else if (c->query.rank == 3) {
+        c->tq = c->query.dims[1];
+        c->dq = c->query.dims[2];
+    } else {
+        return FAIL("query: rank %u; must be (B, Tq, Dq)%s", c->query.rank,
+                    c->kind == AB_LAYER_BAHDANAU ? " or (B, Dq)" : "");
+    }
+    if (c->query.dims[0] != c->batch)
+        return FAIL("query: batch %u but value has batch %u", c->query.dims[0], c->batch);
+    c->dk = c->dv;
+    if (c->key.data) {
+        if (c->key.rank != 3 || c->key.dims[0] != c->batch || c->key.dims[1] != c->tv)
+            return FAIL("key: must be (B, Tv, Dk) with B = %u and Tv = %u as value", c->batch,
+                        c->tv);
+        c->dk = c->key.dims[2];
+    }
+    return true;
+}
+
+static bool parse_masks(json_t *obj, ab_case *c, char *err, size_t err_size)
+{
+    if (!nd_parse(json_object_get(obj, "query_mask"), "query_mask", true, &c->query_mask, err,
+                  err_size) ||
+        !nd_parse(json_object_get(obj, "value_mask"), "value_mask", true, &c->value_mask, err,
+                  err_size) ||
+        !nd_parse(json_object_get(obj, "attention_mask"), "attention_mask", true,
+                  &c->attention_mask, err, err_size))
+        return false;
+    uint32_t qm[2] = {c->batch, c->tq}, vm[2] = {c->batch, c->tv};
+    if (c->query_mask.data &&
+        !expect_shape(&c->query_mask, "query_mask", 2, qm, "(B, Tq)", c->rank2_query, err, err_size))
+        return false;
+    if (c->value_mask.data &&
+        !expect_shape(&c->value_mask, "value_mask", 2, vm, "(B, Tv)", false, err, err_size))
+        return false;
+    ab_nd *am = &c->attention_mask;
+    if (!am->data)
+        return true;
+    if (am->rank == 4 && c->kind == AB_LAYER_MHA) {
+        uint32_t full[4] = {c->batch, c->heads, c->tq, c->tv};
+        c->attention_mask_per_head = true;
+        return broadcast_mask(am, 4, full, "attention_mask", err, err_size);
+    }
+    if (am->rank != 3)
+        return FAIL("attention_mask: rank %u; must be (B, Tq, Tv)%s", am->rank,
+                    c->kind == AB_LAYER_MHA ? " or (B, H, Tq, Tv)" : "");
+    uint32_t full[3] = {c->batch, c->tq, c->tv};
+    return broadcast_mask(am, 3, full, "attention_mask", err, err_size);
+}
+
+static bool parse_call(json_t *obj, ab_case *c, char *err, size_t err_size)
+{
+    bool causal, training, scores;
+    if (!get_bool(obj, "use_causal_mask", false, &causal, err, err_size) ||
+        !get_bool(obj, "training", false, &training, err, err_size) ||
+        !get_bool(obj, "return_attention_scores", false, &scores, err, err_size) ||
+        !get_u64(obj, "seed", &c->call.seed, err, err_size) ||
+        !get_u64(obj, "offset", &c->call.offset, err, err_size))
+        return false;
+    c->call.batch = c->batch;
+    c->call.tq = c->tq;
+    c->call.tv = c->tv;
+    c->call.use_causal_mask = causal;
+    c->call.training = training;
+    /* scores are also fetched when the case gives expected ones */
+    c->call.return_attention_scores = scores || json_is_array(json_object_get(obj, "expected_scores"));
+    return true;
+}
+
+/* dtype, tolerance, expected values (shapes checked against the outputs). */
+static bool parse_expectations(json_t *obj, ab_case *c, char *err, size_t err_size)
+{
+    json_t *dt = json_object_get(obj, "dtype");
+    bool fp16 = false;
+    if (dt && !json_is_null(dt)) {
+        const char *s = json_is_string(dt) ? json_string_value(dt) : "";
+        if (!strcmp(s, "float16"))
+            fp16 = true;
+        else if (strcmp(s, "float32") != 0)
+            return FAIL("dtype: must be \"float32\" or \"float16\"");
+    }
+    /* defaults: a few ulps of the inputs' precision */
+    c->atol = fp16 ? 1e-3 : 1e-5;
+    c->rtol = fp16 ? 1e-2 : 1e-4;
+    json_t *tol = json_object_get(obj, "tolerance");
+    if (tol && !json_is_null(tol)) {
+        if (!json_is_object(tol))
+            return FAIL("tolerance: must be an object {\"atol\": .., \"rtol\": ..}");
+        if (!get_number(tol, "atol", c->atol, &c->atol, "tolerance.atol", err, err_size) ||
+            !get_number(tol, "rtol", c->rtol, &c->rtol, "tolerance.rtol", err, err_size))
+            return false;
+        if (!(c->atol >= 0) || !(c->rtol >= 0))
+            return FAIL("tolerance: atol and rtol must be >= 0");
+    }
+    if (!nd_parse(json_object_get(obj, "expected_output"), "expected_output", false,
+                  &c->expected_output, err, err_size) ||
+        !nd_parse(json_object_get(obj, "expected_scores"), "expected_scores", false,
+                  &c->expected_scores, err, err_size))
+        return false;
+    if (c->expected_output.data &&
+        !expect_shape(&c->expected_output, "expected_output", c->out_rank, c->out_dims,
+                      "(the layer's output)", true, err, err_size))
+        return false;
+    if (c->expected_scores.data &&
+        !expect_shape(&c->expected_scores, "expected_scores", c->scores_rank, c->scores_dims,
+                      "(the layer's attention scores)", true, err, err_size))
+        return false;
+    return true;
+}
+
+static void output_shapes(ab_case *c)
+{
+    bool mha = c->kind == AB_LAYER_MHA;
+    uint32_t dout = mha ? c->dout : c->dv;
+    if (c->rank2_query) {
+        c->out_rank = 2;
+        c->out_dims[0] = c->batch, c->out_dims[1] = dout;
+    } else {
+        c->out_rank = 3;
+        c->out_dims[0] = c->batch, c->out_dims[1] = c->tq, c->out_dims[2] = dout;
+    }
+    c->out_n = (size_t)c->batch * c->tq * dout;
+    c->scores_rank = mha ? 4 : 3;
+    uint32_t sd[4] = {c->batch, mha ? c->heads : c->tq, mha ? c->tq : c->tv, c->tv};
+    memcpy(c->scores_dims, sd, sizeof sd);
+    c->scores_n = (size_t)c->batch * (mha ? c->heads : 1) * c->tq * c->tv;
+}
+
+bool ab_case_parse(json_t *obj, size_t index, ab_case *c, char *err, size_t err_size)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "case %zu", index);
+    if (!json_is_object(obj))
+        return FAIL("case: not a JSON object");
+    json_t *name = json_object_get(obj, "name");
+    if (json_is_string(name))
+        snprintf(c->name, sizeof c->name, "%s", json_string_value(name));
+    json_t *params = json_object_get(obj, "params");
+    json_t *empty = json_object();
+    if (!params || json_is_null(params))
+        params = empty;
+    bool ok = json_is_object(params) || FAIL("params: must be an object");
+    ok = ok && parse_layer_name(obj, c, err, err_size) && parse_inputs(obj, c, err, err_size);
+    if (ok) {
+        switch (c->kind) {
+        case AB_LAYER_ATTENTION: ok = parse_attention(c, params, err, err_size); break;
+        case AB_LAYER_ADDITIVE: ok = parse_additive(c, params, err, err_size); break;
+        case AB_LAYER_BAHDANAU: ok = parse_bahdanau(c, params, err, err_size); break;
+        case AB_LAYER_MHA: ok = parse_mha(c, params, err, err_size); break;
+        }
+    }
+    if (ok)
+        output_shapes(c);
+    ok = ok && parse_masks(obj, c, err, err_size) && parse_call(obj, c, err, err_size) &&
+         parse_expectations(obj, c, err, err_size);
+    json_decref(empty);
+    return ok;
+}
+
+void ab_case_free(ab_case *c)
+{
+    ab_nd *arrays[] = {&c->query, &c->value, &c->key, &c->query_mask, &c->value_mask,
+                       &c->attention_mask, &c->expected_output, &c->expected_scores};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        ab_nd_free(arrays[i]);
+    for (size_t i = 0; i < 8; i++)
+        ab_nd_free(&c->warr[i]);
+}

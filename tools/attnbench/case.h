@@ -1,0 +1,73 @@
+/* Case files (CASES.md): reading one case object into plain arrays and the
+ * layer's desc and weights, with a message naming the field when the case is
+ * malformed. Running it is check.c's job. */
+#ifndef ATTNBENCH_CASE_H
+#define ATTNBENCH_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <vkattn/vkattn.h>
+
+/* A dense array read from nested JSON arrays. */
+typedef struct ab_nd {
+    float *data; /* NULL = absent */
+    uint32_t rank;
+    uint32_t dims[4];
+    size_t n;
+} ab_nd;
+
+void ab_nd_free(ab_nd *a);
+/* Nested arrays of `data` in the given shape. */
+json_t *ab_nd_json(const float *data, uint32_t rank, const uint32_t *dims);
+
+typedef enum ab_layer_kind {
+    AB_LAYER_ATTENTION,
+    AB_LAYER_ADDITIVE,
+    AB_LAYER_BAHDANAU,
+    AB_LAYER_MHA,
+} ab_layer_kind;
+
+#define AB_CASE_ERR 512
+
+typedef struct ab_case {
+    char name[256];
+    ab_layer_kind kind;
+    /* inputs as given; key.data NULL = key is value */
+    ab_nd query, value, key, query_mask, value_mask, attention_mask;
+    bool attention_mask_per_head;
+    bool rank2_query; /* Bahdanau (B, Dq) query: tq = 1, output (B, Dv) */
+    uint32_t batch, tq, tv, dq, dk, dv, heads, dout;
+    vkattn_layer_call call;
+    ab_nd expected_output, expected_scores;
+    double atol, rtol;
+
+    /* the layer */
+    union {
+        vkattn_attention_desc att;
+        vkattn_additive_attention_desc add;
+        vkattn_bahdanau_desc bah;
+        vkattn_mha_desc mha;
+    } desc;
+    union {
+        vkattn_attention_weights att;
+        vkattn_additive_attention_weights add;
+        vkattn_bahdanau_weights bah;
+        vkattn_mha_weights mha;
+    } w;
+    ab_nd warr[8]; /* weight arrays the weights struct points into */
+
+    /* output shapes (what the JSON report uses) */
+    uint32_t out_rank, out_dims[4], scores_rank, scores_dims[4];
+    size_t out_n, scores_n;
+} ab_case;
+
+/* Reads case `index` of a file (name defaults to "case <index>"). Returns
+ * false with *err = "field: what is wrong" for a malformed case; the case is
+ * then still safe to ab_case_free. */
+bool ab_case_parse(json_t *obj, size_t index, ab_case *c, char *err, size_t err_size);
+void ab_case_free(ab_case *c);
+
+#endif

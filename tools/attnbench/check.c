@@ -1,0 +1,286 @@
+/* attnbench check FILE.json (CASES.md): builds each case's layer on the
+ * device, runs it, runs the CPU reference on the same data, and compares
+ * both with the reference and, where the case has them, the expected values.
+ * A malformed case or a failing call marks that case, and the rest still run.
+ *
+ * Criteria, all elementwise |got - want| <= atol + rtol * |want| with the
+ * case's tolerance (default atol 1e-5, rtol 1e-4; 1e-3 / 1e-2 for float16):
+ * the device against the reference, and, with expected values, the device
+ * and the reference against them. ok = all of those hold. */
+#include "bench.h"
+#include "case.h"
+#include "cmds.h"
+#include "common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct case_result {
+    bool ok;
+    json_t *output, *scores; /* nested arrays, or NULL */
+    double err_ref;          /* max |device - reference| */
+    bool has_expected;
+    double err_exp;          /* max |device - expected| */
+    bool ref_ok, dev_exp_ok, ref_exp_ok;
+    char error[AB_CASE_ERR];
+} case_result;
+
+typedef struct case_gpu {
+    vkattn_context *ctx;
+    union {
+        vkattn_attention *att;
+        vkattn_additive_attention *add;
+        vkattn_bahdanau *bah;
+        vkattn_mha *mha;
+    } layer;
+    vkattn_tensor *query, *value, *key, *qmask, *vmask, *amask, *output, *scores;
+} case_gpu;
+
+static void gpu_free(const ab_case *c, case_gpu *g)
+{
+    switch (c->kind) {
+    case AB_LAYER_ATTENTION: vkattn_attention_destroy(g->layer.att); break;
+    case AB_LAYER_ADDITIVE: vkattn_additive_attention_destroy(g->layer.add); break;
+    case AB_LAYER_BAHDANAU: vkattn_bahdanau_destroy(g->layer.bah); break;
+    case AB_LAYER_MHA: vkattn_mha_destroy(g->layer.mha); break;
+    }
+    vkattn_tensor *t[] = {g->query, g->value, g->key, g->qmask, g->vmask, g->amask, g->output,
+                          g->scores};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        vkattn_tensor_destroy(t[i]);
+}
+
+static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tensor **out)
+{
+    *out = NULL;
+    return a->data ? ab_tensor(ctx, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
+}
+
+static vkattn_result create_layer(const ab_case *c, case_gpu *g)
+{
+    vkattn_context *ctx = g->ctx;
+    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
+    switch (c->kind) {
+    case AB_LAYER_ATTENTION:
+        if (!(r = vkattn_attention_create(ctx, &c->desc.att, &g->layer.att)))
+            r = vkattn_attention_set_weights(g->layer.att, &c->w.att);
+        break;
+    case AB_LAYER_ADDITIVE:
+        if (!(r = vkattn_additive_attention_create(ctx, &c->desc.add, &g->layer.add)))
+            r = vkattn_additive_attention_set_weights(g->layer.add, &c->w.add);
+        break;
+    case AB_LAYER_BAHDANAU:
+        if (!(r = vkattn_bahdanau_create(ctx, &c->desc.bah, &g->layer.bah)))
+            r = vkattn_bahdanau_set_weights(g->layer.bah, &c->w.bah);
+        break;
+    case AB_LAYER_MHA:
+        if (!(r = vkattn_mha_create(ctx, &c->desc.mha, &g->layer.mha)))
+            r = vkattn_mha_set_weights(g->layer.mha, &c->w.mha);
+        break;
+    }
+    return r;
+}
+
+static vkattn_result run_layer(const ab_case *c, case_gpu *g)
+{
+    vkattn_layer_io io = {
+        .query = g->query, .value = g->value, .key = g->key, .query_mask = g->qmask,
+        .value_mask = g->vmask, .attention_mask = g->amask,
+        .attention_mask_per_head = c->attention_mask_per_head, .output = g->output,
+        .scores = g->scores};
+    switch (c->kind) {
+    case AB_LAYER_ATTENTION: return vkattn_attention_run(g->layer.att, &c->call, &io);
+    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_run(g->layer.add, &c->call, &io);
+    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_run(g->layer.bah, &c->call, &io);
+    case AB_LAYER_MHA: return vkattn_mha_run(g->layer.mha, &c->call, &io);
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT;
+}
+
+/* Device outputs into out (and scores), poisoned first so a forgotten
+ * element cannot pass. */
+static vkattn_result run_device(const ab_case *c, case_gpu *g, float *out, float *scores)
+{
+    vkattn_context *ctx = g->ctx;
+    vkattn_result r;
+    if ((r = nd_tensor(ctx, &c->query, &g->query)) || (r = nd_tensor(ctx, &c->value, &g->value)) ||
+        (r = nd_tensor(ctx, &c->key, &g->key)) || (r = nd_tensor(ctx, &c->query_mask, &g->qmask)) ||
+        (r = nd_tensor(ctx, &c->value_mask, &g->vmask)) ||
+        (r = nd_tensor(ctx, &c->attention_mask, &g->amask)) ||
+        (r = ab_tensor(ctx, c->out_rank, c->out_dims, NULL, &g->output)) ||
+        (r = vkattn_tensor_fill(g->output, NAN)))
+        return r;
+    if (scores && ((r = ab_tensor(ctx, c->scores_rank, c->scores_dims, NULL, &g->scores)) ||
+                   (r = vkattn_tensor_fill(g->scores, NAN))))
+        return r;
+    if ((r = create_layer(c, g)) || (r = run_layer(c, g)) ||
+        (r = vkattn_tensor_download(g->output, out, 0, c->out_n)))
+        return r;
+    return scores ? vkattn_tensor_download(g->scores, scores, 0, c->scores_n) : VKATTN_SUCCESS;
+}
+
+static vkattn_result run_reference(const ab_case *c, float *out, float *scores)
+{
+    vkattn_layer_host_io io = {
+        .query = c->query.data, .value = c->value.data, .key = c->key.data,
+        .query_mask = c->query_mask.data, .value_mask = c->value_mask.data,
+        .attention_mask = c->attention_mask.data,
+        .attention_mask_per_head = c->attention_mask_per_head, .output = out, .scores = scores};
+    switch (c->kind) {
+    case AB_LAYER_ATTENTION: return vkattn_reference_attention(&c->desc.att, &c->w.att, &c->call, &io);
+    case AB_LAYER_ADDITIVE:
+        return vkattn_reference_additive_attention(&c->desc.add, &c->w.add, &c->call, &io);
+    case AB_LAYER_BAHDANAU: return vkattn_reference_bahdanau(&c->desc.bah, &c->w.bah, &c->call, &io);
+    case AB_LAYER_MHA: return vkattn_reference_mha(&c->desc.mha, &c->w.mha, &c->call, &io);
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT;
+}
+
+/* |got - want| <= atol + rtol * |want| everywhere (NaN never passes). */
+static bool within(const float *got, const float *want, size_t n, double atol, double rtol)
+{
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (!(d <= atol + rtol * fabs((double)want[i])))
+            return false;
+    }
+    return true;
+}
+
+static double max_of(double a, double b) { return isnan(a) || a > b ? a : b; }
+
+static void compare(const ab_case *c, const float *out, const float *scores, const float *rout,
+                    const float *rscores, case_result *res)
+{
+    res->err_ref = ab_max_abs_err(out, rout, c->out_n);
+    res->ref_ok = within(out, rout, c->out_n, c->atol, c->rtol);
+    if (scores) {
+        res->err_ref = max_of(res->err_ref, ab_max_abs_err(scores, rscores, c->scores_n));
+        res->ref_ok = res->ref_ok && within(scores, rscores, c->scores_n, c->atol, c->rtol);
+    }
+    res->dev_exp_ok = res->ref_exp_ok = true;
+    const ab_nd *eo = &c->expected_output, *es = &c->expected_scores;
+    res->has_expected = eo->data || es->data;
+    if (eo->data) {
+        res->err_exp = ab_max_abs_err(out, eo->data, c->out_n);
+        res->dev_exp_ok = within(out, eo->data, c->out_n, c->atol, c->rtol);
+        res->ref_exp_ok = within(rout, eo->data, c->out_n, c->atol, c->rtol);
+    }
+    if (es->data && scores) {
+        res->err_exp = max_of(res->err_exp, ab_max_abs_err(scores, es->data, c->scores_n));
+        res->dev_exp_ok = res->dev_exp_ok && within(scores, es->data, c->scores_n, c->atol, c->rtol);
+        res->ref_exp_ok = res->ref_exp_ok && within(rscores, es->data, c->scores_n, c->atol, c->rtol);
+    }
+    res->ok = res->ref_ok && res->dev_exp_ok && res->ref_exp_ok;
+}
+
+static void run_case(vkattn_context *ctx, const ab_case *c, case_result *res)
+{
+    bool want_scores = c->call.return_attention_scores;
+    float *out = ab_floats(c->out_n), *rout = ab_floats(c->out_n);
+    float *scores = want_scores ? ab_floats(c->scores_n) : NULL;
+    float *rscores = want_scores ? ab_floats(c->scores_n) : NULL;
+    case_gpu g = {.ctx = ctx};
+    if (!out || !rout || (want_scores && (!scores || !rscores))) {
+        snprintf(res->error, sizeof res->error, "out of host memory");
+        goto done;
+    }
+    vkattn_result r = run_device(c, &g, out, scores);
+    if (r != VKATTN_SUCCESS) {
+        snprintf(res->error, sizeof res->error, "%s: %s", vkattn_result_name(r),
+                 vkattn_context_last_error(ctx));
+        goto done;
+    }
+    res->output = ab_nd_json(out, c->out_rank, c->out_dims);
+    if (scores)
+        res->scores = ab_nd_json(scores, c->scores_rank, c->scores_dims);
+    if ((r = run_reference(c, rout, rscores)) != VKATTN_SUCCESS) {
+        snprintf(res->error, sizeof res->error, "CPU reference: %s: %s", vkattn_result_name(r),
+                 vkattn_last_error());
+        goto done;
+    }
+    compare(c, out, scores, rout, rscores, res);
+done:
+    gpu_free(c, &g);
+    free(out), free(rout), free(scores), free(rscores);
+}
+
+static json_t *result_json(const char *name, const case_result *r)
+{
+    bool ran = r->output != NULL && !r->error[0];
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "ok", json_boolean(r->ok));
+    json_object_set_new(o, "output", r->output ? json_incref(r->output) : json_null());
+    json_object_set_new(o, "attention_scores", r->scores ? json_incref(r->scores) : json_null());
+    json_object_set_new(o, "max_abs_err_vs_reference", ran ? ab_json_number(r->err_ref) : json_null());
+    json_object_set_new(o, "max_abs_err_vs_expected",
+                        ran && r->has_expected ? ab_json_number(r->err_exp) : json_null());
+    json_object_set_new(o, "error", r->error[0] ? json_string(r->error) : json_null());
+    return o;
+}
+
+static void print_line(const char *name, const case_result *r)
+{
+    if (r->error[0]) {
+        printf("FAIL  %s: %s\n", name, r->error);
+        return;
+    }
+    printf("%s  %s: device vs reference %.3g%s", r->ok ? "ok  " : "FAIL", name, r->err_ref,
+           r->ref_ok ? "" : " (above tolerance)");
+    if (r->has_expected)
+        printf(", device vs expected %.3g%s%s", r->err_exp, r->dev_exp_ok ? "" : " (above tolerance)",
+               r->ref_exp_ok ? "" : ", reference vs expected above tolerance");
+    printf("\n");
+}
+
+int ab_cmd_check(const ab_args *a)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(a->file, 0, &jerr);
+    if (!root) {
+        fprintf(stderr, "attnbench: check: %s:%d:%d: %s\n", a->file, jerr.line, jerr.column,
+                jerr.text);
+        return ATTNBENCH_EXIT_CHECK;
+    }
+    vkattn_context *ctx;
+    int status = ab_open_context(a, &ctx);
+    if (status) {
+        json_decref(root);
+        return status;
+    }
+    size_t n = json_is_array(root) ? json_array_size(root) : 1;
+    json_t *report = json_array();
+    size_t n_ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *obj = json_is_array(root) ? json_array_get(root, i) : root;
+        ab_case c;
+        case_result res = {0};
+        ab_progress("check: case %zu/%zu", i + 1, n);
+        if (ab_case_parse(obj, i, &c, res.error, sizeof res.error))
+            run_case(ctx, &c, &res);
+        n_ok += res.ok;
+        if (a->json)
+            json_array_append_new(report, result_json(c.name, &res));
+        else
+            print_line(c.name, &res);
+        json_decref(res.output);
+        json_decref(res.scores);
+        ab_case_free(&c);
+    }
+    if (a->json)
+        ab_json_print(report);
+    else
+        printf("%zu/%zu cases ok\n", n_ok, n);
+    json_decref(report);
+    json_decref(root);
+    vkattn_context_destroy(ctx);
+    if (a->validation && ab_validation_messages() > 0) {
+        fprintf(stderr, "attnbench: the validation layer reported %u message(s)\n",
+                ab_validation_messages());
+        return ATTNBENCH_EXIT_CHECK;
+    }
+    return n_ok == n ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_CHECK;
+}

@@ -1,0 +1,245 @@
+/* Shared helpers of attnbench (see common.h). */
+#include "common.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static unsigned g_validation_messages;
+
+static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
+{
+    (void)user;
+    if (source == VKATTN_LOG_SOURCE_VALIDATION && level <= VKATTN_LOG_WARN) {
+        g_validation_messages++;
+        fprintf(stderr, "attnbench: validation: %s\n", msg);
+    }
+}
+
+unsigned ab_validation_messages(void) { return g_validation_messages; }
+
+int ab_open_context(const ab_args *a, vkattn_context **ctx)
+{
+    *ctx = NULL;
+    vkattn_context_desc desc = {
+        .use_device_index = a->has_device,
+        .device_index = a->device,
+        .enable_validation = a->validation,
+        .log = log_cb,
+        .log_level = VKATTN_LOG_WARN,
+    };
+    if (a->has_device) {
+        uint32_t count = 0;
+        vkattn_result r = vkattn_enumerate_devices(NULL, &count);
+        if (r == VKATTN_SUCCESS && a->device >= count) {
+            fprintf(stderr, "attnbench: --device %u: there %s %u device%s (see `attnbench devices`)\n",
+                    a->device, count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
+            return ATTNBENCH_EXIT_USAGE;
+        }
+    }
+    vkattn_result r = vkattn_context_create(&desc, ctx);
+    if (r != VKATTN_SUCCESS)
+        return ab_report(NULL, r, "creating the Vulkan context");
+    return ATTNBENCH_EXIT_OK;
+}
+
+int ab_report(vkattn_context *ctx, vkattn_result r, const char *what)
+{
+    const char *msg = ctx ? vkattn_context_last_error(ctx) : vkattn_last_error();
+    if (!msg || !*msg)
+        msg = vkattn_last_error();
+    fprintf(stderr, "attnbench: %s: %s: %s\n", what, vkattn_result_name(r),
+            msg && *msg ? msg : vkattn_result_message(r));
+    return ATTNBENCH_EXIT_CHECK;
+}
+
+double ab_now_s(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void ab_progress(const char *fmt, ...)
+{
+    static double start, last;
+    double now = ab_now_s();
+    if (start == 0)
+        start = now;
+    /* quiet for the first 2 s, then at most one line per second */
+    if (now - start < 2.0 || now - last < 1.0)
+        return;
+    last = now;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("attnbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+uint64_t ab_rng_next(ab_rng *r)
+{
+    /* splitmix64: tiny, good enough for benchmark inputs, same on every host */
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+float ab_rng_float(ab_rng *r, float lo, float hi)
+{
+    double u = (double)(ab_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(lo + (hi - lo) * u);
+}
+
+void ab_fill_uniform(ab_rng *r, float *x, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = ab_rng_float(r, lo, hi);
+}
+
+void ab_fill_mask(ab_rng *r, float *x, size_t n, double ratio)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = ab_rng_float(r, 0.0f, 1.0f) < ratio ? 0.0f : 1.0f;
+}
+
+float *ab_floats(size_t n)
+{
+    float *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p)
+        fprintf(stderr, "attnbench: out of host memory (%zu floats)\n", n);
+    return p;
+}
+
+vkattn_result ab_tensor(vkattn_context *ctx, uint32_t rank, const uint32_t *dims, const float *data,
+                        vkattn_tensor **out)
+{
+    vkattn_tensor_desc desc = {.rank = rank};
+    for (uint32_t i = 0; i < rank && i < VKATTN_MAX_RANK; i++)
+        desc.dims[i] = dims[i];
+    vkattn_result r = vkattn_tensor_create(ctx, &desc, out);
+    if (r == VKATTN_SUCCESS && data)
+        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_count(*out));
+    if (r != VKATTN_SUCCESS) {
+        vkattn_tensor_destroy(*out);
+        *out = NULL;
+    }
+    return r;
+}
+
+vkattn_result ab_tensor4(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3,
+                         const float *data, vkattn_tensor **out)
+{
+    uint32_t dims[4] = {d0, d1, d2, d3};
+    uint32_t rank = d3 ? 4 : d2 ? 3 : d1 ? 2 : 1;
+    return ab_tensor(ctx, rank, dims, data, out);
+}
+
+static double diff(float got, float ref)
+{
+    if (isnan(got) && isnan(ref))
+        return 0.0;
+    if (!isfinite(got) && isfinite(ref))
+        return INFINITY;
+    if (!isfinite(ref))
+        return got == ref ? 0.0 : INFINITY;
+    return fabs((double)got - (double)ref);
+}
+
+double ab_max_abs_err(const float *got, const float *ref, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = diff(got[i], ref[i]);
+        if (d > m || isnan(d))
+            m = d;
+    }
+    return m;
+}
+
+double ab_max_rel_err(const float *got, const float *ref, size_t n)
+{
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    double e = ab_max_abs_err(got, ref, n);
+    return scale > 0.0 ? e / scale : e;
+}
+
+vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
+                          void *state)
+{
+    VkCommandBuffer cmd;
+    vkattn_result r = vkattn_context_begin_commands(ctx, &cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_result rec = record(state, cmd);
+    /* submitting is also how an open recording is closed after a failure */
+    vkattn_result sub = vkattn_context_submit_and_wait(ctx, cmd);
+    return rec != VKATTN_SUCCESS ? rec : sub;
+}
+
+vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
+                          ab_rng *rng, float lo, float hi)
+{
+    memset(b, 0, sizeof *b);
+    /* the tensor first: it checks the size against the device before any
+     * large host allocation */
+    vkattn_result r = ab_tensor(ctx, rank, dims, NULL, &b->t);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    b->n = (size_t)vkattn_tensor_count(b->t);
+    if (!(b->host = ab_floats(b->n))) {
+        ab_buf_free(b);
+        return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    if (!rng)
+        return VKATTN_SUCCESS;
+    ab_fill_uniform(rng, b->host, b->n, lo, hi);
+    return vkattn_tensor_upload(b->t, b->host, 0, b->n);
+}
+
+vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
+                          ab_rng *rng, double ratio)
+{
+    vkattn_result r = ab_buf_make(ctx, b, rank, dims, NULL, 0, 0);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    ab_fill_mask(rng, b->host, b->n, ratio);
+    return vkattn_tensor_upload(b->t, b->host, 0, b->n);
+}
+
+void ab_buf_free(ab_buf *b)
+{
+    vkattn_tensor_destroy(b->t);
+    free(b->host);
+    memset(b, 0, sizeof *b);
+}
+
+int ab_check_outputs(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
+                     void *state, ab_buf *const *outs, float *const *refs, size_t n_outs,
+                     double *err)
+{
+    vkattn_result r = VKATTN_SUCCESS;
+    for (size_t i = 0; i < n_outs && r == VKATTN_SUCCESS; i++)
+        r = vkattn_tensor_fill(outs[i]->t, NAN);
+    if (r == VKATTN_SUCCESS)
+        r = ab_run_once(ctx, record, state);
+    for (size_t i = 0; i < n_outs && r == VKATTN_SUCCESS; i++)
+        r = vkattn_tensor_download(outs[i]->t, outs[i]->host, 0, outs[i]->n);
+    if (r != VKATTN_SUCCESS)
+        return ab_report(ctx, r, "--check run");
+    *err = 0.0;
+    for (size_t i = 0; i < n_outs; i++) {
+        double e = ab_max_rel_err(outs[i]->host, refs[i], outs[i]->n);
+        if (e > *err || isnan(e))
+            *err = e;
+    }
+    return ATTNBENCH_EXIT_OK;
+}

@@ -1,0 +1,92 @@
+/* What every attnbench subcommand shares: opening a context (with optional
+ * validation that fails the run), reporting vkattn failures, seeded random
+ * inputs, tensors from host arrays, and the relative-error measure. */
+#ifndef ATTNBENCH_COMMON_H
+#define ATTNBENCH_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vkattn/vkattn.h>
+
+#include "args.h"
+
+/* Creates the context the flags ask for (--device, --validation). Returns an
+ * exit status: 0, ATTNBENCH_EXIT_USAGE for a device index that does not
+ * exist, ATTNBENCH_EXIT_CHECK for other failures (message printed). */
+int ab_open_context(const ab_args *a, vkattn_context **ctx);
+
+/* Validation-layer warnings and errors seen so far (printed as they come). */
+unsigned ab_validation_messages(void);
+
+/* Prints "attnbench: <what>: <code name>: <specific message>" on stderr and
+ * returns ATTNBENCH_EXIT_CHECK. */
+int ab_report(vkattn_context *ctx, vkattn_result r, const char *what);
+
+/* Progress line on stderr (never stdout); rate-limited, and only for runs
+ * that have already taken a while, so short runs stay quiet. */
+void ab_progress(const char *fmt, ...);
+double ab_now_s(void);
+
+/* ------------------------------------------------------------ random data */
+typedef struct ab_rng {
+    uint64_t s;
+} ab_rng;
+uint64_t ab_rng_next(ab_rng *r);
+/* uniform in [lo, hi) */
+float ab_rng_float(ab_rng *r, float lo, float hi);
+void ab_fill_uniform(ab_rng *r, float *x, size_t n, float lo, float hi);
+/* 0/1 values, each 0 with probability `ratio` (a random mask) */
+void ab_fill_mask(ab_rng *r, float *x, size_t n, double ratio);
+
+/* malloc of n floats; prints and returns NULL on failure */
+float *ab_floats(size_t n);
+
+/* ------------------------------------------------------------ tensors */
+/* Creates a tensor of the given shape, uploading `data` when non-NULL. */
+vkattn_result ab_tensor(vkattn_context *ctx, uint32_t rank, const uint32_t *dims, const float *data,
+                        vkattn_tensor **out);
+/* Shorthands for rank 1..4 */
+vkattn_result ab_tensor4(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3,
+                         const float *data, vkattn_tensor **out);
+
+/* ------------------------------------------------------------ errors */
+/* max|got - ref| / max|ref| (max|got - ref| when ref is all zero). A NaN or
+ * inf in got where ref is finite gives INFINITY; NaN in both counts as equal. */
+double ab_max_rel_err(const float *got, const float *ref, size_t n);
+/* max|got - ref| with the same NaN rules */
+double ab_max_abs_err(const float *got, const float *ref, size_t n);
+
+/* ------------------------------------------------------------ buffers */
+/* A tensor with its host twin: the inputs ops are set up with and the
+ * outputs they are checked on. */
+typedef struct ab_buf {
+    float *host;
+    size_t n;
+    vkattn_tensor *t;
+} ab_buf;
+
+/* Creates b's tensor of that shape and its host array; with rng, fills it
+ * uniformly in [lo, hi) and uploads it (an input), else leaves both
+ * undefined (an output). */
+vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
+                          ab_rng *rng, float lo, float hi);
+/* An input 0/1 mask with a fraction `ratio` of zeros. */
+vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
+                          ab_rng *rng, double ratio);
+void ab_buf_free(ab_buf *b);
+
+/* The common --check: poisons every output tensor with NaN, runs
+ * record(state) once, downloads them, and compares outs[i] with refs[i]
+ * (host arrays of outs[i]->n floats); *err = the largest max_rel_err.
+ * Returns an exit status for runtime failures. */
+int ab_check_outputs(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
+                     void *state, ab_buf *const *outs, float *const *refs, size_t n_outs,
+                     double *err);
+
+/* Runs record(state, cmd) once on the context's one-shot command buffer. */
+vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
+                          void *state);
+
+#endif

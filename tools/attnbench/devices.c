@@ -1,0 +1,140 @@
+/* attnbench devices: every Vulkan device the loader sees, what vkattn would
+ * use it with, and which one the library picks by default. */
+#include "cmds.h"
+
+#include "bench.h"
+#include "common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *type_name(vkattn_device_type t)
+{
+    switch (t) {
+    case VKATTN_DEVICE_INTEGRATED: return "integrated";
+    case VKATTN_DEVICE_DISCRETE: return "discrete";
+    case VKATTN_DEVICE_VIRTUAL: return "virtual";
+    case VKATTN_DEVICE_CPU: return "cpu";
+    default: return "other";
+    }
+}
+
+typedef struct dev_entry {
+    vkattn_device_desc desc;
+    bool have_info, is_default;
+    vkattn_context_info info;
+} dev_entry;
+
+static void version_text(uint32_t v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
+             VK_API_VERSION_PATCH(v));
+}
+
+/* Opens each usable device once for its limits; marks the default choice. */
+static void fill_entries(dev_entry *e, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!e[i].desc.usable)
+            continue;
+        vkattn_context_desc desc = {.use_device_index = true, .device_index = e[i].desc.index};
+        vkattn_context *ctx;
+        if (vkattn_context_create(&desc, &ctx) == VKATTN_SUCCESS) {
+            e[i].have_info = vkattn_context_get_info(ctx, &e[i].info) == VKATTN_SUCCESS;
+            vkattn_context_destroy(ctx);
+        }
+    }
+    vkattn_context_desc def = {0};
+    vkattn_context *ctx;
+    vkattn_context_info info;
+    if (vkattn_context_create(&def, &ctx) != VKATTN_SUCCESS)
+        return;
+    bool ok = vkattn_context_get_info(ctx, &info) == VKATTN_SUCCESS;
+    vkattn_context_destroy(ctx);
+    for (uint32_t i = 0; ok && i < n; i++)
+        if (e[i].have_info && e[i].info.vendor_id == info.vendor_id &&
+            e[i].info.device_id == info.device_id && !strcmp(e[i].desc.name, info.device_name)) {
+            e[i].is_default = true;
+            break;
+        }
+}
+
+static json_t *entry_json(const dev_entry *e)
+{
+    char api[32];
+    version_text(e->desc.api_version, api, sizeof api);
+    json_t *o = json_pack("{s:I, s:s, s:I, s:s, s:s, s:b, s:b}", "index", (json_int_t)e->desc.index,
+                          "name", e->desc.name, "vendor_id", (json_int_t)e->desc.vendor_id, "type",
+                          type_name(e->desc.device_type), "api_version", api, "usable",
+                          e->desc.usable, "default", e->is_default);
+    if (e->have_info) {
+        const vkattn_context_info *i = &e->info;
+        json_t *limits = json_pack(
+            "{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:b}", "subgroup_size",
+            (json_int_t)i->subgroup_size, "min_subgroup_size", (json_int_t)i->min_subgroup_size,
+            "max_subgroup_size", (json_int_t)i->max_subgroup_size, "max_shared_memory",
+            (json_int_t)i->max_shared_memory, "max_workgroup_invocations",
+            (json_int_t)i->max_workgroup_invocations, "max_storage_buffer_range",
+            (json_int_t)i->max_storage_buffer_range, "fp16", i->fp16, "timestamps", i->timestamps,
+            "unified_memory", i->unified_memory);
+        json_object_set_new(o, "device_id", json_integer(i->device_id));
+        json_object_set_new(o, "limits", limits);
+    }
+    return o;
+}
+
+static void print_table(const dev_entry *e, uint32_t n)
+{
+    if (n == 0) {
+        printf("no Vulkan devices\n");
+        return;
+    }
+    printf("%3s %-10s %-40s %-8s %-8s %-6s %8s %10s %-4s %s\n", "#", "type", "name", "vendor",
+           "api", "usable", "subgroup", "shared KiB", "fp16", "default");
+    for (uint32_t i = 0; i < n; i++) {
+        char api[32], sub[16] = "-", shared[16] = "-";
+        version_text(e[i].desc.api_version, api, sizeof api);
+        if (e[i].have_info) {
+            snprintf(sub, sizeof sub, "%u", e[i].info.subgroup_size);
+            snprintf(shared, sizeof shared, "%u", e[i].info.max_shared_memory / 1024);
+        }
+        printf("%3u %-10s %-40s 0x%04x   %-8s %-6s %8s %10s %-4s %s\n", e[i].desc.index,
+               type_name(e[i].desc.device_type), e[i].desc.name, e[i].desc.vendor_id, api,
+               e[i].desc.usable ? "yes" : "no", sub, shared,
+               e[i].have_info ? (e[i].info.fp16 ? "yes" : "no") : "-", e[i].is_default ? "*" : "");
+    }
+}
+
+int ab_cmd_devices(const ab_args *a)
+{
+    uint32_t n = 0;
+    vkattn_result r = vkattn_enumerate_devices(NULL, &n);
+    if (r != VKATTN_SUCCESS)
+        return ab_report(NULL, r, "listing devices");
+    dev_entry *e = calloc(n ? n : 1, sizeof *e);
+    vkattn_device_desc *d = calloc(n ? n : 1, sizeof *d);
+    if (!e || !d) {
+        free(e), free(d);
+        return ab_report(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "listing devices");
+    }
+    if (n && (r = vkattn_enumerate_devices(d, &n)) != VKATTN_SUCCESS) {
+        free(e), free(d);
+        return ab_report(NULL, r, "listing devices");
+    }
+    for (uint32_t i = 0; i < n; i++)
+        e[i].desc = d[i];
+    fill_entries(e, n);
+    if (a->json) {
+        json_t *list = json_array();
+        for (uint32_t i = 0; i < n; i++)
+            json_array_append_new(list, entry_json(&e[i]));
+        json_t *o = json_pack("{s:o}", "devices", list);
+        ab_json_print(o);
+        json_decref(o);
+    } else {
+        print_table(e, n);
+    }
+    free(e), free(d);
+    return ATTNBENCH_EXIT_OK;
+}

@@ -1,0 +1,65 @@
+/* The ops and layers attnbench can run: one table entry each. An entry sets up
+ * random inputs for the flags given, records one call into a command buffer
+ * (what gets timed), and checks the call against the CPU reference. */
+#ifndef ATTNBENCH_OPS_H
+#define ATTNBENCH_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vkattn/vkattn.h>
+
+#include "args.h"
+
+/* What a set-up call is, for reports. */
+typedef struct ab_op_info {
+    bool matmul_shape; /* shape is {batch, m, n, k}, else {batch, heads, tq, tv, dk, dv} */
+    uint32_t batch, heads, tq, tv, dk, dv;
+    uint32_t m, n, k;
+    const char *path; /* "fused" / "unfused" for ops that choose, else NULL */
+    double flops;     /* textbook flops of one call (docs/ATTNBENCH.md) */
+    double bytes;     /* fewest bytes one call must read and write */
+} ab_op_info;
+
+typedef struct ab_op {
+    const char *name;
+    const char *summary;
+    uint32_t flags; /* AB_F_* flags the op accepts */
+    /* max_rel_err bound for --check: the op's stated accuracy (the table in
+     * ops.c and docs/ATTNBENCH.md). */
+    double bound;
+    /* Creates inputs/outputs (and layer objects) for the flags in *a; fills
+     * *info. Returns an exit status (usage errors: ATTNBENCH_EXIT_USAGE). */
+    int (*setup)(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info);
+    /* Records one call (the timed work). */
+    vkattn_result (*record)(void *state, VkCommandBuffer cmd);
+    /* Poisons the outputs, runs one call, compares every output with the CPU
+     * reference: *max_rel_err = the largest of their max_rel_err. Returns an
+     * exit status for runtime failures, 0 otherwise. */
+    int (*check)(vkattn_context *ctx, void *state, double *max_rel_err);
+    void (*destroy)(void *state); /* NULL-safe */
+} ab_op;
+
+/* The op of that name in this build, or NULL. */
+const ab_op *ab_find_op(const char *name);
+/* All ops in this build, NULL-terminated. */
+const ab_op *const *ab_all_ops(void);
+
+/* The attention shape of the flags, with the defaults of docs/ATTNBENCH.md:
+ * batch 1, heads `default_heads`, tq 512, tv = tq, dk 64, dv = dk. Returns
+ * ATTNBENCH_EXIT_USAGE (message printed) if a given size is 0. */
+typedef struct ab_dims {
+    uint32_t batch, heads, tq, tv, dk, dv;
+} ab_dims;
+int ab_attention_dims(const char *op, const ab_args *a, uint32_t default_heads, ab_dims *d);
+
+/* "fused" / "unfused": the SDPA path a call with these params takes (the
+ * library's choice for VKATTN_SDPA_AUTO); NULL if the params are refused. */
+const char *ab_sdpa_path_name(vkattn_context *ctx, const vkattn_sdpa_params *p);
+
+/* Per family (ops_*.c) */
+extern const ab_op ab_op_matmul;
+extern const ab_op ab_op_softmax, ab_op_additive, ab_op_heads, ab_op_dropout, ab_op_sdpa;
+extern const ab_op ab_op_attention, ab_op_additive_attention, ab_op_bahdanau, ab_op_mha;
+
+#endif

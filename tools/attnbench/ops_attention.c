@@ -1,0 +1,371 @@
+/* attnbench bench softmax | additive | heads | dropout | sdpa: the attention
+ * building blocks, each on random inputs of the flags' shape, checked against
+ * its CPU reference in vkattn/reference.h. */
+#include "bounds.h"
+#include "common.h"
+#include "ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One state for the whole family: params of the op at hand, its inputs and
+ * outputs (ab_buf: tensor + host twin). */
+typedef struct att_state {
+    vkattn_context *ctx;
+    ab_dims d;
+    union {
+        vkattn_softmax_params softmax;
+        vkattn_additive_params additive;
+        vkattn_heads_params heads;
+        vkattn_dropout_op_params dropout;
+        vkattn_sdpa_params sdpa;
+    } p;
+    /* inputs */
+    ab_buf x, k, v, vmask, scale;
+    /* outputs */
+    ab_buf out, out2;
+} att_state;
+
+static void att_destroy(void *state)
+{
+    att_state *s = state;
+    if (!s)
+        return;
+    ab_buf *bufs[] = {&s->x, &s->k, &s->v, &s->vmask, &s->scale, &s->out, &s->out2};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ab_buf_free(bufs[i]);
+    free(s);
+}
+
+/* Allocates the state and reads the shape; *s is owned by *state. */
+static int att_begin(vkattn_context *ctx, const char *op, const ab_args *a, uint32_t heads,
+                     void **state, att_state **s)
+{
+    *s = calloc(1, sizeof **s);
+    if (!*s)
+        return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, op);
+    *state = *s;
+    (*s)->ctx = ctx;
+    return ab_attention_dims(op, a, heads, &(*s)->d);
+}
+
+static void att_info(const att_state *s, ab_op_info *info, bool dk, bool dv)
+{
+    *info = (ab_op_info){.batch = s->d.batch, .heads = s->d.heads, .tq = s->d.tq, .tv = s->d.tv,
+                         .dk = dk ? s->d.dk : 0, .dv = dv ? s->d.dv : 0};
+}
+
+static double f4(size_t n) { return 4.0 * (double)n; }
+
+/* ------------------------------------------------------------------ softmax */
+
+static int softmax_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
+{
+    att_state *s;
+    int st = att_begin(ctx, "softmax", a, 8, state, &s);
+    if (st)
+        return st;
+    const ab_dims *d = &s->d;
+    bool vm = a->mask_ratio > 0;
+    s->p.softmax = (vkattn_softmax_params){
+        .batch = d->batch, .heads = d->heads, .tq = d->tq, .tv = d->tv,
+        .mask = {.causal = a->causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
+                 .has_value_mask = vm},
+    };
+    ab_rng rng = {a->seed};
+    uint32_t shape[4] = {d->batch, d->heads, d->tq, d->tv}, mshape[2] = {d->batch, d->tv};
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->x, 4, shape, &rng, -4, 4)) ||
+        (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, mshape, &rng, a->mask_ratio))) ||
+        (r = ab_buf_make(ctx, &s->out, 4, shape, NULL, 0, 0)))
+        return ab_report(ctx, r, "softmax: creating tensors");
+    att_info(s, info, false, false);
+    info->bytes = f4(s->x.n + s->vmask.n + s->out.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_result softmax_record(void *state, VkCommandBuffer cmd)
+{
+    att_state *s = state;
+    vkattn_softmax_io io = {.scores = s->x.t, .value_mask = s->vmask.t, .out = s->out.t};
+    return vkattn_softmax_record(s->ctx, cmd, &s->p.softmax, &io);
+}
+
+static int softmax_check(vkattn_context *ctx, void *state, double *err)
+{
+    att_state *s = state;
+    float *ref = ab_floats(s->out.n);
+    if (!ref)
+        return ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = vkattn_reference_softmax(&s->p.softmax, s->x.host, NULL, s->vmask.host, NULL, ref);
+    int st = r ? ab_report(NULL, r, "softmax reference")
+               : ab_check_outputs(ctx, softmax_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
+    free(ref);
+    return st;
+}
+
+const ab_op ab_op_softmax = {
+    .name = "softmax",
+    .summary = "masked softmax over (B, H, Tq, Tv) scores",
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_CAUSAL | AB_F_MASK_RATIO,
+    .bound = AB_BOUND_SOFTMAX,
+    .setup = softmax_setup, .record = softmax_record, .check = softmax_check, .destroy = att_destroy,
+};
+
+/* ------------------------------------------------------------------ additive */
+
+static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
+{
+    att_state *s;
+    int st = att_begin(ctx, "additive", a, 1, state, &s);
+    if (st)
+        return st;
+    const ab_dims *d = &s->d;
+    s->p.additive = (vkattn_additive_params){
+        .batch = d->batch, .tq = d->tq, .tv = d->tv, .dim = d->dk, .has_scale_vector = true};
+    ab_rng rng = {a->seed};
+    uint32_t q[3] = {d->batch, d->tq, d->dk}, k[3] = {d->batch, d->tv, d->dk};
+    uint32_t out[3] = {d->batch, d->tq, d->tv};
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->x, 3, q, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->k, 3, k, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->scale, 1, &d->dk, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->out, 3, out, NULL, 0, 0)))
+        return ab_report(ctx, r, "additive: creating tensors");
+    att_info(s, info, true, false);
+    /* one multiply-add per feature of each score; tanh not counted */
+    info->flops = 2.0 * d->batch * d->tq * d->tv * d->dk;
+    info->bytes = f4(s->x.n + s->k.n + s->scale.n + s->out.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_result additive_record(void *state, VkCommandBuffer cmd)
+{
+    att_state *s = state;
+    vkattn_additive_io io = {.q = s->x.t, .k = s->k.t, .scale = s->scale.t, .scores = s->out.t};
+    return vkattn_additive_record(s->ctx, cmd, &s->p.additive, &io);
+}
+
+static int additive_check(vkattn_context *ctx, void *state, double *err)
+{
+    att_state *s = state;
+    float *ref = ab_floats(s->out.n);
+    if (!ref)
+        return ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = vkattn_reference_additive(&s->p.additive, s->x.host, s->k.host, s->scale.host, ref);
+    int st = r ? ab_report(NULL, r, "additive reference")
+               : ab_check_outputs(ctx, additive_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
+    free(ref);
+    return st;
+}
+
+const ab_op ab_op_additive = {
+    .name = "additive",
+    .summary = "additive (tanh) scores of (B, Tq, dk) queries and (B, Tv, dk) keys",
+    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK,
+    .bound = AB_BOUND_ADDITIVE,
+    .setup = additive_setup, .record = additive_record, .check = additive_check,
+    .destroy = att_destroy,
+};
+
+/* ------------------------------------------------------------------ heads */
+
+static int heads_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
+{
+    att_state *s;
+    int st = att_begin(ctx, "heads", a, 8, state, &s);
+    if (st)
+        return st;
+    const ab_dims *d = &s->d;
+    s->p.heads = (vkattn_heads_params){
+        .batch = d->batch, .seq = d->tq, .heads = d->heads, .head_dim = d->dk};
+    ab_rng rng = {a->seed};
+    uint32_t merged[3] = {d->batch, d->tq, d->heads * d->dk};
+    uint32_t split[4] = {d->batch, d->heads, d->tq, d->dk};
+    if ((uint64_t)d->heads * d->dk > UINT32_MAX)
+        return ab_report(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "heads: --heads * --dk");
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->x, 3, merged, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->out, 4, split, NULL, 0, 0)) ||
+        (r = ab_buf_make(ctx, &s->out2, 3, merged, NULL, 0, 0)))
+        return ab_report(ctx, r, "heads: creating tensors");
+    att_info(s, info, true, false);
+    info->tv = d->tq;
+    /* split reads and writes every element, then merge does again */
+    info->bytes = 4.0 * f4(s->x.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_result heads_record(void *state, VkCommandBuffer cmd)
+{
+    att_state *s = state;
+    vkattn_heads_io split = {.in = s->x.t, .out = s->out.t};
+    vkattn_heads_io merge = {.in = s->out.t, .out = s->out2.t};
+    vkattn_result r = vkattn_heads_split_record(s->ctx, cmd, &s->p.heads, &split);
+    return r ? r : vkattn_heads_merge_record(s->ctx, cmd, &s->p.heads, &merge);
+}
+
+static int heads_check(vkattn_context *ctx, void *state, double *err)
+{
+    att_state *s = state;
+    float *ref = ab_floats(s->out.n);
+    if (!ref)
+        return ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = vkattn_reference_heads_split(&s->p.heads, s->x.host, ref);
+    /* the merge of the split is the input again, exactly */
+    int st = r ? ab_report(NULL, r, "heads reference")
+               : ab_check_outputs(ctx, heads_record, s, (ab_buf *[]){&s->out, &s->out2},
+                                  (float *[]){ref, s->x.host}, 2, err);
+    free(ref);
+    return st;
+}
+
+const ab_op ab_op_heads = {
+    .name = "heads",
+    .summary = "head split (B, T, H*dk) -> (B, H, T, dk), then merge back (T = --tq)",
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_DK,
+    .bound = AB_BOUND_HEADS,
+    .setup = heads_setup, .record = heads_record, .check = heads_check, .destroy = att_destroy,
+};
+
+/* ------------------------------------------------------------------ dropout */
+
+static int dropout_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
+{
+    att_state *s;
+    int st = att_begin(ctx, "dropout", a, 8, state, &s);
+    if (st)
+        return st;
+    const ab_dims *d = &s->d;
+    s->p.dropout = (vkattn_dropout_op_params){
+        .batch = d->batch, .heads = d->heads, .tq = d->tq, .tv = d->tv,
+        .dropout = {.rate = (a->given & AB_F_DROPOUT) ? (float)a->dropout : 0.1f,
+                    .training = true, .seed = a->seed, .offset = 0},
+    };
+    ab_rng rng = {a->seed};
+    uint32_t shape[4] = {d->batch, d->heads, d->tq, d->tv};
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->x, 4, shape, &rng, 0, 1)) ||
+        (r = ab_buf_make(ctx, &s->out, 4, shape, NULL, 0, 0)))
+        return ab_report(ctx, r, "dropout: creating tensors");
+    att_info(s, info, false, false);
+    info->bytes = f4(s->x.n + s->out.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_result dropout_record(void *state, VkCommandBuffer cmd)
+{
+    att_state *s = state;
+    vkattn_dropout_io io = {.in = s->x.t, .out = s->out.t};
+    return vkattn_dropout_record(s->ctx, cmd, &s->p.dropout, &io);
+}
+
+static int dropout_check(vkattn_context *ctx, void *state, double *err)
+{
+    att_state *s = state;
+    float *ref = ab_floats(s->out.n);
+    if (!ref)
+        return ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = vkattn_reference_dropout(&s->p.dropout, s->x.host, ref);
+    int st = r ? ab_report(NULL, r, "dropout reference")
+               : ab_check_outputs(ctx, dropout_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
+    free(ref);
+    return st;
+}
+
+const ab_op ab_op_dropout = {
+    .name = "dropout",
+    .summary = "training-mode Philox dropout of (B, H, Tq, Tv) weights (rate: --dropout, default 0.1)",
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DROPOUT,
+    .bound = AB_BOUND_DROPOUT,
+    .setup = dropout_setup, .record = dropout_record, .check = dropout_check,
+    .destroy = att_destroy,
+};
+
+/* ------------------------------------------------------------------ sdpa */
+
+static vkattn_sdpa_path path_of(const ab_args *a)
+{
+    return a->fused ? VKATTN_SDPA_FUSED : a->unfused ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO;
+}
+
+const char *ab_sdpa_path_name(vkattn_context *ctx, const vkattn_sdpa_params *p)
+{
+    if (p->path != VKATTN_SDPA_AUTO)
+        return p->path == VKATTN_SDPA_FUSED ? "fused" : "unfused";
+    if (p->return_weights)
+        return "unfused";
+    /* without returned weights only the chained path needs a workspace */
+    uint64_t ws = 0;
+    if (vkattn_sdpa_workspace_size(ctx, p, &ws) != VKATTN_SUCCESS)
+        return NULL;
+    return ws == 0 ? "fused" : "unfused";
+}
+
+static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
+{
+    att_state *s;
+    int st = att_begin(ctx, "sdpa", a, 8, state, &s);
+    if (st)
+        return st;
+    const ab_dims *d = &s->d;
+    bool vm = a->mask_ratio > 0;
+    s->p.sdpa = (vkattn_sdpa_params){
+        .batch = d->batch, .heads = d->heads, .tq = d->tq, .tv = d->tv, .dk = d->dk, .dv = d->dv,
+        .mask = {.causal = a->causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
+                 .has_value_mask = vm},
+        .dropout = {.rate = (float)a->dropout, .training = a->dropout > 0, .seed = a->seed},
+        .return_weights = a->scores,
+        .path = path_of(a),
+    };
+    ab_rng rng = {a->seed};
+    uint32_t q[4] = {d->batch, d->heads, d->tq, d->dk}, k[4] = {d->batch, d->heads, d->tv, d->dk};
+    uint32_t v[4] = {d->batch, d->heads, d->tv, d->dv}, o[4] = {d->batch, d->heads, d->tq, d->dv};
+    uint32_t w[4] = {d->batch, d->heads, d->tq, d->tv}, m[2] = {d->batch, d->tv};
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->x, 4, q, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->k, 4, k, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->v, 4, v, &rng, -1, 1)) ||
+        (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
+        (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0)) ||
+        (a->scores && (r = ab_buf_make(ctx, &s->out2, 4, w, NULL, 0, 0))))
+        return ab_report(ctx, r, "sdpa: creating tensors");
+    att_info(s, info, true, true);
+    info->path = ab_sdpa_path_name(ctx, &s->p.sdpa);
+    info->flops = 2.0 * d->batch * d->heads * d->tq * d->tv * ((double)d->dk + d->dv);
+    info->bytes = f4(s->x.n + s->k.n + s->v.n + s->vmask.n + s->out.n + s->out2.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_result sdpa_record(void *state, VkCommandBuffer cmd)
+{
+    att_state *s = state;
+    vkattn_sdpa_io io = {.q = s->x.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
+                         .out = s->out.t, .weights = s->out2.t};
+    return vkattn_sdpa_record(s->ctx, cmd, &s->p.sdpa, &io);
+}
+
+static int sdpa_check(vkattn_context *ctx, void *state, double *err)
+{
+    att_state *s = state;
+    float *ref = ab_floats(s->out.n), *wref = s->out2.t ? ab_floats(s->out2.n) : NULL;
+    int st = ATTNBENCH_EXIT_CHECK;
+    if (ref && (wref || !s->out2.t)) {
+        vkattn_result r = vkattn_reference_sdpa(&s->p.sdpa, s->x.host, s->k.host, s->v.host, NULL,
+                                                s->vmask.host, NULL, ref, wref);
+        st = r ? ab_report(NULL, r, "sdpa reference")
+               : ab_check_outputs(ctx, sdpa_record, s, (ab_buf *[]){&s->out, &s->out2},
+                                  (float *[]){ref, wref}, s->out2.t ? 2 : 1, err);
+    }
+    free(ref), free(wref);
+    return st;
+}
+
+const ab_op ab_op_sdpa = {
+    .name = "sdpa",
+    .summary = "scaled dot-product attention, Q (B, H, Tq, dk), K (B, H, Tv, dk), V (B, H, Tv, dv)",
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL |
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED,
+    .bound = AB_BOUND_SDPA,
+    .setup = sdpa_setup, .record = sdpa_record, .check = sdpa_check, .destroy = att_destroy,
+};

@@ -1,0 +1,342 @@
+/* attnbench bench attention | additive_attention | bahdanau | mha: the Keras
+ * layers, built with random weights, called on random inputs, checked against
+ * their CPU references (vkattn/layer_params.h). Every layer gets a separate
+ * key tensor (cross-attention shape), so each input is counted once. */
+#include "bounds.h"
+#include "common.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum layer_kind { L_ATTENTION, L_ADDITIVE, L_BAHDANAU, L_MHA } layer_kind;
+
+typedef struct layer_state {
+    vkattn_context *ctx;
+    layer_kind kind;
+    ab_dims d;
+    uint32_t units, dmodel;
+    vkattn_layer_call call;
+    union {
+        vkattn_attention_desc att;
+        vkattn_additive_attention_desc add;
+        vkattn_bahdanau_desc bah;
+        vkattn_mha_desc mha;
+    } desc;
+    union {
+        vkattn_attention_weights att;
+        vkattn_additive_attention_weights add;
+        vkattn_bahdanau_weights bah;
+        vkattn_mha_weights mha;
+    } w;
+    float *warr[8]; /* host weight arrays the weights struct points into */
+    size_t weight_floats;
+    union {
+        vkattn_attention *att;
+        vkattn_additive_attention *add;
+        vkattn_bahdanau *bah;
+        vkattn_mha *mha;
+    } layer;
+    ab_buf q, k, v, vmask, out, scores;
+} layer_state;
+
+static void layer_destroy(void *state)
+{
+    layer_state *s = state;
+    if (!s)
+        return;
+    switch (s->kind) {
+    case L_ATTENTION: vkattn_attention_destroy(s->layer.att); break;
+    case L_ADDITIVE: vkattn_additive_attention_destroy(s->layer.add); break;
+    case L_BAHDANAU: vkattn_bahdanau_destroy(s->layer.bah); break;
+    case L_MHA: vkattn_mha_destroy(s->layer.mha); break;
+    }
+    ab_buf *bufs[] = {&s->q, &s->k, &s->v, &s->vmask, &s->out, &s->scores};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ab_buf_free(bufs[i]);
+    for (size_t i = 0; i < 8; i++)
+        free(s->warr[i]);
+    free(s);
+}
+
+/* Host weight array i of n floats, uniform in +-sqrt(3 / fan_in) (unit
+ * variance through a projection, as Glorot-style initializers aim for). */
+static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_in)
+{
+    float a = (float)sqrt(3.0 / (fan_in ? fan_in : 1));
+    s->warr[i] = ab_floats(n);
+    if (s->warr[i])
+        ab_fill_uniform(rng, s->warr[i], n, -a, a);
+    s->weight_floats += n;
+    return s->warr[i];
+}
+
+/* Descs and random weights of each kind; false on host out-of-memory. */
+static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
+{
+    const ab_dims *d = &s->d;
+    switch (s->kind) {
+    case L_ATTENTION:
+        s->desc.att = (vkattn_attention_desc){
+            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .use_scale = true,
+            .dropout = dropout};
+        /* the scale SDPA would use keeps the softmax from saturating */
+        s->w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
+        s->weight_floats = 1;
+        return true;
+    case L_ADDITIVE:
+        s->desc.add = (vkattn_additive_attention_desc){
+            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .dropout = dropout};
+        return (s->w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
+    case L_BAHDANAU:
+        s->desc.bah = (vkattn_bahdanau_desc){
+            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .units = s->units,
+            .dropout = dropout};
+        s->w.bah.query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
+        s->w.bah.key_kernel = weight(s, rng, 1, (size_t)d->dk * s->units, d->dk);
+        s->w.bah.score_kernel = weight(s, rng, 2, s->units, s->units);
+        s->w.bah.score_bias = 0.25f;
+        return s->w.bah.query_kernel && s->w.bah.key_kernel && s->w.bah.score_kernel;
+    case L_MHA: {
+        uint32_t D = s->dmodel, H = d->heads;
+        s->desc.mha = (vkattn_mha_desc){
+            .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_dim = D,
+            .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout};
+        vkattn_mha_weights *w = &s->w.mha;
+        w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
+        w->key_kernel = weight(s, rng, 1, (size_t)D * H * d->dk, D);
+        w->value_kernel = weight(s, rng, 2, (size_t)D * H * d->dv, D);
+        w->output_kernel = weight(s, rng, 3, (size_t)H * d->dv * D, H * d->dv);
+        w->query_bias = weight(s, rng, 4, (size_t)H * d->dk, 30);
+        w->key_bias = weight(s, rng, 5, (size_t)H * d->dk, 30);
+        w->value_bias = weight(s, rng, 6, (size_t)H * d->dv, 30);
+        w->output_bias = weight(s, rng, 7, D, 30);
+        for (int i = 0; i < 8; i++)
+            if (!s->warr[i])
+                return false;
+        return true;
+    }
+    }
+    return false;
+}
+
+static vkattn_result create_layer(layer_state *s)
+{
+    vkattn_context *ctx = s->ctx;
+    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
+    switch (s->kind) {
+    case L_ATTENTION:
+        if (!(r = vkattn_attention_create(ctx, &s->desc.att, &s->layer.att)))
+            r = vkattn_attention_set_weights(s->layer.att, &s->w.att);
+        break;
+    case L_ADDITIVE:
+        if (!(r = vkattn_additive_attention_create(ctx, &s->desc.add, &s->layer.add)))
+            r = vkattn_additive_attention_set_weights(s->layer.add, &s->w.add);
+        break;
+    case L_BAHDANAU:
+        if (!(r = vkattn_bahdanau_create(ctx, &s->desc.bah, &s->layer.bah)))
+            r = vkattn_bahdanau_set_weights(s->layer.bah, &s->w.bah);
+        break;
+    case L_MHA:
+        if (!(r = vkattn_mha_create(ctx, &s->desc.mha, &s->layer.mha)))
+            r = vkattn_mha_set_weights(s->layer.mha, &s->w.mha);
+        break;
+    }
+    return r;
+}
+
+/* The SDPA call a dot-product layer makes, to name its path. */
+static const char *layer_path(const layer_state *s)
+{
+    const ab_dims *d = &s->d;
+    if (s->kind != L_ATTENTION && s->kind != L_MHA)
+        return NULL;
+    bool mha = s->kind == L_MHA;
+    vkattn_sdpa_params p = {
+        .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
+        .dv = d->dv, .scale = mha ? 0.0f : s->w.att.scale,
+        .mask = {.causal = s->call.use_causal_mask ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
+                 .masked_row = mha ? VKATTN_MASKED_ROW_ZERO : VKATTN_MASKED_ROW_UNIFORM,
+                 .has_value_mask = s->vmask.t != NULL},
+        .dropout = {.rate = mha ? s->desc.mha.dropout : s->desc.att.dropout,
+                    .training = s->call.training, .seed = s->call.seed},
+        .return_weights = s->call.return_attention_scores,
+        .weights_after_dropout = !mha,
+        .path = s->call.path,
+    };
+    return ab_sdpa_path_name(s->ctx, &p);
+}
+
+/* Flops of one call (docs/ATTNBENCH.md): the attention core plus projections. */
+static double layer_flops(const layer_state *s)
+{
+    const ab_dims *d = &s->d;
+    double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk, dv = d->dv;
+    switch (s->kind) {
+    case L_ATTENTION:
+    case L_ADDITIVE: return 2 * B * Tq * Tv * (dk + dv);
+    case L_BAHDANAU: {
+        double U = s->units;
+        return 2 * B * (Tq + Tv) * dk * U + 2 * B * Tq * Tv * (U + dv);
+    }
+    case L_MHA: {
+        double H = d->heads, D = s->dmodel;
+        double proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
+        return proj + 2 * B * H * Tq * Tv * (dk + dv);
+    }
+    }
+    return 0;
+}
+
+static int layer_setup(vkattn_context *ctx, const ab_args *a, layer_kind kind, const char *name,
+                       void **state, ab_op_info *info)
+{
+    layer_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, name);
+    *state = s;
+    s->ctx = ctx;
+    s->kind = kind;
+    int st = ab_attention_dims(name, a, kind == L_MHA ? 8 : 1, &s->d);
+    if (st)
+        return st;
+    ab_dims *d = &s->d;
+    s->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
+    s->dmodel = (a->given & AB_F_DMODEL) ? a->dmodel : d->heads * d->dk;
+    if (!s->units || !s->dmodel) {
+        fprintf(stderr, "attnbench: %s: --units and --dmodel must be >= 1\n", name);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    s->call = (vkattn_layer_call){
+        .batch = d->batch, .tq = d->tq, .tv = d->tv, .use_causal_mask = a->causal,
+        .training = a->dropout > 0, .seed = a->seed, .return_attention_scores = a->scores,
+        .path = a->fused ? VKATTN_SDPA_FUSED : a->unfused ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO,
+    };
+    ab_rng rng = {a->seed};
+    if (!make_weights(s, &rng, (float)a->dropout))
+        return ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = create_layer(s);
+    if (r)
+        return ab_report(ctx, r, name);
+    bool mha = kind == L_MHA;
+    uint32_t dq = mha ? s->dmodel : d->dk, dkin = mha ? s->dmodel : d->dk;
+    uint32_t dvin = mha ? s->dmodel : d->dv, dout = mha ? s->dmodel : d->dv;
+    uint32_t q[3] = {d->batch, d->tq, dq}, k[3] = {d->batch, d->tv, dkin};
+    uint32_t v[3] = {d->batch, d->tv, dvin}, o[3] = {d->batch, d->tq, dout};
+    uint32_t sc[4] = {d->batch, mha ? d->heads : d->tq, mha ? d->tq : d->tv, d->tv};
+    uint32_t m[2] = {d->batch, d->tv};
+    if ((r = ab_buf_make(ctx, &s->q, 3, q, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->k, 3, k, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->v, 3, v, &rng, -1, 1)) ||
+        (a->mask_ratio > 0 && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
+        (r = ab_buf_make(ctx, &s->out, 3, o, NULL, 0, 0)) ||
+        (a->scores && (r = ab_buf_make(ctx, &s->scores, mha ? 4 : 3, sc, NULL, 0, 0))))
+        return ab_report(ctx, r, "creating tensors");
+    *info = (ab_op_info){
+        .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
+        .dv = d->dv, .path = layer_path(s), .flops = layer_flops(s),
+        .bytes = 4.0 * ((double)s->q.n + s->k.n + s->v.n + s->vmask.n + s->out.n + s->scores.n +
+                        s->weight_floats),
+    };
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_result layer_record(void *state, VkCommandBuffer cmd)
+{
+    layer_state *s = state;
+    vkattn_layer_io io = {.query = s->q.t, .key = s->k.t, .value = s->v.t,
+                          .value_mask = s->vmask.t, .output = s->out.t, .scores = s->scores.t};
+    switch (s->kind) {
+    case L_ATTENTION: return vkattn_attention_record(s->layer.att, cmd, &s->call, &io);
+    case L_ADDITIVE: return vkattn_additive_attention_record(s->layer.add, cmd, &s->call, &io);
+    case L_BAHDANAU: return vkattn_bahdanau_record(s->layer.bah, cmd, &s->call, &io);
+    case L_MHA: return vkattn_mha_record(s->layer.mha, cmd, &s->call, &io);
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT;
+}
+
+static int layer_check(vkattn_context *ctx, void *state, double *err)
+{
+    layer_state *s = state;
+    float *ref = ab_floats(s->out.n), *sref = s->scores.t ? ab_floats(s->scores.n) : NULL;
+    int st = ATTNBENCH_EXIT_CHECK;
+    if (!ref || (s->scores.t && !sref))
+        goto done;
+    vkattn_layer_host_io io = {.query = s->q.host, .key = s->k.host, .value = s->v.host,
+                               .value_mask = s->vmask.host, .output = ref, .scores = sref};
+    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
+    switch (s->kind) {
+    case L_ATTENTION: r = vkattn_reference_attention(&s->desc.att, &s->w.att, &s->call, &io); break;
+    case L_ADDITIVE:
+        r = vkattn_reference_additive_attention(&s->desc.add, &s->w.add, &s->call, &io);
+        break;
+    case L_BAHDANAU: r = vkattn_reference_bahdanau(&s->desc.bah, &s->w.bah, &s->call, &io); break;
+    case L_MHA: r = vkattn_reference_mha(&s->desc.mha, &s->w.mha, &s->call, &io); break;
+    }
+    if (r) {
+        st = ab_report(NULL, r, "layer reference");
+        goto done;
+    }
+    st = ab_check_outputs(ctx, layer_record, s, (ab_buf *[]){&s->out, &s->scores},
+                          (float *[]){ref, sref}, s->scores.t ? 2 : 1, err);
+done:
+    free(ref), free(sref);
+    return st;
+}
+
+#define LAYER_FLAGS                                                                            \
+    (AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL | AB_F_MASK_RATIO |      \
+     AB_F_DROPOUT | AB_F_SCORES)
+
+static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
+{
+    return layer_setup(c, a, L_ATTENTION, "attention", st, i);
+}
+static int additive_attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
+{
+    return layer_setup(c, a, L_ADDITIVE, "additive_attention", st, i);
+}
+static int bahdanau_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
+{
+    return layer_setup(c, a, L_BAHDANAU, "bahdanau", st, i);
+}
+static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
+{
+    return layer_setup(c, a, L_MHA, "mha", st, i);
+}
+
+const ab_op ab_op_attention = {
+    .name = "attention",
+    .summary = "Keras Attention (dot, use_scale): query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
+    .flags = LAYER_FLAGS | AB_F_FUSED | AB_F_UNFUSED,
+    .bound = AB_BOUND_ATTENTION,
+    .setup = attention_setup, .record = layer_record, .check = layer_check, .destroy = layer_destroy,
+};
+
+const ab_op ab_op_additive_attention = {
+    .name = "additive_attention",
+    .summary = "Keras AdditiveAttention: query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
+    .flags = LAYER_FLAGS,
+    .bound = AB_BOUND_ADDITIVE_ATTENTION,
+    .setup = additive_attention_setup, .record = layer_record, .check = layer_check,
+    .destroy = layer_destroy,
+};
+
+const ab_op ab_op_bahdanau = {
+    .name = "bahdanau",
+    .summary = "BahdanauAttention: query/key width dk, value width dv, --units U (default dk)",
+    .flags = LAYER_FLAGS | AB_F_UNITS,
+    .bound = AB_BOUND_BAHDANAU,
+    .setup = bahdanau_setup, .record = layer_record, .check = layer_check, .destroy = layer_destroy,
+};
+
+const ab_op ab_op_mha = {
+    .name = "mha",
+    .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
+               "(default H * dk)",
+    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED,
+    .bound = AB_BOUND_MHA,
+    .setup = mha_setup, .record = layer_record, .check = layer_check, .destroy = layer_destroy,
+};
