@@ -83,6 +83,13 @@ typedef struct vkattn_sdpa_io {
      * allocates one and keeps it in the context (see the overview). Ignored
      * when the call needs none. */
     vkattn_tensor *workspace;
+    /* optional (B, H, Tq), written: the log-sum-exp of each row's allowed
+     * logits, lse = log(sum_j exp(score * scale + bias)) before dropout, -inf
+     * for a row with no allowed key (whatever params->mask.masked_row). With it
+     * a later pass can recompute weights, e.g. exp(logit - lse), or a backward
+     * pass can run. Written by the fused path only: a call that takes the
+     * chained path with lse set fails with VKATTN_ERROR_INVALID_ARGUMENT. */
+    vkattn_tensor *lse;
 } vkattn_sdpa_io;
 
 /* *floats = the workspace the call vkattn_sdpa_record would make with these

@@ -407,7 +407,13 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = check_io(ctx, caller, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
     if (fused)
-        return vka_flash_record(ctx, cmd, params, io, caller);
+        return vka_flash_record_lse(ctx, cmd, params, io, io->lse, caller);
+    if (io->lse)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->lse is written by the fused path only, and this call takes the "
+                        "chained one (weights returned, path UNFUSED, or a shape the fused "
+                        "kernel cannot serve)",
+                        caller);
     vkattn_tensor *ws = NULL;
     if (ws_floats) {
         ws = io->workspace;

@@ -436,6 +436,71 @@ static void expect_invalid(vkattn_context *ctx, const vkattn_sdpa_params *p,
         fail_msg("expected \"%s\" in: %s", needle, vkattn_context_last_error(ctx));
 }
 
+/* The fused path's log-sum-exp: for an allowed key j of row i,
+ * lse_i = logit_ij - log(w_ij); checked at the row's largest weight. Rows with
+ * no allowed key (value mask + causal bottom-right with Tq > Tv) give -inf. */
+static void test_log_sum_exp(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int n = 0; n < 4; n++) {
+        sdpa_case c = {.p = {.batch = tu_rand_range(1, 2), .heads = 2, .kv_heads = n % 2 ? 1 : 2,
+                             .tq = tu_rand_range(1, 40), .tv = tu_rand_range(1, 40),
+                             .dk = tu_rand_range(1, 24), .dv = tu_rand_range(1, 24),
+                             .scale = n == 0 ? 0.0f : 0.3f, .return_weights = false}};
+        c.p.mask.has_value_mask = n >= 2;
+        c.p.mask.causal = n == 3 ? VKATTN_CAUSAL_BOTTOM_RIGHT : VKATTN_CAUSAL_NONE;
+        if (n == 3)
+            c.p.tq = c.p.tv + 3;
+        case_prepare(ctx, &c);
+        const size_t rows = (size_t)c.p.batch * c.p.heads * c.p.tq;
+        vkattn_tensor *tlse = th_tensor(ctx, rows, NULL);
+        vkattn_sdpa_io io = case_io(&c);
+        io.lse = tlse;
+        TH_OK(ctx, vkattn_sdpa_run(ctx, &c.p, &io));
+        case_check(&c, BOUND);
+        float *lse = th_download(tlse, rows);
+
+        /* reference weights (before dropout: there is none) */
+        vkattn_sdpa_params pw = c.p;
+        pw.return_weights = true;
+        float *out = tu_floats(c.nout), *w = tu_floats(c.nw);
+        TH_OK(ctx, vkattn_reference_sdpa(&pw, c.q, c.k, c.v, NULL, c.nvm ? c.vm : NULL, NULL, out, w));
+        const double scale = c.p.scale ? c.p.scale : 1.0 / sqrt((double)c.p.dk);
+        const uint32_t group = c.p.heads / c.h_kv;
+        for (size_t r = 0; r < rows; r++) {
+            const size_t b = r / ((size_t)c.p.heads * c.p.tq), h = r / c.p.tq % c.p.heads;
+            const size_t i = r % c.p.tq, kvh = b * c.h_kv + h / group;
+            size_t best = 0;
+            for (size_t j = 1; j < c.p.tv; j++)
+                if (w[r * c.p.tv + j] > w[r * c.p.tv + best])
+                    best = j;
+            if (w[r * c.p.tv + best] == 0.0f) {
+                assert_true(isinf(lse[r]) && lse[r] < 0);
+                continue;
+            }
+            double dot = 0;
+            for (size_t d = 0; d < c.p.dk; d++)
+                dot += (double)c.q[r * c.p.dk + d] * c.k[(kvh * c.p.tv + best) * c.p.dk + d];
+            (void)i;
+            double want = dot * scale - log((double)w[r * c.p.tv + best]);
+            if (!(fabs(lse[r] - want) <= 1e-5 * (1.0 + fabs(want))))
+                fail_msg("lse row %zu: got %.9g, want %.9g", r, (double)lse[r], want);
+        }
+        free(lse), free(out), free(w);
+        vkattn_tensor_destroy(tlse);
+
+        /* the chained path cannot write it */
+        c.p.path = VKATTN_SDPA_UNFUSED;
+        vkattn_tensor *t2 = th_tensor(ctx, rows, NULL);
+        io.lse = t2;
+        assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(vkattn_context_last_error(ctx), "io->lse"));
+        vkattn_tensor_destroy(t2);
+        th_assert_validation_clean();
+        case_free(&c);
+    }
+}
+
 static void test_bad_arguments(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -513,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_path_choice),
         cmocka_unit_test(test_paths_in_one_command_buffer),
         cmocka_unit_test(test_score_tensor_limit),
+        cmocka_unit_test(test_log_sum_exp),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
