@@ -10,5 +10,8 @@ scripts/build.sh
 export VKATTN_REQUIRE_DEVICE=1
 cd build
 ctest --output-on-failure -j"$(nproc)" --timeout 900
-echo "--- GPU tests again with subgroup size 4 (LP_NATIVE_VECTOR_WIDTH=128)"
-LP_NATIVE_VECTOR_WIDTH=128 ctest --output-on-failure -j"$(nproc)" -L gpu --timeout 900
+# The second pass also switches the kernels to their GPU shapes
+# (VKATTN_TEST_TUNING=gpu), so the shapes real GPUs get run in CI as well.
+echo "--- GPU tests again: subgroup size 4 (LP_NATIVE_VECTOR_WIDTH=128), GPU kernel shapes"
+LP_NATIVE_VECTOR_WIDTH=128 VKATTN_TEST_TUNING=gpu \
+  ctest --output-on-failure -j"$(nproc)" -L gpu --timeout 900

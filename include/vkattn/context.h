@@ -58,6 +58,14 @@ typedef struct vkattn_import_desc {
     PFN_vkGetInstanceProcAddr get_instance_proc_addr;
 } vkattn_import_desc;
 
+/* Which kind of processor kernel shapes are tuned for. Results agree within
+ * each op's stated bound either way; only speed differs. */
+typedef enum vkattn_tuning {
+    VKATTN_TUNING_AUTO = 0, /* by device type: CPU for CPU devices (lavapipe), else GPU */
+    VKATTN_TUNING_GPU = 1,  /* many invocations per row, shared-memory reductions */
+    VKATTN_TUNING_CPU = 2,  /* SIMD lanes as rows: few invocations per row, few barriers */
+} vkattn_tuning;
+
 typedef struct vkattn_context_desc {
     /* Own device: choose by index (as listed by vkattn_enumerate_devices) ... */
     bool use_device_index;
@@ -82,6 +90,10 @@ typedef struct vkattn_context_desc {
 
     /* Optional app pipeline cache used when creating pipelines; not destroyed. */
     VkPipelineCache pipeline_cache;
+
+    /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
+     * shapes on lavapipe too. */
+    vkattn_tuning tuning;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
@@ -127,6 +139,7 @@ typedef struct vkattn_context_info {
     bool unified_memory;                /* device-local memory is host-visible */
     bool imported;                      /* true if the app's device was imported */
     bool validation;                    /* validation layer enabled by vkattn */
+    bool cpu_tuning;                    /* kernels use their CPU shapes (vkattn_tuning) */
 } vkattn_context_info;
 
 /* Fills *info. Thread safety: may be called concurrently with anything. */

@@ -2,10 +2,12 @@
  *
  * vkattn runs attention layers as Vulkan compute shaders on any GPU (and on
  * lavapipe). Start with vkattn/context.h (a device), then vkattn/tensor.h
- * (data), then the ops (matmul.h ...) or layers. Every op has a *_record that
- * records into the app's command buffer (contract in vkattn/matmul.h) and a
- * *_run that submits and waits; every op and layer has a CPU reference in
- * vkattn/reference.h.
+ * (data), then the ops (matmul.h, softmax.h, additive.h, heads.h, dropout.h,
+ * sdpa.h) or the layers (attention.h, additive_attention.h, bahdanau.h,
+ * mha.h). Every op and layer has a *_record that records into the app's
+ * command buffer (contract in vkattn/matmul.h) and a *_run that submits and
+ * waits. Every op has a CPU reference in vkattn/reference.h, every layer in
+ * vkattn/layer_params.h; both are pure C with no Vulkan.
  */
 #ifndef VKATTN_VKATTN_H
 #define VKATTN_VKATTN_H

@@ -71,7 +71,7 @@ static bool choose_tiles(const vkattn_context_info *info, const flash_shape *s, 
         wg_max = info->max_workgroup_invocations;
     if (wg_max > info->max_workgroup_size[0])
         wg_max = info->max_workgroup_size[0];
-    t->rpi = info->device_type != VKATTN_DEVICE_CPU ? 1 : s->dk + s->dv <= 256 ? 4 : 2;
+    t->rpi = !info->cpu_tuning ? 1 : s->dk + s->dv <= 256 ? 4 : 2;
     if (rows <= 8) /* decoding: one SIMD chunk of single rows wastes least */
         t->rpi = 1;
     t->wg = wg_max < 64 ? wg_max : 64;

@@ -50,6 +50,8 @@ static uint32_t pow2_floor(uint32_t v)
 #define SOFTMAX_KEYS_PER_INVOCATION 4u
 /* Designed for 32 KiB of shared memory; works down to the spec's 16 KiB. */
 #define SOFTMAX_SHARED_BUDGET 32768u
+/* loop iterations per invocation the CPU shape aims for: half of lavapipe's limit */
+#define SOFTMAX_CPU_LOOP_BUDGET 32768u
 
 /* Workgroup of up to 256 invocations; rows of up to the shared budget are
  * cached (one read of the inputs), longer ones take the multi-pass path. Short
@@ -74,6 +76,18 @@ static bool choose_shape(const vkattn_context_info *info, uint32_t tv, softmax_s
     const uint32_t cap = (budget - 8u * wg - 4u) / 4u;
 
     uint32_t g = 1;
+    if (info->cpu_tuning) {
+        /* A CPU runs a workgroup's invocations as SIMD lanes of one thread:
+         * reductions across invocations cost barriers, and the shared-memory
+         * cache only fits rows that many invocations share. One invocation per
+         * row, two passes over global memory, measured 2.4x faster on lavapipe
+         * (docs/PERFORMANCE.md). Long rows get more invocations, to stay well
+         * inside a CPU driver's loop budget. */
+        while (g < wg && 3 * ((uint64_t)tv / g) + 64 > SOFTMAX_CPU_LOOP_BUDGET)
+            g *= 2;
+        *out = (softmax_shape){.wg = wg, .g = g, .cache = 0};
+        return true;
+    }
     while (g < wg && (uint64_t)g * SOFTMAX_KEYS_PER_INVOCATION < tv)
         g *= 2;
     softmax_shape s = {.wg = wg, .g = wg, .cache = 0};

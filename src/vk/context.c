@@ -84,7 +84,17 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     ctx->logger.max_level = desc->log_level;
     ctx->pipeline_cache = desc->pipeline_cache;
 
+    if ((unsigned)desc->tuning > VKATTN_TUNING_CPU) {
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: tuning is %d; not a vkattn_tuning value",
+                        (int)desc->tuning);
+    }
     vkattn_result r = open_device(ctx, desc);
+    if (r == VKATTN_SUCCESS)
+        ctx->info.cpu_tuning = desc->tuning == VKATTN_TUNING_AUTO
+                                   ? ctx->info.device_type == VKATTN_DEVICE_CPU
+                                   : desc->tuning == VKATTN_TUNING_CPU;
     if (r == VKATTN_SUCCESS)
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)

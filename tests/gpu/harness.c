@@ -28,6 +28,18 @@ void th_assert_validation_clean(void)
     }
 }
 
+/* VKATTN_TEST_TUNING=gpu|cpu runs the other kernel shapes (CI runs the GPU
+ * shapes on lavapipe in its second pass). */
+static vkattn_tuning tuning_from_env(void)
+{
+    const char *t = getenv("VKATTN_TEST_TUNING");
+    if (t && strcmp(t, "gpu") == 0)
+        return VKATTN_TUNING_GPU;
+    if (t && strcmp(t, "cpu") == 0)
+        return VKATTN_TUNING_CPU;
+    return VKATTN_TUNING_AUTO;
+}
+
 int th_setup(void **state)
 {
     tu_seed();
@@ -36,6 +48,7 @@ int th_setup(void **state)
         .log = on_log,
         .log_level = VKATTN_LOG_WARN,
         .device_name = getenv("VKATTN_TEST_DEVICE"),
+        .tuning = tuning_from_env(),
     };
     vkattn_context *ctx = NULL;
     vkattn_result r = vkattn_context_create(&desc, &ctx);
@@ -54,8 +67,8 @@ int th_setup(void **state)
     }
     vkattn_context_info info;
     vkattn_context_get_info(ctx, &info);
-    printf("# device: %s (subgroup %u, shared %u B)\n", info.device_name, info.subgroup_size,
-           info.max_shared_memory);
+    printf("# device: %s (subgroup %u, shared %u B, %s tuning)\n", info.device_name,
+           info.subgroup_size, info.max_shared_memory, info.cpu_tuning ? "CPU" : "GPU");
     *state = ctx;
     return 0;
 }

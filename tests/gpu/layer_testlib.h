@@ -212,7 +212,7 @@ static inline void lt_assert_case(const float *got, const float *exp, size_t n, 
 
 /* ---------------------------------------------------------------- case files */
 
-/* One case of /work/shared/spec/cases/examples.json, transcribed: the flags
+/* One case of tests/cases/examples.json, transcribed: the flags
  * of `o` that name tensors follow the arrays (NULL = absent). */
 typedef struct lt_example {
     const char *name;

@@ -1,6 +1,6 @@
 /* keras.layers.AdditiveAttention on the GPU vs
  * vkattn_reference_additive_attention, and the reference vs the Keras values
- * of /work/shared/spec/cases/examples.json (transcribed below). Random shapes
+ * of tests/cases/examples.json (transcribed below). Random shapes
  * (odd, prime, Tq != Tv, batch 1, Dv != Dq), scale vector on and off, every
  * mask kind, key given and omitted, dropout on/off, scores returned or not,
  * seed 000's tutorial shapes, weights set and read back, bad arguments.

@@ -1,5 +1,5 @@
 /* keras.layers.Attention on the GPU vs vkattn_reference_attention, and the
- * reference vs the Keras values of /work/shared/spec/cases/examples.json
+ * reference vs the Keras values of tests/cases/examples.json
  * (transcribed below). Random shapes (odd, prime, Tq != Tv, batch 1, Dq != Dv),
  * dot and concat modes, use_scale on/off, every mask kind alone and together,
  * key given and omitted, dropout on/off (the Philox stream is bit-identical,

@@ -1,6 +1,6 @@
 /* Bahdanau attention with learned projections (seed 001) on the GPU vs
  * vkattn_reference_bahdanau, and the reference vs the values of
- * /work/shared/spec/cases/examples.json (transcribed below). The seed
+ * tests/cases/examples.json (transcribed below). The seed
  * tutorial's shapes (units 32, query width 50, key width 60, value width 70,
  * a single rank-2 query per batch, and a 10-step query), random shapes with
  * Dq != Dk != Dv, every mask kind, key given and omitted, dropout on/off,
