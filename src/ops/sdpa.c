@@ -201,6 +201,23 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+/* What workspace_size and record both decide before looking at tensors: the
+ * resolved shape, the path, the chained path's limits and its workspace. */
+static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_sdpa_params *p,
+                          sdpa_shape *s, bool *fused, uint64_t *ws_floats)
+{
+    *fused = false;
+    vkattn_result r = resolve(ctx, caller, p, s);
+    if (r == VKATTN_SUCCESS)
+        r = choose_fused(ctx, caller, p, fused);
+    if (r == VKATTN_SUCCESS && !*fused)
+        r = check_chained(ctx, caller, p, s);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    *ws_floats = *fused ? 0 : chained_workspace(p, s);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_params *params,
                                          uint64_t *floats)
 {
@@ -209,16 +226,8 @@ vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "floats");
     sdpa_shape s;
-    bool fused = false;
-    vkattn_result r = resolve(ctx, caller, params, &s);
-    if (r == VKATTN_SUCCESS)
-        r = choose_fused(ctx, caller, params, &fused);
-    if (r == VKATTN_SUCCESS && !fused)
-        r = check_chained(ctx, caller, params, &s);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    *floats = fused ? 0 : chained_workspace(params, &s);
-    return VKATTN_SUCCESS;
+    bool fused;
+    return plan(ctx, caller, params, &s, &fused, floats);
 }
 
 /* ---------------------------------------------------------------- tensors */
@@ -394,16 +403,12 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
     sdpa_shape s;
-    bool fused = false;
-    vkattn_result r = resolve(ctx, caller, params, &s);
-    if (r == VKATTN_SUCCESS)
-        r = choose_fused(ctx, caller, params, &fused);
+    bool fused;
+    uint64_t ws_floats;
     /* sizes before tensors: a too-large shape fails the same with any io */
-    if (r == VKATTN_SUCCESS && !fused)
-        r = check_chained(ctx, caller, params, &s);
+    vkattn_result r = plan(ctx, caller, params, &s, &fused, &ws_floats);
     if (r != VKATTN_SUCCESS)
         return r;
-    const uint64_t ws_floats = fused ? 0 : chained_workspace(params, &s);
     if ((r = check_io(ctx, caller, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
     if (fused)
