@@ -11,6 +11,7 @@
 #include "case.h"
 #include "cmds.h"
 #include "common.h"
+#include "layer_any.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,23 +30,25 @@ typedef struct case_result {
 
 typedef struct case_gpu {
     vkattn_context *ctx;
-    union {
-        vkattn_attention *att;
-        vkattn_additive_attention *add;
-        vkattn_bahdanau *bah;
-        vkattn_mha *mha;
-    } layer;
+    ab_layer_any layer;
     vkattn_tensor *query, *value, *key, *qmask, *vmask, *amask, *output, *scores;
 } case_gpu;
 
-static void gpu_free(const ab_case *c, case_gpu *g)
+/* The case's kind, desc and weights as the shared tagged union. case.h keeps
+ * its own unions of the same member types; union members all sit at offset
+ * 0, so a byte copy carries the active one exactly. */
+static void layer_of_case(const ab_case *c, ab_layer_any *l)
 {
-    switch (c->kind) {
-    case AB_LAYER_ATTENTION: vkattn_attention_destroy(g->layer.att); break;
-    case AB_LAYER_ADDITIVE: vkattn_additive_attention_destroy(g->layer.add); break;
-    case AB_LAYER_BAHDANAU: vkattn_bahdanau_destroy(g->layer.bah); break;
-    case AB_LAYER_MHA: vkattn_mha_destroy(g->layer.mha); break;
-    }
+    _Static_assert(sizeof l->desc == sizeof c->desc && sizeof l->w == sizeof c->w,
+                   "case.h and layer_any.h must hold the same desc and weights unions");
+    *l = (ab_layer_any){.kind = c->kind};
+    memcpy(&l->desc, &c->desc, sizeof l->desc);
+    memcpy(&l->w, &c->w, sizeof l->w);
+}
+
+static void gpu_free(case_gpu *g)
+{
+    ab_layer_any_destroy(&g->layer);
     vkattn_tensor *t[] = {g->query, g->value, g->key, g->qmask, g->vmask, g->amask, g->output,
                           g->scores};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
@@ -58,31 +61,6 @@ static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tenso
     return a->data ? ab_tensor(ctx, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
 }
 
-static vkattn_result create_layer(const ab_case *c, case_gpu *g)
-{
-    vkattn_context *ctx = g->ctx;
-    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
-    switch (c->kind) {
-    case AB_LAYER_ATTENTION:
-        if (!(r = vkattn_attention_create(ctx, &c->desc.att, &g->layer.att)))
-            r = vkattn_attention_set_weights(g->layer.att, &c->w.att);
-        break;
-    case AB_LAYER_ADDITIVE:
-        if (!(r = vkattn_additive_attention_create(ctx, &c->desc.add, &g->layer.add)))
-            r = vkattn_additive_attention_set_weights(g->layer.add, &c->w.add);
-        break;
-    case AB_LAYER_BAHDANAU:
-        if (!(r = vkattn_bahdanau_create(ctx, &c->desc.bah, &g->layer.bah)))
-            r = vkattn_bahdanau_set_weights(g->layer.bah, &c->w.bah);
-        break;
-    case AB_LAYER_MHA:
-        if (!(r = vkattn_mha_create(ctx, &c->desc.mha, &g->layer.mha)))
-            r = vkattn_mha_set_weights(g->layer.mha, &c->w.mha);
-        break;
-    }
-    return r;
-}
-
 static vkattn_result run_layer(const ab_case *c, case_gpu *g)
 {
     vkattn_layer_io io = {
@@ -90,13 +68,7 @@ static vkattn_result run_layer(const ab_case *c, case_gpu *g)
         .value_mask = g->vmask, .attention_mask = g->amask,
         .attention_mask_per_head = c->attention_mask_per_head, .output = g->output,
         .scores = g->scores};
-    switch (c->kind) {
-    case AB_LAYER_ATTENTION: return vkattn_attention_run(g->layer.att, &c->call, &io);
-    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_run(g->layer.add, &c->call, &io);
-    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_run(g->layer.bah, &c->call, &io);
-    case AB_LAYER_MHA: return vkattn_mha_run(g->layer.mha, &c->call, &io);
-    }
-    return VKATTN_ERROR_INVALID_ARGUMENT;
+    return ab_layer_any_run(&g->layer, &c->call, &io);
 }
 
 /* Device outputs into out (and scores), poisoned first so a forgotten
@@ -115,27 +87,21 @@ static vkattn_result run_device(const ab_case *c, case_gpu *g, float *out, float
     if (scores && ((r = ab_tensor(ctx, c->scores_rank, c->scores_dims, NULL, &g->scores)) ||
                    (r = vkattn_tensor_fill(g->scores, NAN))))
         return r;
-    if ((r = create_layer(c, g)) || (r = run_layer(c, g)) ||
+    if ((r = ab_layer_any_create(ctx, &g->layer)) || (r = run_layer(c, g)) ||
         (r = vkattn_tensor_download(g->output, out, 0, c->out_n)))
         return r;
     return scores ? vkattn_tensor_download(g->scores, scores, 0, c->scores_n) : VKATTN_SUCCESS;
 }
 
-static vkattn_result run_reference(const ab_case *c, float *out, float *scores)
+static vkattn_result run_reference(const ab_case *c, const ab_layer_any *l, float *out,
+                                   float *scores)
 {
     vkattn_layer_host_io io = {
         .query = c->query.data, .value = c->value.data, .key = c->key.data,
         .query_mask = c->query_mask.data, .value_mask = c->value_mask.data,
         .attention_mask = c->attention_mask.data,
         .attention_mask_per_head = c->attention_mask_per_head, .output = out, .scores = scores};
-    switch (c->kind) {
-    case AB_LAYER_ATTENTION: return vkattn_reference_attention(&c->desc.att, &c->w.att, &c->call, &io);
-    case AB_LAYER_ADDITIVE:
-        return vkattn_reference_additive_attention(&c->desc.add, &c->w.add, &c->call, &io);
-    case AB_LAYER_BAHDANAU: return vkattn_reference_bahdanau(&c->desc.bah, &c->w.bah, &c->call, &io);
-    case AB_LAYER_MHA: return vkattn_reference_mha(&c->desc.mha, &c->w.mha, &c->call, &io);
-    }
-    return VKATTN_ERROR_INVALID_ARGUMENT;
+    return ab_layer_any_reference(l, &c->call, &io);
 }
 
 /* |got - want| <= atol + rtol * |want| everywhere (NaN never passes). */
@@ -183,6 +149,7 @@ static void run_case(vkattn_context *ctx, const ab_case *c, case_result *res)
     float *scores = want_scores ? ab_floats(c->scores_n) : NULL;
     float *rscores = want_scores ? ab_floats(c->scores_n) : NULL;
     case_gpu g = {.ctx = ctx};
+    layer_of_case(c, &g.layer);
     if (!out || !rout || (want_scores && (!scores || !rscores))) {
         snprintf(res->error, sizeof res->error, "out of host memory");
         goto done;
@@ -196,14 +163,14 @@ static void run_case(vkattn_context *ctx, const ab_case *c, case_result *res)
     res->output = ab_nd_json(out, c->out_rank, c->out_dims);
     if (scores)
         res->scores = ab_nd_json(scores, c->scores_rank, c->scores_dims);
-    if ((r = run_reference(c, rout, rscores)) != VKATTN_SUCCESS) {
+    if ((r = run_reference(c, &g.layer, rout, rscores)) != VKATTN_SUCCESS) {
         snprintf(res->error, sizeof res->error, "CPU reference: %s: %s", vkattn_result_name(r),
                  vkattn_last_error());
         goto done;
     }
     compare(c, out, scores, rout, rscores, res);
 done:
-    gpu_free(c, &g);
+    gpu_free(&g);
     free(out), free(rout), free(scores), free(rscores);
 }
 

@@ -4,6 +4,7 @@
  * key tensor (cross-attention shape), so each input is counted once. */
 #include "bounds.h"
 #include "common.h"
+#include "layer_any.h"
 #include "ops.h"
 
 #include <math.h>
@@ -11,34 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum layer_kind { L_ATTENTION, L_ADDITIVE, L_BAHDANAU, L_MHA } layer_kind;
-
 typedef struct layer_state {
     vkattn_context *ctx;
-    layer_kind kind;
+    ab_layer_any layer; /* kind, desc, weights, handle */
     ab_dims d;
     uint32_t units, dmodel;
     vkattn_layer_call call;
-    union {
-        vkattn_attention_desc att;
-        vkattn_additive_attention_desc add;
-        vkattn_bahdanau_desc bah;
-        vkattn_mha_desc mha;
-    } desc;
-    union {
-        vkattn_attention_weights att;
-        vkattn_additive_attention_weights add;
-        vkattn_bahdanau_weights bah;
-        vkattn_mha_weights mha;
-    } w;
     float *warr[8]; /* host weight arrays the weights struct points into */
     size_t weight_floats;
-    union {
-        vkattn_attention *att;
-        vkattn_additive_attention *add;
-        vkattn_bahdanau *bah;
-        vkattn_mha *mha;
-    } layer;
     ab_buf q, k, v, vmask, out, scores;
 } layer_state;
 
@@ -47,12 +28,7 @@ static void layer_destroy(void *state)
     layer_state *s = state;
     if (!s)
         return;
-    switch (s->kind) {
-    case L_ATTENTION: vkattn_attention_destroy(s->layer.att); break;
-    case L_ADDITIVE: vkattn_additive_attention_destroy(s->layer.add); break;
-    case L_BAHDANAU: vkattn_bahdanau_destroy(s->layer.bah); break;
-    case L_MHA: vkattn_mha_destroy(s->layer.mha); break;
-    }
+    ab_layer_any_destroy(&s->layer);
     ab_buf *bufs[] = {&s->q, &s->k, &s->v, &s->vmask, &s->out, &s->scores};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ab_buf_free(bufs[i]);
@@ -77,34 +53,36 @@ static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_
 static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
 {
     const ab_dims *d = &s->d;
-    switch (s->kind) {
-    case L_ATTENTION:
-        s->desc.att = (vkattn_attention_desc){
+    switch (s->layer.kind) {
+    case AB_LAYER_ATTENTION:
+        s->layer.desc.att = (vkattn_attention_desc){
             .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .use_scale = true,
             .dropout = dropout};
         /* the scale SDPA would use keeps the softmax from saturating */
-        s->w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
+        s->layer.w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
         s->weight_floats = 1;
         return true;
-    case L_ADDITIVE:
-        s->desc.add = (vkattn_additive_attention_desc){
+    case AB_LAYER_ADDITIVE:
+        s->layer.desc.add = (vkattn_additive_attention_desc){
             .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .dropout = dropout};
-        return (s->w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
-    case L_BAHDANAU:
-        s->desc.bah = (vkattn_bahdanau_desc){
+        return (s->layer.w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
+    case AB_LAYER_BAHDANAU: {
+        s->layer.desc.bah = (vkattn_bahdanau_desc){
             .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .units = s->units,
             .dropout = dropout};
-        s->w.bah.query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
-        s->w.bah.key_kernel = weight(s, rng, 1, (size_t)d->dk * s->units, d->dk);
-        s->w.bah.score_kernel = weight(s, rng, 2, s->units, s->units);
-        s->w.bah.score_bias = 0.25f;
-        return s->w.bah.query_kernel && s->w.bah.key_kernel && s->w.bah.score_kernel;
-    case L_MHA: {
+        vkattn_bahdanau_weights *w = &s->layer.w.bah;
+        w->query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
+        w->key_kernel = weight(s, rng, 1, (size_t)d->dk * s->units, d->dk);
+        w->score_kernel = weight(s, rng, 2, s->units, s->units);
+        w->score_bias = 0.25f;
+        return w->query_kernel && w->key_kernel && w->score_kernel;
+    }
+    case AB_LAYER_MHA: {
         uint32_t D = s->dmodel, H = d->heads;
-        s->desc.mha = (vkattn_mha_desc){
+        s->layer.desc.mha = (vkattn_mha_desc){
             .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_dim = D,
             .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout};
-        vkattn_mha_weights *w = &s->w.mha;
+        vkattn_mha_weights *w = &s->layer.w.mha;
         w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
         w->key_kernel = weight(s, rng, 1, (size_t)D * H * d->dk, D);
         w->value_kernel = weight(s, rng, 2, (size_t)D * H * d->dv, D);
@@ -122,45 +100,20 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
     return false;
 }
 
-static vkattn_result create_layer(layer_state *s)
-{
-    vkattn_context *ctx = s->ctx;
-    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
-    switch (s->kind) {
-    case L_ATTENTION:
-        if (!(r = vkattn_attention_create(ctx, &s->desc.att, &s->layer.att)))
-            r = vkattn_attention_set_weights(s->layer.att, &s->w.att);
-        break;
-    case L_ADDITIVE:
-        if (!(r = vkattn_additive_attention_create(ctx, &s->desc.add, &s->layer.add)))
-            r = vkattn_additive_attention_set_weights(s->layer.add, &s->w.add);
-        break;
-    case L_BAHDANAU:
-        if (!(r = vkattn_bahdanau_create(ctx, &s->desc.bah, &s->layer.bah)))
-            r = vkattn_bahdanau_set_weights(s->layer.bah, &s->w.bah);
-        break;
-    case L_MHA:
-        if (!(r = vkattn_mha_create(ctx, &s->desc.mha, &s->layer.mha)))
-            r = vkattn_mha_set_weights(s->layer.mha, &s->w.mha);
-        break;
-    }
-    return r;
-}
-
 /* The SDPA call a dot-product layer makes, to name its path. */
 static const char *layer_path(const layer_state *s)
 {
     const ab_dims *d = &s->d;
-    if (s->kind != L_ATTENTION && s->kind != L_MHA)
+    if (s->layer.kind != AB_LAYER_ATTENTION && s->layer.kind != AB_LAYER_MHA)
         return NULL;
-    bool mha = s->kind == L_MHA;
+    bool mha = s->layer.kind == AB_LAYER_MHA;
     vkattn_sdpa_params p = {
         .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
-        .dv = d->dv, .scale = mha ? 0.0f : s->w.att.scale,
+        .dv = d->dv, .scale = mha ? 0.0f : s->layer.w.att.scale,
         .mask = {.causal = s->call.use_causal_mask ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
                  .masked_row = mha ? VKATTN_MASKED_ROW_ZERO : VKATTN_MASKED_ROW_UNIFORM,
                  .has_value_mask = s->vmask.t != NULL},
-        .dropout = {.rate = mha ? s->desc.mha.dropout : s->desc.att.dropout,
+        .dropout = {.rate = mha ? s->layer.desc.mha.dropout : s->layer.desc.att.dropout,
                     .training = s->call.training, .seed = s->call.seed},
         .return_weights = s->call.return_attention_scores,
         .weights_after_dropout = !mha,
@@ -174,14 +127,14 @@ static double layer_flops(const layer_state *s)
 {
     const ab_dims *d = &s->d;
     double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk, dv = d->dv;
-    switch (s->kind) {
-    case L_ATTENTION:
-    case L_ADDITIVE: return 2 * B * Tq * Tv * (dk + dv);
-    case L_BAHDANAU: {
+    switch (s->layer.kind) {
+    case AB_LAYER_ATTENTION:
+    case AB_LAYER_ADDITIVE: return 2 * B * Tq * Tv * (dk + dv);
+    case AB_LAYER_BAHDANAU: {
         double U = s->units;
         return 2 * B * (Tq + Tv) * dk * U + 2 * B * Tq * Tv * (U + dv);
     }
-    case L_MHA: {
+    case AB_LAYER_MHA: {
         double H = d->heads, D = s->dmodel;
         double proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
         return proj + 2 * B * H * Tq * Tv * (dk + dv);
@@ -190,7 +143,7 @@ static double layer_flops(const layer_state *s)
     return 0;
 }
 
-static int layer_setup(vkattn_context *ctx, const ab_args *a, layer_kind kind, const char *name,
+static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind, const char *name,
                        void **state, ab_op_info *info)
 {
     layer_state *s = calloc(1, sizeof *s);
@@ -198,8 +151,8 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, layer_kind kind, c
         return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, name);
     *state = s;
     s->ctx = ctx;
-    s->kind = kind;
-    int st = ab_attention_dims(name, a, kind == L_MHA ? 8 : 1, &s->d);
+    s->layer.kind = kind;
+    int st = ab_attention_dims(name, a, kind == AB_LAYER_MHA ? 8 : 1, &s->d);
     if (st)
         return st;
     ab_dims *d = &s->d;
@@ -217,10 +170,10 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, layer_kind kind, c
     ab_rng rng = {a->seed};
     if (!make_weights(s, &rng, (float)a->dropout))
         return ATTNBENCH_EXIT_CHECK;
-    vkattn_result r = create_layer(s);
+    vkattn_result r = ab_layer_any_create(ctx, &s->layer);
     if (r)
         return ab_report(ctx, r, name);
-    bool mha = kind == L_MHA;
+    bool mha = kind == AB_LAYER_MHA;
     uint32_t dq = mha ? s->dmodel : d->dk, dkin = mha ? s->dmodel : d->dk;
     uint32_t dvin = mha ? s->dmodel : d->dv, dout = mha ? s->dmodel : d->dv;
     uint32_t q[3] = {d->batch, d->tq, dq}, k[3] = {d->batch, d->tv, dkin};
@@ -248,13 +201,7 @@ static vkattn_result layer_record(void *state, VkCommandBuffer cmd)
     layer_state *s = state;
     vkattn_layer_io io = {.query = s->q.t, .key = s->k.t, .value = s->v.t,
                           .value_mask = s->vmask.t, .output = s->out.t, .scores = s->scores.t};
-    switch (s->kind) {
-    case L_ATTENTION: return vkattn_attention_record(s->layer.att, cmd, &s->call, &io);
-    case L_ADDITIVE: return vkattn_additive_attention_record(s->layer.add, cmd, &s->call, &io);
-    case L_BAHDANAU: return vkattn_bahdanau_record(s->layer.bah, cmd, &s->call, &io);
-    case L_MHA: return vkattn_mha_record(s->layer.mha, cmd, &s->call, &io);
-    }
-    return VKATTN_ERROR_INVALID_ARGUMENT;
+    return ab_layer_any_record(&s->layer, cmd, &s->call, &io);
 }
 
 static int layer_check(vkattn_context *ctx, void *state, double *err)
@@ -266,15 +213,7 @@ static int layer_check(vkattn_context *ctx, void *state, double *err)
         goto done;
     vkattn_layer_host_io io = {.query = s->q.host, .key = s->k.host, .value = s->v.host,
                                .value_mask = s->vmask.host, .output = ref, .scores = sref};
-    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
-    switch (s->kind) {
-    case L_ATTENTION: r = vkattn_reference_attention(&s->desc.att, &s->w.att, &s->call, &io); break;
-    case L_ADDITIVE:
-        r = vkattn_reference_additive_attention(&s->desc.add, &s->w.add, &s->call, &io);
-        break;
-    case L_BAHDANAU: r = vkattn_reference_bahdanau(&s->desc.bah, &s->w.bah, &s->call, &io); break;
-    case L_MHA: r = vkattn_reference_mha(&s->desc.mha, &s->w.mha, &s->call, &io); break;
-    }
+    vkattn_result r = ab_layer_any_reference(&s->layer, &s->call, &io);
     if (r) {
         st = ab_report(NULL, r, "layer reference");
         goto done;
@@ -292,19 +231,19 @@ done:
 
 static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, L_ATTENTION, "attention", st, i);
+    return layer_setup(c, a, AB_LAYER_ATTENTION, "attention", st, i);
 }
 static int additive_attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, L_ADDITIVE, "additive_attention", st, i);
+    return layer_setup(c, a, AB_LAYER_ADDITIVE, "additive_attention", st, i);
 }
 static int bahdanau_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, L_BAHDANAU, "bahdanau", st, i);
+    return layer_setup(c, a, AB_LAYER_BAHDANAU, "bahdanau", st, i);
 }
 static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, L_MHA, "mha", st, i);
+    return layer_setup(c, a, AB_LAYER_MHA, "mha", st, i);
 }
 
 const ab_op ab_op_attention = {
