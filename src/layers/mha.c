@@ -174,16 +174,7 @@ static vkattn_result record_mask(vkattn_mha *layer, VkCommandBuffer cmd, const m
         .rows_per_batch = mask_heads * p->c.tq, /* <= total, checked to fit 32 bits */
         .total = (uint32_t)p->mask_count,
     };
-    uint32_t threads = 256;
-    if (threads > ctx->info.max_workgroup_invocations)
-        threads = ctx->info.max_workgroup_invocations;
-    if (threads > ctx->info.max_workgroup_size[0])
-        threads = ctx->info.max_workgroup_size[0];
-    uint64_t groups = vka_div_up(push.total, threads);
-    if (groups > MASK_MAX_GROUPS)
-        groups = MASK_MAX_GROUPS;
-    if (groups > ctx->info.max_workgroup_count[0])
-        groups = ctx->info.max_workgroup_count[0];
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total, MASK_MAX_GROUPS);
     vka_kernel kernel = {
         .name = "mha_mask",
         .code = vka_spv_mha_mask,
@@ -191,7 +182,7 @@ static vkattn_result record_mask(vkattn_mha *layer, VkCommandBuffer cmd, const m
         .n_bindings = 3,
         .push_size = sizeof(mask_push),
         .n_spec = 2,
-        .spec = {threads, io->attention_mask != NULL},
+        .spec = {grid.threads, io->attention_mask != NULL},
     };
     vka_dispatch d = {
         .kernel = &kernel,
@@ -199,7 +190,7 @@ static vkattn_result record_mask(vkattn_mha *layer, VkCommandBuffer cmd, const m
                      vka_bind_optional(ctx, io->attention_mask),
                      vka_bind_tensor(p->t[MHA_MASK], true)},
         .push = &push,
-        .groups = {(uint32_t)groups, 1, 1},
+        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
     return vka_record_dispatch(ctx, cmd, &d);

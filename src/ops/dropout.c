@@ -104,16 +104,7 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if (!push.active && in_place)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
 
-    uint32_t threads = 256;
-    if (threads > ctx->info.max_workgroup_invocations)
-        threads = ctx->info.max_workgroup_invocations;
-    if (threads > ctx->info.max_workgroup_size[0])
-        threads = ctx->info.max_workgroup_size[0];
-    uint64_t groups = vka_div_up(push.total_quads, threads);
-    if (groups > MAX_GROUPS)
-        groups = MAX_GROUPS;
-    if (groups > ctx->info.max_workgroup_count[0])
-        groups = ctx->info.max_workgroup_count[0];
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total_quads, MAX_GROUPS);
     vka_kernel kernel = {
         .name = "dropout",
         .code = vka_spv_dropout,
@@ -121,14 +112,14 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .n_bindings = 2,
         .push_size = sizeof(dropout_push),
         .n_spec = 2,
-        .spec = {threads, in_place},
+        .spec = {grid.threads, in_place},
     };
     vka_dispatch d = {
         .kernel = &kernel,
         .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->in, false),
                      vka_bind_tensor(io->out, true)},
         .push = &push,
-        .groups = {(uint32_t)groups, 1, 1},
+        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
     return vka_record_dispatch(ctx, cmd, &d);

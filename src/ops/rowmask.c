@@ -28,16 +28,7 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
     if ((r = vka_tensor_check(ctx, mask, rows, caller, "io->query_mask")) ||
         (r = vka_tensor_check(ctx, data, total, caller, "io->output")))
         return r;
-    uint32_t threads = 256;
-    if (threads > ctx->info.max_workgroup_invocations)
-        threads = ctx->info.max_workgroup_invocations;
-    if (threads > ctx->info.max_workgroup_size[0])
-        threads = ctx->info.max_workgroup_size[0];
-    uint64_t groups = vka_div_up(total, threads);
-    if (groups > MAX_GROUPS)
-        groups = MAX_GROUPS;
-    if (groups > ctx->info.max_workgroup_count[0])
-        groups = ctx->info.max_workgroup_count[0];
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
     vka_kernel kernel = {
         .name = "rowmask",
         .code = vka_spv_rowmask,
@@ -45,14 +36,14 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
         .n_bindings = 2,
         .push_size = sizeof(rowmask_push),
         .n_spec = 1,
-        .spec = {threads},
+        .spec = {grid.threads},
     };
     rowmask_push push = {.width = width, .total = (uint32_t)total};
     vka_dispatch d = {
         .kernel = &kernel,
         .bindings = {vka_bind_tensor(mask, false), vka_bind_tensor(data, true)},
         .push = &push,
-        .groups = {(uint32_t)groups, 1, 1},
+        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
     return vka_record_dispatch(ctx, cmd, &d);

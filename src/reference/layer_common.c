@@ -68,8 +68,9 @@ vkattn_dropout_op_params vka_layer_dropout_params(const vkattn_layer_call *call,
     };
 }
 
-vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
-                                     const vkattn_layer_host_io *io, const vka_layer_widths *w)
+vkattn_result vka_ref_layer_check_presence(const char *fn, const vkattn_layer_call *call,
+                                           const vkattn_layer_host_io *io, uint32_t key_width,
+                                           uint32_t value_width)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "io", io)) ||
@@ -82,11 +83,20 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
     if (!call->return_attention_scores && io->scores)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->scores is given but call->return_attention_scores is false", fn);
-    if (!io->key && w->dk != w->dv)
+    if (!io->key && key_width != value_width)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->key is NULL (key = value) but the key width %u differs from "
                         "the value width %u",
-                        fn, w->dk, w->dv);
+                        fn, key_width, value_width);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
+                                     const vkattn_layer_host_io *io, const vka_layer_widths *w)
+{
+    vkattn_result r = vka_ref_layer_check_presence(fn, call, io, w->dk, w->dv);
+    if (r)
+        return r;
     if (io->attention_mask_per_head)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->attention_mask_per_head is set; only MultiHeadAttention has "

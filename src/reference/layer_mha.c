@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "reference/layer_ref.h"
 #include "reference/mha_shape.h"
 #include "reference/ref_internal.h"
 
@@ -89,22 +90,9 @@ static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weigh
 static vkattn_result check_io(const vka_mha_dims *d, const vkattn_layer_call *call,
                               const vkattn_layer_host_io *io)
 {
-    vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "io", io)) ||
-        (r = vka_ref_require_ptr(fn, "io->query", io->query)) ||
-        (r = vka_ref_require_ptr(fn, "io->value", io->value)) ||
-        (r = vka_ref_require_ptr(fn, "io->output", io->output)) ||
-        (r = vka_ref_require_flagged(fn, "io->scores", "call->return_attention_scores",
-                                     call->return_attention_scores, io->scores)))
+    vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
+    if (r)
         return r;
-    if (!call->return_attention_scores && io->scores)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->scores is given but call->return_attention_scores is false", fn);
-    if (!io->key && d->key_width != d->value_width)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->key is NULL (key = value) but the key width %u differs from "
-                        "the value width %u",
-                        fn, d->key_width, d->value_width);
     if (!io->attention_mask && io->attention_mask_per_head)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",

@@ -50,6 +50,13 @@ vkattn_mask_params vka_layer_mask_params(const vkattn_layer_call *call, vkattn_m
 vkattn_dropout_op_params vka_layer_dropout_params(const vkattn_layer_call *call, float rate,
                                                   uint32_t heads);
 
+/* Host io checks every layer reference shares: io, query, value, output
+ * present; scores present iff return_attention_scores; a NULL key needs
+ * key_width == value_width (key = value). */
+vkattn_result vka_ref_layer_check_presence(const char *fn, const vkattn_layer_call *call,
+                                           const vkattn_layer_host_io *io, uint32_t key_width,
+                                           uint32_t value_width);
+
 /* Host io checks for the single-head references: query, value, output
  * present; scores present iff return_attention_scores; a NULL key needs
  * dk == dv (key = value); no per-head attention mask; all sizes addressable. */

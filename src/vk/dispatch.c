@@ -27,6 +27,21 @@ vka_binding vka_bind_optional_output(struct vkattn_context *ctx, struct vkattn_t
                          .state = &ctx->sink_access, .write = true};
 }
 
+vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items, uint32_t max_groups)
+{
+    uint32_t threads = 256;
+    if (threads > ctx->info.max_workgroup_invocations)
+        threads = ctx->info.max_workgroup_invocations;
+    if (threads > ctx->info.max_workgroup_size[0])
+        threads = ctx->info.max_workgroup_size[0];
+    uint64_t groups = vka_div_up(items, threads);
+    if (groups > max_groups)
+        groups = max_groups;
+    if (groups > ctx->info.max_workgroup_count[0])
+        groups = ctx->info.max_workgroup_count[0];
+    return (vka_grid_1d){.threads = threads, .groups = groups ? (uint32_t)groups : 1};
+}
+
 static vkattn_result check_limits(struct vkattn_context *ctx, const vka_dispatch *d,
                                   uint32_t groups[3])
 {

@@ -38,6 +38,16 @@ vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *
  * it must not share the read-only dummy; the sink's writes are tracked. */
 vka_binding vka_bind_optional_output(struct vkattn_context *ctx, struct vkattn_tensor *t);
 
+/* A 1-D grid for kernels that walk `items` with a grid-stride loop: up to 256
+ * invocations per group (within the device's limits), enough groups to cover
+ * the items, capped at `max_groups` and the device's x limit (the stride loop
+ * covers the rest, so the cap is always correct). */
+typedef struct vka_grid_1d {
+    uint32_t threads;
+    uint32_t groups;
+} vka_grid_1d;
+vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items, uint32_t max_groups);
+
 /* ceil(a / b) for group counts */
 static inline uint64_t vka_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
