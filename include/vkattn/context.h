@@ -17,10 +17,17 @@
  * process without a Vulkan loader gets VKATTN_ERROR_NO_VULKAN, never a crash at
  * load time, and vkattn never rewrites function pointers the app owns.
  *
- * What the library needs from a device (publish these when you create the device
- * you import): Vulkan 1.1, a queue with VK_QUEUE_COMPUTE_BIT, and the device
- * extension VK_KHR_push_descriptor (see vkattn_required_device_extensions).
- * Timestamps are optional (timers report VKATTN_ERROR_UNSUPPORTED without them).
+ * What the library needs from a device: Vulkan 1.1 and a queue with
+ * VK_QUEUE_COMPUTE_BIT. Everything else is optional and used when present
+ * (vkattn_optional_device_extensions lists each extension and what it buys):
+ * VK_KHR_push_descriptor (else descriptor sets from pools vkattn grows),
+ * timestamps (else timers report VKATTN_ERROR_UNSUPPORTED).
+ *
+ * Device profiles (vkattn_context_desc.profile) make vkattn assume the limits
+ * of a smaller device than the one it runs on: the shared memory, workgroup
+ * sizes, buffer ranges and optional features of a phone, say. A profile only
+ * clamps what vkattn believes; it never changes what is asked of the driver
+ * beyond leaving optional extensions disabled. docs/PORTABILITY.md lists them.
  *
  * Thread safety: a context may be used from several threads only if the caller
  * synchronizes access to it, as for a VkQueue: functions taking a context are
@@ -45,8 +52,7 @@ extern "C" {
 typedef struct vkattn_context vkattn_context;
 
 /* What the app hands over when vkattn should run on its own device. All four
- * handles are required together; vkattn does not destroy any of them. The
- * device must have been created with the extensions vkattn needs enabled. */
+ * handles are required together; vkattn does not destroy any of them. */
 typedef struct vkattn_import_desc {
     VkInstance instance;
     VkPhysicalDevice physical_device;
@@ -56,6 +62,11 @@ typedef struct vkattn_import_desc {
     uint32_t api_version;        /* version the instance was created with; 0 = 1.1 */
     /* The app's loader entry point; NULL = vkattn opens the system loader. */
     PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+    /* The device extensions the app enabled (vkattn uses the ones it knows,
+     * vkattn_optional_device_extensions). Count 0 = not given: vkattn then
+     * uses push descriptors iff the device returns vkCmdPushDescriptorSetKHR. */
+    const char *const *enabled_extensions;
+    uint32_t enabled_extension_count;
 } vkattn_import_desc;
 
 /* Which kind of processor kernel shapes are tuned for. Results agree within
@@ -94,6 +105,20 @@ typedef struct vkattn_context_desc {
     /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
      * shapes on lavapipe too. */
     vkattn_tuning tuning;
+
+    /* Device profile to assume (vkattn_profile_names lists them): "desktop"
+     * or NULL = the device's own limits; "mobile-min" = the Vulkan 1.1
+     * minimums; "mali", "adreno" = those GPUs' typical limits. Limits and
+     * features are clamped to min(device, profile). Unknown name:
+     * VKATTN_ERROR_INVALID_ARGUMENT. */
+    const char *profile;
+
+    /* Work one dispatch may do, in multiply-adds (roughly: flops / 2), so no
+     * single dispatch trips an OS watchdog (Windows TDR at about 2 s, Android
+     * hang detection, mobile GPUs that cannot preempt compute). Long calls are
+     * split into several dispatches along rows or keys. 0 = the profile's
+     * budget (none for "desktop"). */
+    uint64_t max_dispatch_work;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
@@ -140,6 +165,16 @@ typedef struct vkattn_context_info {
     bool imported;                      /* true if the app's device was imported */
     bool validation;                    /* validation layer enabled by vkattn */
     bool cpu_tuning;                    /* kernels use their CPU shapes (vkattn_tuning) */
+
+    /* Appended in 0.2. Every limit above and below is already clamped by
+     * the profile. */
+    char profile[32];                       /* the profile in force ("desktop") */
+    uint32_t max_storage_buffers_per_stage; /* maxPerStageDescriptorStorageBuffers */
+    bool push_descriptors;                  /* VK_KHR_push_descriptor in use; else pooled sets */
+    bool storage_buffer_16bit;              /* storageBuffer16BitAccess */
+    bool subgroup_operations;               /* basic + arithmetic subgroup ops in compute */
+    bool portability_subset;                /* VK_KHR_portability_subset (MoltenVK) */
+    uint64_t max_dispatch_work;             /* multiply-adds per dispatch; 0 = unbounded */
 } vkattn_context_info;
 
 /* Fills *info. Thread safety: may be called concurrently with anything. */
@@ -153,8 +188,22 @@ VKATTN_API vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx,
 VKATTN_API void vkattn_context_reset_peak_memory(vkattn_context *ctx);
 
 /* The device extensions vkattn needs, for an app creating a device to import.
- * Returns a static array of *count names. */
+ * Since 0.2 none is required: *count is 0 (the array is not NULL). */
 VKATTN_API const char *const *vkattn_required_device_extensions(uint32_t *count);
+
+/* A device extension vkattn uses when the device it imports enables it. */
+typedef struct vkattn_optional_extension {
+    const char *name;
+    const char *benefit; /* one sentence: what vkattn does with it */
+} vkattn_optional_extension;
+
+/* The device extensions vkattn uses when present (enable them on a device
+ * you import to get their benefit). Returns a static array of *count. */
+VKATTN_API const vkattn_optional_extension *vkattn_optional_device_extensions(uint32_t *count);
+
+/* The names vkattn_context_desc.profile accepts: a static array of *count
+ * strings, "desktop" first. */
+VKATTN_API const char *const *vkattn_profile_names(uint32_t *count);
 
 /* A device as seen before choosing one. */
 typedef struct vkattn_device_desc {

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "vk/instance.h"
+#include "vk/profile.h"
 #include "vk/submit.h"
 #include "vkattn/tensor.h"
 
@@ -22,6 +23,21 @@ static vkattn_result check_import(struct vkattn_context *ctx, const vkattn_impor
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: import.device is set but %s is NULL", missing);
     return VKATTN_SUCCESS;
+}
+
+/* Whether the app enabled VK_KHR_push_descriptor on the device it hands over:
+ * its list when it gives one, else whether the device returns the command. */
+static bool imported_push_descriptors(struct vkattn_context *ctx, const vkattn_import_desc *im)
+{
+    if (!ctx->vk.vkCmdPushDescriptorSetKHR)
+        return false;
+    if (!im->enabled_extension_count)
+        return true;
+    for (uint32_t i = 0; i < im->enabled_extension_count; i++)
+        if (im->enabled_extensions[i] &&
+            strcmp(im->enabled_extensions[i], VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0)
+            return true;
+    return false;
 }
 
 static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_context_desc *desc)
@@ -47,10 +63,8 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
                             "(enable the extensions from vkattn_required_device_extensions)",
                             why);
         vka_device_table_load(&ctx->vki, ctx->device, &ctx->vk);
-        if (!ctx->vk.vkCmdPushDescriptorSetKHR)
-            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                            "vkattn_context_create: the imported device was created without "
-                            "VK_KHR_push_descriptor");
+        ctx->push_descriptor_enabled = !ctx->profile->no_push_descriptors &&
+                                       imported_push_descriptors(ctx, im);
         return vka_device_query(ctx, im->api_version ? im->api_version : VK_API_VERSION_1_1);
     }
     if ((r = vka_instance_create(ctx, desc->enable_validation)) != VKATTN_SUCCESS)
@@ -89,6 +103,22 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: tuning is %d; not a vkattn_tuning value",
                         (int)desc->tuning);
+    }
+    ctx->profile = vka_profile_find(desc->profile);
+    if (!ctx->profile) {
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: profile \"%s\" is unknown (see "
+                        "vkattn_profile_names: desktop, mobile-min, mali, adreno)",
+                        desc->profile);
+    }
+    ctx->max_dispatch_work = desc->max_dispatch_work;
+    if (desc->import.enabled_extension_count && !desc->import.enabled_extensions) {
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: import.enabled_extension_count is %u but "
+                        "import.enabled_extensions is NULL",
+                        desc->import.enabled_extension_count);
     }
     vkattn_result r = open_device(ctx, desc);
     if (r == VKATTN_SUCCESS)

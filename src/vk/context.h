@@ -26,6 +26,9 @@ struct vkattn_context {
     struct VolkDeviceTable vk; /* device-level functions of this context */
 
     vkattn_context_info info;
+    const struct vka_profile *profile; /* never NULL once created */
+    uint64_t max_dispatch_work;        /* as asked in the desc; 0 = the profile's */
+    bool push_descriptor_enabled;      /* VK_KHR_push_descriptor enabled on the device */
     VkPhysicalDeviceMemoryProperties memory_properties;
     bool subgroup_size_control; /* pipelines may require a subgroup size */
     /* Loop iterations one shader invocation may run in total. lavapipe

@@ -3,19 +3,39 @@
 #include "vk/instance.h"
 
 #include "core/error.h"
+#include "vk/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const required_extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
-#define N_REQUIRED (sizeof required_extensions / sizeof required_extensions[0])
+/* vulkan_beta.h names it; vkattn does not include the beta header. */
+#define PORTABILITY_SUBSET "VK_KHR_portability_subset"
+
+/* Nothing beyond Vulkan 1.1 is required. The array is never read (count 0)
+ * but must not be NULL for callers that iterate it. */
+static const char *const no_extensions[] = {NULL};
 
 const char *const *vkattn_required_device_extensions(uint32_t *count)
 {
     if (count)
-        *count = (uint32_t)N_REQUIRED;
-    return required_extensions;
+        *count = 0;
+    return no_extensions;
+}
+
+static const vkattn_optional_extension optional_extensions[] = {
+    {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME,
+     "descriptors pushed into the command buffer; without it vkattn binds descriptor sets "
+     "from pools it grows, which costs a little host time per dispatch"},
+    {PORTABILITY_SUBSET,
+     "must be enabled where the device offers it (MoltenVK); vkattn runs within its limits"},
+};
+
+const vkattn_optional_extension *vkattn_optional_device_extensions(uint32_t *count)
+{
+    if (count)
+        *count = (uint32_t)(sizeof optional_extensions / sizeof optional_extensions[0]);
+    return optional_extensions;
 }
 
 static bool has_extension(struct vkattn_context *ctx, VkPhysicalDevice pd, const char *name)
@@ -66,11 +86,6 @@ bool vka_device_usable(struct vkattn_context *ctx, VkPhysicalDevice pd, const ch
         *why = "no queue family supports compute";
         return false;
     }
-    for (size_t i = 0; i < N_REQUIRED; i++)
-        if (!has_extension(ctx, pd, required_extensions[i])) {
-            *why = "VK_KHR_push_descriptor is missing";
-            return false;
-        }
     return true;
 }
 
@@ -133,9 +148,14 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
     };
+    const bool has_f16 = has_extension(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    VkPhysicalDevice16BitStorageFeatures storage16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+        .pNext = has_f16 ? &f16 : NULL,
+    };
     VkPhysicalDeviceFeatures2 feats2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-        .pNext = has_extension(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME) ? &f16 : NULL,
+        .pNext = &storage16,
     };
     ctx->vki.vkGetPhysicalDeviceFeatures2(pd, &feats2);
 
@@ -174,7 +194,17 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     info->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
     info->max_storage_buffer_range = lim->maxStorageBufferRange;
     info->min_storage_buffer_offset_alignment = (uint32_t)lim->minStorageBufferOffsetAlignment;
-    info->fp16 = feats2.pNext && f16.shaderFloat16;
+    info->fp16 = has_f16 && f16.shaderFloat16;
+    /* 16-bit storage must be enabled at device creation: vkattn enables it on
+     * its own device; on an imported one it cannot tell, so it assumes not. */
+    info->storage_buffer_16bit = ctx->owns_device && storage16.storageBuffer16BitAccess;
+    info->max_storage_buffers_per_stage = lim->maxPerStageDescriptorStorageBuffers;
+    const VkSubgroupFeatureFlags needed_ops =
+        VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+    info->subgroup_operations = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                (subgroup.supportedOperations & needed_ops) == needed_ops;
+    info->portability_subset = has_extension(ctx, pd, PORTABILITY_SUBSET);
+    info->push_descriptors = ctx->push_descriptor_enabled;
     info->timestamps = q.timestampValidBits > 0 && lim->timestampPeriod > 0;
     info->timestamp_period_ns = lim->timestampPeriod;
     ctx->vki.vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memory_properties);
@@ -182,6 +212,10 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     ctx->subgroup_size_control = false;
     bool llvmpipe = info->device_type == VKATTN_DEVICE_CPU && strstr(info->device_name, "llvmpipe");
     ctx->loop_budget = llvmpipe ? 65535 : UINT64_MAX;
+
+    vka_profile_clamp(ctx->profile, info);
+    info->max_dispatch_work = ctx->max_dispatch_work ? ctx->max_dispatch_work
+                                                     : ctx->profile->max_dispatch_work;
     return VKATTN_SUCCESS;
 }
 
@@ -197,17 +231,43 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
+    /* Optional extensions and features: enabled where the device has them and
+     * the profile allows them, so that a profile without them proves vkattn
+     * never depends on them (validation reports any use). */
+    const char *extensions[2];
+    uint32_t n_extensions = 0;
+    const bool push = !ctx->profile->no_push_descriptors &&
+                      has_extension(ctx, ctx->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    if (push)
+        extensions[n_extensions++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    /* The spec requires enabling it wherever it is offered. */
+    if (has_extension(ctx, ctx->physical_device, PORTABILITY_SUBSET))
+        extensions[n_extensions++] = PORTABILITY_SUBSET;
+    VkPhysicalDevice16BitStorageFeatures storage16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+    };
+    VkPhysicalDeviceFeatures2 supported = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &storage16,
+    };
+    ctx->vki.vkGetPhysicalDeviceFeatures2(ctx->physical_device, &supported);
+    VkPhysicalDevice16BitStorageFeatures enable16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+        .storageBuffer16BitAccess = storage16.storageBuffer16BitAccess && !ctx->profile->no_storage_16bit,
+    };
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &enable16,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
-        .enabledExtensionCount = (uint32_t)N_REQUIRED,
-        .ppEnabledExtensionNames = required_extensions,
+        .enabledExtensionCount = n_extensions,
+        .ppEnabledExtensionNames = extensions,
     };
     VkResult vr = ctx->vki.vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device);
     if (vr != VK_SUCCESS)
         return vka_vk_fail(ctx, vr, "vkattn_context_create: vkCreateDevice");
     ctx->owns_device = true;
+    ctx->push_descriptor_enabled = push;
     return VKATTN_SUCCESS;
 }
 

@@ -42,6 +42,12 @@ vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items,
     return (vka_grid_1d){.threads = threads, .groups = groups ? (uint32_t)groups : 1};
 }
 
+uint64_t vka_dispatch_pieces(const struct vkattn_context *ctx, uint64_t work)
+{
+    const uint64_t budget = ctx->info.max_dispatch_work;
+    return budget && work > budget ? vka_div_up(work, budget) : 1;
+}
+
 static vkattn_result check_limits(struct vkattn_context *ctx, const vka_dispatch *d,
                                   uint32_t groups[3])
 {

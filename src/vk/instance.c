@@ -27,6 +27,22 @@ static bool layer_present(const char *name)
     return found;
 }
 
+static bool instance_extension_present(const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return false;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    if (!props)
+        return false;
+    bool found = false;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
@@ -62,8 +78,17 @@ vkattn_result vka_instance_create(struct vkattn_context *ctx, bool validation)
         .apiVersion = VK_API_VERSION_1_1,
     };
     const char *layers[] = {VALIDATION_LAYER};
-    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
-                                VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    const char *extensions[3];
+    uint32_t n_extensions = 0;
+    if (validation) {
+        extensions[n_extensions++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+        extensions[n_extensions++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
+    }
+    /* Recent loaders list portability drivers (MoltenVK on Apple) only to
+     * instances that ask for them. */
+    const bool portability = instance_extension_present(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+    if (portability)
+        extensions[n_extensions++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
     VkValidationFeatureEnableEXT enables[] = {
         VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
     VkValidationFeaturesEXT features = {
@@ -86,10 +111,11 @@ vkattn_result vka_instance_create(struct vkattn_context *ctx, bool validation)
     VkInstanceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pNext = validation ? &messenger_info : NULL,
+        .flags = portability ? VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR : 0,
         .pApplicationInfo = &app,
         .enabledLayerCount = validation ? 1 : 0,
         .ppEnabledLayerNames = layers,
-        .enabledExtensionCount = validation ? 2 : 0,
+        .enabledExtensionCount = n_extensions,
         .ppEnabledExtensionNames = extensions,
     };
     VkResult vr = vkCreateInstance(&info, NULL, &ctx->instance);

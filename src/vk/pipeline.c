@@ -17,6 +17,10 @@ static bool same_kernel(const vka_kernel *a, const vka_kernel *b)
 
 static vkattn_result create_layouts(struct vkattn_context *ctx, vka_pipeline *p)
 {
+    if (p->key.n_bindings > ctx->info.max_storage_buffers_per_stage)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s binds %u storage buffers; maxPerStageDescriptorStorageBuffers is %u",
+                        p->key.name, p->key.n_bindings, ctx->info.max_storage_buffers_per_stage);
     VkDescriptorSetLayoutBinding bindings[VKA_MAX_BINDINGS];
     for (uint32_t i = 0; i < p->key.n_bindings; i++)
         bindings[i] = (VkDescriptorSetLayoutBinding){

@@ -49,6 +49,9 @@ int th_setup(void **state)
         .log_level = VKATTN_LOG_WARN,
         .device_name = getenv("VKATTN_TEST_DEVICE"),
         .tuning = tuning_from_env(),
+        /* VKATTN_TEST_PROFILE=mobile-min (CI's fourth pass) runs the suite
+         * under the Vulkan 1.1 minimums; the library reads no variable. */
+        .profile = getenv("VKATTN_TEST_PROFILE"),
     };
     vkattn_context *ctx = NULL;
     vkattn_result r = vkattn_context_create(&desc, &ctx);
@@ -67,8 +70,9 @@ int th_setup(void **state)
     }
     vkattn_context_info info;
     vkattn_context_get_info(ctx, &info);
-    printf("# device: %s (subgroup %u, shared %u B, %s tuning)\n", info.device_name,
-           info.subgroup_size, info.max_shared_memory, info.cpu_tuning ? "CPU" : "GPU");
+    printf("# device: %s (profile %s, subgroup %u, shared %u B, %s tuning, %s descriptors)\n",
+           info.device_name, info.profile, info.subgroup_size, info.max_shared_memory,
+           info.cpu_tuning ? "CPU" : "GPU", info.push_descriptors ? "push" : "pooled");
     *state = ctx;
     return 0;
 }

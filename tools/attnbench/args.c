@@ -3,6 +3,8 @@
  * than silently ignored. "--flag value" and "--flag=value" both work. */
 #include "args.h"
 
+#include <vkattn/vkattn.h>
+
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -15,7 +17,7 @@
 #define C_BENCH (1u << AB_CMD_BENCH)
 #define C_CHECK (1u << AB_CMD_CHECK)
 
-typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE } kind;
+typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE } kind;
 
 typedef struct flag {
     const char *name;
@@ -29,6 +31,7 @@ typedef struct flag {
 
 static const flag FLAGS[] = {
     F("--device", K_U32, C_PEAK | C_BENCH | C_CHECK, 0, device),
+    F("--profile", K_PROFILE, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, profile),
     F("--batch", K_U32, C_BENCH, AB_F_BATCH, batch),
     F("--heads", K_U32, C_BENCH, AB_F_HEADS, heads),
     F("--tq", K_U32, C_BENCH, AB_F_TQ, tq),
@@ -66,6 +69,7 @@ void ab_usage(bool to_stdout)
           "  attnbench                                  demo: list devices, run a checked matmul\n"
           "  attnbench devices [--json]\n"
           "  attnbench peak [--device N] [--json]\n"
+          "  (every command also takes --profile desktop|mobile-min|mali|adreno)\n"
           "  attnbench bench OP [options] [--json]\n"
           "  attnbench check FILE.json [--device N] [--json]\n"
           "  attnbench help\n"
@@ -102,6 +106,16 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
     char *end = NULL;
     void *field = (char *)a + f->offset;
     errno = 0;
+    if (f->kind == K_PROFILE) {
+        uint32_t n = 0;
+        const char *const *names = vkattn_profile_names(&n);
+        for (uint32_t i = 0; i < n; i++)
+            if (!strcmp(names[i], s)) {
+                *(const char **)field = names[i];
+                return 0;
+            }
+        return usage_error("%s: unknown profile '%s' (desktop, mobile-min, mali, adreno)", f->name, s);
+    }
     if (f->kind == K_RATE) {
         double v = strtod(s, &end);
         if (!*s || *end || errno || !(v >= 0.0 && v <= 1.0))

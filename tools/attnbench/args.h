@@ -38,6 +38,7 @@ typedef struct ab_args {
 
     bool has_device;
     uint32_t device;
+    const char *profile; /* --profile: device limits to assume; NULL = the device's own */
 
     uint32_t batch, heads, tq, tv, dk, dv; /* 0 = the op's default */
     uint32_t m, n, k;

@@ -30,6 +30,7 @@ int ab_open_context(const ab_args *a, vkattn_context **ctx)
         .enable_validation = a->validation,
         .log = log_cb,
         .log_level = VKATTN_LOG_WARN,
+        .profile = a->profile,
     };
     if (a->has_device) {
         uint32_t count = 0;

@@ -33,12 +33,13 @@ static void version_text(uint32_t v, char *buf, size_t size)
 }
 
 /* Opens each usable device once for its limits; marks the default choice. */
-static void fill_entries(dev_entry *e, uint32_t n)
+static void fill_entries(dev_entry *e, uint32_t n, const char *profile)
 {
     for (uint32_t i = 0; i < n; i++) {
         if (!e[i].desc.usable)
             continue;
-        vkattn_context_desc desc = {.use_device_index = true, .device_index = e[i].desc.index};
+        vkattn_context_desc desc = {
+            .use_device_index = true, .device_index = e[i].desc.index, .profile = profile};
         vkattn_context *ctx;
         if (vkattn_context_create(&desc, &ctx) == VKATTN_SUCCESS) {
             e[i].have_info = vkattn_context_get_info(ctx, &e[i].info) == VKATTN_SUCCESS;
@@ -79,6 +80,16 @@ static json_t *entry_json(const dev_entry *e)
             (json_int_t)i->max_storage_buffer_range, "fp16", i->fp16, "timestamps", i->timestamps,
             "unified_memory", i->unified_memory);
         json_object_set_new(o, "device_id", json_integer(i->device_id));
+        json_object_set_new(limits, "max_storage_buffers_per_stage",
+                            json_integer(i->max_storage_buffers_per_stage));
+        json_object_set_new(limits, "min_storage_buffer_offset_alignment",
+                            json_integer(i->min_storage_buffer_offset_alignment));
+        json_object_set_new(limits, "max_dispatch_work", json_integer((json_int_t)i->max_dispatch_work));
+        json_object_set_new(o, "profile", json_string(i->profile));
+        json_object_set_new(o, "descriptors",
+                            json_string(i->push_descriptors ? "push" : "pooled sets"));
+        json_object_set_new(o, "storage_buffer_16bit", json_boolean(i->storage_buffer_16bit));
+        json_object_set_new(o, "subgroup_operations", json_boolean(i->subgroup_operations));
         json_object_set_new(o, "limits", limits);
     }
     return o;
@@ -90,8 +101,8 @@ static void print_table(const dev_entry *e, uint32_t n)
         printf("no Vulkan devices\n");
         return;
     }
-    printf("%3s %-10s %-40s %-8s %-8s %-6s %8s %10s %-4s %s\n", "#", "type", "name", "vendor",
-           "api", "usable", "subgroup", "shared KiB", "fp16", "default");
+    printf("%3s %-10s %-40s %-8s %-8s %-6s %8s %10s %-4s %-11s %s\n", "#", "type", "name",
+           "vendor", "api", "usable", "subgroup", "shared KiB", "fp16", "descriptors", "default");
     for (uint32_t i = 0; i < n; i++) {
         char api[32], sub[16] = "-", shared[16] = "-";
         version_text(e[i].desc.api_version, api, sizeof api);
@@ -99,11 +110,15 @@ static void print_table(const dev_entry *e, uint32_t n)
             snprintf(sub, sizeof sub, "%u", e[i].info.subgroup_size);
             snprintf(shared, sizeof shared, "%u", e[i].info.max_shared_memory / 1024);
         }
-        printf("%3u %-10s %-40s 0x%04x   %-8s %-6s %8s %10s %-4s %s\n", e[i].desc.index,
+        printf("%3u %-10s %-40s 0x%04x   %-8s %-6s %8s %10s %-4s %-11s %s\n", e[i].desc.index,
                type_name(e[i].desc.device_type), e[i].desc.name, e[i].desc.vendor_id, api,
                e[i].desc.usable ? "yes" : "no", sub, shared,
-               e[i].have_info ? (e[i].info.fp16 ? "yes" : "no") : "-", e[i].is_default ? "*" : "");
+               e[i].have_info ? (e[i].info.fp16 ? "yes" : "no") : "-",
+               e[i].have_info ? (e[i].info.push_descriptors ? "push" : "pooled sets") : "-",
+               e[i].is_default ? "*" : "");
     }
+    if (n && e[0].have_info && strcmp(e[0].info.profile, "desktop") != 0)
+        printf("limits as the \"%s\" profile clamps them\n", e[0].info.profile);
 }
 
 int ab_cmd_devices(const ab_args *a)
@@ -124,7 +139,7 @@ int ab_cmd_devices(const ab_args *a)
     }
     for (uint32_t i = 0; i < n; i++)
         e[i].desc = d[i];
-    fill_entries(e, n);
+    fill_entries(e, n, a->profile);
     if (a->json) {
         json_t *list = json_array();
         for (uint32_t i = 0; i < n; i++)
