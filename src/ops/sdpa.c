@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "ops/flash.h"
 #include "vk/context.h"
+#include "vk/scratch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
@@ -293,37 +294,10 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     return check_aliasing(ctx, caller, io, workspace != 0);
 }
 
-/* The context's shared workspace, grown to at least `count` floats. A replaced
- * tensor is retired, not freed: command buffers recorded earlier may still
- * use it; vkattn_context_destroy frees them all. Growth is geometric (capped
- * at the binding limit) so the retired ones add up to less than the current. */
+/* The context's shared workspace, grown to at least `count` floats. */
 static vkattn_result library_workspace(vkattn_context *ctx, uint64_t count, vkattn_tensor **out)
 {
-    vkattn_tensor *cur = ctx->scratch;
-    if (cur && cur->count >= count) {
-        *out = cur;
-        return VKATTN_SUCCESS;
-    }
-    uint64_t want = count, cap = vka_max_range(ctx) / sizeof(float);
-    if (cur && cur->count * 2 > want)
-        want = cur->count * 2 < cap ? cur->count * 2 : cap;
-    if (cur) {
-        vkattn_tensor **list = realloc(ctx->retired_scratch,
-                                       (ctx->n_retired_scratch + 1) * sizeof *list);
-        if (!list)
-            return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                            "vkattn_sdpa_record: out of host memory (workspace list)");
-        ctx->retired_scratch = list;
-    }
-    vkattn_tensor *t;
-    vkattn_result r = vka_tensor_create_1d(ctx, want, &t);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    if (cur)
-        ctx->retired_scratch[ctx->n_retired_scratch++] = cur;
-    ctx->scratch = t;
-    *out = t;
-    return VKATTN_SUCCESS;
+    return vka_growable_get(ctx, &ctx->workspace, count, "vkattn_sdpa_record", out);
 }
 
 /* ---------------------------------------------------------------- chained */

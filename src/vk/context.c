@@ -148,9 +148,8 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->device && ctx->vk.vkQueueWaitIdle && ctx->queue && ctx->owns_device)
         ctx->vk.vkQueueWaitIdle(ctx->queue);
     if (ctx->device && ctx->vk.vkDestroyPipeline) {
-        for (uint32_t i = 0; i < ctx->n_retired_scratch; i++)
-            vkattn_tensor_destroy(ctx->retired_scratch[i]);
-        vkattn_tensor_destroy(ctx->scratch);
+        vka_growable_destroy(&ctx->workspace);
+        vka_growable_destroy(&ctx->pack);
         vka_pipelines_destroy(ctx);
         vka_buffer_destroy(ctx, &ctx->dummy);
         vka_buffer_destroy(ctx, &ctx->sink);
@@ -159,7 +158,6 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->owns_device && ctx->device)
         ctx->vk.vkDestroyDevice(ctx->device, NULL);
     vka_instance_destroy(ctx);
-    free(ctx->retired_scratch);
     free(ctx);
 }
 

@@ -8,6 +8,7 @@
 #include "vk/barrier.h"
 #include "vk/memory.h"
 #include "vk/pipeline.h"
+#include "vk/scratch.h"
 #include "vk/vk.h"
 
 #include <stdbool.h>
@@ -52,12 +53,10 @@ struct vkattn_context {
     vka_access sink_access;
 
     /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), shared
-     * by every call on the context, and the smaller ones it replaced: those are
-     * kept until vkattn_context_destroy, since recorded command buffers may
-     * still use them. */
-    struct vkattn_tensor *scratch;
-    struct vkattn_tensor **retired_scratch;
-    uint32_t n_retired_scratch;
+     * by every call on the context; and the buffer side inputs are packed into
+     * on devices with few storage-buffer bindings (vk/pack.h). */
+    vka_growable workspace;
+    vka_growable pack;
 
     uint64_t memory_current, memory_peak;
 };

@@ -48,9 +48,21 @@ static void test_context_free_errors(void **state)
     vkattn_tensor_destroy(NULL);
     vkattn_timer_destroy(NULL);
     uint32_t n = 99;
-    const char *const *ext = vkattn_required_device_extensions(&n);
-    assert_int_equal(n, 1);
-    assert_string_equal(ext[0], "VK_KHR_push_descriptor");
+    assert_non_null(vkattn_required_device_extensions(&n));
+    assert_int_equal(n, 0); /* nothing beyond Vulkan 1.1 since 0.2 */
+    const vkattn_optional_extension *opt = vkattn_optional_device_extensions(&n);
+    assert_true(n >= 1);
+    assert_string_equal(opt[0].name, "VK_KHR_push_descriptor");
+    assert_true(strlen(opt[0].benefit) > 10);
+    const char *const *profiles = vkattn_profile_names(&n);
+    assert_int_equal(n, 4);
+    assert_string_equal(profiles[0], "desktop");
+    assert_string_equal(profiles[1], "mobile-min");
+    vkattn_context *ctx = (vkattn_context *)&n;
+    vkattn_context_desc bad = {.profile = "phone"};
+    assert_int_equal(vkattn_context_create(&bad, &ctx), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(ctx);
+    assert_non_null(strstr(vkattn_last_error(), "profile \"phone\" is unknown"));
 }
 
 static void test_version(void **state)
