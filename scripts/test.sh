@@ -16,6 +16,13 @@ echo "--- GPU tests again: subgroup size 4 (LP_NATIVE_VECTOR_WIDTH=128), GPU ker
 LP_NATIVE_VECTOR_WIDTH=128 VKATTN_TEST_TUNING=gpu \
   ctest --output-on-failure -j"$(nproc)" -L gpu --timeout 900
 
+# The Vulkan 1.1 minimums a phone may have: 16 KiB shared memory, 128
+# invocations, 4 storage buffers per shader, no push descriptors, no
+# timestamps (docs/PORTABILITY.md). The harness and attnbench's CLI tests read
+# VKATTN_TEST_PROFILE; the library reads no environment.
+echo "--- GPU tests again: the mobile-min profile (Vulkan 1.1 minimums, descriptor sets from pools)"
+VKATTN_TEST_PROFILE=mobile-min ctest --output-on-failure -j"$(nproc)" -L gpu --timeout 900
+
 # A device-side out-of-bounds access on lavapipe lands in host memory and
 # crashes much later (shared/LESSONS.md): run the unit and GPU tests once more
 # with AddressSanitizer and UBSan. Leak checking is off: the Vulkan driver and

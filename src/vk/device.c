@@ -120,6 +120,28 @@ static bool unified_memory(const VkPhysicalDeviceMemoryProperties *mp)
     return any;
 }
 
+/* MoltenVK before 1.3.0 replaced specialization constants that size arrays
+ * with their defaults (Metal cannot size arrays with function constants; the
+ * fix recompiles per specialization, KhronosGroup/MoltenVK#2441), and several
+ * kernels size register and shared arrays that way: they would write out of
+ * bounds there. MoltenVK reports its version as major*10000 + minor*100 +
+ * patch. */
+static bool old_moltenvk(struct vkattn_context *ctx, VkPhysicalDevice pd, uint32_t *version)
+{
+    if (!has_extension(ctx, pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME))
+        return false;
+    VkPhysicalDeviceDriverProperties driver = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+    };
+    VkPhysicalDeviceProperties2 props2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &driver,
+    };
+    ctx->vki.vkGetPhysicalDeviceProperties2(pd, &props2);
+    *version = props2.properties.driverVersion;
+    return driver.driverID == VK_DRIVER_ID_MOLTENVK && *version < 10300;
+}
+
 vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
 {
     VkPhysicalDevice pd = ctx->physical_device;
@@ -204,6 +226,12 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     info->subgroup_operations = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                 (subgroup.supportedOperations & needed_ops) == needed_ops;
     info->portability_subset = has_extension(ctx, pd, PORTABILITY_SUBSET);
+    uint32_t mvk = 0;
+    if (info->portability_subset && old_moltenvk(ctx, pd, &mvk))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "vkattn_context_create: %s runs MoltenVK %u.%u.%u; vkattn needs 1.3.0 or "
+                        "newer, which specializes array sizes (older releases write out of bounds)",
+                        info->device_name, mvk / 10000, mvk / 100 % 100, mvk % 100);
     info->push_descriptors = ctx->push_descriptor_enabled;
     info->timestamps = q.timestampValidBits > 0 && lim->timestampPeriod > 0;
     info->timestamp_period_ns = lim->timestampPeriod;

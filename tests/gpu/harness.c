@@ -40,9 +40,8 @@ static vkattn_tuning tuning_from_env(void)
     return VKATTN_TUNING_AUTO;
 }
 
-int th_setup(void **state)
+vkattn_context_desc th_context_desc(void)
 {
-    tu_seed();
     vkattn_context_desc desc = {
         .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
         .log = on_log,
@@ -53,6 +52,13 @@ int th_setup(void **state)
          * under the Vulkan 1.1 minimums; the library reads no variable. */
         .profile = getenv("VKATTN_TEST_PROFILE"),
     };
+    return desc;
+}
+
+int th_setup(void **state)
+{
+    tu_seed();
+    vkattn_context_desc desc = th_context_desc();
     vkattn_context *ctx = NULL;
     vkattn_result r = vkattn_context_create(&desc, &ctx);
     if (r == VKATTN_ERROR_NO_VULKAN || r == VKATTN_ERROR_NO_DEVICE) {

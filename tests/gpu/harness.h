@@ -9,6 +9,11 @@
 
 #include <vkattn/vkattn.h>
 
+/* The desc th_setup creates its context with (validation, the failing
+ * logger, VKATTN_TEST_* choices), for tests that need a second context with
+ * one field changed. */
+vkattn_context_desc th_context_desc(void);
+
 /* cmocka group setup/teardown: *state becomes the vkattn_context. */
 int th_setup(void **state);
 int th_teardown(void **state);

@@ -6,6 +6,11 @@
 foreach(v ARGS KEYS NUMBERS)
   string(REPLACE "|" ";" ${v} "${${v}}")
 endforeach()
+# The test harness's profile switch (scripts/test.sh's mobile-min pass) reaches
+# attnbench as its --profile flag; the demo (no arguments) takes none.
+if(ARGS AND DEFINED ENV{VKATTN_TEST_PROFILE} AND NOT ARGS MATCHES "--profile")
+  list(APPEND ARGS --profile $ENV{VKATTN_TEST_PROFILE})
+endif()
 execute_process(COMMAND ${ATTNBENCH} ${ARGS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message(STATUS "attnbench ${ARGS} -> ${rc}\nstdout:\n${out}\nstderr:\n${err}")
