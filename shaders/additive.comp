@@ -8,7 +8,9 @@
 // chunk, so the kernel is compute bound and the staging is cheap by comparison.
 // Tile sizes are specialization constants the host picks from the device's
 // limits; nothing here assumes a subgroup size. Out-of-range rows and dims load
-// as 0, and tanh(0) = 0 with s = 0, so padding adds nothing.
+// as 0, and tanh(0) = 0 with s = 0, so padding adds nothing. Query rows
+// [row_begin, tq) start at workgroup y = 0: the host may split the rows over
+// several dispatches for a watchdog budget, with identical results.
 
 layout(constant_id = 0) const uint TQ = 64;
 layout(constant_id = 1) const uint TV = 64;
@@ -27,6 +29,8 @@ layout(std430, binding = 3) writeonly buffer OBuf { float scores[]; };
 layout(push_constant) uniform Push {
     uint tq, tv, dim;
     float inner, outer;
+    uint row_begin; // first query row of this dispatch; tq stays the row count
+    uint row_end;   // one past its last
 } p;
 
 // Stored dim-major (column of the tile per d) so the inner loop reads RQ (RV)
@@ -44,7 +48,8 @@ shared float ss[DK];
 // < 0.6 ulp at 0.625; 2.4 ulp max measured for this fp32 evaluation against
 // double on the host). Elsewhere the result is >= 0.55, the subtraction
 // loses nothing, and a relative exp error of e costs at most 0.62 e (less as
-// |x| grows); exp overflowing to +inf gives 2/inf = 0, i.e. exactly +-1.
+// |x| grows). |x| is capped at 20 (tanh(20) rounds to exactly 1 in fp32) so
+// that exp never overflows: a compiler may assume no inf occurs.
 float tanh_robust(float x)
 {
     float a = abs(x);
@@ -58,7 +63,7 @@ float tanh_robust(float x)
     poly = fma(poly, t, 2.0 / 15.0);
     poly = fma(poly, t, -1.0 / 3.0);
     poly = fma(poly, t, 1.0);
-    float r = a < 0.625 ? a * poly : 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    float r = a < 0.625 ? a * poly : 1.0 - 2.0 / (exp(2.0 * min(a, 20.0)) + 1.0);
     return x < 0.0 ? -r : r;
 }
 
@@ -66,7 +71,7 @@ void main()
 {
     const uint threads = (TQ / RQ) * (TV / RV);
     const uint tid = gl_LocalInvocationID.x;
-    const uint row0 = gl_WorkGroupID.y * TQ;
+    const uint row0 = p.row_begin + gl_WorkGroupID.y * TQ;
     const uint col0 = gl_WorkGroupID.x * TV;
     const uint b = gl_WorkGroupID.z;
     const uint q_off = b * p.tq * p.dim;
@@ -86,7 +91,7 @@ void main()
             uint m = idx / DK, d = idx % DK;
             uint gm = row0 + m, gd = d0 + d;
             float v = 0.0;
-            if (gm < p.tq && gd < p.dim)
+            if (gm < p.row_end && gd < p.dim)
                 v = q[q_off + gm * p.dim + gd];
             qs[d * (TQ + 1) + m] = v;
         }
@@ -122,7 +127,7 @@ void main()
 
     for (uint r = 0; r < RQ; r++) {
         uint gm = row0 + tr + r * (TQ / RQ);
-        if (gm >= p.tq)
+        if (gm >= p.row_end)
             continue;
         uint o_off = (b * p.tq + gm) * p.tv;
         for (uint c = 0; c < RV; c++) {

@@ -5,7 +5,9 @@
 // constants the host picks from the device's limits; nothing here assumes a
 // subgroup size. Out-of-range elements load as 0, so any M, N, K >= 1 works.
 // One dispatch covers k in [k_begin, k_end); with `accumulate` it adds to C, so
-// the host can split a long K over several dispatches (see src/ops/matmul.c).
+// the host can split a long K over several dispatches, and rows [m_begin, M)
+// start at workgroup y = 0, so it can split M for a watchdog budget (see
+// src/ops/matmul.c). Either split leaves every output's sum order unchanged.
 
 layout(constant_id = 0) const uint BM = 64;
 layout(constant_id = 1) const uint BN = 64;
@@ -30,6 +32,7 @@ layout(push_constant) uniform Push {
     uint c_batch, c_head, ldc;
     float alpha;
     uint k_begin, k_end, accumulate;
+    uint m_begin; // first row of this dispatch; p.M is one past its last
 } p;
 
 // +1 padding keeps column reads of a tile on distinct banks on GPUs
@@ -40,7 +43,7 @@ void main()
 {
     const uint threads = (BM / TM) * (BN / TN);
     const uint tid = gl_LocalInvocationID.x;
-    const uint row0 = gl_WorkGroupID.y * BM;
+    const uint row0 = p.m_begin + gl_WorkGroupID.y * BM;
     const uint col0 = gl_WorkGroupID.x * BN;
     const uint z = gl_WorkGroupID.z;
     const uint bi = z / p.heads;

@@ -7,6 +7,9 @@
 // are f32, nonzero (NaN included) = may attend. A grid-stride loop lets the
 // host cap the group count.
 
+#extension GL_GOOGLE_include_directive : require
+#include "mask.glsl"
+
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = 1) const bool HAS_ATTN = false;
 
@@ -20,8 +23,6 @@ layout(push_constant) uniform Push {
     uint total;          // B * Hm * Tq * Tv
 } p;
 
-// !(x == 0): true for NaN, whatever comparison the compiler picks for !=.
-bool allowed(float x) { return !(x == 0.0); }
 
 void main()
 {
@@ -30,9 +31,9 @@ void main()
         const uint row = idx / p.tv;               // (b * Hm + h) * Tq + i
         const uint b = row / p.rows_per_batch;
         const uint i = row % p.tq;
-        bool keep = allowed(query_mask[b * p.tq + i]);
+        bool keep = vka_mask_allows(query_mask[b * p.tq + i]);
         if (HAS_ATTN)
-            keep = keep && allowed(attn[idx]);
+            keep = keep && vka_mask_allows(attn[idx]);
         out_mask[idx] = keep ? 1.0 : 0.0;
     }
 }

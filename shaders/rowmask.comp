@@ -4,6 +4,9 @@
 // a NaN output row stays NaN even where the query is masked. A grid-stride
 // loop lets the host cap the group count.
 
+#extension GL_GOOGLE_include_directive : require
+#include "mask.glsl"
+
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer MaskBuf { float mask[]; };
@@ -18,8 +21,8 @@ void main()
 {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride) {
-        // `== 0.0` is ordered, so a NaN mask counts as nonzero (may attend)
-        const float keep = mask[idx / p.width] == 0.0 ? 0.0 : 1.0;
+        // a bit test: a NaN mask counts as nonzero (may attend) on every device
+        const float keep = vka_mask_allows(mask[idx / p.width]) ? 1.0 : 0.0;
         data[idx] *= keep;
     }
 }

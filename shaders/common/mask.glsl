@@ -42,12 +42,12 @@ bool vka_causal_allows(uint causal, uint i, uint j, uint tq, uint tv)
     return j < vka_causal_limit(causal, i, tq, tv);
 }
 
-// A mask value allows attending iff it is nonzero; NaN is nonzero. Written as
-// !(v == 0) because == is an ordered compare (false for NaN) whatever the
-// compiler makes of !=.
+// A mask value allows attending iff it is nonzero; NaN is nonzero, +0 and -0
+// are zero. A bit test, not a float compare: a Vulkan compiler may assume no
+// NaN occurs (and then fold either compare either way), but not about bits.
 bool vka_mask_allows(float v)
 {
-    return !(v == 0.0);
+    return (floatBitsToUint(v) & 0x7fffffffu) != 0u;
 }
 
 // Element offset of row (b, h, i) of a (B|1, H|1, Tq|1, Tv) operand, with

@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "vk/context.h"
+#include "ops/split.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
@@ -15,6 +16,7 @@
 typedef struct additive_push {
     uint32_t tq, tv, dim;
     float inner, outer;
+    uint32_t row_begin, row_end;
 } additive_push;
 
 /* A TQ x TV tile of S per workgroup, RQ x RV outputs per invocation, dim
@@ -194,7 +196,18 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                    params->batch},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    /* One dispatch, or blocks of query rows within the watchdog budget. */
+    uint32_t rows;
+    if ((r = vka_split_rows(ctx, caller, "additive", params->tq, t.tq,
+                            (uint64_t)params->batch * params->tv * params->dim, &rows)))
+        return r;
+    for (uint32_t i0 = 0; i0 < params->tq && r == VKATTN_SUCCESS; i0 += rows) {
+        push.row_begin = i0;
+        push.row_end = params->tq - i0 > rows ? i0 + rows : params->tq;
+        d.groups[1] = (uint32_t)vka_div_up(push.row_end - i0, t.tq);
+        r = vka_record_dispatch(ctx, cmd, &d);
+    }
+    return r;
 }
 
 vkattn_result vkattn_additive_run(vkattn_context *ctx, const vkattn_additive_params *params,

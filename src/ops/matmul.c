@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/matmul_shape.h"
 #include "vk/context.h"
+#include "ops/split.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
@@ -17,6 +18,7 @@ typedef struct matmul_push {
     uint32_t c_batch, c_head, ldc;
     float alpha;
     uint32_t k_begin, k_end, accumulate;
+    uint32_t m_begin;
 } matmul_push;
 
 typedef struct matmul_tiles {
@@ -166,15 +168,26 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                    s.batch * s.heads},
         .caller = caller,
     };
-    /* Usually one dispatch; a K longer than the loop budget allows is split
+    /* Usually one dispatch. A K longer than the loop budget allows is split
      * into dispatches that accumulate into C (barriers between them come from
-     * C's tracked access). */
+     * C's tracked access); rows are split into blocks of `rows` for the
+     * watchdog budget. Row blocks compute each output exactly as one
+     * dispatch would. */
+    uint32_t rows;
+    if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
+                            (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
+        return r;
     const uint32_t chunk = k_per_dispatch(ctx, &t, s.k);
-    for (uint32_t k0 = 0; k0 < s.k && r == VKATTN_SUCCESS; k0 += chunk) {
-        push.k_begin = k0;
-        push.k_end = s.k - k0 > chunk ? k0 + chunk : s.k;
-        push.accumulate = k0 > 0;
-        r = vka_record_dispatch(ctx, cmd, &d);
+    for (uint32_t m0 = 0; m0 < s.m && r == VKATTN_SUCCESS; m0 += rows) {
+        push.m_begin = m0;
+        push.m = s.m - m0 > rows ? m0 + rows : s.m;
+        d.groups[1] = (uint32_t)vka_div_up(push.m - m0, t.bm);
+        for (uint32_t k0 = 0; k0 < s.k && r == VKATTN_SUCCESS; k0 += chunk) {
+            push.k_begin = k0;
+            push.k_end = s.k - k0 > chunk ? k0 + chunk : s.k;
+            push.accumulate = k0 > 0;
+            r = vka_record_dispatch(ctx, cmd, &d);
+        }
     }
     return r;
 }

@@ -1,6 +1,8 @@
 /* Masked softmax: argument checks, the choice of workgroup shape and path from
  * the device's limits, the overflow-free logit scaling, and the dispatch of
- * shaders/softmax.comp (whose header comment explains the algorithm). */
+ * shaders/softmax.comp, or of shaders/softmax_packed.comp on devices with
+ * fewer than 5 storage buffers per stage (both are
+ * shaders/common/softmax_body.glsl, whose header explains the algorithm). */
 #include "vkattn/softmax.h"
 
 #include <math.h>
@@ -10,11 +12,12 @@
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
+#include "vk/pack.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-/* Matches the push-constant block of shaders/softmax.comp. */
+/* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 typedef struct softmax_push {
     uint32_t rows, heads, tq, tv;
     uint32_t causal;
@@ -22,8 +25,15 @@ typedef struct softmax_push {
     uint32_t mask_b, mask_h, mask_i;
     uint32_t groups_x;
     float scale_y, bias_y, exp_c1, exp_c2;
+    float diff_min;
     float masked_w;
+    uint32_t bias_off, vmask_off, mask_off; /* packed variant only */
 } softmax_push;
+
+/* Bindings of shaders/softmax.comp; shaders/softmax_packed.comp reads bias,
+ * value mask and mask from one binding and so needs 3. */
+#define SOFTMAX_BINDINGS 5u
+#define SOFTMAX_PACKED_BINDINGS 3u
 
 /* Specialization of one pipeline: see the constants of shaders/softmax.comp. */
 typedef struct softmax_shape {
@@ -118,23 +128,26 @@ static void bcast_layout(vkattn_broadcast bc, uint32_t batch, uint32_t heads, ui
     *count = (bc.batch ? 1 : (uint64_t)batch) * hs * rows * tv;
 }
 
-/* logit / 2^k cannot overflow: |score * scale / 2^k| <= FLT_MAX / 2 and
- * |bias / 2^k| <= FLT_MAX / 2 with a bias; without a bias and |scale| <= 1,
- * k = 0 and this is the plain formula. Powers of two scale exactly. */
+/* |logit / 2^k| <= FLT_MAX / 2 for all finite inputs, so the difference of
+ * any two is finite and the shader's sentinels lie below every logit:
+ * |score * scale / 2^k| <= FLT_MAX / 2 (FLT_MAX / 4 with a bias) and
+ * |bias / 2^k| <= FLT_MAX / 4. Powers of two scale exactly: the rounding is
+ * the plain formula's. */
 static void logit_scaling(float scale, bool has_bias, softmax_push *push)
 {
     const double a = fabs((double)scale);
-    const double need = (has_bias ? 2.0 : 1.0) * (a > 1.0 ? a : 1.0);
+    const double need = (has_bias ? 4.0 : 2.0) * (a > 1.0 ? a : 1.0);
     int k = 0;
-    if (has_bias || a > 1.0)
-        while (ldexp(1.0, k) < need)
-            k++;
+    while (ldexp(1.0, k) < need)
+        k++;
     /* k <= 130 (|scale| < 2^128); split 2^k * log2(e) so each factor is a float */
     const int k1 = k > 100 ? k - 100 : 0;
     push->scale_y = (float)ldexp((double)scale, -k);
     push->bias_y = (float)ldexp(1.0, -k);
     push->exp_c1 = (float)ldexp(1.0, k1);
     push->exp_c2 = (float)(ldexp(1.0, k - k1) * 1.4426950408889634);
+    /* below this difference exp is < 2^-160: clamped there, it stays finite */
+    push->diff_min = (float)(-160.0 / (ldexp(1.0, k) * 1.4426950408889634));
 }
 
 static vkattn_result check_params(vkattn_context *ctx, const char *caller,
@@ -274,19 +287,26 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
 
     softmax_shape shape;
     if (!choose_shape(&ctx->info, params->tv, &shape))
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: no softmax workgroup fits this device's limits", caller);
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: no softmax workgroup fits maxComputeSharedMemorySize (%u bytes)",
+                        caller, ctx->info.max_shared_memory);
     /* each invocation walks its row's keys in strides of shape.g, at most three
      * times (statistics, then weights; plus the reload of the uncached path) */
     if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, shape.g) + 64,
                                    "params->tv")))
         return r;
     const bool in_place = io->out == io->scores;
+    const bool packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
+    if (packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the softmax kernel needs %u storage buffers per shader stage; "
+                        "maxPerStageDescriptorStorageBuffers is %u",
+                        caller, SOFTMAX_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
     vka_kernel kernel = {
-        .name = "softmax",
-        .code = vka_spv_softmax,
-        .code_size = vka_spv_softmax_size,
-        .n_bindings = 5,
+        .name = packed ? "softmax_packed" : "softmax",
+        .code = packed ? vka_spv_softmax_packed : vka_spv_softmax,
+        .code_size = packed ? vka_spv_softmax_packed_size : vka_spv_softmax_size,
+        .n_bindings = packed ? SOFTMAX_PACKED_BINDINGS : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
         .n_spec = 7,
         .spec = {shape.wg, shape.g, shape.cache, in_place, m->has_bias, m->has_value_mask,
@@ -314,6 +334,15 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .push = &push,
         .caller = caller,
     };
+    if (packed) {
+        vkattn_tensor *const side[3] = {io->bias, io->value_mask, io->mask};
+        vka_packed pk;
+        if ((r = vka_pack_inputs(ctx, cmd, caller, side, 3, &pk)))
+            return r;
+        push.bias_off = pk.offset[0], push.vmask_off = pk.offset[1], push.mask_off = pk.offset[2];
+        d.bindings[1] = pk.binding;
+        d.bindings[2] = d.bindings[4];
+    }
     if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
         return r;
     push.groups_x = d.groups[0];

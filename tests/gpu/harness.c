@@ -48,17 +48,24 @@ vkattn_context_desc th_context_desc(void)
         .log_level = VKATTN_LOG_WARN,
         .device_name = getenv("VKATTN_TEST_DEVICE"),
         .tuning = tuning_from_env(),
-        /* VKATTN_TEST_PROFILE=mobile-min (CI's fourth pass) runs the suite
+        /* VKATTN_TEST_PROFILE=mobile-min (CI's third pass) runs the suite
          * under the Vulkan 1.1 minimums; the library reads no variable. */
         .profile = getenv("VKATTN_TEST_PROFILE"),
     };
     return desc;
 }
 
-int th_setup(void **state)
+int th_setup(void **state) { return th_setup_with(state, NULL, 0); }
+
+int th_setup_mobile(void **state) { return th_setup_with(state, TH_MOBILE_PROFILE, 0); }
+
+int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work)
 {
     tu_seed();
     vkattn_context_desc desc = th_context_desc();
+    if (profile)
+        desc.profile = profile;
+    desc.max_dispatch_work = max_dispatch_work;
     vkattn_context *ctx = NULL;
     vkattn_result r = vkattn_context_create(&desc, &ctx);
     if (r == VKATTN_ERROR_NO_VULKAN || r == VKATTN_ERROR_NO_DEVICE) {

@@ -291,12 +291,74 @@ static void test_bad_arguments(void **state)
     th_assert_validation_clean();
 }
 
+/* One call on ctx and on bctx (small dispatch budget: split along Tq): the
+ * outputs must be bit-identical and match the reference. */
+static void budget_case(vkattn_context *ctx, vkattn_context *bctx, uint32_t b, uint32_t tq,
+                        uint32_t tv, uint32_t dim, bool scale_vec)
+{
+    vkattn_additive_params p = {.batch = b, .tq = tq, .tv = tv, .dim = dim, .inner_scale = 0.8f,
+                                .outer_scale = 1.3f, .has_scale_vector = scale_vec};
+    size_t nq = (size_t)b * tq * dim, nk = (size_t)b * tv * dim, ns = (size_t)b * tq * tv;
+    float *q = tu_floats(nq), *k = tu_floats(nk), *s = tu_floats(dim), *ref = tu_floats(ns);
+    tu_fill_uniform(q, nq, -2, 2);
+    tu_fill_uniform(k, nk, -2, 2);
+    tu_fill_uniform(s, dim, -1.5f, 1.5f);
+    TH_OK(ctx, vkattn_reference_additive(&p, q, k, scale_vec ? s : NULL, ref));
+    float *got[2];
+    vkattn_context *ctxs[2] = {ctx, bctx};
+    for (int i = 0; i < 2; i++) {
+        vkattn_tensor *tq_ = th_tensor(ctxs[i], nq, q), *tk = th_tensor(ctxs[i], nk, k);
+        vkattn_tensor *ts = scale_vec ? th_tensor(ctxs[i], dim, s) : NULL;
+        vkattn_tensor *out = th_tensor(ctxs[i], ns, NULL);
+        vkattn_additive_io io = {.q = tq_, .k = tk, .scale = ts, .scores = out};
+        TH_OK(ctxs[i], vkattn_additive_run(ctxs[i], &p, &io));
+        got[i] = th_download(out, ns);
+        vkattn_tensor_destroy(tq_), vkattn_tensor_destroy(tk), vkattn_tensor_destroy(ts);
+        vkattn_tensor_destroy(out);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "budget additive B=%u Tq=%u Tv=%u dim=%u scale_vec=%d", b, tq,
+             tv, dim, scale_vec);
+    TU_ASSERT_CLOSE(got[1], ref, ns, BOUND, what);
+    if (memcmp(got[0], got[1], ns * sizeof(float)) != 0)
+        fail_msg("%s: the split call differs from the single dispatch", what);
+    th_assert_validation_clean();
+    free(q), free(k), free(s), free(ref), free(got[0]), free(got[1]);
+}
+
+/* max_dispatch_work = 2^14 multiply-adds (B * Tq * Tv * dim): calls split
+ * into blocks of query rows, and a single row over the budget refused. */
+static void test_dispatch_budget(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    void *bstate = NULL;
+    assert_int_equal(th_setup_with(&bstate, NULL, 1u << 14), 0);
+    vkattn_context *bctx = bstate;
+    budget_case(ctx, bctx, 2, 37, 11, 13, true);   /* 57 rows per dispatch, under one tile */
+    budget_case(ctx, bctx, 1, 131, 7, 9, false);   /* 260 -> 256: one dispatch per 4 tiles */
+    budget_case(ctx, bctx, 3, 5, 41, 130, false);  /* 1 row per dispatch */
+
+    vkattn_additive_params p = {.batch = 1, .tq = 2, .tv = 200, .dim = 100};
+    vkattn_tensor *q = th_tensor(bctx, 200, NULL), *k = th_tensor(bctx, 20000, NULL);
+    vkattn_tensor *s = th_tensor(bctx, 400, NULL);
+    vkattn_additive_io io = {.q = q, .k = k, .scores = s};
+    assert_int_equal(vkattn_additive_run(bctx, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
+    assert_non_null(strstr(vkattn_context_last_error(bctx), "max_dispatch_work"));
+    vkattn_tensor_destroy(q), vkattn_tensor_destroy(k), vkattn_tensor_destroy(s);
+    assert_int_equal(th_teardown(&bstate), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_shapes),    cmocka_unit_test(test_random_shapes),
         cmocka_unit_test(test_large_magnitude), cmocka_unit_test(test_tanh_sweep),
         cmocka_unit_test(test_recorded_with_consumer), cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_dispatch_budget),
     };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+    /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
+     * more outputs per invocation, a shorter DK. */
+    int failed = cmocka_run_group_tests_name("additive", tests, th_setup, th_teardown);
+    return failed + cmocka_run_group_tests_name("additive, mobile-min", tests, th_setup_mobile,
+                                                th_teardown);
 }

@@ -325,5 +325,8 @@ int main(void)
         cmocka_unit_test(test_chained_in_one_command_buffer),
         cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+    /* Then under the mobile-min limits (128 invocations per workgroup). */
+    int failed = cmocka_run_group_tests_name("dropout", tests, th_setup, th_teardown);
+    return failed + cmocka_run_group_tests_name("dropout, mobile-min", tests, th_setup_mobile,
+                                                th_teardown);
 }

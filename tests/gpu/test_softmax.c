@@ -550,5 +550,10 @@ int main(void)
         cmocka_unit_test(test_many_rows),     cmocka_unit_test(test_chained),
         cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+    /* Then the same under the mobile-min limits: 4 storage buffers per stage
+     * selects shaders/softmax_packed.comp, 16 KiB / 128 invocations smaller
+     * workgroups. */
+    int failed = cmocka_run_group_tests_name("softmax", tests, th_setup, th_teardown);
+    return failed + cmocka_run_group_tests_name("softmax, mobile-min (packed)", tests,
+                                                th_setup_mobile, th_teardown);
 }
