@@ -39,8 +39,16 @@ typedef struct vkattn_layer_io {
     vkattn_tensor *key;            /* (B, Tv, Dk); NULL = value */
     vkattn_tensor *query_mask;     /* (B, Tq) or NULL */
     vkattn_tensor *value_mask;     /* (B, Tv) or NULL */
-    vkattn_tensor *attention_mask; /* (B, Tq, Tv) or, MHA only, (B, H, Tq, Tv); NULL = none */
-    bool attention_mask_per_head;  /* MHA: attention_mask is (B, H, Tq, Tv) */
+    /* NULL = none. Any shape that broadcasts, by the tensor's own rank and dims:
+     * rank 1..3 right-aligned against (B, Tq, Tv) (numpy rules: each dim 1 or
+     * the full size) and shared by every head; MHA also rank 4 against
+     * (B, H, Tq, Tv). E.g. (Tq, Tv), (B, 1, Tv), (Tq, 1), (B, 1, Tq, Tv).
+     * Compatibility: a shape that does not broadcast but holds exactly the full
+     * mask's elements (last dim Tv at rank >= 2) is the full mask (B, Tq, Tv),
+     * or (B, H, Tq, Tv) with attention_mask_per_head. Anything else:
+     * VKATTN_ERROR_INVALID_ARGUMENT naming io->attention_mask and its shape. */
+    vkattn_tensor *attention_mask;
+    bool attention_mask_per_head;  /* no longer needed (give a rank-4 mask); see above */
     vkattn_tensor *output;         /* (B, Tq, Dout) written */
     vkattn_tensor *scores;         /* iff return_attention_scores: (B, Tq, Tv), MHA (B, H, Tq, Tv) */
 } vkattn_layer_io;

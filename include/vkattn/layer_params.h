@@ -46,11 +46,18 @@ typedef struct vkattn_layer_call {
 } vkattn_layer_call;
 
 /* Host-side twin of vkattn_layer_io (vkattn/layer_common.h) for the CPU
- * references (NULL = absent). Shapes as there. */
+ * references (NULL = absent). Shapes as there. A host array has no shape, so
+ * the attention mask's is given here: attention_mask_rank 0 means the full
+ * mask, (B, Tq, Tv), or (B, H, Tq, Tv) with attention_mask_per_head; rank
+ * 1..4 gives its dims in attention_mask_dims[0..rank-1], any shape that
+ * broadcasts as vkattn_layer_io.attention_mask says (e.g. rank 2, (Tq, Tv):
+ * one mask for every batch row and head). */
 typedef struct vkattn_layer_host_io {
     const float *query, *value, *key, *query_mask, *value_mask, *attention_mask;
-    bool attention_mask_per_head;
+    bool attention_mask_per_head; /* rank 0 only: the full mask is (B, H, Tq, Tv) */
     float *output, *scores;
+    uint32_t attention_mask_rank;    /* 0 = the full mask (see above); else 1..4 */
+    uint32_t attention_mask_dims[4]; /* dims[0..rank-1], each 1 or the full size */
 } vkattn_layer_host_io;
 
 /* ---------------------------------------------------------------- Attention */

@@ -16,6 +16,7 @@ struct vkattn_additive_attention {
     vka_layer_widths w;
     vkattn_tensor *scale; /* (query_dim); NULL with no_scale */
     vka_scratch scratch;  /* the scores when they are not returned */
+    vka_scratch mask;     /* an attention mask expanded to a full key axis */
 };
 
 vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
@@ -49,6 +50,7 @@ void vkattn_additive_attention_destroy(vkattn_additive_attention *layer)
     if (!layer)
         return;
     vka_scratch_release(&layer->scratch);
+    vka_scratch_release(&layer->mask);
     vkattn_tensor_destroy(layer->scale);
     free(layer);
 }
@@ -89,12 +91,15 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1};
     vkattn_result r;
+    vka_mask_layout ml = {0};
+    vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
         return r;
     vkattn_tensor *s = io->scores;
-    if (!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,
-                                   (uint64_t)call->batch * call->tq * call->tv, &s)))
+    if ((!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,
+                                    (uint64_t)call->batch * call->tq * call->tv, &s))) ||
+        (r = vka_layer_mask_record(ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
         return r;
     const vkattn_additive_params ap = {
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = layer->w.dq,
@@ -104,7 +109,7 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                                     .scale = layer->scale, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
         return r;
-    return vka_layer_finish_record(ctx, cmd, fn, call, io, layer->w.dv, layer->desc.dropout, s);
+    return vka_layer_finish_record(ctx, cmd, fn, call, io, &m, layer->w.dv, layer->desc.dropout, s);
 }
 
 vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,

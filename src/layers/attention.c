@@ -18,6 +18,7 @@ struct vkattn_attention {
     vka_layer_widths w;
     vkattn_attention_weights weights;
     vka_scratch scratch; /* concat: the scores; dot: the SDPA workspace */
+    vka_scratch mask;    /* an attention mask expanded to a full key axis */
 };
 
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
@@ -47,6 +48,7 @@ void vkattn_attention_destroy(vkattn_attention *layer)
     if (!layer)
         return;
     vka_scratch_release(&layer->scratch);
+    vka_scratch_release(&layer->mask);
     free(layer);
 }
 
@@ -82,7 +84,8 @@ vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
 static float literal_scale(float v) { return v != 0.0f ? v : FLT_MIN; }
 
 static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, const char *caller,
-                                const vkattn_layer_call *call, const vkattn_layer_io *io)
+                                const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                const vka_layer_mask *m)
 {
     vkattn_context *ctx = layer->ctx;
     const vkattn_sdpa_params p = {
@@ -90,7 +93,7 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
         .dk = layer->w.dq, .dv = layer->w.dv,
         .scale = literal_scale(layer->desc.use_scale ? layer->weights.scale : 1.0f),
         .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
-                                      io->attention_mask != NULL),
+                                      m->tensor ? &m->broadcast : NULL),
         .dropout = vka_layer_dropout_params(call, layer->desc.dropout, 1).dropout,
         .return_weights = call->return_attention_scores,
         .weights_after_dropout = true, /* Keras returns the weights after dropout */
@@ -105,7 +108,7 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
         return r;
     const vkattn_sdpa_io sio = {
         .q = io->query, .k = io->key ? io->key : io->value, .v = io->value,
-        .value_mask = io->value_mask, .mask = io->attention_mask,
+        .value_mask = io->value_mask, .mask = m->tensor,
         .out = io->output, .weights = io->scores, .workspace = ws,
     };
     return vkattn_sdpa_record(ctx, cmd, &p, &sio);
@@ -113,7 +116,7 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
 
 static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
                                    const char *caller, const vkattn_layer_call *call,
-                                   const vkattn_layer_io *io)
+                                   const vkattn_layer_io *io, const vka_layer_mask *m)
 {
     vkattn_context *ctx = layer->ctx;
     vkattn_tensor *s = io->scores;
@@ -130,7 +133,7 @@ static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
                                     .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
         return r;
-    return vka_layer_finish_record(ctx, cmd, caller, call, io, layer->w.dv, layer->desc.dropout, s);
+    return vka_layer_finish_record(ctx, cmd, caller, call, io, m, layer->w.dv, layer->desc.dropout, s);
 }
 
 vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
@@ -143,21 +146,26 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1};
     vkattn_result r;
+    vka_mask_layout ml = {0};
+    vka_layer_mask m;
     if ((r = vka_layer_check_call(layer->ctx, fn, call)) ||
-        (r = vka_layer_check_io(layer->ctx, fn, call, io, &shape)))
+        (r = vka_layer_check_io(layer->ctx, fn, call, io, &shape, &ml)))
+        return r;
+    if (layer->desc.score_mode == VKATTN_SCORE_DOT && call->path == VKATTN_SDPA_FUSED &&
+        call->return_attention_scores)
+        return vka_fail(layer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: call->path is VKATTN_SDPA_FUSED but "
+                        "call->return_attention_scores is set; the fused kernel never forms "
+                        "the weights (use AUTO or UNFUSED)",
+                        fn);
+    if ((r = vka_layer_mask_record(layer->ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
         return r;
     if (layer->desc.score_mode == VKATTN_SCORE_DOT) {
-        if (call->path == VKATTN_SDPA_FUSED && call->return_attention_scores)
-            return vka_fail(layer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: call->path is VKATTN_SDPA_FUSED but "
-                            "call->return_attention_scores is set; the fused kernel never forms "
-                            "the weights (use AUTO or UNFUSED)",
-                            fn);
-        if ((r = record_dot(layer, cmd, fn, call, io)))
+        if ((r = record_dot(layer, cmd, fn, call, io, &m)))
             return r;
         return vka_layer_query_mask_record(layer->ctx, cmd, fn, call, io, layer->w.dv);
     }
-    return record_concat(layer, cmd, fn, call, io);
+    return record_concat(layer, cmd, fn, call, io, &m);
 }
 
 vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_call *call,

@@ -21,6 +21,7 @@ struct vkattn_bahdanau {
     vkattn_tensor *wq, *wk, *v; /* (Dq, U), (Dk, U), (U) */
     float score_bias;
     vka_scratch qp, kp, scores; /* projections (B*Tq, U), (B*Tv, U); scores (B, Tq, Tv) */
+    vka_scratch mask;           /* an attention mask expanded to a full key axis */
 };
 
 vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,
@@ -57,6 +58,7 @@ void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
     vka_scratch_release(&layer->qp);
     vka_scratch_release(&layer->kp);
     vka_scratch_release(&layer->scores);
+    vka_scratch_release(&layer->mask);
     vkattn_tensor_destroy(layer->wq);
     vkattn_tensor_destroy(layer->wk);
     vkattn_tensor_destroy(layer->v);
@@ -134,8 +136,10 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
                                    .heads = 1};
     vkattn_result r;
+    vka_mask_layout ml = {0};
+    vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
         return r;
     const uint64_t rq = (uint64_t)call->batch * call->tq, rk = (uint64_t)call->batch * call->tv;
     uint64_t nq, nk;
@@ -146,7 +150,8 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     if ((r = vka_scratch_get(ctx, fn, &layer->qp, nq, &qp)) ||
         (r = vka_scratch_get(ctx, fn, &layer->kp, nk, &kp)) ||
         (!s && (r = vka_scratch_get(ctx, fn, &layer->scores,
-                                    (uint64_t)call->batch * call->tq * call->tv, &s))))
+                                    (uint64_t)call->batch * call->tq * call->tv, &s))) ||
+        (r = vka_layer_mask_record(ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
         return r;
     if ((r = project(ctx, cmd, fn, rq, d->dq, d->units, io->query, layer->wq, qp)) ||
         (r = project(ctx, cmd, fn, rk, d->dk, d->units, io->key ? io->key : io->value, layer->wk,
@@ -159,7 +164,7 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     const vkattn_additive_io aio = {.q = qp, .k = kp, .scale = layer->v, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
         return r;
-    return vka_layer_finish_record(ctx, cmd, fn, call, io, d->dv, layer->desc.dropout, s);
+    return vka_layer_finish_record(ctx, cmd, fn, call, io, &m, d->dv, layer->desc.dropout, s);
 }
 
 vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,

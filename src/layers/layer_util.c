@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "ops/mask_expand.h"
 #include "ops/rowmask.h"
 #include "vk/context.h"
 #include "vk/tensor.h"
@@ -73,7 +74,7 @@ static vkattn_result check_disjoint(vkattn_context *ctx, const char *caller,
 
 static vkattn_result check_inputs(vkattn_context *ctx, const char *caller,
                                   const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                  const vka_layer_shape *s)
+                                  const vka_layer_shape *s, vka_mask_layout *mask)
 {
     const uint64_t B = call->batch, tq = call->tq, tv = call->tv;
     const uint64_t qd[3] = {B, tq, s->dq}, vd[3] = {B, tv, s->dv}, kd[3] = {B, tv, s->dk};
@@ -97,32 +98,42 @@ static vkattn_result check_inputs(vkattn_context *ctx, const char *caller,
     if (io->value_mask &&
         (r = vka_layer_check_tensor(ctx, caller, io->value_mask, vm, 2, "io->value_mask", "(B, Tv)")))
         return r;
-    if (io->attention_mask_per_head && !s->allow_per_head_mask)
+    if (io->attention_mask_per_head && !s->multi_head)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->attention_mask_per_head is set; only MultiHeadAttention has "
                         "heads",
                         caller);
+    if (io->attention_mask_per_head && !io->attention_mask)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
+                        caller);
     if (io->attention_mask) {
-        const uint64_t am3[3] = {B, tq, tv}, am4[4] = {B, s->heads, tq, tv};
-        r = io->attention_mask_per_head
-                ? vka_layer_check_tensor(ctx, caller, io->attention_mask, am4, 4,
-                                         "io->attention_mask", "(B, H, Tq, Tv)")
-                : vka_layer_check_tensor(ctx, caller, io->attention_mask, am3, 3,
-                                         "io->attention_mask", "(B, Tq, Tv)");
-        if (r)
+        const vkattn_tensor *am = io->attention_mask;
+        const vka_mask_target target = {
+            .batch = call->batch, .heads = s->heads, .tq = call->tq, .tv = call->tv,
+            .multi_head = s->multi_head, .per_head_legacy = io->attention_mask_per_head,
+        };
+        if ((r = vka_tensor_check(ctx, am, 1, caller, "io->attention_mask")) ||
+            (r = vka_mask_resolve(ctx, caller, "io->attention_mask", am->rank, am->dims, &target,
+                                  mask)))
             return r;
+        if (am->count != mask->count) /* a tensor's dims always multiply to its count */
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: io->attention_mask has %llu elements; its shape needs %llu",
+                            caller, (unsigned long long)am->count,
+                            (unsigned long long)mask->count);
     }
     return VKATTN_SUCCESS;
 }
 
 vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
                                  const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                 const vka_layer_shape *s)
+                                 const vka_layer_shape *s, vka_mask_layout *mask)
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = check_inputs(ctx, caller, call, io, s)))
+    if ((r = check_inputs(ctx, caller, call, io, s, mask)))
         return r;
     const uint64_t od[3] = {call->batch, call->tq, s->dout};
     if ((r = vka_layer_check_tensor(ctx, caller, io->output, od, 3, "io->output", "(B, Tq, Dout)")))
@@ -226,6 +237,42 @@ void vka_scratch_release(vka_scratch *s)
     *s = (vka_scratch){0};
 }
 
+/* ---------------------------------------------------------------- GPU masks */
+
+vkattn_result vka_layer_mask_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                    vka_scratch *s, const vkattn_layer_call *call,
+                                    const vkattn_layer_io *io, const vka_mask_layout *layout,
+                                    bool fold_query_mask, vka_layer_mask *out)
+{
+    const bool fold = fold_query_mask && io->query_mask;
+    *out = (vka_layer_mask){0};
+    if (!io->attention_mask && !fold)
+        return VKATTN_SUCCESS;
+    const vka_mask_layout *l = io->attention_mask ? layout : NULL;
+    if (!fold && !vka_mask_key_broadcast(l, call->tv)) {
+        *out = (vka_layer_mask){io->attention_mask, vka_mask_op_broadcast(l)};
+        return VKATTN_SUCCESS;
+    }
+    /* The output keeps the stored mask's broadcast axes, except those the
+     * query mask spans (batch, rows) and the key axis the ops need full. */
+    vka_mask_expand e = {
+        .batch = fold || !l ? call->batch : l->dims[0],
+        .heads = l ? l->dims[1] : 1,
+        .tq = fold || !l ? call->tq : l->dims[2],
+        .tv = call->tv,
+        .query_mask = fold ? io->query_mask : NULL,
+        .attn = io->attention_mask,
+        .layout = l,
+    };
+    const uint64_t count = (uint64_t)e.batch * e.heads * e.tq * e.tv; /* <= B*H*Tq*Tv, checked */
+    vkattn_result r;
+    if ((r = vka_scratch_get(ctx, caller, s, count, &e.out)) ||
+        (r = vka_mask_expand_record(ctx, cmd, caller, &e)))
+        return r;
+    *out = (vka_layer_mask){e.out, {.batch = e.batch == 1, .heads = e.heads == 1, .rows = e.tq == 1}};
+    return VKATTN_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- GPU tail */
 
 vkattn_result vka_layer_query_mask_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -244,15 +291,16 @@ vkattn_result vka_layer_query_mask_record(vkattn_context *ctx, VkCommandBuffer c
 
 vkattn_result vka_layer_finish_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                      uint32_t dv, float rate, vkattn_tensor *s)
+                                      const vka_layer_mask *m, uint32_t dv, float rate,
+                                      vkattn_tensor *s)
 {
     const vkattn_softmax_params sp = {
         .batch = call->batch, .heads = 1, .tq = call->tq, .tv = call->tv,
         .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
-                                      io->attention_mask != NULL),
+                                      m->tensor ? &m->broadcast : NULL),
     };
     const vkattn_softmax_io sio = {.scores = s, .value_mask = io->value_mask,
-                                   .mask = io->attention_mask, .out = s};
+                                   .mask = m->tensor, .out = s};
     vkattn_result r = vkattn_softmax_record(ctx, cmd, &sp, &sio);
     if (r != VKATTN_SUCCESS)
         return r;

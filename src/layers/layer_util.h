@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/mask_shape.h"
 #include "reference/layer_ref.h"
 #include "vkattn/layer_common.h"
 
@@ -18,7 +19,7 @@ typedef struct vka_layer_shape {
     uint32_t dq, dk, dv; /* input widths; key NULL (= value) requires dk == dv */
     uint32_t dout;       /* output width */
     uint32_t heads;      /* of the returned scores: 1, or H for MultiHeadAttention */
-    bool allow_per_head_mask; /* io->attention_mask may be (B, H, Tq, Tv) */
+    bool multi_head;     /* MultiHeadAttention: rank-4 and per-head attention masks */
 } vka_layer_shape;
 
 /* Checks one tensor argument: non-NULL, on ctx, exactly prod(dims) elements,
@@ -30,12 +31,13 @@ vkattn_result vka_layer_check_tensor(vkattn_context *ctx, const char *caller,
                                      const char *what, const char *shape);
 
 /* The whole io of a call (after vka_layer_check_call): required tensors
- * present and of the right size, optional ones sized when given, scores iff
- * return_attention_scores, the per-head mask only where allowed, and neither
- * output nor scores overlapping any other tensor of the call. */
+ * present and of the right size, optional ones sized when given, an attention
+ * mask whose shape broadcasts (core/mask_shape.h; its layout in *mask), scores
+ * iff return_attention_scores, the per-head flag only for MultiHeadAttention,
+ * and neither output nor scores overlapping any other tensor of the call. */
 vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
                                  const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                 const vka_layer_shape *s);
+                                 const vka_layer_shape *s, vka_mask_layout *mask);
 
 /* ---------------------------------------------------------------- weights */
 
@@ -69,15 +71,36 @@ vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scrat
                               vkattn_tensor **out);
 void vka_scratch_release(vka_scratch *s);
 
+/* ---------------------------------------------------------------- GPU masks */
+
+/* The attention mask as the ops read it: a tensor (NULL = none) and which of
+ * its batch, head and row axes are stored with size 1. */
+typedef struct vka_layer_mask {
+    vkattn_tensor *tensor;
+    vkattn_broadcast broadcast;
+} vka_layer_mask;
+
+/* The first thing a layer records. Without a query mask to fold, the app's
+ * io->attention_mask is used as it is where the ops can read it; one stored
+ * with a key axis of 1 (Tv > 1) is first expanded into scratch `s` as
+ * (B|1, H|1, Tq|1, Tv). With fold_query_mask (MultiHeadAttention, Keras's
+ * query_mask[:, :, None] & attention_mask), the result is (B, H|1, Tq, Tv).
+ * `layout` is the one vka_layer_check_io resolved (ignored without a mask). */
+vkattn_result vka_layer_mask_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                    vka_scratch *s, const vkattn_layer_call *call,
+                                    const vkattn_layer_io *io, const vka_mask_layout *layout,
+                                    bool fold_query_mask, vka_layer_mask *out);
+
 /* ---------------------------------------------------------------- GPU tail */
 
 /* Records the tail every single-head layer shares, on raw scores `s`
  * (B, Tq, Tv) already written (io->scores itself when returned, else scratch):
- * masked softmax in place (UNIFORM rows), dropout in place, io->output =
- * W @ value, then query_mask rows multiplied by 0. */
+ * masked softmax in place (UNIFORM rows, attention mask `m`), dropout in
+ * place, io->output = W @ value, then query_mask rows multiplied by 0. */
 vkattn_result vka_layer_finish_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                      uint32_t dv, float rate, vkattn_tensor *s);
+                                      const vka_layer_mask *m, uint32_t dv, float rate,
+                                      vkattn_tensor *s);
 
 /* Records the query_mask multiply on io->output (B*Tq rows of width dout);
  * nothing when io->query_mask is NULL. */

@@ -1,7 +1,8 @@
 /* MultiHeadAttention: checking a call and recording it as ops.
  *
  *   query/key/value --matmul+bias--> (B, T, H*d) --heads_split--> (B, H, T, d)
- *   [query mask --mha_mask--> one explicit (B, H|1, Tq, Tv) mask]
+ *   [query mask, or a mask with a key axis of 1 --mask_expand--> one explicit
+ *    (B|1, H|1, Tq|1, Tv) mask the ops can read]
  *   SDPA (masked rows zero, scores before dropout) --> (B, H, Tq, dv)
  *   --heads_merge--> (B, Tq, H*dv) --matmul+bias--> output
  *
@@ -21,10 +22,8 @@
 #include "core/error.h"
 #include "layers/mha_internal.h"
 #include "vk/context.h"
-#include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
-#include "vka_shaders.h"
 
 static const char caller[] = "vkattn_mha_record";
 
@@ -32,11 +31,8 @@ static const char caller[] = "vkattn_mha_record";
 typedef struct mha_plan {
     vka_mha_call c;
     vkattn_tensor *key;  /* io->key, or io->value */
-    vkattn_tensor *mask; /* the app's attention mask, or NULL; replaced by the folded one */
-    bool fold_query_mask;
-    bool per_head_mask;
-    uint64_t mask_count;
-    vkattn_sdpa_params sdpa;
+    vka_mask_layout mask; /* of io->attention_mask, if any */
+    vkattn_sdpa_params sdpa; /* its mask broadcast set once the mask is recorded */
     vkattn_tensor *t[MHA_SLOTS]; /* this call's scratch; NULL where unused */
 } mha_plan;
 
@@ -58,32 +54,26 @@ static vkattn_result plan_call(vkattn_mha *layer, const vkattn_layer_call *call,
     const vka_mha_dims *d = &layer->d;
     const vka_layer_shape shape = {
         .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
-        .heads = d->heads, .allow_per_head_mask = true,
+        .heads = d->heads, .multi_head = true,
     };
     vkattn_result r;
     if ((r = vka_mha_resolve_call(ctx, caller, d, call, &p->c)) ||
-        (r = vka_layer_check_io(ctx, caller, call, io, &shape)))
+        (r = vka_layer_check_io(ctx, caller, call, io, &shape, &p->mask)))
         return r;
-    if (io->attention_mask_per_head && !io->attention_mask) /* as the reference says */
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
-                        caller);
     const vka_mha_call *c = &p->c;
     p->key = io->key ? io->key : io->value;
-    p->per_head_mask = io->attention_mask_per_head;
-    p->fold_query_mask = io->query_mask != NULL;
-    p->mask_count = p->per_head_mask ? c->mask_per_head : c->mask_shared;
-    p->mask = io->attention_mask;
+    const bool has_mask = io->query_mask || io->attention_mask;
     if ((r = check_scratch_size(ctx, c->q_proj, "the projected queries (B*Tq*H*key_dim)")) ||
         (r = check_scratch_size(ctx, c->k_proj, "the projected keys (B*Tv*H*key_dim)")) ||
         (r = check_scratch_size(ctx, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
         (r = check_scratch_size(ctx, c->context, "the attention context (B*Tq*H*value_dim)")) ||
-        (p->fold_query_mask &&
-         (r = check_scratch_size(ctx, p->mask_count, "the combined mask (B*[H*]Tq*Tv)"))))
+        (has_mask &&
+         (r = check_scratch_size(ctx, c->mask_per_head, "the combined mask (B*H*Tq*Tv)"))))
         return r;
-    const bool has_mask = p->fold_query_mask || io->attention_mask;
-    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, has_mask, p->per_head_mask,
-                        &p->sdpa);
+    /* the broadcast of the mask is known once recorded; it does not change
+     * what SDPA checks here */
+    const vkattn_broadcast none = {0};
+    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, has_mask ? &none : NULL, &p->sdpa);
     /* SDPA's own checks (fused path availability, score tensor limits) run
      * here, before anything is recorded */
     uint64_t workspace;
@@ -111,8 +101,6 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, mha_plan *p)
                   (r = scratch(layer, p, MHA_K_HEADS, c->k_proj)) ||
                   (r = scratch(layer, p, MHA_V_HEADS, c->v_proj)) ||
                   (r = scratch(layer, p, MHA_CTX_MERGED, c->context))))
-        return r;
-    if (p->fold_query_mask && (r = scratch(layer, p, MHA_MASK, p->mask_count)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -155,66 +143,21 @@ static vkattn_result record_projection(vkattn_mha *layer, VkCommandBuffer cmd, u
     return vkattn_heads_split_record(layer->ctx, cmd, &hp, &hio);
 }
 
-typedef struct mask_push {
-    uint32_t tq, tv, rows_per_batch, total;
-} mask_push;
-
-/* Enough groups to keep any GPU busy; beyond that each invocation loops. */
-#define MASK_MAX_GROUPS 4096u
-
-/* mask = query_mask AND attention_mask (if any), as 1/0: shaders/mha_mask.comp */
-static vkattn_result record_mask(vkattn_mha *layer, VkCommandBuffer cmd, const mha_plan *p,
-                                 const vkattn_layer_io *io)
-{
-    vkattn_context *ctx = layer->ctx;
-    const uint32_t mask_heads = p->per_head_mask ? layer->d.heads : 1;
-    mask_push push = {
-        .tq = p->c.tq,
-        .tv = p->c.tv,
-        .rows_per_batch = mask_heads * p->c.tq, /* <= total, checked to fit 32 bits */
-        .total = (uint32_t)p->mask_count,
-    };
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total, MASK_MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "mha_mask",
-        .code = vka_spv_mha_mask,
-        .code_size = vka_spv_mha_mask_size,
-        .n_bindings = 3,
-        .push_size = sizeof(mask_push),
-        .n_spec = 2,
-        .spec = {grid.threads, io->attention_mask != NULL},
-    };
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->query_mask, false),
-                     vka_bind_optional(ctx, io->attention_mask),
-                     vka_bind_tensor(p->t[MHA_MASK], true)},
-        .push = &push,
-        .groups = {grid.groups, 1, 1},
-        .caller = caller,
-    };
-    return vka_record_dispatch(ctx, cmd, &d);
-}
-
 static vkattn_result record_attention(vkattn_mha *layer, VkCommandBuffer cmd, const mha_plan *p,
-                                      const vkattn_layer_io *io, vkattn_tensor *q,
-                                      vkattn_tensor *k, vkattn_tensor *v)
+                                      const vkattn_layer_io *io, const vka_layer_mask *mask,
+                                      vkattn_tensor *q, vkattn_tensor *k, vkattn_tensor *v)
 {
-    vkattn_result r;
-    vkattn_tensor *mask = p->mask;
-    if (p->fold_query_mask) {
-        if ((r = record_mask(layer, cmd, p, io)))
-            return r;
-        mask = p->t[MHA_MASK];
-    }
+    vkattn_sdpa_params sp = p->sdpa;
+    sp.mask.has_mask = mask->tensor != NULL;
+    sp.mask.mask_broadcast = mask->broadcast;
     vkattn_sdpa_io sio = {
         .q = q, .k = k, .v = v,
         .value_mask = io->value_mask,
-        .mask = mask,
+        .mask = mask->tensor,
         .out = p->t[MHA_CTX_HEADS],
         .weights = io->scores,
     };
-    return vkattn_sdpa_record(layer->ctx, cmd, &p->sdpa, &sio);
+    return vkattn_sdpa_record(layer->ctx, cmd, &sp, &sio);
 }
 
 static vkattn_result record_output(vkattn_mha *layer, VkCommandBuffer cmd, const mha_plan *p,
@@ -243,7 +186,10 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
                         "%s: %s is NULL", caller, !layer ? "layer" : "cmd");
     mha_plan p;
     vkattn_result r;
-    if ((r = plan_call(layer, call, io, &p)) || (r = alloc_scratch(layer, &p)))
+    vka_layer_mask mask;
+    if ((r = plan_call(layer, call, io, &p)) || (r = alloc_scratch(layer, &p)) ||
+        (r = vka_layer_mask_record(layer->ctx, cmd, caller, &layer->scratch[MHA_MASK], call, io,
+                                   &p.mask, true, &mask)))
         return r;
     const vka_mha_dims *d = &layer->d;
     const mha_input inputs[3] = {
@@ -258,7 +204,7 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
     for (int i = 0; i < 3; i++)
         if ((r = record_projection(layer, cmd, p.c.batch, &inputs[i], &qkv[i])))
             return r;
-    if ((r = record_attention(layer, cmd, &p, io, qkv[0], qkv[1], qkv[2])))
+    if ((r = record_attention(layer, cmd, &p, io, &mask, qkv[0], qkv[1], qkv[2])))
         return r;
     return record_output(layer, cmd, &p, io);
 }

@@ -18,7 +18,7 @@ typedef enum mha_slot {
     MHA_V_HEADS,    /* (B, H, Tv, dv) */
     MHA_CTX_HEADS,  /* (B, H, Tq, dv) SDPA output */
     MHA_CTX_MERGED, /* (B, Tq, H*dv) */
-    MHA_MASK,       /* (B, H|1, Tq, Tv) query mask folded into the attention mask */
+    MHA_MASK,       /* (B|1, H|1, Tq|1, Tv) mask for the ops (vka_layer_mask_record) */
     MHA_SLOTS
 } mha_slot;
 

@@ -43,7 +43,8 @@ vkattn_result vka_layer_check_call(struct vkattn_context *ctx, const char *fn,
 }
 
 vkattn_mask_params vka_layer_mask_params(const vkattn_layer_call *call, vkattn_masked_row row,
-                                         bool has_value_mask, bool has_attention_mask)
+                                         bool has_value_mask,
+                                         const vkattn_broadcast *attention_mask)
 {
     vkattn_causal causal = VKATTN_CAUSAL_NONE;
     if (call->use_causal_mask)
@@ -52,9 +53,8 @@ vkattn_mask_params vka_layer_mask_params(const vkattn_layer_call *call, vkattn_m
         .causal = causal,
         .masked_row = row,
         .has_value_mask = has_value_mask,
-        .has_mask = has_attention_mask,
-        /* (B, Tq, Tv): one stored head, broadcast over the (single) head axis */
-        .mask_broadcast = {.heads = true},
+        .has_mask = attention_mask != NULL,
+        .mask_broadcast = attention_mask ? *attention_mask : (vkattn_broadcast){0},
     };
 }
 
@@ -102,6 +102,10 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
                         "%s: io->attention_mask_per_head is set; only MultiHeadAttention has "
                         "heads",
                         fn);
+    vka_mask_layout ml;
+    if ((io->attention_mask || io->attention_mask_rank) &&
+        (r = vka_ref_mask_layout(fn, call, io, 1, false, &ml)))
+        return r;
     const uint64_t qd[3] = {call->batch, call->tq, w->dq}, kd[3] = {call->batch, call->tv, w->dk};
     const uint64_t vd[3] = {call->batch, call->tv, w->dv}, od[3] = {call->batch, call->tq, w->dv};
     const uint64_t sd[3] = {call->batch, call->tq, call->tv};
@@ -118,6 +122,48 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
             (r = vka_ref_count(fn, "the key projection (B, Tv, units)", pk, 2, NULL)))
             return r;
     }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_mask_layout(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, uint32_t heads, bool multi_head,
+                                  vka_mask_layout *out)
+{
+    if (!io->attention_mask)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_rank is %u but io->attention_mask is NULL", fn,
+                        io->attention_mask_rank);
+    const bool per_head = io->attention_mask_per_head;
+    const vka_mask_target t = {.batch = call->batch, .heads = heads, .tq = call->tq,
+                               .tv = call->tv, .multi_head = multi_head,
+                               .per_head_legacy = per_head};
+    if (io->attention_mask_rank) {
+        if (io->attention_mask_rank > 4)
+            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: io->attention_mask_rank is %u; must be 0..4", fn,
+                            io->attention_mask_rank);
+        return vka_mask_resolve(NULL, fn, "io->attention_mask", io->attention_mask_rank,
+                                io->attention_mask_dims, &t, out);
+    }
+    const uint32_t full[4] = {call->batch, per_head ? heads : call->tq,
+                              per_head ? call->tq : call->tv, call->tv};
+    return vka_mask_resolve(NULL, fn, "io->attention_mask", per_head ? 4 : 3, full, &t, out);
+}
+
+vkattn_result vka_ref_mask_expand(const char *fn, const vkattn_layer_call *call,
+                                  const float *mask, const vka_mask_layout *l, float **out)
+{
+    const uint32_t heads = l->dims[1];
+    vkattn_result r = vka_ref_layer_alloc(fn, "the expanded attention mask",
+                                          (uint64_t)call->batch * heads * call->tq * call->tv, out);
+    if (r)
+        return r;
+    size_t n = 0;
+    for (uint32_t b = 0; b < call->batch; b++)
+        for (uint32_t h = 0; h < heads; h++)
+            for (uint32_t i = 0; i < call->tq; i++)
+                for (uint32_t j = 0; j < call->tv; j++)
+                    (*out)[n++] = mask[vka_mask_index(l, b, h, i, j)];
     return VKATTN_SUCCESS;
 }
 
@@ -147,14 +193,21 @@ vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call
                                    const vkattn_layer_host_io *io, const vka_layer_widths *w,
                                    float rate, float *s)
 {
-    (void)fn;
     vkattn_result r;
+    float *mask = NULL; /* (B, 1, Tq, Tv): the attention mask, broadcasts made explicit */
+    vka_mask_layout ml;
+    if (io->attention_mask && ((r = vka_ref_mask_layout(fn, call, io, 1, false, &ml)) ||
+                               (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &mask))))
+        return r;
+    const vkattn_broadcast one_head = {.heads = true};
     const vkattn_softmax_params sp = {
         .batch = call->batch, .heads = 1, .tq = call->tq, .tv = call->tv,
         .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
-                                      io->attention_mask != NULL),
+                                      mask ? &one_head : NULL),
     };
-    if ((r = vkattn_reference_softmax(&sp, s, NULL, io->value_mask, io->attention_mask, s)))
+    r = vkattn_reference_softmax(&sp, s, NULL, io->value_mask, mask, s);
+    free(mask);
+    if (r)
         return r;
     const vkattn_dropout_op_params dp = vka_layer_dropout_params(call, rate, 1);
     if ((r = vkattn_reference_dropout(&dp, s, s)))

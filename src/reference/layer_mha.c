@@ -21,12 +21,13 @@ static const char fn[] = "vkattn_reference_mha";
 /* Every f32 scratch tensor of one call. */
 typedef struct scratch {
     float *proj, *q, *k, *v, *ctx_heads, *ctx_merged, *mask;
+    float *attn; /* (B, H|1, Tq, Tv): the attention mask, broadcasts made explicit */
 } scratch;
 
 static void scratch_free(scratch *s)
 {
     free(s->proj), free(s->q), free(s->k), free(s->v);
-    free(s->ctx_heads), free(s->ctx_merged), free(s->mask);
+    free(s->ctx_heads), free(s->ctx_merged), free(s->mask), free(s->attn);
 }
 
 static vkattn_result alloc_floats(uint64_t n, float **out)
@@ -86,9 +87,10 @@ static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weigh
 }
 
 /* The same rules as the GPU layer's io check (vka_layer_check_io), on host
- * arrays, whose sizes cannot be checked. */
+ * arrays, whose sizes cannot be checked; *mask is the attention mask's layout
+ * when there is one. */
 static vkattn_result check_io(const vka_mha_dims *d, const vkattn_layer_call *call,
-                              const vkattn_layer_host_io *io)
+                              const vkattn_layer_host_io *io, vka_mask_layout *mask)
 {
     vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
     if (r)
@@ -97,6 +99,8 @@ static vkattn_result check_io(const vka_mha_dims *d, const vkattn_layer_call *ca
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
                         fn);
+    if (io->attention_mask || io->attention_mask_rank)
+        return vka_ref_mask_layout(fn, call, io, d->heads, true, mask);
     return VKATTN_SUCCESS;
 }
 
@@ -143,7 +147,7 @@ static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float
 
 static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
-                         const vkattn_layer_host_io *io, scratch *s)
+                         const vkattn_layer_host_io *io, uint32_t mask_heads, scratch *s)
 {
     vkattn_result r;
     const float *key = io->key ? io->key : io->value;
@@ -155,15 +159,14 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                            w->value_kernel, w->value_bias, s->proj, s->v)))
         return r;
 
-    const float *mask = io->attention_mask;
+    const float *mask = s->attn;
     if (io->query_mask) {
-        combine_mask(c, io->attention_mask_per_head ? d->heads : 1, io->attention_mask,
-                     io->query_mask, s->mask);
+        combine_mask(c, mask_heads, s->attn, io->query_mask, s->mask);
         mask = s->mask;
     }
+    const vkattn_broadcast stored = {.heads = mask_heads == 1};
     vkattn_sdpa_params sp;
-    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask != NULL,
-                        io->attention_mask_per_head, &sp);
+    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, &sp);
     if ((r = vkattn_reference_sdpa(&sp, s->q, s->k, s->v, NULL, io->value_mask, mask,
                                    s->ctx_heads, io->scores)))
         return r;
@@ -182,14 +185,21 @@ vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha
     vkattn_result r;
     vka_mha_dims d;
     vka_mha_call c;
+    vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
     if ((r = vka_mha_resolve_desc(NULL, fn, desc, &d)) || (r = check_weights(&d, w)) ||
-        (r = vka_mha_resolve_call(NULL, fn, &d, call, &c)) || (r = check_io(&d, call, io)))
+        (r = vka_mha_resolve_call(NULL, fn, &d, call, &c)) || (r = check_io(&d, call, io, &ml)))
         return r;
     scratch s;
-    const uint64_t mask_count = io->attention_mask_per_head ? c.mask_per_head : c.mask_shared;
+    const uint32_t mask_heads = ml.dims[1]; /* of the expanded mask: H or 1 */
+    const uint64_t mask_count = mask_heads > 1 ? c.mask_per_head : c.mask_shared;
     if ((r = scratch_alloc(&c, io->query_mask != NULL, mask_count, &s)))
         return r;
-    r = run(&d, &c, w, call, io, &s);
+    if (io->attention_mask &&
+        (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &s.attn))) {
+        scratch_free(&s);
+        return r;
+    }
+    r = run(&d, &c, w, call, io, mask_heads, &s);
     scratch_free(&s);
     return r;
 }

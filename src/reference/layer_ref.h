@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/mask_shape.h"
 #include "vkattn/layer_params.h"
 
 struct vkattn_context;
@@ -41,10 +42,12 @@ vkattn_result vka_layer_check_call(struct vkattn_context *ctx, const char *fn,
                                    const vkattn_layer_call *call);
 
 /* The softmax masks of a single-head layer call: causal per the call, value
- * mask and (B, Tq, Tv) attention mask when present, a fully masked row per
- * `row` (UNIFORM for the Keras single-head layers). */
+ * mask when present, an attention mask stored as `attention_mask` says (NULL
+ * = none; its head axis is always 1), a fully masked row per `row` (UNIFORM
+ * for the Keras single-head layers). */
 vkattn_mask_params vka_layer_mask_params(const vkattn_layer_call *call, vkattn_masked_row row,
-                                         bool has_value_mask, bool has_attention_mask);
+                                         bool has_value_mask,
+                                         const vkattn_broadcast *attention_mask);
 
 /* The dropout of a (B, heads, Tq, Tv) weight tensor for this call. */
 vkattn_dropout_op_params vka_layer_dropout_params(const vkattn_layer_call *call, float rate,
@@ -59,7 +62,8 @@ vkattn_result vka_ref_layer_check_presence(const char *fn, const vkattn_layer_ca
 
 /* Host io checks for the single-head references: query, value, output
  * present; scores present iff return_attention_scores; a NULL key needs
- * dk == dv (key = value); no per-head attention mask; all sizes addressable. */
+ * dk == dv (key = value); no per-head attention mask; an attention mask shape
+ * that broadcasts to (B, Tq, Tv); all sizes addressable. */
 vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
                                      const vkattn_layer_host_io *io, const vka_layer_widths *w);
 
@@ -70,6 +74,20 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
 vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call,
                                    const vkattn_layer_host_io *io, const vka_layer_widths *w,
                                    float rate, float *s);
+
+/* The layout of io->attention_mask (core/mask_shape.h) against (B, heads,
+ * Tq, Tv): from attention_mask_rank/dims, or, at rank 0, the full mask
+ * (B, Tq, Tv), or (B, H, Tq, Tv) with attention_mask_per_head. multi_head
+ * allows rank 4. Requires io->attention_mask; a rank without a mask, or a
+ * rank above 4, fails too. */
+vkattn_result vka_ref_mask_layout(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, uint32_t heads, bool multi_head,
+                                  vka_mask_layout *out);
+
+/* *out = a malloc'd (B, l->dims[1], Tq, Tv) copy of `mask` read through l:
+ * every broadcast made explicit except the head axis. */
+vkattn_result vka_ref_mask_expand(const char *fn, const vkattn_layer_call *call,
+                                  const float *mask, const vka_mask_layout *l, float **out);
 
 /* malloc of n floats, failing with OUT_OF_HOST_MEMORY naming `what`. */
 vkattn_result vka_ref_layer_alloc(const char *fn, const char *what, uint64_t n, float **out);

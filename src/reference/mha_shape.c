@@ -126,8 +126,8 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
 }
 
 void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
-                         const vkattn_layer_call *call, bool has_value_mask, bool has_mask,
-                         bool mask_per_head, vkattn_sdpa_params *out)
+                         const vkattn_layer_call *call, bool has_value_mask,
+                         const vkattn_broadcast *mask, vkattn_sdpa_params *out)
 {
     *out = (vkattn_sdpa_params){
         .batch = c->batch,
@@ -142,8 +142,8 @@ void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
                 .causal = c->causal,
                 .masked_row = VKATTN_MASKED_ROW_ZERO,
                 .has_value_mask = has_value_mask,
-                .has_mask = has_mask,
-                .mask_broadcast = {.heads = has_mask && !mask_per_head},
+                .has_mask = mask != NULL,
+                .mask_broadcast = mask ? *mask : (vkattn_broadcast){0},
             },
         .dropout =
             {

@@ -57,9 +57,9 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
 
 /* The SDPA params of a call: heads, scale 1/sqrt(key_dim), masked rows zero,
  * causal, value mask / explicit mask flags, dropout, scores before dropout.
- * has_mask: an explicit mask is passed, shared over heads unless per_head. */
+ * mask: how the explicit mask passed is stored, NULL = none. */
 void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
-                         const vkattn_layer_call *call, bool has_value_mask, bool has_mask,
-                         bool mask_per_head, vkattn_sdpa_params *out);
+                         const vkattn_layer_call *call, bool has_value_mask,
+                         const vkattn_broadcast *mask, vkattn_sdpa_params *out);
 
 #endif /* VKA_MHA_SHAPE_H */

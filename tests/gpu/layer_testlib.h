@@ -6,6 +6,7 @@
 #define VKATTN_TEST_LAYER_TESTLIB_H
 
 #include "harness.h"
+#include "mask_forms.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct lt_opts {
     bool scores; /* return_attention_scores */
     uint64_t seed, offset;
     vkattn_sdpa_path path;
+    const char *am_form; /* attention mask shape (mask_forms.h); NULL = a flat full mask */
 } lt_opts;
 
 /* One call: host inputs, and the reference's outputs. */
@@ -34,6 +36,7 @@ typedef struct lt_data {
     size_t nq, nk, nv, nqm, nvm, nam, nout, nsc;
     float *q, *k, *v, *qm, *vm, *am;
     float *ref_out, *ref_scores;
+    lt_mask_shape am_shape; /* when o.am_form */
 } lt_data;
 
 /* Random 0/1 mask; sometimes a whole row (the last batch's, or the first
@@ -69,7 +72,11 @@ static inline void lt_data_init(lt_data *d, const lt_shape *s, const lt_opts *o)
         d->vm = tu_floats(d->nvm);
         lt_fill_mask(d->vm, B, tv);
     }
-    if (o->attention_mask) {
+    if (o->attention_mask && o->am_form) {
+        d->am_shape = lt_mask_form(o->am_form, s->B, 1, s->tq, s->tv);
+        d->nam = lt_mask_count(&d->am_shape);
+        d->am = lt_mask_random(&d->am_shape);
+    } else if (o->attention_mask) {
         d->am = tu_floats(d->nam);
         lt_fill_mask(d->am, B * tq, tv);
     }
@@ -99,10 +106,15 @@ static inline vkattn_layer_call lt_call(const lt_data *d)
 
 static inline vkattn_layer_host_io lt_host_io(lt_data *d)
 {
-    return (vkattn_layer_host_io){
+    vkattn_layer_host_io io = {
         .query = d->q, .value = d->v, .key = d->k, .query_mask = d->qm, .value_mask = d->vm,
         .attention_mask = d->am, .output = d->ref_out, .scores = d->ref_scores,
     };
+    if (d->am && d->o.am_form) {
+        io.attention_mask_rank = d->am_shape.rank;
+        memcpy(io.attention_mask_dims, d->am_shape.dims, sizeof io.attention_mask_dims);
+    }
+    return io;
 }
 
 static inline void lt_describe(char *buf, size_t n, const lt_data *d, const char *layer)
@@ -111,10 +123,11 @@ static inline void lt_describe(char *buf, size_t n, const lt_data *d, const char
     const lt_opts *o = &d->o;
     snprintf(buf, n,
              "%s B=%u Tq=%u Tv=%u Dq=%u Dk=%u Dv=%u key=%d qmask=%d vmask=%d amask=%d causal=%d%s "
-             "training=%d seed=%llu offset=%llu scores=%d path=%d",
+             "training=%d seed=%llu offset=%llu scores=%d path=%d amask_form=%s",
              layer, s->B, s->tq, s->tv, s->dq, s->dk, s->dv, o->key, o->query_mask, o->value_mask,
              o->attention_mask, o->causal, o->bottom_right ? "(br)" : "", o->training,
-             (unsigned long long)o->seed, (unsigned long long)o->offset, o->scores, (int)o->path);
+             (unsigned long long)o->seed, (unsigned long long)o->offset, o->scores, (int)o->path,
+             o->am_form ? o->am_form : "full");
 }
 
 /* Random options; `causal_ok` false where a layer test wants none. */
@@ -149,7 +162,8 @@ static inline void lt_gpu_init(vkattn_context *ctx, lt_gpu *g, const lt_data *d)
     g->k = lt_opt_tensor(ctx, d->k, d->nk);
     g->qm = lt_opt_tensor(ctx, d->qm, d->nqm);
     g->vm = lt_opt_tensor(ctx, d->vm, d->nvm);
-    g->am = lt_opt_tensor(ctx, d->am, d->nam);
+    g->am = d->am && d->o.am_form ? lt_mask_tensor(ctx, &d->am_shape, d->am)
+                                  : lt_opt_tensor(ctx, d->am, d->nam);
     g->out = th_tensor(ctx, d->nout, NULL); /* poisoned with NaN */
     g->sc = d->o.scores ? th_tensor(ctx, d->nsc, NULL) : NULL;
 }
@@ -252,6 +266,41 @@ static inline void lt_check_example(const lt_example *e, const lt_data *d, const
         snprintf(what, sizeof what, "%s: %s scores", e->name, who);
         lt_assert_case(scores, e->scores, d->nsc, e->atol, e->rtol, what);
     }
+}
+
+/* The forms of mask_forms.h a single-head layer takes, each on two random
+ * shapes (batch 1, then 2 or 3; odd sizes, Tq != Tv, Tv > 1 so a key axis of
+ * 1 is a real broadcast), with other masks and causal drawn at random.
+ * `make` fills the widths a layer needs; `check` runs one case vs the
+ * reference (it poisons the outputs with NaN first). */
+static inline void lt_each_mask_form(vkattn_context *ctx, void (*make)(lt_shape *, const lt_opts *),
+                                     void (*check)(vkattn_context *, const lt_shape *,
+                                                   const lt_opts *, int variant))
+{
+    const size_t n = sizeof lt_mask_forms_single / sizeof lt_mask_forms_single[0];
+    for (size_t f = 0; f < n; f++)
+        for (int rep = 0; rep < 2; rep++) {
+            lt_opts o = {.key = tu_rand_range(0, 1), .query_mask = tu_rand_range(0, 2) == 0,
+                         .value_mask = tu_rand_range(0, 2) == 0, .attention_mask = true,
+                         .causal = tu_rand_range(0, 3) == 0, .scores = tu_rand_range(0, 1),
+                         .am_form = lt_mask_forms_single[f]};
+            lt_shape s = {rep ? tu_rand_range(2, 3) : 1, 2 * tu_rand_range(0, 4) + 1,
+                          2 * tu_rand_range(1, 6), 2 * tu_rand_range(1, 4) + 1,
+                          2 * tu_rand_range(1, 3) + 1, tu_rand_range(1, 7), 0};
+            make(&s, &o);
+            check(ctx, &s, &o, (int)(f * 2 + (size_t)rep));
+        }
+}
+
+/* A mask of shape (Tq + 1, Tv + 1): broadcasts to nothing, and its element
+ * count is not the full mask's either. */
+static inline vkattn_tensor *lt_bad_mask(vkattn_context *ctx, uint32_t tq, uint32_t tv)
+{
+    const lt_mask_shape s = {.rank = 2, .dims = {tq + 1, tv + 1}};
+    float *zeros = calloc(lt_mask_count(&s), sizeof(float));
+    vkattn_tensor *t = lt_mask_tensor(ctx, &s, zeros);
+    free(zeros);
+    return t;
 }
 
 /* Fails unless r is `code` and the last error mentions `needle`. */

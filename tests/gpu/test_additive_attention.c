@@ -175,6 +175,18 @@ static void test_each_mask(void **state)
     }
 }
 
+static void check_mask_form(vkattn_context *ctx, const lt_shape *s, const lt_opts *o, int variant)
+{
+    vkattn_additive_attention_desc desc = desc_for(s, variant % 3 == 0, 0.0f);
+    check_case(ctx, &desc, s, o);
+}
+
+/* Every broadcast form of the attention mask vs the reference. */
+static void test_mask_broadcast(void **state)
+{
+    lt_each_mask_form(TH_CTX(state), make_shape, check_mask_form);
+}
+
 static void test_random(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -290,6 +302,12 @@ static void test_bad_args(void **state)
     LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
     io.value_mask = NULL;
+    vkattn_tensor *bad_mask = lt_bad_mask(ctx, tq, tv);
+    io.attention_mask = bad_mask;
+    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "io->attention_mask has shape (4, 6)");
+    io.attention_mask = NULL;
+    vkattn_tensor_destroy(bad_mask);
     LT_EXPECT_ERROR(vkattn_additive_attention_record(att, VK_NULL_HANDLE, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "cmd");
     th_assert_validation_clean();
@@ -321,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_examples_reference), cmocka_unit_test(test_examples_gpu),
         cmocka_unit_test(test_fixed_shapes),       cmocka_unit_test(test_each_mask),
         cmocka_unit_test(test_random),             cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_mask_broadcast),
         cmocka_unit_test(test_seed_shapes),        cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_args),
     };

@@ -267,6 +267,29 @@ static void test_each_mask(void **state)
         }
 }
 
+/* Every broadcast form of the attention mask, dot (fused and unfused) and
+ * concat, vs the reference. */
+static void check_mask_form(vkattn_context *ctx, const lt_shape *s, const lt_opts *o, int variant)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        lt_shape sh = *s;
+        lt_opts oo = *o;
+        if (mode == VKATTN_SCORE_DOT) {
+            /* few widths: each fused pipeline costs seconds on lavapipe */
+            sh.dq = sh.dk = 5, sh.dv = sh.dout = o->key ? 3 : 5;
+            oo.path = !oo.scores && variant % 2 ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
+        }
+        vkattn_attention_desc desc = desc_for(&sh, (vkattn_score_mode)mode, true, 0.0f);
+        vkattn_attention_weights w = {.scale = 0.8f, .concat_score_weight = 1.3f};
+        check_case(ctx, &desc, &w, &sh, &oo);
+    }
+}
+
+static void test_mask_broadcast(void **state)
+{
+    lt_each_mask_form(TH_CTX(state), make_shape, check_mask_form);
+}
+
 static void test_random(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -526,9 +549,14 @@ static void test_bad_call(void **state)
     io = io0, io.value_mask = short_mask;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
-    io = io0, io.attention_mask = short_mask;
+    io = io0, io.attention_mask = short_mask; /* 5 elements: (Tv), which broadcasts */
+    TH_OK(ctx, vkattn_attention_run(att, &good, &io));
+    vkattn_tensor *bad_mask = lt_bad_mask(ctx, tq, tv);
+    io = io0, io.attention_mask = bad_mask;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
-                    "io->attention_mask");
+                    "io->attention_mask has shape (4, 6) (rank 2); must broadcast to (B, Tq, Tv) "
+                    "= (2, 3, 5)");
+    vkattn_tensor_destroy(bad_mask);
     io = io0, io.attention_mask = sc, io.attention_mask_per_head = true;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "attention_mask_per_head");
@@ -597,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_examples_reference), cmocka_unit_test(test_reference_bad_args),
         cmocka_unit_test(test_examples_gpu),       cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_each_mask),          cmocka_unit_test(test_random),
+        cmocka_unit_test(test_mask_broadcast),
         cmocka_unit_test(test_dropout),            cmocka_unit_test(test_paths),
         cmocka_unit_test(test_seed_shapes),        cmocka_unit_test(test_zero_scale),
         cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_weights),

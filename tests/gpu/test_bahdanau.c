@@ -241,6 +241,18 @@ static void test_each_mask(void **state)
     }
 }
 
+static void check_mask_form(vkattn_context *ctx, const lt_shape *s, const lt_opts *o, int variant)
+{
+    vkattn_bahdanau_desc desc = desc_for(s, (uint32_t)(3 + variant % 4), 0.0f);
+    check_case(ctx, &desc, s, o, variant % 2 ? 0.25f : 0.0f);
+}
+
+/* Every broadcast form of the attention mask vs the reference. */
+static void test_mask_broadcast(void **state)
+{
+    lt_each_mask_form(TH_CTX(state), make_shape, check_mask_form);
+}
+
 static void test_random(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -378,6 +390,12 @@ static void test_bad_args(void **state)
     io.key = k, io.query = qwide;
     LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io.query = q;
+    vkattn_tensor *bad_mask = lt_bad_mask(ctx, 1, tv);
+    io.attention_mask = bad_mask;
+    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "io->attention_mask has shape (2, 7)");
+    io.attention_mask = NULL;
+    vkattn_tensor_destroy(bad_mask);
     call.tq = 2; /* the query holds one step */
     LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     LT_EXPECT_ERROR(vkattn_bahdanau_run(NULL, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
@@ -404,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_examples_reference), cmocka_unit_test(test_examples_gpu),
         cmocka_unit_test(test_seed_shapes),        cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_each_mask),          cmocka_unit_test(test_random),
+        cmocka_unit_test(test_mask_broadcast),
         cmocka_unit_test(test_dropout),            cmocka_unit_test(test_score_bias),
         cmocka_unit_test(test_weights),            cmocka_unit_test(test_bad_args),
     };

@@ -17,6 +17,7 @@
  * max|got - ref| <= 2e-5 * max(max|ref|, 1) for outputs and 5e-6 absolute for
  * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7. */
 #include "harness.h"
+#include "mask_forms.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ typedef struct mcase {
     bool self_attn; /* the query tensor is also value (and key) */
     bool query_mask, value_mask;
     attn_kind attn;
+    const char *am_form; /* with attn SHARED: the mask's shape (mask_forms.h); NULL = flat */
 } mcase;
 
 /* desc with defaults resolved */
@@ -58,11 +60,16 @@ typedef struct sizes {
     size_t query, key, value, qm, vm, am, out, scores;
 } sizes;
 
+static lt_mask_shape mask_shape_of(const mcase *m)
+{
+    return lt_mask_form(m->am_form, m->call.batch, m->desc.num_heads, m->call.tq, m->call.tv);
+}
+
 static sizes sizes_of(const mcase *m)
 {
     const widths w = widths_of(&m->desc);
     const size_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
-    return (sizes){
+    sizes r = {
         .wq = (size_t)w.Dq * w.H * w.dk, .bq = (size_t)w.H * w.dk,
         .wk = (size_t)w.Dk * w.H * w.dk, .bk = (size_t)w.H * w.dk,
         .wv = (size_t)w.Dv * w.H * w.dv, .bv = (size_t)w.H * w.dv,
@@ -72,6 +79,11 @@ static sizes sizes_of(const mcase *m)
         .am = B * (m->attn == ATTN_PER_HEAD ? w.H : 1) * Tq * Tv,
         .out = B * Tq * w.Dout, .scores = B * w.H * Tq * Tv,
     };
+    if (m->am_form) {
+        const lt_mask_shape ms = mask_shape_of(m);
+        r.am = lt_mask_count(&ms);
+    }
+    return r;
 }
 
 /* Host data of one case: weights (Keras layout) and inputs. */
@@ -107,8 +119,12 @@ static void host_random(const mcase *m, host *h)
         tu_fill_mask(h->qm = tu_floats(s.qm), s.qm, 0.75f);
     if (m->value_mask)
         tu_fill_mask(h->vm = tu_floats(s.vm), s.vm, 0.75f);
-    if (m->attn != ATTN_NONE)
+    if (m->am_form) {
+        const lt_mask_shape ms = mask_shape_of(m);
+        h->am = lt_mask_random(&ms);
+    } else if (m->attn != ATTN_NONE) {
         tu_fill_mask(h->am = tu_floats(s.am), s.am, 0.75f);
+    }
 }
 
 static void host_free(const mcase *m, host *h)
@@ -123,12 +139,29 @@ static void host_free(const mcase *m, host *h)
 
 static vkattn_layer_host_io host_io(const mcase *m, const host *h, float *out, float *scores)
 {
-    return (vkattn_layer_host_io){
+    vkattn_layer_host_io io = {
         .query = h->query, .value = h->value, .key = h->key, .query_mask = h->qm,
         .value_mask = h->vm, .attention_mask = h->am,
         .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
         .output = out, .scores = m->call.return_attention_scores ? scores : NULL,
     };
+    if (m->am_form) {
+        const lt_mask_shape ms = mask_shape_of(m);
+        io.attention_mask_rank = ms.rank;
+        memcpy(io.attention_mask_dims, ms.dims, sizeof ms.dims);
+    }
+    return io;
+}
+
+/* The attention mask on the device: its own shape, or flat. */
+static vkattn_tensor *gpu_mask(vkattn_context *ctx, const mcase *m, const host *h)
+{
+    if (!h->am)
+        return NULL;
+    if (!m->am_form)
+        return th_tensor(ctx, sizes_of(m).am, h->am);
+    const lt_mask_shape ms = mask_shape_of(m);
+    return lt_mask_tensor(ctx, &ms, h->am);
 }
 
 /* Runs the case on the GPU: a fresh layer, weights set, outputs poisoned;
@@ -147,7 +180,7 @@ static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h,
         .key = h->key ? th_tensor(ctx, s.key, h->key) : NULL,
         .query_mask = h->qm ? th_tensor(ctx, s.qm, h->qm) : NULL,
         .value_mask = h->vm ? th_tensor(ctx, s.vm, h->vm) : NULL,
-        .attention_mask = h->am ? th_tensor(ctx, s.am, h->am) : NULL,
+        .attention_mask = gpu_mask(ctx, m, h),
         .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
         .output = th_tensor(ctx, s.out, NULL),
         .scores = m->call.return_attention_scores ? th_tensor(ctx, s.scores, NULL) : NULL,
@@ -172,11 +205,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
-             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d causal=%d br=%d train=%d scores=%d "
-             "path=%d",
+             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d br=%d train=%d "
+             "scores=%d path=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
-             m->query_mask, m->value_mask, (int)m->attn, c->use_causal_mask,
+             m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
+             c->use_causal_mask,
              c->causal_bottom_right, c->training, c->return_attention_scores, (int)c->path);
 }
 
@@ -302,6 +336,33 @@ static void test_random_cases(void **state)
         mcase m = random_case();
         check_case(ctx, &m);
     }
+}
+
+/* Every broadcast form of the attention mask (ranks 1..4), each on two random
+ * shapes (batch 1, then 2 or 3; odd sizes, Tq != Tv, Tv > 1), H in {1, 2, 3},
+ * the fused path (no returned scores) and the unfused one in turn, with a
+ * query mask (folded into the mask) and a value mask at random. */
+static void test_mask_broadcast(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const size_t n1 = sizeof lt_mask_forms_single / sizeof lt_mask_forms_single[0];
+    const size_t n4 = sizeof lt_mask_forms_multi / sizeof lt_mask_forms_multi[0];
+    for (size_t f = 0; f < n1 + n4; f++)
+        for (int rep = 0; rep < 2; rep++) {
+            const int v = (int)(2 * f) + rep;
+            mcase m = {
+                .desc = {.num_heads = 1 + (uint32_t)(v % 3), .key_dim = 3, .value_dim = 5,
+                         .query_dim = 7, .value_width = 6, .output_dim = 5},
+                .call = {.batch = rep ? tu_rand_range(2, 3) : 1,
+                         .tq = 2 * tu_rand_range(0, 4) + 1, .tv = 2 * tu_rand_range(1, 6),
+                         .use_causal_mask = tu_rand_range(0, 3) == 0},
+                .query_mask = coin(), .value_mask = coin(), .attn = ATTN_SHARED,
+                .am_form = f < n1 ? lt_mask_forms_single[f] : lt_mask_forms_multi[f - n1],
+            };
+            m.call.return_attention_scores = v % 2 == 0;
+            m.call.path = v % 2 ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
+            check_case(ctx, &m);
+        }
 }
 
 /* A fixed cross-attention case with every width different. */
@@ -769,6 +830,18 @@ static void test_bad_record(void **state)
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
     io = io0, io.attention_mask_per_head = true;
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    {
+        /* shapes that broadcast to neither (B, Tq, Tv) nor (B, H, Tq, Tv) */
+        const lt_mask_shape bad[] = {{4, {2, 3, 3, 4}}, {3, {2, 1, 5}}, {2, {2, 4}}};
+        float zeros[72] = {0};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            vkattn_tensor *t = lt_mask_tensor(ctx, &bad[i], zeros);
+            io = io0, io.attention_mask = t;
+            expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask has shape (");
+            assert_non_null(strstr(vkattn_last_error(), "(B, H, Tq, Tv) = (2, 2, 3, 4)"));
+            vkattn_tensor_destroy(t);
+        }
+    }
     io = io0, c.return_attention_scores = true;
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
     io.scores = f.am; /* (B, Tq, Tv): scores are per head */
@@ -806,7 +879,7 @@ int main(void)
         cmocka_unit_test(test_dropout),           cmocka_unit_test(test_paths),
         cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_chained_calls),
         cmocka_unit_test(test_random_cases),      cmocka_unit_test(test_bad_create_and_weights),
-        cmocka_unit_test(test_bad_record),
+        cmocka_unit_test(test_bad_record),        cmocka_unit_test(test_mask_broadcast),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -484,15 +484,22 @@ static bool parse_masks(json_t *obj, ab_case *c, char *err, size_t err_size)
     ab_nd *am = &c->attention_mask;
     if (!am->data)
         return true;
+    /* Keras's broadcast (docs/LAYERS.md): rank 1..3 right-aligned against
+     * (B, Tq, Tv) and shared by the heads; rank 4 (MultiHeadAttention only)
+     * against (B, H, Tq, Tv). Expanded here to the full mask. */
     if (am->rank == 4 && c->kind == AB_LAYER_MHA) {
         uint32_t full[4] = {c->batch, c->heads, c->tq, c->tv};
         c->attention_mask_per_head = true;
         return broadcast_mask(am, 4, full, "attention_mask", err, err_size);
     }
-    if (am->rank != 3)
-        return FAIL("attention_mask: rank %u; must be (B, Tq, Tv)%s", am->rank,
-                    c->kind == AB_LAYER_MHA ? " or (B, H, Tq, Tv)" : "");
+    if (am->rank < 1 || am->rank > 3)
+        return FAIL("attention_mask: rank %u; must be 1..3, broadcasting to (B, Tq, Tv)%s",
+                    am->rank, c->kind == AB_LAYER_MHA ? ", or 4, to (B, H, Tq, Tv)" : "");
     uint32_t full[3] = {c->batch, c->tq, c->tv};
+    const uint32_t pad = 3 - am->rank; /* leading dims of 1 */
+    for (uint32_t i = 3; i-- > 0;)
+        am->dims[i] = i >= pad ? am->dims[i - pad] : 1;
+    am->rank = 3;
     return broadcast_mask(am, 3, full, "attention_mask", err, err_size);
 }
 

@@ -1,0 +1,60 @@
+/* See mask_expand.h. */
+#include "ops/mask_expand.h"
+
+#include "core/check.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct mask_push {
+    uint32_t tq, tv, heads, total;
+    uint32_t sb, sh, si, sj;
+} mask_push;
+
+/* Enough groups to keep any GPU busy; beyond that each invocation loops. */
+#define MAX_GROUPS 4096u
+
+vkattn_result vka_mask_expand_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                     const vka_mask_expand *e)
+{
+    const uint64_t dims[4] = {e->batch, e->heads, e->tq, e->tv};
+    uint64_t total;
+    if (!vka_product_u64(dims, 4, &total) || total > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the expanded attention mask (%u x %u x %u x %u) exceeds 32-bit "
+                        "indexing",
+                        caller, e->batch, e->heads, e->tq, e->tv);
+    vkattn_result r;
+    if ((e->query_mask && (r = vka_tensor_check(ctx, e->query_mask, (uint64_t)e->batch * e->tq,
+                                                caller, "io->query_mask"))) ||
+        (e->attn && (r = vka_tensor_check(ctx, e->attn, e->layout->count, caller,
+                                          "io->attention_mask"))) ||
+        (r = vka_tensor_check(ctx, e->out, total, caller, "the expanded attention mask")))
+        return r;
+    mask_push push = {.tq = e->tq, .tv = e->tv, .heads = e->heads, .total = (uint32_t)total};
+    if (e->attn) { /* each stride < count <= total fits 32 bits */
+        push.sb = (uint32_t)e->layout->stride[0], push.sh = (uint32_t)e->layout->stride[1];
+        push.si = (uint32_t)e->layout->stride[2], push.sj = (uint32_t)e->layout->stride[3];
+    }
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = "mask_expand",
+        .code = vka_spv_mask_expand,
+        .code_size = vka_spv_mask_expand_size,
+        .n_bindings = 3,
+        .push_size = sizeof(mask_push),
+        .n_spec = 3,
+        .spec = {grid.threads, e->attn != NULL, e->query_mask != NULL},
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_optional(ctx, e->query_mask), vka_bind_optional(ctx, e->attn),
+                     vka_bind_tensor(e->out, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
