@@ -40,7 +40,9 @@ static vkattn_tuning tuning_from_env(void)
     return VKATTN_TUNING_AUTO;
 }
 
-int th_setup(void **state)
+int th_setup(void **state) { return th_setup_with(state, getenv("VKATTN_TEST_PROFILE"), 0); }
+
+int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work)
 {
     tu_seed();
     vkattn_context_desc desc = {
@@ -51,7 +53,8 @@ int th_setup(void **state)
         .tuning = tuning_from_env(),
         /* VKATTN_TEST_PROFILE=mobile-min (CI's fourth pass) runs the suite
          * under the Vulkan 1.1 minimums; the library reads no variable. */
-        .profile = getenv("VKATTN_TEST_PROFILE"),
+        .profile = profile,
+        .max_dispatch_work = max_dispatch_work,
     };
     vkattn_context *ctx = NULL;
     vkattn_result r = vkattn_context_create(&desc, &ctx);

@@ -12,6 +12,9 @@
 /* cmocka group setup/teardown: *state becomes the vkattn_context. */
 int th_setup(void **state);
 int th_teardown(void **state);
+/* As th_setup, with this profile (NULL = "desktop") and watchdog budget
+ * (0 = the profile's) instead of VKATTN_TEST_PROFILE's. */
+int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work);
 
 /* Fails the test if the validation layer said anything at WARN or ERROR since
  * the last call (the messages are printed). */
