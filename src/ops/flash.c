@@ -1,5 +1,10 @@
 /* The fused SDPA kernel: what it supports, tile choice from the device's
- * limits, and the dispatch of shaders/flash.comp. */
+ * limits, and the dispatch of shaders/flash.comp, or of its 4-binding layout
+ * shaders/flash_packed.comp (one kernel, shaders/common/flash_body.glsl) on
+ * devices that allow fewer than 8 storage buffers per shader. A call is split
+ * into several dispatches along its row blocks (and (batch, K/V head) pairs)
+ * when it exceeds the context's watchdog budget or the workgroup-count limits;
+ * each piece computes whole rows, so the bits do not depend on the split. */
 #include "ops/flash.h"
 
 #include <math.h>
@@ -9,6 +14,7 @@
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
+#include "vk/pack.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vkattn/philox.h"
@@ -20,7 +26,13 @@ typedef struct flash_push {
     uint32_t bias_b, bias_h, bias_i;
     uint32_t seed_lo, seed_hi, offset_mix, threshold;
     float drop_scale;
+    uint32_t x_base, z_base; /* first workgroup of a piece of a split call */
+    uint32_t bias_off, vmask_off, mask_off, lse_off; /* packed layout: element offsets */
 } flash_push;
+
+/* Storage buffers of shaders/flash.comp; flash_packed.comp needs 4. */
+#define FLASH_BINDINGS 8u
+#define FLASH_PACKED_BINDINGS 4u
 
 /* The call's shape with every default resolved. */
 typedef struct flash_shape {
@@ -62,7 +74,9 @@ static uint64_t shared_bytes(uint32_t bc, uint32_t dk, uint32_t dv)
  * workgroups to spread over the cores; never fewer, even for a single query
  * row (decoding): the tile loads are unrolled over the invocations, and idle
  * invocations skip the math. Keys per tile: the largest of 32, 16, 8, 4 whose
- * tiles fit the shared memory. */
+ * tiles fit the shared memory: shared_bytes(bc, dk, dv), e.g. 16.6 KiB at
+ * bc = 32, d = 16; 8.3 KiB at bc = 4, dk = dv = 256, so every width fits the
+ * Vulkan minimum of 16 KiB with some tile. Both layouts use the same tiles. */
 static bool choose_tiles(const vkattn_context_info *info, const flash_shape *s, flash_tiles *t)
 {
     const uint64_t rows = (uint64_t)s->group * s->tq, heads = (uint64_t)s->batch * s->kv_heads;
@@ -114,8 +128,8 @@ static bool fits_u32_indexing(const flash_shape *s, const vkattn_mask_params *m)
     return !m->has_bias || bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
 }
 
-static bool shape_supported(const vkattn_context_info *info, const flash_shape *s,
-                            const vkattn_sdpa_params *p, const char **why)
+/* Shapes the kernel cannot serve on any device: VKATTN_ERROR_UNSUPPORTED. */
+static bool shape_supported(const flash_shape *s, const vkattn_sdpa_params *p, const char **why)
 {
     if (!s->batch || !s->tq || !s->tv || !s->dk || !s->kv_heads || s->heads % s->kv_heads)
         *why = "the shape is invalid (a zero size, or heads not a multiple of kv_heads)";
@@ -129,8 +143,6 @@ static bool shape_supported(const vkattn_context_info *info, const flash_shape *
         *why = "tq or tv is 2^31 or more";
     else if (!fits_u32_indexing(s, &p->mask))
         *why = "a tensor exceeds the kernel's 32-bit indexing";
-    else if ((uint64_t)s->batch * s->kv_heads > info->max_workgroup_count[2])
-        *why = "batch * kv_heads exceeds the device's workgroup count along z";
     else
         return true;
     return false;
@@ -142,7 +154,10 @@ static bool shape_supported(const vkattn_context_info *info, const flash_shape *
  * spends: per key tile, the tile loop and two loops over its 4-key groups (the
  * loads and every width loop are unrolled), plus the masked-row sweep over V
  * under the uniform policy, with a little slack (measured: 19 per 32-key tile,
- * counted here as 20). */
+ * counted here as 20). Every invocation walks all keys of its rows, so
+ * splitting the call along rows does not help; splitting along keys would need
+ * a second pass merging partial softmaxes, so such calls are refused (and the
+ * SDPA op's AUTO path takes the chained kernels). */
 static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *p,
                                 const flash_tiles *t)
 {
@@ -153,30 +168,36 @@ static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *
     return n + 64;
 }
 
+vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
+                              const char **why)
+{
+    const char *reason = NULL;
+    vkattn_result code = VKATTN_SUCCESS;
+    flash_shape s = resolve(p);
+    flash_tiles t;
+    if (!shape_supported(&s, p, &reason))
+        code = VKATTN_ERROR_UNSUPPORTED;
+    else if (!choose_tiles(&ctx->info, &s, &t)) {
+        code = VKATTN_ERROR_DEVICE_LIMIT;
+        reason = ctx->info.max_workgroup_invocations == 0 || ctx->info.max_workgroup_size[0] == 0
+                     ? "the device allows no invocations per workgroup "
+                       "(maxComputeWorkGroupInvocations)"
+                     : "even its smallest tile (4 keys) exceeds the device's shared memory "
+                       "(maxComputeSharedMemorySize)";
+    } else if (loop_iterations(&s, p, &t) > ctx->loop_budget) {
+        code = VKATTN_ERROR_DEVICE_LIMIT;
+        reason = "tv is too long for lavapipe, which ends a shader invocation after 65535 "
+                 "loop iterations";
+    }
+    if (why)
+        *why = reason;
+    return code;
+}
+
 bool vka_flash_supports(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
                         const char **why)
 {
-    const char *reason = NULL;
-    flash_shape s = resolve(p);
-    flash_tiles t;
-    bool ok = shape_supported(&ctx->info, &s, p, &reason);
-    if (ok && !choose_tiles(&ctx->info, &s, &t)) {
-        reason = "no tile fits this device's shared memory and workgroup limits";
-        ok = false;
-    }
-    if (ok && loop_iterations(&s, p, &t) > ctx->loop_budget) {
-        reason = "tv is too long for lavapipe, which ends a shader invocation after 65535 "
-                 "loop iterations";
-        ok = false;
-    }
-    if (ok && vka_div_up((uint64_t)s.group * s.tq, (uint64_t)t.wg * t.rpi) >
-                  ctx->info.max_workgroup_count[0]) {
-        reason = "kv group * tq exceeds the device's workgroup count along x";
-        ok = false;
-    }
-    if (why)
-        *why = ok ? NULL : reason;
-    return ok;
+    return vka_flash_check(ctx, p, why) == VKATTN_SUCCESS;
 }
 
 /* Element strides of a (B|1, H|1, Tq|1, Tv) operand along b, h and i; 0 where
@@ -255,6 +276,107 @@ static flash_push make_push(const flash_shape *s, const vkattn_sdpa_params *p)
     return push;
 }
 
+/* Where the kernel reads and writes: binding i of the dispatch, and for the
+ * packed layout the element offsets in the push constants. */
+typedef struct flash_io {
+    vka_binding bindings[FLASH_BINDINGS];
+    uint32_t n_bindings;
+    struct vkattn_tensor *scratch; /* packed with LSE: out then LSE, copied out after */
+} flash_io;
+
+static vkattn_result bind_unpacked(struct vkattn_context *ctx, const vkattn_sdpa_io *io,
+                                   const vkattn_mask_params *m, struct vkattn_tensor *lse,
+                                   flash_io *f)
+{
+    const vka_binding b[FLASH_BINDINGS] = {
+        vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
+        vka_bind_tensor(io->v, false), vka_bind_optional(ctx, m->has_bias ? io->bias : NULL),
+        vka_bind_optional(ctx, m->has_value_mask ? io->value_mask : NULL),
+        vka_bind_optional(ctx, m->has_mask ? io->mask : NULL), vka_bind_tensor(io->out, true),
+        vka_bind_optional_output(ctx, lse)};
+    memcpy(f->bindings, b, sizeof b);
+    f->n_bindings = FLASH_BINDINGS;
+    return VKATTN_SUCCESS;
+}
+
+/* The 4-binding layout: Q and the side inputs packed behind binding 0 (Q
+ * alone needs no copy), K, V, and out, or a scratch holding out then the LSE. */
+static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                 const char *caller, const flash_shape *s,
+                                 const vkattn_sdpa_io *io, const vkattn_mask_params *m,
+                                 struct vkattn_tensor *lse, flash_push *push, flash_io *f)
+{
+    vkattn_result r;
+    f->n_bindings = FLASH_PACKED_BINDINGS;
+    /* the output first: its checks fail before any copy is recorded */
+    if (!lse) {
+        f->bindings[3] = vka_bind_tensor(io->out, true);
+    } else {
+        const uint64_t n_out = count4(s->batch, s->heads, s->tq, s->dv);
+        const uint64_t total = n_out + count4(s->batch, s->heads, s->tq, 1);
+        if (total > UINT32_MAX || total * sizeof(float) > vka_max_range(ctx))
+            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                            "%s: this device allows %u storage buffers per shader, so the fused "
+                            "kernel writes out and lse into one buffer; together they exceed "
+                            "maxStorageBufferRange (%llu bytes) or 2^32 elements",
+                            caller, ctx->info.max_storage_buffers_per_stage,
+                            (unsigned long long)vka_max_range(ctx));
+        if ((r = vka_growable_get(ctx, &ctx->workspace, total, caller, &f->scratch)))
+            return r;
+        f->bindings[3] = vka_bind_tensor(f->scratch, true);
+        f->bindings[3].size = total * sizeof(float);
+        push->lse_off = (uint32_t)n_out;
+    }
+    f->bindings[1] = vka_bind_tensor(io->k, false);
+    f->bindings[2] = vka_bind_tensor(io->v, false);
+    struct vkattn_tensor *const side[VKA_MAX_PACKED] = {
+        io->q, m->has_bias ? io->bias : NULL, m->has_value_mask ? io->value_mask : NULL,
+        m->has_mask ? io->mask : NULL};
+    if (!side[1] && !side[2] && !side[3]) {
+        f->bindings[0] = vka_bind_tensor(io->q, false);
+        return VKATTN_SUCCESS;
+    }
+    vka_packed pk;
+    if ((r = vka_pack_inputs(ctx, cmd, caller, side, VKA_MAX_PACKED, &pk)))
+        return r;
+    f->bindings[0] = pk.binding; /* Q at element 0: vka_pack_inputs keeps the order */
+    push->bias_off = pk.offset[1], push->vmask_off = pk.offset[2], push->mask_off = pk.offset[3];
+    return VKATTN_SUCCESS;
+}
+
+/* One dispatch per piece: the grid is gx row blocks by gz (batch, K/V head)
+ * pairs; pieces cover x first, then z, each within the device's workgroup
+ * counts and, where whole workgroups allow, the watchdog budget (a piece is at
+ * least one workgroup: WG * RPI rows of one K/V head, all their keys). */
+static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                   const flash_shape *s, const flash_tiles *t,
+                                   vka_dispatch *d, flash_push *push)
+{
+    const uint64_t gx = vka_div_up((uint64_t)s->group * s->tq, (uint64_t)t->wg * t->rpi);
+    const uint64_t gz = (uint64_t)s->batch * s->kv_heads;
+    const uint64_t rows = count4(s->batch, s->heads, s->tq, 1);
+    const uint64_t per_row = (uint64_t)s->tv * (s->dk + s->dv);
+    const uint64_t work = rows > UINT64_MAX / per_row ? UINT64_MAX : rows * per_row;
+    const uint64_t pieces = vka_dispatch_pieces(ctx, work);
+    const uint64_t px = pieces < gx ? pieces : gx;
+    const uint64_t pz = vka_div_up(pieces, px) < gz ? vka_div_up(pieces, px) : gz;
+    uint64_t cx = vka_div_up(gx, px), cz = vka_div_up(gz, pz);
+    if (cx > ctx->info.max_workgroup_count[0])
+        cx = ctx->info.max_workgroup_count[0];
+    if (cz > ctx->info.max_workgroup_count[2])
+        cz = ctx->info.max_workgroup_count[2];
+    for (uint64_t z0 = 0; z0 < gz; z0 += cz)
+        for (uint64_t x0 = 0; x0 < gx; x0 += cx) {
+            push->x_base = (uint32_t)x0, push->z_base = (uint32_t)z0;
+            d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
+            d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+            vkattn_result r = vka_record_dispatch(ctx, cmd, d);
+            if (r != VKATTN_SUCCESS)
+                return r;
+        }
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
                                    struct vkattn_tensor *lse, const char *caller)
@@ -263,45 +385,46 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : !cmd ? "cmd" : "params");
     const char *why = NULL;
-    if (!vka_flash_supports(ctx, p, &why))
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: the fused attention kernel cannot serve this call: %s", caller, why);
-    const flash_shape s = resolve(p);
-    vkattn_result r = check_io(ctx, caller, &s, p, io, lse);
+    vkattn_result r = vka_flash_check(ctx, p, &why);
     if (r != VKATTN_SUCCESS)
+        return vka_fail(ctx, r, "%s: the fused attention kernel cannot serve this call: %s",
+                        caller, why);
+    const flash_shape s = resolve(p);
+    if ((r = check_io(ctx, caller, &s, p, io, lse)))
         return r;
     flash_tiles t;
-    choose_tiles(&ctx->info, &s, &t); /* cannot fail: vka_flash_supports chose them */
+    choose_tiles(&ctx->info, &s, &t); /* cannot fail: vka_flash_check chose them */
 
     const vkattn_mask_params *m = &p->mask;
     const vkattn_dropout_params *d = &p->dropout;
+    const bool packed = ctx->info.max_storage_buffers_per_stage < FLASH_BINDINGS;
+    flash_push push = make_push(&s, p);
+    flash_io f = {0};
+    r = packed ? bind_packed(ctx, cmd, caller, &s, io, m, lse, &push, &f)
+               : bind_unpacked(ctx, io, m, lse, &f);
+    if (r != VKATTN_SUCCESS)
+        return r;
     vka_kernel kernel = {
-        .name = "flash",
-        .code = vka_spv_flash,
-        .code_size = vka_spv_flash_size,
-        .n_bindings = 8,
+        .name = packed ? "flash_packed" : "flash",
+        .code = packed ? vka_spv_flash_packed : vka_spv_flash,
+        .code_size = packed ? vka_spv_flash_packed_size : vka_spv_flash_size,
+        .n_bindings = f.n_bindings,
         .push_size = sizeof(flash_push),
         .n_spec = 12,
         .spec = {t.wg, t.bc, s.dk, s.dv, (uint32_t)m->causal, m->has_value_mask, m->has_mask,
                  m->has_bias, d->training && d->rate > 0.0f,
                  m->masked_row == VKATTN_MASKED_ROW_UNIFORM, lse != NULL, t.rpi},
     };
-    const flash_push push = make_push(&s, p);
-    vka_dispatch dispatch = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
-                     vka_bind_tensor(io->v, false),
-                     vka_bind_optional(ctx, m->has_bias ? io->bias : NULL),
-                     vka_bind_optional(ctx, m->has_value_mask ? io->value_mask : NULL),
-                     vka_bind_optional(ctx, m->has_mask ? io->mask : NULL),
-                     vka_bind_tensor(io->out, true),
-                     vka_bind_optional_output(ctx, lse)},
-        .push = &push,
-        .groups = {(uint32_t)vka_div_up((uint64_t)s.group * s.tq, (uint64_t)t.wg * t.rpi), 1,
-                   s.batch * s.kv_heads},
-        .caller = caller,
-    };
-    return vka_record_dispatch(ctx, cmd, &dispatch);
+    vka_dispatch dispatch = {.kernel = &kernel, .push = &push, .caller = caller};
+    memcpy(dispatch.bindings, f.bindings, sizeof f.bindings[0] * f.n_bindings);
+    if ((r = record_pieces(ctx, cmd, &s, &t, &dispatch, &push)))
+        return r;
+    if (!f.scratch)
+        return VKATTN_SUCCESS;
+    const uint64_t n_out = count4(s.batch, s.heads, s.tq, s.dv);
+    if ((r = vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out)))
+        return r;
+    return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, count4(s.batch, s.heads, s.tq, 1));
 }
 
 vkattn_result vka_flash_record(struct vkattn_context *ctx, VkCommandBuffer cmd,

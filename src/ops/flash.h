@@ -5,8 +5,18 @@
  * runs online (running max and sum in fp32), masks, bias and the Philox
  * dropout stream are applied inside. It does not return weights.
  *
+ * Portability: flash.comp binds 8 storage buffers; where the device allows
+ * fewer (maxPerStageDescriptorStorageBuffers, 4 at the Vulkan minimum),
+ * shaders/flash_packed.comp (the same kernel body) binds 4: Q, bias and
+ * masks are first copied into the context's pack buffer, and with an LSE the
+ * kernel writes out and LSE into scratch that is then copied to the caller's
+ * tensors. A call whose multiply-adds (B H Tq Tv (dk + dv)) exceed the
+ * context's max_dispatch_work, or whose grid exceeds the device's workgroup
+ * counts, is recorded as several dispatches over row blocks, bit-identical to
+ * one. The kernel relies on no inf or NaN arithmetic.
+ *
  * Call vka_flash_supports first; vka_flash_record assumes the call is one it
- * supports (it re-checks and fails with VKATTN_ERROR_UNSUPPORTED otherwise).
+ * supports (it re-checks and fails with vka_flash_check's code otherwise).
  * Both leave argument validation of the public op to the caller but still
  * check every tensor they bind, so a bad call fails cleanly, never on the GPU.
  *
@@ -45,6 +55,13 @@ struct vkattn_tensor;
 bool vka_flash_supports(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
                         const char **why);
 
+/* As vka_flash_supports, with the code a forced call fails with:
+ * VKATTN_ERROR_UNSUPPORTED for what the kernel never serves (widths, returned
+ * weights, 32-bit indexing), VKATTN_ERROR_DEVICE_LIMIT for what this device's
+ * limits rule out (shared memory, invocations, lavapipe's loop budget). */
+vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
+                              const char **why);
+
 /* Records the fused SDPA into cmd: io->q, k, v, out and the operands p->mask
  * asks for; io->weights and io->workspace are ignored. `caller` names the
  * public function in error messages. */
@@ -55,7 +72,8 @@ vkattn_result vka_flash_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
 /* As vka_flash_record, and also writes the per-row log-sum-exp of the logits
  * to lse (B, H, Tq):  lse[b,h,i] = log(sum_j allowed exp(score * scale + bias))
  * in natural-log units, before dropout; -inf for a row with no allowed key
- * (whatever the masked-row policy). lse may be NULL (then no LSE is written). */
+ * (whatever the masked-row policy; written as the bit pattern of -inf, never
+ * computed). lse may be NULL (then no LSE is written). */
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
                                    struct vkattn_tensor *lse, const char *caller);

@@ -145,8 +145,9 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
                             "%s: params->path is VKATTN_SDPA_FUSED but return_weights is set; "
                             "the fused kernel never forms the weights (use AUTO or UNFUSED)",
                             caller);
-        if (!vka_flash_supports(ctx, p, &why))
-            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+        vkattn_result code = vka_flash_check(ctx, p, &why);
+        if (code != VKATTN_SUCCESS) /* UNSUPPORTED, or DEVICE_LIMIT naming the limit */
+            return vka_fail(ctx, code,
                             "%s: params->path is VKATTN_SDPA_FUSED but the fused kernel cannot "
                             "serve this call: %s",
                             caller, why ? why : "unsupported");

@@ -12,8 +12,15 @@
  * on uniform masked rows. Two fused calls in one command buffer, the second
  * reading the first's output (barriers under synchronization validation), and
  * what the kernel refuses (dk or dv above 256; on lavapipe, key ranges past
- * its loop-iteration limit). Fresh random inputs (q, k,
- * v, bias in [-1, 1]); outputs poisoned with NaN.
+ * its loop-iteration limit, VKATTN_ERROR_DEVICE_LIMIT). The LSE output vs a
+ * double log-sum-exp (bound |got - want| <= 1e-5 (1 + |want|); exactly -inf
+ * for rows with nothing allowed). Three groups: the environment's profile
+ * (shaders/flash.comp); profile "mobile-min" (4 storage buffers: the packed
+ * layout, 16 KiB shared memory, 128 invocations; fused only, as the chained
+ * path's softmax binds 5, and it needs pooled descriptor sets, which that
+ * profile implies); a watchdog budget of 2^16 multiply-adds (calls split into
+ * many dispatches: equal to the reference and, bit for bit, to one dispatch).
+ * Fresh random inputs (q, k, v, bias in [-1, 1]); outputs poisoned with NaN.
  *
  * Bound: max|got - ref| / max|ref| <= 2e-5 (observed <= 1.5e-6 for Tv <= 1000,
  * d <= 256). Logits carry ~dk ulp of absolute error, which the softmax turns
@@ -32,13 +39,19 @@
 
 #define BOUND 2e-5
 
+/* False under profiles whose limits the chained path does not serve yet (its
+ * softmax binds 5 storage buffers): fused-only checks there. */
+static bool compare_chained = true;
+
 typedef struct flash_case {
     vkattn_sdpa_params p;
     uint32_t h_kv, dv;
     bool v_identity;      /* V[j][e] = (j == e): out row i = dropped weights row i */
     bool neg_inf_rows;    /* some bias rows are all -inf (bias not broadcast over rows) */
-    size_t nq, nk, nv, nout, nbias, nmask, nvm;
+    bool with_lse;        /* also write and check the log-sum-exp */
+    size_t nq, nk, nv, nout, nbias, nmask, nvm, nrows;
     float *q, *k, *v, *bias, *mask, *vm, *ref;
+    double *lse_ref;      /* -inf for a row with no allowed key */
 } flash_case;
 
 static size_t bcast_count(const vkattn_sdpa_params *p, vkattn_broadcast bc)
@@ -50,6 +63,50 @@ static size_t bcast_count(const vkattn_sdpa_params *p, vkattn_broadcast bc)
 static vkattn_broadcast rand_broadcast(void)
 {
     return (vkattn_broadcast){tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 2) == 0};
+}
+
+/* Element offset of row (b, h, i) of a broadcast (B|1, H|1, Tq|1, Tv) operand. */
+static size_t bcast_row(const vkattn_sdpa_params *p, vkattn_broadcast bc, size_t b, size_t h,
+                        size_t i)
+{
+    const size_t rows_s = bc.rows ? 0 : p->tv;
+    const size_t heads_s = bc.heads ? 0 : (bc.rows ? 1 : p->tq) * (size_t)p->tv;
+    const size_t batch_s = bc.batch ? 0 : (bc.heads ? 1 : p->heads) * (bc.rows ? 1 : p->tq) *
+                                              (size_t)p->tv;
+    return b * batch_s + h * heads_s + i * rows_s;
+}
+
+/* The log-sum-exp of each row's allowed logits, in double: the LSE output's truth. */
+static void reference_lse(flash_case *c)
+{
+    const vkattn_sdpa_params *p = &c->p;
+    const vkattn_mask_params *m = &p->mask;
+    const double scale = p->scale != 0.0f ? p->scale : 1.0 / sqrt((double)p->dk);
+    const size_t group = p->heads / c->h_kv;
+    double *logit = malloc(sizeof(double) * p->tv);
+    for (size_t r = 0; r < c->nrows; r++) {
+        const size_t b = r / ((size_t)p->heads * p->tq), h = r / p->tq % p->heads, i = r % p->tq;
+        const size_t kvh = b * c->h_kv + h / group;
+        double mx = -INFINITY;
+        for (size_t j = 0; j < p->tv; j++) {
+            bool ok = m->causal == VKATTN_CAUSAL_TOP_LEFT      ? j <= i
+                      : m->causal == VKATTN_CAUSAL_BOTTOM_RIGHT ? j + p->tq <= i + p->tv
+                                                                 : true;
+            ok = ok && (!m->has_value_mask || c->vm[b * p->tv + j] != 0.0f);
+            ok = ok && (!m->has_mask || c->mask[bcast_row(p, m->mask_broadcast, b, h, i) + j] != 0.0f);
+            double dot = 0;
+            for (size_t e = 0; e < p->dk; e++)
+                dot += (double)c->q[r * p->dk + e] * c->k[(kvh * p->tv + j) * p->dk + e];
+            logit[j] = !ok ? -INFINITY : dot * scale +
+                       (m->has_bias ? c->bias[bcast_row(p, m->bias_broadcast, b, h, i) + j] : 0.0);
+            mx = logit[j] > mx ? logit[j] : mx;
+        }
+        double sum = 0;
+        for (size_t j = 0; mx > -INFINITY && j < p->tv; j++)
+            sum += exp(logit[j] - mx);
+        c->lse_ref[r] = mx > -INFINITY ? mx + log(sum) : -INFINITY;
+    }
+    free(logit);
 }
 
 /* Host inputs and the reference output. */
@@ -65,6 +122,7 @@ static void case_prepare(vkattn_context *ctx, flash_case *c)
     c->nbias = p->mask.has_bias ? bcast_count(p, p->mask.bias_broadcast) : 0;
     c->nmask = p->mask.has_mask ? bcast_count(p, p->mask.mask_broadcast) : 0;
     c->nvm = p->mask.has_value_mask ? (size_t)p->batch * p->tv : 0;
+    c->nrows = (size_t)p->batch * p->heads * p->tq;
     c->q = tu_floats(c->nq), c->k = tu_floats(c->nk), c->v = tu_floats(c->nv);
     c->bias = tu_floats(c->nbias + 1), c->mask = tu_floats(c->nmask + 1);
     c->vm = tu_floats(c->nvm + 1), c->ref = tu_floats(c->nout);
@@ -85,6 +143,11 @@ static void case_prepare(vkattn_context *ctx, flash_case *c)
     TH_OK(ctx, vkattn_reference_sdpa(p, c->q, c->k, c->v, c->nbias ? c->bias : NULL,
                                      c->nvm ? c->vm : NULL, c->nmask ? c->mask : NULL, c->ref,
                                      NULL));
+    c->lse_ref = NULL;
+    if (c->with_lse) {
+        c->lse_ref = malloc(sizeof(double) * c->nrows);
+        reference_lse(c);
+    }
 }
 
 static void case_describe(const flash_case *c, const char *path, char *buf, size_t size)
@@ -101,8 +164,10 @@ static void case_describe(const flash_case *c, const char *path, char *buf, size
              c->neg_inf_rows ? "(-inf rows)" : "", (double)p->dropout.rate, p->dropout.training);
 }
 
-/* Runs c on the GPU along `path`; returns the downloaded output (free it). */
-static float *case_run(vkattn_context *ctx, const flash_case *c, vkattn_sdpa_path path)
+/* Runs c on the GPU along `path`; returns the downloaded output (free it),
+ * and with c->with_lse the LSE in *lse (free it). */
+static float *case_run_lse(vkattn_context *ctx, const flash_case *c, vkattn_sdpa_path path,
+                           float **lse)
 {
     vkattn_sdpa_params p = c->p;
     p.path = path;
@@ -113,17 +178,39 @@ static float *case_run(vkattn_context *ctx, const flash_case *c, vkattn_sdpa_pat
         .value_mask = c->nvm ? th_tensor(ctx, c->nvm, c->vm) : NULL,
         .mask = c->nmask ? th_tensor(ctx, c->nmask, c->mask) : NULL,
         .out = th_tensor(ctx, c->nout, NULL),
+        .lse = c->with_lse && path == VKATTN_SDPA_FUSED ? th_tensor(ctx, c->nrows, NULL) : NULL,
     };
     TH_OK(ctx, vkattn_sdpa_run(ctx, &p, &io));
     float *got = th_download(io.out, c->nout);
-    vkattn_tensor *ts[] = {io.q, io.k, io.v, io.bias, io.value_mask, io.mask, io.out};
+    if (lse)
+        *lse = io.lse ? th_download(io.lse, c->nrows) : NULL;
+    vkattn_tensor *ts[] = {io.q, io.k, io.v, io.bias, io.value_mask, io.mask, io.out, io.lse};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         vkattn_tensor_destroy(ts[i]);
     return got;
 }
 
+static float *case_run(vkattn_context *ctx, const flash_case *c, vkattn_sdpa_path path)
+{
+    return case_run_lse(ctx, c, path, NULL);
+}
+
+/* LSE bound: |got - want| <= 1e-5 (1 + |want|) (fp32 logits carry ~dk ulp);
+ * a row with no allowed key must be exactly -inf, never NaN. */
+static void check_lse(const flash_case *c, const float *lse, const char *what)
+{
+    for (size_t r = 0; r < c->nrows; r++) {
+        const double want = c->lse_ref[r];
+        const bool ok = isinf(want) ? isinf(lse[r]) && lse[r] < 0
+                                    : fabs(lse[r] - want) <= 1e-5 * (1.0 + fabs(want));
+        if (!ok)
+            fail_msg("%s: lse row %zu: got %.9g, want %.9g", what, r, (double)lse[r], want);
+    }
+}
+
 static void case_free(flash_case *c)
 {
+    free(c->lse_ref);
     float *fs[] = {c->q, c->k, c->v, c->bias, c->mask, c->vm, c->ref};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
         free(fs[i]);
@@ -134,10 +221,14 @@ static void run_case(vkattn_context *ctx, flash_case *c, bool chained)
 {
     char what[400];
     case_prepare(ctx, c);
-    float *got = case_run(ctx, c, VKATTN_SDPA_FUSED);
+    float *lse = NULL;
+    float *got = case_run_lse(ctx, c, VKATTN_SDPA_FUSED, &lse);
     case_describe(c, "fused", what, sizeof what);
     TU_ASSERT_CLOSE(got, c->ref, c->nout, BOUND, what);
-    if (chained) {
+    if (lse)
+        check_lse(c, lse, what);
+    free(lse);
+    if (chained && compare_chained) {
         float *unfused = case_run(ctx, c, VKATTN_SDPA_UNFUSED);
         case_describe(c, "fused vs chained", what, sizeof what);
         TU_ASSERT_CLOSE(got, unfused, c->nout, BOUND, what);
@@ -315,6 +406,7 @@ static void test_random(void **state)
         c.p.dropout = (vkattn_dropout_params){
             .rate = tu_rand_float(0.05f, 0.6f), .training = tu_rand_range(0, 1),
             .seed = tu_rand_u32(), .offset = tu_rand_u32()};
+        c.with_lse = n % 2 == 0;
         run_case(ctx, &c, n < 3);
     }
 }
@@ -389,7 +481,8 @@ static void test_unsupported(void **state)
         case_free(&c);
     }
     /* lavapipe ends a shader invocation after 65535 loop iterations: the kernel
-     * refuses key ranges that would need more, rather than return garbage */
+     * refuses key ranges that would need more (a device limit), rather than
+     * return garbage */
     vkattn_context_info info;
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     if (strstr(info.device_name, "llvmpipe")) {
@@ -398,7 +491,7 @@ static void test_unsupported(void **state)
         vkattn_sdpa_io io = {
             .q = th_tensor(ctx, 4, NULL), .k = th_tensor(ctx, 1200000, NULL),
             .v = th_tensor(ctx, 1200000, NULL), .out = th_tensor(ctx, 4, NULL)};
-        assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_UNSUPPORTED);
+        assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_DEVICE_LIMIT);
         if (!strstr(vkattn_context_last_error(ctx), "65535 loop iterations"))
             fail_msg("message does not name lavapipe's loop limit: %s",
                      vkattn_context_last_error(ctx));
@@ -406,6 +499,75 @@ static void test_unsupported(void **state)
         vkattn_tensor_destroy(io.out);
     }
     th_assert_validation_clean();
+}
+
+/* The LSE output with every mask kind, rows with nothing allowed included
+ * (bottom-right causal with Tq > Tv; -inf bias rows), also with no side
+ * input (the packed layout then binds Q directly). */
+static void test_lse(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int n = 0; n < 4; n++) {
+        flash_case c = plain(tu_rand_range(1, 2), 4, n % 2 ? 2 : 4, 40, tu_rand_range(1, 37), 16, 16);
+        vkattn_mask_params *m = &c.p.mask;
+        c.with_lse = true;
+        if (n > 0) {
+            m->causal = VKATTN_CAUSAL_BOTTOM_RIGHT;
+            m->masked_row = (vkattn_masked_row)(n % 2);
+            m->has_value_mask = m->has_mask = m->has_bias = n >= 2;
+            m->mask_broadcast = rand_broadcast(), m->bias_broadcast = rand_broadcast();
+            if (n == 3)
+                m->bias_broadcast.rows = false, c.neg_inf_rows = true;
+        }
+        run_case(ctx, &c, false);
+    }
+}
+
+/* A watchdog budget of 2^16 multiply-adds per dispatch splits each call into
+ * many dispatches along row blocks and (batch, K/V head) pairs: the output and
+ * LSE equal the reference and, bit for bit, an unsplit run (dropout's Philox
+ * stream depends only on element indices). */
+static void test_split(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state); /* budget 2^16 */
+    void *whole_state = NULL;
+    assert_int_equal(th_setup_with(&whole_state, getenv("VKATTN_TEST_PROFILE"), UINT64_MAX), 0);
+    vkattn_context *whole = TH_CTX(&whole_state);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_int_equal(info.max_dispatch_work, 1u << 16);
+    for (int n = 0; n < 3; n++) {
+        flash_case c = plain(2, 4, n == 2 ? 1 : 2, n == 1 ? 600 : tu_rand_range(50, 300),
+                             tu_rand_range(20, 90), 16, 16);
+        vkattn_mask_params *m = &c.p.mask;
+        c.with_lse = true;
+        m->causal = (vkattn_causal)(n % 3);
+        m->has_value_mask = m->has_mask = m->has_bias = n != 1;
+        m->mask_broadcast = rand_broadcast(), m->bias_broadcast = rand_broadcast();
+        c.p.dropout = (vkattn_dropout_params){.rate = 0.3f, .training = n != 0,
+                                              .seed = tu_rand_u32(), .offset = tu_rand_u32()};
+        run_case(ctx, &c, false);
+        case_prepare(ctx, &c);
+        float *lse_split, *lse_whole;
+        float *split = case_run_lse(ctx, &c, VKATTN_SDPA_FUSED, &lse_split);
+        float *one = case_run_lse(whole, &c, VKATTN_SDPA_FUSED, &lse_whole);
+        if (memcmp(split, one, c.nout * sizeof(float)) || memcmp(lse_split, lse_whole, c.nrows * sizeof(float)))
+            fail_msg("a split call differs from one dispatch (case %d)", n);
+        th_assert_validation_clean();
+        free(split), free(one), free(lse_split), free(lse_whole);
+        case_free(&c);
+    }
+    th_teardown(&whole_state);
+}
+
+static int setup_packed(void **state)
+{
+    compare_chained = false;
+    return th_setup_with(state, "mobile-min", 0);
+}
+static int setup_split(void **state)
+{
+    return th_setup_with(state, getenv("VKATTN_TEST_PROFILE"), 1u << 16);
 }
 
 int main(void)
@@ -416,6 +578,17 @@ int main(void)
         cmocka_unit_test(test_dropout),       cmocka_unit_test(test_dropout_mask_bits),
         cmocka_unit_test(test_random),        cmocka_unit_test(test_long_rows),
         cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_lse),
     };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+    /* Profile "mobile-min" allows 4 storage buffers per shader: the packed
+     * layout (shaders/flash_packed.comp), 16 KiB shared memory, 128 invocations. */
+    const struct CMUnitTest packed[] = {
+        cmocka_unit_test(test_grouped_heads), cmocka_unit_test(test_mask_edges),
+        cmocka_unit_test(test_dropout_mask_bits), cmocka_unit_test(test_random),
+        cmocka_unit_test(test_lse),
+    };
+    const struct CMUnitTest split[] = {cmocka_unit_test(test_split)};
+    int failed = cmocka_run_group_tests_name("flash", tests, th_setup, th_teardown);
+    failed += cmocka_run_group_tests_name("flash_packed", packed, setup_packed, th_teardown);
+    return failed + cmocka_run_group_tests_name("flash_split", split, setup_split, th_teardown);
 }
