@@ -29,6 +29,17 @@
  * clamps what vkattn believes; it never changes what is asked of the driver
  * beyond leaving optional extensions disabled. docs/PORTABILITY.md lists them.
  *
+ * Descriptors: with VK_KHR_push_descriptor (vkattn_context_info.push_descriptors)
+ * every dispatch pushes its bindings into the command buffer. Without it
+ * vkattn binds descriptor sets it allocates from pools it grows, writes once
+ * and caches per (pipeline, bound buffer ranges): recording the same op on the
+ * same tensors again, or replaying a recorded command buffer, allocates
+ * nothing. A recorded set stays valid until a tensor it binds is destroyed
+ * (vkattn_tensor_destroy, which the app calls only once the GPU is done with
+ * that tensor), or the context is. So destroying a tensor invalidates the
+ * app's recorded command buffers that bind it: on the pooled path always, on
+ * the push path where vkattn owns the tensor's memory.
+ *
  * Thread safety: a context may be used from several threads only if the caller
  * synchronizes access to it, as for a VkQueue: functions taking a context are
  * externally synchronized on it, except vkattn_context_get_info.

@@ -59,7 +59,11 @@ VKATTN_API vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_
 VKATTN_API vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                             const vkattn_buffer_view *view, vkattn_tensor **out);
 
-/* NULL-safe. The GPU must be done with the tensor (vkattn does not wait). */
+/* NULL-safe. The GPU must be done with the tensor (vkattn does not wait): no
+ * pending command buffer may use it. Where the context binds pooled descriptor
+ * sets (vkattn_context_info.push_descriptors false), the sets that bind this
+ * tensor are freed here, so command buffers recorded with it cannot be
+ * submitted again; for a wrapped view, destroy it before the app's buffer. */
 VKATTN_API void vkattn_tensor_destroy(vkattn_tensor *t);
 
 /* Copies `count` floats from host memory into the tensor starting at element

@@ -150,6 +150,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->device && ctx->vk.vkDestroyPipeline) {
         vka_growable_destroy(&ctx->workspace);
         vka_growable_destroy(&ctx->pack);
+        vka_descriptors_destroy(ctx);
         vka_pipelines_destroy(ctx);
         vka_buffer_destroy(ctx, &ctx->dummy);
         vka_buffer_destroy(ctx, &ctx->sink);

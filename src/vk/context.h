@@ -6,6 +6,7 @@
 
 #include "core/logger.h"
 #include "vk/barrier.h"
+#include "vk/descriptors.h"
 #include "vk/memory.h"
 #include "vk/pipeline.h"
 #include "vk/scratch.h"
@@ -47,6 +48,11 @@ struct vkattn_context {
     VkPipelineCache pipeline_cache; /* the app's, or VK_NULL_HANDLE */
     vka_pipeline **pipelines;
     uint32_t n_pipelines, cap_pipelines;
+
+    /* Descriptor sets where push descriptors are off (vk/descriptors.h), and
+     * the context's live tensors, which decide when a cached set may go. */
+    vka_descriptor_cache descriptors;
+    struct vkattn_tensor *tensors;
 
     vka_buffer dummy; /* bound where an optional input is absent; never written */
     vka_buffer sink;  /* bound where an optional output is absent */

@@ -26,7 +26,8 @@ const char *const *vkattn_required_device_extensions(uint32_t *count)
 static const vkattn_optional_extension optional_extensions[] = {
     {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME,
      "descriptors pushed into the command buffer; without it vkattn binds descriptor sets "
-     "from pools it grows, which costs a little host time per dispatch"},
+     "from pools it grows, cached per bound buffers, which costs host time the first time a "
+     "dispatch binds new buffers"},
     {PORTABILITY_SUBSET,
      "must be enabled where the device offers it (MoltenVK); vkattn runs within its limits"},
 };

@@ -1,5 +1,5 @@
-/* One dispatch: limits checked, barriers from tracked access, push descriptors,
- * push constants, vkCmdDispatch. */
+/* One dispatch: limits checked, barriers from tracked access, push descriptors
+ * or a cached descriptor set, push constants, vkCmdDispatch. */
 #include "vk/dispatch.h"
 
 #include "core/error.h"
@@ -107,9 +107,19 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
             .pBufferInfo = &infos[i],
         };
     }
+    /* the set first: a failure leaves nothing recorded */
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!ctx->info.push_descriptors &&
+        (r = vka_descriptors_get(ctx, pipe->set_layout, infos, n, d->caller, &set)) != VKATTN_SUCCESS)
+        return r;
     vka_sync(ctx, cmd, uses, n);
     ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-    ctx->vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, n, writes);
+    if (ctx->info.push_descriptors)
+        ctx->vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, n,
+                                          writes);
+    else
+        ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1,
+                                        &set, 0, NULL);
     if (d->kernel->push_size)
         ctx->vk.vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                    d->kernel->push_size, d->push);

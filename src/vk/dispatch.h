@@ -1,5 +1,5 @@
 /* Recording one compute dispatch: barriers from tracked access, push
- * descriptors, push constants, then vkCmdDispatch. Checks the group counts
+ * descriptors or a cached descriptor set, push constants, then vkCmdDispatch. Checks the group counts
  * and binding ranges against the device's limits first. */
 #ifndef VKA_DISPATCH_H
 #define VKA_DISPATCH_H

@@ -31,7 +31,9 @@ static vkattn_result create_layouts(struct vkattn_context *ctx, vka_pipeline *p)
         };
     VkDescriptorSetLayoutCreateInfo set_info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+        /* else sets come from the context's cache (vk/descriptors.h) */
+        .flags = ctx->info.push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR
+                                            : 0,
         .bindingCount = p->key.n_bindings,
         .pBindings = bindings,
     };

@@ -1,6 +1,7 @@
 /* Compute pipelines: created on first use from embedded SPIR-V and a set of
  * specialization constants, cached in the context for its lifetime. Bindings
- * are storage buffers 0..n-1 of set 0, pushed with VK_KHR_push_descriptor. */
+ * are storage buffers 0..n-1 of set 0, pushed with VK_KHR_push_descriptor
+ * where the context uses it, else bound as cached sets (vk/descriptors.h). */
 #ifndef VKA_PIPELINE_H
 #define VKA_PIPELINE_H
 

@@ -53,28 +53,6 @@ static const vka_profile profiles[] = {
 };
 #define N_PROFILES (sizeof profiles / sizeof profiles[0])
 
-/* Profiles for vkattn's own tests, not listed by vkattn_profile_names:
- * "test-mobile-min-push" is mobile-min with push descriptors kept, so the
- * kernels' mobile-min shapes and 4-binding variants run on drivers (and
- * branches) without the pooled-descriptor path. */
-static const vka_profile test_profiles[] = {
-    {
-        .name = "test-mobile-min-push",
-        .max_shared_memory = 16384,
-        .max_workgroup_invocations = 128,
-        .max_workgroup_size = {128, 128, 64},
-        .max_workgroup_count = {65535, 65535, 65535},
-        .max_storage_buffer_range = 1u << 27,
-        .min_storage_buffer_offset_alignment = 256,
-        .max_storage_buffers_per_stage = 4,
-        .max_dispatch_work = 1ull << 30,
-        .no_storage_16bit = true,
-        .no_fp16 = true,
-        .no_timestamps = true,
-        .no_subgroup_operations = true,
-    },
-};
-
 const char *const *vkattn_profile_names(uint32_t *count)
 {
     static const char *const names[N_PROFILES] = {"desktop", "mobile-min", "mali", "adreno"};
@@ -91,9 +69,6 @@ const vka_profile *vka_profile_find(const char *name)
     for (size_t i = 0; i < N_PROFILES; i++)
         if (strcmp(profiles[i].name, name) == 0)
             return &profiles[i];
-    for (size_t i = 0; i < sizeof test_profiles / sizeof test_profiles[0]; i++)
-        if (strcmp(test_profiles[i].name, name) == 0)
-            return &test_profiles[i];
     return NULL;
 }
 

@@ -48,6 +48,10 @@ static vkattn_result tensor_alloc(vkattn_context *ctx, const vkattn_tensor_desc 
         t->dims[i] = 0;
     t->count = count;
     t->bytes = count * sizeof(float);
+    t->next = ctx->tensors;
+    if (t->next)
+        t->next->prev = t;
+    ctx->tensors = t;
     *out = t;
     return VKATTN_SUCCESS;
 }
@@ -68,7 +72,7 @@ vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc
     if ((r = tensor_alloc(ctx, desc, count, &t)) != VKATTN_SUCCESS)
         return r;
     if ((r = vka_buffer_create(ctx, t->bytes, VKA_MEMORY_DEVICE, &t->owned)) != VKATTN_SUCCESS) {
-        free(t);
+        vkattn_tensor_destroy(t);
         return r;
     }
     t->buffer = t->owned.buffer;
@@ -123,8 +127,17 @@ void vkattn_tensor_destroy(vkattn_tensor *t)
 {
     if (!t)
         return;
+    struct vkattn_context *ctx = t->ctx;
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        ctx->tensors = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    /* the GPU is done with the tensor: sets that bind it can go */
+    vka_descriptors_forget(ctx, t);
     if (t->owned.buffer)
-        vka_buffer_destroy(t->ctx, &t->owned);
+        vka_buffer_destroy(ctx, &t->owned);
     free(t);
 }
 

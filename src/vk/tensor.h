@@ -17,6 +17,7 @@ struct vkattn_tensor {
     VkDeviceSize bytes;  /* count * 4 */
     vka_buffer owned;    /* memory vkattn allocated, or zero for a wrapped view */
     vka_access access;
+    struct vkattn_tensor *prev, *next; /* the context's live tensors */
 };
 
 /* Validates `t` for use as a `what` argument of `caller`: non-NULL, same

@@ -19,10 +19,9 @@ int th_setup(void **state);
 /* The same with a given profile (NULL: the environment's) and dispatch budget
  * (0: the profile's). */
 int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work);
-/* The mobile-min limits (16 KiB shared memory, 128 invocations, 4 storage
- * buffers per stage), with push descriptors kept so it runs before pooled
- * descriptor sets land: TH_MOBILE_PROFILE. */
-#define TH_MOBILE_PROFILE "test-mobile-min-push"
+/* The mobile-min profile: 16 KiB shared memory, 128 invocations, 4 storage
+ * buffers per stage, descriptor sets from pools, no timestamps. */
+#define TH_MOBILE_PROFILE "mobile-min"
 int th_setup_mobile(void **state);
 int th_teardown(void **state);
 

@@ -132,6 +132,14 @@ static void test_timer_and_commands(void **state)
     vkattn_context *ctx = TH_CTX(state);
     vkattn_timer *timer = NULL;
     assert_int_equal(vkattn_timer_create(ctx, 0, &timer), VKATTN_ERROR_INVALID_ARGUMENT);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    if (!info.timestamps) { /* a profile without them (mobile-min): timers say so */
+        assert_int_equal(vkattn_timer_create(ctx, 2, &timer), VKATTN_ERROR_UNSUPPORTED);
+        assert_null(timer);
+        th_assert_validation_clean();
+        return;
+    }
     TH_OK(ctx, vkattn_timer_create(ctx, 2, &timer));
     VkCommandBuffer cmd, again;
     TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
@@ -173,10 +181,27 @@ typedef struct app_device {
     VkDevice device;
     VkQueue queue;
     uint32_t family;
+    const char *extensions[8]; /* the device extensions it enabled */
+    uint32_t n_extensions;
 } app_device;
 
-/* What an app does: instance (+validation), a device with vkattn's extensions. */
-static bool app_create(app_device *app, const char *device_name)
+static bool has_device_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+/* What an app does: instance (+validation), a device with vkattn's required
+ * extensions (none) and, if `push`, VK_KHR_push_descriptor too. False if the
+ * device lacks what is asked. */
+static bool app_create(app_device *app, const char *device_name, bool push)
 {
     bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
     const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
@@ -233,11 +258,20 @@ static bool app_create(app_device *app, const char *device_name)
                                   .pQueuePriorities = &prio};
     uint32_t next = 0;
     const char *const *needed = vkattn_required_device_extensions(&next);
+    assert_true(next < 8);
+    app->n_extensions = 0;
+    for (uint32_t i = 0; i < next; i++)
+        app->extensions[app->n_extensions++] = needed[i];
+    if (push) {
+        if (!has_device_extension(app->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
+            return false;
+        app->extensions[app->n_extensions++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    }
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &qi,
-                             .enabledExtensionCount = next,
-                             .ppEnabledExtensionNames = needed};
+                             .enabledExtensionCount = app->n_extensions,
+                             .ppEnabledExtensionNames = app->extensions};
     if (vkCreateDevice(app->physical_device, &di, NULL, &app->device) != VK_SUCCESS)
         return false;
     vkGetDeviceQueue(app->device, app->family, 0, &app->queue);
@@ -257,26 +291,106 @@ static void app_destroy(app_device *app)
         vkDestroyInstance(app->instance, NULL);
 }
 
-/* The app records vkattn's matmul into its own command buffer, on its queue. */
-static void test_imported_device(void **state)
+/* Library DEBUG messages that say a descriptor set was allocated, and the
+ * number of cached sets the last one reported. */
+static unsigned sets_allocated, sets_cached;
+
+static void count_sets(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
 {
-    vkattn_context *own = TH_CTX(state);
+    (void)user, (void)level;
+    const char *at = strstr(msg, "descriptor set allocated (");
+    if (source == VKATTN_LOG_SOURCE_LIBRARY && at) {
+        sets_allocated++;
+        sets_cached = (unsigned)strtoul(at + strlen("descriptor set allocated ("), NULL, 10);
+    }
+}
+
+/* An app device (with VK_KHR_push_descriptor if `push`, and then saying so in
+ * import.enabled_extensions), a context on it and a command pool. False, with
+ * nothing open, if the device lacks the extension. */
+typedef struct imported {
+    app_device app;
+    vkattn_context *ctx;
+    VkCommandPool pool;
+    bool push; /* info.push_descriptors */
+} imported;
+
+static bool import_open(vkattn_context *own, bool push, imported *im)
+{
     vkattn_context_info own_info;
     vkattn_context_get_info(own, &own_info);
-    app_device app = {0};
-    assert_true(app_create(&app, own_info.device_name));
-
-    vkattn_context_desc desc = {.import = {.instance = app.instance,
-                                           .physical_device = app.physical_device,
-                                           .device = app.device,
-                                           .queue = app.queue,
-                                           .queue_family_index = app.family}};
-    vkattn_context *ctx = NULL;
-    TH_OK(own, vkattn_context_create(&desc, &ctx));
+    *im = (imported){0};
+    app_messages = 0;
+    if (!app_create(&im->app, own_info.device_name, push)) {
+        assert_true(push); /* the plain device is always possible */
+        app_destroy(&im->app);
+        return false;
+    }
+    vkattn_context_desc desc = {.import = {.instance = im->app.instance,
+                                           .physical_device = im->app.physical_device,
+                                           .device = im->app.device,
+                                           .queue = im->app.queue,
+                                           .queue_family_index = im->app.family,
+                                           .enabled_extensions = push ? im->app.extensions : NULL,
+                                           .enabled_extension_count = push ? im->app.n_extensions : 0},
+                                .log = count_sets,
+                                .log_level = VKATTN_LOG_DEBUG,
+                                .profile = getenv("VKATTN_TEST_PROFILE")};
+    TH_OK(own, vkattn_context_create(&desc, &im->ctx));
     vkattn_context_info info;
-    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    TH_OK(im->ctx, vkattn_context_get_info(im->ctx, &info));
     assert_true(info.imported);
+    /* without the extension: pooled sets; with it, push unless the profile says no */
+    if (!push)
+        assert_false(info.push_descriptors);
+    else if (strcmp(info.profile, "desktop") == 0)
+        assert_true(info.push_descriptors);
+    im->push = info.push_descriptors;
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .queueFamilyIndex = im->app.family};
+    assert_int_equal(vkCreateCommandPool(im->app.device, &pi, NULL, &im->pool), VK_SUCCESS);
+    return true;
+}
 
+static void import_close(imported *im)
+{
+    vkDestroyCommandPool(im->app.device, im->pool, NULL);
+    vkattn_context_destroy(im->ctx);
+    app_destroy(&im->app);
+    assert_int_equal(app_messages, 0);
+}
+
+static VkCommandBuffer app_begin(imported *im)
+{
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = im->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    assert_int_equal(vkAllocateCommandBuffers(im->app.device, &ai, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vkBeginCommandBuffer(cmd, &bi);
+    return cmd;
+}
+
+static void app_submit_wait(imported *im, VkCommandBuffer cmd)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                       .pCommandBuffers = &cmd};
+    assert_int_equal(vkQueueSubmit(im->app.queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
+    vkQueueWaitIdle(im->app.queue);
+}
+
+/* The app records vkattn's matmul into its own command buffer, on its queue. */
+static void imported_matmul(vkattn_context *own, bool push)
+{
+    imported im;
+    if (!import_open(own, push, &im)) {
+        printf("# the device has no %s; the push path is not covered\n",
+               VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+        return;
+    }
+    vkattn_context *ctx = im.ctx;
     const uint32_t m = 19, n = 23, k = 29;
     float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
     tu_fill_uniform(a, m * k, -1, 1);
@@ -286,35 +400,162 @@ static void test_imported_device(void **state)
     vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
 
-    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                  .queueFamilyIndex = app.family};
-    VkCommandPool pool;
-    assert_int_equal(vkCreateCommandPool(app.device, &pi, NULL, &pool), VK_SUCCESS);
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    VkCommandBuffer cmd;
-    assert_int_equal(vkAllocateCommandBuffers(app.device, &ai, &cmd), VK_SUCCESS);
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    vkBeginCommandBuffer(cmd, &bi);
+    VkCommandBuffer cmd = app_begin(&im);
     vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
     TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
     vkEndCommandBuffer(cmd);
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                       .pCommandBuffers = &cmd};
-    assert_int_equal(vkQueueSubmit(app.queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
-    vkQueueWaitIdle(app.queue);
+    app_submit_wait(&im, cmd);
 
     float *got = th_download(tc, m * n);
     TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul on the imported device");
 
-    vkDestroyCommandPool(app.device, pool, NULL);
     vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
-    vkattn_context_destroy(ctx);
-    app_destroy(&app);
+    import_close(&im);
     free(a), free(b), free(ref), free(got);
-    assert_int_equal(app_messages, 0);
+}
+
+/* Imported without VK_KHR_push_descriptor: pooled descriptor sets. */
+static void test_imported_device(void **state) { imported_matmul(TH_CTX(state), false); }
+
+/* Imported with VK_KHR_push_descriptor named in import.enabled_extensions. */
+static void test_imported_push_descriptors(void **state) { imported_matmul(TH_CTX(state), true); }
+
+/* The same op recorded twice into one command buffer, which is then submitted
+ * twice with new input in between (a command buffer replayed every frame): the
+ * second recording and the replay allocate no descriptor set. */
+static void replay(vkattn_context *own, bool push)
+{
+    imported im;
+    if (!import_open(own, push, &im))
+        return;
+    vkattn_context *ctx = im.ctx;
+    const uint32_t m = 13, n = 17, k = 11;
+    float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
+    tu_fill_uniform(a, m * k, -1, 1);
+    tu_fill_uniform(b, k * n, -1, 1);
+    vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+    vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
+    vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
+    vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
+
+    VkCommandBuffer cmd = app_begin(&im);
+    /* what an app replaying a command buffer does: order the previous frame's
+     * and the host's writes before this one */
+    VkMemoryBarrier all = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                           .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+                           .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         0, 1, &all, 0, NULL, 0, NULL);
+    sets_allocated = 0;
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
+    const unsigned first = sets_allocated;
+    assert_true(im.push ? first == 0 : first >= 1);
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
+    assert_int_equal(sets_allocated, first);
+    vkEndCommandBuffer(cmd);
+
+    for (int frame = 0; frame < 2; frame++) {
+        if (frame) {
+            tu_fill_uniform(a, m * k, -2, 2);
+            TH_OK(ctx, vkattn_tensor_upload(ta, a, 0, m * k));
+        }
+        TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+        app_submit_wait(&im, cmd);
+        float *got = th_download(tc, m * n);
+        TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul recorded twice, replayed");
+        free(got);
+    }
+    assert_int_equal(sets_allocated, first);
+
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
+    import_close(&im);
+    free(a), free(b), free(ref);
+}
+
+static void test_record_twice_and_replay(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    replay(own, false);
+    replay(own, true);
+}
+
+/* Destroying a tensor frees the sets that bind it; a tensor created next (whose
+ * VkBuffer handle the driver may well reuse) gets a new set, never the stale
+ * one. Another tensor's sets survive. */
+static void destroy_and_reuse(vkattn_context *own, bool push)
+{
+    imported im;
+    if (!import_open(own, push, &im))
+        return;
+    vkattn_context *ctx = im.ctx;
+    const uint32_t m = 9, n = 21, k = 15;
+    float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
+    tu_fill_uniform(a, m * k, -1, 1);
+    tu_fill_uniform(b, k * n, -1, 1);
+    vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+    vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
+    vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
+    unsigned cached = 0;
+    for (int round = 0; round < 3; round++) {
+        if (round) {
+            vkattn_tensor_destroy(tb);
+            tu_fill_uniform(b, k * n, -1, 1);
+            tb = th_tensor(ctx, k * n, b);
+        }
+        vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
+        sets_allocated = 0;
+        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        /* a new tensor always needs a new set on the pooled path */
+        assert_true(im.push ? sets_allocated == 0 : sets_allocated >= 1);
+        /* and the sets of the destroyed one are gone: the cache does not grow */
+        if (round == 0)
+            cached = sets_cached;
+        assert_int_equal(sets_cached, cached);
+        TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+        float *got = th_download(tc, m * n);
+        TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul after destroying and recreating b");
+        free(got);
+        /* the same call again finds its set */
+        sets_allocated = 0;
+        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        assert_int_equal(sets_allocated, 0);
+    }
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
+    import_close(&im);
+    free(a), free(b), free(ref);
+}
+
+static void test_destroy_and_reuse(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    destroy_and_reuse(own, false);
+    destroy_and_reuse(own, true);
+}
+
+/* On the test's own context (push or pooled, per VKATTN_TEST_PROFILE): one
+ * command buffer with the same op twice. */
+static void test_same_op_twice(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const uint32_t m = 7, n = 5, k = 33;
+    float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
+    tu_fill_uniform(a, m * k, -1, 1);
+    tu_fill_uniform(b, k * n, -1, 1);
+    vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
+    vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
+    vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
+    VkCommandBuffer cmd;
+    TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
+    TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+    float *got = th_download(tc, m * n);
+    TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "the same matmul recorded twice");
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
+    free(a), free(b), free(ref), free(got);
+    th_assert_validation_clean();
 }
 
 static void test_import_arguments(void **state)
@@ -334,7 +575,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_info),          cmocka_unit_test(test_choose_device),
         cmocka_unit_test(test_tensors),       cmocka_unit_test(test_timer_and_commands),
-        cmocka_unit_test(test_imported_device), cmocka_unit_test(test_import_arguments),
+        cmocka_unit_test(test_imported_device), cmocka_unit_test(test_imported_push_descriptors),
+        cmocka_unit_test(test_record_twice_and_replay), cmocka_unit_test(test_destroy_and_reuse),
+        cmocka_unit_test(test_same_op_twice),   cmocka_unit_test(test_import_arguments),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
