@@ -1,4 +1,6 @@
-/* The logger a context owns: the app's callback and the last failure message. */
+/* The logger a context owns: the app's callback and the last failure message.
+ * struct vkattn_context embeds it as its first member, so core/error.c finds
+ * it from a context pointer without depending on src/vk. */
 #ifndef VKA_CORE_LOGGER_H
 #define VKA_CORE_LOGGER_H
 
@@ -12,11 +14,6 @@ typedef struct vka_logger {
     vkattn_log_level max_level; /* messages above this level are not sent */
     char last_error[VKA_MESSAGE_MAX];
 } vka_logger;
-
-struct vkattn_context;
-
-/* Defined by the context module; NULL ctx gives NULL. */
-vka_logger *vka_context_logger(struct vkattn_context *ctx);
 
 /* Sends one message through the logger (NULL logger: dropped). */
 void vka_logger_emit(vka_logger *logger, vkattn_log_level level, vkattn_log_source source,
