@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "core/mask_shape.h"
-#include "reference/layer_ref.h"
+#include "shape/layer_shape.h"
 #include "vkattn/layer_common.h"
 
 /* ---------------------------------------------------------------- checks */
