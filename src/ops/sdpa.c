@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
 #include "ops/flash.h"
@@ -30,9 +31,7 @@ typedef struct sdpa_shape {
 /* Counts of (B, H, Tq, Tv) operands stored with broadcast axes. */
 static bool broadcast_count(const sdpa_shape *s, vkattn_broadcast bc, uint64_t *n)
 {
-    const uint64_t dims[4] = {bc.batch ? 1 : s->batch, bc.heads ? 1 : s->heads,
-                              bc.rows ? 1 : s->tq, s->tv};
-    return vka_product_u64(dims, 4, n);
+    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, n);
 }
 
 static vkattn_result check_enums(vkattn_context *ctx, const char *caller,
