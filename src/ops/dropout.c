@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/dropout_host.h"
 #include "core/error.h"
+#include "common/dropout_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
@@ -13,11 +14,9 @@
 #include "vka_shaders.h"
 
 typedef struct dropout_push {
-    uint32_t tq, tv, quads_per_row, total_quads;
-    uint32_t seed_lo, seed_hi, offset_mix, threshold;
-    float scale;
-    uint32_t active;
+    VKA_DROPOUT_PUSH
 } dropout_push;
+_Static_assert(sizeof(dropout_push) == VKA_DROPOUT_PUSH_SIZE, "dropout_push: see dropout_iface.h");
 
 /* Enough groups for every GPU to be busy; beyond it each invocation loops
  * (on lavapipe fewer, fatter groups are faster). */
@@ -73,7 +72,7 @@ static dropout_push make_push(const vkattn_dropout_op_params *p, uint64_t count)
         .offset_mix = vka_philox_offset_mix(d->offset),
         .threshold = vka_dropout_threshold(d->rate),
         .scale = vka_dropout_scale(d->rate),
-        .active = vka_dropout_active(d),
+        .apply = vka_dropout_active(d),
     };
 }
 
@@ -93,7 +92,7 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return r;
     dropout_push push = make_push(params, count);
     const bool in_place = io->in == io->out;
-    if (!push.active && in_place)
+    if (!push.apply && in_place)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
 
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total_quads, MAX_GROUPS);
@@ -103,8 +102,11 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .code_size = vka_spv_dropout_size,
         .n_bindings = 2,
         .push_size = sizeof(dropout_push),
-        .n_spec = 2,
-        .spec = {grid.threads, in_place},
+        .n_spec = VKA_DROPOUT_N_SPEC,
+        .spec = {
+            [VKA_DROPOUT_SPEC_WG] = grid.threads,
+            [VKA_DROPOUT_SPEC_IN_PLACE] = in_place,
+        },
     };
     vka_dispatch d = {
         .kernel = &kernel,

@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/dropout_host.h"
 #include "core/error.h"
+#include "common/flash_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -21,15 +22,9 @@
 #include "vka_shaders.h"
 
 typedef struct flash_push {
-    uint32_t heads, group, tq, tv;
-    float scale_log2;
-    uint32_t mask_b, mask_h, mask_i;
-    uint32_t bias_b, bias_h, bias_i;
-    uint32_t seed_lo, seed_hi, offset_mix, threshold;
-    float drop_scale;
-    uint32_t x_base, z_base; /* first workgroup of a piece of a split call */
-    uint32_t bias_off, vmask_off, mask_off, lse_off; /* packed layout: element offsets */
+    VKA_FLASH_PUSH
 } flash_push;
+_Static_assert(sizeof(flash_push) == VKA_FLASH_PUSH_SIZE, "flash_push: see flash_iface.h");
 
 /* Storage buffers of shaders/flash.comp; flash_packed.comp needs 4. */
 #define FLASH_BINDINGS 8u
@@ -410,10 +405,21 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
         .code_size = packed ? vka_spv_flash_packed_size : vka_spv_flash_size,
         .n_bindings = f.n_bindings,
         .push_size = sizeof(flash_push),
-        .n_spec = 12,
-        .spec = {t.wg, t.bc, s.dk, s.dv, (uint32_t)m->causal, m->has_value_mask, m->has_mask,
-                 m->has_bias, d->training && d->rate > 0.0f,
-                 m->masked_row == VKATTN_MASKED_ROW_UNIFORM, lse != NULL, t.rpi},
+        .n_spec = VKA_FLASH_N_SPEC,
+        .spec = {
+            [VKA_FLASH_SPEC_WG] = t.wg,
+            [VKA_FLASH_SPEC_BC] = t.bc,
+            [VKA_FLASH_SPEC_DK] = s.dk,
+            [VKA_FLASH_SPEC_DV] = s.dv,
+            [VKA_FLASH_SPEC_CAUSAL] = (uint32_t)m->causal,
+            [VKA_FLASH_SPEC_HAS_VALUE_MASK] = m->has_value_mask,
+            [VKA_FLASH_SPEC_HAS_MASK] = m->has_mask,
+            [VKA_FLASH_SPEC_HAS_BIAS] = m->has_bias,
+            [VKA_FLASH_SPEC_DROPOUT] = d->training && d->rate > 0.0f,
+            [VKA_FLASH_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
+            [VKA_FLASH_SPEC_WRITE_LSE] = lse != NULL,
+            [VKA_FLASH_SPEC_RPI] = t.rpi,
+        },
     };
     vka_dispatch dispatch = {.kernel = &kernel, .push = &push, .caller = caller};
     memcpy(dispatch.bindings, f.bindings, sizeof f.bindings[0] * f.n_bindings);

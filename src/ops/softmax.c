@@ -11,6 +11,7 @@
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
+#include "common/softmax_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -20,16 +21,9 @@
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 typedef struct softmax_push {
-    uint32_t rows, heads, tq, tv;
-    uint32_t causal;
-    uint32_t bias_b, bias_h, bias_i;
-    uint32_t mask_b, mask_h, mask_i;
-    uint32_t groups_x;
-    float scale_y, bias_y, exp_c1, exp_c2;
-    float diff_min;
-    float masked_w;
-    uint32_t bias_off, vmask_off, mask_off; /* packed variant only */
+    VKA_SOFTMAX_PUSH
 } softmax_push;
+_Static_assert(sizeof(softmax_push) == VKA_SOFTMAX_PUSH_SIZE, "softmax_push: see softmax_iface.h");
 
 /* Bindings of shaders/softmax.comp; shaders/softmax_packed.comp reads bias,
  * value mask and mask from one binding and so needs 3. */
@@ -300,9 +294,16 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .code_size = packed ? vka_spv_softmax_packed_size : vka_spv_softmax_size,
         .n_bindings = packed ? SOFTMAX_PACKED_BINDINGS : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
-        .n_spec = 7,
-        .spec = {shape.wg, shape.g, shape.cache, in_place, m->has_bias, m->has_value_mask,
-                 m->has_mask},
+        .n_spec = VKA_SOFTMAX_N_SPEC,
+        .spec = {
+            [VKA_SOFTMAX_SPEC_WG] = shape.wg,
+            [VKA_SOFTMAX_SPEC_G] = shape.g,
+            [VKA_SOFTMAX_SPEC_CACHE] = shape.cache,
+            [VKA_SOFTMAX_SPEC_IN_PLACE] = in_place,
+            [VKA_SOFTMAX_SPEC_HAS_BIAS] = m->has_bias,
+            [VKA_SOFTMAX_SPEC_HAS_VMASK] = m->has_value_mask,
+            [VKA_SOFTMAX_SPEC_HAS_MASK] = m->has_mask,
+        },
     };
     const uint64_t rows = dims.total / params->tv;
     softmax_push push = {
