@@ -4,6 +4,7 @@
 #define VKA_FLASH_IFACE_H
 
 #include "iface.h"
+#include "mask_iface.h" /* the CAUSAL values */
 
 #define VKA_FLASH_SPEC_WG 0              /* local_size_x */
 #define VKA_FLASH_SPEC_BC 1              /* keys per tile, multiple of 4 */

@@ -4,6 +4,7 @@
 #define VKA_SOFTMAX_IFACE_H
 
 #include "iface.h"
+#include "mask_iface.h" /* the CAUSAL values */
 
 #define VKA_SOFTMAX_SPEC_WG 0        /* invocations per workgroup (local_size_x) */
 #define VKA_SOFTMAX_SPEC_G 1         /* invocations per row: power of two, divides WG */

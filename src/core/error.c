@@ -9,8 +9,6 @@
 
 static _Thread_local char thread_last_error[VKA_MESSAGE_MAX];
 
-const char *vka_thread_last_error(void) { return thread_last_error; }
-
 /* The context embeds its vka_logger as its first member (checked where the
  * context is defined), so core reaches it without knowing the context. */
 static vka_logger *logger_of(struct vkattn_context *ctx) { return (vka_logger *)(void *)ctx; }

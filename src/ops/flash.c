@@ -432,10 +432,3 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
         return r;
     return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, count4(s.batch, s.heads, s.tq, 1));
 }
-
-vkattn_result vka_flash_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                               const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
-                               const char *caller)
-{
-    return vka_flash_record_lse(ctx, cmd, p, io, NULL, caller);
-}
