@@ -36,7 +36,7 @@
 #ifndef VKATTN_ADDITIVE_ATTENTION_H
 #define VKATTN_ADDITIVE_ATTENTION_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

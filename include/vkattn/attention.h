@@ -39,7 +39,7 @@
 #ifndef VKATTN_ATTENTION_H
 #define VKATTN_ATTENTION_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

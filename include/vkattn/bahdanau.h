@@ -44,7 +44,7 @@
 #ifndef VKATTN_BAHDANAU_H
 #define VKATTN_BAHDANAU_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

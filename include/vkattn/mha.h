@@ -45,7 +45,7 @@
 #ifndef VKATTN_MHA_H
 #define VKATTN_MHA_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
