@@ -3,7 +3,7 @@
  *   S[i,j] = sum_d scale_d * tanh(q_id + k_jd)       (scale all ones with no_scale)
  *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
  *
- * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): Bahdanau-style scores
+ * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): Bahdanau-style scores
  * with a learned per-feature scale vector and no projections, so the query
  * and key widths must match; everything after the scores is as in
  * vkattn/attention.h (masks AND-ed, fully masked rows uniform 1/Tv, query_mask
@@ -36,7 +36,7 @@
 #ifndef VKATTN_ADDITIVE_ATTENTION_H
 #define VKATTN_ADDITIVE_ATTENTION_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

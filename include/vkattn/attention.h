@@ -4,7 +4,7 @@
  *   concat: S[i,j] = csw * sum_d tanh(scale * (q_id + k_jd))
  *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
  *
- * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): no 1/sqrt(d); key NULL
+ * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): no 1/sqrt(d); key NULL
  * means key = value; masks value_mask (B, Tv), attention_mask (B, Tq, Tv) and
  * causal (top-left as Keras, or bottom-right for a KV cache) are AND-ed; a
  * query row with no allowed key gets uniform weights 1/Tv (what Keras's -1e9
@@ -39,7 +39,7 @@
 #ifndef VKATTN_ATTENTION_H
 #define VKATTN_ATTENTION_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

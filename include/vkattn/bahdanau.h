@@ -3,10 +3,10 @@
  *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + score_bias
  *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
  *
- * the additive attention layer of seed 001 (the classic Bahdanau/"concat"
+ * the classic additive attention layer of Bahdanau et al. (the "concat"
  * score with Dense projections Wq (Dq, U), Wk (Dk, U) without biases and a
  * score Dense v (U) with a scalar bias), with the masks, softmax, dropout and
- * output of Keras Attention (SEMANTICS.md, docs/LAYERS.md): masks AND-ed,
+ * output of Keras Attention (docs/SEMANTICS.md, docs/LAYERS.md): masks AND-ed,
  * fully masked rows uniform 1/Tv, returned weights (B, Tq, Tv) after dropout.
  * Query and key widths may differ. A rank-2 query (B, Dq) is a call with
  * tq = 1: the same memory as (B, 1, Dq), and the output (B, 1, Dv) is the
@@ -44,7 +44,7 @@
 #ifndef VKATTN_BAHDANAU_H
 #define VKATTN_BAHDANAU_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

@@ -16,6 +16,11 @@
  * Vulkan functions are loaded at run time (volk), privately per context: a
  * process without a Vulkan loader gets VKATTN_ERROR_NO_VULKAN, never a crash at
  * load time, and vkattn never rewrites function pointers the app owns.
+ * An app that loads Vulkan itself (volk, or its own loader) must define
+ * VK_NO_PROTOTYPES before including this header, best project-wide; else the
+ * prototypes of <vulkan/vulkan_core.h> clash with volk's pointer globals (see
+ * vkattn/vkattn.h). An app that imports its device may hand vkattn its own
+ * loader's entry point (vkattn_import_desc.get_instance_proc_addr).
  *
  * What the library needs from a device: Vulkan 1.1 and a queue with
  * VK_QUEUE_COMPUTE_BIT. Everything else is optional and used when present
@@ -51,7 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/export.h"
 #include "vkattn/result.h"

@@ -3,7 +3,7 @@
  *   out[b,h,i,j] = keep(b,h,i,j) ? in[b,h,i,j] * scale : 0
  *
  * on a (B, H, Tq, Tv) tensor, with keep() the Philox stream of vkattn/philox.h
- * (SEMANTICS.md, "Philox dropout stream") and scale the float nearest
+ * (docs/SEMANTICS.md, "Philox dropout stream") and scale the float nearest
  * 1/(1 - rate). The mask depends only on seed, offset and the element's
  * indices, so it equals vkattn_reference_dropout_mask() bit for bit, and the
  * output equals vkattn_reference_dropout() bit for bit. Dropped elements are

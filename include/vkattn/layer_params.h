@@ -3,7 +3,7 @@
  *
  * Nothing here uses Vulkan, so the same structs drive the GPU layers
  * (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h) and their CPU
- * references below. Semantics are Keras 3 exactly (SEMANTICS.md); docs/LAYERS.md
+ * references below. Semantics are Keras 3 exactly (docs/SEMANTICS.md); docs/LAYERS.md
  * explains each argument and how to convert weights from Keras and PyTorch.
  *
  * Conventions: all tensors f32, row-major, last index fastest, sizes in
@@ -135,7 +135,7 @@ typedef struct vkattn_mha_desc {
     float dropout;
 } vkattn_mha_desc;
 
-/* Keras layouts (SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),
+/* Keras layouts (docs/SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),
  * biases (H, head_dim), output kernel (H, value_dim, output_dim), output bias
  * (output_dim). Biases are ignored when no_bias. */
 typedef struct vkattn_mha_weights {

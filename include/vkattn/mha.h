@@ -5,7 +5,7 @@
  *   C = dropout(P) V                                per head
  *   output = concat_heads(C) @ Wo + bo              (B, Tq, output_dim)
  *
- * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): self-attention (key and
+ * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): self-attention (key and
  * value = query) or cross-attention, a key input of its own width (key NULL =
  * value), value_mask (B, Tv), attention_mask (B, Tq, Tv) shared by the heads or
  * (B, H, Tq, Tv) per head, query_mask (B, Tq), causal (top-left as Keras, or
@@ -45,7 +45,7 @@
 #ifndef VKATTN_MHA_H
 #define VKATTN_MHA_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"

@@ -6,7 +6,7 @@
  *
  * for scores (B, H, Tq, Tv), with the options of vkattn_softmax_params
  * (vkattn/op_params.h); the semantics are exactly those of
- * vkattn_reference_softmax (vkattn/reference.h) and SEMANTICS.md:
+ * vkattn_reference_softmax (vkattn/reference.h) and docs/SEMANTICS.md:
  * - Masks combine by AND; masks are f32, nonzero (NaN included) = may attend.
  *   Causal top-left allows j <= i, bottom-right j <= i + Tv - Tq.
  * - bias and mask are (B|1, H|1, Tq|1, Tv) as their vkattn_broadcast flags say;

@@ -1,4 +1,4 @@
-// The attention mask predicate of SEMANTICS.md ("Common rules"), shared by every
+// The attention mask predicate of docs/SEMANTICS.md ("Common rules"), shared by every
 // kernel that masks logits (softmax.comp, the fused flash kernel) so they agree
 // with each other and with vkattn_reference_softmax exactly. Include after
 // #version; needs no extension. The kernels read their own buffers: these

@@ -73,7 +73,7 @@ static dropout_push make_push(const vkattn_dropout_op_params *p, uint64_t count)
 {
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t qpr = (p->tv + 3u) / 4u;
-    /* SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
+    /* docs/SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
     const uint32_t mix = (uint32_t)d->offset ^ ((uint32_t)(d->offset >> 32) * 0x9E3779B9u);
     return (dropout_push){
         .tq = p->tq, .tv = p->tv, .quads_per_row = qpr,

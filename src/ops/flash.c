@@ -262,7 +262,7 @@ static flash_push make_push(const flash_shape *s, const vkattn_sdpa_params *p)
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
         .scale_log2 = (float)(scale * 1.4426950408889634),
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
-        /* SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
+        /* docs/SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
         .offset_mix = (uint32_t)d->offset ^ ((uint32_t)(d->offset >> 32) * 0x9E3779B9u),
         .threshold = drop ? vkattn_dropout_threshold(d->rate) : 0,
         /* the float nearest 1/(1 - rate), as the dropout op and the reference use */

@@ -642,7 +642,7 @@ static void test_chained_calls(void **state)
 /* "example_mha_cross_vmask" of spec/cases/examples.json (ex_* arrays) */
 #include "mha_example_case.h"
 
-/* |got - exp| <= atol + rtol * |exp| everywhere (CASES.md) */
+/* |got - exp| <= atol + rtol * |exp| everywhere (docs/CASES.md) */
 static void assert_within(const float *got, const float *exp, size_t n, const char *what)
 {
     for (size_t i = 0; i < n; i++)

@@ -1,4 +1,4 @@
-/* Reading a case object (CASES.md). Every malformed input ends in one
+/* Reading a case object (docs/CASES.md). Every malformed input ends in one
  * message naming the field ("value_mask: shape (2, 3) but (2, 4) expected
  * (B, Tv)"), so a user can fix the file without reading this code. */
 #include "case.h"
