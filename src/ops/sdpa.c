@@ -298,7 +298,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
 /* The context's shared workspace, grown to at least `count` floats. */
 static vkattn_result library_workspace(vkattn_context *ctx, uint64_t count, vkattn_tensor **out)
 {
-    return vka_growable_get(ctx, &ctx->workspace, count, "vkattn_sdpa_record", out);
+    return vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, count, "vkattn_sdpa_record", out);
 }
 
 /* ---------------------------------------------------------------- chained */
