@@ -41,6 +41,10 @@ typedef struct vka_dispatch {
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                   const vka_dispatch *d);
 
+/* What a *_prepare returns after its dry record: success, or the record's
+ * failure re-reported under `fn` ("vkattn_mha_prepare: ..."). */
+vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vkattn_result r);
+
 /* A tensor as binding; `write` if the dispatch writes it. */
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write);
 /* A tensor if non-NULL, else the context's small read-only dummy buffer. */

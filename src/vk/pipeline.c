@@ -171,6 +171,8 @@ vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *ker
     vka_lock(ctx);
     ctx->stats.pipelines_created++;
     vka_unlock(ctx);
+    vka_log(ctx, VKATTN_LOG_DEBUG, "pipeline %s created (%u spec constants)", kernel->name,
+            kernel->n_spec);
     mtx_lock(&ctx->pipeline_lock);
     r = insert(ctx, p, out);
     mtx_unlock(&ctx->pipeline_lock);
