@@ -33,7 +33,8 @@
  * indexing or maxStorageBufferRange, batch or the tile counts beyond the
  * device's workgroup counts), VKATTN_ERROR_UNSUPPORTED (no tile fits the
  * device), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_ADDITIVE_H
 #define VKATTN_ADDITIVE_H

@@ -34,7 +34,8 @@
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.
  *
- * Thread safety: a layer is externally synchronized, and on its context too.
+ * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_ATTENTION_H
 #define VKATTN_ATTENTION_H

@@ -23,7 +23,8 @@
  * a zero batch, tq or tv; rate outside [0, 1] or NaN; a tensor smaller than
  * B*H*Tq*Tv), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (the
  * tensor exceeds 32-bit indexing), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_DROPOUT_H
 #define VKATTN_DROPOUT_H

@@ -26,7 +26,8 @@
  * run in place), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor
  * beyond 32-bit indexing or maxStorageBufferRange), VKATTN_ERROR_UNSUPPORTED (the
  * device's workgroup limits are below the Vulkan minimum), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_HEADS_H
 #define VKATTN_HEADS_H

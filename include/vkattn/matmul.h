@@ -27,7 +27,8 @@
  * sizes, strides that reach past a tensor), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT (batch * heads above the device's workgroup-count
  * limit, offsets beyond 32 bits), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_MATMUL_H
 #define VKATTN_MATMUL_H

@@ -57,7 +57,8 @@
  * serve the call), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (library workspace),
  * Vulkan failures. Size and argument errors are reported before anything is
  * recorded or allocated.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SDPA_H
 #define VKATTN_SDPA_H

@@ -38,7 +38,8 @@
  * VKATTN_ERROR_DEVICE_LIMIT (an operand beyond 32-bit indexing or
  * maxStorageBufferRange, too many rows for the workgroup-count limits),
  * Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SOFTMAX_H
 #define VKATTN_SOFTMAX_H
