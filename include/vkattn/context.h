@@ -45,9 +45,21 @@
  * app's recorded command buffers that bind it: on the pooled path always, on
  * the push path where vkattn owns the tensor's memory.
  *
- * Thread safety: a context may be used from several threads only if the caller
- * synchronizes access to it, as for a VkQueue: functions taking a context are
- * externally synchronized on it, except vkattn_context_get_info.
+ * Thread safety, in Vulkan's terms. Safe concurrently on one context, from
+ * any number of threads: recording (every *_record) and preparing (every
+ * *_prepare) of *different* layers and tensors, into different command
+ * buffers; vkattn_context_get_info, _get_stats, _memory_usage,
+ * _last_error (each thread gets its own copy of the message) and
+ * _get_pipeline_cache_data. Each recording thread gets its own library-managed
+ * scratch (the ops' workspace, the pack buffer), so each thread's command
+ * buffers must run in the order that thread recorded them, as for its own
+ * tensors. Externally synchronized on the context (one thread at a time, and
+ * not while others record): everything that uses the context's queue
+ * (*_run, vkattn_tensor_upload/_download/_fill, begin_commands/
+ * submit_and_wait, timers), tensor, layer and timer creation and
+ * destruction, vkattn_context_reset_peak_memory and vkattn_context_destroy.
+ * A layer or tensor is itself externally synchronized: two threads never
+ * record the same layer, or calls that write the same tensor, at once.
  */
 #ifndef VKATTN_CONTEXT_H
 #define VKATTN_CONTEXT_H
@@ -135,6 +147,16 @@ typedef struct vkattn_context_desc {
      * split into several dispatches along rows or keys. 0 = the profile's
      * budget (none for "desktop"). */
     uint64_t max_dispatch_work;
+
+    /* Appended in 0.3. Initial contents of the pipeline cache vkattn creates
+     * when pipeline_cache is VK_NULL_HANDLE: bytes an earlier
+     * vkattn_context_get_pipeline_cache_data returned (copied; the app may
+     * free them after create). Data from another device, driver or a
+     * corrupted file is ignored, as Vulkan allows, with a WARN log message:
+     * pipelines are then compiled as without it. NULL/0 = an empty cache.
+     * Ignored (with a WARN) when pipeline_cache is set: seed the app's cache. */
+    const void *pipeline_cache_data;
+    size_t pipeline_cache_size;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
@@ -148,7 +170,9 @@ VKATTN_API vkattn_result vkattn_context_create(const vkattn_context_desc *desc,
  * Tensors, layers and timers must be destroyed first. NULL is a no-op. */
 VKATTN_API void vkattn_context_destroy(vkattn_context *ctx);
 
-/* The specific message of the last failure on this context ("" if none). */
+/* The specific message of the last failure on this context ("" if none), as
+ * a copy in the calling thread's storage, valid until this thread calls it
+ * again. */
 VKATTN_API const char *vkattn_context_last_error(const vkattn_context *ctx);
 
 typedef enum vkattn_device_type {
@@ -235,6 +259,34 @@ typedef struct vkattn_device_desc {
  * the number; otherwise up to *count entries are written and *count is set to
  * the number written. VKATTN_ERROR_NO_VULKAN without a loader. */
 VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *count);
+
+/* ------------------------------------------------------- pipelines, stats */
+
+/* The context's pipeline cache contents, in Vulkan's two-call idiom: with
+ * data NULL, *size becomes the bytes needed; else the data is written and
+ * *size becomes the bytes written. If *size is too small (the cache grew since
+ * the first call), nothing is written, *size becomes the size needed and the
+ * result is VKATTN_ERROR_INVALID_ARGUMENT: call again. 0 bytes when the
+ * context has no pipeline cache (creating one failed). Save them and pass them back as
+ * vkattn_context_desc.pipeline_cache_data, so a later process compiles
+ * nothing it compiled before (seconds per fused kernel on CPU drivers). With
+ * an app's VkPipelineCache this returns that cache's data. Thread safety: may
+ * be called while other threads record. */
+VKATTN_API vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *ctx, void *data,
+                                                                size_t *size);
+
+/* What the context created so far, to check that preparing ahead works: a
+ * frame recorded after *_prepare with the same (or smaller) shapes changes
+ * none of these counts. */
+typedef struct vkattn_context_stats {
+    uint64_t pipelines_created;         /* compute pipelines compiled */
+    uint64_t scratch_allocations;       /* scratch buffers created or grown (context, layers) */
+    uint64_t descriptor_sets_allocated; /* pooled sets (no push descriptors); 0 otherwise */
+} vkattn_context_stats;
+
+/* Fills *stats. Thread safety: may be called while other threads record. */
+VKATTN_API vkattn_result vkattn_context_get_stats(const vkattn_context *ctx,
+                                                  vkattn_context_stats *stats);
 
 /* ------------------------------------------------------------------ commands */
 

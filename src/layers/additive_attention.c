@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "layers/layer_util.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 
@@ -120,4 +121,13 @@ vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_additive_attention_run: layer is NULL");
     VKA_RUN(layer->ctx, vkattn_additive_attention_record(layer, cmd, call, io));
+}
+
+vkattn_result vkattn_additive_attention_prepare(vkattn_additive_attention *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io)
+{
+    const char *fn = "vkattn_additive_attention_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn, vkattn_additive_attention_record(layer, VKA_DRY_CMD, call, io));
 }

@@ -321,7 +321,7 @@ static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd
                             "maxStorageBufferRange (%llu bytes) or 2^32 elements",
                             caller, ctx->info.max_storage_buffers_per_stage,
                             (unsigned long long)vka_max_range(ctx));
-        if ((r = vka_growable_get(ctx, &ctx->workspace, total, caller, &f->scratch)))
+        if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, total, caller, &f->scratch)))
             return r;
         f->bindings[3] = vka_bind_tensor(f->scratch, true);
         f->bindings[3].size = total * sizeof(float);

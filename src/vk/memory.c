@@ -76,9 +76,11 @@ vkattn_result vka_buffer_create(struct vkattn_context *ctx, VkDeviceSize size, v
     }
     out->size = size;
     out->allocated = req.size;
+    vka_lock(ctx); /* recording threads grow scratch */
     ctx->memory_current += req.size;
     if (ctx->memory_current > ctx->memory_peak)
         ctx->memory_peak = ctx->memory_current;
+    vka_unlock(ctx);
     return VKATTN_SUCCESS;
 }
 
@@ -87,7 +89,9 @@ void vka_buffer_destroy(struct vkattn_context *ctx, vka_buffer *buf)
     if (buf->buffer)
         ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
     if (buf->memory) {
+        vka_lock(ctx);
         ctx->memory_current -= buf->allocated;
+        vka_unlock(ctx);
         ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL);
     }
     *buf = (vka_buffer){0};
