@@ -13,7 +13,7 @@
  * vkattn_reference_attention (vkattn/layer_params.h).
  *
  * Call sequence:
- *   vkattn_attention_desc desc = {.query_dim = 64, .value_dim = 64, .use_scale = true};
+ *   vkattn_attention_desc desc = {.query_width = 64, .value_width = 64, .use_scale = true};
  *   vkattn_attention *att;
  *   vkattn_attention_create(ctx, &desc, &att);        scale = csw = 1.0
  *   vkattn_attention_set_weights(att, &(vkattn_attention_weights){0.5f, 1.0f});
@@ -53,11 +53,11 @@ extern "C" {
 
 typedef struct vkattn_attention vkattn_attention;
 
-/* Creates a layer (vkattn_attention_desc in vkattn/layer_params.h: query_dim
- * and value_dim required; key_dim 0 = value_dim, and it must equal
- * query_dim). A new layer has scale = concat_score_weight = 1.0, as Keras.
- * Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_dim !=
- * query_dim; a bad score_mode; dropout outside [0, 1] or NaN),
+/* Creates a layer (vkattn_attention_desc in vkattn/layer_params.h: query_width
+ * and value_width required; key_width 0 = value_width, and it must equal
+ * query_width). A new layer has scale = concat_score_weight = 1.0, as Keras.
+ * Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_width !=
+ * query_width; a bad score_mode; dropout outside [0, 1] or NaN),
  * OUT_OF_HOST_MEMORY. On failure *out is NULL. */
 VKATTN_API vkattn_result vkattn_attention_create(vkattn_context *ctx,
                                                  const vkattn_attention_desc *desc,
@@ -77,9 +77,9 @@ VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *la
                                                       vkattn_attention_weights *w);
 
 /* Records one call (vkattn_layer_io, vkattn/layer_common.h): query
- * (B, Tq, query_dim), value (B, Tv, value_dim), key (B, Tv, key_dim) or NULL
- * (= value; then value_dim must equal query_dim), optional query_mask (B, Tq),
- * value_mask (B, Tv), attention_mask (B, Tq, Tv); output (B, Tq, value_dim);
+ * (B, Tq, query_width), value (B, Tv, value_width), key (B, Tv, key_width) or NULL
+ * (= value; then value_width must equal query_width), optional query_mask (B, Tq),
+ * value_mask (B, Tv), attention_mask (B, Tq, Tv); output (B, Tq, value_width);
  * scores (B, Tq, Tv) iff call->return_attention_scores. Each tensor must have
  * exactly that many elements (any rank; a rank >= 2 tensor's last dim must
  * match); output and scores must not overlap another tensor of the call.

@@ -14,7 +14,7 @@ struct vkattn_additive_attention {
     vkattn_context *ctx;
     vkattn_additive_attention_desc desc;
     vka_layer_widths w;
-    vkattn_tensor *scale; /* (query_dim); NULL with no_scale */
+    vkattn_tensor *scale; /* (query_width); NULL with no_scale */
     vka_scratch scratch;  /* the scores when they are not returned */
     vka_scratch mask;     /* an attention mask expanded to a full key axis */
 };

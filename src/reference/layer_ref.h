@@ -23,7 +23,7 @@ typedef struct vka_layer_widths {
 } vka_layer_widths;
 
 /* Desc checks; on success *w holds the resolved widths. `fn` names the public
- * function in messages ("vkattn_attention_create: desc->query_dim is 0 ..."). */
+ * function in messages ("vkattn_attention_create: desc->query_width is 0 ..."). */
 vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *fn,
                                        const vkattn_attention_desc *d, vka_layer_widths *w);
 vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, const char *fn,

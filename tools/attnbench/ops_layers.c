@@ -56,7 +56,7 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
     switch (s->layer.kind) {
     case AB_LAYER_ATTENTION:
         s->layer.desc.att = (vkattn_attention_desc){
-            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .use_scale = true,
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .use_scale = true,
             .dropout = dropout};
         /* the scale SDPA would use keeps the softmax from saturating */
         s->layer.w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
@@ -64,11 +64,11 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         return true;
     case AB_LAYER_ADDITIVE:
         s->layer.desc.add = (vkattn_additive_attention_desc){
-            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .dropout = dropout};
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .dropout = dropout};
         return (s->layer.w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
     case AB_LAYER_BAHDANAU: {
         s->layer.desc.bah = (vkattn_bahdanau_desc){
-            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .units = s->units,
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .units = s->units,
             .dropout = dropout};
         vkattn_bahdanau_weights *w = &s->layer.w.bah;
         w->query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
@@ -80,7 +80,7 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
     case AB_LAYER_MHA: {
         uint32_t D = s->dmodel, H = d->heads;
         s->layer.desc.mha = (vkattn_mha_desc){
-            .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_dim = D,
+            .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_width = D,
             .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout};
         vkattn_mha_weights *w = &s->layer.w.mha;
         w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
