@@ -50,7 +50,8 @@ int main(void)
     vkattn_attention_desc desc = {.query_width = D, .key_width = D, .value_width = DV,
                                   .use_scale = true};
     vkattn_attention_weights weights = {.scale = 0.5f, .concat_score_weight = 1.0f};
-    vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV, .use_causal_mask = true,
+    vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV,
+                              .causal = VKATTN_CAUSAL_TOP_LEFT, /* use_causal_mask=True */
                               .return_attention_scores = true};
     vkattn_tensor *tq = tensor(ctx, B * TQ * D, q), *tk = tensor(ctx, B * TV * D, k);
     vkattn_tensor *tv = tensor(ctx, B * TV * DV, v), *tm = tensor(ctx, B * TV, vmask);

@@ -55,7 +55,7 @@ int main(void)
     vkattn_mha *mha = NULL;
     vkattn_tensor *tx = tensor(ctx, B * T * D, x), *tout = tensor(ctx, B * T * D, NULL);
     vkattn_tensor *tscores = tensor(ctx, B * H * T * T, NULL);
-    vkattn_layer_call call = {.batch = B, .tq = T, .tv = T, .use_causal_mask = true,
+    vkattn_layer_call call = {.batch = B, .tq = T, .tv = T, .causal = VKATTN_CAUSAL_TOP_LEFT,
                               .return_attention_scores = true};
     /* self-attention: value = query, key omitted (= value) */
     vkattn_layer_io io = {.query = tx, .value = tx, .output = tout, .scores = tscores};

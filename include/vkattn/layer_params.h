@@ -37,8 +37,9 @@ typedef struct vkattn_layer_call {
     uint32_t batch;           /* required */
     uint32_t tq;              /* query length; required (1 for a rank-2 Bahdanau query) */
     uint32_t tv;              /* key/value length; required */
-    bool use_causal_mask;     /* Keras top-left: query i sees keys j <= i */
-    bool causal_bottom_right; /* KV-cache variant instead (only if use_causal_mask) */
+    /* NONE; TOP_LEFT = Keras use_causal_mask=True (query i sees keys j <= i);
+     * BOTTOM_RIGHT for decoding with a KV cache (j <= i + Tv - Tq). */
+    vkattn_causal causal;
     bool training;            /* dropout active iff training && rate > 0 */
     uint64_t seed, offset;    /* Philox dropout stream (vkattn/philox.h) */
     bool return_attention_scores;

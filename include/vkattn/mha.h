@@ -99,7 +99,7 @@ VKATTN_API vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_
  * the call.
  * Codes: INVALID_ARGUMENT (NULL layer, cmd, call or io; a zero size; a
  * missing, unexpected or wrongly sized tensor, named; a bad path;
- * causal_bottom_right without use_causal_mask; call->path FUSED with
+ * call->causal not a vkattn_causal value; call->path FUSED with
  * return_attention_scores, since the fused kernel never forms the weights),
  * SIZE_OVERFLOW, DEVICE_LIMIT (a tensor beyond the device's buffers or 32-bit
  * indexing), UNSUPPORTED (call->path FUSED where the fused kernel cannot serve

@@ -36,8 +36,8 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
 vkattn_result vka_layer_check_scalar(struct vkattn_context *ctx, const char *fn, const char *name,
                                      float v);
 
-/* Checks the fields of a call: batch, tq, tv >= 1, causal_bottom_right only
- * with use_causal_mask, path a vkattn_sdpa_path value. */
+/* Checks the fields of a call: batch, tq, tv >= 1, causal a vkattn_causal
+ * value, path a vkattn_sdpa_path value. */
 vkattn_result vka_layer_check_call(struct vkattn_context *ctx, const char *fn,
                                    const vkattn_layer_call *call);
 

@@ -95,7 +95,7 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
                                    const vka_mha_dims *d, const vkattn_layer_call *call,
                                    vka_mha_call *out)
 {
-    /* the rules every layer shares (sizes, causal_bottom_right, path) */
+    /* the rules every layer shares (sizes, causal, path) */
     vkattn_result r = vka_layer_check_call(ctx, caller, call);
     if (r)
         return r;
@@ -104,9 +104,7 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
         .batch = call->batch,
         .tq = call->tq,
         .tv = call->tv,
-        .causal = !call->use_causal_mask      ? VKATTN_CAUSAL_NONE
-                  : call->causal_bottom_right ? VKATTN_CAUSAL_BOTTOM_RIGHT
-                                              : VKATTN_CAUSAL_TOP_LEFT,
+        .causal = call->causal,
         .dropout_active = call->training && d->dropout > 0.0f,
         .query_mask = B * Tq, /* two uint32 factors: cannot overflow */
         .value_mask = B * Tv,

@@ -521,9 +521,9 @@ static void test_bad_call(void **state)
     call.tq = 0;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->tq");
     call = good;
-    call.causal_bottom_right = true;
+    call.causal = (vkattn_causal)3;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT,
-                    "causal_bottom_right");
+                    "call->causal");
     call = good;
     call.path = (vkattn_sdpa_path)9;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->path");

@@ -205,13 +205,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
-             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d br=%d train=%d "
+             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
              "scores=%d path=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             c->use_causal_mask,
-             c->causal_bottom_right, c->training, c->return_attention_scores, (int)c->path);
+             (int)c->causal, c->training, c->return_attention_scores, (int)c->path);
 }
 
 /* Rows whose query mask is 0 have no allowed key: weights exactly 0 and the
@@ -314,8 +313,9 @@ static mcase random_case(void)
     c->batch = tu_rand_range(1, 3);
     c->tq = tu_rand_range(1, 17);
     c->tv = m.self_attn ? c->tq : tu_rand_range(1, 17);
-    c->use_causal_mask = tu_rand_range(0, 2) == 0;
-    c->causal_bottom_right = c->use_causal_mask && coin();
+    c->causal = tu_rand_range(0, 2) != 0 ? VKATTN_CAUSAL_NONE
+                : coin()                 ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                                         : VKATTN_CAUSAL_TOP_LEFT;
     c->training = coin();
     c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
     c->offset = tu_rand_u32();
@@ -355,7 +355,8 @@ static void test_mask_broadcast(void **state)
                          .query_width = 7, .value_width = 6, .output_dim = 5},
                 .call = {.batch = rep ? tu_rand_range(2, 3) : 1,
                          .tq = 2 * tu_rand_range(0, 4) + 1, .tv = 2 * tu_rand_range(1, 6),
-                         .use_causal_mask = tu_rand_range(0, 3) == 0},
+                         .causal = tu_rand_range(0, 3) == 0 ? VKATTN_CAUSAL_TOP_LEFT
+                                                               : VKATTN_CAUSAL_NONE},
                 .query_mask = coin(), .value_mask = coin(), .attn = ATTN_SHARED,
                 .am_form = f < n1 ? lt_mask_forms_single[f] : lt_mask_forms_multi[f - n1],
             };
@@ -387,8 +388,9 @@ static void test_mask_kinds(void **state)
             m.query_mask = kind == 1 || kind == 7;
             m.value_mask = kind == 2 || kind == 7;
             m.attn = kind == 3 ? ATTN_SHARED : kind == 4 || kind == 7 ? ATTN_PER_HEAD : ATTN_NONE;
-            m.call.use_causal_mask = kind >= 5;
-            m.call.causal_bottom_right = kind == 6;
+            m.call.causal = kind == 6   ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                            : kind == 5 ? VKATTN_CAUSAL_TOP_LEFT
+                                        : VKATTN_CAUSAL_NONE;
             if (kind == 6) /* Tq > Tv: the first rows see no key at all */
                 m.call.tq = 17;
             check_case(ctx, &m);
@@ -408,7 +410,7 @@ static void test_query_mask_rows(void **state)
             m.desc.no_bias = !bias;
             m.query_mask = true;
             m.attn = i == 2 ? ATTN_PER_HEAD : ATTN_SHARED;
-            m.call.use_causal_mask = i == 1;
+            m.call.causal = i == 1 ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE;
             check_case(ctx, &m);
         }
 }
@@ -462,7 +464,7 @@ static void test_tutorial_shape(void **state)
     for (int scores = 0; scores < 2; scores++) {
         mcase m = {
             .desc = {.num_heads = 8, .key_dim = 16, .query_width = 128, .value_width = 128},
-            .call = {.batch = 2, .tq = 9, .tv = 9, .use_causal_mask = true,
+            .call = {.batch = 2, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
                      .return_attention_scores = scores},
             .self_attn = true,
             .value_mask = true,
@@ -524,7 +526,7 @@ static void test_paths(void **state)
             m.call.path = (vkattn_sdpa_path)path;
             m.value_mask = m.query_mask = true;
             m.attn = ATTN_PER_HEAD;
-            m.call.use_causal_mask = true;
+            m.call.causal = VKATTN_CAUSAL_TOP_LEFT;
             check_case(ctx, &m);
         }
     mcase m = base_case();
@@ -807,8 +809,8 @@ static void test_bad_record(void **state)
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->tv");
     c = good, c.path = (vkattn_sdpa_path)7;
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->path");
-    c = good, c.causal_bottom_right = true;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "causal_bottom_right");
+    c = good, c.causal = (vkattn_causal)3;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->causal");
     c = good;
     io.query = f.small;
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->query");

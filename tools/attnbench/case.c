@@ -516,7 +516,7 @@ static bool parse_call(json_t *obj, ab_case *c, char *err, size_t err_size)
     c->call.batch = c->batch;
     c->call.tq = c->tq;
     c->call.tv = c->tv;
-    c->call.use_causal_mask = causal;
+    c->call.causal = causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE;
     c->call.training = training;
     /* scores are also fetched when the case gives expected ones */
     c->call.return_attention_scores = scores || json_is_array(json_object_get(obj, "expected_scores"));

@@ -110,7 +110,7 @@ static const char *layer_path(const layer_state *s)
     vkattn_sdpa_params p = {
         .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
         .dv = d->dv, .scale = mha ? 0.0f : s->layer.w.att.scale,
-        .mask = {.causal = s->call.use_causal_mask ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
+        .mask = {.causal = s->call.causal,
                  .masked_row = mha ? VKATTN_MASKED_ROW_ZERO : VKATTN_MASKED_ROW_UNIFORM,
                  .has_value_mask = s->vmask.t != NULL},
         .dropout = {.rate = mha ? s->layer.desc.mha.dropout : s->layer.desc.att.dropout,
@@ -163,7 +163,8 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
         return ATTNBENCH_EXIT_USAGE;
     }
     s->call = (vkattn_layer_call){
-        .batch = d->batch, .tq = d->tq, .tv = d->tv, .use_causal_mask = a->causal,
+        .batch = d->batch, .tq = d->tq, .tv = d->tv,
+        .causal = a->causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
         .training = a->dropout > 0, .seed = a->seed, .return_attention_scores = a->scores,
         .path = a->fused ? VKATTN_SDPA_FUSED : a->unfused ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO,
     };
