@@ -25,7 +25,8 @@
  * What one call records: the additive scoring op (vkattn/additive.h), masked
  * softmax, dropout and a matmul through a score tensor (the returned scores
  * themselves, or the layer's scratch), plus a row-scaling kernel for a
- * query_mask. call->path is ignored (there is no fused kernel).
+ * query_mask. There is no fused kernel: call->path AUTO and UNFUSED both run
+ * this chain, FUSED is VKATTN_ERROR_UNSUPPORTED.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
@@ -77,7 +78,8 @@ VKATTN_API vkattn_result vkattn_additive_attention_get_weights(
     const vkattn_additive_attention *layer, vkattn_additive_attention_weights *w);
 
 /* Records one call; tensors and codes exactly as vkattn_attention_record
- * (vkattn/attention.h) except that call->path is ignored. */
+ * (vkattn/attention.h), plus UNSUPPORTED for call->path FUSED (no fused
+ * kernel). */
 VKATTN_API vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                                                           VkCommandBuffer cmd,
                                                           const vkattn_layer_call *call,

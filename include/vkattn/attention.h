@@ -27,7 +27,9 @@
  * (AUTO: fused unless weights are returned or the fused kernel cannot serve
  * the shape). Concat mode is the additive scoring op, masked softmax, dropout
  * and a matmul, through a score tensor (the returned scores themselves, or
- * the layer's scratch); it ignores call->path. A query_mask adds one small row-scaling kernel. The scalar
+ * the layer's scratch); it has no fused kernel, so call->path AUTO and
+ * UNFUSED both run it and FUSED is VKATTN_ERROR_UNSUPPORTED. A query_mask adds
+ * one small row-scaling kernel. The scalar
  * weights are baked into what is recorded: after set_weights, record again.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
@@ -88,7 +90,8 @@ VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *la
  * mode with call->path FUSED and returned scores, which the fused kernel does
  * not produce), SIZE_OVERFLOW, DEVICE_LIMIT (a tensor beyond the device's
  * buffers or 32-bit indexing), UNSUPPORTED (dot mode with call->path FUSED
- * where the fused kernel cannot serve the shape, e.g. widths above 256),
+ * where the fused kernel cannot serve the shape, e.g. widths above 256;
+ * concat mode with call->path FUSED: it has no fused kernel),
  * OUT_OF_DEVICE_MEMORY (scratch), Vulkan failures. Argument errors are
  * reported before anything is recorded. */
 VKATTN_API vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,

@@ -34,7 +34,8 @@
  * scoring op (vkattn/additive.h) with v as its scale vector, masked softmax,
  * dropout and a matmul through a score tensor (the returned scores
  * themselves, or scratch), plus a row-scaling kernel for a query_mask.
- * call->path is ignored.
+ * There is no fused kernel: call->path AUTO and UNFUSED both run this chain,
+ * FUSED is VKATTN_ERROR_UNSUPPORTED.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
@@ -92,7 +93,8 @@ VKATTN_API vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *laye
  * (B, Tq), value_mask (B, Tv), attention_mask (B, Tq, Tv); output
  * (B, Tq, value_width) or (B, value_width); scores (B, Tq, Tv) iff
  * call->return_attention_scores. Sizes and codes as vkattn_attention_record
- * (vkattn/attention.h); call->path is ignored. */
+ * (vkattn/attention.h), plus UNSUPPORTED for call->path FUSED (no fused
+ * kernel). */
 VKATTN_API vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                                 const vkattn_layer_call *call,
                                                 const vkattn_layer_io *io);

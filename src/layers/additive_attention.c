@@ -94,7 +94,8 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     vka_mask_layout ml = {0};
     vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, fn, call, "AdditiveAttention")))
         return r;
     vkattn_tensor *s = io->scores;
     if ((!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,

@@ -151,6 +151,9 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
     if ((r = vka_layer_check_call(layer->ctx, fn, call)) ||
         (r = vka_layer_check_io(layer->ctx, fn, call, io, &shape, &ml)))
         return r;
+    if (layer->desc.score_mode == VKATTN_SCORE_CONCAT &&
+        (r = vka_layer_check_unfused_path(layer->ctx, fn, call, "Attention's concat mode")))
+        return r;
     if (layer->desc.score_mode == VKATTN_SCORE_DOT && call->path == VKATTN_SDPA_FUSED &&
         call->return_attention_scores)
         return vka_fail(layer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,

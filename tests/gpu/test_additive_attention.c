@@ -153,7 +153,9 @@ static void test_fixed_shapes(void **state)
         for (int no_scale = 0; no_scale < 2; no_scale++) {
             lt_opts o = {.key = i % 2 == 0, .query_mask = i % 3 == 0, .value_mask = i % 2 == 1,
                          .attention_mask = i % 3 == 2, .causal = i % 4 == 1,
-                         .scores = (i + no_scale) % 2 == 0};
+                         .scores = (i + no_scale) % 2 == 0,
+                         /* no fused kernel: UNFUSED runs the same chain as AUTO */
+                         .path = i % 3 == 1 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO};
             lt_shape s = {shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], 0, shapes[i][4], 0};
             make_shape(&s, &o);
             vkattn_additive_attention_desc desc = desc_for(&s, no_scale, 0.0f);
@@ -289,6 +291,15 @@ static void test_bad_args(void **state)
     TH_OK(ctx, vkattn_tensor_fill(k, 0.5f));
     TH_OK(ctx, vkattn_tensor_fill(v, 0.5f));
     TH_OK(ctx, vkattn_additive_attention_run(att, &call, &io));
+    vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
+    pc.path = VKATTN_SDPA_FUSED;
+    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED,
+                    "call->path");
+    pc.path = (vkattn_sdpa_path)9;
+    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "call->path");
+    pc.path = VKATTN_SDPA_UNFUSED;
+    TH_OK(ctx, vkattn_additive_attention_run(att, &pc, &io));
     io.key = NULL;
     LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->key");

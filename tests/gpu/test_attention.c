@@ -310,6 +310,8 @@ static void test_random(void **state)
         vkattn_attention_weights w = {.scale = tu_rand_float(0.2f, 1.5f),
                                       .concat_score_weight = tu_rand_float(-2.0f, 2.0f)};
         o.path = (vkattn_sdpa_path)(o.scores ? 2 * tu_rand_range(0, 1) : tu_rand_range(0, 2));
+        if (mode == VKATTN_SCORE_CONCAT && o.path == VKATTN_SDPA_FUSED)
+            o.path = VKATTN_SDPA_UNFUSED; /* concat has no fused kernel */
         check_case(ctx, &desc, &w, &s, &o);
     }
 }
@@ -333,7 +335,8 @@ static void test_dropout(void **state)
             }
 }
 
-/* Dot mode through each SDPA path; FUSED cannot return weights (an argument error). */
+/* Dot mode through each SDPA path; FUSED cannot return weights (an argument error).
+ * Concat mode has no fused kernel: AUTO and UNFUSED run it, FUSED is UNSUPPORTED. */
 static void test_paths(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -362,6 +365,28 @@ static void test_paths(void **state)
     vkattn_layer_io io = lt_gpu_io(&g);
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->return_attention_scores");
+    lt_gpu_free(&g);
+    lt_data_free(&d);
+    vkattn_attention_destroy(att);
+
+    for (int p = 0; p < 3; p += 2) {
+        lt_opts oc = {.key = true, .value_mask = true, .causal = p == 2, .scores = p == 0,
+                      .path = (vkattn_sdpa_path)p};
+        lt_shape sc = {2, 6, 9, 7, 0, 5, 0};
+        make_shape(&sc, &oc);
+        vkattn_attention_desc dc = desc_for(&sc, VKATTN_SCORE_CONCAT, true, 0.0f);
+        vkattn_attention_weights wc = {0.7f, -1.2f};
+        check_case(ctx, &dc, &wc, &sc, &oc);
+    }
+    desc.score_mode = VKATTN_SCORE_CONCAT;
+    TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
+    o.scores = false;
+    lt_data_init(&d, &s, &o);
+    lt_gpu_init(ctx, &g, &d);
+    call = lt_call(&d);
+    io = lt_gpu_io(&g);
+    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_UNSUPPORTED,
+                    "call->path");
     lt_gpu_free(&g);
     lt_data_free(&d);
     vkattn_attention_destroy(att);

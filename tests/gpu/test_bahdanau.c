@@ -218,7 +218,9 @@ static void test_fixed_shapes(void **state)
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         lt_opts o = {.key = i % 3 != 1, .query_mask = i % 3 == 0, .value_mask = i % 2 == 1,
-                     .attention_mask = i % 3 == 2, .causal = i % 4 == 1, .scores = i % 2 == 0};
+                     .attention_mask = i % 3 == 2, .causal = i % 4 == 1, .scores = i % 2 == 0,
+                     /* no fused kernel: UNFUSED runs the same chain as AUTO */
+                     .path = i % 3 == 1 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO};
         lt_shape s = {shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], shapes[i][4],
                       shapes[i][5], 0};
         make_shape(&s, &o);
@@ -385,6 +387,14 @@ static void test_bad_args(void **state)
     vkattn_layer_call call = {.batch = B, .tq = 1, .tv = tv};
     vkattn_layer_io io = {.query = q, .key = k, .value = v, .output = out};
     TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
+    vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
+    pc.path = VKATTN_SDPA_FUSED;
+    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED, "call->path");
+    pc.path = (vkattn_sdpa_path)9;
+    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "call->path");
+    pc.path = VKATTN_SDPA_UNFUSED;
+    TH_OK(ctx, vkattn_bahdanau_run(att, &pc, &io));
     io.key = NULL; /* key = value needs Dk = Dv */
     LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
     io.key = k, io.query = qwide;
