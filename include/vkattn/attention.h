@@ -22,15 +22,19 @@
  *   vkattn_attention_run(att, &call, &io);            or _record into your cmd
  *   vkattn_attention_destroy(att);
  *
- * What one call records: dot mode is the SDPA op (vkattn/sdpa.h) with the
- * layer's scale; call->path picks the fused flash kernel or the chained one
+ * What one call records: with use_scale, a small kernel first writes
+ * scale * query into scratch (concat mode: scale * key too), reading the
+ * scale from the layer's weight tensor. Dot mode is then the SDPA op
+ * (vkattn/sdpa.h) with scale 1; call->path picks the fused flash kernel or the chained one
  * (AUTO: fused unless weights are returned or the fused kernel cannot serve
  * the shape). Concat mode is the additive scoring op, masked softmax, dropout
  * and a matmul, through a score tensor (the returned scores themselves, or
  * the layer's scratch); it has no fused kernel, so call->path AUTO and
- * UNFUSED both run it and FUSED is VKATTN_ERROR_UNSUPPORTED. A query_mask adds
- * one small row-scaling kernel. The scalar
- * weights are baked into what is recorded: after set_weights, record again.
+ * UNFUSED both run it and FUSED is VKATTN_ERROR_UNSUPPORTED; its score is
+ * sum_d csw * tanh(scale*q_d + scale*k_d), csw the additive op's scale vector
+ * (a weight tensor). A query_mask adds one small row-scaling kernel. The
+ * scalar weights live on the device, as every layer's weights do: a command
+ * buffer recorded before set_weights uses the new values when it runs.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
@@ -60,21 +64,23 @@ typedef struct vkattn_attention vkattn_attention;
  * query_width). A new layer has scale = concat_score_weight = 1.0, as Keras.
  * Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_width !=
  * query_width; a bad score_mode; dropout outside [0, 1] or NaN),
- * OUT_OF_HOST_MEMORY. On failure *out is NULL. */
+ * OUT_OF_*_MEMORY, Vulkan failures. On failure *out is NULL. */
 VKATTN_API vkattn_result vkattn_attention_create(vkattn_context *ctx,
                                                  const vkattn_attention_desc *desc,
                                                  vkattn_attention **out);
 
-/* Frees the layer and its scratch. NULL-safe. The GPU must be done with every
+/* Frees the layer, its weights and scratch. NULL-safe. The GPU must be done with every
  * command buffer recorded with it (vkattn does not wait). */
 VKATTN_API void vkattn_attention_destroy(vkattn_attention *layer);
 
-/* Sets both scalars literally (0 is 0 here). Codes: INVALID_ARGUMENT (NULL
- * layer or w, a non-finite value). */
+/* Uploads both scalars, literally (0 is 0 here); waits. Do not call while a
+ * command buffer recorded with the layer may execute. Codes: INVALID_ARGUMENT
+ * (NULL layer or w, a non-finite value), Vulkan failures. */
 VKATTN_API vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
                                                       const vkattn_attention_weights *w);
 
-/* Writes both scalars into *w. Codes: INVALID_ARGUMENT (NULL layer or w). */
+/* Downloads both scalars into *w. Waits for vkattn work on the context's
+ * queue. Codes: INVALID_ARGUMENT (NULL layer or w), Vulkan failures. */
 VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
                                                       vkattn_attention_weights *w);
 
