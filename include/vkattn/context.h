@@ -216,20 +216,21 @@ VKATTN_API const vkattn_optional_extension *vkattn_optional_device_extensions(ui
  * strings, "desktop" first. */
 VKATTN_API const char *const *vkattn_profile_names(uint32_t *count);
 
-/* A device as seen before choosing one. */
-typedef struct vkattn_device_desc {
+/* A device as seen before choosing one (an output of vkattn_enumerate_devices,
+ * not a creation struct). */
+typedef struct vkattn_device_info {
     uint32_t index;
     char name[256];
     uint32_t vendor_id;
     vkattn_device_type device_type;
     uint32_t api_version;
     bool usable; /* has everything vkattn needs */
-} vkattn_device_desc;
+} vkattn_device_info;
 
 /* Lists the devices of the system loader. With devices NULL, *count receives
  * the number; otherwise up to *count entries are written and *count is set to
  * the number written. VKATTN_ERROR_NO_VULKAN without a loader. */
-VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *count);
+VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *count);
 
 /* ------------------------------------------------------------------ commands */
 

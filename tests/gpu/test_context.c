@@ -35,7 +35,7 @@ static void test_choose_device(void **state)
     uint32_t n = 0;
     TH_OK(ctx, vkattn_enumerate_devices(NULL, &n));
     assert_true(n >= 1);
-    vkattn_device_desc *devs = calloc(n, sizeof *devs);
+    vkattn_device_info *devs = calloc(n, sizeof *devs);
     TH_OK(ctx, vkattn_enumerate_devices(devs, &n));
     uint32_t index = n;
     for (uint32_t i = 0; i < n; i++)
