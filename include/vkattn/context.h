@@ -80,13 +80,8 @@ typedef struct vkattn_import_desc {
     uint32_t enabled_extension_count;
 } vkattn_import_desc;
 
-/* Which kind of processor kernel shapes are tuned for. Results agree within
- * each op's stated bound either way; only speed differs. */
-typedef enum vkattn_tuning {
-    VKATTN_TUNING_AUTO = 0, /* by device type: CPU for CPU devices (lavapipe), else GPU */
-    VKATTN_TUNING_GPU = 1,  /* many invocations per row, shared-memory reductions */
-    VKATTN_TUNING_CPU = 2,  /* SIMD lanes as rows: few invocations per row, few barriers */
-} vkattn_tuning;
+/* Benchmarking and testing overrides (kernel tuning): vkattn/advanced.h. */
+struct vkattn_context_advanced;
 
 typedef struct vkattn_context_desc {
     /* Own device: choose by index (as listed by vkattn_enumerate_devices) ... */
@@ -113,10 +108,6 @@ typedef struct vkattn_context_desc {
     /* Optional app pipeline cache used when creating pipelines; not destroyed. */
     VkPipelineCache pipeline_cache;
 
-    /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
-     * shapes on lavapipe too. */
-    vkattn_tuning tuning;
-
     /* Device profile to assume (vkattn_profile_names lists them): "desktop"
      * or NULL = the device's own limits; "mobile-min" = the Vulkan 1.1
      * minimums; "mali", "adreno" = those GPUs' typical limits. Limits and
@@ -130,6 +121,10 @@ typedef struct vkattn_context_desc {
      * split into several dispatches along rows or keys. 0 = the profile's
      * budget (none for "desktop"). */
     uint64_t max_dispatch_work;
+
+    /* Benchmarking and testing overrides (vkattn/advanced.h, not included by
+     * vkattn/vkattn.h); NULL = defaults. Read during vkattn_context_create only. */
+    const struct vkattn_context_advanced *advanced;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the

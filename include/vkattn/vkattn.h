@@ -8,6 +8,10 @@
  * command buffer (contract in vkattn/matmul.h) and a *_run that submits and
  * waits. Every op has a CPU reference in vkattn/reference.h, every layer in
  * vkattn/layer_params.h; both are pure C with no Vulkan.
+ *
+ * Two public headers are not included here, since an app rarely needs them:
+ * vkattn/peak.h (measure the device's FMA rate and copy bandwidth, to judge
+ * speed) and vkattn/advanced.h (benchmarking and testing overrides).
  */
 #ifndef VKATTN_VKATTN_H
 #define VKATTN_VKATTN_H
@@ -25,7 +29,6 @@
 #include "vkattn/matmul.h"
 #include "vkattn/mha.h"
 #include "vkattn/op_params.h"
-#include "vkattn/peak.h"
 #include "vkattn/philox.h"
 #include "vkattn/reference.h"
 #include "vkattn/result.h"
