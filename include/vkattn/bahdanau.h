@@ -20,7 +20,8 @@
  * rounds them (a Keras artifact this layer does not reproduce).
  *
  * Call sequence:
- *   vkattn_bahdanau_desc desc = {.query_dim = 50, .key_dim = 60, .value_dim = 70, .units = 32};
+ *   vkattn_bahdanau_desc desc = {.query_width = 50, .key_width = 60, .value_width = 70,
+ *                                .units = 32};
  *   vkattn_bahdanau *att;
  *   vkattn_bahdanau_create(ctx, &desc, &att);
  *   vkattn_bahdanau_set_weights(att, &weights);       Keras layout, copied
@@ -33,7 +34,8 @@
  * scoring op (vkattn/additive.h) with v as its scale vector, masked softmax,
  * dropout and a matmul through a score tensor (the returned scores
  * themselves, or scratch), plus a row-scaling kernel for a query_mask.
- * call->path is ignored.
+ * There is no fused kernel: call->path AUTO and UNFUSED both run this chain,
+ * FUSED is VKATTN_ERROR_UNSUPPORTED.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
@@ -59,8 +61,8 @@ extern "C" {
 
 typedef struct vkattn_bahdanau vkattn_bahdanau;
 
-/* Creates a layer (query_dim, value_dim and units required; key_dim 0 =
- * value_dim). A new layer has zero kernels Wq and Wk, score kernel v all ones
+/* Creates a layer (query_width, value_width and units required; key_width 0 =
+ * value_width). A new layer has zero kernels Wq and Wk, score kernel v all ones
  * and score_bias 0 (uniform weights until you set them). Codes:
  * INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; dropout outside
  * [0, 1] or NaN), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan
@@ -73,7 +75,7 @@ VKATTN_API vkattn_result vkattn_bahdanau_create(vkattn_context *ctx,
  * with every command buffer recorded with it (vkattn does not wait). */
 VKATTN_API void vkattn_bahdanau_destroy(vkattn_bahdanau *layer);
 
-/* Uploads query_kernel (query_dim, units), key_kernel (key_dim, units) and
+/* Uploads query_kernel (query_width, units), key_kernel (key_width, units) and
  * score_kernel (units), all required, and stores score_bias (finite). Copied;
  * waits. Do not call while a command buffer recorded with the layer may
  * execute. Codes: INVALID_ARGUMENT (NULL layer, w or array; a non-finite
@@ -86,13 +88,14 @@ VKATTN_API vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer,
 VKATTN_API vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer,
                                                      vkattn_bahdanau_weights *w);
 
-/* Records one call (vkattn/layer_common.h): query (B, Tq, query_dim) or, with
- * tq = 1, (B, query_dim); key (B, Tv, key_dim) or NULL (= value; then key_dim
- * must equal value_dim); value (B, Tv, value_dim); optional query_mask
+/* Records one call (vkattn/layer_common.h): query (B, Tq, query_width) or, with
+ * tq = 1, (B, query_width); key (B, Tv, key_width) or NULL (= value; then key_width
+ * must equal value_width); value (B, Tv, value_width); optional query_mask
  * (B, Tq), value_mask (B, Tv), attention_mask (B, Tq, Tv); output
- * (B, Tq, value_dim) or (B, value_dim); scores (B, Tq, Tv) iff
+ * (B, Tq, value_width) or (B, value_width); scores (B, Tq, Tv) iff
  * call->return_attention_scores. Sizes and codes as vkattn_attention_record
- * (vkattn/attention.h); call->path is ignored. */
+ * (vkattn/attention.h), plus UNSUPPORTED for call->path FUSED (no fused
+ * kernel). */
 VKATTN_API vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                                 const vkattn_layer_call *call,
                                                 const vkattn_layer_io *io);

@@ -97,13 +97,8 @@ typedef struct vkattn_import_desc {
     uint32_t enabled_extension_count;
 } vkattn_import_desc;
 
-/* Which kind of processor kernel shapes are tuned for. Results agree within
- * each op's stated bound either way; only speed differs. */
-typedef enum vkattn_tuning {
-    VKATTN_TUNING_AUTO = 0, /* by device type: CPU for CPU devices (lavapipe), else GPU */
-    VKATTN_TUNING_GPU = 1,  /* many invocations per row, shared-memory reductions */
-    VKATTN_TUNING_CPU = 2,  /* SIMD lanes as rows: few invocations per row, few barriers */
-} vkattn_tuning;
+/* Benchmarking and testing overrides (kernel tuning): vkattn/advanced.h. */
+struct vkattn_context_advanced;
 
 typedef struct vkattn_context_desc {
     /* Own device: choose by index (as listed by vkattn_enumerate_devices) ... */
@@ -130,10 +125,6 @@ typedef struct vkattn_context_desc {
     /* Optional app pipeline cache used when creating pipelines; not destroyed. */
     VkPipelineCache pipeline_cache;
 
-    /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
-     * shapes on lavapipe too. */
-    vkattn_tuning tuning;
-
     /* Device profile to assume (vkattn_profile_names lists them): "desktop"
      * or NULL = the device's own limits; "mobile-min" = the Vulkan 1.1
      * minimums; "mali", "adreno" = those GPUs' typical limits. Limits and
@@ -148,7 +139,7 @@ typedef struct vkattn_context_desc {
      * budget (none for "desktop"). */
     uint64_t max_dispatch_work;
 
-    /* Appended in 0.3. Initial contents of the pipeline cache vkattn creates
+    /* Appended in 0.2. Initial contents of the pipeline cache vkattn creates
      * when pipeline_cache is VK_NULL_HANDLE: bytes an earlier
      * vkattn_context_get_pipeline_cache_data returned (copied; the app may
      * free them after create). Data from another device, driver or a
@@ -157,6 +148,9 @@ typedef struct vkattn_context_desc {
      * Ignored (with a WARN) when pipeline_cache is set: seed the app's cache. */
     const void *pipeline_cache_data;
     size_t pipeline_cache_size;
+    /* Benchmarking and testing overrides (vkattn/advanced.h, not included by
+     * vkattn/vkattn.h); NULL = defaults. Read during vkattn_context_create only. */
+    const struct vkattn_context_advanced *advanced;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
@@ -245,20 +239,21 @@ VKATTN_API const vkattn_optional_extension *vkattn_optional_device_extensions(ui
  * strings, "desktop" first. */
 VKATTN_API const char *const *vkattn_profile_names(uint32_t *count);
 
-/* A device as seen before choosing one. */
-typedef struct vkattn_device_desc {
+/* A device as seen before choosing one (an output of vkattn_enumerate_devices,
+ * not a creation struct). */
+typedef struct vkattn_device_info {
     uint32_t index;
     char name[256];
     uint32_t vendor_id;
     vkattn_device_type device_type;
     uint32_t api_version;
     bool usable; /* has everything vkattn needs */
-} vkattn_device_desc;
+} vkattn_device_info;
 
 /* Lists the devices of the system loader. With devices NULL, *count receives
  * the number; otherwise up to *count entries are written and *count is set to
  * the number written. VKATTN_ERROR_NO_VULKAN without a loader. */
-VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *count);
+VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *count);
 
 /* ------------------------------------------------------- pipelines, stats */
 

@@ -22,6 +22,10 @@
  *
  * Semantics of every op and layer: docs/SEMANTICS.md in the source tree. The
  * case files of attnbench check: docs/CASES.md.
+ *
+ * Two public headers are not included here, since an app rarely needs them:
+ * vkattn/peak.h (measure the device's FMA rate and copy bandwidth, to judge
+ * speed) and vkattn/advanced.h (benchmarking and testing overrides).
  */
 #ifndef VKATTN_VKATTN_H
 #define VKATTN_VKATTN_H
@@ -39,7 +43,6 @@
 #include "vkattn/matmul.h"
 #include "vkattn/mha.h"
 #include "vkattn/op_params.h"
-#include "vkattn/peak.h"
 #include "vkattn/philox.h"
 #include "vkattn/reference.h"
 #include "vkattn/result.h"

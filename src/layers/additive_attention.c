@@ -15,7 +15,7 @@ struct vkattn_additive_attention {
     vkattn_context *ctx;
     vkattn_additive_attention_desc desc;
     vka_layer_widths w;
-    vkattn_tensor *scale; /* (query_dim); NULL with no_scale */
+    vkattn_tensor *scale; /* (query_width); NULL with no_scale */
     vka_scratch scratch;  /* the scores when they are not returned */
     vka_scratch mask;     /* an attention mask expanded to a full key axis */
 };
@@ -95,7 +95,8 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     vka_mask_layout ml = {0};
     vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, fn, call, "AdditiveAttention")))
         return r;
     vkattn_tensor *s = io->scores;
     if ((!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,

@@ -140,7 +140,8 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     vka_mask_layout ml = {0};
     vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
         return r;
     const uint64_t rq = (uint64_t)call->batch * call->tq, rk = (uint64_t)call->batch * call->tv;
     uint64_t nq, nk;

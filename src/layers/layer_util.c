@@ -158,6 +158,17 @@ vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *caller,
+                                           const vkattn_layer_call *call, const char *what)
+{
+    if (call->path != VKATTN_SDPA_FUSED)
+        return VKATTN_SUCCESS;
+    return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                    "%s: call->path is VKATTN_SDPA_FUSED but %s has no fused kernel; use "
+                    "VKATTN_SDPA_AUTO or VKATTN_SDPA_UNFUSED",
+                    caller, what);
+}
+
 /* ---------------------------------------------------------------- weights */
 
 vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,

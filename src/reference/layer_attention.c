@@ -12,17 +12,17 @@ vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *f
 {
     if (!d)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
-    const char *zero = !d->query_dim ? "query_dim" : !d->value_dim ? "value_dim" : NULL;
+    const char *zero = !d->query_width ? "query_width" : !d->value_width ? "value_width" : NULL;
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
                         fn, zero);
-    *w = (vka_layer_widths){.dq = d->query_dim, .dk = d->key_dim ? d->key_dim : d->value_dim,
-                            .dv = d->value_dim};
+    *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
+                            .dv = d->value_width};
     if (w->dk != w->dq)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->key_dim is %u%s; must equal desc->query_dim (%u): Attention "
+                        "%s: desc->key_width is %u%s; must equal desc->query_width (%u): Attention "
                         "compares query and key features directly",
-                        fn, w->dk, d->key_dim ? "" : " (0 = value_dim)", w->dq);
+                        fn, w->dk, d->key_width ? "" : " (0 = value_width)", w->dq);
     if (d->score_mode != VKATTN_SCORE_DOT && d->score_mode != VKATTN_SCORE_CONCAT)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->score_mode is %d; must be VKATTN_SCORE_DOT or "
@@ -48,10 +48,10 @@ static vkattn_result scores_dot(const vkattn_attention_desc *d, const vkattn_att
 {
     const float alpha = d->use_scale ? wt->scale : 1.0f;
     const vkattn_matmul_params mp = {
-        .batch = call->batch, .m = call->tq, .n = call->tv, .k = d->query_dim,
+        .batch = call->batch, .m = call->tq, .n = call->tv, .k = d->query_width,
         .transpose_b = true, .alpha = alpha != 0.0f ? alpha : 1.0f,
-        .a = {.batch_stride = (uint64_t)call->tq * d->query_dim},
-        .b = {.batch_stride = (uint64_t)call->tv * d->query_dim},
+        .a = {.batch_stride = (uint64_t)call->tq * d->query_width},
+        .b = {.batch_stride = (uint64_t)call->tv * d->query_width},
     };
     vkattn_result r = vkattn_reference_matmul(&mp, q, k, NULL, s);
     if (r == VKATTN_SUCCESS && alpha == 0.0f)
@@ -66,7 +66,7 @@ static vkattn_result scores_concat(const vkattn_attention_desc *d,
 {
     const float inner = d->use_scale ? wt->scale : 1.0f, outer = wt->concat_score_weight;
     const vkattn_additive_params ap = {
-        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->query_dim,
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->query_width,
         .inner_scale = inner != 0.0f ? inner : 1.0f,
         .outer_scale = outer != 0.0f ? outer : 1.0f,
     };

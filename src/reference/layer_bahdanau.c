@@ -16,8 +16,8 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
 {
     if (!d)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
-    const char *zero = !d->query_dim ? "query_dim"
-                       : !d->value_dim ? "value_dim"
+    const char *zero = !d->query_width ? "query_width"
+                       : !d->value_width ? "value_width"
                        : !d->units     ? "units"
                                        : NULL;
     if (zero)
@@ -26,8 +26,8 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
     if (!(d->dropout >= 0.0f && d->dropout <= 1.0f))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
-    *w = (vka_layer_widths){.dq = d->query_dim, .dk = d->key_dim ? d->key_dim : d->value_dim,
-                            .dv = d->value_dim, .units = d->units};
+    *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
+                            .dv = d->value_width, .units = d->units};
     return VKATTN_SUCCESS;
 }
 

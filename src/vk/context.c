@@ -6,6 +6,7 @@
 #include "vk/instance.h"
 #include "vk/profile.h"
 #include "vk/submit.h"
+#include "vkattn/advanced.h"
 #include "vkattn/tensor.h"
 
 #include <stdlib.h>
@@ -195,12 +196,14 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         "vkattn_context_create: creating the context's mutexes failed");
     }
 
-    if ((unsigned)desc->tuning > VKATTN_TUNING_CPU) {
+    const vkattn_tuning tuning = desc->advanced ? desc->advanced->tuning : VKATTN_TUNING_AUTO;
+    if ((unsigned)tuning > VKATTN_TUNING_CPU) {
         destroy_locks(ctx);
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_context_create: tuning is %d; not a vkattn_tuning value",
-                        (int)desc->tuning);
+                        "vkattn_context_create: advanced->tuning is %d; not a vkattn_tuning "
+                        "value",
+                        (int)tuning);
     }
     ctx->profile = vka_profile_find(desc->profile);
     if (!ctx->profile) {
@@ -222,9 +225,9 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     }
     vkattn_result r = open_device(ctx, desc);
     if (r == VKATTN_SUCCESS)
-        ctx->info.cpu_tuning = desc->tuning == VKATTN_TUNING_AUTO
+        ctx->info.cpu_tuning = tuning == VKATTN_TUNING_AUTO
                                    ? ctx->info.device_type == VKATTN_DEVICE_CPU
-                                   : desc->tuning == VKATTN_TUNING_CPU;
+                                   : tuning == VKATTN_TUNING_CPU;
     if (r == VKATTN_SUCCESS)
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)

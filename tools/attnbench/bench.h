@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <vkattn/peak.h> /* not in vkattn.h */
 #include <vkattn/vkattn.h>
 
 #include "args.h"
