@@ -59,7 +59,7 @@ static float *rand_array(size_t n, float scale)
 
 static void mha_fix_open(vkattn_context *ctx, mha_fix *f, uint32_t B, uint32_t T)
 {
-    *f = (mha_fix){.desc = {.num_heads = 2, .key_dim = 16, .query_dim = 32, .value_width = 32},
+    *f = (mha_fix){.desc = {.num_heads = 2, .key_dim = 16, .query_width = 32, .value_width = 32},
                    .B = B, .T = T};
     const uint32_t H = 2, dk = 16, D = 32;
     const size_t n[8] = {D * H * dk, H * dk, D * H * dk, H * dk, D * H * dk, H * dk, H * dk * D, D};

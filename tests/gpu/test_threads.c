@@ -128,9 +128,7 @@ static bool app_open(vkattn_context *own, app *a)
                                            .queue = a->queue,
                                            .queue_family_index = a->family},
                                 .profile = getenv("VKATTN_TEST_PROFILE")};
-    const char *tuning = getenv("VKATTN_TEST_TUNING");
-    if (tuning && strcmp(tuning, "gpu") == 0)
-        desc.tuning = VKATTN_TUNING_GPU;
+    desc.advanced = th_context_desc().advanced; /* VKATTN_TEST_TUNING */
     TH_OK(own, vkattn_context_create(&desc, &a->ctx));
     assert_int_equal(mtx_init(&a->queue_lock, mtx_plain), thrd_success);
     return true;
@@ -256,7 +254,7 @@ static void test_two_recording_threads(void **state)
     const size_t nw[8] = {D * H * DK, H * DK, D * H * DK, H * DK, D * H * DK, H * DK, H * DK * D, D};
     for (int t = 0; t < THREADS; t++) {
         worker *w = &ws[t];
-        *w = (worker){.a = &a, .desc = {.num_heads = H, .key_dim = DK, .query_dim = D, .value_width = D},
+        *w = (worker){.a = &a, .desc = {.num_heads = H, .key_dim = DK, .query_width = D, .value_width = D},
                       .path = t == 0 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_FUSED};
         for (int i = 0; i < 8; i++)
             host[t][i] = rand_array(nw[i], 1.0f / sqrtf((float)(i == 6 ? H * DK : D)));
