@@ -64,6 +64,9 @@ struct vkattn_context {
     vka_growable workspace;
     vka_growable pack;
 
+    /* Device memory (vk/memory.h). memory_current is the bytes bound to live
+     * buffers, memory_peak its high-water mark. */
+    vka_memory mem;
     uint64_t memory_current, memory_peak;
 };
 
