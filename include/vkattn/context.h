@@ -99,6 +99,7 @@ typedef enum vkattn_tuning {
  * memory that fits its VkMemoryRequirements and binds the buffer at the
  * answer's offset. */
 typedef struct vkattn_allocation_request {
+    VkDevice device;           /* the context's device (its own or the imported one) */
     VkDeviceSize size;         /* bytes; > 0 */
     VkDeviceSize alignment;    /* the answer's offset must be a multiple (a power of two) */
     uint32_t memory_type_bits; /* VkMemoryRequirements.memoryTypeBits: allowed types */

@@ -199,7 +199,7 @@ static vkattn_result from_app(struct vkattn_context *ctx, const VkMemoryRequirem
                               uint32_t type, vka_memory_kind kind, vka_buffer *buf)
 {
     const vkattn_allocator *a = &ctx->mem.app;
-    vkattn_allocation_request q = {.size = req->size, .alignment = req->alignment,
+    vkattn_allocation_request q = {.device = ctx->device, .size = req->size, .alignment = req->alignment,
                                    .memory_type_bits = req->memoryTypeBits,
                                    .memory_type_index = type,
                                    .host_visible = kind == VKA_MEMORY_STAGING};
@@ -240,7 +240,8 @@ static vkattn_result allocate(struct vkattn_context *ctx, const VkMemoryRequirem
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "no suitable memory type for a buffer");
     if (ctx->mem.app.allocate)
         return from_app(ctx, req, type, kind, buf);
-    if (req->size <= preferred_block_size(ctx, type) / 2)
+    /* half a block or more: a block of its own would be mostly this buffer */
+    if (req->size < preferred_block_size(ctx, type) / 2)
         return from_block(ctx, req, type, buf);
     VkResult vr = allocate_memory(ctx, req->size, type, &buf->dedicated, &buf->mapped);
     if (vr != VK_SUCCESS)

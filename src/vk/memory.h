@@ -5,7 +5,7 @@
  *   - a block: a large VkDeviceMemory per memory type that vkattn
  *     sub-allocates (vk/suballoc.h), so hundreds of tensors cost a handful of
  *     vkAllocateMemory calls and stay far below maxMemoryAllocationCount;
- *   - a dedicated VkDeviceMemory, for a buffer larger than half a block;
+ *   - a dedicated VkDeviceMemory, for a buffer of half a block or more;
  *   - the app's allocator (vkattn_context_desc.allocator), asked for every
  *     buffer instead of the two above.
  *
