@@ -213,8 +213,8 @@ vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx, uint64_t *c
 vkattn_result vkattn_context_memory_stats(const vkattn_context *ctx, vkattn_memory_stats *stats)
 {
     if (!ctx || !stats)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_memory_stats: %s is NULL",
-                        !ctx ? "ctx" : "stats");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_memory_stats: %s is NULL", !ctx ? "ctx" : "stats");
     *stats = (vkattn_memory_stats){
         .device_allocations = ctx->mem.device_allocations,
         .device_bytes = ctx->mem.device_bytes,

@@ -199,7 +199,8 @@ static vkattn_result from_app(struct vkattn_context *ctx, const VkMemoryRequirem
                               uint32_t type, vka_memory_kind kind, vka_buffer *buf)
 {
     const vkattn_allocator *a = &ctx->mem.app;
-    vkattn_allocation_request q = {.device = ctx->device, .size = req->size, .alignment = req->alignment,
+    vkattn_allocation_request q = {.device = ctx->device, .size = req->size,
+                                   .alignment = req->alignment,
                                    .memory_type_bits = req->memoryTypeBits,
                                    .memory_type_index = type,
                                    .host_visible = kind == VKA_MEMORY_STAGING};

@@ -215,7 +215,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
     json_object_set_new(o, "gflops", ab_json_number(r->gflops));
     json_object_set_new(o, "gbps", ab_json_number(r->gbps));
     json_object_set_new(o, "device_bytes", json_integer((json_int_t)r->device_bytes));
-    json_object_set_new(o, "device_allocations", json_integer((json_int_t)r->device_allocations));
+    json_object_set_new(o, "device_allocations",
+                        json_integer((json_int_t)r->device_allocations));
     json_object_set_new(o, "max_rel_err", r->checked ? ab_json_number(r->max_rel_err) : json_null());
     json_object_set_new(o, "flops_fraction",
                         r->has_peak ? ab_json_number(r->flops_fraction) : json_null());
