@@ -100,6 +100,52 @@ typedef struct vkattn_import_desc {
 /* Benchmarking and testing overrides (kernel tuning): vkattn/advanced.h. */
 struct vkattn_context_advanced;
 
+/* App-owned device memory (vkattn_context_desc.allocator).
+ *
+ * By default vkattn sub-allocates its buffers from a few large VkDeviceMemory
+ * blocks it allocates itself (docs/INTEGRATION.md, "Memory"). An app that
+ * manages device memory itself (VMA, its own heaps, a budget) passes an
+ * allocator: vkattn then asks it for every buffer it creates (tensors,
+ * scratch, staging, its own small internal buffers) and makes no
+ * vkAllocateMemory call of its own. vkattn creates the VkBuffer, asks for
+ * memory that fits its VkMemoryRequirements and binds the buffer at the
+ * answer's offset. */
+typedef struct vkattn_allocation_request {
+    VkDevice device;           /* the context's device (its own or the imported one) */
+    VkDeviceSize size;         /* bytes; > 0 */
+    VkDeviceSize alignment;    /* the answer's offset must be a multiple (a power of two) */
+    uint32_t memory_type_bits; /* VkMemoryRequirements.memoryTypeBits: allowed types */
+    uint32_t memory_type_index; /* the type vkattn would use itself: a hint */
+    /* vkattn reads and writes the memory from the host (staging copies): the
+     * memory must be HOST_VISIBLE | HOST_COHERENT and the answer's `mapped`
+     * set. false: device-local memory is best; mapped is optional. */
+    bool host_visible;
+} vkattn_allocation_request;
+
+typedef struct vkattn_allocation {
+    VkDeviceMemory memory; /* non-NULL on success */
+    VkDeviceSize offset;   /* a multiple of the request's alignment */
+    /* Host pointer to byte `offset` of `memory`, or NULL. Required when the
+     * request was host_visible; otherwise set it only for HOST_COHERENT
+     * memory, and vkattn then uploads and downloads through it directly. */
+    void *mapped;
+    void *user_data; /* the app's own, handed back to free */
+} vkattn_allocation;
+
+typedef struct vkattn_allocator {
+    void *user; /* passed to both functions */
+    /* Fills *out with memory for `req`, or returns an error (usually
+     * VKATTN_ERROR_OUT_OF_DEVICE_MEMORY), which the vkattn call that needed
+     * the memory returns after undoing what it had done (a negative
+     * vkattn_result other than a vkattn code reads as out of device memory). */
+    vkattn_result (*allocate)(void *user, const vkattn_allocation_request *req,
+                              vkattn_allocation *out);
+    /* Takes back an allocation once vkattn has destroyed the buffer bound to
+     * it: when its tensor, layer or staging copy goes, or at
+     * vkattn_context_destroy. Never called for a failed allocate. */
+    void (*free)(void *user, const vkattn_allocation *a);
+} vkattn_allocator;
+
 typedef struct vkattn_context_desc {
     /* Own device: choose by index (as listed by vkattn_enumerate_devices) ... */
     bool use_device_index;
@@ -151,6 +197,15 @@ typedef struct vkattn_context_desc {
     /* Benchmarking and testing overrides (vkattn/advanced.h, not included by
      * vkattn/vkattn.h); NULL = defaults. Read during vkattn_context_create only. */
     const struct vkattn_context_advanced *advanced;
+    /* App-owned memory: with allocator.allocate set (and allocator.free,
+     * both or neither), vkattn takes every buffer's memory from it instead of
+     * sub-allocating its own blocks. The functions are called from whichever
+     * thread calls the vkattn function that creates or destroys the buffer,
+     * never concurrently for one context (calls on a context are externally
+     * synchronized); contexts sharing one allocator may call it
+     * concurrently. The allocator must stay valid until
+     * vkattn_context_destroy returns. Zero = vkattn allocates. */
+    vkattn_allocator allocator;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
@@ -215,11 +270,37 @@ typedef struct vkattn_context_info {
 VKATTN_API vkattn_result vkattn_context_get_info(const vkattn_context *ctx,
                                                  vkattn_context_info *info);
 
-/* Peak and current device memory vkattn allocated on this context, in bytes. */
+/* Peak and current device memory bound to vkattn's live buffers on this
+ * context, in bytes (vkattn_memory_stats.used_bytes; the VkDeviceMemory
+ * behind them is vkattn_memory_stats.device_bytes). */
 VKATTN_API vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx,
                                                      uint64_t *current, uint64_t *peak);
 /* Sets the peak back to the current usage (for measuring one call). */
 VKATTN_API void vkattn_context_reset_peak_memory(vkattn_context *ctx);
+
+/* Where a context's device memory is. vkattn binds each buffer (tensor,
+ * scratch, staging) into a sub-range of a large block, a dedicated
+ * allocation, or the app's allocator's memory. */
+typedef struct vkattn_memory_stats {
+    /* VkDeviceMemory objects vkattn allocated from the driver and still
+     * holds (blocks and dedicated allocations; 0 with an app allocator),
+     * and their total bytes. */
+    uint64_t device_allocations;
+    uint64_t device_bytes;
+    uint64_t dedicated_allocations; /* of device_allocations: one buffer each */
+    /* Bytes bound to live buffers (= vkattn_context_memory_usage's current)
+     * and their peak; live buffers; live allocations from the app's
+     * allocator. */
+    uint64_t used_bytes;
+    uint64_t peak_used_bytes;
+    uint64_t buffers;
+    uint64_t app_allocations;
+} vkattn_memory_stats;
+
+/* Fills *stats. Codes: VKATTN_ERROR_INVALID_ARGUMENT (ctx or stats NULL).
+ * Externally synchronized on ctx. */
+VKATTN_API vkattn_result vkattn_context_memory_stats(const vkattn_context *ctx,
+                                                     vkattn_memory_stats *stats);
 
 /* The device extensions vkattn needs, for an app creating a device to import.
  * Since 0.2 none is required: *count is 0 (the array is not NULL). */

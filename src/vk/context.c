@@ -215,6 +215,15 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         desc->profile);
     }
     ctx->max_dispatch_work = desc->max_dispatch_work;
+    if (!desc->allocator.allocate != !desc->allocator.free) {
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: allocator.%s is NULL but allocator.%s is set; "
+                        "give both or neither",
+                        desc->allocator.allocate ? "free" : "allocate",
+                        desc->allocator.allocate ? "allocate" : "free");
+    }
+    ctx->mem.app = desc->allocator;
     if (desc->import.enabled_extension_count && !desc->import.enabled_extensions) {
         destroy_locks(ctx);
         free(ctx);
@@ -257,6 +266,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
         if (ctx->owns_pipeline_cache)
             ctx->vk.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
         vka_buffer_destroy(ctx, &ctx->dummy);
+        vka_memory_destroy(ctx);
         vka_submit_destroy(ctx);
     }
     if (ctx->owns_device && ctx->device)
@@ -352,6 +362,23 @@ vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx, uint64_t *c
     if (peak)
         *peak = ctx->memory_peak;
     vka_unlock(c);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_context_memory_stats(const vkattn_context *ctx, vkattn_memory_stats *stats)
+{
+    if (!ctx || !stats)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_memory_stats: %s is NULL", !ctx ? "ctx" : "stats");
+    *stats = (vkattn_memory_stats){
+        .device_allocations = ctx->mem.device_allocations,
+        .device_bytes = ctx->mem.device_bytes,
+        .dedicated_allocations = ctx->mem.dedicated_allocations,
+        .used_bytes = ctx->memory_current,
+        .peak_used_bytes = ctx->memory_peak,
+        .buffers = ctx->mem.buffers,
+        .app_allocations = ctx->mem.app_allocations,
+    };
     return VKATTN_SUCCESS;
 }
 

@@ -74,6 +74,9 @@ struct vkattn_context {
     vka_thread_scratch **thread_scratch;
     uint32_t n_thread_scratch;
 
+    /* Device memory (vk/memory.h). memory_current is the bytes bound to live
+     * buffers, memory_peak its high-water mark. */
+    vka_memory mem;
     uint64_t memory_current, memory_peak;
 };
 

@@ -21,6 +21,7 @@ typedef struct ab_bench_result {
     double median_ms, min_ms, max_ms;
     double gflops, gbps;
     uint64_t device_bytes;
+    uint64_t device_allocations; /* live VkDeviceMemory after the timed runs */
     bool checked, check_ok;
     double max_rel_err;
     bool has_peak;
