@@ -66,7 +66,7 @@ static float *uniform(size_t n)
 /* Cross-attention with Dq = Dout = 16, Dv = 12, H = 2, key_dim 8. */
 static mha_case case_new(uint32_t batch, uint32_t tq, uint32_t tv)
 {
-    mha_case m = {.desc = {.num_heads = 2, .key_dim = 8, .query_dim = 16, .value_width = 12},
+    mha_case m = {.desc = {.num_heads = 2, .key_dim = 8, .query_width = 16, .value_width = 12},
                   .call = {.batch = batch, .tq = tq, .tv = tv}};
     const uint32_t H = 2, dk = 8, Dq = 16, Dv = 12;
     m.w = (vkattn_mha_weights){
