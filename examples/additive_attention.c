@@ -47,7 +47,7 @@ int main(void)
     float out[B * TQ * D], ref[B * TQ * D];
     fill(q, B * TQ * D, 0.0f), fill(v, B * TV * D, 1.0f), fill(scale, D, 2.0f);
 
-    vkattn_additive_attention_desc desc = {.query_dim = D, .value_dim = D};
+    vkattn_additive_attention_desc desc = {.query_width = D, .value_width = D};
     vkattn_additive_attention_weights weights = {.scale = scale};
     vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV};
     vkattn_tensor *tq = tensor(ctx, B * TQ * D, q), *tv = tensor(ctx, B * TV * D, v);

@@ -47,9 +47,11 @@ int main(void)
     float out[B * TQ * DV], w[B * TQ * TV], ref[B * TQ * DV], ref_w[B * TQ * TV];
     fill(q, B * TQ * D, 0.0f), fill(k, B * TV * D, 1.0f), fill(v, B * TV * DV, 2.0f);
 
-    vkattn_attention_desc desc = {.query_dim = D, .key_dim = D, .value_dim = DV, .use_scale = true};
+    vkattn_attention_desc desc = {.query_width = D, .key_width = D, .value_width = DV,
+                                  .use_scale = true};
     vkattn_attention_weights weights = {.scale = 0.5f, .concat_score_weight = 1.0f};
-    vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV, .use_causal_mask = true,
+    vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV,
+                              .causal = VKATTN_CAUSAL_TOP_LEFT, /* use_causal_mask=True */
                               .return_attention_scores = true};
     vkattn_tensor *tq = tensor(ctx, B * TQ * D, q), *tk = tensor(ctx, B * TV * D, k);
     vkattn_tensor *tv = tensor(ctx, B * TV * DV, v), *tm = tensor(ctx, B * TV, vmask);

@@ -50,7 +50,8 @@ int main(void)
         vmask[i] = 1.0f - padded[i];           /* vkattn polarity: 1 = may attend */
     }
 
-    vkattn_bahdanau_desc desc = {.query_dim = DQ, .key_dim = DK, .value_dim = DV, .units = U};
+    vkattn_bahdanau_desc desc = {.query_width = DQ, .key_width = DK, .value_width = DV,
+                                 .units = U};
     vkattn_bahdanau_weights weights = {.query_kernel = wq, .key_kernel = wk, .score_kernel = sv,
                                        .score_bias = 0.1f};
     vkattn_layer_call call = {.batch = B, .tq = 1, .tv = TV}; /* rank-2 query: tq = 1 */

@@ -41,7 +41,7 @@ int main(void)
     }
 
     /* keras.layers.MultiHeadAttention(num_heads=2, key_dim=4) on (B, T, 8) inputs */
-    vkattn_mha_desc desc = {.num_heads = H, .key_dim = KD, .query_dim = D, .value_width = D};
+    vkattn_mha_desc desc = {.num_heads = H, .key_dim = KD, .query_width = D, .value_width = D};
     static float wq[D * H * KD], wk[D * H * KD], wv[D * H * KD], wo[H * KD * D];
     static float bq[H * KD], bk[H * KD], bv[H * KD], bo[D];
     fill(wq, D * H * KD, 0.0f), fill(wk, D * H * KD, 1.0f), fill(wv, D * H * KD, 2.0f);
@@ -55,7 +55,7 @@ int main(void)
     vkattn_mha *mha = NULL;
     vkattn_tensor *tx = tensor(ctx, B * T * D, x), *tout = tensor(ctx, B * T * D, NULL);
     vkattn_tensor *tscores = tensor(ctx, B * H * T * T, NULL);
-    vkattn_layer_call call = {.batch = B, .tq = T, .tv = T, .use_causal_mask = true,
+    vkattn_layer_call call = {.batch = B, .tq = T, .tv = T, .causal = VKATTN_CAUSAL_TOP_LEFT,
                               .return_attention_scores = true};
     /* self-attention: value = query, key omitted (= value) */
     vkattn_layer_io io = {.query = tx, .value = tx, .output = tout, .scores = tscores};

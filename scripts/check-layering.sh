@@ -8,8 +8,9 @@
 #   ops/        core/ shape/ vk/ ops/, public headers, the shaders' interface
 #               headers (common/*_iface.h) and the embedded SPIR-V
 #   layers/     core/ shape/ ops/ layers/, public headers, and of vk/ only
-#               context, tensor and submit; never reference/. No raw vkCmd*,
-#               no shader of their own (vka_spv_*, vka_kernel, vka_record_dispatch)
+#               context, tensor, submit and dispatch (for the dry recording
+#               of *_prepare); never reference/. No raw vkCmd*, no shader of
+#               their own (vka_spv_*, vka_kernel, vka_record_dispatch)
 #   tools/attnbench, tests, examples: public headers (vkattn/...), Vulkan,
 #               and their own headers (a bare name in their directory,
 #               tests/common or tests/gpu); nothing under src/
@@ -113,7 +114,7 @@ check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\
 check_dir src/ops vulkan "$pub" '(core|shape|vk|ops)/[a-z_]+\.h' 'common/[a-z_]+_iface\.h' \
     'vka_shaders\.h'
 check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \
-    'vk/(context|tensor|submit)\.h'
+    'vk/(context|tensor|submit|dispatch)\.h'
 
 # Apps of the public API: own headers by bare name, where they exist.
 check_public() {

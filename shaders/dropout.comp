@@ -1,6 +1,6 @@
 #version 450
 // Inverted dropout of a (B, H, Tq, Tv) tensor with the Philox stream of
-// SEMANTICS.md. One Philox block gives the decisions for four consecutive keys
+// docs/SEMANTICS.md. One Philox block gives the decisions for four consecutive keys
 // j = 4c .. 4c+3 of one row (its counter is j / 4), so each invocation owns
 // such a quad: no Philox word is computed twice. Rows are padded to whole
 // quads only in the index space; the tail quad of a row (Tv % 4 != 0) skips

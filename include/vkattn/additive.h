@@ -33,7 +33,8 @@
  * indexing or maxStorageBufferRange, batch or the tile counts beyond the
  * device's workgroup counts), VKATTN_ERROR_UNSUPPORTED (no tile fits the
  * device), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_ADDITIVE_H
 #define VKATTN_ADDITIVE_H
@@ -56,6 +57,14 @@ typedef struct vkattn_additive_io {
 VKATTN_API vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                 const vkattn_additive_params *params,
                                                 const vkattn_additive_io *io);
+/* Creates ahead what vkattn_additive_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_additive_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_additive_prepare(vkattn_context *ctx, const vkattn_additive_params *params,
+                                           const vkattn_additive_io *io);
 VKATTN_API vkattn_result vkattn_additive_run(vkattn_context *ctx,
                                              const vkattn_additive_params *params,
                                              const vkattn_additive_io *io);

@@ -3,7 +3,7 @@
  *   S[i,j] = sum_d scale_d * tanh(q_id + k_jd)       (scale all ones with no_scale)
  *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
  *
- * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): Bahdanau-style scores
+ * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): Bahdanau-style scores
  * with a learned per-feature scale vector and no projections, so the query
  * and key widths must match; everything after the scores is as in
  * vkattn/attention.h (masks AND-ed, fully masked rows uniform 1/Tv, query_mask
@@ -13,7 +13,7 @@
  * vkattn/bahdanau.h.
  *
  * Call sequence:
- *   vkattn_additive_attention_desc desc = {.query_dim = 32, .value_dim = 48};
+ *   vkattn_additive_attention_desc desc = {.query_width = 32, .value_width = 48};
  *   vkattn_additive_attention *att;
  *   vkattn_additive_attention_create(ctx, &desc, &att);   scale = ones
  *   vkattn_additive_attention_set_weights(att, &(vkattn_additive_attention_weights){scale});
@@ -25,18 +25,20 @@
  * What one call records: the additive scoring op (vkattn/additive.h), masked
  * softmax, dropout and a matmul through a score tensor (the returned scores
  * themselves, or the layer's scratch), plus a row-scaling kernel for a
- * query_mask. call->path is ignored (there is no fused kernel).
+ * query_mask. There is no fused kernel: call->path AUTO and UNFUSED both run
+ * this chain, FUSED is VKATTN_ERROR_UNSUPPORTED.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.
  *
- * Thread safety: a layer is externally synchronized, and on its context too.
+ * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_ADDITIVE_ATTENTION_H
 #define VKATTN_ADDITIVE_ATTENTION_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
@@ -50,10 +52,10 @@ extern "C" {
 
 typedef struct vkattn_additive_attention vkattn_additive_attention;
 
-/* Creates a layer (query_dim and value_dim required; key_dim 0 = value_dim,
- * and it must equal query_dim). A new layer's scale is all ones (Keras
+/* Creates a layer (query_width and value_width required; key_width 0 = value_width,
+ * and it must equal query_width). A new layer's scale is all ones (Keras
  * initializes it with glorot_uniform: set it). Codes: INVALID_ARGUMENT (NULL
- * ctx, desc or out; a zero width; key_dim != query_dim; dropout outside
+ * ctx, desc or out; a zero width; key_width != query_width; dropout outside
  * [0, 1] or NaN), DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan failures. On failure
  * *out is NULL. */
 VKATTN_API vkattn_result vkattn_additive_attention_create(
@@ -64,24 +66,37 @@ VKATTN_API vkattn_result vkattn_additive_attention_create(
  * with every command buffer recorded with it (vkattn does not wait). */
 VKATTN_API void vkattn_additive_attention_destroy(vkattn_additive_attention *layer);
 
-/* Uploads w->scale (query_dim floats; copied, waits). With desc.no_scale there
+/* Uploads w->scale (query_width floats; copied, waits). With desc.no_scale there
  * is no weight and w->scale is ignored. Do not call while a command buffer
  * recorded with the layer may execute. Codes: INVALID_ARGUMENT (NULL layer,
  * w or w->scale), Vulkan failures. */
 VKATTN_API vkattn_result vkattn_additive_attention_set_weights(
     vkattn_additive_attention *layer, const vkattn_additive_attention_weights *w);
 
-/* Downloads the scale into w->scale (query_dim floats) unless it is NULL or
+/* Downloads the scale into w->scale (query_width floats) unless it is NULL or
  * the layer has no_scale. Waits for vkattn work on the context's queue. */
 VKATTN_API vkattn_result vkattn_additive_attention_get_weights(
     const vkattn_additive_attention *layer, vkattn_additive_attention_weights *w);
 
 /* Records one call; tensors and codes exactly as vkattn_attention_record
- * (vkattn/attention.h) except that call->path is ignored. */
+ * (vkattn/attention.h), plus UNSUPPORTED for call->path FUSED (no fused
+ * kernel). */
 VKATTN_API vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                                                           VkCommandBuffer cmd,
                                                           const vkattn_layer_call *call,
                                                           const vkattn_layer_io *io);
+/* Creates ahead everything vkattn_additive_attention_record(layer, cmd, call, io) would
+ * create on first use: pipelines (seconds each for a fused kernel on CPU
+ * drivers), the layer's and the context's scratch, descriptor sets. A later
+ * record of the same call (same sizes and the same optional inputs present:
+ * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
+ * stall a frame. Scratch prepared for a call also serves smaller ones, but
+ * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
+ * change to any tensor's tracked access or contents; io's tensors are only
+ * checked. Checks and result codes as vkattn_additive_attention_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_additive_attention_prepare(vkattn_additive_attention *layer, const vkattn_layer_call *call,
+                                           const vkattn_layer_io *io);
 
 /* vkattn_additive_attention_record into the context's one-shot command
  * buffer, submit, wait. */

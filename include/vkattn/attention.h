@@ -4,7 +4,7 @@
  *   concat: S[i,j] = csw * sum_d tanh(scale * (q_id + k_jd))
  *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
  *
- * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): no 1/sqrt(d); key NULL
+ * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): no 1/sqrt(d); key NULL
  * means key = value; masks value_mask (B, Tv), attention_mask (B, Tq, Tv) and
  * causal (top-left as Keras, or bottom-right for a KV cache) are AND-ed; a
  * query row with no allowed key gets uniform weights 1/Tv (what Keras's -1e9
@@ -13,7 +13,7 @@
  * vkattn_reference_attention (vkattn/layer_params.h).
  *
  * Call sequence:
- *   vkattn_attention_desc desc = {.query_dim = 64, .value_dim = 64, .use_scale = true};
+ *   vkattn_attention_desc desc = {.query_width = 64, .value_width = 64, .use_scale = true};
  *   vkattn_attention *att;
  *   vkattn_attention_create(ctx, &desc, &att);        scale = csw = 1.0
  *   vkattn_attention_set_weights(att, &(vkattn_attention_weights){0.5f, 1.0f});
@@ -22,24 +22,31 @@
  *   vkattn_attention_run(att, &call, &io);            or _record into your cmd
  *   vkattn_attention_destroy(att);
  *
- * What one call records: dot mode is the SDPA op (vkattn/sdpa.h) with the
- * layer's scale; call->path picks the fused flash kernel or the chained one
+ * What one call records: with use_scale, a small kernel first writes
+ * scale * query into scratch (concat mode: scale * key too), reading the
+ * scale from the layer's weight tensor. Dot mode is then the SDPA op
+ * (vkattn/sdpa.h) with scale 1; call->path picks the fused flash kernel or the chained one
  * (AUTO: fused unless weights are returned or the fused kernel cannot serve
  * the shape). Concat mode is the additive scoring op, masked softmax, dropout
  * and a matmul, through a score tensor (the returned scores themselves, or
- * the layer's scratch); it ignores call->path. A query_mask adds one small row-scaling kernel. The scalar
- * weights are baked into what is recorded: after set_weights, record again.
+ * the layer's scratch); it has no fused kernel, so call->path AUTO and
+ * UNFUSED both run it and FUSED is VKATTN_ERROR_UNSUPPORTED; its score is
+ * sum_d csw * tanh(scale*q_d + scale*k_d), csw the additive op's scale vector
+ * (a weight tensor). A query_mask adds one small row-scaling kernel. The
+ * scalar weights live on the device, as every layer's weights do: a command
+ * buffer recorded before set_weights uses the new values when it runs.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.
  *
- * Thread safety: a layer is externally synchronized, and on its context too.
+ * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_ATTENTION_H
 #define VKATTN_ATTENTION_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
@@ -53,33 +60,35 @@ extern "C" {
 
 typedef struct vkattn_attention vkattn_attention;
 
-/* Creates a layer (vkattn_attention_desc in vkattn/layer_params.h: query_dim
- * and value_dim required; key_dim 0 = value_dim, and it must equal
- * query_dim). A new layer has scale = concat_score_weight = 1.0, as Keras.
- * Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_dim !=
- * query_dim; a bad score_mode; dropout outside [0, 1] or NaN),
- * OUT_OF_HOST_MEMORY. On failure *out is NULL. */
+/* Creates a layer (vkattn_attention_desc in vkattn/layer_params.h: query_width
+ * and value_width required; key_width 0 = value_width, and it must equal
+ * query_width). A new layer has scale = concat_score_weight = 1.0, as Keras.
+ * Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_width !=
+ * query_width; a bad score_mode; dropout outside [0, 1] or NaN),
+ * OUT_OF_*_MEMORY, Vulkan failures. On failure *out is NULL. */
 VKATTN_API vkattn_result vkattn_attention_create(vkattn_context *ctx,
                                                  const vkattn_attention_desc *desc,
                                                  vkattn_attention **out);
 
-/* Frees the layer and its scratch. NULL-safe. The GPU must be done with every
+/* Frees the layer, its weights and scratch. NULL-safe. The GPU must be done with every
  * command buffer recorded with it (vkattn does not wait). */
 VKATTN_API void vkattn_attention_destroy(vkattn_attention *layer);
 
-/* Sets both scalars literally (0 is 0 here). Codes: INVALID_ARGUMENT (NULL
- * layer or w, a non-finite value). */
+/* Uploads both scalars, literally (0 is 0 here); waits. Do not call while a
+ * command buffer recorded with the layer may execute. Codes: INVALID_ARGUMENT
+ * (NULL layer or w, a non-finite value), Vulkan failures. */
 VKATTN_API vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
                                                       const vkattn_attention_weights *w);
 
-/* Writes both scalars into *w. Codes: INVALID_ARGUMENT (NULL layer or w). */
+/* Downloads both scalars into *w. Waits for vkattn work on the context's
+ * queue. Codes: INVALID_ARGUMENT (NULL layer or w), Vulkan failures. */
 VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
                                                       vkattn_attention_weights *w);
 
 /* Records one call (vkattn_layer_io, vkattn/layer_common.h): query
- * (B, Tq, query_dim), value (B, Tv, value_dim), key (B, Tv, key_dim) or NULL
- * (= value; then value_dim must equal query_dim), optional query_mask (B, Tq),
- * value_mask (B, Tv), attention_mask (B, Tq, Tv); output (B, Tq, value_dim);
+ * (B, Tq, query_width), value (B, Tv, value_width), key (B, Tv, key_width) or NULL
+ * (= value; then value_width must equal query_width), optional query_mask (B, Tq),
+ * value_mask (B, Tv), attention_mask (B, Tq, Tv); output (B, Tq, value_width);
  * scores (B, Tq, Tv) iff call->return_attention_scores. Each tensor must have
  * exactly that many elements (any rank; a rank >= 2 tensor's last dim must
  * match); output and scores must not overlap another tensor of the call.
@@ -88,12 +97,25 @@ VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *la
  * mode with call->path FUSED and returned scores, which the fused kernel does
  * not produce), SIZE_OVERFLOW, DEVICE_LIMIT (a tensor beyond the device's
  * buffers or 32-bit indexing), UNSUPPORTED (dot mode with call->path FUSED
- * where the fused kernel cannot serve the shape, e.g. widths above 256),
+ * where the fused kernel cannot serve the shape, e.g. widths above 256;
+ * concat mode with call->path FUSED: it has no fused kernel),
  * OUT_OF_DEVICE_MEMORY (scratch), Vulkan failures. Argument errors are
  * reported before anything is recorded. */
 VKATTN_API vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
                                                  const vkattn_layer_call *call,
                                                  const vkattn_layer_io *io);
+/* Creates ahead everything vkattn_attention_record(layer, cmd, call, io) would
+ * create on first use: pipelines (seconds each for a fused kernel on CPU
+ * drivers), the layer's and the context's scratch, descriptor sets. A later
+ * record of the same call (same sizes and the same optional inputs present:
+ * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
+ * stall a frame. Scratch prepared for a call also serves smaller ones, but
+ * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
+ * change to any tensor's tracked access or contents; io's tensors are only
+ * checked. Checks and result codes as vkattn_attention_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_attention_prepare(vkattn_attention *layer, const vkattn_layer_call *call,
+                                           const vkattn_layer_io *io);
 
 /* vkattn_attention_record into the context's one-shot command buffer, submit, wait. */
 VKATTN_API vkattn_result vkattn_attention_run(vkattn_attention *layer,

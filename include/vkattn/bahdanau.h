@@ -3,10 +3,10 @@
  *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + score_bias
  *   W = softmax(mask(S)),  out = dropout(W) @ value,  out rows *= (query_mask != 0)
  *
- * the additive attention layer of seed 001 (the classic Bahdanau/"concat"
+ * the classic additive attention layer of Bahdanau et al. (the "concat"
  * score with Dense projections Wq (Dq, U), Wk (Dk, U) without biases and a
  * score Dense v (U) with a scalar bias), with the masks, softmax, dropout and
- * output of Keras Attention (SEMANTICS.md, docs/LAYERS.md): masks AND-ed,
+ * output of Keras Attention (docs/SEMANTICS.md, docs/LAYERS.md): masks AND-ed,
  * fully masked rows uniform 1/Tv, returned weights (B, Tq, Tv) after dropout.
  * Query and key widths may differ. A rank-2 query (B, Dq) is a call with
  * tq = 1: the same memory as (B, 1, Dq), and the output (B, 1, Dv) is the
@@ -20,7 +20,8 @@
  * rounds them (a Keras artifact this layer does not reproduce).
  *
  * Call sequence:
- *   vkattn_bahdanau_desc desc = {.query_dim = 50, .key_dim = 60, .value_dim = 70, .units = 32};
+ *   vkattn_bahdanau_desc desc = {.query_width = 50, .key_width = 60, .value_width = 70,
+ *                                .units = 32};
  *   vkattn_bahdanau *att;
  *   vkattn_bahdanau_create(ctx, &desc, &att);
  *   vkattn_bahdanau_set_weights(att, &weights);       Keras layout, copied
@@ -33,18 +34,20 @@
  * scoring op (vkattn/additive.h) with v as its scale vector, masked softmax,
  * dropout and a matmul through a score tensor (the returned scores
  * themselves, or scratch), plus a row-scaling kernel for a query_mask.
- * call->path is ignored.
+ * There is no fused kernel: call->path AUTO and UNFUSED both run this chain,
+ * FUSED is VKATTN_ERROR_UNSUPPORTED.
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.
  *
- * Thread safety: a layer is externally synchronized, and on its context too.
+ * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_BAHDANAU_H
 #define VKATTN_BAHDANAU_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
@@ -58,8 +61,8 @@ extern "C" {
 
 typedef struct vkattn_bahdanau vkattn_bahdanau;
 
-/* Creates a layer (query_dim, value_dim and units required; key_dim 0 =
- * value_dim). A new layer has zero kernels Wq and Wk, score kernel v all ones
+/* Creates a layer (query_width, value_width and units required; key_width 0 =
+ * value_width). A new layer has zero kernels Wq and Wk, score kernel v all ones
  * and score_bias 0 (uniform weights until you set them). Codes:
  * INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; dropout outside
  * [0, 1] or NaN), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan
@@ -72,7 +75,7 @@ VKATTN_API vkattn_result vkattn_bahdanau_create(vkattn_context *ctx,
  * with every command buffer recorded with it (vkattn does not wait). */
 VKATTN_API void vkattn_bahdanau_destroy(vkattn_bahdanau *layer);
 
-/* Uploads query_kernel (query_dim, units), key_kernel (key_dim, units) and
+/* Uploads query_kernel (query_width, units), key_kernel (key_width, units) and
  * score_kernel (units), all required, and stores score_bias (finite). Copied;
  * waits. Do not call while a command buffer recorded with the layer may
  * execute. Codes: INVALID_ARGUMENT (NULL layer, w or array; a non-finite
@@ -85,16 +88,29 @@ VKATTN_API vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer,
 VKATTN_API vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer,
                                                      vkattn_bahdanau_weights *w);
 
-/* Records one call (vkattn/layer_common.h): query (B, Tq, query_dim) or, with
- * tq = 1, (B, query_dim); key (B, Tv, key_dim) or NULL (= value; then key_dim
- * must equal value_dim); value (B, Tv, value_dim); optional query_mask
+/* Records one call (vkattn/layer_common.h): query (B, Tq, query_width) or, with
+ * tq = 1, (B, query_width); key (B, Tv, key_width) or NULL (= value; then key_width
+ * must equal value_width); value (B, Tv, value_width); optional query_mask
  * (B, Tq), value_mask (B, Tv), attention_mask (B, Tq, Tv); output
- * (B, Tq, value_dim) or (B, value_dim); scores (B, Tq, Tv) iff
+ * (B, Tq, value_width) or (B, value_width); scores (B, Tq, Tv) iff
  * call->return_attention_scores. Sizes and codes as vkattn_attention_record
- * (vkattn/attention.h); call->path is ignored. */
+ * (vkattn/attention.h), plus UNSUPPORTED for call->path FUSED (no fused
+ * kernel). */
 VKATTN_API vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                                 const vkattn_layer_call *call,
                                                 const vkattn_layer_io *io);
+/* Creates ahead everything vkattn_bahdanau_record(layer, cmd, call, io) would
+ * create on first use: pipelines (seconds each for a fused kernel on CPU
+ * drivers), the layer's and the context's scratch, descriptor sets. A later
+ * record of the same call (same sizes and the same optional inputs present:
+ * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
+ * stall a frame. Scratch prepared for a call also serves smaller ones, but
+ * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
+ * change to any tensor's tracked access or contents; io's tensors are only
+ * checked. Checks and result codes as vkattn_bahdanau_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_bahdanau_prepare(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+                                           const vkattn_layer_io *io);
 
 /* vkattn_bahdanau_record into the context's one-shot command buffer, submit, wait. */
 VKATTN_API vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer,

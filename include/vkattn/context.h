@@ -16,6 +16,11 @@
  * Vulkan functions are loaded at run time (volk), privately per context: a
  * process without a Vulkan loader gets VKATTN_ERROR_NO_VULKAN, never a crash at
  * load time, and vkattn never rewrites function pointers the app owns.
+ * An app that loads Vulkan itself (volk, or its own loader) must define
+ * VK_NO_PROTOTYPES before including this header, best project-wide; else the
+ * prototypes of <vulkan/vulkan_core.h> clash with volk's pointer globals (see
+ * vkattn/vkattn.h). An app that imports its device may hand vkattn its own
+ * loader's entry point (vkattn_import_desc.get_instance_proc_addr).
  *
  * What the library needs from a device: Vulkan 1.1 and a queue with
  * VK_QUEUE_COMPUTE_BIT. Everything else is optional and used when present
@@ -40,9 +45,21 @@
  * app's recorded command buffers that bind it: on the pooled path always, on
  * the push path where vkattn owns the tensor's memory.
  *
- * Thread safety: a context may be used from several threads only if the caller
- * synchronizes access to it, as for a VkQueue: functions taking a context are
- * externally synchronized on it, except vkattn_context_get_info.
+ * Thread safety, in Vulkan's terms. Safe concurrently on one context, from
+ * any number of threads: recording (every *_record) and preparing (every
+ * *_prepare) of *different* layers and tensors, into different command
+ * buffers; vkattn_context_get_info, _get_stats, _memory_usage,
+ * _last_error (each thread gets its own copy of the message) and
+ * _get_pipeline_cache_data. Each recording thread gets its own library-managed
+ * scratch (the ops' workspace, the pack buffer), so each thread's command
+ * buffers must run in the order that thread recorded them, as for its own
+ * tensors. Externally synchronized on the context (one thread at a time, and
+ * not while others record): everything that uses the context's queue
+ * (*_run, vkattn_tensor_upload/_download/_fill, begin_commands/
+ * submit_and_wait, timers), tensor, layer and timer creation and
+ * destruction, vkattn_context_reset_peak_memory and vkattn_context_destroy.
+ * A layer or tensor is itself externally synchronized: two threads never
+ * record the same layer, or calls that write the same tensor, at once.
  */
 #ifndef VKATTN_CONTEXT_H
 #define VKATTN_CONTEXT_H
@@ -51,7 +68,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/export.h"
 #include "vkattn/result.h"
@@ -80,13 +97,54 @@ typedef struct vkattn_import_desc {
     uint32_t enabled_extension_count;
 } vkattn_import_desc;
 
-/* Which kind of processor kernel shapes are tuned for. Results agree within
- * each op's stated bound either way; only speed differs. */
-typedef enum vkattn_tuning {
-    VKATTN_TUNING_AUTO = 0, /* by device type: CPU for CPU devices (lavapipe), else GPU */
-    VKATTN_TUNING_GPU = 1,  /* many invocations per row, shared-memory reductions */
-    VKATTN_TUNING_CPU = 2,  /* SIMD lanes as rows: few invocations per row, few barriers */
-} vkattn_tuning;
+/* Benchmarking and testing overrides (kernel tuning): vkattn/advanced.h. */
+struct vkattn_context_advanced;
+
+/* App-owned device memory (vkattn_context_desc.allocator).
+ *
+ * By default vkattn sub-allocates its buffers from a few large VkDeviceMemory
+ * blocks it allocates itself (docs/INTEGRATION.md, "Memory"). An app that
+ * manages device memory itself (VMA, its own heaps, a budget) passes an
+ * allocator: vkattn then asks it for every buffer it creates (tensors,
+ * scratch, staging, its own small internal buffers) and makes no
+ * vkAllocateMemory call of its own. vkattn creates the VkBuffer, asks for
+ * memory that fits its VkMemoryRequirements and binds the buffer at the
+ * answer's offset. */
+typedef struct vkattn_allocation_request {
+    VkDevice device;           /* the context's device (its own or the imported one) */
+    VkDeviceSize size;         /* bytes; > 0 */
+    VkDeviceSize alignment;    /* the answer's offset must be a multiple (a power of two) */
+    uint32_t memory_type_bits; /* VkMemoryRequirements.memoryTypeBits: allowed types */
+    uint32_t memory_type_index; /* the type vkattn would use itself: a hint */
+    /* vkattn reads and writes the memory from the host (staging copies): the
+     * memory must be HOST_VISIBLE | HOST_COHERENT and the answer's `mapped`
+     * set. false: device-local memory is best; mapped is optional. */
+    bool host_visible;
+} vkattn_allocation_request;
+
+typedef struct vkattn_allocation {
+    VkDeviceMemory memory; /* non-NULL on success */
+    VkDeviceSize offset;   /* a multiple of the request's alignment */
+    /* Host pointer to byte `offset` of `memory`, or NULL. Required when the
+     * request was host_visible; otherwise set it only for HOST_COHERENT
+     * memory, and vkattn then uploads and downloads through it directly. */
+    void *mapped;
+    void *user_data; /* the app's own, handed back to free */
+} vkattn_allocation;
+
+typedef struct vkattn_allocator {
+    void *user; /* passed to both functions */
+    /* Fills *out with memory for `req`, or returns an error (usually
+     * VKATTN_ERROR_OUT_OF_DEVICE_MEMORY), which the vkattn call that needed
+     * the memory returns after undoing what it had done (a negative
+     * vkattn_result other than a vkattn code reads as out of device memory). */
+    vkattn_result (*allocate)(void *user, const vkattn_allocation_request *req,
+                              vkattn_allocation *out);
+    /* Takes back an allocation once vkattn has destroyed the buffer bound to
+     * it: when its tensor, layer or staging copy goes, or at
+     * vkattn_context_destroy. Never called for a failed allocate. */
+    void (*free)(void *user, const vkattn_allocation *a);
+} vkattn_allocator;
 
 typedef struct vkattn_context_desc {
     /* Own device: choose by index (as listed by vkattn_enumerate_devices) ... */
@@ -113,10 +171,6 @@ typedef struct vkattn_context_desc {
     /* Optional app pipeline cache used when creating pipelines; not destroyed. */
     VkPipelineCache pipeline_cache;
 
-    /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
-     * shapes on lavapipe too. */
-    vkattn_tuning tuning;
-
     /* Device profile to assume (vkattn_profile_names lists them): "desktop"
      * or NULL = the device's own limits; "mobile-min" = the Vulkan 1.1
      * minimums; "mali", "adreno" = those GPUs' typical limits. Limits and
@@ -130,6 +184,28 @@ typedef struct vkattn_context_desc {
      * split into several dispatches along rows or keys. 0 = the profile's
      * budget (none for "desktop"). */
     uint64_t max_dispatch_work;
+
+    /* Appended in 0.2. Initial contents of the pipeline cache vkattn creates
+     * when pipeline_cache is VK_NULL_HANDLE: bytes an earlier
+     * vkattn_context_get_pipeline_cache_data returned (copied; the app may
+     * free them after create). Data from another device, driver or a
+     * corrupted file is ignored, as Vulkan allows, with a WARN log message:
+     * pipelines are then compiled as without it. NULL/0 = an empty cache.
+     * Ignored (with a WARN) when pipeline_cache is set: seed the app's cache. */
+    const void *pipeline_cache_data;
+    size_t pipeline_cache_size;
+    /* Benchmarking and testing overrides (vkattn/advanced.h, not included by
+     * vkattn/vkattn.h); NULL = defaults. Read during vkattn_context_create only. */
+    const struct vkattn_context_advanced *advanced;
+    /* App-owned memory: with allocator.allocate set (and allocator.free,
+     * both or neither), vkattn takes every buffer's memory from it instead of
+     * sub-allocating its own blocks. The functions are called from whichever
+     * thread calls the vkattn function that creates or destroys the buffer,
+     * never concurrently for one context (calls on a context are externally
+     * synchronized); contexts sharing one allocator may call it
+     * concurrently. The allocator must stay valid until
+     * vkattn_context_destroy returns. Zero = vkattn allocates. */
+    vkattn_allocator allocator;
 } vkattn_context_desc;
 
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
@@ -143,7 +219,9 @@ VKATTN_API vkattn_result vkattn_context_create(const vkattn_context_desc *desc,
  * Tensors, layers and timers must be destroyed first. NULL is a no-op. */
 VKATTN_API void vkattn_context_destroy(vkattn_context *ctx);
 
-/* The specific message of the last failure on this context ("" if none). */
+/* The specific message of the last failure on this context ("" if none), as
+ * a copy in the calling thread's storage, valid until this thread calls it
+ * again. */
 VKATTN_API const char *vkattn_context_last_error(const vkattn_context *ctx);
 
 typedef enum vkattn_device_type {
@@ -192,11 +270,37 @@ typedef struct vkattn_context_info {
 VKATTN_API vkattn_result vkattn_context_get_info(const vkattn_context *ctx,
                                                  vkattn_context_info *info);
 
-/* Peak and current device memory vkattn allocated on this context, in bytes. */
+/* Peak and current device memory bound to vkattn's live buffers on this
+ * context, in bytes (vkattn_memory_stats.used_bytes; the VkDeviceMemory
+ * behind them is vkattn_memory_stats.device_bytes). */
 VKATTN_API vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx,
                                                      uint64_t *current, uint64_t *peak);
 /* Sets the peak back to the current usage (for measuring one call). */
 VKATTN_API void vkattn_context_reset_peak_memory(vkattn_context *ctx);
+
+/* Where a context's device memory is. vkattn binds each buffer (tensor,
+ * scratch, staging) into a sub-range of a large block, a dedicated
+ * allocation, or the app's allocator's memory. */
+typedef struct vkattn_memory_stats {
+    /* VkDeviceMemory objects vkattn allocated from the driver and still
+     * holds (blocks and dedicated allocations; 0 with an app allocator),
+     * and their total bytes. */
+    uint64_t device_allocations;
+    uint64_t device_bytes;
+    uint64_t dedicated_allocations; /* of device_allocations: one buffer each */
+    /* Bytes bound to live buffers (= vkattn_context_memory_usage's current)
+     * and their peak; live buffers; live allocations from the app's
+     * allocator. */
+    uint64_t used_bytes;
+    uint64_t peak_used_bytes;
+    uint64_t buffers;
+    uint64_t app_allocations;
+} vkattn_memory_stats;
+
+/* Fills *stats. Codes: VKATTN_ERROR_INVALID_ARGUMENT (ctx or stats NULL).
+ * Externally synchronized on ctx. */
+VKATTN_API vkattn_result vkattn_context_memory_stats(const vkattn_context *ctx,
+                                                     vkattn_memory_stats *stats);
 
 /* The device extensions vkattn needs, for an app creating a device to import.
  * Since 0.2 none is required: *count is 0 (the array is not NULL). */
@@ -216,20 +320,49 @@ VKATTN_API const vkattn_optional_extension *vkattn_optional_device_extensions(ui
  * strings, "desktop" first. */
 VKATTN_API const char *const *vkattn_profile_names(uint32_t *count);
 
-/* A device as seen before choosing one. */
-typedef struct vkattn_device_desc {
+/* A device as seen before choosing one (an output of vkattn_enumerate_devices,
+ * not a creation struct). */
+typedef struct vkattn_device_info {
     uint32_t index;
     char name[256];
     uint32_t vendor_id;
     vkattn_device_type device_type;
     uint32_t api_version;
     bool usable; /* has everything vkattn needs */
-} vkattn_device_desc;
+} vkattn_device_info;
 
 /* Lists the devices of the system loader. With devices NULL, *count receives
  * the number; otherwise up to *count entries are written and *count is set to
  * the number written. VKATTN_ERROR_NO_VULKAN without a loader. */
-VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *count);
+VKATTN_API vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *count);
+
+/* ------------------------------------------------------- pipelines, stats */
+
+/* The context's pipeline cache contents, in Vulkan's two-call idiom: with
+ * data NULL, *size becomes the bytes needed; else the data is written and
+ * *size becomes the bytes written. If *size is too small (the cache grew since
+ * the first call), nothing is written, *size becomes the size needed and the
+ * result is VKATTN_ERROR_INVALID_ARGUMENT: call again. 0 bytes when the
+ * context has no pipeline cache (creating one failed). Save them and pass them back as
+ * vkattn_context_desc.pipeline_cache_data, so a later process compiles
+ * nothing it compiled before (seconds per fused kernel on CPU drivers). With
+ * an app's VkPipelineCache this returns that cache's data. Thread safety: may
+ * be called while other threads record. */
+VKATTN_API vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *ctx, void *data,
+                                                                size_t *size);
+
+/* What the context created so far, to check that preparing ahead works: a
+ * frame recorded after *_prepare with the same (or smaller) shapes changes
+ * none of these counts. */
+typedef struct vkattn_context_stats {
+    uint64_t pipelines_created;         /* compute pipelines compiled */
+    uint64_t scratch_allocations;       /* scratch buffers created or grown (context, layers) */
+    uint64_t descriptor_sets_allocated; /* pooled sets (no push descriptors); 0 otherwise */
+} vkattn_context_stats;
+
+/* Fills *stats. Thread safety: may be called while other threads record. */
+VKATTN_API vkattn_result vkattn_context_get_stats(const vkattn_context *ctx,
+                                                  vkattn_context_stats *stats);
 
 /* ------------------------------------------------------------------ commands */
 

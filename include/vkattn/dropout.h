@@ -3,7 +3,7 @@
  *   out[b,h,i,j] = keep(b,h,i,j) ? in[b,h,i,j] * scale : 0
  *
  * on a (B, H, Tq, Tv) tensor, with keep() the Philox stream of vkattn/philox.h
- * (SEMANTICS.md, "Philox dropout stream") and scale the float nearest
+ * (docs/SEMANTICS.md, "Philox dropout stream") and scale the float nearest
  * 1/(1 - rate). The mask depends only on seed, offset and the element's
  * indices, so it equals vkattn_reference_dropout_mask() bit for bit, and the
  * output equals vkattn_reference_dropout() bit for bit. Dropped elements are
@@ -23,7 +23,8 @@
  * a zero batch, tq or tv; rate outside [0, 1] or NaN; a tensor smaller than
  * B*H*Tq*Tv), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (the
  * tensor exceeds 32-bit indexing), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_DROPOUT_H
 #define VKATTN_DROPOUT_H
@@ -44,6 +45,14 @@ typedef struct vkattn_dropout_io {
 VKATTN_API vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                const vkattn_dropout_op_params *params,
                                                const vkattn_dropout_io *io);
+/* Creates ahead what vkattn_dropout_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_dropout_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_dropout_prepare(vkattn_context *ctx, const vkattn_dropout_op_params *params,
+                                           const vkattn_dropout_io *io);
 VKATTN_API vkattn_result vkattn_dropout_run(vkattn_context *ctx,
                                             const vkattn_dropout_op_params *params,
                                             const vkattn_dropout_io *io);

@@ -26,7 +26,8 @@
  * run in place), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor
  * beyond 32-bit indexing or maxStorageBufferRange), VKATTN_ERROR_UNSUPPORTED (the
  * device's workgroup limits are below the Vulkan minimum), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_HEADS_H
 #define VKATTN_HEADS_H
@@ -47,12 +48,28 @@ typedef struct vkattn_heads_io {
 VKATTN_API vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                    const vkattn_heads_params *params,
                                                    const vkattn_heads_io *io);
+/* Creates ahead what vkattn_heads_split_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_heads_split_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_heads_split_prepare(vkattn_context *ctx, const vkattn_heads_params *params,
+                                           const vkattn_heads_io *io);
 VKATTN_API vkattn_result vkattn_heads_split_run(vkattn_context *ctx,
                                                 const vkattn_heads_params *params,
                                                 const vkattn_heads_io *io);
 VKATTN_API vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                    const vkattn_heads_params *params,
                                                    const vkattn_heads_io *io);
+/* Creates ahead what vkattn_heads_merge_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_heads_merge_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_heads_merge_prepare(vkattn_context *ctx, const vkattn_heads_params *params,
+                                           const vkattn_heads_io *io);
 VKATTN_API vkattn_result vkattn_heads_merge_run(vkattn_context *ctx,
                                                 const vkattn_heads_params *params,
                                                 const vkattn_heads_io *io);

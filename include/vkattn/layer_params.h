@@ -3,7 +3,7 @@
  *
  * Nothing here uses Vulkan, so the same structs drive the GPU layers
  * (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h) and their CPU
- * references below. Semantics are Keras 3 exactly (SEMANTICS.md); docs/LAYERS.md
+ * references below. Semantics are Keras 3 exactly (docs/SEMANTICS.md); docs/LAYERS.md
  * explains each argument and how to convert weights from Keras and PyTorch.
  *
  * Conventions: all tensors f32, row-major, last index fastest, sizes in
@@ -37,8 +37,9 @@ typedef struct vkattn_layer_call {
     uint32_t batch;           /* required */
     uint32_t tq;              /* query length; required (1 for a rank-2 Bahdanau query) */
     uint32_t tv;              /* key/value length; required */
-    bool use_causal_mask;     /* Keras top-left: query i sees keys j <= i */
-    bool causal_bottom_right; /* KV-cache variant instead (only if use_causal_mask) */
+    /* NONE; TOP_LEFT = Keras use_causal_mask=True (query i sees keys j <= i);
+     * BOTTOM_RIGHT for decoding with a KV cache (j <= i + Tv - Tq). */
+    vkattn_causal causal;
     bool training;            /* dropout active iff training && rate > 0 */
     uint64_t seed, offset;    /* Philox dropout stream (vkattn/philox.h) */
     bool return_attention_scores;
@@ -68,9 +69,11 @@ typedef enum vkattn_score_mode {
 } vkattn_score_mode;
 
 /* keras.layers.Attention (Luong-style). */
+/* Widths: *_width is an input's last dim (Keras's MultiHeadAttention words;
+ * *_dim is a per-head width, MHA only). */
 typedef struct vkattn_attention_desc {
-    uint32_t query_dim, value_dim; /* required */
-    uint32_t key_dim;              /* 0 = value_dim; must equal query_dim */
+    uint32_t query_width, value_width; /* required */
+    uint32_t key_width;                /* 0 = value_width; must equal query_width */
     bool use_scale;                /* learned scalar scale (else 1) */
     vkattn_score_mode score_mode;
     float dropout;                 /* rate on the attention weights, [0, 1) */
@@ -88,13 +91,13 @@ typedef struct vkattn_attention_weights {
 
 /* keras.layers.AdditiveAttention (Bahdanau-style, no projections). */
 typedef struct vkattn_additive_attention_desc {
-    uint32_t query_dim, value_dim; /* required */
-    uint32_t key_dim;              /* 0 = value_dim; must equal query_dim */
+    uint32_t query_width, value_width; /* required */
+    uint32_t key_width;                /* 0 = value_width; must equal query_width */
     bool no_scale;                 /* Keras use_scale=False */
     float dropout;
 } vkattn_additive_attention_desc;
 
-/* scale: (query_dim); all ones in a new layer; ignored (may be NULL) if no_scale. */
+/* scale: (query_width); all ones in a new layer; ignored (may be NULL) if no_scale. */
 typedef struct vkattn_additive_attention_weights {
     float *scale;
 } vkattn_additive_attention_weights;
@@ -105,14 +108,14 @@ typedef struct vkattn_additive_attention_weights {
  *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + b
  * then softmax etc. as AdditiveAttention. */
 typedef struct vkattn_bahdanau_desc {
-    uint32_t query_dim; /* required */
-    uint32_t key_dim;   /* 0 = value_dim */
-    uint32_t value_dim; /* required */
-    uint32_t units;     /* required */
+    uint32_t query_width; /* required */
+    uint32_t key_width;   /* 0 = value_width */
+    uint32_t value_width; /* required */
+    uint32_t units;       /* required */
     float dropout;
 } vkattn_bahdanau_desc;
 
-/* query_kernel (query_dim, units), key_kernel (key_dim, units), score_kernel
+/* query_kernel (query_width, units), key_kernel (key_width, units), score_kernel
  * (units), score_bias a scalar. A new layer has all zeros except score_kernel
  * = ones. get_weights writes score_bias too. */
 typedef struct vkattn_bahdanau_weights {
@@ -127,15 +130,15 @@ typedef struct vkattn_mha_desc {
     uint32_t num_heads;   /* required */
     uint32_t key_dim;     /* per-head query/key width; required */
     uint32_t value_dim;   /* per-head value width; 0 = key_dim */
-    uint32_t query_dim;   /* query input width; required */
+    uint32_t query_width; /* query input width; required */
     uint32_t key_width;   /* key input width; 0 = value_width */
     uint32_t value_width; /* value input width; required */
-    uint32_t output_dim;  /* 0 = query_dim */
+    uint32_t output_dim;  /* 0 = query_width */
     bool no_bias;         /* Keras use_bias=False */
     float dropout;
 } vkattn_mha_desc;
 
-/* Keras layouts (SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),
+/* Keras layouts (docs/SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),
  * biases (H, head_dim), output kernel (H, value_dim, output_dim), output bias
  * (output_dim). Biases are ignored when no_bias. */
 typedef struct vkattn_mha_weights {

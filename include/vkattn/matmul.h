@@ -27,7 +27,8 @@
  * sizes, strides that reach past a tensor), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT (batch * heads above the device's workgroup-count
  * limit, offsets beyond 32 bits), Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_MATMUL_H
 #define VKATTN_MATMUL_H
@@ -50,6 +51,14 @@ typedef struct vkattn_matmul_io {
 VKATTN_API vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                               const vkattn_matmul_params *params,
                                               const vkattn_matmul_io *io);
+/* Creates ahead what vkattn_matmul_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_matmul_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_matmul_prepare(vkattn_context *ctx, const vkattn_matmul_params *params,
+                                           const vkattn_matmul_io *io);
 VKATTN_API vkattn_result vkattn_matmul_run(vkattn_context *ctx, const vkattn_matmul_params *params,
                                            const vkattn_matmul_io *io);
 

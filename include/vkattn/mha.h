@@ -5,7 +5,7 @@
  *   C = dropout(P) V                                per head
  *   output = concat_heads(C) @ Wo + bo              (B, Tq, output_dim)
  *
- * exactly as Keras 3 (SEMANTICS.md, docs/LAYERS.md): self-attention (key and
+ * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): self-attention (key and
  * value = query) or cross-attention, a key input of its own width (key NULL =
  * value), value_mask (B, Tv), attention_mask (B, Tq, Tv) shared by the heads or
  * (B, H, Tq, Tv) per head, query_mask (B, Tq), causal (top-left as Keras, or
@@ -15,7 +15,7 @@
  * reference is vkattn_reference_mha (vkattn/layer_params.h).
  *
  * Call sequence:
- *   vkattn_mha_desc desc = {.num_heads = 8, .key_dim = 16, .query_dim = 128,
+ *   vkattn_mha_desc desc = {.num_heads = 8, .key_dim = 16, .query_width = 128,
  *                           .value_width = 128};
  *   vkattn_mha *mha;
  *   vkattn_mha_create(ctx, &desc, &mha);
@@ -40,12 +40,13 @@
  * recorded with one layer share its scratch: they must not execute at the
  * same time.
  *
- * Thread safety: a layer is externally synchronized, and on its context too.
+ * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_MHA_H
 #define VKATTN_MHA_H
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
@@ -60,9 +61,9 @@ extern "C" {
 typedef struct vkattn_mha vkattn_mha;
 
 /* Creates a layer with the widths of desc (vkattn_mha_desc in
- * vkattn/layer_params.h: num_heads, key_dim, query_dim and value_width are
+ * vkattn/layer_params.h: num_heads, key_dim, query_width and value_width are
  * required; value_dim 0 = key_dim, key_width 0 = value_width, output_dim 0 =
- * query_dim). A new layer's weights are all zero: set them before use.
+ * query_width). A new layer's weights are all zero: set them before use.
  * Codes: INVALID_ARGUMENT (NULL ctx, desc or out, a required width of 0, a
  * dropout rate outside [0, 1]), SIZE_OVERFLOW (widths whose products overflow
  * 32 bits), DEVICE_LIMIT (a weight larger than the device's buffers),
@@ -75,7 +76,7 @@ VKATTN_API vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha
 VKATTN_API void vkattn_mha_destroy(vkattn_mha *layer);
 
 /* Uploads weights in Keras layout (vkattn_mha_weights): kernels
- * query (query_dim, H, key_dim), key (key_width, H, key_dim),
+ * query (query_width, H, key_dim), key (key_width, H, key_dim),
  * value (value_width, H, value_dim), output (H, value_dim, output_dim);
  * biases (H, key_dim), (H, key_dim), (H, value_dim), (output_dim).
  * Every kernel is required; biases are required unless desc.no_bias (then
@@ -89,7 +90,7 @@ VKATTN_API vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_
 VKATTN_API vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w);
 
 /* Records one layer call (vkattn_layer_io, vkattn/layer_common.h):
- * query (B, Tq, query_dim), value (B, Tv, value_width), key (B, Tv, key_width)
+ * query (B, Tq, query_width), value (B, Tv, value_width), key (B, Tv, key_width)
  * or NULL (= value; then key_width must equal value_width), optional
  * query_mask (B, Tq), value_mask (B, Tv), attention_mask (B, Tq, Tv), or
  * (B, H, Tq, Tv) with attention_mask_per_head; output (B, Tq, output_dim);
@@ -99,7 +100,7 @@ VKATTN_API vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_
  * the call.
  * Codes: INVALID_ARGUMENT (NULL layer, cmd, call or io; a zero size; a
  * missing, unexpected or wrongly sized tensor, named; a bad path;
- * causal_bottom_right without use_causal_mask; call->path FUSED with
+ * call->causal not a vkattn_causal value; call->path FUSED with
  * return_attention_scores, since the fused kernel never forms the weights),
  * SIZE_OVERFLOW, DEVICE_LIMIT (a tensor beyond the device's buffers or 32-bit
  * indexing), UNSUPPORTED (call->path FUSED where the fused kernel cannot serve
@@ -107,6 +108,18 @@ VKATTN_API vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_
  * size errors are reported before anything is recorded. */
 VKATTN_API vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                            const vkattn_layer_call *call,
+                                           const vkattn_layer_io *io);
+/* Creates ahead everything vkattn_mha_record(layer, cmd, call, io) would
+ * create on first use: pipelines (seconds each for a fused kernel on CPU
+ * drivers), the layer's and the context's scratch, descriptor sets. A later
+ * record of the same call (same sizes and the same optional inputs present:
+ * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
+ * stall a frame. Scratch prepared for a call also serves smaller ones, but
+ * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
+ * change to any tensor's tracked access or contents; io's tensors are only
+ * checked. Checks and result codes as vkattn_mha_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
                                            const vkattn_layer_io *io);
 
 /* vkattn_mha_record into the context's one-shot command buffer, submit, wait. */

@@ -1,7 +1,8 @@
 /* vkattn/op_params.h - what each op computes, as plain data.
  *
  * These structs describe an op's shape and options without any Vulkan type, so
- * the same struct drives the GPU op (vkattn/ops.h) and its CPU reference
+ * the same struct drives the GPU op (vkattn/matmul.h, softmax.h, additive.h,
+ * heads.h, dropout.h, sdpa.h) and its CPU reference
  * (vkattn/reference.h). All tensors are f32, row-major, last index fastest.
  * Sizes are in elements, never bytes.
  *
@@ -79,7 +80,7 @@ typedef struct vkattn_mask_params {
 
 /* ---------------------------------------------------------------- dropout */
 
-/* Inverted dropout with the Philox stream of SEMANTICS.md: active only when
+/* Inverted dropout with the Philox stream of docs/SEMANTICS.md: active only when
  * training && rate > 0; kept values are scaled by 1/(1-rate). rate must be in
  * [0, 1]; rate 1 drops everything. */
 typedef struct vkattn_dropout_params {

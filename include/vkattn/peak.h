@@ -1,5 +1,8 @@
 /* vkattn/peak.h - the device's own ceilings: fp32 FMA rate and copy bandwidth.
  *
+ * Public, but not included by vkattn/vkattn.h: include it yourself
+ * (#include <vkattn/peak.h>) where you judge speed against the device.
+ *
  * A benchmark figure means little without the device's ceiling next to it: 2
  * GFLOP/s is good on lavapipe and poor on a datacenter GPU. vkattn_measure_peak
  * runs two simple compute kernels and times them with GPU timestamps:

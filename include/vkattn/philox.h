@@ -9,7 +9,7 @@
  *   bool kept = vkattn_dropout_keep(seed, offset, t, b * H + h, i, j);
  *
  * For a (B, H, Tq, Tv) weight tensor element (b, h, i, j) and 64-bit seed and
- * offset (see docs SEMANTICS.md, "Philox dropout stream"):
+ * offset (see docs/SEMANTICS.md, "Philox dropout stream"):
  *   key     = (seed_lo, seed_hi)
  *   counter = (j / 4, i, b*H + h, offset_lo ^ (offset_hi * 0x9E3779B9))   all uint32
  *   x       = philox4x32_10(counter, key)[j % 4]

@@ -1,9 +1,10 @@
 /* vkattn/reference.h - the CPU reference of every op: the truth the GPU is tested against.
  *
- * Each function computes what the matching GPU op computes (vkattn/ops.h), from
+ * Each function computes what the matching GPU op computes (vkattn/matmul.h,
+ * softmax.h, additive.h, heads.h, dropout.h, sdpa.h), from
  * the same parameter struct (vkattn/op_params.h), on host arrays, with double
  * accumulation. Use them to check vkattn on your own data, or to see exactly
- * what an op means: SEMANTICS.md is the prose, these are the executable form.
+ * what an op means: docs/SEMANTICS.md is the prose, these are the executable form.
  * Dropout draws from the Philox stream of vkattn/philox.h, so masks agree with
  * the GPU bit for bit; elsewhere expect the GPU within f32 rounding.
  *

@@ -57,7 +57,8 @@
  * serve the call), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (library workspace),
  * Vulkan failures. Size and argument errors are reported before anything is
  * recorded or allocated.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SDPA_H
 #define VKATTN_SDPA_H
@@ -102,6 +103,14 @@ VKATTN_API vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx,
 VKATTN_API vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                             const vkattn_sdpa_params *params,
                                             const vkattn_sdpa_io *io);
+/* Creates ahead what vkattn_sdpa_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_sdpa_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_sdpa_prepare(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                                           const vkattn_sdpa_io *io);
 VKATTN_API vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
                                          const vkattn_sdpa_io *io);
 

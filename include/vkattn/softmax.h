@@ -6,7 +6,7 @@
  *
  * for scores (B, H, Tq, Tv), with the options of vkattn_softmax_params
  * (vkattn/op_params.h); the semantics are exactly those of
- * vkattn_reference_softmax (vkattn/reference.h) and SEMANTICS.md:
+ * vkattn_reference_softmax (vkattn/reference.h) and docs/SEMANTICS.md:
  * - Masks combine by AND; masks are f32, nonzero (NaN included) = may attend.
  *   Causal top-left allows j <= i, bottom-right j <= i + Tv - Tq.
  * - bias and mask are (B|1, H|1, Tq|1, Tv) as their vkattn_broadcast flags say;
@@ -38,7 +38,8 @@
  * VKATTN_ERROR_DEVICE_LIMIT (an operand beyond 32-bit indexing or
  * maxStorageBufferRange, too many rows for the workgroup-count limits),
  * Vulkan failures.
- * Thread safety: externally synchronized on ctx, cmd and the tensors.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SOFTMAX_H
 #define VKATTN_SOFTMAX_H
@@ -65,6 +66,14 @@ typedef struct vkattn_softmax_io {
 VKATTN_API vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                const vkattn_softmax_params *params,
                                                const vkattn_softmax_io *io);
+/* Creates ahead what vkattn_softmax_record with these arguments would
+ * create on first use (pipelines, library-managed scratch, descriptor sets),
+ * so that recording it later with the same sizes creates nothing and cannot
+ * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
+ * access; checks and result codes as vkattn_softmax_record's. Thread safety: as
+ * *_record (vkattn/context.h). */
+VKATTN_API vkattn_result vkattn_softmax_prepare(vkattn_context *ctx, const vkattn_softmax_params *params,
+                                           const vkattn_softmax_io *io);
 /* Records into the context's one-shot command buffer, submits and waits. */
 VKATTN_API vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
                                             const vkattn_softmax_io *io);

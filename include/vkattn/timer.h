@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
+#include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
 

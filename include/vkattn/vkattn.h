@@ -8,6 +8,24 @@
  * command buffer (contract in vkattn/matmul.h) and a *_run that submits and
  * waits. Every op has a CPU reference in vkattn/reference.h, every layer in
  * vkattn/layer_params.h; both are pure C with no Vulkan.
+ *
+ * Vulkan headers: vkattn's headers include only <vulkan/vulkan_core.h> (the
+ * handle types), never <vulkan/vulkan.h>. An app that links libvulkan needs
+ * nothing special. An app that loads Vulkan itself (volk, or its own loader
+ * with VK_NO_PROTOTYPES) must define VK_NO_PROTOTYPES before vkattn's headers
+ * come in: best project-wide (-DVK_NO_PROTOTYPES, or
+ * target_compile_definitions(app PRIVATE VK_NO_PROTOTYPES)). Otherwise
+ * vulkan_core.h declares the vk* prototypes, and volk's vk* pointer globals,
+ * declared later, clash with them. Including volk.h before any vkattn header
+ * also works, since volk.h defines VK_NO_PROTOTYPES itself. vkattn never uses
+ * the app's vk* globals: it loads its own pointers (vkattn/context.h).
+ *
+ * Semantics of every op and layer: docs/SEMANTICS.md in the source tree. The
+ * case files of attnbench check: docs/CASES.md.
+ *
+ * Two public headers are not included here, since an app rarely needs them:
+ * vkattn/peak.h (measure the device's FMA rate and copy bandwidth, to judge
+ * speed) and vkattn/advanced.h (benchmarking and testing overrides).
  */
 #ifndef VKATTN_VKATTN_H
 #define VKATTN_VKATTN_H
@@ -25,7 +43,6 @@
 #include "vkattn/matmul.h"
 #include "vkattn/mha.h"
 #include "vkattn/op_params.h"
-#include "vkattn/peak.h"
 #include "vkattn/philox.h"
 #include "vkattn/reference.h"
 #include "vkattn/result.h"

@@ -1,5 +1,5 @@
-// The attention mask predicate of SEMANTICS.md ("Common rules"), shared by every
-// kernel that masks logits (softmax_body.glsl, flash_body.glsl) or reads a
+// The attention mask predicate of docs/SEMANTICS.md ("Common rules"), shared by
+// every kernel that masks logits (softmax_body.glsl, flash_body.glsl) or reads a
 // mask value (mask_expand.comp, rowmask.comp), so they agree with each other
 // and with vkattn_reference_softmax exactly. Include after #version and
 // GL_GOOGLE_include_directive. The kernels read their own buffers: these

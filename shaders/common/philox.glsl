@@ -1,5 +1,5 @@
 // Philox4x32-10 and the dropout decision: the GPU twin of src/reference/philox.c.
-// Both must agree bit for bit (SEMANTICS.md, "Philox dropout stream"); the GPU
+// Both must agree bit for bit (docs/SEMANTICS.md, "Philox dropout stream"); the GPU
 // tests compare them. Include after #version; needs no extension.
 #ifndef VKA_PHILOX_GLSL
 #define VKA_PHILOX_GLSL

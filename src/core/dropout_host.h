@@ -12,7 +12,7 @@
 #include "vkattn/op_params.h"
 
 /* The offset word of the Philox counter: the offset's high word is folded in
- * with the golden-ratio multiplier (SEMANTICS.md), so offsets differing only
+ * with the golden-ratio multiplier (docs/SEMANTICS.md), so offsets differing only
  * in the high word still give different counters. */
 static inline uint32_t vka_philox_offset_mix(uint64_t offset)
 {

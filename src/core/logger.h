@@ -6,6 +6,9 @@
 
 #include "vkattn/result.h"
 
+#include <stdbool.h>
+#include <threads.h>
+
 #define VKA_MESSAGE_MAX 512
 
 typedef struct vka_logger {
@@ -13,7 +16,18 @@ typedef struct vka_logger {
     void *user;
     vkattn_log_level max_level; /* messages above this level are not sent */
     char last_error[VKA_MESSAGE_MAX];
+    /* Guards last_error: recording threads may fail at once. */
+    mtx_t lock;
+    bool lock_ready;
 } vka_logger;
+
+/* Init/destroy of the lock; a logger without it is used by one thread only. */
+bool vka_logger_init(vka_logger *logger);
+void vka_logger_destroy(vka_logger *logger);
+
+/* A copy of the logger's last error in this thread's storage: stays valid
+ * until this thread asks again, whatever other threads fail with meanwhile. */
+const char *vka_logger_last_error(vka_logger *logger);
 
 /* Sends one message through the logger (NULL logger: dropped). */
 void vka_logger_emit(vka_logger *logger, vkattn_log_level level, vkattn_log_source source,

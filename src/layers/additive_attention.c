@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "layers/layer_util.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 
@@ -14,7 +15,7 @@ struct vkattn_additive_attention {
     vkattn_context *ctx;
     vkattn_additive_attention_desc desc;
     vka_layer_widths w;
-    vkattn_tensor *scale; /* (query_dim); NULL with no_scale */
+    vkattn_tensor *scale; /* (query_width); NULL with no_scale */
     vka_scratch scratch;  /* the scores when they are not returned */
     vka_scratch mask;     /* an attention mask expanded to a full key axis */
 };
@@ -94,7 +95,8 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     vka_mask_layout ml = {0};
     vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, fn, call, "AdditiveAttention")))
         return r;
     vkattn_tensor *s = io->scores;
     if ((!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,
@@ -120,4 +122,13 @@ vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_additive_attention_run: layer is NULL");
     VKA_RUN(layer->ctx, vkattn_additive_attention_record(layer, cmd, call, io));
+}
+
+vkattn_result vkattn_additive_attention_prepare(vkattn_additive_attention *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io)
+{
+    const char *fn = "vkattn_additive_attention_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn, vkattn_additive_attention_record(layer, VKA_DRY_CMD, call, io));
 }

@@ -1,13 +1,18 @@
 /* keras.layers.Attention: dot mode through the SDPA op (which brings the fused
- * kernel), concat mode through the additive scoring op and the shared tail. */
+ * kernel), concat mode through the additive scoring op and the shared tail.
+ * The scalar weights live in device tensors and are applied on the device
+ * (scaled copies of Q and K, the additive op's scale vector), so a command
+ * buffer recorded before set_weights follows the new values, as in every
+ * other layer. */
 #include "vkattn/attention.h"
 
-#include <float.h>
 #include <stdlib.h>
 
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "ops/scale.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/sdpa.h"
@@ -16,9 +21,12 @@ struct vkattn_attention {
     vkattn_context *ctx;
     vkattn_attention_desc desc;
     vka_layer_widths w;
-    vkattn_attention_weights weights;
-    vka_scratch scratch; /* concat: the scores; dot: the SDPA workspace */
-    vka_scratch mask;    /* an attention mask expanded to a full key axis */
+    vkattn_tensor *scale; /* (1): the learned scale, read only with use_scale */
+    vkattn_tensor *csw;   /* concat_score_weight: (dq) copies, the additive op's
+                           * scale vector, in concat mode; (1) in dot mode */
+    vka_scratch scratch;  /* concat: the scores; dot: the SDPA workspace */
+    vka_scratch mask;     /* an attention mask expanded to a full key axis */
+    vka_scratch q_scaled, k_scaled; /* scale * query, scale * key (use_scale) */
 };
 
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
@@ -37,8 +45,13 @@ vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attentio
     vkattn_attention *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    *layer = (vkattn_attention){.ctx = ctx, .desc = *desc, .w = w,
-                                .weights = {.scale = 1.0f, .concat_score_weight = 1.0f}};
+    *layer = (vkattn_attention){.ctx = ctx, .desc = *desc, .w = w};
+    const uint64_t csw_n = desc->score_mode == VKATTN_SCORE_CONCAT ? w.dq : 1;
+    if ((r = vka_layer_weight_create(ctx, fn, 1, 1.0f, &layer->scale)) ||
+        (r = vka_layer_weight_create(ctx, fn, csw_n, 1.0f, &layer->csw))) {
+        vkattn_attention_destroy(layer);
+        return r;
+    }
     *out = layer;
     return VKATTN_SUCCESS;
 }
@@ -49,6 +62,10 @@ void vkattn_attention_destroy(vkattn_attention *layer)
         return;
     vka_scratch_release(&layer->scratch);
     vka_scratch_release(&layer->mask);
+    vka_scratch_release(&layer->q_scaled);
+    vka_scratch_release(&layer->k_scaled);
+    vkattn_tensor_destroy(layer->scale);
+    vkattn_tensor_destroy(layer->csw);
     free(layer);
 }
 
@@ -64,8 +81,9 @@ vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
         (r = vka_layer_check_scalar(layer->ctx, fn, "w->concat_score_weight",
                                     w->concat_score_weight)))
         return r;
-    layer->weights = *w;
-    return VKATTN_SUCCESS;
+    if ((r = vkattn_tensor_upload(layer->scale, &w->scale, 0, 1)))
+        return r;
+    return vkattn_tensor_fill(layer->csw, w->concat_score_weight);
 }
 
 vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
@@ -74,14 +92,30 @@ vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_attention_get_weights: %s is NULL", !layer ? "layer" : "w");
-    *w = layer->weights;
+    vkattn_attention_weights got;
+    vkattn_result r;
+    if ((r = vkattn_tensor_download(layer->scale, &got.scale, 0, 1)) ||
+        (r = vkattn_tensor_download(layer->csw, &got.concat_score_weight, 0, 1)))
+        return r;
+    *w = got;
     return VKATTN_SUCCESS;
 }
 
-/* The ops read a 0 scale as "default", so an exact 0 becomes the smallest
- * normal float: the scores are then ~1e-38 (or flushed to 0), the softmax of
- * which is uniform to the last bit, as a 0 scale gives. */
-static float literal_scale(float v) { return v != 0.0f ? v : FLT_MIN; }
+/* *out = `in` (rows x dq floats) times the layer's scale, into scratch `s`;
+ * `in` itself without use_scale (the scale is then 1). */
+static vkattn_result scaled(vkattn_attention *layer, VkCommandBuffer cmd, const char *caller,
+                            const char *what, vka_scratch *s, uint64_t rows, vkattn_tensor *in,
+                            vkattn_tensor **out)
+{
+    *out = in;
+    if (!layer->desc.use_scale)
+        return VKATTN_SUCCESS;
+    const uint64_t n = rows * layer->w.dq; /* the io checks bounded it */
+    vkattn_result r = vka_scratch_get(layer->ctx, caller, s, n, out);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    return vka_scale_record(layer->ctx, cmd, caller, what, n, layer->scale, in, *out);
+}
 
 static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, const char *caller,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io,
@@ -91,7 +125,7 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
     const vkattn_sdpa_params p = {
         .batch = call->batch, .heads = 1, .tq = call->tq, .tv = call->tv,
         .dk = layer->w.dq, .dv = layer->w.dv,
-        .scale = literal_scale(layer->desc.use_scale ? layer->weights.scale : 1.0f),
+        .scale = 1.0f, /* the query comes scaled (0 here would mean 1/sqrt(dk)) */
         .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
                                       m->tensor ? &m->broadcast : NULL),
         .dropout = vka_layer_dropout_params(call, layer->desc.dropout, 1).dropout,
@@ -104,10 +138,14 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
     vkattn_tensor *ws = NULL;
     if (r == VKATTN_SUCCESS && floats)
         r = vka_scratch_get(ctx, caller, &layer->scratch, floats, &ws);
+    vkattn_tensor *q;
+    if (r == VKATTN_SUCCESS)
+        r = scaled(layer, cmd, caller, "io->query", &layer->q_scaled,
+                   (uint64_t)call->batch * call->tq, io->query, &q);
     if (r != VKATTN_SUCCESS)
         return r;
     const vkattn_sdpa_io sio = {
-        .q = io->query, .k = io->key ? io->key : io->value, .v = io->value,
+        .q = q, .k = io->key ? io->key : io->value, .v = io->value,
         .value_mask = io->value_mask, .mask = m->tensor,
         .out = io->output, .weights = io->scores, .workspace = ws,
     };
@@ -124,13 +162,19 @@ static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
     if (!s && (r = vka_scratch_get(ctx, caller, &layer->scratch,
                                    (uint64_t)call->batch * call->tq * call->tv, &s)))
         return r;
+    /* csw * sum_d tanh(scale * (q_d + k_d)) = sum_d csw * tanh(scale*q_d + scale*k_d):
+     * scaled copies of Q and K, and csw as the op's per-dim scale vector */
+    vkattn_tensor *q, *k;
+    if ((r = scaled(layer, cmd, caller, "io->query", &layer->q_scaled,
+                    (uint64_t)call->batch * call->tq, io->query, &q)) ||
+        (r = scaled(layer, cmd, caller, io->key ? "io->key" : "io->value", &layer->k_scaled,
+                    (uint64_t)call->batch * call->tv, io->key ? io->key : io->value, &k)))
+        return r;
     const vkattn_additive_params ap = {
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = layer->w.dq,
-        .inner_scale = literal_scale(layer->desc.use_scale ? layer->weights.scale : 1.0f),
-        .outer_scale = literal_scale(layer->weights.concat_score_weight),
+        .has_scale_vector = true,
     };
-    const vkattn_additive_io aio = {.q = io->query, .k = io->key ? io->key : io->value,
-                                    .scores = s};
+    const vkattn_additive_io aio = {.q = q, .k = k, .scale = layer->csw, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
         return r;
     return vka_layer_finish_record(ctx, cmd, caller, call, io, m, layer->w.dv, layer->desc.dropout, s);
@@ -150,6 +194,9 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
     vka_layer_mask m;
     if ((r = vka_layer_check_call(layer->ctx, fn, call)) ||
         (r = vka_layer_check_io(layer->ctx, fn, call, io, &shape, &ml)))
+        return r;
+    if (layer->desc.score_mode == VKATTN_SCORE_CONCAT &&
+        (r = vka_layer_check_unfused_path(layer->ctx, fn, call, "Attention's concat mode")))
         return r;
     if (layer->desc.score_mode == VKATTN_SCORE_DOT && call->path == VKATTN_SDPA_FUSED &&
         call->return_attention_scores)
@@ -174,4 +221,13 @@ vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_c
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_attention_run: layer is NULL");
     VKA_RUN(layer->ctx, vkattn_attention_record(layer, cmd, call, io));
+}
+
+vkattn_result vkattn_attention_prepare(vkattn_attention *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io)
+{
+    const char *fn = "vkattn_attention_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn, vkattn_attention_record(layer, VKA_DRY_CMD, call, io));
 }

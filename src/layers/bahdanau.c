@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "layers/layer_util.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/matmul.h"
@@ -139,7 +140,8 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     vka_mask_layout ml = {0};
     vka_layer_mask m;
     if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
         return r;
     const uint64_t rq = (uint64_t)call->batch * call->tq, rk = (uint64_t)call->batch * call->tv;
     uint64_t nq, nk;
@@ -173,4 +175,13 @@ vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_cal
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_bahdanau_run: layer is NULL");
     VKA_RUN(layer->ctx, vkattn_bahdanau_record(layer, cmd, call, io));
+}
+
+vkattn_result vkattn_bahdanau_prepare(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io)
+{
+    const char *fn = "vkattn_bahdanau_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn, vkattn_bahdanau_record(layer, VKA_DRY_CMD, call, io));
 }

@@ -159,6 +159,17 @@ vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *caller,
+                                           const vkattn_layer_call *call, const char *what)
+{
+    if (call->path != VKATTN_SDPA_FUSED)
+        return VKATTN_SUCCESS;
+    return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                    "%s: call->path is VKATTN_SDPA_FUSED but %s has no fused kernel; use "
+                    "VKATTN_SDPA_AUTO or VKATTN_SDPA_UNFUSED",
+                    caller, what);
+}
+
 /* ---------------------------------------------------------------- weights */
 
 vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,
@@ -214,7 +225,7 @@ vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scrat
         s->cap_retired = nc;
     }
     vkattn_tensor *t;
-    vkattn_result r = vka_tensor_create_1d(ctx, cap, &t);
+    vkattn_result r = vka_scratch_tensor_create(ctx, cap, &t);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: cannot allocate a scratch tensor of %llu floats: %s", caller,
                         (unsigned long long)cap, vkattn_context_last_error(ctx));

@@ -39,6 +39,12 @@ vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
                                  const vkattn_layer_call *call, const vkattn_layer_io *io,
                                  const vka_layer_shape *s, vka_mask_layout *mask);
 
+/* For a layer (or score mode) without a fused kernel, named by `what`:
+ * call->path FUSED is VKATTN_ERROR_UNSUPPORTED rather than silently ignored;
+ * AUTO and UNFUSED pass (vka_layer_check_call rejects other values). */
+vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *caller,
+                                           const vkattn_layer_call *call, const char *what);
+
 /* ---------------------------------------------------------------- weights */
 
 /* A weight tensor of n floats, every element `init`. */

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "layers/mha_internal.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 
@@ -215,4 +216,13 @@ vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_mha_run: layer is NULL");
     VKA_RUN(layer->ctx, vkattn_mha_record(layer, cmd, call, io));
+}
+
+vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io)
+{
+    const char *fn = "vkattn_mha_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn, vkattn_mha_record(layer, VKA_DRY_CMD, call, io));
 }

@@ -225,3 +225,11 @@ vkattn_result vkattn_additive_run(vkattn_context *ctx, const vkattn_additive_par
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_additive_run: ctx is NULL");
     VKA_RUN(ctx, vkattn_additive_record(ctx, cmd, params, io));
 }
+
+vkattn_result vkattn_additive_prepare(vkattn_context *ctx, const vkattn_additive_params *params, const vkattn_additive_io *io)
+{
+    const char *fn = "vkattn_additive_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_additive_record(ctx, VKA_DRY_CMD, params, io));
+}

@@ -126,3 +126,11 @@ vkattn_result vkattn_dropout_run(vkattn_context *ctx, const vkattn_dropout_op_pa
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_dropout_run: ctx is NULL");
     VKA_RUN(ctx, vkattn_dropout_record(ctx, cmd, params, io));
 }
+
+vkattn_result vkattn_dropout_prepare(vkattn_context *ctx, const vkattn_dropout_op_params *params, const vkattn_dropout_io *io)
+{
+    const char *fn = "vkattn_dropout_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_dropout_record(ctx, VKA_DRY_CMD, params, io));
+}

@@ -316,7 +316,7 @@ static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd
                             "maxStorageBufferRange (%llu bytes) or 2^32 elements",
                             caller, ctx->info.max_storage_buffers_per_stage,
                             (unsigned long long)vka_max_range(ctx));
-        if ((r = vka_growable_get(ctx, &ctx->workspace, total, caller, &f->scratch)))
+        if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, total, caller, &f->scratch)))
             return r;
         f->bindings[3] = vka_bind_tensor(f->scratch, true);
         f->bindings[3].size = total * sizeof(float);
@@ -415,7 +415,7 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
             [VKA_FLASH_SPEC_HAS_VALUE_MASK] = m->has_value_mask,
             [VKA_FLASH_SPEC_HAS_MASK] = m->has_mask,
             [VKA_FLASH_SPEC_HAS_BIAS] = m->has_bias,
-            [VKA_FLASH_SPEC_DROPOUT] = d->training && d->rate > 0.0f,
+            [VKA_FLASH_SPEC_DROPOUT] = vka_dropout_active(d),
             [VKA_FLASH_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
             [VKA_FLASH_SPEC_WRITE_LSE] = lse != NULL,
             [VKA_FLASH_SPEC_RPI] = t.rpi,

@@ -139,3 +139,19 @@ vkattn_result vkattn_heads_merge_run(vkattn_context *ctx, const vkattn_heads_par
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_heads_merge_run: ctx is NULL");
     VKA_RUN(ctx, vkattn_heads_merge_record(ctx, cmd, params, io));
 }
+
+vkattn_result vkattn_heads_split_prepare(vkattn_context *ctx, const vkattn_heads_params *params, const vkattn_heads_io *io)
+{
+    const char *fn = "vkattn_heads_split_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_heads_split_record(ctx, VKA_DRY_CMD, params, io));
+}
+
+vkattn_result vkattn_heads_merge_prepare(vkattn_context *ctx, const vkattn_heads_params *params, const vkattn_heads_io *io)
+{
+    const char *fn = "vkattn_heads_merge_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_heads_merge_record(ctx, VKA_DRY_CMD, params, io));
+}

@@ -204,3 +204,11 @@ vkattn_result vkattn_matmul_run(vkattn_context *ctx, const vkattn_matmul_params 
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_matmul_run: ctx is NULL");
     VKA_RUN(ctx, vkattn_matmul_record(ctx, cmd, params, io));
 }
+
+vkattn_result vkattn_matmul_prepare(vkattn_context *ctx, const vkattn_matmul_params *params, const vkattn_matmul_io *io)
+{
+    const char *fn = "vkattn_matmul_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_matmul_record(ctx, VKA_DRY_CMD, params, io));
+}

@@ -10,9 +10,11 @@
 
 #include "core/broadcast.h"
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/scratch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
@@ -119,7 +121,7 @@ static vkattn_result resolve(vkattn_context *ctx, const char *caller, const vkat
     s->group = s->heads / s->kv_heads;
     /* 1/sqrt(dk) in double, rounded once to the f32 the kernels multiply by */
     s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
-    s->drop = p->dropout.training && p->dropout.rate > 0.0f;
+    s->drop = vka_dropout_active(&p->dropout);
     return count_operands(ctx, caller, &p->mask, s);
 }
 
@@ -297,7 +299,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
 /* The context's shared workspace, grown to at least `count` floats. */
 static vkattn_result library_workspace(vkattn_context *ctx, uint64_t count, vkattn_tensor **out)
 {
-    return vka_growable_get(ctx, &ctx->workspace, count, "vkattn_sdpa_record", out);
+    return vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, count, "vkattn_sdpa_record", out);
 }
 
 /* ---------------------------------------------------------------- chained */
@@ -408,4 +410,12 @@ vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *par
     if (!ctx)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_sdpa_run: ctx is NULL");
     VKA_RUN(ctx, vkattn_sdpa_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_sdpa_prepare(vkattn_context *ctx, const vkattn_sdpa_params *params, const vkattn_sdpa_io *io)
+{
+    const char *fn = "vkattn_sdpa_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_sdpa_record(ctx, VKA_DRY_CMD, params, io));
 }

@@ -349,3 +349,11 @@ vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_param
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_softmax_run: ctx is NULL");
     VKA_RUN(ctx, vkattn_softmax_record(ctx, cmd, params, io));
 }
+
+vkattn_result vkattn_softmax_prepare(vkattn_context *ctx, const vkattn_softmax_params *params, const vkattn_softmax_io *io)
+{
+    const char *fn = "vkattn_softmax_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io));
+}

@@ -21,10 +21,10 @@ static vkattn_result scores_dot(const vkattn_attention_desc *d, const vkattn_att
 {
     const float alpha = d->use_scale ? wt->scale : 1.0f;
     const vkattn_matmul_params mp = {
-        .batch = call->batch, .m = call->tq, .n = call->tv, .k = d->query_dim,
+        .batch = call->batch, .m = call->tq, .n = call->tv, .k = d->query_width,
         .transpose_b = true, .alpha = alpha != 0.0f ? alpha : 1.0f,
-        .a = {.batch_stride = (uint64_t)call->tq * d->query_dim},
-        .b = {.batch_stride = (uint64_t)call->tv * d->query_dim},
+        .a = {.batch_stride = (uint64_t)call->tq * d->query_width},
+        .b = {.batch_stride = (uint64_t)call->tv * d->query_width},
     };
     vkattn_result r = vkattn_reference_matmul(&mp, q, k, NULL, s);
     if (r == VKATTN_SUCCESS && alpha == 0.0f)
@@ -39,7 +39,7 @@ static vkattn_result scores_concat(const vkattn_attention_desc *d,
 {
     const float inner = d->use_scale ? wt->scale : 1.0f, outer = wt->concat_score_weight;
     const vkattn_additive_params ap = {
-        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->query_dim,
+        .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->query_width,
         .inner_scale = inner != 0.0f ? inner : 1.0f,
         .outer_scale = outer != 0.0f ? outer : 1.0f,
     };

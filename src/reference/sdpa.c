@@ -53,7 +53,7 @@ static void store_row(float *dst, const double *row, uint32_t tv)
         dst[j] = (float)row[j];
 }
 
-/* Inverted dropout of one weight row (b, h, i), SEMANTICS.md's Philox stream. */
+/* Inverted dropout of one weight row (b, h, i), docs/SEMANTICS.md's Philox stream. */
 static void dropout_row(const vkattn_dropout_params *d, uint32_t threshold, uint32_t bh,
                         uint32_t i, double *row, uint32_t tv)
 {

@@ -1,4 +1,4 @@
-/* CPU reference of the masked softmax (SEMANTICS.md, "Common rules"), and the
+/* CPU reference of the masked softmax (docs/SEMANTICS.md, "Common rules"), and the
  * one-row kernel that vkattn_reference_sdpa shares. Everything is in double:
  * logits of +-3e38 times a scale must neither overflow nor lose the ordering. */
 #include "vkattn/reference.h"
@@ -67,7 +67,7 @@ static bool allowed_at(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i
     return true;
 }
 
-/* Weights of a row with nothing to attend to: never NaN (SEMANTICS.md). */
+/* Weights of a row with nothing to attend to: never NaN (docs/SEMANTICS.md). */
 static void fill_masked_row(double *row, uint32_t tv, vkattn_masked_row policy)
 {
     double w = policy == VKATTN_MASKED_ROW_UNIFORM ? 1.0 / tv : 0.0;

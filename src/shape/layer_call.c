@@ -25,10 +25,11 @@ vkattn_result vka_layer_check_call(struct vkattn_context *ctx, const char *fn,
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: call->%s is 0; must be >= 1", fn,
                         zero);
-    if (call->causal_bottom_right && !call->use_causal_mask)
+    if (call->causal != VKATTN_CAUSAL_NONE && call->causal != VKATTN_CAUSAL_TOP_LEFT &&
+        call->causal != VKATTN_CAUSAL_BOTTOM_RIGHT)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: call->causal_bottom_right is set but call->use_causal_mask is not",
-                        fn);
+                        "%s: call->causal is %d; must be a vkattn_causal value", fn,
+                        (int)call->causal);
     if (call->path != VKATTN_SDPA_AUTO && call->path != VKATTN_SDPA_FUSED &&
         call->path != VKATTN_SDPA_UNFUSED)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -41,11 +42,8 @@ vkattn_mask_params vka_layer_mask_params(const vkattn_layer_call *call, vkattn_m
                                          bool has_value_mask,
                                          const vkattn_broadcast *attention_mask)
 {
-    vkattn_causal causal = VKATTN_CAUSAL_NONE;
-    if (call->use_causal_mask)
-        causal = call->causal_bottom_right ? VKATTN_CAUSAL_BOTTOM_RIGHT : VKATTN_CAUSAL_TOP_LEFT;
     return (vkattn_mask_params){
-        .causal = causal,
+        .causal = call->causal,
         .masked_row = row,
         .has_value_mask = has_value_mask,
         .has_mask = attention_mask != NULL,

@@ -22,7 +22,7 @@ typedef struct vka_layer_widths {
 } vka_layer_widths;
 
 /* Desc checks; on success *w holds the resolved widths. `fn` names the public
- * function in messages ("vkattn_attention_create: desc->query_dim is 0 ..."). */
+ * function in messages ("vkattn_attention_create: desc->query_width is 0 ..."). */
 vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *fn,
                                        const vkattn_attention_desc *d, vka_layer_widths *w);
 vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -35,8 +35,8 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
 vkattn_result vka_layer_check_scalar(struct vkattn_context *ctx, const char *fn, const char *name,
                                      float v);
 
-/* Checks the fields of a call: batch, tq, tv >= 1, causal_bottom_right only
- * with use_causal_mask, path a vkattn_sdpa_path value. */
+/* Checks the fields of a call: batch, tq, tv >= 1, causal a vkattn_causal
+ * value, path a vkattn_sdpa_path value. */
 vkattn_result vka_layer_check_call(struct vkattn_context *ctx, const char *fn,
                                    const vkattn_layer_call *call);
 

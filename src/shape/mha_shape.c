@@ -36,7 +36,7 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
     if ((r = require(ctx, caller, "desc->num_heads", desc->num_heads)) ||
         (r = require(ctx, caller, "desc->key_dim", desc->key_dim)) ||
-        (r = require(ctx, caller, "desc->query_dim", desc->query_dim)) ||
+        (r = require(ctx, caller, "desc->query_width", desc->query_width)) ||
         (r = require(ctx, caller, "desc->value_width", desc->value_width)))
         return r;
     /* Written so that NaN fails too. */
@@ -48,10 +48,10 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         .heads = desc->num_heads,
         .key_dim = desc->key_dim,
         .value_dim = vka_default_u32(desc->value_dim, desc->key_dim),
-        .query_dim = desc->query_dim,
+        .query_dim = desc->query_width,
         .key_width = vka_default_u32(desc->key_width, desc->value_width),
         .value_width = desc->value_width,
-        .output_dim = vka_default_u32(desc->output_dim, desc->query_dim),
+        .output_dim = vka_default_u32(desc->output_dim, desc->query_width),
         .use_bias = !desc->no_bias,
         .dropout = desc->dropout,
     };
@@ -95,7 +95,7 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
                                    const vka_mha_dims *d, const vkattn_layer_call *call,
                                    vka_mha_call *out)
 {
-    /* the rules every layer shares (sizes, causal_bottom_right, path) */
+    /* the rules every layer shares (sizes, causal, path) */
     vkattn_result r = vka_layer_check_call(ctx, caller, call);
     if (r)
         return r;
@@ -104,9 +104,7 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
         .batch = call->batch,
         .tq = call->tq,
         .tv = call->tv,
-        .causal = !call->use_causal_mask      ? VKATTN_CAUSAL_NONE
-                  : call->causal_bottom_right ? VKATTN_CAUSAL_BOTTOM_RIGHT
-                                              : VKATTN_CAUSAL_TOP_LEFT,
+        .causal = call->causal,
         .dropout_active = call->training && d->dropout > 0.0f,
         .query_mask = B * Tq, /* two uint32 factors: cannot overflow */
         .value_mask = B * Tv,

@@ -49,7 +49,7 @@ typedef struct vka_mha_call {
 } vka_mha_call;
 
 /* Checks the call as every layer does (vka_layer_check_call: NULL call, zero
- * sizes, causal_bottom_right without use_causal_mask, an unknown path), then
+ * sizes, an unknown causal or path), then
  * that its sizes do not overflow, and fills *out. */
 vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *caller,
                                    const vka_mha_dims *d, const vkattn_layer_call *call,

@@ -2,6 +2,7 @@
 #include "vk/barrier.h"
 
 #include "vk/context.h"
+#include "vk/dispatch.h"
 
 #include <string.h>
 
@@ -31,6 +32,8 @@ static uint32_t merge_uses(const vka_use *uses, uint32_t n, vka_use *out)
 
 void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in, uint32_t n_in)
 {
+    if (vka_is_dry(cmd)) /* a prepare: nothing recorded, nothing to track */
+        return;
     vka_use uses[VKA_MAX_USES];
     uint32_t n = merge_uses(in, n_in < VKA_MAX_USES ? n_in : VKA_MAX_USES, uses);
     VkBufferMemoryBarrier barriers[VKA_MAX_USES];

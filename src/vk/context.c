@@ -6,6 +6,7 @@
 #include "vk/instance.h"
 #include "vk/profile.h"
 #include "vk/submit.h"
+#include "vkattn/advanced.h"
 #include "vkattn/tensor.h"
 
 #include <stddef.h>
@@ -81,6 +82,98 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
     return vka_device_query(ctx, VK_API_VERSION_1_1);
 }
 
+static bool init_locks(struct vkattn_context *ctx)
+{
+    if (mtx_init(&ctx->pipeline_lock, mtx_plain) != thrd_success)
+        return false;
+    if (mtx_init(&ctx->lock, mtx_recursive) != thrd_success) {
+        mtx_destroy(&ctx->pipeline_lock);
+        return false;
+    }
+    if (!vka_logger_init(&ctx->logger)) {
+        mtx_destroy(&ctx->lock);
+        mtx_destroy(&ctx->pipeline_lock);
+        return false;
+    }
+    ctx->locks_ready = true;
+    return true;
+}
+
+static void destroy_locks(struct vkattn_context *ctx)
+{
+    if (!ctx->locks_ready)
+        return;
+    vka_logger_destroy(&ctx->logger);
+    mtx_destroy(&ctx->lock);
+    mtx_destroy(&ctx->pipeline_lock);
+    ctx->locks_ready = false;
+}
+
+/* Whether `data` has a pipeline cache header (version one) of this very
+ * device; else vkattn would hand the driver bytes it may not check as
+ * carefully as the spec asks. */
+static bool cache_data_matches(struct vkattn_context *ctx, const uint8_t *data, size_t size,
+                               const char **why)
+{
+    VkPhysicalDeviceProperties props;
+    ctx->vki.vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
+    uint32_t header[4];
+    if (size < 16 + VK_UUID_SIZE) {
+        *why = "it is shorter than a pipeline cache header";
+        return false;
+    }
+    memcpy(header, data, sizeof header);
+    if (header[0] < 16 + VK_UUID_SIZE || header[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE) {
+        *why = "its header is not a Vulkan pipeline cache header";
+        return false;
+    }
+    if (header[2] != props.vendorID || header[3] != props.deviceID ||
+        memcmp(data + 16, props.pipelineCacheUUID, VK_UUID_SIZE) != 0) {
+        *why = "it comes from another device or driver version";
+        return false;
+    }
+    return true;
+}
+
+/* vkattn's own VkPipelineCache, seeded with desc->pipeline_cache_data, when
+ * the app gave none. A cache that cannot be created only costs compile time. */
+static vkattn_result create_pipeline_cache(struct vkattn_context *ctx,
+                                           const vkattn_context_desc *desc)
+{
+    const uint8_t *data = desc->pipeline_cache_data;
+    size_t size = data ? desc->pipeline_cache_size : 0;
+    if (ctx->pipeline_cache) {
+        if (size)
+            vka_log(ctx, VKATTN_LOG_WARN, "vkattn_context_create: pipeline_cache_data is ignored "
+                                          "because pipeline_cache is set");
+        return VKATTN_SUCCESS;
+    }
+    const char *why = NULL;
+    if (size && !cache_data_matches(ctx, data, size, &why)) {
+        vka_log(ctx, VKATTN_LOG_WARN,
+                "vkattn_context_create: pipeline_cache_data (%zu bytes) is ignored: %s; "
+                "pipelines are compiled afresh",
+                size, why);
+        size = 0;
+    }
+    VkPipelineCacheCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+        .initialDataSize = size,
+        .pInitialData = size ? data : NULL,
+    };
+    VkResult vr = ctx->vk.vkCreatePipelineCache(ctx->device, &info, NULL, &ctx->pipeline_cache);
+    if (vr != VK_SUCCESS) {
+        vka_log(ctx, VKATTN_LOG_WARN, "vkCreatePipelineCache failed (VkResult %d); pipelines are "
+                                      "created without a cache", (int)vr);
+        ctx->pipeline_cache = VK_NULL_HANDLE;
+        return VKATTN_SUCCESS;
+    }
+    ctx->owns_pipeline_cache = true;
+    if (size)
+        vka_log(ctx, VKATTN_LOG_INFO, "pipeline cache seeded with %zu bytes", size);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_context **out)
 {
     if (!out)
@@ -100,15 +193,24 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     ctx->logger.user = desc->log_user;
     ctx->logger.max_level = desc->log_level;
     ctx->pipeline_cache = desc->pipeline_cache;
+    if (!init_locks(ctx)) {
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "vkattn_context_create: creating the context's mutexes failed");
+    }
 
-    if ((unsigned)desc->tuning > VKATTN_TUNING_CPU) {
+    const vkattn_tuning tuning = desc->advanced ? desc->advanced->tuning : VKATTN_TUNING_AUTO;
+    if ((unsigned)tuning > VKATTN_TUNING_CPU) {
+        destroy_locks(ctx);
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_context_create: tuning is %d; not a vkattn_tuning value",
-                        (int)desc->tuning);
+                        "vkattn_context_create: advanced->tuning is %d; not a vkattn_tuning "
+                        "value",
+                        (int)tuning);
     }
     ctx->profile = vka_profile_find(desc->profile);
     if (!ctx->profile) {
+        destroy_locks(ctx);
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: profile \"%s\" is unknown (see "
@@ -116,7 +218,17 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         desc->profile);
     }
     ctx->max_dispatch_work = desc->max_dispatch_work;
+    if (!desc->allocator.allocate != !desc->allocator.free) {
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: allocator.%s is NULL but allocator.%s is set; "
+                        "give both or neither",
+                        desc->allocator.allocate ? "free" : "allocate",
+                        desc->allocator.allocate ? "allocate" : "free");
+    }
+    ctx->mem.app = desc->allocator;
     if (desc->import.enabled_extension_count && !desc->import.enabled_extensions) {
+        destroy_locks(ctx);
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: import.enabled_extension_count is %u but "
@@ -125,15 +237,15 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     }
     vkattn_result r = open_device(ctx, desc);
     if (r == VKATTN_SUCCESS)
-        ctx->info.cpu_tuning = desc->tuning == VKATTN_TUNING_AUTO
+        ctx->info.cpu_tuning = tuning == VKATTN_TUNING_AUTO
                                    ? ctx->info.device_type == VKATTN_DEVICE_CPU
-                                   : desc->tuning == VKATTN_TUNING_CPU;
+                                   : tuning == VKATTN_TUNING_CPU;
     if (r == VKATTN_SUCCESS)
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)
         r = vka_buffer_create(ctx, 256, VKA_MEMORY_DEVICE, &ctx->dummy);
     if (r == VKATTN_SUCCESS)
-        r = vka_buffer_create(ctx, 256, VKA_MEMORY_DEVICE, &ctx->sink);
+        r = create_pipeline_cache(ctx, desc);
     if (r != VKATTN_SUCCESS)
         goto fail;
     *out = ctx;
@@ -151,17 +263,19 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->device && ctx->vk.vkQueueWaitIdle && ctx->queue && ctx->owns_device)
         ctx->vk.vkQueueWaitIdle(ctx->queue);
     if (ctx->device && ctx->vk.vkDestroyPipeline) {
-        vka_growable_destroy(&ctx->workspace);
-        vka_growable_destroy(&ctx->pack);
+        vka_thread_scratch_destroy(ctx);
         vka_descriptors_destroy(ctx);
         vka_pipelines_destroy(ctx);
+        if (ctx->owns_pipeline_cache)
+            ctx->vk.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
         vka_buffer_destroy(ctx, &ctx->dummy);
-        vka_buffer_destroy(ctx, &ctx->sink);
+        vka_memory_destroy(ctx);
         vka_submit_destroy(ctx);
     }
     if (ctx->owns_device && ctx->device)
         ctx->vk.vkDestroyDevice(ctx->device, NULL);
     vka_instance_destroy(ctx);
+    destroy_locks(ctx);
     free(ctx);
 }
 
@@ -179,7 +293,55 @@ vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *call
 
 const char *vkattn_context_last_error(const vkattn_context *ctx)
 {
-    return ctx ? ctx->logger.last_error : "vkattn_context_last_error: ctx is NULL";
+    /* the logger's lock is the context's own state, not part of what const promises */
+    return ctx ? vka_logger_last_error(&((vkattn_context *)ctx)->logger)
+               : "vkattn_context_last_error: ctx is NULL";
+}
+
+vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *ctx, void *data, size_t *size)
+{
+    const char *fn = "vkattn_context_get_pipeline_cache_data";
+    if (!ctx || !size)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        !ctx ? "ctx" : "size");
+    if (!ctx->pipeline_cache) {
+        *size = 0;
+        return VKATTN_SUCCESS;
+    }
+    size_t need = 0;
+    VkResult vr = ctx->vk.vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &need, NULL);
+    if (vr != VK_SUCCESS)
+        return vka_vk_fail(ctx, vr, "vkGetPipelineCacheData");
+    if (!data) {
+        *size = need;
+        return VKATTN_SUCCESS;
+    }
+    if (*size < need) {
+        size_t given = *size;
+        *size = need;
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: *size is %zu; the data needs %zu bytes (call with data NULL first)",
+                        fn, given, need);
+    }
+    /* VK_INCOMPLETE: the cache grew between the two calls (another thread compiled) */
+    size_t got = *size;
+    vr = ctx->vk.vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &got, data);
+    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
+        return vka_vk_fail(ctx, vr, "vkGetPipelineCacheData");
+    *size = got;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_context_get_stats(const vkattn_context *ctx, vkattn_context_stats *stats)
+{
+    if (!ctx || !stats)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_get_stats: %s is NULL",
+                        !ctx ? "ctx" : "stats");
+    vkattn_context *c = (vkattn_context *)ctx; /* the lock is not what const promises */
+    vka_lock(c);
+    *stats = c->stats;
+    vka_unlock(c);
+    return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_context_get_info(const vkattn_context *ctx, vkattn_context_info *info)
@@ -196,17 +358,40 @@ vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx, uint64_t *c
 {
     if (!ctx)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_memory_usage: ctx is NULL");
+    vkattn_context *c = (vkattn_context *)ctx; /* the lock is not what const promises */
+    vka_lock(c);
     if (current)
         *current = ctx->memory_current;
     if (peak)
         *peak = ctx->memory_peak;
+    vka_unlock(c);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_context_memory_stats(const vkattn_context *ctx, vkattn_memory_stats *stats)
+{
+    if (!ctx || !stats)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_memory_stats: %s is NULL", !ctx ? "ctx" : "stats");
+    *stats = (vkattn_memory_stats){
+        .device_allocations = ctx->mem.device_allocations,
+        .device_bytes = ctx->mem.device_bytes,
+        .dedicated_allocations = ctx->mem.dedicated_allocations,
+        .used_bytes = ctx->memory_current,
+        .peak_used_bytes = ctx->memory_peak,
+        .buffers = ctx->mem.buffers,
+        .app_allocations = ctx->mem.app_allocations,
+    };
     return VKATTN_SUCCESS;
 }
 
 void vkattn_context_reset_peak_memory(vkattn_context *ctx)
 {
-    if (ctx)
+    if (ctx) {
+        vka_lock(ctx);
         ctx->memory_peak = ctx->memory_current;
+        vka_unlock(ctx);
+    }
 }
 
 vkattn_result vkattn_context_begin_commands(vkattn_context *ctx, VkCommandBuffer *cmd)

@@ -13,6 +13,7 @@
 #include "vk/vk.h"
 
 #include <stdbool.h>
+#include <threads.h>
 
 struct vkattn_context {
     vka_logger logger;
@@ -45,9 +46,20 @@ struct vkattn_context {
     VkFence fence;
     bool command_buffer_open;
 
-    VkPipelineCache pipeline_cache; /* the app's, or VK_NULL_HANDLE */
+    VkPipelineCache pipeline_cache; /* the app's, vkattn's own, or VK_NULL_HANDLE */
+    bool owns_pipeline_cache;
+    /* Guards the pipeline list, which creation reallocates. Not held while a
+     * pipeline compiles (seconds on lavapipe), so other threads keep recording. */
+    mtx_t pipeline_lock;
     vka_pipeline **pipelines;
     uint32_t n_pipelines, cap_pipelines;
+
+    /* Guards the state recording threads share: the descriptor-set cache,
+     * the tensor list, memory accounting, the per-thread scratch list and the
+     * stats. Recursive: scratch growth creates a tensor under it. */
+    mtx_t lock;
+    bool locks_ready;
+    vkattn_context_stats stats;
 
     /* Descriptor sets where push descriptors are off (vk/descriptors.h), and
      * the context's live tensors, which decide when a cached set may go. */
@@ -55,15 +67,16 @@ struct vkattn_context {
     struct vkattn_tensor *tensors;
 
     vka_buffer dummy; /* bound where an optional input is absent; never written */
-    vka_buffer sink;  /* bound where an optional output is absent */
-    vka_access sink_access;
 
-    /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), shared
-     * by every call on the context; and the buffer side inputs are packed into
-     * on devices with few storage-buffer bindings (vk/pack.h). */
-    vka_growable workspace;
-    vka_growable pack;
+    /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), the
+     * pack buffer (vk/pack.h) and the sink, one set per recording thread
+     * (vk/scratch.h). */
+    vka_thread_scratch **thread_scratch;
+    uint32_t n_thread_scratch;
 
+    /* Device memory (vk/memory.h). memory_current is the bytes bound to live
+     * buffers, memory_peak its high-water mark. */
+    vka_memory mem;
     uint64_t memory_current, memory_peak;
 };
 
@@ -72,6 +85,10 @@ static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
 {
     return ctx->info.max_storage_buffer_range;
 }
+
+/* ctx->lock; every path that touches the shared state above takes it. */
+static inline void vka_lock(struct vkattn_context *ctx) { mtx_lock(&ctx->lock); }
+static inline void vka_unlock(struct vkattn_context *ctx) { mtx_unlock(&ctx->lock); }
 
 /* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
  * exceed the device's loop budget; `what` names the size that is too large. */

@@ -162,9 +162,9 @@ static vkattn_result allocate_set(struct vkattn_context *ctx, VkDescriptorSetLay
                     "%s: vkAllocateDescriptorSets failed even from a new descriptor pool", caller);
 }
 
-vkattn_result vka_descriptors_get(struct vkattn_context *ctx, VkDescriptorSetLayout layout,
-                                  const VkDescriptorBufferInfo *infos, uint32_t n,
-                                  const char *caller, VkDescriptorSet *out)
+static vkattn_result get_locked(struct vkattn_context *ctx, VkDescriptorSetLayout layout,
+                                const VkDescriptorBufferInfo *infos, uint32_t n,
+                                const char *caller, VkDescriptorSet *out)
 {
     vka_descriptor_cache *c = &ctx->descriptors;
     const uint64_t hash = key_hash(layout, infos, n);
@@ -204,9 +204,21 @@ vkattn_result vka_descriptors_get(struct vkattn_context *ctx, VkDescriptorSetLay
     e->next = c->buckets[hash & (c->n_buckets - 1)];
     c->buckets[hash & (c->n_buckets - 1)] = e;
     c->n_sets++;
+    ctx->stats.descriptor_sets_allocated++;
     vka_log(ctx, VKATTN_LOG_DEBUG, "%s: descriptor set allocated (%u cached)", caller, c->n_sets);
     *out = e->set;
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_descriptors_get(struct vkattn_context *ctx, VkDescriptorSetLayout layout,
+                                  const VkDescriptorBufferInfo *infos, uint32_t n,
+                                  const char *caller, VkDescriptorSet *out)
+{
+    /* pools and the cache are shared by every recording thread */
+    vka_lock(ctx);
+    vkattn_result r = get_locked(ctx, layout, infos, n, caller, out);
+    vka_unlock(ctx);
+    return r;
 }
 
 /* Whether another live tensor of the context holds the binding's range. */
@@ -233,7 +245,7 @@ static bool stale(const struct vkattn_context *ctx, const vka_cached_set *e,
     return false;
 }
 
-void vka_descriptors_forget(struct vkattn_context *ctx, const struct vkattn_tensor *gone)
+static void forget_locked(struct vkattn_context *ctx, const struct vkattn_tensor *gone)
 {
     vka_descriptor_cache *c = &ctx->descriptors;
     if (!c->n_sets)
@@ -252,6 +264,13 @@ void vka_descriptors_forget(struct vkattn_context *ctx, const struct vkattn_tens
             *link = e->next;
             free(e);
         }
+}
+
+void vka_descriptors_forget(struct vkattn_context *ctx, const struct vkattn_tensor *gone)
+{
+    vka_lock(ctx);
+    forget_locked(ctx, gone);
+    vka_unlock(ctx);
 }
 
 void vka_descriptors_destroy(struct vkattn_context *ctx)

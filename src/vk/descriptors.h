@@ -9,7 +9,7 @@
  * frees the sets that bind the tensor's range (the app may only destroy a
  * tensor once the GPU is done with it), and vkattn_context_destroy frees the
  * pools. Lookups hash the key; only a tensor's destruction walks all sets.
- * Externally synchronized, like the rest of the context. */
+ * Safe from several recording threads: the cache is guarded by ctx->lock. */
 #ifndef VKA_DESCRIPTORS_H
 #define VKA_DESCRIPTORS_H
 

@@ -300,7 +300,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *count)
+vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *count)
 {
     if (!count)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_enumerate_devices: count is NULL");
@@ -330,7 +330,7 @@ vkattn_result vkattn_enumerate_devices(vkattn_device_desc *devices, uint32_t *co
             VkPhysicalDeviceProperties props;
             tmp.vki.vkGetPhysicalDeviceProperties(pds[i], &props);
             const char *why;
-            vkattn_device_desc *d = &devices[i];
+            vkattn_device_info *d = &devices[i];
             memset(d, 0, sizeof *d);
             d->index = i;
             snprintf(d->name, sizeof d->name, "%s", props.deviceName);

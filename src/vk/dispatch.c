@@ -6,6 +6,15 @@
 #include "vk/context.h"
 #include "vk/tensor.h"
 
+const char vka_dry_marker = 0;
+
+vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vkattn_result r)
+{
+    if (r == VKATTN_SUCCESS)
+        return r;
+    return vka_fail(ctx, r, "%s: %s", fn, vkattn_context_last_error(ctx));
+}
+
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write)
 {
     return (vka_binding){
@@ -23,8 +32,8 @@ vka_binding vka_bind_optional_output(struct vkattn_context *ctx, struct vkattn_t
 {
     if (t)
         return vka_bind_tensor(t, true);
-    return (vka_binding){.buffer = ctx->sink.buffer, .offset = 0, .size = ctx->sink.size,
-                         .state = &ctx->sink_access, .write = true};
+    (void)ctx;
+    return (vka_binding){.sink = true, .write = true};
 }
 
 vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items, uint32_t max_groups)
@@ -71,11 +80,33 @@ static vkattn_result check_limits(struct vkattn_context *ctx, const vka_dispatch
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                  const vka_dispatch *d)
+/* Bindings with the sink resolved to the calling thread's. */
+static vkattn_result resolve_bindings(struct vkattn_context *ctx, const vka_dispatch *d,
+                                      vka_binding *out)
 {
+    for (uint32_t i = 0; i < d->kernel->n_bindings; i++) {
+        out[i] = d->bindings[i];
+        if (!out[i].sink)
+            continue;
+        struct vkattn_tensor *sink;
+        vkattn_result r = vka_growable_get(ctx, VKA_SCRATCH_SINK, 64, d->caller, &sink);
+        if (r != VKATTN_SUCCESS)
+            return r;
+        out[i] = vka_bind_tensor(sink, true);
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                  const vka_dispatch *d_in)
+{
+    vka_dispatch resolved = *d_in;
+    const vka_dispatch *d = &resolved;
+    vkattn_result r = resolve_bindings(ctx, d_in, resolved.bindings);
+    if (r != VKATTN_SUCCESS)
+        return r;
     uint32_t groups[3];
-    vkattn_result r = check_limits(ctx, d, groups);
+    r = check_limits(ctx, d, groups);
     if (r != VKATTN_SUCCESS)
         return r;
     const vka_pipeline *pipe;
@@ -112,6 +143,8 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
     if (!ctx->info.push_descriptors &&
         (r = vka_descriptors_get(ctx, pipe->set_layout, infos, n, d->caller, &set)) != VKATTN_SUCCESS)
         return r;
+    if (vka_is_dry(cmd))
+        return VKATTN_SUCCESS;
     vka_sync(ctx, cmd, uses, n);
     ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
     if (ctx->info.push_descriptors)

@@ -7,6 +7,8 @@
 #include "vk/barrier.h"
 #include "vk/pipeline.h"
 
+#include <stdint.h>
+
 struct vkattn_context;
 struct vkattn_tensor;
 
@@ -15,7 +17,18 @@ typedef struct vka_binding {
     VkDeviceSize offset, size;
     vka_access *state; /* NULL for never-written data (the context's dummy) */
     bool write;
+    bool sink; /* the recording thread's sink, resolved when recorded */
 } vka_binding;
+
+/* Dry recording, what *_prepare runs: the record path as it is, with this in
+ * place of the command buffer. Dispatches, copies and barriers then resolve
+ * their pipelines, grow scratch and allocate descriptor sets, but record no
+ * vkCmd* and leave every tracked access as it was. A marker rather than a
+ * context flag, so that one thread's prepare never turns another's record
+ * dry. */
+extern const char vka_dry_marker;
+#define VKA_DRY_CMD ((VkCommandBuffer)(uintptr_t)&vka_dry_marker)
+static inline bool vka_is_dry(VkCommandBuffer cmd) { return cmd == VKA_DRY_CMD; }
 
 typedef struct vka_dispatch {
     const vka_kernel *kernel;
@@ -28,12 +41,16 @@ typedef struct vka_dispatch {
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                   const vka_dispatch *d);
 
+/* What a *_prepare returns after its dry record: success, or the record's
+ * failure re-reported under `fn` ("vkattn_mha_prepare: ..."). */
+vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vkattn_result r);
+
 /* A tensor as binding; `write` if the dispatch writes it. */
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write);
 /* A tensor if non-NULL, else the context's small read-only dummy buffer. */
 vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *t);
-/* For an optional output: the tensor if non-NULL, else the context's sink, a
- * small buffer that absorbs unused outputs. Validation counts a binding the
+/* For an optional output: the tensor if non-NULL, else the recording
+ * thread's sink (vk/scratch.h), a small buffer that absorbs unused outputs. Validation counts a binding the
  * shader may write as written even when a spec constant disables the store, so
  * it must not share the read-only dummy; the sink's writes are tracked. */
 vka_binding vka_bind_optional_output(struct vkattn_context *ctx, struct vkattn_tensor *t);

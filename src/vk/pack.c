@@ -28,6 +28,8 @@ vkattn_result vka_copy_floats(struct vkattn_context *ctx, VkCommandBuffer cmd,
          .write = true},
     };
     vka_sync(ctx, cmd, uses, 2);
+    if (vka_is_dry(cmd))
+        return VKATTN_SUCCESS;
     ctx->vk.vkCmdCopyBuffer(cmd, src->buffer, dst->buffer, 1, &region);
     return VKATTN_SUCCESS;
 }
@@ -56,7 +58,7 @@ vkattn_result vka_pack_inputs(struct vkattn_context *ctx, VkCommandBuffer cmd, c
         return VKATTN_SUCCESS;
     }
     struct vkattn_tensor *pack;
-    vkattn_result r = vka_growable_get(ctx, &ctx->pack, total, caller, &pack);
+    vkattn_result r = vka_growable_get(ctx, VKA_SCRATCH_PACK, total, caller, &pack);
     if (r != VKATTN_SUCCESS)
         return r;
     for (uint32_t i = 0; i < n && i < VKA_MAX_PACKED; i++)

@@ -11,7 +11,6 @@
 static bool same_kernel(const vka_kernel *a, const vka_kernel *b)
 {
     return a->code == b->code && a->n_spec == b->n_spec &&
-           a->required_subgroup_size == b->required_subgroup_size &&
            memcmp(a->spec, b->spec, a->n_spec * sizeof a->spec[0]) == 0;
 }
 
@@ -83,16 +82,11 @@ static vkattn_result create_pipeline(struct vkattn_context *ctx, vka_pipeline *p
         .dataSize = p->key.n_spec * sizeof(uint32_t),
         .pData = p->key.spec,
     };
-    VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT required = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
-        .requiredSubgroupSize = p->key.required_subgroup_size,
-    };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage =
             {
                 .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                .pNext = p->key.required_subgroup_size ? &required : NULL,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = module,
                 .pName = "main",
@@ -118,27 +112,55 @@ static void destroy_one(struct vkattn_context *ctx, vka_pipeline *p)
         ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, p->set_layout, NULL);
 }
 
-vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *kernel,
-                               const vka_pipeline **out)
+static const vka_pipeline *find(struct vkattn_context *ctx, const vka_kernel *kernel)
 {
     for (uint32_t i = 0; i < ctx->n_pipelines; i++)
-        if (same_kernel(&ctx->pipelines[i]->key, kernel)) {
-            *out = ctx->pipelines[i];
-            return VKATTN_SUCCESS;
-        }
+        if (same_kernel(&ctx->pipelines[i]->key, kernel))
+            return ctx->pipelines[i];
+    return NULL;
+}
+
+/* Adds `p` unless another thread added the same kernel meanwhile; *out is
+ * the one in the list. Called with pipeline_lock held. */
+static vkattn_result insert(struct vkattn_context *ctx, vka_pipeline *p, const vka_pipeline **out)
+{
+    const vka_pipeline *other = find(ctx, &p->key);
+    if (other) {
+        *out = other;
+        destroy_one(ctx, p);
+        free(p);
+        return VKATTN_SUCCESS;
+    }
     if (ctx->n_pipelines == ctx->cap_pipelines) {
         uint32_t cap = ctx->cap_pipelines ? ctx->cap_pipelines * 2 : 16;
         vka_pipeline **grown = realloc(ctx->pipelines, cap * sizeof *grown);
-        if (!grown)
+        if (!grown) {
+            destroy_one(ctx, p);
+            free(p);
             return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "out of host memory (pipelines)");
+        }
         ctx->pipelines = grown;
         ctx->cap_pipelines = cap;
     }
+    ctx->pipelines[ctx->n_pipelines++] = p;
+    *out = p;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *kernel,
+                               const vka_pipeline **out)
+{
+    mtx_lock(&ctx->pipeline_lock);
+    *out = find(ctx, kernel);
+    mtx_unlock(&ctx->pipeline_lock);
+    if (*out)
+        return VKATTN_SUCCESS;
     /* each pipeline has its own allocation: pointers handed out stay valid */
     vka_pipeline *p = calloc(1, sizeof *p);
     if (!p)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "out of host memory (pipelines)");
     p->key = *kernel;
+    /* compiled without the lock: other threads' lookups go on meanwhile */
     vkattn_result r = create_pipeline(ctx, p);
     if (r != VKATTN_SUCCESS) {
         destroy_one(ctx, p);
@@ -146,9 +168,15 @@ vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *ker
         return vka_fail(ctx, r, "creating the %s pipeline failed: %s", kernel->name,
                         vkattn_context_last_error(ctx));
     }
-    ctx->pipelines[ctx->n_pipelines++] = p;
-    *out = p;
-    return VKATTN_SUCCESS;
+    vka_lock(ctx);
+    ctx->stats.pipelines_created++;
+    vka_unlock(ctx);
+    vka_log(ctx, VKATTN_LOG_DEBUG, "pipeline %s created (%u spec constants)", kernel->name,
+            kernel->n_spec);
+    mtx_lock(&ctx->pipeline_lock);
+    r = insert(ctx, p, out);
+    mtx_unlock(&ctx->pipeline_lock);
+    return r;
 }
 
 void vka_pipelines_destroy(struct vkattn_context *ctx)

@@ -25,7 +25,6 @@ typedef struct vka_kernel {
     uint32_t push_size;   /* bytes, <= VKA_MAX_PUSH */
     uint32_t n_spec;
     uint32_t spec[VKA_MAX_SPEC];
-    uint32_t required_subgroup_size; /* 0 = whatever the driver picks */
 } vka_kernel;
 
 typedef struct vka_pipeline {
@@ -35,7 +34,9 @@ typedef struct vka_pipeline {
     VkPipeline pipeline;
 } vka_pipeline;
 
-/* Finds or creates the pipeline for `kernel`. */
+/* Finds or creates the pipeline for `kernel`. Safe from several threads: the
+ * list is guarded by ctx->pipeline_lock, which is not held while a pipeline
+ * compiles; two threads that race to create the same one keep the first. */
 vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *kernel,
                                const vka_pipeline **out);
 void vka_pipelines_destroy(struct vkattn_context *ctx);

@@ -1,4 +1,4 @@
-/* Growable context scratch: see scratch.h. */
+/* Growable context scratch, one set per recording thread: see scratch.h. */
 #include "vk/scratch.h"
 
 #include "core/error.h"
@@ -8,9 +8,57 @@
 
 #include <stdlib.h>
 
-vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_growable *g, uint64_t count,
+vkattn_result vka_scratch_tensor_create(struct vkattn_context *ctx, uint64_t count,
+                                        struct vkattn_tensor **out)
+{
+    vkattn_result r = vka_tensor_create_1d(ctx, count, out);
+    if (r == VKATTN_SUCCESS) {
+        vka_lock(ctx);
+        ctx->stats.scratch_allocations++;
+        vka_unlock(ctx);
+    }
+    return r;
+}
+
+/* The calling thread's set, created on its first use. Each set has its own
+ * allocation, so the pointer stays valid while the list grows. */
+static vkattn_result thread_scratch(struct vkattn_context *ctx, const char *caller,
+                                    vka_thread_scratch **out)
+{
+    const thrd_t self = thrd_current();
+    vkattn_result r = VKATTN_SUCCESS;
+    vka_lock(ctx);
+    for (uint32_t i = 0; i < ctx->n_thread_scratch; i++)
+        if (thrd_equal(ctx->thread_scratch[i]->thread, self)) {
+            *out = ctx->thread_scratch[i];
+            goto done;
+        }
+    vka_thread_scratch **list =
+        realloc(ctx->thread_scratch, (ctx->n_thread_scratch + 1) * sizeof *list);
+    vka_thread_scratch *ts = list ? calloc(1, sizeof *ts) : NULL;
+    if (list)
+        ctx->thread_scratch = list;
+    if (!ts) {
+        r = vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory (scratch list)",
+                     caller);
+        goto done;
+    }
+    ts->thread = self;
+    ctx->thread_scratch[ctx->n_thread_scratch++] = ts;
+    *out = ts;
+done:
+    vka_unlock(ctx);
+    return r;
+}
+
+vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind, uint64_t count,
                                const char *caller, struct vkattn_tensor **out)
 {
+    vka_thread_scratch *ts = NULL;
+    vkattn_result r = thread_scratch(ctx, caller, &ts);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vka_growable *g = &ts->g[kind];
     struct vkattn_tensor *cur = g->current;
     if (cur && cur->count >= count) {
         *out = cur;
@@ -26,8 +74,7 @@ vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_growable *g, uint
         g->retired = list;
     }
     struct vkattn_tensor *t;
-    vkattn_result r = vka_tensor_create_1d(ctx, want, &t);
-    if (r != VKATTN_SUCCESS)
+    if ((r = vka_scratch_tensor_create(ctx, want, &t)) != VKATTN_SUCCESS)
         return r;
     if (cur)
         g->retired[g->n_retired++] = cur;
@@ -36,11 +83,23 @@ vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_growable *g, uint
     return VKATTN_SUCCESS;
 }
 
-void vka_growable_destroy(vka_growable *g)
+static void growable_destroy(vka_growable *g)
 {
     for (uint32_t i = 0; i < g->n_retired; i++)
         vkattn_tensor_destroy(g->retired[i]);
     vkattn_tensor_destroy(g->current);
     free(g->retired);
     *g = (vka_growable){0};
+}
+
+void vka_thread_scratch_destroy(struct vkattn_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->n_thread_scratch; i++) {
+        for (int k = 0; k < VKA_SCRATCH_KINDS; k++)
+            growable_destroy(&ctx->thread_scratch[i]->g[k]);
+        free(ctx->thread_scratch[i]);
+    }
+    free(ctx->thread_scratch);
+    ctx->thread_scratch = NULL;
+    ctx->n_thread_scratch = 0;
 }

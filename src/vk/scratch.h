@@ -1,6 +1,14 @@
-/* A context-owned scratch buffer that only grows. A replaced buffer is
- * retired, not freed: command buffers recorded earlier may still use it;
- * vka_growable_destroy (at vkattn_context_destroy) frees them all. Growth is
+/* Context-owned scratch buffers that only grow: the ops' workspace, the pack
+ * buffer and the sink, one set per recording thread.
+ *
+ * Why per thread: a scratch buffer's tracked access orders each use after the
+ * last recorded one, which is right only if command buffers run in the order
+ * they were recorded. Two threads recording at once on one context interleave
+ * those uses in no order the queue will see; with a set each, every thread's
+ * own recording order is the one that matters, as for its own tensors.
+ *
+ * A replaced buffer is retired, not freed: command buffers recorded earlier
+ * may still use it; vkattn_context_destroy frees them all. Growth is
  * geometric, capped at the binding limit, so the retired buffers add up to
  * less than the current one. */
 #ifndef VKA_SCRATCH_H
@@ -9,6 +17,7 @@
 #include "vkattn/result.h"
 
 #include <stdint.h>
+#include <threads.h>
 
 struct vkattn_context;
 struct vkattn_tensor;
@@ -19,9 +28,30 @@ typedef struct vka_growable {
     uint32_t n_retired;
 } vka_growable;
 
-/* The buffer, grown to at least `count` floats first if needed. */
-vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_growable *g, uint64_t count,
+typedef enum vka_scratch_kind {
+    VKA_SCRATCH_WORKSPACE, /* ops' library-managed workspace */
+    VKA_SCRATCH_PACK,      /* side inputs packed behind one binding (vk/pack.h) */
+    VKA_SCRATCH_SINK,      /* absorbs optional outputs nobody asked for */
+    VKA_SCRATCH_KINDS
+} vka_scratch_kind;
+
+/* One recording thread's scratch; only that thread touches it. */
+typedef struct vka_thread_scratch {
+    thrd_t thread;
+    vka_growable g[VKA_SCRATCH_KINDS];
+} vka_thread_scratch;
+
+/* The calling thread's scratch of `kind`, grown to at least `count` floats
+ * first if needed. */
+vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind, uint64_t count,
                                const char *caller, struct vkattn_tensor **out);
-void vka_growable_destroy(vka_growable *g);
+
+/* A scratch tensor of `count` floats for a growable buffer (the context's or
+ * a layer's), counted in vkattn_context_stats.scratch_allocations. */
+vkattn_result vka_scratch_tensor_create(struct vkattn_context *ctx, uint64_t count,
+                                        struct vkattn_tensor **out);
+
+/* Frees every thread's scratch (context destruction). */
+void vka_thread_scratch_destroy(struct vkattn_context *ctx);
 
 #endif /* VKA_SCRATCH_H */

@@ -48,10 +48,12 @@ static vkattn_result tensor_alloc(vkattn_context *ctx, const vkattn_tensor_desc 
         t->dims[i] = 0;
     t->count = count;
     t->bytes = count * sizeof(float);
+    vka_lock(ctx); /* recording threads create scratch tensors */
     t->next = ctx->tensors;
     if (t->next)
         t->next->prev = t;
     ctx->tensors = t;
+    vka_unlock(ctx);
     *out = t;
     return VKATTN_SUCCESS;
 }
@@ -128,6 +130,7 @@ void vkattn_tensor_destroy(vkattn_tensor *t)
     if (!t)
         return;
     struct vkattn_context *ctx = t->ctx;
+    vka_lock(ctx);
     if (t->prev)
         t->prev->next = t->next;
     else
@@ -136,6 +139,7 @@ void vkattn_tensor_destroy(vkattn_tensor *t)
         t->next->prev = t->prev;
     /* the GPU is done with the tensor: sets that bind it can go */
     vka_descriptors_forget(ctx, t);
+    vka_unlock(ctx);
     if (t->owned.buffer)
         vka_buffer_destroy(ctx, &t->owned);
     free(t);

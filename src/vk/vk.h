@@ -1,7 +1,11 @@
 /* Private Vulkan entry: volk's declarations, compiled without prototypes so
- * every call goes through pointers vkattn loaded itself. Instance-level
- * pointers are volk's globals inside this library (hidden, never the app's);
- * device-level pointers live in each context's VolkDeviceTable. */
+ * every call goes through pointers vkattn loaded itself. Only the loader-level
+ * entry points (vkGetInstanceProcAddr, vkCreateInstance, vkEnumerateInstance*)
+ * are volk's globals, and those stay private to this library: hidden in the
+ * shared library, made local in the static archive (src/CMakeLists.txt), so
+ * they never meet an app's own volk or libvulkan. Instance-level pointers live
+ * in each context's vka_instance_table, device-level ones in its
+ * VolkDeviceTable. */
 #ifndef VKA_VK_H
 #define VKA_VK_H
 

@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <vkattn/advanced.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,15 +44,17 @@ static vkattn_tuning tuning_from_env(void)
 
 vkattn_context_desc th_context_desc(void)
 {
+    static vkattn_context_advanced advanced; /* outlives the desc; read at create */
+    advanced = (vkattn_context_advanced){.tuning = tuning_from_env()};
     vkattn_context_desc desc = {
         .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
         .log = on_log,
         .log_level = VKATTN_LOG_WARN,
         .device_name = getenv("VKATTN_TEST_DEVICE"),
-        .tuning = tuning_from_env(),
         /* VKATTN_TEST_PROFILE=mobile-min (CI's third pass) runs the suite
          * under the Vulkan 1.1 minimums; the library reads no variable. */
         .profile = getenv("VKATTN_TEST_PROFILE"),
+        .advanced = &advanced,
     };
     return desc;
 }

@@ -98,7 +98,9 @@ static inline vkattn_layer_call lt_call(const lt_data *d)
 {
     return (vkattn_layer_call){
         .batch = d->s.B, .tq = d->s.tq, .tv = d->s.tv,
-        .use_causal_mask = d->o.causal, .causal_bottom_right = d->o.causal && d->o.bottom_right,
+        .causal = !d->o.causal         ? VKATTN_CAUSAL_NONE
+                  : d->o.bottom_right ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                                      : VKATTN_CAUSAL_TOP_LEFT,
         .training = d->o.training, .seed = d->o.seed, .offset = d->o.offset,
         .return_attention_scores = d->o.scores, .path = d->o.path,
     };

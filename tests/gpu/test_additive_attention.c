@@ -49,7 +49,7 @@ static void test_examples_reference(void **state)
                           .o = {.scores = true}, .q = ex2_query, .v = ex2_value,
                           .vm = ex2_value_mask, .out = ex2_expected_output,
                           .scores = ex2_expected_scores, .atol = 1e-5, .rtol = 1e-4};
-    vkattn_additive_attention_desc desc = {.query_dim = 3, .value_dim = 3};
+    vkattn_additive_attention_desc desc = {.query_width = 3, .value_width = 3};
     vkattn_additive_attention_weights w = {.scale = (float *)ex2_scale};
     lt_data d;
     lt_data_from_example(&d, &e);
@@ -68,7 +68,7 @@ static void test_examples_gpu(void **state)
                               .o = {.scores = with_scores}, .q = ex2_query, .v = ex2_value,
                               .vm = ex2_value_mask, .out = ex2_expected_output,
                               .scores = ex2_expected_scores, .atol = 1e-5, .rtol = 1e-4};
-        vkattn_additive_attention_desc desc = {.query_dim = 3, .value_dim = 3};
+        vkattn_additive_attention_desc desc = {.query_width = 3, .value_width = 3};
         vkattn_additive_attention *att;
         TH_OK(ctx, vkattn_additive_attention_create(ctx, &desc, &att));
         TH_OK(ctx, vkattn_additive_attention_set_weights(
@@ -136,8 +136,8 @@ static void make_shape(lt_shape *s, const lt_opts *o)
 
 static vkattn_additive_attention_desc desc_for(const lt_shape *s, bool no_scale, float dropout)
 {
-    return (vkattn_additive_attention_desc){.query_dim = s->dq, .value_dim = s->dv,
-                                            .key_dim = s->dk, .no_scale = no_scale,
+    return (vkattn_additive_attention_desc){.query_width = s->dq, .value_width = s->dv,
+                                            .key_width = s->dk, .no_scale = no_scale,
                                             .dropout = dropout};
 }
 
@@ -153,7 +153,9 @@ static void test_fixed_shapes(void **state)
         for (int no_scale = 0; no_scale < 2; no_scale++) {
             lt_opts o = {.key = i % 2 == 0, .query_mask = i % 3 == 0, .value_mask = i % 2 == 1,
                          .attention_mask = i % 3 == 2, .causal = i % 4 == 1,
-                         .scores = (i + no_scale) % 2 == 0};
+                         .scores = (i + no_scale) % 2 == 0,
+                         /* no fused kernel: UNFUSED runs the same chain as AUTO */
+                         .path = i % 3 == 1 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO};
             lt_shape s = {shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], 0, shapes[i][4], 0};
             make_shape(&s, &o);
             vkattn_additive_attention_desc desc = desc_for(&s, no_scale, 0.0f);
@@ -232,7 +234,7 @@ static void test_weights(void **state)
     vkattn_context *ctx = TH_CTX(state);
     vkattn_additive_attention *att;
     TH_OK(ctx, vkattn_additive_attention_create(
-                   ctx, &(vkattn_additive_attention_desc){.query_dim = 5, .value_dim = 5}, &att));
+                   ctx, &(vkattn_additive_attention_desc){.query_width = 5, .value_width = 5}, &att));
     float got[5], set[5] = {0.5f, -1.0f, 2.0f, 0.0f, 3.25f};
     vkattn_additive_attention_weights w = {.scale = got};
     TH_OK(ctx, vkattn_additive_attention_get_weights(att, &w));
@@ -248,7 +250,7 @@ static void test_weights(void **state)
 
     /* no_scale: there is no weight; set and get succeed and touch nothing */
     TH_OK(ctx, vkattn_additive_attention_create(
-                   ctx, &(vkattn_additive_attention_desc){.query_dim = 5, .value_dim = 5, .no_scale = true},
+                   ctx, &(vkattn_additive_attention_desc){.query_width = 5, .value_width = 5, .no_scale = true},
                    &att));
     TH_OK(ctx, vkattn_additive_attention_set_weights(att, &(vkattn_additive_attention_weights){NULL}));
     got[0] = 42.0f;
@@ -264,20 +266,20 @@ static void test_bad_args(void **state)
     vkattn_context *ctx = TH_CTX(state);
     vkattn_additive_attention *att = NULL;
     LT_EXPECT_ERROR(vkattn_additive_attention_create(
-                        ctx, &(vkattn_additive_attention_desc){.query_dim = 4, .value_dim = 6}, &att),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->key_dim");
+                        ctx, &(vkattn_additive_attention_desc){.query_width = 4, .value_width = 6}, &att),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->key_width");
     LT_EXPECT_ERROR(vkattn_additive_attention_create(
-                        ctx, &(vkattn_additive_attention_desc){.query_dim = 0, .value_dim = 6}, &att),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->query_dim");
+                        ctx, &(vkattn_additive_attention_desc){.query_width = 0, .value_width = 6}, &att),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->query_width");
     LT_EXPECT_ERROR(vkattn_additive_attention_create(
                         ctx,
-                        &(vkattn_additive_attention_desc){.query_dim = 4, .value_dim = 4, .dropout = -0.1f},
+                        &(vkattn_additive_attention_desc){.query_width = 4, .value_width = 4, .dropout = -0.1f},
                         &att),
                     VKATTN_ERROR_INVALID_ARGUMENT, "desc->dropout");
     assert_null(att);
 
     TH_OK(ctx, vkattn_additive_attention_create(
-                   ctx, &(vkattn_additive_attention_desc){.query_dim = 4, .value_dim = 6, .key_dim = 4},
+                   ctx, &(vkattn_additive_attention_desc){.query_width = 4, .value_width = 6, .key_width = 4},
                    &att));
     const uint32_t B = 2, tq = 3, tv = 5;
     vkattn_tensor *q = th_tensor(ctx, B * tq * 4, NULL), *k = th_tensor(ctx, B * tv * 4, NULL);
@@ -289,6 +291,15 @@ static void test_bad_args(void **state)
     TH_OK(ctx, vkattn_tensor_fill(k, 0.5f));
     TH_OK(ctx, vkattn_tensor_fill(v, 0.5f));
     TH_OK(ctx, vkattn_additive_attention_run(att, &call, &io));
+    vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
+    pc.path = VKATTN_SDPA_FUSED;
+    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED,
+                    "call->path");
+    pc.path = (vkattn_sdpa_path)9;
+    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "call->path");
+    pc.path = VKATTN_SDPA_UNFUSED;
+    TH_OK(ctx, vkattn_additive_attention_run(att, &pc, &io));
     io.key = NULL;
     LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->key");
@@ -318,7 +329,7 @@ static void test_bad_args(void **state)
 
     /* the reference */
     float h[64] = {0}, ho[64];
-    vkattn_additive_attention_desc desc = {.query_dim = 2, .value_dim = 2};
+    vkattn_additive_attention_desc desc = {.query_width = 2, .value_width = 2};
     vkattn_layer_call hc = {.batch = 1, .tq = 2, .tv = 2};
     vkattn_layer_host_io hio = {.query = h, .value = h, .output = ho};
     LT_EXPECT_ERROR(vkattn_reference_additive_attention(&desc, &(vkattn_additive_attention_weights){NULL},

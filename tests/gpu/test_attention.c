@@ -111,19 +111,19 @@ static const attention_example examples[] = {
            .q = ex0_query, .k = ex0_key, .v = ex0_value, .qm = ex0_query_mask,
            .vm = ex0_value_mask, .out = ex0_expected_output, .scores = ex0_expected_scores,
            .atol = 1e-5, .rtol = 1e-4},
-     .desc = {.query_dim = 3, .value_dim = 2, .key_dim = 3, .use_scale = true},
+     .desc = {.query_width = 3, .value_width = 2, .key_width = 3, .use_scale = true},
      .w = {.scale = 0.8f, .concat_score_weight = 1.0f}},
     {.e = {.name = "example_attention_concat_scaled", .s = {1, 2, 3, 4, 4, 4, 4},
            .o = {.scores = true},
            .q = ex1_query, .v = ex1_value, .out = ex1_expected_output,
            .scores = ex1_expected_scores, .atol = 1e-5, .rtol = 1e-4},
-     .desc = {.query_dim = 4, .value_dim = 4, .use_scale = true, .score_mode = VKATTN_SCORE_CONCAT},
+     .desc = {.query_width = 4, .value_width = 4, .use_scale = true, .score_mode = VKATTN_SCORE_CONCAT},
      .w = {.scale = 0.7f, .concat_score_weight = 1.3f}},
     {.e = {.name = "example_attention_dropout_philox", .s = {1, 3, 6, 2, 2, 2, 2},
            .o = {.training = true, .seed = 20015998341291ull, .offset = 7, .scores = true},
            .q = ex5_query, .v = ex5_value, .out = ex5_expected_output,
            .scores = ex5_expected_scores, .atol = 1e-5, .rtol = 1e-4},
-     .desc = {.query_dim = 2, .value_dim = 2, .dropout = 0.5f},
+     .desc = {.query_width = 2, .value_width = 2, .dropout = 0.5f},
      .w = {.scale = 1.0f, .concat_score_weight = 1.0f}},
 };
 #define N_EXAMPLES (sizeof examples / sizeof examples[0])
@@ -223,7 +223,7 @@ static void make_shape(lt_shape *s, const lt_opts *o)
 static vkattn_attention_desc desc_for(const lt_shape *s, vkattn_score_mode mode, bool use_scale,
                                       float dropout)
 {
-    return (vkattn_attention_desc){.query_dim = s->dq, .value_dim = s->dv, .key_dim = s->dk,
+    return (vkattn_attention_desc){.query_width = s->dq, .value_width = s->dv, .key_width = s->dk,
                                    .use_scale = use_scale, .score_mode = mode, .dropout = dropout};
 }
 
@@ -310,6 +310,8 @@ static void test_random(void **state)
         vkattn_attention_weights w = {.scale = tu_rand_float(0.2f, 1.5f),
                                       .concat_score_weight = tu_rand_float(-2.0f, 2.0f)};
         o.path = (vkattn_sdpa_path)(o.scores ? 2 * tu_rand_range(0, 1) : tu_rand_range(0, 2));
+        if (mode == VKATTN_SCORE_CONCAT && o.path == VKATTN_SDPA_FUSED)
+            o.path = VKATTN_SDPA_UNFUSED; /* concat has no fused kernel */
         check_case(ctx, &desc, &w, &s, &o);
     }
 }
@@ -333,7 +335,8 @@ static void test_dropout(void **state)
             }
 }
 
-/* Dot mode through each SDPA path; FUSED cannot return weights (an argument error). */
+/* Dot mode through each SDPA path; FUSED cannot return weights (an argument error).
+ * Concat mode has no fused kernel: AUTO and UNFUSED run it, FUSED is UNSUPPORTED. */
 static void test_paths(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -349,7 +352,7 @@ static void test_paths(void **state)
         check_case(ctx, &desc, &w, &s, &o);
     }
 
-    vkattn_attention_desc desc = {.query_dim = 4, .value_dim = 4};
+    vkattn_attention_desc desc = {.query_width = 4, .value_width = 4};
     vkattn_attention *att;
     TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
     lt_data d;
@@ -362,6 +365,28 @@ static void test_paths(void **state)
     vkattn_layer_io io = lt_gpu_io(&g);
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->return_attention_scores");
+    lt_gpu_free(&g);
+    lt_data_free(&d);
+    vkattn_attention_destroy(att);
+
+    for (int p = 0; p < 3; p += 2) {
+        lt_opts oc = {.key = true, .value_mask = true, .causal = p == 2, .scores = p == 0,
+                      .path = (vkattn_sdpa_path)p};
+        lt_shape sc = {2, 6, 9, 7, 0, 5, 0};
+        make_shape(&sc, &oc);
+        vkattn_attention_desc dc = desc_for(&sc, VKATTN_SCORE_CONCAT, true, 0.0f);
+        vkattn_attention_weights wc = {0.7f, -1.2f};
+        check_case(ctx, &dc, &wc, &sc, &oc);
+    }
+    desc.score_mode = VKATTN_SCORE_CONCAT;
+    TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
+    o.scores = false;
+    lt_data_init(&d, &s, &o);
+    lt_gpu_init(ctx, &g, &d);
+    call = lt_call(&d);
+    io = lt_gpu_io(&g);
+    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_UNSUPPORTED,
+                    "call->path");
     lt_gpu_free(&g);
     lt_data_free(&d);
     vkattn_attention_destroy(att);
@@ -442,7 +467,7 @@ static void test_one_command_buffer(void **state)
 static void test_weights(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    vkattn_attention_desc desc = {.query_dim = 3, .value_dim = 3};
+    vkattn_attention_desc desc = {.query_width = 3, .value_width = 3};
     vkattn_attention *att;
     TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
     vkattn_attention_weights w;
@@ -470,13 +495,13 @@ static void test_bad_desc(void **state)
         vkattn_attention_desc d;
         const char *needle;
     } bad[] = {
-        {{.query_dim = 0, .value_dim = 4}, "desc->query_dim"},
-        {{.query_dim = 4, .value_dim = 0}, "desc->value_dim"},
-        {{.query_dim = 4, .value_dim = 5}, "desc->key_dim"},
-        {{.query_dim = 4, .value_dim = 4, .key_dim = 3}, "desc->key_dim"},
-        {{.query_dim = 4, .value_dim = 4, .score_mode = (vkattn_score_mode)7}, "desc->score_mode"},
-        {{.query_dim = 4, .value_dim = 4, .dropout = 1.5f}, "desc->dropout"},
-        {{.query_dim = 4, .value_dim = 4, .dropout = NAN}, "desc->dropout"},
+        {{.query_width = 0, .value_width = 4}, "desc->query_width"},
+        {{.query_width = 4, .value_width = 0}, "desc->value_width"},
+        {{.query_width = 4, .value_width = 5}, "desc->key_width"},
+        {{.query_width = 4, .value_width = 4, .key_width = 3}, "desc->key_width"},
+        {{.query_width = 4, .value_width = 4, .score_mode = (vkattn_score_mode)7}, "desc->score_mode"},
+        {{.query_width = 4, .value_width = 4, .dropout = 1.5f}, "desc->dropout"},
+        {{.query_width = 4, .value_width = 4, .dropout = NAN}, "desc->dropout"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         LT_EXPECT_ERROR(vkattn_attention_create(ctx, &bad[i].d, &att),
@@ -500,7 +525,7 @@ static vkattn_tensor *tensor3(vkattn_context *ctx, uint32_t a, uint32_t b, uint3
 static void test_bad_call(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    vkattn_attention_desc desc = {.query_dim = 4, .value_dim = 6, .key_dim = 4};
+    vkattn_attention_desc desc = {.query_width = 4, .value_width = 6, .key_width = 4};
     vkattn_attention *att;
     TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
     const uint32_t B = 2, tq = 3, tv = 5;
@@ -521,9 +546,9 @@ static void test_bad_call(void **state)
     call.tq = 0;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->tq");
     call = good;
-    call.causal_bottom_right = true;
+    call.causal = (vkattn_causal)3;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT,
-                    "causal_bottom_right");
+                    "call->causal");
     call = good;
     call.path = (vkattn_sdpa_path)9;
     LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->path");
@@ -571,7 +596,7 @@ static void test_bad_call(void **state)
 
     /* output = query, of the right size: an overlap, not a size error */
     vkattn_attention *self;
-    TH_OK(ctx, vkattn_attention_create(ctx, &(vkattn_attention_desc){.query_dim = 6, .value_dim = 6},
+    TH_OK(ctx, vkattn_attention_create(ctx, &(vkattn_attention_desc){.query_width = 6, .value_width = 6},
                                        &self));
     vkattn_tensor *q6 = tensor3(ctx, B, tq, 6);
     io = (vkattn_layer_io){.query = q6, .value = v, .output = q6};
@@ -593,7 +618,7 @@ static void test_reference_bad_args(void **state)
 {
     (void)state;
     float q[8] = {0}, v[8] = {0}, out[8];
-    vkattn_attention_desc desc = {.query_dim = 2, .value_dim = 2};
+    vkattn_attention_desc desc = {.query_width = 2, .value_width = 2};
     vkattn_attention_weights w = {1.0f, 1.0f};
     vkattn_layer_call call = {.batch = 1, .tq = 4, .tv = 4};
     vkattn_layer_host_io io = {.query = q, .value = v, .output = out};
@@ -606,10 +631,10 @@ static void test_reference_bad_args(void **state)
     LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->scores");
     call.return_attention_scores = false;
-    desc.value_dim = 3;
+    desc.value_width = 3;
     LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
-                    "desc->key_dim");
-    desc.value_dim = 2;
+                    "desc->key_width");
+    desc.value_width = 2;
     w.scale = NAN;
     LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "w->scale");

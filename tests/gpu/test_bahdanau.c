@@ -63,7 +63,7 @@ static const lt_example ex3 = {
     .name = "example_bahdanau_single_query", .s = {2, 1, 4, 3, 2, 3, 3}, .o = {.scores = true},
     .q = ex3_query, .k = ex3_key, .v = ex3_value, .vm = ex3_value_mask,
     .out = ex3_expected_output, .scores = ex3_expected_scores, .atol = 1e-5, .rtol = 1e-4};
-static const vkattn_bahdanau_desc ex3_desc = {.query_dim = 3, .key_dim = 2, .value_dim = 3,
+static const vkattn_bahdanau_desc ex3_desc = {.query_width = 3, .key_width = 2, .value_width = 3,
                                               .units = 5};
 
 static vkattn_bahdanau_weights ex3_weights(void)
@@ -189,7 +189,7 @@ static void make_shape(lt_shape *s, const lt_opts *o)
 
 static vkattn_bahdanau_desc desc_for(const lt_shape *s, uint32_t units, float dropout)
 {
-    return (vkattn_bahdanau_desc){.query_dim = s->dq, .key_dim = s->dk, .value_dim = s->dv,
+    return (vkattn_bahdanau_desc){.query_width = s->dq, .key_width = s->dk, .value_width = s->dv,
                                   .units = units, .dropout = dropout};
 }
 
@@ -218,7 +218,9 @@ static void test_fixed_shapes(void **state)
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         lt_opts o = {.key = i % 3 != 1, .query_mask = i % 3 == 0, .value_mask = i % 2 == 1,
-                     .attention_mask = i % 3 == 2, .causal = i % 4 == 1, .scores = i % 2 == 0};
+                     .attention_mask = i % 3 == 2, .causal = i % 4 == 1, .scores = i % 2 == 0,
+                     /* no fused kernel: UNFUSED runs the same chain as AUTO */
+                     .path = i % 3 == 1 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO};
         lt_shape s = {shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], shapes[i][4],
                       shapes[i][5], 0};
         make_shape(&s, &o);
@@ -324,7 +326,7 @@ static void test_score_bias(void **state)
 static void test_weights(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    vkattn_bahdanau_desc desc = {.query_dim = 3, .key_dim = 2, .value_dim = 4, .units = 5};
+    vkattn_bahdanau_desc desc = {.query_width = 3, .key_width = 2, .value_width = 4, .units = 5};
     vkattn_bahdanau *att;
     TH_OK(ctx, vkattn_bahdanau_create(ctx, &desc, &att));
     float wq[15], wk[10], v[5];
@@ -368,12 +370,12 @@ static void test_bad_args(void **state)
     vkattn_context *ctx = TH_CTX(state);
     vkattn_bahdanau *att = NULL;
     LT_EXPECT_ERROR(vkattn_bahdanau_create(
-                        ctx, &(vkattn_bahdanau_desc){.query_dim = 3, .value_dim = 4}, &att),
+                        ctx, &(vkattn_bahdanau_desc){.query_width = 3, .value_width = 4}, &att),
                     VKATTN_ERROR_INVALID_ARGUMENT, "desc->units");
     LT_EXPECT_ERROR(vkattn_bahdanau_create(ctx, NULL, &att), VKATTN_ERROR_INVALID_ARGUMENT, "desc");
     assert_null(att);
 
-    vkattn_bahdanau_desc desc = {.query_dim = 3, .key_dim = 2, .value_dim = 4, .units = 5};
+    vkattn_bahdanau_desc desc = {.query_width = 3, .key_width = 2, .value_width = 4, .units = 5};
     TH_OK(ctx, vkattn_bahdanau_create(ctx, &desc, &att));
     const uint32_t B = 2, tv = 6;
     vkattn_tensor *q = tensor2(ctx, B, 3, NULL), *k = th_tensor(ctx, B * tv * 2, NULL);
@@ -385,6 +387,14 @@ static void test_bad_args(void **state)
     vkattn_layer_call call = {.batch = B, .tq = 1, .tv = tv};
     vkattn_layer_io io = {.query = q, .key = k, .value = v, .output = out};
     TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
+    vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
+    pc.path = VKATTN_SDPA_FUSED;
+    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED, "call->path");
+    pc.path = (vkattn_sdpa_path)9;
+    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "call->path");
+    pc.path = VKATTN_SDPA_UNFUSED;
+    TH_OK(ctx, vkattn_bahdanau_run(att, &pc, &io));
     io.key = NULL; /* key = value needs Dk = Dv */
     LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
     io.key = k, io.query = qwide;

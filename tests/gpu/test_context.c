@@ -1,7 +1,8 @@
 /* Contexts both ways in: vkattn's own device (default, by index, by name) and
  * an app-created instance/device/queue imported, with the app's own
  * validation messenger. Plus tensors over app buffers, partial uploads and
- * downloads, and argument checks of the context, tensor and timer API. */
+ * downloads, argument checks of the context, tensor and timer API, and a
+ * layer's weights reaching a command buffer the app replays. */
 #include "harness.h"
 
 #include <vulkan/vulkan.h>
@@ -34,7 +35,7 @@ static void test_choose_device(void **state)
     uint32_t n = 0;
     TH_OK(ctx, vkattn_enumerate_devices(NULL, &n));
     assert_true(n >= 1);
-    vkattn_device_desc *devs = calloc(n, sizeof *devs);
+    vkattn_device_info *devs = calloc(n, sizeof *devs);
     TH_OK(ctx, vkattn_enumerate_devices(devs, &n));
     uint32_t index = n;
     for (uint32_t i = 0; i < n; i++)
@@ -479,6 +480,66 @@ static void test_record_twice_and_replay(void **state)
     replay(own, true);
 }
 
+/* Attention's scalars are device weights, like every other layer's: a command
+ * buffer recorded once follows set_weights when it is submitted again (dot
+ * mode on both SDPA paths, concat mode; a 0 scale is a literal 0). Each frame
+ * vs vkattn_reference_attention, bound 1e-4 as tests/gpu/test_attention.c. */
+static void test_attention_weights_replay(void **state)
+{
+    imported im;
+    if (!import_open(TH_CTX(state), false, &im))
+        return;
+    vkattn_context *ctx = im.ctx;
+    enum { B = 2, TQ = 5, TV = 7, D = 5, NQ = B * TQ * D, NV = B * TV * D };
+    float *q = tu_floats(NQ), *k = tu_floats(NV), *v = tu_floats(NV), *ref = tu_floats(NQ);
+    tu_fill_uniform(q, NQ, -1, 1);
+    tu_fill_uniform(k, NV, -1, 1);
+    tu_fill_uniform(v, NV, -1, 1);
+    vkattn_tensor *tq = th_tensor(ctx, NQ, q), *tk = th_tensor(ctx, NV, k);
+    vkattn_tensor *tv = th_tensor(ctx, NV, v), *tout = th_tensor(ctx, NQ, NULL);
+    static const vkattn_attention_weights frames[] = {{0.5f, 1.0f}, {-1.7f, 0.6f}, {0.0f, -2.0f}};
+    for (int c = 0; c < 3; c++) {
+        const vkattn_attention_desc desc = {
+            .query_width = D, .value_width = D, .use_scale = true,
+            .score_mode = c == 2 ? VKATTN_SCORE_CONCAT : VKATTN_SCORE_DOT};
+        const vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV,
+                                        .causal = VKATTN_CAUSAL_TOP_LEFT,
+                                        .path = c == 1 ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED};
+        vkattn_attention *att;
+        TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
+        TH_OK(ctx, vkattn_attention_set_weights(att, &frames[0]));
+        VkCommandBuffer cmd = app_begin(&im);
+        VkMemoryBarrier all = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                               .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+                               .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT |
+                                                VK_ACCESS_MEMORY_WRITE_BIT};
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &all, 0, NULL, 0, NULL);
+        const vkattn_layer_io io = {.query = tq, .key = tk, .value = tv, .output = tout};
+        TH_OK(ctx, vkattn_attention_record(att, cmd, &call, &io));
+        vkEndCommandBuffer(cmd);
+        for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++) {
+            if (f)
+                TH_OK(ctx, vkattn_attention_set_weights(att, &frames[f]));
+            vkattn_attention_weights got_w;
+            TH_OK(ctx, vkattn_attention_get_weights(att, &got_w));
+            assert_true(got_w.scale == frames[f].scale &&
+                        got_w.concat_score_weight == frames[f].concat_score_weight);
+            const vkattn_layer_host_io hio = {.query = q, .key = k, .value = v, .output = ref};
+            TH_OK(ctx, vkattn_reference_attention(&desc, &frames[f], &call, &hio));
+            app_submit_wait(&im, cmd);
+            float *got = th_download(tout, NQ);
+            TU_ASSERT_CLOSE(got, ref, NQ, 1e-4, "attention replayed after set_weights");
+            free(got);
+        }
+        vkattn_attention_destroy(att);
+    }
+    vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tk);
+    vkattn_tensor_destroy(tv), vkattn_tensor_destroy(tout);
+    import_close(&im);
+    free(q), free(k), free(v), free(ref);
+}
+
 /* Destroying a tensor frees the sets that bind it; a tensor created next (whose
  * VkBuffer handle the driver may well reuse) gets a new set, never the stale
  * one. Another tensor's sets survive. */
@@ -577,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_tensors),       cmocka_unit_test(test_timer_and_commands),
         cmocka_unit_test(test_imported_device), cmocka_unit_test(test_imported_push_descriptors),
         cmocka_unit_test(test_record_twice_and_replay), cmocka_unit_test(test_destroy_and_reuse),
+        cmocka_unit_test(test_attention_weights_replay),
         cmocka_unit_test(test_same_op_twice),   cmocka_unit_test(test_import_arguments),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

@@ -49,8 +49,8 @@ static widths widths_of(const vkattn_mha_desc *d)
 {
     return (widths){
         .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
-        .Dq = d->query_dim, .Dk = d->key_width ? d->key_width : d->value_width,
-        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_dim,
+        .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
+        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
     };
 }
 
@@ -205,13 +205,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
-             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d br=%d train=%d "
+             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
              "scores=%d path=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             c->use_causal_mask,
-             c->causal_bottom_right, c->training, c->return_attention_scores, (int)c->path);
+             (int)c->causal, c->training, c->return_attention_scores, (int)c->path);
 }
 
 /* Rows whose query mask is 0 have no allowed key: weights exactly 0 and the
@@ -296,10 +295,10 @@ static mcase random_case(void)
     d->num_heads = heads[tu_rand_range(0, 3)];
     d->key_dim = tu_rand_range(1, 12);
     d->value_dim = coin() ? 0 : tu_rand_range(1, 12);
-    d->query_dim = tu_rand_range(1, 40);
+    d->query_width = tu_rand_range(1, 40);
     m.self_attn = tu_rand_range(0, 3) == 0;
     if (m.self_attn) {
-        d->value_width = d->query_dim;
+        d->value_width = d->query_width;
     } else {
         d->value_width = tu_rand_range(1, 40);
         m.key_given = coin();
@@ -314,8 +313,9 @@ static mcase random_case(void)
     c->batch = tu_rand_range(1, 3);
     c->tq = tu_rand_range(1, 17);
     c->tv = m.self_attn ? c->tq : tu_rand_range(1, 17);
-    c->use_causal_mask = tu_rand_range(0, 2) == 0;
-    c->causal_bottom_right = c->use_causal_mask && coin();
+    c->causal = tu_rand_range(0, 2) != 0 ? VKATTN_CAUSAL_NONE
+                : coin()                 ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                                         : VKATTN_CAUSAL_TOP_LEFT;
     c->training = coin();
     c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
     c->offset = tu_rand_u32();
@@ -352,10 +352,11 @@ static void test_mask_broadcast(void **state)
             const int v = (int)(2 * f) + rep;
             mcase m = {
                 .desc = {.num_heads = 1 + (uint32_t)(v % 3), .key_dim = 3, .value_dim = 5,
-                         .query_dim = 7, .value_width = 6, .output_dim = 5},
+                         .query_width = 7, .value_width = 6, .output_dim = 5},
                 .call = {.batch = rep ? tu_rand_range(2, 3) : 1,
                          .tq = 2 * tu_rand_range(0, 4) + 1, .tv = 2 * tu_rand_range(1, 6),
-                         .use_causal_mask = tu_rand_range(0, 3) == 0},
+                         .causal = tu_rand_range(0, 3) == 0 ? VKATTN_CAUSAL_TOP_LEFT
+                                                               : VKATTN_CAUSAL_NONE},
                 .query_mask = coin(), .value_mask = coin(), .attn = ATTN_SHARED,
                 .am_form = f < n1 ? lt_mask_forms_single[f] : lt_mask_forms_multi[f - n1],
             };
@@ -369,7 +370,7 @@ static void test_mask_broadcast(void **state)
 static mcase base_case(void)
 {
     return (mcase){
-        .desc = {.num_heads = 3, .key_dim = 5, .value_dim = 4, .query_dim = 7, .key_width = 6,
+        .desc = {.num_heads = 3, .key_dim = 5, .value_dim = 4, .query_width = 7, .key_width = 6,
                  .value_width = 9, .output_dim = 11},
         .call = {.batch = 2, .tq = 7, .tv = 13, .return_attention_scores = true},
         .key_given = true,
@@ -387,8 +388,9 @@ static void test_mask_kinds(void **state)
             m.query_mask = kind == 1 || kind == 7;
             m.value_mask = kind == 2 || kind == 7;
             m.attn = kind == 3 ? ATTN_SHARED : kind == 4 || kind == 7 ? ATTN_PER_HEAD : ATTN_NONE;
-            m.call.use_causal_mask = kind >= 5;
-            m.call.causal_bottom_right = kind == 6;
+            m.call.causal = kind == 6   ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                            : kind == 5 ? VKATTN_CAUSAL_TOP_LEFT
+                                        : VKATTN_CAUSAL_NONE;
             if (kind == 6) /* Tq > Tv: the first rows see no key at all */
                 m.call.tq = 17;
             check_case(ctx, &m);
@@ -408,7 +410,7 @@ static void test_query_mask_rows(void **state)
             m.desc.no_bias = !bias;
             m.query_mask = true;
             m.attn = i == 2 ? ATTN_PER_HEAD : ATTN_SHARED;
-            m.call.use_causal_mask = i == 1;
+            m.call.causal = i == 1 ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE;
             check_case(ctx, &m);
         }
 }
@@ -418,7 +420,7 @@ static void test_self_attention_and_key(void **state)
     vkattn_context *ctx = TH_CTX(state);
     mcase m = base_case();
     m.self_attn = true, m.key_given = false;
-    m.desc.key_width = 0, m.desc.value_width = m.desc.query_dim;
+    m.desc.key_width = 0, m.desc.value_width = m.desc.query_width;
     m.call.tv = m.call.tq;
     check_case(ctx, &m); /* key = value = query */
     m = base_case();
@@ -444,7 +446,7 @@ static void test_small_and_odd(void **state)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const uint32_t *s = shapes[i];
         mcase m = {
-            .desc = {.num_heads = s[0], .key_dim = s[1], .value_dim = s[2], .query_dim = s[3],
+            .desc = {.num_heads = s[0], .key_dim = s[1], .value_dim = s[2], .query_width = s[3],
                      .value_width = s[4]},
             .call = {.batch = s[5], .tq = s[6], .tv = s[6] + (uint32_t)i % 3,
                      .return_attention_scores = i % 2 == 0},
@@ -461,8 +463,8 @@ static void test_tutorial_shape(void **state)
     vkattn_context *ctx = TH_CTX(state);
     for (int scores = 0; scores < 2; scores++) {
         mcase m = {
-            .desc = {.num_heads = 8, .key_dim = 16, .query_dim = 128, .value_width = 128},
-            .call = {.batch = 2, .tq = 9, .tv = 9, .use_causal_mask = true,
+            .desc = {.num_heads = 8, .key_dim = 16, .query_width = 128, .value_width = 128},
+            .call = {.batch = 2, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
                      .return_attention_scores = scores},
             .self_attn = true,
             .value_mask = true,
@@ -524,7 +526,7 @@ static void test_paths(void **state)
             m.call.path = (vkattn_sdpa_path)path;
             m.value_mask = m.query_mask = true;
             m.attn = ATTN_PER_HEAD;
-            m.call.use_causal_mask = true;
+            m.call.causal = VKATTN_CAUSAL_TOP_LEFT;
             check_case(ctx, &m);
         }
     mcase m = base_case();
@@ -574,7 +576,7 @@ static void test_chained_calls(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     mcase m = {
-        .desc = {.num_heads = 2, .key_dim = 4, .query_dim = 6, .value_width = 6},
+        .desc = {.num_heads = 2, .key_dim = 4, .query_width = 6, .value_width = 6},
         .call = {.batch = 2, .tq = 5, .tv = 5},
         .self_attn = true,
     };
@@ -642,7 +644,7 @@ static void test_chained_calls(void **state)
 /* "example_mha_cross_vmask" of spec/cases/examples.json (ex_* arrays) */
 #include "mha_example_case.h"
 
-/* |got - exp| <= atol + rtol * |exp| everywhere (CASES.md) */
+/* |got - exp| <= atol + rtol * |exp| everywhere (docs/CASES.md) */
 static void assert_within(const float *got, const float *exp, size_t n, const char *what)
 {
     for (size_t i = 0; i < n; i++)
@@ -653,7 +655,7 @@ static void assert_within(const float *got, const float *exp, size_t n, const ch
 /* The reference part runs without a device too. */
 static void test_example_case(void **state)
 {
-    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 2, .value_dim = 3, .query_dim = 4,
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 2, .value_dim = 3, .query_width = 4,
                                   .value_width = 5};
     const vkattn_layer_call call = {.batch = 2, .tq = 3, .tv = 4, .return_attention_scores = true};
     /* the weights struct holds non-const pointers; nothing writes through them here */
@@ -713,7 +715,7 @@ static void expect_invalid(vkattn_result r, const char *arg)
 static void test_bad_create_and_weights(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    const vkattn_mha_desc good = {.num_heads = 2, .key_dim = 3, .query_dim = 4, .value_width = 5};
+    const vkattn_mha_desc good = {.num_heads = 2, .key_dim = 3, .query_width = 4, .value_width = 5};
     vkattn_mha *layer = (vkattn_mha *)&layer; /* non-NULL: create must reset it */
     expect_invalid(vkattn_mha_create(NULL, &good, &layer), "ctx");
     assert_null(layer);
@@ -724,8 +726,8 @@ static void test_bad_create_and_weights(void **state)
     expect_invalid(vkattn_mha_create(ctx, &d, &layer), "num_heads");
     d = good, d.key_dim = 0;
     expect_invalid(vkattn_mha_create(ctx, &d, &layer), "key_dim");
-    d = good, d.query_dim = 0;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "query_dim");
+    d = good, d.query_width = 0;
+    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "query_width");
     d = good, d.value_width = 0;
     expect_invalid(vkattn_mha_create(ctx, &d, &layer), "value_width");
     d = good, d.dropout = 1.5f;
@@ -784,7 +786,7 @@ typedef struct bad_fixture {
 static void test_bad_record(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 3, .query_dim = 4, .key_width = 6,
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 3, .query_width = 4, .key_width = 6,
                                   .value_width = 5, .output_dim = 7};
     bad_fixture f;
     TH_OK(ctx, vkattn_mha_create(ctx, &desc, &f.layer));
@@ -807,8 +809,8 @@ static void test_bad_record(void **state)
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->tv");
     c = good, c.path = (vkattn_sdpa_path)7;
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->path");
-    c = good, c.causal_bottom_right = true;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "causal_bottom_right");
+    c = good, c.causal = (vkattn_causal)3;
+    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->causal");
     c = good;
     io.query = f.small;
     expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->query");

@@ -4,6 +4,8 @@
  * records its own dispatches and timestamps). */
 #include "harness.h"
 
+#include <vkattn/peak.h>
+
 #include <math.h>
 #include <string.h>
 

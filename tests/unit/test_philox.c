@@ -61,7 +61,7 @@ static void thresholds(void **state)
     assert_int_equal(vkattn_dropout_threshold(nextafterf(1.0f, 0.0f)), (1u << 24) - 1);
 }
 
-/* The keep decision is exactly the formula of SEMANTICS.md, lane by lane. */
+/* The keep decision is exactly the formula of docs/SEMANTICS.md, lane by lane. */
 static void keep_matches_formula(void **state)
 {
     (void)state;

@@ -63,7 +63,7 @@ static const char *const single_forms[] = {"QV", "1V", "B1V", "Q1", "V", "BQ1", 
 static void attention_forms(void **state)
 {
     (void)state;
-    const vkattn_attention_desc desc = {.query_dim = D, .value_dim = D, .use_scale = true};
+    const vkattn_attention_desc desc = {.query_width = D, .value_width = D, .use_scale = true};
     const vkattn_attention_weights w = {.scale = 0.7f, .concat_score_weight = 1.0f};
     const vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV,
                                     .return_attention_scores = true};
@@ -98,7 +98,7 @@ static void mha_forms(void **state)
     (void)state;
     static const char *const forms[] = {"QV", "B1V", "Q1", "BQV", "B1QV", "1HQV", "BH1V",
                                         "1HQ1", "BHQV"};
-    const vkattn_mha_desc desc = {.num_heads = H, .key_dim = 2, .query_dim = D,
+    const vkattn_mha_desc desc = {.num_heads = H, .key_dim = 2, .query_width = D,
                                   .value_width = D};
     const size_t nk = (size_t)D * H * 2, nb = (size_t)H * 2;
     float *k = random_floats(nk), *bias = random_floats(nb > D ? nb : D);
@@ -139,7 +139,7 @@ static void mha_forms(void **state)
 static void bad_shapes(void **state)
 {
     (void)state;
-    const vkattn_attention_desc desc = {.query_dim = D, .value_dim = D};
+    const vkattn_attention_desc desc = {.query_width = D, .value_width = D};
     const vkattn_attention_weights w = {.scale = 1.0f, .concat_score_weight = 1.0f};
     const vkattn_layer_call call = {.batch = B, .tq = TQ, .tv = TV};
     float q[B * TQ * D] = {0}, v[B * TV * D] = {0}, m[64] = {0}, out[B * TQ * D];

@@ -163,6 +163,10 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
         status = time_op(ctx, op, state, a, res);
     vkattn_context_memory_usage(ctx, NULL, &top);
     res->device_bytes = top > base ? top - base : 0;
+    /* with everything of the call still alive: what the driver holds */
+    vkattn_memory_stats ms;
+    if (vkattn_context_memory_stats(ctx, &ms) == VKATTN_SUCCESS)
+        res->device_allocations = ms.device_allocations;
     op->destroy(state);
     if (status != ATTNBENCH_EXIT_OK)
         return status;
@@ -211,6 +215,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
     json_object_set_new(o, "gflops", ab_json_number(r->gflops));
     json_object_set_new(o, "gbps", ab_json_number(r->gbps));
     json_object_set_new(o, "device_bytes", json_integer((json_int_t)r->device_bytes));
+    json_object_set_new(o, "device_allocations",
+                        json_integer((json_int_t)r->device_allocations));
     json_object_set_new(o, "max_rel_err", r->checked ? ab_json_number(r->max_rel_err) : json_null());
     json_object_set_new(o, "flops_fraction",
                         r->has_peak ? ab_json_number(r->flops_fraction) : json_null());

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <vkattn/peak.h> /* not in vkattn.h */
 #include <vkattn/vkattn.h>
 
 #include "args.h"
@@ -20,6 +21,7 @@ typedef struct ab_bench_result {
     double median_ms, min_ms, max_ms;
     double gflops, gbps;
     uint64_t device_bytes;
+    uint64_t device_allocations; /* live VkDeviceMemory after the timed runs */
     bool checked, check_ok;
     double max_rel_err;
     bool has_peak;

@@ -1,4 +1,4 @@
-/* Reading a case object (CASES.md). Every malformed input ends in one
+/* Reading a case object (docs/CASES.md). Every malformed input ends in one
  * message naming the field ("value_mask: shape (2, 3) but (2, 4) expected
  * (B, Tv)"), so a user can fix the file without reading this code. */
 #include "case.h"
@@ -303,7 +303,7 @@ static bool parse_attention(ab_case *c, json_t *params, char *err, size_t err_si
                     err_size))
         return false;
     c->desc.att = (vkattn_attention_desc){
-        .query_dim = c->dq, .value_dim = c->dv, .key_dim = c->key.data ? c->dk : 0,
+        .query_width = c->dq, .value_width = c->dv, .key_width = c->key.data ? c->dk : 0,
         .use_scale = use_scale, .score_mode = sm};
     c->w.att = (vkattn_attention_weights){(float)scale, (float)csw};
     return get_dropout(params, &c->desc.att.dropout, err, err_size);
@@ -315,7 +315,7 @@ static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_siz
     if (!get_bool(params, "use_scale", true, &use_scale, err, err_size))
         return false;
     c->desc.add = (vkattn_additive_attention_desc){
-        .query_dim = c->dq, .value_dim = c->dv, .key_dim = c->key.data ? c->dk : 0,
+        .query_width = c->dq, .value_width = c->dv, .key_width = c->key.data ? c->dk : 0,
         .no_scale = !use_scale};
     if (use_scale) {
         /* the variable `scale`, a (Dq,) vector; Keras starts it at random */
@@ -344,7 +344,8 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
     uint32_t kw = c->key.data ? c->dk : c->dv;
     uint32_t q[2] = {c->dq, units}, k[2] = {kw, units};
     c->desc.bah = (vkattn_bahdanau_desc){
-        .query_dim = c->dq, .key_dim = c->key.data ? c->dk : 0, .value_dim = c->dv, .units = units};
+        .query_width = c->dq, .key_width = c->key.data ? c->dk : 0, .value_width = c->dv,
+        .units = units};
     if (!(c->w.bah.query_kernel = get_weight(c, w, "query_kernel", 0, 2, q, "(Dq, units)", false,
                                              err, err_size)) ||
         !(c->w.bah.key_kernel = get_weight(c, w, "key_kernel", 1, 2, k, "(Dk, units)", false, err,
@@ -372,7 +373,7 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     c->dout = dout;
     uint32_t kw = c->key.data ? c->dk : c->dv;
     c->desc.mha = (vkattn_mha_desc){
-        .num_heads = H, .key_dim = kd, .value_dim = vd, .query_dim = c->dq,
+        .num_heads = H, .key_dim = kd, .value_dim = vd, .query_width = c->dq,
         .key_width = c->key.data ? c->dk : 0, .value_width = c->dv, .output_dim = dout,
         .no_bias = !use_bias};
     json_t *w = json_object_get(params, "weights");
@@ -515,7 +516,7 @@ static bool parse_call(json_t *obj, ab_case *c, char *err, size_t err_size)
     c->call.batch = c->batch;
     c->call.tq = c->tq;
     c->call.tv = c->tv;
-    c->call.use_causal_mask = causal;
+    c->call.causal = causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE;
     c->call.training = training;
     /* scores are also fetched when the case gives expected ones */
     c->call.return_attention_scores = scores || json_is_array(json_object_get(obj, "expected_scores"));

@@ -1,4 +1,4 @@
-/* Case files (CASES.md): reading one case object into plain arrays and the
+/* Case files (docs/CASES.md): reading one case object into plain arrays and the
  * layer's desc and weights, with a message naming the field when the case is
  * malformed. Running it is check.c's job. */
 #ifndef ATTNBENCH_CASE_H

@@ -1,4 +1,4 @@
-/* attnbench check FILE.json (CASES.md): builds each case's layer on the
+/* attnbench check FILE.json (docs/CASES.md): builds each case's layer on the
  * device, runs it, runs the CPU reference on the same data, and compares
  * both with the reference and, where the case has them, the expected values.
  * A malformed case or a failing call marks that case, and the rest still run.

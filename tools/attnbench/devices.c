@@ -21,7 +21,7 @@ static const char *type_name(vkattn_device_type t)
 }
 
 typedef struct dev_entry {
-    vkattn_device_desc desc;
+    vkattn_device_info desc;
     bool have_info, is_default;
     vkattn_context_info info;
 } dev_entry;
@@ -128,7 +128,7 @@ int ab_cmd_devices(const ab_args *a)
     if (r != VKATTN_SUCCESS)
         return ab_report(NULL, r, "listing devices");
     dev_entry *e = calloc(n ? n : 1, sizeof *e);
-    vkattn_device_desc *d = calloc(n ? n : 1, sizeof *d);
+    vkattn_device_info *d = calloc(n ? n : 1, sizeof *d);
     if (!e || !d) {
         free(e), free(d);
         return ab_report(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "listing devices");

@@ -56,7 +56,7 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
     switch (s->layer.kind) {
     case AB_LAYER_ATTENTION:
         s->layer.desc.att = (vkattn_attention_desc){
-            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .use_scale = true,
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .use_scale = true,
             .dropout = dropout};
         /* the scale SDPA would use keeps the softmax from saturating */
         s->layer.w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
@@ -64,11 +64,11 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         return true;
     case AB_LAYER_ADDITIVE:
         s->layer.desc.add = (vkattn_additive_attention_desc){
-            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .dropout = dropout};
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .dropout = dropout};
         return (s->layer.w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
     case AB_LAYER_BAHDANAU: {
         s->layer.desc.bah = (vkattn_bahdanau_desc){
-            .query_dim = d->dk, .key_dim = d->dk, .value_dim = d->dv, .units = s->units,
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .units = s->units,
             .dropout = dropout};
         vkattn_bahdanau_weights *w = &s->layer.w.bah;
         w->query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
@@ -80,7 +80,7 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
     case AB_LAYER_MHA: {
         uint32_t D = s->dmodel, H = d->heads;
         s->layer.desc.mha = (vkattn_mha_desc){
-            .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_dim = D,
+            .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_width = D,
             .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout};
         vkattn_mha_weights *w = &s->layer.w.mha;
         w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
@@ -110,7 +110,7 @@ static const char *layer_path(const layer_state *s)
     vkattn_sdpa_params p = {
         .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
         .dv = d->dv, .scale = mha ? 0.0f : s->layer.w.att.scale,
-        .mask = {.causal = s->call.use_causal_mask ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
+        .mask = {.causal = s->call.causal,
                  .masked_row = mha ? VKATTN_MASKED_ROW_ZERO : VKATTN_MASKED_ROW_UNIFORM,
                  .has_value_mask = s->vmask.t != NULL},
         .dropout = {.rate = mha ? s->layer.desc.mha.dropout : s->layer.desc.att.dropout,
@@ -163,7 +163,8 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
         return ATTNBENCH_EXIT_USAGE;
     }
     s->call = (vkattn_layer_call){
-        .batch = d->batch, .tq = d->tq, .tv = d->tv, .use_causal_mask = a->causal,
+        .batch = d->batch, .tq = d->tq, .tv = d->tv,
+        .causal = a->causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
         .training = a->dropout > 0, .seed = a->seed, .return_attention_scores = a->scores,
         .path = a->fused ? VKATTN_SDPA_FUSED : a->unfused ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO,
     };

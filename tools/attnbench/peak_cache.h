@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include <vkattn/peak.h> /* not in vkattn.h */
 #include <vkattn/vkattn.h>
 
 /* The ceilings for ctx's device: read from the cache unless `remeasure`,

@@ -1,0 +1,318 @@
+/* Two threads record on one context at once (vkattn/context.h, thread
+ * safety): each plays an engine thread with its own MultiHeadAttention layer,
+ * tensors and command pool; it prepares, then many times records a call into
+ * its own command buffer and submits it on the app's queue (one mutex
+ * serializes the queue and vkattn's upload/download, which are externally
+ * synchronized). One thread takes the chained SDPA path (the context's
+ * per-thread workspace), the other the fused one, so both recorders create
+ * pipelines, scratch and (under mobile-min) descriptor sets concurrently.
+ * The app's device has the validation layer with synchronization validation;
+ * any message fails the test. Every result is compared with the CPU
+ * reference: max|got - ref| <= 2e-5 * max(max|ref|, 1), as test_mha.c. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+#define BOUND 2e-5
+#define ITERS 6
+#define THREADS 2
+
+static unsigned app_messages;
+static mtx_t message_lock;
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL app_messenger(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                    VkDebugUtilsMessageTypeFlagsEXT types,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                    void *user)
+{
+    (void)types, (void)user;
+    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+        mtx_lock(&message_lock);
+        app_messages++;
+        fprintf(stderr, "APP VALIDATION: %s\n", data->pMessage);
+        mtx_unlock(&message_lock);
+    }
+    return VK_FALSE;
+}
+
+/* ------------------------------------------------------------ the app */
+
+typedef struct app {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    vkattn_context *ctx;
+    mtx_t queue_lock; /* the queue, and vkattn's upload/download */
+} app;
+
+/* Instance (+validation with synchronization validation), the device the
+ * harness context found, no extensions beyond vkattn's required ones (so
+ * pooled descriptor sets: the shared cache is exercised), one queue. */
+static bool app_open(vkattn_context *own, app *a)
+{
+    vkattn_context_info own_info;
+    vkattn_context_get_info(own, &own_info);
+    bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
+    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                        .enabledValidationFeatureCount = 1,
+                                        .pEnabledValidationFeatures = &sync};
+    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pNext = validation ? &features : NULL,
+                                .pApplicationInfo = &ai,
+                                .enabledLayerCount = validation,
+                                .ppEnabledLayerNames = layers,
+                                .enabledExtensionCount = validation ? 2 : 0,
+                                .ppEnabledExtensionNames = exts};
+    if (vkCreateInstance(&ici, NULL, &a->instance) != VK_SUCCESS)
+        return false;
+    if (validation) {
+        PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(a->instance, "vkCreateDebugUtilsMessengerEXT");
+        VkDebugUtilsMessengerCreateInfoEXT mi = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+            .pfnUserCallback = app_messenger};
+        create(a->instance, &mi, NULL, &a->messenger);
+    }
+    uint32_t n = 8;
+    VkPhysicalDevice pds[8];
+    vkEnumeratePhysicalDevices(a->instance, &n, pds);
+    for (uint32_t i = 0; i < n && !a->physical_device; i++) {
+        VkPhysicalDeviceProperties props;
+        vkGetPhysicalDeviceProperties(pds[i], &props);
+        if (strcmp(props.deviceName, own_info.device_name) == 0)
+            a->physical_device = pds[i];
+    }
+    if (!a->physical_device)
+        return false;
+    uint32_t nq = 16;
+    VkQueueFamilyProperties qf[16];
+    vkGetPhysicalDeviceQueueFamilyProperties(a->physical_device, &nq, qf);
+    a->family = UINT32_MAX;
+    for (uint32_t i = 0; i < nq && a->family == UINT32_MAX; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            a->family = i;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                  .queueFamilyIndex = a->family,
+                                  .queueCount = 1,
+                                  .pQueuePriorities = &prio};
+    uint32_t next = 0;
+    const char *const *needed = vkattn_required_device_extensions(&next);
+    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qi,
+                             .enabledExtensionCount = next,
+                             .ppEnabledExtensionNames = needed};
+    if (vkCreateDevice(a->physical_device, &di, NULL, &a->device) != VK_SUCCESS)
+        return false;
+    vkGetDeviceQueue(a->device, a->family, 0, &a->queue);
+    vkattn_context_desc desc = {.import = {.instance = a->instance,
+                                           .physical_device = a->physical_device,
+                                           .device = a->device,
+                                           .queue = a->queue,
+                                           .queue_family_index = a->family},
+                                .profile = getenv("VKATTN_TEST_PROFILE")};
+    desc.advanced = th_context_desc().advanced; /* VKATTN_TEST_TUNING */
+    TH_OK(own, vkattn_context_create(&desc, &a->ctx));
+    assert_int_equal(mtx_init(&a->queue_lock, mtx_plain), thrd_success);
+    return true;
+}
+
+static void app_close(app *a)
+{
+    vkattn_context_destroy(a->ctx);
+    mtx_destroy(&a->queue_lock);
+    if (a->device)
+        vkDestroyDevice(a->device, NULL);
+    if (a->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(a->instance, "vkDestroyDebugUtilsMessengerEXT");
+        destroy(a->instance, a->messenger, NULL);
+    }
+    if (a->instance)
+        vkDestroyInstance(a->instance, NULL);
+}
+
+/* ------------------------------------------------------------ one engine thread */
+
+enum { B = 2, T = 20, D = 32, H = 2, DK = 16 };
+#define N_IO ((size_t)B * T * D)
+
+typedef struct worker {
+    app *a;
+    vkattn_mha_desc desc;
+    vkattn_mha_weights w;
+    vkattn_sdpa_path path;
+    float *x[ITERS], *ref[ITERS], *got[ITERS]; /* made and checked by the main thread */
+    vkattn_mha *layer;
+    vkattn_tensor *tx, *tout;
+    const char *failed; /* what went wrong, NULL = fine (cmocka asserts are not thread-safe) */
+    char why[256];
+} worker;
+
+#define W_CHECK(w, cond, what)                                                                 \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            (w)->failed = (what);                                                              \
+            snprintf((w)->why, sizeof (w)->why, "%s", vkattn_last_error());                    \
+            goto done;                                                                         \
+        }                                                                                      \
+    } while (0)
+
+static int worker_main(void *arg)
+{
+    worker *w = arg;
+    app *a = w->a;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  .queueFamilyIndex = a->family};
+    W_CHECK(w, vkCreateCommandPool(a->device, &pi, NULL, &pool) == VK_SUCCESS, "vkCreateCommandPool");
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    W_CHECK(w, vkCreateFence(a->device, &fi, NULL, &fence) == VK_SUCCESS, "vkCreateFence");
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    W_CHECK(w, vkAllocateCommandBuffers(a->device, &cai, &cmd) == VK_SUCCESS, "vkAllocateCommandBuffers");
+
+    const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T, .path = w->path};
+    const vkattn_layer_io io = {.query = w->tx, .value = w->tx, .output = w->tout};
+    /* prepared while the other thread prepares and records */
+    W_CHECK(w, vkattn_mha_prepare(w->layer, &call, &io) == VKATTN_SUCCESS, "vkattn_mha_prepare");
+    for (int it = 0; it < ITERS; it++) {
+        mtx_lock(&a->queue_lock);
+        vkattn_result r = vkattn_tensor_upload(w->tx, w->x[it], 0, N_IO);
+        mtx_unlock(&a->queue_lock);
+        W_CHECK(w, r == VKATTN_SUCCESS, "vkattn_tensor_upload");
+
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+        W_CHECK(w, vkBeginCommandBuffer(cmd, &bi) == VK_SUCCESS, "vkBeginCommandBuffer");
+        W_CHECK(w, vkattn_mha_record(w->layer, cmd, &call, &io) == VKATTN_SUCCESS, "vkattn_mha_record");
+        W_CHECK(w, vkEndCommandBuffer(cmd) == VK_SUCCESS, "vkEndCommandBuffer");
+
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                           .pCommandBuffers = &cmd};
+        mtx_lock(&a->queue_lock);
+        VkResult vr = vkQueueSubmit(a->queue, 1, &si, fence);
+        mtx_unlock(&a->queue_lock);
+        W_CHECK(w, vr == VK_SUCCESS, "vkQueueSubmit");
+        W_CHECK(w, vkWaitForFences(a->device, 1, &fence, VK_TRUE, UINT64_MAX) == VK_SUCCESS,
+                "vkWaitForFences");
+        vkResetFences(a->device, 1, &fence);
+        vkResetCommandBuffer(cmd, 0);
+
+        mtx_lock(&a->queue_lock);
+        r = vkattn_tensor_download(w->tout, w->got[it], 0, N_IO);
+        mtx_unlock(&a->queue_lock);
+        W_CHECK(w, r == VKATTN_SUCCESS, "vkattn_tensor_download");
+    }
+done:
+    if (fence)
+        vkDestroyFence(a->device, fence, NULL);
+    if (pool)
+        vkDestroyCommandPool(a->device, pool, NULL);
+    return 0;
+}
+
+static float *rand_array(size_t n, float scale)
+{
+    float *x = tu_floats(n);
+    tu_fill_uniform(x, n, -scale, scale);
+    return x;
+}
+
+static void test_two_recording_threads(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    app a = {0};
+    assert_int_equal(mtx_init(&message_lock, mtx_plain), thrd_success);
+    app_messages = 0;
+    assert_true(app_open(own, &a));
+
+    worker ws[THREADS];
+    float *host[THREADS][8];
+    const size_t nw[8] = {D * H * DK, H * DK, D * H * DK, H * DK, D * H * DK, H * DK, H * DK * D, D};
+    for (int t = 0; t < THREADS; t++) {
+        worker *w = &ws[t];
+        *w = (worker){.a = &a, .desc = {.num_heads = H, .key_dim = DK, .query_width = D, .value_width = D},
+                      .path = t == 0 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_FUSED};
+        for (int i = 0; i < 8; i++)
+            host[t][i] = rand_array(nw[i], 1.0f / sqrtf((float)(i == 6 ? H * DK : D)));
+        w->w = (vkattn_mha_weights){host[t][0], host[t][1], host[t][2], host[t][3],
+                                    host[t][4], host[t][5], host[t][6], host[t][7]};
+        TH_OK(a.ctx, vkattn_mha_create(a.ctx, &w->desc, &w->layer));
+        TH_OK(a.ctx, vkattn_mha_set_weights(w->layer, &w->w));
+        vkattn_tensor_desc td = {.rank = 1, .dims = {(uint32_t)N_IO}};
+        TH_OK(a.ctx, vkattn_tensor_create(a.ctx, &td, &w->tx));
+        TH_OK(a.ctx, vkattn_tensor_create(a.ctx, &td, &w->tout));
+        const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
+        for (int it = 0; it < ITERS; it++) {
+            w->x[it] = rand_array(N_IO, 1.0f);
+            w->ref[it] = tu_floats(N_IO);
+            w->got[it] = tu_floats(N_IO);
+            tu_poison(w->got[it], N_IO);
+            vkattn_layer_host_io hio = {.query = w->x[it], .value = w->x[it], .output = w->ref[it]};
+            assert_int_equal(vkattn_reference_mha(&w->desc, &w->w, &call, &hio), VKATTN_SUCCESS);
+        }
+        TH_OK(a.ctx, vkattn_tensor_fill(w->tout, NAN));
+    }
+
+    thrd_t th[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        assert_int_equal(thrd_create(&th[t], worker_main, &ws[t]), thrd_success);
+    for (int t = 0; t < THREADS; t++)
+        thrd_join(th[t], NULL);
+
+    for (int t = 0; t < THREADS; t++) {
+        worker *w = &ws[t];
+        if (w->failed)
+            fail_msg("thread %d: %s failed: %s", t, w->failed, w->why);
+        for (int it = 0; it < ITERS; it++) {
+            char what[64];
+            snprintf(what, sizeof what, "thread %d, call %d", t, it);
+            TU_ASSERT_CLOSE(w->got[it], w->ref[it], N_IO, BOUND, what);
+        }
+    }
+    for (int t = 0; t < THREADS; t++) {
+        worker *w = &ws[t];
+        vkattn_tensor_destroy(w->tx);
+        vkattn_tensor_destroy(w->tout);
+        vkattn_mha_destroy(w->layer);
+        for (int it = 0; it < ITERS; it++)
+            free(w->x[it]), free(w->ref[it]), free(w->got[it]);
+        for (int i = 0; i < 8; i++)
+            free(host[t][i]);
+    }
+    app_close(&a);
+    mtx_destroy(&message_lock);
+    assert_int_equal(app_messages, 0);
+}
+
+int main(void)
+{
+    tu_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_two_recording_threads, th_setup, th_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
