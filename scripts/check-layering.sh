@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The dependency rule of STYLE.md, checked on the include lines (run by CTest
 # as unit.layering; usage: scripts/check-layering.sh [repository root]):
-#   core/       core/ and Vulkan-free public headers
+#   core/       core/ and public headers (no Vulkan or volk of its own)
 #   shape/      core/ shape/ and Vulkan-free public headers
 #   reference/  core/ shape/ reference/ and Vulkan-free public headers
 #   vk/         core/ vk/, public headers, Vulkan and volk
@@ -16,7 +16,9 @@
 #               tests/common or tests/gpu); nothing under src/
 #   shaders/    specialization constant ids and push constants come from the
 #               interface headers (VKA_<K>_SPEC_*, { VKA_<K>_PUSH }), never
-#               literals; src/ops/ never spells an n_spec count
+#               literals; src/ops/ never spells an n_spec count, and every
+#               constant an interface header defines is set by an op and
+#               declared by a shader
 # Prints file:line: for each offence and exits 1; also when a directory it
 # checks holds no file, so that it cannot pass by finding nothing.
 set -u
@@ -157,6 +159,16 @@ done < <(grep -nHE 'push_constant' "${shaders[@]}" |
 while IFS=: read -r f n text; do
     fail "$f" "$n" "a literal n_spec; use VKA_<K>_N_SPEC of the kernel's _iface.h"
 done < <(grep -nHE '\.n_spec[[:space:]]*=[[:space:]]*[0-9]' "${ops[@]}")
+
+for h in shaders/common/*_iface.h; do
+    [ -f "$h" ] || continue
+    while IFS=: read -r n id; do
+        id=${id#\#define }
+        id=${id%% *}
+        grep -qw "$id" "${ops[@]}" || fail "$h" "$n" "$id is set by no op in src/ops/"
+        grep -qw "$id" "${shaders[@]}" || fail "$h" "$n" "$id is declared by no shader"
+    done < <(grep -nE '^#define VKA_[A-Z_]+_SPEC_[A-Z_]+ ' "$h")
+done
 
 if [ $status = 0 ]; then
     echo "layering: $checked files follow the dependency rule; ${#shaders[@]} shaders use their interface headers"
