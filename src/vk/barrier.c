@@ -26,7 +26,7 @@ void vka_tracker_destroy(struct vkattn_context *ctx)
 {
     /* every tensor is gone by now; what is left is the app's leak */
     while (ctx->tracker.ranges) {
-        vka_range *r = ctx->tracker.ranges;
+        vka_tracked *r = ctx->tracker.ranges;
         ctx->tracker.ranges = r->next;
         free(r);
     }
@@ -54,19 +54,19 @@ static void merge_state(vka_access *into, const vka_access *b)
         into->cmd = VK_NULL_HANDLE, into->serial = 0;
 }
 
-static bool overlaps(const vka_range *r, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size)
+static bool overlaps(const vka_tracked *r, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size)
 {
     return r->buffer == buffer && r->offset < offset + size && offset < r->offset + r->size;
 }
 
-vkattn_result vka_range_get(struct vkattn_context *ctx, VkBuffer buffer, VkDeviceSize offset,
-                            VkDeviceSize size, vka_range **out)
+vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                            VkDeviceSize size, vka_tracked **out)
 {
     mtx_lock(&ctx->tracker.lock);
     /* one range that holds all of it: share its state */
     uint32_t n_overlap = 0;
-    vka_range *holder = NULL;
-    for (vka_range *r = ctx->tracker.ranges; r; r = r->next) {
+    vka_tracked *holder = NULL;
+    for (vka_tracked *r = ctx->tracker.ranges; r; r = r->next) {
         if (!overlaps(r, buffer, offset, size))
             continue;
         n_overlap++;
@@ -79,7 +79,7 @@ vkattn_result vka_range_get(struct vkattn_context *ctx, VkBuffer buffer, VkDevic
         *out = holder;
         return VKATTN_SUCCESS;
     }
-    vka_range *n = calloc(1, sizeof *n);
+    vka_tracked *n = calloc(1, sizeof *n);
     if (!n) {
         mtx_unlock(&ctx->tracker.lock);
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "out of host memory (access registry)");
@@ -90,8 +90,8 @@ vkattn_result vka_range_get(struct vkattn_context *ctx, VkBuffer buffer, VkDevic
     n->refs = 1;
     /* absorb every range it overlaps: they forward to the union from now on */
     bool first = true;
-    for (vka_range **p = &ctx->tracker.ranges; *p;) {
-        vka_range *r = *p;
+    for (vka_tracked **p = &ctx->tracker.ranges; *p;) {
+        vka_tracked *r = *p;
         if (!overlaps(r, buffer, offset, size)) {
             p = &r->next;
             continue;
@@ -117,13 +117,13 @@ vkattn_result vka_range_get(struct vkattn_context *ctx, VkBuffer buffer, VkDevic
     return VKATTN_SUCCESS;
 }
 
-void vka_range_put(struct vkattn_context *ctx, vka_range *range)
+void vka_track_put(struct vkattn_context *ctx, vka_tracked *range)
 {
     mtx_lock(&ctx->tracker.lock);
     while (range && --range->refs == 0) {
-        vka_range *up = (vka_range *)range->access.alias; /* access is first */
+        vka_tracked *up = (vka_tracked *)range->access.alias; /* access is first */
         if (!up) {
-            for (vka_range **p = &ctx->tracker.ranges; *p; p = &(*p)->next)
+            for (vka_tracked **p = &ctx->tracker.ranges; *p; p = &(*p)->next)
                 if (*p == range) {
                     *p = range->next;
                     break;
@@ -137,9 +137,9 @@ void vka_range_put(struct vkattn_context *ctx, vka_range *range)
 
 /* The range a state belongs to, or NULL for untracked states (the sink,
  * staging buffers): those are always used whole. */
-static const vka_range *range_of(struct vkattn_context *ctx, const vka_access *s)
+static const vka_tracked *range_of(struct vkattn_context *ctx, const vka_access *s)
 {
-    for (const vka_range *r = ctx->tracker.ranges; r; r = r->next)
+    for (const vka_tracked *r = ctx->tracker.ranges; r; r = r->next)
         if (&r->access == s)
             return r;
     return NULL;
@@ -204,7 +204,7 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
         /* A use of part of a shared range leaves the rest as it was: its
          * writes add to the state instead of replacing it, and its barrier
          * makes nothing visible beyond its own bytes. */
-        const vka_range *r = range_of(ctx, s);
+        const vka_tracked *r = range_of(ctx, s);
         bool whole = !r || (uses[i].offset <= r->offset &&
                             uses[i].offset + uses[i].size >= r->offset + r->size);
         VkPipelineStageFlags wait = 0;

@@ -7,7 +7,7 @@
  * write-after-read), all in one vkCmdPipelineBarrier, and updates the state.
  *
  * State belongs to memory, not to tensor objects: the context keeps a registry
- * of ranges per VkBuffer (vka_range). Tensors over the same or overlapping
+ * of ranges per VkBuffer (vka_tracked). Tensors over the same or overlapping
  * ranges of one buffer share one state, so work through one view is ordered
  * against work through another.
  *
@@ -39,19 +39,19 @@ typedef struct vka_access {
 } vka_access;
 
 /* A registered range of one VkBuffer and the state all its views share. */
-typedef struct vka_range {
+typedef struct vka_tracked {
     vka_access access; /* first: &range->access is what uses point to */
     VkBuffer buffer;
     VkDeviceSize offset, size;
     uint32_t refs;          /* tensors viewing it + ranges aliased to it */
-    struct vka_range *next; /* the context's unaliased ranges */
-} vka_range;
+    struct vka_tracked *next; /* the context's unaliased ranges */
+} vka_tracked;
 
 /* The registry's lock and list, in the context. */
 typedef struct vka_tracker {
     mtx_t lock;
     bool lock_ready;
-    vka_range *ranges;
+    vka_tracked *ranges;
 } vka_tracker;
 
 vkattn_result vka_tracker_init(struct vkattn_context *ctx);
@@ -59,10 +59,10 @@ void vka_tracker_destroy(struct vkattn_context *ctx);
 
 /* The shared state of bytes [offset, offset + size) of `buffer`: an existing
  * range that holds them, or a new one that absorbs every range they overlap.
- * Release with vka_range_put. */
-vkattn_result vka_range_get(struct vkattn_context *ctx, VkBuffer buffer, VkDeviceSize offset,
-                            VkDeviceSize size, vka_range **out);
-void vka_range_put(struct vkattn_context *ctx, vka_range *range);
+ * Release with vka_track_put. */
+vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                            VkDeviceSize size, vka_tracked **out);
+void vka_track_put(struct vkattn_context *ctx, vka_tracked *range);
 
 /* One buffer range a command is about to access. */
 typedef struct vka_use {

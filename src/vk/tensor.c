@@ -78,7 +78,7 @@ vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc
         return r;
     }
     t->buffer = t->owned.buffer;
-    if ((r = vka_range_get(ctx, t->buffer, t->offset, t->bytes, &t->range)) != VKATTN_SUCCESS) {
+    if ((r = vka_track_get(ctx, t->buffer, t->offset, t->bytes, &t->range)) != VKATTN_SUCCESS) {
         vkattn_tensor_destroy(t);
         return r;
     }
@@ -126,7 +126,7 @@ vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *
     t->buffer = view->buffer;
     t->offset = view->offset;
     /* views of the same memory share one access state (vk/barrier.h) */
-    if ((r = vka_range_get(ctx, t->buffer, t->offset, t->bytes, &t->range)) != VKATTN_SUCCESS) {
+    if ((r = vka_track_get(ctx, t->buffer, t->offset, t->bytes, &t->range)) != VKATTN_SUCCESS) {
         vkattn_tensor_destroy(t);
         return r;
     }
@@ -150,7 +150,7 @@ void vkattn_tensor_destroy(vkattn_tensor *t)
     vka_descriptors_forget(ctx, t);
     vka_unlock(ctx);
     if (t->range)
-        vka_range_put(ctx, t->range);
+        vka_track_put(ctx, t->range);
     if (t->owned.buffer)
         vka_buffer_destroy(ctx, &t->owned);
     free(t);

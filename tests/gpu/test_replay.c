@@ -97,7 +97,7 @@ static void test_replay_mha(void **state)
     ad_open(own, false, &app);
     vkattn_context *ctx = app.ctx;
 
-    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .value_dim = 3, .query_dim = 8,
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .value_dim = 3, .query_width = 8,
                                   .value_width = 6, .output_dim = 5};
     const vkattn_layer_call call = {.batch = 2, .tq = 5, .tv = 7};
     const size_t nq = 2 * 5 * 8, nv = 2 * 7 * 6, nout = 2 * 5 * 5;
