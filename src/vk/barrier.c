@@ -82,7 +82,8 @@ vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDevic
     vka_tracked *n = calloc(1, sizeof *n);
     if (!n) {
         mtx_unlock(&ctx->tracker.lock);
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "out of host memory (access registry)");
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "out of host memory (access registry)");
     }
     n->buffer = buffer;
     n->offset = offset;
@@ -174,8 +175,8 @@ static uint32_t merge_uses(const vka_use *uses, uint32_t n, vka_use *out)
             out[m++] = u;
             continue;
         }
-        VkDeviceSize end = out[j].offset + out[j].size > u.offset + u.size ? out[j].offset + out[j].size
-                                                                           : u.offset + u.size;
+        VkDeviceSize end_j = out[j].offset + out[j].size, end_u = u.offset + u.size;
+        VkDeviceSize end = end_j > end_u ? end_j : end_u;
         out[j].offset = u.offset < out[j].offset ? u.offset : out[j].offset;
         out[j].size = end - out[j].offset;
         out[j].stage |= u.stage;

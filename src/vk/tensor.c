@@ -190,8 +190,8 @@ static vkattn_result check_range(const vkattn_tensor *t, const void *data, uint6
 static void touch(vkattn_tensor *t, VkCommandBuffer cmd, VkPipelineStageFlags stage,
                   VkAccessFlags access, bool write)
 {
-    vka_use use = {.buffer = t->buffer, .offset = t->offset, .size = t->bytes, .state = &t->range->access,
-                   .stage = stage, .access = access, .write = write};
+    vka_use use = {.buffer = t->buffer, .offset = t->offset, .size = t->bytes,
+                   .state = &t->range->access, .stage = stage, .access = access, .write = write};
     vka_sync(t->ctx, cmd, &use, 1);
 }
 

@@ -61,10 +61,12 @@ static void test_overlapping_views(void **state)
      * against that read, WAW against P's write); out4 = Q b2 again */
     const vkattn_matmul_params p1 = {.m = 2, .n = K, .k = k1}, p2 = {.m = 2, .n = n2, .k = K};
     VkCommandBuffer cmd = ad_begin(&app, 0);
-    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p1, &(vkattn_matmul_io){.a = ta1, .b = tb1, .c = P}));
-    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p2, &(vkattn_matmul_io){.a = Q, .b = tb2, .c = out2}));
-    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p1, &(vkattn_matmul_io){.a = ta3, .b = tb3, .c = P2}));
-    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p2, &(vkattn_matmul_io){.a = Q, .b = tb2, .c = out4}));
+    const vkattn_matmul_io io1 = {.a = ta1, .b = tb1, .c = P}, io2 = {.a = Q, .b = tb2, .c = out2};
+    const vkattn_matmul_io io3 = {.a = ta3, .b = tb3, .c = P2}, io4 = {.a = Q, .b = tb2, .c = out4};
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p1, &io1));
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p2, &io2));
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p1, &io3));
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p2, &io4));
     assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
     ad_submit(&app, cmd, VK_NULL_HANDLE);
     assert_int_equal(vkQueueWaitIdle(app.queue), VK_SUCCESS);
@@ -79,7 +81,8 @@ static void test_overlapping_views(void **state)
         memcpy(q + K, r, K * sizeof(float));
         TH_OK(ctx, vkattn_reference_matmul(&p2, q, b2, NULL, ref));
         float *got = th_download(outs[i], 2 * n2);
-        TU_ASSERT_CLOSE(got, ref, 2 * n2, MM_BOUND, i ? "read after the rewrite" : "read through Q");
+        const char *what = i ? "read after the rewrite" : "read through Q";
+        TU_ASSERT_CLOSE(got, ref, 2 * n2, MM_BOUND, what);
         free(got);
     }
     /* and the bytes themselves, through the view that did not write them */

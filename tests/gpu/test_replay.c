@@ -56,7 +56,10 @@ static void test_queue_lock(void **state)
 }
 
 /* A lock without its unlock is refused, naming the missing callback. */
-static void lock_only(void *user, uint32_t family, uint32_t index) { (void)user, (void)family, (void)index; }
+static void lock_only(void *user, uint32_t family, uint32_t index)
+{
+    (void)user, (void)family, (void)index;
+}
 
 static void test_queue_lock_arguments(void **state)
 {
@@ -121,7 +124,8 @@ static void test_replay_mha(void **state)
     const VkBufferUsageFlags storage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-    const VkBufferUsageFlags xfer = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    const VkBufferUsageFlags xfer =
+        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     ad_buffer qbuf, vbuf, staging, readback;
     ad_buffer_create(&app, qbytes, storage, false, &qbuf);
     ad_buffer_create(&app, vbytes, storage, false, &vbuf);
@@ -162,7 +166,7 @@ static void test_replay_mha(void **state)
     /* the previous frame's copy into readback and post's read of it */
     ad_barrier(rec, readback.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkBufferCopy co = {.srcOffset = vkattn_tensor_buffer(out).offset, .dstOffset = 0, .size = obytes};
+    VkBufferCopy co = {.srcOffset = vkattn_tensor_buffer(out).offset, .size = obytes};
     vkCmdCopyBuffer(rec, vkattn_tensor_buffer(out).buffer, readback.buffer, 1, &co);
     assert_int_equal(vkEndCommandBuffer(rec), VK_SUCCESS);
 
