@@ -45,6 +45,21 @@
  * app's recorded command buffers that bind it: on the pooled path always, on
  * the push path where vkattn owns the tensor's memory.
  *
+ * Queues: vkattn records into whatever command buffer it is given and submits
+ * only its own one-shot work (*_run, uploads, downloads, fills), on one queue.
+ * Its own device uses a compute-only (async compute) family where the device
+ * has one, else the first family with compute. An app that wants vkattn on its
+ * async-compute queue imports that queue (import.queue, queue_family_index,
+ * queue_index) and records vkattn's work into command buffers of that family.
+ * Sharing tensors with passes on another family (graphics): vkattn supports
+ * buffers created with VK_SHARING_MODE_CONCURRENT over both families (wrap
+ * them with vkattn_tensor_wrap; vkattn's own tensors are EXCLUSIVE to the
+ * context's family), ordered across queues by the app's semaphores. vkattn
+ * records no queue-family ownership transfer: for EXCLUSIVE buffers the app
+ * records the release/acquire pair itself, after vkattn_tensor_release and
+ * before vkattn_tensor_acquire (vkattn/tensor.h). Submissions from several
+ * threads to one queue go through import.lock_queue.
+ *
  * Thread safety, in Vulkan's terms. Safe concurrently on one context, from
  * any number of threads: recording (every *_record) and preparing (every
  * *_prepare) of *different* layers and tensors, into different command
@@ -95,6 +110,19 @@ typedef struct vkattn_import_desc {
      * uses push descriptors iff the device returns vkCmdPushDescriptorSetKHR. */
     const char *const *enabled_extensions;
     uint32_t enabled_extension_count;
+
+    /* Appended in 0.2. The queue's index within queue_family_index (as given
+     * to vkGetDeviceQueue); only passed to the lock callbacks. */
+    uint32_t queue_index;
+    /* The app's queue lock, as libplacebo's lock_queue: vkattn calls
+     * lock_queue before and unlock_queue after every vkQueueSubmit it makes
+     * on the imported queue (*_run, upload, download, fill, set_weights,
+     * vkattn_context_submit_and_wait), from the thread making the call, never
+     * nested. Give both or neither (NULL = the app promises no other thread
+     * uses the queue during those calls). */
+    void (*lock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void (*unlock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void *queue_lock_user;
 } vkattn_import_desc;
 
 /* Benchmarking and testing overrides (kernel tuning): vkattn/advanced.h. */

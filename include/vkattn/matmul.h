@@ -15,10 +15,13 @@
  * - Entry: writes made by the app to input tensors must be visible to
  *   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT / VK_ACCESS_SHADER_READ_BIT, and the
  *   app must be done reading or writing outputs, before the recorded work
- *   executes. Work vkattn recorded earlier needs nothing: tensors track
- *   vkattn's own accesses and the barriers between ops are recorded for you.
+ *   executes (or say what it did with vkattn_tensor_acquire). Work vkattn
+ *   recorded earlier needs nothing, earlier submissions of the same command
+ *   buffer included: vkattn tracks its own accesses per range of memory and
+ *   records the barriers (replay contract in vkattn/tensor.h).
  * - Exit: outputs are written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT with
- *   VK_ACCESS_SHADER_WRITE_BIT; the app adds the barrier its next use needs.
+ *   VK_ACCESS_SHADER_WRITE_BIT; the app adds the barrier its next use needs
+ *   (or records it with vkattn_tensor_release).
  * - Tensors must stay alive until the command buffer completes.
  * `*_run` records into the context's one-shot command buffer, submits and
  * waits.

@@ -3,13 +3,51 @@
  * A tensor is a rank 1-4 f32 array, row-major, last index fastest. vkattn either
  * allocates its memory (vkattn_tensor_create) or views a range of an app's
  * VkBuffer (vkattn_tensor_wrap): then ops read and write the app's buffer with no
- * copy. Every op takes tensors; each tensor remembers vkattn's last access to it
- * so that ops recorded one after another get exactly the barriers they need.
+ * copy. Every op takes tensors. vkattn remembers its last access to each range
+ * of memory (not to each tensor object: tensors wrapping the same or
+ * overlapping ranges of one VkBuffer share that state) so that ops recorded one
+ * after another get exactly the barriers they need, also between two views of
+ * one range.
+ *
+ * Recording and replay contract:
+ *  - Within one command buffer, vkattn's barriers are exact: each hazard
+ *    (read-after-write, write-after-write, write-after-read) between vkattn
+ *    commands gets one buffer barrier over the range, compute/transfer stages.
+ *  - The first vkattn command touching a range in a command buffer also
+ *    orders against any earlier vkattn work on the queue (compute shader and
+ *    transfer, reads and writes). So a command buffer recorded once may be
+ *    submitted again and again, back to back without a host wait: each
+ *    submission waits for the previous one's use of vkattn's scratch and
+ *    outputs (write-after-read, write-after-write). Cost: at most one barrier
+ *    per range at its first use per command buffer (merged into the barrier
+ *    of the first dispatch that touches it), even where nothing was pending.
+ *  - Command buffers that vkattn recorded into are submitted in the order they
+ *    were recorded, or replayed whole; vkattn orders only its own work. The
+ *    app's writes to a tensor (a vkCmdCopyBuffer, a graphics pass) must be
+ *    made visible by the app before vkattn reads it: either with the app's own
+ *    barrier (dst: VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT)
+ *    recorded before the vkattn command, or with vkattn_tensor_acquire.
+ *  - Hand-over: vkattn_tensor_release(t, cmd, dst_stage, dst_access) records
+ *    the barrier that makes vkattn's last access to t safe for the app's next
+ *    use at dst_stage/dst_access (RAW, and WAR/WAW if the app will write);
+ *    vkattn_tensor_acquire(t, cmd, src_stage, src_access) records nothing and
+ *    tells vkattn what the app last did, so the next vkattn use in cmd gets
+ *    the barrier from src_stage/src_access. One buffer barrier per hand-over.
+ *  - Aliasing: views over the same or overlapping bytes of one VkBuffer share
+ *    one state; overlapping ranges are tracked as their union, so a use of
+ *    part of it may get a barrier the bytes it touches would not need.
  *
  * Upload and download go through the context's queue and wait: mapped directly
  * where device memory is host-visible (lavapipe, integrated GPUs), through a
  * staging buffer otherwise. They are for setup and tests; in a frame, bind the
- * app's own buffers with vkattn_tensor_wrap.
+ * app's own buffers with vkattn_tensor_wrap. A mapped upload writes memory
+ * directly only while no command buffer but vkattn's own waited-for one-shot
+ * work has used the tensor; after a recording into an app command buffer it
+ * copies through the queue, ordered after everything submitted to it before.
+ * vkattn waits only for its own submissions: for command buffers the app
+ * submitted (on this or another queue), the app must know they completed
+ * before uploading into or downloading from a tensor they use (fence,
+ * timeline semaphore, vkQueueWaitIdle).
  *
  * Thread safety: a tensor is externally synchronized (like a VkBuffer), and its
  * functions are externally synchronized on its context too.
@@ -76,6 +114,23 @@ VKATTN_API vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, u
                                                 uint64_t count);
 /* Fills the whole tensor with `value` (e.g. NaN to poison outputs in tests). */
 VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
+
+/* Hand-over to the app's own passes, recorded in `cmd` (the app's command
+ * buffer). release: records the buffer barrier from vkattn's last access of
+ * t's memory (in this command buffer, or any earlier vkattn work) to the app's
+ * next access at dst_stage/dst_access (with write bits if the app will write);
+ * vkattn then treats that access as the last one. acquire: the app tells what
+ * it last did to t's memory (src_access with write bits if it wrote) before
+ * the next vkattn command in `cmd`; nothing is recorded now, and that vkattn
+ * command gets the barrier from src_stage/src_access. Queue-family ownership
+ * transfers stay the app's (see vkattn/context.h). Codes: _INVALID_ARGUMENT
+ * (t or cmd NULL, stage 0). Thread safety: externally synchronized on cmd. */
+VKATTN_API vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
+                                               VkPipelineStageFlags dst_stage,
+                                               VkAccessFlags dst_access);
+VKATTN_API vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer cmd,
+                                               VkPipelineStageFlags src_stage,
+                                               VkAccessFlags src_access);
 
 /* Shape and size queries; never fail on a valid tensor. */
 VKATTN_API uint32_t vkattn_tensor_rank(const vkattn_tensor *t);

@@ -37,7 +37,9 @@ VKATTN_API void vkattn_timer_destroy(vkattn_timer *timer); /* NULL-safe */
 /* Records the reset of every mark; do this once per recording, before marks. */
 VKATTN_API vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd);
 VKATTN_API vkattn_result vkattn_timer_mark(vkattn_timer *timer, VkCommandBuffer cmd, uint32_t index);
-/* After the command buffer completed: milliseconds from mark `from` to mark `to`.
+/* After the command buffer completed: milliseconds from mark `from` to mark `to`
+ * (`to` written later; the tick difference is taken modulo the queue family's
+ * timestampValidBits, so a counter that wrapped in between still measures).
  * VKATTN_ERROR_NOT_READY if a mark has not been written yet. */
 VKATTN_API vkattn_result vkattn_timer_elapsed_ms(vkattn_timer *timer, uint32_t from, uint32_t to,
                                                  double *ms);

@@ -1,31 +1,187 @@
-/* Barriers from tracked access: see barrier.h. */
+/* Barriers from tracked access, kept per range of memory: see barrier.h. */
 #include "vk/barrier.h"
 
+#include "core/error.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static const VkAccessFlags WRITE_BITS = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                                        VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+/* What vkattn's own recordings may have left on the queue. */
+static const VkPipelineStageFlags OWN_STAGES =
+    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+static const VkAccessFlags OWN_WRITES = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
-void vka_access_reset(vka_access *state) { memset(state, 0, sizeof *state); }
+vkattn_result vka_tracker_init(struct vkattn_context *ctx)
+{
+    if (mtx_init(&ctx->tracker.lock, mtx_plain) != thrd_success)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "vkattn_context_create: mtx_init failed (access registry)");
+    ctx->tracker.lock_ready = true;
+    return VKATTN_SUCCESS;
+}
 
-/* Merges uses of the same state so one binding read and written is a write. */
+void vka_tracker_destroy(struct vkattn_context *ctx)
+{
+    /* every tensor is gone by now; what is left is the app's leak */
+    while (ctx->tracker.ranges) {
+        vka_tracked *r = ctx->tracker.ranges;
+        ctx->tracker.ranges = r->next;
+        free(r);
+    }
+    if (ctx->tracker.lock_ready)
+        mtx_destroy(&ctx->tracker.lock);
+    ctx->tracker.lock_ready = false;
+}
+
+static vka_access *resolve(vka_access *s)
+{
+    while (s && s->alias)
+        s = s->alias;
+    return s;
+}
+
+/* The state covering both `a` and `b`: any write either saw, visible only
+ * where both were, and a recording in common only if they share one. */
+static void merge_state(vka_access *into, const vka_access *b)
+{
+    into->write_stage |= b->write_stage;
+    into->write_access |= b->write_access;
+    into->visible_stages &= b->visible_stages;
+    into->read_stages |= b->read_stages;
+    if (into->cmd != b->cmd || into->serial != b->serial)
+        into->cmd = VK_NULL_HANDLE, into->serial = 0;
+}
+
+static bool overlaps(const vka_tracked *r, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size)
+{
+    return r->buffer == buffer && r->offset < offset + size && offset < r->offset + r->size;
+}
+
+vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                            VkDeviceSize size, vka_tracked **out)
+{
+    mtx_lock(&ctx->tracker.lock);
+    /* one range that holds all of it: share its state */
+    uint32_t n_overlap = 0;
+    vka_tracked *holder = NULL;
+    for (vka_tracked *r = ctx->tracker.ranges; r; r = r->next) {
+        if (!overlaps(r, buffer, offset, size))
+            continue;
+        n_overlap++;
+        if (r->offset <= offset && offset + size <= r->offset + r->size)
+            holder = r;
+    }
+    if (n_overlap == 1 && holder) {
+        holder->refs++;
+        mtx_unlock(&ctx->tracker.lock);
+        *out = holder;
+        return VKATTN_SUCCESS;
+    }
+    vka_tracked *n = calloc(1, sizeof *n);
+    if (!n) {
+        mtx_unlock(&ctx->tracker.lock);
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "out of host memory (access registry)");
+    }
+    n->buffer = buffer;
+    n->offset = offset;
+    n->size = size;
+    n->refs = 1;
+    /* absorb every range it overlaps: they forward to the union from now on */
+    bool first = true;
+    for (vka_tracked **p = &ctx->tracker.ranges; *p;) {
+        vka_tracked *r = *p;
+        if (!overlaps(r, buffer, offset, size)) {
+            p = &r->next;
+            continue;
+        }
+        VkDeviceSize end = r->offset + r->size > n->offset + n->size ? r->offset + r->size
+                                                                     : n->offset + n->size;
+        n->offset = r->offset < n->offset ? r->offset : n->offset;
+        n->size = end - n->offset;
+        if (first)
+            n->access = r->access;
+        else
+            merge_state(&n->access, &r->access);
+        first = false;
+        r->access.alias = &n->access;
+        n->refs++;
+        *p = r->next;
+        r->next = NULL;
+    }
+    n->next = ctx->tracker.ranges;
+    ctx->tracker.ranges = n;
+    mtx_unlock(&ctx->tracker.lock);
+    *out = n;
+    return VKATTN_SUCCESS;
+}
+
+void vka_track_put(struct vkattn_context *ctx, vka_tracked *range)
+{
+    mtx_lock(&ctx->tracker.lock);
+    while (range && --range->refs == 0) {
+        vka_tracked *up = (vka_tracked *)range->access.alias; /* access is first */
+        if (!up) {
+            for (vka_tracked **p = &ctx->tracker.ranges; *p; p = &(*p)->next)
+                if (*p == range) {
+                    *p = range->next;
+                    break;
+                }
+        }
+        free(range);
+        range = up;
+    }
+    mtx_unlock(&ctx->tracker.lock);
+}
+
+/* The range a state belongs to, or NULL for untracked states (the sink,
+ * staging buffers): those are always used whole. */
+static const vka_tracked *range_of(struct vkattn_context *ctx, const vka_access *s)
+{
+    for (const vka_tracked *r = ctx->tracker.ranges; r; r = r->next)
+        if (&r->access == s)
+            return r;
+    return NULL;
+}
+
+/* First touch in a new recording: it may replay after anything vkattn recorded. */
+static void enter_recording(struct vkattn_context *ctx, vka_access *s, VkCommandBuffer cmd)
+{
+    uint64_t serial = cmd == ctx->command_buffer ? ctx->oneshot_serial : 0;
+    if (s->cmd == cmd && s->serial == serial)
+        return;
+    s->cmd = cmd;
+    s->serial = serial;
+    s->write_stage |= OWN_STAGES;
+    s->write_access |= OWN_WRITES;
+    s->visible_stages = 0;
+    s->read_stages |= OWN_STAGES;
+}
+
+/* Merges uses of the same state so one range read and written is a write;
+ * the merged use spans both ranges (they are in one buffer). */
 static uint32_t merge_uses(const vka_use *uses, uint32_t n, vka_use *out)
 {
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
+        vka_use u = uses[i];
+        u.state = resolve(u.state);
         uint32_t j = 0;
-        while (j < m && !(uses[i].state && out[j].state == uses[i].state))
+        while (j < m && !(u.state && out[j].state == u.state))
             j++;
         if (j == m) {
-            out[m++] = uses[i];
+            out[m++] = u;
             continue;
         }
-        out[j].stage |= uses[i].stage;
-        out[j].access |= uses[i].access;
-        out[j].write |= uses[i].write;
+        VkDeviceSize end_j = out[j].offset + out[j].size, end_u = u.offset + u.size;
+        VkDeviceSize end = end_j > end_u ? end_j : end_u;
+        out[j].offset = u.offset < out[j].offset ? u.offset : out[j].offset;
+        out[j].size = end - out[j].offset;
+        out[j].stage |= u.stage;
+        out[j].access |= u.access;
+        out[j].write |= u.write;
     }
     return m;
 }
@@ -35,15 +191,23 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
     if (vka_is_dry(cmd)) /* a prepare: nothing recorded, nothing to track */
         return;
     vka_use uses[VKA_MAX_USES];
-    uint32_t n = merge_uses(in, n_in < VKA_MAX_USES ? n_in : VKA_MAX_USES, uses);
     VkBufferMemoryBarrier barriers[VKA_MAX_USES];
     uint32_t nb = 0;
     VkPipelineStageFlags src = 0, dst = 0;
 
+    mtx_lock(&ctx->tracker.lock);
+    uint32_t n = merge_uses(in, n_in < VKA_MAX_USES ? n_in : VKA_MAX_USES, uses);
     for (uint32_t i = 0; i < n; i++) {
         vka_access *s = uses[i].state;
         if (!s)
             continue;
+        enter_recording(ctx, s, cmd);
+        /* A use of part of a shared range leaves the rest as it was: its
+         * writes add to the state instead of replacing it, and its barrier
+         * makes nothing visible beyond its own bytes. */
+        const vka_tracked *r = range_of(ctx, s);
+        bool whole = !r || (uses[i].offset <= r->offset &&
+                            uses[i].offset + uses[i].size >= r->offset + r->size);
         VkPipelineStageFlags wait = 0;
         VkAccessFlags src_access = 0;
         if (uses[i].write) {
@@ -69,17 +233,65 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
             src |= wait;
             dst |= uses[i].stage;
         }
-        if (uses[i].write) {
+        if (uses[i].write && whole) {
             s->write_stage = uses[i].stage;
-            s->write_access = uses[i].access & WRITE_BITS;
+            s->write_access = uses[i].access & VKA_WRITE_ACCESS;
             s->visible_stages = 0;
             s->read_stages = 0;
+        } else if (uses[i].write) {
+            s->write_stage |= uses[i].stage;
+            s->write_access |= uses[i].access & VKA_WRITE_ACCESS;
+            s->visible_stages = 0;
+            s->read_stages |= uses[i].stage;
         } else {
-            if (wait)
+            if (wait && whole)
                 s->visible_stages |= uses[i].stage;
             s->read_stages |= uses[i].stage;
         }
     }
+    mtx_unlock(&ctx->tracker.lock);
     if (nb)
         ctx->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 0, NULL, nb, barriers, 0, NULL);
+}
+
+void vka_access_reset(struct vkattn_context *ctx, vka_access *state)
+{
+    mtx_lock(&ctx->tracker.lock);
+    vka_access *s = resolve(state);
+    vka_access *alias = s->alias;
+    memset(s, 0, sizeof *s);
+    s->alias = alias;
+    mtx_unlock(&ctx->tracker.lock);
+}
+
+vka_access vka_access_get(struct vkattn_context *ctx, vka_access *state)
+{
+    mtx_lock(&ctx->tracker.lock);
+    vka_access copy = *resolve(state);
+    mtx_unlock(&ctx->tracker.lock);
+    return copy;
+}
+
+void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                       VkPipelineStageFlags stage, VkAccessFlags access)
+{
+    mtx_lock(&ctx->tracker.lock);
+    vka_access *s = resolve(state);
+    enter_recording(ctx, s, cmd);
+    if (access & VKA_WRITE_ACCESS) {
+        /* the app's write replaces vkattn's: it ordered itself after them */
+        s->write_stage = stage;
+        s->write_access = access & VKA_WRITE_ACCESS;
+        s->visible_stages = 0;
+        s->read_stages = 0;
+    } else {
+        s->read_stages |= stage;
+    }
+    mtx_unlock(&ctx->tracker.lock);
+}
+
+bool vka_access_idle(struct vkattn_context *ctx, vka_access *state)
+{
+    vka_access s = vka_access_get(ctx, state);
+    return !s.cmd || s.cmd == ctx->command_buffer;
 }

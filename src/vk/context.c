@@ -26,6 +26,12 @@ static vkattn_result check_import(struct vkattn_context *ctx, const vkattn_impor
     if (missing)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: import.device is set but %s is NULL", missing);
+    if (!im->lock_queue != !im->unlock_queue)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: import.%s is set but import.%s is NULL; give "
+                        "both or neither",
+                        im->lock_queue ? "lock_queue" : "unlock_queue",
+                        im->lock_queue ? "unlock_queue" : "lock_queue");
     return VKATTN_SUCCESS;
 }
 
@@ -58,6 +64,10 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
         ctx->device = im->device;
         ctx->queue = im->queue;
         ctx->queue_family_index = im->queue_family_index;
+        ctx->queue_index = im->queue_index;
+        ctx->lock_queue = im->lock_queue;
+        ctx->unlock_queue = im->unlock_queue;
+        ctx->queue_lock_user = im->queue_lock_user;
         ctx->info.imported = true;
         vka_instance_table_load(ctx->instance, &ctx->vki);
         const char *why = "";
@@ -235,7 +245,9 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         "import.enabled_extensions is NULL",
                         desc->import.enabled_extension_count);
     }
-    vkattn_result r = open_device(ctx, desc);
+    vkattn_result r = vka_tracker_init(ctx);
+    if (r == VKATTN_SUCCESS)
+        r = open_device(ctx, desc);
     if (r == VKATTN_SUCCESS)
         ctx->info.cpu_tuning = tuning == VKATTN_TUNING_AUTO
                                    ? ctx->info.device_type == VKATTN_DEVICE_CPU
@@ -274,6 +286,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
     }
     if (ctx->owns_device && ctx->device)
         ctx->vk.vkDestroyDevice(ctx->device, NULL);
+    vka_tracker_destroy(ctx);
     vka_instance_destroy(ctx);
     destroy_locks(ctx);
     free(ctx);

@@ -23,6 +23,12 @@ struct vkattn_context {
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family_index;
+    uint32_t queue_index;
+    /* The app's queue lock (vkattn_import_desc.lock_queue), NULL if none. */
+    void (*lock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void (*unlock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void *queue_lock_user;
+    uint32_t timestamp_valid_bits; /* of the queue's family */
     bool owns_instance, owns_device;
     VkDebugUtilsMessengerEXT messenger;
     vka_instance_table vki;    /* instance-level functions of ctx->instance */
@@ -45,6 +51,10 @@ struct vkattn_context {
     VkCommandBuffer command_buffer;
     VkFence fence;
     bool command_buffer_open;
+    uint64_t oneshot_serial; /* counts one-shot recordings (vk/barrier.h) */
+
+    /* Access state per range of memory, shared by the views of it. */
+    vka_tracker tracker;
 
     VkPipelineCache pipeline_cache; /* the app's, vkattn's own, or VK_NULL_HANDLE */
     bool owns_pipeline_cache;

@@ -55,7 +55,9 @@ static bool has_extension(struct vkattn_context *ctx, VkPhysicalDevice pd, const
     return found;
 }
 
-/* First queue family with compute; prefers compute without graphics (async). */
+/* The queue family for vkattn's own device: a compute family without graphics
+ * (async compute, which runs beside a renderer's work) if the device has one,
+ * else the first family with compute. */
 static bool find_compute_family(struct vkattn_context *ctx, VkPhysicalDevice pd, uint32_t *family)
 {
     uint32_t n = 0;
@@ -65,11 +67,17 @@ static bool find_compute_family(struct vkattn_context *ctx, VkPhysicalDevice pd,
         return false;
     ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, props);
     bool found = false;
-    for (uint32_t i = 0; i < n && !found; i++)
-        if (props[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+    for (uint32_t i = 0; i < n; i++) {
+        VkQueueFlags f = props[i].queueFlags;
+        if (!(f & VK_QUEUE_COMPUTE_BIT) || props[i].queueCount == 0)
+            continue;
+        if (!found || !(f & VK_QUEUE_GRAPHICS_BIT)) {
             *family = i;
             found = true;
         }
+        if (!(f & VK_QUEUE_GRAPHICS_BIT))
+            break;
+    }
     free(props);
     return found;
 }
@@ -235,6 +243,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
                         info->device_name, mvk / 10000, mvk / 100 % 100, mvk % 100);
     info->push_descriptors = ctx->push_descriptor_enabled;
     info->timestamps = q.timestampValidBits > 0 && lim->timestampPeriod > 0;
+    ctx->timestamp_valid_bits = q.timestampValidBits;
     info->timestamp_period_ns = lim->timestampPeriod;
     ctx->vki.vkGetPhysicalDeviceMemoryProperties(pd, &ctx->memory_properties);
     info->unified_memory = unified_memory(&ctx->memory_properties);

@@ -18,7 +18,8 @@ vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vka
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write)
 {
     return (vka_binding){
-        .buffer = t->buffer, .offset = t->offset, .size = t->bytes, .state = &t->access, .write = write};
+        .buffer = t->buffer, .offset = t->offset, .size = t->bytes, .state = &t->range->access,
+        .write = write};
 }
 
 vka_binding vka_bind_optional(struct vkattn_context *ctx, struct vkattn_tensor *t)

@@ -21,9 +21,11 @@ vkattn_result vka_copy_floats(struct vkattn_context *ctx, VkCommandBuffer cmd,
      * tensor, so a barrier for just this range would mark the rest visible
      * too, and a second copy from the same tensor would get none. */
     vka_use uses[2] = {
-        {.buffer = src->buffer, .offset = src->offset, .size = src->bytes, .state = &src->access,
+        {.buffer = src->buffer, .offset = src->offset, .size = src->bytes,
+         .state = &src->range->access,
          .stage = VK_PIPELINE_STAGE_TRANSFER_BIT, .access = VK_ACCESS_TRANSFER_READ_BIT},
-        {.buffer = dst->buffer, .offset = region.dstOffset, .size = bytes, .state = &dst->access,
+        {.buffer = dst->buffer, .offset = region.dstOffset, .size = bytes,
+         .state = &dst->range->access,
          .stage = VK_PIPELINE_STAGE_TRANSFER_BIT, .access = VK_ACCESS_TRANSFER_WRITE_BIT,
          .write = true},
     };

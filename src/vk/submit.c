@@ -40,6 +40,16 @@ void vka_submit_destroy(struct vkattn_context *ctx)
         ctx->vk.vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
 }
 
+VkResult vka_queue_submit(struct vkattn_context *ctx, const VkSubmitInfo *submit, VkFence fence)
+{
+    if (ctx->lock_queue)
+        ctx->lock_queue(ctx->queue_lock_user, ctx->queue_family_index, ctx->queue_index);
+    VkResult vr = ctx->vk.vkQueueSubmit(ctx->queue, 1, submit, fence);
+    if (ctx->unlock_queue)
+        ctx->unlock_queue(ctx->queue_lock_user, ctx->queue_family_index, ctx->queue_index);
+    return vr;
+}
+
 vkattn_result vka_begin(struct vkattn_context *ctx, VkCommandBuffer *cmd)
 {
     if (ctx->command_buffer_open)
@@ -57,6 +67,7 @@ vkattn_result vka_begin(struct vkattn_context *ctx, VkCommandBuffer *cmd)
     if (vr != VK_SUCCESS)
         return vka_vk_fail(ctx, vr, "vkBeginCommandBuffer");
     ctx->command_buffer_open = true;
+    ctx->oneshot_serial++; /* a new recording for barrier tracking */
     *cmd = ctx->command_buffer;
     return VKATTN_SUCCESS;
 }
@@ -75,7 +86,7 @@ vkattn_result vka_end_submit_wait(struct vkattn_context *ctx, VkCommandBuffer cm
         .commandBufferCount = 1,
         .pCommandBuffers = &cmd,
     };
-    vr = ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
+    vr = vka_queue_submit(ctx, &submit, ctx->fence);
     if (vr != VK_SUCCESS)
         return vka_vk_fail(ctx, vr, "vkQueueSubmit");
     vr = ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);

@@ -10,6 +10,10 @@ struct vkattn_context;
 vkattn_result vka_submit_init(struct vkattn_context *ctx);
 void vka_submit_destroy(struct vkattn_context *ctx);
 
+/* vkQueueSubmit of one batch on the context's queue, inside the app's queue
+ * lock where it gave one (vkattn_import_desc.lock_queue). */
+VkResult vka_queue_submit(struct vkattn_context *ctx, const VkSubmitInfo *submit, VkFence fence);
+
 vkattn_result vka_begin(struct vkattn_context *ctx, VkCommandBuffer *cmd);
 /* Ends, submits and waits if `status` is success; otherwise discards the
  * recording. Returns the first failure. */

@@ -78,6 +78,10 @@ vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc
         return r;
     }
     t->buffer = t->owned.buffer;
+    if ((r = vka_track_get(ctx, t->buffer, t->offset, t->bytes, &t->range)) != VKATTN_SUCCESS) {
+        vkattn_tensor_destroy(t);
+        return r;
+    }
     *out = t;
     return VKATTN_SUCCESS;
 }
@@ -121,6 +125,11 @@ vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *
         return r;
     t->buffer = view->buffer;
     t->offset = view->offset;
+    /* views of the same memory share one access state (vk/barrier.h) */
+    if ((r = vka_track_get(ctx, t->buffer, t->offset, t->bytes, &t->range)) != VKATTN_SUCCESS) {
+        vkattn_tensor_destroy(t);
+        return r;
+    }
     *out = t;
     return VKATTN_SUCCESS;
 }
@@ -140,6 +149,8 @@ void vkattn_tensor_destroy(vkattn_tensor *t)
     /* the GPU is done with the tensor: sets that bind it can go */
     vka_descriptors_forget(ctx, t);
     vka_unlock(ctx);
+    if (t->range)
+        vka_track_put(ctx, t->range);
     if (t->owned.buffer)
         vka_buffer_destroy(ctx, &t->owned);
     free(t);
@@ -179,8 +190,8 @@ static vkattn_result check_range(const vkattn_tensor *t, const void *data, uint6
 static void touch(vkattn_tensor *t, VkCommandBuffer cmd, VkPipelineStageFlags stage,
                   VkAccessFlags access, bool write)
 {
-    vka_use use = {.buffer = t->buffer, .offset = t->offset, .size = t->bytes, .state = &t->access,
-                   .stage = stage, .access = access, .write = write};
+    vka_use use = {.buffer = t->buffer, .offset = t->offset, .size = t->bytes,
+                   .state = &t->range->access, .stage = stage, .access = access, .write = write};
     vka_sync(t->ctx, cmd, &use, 1);
 }
 
@@ -209,7 +220,8 @@ static vkattn_result staged_copy(vkattn_tensor *t, float *host, uint64_t first, 
     ctx->vk.vkCmdCopyBuffer(cmd, upload ? staging.buffer : t->buffer,
                             upload ? t->buffer : staging.buffer, 1, &region);
     if (!upload) {
-        vka_access staging_state = {0};
+        /* fresh memory: nothing earlier to order against */
+        vka_access staging_state = {.cmd = cmd, .serial = ctx->oneshot_serial};
         vka_use w = {.buffer = staging.buffer, .size = bytes, .state = &staging_state,
                      .stage = VK_PIPELINE_STAGE_TRANSFER_BIT,
                      .access = VK_ACCESS_TRANSFER_WRITE_BIT, .write = true};
@@ -225,17 +237,26 @@ static vkattn_result staged_copy(vkattn_tensor *t, float *host, uint64_t first, 
     return r;
 }
 
+/* Whether the host may touch the tensor's mapping now: only vkattn's own
+ * one-shot work (always waited for) has used its memory. After a recording into
+ * an app's command buffer, that buffer may still be executing: then copies go
+ * through the queue, which orders them after everything submitted before. */
+static bool host_may_touch(const vkattn_tensor *t)
+{
+    return t->owned.mapped && vka_access_idle(t->ctx, &t->range->access);
+}
+
 vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
                                    uint64_t count)
 {
     vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_upload");
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
-    if (t->owned.mapped) {
-        /* vkattn's own submissions are complete (they wait); the next submit
-         * makes these host writes visible to the device. */
+    if (host_may_touch(t)) {
+        /* no GPU work can be reading or writing it; the next submit makes
+         * these host writes visible to the device */
         memcpy((float *)t->owned.mapped + first, data, count * sizeof(float));
-        vka_access_reset(&t->access);
+        vka_access_reset(t->ctx, &t->range->access);
         return VKATTN_SUCCESS;
     }
     return staged_copy(t, (float *)data, first, count, true);
@@ -248,8 +269,9 @@ vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t fir
         return r;
     if (!t->owned.mapped)
         return staged_copy(t, data, first, count, false);
-    if (t->access.write_stage) {
-        /* make the device's writes visible to the host */
+    if (!host_may_touch(t) || vka_access_get(t->ctx, &t->range->access).write_stage) {
+        /* wait for earlier work on the queue and make device writes visible
+         * to the host */
         VkCommandBuffer cmd;
         if ((r = vka_begin(t->ctx, &cmd)) != VKATTN_SUCCESS)
             return r;
@@ -290,4 +312,41 @@ vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t)
     if (!t)
         return (vkattn_buffer_view){0};
     return (vkattn_buffer_view){.buffer = t->buffer, .offset = t->offset, .size = t->bytes};
+}
+
+/* The arguments of a hand-over; `stage_name` names the stage argument. */
+static vkattn_result check_handover(const vkattn_tensor *t, VkCommandBuffer cmd,
+                                    VkPipelineStageFlags stage, const char *caller,
+                                    const char *stage_name)
+{
+    if (!t)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: t is NULL", caller);
+    if (!cmd)
+        return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: cmd is NULL", caller);
+    if (!stage)
+        return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is 0; name the app's stage",
+                        caller, stage_name);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
+                                    VkPipelineStageFlags dst_stage, VkAccessFlags dst_access)
+{
+    vkattn_result r = check_handover(t, cmd, dst_stage, "vkattn_tensor_release", "dst_stage");
+    if (r != VKATTN_SUCCESS)
+        return r;
+    /* the app's access, as if it were vkattn's: the barrier is the one the
+     * hazard needs, and the state then says the app's stage used it */
+    touch(t, cmd, dst_stage, dst_access, (dst_access & VKA_WRITE_ACCESS) != 0);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer cmd,
+                                    VkPipelineStageFlags src_stage, VkAccessFlags src_access)
+{
+    vkattn_result r = check_handover(t, cmd, src_stage, "vkattn_tensor_acquire", "src_stage");
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vka_access_assume(t->ctx, &t->range->access, cmd, src_stage, src_access);
+    return VKATTN_SUCCESS;
 }

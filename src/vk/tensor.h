@@ -16,7 +16,7 @@ struct vkattn_tensor {
     VkDeviceSize offset; /* bytes into buffer */
     VkDeviceSize bytes;  /* count * 4 */
     vka_buffer owned;    /* memory vkattn allocated, or zero for a wrapped view */
-    vka_access access;
+    vka_tracked *range;  /* the access state of its memory, shared with overlapping views */
     struct vkattn_tensor *prev, *next; /* the context's live tensors */
 };
 

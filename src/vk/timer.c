@@ -90,6 +90,11 @@ vkattn_result vkattn_timer_elapsed_ms(vkattn_timer *timer, uint32_t from, uint32
         return vka_fail(ctx, VKATTN_ERROR_NOT_READY, "vkattn_timer_elapsed_ms: a mark is not written yet");
     if (a != VK_SUCCESS || b != VK_SUCCESS)
         return vka_vk_fail(ctx, a != VK_SUCCESS ? a : b, "vkGetQueryPoolResults");
-    *ms = (double)(int64_t)(t[1] - t[0]) * ctx->info.timestamp_period_ns * 1e-6;
+    /* Only timestampValidBits of each value count: the rest is undefined, and
+     * the counter wraps at that width, which the masked difference absorbs. */
+    uint32_t bits = ctx->timestamp_valid_bits;
+    uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    uint64_t ticks = ((t[1] & mask) - (t[0] & mask)) & mask;
+    *ms = (double)ticks * ctx->info.timestamp_period_ns * 1e-6;
     return VKATTN_SUCCESS;
 }

@@ -17,7 +17,7 @@
 #define C_BENCH (1u << AB_CMD_BENCH)
 #define C_CHECK (1u << AB_CMD_CHECK)
 
-typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE } kind;
+typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH } kind;
 
 typedef struct flag {
     const char *name;
@@ -59,6 +59,9 @@ static const flag FLAGS[] = {
     F("--no-peak", K_BOOL, C_BENCH, 0, no_peak),
     F("--remeasure-peak", K_BOOL, C_BENCH, 0, remeasure),
     F("--validation", K_BOOL, C_PEAK | C_BENCH | C_CHECK, 0, validation),
+    F("--cold", K_BOOL, C_BENCH, 0, cold),
+    F("--prepare", K_BOOL, C_BENCH, 0, prepare),
+    F("--pipeline-cache", K_PATH, C_BENCH, 0, pipeline_cache),
 };
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 
@@ -80,6 +83,7 @@ void ab_usage(bool to_stdout)
           "  --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal --mask-ratio R\n"
           "  --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
+          "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
           "exit status: 0 ok, 1 check failed or runtime error, 2 bad usage\n"
           "docs/ATTNBENCH.md has the details.\n",
           f);
@@ -106,6 +110,12 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
     char *end = NULL;
     void *field = (char *)a + f->offset;
     errno = 0;
+    if (f->kind == K_PATH) {
+        if (!*s)
+            return usage_error("%s needs a file name%s", f->name, "");
+        *(const char **)field = s;
+        return 0;
+    }
     if (f->kind == K_PROFILE) {
         uint32_t n = 0;
         const char *const *names = vkattn_profile_names(&n);
@@ -219,6 +229,9 @@ int ab_parse_args(int argc, char **argv, ab_args *a)
         return usage_error("--fused and --unfused exclude each other%s%s", "", "");
     if (a->command == AB_CMD_BENCH && a->repeat == 0)
         return usage_error("--repeat must be >= 1%s%s", "", "");
+    if (a->prepare && !a->cold)
+        return usage_error("--prepare needs --cold (it times the first call after prepare)%s%s",
+                           "", "");
     if (a->dropout >= 1.0)
         return usage_error("--dropout must be below 1 for a benchmark%s%s", "", "");
     return 0;

@@ -53,6 +53,11 @@ typedef struct ab_args {
     bool no_peak;    /* bench: leave the peak fractions null */
     bool remeasure;  /* bench: measure the peak even if cached */
     bool validation; /* Khronos validation; any message fails the run */
+
+    /* bench, first calls (docs/ATTNBENCH.md, "First calls") */
+    bool cold;                  /* time the first call on a fresh context and layer */
+    bool prepare;               /* with cold: the op's *_prepare first, timed apart */
+    const char *pipeline_cache; /* load this file into the context, save it after; NULL = none */
 } ab_args;
 
 /* Parses argv into *a (defaults filled in). Returns 0, or

@@ -2,11 +2,14 @@
  * two timestamps in the context's one-shot command buffer, submits and waits
  * (one call per submission, as an app would run it), after untimed warm-up
  * runs that also compile the pipelines. Reports median, min and max, the
- * textbook GFLOP/s, the minimal-bytes GB/s, and device memory. */
+ * textbook GFLOP/s, the minimal-bytes GB/s, and device memory. With --cold,
+ * the first call of all (pipeline creation included) is timed on its own
+ * first, on a context nothing has run on yet. */
 #include "bench.h"
 
 #include "common.h"
 #include "peak_cache.h"
+#include "pipeline_file.h"
 
 #include <float.h>
 #include <math.h>
@@ -117,6 +120,42 @@ done:
     return status;
 }
 
+static uint64_t pipelines_so_far(vkattn_context *ctx)
+{
+    vkattn_context_stats st = {0};
+    vkattn_context_get_stats(ctx, &st);
+    return st.pipelines_created;
+}
+
+/* --cold: host wall time of the op's first call (record + submit + wait),
+ * after its *_prepare with --prepare, and the pipelines each created. The
+ * context and layer are fresh: setup only created tensors and weights. */
+static int first_call(vkattn_context *ctx, const ab_op *op, void *state, const ab_args *a,
+                      ab_bench_result *res)
+{
+    res->cold = true;
+    uint64_t p0 = pipelines_so_far(ctx);
+    vkattn_result r;
+    if (a->prepare) {
+        res->prepared = true;
+        double t0 = ab_now_s();
+        r = op->prepare(state);
+        res->prepare_ms = (ab_now_s() - t0) * 1e3;
+        if (r != VKATTN_SUCCESS)
+            return ab_report(ctx, r, "--prepare");
+        uint64_t p1 = pipelines_so_far(ctx);
+        res->prepare_pipelines = p1 - p0;
+        p0 = p1;
+    }
+    double t0 = ab_now_s();
+    r = ab_run_once(ctx, op->record, state);
+    res->first_call_ms = (ab_now_s() - t0) * 1e3;
+    if (r != VKATTN_SUCCESS)
+        return ab_report(ctx, r, "first call");
+    res->first_call_pipelines = pipelines_so_far(ctx) - p0;
+    return ATTNBENCH_EXIT_OK;
+}
+
 static void fill_rates(ab_bench_result *res, const vkattn_peak_result *peak)
 {
     double s = res->median_ms * 1e-3;
@@ -151,6 +190,8 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
 
     void *state = NULL;
     status = op->setup(ctx, a, &state, &res->info);
+    if (status == ATTNBENCH_EXIT_OK && a->cold)
+        status = first_call(ctx, op, state, a, res);
     if (status == ATTNBENCH_EXIT_OK && a->check) {
         ab_progress("%s: checking against the CPU reference", op->name);
         status = op->check(ctx, state, &res->max_rel_err);
@@ -229,14 +270,31 @@ json_t *ab_bench_json(const ab_bench_result *r)
     json_object_set_new(o, "warmup", json_integer(r->warmup));
     json_object_set_new(o, "repeat", json_integer(r->repeat));
     json_object_set_new(o, "timing", json_string(r->host_timing ? "host" : "gpu"));
+    if (r->cold) {
+        json_object_set_new(o, "first_call_ms", ab_json_number(r->first_call_ms));
+        json_object_set_new(o, "first_call_pipelines",
+                            json_integer((json_int_t)r->first_call_pipelines));
+    }
+    if (r->prepared) {
+        json_object_set_new(o, "prepare_ms", ab_json_number(r->prepare_ms));
+        json_object_set_new(o, "prepare_pipelines", json_integer((json_int_t)r->prepare_pipelines));
+    }
+    if (r->cache_file) {
+        json_object_set_new(o, "pipeline_cache_bytes_loaded",
+                            json_integer((json_int_t)r->pipeline_cache_bytes_loaded));
+        json_object_set_new(o, "pipeline_cache_bytes_saved",
+                            json_integer((json_int_t)r->pipeline_cache_bytes_saved));
+    }
     return o;
 }
 
-void ab_print_table_header(void)
+void ab_print_table_header(const ab_bench_result *res)
 {
-    printf("%-18s %-34s %-7s %10s %10s %10s %9s %8s %6s %6s %8s %s\n", "op", "shape", "path",
-           "median ms", "min ms", "max ms", "GFLOP/s", "GB/s", "%FMA", "%copy", "dev MiB",
-           "max_rel_err");
+    printf("%-18s %-34s %-7s %10s %10s %10s %9s %8s %6s %6s %8s ", "op", "shape", "path",
+           "median ms", "min ms", "max ms", "GFLOP/s", "GB/s", "%FMA", "%copy", "dev MiB");
+    if (res && res->cold)
+        printf("%10s %5s %10s ", "first ms", "pipes", "prepare ms");
+    printf("max_rel_err\n");
 }
 
 static void shape_text(const ab_op_info *i, char *buf, size_t size)
@@ -267,9 +325,17 @@ void ab_print_table_row(const ab_bench_result *r)
                  r->check_ok ? "ok" : "FAIL", r->op->bound);
     else
         snprintf(err, sizeof err, "-");
-    printf("%-18s %-34s %-7s %10.3f %10.3f %10.3f %9.2f %8.2f %6s %6s %8.1f %s\n", r->op->name,
+    printf("%-18s %-34s %-7s %10.3f %10.3f %10.3f %9.2f %8.2f %6s %6s %8.1f ", r->op->name,
            shape, r->info.path ? r->info.path : "-", r->median_ms, r->min_ms, r->max_ms, r->gflops,
-           r->gbps, fma, bw, (double)r->device_bytes / (1024.0 * 1024.0), err);
+           r->gbps, fma, bw, (double)r->device_bytes / (1024.0 * 1024.0));
+    if (r->cold) {
+        char prep[24] = "-";
+        if (r->prepared)
+            snprintf(prep, sizeof prep, "%.1f", r->prepare_ms);
+        printf("%10.1f %5llu %10s ", r->first_call_ms, (unsigned long long)r->first_call_pipelines,
+               prep);
+    }
+    printf("%s\n", err);
 }
 
 /* ------------------------------------------------------------------ command */
@@ -283,6 +349,23 @@ static int unknown_op(const char *name)
     return ATTNBENCH_EXIT_USAGE;
 }
 
+/* Output of one bench run: the JSON object or the table. */
+static void print_result(const ab_args *a, const ab_bench_result *res)
+{
+    if (a->json) {
+        json_t *o = ab_bench_json(res);
+        ab_json_print(o);
+        json_decref(o);
+    } else {
+        ab_print_table_header(res);
+        ab_print_table_row(res);
+        if (res->cache_file)
+            printf("pipeline cache: %llu bytes loaded from %s, %llu bytes saved\n",
+                   (unsigned long long)res->pipeline_cache_bytes_loaded, a->pipeline_cache,
+                   (unsigned long long)res->pipeline_cache_bytes_saved);
+    }
+}
+
 int ab_cmd_bench(const ab_args *a)
 {
     const ab_op *op = ab_find_op(a->op);
@@ -291,22 +374,34 @@ int ab_cmd_bench(const ab_args *a)
     int status = check_flags(op, a);
     if (status)
         return status;
-    vkattn_context *ctx;
-    if ((status = ab_open_context(a, &ctx)))
+    void *cache = NULL;
+    size_t cache_size = 0;
+    if (a->pipeline_cache && (status = ab_pipeline_file_load(a->pipeline_cache, &cache, &cache_size)))
         return status;
+    vkattn_context *ctx;
+    status = ab_open_context_seeded(a, cache, cache_size, &ctx);
+    free(cache); /* the context copied it */
+    if (status)
+        return status;
+    /* --cold: the peak (which may run its own shaders) only after the first call */
     vkattn_peak_result peak;
-    bool have_peak = !a->no_peak && ab_peak_get(ctx, a->remeasure, &peak);
+    bool have_peak = !a->no_peak && !a->cold && ab_peak_get(ctx, a->remeasure, &peak);
     ab_bench_result res;
     status = ab_bench_run(ctx, op, a, have_peak ? &peak : NULL, &res);
-    if (status == ATTNBENCH_EXIT_OK || (status == ATTNBENCH_EXIT_CHECK && res.checked)) {
-        if (a->json) {
-            json_t *o = ab_bench_json(&res);
-            ab_json_print(o);
-            json_decref(o);
-        } else {
-            ab_print_table_header();
-            ab_print_table_row(&res);
-        }
+    bool have_result = status == ATTNBENCH_EXIT_OK || (status == ATTNBENCH_EXIT_CHECK && res.checked);
+    if (have_result && a->cold && !a->no_peak && ab_peak_get(ctx, a->remeasure, &peak))
+        fill_rates(&res, &peak);
+    if (a->pipeline_cache && have_result) {
+        res.cache_file = true;
+        res.pipeline_cache_bytes_loaded = cache_size;
+        size_t saved = 0;
+        int st = ab_pipeline_file_save(ctx, a->pipeline_cache, &saved);
+        res.pipeline_cache_bytes_saved = saved;
+        if (st && status == ATTNBENCH_EXIT_OK)
+            status = st;
+    }
+    if (have_result) {
+        print_result(a, &res);
         if (res.checked && !res.check_ok)
             fprintf(stderr, "attnbench: %s: max_rel_err %.3g exceeds the bound %.3g\n", op->name,
                     res.max_rel_err, op->bound);

@@ -26,9 +26,22 @@ typedef struct ab_bench_result {
     double max_rel_err;
     bool has_peak;
     double flops_fraction, bandwidth_fraction;
+    /* --cold: the first call on a fresh context and layer, host wall time of
+     * record + submit + wait, and the pipelines it created */
+    bool cold, prepared;
+    double first_call_ms;
+    uint64_t first_call_pipelines;
+    double prepare_ms;          /* --prepare: the op's *_prepare, before the first call */
+    uint64_t prepare_pipelines; /* pipelines that prepare created */
+    /* --pipeline-cache: bytes read from the file into the context, and
+     * written back to it after the run */
+    bool cache_file;
+    uint64_t pipeline_cache_bytes_loaded, pipeline_cache_bytes_saved;
 } ab_bench_result;
 
-/* Sets up, optionally checks (a->check), warms up and times one op on ctx.
+/* Sets up, optionally times the first call (a->cold, after a->prepare),
+ * optionally checks (a->check), warms up and times one op on ctx. With
+ * a->cold, ctx must be fresh (nothing recorded on it yet).
  * peak may be NULL (fractions then stay unset). Returns an exit status; *res
  * is filled when it is 0 or a failed check (1 with res->checked). */
 int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
@@ -39,7 +52,8 @@ int ab_cmd_bench(const ab_args *a);
 
 /* Output: the contract's JSON object, or a human table (header, then rows). */
 json_t *ab_bench_json(const ab_bench_result *res);
-void ab_print_table_header(void);
+/* res: the row(s) to come, for the --cold columns; NULL = none */
+void ab_print_table_header(const ab_bench_result *res);
 void ab_print_table_row(const ab_bench_result *res);
 
 /* A number for JSON: non-finite values cannot be written, so +-inf becomes

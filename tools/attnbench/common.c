@@ -23,6 +23,12 @@ unsigned ab_validation_messages(void) { return g_validation_messages; }
 
 int ab_open_context(const ab_args *a, vkattn_context **ctx)
 {
+    return ab_open_context_seeded(a, NULL, 0, ctx);
+}
+
+int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cache_size,
+                           vkattn_context **ctx)
+{
     *ctx = NULL;
     vkattn_context_desc desc = {
         .use_device_index = a->has_device,
@@ -31,6 +37,8 @@ int ab_open_context(const ab_args *a, vkattn_context **ctx)
         .log = log_cb,
         .log_level = VKATTN_LOG_WARN,
         .profile = a->profile,
+        .pipeline_cache_data = cache_data,
+        .pipeline_cache_size = cache_size,
     };
     if (a->has_device) {
         uint32_t count = 0;

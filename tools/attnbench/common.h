@@ -16,6 +16,10 @@
  * exit status: 0, ATTNBENCH_EXIT_USAGE for a device index that does not
  * exist, ATTNBENCH_EXIT_CHECK for other failures (message printed). */
 int ab_open_context(const ab_args *a, vkattn_context **ctx);
+/* The same, with the context's pipeline cache seeded from cache_data
+ * (vkattn_context_desc.pipeline_cache_data; NULL/0 = empty). */
+int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cache_size,
+                           vkattn_context **ctx);
 
 /* Validation-layer warnings and errors seen so far (printed as they come). */
 unsigned ab_validation_messages(void);

@@ -48,6 +48,18 @@ vkattn_result ab_layer_any_record(const ab_layer_any *l, VkCommandBuffer cmd,
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }
 
+vkattn_result ab_layer_any_prepare(const ab_layer_any *l, const vkattn_layer_call *call,
+                                   const vkattn_layer_io *io)
+{
+    switch (l->kind) {
+    case AB_LAYER_ATTENTION: return vkattn_attention_prepare(l->handle.att, call, io);
+    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_prepare(l->handle.add, call, io);
+    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_prepare(l->handle.bah, call, io);
+    case AB_LAYER_MHA: return vkattn_mha_prepare(l->handle.mha, call, io);
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT;
+}
+
 vkattn_result ab_layer_any_run(const ab_layer_any *l, const vkattn_layer_call *call,
                                const vkattn_layer_io *io)
 {

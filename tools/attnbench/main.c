@@ -68,7 +68,7 @@ int ab_cmd_demo(void)
     status = ab_bench_run(ctx, ab_find_op("matmul"), &a, have_peak ? &peak : NULL, &res);
     if (status == ATTNBENCH_EXIT_OK || res.checked) {
         printf("\nmatmul checked against the CPU reference on %s:\n", res.device);
-        ab_print_table_header();
+        ab_print_table_header(&res);
         ab_print_table_row(&res);
         if (have_peak)
             printf("\ndevice peak: %.2f GFLOP/s fp32 FMA, %.2f GB/s copy (`attnbench peak`)\n",

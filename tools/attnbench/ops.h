@@ -33,6 +33,10 @@ typedef struct ab_op {
     int (*setup)(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info);
     /* Records one call (the timed work). */
     vkattn_result (*record)(void *state, VkCommandBuffer cmd);
+    /* The op's or layer's *_prepare for that same call: creates ahead the
+     * pipelines, scratch and descriptor sets record would create on first
+     * use; records nothing (bench --cold --prepare). */
+    vkattn_result (*prepare)(void *state);
     /* Poisons the outputs, runs one call, compares every output with the CPU
      * reference: *max_rel_err = the largest of their max_rel_err. Returns an
      * exit status for runtime failures, 0 otherwise. */

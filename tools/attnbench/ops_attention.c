@@ -91,6 +91,13 @@ static vkattn_result softmax_record(void *state, VkCommandBuffer cmd)
     return vkattn_softmax_record(s->ctx, cmd, &s->p.softmax, &io);
 }
 
+static vkattn_result softmax_prepare(void *state)
+{
+    att_state *s = state;
+    vkattn_softmax_io io = {.scores = s->x.t, .value_mask = s->vmask.t, .out = s->out.t};
+    return vkattn_softmax_prepare(s->ctx, &s->p.softmax, &io);
+}
+
 static int softmax_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
@@ -109,7 +116,8 @@ const ab_op ab_op_softmax = {
     .summary = "masked softmax over (B, H, Tq, Tv) scores",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_CAUSAL | AB_F_MASK_RATIO,
     .bound = AB_BOUND_SOFTMAX,
-    .setup = softmax_setup, .record = softmax_record, .check = softmax_check, .destroy = att_destroy,
+    .setup = softmax_setup, .record = softmax_record, .prepare = softmax_prepare,
+    .check = softmax_check, .destroy = att_destroy,
 };
 
 /* ------------------------------------------------------------------ additive */
@@ -146,6 +154,13 @@ static vkattn_result additive_record(void *state, VkCommandBuffer cmd)
     return vkattn_additive_record(s->ctx, cmd, &s->p.additive, &io);
 }
 
+static vkattn_result additive_prepare(void *state)
+{
+    att_state *s = state;
+    vkattn_additive_io io = {.q = s->x.t, .k = s->k.t, .scale = s->scale.t, .scores = s->out.t};
+    return vkattn_additive_prepare(s->ctx, &s->p.additive, &io);
+}
+
 static int additive_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
@@ -164,7 +179,8 @@ const ab_op ab_op_additive = {
     .summary = "additive (tanh) scores of (B, Tq, dk) queries and (B, Tv, dk) keys",
     .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK,
     .bound = AB_BOUND_ADDITIVE,
-    .setup = additive_setup, .record = additive_record, .check = additive_check,
+    .setup = additive_setup, .record = additive_record, .prepare = additive_prepare,
+    .check = additive_check,
     .destroy = att_destroy,
 };
 
@@ -205,6 +221,15 @@ static vkattn_result heads_record(void *state, VkCommandBuffer cmd)
     return r ? r : vkattn_heads_merge_record(s->ctx, cmd, &s->p.heads, &merge);
 }
 
+static vkattn_result heads_prepare(void *state)
+{
+    att_state *s = state;
+    vkattn_heads_io split = {.in = s->x.t, .out = s->out.t};
+    vkattn_heads_io merge = {.in = s->out.t, .out = s->out2.t};
+    vkattn_result r = vkattn_heads_split_prepare(s->ctx, &s->p.heads, &split);
+    return r ? r : vkattn_heads_merge_prepare(s->ctx, &s->p.heads, &merge);
+}
+
 static int heads_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
@@ -225,7 +250,8 @@ const ab_op ab_op_heads = {
     .summary = "head split (B, T, H*dk) -> (B, H, T, dk), then merge back (T = --tq)",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_DK,
     .bound = AB_BOUND_HEADS,
-    .setup = heads_setup, .record = heads_record, .check = heads_check, .destroy = att_destroy,
+    .setup = heads_setup, .record = heads_record, .prepare = heads_prepare,
+    .check = heads_check, .destroy = att_destroy,
 };
 
 /* ------------------------------------------------------------------ dropout */
@@ -260,6 +286,13 @@ static vkattn_result dropout_record(void *state, VkCommandBuffer cmd)
     return vkattn_dropout_record(s->ctx, cmd, &s->p.dropout, &io);
 }
 
+static vkattn_result dropout_prepare(void *state)
+{
+    att_state *s = state;
+    vkattn_dropout_io io = {.in = s->x.t, .out = s->out.t};
+    return vkattn_dropout_prepare(s->ctx, &s->p.dropout, &io);
+}
+
 static int dropout_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
@@ -278,7 +311,8 @@ const ab_op ab_op_dropout = {
     .summary = "training-mode Philox dropout of (B, H, Tq, Tv) weights (rate: --dropout, default 0.1)",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DROPOUT,
     .bound = AB_BOUND_DROPOUT,
-    .setup = dropout_setup, .record = dropout_record, .check = dropout_check,
+    .setup = dropout_setup, .record = dropout_record, .prepare = dropout_prepare,
+    .check = dropout_check,
     .destroy = att_destroy,
 };
 
@@ -345,6 +379,14 @@ static vkattn_result sdpa_record(void *state, VkCommandBuffer cmd)
     return vkattn_sdpa_record(s->ctx, cmd, &s->p.sdpa, &io);
 }
 
+static vkattn_result sdpa_prepare(void *state)
+{
+    att_state *s = state;
+    vkattn_sdpa_io io = {.q = s->x.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
+                         .out = s->out.t, .weights = s->out2.t};
+    return vkattn_sdpa_prepare(s->ctx, &s->p.sdpa, &io);
+}
+
 static int sdpa_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
@@ -367,5 +409,6 @@ const ab_op ab_op_sdpa = {
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL |
              AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED,
     .bound = AB_BOUND_SDPA,
-    .setup = sdpa_setup, .record = sdpa_record, .check = sdpa_check, .destroy = att_destroy,
+    .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,
+    .destroy = att_destroy,
 };

@@ -205,6 +205,14 @@ static vkattn_result layer_record(void *state, VkCommandBuffer cmd)
     return ab_layer_any_record(&s->layer, cmd, &s->call, &io);
 }
 
+static vkattn_result layer_prepare(void *state)
+{
+    layer_state *s = state;
+    vkattn_layer_io io = {.query = s->q.t, .key = s->k.t, .value = s->v.t,
+                          .value_mask = s->vmask.t, .output = s->out.t, .scores = s->scores.t};
+    return ab_layer_any_prepare(&s->layer, &s->call, &io);
+}
+
 static int layer_check(vkattn_context *ctx, void *state, double *err)
 {
     layer_state *s = state;
@@ -252,7 +260,8 @@ const ab_op ab_op_attention = {
     .summary = "Keras Attention (dot, use_scale): query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
     .flags = LAYER_FLAGS | AB_F_FUSED | AB_F_UNFUSED,
     .bound = AB_BOUND_ATTENTION,
-    .setup = attention_setup, .record = layer_record, .check = layer_check, .destroy = layer_destroy,
+    .setup = attention_setup, .record = layer_record, .prepare = layer_prepare,
+    .check = layer_check, .destroy = layer_destroy,
 };
 
 const ab_op ab_op_additive_attention = {
@@ -260,7 +269,8 @@ const ab_op ab_op_additive_attention = {
     .summary = "Keras AdditiveAttention: query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
     .flags = LAYER_FLAGS,
     .bound = AB_BOUND_ADDITIVE_ATTENTION,
-    .setup = additive_attention_setup, .record = layer_record, .check = layer_check,
+    .setup = additive_attention_setup, .record = layer_record, .prepare = layer_prepare,
+    .check = layer_check,
     .destroy = layer_destroy,
 };
 
@@ -269,7 +279,8 @@ const ab_op ab_op_bahdanau = {
     .summary = "BahdanauAttention: query/key width dk, value width dv, --units U (default dk)",
     .flags = LAYER_FLAGS | AB_F_UNITS,
     .bound = AB_BOUND_BAHDANAU,
-    .setup = bahdanau_setup, .record = layer_record, .check = layer_check, .destroy = layer_destroy,
+    .setup = bahdanau_setup, .record = layer_record, .prepare = layer_prepare,
+    .check = layer_check, .destroy = layer_destroy,
 };
 
 const ab_op ab_op_mha = {
@@ -278,5 +289,6 @@ const ab_op ab_op_mha = {
                "(default H * dk)",
     .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED,
     .bound = AB_BOUND_MHA,
-    .setup = mha_setup, .record = layer_record, .check = layer_check, .destroy = layer_destroy,
+    .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
+    .check = layer_check, .destroy = layer_destroy,
 };

@@ -76,6 +76,13 @@ static vkattn_result matmul_record(void *state, VkCommandBuffer cmd)
     return vkattn_matmul_record(s->ctx, cmd, &s->p, &io);
 }
 
+static vkattn_result matmul_prepare(void *state)
+{
+    matmul_state *s = state;
+    vkattn_matmul_io io = {.a = s->ta, .b = s->tb, .c = s->tc};
+    return vkattn_matmul_prepare(s->ctx, &s->p, &io);
+}
+
 static int matmul_check(vkattn_context *ctx, void *state, double *err)
 {
     matmul_state *s = state;
@@ -107,6 +114,7 @@ const ab_op ab_op_matmul = {
     .bound = AB_BOUND_MATMUL,
     .setup = matmul_setup,
     .record = matmul_record,
+    .prepare = matmul_prepare,
     .check = matmul_check,
     .destroy = matmul_destroy,
 };

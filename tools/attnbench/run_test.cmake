@@ -1,8 +1,10 @@
 # Runs attnbench once for CTest and checks what a script would rely on:
 #   cmake -DATTNBENCH=<exe> -DEXPECT=<exit status> "-DARGS=a|b" [-DKEYS=k1|k2]
-#         [-DNUMBERS=k1|k2] [-DSTDERR_REGEX=...] [-DSTDOUT_REGEX=...] -P run_test.cmake
+#         [-DNUMBERS=k1|k2] [-DSTDERR_REGEX=...] [-DSTDOUT_REGEX=...]
+#         [-DREMOVE_FILE=<path>] -P run_test.cmake
 # KEYS: stdout must be one JSON value (an object, or an array of objects) with
 # these members; NUMBERS: members that must be numbers (not null).
+# REMOVE_FILE: deleted before the run (a first run that must start from nothing).
 foreach(v ARGS KEYS NUMBERS)
   string(REPLACE "|" ";" ${v} "${${v}}")
 endforeach()
@@ -17,6 +19,9 @@ endif()
 if(ARGS AND EXPECT STREQUAL "0" AND NOT command STREQUAL "peak"
    AND DEFINED ENV{VKATTN_TEST_PROFILE} AND NOT ARGS MATCHES "--profile")
   list(APPEND ARGS --profile $ENV{VKATTN_TEST_PROFILE})
+endif()
+if(DEFINED REMOVE_FILE)
+  file(REMOVE "${REMOVE_FILE}")
 endif()
 execute_process(COMMAND ${ATTNBENCH} ${ARGS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -1,0 +1,271 @@
+/* The app side of the embedding tests: see app_device.h. */
+#include "app_device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ad_lock_stats ad_stats;
+static unsigned messages;
+static uint32_t locked_family = UINT32_MAX;
+
+unsigned ad_messages(void) { return messages; }
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL messenger(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                VkDebugUtilsMessageTypeFlagsEXT types,
+                                                const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                void *user)
+{
+    (void)types, (void)user;
+    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+        messages++;
+        fprintf(stderr, "APP VALIDATION: %s\n", data->pMessage);
+    }
+    return VK_FALSE;
+}
+
+/* ---- the queue lock, and vkattn's vkQueueSubmit seen through its loader entry */
+
+static void lock_queue(void *user, uint32_t family, uint32_t index)
+{
+    ad_app *app = user;
+    if (ad_stats.depth != 0 || family != app->family || index != 0)
+        ad_stats.bad_pairs++;
+    ad_stats.locks++;
+    ad_stats.depth++;
+    locked_family = family;
+}
+
+static void unlock_queue(void *user, uint32_t family, uint32_t index)
+{
+    ad_app *app = user;
+    if (ad_stats.depth != 1 || family != app->family || index != 0)
+        ad_stats.bad_pairs++;
+    ad_stats.unlocks++;
+    ad_stats.depth--;
+}
+
+static PFN_vkQueueSubmit real_submit;
+static VkDevice wrapped_device; /* only the app's device gets the counting submit */
+
+static VKAPI_ATTR VkResult VKAPI_CALL counted_submit(VkQueue queue, uint32_t n,
+                                                     const VkSubmitInfo *submits, VkFence fence)
+{
+    if (ad_stats.depth == 1)
+        ad_stats.submits_locked++;
+    else
+        ad_stats.submits_unlocked++;
+    return real_submit(queue, n, submits, fence);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gdpa(VkDevice device, const char *name)
+{
+    if (device == wrapped_device && strcmp(name, "vkQueueSubmit") == 0) {
+        real_submit = (PFN_vkQueueSubmit)vkGetDeviceProcAddr(device, name);
+        return (PFN_vkVoidFunction)counted_submit;
+    }
+    return vkGetDeviceProcAddr(device, name);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gipa(VkInstance instance, const char *name)
+{
+    if (strcmp(name, "vkGetDeviceProcAddr") == 0)
+        return (PFN_vkVoidFunction)wrapped_gdpa;
+    return vkGetInstanceProcAddr(instance, name);
+}
+
+/* ---- the app */
+
+static void create_app(ad_app *app, const char *device_name)
+{
+    bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
+    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
+                          VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                        .enabledValidationFeatureCount = 1,
+                                        .pEnabledValidationFeatures = &sync};
+    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                            .apiVersion = VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pNext = validation ? &features : NULL,
+                                .pApplicationInfo = &ai,
+                                .enabledLayerCount = validation,
+                                .ppEnabledLayerNames = layers,
+                                .enabledExtensionCount = validation ? 2 : 0,
+                                .ppEnabledExtensionNames = exts};
+    assert_int_equal(vkCreateInstance(&ici, NULL, &app->instance), VK_SUCCESS);
+    if (validation) {
+        PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(app->instance, "vkCreateDebugUtilsMessengerEXT");
+        VkDebugUtilsMessengerCreateInfoEXT mi = {
+            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+            .pfnUserCallback = messenger};
+        create(app->instance, &mi, NULL, &app->messenger);
+    }
+    uint32_t n = 8;
+    VkPhysicalDevice pds[8];
+    vkEnumeratePhysicalDevices(app->instance, &n, pds);
+    for (uint32_t i = 0; i < n && !app->physical_device; i++) {
+        VkPhysicalDeviceProperties props;
+        vkGetPhysicalDeviceProperties(pds[i], &props);
+        if (strcmp(props.deviceName, device_name) == 0)
+            app->physical_device = pds[i];
+    }
+    assert_non_null(app->physical_device);
+    uint32_t nq = 16;
+    VkQueueFamilyProperties qf[16];
+    vkGetPhysicalDeviceQueueFamilyProperties(app->physical_device, &nq, qf);
+    app->family = UINT32_MAX;
+    for (uint32_t i = 0; i < nq && app->family == UINT32_MAX; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            app->family = i;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                  .queueFamilyIndex = app->family,
+                                  .queueCount = 1,
+                                  .pQueuePriorities = &prio};
+    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qi};
+    assert_int_equal(vkCreateDevice(app->physical_device, &di, NULL, &app->device), VK_SUCCESS);
+    vkGetDeviceQueue(app->device, app->family, 0, &app->queue);
+    wrapped_device = app->device;
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .queueFamilyIndex = app->family};
+    assert_int_equal(vkCreateCommandPool(app->device, &pi, NULL, &app->pool), VK_SUCCESS);
+}
+
+void ad_open(vkattn_context *own, bool lock, ad_app *app)
+{
+    vkattn_context_info own_info;
+    TH_OK(own, vkattn_context_get_info(own, &own_info));
+    *app = (ad_app){0};
+    messages = 0;
+    memset(&ad_stats, 0, sizeof ad_stats);
+    create_app(app, own_info.device_name);
+    vkattn_context_desc desc = th_context_desc();
+    desc.enable_validation = false; /* the app's instance has the layer */
+    desc.import = (vkattn_import_desc){.instance = app->instance,
+                                       .physical_device = app->physical_device,
+                                       .device = app->device,
+                                       .queue = app->queue,
+                                       .queue_family_index = app->family,
+                                       .get_instance_proc_addr = wrapped_gipa};
+    if (lock) {
+        desc.import.lock_queue = lock_queue;
+        desc.import.unlock_queue = unlock_queue;
+        desc.import.queue_lock_user = app;
+    }
+    TH_OK(own, vkattn_context_create(&desc, &app->ctx));
+}
+
+void ad_close(ad_app *app)
+{
+    vkattn_context_destroy(app->ctx);
+    vkDestroyCommandPool(app->device, app->pool, NULL);
+    vkDestroyDevice(app->device, NULL);
+    if (app->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(app->instance, "vkDestroyDebugUtilsMessengerEXT");
+        destroy(app->instance, app->messenger, NULL);
+    }
+    vkDestroyInstance(app->instance, NULL);
+    assert_int_equal(messages, 0);
+}
+
+void ad_buffer_create(ad_app *app, VkDeviceSize size, VkBufferUsageFlags usage, bool host,
+                      ad_buffer *out)
+{
+    *out = (ad_buffer){.size = size};
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = size,
+                             .usage = usage,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    assert_int_equal(vkCreateBuffer(app->device, &bi, NULL, &out->buffer), VK_SUCCESS);
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(app->device, out->buffer, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(app->physical_device, &mp);
+    const VkMemoryPropertyFlags want =
+        host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+             : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
+        if ((req.memoryTypeBits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
+            type = i;
+    assert_true(type != UINT32_MAX);
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = req.size,
+                               .memoryTypeIndex = type};
+    assert_int_equal(vkAllocateMemory(app->device, &ai, NULL, &out->memory), VK_SUCCESS);
+    assert_int_equal(vkBindBufferMemory(app->device, out->buffer, out->memory, 0), VK_SUCCESS);
+    if (host)
+        assert_int_equal(vkMapMemory(app->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped),
+                         VK_SUCCESS);
+}
+
+void ad_buffer_destroy(ad_app *app, ad_buffer *buf)
+{
+    vkDestroyBuffer(app->device, buf->buffer, NULL);
+    vkFreeMemory(app->device, buf->memory, NULL);
+    *buf = (ad_buffer){0};
+}
+
+VkCommandBuffer ad_begin(ad_app *app, VkCommandBufferUsageFlags flags)
+{
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = app->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    assert_int_equal(vkAllocateCommandBuffers(app->device, &ai, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = flags};
+    assert_int_equal(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
+    return cmd;
+}
+
+VkCommandBuffer ad_begin_secondary(ad_app *app, VkCommandBufferUsageFlags flags)
+{
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = app->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY,
+                                      .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    assert_int_equal(vkAllocateCommandBuffers(app->device, &ai, &cmd), VK_SUCCESS);
+    VkCommandBufferInheritanceInfo inherit = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = flags,
+                                   .pInheritanceInfo = &inherit};
+    assert_int_equal(vkBeginCommandBuffer(cmd, &bi), VK_SUCCESS);
+    return cmd;
+}
+
+void ad_submit(ad_app *app, VkCommandBuffer cmd, VkFence fence)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cmd};
+    assert_int_equal(vkQueueSubmit(app->queue, 1, &si, fence), VK_SUCCESS);
+}
+
+void ad_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkPipelineStageFlags src_stage,
+                VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access)
+{
+    VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                               .srcAccessMask = src_access,
+                               .dstAccessMask = dst_access,
+                               .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                               .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                               .buffer = buffer,
+                               .size = VK_WHOLE_SIZE};
+    vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, NULL, 1, &b, 0, NULL);
+}

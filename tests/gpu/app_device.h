@@ -1,0 +1,65 @@
+/* For GPU tests that play an app embedding vkattn: the app's own instance
+ * (validation and synchronization validation on, messages counted), device and
+ * queue, imported into a vkattn context, plus the app's buffers and command
+ * buffers. Optionally the app's queue lock, with a check that every
+ * vkQueueSubmit vkattn makes happens inside it. */
+#ifndef VKATTN_TEST_APP_DEVICE_H
+#define VKATTN_TEST_APP_DEVICE_H
+
+#include "harness.h"
+
+#include <vulkan/vulkan.h>
+
+typedef struct ad_app {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    VkCommandPool pool;
+    vkattn_context *ctx; /* imported */
+} ad_app;
+
+/* The app's queue lock as vkattn sees it, and vkattn's submissions. */
+typedef struct ad_lock_stats {
+    unsigned locks, unlocks;
+    unsigned depth;           /* locks - unlocks now */
+    unsigned bad_pairs;       /* nested locks, unlocks without a lock, wrong queue */
+    unsigned submits_locked;  /* vkattn's vkQueueSubmit calls inside the lock */
+    unsigned submits_unlocked;
+} ad_lock_stats;
+
+/* Creates the app on the device named like `own`'s and imports it; with
+ * `lock`, gives vkattn the counting queue lock (stats reset). */
+void ad_open(vkattn_context *own, bool lock, ad_app *app);
+/* Destroys everything and asserts the app's validation layer said nothing. */
+void ad_close(ad_app *app);
+extern ad_lock_stats ad_stats;
+/* WARN/ERROR messages the app's validation layer sent so far. */
+unsigned ad_messages(void);
+
+typedef struct ad_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *mapped; /* host-visible buffers only */
+} ad_buffer;
+
+/* A buffer with `usage`; host-visible and coherent (mapped) if `host`. */
+void ad_buffer_create(ad_app *app, VkDeviceSize size, VkBufferUsageFlags usage, bool host,
+                      ad_buffer *out);
+void ad_buffer_destroy(ad_app *app, ad_buffer *buf);
+
+/* A new primary command buffer, begun with `flags`. */
+VkCommandBuffer ad_begin(ad_app *app, VkCommandBufferUsageFlags flags);
+/* A new secondary command buffer (no render pass), begun with `flags`. */
+VkCommandBuffer ad_begin_secondary(ad_app *app, VkCommandBufferUsageFlags flags);
+/* Submits one command buffer with `fence` (may be VK_NULL_HANDLE). */
+void ad_submit(ad_app *app, VkCommandBuffer cmd, VkFence fence);
+
+/* A buffer memory barrier over the whole buffer. */
+void ad_barrier(VkCommandBuffer cmd, VkBuffer buffer, VkPipelineStageFlags src_stage,
+                VkAccessFlags src_access, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+
+#endif

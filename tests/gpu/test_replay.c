@@ -1,0 +1,256 @@
+/* An app embedding vkattn in its frame loop, on its own device (imported):
+ *  - the app's queue lock brackets every vkQueueSubmit vkattn makes;
+ *  - one MultiHeadAttention call recorded once, with the app's own copies in and
+ *    out around it, submitted 100 times back to back (a ring of 3 frames in
+ *    flight, fences only to reuse a ring slot), new inputs every frame: each
+ *    frame's output matches vkattn_reference_mha and synchronization validation
+ *    stays silent (the replay contract of vkattn/tensor.h).
+ * The recording is a secondary command buffer that each frame executes twice:
+ * synchronization validation checks hazards between command buffers executed
+ * in one primary, while older layers (1.3.239 in CI) do not check hazards
+ * between submissions. So the second execution is the replay the validation
+ * layer sees; the 100 submissions check results. */
+#include "app_device.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_BOUND 2e-5 /* max |got - ref| / max |ref|, as test_mha.c */
+
+static void test_queue_lock(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    ad_app app;
+    ad_open(own, true, &app);
+    vkattn_context *ctx = app.ctx;
+    const uint32_t m = 6, n = 5, k = 7;
+    float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
+    tu_fill_uniform(a, m * k, -1, 1);
+    tu_fill_uniform(b, k * n, -1, 1);
+    vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
+    vkattn_tensor *tc = th_tensor(ctx, m * n, NULL); /* fill: one submit */
+    vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
+    TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+    VkCommandBuffer cmd;
+    TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
+    TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+    float *got = th_download(tc, m * n);
+    TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul on the locked queue");
+
+    /* fill, run and submit_and_wait submit at least once each */
+    assert_true(ad_stats.submits_locked >= 3);
+    assert_int_equal(ad_stats.submits_unlocked, 0);
+    assert_int_equal(ad_stats.locks, ad_stats.unlocks);
+    assert_int_equal(ad_stats.locks, ad_stats.submits_locked); /* one pair per submit */
+    assert_int_equal(ad_stats.depth, 0);
+    assert_int_equal(ad_stats.bad_pairs, 0);
+
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
+    ad_close(&app);
+    free(a), free(b), free(ref), free(got);
+}
+
+/* A lock without its unlock is refused, naming the missing callback. */
+static void lock_only(void *user, uint32_t family, uint32_t index)
+{
+    (void)user, (void)family, (void)index;
+}
+
+static void test_queue_lock_arguments(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    ad_app app;
+    ad_open(own, false, &app);
+    vkattn_context_desc desc = th_context_desc();
+    desc.enable_validation = false;
+    desc.import = (vkattn_import_desc){.instance = app.instance,
+                                       .physical_device = app.physical_device,
+                                       .device = app.device,
+                                       .queue = app.queue,
+                                       .queue_family_index = app.family,
+                                       .lock_queue = lock_only};
+    vkattn_context *bad = (vkattn_context *)&bad;
+    assert_int_equal(vkattn_context_create(&desc, &bad), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(bad);
+    assert_non_null(strstr(vkattn_last_error(), "import.unlock_queue"));
+    ad_close(&app);
+}
+
+/* ------------------------------------------------------------------ replay */
+
+#define FRAMES 100
+#define RING 3
+
+typedef struct frame_slot {
+    ad_buffer host_in, host_out; /* the host's input and output of one frame */
+    VkCommandBuffer cmd; /* host_in -> staging, the recording twice, readback -> host_out */
+    VkFence fence;
+    float *q, *v, *ref;          /* what this slot's frame computed from */
+} frame_slot;
+
+static void test_replay_mha(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    ad_app app;
+    ad_open(own, false, &app);
+    vkattn_context *ctx = app.ctx;
+
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .value_dim = 3, .query_width = 8,
+                                  .value_width = 6, .output_dim = 5};
+    const vkattn_layer_call call = {.batch = 2, .tq = 5, .tv = 7};
+    const size_t nq = 2 * 5 * 8, nv = 2 * 7 * 6, nout = 2 * 5 * 5;
+    const VkDeviceSize qbytes = nq * sizeof(float), vbytes = nv * sizeof(float);
+    const VkDeviceSize obytes = nout * sizeof(float);
+
+    /* weights: Keras layouts */
+    const size_t sizes[8] = {8 * 2 * 4, 2 * 4, 6 * 2 * 4, 2 * 4, 6 * 2 * 3, 2 * 3, 2 * 3 * 5, 5};
+    float *wa[8];
+    for (int i = 0; i < 8; i++) {
+        wa[i] = tu_floats(sizes[i]);
+        tu_fill_uniform(wa[i], sizes[i], -0.5f, 0.5f);
+    }
+    const vkattn_mha_weights w = {wa[0], wa[1], wa[2], wa[3], wa[4], wa[5], wa[6], wa[7]};
+    vkattn_mha *layer;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+
+    /* the app's buffers: query and value where its renderer would keep them,
+     * wrapped as tensors; a staging buffer the frame's input lands in */
+    const VkBufferUsageFlags storage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    const VkBufferUsageFlags xfer =
+        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    ad_buffer qbuf, vbuf, staging, readback;
+    ad_buffer_create(&app, qbytes, storage, false, &qbuf);
+    ad_buffer_create(&app, vbytes, storage, false, &vbuf);
+    ad_buffer_create(&app, qbytes + vbytes, xfer, false, &staging);
+    ad_buffer_create(&app, obytes, xfer, false, &readback);
+    vkattn_tensor *q, *v, *out;
+    const vkattn_tensor_desc qd = {.rank = 3, .dims = {2, 5, 8}};
+    const vkattn_tensor_desc vd = {.rank = 3, .dims = {2, 7, 6}};
+    const vkattn_tensor_desc od = {.rank = 3, .dims = {2, 5, 5}};
+    TH_OK(ctx, vkattn_tensor_wrap(ctx, &qd, &(vkattn_buffer_view){.buffer = qbuf.buffer}, &q));
+    TH_OK(ctx, vkattn_tensor_wrap(ctx, &vd, &(vkattn_buffer_view){.buffer = vbuf.buffer}, &v));
+    TH_OK(ctx, vkattn_tensor_create(ctx, &od, &out));
+    TH_OK(ctx, vkattn_tensor_fill(out, NAN));
+
+    /* Recorded once: the app's copies in, vkattn's layer, the app's copy out.
+     * q is handed over with release/acquire, v with the app's own barriers. */
+    /* pending in several frames at once: simultaneous use */
+    VkCommandBuffer rec = ad_begin_secondary(&app, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT);
+    ad_barrier(rec, staging.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+               VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    TH_OK(ctx, vkattn_tensor_release(q, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                     VK_ACCESS_TRANSFER_WRITE_BIT));
+    /* the previous frame's compute reads of v before this frame's copy (WAR) */
+    ad_barrier(rec, vbuf.buffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+               VK_PIPELINE_STAGE_TRANSFER_BIT, 0);
+    VkBufferCopy cq = {.srcOffset = 0, .dstOffset = 0, .size = qbytes};
+    VkBufferCopy cv = {.srcOffset = qbytes, .dstOffset = 0, .size = vbytes};
+    vkCmdCopyBuffer(rec, staging.buffer, qbuf.buffer, 1, &cq);
+    vkCmdCopyBuffer(rec, staging.buffer, vbuf.buffer, 1, &cv);
+    TH_OK(ctx, vkattn_tensor_acquire(q, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                     VK_ACCESS_TRANSFER_WRITE_BIT));
+    ad_barrier(rec, vbuf.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    vkattn_layer_io io = {.query = q, .value = v, .output = out};
+    TH_OK(ctx, vkattn_mha_record(layer, rec, &call, &io));
+    TH_OK(ctx, vkattn_tensor_release(out, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                     VK_ACCESS_TRANSFER_READ_BIT));
+    /* the previous frame's copy into readback and post's read of it */
+    ad_barrier(rec, readback.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+               VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkBufferCopy co = {.srcOffset = vkattn_tensor_buffer(out).offset, .size = obytes};
+    vkCmdCopyBuffer(rec, vkattn_tensor_buffer(out).buffer, readback.buffer, 1, &co);
+    assert_int_equal(vkEndCommandBuffer(rec), VK_SUCCESS);
+
+    frame_slot slots[RING];
+    for (int s = 0; s < RING; s++) {
+        frame_slot *f = &slots[s];
+        ad_buffer_create(&app, qbytes + vbytes, xfer, true, &f->host_in);
+        ad_buffer_create(&app, obytes, xfer, true, &f->host_out);
+        f->q = tu_floats(nq), f->v = tu_floats(nv), f->ref = tu_floats(nout);
+        VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        assert_int_equal(vkCreateFence(app.device, &fi, NULL, &f->fence), VK_SUCCESS);
+        f->cmd = ad_begin(&app, 0);
+        /* the previous frame's copy out of staging (WAR) and into it (WAW) */
+        ad_barrier(f->cmd, staging.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT);
+        VkBufferCopy all = {.size = qbytes + vbytes};
+        vkCmdCopyBuffer(f->cmd, f->host_in.buffer, staging.buffer, 1, &all);
+        VkCommandBuffer twice[2] = {rec, rec};
+        vkCmdExecuteCommands(f->cmd, 2, twice);
+        ad_barrier(f->cmd, readback.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT);
+        VkBufferCopy o = {.size = obytes};
+        vkCmdCopyBuffer(f->cmd, readback.buffer, f->host_out.buffer, 1, &o);
+        ad_barrier(f->cmd, f->host_out.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_HOST_READ_BIT);
+        assert_int_equal(vkEndCommandBuffer(f->cmd), VK_SUCCESS);
+    }
+
+    unsigned checked = 0;
+    for (int frame = 0; frame < FRAMES + RING; frame++) {
+        frame_slot *f = &slots[frame % RING];
+        if (frame >= RING) {
+            /* the frame this slot carried three frames ago is done */
+            assert_int_equal(vkWaitForFences(app.device, 1, &f->fence, VK_TRUE, UINT64_MAX),
+                             VK_SUCCESS);
+            assert_int_equal(vkResetFences(app.device, 1, &f->fence), VK_SUCCESS);
+            char what[64];
+            snprintf(what, sizeof what, "replayed MHA, frame %d", frame - RING);
+            TU_ASSERT_CLOSE((const float *)f->host_out.mapped, f->ref, nout, OUT_BOUND, what);
+            checked++;
+        }
+        if (frame >= FRAMES)
+            continue;
+        tu_fill_uniform(f->q, nq, -1, 1);
+        tu_fill_uniform(f->v, nv, -1, 1);
+        const vkattn_layer_host_io hio = {.query = f->q, .value = f->v, .output = f->ref};
+        TH_OK(ctx, vkattn_reference_mha(&desc, &w, &call, &hio));
+        memcpy(f->host_in.mapped, f->q, qbytes);
+        memcpy((char *)f->host_in.mapped + qbytes, f->v, vbytes);
+        tu_poison(f->host_out.mapped, nout);
+        ad_submit(&app, f->cmd, f->fence);
+    }
+    assert_int_equal(checked, FRAMES);
+
+    /* the last frame's output, read back by vkattn after the app's replays */
+    float *got = th_download(out, nout);
+    TU_ASSERT_CLOSE(got, slots[(FRAMES - 1) % RING].ref, nout, OUT_BOUND, "download after replay");
+    free(got);
+
+    for (int s = 0; s < RING; s++) {
+        frame_slot *f = &slots[s];
+        vkDestroyFence(app.device, f->fence, NULL);
+        ad_buffer_destroy(&app, &f->host_in);
+        ad_buffer_destroy(&app, &f->host_out);
+        free(f->q), free(f->v), free(f->ref);
+    }
+    vkattn_tensor_destroy(q), vkattn_tensor_destroy(v), vkattn_tensor_destroy(out);
+    vkattn_mha_destroy(layer);
+    ad_buffer_destroy(&app, &qbuf), ad_buffer_destroy(&app, &vbuf);
+    ad_buffer_destroy(&app, &staging), ad_buffer_destroy(&app, &readback);
+    ad_close(&app);
+    for (int i = 0; i < 8; i++)
+        free(wa[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_queue_lock),
+        cmocka_unit_test(test_queue_lock_arguments),
+        cmocka_unit_test(test_replay_mha),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}
