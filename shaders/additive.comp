@@ -11,27 +11,25 @@
 // as 0, and tanh(0) = 0 with s = 0, so padding adds nothing. Query rows
 // [row_begin, tq) start at workgroup y = 0: the host may split the rows over
 // several dispatches for a watchdog budget, with identical results.
+#extension GL_GOOGLE_include_directive : require
+#include "additive_iface.h"
 
-layout(constant_id = 0) const uint TQ = 64;
-layout(constant_id = 1) const uint TV = 64;
-layout(constant_id = 2) const uint DK = 32;
-layout(constant_id = 3) const uint RQ = 4;
-layout(constant_id = 4) const uint RV = 4;
-layout(constant_id = 5) const bool HAS_SCALE = false;
+// specialization constants: ids and meanings in additive_iface.h
+layout(constant_id = VKA_ADDITIVE_SPEC_TQ) const uint TQ = 64;
+layout(constant_id = VKA_ADDITIVE_SPEC_TV) const uint TV = 64;
+layout(constant_id = VKA_ADDITIVE_SPEC_DK) const uint DK = 32;
+layout(constant_id = VKA_ADDITIVE_SPEC_RQ) const uint RQ = 4;
+layout(constant_id = VKA_ADDITIVE_SPEC_RV) const uint RV = 4;
+layout(constant_id = VKA_ADDITIVE_SPEC_HAS_SCALE) const bool HAS_SCALE = false;
 // invocations = (TQ / RQ) * (TV / RV), set by the host
-layout(local_size_x_id = 6, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x_id = VKA_ADDITIVE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer QBuf { float q[]; };
 layout(std430, binding = 1) readonly buffer KBuf { float k[]; };
 layout(std430, binding = 2) readonly buffer SBuf { float svec[]; };
 layout(std430, binding = 3) writeonly buffer OBuf { float scores[]; };
 
-layout(push_constant) uniform Push {
-    uint tq, tv, dim;
-    float inner, outer;
-    uint row_begin; // first query row of this dispatch; tq stays the row count
-    uint row_end;   // one past its last
-} p;
+layout(push_constant) uniform Push { VKA_ADDITIVE_PUSH } p;
 
 // Stored dim-major (column of the tile per d) so the inner loop reads RQ (RV)
 // values of one d; +1 padding keeps those reads on distinct banks on GPUs.

@@ -6,28 +6,22 @@
 // quads only in the index space; the tail quad of a row (Tv % 4 != 0) skips
 // the missing keys. A grid-stride loop lets the host cap the group count (big
 // per-invocation work suits lavapipe; a GPU still gets >= 1M invocations).
+#extension GL_GOOGLE_include_directive : require
+#include "dropout_iface.h"
 
 #include "philox.glsl"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+// specialization constants: ids and meanings in dropout_iface.h
+layout(local_size_x_id = VKA_DROPOUT_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 // IN_PLACE: the host binds the dummy at binding 0 and the shader reads `dst`
 // itself, so no buffer is bound twice in one dispatch.
-layout(constant_id = 1) const bool IN_PLACE = false;
+layout(constant_id = VKA_DROPOUT_SPEC_IN_PLACE) const bool IN_PLACE = false;
 
 layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
 layout(std430, binding = 1) buffer OutBuf { float dst[]; };
 
-layout(push_constant) uniform Push {
-    uint tq, tv;
-    uint quads_per_row; // ceil(tv / 4)
-    uint total_quads;   // B * H * Tq * quads_per_row
-    uint seed_lo, seed_hi;
-    uint offset_mix;    // offset_lo ^ (offset_hi * 0x9E3779B9), from the host
-    uint threshold;     // vkattn_dropout_threshold(rate), from the host
-    float scale;        // the float nearest 1 / (1 - rate); 0 for rate 1
-    uint apply;         // 0: plain copy (not training, or rate 0)
-} p;
+layout(push_constant) uniform Push { VKA_DROPOUT_PUSH } p;
 
 float load(uint idx) { return IN_PLACE ? dst[idx] : src[idx]; }
 

@@ -5,16 +5,17 @@
 // invocations write consecutive outputs and read consecutive inputs within a
 // d-long row. All indices are below the element count, which the host checked
 // to fit 32 bits.
+#extension GL_GOOGLE_include_directive : require
+#include "heads_iface.h"
 
-layout(constant_id = 0) const bool SPLIT = true; // false: merge
-layout(local_size_x_id = 1, local_size_y = 1, local_size_z = 1) in;
+// specialization constants: ids and meanings in heads_iface.h
+layout(constant_id = VKA_HEADS_SPEC_SPLIT) const bool SPLIT = true;
+layout(local_size_x_id = VKA_HEADS_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
 layout(std430, binding = 1) writeonly buffer OutBuf { float dst[]; };
 
-layout(push_constant) uniform Push {
-    uint seq, heads, head_dim, count;
-} p;
+layout(push_constant) uniform Push { VKA_HEADS_PUSH } p;
 
 void main()
 {

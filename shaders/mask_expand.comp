@@ -12,21 +12,19 @@
 // group count.
 
 #extension GL_GOOGLE_include_directive : require
+#include "mask_expand_iface.h"
 #include "mask.glsl"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
-layout(constant_id = 1) const bool HAS_ATTN = false;
-layout(constant_id = 2) const bool HAS_QUERY = false;
+// specialization constants: ids and meanings in mask_expand_iface.h
+layout(local_size_x_id = VKA_MASK_EXPAND_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = VKA_MASK_EXPAND_SPEC_HAS_ATTN) const bool HAS_ATTN = false;
+layout(constant_id = VKA_MASK_EXPAND_SPEC_HAS_QUERY) const bool HAS_QUERY = false;
 
 layout(std430, binding = 0) readonly buffer QueryMask { float query_mask[]; };
 layout(std430, binding = 1) readonly buffer AttnMask { float attn[]; };
 layout(std430, binding = 2) writeonly buffer OutMask { float out_mask[]; };
 
-layout(push_constant) uniform Push {
-    uint tq, tv, heads;  // Tqo, Tv, Ho of the output
-    uint total;          // Bo * Ho * Tqo * Tv
-    uint sb, sh, si, sj; // strides of the attention mask
-} p;
+layout(push_constant) uniform Push { VKA_MASK_EXPAND_PUSH } p;
 
 void main()
 {

@@ -8,32 +8,27 @@
 // the host can split a long K over several dispatches, and rows [m_begin, M)
 // start at workgroup y = 0, so it can split M for a watchdog budget (see
 // src/ops/matmul.c). Either split leaves every output's sum order unchanged.
+#extension GL_GOOGLE_include_directive : require
+#include "matmul_iface.h"
 
-layout(constant_id = 0) const uint BM = 64;
-layout(constant_id = 1) const uint BN = 64;
-layout(constant_id = 2) const uint BK = 16;
-layout(constant_id = 3) const uint TM = 4;
-layout(constant_id = 4) const uint TN = 4;
-layout(constant_id = 5) const bool TRANS_A = false;
-layout(constant_id = 6) const bool TRANS_B = false;
-layout(constant_id = 7) const bool HAS_BIAS = false;
+// specialization constants: ids and meanings in matmul_iface.h
+layout(constant_id = VKA_MATMUL_SPEC_BM) const uint BM = 64;
+layout(constant_id = VKA_MATMUL_SPEC_BN) const uint BN = 64;
+layout(constant_id = VKA_MATMUL_SPEC_BK) const uint BK = 16;
+layout(constant_id = VKA_MATMUL_SPEC_TM) const uint TM = 4;
+layout(constant_id = VKA_MATMUL_SPEC_TN) const uint TN = 4;
+layout(constant_id = VKA_MATMUL_SPEC_TRANS_A) const bool TRANS_A = false;
+layout(constant_id = VKA_MATMUL_SPEC_TRANS_B) const bool TRANS_B = false;
+layout(constant_id = VKA_MATMUL_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
 // invocations = (BM / TM) * (BN / TN), set by the host
-layout(local_size_x_id = 8, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x_id = VKA_MATMUL_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
 layout(std430, binding = 3) buffer CBuf { float c[]; };
 
-layout(push_constant) uniform Push {
-    uint M, N, K, heads;
-    uint a_batch, a_head, lda;
-    uint b_batch, b_head, ldb;
-    uint c_batch, c_head, ldc;
-    float alpha;
-    uint k_begin, k_end, accumulate;
-    uint m_begin; // first row of this dispatch; p.M is one past its last
-} p;
+layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 
 // +1 padding keeps column reads of a tile on distinct banks on GPUs
 shared float As[BK * (BM + 1)];
@@ -72,7 +67,7 @@ void main()
             else         { m = idx / BK; k = idx % BK; }
             uint gm = row0 + m, gk = k0 + k;
             float v = 0.0;
-            if (gm < p.M && gk < p.k_end)
+            if (gm < p.m && gk < p.k_end)
                 v = TRANS_A ? a[a_off + gk * p.lda + gm] : a[a_off + gm * p.lda + gk];
             As[k * (BM + 1) + m] = v;
         }
@@ -82,7 +77,7 @@ void main()
             else         { k = idx / BN; n = idx % BN; }
             uint gn = col0 + n, gk = k0 + k;
             float v = 0.0;
-            if (gn < p.N && gk < p.k_end)
+            if (gn < p.n && gk < p.k_end)
                 v = TRANS_B ? b[b_off + gn * p.ldb + gk] : b[b_off + gk * p.ldb + gn];
             Bs[k * (BN + 1) + n] = v;
         }
@@ -103,11 +98,11 @@ void main()
 
     for (uint i = 0; i < TM; i++) {
         uint gm = row0 + tr + i * (BM / TM);
-        if (gm >= p.M)
+        if (gm >= p.m)
             continue;
         for (uint j = 0; j < TN; j++) {
             uint gn = col0 + tc + j * (BN / TN);
-            if (gn >= p.N)
+            if (gn >= p.n)
                 continue;
             const uint ci = c_off + gm * p.ldc + gn;
             float v = p.alpha * acc[i][j];

@@ -5,16 +5,16 @@
 // invocations; CPU devices (lavapipe) need the chains within one invocation.
 // The values stay bounded (x -> x * a + b with a just below 1), and the sum is
 // stored so the compiler cannot drop the work.
+#extension GL_GOOGLE_include_directive : require
+#include "peak_iface.h"
 
-layout(constant_id = 0) const uint CHAINS = 4; // vec4 chains, 1..8
-layout(local_size_x_id = 1, local_size_y = 1, local_size_z = 1) in;
+// specialization constants: ids and meanings in peak_iface.h
+layout(constant_id = VKA_PEAK_FMA_SPEC_CHAINS) const uint CHAINS = 4;
+layout(local_size_x_id = VKA_PEAK_FMA_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) writeonly buffer OutBuf { vec4 o[]; };
 
-layout(push_constant) uniform Push {
-    uint iters; // loop trips; each trip does 4 fma per chain component
-    float a, b;
-} p;
+layout(push_constant) uniform Push { VKA_PEAK_FMA_PUSH } p;
 
 void main()
 {

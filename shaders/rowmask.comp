@@ -5,17 +5,16 @@
 // loop lets the host cap the group count.
 
 #extension GL_GOOGLE_include_directive : require
+#include "rowmask_iface.h"
 #include "mask.glsl"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+// specialization constants: ids and meanings in rowmask_iface.h
+layout(local_size_x_id = VKA_ROWMASK_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer MaskBuf { float mask[]; };
 layout(std430, binding = 1) buffer DataBuf { float data[]; };
 
-layout(push_constant) uniform Push {
-    uint width; // elements per row
-    uint total; // rows * width
-} p;
+layout(push_constant) uniform Push { VKA_ROWMASK_PUSH } p;
 
 void main()
 {

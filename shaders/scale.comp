@@ -2,16 +2,17 @@
 // y[i] = x[i] * s[0]: a learned scalar read on the device, so a recorded
 // command buffer follows set_weights. A grid-stride loop lets the host cap
 // the group count.
+#extension GL_GOOGLE_include_directive : require
+#include "scale_iface.h"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+// specialization constants: ids and meanings in scale_iface.h
+layout(local_size_x_id = VKA_SCALE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer ScaleBuf { float s[]; };
 layout(std430, binding = 1) readonly buffer InBuf { float x[]; };
 layout(std430, binding = 2) writeonly buffer OutBuf { float y[]; };
 
-layout(push_constant) uniform Push {
-    uint total; // elements
-} p;
+layout(push_constant) uniform Push { VKA_SCALE_PUSH } p;
 
 void main()
 {

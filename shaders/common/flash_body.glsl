@@ -54,21 +54,23 @@
 
 #extension GL_EXT_control_flow_attributes : require
 
+#include "flash_iface.h"
 #include "mask.glsl"
 #include "philox.glsl"
 
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in; // WG
-layout(constant_id = 1) const uint BC = 32;    // keys per tile, multiple of 4
-layout(constant_id = 2) const uint DK = 64;    // query/key width
-layout(constant_id = 3) const uint DV = 64;    // value width
-layout(constant_id = 4) const uint CAUSAL = 0; // vkattn_causal
-layout(constant_id = 5) const bool HAS_VALUE_MASK = false;
-layout(constant_id = 6) const bool HAS_MASK = false;
-layout(constant_id = 7) const bool HAS_BIAS = false;
-layout(constant_id = 8) const bool DROPOUT = false;
-layout(constant_id = 9) const bool UNIFORM_ROWS = false; // masked rows -> mean of V
-layout(constant_id = 10) const bool WRITE_LSE = false;
-layout(constant_id = 11) const uint RPI = 1;   // rows per invocation
+// specialization constants: ids and meanings in flash_iface.h
+layout(local_size_x_id = VKA_FLASH_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = VKA_FLASH_SPEC_BC) const uint BC = 32;
+layout(constant_id = VKA_FLASH_SPEC_DK) const uint DK = 64;
+layout(constant_id = VKA_FLASH_SPEC_DV) const uint DV = 64;
+layout(constant_id = VKA_FLASH_SPEC_CAUSAL) const uint CAUSAL = 0;
+layout(constant_id = VKA_FLASH_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
+layout(constant_id = VKA_FLASH_SPEC_HAS_MASK) const bool HAS_MASK = false;
+layout(constant_id = VKA_FLASH_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
+layout(constant_id = VKA_FLASH_SPEC_DROPOUT) const bool DROPOUT = false;
+layout(constant_id = VKA_FLASH_SPEC_UNIFORM_ROWS) const bool UNIFORM_ROWS = false;
+layout(constant_id = VKA_FLASH_SPEC_WRITE_LSE) const bool WRITE_LSE = false;
+layout(constant_id = VKA_FLASH_SPEC_RPI) const uint RPI = 1;
 
 // Widths in vec4s; the padding lanes of q, K and V hold zeros.
 const uint DK4 = (DK + 3u) / 4u;
@@ -118,16 +120,7 @@ layout(std430, binding = BIND_OUT) writeonly buffer OutBuf4 { vec4 out4_o[]; };
 layout(std430, binding = BIND_OUT) writeonly buffer OutBufU { uint out_u[]; };
 #endif
 
-layout(push_constant) uniform Push {
-    uint heads, group, tq, tv;   // query heads, query heads per K/V head
-    float scale_log2;            // scale * log2(e)
-    uint mask_b, mask_h, mask_i; // element strides of the explicit mask (0 = broadcast)
-    uint bias_b, bias_h, bias_i; // same for the bias
-    uint seed_lo, seed_hi, offset_mix, threshold;
-    float drop_scale;            // 1 without dropout
-    uint x_base, z_base;         // first workgroup of this piece of a split call
-    uint bias_off, vmask_off, mask_off, lse_off; // packed layout: element offsets
-} p;
+layout(push_constant) uniform Push { VKA_FLASH_PUSH } p;
 
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;

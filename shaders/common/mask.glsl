@@ -1,7 +1,8 @@
-// The attention mask predicate of docs/SEMANTICS.md ("Common rules"), shared by every
-// kernel that masks logits (softmax.comp, the fused flash kernel) so they agree
-// with each other and with vkattn_reference_softmax exactly. Include after
-// #version; needs no extension. The kernels read their own buffers: these
+// The attention mask predicate of docs/SEMANTICS.md ("Common rules"), shared by
+// every kernel that masks logits (softmax_body.glsl, flash_body.glsl) or reads a
+// mask value (mask_expand.comp, rowmask.comp), so they agree with each other
+// and with vkattn_reference_softmax exactly. Include after #version and
+// GL_GOOGLE_include_directive. The kernels read their own buffers: these
 // helpers take the values and indices, not the buffers.
 //
 // A key j of query row (b, h, i) is allowed iff every enabled mask allows it:
@@ -12,7 +13,8 @@
 // "Nonzero" counts NaN as nonzero, as the CPU reference's `== 0.0f` test does.
 //
 // Broadcast operands (B|1, H|1, Tq|1, Tv) are addressed with element strides
-// computed on the host from the vkattn_broadcast flags, 0 for a broadcast axis:
+// computed on the host (src/core/broadcast.h) from the vkattn_broadcast flags,
+// 0 for a broadcast axis:
 //   rows_s  = flags.rows  ? 0 : Tv
 //   heads_s = flags.heads ? 0 : (flags.rows ? 1 : Tq) * Tv
 //   batch_s = flags.batch ? 0 : (flags.heads ? 1 : H) * (flags.rows ? 1 : Tq) * Tv
@@ -20,9 +22,7 @@
 #ifndef VKA_MASK_GLSL
 #define VKA_MASK_GLSL
 
-const uint VKA_CAUSAL_NONE = 0u;         // = VKATTN_CAUSAL_NONE
-const uint VKA_CAUSAL_TOP_LEFT = 1u;     // = VKATTN_CAUSAL_TOP_LEFT
-const uint VKA_CAUSAL_BOTTOM_RIGHT = 2u; // = VKATTN_CAUSAL_BOTTOM_RIGHT
+#include "mask_iface.h" // VKA_CAUSAL_*, equal to vkattn_causal
 
 // Causal masks allow a prefix of the keys: row i may see keys j < this limit
 // (0 .. tv). Loops can stop there instead of testing every key. Written
@@ -35,11 +35,6 @@ uint vka_causal_limit(uint causal, uint i, uint tq, uint tv)
     if (causal == VKA_CAUSAL_BOTTOM_RIGHT)
         return i + tv >= tq ? i + tv - tq + 1u : 0u; // <= tv since i < tq
     return tv;
-}
-
-bool vka_causal_allows(uint causal, uint i, uint j, uint tq, uint tv)
-{
-    return j < vka_causal_limit(causal, i, tq, tv);
 }
 
 // A mask value allows attending iff it is nonzero; NaN is nonzero, +0 and -0

@@ -56,34 +56,22 @@
 // (scores and bias twice on the multi-pass path, masks twice on both).
 
 #include "mask.glsl"
+#include "softmax_iface.h"
 
-layout(constant_id = 0) const uint WG = 256;   // invocations per workgroup
-layout(constant_id = 1) const uint G = 256;    // invocations per row: power of two, divides WG
-layout(constant_id = 2) const uint CACHE = 0;  // logits cached per row (>= Tv); 0 = multi-pass
-layout(constant_id = 3) const bool IN_PLACE = false; // scores are read from the out binding
-layout(constant_id = 4) const bool HAS_BIAS = false;
-layout(constant_id = 5) const bool HAS_VMASK = false;
-layout(constant_id = 6) const bool HAS_MASK = false;
-layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
+// specialization constants: ids and meanings in softmax_iface.h
+layout(constant_id = VKA_SOFTMAX_SPEC_WG) const uint WG = 256;
+layout(constant_id = VKA_SOFTMAX_SPEC_G) const uint G = 256;
+layout(constant_id = VKA_SOFTMAX_SPEC_CACHE) const uint CACHE = 0;
+layout(constant_id = VKA_SOFTMAX_SPEC_IN_PLACE) const bool IN_PLACE = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_HAS_VMASK) const bool HAS_VMASK = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_HAS_MASK) const bool HAS_MASK = false;
+layout(local_size_x_id = VKA_SOFTMAX_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 const uint ROWS = WG / G; // rows per workgroup
 const uint FAN = 16;      // reduction fan-in: WG 256 reduces in 2 barrier steps
 
-layout(push_constant) uniform Push {
-    uint rows;     // B * H * Tq
-    uint heads, tq, tv;
-    uint causal;   // VKA_CAUSAL_*
-    uint bias_b, bias_h, bias_i; // element strides, 0 = broadcast (mask.glsl)
-    uint mask_b, mask_h, mask_i;
-    uint groups_x; // workgroups along x; the row index spreads over x and y
-    float scale_y; // scale / 2^k
-    float bias_y;  // 1 / 2^k
-    float exp_c1;  // exp_c1 * exp_c2 = 2^k * log2(e)
-    float exp_c2;
-    float diff_min; // -160 / (2^k * log2(e)): logit differences clamp here
-    float masked_w; // weight of every key of a row with nothing allowed: 0 or 1/Tv
-    uint bias_off, vmask_off, mask_off; // packed variant: element offsets in the pack
-} p;
+layout(push_constant) uniform Push { VKA_SOFTMAX_PUSH } p;
 
 shared float red_m[WG];
 shared float red_s[WG];

@@ -9,10 +9,12 @@
 
 static _Thread_local char thread_last_error[VKA_MESSAGE_MAX];
 
+/* The context embeds its vka_logger as its first member (checked where the
+ * context is defined), so core reaches it without knowing the context. */
+static vka_logger *logger_of(struct vkattn_context *ctx) { return (vka_logger *)(void *)ctx; }
+
 /* where vka_logger_last_error copies a context's message for this thread */
 static _Thread_local char thread_context_error[VKA_MESSAGE_MAX];
-
-const char *vka_thread_last_error(void) { return thread_last_error; }
 
 bool vka_logger_init(vka_logger *logger)
 {
@@ -62,7 +64,7 @@ vkattn_result vka_fail(struct vkattn_context *ctx, vkattn_result code, const cha
     va_end(ap);
 
     memcpy(thread_last_error, msg, sizeof msg);
-    vka_logger *logger = vka_context_logger(ctx);
+    vka_logger *logger = logger_of(ctx);
     if (logger) {
         store(logger, msg);
         vka_logger_emit(logger, VKATTN_LOG_ERROR, VKATTN_LOG_SOURCE_LIBRARY, msg);
@@ -72,7 +74,7 @@ vkattn_result vka_fail(struct vkattn_context *ctx, vkattn_result code, const cha
 
 void vka_log(struct vkattn_context *ctx, vkattn_log_level level, const char *fmt, ...)
 {
-    vka_logger *logger = vka_context_logger(ctx);
+    vka_logger *logger = logger_of(ctx);
     if (!logger || !logger->fn || level > logger->max_level)
         return;
     char msg[VKA_MESSAGE_MAX];

@@ -24,7 +24,4 @@ vkattn_result vka_fail(struct vkattn_context *ctx, vkattn_result code, const cha
 void vka_log(struct vkattn_context *ctx, vkattn_log_level level, const char *fmt, ...)
     VKA_PRINTF(3, 4);
 
-/* This thread's last failure message (empty string if none). */
-const char *vka_thread_last_error(void);
-
 #endif /* VKA_CORE_ERROR_H */

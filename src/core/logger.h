@@ -1,4 +1,6 @@
-/* The logger a context owns: the app's callback and the last failure message. */
+/* The logger a context owns: the app's callback and the last failure message.
+ * struct vkattn_context embeds it as its first member, so core/error.c finds
+ * it from a context pointer without depending on src/vk. */
 #ifndef VKA_CORE_LOGGER_H
 #define VKA_CORE_LOGGER_H
 
@@ -26,11 +28,6 @@ void vka_logger_destroy(vka_logger *logger);
 /* A copy of the logger's last error in this thread's storage: stays valid
  * until this thread asks again, whatever other threads fail with meanwhile. */
 const char *vka_logger_last_error(vka_logger *logger);
-
-struct vkattn_context;
-
-/* Defined by the context module; NULL ctx gives NULL. */
-vka_logger *vka_context_logger(struct vkattn_context *ctx);
 
 /* Sends one message through the logger (NULL logger: dropped). */
 void vka_logger_emit(vka_logger *logger, vkattn_log_level level, vkattn_log_source source,

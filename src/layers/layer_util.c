@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/growth.h"
 #include "ops/mask_expand.h"
 #include "ops/rowmask.h"
 #include "vk/context.h"
@@ -212,11 +213,8 @@ vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scrat
         *out = s->current;
         return VKATTN_SUCCESS;
     }
-    /* Grow by half again where the device allows it, so a run of slowly
-     * growing calls retires only a few tensors. */
-    uint64_t cap = n, grown = s->capacity + s->capacity / 2;
-    if (grown > cap && grown <= vka_max_range(ctx) / sizeof(float))
-        cap = grown;
+    /* geometric growth, so a run of slowly growing calls retires few tensors */
+    const uint64_t cap = vka_grow_capacity(s->capacity, n, vka_max_range(ctx) / sizeof(float));
     if (s->n_retired == s->cap_retired && s->current) {
         uint32_t nc = s->cap_retired ? 2 * s->cap_retired : 4;
         vkattn_tensor **nr = realloc(s->retired, nc * sizeof *nr);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "core/mask_shape.h"
-#include "reference/layer_ref.h"
+#include "shape/layer_shape.h"
 #include "vkattn/layer_common.h"
 
 /* ---------------------------------------------------------------- checks */
@@ -71,8 +71,9 @@ typedef struct vka_scratch {
     uint32_t n_retired, cap_retired;
 } vka_scratch;
 
-/* *out = a tensor of at least n floats (n >= 1). Grows by at least half again
- * (within maxStorageBufferRange) so that slowly growing calls retire few. */
+/* *out = a tensor of at least n floats (n >= 1). Grows as core/growth.h says
+ * (doubling within maxStorageBufferRange) so that slowly growing calls retire
+ * few. */
 vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scratch *s, uint64_t n,
                               vkattn_tensor **out);
 void vka_scratch_release(vka_scratch *s);

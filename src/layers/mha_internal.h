@@ -6,7 +6,7 @@
 #include "vkattn/mha.h"
 
 #include "layers/layer_util.h"
-#include "reference/mha_shape.h"
+#include "shape/mha_shape.h"
 
 /* Scratch tensors of one call; sized per call, grown on demand. */
 typedef enum mha_slot {

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "common/additive_iface.h"
 #include "vk/context.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
@@ -14,10 +15,9 @@
 #include "vka_shaders.h"
 
 typedef struct additive_push {
-    uint32_t tq, tv, dim;
-    float inner, outer;
-    uint32_t row_begin, row_end;
+    VKA_ADDITIVE_PUSH
 } additive_push;
+_Static_assert(sizeof(additive_push) == VKA_ADDITIVE_PUSH_SIZE, "additive_push: see additive_iface.h");
 
 /* A TQ x TV tile of S per workgroup, RQ x RV outputs per invocation, dim
  * staged DK at a time. */
@@ -177,8 +177,16 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .code_size = vka_spv_additive_size,
         .n_bindings = 4,
         .push_size = sizeof(additive_push),
-        .n_spec = 7,
-        .spec = {t.tq, t.tv, t.dk, t.rq, t.rv, params->has_scale_vector, tile_threads(&t)},
+        .n_spec = VKA_ADDITIVE_N_SPEC,
+        .spec = {
+            [VKA_ADDITIVE_SPEC_TQ] = t.tq,
+            [VKA_ADDITIVE_SPEC_TV] = t.tv,
+            [VKA_ADDITIVE_SPEC_DK] = t.dk,
+            [VKA_ADDITIVE_SPEC_RQ] = t.rq,
+            [VKA_ADDITIVE_SPEC_RV] = t.rv,
+            [VKA_ADDITIVE_SPEC_HAS_SCALE] = params->has_scale_vector,
+            [VKA_ADDITIVE_SPEC_WG] = tile_threads(&t),
+        },
     };
     additive_push push = {
         .tq = params->tq,

@@ -1,34 +1,26 @@
 /* Inverted dropout: argument checks, the host side of the Philox stream
- * (threshold, offset mix, scale: computed once here exactly as the CPU
+ * (threshold, offset mix, scale: from core/dropout_host.h, as the CPU
  * reference computes them) and the dispatch of shaders/dropout.comp. */
 #include "vkattn/dropout.h"
 
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
+#include "common/dropout_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
-#include "vkattn/philox.h"
 
 typedef struct dropout_push {
-    uint32_t tq, tv, quads_per_row, total_quads;
-    uint32_t seed_lo, seed_hi, offset_mix, threshold;
-    float scale;
-    uint32_t active;
+    VKA_DROPOUT_PUSH
 } dropout_push;
+_Static_assert(sizeof(dropout_push) == VKA_DROPOUT_PUSH_SIZE, "dropout_push: see dropout_iface.h");
 
 /* Enough groups for every GPU to be busy; beyond it each invocation loops
  * (on lavapipe fewer, fatter groups are faster). */
 #define MAX_GROUPS 4096u
-
-/* The float nearest 1/(1 - rate), 0 for rate 1: the same expression as the CPU
- * reference (vka_ref_dropout_scale), so kept elements match it bit for bit. */
-static float dropout_scale(float rate)
-{
-    return rate < 1.0f ? (float)(1.0 / (1.0 - (double)rate)) : 0.0f;
-}
 
 static vkattn_result check_params(vkattn_context *ctx, const char *caller,
                                   const vkattn_dropout_op_params *p, uint64_t *count)
@@ -73,15 +65,14 @@ static dropout_push make_push(const vkattn_dropout_op_params *p, uint64_t count)
 {
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t qpr = (p->tv + 3u) / 4u;
-    /* docs/SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
-    const uint32_t mix = (uint32_t)d->offset ^ ((uint32_t)(d->offset >> 32) * 0x9E3779B9u);
     return (dropout_push){
         .tq = p->tq, .tv = p->tv, .quads_per_row = qpr,
         .total_quads = (uint32_t)(count / p->tv * qpr),
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
-        .offset_mix = mix, .threshold = vkattn_dropout_threshold(d->rate),
-        .scale = dropout_scale(d->rate),
-        .active = d->training && d->rate > 0.0f,
+        .offset_mix = vka_philox_offset_mix(d->offset),
+        .threshold = vka_dropout_threshold(d->rate),
+        .scale = vka_dropout_scale(d->rate),
+        .apply = vka_dropout_active(d),
     };
 }
 
@@ -101,7 +92,7 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return r;
     dropout_push push = make_push(params, count);
     const bool in_place = io->in == io->out;
-    if (!push.active && in_place)
+    if (!push.apply && in_place)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
 
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total_quads, MAX_GROUPS);
@@ -111,8 +102,11 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .code_size = vka_spv_dropout_size,
         .n_bindings = 2,
         .push_size = sizeof(dropout_push),
-        .n_spec = 2,
-        .spec = {grid.threads, in_place},
+        .n_spec = VKA_DROPOUT_N_SPEC,
+        .spec = {
+            [VKA_DROPOUT_SPEC_WG] = grid.threads,
+            [VKA_DROPOUT_SPEC_IN_PLACE] = in_place,
+        },
     };
     vka_dispatch d = {
         .kernel = &kernel,

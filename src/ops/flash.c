@@ -10,25 +10,21 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/broadcast.h"
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
+#include "common/flash_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
-#include "vkattn/philox.h"
 
 typedef struct flash_push {
-    uint32_t heads, group, tq, tv;
-    float scale_log2;
-    uint32_t mask_b, mask_h, mask_i;
-    uint32_t bias_b, bias_h, bias_i;
-    uint32_t seed_lo, seed_hi, offset_mix, threshold;
-    float drop_scale;
-    uint32_t x_base, z_base; /* first workgroup of a piece of a split call */
-    uint32_t bias_off, vmask_off, mask_off, lse_off; /* packed layout: element offsets */
+    VKA_FLASH_PUSH
 } flash_push;
+_Static_assert(sizeof(flash_push) == VKA_FLASH_PUSH_SIZE, "flash_push: see flash_iface.h");
 
 /* Storage buffers of shaders/flash.comp; flash_packed.comp needs 4. */
 #define FLASH_BINDINGS 8u
@@ -112,7 +108,8 @@ static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 /* Elements of a (B|1, H|1, Tq|1, Tv) mask or bias as stored. */
 static uint64_t bcast_count(const flash_shape *s, vkattn_broadcast bc)
 {
-    return count4(bc.batch ? 1 : s->batch, bc.heads ? 1 : s->heads, bc.rows ? 1 : s->tq, s->tv);
+    uint64_t n;
+    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
 }
 
 /* Every index the shader forms stays below 2^32. */
@@ -204,10 +201,10 @@ bool vka_flash_supports(const struct vkattn_context *ctx, const vkattn_sdpa_para
  * broadcast. They fit 32 bits: fits_u32_indexing checked the stored count. */
 static void bcast_strides(const flash_shape *s, vkattn_broadcast bc, uint32_t out[3])
 {
-    uint32_t rows = bc.rows ? 1 : s->tq, heads = bc.heads ? 1 : s->heads;
-    out[2] = bc.rows ? 0 : s->tv;
-    out[1] = bc.heads ? 0 : rows * s->tv;
-    out[0] = bc.batch ? 0 : heads * rows * s->tv;
+    uint64_t st[3];
+    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
+    for (int a = 0; a < 3; a++)
+        out[a] = (uint32_t)st[a];
 }
 
 static vkattn_result check_io(struct vkattn_context *ctx, const char *caller, const flash_shape *s,
@@ -257,16 +254,14 @@ static flash_push make_push(const flash_shape *s, const vkattn_sdpa_params *p)
 {
     const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const vkattn_dropout_params *d = &p->dropout;
-    const bool drop = d->training && d->rate > 0.0f;
+    const bool drop = vka_dropout_active(d);
     flash_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
         .scale_log2 = (float)(scale * 1.4426950408889634),
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
-        /* docs/SEMANTICS.md: the offset's high word is folded in with 0x9E3779B9 */
-        .offset_mix = (uint32_t)d->offset ^ ((uint32_t)(d->offset >> 32) * 0x9E3779B9u),
-        .threshold = drop ? vkattn_dropout_threshold(d->rate) : 0,
-        /* the float nearest 1/(1 - rate), as the dropout op and the reference use */
-        .drop_scale = !drop ? 1.0f : d->rate < 1.0f ? (float)(1.0 / (1.0 - (double)d->rate)) : 0.0f,
+        .offset_mix = vka_philox_offset_mix(d->offset),
+        .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
+        .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
     };
     uint32_t st[3];
     bcast_strides(s, p->mask.mask_broadcast, st);
@@ -410,10 +405,21 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
         .code_size = packed ? vka_spv_flash_packed_size : vka_spv_flash_size,
         .n_bindings = f.n_bindings,
         .push_size = sizeof(flash_push),
-        .n_spec = 12,
-        .spec = {t.wg, t.bc, s.dk, s.dv, (uint32_t)m->causal, m->has_value_mask, m->has_mask,
-                 m->has_bias, d->training && d->rate > 0.0f,
-                 m->masked_row == VKATTN_MASKED_ROW_UNIFORM, lse != NULL, t.rpi},
+        .n_spec = VKA_FLASH_N_SPEC,
+        .spec = {
+            [VKA_FLASH_SPEC_WG] = t.wg,
+            [VKA_FLASH_SPEC_BC] = t.bc,
+            [VKA_FLASH_SPEC_DK] = s.dk,
+            [VKA_FLASH_SPEC_DV] = s.dv,
+            [VKA_FLASH_SPEC_CAUSAL] = (uint32_t)m->causal,
+            [VKA_FLASH_SPEC_HAS_VALUE_MASK] = m->has_value_mask,
+            [VKA_FLASH_SPEC_HAS_MASK] = m->has_mask,
+            [VKA_FLASH_SPEC_HAS_BIAS] = m->has_bias,
+            [VKA_FLASH_SPEC_DROPOUT] = vka_dropout_active(d),
+            [VKA_FLASH_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
+            [VKA_FLASH_SPEC_WRITE_LSE] = lse != NULL,
+            [VKA_FLASH_SPEC_RPI] = t.rpi,
+        },
     };
     vka_dispatch dispatch = {.kernel = &kernel, .push = &push, .caller = caller};
     memcpy(dispatch.bindings, f.bindings, sizeof f.bindings[0] * f.n_bindings);
@@ -425,11 +431,4 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     if ((r = vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out)))
         return r;
     return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, count4(s.batch, s.heads, s.tq, 1));
-}
-
-vkattn_result vka_flash_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                               const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
-                               const char *caller)
-{
-    return vka_flash_record_lse(ctx, cmd, p, io, NULL, caller);
 }

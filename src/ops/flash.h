@@ -15,7 +15,7 @@
  * counts, is recorded as several dispatches over row blocks, bit-identical to
  * one. The kernel relies on no inf or NaN arithmetic.
  *
- * Call vka_flash_supports first; vka_flash_record assumes the call is one it
+ * Call vka_flash_supports first; vka_flash_record_lse assumes the call is one it
  * supports (it re-checks and fails with vka_flash_check's code otherwise).
  * Both leave argument validation of the public op to the caller but still
  * check every tensor they bind, so a bad call fails cleanly, never on the GPU.
@@ -64,16 +64,12 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdp
 
 /* Records the fused SDPA into cmd: io->q, k, v, out and the operands p->mask
  * asks for; io->weights and io->workspace are ignored. `caller` names the
- * public function in error messages. */
-vkattn_result vka_flash_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                               const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
-                               const char *caller);
-
-/* As vka_flash_record, and also writes the per-row log-sum-exp of the logits
- * to lse (B, H, Tq):  lse[b,h,i] = log(sum_j allowed exp(score * scale + bias))
+ * public function in error messages. With lse non-NULL it also writes the
+ * per-row log-sum-exp of the logits to lse (B, H, Tq):
+ *   lse[b,h,i] = log(sum_j allowed exp(score * scale + bias))
  * in natural-log units, before dropout; -inf for a row with no allowed key
  * (whatever the masked-row policy; written as the bit pattern of -inf, never
- * computed). lse may be NULL (then no LSE is written). */
+ * computed). */
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
                                    struct vkattn_tensor *lse, const char *caller);

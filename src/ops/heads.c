@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "common/heads_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
@@ -11,8 +12,9 @@
 #include "vka_shaders.h"
 
 typedef struct heads_push {
-    uint32_t seq, heads, head_dim, count;
+    VKA_HEADS_PUSH
 } heads_push;
+_Static_assert(sizeof(heads_push) == VKA_HEADS_PUSH_SIZE, "heads_push: see heads_iface.h");
 
 /* Invocations per workgroup when the device allows; a copy needs no shared
  * memory, so only the invocation limits matter. */
@@ -86,8 +88,11 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         .code_size = vka_spv_heads_size,
         .n_bindings = 2,
         .push_size = sizeof(heads_push),
-        .n_spec = 2,
-        .spec = {split, threads},
+        .n_spec = VKA_HEADS_N_SPEC,
+        .spec = {
+            [VKA_HEADS_SPEC_SPLIT] = split,
+            [VKA_HEADS_SPEC_WG] = threads,
+        },
     };
     heads_push push = {
         .seq = params->seq,

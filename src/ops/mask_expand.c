@@ -3,15 +3,16 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "common/mask_expand_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
 typedef struct mask_push {
-    uint32_t tq, tv, heads, total;
-    uint32_t sb, sh, si, sj;
+    VKA_MASK_EXPAND_PUSH
 } mask_push;
+_Static_assert(sizeof(mask_push) == VKA_MASK_EXPAND_PUSH_SIZE, "mask_push: see mask_expand_iface.h");
 
 /* Enough groups to keep any GPU busy; beyond that each invocation loops. */
 #define MAX_GROUPS 4096u
@@ -45,8 +46,12 @@ vkattn_result vka_mask_expand_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         .code_size = vka_spv_mask_expand_size,
         .n_bindings = 3,
         .push_size = sizeof(mask_push),
-        .n_spec = 3,
-        .spec = {grid.threads, e->attn != NULL, e->query_mask != NULL},
+        .n_spec = VKA_MASK_EXPAND_N_SPEC,
+        .spec = {
+            [VKA_MASK_EXPAND_SPEC_WG] = grid.threads,
+            [VKA_MASK_EXPAND_SPEC_HAS_ATTN] = e->attn != NULL,
+            [VKA_MASK_EXPAND_SPEC_HAS_QUERY] = e->query_mask != NULL,
+        },
     };
     vka_dispatch d = {
         .kernel = &kernel,

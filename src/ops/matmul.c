@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/matmul_shape.h"
+#include "common/matmul_iface.h"
 #include "vk/context.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
@@ -12,14 +13,9 @@
 #include "vka_shaders.h"
 
 typedef struct matmul_push {
-    uint32_t m, n, k, heads;
-    uint32_t a_batch, a_head, lda;
-    uint32_t b_batch, b_head, ldb;
-    uint32_t c_batch, c_head, ldc;
-    float alpha;
-    uint32_t k_begin, k_end, accumulate;
-    uint32_t m_begin;
+    VKA_MATMUL_PUSH
 } matmul_push;
+_Static_assert(sizeof(matmul_push) == VKA_MATMUL_PUSH_SIZE, "matmul_push: see matmul_iface.h");
 
 typedef struct matmul_tiles {
     uint32_t bm, bn, bk, tm, tn;
@@ -145,9 +141,18 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .code_size = vka_spv_matmul_size,
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
-        .n_spec = 9,
-        .spec = {t.bm, t.bn, t.bk, t.tm, t.tn, params->transpose_a, params->transpose_b,
-                 params->has_bias, tile_threads(&t)},
+        .n_spec = VKA_MATMUL_N_SPEC,
+        .spec = {
+            [VKA_MATMUL_SPEC_BM] = t.bm,
+            [VKA_MATMUL_SPEC_BN] = t.bn,
+            [VKA_MATMUL_SPEC_BK] = t.bk,
+            [VKA_MATMUL_SPEC_TM] = t.tm,
+            [VKA_MATMUL_SPEC_TN] = t.tn,
+            [VKA_MATMUL_SPEC_TRANS_A] = params->transpose_a,
+            [VKA_MATMUL_SPEC_TRANS_B] = params->transpose_b,
+            [VKA_MATMUL_SPEC_HAS_BIAS] = params->has_bias,
+            [VKA_MATMUL_SPEC_WG] = tile_threads(&t),
+        },
     };
     matmul_push push = {
         .m = s.m, .n = s.n, .k = s.k, .heads = s.heads,

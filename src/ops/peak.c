@@ -6,6 +6,7 @@
 #include "vkattn/timer.h"
 
 #include "core/error.h"
+#include "common/peak_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
@@ -24,13 +25,14 @@
 static const char *const CALLER = "vkattn_measure_peak";
 
 typedef struct fma_push {
-    uint32_t iters;
-    float a, b;
+    VKA_PEAK_FMA_PUSH
 } fma_push;
+_Static_assert(sizeof(fma_push) == VKA_PEAK_FMA_PUSH_SIZE, "fma_push: see peak_iface.h");
 
 typedef struct copy_push {
-    uint32_t n;
+    VKA_PEAK_COPY_PUSH
 } copy_push;
+_Static_assert(sizeof(copy_push) == VKA_PEAK_COPY_PUSH_SIZE, "copy_push: see peak_iface.h");
 
 /* Records `d` between two timestamps, submits, waits, returns the GPU time. */
 static vkattn_result time_dispatch(vkattn_context *ctx, vkattn_timer *timer, const vka_dispatch *d,
@@ -92,8 +94,11 @@ static vkattn_result fma_variant(vkattn_context *ctx, vkattn_timer *timer, vkatt
         .code_size = vka_spv_peak_fma_size,
         .n_bindings = 1,
         .push_size = sizeof(fma_push),
-        .n_spec = 2,
-        .spec = {chains, wg},
+        .n_spec = VKA_PEAK_FMA_N_SPEC,
+        .spec = {
+            [VKA_PEAK_FMA_SPEC_CHAINS] = chains,
+            [VKA_PEAK_FMA_SPEC_WG] = wg,
+        },
     };
     fma_push push = {.iters = 1, .a = 0.999999f, .b = 1e-6f};
     vka_dispatch d = {
@@ -205,8 +210,10 @@ static vkattn_result measure_copy(vkattn_context *ctx, vkattn_timer *timer, vkat
         .code_size = vka_spv_peak_copy_size,
         .n_bindings = 2,
         .push_size = sizeof(copy_push),
-        .n_spec = 1,
-        .spec = {wg},
+        .n_spec = VKA_PEAK_COPY_N_SPEC,
+        .spec = {
+            [VKA_PEAK_COPY_SPEC_WG] = wg,
+        },
     };
     vka_dispatch d = {
         .kernel = &kernel,

@@ -3,14 +3,16 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "common/rowmask_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
 typedef struct rowmask_push {
-    uint32_t width, total;
+    VKA_ROWMASK_PUSH
 } rowmask_push;
+_Static_assert(sizeof(rowmask_push) == VKA_ROWMASK_PUSH_SIZE, "rowmask_push: see rowmask_iface.h");
 
 /* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
 #define MAX_GROUPS 4096u
@@ -35,8 +37,10 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
         .code_size = vka_spv_rowmask_size,
         .n_bindings = 2,
         .push_size = sizeof(rowmask_push),
-        .n_spec = 1,
-        .spec = {grid.threads},
+        .n_spec = VKA_ROWMASK_N_SPEC,
+        .spec = {
+            [VKA_ROWMASK_SPEC_WG] = grid.threads,
+        },
     };
     rowmask_push push = {.width = width, .total = (uint32_t)total};
     vka_dispatch d = {

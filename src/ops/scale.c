@@ -2,14 +2,16 @@
 #include "ops/scale.h"
 
 #include "core/error.h"
+#include "common/scale_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
 typedef struct scale_push {
-    uint32_t total;
+    VKA_SCALE_PUSH
 } scale_push;
+_Static_assert(sizeof(scale_push) == VKA_SCALE_PUSH_SIZE, "scale_push: see scale_iface.h");
 
 /* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
 #define MAX_GROUPS 4096u
@@ -34,8 +36,10 @@ vkattn_result vka_scale_record(vkattn_context *ctx, VkCommandBuffer cmd, const c
         .code_size = vka_spv_scale_size,
         .n_bindings = 3,
         .push_size = sizeof(scale_push),
-        .n_spec = 1,
-        .spec = {grid.threads},
+        .n_spec = VKA_SCALE_N_SPEC,
+        .spec = {
+            [VKA_SCALE_SPEC_WG] = grid.threads,
+        },
     };
     scale_push push = {.total = (uint32_t)n};
     vka_dispatch d = {

@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/broadcast.h"
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash.h"
 #include "vk/context.h"
@@ -31,9 +33,7 @@ typedef struct sdpa_shape {
 /* Counts of (B, H, Tq, Tv) operands stored with broadcast axes. */
 static bool broadcast_count(const sdpa_shape *s, vkattn_broadcast bc, uint64_t *n)
 {
-    const uint64_t dims[4] = {bc.batch ? 1 : s->batch, bc.heads ? 1 : s->heads,
-                              bc.rows ? 1 : s->tq, s->tv};
-    return vka_product_u64(dims, 4, n);
+    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, n);
 }
 
 static vkattn_result check_enums(vkattn_context *ctx, const char *caller,
@@ -121,7 +121,7 @@ static vkattn_result resolve(vkattn_context *ctx, const char *caller, const vkat
     s->group = s->heads / s->kv_heads;
     /* 1/sqrt(dk) in double, rounded once to the f32 the kernels multiply by */
     s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
-    s->drop = p->dropout.training && p->dropout.rate > 0.0f;
+    s->drop = vka_dropout_active(&p->dropout);
     return count_operands(ctx, caller, &p->mask, s);
 }
 

@@ -8,8 +8,10 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
+#include "common/softmax_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -19,16 +21,9 @@
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 typedef struct softmax_push {
-    uint32_t rows, heads, tq, tv;
-    uint32_t causal;
-    uint32_t bias_b, bias_h, bias_i;
-    uint32_t mask_b, mask_h, mask_i;
-    uint32_t groups_x;
-    float scale_y, bias_y, exp_c1, exp_c2;
-    float diff_min;
-    float masked_w;
-    uint32_t bias_off, vmask_off, mask_off; /* packed variant only */
+    VKA_SOFTMAX_PUSH
 } softmax_push;
+_Static_assert(sizeof(softmax_push) == VKA_SOFTMAX_PUSH_SIZE, "softmax_push: see softmax_iface.h");
 
 /* Bindings of shaders/softmax.comp; shaders/softmax_packed.comp reads bias,
  * value mask and mask from one binding and so needs 3. */
@@ -116,18 +111,6 @@ static bool choose_shape(const vkattn_context_info *info, uint32_t tv, softmax_s
     return true;
 }
 
-/* Element strides of a (B|1, H|1, Tq|1, Tv) operand (0 on broadcast axes, as
- * shaders/common/mask.glsl documents) and its element count. */
-static void bcast_layout(vkattn_broadcast bc, uint32_t batch, uint32_t heads, uint32_t tq,
-                         uint32_t tv, uint64_t strides[3], uint64_t *count)
-{
-    const uint64_t rows = bc.rows ? 1 : tq, hs = bc.heads ? 1 : heads;
-    strides[2] = bc.rows ? 0 : tv;
-    strides[1] = bc.heads ? 0 : rows * tv;
-    strides[0] = bc.batch ? 0 : hs * rows * tv;
-    *count = (bc.batch ? 1 : (uint64_t)batch) * hs * rows * tv;
-}
-
 /* |logit / 2^k| <= FLT_MAX / 2 for all finite inputs, so the difference of
  * any two is finite and the shader's sentinels lie below every logit:
  * |score * scale / 2^k| <= FLT_MAX / 2 (FLT_MAX / 4 with a bias) and
@@ -210,7 +193,7 @@ static vkattn_result check_operand(vkattn_context *ctx, const char *caller, cons
 typedef struct softmax_dims {
     uint32_t heads;
     uint64_t total;     /* B * H * Tq * Tv */
-    uint64_t bias_s[3]; /* strides of bias and mask, as bcast_layout */
+    uint64_t bias_s[3]; /* strides of bias and mask (core/broadcast.h) */
     uint64_t mask_s[3];
 } softmax_dims;
 
@@ -237,9 +220,12 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check(ctx, io->out, d->total, caller, "io->out")))
         return r;
     const vkattn_mask_params *m = &p->mask;
-    uint64_t bias_n, mask_n;
-    bcast_layout(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, d->bias_s, &bias_n);
-    bcast_layout(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, d->mask_s, &mask_n);
+    /* no more than the scores, so neither count overflows */
+    uint64_t bias_n = 0, mask_n = 0;
+    vka_bcast_count(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, &bias_n);
+    vka_bcast_count(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, &mask_n);
+    vka_bcast_strides(m->bias_broadcast, d->heads, p->tq, p->tv, d->bias_s);
+    vka_bcast_strides(m->mask_broadcast, d->heads, p->tq, p->tv, d->mask_s);
     if ((r = check_operand(ctx, caller, "bias", "mask.has_bias", m->has_bias, io->bias, bias_n,
                            io->out)) ||
         (r = check_operand(ctx, caller, "value_mask", "mask.has_value_mask", m->has_value_mask,
@@ -308,9 +294,16 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .code_size = packed ? vka_spv_softmax_packed_size : vka_spv_softmax_size,
         .n_bindings = packed ? SOFTMAX_PACKED_BINDINGS : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
-        .n_spec = 7,
-        .spec = {shape.wg, shape.g, shape.cache, in_place, m->has_bias, m->has_value_mask,
-                 m->has_mask},
+        .n_spec = VKA_SOFTMAX_N_SPEC,
+        .spec = {
+            [VKA_SOFTMAX_SPEC_WG] = shape.wg,
+            [VKA_SOFTMAX_SPEC_G] = shape.g,
+            [VKA_SOFTMAX_SPEC_CACHE] = shape.cache,
+            [VKA_SOFTMAX_SPEC_IN_PLACE] = in_place,
+            [VKA_SOFTMAX_SPEC_HAS_BIAS] = m->has_bias,
+            [VKA_SOFTMAX_SPEC_HAS_VMASK] = m->has_value_mask,
+            [VKA_SOFTMAX_SPEC_HAS_MASK] = m->has_mask,
+        },
     };
     const uint64_t rows = dims.total / params->tv;
     softmax_push push = {

@@ -72,11 +72,6 @@ vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params 
     return VKATTN_SUCCESS;
 }
 
-float vka_ref_dropout_scale(float rate)
-{
-    return rate < 1.0f ? (float)(1.0 / (1.0 - (double)rate)) : 0.0f;
-}
-
 vkattn_result vka_ref_alloc_row(const char *fn, uint32_t tv, double **row,
                                 unsigned char **allowed)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
 #include "vkattn/philox.h"
@@ -29,7 +30,7 @@ static void fill_keep(const vkattn_dropout_op_params *p, uint8_t *keep)
 {
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t heads = vka_default_u32(p->heads, 1);
-    const uint32_t threshold = vkattn_dropout_threshold(d->rate);
+    const uint32_t threshold = vka_dropout_threshold(d->rate);
     size_t idx = 0;
     for (uint32_t b = 0; b < p->batch; b++)
         for (uint32_t h = 0; h < heads; h++)
@@ -45,7 +46,7 @@ vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p, u
     vkattn_result r = check("vkattn_reference_dropout_mask", p, keep, keep, &n);
     if (r)
         return r;
-    if (vka_ref_dropout_active(&p->dropout))
+    if (vka_dropout_active(&p->dropout))
         fill_keep(p, keep);
     else
         memset(keep, 1, n);
@@ -59,16 +60,16 @@ vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const 
     vkattn_result r = check("vkattn_reference_dropout", p, in, out, &n);
     if (r)
         return r;
-    if (!vka_ref_dropout_active(&p->dropout)) {
+    if (!vka_dropout_active(&p->dropout)) {
         if (out != in)
             memmove(out, in, n * sizeof(float));
         return VKATTN_SUCCESS;
     }
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t heads = vka_default_u32(p->heads, 1);
-    const uint32_t threshold = vkattn_dropout_threshold(d->rate);
+    const uint32_t threshold = vka_dropout_threshold(d->rate);
     /* One f32 multiply by the f32 scale: what a shader does, so results are exact. */
-    const float scale = vka_ref_dropout_scale(d->rate);
+    const float scale = vka_dropout_scale(d->rate);
     size_t idx = 0;
     for (uint32_t b = 0; b < p->batch; b++)
         for (uint32_t h = 0; h < heads; h++)

@@ -1,38 +1,11 @@
-/* keras.layers.Attention: its desc rules (shared with the GPU layer) and its
- * CPU reference, composed from the matmul/additive/softmax/dropout references. */
+/* keras.layers.Attention: its CPU reference, composed from the matmul,
+ * additive, softmax and dropout references (desc rules in shape/layer_desc.c). */
 #include "reference/layer_ref.h"
 
 #include <stdlib.h>
 
 #include "core/error.h"
 #include "vkattn/reference.h"
-
-vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *fn,
-                                       const vkattn_attention_desc *d, vka_layer_widths *w)
-{
-    if (!d)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
-    const char *zero = !d->query_width ? "query_width" : !d->value_width ? "value_width" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
-                        fn, zero);
-    *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
-                            .dv = d->value_width};
-    if (w->dk != w->dq)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->key_width is %u%s; must equal desc->query_width (%u): Attention "
-                        "compares query and key features directly",
-                        fn, w->dk, d->key_width ? "" : " (0 = value_width)", w->dq);
-    if (d->score_mode != VKATTN_SCORE_DOT && d->score_mode != VKATTN_SCORE_CONCAT)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->score_mode is %d; must be VKATTN_SCORE_DOT or "
-                        "VKATTN_SCORE_CONCAT",
-                        fn, (int)d->score_mode);
-    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f)) /* NaN fails too */
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
-    return VKATTN_SUCCESS;
-}
 
 /* Multiplies n scores by a literal factor; used where the op's "0 = default"
  * convention cannot express a factor of exactly 0. */

@@ -1,5 +1,5 @@
-/* Bahdanau attention with learned projections (seed 001): its desc rules
- * (shared with the GPU layer) and its CPU reference:
+/* Bahdanau attention with learned projections (seed 001): its CPU
+ * reference (desc rules in shape/layer_desc.c):
  *   S[b,i,j] = sum_u v_u * tanh((query @ Wq)[b,i,u] + (key @ Wk)[b,j,u]) + score_bias
  * then the common softmax/dropout/W @ V tail. The reference adds score_bias
  * (in f32, as Keras's Dense does); the GPU layer skips it because softmax is
@@ -10,26 +10,6 @@
 
 #include "core/error.h"
 #include "vkattn/reference.h"
-
-vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn,
-                                      const vkattn_bahdanau_desc *d, vka_layer_widths *w)
-{
-    if (!d)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
-    const char *zero = !d->query_width ? "query_width"
-                       : !d->value_width ? "value_width"
-                       : !d->units     ? "units"
-                                       : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
-                        fn, zero);
-    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
-    *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
-                            .dv = d->value_width, .units = d->units};
-    return VKATTN_SUCCESS;
-}
 
 /* out (B, T, U) = x (B, T, D) @ kernel (D, U), the kernel broadcast over the batch */
 static vkattn_result project(uint32_t batch, uint32_t t, uint32_t dim, uint32_t units,

@@ -13,8 +13,8 @@
 
 #include "core/error.h"
 #include "reference/layer_ref.h"
-#include "reference/mha_shape.h"
 #include "reference/ref_internal.h"
+#include "shape/mha_shape.h"
 
 static const char fn[] = "vkattn_reference_mha";
 

@@ -2,7 +2,7 @@
  * shaders/common/philox.glsl: both are checked against Random123's known answers. */
 #include "vkattn/philox.h"
 
-#include <math.h>
+#include "core/dropout_host.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -10,9 +10,6 @@
 #define PHILOX_W1 0xBB67AE85u
 #define PHILOX_ROUNDS 10
 
-/* The offset's high word is folded in with the golden-ratio multiplier so that
- * offsets differing only in the high word still give different counters. */
-#define OFFSET_MIX 0x9E3779B9u
 
 void vkattn_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint32_t out[4])
 {
@@ -38,23 +35,14 @@ void vkattn_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint
     out[3] = c3;
 }
 
-uint32_t vkattn_dropout_threshold(float rate)
-{
-    if (!(rate > 0.0f)) /* also NaN */
-        return 0;
-    if (rate >= 1.0f)
-        return 1u << 24;
-    /* rate * 2^24 is exact in double (a float times a power of two), so ceil
-     * sees the true product. */
-    return (uint32_t)ceil((double)rate * 16777216.0);
-}
+uint32_t vkattn_dropout_threshold(float rate) { return vka_dropout_threshold(rate); }
 
 bool vkattn_dropout_keep(uint64_t seed, uint64_t offset, uint32_t threshold, uint32_t bh,
                          uint32_t i, uint32_t j)
 {
     const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     const uint32_t counter[4] = {j / 4, i, bh,
-                                 (uint32_t)offset ^ ((uint32_t)(offset >> 32) * OFFSET_MIX)};
+                                 vka_philox_offset_mix(offset)};
     uint32_t x[4];
     vkattn_philox4x32_10(counter, key, x);
     return (x[j % 4] >> 8) >= threshold;

@@ -34,17 +34,6 @@ vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *di
 /* Checks rate (finite, in [0, 1]). */
 vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);
 
-/* True when dropout changes anything: training and rate > 0. */
-static inline bool vka_ref_dropout_active(const vkattn_dropout_params *d)
-{
-    return d->training && d->rate > 0.0f;
-}
-
-/* The float every kept element is multiplied by: the float nearest 1/(1-rate),
- * so a GPU multiplying f32 by the same constant matches bit for bit. 0 for
- * rate 1 (nothing is kept; avoids the division by zero). */
-float vka_ref_dropout_scale(float rate);
-
 /* One row of tv doubles plus tv bytes of scratch, in one allocation the caller
  * frees with free(*row). Fails with SIZE_OVERFLOW or OUT_OF_HOST_MEMORY. */
 vkattn_result vka_ref_alloc_row(const char *fn, uint32_t tv, double **row,

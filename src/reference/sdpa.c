@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
 #include "vkattn/philox.h"
@@ -56,7 +57,7 @@ static void store_row(float *dst, const double *row, uint32_t tv)
 static void dropout_row(const vkattn_dropout_params *d, uint32_t threshold, uint32_t bh,
                         uint32_t i, double *row, uint32_t tv)
 {
-    const double scale = vka_ref_dropout_scale(d->rate);
+    const double scale = vka_dropout_scale(d->rate);
     for (uint32_t j = 0; j < tv; j++)
         row[j] = vkattn_dropout_keep(d->seed, d->offset, threshold, bh, i, j) ? row[j] * scale
                                                                               : 0.0;
@@ -96,8 +97,8 @@ vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q,
         return r;
 
     const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s.dk);
-    const bool drop = vka_ref_dropout_active(&p->dropout);
-    const uint32_t threshold = vkattn_dropout_threshold(p->dropout.rate);
+    const bool drop = vka_dropout_active(&p->dropout);
+    const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
     const uint32_t group = s.heads / s.kv_heads;
     for (uint32_t b = 0; b < s.batch; b++)
         for (uint32_t h = 0; h < s.heads; h++) {

@@ -9,10 +9,13 @@
 #include "vkattn/advanced.h"
 #include "vkattn/tensor.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-vka_logger *vka_context_logger(struct vkattn_context *ctx) { return ctx ? &ctx->logger : NULL; }
+/* core/error.c reads the logger through the context pointer itself. */
+_Static_assert(offsetof(struct vkattn_context, logger) == 0,
+               "vka_logger must be the first member of struct vkattn_context");
 
 static vkattn_result check_import(struct vkattn_context *ctx, const vkattn_import_desc *im)
 {

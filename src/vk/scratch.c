@@ -2,6 +2,7 @@
 #include "vk/scratch.h"
 
 #include "core/error.h"
+#include "core/growth.h"
 #include "vk/context.h"
 #include "vk/tensor.h"
 
@@ -63,9 +64,8 @@ vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind
         *out = cur;
         return VKATTN_SUCCESS;
     }
-    uint64_t want = count, cap = vka_max_range(ctx) / sizeof(float);
-    if (cur && cur->count * 2 > want)
-        want = cur->count * 2 < cap ? cur->count * 2 : cap;
+    const uint64_t want =
+        vka_grow_capacity(cur ? cur->count : 0, count, vka_max_range(ctx) / sizeof(float));
     if (cur) {
         struct vkattn_tensor **list = realloc(g->retired, (g->n_retired + 1) * sizeof *list);
         if (!list)

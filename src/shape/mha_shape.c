@@ -1,9 +1,9 @@
 /* See mha_shape.h. */
-#include "reference/mha_shape.h"
+#include "shape/mha_shape.h"
 
 #include "core/check.h"
 #include "core/error.h"
-#include "reference/layer_ref.h"
+#include "shape/layer_shape.h"
 
 static vkattn_result require(struct vkattn_context *ctx, const char *caller, const char *name,
                              uint32_t v)

@@ -1,10 +1,10 @@
 /* Resolving and checking a MultiHeadAttention desc and call once, for the GPU
  * layer (layers/mha.c) and the CPU reference (reference/layer_mha.c) alike, so
  * the two accept exactly the same arguments and fill in the same defaults
- * (the single-head layers keep theirs in reference/layer_ref.h). No Vulkan
+ * (the single-head layers keep theirs in shape/layer_shape.h). No Vulkan
  * header may be included here. */
-#ifndef VKA_MHA_SHAPE_H
-#define VKA_MHA_SHAPE_H
+#ifndef VKA_SHAPE_MHA_SHAPE_H
+#define VKA_SHAPE_MHA_SHAPE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,4 +62,4 @@ void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_layer_call *call, bool has_value_mask,
                          const vkattn_broadcast *mask, vkattn_sdpa_params *out);
 
-#endif /* VKA_MHA_SHAPE_H */
+#endif /* VKA_SHAPE_MHA_SHAPE_H */

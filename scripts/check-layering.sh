@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The dependency rule of STYLE.md, checked on the include lines (run by CTest
+# as unit.layering; usage: scripts/check-layering.sh [repository root]):
+#   core/       core/ and public headers (no Vulkan or volk of its own)
+#   shape/      core/ shape/ and Vulkan-free public headers
+#   reference/  core/ shape/ reference/ and Vulkan-free public headers
+#   vk/         core/ vk/, public headers, Vulkan and volk
+#   ops/        core/ shape/ vk/ ops/, public headers, the shaders' interface
+#               headers (common/*_iface.h) and the embedded SPIR-V
+#   layers/     core/ shape/ ops/ layers/, public headers, and of vk/ only
+#               context, tensor, submit and dispatch (for the dry recording
+#               of *_prepare); never reference/. No raw vkCmd*, no shader of
+#               their own (vka_spv_*, vka_kernel, vka_record_dispatch)
+#   tools/attnbench, tests, examples: public headers (vkattn/...), Vulkan,
+#               and their own headers (a bare name in their directory,
+#               tests/common or tests/gpu); nothing under src/
+#   shaders/    specialization constant ids and push constants come from the
+#               interface headers (VKA_<K>_SPEC_*, { VKA_<K>_PUSH }), never
+#               literals; src/ops/ never spells an n_spec count, and every
+#               constant an interface header defines is set by an op and
+#               declared by a shader
+# Prints file:line: for each offence and exits 1; also when a directory it
+# checks holds no file, so that it cannot pass by finding nothing.
+set -u
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 2
+status=0
+checked=0
+
+fail() { # file line message
+    echo "$1:$2: $3"
+    status=1
+}
+
+# Public headers that include Vulkan, directly or through another one.
+[ -f include/vkattn/vkattn.h ] || fail include/vkattn 0 "no public headers found"
+vulkan_public=" "
+changed=1
+while [ $changed = 1 ]; do
+    changed=0
+    for h in include/vkattn/*.h; do
+        [ -f "$h" ] || continue
+        name=vkattn/${h#include/vkattn/}
+        case "$vulkan_public" in *" $name "*) continue ;; esac
+        if grep -Eq '^\s*#\s*include\s*[<"](vulkan/|volk\.h)' "$h"; then
+            vulkan_public="$vulkan_public$name "
+            changed=1
+            continue
+        fi
+        for v in $vulkan_public; do
+            if grep -Eq "^\\s*#\\s*include\\s*[<\"]$v[>\"]" "$h"; then
+                vulkan_public="$vulkan_public$name "
+                changed=1
+                break
+            fi
+        done
+    done
+done
+
+# check_dir DIR MODE PATTERN...: every include in DIR/*.[ch] must match one
+# of the extended regexes (the text between the quotes or <>); system
+# headers, <name.h> or <sys/name.h>, always pass. MODE novulkan rejects
+# Vulkan, volk and the public headers that include them; public rejects
+# Vulkan and volk but takes every public header (core defines public
+# functions, such as vkattn_get_version, and needs their declarations);
+# vulkan takes them all.
+sys='[A-Za-z0-9_]+\.h|sys/[a-z_]+\.h'
+check_dir() {
+    local dir=$1 vulkan=$2
+    shift 2
+    local files=()
+    for f in "$dir"/*.c "$dir"/*.h; do
+        [ -f "$f" ] && files+=("$f")
+    done
+    if [ ${#files[@]} = 0 ]; then
+        fail "$dir" 0 "no source files found: the check would pass vacuously"
+        return
+    fi
+    checked=$((checked + ${#files[@]}))
+    local f n line inc ok pat seen=0
+    while IFS= read -r line; do
+        f=${line%%:*}
+        line=${line#*:}
+        n=${line%%:*}
+        line=${line#*:}
+        [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*([\<\"])([^\>\"]+)[\>\"] ]] || continue
+        inc=${BASH_REMATCH[2]}
+        seen=$((seen + 1))
+        [[ ${BASH_REMATCH[1]} == '<' && $inc =~ ^($sys)$ ]] && continue
+        if [[ $inc == vulkan/* || $inc == volk.h ]] && [ "$vulkan" != vulkan ]; then
+            fail "$f" "$n" "includes <$inc>: this layer has no Vulkan"
+            continue
+        fi
+        if [ "$vulkan" = novulkan ] && [[ $vulkan_public == *" $inc "* ]]; then
+            fail "$f" "$n" "includes $inc, which pulls in Vulkan: this layer has no Vulkan"
+            continue
+        fi
+        ok=0
+        for pat in "$@"; do
+            if [[ $inc =~ ^($pat)$ ]]; then
+                ok=1
+                break
+            fi
+        done
+        [ $ok = 1 ] || fail "$f" "$n" "includes \"$inc\": not allowed in $dir/ (see scripts/check-layering.sh)"
+    done < <(grep -nHE '^[[:space:]]*#[[:space:]]*include' "${files[@]}")
+    [ $seen -gt 0 ] || fail "$dir" 0 "no include line recognised: the check would pass vacuously"
+}
+
+pub='vkattn/[a-z0-9_]+\.h'
+
+check_dir src/core public "$pub" 'core/[a-z_]+\.h'
+check_dir src/shape novulkan "$pub" '(core|shape)/[a-z_]+\.h'
+check_dir src/reference novulkan "$pub" '(core|shape|reference)/[a-z_]+\.h'
+check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\.h'
+check_dir src/ops vulkan "$pub" '(core|shape|vk|ops)/[a-z_]+\.h' 'common/[a-z_]+_iface\.h' \
+    'vka_shaders\.h'
+check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \
+    'vk/(context|tensor|submit|dispatch)\.h'
+
+# Apps of the public API: own headers by bare name, where they exist.
+check_public() {
+    local dir=$1
+    local own="" f
+    for f in "$dir"/*.h tests/common/*.h tests/gpu/*.h; do
+        [ -f "$f" ] && own="$own|$(basename "$f" | sed 's/\./\\./g')"
+    done
+    check_dir "$dir" vulkan "$pub" 'vulkan/[a-z_]+\.h' 'volk\.h' 'cmocka\.h' 'jansson\.h' \
+        "${own#|}"
+}
+check_public tools/attnbench
+check_public tests/gpu
+check_public tests/unit
+check_public tests/common
+check_public examples
+
+# Layers compose ops: no command of their own, no shader of their own
+# (comment lines aside).
+while IFS=: read -r f n text; do
+    [[ $text =~ ^[[:space:]]*(\*|/\*|//) ]] && continue
+    fail "$f" "$n" "records a command or a shader itself; layers compose ops"
+done < <(grep -nHE 'vkCmd|\.Cmd[A-Z]|vka_spv_|vka_kernel|vka_record_dispatch' /dev/null src/layers/*.[ch] 2>/dev/null)
+
+# Shader interfaces come from shaders/common/<kernel>_iface.h.
+shopt -s nullglob
+shaders=(shaders/*.comp shaders/common/*.glsl)
+ops=(src/ops/*.c)
+if [ ${#shaders[@]} = 0 ] || [ ${#ops[@]} = 0 ]; then
+    fail shaders 0 "no shaders or ops found: the check would pass vacuously"
+    shaders=(/dev/null) ops=(/dev/null)
+fi
+while IFS=: read -r f n text; do
+    fail "$f" "$n" "a literal specialization constant id; use VKA_<K>_SPEC_* of the kernel's _iface.h"
+done < <(grep -nHE '(constant_id|local_size_[xyz]_id)[[:space:]]*=[[:space:]]*[0-9]' "${shaders[@]}")
+while IFS=: read -r f n text; do
+    fail "$f" "$n" "a push-constant block not written as { VKA_<K>_PUSH } of the kernel's _iface.h"
+done < <(grep -nHE 'push_constant' "${shaders[@]}" |
+    grep -vE 'layout\(push_constant\) uniform Push \{ VKA_[A-Z_]+_PUSH \} p;' | grep -v '^[^:]*:[0-9]*:[[:space:]]*//')
+while IFS=: read -r f n text; do
+    fail "$f" "$n" "a literal n_spec; use VKA_<K>_N_SPEC of the kernel's _iface.h"
+done < <(grep -nHE '\.n_spec[[:space:]]*=[[:space:]]*[0-9]' "${ops[@]}")
+
+for h in shaders/common/*_iface.h; do
+    [ -f "$h" ] || continue
+    while IFS=: read -r n id; do
+        id=${id#\#define }
+        id=${id%% *}
+        grep -qw "$id" "${ops[@]}" || fail "$h" "$n" "$id is set by no op in src/ops/"
+        grep -qw "$id" "${shaders[@]}" || fail "$h" "$n" "$id is declared by no shader"
+    done < <(grep -nE '^#define VKA_[A-Z_]+_SPEC_[A-Z_]+ ' "$h")
+done
+
+if [ $status = 0 ]; then
+    echo "layering: $checked files follow the dependency rule; ${#shaders[@]} shaders use their interface headers"
+fi
+exit $status

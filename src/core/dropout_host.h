@@ -1,0 +1,49 @@
+/* The host-side numbers of the Philox dropout stream (vkattn/philox.h), one
+ * copy for the GPU ops (which pass them as push constants to
+ * shaders/common/philox.glsl) and the CPU reference, so that masks and kept
+ * values match bit for bit. Pure C. */
+#ifndef VKA_CORE_DROPOUT_HOST_H
+#define VKA_CORE_DROPOUT_HOST_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkattn/op_params.h"
+
+/* The offset word of the Philox counter: the offset's high word is folded in
+ * with the golden-ratio multiplier (docs/SEMANTICS.md), so offsets differing only
+ * in the high word still give different counters. */
+static inline uint32_t vka_philox_offset_mix(uint64_t offset)
+{
+    return (uint32_t)offset ^ ((uint32_t)(offset >> 32) * 0x9E3779B9u);
+}
+
+/* ceil(rate * 2^24): an element is kept iff (x >> 8) >= this. rate <= 0 or
+ * NaN gives 0 (keep all), rate >= 1 gives 2^24 (drop all). */
+static inline uint32_t vka_dropout_threshold(float rate)
+{
+    if (!(rate > 0.0f)) /* also NaN */
+        return 0;
+    if (rate >= 1.0f)
+        return 1u << 24;
+    /* rate * 2^24 is exact in double (a float times a power of two), so ceil
+     * sees the true product. */
+    return (uint32_t)ceil((double)rate * 16777216.0);
+}
+
+/* The float every kept element is multiplied by: the float nearest
+ * 1/(1 - rate), so one f32 multiply on the GPU matches the reference; 0 for
+ * rate 1 (nothing is kept; avoids the division by zero). */
+static inline float vka_dropout_scale(float rate)
+{
+    return rate < 1.0f ? (float)(1.0 / (1.0 - (double)rate)) : 0.0f;
+}
+
+/* True when dropout changes anything: training and rate > 0. */
+static inline bool vka_dropout_active(const vkattn_dropout_params *d)
+{
+    return d->training && d->rate > 0.0f;
+}
+
+#endif /* VKA_CORE_DROPOUT_HOST_H */
