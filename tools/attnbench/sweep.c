@@ -213,9 +213,12 @@ static bool write_plot(const sweep_opts *o, const ab_args *a, ab_bench_result *r
     char title[400], sub[400];
     snprintf(title, sizeof title, "%s on %s", r[0].op->name, r[0].device);
     const ab_op_info *f = &r[0].info;
-    snprintf(sub, sizeof sub, "%s against length: batch %u, heads %u, %s, dk %u, dv %u; median of %u runs",
-             flops ? "GFLOP/s" : "GB/s", f->batch, f->heads, a->given & AB_F_TV ? "tv fixed" : "tv = tq",
-             f->dk, f->dv, r[0].repeat);
+    char widths[64] = "";
+    if (f->dk)
+        snprintf(widths, sizeof widths, ", dk %u, dv %u", f->dk, f->dv);
+    snprintf(sub, sizeof sub, "%s against length: batch %u, heads %u, %s%s; median of %u runs",
+             flops ? "GFLOP/s" : "GB/s", f->batch, f->heads,
+             a->given & AB_F_TV ? "tv fixed" : "tv = tq", widths, r[0].repeat);
     ab_plot p = {.title = title, .subtitle = sub, .x_label = "tq, query length (log2 scale)",
                  .y_label = flops ? "GFLOP/s" : "GB/s", .series = series, .n_series = n_paths};
     char err[512];
@@ -253,9 +256,6 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
         bool unfused = o->unfused && !fused;
         a.fused = fused, a.unfused = unfused;
         a.given |= (fused ? AB_F_FUSED : 0) | (unfused ? AB_F_UNFUSED : 0);
-        fprintf(stderr, "attnbench: sweep %zu/%zu: %s tq %u%s ... ", k + 1, total, op->name, a.tq,
-                fused ? " fused" : unfused ? " unfused" : "");
-        fflush(stderr);
         if (!ctx || a.cold) { /* --cold: every first call on a fresh context */
             vkattn_context_destroy(ctx);
             int st = ab_open_context_seeded(&a, cache, cache_size, &ctx);
@@ -269,9 +269,10 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
             tried_peak = true;
             have_peak = ab_peak_get(ctx, a.remeasure, &peak);
         }
+        fprintf(stderr, "attnbench: sweep %zu/%zu: %s tq %u%s\n", k + 1, total, op->name, a.tq,
+                fused ? " fused" : unfused ? " unfused" : "");
         int st = ab_bench_run(ctx, op, &a, have_peak ? &peak : NULL, &res[k]);
         if (st != ATTNBENCH_EXIT_OK && !(st == ATTNBENCH_EXIT_CHECK && res[k].checked)) {
-            fprintf(stderr, "failed\n");
             status = st;
             break;
         }
@@ -281,7 +282,7 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
         }
         if (a.cold && have_peak)
             fractions(&res[k], &peak);
-        fprintf(stderr, "%.3f ms, %.2f GFLOP/s, %.2f GB/s%s\n", res[k].median_ms, res[k].gflops,
+        fprintf(stderr, "attnbench:   %.3f ms, %.2f GFLOP/s, %.2f GB/s%s\n", res[k].median_ms, res[k].gflops,
                 res[k].gbps, st ? " (max_rel_err above the bound)" : "");
         if (st)
             status = st;
