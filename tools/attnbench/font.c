@@ -138,6 +138,7 @@ void ab_text_up(ab_image *img, int x, int y, int scale, ab_rgb c, const char *s)
         for (int row = 0; row < 7; row++)
             for (int col = 0; col < 5; col++)
                 if (g[row] & (0x10 >> col))
-                    ab_image_rect(img, x + row * scale, bottom - (col + 1) * scale, scale, scale, c);
+                    ab_image_rect(img, x + row * scale, bottom - (col + 1) * scale, scale,
+                                  scale, c);
     }
 }

@@ -256,8 +256,9 @@ static bool draw(const map *m, const char *title, const char *path, char *err, s
 
 /* ------------------------------------------------------------------ names */
 
-/* Letters, digits, '.', '-', '_' stay; anything else becomes '_'; a leading
- * '.' too (no hidden files, no ".."). At most 100 characters. */
+/* Letters, digits, '.', '-', '_' stay; any run of other characters becomes
+ * one '_', and so does a leading '.' (no hidden files, no ".."). At most 100
+ * characters. */
 static void sanitize(const char *name, size_t index, char *out, size_t size)
 {
     size_t n = 0;
@@ -265,7 +266,8 @@ static void sanitize(const char *name, size_t index, char *out, size_t size)
         char ch = *s;
         bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
                     (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || (ch == '.' && n > 0);
-        out[n++] = keep ? ch : '_';
+        if (keep || n == 0 || out[n - 1] != '_')
+            out[n++] = keep ? ch : '_';
     }
     out[n] = '\0';
     if (n == 0)

@@ -70,7 +70,10 @@ static int px(const frame *f, double x)
     return f->x0 + (int)lround(t * (f->x1 - f->x0));
 }
 
-static int py(const frame *f, double y) { return f->y1 - (int)lround(y / f->ymax * (f->y1 - f->y0)); }
+static int py(const frame *f, double y)
+{
+    return f->y1 - (int)lround(y / f->ymax * (f->y1 - f->y0));
+}
 
 static void axes(ab_image *img, const ab_plot *p, const frame *f, double step)
 {

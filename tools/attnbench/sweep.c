@@ -40,6 +40,8 @@ static int usage(const char *fmt, ...)
     return ATTNBENCH_EXIT_USAGE;
 }
 
+#define TQ_USAGE "--tq needs a comma-separated list of lengths >= 1 (128,256,512), got '%s'"
+
 /* "128,256,512": 1..MAX_LENGTHS integers >= 1, no blanks */
 static int parse_lengths(const char *s, sweep_opts *o)
 {
@@ -50,15 +52,14 @@ static int parse_lengths(const char *s, sweep_opts *o)
         errno = 0;
         unsigned long long v = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
         if (v == 0 || errno || v > UINT32_MAX || (*end && *end != ',') || (*end == ',' && !end[1]))
-            return usage("--tq needs a comma-separated list of lengths >= 1 (128,256,512), got '%s'",
-                         s);
+            return usage(TQ_USAGE, s);
         if (o->n_tq == MAX_LENGTHS)
             return usage("--tq: at most %d lengths", MAX_LENGTHS);
         o->tq[o->n_tq++] = (uint32_t)v;
         p = *end ? end + 1 : end;
     }
     if (o->n_tq == 0)
-        return usage("--tq needs a comma-separated list of lengths >= 1 (128,256,512), got '%s'", s);
+        return usage(TQ_USAGE, s);
     return 0;
 }
 
@@ -97,7 +98,9 @@ static int split_args(int argc, char **argv, sweep_opts *o, char **out, int *out
     for (int i = 3; i < argc; i++) {
         const char *s = argv[i], *eq = strchr(s, '=');
         size_t len = eq ? (size_t)(eq - s) : strlen(s);
-        bool takes_value = (len == 4 && !strncmp(s, "--tq", 4)) || (len == 6 && !strncmp(s, "--plot", 6));
+        bool is_tq = len == 4 && !strncmp(s, "--tq", 4);
+        bool is_plot = len == 6 && !strncmp(s, "--plot", 6);
+        bool takes_value = is_tq || is_plot;
         const char *value = eq ? eq + 1 : NULL;
         if (takes_value && !value) {
             if (i + 1 >= argc)
@@ -105,9 +108,9 @@ static int split_args(int argc, char **argv, sweep_opts *o, char **out, int *out
             value = argv[++i];
         }
         int r = 0;
-        if (len == 4 && !strncmp(s, "--tq", 4))
+        if (is_tq)
             r = parse_lengths(value, o), have_tq = true;
-        else if (len == 6 && !strncmp(s, "--plot", 6))
+        else if (is_plot)
             r = check_plot_path(value), o->plot = value;
         else if (!strcmp(s, "--csv"))
             o->csv = true;
@@ -282,8 +285,8 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
         }
         if (a.cold && have_peak)
             fractions(&res[k], &peak);
-        fprintf(stderr, "attnbench:   %.3f ms, %.2f GFLOP/s, %.2f GB/s%s\n", res[k].median_ms, res[k].gflops,
-                res[k].gbps, st ? " (max_rel_err above the bound)" : "");
+        fprintf(stderr, "attnbench:   %.3f ms, %.2f GFLOP/s, %.2f GB/s%s\n", res[k].median_ms,
+                res[k].gflops, res[k].gbps, st ? " (max_rel_err above the bound)" : "");
         if (st)
             status = st;
         *done = k + 1;
@@ -318,7 +321,8 @@ int ab_cmd_sweep(int argc, char **argv)
     size_t cache_size = 0, done = 0;
     if (!res)
         status = ab_report(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "sweep");
-    else if (!a.pipeline_cache || !(status = ab_pipeline_file_load(a.pipeline_cache, &cache, &cache_size)))
+    else if (!a.pipeline_cache ||
+             !(status = ab_pipeline_file_load(a.pipeline_cache, &cache, &cache_size)))
         status = run_points(&a, &o, op, n_paths, cache, cache_size, res, &done);
     free(cache);
     if (done > 0 && o.csv) {

@@ -60,7 +60,8 @@ static bool find_text(const unsigned char *b, size_t n, const char *key, char *o
             return false;
         const unsigned char *data = b + p + 8;
         size_t klen = strlen(key);
-        if (!memcmp(b + p + 4, "tEXt", 4) && len > klen && !memcmp(data, key, klen) && !data[klen]) {
+        bool match = len > klen && !memcmp(data, key, klen) && !data[klen];
+        if (!memcmp(b + p + 4, "tEXt", 4) && match) {
             size_t tlen = len - klen - 1 < size - 1 ? len - klen - 1 : size - 1;
             memcpy(out, data + klen + 1, tlen);
             out[tlen] = '\0';
@@ -74,7 +75,8 @@ static bool find_text(const unsigned char *b, size_t n, const char *key, char *o
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return fail("(none)", "usage: attnbench_png_probe FILE.png [--min-size W H] [masked|unmasked I J]...");
+        return fail("(none)", "usage: attnbench_png_probe FILE.png [--min-size W H] "
+                              "[masked|unmasked I J]...");
     const char *file = argv[1];
     size_t n = 0;
     unsigned char *b = slurp(file, &n);
