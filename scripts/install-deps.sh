@@ -8,6 +8,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers  # loader, lavapipe, validation
   glslc spirv-tools libshaderc-dev libvulkan-volk-dev         # shaders, volk
   libcmocka-dev libjansson-dev                                 # tests, attnbench's JSON
+  libpng-dev                                                   # attnbench's pictures
 )
 
 missing=()

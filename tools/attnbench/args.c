@@ -62,6 +62,7 @@ static const flag FLAGS[] = {
     F("--cold", K_BOOL, C_BENCH, 0, cold),
     F("--prepare", K_BOOL, C_BENCH, 0, prepare),
     F("--pipeline-cache", K_PATH, C_BENCH, 0, pipeline_cache),
+    F("--heatmap", K_PATH, C_CHECK, 0, heatmap),
 };
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 
@@ -74,7 +75,9 @@ void ab_usage(bool to_stdout)
           "  attnbench peak [--device N] [--json]\n"
           "  (every command also takes --profile desktop|mobile-min|mali|adreno)\n"
           "  attnbench bench OP [options] [--json]\n"
-          "  attnbench check FILE.json [--device N] [--json]\n"
+          "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
+          "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
+          "                 [bench options]     a series of benches over lengths\n"
           "  attnbench help\n"
           "OP: matmul softmax additive heads dropout sdpa attention additive_attention\n"
           "    bahdanau mha (those built into this library; see `attnbench help`)\n"

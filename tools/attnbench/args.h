@@ -58,6 +58,8 @@ typedef struct ab_args {
     bool cold;                  /* time the first call on a fresh context and layer */
     bool prepare;               /* with cold: the op's *_prepare first, timed apart */
     const char *pipeline_cache; /* load this file into the context, save it after; NULL = none */
+
+    const char *heatmap; /* check: folder for the attention-weight PNGs; NULL = none */
 } ab_args;
 
 /* Parses argv into *a (defaults filled in). Returns 0, or

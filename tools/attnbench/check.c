@@ -11,6 +11,7 @@
 #include "case.h"
 #include "cmds.h"
 #include "common.h"
+#include "heatmap.h"
 #include "layer_any.h"
 
 #include <math.h>
@@ -26,6 +27,7 @@ typedef struct case_result {
     double err_exp;          /* max |device - expected| */
     bool ref_ok, dev_exp_ok, ref_exp_ok;
     char error[AB_CASE_ERR];
+    float *device_scores; /* the device's scores when computed; the caller frees them */
 } case_result;
 
 typedef struct case_gpu {
@@ -160,15 +162,17 @@ static void run_case(vkattn_context *ctx, const ab_case *c, case_result *res)
                  vkattn_context_last_error(ctx));
         goto done;
     }
+    res->device_scores = scores; /* kept for --heatmap */
+    scores = NULL;
     res->output = ab_nd_json(out, c->out_rank, c->out_dims);
-    if (scores)
-        res->scores = ab_nd_json(scores, c->scores_rank, c->scores_dims);
+    if (res->device_scores)
+        res->scores = ab_nd_json(res->device_scores, c->scores_rank, c->scores_dims);
     if ((r = run_reference(c, &g.layer, rout, rscores)) != VKATTN_SUCCESS) {
         snprintf(res->error, sizeof res->error, "CPU reference: %s: %s", vkattn_result_name(r),
                  vkattn_last_error());
         goto done;
     }
-    compare(c, out, scores, rout, rscores, res);
+    compare(c, out, res->device_scores, rout, rscores, res);
 done:
     gpu_free(&g);
     free(out), free(rout), free(scores), free(rscores);
@@ -203,8 +207,27 @@ static void print_line(const char *name, const case_result *r)
     printf("\n");
 }
 
+/* --heatmap: the case's pictures, their paths as the report's "heatmaps"
+ * (docs/ATTNBENCH.md). False when a file could not be written. */
+static bool heatmaps(const ab_args *a, const ab_case *c, size_t index, const case_result *res,
+                     json_t *taken, json_t *paths)
+{
+    char err[512];
+    if (!res->device_scores)
+        return true;
+    if (ab_heatmap_write(a->heatmap, c, index, res->device_scores, taken, paths, err, sizeof err))
+        return true;
+    fprintf(stderr, "attnbench: --heatmap: %s\n", err);
+    return false;
+}
+
 int ab_cmd_check(const ab_args *a)
 {
+    if (a->heatmap) {
+        int st = ab_heatmap_dir_check(a->heatmap);
+        if (st)
+            return st;
+    }
     json_error_t jerr;
     json_t *root = json_load_file(a->file, 0, &jerr);
     if (!root) {
@@ -221,18 +244,39 @@ int ab_cmd_check(const ab_args *a)
     size_t n = json_is_array(root) ? json_array_size(root) : 1;
     json_t *report = json_array();
     size_t n_ok = 0;
+    json_t *taken = json_object(); /* heatmap file names written so far */
+    bool pictures_ok = true;
     for (size_t i = 0; i < n; i++) {
         json_t *obj = json_is_array(root) ? json_array_get(root, i) : root;
         ab_case c;
         case_result res = {0};
         ab_progress("check: case %zu/%zu", i + 1, n);
-        if (ab_case_parse(obj, i, &c, res.error, sizeof res.error))
+        bool parsed = ab_case_parse(obj, i, &c, res.error, sizeof res.error);
+        bool asked = parsed && c.call.return_attention_scores;
+        if (parsed && a->heatmap)
+            c.call.return_attention_scores = true; /* the pictures need the weights */
+        if (parsed)
             run_case(ctx, &c, &res);
         n_ok += res.ok;
-        if (a->json)
-            json_array_append_new(report, result_json(c.name, &res));
-        else
+        json_t *paths = a->heatmap ? json_array() : NULL;
+        if (paths)
+            pictures_ok = heatmaps(a, &c, i, &res, taken, paths) && pictures_ok;
+        if (!asked) { /* report scores only where the case asked */
+            json_decref(res.scores);
+            res.scores = NULL;
+        }
+        if (a->json) {
+            json_t *o = result_json(c.name, &res);
+            if (paths)
+                json_object_set(o, "heatmaps", paths);
+            json_array_append_new(report, o);
+        } else {
             print_line(c.name, &res);
+            for (size_t k = 0; paths && k < json_array_size(paths); k++)
+                printf("      heatmap %s\n", json_string_value(json_array_get(paths, k)));
+        }
+        json_decref(paths);
+        free(res.device_scores);
         json_decref(res.output);
         json_decref(res.scores);
         ab_case_free(&c);
@@ -242,6 +286,7 @@ int ab_cmd_check(const ab_args *a)
     else
         printf("%zu/%zu cases ok\n", n_ok, n);
     json_decref(report);
+    json_decref(taken);
     json_decref(root);
     vkattn_context_destroy(ctx);
     if (a->validation && ab_validation_messages() > 0) {
@@ -249,5 +294,5 @@ int ab_cmd_check(const ab_args *a)
                 ab_validation_messages());
         return ATTNBENCH_EXIT_CHECK;
     }
-    return n_ok == n ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_CHECK;
+    return n_ok == n && pictures_ok ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_CHECK;
 }

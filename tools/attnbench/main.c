@@ -9,6 +9,9 @@
 #include "cmds.h"
 #include "common.h"
 #include "peak_cache.h"
+#include "sweep.h"
+
+#include <string.h>
 
 #include <stdio.h>
 
@@ -81,6 +84,8 @@ int ab_cmd_demo(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "sweep"))
+        return ab_cmd_sweep(argc, argv); /* its own flags, then bench's parser */
     ab_args a;
     int status = ab_parse_args(argc, argv, &a);
     if (status)
