@@ -1,12 +1,13 @@
 /* The app side of the embedding tests: see app_device.h. */
 #include "app_device.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 ad_lock_stats ad_stats;
-static unsigned messages;
+static atomic_uint messages; /* the messenger may be called on any thread */
 static uint32_t locked_family = UINT32_MAX;
 
 unsigned ad_messages(void) { return messages; }
@@ -77,7 +78,37 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gipa(VkInstance instance
 
 /* ---- the app */
 
-static void create_app(ad_app *app, const char *device_name)
+static bool has_device_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props);
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++)
+        found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+/* Everything create_app made (any handle may be null). */
+static void destroy_app(ad_app *app)
+{
+    if (app->pool)
+        vkDestroyCommandPool(app->device, app->pool, NULL);
+    if (app->device)
+        vkDestroyDevice(app->device, NULL);
+    if (app->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+            vkGetInstanceProcAddr(app->instance, "vkDestroyDebugUtilsMessengerEXT");
+        destroy(app->instance, app->messenger, NULL);
+    }
+    if (app->instance)
+        vkDestroyInstance(app->instance, NULL);
+}
+
+/* False only if `push` and the device lacks VK_KHR_push_descriptor. */
+static bool create_app(ad_app *app, const char *device_name, bool push)
 {
     bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
     const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
@@ -131,25 +162,42 @@ static void create_app(ad_app *app, const char *device_name)
                                   .queueFamilyIndex = app->family,
                                   .queueCount = 1,
                                   .pQueuePriorities = &prio};
+    uint32_t next = 0;
+    const char *const *needed = vkattn_required_device_extensions(&next);
+    assert_true(next < 8);
+    for (uint32_t i = 0; i < next; i++)
+        app->extensions[app->n_extensions++] = needed[i];
+    if (push) {
+        if (!has_device_extension(app->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
+            return false;
+        app->extensions[app->n_extensions++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    }
     VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qi};
+                             .pQueueCreateInfos = &qi,
+                             .enabledExtensionCount = app->n_extensions,
+                             .ppEnabledExtensionNames = app->extensions};
     assert_int_equal(vkCreateDevice(app->physical_device, &di, NULL, &app->device), VK_SUCCESS);
     vkGetDeviceQueue(app->device, app->family, 0, &app->queue);
     wrapped_device = app->device;
     VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .queueFamilyIndex = app->family};
     assert_int_equal(vkCreateCommandPool(app->device, &pi, NULL, &app->pool), VK_SUCCESS);
+    return true;
 }
 
-void ad_open(vkattn_context *own, bool lock, ad_app *app)
+bool ad_open_with(vkattn_context *own, const ad_options *o, ad_app *app)
 {
     vkattn_context_info own_info;
     TH_OK(own, vkattn_context_get_info(own, &own_info));
     *app = (ad_app){0};
     messages = 0;
     memset(&ad_stats, 0, sizeof ad_stats);
-    create_app(app, own_info.device_name);
+    if (!create_app(app, own_info.device_name, o->push_descriptors)) {
+        destroy_app(app);
+        *app = (ad_app){0};
+        return false;
+    }
     vkattn_context_desc desc = th_context_desc();
     desc.enable_validation = false; /* the app's instance has the layer */
     desc.import = (vkattn_import_desc){.instance = app->instance,
@@ -158,25 +206,34 @@ void ad_open(vkattn_context *own, bool lock, ad_app *app)
                                        .queue = app->queue,
                                        .queue_family_index = app->family,
                                        .get_instance_proc_addr = wrapped_gipa};
-    if (lock) {
+    if (o->push_descriptors) {
+        desc.import.enabled_extensions = app->extensions;
+        desc.import.enabled_extension_count = app->n_extensions;
+    }
+    if (o->log) {
+        desc.log = o->log;
+        desc.log_user = o->log_user;
+        desc.log_level = o->log_level;
+    }
+    if (o->lock) {
         desc.import.lock_queue = lock_queue;
         desc.import.unlock_queue = unlock_queue;
         desc.import.queue_lock_user = app;
     }
     TH_OK(own, vkattn_context_create(&desc, &app->ctx));
+    return true;
+}
+
+void ad_open(vkattn_context *own, bool lock, ad_app *app)
+{
+    const ad_options o = {.lock = lock};
+    ad_open_with(own, &o, app);
 }
 
 void ad_close(ad_app *app)
 {
     vkattn_context_destroy(app->ctx);
-    vkDestroyCommandPool(app->device, app->pool, NULL);
-    vkDestroyDevice(app->device, NULL);
-    if (app->messenger) {
-        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
-            vkGetInstanceProcAddr(app->instance, "vkDestroyDebugUtilsMessengerEXT");
-        destroy(app->instance, app->messenger, NULL);
-    }
-    vkDestroyInstance(app->instance, NULL);
+    destroy_app(app);
     assert_int_equal(messages, 0);
 }
 

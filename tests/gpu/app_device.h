@@ -1,8 +1,9 @@
 /* For GPU tests that play an app embedding vkattn: the app's own instance
- * (validation and synchronization validation on, messages counted), device and
- * queue, imported into a vkattn context, plus the app's buffers and command
- * buffers. Optionally the app's queue lock, with a check that every
- * vkQueueSubmit vkattn makes happens inside it. */
+ * (validation and synchronization validation on, messages counted from any
+ * thread), device and queue, imported into a vkattn context, plus the app's
+ * buffers and command buffers. Optionally the app's queue lock, with a check
+ * that every vkQueueSubmit vkattn makes happens inside it, and
+ * VK_KHR_push_descriptor on the app's device. */
 #ifndef VKATTN_TEST_APP_DEVICE_H
 #define VKATTN_TEST_APP_DEVICE_H
 
@@ -18,6 +19,8 @@ typedef struct ad_app {
     VkQueue queue;
     uint32_t family;
     VkCommandPool pool;
+    const char *extensions[8]; /* the device extensions it enabled */
+    uint32_t n_extensions;
     vkattn_context *ctx; /* imported */
 } ad_app;
 
@@ -30,8 +33,21 @@ typedef struct ad_lock_stats {
     unsigned submits_unlocked;
 } ad_lock_stats;
 
-/* Creates the app on the device named like `own`'s and imports it; with
- * `lock`, gives vkattn the counting queue lock (stats reset). */
+typedef struct ad_options {
+    bool lock;             /* give vkattn the counting queue lock (stats reset) */
+    bool push_descriptors; /* enable VK_KHR_push_descriptor, named in
+                              import.enabled_extensions */
+    vkattn_log_fn log;     /* NULL: th_context_desc's logger and level */
+    void *log_user;
+    vkattn_log_level log_level;
+} ad_options;
+
+/* Creates the app on the device named like `own`'s (vkattn's required device
+ * extensions enabled) and imports it with th_context_desc()'s choices but
+ * validation (the app's instance has the layer). False, with nothing left
+ * open, if push_descriptors was asked and the device lacks it. */
+bool ad_open_with(vkattn_context *own, const ad_options *o, ad_app *app);
+/* ad_open_with with only `lock`. */
 void ad_open(vkattn_context *own, bool lock, ad_app *app);
 /* Destroys everything and asserts the app's validation layer said nothing. */
 void ad_close(ad_app *app);

@@ -3,9 +3,7 @@
  * validation messenger. Plus tensors over app buffers, partial uploads and
  * downloads, argument checks of the context, tensor and timer API, and a
  * layer's weights reaching a command buffer the app replays. */
-#include "harness.h"
-
-#include <vulkan/vulkan.h>
+#include "app_device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,138 +158,6 @@ static void test_timer_and_commands(void **state)
 
 /* ---- the app's own device, imported ---- */
 
-static unsigned app_messages;
-
-static VKAPI_ATTR VkBool32 VKAPI_CALL app_messenger(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                    VkDebugUtilsMessageTypeFlagsEXT types,
-                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                    void *user)
-{
-    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
-        app_messages++;
-        fprintf(stderr, "APP VALIDATION: %s\n", data->pMessage);
-    }
-    return VK_FALSE;
-}
-
-typedef struct app_device {
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    VkPhysicalDevice physical_device;
-    VkDevice device;
-    VkQueue queue;
-    uint32_t family;
-    const char *extensions[8]; /* the device extensions it enabled */
-    uint32_t n_extensions;
-} app_device;
-
-static bool has_device_extension(VkPhysicalDevice pd, const char *name)
-{
-    uint32_t n = 0;
-    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
-    VkExtensionProperties *props = calloc(n ? n : 1, sizeof *props);
-    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, props);
-    bool found = false;
-    for (uint32_t i = 0; i < n && !found; i++)
-        found = strcmp(props[i].extensionName, name) == 0;
-    free(props);
-    return found;
-}
-
-/* What an app does: instance (+validation), a device with vkattn's required
- * extensions (none) and, if `push`, VK_KHR_push_descriptor too. False if the
- * device lacks what is asked. */
-static bool app_create(app_device *app, const char *device_name, bool push)
-{
-    bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
-    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
-    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
-    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                        .enabledValidationFeatureCount = 1,
-                                        .pEnabledValidationFeatures = &sync};
-    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                .pNext = validation ? &features : NULL,
-                                .pApplicationInfo = &ai,
-                                .enabledLayerCount = validation,
-                                .ppEnabledLayerNames = layers,
-                                .enabledExtensionCount = validation ? 2 : 0,
-                                .ppEnabledExtensionNames = exts};
-    if (vkCreateInstance(&ici, NULL, &app->instance) != VK_SUCCESS)
-        return false;
-    if (validation) {
-        PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
-            vkGetInstanceProcAddr(app->instance, "vkCreateDebugUtilsMessengerEXT");
-        VkDebugUtilsMessengerCreateInfoEXT mi = {
-            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
-            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
-            .pfnUserCallback = app_messenger};
-        create(app->instance, &mi, NULL, &app->messenger);
-    }
-    uint32_t n = 8;
-    VkPhysicalDevice pds[8];
-    vkEnumeratePhysicalDevices(app->instance, &n, pds);
-    app->physical_device = VK_NULL_HANDLE;
-    for (uint32_t i = 0; i < n && !app->physical_device; i++) {
-        VkPhysicalDeviceProperties props;
-        vkGetPhysicalDeviceProperties(pds[i], &props);
-        if (strcmp(props.deviceName, device_name) == 0)
-            app->physical_device = pds[i];
-    }
-    if (!app->physical_device)
-        return false;
-    uint32_t nq = 16;
-    VkQueueFamilyProperties qf[16];
-    vkGetPhysicalDeviceQueueFamilyProperties(app->physical_device, &nq, qf);
-    app->family = UINT32_MAX;
-    for (uint32_t i = 0; i < nq && app->family == UINT32_MAX; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            app->family = i;
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                  .queueFamilyIndex = app->family,
-                                  .queueCount = 1,
-                                  .pQueuePriorities = &prio};
-    uint32_t next = 0;
-    const char *const *needed = vkattn_required_device_extensions(&next);
-    assert_true(next < 8);
-    app->n_extensions = 0;
-    for (uint32_t i = 0; i < next; i++)
-        app->extensions[app->n_extensions++] = needed[i];
-    if (push) {
-        if (!has_device_extension(app->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
-            return false;
-        app->extensions[app->n_extensions++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
-    }
-    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qi,
-                             .enabledExtensionCount = app->n_extensions,
-                             .ppEnabledExtensionNames = app->extensions};
-    if (vkCreateDevice(app->physical_device, &di, NULL, &app->device) != VK_SUCCESS)
-        return false;
-    vkGetDeviceQueue(app->device, app->family, 0, &app->queue);
-    return true;
-}
-
-static void app_destroy(app_device *app)
-{
-    if (app->device)
-        vkDestroyDevice(app->device, NULL);
-    if (app->messenger) {
-        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
-            vkGetInstanceProcAddr(app->instance, "vkDestroyDebugUtilsMessengerEXT");
-        destroy(app->instance, app->messenger, NULL);
-    }
-    if (app->instance)
-        vkDestroyInstance(app->instance, NULL);
-}
-
 /* Library DEBUG messages that say a descriptor set was allocated, and the
  * number of cached sets the last one reported. */
 static unsigned sets_allocated, sets_cached;
@@ -306,40 +172,27 @@ static void count_sets(void *user, vkattn_log_level level, vkattn_log_source sou
     }
 }
 
-/* An app device (with VK_KHR_push_descriptor if `push`, and then saying so in
- * import.enabled_extensions), a context on it and a command pool. False, with
- * nothing open, if the device lacks the extension. */
+/* An app device (app_device.h; with VK_KHR_push_descriptor if `push`, and
+ * then saying so in import.enabled_extensions), a context on it logging to
+ * count_sets, and a command pool. False, with nothing open, if the device
+ * lacks the extension. */
 typedef struct imported {
-    app_device app;
-    vkattn_context *ctx;
-    VkCommandPool pool;
+    ad_app app;
     bool push; /* info.push_descriptors */
 } imported;
 
 static bool import_open(vkattn_context *own, bool push, imported *im)
 {
-    vkattn_context_info own_info;
-    vkattn_context_get_info(own, &own_info);
     *im = (imported){0};
-    app_messages = 0;
-    if (!app_create(&im->app, own_info.device_name, push)) {
+    const ad_options o = {.push_descriptors = push,
+                          .log = count_sets,
+                          .log_level = VKATTN_LOG_DEBUG};
+    if (!ad_open_with(own, &o, &im->app)) {
         assert_true(push); /* the plain device is always possible */
-        app_destroy(&im->app);
         return false;
     }
-    vkattn_context_desc desc = {.import = {.instance = im->app.instance,
-                                           .physical_device = im->app.physical_device,
-                                           .device = im->app.device,
-                                           .queue = im->app.queue,
-                                           .queue_family_index = im->app.family,
-                                           .enabled_extensions = push ? im->app.extensions : NULL,
-                                           .enabled_extension_count = push ? im->app.n_extensions : 0},
-                                .log = count_sets,
-                                .log_level = VKATTN_LOG_DEBUG,
-                                .profile = getenv("VKATTN_TEST_PROFILE")};
-    TH_OK(own, vkattn_context_create(&desc, &im->ctx));
     vkattn_context_info info;
-    TH_OK(im->ctx, vkattn_context_get_info(im->ctx, &info));
+    TH_OK(im->app.ctx, vkattn_context_get_info(im->app.ctx, &info));
     assert_true(info.imported);
     /* without the extension: pooled sets; with it, push unless the profile says no */
     if (!push)
@@ -347,39 +200,14 @@ static bool import_open(vkattn_context *own, bool push, imported *im)
     else if (strcmp(info.profile, "desktop") == 0)
         assert_true(info.push_descriptors);
     im->push = info.push_descriptors;
-    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                  .queueFamilyIndex = im->app.family};
-    assert_int_equal(vkCreateCommandPool(im->app.device, &pi, NULL, &im->pool), VK_SUCCESS);
     return true;
 }
 
-static void import_close(imported *im)
-{
-    vkDestroyCommandPool(im->app.device, im->pool, NULL);
-    vkattn_context_destroy(im->ctx);
-    app_destroy(&im->app);
-    assert_int_equal(app_messages, 0);
-}
-
-static VkCommandBuffer app_begin(imported *im)
-{
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = im->pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
-    VkCommandBuffer cmd;
-    assert_int_equal(vkAllocateCommandBuffers(im->app.device, &ai, &cmd), VK_SUCCESS);
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    vkBeginCommandBuffer(cmd, &bi);
-    return cmd;
-}
-
+/* Submits on the app's queue and waits for it to idle. */
 static void app_submit_wait(imported *im, VkCommandBuffer cmd)
 {
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                       .pCommandBuffers = &cmd};
-    assert_int_equal(vkQueueSubmit(im->app.queue, 1, &si, VK_NULL_HANDLE), VK_SUCCESS);
-    vkQueueWaitIdle(im->app.queue);
+    ad_submit(&im->app, cmd, VK_NULL_HANDLE);
+    assert_int_equal(vkQueueWaitIdle(im->app.queue), VK_SUCCESS);
 }
 
 /* The app records vkattn's matmul into its own command buffer, on its queue. */
@@ -391,7 +219,7 @@ static void imported_matmul(vkattn_context *own, bool push)
                VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
         return;
     }
-    vkattn_context *ctx = im.ctx;
+    vkattn_context *ctx = im.app.ctx;
     const uint32_t m = 19, n = 23, k = 29;
     float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
     tu_fill_uniform(a, m * k, -1, 1);
@@ -401,7 +229,7 @@ static void imported_matmul(vkattn_context *own, bool push)
     vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
 
-    VkCommandBuffer cmd = app_begin(&im);
+    VkCommandBuffer cmd = ad_begin(&im.app, 0);
     vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
     TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
     vkEndCommandBuffer(cmd);
@@ -411,7 +239,7 @@ static void imported_matmul(vkattn_context *own, bool push)
     TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul on the imported device");
 
     vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
-    import_close(&im);
+    ad_close(&im.app);
     free(a), free(b), free(ref), free(got);
 }
 
@@ -429,7 +257,7 @@ static void replay(vkattn_context *own, bool push)
     imported im;
     if (!import_open(own, push, &im))
         return;
-    vkattn_context *ctx = im.ctx;
+    vkattn_context *ctx = im.app.ctx;
     const uint32_t m = 13, n = 17, k = 11;
     float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
     tu_fill_uniform(a, m * k, -1, 1);
@@ -439,7 +267,7 @@ static void replay(vkattn_context *own, bool push)
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
     vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
 
-    VkCommandBuffer cmd = app_begin(&im);
+    VkCommandBuffer cmd = ad_begin(&im.app, 0);
     /* what an app replaying a command buffer does: order the previous frame's
      * and the host's writes before this one */
     VkMemoryBarrier all = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -469,7 +297,7 @@ static void replay(vkattn_context *own, bool push)
     assert_int_equal(sets_allocated, first);
 
     vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
-    import_close(&im);
+    ad_close(&im.app);
     free(a), free(b), free(ref);
 }
 
@@ -489,7 +317,7 @@ static void test_attention_weights_replay(void **state)
     imported im;
     if (!import_open(TH_CTX(state), false, &im))
         return;
-    vkattn_context *ctx = im.ctx;
+    vkattn_context *ctx = im.app.ctx;
     enum { B = 2, TQ = 5, TV = 7, D = 5, NQ = B * TQ * D, NV = B * TV * D };
     float *q = tu_floats(NQ), *k = tu_floats(NV), *v = tu_floats(NV), *ref = tu_floats(NQ);
     tu_fill_uniform(q, NQ, -1, 1);
@@ -508,7 +336,7 @@ static void test_attention_weights_replay(void **state)
         vkattn_attention *att;
         TH_OK(ctx, vkattn_attention_create(ctx, &desc, &att));
         TH_OK(ctx, vkattn_attention_set_weights(att, &frames[0]));
-        VkCommandBuffer cmd = app_begin(&im);
+        VkCommandBuffer cmd = ad_begin(&im.app, 0);
         VkMemoryBarrier all = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
                                .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT |
@@ -536,7 +364,7 @@ static void test_attention_weights_replay(void **state)
     }
     vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tk);
     vkattn_tensor_destroy(tv), vkattn_tensor_destroy(tout);
-    import_close(&im);
+    ad_close(&im.app);
     free(q), free(k), free(v), free(ref);
 }
 
@@ -548,7 +376,7 @@ static void destroy_and_reuse(vkattn_context *own, bool push)
     imported im;
     if (!import_open(own, push, &im))
         return;
-    vkattn_context *ctx = im.ctx;
+    vkattn_context *ctx = im.app.ctx;
     const uint32_t m = 9, n = 21, k = 15;
     float *a = tu_floats(m * k), *b = tu_floats(k * n), *ref = tu_floats(m * n);
     tu_fill_uniform(a, m * k, -1, 1);
@@ -582,7 +410,7 @@ static void destroy_and_reuse(vkattn_context *own, bool push)
         assert_int_equal(sets_allocated, 0);
     }
     vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
-    import_close(&im);
+    ad_close(&im.app);
     free(a), free(b), free(ref);
 }
 

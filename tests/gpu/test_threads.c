@@ -9,145 +9,20 @@
  * The app's device has the validation layer with synchronization validation;
  * any message fails the test. Every result is compared with the CPU
  * reference: max|got - ref| <= 2e-5 * max(max|ref|, 1), as test_mha.c. */
-#include "harness.h"
+#include "app_device.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <threads.h>
 
 #define BOUND 2e-5
 #define ITERS 6
 #define THREADS 2
 
-static unsigned app_messages;
-static mtx_t message_lock;
-
-static VKAPI_ATTR VkBool32 VKAPI_CALL app_messenger(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                    VkDebugUtilsMessageTypeFlagsEXT types,
-                                                    const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                    void *user)
-{
-    (void)types, (void)user;
-    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
-        mtx_lock(&message_lock);
-        app_messages++;
-        fprintf(stderr, "APP VALIDATION: %s\n", data->pMessage);
-        mtx_unlock(&message_lock);
-    }
-    return VK_FALSE;
-}
-
-/* ------------------------------------------------------------ the app */
-
-typedef struct app {
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    VkPhysicalDevice physical_device;
-    VkDevice device;
-    VkQueue queue;
-    uint32_t family;
-    vkattn_context *ctx;
-    mtx_t queue_lock; /* the queue, and vkattn's upload/download */
-} app;
-
-/* Instance (+validation with synchronization validation), the device the
- * harness context found, no extensions beyond vkattn's required ones (so
- * pooled descriptor sets: the shared cache is exercised), one queue. */
-static bool app_open(vkattn_context *own, app *a)
-{
-    vkattn_context_info own_info;
-    vkattn_context_get_info(own, &own_info);
-    bool validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL;
-    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
-    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
-    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                        .enabledValidationFeatureCount = 1,
-                                        .pEnabledValidationFeatures = &sync};
-    VkApplicationInfo ai = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                .pNext = validation ? &features : NULL,
-                                .pApplicationInfo = &ai,
-                                .enabledLayerCount = validation,
-                                .ppEnabledLayerNames = layers,
-                                .enabledExtensionCount = validation ? 2 : 0,
-                                .ppEnabledExtensionNames = exts};
-    if (vkCreateInstance(&ici, NULL, &a->instance) != VK_SUCCESS)
-        return false;
-    if (validation) {
-        PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
-            vkGetInstanceProcAddr(a->instance, "vkCreateDebugUtilsMessengerEXT");
-        VkDebugUtilsMessengerCreateInfoEXT mi = {
-            .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-            .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-                               VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
-            .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
-            .pfnUserCallback = app_messenger};
-        create(a->instance, &mi, NULL, &a->messenger);
-    }
-    uint32_t n = 8;
-    VkPhysicalDevice pds[8];
-    vkEnumeratePhysicalDevices(a->instance, &n, pds);
-    for (uint32_t i = 0; i < n && !a->physical_device; i++) {
-        VkPhysicalDeviceProperties props;
-        vkGetPhysicalDeviceProperties(pds[i], &props);
-        if (strcmp(props.deviceName, own_info.device_name) == 0)
-            a->physical_device = pds[i];
-    }
-    if (!a->physical_device)
-        return false;
-    uint32_t nq = 16;
-    VkQueueFamilyProperties qf[16];
-    vkGetPhysicalDeviceQueueFamilyProperties(a->physical_device, &nq, qf);
-    a->family = UINT32_MAX;
-    for (uint32_t i = 0; i < nq && a->family == UINT32_MAX; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
-            a->family = i;
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                  .queueFamilyIndex = a->family,
-                                  .queueCount = 1,
-                                  .pQueuePriorities = &prio};
-    uint32_t next = 0;
-    const char *const *needed = vkattn_required_device_extensions(&next);
-    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                             .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qi,
-                             .enabledExtensionCount = next,
-                             .ppEnabledExtensionNames = needed};
-    if (vkCreateDevice(a->physical_device, &di, NULL, &a->device) != VK_SUCCESS)
-        return false;
-    vkGetDeviceQueue(a->device, a->family, 0, &a->queue);
-    vkattn_context_desc desc = {.import = {.instance = a->instance,
-                                           .physical_device = a->physical_device,
-                                           .device = a->device,
-                                           .queue = a->queue,
-                                           .queue_family_index = a->family},
-                                .profile = getenv("VKATTN_TEST_PROFILE")};
-    desc.advanced = th_context_desc().advanced; /* VKATTN_TEST_TUNING */
-    TH_OK(own, vkattn_context_create(&desc, &a->ctx));
-    assert_int_equal(mtx_init(&a->queue_lock, mtx_plain), thrd_success);
-    return true;
-}
-
-static void app_close(app *a)
-{
-    vkattn_context_destroy(a->ctx);
-    mtx_destroy(&a->queue_lock);
-    if (a->device)
-        vkDestroyDevice(a->device, NULL);
-    if (a->messenger) {
-        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
-            vkGetInstanceProcAddr(a->instance, "vkDestroyDebugUtilsMessengerEXT");
-        destroy(a->instance, a->messenger, NULL);
-    }
-    if (a->instance)
-        vkDestroyInstance(a->instance, NULL);
-}
+/* The app's device (app_device.h): no extensions beyond vkattn's required ones
+ * (so pooled descriptor sets: the shared cache is exercised), one queue. */
+static mtx_t queue_lock; /* the queue, and vkattn's upload/download */
 
 /* ------------------------------------------------------------ one engine thread */
 
@@ -155,7 +30,7 @@ enum { B = 2, T = 20, D = 32, H = 2, DK = 16 };
 #define N_IO ((size_t)B * T * D)
 
 typedef struct worker {
-    app *a;
+    ad_app *a;
     vkattn_mha_desc desc;
     vkattn_mha_weights w;
     vkattn_sdpa_path path;
@@ -178,7 +53,7 @@ typedef struct worker {
 static int worker_main(void *arg)
 {
     worker *w = arg;
-    app *a = w->a;
+    ad_app *a = w->a;
     VkCommandPool pool = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
     VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -199,9 +74,9 @@ static int worker_main(void *arg)
     /* prepared while the other thread prepares and records */
     W_CHECK(w, vkattn_mha_prepare(w->layer, &call, &io) == VKATTN_SUCCESS, "vkattn_mha_prepare");
     for (int it = 0; it < ITERS; it++) {
-        mtx_lock(&a->queue_lock);
+        mtx_lock(&queue_lock);
         vkattn_result r = vkattn_tensor_upload(w->tx, w->x[it], 0, N_IO);
-        mtx_unlock(&a->queue_lock);
+        mtx_unlock(&queue_lock);
         W_CHECK(w, r == VKATTN_SUCCESS, "vkattn_tensor_upload");
 
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -212,18 +87,18 @@ static int worker_main(void *arg)
 
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                            .pCommandBuffers = &cmd};
-        mtx_lock(&a->queue_lock);
+        mtx_lock(&queue_lock);
         VkResult vr = vkQueueSubmit(a->queue, 1, &si, fence);
-        mtx_unlock(&a->queue_lock);
+        mtx_unlock(&queue_lock);
         W_CHECK(w, vr == VK_SUCCESS, "vkQueueSubmit");
         W_CHECK(w, vkWaitForFences(a->device, 1, &fence, VK_TRUE, UINT64_MAX) == VK_SUCCESS,
                 "vkWaitForFences");
         vkResetFences(a->device, 1, &fence);
         vkResetCommandBuffer(cmd, 0);
 
-        mtx_lock(&a->queue_lock);
+        mtx_lock(&queue_lock);
         r = vkattn_tensor_download(w->tout, w->got[it], 0, N_IO);
-        mtx_unlock(&a->queue_lock);
+        mtx_unlock(&queue_lock);
         W_CHECK(w, r == VKATTN_SUCCESS, "vkattn_tensor_download");
     }
 done:
@@ -244,10 +119,9 @@ static float *rand_array(size_t n, float scale)
 static void test_two_recording_threads(void **state)
 {
     vkattn_context *own = TH_CTX(state);
-    app a = {0};
-    assert_int_equal(mtx_init(&message_lock, mtx_plain), thrd_success);
-    app_messages = 0;
-    assert_true(app_open(own, &a));
+    ad_app a;
+    ad_open(own, false, &a);
+    assert_int_equal(mtx_init(&queue_lock, mtx_plain), thrd_success);
 
     worker ws[THREADS];
     float *host[THREADS][8];
@@ -303,9 +177,8 @@ static void test_two_recording_threads(void **state)
         for (int i = 0; i < 8; i++)
             free(host[t][i]);
     }
-    app_close(&a);
-    mtx_destroy(&message_lock);
-    assert_int_equal(app_messages, 0);
+    mtx_destroy(&queue_lock);
+    ad_close(&a); /* asserts the app's validation layer said nothing */
 }
 
 int main(void)
