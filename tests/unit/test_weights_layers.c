@@ -39,13 +39,12 @@ static void mha_counts(const vkattn_mha_desc *d, size_t n[8])
     memcpy(n, c, sizeof c);
 }
 
-static float **mha_arrays(vkattn_mha_weights *w)
+/* The eight members of w, in vkattn_mha_weights order, into a[]. */
+static void mha_arrays(vkattn_mha_weights *w, float **a[8])
 {
-    static float **a[8];
     float **p[8] = {&w->query_kernel, &w->query_bias, &w->key_kernel, &w->key_bias,
                     &w->value_kernel, &w->value_bias, &w->output_kernel, &w->output_bias};
     memcpy(a, p, sizeof p);
-    return (float **)a;
 }
 
 static void test_mha_round_trip(void **state)
@@ -58,7 +57,8 @@ static void test_mha_round_trip(void **state)
         size_t n[8];
         mha_counts(&d, n);
         vkattn_mha_weights w = {0}, back;
-        float ***in = (float ***)mha_arrays(&w);
+        float **in[8], **out[8];
+        mha_arrays(&w, in);
         for (int i = 0; i < 8; i++)
             *in[i] = (d.no_bias && i % 2) ? NULL : rnd(n[i]);
         const char *prefix = iter % 2 ? "model/layer_3/" : NULL;
@@ -69,7 +69,7 @@ static void test_mha_round_trip(void **state)
         assert_int_equal(vkattn_weights_file_count(f), d.no_bias ? 4 : 8);
         vkattn_weights_load_desc load = {.prefix = prefix};
         assert_int_equal(vkattn_mha_weights_load(f, &d, &load, &back), VKATTN_SUCCESS);
-        float ***out = (float ***)mha_arrays(&back);
+        mha_arrays(&back, out);
         for (int i = 0; i < 8; i++) {
             if (d.no_bias && i % 2) {
                 assert_null(*out[i]);
@@ -77,6 +77,7 @@ static void test_mha_round_trip(void **state)
             }
             assert_memory_equal(*out[i], *in[i], n[i] * sizeof(float));
         }
+        vkattn_mha_weights_free(&back);
         /* the wrong prefix names the first tensor it misses */
         load.prefix = prefix ? NULL : "other/";
         assert_int_equal(vkattn_mha_weights_load(f, &d, &load, &back), VKATTN_ERROR_INVALID_ARGUMENT);
@@ -131,6 +132,7 @@ static void test_single_head_round_trip(void **state)
         assert_memory_equal(bb.key_kernel, bw.key_kernel, (size_t)dv * units * sizeof(float));
         assert_memory_equal(bb.score_kernel, bw.score_kernel, units * sizeof(float));
         assert_true(bb.score_bias == bw.score_bias);
+        vkattn_bahdanau_weights_free(&bb);
         /* a desc the file does not fit: the tensor and both shapes named */
         bd.units = units + 1;
         assert_int_equal(vkattn_bahdanau_weights_load(f, &bd, NULL, &bb), VKATTN_ERROR_INVALID_ARGUMENT);
@@ -175,7 +177,8 @@ static void test_half_files(void **state)
         assert_int_equal(vkattn_weights_file_open_memory(file, size, NULL, &f), VKATTN_SUCCESS);
         vkattn_mha_weights w;
         assert_int_equal(vkattn_mha_weights_load(f, &d, NULL, &w), VKATTN_SUCCESS);
-        float ***out = (float ***)mha_arrays(&w);
+        float **out[8];
+        mha_arrays(&w, out);
         for (int i = 0; i < 8; i++) {
             size_t n = t[i].nbytes / 2;
             for (size_t e = 0; e < n; e++) {
