@@ -13,3 +13,9 @@ endif()
 
 find_program(VKATTN_SPIRV_VAL spirv-val REQUIRED
   DOC "spirv-val from spirv-tools, validates every compiled shader")
+
+# jansson (Debian: libjansson-dev) reads the JSON header of safetensors files
+# (vkattn/weights.h). Its own target name, so attnbench's PkgConfig::JANSSON
+# and a consumer's cannot clash with it.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(VKATTN_JANSSON REQUIRED IMPORTED_TARGET GLOBAL jansson)

@@ -4,6 +4,7 @@
 #   core/       core/ and public headers (no Vulkan or volk of its own)
 #   shape/      core/ shape/ and Vulkan-free public headers
 #   reference/  core/ shape/ reference/ and Vulkan-free public headers
+#   weights/    core/ shape/ weights/ and Vulkan-free public headers (jansson)
 #   vk/         core/ vk/, public headers, Vulkan and volk
 #   ops/        core/ shape/ vk/ ops/, public headers, the shaders' interface
 #               headers (common/*_iface.h) and the embedded SPIR-V
@@ -112,6 +113,7 @@ pub='vkattn/[a-z0-9_]+\.h'
 check_dir src/core public "$pub" 'core/[a-z_]+\.h'
 check_dir src/shape novulkan "$pub" '(core|shape)/[a-z_]+\.h'
 check_dir src/reference novulkan "$pub" '(core|shape|reference)/[a-z_]+\.h'
+check_dir src/weights novulkan "$pub" '(core|shape|weights)/[a-z_]+\.h'
 check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\.h'
 check_dir src/ops vulkan "$pub" '(core|shape|vk|ops)/[a-z_]+\.h' 'common/[a-z_]+_iface\.h' \
     'vka_shaders\.h'

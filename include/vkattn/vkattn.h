@@ -51,6 +51,7 @@
 #include "vkattn/tensor.h"
 #include "vkattn/timer.h"
 #include "vkattn/version.h"
+#include "vkattn/weights.h"
 
 #ifdef __cplusplus
 extern "C" {

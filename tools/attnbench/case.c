@@ -256,6 +256,78 @@ static bool get_u64(json_t *obj, const char *key, uint64_t *out, char *err, size
 
 /* ------------------------------------------------------------ layer params */
 
+/* params.weights_file (relative to the case file), weights_names and
+ * weights_prefix. *f stays NULL when the case has no weights_file. */
+static bool open_weights(ab_case *c, json_t *params, vkattn_weights_file **f,
+                         vkattn_weights_load_desc *load, char *err, size_t err_size)
+{
+    *f = NULL;
+    *load = (vkattn_weights_load_desc){0};
+    json_t *file = json_object_get(params, "weights_file");
+    json_t *names = json_object_get(params, "weights_names");
+    json_t *prefix = json_object_get(params, "weights_prefix");
+    if (!file || json_is_null(file)) {
+        if ((names && !json_is_null(names)) || (prefix && !json_is_null(prefix)))
+            return FAIL("params.%s: needs params.weights_file",
+                        names && !json_is_null(names) ? "weights_names" : "weights_prefix");
+        return true;
+    }
+    if (!json_is_string(file))
+        return FAIL("params.weights_file: must be a path (a string)");
+    if (names && !json_is_null(names)) {
+        const char *s = json_is_string(names) ? json_string_value(names) : "";
+        if (!strcmp(s, "torch"))
+            load->names = VKATTN_WEIGHTS_NAMES_TORCH;
+        else if (strcmp(s, "keras") != 0)
+            return FAIL("params.weights_names: must be \"keras\" or \"torch\"");
+    }
+    if (prefix && !json_is_null(prefix) && !json_is_string(prefix))
+        return FAIL("params.weights_prefix: must be a string");
+    load->prefix = json_is_string(prefix) ? json_string_value(prefix) : NULL;
+    /* relative to the case file's folder, as a user writing one expects */
+    const char *rel = json_string_value(file), *slash = c->case_path ? strrchr(c->case_path, '/') : NULL;
+    char path[4096];
+    int n = rel[0] == '/' || !slash ? snprintf(path, sizeof path, "%s", rel)
+                                   : snprintf(path, sizeof path, "%.*s/%s",
+                                              (int)(slash - c->case_path), c->case_path, rel);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return FAIL("params.weights_file: path too long");
+    if (vkattn_weights_file_open(path, f) != VKATTN_SUCCESS)
+        return FAIL("params.weights_file: %s", vkattn_last_error());
+    return true;
+}
+
+/* Both inline weights and a file: which one was meant is unclear. */
+static bool not_both(json_t *params, const char *inline_key, char *err, size_t err_size)
+{
+    json_t *j = json_object_get(params, inline_key);
+    if (j && !json_is_null(j))
+        return FAIL("params.%s: give it inline or in params.weights_file, not both", inline_key);
+    return true;
+}
+
+/* Loads the layer's weights from the open file into c->w (nothing when f is NULL). */
+static bool load_weights(ab_case *c, vkattn_weights_file *f, const vkattn_weights_load_desc *load,
+                         char *err, size_t err_size)
+{
+    if (!f)
+        return true;
+    vkattn_result r = VKATTN_SUCCESS;
+    switch (c->kind) {
+    case AB_LAYER_ATTENTION: r = vkattn_attention_weights_load(f, &c->desc.att, load, &c->w.att); break;
+    case AB_LAYER_ADDITIVE:
+        r = vkattn_additive_attention_weights_load(f, &c->desc.add, load, &c->w.add);
+        break;
+    case AB_LAYER_BAHDANAU: r = vkattn_bahdanau_weights_load(f, &c->desc.bah, load, &c->w.bah); break;
+    case AB_LAYER_MHA: r = vkattn_mha_weights_load(f, &c->desc.mha, load, &c->w.mha); break;
+    }
+    vkattn_weights_file_close(f);
+    if (r != VKATTN_SUCCESS)
+        return FAIL("params.weights_file: %s", vkattn_last_error());
+    c->weights_from_file = true;
+    return true;
+}
+
 /* params.weights.<key> with exactly the given shape, kept in c->warr[slot]. */
 static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot, uint32_t rank,
                          const uint32_t *dims, const char *axes, bool squeeze_ok, char *err,
@@ -306,7 +378,17 @@ static bool parse_attention(ab_case *c, json_t *params, char *err, size_t err_si
         .query_width = c->dq, .value_width = c->dv, .key_width = c->key.data ? c->dk : 0,
         .use_scale = use_scale, .score_mode = sm};
     c->w.att = (vkattn_attention_weights){(float)scale, (float)csw};
-    return get_dropout(params, &c->desc.att.dropout, err, err_size);
+    vkattn_weights_file *f;
+    vkattn_weights_load_desc load;
+    if (!open_weights(c, params, &f, &load, err, err_size))
+        return false;
+    if (f && (!not_both(params, "scale", err, err_size) ||
+              !not_both(params, "concat_score_weight", err, err_size))) {
+        vkattn_weights_file_close(f);
+        return false;
+    }
+    return get_dropout(params, &c->desc.att.dropout, err, err_size) &&
+           load_weights(c, f, &load, err, err_size);
 }
 
 static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_size)
@@ -317,6 +399,18 @@ static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_siz
     c->desc.add = (vkattn_additive_attention_desc){
         .query_width = c->dq, .value_width = c->dv, .key_width = c->key.data ? c->dk : 0,
         .no_scale = !use_scale};
+    vkattn_weights_file *f;
+    vkattn_weights_load_desc load;
+    if (!open_weights(c, params, &f, &load, err, err_size))
+        return false;
+    if (f) {
+        if (!not_both(params, "scale", err, err_size) ||
+            !get_dropout(params, &c->desc.add.dropout, err, err_size)) {
+            vkattn_weights_file_close(f);
+            return false;
+        }
+        return load_weights(c, f, &load, err, err_size);
+    }
     if (use_scale) {
         /* the variable `scale`, a (Dq,) vector; Keras starts it at random */
         ab_nd *a = &c->warr[0];
@@ -337,15 +431,27 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
     double bias = 0.0;
     if (!get_uint(params, "units", true, 0, 1, &units, "params.units", err, err_size))
         return false;
-    json_t *w = json_object_get(params, "weights");
-    if (!json_is_object(w))
-        return FAIL("params.weights: required (an object with query_kernel, key_kernel, "
-                    "score_kernel)");
     uint32_t kw = c->key.data ? c->dk : c->dv;
     uint32_t q[2] = {c->dq, units}, k[2] = {kw, units};
     c->desc.bah = (vkattn_bahdanau_desc){
         .query_width = c->dq, .key_width = c->key.data ? c->dk : 0, .value_width = c->dv,
         .units = units};
+    vkattn_weights_file *f;
+    vkattn_weights_load_desc load;
+    if (!open_weights(c, params, &f, &load, err, err_size))
+        return false;
+    if (f) {
+        if (!not_both(params, "weights", err, err_size) ||
+            !get_dropout(params, &c->desc.bah.dropout, err, err_size)) {
+            vkattn_weights_file_close(f);
+            return false;
+        }
+        return load_weights(c, f, &load, err, err_size);
+    }
+    json_t *w = json_object_get(params, "weights");
+    if (!json_is_object(w))
+        return FAIL("params.weights: required (an object with query_kernel, key_kernel, "
+                    "score_kernel), or params.weights_file");
     if (!(c->w.bah.query_kernel = get_weight(c, w, "query_kernel", 0, 2, q, "(Dq, units)", false,
                                              err, err_size)) ||
         !(c->w.bah.key_kernel = get_weight(c, w, "key_kernel", 1, 2, k, "(Dk, units)", false, err,
@@ -376,10 +482,22 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
         .num_heads = H, .key_dim = kd, .value_dim = vd, .query_width = c->dq,
         .key_width = c->key.data ? c->dk : 0, .value_width = c->dv, .output_dim = dout,
         .no_bias = !use_bias};
+    vkattn_weights_file *f;
+    vkattn_weights_load_desc load;
+    if (!open_weights(c, params, &f, &load, err, err_size))
+        return false;
+    if (f) {
+        if (!not_both(params, "weights", err, err_size) ||
+            !get_dropout(params, &c->desc.mha.dropout, err, err_size)) {
+            vkattn_weights_file_close(f);
+            return false;
+        }
+        return load_weights(c, f, &load, err, err_size);
+    }
     json_t *w = json_object_get(params, "weights");
     if (!json_is_object(w))
-        return FAIL("params.weights: required (an object with the kernels%s)",
-                    use_bias ? " and biases" : "");
+        return FAIL("params.weights: required (an object with the kernels%s), or "
+                    "params.weights_file", use_bias ? " and biases" : "");
     vkattn_mha_weights *m = &c->w.mha;
     uint32_t qk[3] = {c->dq, H, kd}, kk[3] = {kw, H, kd}, vk[3] = {c->dv, H, vd};
     uint32_t ok[3] = {H, vd, dout}, hk[2] = {H, kd}, hv[2] = {H, vd};
@@ -584,7 +702,14 @@ static void output_shapes(ab_case *c)
 
 bool ab_case_parse(json_t *obj, size_t index, ab_case *c, char *err, size_t err_size)
 {
+    return ab_case_parse_at(obj, index, NULL, c, err, err_size);
+}
+
+bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case *c, char *err,
+                      size_t err_size)
+{
     memset(c, 0, sizeof *c);
+    c->case_path = case_path;
     snprintf(c->name, sizeof c->name, "case %zu", index);
     if (!json_is_object(obj))
         return FAIL("case: not a JSON object");
@@ -610,6 +735,7 @@ bool ab_case_parse(json_t *obj, size_t index, ab_case *c, char *err, size_t err_
     ok = ok && parse_masks(obj, c, err, err_size) && parse_call(obj, c, err, err_size) &&
          parse_expectations(obj, c, err, err_size);
     json_decref(empty);
+    c->case_path = NULL;
     return ok;
 }
 
@@ -621,4 +747,13 @@ void ab_case_free(ab_case *c)
         ab_nd_free(arrays[i]);
     for (size_t i = 0; i < 8; i++)
         ab_nd_free(&c->warr[i]);
+    if (c->weights_from_file) {
+        switch (c->kind) {
+        case AB_LAYER_ATTENTION: break; /* scalars */
+        case AB_LAYER_ADDITIVE: vkattn_additive_attention_weights_free(&c->w.add); break;
+        case AB_LAYER_BAHDANAU: vkattn_bahdanau_weights_free(&c->w.bah); break;
+        case AB_LAYER_MHA: vkattn_mha_weights_free(&c->w.mha); break;
+        }
+        c->weights_from_file = false;
+    }
 }

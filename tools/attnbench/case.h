@@ -58,6 +58,8 @@ typedef struct ab_case {
         vkattn_mha_weights mha;
     } w;
     ab_nd warr[8]; /* weight arrays the weights struct points into */
+    bool weights_from_file; /* w's arrays came from *_weights_load: *_weights_free them */
+    const char *case_path;  /* while parsing: the case file, for params.weights_file */
 
     /* output shapes (what the JSON report uses) */
     uint32_t out_rank, out_dims[4], scores_rank, scores_dims[4];
@@ -68,6 +70,10 @@ typedef struct ab_case {
  * false with *err = "field: what is wrong" for a malformed case; the case is
  * then still safe to ab_case_free. */
 bool ab_case_parse(json_t *obj, size_t index, ab_case *c, char *err, size_t err_size);
+/* The same for a case read from the file at case_path: params.weights_file
+ * is relative to its folder (ab_case_parse: to the working directory). */
+bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case *c, char *err,
+                      size_t err_size);
 void ab_case_free(ab_case *c);
 
 #endif

@@ -251,7 +251,7 @@ int ab_cmd_check(const ab_args *a)
         ab_case c;
         case_result res = {0};
         ab_progress("check: case %zu/%zu", i + 1, n);
-        bool parsed = ab_case_parse(obj, i, &c, res.error, sizeof res.error);
+        bool parsed = ab_case_parse_at(obj, i, a->file, &c, res.error, sizeof res.error);
         bool asked = parsed && c.call.return_attention_scores;
         if (parsed && a->heatmap)
             c.call.return_attention_scores = true; /* the pictures need the weights */
