@@ -10,7 +10,7 @@ def f32(x, name, ranks=None):
     if x is None:
         return None
     try:
-        a = np.ascontiguousarray(x, dtype=np.float32)
+        a = np.asarray(x, dtype=np.float32, order="C")
     except (TypeError, ValueError) as e:
         raise invalid("%s cannot be converted to float32: %s" % (name, e)) from e
     if ranks is not None and a.ndim not in ranks:

@@ -69,7 +69,7 @@ class Spec:
         out = []
         for i, ((field, shape, _), a) in enumerate(zip(layout, arrays)):
             try:
-                a = np.ascontiguousarray(a, dtype=np.float32)
+                a = np.asarray(a, dtype=np.float32, order="C")
             except (TypeError, ValueError) as e:
                 raise invalid("%s: weight %d (%s) is not numeric: %s" % (who, i, field, e)) from e
             if a.shape != tuple(shape):
@@ -297,6 +297,18 @@ class CallArrays:
         if self.q.ndim == 2:
             return (self.batch, dout)
         return (self.batch, self.tq, dout)
+
+
+def and_masks(value_mask, key_mask, who):
+    """Keras's MultiHeadAttention key_mask: AND-ed into the value mask."""
+    key_mask = np.asarray(key_mask) != 0
+    if value_mask is None:
+        return key_mask
+    value_mask = np.asarray(value_mask) != 0
+    if value_mask.shape != key_mask.shape:
+        raise invalid("%s has shape %s; value_mask has %s"
+                      % (who, key_mask.shape, value_mask.shape))
+    return value_mask & key_mask
 
 
 from ._arrays import f32  # noqa: E402  (after the classes: _arrays needs nothing from here)

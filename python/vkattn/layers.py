@@ -238,18 +238,8 @@ class MultiHeadAttention(_Layer):
         broadcasts to (B, Tq, Tv) or (B, H, Tq, Tv). A query row with no allowed key
         gets zero weights (its output row is output_bias)."""
         if key_mask is not None:
-            value_mask = _and_masks(value_mask, key_mask, "MultiHeadAttention: key_mask")
+            value_mask = _specs.and_masks(value_mask, key_mask, "MultiHeadAttention: key_mask")
         return self._call("MultiHeadAttention", query, value, key, query_mask, value_mask,
                           attention_mask, use_causal_mask, training, return_attention_scores,
                           seed, offset, path)
 
-
-def _and_masks(a, b, who):
-    import numpy as np
-    b = np.asarray(b) != 0
-    if a is None:
-        return b
-    a = np.asarray(a) != 0
-    if a.shape != b.shape:
-        raise invalid("%s has shape %s; value_mask has %s" % (who, b.shape, a.shape))
-    return a & b

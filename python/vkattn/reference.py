@@ -72,10 +72,13 @@ def bahdanau_attention(query, value, key=None, *, units, weights=None, dropout=0
 
 def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_dim=None,
                          use_bias=True, output_shape=None, weights=None, dropout=0.0,
-                         query_mask=None, value_mask=None, attention_mask=None,
+                         query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
                          use_causal_mask=False, training=False, return_attention_scores=False,
                          seed=0, offset=0):
     """vkattn.MultiHeadAttention's reference: weights as its get_weights()."""
+    if key_mask is not None:
+        value_mask = _specs.and_masks(value_mask, key_mask,
+                                      "reference.multi_head_attention: key_mask")
     spec = _specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout, use_bias,
                                          output_shape)
     return _run(spec, "reference.multi_head_attention", weights, query, value, key,
