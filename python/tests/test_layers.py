@@ -216,7 +216,8 @@ def test_dropout_stream(ctx, rng):
     _, w1b = layer([q, v], return_attention_scores=True, training=True, offset=0)
     kept = w1 != 0
     assert_close(np.where(kept, w1, 0), np.where(kept, w0 / (1 - rate), 0))
-    assert abs(1 - kept.mean() - rate) < 0.05  # 768 draws: 5 sigma is ~0.083, 3 ~0.05
+    # 768 Philox draws, fixed by seed 1234 and offset 0 (not by the RNG): 3 sigma ~ 0.05
+    assert abs(1 - kept.mean() - rate) < 0.05
     assert not np.array_equal(w1 != 0, w2 != 0)  # offset advanced between the calls
     np.testing.assert_array_equal(w1, w1b)
     _, ref = vkattn.reference.attention(q, v, dropout=rate, training=True, seed=1234,
