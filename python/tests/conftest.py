@@ -18,6 +18,7 @@ import vkattn  # noqa: E402
 
 BASE_SEED = int(os.environ.get("VKATTN_TEST_SEED", random.randrange(2**31)))
 _messages = []
+VALIDATION_MISSING = []  # why the session context runs without the layer, if it does
 
 
 def pytest_report_header(config):
@@ -46,6 +47,7 @@ def ctx():
         if "validation" not in str(e):
             raise
         print("validation layer not installed; running without it: %s" % e, file=sys.stderr)
+        VALIDATION_MISSING.append(str(e))
         c = vkattn.Context(profile=profile, log=_log)
     except (vkattn.NoVulkanError, vkattn.NoDeviceError) as e:
         _skip_or_fail(str(e))

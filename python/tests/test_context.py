@@ -1,8 +1,19 @@
 """Devices, contexts and lifetimes."""
+import os
+
 import numpy as np
 import pytest
 
+import conftest
 import vkattn
+
+
+def test_session_context_validates(ctx):
+    """The tests' context has the validation layer on, so the log check means something."""
+    if os.environ.get("VKATTN_TEST_NO_VALIDATION") or conftest.VALIDATION_MISSING:
+        pytest.skip("validation off: %s" % (conftest.VALIDATION_MISSING or
+                                            "VKATTN_TEST_NO_VALIDATION"))
+    assert ctx.info()["validation"]
 
 
 def test_devices_and_info(ctx):
