@@ -9,6 +9,7 @@ packages=(
   glslc spirv-tools libshaderc-dev libvulkan-volk-dev         # shaders, volk
   libcmocka-dev libjansson-dev                                 # tests, attnbench's JSON
   libpng-dev                                                   # attnbench's pictures
+  python3-numpy python3-pytest python3-cffi                    # the Python package's tests
 )
 
 missing=()

@@ -1,0 +1,90 @@
+"""Failures raise vkattn.Error subclasses carrying the library's own message (the
+sentence vkattn_last_error returns, naming the function and the argument)."""
+import numpy as np
+import pytest
+
+import vkattn
+
+
+def test_error_classes():
+    assert issubclass(vkattn.InvalidArgumentError, vkattn.Error)
+    assert issubclass(vkattn.InvalidArgumentError, ValueError)
+    e = vkattn.UnsupportedError("x", -6)
+    assert (e.code, e.name, e.message) == (-6, "VKATTN_ERROR_UNSUPPORTED", "x")
+
+
+def test_create_error_has_library_message(ctx):
+    att = vkattn.Attention(context=ctx)
+    with pytest.raises(vkattn.InvalidArgumentError) as info:
+        att([np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 6))])
+    e = info.value
+    assert e.code == -1 and e.name == "VKATTN_ERROR_INVALID_ARGUMENT"
+    assert "vkattn_attention_create" in str(e) and "key_width" in str(e)
+    assert not att.built  # a failed build leaves the layer unbuilt
+
+
+def test_dropout_out_of_range(ctx):
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"vkattn_mha_create: .*dropout"):
+        vkattn.MultiHeadAttention(2, 4, dropout=1.5, context=ctx)(np.ones((1, 2, 3)),
+                                                                  np.ones((1, 2, 3)))
+
+
+def test_bad_shapes(ctx, rng):
+    mha = vkattn.MultiHeadAttention(2, 4, context=ctx)
+    q = rng.standard_normal((2, 3, 6))
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->value .*must be \(B, Tv, Dv\)"):
+        mha(q, rng.standard_normal((3, 5, 6)))  # batch 3 against the query's 2
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"query has shape \(2, 6\).*rank"):
+        mha(q[:, 0], q)
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->query_mask"):
+        mha(q, q, query_mask=np.ones((2, 4)))
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->attention_mask"):
+        mha(q, q, attention_mask=np.ones((2, 2, 3)))
+
+
+def test_wrong_width_after_build(ctx, rng):
+    att = vkattn.AdditiveAttention(context=ctx)
+    att([rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4))])
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"query has width 5.*query_width 4"):
+        att([rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 5, 4))])
+    # other lengths and batch sizes are fine
+    assert att([rng.standard_normal((1, 7, 4)), rng.standard_normal((1, 2, 4))]).shape \
+        == (1, 7, 4)
+
+
+def test_set_weights_checks(ctx, rng):
+    mha = vkattn.MultiHeadAttention(2, 4, use_bias=False, context=ctx)
+    with pytest.raises(vkattn.InvalidArgumentError, match="not built"):
+        mha.set_weights([])
+    mha.build((1, 2, 3), (1, 2, 3))
+    with pytest.raises(vkattn.InvalidArgumentError, match="expected 4 weights"):
+        mha.set_weights([np.zeros((3, 2, 4))])
+    good = mha.get_weights()
+    good[1] = np.zeros((3, 2, 5))
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"weight 1 \(key_kernel\)"):
+        mha.set_weights(good)
+
+
+def test_bahdanau_nonfinite_bias_is_a_library_error(ctx):
+    bah = vkattn.BahdanauAttention(3, context=ctx)
+    bah.build((1, 2), (1, 4, 2))
+    w = bah.get_weights()
+    w[3] = np.array([np.inf], np.float32)
+    with pytest.raises(vkattn.InvalidArgumentError, match="vkattn_bahdanau_set_weights"):
+        bah.set_weights(w)
+
+
+def test_constructor_arguments():
+    with pytest.raises(vkattn.InvalidArgumentError, match="score_mode"):
+        vkattn.Attention(score_mode="general")
+    with pytest.raises(vkattn.InvalidArgumentError, match="num_heads"):
+        vkattn.MultiHeadAttention(0, 4)
+    with pytest.raises(vkattn.InvalidArgumentError, match="output_shape"):
+        vkattn.MultiHeadAttention(2, 4, output_shape=(3, 4))
+    with pytest.raises(vkattn.InvalidArgumentError, match="units"):
+        vkattn.BahdanauAttention(units=2.5)
+
+
+def test_reference_errors():
+    with pytest.raises(vkattn.InvalidArgumentError, match="vkattn_reference_attention"):
+        vkattn.reference.attention(np.ones((1, 2, 3)), np.ones((1, 2, 3)), dropout=2.0)

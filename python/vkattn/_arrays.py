@@ -1,0 +1,67 @@
+"""numpy <-> vkattn: float32 C-contiguous conversion, tensors for one call."""
+import numpy as np
+
+from ._lib import ffi, lib
+from .errors import check, invalid
+
+
+def f32(x, name, ranks=None):
+    """x as a C-contiguous float32 array (bools become 0/1); None stays None."""
+    if x is None:
+        return None
+    try:
+        a = np.asarray(x, dtype=np.float32, order="C")
+    except (TypeError, ValueError) as e:
+        raise invalid("%s cannot be converted to float32: %s" % (name, e)) from e
+    if ranks is not None and a.ndim not in ranks:
+        raise invalid("%s has shape %s (rank %d); expected rank %s"
+                      % (name, a.shape, a.ndim, " or ".join(str(r) for r in ranks)))
+    if a.size == 0:
+        raise invalid("%s has shape %s: every dimension must be >= 1" % (name, a.shape))
+    return a
+
+
+def ptr(a, const=True):
+    """A float pointer into numpy array a (NULL for None)."""
+    if a is None:
+        return ffi.NULL
+    return ffi.cast("const float *" if const else "float *", a.ctypes.data)
+
+
+class Tensors:
+    """Device tensors for one call; all destroyed on exit. Use under the context's lock."""
+
+    def __init__(self, ctx):
+        self._ctx = ctx._ptr()
+        self._all = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for t in self._all:
+            lib.vkattn_tensor_destroy(t)
+        self._all.clear()
+
+    def empty(self, shape):
+        shape = tuple(int(d) for d in shape) or (1,)
+        if len(shape) > 4:
+            raise invalid("a tensor of shape %s has rank > 4" % (shape,))
+        desc = ffi.new("vkattn_tensor_desc *", {"rank": len(shape), "dims": list(shape)})
+        out = ffi.new("vkattn_tensor **")
+        check(lib.vkattn_tensor_create(self._ctx, desc, out), self._ctx)
+        self._all.append(out[0])
+        return out[0]
+
+    def upload(self, a):
+        """A tensor holding numpy array a (NULL for None)."""
+        if a is None:
+            return ffi.NULL
+        t = self.empty(a.shape)
+        check(lib.vkattn_tensor_upload(t, ptr(a), 0, a.size), self._ctx)
+        return t
+
+    def download(self, t, shape):
+        a = np.empty(shape, dtype=np.float32)
+        check(lib.vkattn_tensor_download(t, ptr(a, const=False), 0, a.size), self._ctx)
+        return a

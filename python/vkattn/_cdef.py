@@ -1,0 +1,430 @@
+"""The C declarations the package uses, copied by hand from include/vkattn/*.h.
+
+TYPES is checked against the headers by python/tests/test_cdef_drift.py (sizeof,
+offsetof and enum values from a program the system compiler builds), and
+FUNCTIONS is compiled next to the headers there, so a changed prototype fails
+as "conflicting types". Keep both valid C: that is what makes the check work.
+Only the declarations the package calls are here; structs are complete, because
+the package allocates them.
+"""
+
+TYPES = r"""
+typedef struct VkInstance_T *VkInstance;
+typedef struct VkPhysicalDevice_T *VkPhysicalDevice;
+typedef struct VkDevice_T *VkDevice;
+typedef struct VkQueue_T *VkQueue;
+typedef struct VkCommandBuffer_T *VkCommandBuffer;
+typedef struct VkPipelineCache_T *VkPipelineCache;
+typedef struct VkDeviceMemory_T *VkDeviceMemory;
+typedef uint64_t VkDeviceSize;
+typedef void (*PFN_vkVoidFunction)(void);
+typedef PFN_vkVoidFunction (*PFN_vkGetInstanceProcAddr)(VkInstance instance, const char *pName);
+
+typedef enum vkattn_result {
+    VKATTN_SUCCESS = 0,
+    VKATTN_ERROR_INVALID_ARGUMENT = -1,
+    VKATTN_ERROR_OUT_OF_HOST_MEMORY = -2,
+    VKATTN_ERROR_OUT_OF_DEVICE_MEMORY = -3,
+    VKATTN_ERROR_NO_VULKAN = -4,
+    VKATTN_ERROR_NO_DEVICE = -5,
+    VKATTN_ERROR_UNSUPPORTED = -6,
+    VKATTN_ERROR_SIZE_OVERFLOW = -7,
+    VKATTN_ERROR_DEVICE_LIMIT = -8,
+    VKATTN_ERROR_VULKAN = -9,
+    VKATTN_ERROR_DEVICE_LOST = -10,
+    VKATTN_ERROR_NOT_READY = -11,
+} vkattn_result;
+
+typedef enum vkattn_log_level {
+    VKATTN_LOG_ERROR = 0,
+    VKATTN_LOG_WARN = 1,
+    VKATTN_LOG_INFO = 2,
+    VKATTN_LOG_DEBUG = 3,
+} vkattn_log_level;
+
+typedef enum vkattn_log_source {
+    VKATTN_LOG_SOURCE_LIBRARY = 0,
+    VKATTN_LOG_SOURCE_VALIDATION = 1,
+} vkattn_log_source;
+
+typedef void (*vkattn_log_fn)(void *user, vkattn_log_level level, vkattn_log_source source,
+                              const char *message);
+
+/* ---- context.h */
+typedef struct vkattn_context vkattn_context;
+
+typedef struct vkattn_import_desc {
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family_index;
+    uint32_t api_version;
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+    const char *const *enabled_extensions;
+    uint32_t enabled_extension_count;
+    uint32_t queue_index;
+    void (*lock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void (*unlock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void *queue_lock_user;
+} vkattn_import_desc;
+
+struct vkattn_context_advanced;
+
+typedef struct vkattn_allocation_request {
+    VkDevice device;
+    VkDeviceSize size;
+    VkDeviceSize alignment;
+    uint32_t memory_type_bits;
+    uint32_t memory_type_index;
+    bool host_visible;
+} vkattn_allocation_request;
+
+typedef struct vkattn_allocation {
+    VkDeviceMemory memory;
+    VkDeviceSize offset;
+    void *mapped;
+    void *user_data;
+} vkattn_allocation;
+
+typedef struct vkattn_allocator {
+    void *user;
+    vkattn_result (*allocate)(void *user, const vkattn_allocation_request *req,
+                              vkattn_allocation *out);
+    void (*free)(void *user, const vkattn_allocation *a);
+} vkattn_allocator;
+
+typedef struct vkattn_context_desc {
+    bool use_device_index;
+    uint32_t device_index;
+    const char *device_name;
+    bool enable_validation;
+    vkattn_import_desc import;
+    vkattn_log_fn log;
+    void *log_user;
+    vkattn_log_level log_level;
+    VkPipelineCache pipeline_cache;
+    const char *profile;
+    uint64_t max_dispatch_work;
+    const void *pipeline_cache_data;
+    size_t pipeline_cache_size;
+    const struct vkattn_context_advanced *advanced;
+    vkattn_allocator allocator;
+} vkattn_context_desc;
+
+typedef enum vkattn_device_type {
+    VKATTN_DEVICE_OTHER = 0,
+    VKATTN_DEVICE_INTEGRATED = 1,
+    VKATTN_DEVICE_DISCRETE = 2,
+    VKATTN_DEVICE_VIRTUAL = 3,
+    VKATTN_DEVICE_CPU = 4,
+} vkattn_device_type;
+
+typedef struct vkattn_context_info {
+    char device_name[256];
+    uint32_t vendor_id;
+    uint32_t device_id;
+    vkattn_device_type device_type;
+    uint32_t api_version;
+    uint32_t driver_version;
+    uint32_t subgroup_size;
+    uint32_t min_subgroup_size, max_subgroup_size;
+    uint32_t max_shared_memory;
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroup_invocations;
+    uint32_t max_workgroup_count[3];
+    uint64_t max_storage_buffer_range;
+    uint32_t min_storage_buffer_offset_alignment;
+    bool fp16;
+    bool timestamps;
+    float timestamp_period_ns;
+    bool unified_memory;
+    bool imported;
+    bool validation;
+    bool cpu_tuning;
+    char profile[32];
+    uint32_t max_storage_buffers_per_stage;
+    bool push_descriptors;
+    bool storage_buffer_16bit;
+    bool subgroup_operations;
+    bool portability_subset;
+    uint64_t max_dispatch_work;
+} vkattn_context_info;
+
+typedef struct vkattn_device_info {
+    uint32_t index;
+    char name[256];
+    uint32_t vendor_id;
+    vkattn_device_type device_type;
+    uint32_t api_version;
+    bool usable;
+} vkattn_device_info;
+
+/* ---- tensor.h */
+typedef struct vkattn_tensor vkattn_tensor;
+
+typedef struct vkattn_tensor_desc {
+    uint32_t rank;
+    uint32_t dims[4];
+} vkattn_tensor_desc;
+
+/* ---- op_params.h */
+typedef enum vkattn_causal {
+    VKATTN_CAUSAL_NONE = 0,
+    VKATTN_CAUSAL_TOP_LEFT = 1,
+    VKATTN_CAUSAL_BOTTOM_RIGHT = 2,
+} vkattn_causal;
+
+typedef enum vkattn_masked_row {
+    VKATTN_MASKED_ROW_ZERO = 0,
+    VKATTN_MASKED_ROW_UNIFORM = 1,
+} vkattn_masked_row;
+
+typedef struct vkattn_broadcast {
+    bool batch;
+    bool heads;
+    bool rows;
+} vkattn_broadcast;
+
+typedef struct vkattn_mask_params {
+    vkattn_causal causal;
+    vkattn_masked_row masked_row;
+    bool has_value_mask;
+    bool has_mask;
+    vkattn_broadcast mask_broadcast;
+    bool has_bias;
+    vkattn_broadcast bias_broadcast;
+} vkattn_mask_params;
+
+typedef struct vkattn_dropout_params {
+    float rate;
+    bool training;
+    uint64_t seed;
+    uint64_t offset;
+} vkattn_dropout_params;
+
+typedef enum vkattn_sdpa_path {
+    VKATTN_SDPA_AUTO = 0,
+    VKATTN_SDPA_FUSED = 1,
+    VKATTN_SDPA_UNFUSED = 2,
+} vkattn_sdpa_path;
+
+typedef struct vkattn_sdpa_params {
+    uint32_t batch, heads, tq, tv, dk, dv;
+    uint32_t kv_heads;
+    float scale;
+    vkattn_mask_params mask;
+    vkattn_dropout_params dropout;
+    bool return_weights;
+    bool weights_after_dropout;
+    vkattn_sdpa_path path;
+} vkattn_sdpa_params;
+
+/* ---- sdpa.h */
+typedef struct vkattn_sdpa_io {
+    vkattn_tensor *q, *k, *v;
+    vkattn_tensor *bias, *value_mask, *mask;
+    vkattn_tensor *out;
+    vkattn_tensor *weights;
+    vkattn_tensor *workspace;
+    vkattn_tensor *lse;
+} vkattn_sdpa_io;
+
+/* ---- layer_params.h */
+typedef struct vkattn_layer_call {
+    uint32_t batch;
+    uint32_t tq;
+    uint32_t tv;
+    vkattn_causal causal;
+    bool training;
+    uint64_t seed, offset;
+    bool return_attention_scores;
+    vkattn_sdpa_path path;
+} vkattn_layer_call;
+
+typedef struct vkattn_layer_host_io {
+    const float *query, *value, *key, *query_mask, *value_mask, *attention_mask;
+    bool attention_mask_per_head;
+    float *output, *scores;
+    uint32_t attention_mask_rank;
+    uint32_t attention_mask_dims[4];
+} vkattn_layer_host_io;
+
+typedef enum vkattn_score_mode {
+    VKATTN_SCORE_DOT = 0,
+    VKATTN_SCORE_CONCAT = 1,
+} vkattn_score_mode;
+
+typedef struct vkattn_attention_desc {
+    uint32_t query_width, value_width;
+    uint32_t key_width;
+    bool use_scale;
+    vkattn_score_mode score_mode;
+    float dropout;
+} vkattn_attention_desc;
+
+typedef struct vkattn_attention_weights {
+    float scale;
+    float concat_score_weight;
+} vkattn_attention_weights;
+
+typedef struct vkattn_additive_attention_desc {
+    uint32_t query_width, value_width;
+    uint32_t key_width;
+    bool no_scale;
+    float dropout;
+} vkattn_additive_attention_desc;
+
+typedef struct vkattn_additive_attention_weights {
+    float *scale;
+} vkattn_additive_attention_weights;
+
+typedef struct vkattn_bahdanau_desc {
+    uint32_t query_width;
+    uint32_t key_width;
+    uint32_t value_width;
+    uint32_t units;
+    float dropout;
+} vkattn_bahdanau_desc;
+
+typedef struct vkattn_bahdanau_weights {
+    float *query_kernel, *key_kernel, *score_kernel;
+    float score_bias;
+} vkattn_bahdanau_weights;
+
+typedef struct vkattn_mha_desc {
+    uint32_t num_heads;
+    uint32_t key_dim;
+    uint32_t value_dim;
+    uint32_t query_width;
+    uint32_t key_width;
+    uint32_t value_width;
+    uint32_t output_dim;
+    bool no_bias;
+    float dropout;
+} vkattn_mha_desc;
+
+typedef struct vkattn_mha_weights {
+    float *query_kernel, *query_bias;
+    float *key_kernel, *key_bias;
+    float *value_kernel, *value_bias;
+    float *output_kernel, *output_bias;
+} vkattn_mha_weights;
+
+/* ---- layer_common.h */
+typedef struct vkattn_layer_io {
+    vkattn_tensor *query;
+    vkattn_tensor *value;
+    vkattn_tensor *key;
+    vkattn_tensor *query_mask;
+    vkattn_tensor *value_mask;
+    vkattn_tensor *attention_mask;
+    bool attention_mask_per_head;
+    vkattn_tensor *output;
+    vkattn_tensor *scores;
+} vkattn_layer_io;
+
+typedef struct vkattn_attention vkattn_attention;
+typedef struct vkattn_additive_attention vkattn_additive_attention;
+typedef struct vkattn_bahdanau vkattn_bahdanau;
+typedef struct vkattn_mha vkattn_mha;
+"""
+
+FUNCTIONS = r"""
+uint32_t vkattn_get_version(void);
+const char *vkattn_result_name(vkattn_result result);
+const char *vkattn_result_message(vkattn_result result);
+const char *vkattn_last_error(void);
+
+vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_context **out);
+void vkattn_context_destroy(vkattn_context *ctx);
+const char *vkattn_context_last_error(const vkattn_context *ctx);
+vkattn_result vkattn_context_get_info(const vkattn_context *ctx, vkattn_context_info *info);
+vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *count);
+const char *const *vkattn_profile_names(uint32_t *count);
+
+vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc *desc,
+                                   vkattn_tensor **out);
+void vkattn_tensor_destroy(vkattn_tensor *t);
+vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
+                                   uint64_t count);
+vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first,
+                                     uint64_t count);
+
+vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                              const vkattn_sdpa_io *io);
+vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q,
+                                    const float *k, const float *v, const float *bias,
+                                    const float *value_mask, const float *mask, float *out,
+                                    float *weights);
+
+vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
+                                      vkattn_attention **out);
+void vkattn_attention_destroy(vkattn_attention *layer);
+vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
+                                           const vkattn_attention_weights *w);
+vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
+                                           vkattn_attention_weights *w);
+vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_call *call,
+                                   const vkattn_layer_io *io);
+vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
+                                         const vkattn_attention_weights *w,
+                                         const vkattn_layer_call *call,
+                                         const vkattn_layer_host_io *io);
+
+vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
+                                               const vkattn_additive_attention_desc *desc,
+                                               vkattn_additive_attention **out);
+void vkattn_additive_attention_destroy(vkattn_additive_attention *layer);
+vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *layer,
+                                                    const vkattn_additive_attention_weights *w);
+vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attention *layer,
+                                                    vkattn_additive_attention_weights *w);
+vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
+                                            const vkattn_layer_call *call,
+                                            const vkattn_layer_io *io);
+vkattn_result vkattn_reference_additive_attention(const vkattn_additive_attention_desc *desc,
+                                                  const vkattn_additive_attention_weights *w,
+                                                  const vkattn_layer_call *call,
+                                                  const vkattn_layer_host_io *io);
+
+vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,
+                                     vkattn_bahdanau **out);
+void vkattn_bahdanau_destroy(vkattn_bahdanau *layer);
+vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer,
+                                          const vkattn_bahdanau_weights *w);
+vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer,
+                                          vkattn_bahdanau_weights *w);
+vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+                                  const vkattn_layer_io *io);
+vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
+                                        const vkattn_bahdanau_weights *w,
+                                        const vkattn_layer_call *call,
+                                        const vkattn_layer_host_io *io);
+
+vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc,
+                                vkattn_mha **out);
+void vkattn_mha_destroy(vkattn_mha *layer);
+vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights *w);
+vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w);
+vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
+                             const vkattn_layer_io *io);
+vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
+                                   const vkattn_layer_call *call,
+                                   const vkattn_layer_host_io *io);
+"""
+
+# The structs and enums the drift test compares with the headers.
+STRUCTS = (
+    "vkattn_import_desc", "vkattn_allocation_request", "vkattn_allocation",
+    "vkattn_allocator", "vkattn_context_desc", "vkattn_context_info", "vkattn_device_info",
+    "vkattn_tensor_desc", "vkattn_broadcast", "vkattn_mask_params", "vkattn_dropout_params",
+    "vkattn_sdpa_params", "vkattn_sdpa_io", "vkattn_layer_call", "vkattn_layer_host_io",
+    "vkattn_attention_desc", "vkattn_attention_weights", "vkattn_additive_attention_desc",
+    "vkattn_additive_attention_weights", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights",
+    "vkattn_mha_desc", "vkattn_mha_weights", "vkattn_layer_io",
+)
+ENUMS = (
+    "vkattn_result", "vkattn_log_level", "vkattn_log_source", "vkattn_device_type",
+    "vkattn_causal", "vkattn_masked_row", "vkattn_sdpa_path", "vkattn_score_mode",
+)

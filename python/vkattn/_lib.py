@@ -1,0 +1,75 @@
+"""Finds and opens libvkattn (cffi ABI mode: no compiler needed at install time).
+
+Search order, first hit wins:
+  1. $VKATTN_LIBRARY: a path to the library file (an error if it cannot be opened)
+  2. next to the package: the directory _install.py names (written by
+     `cmake --install`), then the package directory itself
+  3. the build tree of a source checkout: <repo>/build/src
+  4. the system loader path (libvkattn.so.<major>, then libvkattn.so)
+"""
+import os
+
+import cffi
+
+from . import _cdef
+
+ffi = cffi.FFI()
+ffi.cdef(_cdef.TYPES + _cdef.FUNCTIONS)
+
+_MAJOR = 0
+_NAMES = ("libvkattn.so.%d" % _MAJOR, "libvkattn.so")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _candidates():
+    """(path, explicit) pairs in search order."""
+    env = os.environ.get("VKATTN_LIBRARY")
+    if env:
+        yield env, True
+        return
+    try:
+        from . import _install  # written at install time only
+        libdir = _install.LIBDIR
+        if not os.path.isabs(libdir):
+            libdir = os.path.normpath(os.path.join(_HERE, libdir))
+        for n in _NAMES:
+            yield os.path.join(libdir, n), False
+    except ImportError:
+        pass
+    for n in _NAMES:
+        yield os.path.join(_HERE, n), False
+    build = os.path.normpath(os.path.join(_HERE, "..", "..", "build", "src"))
+    for n in _NAMES:
+        yield os.path.join(build, n), False
+    for n in _NAMES:
+        yield n, False  # bare name: the dynamic loader searches its path
+
+
+def _open():
+    tried = []
+    for path, explicit in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            if explicit:
+                raise OSError("VKATTN_LIBRARY=%s: no such file" % path)
+            continue
+        try:
+            return ffi.dlopen(path), path
+        except OSError as e:
+            if explicit:
+                raise OSError("VKATTN_LIBRARY=%s cannot be opened: %s" % (path, e)) from e
+            tried.append("%s (%s)" % (path, e))
+    raise OSError("libvkattn not found: set VKATTN_LIBRARY to the library file, or "
+                  "install vkattn (cmake --install). Tried: " + "; ".join(tried or ["nothing"]))
+
+
+lib, path = _open()
+
+
+def version_tuple(v):
+    """(major, minor, patch) of a VKATTN_VERSION number."""
+    return (v >> 22, (v >> 12) & 0x3FF, v & 0xFFF)
+
+
+if version_tuple(lib.vkattn_get_version())[0] != _MAJOR:
+    raise ImportError("%s is vkattn %d.%d.%d; this package needs major version %d"
+                      % ((path,) + version_tuple(lib.vkattn_get_version()) + (_MAJOR,)))

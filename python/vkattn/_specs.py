@@ -1,0 +1,314 @@
+"""What each layer is, independent of where it runs: its C desc, its weights in
+Keras order and how they map onto the C weights struct, its output shapes, and
+one layer call's options. Shared by the GPU layers (layers.py) and the CPU
+references (reference.py), so both read the same arguments the same way.
+"""
+import numpy as np
+
+from ._lib import ffi
+from .errors import invalid
+
+_CAUSAL = {False: 0, None: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
+_PATHS = {"auto": 0, "fused": 1, "unfused": 2}
+
+
+def _rate(dropout, who):
+    try:
+        rate = float(dropout)
+    except (TypeError, ValueError):
+        raise invalid("%s: dropout must be a number; got %r" % (who, dropout)) from None
+    return rate  # the library checks the range and names the field
+
+
+def _positive(value, name, who):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise invalid("%s: %s must be an int >= 1; got %r" % (who, name, value))
+    return int(value)
+
+
+class Spec:
+    """Base: subclasses set the names and fill desc() and layout()."""
+
+    kind = ""            # C prefix: vkattn_<kind>_create ...
+    desc_type = ""
+    weights_type = ""
+    query_ranks = (3,)
+    multi_head = False
+
+    def desc(self, widths):
+        """The C desc for widths = (query_width, value_width, key_width)."""
+        raise NotImplementedError
+
+    def layout(self, widths):
+        """[(C field, Keras shape, scalar?)] in Keras's get_weights order."""
+        raise NotImplementedError
+
+    def hidden_defaults(self):
+        """C struct scalars Keras does not list for this config, with new-layer values."""
+        return {}
+
+    def defaults(self, widths):
+        """A new layer's weights, Keras order."""
+        return [np.zeros(shape, np.float32) for _, shape, _ in self.layout(widths)]
+
+    def out_width(self, widths):
+        return widths[1]
+
+    def scores_shape(self, b, tq, tv):
+        return (b, tq, tv)
+
+    # -- weights <-> C struct
+
+    def check_weights(self, widths, arrays, who):
+        layout = self.layout(widths)
+        if arrays is None or isinstance(arrays, (str, bytes)) or not hasattr(arrays, "__len__"):
+            raise invalid("%s: weights must be a list of %d arrays" % (who, len(layout)))
+        if len(arrays) != len(layout):
+            raise invalid("%s: expected %d weights (%s); got %d"
+                          % (who, len(layout), ", ".join(f for f, _, _ in layout), len(arrays)))
+        out = []
+        for i, ((field, shape, _), a) in enumerate(zip(layout, arrays)):
+            try:
+                a = np.asarray(a, dtype=np.float32, order="C")
+            except (TypeError, ValueError) as e:
+                raise invalid("%s: weight %d (%s) is not numeric: %s" % (who, i, field, e)) from e
+            if a.shape != tuple(shape):
+                raise invalid("%s: weight %d (%s) has shape %s; expected %s"
+                              % (who, i, field, a.shape, tuple(shape)))
+            out.append(a)
+        return out
+
+    def pack(self, widths, arrays, hidden):
+        """A C weights struct pointing into arrays (checked); keep arrays alive."""
+        w = ffi.new(self.weights_type + " *")
+        for (field, _, scalar), a in zip(self.layout(widths), arrays):
+            if scalar:
+                setattr(w, field, float(a.reshape(-1)[0]))
+            else:
+                setattr(w, field, ffi.cast("float *", a.ctypes.data))
+        for field, value in hidden.items():
+            setattr(w, field, value)
+        return w
+
+    def unpacked(self, widths):
+        """(struct, read) for get_weights: the C call fills struct, read() gives the list."""
+        w = ffi.new(self.weights_type + " *")
+        layout = self.layout(widths)
+        arrays = [np.zeros(shape, np.float32) for _, shape, _ in layout]
+        for (field, _, scalar), a in zip(layout, arrays):
+            if not scalar:
+                setattr(w, field, ffi.cast("float *", a.ctypes.data))
+
+        def read():
+            for (field, shape, scalar), a in zip(layout, arrays):
+                if scalar:
+                    a[...] = np.float32(getattr(w, field))
+            return arrays
+
+        return w, read
+
+    def hidden_current(self, w):
+        return {f: getattr(w, f) for f in self.hidden_defaults()}
+
+
+class AttentionSpec(Spec):
+    kind, desc_type, weights_type = "attention", "vkattn_attention_desc", "vkattn_attention_weights"
+
+    def __init__(self, use_scale=False, score_mode="dot", dropout=0.0):
+        if score_mode not in ("dot", "concat"):
+            raise invalid("Attention: score_mode must be \"dot\" or \"concat\"; got %r"
+                          % (score_mode,))
+        self.use_scale, self.score_mode = bool(use_scale), score_mode
+        self.dropout = _rate(dropout, "Attention")
+
+    def desc(self, widths):
+        return ffi.new("vkattn_attention_desc *", {
+            "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
+            "use_scale": self.use_scale, "score_mode": int(self.score_mode == "concat"),
+            "dropout": self.dropout})
+
+    def layout(self, widths):
+        out = []
+        if self.use_scale:
+            out.append(("scale", (), True))
+        if self.score_mode == "concat":
+            out.append(("concat_score_weight", (), True))
+        return out
+
+    def hidden_defaults(self):
+        listed = {f for f, _, _ in self.layout(None)}
+        return {f: 1.0 for f in ("scale", "concat_score_weight") if f not in listed}
+
+    def defaults(self, widths):
+        return [np.ones(shape, np.float32) for _, shape, _ in self.layout(widths)]
+
+
+class AdditiveAttentionSpec(Spec):
+    kind = "additive_attention"
+    desc_type, weights_type = "vkattn_additive_attention_desc", "vkattn_additive_attention_weights"
+
+    def __init__(self, use_scale=True, dropout=0.0):
+        self.use_scale = bool(use_scale)
+        self.dropout = _rate(dropout, "AdditiveAttention")
+
+    def desc(self, widths):
+        return ffi.new("vkattn_additive_attention_desc *", {
+            "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
+            "no_scale": not self.use_scale, "dropout": self.dropout})
+
+    def layout(self, widths):
+        return [("scale", (widths[0],), False)] if self.use_scale else []
+
+    def defaults(self, widths):
+        return [np.ones(shape, np.float32) for _, shape, _ in self.layout(widths)]
+
+
+class BahdanauSpec(Spec):
+    kind, desc_type, weights_type = "bahdanau", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights"
+    query_ranks = (2, 3)
+
+    def __init__(self, units, dropout=0.0):
+        self.units = _positive(units, "units", "BahdanauAttention")
+        self.dropout = _rate(dropout, "BahdanauAttention")
+
+    def desc(self, widths):
+        return ffi.new("vkattn_bahdanau_desc *", {
+            "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
+            "units": self.units, "dropout": self.dropout})
+
+    def layout(self, widths):
+        u = self.units
+        return [("query_kernel", (widths[0], u), False), ("key_kernel", (widths[2], u), False),
+                ("score_kernel", (u, 1), False), ("score_bias", (1,), True)]
+
+    def defaults(self, widths):
+        out = super().defaults(widths)
+        out[2][...] = 1.0
+        return out
+
+
+class MultiHeadAttentionSpec(Spec):
+    kind, desc_type, weights_type = "mha", "vkattn_mha_desc", "vkattn_mha_weights"
+    multi_head = True
+
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
+                 output_shape=None):
+        who = "MultiHeadAttention"
+        self.num_heads = _positive(num_heads, "num_heads", who)
+        self.key_dim = _positive(key_dim, "key_dim", who)
+        self.value_dim = (self.key_dim if value_dim is None
+                          else _positive(value_dim, "value_dim", who))
+        self.dropout = _rate(dropout, who)
+        self.use_bias = bool(use_bias)
+        if isinstance(output_shape, (tuple, list)):
+            if len(output_shape) != 1:
+                raise invalid("%s: output_shape %r: only a last-axis width (an int or a "
+                              "1-tuple) is supported" % (who, output_shape))
+            output_shape = output_shape[0]
+        self.output_dim = (None if output_shape is None
+                           else _positive(output_shape, "output_shape", who))
+
+    def desc(self, widths):
+        return ffi.new("vkattn_mha_desc *", {
+            "num_heads": self.num_heads, "key_dim": self.key_dim, "value_dim": self.value_dim,
+            "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
+            "output_dim": self.out_width(widths), "no_bias": not self.use_bias,
+            "dropout": self.dropout})
+
+    def out_width(self, widths):
+        return self.output_dim or widths[0]
+
+    def scores_shape(self, b, tq, tv):
+        return (b, self.num_heads, tq, tv)
+
+    def layout(self, widths):
+        h, kd, vd = self.num_heads, self.key_dim, self.value_dim
+        kernels = [("query_kernel", (widths[0], h, kd)), ("key_kernel", (widths[2], h, kd)),
+                   ("value_kernel", (widths[1], h, vd)),
+                   ("output_kernel", (h, vd, self.out_width(widths)))]
+        biases = [("query_bias", (h, kd)), ("key_bias", (h, kd)), ("value_bias", (h, vd)),
+                  ("output_bias", (self.out_width(widths),))]
+        out = []
+        for (kf, ks), (bf, bs) in zip(kernels, biases):
+            out.append((kf, ks, False))
+            if self.use_bias:
+                out.append((bf, bs, False))
+        return out
+
+
+def layer_call(batch, tq, tv, use_causal_mask, training, seed, offset, return_scores, path,
+               who):
+    """The C vkattn_layer_call of one call."""
+    try:
+        causal = _CAUSAL[use_causal_mask]
+    except (KeyError, TypeError):
+        raise invalid("%s: use_causal_mask must be a bool, \"top_left\" or \"bottom_right\"; "
+                      "got %r" % (who, use_causal_mask)) from None
+    if path not in _PATHS:
+        raise invalid("%s: path must be one of %s; got %r" % (who, ", ".join(_PATHS), path))
+    for name, v in (("seed", seed), ("offset", offset)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 2**64:
+            raise invalid("%s: %s must be an int in [0, 2**64); got %r" % (who, name, v))
+    return ffi.new("vkattn_layer_call *", {
+        "batch": batch, "tq": tq, "tv": tv, "causal": causal, "training": bool(training),
+        "seed": int(seed), "offset": int(offset),
+        "return_attention_scores": bool(return_scores), "path": _PATHS[path]})
+
+
+def widths_of(spec, q, v, k):
+    """(query_width, value_width, key_width) of the inputs, key defaulting to value."""
+    return (q[-1], v[-1], (k if k is not None else v)[-1])
+
+
+def unpack_inputs(inputs, who):
+    """Keras's inputs=[query, value] or [query, value, key]."""
+    if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
+        raise invalid("%s: inputs must be a list [query, value] or [query, value, key]" % who)
+    return inputs[0], inputs[1], inputs[2] if len(inputs) == 3 else None
+
+
+def unpack_mask(mask, who):
+    """Keras's mask=[query_mask, value_mask] (either may be None)."""
+    if mask is None:
+        return None, None
+    if not isinstance(mask, (list, tuple)) or len(mask) != 2:
+        raise invalid("%s: mask must be a list [query_mask, value_mask]" % who)
+    return mask[0], mask[1]
+
+
+class CallArrays:
+    """One call's inputs as float32 arrays, with B, Tq, Tv and the output shapes."""
+
+    def __init__(self, spec, who, query, value, key, query_mask, value_mask, attention_mask):
+        self.q = f32(query, "%s: query" % who, spec.query_ranks)
+        self.v = f32(value, "%s: value" % who, (3,))
+        self.k = f32(key, "%s: key" % who, (3,))
+        self.qm = f32(query_mask, "%s: query_mask" % who, (1, 2))
+        self.vm = f32(value_mask, "%s: value_mask" % who, (1, 2))
+        self.am = f32(attention_mask, "%s: attention_mask" % who, (1, 2, 3, 4))
+        self.batch = self.q.shape[0]
+        self.tq = self.q.shape[1] if self.q.ndim == 3 else 1
+        self.tv = self.v.shape[1]
+        self.widths = widths_of(spec, self.q.shape, self.v.shape,
+                                None if self.k is None else self.k.shape)
+
+    def output_shape(self, spec, widths):
+        dout = spec.out_width(widths)
+        if self.q.ndim == 2:
+            return (self.batch, dout)
+        return (self.batch, self.tq, dout)
+
+
+def and_masks(value_mask, key_mask, who):
+    """Keras's MultiHeadAttention key_mask: AND-ed into the value mask."""
+    key_mask = np.asarray(key_mask) != 0
+    if value_mask is None:
+        return key_mask
+    value_mask = np.asarray(value_mask) != 0
+    if value_mask.shape != key_mask.shape:
+        raise invalid("%s has shape %s; value_mask has %s"
+                      % (who, key_mask.shape, value_mask.shape))
+    return value_mask & key_mask
+
+
+from ._arrays import f32  # noqa: E402  (after the classes: _arrays needs nothing from here)

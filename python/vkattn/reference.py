@@ -1,0 +1,100 @@
+"""The library's CPU references (double accumulation, no device): what the layers
+and vkattn.sdpa compute, from the same arguments.
+
+Each layer function takes the layer's constructor arguments, its weights as a
+list in Keras's order (None = a new layer's weights), the inputs and the call's
+options; dropout draws the same Philox stream (seed, offset) as the device, so
+kept and dropped weights agree exactly.
+"""
+import numpy as np
+
+from . import _specs
+from ._arrays import ptr
+from ._lib import ffi, lib
+from ._sdpa_args import SdpaArgs
+from .errors import check
+
+
+def _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
+         use_causal_mask, training, return_attention_scores, seed, offset):
+    a = _specs.CallArrays(spec, who, query, value, key, query_mask, value_mask, attention_mask)
+    widths = a.widths
+    arrays = (spec.defaults(widths) if weights is None
+              else spec.check_weights(widths, weights, who))
+    w = spec.pack(widths, arrays, spec.hidden_defaults())
+    call = _specs.layer_call(a.batch, a.tq, a.tv, use_causal_mask, training, seed, offset,
+                             return_attention_scores, "auto", who)
+    out = np.empty(a.output_shape(spec, widths), np.float32)
+    scores = (np.empty(spec.scores_shape(a.batch, a.tq, a.tv), np.float32)
+              if return_attention_scores else None)
+    io = ffi.new("vkattn_layer_host_io *")
+    io.query, io.value, io.key = ptr(a.q), ptr(a.v), ptr(a.k)
+    io.query_mask, io.value_mask, io.attention_mask = ptr(a.qm), ptr(a.vm), ptr(a.am)
+    if a.am is not None:
+        io.attention_mask_rank = a.am.ndim
+        io.attention_mask_dims = list(a.am.shape) + [0] * (4 - a.am.ndim)
+    io.output, io.scores = ptr(out, const=False), ptr(scores, const=False)
+    check(getattr(lib, "vkattn_reference_%s" % spec.kind)(spec.desc(widths), w, call, io))
+    return (out, scores) if return_attention_scores else out
+
+
+def attention(query, value, key=None, *, weights=None, use_scale=False, score_mode="dot",
+              dropout=0.0, query_mask=None, value_mask=None, attention_mask=None,
+              use_causal_mask=False, training=False, return_attention_scores=False, seed=0,
+              offset=0):
+    """vkattn.Attention's reference: weights [scale][, concat_score_weight]."""
+    return _run(_specs.AttentionSpec(use_scale, score_mode, dropout), "reference.attention",
+                weights, query, value, key, query_mask, value_mask, attention_mask,
+                use_causal_mask, training, return_attention_scores, seed, offset)
+
+
+def additive_attention(query, value, key=None, *, weights=None, use_scale=True, dropout=0.0,
+                       query_mask=None, value_mask=None, attention_mask=None,
+                       use_causal_mask=False, training=False, return_attention_scores=False,
+                       seed=0, offset=0):
+    """vkattn.AdditiveAttention's reference: weights [scale (query_width,)] if use_scale."""
+    return _run(_specs.AdditiveAttentionSpec(use_scale, dropout),
+                "reference.additive_attention", weights, query, value, key, query_mask,
+                value_mask, attention_mask, use_causal_mask, training,
+                return_attention_scores, seed, offset)
+
+
+def bahdanau_attention(query, value, key=None, *, units, weights=None, dropout=0.0,
+                       query_mask=None, value_mask=None, attention_mask=None,
+                       use_causal_mask=False, training=False, return_attention_scores=False,
+                       seed=0, offset=0):
+    """vkattn.BahdanauAttention's reference: weights [query_kernel, key_kernel,
+    score_kernel (units, 1), score_bias (1,)]."""
+    return _run(_specs.BahdanauSpec(units, dropout), "reference.bahdanau_attention", weights,
+                query, value, key, query_mask, value_mask, attention_mask, use_causal_mask,
+                training, return_attention_scores, seed, offset)
+
+
+def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_dim=None,
+                         use_bias=True, output_shape=None, weights=None, dropout=0.0,
+                         query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
+                         use_causal_mask=False, training=False, return_attention_scores=False,
+                         seed=0, offset=0):
+    """vkattn.MultiHeadAttention's reference: weights as its get_weights()."""
+    if key_mask is not None:
+        value_mask = _specs.and_masks(value_mask, key_mask,
+                                      "reference.multi_head_attention: key_mask")
+    spec = _specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout, use_bias,
+                                         output_shape)
+    return _run(spec, "reference.multi_head_attention", weights, query, value, key,
+                query_mask, value_mask, attention_mask, use_causal_mask, training,
+                return_attention_scores, seed, offset)
+
+
+def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=False,
+         masked_row="zero", dropout=0.0, seed=0, offset=0, return_weights=False,
+         weights_after_dropout=False):
+    """vkattn.sdpa's reference; same arguments (no path or context)."""
+    a = SdpaArgs(q, k, v, scale, bias, value_mask, mask, causal, masked_row, dropout, seed,
+                 offset, return_weights, weights_after_dropout, "auto")
+    out = np.empty(a.out_shape, np.float32)
+    weights = np.empty(a.weights_shape, np.float32) if a.return_weights else None
+    check(lib.vkattn_reference_sdpa(a.params, ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.bias),
+                                    ptr(a.value_mask), ptr(a.mask), ptr(out, const=False),
+                                    ptr(weights, const=False)))
+    return a.result(out, weights)
