@@ -91,7 +91,10 @@ static void test_matches_reference_random(void **state)
     }
 }
 
-/* ~1M elements: the kept fraction is binomial(n, 1 - rate); 4 sigma. */
+/* ~1M elements: the kept fraction is binomial(n, 1 - rate). 6 sigma: at 4 sigma
+ * the 18 checks of a CI run failed by chance about once in a thousand runs
+ * (seen: a correct stream, matching the reference bit for bit, 4.8 sigma out),
+ * while a threshold off by 0.01 in the rate is still over 30 sigma out. */
 static void test_kept_fraction(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -114,9 +117,9 @@ static void test_kept_fraction(void **state)
         for (size_t i = 0; i < n; i++)
             kept += got[i] != 0.0f;
         const double q = 1.0 - rates[r], mean = n * q, sigma = sqrt(n * q * (1.0 - q));
-        if (fabs((double)kept - mean) > 4.0 * sigma)
-            fail_msg("rate %g: kept %zu of %zu; expected %.0f +- %.0f (4 sigma)",
-                     (double)rates[r], kept, n, mean, 4.0 * sigma);
+        if (fabs((double)kept - mean) > 6.0 * sigma)
+            fail_msg("rate %g: kept %zu of %zu; expected %.0f +- %.0f (6 sigma)",
+                     (double)rates[r], kept, n, mean, 6.0 * sigma);
         const float scale = (float)(1.0 / (1.0 - (double)rates[r]));
         for (size_t i = 0; i < n; i++)
             if (got[i] != 0.0f && got[i] != scale)
