@@ -37,6 +37,7 @@
 #include "vkattn/context.h"
 #include "vkattn/dropout.h"
 #include "vkattn/export.h"
+#include "vkattn/half.h"
 #include "vkattn/heads.h"
 #include "vkattn/layer_common.h"
 #include "vkattn/layer_params.h"
