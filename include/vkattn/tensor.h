@@ -62,6 +62,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
+#include "vkattn/dtype.h"
 #include "vkattn/export.h"
 #include "vkattn/result.h"
 
@@ -80,16 +81,11 @@ typedef struct vkattn_buffer_view {
     VkDeviceSize size;   /* bytes; 0 = exactly the tensor's size */
 } vkattn_buffer_view;
 
-/* Element types. f16 is IEEE binary16: an f16 tensor of `count` elements
+/* Element types (vkattn/dtype.h). An f16 tensor of `count` elements
  * occupies 2 * count bytes rounded up to a multiple of 4 (Vulkan fills and
  * 32-bit shader words need whole words); the padding belongs to the tensor.
  * Ops say which types they take (vkattn/matmul.h takes both); others refuse
  * f16 tensors with VKATTN_ERROR_UNSUPPORTED. */
-typedef enum vkattn_dtype {
-    VKATTN_DTYPE_F32 = 0,
-    VKATTN_DTYPE_F16 = 1,
-} vkattn_dtype;
-
 typedef struct vkattn_tensor_desc {
     uint32_t rank;                    /* 1..4 */
     uint32_t dims[VKATTN_MAX_RANK];   /* dims[0..rank-1], each >= 1 */

@@ -36,6 +36,7 @@
 #include "vkattn/bahdanau.h"
 #include "vkattn/context.h"
 #include "vkattn/dropout.h"
+#include "vkattn/dtype.h"
 #include "vkattn/export.h"
 #include "vkattn/half.h"
 #include "vkattn/heads.h"
