@@ -8,6 +8,21 @@
  * and B, any M, N, K >= 1. Accumulates in fp32. The CPU reference is
  * vkattn_reference_matmul.
  *
+ * Half precision: A, B, bias and C may each be f32 or f16 tensors
+ * (vkattn/tensor.h), independently. f16 inputs are read exactly, sums are
+ * always fp32 (a long K split over dispatches keeps fp32 partial sums in
+ * scratch), and an f16 C is rounded once by the device's f32 -> f16
+ * conversion. Bound, against the exact result of the stored inputs
+ * (vkattn_reference_matmul_typed), per output:
+ *   |err| <= ulp16(|C|) + (K + 2) * 2^-23 * (|alpha| * sum_k |a||b| + |bias|)
+ * ulp16(x) = the f16 spacing at x: 2^(floor(log2 x) - 10), 2^-24 below 2^-14
+ * (one ulp, not half: Vulkan leaves the conversion's rounding mode to the
+ * device). For an f32 C the ulp16 term is 2^-24 |C|. Devices without
+ * storageBuffer16BitAccess (vkattn_context_info.storage_buffer_16bit false)
+ * read and write halves packed in 32-bit words; results are within the same
+ * bound. Devices that flush f16 subnormal inputs may differ by a further
+ * 2^-14 |alpha| sum of the other operand's magnitudes over those inputs.
+ *
  * Recording contract (the same for every vkattn *_record):
  * - vkattn never begins, ends or submits `cmd`; it records dispatches and its
  *   own barriers into it. `cmd` must be in the recording state, outside a

@@ -32,6 +32,7 @@
 
 #include <stdint.h>
 
+#include "vkattn/dtype.h"
 #include "vkattn/export.h"
 #include "vkattn/op_params.h"
 #include "vkattn/result.h"
@@ -50,6 +51,22 @@ extern "C" {
  * alpha, read only when has_bias. The C matrices must not overlap each other. */
 VKATTN_API vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p, const float *a,
                                                  const float *b, const float *bias, float *c);
+
+/* The element type of each array of vkattn_reference_matmul_typed; zero = all f32. */
+typedef struct vkattn_matmul_dtypes {
+    vkattn_dtype a, b, bias, c;
+} vkattn_matmul_dtypes;
+
+/* vkattn_reference_matmul on arrays of the given element types (an f16 array
+ * holds uint16_t bit patterns; `types` NULL = all f32): f16 inputs are taken
+ * as their exact values, products are summed in double, and an f16 C gets the
+ * sum rounded once to nearest even (overflow to +-inf) - what the f16 matmul
+ * of vkattn/matmul.h approximates within the bound stated there.
+ * INVALID_ARGUMENT also for an unknown dtype. */
+VKATTN_API vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
+                                                       const vkattn_matmul_dtypes *types,
+                                                       const void *a, const void *b,
+                                                       const void *bias, void *c);
 
 /* Masked softmax over the last axis of scores (B, H, Tq, Tv) into out (same shape):
  *   logit = score * scale + bias         in double, so +-3e38 logits do not overflow

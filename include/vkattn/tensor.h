@@ -1,6 +1,7 @@
-/* vkattn/tensor.h - f32 tensors in device memory, and views of an app's buffers.
+/* vkattn/tensor.h - f32 and f16 tensors in device memory, and views of an app's buffers.
  *
- * A tensor is a rank 1-4 f32 array, row-major, last index fastest. vkattn either
+ * A tensor is a rank 1-4 array of f32 (the default) or f16 elements, row-major,
+ * last index fastest. vkattn either
  * allocates its memory (vkattn_tensor_create) or views a range of an app's
  * VkBuffer (vkattn_tensor_wrap): then ops read and write the app's buffer with no
  * copy. Every op takes tensors. vkattn remembers its last access to each range
@@ -61,6 +62,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include "vkattn/context.h"
+#include "vkattn/dtype.h"
 #include "vkattn/export.h"
 #include "vkattn/result.h"
 
@@ -79,13 +81,19 @@ typedef struct vkattn_buffer_view {
     VkDeviceSize size;   /* bytes; 0 = exactly the tensor's size */
 } vkattn_buffer_view;
 
+/* Element types (vkattn/dtype.h). An f16 tensor of `count` elements
+ * occupies 2 * count bytes rounded up to a multiple of 4 (Vulkan fills and
+ * 32-bit shader words need whole words); the padding belongs to the tensor.
+ * Ops say which types they take (vkattn/matmul.h takes both); others refuse
+ * f16 tensors with VKATTN_ERROR_UNSUPPORTED. */
 typedef struct vkattn_tensor_desc {
     uint32_t rank;                    /* 1..4 */
     uint32_t dims[VKATTN_MAX_RANK];   /* dims[0..rank-1], each >= 1 */
+    vkattn_dtype dtype;               /* 0 = VKATTN_DTYPE_F32 */
 } vkattn_tensor_desc;
 
-/* Allocates a tensor (contents undefined). Codes: _INVALID_ARGUMENT (rank or a
- * zero dim), _SIZE_OVERFLOW, _DEVICE_LIMIT (larger than maxStorageBufferRange),
+/* Allocates a tensor (contents undefined). Codes: _INVALID_ARGUMENT (rank, a
+ * zero dim, an unknown dtype), _SIZE_OVERFLOW, _DEVICE_LIMIT (larger than maxStorageBufferRange),
  * _OUT_OF_DEVICE_MEMORY. */
 VKATTN_API vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                               vkattn_tensor **out);
@@ -93,7 +101,8 @@ VKATTN_API vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_
 /* Views an app buffer range as a tensor; the buffer must have been created with
  * VK_BUFFER_USAGE_STORAGE_BUFFER_BIT (and TRANSFER_SRC/DST for download/upload)
  * and must outlive the tensor. The app's own writes to it must be made visible
- * to compute-shader reads before vkattn work that reads it executes. */
+ * to compute-shader reads before vkattn work that reads it executes. An f16
+ * view needs view->offset a multiple of 4 and covers the padded size above. */
 VKATTN_API vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                             const vkattn_buffer_view *view, vkattn_tensor **out);
 
@@ -105,14 +114,25 @@ VKATTN_API vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_te
 VKATTN_API void vkattn_tensor_destroy(vkattn_tensor *t);
 
 /* Copies `count` floats from host memory into the tensor starting at element
- * `first`. Waits for completion. */
+ * `first`. Waits for completion. An f16 tensor stores each value rounded to
+ * nearest even (beyond 65504 in magnitude: +-inf; NaN stays NaN), as
+ * vkattn_f32_to_f16_bits (vkattn/half.h). */
 VKATTN_API vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
                                               uint64_t count);
 /* Copies `count` floats out of the tensor. Waits for completion (and for
- * vkattn work submitted on the context's queue before it). */
+ * vkattn work submitted on the context's queue before it). f16 elements
+ * convert exactly. */
 VKATTN_API vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first,
                                                 uint64_t count);
-/* Fills the whole tensor with `value` (e.g. NaN to poison outputs in tests). */
+/* As upload/download, in the tensor's own element type: `data` holds `count`
+ * floats for an f32 tensor, `count` uint16_t f16 bit patterns for an f16 one.
+ * No conversion. */
+VKATTN_API vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data,
+                                                  uint64_t first, uint64_t count);
+VKATTN_API vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t first,
+                                                    uint64_t count);
+/* Fills the whole tensor with `value` (e.g. NaN to poison outputs in tests),
+ * rounded to f16 as in vkattn_tensor_upload for an f16 tensor. */
 VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
 
 /* Hand-over to the app's own passes, recorded in `cmd` (the app's command
@@ -136,6 +156,7 @@ VKATTN_API vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer
 VKATTN_API uint32_t vkattn_tensor_rank(const vkattn_tensor *t);
 VKATTN_API uint32_t vkattn_tensor_dim(const vkattn_tensor *t, uint32_t axis); /* 0 past rank */
 VKATTN_API uint64_t vkattn_tensor_count(const vkattn_tensor *t);           /* elements */
+VKATTN_API vkattn_dtype vkattn_tensor_dtype(const vkattn_tensor *t); /* F32 for NULL */
 VKATTN_API vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t);
 
 #ifdef __cplusplus

@@ -160,12 +160,19 @@ typedef struct vkattn_device_info {
     bool usable;
 } vkattn_device_info;
 
+/* ---- dtype.h */
+typedef enum vkattn_dtype {
+    VKATTN_DTYPE_F32 = 0,
+    VKATTN_DTYPE_F16 = 1,
+} vkattn_dtype;
+
 /* ---- tensor.h */
 typedef struct vkattn_tensor vkattn_tensor;
 
 typedef struct vkattn_tensor_desc {
     uint32_t rank;
     uint32_t dims[4];
+    vkattn_dtype dtype; /* the package creates f32 tensors (0) */
 } vkattn_tensor_desc;
 
 /* ---- op_params.h */

@@ -1,4 +1,4 @@
-/* shaders/matmul.comp <-> src/ops/matmul.c (see iface.h). */
+/* shaders/matmul*.comp <-> src/ops/matmul.c (see iface.h). */
 #ifndef VKA_MATMUL_IFACE_H
 #define VKA_MATMUL_IFACE_H
 
@@ -13,7 +13,11 @@
 #define VKA_MATMUL_SPEC_TRANS_B 6  /* bool */
 #define VKA_MATMUL_SPEC_HAS_BIAS 7 /* bool */
 #define VKA_MATMUL_SPEC_WG 8       /* local_size_x: (BM / TM) * (BN / TN) */
-#define VKA_MATMUL_N_SPEC 9
+#define VKA_MATMUL_SPEC_A_F16 9     /* bool: A is f16 (matmul_f16*.comp) */
+#define VKA_MATMUL_SPEC_B_F16 10    /* bool: B is f16 */
+#define VKA_MATMUL_SPEC_BIAS_F16 11 /* bool: bias is f16 */
+#define VKA_MATMUL_SPEC_C_F16 12    /* bool: C is f16 */
+#define VKA_MATMUL_N_SPEC 13
 
 #define VKA_MATMUL_PUSH                                                       \
     VKA_UINT m, n, k, heads;                                                  \

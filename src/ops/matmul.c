@@ -1,13 +1,16 @@
-/* Batched matmul: tile choice from the device's limits, argument checks, and
- * the dispatch of shaders/matmul.comp. */
+/* Batched matmul: tile choice from the device's limits, argument checks, the
+ * choice of kernel for the tensors' element types, and the dispatches of
+ * shaders/matmul*.comp. */
 #include "vkattn/matmul.h"
 
 #include "core/error.h"
 #include "core/matmul_shape.h"
 #include "common/matmul_iface.h"
 #include "vk/context.h"
+#include "ops/half_convert.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
+#include "vk/scratch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
@@ -92,11 +95,13 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->a, s->a.extent, caller, "io->a")) ||
-        (r = vka_tensor_check(ctx, io->b, s->b.extent, caller, "io->b")) ||
-        (r = vka_tensor_check(ctx, io->c, s->c.extent, caller, "io->c")))
+    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
+    if ((r = vka_tensor_check_types(ctx, io->a, s->a.extent, caller, "io->a", both)) ||
+        (r = vka_tensor_check_types(ctx, io->b, s->b.extent, caller, "io->b", both)) ||
+        (r = vka_tensor_check_types(ctx, io->c, s->c.extent, caller, "io->c", both)))
         return r;
-    if (p->has_bias && (r = vka_tensor_check(ctx, io->bias, s->n, caller, "io->bias")))
+    if (p->has_bias &&
+        (r = vka_tensor_check_types(ctx, io->bias, s->n, caller, "io->bias", both)))
         return r;
     if (!p->has_bias && io->bias)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -117,6 +122,20 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     return VKATTN_SUCCESS;
 }
 
+/* Whether every row of C starts at an even element, so that the packed f16
+ * kernel's pairs of columns (2q, 2q + 1) are whole words. */
+static bool rows_word_aligned(const vka_matmul_shape *s)
+{
+    return s->c.row_stride % 2 == 0 && (s->heads == 1 || s->c.head_stride % 2 == 0) &&
+           (s->batch == 1 || s->c.batch_stride % 2 == 0);
+}
+
+/* Whether the outputs fill C's span [0, extent) with no gap. */
+static bool c_dense(const vka_matmul_shape *s)
+{
+    return s->c.extent == (uint64_t)s->batch * s->heads * s->m * s->n;
+}
+
 vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_matmul_params *params, const vkattn_matmul_io *io)
 {
@@ -135,10 +154,30 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if (!choose_tiles(&ctx->info, s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
+    const uint32_t chunk = k_per_dispatch(ctx, &t, s.k);
+    const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
+    const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
+    const bool c16 = io->c->dtype == VKATTN_DTYPE_F16, any16 = a16 || b16 || bias16 || c16;
+    const bool storage16 = ctx->info.storage_buffer_16bit;
+    /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
+     * is split (partial sums rounded to f16 would lose the f32 accumulation)
+     * or where packed halves cannot be written a word per invocation (a row
+     * starting at an odd element). */
+    const bool c_via_f32 =
+        c16 && (chunk < s.k || (!storage16 && (!rows_word_aligned(&s) || t.tn % 2)));
+    vkattn_tensor *c = io->c;
+    if (c_via_f32 &&
+        (r = vka_growable_get(ctx, VKA_SCRATCH_F32_SUMS, s.c.extent, caller, &c)))
+        return r;
+    if (c_via_f32 && !c_dense(&s) &&
+        (r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, false)))
+        return r; /* elements of C's span that are no output keep their values */
     vka_kernel kernel = {
-        .name = "matmul",
-        .code = vka_spv_matmul,
-        .code_size = vka_spv_matmul_size,
+        .name = !any16 ? "matmul" : storage16 ? "matmul_f16" : "matmul_f16_packed",
+        .code = !any16 ? vka_spv_matmul : storage16 ? vka_spv_matmul_f16 : vka_spv_matmul_f16_packed,
+        .code_size = !any16      ? vka_spv_matmul_size
+                     : storage16 ? vka_spv_matmul_f16_size
+                                 : vka_spv_matmul_f16_packed_size,
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
         .n_spec = VKA_MATMUL_N_SPEC,
@@ -152,6 +191,10 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
             [VKA_MATMUL_SPEC_TRANS_B] = params->transpose_b,
             [VKA_MATMUL_SPEC_HAS_BIAS] = params->has_bias,
             [VKA_MATMUL_SPEC_WG] = tile_threads(&t),
+            [VKA_MATMUL_SPEC_A_F16] = a16,
+            [VKA_MATMUL_SPEC_B_F16] = b16,
+            [VKA_MATMUL_SPEC_BIAS_F16] = bias16,
+            [VKA_MATMUL_SPEC_C_F16] = c16 && !c_via_f32,
         },
     };
     matmul_push push = {
@@ -167,7 +210,7 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
     vka_dispatch d = {
         .kernel = &kernel,
         .bindings = {vka_bind_tensor(io->a, false), vka_bind_tensor(io->b, false),
-                     vka_bind_optional(ctx, io->bias), vka_bind_tensor(io->c, true)},
+                     vka_bind_optional(ctx, io->bias), vka_bind_tensor(c, true)},
         .push = &push,
         .groups = {(uint32_t)vka_div_up(s.n, t.bn), (uint32_t)vka_div_up(s.m, t.bm),
                    s.batch * s.heads},
@@ -182,7 +225,6 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
                             (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
         return r;
-    const uint32_t chunk = k_per_dispatch(ctx, &t, s.k);
     for (uint32_t m0 = 0; m0 < s.m && r == VKATTN_SUCCESS; m0 += rows) {
         push.m_begin = m0;
         push.m = s.m - m0 > rows ? m0 + rows : s.m;
@@ -194,6 +236,8 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
             r = vka_record_dispatch(ctx, cmd, &d);
         }
     }
+    if (r == VKATTN_SUCCESS && c_via_f32)
+        r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, true);
     return r;
 }
 

@@ -1,6 +1,9 @@
 /* CPU reference of the batched matmul op: naive loops, double accumulation.
  * Strides are validated up front so the loops index without further checks. */
+#include "vkattn/half.h"
 #include "vkattn/reference.h"
+
+#include <math.h>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -47,8 +50,8 @@ static vkattn_result resolve(const char *name, const vkattn_matrix_layout *l, ui
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result check(const vkattn_matmul_params *p, const float *a, const float *b,
-                           const float *bias, const float *c)
+static vkattn_result check(const vkattn_matmul_params *p, const void *a, const void *b,
+                           const void *bias, const void *c)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "p", p)))
@@ -62,11 +65,61 @@ static vkattn_result check(const vkattn_matmul_params *p, const float *a, const 
     return vka_ref_require_flagged(fn, "bias", "has_bias", p->has_bias, bias);
 }
 
-vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p, const float *a,
-                                      const float *b, const float *bias, float *c)
+/* Element i of an array of type t, exactly. */
+static double load(const void *x, vkattn_dtype t, size_t i)
 {
+    return t == VKATTN_DTYPE_F16 ? (double)vkattn_f16_bits_to_f32(((const uint16_t *)x)[i])
+                                 : (double)((const float *)x)[i];
+}
+
+/* double -> f16 pattern, rounded once to nearest even (no detour through f32,
+ * which could round twice): scale by the f16 spacing at |v|, nearbyint. */
+static uint16_t f16_from_double(double v)
+{
+    if (isnan(v))
+        return 0x7e00;
+    const uint16_t sign = signbit(v) ? 0x8000 : 0;
+    const double a = fabs(v);
+    if (a >= 65520.0) /* 65504 + half its spacing: the tie rounds to even, 2^16 */
+        return sign | 0x7c00;
+    int e = a > 0 ? ilogb(a) : -14;
+    if (e < -14)
+        e = -14;
+    const double q = nearbyint(ldexp(a, 10 - e)); /* in units of the spacing */
+    if (e == -14 && q < 1024)
+        return (uint16_t)(sign | (uint16_t)q); /* subnormal or zero */
+    if (q >= 2048) /* rounded up into the next binade */
+        return (uint16_t)(sign | (uint16_t)((e + 16) << 10));
+    return (uint16_t)(sign | (uint16_t)(((e + 15) << 10) | ((uint32_t)q - 1024)));
+}
+
+static void store(void *x, vkattn_dtype t, size_t i, double v)
+{
+    if (t == VKATTN_DTYPE_F16)
+        ((uint16_t *)x)[i] = f16_from_double(v);
+    else
+        ((float *)x)[i] = (float)v;
+}
+
+static vkattn_result check_types(const vkattn_matmul_dtypes *t)
+{
+    const vkattn_dtype all[4] = {t->a, t->b, t->bias, t->c};
+    static const char *names[4] = {"a", "b", "bias", "c"};
+    for (int i = 0; i < 4; i++)
+        if (all[i] != VKATTN_DTYPE_F32 && all[i] != VKATTN_DTYPE_F16)
+            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: types->%s is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
+                            "vkattn_reference_matmul_typed", names[i], (int)all[i]);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
+                                            const vkattn_matmul_dtypes *types, const void *a,
+                                            const void *b, const void *bias, void *c)
+{
+    const vkattn_matmul_dtypes ty = types ? *types : (vkattn_matmul_dtypes){0};
     vkattn_result r;
-    if ((r = check(p, a, b, bias, c)))
+    if ((r = check(p, a, b, bias, c)) || (r = check_types(&ty)))
         return r;
     const uint64_t batch = vka_default_u32(p->batch, 1), heads = vka_default_u32(p->heads, 1);
     const uint64_t m = p->m, n = p->n, k = p->k;
@@ -84,19 +137,25 @@ vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p, const float
     const double alpha = vka_default_f32(p->alpha, 1.0f);
     for (uint64_t bi = 0; bi < batch; bi++)
         for (uint64_t h = 0; h < heads; h++) {
-            const float *ab = a + bi * oa.bs + h * oa.hs;
-            const float *bb = b + bi * ob.bs + h * ob.hs;
-            float *cb = c + bi * oc.bs + h * oc.hs;
+            const size_t ab = bi * oa.bs + h * oa.hs, bb = bi * ob.bs + h * ob.hs;
+            const size_t cb = bi * oc.bs + h * oc.hs;
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++) {
                     double s = 0.0;
                     for (size_t q = 0; q < k; q++)
-                        s += (double)ab[i * a_row + q * a_col] * (double)bb[q * b_row + j * b_col];
+                        s += load(a, ty.a, ab + i * a_row + q * a_col) *
+                             load(b, ty.b, bb + q * b_row + j * b_col);
                     s *= alpha;
                     if (p->has_bias)
-                        s += bias[j];
-                    cb[i * oc.ld + j] = (float)s;
+                        s += load(bias, ty.bias, j);
+                    store(c, ty.c, cb + i * oc.ld + j, s);
                 }
         }
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p, const float *a,
+                                      const float *b, const float *bias, float *c)
+{
+    return vkattn_reference_matmul_typed(p, NULL, a, b, bias, c);
 }

@@ -1,19 +1,36 @@
-/* Tensors: f32 arrays in vkattn's memory or in a range of an app's buffer. */
+/* Tensors: f32 and f16 arrays in vkattn's memory or in a range of an app's buffer. */
 #include "vk/tensor.h"
 
 #include "core/check.h"
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/submit.h"
+#include "vkattn/half.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+uint32_t vka_dtype_size(vkattn_dtype dtype) { return dtype == VKATTN_DTYPE_F16 ? 2 : 4; }
+
+const char *vka_dtype_name(vkattn_dtype dtype) { return dtype == VKATTN_DTYPE_F16 ? "f16" : "f32"; }
+
+/* Bytes of `count` elements, padded to whole 32-bit words: vkCmdFillBuffer
+ * and the shaders' packed-f16 words need them (no overflow: count is checked
+ * against UINT64_MAX / 4 first). */
+static uint64_t padded_bytes(uint64_t count, vkattn_dtype dtype)
+{
+    return (count * vka_dtype_size(dtype) + 3) & ~(uint64_t)3;
+}
 
 static vkattn_result check_desc(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                 const char *caller, uint64_t *count)
 {
     if (!desc)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
+    if (desc->dtype != VKATTN_DTYPE_F32 && desc->dtype != VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
+                        caller, (int)desc->dtype);
     if (desc->rank < 1 || desc->rank > VKATTN_MAX_RANK)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: rank is %u; must be 1..%d", caller,
                         desc->rank, VKATTN_MAX_RANK);
@@ -26,10 +43,11 @@ static vkattn_result check_desc(vkattn_context *ctx, const vkattn_tensor_desc *d
             return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the element count overflows",
                             caller);
     }
-    if (n * sizeof(float) > vka_max_range(ctx))
+    const uint64_t bytes = padded_bytes(n, desc->dtype);
+    if (bytes > vka_max_range(ctx))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: %llu bytes exceed the device's maxStorageBufferRange (%llu bytes)",
-                        caller, (unsigned long long)(n * sizeof(float)),
+                        caller, (unsigned long long)bytes,
                         (unsigned long long)vka_max_range(ctx));
     *count = n;
     return VKATTN_SUCCESS;
@@ -47,7 +65,9 @@ static vkattn_result tensor_alloc(vkattn_context *ctx, const vkattn_tensor_desc 
     for (uint32_t i = desc->rank; i < VKATTN_MAX_RANK; i++)
         t->dims[i] = 0;
     t->count = count;
-    t->bytes = count * sizeof(float);
+    t->dtype = desc->dtype;
+    t->elem = vka_dtype_size(desc->dtype);
+    t->bytes = padded_bytes(count, desc->dtype);
     vka_lock(ctx); /* recording threads create scratch tensors */
     t->next = ctx->tensors;
     if (t->next)
@@ -116,10 +136,15 @@ vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *
                         "%s: view->offset %llu is not a multiple of minStorageBufferOffsetAlignment "
                         "(%u)",
                         caller, (unsigned long long)view->offset, align);
-    if (view->size && view->size < count * sizeof(float))
+    if (desc->dtype == VKATTN_DTYPE_F16 && view->offset % 4)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: view->offset %llu is not a multiple of 4, which an f16 view needs",
+                        caller, (unsigned long long)view->offset);
+    const uint64_t bytes = padded_bytes(count, desc->dtype);
+    if (view->size && view->size < bytes)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: view->size %llu is smaller than the tensor (%llu bytes)", caller,
-                        (unsigned long long)view->size, (unsigned long long)(count * sizeof(float)));
+                        (unsigned long long)view->size, (unsigned long long)bytes);
     vkattn_tensor *t;
     if ((r = tensor_alloc(ctx, desc, count, &t)) != VKATTN_SUCCESS)
         return r;
@@ -156,19 +181,29 @@ void vkattn_tensor_destroy(vkattn_tensor *t)
     free(t);
 }
 
-vkattn_result vka_tensor_check(vkattn_context *ctx, const vkattn_tensor *t, uint64_t count,
-                               const char *caller, const char *what)
+vkattn_result vka_tensor_check_types(vkattn_context *ctx, const vkattn_tensor *t, uint64_t count,
+                                     const char *caller, const char *what, unsigned allowed)
 {
     if (!t)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller, what);
     if (t->ctx != ctx)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s belongs to another context",
                         caller, what);
+    if (!(allowed & VKA_DTYPE_BIT(t->dtype)))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: %s is an %s tensor; %s is not supported by %s yet", caller, what,
+                        vka_dtype_name(t->dtype), vka_dtype_name(t->dtype), caller);
     if (t->count < count)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s has %llu elements; the op needs %llu", caller, what,
                         (unsigned long long)t->count, (unsigned long long)count);
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_tensor_check(vkattn_context *ctx, const vkattn_tensor *t, uint64_t count,
+                               const char *caller, const char *what)
+{
+    return vka_tensor_check_types(ctx, t, count, caller, what, VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
 }
 
 static vkattn_result check_range(const vkattn_tensor *t, const void *data, uint64_t first,
@@ -196,11 +231,11 @@ static void touch(vkattn_tensor *t, VkCommandBuffer cmd, VkPipelineStageFlags st
 }
 
 /* Staging copy in either direction, submitted and waited for. */
-static vkattn_result staged_copy(vkattn_tensor *t, float *host, uint64_t first, uint64_t count,
+static vkattn_result staged_copy(vkattn_tensor *t, void *host, uint64_t first, uint64_t count,
                                  bool upload)
 {
     vkattn_context *ctx = t->ctx;
-    VkDeviceSize bytes = count * sizeof(float);
+    VkDeviceSize bytes = count * t->elem; /* vkCmdCopyBuffer needs no alignment */
     vka_buffer staging;
     vkattn_result r = vka_buffer_create(ctx, bytes, VKA_MEMORY_STAGING, &staging);
     if (r != VKATTN_SUCCESS)
@@ -214,8 +249,8 @@ static vkattn_result staged_copy(vkattn_tensor *t, float *host, uint64_t first, 
     }
     touch(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
           upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT, upload);
-    VkBufferCopy region = {.srcOffset = upload ? 0 : t->offset + first * sizeof(float),
-                           .dstOffset = upload ? t->offset + first * sizeof(float) : 0,
+    VkBufferCopy region = {.srcOffset = upload ? 0 : t->offset + first * t->elem,
+                           .dstOffset = upload ? t->offset + first * t->elem : 0,
                            .size = bytes};
     ctx->vk.vkCmdCopyBuffer(cmd, upload ? staging.buffer : t->buffer,
                             upload ? t->buffer : staging.buffer, 1, &region);
@@ -246,27 +281,21 @@ static bool host_may_touch(const vkattn_tensor *t)
     return t->owned.mapped && vka_access_idle(t->ctx, &t->range->access);
 }
 
-vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
-                                   uint64_t count)
+static vkattn_result upload_raw(vkattn_tensor *t, const void *data, uint64_t first, uint64_t count)
 {
-    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_upload");
-    if (r != VKATTN_SUCCESS || count == 0)
-        return r;
     if (host_may_touch(t)) {
         /* no GPU work can be reading or writing it; the next submit makes
          * these host writes visible to the device */
-        memcpy((float *)t->owned.mapped + first, data, count * sizeof(float));
+        memcpy((char *)t->owned.mapped + first * t->elem, data, count * t->elem);
         vka_access_reset(t->ctx, &t->range->access);
         return VKATTN_SUCCESS;
     }
-    return staged_copy(t, (float *)data, first, count, true);
+    return staged_copy(t, (void *)data, first, count, true);
 }
 
-vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first, uint64_t count)
+static vkattn_result download_raw(vkattn_tensor *t, void *data, uint64_t first, uint64_t count)
 {
-    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_download");
-    if (r != VKATTN_SUCCESS || count == 0)
-        return r;
+    vkattn_result r;
     if (!t->owned.mapped)
         return staged_copy(t, data, first, count, false);
     if (!host_may_touch(t) || vka_access_get(t->ctx, &t->range->access).write_stage) {
@@ -279,8 +308,74 @@ vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t fir
         if ((r = vka_end_submit_wait(t->ctx, cmd, VKATTN_SUCCESS)) != VKATTN_SUCCESS)
             return r;
     }
-    memcpy(data, (const float *)t->owned.mapped + first, count * sizeof(float));
+    memcpy(data, (const char *)t->owned.mapped + first * t->elem, count * t->elem);
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data, uint64_t first,
+                                       uint64_t count)
+{
+    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_upload_raw");
+    if (r != VKATTN_SUCCESS || count == 0)
+        return r;
+    return upload_raw(t, data, first, count);
+}
+
+vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t first,
+                                         uint64_t count)
+{
+    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_download_raw");
+    if (r != VKATTN_SUCCESS || count == 0)
+        return r;
+    return download_raw(t, data, first, count);
+}
+
+/* f16 tensors convert through a host copy; a range too large for the host's
+ * address space cannot be passed as a host array anyway. */
+static vkattn_result host_halves(vkattn_tensor *t, uint64_t count, const char *caller,
+                                 uint16_t **out)
+{
+    *out = count <= SIZE_MAX / 2 ? malloc((size_t)count * 2) : NULL;
+    if (!*out)
+        return vka_fail(t->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "%s: out of host memory (f16 conversion of %llu elements)", caller,
+                        (unsigned long long)count);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
+                                   uint64_t count)
+{
+    const char *caller = "vkattn_tensor_upload";
+    vkattn_result r = check_range(t, data, first, count, caller);
+    if (r != VKATTN_SUCCESS || count == 0)
+        return r;
+    if (t->dtype == VKATTN_DTYPE_F32)
+        return upload_raw(t, data, first, count);
+    uint16_t *h;
+    if ((r = host_halves(t, count, caller, &h)))
+        return r;
+    vkattn_f32_to_f16_array(h, data, (size_t)count);
+    r = upload_raw(t, h, first, count);
+    free(h);
+    return r;
+}
+
+vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first, uint64_t count)
+{
+    const char *caller = "vkattn_tensor_download";
+    vkattn_result r = check_range(t, data, first, count, caller);
+    if (r != VKATTN_SUCCESS || count == 0)
+        return r;
+    if (t->dtype == VKATTN_DTYPE_F32)
+        return download_raw(t, data, first, count);
+    uint16_t *h;
+    if ((r = host_halves(t, count, caller, &h)))
+        return r;
+    if ((r = download_raw(t, h, first, count)) == VKATTN_SUCCESS)
+        vkattn_f16_to_f32_array(data, h, (size_t)count);
+    free(h);
+    return r;
 }
 
 vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value)
@@ -289,6 +384,10 @@ vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_fill: t is NULL");
     uint32_t bits;
     memcpy(&bits, &value, sizeof bits);
+    if (t->dtype == VKATTN_DTYPE_F16) { /* two halves per word; bytes is whole words */
+        bits = vkattn_f32_to_f16_bits(value);
+        bits |= bits << 16;
+    }
     VkCommandBuffer cmd;
     vkattn_result r = vka_begin(t->ctx, &cmd);
     if (r != VKATTN_SUCCESS)
@@ -306,6 +405,8 @@ uint32_t vkattn_tensor_dim(const vkattn_tensor *t, uint32_t axis)
 }
 
 uint64_t vkattn_tensor_count(const vkattn_tensor *t) { return t ? t->count : 0; }
+
+vkattn_dtype vkattn_tensor_dtype(const vkattn_tensor *t) { return t ? t->dtype : VKATTN_DTYPE_F32; }
 
 vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t)
 {

@@ -12,18 +12,30 @@ struct vkattn_tensor {
     uint32_t rank;
     uint32_t dims[VKATTN_MAX_RANK];
     uint64_t count;
+    vkattn_dtype dtype;
+    uint32_t elem;       /* bytes per element: 4 or 2 */
     VkBuffer buffer;
     VkDeviceSize offset; /* bytes into buffer */
-    VkDeviceSize bytes;  /* count * 4 */
+    VkDeviceSize bytes;  /* count * elem, padded to a multiple of 4 */
     vka_buffer owned;    /* memory vkattn allocated, or zero for a wrapped view */
     vka_tracked *range;  /* the access state of its memory, shared with overlapping views */
     struct vkattn_tensor *prev, *next; /* the context's live tensors */
 };
 
 /* Validates `t` for use as a `what` argument of `caller`: non-NULL, same
- * context, and at least `count` elements. */
+ * context, and at least `count` elements, of type f32 (an f16 tensor is
+ * VKATTN_ERROR_UNSUPPORTED until the op supports it). */
 vkattn_result vka_tensor_check(struct vkattn_context *ctx, const struct vkattn_tensor *t,
                                uint64_t count, const char *caller, const char *what);
+/* As vka_tensor_check, for ops that take the element types in `allowed`, a
+ * mask of VKA_DTYPE_BIT(VKATTN_DTYPE_*). */
+#define VKA_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
+vkattn_result vka_tensor_check_types(struct vkattn_context *ctx, const struct vkattn_tensor *t,
+                                     uint64_t count, const char *caller, const char *what,
+                                     unsigned allowed);
+
+uint32_t vka_dtype_size(vkattn_dtype dtype); /* bytes per element */
+const char *vka_dtype_name(vkattn_dtype dtype);
 
 /* Scratch tensors ops allocate for themselves. */
 vkattn_result vka_tensor_create_1d(struct vkattn_context *ctx, uint64_t count,

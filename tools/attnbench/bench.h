@@ -24,6 +24,7 @@ typedef struct ab_bench_result {
     uint64_t device_allocations; /* live VkDeviceMemory after the timed runs */
     bool checked, check_ok;
     double max_rel_err;
+    double bound; /* the bound checked against: the op's, or its --fp16 one */
     bool has_peak;
     double flops_fraction, bandwidth_fraction;
     /* --cold: the first call on a fresh context and layer, host wall time of

@@ -28,6 +28,9 @@ typedef struct ab_op {
     /* max_rel_err bound for --check: the op's stated accuracy (the table in
      * ops.c and docs/ATTNBENCH.md). */
     double bound;
+    /* The bound with --fp16 (f16 tensors); 0 = the op has no f16 path yet
+     * and --fp16 is a usage error. */
+    double bound_fp16;
     /* Creates inputs/outputs (and layer objects) for the flags in *a; fills
      * *info. Returns an exit status (usage errors: ATTNBENCH_EXIT_USAGE). */
     int (*setup)(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info);

@@ -1,4 +1,6 @@
-/* attnbench bench matmul: C[b] = A[b] @ op(B[b]) with packed operands. */
+/* attnbench bench matmul: C[b] = A[b] @ op(B[b]) with packed operands; with
+ * --fp16 A, B and C are f16 tensors (the inputs drawn as f16 values, so the
+ * f32 reference sees exactly what the GPU reads). */
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
@@ -13,7 +15,26 @@ typedef struct matmul_state {
     size_t na, nb, nc;
     vkattn_tensor *ta, *tb, *tc;
     vkattn_context *ctx;
+    bool fp16;
 } matmul_state;
+
+static vkattn_result tensor3(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2,
+                             bool fp16, const float *data, vkattn_tensor **out)
+{
+    vkattn_tensor_desc desc = {.rank = 3, .dims = {d0, d1, d2},
+                               .dtype = fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+    vkattn_result r = vkattn_tensor_create(ctx, &desc, out);
+    if (r == VKATTN_SUCCESS && data)
+        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_count(*out));
+    return r;
+}
+
+/* Rounds host values to f16 and back (the exact values an f16 tensor holds). */
+static void to_f16_values(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+}
 
 static void matmul_destroy(void *state)
 {
@@ -55,16 +76,20 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
         return ATTNBENCH_EXIT_CHECK;
     ab_fill_uniform(&rng, s->a, s->na, -1, 1);
     ab_fill_uniform(&rng, s->b, s->nb, -1, 1);
+    s->fp16 = a->fp16;
+    if (s->fp16)
+        to_f16_values(s->a, s->na), to_f16_values(s->b, s->nb);
     vkattn_result r;
-    if ((r = ab_tensor4(ctx, batch, m, k, 0, s->a, &s->ta)) ||
-        (r = ab_tensor4(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, 0, s->b, &s->tb)) ||
-        (r = ab_tensor4(ctx, batch, m, n, 0, NULL, &s->tc)))
+    if ((r = tensor3(ctx, batch, m, k, s->fp16, s->a, &s->ta)) ||
+        (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16, s->b,
+                     &s->tb)) ||
+        (r = tensor3(ctx, batch, m, n, s->fp16, NULL, &s->tc)))
         return ab_report(ctx, r, "matmul: creating tensors");
 
     *info = (ab_op_info){
         .matmul_shape = true, .batch = batch, .m = m, .n = n, .k = k,
         .flops = 2.0 * batch * m * n * k,
-        .bytes = 4.0 * ((double)s->na + s->nb + s->nc),
+        .bytes = (s->fp16 ? 2.0 : 4.0) * ((double)s->na + s->nb + s->nc),
     };
     return ATTNBENCH_EXIT_OK;
 }
@@ -110,8 +135,9 @@ done:
 const ab_op ab_op_matmul = {
     .name = "matmul",
     .summary = "batched C = A @ B (--transpose-b: A @ B^T)",
-    .flags = AB_F_BATCH | AB_F_M | AB_F_N | AB_F_K | AB_F_TRANSPOSE_B,
+    .flags = AB_F_BATCH | AB_F_M | AB_F_N | AB_F_K | AB_F_TRANSPOSE_B | AB_F_FP16,
     .bound = AB_BOUND_MATMUL,
+    .bound_fp16 = AB_BOUND_MATMUL_FP16,
     .setup = matmul_setup,
     .record = matmul_record,
     .prepare = matmul_prepare,

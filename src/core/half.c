@@ -1,0 +1,72 @@
+/* f16 <-> f32 on the host, by integer arithmetic on the bit patterns so that
+ * the result does not depend on the compiler's or the FPU's rounding mode. */
+#include "vkattn/half.h"
+
+#include <string.h>
+
+uint16_t vkattn_f32_to_f16_bits(float value)
+{
+    uint32_t x;
+    memcpy(&x, &value, sizeof x);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    const uint32_t exp = (x >> 23) & 0xffu, mant = x & 0x7fffffu;
+    if (exp == 0xff) /* inf stays inf; NaN keeps its top payload bits, made quiet */
+        return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0));
+    const int e = (int)exp - 127 + 15; /* f16 biased exponent */
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {
+        /* subnormal f16 (or 0): shift the full significand right, then round */
+        if (e < -10)
+            return sign; /* below half the smallest subnormal: rounds to 0 */
+        const uint32_t m = mant | 0x800000u;
+        const unsigned shift = (unsigned)(14 - e); /* 14..24 */
+        uint32_t h = m >> shift;
+        const uint32_t rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (h & 1u)))
+            h++; /* may carry into the smallest normal: still the right pattern */
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        h++; /* a carry may reach the exponent, up to inf: both are correct */
+    return (uint16_t)(sign | h);
+}
+
+float vkattn_f16_bits_to_f32(uint16_t bits)
+{
+    const uint32_t sign = (uint32_t)(bits & 0x8000u) << 16;
+    uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu, x;
+    if (exp == 0x1f) {
+        x = sign | 0x7f800000u | (mant << 13);
+    } else if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do {
+                mant <<= 1;
+                e++;
+            } while (!(mant & 0x400u));
+            x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+        }
+    } else {
+        x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+void vkattn_f32_to_f16_array(uint16_t *dst, const float *src, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        dst[i] = vkattn_f32_to_f16_bits(src[i]);
+}
+
+void vkattn_f16_to_f32_array(float *dst, const uint16_t *src, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        dst[i] = vkattn_f16_bits_to_f32(src[i]);
+}

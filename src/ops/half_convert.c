@@ -1,0 +1,56 @@
+/* f16 <-> f32 conversion on the device: shaders/half_convert.comp. */
+#include "ops/half_convert.h"
+
+#include "core/error.h"
+#include "common/half_convert_iface.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct half_convert_push {
+    VKA_HALF_CONVERT_PUSH
+} half_convert_push;
+_Static_assert(sizeof(half_convert_push) == VKA_HALF_CONVERT_PUSH_SIZE,
+               "half_convert_push: see half_convert_iface.h");
+
+/* Enough groups to fill any GPU; beyond it invocations loop. */
+#define MAX_GROUPS 4096u
+
+vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                     vkattn_tensor *half, vkattn_tensor *f, uint64_t count,
+                                     bool to_f16)
+{
+    if (count > UINT32_MAX - 1)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %llu elements do not fit the f16 conversion's 32-bit indexing", caller,
+                        (unsigned long long)count);
+    vkattn_result r;
+    if ((r = vka_tensor_check_types(ctx, half, count, caller, "the f16 output",
+                                    VKA_DTYPE_BIT(VKATTN_DTYPE_F16))) ||
+        (r = vka_tensor_check(ctx, f, count, caller, "the f32 sums")))
+        return r;
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, count / 2 + count % 2, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = "half_convert",
+        .code = vka_spv_half_convert,
+        .code_size = vka_spv_half_convert_size,
+        .n_bindings = 2,
+        .push_size = sizeof(half_convert_push),
+        .n_spec = VKA_HALF_CONVERT_N_SPEC,
+        .spec = {
+            [VKA_HALF_CONVERT_SPEC_WG] = grid.threads,
+            [VKA_HALF_CONVERT_SPEC_TO_F16] = to_f16,
+        },
+    };
+    half_convert_push push = {.count = (uint32_t)count};
+    /* both bindings are declared writable: validation counts them as written */
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(half, true), vka_bind_tensor(f, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}

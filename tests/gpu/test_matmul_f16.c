@@ -1,0 +1,278 @@
+/* f16 tensors and the f16 matmul vs the typed CPU reference.
+ *
+ * Tensors: f16 upload/download/fill and the raw functions round-trip, odd
+ * counts and partial ranges included; ops without f16 refuse f16 tensors.
+ * Matmul: random shapes (odd sizes, batch 1, transposes, bias, head-strided C
+ * views with odd row strides, a K long enough to be split on lavapipe), each
+ * of A, B, bias, C f32 or f16 at random, outputs poisoned with NaN first;
+ * elements of C's span that are not outputs must keep their NaN. The bound is
+ * the one vkattn/matmul.h states:
+ *   |got - exact| <= ulp16(exact) [f16 C] + (k + 2) 2^-23 (|alpha| sum|a||b| + |bias|)
+ * Run under the default profile (16-bit storage on lavapipe: matmul_f16) and
+ * mobile-min (no 16-bit storage: the packed kernel, asserted via the info). */
+#include "harness.h"
+
+#include <vkattn/half.h>
+#include <vkattn/reference.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static vkattn_tensor *tensor16(vkattn_context *ctx, size_t n, vkattn_dtype dtype)
+{
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = dtype};
+    vkattn_tensor *t = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &t));
+    TH_OK(ctx, vkattn_tensor_fill(t, NAN));
+    return t;
+}
+
+static void test_tensor_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const size_t n = 37; /* odd: the last word is half padding */
+    vkattn_tensor *t = tensor16(ctx, n, VKATTN_DTYPE_F16);
+    assert_int_equal(vkattn_tensor_dtype(t), VKATTN_DTYPE_F16);
+    assert_int_equal(vkattn_tensor_buffer(t).size, 76); /* 74 bytes padded to words */
+    float x[37], y[37];
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)i * 0.1f - 1.7f;
+    x[3] = 70000.0f; /* beyond f16: inf */
+    TH_OK(ctx, vkattn_tensor_upload(t, x, 0, n));
+    TH_OK(ctx, vkattn_tensor_download(t, y, 0, n));
+    for (size_t i = 0; i < n; i++)
+        assert_true(y[i] == vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i])));
+    assert_true(isinf(y[3]));
+    uint16_t h[5] = {0x3c00, 0xc000, 0x7e00, 0x0001, 0x8000}, g[5];
+    TH_OK(ctx, vkattn_tensor_upload_raw(t, h, 31, 5)); /* odd first, partial words */
+    TH_OK(ctx, vkattn_tensor_download_raw(t, g, 31, 5));
+    assert_memory_equal(h, g, sizeof h);
+    TH_OK(ctx, vkattn_tensor_download(t, y, 30, 1));
+    assert_true(y[0] == vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[30])));
+    TH_OK(ctx, vkattn_tensor_fill(t, 0.5f));
+    TH_OK(ctx, vkattn_tensor_download(t, y, 0, n));
+    for (size_t i = 0; i < n; i++)
+        assert_true(y[i] == 0.5f);
+    assert_int_equal(vkattn_tensor_download_raw(t, g, 35, 5), VKATTN_ERROR_INVALID_ARGUMENT);
+    /* raw on f32 is the float API */
+    vkattn_tensor *f = th_tensor(ctx, 4, NULL);
+    const float v[4] = {1, 2, 3, 4};
+    TH_OK(ctx, vkattn_tensor_upload_raw(f, v, 0, 4));
+    float w[4];
+    TH_OK(ctx, vkattn_tensor_download(f, w, 0, 4));
+    assert_memory_equal(v, w, sizeof v);
+    vkattn_tensor_desc bad = {.rank = 1, .dims = {4}, .dtype = (vkattn_dtype)7};
+    vkattn_tensor *u = NULL;
+    assert_int_equal(vkattn_tensor_create(ctx, &bad, &u), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "dtype"));
+    vkattn_tensor_destroy(t);
+    vkattn_tensor_destroy(f);
+    th_assert_validation_clean();
+}
+
+/* Ops without f16 say so, naming the argument. */
+static void test_unsupported_ops(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_tensor *h = tensor16(ctx, 16, VKATTN_DTYPE_F16), *f = th_tensor(ctx, 16, NULL);
+    vkattn_softmax_params sp = {.batch = 1, .tq = 4, .tv = 4};
+    vkattn_softmax_io sio = {.scores = h, .out = f};
+    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_UNSUPPORTED);
+    const char *msg = vkattn_context_last_error(ctx);
+    assert_non_null(strstr(msg, "io->scores"));
+    assert_non_null(strstr(msg, "f16 is not supported by vkattn_softmax_record yet"));
+    sio = (vkattn_softmax_io){.scores = f, .out = h};
+    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->out"));
+    vkattn_tensor_destroy(h);
+    vkattn_tensor_destroy(f);
+    th_assert_validation_clean();
+}
+
+/* Host data of an operand: floats exactly representable in its type. */
+static float *operand(size_t n, vkattn_dtype t)
+{
+    float *x = tu_floats(n);
+    tu_fill_uniform(x, n, -1, 1);
+    if (t == VKATTN_DTYPE_F16)
+        for (size_t i = 0; i < n; i++)
+            x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+    return x;
+}
+
+static vkattn_tensor *upload(vkattn_context *ctx, const float *x, size_t n, vkattn_dtype t)
+{
+    vkattn_tensor *d = tensor16(ctx, n, t);
+    TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
+    return d;
+}
+
+/* The spacing of f16 at |x| (2^-24 below the normal range). */
+static double ulp16(double x)
+{
+    x = fabs(x);
+    if (x < 0x1p-14)
+        return 0x1p-24;
+    return ldexp(1.0, ilogb(x) - 10);
+}
+
+static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_t na, size_t nb,
+                       size_t nc, vkattn_matmul_dtypes ty)
+{
+    float *a = operand(na, ty.a), *b = operand(nb, ty.b), *bias = operand(p->n, ty.bias);
+    float *ref = tu_floats(nc), *mag = tu_floats(nc);
+    float *aa = tu_floats(na), *ab = tu_floats(nb), *abias = tu_floats(p->n);
+    for (size_t i = 0; i < na; i++)
+        aa[i] = fabsf(a[i]);
+    for (size_t i = 0; i < nb; i++)
+        ab[i] = fabsf(b[i]);
+    for (size_t i = 0; i < p->n; i++)
+        abias[i] = fabsf(bias[i]);
+    /* exact products of the stored values (f32 reference: inputs already
+     * hold f16 values), and the magnitudes for the bound */
+    for (size_t i = 0; i < nc; i++)
+        ref[i] = mag[i] = NAN;
+    TH_OK(ctx, vkattn_reference_matmul(p, a, b, p->has_bias ? bias : NULL, ref));
+    vkattn_matmul_params pm = *p;
+    pm.alpha = fabsf(p->alpha);
+    TH_OK(ctx, vkattn_reference_matmul(&pm, aa, ab, p->has_bias ? abias : NULL, mag));
+    /* the typed reference rounds an f16 C once: within half an f16 ulp */
+    uint16_t *ref16 = NULL;
+    if (ty.c == VKATTN_DTYPE_F16) {
+        ref16 = tu_alloc(nc * 2);
+        memset(ref16, 0xff, nc * 2);
+        uint16_t *a16 = tu_alloc(na * 2), *b16 = tu_alloc(nb * 2), *bias16 = tu_alloc(p->n * 2);
+        vkattn_f32_to_f16_array(a16, a, na);
+        vkattn_f32_to_f16_array(b16, b, nb);
+        vkattn_f32_to_f16_array(bias16, bias, p->n);
+        TH_OK(ctx, vkattn_reference_matmul_typed(
+                       p, &ty, ty.a ? (void *)a16 : a, ty.b ? (void *)b16 : b,
+                       p->has_bias ? (ty.bias ? (void *)bias16 : bias) : NULL, ref16));
+        free(a16), free(b16), free(bias16);
+    }
+
+    vkattn_tensor *ta = upload(ctx, a, na, ty.a), *tb = upload(ctx, b, nb, ty.b);
+    vkattn_tensor *tbias = p->has_bias ? upload(ctx, bias, p->n, ty.bias) : NULL;
+    vkattn_tensor *tc = tensor16(ctx, nc, ty.c);
+    vkattn_matmul_io io = {.a = ta, .b = tb, .bias = tbias, .c = tc};
+    TH_OK(ctx, vkattn_matmul_run(ctx, p, &io));
+    float *got = th_download(tc, nc);
+
+    for (size_t i = 0; i < nc; i++) {
+        if (isnan(ref[i])) {
+            if (!isnan(got[i]))
+                fail_msg("element %zu of C's span is no output but was written (%g)", i,
+                         (double)got[i]);
+            continue;
+        }
+        double bound = (p->k + 2) * 0x1p-23 * mag[i] + 0x1p-30;
+        if (ty.c == VKATTN_DTYPE_F16) {
+            bound += ulp16(ref[i]);
+            double r16 = vkattn_f16_bits_to_f32(ref16[i]);
+            if (fabs(r16 - ref[i]) > 0.5 * ulp16(ref[i]) + 0x1p-30)
+                fail_msg("typed reference %zu: %g vs %g", i, r16, (double)ref[i]);
+        } else {
+            bound += 0x1p-24 * fabs(ref[i]);
+        }
+        if (!(fabs((double)got[i] - ref[i]) <= bound))
+            fail_msg("matmul f16 batch=%u heads=%u m=%u n=%u k=%u ta=%d tb=%d bias=%d types "
+                     "a%d b%d bias%d c%d ldc=%u: C[%zu] = %.8g, want %.8g +- %.3g",
+                     p->batch, p->heads, p->m, p->n, p->k, p->transpose_a, p->transpose_b,
+                     p->has_bias, ty.a, ty.b, ty.bias, ty.c, p->c.row_stride, i, (double)got[i],
+                     (double)ref[i], bound);
+    }
+    th_assert_validation_clean();
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tbias);
+    vkattn_tensor_destroy(tc);
+    free(a), free(b), free(bias), free(ref), free(mag), free(aa), free(ab), free(abias);
+    free(got), free(ref16);
+}
+
+static vkattn_matmul_dtypes random_types(void)
+{
+    uint32_t r = tu_rand_range(1, 15); /* at least one f16 */
+    return (vkattn_matmul_dtypes){.a = r & 1, .b = (r >> 1) & 1, .bias = (r >> 2) & 1,
+                                  .c = (r >> 3) & 1};
+}
+
+/* batch x m x k @ k x n; `heads_view`: C as [batch, m, heads, n] with odd or
+ * even widths (head stride n, row stride heads * n + pad). */
+static void one_case(vkattn_context *ctx, uint32_t batch, uint32_t heads, uint32_t m, uint32_t n,
+                     uint32_t k, bool ta, bool tb, bool bias, uint32_t pad, vkattn_matmul_dtypes ty)
+{
+    vkattn_matmul_params p = {
+        .batch = batch, .heads = heads, .m = m, .n = n, .k = k, .transpose_a = ta,
+        .transpose_b = tb, .has_bias = bias, .alpha = tu_rand_range(0, 1) ? 0.0f : 0.625f,
+    };
+    size_t nc = (size_t)batch * heads * m * n;
+    if (heads > 1 || pad) {
+        p.c.row_stride = heads * n + pad;
+        p.c.head_stride = n;
+        p.c.batch_stride = (uint64_t)m * p.c.row_stride;
+        nc = (size_t)batch * m * p.c.row_stride;
+    }
+    check_case(ctx, &p, (size_t)batch * heads * m * k, (size_t)batch * heads * k * n, nc, ty);
+}
+
+static void test_path(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    print_message("f16 matmul path: %s\n",
+                  info.storage_buffer_16bit ? "16-bit storage" : "packed halves");
+    if (info.profile && strcmp(info.profile, TH_MOBILE_PROFILE) == 0)
+        assert_false(info.storage_buffer_16bit);
+}
+
+static void test_fixed_shapes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t shapes[][4] = {
+        {1, 1, 1, 1}, {1, 1, 7, 1}, {1, 7, 1, 5}, {1, 37, 53, 61}, {2, 65, 63, 17},
+        {3, 16, 16, 16}, {1, 129, 65, 33}, {1, 1, 200, 130}, {2, 3, 5, 7},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 4; t++) {
+            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = 1, .c = (vkattn_dtype)(t & 1)};
+            if (t >= 2)
+                ty = random_types();
+            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], false,
+                     t & 1, i % 2 == 0, 0, ty);
+        }
+}
+
+static void test_random_shapes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 40; i++) {
+        uint32_t heads = tu_rand_range(1, 3);
+        one_case(ctx, tu_rand_range(1, 3), heads, tu_rand_range(1, 90), tu_rand_range(1, 90),
+                 tu_rand_range(1, 150), tu_rand_range(0, 1), tu_rand_range(0, 1),
+                 tu_rand_range(0, 1), tu_rand_range(0, 2), random_types());
+    }
+}
+
+/* A K long enough that lavapipe's loop budget splits it: the f16 C must still
+ * get f32 sums. */
+static void test_long_k(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = 1, .c = 1};
+    one_case(ctx, 1, 1, 3, 5, 70001, false, true, true, 0, ty);
+    one_case(ctx, 1, 2, 3, 5, 70001, false, false, false, 1, ty);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_path),          cmocka_unit_test(test_tensor_f16),
+        cmocka_unit_test(test_unsupported_ops), cmocka_unit_test(test_fixed_shapes),
+        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_long_k),
+    };
+    int failed = cmocka_run_group_tests_name("matmul f16", tests, th_setup, th_teardown);
+    return failed + cmocka_run_group_tests_name("matmul f16, mobile-min", tests, th_setup_mobile,
+                                                th_teardown);
+}
