@@ -109,7 +109,7 @@ typedef struct vkattn_kv_append_io {
  * and the lengths written by a compute shader (vkattn orders its own later
  * use). Codes: _INVALID_ARGUMENT (NULL argument; k or v not rank 4, or
  * whose batch, heads or width differ from the cache's, or Tnew that differ;
- * counts too small; the host knows the lengths and an append past the
+ * counts too small; no counts, the host knows the lengths and an append past the
  * capacity), _DEVICE_LIMIT, Vulkan failures. On failure nothing is recorded
  * and the cache is unchanged. Makes the host mirror unknown. */
 VKATTN_API vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *cache,
