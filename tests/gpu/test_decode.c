@@ -6,6 +6,13 @@
  * the capacity), H = Hkv and grouped heads, Tq 1..5 and 17, dk != dv, widths
  * not multiples of 4; value mask; dropout. Sequences with L_b < Tq are
  * defined: rows that see no key are zeros (L_b = 0: every row).
+ *
+ * Cost: on lavapipe a new pipeline (widths, rows per workgroup, mask, dropout
+ * are specialization constants) costs about a second to several (dk 96 with 8
+ * rows: 20 s), while batch, capacity and lengths are free. So the random
+ * cases share one small pipeline shape and vary what is not compiled in; the
+ * shape-specific cases are few and narrow. The whole file takes under a
+ * minute on lavapipe, for three GPU passes plus ASan in CI.
  * Outputs poisoned with NaN first. Bound: max|got - ref| / max|ref| <= 2e-5
  * (fp32 logits over dk <= 96 terms and a convex combination of V rows; the
  * split only regroups the sums). */
@@ -93,46 +100,85 @@ static void run_case(vkattn_context *ctx, const dcase *c)
     vkattn_kv_cache_destroy(cache);
 }
 
-static void random_case(dcase *c, uint32_t tq)
+/* Random batch, capacity and ragged lengths (0, 1, the capacity, anything) in
+ * one pipeline shape: H 4 over Hkv 2, Tq 2, dk 20, dv 12. */
+static void random_lengths(dcase *c, bool value_mask)
 {
     memset(c, 0, sizeof *c);
     vkattn_sdpa_decode_params *p = &c->p;
     p->batch = tu_rand_range(1, 3);
-    c->kvh = tu_rand_range(1, 3);
-    p->heads = c->kvh * tu_rand_range(1, 4);
-    p->kv_heads = c->kvh;
-    p->tq = tq;
+    c->kvh = p->kv_heads = 2;
+    p->heads = 4;
+    p->tq = 2;
     p->capacity = tu_rand_range(1, 300);
-    p->dk = tu_rand_range(1, 96);
-    c->dv = p->dv = tu_rand_range(1, 96);
+    p->dk = 20;
+    c->dv = p->dv = 12;
     for (uint32_t b = 0; b < p->batch; b++) {
         const uint32_t pick = tu_rand_range(0, 5);
         c->lengths[b] = pick == 0 ? 0 : pick == 1 ? 1 : pick == 2 ? p->capacity
                                                      : tu_rand_range(0, p->capacity);
     }
-    p->has_value_mask = tu_rand_range(0, 3) == 0;
+    p->has_value_mask = value_mask;
 }
 
-static void test_random_shapes(void **state)
+static void test_ragged_lengths(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     for (int n = 0; n < 8; n++) {
         dcase c;
-        random_case(&c, n < 7 ? tu_rand_range(1, 5) : 17);
+        random_lengths(&c, n >= 6); /* the last two with a value mask */
         run_case(ctx, &c);
     }
+    th_assert_validation_clean();
+}
+
+/* A few random widths and groupings, kept narrow (dk, dv <= 48, at most 4
+ * query rows per K/V head) so each new pipeline stays cheap. */
+static void test_random_widths(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int n = 0; n < 3; n++) {
+        dcase c;
+        random_lengths(&c, false);
+        c.kvh = c.p.kv_heads = tu_rand_range(1, 2);
+        c.p.heads = c.kvh * tu_rand_range(1, 2);
+        c.p.tq = tu_rand_range(1, 2);
+        c.p.dk = tu_rand_range(1, 48);
+        c.dv = c.p.dv = tu_rand_range(1, 48);
+        run_case(ctx, &c);
+    }
+    th_assert_validation_clean();
+}
+
+/* The shapes the kernel specializes on, one case each, narrow widths. */
+static void test_shapes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const dcase cases[] = {
+        /* H = Hkv, Tq 1, widths not multiples of 4, dv > dk */
+        {.p = {.batch = 2, .heads = 3, .kv_heads = 3, .tq = 1, .capacity = 150, .dk = 33, .dv = 47},
+         .kvh = 3, .dv = 47, .lengths = {150, 77}},
+        /* Tq 17: more rows than one workgroup holds (several row blocks), L < Tq */
+        {.p = {.batch = 2, .heads = 2, .kv_heads = 2, .tq = 17, .capacity = 200, .dk = 8, .dv = 5},
+         .kvh = 2, .dv = 5, .lengths = {130, 9}},
+        /* groups of 3 query heads per K/V head, Tq 5, dk 1 */
+        {.p = {.batch = 1, .heads = 6, .kv_heads = 2, .tq = 5, .capacity = 70, .dk = 1, .dv = 9},
+         .kvh = 2, .dv = 9, .lengths = {70}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(ctx, &cases[i]);
     th_assert_validation_clean();
 }
 
 static void test_long_and_dropout(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    dcase c = {.p = {.batch = 2, .heads = 8, .kv_heads = 2, .tq = 3, .capacity = 5000, .dk = 64,
-                     .dv = 32, .dropout = {.rate = 0.3f, .training = true, .seed = 7, .offset = 3}},
-               .kvh = 2, .dv = 32, .lengths = {4999, 130}};
+    dcase c = {.p = {.batch = 2, .heads = 8, .kv_heads = 2, .tq = 3, .capacity = 5000, .dk = 16,
+                     .dv = 8, .dropout = {.rate = 0.3f, .training = true, .seed = 7, .offset = 3}},
+               .kvh = 2, .dv = 8, .lengths = {4999, 130}};
     run_case(ctx, &c);
     c.p.dropout.training = false;
-    c.p.tq = 1, c.lengths[0] = 5000, c.lengths[1] = 64;
+    c.lengths[0] = 5000, c.lengths[1] = 64;
     run_case(ctx, &c);
     th_assert_validation_clean();
 }
@@ -142,7 +188,7 @@ static void test_long_and_dropout(void **state)
 static void test_equals_full_sdpa(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    const uint32_t B = 2, H = 4, HKV = 2, TQ = 4, L = 200, CAP = 256, DK = 32, DV = 24;
+    const uint32_t B = 2, H = 4, HKV = 2, TQ = 4, L = 200, CAP = 256, DK = 16, DV = 12;
     vkattn_kv_cache_desc cd = {B, HKV, CAP, DK, DV, NULL, NULL};
     vkattn_kv_cache *cache;
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
@@ -309,7 +355,9 @@ static void test_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_shapes),  cmocka_unit_test(test_long_and_dropout),
+        cmocka_unit_test(test_ragged_lengths), cmocka_unit_test(test_random_widths),
+        cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_long_and_dropout),
         cmocka_unit_test(test_equals_full_sdpa), cmocka_unit_test(test_steps),
         cmocka_unit_test(test_bad_input),
     };
