@@ -145,6 +145,27 @@ typedef struct vkattn_sdpa_params {
     vkattn_sdpa_path path;
 } vkattn_sdpa_params;
 
+/* Decode attention against a KV cache (vkattn/decode.h; CPU reference
+ * vkattn_reference_sdpa_decode): Tq new queries per sequence, already appended
+ * to the cache, attend to the sequence's first L_b cached keys:
+ *   out[b,h,i] = dropout(softmax_j(q[b,h,i] . K[b,h/G,j] * scale)) V[b,h/G,j]
+ * over keys j < L_b - Tq + i + 1 (bottom-right causal) allowed by the value
+ * mask; G = heads / kv_heads. Q (B, H, Tq, dk), K (B, Hkv, capacity, dk),
+ * V (B, Hkv, capacity, dv), value mask (B, capacity), out (B, H, Tq, dv). A
+ * row with no allowed key (L_b - Tq + i < 0, L_b = 0, or all masked) is zeros.
+ * Dropout: the Philox stream of the full SDPA, keep(b * H + h, i, j), so it
+ * drops exactly what vkattn_sdpa with bottom-right causal over the same keys
+ * drops. */
+typedef struct vkattn_sdpa_decode_params {
+    uint32_t batch, heads, tq;    /* required; tq <= VKATTN_DECODE_MAX_TQ */
+    uint32_t kv_heads;            /* 0 = heads; heads must be a multiple */
+    uint32_t capacity, dk, dv;    /* the cache's; dv 0 = dk */
+    float scale;                  /* 0 = 1/sqrt(dk) */
+    bool has_value_mask;          /* value_mask (B, capacity), nonzero = may attend */
+    vkattn_dropout_params dropout;
+} vkattn_sdpa_decode_params;
+#define VKATTN_DECODE_MAX_TQ 64
+
 #ifdef __cplusplus
 }
 #endif

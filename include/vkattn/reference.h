@@ -133,6 +133,20 @@ VKATTN_API vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, cons
                                                const float *bias, const float *value_mask,
                                                const float *mask, float *out, float *weights);
 
+/* Decode attention against a KV cache (vkattn_sdpa_decode_params): q (B, H,
+ * Tq, dk), k (B, Hkv, capacity, dk), v (B, Hkv, capacity, dv), lengths[B]
+ * (each <= capacity), value_mask (B, capacity) iff has_value_mask, out (B, H,
+ * Tq, dv). Query i of sequence b sees keys j < lengths[b] - Tq + i + 1 allowed
+ * by the value mask; a row with none is zeros. Double accumulation; dropout
+ * keep(b * H + h, i, j) as vkattn_reference_sdpa. Only keys a row sees are
+ * read. Codes: _INVALID_ARGUMENT (NULL, zero sizes, tq > 64, kv_heads not
+ * dividing heads, a length above the capacity, a bad dropout rate),
+ * _SIZE_OVERFLOW, _OUT_OF_HOST_MEMORY. */
+VKATTN_API vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
+                                                      const float *q, const float *k,
+                                                      const float *v, const uint32_t *lengths,
+                                                      const float *value_mask, float *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,10 @@
  * synchronization validation checks hazards between command buffers executed
  * in one primary, while older layers (1.3.239 in CI) do not check hazards
  * between submissions. So the second execution is the replay the validation
- * layer sees; the 100 submissions check results. */
+ * layer sees; the 100 submissions check results.
+ *  - decoding: a KV-cache append and a decode recorded once into the app's
+ *    command buffer and submitted step after step, the lengths advancing on
+ *    the device, each step checked against vkattn_reference_sdpa_decode. */
 #include "app_device.h"
 
 #include <math.h>
@@ -245,12 +248,103 @@ static void test_replay_mha(void **state)
         free(wa[i]);
 }
 
+/* ------------------------------------------------------------------ decode */
+
+/* Decoding as an app does it: one command buffer of the app's, recorded once
+ * with a ragged append (sequence 0 takes 2 new rows a step, sequence 1 one)
+ * and the decode of the new queries, submitted step after step with no
+ * re-recording. The lengths advance on the device: each step's output matches
+ * vkattn_reference_sdpa_decode over the keys appended so far. Between steps
+ * the host uploads the next rows and queries through vkattn (the recorded
+ * buffer's first use of each tensor orders against that earlier vkattn work). */
+static void test_replay_decode(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    ad_app app;
+    ad_open(own, false, &app);
+    vkattn_context *ctx = app.ctx;
+    enum { B = 2, G = 2, H = 4, TQ = 2, TNEW = 2, CAP = 40, DK = 8, DV = 6, STEPS = 8 };
+    vkattn_kv_cache_desc cd = {B, G, CAP, DK, DV, NULL, NULL};
+    vkattn_kv_cache *cache;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    const size_t nk = (size_t)B * G * CAP * DK, nv = (size_t)B * G * CAP * DV;
+    float *k = tu_floats(nk), *v = tu_floats(nv);
+    tu_fill_uniform(k, nk, -1, 1), tu_fill_uniform(v, nv, -1, 1);
+    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_keys(cache), k, 0, nk));
+    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_values(cache), v, 0, nv));
+    uint32_t len[B] = {5, 0};
+    TH_OK(ctx, vkattn_kv_cache_set_lengths(cache, len));
+
+    const size_t nkn = (size_t)B * G * TNEW * DK, nvn = (size_t)B * G * TNEW * DV;
+    const size_t nq = (size_t)B * H * TQ * DK, no = (size_t)B * H * TQ * DV;
+    const float counts[B] = {2, 1};
+    vkattn_tensor_desc kd = {4, {B, G, TNEW, DK}}, vd = {4, {B, G, TNEW, DV}};
+    vkattn_tensor *tk, *tv, *tc = th_tensor(ctx, B, counts), *tq = th_tensor(ctx, nq, NULL);
+    vkattn_tensor *tout = th_tensor(ctx, no, NULL);
+    TH_OK(ctx, vkattn_tensor_create(ctx, &kd, &tk));
+    TH_OK(ctx, vkattn_tensor_create(ctx, &vd, &tv));
+
+    const vkattn_sdpa_decode_params p = {.batch = B, .heads = H, .kv_heads = G, .tq = TQ,
+                                         .capacity = CAP, .dk = DK, .dv = DV};
+    VkCommandBuffer cmd = ad_begin(&app, 0);
+    const vkattn_kv_append_io aio = {tk, tv, tc};
+    TH_OK(ctx, vkattn_kv_cache_append_record(cache, cmd, &aio));
+    const vkattn_sdpa_decode_io dio = {tq, cache, NULL, tout};
+    TH_OK(ctx, vkattn_sdpa_decode_record(ctx, cmd, &p, &dio));
+    assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkFence fence;
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    assert_int_equal(vkCreateFence(app.device, &fi, NULL, &fence), VK_SUCCESS);
+
+    float *kn = tu_floats(nkn), *vn = tu_floats(nvn), *q = tu_floats(nq), *ref = tu_floats(no);
+    for (int step = 0; step < STEPS; step++) {
+        tu_fill_uniform(kn, nkn, -1, 1), tu_fill_uniform(vn, nvn, -1, 1);
+        tu_fill_uniform(q, nq, -1, 1);
+        TH_OK(ctx, vkattn_tensor_upload(tk, kn, 0, nkn));
+        TH_OK(ctx, vkattn_tensor_upload(tv, vn, 0, nvn));
+        TH_OK(ctx, vkattn_tensor_upload(tq, q, 0, nq));
+        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
+        /* what the append does, on the host */
+        for (uint32_t b = 0; b < B; b++) {
+            for (uint32_t g = 0; g < G; g++)
+                for (uint32_t t = 0; t < (uint32_t)counts[b]; t++) {
+                    const size_t src = ((size_t)(b * G + g) * TNEW + t);
+                    const size_t dst = ((size_t)(b * G + g) * CAP + len[b] + t);
+                    memcpy(k + dst * DK, kn + src * DK, sizeof(float) * DK);
+                    memcpy(v + dst * DV, vn + src * DV, sizeof(float) * DV);
+                }
+            len[b] += (uint32_t)counts[b];
+        }
+        TH_OK(ctx, vkattn_reference_sdpa_decode(&p, q, k, v, len, NULL, ref));
+        ad_submit(&app, cmd, fence);
+        assert_int_equal(vkWaitForFences(app.device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+        assert_int_equal(vkResetFences(app.device, 1, &fence), VK_SUCCESS);
+        float *got = th_download(tout, no);
+        char what[64];
+        snprintf(what, sizeof what, "replayed decode, step %d", step);
+        TU_ASSERT_CLOSE(got, ref, no, OUT_BOUND, what);
+        free(got);
+    }
+    uint32_t got_len[B];
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len));
+    assert_int_equal(got_len[0], 5 + 2 * STEPS);
+    assert_int_equal(got_len[1], STEPS);
+
+    vkDestroyFence(app.device, fence, NULL);
+    vkattn_tensor_destroy(tk), vkattn_tensor_destroy(tv), vkattn_tensor_destroy(tc);
+    vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tout);
+    vkattn_kv_cache_destroy(cache);
+    ad_close(&app);
+    free(k), free(v), free(kn), free(vn), free(q), free(ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_lock),
         cmocka_unit_test(test_queue_lock_arguments),
         cmocka_unit_test(test_replay_mha),
+        cmocka_unit_test(test_replay_decode),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -34,6 +34,7 @@ static const flag FLAGS[] = {
     F("--profile", K_PROFILE, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, profile),
     F("--batch", K_U32, C_BENCH, AB_F_BATCH, batch),
     F("--heads", K_U32, C_BENCH, AB_F_HEADS, heads),
+    F("--kv-heads", K_U32, C_BENCH, AB_F_KV_HEADS, kv_heads),
     F("--tq", K_U32, C_BENCH, AB_F_TQ, tq),
     F("--tv", K_U32, C_BENCH, AB_F_TV, tv),
     F("--dk", K_U32, C_BENCH, AB_F_DK, dk),
@@ -79,12 +80,12 @@ void ab_usage(bool to_stdout)
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
           "                 [bench options]     a series of benches over lengths\n"
           "  attnbench help\n"
-          "OP: matmul softmax additive heads dropout sdpa attention additive_attention\n"
+          "OP: matmul softmax additive heads dropout sdpa decode attention additive_attention\n"
           "    bahdanau mha (those built into this library; see `attnbench help`)\n"
           "bench options:\n"
           "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
-          "  --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal --mask-ratio R\n"
-          "  --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
+          "  --kv-heads G (decode) --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal\n"
+          "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
           "exit status: 0 ok, 1 check failed or runtime error, 2 bad usage\n"

@@ -239,9 +239,12 @@ static json_t *shape_json(const ab_op_info *i)
     if (i->matmul_shape)
         return json_pack("{s:I, s:I, s:I, s:I}", "batch", (json_int_t)i->batch, "m",
                          (json_int_t)i->m, "n", (json_int_t)i->n, "k", (json_int_t)i->k);
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "batch", (json_int_t)i->batch, "heads",
-                     (json_int_t)i->heads, "tq", (json_int_t)i->tq, "tv", (json_int_t)i->tv, "dk",
-                     (json_int_t)i->dk, "dv", (json_int_t)i->dv);
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "batch", (json_int_t)i->batch, "heads",
+                          (json_int_t)i->heads, "tq", (json_int_t)i->tq, "tv", (json_int_t)i->tv,
+                          "dk", (json_int_t)i->dk, "dv", (json_int_t)i->dv);
+    if (o && i->kv_heads)
+        json_object_set_new(o, "kv_heads", json_integer((json_int_t)i->kv_heads));
+    return o;
 }
 
 json_t *ab_bench_json(const ab_bench_result *r)

@@ -11,6 +11,7 @@ static const ab_op *const OPS[] = {
     &ab_op_heads,
     &ab_op_dropout,
     &ab_op_sdpa,
+    &ab_op_decode,
     &ab_op_attention,
     &ab_op_additive_attention,
     &ab_op_bahdanau,

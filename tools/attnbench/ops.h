@@ -15,6 +15,7 @@
 typedef struct ab_op_info {
     bool matmul_shape; /* shape is {batch, m, n, k}, else {batch, heads, tq, tv, dk, dv} */
     uint32_t batch, heads, tq, tv, dk, dv;
+    uint32_t kv_heads; /* decode; 0 = not reported */
     uint32_t m, n, k;
     const char *path; /* "fused" / "unfused" for ops that choose, else NULL */
     double flops;     /* textbook flops of one call (docs/ATTNBENCH.md) */
@@ -67,6 +68,7 @@ const char *ab_sdpa_path_name(vkattn_context *ctx, const vkattn_sdpa_params *p);
 /* Per family (ops_*.c) */
 extern const ab_op ab_op_matmul;
 extern const ab_op ab_op_softmax, ab_op_additive, ab_op_heads, ab_op_dropout, ab_op_sdpa;
+extern const ab_op ab_op_decode;
 extern const ab_op ab_op_attention, ab_op_additive_attention, ab_op_bahdanau, ab_op_mha;
 
 #endif

@@ -1,0 +1,71 @@
+/* vkattn/decode.h - attention of new queries against a KV cache (decoding).
+ *
+ * vkattn_sdpa_decode computes vkattn_sdpa_decode_params's formula
+ * (vkattn/op_params.h) for Tq (1..64) new queries per sequence against the
+ * first L_b keys of a vkattn_kv_cache, L_b read on the device when the
+ * command buffer runs: append the new tokens' K/V first (vkattn/kv_cache.h),
+ * then decode their queries; the pair can be recorded once and replayed step
+ * after step. With the same keys, it equals vkattn_sdpa with
+ * VKATTN_CAUSAL_BOTTOM_RIGHT, masked rows ZERO, to fp32 rounding, and drops
+ * the same weights under dropout.
+ *
+ * Flash-decoding: a split kernel gives each workgroup one chunk of a
+ * sequence's keys for a block of up to 8 query rows of one K/V head (the
+ * query heads of a group share every K/V read); inside it, invocations split
+ * the keys for Q K^T and the value width (and keys) for P V. The chunks are
+ * sized on the device from L_b, so the split does not depend on what the host
+ * knows: the host dispatches n_chunks per row from the capacity and the
+ * device's parallelism, and chunks past L_b exit at once. A merge kernel
+ * combines the partials. The partials live in the context's library
+ * workspace (B * H * Tq * n_chunks * (dv + 2) floats), shared as in
+ * vkattn/sdpa.h: command buffers executing at the same time must not both use
+ * it.
+ *
+ * Recording contract: as in vkattn/matmul.h; reads q, the cache's K, V and
+ * lengths and value_mask; writes out (compute shader).
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL argument; a zero batch, heads
+ * or tq; tq above 64; heads not a multiple of kv_heads; kv_heads, capacity,
+ * dk or dv different from the cache's; a non-finite scale; a dropout rate
+ * outside [0, 1]; a missing, unexpected or too small tensor; out aliasing an
+ * input), VKATTN_ERROR_UNSUPPORTED (dk or dv above 256),
+ * VKATTN_ERROR_DEVICE_LIMIT, VKATTN_ERROR_OUT_OF_DEVICE_MEMORY, Vulkan
+ * failures; reported before anything is recorded.
+ * Thread safety: externally synchronized on cmd, the cache and the tensors.
+ */
+#ifndef VKATTN_DECODE_H
+#define VKATTN_DECODE_H
+
+#include "vkattn/context.h"
+#include "vkattn/kv_cache.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_sdpa_decode_io {
+    vkattn_tensor *q;          /* (B, H, Tq, dk) */
+    vkattn_kv_cache *cache;    /* K, V and the lengths */
+    vkattn_tensor *value_mask; /* (B, capacity) iff params->has_value_mask, else NULL */
+    vkattn_tensor *out;        /* (B, H, Tq, dv), written */
+} vkattn_sdpa_decode_io;
+
+VKATTN_API vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                                   const vkattn_sdpa_decode_params *params,
+                                                   const vkattn_sdpa_decode_io *io);
+/* Creates ahead what the record would create (pipelines, workspace,
+ * descriptor sets); records nothing. */
+VKATTN_API vkattn_result vkattn_sdpa_decode_prepare(vkattn_context *ctx,
+                                                    const vkattn_sdpa_decode_params *params,
+                                                    const vkattn_sdpa_decode_io *io);
+/* Submits and waits. */
+VKATTN_API vkattn_result vkattn_sdpa_decode_run(vkattn_context *ctx,
+                                                const vkattn_sdpa_decode_params *params,
+                                                const vkattn_sdpa_decode_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_DECODE_H */

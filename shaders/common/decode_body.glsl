@@ -1,0 +1,224 @@
+// The split kernel of decode attention (flash-decoding), shared by its two
+// entry points: shaders/decode.comp (one binding per tensor) and
+// shaders/decode_packed.comp (4 bindings: the lengths and the value mask
+// packed behind Q). Each defines DECODE_PACKED and includes this file.
+//
+// Q (B, H, Tq, DK) against a KV cache K (B, Hkv, C, DK), V (B, Hkv, C, DV)
+// whose sequence b holds L_b = lengths[b] keys, read here on the device.
+// Query i of Tq sees keys j < L_b - Tq + i + 1 (bottom-right causal: the
+// queries are the last Tq tokens, already appended).
+//
+// Grid: x = key chunk c of n_chunks, y = a block of R rows, z = (b, K/V
+// head). The rows of a K/V head are its query heads' (h, i) pairs, so the
+// query heads of a group share every K/V read. Chunks are sized from L_b on
+// the device: ceil(L_b / n_chunks) rounded up to the tile, so every chunk is
+// busy whatever the capacity, and chunks past L_b write an empty partial.
+// Per tile of WG keys:
+//   1. QK: invocation t takes key j0 + t and computes its R logits (the
+//      whole DK-wide dot product, vec4 reads of its K row);
+//   2. softmax: invocation r < R updates row r's running max and sum and
+//      turns the tile's logits into weights (then the dropout keep bits);
+//   3. PV: the R * DV4 output vec4s ("slots") are spread over the
+//      invocations, and where there are fewer slots than invocations, the
+//      keys of the tile too: KS subsets (jj % KS), summed at the end.
+// So one query row against many keys keeps every invocation busy: the keys
+// split across workgroups and, inside one, across invocations.
+// Output: a partial per (row, chunk): DV unnormalized sums, the max m (log2
+// units) and the sum l; shaders/decode_merge.comp combines them.
+// Loops with a constant trip count are unrolled; the tile loop is the only
+// real one (lavapipe's loop budget: the host bounds the tiles per chunk).
+// As in flash_body.glsl, masked keys get the finite logit MASKED and weight
+// exactly 0, never an exp2 of an infinite argument.
+
+#extension GL_EXT_control_flow_attributes : require
+
+#include "decode_iface.h"
+#include "mask.glsl"
+#include "philox.glsl"
+
+layout(local_size_x_id = VKA_DECODE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = VKA_DECODE_SPEC_DK) const uint DK = 64;
+layout(constant_id = VKA_DECODE_SPEC_DV) const uint DV = 64;
+layout(constant_id = VKA_DECODE_SPEC_R) const uint R = 1;
+layout(constant_id = VKA_DECODE_SPEC_KS) const uint KS = 1;
+layout(constant_id = VKA_DECODE_SPEC_NS) const uint NS = 1;
+layout(constant_id = VKA_DECODE_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
+layout(constant_id = VKA_DECODE_SPEC_DROPOUT) const bool DROPOUT = false;
+
+const uint WG = gl_WorkGroupSize.x; // also the keys per tile
+const uint DK4 = (DK + 3u) / 4u;
+const uint DV4 = (DV + 3u) / 4u;
+const bool DK_VEC4 = DK % 4u == 0u;
+const bool DV_VEC4 = DV % 4u == 0u;
+const uint SLOTS = R * DV4;
+const uint SL = SLOTS < WG ? SLOTS : WG; // invocations per key subset
+const float MASKED = -3.0e38;
+
+layout(std430, binding = 0) readonly buffer QBuf { float q_in[]; };
+layout(std430, binding = 1) readonly buffer KBuf { float k_in[]; };
+layout(std430, binding = 2) readonly buffer VBuf { float v_in[]; };
+layout(std430, binding = 1) readonly buffer KBuf4 { vec4 k4_in[]; };
+layout(std430, binding = 2) readonly buffer VBuf4 { vec4 v4_in[]; };
+layout(std430, binding = 3) writeonly buffer PartBuf { float part[]; };
+#if DECODE_PACKED
+#define LENGTH(b) floatBitsToUint(q_in[p.len_off + (b)])
+#define VMASK(x) q_in[p.vmask_off + (x)]
+#else
+layout(std430, binding = 4) readonly buffer LenBuf { uint len_in[]; };
+layout(std430, binding = 5) readonly buffer VMaskBuf { float vmask_in[]; };
+#define LENGTH(b) len_in[b]
+#define VMASK(x) vmask_in[x]
+#endif
+
+layout(push_constant) uniform Push { VKA_DECODE_PUSH } p;
+
+shared vec4 q_s[R * DK4];  // the rows' queries times scale * log2(e)
+shared float s_s[R * WG];  // the tile's logits, then weights
+shared float alpha_s[R];   // the tile's rescale of each row
+shared vec4 red_s[WG];     // the key subsets' sums, at the end
+
+vec4 load4(bool vec, uint base, uint e4, uint width, bool ok, bool is_k)
+{
+    vec4 x = vec4(0.0);
+    if (vec && ok)
+        x = is_k ? k4_in[base / 4u + e4] : v4_in[base / 4u + e4];
+    else if (!vec)
+        [[unroll]] for (uint c = 0u; c < 4u; c++)
+            if (ok && e4 * 4u + c < width)
+                x[c] = is_k ? k_in[base + e4 * 4u + c] : v_in[base + e4 * 4u + c];
+    return x;
+}
+
+void main()
+{
+    const uint t = gl_LocalInvocationID.x;
+    const uint kv_heads = p.heads / p.group;
+    const uint zb = gl_WorkGroupID.z + p.z_base; // b * Hkv + K/V head
+    const uint b = zb / kv_heads, hkv = zb % kv_heads;
+    const uint rows_total = p.group * p.tq;
+    const uint r0 = gl_WorkGroupID.y * R, c = gl_WorkGroupID.x;
+    const uint len = min(LENGTH(b), p.capacity);
+    const uint chunk = max(WG, (len + p.n_chunks - 1u) / p.n_chunks + WG - 1u) / WG * WG;
+    const uint start = min(c * chunk, len), stop = min(start + chunk, len);
+
+    // Rows of this workgroup: (h, i) and their causal end.
+    uint row_end[R], row_bh[R], row_i[R];
+    uint kend = start;
+    [[unroll]] for (uint rr = 0u; rr < R; rr++) {
+        const uint r = r0 + rr;
+        const bool ok = r < rows_total;
+        row_i[rr] = ok ? r % p.tq : 0u;
+        row_bh[rr] = b * p.heads + hkv * p.group + (ok ? r / p.tq : 0u);
+        row_end[rr] = ok && len + row_i[rr] + 1u > p.tq ? len + row_i[rr] + 1u - p.tq : 0u;
+        kend = max(kend, min(row_end[rr], stop));
+    }
+    [[unroll]] for (uint it = 0u; it < (R * DK4 + WG - 1u) / WG; it++) {
+        const uint slot = it * WG + t, rr = slot / DK4, e4 = slot % DK4;
+        if (slot < R * DK4) {
+            const bool ok = r0 + rr < rows_total;
+            vec4 x = vec4(0.0);
+            const uint qrow = ((b * p.heads + hkv * p.group + (r0 + rr) / p.tq) * p.tq +
+                               (r0 + rr) % p.tq) * DK;
+            [[unroll]] for (uint cc = 0u; cc < 4u; cc++)
+                if (ok && e4 * 4u + cc < DK)
+                    x[cc] = q_in[qrow + e4 * 4u + cc];
+            q_s[slot] = x * p.scale_log2;
+        }
+    }
+    float m_run = MASKED, l_run = 0.0; // row t's, for t < R
+    vec4 o[NS];
+    [[unroll]] for (uint n = 0u; n < NS; n++)
+        o[n] = vec4(0.0);
+    const uint ks = t / SL, s0 = t % SL;
+    const uint kvbase = zb * p.capacity;
+
+    for (uint j0 = start; j0 < kend; j0 += WG) {
+        barrier(); // q_s written; the previous tile's weights no longer read
+        { // 1. QK
+            const uint j = j0 + t;
+            const bool in_range = j < kend;
+            float x[R];
+            [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                x[rr] = 0.0;
+            [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
+                const vec4 k = load4(DK_VEC4, (kvbase + j) * DK, e4, DK, in_range, true);
+                [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                    x[rr] += dot(q_s[rr * DK4 + e4], k);
+            }
+            const bool vm_ok =
+                !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(b * p.capacity + min(j, p.capacity - 1u))));
+            [[unroll]] for (uint rr = 0u; rr < R; rr++) {
+                const bool ok = in_range && j < row_end[rr] && vm_ok && !(x[rr] <= MASKED);
+                s_s[rr * WG + t] = ok ? x[rr] : MASKED;
+            }
+        }
+        barrier();
+        if (t < R) { // 2. softmax of row t
+            float mt = m_run;
+            [[unroll]] for (uint jj = 0u; jj < WG; jj++)
+                mt = max(mt, s_s[t * WG + jj]);
+            const float alpha = exp2(m_run - mt);
+            m_run = mt;
+            float sum = 0.0;
+            [[unroll]] for (uint jj = 0u; jj < WG; jj += 4u) {
+                vec4 x = vec4(s_s[t * WG + jj], s_s[t * WG + jj + 1u], s_s[t * WG + jj + 2u],
+                              s_s[t * WG + jj + 3u]);
+                const bvec4 masked = equal(floatBitsToUint(x), uvec4(floatBitsToUint(MASKED)));
+                vec4 w = mix(exp2(mix(x, vec4(mt), masked) - mt), vec4(0.0), masked);
+                sum += (w.x + w.y) + (w.z + w.w);
+                if (DROPOUT) {
+                    // the Philox word of keys j..j+3, j a multiple of 4 as in
+                    // the full SDPA; chunks start at multiples of the tile
+                    const uvec4 bits = philox4x32_10(
+                        uvec4((j0 + jj) >> 2u, row_i[t], row_bh[t], p.offset_mix),
+                        uvec2(p.seed_lo, p.seed_hi));
+                    w *= vec4(greaterThanEqual(bits >> 8u, uvec4(p.threshold)));
+                }
+                s_s[t * WG + jj] = w.x, s_s[t * WG + jj + 1u] = w.y;
+                s_s[t * WG + jj + 2u] = w.z, s_s[t * WG + jj + 3u] = w.w;
+            }
+            l_run = l_run * alpha + sum;
+            alpha_s[t] = alpha;
+        }
+        barrier();
+        if (ks < KS) // 3. PV
+            [[unroll]] for (uint n = 0u; n < NS; n++) {
+                const uint slot = s0 + n * SL, rr = slot / DV4, e4 = slot % DV4;
+                if (slot < SLOTS) {
+                    vec4 acc = o[n] * alpha_s[rr];
+                    [[unroll]] for (uint u = 0u; u < WG / KS; u++) {
+                        const uint jj = u * KS + ks, j = j0 + jj;
+                        const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
+                        acc = fma(vec4(s_s[rr * WG + jj]), v, acc);
+                    }
+                    o[n] = acc;
+                }
+            }
+    }
+    // Sum the key subsets (NS is 1 when KS > 1), then store the partial.
+    const uint out_stride = DV + 2u;
+    if (KS > 1u) {
+        barrier();
+        red_s[t] = o[0];
+        barrier();
+        if (ks == 0u)
+            [[unroll]] for (uint u = 1u; u < KS; u++)
+                o[0] += red_s[u * SL + s0];
+    }
+    if (ks == 0u)
+        [[unroll]] for (uint n = 0u; n < NS; n++) {
+            const uint slot = s0 + n * SL, rr = slot / DV4, e4 = slot % DV4;
+            if (slot < SLOTS && r0 + rr < rows_total) {
+                const uint row = row_bh[rr] * p.tq + row_i[rr];
+                const uint base = (row * p.n_chunks + c) * out_stride + e4 * 4u;
+                [[unroll]] for (uint cc = 0u; cc < 4u; cc++)
+                    if (e4 * 4u + cc < DV)
+                        part[base + cc] = o[n][cc];
+            }
+        }
+    if (t < R && r0 + t < rows_total) {
+        const uint row = row_bh[t] * p.tq + row_i[t];
+        part[(row * p.n_chunks + c) * out_stride + DV] = m_run;
+        part[(row * p.n_chunks + c) * out_stride + DV + 1u] = l_run;
+    }
+}

@@ -1,0 +1,37 @@
+/* shaders/decode.comp, decode_packed.comp (decode_body.glsl) and
+ * decode_merge.comp <-> src/ops/decode.c (see iface.h). */
+#ifndef VKA_DECODE_IFACE_H
+#define VKA_DECODE_IFACE_H
+
+#include "iface.h"
+
+#define VKA_DECODE_SPEC_WG 0             /* local_size_x = keys per tile */
+#define VKA_DECODE_SPEC_DK 1             /* query/key width */
+#define VKA_DECODE_SPEC_DV 2             /* value width */
+#define VKA_DECODE_SPEC_R 3              /* query rows per workgroup */
+#define VKA_DECODE_SPEC_KS 4             /* key subsets of the P V step */
+#define VKA_DECODE_SPEC_NS 5             /* output slots per invocation */
+#define VKA_DECODE_SPEC_HAS_VALUE_MASK 6 /* bool */
+#define VKA_DECODE_SPEC_DROPOUT 7        /* bool: training && rate > 0 */
+#define VKA_DECODE_N_SPEC 8
+
+#define VKA_DECODE_PUSH                                                        \
+    VKA_UINT heads, group, tq, capacity; /* query heads per K/V head: group */ \
+    VKA_UINT n_chunks;                   /* key chunks per row */              \
+    VKA_FLOAT scale_log2;                /* scale * log2(e) */                 \
+    VKA_UINT seed_lo, seed_hi, offset_mix, threshold; /* core/dropout_host.h */ \
+    VKA_UINT z_base;                     /* first (b, K/V head) of a piece */  \
+    VKA_UINT len_off, vmask_off;         /* packed layout: element offsets */
+#define VKA_DECODE_PUSH_SIZE 52
+
+#define VKA_DECODE_MERGE_SPEC_WG 0 /* local_size_x */
+#define VKA_DECODE_MERGE_SPEC_DV 1 /* value width */
+#define VKA_DECODE_MERGE_N_SPEC 2
+
+#define VKA_DECODE_MERGE_PUSH                                            \
+    VKA_UINT total;    /* output elements B * H * Tq * DV */              \
+    VKA_UINT n_chunks; /* partials per row */                             \
+    VKA_FLOAT drop_scale; /* 1 without dropout */
+#define VKA_DECODE_MERGE_PUSH_SIZE 12
+
+#endif /* VKA_DECODE_IFACE_H */

@@ -1,0 +1,41 @@
+#version 450
+// Appends new K or V rows (B, Hkv, tnew, width) to a cache (B, Hkv, capacity,
+// width) at each sequence's current length, read from the lengths buffer on
+// the device. Sequence b takes count_b = counts[b] rows (clamped to
+// [0, tnew], NaN as 0) or tnew without counts; when length + count_b exceeds
+// the capacity, nothing of sequence b is written (kv_lengths.comp records the
+// overflow). So no write can land past the capacity. The lengths advance in a
+// second dispatch (kv_lengths.comp), after every copy has read them.
+#extension GL_GOOGLE_include_directive : require
+#include "kv_iface.h"
+
+// specialization constants: ids and meanings in kv_iface.h
+layout(local_size_x_id = VKA_KV_APPEND_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, binding = 0) readonly buffer LenBuf { uint lengths[]; };
+layout(std430, binding = 1) readonly buffer CountBuf { float counts[]; };
+layout(std430, binding = 2) readonly buffer SrcBuf { float src[]; };
+layout(std430, binding = 3) writeonly buffer DstBuf { float dst[]; };
+
+layout(push_constant) uniform Push { VKA_KV_APPEND_PUSH } p;
+
+uint count_of(uint b)
+{
+    if (p.has_counts == 0u)
+        return p.tnew;
+    const float c = counts[b];
+    return c >= 1.0 ? min(uint(min(c, float(p.tnew))), p.tnew) : 0u;
+}
+
+void main()
+{
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride) {
+        const uint e = idx % p.width, row = idx / p.width;
+        const uint t = row % p.tnew, bh = row / p.tnew, b = bh / p.kv_heads;
+        const uint len = lengths[b], n = count_of(b);
+        if (t >= n || len > p.capacity || n > p.capacity - len)
+            continue;
+        dst[(bh * p.capacity + len + t) * p.width + e] = src[idx];
+    }
+}

@@ -1,0 +1,298 @@
+/* Decode attention against a KV cache (vkattn/decode.h): the split kernel
+ * shaders/decode.comp (or decode_packed.comp on devices with fewer than 6
+ * storage buffers per shader) writes one partial per (row, key chunk), and
+ * shaders/decode_merge.comp combines them. */
+#include "vkattn/decode.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/dropout_host.h"
+#include "core/error.h"
+#include "common/decode_iface.h"
+#include "ops/kv_cache.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/pack.h"
+#include "vk/scratch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct decode_push {
+    VKA_DECODE_PUSH
+} decode_push;
+_Static_assert(sizeof(decode_push) == VKA_DECODE_PUSH_SIZE, "see decode_iface.h");
+typedef struct merge_push {
+    VKA_DECODE_MERGE_PUSH
+} merge_push;
+_Static_assert(sizeof(merge_push) == VKA_DECODE_MERGE_PUSH_SIZE, "see decode_iface.h");
+
+#define DECODE_BINDINGS 6u
+#define DECODE_PACKED_BINDINGS 4u
+#define MAX_WIDTH 256u
+#define MAX_ROWS 8u       /* query rows per workgroup */
+#define TARGET_GROUPS 256 /* workgroups the split aims for: several per core */
+#define MAX_CHUNKS 64u
+
+typedef struct decode_plan {
+    uint32_t batch, heads, kv_heads, group, tq, capacity, dk, dv;
+    uint32_t wg, rows, ks, ns, row_blocks, n_chunks;
+} decode_plan;
+
+static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    const uint64_t dims[4] = {a, b, c, d};
+    uint64_t n;
+    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
+}
+
+static uint32_t pow2_floor(uint32_t x)
+{
+    uint32_t p = 1;
+    while (p * 2 <= x)
+        p *= 2;
+    return p;
+}
+
+/* Shape checks against the cache, then the split: rows per workgroup (the
+ * group's rows share K/V reads), key subsets for P V where the rows' output
+ * vec4s leave invocations idle, and chunks per row so that the grid holds
+ * about TARGET_GROUPS workgroups, each chunk at least one 64-key tile of the
+ * capacity and within lavapipe's loop budget (one loop iteration per tile). */
+static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
+                          const vkattn_kv_cache *c, decode_plan *s)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", fn);
+    *s = (decode_plan){.batch = p->batch, .heads = p->heads, .tq = p->tq,
+                       .kv_heads = vka_default_u32(p->kv_heads, p->heads),
+                       .capacity = p->capacity, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
+    const char *zero = !p->batch ? "batch" : !p->heads ? "heads" : !p->tq ? "tq" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        fn, zero);
+    if (p->tq > VKATTN_DECODE_MAX_TQ)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: tq is %u; must be <= %u", fn,
+                        p->tq, VKATTN_DECODE_MAX_TQ);
+    if (s->heads % s->kv_heads)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
+    if (!isfinite(p->scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: scale is not finite", fn);
+    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: dropout.rate is %g; must be in [0, 1]", fn, (double)p->dropout.rate);
+    const vkattn_kv_cache_desc *d = &c->desc;
+    if (d->batch != s->batch || d->kv_heads != s->kv_heads || d->capacity != s->capacity ||
+        d->key_dim != s->dk || d->value_dim != s->dv)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params (batch %u, kv_heads %u, capacity %u, dk %u, dv %u) do not "
+                        "match the cache (%u, %u, %u, %u, %u)",
+                        fn, s->batch, s->kv_heads, s->capacity, s->dk, s->dv, d->batch,
+                        d->kv_heads, d->capacity, d->key_dim, d->value_dim);
+    if (s->dk > MAX_WIDTH || s->dv > MAX_WIDTH)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: dk and dv must be <= %u", fn,
+                        MAX_WIDTH);
+    const vkattn_context_info *info = &ctx->info;
+    s->wg = 64;
+    if (s->wg > info->max_workgroup_invocations || s->wg > info->max_workgroup_size[0])
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the decode kernel needs 64 invocations per workgroup", fn);
+    s->group = s->heads / s->kv_heads;
+    const uint32_t rows = s->group * s->tq;
+    s->rows = rows < MAX_ROWS ? rows : MAX_ROWS;
+    s->row_blocks = (rows + s->rows - 1) / s->rows;
+    const uint32_t slots = s->rows * ((s->dv + 3) / 4);
+    s->ks = slots < s->wg ? pow2_floor(s->wg / slots) : 1;
+    s->ns = (slots + s->wg - 1) / s->wg;
+    const uint64_t shared = 16ull * s->rows * ((s->dk + 3) / 4) + 4ull * s->rows * s->wg +
+                            4ull * s->rows + 16ull * s->wg;
+    if (shared > info->max_shared_memory)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the decode kernel needs %llu bytes of shared memory", fn,
+                        (unsigned long long)shared);
+    const uint64_t heads = (uint64_t)s->batch * s->kv_heads * s->row_blocks;
+    uint64_t chunks = vka_div_up(TARGET_GROUPS, heads);
+    const uint64_t tiles = vka_div_up(s->capacity, s->wg);
+    if (chunks > MAX_CHUNKS)
+        chunks = MAX_CHUNKS;
+    if (chunks > tiles)
+        chunks = tiles;
+    if (vka_div_up(tiles, chunks) + 64 > ctx->loop_budget)
+        chunks = vka_div_up(tiles, ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1);
+    if (chunks > info->max_workgroup_count[0] || s->row_blocks > info->max_workgroup_count[1])
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the grid exceeds maxComputeWorkGroupCount", fn);
+    s->n_chunks = (uint32_t)chunks;
+    const uint32_t dmax = s->dk > s->dv ? s->dk : s->dv;
+    const uint64_t part = count4(s->batch, s->heads, s->tq, (uint64_t)s->n_chunks * (s->dv + 2));
+    if (count4(s->batch, s->kv_heads, s->capacity, dmax) > UINT32_MAX || part > UINT32_MAX ||
+        count4(s->batch, s->heads, s->tq, dmax) > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: a tensor exceeds the kernel's 32-bit indexing", fn);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *fn, const decode_plan *s,
+                              const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io)
+{
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->q, count4(s->batch, s->heads, s->tq, s->dk), fn,
+                              "io->q")) ||
+        (r = vka_tensor_check(ctx, io->out, count4(s->batch, s->heads, s->tq, s->dv), fn,
+                              "io->out")))
+        return r;
+    if (p->has_value_mask &&
+        (r = vka_tensor_check(ctx, io->value_mask, (uint64_t)s->batch * s->capacity, fn,
+                              "io->value_mask")))
+        return r;
+    if (!p->has_value_mask && io->value_mask)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->value_mask is set but params->has_value_mask is false", fn);
+    const vkattn_kv_cache *c = io->cache;
+    if (io->out == io->q || io->out == c->keys || io->out == c->values ||
+        (p->has_value_mask && io->out == io->value_mask))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->out is also an input (no in-place attention)", fn);
+    return VKATTN_SUCCESS;
+}
+
+/* The split kernel over (chunk, row block, (b, K/V head)), in pieces along z
+ * where the device's watchdog budget or group counts ask for it. */
+static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
+                                  const decode_plan *s, const vkattn_sdpa_decode_params *p,
+                                  const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
+{
+    const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
+    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
+    const bool drop = vka_dropout_active(&p->dropout);
+    decode_push push = {
+        .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
+        .n_chunks = s->n_chunks, .scale_log2 = (float)(scale * 1.4426950408889634),
+        .seed_lo = (uint32_t)p->dropout.seed, .seed_hi = (uint32_t)(p->dropout.seed >> 32),
+        .offset_mix = vka_philox_offset_mix(p->dropout.offset),
+        .threshold = drop ? vka_dropout_threshold(p->dropout.rate) : 0,
+    };
+    vka_kernel kernel = {
+        .name = packed ? "decode_packed" : "decode",
+        .code = packed ? vka_spv_decode_packed : vka_spv_decode,
+        .code_size = packed ? vka_spv_decode_packed_size : vka_spv_decode_size,
+        .n_bindings = packed ? DECODE_PACKED_BINDINGS : DECODE_BINDINGS,
+        .push_size = sizeof push,
+        .n_spec = VKA_DECODE_N_SPEC,
+        .spec = {
+            [VKA_DECODE_SPEC_WG] = s->wg, [VKA_DECODE_SPEC_DK] = s->dk,
+            [VKA_DECODE_SPEC_DV] = s->dv, [VKA_DECODE_SPEC_R] = s->rows,
+            [VKA_DECODE_SPEC_KS] = s->ks, [VKA_DECODE_SPEC_NS] = s->ns,
+            [VKA_DECODE_SPEC_HAS_VALUE_MASK] = p->has_value_mask,
+            [VKA_DECODE_SPEC_DROPOUT] = drop,
+        },
+    };
+    vka_dispatch d = {.kernel = &kernel, .push = &push, .caller = fn};
+    vkattn_kv_cache *c = io->cache;
+    d.bindings[1] = vka_bind_tensor(c->keys, false);
+    d.bindings[2] = vka_bind_tensor(c->values, false);
+    d.bindings[3] = vka_bind_tensor(part, true);
+    if (packed) {
+        struct vkattn_tensor *const side[VKA_MAX_PACKED] = {
+            io->q, c->lengths, p->has_value_mask ? io->value_mask : NULL, NULL};
+        vka_packed pk;
+        vkattn_result r = vka_pack_inputs(ctx, cmd, fn, side, VKA_MAX_PACKED, &pk);
+        if (r != VKATTN_SUCCESS)
+            return r;
+        d.bindings[0] = pk.binding;
+        push.len_off = pk.offset[1], push.vmask_off = pk.offset[2];
+    } else {
+        d.bindings[0] = vka_bind_tensor(io->q, false);
+        d.bindings[4] = vka_bind_tensor(c->lengths, false);
+        d.bindings[5] = vka_bind_optional(ctx, p->has_value_mask ? io->value_mask : NULL);
+    }
+    const uint64_t gz = (uint64_t)s->batch * s->kv_heads;
+    const uint64_t work = count4(s->batch, s->heads, s->tq, (uint64_t)s->capacity * (s->dk + s->dv));
+    uint64_t pieces = vka_dispatch_pieces(ctx, work);
+    uint64_t cz = vka_div_up(gz, pieces < gz ? pieces : gz);
+    if (cz > ctx->info.max_workgroup_count[2])
+        cz = ctx->info.max_workgroup_count[2];
+    d.groups[0] = s->n_chunks, d.groups[1] = s->row_blocks;
+    for (uint64_t z0 = 0; z0 < gz; z0 += cz) {
+        push.z_base = (uint32_t)z0;
+        d.groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+        vkattn_result r = vka_record_dispatch(ctx, cmd, &d);
+        if (r != VKATTN_SUCCESS)
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
+                                  const decode_plan *s, const vkattn_sdpa_decode_params *p,
+                                  vkattn_tensor *part, vkattn_tensor *out)
+{
+    const uint64_t n = count4(s->batch, s->heads, s->tq, s->dv);
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, 4096);
+    vka_kernel kernel = {
+        .name = "decode_merge", .code = vka_spv_decode_merge,
+        .code_size = vka_spv_decode_merge_size, .n_bindings = 2,
+        .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,
+        .spec = {[VKA_DECODE_MERGE_SPEC_WG] = grid.threads, [VKA_DECODE_MERGE_SPEC_DV] = s->dv},
+    };
+    merge_push push = {
+        .total = (uint32_t)n, .n_chunks = s->n_chunks,
+        .drop_scale = vka_dropout_active(&p->dropout) ? vka_dropout_scale(p->dropout.rate) : 1.0f,
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(part, false), vka_bind_tensor(out, true)},
+        .push = &push, .groups = {grid.groups, 1, 1}, .caller = fn,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
+                                   const vkattn_sdpa_decode_params *p,
+                                   const vkattn_sdpa_decode_io *io)
+{
+    if (!ctx || !cmd || !io || !io->cache)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        !ctx ? "ctx" : !cmd ? "cmd" : !io ? "io" : "io->cache");
+    if (io->cache->ctx != ctx)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->cache belongs to another context", fn);
+    decode_plan s;
+    vkattn_result r;
+    if ((r = plan(ctx, fn, p, io->cache, &s)) || (r = check_io(ctx, fn, &s, p, io)))
+        return r;
+    vkattn_tensor *part;
+    const uint64_t n_part = count4(s.batch, s.heads, s.tq, (uint64_t)s.n_chunks * (s.dv + 2));
+    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, n_part, fn, &part)) ||
+        (r = record_split(ctx, cmd, fn, &s, p, io, part)))
+        return r;
+    return record_merge(ctx, cmd, fn, &s, p, part, io->out);
+}
+
+vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vkattn_sdpa_decode_params *params,
+                                        const vkattn_sdpa_decode_io *io)
+{
+    return decode_record(ctx, cmd, "vkattn_sdpa_decode_record", params, io);
+}
+
+vkattn_result vkattn_sdpa_decode_run(vkattn_context *ctx, const vkattn_sdpa_decode_params *params,
+                                     const vkattn_sdpa_decode_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_sdpa_decode_run: ctx is NULL");
+    VKA_RUN(ctx, decode_record(ctx, cmd, "vkattn_sdpa_decode_run", params, io));
+}
+
+vkattn_result vkattn_sdpa_decode_prepare(vkattn_context *ctx,
+                                         const vkattn_sdpa_decode_params *params,
+                                         const vkattn_sdpa_decode_io *io)
+{
+    const char *fn = "vkattn_sdpa_decode_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, decode_record(ctx, VKA_DRY_CMD, fn, params, io));
+}

@@ -1,0 +1,142 @@
+/* attnbench bench decode: attention of Tq new queries against a KV cache
+ * already holding --tv keys per sequence (vkattn/decode.h). The cache is
+ * filled during setup (the app's K/V tensors, then
+ * vkattn_kv_cache_set_lengths), so only the decode call is timed. Checked
+ * against vkattn_reference_sdpa_decode. */
+#include "bounds.h"
+#include "common.h"
+#include "ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct dec_state {
+    vkattn_context *ctx;
+    vkattn_sdpa_decode_params p;
+    vkattn_kv_cache *cache;
+    uint32_t *lengths; /* (B), all tv */
+    ab_buf q, k, v, vmask, out;
+} dec_state;
+
+static void dec_destroy(void *state)
+{
+    dec_state *s = state;
+    if (!s)
+        return;
+    vkattn_kv_cache_destroy(s->cache); /* before the app tensors it holds */
+    ab_buf *bufs[] = {&s->q, &s->k, &s->v, &s->vmask, &s->out};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ab_buf_free(bufs[i]);
+    free(s->lengths);
+    free(s);
+}
+
+static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
+{
+    dec_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "decode");
+    *state = s;
+    s->ctx = ctx;
+    ab_dims d;
+    /* decode's own defaults: one new query against 512 cached keys */
+    ab_args b = *a;
+    if (!(b.given & AB_F_TQ))
+        b.given |= AB_F_TQ, b.tq = 1;
+    if (!(b.given & AB_F_TV))
+        b.given |= AB_F_TV, b.tv = 512;
+    int st = ab_attention_dims("decode", &b, 8, &d);
+    if (st)
+        return st;
+    uint32_t g = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d.heads;
+    if (!g || d.heads % g) {
+        fprintf(stderr, "attnbench: decode: --kv-heads must be >= 1 and divide --heads\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (d.tq > VKATTN_DECODE_MAX_TQ) {
+        fprintf(stderr, "attnbench: decode: --tq must be at most %u\n", VKATTN_DECODE_MAX_TQ);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    bool vm = a->mask_ratio > 0;
+    s->p = (vkattn_sdpa_decode_params){
+        .batch = d.batch, .heads = d.heads, .tq = d.tq, .kv_heads = g,
+        .capacity = d.tv, .dk = d.dk, .dv = d.dv,
+        .has_value_mask = vm,
+        .dropout = {.rate = (float)a->dropout, .training = a->dropout > 0, .seed = a->seed},
+    };
+    ab_rng rng = {a->seed};
+    uint32_t q[4] = {d.batch, d.heads, d.tq, d.dk}, o[4] = {d.batch, d.heads, d.tq, d.dv};
+    uint32_t k[4] = {d.batch, g, d.tv, d.dk}, v[4] = {d.batch, g, d.tv, d.dv};
+    uint32_t m[2] = {d.batch, d.tv};
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->q, 4, q, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->k, 4, k, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->v, 4, v, &rng, -1, 1)) ||
+        (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
+        (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0)))
+        return ab_report(ctx, r, "decode: creating tensors");
+    vkattn_kv_cache_desc cd = {.batch = d.batch, .kv_heads = g, .capacity = d.tv,
+                               .key_dim = d.dk, .value_dim = d.dv,
+                               .keys = s->k.t, .values = s->v.t};
+    if ((r = vkattn_kv_cache_create(ctx, &cd, &s->cache)))
+        return ab_report(ctx, r, "decode: creating the KV cache");
+    s->lengths = malloc(sizeof *s->lengths * d.batch);
+    if (!s->lengths)
+        return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "decode");
+    for (uint32_t i = 0; i < d.batch; i++)
+        s->lengths[i] = d.tv;
+    if ((r = vkattn_kv_cache_set_lengths(s->cache, s->lengths)))
+        return ab_report(ctx, r, "decode: setting the cache lengths");
+    *info = (ab_op_info){.batch = d.batch, .heads = d.heads, .kv_heads = g, .tq = d.tq,
+                         .tv = d.tv, .dk = d.dk, .dv = d.dv};
+    info->flops = 2.0 * d.batch * d.heads * d.tq * d.tv * ((double)d.dk + d.dv);
+    /* the cache rows read once per K/V head (shared by its query heads), q and out */
+    info->bytes = 4.0 * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv) +
+                         (double)s->q.n + (double)s->vmask.n + (double)s->out.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_sdpa_decode_io dec_io(dec_state *s)
+{
+    return (vkattn_sdpa_decode_io){.q = s->q.t, .cache = s->cache, .value_mask = s->vmask.t,
+                                   .out = s->out.t};
+}
+
+static vkattn_result dec_record(void *state, VkCommandBuffer cmd)
+{
+    dec_state *s = state;
+    vkattn_sdpa_decode_io io = dec_io(s);
+    return vkattn_sdpa_decode_record(s->ctx, cmd, &s->p, &io);
+}
+
+static vkattn_result dec_prepare(void *state)
+{
+    dec_state *s = state;
+    vkattn_sdpa_decode_io io = dec_io(s);
+    return vkattn_sdpa_decode_prepare(s->ctx, &s->p, &io);
+}
+
+static int dec_check(vkattn_context *ctx, void *state, double *err)
+{
+    dec_state *s = state;
+    float *ref = ab_floats(s->out.n);
+    if (!ref)
+        return ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = vkattn_reference_sdpa_decode(&s->p, s->q.host, s->k.host, s->v.host,
+                                                   s->lengths, s->vmask.host, ref);
+    int st = r ? ab_report(NULL, r, "decode reference")
+               : ab_check_outputs(ctx, dec_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
+    free(ref);
+    return st;
+}
+
+const ab_op ab_op_decode = {
+    .name = "decode",
+    .summary = "decode attention: Q (B, H, Tq, dk) against a KV cache of --tv keys per sequence, "
+               "--kv-heads K/V heads",
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_KV_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV |
+             AB_F_MASK_RATIO | AB_F_DROPOUT,
+    .bound = AB_BOUND_DECODE,
+    .setup = dec_setup, .record = dec_record, .prepare = dec_prepare, .check = dec_check,
+    .destroy = dec_destroy,
+};
