@@ -51,7 +51,7 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
         *out = app, *owns = false;
         return r;
     }
-    vkattn_tensor_desc td = {4, {d->batch, d->kv_heads, d->capacity, width}};
+    vkattn_tensor_desc td = {.rank = 4, .dims = {d->batch, d->kv_heads, d->capacity, width}};
     *owns = true;
     return vkattn_tensor_create(ctx, &td, out);
 }
