@@ -146,14 +146,18 @@ VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_ca
  * the length before the call), attends to the cached keys 0 .. L_b + i. So
  * a prefill plus any number of steps gives, row by row, what one
  * vkattn_mha_run with VKATTN_CAUSAL_TOP_LEFT (Keras use_causal_mask=True)
- * gives over the whole sequence (to fp32 rounding). Sequences of a batch may
+ * gives over the whole sequence (to fp32 rounding; with a value_mask, the
+ * same mask's first Tv columns). Sequences of a batch may
  * hold different lengths (vkattn_kv_cache_reset_* of one sequence, or a cache
  * filled by ragged appends): each attends over its own. The CPU reference is
  * vkattn_reference_mha over the whole sequence with VKATTN_CAUSAL_TOP_LEFT.
  *
  * io: query (B, Tnew, query_width), value (B, Tnew, value_width), key
- * (B, Tnew, key_width) or NULL (= value), output (B, Tnew, output_dim); no
- * masks, no scores. call: batch = the cache's, tq = Tnew (any size: rows are
+ * (B, Tnew, key_width) or NULL (= value), output (B, Tnew, output_dim);
+ * optional value_mask (B, capacity) over the cache's rows (nonzero = may
+ * attend; rows the call appends are covered too: set them before the call; a
+ * query row with no allowed key outputs the output bias, as vkattn_mha_run);
+ * no query or attention mask, no scores. call: batch = the cache's, tq = Tnew (any size: rows are
  * attended in chunks of VKATTN_DECODE_MAX_TQ, each appended then decoded),
  * tv = 0 or Tnew, causal TOP_LEFT or BOTTOM_RIGHT (the same thing here),
  * path ignored (decode attention), no dropout in training.
@@ -168,8 +172,8 @@ VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_ca
  * whose kv_heads, key_dim or value_dim differ from the layer's num_heads,
  * key_dim and value_dim, or whose batch differs from call->batch; call->tv
  * other than 0 or tq; a missing or wrongly sized tensor; while the host knows
- * the lengths, an append past the capacity), UNSUPPORTED (masks,
- * return_attention_scores or io->scores, call->causal NONE, dropout in
+ * the lengths, an append past the capacity), UNSUPPORTED (query_mask or
+ * attention_mask, return_attention_scores or io->scores, call->causal NONE, dropout in
  * training), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan failures.
  * All argument errors are reported before anything is recorded; the cache is
  * then unchanged. On the device, a sequence whose append does not fit keeps

@@ -246,6 +246,7 @@ static const char cached_caller[] = "vkattn_mha_record_cached";
 typedef struct mha_cached_plan {
     vka_mha_call c;
     uint32_t chunk; /* rows per chunk: min(Tnew, VKATTN_DECODE_MAX_TQ) */
+    vkattn_tensor *value_mask; /* (B, capacity) or NULL */
     vkattn_tensor *t[MHA_SLOTS];
 } mha_cached_plan;
 
@@ -269,12 +270,11 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
                         "%s: a cached call returns no attention scores (decode attention never "
                         "forms them)",
                         fn);
-    if (io->query_mask || io->value_mask || io->attention_mask)
+    if (io->query_mask || io->attention_mask)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: a cached call takes no masks (io->%s is set); it is causal over the "
-                        "cache",
-                        fn, io->query_mask ? "query_mask" : io->value_mask ? "value_mask"
-                                                                           : "attention_mask");
+                        "%s: a cached call takes no %s (only a value_mask over the cache); it is "
+                        "causal over the cache",
+                        fn, io->query_mask ? "query_mask" : "attention_mask");
     if (call->causal == VKATTN_CAUSAL_NONE)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: a cached call is causal; set call->causal (TOP_LEFT over the whole "
@@ -301,11 +301,21 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
         .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
         .heads = d->heads, .multi_head = true,
     };
+    /* the value mask covers the cache, (B, capacity), not the new keys */
+    vkattn_layer_io new_rows = *io;
+    new_rows.value_mask = NULL;
     vka_mask_layout mask;
     vkattn_result r;
     if ((r = vka_mha_resolve_call(ctx, fn, d, &full, &p->c)) ||
-        (r = vka_layer_check_io(ctx, fn, &full, io, &shape, &mask)))
+        (r = vka_layer_check_io(ctx, fn, &full, &new_rows, &shape, &mask)) ||
+        (io->value_mask && (r = vka_tensor_check(ctx, io->value_mask,
+                                                 (uint64_t)cd.batch * cd.capacity, fn,
+                                                 "io->value_mask (B, capacity)"))))
         return r;
+    if (io->value_mask && (io->value_mask == io->output))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->output aliases io->value_mask", fn);
+    p->value_mask = io->value_mask;
     if (p->c.dropout_active)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: a cached call has no dropout (call->training with a nonzero rate)",
@@ -372,8 +382,10 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
     vkattn_sdpa_decode_params dp = {
         .batch = p->c.batch, .heads = d->heads, .tq = n, .kv_heads = d->heads,
         .capacity = cache->desc.capacity, .dk = d->key_dim, .dv = d->value_dim,
+        .has_value_mask = p->value_mask != NULL,
     };
-    vkattn_sdpa_decode_io dio = {.q = t[MHA_Q_HEADS], .cache = cache, .out = t[MHA_CTX_HEADS]};
+    vkattn_sdpa_decode_io dio = {.q = t[MHA_Q_HEADS], .cache = cache,
+                                 .value_mask = p->value_mask, .out = t[MHA_CTX_HEADS]};
     if ((r = vkattn_sdpa_decode_record(layer->ctx, cmd, &dp, &dio)))
         return r;
     return record_rows(layer, cmd, p, false, d->value_dim, t0, n, t[MHA_CTX_HEADS],

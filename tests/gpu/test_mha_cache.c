@@ -8,7 +8,8 @@
  * concatenated tokens. Ragged lengths: after the prefill sequence 1 is reset,
  * so every later call attends over 70 + n keys in sequence 0 and over n in
  * sequence 1; sequence 1's reference is the causal call over its tokens since
- * the reset. Bound: test_mha.c's, max|got - ref| / max(|ref|, 1) <= 2e-5
+ * the reset. A value mask over the cache equals the same mask in the full
+ * call. Bound: test_mha.c's, max|got - ref| / max(|ref|, 1) <= 2e-5
  * (fp32 projections and attention, reference in double).
  * Shapes are few and reused (lavapipe compiles a pipeline per shape). */
 #include "harness.h"
@@ -57,39 +58,41 @@ static void model_free(model *m)
         free(m->arrays[i]);
 }
 
-/* Rows [t0, t0 + n) of every sequence of x (B, N, W) through the cached layer;
- * out (B, N, W) gets them at the same rows. */
+/* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
+ * layer (value mask vm (B, capacity) or NULL); out (B, len, W) gets them at
+ * the same rows. */
 static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, const float *x,
-                        uint32_t t0, uint32_t n, float *out)
+                        uint32_t len, uint32_t t0, uint32_t n, vkattn_tensor *vm, float *out)
 {
     float *in = tu_floats((size_t)B * n * W);
     for (uint32_t b = 0; b < B; b++)
-        memcpy(in + (size_t)b * n * W, x + ((size_t)b * N + t0) * W, sizeof(float) * n * W);
+        memcpy(in + (size_t)b * n * W, x + ((size_t)b * len + t0) * W, sizeof(float) * n * W);
     vkattn_tensor *tin = th_tensor(ctx, (size_t)B * n * W, in);
     vkattn_tensor *tout = th_tensor(ctx, (size_t)B * n * W, NULL);
     vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
+    vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
     TH_OK(ctx, vkattn_mha_prepare_cached(m->mha, &call, &io, cache));
     TH_OK(ctx, vkattn_mha_run_cached(m->mha, &call, &io, cache));
     float *got = th_download(tout, (size_t)B * n * W);
     for (uint32_t b = 0; b < B; b++)
-        memcpy(out + ((size_t)b * N + t0) * W, got + (size_t)b * n * W, sizeof(float) * n * W);
+        memcpy(out + ((size_t)b * len + t0) * W, got + (size_t)b * n * W, sizeof(float) * n * W);
     free(got), free(in);
     vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
 }
 
-/* The causal call over rows [from, to) of sequence b, compared with got's. */
-static void check_against_full(const model *m, const float *x, const float *got, uint32_t b,
-                               uint32_t from, uint32_t to)
+/* The causal call over rows [from, to) of sequence b of x (B, len, W), value
+ * mask vm (its first to - from entries) or NULL, compared with got's. */
+static void check_against_full(const model *m, const float *x, const float *got, uint32_t len,
+                               uint32_t b, uint32_t from, uint32_t to, const float *vm)
 {
     const uint32_t T = to - from;
-    const float *seq = x + ((size_t)b * N + from) * W;
+    const float *seq = x + ((size_t)b * len + from) * W;
     float *ref = tu_floats((size_t)T * W);
     vkattn_layer_call call = {.batch = 1, .tq = T, .tv = T, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_host_io hio = {.query = seq, .value = seq, .output = ref};
+    vkattn_layer_host_io hio = {.query = seq, .value = seq, .value_mask = vm, .output = ref};
     TH_OK(NULL, vkattn_reference_mha(&m->desc, &m->w, &call, &hio));
     for (uint32_t t = 0; t < T; t++) {
-        double err = tu_max_rel_err(got + ((size_t)b * N + from + t) * W, ref + (size_t)t * W,
+        double err = tu_max_rel_err(got + ((size_t)b * len + from + t) * W, ref + (size_t)t * W,
                                     W, 1.0);
         if (!(err <= OUT_BOUND))
             fail_msg("sequence %u row %u (position %u since its start): error %.3g exceeds %.3g",
@@ -111,15 +114,15 @@ static void test_prefill_then_steps(void **state)
     tu_fill_uniform(x, (size_t)B * N * W, -1, 1);
     tu_poison(got, (size_t)B * N * W);
 
-    cached_call(ctx, &m, cache, x, 0, P, got);
-    check_against_full(&m, x, got, 0, 0, P);
-    check_against_full(&m, x, got, 1, 0, P);
+    cached_call(ctx, &m, cache, x, N, 0, P, NULL, got);
+    check_against_full(&m, x, got, N, 0, 0, P, NULL);
+    check_against_full(&m, x, got, N, 1, 0, P, NULL);
     /* sequence 1 starts over: from here its tokens are rows [P, N) */
     TH_OK(ctx, vkattn_kv_cache_reset_run(cache, 1));
     const uint32_t steps[8] = {1, 1, 1, 1, 1, 3, 1, 1};
     uint32_t t = P;
     for (int i = 0; i < 8; i++) {
-        cached_call(ctx, &m, cache, x, t, steps[i], got);
+        cached_call(ctx, &m, cache, x, N, t, steps[i], NULL, got);
         t += steps[i];
         uint32_t len[B];
         TH_OK(ctx, vkattn_kv_cache_lengths(cache, len));
@@ -127,9 +130,44 @@ static void test_prefill_then_steps(void **state)
         assert_int_equal(len[1], t - P);
     }
     assert_int_equal(t, N);
-    check_against_full(&m, x, got, 0, 0, N);
-    check_against_full(&m, x, got, 1, P, N);
+    check_against_full(&m, x, got, N, 0, 0, N, NULL);
+    check_against_full(&m, x, got, N, 1, P, N, NULL);
     free(x), free(got);
+    vkattn_kv_cache_destroy(cache);
+    model_free(&m);
+    th_assert_validation_clean();
+}
+
+/* A value mask over the cache (B, capacity): a prefill of 8 and steps of 1
+ * and 3 equal the causal call with the same mask over the 12 tokens.
+ * Sequence 1 masks its first key, so its first row sees no key and outputs
+ * the output bias, as vkattn_mha_run's masked rows. */
+static void test_value_mask(void **state)
+{
+    vkattn_context *ctx = *state;
+    model m;
+    model_init(ctx, &m);
+    enum { LEN = 12 };
+    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
+                               .value_dim = DV};
+    vkattn_kv_cache *cache;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    float *x = tu_floats((size_t)B * LEN * W), *got = tu_floats((size_t)B * LEN * W);
+    float *mask = tu_floats((size_t)B * CAP);
+    tu_fill_uniform(x, (size_t)B * LEN * W, -1, 1);
+    tu_poison(got, (size_t)B * LEN * W);
+    tu_fill_mask(mask, (size_t)B * CAP, 0.6f);
+    mask[0] = 1.0f, mask[CAP] = 0.0f;
+    vkattn_tensor *vm = th_tensor(ctx, (size_t)B * CAP, mask);
+    cached_call(ctx, &m, cache, x, LEN, 0, 8, vm, got);
+    cached_call(ctx, &m, cache, x, LEN, 8, 1, vm, got);
+    cached_call(ctx, &m, cache, x, LEN, 9, 3, vm, got);
+    for (uint32_t b = 0; b < B; b++)
+        check_against_full(&m, x, got, LEN, b, 0, LEN, mask + (size_t)b * CAP);
+    for (uint32_t e = 0; e < W; e++)
+        assert_true(got[(size_t)LEN * W + e] == m.w.output_bias[e]);
+    free(x), free(got), free(mask);
+    vkattn_tensor_destroy(vm);
     vkattn_kv_cache_destroy(cache);
     model_free(&m);
     th_assert_validation_clean();
@@ -146,7 +184,8 @@ static void test_bad_input(void **state)
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &good));
     vkattn_tensor *tin = th_tensor(ctx, (size_t)B * W, NULL);
     vkattn_tensor *tout = th_tensor(ctx, (size_t)B * W, NULL);
-    vkattn_tensor *vm = th_tensor(ctx, (size_t)B * 4, NULL);
+    vkattn_tensor *vm = th_tensor(ctx, (size_t)B, NULL); /* a query mask (B, 1) */
+    vkattn_tensor *vm_small = th_tensor(ctx, (size_t)B * 3, NULL);
     vkattn_layer_call call = {.batch = B, .tq = 1, .causal = VKATTN_CAUSAL_TOP_LEFT};
     vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
     TH_OK(ctx, vkattn_mha_run_cached(m.mha, &call, &io, good)); /* one row each */
@@ -172,8 +211,12 @@ static void test_bad_input(void **state)
         vkattn_kv_cache_destroy(bad);
     }
     /* what a cached call does not take */
-    io.value_mask = vm;
+    io.query_mask = vm;
     assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
+    io.query_mask = NULL;
+    io.value_mask = vm_small; /* the value mask covers the cache: (B, capacity) */
+    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
     io.value_mask = NULL;
     call.return_attention_scores = true;
     assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
@@ -203,6 +246,7 @@ static void test_bad_input(void **state)
     assert_memory_equal(k0, k1, sizeof(float) * (size_t)B * H * 4 * DK);
     free(k0), free(k1);
     vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout), vkattn_tensor_destroy(vm);
+    vkattn_tensor_destroy(vm_small);
     vkattn_tensor_destroy(big_in), vkattn_tensor_destroy(big_out);
     vkattn_kv_cache_destroy(good);
     model_free(&m);
@@ -213,6 +257,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_then_steps),
+        cmocka_unit_test(test_value_mask),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
