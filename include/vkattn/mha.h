@@ -50,6 +50,7 @@
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
+#include "vkattn/kv_cache.h"
 #include "vkattn/layer_common.h"
 #include "vkattn/layer_params.h"
 #include "vkattn/result.h"
@@ -125,6 +126,75 @@ VKATTN_API vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_laye
 /* vkattn_mha_record into the context's one-shot command buffer, submit, wait. */
 VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
                                         const vkattn_layer_io *io);
+
+/* ---------------------------------------------------------------- with a KV cache
+ *
+ * Autoregressive self-attention with a cache (vkattn/kv_cache.h): each call
+ * takes only the new tokens, projects them, appends their K and V heads to
+ * the cache and attends over everything cached (vkattn/decode.h):
+ *
+ *   vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = num_heads,
+ *                              .capacity = max_len, .key_dim = key_dim,
+ *                              .value_dim = value_dim};
+ *   vkattn_kv_cache_create(ctx, &cd, &cache);
+ *   call = {.batch = B, .tq = P, .causal = VKATTN_CAUSAL_TOP_LEFT};
+ *   vkattn_mha_run_cached(mha, &call, &io, cache);    prefill: P prompt tokens
+ *   call.tq = 1;
+ *   vkattn_mha_run_cached(mha, &call, &io, cache);    each decode step
+ *
+ * Every call is causal: new token i of sequence b, at position L_b + i (L_b
+ * the length before the call), attends to the cached keys 0 .. L_b + i. So
+ * a prefill plus any number of steps gives, row by row, what one
+ * vkattn_mha_run with VKATTN_CAUSAL_TOP_LEFT (Keras use_causal_mask=True)
+ * gives over the whole sequence (to fp32 rounding; with a value_mask, the
+ * same mask's first Tv columns). Sequences of a batch may
+ * hold different lengths (vkattn_kv_cache_reset_* of one sequence, or a cache
+ * filled by ragged appends): each attends over its own. The CPU reference is
+ * vkattn_reference_mha over the whole sequence with VKATTN_CAUSAL_TOP_LEFT.
+ *
+ * io: query (B, Tnew, query_width), value (B, Tnew, value_width), key
+ * (B, Tnew, key_width) or NULL (= value), output (B, Tnew, output_dim);
+ * optional value_mask (B, capacity) over the cache's rows (nonzero = may
+ * attend; rows the call appends are covered too: set them before the call; a
+ * query row with no allowed key outputs the output bias, as vkattn_mha_run);
+ * no query or attention mask, no scores. call: batch = the cache's, tq = Tnew (any size: rows are
+ * attended in chunks of VKATTN_DECODE_MAX_TQ, each appended then decoded),
+ * tv = 0 or Tnew, causal TOP_LEFT or BOTTOM_RIGHT (the same thing here),
+ * path ignored (decode attention), no dropout in training.
+ * What one call records: three projections over the Tnew rows, per chunk a
+ * head split of its rows, an append (vkattn_kv_cache_append_record's
+ * kernels), vkattn_sdpa_decode_record and a head merge, then the output
+ * projection. Scratch as vkattn_mha_record (the heads of one chunk), plus the
+ * context's decode workspace (vkattn/decode.h). Like the cache's appends, a
+ * recorded call can be submitted again: each submission appends again.
+ *
+ * Codes: INVALID_ARGUMENT (NULL argument; a cache of another context; a cache
+ * whose kv_heads, key_dim or value_dim differ from the layer's num_heads,
+ * key_dim and value_dim, or whose batch differs from call->batch; call->tv
+ * other than 0 or tq; a missing or wrongly sized tensor; while the host knows
+ * the lengths, an append past the capacity), UNSUPPORTED (query_mask or
+ * attention_mask, return_attention_scores or io->scores, call->causal NONE, dropout in
+ * training), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan failures.
+ * All argument errors are reported before anything is recorded; the cache is
+ * then unchanged. On the device, a sequence whose append does not fit keeps
+ * its length and sets the cache's overflow flag (vkattn/kv_cache.h); its
+ * output rows are then undefined. record_cached makes the cache's host mirror
+ * of the lengths unknown; run_cached submits, waits and refreshes it. */
+VKATTN_API vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+                                                  const vkattn_layer_call *call,
+                                                  const vkattn_layer_io *io,
+                                                  vkattn_kv_cache *cache);
+/* Creates ahead what vkattn_mha_record_cached would (as vkattn_mha_prepare);
+ * records nothing and leaves the cache unchanged. */
+VKATTN_API vkattn_result vkattn_mha_prepare_cached(vkattn_mha *layer,
+                                                   const vkattn_layer_call *call,
+                                                   const vkattn_layer_io *io,
+                                                   vkattn_kv_cache *cache);
+/* vkattn_mha_record_cached into the context's one-shot command buffer,
+ * submit, wait, then download the cache's lengths (its host mirror). */
+VKATTN_API vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                               const vkattn_layer_io *io,
+                                               vkattn_kv_cache *cache);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,9 @@
 #define VKA_HEADS_SPEC_WG 1    /* local_size_x */
 #define VKA_HEADS_N_SPEC 2
 
-#define VKA_HEADS_PUSH VKA_UINT seq, heads, head_dim, count;
-#define VKA_HEADS_PUSH_SIZE 16
+/* seq: rows of the (B, H, seq, d) side; seq_all, t0: the (B, seq_all, H, d)
+ * side holds them at rows [t0, t0 + seq) (seq_all = seq, t0 = 0: all of it). */
+#define VKA_HEADS_PUSH VKA_UINT seq, heads, head_dim, count, seq_all, t0;
+#define VKA_HEADS_PUSH_SIZE 24
 
 #endif /* VKA_HEADS_IFACE_H */

@@ -15,12 +15,17 @@
  * zero returned scores), and its output row is the output bias. Folding it the
  * same way gives exactly that through the one masking path, with no separate
  * fix-up of outputs and scores afterwards. */
+#include "vkattn/decode.h"
 #include "vkattn/heads.h"
 #include "vkattn/matmul.h"
 #include "vkattn/sdpa.h"
 
+#include <stdlib.h>
+
 #include "core/error.h"
 #include "layers/mha_internal.h"
+#include "ops/heads_rows.h"
+#include "ops/kv_cache.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
@@ -225,4 +230,231 @@ vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *cal
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
     return vka_prepare_result(layer->ctx, fn, vkattn_mha_record(layer, VKA_DRY_CMD, call, io));
+}
+
+/* ---------------------------------------------------------------- cached calls
+ *
+ * Q, K and V of the Tnew new tokens are projected at once, (B, Tnew, H*d);
+ * then, per chunk of at most VKATTN_DECODE_MAX_TQ rows: the chunk's rows are
+ * split into heads, its K/V appended to the cache, its queries decoded
+ * against everything cached so far (bottom-right causal: row i sees the keys
+ * up to its own position), and its context merged back into its rows of
+ * (B, Tnew, H*dv). One output projection ends the call. */
+
+static const char cached_caller[] = "vkattn_mha_record_cached";
+
+typedef struct mha_cached_plan {
+    vka_mha_call c;
+    uint32_t chunk; /* rows per chunk: min(Tnew, VKATTN_DECODE_MAX_TQ) */
+    vkattn_tensor *value_mask; /* (B, capacity) or NULL */
+    vkattn_tensor *t[MHA_SLOTS];
+} mha_cached_plan;
+
+static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io, vkattn_kv_cache *cache,
+                                 mha_cached_plan *p)
+{
+    vkattn_context *ctx = layer->ctx;
+    const char *fn = cached_caller;
+    const vka_mha_dims *d = &layer->d;
+    if (!call || !io || !cache)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        !call ? "call" : !io ? "io" : "cache");
+    if (call->tv && call->tv != call->tq)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: call->tv is %u but a cached call takes as many new keys as new "
+                        "queries (call->tq %u; tv 0 = tq)",
+                        fn, call->tv, call->tq);
+    if (call->return_attention_scores || io->scores)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: a cached call returns no attention scores (decode attention never "
+                        "forms them)",
+                        fn);
+    if (io->query_mask || io->attention_mask)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: a cached call takes no %s (only a value_mask over the cache); it is "
+                        "causal over the cache",
+                        fn, io->query_mask ? "query_mask" : "attention_mask");
+    if (call->causal == VKATTN_CAUSAL_NONE)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: a cached call is causal; set call->causal (TOP_LEFT over the whole "
+                        "sequence is BOTTOM_RIGHT over the new tokens: both are accepted)",
+                        fn);
+    const vkattn_kv_cache_desc cd = cache->desc;
+    if (cache->ctx != ctx)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: the cache belongs to another context", fn);
+    if (cd.kv_heads != d->heads || cd.key_dim != d->key_dim || cd.value_dim != d->value_dim)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: the cache holds (kv_heads %u, key_dim %u, value_dim %u) but the "
+                        "layer has (num_heads %u, key_dim %u, value_dim %u)",
+                        fn, cd.kv_heads, cd.key_dim, cd.value_dim, d->heads, d->key_dim,
+                        d->value_dim);
+    if (call->batch != cd.batch)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: call->batch is %u but the cache holds %u sequences", fn,
+                        call->batch, cd.batch);
+    vkattn_layer_call full = *call;
+    full.tv = call->tq;
+    full.causal = VKATTN_CAUSAL_NONE; /* the cache's causality is decode's, not SDPA's */
+    const vka_layer_shape shape = {
+        .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
+        .heads = d->heads, .multi_head = true,
+    };
+    /* the value mask covers the cache, (B, capacity), not the new keys */
+    vkattn_layer_io new_rows = *io;
+    new_rows.value_mask = NULL;
+    vka_mask_layout mask;
+    vkattn_result r;
+    if ((r = vka_mha_resolve_call(ctx, fn, d, &full, &p->c)) ||
+        (r = vka_layer_check_io(ctx, fn, &full, &new_rows, &shape, &mask)) ||
+        (io->value_mask && (r = vka_tensor_check(ctx, io->value_mask,
+                                                 (uint64_t)cd.batch * cd.capacity, fn,
+                                                 "io->value_mask (B, capacity)"))))
+        return r;
+    if (io->value_mask && (io->value_mask == io->output))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->output aliases io->value_mask", fn);
+    p->value_mask = io->value_mask;
+    if (p->c.dropout_active)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: a cached call has no dropout (call->training with a nonzero rate)",
+                        fn);
+    if (cache->host_known)
+        for (uint32_t b = 0; b < cd.batch; b++)
+            if (call->tq > cd.capacity - cache->host_len[b])
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: sequence %u holds %u of %u keys; appending %u more passes "
+                                "the capacity",
+                                fn, b, cache->host_len[b], cd.capacity, call->tq);
+    const vka_mha_call *c = &p->c;
+    p->chunk = c->tq < VKATTN_DECODE_MAX_TQ ? c->tq : VKATTN_DECODE_MAX_TQ;
+    if ((r = check_scratch_size(ctx, c->q_proj, "the projected queries (B*Tq*H*key_dim)")) ||
+        (r = check_scratch_size(ctx, c->k_proj, "the projected keys (B*Tv*H*key_dim)")) ||
+        (r = check_scratch_size(ctx, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
+        (r = check_scratch_size(ctx, c->context, "the attention context (B*Tq*H*value_dim)")))
+        return r;
+    for (int i = 0; i < MHA_SLOTS; i++)
+        p->t[i] = NULL;
+    const uint64_t rows = (uint64_t)c->batch * d->heads * p->chunk;
+    vka_scratch *s = layer->scratch;
+    if ((r = vka_scratch_get(ctx, fn, &s[MHA_Q_PROJ], c->q_proj, &p->t[MHA_Q_PROJ])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_K_PROJ], c->k_proj, &p->t[MHA_K_PROJ])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_V_PROJ], c->v_proj, &p->t[MHA_V_PROJ])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_Q_HEADS], rows * d->key_dim, &p->t[MHA_Q_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_K_HEADS], rows * d->key_dim, &p->t[MHA_K_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_V_HEADS], rows * d->value_dim,
+                             &p->t[MHA_V_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], rows * d->value_dim,
+                             &p->t[MHA_CTX_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_MERGED], c->context, &p->t[MHA_CTX_MERGED])))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* Rows [t0, t0 + n) of a projection (B, Tnew, H*hd) -> (B, H, n, hd), or back. */
+static vkattn_result record_rows(vkattn_mha *layer, VkCommandBuffer cmd, const mha_cached_plan *p,
+                                 bool split, uint32_t head_dim, uint32_t t0, uint32_t n,
+                                 vkattn_tensor *in, vkattn_tensor *out)
+{
+    vkattn_heads_params hp = {
+        .batch = p->c.batch, .seq = n, .heads = layer->d.heads, .head_dim = head_dim};
+    vkattn_heads_io hio = {.in = in, .out = out};
+    return vka_heads_rows_record(layer->ctx, cmd, cached_caller, &hp, &hio, split, p->c.tq, t0);
+}
+
+static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
+                                  const mha_cached_plan *p, vkattn_kv_cache *cache, uint32_t t0,
+                                  uint32_t n)
+{
+    const vka_mha_dims *d = &layer->d;
+    vkattn_tensor *const *t = p->t;
+    vkattn_result r;
+    if ((r = record_rows(layer, cmd, p, true, d->key_dim, t0, n, t[MHA_K_PROJ],
+                         t[MHA_K_HEADS])) ||
+        (r = record_rows(layer, cmd, p, true, d->value_dim, t0, n, t[MHA_V_PROJ],
+                         t[MHA_V_HEADS])) ||
+        (r = record_rows(layer, cmd, p, true, d->key_dim, t0, n, t[MHA_Q_PROJ],
+                         t[MHA_Q_HEADS])) ||
+        (r = vka_kv_cache_append_flat(cache, cmd, cached_caller, t[MHA_K_HEADS],
+                                      t[MHA_V_HEADS], n)))
+        return r;
+    vkattn_sdpa_decode_params dp = {
+        .batch = p->c.batch, .heads = d->heads, .tq = n, .kv_heads = d->heads,
+        .capacity = cache->desc.capacity, .dk = d->key_dim, .dv = d->value_dim,
+        .has_value_mask = p->value_mask != NULL,
+    };
+    vkattn_sdpa_decode_io dio = {.q = t[MHA_Q_HEADS], .cache = cache,
+                                 .value_mask = p->value_mask, .out = t[MHA_CTX_HEADS]};
+    if ((r = vkattn_sdpa_decode_record(layer->ctx, cmd, &dp, &dio)))
+        return r;
+    return record_rows(layer, cmd, p, false, d->value_dim, t0, n, t[MHA_CTX_HEADS],
+                       t[MHA_CTX_MERGED]);
+}
+
+vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       vkattn_kv_cache *cache)
+{
+    if (!layer || !cmd)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s is NULL", cached_caller, !layer ? "layer" : "cmd");
+    mha_cached_plan p;
+    vkattn_result r = plan_cached(layer, call, io, cache, &p);
+    if (r)
+        return r;
+    /* everything that can be refused for the arguments was: a failure from
+     * here on is a device or memory one */
+    const vka_mha_dims *d = &layer->d;
+    const uint64_t rows = (uint64_t)p.c.batch * p.c.tq;
+    vkattn_tensor *key = io->key ? io->key : io->value;
+    if ((r = record_dense(layer, cmd, &layer->query, rows, d->query_dim, d->qk, io->query,
+                          p.t[MHA_Q_PROJ])) ||
+        (r = record_dense(layer, cmd, &layer->key, rows, d->key_width, d->qk, key,
+                          p.t[MHA_K_PROJ])) ||
+        (r = record_dense(layer, cmd, &layer->value, rows, d->value_width, d->hv, io->value,
+                          p.t[MHA_V_PROJ])))
+        return r;
+    for (uint32_t t0 = 0; t0 < p.c.tq; t0 += p.chunk) {
+        const uint32_t n = p.c.tq - t0 < p.chunk ? p.c.tq - t0 : p.chunk;
+        if ((r = record_chunk(layer, cmd, &p, cache, t0, n)))
+            return r;
+    }
+    return record_dense(layer, cmd, &layer->output, rows, d->hv, d->output_dim,
+                        p.t[MHA_CTX_MERGED], io->output);
+}
+
+vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
+{
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_mha_run_cached: layer is NULL");
+    VkCommandBuffer cmd;
+    vkattn_result r = vka_begin(layer->ctx, &cmd);
+    if (r)
+        return r;
+    r = vka_end_submit_wait(layer->ctx, cmd, vkattn_mha_record_cached(layer, cmd, call, io, cache));
+    if (r)
+        return r;
+    /* refresh the host mirror of the lengths, as the cache's own *_run do */
+    uint32_t stack[16], *len = cache->desc.batch <= 16 ? stack
+                                                       : malloc(sizeof(uint32_t) * cache->desc.batch);
+    if (!len)
+        return vka_fail(layer->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
+                        "vkattn_mha_run_cached: no memory for the lengths");
+    r = vkattn_kv_cache_lengths(cache, len);
+    if (len != stack)
+        free(len);
+    return r;
+}
+
+vkattn_result vkattn_mha_prepare_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                        const vkattn_layer_io *io, vkattn_kv_cache *cache)
+{
+    const char *fn = "vkattn_mha_prepare_cached";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn,
+                              vkattn_mha_record_cached(layer, VKA_DRY_CMD, call, io, cache));
 }

@@ -1,6 +1,7 @@
 /* Head split and merge: argument checks and the dispatch of shaders/heads.comp
  * (one shader, a specialization constant picks the direction). */
 #include "vkattn/heads.h"
+#include "ops/heads_rows.h"
 
 #include "core/check.h"
 #include "core/error.h"
@@ -23,9 +24,11 @@ _Static_assert(sizeof(heads_push) == VKA_HEADS_PUSH_SIZE, "heads_push: see heads
  * larger workgroups suit lavapipe and cost a GPU nothing for a copy. */
 #define HEADS_PER_THREAD 4u
 
+/* count: elements of the chunk side (B, H, seq, d); full: of the
+ * (B, seq_all, H, d) side, which the split reads and the merge writes. */
 static vkattn_result check(vkattn_context *ctx, const char *caller,
                            const vkattn_heads_params *p, const vkattn_heads_io *io,
-                           uint64_t *count)
+                           bool split, uint32_t seq_all, uint64_t *count)
 {
     if (!p)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
@@ -40,13 +43,14 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
     if (!vka_product_u64(dims, 4, count))
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
                         "%s: the size of the tensors (B, T, H, d) overflows", caller);
-    if (*count > UINT32_MAX)
+    const uint64_t full = *count / p->seq * seq_all;
+    if (full > UINT32_MAX)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the tensors (%llu elements) do not fit the kernel's 32-bit indexing",
-                        caller, (unsigned long long)*count);
+                        caller, (unsigned long long)full);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->in, *count, caller, "io->in")) ||
-        (r = vka_tensor_check(ctx, io->out, *count, caller, "io->out")))
+    if ((r = vka_tensor_check(ctx, io->in, split ? full : *count, caller, "io->in")) ||
+        (r = vka_tensor_check(ctx, io->out, split ? *count : full, caller, "io->out")))
         return r;
     if (io->in == io->out)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -56,15 +60,18 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+/* seq_all 0: the whole sequence (seq_all = seq, t0 = 0). */
 static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                             const vkattn_heads_params *params, const vkattn_heads_io *io,
-                            bool split)
+                            bool split, uint32_t seq_all, uint32_t t0)
 {
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
     uint64_t count = 0;
-    vkattn_result r = check(ctx, caller, params, io, &count);
+    if (params && !seq_all)
+        seq_all = params->seq;
+    vkattn_result r = check(ctx, caller, params, io, split, seq_all, &count);
     if (r != VKATTN_SUCCESS)
         return r;
 
@@ -99,6 +106,8 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         .heads = params->heads,
         .head_dim = params->head_dim,
         .count = (uint32_t)count,
+        .seq_all = seq_all,
+        .t0 = t0,
     };
     vka_dispatch d = {
         .kernel = &kernel,
@@ -114,7 +123,7 @@ vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_params *params,
                                         const vkattn_heads_io *io)
 {
-    return record(ctx, cmd, "vkattn_heads_split_record", params, io, true);
+    return record(ctx, cmd, "vkattn_heads_split_record", params, io, true, 0, 0);
 }
 
 vkattn_result vkattn_heads_split_run(vkattn_context *ctx, const vkattn_heads_params *params,
@@ -129,7 +138,7 @@ vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_params *params,
                                         const vkattn_heads_io *io)
 {
-    return record(ctx, cmd, "vkattn_heads_merge_record", params, io, false);
+    return record(ctx, cmd, "vkattn_heads_merge_record", params, io, false, 0, 0);
 }
 
 vkattn_result vkattn_heads_merge_run(vkattn_context *ctx, const vkattn_heads_params *params,
@@ -154,4 +163,15 @@ vkattn_result vkattn_heads_merge_prepare(vkattn_context *ctx, const vkattn_heads
     if (!ctx)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
     return vka_prepare_result(ctx, fn, vkattn_heads_merge_record(ctx, VKA_DRY_CMD, params, io));
+}
+
+vkattn_result vka_heads_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                   const vkattn_heads_params *params, const vkattn_heads_io *io,
+                                   bool split, uint32_t seq_all, uint32_t t0)
+{
+    if (params && (t0 > seq_all || params->seq > seq_all - t0))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: rows [%u, %u) pass the sequence's %u", caller, t0,
+                        t0 + params->seq, seq_all);
+    return record(ctx, cmd, caller, params, io, split, seq_all, t0);
 }

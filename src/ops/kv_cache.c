@@ -242,6 +242,28 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
     return vka_record_dispatch(c->ctx, cmd, &d);
 }
 
+/* Records the copies and the length update of checked new rows. */
+static vkattn_result append_rows(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
+                                 vkattn_tensor *k, vkattn_tensor *v, vkattn_tensor *counts,
+                                 uint32_t tnew)
+{
+    const vkattn_kv_cache_desc *d = &c->desc;
+    vkattn_result r;
+    if ((r = record_copy(c, cmd, fn, k, c->keys, tnew, d->key_dim, counts)) ||
+        (r = record_copy(c, cmd, fn, v, c->values, tnew, d->value_dim, counts)))
+        return r;
+    vka_kernel kernel = lengths_kernel();
+    kv_lengths_push push = {.mode = VKA_KV_LENGTHS_MODE_ADVANCE, .batch = d->batch,
+                            .tnew = tnew, .capacity = d->capacity,
+                            .has_counts = counts != NULL};
+    vka_dispatch dl = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(c->lengths, true), vka_bind_optional(c->ctx, counts)},
+        .push = &push, .groups = {1, 1, 1}, .caller = fn,
+    };
+    return vka_record_dispatch(c->ctx, cmd, &dl);
+}
+
 static vkattn_result append_record(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
                                    const vkattn_kv_append_io *io)
 {
@@ -267,19 +289,23 @@ static vkattn_result append_record(vkattn_kv_cache *c, VkCommandBuffer cmd, cons
                                 "%s: sequence %u holds %u of %u keys; appending %u more passes "
                                 "the capacity",
                                 fn, b, c->host_len[b], d->capacity, tnew);
-    if ((r = record_copy(c, cmd, fn, io->k, c->keys, tnew, d->key_dim, io->counts)) ||
-        (r = record_copy(c, cmd, fn, io->v, c->values, tnew, d->value_dim, io->counts)))
+    return append_rows(c, cmd, fn, io->k, io->v, io->counts, tnew);
+}
+
+vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
+                                       vkattn_tensor *k, vkattn_tensor *v, uint32_t tnew)
+{
+    const vkattn_kv_cache_desc *d = &c->desc;
+    vkattn_result r;
+    if ((r = vka_tensor_check(c->ctx, k, count4(d->batch, d->kv_heads, tnew, d->key_dim), fn,
+                              "the new keys")) ||
+        (r = vka_tensor_check(c->ctx, v, count4(d->batch, d->kv_heads, tnew, d->value_dim), fn,
+                              "the new values")) ||
+        (r = append_rows(c, cmd, fn, k, v, NULL, tnew)))
         return r;
-    vka_kernel kernel = lengths_kernel();
-    kv_lengths_push push = {.mode = VKA_KV_LENGTHS_MODE_ADVANCE, .batch = d->batch,
-                            .tnew = tnew, .capacity = d->capacity,
-                            .has_counts = io->counts != NULL};
-    vka_dispatch dl = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(c->lengths, true), vka_bind_optional(c->ctx, io->counts)},
-        .push = &push, .groups = {1, 1, 1}, .caller = fn,
-    };
-    return vka_record_dispatch(c->ctx, cmd, &dl);
+    if (!vka_is_dry(cmd))
+        c->host_known = false;
+    return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *c, VkCommandBuffer cmd,

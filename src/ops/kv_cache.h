@@ -1,4 +1,5 @@
-/* The KV cache's private state, for the decode op (src/ops/decode.c). */
+/* The KV cache's private state, for the decode op (src/ops/decode.c) and
+ * MultiHeadAttention's cached calls (src/layers/mha.c). */
 #ifndef VKA_OPS_KV_CACHE_H
 #define VKA_OPS_KV_CACHE_H
 
@@ -15,5 +16,12 @@ struct vkattn_kv_cache {
     uint32_t *host_len;         /* the mirror, valid while host_known */
     bool host_known;
 };
+
+/* For layers/mha.c: appends tnew rows to every sequence from 1-D tensors
+ * holding (B, Hkv, tnew, key_dim) and (B, Hkv, tnew, value_dim) (checked by
+ * element count; the caller checked the capacity against the host mirror).
+ * As vkattn_kv_cache_append_record otherwise; makes the mirror unknown. */
+vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
+                                       vkattn_tensor *k, vkattn_tensor *v, uint32_t tnew);
 
 #endif /* VKA_OPS_KV_CACHE_H */

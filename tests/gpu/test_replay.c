@@ -12,7 +12,9 @@
  * layer sees; the 100 submissions check results.
  *  - decoding: a KV-cache append and a decode recorded once into the app's
  *    command buffer and submitted step after step, the lengths advancing on
- *    the device, each step checked against vkattn_reference_sdpa_decode. */
+ *    the device, each step checked against vkattn_reference_sdpa_decode;
+ *  - the same for one cached MultiHeadAttention step (vkattn_mha_record_cached),
+ *    each step checked against the causal vkattn_reference_mha. */
 #include "app_device.h"
 
 #include <math.h>
@@ -338,6 +340,77 @@ static void test_replay_decode(void **state)
     free(k), free(v), free(kn), free(vn), free(q), free(ref);
 }
 
+/* One cached MultiHeadAttention step (one new token per sequence) recorded
+ * once and submitted step after step: each submission appends and attends
+ * over everything appended so far; each step's output equals the causal
+ * (top-left) vkattn_reference_mha over the tokens so far, last row. */
+static void test_replay_mha_cached(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    ad_app app;
+    ad_open(own, false, &app);
+    vkattn_context *ctx = app.ctx;
+    enum { B = 2, H = 2, DK = 4, DV = 3, W = 6, STEPS = 6 };
+    vkattn_mha_desc desc = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
+                            .value_width = W};
+    const size_t wn[8] = {W * H * DK, H * DK, W * H * DK, H * DK, W * H * DV, H * DV,
+                          H * DV * W, W};
+    float *wa[8];
+    for (int i = 0; i < 8; i++)
+        wa[i] = tu_floats(wn[i]), tu_fill_uniform(wa[i], wn[i], -0.5f, 0.5f);
+    vkattn_mha_weights w = {wa[0], wa[1], wa[2], wa[3], wa[4], wa[5], wa[6], wa[7]};
+    vkattn_mha *mha;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &mha));
+    TH_OK(ctx, vkattn_mha_set_weights(mha, &w));
+    vkattn_kv_cache_desc cd = {B, H, 8, DK, DV, NULL, NULL};
+    vkattn_kv_cache *cache;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    vkattn_tensor *tin = th_tensor(ctx, B * W, NULL), *tout = th_tensor(ctx, B * W, NULL);
+    vkattn_layer_call call = {.batch = B, .tq = 1, .causal = VKATTN_CAUSAL_TOP_LEFT};
+    vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
+    VkCommandBuffer cmd = ad_begin(&app, 0);
+    TH_OK(ctx, vkattn_mha_record_cached(mha, cmd, &call, &io, cache));
+    assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkFence fence;
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    assert_int_equal(vkCreateFence(app.device, &fi, NULL, &fence), VK_SUCCESS);
+
+    float x[B][STEPS * W], step_in[B * W], ref[STEPS * W];
+    tu_fill_uniform(&x[0][0], sizeof x / sizeof(float), -1, 1);
+    for (int step = 0; step < STEPS; step++) {
+        for (int b = 0; b < B; b++)
+            memcpy(step_in + b * W, x[b] + step * W, sizeof(float) * W);
+        TH_OK(ctx, vkattn_tensor_upload(tin, step_in, 0, B * W));
+        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
+        ad_submit(&app, cmd, fence);
+        assert_int_equal(vkWaitForFences(app.device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+        assert_int_equal(vkResetFences(app.device, 1, &fence), VK_SUCCESS);
+        float *got = th_download(tout, B * W);
+        for (int b = 0; b < B; b++) {
+            vkattn_layer_call full = {.batch = 1, .tq = (uint32_t)step + 1,
+                                      .tv = (uint32_t)step + 1,
+                                      .causal = VKATTN_CAUSAL_TOP_LEFT};
+            vkattn_layer_host_io hio = {.query = x[b], .value = x[b], .output = ref};
+            TH_OK(NULL, vkattn_reference_mha(&desc, &w, &full, &hio));
+            char what[64];
+            snprintf(what, sizeof what, "replayed cached MHA, step %d, sequence %d", step, b);
+            TU_ASSERT_CLOSE(got + b * W, ref + step * W, W, OUT_BOUND, what);
+        }
+        free(got);
+    }
+    uint32_t len[B];
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len));
+    assert_int_equal(len[0], STEPS);
+    assert_int_equal(len[1], STEPS);
+    vkDestroyFence(app.device, fence, NULL);
+    vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
+    vkattn_kv_cache_destroy(cache);
+    vkattn_mha_destroy(mha);
+    ad_close(&app);
+    for (int i = 0; i < 8; i++)
+        free(wa[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_queue_lock_arguments),
         cmocka_unit_test(test_replay_mha),
         cmocka_unit_test(test_replay_decode),
+        cmocka_unit_test(test_replay_mha_cached),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
