@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "layers/layer_util.h"
 #include "vk/context.h"
-#include "vk/dispatch.h"
+#include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 

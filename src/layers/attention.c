@@ -12,7 +12,7 @@
 #include "layers/layer_util.h"
 #include "ops/scale.h"
 #include "vk/context.h"
-#include "vk/dispatch.h"
+#include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/sdpa.h"

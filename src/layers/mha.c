@@ -27,7 +27,7 @@
 #include "ops/heads_rows.h"
 #include "ops/kv_cache.h"
 #include "vk/context.h"
-#include "vk/dispatch.h"
+#include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 

@@ -6,15 +6,6 @@
 #include "vk/context.h"
 #include "vk/tensor.h"
 
-const char vka_dry_marker = 0;
-
-vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vkattn_result r)
-{
-    if (r == VKATTN_SUCCESS)
-        return r;
-    return vka_fail(ctx, r, "%s: %s", fn, vkattn_context_last_error(ctx));
-}
-
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write)
 {
     return (vka_binding){

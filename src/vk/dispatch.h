@@ -6,6 +6,7 @@
 
 #include "vk/barrier.h"
 #include "vk/pipeline.h"
+#include "vk/prepare.h" /* the ops' *_prepare: VKA_DRY_CMD */
 
 #include <stdint.h>
 
@@ -20,16 +21,6 @@ typedef struct vka_binding {
     bool sink; /* the recording thread's sink, resolved when recorded */
 } vka_binding;
 
-/* Dry recording, what *_prepare runs: the record path as it is, with this in
- * place of the command buffer. Dispatches, copies and barriers then resolve
- * their pipelines, grow scratch and allocate descriptor sets, but record no
- * vkCmd* and leave every tracked access as it was. A marker rather than a
- * context flag, so that one thread's prepare never turns another's record
- * dry. */
-extern const char vka_dry_marker;
-#define VKA_DRY_CMD ((VkCommandBuffer)(uintptr_t)&vka_dry_marker)
-static inline bool vka_is_dry(VkCommandBuffer cmd) { return cmd == VKA_DRY_CMD; }
-
 typedef struct vka_dispatch {
     const vka_kernel *kernel;
     vka_binding bindings[VKA_MAX_BINDINGS]; /* bindings[i] is binding i */
@@ -40,10 +31,6 @@ typedef struct vka_dispatch {
 
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                   const vka_dispatch *d);
-
-/* What a *_prepare returns after its dry record: success, or the record's
- * failure re-reported under `fn` ("vkattn_mha_prepare: ..."). */
-vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vkattn_result r);
 
 /* A tensor as binding; `write` if the dispatch writes it. */
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write);

@@ -5,6 +5,8 @@
  * layer's weights reaching a command buffer the app replays. */
 #include "app_device.h"
 
+#include <vkattn/advanced.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,11 @@ static void test_choose_device(void **state)
     assert_int_equal(vkattn_context_create(&no_match, &none), VKATTN_ERROR_NO_DEVICE);
     assert_int_equal(vkattn_context_create(NULL, &none), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_context_create(&d, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    const vkattn_context_advanced bad_tuning = {.tuning = (vkattn_tuning)7};
+    vkattn_context_desc dt = {.advanced = &bad_tuning};
+    assert_int_equal(vkattn_context_create(&dt, &none), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(none);
+    assert_non_null(strstr(vkattn_last_error(), "advanced->tuning"));
     free(devs);
 }
 
