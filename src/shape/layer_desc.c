@@ -6,31 +6,52 @@
 
 #include "core/error.h"
 
+/* desc->dropout in [0, 1] (NaN fails too). */
+static vkattn_result check_dropout(struct vkattn_context *ctx, const char *fn, float rate)
+{
+    if (!(rate >= 0.0f && rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)rate);
+    return VKATTN_SUCCESS;
+}
+
+/* The widths of the two layers that compare query and key features directly
+ * (Attention, AdditiveAttention): query_width and value_width required,
+ * key_width 0 = value_width, and key_width must equal query_width. */
+static vkattn_result check_same_width(struct vkattn_context *ctx, const char *fn,
+                                      const char *layer, const char *how, uint32_t query_width,
+                                      uint32_t key_width, uint32_t value_width,
+                                      vka_layer_widths *w)
+{
+    const char *zero = !query_width ? "query_width" : !value_width ? "value_width" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
+                        fn, zero);
+    *w = (vka_layer_widths){.dq = query_width, .dk = key_width ? key_width : value_width,
+                            .dv = value_width};
+    if (w->dk != w->dq)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->key_width is %u%s; must equal desc->query_width (%u): %s "
+                        "%s query and key features directly",
+                        fn, w->dk, key_width ? "" : " (0 = value_width)", w->dq, layer, how);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *fn,
                                        const vkattn_attention_desc *d, vka_layer_widths *w)
 {
     if (!d)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
-    const char *zero = !d->query_width ? "query_width" : !d->value_width ? "value_width" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
-                        fn, zero);
-    *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
-                            .dv = d->value_width};
-    if (w->dk != w->dq)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->key_width is %u%s; must equal desc->query_width (%u): Attention "
-                        "compares query and key features directly",
-                        fn, w->dk, d->key_width ? "" : " (0 = value_width)", w->dq);
+    vkattn_result r = check_same_width(ctx, fn, "Attention", "compares", d->query_width,
+                                       d->key_width, d->value_width, w);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (d->score_mode != VKATTN_SCORE_DOT && d->score_mode != VKATTN_SCORE_CONCAT)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->score_mode is %d; must be VKATTN_SCORE_DOT or "
                         "VKATTN_SCORE_CONCAT",
                         fn, (int)d->score_mode);
-    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f)) /* NaN fails too */
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
-    return VKATTN_SUCCESS;
+    return check_dropout(ctx, fn, d->dropout);
 }
 
 vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -39,21 +60,9 @@ vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, cons
 {
     if (!d)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
-    const char *zero = !d->query_width ? "query_width" : !d->value_width ? "value_width" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
-                        fn, zero);
-    *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
-                            .dv = d->value_width};
-    if (w->dk != w->dq)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->key_width is %u%s; must equal desc->query_width (%u): "
-                        "AdditiveAttention adds query and key features directly",
-                        fn, w->dk, d->key_width ? "" : " (0 = value_width)", w->dq);
-    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
-    return VKATTN_SUCCESS;
+    vkattn_result r = check_same_width(ctx, fn, "AdditiveAttention", "adds", d->query_width,
+                                       d->key_width, d->value_width, w);
+    return r != VKATTN_SUCCESS ? r : check_dropout(ctx, fn, d->dropout);
 }
 
 vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -68,10 +77,7 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1",
                         fn, zero);
-    if (!(d->dropout >= 0.0f && d->dropout <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", fn, (double)d->dropout);
     *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
                             .dv = d->value_width, .units = d->units};
-    return VKATTN_SUCCESS;
+    return check_dropout(ctx, fn, d->dropout);
 }

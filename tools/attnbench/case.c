@@ -328,6 +328,24 @@ static bool load_weights(ab_case *c, vkattn_weights_file *f, const vkattn_weight
     return true;
 }
 
+static bool get_dropout(json_t *params, float *out, char *err, size_t err_size);
+
+/* A layer whose weights come from the open file f: no inline `inline_key`
+ * (nor `second_key`, if given), the dropout rate, then the load. Closes f on
+ * every path. */
+static bool weights_from_file(ab_case *c, json_t *params, vkattn_weights_file *f,
+                              const vkattn_weights_load_desc *load, const char *inline_key,
+                              const char *second_key, float *dropout, char *err, size_t err_size)
+{
+    if (!not_both(params, inline_key, err, err_size) ||
+        (second_key && !not_both(params, second_key, err, err_size)) ||
+        !get_dropout(params, dropout, err, err_size)) {
+        vkattn_weights_file_close(f);
+        return false;
+    }
+    return load_weights(c, f, load, err, err_size);
+}
+
 /* params.weights.<key> with exactly the given shape, kept in c->warr[slot]. */
 static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot, uint32_t rank,
                          const uint32_t *dims, const char *axes, bool squeeze_ok, char *err,
@@ -382,13 +400,10 @@ static bool parse_attention(ab_case *c, json_t *params, char *err, size_t err_si
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
         return false;
-    if (f && (!not_both(params, "scale", err, err_size) ||
-              !not_both(params, "concat_score_weight", err, err_size))) {
-        vkattn_weights_file_close(f);
-        return false;
-    }
-    return get_dropout(params, &c->desc.att.dropout, err, err_size) &&
-           load_weights(c, f, &load, err, err_size);
+    if (f)
+        return weights_from_file(c, params, f, &load, "scale", "concat_score_weight",
+                                 &c->desc.att.dropout, err, err_size);
+    return get_dropout(params, &c->desc.att.dropout, err, err_size);
 }
 
 static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_size)
@@ -403,14 +418,9 @@ static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_siz
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
         return false;
-    if (f) {
-        if (!not_both(params, "scale", err, err_size) ||
-            !get_dropout(params, &c->desc.add.dropout, err, err_size)) {
-            vkattn_weights_file_close(f);
-            return false;
-        }
-        return load_weights(c, f, &load, err, err_size);
-    }
+    if (f)
+        return weights_from_file(c, params, f, &load, "scale", NULL, &c->desc.add.dropout, err,
+                                 err_size);
     if (use_scale) {
         /* the variable `scale`, a (Dq,) vector; Keras starts it at random */
         ab_nd *a = &c->warr[0];
@@ -440,14 +450,9 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
         return false;
-    if (f) {
-        if (!not_both(params, "weights", err, err_size) ||
-            !get_dropout(params, &c->desc.bah.dropout, err, err_size)) {
-            vkattn_weights_file_close(f);
-            return false;
-        }
-        return load_weights(c, f, &load, err, err_size);
-    }
+    if (f)
+        return weights_from_file(c, params, f, &load, "weights", NULL, &c->desc.bah.dropout, err,
+                                 err_size);
     json_t *w = json_object_get(params, "weights");
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with query_kernel, key_kernel, "
@@ -486,14 +491,9 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
         return false;
-    if (f) {
-        if (!not_both(params, "weights", err, err_size) ||
-            !get_dropout(params, &c->desc.mha.dropout, err, err_size)) {
-            vkattn_weights_file_close(f);
-            return false;
-        }
-        return load_weights(c, f, &load, err, err_size);
-    }
+    if (f)
+        return weights_from_file(c, params, f, &load, "weights", NULL, &c->desc.mha.dropout, err,
+                                 err_size);
     json_t *w = json_object_get(params, "weights");
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
