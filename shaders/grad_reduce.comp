@@ -18,7 +18,7 @@ layout(push_constant) uniform Push { VKA_GRAD_REDUCE_PUSH } p;
 void main()
 {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint e = gl_GlobalInvocationID.x; e < p.total; e += stride) {
+    for (uint e = p.begin + gl_GlobalInvocationID.x; e < p.end; e += stride) {
         const uint c = e % p.cols;
         const uint r = (e / p.cols) % p.rows;
         const uint g = e / (p.cols * p.rows);

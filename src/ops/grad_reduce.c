@@ -2,6 +2,7 @@
 #include "ops/grad_reduce.h"
 
 #include "core/error.h"
+#include "ops/split.h"
 #include "common/grad_reduce_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -64,7 +65,7 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         .spec = {[VKA_GRAD_REDUCE_SPEC_WG] = grid.threads},
     };
     grad_reduce_push push = {
-        .groups = g->groups, .rows = g->rows, .cols = g->cols, .total = (uint32_t)total,
+        .rows = g->rows, .cols = g->cols,
         .out_g = (uint32_t)g->out_g, .out_row = (uint32_t)g->out_row,
         .in_g = (uint32_t)g->in_g, .in_row = (uint32_t)g->in_row,
         .n1 = (uint32_t)g->n[0], .s1 = (uint32_t)g->s[0],
@@ -76,8 +77,19 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         .kernel = &kernel,
         .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},
         .push = &push,
-        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    /* One dispatch, or ranges of outputs within the watchdog budget. */
+    uint32_t per;
+    if ((r = vka_split_rows(ctx, caller, "grad_reduce", (uint32_t)total, 1,
+                            g->n[0] * g->n[1] * g->n[2], &per)))
+        return r;
+    for (uint64_t e0 = 0; e0 < total && r == VKATTN_SUCCESS; e0 += per) {
+        push.begin = (uint32_t)e0;
+        push.end = (uint32_t)(total - e0 > per ? e0 + per : total);
+        d.groups[0] = vka_grid_stride_1d(ctx, push.end - push.begin, MAX_GROUPS).groups;
+        d.groups[1] = d.groups[2] = 1;
+        r = vka_record_dispatch(ctx, cmd, &d);
+    }
+    return r;
 }

@@ -177,6 +177,34 @@ static void test_dispatch_budget(void **state)
     assert_int_equal(th_teardown(&bstate), 0);
 }
 
+/* After *_prepare, recording the same call creates no pipeline or scratch. */
+static void test_prepare(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_additive_params p = {.batch = 2, .tq = 5, .tv = 7, .dim = 3, .has_scale_vector = true};
+    vkattn_tensor *q = th_tensor(ctx, 30, NULL), *k = th_tensor(ctx, 42, NULL);
+    vkattn_tensor *s = th_tensor(ctx, 3, NULL), *ds = th_tensor(ctx, 70, NULL);
+    vkattn_tensor *gq = th_tensor(ctx, 30, NULL), *gk = th_tensor(ctx, 42, NULL);
+    vkattn_tensor *gs = th_tensor(ctx, 3, NULL);
+    vkattn_additive_backward_io io = {.q = q, .k = k, .scale = s, .grad_scores = ds,
+                                      .grad_q = gq, .grad_k = gk, .grad_scale = gs};
+    TH_OK(ctx, vkattn_additive_backward_prepare(ctx, &p, &io));
+    vkattn_context_stats before, after;
+    TH_OK(ctx, vkattn_context_get_stats(ctx, &before));
+    TH_OK(ctx, vkattn_additive_backward_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_context_get_stats(ctx, &after));
+    assert_int_equal(before.pipelines_created, after.pipelines_created);
+    assert_int_equal(before.scratch_allocations, after.scratch_allocations);
+    p.tv = 0;
+    assert_int_equal(vkattn_additive_backward_prepare(ctx, &p, &io),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_additive_backward_prepare"));
+    vkattn_tensor_destroy(q), vkattn_tensor_destroy(k), vkattn_tensor_destroy(s);
+    vkattn_tensor_destroy(ds), vkattn_tensor_destroy(gq), vkattn_tensor_destroy(gk);
+    vkattn_tensor_destroy(gs);
+    th_assert_validation_clean();
+}
+
 static void test_bad_arguments(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -235,7 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_shapes),    cmocka_unit_test(test_random_shapes),
         cmocka_unit_test(test_large_magnitude), cmocka_unit_test(test_dispatch_budget),
-        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_prepare),         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests_name("additive_backward", tests, th_setup, th_teardown);
 }

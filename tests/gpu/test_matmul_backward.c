@@ -59,7 +59,43 @@ static bwd_case random_case(uint32_t batch, uint32_t heads, uint32_t m, uint32_t
     return c;
 }
 
-static void check_case(vkattn_context *ctx, const bwd_case *c)
+typedef struct grads {
+    float *a, *b, *bias;
+} grads;
+
+/* The GPU gradients asked for (NULL others), from NaN-poisoned tensors: an
+ * element the GPU forgets (or one outside the view it writes) shows. */
+static grads run_gpu(vkattn_context *ctx, const bwd_case *c, const float *a, const float *b,
+                     const float *dc)
+{
+    const vkattn_matmul_params *p = &c->p;
+    vkattn_tensor *ta = th_tensor(ctx, c->na, a), *tb = th_tensor(ctx, c->nb, b);
+    vkattn_tensor *tdc = th_tensor(ctx, c->nc, dc);
+    float *nan_a = tu_floats(c->na), *nan_b = tu_floats(c->nb), *nan_bias = tu_floats(p->n);
+    tu_poison(nan_a, c->na), tu_poison(nan_b, c->nb), tu_poison(nan_bias, p->n);
+    vkattn_tensor *ga = c->want_a ? th_tensor(ctx, c->na, nan_a) : NULL;
+    vkattn_tensor *gb = c->want_b ? th_tensor(ctx, c->nb, nan_b) : NULL;
+    vkattn_tensor *gbias = c->want_bias ? th_tensor(ctx, p->n, nan_bias) : NULL;
+    vkattn_matmul_backward_io io = {.a = ta, .b = tb, .grad_c = tdc,
+                                    .grad_a = ga, .grad_b = gb, .grad_bias = gbias};
+    TH_OK(ctx, vkattn_matmul_backward_run(ctx, p, &io));
+    grads g = {ga ? th_download(ga, c->na) : NULL, gb ? th_download(gb, c->nb) : NULL,
+               gbias ? th_download(gbias, p->n) : NULL};
+    th_assert_validation_clean();
+    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tdc);
+    vkattn_tensor_destroy(ga), vkattn_tensor_destroy(gb), vkattn_tensor_destroy(gbias);
+    free(nan_a), free(nan_b), free(nan_bias);
+    return g;
+}
+
+static bool same(const float *x, const float *y, size_t n)
+{
+    return !x || memcmp(x, y, n * sizeof(float)) == 0; /* NaN padding: same bits */
+}
+
+/* One case on ctx vs the reference; with bctx (a context with a dispatch
+ * budget) also there, bit-identical to ctx's. */
+static void check_case_on(vkattn_context *ctx, vkattn_context *bctx, const bwd_case *c)
 {
     const vkattn_matmul_params *p = &c->p;
     float *a = tu_floats(c->na), *b = tu_floats(c->nb), *dc = tu_floats(c->nc);
@@ -71,49 +107,37 @@ static void check_case(vkattn_context *ctx, const bwd_case *c)
     TH_OK(ctx, vkattn_reference_matmul_backward(p, a, b, dc, c->want_a ? ra : NULL,
                                                 c->want_b ? rb : NULL,
                                                 c->want_bias ? rbias : NULL));
-    vkattn_tensor *ta = th_tensor(ctx, c->na, a), *tb = th_tensor(ctx, c->nb, b);
-    vkattn_tensor *tdc = th_tensor(ctx, c->nc, dc);
-    /* poisoned: an element the GPU forgets (or writes outside the view) shows */
-    float *nan_a = tu_floats(c->na), *nan_b = tu_floats(c->nb), *nan_bias = tu_floats(p->n);
-    tu_poison(nan_a, c->na), tu_poison(nan_b, c->nb), tu_poison(nan_bias, p->n);
-    vkattn_tensor *ga = c->want_a ? th_tensor(ctx, c->na, nan_a) : NULL;
-    vkattn_tensor *gb = c->want_b ? th_tensor(ctx, c->nb, nan_b) : NULL;
-    vkattn_tensor *gbias = c->want_bias ? th_tensor(ctx, p->n, nan_bias) : NULL;
-    vkattn_matmul_backward_io io = {.a = ta, .b = tb, .grad_c = tdc,
-                                    .grad_a = ga, .grad_b = gb, .grad_bias = gbias};
-    TH_OK(ctx, vkattn_matmul_backward_run(ctx, p, &io));
-
+    grads g = run_gpu(ctx, c, a, b, dc);
     char what[220];
     int len = snprintf(what, sizeof what,
                        "matmul_backward B=%u H=%u m=%u n=%u k=%u ta=%d tb=%d bias=%d alpha=%g "
                        "lda=%u shared a/b=%u/%u",
                        p->batch, p->heads, p->m, p->n, p->k, p->transpose_a, p->transpose_b,
                        p->has_bias, (double)p->alpha, p->a.row_stride, c->a_count, c->b_count);
-    if (ga) {
-        float *got = th_download(ga, c->na);
+    if (g.a) {
         snprintf(what + len, sizeof what - len, " dA");
-        TU_ASSERT_CLOSE(got, ra, c->na, bound_for((uint64_t)p->n * c->a_count), what);
-        free(got);
+        TU_ASSERT_CLOSE(g.a, ra, c->na, bound_for((uint64_t)p->n * c->a_count), what);
     }
-    if (gb) {
-        float *got = th_download(gb, c->nb);
+    if (g.b) {
         snprintf(what + len, sizeof what - len, " dB");
-        TU_ASSERT_CLOSE(got, rb, c->nb, bound_for((uint64_t)p->m * c->b_count), what);
-        free(got);
+        TU_ASSERT_CLOSE(g.b, rb, c->nb, bound_for((uint64_t)p->m * c->b_count), what);
     }
-    if (gbias) {
-        float *got = th_download(gbias, p->n);
+    if (g.bias) {
         snprintf(what + len, sizeof what - len, " dBias");
-        TU_ASSERT_CLOSE(got, rbias, p->n,
+        TU_ASSERT_CLOSE(g.bias, rbias, p->n,
                         bound_for((uint64_t)p->batch * (p->heads ? p->heads : 1) * p->m), what);
-        free(got);
     }
-    th_assert_validation_clean();
-    vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tdc);
-    vkattn_tensor_destroy(ga), vkattn_tensor_destroy(gb), vkattn_tensor_destroy(gbias);
+    if (bctx) {
+        grads s = run_gpu(bctx, c, a, b, dc);
+        if (!same(g.a, s.a, c->na) || !same(g.b, s.b, c->nb) || !same(g.bias, s.bias, p->n))
+            fail_msg("%s: the split call differs from the single dispatch", what);
+        free(s.a), free(s.b), free(s.bias);
+    }
+    free(g.a), free(g.b), free(g.bias);
     free(a), free(b), free(dc), free(ra), free(rb), free(rbias);
-    free(nan_a), free(nan_b), free(nan_bias);
 }
+
+static void check_case(vkattn_context *ctx, const bwd_case *c) { check_case_on(ctx, NULL, c); }
 
 static void test_fixed_shapes(void **state)
 {
@@ -158,6 +182,49 @@ static void test_head_views(void **state)
         };
         check_case(ctx, &c);
     }
+}
+
+/* max_dispatch_work = 2^12 multiply-adds: the matmuls split along rows (and
+ * K), the reductions along outputs; results bit-identical to one dispatch. */
+static void test_dispatch_budget(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    void *bstate = NULL;
+    assert_int_equal(th_setup_with(&bstate, NULL, 1u << 12), 0);
+    for (int i = 0; i < 4; i++) {
+        bwd_case c = random_case(tu_rand_range(1, 3), tu_rand_range(1, 2), tu_rand_range(10, 40),
+                                 tu_rand_range(10, 40), tu_rand_range(10, 40));
+        check_case_on(ctx, bstate, &c);
+    }
+    assert_int_equal(th_teardown(&bstate), 0);
+}
+
+/* After *_prepare, recording the same call creates no pipeline, scratch or
+ * descriptor set. */
+static void test_prepare(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_matmul_params p = {.batch = 3, .m = 9, .n = 7, .k = 5, .has_bias = true,
+                              .transpose_a = true, .b = {.batch_stride = 0}};
+    vkattn_tensor *a = th_tensor(ctx, 135, NULL), *b = th_tensor(ctx, 35, NULL);
+    vkattn_tensor *dc = th_tensor(ctx, 189, NULL), *ga = th_tensor(ctx, 135, NULL);
+    vkattn_tensor *gb = th_tensor(ctx, 35, NULL), *gbias = th_tensor(ctx, 7, NULL);
+    p.a.batch_stride = 45;
+    vkattn_matmul_backward_io io = {.a = a, .b = b, .grad_c = dc, .grad_a = ga, .grad_b = gb,
+                                    .grad_bias = gbias};
+    TH_OK(ctx, vkattn_matmul_backward_prepare(ctx, &p, &io));
+    vkattn_context_stats before, after;
+    TH_OK(ctx, vkattn_context_get_stats(ctx, &before));
+    TH_OK(ctx, vkattn_matmul_backward_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_context_get_stats(ctx, &after));
+    assert_int_equal(before.pipelines_created, after.pipelines_created);
+    assert_int_equal(before.scratch_allocations, after.scratch_allocations);
+    p.k = 0;
+    assert_int_equal(vkattn_matmul_backward_prepare(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_matmul_backward_prepare"));
+    vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(dc);
+    vkattn_tensor_destroy(ga), vkattn_tensor_destroy(gb), vkattn_tensor_destroy(gbias);
+    th_assert_validation_clean();
 }
 
 static void test_bad_arguments(void **state)
@@ -219,6 +286,8 @@ int main(void)
         cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_random_shapes),
         cmocka_unit_test(test_head_views),
+        cmocka_unit_test(test_dispatch_budget),
+        cmocka_unit_test(test_prepare),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests_name("matmul_backward", tests, th_setup, th_teardown);
