@@ -157,7 +157,7 @@ static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, a
         (r = ab_buf_make(ctx, &s->gs, 1, &d->dk, NULL, 0, 0)))
         return ab_report(ctx, r, "additive --backward: creating tensors");
     /* three passes (dq, dk, ds) of one multiply-add per feature of each score */
-    info->path = "backward";
+    info->backward = true;
     info->flops = 3.0 * info->flops;
     info->bytes = f4(s->x.n + s->k.n + s->scale.n + s->v.n + s->gq.n + s->gk.n + s->gs.n);
     return ATTNBENCH_EXIT_OK;

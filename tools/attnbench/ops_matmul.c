@@ -111,7 +111,7 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
         .bytes = (s->fp16 ? 2.0 : 4.0) * ((double)s->na + s->nb + s->nc),
     };
     if (s->backward) { /* two products of the forward's size; A, B, dC read, dA, dB written */
-        info->path = "backward";
+        info->backward = true;
         info->flops = 4.0 * batch * m * n * k;
         info->bytes = 4.0 * (2.0 * s->na + 2.0 * s->nb + s->nc);
     }
