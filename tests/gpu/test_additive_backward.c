@@ -239,6 +239,13 @@ static void test_bad_arguments(void **state)
     assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
     io.grad_scale = NULL, io.grad_k = gq; /* two gradients in one tensor */
     assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    /* f16 tensors: refused until the backward has an f16 path */
+    vkattn_tensor_desc d16 = {.rank = 1, .dims = {16}, .dtype = VKATTN_DTYPE_F16};
+    vkattn_tensor *h = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &d16, &h));
+    io.grad_k = h;
+    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
+    vkattn_tensor_destroy(h);
 
     /* nothing recorded: a failed record leaves grad_q as it was */
     io.grad_k = ds;

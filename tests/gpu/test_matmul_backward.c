@@ -185,17 +185,27 @@ static void test_head_views(void **state)
 }
 
 /* max_dispatch_work = 2^12 multiply-adds: the matmuls split along rows (and
- * K), the reductions along outputs; results bit-identical to one dispatch. */
+ * K), the reductions along outputs; results bit-identical to one dispatch.
+ * One row of each product (batch * heads * n * k of that product) stays
+ * within the budget, as the forward requires. */
 static void test_dispatch_budget(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     void *bstate = NULL;
     assert_int_equal(th_setup_with(&bstate, NULL, 1u << 12), 0);
     for (int i = 0; i < 4; i++) {
-        bwd_case c = random_case(tu_rand_range(1, 3), tu_rand_range(1, 2), tu_rand_range(10, 40),
-                                 tu_rand_range(10, 40), tu_rand_range(10, 40));
+        bwd_case c = random_case(tu_rand_range(1, 2), tu_rand_range(1, 2), tu_rand_range(10, 30),
+                                 tu_rand_range(10, 30), tu_rand_range(10, 30));
         check_case_on(ctx, bstate, &c);
     }
+    /* dA and dBias: the reduction (n outputs of 240 terms) is split too; A
+     * not transposed, so dA's rows are k * n = 150 multiply-adds each */
+    bwd_case c;
+    do
+        c = random_case(2, 2, 60, 30, 5);
+    while (c.p.transpose_a);
+    c.p.has_bias = true, c.want_a = true, c.want_b = false, c.want_bias = true;
+    check_case_on(ctx, bstate, &c);
     assert_int_equal(th_teardown(&bstate), 0);
 }
 
@@ -261,6 +271,14 @@ static void test_bad_arguments(void **state)
     assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
     io.grad_a = dc, io.grad_b = gb;
     assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    /* f16 tensors: refused until the backward has an f16 path */
+    vkattn_tensor_desc d16 = {.rank = 1, .dims = {16}, .dtype = VKATTN_DTYPE_F16};
+    vkattn_tensor *h = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &d16, &h));
+    io.grad_a = ga, io.grad_c = h;
+    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
+    io.grad_c = dc;
+    vkattn_tensor_destroy(h);
 
     /* nothing recorded: a failed record leaves grad_a as it was */
     io.grad_a = ga, io.grad_b = b;
