@@ -31,6 +31,7 @@
 #define VKATTN_VKATTN_H
 
 #include "vkattn/additive.h"
+#include "vkattn/additive_backward.h"
 #include "vkattn/additive_attention.h"
 #include "vkattn/attention.h"
 #include "vkattn/bahdanau.h"
@@ -45,10 +46,12 @@
 #include "vkattn/layer_common.h"
 #include "vkattn/layer_params.h"
 #include "vkattn/matmul.h"
+#include "vkattn/matmul_backward.h"
 #include "vkattn/mha.h"
 #include "vkattn/op_params.h"
 #include "vkattn/philox.h"
 #include "vkattn/reference.h"
+#include "vkattn/reference_backward.h"
 #include "vkattn/result.h"
 #include "vkattn/sdpa.h"
 #include "vkattn/softmax.h"

@@ -8,6 +8,7 @@
 #include "common/matmul_iface.h"
 #include "vk/context.h"
 #include "ops/half_convert.h"
+#include "ops/matmul_internal.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
 #include "vk/scratch.h"
@@ -139,7 +140,12 @@ static bool c_dense(const vka_matmul_shape *s)
 vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_matmul_params *params, const vkattn_matmul_io *io)
 {
-    const char *caller = "vkattn_matmul_record";
+    return vka_matmul_record_as(ctx, cmd, "vkattn_matmul_record", params, io);
+}
+
+vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                   const vkattn_matmul_params *params, const vkattn_matmul_io *io)
+{
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");

@@ -251,6 +251,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "op", json_string(r->op->name));
+    if (r->info.backward) /* beyond the contract: only with --backward */
+        json_object_set_new(o, "backward", json_true());
     json_object_set_new(o, "device", json_string(r->device));
     json_object_set_new(o, "path", r->info.path ? json_string(r->info.path) : json_null());
     json_object_set_new(o, "shape", shape_json(&r->info));
@@ -329,7 +331,9 @@ void ab_print_table_row(const ab_bench_result *r)
                  r->check_ok ? "ok" : "FAIL", r->bound);
     else
         snprintf(err, sizeof err, "-");
-    printf("%-18s %-34s %-7s %10.3f %10.3f %10.3f %9.2f %8.2f %6s %6s %8.1f ", r->op->name,
+    char name[40];
+    snprintf(name, sizeof name, "%s%s", r->op->name, r->info.backward ? " (bwd)" : "");
+    printf("%-18s %-34s %-7s %10.3f %10.3f %10.3f %9.2f %8.2f %6s %6s %8.1f ", name,
            shape, r->info.path ? r->info.path : "-", r->median_ms, r->min_ms, r->max_ms, r->gflops,
            r->gbps, fma, bw, (double)r->device_bytes / (1024.0 * 1024.0));
     if (r->cold) {

@@ -18,6 +18,7 @@ typedef struct ab_op_info {
     uint32_t kv_heads; /* decode; 0 = not reported */
     uint32_t m, n, k;
     const char *path; /* "fused" / "unfused" for ops that choose, else NULL */
+    bool backward;    /* --backward: the call computes gradients */
     double flops;     /* textbook flops of one call (docs/ATTNBENCH.md) */
     double bytes;     /* fewest bytes one call must read and write */
 } ab_op_info;

@@ -24,6 +24,9 @@ typedef struct att_state {
     ab_buf x, k, v, vmask, scale;
     /* outputs */
     ab_buf out, out2;
+    /* additive --backward: dS (in v) in, gradients of q, k, scale out */
+    bool backward;
+    ab_buf gq, gk, gs;
 } att_state;
 
 static void att_destroy(void *state)
@@ -31,7 +34,8 @@ static void att_destroy(void *state)
     att_state *s = state;
     if (!s)
         return;
-    ab_buf *bufs[] = {&s->x, &s->k, &s->v, &s->vmask, &s->scale, &s->out, &s->out2};
+    ab_buf *bufs[] = {&s->x,   &s->k,    &s->v,  &s->vmask, &s->scale,
+                      &s->out, &s->out2, &s->gq, &s->gk,    &s->gs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ab_buf_free(bufs[i]);
     free(s);
@@ -144,12 +148,35 @@ static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, a
     /* one multiply-add per feature of each score; tanh not counted */
     info->flops = 2.0 * d->batch * d->tq * d->tv * d->dk;
     info->bytes = f4(s->x.n + s->k.n + s->scale.n + s->out.n);
+    s->backward = a->backward;
+    if (!s->backward)
+        return ATTNBENCH_EXIT_OK;
+    if ((r = ab_buf_make(ctx, &s->v, 3, out, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->gq, 3, q, NULL, 0, 0)) ||
+        (r = ab_buf_make(ctx, &s->gk, 3, k, NULL, 0, 0)) ||
+        (r = ab_buf_make(ctx, &s->gs, 1, &d->dk, NULL, 0, 0)))
+        return ab_report(ctx, r, "additive --backward: creating tensors");
+    /* three passes (dq, dk, ds) of one multiply-add per feature of each score */
+    info->backward = true;
+    info->flops = 3.0 * info->flops;
+    info->bytes = f4(s->x.n + s->k.n + s->scale.n + s->v.n + s->gq.n + s->gk.n + s->gs.n);
     return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_additive_backward_io additive_backward_io(const att_state *s)
+{
+    return (vkattn_additive_backward_io){.q = s->x.t, .k = s->k.t, .scale = s->scale.t,
+                                         .grad_scores = s->v.t, .grad_q = s->gq.t,
+                                         .grad_k = s->gk.t, .grad_scale = s->gs.t};
 }
 
 static vkattn_result additive_record(void *state, VkCommandBuffer cmd)
 {
     att_state *s = state;
+    if (s->backward) {
+        vkattn_additive_backward_io io = additive_backward_io(s);
+        return vkattn_additive_backward_record(s->ctx, cmd, &s->p.additive, &io);
+    }
     vkattn_additive_io io = {.q = s->x.t, .k = s->k.t, .scale = s->scale.t, .scores = s->out.t};
     return vkattn_additive_record(s->ctx, cmd, &s->p.additive, &io);
 }
@@ -157,13 +184,36 @@ static vkattn_result additive_record(void *state, VkCommandBuffer cmd)
 static vkattn_result additive_prepare(void *state)
 {
     att_state *s = state;
+    if (s->backward) {
+        vkattn_additive_backward_io io = additive_backward_io(s);
+        return vkattn_additive_backward_prepare(s->ctx, &s->p.additive, &io);
+    }
     vkattn_additive_io io = {.q = s->x.t, .k = s->k.t, .scale = s->scale.t, .scores = s->out.t};
     return vkattn_additive_prepare(s->ctx, &s->p.additive, &io);
+}
+
+/* --backward: dq, dk and ds against vkattn_reference_additive_backward. */
+static int additive_backward_check(vkattn_context *ctx, att_state *s, double *err)
+{
+    float *rq = ab_floats(s->gq.n), *rk = ab_floats(s->gk.n), *rs = ab_floats(s->gs.n);
+    int st = ATTNBENCH_EXIT_CHECK;
+    if (rq && rk && rs) {
+        vkattn_result r = vkattn_reference_additive_backward(
+            &s->p.additive, s->x.host, s->k.host, s->scale.host, s->v.host, rq, rk, rs);
+        st = r ? ab_report(NULL, r, "additive backward reference")
+               : ab_check_outputs(ctx, additive_record, s,
+                                  (ab_buf *[]){&s->gq, &s->gk, &s->gs},
+                                  (float *[]){rq, rk, rs}, 3, err);
+    }
+    free(rq), free(rk), free(rs);
+    return st;
 }
 
 static int additive_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
+    if (s->backward)
+        return additive_backward_check(ctx, s, err);
     float *ref = ab_floats(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
@@ -176,8 +226,9 @@ static int additive_check(vkattn_context *ctx, void *state, double *err)
 
 const ab_op ab_op_additive = {
     .name = "additive",
-    .summary = "additive (tanh) scores of (B, Tq, dk) queries and (B, Tv, dk) keys",
-    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK,
+    .summary = "additive (tanh) scores of (B, Tq, dk) queries and (B, Tv, dk) keys "
+               "(--backward: dq, dk, ds)",
+    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_BACKWARD,
     .bound = AB_BOUND_ADDITIVE,
     .setup = additive_setup, .record = additive_record, .prepare = additive_prepare,
     .check = additive_check,

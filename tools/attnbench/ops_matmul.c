@@ -1,6 +1,7 @@
 /* attnbench bench matmul: C[b] = A[b] @ op(B[b]) with packed operands; with
  * --fp16 A, B and C are f16 tensors (the inputs drawn as f16 values, so the
- * f32 reference sees exactly what the GPU reads). */
+ * f32 reference sees exactly what the GPU reads); with --backward, dA and dB
+ * from a random dC (vkattn/matmul_backward.h). */
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
@@ -11,11 +12,12 @@
 
 typedef struct matmul_state {
     vkattn_matmul_params p;
-    float *a, *b;
+    float *a, *b, *dc;
     size_t na, nb, nc;
     vkattn_tensor *ta, *tb, *tc;
+    vkattn_tensor *tga, *tgb; /* --backward: tc holds dC */
     vkattn_context *ctx;
-    bool fp16;
+    bool fp16, backward;
 } matmul_state;
 
 static vkattn_result tensor3(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2,
@@ -44,7 +46,9 @@ static void matmul_destroy(void *state)
     vkattn_tensor_destroy(s->ta);
     vkattn_tensor_destroy(s->tb);
     vkattn_tensor_destroy(s->tc);
-    free(s->a), free(s->b);
+    vkattn_tensor_destroy(s->tga);
+    vkattn_tensor_destroy(s->tgb);
+    free(s->a), free(s->b), free(s->dc);
     free(s);
 }
 
@@ -77,26 +81,56 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     ab_fill_uniform(&rng, s->a, s->na, -1, 1);
     ab_fill_uniform(&rng, s->b, s->nb, -1, 1);
     s->fp16 = a->fp16;
+    s->backward = a->backward;
+    if (s->fp16 && s->backward) {
+        fprintf(stderr, "attnbench: matmul: --backward has no f16 path yet (drop --fp16)\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (s->backward) {
+        if (!(s->dc = ab_floats(s->nc)))
+            return ATTNBENCH_EXIT_CHECK;
+        ab_fill_uniform(&rng, s->dc, s->nc, -1, 1);
+    }
     if (s->fp16)
         to_f16_values(s->a, s->na), to_f16_values(s->b, s->nb);
     vkattn_result r;
     if ((r = tensor3(ctx, batch, m, k, s->fp16, s->a, &s->ta)) ||
         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16, s->b,
                      &s->tb)) ||
-        (r = tensor3(ctx, batch, m, n, s->fp16, NULL, &s->tc)))
+        (r = tensor3(ctx, batch, m, n, s->fp16, s->dc, &s->tc)))
         return ab_report(ctx, r, "matmul: creating tensors");
+    if (s->backward &&
+        ((r = tensor3(ctx, batch, m, k, false, NULL, &s->tga)) ||
+         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, false, NULL,
+                      &s->tgb))))
+        return ab_report(ctx, r, "matmul: creating gradient tensors");
 
     *info = (ab_op_info){
         .matmul_shape = true, .batch = batch, .m = m, .n = n, .k = k,
         .flops = 2.0 * batch * m * n * k,
         .bytes = (s->fp16 ? 2.0 : 4.0) * ((double)s->na + s->nb + s->nc),
     };
+    if (s->backward) { /* two products of the forward's size; A, B, dC read, dA, dB written */
+        info->backward = true;
+        info->flops = 4.0 * batch * m * n * k;
+        info->bytes = 4.0 * (2.0 * s->na + 2.0 * s->nb + s->nc);
+    }
     return ATTNBENCH_EXIT_OK;
+}
+
+static vkattn_matmul_backward_io backward_io(const matmul_state *s)
+{
+    return (vkattn_matmul_backward_io){.a = s->ta, .b = s->tb, .grad_c = s->tc,
+                                       .grad_a = s->tga, .grad_b = s->tgb};
 }
 
 static vkattn_result matmul_record(void *state, VkCommandBuffer cmd)
 {
     matmul_state *s = state;
+    if (s->backward) {
+        vkattn_matmul_backward_io io = backward_io(s);
+        return vkattn_matmul_backward_record(s->ctx, cmd, &s->p, &io);
+    }
     vkattn_matmul_io io = {.a = s->ta, .b = s->tb, .c = s->tc};
     return vkattn_matmul_record(s->ctx, cmd, &s->p, &io);
 }
@@ -104,13 +138,47 @@ static vkattn_result matmul_record(void *state, VkCommandBuffer cmd)
 static vkattn_result matmul_prepare(void *state)
 {
     matmul_state *s = state;
+    if (s->backward) {
+        vkattn_matmul_backward_io io = backward_io(s);
+        return vkattn_matmul_backward_prepare(s->ctx, &s->p, &io);
+    }
     vkattn_matmul_io io = {.a = s->ta, .b = s->tb, .c = s->tc};
     return vkattn_matmul_prepare(s->ctx, &s->p, &io);
+}
+
+/* --backward: dA and dB against vkattn_reference_matmul_backward. */
+static int backward_check(vkattn_context *ctx, matmul_state *s, double *err)
+{
+    float *ga = ab_floats(s->na), *gb = ab_floats(s->nb);
+    float *ra = ab_floats(s->na), *rb = ab_floats(s->nb);
+    int status = ATTNBENCH_EXIT_CHECK;
+    vkattn_result r = VKATTN_SUCCESS;
+    if (!ga || !gb || !ra || !rb)
+        goto done;
+    if ((r = vkattn_tensor_fill(s->tga, NAN)) || (r = vkattn_tensor_fill(s->tgb, NAN)) ||
+        (r = ab_run_once(ctx, matmul_record, s)) ||
+        (r = vkattn_tensor_download(s->tga, ga, 0, s->na)) ||
+        (r = vkattn_tensor_download(s->tgb, gb, 0, s->nb))) {
+        status = ab_report(ctx, r, "matmul --backward");
+        goto done;
+    }
+    if ((r = vkattn_reference_matmul_backward(&s->p, s->a, s->b, s->dc, ra, rb, NULL))) {
+        status = ab_report(NULL, r, "matmul backward reference");
+        goto done;
+    }
+    double ea = ab_max_rel_err(ga, ra, s->na), eb = ab_max_rel_err(gb, rb, s->nb);
+    *err = ea > eb || isnan(ea) ? ea : eb;
+    status = ATTNBENCH_EXIT_OK;
+done:
+    free(ga), free(gb), free(ra), free(rb);
+    return status;
 }
 
 static int matmul_check(vkattn_context *ctx, void *state, double *err)
 {
     matmul_state *s = state;
+    if (s->backward)
+        return backward_check(ctx, s, err);
     float *got = ab_floats(s->nc), *ref = ab_floats(s->nc);
     int status = ATTNBENCH_EXIT_CHECK;
     vkattn_result r = VKATTN_SUCCESS;
@@ -134,8 +202,9 @@ done:
 
 const ab_op ab_op_matmul = {
     .name = "matmul",
-    .summary = "batched C = A @ B (--transpose-b: A @ B^T)",
-    .flags = AB_F_BATCH | AB_F_M | AB_F_N | AB_F_K | AB_F_TRANSPOSE_B | AB_F_FP16,
+    .summary = "batched C = A @ B (--transpose-b: A @ B^T; --backward: dA, dB)",
+    .flags = AB_F_BATCH | AB_F_M | AB_F_N | AB_F_K | AB_F_TRANSPOSE_B | AB_F_FP16 |
+             AB_F_BACKWARD,
     .bound = AB_BOUND_MATMUL,
     .bound_fp16 = AB_BOUND_MATMUL_FP16,
     .setup = matmul_setup,

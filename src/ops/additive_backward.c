@@ -1,0 +1,249 @@
+/* Gradients of additive (tanh) scoring: argument checks and the passes of
+ * shaders/additive_backward.comp, with shaders/grad_reduce.comp summing the
+ * scale vector's gradient. */
+#include "vkattn/additive_backward.h"
+
+#include <math.h>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "common/additive_backward_iface.h"
+#include "ops/grad_reduce.h"
+#include "ops/split.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/prepare.h"
+#include "vk/scratch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct additive_bwd_push {
+    VKA_ADDITIVE_BWD_PUSH
+} additive_bwd_push;
+_Static_assert(sizeof(additive_bwd_push) == VKA_ADDITIVE_BWD_PUSH_SIZE,
+               "additive_bwd_push: see additive_backward_iface.h");
+
+/* Enough groups to fill any GPU; beyond it invocations loop. */
+#define MAX_GROUPS 4096u
+
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_additive_params *p)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dim ? "dim" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!isfinite(p->inner_scale) || !isfinite(p->outer_scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is %g; must be finite",
+                        caller, isfinite(p->inner_scale) ? "outer_scale" : "inner_scale",
+                        isfinite(p->inner_scale) ? p->outer_scale : p->inner_scale);
+    return VKATTN_SUCCESS;
+}
+
+/* *out = a * b * c elements, checked to fit the kernels' 32-bit indexing. */
+static vkattn_result count3(vkattn_context *ctx, const char *caller, const char *what, uint32_t a,
+                            uint32_t b, uint32_t c, uint64_t *out)
+{
+    const uint64_t dims[3] = {a, b, c};
+    if (!vka_product_u64(dims, 3, out))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the size of %s overflows", caller,
+                        what);
+    if (*out > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %s (%llu elements) does not fit the kernel's 32-bit indexing", caller,
+                        what, (unsigned long long)*out);
+    return VKATTN_SUCCESS;
+}
+
+typedef struct sizes {
+    uint64_t nq, nk, ns;
+} sizes;
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_additive_params *p,
+                              const vkattn_additive_backward_io *io, sizes *n)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    vkattn_result r;
+    if ((r = count3(ctx, caller, "q (B, Tq, dim)", p->batch, p->tq, p->dim, &n->nq)) ||
+        (r = count3(ctx, caller, "k (B, Tv, dim)", p->batch, p->tv, p->dim, &n->nk)) ||
+        (r = count3(ctx, caller, "scores (B, Tq, Tv)", p->batch, p->tq, p->tv, &n->ns)))
+        return r;
+    if ((r = vka_tensor_check(ctx, io->q, n->nq, caller, "io->q")) ||
+        (r = vka_tensor_check(ctx, io->k, n->nk, caller, "io->k")) ||
+        (r = vka_tensor_check(ctx, io->grad_scores, n->ns, caller, "io->grad_scores")))
+        return r;
+    if (p->has_scale_vector && (r = vka_tensor_check(ctx, io->scale, p->dim, caller, "io->scale")))
+        return r;
+    if (!p->has_scale_vector && (io->scale || io->grad_scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->%s is given but params->has_scale_vector is false", caller,
+                        io->scale ? "scale" : "grad_scale");
+    if ((io->grad_q && (r = vka_tensor_check(ctx, io->grad_q, n->nq, caller, "io->grad_q"))) ||
+        (io->grad_k && (r = vka_tensor_check(ctx, io->grad_k, n->nk, caller, "io->grad_k"))) ||
+        (io->grad_scale &&
+         (r = vka_tensor_check(ctx, io->grad_scale, p->dim, caller, "io->grad_scale"))))
+        return r;
+    const vkattn_tensor *ins[] = {io->q, io->k, io->scale, io->grad_scores};
+    const vkattn_tensor *outs[] = {io->grad_q, io->grad_k, io->grad_scale};
+    static const char *out_names[] = {"io->grad_q", "io->grad_k", "io->grad_scale"};
+    for (int i = 0; i < 3; i++) {
+        if (!outs[i])
+            continue;
+        bool alias = false;
+        for (int j = 0; j < 4; j++)
+            alias |= outs[i] == ins[j];
+        for (int j = i + 1; j < 3; j++)
+            alias |= outs[i] == outs[j];
+        if (alias)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: %s must be a tensor of its own (not an input or another "
+                            "gradient)",
+                            caller, out_names[i]);
+    }
+    return VKATTN_SUCCESS;
+}
+
+/* One pass over `total` output elements, split over dispatches within the
+ * watchdog budget (each element costs `work` loop iterations). */
+static vkattn_result record_pass(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                 uint32_t pass, additive_bwd_push push, uint64_t total,
+                                 uint64_t work, vka_binding b0, vka_binding b1, vka_binding b2,
+                                 vkattn_tensor *out)
+{
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
+    vkattn_result r;
+    if ((r = vka_check_loop_budget(ctx, caller,
+                                   vka_div_up(total, (uint64_t)grid.threads * grid.groups) * work,
+                                   "params->tq or params->tv")))
+        return r;
+    uint32_t per;
+    if ((r = vka_split_rows(ctx, caller, "additive_backward", (uint32_t)total, 1, work, &per)))
+        return r;
+    vka_kernel kernel = {
+        .name = "additive_backward",
+        .code = vka_spv_additive_backward,
+        .code_size = vka_spv_additive_backward_size,
+        .n_bindings = 4,
+        .push_size = sizeof(additive_bwd_push),
+        .n_spec = VKA_ADDITIVE_BWD_N_SPEC,
+        .spec = {[VKA_ADDITIVE_BWD_SPEC_WG] = grid.threads, [VKA_ADDITIVE_BWD_SPEC_PASS] = pass},
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {b0, b1, b2, vka_bind_tensor(out, true)},
+        .push = &push,
+        .caller = caller,
+    };
+    for (uint64_t e0 = 0; e0 < total && r == VKATTN_SUCCESS; e0 += per) {
+        push.begin = (uint32_t)e0;
+        push.end = (uint32_t)(total - e0 > per ? e0 + per : total);
+        const vka_grid_1d g = vka_grid_stride_1d(ctx, push.end - push.begin, MAX_GROUPS);
+        d.groups[0] = g.groups, d.groups[1] = 1, d.groups[2] = 1;
+        r = vka_record_dispatch(ctx, cmd, &d);
+    }
+    return r;
+}
+
+/* The gradient of q (own = q) or of k (own = k), scaled by s afterwards. */
+static vkattn_result record_input_grad(vkattn_context *ctx, VkCommandBuffer cmd,
+                                       const char *caller, const vkattn_additive_params *p,
+                                       const vkattn_additive_backward_io *io, bool of_q)
+{
+    const float inner = vka_default_f32(p->inner_scale, 1.0f);
+    const float outer = vka_default_f32(p->outer_scale, 1.0f);
+    const uint32_t n_own = of_q ? p->tq : p->tv, n_other = of_q ? p->tv : p->tq;
+    vkattn_tensor *out = of_q ? io->grad_q : io->grad_k;
+    const uint64_t total = (uint64_t)p->batch * n_own * p->dim;
+    additive_bwd_push push = {
+        .n_own = n_own, .n_other = n_other, .dim = p->dim,
+        .ds_own = of_q ? p->tv : 1, .ds_other = of_q ? 1 : p->tv,
+        .inner = inner, .factor = outer * inner,
+    };
+    vkattn_result r = record_pass(ctx, cmd, caller, VKA_ADDITIVE_BWD_PASS_SECH2, push, total,
+                                  n_other, vka_bind_tensor(of_q ? io->q : io->k, false),
+                                  vka_bind_tensor(of_q ? io->k : io->q, false),
+                                  vka_bind_tensor(io->grad_scores, false), out);
+    if (r == VKATTN_SUCCESS && p->has_scale_vector)
+        r = record_pass(ctx, cmd, caller, VKA_ADDITIVE_BWD_PASS_SCALE, push, total, 1,
+                        vka_bind_tensor(io->scale, false), vka_bind_optional(ctx, NULL),
+                        vka_bind_optional(ctx, NULL), out);
+    return r;
+}
+
+/* Every dispatch of the backward, in order. Run dry first by the caller, so an
+ * error stops it before anything is recorded. */
+static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                const vkattn_additive_params *p,
+                                const vkattn_additive_backward_io *io, const sizes *n)
+{
+    vkattn_result r = VKATTN_SUCCESS;
+    if (io->grad_q && (r = record_input_grad(ctx, cmd, caller, p, io, true)))
+        return r;
+    if (io->grad_k && (r = record_input_grad(ctx, cmd, caller, p, io, false)))
+        return r;
+    if (!io->grad_scale)
+        return r;
+    /* per-row partial sums sum_j dS t into scratch, then summed over rows */
+    vkattn_tensor *partial;
+    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, n->nq, caller, &partial)))
+        return r;
+    additive_bwd_push push = {
+        .n_own = p->tq, .n_other = p->tv, .dim = p->dim, .ds_own = p->tv, .ds_other = 1,
+        .inner = vka_default_f32(p->inner_scale, 1.0f), .factor = 1.0f,
+    };
+    if ((r = record_pass(ctx, cmd, caller, VKA_ADDITIVE_BWD_PASS_TANH, push, n->nq, p->tv,
+                         vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
+                         vka_bind_tensor(io->grad_scores, false), partial)))
+        return r;
+    const vka_grad_reduce red = {
+        .groups = 1, .rows = 1, .cols = p->dim,
+        .n = {(uint64_t)p->batch * p->tq, 1, 1}, .s = {p->dim, 0, 0},
+        .alpha = vka_default_f32(p->outer_scale, 1.0f),
+    };
+    return vka_grad_reduce_record(ctx, cmd, caller, &red, partial, io->grad_scale);
+}
+
+vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                              const vkattn_additive_params *params,
+                                              const vkattn_additive_backward_io *io)
+{
+    const char *caller = "vkattn_additive_backward_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    sizes n;
+    vkattn_result r = check_params(ctx, caller, params);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, io, &n);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, caller, params, io, &n)))
+        return r;
+    return record_all(ctx, cmd, caller, params, io, &n);
+}
+
+vkattn_result vkattn_additive_backward_run(vkattn_context *ctx,
+                                           const vkattn_additive_params *params,
+                                           const vkattn_additive_backward_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_additive_backward_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_additive_backward_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_additive_backward_prepare(vkattn_context *ctx,
+                                               const vkattn_additive_params *params,
+                                               const vkattn_additive_backward_io *io)
+{
+    const char *fn = "vkattn_additive_backward_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn,
+                              vkattn_additive_backward_record(ctx, VKA_DRY_CMD, params, io));
+}

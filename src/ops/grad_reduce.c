@@ -1,0 +1,95 @@
+/* Sums of strided slices for the backward ops: shaders/grad_reduce.comp. */
+#include "ops/grad_reduce.h"
+
+#include "core/error.h"
+#include "ops/split.h"
+#include "common/grad_reduce_iface.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct grad_reduce_push {
+    VKA_GRAD_REDUCE_PUSH
+} grad_reduce_push;
+_Static_assert(sizeof(grad_reduce_push) == VKA_GRAD_REDUCE_PUSH_SIZE,
+               "grad_reduce_push: see grad_reduce_iface.h");
+
+/* Enough groups to fill any GPU; beyond it invocations loop. */
+#define MAX_GROUPS 4096u
+
+/* The largest element index the kernel forms on either side, +1. */
+static uint64_t in_reach(const vka_grad_reduce *g)
+{
+    uint64_t e = (uint64_t)(g->groups - 1) * g->in_g + (uint64_t)(g->rows - 1) * g->in_row + g->cols;
+    for (int i = 0; i < 3; i++)
+        e += (g->n[i] - 1) * g->s[i];
+    return e;
+}
+
+vkattn_result vka_grad_reduce_check(vkattn_context *ctx, const char *caller,
+                                    const vka_grad_reduce *g)
+{
+    /* every stride and count here is bounded by a tensor extent the caller
+     * checked against 2^32, so these products cannot overflow 64 bits */
+    const uint64_t total = (uint64_t)g->groups * g->rows * g->cols;
+    const uint64_t out = (uint64_t)(g->groups - 1) * g->out_g +
+                         (uint64_t)(g->rows - 1) * g->out_row + g->cols;
+    if (total > UINT32_MAX || out > UINT32_MAX || in_reach(g) > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: a gradient reduction does not fit the kernel's 32-bit indexing",
+                        caller);
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
+    const uint64_t per_output = g->n[0] * g->n[1] * g->n[2];
+    const uint64_t outputs = vka_div_up(total, (uint64_t)grid.threads * grid.groups);
+    return vka_check_loop_budget(ctx, caller, outputs * (per_output + 1),
+                                 "the reduced (broadcast) axes");
+}
+
+vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                     const vka_grad_reduce *g, vkattn_tensor *in,
+                                     vkattn_tensor *out)
+{
+    vkattn_result r = vka_grad_reduce_check(ctx, caller, g);
+    if (r)
+        return r;
+    const uint64_t total = (uint64_t)g->groups * g->rows * g->cols;
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = "grad_reduce",
+        .code = vka_spv_grad_reduce,
+        .code_size = vka_spv_grad_reduce_size,
+        .n_bindings = 2,
+        .push_size = sizeof(grad_reduce_push),
+        .n_spec = VKA_GRAD_REDUCE_N_SPEC,
+        .spec = {[VKA_GRAD_REDUCE_SPEC_WG] = grid.threads},
+    };
+    grad_reduce_push push = {
+        .rows = g->rows, .cols = g->cols,
+        .out_g = (uint32_t)g->out_g, .out_row = (uint32_t)g->out_row,
+        .in_g = (uint32_t)g->in_g, .in_row = (uint32_t)g->in_row,
+        .n1 = (uint32_t)g->n[0], .s1 = (uint32_t)g->s[0],
+        .n2 = (uint32_t)g->n[1], .s2 = (uint32_t)g->s[1],
+        .n3 = (uint32_t)g->n[2], .s3 = (uint32_t)g->s[2],
+        .alpha = g->alpha,
+    };
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},
+        .push = &push,
+        .caller = caller,
+    };
+    /* One dispatch, or ranges of outputs within the watchdog budget. */
+    uint32_t per;
+    if ((r = vka_split_rows(ctx, caller, "grad_reduce", (uint32_t)total, 1,
+                            g->n[0] * g->n[1] * g->n[2], &per)))
+        return r;
+    for (uint64_t e0 = 0; e0 < total && r == VKATTN_SUCCESS; e0 += per) {
+        push.begin = (uint32_t)e0;
+        push.end = (uint32_t)(total - e0 > per ? e0 + per : total);
+        d.groups[0] = vka_grid_stride_1d(ctx, push.end - push.begin, MAX_GROUPS).groups;
+        d.groups[1] = d.groups[2] = 1;
+        r = vka_record_dispatch(ctx, cmd, &d);
+    }
+    return r;
+}

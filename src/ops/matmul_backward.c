@@ -1,0 +1,236 @@
+/* Gradients of the batched matmul: each gradient recorded as a matmul of the
+ * forward's kernels with the operands swapped and transposed by spec constant
+ * (no transposed copy is materialised), plus shaders/grad_reduce.comp for dBias
+ * and for operands broadcast over the batch or heads. */
+#include "vkattn/matmul_backward.h"
+
+#include "core/error.h"
+#include "core/matmul_shape.h"
+#include "ops/grad_reduce.h"
+#include "ops/matmul_internal.h"
+#include "vk/context.h"
+#include "vk/prepare.h"
+#include "vk/scratch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+
+static vkattn_matrix_layout layout_of(const vka_operand *o)
+{
+    return (vkattn_matrix_layout){.batch_stride = o->batch_stride,
+                                  .head_stride = o->head_stride,
+                                  .row_stride = (uint32_t)o->row_stride};
+}
+
+/* One gradient as a matmul: the product, which forward operand it is the
+ * gradient of (its stored layout), and whether that operand is broadcast. */
+typedef struct grad_plan {
+    vkattn_matmul_params mm;      /* the product; c layout set by the caller */
+    vkattn_tensor *lhs, *rhs;     /* its operands */
+    const vka_operand *target;    /* the forward operand's resolved layout */
+    bool bcast_batch, bcast_heads; /* summed over these axes */
+} grad_plan;
+
+/* d op(A) = alpha dC op(B)^T, stored as A. */
+static grad_plan plan_grad_a(const vkattn_matmul_params *p, const vka_matmul_shape *s,
+                             const vkattn_matmul_backward_io *io)
+{
+    grad_plan g = {.mm = {.batch = s->batch, .heads = s->heads, .k = s->n, .alpha = s->alpha},
+                   .target = &s->a};
+    if (!p->transpose_a) { /* dA (M x K) = dC (M x N) @ op(B)^T (N x K) */
+        g.mm.m = s->m, g.mm.n = s->k;
+        g.mm.a = layout_of(&s->c), g.mm.b = layout_of(&s->b);
+        g.mm.transpose_b = !p->transpose_b;
+        g.lhs = io->grad_c, g.rhs = io->b;
+    } else { /* dA stored K x M = op(B) (K x N) @ dC^T (N x M) */
+        g.mm.m = s->k, g.mm.n = s->m;
+        g.mm.a = layout_of(&s->b), g.mm.b = layout_of(&s->c);
+        g.mm.transpose_a = p->transpose_b;
+        g.mm.transpose_b = true;
+        g.lhs = io->b, g.rhs = io->grad_c;
+    }
+    return g;
+}
+
+/* d op(B) = alpha op(A)^T dC, stored as B. */
+static grad_plan plan_grad_b(const vkattn_matmul_params *p, const vka_matmul_shape *s,
+                             const vkattn_matmul_backward_io *io)
+{
+    grad_plan g = {.mm = {.batch = s->batch, .heads = s->heads, .k = s->m, .alpha = s->alpha},
+                   .target = &s->b};
+    if (!p->transpose_b) { /* dB (K x N) = op(A)^T (K x M) @ dC (M x N) */
+        g.mm.m = s->k, g.mm.n = s->n;
+        g.mm.a = layout_of(&s->a), g.mm.b = layout_of(&s->c);
+        g.mm.transpose_a = !p->transpose_a;
+        g.lhs = io->a, g.rhs = io->grad_c;
+    } else { /* dB stored N x K = dC^T (N x M) @ op(A) (M x K) */
+        g.mm.m = s->n, g.mm.n = s->k;
+        g.mm.a = layout_of(&s->c), g.mm.b = layout_of(&s->a);
+        g.mm.transpose_a = true;
+        g.mm.transpose_b = p->transpose_a;
+        g.lhs = io->grad_c, g.rhs = io->a;
+    }
+    return g;
+}
+
+static void mark_broadcast(grad_plan *g, const vka_matmul_shape *s)
+{
+    g->bcast_batch = s->batch > 1 && g->target->batch_stride == 0;
+    g->bcast_heads = s->heads > 1 && g->target->head_stride == 0;
+}
+
+/* Floats of scratch a broadcast operand's per-matrix gradients take. */
+static uint64_t scratch_floats(const grad_plan *g, const vka_matmul_shape *s)
+{
+    if (!g->bcast_batch && !g->bcast_heads)
+        return 0;
+    return (uint64_t)s->batch * s->heads * g->mm.m * g->mm.n;
+}
+
+/* The sum of the per-matrix gradients in packed scratch into the operand's
+ * stored matrices. */
+static vka_grad_reduce broadcast_sum(const grad_plan *g, const vka_matmul_shape *s)
+{
+    const uint64_t rc = (uint64_t)g->mm.m * g->mm.n;
+    vka_grad_reduce r = {.groups = 1, .rows = g->mm.m, .cols = g->mm.n,
+                         .out_row = g->target->row_stride, .in_row = g->mm.n,
+                         .n = {1, 1, 1}, .alpha = 1.0f};
+    if (g->bcast_batch && g->bcast_heads) {
+        r.n[0] = (uint64_t)s->batch * s->heads, r.s[0] = rc;
+    } else if (g->bcast_batch) { /* one matrix per head */
+        r.groups = s->heads, r.out_g = g->target->head_stride, r.in_g = rc;
+        r.n[0] = s->batch, r.s[0] = s->heads * rc;
+    } else { /* one matrix per batch entry */
+        r.groups = s->batch, r.out_g = g->target->batch_stride, r.in_g = s->heads * rc;
+        r.n[0] = s->heads, r.s[0] = rc;
+    }
+    return r;
+}
+
+static vkattn_result record_grad(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                 const vka_matmul_shape *s, grad_plan *g, vkattn_tensor *out,
+                                 vkattn_tensor *scratch)
+{
+    const bool bcast = g->bcast_batch || g->bcast_heads;
+    if (!bcast)
+        g->mm.c = layout_of(g->target); /* zero strides here only where the count is 1 */
+    vkattn_matmul_io mio = {.a = g->lhs, .b = g->rhs, .c = bcast ? scratch : out};
+    vkattn_result r = vka_matmul_record_as(ctx, cmd, caller, &g->mm, &mio);
+    if (r == VKATTN_SUCCESS && bcast) {
+        const vka_grad_reduce red = broadcast_sum(g, s);
+        r = vka_grad_reduce_record(ctx, cmd, caller, &red, scratch, out);
+    }
+    return r;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka_matmul_shape *s,
+                              const vkattn_matmul_params *p, const vkattn_matmul_backward_io *io)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->grad_c, s->c.extent, caller, "io->grad_c")))
+        return r;
+    if (io->grad_a && ((r = vka_tensor_check(ctx, io->b, s->b.extent, caller, "io->b")) ||
+                       (r = vka_tensor_check(ctx, io->grad_a, s->a.extent, caller, "io->grad_a"))))
+        return r;
+    if (io->grad_b && ((r = vka_tensor_check(ctx, io->a, s->a.extent, caller, "io->a")) ||
+                       (r = vka_tensor_check(ctx, io->grad_b, s->b.extent, caller, "io->grad_b"))))
+        return r;
+    if (io->grad_bias && !p->has_bias)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->grad_bias is given but params->has_bias is false", caller);
+    if (io->grad_bias && (r = vka_tensor_check(ctx, io->grad_bias, s->n, caller, "io->grad_bias")))
+        return r;
+    const vkattn_tensor *ins[] = {io->a, io->b, io->grad_c};
+    const vkattn_tensor *outs[] = {io->grad_a, io->grad_b, io->grad_bias};
+    static const char *out_names[] = {"io->grad_a", "io->grad_b", "io->grad_bias"};
+    for (int i = 0; i < 3; i++) {
+        if (!outs[i])
+            continue;
+        for (int j = 0; j < 3; j++)
+            if (outs[i] == ins[j] || (j > i && outs[i] == outs[j]))
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: %s must be a tensor of its own (not an input or another "
+                                "gradient)",
+                                caller, out_names[i]);
+    }
+    return VKATTN_SUCCESS;
+}
+
+/* Every dispatch of the backward, in order. Run dry first by the caller, so an
+ * error stops it before anything is recorded. */
+static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                const vka_matmul_shape *s, const vkattn_matmul_params *p,
+                                const vkattn_matmul_backward_io *io)
+{
+    grad_plan ga = plan_grad_a(p, s, io), gb = plan_grad_b(p, s, io);
+    mark_broadcast(&ga, s);
+    mark_broadcast(&gb, s);
+    uint64_t need = 0;
+    if (io->grad_a)
+        need = scratch_floats(&ga, s);
+    if (io->grad_b && scratch_floats(&gb, s) > need)
+        need = scratch_floats(&gb, s);
+    vkattn_tensor *scratch = NULL;
+    vkattn_result r = VKATTN_SUCCESS;
+    if (need > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the per-matrix gradients of a broadcast operand (%llu elements) do "
+                        "not fit 32-bit indexing",
+                        caller, (unsigned long long)need);
+    /* one workspace for both: tracked access orders dB's use after dA's */
+    if (need && (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, need, caller, &scratch)))
+        return r;
+    if (io->grad_a && (r = record_grad(ctx, cmd, caller, s, &ga, io->grad_a, scratch)))
+        return r;
+    if (io->grad_b && (r = record_grad(ctx, cmd, caller, s, &gb, io->grad_b, scratch)))
+        return r;
+    if (io->grad_bias) {
+        const vka_grad_reduce red = {
+            .groups = 1, .rows = 1, .cols = s->n,
+            .n = {s->batch, s->heads, s->m},
+            .s = {s->c.batch_stride, s->c.head_stride, s->c.row_stride},
+            .alpha = 1.0f,
+        };
+        r = vka_grad_reduce_record(ctx, cmd, caller, &red, io->grad_c, io->grad_bias);
+    }
+    return r;
+}
+
+vkattn_result vkattn_matmul_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                            const vkattn_matmul_params *params,
+                                            const vkattn_matmul_backward_io *io)
+{
+    const char *caller = "vkattn_matmul_backward_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    vka_matmul_shape s;
+    vkattn_result r = vka_matmul_resolve(ctx, caller, params, &s);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, &s, params, io);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, caller, &s, params, io)))
+        return r;
+    return record_all(ctx, cmd, caller, &s, params, io);
+}
+
+vkattn_result vkattn_matmul_backward_run(vkattn_context *ctx, const vkattn_matmul_params *params,
+                                         const vkattn_matmul_backward_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_matmul_backward_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_matmul_backward_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_matmul_backward_prepare(vkattn_context *ctx,
+                                             const vkattn_matmul_params *params,
+                                             const vkattn_matmul_backward_io *io)
+{
+    const char *fn = "vkattn_matmul_backward_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_matmul_backward_record(ctx, VKA_DRY_CMD, params, io));
+}
