@@ -38,7 +38,7 @@
  * relative ~u / (1 - beta) (u = 2^-24; 6e-5 for beta 0.999) of PyTorch's
  * 1 - beta^t in double, and equal to it at t = 1; the rest is a few f32
  * roundings per element. tests/gpu/test_optim.c bounds the change of the
- * parameters over several steps at 2e-4 relative and the state at 1e-5.
+ * parameters over several steps at 1e-4 relative and the state at 2e-6.
  *
  * Recording contract: as in vkattn/matmul.h; param, state and step are read
  * and written, grad is read, by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT.

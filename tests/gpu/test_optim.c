@@ -1,8 +1,9 @@
 /* Optimizer steps vs the CPU reference (double): SGD (plain, momentum,
  * dampening, Nesterov, weight decay), Adam (with and without L2) and AdamW on
  * odd sizes, several steps with fresh gradients. Bounds: the parameters' change
- * since the start within 2e-4 relative (of its largest element), the state
- * within 1e-5 relative, the step number exact and beta^t within 1e-5. One
+ * since the start within 1e-4 relative of its largest element (measured on
+ * lavapipe: up to 1.2e-5), the state within 2e-6 relative (measured 1.8e-7),
+ * the step number exact and beta^t within 2e-6. One
  * test records a step ONCE into an app command buffer and submits it step
  * after step: that the results still match proves the device-side step
  * counter (bias correction, SGD's first momentum step) advances per replay.
@@ -18,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DELTA_BOUND 2e-4
-#define STATE_BOUND 1e-5
+#define DELTA_BOUND 1e-4
+#define STATE_BOUND 2e-6
 #define STEPS 5
 
 typedef struct optim_case {
