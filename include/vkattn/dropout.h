@@ -68,7 +68,8 @@ VKATTN_API vkattn_result vkattn_dropout_run(vkattn_context *ctx,
  * vkattn_dropout_record's. */
 typedef struct vkattn_dropout_backward_io {
     vkattn_tensor *grad_out; /* dL/d(out), (B, H, Tq, Tv), read */
-    vkattn_tensor *grad_in;  /* dL/d(in), written; may equal grad_out (in place), must not otherwise overlap it */
+    vkattn_tensor *grad_in;  /* dL/d(in), written; may equal grad_out (in place), must not
+                                otherwise overlap it */
 } vkattn_dropout_backward_io;
 
 VKATTN_API vkattn_result vkattn_dropout_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

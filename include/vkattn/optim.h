@@ -67,7 +67,8 @@ typedef struct vkattn_optim_io {
     uint32_t count;        /* required: N, the parameters updated (elements [0, N)) */
     vkattn_tensor *param;  /* N, read and written */
     vkattn_tensor *grad;   /* N, read */
-    vkattn_tensor *state;  /* N (SGD with momentum) or 2N (Adam, AdamW); NULL for plain SGD */
+    vkattn_tensor *state;  /* N (SGD with momentum) or 2N (Adam, AdamW); plain SGD: NULL
+                              (ignored) */
     vkattn_tensor *step;   /* VKATTN_OPTIM_STEP_COUNT, read and written; required */
 } vkattn_optim_io;
 

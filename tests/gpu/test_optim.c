@@ -98,7 +98,8 @@ static void run_check(const optim_case *c, run *r, int s)
     float *got = th_download(r->param, n);
     float *d_got = tu_floats(n), *d_ref = tu_floats(n);
     for (size_t i = 0; i < n; i++)
-        d_got[i] = (float)((double)got[i] - r->p0[i]), d_ref[i] = (float)((double)r->ref_p[i] - r->p0[i]);
+        d_got[i] = (float)((double)got[i] - r->p0[i]),
+        d_ref[i] = (float)((double)r->ref_p[i] - r->p0[i]);
     char what[160];
     snprintf(what, sizeof what, "%s, n=%zu, step %d: parameter change", c->name, n, s + 1);
     TU_ASSERT_CLOSE(d_got, d_ref, n, DELTA_BOUND, what);
@@ -201,7 +202,8 @@ static void test_bad_arguments(void **state)
     vkattn_optim_params p;
     vkattn_optim_io io;
 #define BAD_P(field, value, name)                                                              \
-    (p = adam, p.field = (value), expect_refused(ctx, &p, &ok, VKATTN_ERROR_INVALID_ARGUMENT, &r, name))
+    (p = adam, p.field = (value),                                                              \
+     expect_refused(ctx, &p, &ok, VKATTN_ERROR_INVALID_ARGUMENT, &r, name))
     BAD_P(lr, -1e-3f, "negative lr");
     BAD_P(lr, NAN, "NaN lr");
     BAD_P(beta1, 1.0f, "beta1 1");
@@ -214,7 +216,8 @@ static void test_bad_arguments(void **state)
     p.momentum = 0.9f, p.dampening = 0.1f;
     expect_refused(ctx, &p, &ok, VKATTN_ERROR_INVALID_ARGUMENT, &r, "Nesterov with dampening");
 #define BAD_IO(field, value, name)                                                             \
-    (io = ok, io.field = (value), expect_refused(ctx, &adam, &io, VKATTN_ERROR_INVALID_ARGUMENT, &r, name))
+    (io = ok, io.field = (value),                                                              \
+     expect_refused(ctx, &adam, &io, VKATTN_ERROR_INVALID_ARGUMENT, &r, name))
     BAD_IO(count, 0, "count 0");
     BAD_IO(count, 34, "count past the tensors");
     BAD_IO(state, NULL, "no state for Adam");

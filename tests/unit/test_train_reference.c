@@ -224,7 +224,8 @@ static void heads_vs_finite_differences(void **state)
                 fd[i] = (float)((up - down) / (2.0 * h));
             }
             TU_ASSERT_CLOSE(g, fd, n, 1e-6,
-                            split ? "split backward vs differences" : "merge backward vs differences");
+                            split ? "split backward vs differences"
+                                  : "merge backward vs differences");
         }
         assert_int_equal(vkattn_reference_heads_split_backward(&p, w, w),
                          VKATTN_ERROR_INVALID_ARGUMENT);
