@@ -57,6 +57,31 @@ VKATTN_API vkattn_result vkattn_dropout_run(vkattn_context *ctx,
                                             const vkattn_dropout_op_params *params,
                                             const vkattn_dropout_io *io);
 
+/* Backward of dropout: grad_in = keep ? grad_out * scale : 0, with the keep
+ * mask of the forward call with the same params (seed, offset, rate, shape):
+ * the mask is regenerated from the Philox stream, never stored, so exactly
+ * the forward's kept elements pass, scaled by the same f32 scale. When the
+ * forward was a copy (not training, or rate 0) this is a copy too (nothing
+ * is recorded in place). The op is the forward's kernel run on the gradient,
+ * so it is exact: equal to vkattn_reference_dropout_backward bit for bit.
+ * Checks, results, recording contract and thread safety as
+ * vkattn_dropout_record's. */
+typedef struct vkattn_dropout_backward_io {
+    vkattn_tensor *grad_out; /* dL/d(out), (B, H, Tq, Tv), read */
+    vkattn_tensor *grad_in;  /* dL/d(in), written; may equal grad_out (in place), must not
+                                otherwise overlap it */
+} vkattn_dropout_backward_io;
+
+VKATTN_API vkattn_result vkattn_dropout_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                                        const vkattn_dropout_op_params *params,
+                                                        const vkattn_dropout_backward_io *io);
+VKATTN_API vkattn_result vkattn_dropout_backward_prepare(vkattn_context *ctx,
+                                                         const vkattn_dropout_op_params *params,
+                                                         const vkattn_dropout_backward_io *io);
+VKATTN_API vkattn_result vkattn_dropout_backward_run(vkattn_context *ctx,
+                                                     const vkattn_dropout_op_params *params,
+                                                     const vkattn_dropout_backward_io *io);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,6 +74,40 @@ VKATTN_API vkattn_result vkattn_heads_merge_run(vkattn_context *ctx,
                                                 const vkattn_heads_params *params,
                                                 const vkattn_heads_io *io);
 
+/* Backward of the head split and merge: each is the other's permutation on
+ * the gradient, so the result is bit-equal to the gradient's elements.
+ *   split backward: grad_out (B, H, T, d) -> grad_in (B, T, H*d)   (a merge)
+ *   merge backward: grad_out (B, T, H*d) -> grad_in (B, H, T, d)   (a split)
+ * The CPU references are vkattn_reference_heads_split_backward and
+ * vkattn_reference_heads_merge_backward. Checks, results (grad_in ==
+ * grad_out is INVALID_ARGUMENT), recording contract and thread safety as the
+ * forward's. */
+typedef struct vkattn_heads_backward_io {
+    vkattn_tensor *grad_out; /* dL/d(forward's out), read */
+    vkattn_tensor *grad_in;  /* dL/d(forward's in), written */
+} vkattn_heads_backward_io;
+
+VKATTN_API vkattn_result vkattn_heads_split_backward_record(vkattn_context *ctx,
+                                                            VkCommandBuffer cmd,
+                                                            const vkattn_heads_params *params,
+                                                            const vkattn_heads_backward_io *io);
+VKATTN_API vkattn_result vkattn_heads_split_backward_prepare(vkattn_context *ctx,
+                                                             const vkattn_heads_params *params,
+                                                             const vkattn_heads_backward_io *io);
+VKATTN_API vkattn_result vkattn_heads_split_backward_run(vkattn_context *ctx,
+                                                         const vkattn_heads_params *params,
+                                                         const vkattn_heads_backward_io *io);
+VKATTN_API vkattn_result vkattn_heads_merge_backward_record(vkattn_context *ctx,
+                                                            VkCommandBuffer cmd,
+                                                            const vkattn_heads_params *params,
+                                                            const vkattn_heads_backward_io *io);
+VKATTN_API vkattn_result vkattn_heads_merge_backward_prepare(vkattn_context *ctx,
+                                                             const vkattn_heads_params *params,
+                                                             const vkattn_heads_backward_io *io);
+VKATTN_API vkattn_result vkattn_heads_merge_backward_run(vkattn_context *ctx,
+                                                         const vkattn_heads_params *params,
+                                                         const vkattn_heads_backward_io *io);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * (threshold, offset mix, scale: from core/dropout_host.h, as the CPU
  * reference computes them) and the dispatch of shaders/dropout.comp. */
 #include "vkattn/dropout.h"
+#include "ops/dropout_record.h"
 
 #include "core/check.h"
 #include "core/dropout_host.h"
@@ -80,7 +81,13 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_dropout_op_params *params,
                                     const vkattn_dropout_io *io)
 {
-    const char *caller = "vkattn_dropout_record";
+    return vka_dropout_record(ctx, cmd, "vkattn_dropout_record", params, io);
+}
+
+vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                 const vkattn_dropout_op_params *params,
+                                 const vkattn_dropout_io *io)
+{
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");

@@ -1,6 +1,7 @@
 /* CPU reference of inverted dropout on a (B, H, Tq, Tv) tensor, drawing from
  * the Philox stream of vkattn/philox.h. Exact: the GPU op must match bit for bit. */
 #include "vkattn/reference.h"
+#include "vkattn/reference_backward.h"
 
 #include <string.h>
 
@@ -53,6 +54,8 @@ vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p, u
     return VKATTN_SUCCESS;
 }
 
+static void apply(const vkattn_dropout_op_params *p, size_t n, const float *in, float *out);
+
 vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const float *in,
                                        float *out)
 {
@@ -60,10 +63,29 @@ vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const 
     vkattn_result r = check("vkattn_reference_dropout", p, in, out, &n);
     if (r)
         return r;
+    apply(p, n, in, out);
+    return VKATTN_SUCCESS;
+}
+
+/* The gradient passes where the forward kept, times the same scale: the
+ * forward applied to the gradient, with the mask drawn again. */
+vkattn_result vkattn_reference_dropout_backward(const vkattn_dropout_op_params *p,
+                                                const float *grad_out, float *grad_in)
+{
+    size_t n;
+    vkattn_result r = check("vkattn_reference_dropout_backward", p, grad_out, grad_in, &n);
+    if (r)
+        return r;
+    apply(p, n, grad_out, grad_in);
+    return VKATTN_SUCCESS;
+}
+
+static void apply(const vkattn_dropout_op_params *p, size_t n, const float *in, float *out)
+{
     if (!vka_dropout_active(&p->dropout)) {
         if (out != in)
             memmove(out, in, n * sizeof(float));
-        return VKATTN_SUCCESS;
+        return;
     }
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t heads = vka_default_u32(p->heads, 1);
@@ -79,5 +101,4 @@ vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const 
                                                    i, j)
                                    ? in[idx] * scale
                                    : 0.0f;
-    return VKATTN_SUCCESS;
 }

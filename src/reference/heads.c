@@ -1,5 +1,6 @@
 /* CPU reference of the head split (B, T, H*d) -> (B, H, T, d) and its inverse. */
 #include "vkattn/reference.h"
+#include "vkattn/reference_backward.h"
 
 #include <string.h>
 
@@ -57,5 +58,26 @@ vkattn_result vkattn_reference_heads_merge(const vkattn_heads_params *p, const f
     if (r)
         return r;
     permute(p, in, out, false);
+    return VKATTN_SUCCESS;
+}
+
+/* The backward of each permutation is the other one on the gradient. */
+vkattn_result vkattn_reference_heads_split_backward(const vkattn_heads_params *p,
+                                                    const float *grad_out, float *grad_in)
+{
+    vkattn_result r = check("vkattn_reference_heads_split_backward", p, grad_out, grad_in);
+    if (r)
+        return r;
+    permute(p, grad_out, grad_in, false);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_heads_merge_backward(const vkattn_heads_params *p,
+                                                    const float *grad_out, float *grad_in)
+{
+    vkattn_result r = check("vkattn_reference_heads_merge_backward", p, grad_out, grad_in);
+    if (r)
+        return r;
+    permute(p, grad_out, grad_in, true);
     return VKATTN_SUCCESS;
 }

@@ -1,0 +1,143 @@
+/* Optimizer step: argument checks and the two dispatches of shaders/optim.comp
+ * (advance the device-side step tensor, then update the parameters). */
+#include "vkattn/optim.h"
+
+#include "core/error.h"
+#include "common/optim_iface.h"
+#include "shape/train_shape.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct optim_push {
+    VKA_OPTIM_PUSH
+} optim_push;
+_Static_assert(sizeof(optim_push) == VKA_OPTIM_PUSH_SIZE, "optim_push: see optim_iface.h");
+
+/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
+#define MAX_GROUPS 4096u
+
+/* Tensors over overlapping memory share one tracked range (vk/tensor.h). */
+static bool overlap(const vkattn_tensor *a, const vkattn_tensor *b)
+{
+    return a && b && a->range == b->range;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_optim_params *p, const vkattn_optim_io *io)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    if (!io->count)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io->count is 0; must be >= 1",
+                        caller);
+    const uint32_t per = vka_optim_state_per_element(p);
+    const uint64_t state_count = (uint64_t)io->count * per;
+    if (state_count > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the state (%llu elements) does not fit the kernel's 32-bit indexing",
+                        caller, (unsigned long long)state_count);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->param, io->count, caller, "io->param")) ||
+        (r = vka_tensor_check(ctx, io->grad, io->count, caller, "io->grad")))
+        return r;
+    if (per && (r = vka_tensor_check(ctx, io->state, state_count, caller, "io->state")))
+        return r;
+    if ((r = vka_tensor_check(ctx, io->step, VKATTN_OPTIM_STEP_COUNT, caller, "io->step")))
+        return r;
+    const vkattn_tensor *t[4] = {io->param, io->grad, per ? io->state : NULL, io->step};
+    static const char *const names[4] = {"io->param", "io->grad", "io->state", "io->step"};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++)
+            if (overlap(t[i], t[j]))
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: %s and %s overlap; each must have memory of its own",
+                                caller, names[i], names[j]);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result dispatch(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                              const vkattn_optim_params *p, const vkattn_optim_io *io,
+                              uint32_t algo)
+{
+    const bool sgd = p->algorithm == VKATTN_OPTIM_SGD;
+    const bool advance = algo == VKA_OPTIM_ALGO_ADVANCE;
+    const vka_grid_1d grid = advance ? (vka_grid_1d){.threads = 1, .groups = 1}
+                                     : vka_grid_stride_1d(ctx, io->count, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = advance ? "optim (advance)" : "optim",
+        .code = vka_spv_optim,
+        .code_size = vka_spv_optim_size,
+        .n_bindings = 4,
+        .push_size = sizeof(optim_push),
+        .n_spec = VKA_OPTIM_N_SPEC,
+        .spec = {
+            [VKA_OPTIM_SPEC_WG] = grid.threads,
+            [VKA_OPTIM_SPEC_ALGO] = algo,
+            [VKA_OPTIM_SPEC_MOMENTUM] = sgd && p->momentum != 0.0f,
+            [VKA_OPTIM_SPEC_NESTEROV] = sgd && p->nesterov,
+        },
+    };
+    /* SGD's betas are unused: 0 keeps its step tensor's products at 0. */
+    optim_push push = {
+        .count = io->count,
+        .lr = p->lr,
+        .weight_decay = p->weight_decay,
+        .momentum = sgd ? p->momentum : 0.0f,
+        .dampening = sgd ? p->dampening : 0.0f,
+        .beta1 = sgd ? 0.0f : p->beta1,
+        .beta2 = sgd ? 0.0f : p->beta2,
+        .eps = sgd ? 0.0f : p->eps,
+    };
+    /* Every binding the shader may write is bound as written (validation
+     * counts it so); plain SGD's state goes to the recording thread's sink. */
+    const bool has_state = vka_optim_state_per_element(p) != 0;
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(io->param, true), vka_bind_tensor(io->grad, false),
+                     has_state ? vka_bind_tensor(io->state, true)
+                               : vka_bind_optional_output(ctx, NULL),
+                     vka_bind_tensor(io->step, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                       const vkattn_optim_params *params,
+                                       const vkattn_optim_io *io)
+{
+    const char *caller = "vkattn_optim_step_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    vkattn_result r = vka_optim_check_params(ctx, caller, params);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, io);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if ((r = dispatch(ctx, cmd, caller, params, io, VKA_OPTIM_ALGO_ADVANCE)))
+        return r;
+    return dispatch(ctx, cmd, caller, params, io, (uint32_t)params->algorithm);
+}
+
+vkattn_result vkattn_optim_step_run(vkattn_context *ctx, const vkattn_optim_params *params,
+                                    const vkattn_optim_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_optim_step_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_optim_step_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_optim_step_prepare(vkattn_context *ctx, const vkattn_optim_params *params,
+                                        const vkattn_optim_io *io)
+{
+    const char *fn = "vkattn_optim_step_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_optim_step_record(ctx, VKA_DRY_CMD, params, io));
+}
