@@ -19,9 +19,10 @@
  *
  * Shapes are small and random (odd sizes, Tq != Tv, batch 1, dk != dv), with
  * key absent and present, masks (query, value, a (Tq, Tv) attention mask
- * broadcast over the batch, causal both ways, fully masked rows), dropout in
- * training mode, use_scale / use_bias on and off, both Attention score
- * modes, a rank-2 Bahdanau query (Tq = 1), and MultiHeadAttention
+ * broadcast over the batch, a per-head MultiHeadAttention mask, causal both
+ * ways, fully masked rows), dropout in training mode, use_scale / use_bias
+ * on and off, both Attention score modes, a rank-2 Bahdanau query (Tq = 1),
+ * and MultiHeadAttention
  * self-attention (one array as query and value: its finite difference is the
  * sum of both gradients). Gradients are poisoned (NaN) before each backward
  * and must come back finite. */
@@ -379,6 +380,16 @@ static void mha_grads(void **state)
         const size_t vd = c.md.value_dim ? c.md.value_dim : kd;
         const size_t dout = c.md.output_dim ? c.md.output_dim : dq;
         make_io(&c, v, dq, dk, dv, dout, key);
+        if ((v & 2) && v % 3 == 0) { /* a per-head mask, (B|1, H, Tq, Tv) */
+            const uint32_t mb = v % 2 ? c.call.batch : 1;
+            const size_t n = (size_t)mb * H * c.call.tq * c.call.tv;
+            float *am = arr(&c, n, 0, 0);
+            tu_fill_mask(am, n, 0.75f);
+            c.io.attention_mask = am;
+            c.io.attention_mask_rank = 4;
+            const uint32_t dims[4] = {mb, (uint32_t)H, c.call.tq, c.call.tv};
+            memcpy(c.io.attention_mask_dims, dims, sizeof dims);
+        }
         if (self) { /* value is the query array: one parameter, two gradients */
             c.io.value = c.io.query;
             c.p[0].grad2 = c.g.grad_value;
