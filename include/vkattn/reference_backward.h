@@ -6,6 +6,7 @@
 #ifndef VKATTN_REFERENCE_BACKWARD_H
 #define VKATTN_REFERENCE_BACKWARD_H
 
+#include "vkattn/layer_params.h"
 #include "vkattn/reference.h"
 #include "vkattn/train_params.h"
 
@@ -75,6 +76,91 @@ VKATTN_API vkattn_result vkattn_reference_heads_split_backward(const vkattn_head
 VKATTN_API vkattn_result vkattn_reference_heads_merge_backward(const vkattn_heads_params *p,
                                                                const float *grad_out,
                                                                float *grad_in);
+
+/* ---- layers: the backward of the four layer references (vkattn/layer_params.h) ---- */
+
+/* The input gradients of a layer backward, host arrays shaped as the inputs
+ * of vkattn_layer_host_io: grad_query (B, Tq, Dq), grad_value (B, Tv, Dv),
+ * grad_key (B, Tv, Dk). NULL = not wanted. grad_key must be NULL when io->key
+ * is NULL: the key is then the value array, and the key path's gradient is
+ * added into grad_value (which is then dL/d(value) of the whole layer).
+ * Each gradient is with respect to its own argument: for self-attention
+ * (query, value and key the same array) the caller sums them. */
+typedef struct vkattn_layer_host_grads {
+    float *grad_query, *grad_value, *grad_key;
+} vkattn_layer_host_grads;
+
+/* The backward of each layer reference: given dL/d(output) (`grad_output`,
+ * the output's shape, (B, Tq, Dv), (B, Tq, Dout) for MultiHeadAttention), the
+ * gradients of the loss with respect to the inputs (`grads`) and to the
+ * weights (`grad_w`, the layer's own weights struct reused in the same Keras
+ * layout: each float * array receives dL/dW of the weight of that name, NULL
+ * = not wanted; scalar members are always written). `grads` or `grad_w` NULL
+ * = none of that kind wanted. Every gradient is overwritten, not accumulated.
+ *
+ * The desc, weights, call and io are those of the forward, which the
+ * backward recomputes in double (the forward references stage f32 tensors
+ * between ops; the gradients are of the same function without those
+ * roundings). io->output and io->scores are not read or written, and
+ * call->return_attention_scores is ignored: the scores do not change the
+ * gradients. Masks (query_mask, value_mask, causal, the attention mask with
+ * its broadcasts) act as in the forward; dropout in training mode drops the
+ * same elements as the forward (the same Philox stream from call->seed and
+ * call->offset) and scales the kept ones alike. A fully masked row's weights
+ * do not depend on the scores, so nothing flows back into the scores of that
+ * row: its query, key and score-weight gradients are zero, never NaN (the
+ * single-head layers still give a value gradient through the row's uniform
+ * weights; MultiHeadAttention's zero row gives none). Rows whose query_mask
+ * is 0 have zero output in the single-head layers, hence zero gradient.
+ *
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (naming the argument in
+ * vkattn_last_error()) for everything the forward refuses (a bad desc,
+ * weights, call, a missing input array), grad_output NULL, an unexpected
+ * gradient array (grad_key without io->key, a gradient of a weight the desc
+ * does not use: AdditiveAttention's scale with no_scale, MultiHeadAttention's
+ * biases with no_bias), or a gradient array that overlaps an input array,
+ * grad_output, a weight, or another gradient array;
+ * VKATTN_ERROR_SIZE_OVERFLOW as the forward; VKATTN_ERROR_OUT_OF_HOST_MEMORY
+ * for the double scratch (about the forward's intermediates, in double, plus
+ * two (B, H, Tq, Tv) tensors). Nothing is written on failure. Thread safety:
+ * as the forward references (no shared state; the last error is per thread).
+ *
+ * Accuracy: double throughout; the result is rounded to f32 once. Against
+ * central finite differences of the f32 forward references the gradients
+ * agree to the bounds stated in tests/unit/test_layer_backward.c. */
+
+/* keras.layers.Attention. grad_w->scale = dL/d(scale) (0 unless
+ * desc->use_scale), grad_w->concat_score_weight = dL/d(concat_score_weight)
+ * (0 unless score_mode is CONCAT). */
+VKATTN_API vkattn_result vkattn_reference_attention_backward(
+    const vkattn_attention_desc *desc, const vkattn_attention_weights *w,
+    const vkattn_layer_call *call, const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_attention_weights *grad_w);
+
+/* keras.layers.AdditiveAttention. grad_w->scale (query_width) = dL/d(scale);
+ * must be NULL when desc->no_scale. */
+VKATTN_API vkattn_result vkattn_reference_additive_attention_backward(
+    const vkattn_additive_attention_desc *desc, const vkattn_additive_attention_weights *w,
+    const vkattn_layer_call *call, const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_additive_attention_weights *grad_w);
+
+/* BahdanauAttention. grad_w->query_kernel (query_width, units),
+ * key_kernel (key_width, units), score_kernel (units); grad_w->score_bias is
+ * always written as exactly 0: softmax is shift-invariant, so the output does
+ * not depend on it. For a rank-2 query (B, Dq) use call->tq = 1. */
+VKATTN_API vkattn_result vkattn_reference_bahdanau_backward(
+    const vkattn_bahdanau_desc *desc, const vkattn_bahdanau_weights *w,
+    const vkattn_layer_call *call, const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_bahdanau_weights *grad_w);
+
+/* keras.layers.MultiHeadAttention. grad_w: query/key/value kernels
+ * (D_in, H, head_dim), biases (H, head_dim), output kernel (H, value_dim,
+ * output_dim), output bias (output_dim), as vkattn_mha_weights; the four
+ * bias gradients must be NULL when desc->no_bias. */
+VKATTN_API vkattn_result vkattn_reference_mha_backward(
+    const vkattn_mha_desc *desc, const vkattn_mha_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_mha_weights *grad_w);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,113 @@
+/* keras.layers.Attention: the CPU reference backward (vkattn/reference_backward.h).
+ * The forward's scores are recomputed in double,
+ *   dot:    s_ij = a * q_i . k_j
+ *   concat: s_ij = c * sum_d tanh(a * (q_id + k_jd))
+ * (a = scale if use_scale else 1, c = concat_score_weight), then the shared
+ * single-head tail gives dL/ds and the value's gradient, and each score's
+ * derivative sends dL/ds back to q, k, a and c. */
+#include "reference/layer_grad.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+
+static const char fn[] = "vkattn_reference_attention_backward";
+
+/* The shapes of one call. */
+typedef struct dims {
+    size_t batch, tq, tv, d;
+} dims;
+
+static void scores(const vkattn_attention_desc *desc, double a, double c, const dims *z,
+                   const float *q, const float *k, double *s)
+{
+    for (size_t b = 0; b < z->batch; b++)
+        for (size_t i = 0; i < z->tq; i++)
+            for (size_t j = 0; j < z->tv; j++) {
+                const float *qi = q + (b * z->tq + i) * z->d, *kj = k + (b * z->tv + j) * z->d;
+                double acc = 0.0;
+                for (size_t e = 0; e < z->d; e++)
+                    acc += desc->score_mode == VKATTN_SCORE_DOT
+                               ? (double)qi[e] * kj[e]
+                               : tanh(a * ((double)qi[e] + kj[e]));
+                s[(b * z->tq + i) * z->tv + j] = desc->score_mode == VKATTN_SCORE_DOT ? a * acc
+                                                                                     : c * acc;
+            }
+}
+
+/* dq, dk += and *da, *dc = the derivatives of the scores against ds. */
+static void scores_backward(const vkattn_attention_desc *desc, double a, double c, const dims *z,
+                            const float *q, const float *k, const double *ds, double *dq,
+                            double *dk, double *da, double *dc)
+{
+    *da = *dc = 0.0;
+    for (size_t b = 0; b < z->batch; b++)
+        for (size_t i = 0; i < z->tq; i++)
+            for (size_t j = 0; j < z->tv; j++) {
+                const double g = ds[(b * z->tq + i) * z->tv + j];
+                if (g == 0.0)
+                    continue;
+                const size_t qo = (b * z->tq + i) * z->d, ko = (b * z->tv + j) * z->d;
+                for (size_t e = 0; e < z->d; e++) {
+                    const double qe = q[qo + e], ke = k[ko + e];
+                    if (desc->score_mode == VKATTN_SCORE_DOT) {
+                        dq[qo + e] += g * a * ke;
+                        dk[ko + e] += g * a * qe;
+                        *da += g * qe * ke;
+                    } else {
+                        const double t = tanh(a * (qe + ke)), gt = g * c * (1.0 - t * t);
+                        *dc += g * t;
+                        dq[qo + e] += gt * a;
+                        dk[ko + e] += gt * a;
+                        *da += gt * (qe + ke);
+                    }
+                }
+            }
+}
+
+vkattn_result vkattn_reference_attention_backward(const vkattn_attention_desc *desc,
+                                                  const vkattn_attention_weights *w,
+                                                  const vkattn_layer_call *call,
+                                                  const vkattn_layer_host_io *io,
+                                                  const float *grad_output,
+                                                  const vkattn_layer_host_grads *grads,
+                                                  vkattn_attention_weights *grad_w)
+{
+    vka_layer_widths wd;
+    vkattn_result r;
+    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)))
+        return r;
+    if (!w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
+    if (grad_w == w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
+                        fn);
+    if ((r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
+        (r = vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight)) ||
+        (r = vka_grad_single_check(fn, call, io, &wd, grad_output, grads, NULL, 0, NULL, 0)))
+        return r;
+    const dims z = {call->batch, call->tq, call->tv, wd.dq};
+    const double a = desc->use_scale ? w->scale : 1.0, c = w->concat_score_weight;
+    const float *key = io->key ? io->key : io->value;
+    double *s = NULL, *ds = NULL, *dq = NULL, *dk = NULL, *dv = NULL;
+    if ((r = vka_grad_alloc(fn, "the scores", z.batch * z.tq * z.tv, &s)) ||
+        (r = vka_grad_alloc(fn, "the score gradient", z.batch * z.tq * z.tv, &ds)) ||
+        (r = vka_grad_alloc(fn, "the query gradient", z.batch * z.tq * z.d, &dq)) ||
+        (r = vka_grad_alloc(fn, "the key gradient", z.batch * z.tv * z.d, &dk)) ||
+        (r = vka_grad_alloc(fn, "the value gradient", z.batch * z.tv * wd.dv, &dv)))
+        goto done;
+    scores(desc, a, c, &z, io->query, key, s);
+    if ((r = vka_grad_single_tail(fn, call, io, &wd, desc->dropout, s, grad_output, ds, dv)))
+        goto done;
+    double da, dc;
+    scores_backward(desc, a, c, &z, io->query, key, ds, dq, dk, &da, &dc);
+    vka_grad_single_store(call, io, &wd, grads, dq, dk, dv);
+    if (grad_w) {
+        grad_w->scale = desc->use_scale ? (float)da : 0.0f;
+        grad_w->concat_score_weight = desc->score_mode == VKATTN_SCORE_CONCAT ? (float)dc : 0.0f;
+    }
+done:
+    free(s), free(ds), free(dq), free(dk), free(dv);
+    return r;
+}

@@ -1,0 +1,388 @@
+/* keras.layers.MultiHeadAttention: the CPU reference backward
+ * (vkattn/reference_backward.h). The forward is recomputed in double as the
+ * forward reference composes it,
+ *   Q = xq Wq + bq, K = xk Wk + bk, V = xv Wv + bv      (then split into heads)
+ *   ctx_h = dropout(softmax(Q_h K_h^T / sqrt(key_dim), masks)) V_h
+ *   out = merge(ctx) Wo + bo
+ * keeping the weights and the dropout factors; the backward runs those steps
+ * in reverse. The query mask is folded into the attention mask as the
+ * forward does (its rows get zero weights, hence no gradient but the output
+ * bias's). */
+#include "reference/layer_grad.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "shape/mha_shape.h"
+
+static const char fn[] = "vkattn_reference_mha_backward";
+
+/* Every double tensor of one call; x* are inputs (B*T, width), *p the
+ * projections (B*T, H*d), *h those split into heads (B, H, T, d). */
+typedef struct scratch {
+    double *xq, *xk, *xv, *wq, *wk, *wv, *wo;
+    double *qp, *kp, *vp, *qh, *kh, *vh, *s, *ctx;
+    double *dout, *dctx, *dctxh, *ds, *dqh, *dkh, *dvh, *dqp, *dkp, *dvp;
+    double *dxq, *dxk, *dxv, *dwq, *dwk, *dwv, *dwo, *dbq, *dbk, *dbv, *dbo;
+    float *attn, *mask; /* the expanded attention mask; it combined with the query mask */
+} scratch;
+
+#define SCRATCH_DOUBLES(X)                                                                     \
+    X(xq) X(xk) X(xv) X(wq) X(wk) X(wv) X(wo) X(qp) X(kp) X(vp) X(qh) X(kh) X(vh) X(s) X(ctx) \
+    X(dout) X(dctx) X(dctxh) X(ds) X(dqh) X(dkh) X(dvh) X(dqp) X(dkp) X(dvp) X(dxq) X(dxk)     \
+    X(dxv) X(dwq) X(dwk) X(dwv) X(dwo) X(dbq) X(dbk) X(dbv) X(dbo)
+
+static void scratch_free(scratch *t)
+{
+#define FREE_ONE(name) free(t->name);
+    SCRATCH_DOUBLES(FREE_ONE)
+#undef FREE_ONE
+    free(t->attn), free(t->mask);
+}
+
+static vkattn_result scratch_alloc(const vka_mha_dims *d, const vka_mha_call *c, scratch *t)
+{
+    *t = (scratch){0};
+    const uint64_t scores = c->mask_per_head, out = c->output;
+    vka_mha_weight_counts wc;
+    vka_mha_weight_counts_of(d, &wc);
+    const struct {
+        double **p;
+        uint64_t n;
+    } all[] = {
+        {&t->xq, c->query}, {&t->xk, c->key}, {&t->xv, c->value},
+        {&t->wq, wc.query_kernel}, {&t->wk, wc.key_kernel}, {&t->wv, wc.value_kernel},
+        {&t->wo, wc.output_kernel}, {&t->qp, c->q_proj}, {&t->kp, c->k_proj},
+        {&t->vp, c->v_proj}, {&t->qh, c->q_proj}, {&t->kh, c->k_proj}, {&t->vh, c->v_proj},
+        {&t->s, scores}, {&t->ctx, c->context}, {&t->dout, out}, {&t->dctx, c->context},
+        {&t->dctxh, c->context}, {&t->ds, scores}, {&t->dqh, c->q_proj}, {&t->dkh, c->k_proj},
+        {&t->dvh, c->v_proj}, {&t->dqp, c->q_proj}, {&t->dkp, c->k_proj}, {&t->dvp, c->v_proj},
+        {&t->dxq, c->query}, {&t->dxk, c->key}, {&t->dxv, c->value},
+        {&t->dwq, wc.query_kernel}, {&t->dwk, wc.key_kernel}, {&t->dwv, wc.value_kernel},
+        {&t->dwo, wc.output_kernel}, {&t->dbq, wc.query_bias}, {&t->dbk, wc.key_bias},
+        {&t->dbv, wc.value_bias}, {&t->dbo, wc.output_bias},
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        vkattn_result r = vka_grad_alloc(fn, "scratch", all[i].n, all[i].p);
+        if (r) {
+            scratch_free(t);
+            return r;
+        }
+    }
+    return VKATTN_SUCCESS;
+}
+
+/* The forward's weight checks, plus: no bias gradient without biases, and
+ * grad_w is not w. */
+static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weights *w,
+                                   const vkattn_mha_weights *gw)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "w", w)) ||
+        (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
+        (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
+        (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
+        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)))
+        return r;
+    if (gw == w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
+                        fn);
+    if (d->use_bias)
+        return (r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
+                       (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
+                       (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
+                       (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias))
+                   ? r
+                   : VKATTN_SUCCESS;
+    const char *extra = !gw                ? NULL
+                        : gw->query_bias  ? "query_bias"
+                        : gw->key_bias    ? "key_bias"
+                        : gw->value_bias  ? "value_bias"
+                        : gw->output_bias ? "output_bias"
+                                          : NULL;
+    if (extra)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grad_w->%s is given but desc->no_bias is true (no biases)", fn, extra);
+    return VKATTN_SUCCESS;
+}
+
+/* The forward's io checks (io->output and io->scores ignored), grad_output,
+ * grad_key only with io->key, and no gradient overlapping anything else. */
+static vkattn_result check_io(const vka_mha_dims *d, const vka_mha_call *c,
+                              const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                              const float *grad_output, const vkattn_layer_host_grads *g,
+                              const vkattn_mha_weights *w, const vkattn_mha_weights *gw,
+                              vka_mask_layout *ml)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "grad_output", grad_output)) ||
+        (r = vka_ref_require_ptr(fn, "io", io)))
+        return r;
+    vkattn_layer_call cc = *call;
+    cc.return_attention_scores = false;
+    vkattn_layer_host_io h = *io;
+    h.output = (float *)grad_output; /* only tested for presence */
+    h.scores = NULL;
+    if ((r = vka_ref_layer_check_presence(fn, &cc, &h, d->key_width, d->value_width)))
+        return r;
+    if (!io->attention_mask && io->attention_mask_per_head)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
+                        fn);
+    if ((io->attention_mask || io->attention_mask_rank) &&
+        (r = vka_ref_mask_layout(fn, call, io, d->heads, true, ml)))
+        return r;
+    if (g && g->grad_key && !io->key)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
+                        "path's gradient is part of grads->grad_value)",
+                        fn);
+    vka_mha_weight_counts wc;
+    vka_mha_weight_counts_of(d, &wc);
+    const bool b = d->use_bias;
+    const vka_grad_span ins[] = {
+        {"io->query", io->query, c->query},
+        {"io->key", io->key, c->key},
+        {"io->value", io->value, c->value},
+        {"io->query_mask", io->query_mask, c->query_mask},
+        {"io->value_mask", io->value_mask, c->value_mask},
+        {"io->attention_mask", io->attention_mask, io->attention_mask ? ml->count : 0},
+        {"grad_output", grad_output, c->output},
+        {"w->query_kernel", w->query_kernel, wc.query_kernel},
+        {"w->key_kernel", w->key_kernel, wc.key_kernel},
+        {"w->value_kernel", w->value_kernel, wc.value_kernel},
+        {"w->output_kernel", w->output_kernel, wc.output_kernel},
+        {"w->query_bias", b ? w->query_bias : NULL, wc.query_bias},
+        {"w->key_bias", b ? w->key_bias : NULL, wc.key_bias},
+        {"w->value_bias", b ? w->value_bias : NULL, wc.value_bias},
+        {"w->output_bias", b ? w->output_bias : NULL, wc.output_bias},
+    };
+    const vkattn_mha_weights none = {0};
+    const vkattn_mha_weights *o = gw ? gw : &none;
+    const vka_grad_span outs[] = {
+        {"grads->grad_query", g ? g->grad_query : NULL, c->query},
+        {"grads->grad_key", g ? g->grad_key : NULL, c->key},
+        {"grads->grad_value", g ? g->grad_value : NULL, c->value},
+        {"grad_w->query_kernel", o->query_kernel, wc.query_kernel},
+        {"grad_w->key_kernel", o->key_kernel, wc.key_kernel},
+        {"grad_w->value_kernel", o->value_kernel, wc.value_kernel},
+        {"grad_w->output_kernel", o->output_kernel, wc.output_kernel},
+        {"grad_w->query_bias", o->query_bias, wc.query_bias},
+        {"grad_w->key_bias", o->key_bias, wc.key_bias},
+        {"grad_w->value_bias", o->value_bias, wc.value_bias},
+        {"grad_w->output_bias", o->output_bias, wc.output_bias},
+    };
+    return vka_grad_check_disjoint(fn, outs, sizeof outs / sizeof outs[0], ins,
+                                   sizeof ins / sizeof ins[0]);
+}
+
+/* (B, T, H*hd) <-> (B, H, T, hd) */
+static void split_heads(size_t batch, size_t seq, size_t heads, size_t hd, const double *src,
+                        double *dst)
+{
+    for (size_t b = 0; b < batch; b++)
+        for (size_t h = 0; h < heads; h++)
+            for (size_t t = 0; t < seq; t++)
+                memcpy(dst + ((b * heads + h) * seq + t) * hd,
+                       src + (b * seq + t) * heads * hd + h * hd, hd * sizeof(double));
+}
+
+static void merge_heads(size_t batch, size_t seq, size_t heads, size_t hd, const double *src,
+                        double *dst)
+{
+    for (size_t b = 0; b < batch; b++)
+        for (size_t h = 0; h < heads; h++)
+            for (size_t t = 0; t < seq; t++)
+                memcpy(dst + (b * seq + t) * heads * hd + h * hd,
+                       src + ((b * heads + h) * seq + t) * hd, hd * sizeof(double));
+}
+
+/* dst (rows, n) = x (rows, k) @ w (k, n) + bias (bias NULL = none) */
+static void dense(size_t rows, size_t k, size_t n, const double *x, const double *w,
+                  const float *bias, double *dst)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < n; j++)
+            dst[r * n + j] = bias ? bias[j] : 0.0;
+    vka_grad_matmul_acc(rows, n, k, x, false, w, false, dst);
+}
+
+/* The backward of dense: dx += dy w^T, dw += x^T dy, db += column sums of dy. */
+static void dense_backward(size_t rows, size_t k, size_t n, const double *x, const double *w,
+                           const double *dy, double *dx, double *dw, double *db)
+{
+    vka_grad_matmul_acc(rows, k, n, dy, false, w, true, dx);
+    vka_grad_matmul_acc(k, n, rows, x, true, dy, false, dw);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < n; j++)
+            db[j] += dy[r * n + j];
+}
+
+/* mask[b, h?, i, j] = attention mask (or 1) allowed && query_mask[b, i] allowed:
+ * the forward's combination (nonzero, NaN included, = may attend). */
+static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
+                         const float *query_mask, float *mask)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b < c->batch; b++)
+        for (uint32_t h = 0; h < mask_heads; h++)
+            for (uint32_t i = 0; i < c->tq; i++) {
+                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
+                for (uint32_t j = 0; j < c->tv; j++, n++)
+                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
+            }
+}
+
+static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
+                         const vkattn_mha_weights *w, const vkattn_layer_call *call,
+                         const vkattn_layer_host_io *io, const vka_mask_layout *ml,
+                         const float *grad_output, scratch *t, vka_grad_core_state *st)
+{
+    vkattn_result r;
+    const size_t B = c->batch, H = d->heads, tq = c->tq, tv = c->tv;
+    const size_t dk = d->key_dim, dv = d->value_dim, nq = B * tq, nkv = B * tv;
+    const bool bias = d->use_bias;
+    vka_mha_weight_counts wc;
+    vka_mha_weight_counts_of(d, &wc);
+    vka_grad_widen(io->query, c->query, t->xq);
+    vka_grad_widen(io->key ? io->key : io->value, c->key, t->xk);
+    vka_grad_widen(io->value, c->value, t->xv);
+    vka_grad_widen(w->query_kernel, wc.query_kernel, t->wq);
+    vka_grad_widen(w->key_kernel, wc.key_kernel, t->wk);
+    vka_grad_widen(w->value_kernel, wc.value_kernel, t->wv);
+    vka_grad_widen(w->output_kernel, wc.output_kernel, t->wo);
+
+    /* ---- forward */
+    dense(nq, d->query_dim, d->qk, t->xq, t->wq, bias ? w->query_bias : NULL, t->qp);
+    dense(nkv, d->key_width, d->qk, t->xk, t->wk, bias ? w->key_bias : NULL, t->kp);
+    dense(nkv, d->value_width, d->hv, t->xv, t->wv, bias ? w->value_bias : NULL, t->vp);
+    split_heads(B, tq, H, dk, t->qp, t->qh);
+    split_heads(B, tv, H, dk, t->kp, t->kh);
+    split_heads(B, tv, H, dv, t->vp, t->vh);
+    const double scale = 1.0 / sqrt((double)dk);
+    for (size_t bh = 0; bh < B * H; bh++)
+        for (size_t i = 0; i < tq; i++)
+            for (size_t j = 0; j < tv; j++) {
+                const double *qi = t->qh + (bh * tq + i) * dk, *kj = t->kh + (bh * tv + j) * dk;
+                double acc = 0.0;
+                for (size_t e = 0; e < dk; e++)
+                    acc += qi[e] * kj[e];
+                t->s[(bh * tq + i) * tv + j] = acc * scale;
+            }
+    const uint32_t mask_heads = ml->dims[1]; /* of the expanded mask: H or 1 */
+    const float *mask = t->attn;
+    if (io->query_mask) {
+        combine_mask(c, mask_heads, t->attn, io->query_mask, t->mask);
+        mask = t->mask;
+    }
+    const vkattn_broadcast stored = {.heads = mask_heads == 1};
+    vkattn_sdpa_params sp;
+    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, &sp);
+    const vka_grad_core core = {
+        .batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv, .dv = d->value_dim,
+        .mask = sp.mask, .value_mask = io->value_mask, .attention_mask = mask,
+        .dropout = {.batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv,
+                    .dropout = sp.dropout},
+    };
+    if ((r = vka_grad_core_forward(fn, &core, t->s, st)))
+        return r;
+    /* ctx (B, H, Tq, dv) = (weights * dropout) @ V, kept merged for Wo's gradient */
+    double *ctxh = t->dctxh; /* borrowed: dctxh is filled only later */
+    memset(ctxh, 0, c->context * sizeof(double));
+    for (size_t bh = 0; bh < B * H; bh++)
+        for (size_t i = 0; i < tq; i++) {
+            const size_t row = bh * tq + i;
+            for (size_t j = 0; j < tv; j++) {
+                const double p = st->p[row * tv + j] * (st->drop ? st->drop[row * tv + j] : 1.0);
+                for (size_t e = 0; e < dv; e++)
+                    ctxh[row * dv + e] += p * t->vh[(bh * tv + j) * dv + e];
+            }
+        }
+    merge_heads(B, tq, H, dv, ctxh, t->ctx);
+
+    /* ---- backward */
+    vka_grad_widen(grad_output, c->output, t->dout);
+    dense_backward(nq, d->hv, d->output_dim, t->ctx, t->wo, t->dout, t->dctx, t->dwo, t->dbo);
+    split_heads(B, tq, H, dv, t->dctx, t->dctxh);
+    vka_grad_core_backward(&core, st, t->vh, t->dctxh, t->ds, t->dvh);
+    for (size_t bh = 0; bh < B * H; bh++)
+        for (size_t i = 0; i < tq; i++)
+            for (size_t j = 0; j < tv; j++) {
+                const double g = t->ds[(bh * tq + i) * tv + j] * scale;
+                if (g == 0.0)
+                    continue;
+                const size_t qo = (bh * tq + i) * dk, ko = (bh * tv + j) * dk;
+                for (size_t e = 0; e < dk; e++) {
+                    t->dqh[qo + e] += g * t->kh[ko + e];
+                    t->dkh[ko + e] += g * t->qh[qo + e];
+                }
+            }
+    merge_heads(B, tq, H, dk, t->dqh, t->dqp);
+    merge_heads(B, tv, H, dk, t->dkh, t->dkp);
+    merge_heads(B, tv, H, dv, t->dvh, t->dvp);
+    dense_backward(nq, d->query_dim, d->qk, t->xq, t->wq, t->dqp, t->dxq, t->dwq, t->dbq);
+    dense_backward(nkv, d->key_width, d->qk, t->xk, t->wk, t->dkp, t->dxk, t->dwk, t->dbk);
+    dense_backward(nkv, d->value_width, d->hv, t->xv, t->wv, t->dvp, t->dxv, t->dwv, t->dbv);
+    if (!io->key) /* key = value: both paths reach the value */
+        for (size_t i = 0; i < c->value; i++)
+            t->dxv[i] += t->dxk[i];
+    return VKATTN_SUCCESS;
+}
+
+static void store(const vka_mha_dims *d, const vka_mha_call *c, const scratch *t,
+                  const vkattn_layer_host_grads *g, vkattn_mha_weights *gw)
+{
+    if (g) {
+        vka_grad_store(t->dxq, c->query, g->grad_query);
+        vka_grad_store(t->dxk, c->key, g->grad_key);
+        vka_grad_store(t->dxv, c->value, g->grad_value);
+    }
+    if (!gw)
+        return;
+    vka_mha_weight_counts wc;
+    vka_mha_weight_counts_of(d, &wc);
+    vka_grad_store(t->dwq, wc.query_kernel, gw->query_kernel);
+    vka_grad_store(t->dwk, wc.key_kernel, gw->key_kernel);
+    vka_grad_store(t->dwv, wc.value_kernel, gw->value_kernel);
+    vka_grad_store(t->dwo, wc.output_kernel, gw->output_kernel);
+    vka_grad_store(t->dbq, wc.query_bias, gw->query_bias);
+    vka_grad_store(t->dbk, wc.key_bias, gw->key_bias);
+    vka_grad_store(t->dbv, wc.value_bias, gw->value_bias);
+    vka_grad_store(t->dbo, wc.output_bias, gw->output_bias);
+}
+
+vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
+                                            const vkattn_mha_weights *w,
+                                            const vkattn_layer_call *call,
+                                            const vkattn_layer_host_io *io,
+                                            const float *grad_output,
+                                            const vkattn_layer_host_grads *grads,
+                                            vkattn_mha_weights *grad_w)
+{
+    vkattn_result r;
+    vka_mha_dims d;
+    vka_mha_call c;
+    vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
+    if ((r = vka_mha_resolve_desc(NULL, fn, desc, &d)) || (r = check_weights(&d, w, grad_w)) ||
+        (r = vka_mha_resolve_call(NULL, fn, &d, call, &c)) ||
+        (r = check_io(&d, &c, call, io, grad_output, grads, w, grad_w, &ml)))
+        return r;
+    scratch t;
+    vka_grad_core_state st = {0};
+    if ((r = scratch_alloc(&d, &c, &t)))
+        return r;
+    const uint64_t mask_count = ml.dims[1] > 1 ? c.mask_per_head : c.mask_shared;
+    if (io->attention_mask && (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &t.attn)))
+        goto done;
+    if (io->query_mask && (r = vka_ref_layer_alloc(fn, "the combined mask", mask_count, &t.mask)))
+        goto done;
+    if ((r = run(&d, &c, w, call, io, &ml, grad_output, &t, &st)))
+        goto done;
+    store(&d, &c, &t, grads, grad_w);
+done:
+    vka_grad_core_state_free(&st);
+    scratch_free(&t);
+    return r;
+}
