@@ -10,6 +10,7 @@
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 typedef struct heads_push {
@@ -49,8 +50,10 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
                         "%s: the tensors (%llu elements) do not fit the kernel's 32-bit indexing",
                         caller, (unsigned long long)full);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->in, split ? full : *count, caller, "io->in")) ||
-        (r = vka_tensor_check(ctx, io->out, split ? *count : full, caller, "io->out")))
+    if ((r = vka_tensor_check_types(ctx, io->in, split ? full : *count, caller, "io->in",
+                                    VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, io->out, split ? *count : full, caller, "io->out",
+                                    VKA_DTYPES_F32_F16)))
         return r;
     if (io->in == io->out)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -109,14 +112,27 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         .seq_all = seq_all,
         .t0 = t0,
     };
+    /* f16 tensors go through f32 scratch (ops/half_stage.h). A merge into rows
+     * [t0, t0 + seq) of a longer sequence keeps the other rows of an f16 out:
+     * they are converted into the scratch first. */
+    const uint64_t full = count / params->seq * seq_all;
+    const uint64_t n_in = split ? full : count, n_out = split ? count : full;
+    vkattn_tensor *in, *out;
+    vkattn_result r2;
+    if ((r2 = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, n_in, &in)) ||
+        (r2 = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, n_out,
+                                !split && seq_all != params->seq, &out)))
+        return r2;
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->in, false), vka_bind_tensor(io->out, true)},
+        .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},
         .push = &push,
         .groups = {(uint32_t)groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    if ((r2 = vka_record_dispatch(ctx, cmd, &d)))
+        return r2;
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, n_out);
 }
 
 vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,

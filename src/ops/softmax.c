@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/broadcast.h"
 #include "core/check.h"
@@ -17,6 +18,7 @@
 #include "vk/pack.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
@@ -175,7 +177,12 @@ static vkattn_result check_operand(vkattn_context *ctx, const char *caller, cons
                         "%s: io->%s is NULL but params->%s is set", caller, name, flag);
     char what[32];
     snprintf(what, sizeof what, "io->%s", name);
-    vkattn_result r = vka_tensor_check(ctx, t, count, caller, what);
+    /* the bias may be f16; the masks are f32 only */
+    const bool is_bias = strcmp(name, "bias") == 0;
+    vkattn_result r = is_bias ? VKATTN_SUCCESS : vka_f16_require_f32(ctx, t, caller, what);
+    if (r == VKATTN_SUCCESS)
+        r = vka_tensor_check_types(ctx, t, count, caller, what,
+                                   is_bias ? VKA_DTYPES_F32_F16 : VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
     if (r != VKATTN_SUCCESS)
         return r;
     if (t == out)
@@ -216,8 +223,10 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                         "%s: scores (%llu elements) do not fit the kernel's 32-bit indexing",
                         caller, (unsigned long long)d->total);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->scores, d->total, caller, "io->scores")) ||
-        (r = vka_tensor_check(ctx, io->out, d->total, caller, "io->out")))
+    if ((r = vka_tensor_check_types(ctx, io->scores, d->total, caller, "io->scores",
+                                    VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, io->out, d->total, caller, "io->out",
+                                    VKA_DTYPES_F32_F16)))
         return r;
     const vkattn_mask_params *m = &p->mask;
     /* no more than the scores, so neither count overflows */
@@ -234,6 +243,15 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                            io->out)))
         return r;
     return VKATTN_SUCCESS;
+}
+
+/* Elements of the bias the kernel reads (0 without one). */
+static uint64_t bias_count(const vkattn_softmax_params *p, const softmax_dims *d)
+{
+    uint64_t n = 0;
+    if (p->mask.has_bias)
+        vka_bcast_count(p->mask.bias_broadcast, p->batch, d->heads, p->tq, p->tv, &n);
+    return n;
 }
 
 /* Spreads the workgroups over x and y: B*H*Tq rows can exceed the 65535 that
@@ -281,7 +299,12 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, shape.g) + 64,
                                    "params->tv")))
         return r;
-    const bool in_place = io->out == io->scores;
+    /* f16 scores, bias and out go through f32 scratch (ops/half_stage.h): the
+     * kernel below sees f32 tensors only. With f16 scores and out, the
+     * scores' scratch is normalised in place and then rounded into out. */
+    vkattn_tensor *scores = io->scores, *bias = io->bias, *out = io->out;
+    const bool both16 = io->scores->dtype == VKATTN_DTYPE_F16 && io->out->dtype == VKATTN_DTYPE_F16;
+    const bool in_place = io->out == io->scores || both16;
     const bool packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
     if (packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
@@ -321,14 +344,31 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .kernel = &kernel,
         /* In place the scores are read through the written out binding (a
          * binding is read-only or written per dispatch); binding 0 is unused. */
-        .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false),
-                     vka_bind_optional(ctx, io->bias), vka_bind_optional(ctx, io->value_mask),
-                     vka_bind_optional(ctx, io->mask), vka_bind_tensor(io->out, true)},
         .push = &push,
         .caller = caller,
     };
+    if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+        return r;
+    push.groups_x = d.groups[0];
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->scores, dims.total,
+                              &scores)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->bias,
+                              bias_count(params, &dims), &bias)))
+        return r;
+    if (both16)
+        out = scores;
+    else if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, io->out, dims.total,
+                                    false, &out)))
+        return r;
+    /* In place the scores are read through the written out binding (a
+     * binding is read-only or written per dispatch); binding 0 is unused. */
+    d.bindings[0] = in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(scores, false);
+    d.bindings[1] = vka_bind_optional(ctx, bias);
+    d.bindings[2] = vka_bind_optional(ctx, io->value_mask);
+    d.bindings[3] = vka_bind_optional(ctx, io->mask);
+    d.bindings[4] = vka_bind_tensor(out, true);
     if (packed) {
-        vkattn_tensor *const side[3] = {io->bias, io->value_mask, io->mask};
+        vkattn_tensor *const side[3] = {bias, io->value_mask, io->mask};
         vka_packed pk;
         if ((r = vka_pack_inputs(ctx, cmd, caller, side, 3, &pk)))
             return r;
@@ -336,10 +376,9 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         d.bindings[1] = pk.binding;
         d.bindings[2] = d.bindings[4];
     }
-    if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
-    push.groups_x = d.groups[0];
-    return vka_record_dispatch(ctx, cmd, &d);
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, dims.total);
 }
 
 vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
