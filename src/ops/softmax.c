@@ -299,22 +299,30 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, shape.g) + 64,
                                    "params->tv")))
         return r;
-    /* f16 scores, bias and out go through f32 scratch (ops/half_stage.h): the
-     * kernel below sees f32 tensors only. With f16 scores and out, the
-     * scores' scratch is normalised in place and then rounded into out. */
-    vkattn_tensor *scores = io->scores, *bias = io->bias, *out = io->out;
-    const bool both16 = io->scores->dtype == VKATTN_DTYPE_F16 && io->out->dtype == VKATTN_DTYPE_F16;
-    const bool in_place = io->out == io->scores || both16;
     const bool packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
     if (packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the softmax kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
                         caller, SOFTMAX_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
+    /* f16 tensors: with 16-bit storage and 5 bindings, softmax_f16 reads and
+     * writes them as float16_t. Otherwise f16 scores (and, with 5 bindings,
+     * bias) are read as packed halves, an f16 bias to be packed is converted
+     * to f32 scratch first (the pack is f32), and an f16 out is written as f32
+     * scratch and then rounded into out (ops/half_stage.h), so no two
+     * invocations ever write one word. */
+    const bool s16 = io->scores->dtype == VKATTN_DTYPE_F16;
+    const bool b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
+    const bool o16 = io->out->dtype == VKATTN_DTYPE_F16;
+    const bool native16 = (s16 || b16 || o16) && !packed && ctx->info.storage_buffer_16bit;
+    const bool out_via_f32 = o16 && !native16;
+    const bool in_place = io->out == io->scores && !out_via_f32;
     vka_kernel kernel = {
-        .name = packed ? "softmax_packed" : "softmax",
-        .code = packed ? vka_spv_softmax_packed : vka_spv_softmax,
-        .code_size = packed ? vka_spv_softmax_packed_size : vka_spv_softmax_size,
+        .name = packed ? "softmax_packed" : native16 ? "softmax_f16" : "softmax",
+        .code = packed ? vka_spv_softmax_packed : native16 ? vka_spv_softmax_f16 : vka_spv_softmax,
+        .code_size = packed     ? vka_spv_softmax_packed_size
+                     : native16 ? vka_spv_softmax_f16_size
+                                : vka_spv_softmax_size,
         .n_bindings = packed ? SOFTMAX_PACKED_BINDINGS : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
         .n_spec = VKA_SOFTMAX_N_SPEC,
@@ -326,6 +334,9 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
             [VKA_SOFTMAX_SPEC_HAS_BIAS] = m->has_bias,
             [VKA_SOFTMAX_SPEC_HAS_VMASK] = m->has_value_mask,
             [VKA_SOFTMAX_SPEC_HAS_MASK] = m->has_mask,
+            [VKA_SOFTMAX_SPEC_SCORES_F16] = s16,
+            [VKA_SOFTMAX_SPEC_BIAS_F16] = b16 && !packed,
+            [VKA_SOFTMAX_SPEC_OUT_F16] = o16 && native16,
         },
     };
     const uint64_t rows = dims.total / params->tv;
@@ -350,19 +361,16 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
         return r;
     push.groups_x = d.groups[0];
-    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->scores, dims.total,
-                              &scores)) ||
-        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->bias,
-                              bias_count(params, &dims), &bias)))
-        return r;
-    if (both16)
-        out = scores;
-    else if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, io->out, dims.total,
-                                    false, &out)))
+    vkattn_tensor *bias = io->bias, *out = io->out;
+    if ((packed && b16 &&
+         (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->bias,
+                               bias_count(params, &dims), &bias))) ||
+        (out_via_f32 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out,
+                                               dims.total, false, &out))))
         return r;
     /* In place the scores are read through the written out binding (a
      * binding is read-only or written per dispatch); binding 0 is unused. */
-    d.bindings[0] = in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(scores, false);
+    d.bindings[0] = in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false);
     d.bindings[1] = vka_bind_optional(ctx, bias);
     d.bindings[2] = vka_bind_optional(ctx, io->value_mask);
     d.bindings[3] = vka_bind_optional(ctx, io->mask);

@@ -16,8 +16,10 @@
  * Shapes: odd sizes, batch 1, Tq != Tv; softmax with bias (either type),
  * value mask, mask, causal and broadcasts. Bad inputs: f16 masks are
  * INVALID_ARGUMENT naming the tensor and both types. Run under the default
- * profile (16-bit storage on lavapipe) and mobile-min (packed halves, 4
- * storage buffers: the softmax packs its side inputs). */
+ * profile (16-bit storage on lavapipe: float16_t kernels), mobile-min (packed
+ * halves, 4 storage buffers: the softmax packs its side inputs) and on an
+ * app's imported device (no 16-bit storage, the device's limits). */
+#include "app_device.h"
 #include "harness.h"
 
 #include <vkattn/half.h>
@@ -416,6 +418,36 @@ static void test_reference_rounding(void **state)
     free(r16);
 }
 
+/* A context on an app's device: vkattn enables no 16-bit storage there, and
+ * the limits are the device's, so f16 is read as packed halves by the
+ * 5-binding kernels (softmax.comp) rather than the 4-binding ones. */
+static ad_app app;
+static vkattn_context *own;
+
+static int setup_app(void **state)
+{
+    *state = NULL;
+    if (th_setup(state) != 0 || !*state)
+        return 0; /* skipped, as th_setup's tests are */
+    own = *state;
+    ad_open(own, false, &app);
+    vkattn_context_info info;
+    TH_OK(app.ctx, vkattn_context_get_info(app.ctx, &info));
+    assert_false(info.storage_buffer_16bit);
+    *state = app.ctx;
+    return 0;
+}
+
+static int teardown_app(void **state)
+{
+    if (!own)
+        return 0;
+    ad_close(&app);
+    *state = own;
+    own = NULL;
+    return th_teardown(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +456,8 @@ int main(void)
         cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_reference_rounding),
     };
     int failed = cmocka_run_group_tests_name("f16 ops", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("f16 ops, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    failed += cmocka_run_group_tests_name("f16 ops, mobile-min", tests, th_setup_mobile,
+                                          th_teardown);
+    return failed + cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
+                                                setup_app, teardown_app);
 }
