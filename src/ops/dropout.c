@@ -94,32 +94,39 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
     dropout_push push = make_push(params, count);
     if (!push.apply && io->in == io->out)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
-    /* f16 tensors go through f32 scratch (ops/half_stage.h); with f16 in and
-     * out the input's scratch is dropped in place and then rounded into out.
-     * The f32 product is what the f32 op computes, so the same elements are
-     * kept and each kept value is the f32 result rounded once to f16. */
-    vkattn_tensor *in, *out;
-    const bool both16 = io->in->dtype == VKATTN_DTYPE_F16 && io->out->dtype == VKATTN_DTYPE_F16;
-    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, count, &in)))
-        return r;
-    if (both16)
-        out = in;
-    else if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, count,
-                                    false, &out)))
-        return r;
+    /* f16 tensors: with 16-bit storage dropout_f16.comp reads and writes them
+     * as float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
+     * packed halves are never written by this kernel): with f16 in and out
+     * the input's scratch is dropped in place and then rounded into out.
+     * Either way the product is the f32 op's, so the same elements are kept
+     * and each kept value is the f32 result rounded once to f16. */
+    const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
+    const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
+    vkattn_tensor *in = io->in, *out = io->out;
+    if (!native16) {
+        if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, count, &in)))
+            return r;
+        if (in16 && out16)
+            out = in;
+        else if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, count,
+                                        false, &out)))
+            return r;
+    }
     const bool in_place = in == out;
 
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total_quads, MAX_GROUPS);
     vka_kernel kernel = {
-        .name = "dropout",
-        .code = vka_spv_dropout,
-        .code_size = vka_spv_dropout_size,
+        .name = native16 ? "dropout_f16" : "dropout",
+        .code = native16 ? vka_spv_dropout_f16 : vka_spv_dropout,
+        .code_size = native16 ? vka_spv_dropout_f16_size : vka_spv_dropout_size,
         .n_bindings = 2,
         .push_size = sizeof(dropout_push),
         .n_spec = VKA_DROPOUT_N_SPEC,
         .spec = {
             [VKA_DROPOUT_SPEC_WG] = grid.threads,
             [VKA_DROPOUT_SPEC_IN_PLACE] = in_place,
+            [VKA_DROPOUT_SPEC_IN_F16] = native16 && in16,
+            [VKA_DROPOUT_SPEC_OUT_F16] = native16 && out16,
         },
     };
     vka_dispatch d = {

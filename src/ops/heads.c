@@ -112,17 +112,27 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         .seq_all = seq_all,
         .t0 = t0,
     };
-    /* f16 tensors go through f32 scratch (ops/half_stage.h). A merge into rows
-     * [t0, t0 + seq) of a longer sequence keeps the other rows of an f16 out:
-     * they are converted into the scratch first. */
+    /* f16 tensors: with 16-bit storage heads_f16.comp reads and writes them as
+     * float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
+     * this kernel never writes packed halves). A merge into rows [t0, t0 +
+     * seq) of a longer sequence keeps the other rows of an f16 out: they are
+     * converted into the scratch first. */
     const uint64_t full = count / params->seq * seq_all;
     const uint64_t n_in = split ? full : count, n_out = split ? count : full;
-    vkattn_tensor *in, *out;
+    const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
+    const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
+    vkattn_tensor *in = io->in, *out = io->out;
     vkattn_result r2;
-    if ((r2 = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, n_in, &in)) ||
-        (r2 = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, n_out,
-                                !split && seq_all != params->seq, &out)))
+    if (!native16 &&
+        ((r2 = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, n_in, &in)) ||
+         (r2 = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, n_out,
+                                 !split && seq_all != params->seq, &out))))
         return r2;
+    kernel.name = native16 ? (split ? "heads_f16 (split)" : "heads_f16 (merge)") : kernel.name;
+    kernel.code = native16 ? vka_spv_heads_f16 : kernel.code;
+    kernel.code_size = native16 ? vka_spv_heads_f16_size : kernel.code_size;
+    kernel.spec[VKA_HEADS_SPEC_IN_F16] = native16 && in16;
+    kernel.spec[VKA_HEADS_SPEC_OUT_F16] = native16 && out16;
     vka_dispatch d = {
         .kernel = &kernel,
         .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},
