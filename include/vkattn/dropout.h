@@ -25,8 +25,9 @@
  * f32 -> f16 conversion: within ulp16 (one f16 ulp, 2^-10 of its binade) of
  * vkattn_reference_dropout_typed with an f32 out, equal to the typed
  * reference with an f16 out on devices that round to nearest even
- * (lavapipe). f16 tensors pass through f32 scratch (one conversion pass each;
- * docs/SEMANTICS.md, "Half precision").
+ * (lavapipe). With storageBuffer16BitAccess the kernel reads and writes f16
+ * as float16_t; without it f16 tensors pass through f32 scratch (one
+ * conversion pass each; docs/SEMANTICS.md, "Half precision").
  *
  * Recording contract: as in vkattn/matmul.h.
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params, io or tensor;
