@@ -1,6 +1,7 @@
 /* Inverted dropout: argument checks, the host side of the Philox stream
  * (threshold, offset mix, scale: from core/dropout_host.h, as the CPU
- * reference computes them) and the dispatch of shaders/dropout.comp. */
+ * reference computes them) and the dispatch of shaders/dropout.comp (or
+ * dropout_f16.comp for f16 tensors with 16-bit storage). */
 #include "vkattn/dropout.h"
 
 #include "core/check.h"

@@ -1,5 +1,6 @@
 /* Head split and merge: argument checks and the dispatch of shaders/heads.comp
- * (one shader, a specialization constant picks the direction). */
+ * (a specialization constant picks the direction), or heads_f16.comp for f16
+ * tensors with 16-bit storage. */
 #include "vkattn/heads.h"
 #include "ops/heads_rows.h"
 

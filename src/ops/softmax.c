@@ -1,8 +1,9 @@
 /* Masked softmax: argument checks, the choice of workgroup shape and path from
  * the device's limits, the overflow-free logit scaling, and the dispatch of
- * shaders/softmax.comp, or of shaders/softmax_packed.comp on devices with
- * fewer than 5 storage buffers per stage (both are
- * shaders/common/softmax_body.glsl, whose header explains the algorithm). */
+ * shaders/softmax.comp, of shaders/softmax_packed.comp on devices with
+ * fewer than 5 storage buffers per stage, or of shaders/softmax_f16.comp for
+ * f16 tensors with 16-bit storage (all are shaders/common/softmax_body.glsl,
+ * whose header explains the algorithm). */
 #include "vkattn/softmax.h"
 
 #include <math.h>
@@ -353,8 +354,6 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     logit_scaling(vka_default_f32(params->scale, 1.0f), m->has_bias, &push);
     vka_dispatch d = {
         .kernel = &kernel,
-        /* In place the scores are read through the written out binding (a
-         * binding is read-only or written per dispatch); binding 0 is unused. */
         .push = &push,
         .caller = caller,
     };
