@@ -1,19 +1,11 @@
 #version 450
-// Inverted dropout of a (B, H, Tq, Tv) tensor with the Philox stream of
-// docs/SEMANTICS.md. One Philox block gives the decisions for four consecutive keys
-// j = 4c .. 4c+3 of one row (its counter is j / 4), so each invocation owns
-// such a quad: no Philox word is computed twice. Rows are padded to whole
-// quads only in the index space; the tail quad of a row (Tv % 4 != 0) skips
-// the missing keys. A grid-stride loop lets the host cap the group count (big
-// per-invocation work suits lavapipe; a GPU still gets >= 1M invocations).
+// Inverted dropout of f32 tensors; the kernel: common/dropout_body.glsl.
+// Devices with 16-bit storage run dropout_f16.comp for f16 tensors.
 #extension GL_GOOGLE_include_directive : require
 #include "dropout_iface.h"
 
-#include "philox.glsl"
-
 // specialization constants: ids and meanings in dropout_iface.h
 layout(local_size_x_id = VKA_DROPOUT_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
-
 // IN_PLACE: the host binds the dummy at binding 0 and the shader reads `dst`
 // itself, so no buffer is bound twice in one dispatch.
 layout(constant_id = VKA_DROPOUT_SPEC_IN_PLACE) const bool IN_PLACE = false;
@@ -24,29 +16,6 @@ layout(std430, binding = 1) buffer OutBuf { float dst[]; };
 layout(push_constant) uniform Push { VKA_DROPOUT_PUSH } p;
 
 float load(uint idx) { return IN_PLACE ? dst[idx] : src[idx]; }
+#define VKA_STORE(i, v) dst[i] = (v)
 
-void main()
-{
-    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint q = gl_GlobalInvocationID.x; q < p.total_quads; q += stride) {
-        const uint row = q / p.quads_per_row;  // (b * H + h) * Tq + i
-        const uint jq = q - row * p.quads_per_row;
-        const uint j0 = jq * 4u;
-        const uint n = min(4u, p.tv - j0);
-        const uint base = row * p.tv + j0;
-        if (p.apply == 0u) {
-            for (uint t = 0u; t < n; t++)
-                dst[base + t] = load(base + t);
-            continue;
-        }
-        const uint bh = row / p.tq;
-        const uint i = row - bh * p.tq;
-        // the counter of dropout_keep() in philox.glsl, shared by the quad
-        const uvec4 x = philox4x32_10(uvec4(jq, i, bh, p.offset_mix), uvec2(p.seed_lo, p.seed_hi));
-        for (uint t = 0u; t < n; t++) {
-            const bool keep = (x[t] >> 8u) >= p.threshold;
-            // select, not multiply by 0: a dropped NaN or inf becomes exactly +0
-            dst[base + t] = keep ? load(base + t) * p.scale : 0.0;
-        }
-    }
-}
+#include "dropout_body.glsl"

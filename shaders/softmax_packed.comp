@@ -3,17 +3,27 @@
 // minimum): bias, value mask and explicit mask are copied by the host into
 // one pack buffer (src/vk/pack.h) and read at the element offsets
 // p.bias_off, p.vmask_off, p.mask_off. 3 bindings. The kernel and its
-// algorithm: shaders/common/softmax_body.glsl.
+// algorithm: shaders/common/softmax_body.glsl. f16 scores are read as halves
+// packed two per word (SCORES_F16); the pack and the output are f32.
 #extension GL_GOOGLE_include_directive : require
 
 layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
+layout(std430, binding = 0) readonly buffer ScoreBufW { uint scores_w[]; };
 layout(std430, binding = 1) readonly buffer SideBuf { float side[]; };
 // Not writeonly: the IN_PLACE variant reads the scores from here.
 layout(std430, binding = 2) buffer OutBuf { float outv[]; };
 
-#define VKA_SCORE(i) scores[i]
+// element i of an array of halves packed two per word, low half first
+float half_at(uint word, uint i)
+{
+    vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0 ? v.y : v.x;
+}
+
+#define VKA_SCORE(i) (SCORES_F16 ? half_at(scores_w[(i) >> 1], i) : scores[i])
 #define VKA_BIAS(i) side[i]
 #define VKA_VMASK(i) side[i]
 #define VKA_MASK(i) side[i]
-#define VKA_OUT outv
+#define VKA_OUT_LOAD(i) outv[i]
+#define VKA_OUT_STORE(i, v) outv[i] = (v)
 #include "softmax_body.glsl"

@@ -21,6 +21,13 @@
  * the double reference, max|S - ref| / max|ref| <= 1e-5 in the tests, including
  * inputs with |q + k| up to 100.
  *
+ * Half precision: q, k, scale and scores may each be f16 or f32. f16 inputs
+ * are read exactly (through f32 scratch), the arithmetic is the fp32 above,
+ * and an f16 S is each fp32 score rounded once. Bound per element against
+ * vkattn_reference_additive_typed with an f32 out (the exact result of the
+ * stored inputs): |S - ref| <= ulp16(ref) + 1e-5 max|ref|, ulp16 = the f16
+ * spacing at |ref| (2^-10 relative; 0 for an f32 S).
+ *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); q, k
  * and scale are read, scores is written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
  * with VK_ACCESS_SHADER_WRITE_BIT. `*_run` records into the context's one-shot

@@ -18,6 +18,17 @@
  * *_run (submits and waits). Advance dropout.offset per training step, or
  * every step draws the same mask.
  *
+ * Half precision: in and out may each be f16 or f32 (vkattn/tensor.h); in
+ * place they are one tensor. The same elements are kept as in f32 (the mask
+ * does not depend on the type); a kept value is in (exact) times the f32
+ * scale in f32, and an f16 out gets that product rounded once by the device's
+ * f32 -> f16 conversion: within ulp16 (one f16 ulp, 2^-10 of its binade) of
+ * vkattn_reference_dropout_typed with an f32 out, equal to the typed
+ * reference with an f16 out on devices that round to nearest even
+ * (lavapipe). With storageBuffer16BitAccess the kernel reads and writes f16
+ * as float16_t; without it f16 tensors pass through f32 scratch (one
+ * conversion pass each; docs/SEMANTICS.md, "Half precision").
+ *
  * Recording contract: as in vkattn/matmul.h.
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params, io or tensor;
  * a zero batch, tq or tv; rate outside [0, 1] or NaN; a tensor smaller than

@@ -115,6 +115,47 @@ VKATTN_API vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params
 VKATTN_API vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p,
                                                        uint8_t *keep);
 
+/* Typed variants of softmax, additive, heads and dropout for f16 host arrays
+ * (an f16 array holds uint16_t bit patterns, vkattn/dtype.h; `types` NULL =
+ * all f32), the references of the f16 GPU ops. f16 inputs are taken as their
+ * exact values and the computation is the f32 function's (double, except
+ * dropout's single f32 multiply); an f16 output gets the result rounded once
+ * to nearest even (beyond 65504: +-inf; NaN stays NaN). Masks (value_mask,
+ * mask) are f32 only; a softmax bias may be either type. Dropout and heads may
+ * mix types (f16 in, f32 out and the reverse); dropout in place needs equal
+ * types. INVALID_ARGUMENT also for an unknown dtype. */
+typedef struct vkattn_softmax_dtypes {
+    vkattn_dtype scores, bias, out;
+} vkattn_softmax_dtypes;
+typedef struct vkattn_additive_dtypes {
+    vkattn_dtype q, k, scale, scores;
+} vkattn_additive_dtypes;
+/* One input and one output (dropout, heads). */
+typedef struct vkattn_io_dtypes {
+    vkattn_dtype in, out;
+} vkattn_io_dtypes;
+
+VKATTN_API vkattn_result vkattn_reference_softmax_typed(const vkattn_softmax_params *p,
+                                                        const vkattn_softmax_dtypes *types,
+                                                        const void *scores, const void *bias,
+                                                        const float *value_mask,
+                                                        const float *mask, void *out);
+VKATTN_API vkattn_result vkattn_reference_additive_typed(const vkattn_additive_params *p,
+                                                         const vkattn_additive_dtypes *types,
+                                                         const void *q, const void *k,
+                                                         const void *scale_vec, void *scores);
+VKATTN_API vkattn_result vkattn_reference_heads_split_typed(const vkattn_heads_params *p,
+                                                            const vkattn_io_dtypes *types,
+                                                            const void *in, void *out);
+VKATTN_API vkattn_result vkattn_reference_heads_merge_typed(const vkattn_heads_params *p,
+                                                            const vkattn_io_dtypes *types,
+                                                            const void *in, void *out);
+/* Kept elements: in (as f32) times the f32 scale, in f32, then stored (an
+ * f16 out rounds that product once); the same elements as the f32 op. */
+VKATTN_API vkattn_result vkattn_reference_dropout_typed(const vkattn_dropout_op_params *p,
+                                                        const vkattn_io_dtypes *types,
+                                                        const void *in, void *out);
+
 /* Scaled dot-product attention, one query row at a time:
  *   W = softmax(Q K^T * scale + bias, masks)    as vkattn_reference_softmax, masked
  *                                               rows per mask.masked_row

@@ -1,4 +1,5 @@
-/* shaders/dropout.comp <-> src/ops/dropout.c (see iface.h). */
+/* shaders/dropout.comp and dropout_f16.comp (common/dropout_body.glsl) <->
+ * src/ops/dropout.c (see iface.h). */
 #ifndef VKA_DROPOUT_IFACE_H
 #define VKA_DROPOUT_IFACE_H
 
@@ -6,7 +7,9 @@
 
 #define VKA_DROPOUT_SPEC_WG 0       /* local_size_x */
 #define VKA_DROPOUT_SPEC_IN_PLACE 1 /* bool: the input is the out binding */
-#define VKA_DROPOUT_N_SPEC 2
+#define VKA_DROPOUT_SPEC_IN_F16 2   /* bool: f16 input (dropout_f16.comp only) */
+#define VKA_DROPOUT_SPEC_OUT_F16 3  /* bool: f16 output (dropout_f16.comp only) */
+#define VKA_DROPOUT_N_SPEC 4
 
 /* The Philox numbers come from core/dropout_host.h. */
 #define VKA_DROPOUT_PUSH                                                       \

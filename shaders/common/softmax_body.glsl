@@ -1,9 +1,15 @@
 // The masked softmax kernel, shared by shaders/softmax.comp (one binding per
-// operand) and shaders/softmax_packed.comp (bias, value mask and explicit mask
-// packed behind one binding, for devices with 4 storage buffers per stage).
+// operand), shaders/softmax_packed.comp (bias, value mask and explicit mask
+// packed behind one binding, for devices with 4 storage buffers per stage)
+// and shaders/softmax_f16.comp (16-bit storage: f16 scores, bias and out).
 // Include after #version, the bindings, and these macros:
-//   VKA_SCORE(i)  VKA_OUT  the scores (unused IN_PLACE) and the output array
+//   VKA_SCORE(i)  element i of the scores as float (unused IN_PLACE)
+//   VKA_OUT_LOAD(i)  VKA_OUT_STORE(i, v)  the output array, as float
 //   VKA_BIAS(i)  VKA_VMASK(i)  VKA_MASK(i)  element i of each side input
+// They may use the f16 specialization constants declared below. Each output
+// element is stored by one invocation (packed halves are never written here:
+// the host sends an f16 out through f32 scratch where 16-bit storage is
+// missing, src/ops/softmax.c).
 // Both read the push block below; the packed one uses its *_off fields.
 //
 // Masked softmax over the last axis of scores (B, H, Tq, Tv), as
@@ -66,6 +72,9 @@ layout(constant_id = VKA_SOFTMAX_SPEC_IN_PLACE) const bool IN_PLACE = false;
 layout(constant_id = VKA_SOFTMAX_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
 layout(constant_id = VKA_SOFTMAX_SPEC_HAS_VMASK) const bool HAS_VMASK = false;
 layout(constant_id = VKA_SOFTMAX_SPEC_HAS_MASK) const bool HAS_MASK = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_SCORES_F16) const bool SCORES_F16 = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_BIAS_F16) const bool BIAS_F16 = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_OUT_F16) const bool OUT_F16 = false;
 layout(local_size_x_id = VKA_SOFTMAX_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 const uint ROWS = WG / G; // rows per workgroup
@@ -116,7 +125,7 @@ struct row_ctx {
 
 float load_score(uint idx)
 {
-    return IN_PLACE ? VKA_OUT[idx] : VKA_SCORE(idx);
+    return IN_PLACE ? VKA_OUT_LOAD(idx) : VKA_SCORE(idx);
 }
 
 // The value and explicit masks (the causal one is a loop bound).
@@ -256,6 +265,6 @@ void main()
             if (y != SKIP)
                 w = exp_below(y, m) * inv;
         }
-        VKA_OUT[r.base + j] = w;
+        VKA_OUT_STORE(r.base + j, w);
     }
 }

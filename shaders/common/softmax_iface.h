@@ -1,4 +1,4 @@
-/* shaders/softmax.comp and softmax_packed.comp (softmax_body.glsl) <->
+/* shaders/softmax.comp, softmax_packed.comp and softmax_f16.comp (softmax_body.glsl) <->
  * src/ops/softmax.c (see iface.h). */
 #ifndef VKA_SOFTMAX_IFACE_H
 #define VKA_SOFTMAX_IFACE_H
@@ -13,7 +13,10 @@
 #define VKA_SOFTMAX_SPEC_HAS_BIAS 4  /* bool */
 #define VKA_SOFTMAX_SPEC_HAS_VMASK 5 /* bool */
 #define VKA_SOFTMAX_SPEC_HAS_MASK 6  /* bool */
-#define VKA_SOFTMAX_N_SPEC 7
+#define VKA_SOFTMAX_SPEC_SCORES_F16 7 /* bool: f16 scores (halves, or float16_t in softmax_f16) */
+#define VKA_SOFTMAX_SPEC_BIAS_F16 8   /* bool: f16 bias (not in softmax_packed: the host converts) */
+#define VKA_SOFTMAX_SPEC_OUT_F16 9    /* bool: f16 out (softmax_f16 only) */
+#define VKA_SOFTMAX_N_SPEC 10
 
 #define VKA_SOFTMAX_PUSH                                                      \
     VKA_UINT rows; /* B * H * Tq */                                           \

@@ -12,6 +12,7 @@
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 typedef struct additive_push {
@@ -129,11 +130,13 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = count3(ctx, caller, "k (B, Tv, dim)", p->batch, p->tv, p->dim, &nk)) ||
         (r = count3(ctx, caller, "scores (B, Tq, Tv)", p->batch, p->tq, p->tv, &ns)))
         return r;
-    if ((r = vka_tensor_check(ctx, io->q, nq, caller, "io->q")) ||
-        (r = vka_tensor_check(ctx, io->k, nk, caller, "io->k")) ||
-        (r = vka_tensor_check(ctx, io->scores, ns, caller, "io->scores")))
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = vka_tensor_check_types(ctx, io->q, nq, caller, "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->k, nk, caller, "io->k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->scores, ns, caller, "io->scores", both)))
         return r;
-    if (p->has_scale_vector && (r = vka_tensor_check(ctx, io->scale, p->dim, caller, "io->scale")))
+    if (p->has_scale_vector &&
+        (r = vka_tensor_check_types(ctx, io->scale, p->dim, caller, "io->scale", both)))
         return r;
     if (!p->has_scale_vector && io->scale)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -197,8 +200,6 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
     };
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
-                     vka_bind_optional(ctx, io->scale), vka_bind_tensor(io->scores, true)},
         .push = &push,
         .groups = {(uint32_t)vka_div_up(params->tv, t.tv), (uint32_t)vka_div_up(params->tq, t.tq),
                    params->batch},
@@ -209,12 +210,29 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = vka_split_rows(ctx, caller, "additive", params->tq, t.tq,
                             (uint64_t)params->batch * params->tv * params->dim, &rows)))
         return r;
+    /* f16 tensors go through f32 scratch (ops/half_stage.h) */
+    const uint64_t b = params->batch, nq = b * params->tq * params->dim,
+                   nk = b * params->tv * params->dim, ns = b * params->tq * params->tv;
+    vkattn_tensor *q, *k, *scale, *scores;
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->q, nq, &q)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->k, nk, &k)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, io->scale, params->dim,
+                              &scale)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE3, io->scores, ns, false,
+                               &scores)))
+        return r;
+    d.bindings[0] = vka_bind_tensor(q, false);
+    d.bindings[1] = vka_bind_tensor(k, false);
+    d.bindings[2] = vka_bind_optional(ctx, scale);
+    d.bindings[3] = vka_bind_tensor(scores, true);
     for (uint32_t i0 = 0; i0 < params->tq && r == VKATTN_SUCCESS; i0 += rows) {
         push.row_begin = i0;
         push.row_end = params->tq - i0 > rows ? i0 + rows : params->tq;
         d.groups[1] = (uint32_t)vka_div_up(push.row_end - i0, t.tq);
         r = vka_record_dispatch(ctx, cmd, &d);
     }
+    if (r == VKATTN_SUCCESS)
+        r = vka_f16_stage_finish(ctx, cmd, caller, io->scores, scores, ns);
     return r;
 }
 

@@ -1,6 +1,7 @@
 /* Inverted dropout: argument checks, the host side of the Philox stream
  * (threshold, offset mix, scale: from core/dropout_host.h, as the CPU
- * reference computes them) and the dispatch of shaders/dropout.comp. */
+ * reference computes them) and the dispatch of shaders/dropout.comp (or
+ * dropout_f16.comp for f16 tensors with 16-bit storage). */
 #include "vkattn/dropout.h"
 #include "ops/dropout_record.h"
 
@@ -12,6 +13,7 @@
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 typedef struct dropout_push {
@@ -56,8 +58,8 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, uint64_t 
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->in, count, caller, "io->in")) ||
-        (r = vka_tensor_check(ctx, io->out, count, caller, "io->out")))
+    if ((r = vka_tensor_check_types(ctx, io->in, count, caller, "io->in", VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, io->out, count, caller, "io->out", VKA_DTYPES_F32_F16)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -98,32 +100,54 @@ vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const
     if (r != VKATTN_SUCCESS)
         return r;
     dropout_push push = make_push(params, count);
-    const bool in_place = io->in == io->out;
-    if (!push.apply && in_place)
+    if (!push.apply && io->in == io->out)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
+    /* f16 tensors: with 16-bit storage dropout_f16.comp reads and writes them
+     * as float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
+     * packed halves are never written by this kernel): with f16 in and out
+     * the input's scratch is dropped in place and then rounded into out.
+     * Either way the product is the f32 op's, so the same elements are kept
+     * and each kept value is the f32 result rounded once to f16. */
+    const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
+    const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
+    vkattn_tensor *in = io->in, *out = io->out;
+    if (!native16) {
+        if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, count, &in)))
+            return r;
+        if (in16 && out16)
+            out = in;
+        else if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, count,
+                                        false, &out)))
+            return r;
+    }
+    const bool in_place = in == out;
 
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total_quads, MAX_GROUPS);
     vka_kernel kernel = {
-        .name = "dropout",
-        .code = vka_spv_dropout,
-        .code_size = vka_spv_dropout_size,
+        .name = native16 ? "dropout_f16" : "dropout",
+        .code = native16 ? vka_spv_dropout_f16 : vka_spv_dropout,
+        .code_size = native16 ? vka_spv_dropout_f16_size : vka_spv_dropout_size,
         .n_bindings = 2,
         .push_size = sizeof(dropout_push),
         .n_spec = VKA_DROPOUT_N_SPEC,
         .spec = {
             [VKA_DROPOUT_SPEC_WG] = grid.threads,
             [VKA_DROPOUT_SPEC_IN_PLACE] = in_place,
+            [VKA_DROPOUT_SPEC_IN_F16] = native16 && in16,
+            [VKA_DROPOUT_SPEC_OUT_F16] = native16 && out16,
         },
     };
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->in, false),
-                     vka_bind_tensor(io->out, true)},
+        .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(in, false),
+                     vka_bind_tensor(out, true)},
         .push = &push,
         .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, count);
 }
 
 vkattn_result vkattn_dropout_run(vkattn_context *ctx, const vkattn_dropout_op_params *params,

@@ -1,5 +1,6 @@
 /* Head split and merge: argument checks and the dispatch of shaders/heads.comp
- * (one shader, a specialization constant picks the direction). */
+ * (a specialization constant picks the direction), or heads_f16.comp for f16
+ * tensors with 16-bit storage. */
 #include "vkattn/heads.h"
 #include "ops/heads_rows.h"
 
@@ -10,6 +11,7 @@
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 typedef struct heads_push {
@@ -49,8 +51,10 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
                         "%s: the tensors (%llu elements) do not fit the kernel's 32-bit indexing",
                         caller, (unsigned long long)full);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->in, split ? full : *count, caller, "io->in")) ||
-        (r = vka_tensor_check(ctx, io->out, split ? *count : full, caller, "io->out")))
+    if ((r = vka_tensor_check_types(ctx, io->in, split ? full : *count, caller, "io->in",
+                                    VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, io->out, split ? *count : full, caller, "io->out",
+                                    VKA_DTYPES_F32_F16)))
         return r;
     if (io->in == io->out)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -109,14 +113,37 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         .seq_all = seq_all,
         .t0 = t0,
     };
+    /* f16 tensors: with 16-bit storage heads_f16.comp reads and writes them as
+     * float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
+     * this kernel never writes packed halves). A merge into rows [t0, t0 +
+     * seq) of a longer sequence keeps the other rows of an f16 out: they are
+     * converted into the scratch first. */
+    const uint64_t full = count / params->seq * seq_all;
+    const uint64_t n_in = split ? full : count, n_out = split ? count : full;
+    const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
+    const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
+    vkattn_tensor *in = io->in, *out = io->out;
+    vkattn_result r2;
+    if (!native16 &&
+        ((r2 = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, n_in, &in)) ||
+         (r2 = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, n_out,
+                                 !split && seq_all != params->seq, &out))))
+        return r2;
+    kernel.name = native16 ? (split ? "heads_f16 (split)" : "heads_f16 (merge)") : kernel.name;
+    kernel.code = native16 ? vka_spv_heads_f16 : kernel.code;
+    kernel.code_size = native16 ? vka_spv_heads_f16_size : kernel.code_size;
+    kernel.spec[VKA_HEADS_SPEC_IN_F16] = native16 && in16;
+    kernel.spec[VKA_HEADS_SPEC_OUT_F16] = native16 && out16;
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->in, false), vka_bind_tensor(io->out, true)},
+        .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},
         .push = &push,
         .groups = {(uint32_t)groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    if ((r2 = vka_record_dispatch(ctx, cmd, &d)))
+        return r2;
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, n_out);
 }
 
 vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,

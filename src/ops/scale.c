@@ -6,6 +6,7 @@
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 typedef struct scale_push {
@@ -25,9 +26,16 @@ vkattn_result vka_scale_record(vkattn_context *ctx, VkCommandBuffer cmd, const c
                         "%s: %s (%llu elements) does not fit the scaling kernel's 32-bit indexing",
                         caller, what, (unsigned long long)n);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, s, 1, caller, "the layer's scale")) ||
-        (r = vka_tensor_check(ctx, x, n, caller, what)) ||
-        (r = vka_tensor_check(ctx, y, n, caller, "the scaled copy")))
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = vka_tensor_check_types(ctx, s, 1, caller, "the layer's scale", both)) ||
+        (r = vka_tensor_check_types(ctx, x, n, caller, what, both)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, "the scaled copy", both)))
+        return r;
+    /* f16 tensors go through f32 scratch (ops/half_stage.h) */
+    vkattn_tensor *sf, *xf, *yf;
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, s, 1, &sf)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, x, n, &xf)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, y, n, false, &yf)))
         return r;
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
     vka_kernel kernel = {
@@ -44,11 +52,13 @@ vkattn_result vka_scale_record(vkattn_context *ctx, VkCommandBuffer cmd, const c
     scale_push push = {.total = (uint32_t)n};
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(s, false), vka_bind_tensor(x, false),
-                     vka_bind_tensor(y, true)},
+        .bindings = {vka_bind_tensor(sf, false), vka_bind_tensor(xf, false),
+                     vka_bind_tensor(yf, true)},
         .push = &push,
         .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, y, yf, n);
 }

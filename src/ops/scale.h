@@ -2,7 +2,9 @@
  * tensor. The Attention layer scales its query (and, in concat mode, its key)
  * by its learned scalar this way, so set_weights reaches command buffers
  * recorded before it, as for every other layer's weights. Not public: no CPU
- * reference of its own (the layer reference computes the same products). */
+ * reference of its own (the layer reference computes the same products).
+ * s, x and y may each be f16 or f32 (through f32 scratch, ops/half_stage.h):
+ * the product is fp32 and an f16 y is rounded once; no layer passes f16 yet. */
 #ifndef VKA_OPS_SCALE_H
 #define VKA_OPS_SCALE_H
 

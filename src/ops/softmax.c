@@ -1,12 +1,14 @@
 /* Masked softmax: argument checks, the choice of workgroup shape and path from
  * the device's limits, the overflow-free logit scaling, and the dispatch of
- * shaders/softmax.comp, or of shaders/softmax_packed.comp on devices with
- * fewer than 5 storage buffers per stage (both are
- * shaders/common/softmax_body.glsl, whose header explains the algorithm). */
+ * shaders/softmax.comp, of shaders/softmax_packed.comp on devices with
+ * fewer than 5 storage buffers per stage, or of shaders/softmax_f16.comp for
+ * f16 tensors with 16-bit storage (all are shaders/common/softmax_body.glsl,
+ * whose header explains the algorithm). */
 #include "vkattn/softmax.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/broadcast.h"
 #include "core/check.h"
@@ -17,6 +19,7 @@
 #include "vk/pack.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
@@ -175,7 +178,12 @@ static vkattn_result check_operand(vkattn_context *ctx, const char *caller, cons
                         "%s: io->%s is NULL but params->%s is set", caller, name, flag);
     char what[32];
     snprintf(what, sizeof what, "io->%s", name);
-    vkattn_result r = vka_tensor_check(ctx, t, count, caller, what);
+    /* the bias may be f16; the masks are f32 only */
+    const bool is_bias = strcmp(name, "bias") == 0;
+    vkattn_result r = is_bias ? VKATTN_SUCCESS : vka_f16_require_f32(ctx, t, caller, what);
+    if (r == VKATTN_SUCCESS)
+        r = vka_tensor_check_types(ctx, t, count, caller, what,
+                                   is_bias ? VKA_DTYPES_F32_F16 : VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
     if (r != VKATTN_SUCCESS)
         return r;
     if (t == out)
@@ -216,8 +224,10 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                         "%s: scores (%llu elements) do not fit the kernel's 32-bit indexing",
                         caller, (unsigned long long)d->total);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->scores, d->total, caller, "io->scores")) ||
-        (r = vka_tensor_check(ctx, io->out, d->total, caller, "io->out")))
+    if ((r = vka_tensor_check_types(ctx, io->scores, d->total, caller, "io->scores",
+                                    VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, io->out, d->total, caller, "io->out",
+                                    VKA_DTYPES_F32_F16)))
         return r;
     const vkattn_mask_params *m = &p->mask;
     /* no more than the scores, so neither count overflows */
@@ -234,6 +244,15 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                            io->out)))
         return r;
     return VKATTN_SUCCESS;
+}
+
+/* Elements of the bias the kernel reads (0 without one). */
+static uint64_t bias_count(const vkattn_softmax_params *p, const softmax_dims *d)
+{
+    uint64_t n = 0;
+    if (p->mask.has_bias)
+        vka_bcast_count(p->mask.bias_broadcast, p->batch, d->heads, p->tq, p->tv, &n);
+    return n;
 }
 
 /* Spreads the workgroups over x and y: B*H*Tq rows can exceed the 65535 that
@@ -281,17 +300,30 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, shape.g) + 64,
                                    "params->tv")))
         return r;
-    const bool in_place = io->out == io->scores;
     const bool packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
     if (packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the softmax kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
                         caller, SOFTMAX_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
+    /* f16 tensors: with 16-bit storage and 5 bindings, softmax_f16 reads and
+     * writes them as float16_t. Otherwise f16 scores (and, with 5 bindings,
+     * bias) are read as packed halves, an f16 bias to be packed is converted
+     * to f32 scratch first (the pack is f32), and an f16 out is written as f32
+     * scratch and then rounded into out (ops/half_stage.h), so no two
+     * invocations ever write one word. */
+    const bool s16 = io->scores->dtype == VKATTN_DTYPE_F16;
+    const bool b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
+    const bool o16 = io->out->dtype == VKATTN_DTYPE_F16;
+    const bool native16 = (s16 || b16 || o16) && !packed && ctx->info.storage_buffer_16bit;
+    const bool out_via_f32 = o16 && !native16;
+    const bool in_place = io->out == io->scores && !out_via_f32;
     vka_kernel kernel = {
-        .name = packed ? "softmax_packed" : "softmax",
-        .code = packed ? vka_spv_softmax_packed : vka_spv_softmax,
-        .code_size = packed ? vka_spv_softmax_packed_size : vka_spv_softmax_size,
+        .name = packed ? "softmax_packed" : native16 ? "softmax_f16" : "softmax",
+        .code = packed ? vka_spv_softmax_packed : native16 ? vka_spv_softmax_f16 : vka_spv_softmax,
+        .code_size = packed     ? vka_spv_softmax_packed_size
+                     : native16 ? vka_spv_softmax_f16_size
+                                : vka_spv_softmax_size,
         .n_bindings = packed ? SOFTMAX_PACKED_BINDINGS : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
         .n_spec = VKA_SOFTMAX_N_SPEC,
@@ -303,6 +335,9 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
             [VKA_SOFTMAX_SPEC_HAS_BIAS] = m->has_bias,
             [VKA_SOFTMAX_SPEC_HAS_VMASK] = m->has_value_mask,
             [VKA_SOFTMAX_SPEC_HAS_MASK] = m->has_mask,
+            [VKA_SOFTMAX_SPEC_SCORES_F16] = s16,
+            [VKA_SOFTMAX_SPEC_BIAS_F16] = b16 && !packed,
+            [VKA_SOFTMAX_SPEC_OUT_F16] = o16 && native16,
         },
     };
     const uint64_t rows = dims.total / params->tv;
@@ -319,16 +354,28 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     logit_scaling(vka_default_f32(params->scale, 1.0f), m->has_bias, &push);
     vka_dispatch d = {
         .kernel = &kernel,
-        /* In place the scores are read through the written out binding (a
-         * binding is read-only or written per dispatch); binding 0 is unused. */
-        .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false),
-                     vka_bind_optional(ctx, io->bias), vka_bind_optional(ctx, io->value_mask),
-                     vka_bind_optional(ctx, io->mask), vka_bind_tensor(io->out, true)},
         .push = &push,
         .caller = caller,
     };
+    if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+        return r;
+    push.groups_x = d.groups[0];
+    vkattn_tensor *bias = io->bias, *out = io->out;
+    if ((packed && b16 &&
+         (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->bias,
+                               bias_count(params, &dims), &bias))) ||
+        (out_via_f32 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out,
+                                               dims.total, false, &out))))
+        return r;
+    /* In place the scores are read through the written out binding (a
+     * binding is read-only or written per dispatch); binding 0 is unused. */
+    d.bindings[0] = in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false);
+    d.bindings[1] = vka_bind_optional(ctx, bias);
+    d.bindings[2] = vka_bind_optional(ctx, io->value_mask);
+    d.bindings[3] = vka_bind_optional(ctx, io->mask);
+    d.bindings[4] = vka_bind_tensor(out, true);
     if (packed) {
-        vkattn_tensor *const side[3] = {io->bias, io->value_mask, io->mask};
+        vkattn_tensor *const side[3] = {bias, io->value_mask, io->mask};
         vka_packed pk;
         if ((r = vka_pack_inputs(ctx, cmd, caller, side, 3, &pk)))
             return r;
@@ -336,10 +383,9 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         d.bindings[1] = pk.binding;
         d.bindings[2] = d.bindings[4];
     }
-    if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
-    push.groups_x = d.groups[0];
-    return vka_record_dispatch(ctx, cmd, &d);
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, dims.total);
 }
 
 vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,

@@ -6,9 +6,10 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
+#include "reference/typed_io.h"
 
-static vkattn_result check(const char *fn, const vkattn_additive_params *p, const float *q,
-                           const float *k, const float *scale_vec, const float *scores)
+static vkattn_result check(const char *fn, const vkattn_additive_params *p, const void *q,
+                           const void *k, const void *scale_vec, const void *scores)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "p", p)))
@@ -33,29 +34,46 @@ static vkattn_result check(const char *fn, const vkattn_additive_params *p, cons
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_additive(const vkattn_additive_params *p, const float *q,
-                                        const float *k, const float *scale_vec, float *scores)
+static vkattn_result additive_typed(const char *fn, const vkattn_additive_params *p,
+                                    const vkattn_additive_dtypes *types, const void *q,
+                                    const void *k, const void *scale_vec, void *scores)
 {
-    static const char fn[] = "vkattn_reference_additive";
+    const vkattn_additive_dtypes ty = types ? *types : (vkattn_additive_dtypes){0};
     vkattn_result r;
-    if ((r = check(fn, p, q, k, scale_vec, scores)))
+    if ((r = vka_ref_check_dtype(fn, "q", ty.q)) || (r = vka_ref_check_dtype(fn, "k", ty.k)) ||
+        (r = vka_ref_check_dtype(fn, "scale", ty.scale)) ||
+        (r = vka_ref_check_dtype(fn, "scores", ty.scores)) ||
+        (r = check(fn, p, q, k, scale_vec, scores)))
         return r;
     const double inner = vka_default_f32(p->inner_scale, 1.0f);
     const double outer = vka_default_f32(p->outer_scale, 1.0f);
     const size_t dim = p->dim;
     for (size_t b = 0; b < p->batch; b++)
         for (size_t i = 0; i < p->tq; i++) {
-            const float *qi = q + (b * p->tq + i) * dim;
-            float *si = scores + (b * p->tq + i) * p->tv;
+            const size_t qi = (b * p->tq + i) * dim, si = (b * p->tq + i) * p->tv;
             for (size_t j = 0; j < p->tv; j++) {
-                const float *kj = k + (b * p->tv + j) * dim;
+                const size_t kj = (b * p->tv + j) * dim;
                 double s = 0.0;
                 for (size_t d = 0; d < dim; d++) {
-                    double w = p->has_scale_vector ? scale_vec[d] : 1.0;
-                    s += w * tanh(inner * ((double)qi[d] + (double)kj[d]));
+                    double w = p->has_scale_vector ? vka_ref_load(scale_vec, ty.scale, d) : 1.0;
+                    s += w * tanh(inner * (vka_ref_load(q, ty.q, qi + d) +
+                                           vka_ref_load(k, ty.k, kj + d)));
                 }
-                si[j] = (float)(outer * s);
+                vka_ref_store(scores, ty.scores, si + j, outer * s);
             }
         }
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_additive(const vkattn_additive_params *p, const float *q,
+                                        const float *k, const float *scale_vec, float *scores)
+{
+    return additive_typed("vkattn_reference_additive", p, NULL, q, k, scale_vec, scores);
+}
+
+vkattn_result vkattn_reference_additive_typed(const vkattn_additive_params *p,
+                                              const vkattn_additive_dtypes *types, const void *q,
+                                              const void *k, const void *scale_vec, void *scores)
+{
+    return additive_typed("vkattn_reference_additive_typed", p, types, q, k, scale_vec, scores);
 }

@@ -9,6 +9,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
+#include "reference/typed_io.h"
 #include "vkattn/philox.h"
 
 static vkattn_result check(const char *fn, const vkattn_dropout_op_params *p, const void *in,
@@ -54,17 +55,55 @@ vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p, u
     return VKATTN_SUCCESS;
 }
 
-static void apply(const vkattn_dropout_op_params *p, size_t n, const float *in, float *out);
+static vkattn_result dropout_typed(const char *fn, const vkattn_dropout_op_params *p,
+                                   const vkattn_io_dtypes *types, const void *in, void *out)
+{
+    const vkattn_io_dtypes ty = types ? *types : (vkattn_io_dtypes){0};
+    size_t n;
+    vkattn_result r;
+    if ((r = vka_ref_check_dtype(fn, "in", ty.in)) || (r = vka_ref_check_dtype(fn, "out", ty.out)))
+        return r;
+    if ((r = check(fn, p, in, out, &n)))
+        return r;
+    if (in == out && ty.in != ty.out)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: in and out are the same array but types->in is %s and types->out %s",
+                        fn, ty.in == VKATTN_DTYPE_F16 ? "f16" : "f32",
+                        ty.out == VKATTN_DTYPE_F16 ? "f16" : "f32");
+    const bool active = vka_dropout_active(&p->dropout);
+    const vkattn_dropout_params *d = &p->dropout;
+    const uint32_t heads = vka_default_u32(p->heads, 1);
+    const uint32_t threshold = vka_dropout_threshold(d->rate);
+    /* One f32 multiply by the f32 scale: what a shader does, so results are
+     * exact; an f16 out gets that f32 product rounded once. */
+    const float scale = vka_dropout_scale(d->rate);
+    size_t idx = 0;
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t h = 0; h < heads; h++)
+            for (uint32_t i = 0; i < p->tq; i++)
+                for (uint32_t j = 0; j < p->tv; j++, idx++) {
+                    const float x = (float)vka_ref_load(in, ty.in, idx);
+                    float y = x;
+                    if (active)
+                        y = vkattn_dropout_keep(d->seed, d->offset, threshold, b * heads + h, i, j)
+                                ? x * scale
+                                : 0.0f;
+                    vka_ref_store(out, ty.out, idx, y);
+                }
+    return VKATTN_SUCCESS;
+}
 
 vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const float *in,
                                        float *out)
 {
-    size_t n;
-    vkattn_result r = check("vkattn_reference_dropout", p, in, out, &n);
-    if (r)
-        return r;
-    apply(p, n, in, out);
-    return VKATTN_SUCCESS;
+    return dropout_typed("vkattn_reference_dropout", p, NULL, in, out);
+}
+
+vkattn_result vkattn_reference_dropout_typed(const vkattn_dropout_op_params *p,
+                                             const vkattn_io_dtypes *types, const void *in,
+                                             void *out)
+{
+    return dropout_typed("vkattn_reference_dropout_typed", p, types, in, out);
 }
 
 /* The gradient passes where the forward kept, times the same scale: the
@@ -72,33 +111,5 @@ vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const 
 vkattn_result vkattn_reference_dropout_backward(const vkattn_dropout_op_params *p,
                                                 const float *grad_out, float *grad_in)
 {
-    size_t n;
-    vkattn_result r = check("vkattn_reference_dropout_backward", p, grad_out, grad_in, &n);
-    if (r)
-        return r;
-    apply(p, n, grad_out, grad_in);
-    return VKATTN_SUCCESS;
-}
-
-static void apply(const vkattn_dropout_op_params *p, size_t n, const float *in, float *out)
-{
-    if (!vka_dropout_active(&p->dropout)) {
-        if (out != in)
-            memmove(out, in, n * sizeof(float));
-        return;
-    }
-    const vkattn_dropout_params *d = &p->dropout;
-    const uint32_t heads = vka_default_u32(p->heads, 1);
-    const uint32_t threshold = vka_dropout_threshold(d->rate);
-    /* One f32 multiply by the f32 scale: what a shader does, so results are exact. */
-    const float scale = vka_dropout_scale(d->rate);
-    size_t idx = 0;
-    for (uint32_t b = 0; b < p->batch; b++)
-        for (uint32_t h = 0; h < heads; h++)
-            for (uint32_t i = 0; i < p->tq; i++)
-                for (uint32_t j = 0; j < p->tv; j++, idx++)
-                    out[idx] = vkattn_dropout_keep(d->seed, d->offset, threshold, b * heads + h,
-                                                   i, j)
-                                   ? in[idx] * scale
-                                   : 0.0f;
+    return dropout_typed("vkattn_reference_dropout_backward", p, NULL, grad_out, grad_in);
 }

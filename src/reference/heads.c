@@ -2,13 +2,12 @@
 #include "vkattn/reference.h"
 #include "vkattn/reference_backward.h"
 
-#include <string.h>
-
 #include "core/error.h"
 #include "reference/ref_internal.h"
+#include "reference/typed_io.h"
 
-static vkattn_result check(const char *fn, const vkattn_heads_params *p, const float *in,
-                           const float *out)
+static vkattn_result check(const char *fn, const vkattn_heads_params *p, const void *in,
+                           const void *out)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "p", p)))
@@ -28,56 +27,73 @@ static vkattn_result check(const char *fn, const vkattn_heads_params *p, const f
     return vka_ref_count(fn, "the tensor (B, T, H, d)", dims, 4, NULL);
 }
 
-/* Copies each d-long row between (B, T, H, d) and (B, H, T, d): from the first
- * layout to the second when split, the other way when merging. */
-static void permute(const vkattn_heads_params *p, const float *src, float *dst, bool split)
+/* Copies each element between (B, T, H, d) and (B, H, T, d): from the first
+ * layout to the second when split, the other way when merging. An f16 out
+ * of an f32 in rounds once; the other combinations are exact. */
+static void permute(const vkattn_heads_params *p, const vkattn_io_dtypes *ty, const void *src,
+                    void *dst, bool split)
 {
     const size_t T = p->seq, H = p->heads, d = p->head_dim;
     for (size_t b = 0; b < p->batch; b++)
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
                 size_t btd = ((b * T + t) * H + h) * d, bhd = ((b * H + h) * T + t) * d;
-                memcpy(dst + (split ? bhd : btd), src + (split ? btd : bhd), d * sizeof(float));
+                size_t si = split ? btd : bhd, di = split ? bhd : btd;
+                for (size_t c = 0; c < d; c++)
+                    vka_ref_store(dst, ty->out, di + c, vka_ref_load(src, ty->in, si + c));
             }
+}
+
+static vkattn_result heads_typed(const char *fn, const vkattn_heads_params *p,
+                                 const vkattn_io_dtypes *types, const void *in, void *out,
+                                 bool split)
+{
+    const vkattn_io_dtypes ty = types ? *types : (vkattn_io_dtypes){0};
+    vkattn_result r;
+    if ((r = vka_ref_check_dtype(fn, "in", ty.in)) ||
+        (r = vka_ref_check_dtype(fn, "out", ty.out)) || (r = check(fn, p, in, out)))
+        return r;
+    permute(p, &ty, in, out, split);
+    return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_reference_heads_split(const vkattn_heads_params *p, const float *in,
                                            float *out)
 {
-    vkattn_result r = check("vkattn_reference_heads_split", p, in, out);
-    if (r)
-        return r;
-    permute(p, in, out, true);
-    return VKATTN_SUCCESS;
+    return heads_typed("vkattn_reference_heads_split", p, NULL, in, out, true);
 }
 
 vkattn_result vkattn_reference_heads_merge(const vkattn_heads_params *p, const float *in,
                                            float *out)
 {
-    vkattn_result r = check("vkattn_reference_heads_merge", p, in, out);
-    if (r)
-        return r;
-    permute(p, in, out, false);
-    return VKATTN_SUCCESS;
+    return heads_typed("vkattn_reference_heads_merge", p, NULL, in, out, false);
+}
+
+vkattn_result vkattn_reference_heads_split_typed(const vkattn_heads_params *p,
+                                                 const vkattn_io_dtypes *types, const void *in,
+                                                 void *out)
+{
+    return heads_typed("vkattn_reference_heads_split_typed", p, types, in, out, true);
+}
+
+vkattn_result vkattn_reference_heads_merge_typed(const vkattn_heads_params *p,
+                                                 const vkattn_io_dtypes *types, const void *in,
+                                                 void *out)
+{
+    return heads_typed("vkattn_reference_heads_merge_typed", p, types, in, out, false);
 }
 
 /* The backward of each permutation is the other one on the gradient. */
 vkattn_result vkattn_reference_heads_split_backward(const vkattn_heads_params *p,
                                                     const float *grad_out, float *grad_in)
 {
-    vkattn_result r = check("vkattn_reference_heads_split_backward", p, grad_out, grad_in);
-    if (r)
-        return r;
-    permute(p, grad_out, grad_in, false);
-    return VKATTN_SUCCESS;
+    return heads_typed("vkattn_reference_heads_split_backward", p, NULL, grad_out, grad_in,
+                       false);
 }
 
 vkattn_result vkattn_reference_heads_merge_backward(const vkattn_heads_params *p,
                                                     const float *grad_out, float *grad_in)
 {
-    vkattn_result r = check("vkattn_reference_heads_merge_backward", p, grad_out, grad_in);
-    if (r)
-        return r;
-    permute(p, grad_out, grad_in, true);
-    return VKATTN_SUCCESS;
+    return heads_typed("vkattn_reference_heads_merge_backward", p, NULL, grad_out, grad_in,
+                       true);
 }

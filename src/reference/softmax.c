@@ -6,9 +6,11 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
+#include "reference/typed_io.h"
 
 vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m)
 {
@@ -112,12 +114,17 @@ void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t
             row[j] /= sum;
 }
 
-vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p, const float *scores,
-                                       const float *bias, const float *value_mask,
-                                       const float *mask, float *out)
+static vkattn_result softmax_typed(const char *fn, const vkattn_softmax_params *p,
+                                   const vkattn_softmax_dtypes *types, const void *scores,
+                                   const void *bias, const float *value_mask, const float *mask,
+                                   void *out)
 {
-    static const char fn[] = "vkattn_reference_softmax";
+    const vkattn_softmax_dtypes ty = types ? *types : (vkattn_softmax_dtypes){0};
     vkattn_result r;
+    if ((r = vka_ref_check_dtype(fn, "scores", ty.scores)) ||
+        (r = vka_ref_check_dtype(fn, "bias", ty.bias)) ||
+        (r = vka_ref_check_dtype(fn, "out", ty.out)))
+        return r;
     if ((r = vka_ref_require_ptr(fn, "p", p)))
         return r;
     const uint32_t heads = vka_default_u32(p->heads, 1);
@@ -130,14 +137,27 @@ vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p, const flo
     const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
     if ((r = vka_ref_count(fn, "scores (B, H, Tq, Tv)", dims, 4, NULL)))
         return r;
-    const vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask};
+    vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask};
     if ((r = vka_ref_check_mask(fn, &m)))
         return r;
+    /* an f16 bias is read through an exact f32 copy */
+    float *bias32 = NULL;
+    if (p->mask.has_bias && ty.bias == VKATTN_DTYPE_F16) {
+        uint64_t n = 0;
+        vka_bcast_count(p->mask.bias_broadcast, p->batch, heads, p->tq, p->tv, &n);
+        if (!(bias32 = malloc(n * sizeof *bias32)))
+            return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        for (uint64_t i = 0; i < n; i++)
+            bias32[i] = (float)vka_ref_load(bias, ty.bias, i);
+        m.bias = bias32;
+    }
 
     double *row;
     unsigned char *allowed;
-    if ((r = vka_ref_alloc_row(fn, p->tv, &row, &allowed)))
+    if ((r = vka_ref_alloc_row(fn, p->tv, &row, &allowed))) {
+        free(bias32);
         return r;
+    }
     const double scale = vka_default_f32(p->scale, 1.0f);
     size_t base = 0;
     for (uint32_t b = 0; b < p->batch; b++)
@@ -145,11 +165,29 @@ vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p, const flo
             for (uint32_t i = 0; i < p->tq; i++, base += p->tv) {
                 /* The whole row is read before any of it is written: out may be scores. */
                 for (uint32_t j = 0; j < p->tv; j++)
-                    row[j] = (double)scores[base + j] * scale;
+                    row[j] = vka_ref_load(scores, ty.scores, base + j) * scale;
                 vka_ref_softmax_row(&m, b, h, i, row, allowed);
                 for (uint32_t j = 0; j < p->tv; j++)
-                    out[base + j] = (float)row[j];
+                    vka_ref_store(out, ty.out, base + j, row[j]);
             }
     free(row);
+    free(bias32);
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p, const float *scores,
+                                       const float *bias, const float *value_mask,
+                                       const float *mask, float *out)
+{
+    return softmax_typed("vkattn_reference_softmax", p, NULL, scores, bias, value_mask, mask,
+                         out);
+}
+
+vkattn_result vkattn_reference_softmax_typed(const vkattn_softmax_params *p,
+                                             const vkattn_softmax_dtypes *types,
+                                             const void *scores, const void *bias,
+                                             const float *value_mask, const float *mask, void *out)
+{
+    return softmax_typed("vkattn_reference_softmax_typed", p, types, scores, bias, value_mask,
+                         mask, out);
 }

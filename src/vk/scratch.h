@@ -33,6 +33,10 @@ typedef enum vka_scratch_kind {
     VKA_SCRATCH_PACK,      /* side inputs packed behind one binding (vk/pack.h) */
     VKA_SCRATCH_SINK,      /* absorbs optional outputs nobody asked for */
     VKA_SCRATCH_F32_SUMS,  /* matmul's f32 sums for an f16 output (ops/matmul.c) */
+    VKA_SCRATCH_F16_STAGE0, /* f32 copies of an op's f16 tensors (ops/half_stage.h), */
+    VKA_SCRATCH_F16_STAGE1, /* one kind per tensor of the op */
+    VKA_SCRATCH_F16_STAGE2,
+    VKA_SCRATCH_F16_STAGE3,
     VKA_SCRATCH_KINDS
 } vka_scratch_kind;
 

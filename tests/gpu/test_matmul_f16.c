@@ -1,7 +1,7 @@
 /* f16 tensors and the f16 matmul vs the typed CPU reference.
  *
  * Tensors: f16 upload/download/fill and the raw functions round-trip, odd
- * counts and partial ranges included; ops without f16 refuse f16 tensors.
+ * counts and partial ranges included; an f16 mask is refused.
  * Matmul: random shapes (odd sizes, batch 1, transposes, bias, head-strided C
  * views with odd row strides, a K long enough to be split on lavapipe), each
  * of A, B, bias, C f32 or f16 at random, outputs poisoned with NaN first;
@@ -72,20 +72,18 @@ static void test_tensor_f16(void **state)
     th_assert_validation_clean();
 }
 
-/* Ops without f16 say so, naming the argument. */
+/* Masks stay f32: an f16 one is refused, naming the argument and both types
+ * (the f16 data paths of the other ops: test_f16_ops.c). */
 static void test_unsupported_ops(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     vkattn_tensor *h = tensor16(ctx, 16, VKATTN_DTYPE_F16), *f = th_tensor(ctx, 16, NULL);
-    vkattn_softmax_params sp = {.batch = 1, .tq = 4, .tv = 4};
-    vkattn_softmax_io sio = {.scores = h, .out = f};
-    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_UNSUPPORTED);
+    vkattn_softmax_params sp = {.batch = 1, .tq = 4, .tv = 4, .mask = {.has_mask = true}};
+    vkattn_softmax_io sio = {.scores = f, .mask = h, .out = f};
+    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     const char *msg = vkattn_context_last_error(ctx);
-    assert_non_null(strstr(msg, "io->scores"));
-    assert_non_null(strstr(msg, "f16 is not supported by vkattn_softmax_record yet"));
-    sio = (vkattn_softmax_io){.scores = f, .out = h};
-    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_UNSUPPORTED);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->out"));
+    assert_non_null(strstr(msg, "io->mask"));
+    assert_non_null(strstr(msg, "is an f16 tensor; it must be f32"));
     vkattn_tensor_destroy(h);
     vkattn_tensor_destroy(f);
     th_assert_validation_clean();

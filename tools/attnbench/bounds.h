@@ -13,6 +13,10 @@
 #define AB_BOUND_ADDITIVE 1e-4           /* fp32 tanh, dim-long sums */
 #define AB_BOUND_HEADS 0.0               /* pure data movement: exact */
 #define AB_BOUND_DROPOUT 1e-6            /* one f32 multiply per element */
+#define AB_BOUND_SOFTMAX_FP16 2e-3       /* --fp16: 2 f16 ulps (2^-10) of the largest output */
+#define AB_BOUND_ADDITIVE_FP16 2e-3      /* --fp16: likewise */
+#define AB_BOUND_HEADS_FP16 0.0          /* --fp16: f16 in and out, still exact */
+#define AB_BOUND_DROPOUT_FP16 1e-3       /* --fp16: the f32 product rounded once to f16 */
 #define AB_BOUND_SDPA 1e-4               /* two chained reductions */
 #define AB_BOUND_DECODE 1e-4             /* split keys, then a merge */
 #define AB_BOUND_ATTENTION 1e-4          /* Keras Attention */

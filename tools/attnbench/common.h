@@ -76,6 +76,10 @@ typedef struct ab_buf {
  * undefined (an output). */
 vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, float lo, float hi);
+/* As ab_buf_make, of an f16 tensor when fp16: the host twin then holds the
+ * f16 values the tensor holds (inputs drawn, then rounded to f16). */
+vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
+                             ab_rng *rng, float lo, float hi, bool fp16);
 /* An input 0/1 mask with a fraction `ratio` of zeros. */
 vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, double ratio);

@@ -30,8 +30,8 @@ typedef struct ab_op {
     /* max_rel_err bound for --check: the op's stated accuracy (the table in
      * ops.c and docs/ATTNBENCH.md). */
     double bound;
-    /* The bound with --fp16 (f16 tensors); 0 = the op has no f16 path yet
-     * and --fp16 is a usage error. */
+    /* The bound with --fp16 (f16 tensors), for ops with AB_F_FP16 in their
+     * flags (without it --fp16 is a usage error). */
     double bound_fp16;
     /* Creates inputs/outputs (and layer objects) for the flags in *a; fills
      * *info. Returns an exit status (usage errors: ATTNBENCH_EXIT_USAGE). */

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "ops.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ typedef struct att_state {
     /* additive --backward: dS (in v) in, gradients of q, k, scale out */
     bool backward;
     ab_buf gq, gk, gs;
+    bool fp16; /* --fp16: the data tensors are f16 (masks stay f32) */
 } att_state;
 
 static void att_destroy(void *state)
@@ -61,6 +63,27 @@ static void att_info(const att_state *s, ab_op_info *info, bool dk, bool dv)
 
 static double f4(size_t n) { return 4.0 * (double)n; }
 
+/* Bytes of n data elements: 2 each under --fp16. */
+static double data_bytes(const att_state *s, size_t n) { return (s->fp16 ? 2.0 : 4.0) * (double)n; }
+
+/* The reference's output types under --fp16: inputs f32 (their host twins
+ * hold the f16 values exactly), the output f16, rounded once. */
+static vkattn_dtype out_type(const att_state *s) { return s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
+
+/* A typed reference's output array of n elements (room for n floats). */
+static float *ref_alloc(size_t n) { return ab_floats(n); }
+
+/* Widens an f16 reference output (n bit patterns at the start of ref) to
+ * floats in place, from the end so no pattern is overwritten before it is read. */
+static void ref_widen(const att_state *s, float *ref, size_t n)
+{
+    if (!s->fp16)
+        return;
+    const uint16_t *h = (const uint16_t *)ref;
+    for (size_t i = n; i-- > 0;)
+        ref[i] = vkattn_f16_bits_to_f32(h[i]);
+}
+
 /* ------------------------------------------------------------------ softmax */
 
 static int softmax_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
@@ -78,13 +101,14 @@ static int softmax_setup(vkattn_context *ctx, const ab_args *a, void **state, ab
     };
     ab_rng rng = {a->seed};
     uint32_t shape[4] = {d->batch, d->heads, d->tq, d->tv}, mshape[2] = {d->batch, d->tv};
+    s->fp16 = a->fp16;
     vkattn_result r;
-    if ((r = ab_buf_make(ctx, &s->x, 4, shape, &rng, -4, 4)) ||
+    if ((r = ab_buf_make_as(ctx, &s->x, 4, shape, &rng, -4, 4, s->fp16)) ||
         (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, mshape, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make(ctx, &s->out, 4, shape, NULL, 0, 0)))
+        (r = ab_buf_make_as(ctx, &s->out, 4, shape, NULL, 0, 0, s->fp16)))
         return ab_report(ctx, r, "softmax: creating tensors");
     att_info(s, info, false, false);
-    info->bytes = f4(s->x.n + s->vmask.n + s->out.n);
+    info->bytes = data_bytes(s, s->x.n + s->out.n) + f4(s->vmask.n);
     return ATTNBENCH_EXIT_OK;
 }
 
@@ -105,10 +129,13 @@ static vkattn_result softmax_prepare(void *state)
 static int softmax_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
-    float *ref = ab_floats(s->out.n);
+    float *ref = ref_alloc(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
-    vkattn_result r = vkattn_reference_softmax(&s->p.softmax, s->x.host, NULL, s->vmask.host, NULL, ref);
+    const vkattn_softmax_dtypes ty = {.out = out_type(s)};
+    vkattn_result r = vkattn_reference_softmax_typed(&s->p.softmax, &ty, s->x.host, NULL,
+                                                     s->vmask.host, NULL, ref);
+    ref_widen(s, ref, s->out.n);
     int st = r ? ab_report(NULL, r, "softmax reference")
                : ab_check_outputs(ctx, softmax_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);
@@ -118,8 +145,10 @@ static int softmax_check(vkattn_context *ctx, void *state, double *err)
 const ab_op ab_op_softmax = {
     .name = "softmax",
     .summary = "masked softmax over (B, H, Tq, Tv) scores",
-    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_CAUSAL | AB_F_MASK_RATIO,
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_CAUSAL | AB_F_MASK_RATIO |
+             AB_F_FP16,
     .bound = AB_BOUND_SOFTMAX,
+    .bound_fp16 = AB_BOUND_SOFTMAX_FP16,
     .setup = softmax_setup, .record = softmax_record, .prepare = softmax_prepare,
     .check = softmax_check, .destroy = att_destroy,
 };
@@ -138,16 +167,21 @@ static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, a
     ab_rng rng = {a->seed};
     uint32_t q[3] = {d->batch, d->tq, d->dk}, k[3] = {d->batch, d->tv, d->dk};
     uint32_t out[3] = {d->batch, d->tq, d->tv};
+    s->fp16 = a->fp16;
+    if (s->fp16 && a->backward) {
+        fprintf(stderr, "attnbench: additive: --backward has no f16 path yet (drop --fp16)\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
     vkattn_result r;
-    if ((r = ab_buf_make(ctx, &s->x, 3, q, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->k, 3, k, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->scale, 1, &d->dk, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->out, 3, out, NULL, 0, 0)))
+    if ((r = ab_buf_make_as(ctx, &s->x, 3, q, &rng, -1, 1, s->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->k, 3, k, &rng, -1, 1, s->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->scale, 1, &d->dk, &rng, -1, 1, s->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->out, 3, out, NULL, 0, 0, s->fp16)))
         return ab_report(ctx, r, "additive: creating tensors");
     att_info(s, info, true, false);
     /* one multiply-add per feature of each score; tanh not counted */
     info->flops = 2.0 * d->batch * d->tq * d->tv * d->dk;
-    info->bytes = f4(s->x.n + s->k.n + s->scale.n + s->out.n);
+    info->bytes = data_bytes(s, s->x.n + s->k.n + s->scale.n + s->out.n);
     s->backward = a->backward;
     if (!s->backward)
         return ATTNBENCH_EXIT_OK;
@@ -214,10 +248,13 @@ static int additive_check(vkattn_context *ctx, void *state, double *err)
     att_state *s = state;
     if (s->backward)
         return additive_backward_check(ctx, s, err);
-    float *ref = ab_floats(s->out.n);
+    float *ref = ref_alloc(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
-    vkattn_result r = vkattn_reference_additive(&s->p.additive, s->x.host, s->k.host, s->scale.host, ref);
+    const vkattn_additive_dtypes ty = {.scores = out_type(s)};
+    vkattn_result r = vkattn_reference_additive_typed(&s->p.additive, &ty, s->x.host, s->k.host,
+                                                      s->scale.host, ref);
+    ref_widen(s, ref, s->out.n);
     int st = r ? ab_report(NULL, r, "additive reference")
                : ab_check_outputs(ctx, additive_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);
@@ -228,8 +265,9 @@ const ab_op ab_op_additive = {
     .name = "additive",
     .summary = "additive (tanh) scores of (B, Tq, dk) queries and (B, Tv, dk) keys "
                "(--backward: dq, dk, ds)",
-    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_BACKWARD,
+    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_BACKWARD | AB_F_FP16,
     .bound = AB_BOUND_ADDITIVE,
+    .bound_fp16 = AB_BOUND_ADDITIVE_FP16,
     .setup = additive_setup, .record = additive_record, .prepare = additive_prepare,
     .check = additive_check,
     .destroy = att_destroy,
@@ -251,15 +289,16 @@ static int heads_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_o
     uint32_t split[4] = {d->batch, d->heads, d->tq, d->dk};
     if ((uint64_t)d->heads * d->dk > UINT32_MAX)
         return ab_report(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "heads: --heads * --dk");
+    s->fp16 = a->fp16;
     vkattn_result r;
-    if ((r = ab_buf_make(ctx, &s->x, 3, merged, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->out, 4, split, NULL, 0, 0)) ||
-        (r = ab_buf_make(ctx, &s->out2, 3, merged, NULL, 0, 0)))
+    if ((r = ab_buf_make_as(ctx, &s->x, 3, merged, &rng, -1, 1, s->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->out, 4, split, NULL, 0, 0, s->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->out2, 3, merged, NULL, 0, 0, s->fp16)))
         return ab_report(ctx, r, "heads: creating tensors");
     att_info(s, info, true, false);
     info->tv = d->tq;
     /* split reads and writes every element, then merge does again */
-    info->bytes = 4.0 * f4(s->x.n);
+    info->bytes = 4.0 * data_bytes(s, s->x.n);
     return ATTNBENCH_EXIT_OK;
 }
 
@@ -284,10 +323,12 @@ static vkattn_result heads_prepare(void *state)
 static int heads_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
-    float *ref = ab_floats(s->out.n);
+    float *ref = ref_alloc(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
-    vkattn_result r = vkattn_reference_heads_split(&s->p.heads, s->x.host, ref);
+    const vkattn_io_dtypes ty = {.out = out_type(s)};
+    vkattn_result r = vkattn_reference_heads_split_typed(&s->p.heads, &ty, s->x.host, ref);
+    ref_widen(s, ref, s->out.n);
     /* the merge of the split is the input again, exactly */
     int st = r ? ab_report(NULL, r, "heads reference")
                : ab_check_outputs(ctx, heads_record, s, (ab_buf *[]){&s->out, &s->out2},
@@ -299,8 +340,9 @@ static int heads_check(vkattn_context *ctx, void *state, double *err)
 const ab_op ab_op_heads = {
     .name = "heads",
     .summary = "head split (B, T, H*dk) -> (B, H, T, dk), then merge back (T = --tq)",
-    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_DK,
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_DK | AB_F_FP16,
     .bound = AB_BOUND_HEADS,
+    .bound_fp16 = AB_BOUND_HEADS_FP16,
     .setup = heads_setup, .record = heads_record, .prepare = heads_prepare,
     .check = heads_check, .destroy = att_destroy,
 };
@@ -321,12 +363,13 @@ static int dropout_setup(vkattn_context *ctx, const ab_args *a, void **state, ab
     };
     ab_rng rng = {a->seed};
     uint32_t shape[4] = {d->batch, d->heads, d->tq, d->tv};
+    s->fp16 = a->fp16;
     vkattn_result r;
-    if ((r = ab_buf_make(ctx, &s->x, 4, shape, &rng, 0, 1)) ||
-        (r = ab_buf_make(ctx, &s->out, 4, shape, NULL, 0, 0)))
+    if ((r = ab_buf_make_as(ctx, &s->x, 4, shape, &rng, 0, 1, s->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->out, 4, shape, NULL, 0, 0, s->fp16)))
         return ab_report(ctx, r, "dropout: creating tensors");
     att_info(s, info, false, false);
-    info->bytes = f4(s->x.n + s->out.n);
+    info->bytes = data_bytes(s, s->x.n + s->out.n);
     return ATTNBENCH_EXIT_OK;
 }
 
@@ -347,10 +390,12 @@ static vkattn_result dropout_prepare(void *state)
 static int dropout_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
-    float *ref = ab_floats(s->out.n);
+    float *ref = ref_alloc(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
-    vkattn_result r = vkattn_reference_dropout(&s->p.dropout, s->x.host, ref);
+    const vkattn_io_dtypes ty = {.out = out_type(s)};
+    vkattn_result r = vkattn_reference_dropout_typed(&s->p.dropout, &ty, s->x.host, ref);
+    ref_widen(s, ref, s->out.n);
     int st = r ? ab_report(NULL, r, "dropout reference")
                : ab_check_outputs(ctx, dropout_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);
@@ -360,8 +405,9 @@ static int dropout_check(vkattn_context *ctx, void *state, double *err)
 const ab_op ab_op_dropout = {
     .name = "dropout",
     .summary = "training-mode Philox dropout of (B, H, Tq, Tv) weights (rate: --dropout, default 0.1)",
-    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DROPOUT,
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DROPOUT | AB_F_FP16,
     .bound = AB_BOUND_DROPOUT,
+    .bound_fp16 = AB_BOUND_DROPOUT_FP16,
     .setup = dropout_setup, .record = dropout_record, .prepare = dropout_prepare,
     .check = dropout_check,
     .destroy = att_destroy,

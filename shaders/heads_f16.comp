@@ -1,0 +1,30 @@
+#version 450
+// Head split and merge on devices with storageBuffer16BitAccess: in and out
+// are each f16 (float16_t) or f32 by a specialization constant (each binding
+// is declared with both element types); an f32 -> f16 copy rounds once. The
+// kernel: common/heads_body.glsl.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : require
+#include "heads_iface.h"
+
+// specialization constants: ids and meanings in heads_iface.h
+layout(constant_id = VKA_HEADS_SPEC_SPLIT) const bool SPLIT = true;
+layout(local_size_x_id = VKA_HEADS_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = VKA_HEADS_SPEC_IN_F16) const bool IN_F16 = false;
+layout(constant_id = VKA_HEADS_SPEC_OUT_F16) const bool OUT_F16 = false;
+
+layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
+layout(std430, binding = 0) readonly buffer InBuf16 { float16_t src16[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf { float dst[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf16 { float16_t dst16[]; };
+
+layout(push_constant) uniform Push { VKA_HEADS_PUSH } p;
+
+#define VKA_LOAD(i) (IN_F16 ? float(src16[i]) : src[i])
+#define VKA_STORE(i, v)                                                        \
+    if (OUT_F16)                                                               \
+        dst16[i] = float16_t(v);                                               \
+    else                                                                       \
+        dst[i] = (v)
+
+#include "heads_body.glsl"

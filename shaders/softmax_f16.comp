@@ -1,0 +1,31 @@
+#version 450
+// Masked softmax on devices with storageBuffer16BitAccess, 5 bindings: scores,
+// bias and out are each f16 (float16_t) or f32 by a specialization constant
+// (each binding is declared with both element types); masks are f32. All
+// arithmetic is f32; an f16 out is each f32 weight converted once. The kernel
+// and its algorithm: shaders/common/softmax_body.glsl.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : require
+
+layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
+layout(std430, binding = 0) readonly buffer ScoreBuf16 { float16_t scores16[]; };
+layout(std430, binding = 1) readonly buffer BiasBuf { float bias_in[]; };
+layout(std430, binding = 1) readonly buffer BiasBuf16 { float16_t bias16[]; };
+layout(std430, binding = 2) readonly buffer VMaskBuf { float vmask_in[]; };
+layout(std430, binding = 3) readonly buffer MaskBuf { float mask_in[]; };
+// Not writeonly: the IN_PLACE variant reads the scores from here. Each element
+// is read and then written by the same invocation, so no barrier is needed.
+layout(std430, binding = 4) buffer OutBuf { float outv[]; };
+layout(std430, binding = 4) buffer OutBuf16 { float16_t out16[]; };
+
+#define VKA_SCORE(i) (SCORES_F16 ? float(scores16[i]) : scores[i])
+#define VKA_BIAS(i) (BIAS_F16 ? float(bias16[i]) : bias_in[i])
+#define VKA_VMASK(i) vmask_in[i]
+#define VKA_MASK(i) mask_in[i]
+#define VKA_OUT_LOAD(i) (OUT_F16 ? float(out16[i]) : outv[i])
+#define VKA_OUT_STORE(i, v)                                                    \
+    if (OUT_F16)                                                               \
+        out16[i] = float16_t(v);                                               \
+    else                                                                       \
+        outv[i] = (v)
+#include "softmax_body.glsl"

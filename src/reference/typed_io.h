@@ -1,0 +1,29 @@
+/* Elements of the typed CPU reference's host arrays (vkattn/dtype.h): f32
+ * floats or f16 bit patterns, read exactly and written rounded once. No
+ * Vulkan header may be included here. */
+#ifndef VKA_REFERENCE_TYPED_IO_H
+#define VKA_REFERENCE_TYPED_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkattn/dtype.h"
+#include "vkattn/result.h"
+
+/* Element i of an array of type t, exactly. */
+double vka_ref_load(const void *x, vkattn_dtype t, size_t i);
+
+/* double -> f16 pattern, rounded once to nearest even (no detour through f32,
+ * which could round twice); beyond the f16 range +-inf, NaN a quiet NaN. */
+uint16_t vka_ref_f16_from_double(double v);
+
+/* Stores v as element i: f16 rounded once (vka_ref_f16_from_double), f32 as (float)v. */
+void vka_ref_store(void *x, vkattn_dtype t, size_t i, double v);
+
+/* INVALID_ARGUMENT "fn: types->name is N; must be ..." for an unknown dtype. */
+vkattn_result vka_ref_check_dtype(const char *fn, const char *name, vkattn_dtype t);
+
+/* Bytes per element of type t (2 or 4). */
+size_t vka_ref_dtype_size(vkattn_dtype t);
+
+#endif /* VKA_REFERENCE_TYPED_IO_H */

@@ -1,0 +1,463 @@
+/* f16 tensors in softmax, dropout, heads split/merge and additive scoring vs
+ * the typed CPU reference (vkattn/reference.h).
+ *
+ * Each case draws fresh inputs exactly representable in their type, gives
+ * every data tensor a type at random (f32 or f16, every combination over the
+ * runs), poisons the output with NaN, and compares against the exact result
+ * of the stored inputs (the typed reference with an f32 output). Bounds, as
+ * the headers state them, per element:
+ *   softmax, additive: |got - ref| <= ulp16(ref) [f16 out] + 1e-5 max|ref|
+ *   heads:             exact, but ulp16(ref) for an f32 in and f16 out
+ *   dropout:           the same elements kept as the f32 op (exact zeros
+ *                      where dropped), kept values within ulp16(ref) [f16 out]
+ * ulp16(x) = the f16 spacing at |x| (2^-24 below 2^-14): one ulp, as Vulkan
+ * leaves the device's f32 -> f16 rounding mode open (lavapipe rounds to
+ * nearest even, so there the f16 results equal the typed reference's).
+ * Shapes: odd sizes, batch 1, Tq != Tv; softmax with bias (either type),
+ * value mask, mask, causal and broadcasts. Bad inputs: f16 masks are
+ * INVALID_ARGUMENT naming the tensor and both types. Run under the default
+ * profile (16-bit storage on lavapipe: float16_t kernels), mobile-min (packed
+ * halves, 4 storage buffers: the softmax packs its side inputs) and on an
+ * app's imported device (no 16-bit storage, the device's limits). */
+#include "app_device.h"
+#include "harness.h"
+
+#include <vkattn/half.h>
+#include <vkattn/reference.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BOUND 1e-5
+
+static const vkattn_dtype F32 = VKATTN_DTYPE_F32, F16 = VKATTN_DTYPE_F16;
+
+static vkattn_dtype random_type(void) { return tu_rand_range(0, 1) ? F16 : F32; }
+
+/* An input: host floats exactly representable in its type, its typed array
+ * for the reference (f16 bit patterns or the floats), and the device tensor. */
+typedef struct operand {
+    size_t n;
+    vkattn_dtype type;
+    float *x;
+    uint16_t *bits;
+    vkattn_tensor *t;
+} operand;
+
+static const void *typed(const operand *o) { return o->type == F16 ? (const void *)o->bits : o->x; }
+
+static vkattn_tensor *tensor_of(vkattn_context *ctx, size_t n, vkattn_dtype type)
+{
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = type};
+    vkattn_tensor *t = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &t));
+    TH_OK(ctx, vkattn_tensor_fill(t, NAN)); /* poison */
+    return t;
+}
+
+static operand make_operand(vkattn_context *ctx, size_t n, vkattn_dtype type, float lo, float hi)
+{
+    operand o = {.n = n, .type = type, .x = tu_floats(n), .bits = tu_alloc(n * sizeof(uint16_t))};
+    tu_fill_uniform(o.x, n, lo, hi);
+    for (size_t i = 0; i < n; i++) {
+        o.bits[i] = vkattn_f32_to_f16_bits(o.x[i]);
+        if (type == F16)
+            o.x[i] = vkattn_f16_bits_to_f32(o.bits[i]);
+    }
+    o.t = tensor_of(ctx, n, type);
+    TH_OK(ctx, vkattn_tensor_upload(o.t, o.x, 0, n));
+    return o;
+}
+
+static void free_operand(operand *o)
+{
+    free(o->x);
+    free(o->bits);
+    vkattn_tensor_destroy(o->t);
+}
+
+/* The spacing of f16 at |x| (2^-24 below the normal range). */
+static double ulp16(double x)
+{
+    x = fabs(x);
+    if (x < 0x1p-14)
+        return 0x1p-24;
+    return ldexp(1.0, ilogb(x) - 10);
+}
+
+/* got vs the exact ref: |err| <= ulp16(ref) [out16] + rel * max|ref|; NaN
+ * only where the reference has NaN. */
+static void compare(const char *what, const float *got, const float *ref, size_t n, bool out16,
+                    double rel)
+{
+    double scale = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(ref[i])) {
+            if (!isnan(got[i]))
+                fail_msg("%s: element %zu: got %.9g, ref NaN", what, i, (double)got[i]);
+            continue;
+        }
+        const double bound = (out16 ? ulp16(ref[i]) : 0.0) + rel * scale;
+        if (!(fabs((double)got[i] - ref[i]) <= bound))
+            fail_msg("%s: element %zu: got %.9g, ref %.9g (bound %.3g)", what, i, (double)got[i],
+                     (double)ref[i], bound);
+    }
+}
+
+static const char *tn(vkattn_dtype t) { return t == F16 ? "f16" : "f32"; }
+
+/* ------------------------------------------------------------------ softmax */
+
+static void softmax_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t tq, uint32_t tv,
+                         vkattn_dtype ts, vkattn_dtype tb, vkattn_dtype to, bool in_place)
+{
+    vkattn_softmax_params p = {.batch = b, .heads = h, .tq = tq, .tv = tv};
+    static const float scales[] = {1.0f, 0.5f, -2.0f, 0.125f};
+    p.scale = scales[tu_rand_range(0, 3)];
+    vkattn_mask_params *m = &p.mask;
+    m->causal = (vkattn_causal)tu_rand_range(0, 2);
+    m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
+    m->has_bias = tu_rand_range(0, 1);
+    m->has_value_mask = tu_rand_range(0, 1);
+    m->has_mask = tu_rand_range(0, 1);
+    m->bias_broadcast = (vkattn_broadcast){tu_rand_range(0, 1), tu_rand_range(0, 1),
+                                           tu_rand_range(0, 1)};
+    m->mask_broadcast = (vkattn_broadcast){tu_rand_range(0, 1), tu_rand_range(0, 1),
+                                           tu_rand_range(0, 1)};
+    if (in_place)
+        to = ts;
+    const size_t n = (size_t)b * h * tq * tv;
+    const size_t nb = (size_t)(m->bias_broadcast.batch ? 1 : b) * (m->bias_broadcast.heads ? 1 : h) *
+                      (m->bias_broadcast.rows ? 1 : tq) * tv;
+    const size_t nm = (size_t)(m->mask_broadcast.batch ? 1 : b) * (m->mask_broadcast.heads ? 1 : h) *
+                      (m->mask_broadcast.rows ? 1 : tq) * tv;
+    operand s = make_operand(ctx, n, ts, -4, 4);
+    operand bias = {0}, vmask = {0}, mask = {0};
+    if (m->has_bias)
+        bias = make_operand(ctx, nb, tb, -2, 2);
+    if (m->has_value_mask) {
+        vmask = make_operand(ctx, (size_t)b * tv, F32, 0, 1);
+        tu_fill_mask(vmask.x, vmask.n, 0.8f);
+        TH_OK(ctx, vkattn_tensor_upload(vmask.t, vmask.x, 0, vmask.n));
+    }
+    if (m->has_mask) {
+        mask = make_operand(ctx, nm, F32, 0, 1);
+        tu_fill_mask(mask.x, mask.n, 0.8f);
+        TH_OK(ctx, vkattn_tensor_upload(mask.t, mask.x, 0, mask.n));
+    }
+    vkattn_tensor *out = in_place ? s.t : tensor_of(ctx, n, to);
+    vkattn_softmax_io io = {.scores = s.t, .bias = bias.t, .value_mask = vmask.t,
+                            .mask = mask.t, .out = out};
+    TH_OK(ctx, vkattn_softmax_run(ctx, &p, &io));
+    float *got = th_download(out, n), *ref = tu_floats(n);
+    const vkattn_softmax_dtypes ty = {.scores = ts, .bias = tb, .out = F32};
+    TH_OK(ctx, vkattn_reference_softmax_typed(&p, &ty, typed(&s), m->has_bias ? typed(&bias) : NULL,
+                                              vmask.x, mask.x, ref));
+    char what[160];
+    snprintf(what, sizeof what, "softmax %ux%ux%ux%u scores %s bias %s out %s%s", b, h, tq, tv,
+             tn(ts), tn(tb), tn(to), in_place ? " in place" : "");
+    compare(what, got, ref, n, to == F16, BOUND);
+    free(got);
+    free(ref);
+    if (!in_place)
+        vkattn_tensor_destroy(out);
+    free_operand(&s);
+    if (m->has_bias)
+        free_operand(&bias);
+    if (m->has_value_mask)
+        free_operand(&vmask);
+    if (m->has_mask)
+        free_operand(&mask);
+}
+
+static void test_softmax(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    /* every type combination on fixed odd shapes, then random ones */
+    for (int c = 0; c < 8; c++)
+        softmax_case(ctx, 1 + c % 2, 1 + c % 3, 3 + c, 7 + 5 * c, (vkattn_dtype)(c & 1),
+                     (vkattn_dtype)((c >> 1) & 1), (vkattn_dtype)((c >> 2) & 1), false);
+    softmax_case(ctx, 1, 1, 1, 1, F16, F16, F16, false);
+    softmax_case(ctx, 1, 2, 5, 1031, F16, F32, F16, false); /* beyond a cached row on lavapipe */
+    for (int i = 0; i < 14; i++)
+        softmax_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 17),
+                     tu_rand_range(1, 150), random_type(), random_type(), random_type(),
+                     i % 4 == 0);
+    th_assert_validation_clean();
+}
+
+/* ----------------------------------------------------------------- additive */
+
+static void additive_case(vkattn_context *ctx, uint32_t b, uint32_t tq, uint32_t tv, uint32_t dim,
+                          bool has_scale, vkattn_additive_dtypes ty)
+{
+    vkattn_additive_params p = {.batch = b, .tq = tq, .tv = tv, .dim = dim,
+                                .has_scale_vector = has_scale};
+    p.inner_scale = tu_rand_range(0, 1) ? 0.0f : 0.75f;
+    p.outer_scale = tu_rand_range(0, 1) ? 0.0f : -1.5f;
+    operand q = make_operand(ctx, (size_t)b * tq * dim, ty.q, -2, 2);
+    operand k = make_operand(ctx, (size_t)b * tv * dim, ty.k, -2, 2);
+    operand sc = {0};
+    if (has_scale)
+        sc = make_operand(ctx, dim, ty.scale, -1, 1);
+    const size_t n = (size_t)b * tq * tv;
+    vkattn_tensor *out = tensor_of(ctx, n, ty.scores);
+    vkattn_additive_io io = {.q = q.t, .k = k.t, .scale = sc.t, .scores = out};
+    TH_OK(ctx, vkattn_additive_run(ctx, &p, &io));
+    float *got = th_download(out, n), *ref = tu_floats(n);
+    vkattn_additive_dtypes rt = ty;
+    rt.scores = F32;
+    TH_OK(ctx, vkattn_reference_additive_typed(&p, &rt, typed(&q), typed(&k),
+                                               has_scale ? typed(&sc) : NULL, ref));
+    char what[160];
+    snprintf(what, sizeof what, "additive %ux%ux%ux%u q %s k %s scale %s scores %s", b, tq, tv,
+             dim, tn(ty.q), tn(ty.k), tn(ty.scale), tn(ty.scores));
+    compare(what, got, ref, n, ty.scores == F16, BOUND);
+    free(got);
+    free(ref);
+    vkattn_tensor_destroy(out);
+    free_operand(&q);
+    free_operand(&k);
+    if (has_scale)
+        free_operand(&sc);
+}
+
+static void test_additive(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int c = 0; c < 16; c++) {
+        vkattn_additive_dtypes ty = {(vkattn_dtype)(c & 1), (vkattn_dtype)((c >> 1) & 1),
+                                     (vkattn_dtype)((c >> 2) & 1), (vkattn_dtype)((c >> 3) & 1)};
+        additive_case(ctx, 1 + c % 2, 3 + c, 5 + 2 * c, 1 + 3 * c, c % 3 != 0, ty);
+    }
+    for (int i = 0; i < 10; i++) {
+        vkattn_additive_dtypes ty = {random_type(), random_type(), random_type(), random_type()};
+        additive_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 40), tu_rand_range(1, 40),
+                      tu_rand_range(1, 70), tu_rand_range(0, 1), ty);
+    }
+    th_assert_validation_clean();
+}
+
+/* -------------------------------------------------------------------- heads */
+
+static void heads_case(vkattn_context *ctx, uint32_t b, uint32_t t, uint32_t h, uint32_t d,
+                       bool split, vkattn_io_dtypes ty)
+{
+    const vkattn_heads_params p = {.batch = b, .seq = t, .heads = h, .head_dim = d};
+    const size_t n = (size_t)b * t * h * d;
+    operand in = make_operand(ctx, n, ty.in, -100, 100);
+    vkattn_tensor *out = tensor_of(ctx, n, ty.out);
+    vkattn_heads_io io = {.in = in.t, .out = out};
+    TH_OK(ctx, split ? vkattn_heads_split_run(ctx, &p, &io) : vkattn_heads_merge_run(ctx, &p, &io));
+    float *got = th_download(out, n), *ref = tu_floats(n);
+    const vkattn_io_dtypes rt = {.in = ty.in, .out = F32};
+    TH_OK(ctx, split ? vkattn_reference_heads_split_typed(&p, &rt, typed(&in), ref)
+                     : vkattn_reference_heads_merge_typed(&p, &rt, typed(&in), ref));
+    char what[128];
+    snprintf(what, sizeof what, "heads %s %ux%ux%ux%u in %s out %s", split ? "split" : "merge", b,
+             t, h, d, tn(ty.in), tn(ty.out));
+    /* rounding only from an f32 in to an f16 out */
+    compare(what, got, ref, n, ty.in == F32 && ty.out == F16, 0.0);
+    free(got);
+    free(ref);
+    vkattn_tensor_destroy(out);
+    free_operand(&in);
+}
+
+static void test_heads(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int c = 0; c < 8; c++) {
+        vkattn_io_dtypes ty = {(vkattn_dtype)(c & 1), (vkattn_dtype)((c >> 1) & 1)};
+        heads_case(ctx, 1 + c % 2, 3 + c, 1 + c % 3, 1 + 2 * c, c & 4, ty);
+    }
+    for (int i = 0; i < 12; i++) {
+        vkattn_io_dtypes ty = {random_type(), random_type()};
+        heads_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 20), tu_rand_range(1, 5),
+                   tu_rand_range(1, 33), tu_rand_range(0, 1), ty);
+    }
+    th_assert_validation_clean();
+}
+
+/* ------------------------------------------------------------------ dropout */
+
+static void dropout_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t tq, uint32_t tv,
+                         float rate, bool training, bool in_place, vkattn_io_dtypes ty)
+{
+    vkattn_dropout_op_params p = {.batch = b, .heads = h, .tq = tq, .tv = tv,
+                                  .dropout = {.rate = rate, .training = training,
+                                              .seed = tu_rand_u32() | (uint64_t)tu_rand_u32() << 32,
+                                              .offset = tu_rand_range(0, 1000)}};
+    if (in_place)
+        ty.out = ty.in;
+    const size_t n = (size_t)b * h * tq * tv;
+    operand in = make_operand(ctx, n, ty.in, 0.5f, 3); /* nonzero: a kept element is nonzero */
+    vkattn_tensor *out = in_place ? in.t : tensor_of(ctx, n, ty.out);
+    vkattn_dropout_io io = {.in = in.t, .out = out};
+    TH_OK(ctx, vkattn_dropout_run(ctx, &p, &io));
+    float *got = th_download(out, n), *ref = tu_floats(n);
+    uint8_t *keep = tu_alloc(n);
+    const vkattn_io_dtypes rt = {.in = ty.in, .out = F32};
+    TH_OK(ctx, vkattn_reference_dropout_typed(&p, &rt, typed(&in), ref));
+    TH_OK(ctx, vkattn_reference_dropout_mask(&p, keep));
+    char what[160];
+    snprintf(what, sizeof what, "dropout %ux%ux%ux%u rate %g%s in %s out %s%s", b, h, tq, tv,
+             (double)rate, training ? "" : " (not training)", tn(ty.in), tn(ty.out),
+             in_place ? " in place" : "");
+    /* the f32 op's Philox mask: exact zeros where dropped, nonzero where kept */
+    for (size_t i = 0; i < n; i++)
+        if ((got[i] != 0.0f) != (keep[i] != 0))
+            fail_msg("%s: element %zu: got %.9g but the keep mask says %d", what, i,
+                     (double)got[i], keep[i]);
+    compare(what, got, ref, n, ty.out == F16, 0.0);
+    free(got);
+    free(ref);
+    free(keep);
+    if (!in_place)
+        vkattn_tensor_destroy(out);
+    free_operand(&in);
+}
+
+static void test_dropout(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int c = 0; c < 4; c++) {
+        vkattn_io_dtypes ty = {(vkattn_dtype)(c & 1), (vkattn_dtype)((c >> 1) & 1)};
+        dropout_case(ctx, 1, 1 + c, 3 + c, 5 + 2 * c, 0.3f, true, false, ty);
+        dropout_case(ctx, 2, 1, 1, 1 + c, 0.5f, true, c == 3, ty);
+        dropout_case(ctx, 1, 2, 3, 7, 0.25f, false, false, ty); /* a copy */
+    }
+    for (int i = 0; i < 10; i++) {
+        vkattn_io_dtypes ty = {random_type(), random_type()};
+        dropout_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 20),
+                     tu_rand_range(1, 90), tu_rand_float(0.05f, 0.9f), true, i % 3 == 0, ty);
+    }
+    th_assert_validation_clean();
+}
+
+/* ---------------------------------------------------------------- bad input */
+
+static void expect_message(vkattn_context *ctx, const char *a, const char *b, const char *c)
+{
+    const char *msg = vkattn_context_last_error(ctx);
+    if (!strstr(msg, a) || !strstr(msg, b) || !strstr(msg, c))
+        fail_msg("message \"%s\" lacks \"%s\", \"%s\" or \"%s\"", msg, a, b, c);
+}
+
+static void test_bad_inputs(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_tensor *h = tensor_of(ctx, 64, F16), *f = tensor_of(ctx, 64, F32);
+    vkattn_tensor *out = tensor_of(ctx, 64, F16);
+    vkattn_softmax_params sp = {.batch = 2, .tq = 4, .tv = 4, .mask = {.has_value_mask = true}};
+    vkattn_softmax_io sio = {.scores = f, .value_mask = h, .out = out};
+    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    expect_message(ctx, "io->value_mask", "f16", "f32");
+    assert_int_equal(vkattn_softmax_prepare(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    sp.mask = (vkattn_mask_params){.has_mask = true};
+    sio = (vkattn_softmax_io){.scores = f, .mask = h, .out = out};
+    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    expect_message(ctx, "io->mask", "f16", "f32");
+    /* f16 tensors that are too small are still too small */
+    vkattn_tensor *small = tensor_of(ctx, 15, F16);
+    sp.mask = (vkattn_mask_params){0};
+    sio = (vkattn_softmax_io){.scores = small, .out = out};
+    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    expect_message(ctx, "io->scores", "15", "32");
+    /* f16 through prepare (dry recording) */
+    sio.scores = h;
+    TH_OK(ctx, vkattn_softmax_prepare(ctx, &sp, &sio));
+    vkattn_heads_params hp = {.batch = 1, .seq = 4, .heads = 2, .head_dim = 8};
+    vkattn_heads_io hio = {.in = h, .out = h};
+    assert_int_equal(vkattn_heads_split_run(ctx, &hp, &hio), VKATTN_ERROR_INVALID_ARGUMENT);
+    expect_message(ctx, "io->in", "io->out", "in place");
+
+    /* the typed references */
+    const vkattn_io_dtypes bad = {.in = (vkattn_dtype)5, .out = F32};
+    float x[8] = {0}, y[8];
+    vkattn_dropout_op_params dp = {.batch = 1, .tq = 2, .tv = 4,
+                                   .dropout = {.rate = 0.5f, .training = true}};
+    assert_int_equal(vkattn_reference_dropout_typed(&dp, &bad, x, y),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    const vkattn_io_dtypes mixed = {.in = F16, .out = F32};
+    assert_int_equal(vkattn_reference_dropout_typed(&dp, &mixed, x, x),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    vkattn_softmax_dtypes st = {.out = (vkattn_dtype)2};
+    vkattn_softmax_params sp1 = {.batch = 1, .tq = 2, .tv = 4};
+    assert_int_equal(vkattn_reference_softmax_typed(&sp1, &st, x, NULL, NULL, NULL, y),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    vkattn_tensor_destroy(h);
+    vkattn_tensor_destroy(f);
+    vkattn_tensor_destroy(out);
+    vkattn_tensor_destroy(small);
+    th_assert_validation_clean();
+}
+
+/* The typed reference with an f16 output is the f32 one rounded once. */
+static void test_reference_rounding(void **state)
+{
+    (void)state;
+    vkattn_softmax_params p = {.batch = 1, .heads = 2, .tq = 3, .tv = 37};
+    const size_t n = 2 * 3 * 37;
+    float *s = tu_floats(n), *r32 = tu_floats(n);
+    uint16_t *r16 = tu_alloc(n * sizeof *r16);
+    tu_fill_uniform(s, n, -3, 3);
+    const vkattn_softmax_dtypes t16 = {.out = F16};
+    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, NULL, r32), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax_typed(&p, &t16, s, NULL, NULL, NULL, r16),
+                     VKATTN_SUCCESS);
+    for (size_t i = 0; i < n; i++)
+        assert_true(fabs(vkattn_f16_bits_to_f32(r16[i]) - r32[i]) <= 0.5 * ulp16(r32[i]) + 1e-7);
+    free(s);
+    free(r32);
+    free(r16);
+}
+
+/* A context on an app's device: vkattn enables no 16-bit storage there, and
+ * the limits are the device's, so f16 is read as packed halves by the
+ * 5-binding kernels (softmax.comp) rather than the 4-binding ones. */
+static ad_app app;
+static vkattn_context *own;
+
+static int setup_app(void **state)
+{
+    *state = NULL;
+    if (th_setup(state) != 0 || !*state)
+        return 0; /* skipped, as th_setup's tests are */
+    own = *state;
+    ad_open(own, false, &app);
+    vkattn_context_info info;
+    TH_OK(app.ctx, vkattn_context_get_info(app.ctx, &info));
+    assert_false(info.storage_buffer_16bit);
+    *state = app.ctx;
+    return 0;
+}
+
+static int teardown_app(void **state)
+{
+    if (!own)
+        return 0;
+    ad_close(&app);
+    *state = own;
+    own = NULL;
+    return th_teardown(state);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_softmax),   cmocka_unit_test(test_additive),
+        cmocka_unit_test(test_heads),     cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_reference_rounding),
+    };
+    int failed = cmocka_run_group_tests_name("f16 ops", tests, th_setup, th_teardown);
+    failed += cmocka_run_group_tests_name("f16 ops, mobile-min", tests, th_setup_mobile,
+                                          th_teardown);
+    return failed + cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
+                                                setup_app, teardown_app);
+}
