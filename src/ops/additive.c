@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "shape/additive_shape.h"
 #include "common/additive_iface.h"
 #include "vk/context.h"
 #include "ops/split.h"
@@ -87,53 +88,19 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t tq, uint32_t 
     return false;
 }
 
-static vkattn_result check_params(vkattn_context *ctx, const char *caller,
-                                  const vkattn_additive_params *p)
-{
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
-    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dim ? "dim" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        caller, zero);
-    if (!isfinite(p->inner_scale) || !isfinite(p->outer_scale))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is %g; must be finite",
-                        caller, isfinite(p->inner_scale) ? "outer_scale" : "inner_scale",
-                        isfinite(p->inner_scale) ? p->outer_scale : p->inner_scale);
-    return VKATTN_SUCCESS;
-}
-
-/* *out = a * b * c elements, checked to fit size_t math and the kernel's
- * 32-bit indexing. */
-static vkattn_result count3(vkattn_context *ctx, const char *caller, const char *what, uint32_t a,
-                            uint32_t b, uint32_t c, uint64_t *out)
-{
-    const uint64_t dims[3] = {a, b, c};
-    if (!vka_product_u64(dims, 3, out))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the size of %s overflows", caller,
-                        what);
-    if (*out > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: %s (%llu elements) does not fit the kernel's 32-bit indexing", caller,
-                        what, (unsigned long long)*out);
-    return VKATTN_SUCCESS;
-}
-
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_additive_params *p, const vkattn_additive_io *io)
 {
+    vka_additive_sizes n;
+    vkattn_result r = vka_additive_check(ctx, caller, p, &n);
+    if (r)
+        return r;
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    uint64_t nq, nk, ns;
-    vkattn_result r;
-    if ((r = count3(ctx, caller, "q (B, Tq, dim)", p->batch, p->tq, p->dim, &nq)) ||
-        (r = count3(ctx, caller, "k (B, Tv, dim)", p->batch, p->tv, p->dim, &nk)) ||
-        (r = count3(ctx, caller, "scores (B, Tq, Tv)", p->batch, p->tq, p->tv, &ns)))
-        return r;
     const unsigned both = VKA_DTYPES_F32_F16;
-    if ((r = vka_tensor_check_types(ctx, io->q, nq, caller, "io->q", both)) ||
-        (r = vka_tensor_check_types(ctx, io->k, nk, caller, "io->k", both)) ||
-        (r = vka_tensor_check_types(ctx, io->scores, ns, caller, "io->scores", both)))
+    if ((r = vka_tensor_check_types(ctx, io->q, n.q, caller, "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->k, n.k, caller, "io->k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->scores, n.scores, caller, "io->scores", both)))
         return r;
     if (p->has_scale_vector &&
         (r = vka_tensor_check_types(ctx, io->scale, p->dim, caller, "io->scale", both)))
@@ -155,9 +122,7 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
-    vkattn_result r = check_params(ctx, caller, params);
-    if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io);
+    vkattn_result r = check_io(ctx, caller, params, io);
     if (r != VKATTN_SUCCESS)
         return r;
 

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "shape/additive_shape.h"
 #include "common/additive_backward_iface.h"
 #include "ops/grad_reduce.h"
 #include "ops/split.h"
@@ -27,55 +28,18 @@ _Static_assert(sizeof(additive_bwd_push) == VKA_ADDITIVE_BWD_PUSH_SIZE,
 /* Enough groups to fill any GPU; beyond it invocations loop. */
 #define MAX_GROUPS 4096u
 
-static vkattn_result check_params(vkattn_context *ctx, const char *caller,
-                                  const vkattn_additive_params *p)
-{
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
-    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dim ? "dim" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        caller, zero);
-    if (!isfinite(p->inner_scale) || !isfinite(p->outer_scale))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is %g; must be finite",
-                        caller, isfinite(p->inner_scale) ? "outer_scale" : "inner_scale",
-                        isfinite(p->inner_scale) ? p->outer_scale : p->inner_scale);
-    return VKATTN_SUCCESS;
-}
-
-/* *out = a * b * c elements, checked to fit the kernels' 32-bit indexing. */
-static vkattn_result count3(vkattn_context *ctx, const char *caller, const char *what, uint32_t a,
-                            uint32_t b, uint32_t c, uint64_t *out)
-{
-    const uint64_t dims[3] = {a, b, c};
-    if (!vka_product_u64(dims, 3, out))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the size of %s overflows", caller,
-                        what);
-    if (*out > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: %s (%llu elements) does not fit the kernel's 32-bit indexing", caller,
-                        what, (unsigned long long)*out);
-    return VKATTN_SUCCESS;
-}
-
-typedef struct sizes {
-    uint64_t nq, nk, ns;
-} sizes;
-
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_additive_params *p,
-                              const vkattn_additive_backward_io *io, sizes *n)
+                              const vkattn_additive_backward_io *io, vka_additive_sizes *n)
 {
+    vkattn_result r = vka_additive_check(ctx, caller, p, n);
+    if (r)
+        return r;
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    vkattn_result r;
-    if ((r = count3(ctx, caller, "q (B, Tq, dim)", p->batch, p->tq, p->dim, &n->nq)) ||
-        (r = count3(ctx, caller, "k (B, Tv, dim)", p->batch, p->tv, p->dim, &n->nk)) ||
-        (r = count3(ctx, caller, "scores (B, Tq, Tv)", p->batch, p->tq, p->tv, &n->ns)))
-        return r;
-    if ((r = vka_tensor_check(ctx, io->q, n->nq, caller, "io->q")) ||
-        (r = vka_tensor_check(ctx, io->k, n->nk, caller, "io->k")) ||
-        (r = vka_tensor_check(ctx, io->grad_scores, n->ns, caller, "io->grad_scores")))
+    if ((r = vka_tensor_check(ctx, io->q, n->q, caller, "io->q")) ||
+        (r = vka_tensor_check(ctx, io->k, n->k, caller, "io->k")) ||
+        (r = vka_tensor_check(ctx, io->grad_scores, n->scores, caller, "io->grad_scores")))
         return r;
     if (p->has_scale_vector && (r = vka_tensor_check(ctx, io->scale, p->dim, caller, "io->scale")))
         return r;
@@ -83,8 +47,8 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->%s is given but params->has_scale_vector is false", caller,
                         io->scale ? "scale" : "grad_scale");
-    if ((io->grad_q && (r = vka_tensor_check(ctx, io->grad_q, n->nq, caller, "io->grad_q"))) ||
-        (io->grad_k && (r = vka_tensor_check(ctx, io->grad_k, n->nk, caller, "io->grad_k"))) ||
+    if ((io->grad_q && (r = vka_tensor_check(ctx, io->grad_q, n->q, caller, "io->grad_q"))) ||
+        (io->grad_k && (r = vka_tensor_check(ctx, io->grad_k, n->k, caller, "io->grad_k"))) ||
         (io->grad_scale &&
          (r = vka_tensor_check(ctx, io->grad_scale, p->dim, caller, "io->grad_scale"))))
         return r;
@@ -179,7 +143,7 @@ static vkattn_result record_input_grad(vkattn_context *ctx, VkCommandBuffer cmd,
  * error stops it before anything is recorded. */
 static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                 const vkattn_additive_params *p,
-                                const vkattn_additive_backward_io *io, const sizes *n)
+                                const vkattn_additive_backward_io *io, const vka_additive_sizes *n)
 {
     vkattn_result r = VKATTN_SUCCESS;
     if (io->grad_q && (r = record_input_grad(ctx, cmd, caller, p, io, true)))
@@ -190,13 +154,13 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
         return r;
     /* per-row partial sums sum_j dS t into scratch, then summed over rows */
     vkattn_tensor *partial;
-    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, n->nq, caller, &partial)))
+    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, n->q, caller, &partial)))
         return r;
     additive_bwd_push push = {
         .n_own = p->tq, .n_other = p->tv, .dim = p->dim, .ds_own = p->tv, .ds_other = 1,
         .inner = vka_default_f32(p->inner_scale, 1.0f), .factor = 1.0f,
     };
-    if ((r = record_pass(ctx, cmd, caller, VKA_ADDITIVE_BWD_PASS_TANH, push, n->nq, p->tv,
+    if ((r = record_pass(ctx, cmd, caller, VKA_ADDITIVE_BWD_PASS_TANH, push, n->q, p->tv,
                          vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
                          vka_bind_tensor(io->grad_scores, false), partial)))
         return r;
@@ -216,10 +180,8 @@ vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuff
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
-    sizes n;
-    vkattn_result r = check_params(ctx, caller, params);
-    if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io, &n);
+    vka_additive_sizes n;
+    vkattn_result r = check_io(ctx, caller, params, io, &n);
     if (r != VKATTN_SUCCESS)
         return r;
     if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, caller, params, io, &n)))
