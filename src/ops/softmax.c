@@ -288,6 +288,15 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         r = check_io(ctx, caller, params, io, &dims);
     if (r != VKATTN_SUCCESS)
         return r;
+    /* f16 staging passes are recorded before the pack and the dispatch, which
+     * can still fail (scratch, descriptors): a dry run first, so that a
+     * failure leaves nothing recorded. */
+    const bool staged = io->scores->dtype == VKATTN_DTYPE_F16 ||
+                        io->out->dtype == VKATTN_DTYPE_F16 ||
+                        (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
+    if (staged && !vka_is_dry(cmd) &&
+        (r = vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io)) != VKATTN_SUCCESS)
+        return r;
     const vkattn_mask_params *m = &params->mask;
 
     softmax_shape shape;
