@@ -27,7 +27,7 @@
 // indices and store nothing), so barriers and shuffles stay in uniform
 // control flow. Key tiles wholly above a causal diagonal are never loaded.
 // Unpacked layout only (8 storage buffers): devices with fewer use the packed
-// one-row kernel.
+// row-per-invocation kernel.
 
 #extension GL_EXT_control_flow_attributes : require
 #if FLASH_SUBGROUP

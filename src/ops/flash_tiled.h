@@ -1,10 +1,10 @@
 /* The GPU-shaped fused attention kernel (shaders/flash_tiled*.comp): which
  * calls it serves and its tiles, for src/ops/flash.c, which dispatches it
- * like the one-row kernel (same push constants, bindings and row blocks).
+ * like the row-per-invocation kernel (same push constants, bindings and row blocks).
  *
  * Chosen when the context's tuning is the GPU one (vkattn_tuning), the
  * device binds 8 storage buffers, and tiles fit its limits; otherwise
- * flash.c keeps the one-row kernel (flash_body.glsl), the default on CPU
+ * flash.c keeps the row-per-invocation kernel (flash_body.glsl), the default on CPU
  * devices. Both compute the same results within the op's bound; only the
  * order of fp32 additions differs. */
 #ifndef VKA_OPS_FLASH_TILED_H
@@ -26,7 +26,7 @@ typedef struct vka_flash_tiled {
 
 /* Tiles for widths dk, dv (each <= 256) on this context, or false when the
  * tiled kernel is not to serve it (CPU tuning, fewer than 8 storage buffers,
- * limits too small): then the one-row kernel does. */
+ * limits too small): then the row-per-invocation kernel does. */
 bool vka_flash_tiled_choose(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
                             vka_flash_tiled *t);
 

@@ -511,7 +511,7 @@ static void test_unsupported(void **state)
     vkattn_context_info info;
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     if (strstr(info.device_name, "llvmpipe")) {
-        /* past both kernels' limits: about 100k keys for the one-row kernel
+        /* past both kernels' limits: about 100k keys for the row-per-invocation kernel
          * (CPU tuning), 1M for the tiled one (GPU tuning, one loop per tile) */
         const uint32_t tv = 1u << 21;
         flash_case c = plain(1, 1, 1, 1, tv, 4, 4);
@@ -591,7 +591,7 @@ static void test_split(void **state)
 /* Which kernel served a call, from the context's debug log ("pipeline NAME
  * created"): under the GPU tuning on a device with 8 storage buffers the
  * tiled kernel (flash_tiled, or flash_tiled_sg with subgroup shuffles), else
- * the one-row kernel (flash, flash_packed). Also the pipeline statistics:
+ * the row-per-invocation kernel (flash, flash_packed). Also the pipeline statistics:
  * refused without capture_pipeline_stats; with it, given where the device
  * offers VK_KHR_pipeline_executable_properties (Mesa 22.3's lavapipe does
  * not: then refused naming the extension). */
@@ -638,7 +638,7 @@ static void test_kernel_choice(void **state)
     run_case(ctx, &c, false);
     const bool want_tiled = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
     if (seen.tiled != want_tiled || seen.one_row == want_tiled)
-        fail_msg("tiled kernel %s, one-row kernel %s (%s tuning)", seen.tiled ? "used" : "unused",
+        fail_msg("tiled kernel %s, row-per-invocation kernel %s (%s tuning)", seen.tiled ? "used" : "unused",
                  seen.one_row ? "used" : "unused", info.cpu_tuning ? "CPU" : "GPU");
     vkattn_result r = vkattn_context_pipeline_stats(ctx, on_stat, &seen);
     if (r == VKATTN_ERROR_UNSUPPORTED) {
