@@ -186,7 +186,8 @@ static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *
                                 const flash_tiles *t)
 {
     if (t->tiled)
-        return vka_flash_tiled_loop_iterations(&t->gpu, s->tv,
+        return vka_flash_tiled_loop_iterations(&t->gpu, s->dk, s->dv, s->tv,
+                                               vka_dropout_active(&p->dropout),
                                                p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM);
     const uint64_t tiles = vka_div_up(s->tv, t->bc);
     uint64_t n = tiles * (4 + t->bc / 2);

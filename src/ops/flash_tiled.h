@@ -37,8 +37,9 @@ uint64_t vka_flash_tiled_shared_bytes(const vka_flash_tiled *t, uint32_t dk, uin
 static inline uint32_t vka_flash_tiled_rows(const vka_flash_tiled *t) { return t->wg / t->lanes; }
 
 /* Upper bound of the loop iterations one invocation runs over tv keys (for
- * lavapipe's limit, see flash.c): the tile loop, and the masked-row sweep. */
-uint64_t vka_flash_tiled_loop_iterations(const vka_flash_tiled *t, uint32_t tv, bool uniform_rows);
+ * lavapipe's limit, see flash.c). */
+uint64_t vka_flash_tiled_loop_iterations(const vka_flash_tiled *t, uint32_t dk, uint32_t dv,
+                                         uint32_t tv, bool dropout, bool uniform_rows);
 
 /* The kernel's SPIR-V, name and tile constants into *k (the caller sets the
  * bindings, push size and the other spec constants, VKA_FLASH_TILED_SPEC_*). */
