@@ -3,9 +3,9 @@
  * shaders/flash_packed.comp (one kernel, shaders/common/flash_body.glsl) on
  * devices that allow fewer than 8 storage buffers per shader; under the GPU
  * tuning, of the GPU-shaped kernel shaders/flash_tiled*.comp where
- * ops/flash_tiled.c finds tiles for it (same push constants and bindings). A call is split
- * into several dispatches along its row blocks (and (batch, K/V head) pairs)
- * when it exceeds the context's watchdog budget or the workgroup-count limits;
+ * ops/flash_tiled.c finds tiles for it (same push constants and bindings).
+ * A call is split into several dispatches along its row blocks (and (batch,
+ * K/V head) pairs) when it exceeds the context's watchdog budget or the workgroup-count limits;
  * each piece computes whole rows, so the bits do not depend on the split. */
 #include "ops/flash.h"
 
@@ -202,7 +202,7 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdp
     const char *reason = NULL;
     vkattn_result code = VKATTN_SUCCESS;
     flash_shape s = resolve(p);
-    flash_tiles t;
+    flash_tiles t = {0};
     if (!shape_supported(&s, p, &reason))
         code = VKATTN_ERROR_UNSUPPORTED;
     else if (!choose_tiles(ctx, &s, &t)) {
@@ -418,7 +418,7 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     const flash_shape s = resolve(p);
     if ((r = check_io(ctx, caller, &s, p, io, lse)))
         return r;
-    flash_tiles t;
+    flash_tiles t = {0};
     choose_tiles(ctx, &s, &t); /* cannot fail: vka_flash_check chose them */
 
     const vkattn_mask_params *m = &p->mask;

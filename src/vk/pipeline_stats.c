@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double stat_value(const VkPipelineExecutableStatisticKHR *s)
-{
+static double stat_value(const VkPipelineExecutableStatisticKHR *s) {
     switch (s->format) {
     case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
         return s->value.b32 ? 1.0 : 0.0;
@@ -26,21 +25,24 @@ static double stat_value(const VkPipelineExecutableStatisticKHR *s)
 /* Every statistic of every executable of pipeline `p` (a compute pipeline
  * has one executable; a driver may report more, e.g. per compile stage). */
 static vkattn_result report(struct vkattn_context *ctx, uint32_t index, const vka_pipeline *p,
-                            vkattn_pipeline_stat_fn fn, void *user)
-{
+                            vkattn_pipeline_stat_fn fn, void *user) {
     VkPipelineInfoKHR pinfo = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR,
                                .pipeline = p->pipeline};
     uint32_t n_exec = 0;
     VkResult vr = ctx->vk.vkGetPipelineExecutablePropertiesKHR(ctx->device, &pinfo, &n_exec, NULL);
     if (vr != VK_SUCCESS)
-        return vka_vk_fail(ctx, vr, "vkattn_context_pipeline_stats: vkGetPipelineExecutablePropertiesKHR");
+        return vka_vk_fail(ctx, vr,
+                           "vkattn_context_pipeline_stats: vkGetPipelineExecutablePropertiesKHR");
     for (uint32_t e = 0; e < n_exec; e++) {
-        VkPipelineExecutableInfoKHR einfo = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                             .pipeline = p->pipeline, .executableIndex = e};
+        VkPipelineExecutableInfoKHR einfo = {.sType =
+                                                 VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                             .pipeline = p->pipeline,
+                                             .executableIndex = e};
         uint32_t n = 0;
         vr = ctx->vk.vkGetPipelineExecutableStatisticsKHR(ctx->device, &einfo, &n, NULL);
         if (vr != VK_SUCCESS)
-            return vka_vk_fail(ctx, vr, "vkattn_context_pipeline_stats: vkGetPipelineExecutableStatisticsKHR");
+            return vka_vk_fail(
+                ctx, vr, "vkattn_context_pipeline_stats: vkGetPipelineExecutableStatisticsKHR");
         VkPipelineExecutableStatisticKHR *st = calloc(n ? n : 1, sizeof *st);
         if (!st)
             return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
@@ -53,20 +55,19 @@ static vkattn_result report(struct vkattn_context *ctx, uint32_t index, const vk
                 fn(user, index, p->key.name, st[i].name, stat_value(&st[i]));
         free(st);
         if (vr != VK_SUCCESS && vr != VK_INCOMPLETE)
-            return vka_vk_fail(ctx, vr, "vkattn_context_pipeline_stats: vkGetPipelineExecutableStatisticsKHR");
+            return vka_vk_fail(
+                ctx, vr, "vkattn_context_pipeline_stats: vkGetPipelineExecutableStatisticsKHR");
     }
     return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_context_pipeline_stats(vkattn_context *ctx, vkattn_pipeline_stat_fn fn,
-                                            void *user)
-{
+                                            void *user) {
     if (!ctx || !fn)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_pipeline_stats: %s is NULL",
-                        !ctx ? "ctx" : "fn");
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_pipeline_stats: %s is NULL", !ctx ? "ctx" : "fn");
     if (!ctx->pipeline_stats)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "vkattn_context_pipeline_stats: %s",
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "vkattn_context_pipeline_stats: %s",
                         ctx->want_pipeline_stats
                             ? "the device does not offer VK_KHR_pipeline_executable_properties"
                             : "the context was created without "
