@@ -16,6 +16,9 @@
 
 #include "vkattn/context.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,7 +38,34 @@ typedef struct vkattn_context_advanced {
      * shapes on lavapipe too. Not a vkattn_tuning value:
      * VKATTN_ERROR_INVALID_ARGUMENT naming advanced->tuning. */
     vkattn_tuning tuning;
+    /* Appended in 0.3. */
+    /* Kernels use no subgroup operations even where the device offers them
+     * (their shared-memory paths run instead): to test those paths, or to
+     * step around a driver's subgroup bug. */
+    bool no_subgroups;
+    /* Ask the driver for each pipeline's statistics (registers, spills, ...)
+     * at creation, for vkattn_context_pipeline_stats: enables
+     * VK_KHR_pipeline_executable_properties on the device vkattn creates where
+     * the device offers it. Pipelines may compile a little slower. */
+    bool capture_pipeline_stats;
 } vkattn_context_advanced;
+
+/* Called once per statistic: `pipeline` is the kernel's name ("flash_tiled",
+ * "matmul", ...; several pipelines of one kernel, specialized differently,
+ * share it, and `index` tells them apart), `stat` the driver's name for the
+ * statistic, `value` its value (booleans as 0 or 1). The strings live only
+ * for the call. */
+typedef void (*vkattn_pipeline_stat_fn)(void *user, uint32_t index, const char *pipeline,
+                                        const char *stat, double value);
+
+/* Reports the statistics the driver gives for every pipeline the context has
+ * created so far, in creation order. VKATTN_ERROR_UNSUPPORTED when the
+ * context was not created with capture_pipeline_stats, or its device lacks
+ * VK_KHR_pipeline_executable_properties (e.g. an imported device, which
+ * vkattn cannot enable it on). Thread safety: may run concurrently with
+ * recording; pipelines created meanwhile may be missed. */
+VKATTN_API vkattn_result vkattn_context_pipeline_stats(vkattn_context *ctx,
+                                                       vkattn_pipeline_stat_fn fn, void *user);
 
 #ifdef __cplusplus
 }

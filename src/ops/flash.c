@@ -1,9 +1,11 @@
 /* The fused SDPA kernel: what it supports, tile choice from the device's
  * limits, and the dispatch of shaders/flash.comp, or of its 4-binding layout
  * shaders/flash_packed.comp (one kernel, shaders/common/flash_body.glsl) on
- * devices that allow fewer than 8 storage buffers per shader. A call is split
- * into several dispatches along its row blocks (and (batch, K/V head) pairs)
- * when it exceeds the context's watchdog budget or the workgroup-count limits;
+ * devices that allow fewer than 8 storage buffers per shader; under the GPU
+ * tuning, of the GPU-shaped kernel shaders/flash_tiled*.comp where
+ * ops/flash_tiled.c finds tiles for it (same push constants and bindings).
+ * A call is split into several dispatches along its row blocks (and (batch,
+ * K/V head) pairs) when it exceeds the context's watchdog budget or the workgroup-count limits;
  * each piece computes whole rows, so the bits do not depend on the split. */
 #include "ops/flash.h"
 
@@ -15,6 +17,8 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/flash_iface.h"
+#include "common/flash_tiled_iface.h"
+#include "ops/flash_tiled.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -39,7 +43,26 @@ typedef struct flash_tiles {
     uint32_t wg;  /* invocations per workgroup */
     uint32_t rpi; /* rows (query head, query index) per invocation */
     uint32_t bc;  /* keys per shared-memory tile */
+    bool tiled;   /* the GPU-shaped kernel, with these tiles (wg, rpi, bc unused) */
+    vka_flash_tiled gpu;
 } flash_tiles;
+
+/* The two kernels share the meaning of every specialization constant but the
+ * tile shapes (set by each kernel's own code below). */
+_Static_assert(VKA_FLASH_TILED_SPEC_CAUSAL == VKA_FLASH_SPEC_CAUSAL &&
+                   VKA_FLASH_TILED_SPEC_HAS_VALUE_MASK == VKA_FLASH_SPEC_HAS_VALUE_MASK &&
+                   VKA_FLASH_TILED_SPEC_HAS_MASK == VKA_FLASH_SPEC_HAS_MASK &&
+                   VKA_FLASH_TILED_SPEC_HAS_BIAS == VKA_FLASH_SPEC_HAS_BIAS &&
+                   VKA_FLASH_TILED_SPEC_DROPOUT == VKA_FLASH_SPEC_DROPOUT &&
+                   VKA_FLASH_TILED_SPEC_UNIFORM_ROWS == VKA_FLASH_SPEC_UNIFORM_ROWS &&
+                   VKA_FLASH_TILED_SPEC_WRITE_LSE == VKA_FLASH_SPEC_WRITE_LSE,
+               "flash_tiled_iface.h and flash_iface.h disagree");
+
+/* Query rows one workgroup owns. */
+static uint64_t rows_per_group(const flash_tiles *t)
+{
+    return t->tiled ? vka_flash_tiled_rows(&t->gpu) : (uint64_t)t->wg * t->rpi;
+}
 
 static flash_shape resolve(const vkattn_sdpa_params *p)
 {
@@ -73,8 +96,12 @@ static uint64_t shared_bytes(uint32_t bc, uint32_t dk, uint32_t dv)
  * tiles fit the shared memory: shared_bytes(bc, dk, dv), e.g. 16.6 KiB at
  * bc = 32, d = 16; 8.3 KiB at bc = 4, dk = dv = 256, so every width fits the
  * Vulkan minimum of 16 KiB with some tile. Both layouts use the same tiles. */
-static bool choose_tiles(const vkattn_context_info *info, const flash_shape *s, flash_tiles *t)
+static bool choose_tiles(const struct vkattn_context *ctx, const flash_shape *s, flash_tiles *t)
 {
+    const vkattn_context_info *info = &ctx->info;
+    t->tiled = vka_flash_tiled_choose(ctx, s->dk, s->dv, &t->gpu);
+    if (t->tiled)
+        return true;
     const uint64_t rows = (uint64_t)s->group * s->tq, heads = (uint64_t)s->batch * s->kv_heads;
     uint32_t wg_max = 64;
     if (wg_max > info->max_workgroup_invocations)
@@ -158,6 +185,10 @@ static bool shape_supported(const flash_shape *s, const vkattn_sdpa_params *p, c
 static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *p,
                                 const flash_tiles *t)
 {
+    if (t->tiled)
+        return vka_flash_tiled_loop_iterations(&t->gpu, s->dk, s->dv, s->tv,
+                                               vka_dropout_active(&p->dropout),
+                                               p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM);
     const uint64_t tiles = vka_div_up(s->tv, t->bc);
     uint64_t n = tiles * (4 + t->bc / 2);
     if (p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM)
@@ -171,10 +202,10 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdp
     const char *reason = NULL;
     vkattn_result code = VKATTN_SUCCESS;
     flash_shape s = resolve(p);
-    flash_tiles t;
+    flash_tiles t = {0};
     if (!shape_supported(&s, p, &reason))
         code = VKATTN_ERROR_UNSUPPORTED;
-    else if (!choose_tiles(&ctx->info, &s, &t)) {
+    else if (!choose_tiles(ctx, &s, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = ctx->info.max_workgroup_invocations == 0 || ctx->info.max_workgroup_size[0] == 0
                      ? "the device allows no invocations per workgroup "
@@ -347,7 +378,7 @@ static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer c
                                    const flash_shape *s, const flash_tiles *t,
                                    vka_dispatch *d, flash_push *push)
 {
-    const uint64_t gx = vka_div_up((uint64_t)s->group * s->tq, (uint64_t)t->wg * t->rpi);
+    const uint64_t gx = vka_div_up((uint64_t)s->group * s->tq, rows_per_group(t));
     const uint64_t gz = (uint64_t)s->batch * s->kv_heads;
     const uint64_t rows = count4(s->batch, s->heads, s->tq, 1);
     const uint64_t per_row = (uint64_t)s->tv * (s->dk + s->dv);
@@ -387,11 +418,12 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     const flash_shape s = resolve(p);
     if ((r = check_io(ctx, caller, &s, p, io, lse)))
         return r;
-    flash_tiles t;
-    choose_tiles(&ctx->info, &s, &t); /* cannot fail: vka_flash_check chose them */
+    flash_tiles t = {0};
+    choose_tiles(ctx, &s, &t); /* cannot fail: vka_flash_check chose them */
 
     const vkattn_mask_params *m = &p->mask;
     const vkattn_dropout_params *d = &p->dropout;
+    /* the tiled kernel has only the unpacked layout (flash_tiled.c) */
     const bool packed = ctx->info.max_storage_buffers_per_stage < FLASH_BINDINGS;
     flash_push push = make_push(&s, p);
     flash_io f = {0};
@@ -421,6 +453,8 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
             [VKA_FLASH_SPEC_RPI] = t.rpi,
         },
     };
+    if (t.tiled)
+        vka_flash_tiled_kernel(&t.gpu, s.dk, s.dv, &kernel);
     vka_dispatch dispatch = {.kernel = &kernel, .push = &push, .caller = caller};
     memcpy(dispatch.bindings, f.bindings, sizeof f.bindings[0] * f.n_bindings);
     if ((r = record_pieces(ctx, cmd, &s, &t, &dispatch, &push)))

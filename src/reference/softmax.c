@@ -1,5 +1,5 @@
 /* CPU reference of the masked softmax (docs/SEMANTICS.md, "Common rules"), and the
- * one-row kernel that vkattn_reference_sdpa shares. Everything is in double:
+ * row-per-invocation kernel that vkattn_reference_sdpa shares. Everything is in double:
  * logits of +-3e38 times a scale must neither overflow nor lose the ordering. */
 #include "vkattn/reference.h"
 

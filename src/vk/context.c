@@ -228,6 +228,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         desc->profile);
     }
     ctx->max_dispatch_work = desc->max_dispatch_work;
+    ctx->want_pipeline_stats = desc->advanced && desc->advanced->capture_pipeline_stats;
     if (!desc->allocator.allocate != !desc->allocator.free) {
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -252,6 +253,8 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
         ctx->info.cpu_tuning = tuning == VKATTN_TUNING_AUTO
                                    ? ctx->info.device_type == VKATTN_DEVICE_CPU
                                    : tuning == VKATTN_TUNING_CPU;
+    if (r == VKATTN_SUCCESS && desc->advanced && desc->advanced->no_subgroups)
+        ctx->info.subgroup_operations = ctx->subgroup_shuffle = false;
     if (r == VKATTN_SUCCESS)
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)

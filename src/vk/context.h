@@ -40,6 +40,13 @@ struct vkattn_context {
     bool push_descriptor_enabled;      /* VK_KHR_push_descriptor enabled on the device */
     VkPhysicalDeviceMemoryProperties memory_properties;
     bool subgroup_size_control; /* pipelines may require a subgroup size */
+    /* Subgroup shuffles in compute (GL_KHR_shader_subgroup_shuffle), on top
+     * of info.subgroup_operations (so a profile without those has none). */
+    bool subgroup_shuffle;
+    /* vkattn_context_advanced.capture_pipeline_stats as asked, and whether
+     * the device has VK_KHR_pipeline_executable_properties enabled for it:
+     * pipelines are then created with statistics captured. */
+    bool want_pipeline_stats, pipeline_stats;
     /* Loop iterations one shader invocation may run in total. lavapipe
      * (llvmpipe) silently ends an invocation's loops after 65535 iterations
      * (LP_MAX_TGSI_LOOP_ITERATIONS): kernels with long loops split their work

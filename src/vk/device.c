@@ -252,6 +252,8 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     ctx->loop_budget = llvmpipe ? 65535 : UINT64_MAX;
 
     vka_profile_clamp(ctx->profile, info);
+    ctx->subgroup_shuffle = info->subgroup_operations &&
+                            (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
     info->max_dispatch_work = ctx->max_dispatch_work ? ctx->max_dispatch_work
                                                      : ctx->profile->max_dispatch_work;
     return VKATTN_SUCCESS;
@@ -272,7 +274,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     /* Optional extensions and features: enabled where the device has them and
      * the profile allows them, so that a profile without them proves vkattn
      * never depends on them (validation reports any use). */
-    const char *extensions[2];
+    const char *extensions[3];
     uint32_t n_extensions = 0;
     const bool push = !ctx->profile->no_push_descriptors &&
                       has_extension(ctx, ctx->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
@@ -281,8 +283,17 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     /* The spec requires enabling it wherever it is offered. */
     if (has_extension(ctx, ctx->physical_device, PORTABILITY_SUBSET))
         extensions[n_extensions++] = PORTABILITY_SUBSET;
+    /* Pipeline statistics only when asked (vkattn_context_advanced). */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+    };
+    const bool stats_offered =
+        ctx->want_pipeline_stats &&
+        has_extension(ctx, ctx->physical_device,
+                      VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     VkPhysicalDevice16BitStorageFeatures storage16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+        .pNext = stats_offered ? &executables : NULL,
     };
     VkPhysicalDeviceFeatures2 supported = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -293,6 +304,15 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
         .storageBuffer16BitAccess = storage16.storageBuffer16BitAccess && !ctx->profile->no_storage_16bit,
     };
+    const bool stats = stats_offered && executables.pipelineExecutableInfo;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR enable_stats = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pipelineExecutableInfo = VK_TRUE,
+    };
+    if (stats) {
+        extensions[n_extensions++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+        enable16.pNext = &enable_stats;
+    }
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = &enable16,
@@ -306,6 +326,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
         return vka_vk_fail(ctx, vr, "vkattn_context_create: vkCreateDevice");
     ctx->owns_device = true;
     ctx->push_descriptor_enabled = push;
+    ctx->pipeline_stats = stats;
     return VKATTN_SUCCESS;
 }
 

@@ -93,6 +93,7 @@ static vkattn_result create_pipeline(struct vkattn_context *ctx, vka_pipeline *p
                 .pSpecializationInfo = p->key.n_spec ? &spec : NULL,
             },
         .layout = p->layout,
+        .flags = ctx->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
     };
     vr = ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL,
                                           &p->pipeline);

@@ -45,7 +45,10 @@ static vkattn_tuning tuning_from_env(void)
 vkattn_context_desc th_context_desc(void)
 {
     static vkattn_context_advanced advanced; /* outlives the desc; read at create */
-    advanced = (vkattn_context_advanced){.tuning = tuning_from_env()};
+    /* VKATTN_TEST_NO_SUBGROUPS runs the kernels' shared-memory reductions
+     * where they would use subgroup operations. */
+    advanced = (vkattn_context_advanced){.tuning = tuning_from_env(),
+                                         .no_subgroups = getenv("VKATTN_TEST_NO_SUBGROUPS") != NULL};
     vkattn_context_desc desc = {
         .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
         .log = on_log,

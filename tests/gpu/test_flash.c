@@ -28,8 +28,10 @@
  * fp32 with one rescale per key tile, and out is a convex (with dropout,
  * 1/(1-rate)-scaled) combination of V rows. A wrong dropout mask or masked
  * row gives an error of order 1. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 
+#include <vkattn/advanced.h>
 #include <vkattn/reference.h>
 
 #include <math.h>
@@ -267,6 +269,29 @@ static void test_shapes(void **state)
     }
 }
 
+/* The widths that set the GPU-shaped kernel's lanes per row (4 up to 16
+ * vec4s, 8 up to 32, 16 above) and its key tiles: 80, 96, 128, dk != dv
+ * across those classes, small odd widths, batch 1, odd Tq and Tv, with causal
+ * masks of both alignments, a bias and the LSE. */
+static void test_lane_widths(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t shapes[][7] = {
+        /* B, H, Hkv, Tq, Tv, dk, dv */
+        {1, 2, 1, 19, 41, 80, 96}, {1, 1, 1, 37, 23, 128, 128}, {2, 3, 3, 13, 29, 3, 5},
+        {1, 2, 2, 33, 70, 96, 40}, {1, 4, 2, 9, 17, 7, 130},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const uint32_t *s = shapes[i];
+        flash_case c = plain(s[0], s[1], s[2], s[3], s[4], s[5], s[6]);
+        c.p.mask.causal = (vkattn_causal)(i % 3);
+        c.p.mask.has_bias = i % 2 == 1;
+        c.p.mask.bias_broadcast = rand_broadcast();
+        c.with_lse = true;
+        run_case(ctx, &c, false);
+    }
+}
+
 /* Query heads sharing a K/V head become rows of one workgroup: ratios 1..8,
  * with row blocks that straddle two query heads. */
 static void test_grouped_heads(void **state)
@@ -486,11 +511,14 @@ static void test_unsupported(void **state)
     vkattn_context_info info;
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     if (strstr(info.device_name, "llvmpipe")) {
-        flash_case c = plain(1, 1, 1, 1, 300000, 4, 4);
+        /* past both kernels' limits at d = 4: about 100k keys for the
+         * row-per-invocation kernel (CPU tuning), 22k for the tiled one */
+        const uint32_t tv = 1u << 21;
+        flash_case c = plain(1, 1, 1, 1, tv, 4, 4);
         c.p.path = VKATTN_SDPA_FUSED;
         vkattn_sdpa_io io = {
-            .q = th_tensor(ctx, 4, NULL), .k = th_tensor(ctx, 1200000, NULL),
-            .v = th_tensor(ctx, 1200000, NULL), .out = th_tensor(ctx, 4, NULL)};
+            .q = th_tensor(ctx, 4, NULL), .k = th_tensor(ctx, 4 * (size_t)tv, NULL),
+            .v = th_tensor(ctx, 4 * (size_t)tv, NULL), .out = th_tensor(ctx, 4, NULL)};
         assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_DEVICE_LIMIT);
         if (!strstr(vkattn_context_last_error(ctx), "65535 loop iterations"))
             fail_msg("message does not name lavapipe's loop limit: %s",
@@ -560,10 +588,87 @@ static void test_split(void **state)
     th_teardown(&whole_state);
 }
 
+/* Which kernel served a call, from the context's debug log ("pipeline NAME
+ * created"): under the GPU tuning on a device with 8 storage buffers the
+ * tiled kernel (flash_tiled, or flash_tiled_sg with subgroup shuffles), else
+ * the row-per-invocation kernel (flash, flash_packed). Also the pipeline statistics:
+ * refused without capture_pipeline_stats; with it, given where the device
+ * offers VK_KHR_pipeline_executable_properties (Mesa 22.3's lavapipe does
+ * not: then refused naming the extension). */
+typedef struct seen_kernels {
+    bool tiled, one_row;
+    unsigned stats, validation;
+} seen_kernels;
+
+static void on_debug_log(void *user, vkattn_log_level level, vkattn_log_source source,
+                         const char *msg)
+{
+    seen_kernels *seen = user;
+    if (source == VKATTN_LOG_SOURCE_VALIDATION && level <= VKATTN_LOG_WARN) {
+        seen->validation++;
+        fprintf(stderr, "VALIDATION: %s\n", msg);
+    }
+    if (strstr(msg, "pipeline flash_tiled"))
+        seen->tiled = true;
+    else if (strstr(msg, "pipeline flash"))
+        seen->one_row = true;
+}
+
+static void on_stat(void *user, uint32_t index, const char *pipeline, const char *stat, double value)
+{
+    (void)index, (void)pipeline, (void)stat, (void)value;
+    ((seen_kernels *)user)->stats++;
+}
+
+static void test_kernel_choice(void **state)
+{
+    seen_kernels seen = {0};
+    assert_int_equal(vkattn_context_pipeline_stats(TH_CTX(state), on_stat, &seen),
+                     VKATTN_ERROR_UNSUPPORTED);
+    vkattn_context_desc desc = th_context_desc();
+    vkattn_context_advanced adv = *desc.advanced;
+    adv.capture_pipeline_stats = true;
+    desc.advanced = &adv;
+    desc.log = on_debug_log, desc.log_user = &seen, desc.log_level = VKATTN_LOG_DEBUG;
+    vkattn_context *ctx = NULL;
+    TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    flash_case c = plain(1, 2, 1, 21, 35, 16, 16);
+    run_case(ctx, &c, false);
+    const bool want_tiled = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
+    if (seen.tiled != want_tiled || seen.one_row == want_tiled)
+        fail_msg("tiled kernel %s, row-per-invocation kernel %s (%s tuning)", seen.tiled ? "used" : "unused",
+                 seen.one_row ? "used" : "unused", info.cpu_tuning ? "CPU" : "GPU");
+    vkattn_result r = vkattn_context_pipeline_stats(ctx, on_stat, &seen);
+    if (r == VKATTN_ERROR_UNSUPPORTED) {
+        if (!strstr(vkattn_context_last_error(ctx), "VK_KHR_pipeline_executable_properties"))
+            fail_msg("refusal does not name the extension: %s", vkattn_context_last_error(ctx));
+        printf("# no pipeline statistics: %s\n", vkattn_context_last_error(ctx));
+    } else {
+        TH_OK(ctx, r);
+        assert_true(seen.stats > 0);
+    }
+    assert_int_equal(seen.validation, 0);
+    vkattn_context_destroy(ctx);
+}
+
 static int setup_packed(void **state)
 {
     compare_chained = false;
     return th_setup_with(state, "mobile-min", 0);
+}
+
+/* No subgroup operations: the tiled kernel's shared-memory lane sums. */
+static int setup_no_subgroups(void **state)
+{
+    setenv("VKATTN_TEST_NO_SUBGROUPS", "1", 1);
+    return th_setup(state);
+}
+static int teardown_no_subgroups(void **state)
+{
+    unsetenv("VKATTN_TEST_NO_SUBGROUPS");
+    return th_teardown(state);
 }
 static int setup_split(void **state)
 {
@@ -578,7 +683,8 @@ int main(void)
         cmocka_unit_test(test_dropout),       cmocka_unit_test(test_dropout_mask_bits),
         cmocka_unit_test(test_random),        cmocka_unit_test(test_long_rows),
         cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_unsupported),
-        cmocka_unit_test(test_lse),
+        cmocka_unit_test(test_lse),           cmocka_unit_test(test_lane_widths),
+        cmocka_unit_test(test_kernel_choice),
     };
     /* Profile "mobile-min" allows 4 storage buffers per shader: the packed
      * layout (shaders/flash_packed.comp), 16 KiB shared memory, 128 invocations. */
@@ -587,8 +693,15 @@ int main(void)
         cmocka_unit_test(test_dropout_mask_bits), cmocka_unit_test(test_random),
         cmocka_unit_test(test_lse),
     };
+    const struct CMUnitTest no_subgroups[] = {
+        cmocka_unit_test(test_grouped_heads), cmocka_unit_test(test_dropout_mask_bits),
+        cmocka_unit_test(test_random),        cmocka_unit_test(test_lane_widths),
+        cmocka_unit_test(test_kernel_choice),
+    };
     const struct CMUnitTest split[] = {cmocka_unit_test(test_split)};
     int failed = cmocka_run_group_tests_name("flash", tests, th_setup, th_teardown);
     failed += cmocka_run_group_tests_name("flash_packed", packed, setup_packed, th_teardown);
+    failed += cmocka_run_group_tests_name("flash_no_subgroups", no_subgroups, setup_no_subgroups,
+                                          teardown_no_subgroups);
     return failed + cmocka_run_group_tests_name("flash_split", split, setup_split, th_teardown);
 }

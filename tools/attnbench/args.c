@@ -17,7 +17,7 @@
 #define C_BENCH (1u << AB_CMD_BENCH)
 #define C_CHECK (1u << AB_CMD_CHECK)
 
-typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH } kind;
+typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING } kind;
 
 typedef struct flag {
     const char *name;
@@ -32,6 +32,8 @@ typedef struct flag {
 static const flag FLAGS[] = {
     F("--device", K_U32, C_PEAK | C_BENCH | C_CHECK, 0, device),
     F("--profile", K_PROFILE, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, profile),
+    F("--tuning", K_TUNING, C_PEAK | C_BENCH | C_CHECK, 0, tuning),
+    F("--pipeline-stats", K_BOOL, C_BENCH, 0, pipeline_stats),
     F("--batch", K_U32, C_BENCH, AB_F_BATCH, batch),
     F("--heads", K_U32, C_BENCH, AB_F_HEADS, heads),
     F("--kv-heads", K_U32, C_BENCH, AB_F_KV_HEADS, kv_heads),
@@ -75,7 +77,8 @@ void ab_usage(bool to_stdout)
           "  attnbench                                  demo: list devices, run a checked matmul\n"
           "  attnbench devices [--json]\n"
           "  attnbench peak [--device N] [--json]\n"
-          "  (every command also takes --profile desktop|mobile-min|mali|adreno)\n"
+          "  (every command also takes --profile desktop|mobile-min|mali|adreno;\n"
+          "   peak, bench and check take --tuning auto|gpu|cpu: the kernel shapes)\n"
           "  attnbench bench OP [options] [--json]\n"
           "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
@@ -90,6 +93,7 @@ void ab_usage(bool to_stdout)
           "  --backward (matmul, additive: the gradients)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
+          "  --pipeline-stats  (each pipeline's registers, spills, ... where the driver says)\n"
           "exit status: 0 ok, 1 check failed or runtime error, 2 bad usage\n"
           "docs/ATTNBENCH.md has the details.\n",
           f);
@@ -121,6 +125,15 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
             return usage_error("%s needs a file name%s", f->name, "");
         *(const char **)field = s;
         return 0;
+    }
+    if (f->kind == K_TUNING) {
+        static const char *const names[] = {"auto", "gpu", "cpu"}; /* vkattn_tuning order */
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(names[i], s)) {
+                *(int *)field = i;
+                return 0;
+            }
+        return usage_error("--tuning takes auto, gpu or cpu, not '%s'%s", s, "");
     }
     if (f->kind == K_PROFILE) {
         uint32_t n = 0;

@@ -39,6 +39,8 @@ typedef struct ab_args {
     bool has_device;
     uint32_t device;
     const char *profile; /* --profile: device limits to assume; NULL = the device's own */
+    int tuning;          /* --tuning: a vkattn_tuning; 0 = auto */
+    bool pipeline_stats; /* bench: report the driver's statistics of each pipeline */
 
     uint32_t batch, heads, tq, tv, dk, dv; /* 0 = the op's default */
     uint32_t m, n, k;

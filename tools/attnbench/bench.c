@@ -11,6 +11,8 @@
 #include "peak_cache.h"
 #include "pipeline_file.h"
 
+#include <vkattn/advanced.h>
+
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -276,6 +278,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
     json_object_set_new(o, "warmup", json_integer(r->warmup));
     json_object_set_new(o, "repeat", json_integer(r->repeat));
     json_object_set_new(o, "timing", json_string(r->host_timing ? "host" : "gpu"));
+    if (r->stats_asked)
+        json_object_set(o, "pipeline_stats", r->pipeline_stats ? r->pipeline_stats : json_null());
     if (r->cold) {
         json_object_set_new(o, "first_call_ms", ab_json_number(r->first_call_ms));
         json_object_set_new(o, "first_call_pipelines",
@@ -348,6 +352,51 @@ void ab_print_table_row(const ab_bench_result *r)
 
 /* ------------------------------------------------------------------ command */
 
+/* --pipeline-stats: one object per pipeline, its statistics by name. */
+static void on_stat(void *user, uint32_t index, const char *pipeline, const char *stat,
+                    double value)
+{
+    json_t *list = user;
+    json_t *last = json_array_size(list) ? json_array_get(list, json_array_size(list) - 1) : NULL;
+    if (!last || json_integer_value(json_object_get(last, "index")) != (json_int_t)index) {
+        last = json_pack("{s:s, s:I, s:o}", "pipeline", pipeline, "index", (json_int_t)index,
+                         "stats", json_object());
+        json_array_append_new(list, last);
+    }
+    json_object_set_new(json_object_get(last, "stats"), stat, ab_json_number(value));
+}
+
+static json_t *pipeline_stats(vkattn_context *ctx)
+{
+    json_t *list = json_array();
+    vkattn_result r = vkattn_context_pipeline_stats(ctx, on_stat, list);
+    if (r == VKATTN_SUCCESS)
+        return list;
+    fprintf(stderr, "attnbench: --pipeline-stats: %s\n", vkattn_context_last_error(ctx));
+    json_decref(list);
+    return NULL;
+}
+
+static void print_pipeline_stats(const ab_bench_result *res)
+{
+    if (!res->pipeline_stats) {
+        printf("pipeline statistics: none (the driver offers no "
+               "VK_KHR_pipeline_executable_properties)\n");
+        return;
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(res->pipeline_stats, i, p) {
+        printf("pipeline %s #%lld:", json_string_value(json_object_get(p, "pipeline")),
+               (long long)json_integer_value(json_object_get(p, "index")));
+        const char *name;
+        json_t *v;
+        json_object_foreach(json_object_get(p, "stats"), name, v)
+            printf(" %s=%g", name, json_number_value(v));
+        putchar('\n');
+    }
+}
+
 static int unknown_op(const char *name)
 {
     fprintf(stderr, "attnbench: unknown op '%s'; this build has:", name);
@@ -371,6 +420,8 @@ static void print_result(const ab_args *a, const ab_bench_result *res)
             printf("pipeline cache: %llu bytes loaded from %s, %llu bytes saved\n",
                    (unsigned long long)res->pipeline_cache_bytes_loaded, a->pipeline_cache,
                    (unsigned long long)res->pipeline_cache_bytes_saved);
+        if (res->stats_asked)
+            print_pipeline_stats(res);
     }
 }
 
@@ -408,12 +459,17 @@ int ab_cmd_bench(const ab_args *a)
         if (st && status == ATTNBENCH_EXIT_OK)
             status = st;
     }
+    if (have_result && a->pipeline_stats) {
+        res.stats_asked = true;
+        res.pipeline_stats = pipeline_stats(ctx);
+    }
     if (have_result) {
         print_result(a, &res);
         if (res.checked && !res.check_ok)
             fprintf(stderr, "attnbench: %s: max_rel_err %.3g exceeds the bound %.3g\n", op->name,
                     res.max_rel_err, res.bound);
     }
+    json_decref(res.pipeline_stats);
     vkattn_context_destroy(ctx);
     if (a->validation && ab_validation_messages() > 0) {
         fprintf(stderr, "attnbench: the validation layer reported %u message(s)\n",

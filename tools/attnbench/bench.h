@@ -38,6 +38,10 @@ typedef struct ab_bench_result {
      * written back to it after the run */
     bool cache_file;
     uint64_t pipeline_cache_bytes_loaded, pipeline_cache_bytes_saved;
+    /* --pipeline-stats: [{"pipeline", "index", "stats": {name: value}}], or
+     * NULL where the driver gives none (owned; ab_cmd_bench frees it) */
+    bool stats_asked;
+    json_t *pipeline_stats;
 } ab_bench_result;
 
 /* Sets up, optionally times the first call (a->cold, after a->prepare),

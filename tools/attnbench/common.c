@@ -1,6 +1,8 @@
 /* Shared helpers of attnbench (see common.h). */
 #include "common.h"
 
+#include <vkattn/advanced.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +32,10 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
                            vkattn_context **ctx)
 {
     *ctx = NULL;
+    const vkattn_context_advanced advanced = {.tuning = (vkattn_tuning)a->tuning,
+                                              .capture_pipeline_stats = a->pipeline_stats};
     vkattn_context_desc desc = {
+        .advanced = &advanced,
         .use_device_index = a->has_device,
         .device_index = a->device,
         .enable_validation = a->validation,

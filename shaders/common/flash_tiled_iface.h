@@ -1,0 +1,24 @@
+/* shaders/flash_tiled.comp and flash_tiled_sg.comp (flash_tiled_body.glsl)
+ * <-> src/ops/flash_tiled.c (see iface.h). The push constants are those of
+ * the one-row-per-invocation kernel (VKA_FLASH_PUSH in flash_iface.h): both
+ * kernels are dispatched by src/ops/flash.c from one flash_push. */
+#ifndef VKA_FLASH_TILED_IFACE_H
+#define VKA_FLASH_TILED_IFACE_H
+
+#include "flash_iface.h"
+
+#define VKA_FLASH_TILED_SPEC_WG 0             /* local_size_x, a multiple of LANES */
+#define VKA_FLASH_TILED_SPEC_BC 1             /* keys per tile, multiple of 4 */
+#define VKA_FLASH_TILED_SPEC_DK 2             /* query/key width */
+#define VKA_FLASH_TILED_SPEC_DV 3             /* value width */
+#define VKA_FLASH_TILED_SPEC_CAUSAL 4         /* vkattn_causal */
+#define VKA_FLASH_TILED_SPEC_HAS_VALUE_MASK 5 /* bool */
+#define VKA_FLASH_TILED_SPEC_HAS_MASK 6       /* bool */
+#define VKA_FLASH_TILED_SPEC_HAS_BIAS 7       /* bool */
+#define VKA_FLASH_TILED_SPEC_DROPOUT 8        /* bool: training && rate > 0 */
+#define VKA_FLASH_TILED_SPEC_UNIFORM_ROWS 9   /* bool: masked rows -> mean of V */
+#define VKA_FLASH_TILED_SPEC_WRITE_LSE 10     /* bool */
+#define VKA_FLASH_TILED_SPEC_LANES 11         /* invocations per query row: 4, 8, 16 */
+#define VKA_FLASH_TILED_N_SPEC 12
+
+#endif /* VKA_FLASH_TILED_IFACE_H */
