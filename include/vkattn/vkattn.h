@@ -49,6 +49,7 @@
 #include "vkattn/op_params.h"
 #include "vkattn/philox.h"
 #include "vkattn/reference.h"
+#include "vkattn/reference_backward.h"
 #include "vkattn/result.h"
 #include "vkattn/sdpa.h"
 #include "vkattn/softmax.h"
