@@ -33,6 +33,7 @@ typedef enum vka_scratch_kind {
     VKA_SCRATCH_PACK,      /* side inputs packed behind one binding (vk/pack.h) */
     VKA_SCRATCH_SINK,      /* absorbs optional outputs nobody asked for */
     VKA_SCRATCH_F32_SUMS,  /* matmul's f32 sums for an f16 output (ops/matmul.c) */
+    VKA_SCRATCH_WORKSPACE_2, /* a second workspace, for ops that need two at once (sdpa_backward.c) */
     VKA_SCRATCH_KINDS
 } vka_scratch_kind;
 

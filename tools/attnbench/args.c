@@ -52,6 +52,7 @@ static const flag FLAGS[] = {
     F("--fused", K_BOOL, C_BENCH, AB_F_FUSED, fused),
     F("--unfused", K_BOOL, C_BENCH, AB_F_UNFUSED, unfused),
     F("--fp16", K_BOOL, C_BENCH, AB_F_FP16, fp16),
+    F("--backward", K_BOOL, C_BENCH, AB_F_BACKWARD, backward),
     F("--warmup", K_U32, C_BENCH, 0, warmup),
     F("--repeat", K_U32, C_BENCH, 0, repeat),
     F("--seed", K_U64, C_BENCH, 0, seed),

@@ -28,6 +28,7 @@ enum {
     AB_F_DROPOUT = 1u << 12, AB_F_SCORES = 1u << 13, AB_F_FUSED = 1u << 14,
     AB_F_UNFUSED = 1u << 15, AB_F_FP16 = 1u << 16, AB_F_UNITS = 1u << 17,
     AB_F_DMODEL = 1u << 18, AB_F_KV_HEADS = 1u << 19,
+    AB_F_BACKWARD = 1u << 20,
 };
 
 typedef struct ab_args {
@@ -46,6 +47,7 @@ typedef struct ab_args {
     uint32_t dmodel; /* mha input/output width; 0 = heads * dk */
     uint32_t kv_heads; /* decode: K/V heads; 0 = heads */
     bool transpose_b, causal, scores, fused, unfused, fp16;
+    bool backward; /* bench sdpa --backward: time the gradients */
     double mask_ratio, dropout;
     uint32_t warmup, repeat;
     uint64_t seed;
