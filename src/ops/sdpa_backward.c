@@ -283,9 +283,8 @@ typedef struct grouped_mm {
     uint32_t m, n, k;
     bool ta, tb;
     float alpha;
-    uint64_t a_cols, b_cols;   /* stored columns of A and B per row */
-    bool a_kv, b_kv;           /* operand is per K/V head (K, V) rather than per query row */
-    uint64_t a_rows, b_rows;   /* stored rows per (b, kv head) */
+    uint64_t a_cols, b_cols; /* stored columns of A and B per row */
+    uint64_t a_rows, b_rows; /* stored rows per (b, K/V head) */
 } grouped_mm;
 
 static vkattn_result record_mm(vkattn_context *ctx, VkCommandBuffer cmd, const bwd_shape *s,
