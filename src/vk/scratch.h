@@ -37,6 +37,7 @@ typedef enum vka_scratch_kind {
     VKA_SCRATCH_F16_STAGE1, /* one kind per tensor of the op */
     VKA_SCRATCH_F16_STAGE2,
     VKA_SCRATCH_F16_STAGE3,
+    VKA_SCRATCH_WORKSPACE_2, /* a second workspace, for ops that need two at once (sdpa_backward.c) */
     VKA_SCRATCH_KINDS
 } vka_scratch_kind;
 

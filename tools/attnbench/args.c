@@ -90,7 +90,7 @@ void ab_usage(bool to_stdout)
           "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
           "  --kv-heads G (decode) --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
-          "  --backward (matmul, additive: the gradients)\n"
+          "  --backward (matmul, additive, sdpa: the gradients)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
           "  --pipeline-stats  (each pipeline's registers, spills, ... where the driver says)\n"

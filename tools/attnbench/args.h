@@ -48,7 +48,7 @@ typedef struct ab_args {
     uint32_t dmodel; /* mha input/output width; 0 = heads * dk */
     uint32_t kv_heads; /* decode: K/V heads; 0 = heads */
     bool transpose_b, causal, scores, fused, unfused, fp16;
-    bool backward; /* matmul, additive: time and check the gradients instead */
+    bool backward; /* matmul, additive, sdpa: time and check the gradients instead */
     double mask_ratio, dropout;
     uint32_t warmup, repeat;
     uint64_t seed;

@@ -66,6 +66,16 @@ int ab_attention_dims(const char *op, const ab_args *a, uint32_t default_heads, 
  * library's choice for VKATTN_SDPA_AUTO); NULL if the params are refused. */
 const char *ab_sdpa_path_name(vkattn_context *ctx, const vkattn_sdpa_params *p);
 
+/* bench sdpa --backward (ops_sdpa_backward.c): the backward of the forward
+ * `fwd` describes, with its own inputs; the sdpa op forwards to these. */
+typedef struct ab_sdpa_bwd ab_sdpa_bwd;
+int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
+                           double mask_ratio, ab_sdpa_bwd **out, ab_op_info *info);
+vkattn_result ab_sdpa_backward_record(void *state, VkCommandBuffer cmd);
+vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s);
+int ab_sdpa_backward_check(vkattn_context *ctx, ab_sdpa_bwd *s, double *err);
+void ab_sdpa_backward_destroy(ab_sdpa_bwd *s);
+
 /* Per family (ops_*.c) */
 extern const ab_op ab_op_matmul;
 extern const ab_op ab_op_softmax, ab_op_additive, ab_op_heads, ab_op_dropout, ab_op_sdpa;

@@ -29,6 +29,7 @@ typedef struct att_state {
     bool backward;
     ab_buf gq, gk, gs;
     bool fp16; /* --fp16: the data tensors are f16 (masks stay f32) */
+    ab_sdpa_bwd *bwd; /* bench sdpa --backward: the call timed instead */
 } att_state;
 
 static void att_destroy(void *state)
@@ -36,6 +37,7 @@ static void att_destroy(void *state)
     att_state *s = state;
     if (!s)
         return;
+    ab_sdpa_backward_destroy(s->bwd);
     ab_buf *bufs[] = {&s->x,   &s->k,    &s->v,  &s->vmask, &s->scale,
                       &s->out, &s->out2, &s->gq, &s->gk,    &s->gs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -449,6 +451,16 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         .return_weights = a->scores,
         .path = path_of(a),
     };
+    if (a->backward) {
+        if (a->scores)
+            return ab_report(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                             "sdpa: --backward takes no --scores");
+        st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a->seed, a->mask_ratio, &s->bwd, info);
+        ab_op_info timed = *info;
+        att_info(s, info, true, true);
+        info->path = timed.path, info->flops = timed.flops, info->bytes = timed.bytes;
+        return st;
+    }
     ab_rng rng = {a->seed};
     uint32_t q[4] = {d->batch, d->heads, d->tq, d->dk}, k[4] = {d->batch, d->heads, d->tv, d->dk};
     uint32_t v[4] = {d->batch, d->heads, d->tv, d->dv}, o[4] = {d->batch, d->heads, d->tq, d->dv};
@@ -471,6 +483,8 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
 static vkattn_result sdpa_record(void *state, VkCommandBuffer cmd)
 {
     att_state *s = state;
+    if (s->bwd)
+        return ab_sdpa_backward_record(s->bwd, cmd);
     vkattn_sdpa_io io = {.q = s->x.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
                          .out = s->out.t, .weights = s->out2.t};
     return vkattn_sdpa_record(s->ctx, cmd, &s->p.sdpa, &io);
@@ -479,6 +493,8 @@ static vkattn_result sdpa_record(void *state, VkCommandBuffer cmd)
 static vkattn_result sdpa_prepare(void *state)
 {
     att_state *s = state;
+    if (s->bwd)
+        return ab_sdpa_backward_prepare(s->bwd);
     vkattn_sdpa_io io = {.q = s->x.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
                          .out = s->out.t, .weights = s->out2.t};
     return vkattn_sdpa_prepare(s->ctx, &s->p.sdpa, &io);
@@ -487,6 +503,8 @@ static vkattn_result sdpa_prepare(void *state)
 static int sdpa_check(vkattn_context *ctx, void *state, double *err)
 {
     att_state *s = state;
+    if (s->bwd)
+        return ab_sdpa_backward_check(ctx, s->bwd, err);
     float *ref = ab_floats(s->out.n), *wref = s->out2.t ? ab_floats(s->out2.n) : NULL;
     int st = ATTNBENCH_EXIT_CHECK;
     if (ref && (wref || !s->out2.t)) {
@@ -504,7 +522,7 @@ const ab_op ab_op_sdpa = {
     .name = "sdpa",
     .summary = "scaled dot-product attention, Q (B, H, Tq, dk), K (B, H, Tv, dk), V (B, H, Tv, dv)",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL |
-             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED,
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED | AB_F_BACKWARD,
     .bound = AB_BOUND_SDPA,
     .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,
     .destroy = att_destroy,

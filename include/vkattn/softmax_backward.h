@@ -1,0 +1,73 @@
+/* vkattn/softmax_backward.h - the gradient of the masked softmax on the GPU.
+ *
+ * Given the forward's output W = softmax(scores * scale + bias, masks)
+ * (vkattn/softmax.h) and dW = dL/dW, both (B, H, Tq, Tv), writes
+ *
+ *   dScores = scale * W * (dW - rowsum(dW * W))        (dL/dscores)
+ *
+ * with the semantics of vkattn_reference_softmax_backward
+ * (vkattn/reference_backward.h): masked keys get exactly 0, and so does every
+ * key of a row the forward filled by its masked-row policy (no key allowed by
+ * causal, value_mask and mask, or every allowed key's bias -inf): those
+ * weights, 0 or 1/Tv, do not depend on the scores. Never NaN from masking.
+ * The params are the forward's (vkattn_softmax_params), and so are the masks
+ * and bias: they tell which keys and rows are masked (scores are assumed
+ * finite). With scale 1 the result is also dL/dbias before any broadcast
+ * reduction. fp32 throughout (one fp32 row sum): the tests bound
+ * max|got - ref| / max|ref| by 1e-5 at Tv up to 300.
+ *
+ * In place: io->grad_scores may be io->grad_out. On devices with fewer than 6
+ * storage buffers per shader the bias and masks are first copied into the
+ * context's pack buffer (vk/pack.h).
+ *
+ * Recording contract: as for every vkattn *_record (see vkattn/matmul.h). One
+ * dispatch (after the pack copies where they apply).
+ *
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; batch,
+ * tq or tv 0; scale not finite; an enum out of range; a tensor missing where
+ * its flag asks for it or given where it does not; tensors too small;
+ * grad_scores aliasing weights, bias, value_mask or mask; tensors of another
+ * context), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (32-bit
+ * indexing, maxStorageBufferRange, workgroup counts, lavapipe's loop limit),
+ * Vulkan failures. Nothing is recorded on error.
+ * Thread safety: externally synchronized on cmd and the tensors; *_record and
+ * *_prepare may run on several threads of one context (vkattn/context.h).
+ */
+#ifndef VKATTN_SOFTMAX_BACKWARD_H
+#define VKATTN_SOFTMAX_BACKWARD_H
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+#include "vkattn/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vkattn_softmax_backward_io {
+    vkattn_tensor *weights;     /* (B, H, Tq, Tv): the forward's output */
+    vkattn_tensor *grad_out;    /* (B, H, Tq, Tv): dL/dweights */
+    vkattn_tensor *bias;        /* iff params->mask.has_bias, as the forward's */
+    vkattn_tensor *value_mask;  /* iff has_value_mask: (B, Tv) */
+    vkattn_tensor *mask;        /* iff has_mask, as the forward's */
+    vkattn_tensor *grad_scores; /* (B, H, Tq, Tv), written; may be grad_out */
+} vkattn_softmax_backward_io;
+
+VKATTN_API vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                                        const vkattn_softmax_params *params,
+                                                        const vkattn_softmax_backward_io *io);
+/* Creates ahead what *_record with these arguments would create on first use;
+ * records nothing. Checks and codes as *_record. */
+VKATTN_API vkattn_result vkattn_softmax_backward_prepare(vkattn_context *ctx,
+                                                         const vkattn_softmax_params *params,
+                                                         const vkattn_softmax_backward_io *io);
+/* Records into the context's one-shot command buffer, submits and waits. */
+VKATTN_API vkattn_result vkattn_softmax_backward_run(vkattn_context *ctx,
+                                                     const vkattn_softmax_params *params,
+                                                     const vkattn_softmax_backward_io *io);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_SOFTMAX_BACKWARD_H */

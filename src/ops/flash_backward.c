@@ -1,0 +1,294 @@
+/* The fused SDPA backward (see ops/flash_backward.h): what it supports, tile
+ * choice from the device's limits, and the three dispatches. Calls beyond the
+ * watchdog budget or the workgroup-count limits are split along the key
+ * blocks / row blocks (x) and the (batch, K/V head) pairs (z); every piece
+ * computes whole keys or rows, so the bits do not depend on the split. */
+#include "ops/flash_backward.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/broadcast.h"
+#include "core/check.h"
+#include "core/dropout_host.h"
+#include "core/error.h"
+#include "common/flash_backward_iface.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct fb_push {
+    VKA_FB_PUSH
+} fb_push;
+_Static_assert(sizeof(fb_push) == VKA_FB_PUSH_SIZE, "fb_push: see flash_backward_iface.h");
+
+/* Storage buffers of flash_backward_kv.comp (the q kernel binds 9, stats 4). */
+#define FB_KV_BINDINGS 10u
+#define FB_Q_BINDINGS 9u
+#define FB_STATS_BINDINGS 4u
+#define FB_MAX_WIDTH 256u
+
+typedef struct fb_shape {
+    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
+} fb_shape;
+
+typedef struct fb_tiles {
+    uint32_t kv_wg, kv_tile; /* invocations (4 keys each), query rows per tile */
+    uint32_t q_wg, q_rpi, q_tile; /* invocations, rows per invocation, keys per tile */
+} fb_tiles;
+
+static fb_shape resolve(const vkattn_sdpa_params *p)
+{
+    fb_shape s = {.batch = p->batch, .heads = vka_default_u32(p->heads, 1), .tq = p->tq,
+                  .tv = p->tv, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
+    s.kv_heads = vka_default_u32(p->kv_heads, s.heads);
+    s.group = s.kv_heads ? s.heads / s.kv_heads : 1;
+    return s;
+}
+
+static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
+
+/* Shared bytes: kv: Q and dO tiles of `rows` rows and their stats; q: K and V
+ * tiles of `keys` keys and the value-mask tile. */
+static uint64_t kv_shared(uint32_t rows, const fb_shape *s)
+{
+    return 16ull * rows * (vec4s(s->dk) + vec4s(s->dv)) + 8ull * rows;
+}
+static uint64_t q_shared(uint32_t keys, const fb_shape *s)
+{
+    return 16ull * keys * (vec4s(s->dk) + vec4s(s->dv)) + 4ull * keys;
+}
+
+/* 32 invocations of 4 keys for dK/dV (64 keys per workgroup on GPUs would
+ * leave long rows few workgroups); the dQ kernel as the forward: 64
+ * invocations, 4 rows each on a CPU driver (a shared read then feeds 4 rows),
+ * 1 on GPUs or for few rows. Tiles: the largest of 32, 16, 8, 4 that fits. */
+static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_tiles *t)
+{
+    uint32_t wg_max = info->max_workgroup_invocations < info->max_workgroup_size[0]
+                          ? info->max_workgroup_invocations
+                          : info->max_workgroup_size[0];
+    if (wg_max == 0)
+        return false;
+    t->kv_wg = wg_max < 32 ? wg_max : 32;
+    t->q_wg = wg_max < 64 ? wg_max : 64;
+    t->q_rpi = !info->cpu_tuning ? 1 : s->dk + s->dv <= 256 ? 4 : 2;
+    if ((uint64_t)s->group * s->tq <= 8)
+        t->q_rpi = 1;
+    t->kv_tile = t->q_tile = 0;
+    for (uint32_t n = 32; n >= 4; n /= 2) {
+        if (!t->kv_tile && kv_shared(n, s) <= info->max_shared_memory)
+            t->kv_tile = n;
+        if (!t->q_tile && q_shared(n, s) <= info->max_shared_memory)
+            t->q_tile = n;
+    }
+    return t->kv_tile && t->q_tile;
+}
+
+static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    const uint64_t dims[4] = {a, b, c, d};
+    uint64_t n;
+    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
+}
+
+static uint64_t bcast_count(const fb_shape *s, vkattn_broadcast bc)
+{
+    uint64_t n;
+    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
+}
+
+static bool fits_u32_indexing(const fb_shape *s, const vkattn_mask_params *m)
+{
+    const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
+    if (count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
+        count4(s->batch, s->kv_heads, s->tv + 4, d) > UINT32_MAX ||
+        count4(s->batch, s->heads, s->tq, 2) > UINT32_MAX ||
+        count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
+        return false;
+    if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
+        return false;
+    return !m->has_bias || bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
+}
+
+/* Loop iterations per invocation on lavapipe (65535 at most, see flash.c):
+ * the kv kernel walks every query row of its group once per row tile, the q
+ * kernel every 4-key group of its key tiles. */
+static uint64_t loop_iterations(const fb_shape *s, const fb_tiles *t)
+{
+    const uint64_t rows = (uint64_t)s->group * s->tq;
+    const uint64_t kv = vka_div_up(rows, t->kv_tile) * (t->kv_tile + 4);
+    const uint64_t q = vka_div_up(s->tv, t->q_tile) * (t->q_tile / 4 + 4);
+    return (kv > q ? kv : q) + 64 + s->dv; /* + the stats pass's width loop */
+}
+
+vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
+                                       const vkattn_sdpa_params *p, const char **why)
+{
+    const fb_shape s = resolve(p);
+    const char *reason = NULL;
+    vkattn_result code = VKATTN_ERROR_UNSUPPORTED;
+    fb_tiles t;
+    if (!s.batch || !s.tq || !s.tv || !s.dk || !s.kv_heads || s.heads % s.kv_heads)
+        reason = "the shape is invalid (a zero size, or heads not a multiple of kv_heads)";
+    else if (s.dk > FB_MAX_WIDTH || s.dv > FB_MAX_WIDTH)
+        reason = "dk or dv is above 256";
+    else if (s.tq > INT32_MAX || s.tv > INT32_MAX)
+        reason = "tq or tv is 2^31 or more";
+    else if (!fits_u32_indexing(&s, &p->mask))
+        reason = "a tensor exceeds the kernels' 32-bit indexing";
+    else if (ctx->info.max_storage_buffers_per_stage < FB_KV_BINDINGS)
+        reason = "the device allows fewer than 10 storage buffers per shader "
+                 "(maxPerStageDescriptorStorageBuffers)";
+    else if (!choose_tiles(&ctx->info, &s, &t)) {
+        code = VKATTN_ERROR_DEVICE_LIMIT;
+        reason = "no tile fits the device's shared memory or invocation limits";
+    } else if (loop_iterations(&s, &t) > ctx->loop_budget) {
+        code = VKATTN_ERROR_DEVICE_LIMIT;
+        reason = "tq or tv is too long for lavapipe, which ends a shader invocation after 65535 "
+                 "loop iterations";
+    } else
+        code = VKATTN_SUCCESS;
+    if (why)
+        *why = reason;
+    return code;
+}
+
+static void bcast_strides(const fb_shape *s, vkattn_broadcast bc, uint32_t out[3])
+{
+    uint64_t st[3];
+    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
+    for (int a = 0; a < 3; a++)
+        out[a] = (uint32_t)st[a];
+}
+
+static fb_push make_push(const fb_shape *s, const vkattn_sdpa_params *p)
+{
+    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
+    const vkattn_dropout_params *d = &p->dropout;
+    const bool drop = vka_dropout_active(d);
+    fb_push push = {
+        .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
+        .scale_log2 = (float)(scale * 1.4426950408889634), .scale = (float)scale,
+        .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
+        .offset_mix = vka_philox_offset_mix(d->offset),
+        .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
+        .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
+        .inv_tv = (float)(1.0 / s->tv),
+        .rows = (uint32_t)count4(s->batch, s->heads, s->tq, 1),
+    };
+    uint32_t st[3];
+    bcast_strides(s, p->mask.mask_broadcast, st);
+    push.mask_b = st[0], push.mask_h = st[1], push.mask_i = st[2];
+    bcast_strides(s, p->mask.bias_broadcast, st);
+    push.bias_b = st[0], push.bias_h = st[1], push.bias_i = st[2];
+    return push;
+}
+
+/* Dispatches a gx by gz grid in pieces within the workgroup counts and the
+ * watchdog budget (`work` multiply-adds in all). */
+static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd, uint64_t gx,
+                                   uint64_t gz, uint64_t work, vka_dispatch *d, fb_push *push)
+{
+    const uint64_t pieces = vka_dispatch_pieces(ctx, work);
+    const uint64_t px = pieces < gx ? pieces : gx;
+    const uint64_t pz = vka_div_up(pieces, px) < gz ? vka_div_up(pieces, px) : gz;
+    uint64_t cx = vka_div_up(gx, px), cz = vka_div_up(gz, pz);
+    if (cx > ctx->info.max_workgroup_count[0])
+        cx = ctx->info.max_workgroup_count[0];
+    if (cz > ctx->info.max_workgroup_count[2])
+        cz = ctx->info.max_workgroup_count[2];
+    for (uint64_t z0 = 0; z0 < gz; z0 += cz)
+        for (uint64_t x0 = 0; x0 < gx; x0 += cx) {
+            push->x_base = (uint32_t)x0, push->z_base = (uint32_t)z0;
+            d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
+            d->groups[1] = 1;
+            d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+            vkattn_result r = vka_record_dispatch(ctx, cmd, d);
+            if (r != VKATTN_SUCCESS)
+                return r;
+        }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vkattn_sdpa_params *p,
+                                        const vkattn_sdpa_backward_io *io,
+                                        struct vkattn_tensor *stats, const char *caller)
+{
+    const char *why = NULL;
+    vkattn_result r = vka_flash_backward_check(ctx, p, &why);
+    if (r != VKATTN_SUCCESS)
+        return vka_fail(ctx, r, "%s: the fused backward cannot serve this call: %s", caller, why);
+    const fb_shape s = resolve(p);
+    fb_tiles t;
+    choose_tiles(&ctx->info, &s, &t); /* cannot fail: the check chose them */
+    const vkattn_mask_params *m = &p->mask;
+    fb_push push = make_push(&s, p);
+
+    /* 1: row statistics */
+    vka_kernel stats_kernel = {
+        .name = "flash_backward_stats", .code = vka_spv_flash_backward_stats,
+        .code_size = vka_spv_flash_backward_stats_size, .n_bindings = FB_STATS_BINDINGS,
+        .push_size = sizeof push, .n_spec = VKA_FB_N_SPEC,
+        .spec = {[VKA_FB_SPEC_WG] = 64, [VKA_FB_SPEC_DV] = s.dv},
+    };
+    if (stats_kernel.spec[VKA_FB_SPEC_WG] > t.q_wg)
+        stats_kernel.spec[VKA_FB_SPEC_WG] = t.q_wg;
+    const uint64_t rows = push.rows;
+    uint64_t sg = vka_div_up(rows, stats_kernel.spec[VKA_FB_SPEC_WG]);
+    if (sg > ctx->info.max_workgroup_count[0])
+        sg = ctx->info.max_workgroup_count[0]; /* the grid-stride loop covers the rest */
+    vka_dispatch sd = {
+        .kernel = &stats_kernel, .push = &push, .caller = caller,
+        .bindings = {vka_bind_tensor(io->grad_out, false), vka_bind_tensor(io->out, false),
+                     vka_bind_tensor(io->lse, false), vka_bind_tensor(stats, true)},
+        .groups = {(uint32_t)sg, 1, 1},
+    };
+    if ((r = vka_record_dispatch(ctx, cmd, &sd)))
+        return r;
+
+    /* 2 and 3: dK, dV and dQ */
+    const uint32_t spec_common[VKA_FB_N_SPEC] = {
+        [VKA_FB_SPEC_DK] = s.dk,
+        [VKA_FB_SPEC_DV] = s.dv,
+        [VKA_FB_SPEC_CAUSAL] = (uint32_t)m->causal,
+        [VKA_FB_SPEC_HAS_VALUE_MASK] = m->has_value_mask,
+        [VKA_FB_SPEC_HAS_MASK] = m->has_mask,
+        [VKA_FB_SPEC_HAS_BIAS] = m->has_bias,
+        [VKA_FB_SPEC_DROPOUT] = vka_dropout_active(&p->dropout),
+        [VKA_FB_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
+    };
+    vka_kernel kv = {.name = "flash_backward_kv", .code = vka_spv_flash_backward_kv,
+                     .code_size = vka_spv_flash_backward_kv_size, .n_bindings = FB_KV_BINDINGS,
+                     .push_size = sizeof push, .n_spec = VKA_FB_N_SPEC};
+    vka_kernel qk = {.name = "flash_backward_q", .code = vka_spv_flash_backward_q,
+                     .code_size = vka_spv_flash_backward_q_size, .n_bindings = FB_Q_BINDINGS,
+                     .push_size = sizeof push, .n_spec = VKA_FB_N_SPEC};
+    memcpy(kv.spec, spec_common, sizeof spec_common);
+    memcpy(qk.spec, spec_common, sizeof spec_common);
+    kv.spec[VKA_FB_SPEC_WG] = t.kv_wg, kv.spec[VKA_FB_SPEC_TILE] = t.kv_tile;
+    kv.spec[VKA_FB_SPEC_RPI] = 1;
+    qk.spec[VKA_FB_SPEC_WG] = t.q_wg, qk.spec[VKA_FB_SPEC_TILE] = t.q_tile;
+    qk.spec[VKA_FB_SPEC_RPI] = t.q_rpi;
+    vka_dispatch d = {.kernel = &kv, .push = &push, .caller = caller};
+    const vka_binding common[8] = {
+        vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
+        vka_bind_tensor(io->v, false), vka_bind_tensor(io->grad_out, false),
+        vka_bind_tensor(stats, false), vka_bind_optional(ctx, m->has_bias ? io->bias : NULL),
+        vka_bind_optional(ctx, m->has_value_mask ? io->value_mask : NULL),
+        vka_bind_optional(ctx, m->has_mask ? io->mask : NULL)};
+    memcpy(d.bindings, common, sizeof common);
+    d.bindings[8] = vka_bind_tensor(io->grad_k, true);
+    d.bindings[9] = vka_bind_tensor(io->grad_v, true);
+    const uint64_t gz = (uint64_t)s.batch * s.kv_heads;
+    const uint64_t work = count4(s.batch, s.heads, s.tq, s.tv) * (2ull * s.dk + 2ull * s.dv);
+    if ((r = record_pieces(ctx, cmd, vka_div_up(s.tv, 4ull * t.kv_wg), gz, work, &d, &push)))
+        return r;
+    d.kernel = &qk;
+    d.bindings[8] = vka_bind_tensor(io->grad_q, true);
+    d.bindings[9] = (vka_binding){0};
+    const uint64_t gx = vka_div_up((uint64_t)s.group * s.tq, (uint64_t)t.q_wg * t.q_rpi);
+    return record_pieces(ctx, cmd, gx, gz, work, &d, &push);
+}

@@ -1,0 +1,414 @@
+/* Gradients of scaled dot-product attention: argument and size checks, the
+ * choice between the fused backward (ops/flash_backward.c) and the chained
+ * one, the workspace, and the chained path: the forward's matmul -> softmax
+ * recomputes W, then dropout, matmuls and the softmax backward through two
+ * (B, H, Tq, Tv) tensors. Every check runs before anything is recorded or
+ * allocated. */
+#include "vkattn/sdpa_backward.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/broadcast.h"
+#include "core/check.h"
+#include "core/dropout_host.h"
+#include "core/error.h"
+#include "ops/flash_backward.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/scratch.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vkattn/dropout.h"
+#include "vkattn/matmul.h"
+#include "vkattn/softmax.h"
+#include "vkattn/softmax_backward.h"
+
+typedef struct bwd_shape {
+    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
+    float scale;
+    bool drop;
+    uint64_t q, k, v, out, scores, bias, value_mask, mask, rows;
+} bwd_shape;
+
+/* ---------------------------------------------------------------- params */
+
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_sdpa_params *p, bwd_shape *s)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dk ? "dk" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!isfinite(p->scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->scale is %g; must be finite", caller, (double)p->scale);
+    const char *bad = (unsigned)p->mask.causal > VKATTN_CAUSAL_BOTTOM_RIGHT ? "mask.causal"
+                      : (unsigned)p->mask.masked_row > VKATTN_MASKED_ROW_UNIFORM
+                          ? "mask.masked_row"
+                      : (unsigned)p->path > VKATTN_SDPA_UNFUSED ? "path"
+                                                                : NULL;
+    if (bad)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is not a valid value",
+                        caller, bad);
+    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
+                        (double)p->dropout.rate);
+    *s = (bwd_shape){.batch = p->batch, .heads = vka_default_u32(p->heads, 1), .tq = p->tq,
+                     .tv = p->tv, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
+    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
+    if (s->heads % s->kv_heads != 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->kv_heads is %u; must divide heads (%u)", caller, s->kv_heads,
+                        s->heads);
+    s->group = s->heads / s->kv_heads;
+    s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
+    s->drop = vka_dropout_active(&p->dropout);
+    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
+    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
+    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
+    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
+    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
+    const uint64_t rd[4] = {s->batch, s->heads, s->tq, 2};
+    const uint64_t md[2] = {s->batch, s->tv};
+    const vkattn_mask_params *m = &p->mask;
+    if (!vka_product_u64(qd, 4, &s->q) || !vka_product_u64(kd, 4, &s->k) ||
+        !vka_product_u64(vd, 4, &s->v) || !vka_product_u64(od, 4, &s->out) ||
+        !vka_product_u64(wd, 4, &s->scores) || !vka_product_u64(md, 2, &s->value_mask) ||
+        !vka_product_u64(rd, 4, &s->rows) ||
+        !vka_bcast_count(m->bias_broadcast, s->batch, s->heads, s->tq, s->tv, &s->bias) ||
+        !vka_bcast_count(m->mask_broadcast, s->batch, s->heads, s->tq, s->tv, &s->mask))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: an operand's element count overflows 64 bits", caller);
+    const struct { const char *name; uint64_t n; } ops[] = {
+        {"q (B, H, Tq, dk)", s->q}, {"k (B, Hkv, Tv, dk)", s->k}, {"v (B, Hkv, Tv, dv)", s->v},
+        {"grad_out (B, H, Tq, dv)", s->out}, {"bias", m->has_bias ? s->bias : 0},
+        {"mask", m->has_mask ? s->mask : 0},
+    };
+    const uint64_t range = vka_max_range(ctx);
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (ops[i].n > range / sizeof(float))
+            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                            "%s: %s has %llu elements; maxStorageBufferRange (%llu bytes) allows "
+                            "%llu",
+                            caller, ops[i].name, (unsigned long long)ops[i].n,
+                            (unsigned long long)range, (unsigned long long)(range / sizeof(float)));
+    return VKATTN_SUCCESS;
+}
+
+/* The chained path's limits: score tensors in one binding, matmul grids
+ * (matmul.c's smallest tile is 16 x 16). */
+static vkattn_result check_chained(vkattn_context *ctx, const char *caller, const bwd_shape *s)
+{
+    const uint64_t range = vka_max_range(ctx);
+    if (s->scores > range / sizeof(float))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the chained path's (B, H, Tq, Tv) = (%u, %u, %u, %u) tensors need "
+                        "%llu bytes each; maxStorageBufferRange is %llu: use the fused path "
+                        "(give io->lse from the fused forward), or split the batch or the heads",
+                        caller, s->batch, s->heads, s->tq, s->tv,
+                        (unsigned long long)(s->scores * sizeof(float)), (unsigned long long)range);
+    const uint32_t *groups = ctx->info.max_workgroup_count;
+    const uint64_t rows = (uint64_t)s->group * s->tq;
+    uint64_t cols = s->tv > s->dv ? s->tv : s->dv;
+    cols = cols > s->dk ? cols : s->dk;
+    const uint64_t tall = rows > s->tv ? rows : s->tv;
+    if ((uint64_t)s->batch * s->kv_heads > groups[2] || tall > 16ull * groups[1] ||
+        cols > 16ull * groups[0])
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the chained path's matmuls need more workgroups than the device "
+                        "allows",
+                        caller);
+    return VKATTN_SUCCESS;
+}
+
+/* *fused: whether the fused backward serves this call. */
+static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
+                                  const vkattn_sdpa_params *p, bool have_lse, bool *fused)
+{
+    const char *why = NULL;
+    switch (p->path) {
+    case VKATTN_SDPA_UNFUSED:
+        *fused = false;
+        return VKATTN_SUCCESS;
+    case VKATTN_SDPA_AUTO:
+        *fused = have_lse && vka_flash_backward_check(ctx, p, NULL) == VKATTN_SUCCESS;
+        return VKATTN_SUCCESS;
+    case VKATTN_SDPA_FUSED: {
+        vkattn_result code = vka_flash_backward_check(ctx, p, &why);
+        if (code != VKATTN_SUCCESS)
+            return vka_fail(ctx, code,
+                            "%s: params->path is VKATTN_SDPA_FUSED but the fused backward cannot "
+                            "serve this call: %s",
+                            caller, why ? why : "unsupported");
+        *fused = true;
+        return VKATTN_SUCCESS;
+    }
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: check_params ran */
+}
+
+typedef struct bwd_plan {
+    bwd_shape s;
+    bool fused;
+    uint64_t ws_floats; /* per workspace tensor */
+    uint32_t ws_count;
+} bwd_plan;
+
+static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_sdpa_params *p,
+                          bool have_lse, bool have_weights, bwd_plan *pl)
+{
+    *pl = (bwd_plan){0};
+    vkattn_result r = check_params(ctx, caller, p, &pl->s);
+    if (r == VKATTN_SUCCESS)
+        r = choose_fused(ctx, caller, p, have_lse, &pl->fused);
+    if (r == VKATTN_SUCCESS && !pl->fused)
+        r = check_chained(ctx, caller, &pl->s);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (pl->fused) {
+        pl->ws_floats = pl->s.rows, pl->ws_count = 1;
+        if (pl->s.rows > vka_max_range(ctx) / sizeof(float))
+            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                            "%s: the fused backward's row statistics (2 * B * H * Tq floats) "
+                            "exceed maxStorageBufferRange",
+                            caller);
+    } else {
+        pl->ws_floats = pl->s.scores, pl->ws_count = have_weights ? 1 : 2;
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_sdpa_backward_workspace_size(vkattn_context *ctx,
+                                                  const vkattn_sdpa_params *params, bool have_lse,
+                                                  bool have_weights, uint64_t *floats,
+                                                  uint32_t *count)
+{
+    const char *caller = "vkattn_sdpa_backward_workspace_size";
+    if (!ctx || !floats || !count)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : !floats ? "floats" : "count");
+    bwd_plan pl;
+    vkattn_result r = plan(ctx, caller, params, have_lse, have_weights, &pl);
+    if (r == VKATTN_SUCCESS)
+        *floats = pl.ws_floats, *count = pl.ws_count;
+    return r;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static vkattn_result check_flagged(vkattn_context *ctx, const char *caller, const char *what,
+                                   const char *flag, bool set, const vkattn_tensor *t,
+                                   uint64_t count)
+{
+    if (set)
+        return vka_tensor_check(ctx, t, count, caller, what);
+    if (t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is given but %s is false",
+                        caller, what, flag);
+    return VKATTN_SUCCESS;
+}
+
+/* Written tensors (the gradients, the workspaces the call uses) must not alias
+ * any other tensor of the call. */
+static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
+                                    const vkattn_sdpa_backward_io *io, const bwd_plan *pl)
+{
+    const bool ws0 = pl->ws_count >= 1, ws1 = pl->ws_count >= 2;
+    const vkattn_tensor *all[] = {
+        io->q, io->k, io->v, io->bias, io->value_mask, io->mask, io->out, io->lse,
+        io->weights, io->grad_out, io->grad_q, io->grad_k, io->grad_v,
+        ws0 ? io->workspace[0] : NULL, ws1 ? io->workspace[1] : NULL};
+    static const char *names[] = {
+        "io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out",
+        "io->lse", "io->weights", "io->grad_out", "io->grad_q", "io->grad_k", "io->grad_v",
+        "io->workspace[0]", "io->workspace[1]"};
+    const size_t n = sizeof all / sizeof all[0], first_written = 10;
+    for (size_t w = first_written; w < n; w++)
+        for (size_t o = 0; o < n; o++)
+            if (o != w && all[w] && all[w] == all[o])
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: %s is also bound as %s; written tensors must be distinct",
+                                caller, names[w], names[o]);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_sdpa_params *p, const bwd_plan *pl,
+                              const vkattn_sdpa_backward_io *io)
+{
+    const bwd_shape *s = &pl->s;
+    const vkattn_mask_params *m = &p->mask;
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->q, s->q, caller, "io->q")) ||
+        (r = vka_tensor_check(ctx, io->k, s->k, caller, "io->k")) ||
+        (r = vka_tensor_check(ctx, io->v, s->v, caller, "io->v")) ||
+        (r = vka_tensor_check(ctx, io->grad_out, s->out, caller, "io->grad_out")) ||
+        (r = vka_tensor_check(ctx, io->grad_q, s->q, caller, "io->grad_q")) ||
+        (r = vka_tensor_check(ctx, io->grad_k, s->k, caller, "io->grad_k")) ||
+        (r = vka_tensor_check(ctx, io->grad_v, s->v, caller, "io->grad_v")) ||
+        (r = check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
+                           io->bias, s->bias)) ||
+        (r = check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
+                           m->has_value_mask, io->value_mask, s->value_mask)) ||
+        (r = check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
+                           io->mask, s->mask)))
+        return r;
+    if (pl->fused &&
+        ((r = vka_tensor_check(ctx, io->lse, s->rows / 2, caller, "io->lse (required by the "
+                                                                  "fused backward)")) ||
+         (r = vka_tensor_check(ctx, io->out, s->out, caller, "io->out (required by the fused "
+                                                            "backward)"))))
+        return r;
+    if (!pl->fused && io->weights &&
+        (r = vka_tensor_check(ctx, io->weights, s->scores, caller, "io->weights")))
+        return r;
+    for (uint32_t i = 0; i < pl->ws_count; i++)
+        if (io->workspace[i] &&
+            (r = vka_tensor_check(ctx, io->workspace[i], pl->ws_floats, caller,
+                                  i ? "io->workspace[1]" : "io->workspace[0]")))
+            return r;
+    return check_aliasing(ctx, caller, io, pl);
+}
+
+/* ---------------------------------------------------------------- chained */
+
+/* One grouped matmul per (b, K/V head): the g = H / Hkv query heads sharing a
+ * K/V head are consecutive, so Q, dO, W and dS read as (B, Hkv, g*Tq, .), and
+ * a K/V-side result sums over the group by itself (the g*Tq contraction). */
+typedef struct grouped_mm {
+    uint32_t m, n, k;
+    bool ta, tb;
+    float alpha;
+    uint64_t a_cols, b_cols; /* stored columns of A and B per row */
+    uint64_t a_rows, b_rows; /* stored rows per (b, K/V head) */
+} grouped_mm;
+
+static vkattn_result record_mm(vkattn_context *ctx, VkCommandBuffer cmd, const bwd_shape *s,
+                               const grouped_mm *g, vkattn_tensor *a, vkattn_tensor *b,
+                               vkattn_tensor *c)
+{
+    const uint64_t a_mat = g->a_rows * g->a_cols, b_mat = g->b_rows * g->b_cols;
+    vkattn_matmul_params mm = {
+        .batch = s->batch, .heads = s->kv_heads, .m = g->m, .n = g->n, .k = g->k,
+        .transpose_a = g->ta, .transpose_b = g->tb, .alpha = g->alpha,
+        .a = {.batch_stride = a_mat * s->kv_heads, .head_stride = a_mat},
+        .b = {.batch_stride = b_mat * s->kv_heads, .head_stride = b_mat},
+    };
+    vkattn_matmul_io mio = {.a = a, .b = b, .c = c};
+    return vkattn_matmul_record(ctx, cmd, &mm, &mio);
+}
+
+static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
+                                    const vkattn_sdpa_params *p, const bwd_shape *s,
+                                    const vkattn_sdpa_backward_io *io, vkattn_tensor *ws0,
+                                    vkattn_tensor *ws1)
+{
+    const uint32_t gq = s->group * s->tq; /* fits: check_chained bounded it */
+    vkattn_result r;
+    vkattn_tensor *w = io->weights;
+    if (!w) { /* W = softmax(Q K^T * scale + bias, masks), as the chained forward */
+        w = ws1;
+        grouped_mm qk = {.m = gq, .n = s->tv, .k = s->dk, .tb = true, .alpha = s->scale,
+                         .a_rows = gq, .a_cols = s->dk, .b_rows = s->tv, .b_cols = s->dk};
+        if ((r = record_mm(ctx, cmd, s, &qk, io->q, io->k, w)))
+            return r;
+        vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
+                                    .tv = s->tv, .mask = p->mask};
+        vkattn_softmax_io sio = {.scores = w, .bias = io->bias, .value_mask = io->value_mask,
+                                 .mask = io->mask, .out = w};
+        if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)))
+            return r;
+    }
+    vkattn_dropout_op_params dp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
+                                   .tv = s->tv, .dropout = p->dropout};
+    /* dV = dropout(W)^T dO */
+    vkattn_tensor *pd = w;
+    if (s->drop) {
+        vkattn_dropout_io dio = {.in = w, .out = ws0};
+        if ((r = vkattn_dropout_record(ctx, cmd, &dp, &dio)))
+            return r;
+        pd = ws0;
+    }
+    grouped_mm dv = {.m = s->tv, .n = s->dv, .k = gq, .ta = true, .alpha = 1.0f,
+                     .a_rows = gq, .a_cols = s->tv, .b_rows = gq, .b_cols = s->dv};
+    if ((r = record_mm(ctx, cmd, s, &dv, pd, io->grad_out, io->grad_v)))
+        return r;
+    /* dP = dropout'(dO V^T), in place */
+    grouped_mm dpm = {.m = gq, .n = s->tv, .k = s->dv, .tb = true, .alpha = 1.0f,
+                      .a_rows = gq, .a_cols = s->dv, .b_rows = s->tv, .b_cols = s->dv};
+    if ((r = record_mm(ctx, cmd, s, &dpm, io->grad_out, io->v, ws0)))
+        return r;
+    if (s->drop) {
+        vkattn_dropout_io dio = {.in = ws0, .out = ws0};
+        if ((r = vkattn_dropout_record(ctx, cmd, &dp, &dio)))
+            return r;
+    }
+    /* dS = W * (dP - rowsum(W dP)), in place: dL/dlogits (the matmul applied the scale) */
+    vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
+                                .mask = p->mask};
+    vkattn_softmax_backward_io sb = {.weights = w, .grad_out = ws0, .bias = io->bias,
+                                     .value_mask = io->value_mask, .mask = io->mask,
+                                     .grad_scores = ws0};
+    if ((r = vkattn_softmax_backward_record(ctx, cmd, &sp, &sb)))
+        return r;
+    /* dQ = scale * dS K; dK = scale * dS^T Q */
+    grouped_mm dq = {.m = gq, .n = s->dk, .k = s->tv, .alpha = s->scale,
+                     .a_rows = gq, .a_cols = s->tv, .b_rows = s->tv, .b_cols = s->dk};
+    if ((r = record_mm(ctx, cmd, s, &dq, ws0, io->k, io->grad_q)))
+        return r;
+    grouped_mm dk = {.m = s->tv, .n = s->dk, .k = gq, .ta = true, .alpha = s->scale,
+                     .a_rows = gq, .a_cols = s->tv, .b_rows = gq, .b_cols = s->dk};
+    return record_mm(ctx, cmd, s, &dk, ws0, io->q, io->grad_k);
+}
+
+/* ---------------------------------------------------------------- public */
+
+vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                          const vkattn_sdpa_params *params,
+                                          const vkattn_sdpa_backward_io *io)
+{
+    const char *caller = "vkattn_sdpa_backward_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    bwd_plan pl;
+    vkattn_result r = plan(ctx, caller, params, io->lse != NULL, io->weights != NULL, &pl);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, &pl, io);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vkattn_tensor *ws[2] = {io->workspace[0], io->workspace[1]};
+    if (pl.ws_count >= 1 && !ws[0] &&
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, pl.ws_floats, caller, &ws[0])))
+        return r;
+    if (pl.ws_count >= 2 && !ws[1] &&
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl.ws_floats, caller, &ws[1])))
+        return r;
+    if (pl.fused)
+        return vka_flash_backward_record(ctx, cmd, params, io, ws[0], caller);
+    return record_chained(ctx, cmd, params, &pl.s, io, ws[0], ws[1]);
+}
+
+vkattn_result vkattn_sdpa_backward_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                                       const vkattn_sdpa_backward_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_sdpa_backward_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_sdpa_backward_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_sdpa_backward_prepare(vkattn_context *ctx, const vkattn_sdpa_params *params,
+                                           const vkattn_sdpa_backward_io *io)
+{
+    const char *fn = "vkattn_sdpa_backward_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_sdpa_backward_record(ctx, VKA_DRY_CMD, params, io));
+}

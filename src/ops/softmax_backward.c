@@ -1,0 +1,259 @@
+/* The masked softmax's backward: argument checks, the workgroup shape, and the
+ * dispatch of shaders/softmax_backward.comp, or of its 4-binding layout
+ * softmax_backward_packed.comp (one body, softmax_backward_body.glsl). */
+#include "vkattn/softmax_backward.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "core/broadcast.h"
+#include "core/check.h"
+#include "core/error.h"
+#include "common/softmax_backward_iface.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/pack.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct smb_push {
+    VKA_SMB_PUSH
+} smb_push;
+_Static_assert(sizeof(smb_push) == VKA_SMB_PUSH_SIZE, "smb_push: see softmax_backward_iface.h");
+
+#define SMB_BINDINGS 6u
+#define SMB_PACKED_BINDINGS 4u
+/* loop iterations per invocation the shape aims for: half of lavapipe's limit */
+#define SMB_LOOP_TARGET 32768u
+
+/* 64 invocations (within the device's limits). On a CPU driver one invocation
+ * per row, as the forward (a reduction across SIMD lanes costs barriers), more
+ * for rows too long for the loop budget; on GPUs the whole workgroup per row. */
+static bool choose_shape(const vkattn_context_info *info, uint32_t tv, uint32_t *wg, uint32_t *g)
+{
+    uint32_t w = 64;
+    while (w > 1 && (w > info->max_workgroup_invocations || w > info->max_workgroup_size[0] ||
+                     8u * w > info->max_shared_memory))
+        w /= 2;
+    if (w > info->max_workgroup_invocations || 8u * w > info->max_shared_memory)
+        return false;
+    uint32_t lanes = info->cpu_tuning ? 1 : w;
+    while (lanes < w && 2 * ((uint64_t)tv / lanes) + 64 > SMB_LOOP_TARGET)
+        lanes *= 2;
+    *wg = w, *g = lanes;
+    return true;
+}
+
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_softmax_params *p)
+{
+    if (!p)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
+    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : NULL;
+    if (zero)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
+                        caller, zero);
+    if (!isfinite(p->scale))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->scale is %g; must be finite", caller, (double)p->scale);
+    const vkattn_mask_params *m = &p->mask;
+    if ((unsigned)m->causal > VKATTN_CAUSAL_BOTTOM_RIGHT)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->mask.causal is %d; must be a vkattn_causal value", caller,
+                        (int)m->causal);
+    if ((unsigned)m->masked_row > VKATTN_MASKED_ROW_UNIFORM)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->mask.masked_row is %d; must be a vkattn_masked_row value",
+                        caller, (int)m->masked_row);
+    return VKATTN_SUCCESS;
+}
+
+/* An optional side input: present iff its flag is set, large enough, not the
+ * output, within 32-bit indexing. */
+static vkattn_result check_side(vkattn_context *ctx, const char *caller, const char *name,
+                                const char *flag, bool set, const vkattn_tensor *t,
+                                uint64_t count, const vkattn_tensor *out)
+{
+    if (!set)
+        return t ? vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: io->%s is given but params->%s is false", caller, name, flag)
+                 : VKATTN_SUCCESS;
+    if (!t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->%s is NULL but params->%s is set", caller, name, flag);
+    char what[32];
+    snprintf(what, sizeof what, "io->%s", name);
+    vkattn_result r = vka_tensor_check(ctx, t, count, caller, what);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (t == out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->grad_scores aliases io->%s (only io->grad_out may be written "
+                        "in place)",
+                        caller, name);
+    return VKATTN_SUCCESS;
+}
+
+typedef struct smb_dims {
+    uint32_t heads;
+    uint64_t total;
+    uint64_t bias_s[3], mask_s[3];
+} smb_dims;
+
+static vkattn_result check_io(vkattn_context *ctx, const char *caller,
+                              const vkattn_softmax_params *p,
+                              const vkattn_softmax_backward_io *io, smb_dims *d)
+{
+    if (!io)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+    d->heads = vka_default_u32(p->heads, 1);
+    const uint64_t dims[4] = {p->batch, d->heads, p->tq, p->tv};
+    if (!vka_product_u64(dims, 4, &d->total))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: weights (%u x %u x %u x %u) overflow 64 bits", caller, p->batch,
+                        d->heads, p->tq, p->tv);
+    if (d->total > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: weights (%llu elements) do not fit the kernel's 32-bit indexing",
+                        caller, (unsigned long long)d->total);
+    vkattn_result r;
+    if ((r = vka_tensor_check(ctx, io->weights, d->total, caller, "io->weights")) ||
+        (r = vka_tensor_check(ctx, io->grad_out, d->total, caller, "io->grad_out")) ||
+        (r = vka_tensor_check(ctx, io->grad_scores, d->total, caller, "io->grad_scores")))
+        return r;
+    if (io->grad_scores == io->weights)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->grad_scores aliases io->weights (only io->grad_out may be "
+                        "written in place)",
+                        caller);
+    const vkattn_mask_params *m = &p->mask;
+    uint64_t bias_n = 0, mask_n = 0; /* no more than the weights: cannot overflow */
+    vka_bcast_count(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, &bias_n);
+    vka_bcast_count(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, &mask_n);
+    vka_bcast_strides(m->bias_broadcast, d->heads, p->tq, p->tv, d->bias_s);
+    vka_bcast_strides(m->mask_broadcast, d->heads, p->tq, p->tv, d->mask_s);
+    if ((r = check_side(ctx, caller, "bias", "mask.has_bias", m->has_bias, io->bias, bias_n,
+                        io->grad_scores)) ||
+        (r = check_side(ctx, caller, "value_mask", "mask.has_value_mask", m->has_value_mask,
+                        io->value_mask, (uint64_t)p->batch * p->tv, io->grad_scores)) ||
+        (r = check_side(ctx, caller, "mask", "mask.has_mask", m->has_mask, io->mask, mask_n,
+                        io->grad_scores)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* Workgroups over x and y: B*H*Tq rows can exceed the x limit. */
+static vkattn_result spread_groups(vkattn_context *ctx, const char *caller, uint64_t rows,
+                                   uint32_t rows_per_group, uint32_t groups[3])
+{
+    const uint64_t n = vka_div_up(rows, rows_per_group);
+    const uint64_t gx = n < ctx->info.max_workgroup_count[0] ? n : ctx->info.max_workgroup_count[0];
+    const uint64_t gy = vka_div_up(n, gx);
+    if (gy > ctx->info.max_workgroup_count[1] || gx * gy * rows_per_group > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %llu rows (batch * heads * tq) exceed the device's workgroup counts",
+                        caller, (unsigned long long)rows);
+    groups[0] = (uint32_t)gx, groups[1] = (uint32_t)gy, groups[2] = 1;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                             const vkattn_softmax_params *params,
+                                             const vkattn_softmax_backward_io *io)
+{
+    const char *caller = "vkattn_softmax_backward_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    smb_dims dims = {0};
+    vkattn_result r = check_params(ctx, caller, params);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, io, &dims);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const vkattn_mask_params *m = &params->mask;
+    uint32_t wg, g;
+    if (!choose_shape(&ctx->info, params->tv, &wg, &g))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: no workgroup fits the device's limits", caller);
+    if ((r = vka_check_loop_budget(ctx, caller, 2 * vka_div_up(params->tv, g) + 64,
+                                   "params->tv")))
+        return r;
+    const bool in_place = io->grad_scores == io->grad_out;
+    const bool packed = ctx->info.max_storage_buffers_per_stage < SMB_BINDINGS;
+    if (packed && ctx->info.max_storage_buffers_per_stage < SMB_PACKED_BINDINGS)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the kernel needs %u storage buffers per shader stage; "
+                        "maxPerStageDescriptorStorageBuffers is %u",
+                        caller, SMB_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
+    vka_kernel kernel = {
+        .name = packed ? "softmax_backward_packed" : "softmax_backward",
+        .code = packed ? vka_spv_softmax_backward_packed : vka_spv_softmax_backward,
+        .code_size = packed ? vka_spv_softmax_backward_packed_size : vka_spv_softmax_backward_size,
+        .n_bindings = packed ? SMB_PACKED_BINDINGS : SMB_BINDINGS,
+        .push_size = sizeof(smb_push),
+        .n_spec = VKA_SMB_N_SPEC,
+        .spec = {
+            [VKA_SMB_SPEC_WG] = wg,
+            [VKA_SMB_SPEC_G] = g,
+            [VKA_SMB_SPEC_IN_PLACE] = in_place,
+            [VKA_SMB_SPEC_HAS_BIAS] = m->has_bias,
+            [VKA_SMB_SPEC_HAS_VMASK] = m->has_value_mask,
+            [VKA_SMB_SPEC_HAS_MASK] = m->has_mask,
+        },
+    };
+    const uint64_t rows = dims.total / params->tv;
+    smb_push push = {
+        .rows = (uint32_t)rows, .heads = dims.heads, .tq = params->tq, .tv = params->tv,
+        .causal = (uint32_t)m->causal,
+        .bias_b = (uint32_t)dims.bias_s[0], .bias_h = (uint32_t)dims.bias_s[1],
+        .bias_i = (uint32_t)dims.bias_s[2],
+        .mask_b = (uint32_t)dims.mask_s[0], .mask_h = (uint32_t)dims.mask_s[1],
+        .mask_i = (uint32_t)dims.mask_s[2],
+        .scale = vka_default_f32(params->scale, 1.0f),
+    };
+    /* In place dL/dW is read through the written binding (a binding is either
+     * read-only or written per dispatch); binding 1 is then unused. */
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(io->weights, false),
+                     in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->grad_out, false),
+                     vka_bind_optional(ctx, io->bias), vka_bind_optional(ctx, io->value_mask),
+                     vka_bind_optional(ctx, io->mask), vka_bind_tensor(io->grad_scores, true)},
+        .push = &push,
+        .caller = caller,
+    };
+    if ((r = spread_groups(ctx, caller, rows, wg / g, d.groups)))
+        return r;
+    push.groups_x = d.groups[0];
+    if (packed) {
+        vkattn_tensor *const side[3] = {io->bias, io->value_mask, io->mask};
+        vka_packed pk;
+        if ((r = vka_pack_inputs(ctx, cmd, caller, side, 3, &pk)))
+            return r;
+        push.bias_off = pk.offset[0], push.vmask_off = pk.offset[1], push.mask_off = pk.offset[2];
+        d.bindings[2] = pk.binding;
+        d.bindings[3] = d.bindings[5];
+    }
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vkattn_softmax_backward_run(vkattn_context *ctx, const vkattn_softmax_params *params,
+                                          const vkattn_softmax_backward_io *io)
+{
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_softmax_backward_run: ctx is NULL");
+    VKA_RUN(ctx, vkattn_softmax_backward_record(ctx, cmd, params, io));
+}
+
+vkattn_result vkattn_softmax_backward_prepare(vkattn_context *ctx,
+                                              const vkattn_softmax_params *params,
+                                              const vkattn_softmax_backward_io *io)
+{
+    const char *fn = "vkattn_softmax_backward_prepare";
+    if (!ctx)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+    return vka_prepare_result(ctx, fn, vkattn_softmax_backward_record(ctx, VKA_DRY_CMD, params, io));
+}

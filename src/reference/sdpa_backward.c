@@ -1,0 +1,171 @@
+/* CPU reference of the gradients of scaled dot-product attention: each query
+ * row's forward is recomputed in double (scores, masked softmax, dropout from
+ * the same Philox stream), then its softmax gradient, and the row's shares of
+ * dQ, dK and dV. dK and dV accumulate in double over all rows. */
+#include "vkattn/reference_backward.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "core/dropout_host.h"
+#include "core/error.h"
+#include "reference/backward_internal.h"
+#include "vkattn/philox.h"
+
+static const char fn[] = "vkattn_reference_sdpa_backward";
+
+typedef struct shape {
+    uint32_t batch, heads, kv_heads, tq, tv, dk, dv;
+    size_t nk, nv; /* elements of k and v */
+} shape;
+
+static vkattn_result check_shape(const vkattn_sdpa_params *p, shape *s)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
+        (r = vka_ref_require_dim(fn, "dk", p->dk)) ||
+        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
+        (r = vka_ref_check_dropout(fn, &p->dropout)))
+        return r;
+    *s = (shape){p->batch, vka_default_u32(p->heads, 1), 0, p->tq, p->tv, p->dk,
+                 vka_default_u32(p->dv, p->dk), 0, 0};
+    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
+    if (s->heads % s->kv_heads != 0)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
+    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
+    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
+    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
+    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
+    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
+    /* the double accumulators of dK and dV: twice the bytes of a float tensor */
+    const uint64_t kd2[5] = {2, s->batch, s->kv_heads, s->tv, s->dk};
+    const uint64_t vd2[5] = {2, s->batch, s->kv_heads, s->tv, s->dv};
+    if ((r = vka_ref_count(fn, "q (B, H, Tq, dk)", qd, 4, NULL)) ||
+        (r = vka_ref_count(fn, "k (B, Hkv, Tv, dk)", kd, 4, &s->nk)) ||
+        (r = vka_ref_count(fn, "v (B, Hkv, Tv, dv)", vd, 4, &s->nv)) ||
+        (r = vka_ref_count(fn, "grad_out (B, H, Tq, dv)", od, 4, NULL)) ||
+        (r = vka_ref_count(fn, "the weights (B, H, Tq, Tv)", wd, 4, NULL)) ||
+        (r = vka_ref_count(fn, "the dK accumulator", kd2, 5, NULL)) ||
+        (r = vka_ref_count(fn, "the dV accumulator", vd2, 5, NULL)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* Scratch of one call: rows of Tv doubles and the dK, dV accumulators. */
+typedef struct scratch {
+    double *w, *g, *tmp, *dk, *dv;
+    unsigned char *allowed, *unused1, *unused2;
+} scratch;
+
+static void free_scratch(scratch *x)
+{
+    free(x->w);
+    free(x->g);
+    free(x->tmp);
+    free(x->dk);
+    free(x->dv);
+}
+
+static vkattn_result alloc_scratch(const shape *s, scratch *x)
+{
+    *x = (scratch){0};
+    vkattn_result r;
+    if ((r = vka_ref_alloc_row(fn, s->tv, &x->w, &x->allowed)) ||
+        (r = vka_ref_alloc_row(fn, s->tv, &x->g, &x->unused1)) ||
+        (r = vka_ref_alloc_row(fn, s->tv, &x->tmp, &x->unused2))) {
+        free_scratch(x);
+        return r;
+    }
+    x->dk = calloc(s->nk, sizeof(double));
+    x->dv = calloc(s->nv, sizeof(double));
+    if (!x->dk || !x->dv) {
+        free_scratch(x);
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p, const float *q,
+                                             const float *k, const float *v, const float *bias,
+                                             const float *value_mask, const float *mask,
+                                             const float *grad_out, float *grad_q,
+                                             float *grad_k, float *grad_v)
+{
+    vkattn_result r;
+    shape s;
+    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = check_shape(p, &s)) ||
+        (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
+        (r = vka_ref_require_ptr(fn, "v", v)) ||
+        (r = vka_ref_require_ptr(fn, "grad_out", grad_out)) ||
+        (r = vka_ref_require_ptr(fn, "grad_q", grad_q)) ||
+        (r = vka_ref_require_ptr(fn, "grad_k", grad_k)) ||
+        (r = vka_ref_require_ptr(fn, "grad_v", grad_v)))
+        return r;
+    const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask};
+    if ((r = vka_ref_check_mask(fn, &m)))
+        return r;
+    scratch x;
+    if ((r = alloc_scratch(&s, &x)))
+        return r;
+
+    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s.dk);
+    const bool drop = vka_dropout_active(&p->dropout);
+    const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
+    const double drop_scale = vka_dropout_scale(p->dropout.rate);
+    const uint32_t group = s.heads / s.kv_heads;
+    for (uint32_t b = 0; b < s.batch; b++)
+        for (uint32_t h = 0; h < s.heads; h++) {
+            const size_t bh = (size_t)b * s.heads + h;
+            const size_t bhk = (size_t)b * s.kv_heads + h / group;
+            const float *kb = k + bhk * s.tv * s.dk, *vb = v + bhk * s.tv * s.dv;
+            double *dkb = x.dk + bhk * s.tv * s.dk, *dvb = x.dv + bhk * s.tv * s.dv;
+            for (uint32_t i = 0; i < s.tq; i++) {
+                const float *qi = q + (bh * s.tq + i) * s.dk;
+                const float *doi = grad_out + (bh * s.tq + i) * s.dv;
+                const bool live = vka_ref_row_live(&m, b, h, i, x.tmp, x.allowed);
+                for (uint32_t j = 0; j < s.tv; j++) {
+                    double dot = 0.0;
+                    for (uint32_t e = 0; e < s.dk; e++)
+                        dot += (double)qi[e] * (double)kb[(size_t)j * s.dk + e];
+                    x.w[j] = dot * scale;
+                }
+                vka_ref_softmax_row(&m, b, h, i, x.w, x.unused2);
+                /* g = dL/dW through dropout; dV += dropout(W)^T dO */
+                for (uint32_t j = 0; j < s.tv; j++) {
+                    const double keep =
+                        !drop ? 1.0
+                        : vkattn_dropout_keep(p->dropout.seed, p->dropout.offset, threshold,
+                                              (uint32_t)bh, i, j)
+                            ? drop_scale
+                            : 0.0;
+                    double dpd = 0.0;
+                    for (uint32_t e = 0; e < s.dv; e++) {
+                        dpd += (double)doi[e] * (double)vb[(size_t)j * s.dv + e];
+                        dvb[(size_t)j * s.dv + e] += x.w[j] * keep * (double)doi[e];
+                    }
+                    x.g[j] = dpd * keep;
+                }
+                vka_ref_softmax_row_backward(x.w, x.g, x.allowed, live, s.tv);
+                float *dqi = grad_q + (bh * s.tq + i) * s.dk;
+                for (uint32_t e = 0; e < s.dk; e++) {
+                    double acc = 0.0;
+                    for (uint32_t j = 0; j < s.tv; j++)
+                        acc += x.g[j] * (double)kb[(size_t)j * s.dk + e];
+                    dqi[e] = (float)(acc * scale);
+                }
+                for (uint32_t j = 0; j < s.tv; j++)
+                    if (x.g[j] != 0.0)
+                        for (uint32_t e = 0; e < s.dk; e++)
+                            dkb[(size_t)j * s.dk + e] += x.g[j] * scale * (double)qi[e];
+            }
+        }
+    for (size_t n = 0; n < s.nk; n++)
+        grad_k[n] = (float)x.dk[n];
+    for (size_t n = 0; n < s.nv; n++)
+        grad_v[n] = (float)x.dv[n];
+    free_scratch(&x);
+    return VKATTN_SUCCESS;
+}

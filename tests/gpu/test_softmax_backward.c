@@ -1,0 +1,205 @@
+/* Masked softmax backward vs vkattn_reference_softmax_backward: random shapes
+ * (batch 1, primes, Tv not a multiple of the workgroup, Tq != Tv), each mask
+ * alone and combined, broadcast bias and mask, both causal anchors, both
+ * masked-row policies with whole masked rows, in place and out of place, and
+ * bad arguments. The weights are the reference forward's; dL/dW is fresh
+ * random; outputs are poisoned with NaN first, and a guard tail must stay.
+ *
+ * Bound: max|got - ref| / max|ref| <= 1e-5 (one fp32 row sum of Tv <= 300
+ * products of moderate size); and exactly 0 wherever the reference is 0
+ * (masked keys, masked rows). */
+#include "harness.h"
+
+#include <vkattn/reference_backward.h>
+#include <vkattn/softmax_backward.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BOUND 1e-5
+#define GUARD 5
+#define GUARD_VALUE 42.0f
+
+static uint32_t heads_of(const vkattn_softmax_params *p) { return p->heads ? p->heads : 1; }
+
+static size_t bcast_count(vkattn_broadcast bc, const vkattn_softmax_params *p)
+{
+    return (size_t)(bc.batch ? 1 : p->batch) * (bc.heads ? 1 : heads_of(p)) *
+           (bc.rows ? 1 : p->tq) * p->tv;
+}
+
+static vkattn_tensor *opt_tensor(vkattn_context *ctx, const float *data, size_t n)
+{
+    return data ? th_tensor(ctx, n, data) : NULL;
+}
+
+static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool in_place)
+{
+    const vkattn_mask_params *m = &p->mask;
+    char what[256];
+    snprintf(what, sizeof what,
+             "softmax backward B=%u H=%u Tq=%u Tv=%u scale=%g causal=%d row=%d vmask=%d "
+             "mask=%d bias=%d%s",
+             p->batch, heads_of(p), p->tq, p->tv, (double)p->scale, (int)m->causal,
+             (int)m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
+             in_place ? " in place" : "");
+    const size_t n = (size_t)p->batch * heads_of(p) * p->tq * p->tv;
+    const size_t n_bias = bcast_count(m->bias_broadcast, p), n_mask = bcast_count(m->mask_broadcast, p);
+    const size_t n_vmask = (size_t)p->batch * p->tv;
+    float *scores = tu_floats(n), *w = tu_floats(n), *dw = tu_floats(n + GUARD), *ref = tu_floats(n);
+    float *bias = m->has_bias ? tu_floats(n_bias) : NULL;
+    float *vmask = m->has_value_mask ? tu_floats(n_vmask) : NULL;
+    float *mask = m->has_mask ? tu_floats(n_mask) : NULL;
+    tu_fill_uniform(scores, n, -3, 3);
+    tu_fill_uniform(dw, n, -1, 1);
+    if (bias) {
+        tu_fill_uniform(bias, n_bias, -2, 2);
+        bias[0] = -INFINITY; /* a -inf bias masks its key */
+    }
+    if (vmask) {
+        tu_fill_mask(vmask, n_vmask, 0.6f);
+        memset(vmask, 0, p->tv * sizeof(float)); /* batch 0: every row masked */
+    }
+    if (mask)
+        tu_fill_mask(mask, n_mask, 0.6f);
+    TH_OK(ctx, vkattn_reference_softmax(p, scores, bias, vmask, mask, w));
+    TH_OK(ctx, vkattn_reference_softmax_backward(p, w, dw, bias, vmask, mask, ref));
+
+    float *init = tu_floats(n + GUARD);
+    if (in_place)
+        memcpy(init, dw, n * sizeof(float));
+    else
+        tu_poison(init, n);
+    for (size_t i = n; i < n + GUARD; i++)
+        init[i] = GUARD_VALUE;
+    vkattn_tensor *tout = th_tensor(ctx, n + GUARD, init);
+    vkattn_softmax_backward_io io = {
+        .weights = th_tensor(ctx, n, w),
+        .grad_out = in_place ? tout : th_tensor(ctx, n, dw),
+        .bias = opt_tensor(ctx, bias, n_bias),
+        .value_mask = opt_tensor(ctx, vmask, n_vmask),
+        .mask = opt_tensor(ctx, mask, n_mask),
+        .grad_scores = tout,
+    };
+    TH_OK(ctx, vkattn_softmax_backward_run(ctx, p, &io));
+    float *got = th_download(tout, n + GUARD);
+    TU_ASSERT_CLOSE(got, ref, n, BOUND, what);
+    for (size_t i = 0; i < n; i++)
+        if (ref[i] == 0.0f && got[i] != 0.0f)
+            fail_msg("%s: element %zu is %g; the reference has exactly 0", what, i,
+                     (double)got[i]);
+    for (size_t i = n; i < n + GUARD; i++)
+        if (got[i] != GUARD_VALUE)
+            fail_msg("%s: element %zu past the output was overwritten", what, i);
+    th_assert_validation_clean();
+    if (!in_place)
+        vkattn_tensor_destroy(io.grad_out);
+    vkattn_tensor_destroy(io.weights), vkattn_tensor_destroy(tout);
+    vkattn_tensor_destroy(io.bias), vkattn_tensor_destroy(io.value_mask);
+    vkattn_tensor_destroy(io.mask);
+    free(scores), free(w), free(dw), free(ref), free(bias), free(vmask), free(mask);
+    free(init), free(got);
+}
+
+static bool coin(void) { return tu_rand_range(0, 1) == 1; }
+
+static vkattn_broadcast rand_bcast(void)
+{
+    return (vkattn_broadcast){.batch = coin(), .heads = coin(), .rows = coin()};
+}
+
+static void test_random_shapes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int c = 0; c < 24; c++) {
+        vkattn_softmax_params p = {
+            .batch = tu_rand_range(1, 3), .heads = tu_rand_range(0, 3),
+            .tq = tu_rand_range(1, 9), .tv = c % 6 == 5 ? tu_rand_range(200, 300)
+                                                         : tu_rand_range(1, 70),
+            .scale = c % 3 ? tu_rand_float(0.2f, 2.0f) : 0.0f,
+        };
+        vkattn_mask_params *m = &p.mask;
+        m->causal = (vkattn_causal)tu_rand_range(0, 2);
+        m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
+        m->has_value_mask = coin();
+        m->has_mask = coin();
+        m->mask_broadcast = rand_bcast();
+        m->has_bias = coin();
+        m->bias_broadcast = rand_bcast();
+        run_case(ctx, &p, c % 4 == 3);
+    }
+}
+
+static void test_each_mask(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int kind = 0; kind < 5; kind++)
+        for (int policy = 0; policy < 2; policy++) {
+            vkattn_softmax_params p = {.batch = 2, .heads = 2, .tq = 7, .tv = 5};
+            p.mask.masked_row = (vkattn_masked_row)policy;
+            p.mask.causal = kind == 1   ? VKATTN_CAUSAL_TOP_LEFT
+                            : kind == 2 ? VKATTN_CAUSAL_BOTTOM_RIGHT /* Tq > Tv: rows masked */
+                                        : VKATTN_CAUSAL_NONE;
+            p.mask.has_value_mask = kind == 3;
+            p.mask.has_mask = kind == 4;
+            p.mask.has_bias = kind == 0;
+            run_case(ctx, &p, false);
+        }
+}
+
+static void expect_fail(vkattn_context *ctx, const vkattn_softmax_params *p,
+                        const vkattn_softmax_backward_io *io, const char *needle)
+{
+    vkattn_result r = vkattn_softmax_backward_run(ctx, p, io);
+    if (r != VKATTN_ERROR_INVALID_ARGUMENT)
+        fail_msg("expected INVALID_ARGUMENT (%s), got %s", needle, vkattn_result_name(r));
+    if (!strstr(vkattn_context_last_error(ctx), needle))
+        fail_msg("expected \"%s\" in: %s", needle, vkattn_context_last_error(ctx));
+}
+
+static void test_bad_arguments(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    float x[64] = {0};
+    vkattn_tensor *a = th_tensor(ctx, 64, x), *b = th_tensor(ctx, 64, x);
+    vkattn_tensor *c = th_tensor(ctx, 64, x), *small = th_tensor(ctx, 3, x);
+    vkattn_softmax_params p = {.batch = 2, .tq = 2, .tv = 4};
+    vkattn_softmax_backward_io io = {.weights = a, .grad_out = b, .grad_scores = c};
+    TH_OK(ctx, vkattn_softmax_backward_run(ctx, &p, &io));
+    io.grad_scores = a;
+    expect_fail(ctx, &p, &io, "io->weights");
+    io.grad_scores = c;
+    io.weights = small;
+    expect_fail(ctx, &p, &io, "io->weights");
+    io.weights = a;
+    p.mask.has_mask = true;
+    expect_fail(ctx, &p, &io, "io->mask");
+    io.mask = c;
+    expect_fail(ctx, &p, &io, "io->mask");
+    p.mask.has_mask = false, io.mask = NULL;
+    io.bias = b;
+    expect_fail(ctx, &p, &io, "io->bias");
+    io.bias = NULL;
+    p.tq = 0;
+    expect_fail(ctx, &p, &io, "tq");
+    p.tq = 2;
+    p.scale = NAN;
+    expect_fail(ctx, &p, &io, "scale");
+    vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(c);
+    vkattn_tensor_destroy(small);
+    th_assert_validation_clean();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_shapes),
+        cmocka_unit_test(test_each_mask),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    int failed = cmocka_run_group_tests_name("softmax backward", tests, th_setup, th_teardown);
+    return failed + cmocka_run_group_tests_name("softmax backward, mobile-min (packed)", tests,
+                                                th_setup_mobile, th_teardown);
+}

@@ -1,0 +1,121 @@
+/* attnbench bench sdpa --backward: the SDPA backward (vkattn/sdpa_backward.h)
+ * on random inputs of the flags' shape. Setup runs the forward once (the
+ * fused one with its LSE when the backward takes the fused path); the timed
+ * call is the backward alone; --check compares dQ, dK, dV with
+ * vkattn_reference_sdpa_backward. Flops: 2.5 x the forward's matmul flops
+ * (the backward's dV, dP, dQ, dK matmuls plus the recomputed scores). */
+#include "common.h"
+#include "ops.h"
+
+#include <stdlib.h>
+
+#include <vkattn/reference_backward.h>
+#include <vkattn/sdpa.h>
+#include <vkattn/sdpa_backward.h>
+
+struct ab_sdpa_bwd {
+    vkattn_context *ctx;
+    vkattn_sdpa_params p;
+    ab_buf q, k, v, vmask, out, lse, g, dq, dk, dv;
+};
+
+void ab_sdpa_backward_destroy(ab_sdpa_bwd *s)
+{
+    if (!s)
+        return;
+    ab_buf *bufs[] = {&s->q, &s->k, &s->v, &s->vmask, &s->out, &s->lse, &s->g,
+                      &s->dq, &s->dk, &s->dv};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ab_buf_free(bufs[i]);
+    free(s);
+}
+
+static vkattn_sdpa_backward_io io_of(ab_sdpa_bwd *s)
+{
+    return (vkattn_sdpa_backward_io){.q = s->q.t, .k = s->k.t, .v = s->v.t,
+                                     .value_mask = s->vmask.t, .out = s->out.t, .lse = s->lse.t,
+                                     .grad_out = s->g.t, .grad_q = s->dq.t, .grad_k = s->dk.t,
+                                     .grad_v = s->dv.t};
+}
+
+vkattn_result ab_sdpa_backward_record(void *state, VkCommandBuffer cmd)
+{
+    ab_sdpa_bwd *s = state;
+    vkattn_sdpa_backward_io io = io_of(s);
+    return vkattn_sdpa_backward_record(s->ctx, cmd, &s->p, &io);
+}
+
+vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s)
+{
+    vkattn_sdpa_backward_io io = io_of(s);
+    return vkattn_sdpa_backward_prepare(s->ctx, &s->p, &io);
+}
+
+int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
+                           double mask_ratio, ab_sdpa_bwd **out, ab_op_info *info)
+{
+    ab_sdpa_bwd *s = calloc(1, sizeof *s);
+    if (!s)
+        return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "sdpa --backward");
+    *out = s;
+    s->ctx = ctx;
+    s->p = *fwd;
+    s->p.return_weights = false;
+    const vkattn_sdpa_params *p = &s->p;
+    ab_rng rng = {seed};
+    uint32_t q[4] = {p->batch, p->heads, p->tq, p->dk}, k[4] = {p->batch, p->heads, p->tv, p->dk};
+    uint32_t v[4] = {p->batch, p->heads, p->tv, p->dv}, o[4] = {p->batch, p->heads, p->tq, p->dv};
+    uint32_t l[3] = {p->batch, p->heads, p->tq}, m[2] = {p->batch, p->tv};
+    /* the fused backward needs the fused forward's out and LSE */
+    const bool fused = p->path != VKATTN_SDPA_UNFUSED;
+    vkattn_result r;
+    if ((r = ab_buf_make(ctx, &s->q, 4, q, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->k, 4, k, &rng, -1, 1)) ||
+        (r = ab_buf_make(ctx, &s->v, 4, v, &rng, -1, 1)) ||
+        (mask_ratio > 0 && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, mask_ratio))) ||
+        (r = ab_buf_make(ctx, &s->g, 4, o, &rng, -1, 1)) ||
+        (fused && (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0))) ||
+        (fused && (r = ab_buf_make(ctx, &s->lse, 3, l, NULL, 0, 0))) ||
+        (r = ab_buf_make(ctx, &s->dq, 4, q, NULL, 0, 0)) ||
+        (r = ab_buf_make(ctx, &s->dk, 4, k, NULL, 0, 0)) ||
+        (r = ab_buf_make(ctx, &s->dv, 4, v, NULL, 0, 0)))
+        return ab_report(ctx, r, "sdpa --backward: creating tensors");
+    if (fused) {
+        vkattn_sdpa_params fp = *p;
+        fp.path = VKATTN_SDPA_FUSED;
+        vkattn_sdpa_io fio = {.q = s->q.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
+                              .out = s->out.t, .lse = s->lse.t};
+        if ((r = vkattn_sdpa_run(ctx, &fp, &fio)))
+            return ab_report(ctx, r, "sdpa --backward: the fused forward");
+    }
+    info->path = fused ? "fused" : "unfused";
+    if (p->path == VKATTN_SDPA_AUTO) {
+        uint64_t floats;
+        uint32_t count;
+        if (vkattn_sdpa_backward_workspace_size(ctx, p, true, false, &floats, &count) ==
+            VKATTN_SUCCESS)
+            info->path = count == 2 ? "unfused" : "fused";
+    }
+    const double fwd_flops = 2.0 * p->batch * p->heads * p->tq * p->tv * ((double)p->dk + p->dv);
+    info->flops = 2.5 * fwd_flops;
+    info->bytes = 4.0 * (double)(s->q.n + s->k.n + s->v.n + s->vmask.n + s->out.n + s->lse.n +
+                                 s->g.n + s->dq.n + s->dk.n + s->dv.n);
+    return ATTNBENCH_EXIT_OK;
+}
+
+int ab_sdpa_backward_check(vkattn_context *ctx, ab_sdpa_bwd *s, double *err)
+{
+    float *rq = ab_floats(s->dq.n), *rk = ab_floats(s->dk.n), *rv = ab_floats(s->dv.n);
+    int st = ATTNBENCH_EXIT_CHECK;
+    if (rq && rk && rv) {
+        vkattn_result r = vkattn_reference_sdpa_backward(&s->p, s->q.host, s->k.host, s->v.host,
+                                                         NULL, s->vmask.host, NULL, s->g.host, rq,
+                                                         rk, rv);
+        st = r ? ab_report(NULL, r, "sdpa backward reference")
+               : ab_check_outputs(ctx, ab_sdpa_backward_record, s,
+                                  (ab_buf *[]){&s->dq, &s->dk, &s->dv}, (float *[]){rq, rk, rv},
+                                  3, err);
+    }
+    free(rq), free(rk), free(rv);
+    return st;
+}
