@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/softmax_iface.h"
+#include "ops/softmax_rows.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -136,31 +137,6 @@ static void logit_scaling(float scale, bool has_bias, softmax_push *push)
     push->diff_min = (float)(-160.0 / (ldexp(1.0, k) * 1.4426950408889634));
 }
 
-static vkattn_result check_params(vkattn_context *ctx, const char *caller,
-                                  const vkattn_softmax_params *p)
-{
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
-    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        caller, zero);
-    if (!isfinite(p->scale))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->scale is %g; must be finite", caller, (double)p->scale);
-    const vkattn_mask_params *m = &p->mask;
-    if (m->causal != VKATTN_CAUSAL_NONE && m->causal != VKATTN_CAUSAL_TOP_LEFT &&
-        m->causal != VKATTN_CAUSAL_BOTTOM_RIGHT)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->mask.causal is %d; must be a vkattn_causal value", caller,
-                        (int)m->causal);
-    if (m->masked_row != VKATTN_MASKED_ROW_ZERO && m->masked_row != VKATTN_MASKED_ROW_UNIFORM)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->mask.masked_row is %d; must be a vkattn_masked_row value",
-                        caller, (int)m->masked_row);
-    return VKATTN_SUCCESS;
-}
-
 /* An optional operand: present iff its flag is set, large enough, within
  * 32-bit indexing, and not the output. */
 static vkattn_result check_operand(vkattn_context *ctx, const char *caller, const char *name,
@@ -255,25 +231,6 @@ static uint64_t bias_count(const vkattn_softmax_params *p, const softmax_dims *d
     return n;
 }
 
-/* Spreads the workgroups over x and y: B*H*Tq rows can exceed the 65535 that
- * a device must allow along one axis. */
-static vkattn_result spread_groups(vkattn_context *ctx, const char *caller, uint64_t rows,
-                                   uint32_t rows_per_group, uint32_t groups[3])
-{
-    const uint64_t n = vka_div_up(rows, rows_per_group);
-    const uint64_t gx = n < ctx->info.max_workgroup_count[0] ? n : ctx->info.max_workgroup_count[0];
-    const uint64_t gy = vka_div_up(n, gx);
-    /* the shader's row index (gy * gx + x) * rows_per_group + seg is uint32 */
-    if (gy > ctx->info.max_workgroup_count[1] || gx * gy * rows_per_group > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: %llu rows (batch * heads * tq) exceed the device's workgroup counts",
-                        caller, (unsigned long long)rows);
-    groups[0] = (uint32_t)gx;
-    groups[1] = (uint32_t)gy;
-    groups[2] = 1;
-    return VKATTN_SUCCESS;
-}
-
 vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_softmax_params *params,
                                     const vkattn_softmax_io *io)
@@ -283,7 +240,7 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
     softmax_dims dims = {0};
-    vkattn_result r = check_params(ctx, caller, params);
+    vkattn_result r = vka_softmax_check_params(ctx, caller, params);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, caller, params, io, &dims);
     if (r != VKATTN_SUCCESS)
@@ -366,7 +323,7 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .push = &push,
         .caller = caller,
     };
-    if ((r = spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+    if ((r = vka_softmax_spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
         return r;
     push.groups_x = d.groups[0];
     vkattn_tensor *bias = io->bias, *out = io->out;

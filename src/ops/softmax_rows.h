@@ -1,0 +1,24 @@
+/* What the masked softmax and its backward (softmax.c, softmax_backward.c)
+ * share, so that both accept the same calls and lay rows out alike: the rules
+ * of vkattn_softmax_params and the grid of workgroups over the rows. */
+#ifndef VKA_OPS_SOFTMAX_ROWS_H
+#define VKA_OPS_SOFTMAX_ROWS_H
+
+#include <stdint.h>
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+
+/* params present; batch, tq, tv >= 1; scale finite; causal and masked_row
+ * values of their enums. */
+vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
+                                       const vkattn_softmax_params *p);
+
+/* groups = the workgroups for `rows` rows at rows_per_group each, spread over
+ * x and y: B*H*Tq rows can exceed the 65535 a device must allow along one
+ * axis. The shaders' row index (gy * gx + x) * rows_per_group + seg is a
+ * uint32: DEVICE_LIMIT where it would not fit or y would exceed its limit. */
+vkattn_result vka_softmax_spread_groups(vkattn_context *ctx, const char *caller, uint64_t rows,
+                                        uint32_t rows_per_group, uint32_t groups[3]);
+
+#endif /* VKA_OPS_SOFTMAX_ROWS_H */
