@@ -65,52 +65,11 @@ static vkattn_result check(const vkattn_matmul_params *p, const void *a, const v
     return vka_ref_require_flagged(fn, "bias", "has_bias", p->has_bias, bias);
 }
 
-/* Element i of an array of type t, exactly. */
-static double load(const void *x, vkattn_dtype t, size_t i)
-{
-    return t == VKATTN_DTYPE_F16 ? (double)vkattn_f16_bits_to_f32(((const uint16_t *)x)[i])
-                                 : (double)((const float *)x)[i];
-}
-
-/* double -> f16 pattern, rounded once to nearest even (no detour through f32,
- * which could round twice): scale by the f16 spacing at |v|, nearbyint. */
-static uint16_t f16_from_double(double v)
-{
-    if (isnan(v))
-        return 0x7e00;
-    const uint16_t sign = signbit(v) ? 0x8000 : 0;
-    const double a = fabs(v);
-    if (a >= 65520.0) /* 65504 + half its spacing: the tie rounds to even, 2^16 */
-        return sign | 0x7c00;
-    int e = a > 0 ? ilogb(a) : -14;
-    if (e < -14)
-        e = -14;
-    const double q = nearbyint(ldexp(a, 10 - e)); /* in units of the spacing */
-    if (e == -14 && q < 1024)
-        return (uint16_t)(sign | (uint16_t)q); /* subnormal or zero */
-    if (q >= 2048) /* rounded up into the next binade */
-        return (uint16_t)(sign | (uint16_t)((e + 16) << 10));
-    return (uint16_t)(sign | (uint16_t)(((e + 15) << 10) | ((uint32_t)q - 1024)));
-}
-
-static void store(void *x, vkattn_dtype t, size_t i, double v)
-{
-    if (t == VKATTN_DTYPE_F16)
-        ((uint16_t *)x)[i] = f16_from_double(v);
-    else
-        ((float *)x)[i] = (float)v;
-}
-
 static vkattn_result check_types(const vkattn_matmul_dtypes *t)
 {
     const vkattn_dtype all[4] = {t->a, t->b, t->bias, t->c};
-    static const char *names[4] = {"a", "b", "bias", "c"};
-    for (int i = 0; i < 4; i++)
-        if (all[i] != VKATTN_DTYPE_F32 && all[i] != VKATTN_DTYPE_F16)
-            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: types->%s is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
-                            "vkattn_reference_matmul_typed", names[i], (int)all[i]);
-    return VKATTN_SUCCESS;
+    static const char *const names[4] = {"a", "b", "bias", "c"};
+    return vka_ref_check_dtypes("vkattn_reference_matmul_typed", all, names, 4);
 }
 
 vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
@@ -143,12 +102,12 @@ vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
                 for (size_t j = 0; j < n; j++) {
                     double s = 0.0;
                     for (size_t q = 0; q < k; q++)
-                        s += load(a, ty.a, ab + i * a_row + q * a_col) *
-                             load(b, ty.b, bb + q * b_row + j * b_col);
+                        s += vka_ref_load(a, ty.a, ab + i * a_row + q * a_col) *
+                             vka_ref_load(b, ty.b, bb + q * b_row + j * b_col);
                     s *= alpha;
                     if (p->has_bias)
-                        s += load(bias, ty.bias, j);
-                    store(c, ty.c, cb + i * oc.ld + j, s);
+                        s += vka_ref_load(bias, ty.bias, j);
+                    vka_ref_store(c, ty.c, cb + i * oc.ld + j, s);
                 }
         }
     return VKATTN_SUCCESS;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vkattn/dtype.h"
 #include "vkattn/op_params.h"
 #include "vkattn/result.h"
 
@@ -55,5 +56,15 @@ vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m);
  * allowed is scratch of tv bytes. */
 void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
                          double *row, unsigned char *allowed);
+
+/* Typed arrays (src/reference/typed.c): element i of an f32 array, or of an
+ * f16 one (uint16_t patterns), exactly; a double stored as f32, or rounded
+ * once to the nearest f16 (ties to even, overflow to +-inf). */
+double vka_ref_load(const void *x, vkattn_dtype t, size_t i);
+uint16_t vka_ref_f16_from_double(double v);
+void vka_ref_store(void *x, vkattn_dtype t, size_t i, double v);
+/* INVALID_ARGUMENT "fn: types->name is N; ..." for a type neither f32 nor f16. */
+vkattn_result vka_ref_check_dtypes(const char *fn, const vkattn_dtype *types,
+                                   const char *const *names, int n);
 
 #endif /* VKA_REFERENCE_INTERNAL_H */
