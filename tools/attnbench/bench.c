@@ -27,8 +27,8 @@ static int cmp_double(const void *a, const void *b)
 static int check_flags(const ab_op *op, const ab_args *a)
 {
     if (a->fp16 && !op->bound_fp16) {
-        fprintf(stderr, "attnbench: --fp16: %s has no f16 path yet (only matmul takes f16 "
-                        "tensors so far)\n", op->name);
+        fprintf(stderr, "attnbench: --fp16: %s has no f16 path yet (matmul, sdpa and decode "
+                        "take f16 tensors so far)\n", op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;

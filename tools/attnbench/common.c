@@ -1,6 +1,8 @@
 /* Shared helpers of attnbench (see common.h). */
 #include "common.h"
 
+#include <vkattn/half.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -197,10 +199,19 @@ vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, V
 vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, float lo, float hi)
 {
+    return ab_buf_make_typed(ctx, b, rank, dims, rng, lo, hi, false);
+}
+
+vkattn_result ab_buf_make_typed(vkattn_context *ctx, ab_buf *b, uint32_t rank,
+                                const uint32_t *dims, ab_rng *rng, float lo, float hi, bool f16)
+{
     memset(b, 0, sizeof *b);
     /* the tensor first: it checks the size against the device before any
      * large host allocation */
-    vkattn_result r = ab_tensor(ctx, rank, dims, NULL, &b->t);
+    vkattn_tensor_desc desc = {.rank = rank, .dtype = f16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+    for (uint32_t i = 0; i < rank && i < VKATTN_MAX_RANK; i++)
+        desc.dims[i] = dims[i];
+    vkattn_result r = vkattn_tensor_create(ctx, &desc, &b->t);
     if (r != VKATTN_SUCCESS)
         return r;
     b->n = (size_t)vkattn_tensor_count(b->t);
@@ -211,6 +222,8 @@ vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const u
     if (!rng)
         return VKATTN_SUCCESS;
     ab_fill_uniform(rng, b->host, b->n, lo, hi);
+    for (size_t i = 0; f16 && i < b->n; i++) /* the values the f16 tensor holds exactly */
+        b->host[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(b->host[i]));
     return vkattn_tensor_upload(b->t, b->host, 0, b->n);
 }
 

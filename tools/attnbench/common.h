@@ -76,6 +76,10 @@ typedef struct ab_buf {
  * undefined (an output). */
 vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, float lo, float hi);
+/* As ab_buf_make, an f16 tensor when f16 (--fp16): the host values are then
+ * rounded to f16, the exact values the tensor holds. */
+vkattn_result ab_buf_make_typed(vkattn_context *ctx, ab_buf *b, uint32_t rank,
+                                const uint32_t *dims, ab_rng *rng, float lo, float hi, bool f16);
 /* An input 0/1 mask with a fraction `ratio` of zeros. */
 vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, double ratio);
