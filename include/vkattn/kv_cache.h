@@ -69,8 +69,9 @@ typedef struct vkattn_kv_cache_desc {
 } vkattn_kv_cache_desc;
 
 /* Creates a cache with every length 0. Codes: _INVALID_ARGUMENT (NULL ctx,
- * desc or out; a zero batch, kv_heads, capacity or key_dim; app tensors of the
- * wrong size or another context), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
+ * desc or out; a zero batch, kv_heads, capacity or key_dim; a dtype neither
+ * f32 nor f16; app tensors of the wrong size or type, or another context),
+ * _UNSUPPORTED (an f16 cache with an odd key_dim or value_dim), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
  * beyond maxStorageBufferRange or 2^32 elements), _OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. */
 VKATTN_API vkattn_result vkattn_kv_cache_create(vkattn_context *ctx,
