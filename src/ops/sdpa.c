@@ -7,7 +7,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/broadcast.h"
 #include "core/check.h"
@@ -238,20 +237,16 @@ vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_
 
 /* A tensor the flags ask for must be there, f32 and large enough; one they do
  * not ask for must be NULL (a forgotten flag would otherwise be silently
- * ignored). Masks and bias have no f16 form: an f16 one is a wrong argument. */
+ * ignored). An f16 one fails with f16_code: masks and bias have no f16 form
+ * (a wrong argument); returned weights are f32 only for now (unsupported). */
 static vkattn_result check_flagged(vkattn_context *ctx, const char *caller, const char *what,
                                    const char *flag, bool set, const vkattn_tensor *t,
-                                   uint64_t count)
+                                   uint64_t count, vkattn_result f16_code)
 {
-    if (set && t && t->ctx == ctx && t->dtype != VKATTN_DTYPE_F32 && strcmp(what, "io->weights"))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is an %s tensor; masks and bias must be f32 (q, k, v and out may "
-                        "be f16 or f32)",
-                        caller, what, vka_dtype_name(t->dtype));
     if (set && t && t->ctx == ctx && t->dtype != VKATTN_DTYPE_F32)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: %s is an %s tensor; the returned attention weights are f32 only "
-                        "(q, k, v and out may be f16)",
+        return vka_fail(ctx, f16_code,
+                        "%s: %s is an %s tensor; it must be f32 (q, k, v and out may be f16 or "
+                        "f32)",
                         caller, what, vka_dtype_name(t->dtype));
     if (set)
         return vka_tensor_check(ctx, t, count, caller, what);
@@ -295,13 +290,14 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
         (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
         (r = check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
-                           io->bias, s->bias)) ||
+                           io->bias, s->bias, VKATTN_ERROR_INVALID_ARGUMENT)) ||
         (r = check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
-                           m->has_value_mask, io->value_mask, s->value_mask)) ||
+                           m->has_value_mask, io->value_mask, s->value_mask,
+                           VKATTN_ERROR_INVALID_ARGUMENT)) ||
         (r = check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
-                           io->mask, s->mask)) ||
+                           io->mask, s->mask, VKATTN_ERROR_INVALID_ARGUMENT)) ||
         (r = check_flagged(ctx, caller, "io->weights", "params->return_weights",
-                           p->return_weights, io->weights, s->scores)))
+                           p->return_weights, io->weights, s->scores, VKATTN_ERROR_UNSUPPORTED)))
         return r;
     if (workspace && io->workspace &&
         (r = vka_tensor_check(ctx, io->workspace, workspace, caller, "io->workspace")))
