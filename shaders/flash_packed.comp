@@ -7,4 +7,5 @@
 #extension GL_GOOGLE_include_directive : require
 
 #define FLASH_PACKED 1
+#define FLASH_F16_STORAGE 0
 #include "flash_body.glsl"

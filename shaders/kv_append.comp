@@ -6,16 +6,25 @@
 // the capacity, nothing of sequence b is written (kv_lengths.comp records the
 // overflow). So no write can land past the capacity. The lengths advance in a
 // second dispatch (kv_lengths.comp), after every copy has read them.
+// Element types: the new rows and the cache may each be f16 (words of two
+// halves) or f32; values convert on the way (rounded as packHalf2x16 does).
+// An f16 cache has an even width, so its rows are whole words, and each
+// invocation copies a pair of elements into one word: no two invocations
+// write halves of the same word.
 #extension GL_GOOGLE_include_directive : require
 #include "kv_iface.h"
 
 // specialization constants: ids and meanings in kv_iface.h
 layout(local_size_x_id = VKA_KV_APPEND_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+layout(constant_id = VKA_KV_APPEND_SPEC_SRC_F16) const bool SRC_F16 = false;
+layout(constant_id = VKA_KV_APPEND_SPEC_DST_F16) const bool DST_F16 = false;
 
 layout(std430, binding = 0) readonly buffer LenBuf { uint lengths[]; };
 layout(std430, binding = 1) readonly buffer CountBuf { float counts[]; };
 layout(std430, binding = 2) readonly buffer SrcBuf { float src[]; };
 layout(std430, binding = 3) writeonly buffer DstBuf { float dst[]; };
+layout(std430, binding = 2) readonly buffer SrcBufW { uint src_w[]; };
+layout(std430, binding = 3) writeonly buffer DstBufW { uint dst_w[]; };
 
 layout(push_constant) uniform Push { VKA_KV_APPEND_PUSH } p;
 
@@ -27,15 +36,28 @@ uint count_of(uint b)
     return c >= 1.0 ? min(uint(min(c, float(p.tnew))), p.tnew) : 0u;
 }
 
+float src_at(uint i)
+{
+    if (!SRC_F16)
+        return src[i];
+    vec2 v = unpackHalf2x16(src_w[i >> 1u]);
+    return (i & 1u) != 0u ? v.y : v.x;
+}
+
 void main()
 {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride) {
+    const uint step = DST_F16 ? 2u : 1u; // elements per invocation and iteration
+    for (uint idx = gl_GlobalInvocationID.x * step; idx < p.total; idx += stride * step) {
         const uint e = idx % p.width, row = idx / p.width;
         const uint t = row % p.tnew, bh = row / p.tnew, b = bh / p.kv_heads;
         const uint len = lengths[b], n = count_of(b);
         if (t >= n || len > p.capacity || n > p.capacity - len)
             continue;
-        dst[(bh * p.capacity + len + t) * p.width + e] = src[idx];
+        const uint at = (bh * p.capacity + len + t) * p.width + e;
+        if (DST_F16) // e and the width are even: the pair is one word of this row
+            dst_w[at >> 1u] = packHalf2x16(vec2(src_at(idx), src_at(idx + 1u)));
+        else
+            dst[at] = src_at(idx);
     }
 }

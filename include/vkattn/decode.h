@@ -21,6 +21,15 @@
  * vkattn/sdpa.h: command buffers executing at the same time must not both use
  * it.
  *
+ * Element types: the cache may hold f16 (vkattn_kv_cache_desc.dtype); the
+ * kernel reads its halves as 32-bit words (no 16-bit storage needed) and
+ * computes in fp32 as for f32, so the result is within the f32 bound of the
+ * exact attention over the cache's (exactly converted) f16 values:
+ *   max|out - ref| <= 2e-5 max|ref|   (ref: vkattn_reference_sdpa_decode_typed)
+ * with no f16 rounding term, as q, the partials, the merge and out stay f32
+ * (q and out must be f32 tensors; VKATTN_ERROR_UNSUPPORTED otherwise). An
+ * f16 cache halves the bytes a step reads.
+ *
  * Recording contract: as in vkattn/matmul.h; reads q, the cache's K, V and
  * lengths and value_mask; writes out (compute shader).
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL argument; a zero batch, heads

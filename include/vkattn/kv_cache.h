@@ -2,8 +2,8 @@
  *
  * A cache holds, for each of `batch` sequences, up to `capacity` keys and
  * values per K/V head: K (B, Hkv, capacity, key_dim) and V (B, Hkv, capacity,
- * value_dim), f32 tensors the cache allocates or the app's own (desc->keys,
- * desc->values). Sequence b uses rows [0, L_b). The lengths L_b live on the
+ * value_dim), f32 or f16 tensors (desc->dtype) the cache allocates or the
+ * app's own (desc->keys, desc->values). Sequence b uses rows [0, L_b). The lengths L_b live on the
  * device, in a small buffer of one uint32 per sequence (and an overflow
  * flag), so a command buffer recorded once (append, then
  * vkattn_sdpa_decode_record, vkattn/decode.h) can be submitted step after
@@ -56,13 +56,22 @@ typedef struct vkattn_kv_cache_desc {
     /* optional: the app's tensors (B, Hkv, capacity, key_dim / value_dim),
      * which must outlive the cache and are not destroyed by it; NULL = the
      * cache allocates its own (contents undefined until appended). Their
-     * element counts must match (rank and dims are not checked). */
+     * element counts must match (rank and dims are not checked), and their
+     * element type must be `dtype`. */
     vkattn_tensor *keys, *values;
+    /* Element type of K and V: VKATTN_DTYPE_F32 (0, the default) or
+     * VKATTN_DTYPE_F16, which halves the cache's memory and the bytes each
+     * decode step reads. An f16 cache needs even key_dim and value_dim
+     * (VKATTN_ERROR_UNSUPPORTED otherwise). Appends take f32 or f16 new rows
+     * and convert them to the cache's type (f32 -> f16 rounds as the
+     * device's packHalf2x16 does: to nearest on most devices). */
+    vkattn_dtype dtype;
 } vkattn_kv_cache_desc;
 
 /* Creates a cache with every length 0. Codes: _INVALID_ARGUMENT (NULL ctx,
- * desc or out; a zero batch, kv_heads, capacity or key_dim; app tensors of the
- * wrong size or another context), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
+ * desc or out; a zero batch, kv_heads, capacity or key_dim; a dtype neither
+ * f32 nor f16; app tensors of the wrong size or type, or another context),
+ * _UNSUPPORTED (an f16 cache with an odd key_dim or value_dim), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
  * beyond maxStorageBufferRange or 2^32 elements), _OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. */
 VKATTN_API vkattn_result vkattn_kv_cache_create(vkattn_context *ctx,
@@ -94,8 +103,8 @@ VKATTN_API vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *cache,
                                                      const uint32_t *lengths);
 
 /* New rows to append: k (B, Hkv, Tnew, key_dim) and v (B, Hkv, Tnew,
- * value_dim), rank-4 tensors whose B, Hkv and widths are the cache's, with
- * the same Tnew >= 1. counts: optional (B) f32 tensor, the rows sequence b
+ * value_dim), rank-4 f32 or f16 tensors (converted to the cache's type)
+ * whose B, Hkv and widths are the cache's, with the same Tnew >= 1. counts: optional (B) f32 tensor, the rows sequence b
  * takes (the first counts[b] of its Tnew; clamped to [0, Tnew], NaN as 0) for
  * ragged batches; NULL = Tnew for every sequence. */
 typedef struct vkattn_kv_append_io {

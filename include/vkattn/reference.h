@@ -174,6 +174,25 @@ VKATTN_API vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, cons
                                                const float *bias, const float *value_mask,
                                                const float *mask, float *out, float *weights);
 
+/* The element types of q, k, v and out for the typed SDPA and decode
+ * references; zero = all f32. Masks, bias and weights stay f32. */
+typedef struct vkattn_sdpa_dtypes {
+    vkattn_dtype q, k, v, out;
+} vkattn_sdpa_dtypes;
+
+/* vkattn_reference_sdpa on q, k, v and out of the given element types (an f16
+ * array holds uint16_t bit patterns; `types` NULL = all f32): f16 inputs are
+ * taken as their exact values, everything is computed in double, and an f16
+ * out gets each element rounded once to nearest even - what the f16 SDPA of
+ * vkattn/sdpa.h approximates within the bound stated there. INVALID_ARGUMENT
+ * also for an unknown dtype. */
+VKATTN_API vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
+                                                     const vkattn_sdpa_dtypes *types,
+                                                     const void *q, const void *k, const void *v,
+                                                     const float *bias, const float *value_mask,
+                                                     const float *mask, void *out,
+                                                     float *weights);
+
 /* Decode attention against a KV cache (vkattn_sdpa_decode_params): q (B, H,
  * Tq, dk), k (B, Hkv, capacity, dk), v (B, Hkv, capacity, dv), lengths[B]
  * (each <= capacity), value_mask (B, capacity) iff has_value_mask, out (B, H,
@@ -187,6 +206,12 @@ VKATTN_API vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_p
                                                       const float *q, const float *k,
                                                       const float *v, const uint32_t *lengths,
                                                       const float *value_mask, float *out);
+
+/* vkattn_reference_sdpa_decode with typed q, k, v (the cache) and out, as
+ * vkattn_reference_sdpa_typed. */
+VKATTN_API vkattn_result vkattn_reference_sdpa_decode_typed(
+    const vkattn_sdpa_decode_params *p, const vkattn_sdpa_dtypes *types, const void *q,
+    const void *k, const void *v, const uint32_t *lengths, const float *value_mask, void *out);
 
 #ifdef __cplusplus
 }

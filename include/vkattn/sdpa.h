@@ -30,6 +30,26 @@
  * a score * scale + bias beyond FLT_MAX overflows where the reference's
  * double does not.
  *
+ * Element types: q, k, v and out may each be f16 or f32 (any mix, e.g. f16
+ * K/V with an f32 Q, or an f32 out from f16 inputs); bias, masks, returned
+ * weights, workspace and lse are f32 (an f16 bias or mask is
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it; f16 weights are
+ * VKATTN_ERROR_UNSUPPORTED). Halves are converted on load and all arithmetic
+ * (logits, running max and sum, the chained path's scores and softmax,
+ * W @ V) is fp32; an f16 out is rounded once at the end, by the device's f32
+ * -> f16 conversion. The fused kernel reads f16 as float16_t on devices with
+ * storageBuffer16BitAccess and as 32-bit words of two halves elsewhere
+ * (writing whole words; an odd dv goes through f32 scratch and a conversion
+ * pass); the chained path uses the f16 matmul of vkattn/matmul.h. Bound,
+ * against vkattn_reference_sdpa_typed on the same stored values (f16 taken
+ * exactly, double arithmetic, out rounded once to nearest):
+ *   max|out - ref| <= (2e-5 + eps16) max|ref|     eps16 = 2^-10 (f16 out)
+ *   max|out - ref| <= 2e-5 max|ref|               (f32 out)
+ * i.e. one f16 epsilon of the output scale on top of the f32 bound (the two
+ * roundings to f16 differ by at most one spacing), for dk and Tv up to a few
+ * hundred and inputs of magnitude about 1 (the tests: random shapes, both
+ * paths, every mask kind, dropout).
+ *
  * Call sequence: fill vkattn_sdpa_params, optionally size a workspace with
  * vkattn_sdpa_workspace_size, bind tensors in vkattn_sdpa_io, call
  * vkattn_sdpa_record (into your command buffer) or vkattn_sdpa_run (submits

@@ -44,6 +44,10 @@ layout(constant_id = VKA_DECODE_SPEC_KS) const uint KS = 1;
 layout(constant_id = VKA_DECODE_SPEC_NS) const uint NS = 1;
 layout(constant_id = VKA_DECODE_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
 layout(constant_id = VKA_DECODE_SPEC_DROPOUT) const bool DROPOUT = false;
+// An f16 cache is read as words of two halves (unpackHalf2x16) on every
+// device, so no 16-bit storage is needed; all arithmetic stays fp32.
+layout(constant_id = VKA_DECODE_SPEC_K_F16) const bool K_F16 = false;
+layout(constant_id = VKA_DECODE_SPEC_V_F16) const bool V_F16 = false;
 
 const uint WG = gl_WorkGroupSize.x; // also the keys per tile
 const uint DK4 = (DK + 3u) / 4u;
@@ -59,6 +63,10 @@ layout(std430, binding = 1) readonly buffer KBuf { float k_in[]; };
 layout(std430, binding = 2) readonly buffer VBuf { float v_in[]; };
 layout(std430, binding = 1) readonly buffer KBuf4 { vec4 k4_in[]; };
 layout(std430, binding = 2) readonly buffer VBuf4 { vec4 v4_in[]; };
+layout(std430, binding = 1) readonly buffer KBufW { uint k_w[]; };
+layout(std430, binding = 2) readonly buffer VBufW { uint v_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW2 { uvec2 k4_w[]; };
+layout(std430, binding = 2) readonly buffer VBufW2 { uvec2 v4_w[]; };
 layout(std430, binding = 3) writeonly buffer PartBuf { float part[]; };
 #if DECODE_PACKED
 #define LENGTH(b) floatBitsToUint(q_in[p.len_off + (b)])
@@ -77,15 +85,35 @@ shared float s_s[R * WG];  // the tile's logits, then weights
 shared float alpha_s[R];   // the tile's rescale of each row
 shared vec4 red_s[WG];     // the key subsets' sums, at the end
 
+float half_at(uint word, uint i)
+{
+    vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0u ? v.y : v.x;
+}
+vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+// Element i, or elements 4 i4 .. 4 i4 + 3, of K or V as f32.
+float ld_kv(bool is_k, uint i)
+{
+    if (is_k)
+        return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i];
+    return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i];
+}
+vec4 ld_kv4(bool is_k, uint i4)
+{
+    if (is_k)
+        return K_F16 ? halves4(k4_w[i4]) : k4_in[i4];
+    return V_F16 ? halves4(v4_w[i4]) : v4_in[i4];
+}
+
 vec4 load4(bool vec, uint base, uint e4, uint width, bool ok, bool is_k)
 {
     vec4 x = vec4(0.0);
     if (vec && ok)
-        x = is_k ? k4_in[base / 4u + e4] : v4_in[base / 4u + e4];
+        x = ld_kv4(is_k, base / 4u + e4);
     else if (!vec)
         [[unroll]] for (uint c = 0u; c < 4u; c++)
             if (ok && e4 * 4u + c < width)
-                x[c] = is_k ? k_in[base + e4 * 4u + c] : v_in[base + e4 * 4u + c];
+                x[c] = ld_kv(is_k, base + e4 * 4u + c);
     return x;
 }
 

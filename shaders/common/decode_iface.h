@@ -13,7 +13,9 @@
 #define VKA_DECODE_SPEC_NS 5             /* output slots per invocation */
 #define VKA_DECODE_SPEC_HAS_VALUE_MASK 6 /* bool */
 #define VKA_DECODE_SPEC_DROPOUT 7        /* bool: training && rate > 0 */
-#define VKA_DECODE_N_SPEC 8
+#define VKA_DECODE_SPEC_K_F16 8          /* bool: the cache's K holds f16 */
+#define VKA_DECODE_SPEC_V_F16 9          /* bool: the cache's V holds f16 */
+#define VKA_DECODE_N_SPEC 10
 
 #define VKA_DECODE_PUSH                                                        \
     VKA_UINT heads, group, tq, capacity; /* query heads per K/V head: group */ \

@@ -1,8 +1,9 @@
-// The body of the fused attention kernel, shared by its two entry points:
-// shaders/flash.comp (one binding per tensor, 8 in all) and
-// shaders/flash_packed.comp (4 bindings, for devices such as the Vulkan 1.1
-// minimum that allow 4 storage buffers per shader). Each defines FLASH_PACKED
-// (0 or 1) and includes this file after #version.
+// The body of the fused attention kernel, shared by its entry points:
+// shaders/flash.comp (one binding per tensor, 8 in all), flash_f16.comp (the
+// same with float16_t views) and shaders/flash_packed.comp (4 bindings, for
+// devices such as the Vulkan 1.1 minimum that allow 4 storage buffers per
+// shader). Each defines FLASH_PACKED and FLASH_F16_STORAGE (0 or 1) and
+// includes this file after #version.
 //
 // Fused scaled dot-product attention (FlashAttention-style):
 //   out = dropout(softmax(Q K^T * scale + bias, masks)) V
@@ -28,6 +29,14 @@
 // invocation after 65535 loop iterations in total (LP_MAX_TGSI_LOOP_ITERATIONS,
 // shared by all its loops), so the host counts what this layout costs per
 // tile (flash.c, loop_iterations) and refuses longer key ranges there.
+//
+// Element types: Q, K, V and out may each hold f16 (spec constants); masks,
+// bias and LSE are f32, and all arithmetic is fp32 (halves convert on load
+// and on the final store). FLASH_F16_STORAGE 1 (shaders/flash_f16.comp, for
+// devices with storageBuffer16BitAccess) reads and writes float16_t; 0 reads
+// halves packed two per uint word, and writes an f16 out only a whole word at
+// a time (an invocation owns whole rows, so with DV even no word is shared;
+// the host sends odd DV through f32 scratch).
 //
 // Layouts. Unpacked: Q, K, V, bias, value mask, mask, out, lse at bindings
 // 0..7. Packed: binding 0 holds Q and then the side inputs (bias, value mask,
@@ -71,6 +80,10 @@ layout(constant_id = VKA_FLASH_SPEC_DROPOUT) const bool DROPOUT = false;
 layout(constant_id = VKA_FLASH_SPEC_UNIFORM_ROWS) const bool UNIFORM_ROWS = false;
 layout(constant_id = VKA_FLASH_SPEC_WRITE_LSE) const bool WRITE_LSE = false;
 layout(constant_id = VKA_FLASH_SPEC_RPI) const uint RPI = 1;
+layout(constant_id = VKA_FLASH_SPEC_Q_F16) const bool Q_F16 = false;
+layout(constant_id = VKA_FLASH_SPEC_K_F16) const bool K_F16 = false;
+layout(constant_id = VKA_FLASH_SPEC_V_F16) const bool V_F16 = false;
+layout(constant_id = VKA_FLASH_SPEC_OUT_F16) const bool OUT_F16 = false;
 
 // Widths in vec4s; the padding lanes of q, K and V hold zeros.
 const uint DK4 = (DK + 3u) / 4u;
@@ -120,7 +133,64 @@ layout(std430, binding = BIND_OUT) writeonly buffer OutBuf4 { vec4 out4_o[]; };
 layout(std430, binding = BIND_OUT) writeonly buffer OutBufU { uint out_u[]; };
 #endif
 
+// The f16 views of Q, K, V and out (see "Element types").
+#if FLASH_F16_STORAGE
+layout(std430, binding = 0) readonly buffer QBufH { float16_t q_h[]; };
+layout(std430, binding = 1) readonly buffer KBufH { float16_t k_h[]; };
+layout(std430, binding = 2) readonly buffer VBufH { float16_t v_h[]; };
+layout(std430, binding = 0) readonly buffer QBufH4 { f16vec4 q4_h[]; };
+layout(std430, binding = 1) readonly buffer KBufH4 { f16vec4 k4_h[]; };
+layout(std430, binding = 2) readonly buffer VBufH4 { f16vec4 v4_h[]; };
+layout(std430, binding = BIND_OUT) writeonly buffer OutBufH { float16_t out_h[]; };
+layout(std430, binding = BIND_OUT) writeonly buffer OutBufH4 { f16vec4 out4_h[]; };
+#else
+layout(std430, binding = 0) readonly buffer QBufW { uint q_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW { uint k_w[]; };
+layout(std430, binding = 2) readonly buffer VBufW { uint v_w[]; };
+layout(std430, binding = 0) readonly buffer QBufW2 { uvec2 q4_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW2 { uvec2 k4_w[]; };
+layout(std430, binding = 2) readonly buffer VBufW2 { uvec2 v4_w[]; };
+layout(std430, binding = BIND_OUT) writeonly buffer OutBufW { uint out_w[]; };
+layout(std430, binding = BIND_OUT) writeonly buffer OutBufW2 { uvec2 out4_w[]; };
+#endif
+
 layout(push_constant) uniform Push { VKA_FLASH_PUSH } p;
+
+// Element i, or elements 4 i4 .. 4 i4 + 3, of Q, K and V as f32.
+#if FLASH_F16_STORAGE
+float ld_q(uint i) { return Q_F16 ? float(q_h[i]) : q_in[i]; }
+float ld_k(uint i) { return K_F16 ? float(k_h[i]) : k_in[i]; }
+float ld_v(uint i) { return V_F16 ? float(v_h[i]) : v_in[i]; }
+vec4 ld_q4(uint i4) { return Q_F16 ? vec4(q4_h[i4]) : q4_in[i4]; }
+vec4 ld_k4(uint i4) { return K_F16 ? vec4(k4_h[i4]) : k4_in[i4]; }
+vec4 ld_v4(uint i4) { return V_F16 ? vec4(v4_h[i4]) : v4_in[i4]; }
+#else
+float half_at(uint word, uint i)
+{
+    vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0u ? v.y : v.x;
+}
+vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+float ld_k(uint i) { return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i]; }
+float ld_v(uint i) { return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i]; }
+vec4 ld_q4(uint i4) { return Q_F16 ? halves4(q4_w[i4]) : q4_in[i4]; }
+vec4 ld_k4(uint i4) { return K_F16 ? halves4(k4_w[i4]) : k4_in[i4]; }
+vec4 ld_v4(uint i4) { return V_F16 ? halves4(v4_w[i4]) : v4_in[i4]; }
+#endif
+
+// Elements 4 i4 .. 4 i4 + 3 of out (whole words in either type).
+void st_out4(uint i4, vec4 x)
+{
+    if (!OUT_F16)
+        out4_o[i4] = x;
+    else
+#if FLASH_F16_STORAGE
+        out4_h[i4] = f16vec4(x);
+#else
+        out4_w[i4] = uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));
+#endif
+}
 
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
@@ -160,11 +230,11 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
             uint base = (kv_head * p.tv + j0 + jj) * DK + e;
             vec4 x = vec4(0.0);
             if (DK_VEC4 && jj < rows)
-                x = k4_in[base / 4u];
+                x = ld_k4(base / 4u);
             else if (!DK_VEC4)
                 [[unroll]] for (uint c = 0u; c < 4u; c++)
                     if (jj < rows && e + c < DK)
-                        x[c] = k_in[base + c];
+                        x[c] = ld_k(base + c);
             if (slot < BC * DK4)
                 ks[slot] = x;
         }
@@ -173,11 +243,11 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
         uint base = (kv_head * p.tv + j0 + jj) * DV + e;
         vec4 x = vec4(0.0);
         if (DV_VEC4 && jj < rows)
-            x = v4_in[base / 4u];
+            x = ld_v4(base / 4u);
         else if (!DV_VEC4)
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (jj < rows && e + c < DV)
-                    x[c] = v_in[base + c];
+                    x[c] = ld_v(base + c);
         if (slot < BC * DV4)
             vs[slot] = x;
     }
@@ -356,12 +426,23 @@ void store_row(uint b, uint rr)
     float inv = l == 0.0 ? (UNIFORM_ROWS ? p.drop_scale / float(p.tv) : 0.0) : p.drop_scale / l;
     [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++) {
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[rr * DV4 + e4] * inv;
-        if (DV_VEC4)
-            out4_o[row * DV4 + e4] = x;
-        else
+        if (DV_VEC4) {
+            st_out4(row * DV4 + e4, x);
+        } else if (!OUT_F16) {
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (e4 * 4u + c < DV)
                     out_o[row * DV + e4 * 4u + c] = x[c];
+        } else {
+#if FLASH_F16_STORAGE
+            [[unroll]] for (uint c = 0u; c < 4u; c++)
+                if (e4 * 4u + c < DV)
+                    out_h[row * DV + e4 * 4u + c] = float16_t(x[c]);
+#else // DV is even here (flash.c): each pair is a whole word of this row
+            [[unroll]] for (uint c = 0u; c < 4u; c += 2u)
+                if (e4 * 4u + c < DV)
+                    out_w[(row * DV + e4 * 4u + c) >> 1u] = packHalf2x16(vec2(x[c], x[c + 1u]));
+#endif
+        }
     }
     if (WRITE_LSE)
         lse_u[LSE_OFF + row] =
@@ -382,11 +463,11 @@ void init_rows(uint zb, uint b, uint r0, uint rows_total)
         [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
             vec4 x = vec4(0.0);
             if (DK_VEC4 && row_ok[rr])
-                x = q4_in[row * DK4 + e4];
+                x = ld_q4(row * DK4 + e4);
             else if (!DK_VEC4)
                 [[unroll]] for (uint c = 0u; c < 4u; c++)
                     if (row_ok[rr] && e4 * 4u + c < DK)
-                        x[c] = q_in[row * DK + e4 * 4u + c];
+                        x[c] = ld_q(row * DK + e4 * 4u + c);
             q[rr * DK4 + e4] = x * p.scale_log2;
         }
         [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++)

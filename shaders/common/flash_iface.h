@@ -18,7 +18,11 @@
 #define VKA_FLASH_SPEC_UNIFORM_ROWS 9    /* bool: masked rows -> mean of V */
 #define VKA_FLASH_SPEC_WRITE_LSE 10      /* bool */
 #define VKA_FLASH_SPEC_RPI 11            /* rows per invocation */
-#define VKA_FLASH_N_SPEC 12
+#define VKA_FLASH_SPEC_Q_F16 12          /* bool: Q holds f16 (else f32) */
+#define VKA_FLASH_SPEC_K_F16 13          /* bool: K holds f16 */
+#define VKA_FLASH_SPEC_V_F16 14          /* bool: V holds f16 */
+#define VKA_FLASH_SPEC_OUT_F16 15        /* bool: out is written as f16 */
+#define VKA_FLASH_N_SPEC 16
 
 #define VKA_FLASH_PUSH                                                         \
     VKA_UINT heads, group, tq, tv; /* query heads, query heads per K/V head */ \

@@ -6,8 +6,10 @@
 
 #include "iface.h"
 
-#define VKA_KV_APPEND_SPEC_WG 0 /* local_size_x */
-#define VKA_KV_APPEND_N_SPEC 1
+#define VKA_KV_APPEND_SPEC_WG 0      /* local_size_x */
+#define VKA_KV_APPEND_SPEC_SRC_F16 1 /* bool: the new rows hold f16 */
+#define VKA_KV_APPEND_SPEC_DST_F16 2 /* bool: the cache holds f16 (even width) */
+#define VKA_KV_APPEND_N_SPEC 3
 
 #define VKA_KV_APPEND_PUSH                                                   \
     VKA_UINT total;     /* elements of the new rows: B * Hkv * tnew * width */ \

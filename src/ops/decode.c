@@ -188,6 +188,8 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
             [VKA_DECODE_SPEC_KS] = s->ks, [VKA_DECODE_SPEC_NS] = s->ns,
             [VKA_DECODE_SPEC_HAS_VALUE_MASK] = p->has_value_mask,
             [VKA_DECODE_SPEC_DROPOUT] = drop,
+            [VKA_DECODE_SPEC_K_F16] = io->cache->keys->dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_V_F16] = io->cache->values->dtype == VKATTN_DTYPE_F16,
         },
     };
     vka_dispatch d = {.kernel = &kernel, .push = &push, .caller = fn};

@@ -19,6 +19,7 @@
 #include "common/flash_iface.h"
 #include "common/flash_tiled_iface.h"
 #include "ops/flash_tiled.h"
+#include "ops/half_convert.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -245,15 +246,16 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller, co
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     const vkattn_mask_params *m = &p->mask;
+    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->q, count4(s->batch, s->heads, s->tq, s->dk), caller,
-                              "io->q")) ||
-        (r = vka_tensor_check(ctx, io->k, count4(s->batch, s->kv_heads, s->tv, s->dk), caller,
-                              "io->k")) ||
-        (r = vka_tensor_check(ctx, io->v, count4(s->batch, s->kv_heads, s->tv, s->dv), caller,
-                              "io->v")) ||
-        (r = vka_tensor_check(ctx, io->out, count4(s->batch, s->heads, s->tq, s->dv), caller,
-                              "io->out")))
+    if ((r = vka_tensor_check_types(ctx, io->q, count4(s->batch, s->heads, s->tq, s->dk), caller,
+                                    "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->k, count4(s->batch, s->kv_heads, s->tv, s->dk),
+                                    caller, "io->k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->v, count4(s->batch, s->kv_heads, s->tv, s->dv),
+                                    caller, "io->v", both)) ||
+        (r = vka_tensor_check_types(ctx, io->out, count4(s->batch, s->heads, s->tq, s->dv),
+                                    caller, "io->out", both)))
         return r;
     if ((m->has_value_mask &&
          (r = vka_tensor_check(ctx, io->value_mask, count4(s->batch, 1, 1, s->tv), caller,
@@ -307,19 +309,60 @@ static flash_push make_push(const flash_shape *s, const vkattn_sdpa_params *p)
 typedef struct flash_io {
     vka_binding bindings[FLASH_BINDINGS];
     uint32_t n_bindings;
-    struct vkattn_tensor *scratch; /* packed with LSE: out then LSE, copied out after */
+    struct vkattn_tensor *scratch; /* out in f32 (then the LSE when packed), copied out after */
 } flash_io;
 
-static vkattn_result bind_unpacked(struct vkattn_context *ctx, const vkattn_sdpa_io *io,
-                                   const vkattn_mask_params *m, struct vkattn_tensor *lse,
-                                   flash_io *f)
+static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
+
+/* Whether out is written into f32 scratch and copied (or converted) after:
+ * in the packed layout with an LSE (out and LSE share binding 3), and for an
+ * f16 out with an odd dv where halves are written as words (a row would start
+ * inside a word another invocation writes). */
+static bool out_via_scratch(const struct vkattn_context *ctx, const flash_shape *s,
+                            const vkattn_sdpa_io *io, bool packed, bool lse)
 {
-    const vka_binding b[FLASH_BINDINGS] = {
+    const bool storage16 = !packed && ctx->info.storage_buffer_16bit;
+    return (packed && lse) || (is_f16(io->out) && !storage16 && s->dv % 2);
+}
+
+/* out in f32 scratch, then LSE when packed: binding 3 (packed) or 6. */
+static vkattn_result bind_scratch_out(struct vkattn_context *ctx, const char *caller,
+                                      const flash_shape *s, bool with_lse, flash_push *push,
+                                      flash_io *f, vka_binding *out)
+{
+    const uint64_t n_out = count4(s->batch, s->heads, s->tq, s->dv);
+    const uint64_t total = n_out + (with_lse ? count4(s->batch, s->heads, s->tq, 1) : 0);
+    if (total > UINT32_MAX || total * sizeof(float) > vka_max_range(ctx))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the fused kernel writes out (and lse) as f32 into one scratch "
+                        "buffer here; it exceeds maxStorageBufferRange (%llu bytes) or 2^32 "
+                        "elements",
+                        caller, (unsigned long long)vka_max_range(ctx));
+    vkattn_result r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, total, caller, &f->scratch);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    *out = vka_bind_tensor(f->scratch, true);
+    out->size = total * sizeof(float);
+    if (with_lse)
+        push->lse_off = (uint32_t)n_out;
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result bind_unpacked(struct vkattn_context *ctx, const char *caller,
+                                   const flash_shape *s, const vkattn_sdpa_io *io,
+                                   const vkattn_mask_params *m, struct vkattn_tensor *lse,
+                                   flash_push *push, flash_io *f)
+{
+    vka_binding b[FLASH_BINDINGS] = {
         vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
         vka_bind_tensor(io->v, false), vka_bind_optional(ctx, m->has_bias ? io->bias : NULL),
         vka_bind_optional(ctx, m->has_value_mask ? io->value_mask : NULL),
         vka_bind_optional(ctx, m->has_mask ? io->mask : NULL), vka_bind_tensor(io->out, true),
         vka_bind_optional_output(ctx, lse)};
+    vkattn_result r;
+    if (out_via_scratch(ctx, s, io, false, lse != NULL) &&
+        (r = bind_scratch_out(ctx, caller, s, false, push, f, &b[6])))
+        return r;
     memcpy(f->bindings, b, sizeof b);
     f->n_bindings = FLASH_BINDINGS;
     return VKATTN_SUCCESS;
@@ -335,24 +378,10 @@ static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd
     vkattn_result r;
     f->n_bindings = FLASH_PACKED_BINDINGS;
     /* the output first: its checks fail before any copy is recorded */
-    if (!lse) {
+    if (!out_via_scratch(ctx, s, io, true, lse != NULL))
         f->bindings[3] = vka_bind_tensor(io->out, true);
-    } else {
-        const uint64_t n_out = count4(s->batch, s->heads, s->tq, s->dv);
-        const uint64_t total = n_out + count4(s->batch, s->heads, s->tq, 1);
-        if (total > UINT32_MAX || total * sizeof(float) > vka_max_range(ctx))
-            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                            "%s: this device allows %u storage buffers per shader, so the fused "
-                            "kernel writes out and lse into one buffer; together they exceed "
-                            "maxStorageBufferRange (%llu bytes) or 2^32 elements",
-                            caller, ctx->info.max_storage_buffers_per_stage,
-                            (unsigned long long)vka_max_range(ctx));
-        if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, total, caller, &f->scratch)))
-            return r;
-        f->bindings[3] = vka_bind_tensor(f->scratch, true);
-        f->bindings[3].size = total * sizeof(float);
-        push->lse_off = (uint32_t)n_out;
-    }
+    else if ((r = bind_scratch_out(ctx, caller, s, lse != NULL, push, f, &f->bindings[3])))
+        return r;
     f->bindings[1] = vka_bind_tensor(io->k, false);
     f->bindings[2] = vka_bind_tensor(io->v, false);
     struct vkattn_tensor *const side[VKA_MAX_PACKED] = {
@@ -425,16 +454,22 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     const vkattn_dropout_params *d = &p->dropout;
     /* the tiled kernel has only the unpacked layout (flash_tiled.c) */
     const bool packed = ctx->info.max_storage_buffers_per_stage < FLASH_BINDINGS;
+    const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
+    /* float16_t views where the device has them; words of two halves otherwise
+     * (the packed layout always: it is for minimal devices) */
+    const bool storage16 = !packed && any16 && ctx->info.storage_buffer_16bit;
     flash_push push = make_push(&s, p);
     flash_io f = {0};
     r = packed ? bind_packed(ctx, cmd, caller, &s, io, m, lse, &push, &f)
-               : bind_unpacked(ctx, io, m, lse, &f);
+               : bind_unpacked(ctx, caller, &s, io, m, lse, &push, &f);
     if (r != VKATTN_SUCCESS)
         return r;
     vka_kernel kernel = {
-        .name = packed ? "flash_packed" : "flash",
-        .code = packed ? vka_spv_flash_packed : vka_spv_flash,
-        .code_size = packed ? vka_spv_flash_packed_size : vka_spv_flash_size,
+        .name = packed ? "flash_packed" : storage16 ? "flash_f16" : "flash",
+        .code = packed ? vka_spv_flash_packed : storage16 ? vka_spv_flash_f16 : vka_spv_flash,
+        .code_size = packed      ? vka_spv_flash_packed_size
+                     : storage16 ? vka_spv_flash_f16_size
+                                 : vka_spv_flash_size,
         .n_bindings = f.n_bindings,
         .push_size = sizeof(flash_push),
         .n_spec = VKA_FLASH_N_SPEC,
@@ -451,6 +486,10 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
             [VKA_FLASH_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
             [VKA_FLASH_SPEC_WRITE_LSE] = lse != NULL,
             [VKA_FLASH_SPEC_RPI] = t.rpi,
+            [VKA_FLASH_SPEC_Q_F16] = is_f16(io->q),
+            [VKA_FLASH_SPEC_K_F16] = is_f16(io->k),
+            [VKA_FLASH_SPEC_V_F16] = is_f16(io->v),
+            [VKA_FLASH_SPEC_OUT_F16] = is_f16(io->out) && !f.scratch,
         },
     };
     if (t.tiled)
@@ -462,7 +501,9 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     if (!f.scratch)
         return VKATTN_SUCCESS;
     const uint64_t n_out = count4(s.batch, s.heads, s.tq, s.dv);
-    if ((r = vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out)))
+    r = is_f16(io->out) ? vka_half_convert_record(ctx, cmd, caller, io->out, f.scratch, n_out, true)
+                        : vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out);
+    if (r != VKATTN_SUCCESS || !packed || !lse)
         return r;
     return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, count4(s.batch, s.heads, s.tq, 1));
 }

@@ -5,6 +5,13 @@
  * runs online (running max and sum in fp32), masks, bias and the Philox
  * dropout stream are applied inside. It does not return weights.
  *
+ * Element types: Q, K, V and out may each be f16 (spec constants); masks,
+ * bias and LSE f32. flash_f16.comp (float16_t) serves f16 calls on devices
+ * with 16-bit storage and 8 bindings; flash.comp and flash_packed.comp read
+ * halves as 32-bit words, and an f16 out with an odd dv (rows that would
+ * share a word between invocations) goes through f32 scratch and
+ * ops/half_convert.h.
+ *
  * Portability: flash.comp binds 8 storage buffers; where the device allows
  * fewer (maxPerStageDescriptorStorageBuffers, 4 at the Vulkan minimum),
  * shaders/flash_packed.comp (the same kernel body) binds 4: Q, bias and

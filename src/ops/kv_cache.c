@@ -43,7 +43,11 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
                         "%s: %s (%llu elements) exceeds the kernels' 32-bit indexing", fn, what,
                         (unsigned long long)n);
     if (app) {
-        vkattn_result r = vka_tensor_check(ctx, app, n, fn, what);
+        vkattn_result r = vka_tensor_check_types(ctx, app, n, fn, what, VKA_DTYPE_BIT(app->dtype));
+        if (r == VKATTN_SUCCESS && app->dtype != d->dtype)
+            r = vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                         "%s: %s is an %s tensor; desc->dtype says %s", fn, what,
+                         vka_dtype_name(app->dtype), vka_dtype_name(d->dtype));
         if (r == VKATTN_SUCCESS && app->count != n)
             r = vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                          "%s: %s has %llu elements; the cache needs exactly %llu", fn, what,
@@ -51,7 +55,8 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
         *out = app, *owns = false;
         return r;
     }
-    vkattn_tensor_desc td = {.rank = 4, .dims = {d->batch, d->kv_heads, d->capacity, width}};
+    vkattn_tensor_desc td = {.rank = 4, .dims = {d->batch, d->kv_heads, d->capacity, width},
+                             .dtype = d->dtype};
     *owns = true;
     return vkattn_tensor_create(ctx, &td, out);
 }
@@ -71,6 +76,15 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", fn,
                         zero);
+    if (d.dtype != VKATTN_DTYPE_F32 && d.dtype != VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16", fn,
+                        (int)d.dtype);
+    if (d.dtype == VKATTN_DTYPE_F16 && (d.key_dim % 2 || d.value_dim % 2))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: an f16 cache needs even key_dim and value_dim (they are %u and %u): "
+                        "appends write whole 32-bit words of two halves",
+                        fn, d.key_dim, d.value_dim);
     const uint64_t nk = count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
     const uint64_t nv = count4(d.batch, d.kv_heads, d.capacity, d.value_dim);
     if (nk == UINT64_MAX || nv == UINT64_MAX)
@@ -194,7 +208,8 @@ vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *c, const uint32_t *le
 static vkattn_result check_rows(const vkattn_kv_cache *c, const char *fn, const char *what,
                                 const vkattn_tensor *t, uint32_t width, uint32_t *tnew)
 {
-    vkattn_result r = vka_tensor_check(c->ctx, t, 1, fn, what);
+    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
+    vkattn_result r = vka_tensor_check_types(c->ctx, t, 1, fn, what, both);
     if (r)
         return r;
     const vkattn_kv_cache_desc *d = &c->desc;
@@ -223,11 +238,15 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
                                  uint32_t width, vkattn_tensor *counts)
 {
     const uint64_t n = count4(c->desc.batch, c->desc.kv_heads, tnew, width);
-    const vka_grid_1d grid = vka_grid_stride_1d(c->ctx, n, MAX_GROUPS);
+    /* an f16 cache: one invocation per pair (the width is even) */
+    const uint64_t items = dst->dtype == VKATTN_DTYPE_F16 ? n / 2 : n;
+    const vka_grid_1d grid = vka_grid_stride_1d(c->ctx, items, MAX_GROUPS);
     vka_kernel kernel = {
         .name = "kv_append", .code = vka_spv_kv_append, .code_size = vka_spv_kv_append_size,
         .n_bindings = 4, .push_size = sizeof(kv_append_push), .n_spec = VKA_KV_APPEND_N_SPEC,
-        .spec = {[VKA_KV_APPEND_SPEC_WG] = grid.threads},
+        .spec = {[VKA_KV_APPEND_SPEC_WG] = grid.threads,
+                 [VKA_KV_APPEND_SPEC_SRC_F16] = src->dtype == VKATTN_DTYPE_F16,
+                 [VKA_KV_APPEND_SPEC_DST_F16] = dst->dtype == VKATTN_DTYPE_F16},
     };
     kv_append_push push = {
         .total = (uint32_t)n, .kv_heads = c->desc.kv_heads, .tnew = tnew, .width = width,
@@ -297,10 +316,11 @@ vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, 
 {
     const vkattn_kv_cache_desc *d = &c->desc;
     vkattn_result r;
-    if ((r = vka_tensor_check(c->ctx, k, count4(d->batch, d->kv_heads, tnew, d->key_dim), fn,
-                              "the new keys")) ||
-        (r = vka_tensor_check(c->ctx, v, count4(d->batch, d->kv_heads, tnew, d->value_dim), fn,
-                              "the new values")) ||
+    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
+    if ((r = vka_tensor_check_types(c->ctx, k, count4(d->batch, d->kv_heads, tnew, d->key_dim),
+                                    fn, "the new keys", both)) ||
+        (r = vka_tensor_check_types(c->ctx, v, count4(d->batch, d->kv_heads, tnew, d->value_dim),
+                                    fn, "the new values", both)) ||
         (r = append_rows(c, cmd, fn, k, v, NULL, tnew)))
         return r;
     if (!vka_is_dry(cmd))

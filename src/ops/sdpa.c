@@ -235,12 +235,19 @@ vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_
 
 /* ---------------------------------------------------------------- tensors */
 
-/* A tensor the flags ask for must be there and large enough; one they do not
- * ask for must be NULL (a forgotten flag would otherwise be silently ignored). */
+/* A tensor the flags ask for must be there, f32 and large enough; one they do
+ * not ask for must be NULL (a forgotten flag would otherwise be silently
+ * ignored). An f16 one fails with f16_code: masks and bias have no f16 form
+ * (a wrong argument); returned weights are f32 only for now (unsupported). */
 static vkattn_result check_flagged(vkattn_context *ctx, const char *caller, const char *what,
                                    const char *flag, bool set, const vkattn_tensor *t,
-                                   uint64_t count)
+                                   uint64_t count, vkattn_result f16_code)
 {
+    if (set && t && t->ctx == ctx && t->dtype != VKATTN_DTYPE_F32)
+        return vka_fail(ctx, f16_code,
+                        "%s: %s is an %s tensor; it must be f32 (q, k, v and out may be f16 or "
+                        "f32)",
+                        caller, what, vka_dtype_name(t->dtype));
     if (set)
         return vka_tensor_check(ctx, t, count, caller, what);
     if (t)
@@ -276,19 +283,21 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     const vkattn_mask_params *m = &p->mask;
+    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->q, s->q, caller, "io->q")) ||
-        (r = vka_tensor_check(ctx, io->k, s->k, caller, "io->k")) ||
-        (r = vka_tensor_check(ctx, io->v, s->v, caller, "io->v")) ||
-        (r = vka_tensor_check(ctx, io->out, s->out, caller, "io->out")) ||
+    if ((r = vka_tensor_check_types(ctx, io->q, s->q, caller, "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
+        (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
         (r = check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
-                           io->bias, s->bias)) ||
+                           io->bias, s->bias, VKATTN_ERROR_INVALID_ARGUMENT)) ||
         (r = check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
-                           m->has_value_mask, io->value_mask, s->value_mask)) ||
+                           m->has_value_mask, io->value_mask, s->value_mask,
+                           VKATTN_ERROR_INVALID_ARGUMENT)) ||
         (r = check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
-                           io->mask, s->mask)) ||
+                           io->mask, s->mask, VKATTN_ERROR_INVALID_ARGUMENT)) ||
         (r = check_flagged(ctx, caller, "io->weights", "params->return_weights",
-                           p->return_weights, io->weights, s->scores)))
+                           p->return_weights, io->weights, s->scores, VKATTN_ERROR_UNSUPPORTED)))
         return r;
     if (workspace && io->workspace &&
         (r = vka_tensor_check(ctx, io->workspace, workspace, caller, "io->workspace")))

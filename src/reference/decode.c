@@ -9,17 +9,22 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
+#include "reference/typed_io.h"
 #include "vkattn/philox.h"
 
 static const char fn[] = "vkattn_reference_sdpa_decode";
 
-vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p, const float *q,
-                                           const float *k, const float *v,
-                                           const uint32_t *lengths, const float *value_mask,
-                                           float *out)
+vkattn_result vkattn_reference_sdpa_decode_typed(const vkattn_sdpa_decode_params *p,
+                                                 const vkattn_sdpa_dtypes *types, const void *q,
+                                                 const void *k, const void *v,
+                                                 const uint32_t *lengths,
+                                                 const float *value_mask, void *out)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+    const vkattn_sdpa_dtypes ty = types ? *types : (vkattn_sdpa_dtypes){0};
+    const vkattn_dtype all[4] = {ty.q, ty.k, ty.v, ty.out};
+    static const char *const names[4] = {"q", "k", "v", "out"};
+    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_ref_check_dtypes(fn, all, names, 4)) || (r = vka_ref_require_dim(fn, "batch", p->batch)) ||
         (r = vka_ref_require_dim(fn, "heads", p->heads)) ||
         (r = vka_ref_require_dim(fn, "tq", p->tq)) ||
         (r = vka_ref_require_dim(fn, "capacity", p->capacity)) ||
@@ -59,10 +64,9 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p, c
     for (uint32_t b = 0; b < p->batch; b++)
         for (uint32_t h = 0; h < p->heads; h++) {
             const size_t bh = (size_t)b * p->heads + h, bhk = (size_t)b * kvh + h / group;
-            const float *kb = k + bhk * p->capacity * p->dk, *vb = v + bhk * p->capacity * dv;
+            const size_t kb = bhk * p->capacity * p->dk, vb = bhk * p->capacity * dv;
             for (uint32_t i = 0; i < p->tq; i++) {
-                const float *qi = q + (bh * p->tq + i) * p->dk;
-                float *oi = out + (bh * p->tq + i) * dv;
+                const size_t qi = (bh * p->tq + i) * p->dk, oi = (bh * p->tq + i) * dv;
                 const int64_t end = (int64_t)lengths[b] - p->tq + i + 1;
                 const uint32_t n = end > 0 ? (uint32_t)end : 0;
                 double mx = -INFINITY, sum = 0.0;
@@ -71,7 +75,8 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p, c
                                     value_mask[(size_t)b * p->capacity + j] != 0.0f;
                     double dot = 0.0;
                     for (uint32_t e = 0; e < p->dk; e++)
-                        dot += (double)qi[e] * (double)kb[(size_t)j * p->dk + e];
+                        dot += vka_ref_load(q, ty.q, qi + e) *
+                               vka_ref_load(k, ty.k, kb + (size_t)j * p->dk + e);
                     w[j] = ok ? dot * scale : -INFINITY;
                     if (w[j] > mx)
                         mx = w[j];
@@ -91,11 +96,19 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p, c
                 for (uint32_t e = 0; e < dv; e++) {
                     double acc = 0.0;
                     for (uint32_t j = 0; j < n; j++)
-                        acc += w[j] * (double)vb[(size_t)j * dv + e];
-                    oi[e] = (float)acc;
+                        acc += w[j] * vka_ref_load(v, ty.v, vb + (size_t)j * dv + e);
+                    vka_ref_store(out, ty.out, oi + e, acc);
                 }
             }
         }
     free(w);
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p, const float *q,
+                                           const float *k, const float *v,
+                                           const uint32_t *lengths, const float *value_mask,
+                                           float *out)
+{
+    return vkattn_reference_sdpa_decode_typed(p, NULL, q, k, v, lengths, value_mask, out);
 }

@@ -68,13 +68,8 @@ static vkattn_result check(const vkattn_matmul_params *p, const void *a, const v
 static vkattn_result check_types(const vkattn_matmul_dtypes *t)
 {
     const vkattn_dtype all[4] = {t->a, t->b, t->bias, t->c};
-    static const char *names[4] = {"a", "b", "bias", "c"};
-    for (int i = 0; i < 4; i++)
-        if (all[i] != VKATTN_DTYPE_F32 && all[i] != VKATTN_DTYPE_F16)
-            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: types->%s is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
-                            "vkattn_reference_matmul_typed", names[i], (int)all[i]);
-    return VKATTN_SUCCESS;
+    static const char *const names[4] = {"a", "b", "bias", "c"};
+    return vka_ref_check_dtypes("vkattn_reference_matmul_typed", all, names, 4);
 }
 
 vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vkattn/dtype.h"
 #include "vkattn/op_params.h"
 #include "vkattn/result.h"
 

@@ -9,6 +9,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
+#include "reference/typed_io.h"
 #include "vkattn/philox.h"
 
 static const char fn[] = "vkattn_reference_sdpa";
@@ -65,23 +66,30 @@ static void dropout_row(const vkattn_dropout_params *d, uint32_t threshold, uint
 
 /* out_i = sum_j w_j v_j over every key, masked ones included (weight 0): a
  * non-finite value row gives NaN even when masked, as a plain W @ V does. */
-static void weighted_sum(const double *w, const float *v, uint32_t tv, uint32_t dv, float *out)
+static void weighted_sum(const double *w, const void *v, vkattn_dtype vt, size_t v0, uint32_t tv,
+                         uint32_t dv, void *out, vkattn_dtype ot, size_t o0)
 {
     for (uint32_t e = 0; e < dv; e++) {
         double acc = 0.0;
         for (uint32_t j = 0; j < tv; j++)
-            acc += w[j] * (double)v[(size_t)j * dv + e];
-        out[e] = (float)acc;
+            acc += w[j] * vka_ref_load(v, vt, v0 + (size_t)j * dv + e);
+        vka_ref_store(out, ot, o0 + e, acc);
     }
 }
 
-vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q, const float *k,
-                                    const float *v, const float *bias, const float *value_mask,
-                                    const float *mask, float *out, float *weights)
+vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
+                                          const vkattn_sdpa_dtypes *types, const void *q,
+                                          const void *k, const void *v, const float *bias,
+                                          const float *value_mask, const float *mask, void *out,
+                                          float *weights)
 {
     vkattn_result r;
     shape s;
+    const vkattn_sdpa_dtypes ty = types ? *types : (vkattn_sdpa_dtypes){0};
+    const vkattn_dtype all[4] = {ty.q, ty.k, ty.v, ty.out};
+    static const char *const names[4] = {"q", "k", "v", "out"};
     if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = check_shape(p, &s)) ||
+        (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
         (r = vka_ref_require_ptr(fn, "v", v)) || (r = vka_ref_require_ptr(fn, "out", out)))
         return r;
@@ -104,14 +112,15 @@ vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q,
         for (uint32_t h = 0; h < s.heads; h++) {
             const size_t bh = (size_t)b * s.heads + h;
             const size_t bhk = (size_t)b * s.kv_heads + h / group;
-            const float *kb = k + bhk * s.tv * s.dk, *vb = v + bhk * s.tv * s.dv;
+            const size_t kb = bhk * s.tv * s.dk, vb = bhk * s.tv * s.dv;
             for (uint32_t i = 0; i < s.tq; i++) {
-                const float *qi = q + (bh * s.tq + i) * s.dk;
+                const size_t qi = (bh * s.tq + i) * s.dk;
                 float *wi = p->return_weights ? weights + (bh * s.tq + i) * s.tv : NULL;
                 for (uint32_t j = 0; j < s.tv; j++) {
                     double dot = 0.0;
                     for (uint32_t e = 0; e < s.dk; e++)
-                        dot += (double)qi[e] * (double)kb[(size_t)j * s.dk + e];
+                        dot += vka_ref_load(q, ty.q, qi + e) *
+                               vka_ref_load(k, ty.k, kb + (size_t)j * s.dk + e);
                     row[j] = dot * scale;
                 }
                 vka_ref_softmax_row(&m, b, h, i, row, allowed);
@@ -121,9 +130,16 @@ vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q,
                     dropout_row(&p->dropout, threshold, (uint32_t)bh, i, row, s.tv);
                 if (wi && p->weights_after_dropout)
                     store_row(wi, row, s.tv);
-                weighted_sum(row, vb, s.tv, s.dv, out + (bh * s.tq + i) * s.dv);
+                weighted_sum(row, v, ty.v, vb, s.tv, s.dv, out, ty.out, (bh * s.tq + i) * s.dv);
             }
         }
     free(row);
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q, const float *k,
+                                    const float *v, const float *bias, const float *value_mask,
+                                    const float *mask, float *out, float *weights)
+{
+    return vkattn_reference_sdpa_typed(p, NULL, q, k, v, bias, value_mask, mask, out, weights);
 }

@@ -49,4 +49,15 @@ vkattn_result vka_ref_check_dtype(const char *fn, const char *name, vkattn_dtype
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_ref_check_dtypes(const char *fn, const vkattn_dtype *types,
+                                   const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        vkattn_result r = vka_ref_check_dtype(fn, names[i], types[i]);
+        if (r)
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
 size_t vka_ref_dtype_size(vkattn_dtype t) { return t == VKATTN_DTYPE_F16 ? 2 : 4; }

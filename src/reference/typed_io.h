@@ -23,6 +23,10 @@ void vka_ref_store(void *x, vkattn_dtype t, size_t i, double v);
 /* INVALID_ARGUMENT "fn: types->name is N; must be ..." for an unknown dtype. */
 vkattn_result vka_ref_check_dtype(const char *fn, const char *name, vkattn_dtype t);
 
+/* vka_ref_check_dtype for each of n types, named by names[i]. */
+vkattn_result vka_ref_check_dtypes(const char *fn, const vkattn_dtype *types,
+                                   const char *const *names, int n);
+
 /* Bytes per element of type t (2 or 4). */
 size_t vka_ref_dtype_size(vkattn_dtype t);
 

@@ -46,7 +46,7 @@ vkattn_result vka_pack_inputs(struct vkattn_context *ctx, VkCommandBuffer cmd, c
             continue;
         total = (total + 3) & ~3ull;
         out->offset[i] = (uint32_t)total;
-        total += tensors[i]->count;
+        total += tensors[i]->bytes / sizeof(float); /* whole words: an f16 tensor's halves */
         if (total > UINT32_MAX || total * sizeof(float) > vka_max_range(ctx))
             return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                             "%s: this device allows %u storage buffers per shader, so masks and "
@@ -65,7 +65,8 @@ vkattn_result vka_pack_inputs(struct vkattn_context *ctx, VkCommandBuffer cmd, c
         return r;
     for (uint32_t i = 0; i < n && i < VKA_MAX_PACKED; i++)
         if (tensors[i] &&
-            (r = vka_copy_floats(ctx, cmd, tensors[i], 0, pack, out->offset[i], tensors[i]->count)))
+            (r = vka_copy_floats(ctx, cmd, tensors[i], 0, pack, out->offset[i],
+                                 tensors[i]->bytes / sizeof(float))))
             return r;
     out->binding = vka_bind_tensor(pack, false);
     out->binding.size = total * sizeof(float);

@@ -17,12 +17,14 @@ struct vkattn_tensor;
 
 typedef struct vka_packed {
     vka_binding binding;             /* the pack buffer, read by the dispatch */
-    uint32_t offset[VKA_MAX_PACKED]; /* element offset of tensors[i]; 0 when absent */
+    uint32_t offset[VKA_MAX_PACKED]; /* word offset of tensors[i]; 0 when absent */
 } vka_packed;
 
 /* Records copies of the non-NULL `tensors[0..n)` into the context's pack
- * buffer, back to back, each at a multiple of 4 elements (vec4 reads stay
- * aligned), with the barriers they need. The pack buffer is shared by every
+ * buffer, back to back, each at a multiple of 4 32-bit words (vec4 reads stay
+ * aligned), with the barriers they need. Offsets count words: an f32 tensor's
+ * elements, or an f16 tensor's pairs of halves (its words, the last one
+ * padded). The pack buffer is shared by every
  * call on the context: tracked access orders a later call's copies after this
  * call's reads. VKATTN_ERROR_DEVICE_LIMIT if the sum exceeds
  * maxStorageBufferRange or 2^32 elements. */

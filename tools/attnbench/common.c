@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <vkattn/advanced.h>
+#include <vkattn/half.h>
 
 #include <math.h>
 #include <stdarg.h>

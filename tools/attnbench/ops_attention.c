@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <vkattn/half.h>
 #include <string.h>
 
 /* One state for the whole family: params of the op at hand, its inputs and
@@ -452,6 +453,10 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         .path = path_of(a),
     };
     if (a->backward) {
+        if (a->fp16) {
+            fprintf(stderr, "attnbench: sdpa: --backward has no f16 path yet (drop --fp16)\n");
+            return ATTNBENCH_EXIT_USAGE;
+        }
         if (a->scores)
             return ab_report(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                              "sdpa: --backward takes no --scores");
@@ -466,17 +471,20 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
     uint32_t v[4] = {d->batch, d->heads, d->tv, d->dv}, o[4] = {d->batch, d->heads, d->tq, d->dv};
     uint32_t w[4] = {d->batch, d->heads, d->tq, d->tv}, m[2] = {d->batch, d->tv};
     vkattn_result r;
-    if ((r = ab_buf_make(ctx, &s->x, 4, q, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->k, 4, k, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->v, 4, v, &rng, -1, 1)) ||
+    /* --fp16: Q, K, V and out f16; the mask and returned weights stay f32 */
+    const bool h = s->fp16 = a->fp16;
+    if ((r = ab_buf_make_as(ctx, &s->x, 4, q, &rng, -1, 1, h)) ||
+        (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, h)) ||
+        (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, h)) ||
         (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0)) ||
+        (r = ab_buf_make_as(ctx, &s->out, 4, o, NULL, 0, 0, h)) ||
         (a->scores && (r = ab_buf_make(ctx, &s->out2, 4, w, NULL, 0, 0))))
         return ab_report(ctx, r, "sdpa: creating tensors");
     att_info(s, info, true, true);
     info->path = ab_sdpa_path_name(ctx, &s->p.sdpa);
     info->flops = 2.0 * d->batch * d->heads * d->tq * d->tv * ((double)d->dk + d->dv);
-    info->bytes = f4(s->x.n + s->k.n + s->v.n + s->vmask.n + s->out.n + s->out2.n);
+    info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)s->x.n + s->k.n + s->v.n + s->out.n) +
+                  f4(s->vmask.n + s->out2.n);
     return ATTNBENCH_EXIT_OK;
 }
 
@@ -507,14 +515,21 @@ static int sdpa_check(vkattn_context *ctx, void *state, double *err)
         return ab_sdpa_backward_check(ctx, s->bwd, err);
     float *ref = ab_floats(s->out.n), *wref = s->out2.t ? ab_floats(s->out2.n) : NULL;
     int st = ATTNBENCH_EXIT_CHECK;
-    if (ref && (wref || !s->out2.t)) {
-        vkattn_result r = vkattn_reference_sdpa(&s->p.sdpa, s->x.host, s->k.host, s->v.host, NULL,
-                                                s->vmask.host, NULL, ref, wref);
+    uint16_t *ref16 = s->fp16 ? malloc(sizeof(uint16_t) * (s->out.n ? s->out.n : 1)) : NULL;
+    if (ref && (wref || !s->out2.t) && (ref16 || !s->fp16)) {
+        /* the typed reference: the host arrays hold the f16 values exactly,
+         * and an f16 out is rounded once */
+        const vkattn_sdpa_dtypes ty = {.out = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+        vkattn_result r = vkattn_reference_sdpa_typed(
+            &s->p.sdpa, &ty, s->x.host, s->k.host, s->v.host, NULL, s->vmask.host, NULL,
+            s->fp16 ? (void *)ref16 : ref, wref);
+        for (size_t i = 0; s->fp16 && i < s->out.n; i++)
+            ref[i] = vkattn_f16_bits_to_f32(ref16[i]);
         st = r ? ab_report(NULL, r, "sdpa reference")
                : ab_check_outputs(ctx, sdpa_record, s, (ab_buf *[]){&s->out, &s->out2},
                                   (float *[]){ref, wref}, s->out2.t ? 2 : 1, err);
     }
-    free(ref), free(wref);
+    free(ref), free(wref), free(ref16);
     return st;
 }
 
@@ -522,8 +537,10 @@ const ab_op ab_op_sdpa = {
     .name = "sdpa",
     .summary = "scaled dot-product attention, Q (B, H, Tq, dk), K (B, H, Tv, dk), V (B, H, Tv, dv)",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL |
-             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED | AB_F_BACKWARD,
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED | AB_F_BACKWARD |
+             AB_F_FP16,
     .bound = AB_BOUND_SDPA,
+    .bound_fp16 = AB_BOUND_SDPA_FP16,
     .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,
     .destroy = att_destroy,
 };

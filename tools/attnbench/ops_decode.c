@@ -16,6 +16,7 @@ typedef struct dec_state {
     vkattn_kv_cache *cache;
     uint32_t *lengths; /* (B), all tv */
     ab_buf q, k, v, vmask, out;
+    bool fp16; /* --fp16: k and v (the cache) are f16 */
 } dec_state;
 
 static void dec_destroy(void *state)
@@ -69,15 +70,18 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     uint32_t k[4] = {d.batch, g, d.tv, d.dk}, v[4] = {d.batch, g, d.tv, d.dv};
     uint32_t m[2] = {d.batch, d.tv};
     vkattn_result r;
+    /* --fp16: an f16 cache (q and out stay f32) */
+    s->fp16 = a->fp16;
     if ((r = ab_buf_make(ctx, &s->q, 4, q, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->k, 4, k, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->v, 4, v, &rng, -1, 1)) ||
+        (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, a->fp16)) ||
+        (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, a->fp16)) ||
         (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
         (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0)))
         return ab_report(ctx, r, "decode: creating tensors");
     vkattn_kv_cache_desc cd = {.batch = d.batch, .kv_heads = g, .capacity = d.tv,
                                .key_dim = d.dk, .value_dim = d.dv,
-                               .keys = s->k.t, .values = s->v.t};
+                               .keys = s->k.t, .values = s->v.t,
+                               .dtype = a->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
     if ((r = vkattn_kv_cache_create(ctx, &cd, &s->cache)))
         return ab_report(ctx, r, "decode: creating the KV cache");
     s->lengths = malloc(sizeof *s->lengths * d.batch);
@@ -91,8 +95,8 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
                          .tv = d.tv, .dk = d.dk, .dv = d.dv};
     info->flops = 2.0 * d.batch * d.heads * d.tq * d.tv * ((double)d.dk + d.dv);
     /* the cache rows read once per K/V head (shared by its query heads), q and out */
-    info->bytes = 4.0 * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv) +
-                         (double)s->q.n + (double)s->vmask.n + (double)s->out.n);
+    info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv)) +
+                  4.0 * ((double)s->q.n + (double)s->vmask.n + (double)s->out.n);
     return ATTNBENCH_EXIT_OK;
 }
 
@@ -122,8 +126,9 @@ static int dec_check(vkattn_context *ctx, void *state, double *err)
     float *ref = ab_floats(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
-    vkattn_result r = vkattn_reference_sdpa_decode(&s->p, s->q.host, s->k.host, s->v.host,
-                                                   s->lengths, s->vmask.host, ref);
+    /* the host K and V hold the f16 cache's values exactly under --fp16 */
+    vkattn_result r = vkattn_reference_sdpa_decode_typed(&s->p, NULL, s->q.host, s->k.host,
+                                                         s->v.host, s->lengths, s->vmask.host, ref);
     int st = r ? ab_report(NULL, r, "decode reference")
                : ab_check_outputs(ctx, dec_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);
@@ -135,8 +140,9 @@ const ab_op ab_op_decode = {
     .summary = "decode attention: Q (B, H, Tq, dk) against a KV cache of --tv keys per sequence, "
                "--kv-heads K/V heads",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_KV_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV |
-             AB_F_MASK_RATIO | AB_F_DROPOUT,
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16,
     .bound = AB_BOUND_DECODE,
+    .bound_fp16 = AB_BOUND_DECODE_FP16,
     .setup = dec_setup, .record = dec_record, .prepare = dec_prepare, .check = dec_check,
     .destroy = dec_destroy,
 };

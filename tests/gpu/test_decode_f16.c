@@ -1,0 +1,200 @@
+/* An f16 KV cache: appends of f16 and f32 rows (converted to the cache's
+ * type), and decode reading the f16 cache vs
+ * vkattn_reference_sdpa_decode_typed on the cache's own bits.
+ *
+ * Random shapes: B 1..3 with ragged lengths (a counts tensor), grouped heads,
+ * Tq 1..4, dk != dv (even: an f16 cache needs even widths), value mask,
+ * dropout; two appends per case, the first from f16 rows, the second from
+ * f32 rows. The appended rows are checked bit for bit: f16 sources exactly,
+ * f32 sources rounded to the nearest f16 (within one f16 spacing, for
+ * devices whose packHalf2x16 truncates). Outputs poisoned with NaN first.
+ * Bound (vkattn/decode.h): max|got - ref| <= 2e-5 max|ref|, q and out being
+ * f32. Bad inputs: odd widths, a bad dtype, app tensors of the other type,
+ * f16 q. Run under the default profile and mobile-min (4 storage buffers). */
+#include "harness.h"
+
+#include <vkattn/half.h>
+#include <vkattn/reference.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BOUND 2e-5
+
+static vkattn_tensor *rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
+                                  uint32_t w, vkattn_dtype dtype, const float *x)
+{
+    vkattn_tensor_desc desc = {.rank = 4, .dims = {b, h, t, w}, .dtype = dtype};
+    vkattn_tensor *d = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
+    TH_OK(ctx, vkattn_tensor_upload(d, x, 0, (uint64_t)b * h * t * w));
+    return d;
+}
+
+/* Appends random rows (f16 exact values when src16) with ragged counts;
+ * returns the values in `host` at their cache positions. */
+static void append(vkattn_context *ctx, vkattn_kv_cache *cache, const vkattn_kv_cache_desc *cd,
+                   uint32_t tnew, const uint32_t *len, const uint32_t *count, bool src16,
+                   float *hk, float *hv)
+{
+    const uint32_t B = cd->batch, H = cd->kv_heads, cap = cd->capacity;
+    const uint32_t dk = cd->key_dim, dv = cd->value_dim;
+    const size_t nk = (size_t)B * H * tnew * dk, nv = (size_t)B * H * tnew * dv;
+    float *k = tu_floats(nk), *v = tu_floats(nv), counts[3];
+    tu_fill_uniform(k, nk, -1, 1);
+    tu_fill_uniform(v, nv, -1, 1);
+    for (size_t i = 0; src16 && i < nk; i++)
+        k[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(k[i]));
+    for (size_t i = 0; src16 && i < nv; i++)
+        v[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(v[i]));
+    for (uint32_t b = 0; b < B; b++)
+        counts[b] = (float)count[b];
+    vkattn_tensor *tk = rows_tensor(ctx, B, H, tnew, dk, src16, k);
+    vkattn_tensor *tv = rows_tensor(ctx, B, H, tnew, dv, src16, v);
+    vkattn_tensor *tc = th_tensor(ctx, B, counts);
+    vkattn_kv_append_io io = {.k = tk, .v = tv, .counts = tc};
+    TH_OK(ctx, vkattn_kv_cache_append_run(cache, &io));
+    for (uint32_t bh = 0; bh < B * H; bh++)
+        for (uint32_t t = 0; t < count[bh / H]; t++) {
+            const size_t row = (size_t)bh * cap + len[bh / H] + t;
+            memcpy(hk + row * dk, k + ((size_t)bh * tnew + t) * dk, sizeof(float) * dk);
+            memcpy(hv + row * dv, v + ((size_t)bh * tnew + t) * dv, sizeof(float) * dv);
+        }
+    vkattn_tensor_destroy(tk);
+    vkattn_tensor_destroy(tv);
+    vkattn_tensor_destroy(tc);
+    free(k);
+    free(v);
+}
+
+/* The cache's bits of rows [0, len_b) against the host values: equal to the
+ * nearest f16, or one spacing off towards zero. */
+static void check_rows(const uint16_t *got, const float *want, const vkattn_kv_cache_desc *cd,
+                       uint32_t width, const uint32_t *len)
+{
+    for (uint32_t bh = 0; bh < cd->batch * cd->kv_heads; bh++)
+        for (uint32_t t = 0; t < len[bh / cd->kv_heads]; t++)
+            for (uint32_t e = 0; e < width; e++) {
+                const size_t i = ((size_t)bh * cd->capacity + t) * width + e;
+                const uint16_t n = vkattn_f32_to_f16_bits(want[i]);
+                if (!(got[i] == n || got[i] + 1 == n))
+                    fail_msg("cache bh %u row %u e %u: bits %04x, nearest %04x", bh, t, e,
+                             got[i], n);
+            }
+}
+
+static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t group, uint32_t tq,
+                     uint32_t cap, uint32_t dk, uint32_t dv, bool vmask, float rate)
+{
+    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = kvh, .capacity = cap, .key_dim = dk,
+                               .value_dim = dv, .dtype = VKATTN_DTYPE_F16};
+    vkattn_kv_cache *cache;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    const size_t nk = (size_t)B * kvh * cap * dk, nv = (size_t)B * kvh * cap * dv;
+    float *hk = tu_floats(nk), *hv = tu_floats(nv);
+    uint32_t len[3] = {0}, count[3];
+    for (int step = 0; step < 2; step++) {
+        const uint32_t tnew = tu_rand_range(1, cap / 2);
+        for (uint32_t b = 0; b < B; b++)
+            count[b] = tu_rand_range(0, tnew);
+        append(ctx, cache, &cd, tnew, len, count, step == 0, hk, hv);
+        for (uint32_t b = 0; b < B; b++)
+            len[b] += count[b];
+    }
+    uint32_t dev_len[3];
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, dev_len));
+    assert_memory_equal(dev_len, len, sizeof(uint32_t) * B);
+    uint16_t *k16 = malloc(nk * 2), *v16 = malloc(nv * 2);
+    assert_true(k16 && v16);
+    TH_OK(ctx, vkattn_tensor_download_raw(vkattn_kv_cache_keys(cache), k16, 0, nk));
+    TH_OK(ctx, vkattn_tensor_download_raw(vkattn_kv_cache_values(cache), v16, 0, nv));
+    check_rows(k16, hk, &cd, dk, len);
+    check_rows(v16, hv, &cd, dv, len);
+
+    const uint32_t H = kvh * group;
+    vkattn_sdpa_decode_params p = {
+        .batch = B, .heads = H, .tq = tq, .kv_heads = kvh, .capacity = cap, .dk = dk, .dv = dv,
+        .scale = tu_rand_range(0, 1) ? 0.0f : tu_rand_float(0.1f, 1.0f), .has_value_mask = vmask,
+        .dropout = {.rate = rate, .training = rate > 0, .seed = tu_rand_u32(),
+                    .offset = tu_rand_u32()},
+    };
+    const size_t nq = (size_t)B * H * tq * dk, nout = (size_t)B * H * tq * dv;
+    const size_t nvm = (size_t)B * cap;
+    float *q = tu_floats(nq), *vm = tu_floats(nvm), *ref = tu_floats(nout);
+    tu_fill_uniform(q, nq, -1, 1);
+    tu_fill_mask(vm, nvm, 0.8f);
+    const vkattn_sdpa_dtypes ty = {.k = VKATTN_DTYPE_F16, .v = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_reference_sdpa_decode_typed(&p, &ty, q, k16, v16, len, vmask ? vm : NULL,
+                                                  ref));
+    vkattn_sdpa_decode_io io = {.q = th_tensor(ctx, nq, q), .cache = cache,
+                                .value_mask = vmask ? th_tensor(ctx, nvm, vm) : NULL,
+                                .out = th_tensor(ctx, nout, NULL)};
+    TH_OK(ctx, vkattn_sdpa_decode_run(ctx, &p, &io));
+    float *got = th_download(io.out, nout);
+    char what[200];
+    snprintf(what, sizeof what, "decode f16 cache B=%u Hkv=%u G=%u Tq=%u cap=%u dk=%u dv=%u "
+             "vm=%d rate=%g", B, kvh, group, tq, cap, dk, dv, vmask, (double)rate);
+    TU_ASSERT_CLOSE(got, ref, nout, BOUND, what);
+    th_assert_validation_clean();
+    vkattn_tensor_destroy(io.q);
+    vkattn_tensor_destroy(io.value_mask);
+    vkattn_tensor_destroy(io.out);
+    vkattn_kv_cache_destroy(cache);
+    void *fs[] = {hk, hv, k16, v16, q, vm, ref, got};
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+        free(fs[i]);
+}
+
+static void test_random(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 10; i++)
+        run_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 2), tu_rand_range(1, 2),
+                 tu_rand_range(1, 4), tu_rand_range(5, 80), 8, 6, tu_rand_range(0, 1),
+                 tu_rand_range(0, 2) ? 0.0f : 0.3f);
+    run_case(ctx, 1, 1, 1, 1, 70, 2, 2, false, 0.0f);    /* narrow, non-vec4 */
+    run_case(ctx, 2, 2, 4, 3, 40, 16, 24, true, 0.0f);  /* vec4 loads */
+}
+
+static void test_bad_inputs(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_kv_cache *cache = NULL;
+    vkattn_kv_cache_desc cd = {.batch = 1, .kv_heads = 1, .capacity = 4, .key_dim = 3,
+                               .value_dim = 4, .dtype = VKATTN_DTYPE_F16};
+    assert_int_equal(vkattn_kv_cache_create(ctx, &cd, &cache), VKATTN_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "even"));
+    cd.key_dim = 4, cd.dtype = (vkattn_dtype)9;
+    assert_int_equal(vkattn_kv_cache_create(ctx, &cd, &cache), VKATTN_ERROR_INVALID_ARGUMENT);
+    cd.dtype = VKATTN_DTYPE_F16;
+    cd.keys = th_tensor(ctx, 16, NULL); /* f32: not the cache's type */
+    assert_int_equal(vkattn_kv_cache_create(ctx, &cd, &cache), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "desc->keys"));
+    vkattn_tensor_destroy(cd.keys);
+    cd.keys = NULL;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    vkattn_tensor_desc q16 = {.rank = 1, .dims = {4}, .dtype = VKATTN_DTYPE_F16};
+    vkattn_tensor *q = NULL, *out = th_tensor(ctx, 4, NULL);
+    TH_OK(ctx, vkattn_tensor_create(ctx, &q16, &q));
+    vkattn_sdpa_decode_params p = {.batch = 1, .heads = 1, .tq = 1, .capacity = 4, .dk = 4};
+    vkattn_sdpa_decode_io io = {.q = q, .cache = cache, .out = out};
+    assert_int_equal(vkattn_sdpa_decode_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->q"));
+    vkattn_tensor_destroy(q);
+    vkattn_tensor_destroy(out);
+    vkattn_kv_cache_destroy(cache);
+    th_assert_validation_clean();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_random),
+    };
+    int failed = cmocka_run_group_tests_name("decode f16", tests, th_setup, th_teardown);
+    return failed + cmocka_run_group_tests_name("decode f16, mobile-min", tests, th_setup_mobile,
+                                                th_teardown);
+}
