@@ -97,10 +97,11 @@ static uint64_t shared_bytes(uint32_t bc, uint32_t dk, uint32_t dv)
  * tiles fit the shared memory: shared_bytes(bc, dk, dv), e.g. 16.6 KiB at
  * bc = 32, d = 16; 8.3 KiB at bc = 4, dk = dv = 256, so every width fits the
  * Vulkan minimum of 16 KiB with some tile. Both layouts use the same tiles. */
-static bool choose_tiles(const struct vkattn_context *ctx, const flash_shape *s, flash_tiles *t)
+static bool choose_tiles(const struct vkattn_context *ctx, const flash_shape *s, bool allow_tiled,
+                         flash_tiles *t)
 {
     const vkattn_context_info *info = &ctx->info;
-    t->tiled = vka_flash_tiled_choose(ctx, s->dk, s->dv, &t->gpu);
+    t->tiled = allow_tiled && vka_flash_tiled_choose(ctx, s->dk, s->dv, &t->gpu);
     if (t->tiled)
         return true;
     const uint64_t rows = (uint64_t)s->group * s->tq, heads = (uint64_t)s->batch * s->kv_heads;
@@ -197,8 +198,10 @@ static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *
     return n + 64;
 }
 
-vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
-                              const char **why)
+/* The check for one kernel choice: the GPU-shaped one where allow_tiled and
+ * the device takes it, else flash.comp / flash_packed.comp. */
+static vkattn_result check_kernel(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
+                                  bool allow_tiled, const char **why)
 {
     const char *reason = NULL;
     vkattn_result code = VKATTN_SUCCESS;
@@ -206,7 +209,7 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdp
     flash_tiles t = {0};
     if (!shape_supported(&s, p, &reason))
         code = VKATTN_ERROR_UNSUPPORTED;
-    else if (!choose_tiles(ctx, &s, &t)) {
+    else if (!choose_tiles(ctx, &s, allow_tiled, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = ctx->info.max_workgroup_invocations == 0 || ctx->info.max_workgroup_size[0] == 0
                      ? "the device allows no invocations per workgroup "
@@ -220,6 +223,17 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdp
     }
     if (why)
         *why = reason;
+    return code;
+}
+
+/* The GPU-shaped kernel is f32 only: f16 calls, whose tensors this check does
+ * not see, take the other kernel, so a call must suit both. */
+vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
+                              const char **why)
+{
+    vkattn_result code = check_kernel(ctx, p, true, why);
+    if (code == VKATTN_SUCCESS)
+        code = check_kernel(ctx, p, false, why);
     return code;
 }
 
@@ -447,14 +461,14 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     const flash_shape s = resolve(p);
     if ((r = check_io(ctx, caller, &s, p, io, lse)))
         return r;
+    const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
     flash_tiles t = {0};
-    choose_tiles(ctx, &s, &t); /* cannot fail: vka_flash_check chose them */
+    choose_tiles(ctx, &s, !any16, &t); /* cannot fail: vka_flash_check chose them */
 
     const vkattn_mask_params *m = &p->mask;
     const vkattn_dropout_params *d = &p->dropout;
     /* the tiled kernel has only the unpacked layout (flash_tiled.c) */
     const bool packed = ctx->info.max_storage_buffers_per_stage < FLASH_BINDINGS;
-    const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
     /* float16_t views where the device has them; words of two halves otherwise
      * (the packed layout always: it is for minimal devices) */
     const bool storage16 = !packed && any16 && ctx->info.storage_buffer_16bit;
