@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vkattn/dtype.h"
 #include "vkattn/export.h"
 #include "vkattn/op_params.h"
 #include "vkattn/result.h"
@@ -136,6 +137,10 @@ typedef struct vkattn_mha_desc {
     uint32_t output_dim;  /* 0 = query_width */
     bool no_bias;         /* Keras use_bias=False */
     float dropout;
+    /* F32 (0) or F16: the type of the layer's weights and internal
+     * activations (vkattn/mha.h, "Half precision"); the CPU reference ignores
+     * it (it computes on the arrays it is given). */
+    vkattn_dtype dtype;
 } vkattn_mha_desc;
 
 /* Keras layouts (docs/SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),

@@ -42,6 +42,28 @@
  *
  * Thread safety: a layer is externally synchronized; *_record and *_prepare of
  * different layers may run on several threads at once (vkattn/context.h).
+ *
+ * Half precision (desc.dtype = VKATTN_DTYPE_F16; docs/SEMANTICS.md): the
+ * layer keeps its weights as f16 tensors (set_weights rounds each float to
+ * nearest even; get_weights returns those f16 values widened, exactly) and
+ * its activations -- projections, heads, SDPA context, merged heads -- as f16
+ * scratch; every op accumulates in fp32. io->query, key, value and output may
+ * each be f16 or f32; masks stay f32 (an f16 mask is
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it); returned scores are f32 (the
+ * chained SDPA path forms them in fp32; f16 scores are
+ * VKATTN_ERROR_UNSUPPORTED). The cached calls below refuse an f16 layer
+ * (VKATTN_ERROR_UNSUPPORTED: decode attention takes f32 queries; an f32
+ * layer may still use an f16 cache). Semantics are Keras's float16 policy:
+ * the f32 layer (vkattn_reference_mha) on the f16-rounded inputs and
+ * weights, to within
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)       eps16 = 2^-10
+ *   max|scores - ref| <= 4 eps16
+ * for inputs of magnitude about 1 and kernels scaled by 1/sqrt(fan-in)
+ * (Glorot-like): the four f16 roundings of intermediates (projections,
+ * context, and an f16 output) each add up to eps16 / 2 of their scale, and
+ * the logits carry the Q and K roundings through the softmax. The tests
+ * (random shapes, every mask kind, dropout, both SDPA paths) see below
+ * 0.6 eps16.
  */
 #ifndef VKATTN_MHA_H
 #define VKATTN_MHA_H

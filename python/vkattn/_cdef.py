@@ -309,6 +309,7 @@ typedef struct vkattn_mha_desc {
     uint32_t output_dim;
     bool no_bias;
     float dropout;
+    vkattn_dtype dtype;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {

@@ -21,11 +21,19 @@ vkattn_result vka_layer_check_tensor(vkattn_context *ctx, const char *caller,
                                      const vkattn_tensor *t, const uint64_t *dims, int n,
                                      const char *what, const char *shape)
 {
+    return vka_layer_check_tensor_types(ctx, caller, t, dims, n, what, shape,
+                                        VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
+}
+
+vkattn_result vka_layer_check_tensor_types(vkattn_context *ctx, const char *caller,
+                                           const vkattn_tensor *t, const uint64_t *dims, int n,
+                                           const char *what, const char *shape, unsigned allowed)
+{
     uint64_t count;
     if (!vka_product_u64(dims, n, &count))
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: %s %s overflows 64 bits", caller,
                         what, shape);
-    vkattn_result r = vka_tensor_check(ctx, t, count, caller, what);
+    vkattn_result r = vka_tensor_check_types(ctx, t, count, caller, what, allowed);
     if (r != VKATTN_SUCCESS)
         return r;
     if (t->count != count) {
@@ -73,18 +81,28 @@ static vkattn_result check_disjoint(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+/* The element types a layer's query, key, value and output may have. */
+static unsigned data_types(const vka_layer_shape *s)
+{
+    return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | (s->half_data ? VKA_DTYPE_BIT(VKATTN_DTYPE_F16) : 0);
+}
+
 static vkattn_result check_inputs(vkattn_context *ctx, const char *caller,
                                   const vkattn_layer_call *call, const vkattn_layer_io *io,
                                   const vka_layer_shape *s, vka_mask_layout *mask)
 {
     const uint64_t B = call->batch, tq = call->tq, tv = call->tv;
     const uint64_t qd[3] = {B, tq, s->dq}, vd[3] = {B, tv, s->dv}, kd[3] = {B, tv, s->dk};
+    const unsigned types = data_types(s);
     vkattn_result r;
-    if ((r = vka_layer_check_tensor(ctx, caller, io->query, qd, 3, "io->query", "(B, Tq, Dq)")) ||
-        (r = vka_layer_check_tensor(ctx, caller, io->value, vd, 3, "io->value", "(B, Tv, Dv)")))
+    if ((r = vka_layer_check_tensor_types(ctx, caller, io->query, qd, 3, "io->query",
+                                          "(B, Tq, Dq)", types)) ||
+        (r = vka_layer_check_tensor_types(ctx, caller, io->value, vd, 3, "io->value",
+                                          "(B, Tv, Dv)", types)))
         return r;
     if (io->key) {
-        if ((r = vka_layer_check_tensor(ctx, caller, io->key, kd, 3, "io->key", "(B, Tv, Dk)")))
+        if ((r = vka_layer_check_tensor_types(ctx, caller, io->key, kd, 3, "io->key",
+                                              "(B, Tv, Dk)", types)))
             return r;
     } else if (s->dk != s->dv) {
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -137,7 +155,8 @@ vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
     if ((r = check_inputs(ctx, caller, call, io, s, mask)))
         return r;
     const uint64_t od[3] = {call->batch, call->tq, s->dout};
-    if ((r = vka_layer_check_tensor(ctx, caller, io->output, od, 3, "io->output", "(B, Tq, Dout)")))
+    if ((r = vka_layer_check_tensor_types(ctx, caller, io->output, od, 3, "io->output",
+                                          "(B, Tq, Dout)", data_types(s))))
         return r;
     if (call->return_attention_scores) {
         const uint64_t sd3[3] = {call->batch, call->tq, call->tv};
@@ -175,9 +194,15 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
 vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,
                                       float init, vkattn_tensor **out)
 {
+    return vka_layer_weight_create_typed(ctx, caller, n, VKATTN_DTYPE_F32, init, out);
+}
+
+vkattn_result vka_layer_weight_create_typed(vkattn_context *ctx, const char *caller, uint64_t n,
+                                            vkattn_dtype dtype, float init, vkattn_tensor **out)
+{
     *out = NULL;
     vkattn_tensor *t;
-    vkattn_result r = vka_tensor_create_1d(ctx, n, &t);
+    vkattn_result r = vka_tensor_create_1d_typed(ctx, n, dtype, &t);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: cannot allocate a weight of %llu floats: %s", caller,
                         (unsigned long long)n, vkattn_context_last_error(ctx));
@@ -225,7 +250,7 @@ vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scrat
         s->cap_retired = nc;
     }
     vkattn_tensor *t;
-    vkattn_result r = vka_scratch_tensor_create(ctx, cap, &t);
+    vkattn_result r = vka_scratch_tensor_create_typed(ctx, cap, s->dtype, &t);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: cannot allocate a scratch tensor of %llu floats: %s", caller,
                         (unsigned long long)cap, vkattn_context_last_error(ctx));

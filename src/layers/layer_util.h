@@ -20,6 +20,7 @@ typedef struct vka_layer_shape {
     uint32_t dout;       /* output width */
     uint32_t heads;      /* of the returned scores: 1, or H for MultiHeadAttention */
     bool multi_head;     /* MultiHeadAttention: rank-4 and per-head attention masks */
+    bool half_data;      /* query, key, value and output may be f16 (masks, scores stay f32) */
 } vka_layer_shape;
 
 /* Checks one tensor argument: non-NULL, on ctx, exactly prod(dims) elements,
@@ -29,6 +30,11 @@ typedef struct vka_layer_shape {
 vkattn_result vka_layer_check_tensor(vkattn_context *ctx, const char *caller,
                                      const vkattn_tensor *t, const uint64_t *dims, int n,
                                      const char *what, const char *shape);
+/* As vka_layer_check_tensor, for the element types in `allowed`
+ * (VKA_DTYPE_BIT masks, vk/tensor.h). */
+vkattn_result vka_layer_check_tensor_types(vkattn_context *ctx, const char *caller,
+                                           const vkattn_tensor *t, const uint64_t *dims, int n,
+                                           const char *what, const char *shape, unsigned allowed);
 
 /* The whole io of a call (after vka_layer_check_call): required tensors
  * present and of the right size, optional ones sized when given, an attention
@@ -50,6 +56,10 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
 /* A weight tensor of n floats, every element `init`. */
 vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,
                                       float init, vkattn_tensor **out);
+/* As vka_layer_weight_create, of element type `dtype` (set and get then
+ * convert: f16 rounds to nearest even on upload and widens exactly back). */
+vkattn_result vka_layer_weight_create_typed(vkattn_context *ctx, const char *caller, uint64_t n,
+                                            vkattn_dtype dtype, float init, vkattn_tensor **out);
 
 /* Uploads n floats from data (NULL: INVALID_ARGUMENT naming `what`). */
 vkattn_result vka_layer_weight_set(vkattn_context *ctx, const char *caller, vkattn_tensor *t,
@@ -66,7 +76,8 @@ vkattn_result vka_layer_weight_get(vkattn_context *ctx, const char *caller, vkat
  * vka_scratch_release (the layer's destroy). */
 typedef struct vka_scratch {
     vkattn_tensor *current;
-    uint64_t capacity; /* floats in current */
+    uint64_t capacity; /* elements in current */
+    vkattn_dtype dtype; /* of the tensors it makes; zero = f32 */
     vkattn_tensor **retired;
     uint32_t n_retired, cap_retired;
 } vka_scratch;

@@ -53,6 +53,29 @@ static vkattn_result check_scratch_size(vkattn_context *ctx, uint64_t count, con
     return VKATTN_SUCCESS;
 }
 
+/* An f16 layer takes f16 or f32 data tensors (checked with the shapes) but
+ * f32 masks and scores, as SDPA does: say so by name rather than as a
+ * generic unsupported type. */
+static vkattn_result check_half_io(vkattn_context *ctx, const vkattn_layer_io *io)
+{
+    if (!io)
+        return VKATTN_SUCCESS; /* vka_layer_check_io reports it */
+    const vkattn_tensor *masks[3] = {io->query_mask, io->value_mask, io->attention_mask};
+    static const char *names[3] = {"io->query_mask", "io->value_mask", "io->attention_mask"};
+    for (int i = 0; i < 3; i++)
+        if (masks[i] && vkattn_tensor_dtype(masks[i]) == VKATTN_DTYPE_F16)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: %s is an f16 tensor; masks are f32 (nonzero = may attend), "
+                            "also for an f16 layer",
+                            caller, names[i]);
+    if (io->scores && vkattn_tensor_dtype(io->scores) == VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: io->scores is an f16 tensor; an f16 layer returns f32 scores "
+                        "(the chained SDPA path forms the weights in f32)",
+                        caller);
+    return VKATTN_SUCCESS;
+}
+
 static vkattn_result plan_call(vkattn_mha *layer, const vkattn_layer_call *call,
                                const vkattn_layer_io *io, mha_plan *p)
 {
@@ -60,9 +83,11 @@ static vkattn_result plan_call(vkattn_mha *layer, const vkattn_layer_call *call,
     const vka_mha_dims *d = &layer->d;
     const vka_layer_shape shape = {
         .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
-        .heads = d->heads, .multi_head = true,
+        .heads = d->heads, .multi_head = true, .half_data = layer->dtype == VKATTN_DTYPE_F16,
     };
     vkattn_result r;
+    if (layer->dtype == VKATTN_DTYPE_F16 && (r = check_half_io(ctx, io)))
+        return r;
     if ((r = vka_mha_resolve_call(ctx, caller, d, call, &p->c)) ||
         (r = vka_layer_check_io(ctx, caller, call, io, &shape, &p->mask)))
         return r;
@@ -260,6 +285,12 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     if (!call || !io || !cache)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                         !call ? "call" : !io ? "io" : "cache");
+    if (layer->dtype == VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: an f16 layer (desc.dtype VKATTN_DTYPE_F16) has no cached path yet: "
+                        "decode attention takes f32 queries; use an f32 layer (its cache may "
+                        "still hold f16)",
+                        fn);
     if (call->tv && call->tv != call->tq)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: call->tv is %u but a cached call takes as many new keys as new "

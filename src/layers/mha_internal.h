@@ -31,6 +31,7 @@ typedef struct mha_dense {
 struct vkattn_mha {
     vkattn_context *ctx;
     vka_mha_dims d;
+    vkattn_dtype dtype; /* of the weights and the activation scratch (not the mask's) */
     mha_dense query, key, value, output;
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
 };

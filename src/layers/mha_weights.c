@@ -11,15 +11,16 @@
 #include "layers/mha_internal.h"
 
 static vkattn_result dense_create(vkattn_context *ctx, uint64_t kernel_count,
-                                  uint64_t bias_count, bool use_bias, mha_dense *out)
+                                  uint64_t bias_count, bool use_bias, vkattn_dtype dtype,
+                                  mha_dense *out)
 {
     static const char caller[] = "vkattn_mha_create";
     vkattn_result r;
     out->kernel_count = kernel_count;
     out->bias_count = bias_count;
-    if ((r = vka_layer_weight_create(ctx, caller, kernel_count, 0.0f, &out->kernel)))
+    if ((r = vka_layer_weight_create_typed(ctx, caller, kernel_count, dtype, 0.0f, &out->kernel)))
         return r;
-    if (use_bias && (r = vka_layer_weight_create(ctx, caller, bias_count, 0.0f, &out->bias)))
+    if (use_bias && (r = vka_layer_weight_create_typed(ctx, caller, bias_count, dtype, 0.0f, &out->bias)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -43,18 +44,27 @@ vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc
     vkattn_result r = vka_mha_resolve_desc(ctx, caller, desc, &d);
     if (r)
         return r;
+    if (desc->dtype != VKATTN_DTYPE_F32 && desc->dtype != VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
+                        caller, (int)desc->dtype);
 
     vkattn_mha *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
     layer->ctx = ctx;
     layer->d = d;
+    layer->dtype = desc->dtype;
+    /* the activations follow the layer's type; the combined mask stays f32 */
+    for (int i = 0; i < MHA_SLOTS; i++)
+        layer->scratch[i].dtype = i == MHA_MASK ? VKATTN_DTYPE_F32 : desc->dtype;
+    const vkattn_dtype d_type = desc->dtype;
     vka_mha_weight_counts n;
     vka_mha_weight_counts_of(&d, &n);
-    if ((r = dense_create(ctx, n.query_kernel, n.query_bias, d.use_bias, &layer->query)) ||
-        (r = dense_create(ctx, n.key_kernel, n.key_bias, d.use_bias, &layer->key)) ||
-        (r = dense_create(ctx, n.value_kernel, n.value_bias, d.use_bias, &layer->value)) ||
-        (r = dense_create(ctx, n.output_kernel, n.output_bias, d.use_bias, &layer->output)))
+    if ((r = dense_create(ctx, n.query_kernel, n.query_bias, d.use_bias, d_type, &layer->query)) ||
+        (r = dense_create(ctx, n.key_kernel, n.key_bias, d.use_bias, d_type, &layer->key)) ||
+        (r = dense_create(ctx, n.value_kernel, n.value_bias, d.use_bias, d_type, &layer->value)) ||
+        (r = dense_create(ctx, n.output_kernel, n.output_bias, d.use_bias, d_type, &layer->output)))
         goto fail;
     *out = layer;
     return VKATTN_SUCCESS;

@@ -11,7 +11,13 @@
 vkattn_result vka_scratch_tensor_create(struct vkattn_context *ctx, uint64_t count,
                                         struct vkattn_tensor **out)
 {
-    vkattn_result r = vka_tensor_create_1d(ctx, count, out);
+    return vka_scratch_tensor_create_typed(ctx, count, VKATTN_DTYPE_F32, out);
+}
+
+vkattn_result vka_scratch_tensor_create_typed(struct vkattn_context *ctx, uint64_t count,
+                                              vkattn_dtype dtype, struct vkattn_tensor **out)
+{
+    vkattn_result r = vka_tensor_create_1d_typed(ctx, count, dtype, out);
     if (r == VKATTN_SUCCESS) {
         vka_lock(ctx);
         ctx->stats.scratch_allocations++;

@@ -14,6 +14,7 @@
 #ifndef VKA_SCRATCH_H
 #define VKA_SCRATCH_H
 
+#include "vkattn/dtype.h"
 #include "vkattn/result.h"
 
 #include <stdint.h>
@@ -56,6 +57,9 @@ vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind
  * a layer's), counted in vkattn_context_stats.scratch_allocations. */
 vkattn_result vka_scratch_tensor_create(struct vkattn_context *ctx, uint64_t count,
                                         struct vkattn_tensor **out);
+/* As vka_scratch_tensor_create, of `count` elements of type `dtype`. */
+vkattn_result vka_scratch_tensor_create_typed(struct vkattn_context *ctx, uint64_t count,
+                                              vkattn_dtype dtype, struct vkattn_tensor **out);
 
 /* Frees every thread's scratch (context destruction). */
 void vka_thread_scratch_destroy(struct vkattn_context *ctx);

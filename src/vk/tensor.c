@@ -108,11 +108,17 @@ vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc
 
 vkattn_result vka_tensor_create_1d(vkattn_context *ctx, uint64_t count, vkattn_tensor **out)
 {
+    return vka_tensor_create_1d_typed(ctx, count, VKATTN_DTYPE_F32, out);
+}
+
+vkattn_result vka_tensor_create_1d_typed(vkattn_context *ctx, uint64_t count, vkattn_dtype dtype,
+                                         vkattn_tensor **out)
+{
     if (count > UINT32_MAX)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "a scratch tensor of %llu elements is too large for this device",
                         (unsigned long long)count);
-    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)count}};
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)count}, .dtype = dtype};
     return vkattn_tensor_create(ctx, &desc, out);
 }
 

@@ -40,5 +40,7 @@ const char *vka_dtype_name(vkattn_dtype dtype);
 /* Scratch tensors ops allocate for themselves. */
 vkattn_result vka_tensor_create_1d(struct vkattn_context *ctx, uint64_t count,
                                    struct vkattn_tensor **out);
+vkattn_result vka_tensor_create_1d_typed(struct vkattn_context *ctx, uint64_t count,
+                                         vkattn_dtype dtype, struct vkattn_tensor **out);
 
 #endif /* VKA_TENSOR_H */

@@ -30,7 +30,7 @@ static int check_flags(const ab_op *op, const ab_args *a)
 {
     if (a->fp16 && !(op->flags & AB_F_FP16)) {
         fprintf(stderr, "attnbench: --fp16: %s has no f16 path yet (matmul, softmax, additive, "
-                        "heads, dropout, sdpa and decode take f16 tensors so far)\n", op->name);
+                        "heads, dropout, sdpa, decode and mha take f16 tensors so far)\n", op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;

@@ -25,5 +25,6 @@
 #define AB_BOUND_ADDITIVE_ATTENTION 1e-4 /* Keras AdditiveAttention */
 #define AB_BOUND_BAHDANAU 2e-4           /* two projections, then additive attention */
 #define AB_BOUND_MHA 2e-4                /* four projections around SDPA */
+#define AB_BOUND_MHA_FP16 7.8e-3         /* --fp16: 8 f16 epsilons (2^-10), f16 intermediates (vkattn/mha.h) */
 
 #endif

@@ -19,7 +19,9 @@ typedef struct layer_state {
     uint32_t units, dmodel;
     vkattn_layer_call call;
     float *warr[8]; /* host weight arrays the weights struct points into */
+    size_t warr_n[8];
     size_t weight_floats;
+    bool fp16; /* --fp16 (mha): f16 layer, f16 query/key/value/output; masks, scores f32 */
     ab_buf q, k, v, vmask, out, scores;
 } layer_state;
 
@@ -43,6 +45,7 @@ static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_
 {
     float a = (float)sqrt(3.0 / (fan_in ? fan_in : 1));
     s->warr[i] = ab_floats(n);
+    s->warr_n[i] = n;
     if (s->warr[i])
         ab_fill_uniform(rng, s->warr[i], n, -a, a);
     s->weight_floats += n;
@@ -94,6 +97,13 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         for (int i = 0; i < 8; i++)
             if (!s->warr[i])
                 return false;
+        if (s->fp16) {
+            /* the reference runs on the f16 values the layer keeps */
+            s->layer.desc.mha.dtype = VKATTN_DTYPE_F16;
+            for (int i = 0; i < 8; i++)
+                for (size_t j = 0; j < s->warr_n[i]; j++)
+                    s->warr[i][j] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(s->warr[i][j]));
+        }
         return true;
     }
     }
@@ -152,6 +162,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     *state = s;
     s->ctx = ctx;
     s->layer.kind = kind;
+    s->fp16 = a->fp16; /* bench.c lets --fp16 through for mha only */
     int st = ab_attention_dims(name, a, kind == AB_LAYER_MHA ? 8 : 1, &s->d);
     if (st)
         return st;
@@ -181,18 +192,20 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     uint32_t v[3] = {d->batch, d->tv, dvin}, o[3] = {d->batch, d->tq, dout};
     uint32_t sc[4] = {d->batch, mha ? d->heads : d->tq, mha ? d->tq : d->tv, d->tv};
     uint32_t m[2] = {d->batch, d->tv};
-    if ((r = ab_buf_make(ctx, &s->q, 3, q, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->k, 3, k, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->v, 3, v, &rng, -1, 1)) ||
+    const bool h = s->fp16;
+    if ((r = ab_buf_make_as(ctx, &s->q, 3, q, &rng, -1, 1, h)) ||
+        (r = ab_buf_make_as(ctx, &s->k, 3, k, &rng, -1, 1, h)) ||
+        (r = ab_buf_make_as(ctx, &s->v, 3, v, &rng, -1, 1, h)) ||
         (a->mask_ratio > 0 && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make(ctx, &s->out, 3, o, NULL, 0, 0)) ||
+        (r = ab_buf_make_as(ctx, &s->out, 3, o, NULL, 0, 0, h)) ||
         (a->scores && (r = ab_buf_make(ctx, &s->scores, mha ? 4 : 3, sc, NULL, 0, 0))))
         return ab_report(ctx, r, "creating tensors");
+    /* data and weights 2 bytes each under --fp16; the mask and scores stay f32 */
+    const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->weight_floats;
     *info = (ab_op_info){
         .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
         .dv = d->dv, .path = layer_path(s), .flops = layer_flops(s),
-        .bytes = 4.0 * ((double)s->q.n + s->k.n + s->v.n + s->vmask.n + s->out.n + s->scores.n +
-                        s->weight_floats),
+        .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
     };
     return ATTNBENCH_EXIT_OK;
 }
@@ -287,8 +300,9 @@ const ab_op ab_op_mha = {
     .name = "mha",
     .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
                "(default H * dk)",
-    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED,
+    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16,
     .bound = AB_BOUND_MHA,
+    .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
 };

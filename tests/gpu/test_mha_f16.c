@@ -1,0 +1,376 @@
+/* MultiHeadAttention in half precision (desc.dtype VKATTN_DTYPE_F16) vs the
+ * f32 CPU reference (vkattn_reference_mha) run on the f16-rounded inputs and
+ * weights -- Keras's float16 policy, where the inputs and weights are f16.
+ *
+ * Random shapes: odd widths, batch 1, Tq != Tv, self- and cross-attention,
+ * key given or omitted, use_bias on and off, query, value and attention
+ * masks (shared and per head), causal, dropout, returned (f32) scores, the
+ * fused and chained SDPA paths, and each of query, key, value and output f16
+ * or f32 at random. Outputs are poisoned (NaN) before each run. Then the
+ * weights round trip (get_weights gives the f16 values widened) and bad
+ * arguments (an f16 mask, f16 scores, the cached path, a bad dtype).
+ *
+ * Bound (vkattn/mha.h): the layer rounds its projections, heads and context
+ * to f16 (and an f16 output once more), each a relative error of at most
+ * eps16 / 2, eps16 = 2^-10; through the logits, softmax and the two
+ * projections these stay a few eps16 of the output scale for inputs of
+ * magnitude about 1 and kernels scaled by 1/sqrt(fan-in):
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)      (7.8e-3)
+ *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
+ * The largest seen on lavapipe is printed by test_random_cases. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vkattn/half.h"
+
+#define EPS16 (1.0 / 1024.0)
+#define OUT_BOUND (8 * EPS16)
+#define SCORE_BOUND (4 * EPS16)
+
+typedef struct fcase {
+    vkattn_mha_desc desc;
+    vkattn_layer_call call;
+    bool self_attn, key_given, query_mask, value_mask, attn_mask, per_head;
+    vkattn_dtype tq_type, tk_type, tv_type, tout_type; /* of the io tensors */
+} fcase;
+
+typedef struct widths {
+    uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
+} widths;
+
+static widths widths_of(const vkattn_mha_desc *d)
+{
+    return (widths){
+        .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
+        .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
+        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
+    };
+}
+
+/* Uniform in [-a, a], rounded to f16 (what an f16 tensor or weight holds). */
+static float *half_uniform(size_t n, float a)
+{
+    float *x = tu_floats(n);
+    tu_fill_uniform(x, n, -a, a);
+    for (size_t i = 0; i < n; i++)
+        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+    return x;
+}
+
+static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *x)
+{
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
+    vkattn_tensor *d = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
+    TH_OK(ctx, vkattn_tensor_fill(d, NAN));
+    if (x)
+        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
+    return d;
+}
+
+static bool coin(void) { return tu_rand_range(0, 1) == 1; }
+static vkattn_dtype any_type(void) { return coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
+
+static fcase random_case(void)
+{
+    static const uint32_t heads[] = {1, 2, 3, 4};
+    fcase m = {0};
+    vkattn_mha_desc *d = &m.desc;
+    d->dtype = VKATTN_DTYPE_F16;
+    d->num_heads = heads[tu_rand_range(0, 3)];
+    d->key_dim = tu_rand_range(1, 12);
+    d->value_dim = coin() ? 0 : tu_rand_range(1, 12);
+    d->query_width = tu_rand_range(1, 33);
+    m.self_attn = tu_rand_range(0, 2) == 0;
+    if (m.self_attn) {
+        d->value_width = d->query_width;
+    } else {
+        d->value_width = tu_rand_range(1, 33);
+        m.key_given = coin();
+        if (m.key_given && coin())
+            d->key_width = tu_rand_range(1, 33);
+    }
+    d->output_dim = coin() ? 0 : tu_rand_range(1, 33);
+    d->no_bias = tu_rand_range(0, 2) == 0;
+    d->dropout = tu_rand_range(0, 3) == 0 ? tu_rand_float(0.1f, 0.5f) : 0.0f;
+
+    vkattn_layer_call *c = &m.call;
+    c->batch = tu_rand_range(1, 3);
+    c->tq = tu_rand_range(1, 13);
+    c->tv = m.self_attn ? c->tq : tu_rand_range(1, 13);
+    c->causal = tu_rand_range(0, 2) != 0 ? VKATTN_CAUSAL_NONE
+                : coin()                 ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                                         : VKATTN_CAUSAL_TOP_LEFT;
+    c->training = coin();
+    c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
+    c->offset = tu_rand_u32();
+    c->return_attention_scores = tu_rand_range(0, 2) == 0;
+    c->path = (vkattn_sdpa_path)tu_rand_range(0, 2);
+    if (c->return_attention_scores && c->path == VKATTN_SDPA_FUSED)
+        c->path = VKATTN_SDPA_UNFUSED;
+    m.query_mask = tu_rand_range(0, 2) == 0;
+    m.value_mask = coin();
+    m.attn_mask = coin();
+    m.per_head = m.attn_mask && coin();
+    m.tq_type = any_type();
+    m.tv_type = m.self_attn ? m.tq_type : any_type();
+    m.tk_type = any_type();
+    m.tout_type = any_type();
+    return m;
+}
+
+static void describe(const fcase *m, char *buf, size_t n)
+{
+    const widths w = widths_of(&m->desc);
+    const vkattn_layer_call *c = &m->call;
+    snprintf(buf, n,
+             "mha f16 H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u "
+             "Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d am=%d per_head=%d causal=%d train=%d "
+             "scores=%d path=%d | types q=%d k=%d v=%d out=%d",
+             w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias, (double)m->desc.dropout,
+             c->batch, c->tq, c->tv, m->self_attn, m->key_given, m->query_mask, m->value_mask,
+             m->attn_mask, m->per_head, (int)c->causal, c->training,
+             c->return_attention_scores, (int)c->path, (int)m->tq_type, (int)m->tk_type,
+             (int)m->tv_type, (int)m->tout_type);
+}
+
+/* Runs one case on the GPU and the reference; returns the output error. */
+static double check_case(vkattn_context *ctx, const fcase *m)
+{
+    char what[400];
+    describe(m, what, sizeof what);
+    const widths w = widths_of(&m->desc);
+    const vkattn_layer_call *c = &m->call;
+    const size_t B = c->batch, Tq = c->tq, Tv = c->tv;
+    const size_t nq = B * Tq * w.Dq, nk = B * Tv * w.Dk, nv = B * Tv * w.Dv;
+    const size_t nout = B * Tq * w.Dout, nscores = B * w.H * Tq * Tv;
+    const size_t nam = B * (m->per_head ? w.H : 1) * Tq * Tv;
+    vkattn_mha_weights hw = {
+        .query_kernel = half_uniform((size_t)w.Dq * w.H * w.dk, sqrtf(3.0f / w.Dq)),
+        .query_bias = half_uniform((size_t)w.H * w.dk, 0.5f),
+        .key_kernel = half_uniform((size_t)w.Dk * w.H * w.dk, sqrtf(3.0f / w.Dk)),
+        .key_bias = half_uniform((size_t)w.H * w.dk, 0.5f),
+        .value_kernel = half_uniform((size_t)w.Dv * w.H * w.dv, sqrtf(3.0f / w.Dv)),
+        .value_bias = half_uniform((size_t)w.H * w.dv, 0.5f),
+        .output_kernel = half_uniform((size_t)w.H * w.dv * w.Dout, sqrtf(3.0f / (w.H * w.dv))),
+        .output_bias = half_uniform(w.Dout, 0.5f),
+    };
+    float *query = half_uniform(nq, 1.0f);
+    float *value = m->self_attn ? query : half_uniform(nv, 1.0f);
+    float *key = m->key_given ? half_uniform(nk, 1.0f) : NULL;
+    float *qm = NULL, *vm = NULL, *am = NULL;
+    if (m->query_mask)
+        tu_fill_mask(qm = tu_floats(B * Tq), B * Tq, 0.75f);
+    if (m->value_mask)
+        tu_fill_mask(vm = tu_floats(B * Tv), B * Tv, 0.75f);
+    if (m->attn_mask)
+        tu_fill_mask(am = tu_floats(nam), nam, 0.75f);
+
+    float *ref = tu_floats(nout), *ref_scores = tu_floats(nscores);
+    float *got = tu_floats(nout), *got_scores = tu_floats(nscores);
+    tu_poison(ref, nout), tu_poison(ref_scores, nscores);
+    tu_poison(got, nout), tu_poison(got_scores, nscores);
+    const vkattn_layer_host_io hio = {
+        .query = query, .value = value, .key = key, .query_mask = qm, .value_mask = vm,
+        .attention_mask = am, .attention_mask_per_head = m->per_head, .output = ref,
+        .scores = c->return_attention_scores ? ref_scores : NULL,
+    };
+    TH_OK(ctx, vkattn_reference_mha(&m->desc, &hw, c, &hio));
+
+    vkattn_mha *layer = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &hw));
+    vkattn_tensor *tq = typed_tensor(ctx, nq, m->tq_type, query);
+    vkattn_layer_io io = {
+        .query = tq,
+        .value = m->self_attn ? tq : typed_tensor(ctx, nv, m->tv_type, value),
+        .key = key ? typed_tensor(ctx, nk, m->tk_type, key) : NULL,
+        .query_mask = qm ? typed_tensor(ctx, B * Tq, VKATTN_DTYPE_F32, qm) : NULL,
+        .value_mask = vm ? typed_tensor(ctx, B * Tv, VKATTN_DTYPE_F32, vm) : NULL,
+        .attention_mask = am ? typed_tensor(ctx, nam, VKATTN_DTYPE_F32, am) : NULL,
+        .attention_mask_per_head = m->per_head,
+        .output = typed_tensor(ctx, nout, m->tout_type, NULL),
+        .scores = c->return_attention_scores
+                      ? typed_tensor(ctx, nscores, VKATTN_DTYPE_F32, NULL)
+                      : NULL,
+    };
+    vkattn_result r = vkattn_mha_run(layer, c, &io);
+    if (r != VKATTN_SUCCESS)
+        fail_msg("%s: vkattn_mha_run gave %s (%s)", what, vkattn_result_name(r),
+                 vkattn_last_error());
+    TH_OK(ctx, vkattn_tensor_download(io.output, got, 0, nout));
+    const double err = tu_max_rel_err(got, ref, nout, 1.0);
+    if (!(err <= OUT_BOUND))
+        fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
+    if (io.scores) {
+        TH_OK(ctx, vkattn_tensor_download(io.scores, got_scores, 0, nscores));
+        const double serr = tu_max_abs_err(got_scores, ref_scores, nscores);
+        if (!(serr <= SCORE_BOUND))
+            fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
+    }
+    th_assert_validation_clean();
+
+    vkattn_tensor *all[] = {io.query, m->self_attn ? NULL : io.value, io.key, io.query_mask,
+                            io.value_mask, io.attention_mask, io.output, io.scores};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+    vkattn_mha_destroy(layer);
+    free(hw.query_kernel), free(hw.query_bias), free(hw.key_kernel), free(hw.key_bias);
+    free(hw.value_kernel), free(hw.value_bias), free(hw.output_kernel), free(hw.output_bias);
+    free(query), free(key), free(qm), free(vm), free(am);
+    if (!m->self_attn)
+        free(value);
+    free(ref), free(ref_scores), free(got), free(got_scores);
+    return err;
+}
+
+static void test_random_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    double worst = 0.0;
+    for (int i = 0; i < 24; i++) {
+        const fcase m = random_case();
+        const double err = check_case(ctx, &m);
+        worst = err > worst ? err : worst;
+    }
+    printf("# f16 MHA: largest output error %.3g (bound %.3g)\n", worst, OUT_BOUND);
+}
+
+/* Fixed cases every run covers whatever the draw: batch 1 self-attention with
+ * all masks and causal; cross-attention with a key of its own width. */
+static void test_fixed_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    fcase a = {
+        .desc = {.num_heads = 3, .key_dim = 5, .value_dim = 7, .query_width = 13,
+                 .value_width = 13, .dtype = VKATTN_DTYPE_F16},
+        .call = {.batch = 1, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
+                 .return_attention_scores = true},
+        .self_attn = true, .query_mask = true, .value_mask = true, .attn_mask = true,
+        .tq_type = VKATTN_DTYPE_F16, .tv_type = VKATTN_DTYPE_F16,
+        .tout_type = VKATTN_DTYPE_F16,
+    };
+    check_case(ctx, &a);
+    fcase b = {
+        .desc = {.num_heads = 2, .key_dim = 6, .query_width = 11, .key_width = 9,
+                 .value_width = 15, .output_dim = 7, .no_bias = true,
+                 .dtype = VKATTN_DTYPE_F16},
+        .call = {.batch = 2, .tq = 5, .tv = 12, .path = VKATTN_SDPA_FUSED},
+        .key_given = true, .value_mask = true,
+        .tq_type = VKATTN_DTYPE_F32, .tk_type = VKATTN_DTYPE_F16, .tv_type = VKATTN_DTYPE_F16,
+        .tout_type = VKATTN_DTYPE_F32,
+    };
+    check_case(ctx, &b);
+}
+
+/* get_weights returns exactly the f16 values set_weights stored (rounded to
+ * nearest even). */
+static void test_weights_round_trip(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 3, .query_width = 5,
+                                  .value_width = 5, .dtype = VKATTN_DTYPE_F16};
+    const size_t nk = 5 * 2 * 3, nb = 2 * 3, no = 2 * 3 * 5;
+    float *k = tu_floats(nk), *b = tu_floats(nb), *o = tu_floats(no), *ob = tu_floats(5);
+    tu_fill_uniform(k, nk, -3, 3), tu_fill_uniform(b, nb, -3, 3);
+    tu_fill_uniform(o, no, -3, 3), tu_fill_uniform(ob, 5, -3, 3);
+    vkattn_mha_weights w = {k, b, k, b, k, b, o, ob};
+    vkattn_mha *layer = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+    float *got = tu_floats(no);
+    tu_poison(got, no);
+    vkattn_mha_weights g = {.output_kernel = got};
+    TH_OK(ctx, vkattn_mha_get_weights(layer, &g));
+    for (size_t i = 0; i < no; i++) {
+        const float want = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(o[i]));
+        if (got[i] != want)
+            fail_msg("output_kernel[%zu] = %.9g, want its f16 value %.9g", i, (double)got[i],
+                     (double)want);
+    }
+    vkattn_mha_destroy(layer);
+    free(k), free(b), free(o), free(ob), free(got);
+}
+
+static void expect(vkattn_context *ctx, vkattn_result got, vkattn_result want, const char *needle,
+                   const char *what)
+{
+    (void)ctx;
+    if (got != want)
+        fail_msg("%s: gave %s, want %s (%s)", what, vkattn_result_name(got),
+                 vkattn_result_name(want), vkattn_last_error());
+    if (needle && !strstr(vkattn_last_error(), needle))
+        fail_msg("%s: message \"%s\" does not name %s", what, vkattn_last_error(), needle);
+}
+
+static void test_bad_arguments(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .query_width = 6, .value_width = 6,
+                            .dtype = (vkattn_dtype)7};
+    vkattn_mha *layer = NULL;
+    expect(ctx, vkattn_mha_create(ctx, &desc, &layer), VKATTN_ERROR_INVALID_ARGUMENT,
+           "desc->dtype", "a dtype neither f32 nor f16");
+    assert_null(layer);
+    desc.dtype = VKATTN_DTYPE_F16;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
+    const uint32_t B = 1, T = 3;
+    vkattn_tensor *x = typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
+    vkattn_tensor *out = typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *m16 = typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *am16 = typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *s16 = typed_tensor(ctx, B * 2 * T * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
+    vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
+    expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+           "io->value_mask", "an f16 value mask");
+    io.value_mask = NULL, io.query_mask = m16;
+    expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+           "io->query_mask", "an f16 query mask");
+    io.query_mask = NULL, io.attention_mask = am16;
+    expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+           "io->attention_mask", "an f16 attention mask");
+    io.attention_mask = NULL;
+    call.return_attention_scores = true, io.scores = s16;
+    expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->scores",
+           "f16 scores");
+    call.return_attention_scores = false, io.scores = NULL;
+    /* the cached path is refused, before the cache is touched */
+    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = 2, .capacity = 8, .key_dim = 4,
+                               .value_dim = 4};
+    vkattn_kv_cache *cache = NULL;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    call.causal = VKATTN_CAUSAL_TOP_LEFT;
+    expect(ctx, vkattn_mha_run_cached(layer, &call, &io, cache), VKATTN_ERROR_UNSUPPORTED,
+           "f16 layer", "the cached path of an f16 layer");
+    /* an f32 layer still refuses f16 data tensors */
+    desc.dtype = VKATTN_DTYPE_F32;
+    vkattn_mha *f32_layer = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &f32_layer));
+    call.causal = VKATTN_CAUSAL_NONE;
+    expect(ctx, vkattn_mha_run(f32_layer, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->query",
+           "f16 query to an f32 layer");
+    th_assert_validation_clean();
+    vkattn_kv_cache_destroy(cache);
+    vkattn_mha_destroy(f32_layer);
+    vkattn_mha_destroy(layer);
+    vkattn_tensor *all[] = {x, out, m16, am16, s16};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixed_cases),
+        cmocka_unit_test(test_random_cases),
+        cmocka_unit_test(test_weights_round_trip),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}
