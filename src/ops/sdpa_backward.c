@@ -6,14 +6,13 @@
  * allocated. */
 #include "vkattn/sdpa_backward.h"
 
-#include <math.h>
 #include <stdlib.h>
 
-#include "core/broadcast.h"
 #include "core/check.h"
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash_backward.h"
+#include "ops/sdpa_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/scratch.h"
@@ -24,84 +23,16 @@
 #include "vkattn/softmax.h"
 #include "vkattn/softmax_backward.h"
 
-typedef struct bwd_shape {
-    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
-    float scale;
-    bool drop;
-    uint64_t q, k, v, out, scores, bias, value_mask, mask, rows;
-} bwd_shape;
-
-/* ---------------------------------------------------------------- params */
-
-static vkattn_result check_params(vkattn_context *ctx, const char *caller,
-                                  const vkattn_sdpa_params *p, bwd_shape *s)
+/* Row statistics of the fused backward: (rowsum(dO * O), lse) per query row.
+ * Cannot overflow: the q count, at least B*H*Tq, fits a binding. */
+static uint64_t row_stats(const vka_sdpa_shape *s)
 {
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
-    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : !p->dk ? "dk" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        caller, zero);
-    if (!isfinite(p->scale))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->scale is %g; must be finite", caller, (double)p->scale);
-    const char *bad = (unsigned)p->mask.causal > VKATTN_CAUSAL_BOTTOM_RIGHT ? "mask.causal"
-                      : (unsigned)p->mask.masked_row > VKATTN_MASKED_ROW_UNIFORM
-                          ? "mask.masked_row"
-                      : (unsigned)p->path > VKATTN_SDPA_UNFUSED ? "path"
-                                                                : NULL;
-    if (bad)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is not a valid value",
-                        caller, bad);
-    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
-                        (double)p->dropout.rate);
-    *s = (bwd_shape){.batch = p->batch, .heads = vka_default_u32(p->heads, 1), .tq = p->tq,
-                     .tv = p->tv, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
-    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
-    if (s->heads % s->kv_heads != 0)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->kv_heads is %u; must divide heads (%u)", caller, s->kv_heads,
-                        s->heads);
-    s->group = s->heads / s->kv_heads;
-    s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
-    s->drop = vka_dropout_active(&p->dropout);
-    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
-    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
-    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
-    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
-    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
-    const uint64_t rd[4] = {s->batch, s->heads, s->tq, 2};
-    const uint64_t md[2] = {s->batch, s->tv};
-    const vkattn_mask_params *m = &p->mask;
-    if (!vka_product_u64(qd, 4, &s->q) || !vka_product_u64(kd, 4, &s->k) ||
-        !vka_product_u64(vd, 4, &s->v) || !vka_product_u64(od, 4, &s->out) ||
-        !vka_product_u64(wd, 4, &s->scores) || !vka_product_u64(md, 2, &s->value_mask) ||
-        !vka_product_u64(rd, 4, &s->rows) ||
-        !vka_bcast_count(m->bias_broadcast, s->batch, s->heads, s->tq, s->tv, &s->bias) ||
-        !vka_bcast_count(m->mask_broadcast, s->batch, s->heads, s->tq, s->tv, &s->mask))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
-                        "%s: an operand's element count overflows 64 bits", caller);
-    const struct { const char *name; uint64_t n; } ops[] = {
-        {"q (B, H, Tq, dk)", s->q}, {"k (B, Hkv, Tv, dk)", s->k}, {"v (B, Hkv, Tv, dv)", s->v},
-        {"grad_out (B, H, Tq, dv)", s->out}, {"bias", m->has_bias ? s->bias : 0},
-        {"mask", m->has_mask ? s->mask : 0},
-    };
-    const uint64_t range = vka_max_range(ctx);
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (ops[i].n > range / sizeof(float))
-            return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                            "%s: %s has %llu elements; maxStorageBufferRange (%llu bytes) allows "
-                            "%llu",
-                            caller, ops[i].name, (unsigned long long)ops[i].n,
-                            (unsigned long long)range, (unsigned long long)(range / sizeof(float)));
-    return VKATTN_SUCCESS;
+    return 2ull * s->batch * s->heads * s->tq;
 }
 
 /* The chained path's limits: score tensors in one binding, matmul grids
  * (matmul.c's smallest tile is 16 x 16). */
-static vkattn_result check_chained(vkattn_context *ctx, const char *caller, const bwd_shape *s)
+static vkattn_result check_chained(vkattn_context *ctx, const char *caller, const vka_sdpa_shape *s)
 {
     const uint64_t range = vka_max_range(ctx);
     if (s->scores > range / sizeof(float))
@@ -148,11 +79,11 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
         return VKATTN_SUCCESS;
     }
     }
-    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: check_params ran */
+    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: vka_sdpa_resolve ran */
 }
 
 typedef struct bwd_plan {
-    bwd_shape s;
+    vka_sdpa_shape s;
     bool fused;
     uint64_t ws_floats; /* per workspace tensor */
     uint32_t ws_count;
@@ -162,7 +93,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
                           bool have_lse, bool have_weights, bwd_plan *pl)
 {
     *pl = (bwd_plan){0};
-    vkattn_result r = check_params(ctx, caller, p, &pl->s);
+    vkattn_result r = vka_sdpa_resolve(ctx, caller, p, &pl->s);
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, have_lse, &pl->fused);
     if (r == VKATTN_SUCCESS && !pl->fused)
@@ -170,8 +101,8 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     if (r != VKATTN_SUCCESS)
         return r;
     if (pl->fused) {
-        pl->ws_floats = pl->s.rows, pl->ws_count = 1;
-        if (pl->s.rows > vka_max_range(ctx) / sizeof(float))
+        pl->ws_floats = row_stats(&pl->s), pl->ws_count = 1;
+        if (row_stats(&pl->s) > vka_max_range(ctx) / sizeof(float))
             return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                             "%s: the fused backward's row statistics (2 * B * H * Tq floats) "
                             "exceed maxStorageBufferRange",
@@ -240,7 +171,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_sdpa_params *p, const bwd_plan *pl,
                               const vkattn_sdpa_backward_io *io)
 {
-    const bwd_shape *s = &pl->s;
+    const vka_sdpa_shape *s = &pl->s;
     const vkattn_mask_params *m = &p->mask;
     vkattn_result r;
     if ((r = vka_tensor_check(ctx, io->q, s->q, caller, "io->q")) ||
@@ -258,7 +189,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                            io->mask, s->mask)))
         return r;
     if (pl->fused &&
-        ((r = vka_tensor_check(ctx, io->lse, s->rows / 2, caller, "io->lse (required by the "
+        ((r = vka_tensor_check(ctx, io->lse, row_stats(s) / 2, caller, "io->lse (required by the "
                                                                   "fused backward)")) ||
          (r = vka_tensor_check(ctx, io->out, s->out, caller, "io->out (required by the fused "
                                                             "backward)"))))
@@ -287,7 +218,7 @@ typedef struct grouped_mm {
     uint64_t a_rows, b_rows; /* stored rows per (b, K/V head) */
 } grouped_mm;
 
-static vkattn_result record_mm(vkattn_context *ctx, VkCommandBuffer cmd, const bwd_shape *s,
+static vkattn_result record_mm(vkattn_context *ctx, VkCommandBuffer cmd, const vka_sdpa_shape *s,
                                const grouped_mm *g, vkattn_tensor *a, vkattn_tensor *b,
                                vkattn_tensor *c)
 {
@@ -303,7 +234,7 @@ static vkattn_result record_mm(vkattn_context *ctx, VkCommandBuffer cmd, const b
 }
 
 static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
-                                    const vkattn_sdpa_params *p, const bwd_shape *s,
+                                    const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
                                     const vkattn_sdpa_backward_io *io, vkattn_tensor *ws0,
                                     vkattn_tensor *ws1)
 {

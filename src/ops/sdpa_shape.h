@@ -1,0 +1,28 @@
+/* The resolved shape of one SDPA call (vkattn/sdpa.h), shared by the forward
+ * (sdpa.c) and the backward (sdpa_backward.c) so that both accept the same
+ * params and count their operands alike. */
+#ifndef VKA_OPS_SDPA_SHAPE_H
+#define VKA_OPS_SDPA_SHAPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkattn/context.h"
+#include "vkattn/op_params.h"
+
+/* The params with every default resolved, and element counts of each operand. */
+typedef struct vka_sdpa_shape {
+    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
+    float scale;
+    bool drop; /* dropout changes anything: training && rate > 0 */
+    uint64_t q, k, v, out, scores, bias, value_mask, mask;
+} vka_sdpa_shape;
+
+/* *s from p: params present, sizes >= 1, scale finite, enums and dropout rate
+ * valid, heads a multiple of kv_heads, defaults resolved; every operand's
+ * element count without overflow (SIZE_OVERFLOW) and within one storage-buffer
+ * binding (DEVICE_LIMIT). Counts of absent bias, value mask and mask are 0. */
+vkattn_result vka_sdpa_resolve(vkattn_context *ctx, const char *caller,
+                               const vkattn_sdpa_params *p, vka_sdpa_shape *s);
+
+#endif /* VKA_OPS_SDPA_SHAPE_H */
