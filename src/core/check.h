@@ -34,6 +34,15 @@ static inline bool vka_product_u64(const uint64_t *dims, int n, uint64_t *out)
     return true;
 }
 
+/* a * b * c * d, or UINT64_MAX on overflow: for limits checks, where any
+ * count beyond a limit fails alike. */
+static inline uint64_t vka_count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    const uint64_t dims[4] = {a, b, c, d};
+    uint64_t n;
+    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
+}
+
 /* a zero field means `def` */
 static inline uint32_t vka_default_u32(uint32_t v, uint32_t def) { return v ? v : def; }
 static inline float vka_default_f32(float v, float def) { return v != 0.0f ? v : def; }

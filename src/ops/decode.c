@@ -41,13 +41,6 @@ typedef struct decode_plan {
     uint32_t wg, rows, ks, ns, row_blocks, n_chunks;
 } decode_plan;
 
-static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-    const uint64_t dims[4] = {a, b, c, d};
-    uint64_t n;
-    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
-}
-
 static uint32_t pow2_floor(uint32_t x)
 {
     uint32_t p = 1;
@@ -127,9 +120,9 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
                         "%s: the grid exceeds maxComputeWorkGroupCount", fn);
     s->n_chunks = (uint32_t)chunks;
     const uint32_t dmax = s->dk > s->dv ? s->dk : s->dv;
-    const uint64_t part = count4(s->batch, s->heads, s->tq, (uint64_t)s->n_chunks * (s->dv + 2));
-    if (count4(s->batch, s->kv_heads, s->capacity, dmax) > UINT32_MAX || part > UINT32_MAX ||
-        count4(s->batch, s->heads, s->tq, dmax) > UINT32_MAX)
+    const uint64_t part = vka_count4(s->batch, s->heads, s->tq, (uint64_t)s->n_chunks * (s->dv + 2));
+    if (vka_count4(s->batch, s->kv_heads, s->capacity, dmax) > UINT32_MAX || part > UINT32_MAX ||
+        vka_count4(s->batch, s->heads, s->tq, dmax) > UINT32_MAX)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: a tensor exceeds the kernel's 32-bit indexing", fn);
     return VKATTN_SUCCESS;
@@ -139,9 +132,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *fn, const decode_
                               const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io)
 {
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->q, count4(s->batch, s->heads, s->tq, s->dk), fn,
+    if ((r = vka_tensor_check(ctx, io->q, vka_count4(s->batch, s->heads, s->tq, s->dk), fn,
                               "io->q")) ||
-        (r = vka_tensor_check(ctx, io->out, count4(s->batch, s->heads, s->tq, s->dv), fn,
+        (r = vka_tensor_check(ctx, io->out, vka_count4(s->batch, s->heads, s->tq, s->dv), fn,
                               "io->out")))
         return r;
     if (p->has_value_mask &&
@@ -212,7 +205,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
         d.bindings[5] = vka_bind_optional(ctx, p->has_value_mask ? io->value_mask : NULL);
     }
     const uint64_t gz = (uint64_t)s->batch * s->kv_heads;
-    const uint64_t work = count4(s->batch, s->heads, s->tq, (uint64_t)s->capacity * (s->dk + s->dv));
+    const uint64_t work = vka_count4(s->batch, s->heads, s->tq, (uint64_t)s->capacity * (s->dk + s->dv));
     uint64_t pieces = vka_dispatch_pieces(ctx, work);
     uint64_t cz = vka_div_up(gz, pieces < gz ? pieces : gz);
     if (cz > ctx->info.max_workgroup_count[2])
@@ -232,7 +225,7 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   const decode_plan *s, const vkattn_sdpa_decode_params *p,
                                   vkattn_tensor *part, vkattn_tensor *out)
 {
-    const uint64_t n = count4(s->batch, s->heads, s->tq, s->dv);
+    const uint64_t n = vka_count4(s->batch, s->heads, s->tq, s->dv);
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, 4096);
     vka_kernel kernel = {
         .name = "decode_merge", .code = vka_spv_decode_merge,
@@ -267,7 +260,7 @@ static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, con
     if ((r = plan(ctx, fn, p, io->cache, &s)) || (r = check_io(ctx, fn, &s, p, io)))
         return r;
     vkattn_tensor *part;
-    const uint64_t n_part = count4(s.batch, s.heads, s.tq, (uint64_t)s.n_chunks * (s.dv + 2));
+    const uint64_t n_part = vka_count4(s.batch, s.heads, s.tq, (uint64_t)s.n_chunks * (s.dv + 2));
     if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, n_part, fn, &part)) ||
         (r = record_split(ctx, cmd, fn, &s, p, io, part)))
         return r;

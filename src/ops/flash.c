@@ -126,14 +126,6 @@ static bool choose_tiles(const struct vkattn_context *ctx, const flash_shape *s,
     return false;
 }
 
-/* Product of dims, or UINT64_MAX on overflow. */
-static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-    const uint64_t dims[4] = {a, b, c, d};
-    uint64_t n;
-    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
-}
-
 /* Elements of a (B|1, H|1, Tq|1, Tv) mask or bias as stored. */
 static uint64_t bcast_count(const flash_shape *s, vkattn_broadcast bc)
 {
@@ -145,9 +137,9 @@ static uint64_t bcast_count(const flash_shape *s, vkattn_broadcast bc)
 static bool fits_u32_indexing(const flash_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
-    if (count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
-        count4(s->batch, s->kv_heads, s->tv, d) > UINT32_MAX ||
-        count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
+    if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
+        vka_count4(s->batch, s->kv_heads, s->tv, d) > UINT32_MAX ||
+        vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
         return false;
     if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
         return false;
@@ -262,17 +254,17 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller, co
     const vkattn_mask_params *m = &p->mask;
     const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->q, count4(s->batch, s->heads, s->tq, s->dk), caller,
+    if ((r = vka_tensor_check_types(ctx, io->q, vka_count4(s->batch, s->heads, s->tq, s->dk), caller,
                                     "io->q", both)) ||
-        (r = vka_tensor_check_types(ctx, io->k, count4(s->batch, s->kv_heads, s->tv, s->dk),
+        (r = vka_tensor_check_types(ctx, io->k, vka_count4(s->batch, s->kv_heads, s->tv, s->dk),
                                     caller, "io->k", both)) ||
-        (r = vka_tensor_check_types(ctx, io->v, count4(s->batch, s->kv_heads, s->tv, s->dv),
+        (r = vka_tensor_check_types(ctx, io->v, vka_count4(s->batch, s->kv_heads, s->tv, s->dv),
                                     caller, "io->v", both)) ||
-        (r = vka_tensor_check_types(ctx, io->out, count4(s->batch, s->heads, s->tq, s->dv),
+        (r = vka_tensor_check_types(ctx, io->out, vka_count4(s->batch, s->heads, s->tq, s->dv),
                                     caller, "io->out", both)))
         return r;
     if ((m->has_value_mask &&
-         (r = vka_tensor_check(ctx, io->value_mask, count4(s->batch, 1, 1, s->tv), caller,
+         (r = vka_tensor_check(ctx, io->value_mask, vka_count4(s->batch, 1, 1, s->tv), caller,
                                "io->value_mask"))) ||
         (m->has_mask &&
          (r = vka_tensor_check(ctx, io->mask, bcast_count(s, m->mask_broadcast), caller,
@@ -280,7 +272,7 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller, co
         (m->has_bias &&
          (r = vka_tensor_check(ctx, io->bias, bcast_count(s, m->bias_broadcast), caller,
                                "io->bias"))) ||
-        (lse && (r = vka_tensor_check(ctx, lse, count4(s->batch, s->heads, s->tq, 1), caller,
+        (lse && (r = vka_tensor_check(ctx, lse, vka_count4(s->batch, s->heads, s->tq, 1), caller,
                                       "lse"))))
         return r;
     const struct vkattn_tensor *inputs[] = {io->q, io->k, io->v, m->has_bias ? io->bias : NULL,
@@ -344,8 +336,8 @@ static vkattn_result bind_scratch_out(struct vkattn_context *ctx, const char *ca
                                       const flash_shape *s, bool with_lse, flash_push *push,
                                       flash_io *f, vka_binding *out)
 {
-    const uint64_t n_out = count4(s->batch, s->heads, s->tq, s->dv);
-    const uint64_t total = n_out + (with_lse ? count4(s->batch, s->heads, s->tq, 1) : 0);
+    const uint64_t n_out = vka_count4(s->batch, s->heads, s->tq, s->dv);
+    const uint64_t total = n_out + (with_lse ? vka_count4(s->batch, s->heads, s->tq, 1) : 0);
     if (total > UINT32_MAX || total * sizeof(float) > vka_max_range(ctx))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the fused kernel writes out (and lse) as f32 into one scratch "
@@ -423,7 +415,7 @@ static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer c
 {
     const uint64_t gx = vka_div_up((uint64_t)s->group * s->tq, rows_per_group(t));
     const uint64_t gz = (uint64_t)s->batch * s->kv_heads;
-    const uint64_t rows = count4(s->batch, s->heads, s->tq, 1);
+    const uint64_t rows = vka_count4(s->batch, s->heads, s->tq, 1);
     const uint64_t per_row = (uint64_t)s->tv * (s->dk + s->dv);
     const uint64_t work = rows > UINT64_MAX / per_row ? UINT64_MAX : rows * per_row;
     const uint64_t pieces = vka_dispatch_pieces(ctx, work);
@@ -514,10 +506,10 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
         return r;
     if (!f.scratch)
         return VKATTN_SUCCESS;
-    const uint64_t n_out = count4(s.batch, s.heads, s.tq, s.dv);
+    const uint64_t n_out = vka_count4(s.batch, s.heads, s.tq, s.dv);
     r = is_f16(io->out) ? vka_half_convert_record(ctx, cmd, caller, io->out, f.scratch, n_out, true)
                         : vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out);
     if (r != VKATTN_SUCCESS || !packed || !lse)
         return r;
-    return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, count4(s.batch, s.heads, s.tq, 1));
+    return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, vka_count4(s.batch, s.heads, s.tq, 1));
 }

@@ -86,13 +86,6 @@ static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_
     return t->kv_tile && t->q_tile;
 }
 
-static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-    const uint64_t dims[4] = {a, b, c, d};
-    uint64_t n;
-    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
-}
-
 static uint64_t bcast_count(const fb_shape *s, vkattn_broadcast bc)
 {
     uint64_t n;
@@ -102,10 +95,10 @@ static uint64_t bcast_count(const fb_shape *s, vkattn_broadcast bc)
 static bool fits_u32_indexing(const fb_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
-    if (count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
-        count4(s->batch, s->kv_heads, s->tv + 4, d) > UINT32_MAX ||
-        count4(s->batch, s->heads, s->tq, 2) > UINT32_MAX ||
-        count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
+    if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
+        vka_count4(s->batch, s->kv_heads, s->tv + 4, d) > UINT32_MAX ||
+        vka_count4(s->batch, s->heads, s->tq, 2) > UINT32_MAX ||
+        vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
         return false;
     if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
         return false;
@@ -176,7 +169,7 @@ static fb_push make_push(const fb_shape *s, const vkattn_sdpa_params *p)
         .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
         .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
         .inv_tv = (float)(1.0 / s->tv),
-        .rows = (uint32_t)count4(s->batch, s->heads, s->tq, 1),
+        .rows = (uint32_t)vka_count4(s->batch, s->heads, s->tq, 1),
     };
     uint32_t st[3];
     bcast_strides(s, p->mask.mask_broadcast, st);
@@ -283,7 +276,7 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
     d.bindings[8] = vka_bind_tensor(io->grad_k, true);
     d.bindings[9] = vka_bind_tensor(io->grad_v, true);
     const uint64_t gz = (uint64_t)s.batch * s.kv_heads;
-    const uint64_t work = count4(s.batch, s.heads, s.tq, s.tv) * (2ull * s.dk + 2ull * s.dv);
+    const uint64_t work = vka_count4(s.batch, s.heads, s.tq, s.tv) * (2ull * s.dk + 2ull * s.dv);
     if ((r = record_pieces(ctx, cmd, vka_div_up(s.tv, 4ull * t.kv_wg), gz, work, &d, &push)))
         return r;
     d.kernel = &qk;

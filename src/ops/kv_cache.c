@@ -27,13 +27,6 @@ _Static_assert(sizeof(kv_lengths_push) == VKA_KV_LENGTHS_PUSH_SIZE, "see kv_ifac
 
 #define MAX_GROUPS 4096u
 
-static uint64_t count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-    const uint64_t dims[4] = {a, b, c, d};
-    uint64_t n;
-    return vka_product_u64(dims, 4, &n) ? n : UINT64_MAX;
-}
-
 static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char *what,
                                  vkattn_tensor *app, uint64_t n, const vkattn_kv_cache_desc *d,
                                  uint32_t width, vkattn_tensor **out, bool *owns)
@@ -85,8 +78,8 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
                         "%s: an f16 cache needs even key_dim and value_dim (they are %u and %u): "
                         "appends write whole 32-bit words of two halves",
                         fn, d.key_dim, d.value_dim);
-    const uint64_t nk = count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
-    const uint64_t nv = count4(d.batch, d.kv_heads, d.capacity, d.value_dim);
+    const uint64_t nk = vka_count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
+    const uint64_t nv = vka_count4(d.batch, d.kv_heads, d.capacity, d.value_dim);
     if (nk == UINT64_MAX || nv == UINT64_MAX)
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the cache's size overflows", fn);
     vkattn_kv_cache *c = calloc(1, sizeof *c);
@@ -237,7 +230,7 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
                                  vkattn_tensor *src, vkattn_tensor *dst, uint32_t tnew,
                                  uint32_t width, vkattn_tensor *counts)
 {
-    const uint64_t n = count4(c->desc.batch, c->desc.kv_heads, tnew, width);
+    const uint64_t n = vka_count4(c->desc.batch, c->desc.kv_heads, tnew, width);
     /* an f16 cache: one invocation per pair (the width is even) */
     const uint64_t items = dst->dtype == VKATTN_DTYPE_F16 ? n / 2 : n;
     const vka_grid_1d grid = vka_grid_stride_1d(c->ctx, items, MAX_GROUPS);
@@ -296,7 +289,7 @@ static vkattn_result append_record(vkattn_kv_cache *c, VkCommandBuffer cmd, cons
         (r = check_rows(c, fn, "io->v", io->v, d->value_dim, &tnew)) ||
         (io->counts && (r = vka_tensor_check(c->ctx, io->counts, d->batch, fn, "io->counts"))))
         return r;
-    if (count4(d->batch, d->kv_heads, tnew, d->key_dim > d->value_dim ? d->key_dim
+    if (vka_count4(d->batch, d->kv_heads, tnew, d->key_dim > d->value_dim ? d->key_dim
                                                                       : d->value_dim) >
         UINT32_MAX)
         return vka_fail(c->ctx, VKATTN_ERROR_DEVICE_LIMIT,
@@ -317,9 +310,9 @@ vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, 
     const vkattn_kv_cache_desc *d = &c->desc;
     vkattn_result r;
     const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
-    if ((r = vka_tensor_check_types(c->ctx, k, count4(d->batch, d->kv_heads, tnew, d->key_dim),
+    if ((r = vka_tensor_check_types(c->ctx, k, vka_count4(d->batch, d->kv_heads, tnew, d->key_dim),
                                     fn, "the new keys", both)) ||
-        (r = vka_tensor_check_types(c->ctx, v, count4(d->batch, d->kv_heads, tnew, d->value_dim),
+        (r = vka_tensor_check_types(c->ctx, v, vka_count4(d->batch, d->kv_heads, tnew, d->value_dim),
                                     fn, "the new values", both)) ||
         (r = append_rows(c, cmd, fn, k, v, NULL, tnew)))
         return r;
