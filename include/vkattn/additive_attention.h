@@ -28,6 +28,26 @@
  * query_mask. There is no fused kernel: call->path AUTO and UNFUSED both run
  * this chain, FUSED is VKATTN_ERROR_UNSUPPORTED.
  *
+ * Half precision (desc.dtype = VKATTN_DTYPE_F16; docs/SEMANTICS.md): the
+ * layer keeps its scale vector as f16 (set_weights rounds each float to
+ * nearest even; get_weights returns those f16 values widened, exactly) and
+ * its scores as f16 scratch when they are not returned; every op
+ * accumulates in fp32. io->query, key, value and output may
+ * each be f16 or f32; masks stay f32 (an f16 mask is
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it and both types); returned scores
+ * may be f32 or f16 (then the raw scores, softmax and dropout are each
+ * stored in f16 in place; f32 scores keep them in fp32).
+ * Semantics are Keras's float16 policy: the f32 layer
+ * (vkattn_reference_additive_attention) on the f16-rounded inputs and weights, to within
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)       eps16 = 2^-10
+ *   max|scores - ref| <= 4 eps16
+ * for inputs of magnitude about 1 and logits of magnitude up to about 4
+ * (a scale vector of about 1/sqrt(query_width), or
+ * no_scale with a small query_width): each f16 rounding of an
+ * intermediate adds at most eps16 / 2 of its scale, and the logits carry
+ * theirs through the softmax. The tests (random shapes, every mask kind,
+ * dropout, with and without a scale) see below 0.6 eps16.
+ *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.

@@ -27,7 +27,9 @@ extern "C" {
  * each op's stated bound either way; only speed differs. */
 typedef enum vkattn_tuning {
     VKATTN_TUNING_AUTO = 0, /* by device type: CPU for CPU devices (lavapipe), else GPU */
-    VKATTN_TUNING_GPU = 1,  /* many invocations per row, shared-memory reductions */
+    VKATTN_TUNING_GPU = 1,  /* many invocations per row, subgroup reductions, tiled
+                               fused attention, vec4/double-buffered f32 matmul,
+                               split long softmax rows (docs/PORTABILITY.md) */
     VKATTN_TUNING_CPU = 2,  /* SIMD lanes as rows: few invocations per row, few barriers */
 } vkattn_tuning;
 

@@ -36,6 +36,27 @@
  * scalar weights live on the device, as every layer's weights do: a command
  * buffer recorded before set_weights uses the new values when it runs.
  *
+ * Half precision (desc.dtype = VKATTN_DTYPE_F16; docs/SEMANTICS.md): the
+ * layer keeps scale and concat_score_weight as f16 (set_weights rounds each
+ * to nearest even; get_weights returns those f16 values widened, exactly)
+ * and its activations -- the scaled query and key, concat mode's scores --
+ * as f16 scratch (dot mode's SDPA workspace stays f32); every op
+ * accumulates in fp32. io->query, key, value and output may
+ * each be f16 or f32; masks stay f32 (an f16 mask is
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it and both types); returned scores
+ * may be f32 or f16 (dot mode: the fp32 weights rounded once; concat mode:
+ * the raw scores, softmax and dropout each stored in f16 in place).
+ * Semantics are Keras's float16 policy: the f32 layer
+ * (vkattn_reference_attention) on the f16-rounded inputs and weights, to within
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)       eps16 = 2^-10
+ *   max|scores - ref| <= 4 eps16
+ * for inputs of magnitude about 1 and logits of magnitude up to about 4
+ * (a scale of about 1/sqrt(query_width) in dot mode, a
+ * concat_score_weight of about 1/sqrt(query_width) in concat mode): each f16 rounding of an
+ * intermediate adds at most eps16 / 2 of its scale, and the logits carry
+ * theirs through the softmax. The tests (random shapes, every mask kind,
+ * dropout, both score modes, every SDPA path) see below 0.6 eps16.
+ *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.

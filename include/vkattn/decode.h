@@ -15,20 +15,31 @@
  * the keys for Q K^T and the value width (and keys) for P V. The chunks are
  * sized on the device from L_b, so the split does not depend on what the host
  * knows: the host dispatches n_chunks per row from the capacity and the
- * device's parallelism, and chunks past L_b exit at once. A merge kernel
- * combines the partials. The partials live in the context's library
- * workspace (B * H * Tq * n_chunks * (dv + 2) floats), shared as in
+ * device's parallelism, and chunks past L_b exit at once. Under the CPU
+ * tuning (vkattn/advanced.h; lavapipe), for dk and dv up to 128, each
+ * invocation instead owns a run of about 64 keys with its own online softmax
+ * and partial (no barrier or shared memory in the loop; a CPU driver pays per
+ * element for every storage or shared access whatever the pattern, so each
+ * K/V element is read once and nothing else is). A merge kernel combines the
+ * partials. The partials live in the context's library
+ * workspace (B * H * Tq * n_chunks * (dv + 2) floats; n_chunks is about
+ * capacity / 64 in the CPU layout), shared as in
  * vkattn/sdpa.h: command buffers executing at the same time must not both use
  * it.
  *
- * Element types: the cache may hold f16 (vkattn_kv_cache_desc.dtype); the
- * kernel reads its halves as 32-bit words (no 16-bit storage needed) and
- * computes in fp32 as for f32, so the result is within the f32 bound of the
- * exact attention over the cache's (exactly converted) f16 values:
- *   max|out - ref| <= 2e-5 max|ref|   (ref: vkattn_reference_sdpa_decode_typed)
- * with no f16 rounding term, as q, the partials, the merge and out stay f32
- * (q and out must be f32 tensors; VKATTN_ERROR_UNSUPPORTED otherwise). An
- * f16 cache halves the bytes a step reads.
+ * Element types: the cache may hold f16 (vkattn_kv_cache_desc.dtype), and
+ * q and out may each be f32 or f16 tensors. The kernels read f16 K, V and q
+ * as 32-bit words of two halves and write an f16 out one word per invocation
+ * (no 16-bit storage needed on any device); all arithmetic, the partials and
+ * the merge are fp32. So against the exact attention over the (exactly
+ * converted) f16 values (ref: vkattn_reference_sdpa_decode_typed, out f32):
+ *   max|out - ref| <= 2e-5 max|ref|             f32 out
+ *   max|out - ref| <= (2e-5 + 2^-10) max|ref|   f16 out (one rounding of the
+ *                                               f32 result, 2^-10 relative on
+ *                                               devices whose packHalf2x16
+ *                                               truncates, 2^-11 to nearest)
+ * An f16 cache halves the bytes a step reads. Masks stay f32 (an f16
+ * value_mask is VKATTN_ERROR_UNSUPPORTED).
  *
  * Recording contract: as in vkattn/matmul.h; reads q, the cache's K, V and
  * lengths and value_mask; writes out (compute shader).
@@ -36,7 +47,7 @@
  * or tq; tq above 64; heads not a multiple of kv_heads; kv_heads, capacity,
  * dk or dv different from the cache's; a non-finite scale; a dropout rate
  * outside [0, 1]; a missing, unexpected or too small tensor; out aliasing an
- * input), VKATTN_ERROR_UNSUPPORTED (dk or dv above 256),
+ * input), VKATTN_ERROR_UNSUPPORTED (dk or dv above 256; an f16 value_mask),
  * VKATTN_ERROR_DEVICE_LIMIT, VKATTN_ERROR_OUT_OF_DEVICE_MEMORY, Vulkan
  * failures; reported before anything is recorded.
  * Thread safety: externally synchronized on cmd, the cache and the tensors.

@@ -6,7 +6,8 @@
  * references below. Semantics are Keras 3 exactly (docs/SEMANTICS.md); docs/LAYERS.md
  * explains each argument and how to convert weights from Keras and PyTorch.
  *
- * Conventions: all tensors f32, row-major, last index fastest, sizes in
+ * Conventions: tensors f32 (the layers' io may also be f16 where their
+ * headers say), row-major, last index fastest, sizes in
  * elements. Masks are f32, nonzero = may attend (Keras polarity; PyTorch's
  * boolean masks are the opposite). Zero fields mean the default in their
  * comment; booleans are named so that false is the default. Structs grow only
@@ -45,6 +46,11 @@ typedef struct vkattn_layer_call {
     uint64_t seed, offset;    /* Philox dropout stream (vkattn/philox.h) */
     bool return_attention_scores;
     vkattn_sdpa_path path;    /* layers that use SDPA: AUTO/FUSED/UNFUSED */
+    /* The GPU forward keeps what the layer's backward needs, in the layer's
+     * scratch, until its next forward (vkattn/layer_backward.h says what each
+     * layer keeps). Required before vkattn_X_backward_*; the CPU references
+     * ignore it. */
+    bool keep_for_backward;
 } vkattn_layer_call;
 
 /* Host-side twin of vkattn_layer_io (vkattn/layer_common.h) for the CPU
@@ -78,6 +84,9 @@ typedef struct vkattn_attention_desc {
     bool use_scale;                /* learned scalar scale (else 1) */
     vkattn_score_mode score_mode;
     float dropout;                 /* rate on the attention weights, [0, 1) */
+    /* F32 (0) or F16: the type of the layer's weights and activation scratch
+     * (vkattn/attention.h, "Half precision"); the CPU reference ignores it. */
+    vkattn_dtype dtype;
 } vkattn_attention_desc;
 
 /* Both scalars are 1.0 in a new layer. set_weights sets both, literally (0 is
@@ -96,6 +105,9 @@ typedef struct vkattn_additive_attention_desc {
     uint32_t key_width;                /* 0 = value_width; must equal query_width */
     bool no_scale;                 /* Keras use_scale=False */
     float dropout;
+    /* F32 (0) or F16: the type of the layer's weights and activation scratch
+     * (vkattn/additive_attention.h, "Half precision"); the CPU reference ignores it. */
+    vkattn_dtype dtype;
 } vkattn_additive_attention_desc;
 
 /* scale: (query_width); all ones in a new layer; ignored (may be NULL) if no_scale. */
@@ -114,6 +126,9 @@ typedef struct vkattn_bahdanau_desc {
     uint32_t value_width; /* required */
     uint32_t units;       /* required */
     float dropout;
+    /* F32 (0) or F16: the type of the layer's weights and activation scratch
+     * (vkattn/bahdanau.h, "Half precision"); the CPU reference ignores it. */
+    vkattn_dtype dtype;
 } vkattn_bahdanau_desc;
 
 /* query_kernel (query_width, units), key_kernel (key_width, units), score_kernel

@@ -49,11 +49,12 @@
  * its activations -- projections, heads, SDPA context, merged heads -- as f16
  * scratch; every op accumulates in fp32. io->query, key, value and output may
  * each be f16 or f32; masks stay f32 (an f16 mask is
- * VKATTN_ERROR_INVALID_ARGUMENT naming it); returned scores are f32 (the
- * chained SDPA path forms them in fp32; f16 scores are
- * VKATTN_ERROR_UNSUPPORTED). The cached calls below refuse an f16 layer
- * (VKATTN_ERROR_UNSUPPORTED: decode attention takes f32 queries; an f32
- * layer may still use an f16 cache). Semantics are Keras's float16 policy:
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it); returned scores may be f32 or
+ * f16 (the chained SDPA path forms them in fp32; f16 scores are those
+ * rounded once, vkattn/sdpa.h). The cached calls below take an f16 layer
+ * too, with an f16 or f32 cache, under the same bound (decode reads the f16
+ * query heads and writes the f16 context; the value mask over the cache stays
+ * f32, an f16 one is VKATTN_ERROR_INVALID_ARGUMENT). Semantics are Keras's float16 policy:
  * the f32 layer (vkattn_reference_mha) on the f16-rounded inputs and
  * weights, to within
  *   max|out - ref| <= 8 eps16 max(max|ref|, 1)       eps16 = 2^-10

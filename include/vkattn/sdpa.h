@@ -30,14 +30,18 @@
  * a score * scale + bias beyond FLT_MAX overflows where the reference's
  * double does not.
  *
- * Element types: q, k, v and out may each be f16 or f32 (any mix, e.g. f16
- * K/V with an f32 Q, or an f32 out from f16 inputs); bias, masks, returned
- * weights, workspace and lse are f32 (an f16 bias or mask is
- * VKATTN_ERROR_INVALID_ARGUMENT naming it; f16 weights are
- * VKATTN_ERROR_UNSUPPORTED). Halves are converted on load and all arithmetic
- * (logits, running max and sum, the chained path's scores and softmax,
- * W @ V) is fp32; an f16 out is rounded once at the end, by the device's f32
- * -> f16 conversion. The fused kernel reads f16 as float16_t on devices with
+ * Element types: q, k, v, out and the returned weights may each be f16 or
+ * f32 (any mix, e.g. f16 K/V with an f32 Q, or an f32 out from f16 inputs);
+ * bias, masks, workspace and lse are f32 (an f16 bias or mask is
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it). f16 weights: the chained path
+ * keeps the scores in the f32 workspace and rounds the returned weights
+ * into io->weights once (after softmax, or after dropout with
+ * weights_after_dropout), so out is computed from the same fp32
+ * probabilities as with f32 weights; each f16 weight is within ulp16 (one
+ * f16 spacing at its value, 2^-24 below 2^-14) of the f32 one. Halves are
+ * converted on load and all arithmetic (logits, running max and sum, the
+ * chained path's scores and softmax, W @ V) is fp32; an f16 out is rounded
+ * once at the end, by the device's f32 -> f16 conversion. The fused kernel reads f16 as float16_t on devices with
  * storageBuffer16BitAccess and as 32-bit words of two halves elsewhere
  * (writing whole words; an odd dv goes through f32 scratch and a conversion
  * pass); the chained path uses the f16 matmul of vkattn/matmul.h. Bound,
@@ -56,7 +60,9 @@
  * and waits).
  *
  * Workspace: the chained path needs a score tensor unless the returned weights
- * can hold the scores themselves. Pass your own (io->workspace, at least
+ * can hold the scores themselves (f32 weights). f16 weights always need it:
+ * B*H*Tq*Tv floats, more than vkattn_sdpa_workspace_size reports for such a
+ * call (params do not carry the weights' type). Pass your own (io->workspace, at least
  * vkattn_sdpa_workspace_size floats) or leave it NULL: then the library uses a
  * scratch tensor kept in the context, shared by every call on that context
  * and grown on demand (a replaced one is kept until the context is destroyed,
@@ -103,7 +109,8 @@ typedef struct vkattn_sdpa_io {
     vkattn_tensor *bias, *value_mask, *mask;
     vkattn_tensor *out;       /* (B, H, Tq, dv), written */
     vkattn_tensor *weights;   /* (B, H, Tq, Tv) iff params->return_weights, written */
-    /* optional scratch, >= vkattn_sdpa_workspace_size floats; NULL: the library
+    /* optional scratch, >= vkattn_sdpa_workspace_size floats (B*H*Tq*Tv with
+     * f16 weights); NULL: the library
      * allocates one and keeps it in the context (see the overview). Ignored
      * when the call needs none. */
     vkattn_tensor *workspace;
@@ -118,7 +125,7 @@ typedef struct vkattn_sdpa_io {
 
 /* *floats = the workspace the call vkattn_sdpa_record would make with these
  * params on this context needs (0 when none: the fused path, or returned
- * weights that can hold the scores). Fails as vkattn_sdpa_record does on bad
+ * f32 weights that can hold the scores; f16 weights need B*H*Tq*Tv). Fails as vkattn_sdpa_record does on bad
  * params or sizes, before any tensor is involved. */
 VKATTN_API vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx,
                                                     const vkattn_sdpa_params *params,

@@ -56,9 +56,11 @@
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (the forward's checks; a missing or
  * too small q, k, v, grad_out, grad_q, grad_k, grad_v; io->lse or io->out
  * missing with VKATTN_SDPA_FUSED; a gradient aliasing any other tensor of the
- * call, named in the message), VKATTN_ERROR_SIZE_OVERFLOW,
+ * call, named in the message; an f16 bias, mask, value_mask or lse, named:
+ * they have no f16 form), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT, VKATTN_ERROR_UNSUPPORTED (VKATTN_SDPA_FUSED where
- * the fused kernels cannot serve the call), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY,
+ * the fused kernels cannot serve the call; f16 q, k, v, out or gradients: the
+ * backward is f32), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. Nothing is recorded or allocated on an argument error.
  * Thread safety: externally synchronized on cmd and the tensors; *_record and
  * *_prepare may run on several threads of one context (vkattn/context.h).

@@ -27,7 +27,8 @@
  * tq or tv 0; scale not finite; an enum out of range; a tensor missing where
  * its flag asks for it or given where it does not; tensors too small;
  * grad_scores aliasing weights, bias, value_mask or mask; tensors of another
- * context), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (32-bit
+ * context; an f16 bias or mask, named), VKATTN_ERROR_UNSUPPORTED (f16
+ * weights or gradients: the backward is f32), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (32-bit
  * indexing, maxStorageBufferRange, workgroup counts, lavapipe's loop limit),
  * Vulkan failures. Nothing is recorded on error.
  * Thread safety: externally synchronized on cmd and the tensors; *_record and

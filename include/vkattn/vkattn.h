@@ -43,6 +43,7 @@
 #include "vkattn/half.h"
 #include "vkattn/heads.h"
 #include "vkattn/kv_cache.h"
+#include "vkattn/layer_backward.h"
 #include "vkattn/layer_common.h"
 #include "vkattn/layer_params.h"
 #include "vkattn/loss.h"

@@ -247,6 +247,7 @@ typedef struct vkattn_layer_call {
     uint64_t seed, offset;
     bool return_attention_scores;
     vkattn_sdpa_path path;
+    bool keep_for_backward;
 } vkattn_layer_call;
 
 typedef struct vkattn_layer_host_io {
@@ -268,6 +269,7 @@ typedef struct vkattn_attention_desc {
     bool use_scale;
     vkattn_score_mode score_mode;
     float dropout;
+    vkattn_dtype dtype;
 } vkattn_attention_desc;
 
 typedef struct vkattn_attention_weights {
@@ -280,6 +282,7 @@ typedef struct vkattn_additive_attention_desc {
     uint32_t key_width;
     bool no_scale;
     float dropout;
+    vkattn_dtype dtype;
 } vkattn_additive_attention_desc;
 
 typedef struct vkattn_additive_attention_weights {
@@ -292,6 +295,7 @@ typedef struct vkattn_bahdanau_desc {
     uint32_t value_width;
     uint32_t units;
     float dropout;
+    vkattn_dtype dtype;
 } vkattn_bahdanau_desc;
 
 typedef struct vkattn_bahdanau_weights {

@@ -8,11 +8,14 @@
 // Query i of Tq sees keys j < L_b - Tq + i + 1 (bottom-right causal: the
 // queries are the last Tq tokens, already appended).
 //
-// Grid: x = key chunk c of n_chunks, y = a block of R rows, z = (b, K/V
-// head). The rows of a K/V head are its query heads' (h, i) pairs, so the
-// query heads of a group share every K/V read. Chunks are sized from L_b on
-// the device: ceil(L_b / n_chunks) rounded up to the tile, so every chunk is
-// busy whatever the capacity, and chunks past L_b write an empty partial.
+// Two layouts, picked by the spec constant LANES: the tiles layout described
+// here (tiles_main, the GPU one) and the lanes layout (lanes_main, at the end,
+// the CPU one). Grid of the tiles layout: x = key chunk c of n_chunks,
+// y = a block of R rows, z = (b, K/V head). The rows of a K/V head are its
+// query heads' (h, i) pairs, so the query heads of a group share every K/V
+// read. Chunks are sized from L_b on the device: ceil(L_b / n_chunks)
+// rounded up to the tile, so every chunk is busy whatever the capacity, and
+// chunks past L_b write an empty partial.
 // Per tile of WG keys:
 //   1. QK: invocation t takes key j0 + t and computes its R logits (the
 //      whole DK-wide dot product, vec4 reads of its K row);
@@ -48,6 +51,9 @@ layout(constant_id = VKA_DECODE_SPEC_DROPOUT) const bool DROPOUT = false;
 // device, so no 16-bit storage is needed; all arithmetic stays fp32.
 layout(constant_id = VKA_DECODE_SPEC_K_F16) const bool K_F16 = false;
 layout(constant_id = VKA_DECODE_SPEC_V_F16) const bool V_F16 = false;
+layout(constant_id = VKA_DECODE_SPEC_LANES) const bool LANES = false;
+// f16 queries, read as words of two halves as the cache is
+layout(constant_id = VKA_DECODE_SPEC_Q_F16) const bool Q_F16 = false;
 
 const uint WG = gl_WorkGroupSize.x; // also the keys per tile
 const uint DK4 = (DK + 3u) / 4u;
@@ -59,6 +65,8 @@ const uint SL = SLOTS < WG ? SLOTS : WG; // invocations per key subset
 const float MASKED = -3.0e38;
 
 layout(std430, binding = 0) readonly buffer QBuf { float q_in[]; };
+layout(std430, binding = 0) readonly buffer QBuf4 { vec4 q4_in[]; };
+layout(std430, binding = 0) readonly buffer QBufW { uint q_w[]; };
 layout(std430, binding = 1) readonly buffer KBuf { float k_in[]; };
 layout(std430, binding = 2) readonly buffer VBuf { float v_in[]; };
 layout(std430, binding = 1) readonly buffer KBuf4 { vec4 k4_in[]; };
@@ -105,6 +113,8 @@ vec4 ld_kv4(bool is_k, uint i4)
     return V_F16 ? halves4(v4_w[i4]) : v4_in[i4];
 }
 
+float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+
 vec4 load4(bool vec, uint base, uint e4, uint width, bool ok, bool is_k)
 {
     vec4 x = vec4(0.0);
@@ -117,7 +127,7 @@ vec4 load4(bool vec, uint base, uint e4, uint width, bool ok, bool is_k)
     return x;
 }
 
-void main()
+void tiles_main()
 {
     const uint t = gl_LocalInvocationID.x;
     const uint kv_heads = p.heads / p.group;
@@ -149,7 +159,7 @@ void main()
                                (r0 + rr) % p.tq) * DK;
             [[unroll]] for (uint cc = 0u; cc < 4u; cc++)
                 if (ok && e4 * 4u + cc < DK)
-                    x[cc] = q_in[qrow + e4 * 4u + cc];
+                    x[cc] = ld_q(qrow + e4 * 4u + cc);
             q_s[slot] = x * p.scale_log2;
         }
     }
@@ -249,4 +259,124 @@ void main()
         part[(row * p.n_chunks + c) * out_stride + DV] = m_run;
         part[(row * p.n_chunks + c) * out_stride + DV + 1u] = l_run;
     }
+}
+
+// The lanes layout (LANES, chosen under the CPU tuning): every invocation owns
+// a run of keys, a multiple of 4 long, and keeps its own online softmax and
+// its own partial, so the loop has no barrier and no shared memory. On a CPU
+// driver that runs a workgroup's invocations as SIMD lanes, a storage or
+// shared access costs about the same per element whatever its pattern, so
+// this reads each K/V element once and nothing else in the loop; the 4 keys
+// of a step share one max, one rescale of the output and one Philox word,
+// and the exp2 runs across the lanes. The partial of invocation t of
+// workgroup x is partial x * WG + t of its rows (p.n_chunks per row).
+void lanes_main()
+{
+    const uint t = gl_LocalInvocationID.x;
+    const uint kv_heads = p.heads / p.group;
+    const uint zb = gl_WorkGroupID.z + p.z_base; // b * Hkv + K/V head
+    const uint b = zb / kv_heads, hkv = zb % kv_heads;
+    const uint rows_total = p.group * p.tq;
+    const uint r0 = gl_WorkGroupID.y * R, g = gl_WorkGroupID.x * WG + t;
+    const uint len = min(LENGTH(b), p.capacity);
+    const uint run = ((len + p.n_chunks - 1u) / p.n_chunks + 3u) & ~3u;
+    const uint start = min(g * run, len), stop = min(start + run, len);
+
+    uint row_end[R], row_bh[R], row_i[R];
+    uint kend = start;
+    vec4 qv[R * DK4]; // the rows' queries times scale * log2(e)
+    [[unroll]] for (uint rr = 0u; rr < R; rr++) {
+        const uint r = r0 + rr;
+        const bool ok = r < rows_total;
+        row_i[rr] = ok ? r % p.tq : 0u;
+        row_bh[rr] = b * p.heads + hkv * p.group + (ok ? r / p.tq : 0u);
+        row_end[rr] = ok && len + row_i[rr] + 1u > p.tq ? len + row_i[rr] + 1u - p.tq : 0u;
+        kend = max(kend, min(row_end[rr], stop));
+        const uint qrow = (row_bh[rr] * p.tq + row_i[rr]) * DK;
+        [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
+            vec4 x = vec4(0.0);
+            if (DK_VEC4 && !Q_F16)
+                x = q4_in[qrow / 4u + e4];
+            else
+                [[unroll]] for (uint cc = 0u; cc < 4u; cc++)
+                    if (e4 * 4u + cc < DK)
+                        x[cc] = ld_q(qrow + e4 * 4u + cc);
+            qv[rr * DK4 + e4] = x * p.scale_log2;
+        }
+    }
+    float m_run[R], l_run[R];
+    vec4 o[R * DV4];
+    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+        m_run[rr] = MASKED, l_run[rr] = 0.0;
+    [[unroll]] for (uint n = 0u; n < R * DV4; n++)
+        o[n] = vec4(0.0);
+    const uint kvbase = zb * p.capacity;
+
+    for (uint j0 = start; j0 < kend; j0 += 4u) {
+        vec4 s[R];
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            const uint j = j0 + u;
+            const bool in_range = j < kend;
+            float x[R];
+            [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                x[rr] = 0.0;
+            [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
+                const vec4 k = load4(DK_VEC4, (kvbase + j) * DK, e4, DK, in_range, true);
+                [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                    x[rr] += dot(qv[rr * DK4 + e4], k);
+            }
+            const uint vm_at = b * p.capacity + min(j, p.capacity - 1u);
+            const bool vm_ok = !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(vm_at)));
+            [[unroll]] for (uint rr = 0u; rr < R; rr++) {
+                const bool ok = in_range && j < row_end[rr] && vm_ok && !(x[rr] <= MASKED);
+                s[rr][u] = ok ? x[rr] : MASKED;
+            }
+        }
+        vec4 w[R];
+        [[unroll]] for (uint rr = 0u; rr < R; rr++) {
+            const float mt = max(max(m_run[rr], max(s[rr].x, s[rr].y)), max(s[rr].z, s[rr].w));
+            const float alpha = exp2(m_run[rr] - mt);
+            m_run[rr] = mt;
+            const bvec4 masked = equal(floatBitsToUint(s[rr]), uvec4(floatBitsToUint(MASKED)));
+            w[rr] = mix(exp2(mix(s[rr], vec4(mt), masked) - mt), vec4(0.0), masked);
+            l_run[rr] = l_run[rr] * alpha + ((w[rr].x + w[rr].y) + (w[rr].z + w[rr].w));
+            if (DROPOUT) {
+                // the Philox word of keys j0..j0+3 as in the full SDPA: runs
+                // start at multiples of 4
+                const uvec4 bits =
+                    philox4x32_10(uvec4(j0 >> 2u, row_i[rr], row_bh[rr], p.offset_mix),
+                                  uvec2(p.seed_lo, p.seed_hi));
+                w[rr] *= vec4(greaterThanEqual(bits >> 8u, uvec4(p.threshold)));
+            }
+            [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++)
+                o[rr * DV4 + e4] *= alpha;
+        }
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            const uint j = j0 + u;
+            [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++) {
+                const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
+                [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                    o[rr * DV4 + e4] = fma(vec4(w[rr][u]), v, o[rr * DV4 + e4]);
+            }
+        }
+    }
+    const uint out_stride = DV + 2u;
+    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+        if (r0 + rr < rows_total) {
+            const uint base = ((row_bh[rr] * p.tq + row_i[rr]) * p.n_chunks + g) * out_stride;
+            [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++)
+                [[unroll]] for (uint cc = 0u; cc < 4u; cc++)
+                    if (e4 * 4u + cc < DV)
+                        part[base + e4 * 4u + cc] = o[rr * DV4 + e4][cc];
+            part[base + DV] = m_run[rr];
+            part[base + DV + 1u] = l_run[rr];
+        }
+}
+
+void main()
+{
+    if (LANES)
+        lanes_main();
+    else
+        tiles_main();
 }

@@ -15,11 +15,13 @@
 #define VKA_DECODE_SPEC_DROPOUT 7        /* bool: training && rate > 0 */
 #define VKA_DECODE_SPEC_K_F16 8          /* bool: the cache's K holds f16 */
 #define VKA_DECODE_SPEC_V_F16 9          /* bool: the cache's V holds f16 */
-#define VKA_DECODE_N_SPEC 10
+#define VKA_DECODE_SPEC_LANES 10     /* bool: one run of keys per invocation */
+#define VKA_DECODE_SPEC_Q_F16 11     /* bool: q holds f16 */
+#define VKA_DECODE_N_SPEC 12
 
 #define VKA_DECODE_PUSH                                                        \
     VKA_UINT heads, group, tq, capacity; /* query heads per K/V head: group */ \
-    VKA_UINT n_chunks;                   /* key chunks per row */              \
+    VKA_UINT n_chunks;                   /* partials per row */                \
     VKA_FLOAT scale_log2;                /* scale * log2(e) */                 \
     VKA_UINT seed_lo, seed_hi, offset_mix, threshold; /* core/dropout_host.h */ \
     VKA_UINT z_base;                     /* first (b, K/V head) of a piece */  \
@@ -28,7 +30,8 @@
 
 #define VKA_DECODE_MERGE_SPEC_WG 0 /* local_size_x */
 #define VKA_DECODE_MERGE_SPEC_DV 1 /* value width */
-#define VKA_DECODE_MERGE_N_SPEC 2
+#define VKA_DECODE_MERGE_SPEC_OUT_F16 2 /* bool: out holds f16 */
+#define VKA_DECODE_MERGE_N_SPEC 3
 
 #define VKA_DECODE_MERGE_PUSH                                            \
     VKA_UINT total;    /* output elements B * H * Tq * DV */              \

@@ -34,8 +34,6 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "flash_backward_iface.h"
-#include "mask.glsl"
-#include "philox.glsl"
 
 layout(local_size_x_id = VKA_FB_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_FB_SPEC_TILE) const uint TILE = 16;
@@ -74,11 +72,9 @@ layout(std430, binding = 9) writeonly buffer Out1 { float out1[]; }; // dV
 
 layout(push_constant) uniform Push { VKA_FB_PUSH } p;
 
-const float LOG2E = 1.4426950408889634;
-const float MASKED = -3.0e38;
-const float DEAD_MIN = 1.0e38; // stats.x at or above: a row with no allowed key
+#include "flash_mask.glsl" // after p, the spec constants and the buffers it reads
 
-bvec4 is_masked(vec4 x) { return equal(floatBitsToUint(x), uvec4(floatBitsToUint(MASKED))); }
+const float DEAD_MIN = 1.0e38; // stats.x at or above: a row with no allowed key
 
 // Element e4 (as a vec4) of row `row` of a (rows, DK) or (rows, DV) tensor.
 vec4 load_dk(uint which, uint row, uint e4)
@@ -105,29 +101,14 @@ vec4 load_dv(uint which, uint row, uint e4)
 // Keep factors (0 or drop_scale) of keys j..j+3 (j a multiple of 4) of row (bh, i).
 vec4 keep4(uint bh, uint i, uint j)
 {
-    if (!DROPOUT)
-        return vec4(1.0);
-    uvec4 x = philox4x32_10(uvec4(j >> 2u, i, bh, p.offset_mix), uvec2(p.seed_lo, p.seed_hi));
-    return vec4(greaterThanEqual(x >> 8u, uvec4(p.threshold))) * p.drop_scale;
+    return DROPOUT ? flash_keep4(bh, i, j) * p.drop_scale : vec4(1.0);
 }
 
-// Masks and bias on the raw logits x (log2 units) of keys j..j+3 of row
+// The forward's masked logits (flash_mask.glsl) of keys j..j+3 of row
 // (b, h, i); vm: the value mask of those keys (true without one).
 vec4 mask_logits(uint b, uint h, uint i, uint j, bvec4 vm, vec4 x)
 {
-    const uint limit = vka_causal_limit(CAUSAL, i, p.tq, p.tv);
-    const uint mask_row = vka_bcast_row(uvec3(p.mask_b, p.mask_h, p.mask_i), b, h, i);
-    const uint bias_row = vka_bcast_row(uvec3(p.bias_b, p.bias_h, p.bias_i), b, h, i);
-    [[unroll]] for (uint c = 0u; c < 4u; c++) {
-        const uint jc = min(j + c, p.tv - 1u);
-        bool ok = j + c < limit && vm[c];
-        if (HAS_MASK)
-            ok = ok && vka_mask_allows(mask_in[mask_row + jc]);
-        if (HAS_BIAS && ok)
-            x[c] += bias_in[bias_row + jc] * LOG2E;
-        x[c] = (ok && !(x[c] <= MASKED)) ? x[c] : MASKED;
-    }
-    return x;
+    return flash_mask_logits(b, h, i, j, vka_causal_limit(CAUSAL, i, p.tq, p.tv), vm, x);
 }
 
 // Weights P of keys j..j+3 of a row with stats st, from masked logits x.
@@ -177,12 +158,8 @@ void main()
     const uint rows_total = p.group * p.tq;
     for (uint r0 = 0u; r0 < rows_total; r0 += TILE) {
         const uint r1 = min(r0 + TILE, rows_total) - 1u;
-        if (!UNIFORM_ROWS && CAUSAL != VKA_CAUSAL_NONE) {
-            // rows spanning two query heads cover every i up to Tq - 1
-            const uint i_max = (r0 / p.tq == r1 / p.tq) ? r1 % p.tq : p.tq - 1u;
-            if (vka_causal_limit(CAUSAL, i_max, p.tq, p.tv) <= j_first)
-                continue; // uniform over the workgroup: no key of the block is seen
-        }
+        if (!UNIFORM_ROWS && CAUSAL != VKA_CAUSAL_NONE && flash_key_end(r0, r1) <= j_first)
+            continue; // uniform over the workgroup: no key of the block is seen
         barrier(); // the previous tile is no longer read
         [[unroll]] for (uint it = 0u; it < (TILE * DK4 + WG - 1u) / WG; it++) {
             const uint slot = it * WG + tid, rr = slot / DK4, r = r0 + rr;
@@ -294,8 +271,7 @@ void main()
         [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++)
             dor[rr * DV4 + e4] = row_ok[rr] ? load_dv(0u, row, e4) : vec4(0.0);
     }
-    const uint i_max = (r0 / p.tq == r1 / p.tq) ? r1 % p.tq : p.tq - 1u;
-    const uint kend = vka_causal_limit(CAUSAL, i_max, p.tq, p.tv);
+    const uint kend = flash_key_end(r0, r1);
     for (uint j0 = 0u; j0 < kend; j0 += TILE) {
         barrier();
         const uint n_keys = min(TILE, p.tv - j0);
@@ -324,10 +300,9 @@ void main()
         if (!any_live)
             continue;
         [[dont_unroll]] for (uint jj = 0u; jj < TILE; jj += 4u) {
-            bvec4 vm = bvec4(true);
-            if (HAS_VALUE_MASK)
-                [[unroll]] for (uint c = 0u; c < 4u; c++)
-                    vm[c] = vka_mask_allows(vmask_s[jj + c]);
+            const bvec4 vm = HAS_VALUE_MASK ? flash_value_mask4(vmask_s[jj], vmask_s[jj + 1u],
+                                                                vmask_s[jj + 2u], vmask_s[jj + 3u])
+                                            : bvec4(true);
             vec4 x[RPI], dp[RPI];
             [[unroll]] for (uint rr = 0u; rr < RPI; rr++)
                 x[rr] = vec4(0.0), dp[rr] = vec4(0.0);

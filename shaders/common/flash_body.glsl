@@ -64,8 +64,6 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "flash_iface.h"
-#include "mask.glsl"
-#include "philox.glsl"
 
 // specialization constants: ids and meanings in flash_iface.h
 layout(local_size_x_id = VKA_FLASH_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
@@ -156,6 +154,8 @@ layout(std430, binding = BIND_OUT) writeonly buffer OutBufW2 { uvec2 out4_w[]; }
 
 layout(push_constant) uniform Push { VKA_FLASH_PUSH } p;
 
+#include "flash_mask.glsl" // after p, the spec constants and the buffers it reads
+
 // Element i, or elements 4 i4 .. 4 i4 + 3, of Q, K and V as f32.
 #if FLASH_F16_STORAGE
 float ld_q(uint i) { return Q_F16 ? float(q_h[i]) : q_in[i]; }
@@ -192,15 +192,8 @@ void st_out4(uint i4, vec4 x)
 #endif
 }
 
-const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
-// The logit of a masked key, and the start of the running max: finite, and
-// far enough above -FLT_MAX that the first rescale, exp2(MASKED - m), stays
-// finite for any logit m below 4e37.
-const float MASKED = -3.0e38;
 const uint NEG_INF_BITS = 0xFF800000u; // the LSE of a row with nothing allowed
-
-bvec4 is_masked(vec4 x) { return equal(floatBitsToUint(x), uvec4(floatBitsToUint(MASKED))); }
 
 shared vec4 ks[BC * DK4];
 shared vec4 vs[BC * DV4];
@@ -259,44 +252,12 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
         }
 }
 
-// One past the last key any row r0..r1 of this workgroup may see: key tiles
-// from there on are wholly above a causal diagonal and never loaded.
-uint key_end(uint r0, uint r1)
+// The value mask's verdict on keys jj..jj+3 of the tile (all true without one).
+bvec4 tile_value_mask4(uint jj)
 {
-    // Rows spanning two query heads cover every i up to Tq - 1.
-    uint i_max = (r0 / p.tq == r1 / p.tq) ? r1 % p.tq : p.tq - 1u;
-    return vka_causal_limit(CAUSAL, i_max, p.tq, p.tv);
-}
-
-// Keep bits of keys j..j+3 (j a multiple of 4) for row (bh, i).
-vec4 keep4(uint bh, uint i, uint j)
-{
-    uvec4 x = philox4x32_10(uvec4(j >> 2u, i, bh, p.offset_mix), uvec2(p.seed_lo, p.seed_hi));
-    return vec4(greaterThanEqual(x >> 8u, uvec4(p.threshold)));
-}
-
-// Masks and bias on the raw logits x of keys j..j+3 (tile offset jj) of row
-// rr; keys from row_end[rr] on (causally masked, or past Tv) are masked too,
-// and so are logits at or below MASKED (a -inf bias); NaN stays a logit.
-vec4 mask_logits(uint b, uint rr, uint j, uint jj, vec4 x)
-{
-    const uint h = row_h[rr], i = row_i[rr];
-    const uint mask_row = vka_bcast_row(uvec3(p.mask_b, p.mask_h, p.mask_i), b, h, i);
-    const uint bias_row = vka_bcast_row(uvec3(p.bias_b, p.bias_h, p.bias_i), b, h, i);
-    [[unroll]] for (uint c = 0u; c < 4u; c++) {
-        // Clamped: a tile's tail past Tv must not read past the row (or the
-        // buffer) even where the compiler evaluates both sides of &&.
-        const uint jc = min(j + c, p.tv - 1u);
-        bool ok = j + c < row_end[rr];
-        if (HAS_VALUE_MASK)
-            ok = ok && vka_mask_allows(vmask_s[jj + c]);
-        if (HAS_MASK)
-            ok = ok && vka_mask_allows(mask_in[MASK_OFF + mask_row + jc]);
-        if (HAS_BIAS && ok)
-            x[c] += bias_in[BIAS_OFF + bias_row + jc] * LOG2E;
-        x[c] = (ok && !(x[c] <= MASKED)) ? x[c] : MASKED;
-    }
-    return x;
+    return HAS_VALUE_MASK ? flash_value_mask4(vmask_s[jj], vmask_s[jj + 1u], vmask_s[jj + 2u],
+                                              vmask_s[jj + 3u])
+                          : bvec4(true);
 }
 
 // x[rr][c] = q[rr] . K row jj + c of the tile.
@@ -325,8 +286,10 @@ void tile_logits(uint b, uint j0)
         [[unroll]] for (uint rr = 0u; rr < RPI; rr++)
             x[rr] = vec4(0.0);
         qk_block(jj, x);
+        const bvec4 vm = tile_value_mask4(jj);
         [[unroll]] for (uint rr = 0u; rr < RPI; rr++)
-            s4[rr * BC4 + jj / 4u] = mask_logits(b, rr, j0 + jj, jj, x[rr]);
+            s4[rr * BC4 + jj / 4u] =
+                flash_mask_logits(b, row_h[rr], row_i[rr], j0 + jj, row_end[rr], vm, x[rr]);
     }
 }
 
@@ -376,7 +339,7 @@ void tile_update(uint b, uint j0)
             pw[rr] = mix(exp2(arg), vec4(0.0), masked);
             l_run[rr] += (pw[rr].x + pw[rr].y) + (pw[rr].z + pw[rr].w);
             if (DROPOUT) // after the sum: dropout acts on the normalized weights
-                pw[rr] *= keep4(b * p.heads + row_h[rr], row_i[rr], j0 + jj);
+                pw[rr] *= flash_keep4(b * p.heads + row_h[rr], row_i[rr], j0 + jj);
         }
         accumulate_v(jj, pw);
     }
@@ -410,7 +373,7 @@ void uniform_rows(uint b, uint zb)
             [[unroll]] for (uint rr = 0u; rr < RPI; rr++) {
                 pw[rr] = vec4(l_run[rr] == 0.0); // V rows past Tv are zeros
                 if (DROPOUT)
-                    pw[rr] *= keep4(b * p.heads + row_h[rr], row_i[rr], j0 + jj);
+                    pw[rr] *= flash_keep4(b * p.heads + row_h[rr], row_i[rr], j0 + jj);
             }
             accumulate_v(jj, pw);
         }
@@ -488,7 +451,7 @@ void main()
     if (gl_LocalInvocationID.x == 0u)
         need_uniform = 0u;
     init_rows(zb, b, r0, rows_total);
-    const uint kend = key_end(r0, r1);
+    const uint kend = flash_key_end(r0, r1);
     for (uint j0 = 0u; j0 < kend; j0 += BC) {
         barrier(); // the previous tile is no longer read
         load_tile(b, zb, j0, true);

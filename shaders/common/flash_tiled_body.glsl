@@ -4,8 +4,9 @@
 // subgroup shuffles). Each defines FLASH_SUBGROUP and includes this file.
 //
 // Computes exactly what shaders/common/flash_body.glsl computes (the same
-// masks, bias, Philox dropout element mapping, grouped K/V heads, masked-row
-// policies, LSE and NaN rules; see the comments there), shaped for GPUs:
+// masks, bias and Philox dropout element mapping, from flash_mask.glsl; the
+// same grouped K/V heads, masked-row policies, LSE and NaN rules; see the
+// comments there), shaped for GPUs:
 //
 // A workgroup owns BR = WG / L consecutive rows of one (batch, K/V head) --
 // rows are (query head of the group, query index) pairs flattened as in
@@ -36,8 +37,6 @@
 #endif
 
 #include "flash_tiled_iface.h"
-#include "mask.glsl"
-#include "philox.glsl"
 
 layout(local_size_x_id = VKA_FLASH_TILED_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_FLASH_TILED_SPEC_BC) const uint BC = 16;
@@ -78,12 +77,10 @@ layout(std430, binding = 7) writeonly buffer LseBuf { uint lse_u[]; };
 
 layout(push_constant) uniform Push { VKA_FLASH_PUSH } p;
 
-const float LOG2E = 1.4426950408889634;
-const float LN2 = 0.6931471805599453;
-const float MASKED = -3.0e38; // as in flash_body.glsl
-const uint NEG_INF_BITS = 0xFF800000u;
+#include "flash_mask.glsl" // after p, the spec constants and the buffers it reads
 
-bvec4 is_masked(vec4 x) { return equal(floatBitsToUint(x), uvec4(floatBitsToUint(MASKED))); }
+const float LN2 = 0.6931471805599453;
+const uint NEG_INF_BITS = 0xFF800000u;
 
 shared vec4 ks[BC * DK4];
 shared vec4 vs[BC * DV4];
@@ -143,18 +140,6 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
         }
 }
 
-uint key_end(uint r0, uint r1)
-{
-    uint i_max = (r0 / p.tq == r1 / p.tq) ? r1 % p.tq : p.tq - 1u;
-    return vka_causal_limit(CAUSAL, i_max, p.tq, p.tv);
-}
-
-vec4 keep4(uint bh, uint i, uint j)
-{
-    uvec4 x = philox4x32_10(uvec4(j >> 2u, i, bh, p.offset_mix), uvec2(p.seed_lo, p.seed_hi));
-    return vec4(greaterThanEqual(x >> 8u, uvec4(p.threshold)));
-}
-
 // The row's full logits of four keys from the lanes' partial sums. Called by
 // every invocation (uniform control flow).
 vec4 reduce_lanes(vec4 x)
@@ -174,23 +159,12 @@ vec4 reduce_lanes(vec4 x)
 #endif
 }
 
-// flash_body.glsl's mask_logits for this invocation's row.
-vec4 mask_logits(uint b, uint j, uint jj, vec4 x)
+// The value mask's verdict on keys jj..jj+3 of the tile (all true without one).
+bvec4 tile_value_mask4(uint jj)
 {
-    const uint mask_row = vka_bcast_row(uvec3(p.mask_b, p.mask_h, p.mask_i), b, row_h, row_i);
-    const uint bias_row = vka_bcast_row(uvec3(p.bias_b, p.bias_h, p.bias_i), b, row_h, row_i);
-    [[unroll]] for (uint c = 0u; c < 4u; c++) {
-        const uint jc = min(j + c, p.tv - 1u);
-        bool ok = j + c < row_end;
-        if (HAS_VALUE_MASK)
-            ok = ok && vka_mask_allows(vmask_s[jj + c]);
-        if (HAS_MASK)
-            ok = ok && vka_mask_allows(mask_in[mask_row + jc]);
-        if (HAS_BIAS && ok)
-            x[c] += bias_in[bias_row + jc] * LOG2E;
-        x[c] = (ok && !(x[c] <= MASKED)) ? x[c] : MASKED;
-    }
-    return x;
+    return HAS_VALUE_MASK ? flash_value_mask4(vmask_s[jj], vmask_s[jj + 1u], vmask_s[jj + 2u],
+                                              vmask_s[jj + 3u])
+                          : bvec4(true);
 }
 
 // s4 = masked logits of the tile's keys for this row.
@@ -204,7 +178,8 @@ void tile_logits(uint b, uint j0)
                 x += vec4(dot(q[t], ks[jj * DK4 + e4]), dot(q[t], ks[(jj + 1u) * DK4 + e4]),
                           dot(q[t], ks[(jj + 2u) * DK4 + e4]), dot(q[t], ks[(jj + 3u) * DK4 + e4]));
         }
-        s4[jj / 4u] = mask_logits(b, j0 + jj, jj, reduce_lanes(x));
+        s4[jj / 4u] = flash_mask_logits(b, row_h, row_i, j0 + jj, row_end, tile_value_mask4(jj),
+                                        reduce_lanes(x));
     }
 }
 
@@ -240,7 +215,7 @@ void tile_update(uint b, uint j0)
         vec4 pw = mix(exp2(arg), vec4(0.0), masked);
         l_run += (pw.x + pw.y) + (pw.z + pw.w);
         if (DROPOUT)
-            pw *= keep4(b * p.heads + row_h, row_i, j0 + jj);
+            pw *= flash_keep4(b * p.heads + row_h, row_i, j0 + jj);
         accumulate_v(jj, pw);
     }
 }
@@ -267,7 +242,7 @@ void uniform_rows(uint b, uint zb)
         [[unroll]] for (uint jj = 0u; jj < BC; jj += 4u) {
             vec4 pw = vec4(1.0); // V rows past Tv are zeros
             if (DROPOUT)
-                pw *= keep4(b * p.heads + row_h, row_i, j0 + jj);
+                pw *= flash_keep4(b * p.heads + row_h, row_i, j0 + jj);
             accumulate_v(jj, pw);
         }
     }
@@ -338,7 +313,7 @@ void main()
     if (gl_LocalInvocationIndex == 0u)
         need_uniform = 0u;
     init_row(zb, b, r0 + tid / L, rows_total);
-    const uint kend = key_end(r0, r1);
+    const uint kend = flash_key_end(r0, r1);
     for (uint j0 = 0u; j0 < kend; j0 += BC) {
         barrier();
         load_tile(b, zb, j0, true);

@@ -18,6 +18,10 @@
 #define VKA_MATMUL_SPEC_BIAS_F16 11 /* bool: bias is f16 */
 #define VKA_MATMUL_SPEC_C_F16 12    /* bool: C is f16 */
 #define VKA_MATMUL_N_SPEC 13
+/* matmul_gpu.comp only (f32): */
+#define VKA_MATMUL_SPEC_VEC_A 13    /* bool: A's offsets and strides are multiples of 4 */
+#define VKA_MATMUL_SPEC_VEC_B 14    /* bool: B's are */
+#define VKA_MATMUL_GPU_N_SPEC 15
 
 #define VKA_MATMUL_PUSH                                                       \
     VKA_UINT m, n, k, heads;                                                  \

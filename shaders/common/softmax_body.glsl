@@ -29,11 +29,22 @@
 // - CACHE == 0 (any Tv, up to the 32-bit index limit): pass 1 reads the inputs
 //   for the running (max, sum), pass 2 reads them again and writes.
 // Keys past a causal limit are never read.
+// - SOFTMAX_SPLIT 1 (shaders/softmax_split.comp, the GPU tuning's very long
+//   rows): each row is split into chunks of split_len keys, one workgroup
+//   per chunk, so that a few long rows still fill a GPU. Two dispatches: phase
+//   0 leaves each chunk's (max, sum) in part[]; phase 1 merges a row's chunks
+//   (the same online step) and writes its own chunk. Inputs are read twice,
+//   as on the multi-pass path.
 //
 // The running (max, sum) is the "online softmax" pair: adding x to (m, s)
 // gives (max(m, x), s * exp(m - max) + exp(x - max)), one exp per element;
 // pairs of invocations merge the same way through shared memory (fan-in
-// FAN, no subgroup operations).
+// FAN, no subgroup operations), or, with SOFTMAX_SUBGROUP 1
+// (shaders/softmax_sg.comp, chosen by the GPU tuning), by a butterfly of
+// subgroup shuffles within each subgroup and then through shared memory
+// across the subgroups of a row. The shuffle path works for any subgroup size
+// (a power of two); invocations are numbered by subgroup, so a row's lanes
+// fill whole subgroups, or share one with whole other rows.
 //
 // No inf or NaN is ever computed: a Vulkan compiler may assume none occurs
 // (SPIR-V float controls), so the kernel never relies on their arithmetic.
@@ -60,6 +71,13 @@
 //   sum is >= 0), so the mark travels through the reduction.
 // Every output element is written once; every input element is read once
 // (scores and bias twice on the multi-pass path, masks twice on both).
+
+#ifndef SOFTMAX_SUBGROUP // 1: the including shader enables the subgroup extensions
+#define SOFTMAX_SUBGROUP 0
+#endif
+#ifndef SOFTMAX_SPLIT // 1: the including shader declares vec2 part[] (binding 5)
+#define SOFTMAX_SPLIT 0
+#endif
 
 #include "mask.glsl"
 #include "softmax_iface.h"
@@ -192,6 +210,30 @@ void reduce_row(uint tid, uint seg, uint lane, inout float m, inout float s)
 {
     if (G == 1)
         return;
+#if SOFTMAX_SUBGROUP
+    // Partners of a butterfly compute the same merge (online_add is
+    // symmetric up to the order of one addition), so every lane ends with
+    // the same (m, s) bit for bit.
+    const uint sg = gl_SubgroupSize;
+    for (uint x = 1; x < G && x < sg; x *= 2) {
+        const float om = subgroupShuffleXor(m, x), os = subgroupShuffleXor(s, x);
+        online_add(m, s, om, os);
+    }
+    if (G <= sg)
+        return;
+    // G / sg subgroups per row: one partial each through shared memory
+    if (gl_SubgroupInvocationID == 0) {
+        red_m[gl_SubgroupID] = m;
+        red_s[gl_SubgroupID] = s;
+    }
+    barrier();
+    const uint first = seg * (G / sg);
+    m = red_m[first];
+    s = red_s[first];
+    for (uint k = 1; k < G / sg; k++)
+        online_add(m, s, red_m[first + k], red_s[first + k]);
+    return;
+#endif
     red_m[tid] = m;
     red_s[tid] = s;
     barrier();
@@ -212,9 +254,22 @@ void reduce_row(uint tid, uint seg, uint lane, inout float m, inout float s)
 
 void main()
 {
+#if SOFTMAX_SUBGROUP
+    // a row's lanes must share subgroups: number invocations by subgroup
+    const uint tid = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+#else
     const uint tid = gl_LocalInvocationID.x;
+#endif
     const uint seg = tid / G, lane = tid % G;
+#if SOFTMAX_SPLIT
+    // G == WG: workgroup w handles keys [j0, j0 + split_len) of row w / chunks
+    const uint wgi = gl_WorkGroupID.y * p.groups_x + gl_WorkGroupID.x;
+    const uint row = wgi / p.split_chunks;
+    const uint j0 = (wgi % p.split_chunks) * p.split_len, j_end = j0 + p.split_len;
+#else
     const uint row = (gl_WorkGroupID.y * p.groups_x + gl_WorkGroupID.x) * ROWS + seg;
+    const uint j0 = 0u, j_end = 0xffffffffu;
+#endif
     // Rows past the end still take part in the barriers, with nothing to do.
     const bool live = row < p.rows;
 
@@ -232,17 +287,33 @@ void main()
 
     // Pass 1: running (max, sum) of the allowed finite logits.
     float m = M_START, s = 0.0;
-    bool bad = false;
-    for (uint j = lane; j < lim; j += G) {
-        const float y = logit(r, j, bad);
-        if (CACHE > 0)
-            cache[seg * CACHE + j] = y;
-        if (y != SKIP)
-            online_add(m, s, y, 1.0);
+    if (SOFTMAX_SPLIT == 0 || p.split_phase == 0) {
+        bool bad = false;
+        for (uint j = j0 + lane; j < min(lim, j_end); j += G) {
+            const float y = logit(r, j, bad);
+            if (CACHE > 0)
+                cache[seg * CACHE + j] = y;
+            if (y != SKIP)
+                online_add(m, s, y, 1.0);
+        }
+        if (bad)
+            s = -1.0;
+        reduce_row(tid, seg, lane, m, s);
     }
-    if (bad)
-        s = -1.0;
-    reduce_row(tid, seg, lane, m, s);
+#if SOFTMAX_SPLIT
+    // phase 0 leaves its chunk's (max, sum); phase 1 merges the row's chunks
+    // (in chunk order: every workgroup of a row gets the same totals)
+    if (p.split_phase == 0) {
+        if (live && tid == 0)
+            part[row * p.split_chunks + wgi % p.split_chunks] = vec2(m, s);
+        return;
+    }
+    if (live)
+        for (uint c = 0; c < p.split_chunks; c++) {
+            const vec2 ms = part[row * p.split_chunks + c];
+            online_add(m, s, ms.x, ms.y);
+        }
+#endif
 
     // s >= 1 for a row with a finite allowed logit (its max contributes
     // exp(0)); 0 when nothing finite is allowed; -1 for a marked row.
@@ -251,8 +322,8 @@ void main()
     const float inv = nan_row || empty ? 0.0 : 1.0 / s;
 
     // Pass 2: every key of the row is written, masked ones included.
-    const uint n = live ? p.tv : 0u;
-    for (uint j = lane; j < n; j += G) {
+    const uint n = live ? min(p.tv, j_end) : 0u;
+    for (uint j = j0 + lane; j < n; j += G) {
         float w = 0.0;
         if (nan_row) {
             if (j < lim && masks_allow(r, j))

@@ -1,4 +1,4 @@
-/* shaders/softmax.comp, softmax_packed.comp and softmax_f16.comp (softmax_body.glsl) <->
+/* shaders/softmax*.comp (softmax_body.glsl) <->
  * src/ops/softmax.c (see iface.h). */
 #ifndef VKA_SOFTMAX_IFACE_H
 #define VKA_SOFTMAX_IFACE_H
@@ -36,7 +36,10 @@
     VKA_FLOAT masked_w; /* weight of every key of a row with nothing allowed: \
                            0 or 1/Tv */                                       \
     VKA_UINT bias_off, vmask_off, mask_off; /* packed variant: element        \
-                                               offsets in the pack */
-#define VKA_SOFTMAX_PUSH_SIZE 84
+                                               offsets in the pack */ \
+    VKA_UINT split_chunks, split_len; /* softmax_split: chunks per row, keys  \
+                                         per chunk */                         \
+    VKA_UINT split_phase; /* 0: chunk statistics; 1: merge and write */
+#define VKA_SOFTMAX_PUSH_SIZE 96
 
 #endif /* VKA_SOFTMAX_IFACE_H */

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "layers/single_internal.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
@@ -18,6 +19,7 @@ struct vkattn_additive_attention {
     vkattn_tensor *scale; /* (query_width); NULL with no_scale */
     vka_scratch scratch;  /* the scores when they are not returned */
     vka_scratch mask;     /* an attention mask expanded to a full key axis */
+    vka_layer_kept *kept; /* the last forward, for the backward */
 };
 
 vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
@@ -38,7 +40,9 @@ vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     *layer = (vkattn_additive_attention){.ctx = ctx, .desc = *desc, .w = w};
-    if (!desc->no_scale && (r = vka_layer_weight_create(ctx, fn, w.dq, 1.0f, &layer->scale))) {
+    layer->scratch.dtype = desc->dtype; /* the scores; the expanded mask stays f32 */
+    if (!desc->no_scale &&
+        (r = vka_layer_weight_create_typed(ctx, fn, w.dq, desc->dtype, 1.0f, &layer->scale))) {
         free(layer);
         return r;
     }
@@ -53,6 +57,7 @@ void vkattn_additive_attention_destroy(vkattn_additive_attention *layer)
     vka_scratch_release(&layer->scratch);
     vka_scratch_release(&layer->mask);
     vkattn_tensor_destroy(layer->scale);
+    vka_layer_kept_destroy(layer->kept);
     free(layer);
 }
 
@@ -80,6 +85,13 @@ vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attent
     return vka_layer_weight_get(layer->ctx, fn, layer->scale, w->scale, layer->w.dq);
 }
 
+vka_additive_attention_parts vka_additive_attention_parts_of(vkattn_additive_attention *layer)
+{
+    return (vka_additive_attention_parts){.ctx = layer->ctx, .desc = &layer->desc,
+                                          .w = layer->w, .scale = layer->scale,
+                                          .kept = &layer->kept};
+}
+
 vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                                                VkCommandBuffer cmd, const vkattn_layer_call *call,
                                                const vkattn_layer_io *io)
@@ -90,7 +102,8 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                         fn, !layer ? "layer" : "cmd");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
-                                   .dout = layer->w.dv, .heads = 1};
+                                   .dout = layer->w.dv, .heads = 1,
+                                   .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;
@@ -109,9 +122,11 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     };
     const vkattn_additive_io aio = {.q = io->query, .k = io->key ? io->key : io->value,
                                     .scale = layer->scale, .scores = s};
-    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
+    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)) ||
+        (r = vka_layer_finish_record(ctx, cmd, fn, call, io, &m, layer->w.dv,
+                                     layer->desc.dropout, s)))
         return r;
-    return vka_layer_finish_record(ctx, cmd, fn, call, io, &m, layer->w.dv, layer->desc.dropout, s);
+    return vka_layer_keep(ctx, fn, &layer->kept, call, io);
 }
 
 vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "layers/single_internal.h"
 #include "ops/scale.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
@@ -22,11 +23,13 @@ struct vkattn_attention {
     vkattn_attention_desc desc;
     vka_layer_widths w;
     vkattn_tensor *scale; /* (1): the learned scale, read only with use_scale */
-    vkattn_tensor *csw;   /* concat_score_weight: (dq) copies, the additive op's
-                           * scale vector, in concat mode; (1) in dot mode */
+    vkattn_tensor *csw;   /* (1): concat_score_weight, read only in concat mode */
+    vkattn_tensor *ones, *csw_vec; /* concat: (dq) ones, and csw * ones, the
+                                    * additive op's scale vector */
     vka_scratch scratch;  /* concat: the scores; dot: the SDPA workspace */
     vka_scratch mask;     /* an attention mask expanded to a full key axis */
     vka_scratch q_scaled, k_scaled; /* scale * query, scale * key (use_scale) */
+    vka_layer_kept *kept; /* the last forward, for the backward */
 };
 
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
@@ -46,9 +49,18 @@ vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attentio
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     *layer = (vkattn_attention){.ctx = ctx, .desc = *desc, .w = w};
-    const uint64_t csw_n = desc->score_mode == VKATTN_SCORE_CONCAT ? w.dq : 1;
-    if ((r = vka_layer_weight_create(ctx, fn, 1, 1.0f, &layer->scale)) ||
-        (r = vka_layer_weight_create(ctx, fn, csw_n, 1.0f, &layer->csw))) {
+    /* f16: weights and activations in f16; the SDPA workspace (dot mode's
+     * scratch) and the expanded mask stay f32 */
+    const vkattn_dtype dt = desc->dtype;
+    const bool concat = desc->score_mode == VKATTN_SCORE_CONCAT;
+    layer->q_scaled.dtype = layer->k_scaled.dtype = dt;
+    if (concat)
+        layer->scratch.dtype = dt;
+    if ((r = vka_layer_weight_create_typed(ctx, fn, 1, dt, 1.0f, &layer->scale)) ||
+        (r = vka_layer_weight_create_typed(ctx, fn, 1, dt, 1.0f, &layer->csw)) ||
+        (concat && (r = vka_layer_weight_create_typed(ctx, fn, w.dq, dt, 1.0f, &layer->ones))) ||
+        (concat &&
+         (r = vka_layer_weight_create_typed(ctx, fn, w.dq, dt, 1.0f, &layer->csw_vec)))) {
         vkattn_attention_destroy(layer);
         return r;
     }
@@ -66,6 +78,9 @@ void vkattn_attention_destroy(vkattn_attention *layer)
     vka_scratch_release(&layer->k_scaled);
     vkattn_tensor_destroy(layer->scale);
     vkattn_tensor_destroy(layer->csw);
+    vkattn_tensor_destroy(layer->ones);
+    vkattn_tensor_destroy(layer->csw_vec);
+    vka_layer_kept_destroy(layer->kept);
     free(layer);
 }
 
@@ -83,7 +98,14 @@ vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
         return r;
     if ((r = vkattn_tensor_upload(layer->scale, &w->scale, 0, 1)))
         return r;
-    return vkattn_tensor_fill(layer->csw, w->concat_score_weight);
+    return vkattn_tensor_upload(layer->csw, &w->concat_score_weight, 0, 1);
+}
+
+vka_attention_parts vka_attention_parts_of(vkattn_attention *layer)
+{
+    return (vka_attention_parts){.ctx = layer->ctx, .desc = &layer->desc, .w = layer->w,
+                                 .scale = layer->scale, .csw = layer->csw, .ones = layer->ones,
+                                 .kept = &layer->kept};
 }
 
 vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
@@ -135,6 +157,8 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
     };
     uint64_t floats;
     vkattn_result r = vkattn_sdpa_workspace_size(ctx, &p, &floats);
+    if (r == VKATTN_SUCCESS && io->scores && vkattn_tensor_dtype(io->scores) == VKATTN_DTYPE_F16)
+        floats = (uint64_t)call->batch * call->tq * call->tv; /* f16 weights: f32 scores */
     vkattn_tensor *ws = NULL;
     if (r == VKATTN_SUCCESS && floats)
         r = vka_scratch_get(ctx, caller, &layer->scratch, floats, &ws);
@@ -174,8 +198,10 @@ static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = layer->w.dq,
         .has_scale_vector = true,
     };
-    const vkattn_additive_io aio = {.q = q, .k = k, .scale = layer->csw, .scores = s};
-    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
+    const vkattn_additive_io aio = {.q = q, .k = k, .scale = layer->csw_vec, .scores = s};
+    if ((r = vka_scale_record(ctx, cmd, caller, "the concat score weights", layer->w.dq,
+                              layer->csw, layer->ones, layer->csw_vec)) ||
+        (r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
         return r;
     return vka_layer_finish_record(ctx, cmd, caller, call, io, m, layer->w.dv, layer->desc.dropout, s);
 }
@@ -188,7 +214,8 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
                         fn, !layer ? "layer" : "cmd");
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
-                                   .dout = layer->w.dv, .heads = 1};
+                                   .dout = layer->w.dv, .heads = 1,
+                                   .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;
@@ -208,11 +235,13 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
     if ((r = vka_layer_mask_record(layer->ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
         return r;
     if (layer->desc.score_mode == VKATTN_SCORE_DOT) {
-        if ((r = record_dot(layer, cmd, fn, call, io, &m)))
+        if ((r = record_dot(layer, cmd, fn, call, io, &m)) ||
+            (r = vka_layer_query_mask_record(layer->ctx, cmd, fn, call, io, layer->w.dv)))
             return r;
-        return vka_layer_query_mask_record(layer->ctx, cmd, fn, call, io, layer->w.dv);
+    } else if ((r = record_concat(layer, cmd, fn, call, io, &m))) {
+        return r;
     }
-    return record_concat(layer, cmd, fn, call, io, &m);
+    return vka_layer_keep(layer->ctx, fn, &layer->kept, call, io);
 }
 
 vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_call *call,

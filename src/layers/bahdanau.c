@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "layers/single_internal.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
@@ -20,7 +21,8 @@ struct vkattn_bahdanau {
     vkattn_bahdanau_desc desc;
     vka_layer_widths w;
     vkattn_tensor *wq, *wk, *v; /* (Dq, U), (Dk, U), (U) */
-    float score_bias;
+    vkattn_tensor *score_bias;  /* (1): never read by the forward (see above) */
+    vka_layer_kept *kept;       /* the last forward, for the backward */
     vka_scratch qp, kp, scores; /* projections (B*Tq, U), (B*Tv, U); scores (B, Tq, Tv) */
     vka_scratch mask;           /* an attention mask expanded to a full key axis */
 };
@@ -42,9 +44,16 @@ vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     *layer = (vkattn_bahdanau){.ctx = ctx, .desc = *desc, .w = w};
-    if ((r = vka_layer_weight_create(ctx, fn, (uint64_t)w.dq * w.units, 0.0f, &layer->wq)) ||
-        (r = vka_layer_weight_create(ctx, fn, (uint64_t)w.dk * w.units, 0.0f, &layer->wk)) ||
-        (r = vka_layer_weight_create(ctx, fn, w.units, 1.0f, &layer->v))) {
+    /* f16: weights, projections and scores in f16; the expanded mask stays f32 */
+    const vkattn_dtype dt = desc->dtype;
+    layer->qp.dtype = layer->kp.dtype = layer->scores.dtype = dt;
+    if ((r = vka_layer_weight_create_typed(ctx, fn, (uint64_t)w.dq * w.units, dt, 0.0f,
+                                           &layer->wq)) ||
+        (r = vka_layer_weight_create_typed(ctx, fn, (uint64_t)w.dk * w.units, dt, 0.0f,
+                                           &layer->wk)) ||
+        (r = vka_layer_weight_create_typed(ctx, fn, w.units, dt, 1.0f, &layer->v)) ||
+        /* f32 even in an f16 layer: never read by the forward, kept exactly */
+        (r = vka_layer_weight_create(ctx, fn, 1, 0.0f, &layer->score_bias))) {
         vkattn_bahdanau_destroy(layer);
         return r;
     }
@@ -63,6 +72,8 @@ void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
     vkattn_tensor_destroy(layer->wq);
     vkattn_tensor_destroy(layer->wk);
     vkattn_tensor_destroy(layer->v);
+    vkattn_tensor_destroy(layer->score_bias);
+    vka_layer_kept_destroy(layer->kept);
     free(layer);
 }
 
@@ -89,8 +100,7 @@ vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_b
                                   "w->key_kernel")) ||
         (r = vka_layer_weight_set(ctx, fn, layer->v, w->score_kernel, d->units, "w->score_kernel")))
         return r;
-    layer->score_bias = w->score_bias;
-    return VKATTN_SUCCESS;
+    return vkattn_tensor_upload(layer->score_bias, &w->score_bias, 0, 1);
 }
 
 vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer, vkattn_bahdanau_weights *w)
@@ -106,8 +116,14 @@ vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer, vkattn_b
         (r = vka_layer_weight_get(ctx, fn, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units)) ||
         (r = vka_layer_weight_get(ctx, fn, layer->v, w->score_kernel, d->units)))
         return r;
-    w->score_bias = layer->score_bias;
-    return VKATTN_SUCCESS;
+    return vkattn_tensor_download(layer->score_bias, &w->score_bias, 0, 1);
+}
+
+vka_bahdanau_parts vka_bahdanau_parts_of(vkattn_bahdanau *layer)
+{
+    return (vka_bahdanau_parts){.ctx = layer->ctx, .desc = &layer->desc, .w = layer->w,
+                                .wq = layer->wq, .wk = layer->wk, .v = layer->v,
+                                .score_bias = layer->score_bias, .kept = &layer->kept};
 }
 
 /* out (rows, U) = x (rows, D) @ kernel (D, U): one tall matmul over the batch,
@@ -125,6 +141,21 @@ static vkattn_result project(vkattn_context *ctx, VkCommandBuffer cmd, const cha
     return vkattn_matmul_record(ctx, cmd, &mp, &mio);
 }
 
+vkattn_result vka_bahdanau_projection_sizes(vkattn_context *ctx, const char *fn,
+                                            const vkattn_layer_call *call, uint32_t units,
+                                            uint64_t *rq, uint64_t *rk, uint64_t *nq, uint64_t *nk)
+{
+    *rq = (uint64_t)call->batch * call->tq, *rk = (uint64_t)call->batch * call->tv;
+    if (!vka_mul_u64(*rq, units, nq) || !vka_mul_u64(*rk, units, nk))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the projections overflow 64 bits",
+                        fn);
+    if (*rq > UINT32_MAX || *rk > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %llu projection rows exceed 32-bit indexing", fn,
+                        (unsigned long long)(*rq > *rk ? *rq : *rk));
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                      const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
@@ -135,7 +166,7 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
-                                   .heads = 1};
+                                   .heads = 1, .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;
@@ -143,11 +174,9 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
         (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
         (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
         return r;
-    const uint64_t rq = (uint64_t)call->batch * call->tq, rk = (uint64_t)call->batch * call->tv;
-    uint64_t nq, nk;
-    if (!vka_mul_u64(rq, d->units, &nq) || !vka_mul_u64(rk, d->units, &nk))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the projections overflow 64 bits",
-                        fn);
+    uint64_t rq, rk, nq, nk;
+    if ((r = vka_bahdanau_projection_sizes(ctx, fn, call, d->units, &rq, &rk, &nq, &nk)))
+        return r;
     vkattn_tensor *qp, *kp, *s = io->scores;
     if ((r = vka_scratch_get(ctx, fn, &layer->qp, nq, &qp)) ||
         (r = vka_scratch_get(ctx, fn, &layer->kp, nk, &kp)) ||
@@ -164,9 +193,10 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
         .has_scale_vector = true,
     };
     const vkattn_additive_io aio = {.q = qp, .k = kp, .scale = layer->v, .scores = s};
-    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
+    if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)) ||
+        (r = vka_layer_finish_record(ctx, cmd, fn, call, io, &m, d->dv, layer->desc.dropout, s)))
         return r;
-    return vka_layer_finish_record(ctx, cmd, fn, call, io, &m, d->dv, layer->desc.dropout, s);
+    return vka_layer_keep(ctx, fn, &layer->kept, call, io);
 }
 
 vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,

@@ -20,7 +20,8 @@ typedef struct vka_layer_shape {
     uint32_t dout;       /* output width */
     uint32_t heads;      /* of the returned scores: 1, or H for MultiHeadAttention */
     bool multi_head;     /* MultiHeadAttention: rank-4 and per-head attention masks */
-    bool half_data;      /* query, key, value and output may be f16 (masks, scores stay f32) */
+    bool half_data;      /* query, key, value, output and scores may be f16; an f16 mask
+                          * is then INVALID_ARGUMENT naming it (masks stay f32) */
 } vka_layer_shape;
 
 /* Checks one tensor argument: non-NULL, on ctx, exactly prod(dims) elements,

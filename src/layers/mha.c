@@ -33,30 +33,23 @@
 
 static const char caller[] = "vkattn_mha_record";
 
-/* Everything one call needs, resolved and checked before recording. */
-typedef struct mha_plan {
-    vka_mha_call c;
-    vkattn_tensor *key;  /* io->key, or io->value */
-    vka_mask_layout mask; /* of io->attention_mask, if any */
-    vkattn_sdpa_params sdpa; /* its mask broadcast set once the mask is recorded */
-    vkattn_tensor *t[MHA_SLOTS]; /* this call's scratch; NULL where unused */
-} mha_plan;
-
 /* Scratch tensors are 1-D, indexed in 32 bits by every kernel. */
-static vkattn_result check_scratch_size(vkattn_context *ctx, uint64_t count, const char *what)
+static vkattn_result check_scratch_size(vkattn_context *ctx, const char *fn, uint64_t count,
+                                        const char *what)
 {
     if (count > UINT32_MAX || count * sizeof(float) > vka_max_range(ctx))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: %s (%llu floats) exceeds the device's storage buffer range or "
                         "32-bit indexing",
-                        caller, what, (unsigned long long)count);
+                        fn, what, (unsigned long long)count);
     return VKATTN_SUCCESS;
 }
 
-/* An f16 layer takes f16 or f32 data tensors (checked with the shapes) but
- * f32 masks and scores, as SDPA does: say so by name rather than as a
+/* An f16 layer takes f16 or f32 data tensors and scores (checked with the
+ * shapes) but f32 masks, as SDPA does: say so by name rather than as a
  * generic unsupported type. */
-static vkattn_result check_half_io(vkattn_context *ctx, const vkattn_layer_io *io)
+static vkattn_result check_half_io(vkattn_context *ctx, const char *fn,
+                                   const vkattn_layer_io *io)
 {
     if (!io)
         return VKATTN_SUCCESS; /* vka_layer_check_io reports it */
@@ -67,17 +60,13 @@ static vkattn_result check_half_io(vkattn_context *ctx, const vkattn_layer_io *i
             return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                             "%s: %s is an f16 tensor; masks are f32 (nonzero = may attend), "
                             "also for an f16 layer",
-                            caller, names[i]);
-    if (io->scores && vkattn_tensor_dtype(io->scores) == VKATTN_DTYPE_F16)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: io->scores is an f16 tensor; an f16 layer returns f32 scores "
-                        "(the chained SDPA path forms the weights in f32)",
-                        caller);
+                            fn, names[i]);
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result plan_call(vkattn_mha *layer, const vkattn_layer_call *call,
-                               const vkattn_layer_io *io, mha_plan *p)
+vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *fn,
+                                const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                mha_plan *p)
 {
     vkattn_context *ctx = layer->ctx;
     const vka_mha_dims *d = &layer->d;
@@ -86,20 +75,20 @@ static vkattn_result plan_call(vkattn_mha *layer, const vkattn_layer_call *call,
         .heads = d->heads, .multi_head = true, .half_data = layer->dtype == VKATTN_DTYPE_F16,
     };
     vkattn_result r;
-    if (layer->dtype == VKATTN_DTYPE_F16 && (r = check_half_io(ctx, io)))
+    if (layer->dtype == VKATTN_DTYPE_F16 && (r = check_half_io(ctx, fn, io)))
         return r;
-    if ((r = vka_mha_resolve_call(ctx, caller, d, call, &p->c)) ||
-        (r = vka_layer_check_io(ctx, caller, call, io, &shape, &p->mask)))
+    if ((r = vka_mha_resolve_call(ctx, fn, d, call, &p->c)) ||
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &p->mask)))
         return r;
     const vka_mha_call *c = &p->c;
     p->key = io->key ? io->key : io->value;
     const bool has_mask = io->query_mask || io->attention_mask;
-    if ((r = check_scratch_size(ctx, c->q_proj, "the projected queries (B*Tq*H*key_dim)")) ||
-        (r = check_scratch_size(ctx, c->k_proj, "the projected keys (B*Tv*H*key_dim)")) ||
-        (r = check_scratch_size(ctx, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
-        (r = check_scratch_size(ctx, c->context, "the attention context (B*Tq*H*value_dim)")) ||
+    if ((r = check_scratch_size(ctx, fn, c->q_proj, "the projected queries (B*Tq*H*key_dim)")) ||
+        (r = check_scratch_size(ctx, fn, c->k_proj, "the projected keys (B*Tv*H*key_dim)")) ||
+        (r = check_scratch_size(ctx, fn, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
+        (r = check_scratch_size(ctx, fn, c->context, "the attention context (B*Tq*H*value_dim)")) ||
         (has_mask &&
-         (r = check_scratch_size(ctx, c->mask_per_head, "the combined mask (B*H*Tq*Tv)"))))
+         (r = check_scratch_size(ctx, fn, c->mask_per_head, "the combined mask (B*H*Tq*Tv)"))))
         return r;
     /* the broadcast of the mask is known once recorded; it does not change
      * what SDPA checks here */
@@ -108,7 +97,12 @@ static vkattn_result plan_call(vkattn_mha *layer, const vkattn_layer_call *call,
     /* SDPA's own checks (fused path availability, score tensor limits) run
      * here, before anything is recorded */
     uint64_t workspace;
-    return vkattn_sdpa_workspace_size(ctx, &p->sdpa, &workspace);
+    if ((r = vkattn_sdpa_workspace_size(ctx, &p->sdpa, &workspace)))
+        return r;
+    /* the chained path needs a score workspace or returns the weights; the
+     * fused one neither */
+    p->fused = workspace == 0 && !p->sdpa.return_weights;
+    return VKATTN_SUCCESS;
 }
 
 static vkattn_result scratch(vkattn_mha *layer, mha_plan *p, mha_slot slot, uint64_t count)
@@ -116,7 +110,7 @@ static vkattn_result scratch(vkattn_mha *layer, mha_plan *p, mha_slot slot, uint
     return vka_scratch_get(layer->ctx, caller, &layer->scratch[slot], count, &p->t[slot]);
 }
 
-static vkattn_result alloc_scratch(vkattn_mha *layer, mha_plan *p)
+static vkattn_result alloc_scratch(vkattn_mha *layer, const vkattn_layer_call *call, mha_plan *p)
 {
     const vka_mha_call *c = &p->c;
     const bool split = layer->d.heads > 1;
@@ -132,6 +126,11 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, mha_plan *p)
                   (r = scratch(layer, p, MHA_K_HEADS, c->k_proj)) ||
                   (r = scratch(layer, p, MHA_V_HEADS, c->v_proj)) ||
                   (r = scratch(layer, p, MHA_CTX_MERGED, c->context))))
+        return r;
+    /* the fused backward recomputes the weights from the forward's
+     * log-sum-exp; cannot overflow: at most the context's count */
+    if (call->keep_for_backward && p->fused &&
+        (r = scratch(layer, p, MHA_LSE, (uint64_t)c->batch * layer->d.heads * c->tq)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -187,6 +186,7 @@ static vkattn_result record_attention(vkattn_mha *layer, VkCommandBuffer cmd, co
         .mask = mask->tensor,
         .out = p->t[MHA_CTX_HEADS],
         .weights = io->scores,
+        .lse = p->t[MHA_LSE], /* only when kept for the backward on the fused path */
     };
     return vkattn_sdpa_record(layer->ctx, cmd, &sp, &sio);
 }
@@ -209,6 +209,28 @@ static vkattn_result record_output(vkattn_mha *layer, VkCommandBuffer cmd, const
                         d->output_dim, merged, io->output);
 }
 
+/* Remembers what this forward left in the scratch for the backward
+ * (mha_backward.c), with the call and io it must be matched against. */
+static void keep_for_backward(vkattn_mha *layer, const vkattn_layer_call *call,
+                              const vkattn_layer_io *io, const mha_plan *p,
+                              const vka_layer_mask *mask, vkattn_tensor *const qkv[3])
+{
+    layer->kept = (mha_kept){
+        .valid = true,
+        .call = *call,
+        .fused = p->fused,
+        .query = io->query, .key = io->key, .value = io->value,
+        .query_mask = io->query_mask, .value_mask = io->value_mask,
+        .attention_mask = io->attention_mask,
+        .attention_mask_per_head = io->attention_mask_per_head,
+        .q = qkv[0], .k = qkv[1], .v = qkv[2],
+        .context = p->t[MHA_CTX_HEADS],
+        .merged = layer->d.heads > 1 ? p->t[MHA_CTX_MERGED] : p->t[MHA_CTX_HEADS],
+        .lse = p->t[MHA_LSE],
+        .mask = *mask,
+    };
+}
+
 vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
@@ -218,10 +240,14 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
     mha_plan p;
     vkattn_result r;
     vka_layer_mask mask;
-    if ((r = plan_call(layer, call, io, &p)) || (r = alloc_scratch(layer, &p)) ||
+    if ((r = vka_mha_plan_call(layer, caller, call, io, &p)) ||
+        (r = alloc_scratch(layer, call, &p)) ||
         (r = vka_layer_mask_record(layer->ctx, cmd, caller, &layer->scratch[MHA_MASK], call, io,
                                    &p.mask, true, &mask)))
         return r;
+    /* from here on the scratch a kept forward left is overwritten */
+    if (!vka_is_dry(cmd))
+        layer->kept.valid = false;
     const vka_mha_dims *d = &layer->d;
     const mha_input inputs[3] = {
         {&layer->query, p.c.tq, d->query_dim, d->key_dim, io->query, p.t[MHA_Q_PROJ],
@@ -235,9 +261,12 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
     for (int i = 0; i < 3; i++)
         if ((r = record_projection(layer, cmd, p.c.batch, &inputs[i], &qkv[i])))
             return r;
-    if ((r = record_attention(layer, cmd, &p, io, &mask, qkv[0], qkv[1], qkv[2])))
+    if ((r = record_attention(layer, cmd, &p, io, &mask, qkv[0], qkv[1], qkv[2])) ||
+        (r = record_output(layer, cmd, &p, io)))
         return r;
-    return record_output(layer, cmd, &p, io);
+    if (call->keep_for_backward && !vka_is_dry(cmd))
+        keep_for_backward(layer, call, io, &p, &mask, qkv);
+    return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
@@ -285,12 +314,7 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     if (!call || !io || !cache)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                         !call ? "call" : !io ? "io" : "cache");
-    if (layer->dtype == VKATTN_DTYPE_F16)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: an f16 layer (desc.dtype VKATTN_DTYPE_F16) has no cached path yet: "
-                        "decode attention takes f32 queries; use an f32 layer (its cache may "
-                        "still hold f16)",
-                        fn);
+    vkattn_result r;
     if (call->tv && call->tv != call->tq)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: call->tv is %u but a cached call takes as many new keys as new "
@@ -330,13 +354,17 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     full.causal = VKATTN_CAUSAL_NONE; /* the cache's causality is decode's, not SDPA's */
     const vka_layer_shape shape = {
         .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
-        .heads = d->heads, .multi_head = true,
+        .heads = d->heads, .multi_head = true, .half_data = layer->dtype == VKATTN_DTYPE_F16,
     };
     /* the value mask covers the cache, (B, capacity), not the new keys */
     vkattn_layer_io new_rows = *io;
     new_rows.value_mask = NULL;
     vka_mask_layout mask;
-    vkattn_result r;
+    if (io->value_mask && vkattn_tensor_dtype(io->value_mask) == VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->value_mask is an f16 tensor; masks are f32 (nonzero = may "
+                        "attend), also for an f16 layer",
+                        fn);
     if ((r = vka_mha_resolve_call(ctx, fn, d, &full, &p->c)) ||
         (r = vka_layer_check_io(ctx, fn, &full, &new_rows, &shape, &mask)) ||
         (io->value_mask && (r = vka_tensor_check(ctx, io->value_mask,
@@ -360,10 +388,10 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
                                 fn, b, cache->host_len[b], cd.capacity, call->tq);
     const vka_mha_call *c = &p->c;
     p->chunk = c->tq < VKATTN_DECODE_MAX_TQ ? c->tq : VKATTN_DECODE_MAX_TQ;
-    if ((r = check_scratch_size(ctx, c->q_proj, "the projected queries (B*Tq*H*key_dim)")) ||
-        (r = check_scratch_size(ctx, c->k_proj, "the projected keys (B*Tv*H*key_dim)")) ||
-        (r = check_scratch_size(ctx, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
-        (r = check_scratch_size(ctx, c->context, "the attention context (B*Tq*H*value_dim)")))
+    if ((r = check_scratch_size(ctx, fn, c->q_proj, "the projected queries (B*Tq*H*key_dim)")) ||
+        (r = check_scratch_size(ctx, fn, c->k_proj, "the projected keys (B*Tv*H*key_dim)")) ||
+        (r = check_scratch_size(ctx, fn, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
+        (r = check_scratch_size(ctx, fn, c->context, "the attention context (B*Tq*H*value_dim)")))
         return r;
     for (int i = 0; i < MHA_SLOTS; i++)
         p->t[i] = NULL;
@@ -435,7 +463,10 @@ vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
     if (r)
         return r;
     /* everything that can be refused for the arguments was: a failure from
-     * here on is a device or memory one */
+     * here on is a device or memory one. The scratch a kept forward left is
+     * overwritten: no backward can follow this call. */
+    if (!vka_is_dry(cmd))
+        layer->kept.valid = false;
     const vka_mha_dims *d = &layer->d;
     const uint64_t rows = (uint64_t)p.c.batch * p.c.tq;
     vkattn_tensor *key = io->key ? io->key : io->value;

@@ -1,5 +1,6 @@
 /* The MultiHeadAttention layer's private state, shared by mha.c (recording a
- * call) and mha_weights.c (create, destroy, weights). */
+ * call), mha_backward.c (its gradients) and mha_weights.c (create, destroy,
+ * weights). */
 #ifndef VKA_MHA_INTERNAL_H
 #define VKA_MHA_INTERNAL_H
 
@@ -19,6 +20,18 @@ typedef enum mha_slot {
     MHA_CTX_HEADS,  /* (B, H, Tq, dv) SDPA output */
     MHA_CTX_MERGED, /* (B, Tq, H*dv) */
     MHA_MASK,       /* (B|1, H|1, Tq|1, Tv) mask for the ops (vka_layer_mask_record) */
+    MHA_LSE,        /* (B, H, Tq) the fused SDPA's log-sum-exp, kept for the backward */
+    /* the backward's gradients of the above (mha_backward.c) */
+    MHA_G_CTX_MERGED, /* (B, Tq, H*dv) */
+    MHA_G_CTX_HEADS,  /* (B, H, Tq, dv) */
+    MHA_G_Q_HEADS,    /* (B, H, Tq, dk) */
+    MHA_G_K_HEADS,    /* (B, H, Tv, dk) */
+    MHA_G_V_HEADS,    /* (B, H, Tv, dv) */
+    MHA_G_Q_PROJ,     /* (B, Tq, H*dk) */
+    MHA_G_K_PROJ,     /* (B, Tv, H*dk) */
+    MHA_G_V_PROJ,     /* (B, Tv, H*dv) */
+    MHA_G_KEY_IN,     /* (B, Tv, Dv) key path's part of grad_value when key is NULL */
+    MHA_G_VALUE_IN,   /* (B, Tv, Dv) value path's part of it */
     MHA_SLOTS
 } mha_slot;
 
@@ -28,12 +41,46 @@ typedef struct mha_dense {
     uint64_t kernel_count, bias_count;
 } mha_dense;
 
+/* Everything one call needs, resolved and checked before recording. */
+typedef struct mha_plan {
+    vka_mha_call c;
+    vkattn_tensor *key;  /* io->key, or io->value */
+    vka_mask_layout mask; /* of io->attention_mask, if any */
+    vkattn_sdpa_params sdpa; /* its mask broadcast set once the mask is recorded */
+    bool fused;          /* the SDPA forward takes the fused path */
+    vkattn_tensor *t[MHA_SLOTS]; /* this call's scratch; NULL where unused */
+} mha_plan;
+
+/* What the last forward recorded with call->keep_for_backward left for the
+ * backward: the call and io it had (the backward must match them) and the
+ * scratch tensors holding its intermediates. */
+typedef struct mha_kept {
+    bool valid; /* cleared by any other forward: it overwrites the scratch */
+    vkattn_layer_call call;
+    bool fused;
+    vkattn_tensor *query, *key, *value, *query_mask, *value_mask, *attention_mask;
+    bool attention_mask_per_head;
+    vkattn_tensor *q, *k, *v;    /* (B, H, T, d) heads the SDPA read */
+    vkattn_tensor *context;      /* (B, H, Tq, dv) the SDPA output */
+    vkattn_tensor *merged;       /* (B, Tq, H*dv) the output projection's input */
+    vkattn_tensor *lse;          /* (B, H, Tq) fused path only, else NULL */
+    vka_layer_mask mask;         /* the mask the SDPA read */
+} mha_kept;
+
 struct vkattn_mha {
     vkattn_context *ctx;
     vka_mha_dims d;
     vkattn_dtype dtype; /* of the weights and the activation scratch (not the mask's) */
     mha_dense query, key, value, output;
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
+    mha_kept kept;
 };
+
+/* Resolves and checks a forward call (shapes, sizes, the SDPA's own checks)
+ * as vkattn_mha_record does, `caller` naming the public function; records
+ * and allocates nothing. */
+vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *caller,
+                                const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                mha_plan *p);
 
 #endif /* VKA_MHA_INTERNAL_H */

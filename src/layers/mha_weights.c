@@ -55,9 +55,10 @@ vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc
     layer->ctx = ctx;
     layer->d = d;
     layer->dtype = desc->dtype;
-    /* the activations follow the layer's type; the combined mask stays f32 */
+    /* the activations follow the layer's type; the combined mask, the
+     * log-sum-exp and the gradients (the backward is f32) stay f32 */
     for (int i = 0; i < MHA_SLOTS; i++)
-        layer->scratch[i].dtype = i == MHA_MASK ? VKATTN_DTYPE_F32 : desc->dtype;
+        layer->scratch[i].dtype = i == MHA_MASK || i >= MHA_LSE ? VKATTN_DTYPE_F32 : desc->dtype;
     const vkattn_dtype d_type = desc->dtype;
     vka_mha_weight_counts n;
     vka_mha_weight_counts_of(&d, &n);

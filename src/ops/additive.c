@@ -114,18 +114,20 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
-                                     const vkattn_additive_params *params,
-                                     const vkattn_additive_io *io)
+typedef struct additive_op {
+    const vkattn_additive_params *params;
+    const vkattn_additive_io *io;
+} additive_op;
+
+/* Everything after the checks: the tiles, the staging passes and the
+ * dispatches (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const char *caller = "vkattn_additive_record";
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
-                        !ctx ? "ctx" : "cmd");
-    vkattn_result r = check_io(ctx, caller, params, io);
-    if (r != VKATTN_SUCCESS)
-        return r;
-
+    const additive_op *op = op_;
+    const vkattn_additive_params *params = op->params;
+    const vkattn_additive_io *io = op->io;
+    vkattn_result r;
     additive_tiles t;
     if (!choose_tiles(&ctx->info, params->tq, params->tv, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
@@ -199,6 +201,25 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if (r == VKATTN_SUCCESS)
         r = vka_f16_stage_finish(ctx, cmd, caller, io->scores, scores, ns);
     return r;
+}
+
+vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                     const vkattn_additive_params *params,
+                                     const vkattn_additive_io *io)
+{
+    const char *caller = "vkattn_additive_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    vkattn_result r = check_io(ctx, caller, params, io);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    /* f16 tensors always go through f32 scratch (ops/half_stage.h) */
+    const additive_op op = {.params = params, .io = io};
+    const bool staged = io->q->dtype == VKATTN_DTYPE_F16 || io->k->dtype == VKATTN_DTYPE_F16 ||
+                        (io->scale && io->scale->dtype == VKATTN_DTYPE_F16) ||
+                        io->scores->dtype == VKATTN_DTYPE_F16;
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
 
 vkattn_result vkattn_additive_run(vkattn_context *ctx, const vkattn_additive_params *params,

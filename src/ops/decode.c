@@ -35,10 +35,16 @@ _Static_assert(sizeof(merge_push) == VKA_DECODE_MERGE_PUSH_SIZE, "see decode_ifa
 #define MAX_ROWS 8u       /* query rows per workgroup */
 #define TARGET_GROUPS 256 /* workgroups the split aims for: several per core */
 #define MAX_CHUNKS 64u
+#define LANES_WG 32u         /* the lanes layout: invocations per workgroup */
+#define LANES_RUN 64u        /* ... and the keys each aims for */
+#define LANES_MAX_WIDTH 128u /* ... rows * dv and dk it keeps in registers */
+#define LANES_MIN_GROUPS 16u /* ... workgroups it aims for at least */
 
 typedef struct decode_plan {
     uint32_t batch, heads, kv_heads, group, tq, capacity, dk, dv;
     uint32_t wg, rows, ks, ns, row_blocks, n_chunks;
+    uint32_t groups_x; /* workgroups per row block: n_chunks, or n_chunks / wg for lanes */
+    bool lanes;        /* the lanes layout (decode_body.glsl) */
 } decode_plan;
 
 static uint32_t pow2_floor(uint32_t x)
@@ -49,11 +55,14 @@ static uint32_t pow2_floor(uint32_t x)
     return p;
 }
 
-/* Shape checks against the cache, then the split: rows per workgroup (the
- * group's rows share K/V reads), key subsets for P V where the rows' output
- * vec4s leave invocations idle, and chunks per row so that the grid holds
- * about TARGET_GROUPS workgroups, each chunk at least one 64-key tile of the
- * capacity and within lavapipe's loop budget (one loop iteration per tile). */
+/* Shape checks against the cache, then the layout and the split. Under the
+ * CPU tuning, for widths up to LANES_MAX_WIDTH, the lanes layout: a run of
+ * keys per invocation, as many rows per workgroup as keep rows * dv within
+ * LANES_MAX_WIDTH, runs of about LANES_RUN keys. Otherwise the tiles layout:
+ * rows per workgroup (the group's rows share K/V reads), key subsets for P V
+ * where the rows' output vec4s leave invocations idle, and chunks per row so
+ * that the grid holds about TARGET_GROUPS workgroups, each chunk at least one
+ * 64-key tile of the capacity. Both keep within lavapipe's loop budget. */
 static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
                           const vkattn_kv_cache *c, decode_plan *s)
 {
@@ -89,13 +98,15 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: dk and dv must be <= %u", fn,
                         MAX_WIDTH);
     const vkattn_context_info *info = &ctx->info;
-    s->wg = 64;
-    if (s->wg > info->max_workgroup_invocations || s->wg > info->max_workgroup_size[0])
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: the decode kernel needs 64 invocations per workgroup", fn);
     s->group = s->heads / s->kv_heads;
     const uint32_t rows = s->group * s->tq;
-    s->rows = rows < MAX_ROWS ? rows : MAX_ROWS;
+    s->lanes = info->cpu_tuning && s->dk <= LANES_MAX_WIDTH && s->dv <= LANES_MAX_WIDTH;
+    const uint32_t max_rows = s->lanes ? LANES_MAX_WIDTH / s->dv : MAX_ROWS;
+    s->rows = rows < max_rows ? rows : max_rows;
+    s->wg = s->lanes ? LANES_WG : 64;
+    if (s->wg > info->max_workgroup_invocations || s->wg > info->max_workgroup_size[0])
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the decode kernel needs %u invocations per workgroup", fn, s->wg);
     s->row_blocks = (rows + s->rows - 1) / s->rows;
     const uint32_t slots = s->rows * ((s->dv + 3) / 4);
     s->ks = slots < s->wg ? pow2_floor(s->wg / slots) : 1;
@@ -107,15 +118,35 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
                         "%s: the decode kernel needs %llu bytes of shared memory", fn,
                         (unsigned long long)shared);
     const uint64_t heads = (uint64_t)s->batch * s->kv_heads * s->row_blocks;
-    uint64_t chunks = vka_div_up(TARGET_GROUPS, heads);
-    const uint64_t tiles = vka_div_up(s->capacity, s->wg);
-    if (chunks > MAX_CHUNKS)
-        chunks = MAX_CHUNKS;
-    if (chunks > tiles)
-        chunks = tiles;
-    if (vka_div_up(tiles, chunks) + 64 > ctx->loop_budget)
-        chunks = vka_div_up(tiles, ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1);
-    if (chunks > info->max_workgroup_count[0] || s->row_blocks > info->max_workgroup_count[1])
+    uint64_t chunks;
+    if (s->lanes) {
+        /* runs of about LANES_RUN keys (at least 4), at least LANES_MIN_GROUPS
+         * workgroups where the capacity allows, each run within the loop
+         * budget (one iteration per 4 keys) */
+        const uint64_t max_groups = vka_div_up(s->capacity, 4ull * s->wg);
+        chunks = vka_div_up(s->capacity, (uint64_t)LANES_RUN * s->wg);
+        if (chunks * heads < LANES_MIN_GROUPS)
+            chunks = vka_div_up(LANES_MIN_GROUPS, heads);
+        if (chunks > max_groups)
+            chunks = max_groups;
+        const uint64_t budget = ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1;
+        if (vka_div_up(vka_div_up(s->capacity, chunks * s->wg), 4) > budget)
+            chunks = vka_div_up(s->capacity, 4 * budget * s->wg);
+        s->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
+        chunks *= s->wg;
+    } else {
+        const uint64_t tiles = vka_div_up(s->capacity, s->wg);
+        chunks = vka_div_up(TARGET_GROUPS, heads);
+        if (chunks > MAX_CHUNKS)
+            chunks = MAX_CHUNKS;
+        if (chunks > tiles)
+            chunks = tiles;
+        if (vka_div_up(tiles, chunks) + 64 > ctx->loop_budget)
+            chunks = vka_div_up(tiles, ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1);
+        s->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
+    }
+    if (s->groups_x > info->max_workgroup_count[0] || chunks > UINT32_MAX ||
+        s->row_blocks > info->max_workgroup_count[1])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the grid exceeds maxComputeWorkGroupCount", fn);
     s->n_chunks = (uint32_t)chunks;
@@ -132,10 +163,11 @@ static vkattn_result check_io(vkattn_context *ctx, const char *fn, const decode_
                               const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io)
 {
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->q, vka_count4(s->batch, s->heads, s->tq, s->dk), fn,
-                              "io->q")) ||
-        (r = vka_tensor_check(ctx, io->out, vka_count4(s->batch, s->heads, s->tq, s->dv), fn,
-                              "io->out")))
+    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
+    if ((r = vka_tensor_check_types(ctx, io->q, vka_count4(s->batch, s->heads, s->tq, s->dk), fn,
+                                    "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->out, vka_count4(s->batch, s->heads, s->tq, s->dv),
+                                    fn, "io->out", both)))
         return r;
     if (p->has_value_mask &&
         (r = vka_tensor_check(ctx, io->value_mask, (uint64_t)s->batch * s->capacity, fn,
@@ -183,6 +215,8 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
             [VKA_DECODE_SPEC_DROPOUT] = drop,
             [VKA_DECODE_SPEC_K_F16] = io->cache->keys->dtype == VKATTN_DTYPE_F16,
             [VKA_DECODE_SPEC_V_F16] = io->cache->values->dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_LANES] = s->lanes,
+            [VKA_DECODE_SPEC_Q_F16] = io->q->dtype == VKATTN_DTYPE_F16,
         },
     };
     vka_dispatch d = {.kernel = &kernel, .push = &push, .caller = fn};
@@ -210,7 +244,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
     uint64_t cz = vka_div_up(gz, pieces < gz ? pieces : gz);
     if (cz > ctx->info.max_workgroup_count[2])
         cz = ctx->info.max_workgroup_count[2];
-    d.groups[0] = s->n_chunks, d.groups[1] = s->row_blocks;
+    d.groups[0] = s->groups_x, d.groups[1] = s->row_blocks;
     for (uint64_t z0 = 0; z0 < gz; z0 += cz) {
         push.z_base = (uint32_t)z0;
         d.groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
@@ -226,12 +260,14 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   vkattn_tensor *part, vkattn_tensor *out)
 {
     const uint64_t n = vka_count4(s->batch, s->heads, s->tq, s->dv);
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, 4096);
+    const bool out16 = out->dtype == VKATTN_DTYPE_F16; /* one invocation per word */
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, out16 ? vka_div_up(n, 2) : n, 4096);
     vka_kernel kernel = {
         .name = "decode_merge", .code = vka_spv_decode_merge,
         .code_size = vka_spv_decode_merge_size, .n_bindings = 2,
         .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,
-        .spec = {[VKA_DECODE_MERGE_SPEC_WG] = grid.threads, [VKA_DECODE_MERGE_SPEC_DV] = s->dv},
+        .spec = {[VKA_DECODE_MERGE_SPEC_WG] = grid.threads, [VKA_DECODE_MERGE_SPEC_DV] = s->dv,
+                 [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
     };
     merge_push push = {
         .total = (uint32_t)n, .n_chunks = s->n_chunks,

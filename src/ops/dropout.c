@@ -79,6 +79,15 @@ static dropout_push make_push(const vkattn_dropout_op_params *p, uint64_t count)
     };
 }
 
+typedef struct dropout_op {
+    const char *caller;
+    const vkattn_dropout_op_params *params;
+    const vkattn_dropout_io *io;
+    uint64_t count;
+} dropout_op;
+
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_);
+
 vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_dropout_op_params *params,
                                     const vkattn_dropout_io *io)
@@ -99,9 +108,23 @@ vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const
         r = check_io(ctx, caller, count, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    dropout_push push = make_push(params, count);
-    if (!push.apply && io->in == io->out)
+    if (!vka_dropout_active(&params->dropout) && io->in == io->out)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
+    const dropout_op op = {.caller = caller, .params = params, .io = io, .count = count};
+    const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
+                        !ctx->info.storage_buffer_16bit;
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
+}
+
+/* The staging passes and the dispatch, after the checks (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const dropout_op *op = op_;
+    const char *caller = op->caller;
+    const vkattn_dropout_io *io = op->io;
+    const uint64_t count = op->count;
+    dropout_push push = make_push(op->params, count);
+    vkattn_result r;
     /* f16 tensors: with 16-bit storage dropout_f16.comp reads and writes them
      * as float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
      * packed halves are never written by this kernel): with f16 in and out

@@ -20,6 +20,7 @@
 #include "common/flash_tiled_iface.h"
 #include "ops/flash_tiled.h"
 #include "ops/half_convert.h"
+#include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -418,24 +419,7 @@ static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer c
     const uint64_t rows = vka_count4(s->batch, s->heads, s->tq, 1);
     const uint64_t per_row = (uint64_t)s->tv * (s->dk + s->dv);
     const uint64_t work = rows > UINT64_MAX / per_row ? UINT64_MAX : rows * per_row;
-    const uint64_t pieces = vka_dispatch_pieces(ctx, work);
-    const uint64_t px = pieces < gx ? pieces : gx;
-    const uint64_t pz = vka_div_up(pieces, px) < gz ? vka_div_up(pieces, px) : gz;
-    uint64_t cx = vka_div_up(gx, px), cz = vka_div_up(gz, pz);
-    if (cx > ctx->info.max_workgroup_count[0])
-        cx = ctx->info.max_workgroup_count[0];
-    if (cz > ctx->info.max_workgroup_count[2])
-        cz = ctx->info.max_workgroup_count[2];
-    for (uint64_t z0 = 0; z0 < gz; z0 += cz)
-        for (uint64_t x0 = 0; x0 < gx; x0 += cx) {
-            push->x_base = (uint32_t)x0, push->z_base = (uint32_t)z0;
-            d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
-            d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
-            vkattn_result r = vka_record_dispatch(ctx, cmd, d);
-            if (r != VKATTN_SUCCESS)
-                return r;
-        }
-    return VKATTN_SUCCESS;
+    return vka_record_grid_pieces(ctx, cmd, gx, gz, work, d, &push->x_base, &push->z_base);
 }
 
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,

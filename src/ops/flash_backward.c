@@ -13,6 +13,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/flash_backward_iface.h"
+#include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
@@ -179,30 +180,11 @@ static fb_push make_push(const fb_shape *s, const vkattn_sdpa_params *p)
     return push;
 }
 
-/* Dispatches a gx by gz grid in pieces within the workgroup counts and the
- * watchdog budget (`work` multiply-adds in all). */
+/* A gx by gz grid in pieces (ops/split.h). */
 static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd, uint64_t gx,
                                    uint64_t gz, uint64_t work, vka_dispatch *d, fb_push *push)
 {
-    const uint64_t pieces = vka_dispatch_pieces(ctx, work);
-    const uint64_t px = pieces < gx ? pieces : gx;
-    const uint64_t pz = vka_div_up(pieces, px) < gz ? vka_div_up(pieces, px) : gz;
-    uint64_t cx = vka_div_up(gx, px), cz = vka_div_up(gz, pz);
-    if (cx > ctx->info.max_workgroup_count[0])
-        cx = ctx->info.max_workgroup_count[0];
-    if (cz > ctx->info.max_workgroup_count[2])
-        cz = ctx->info.max_workgroup_count[2];
-    for (uint64_t z0 = 0; z0 < gz; z0 += cz)
-        for (uint64_t x0 = 0; x0 < gx; x0 += cx) {
-            push->x_base = (uint32_t)x0, push->z_base = (uint32_t)z0;
-            d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
-            d->groups[1] = 1;
-            d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
-            vkattn_result r = vka_record_dispatch(ctx, cmd, d);
-            if (r != VKATTN_SUCCESS)
-                return r;
-        }
-    return VKATTN_SUCCESS;
+    return vka_record_grid_pieces(ctx, cmd, gx, gz, work, d, &push->x_base, &push->z_base);
 }
 
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,

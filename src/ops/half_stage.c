@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "ops/half_convert.h"
+#include "vk/prepare.h"
 #include "vk/tensor.h"
 
 vkattn_result vka_f16_require_f32(vkattn_context *ctx, const vkattn_tensor *t, const char *caller,
@@ -46,4 +47,15 @@ vkattn_result vka_f16_stage_finish(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (f32 == t)
         return VKATTN_SUCCESS;
     return vka_half_convert_record(ctx, cmd, caller, t, f32, count, true);
+}
+
+vkattn_result vka_f16_record(vkattn_context *ctx, VkCommandBuffer cmd, bool staged,
+                             vka_f16_record_fn record, const void *op)
+{
+    if (staged && !vka_is_dry(cmd)) {
+        vkattn_result r = record(ctx, VKA_DRY_CMD, op);
+        if (r != VKATTN_SUCCESS)
+            return r;
+    }
+    return record(ctx, cmd, op);
 }

@@ -6,7 +6,12 @@
  * f32; f16 changes only what is stored. Works on every device: the converter
  * reads and writes halves packed in 32-bit words (one word per invocation, so
  * no two invocations share a word) and binds two buffers. Cost: one extra
- * pass over each f16 tensor. Masks stay f32 (vka_f16_require_f32). */
+ * pass over each f16 tensor. Masks stay f32 (vka_f16_require_f32).
+ *
+ * The staging passes are recorded before the op's own dispatch, which can
+ * still fail (scratch growth, pipelines, descriptor sets, the pack), and on
+ * error nothing may be recorded: a staged op records through
+ * vka_f16_record, which runs it dry first. */
 #ifndef VKA_OPS_HALF_STAGE_H
 #define VKA_OPS_HALF_STAGE_H
 
@@ -41,5 +46,17 @@ vkattn_result vka_f16_stage_out(vkattn_context *ctx, VkCommandBuffer cmd, const 
 /* After the op: rounds the first `count` f32 results into t when f32 != t. */
 vkattn_result vka_f16_stage_finish(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                    vkattn_tensor *t, vkattn_tensor *f32, uint64_t count);
+
+/* An op's recording after its argument checks; `op` holds its arguments. */
+typedef vkattn_result (*vka_f16_record_fn)(vkattn_context *ctx, VkCommandBuffer cmd,
+                                           const void *op);
+
+/* record(ctx, cmd, op), leaving nothing recorded on failure: when `staged`
+ * (the op will convert f16 tensors through scratch) and cmd is a real
+ * command buffer, the whole record runs dry first (vk/prepare.h), once, and
+ * then for real only if the dry run succeeded. The dry run also grows the
+ * scratch, so the real one allocates nothing. */
+vkattn_result vka_f16_record(vkattn_context *ctx, VkCommandBuffer cmd, bool staged,
+                             vka_f16_record_fn record, const void *op);
 
 #endif /* VKA_OPS_HALF_STAGE_H */

@@ -64,21 +64,26 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
-/* seq_all 0: the whole sequence (seq_all = seq, t0 = 0). */
-static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                            const vkattn_heads_params *params, const vkattn_heads_io *io,
-                            bool split, uint32_t seq_all, uint32_t t0)
-{
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
-                        !ctx ? "ctx" : "cmd");
-    uint64_t count = 0;
-    if (params && !seq_all)
-        seq_all = params->seq;
-    vkattn_result r = check(ctx, caller, params, io, split, seq_all, &count);
-    if (r != VKATTN_SUCCESS)
-        return r;
+/* A checked call: its arguments and element count. */
+typedef struct heads_op {
+    const char *caller;
+    const vkattn_heads_params *params;
+    const vkattn_heads_io *io;
+    bool split;
+    uint32_t seq_all, t0;
+    uint64_t count;
+} heads_op;
 
+/* The staging passes and the dispatch, after the checks (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const heads_op *op = op_;
+    const char *caller = op->caller;
+    const vkattn_heads_params *params = op->params;
+    const vkattn_heads_io *io = op->io;
+    const bool split = op->split;
+    const uint32_t seq_all = op->seq_all, t0 = op->t0;
+    const uint64_t count = op->count;
     uint32_t threads = HEADS_THREADS;
     if (ctx->info.max_workgroup_invocations < threads)
         threads = ctx->info.max_workgroup_invocations;
@@ -123,12 +128,12 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
     const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
     const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
     vkattn_tensor *in = io->in, *out = io->out;
-    vkattn_result r2;
+    vkattn_result r;
     if (!native16 &&
-        ((r2 = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, n_in, &in)) ||
-         (r2 = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, n_out,
+        ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, n_in, &in)) ||
+         (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out, n_out,
                                  !split && seq_all != params->seq, &out))))
-        return r2;
+        return r;
     kernel.name = native16 ? (split ? "heads_f16 (split)" : "heads_f16 (merge)") : kernel.name;
     kernel.code = native16 ? vka_spv_heads_f16 : kernel.code;
     kernel.code_size = native16 ? vka_spv_heads_f16_size : kernel.code_size;
@@ -141,9 +146,30 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         .groups = {(uint32_t)groups, 1, 1},
         .caller = caller,
     };
-    if ((r2 = vka_record_dispatch(ctx, cmd, &d)))
-        return r2;
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
     return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, n_out);
+}
+
+/* seq_all 0: the whole sequence (seq_all = seq, t0 = 0). */
+static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                            const vkattn_heads_params *params, const vkattn_heads_io *io,
+                            bool split, uint32_t seq_all, uint32_t t0)
+{
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    uint64_t count = 0;
+    if (params && !seq_all)
+        seq_all = params->seq;
+    vkattn_result r = check(ctx, caller, params, io, split, seq_all, &count);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const heads_op op = {.caller = caller, .params = params, .io = io, .split = split,
+                         .seq_all = seq_all, .t0 = t0, .count = count};
+    const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
+                        !ctx->info.storage_buffer_16bit;
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
 
 vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,

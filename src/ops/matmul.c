@@ -1,5 +1,6 @@
 /* Batched matmul: tile choice from the device's limits, argument checks, the
- * choice of kernel for the tensors' element types, and the dispatches of
+ * choice of kernel for the tensors' element types and the tuning (f32 under
+ * the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
  * shaders/matmul*.comp. */
 #include "vkattn/matmul.h"
 
@@ -67,14 +68,74 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n
     return false;
 }
 
+/* Tiles of shaders/matmul_gpu.comp (the GPU tuning, f32): its two buffers of
+ * each tile double the shared memory per step of BK. */
+static uint32_t gpu_shared_bytes(const matmul_tiles *t)
+{
+    return 2u * tile_shared_bytes(t);
+}
+
+/* Limits-based, no per-vendor table (no GPU has been measured yet): the
+ * largest tile whose invocations and double-buffered tiles fit the device,
+ * 128 invocations where that is the limit (the Vulkan minimum). 8 x 4 outputs
+ * per invocation at most, so each pair of shared-memory reads feeds 32
+ * multiply-adds while the live values (32 sums, 12 operands, 8-16 prefetched
+ * floats, indices) stay near the 64 registers per invocation of Mali-class
+ * GPUs; Vulkan exposes no register budget, so every device gets that shape.
+ * Smaller tiles for small products, so a 1 x N product does not compute
+ * mostly padding. */
+static bool choose_gpu_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
+                             matmul_tiles *out)
+{
+    static const matmul_tiles candidates[] = {
+        {128, 64, 16, 8, 4}, /* 256 invocations, 24.8 KiB */
+        {64, 64, 16, 8, 4},  /* 128 invocations, 16.6 KiB */
+        {64, 64, 8, 8, 4},   /* 128 invocations, 8.3 KiB */
+        {32, 64, 8, 4, 4},   /* 128 invocations, 6.2 KiB */
+        {32, 32, 8, 4, 4},   /* 64 invocations, 4.2 KiB */
+        {16, 32, 8, 4, 4},   /* 32 invocations, 3.1 KiB */
+    };
+    const size_t count = sizeof candidates / sizeof candidates[0];
+    for (size_t i = 0; i < count; i++) {
+        const matmul_tiles *t = &candidates[i];
+        const uint32_t threads = tile_threads(t);
+        if (threads > info->max_workgroup_invocations || threads > info->max_workgroup_size[0] ||
+            gpu_shared_bytes(t) > info->max_shared_memory)
+            continue;
+        const bool too_big = (t->bm > 64 && m < 256) || (t->bn > 64 && n < 256) ||
+                             (t->bm > 32 && m <= 32) || (t->bn > 32 && n <= 32);
+        if (too_big && i + 1 < count)
+            continue;
+        *out = *t;
+        return true;
+    }
+    return false;
+}
+
+/* Whether vec4 loads of an operand are aligned: its binding starts on 16
+ * bytes and every stored row, head and batch starts at a multiple of 4
+ * elements. `rows_split` covers the first row of a row block, for an operand
+ * whose stored rows are M (transposed A). */
+static bool vec4_aligned(const vkattn_tensor *t, const vka_operand *o, bool rows_split)
+{
+    return t->dtype == VKATTN_DTYPE_F32 && t->offset % 16 == 0 && o->row_stride % 4 == 0 &&
+           o->head_stride % 4 == 0 && o->batch_stride % 4 == 0 && rows_split;
+}
+
 /* How much of K one dispatch may cover within the device's loop budget. Per
  * step of BK the shader runs the step loop and the two tile-load loops, and at
  * most BK iterations of the product loop if the compiler keeps it rolled. */
-static uint32_t k_per_dispatch(const vkattn_context *ctx, const matmul_tiles *t, uint32_t k)
+static uint32_t k_per_dispatch(const vkattn_context *ctx, const matmul_tiles *t, bool gpu,
+                               uint32_t k)
 {
     const uint32_t threads = tile_threads(t);
-    const uint64_t per_step = 4 + vka_div_up((uint64_t)t->bm * t->bk, threads) +
-                              vka_div_up((uint64_t)t->bn * t->bk, threads) + t->bk;
+    uint64_t per_step = 4 + vka_div_up((uint64_t)t->bm * t->bk, threads) +
+                        vka_div_up((uint64_t)t->bn * t->bk, threads) + t->bk;
+    /* matmul_gpu.comp: per group of four a fetch and a store, each a loop of
+     * up to four where the compiler keeps it rolled */
+    if (gpu)
+        per_step = 4 + 10 * (vka_div_up((uint64_t)t->bm * t->bk / 4, threads) +
+                             vka_div_up((uint64_t)t->bn * t->bk / 4, threads)) + t->bk;
     const uint64_t steps = ctx->loop_budget / per_step;
     if (steps >= vka_div_up(k, t->bk))
         return k;
@@ -156,14 +217,21 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (r != VKATTN_SUCCESS)
         return r;
 
-    matmul_tiles t;
-    if (!choose_tiles(&ctx->info, s.m, s.n, &t))
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: no matmul tile fits this device's workgroup limits", caller);
-    const uint32_t chunk = k_per_dispatch(ctx, &t, s.k);
     const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
     const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
     const bool c16 = io->c->dtype == VKATTN_DTYPE_F16, any16 = a16 || b16 || bias16 || c16;
+    /* The GPU tuning runs f32 products on matmul_gpu.comp; f16 operands keep
+     * the kernels below, and so does a device the GPU tiles do not fit. */
+    matmul_tiles t;
+    const bool gpu = !ctx->info.cpu_tuning && !any16 && choose_gpu_tiles(&ctx->info, s.m, s.n, &t);
+    if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: no matmul tile fits this device's workgroup limits", caller);
+    const uint32_t chunk = k_per_dispatch(ctx, &t, gpu, s.k);
+    uint32_t rows;
+    if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
+                            (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
+        return r;
     const bool storage16 = ctx->info.storage_buffer_16bit;
     /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
      * is split (partial sums rounded to f16 would lose the f32 accumulation)
@@ -203,6 +271,15 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
             [VKA_MATMUL_SPEC_C_F16] = c16 && !c_via_f32,
         },
     };
+    if (gpu) {
+        kernel.name = "matmul_gpu";
+        kernel.code = vka_spv_matmul_gpu;
+        kernel.code_size = vka_spv_matmul_gpu_size;
+        kernel.n_spec = VKA_MATMUL_GPU_N_SPEC;
+        kernel.spec[VKA_MATMUL_SPEC_VEC_A] =
+            vec4_aligned(io->a, &s.a, !params->transpose_a || rows >= s.m || rows % 4 == 0);
+        kernel.spec[VKA_MATMUL_SPEC_VEC_B] = vec4_aligned(io->b, &s.b, true);
+    }
     matmul_push push = {
         .m = s.m, .n = s.n, .k = s.k, .heads = s.heads,
         .a_batch = (uint32_t)s.a.batch_stride, .a_head = (uint32_t)s.a.head_stride,
@@ -227,10 +304,6 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
      * C's tracked access); rows are split into blocks of `rows` for the
      * watchdog budget. Row blocks compute each output exactly as one
      * dispatch would. */
-    uint32_t rows;
-    if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
-                            (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
-        return r;
     for (uint32_t m0 = 0; m0 < s.m && r == VKATTN_SUCCESS; m0 += rows) {
         push.m_begin = m0;
         push.m = s.m - m0 > rows ? m0 + rows : s.m;

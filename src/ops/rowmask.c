@@ -7,6 +7,7 @@
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "ops/half_stage.h"
 #include "vka_shaders.h"
 
 typedef struct rowmask_push {
@@ -27,8 +28,10 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
                         "%s: the output (%u rows x %u) does not fit the kernel's 32-bit indexing",
                         caller, rows, width);
     vkattn_result r;
+    vkattn_tensor *df; /* f32 data: an f16 output goes through scratch (ops/half_stage.h) */
     if ((r = vka_tensor_check(ctx, mask, rows, caller, "io->query_mask")) ||
-        (r = vka_tensor_check(ctx, data, total, caller, "io->output")))
+        (r = vka_tensor_check_types(ctx, data, total, caller, "io->output", VKA_DTYPES_F32_F16)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, data, total, true, &df)))
         return r;
     const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
     vka_kernel kernel = {
@@ -45,10 +48,12 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
     rowmask_push push = {.width = width, .total = (uint32_t)total};
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(mask, false), vka_bind_tensor(data, true)},
+        .bindings = {vka_bind_tensor(mask, false), vka_bind_tensor(df, true)},
         .push = &push,
         .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, data, df, total);
 }

@@ -17,20 +17,20 @@ _Static_assert(sizeof(scale_push) == VKA_SCALE_PUSH_SIZE, "scale_push: see scale
 /* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
 #define MAX_GROUPS 4096u
 
-vkattn_result vka_scale_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                               const char *what, uint64_t n, vkattn_tensor *s, vkattn_tensor *x,
-                               vkattn_tensor *y)
+typedef struct scale_op {
+    const char *caller;
+    uint64_t n;
+    vkattn_tensor *s, *x, *y;
+} scale_op;
+
+/* The staging passes and the dispatch, after the checks (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
-    if (n > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: %s (%llu elements) does not fit the scaling kernel's 32-bit indexing",
-                        caller, what, (unsigned long long)n);
+    const scale_op *op = op_;
+    const char *caller = op->caller;
+    const uint64_t n = op->n;
+    vkattn_tensor *s = op->s, *x = op->x, *y = op->y;
     vkattn_result r;
-    const unsigned both = VKA_DTYPES_F32_F16;
-    if ((r = vka_tensor_check_types(ctx, s, 1, caller, "the layer's scale", both)) ||
-        (r = vka_tensor_check_types(ctx, x, n, caller, what, both)) ||
-        (r = vka_tensor_check_types(ctx, y, n, caller, "the scaled copy", both)))
-        return r;
     /* f16 tensors go through f32 scratch (ops/half_stage.h) */
     vkattn_tensor *sf, *xf, *yf;
     if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, s, 1, &sf)) ||
@@ -61,4 +61,24 @@ vkattn_result vka_scale_record(vkattn_context *ctx, VkCommandBuffer cmd, const c
     if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
     return vka_f16_stage_finish(ctx, cmd, caller, y, yf, n);
+}
+
+vkattn_result vka_scale_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                               const char *what, uint64_t n, vkattn_tensor *s, vkattn_tensor *x,
+                               vkattn_tensor *y)
+{
+    if (n > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %s (%llu elements) does not fit the scaling kernel's 32-bit indexing",
+                        caller, what, (unsigned long long)n);
+    vkattn_result r;
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = vka_tensor_check_types(ctx, s, 1, caller, "the layer's scale", both)) ||
+        (r = vka_tensor_check_types(ctx, x, n, caller, what, both)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, "the scaled copy", both)))
+        return r;
+    const scale_op op = {.caller = caller, .n = n, .s = s, .x = x, .y = y};
+    const bool staged = s->dtype == VKATTN_DTYPE_F16 || x->dtype == VKATTN_DTYPE_F16 ||
+                        y->dtype == VKATTN_DTYPE_F16;
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }

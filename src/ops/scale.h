@@ -4,7 +4,7 @@
  * recorded before it, as for every other layer's weights. Not public: no CPU
  * reference of its own (the layer reference computes the same products).
  * s, x and y may each be f16 or f32 (through f32 scratch, ops/half_stage.h):
- * the product is fp32 and an f16 y is rounded once; no layer passes f16 yet. */
+ * the product is fp32 and an f16 y is rounded once (an f16 Attention layer). */
 #ifndef VKA_OPS_SCALE_H
 #define VKA_OPS_SCALE_H
 

@@ -11,6 +11,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash.h"
+#include "ops/half_convert.h"
 #include "ops/sdpa_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -131,27 +132,6 @@ vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_
 
 /* ---------------------------------------------------------------- tensors */
 
-/* A tensor the flags ask for must be there, f32 and large enough; one they do
- * not ask for must be NULL (a forgotten flag would otherwise be silently
- * ignored). An f16 one fails with f16_code: masks and bias have no f16 form
- * (a wrong argument); returned weights are f32 only for now (unsupported). */
-static vkattn_result check_flagged(vkattn_context *ctx, const char *caller, const char *what,
-                                   const char *flag, bool set, const vkattn_tensor *t,
-                                   uint64_t count, vkattn_result f16_code)
-{
-    if (set && t && t->ctx == ctx && t->dtype != VKATTN_DTYPE_F32)
-        return vka_fail(ctx, f16_code,
-                        "%s: %s is an %s tensor; it must be f32 (q, k, v and out may be f16 or "
-                        "f32)",
-                        caller, what, vka_dtype_name(t->dtype));
-    if (set)
-        return vka_tensor_check(ctx, t, count, caller, what);
-    if (t)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is given but %s is false",
-                        caller, what, flag);
-    return VKATTN_SUCCESS;
-}
-
 /* Written tensors (out, weights, workspace) must not alias any other operand. */
 static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
                                     const vkattn_sdpa_io *io, bool use_workspace)
@@ -162,14 +142,7 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
     static const char *names[] = {"io->q",   "io->k",       "io->v",
                                   "io->bias", "io->value_mask", "io->mask",
                                   "io->out", "io->weights", "io->workspace"};
-    const size_t n = sizeof all / sizeof all[0], first_written = 6;
-    for (size_t w = first_written; w < n; w++)
-        for (size_t o = 0; o < n; o++)
-            if (o != w && all[w] && all[w] == all[o])
-                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                                "%s: %s is also bound as %s; written tensors must be distinct",
-                                caller, names[w], names[o]);
-    return VKATTN_SUCCESS;
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 6);
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
@@ -185,15 +158,19 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
         (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
-        (r = check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
-                           io->bias, s->bias, VKATTN_ERROR_INVALID_ARGUMENT)) ||
-        (r = check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
-                           m->has_value_mask, io->value_mask, s->value_mask,
-                           VKATTN_ERROR_INVALID_ARGUMENT)) ||
-        (r = check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
-                           io->mask, s->mask, VKATTN_ERROR_INVALID_ARGUMENT)) ||
-        (r = check_flagged(ctx, caller, "io->weights", "params->return_weights",
-                           p->return_weights, io->weights, s->scores, VKATTN_ERROR_UNSUPPORTED)))
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
+                           io->bias, s->bias)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
+                           m->has_value_mask, io->value_mask, s->value_mask)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
+                           io->mask, s->mask)))
+        return r;
+    if (p->return_weights)
+        r = vka_tensor_check_types(ctx, io->weights, s->scores, caller, "io->weights", both);
+    else
+        r = vka_sdpa_check_flagged(ctx, caller, "io->weights", "params->return_weights", false,
+                          io->weights, s->scores);
+    if (r != VKATTN_SUCCESS)
         return r;
     if (workspace && io->workspace &&
         (r = vka_tensor_check(ctx, io->workspace, workspace, caller, "io->workspace")))
@@ -243,15 +220,26 @@ static vkattn_result record_output(vkattn_context *ctx, VkCommandBuffer cmd, con
     return vkattn_matmul_record(ctx, cmd, &mm, &mio);
 }
 
-/* scores -> softmax (in place) -> dropout -> probs. The scores live in the
+/* Whether the call returns f16 weights: the scores then stay in the f32
+ * workspace and are rounded into io->weights once, so softmax, dropout and
+ * W @ V read fp32 probabilities as with f32 weights. */
+static bool half_weights(const vkattn_sdpa_params *p, const vkattn_sdpa_io *io)
+{
+    return p->return_weights && io && io->weights && io->weights->dtype == VKATTN_DTYPE_F16;
+}
+
+/* scores -> softmax (in place) -> dropout -> probs. The scores live in f32
  * returned weights when there are any, else in the workspace. Weights wanted
  * before an active dropout stay in io->weights while dropout writes the
- * workspace; otherwise dropout runs in place. */
+ * workspace; otherwise dropout runs in place. f16 weights are converted from
+ * the workspace after softmax or after dropout, whichever the call returns. */
 static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
                                     const vkattn_sdpa_io *io, vkattn_tensor *workspace)
 {
-    vkattn_tensor *scores = p->return_weights ? io->weights : workspace;
+    const bool half = half_weights(p, io);
+    const char *caller = "vkattn_sdpa_record";
+    vkattn_tensor *scores = p->return_weights && !half ? io->weights : workspace;
     vkattn_result r = record_scores(ctx, cmd, s, io, scores);
     if (r != VKATTN_SUCCESS)
         return r;
@@ -261,9 +249,13 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
                              .mask = io->mask, .out = scores};
     if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)) != VKATTN_SUCCESS)
         return r;
+    const bool convert_after_dropout = s->drop && p->weights_after_dropout;
+    if (half && !convert_after_dropout &&
+        (r = vka_half_convert_record(ctx, cmd, caller, io->weights, scores, s->scores, true)))
+        return r;
     vkattn_tensor *probs = scores;
     if (s->drop) {
-        if (p->return_weights && !p->weights_after_dropout)
+        if (p->return_weights && !p->weights_after_dropout && !half)
             probs = workspace;
         vkattn_dropout_op_params dp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
                                        .tv = s->tv, .dropout = p->dropout};
@@ -271,6 +263,9 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
         if ((r = vkattn_dropout_record(ctx, cmd, &dp, &dio)) != VKATTN_SUCCESS)
             return r;
     }
+    if (half && convert_after_dropout &&
+        (r = vka_half_convert_record(ctx, cmd, caller, io->weights, probs, s->scores, true)))
+        return r;
     return record_output(ctx, cmd, s, io, probs);
 }
 
@@ -290,6 +285,8 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
     vkattn_result r = plan(ctx, caller, params, &s, &fused, &ws_floats);
     if (r != VKATTN_SUCCESS)
         return r;
+    if (!fused && half_weights(params, io))
+        ws_floats = s.scores; /* the f32 scores behind f16 weights */
     if ((r = check_io(ctx, caller, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
     if (fused)

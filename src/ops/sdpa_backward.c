@@ -131,18 +131,6 @@ vkattn_result vkattn_sdpa_backward_workspace_size(vkattn_context *ctx,
 
 /* ---------------------------------------------------------------- tensors */
 
-static vkattn_result check_flagged(vkattn_context *ctx, const char *caller, const char *what,
-                                   const char *flag, bool set, const vkattn_tensor *t,
-                                   uint64_t count)
-{
-    if (set)
-        return vka_tensor_check(ctx, t, count, caller, what);
-    if (t)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is given but %s is false",
-                        caller, what, flag);
-    return VKATTN_SUCCESS;
-}
-
 /* Written tensors (the gradients, the workspaces the call uses) must not alias
  * any other tensor of the call. */
 static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
@@ -157,14 +145,7 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
         "io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out",
         "io->lse", "io->weights", "io->grad_out", "io->grad_q", "io->grad_k", "io->grad_v",
         "io->workspace[0]", "io->workspace[1]"};
-    const size_t n = sizeof all / sizeof all[0], first_written = 10;
-    for (size_t w = first_written; w < n; w++)
-        for (size_t o = 0; o < n; o++)
-            if (o != w && all[w] && all[w] == all[o])
-                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                                "%s: %s is also bound as %s; written tensors must be distinct",
-                                caller, names[w], names[o]);
-    return VKATTN_SUCCESS;
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 10);
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
@@ -181,11 +162,11 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check(ctx, io->grad_q, s->q, caller, "io->grad_q")) ||
         (r = vka_tensor_check(ctx, io->grad_k, s->k, caller, "io->grad_k")) ||
         (r = vka_tensor_check(ctx, io->grad_v, s->v, caller, "io->grad_v")) ||
-        (r = check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
                            io->bias, s->bias)) ||
-        (r = check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
                            m->has_value_mask, io->value_mask, s->value_mask)) ||
-        (r = check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
                            io->mask, s->mask)))
         return r;
     if (pl->fused &&

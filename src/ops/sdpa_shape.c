@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
+#include "vk/tensor.h"
 
 /* Counts of (B, H, Tq, Tv) operands stored with broadcast axes. */
 static bool broadcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc, uint64_t *n)
@@ -102,4 +103,21 @@ vkattn_result vka_sdpa_resolve(vkattn_context *ctx, const char *caller,
     s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
     s->drop = vka_dropout_active(&p->dropout);
     return count_operands(ctx, caller, &p->mask, s);
+}
+
+vkattn_result vka_sdpa_check_flagged(vkattn_context *ctx, const char *caller, const char *what,
+                                     const char *flag, bool set, const vkattn_tensor *t,
+                                     uint64_t count)
+{
+    if (set && t && t->ctx == ctx && t->dtype != VKATTN_DTYPE_F32)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s is an %s tensor; it must be f32 (masks, bias and the "
+                        "log-sum-exp have no f16 form)",
+                        caller, what, vka_dtype_name(t->dtype));
+    if (set)
+        return vka_tensor_check(ctx, t, count, caller, what);
+    if (t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is given but %s is false",
+                        caller, what, flag);
+    return VKATTN_SUCCESS;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "vkattn/context.h"
+#include "vkattn/tensor.h"
 #include "vkattn/op_params.h"
 
 /* The params with every default resolved, and element counts of each operand. */
@@ -24,5 +25,14 @@ typedef struct vka_sdpa_shape {
  * binding (DEVICE_LIMIT). Counts of absent bias, value mask and mask are 0. */
 vkattn_result vka_sdpa_resolve(vkattn_context *ctx, const char *caller,
                                const vkattn_sdpa_params *p, vka_sdpa_shape *s);
+
+/* An optional operand (bias, masks, lse, weights): one the flags ask for
+ * (`set`) must be there, f32 and at least `count` elements; one they do not
+ * ask for must be NULL, so a forgotten flag is not silently ignored. An f16
+ * one is INVALID_ARGUMENT: these operands have no f16 form. `flag` names the
+ * params field in messages. */
+vkattn_result vka_sdpa_check_flagged(vkattn_context *ctx, const char *caller, const char *what,
+                                     const char *flag, bool set, const vkattn_tensor *t,
+                                     uint64_t count);
 
 #endif /* VKA_OPS_SDPA_SHAPE_H */

@@ -1,6 +1,8 @@
 /* Masked softmax: argument checks, the choice of workgroup shape and path from
  * the device's limits, the overflow-free logit scaling, and the dispatch of
- * shaders/softmax.comp, of shaders/softmax_packed.comp on devices with
+ * shaders/softmax.comp (under the GPU tuning shaders/softmax_sg.comp on
+ * devices with subgroup shuffles, and shaders/softmax_split.comp for rows
+ * too long for shared memory), of shaders/softmax_packed.comp on devices with
  * fewer than 5 storage buffers per stage, or of shaders/softmax_f16.comp for
  * f16 tensors with 16-bit storage (all are shaders/common/softmax_body.glsl,
  * whose header explains the algorithm). */
@@ -18,6 +20,7 @@
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
+#include "vk/scratch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
@@ -33,6 +36,11 @@ _Static_assert(sizeof(softmax_push) == VKA_SOFTMAX_PUSH_SIZE, "softmax_push: see
  * value mask and mask from one binding and so needs 3. */
 #define SOFTMAX_BINDINGS 5u
 #define SOFTMAX_PACKED_BINDINGS 3u
+/* shaders/softmax_split.comp: softmax.comp's and the chunks' statistics */
+#define SOFTMAX_SPLIT_BINDINGS 6u
+/* Keys per invocation of one chunk of a split row: enough work per
+ * workgroup to pay for its share of the merge (a read of every chunk's pair). */
+#define SOFTMAX_SPLIT_KEYS_PER_INVOCATION 16u
 
 /* Specialization of one pipeline: see the constants of shaders/softmax.comp. */
 typedef struct softmax_shape {
@@ -137,42 +145,6 @@ static void logit_scaling(float scale, bool has_bias, softmax_push *push)
     push->diff_min = (float)(-160.0 / (ldexp(1.0, k) * 1.4426950408889634));
 }
 
-/* An optional operand: present iff its flag is set, large enough, within
- * 32-bit indexing, and not the output. */
-static vkattn_result check_operand(vkattn_context *ctx, const char *caller, const char *name,
-                                   const char *flag, bool set, const vkattn_tensor *t,
-                                   uint64_t count, const vkattn_tensor *out)
-{
-    if (!set) {
-        if (t)
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: io->%s is given but params->%s is false", caller, name, flag);
-        return VKATTN_SUCCESS;
-    }
-    if (!t)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->%s is NULL but params->%s is set", caller, name, flag);
-    char what[32];
-    snprintf(what, sizeof what, "io->%s", name);
-    /* the bias may be f16; the masks are f32 only */
-    const bool is_bias = strcmp(name, "bias") == 0;
-    vkattn_result r = is_bias ? VKATTN_SUCCESS : vka_f16_require_f32(ctx, t, caller, what);
-    if (r == VKATTN_SUCCESS)
-        r = vka_tensor_check_types(ctx, t, count, caller, what,
-                                   is_bias ? VKA_DTYPES_F32_F16 : VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
-    if (r != VKATTN_SUCCESS)
-        return r;
-    if (t == out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->out must not be io->%s (only io->scores may be written in place)",
-                        caller, name);
-    if (count > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: io->%s (%llu elements) does not fit the kernel's 32-bit indexing",
-                        caller, name, (unsigned long long)count);
-    return VKATTN_SUCCESS;
-}
-
 /* Resolved sizes of one call. */
 typedef struct softmax_dims {
     uint32_t heads;
@@ -205,21 +177,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check_types(ctx, io->out, d->total, caller, "io->out",
                                     VKA_DTYPES_F32_F16)))
         return r;
-    const vkattn_mask_params *m = &p->mask;
-    /* no more than the scores, so neither count overflows */
-    uint64_t bias_n = 0, mask_n = 0;
-    vka_bcast_count(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, &bias_n);
-    vka_bcast_count(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, &mask_n);
-    vka_bcast_strides(m->bias_broadcast, d->heads, p->tq, p->tv, d->bias_s);
-    vka_bcast_strides(m->mask_broadcast, d->heads, p->tq, p->tv, d->mask_s);
-    if ((r = check_operand(ctx, caller, "bias", "mask.has_bias", m->has_bias, io->bias, bias_n,
-                           io->out)) ||
-        (r = check_operand(ctx, caller, "value_mask", "mask.has_value_mask", m->has_value_mask,
-                           io->value_mask, (uint64_t)p->batch * p->tv, io->out)) ||
-        (r = check_operand(ctx, caller, "mask", "mask.has_mask", m->has_mask, io->mask, mask_n,
-                           io->out)))
-        return r;
-    return VKATTN_SUCCESS;
+    return vka_softmax_check_mask_operands(ctx, caller, p, d->heads, io->bias, io->value_mask,
+                                           io->mask, io->out, "io->out", "io->scores", true,
+                                           d->bias_s, d->mask_s);
 }
 
 /* Elements of the bias the kernel reads (0 without one). */
@@ -231,30 +191,24 @@ static uint64_t bias_count(const vkattn_softmax_params *p, const softmax_dims *d
     return n;
 }
 
-vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
-                                    const vkattn_softmax_params *params,
-                                    const vkattn_softmax_io *io)
+typedef struct softmax_op {
+    const vkattn_softmax_params *params;
+    const vkattn_softmax_io *io;
+    softmax_dims dims;
+    bool staged; /* vka_f16_record runs the whole record dry first */
+} softmax_op;
+
+/* Everything after the checks: the staging passes, the pack and the dispatch
+ * (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const char *caller = "vkattn_softmax_record";
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
-                        !ctx ? "ctx" : "cmd");
-    softmax_dims dims = {0};
-    vkattn_result r = vka_softmax_check_params(ctx, caller, params);
-    if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io, &dims);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    /* f16 staging passes are recorded before the pack and the dispatch, which
-     * can still fail (scratch, descriptors): a dry run first, so that a
-     * failure leaves nothing recorded. */
-    const bool staged = io->scores->dtype == VKATTN_DTYPE_F16 ||
-                        io->out->dtype == VKATTN_DTYPE_F16 ||
-                        (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
-    if (staged && !vka_is_dry(cmd) &&
-        (r = vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io)) != VKATTN_SUCCESS)
-        return r;
+    const softmax_op *op = op_;
+    const vkattn_softmax_params *params = op->params;
+    const vkattn_softmax_io *io = op->io;
+    const softmax_dims dims = op->dims;
     const vkattn_mask_params *m = &params->mask;
+    vkattn_result r;
 
     softmax_shape shape;
     if (!choose_shape(&ctx->info, params->tv, &shape))
@@ -284,13 +238,41 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     const bool native16 = (s16 || b16 || o16) && !packed && ctx->info.storage_buffer_16bit;
     const bool out_via_f32 = o16 && !native16;
     const bool in_place = io->out == io->scores && !out_via_f32;
+    /* The GPU tuning reduces rows with subgroup shuffles where the device has
+     * them (any subgroup size); the 16-bit-storage and packed variants keep
+     * the shared-memory reduction. */
+    const bool sg = !ctx->info.cpu_tuning && ctx->subgroup_shuffle && !packed && !native16;
+    /* Rows too long for shared memory are split across workgroups under the
+     * GPU tuning (the single-workgroup path would leave a GPU idle when rows
+     * are few), where the device has the 6th binding. */
+    const uint32_t split_len = shape.wg * SOFTMAX_SPLIT_KEYS_PER_INVOCATION;
+    const bool split = !ctx->info.cpu_tuning && !packed && !native16 && shape.cache == 0 &&
+                       ctx->info.max_storage_buffers_per_stage >= SOFTMAX_SPLIT_BINDINGS &&
+                       params->tv > split_len && params->tv <= UINT32_MAX - split_len;
+    /* two dispatches: a dry run first (unless staging ran one), so that a
+     * failure records nothing */
+    if (split && !op->staged && !vka_is_dry(cmd) &&
+        (r = vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io)) != VKATTN_SUCCESS)
+        return r;
     vka_kernel kernel = {
-        .name = packed ? "softmax_packed" : native16 ? "softmax_f16" : "softmax",
-        .code = packed ? vka_spv_softmax_packed : native16 ? vka_spv_softmax_f16 : vka_spv_softmax,
+        .name = packed     ? "softmax_packed"
+                : native16 ? "softmax_f16"
+                : split    ? "softmax_split"
+                : sg       ? "softmax_sg"
+                           : "softmax",
+        .code = packed     ? vka_spv_softmax_packed
+                : native16 ? vka_spv_softmax_f16
+                : split    ? vka_spv_softmax_split
+                : sg       ? vka_spv_softmax_sg
+                           : vka_spv_softmax,
         .code_size = packed     ? vka_spv_softmax_packed_size
                      : native16 ? vka_spv_softmax_f16_size
+                     : split    ? vka_spv_softmax_split_size
+                     : sg       ? vka_spv_softmax_sg_size
                                 : vka_spv_softmax_size,
-        .n_bindings = packed ? SOFTMAX_PACKED_BINDINGS : SOFTMAX_BINDINGS,
+        .n_bindings = packed  ? SOFTMAX_PACKED_BINDINGS
+                      : split ? SOFTMAX_SPLIT_BINDINGS
+                              : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
         .n_spec = VKA_SOFTMAX_N_SPEC,
         .spec = {
@@ -323,9 +305,16 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         .push = &push,
         .caller = caller,
     };
-    if ((r = vka_softmax_spread_groups(ctx, caller, rows, shape.wg / shape.g, d.groups)))
+    const uint32_t chunks = split ? (uint32_t)vka_div_up(params->tv, split_len) : 1;
+    if (split)
+        push.split_chunks = chunks, push.split_len = split_len;
+    if ((r = vka_softmax_spread_groups(ctx, caller, rows * chunks, shape.wg / shape.g, d.groups)))
         return r;
     push.groups_x = d.groups[0];
+    vkattn_tensor *parts = NULL;
+    if (split && (r = vka_growable_get(ctx, VKA_SCRATCH_SOFTMAX_PARTS, 2 * rows * chunks, caller,
+                                       &parts)))
+        return r;
     vkattn_tensor *bias = io->bias, *out = io->out;
     if ((packed && b16 &&
          (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->bias,
@@ -349,9 +338,38 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         d.bindings[1] = pk.binding;
         d.bindings[2] = d.bindings[4];
     }
+    if (split) { /* phase 0 reads (in place: from out) and writes parts */
+        d.bindings[4] = vka_bind_tensor(out, false);
+        d.bindings[5] = vka_bind_tensor(parts, true);
+        if ((r = vka_record_dispatch(ctx, cmd, &d)))
+            return r;
+        push.split_phase = 1;
+        d.bindings[4] = vka_bind_tensor(out, true);
+        d.bindings[5] = vka_bind_tensor(parts, false);
+    }
     if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
     return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, dims.total);
+}
+
+vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                    const vkattn_softmax_params *params,
+                                    const vkattn_softmax_io *io)
+{
+    const char *caller = "vkattn_softmax_record";
+    if (!ctx || !cmd)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+                        !ctx ? "ctx" : "cmd");
+    softmax_op op = {.params = params, .io = io};
+    vkattn_result r = vka_softmax_check_params(ctx, caller, params);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, params, io, &op.dims);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    /* staged: any f16 tensor may go through scratch (decided with the kernel) */
+    op.staged = io->scores->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16 ||
+                (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
+    return vka_f16_record(ctx, cmd, op.staged, record_checked, &op);
 }
 
 vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,

@@ -46,32 +46,6 @@ static bool choose_shape(const vkattn_context_info *info, uint32_t tv, uint32_t 
     return true;
 }
 
-/* An optional side input: present iff its flag is set, large enough, not the
- * output, within 32-bit indexing. */
-static vkattn_result check_side(vkattn_context *ctx, const char *caller, const char *name,
-                                const char *flag, bool set, const vkattn_tensor *t,
-                                uint64_t count, const vkattn_tensor *out)
-{
-    if (!set)
-        return t ? vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: io->%s is given but params->%s is false", caller, name, flag)
-                 : VKATTN_SUCCESS;
-    if (!t)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->%s is NULL but params->%s is set", caller, name, flag);
-    char what[32];
-    snprintf(what, sizeof what, "io->%s", name);
-    vkattn_result r = vka_tensor_check(ctx, t, count, caller, what);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    if (t == out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->grad_scores aliases io->%s (only io->grad_out may be written "
-                        "in place)",
-                        caller, name);
-    return VKATTN_SUCCESS;
-}
-
 typedef struct smb_dims {
     uint32_t heads;
     uint64_t total;
@@ -104,20 +78,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                         "%s: io->grad_scores aliases io->weights (only io->grad_out may be "
                         "written in place)",
                         caller);
-    const vkattn_mask_params *m = &p->mask;
-    uint64_t bias_n = 0, mask_n = 0; /* no more than the weights: cannot overflow */
-    vka_bcast_count(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, &bias_n);
-    vka_bcast_count(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, &mask_n);
-    vka_bcast_strides(m->bias_broadcast, d->heads, p->tq, p->tv, d->bias_s);
-    vka_bcast_strides(m->mask_broadcast, d->heads, p->tq, p->tv, d->mask_s);
-    if ((r = check_side(ctx, caller, "bias", "mask.has_bias", m->has_bias, io->bias, bias_n,
-                        io->grad_scores)) ||
-        (r = check_side(ctx, caller, "value_mask", "mask.has_value_mask", m->has_value_mask,
-                        io->value_mask, (uint64_t)p->batch * p->tv, io->grad_scores)) ||
-        (r = check_side(ctx, caller, "mask", "mask.has_mask", m->has_mask, io->mask, mask_n,
-                        io->grad_scores)))
-        return r;
-    return VKATTN_SUCCESS;
+    return vka_softmax_check_mask_operands(ctx, caller, p, d->heads, io->bias, io->value_mask,
+                                           io->mask, io->grad_scores, "io->grad_scores",
+                                           "io->grad_out", false, d->bias_s, d->mask_s);
 }
 
 vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

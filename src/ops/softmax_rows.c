@@ -2,10 +2,15 @@
 
 #include <math.h>
 
+#include <stdio.h>
+
+#include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "ops/half_stage.h"
 
 vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
                                        const vkattn_softmax_params *p)
@@ -43,4 +48,64 @@ vkattn_result vka_softmax_spread_groups(vkattn_context *ctx, const char *caller,
                         caller, (unsigned long long)rows);
     groups[0] = (uint32_t)gx, groups[1] = (uint32_t)gy, groups[2] = 1;
     return VKATTN_SUCCESS;
+}
+
+/* One optional operand: see vka_softmax_check_mask_operands. */
+static vkattn_result check_operand(vkattn_context *ctx, const char *caller, const char *name,
+                                   const char *flag, bool set, const vkattn_tensor *t,
+                                   uint64_t count, bool may_be_f16, const vkattn_tensor *out,
+                                   const char *out_what, const char *in_place_what)
+{
+    if (!set)
+        return t ? vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: io->%s is given but params->%s is false", caller, name, flag)
+                 : VKATTN_SUCCESS;
+    if (!t)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->%s is NULL but params->%s is set", caller, name, flag);
+    char what[32];
+    snprintf(what, sizeof what, "io->%s", name);
+    vkattn_result r = may_be_f16 ? VKATTN_SUCCESS : vka_f16_require_f32(ctx, t, caller, what);
+    if (r == VKATTN_SUCCESS)
+        r = vka_tensor_check_types(ctx, t, count, caller, what,
+                                   may_be_f16 ? VKA_DTYPES_F32_F16
+                                              : VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
+    if (r != VKATTN_SUCCESS)
+        return r;
+    if (t == out)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s must not be io->%s (only %s may be written in place)", caller,
+                        out_what, name, in_place_what);
+    if (count > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: io->%s (%llu elements) does not fit the kernel's 32-bit indexing",
+                        caller, name, (unsigned long long)count);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_softmax_check_mask_operands(vkattn_context *ctx, const char *caller,
+                                              const vkattn_softmax_params *p, uint32_t heads,
+                                              const vkattn_tensor *bias,
+                                              const vkattn_tensor *value_mask,
+                                              const vkattn_tensor *mask, const vkattn_tensor *out,
+                                              const char *out_what, const char *in_place_what,
+                                              bool bias_f16, uint64_t bias_s[3],
+                                              uint64_t mask_s[3])
+{
+    const vkattn_mask_params *m = &p->mask;
+    /* no more than the scores, so neither count overflows */
+    uint64_t bias_n = 0, mask_n = 0;
+    vka_bcast_count(m->bias_broadcast, p->batch, heads, p->tq, p->tv, &bias_n);
+    vka_bcast_count(m->mask_broadcast, p->batch, heads, p->tq, p->tv, &mask_n);
+    vka_bcast_strides(m->bias_broadcast, heads, p->tq, p->tv, bias_s);
+    vka_bcast_strides(m->mask_broadcast, heads, p->tq, p->tv, mask_s);
+    vkattn_result r;
+    if ((r = check_operand(ctx, caller, "bias", "mask.has_bias", m->has_bias, bias, bias_n,
+                           bias_f16, out, out_what, in_place_what)) ||
+        (r = check_operand(ctx, caller, "value_mask", "mask.has_value_mask", m->has_value_mask,
+                           value_mask, (uint64_t)p->batch * p->tv, false, out, out_what,
+                           in_place_what)))
+        return r;
+    return check_operand(ctx, caller, "mask", "mask.has_mask", m->has_mask, mask, mask_n, false,
+                         out, out_what, in_place_what);
 }

@@ -6,7 +6,10 @@
 
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include "vkattn/context.h"
+#include "vkattn/tensor.h"
 #include "vkattn/op_params.h"
 
 /* params present; batch, tq, tv >= 1; scale finite; causal and masked_row
@@ -20,5 +23,20 @@ vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
  * uint32: DEVICE_LIMIT where it would not fit or y would exceed its limit. */
 vkattn_result vka_softmax_spread_groups(vkattn_context *ctx, const char *caller, uint64_t rows,
                                         uint32_t rows_per_group, uint32_t groups[3]);
+
+/* The call's bias, value mask and mask: each present iff its params flag is
+ * set, with at least the elements its broadcast shape needs (bias_s and
+ * mask_s receive the broadcast strides, core/broadcast.h), and never the
+ * written tensor `out` (`out_what`; only `in_place_what` may be written in
+ * place). The bias may be f16 where bias_f16; the masks are f32 only (an f16
+ * mask is INVALID_ARGUMENT naming it). */
+vkattn_result vka_softmax_check_mask_operands(vkattn_context *ctx, const char *caller,
+                                              const vkattn_softmax_params *p, uint32_t heads,
+                                              const vkattn_tensor *bias,
+                                              const vkattn_tensor *value_mask,
+                                              const vkattn_tensor *mask, const vkattn_tensor *out,
+                                              const char *out_what, const char *in_place_what,
+                                              bool bias_f16, uint64_t bias_s[3],
+                                              uint64_t mask_s[3]);
 
 #endif /* VKA_OPS_SOFTMAX_ROWS_H */

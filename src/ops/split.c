@@ -29,3 +29,28 @@ vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, con
     *rows_per_dispatch = (uint32_t)fit;
     return VKATTN_SUCCESS;
 }
+
+vkattn_result vka_record_grid_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                     uint64_t gx, uint64_t gz, uint64_t work, vka_dispatch *d,
+                                     uint32_t *x_base, uint32_t *z_base)
+{
+    const uint64_t pieces = vka_dispatch_pieces(ctx, work);
+    const uint64_t px = pieces < gx ? pieces : gx;
+    const uint64_t pz = vka_div_up(pieces, px) < gz ? vka_div_up(pieces, px) : gz;
+    uint64_t cx = vka_div_up(gx, px), cz = vka_div_up(gz, pz);
+    if (cx > ctx->info.max_workgroup_count[0])
+        cx = ctx->info.max_workgroup_count[0];
+    if (cz > ctx->info.max_workgroup_count[2])
+        cz = ctx->info.max_workgroup_count[2];
+    for (uint64_t z0 = 0; z0 < gz; z0 += cz)
+        for (uint64_t x0 = 0; x0 < gx; x0 += cx) {
+            *x_base = (uint32_t)x0, *z_base = (uint32_t)z0;
+            d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
+            d->groups[1] = 1;
+            d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+            vkattn_result r = vka_record_dispatch(ctx, cmd, d);
+            if (r != VKATTN_SUCCESS)
+                return r;
+        }
+    return VKATTN_SUCCESS;
+}

@@ -7,9 +7,11 @@
 
 #include <stdint.h>
 
+#include "vk/vk.h"
 #include "vkattn/result.h"
 
 struct vkattn_context;
+struct vka_dispatch;
 
 /* *rows_per_dispatch = `rows` when the call fits one dispatch (no budget, or
  * rows * work_per_row within it); else the most rows whose work fits, rounded
@@ -19,5 +21,15 @@ struct vkattn_context;
 vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, const char *kernel,
                              uint32_t rows, uint32_t tile, uint64_t work_per_row,
                              uint32_t *rows_per_dispatch);
+
+/* Records d over a grid of gx by gz workgroups (x and z; y is 1) in pieces,
+ * x first, then z, each within the device's workgroup counts and, where
+ * whole workgroups allow, the watchdog budget (`work` multiply-adds for the
+ * whole grid). Before each piece *x_base and *z_base (fields of d's push
+ * constants) are set to its first workgroup. Stops at the first failure. */
+vkattn_result vka_record_grid_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                     uint64_t gx, uint64_t gz, uint64_t work,
+                                     struct vka_dispatch *d, uint32_t *x_base,
+                                     uint32_t *z_base);
 
 #endif /* VKA_OPS_SPLIT_H */

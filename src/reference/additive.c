@@ -8,8 +8,9 @@
 #include "reference/ref_internal.h"
 #include "reference/typed_io.h"
 
-static vkattn_result check(const char *fn, const vkattn_additive_params *p, const void *q,
-                           const void *k, const void *scale_vec, const void *scores)
+vkattn_result vka_ref_additive_check(const char *fn, const vkattn_additive_params *p,
+                                     const void *q, const void *k, const void *scale_vec,
+                                     const void *scores, const char *scores_name)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "p", p)))
@@ -20,7 +21,7 @@ static vkattn_result check(const char *fn, const vkattn_additive_params *p, cons
         (r = vka_ref_require_finite(fn, "inner_scale", p->inner_scale)) ||
         (r = vka_ref_require_finite(fn, "outer_scale", p->outer_scale)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
-        (r = vka_ref_require_ptr(fn, "scores", scores)))
+        (r = vka_ref_require_ptr(fn, scores_name, scores)))
         return r;
     if ((r = vka_ref_require_flagged(fn, "scale_vec", "has_scale_vector", p->has_scale_vector,
                                      scale_vec)))
@@ -43,7 +44,7 @@ static vkattn_result additive_typed(const char *fn, const vkattn_additive_params
     if ((r = vka_ref_check_dtype(fn, "q", ty.q)) || (r = vka_ref_check_dtype(fn, "k", ty.k)) ||
         (r = vka_ref_check_dtype(fn, "scale", ty.scale)) ||
         (r = vka_ref_check_dtype(fn, "scores", ty.scores)) ||
-        (r = check(fn, p, q, k, scale_vec, scores)))
+        (r = vka_ref_additive_check(fn, p, q, k, scale_vec, scores, "scores")))
         return r;
     const double inner = vka_default_f32(p->inner_scale, 1.0f);
     const double outer = vka_default_f32(p->outer_scale, 1.0f);

@@ -15,28 +15,11 @@ static vkattn_result check(const vkattn_additive_params *p, const float *q, cons
                            const float *grad_k, const float *grad_scale)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)))
-        return r;
-    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
-        (r = vka_ref_require_dim(fn, "dim", p->dim)) ||
-        (r = vka_ref_require_finite(fn, "inner_scale", p->inner_scale)) ||
-        (r = vka_ref_require_finite(fn, "outer_scale", p->outer_scale)) ||
-        (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
-        (r = vka_ref_require_ptr(fn, "grad_scores", grad_scores)))
-        return r;
-    if ((r = vka_ref_require_flagged(fn, "scale_vec", "has_scale_vector", p->has_scale_vector,
-                                     scale_vec)))
+    if ((r = vka_ref_additive_check(fn, p, q, k, scale_vec, grad_scores, "grad_scores")))
         return r;
     if (grad_scale && !p->has_scale_vector)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_scale is given but has_scale_vector is false", fn);
-    const uint64_t qd[3] = {p->batch, p->tq, p->dim}, kd[3] = {p->batch, p->tv, p->dim};
-    const uint64_t sd[3] = {p->batch, p->tq, p->tv};
-    if ((r = vka_ref_count(fn, "q (B, Tq, dim)", qd, 3, NULL)) ||
-        (r = vka_ref_count(fn, "k (B, Tv, dim)", kd, 3, NULL)) ||
-        (r = vka_ref_count(fn, "scores (B, Tq, Tv)", sd, 3, NULL)))
-        return r;
     const void *ins[] = {q, k, scale_vec, grad_scores};
     const void *outs[] = {grad_q, grad_k, grad_scale};
     for (int i = 0; i < 3; i++) {

@@ -32,6 +32,13 @@ vkattn_result vka_ref_require_finite(const char *fn, const char *name, float v);
 vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *dims, int n,
                             size_t *out);
 
+/* The additive scoring op's params and operands (forward and backward share
+ * them): sizes, scales, q, k, the scale vector iff has_scale_vector, and the
+ * score-shaped array named `scores_name`. */
+vkattn_result vka_ref_additive_check(const char *fn, const vkattn_additive_params *p,
+                                     const void *q, const void *k, const void *scale_vec,
+                                     const void *scores, const char *scores_name);
+
 /* Checks rate (finite, in [0, 1]). */
 vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);
 

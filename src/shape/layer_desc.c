@@ -15,6 +15,17 @@ static vkattn_result check_dropout(struct vkattn_context *ctx, const char *fn, f
     return VKATTN_SUCCESS;
 }
 
+/* desc->dtype: F32 (0) or F16, the type of the GPU layer's weights and
+ * activation scratch; the references compute on the arrays they are given. */
+static vkattn_result check_dtype(struct vkattn_context *ctx, const char *fn, vkattn_dtype dtype)
+{
+    if (dtype != VKATTN_DTYPE_F32 && dtype != VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16", fn,
+                        (int)dtype);
+    return VKATTN_SUCCESS;
+}
+
 /* The widths of the two layers that compare query and key features directly
  * (Attention, AdditiveAttention): query_width and value_width required,
  * key_width 0 = value_width, and key_width must equal query_width. */
@@ -51,7 +62,8 @@ vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *f
                         "%s: desc->score_mode is %d; must be VKATTN_SCORE_DOT or "
                         "VKATTN_SCORE_CONCAT",
                         fn, (int)d->score_mode);
-    return check_dropout(ctx, fn, d->dropout);
+    r = check_dropout(ctx, fn, d->dropout);
+    return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
 }
 
 vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -62,7 +74,9 @@ vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, cons
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
     vkattn_result r = check_same_width(ctx, fn, "AdditiveAttention", "adds", d->query_width,
                                        d->key_width, d->value_width, w);
-    return r != VKATTN_SUCCESS ? r : check_dropout(ctx, fn, d->dropout);
+    if (r == VKATTN_SUCCESS)
+        r = check_dropout(ctx, fn, d->dropout);
+    return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
 }
 
 vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -79,5 +93,6 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
                         fn, zero);
     *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
                             .dv = d->value_width, .units = d->units};
-    return check_dropout(ctx, fn, d->dropout);
+    vkattn_result r = check_dropout(ctx, fn, d->dropout);
+    return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
 }

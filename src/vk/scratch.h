@@ -39,6 +39,7 @@ typedef enum vka_scratch_kind {
     VKA_SCRATCH_F16_STAGE2,
     VKA_SCRATCH_F16_STAGE3,
     VKA_SCRATCH_WORKSPACE_2, /* a second workspace, for ops that need two at once (sdpa_backward.c) */
+    VKA_SCRATCH_SOFTMAX_PARTS, /* per-chunk statistics of split softmax rows (ops/softmax.c) */
     VKA_SCRATCH_KINDS
 } vka_scratch_kind;
 

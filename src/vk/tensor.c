@@ -457,3 +457,17 @@ vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer cmd,
     vka_access_assume(t->ctx, &t->range->access, cmd, src_stage, src_access);
     return VKATTN_SUCCESS;
 }
+
+vkattn_result vka_check_written_distinct(struct vkattn_context *ctx, const char *caller,
+                                         const struct vkattn_tensor *const *all,
+                                         const char *const *names, size_t n,
+                                         size_t first_written)
+{
+    for (size_t w = first_written; w < n; w++)
+        for (size_t o = 0; o < n; o++)
+            if (o != w && all[w] && all[w] == all[o])
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: %s is also bound as %s; written tensors must be distinct",
+                                caller, names[w], names[o]);
+    return VKATTN_SUCCESS;
+}

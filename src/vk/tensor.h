@@ -34,6 +34,14 @@ vkattn_result vka_tensor_check_types(struct vkattn_context *ctx, const struct vk
                                      uint64_t count, const char *caller, const char *what,
                                      unsigned allowed);
 
+/* The operands of one call, all[0..n) named by names[]: each written one
+ * (index >= first_written; NULL = absent) must be no other operand, as a
+ * binding is either read or written within a dispatch. */
+vkattn_result vka_check_written_distinct(struct vkattn_context *ctx, const char *caller,
+                                         const struct vkattn_tensor *const *all,
+                                         const char *const *names, size_t n,
+                                         size_t first_written);
+
 uint32_t vka_dtype_size(vkattn_dtype dtype); /* bytes per element */
 const char *vka_dtype_name(vkattn_dtype dtype);
 

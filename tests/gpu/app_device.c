@@ -60,11 +60,66 @@ static VKAPI_ATTR VkResult VKAPI_CALL counted_submit(VkQueue queue, uint32_t n,
     return real_submit(queue, n, submits, fence);
 }
 
+/* The commands vkattn records, counted: what a failed record must leave out. */
+static PFN_vkCmdDispatch real_dispatch;
+static PFN_vkCmdCopyBuffer real_copy;
+static PFN_vkCmdFillBuffer real_fill;
+static PFN_vkCmdPipelineBarrier real_barrier;
+
+static VKAPI_ATTR void VKAPI_CALL counted_dispatch(VkCommandBuffer cmd, uint32_t x, uint32_t y,
+                                                   uint32_t z)
+{
+    ad_stats.commands++;
+    real_dispatch(cmd, x, y, z);
+}
+
+static VKAPI_ATTR void VKAPI_CALL counted_copy(VkCommandBuffer cmd, VkBuffer src, VkBuffer dst,
+                                               uint32_t n, const VkBufferCopy *regions)
+{
+    ad_stats.commands++;
+    real_copy(cmd, src, dst, n, regions);
+}
+
+static VKAPI_ATTR void VKAPI_CALL counted_fill(VkCommandBuffer cmd, VkBuffer dst,
+                                               VkDeviceSize offset, VkDeviceSize size,
+                                               uint32_t data)
+{
+    ad_stats.commands++;
+    real_fill(cmd, dst, offset, size, data);
+}
+
+static VKAPI_ATTR void VKAPI_CALL counted_barrier(
+    VkCommandBuffer cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst,
+    VkDependencyFlags flags, uint32_t n_memory, const VkMemoryBarrier *memory, uint32_t n_buffer,
+    const VkBufferMemoryBarrier *buffer, uint32_t n_image, const VkImageMemoryBarrier *image)
+{
+    ad_stats.commands++;
+    real_barrier(cmd, src, dst, flags, n_memory, memory, n_buffer, buffer, n_image, image);
+}
+
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gdpa(VkDevice device, const char *name)
 {
-    if (device == wrapped_device && strcmp(name, "vkQueueSubmit") == 0) {
+    if (device != wrapped_device)
+        return vkGetDeviceProcAddr(device, name);
+    if (strcmp(name, "vkQueueSubmit") == 0) {
         real_submit = (PFN_vkQueueSubmit)vkGetDeviceProcAddr(device, name);
         return (PFN_vkVoidFunction)counted_submit;
+    }
+    if (strcmp(name, "vkCmdDispatch") == 0) {
+        real_dispatch = (PFN_vkCmdDispatch)vkGetDeviceProcAddr(device, name);
+        return (PFN_vkVoidFunction)counted_dispatch;
+    }
+    if (strcmp(name, "vkCmdCopyBuffer") == 0) {
+        real_copy = (PFN_vkCmdCopyBuffer)vkGetDeviceProcAddr(device, name);
+        return (PFN_vkVoidFunction)counted_copy;
+    }
+    if (strcmp(name, "vkCmdFillBuffer") == 0) {
+        real_fill = (PFN_vkCmdFillBuffer)vkGetDeviceProcAddr(device, name);
+        return (PFN_vkVoidFunction)counted_fill;
+    }
+    if (strcmp(name, "vkCmdPipelineBarrier") == 0) {
+        real_barrier = (PFN_vkCmdPipelineBarrier)vkGetDeviceProcAddr(device, name);
+        return (PFN_vkVoidFunction)counted_barrier;
     }
     return vkGetDeviceProcAddr(device, name);
 }
@@ -210,6 +265,7 @@ bool ad_open_with(vkattn_context *own, const ad_options *o, ad_app *app)
         desc.import.enabled_extensions = app->extensions;
         desc.import.enabled_extension_count = app->n_extensions;
     }
+    desc.allocator = o->allocator;
     if (o->log) {
         desc.log = o->log;
         desc.log_user = o->log_user;

@@ -2,8 +2,9 @@
  * (validation and synchronization validation on, messages counted from any
  * thread), device and queue, imported into a vkattn context, plus the app's
  * buffers and command buffers. Optionally the app's queue lock, with a check
- * that every vkQueueSubmit vkattn makes happens inside it, and
- * VK_KHR_push_descriptor on the app's device. */
+ * that every vkQueueSubmit vkattn makes happens inside it,
+ * VK_KHR_push_descriptor on the app's device, and the app's memory
+ * allocator. Counts the commands vkattn records on the app's device. */
 #ifndef VKATTN_TEST_APP_DEVICE_H
 #define VKATTN_TEST_APP_DEVICE_H
 
@@ -31,6 +32,9 @@ typedef struct ad_lock_stats {
     unsigned bad_pairs;       /* nested locks, unlocks without a lock, wrong queue */
     unsigned submits_locked;  /* vkattn's vkQueueSubmit calls inside the lock */
     unsigned submits_unlocked;
+    /* vkCmdDispatch, vkCmdCopyBuffer, vkCmdFillBuffer and vkCmdPipelineBarrier
+     * calls vkattn made on the app's device (into any command buffer) */
+    unsigned commands;
 } ad_lock_stats;
 
 typedef struct ad_options {
@@ -40,6 +44,7 @@ typedef struct ad_options {
     vkattn_log_fn log;     /* NULL: th_context_desc's logger and level */
     void *log_user;
     vkattn_log_level log_level;
+    vkattn_allocator allocator; /* zero: vkattn allocates */
 } ad_options;
 
 /* Creates the app on the device named like `own`'s (vkattn's required device

@@ -1,3 +1,5 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
 #include "harness.h"
 
 #include <vkattn/advanced.h>
@@ -60,6 +62,53 @@ vkattn_context_desc th_context_desc(void)
         .advanced = &advanced,
     };
     return desc;
+}
+
+static void on_pipeline_log(void *user, vkattn_log_level level, vkattn_log_source source,
+                            const char *msg)
+{
+    on_log(NULL, level, source, msg);
+    th_pipelines *seen = user;
+    char name[48];
+    if (source == VKATTN_LOG_SOURCE_LIBRARY && sscanf(msg, "pipeline %47s created", name) == 1 &&
+        seen->count < sizeof seen->names / sizeof seen->names[0])
+        memcpy(seen->names[seen->count++], name, sizeof name);
+}
+
+void th_log_pipelines(vkattn_context_desc *desc, th_pipelines *seen)
+{
+    *seen = (th_pipelines){0};
+    desc->log = on_pipeline_log, desc->log_user = seen, desc->log_level = VKATTN_LOG_DEBUG;
+}
+
+bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix)
+{
+    for (unsigned i = 0; i < seen->count; i++)
+        if (prefix ? strncmp(seen->names[i], name, strlen(name)) == 0
+                   : strcmp(seen->names[i], name) == 0)
+            return true;
+    return false;
+}
+
+static char saved_tuning[16];
+static bool had_tuning;
+
+int th_setup_gpu_tuning(void **state)
+{
+    const char *t = getenv("VKATTN_TEST_TUNING");
+    had_tuning = t != NULL;
+    snprintf(saved_tuning, sizeof saved_tuning, "%s", t ? t : "");
+    setenv("VKATTN_TEST_TUNING", "gpu", 1);
+    return th_setup(state);
+}
+
+int th_teardown_gpu_tuning(void **state)
+{
+    if (had_tuning)
+        setenv("VKATTN_TEST_TUNING", saved_tuning, 1);
+    else
+        unsetenv("VKATTN_TEST_TUNING");
+    return th_teardown(state);
 }
 
 int th_setup(void **state) { return th_setup_with(state, NULL, 0); }

@@ -14,6 +14,25 @@
  * one field changed. */
 vkattn_context_desc th_context_desc(void);
 
+/* Which kernels a context used: the names of the pipelines it created, from
+ * its debug log ("pipeline NAME created"); validation warnings still count
+ * as th_validation_count's. */
+typedef struct th_pipelines {
+    char names[32][48];
+    unsigned count;
+} th_pipelines;
+/* desc (from th_context_desc) logging every pipeline it creates into *seen;
+ * seen must outlive the context. */
+void th_log_pipelines(vkattn_context_desc *desc, th_pipelines *seen);
+/* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
+bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
+
+/* cmocka group setup/teardown that run the group under VKATTN_TEST_TUNING=gpu
+ * whatever the environment says (restored after), so that every CI mode runs
+ * the GPU tuning's kernels. */
+int th_setup_gpu_tuning(void **state);
+int th_teardown_gpu_tuning(void **state);
+
 /* cmocka group setup/teardown: *state becomes the vkattn_context. */
 int th_setup(void **state);
 /* The same with a given profile (NULL: the environment's) and dispatch budget

@@ -8,9 +8,15 @@
  * f32 rows. The appended rows are checked bit for bit: f16 sources exactly,
  * f32 sources rounded to the nearest f16 (within one f16 spacing, for
  * devices whose packHalf2x16 truncates). Outputs poisoned with NaN first.
- * Bound (vkattn/decode.h): max|got - ref| <= 2e-5 max|ref|, q and out being
- * f32. Bad inputs: odd widths, a bad dtype, app tensors of the other type,
- * f16 q. Run under the default profile and mobile-min (4 storage buffers). */
+ * q and out are f32 or f16, each picked at random (and each pairing forced
+ * once); an f16 q holds exact f16 values, which the reference takes as they
+ * are. Bounds (vkattn/decode.h): max|got - ref| <= 2e-5 max|ref| with an f32
+ * out; with an f16 out, against the f32-out reference, (2e-5 + 2^-10)
+ * max|ref| (the f32 bound plus one rounding to f16: 2^-11 relative, 2^-10
+ * where packHalf2x16 truncates). Odd output counts check the padding half of the
+ * last word. Bad inputs: odd widths, a bad dtype, app tensors of the other
+ * type, an f16 value mask. Run under the default profile and mobile-min
+ * (4 storage buffers). */
 #include "harness.h"
 
 #include <vkattn/half.h>
@@ -22,6 +28,7 @@
 #include <string.h>
 
 #define BOUND 2e-5
+#define BOUND_OUT16 (2e-5 + 1.0 / 1024)
 
 static vkattn_tensor *rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
                                   uint32_t w, vkattn_dtype dtype, const float *x)
@@ -29,7 +36,8 @@ static vkattn_tensor *rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, u
     vkattn_tensor_desc desc = {.rank = 4, .dims = {b, h, t, w}, .dtype = dtype};
     vkattn_tensor *d = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    TH_OK(ctx, vkattn_tensor_upload(d, x, 0, (uint64_t)b * h * t * w));
+    if (x)
+        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, (uint64_t)b * h * t * w));
     return d;
 }
 
@@ -86,7 +94,8 @@ static void check_rows(const uint16_t *got, const float *want, const vkattn_kv_c
 }
 
 static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t group, uint32_t tq,
-                     uint32_t cap, uint32_t dk, uint32_t dv, bool vmask, float rate)
+                     uint32_t cap, uint32_t dk, uint32_t dv, bool vmask, float rate, bool q16,
+                     bool out16)
 {
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = kvh, .capacity = cap, .key_dim = dk,
                                .value_dim = dv, .dtype = VKATTN_DTYPE_F16};
@@ -124,19 +133,32 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
     const size_t nvm = (size_t)B * cap;
     float *q = tu_floats(nq), *vm = tu_floats(nvm), *ref = tu_floats(nout);
     tu_fill_uniform(q, nq, -1, 1);
+    for (size_t i = 0; q16 && i < nq; i++)
+        q[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(q[i]));
     tu_fill_mask(vm, nvm, 0.8f);
     const vkattn_sdpa_dtypes ty = {.k = VKATTN_DTYPE_F16, .v = VKATTN_DTYPE_F16};
     TH_OK(ctx, vkattn_reference_sdpa_decode_typed(&p, &ty, q, k16, v16, len, vmask ? vm : NULL,
                                                   ref));
-    vkattn_sdpa_decode_io io = {.q = th_tensor(ctx, nq, q), .cache = cache,
-                                .value_mask = vmask ? th_tensor(ctx, nvm, vm) : NULL,
-                                .out = th_tensor(ctx, nout, NULL)};
+    vkattn_sdpa_decode_io io = {
+        .q = q16 ? rows_tensor(ctx, B, H, tq, dk, VKATTN_DTYPE_F16, q) : th_tensor(ctx, nq, q),
+        .cache = cache, .value_mask = vmask ? th_tensor(ctx, nvm, vm) : NULL,
+        .out = out16 ? rows_tensor(ctx, B, H, tq, dv, VKATTN_DTYPE_F16, NULL)
+                     : th_tensor(ctx, nout, NULL)};
+    if (out16) { /* poison: every half NaN */
+        uint16_t *nan16 = malloc(nout * 2);
+        assert_non_null(nan16);
+        for (size_t i = 0; i < nout; i++)
+            nan16[i] = 0x7e00;
+        TH_OK(ctx, vkattn_tensor_upload_raw(io.out, nan16, 0, nout));
+        free(nan16);
+    }
     TH_OK(ctx, vkattn_sdpa_decode_run(ctx, &p, &io));
     float *got = th_download(io.out, nout);
     char what[200];
     snprintf(what, sizeof what, "decode f16 cache B=%u Hkv=%u G=%u Tq=%u cap=%u dk=%u dv=%u "
-             "vm=%d rate=%g", B, kvh, group, tq, cap, dk, dv, vmask, (double)rate);
-    TU_ASSERT_CLOSE(got, ref, nout, BOUND, what);
+             "vm=%d rate=%g q16=%d out16=%d", B, kvh, group, tq, cap, dk, dv, vmask,
+             (double)rate, q16, out16);
+    TU_ASSERT_CLOSE(got, ref, nout, out16 ? BOUND_OUT16 : BOUND, what);
     th_assert_validation_clean();
     vkattn_tensor_destroy(io.q);
     vkattn_tensor_destroy(io.value_mask);
@@ -153,9 +175,11 @@ static void test_random(void **state)
     for (int i = 0; i < 10; i++)
         run_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 2), tu_rand_range(1, 2),
                  tu_rand_range(1, 4), tu_rand_range(5, 80), 8, 6, tu_rand_range(0, 1),
-                 tu_rand_range(0, 2) ? 0.0f : 0.3f);
-    run_case(ctx, 1, 1, 1, 1, 70, 2, 2, false, 0.0f);    /* narrow, non-vec4 */
-    run_case(ctx, 2, 2, 4, 3, 40, 16, 24, true, 0.0f);  /* vec4 loads */
+                 tu_rand_range(0, 2) ? 0.0f : 0.3f, tu_rand_range(0, 1), tu_rand_range(0, 1));
+    run_case(ctx, 1, 1, 1, 1, 70, 2, 2, false, 0.0f, false, false); /* narrow, non-vec4 */
+    run_case(ctx, 2, 2, 4, 3, 40, 16, 24, true, 0.0f, true, true);  /* vec4 loads */
+    run_case(ctx, 1, 1, 3, 1, 33, 4, 6, false, 0.0f, true, false);  /* f16 q, f32 out */
+    run_case(ctx, 3, 1, 1, 1, 50, 8, 2, true, 0.3f, false, true);   /* odd count, f16 out */
 }
 
 static void test_bad_inputs(void **state)
@@ -175,13 +199,15 @@ static void test_bad_inputs(void **state)
     vkattn_tensor_destroy(cd.keys);
     cd.keys = NULL;
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
-    vkattn_tensor_desc q16 = {.rank = 1, .dims = {4}, .dtype = VKATTN_DTYPE_F16};
-    vkattn_tensor *q = NULL, *out = th_tensor(ctx, 4, NULL);
-    TH_OK(ctx, vkattn_tensor_create(ctx, &q16, &q));
-    vkattn_sdpa_decode_params p = {.batch = 1, .heads = 1, .tq = 1, .capacity = 4, .dk = 4};
-    vkattn_sdpa_decode_io io = {.q = q, .cache = cache, .out = out};
+    vkattn_tensor_desc h4 = {.rank = 1, .dims = {4}, .dtype = VKATTN_DTYPE_F16};
+    vkattn_tensor *vm = NULL, *q = th_tensor(ctx, 4, NULL), *out = th_tensor(ctx, 4, NULL);
+    TH_OK(ctx, vkattn_tensor_create(ctx, &h4, &vm));
+    vkattn_sdpa_decode_params p = {.batch = 1, .heads = 1, .tq = 1, .capacity = 4, .dk = 4,
+                                   .has_value_mask = true};
+    vkattn_sdpa_decode_io io = {.q = q, .cache = cache, .value_mask = vm, .out = out};
     assert_int_equal(vkattn_sdpa_decode_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->q"));
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->value_mask"));
+    vkattn_tensor_destroy(vm);
     vkattn_tensor_destroy(q);
     vkattn_tensor_destroy(out);
     vkattn_kv_cache_destroy(cache);

@@ -18,7 +18,11 @@
  * INVALID_ARGUMENT naming the tensor and both types. Run under the default
  * profile (16-bit storage on lavapipe: float16_t kernels), mobile-min (packed
  * halves, 4 storage buffers: the softmax packs its side inputs) and on an
- * app's imported device (no 16-bit storage, the device's limits). */
+ * app's imported device (no 16-bit storage, the device's limits).
+ * Late failures: on an app's device whose allocator fails its Nth request,
+ * for every N an f16 additive scoring or heads split record makes (two f16
+ * inputs staged through scratch, so N = 2 fails after a staging pass), the
+ * record returns OUT_OF_DEVICE_MEMORY and has recorded nothing. */
 #include "app_device.h"
 #include "harness.h"
 
@@ -448,6 +452,108 @@ static int teardown_app(void **state)
     return th_teardown(state);
 }
 
+/* ------------------------------------------------------------ late failures */
+
+/* The app's allocator: vkAllocateMemory per request, failing the fail_at-th
+ * request (1-based) after arming; counts requests. */
+typedef struct fault_allocator {
+    uint32_t count, fail_at;
+    bool failed;
+} fault_allocator;
+
+static vkattn_result fa_allocate(void *user, const vkattn_allocation_request *req,
+                                 vkattn_allocation *out)
+{
+    fault_allocator *fa = user;
+    if (fa->fail_at && ++fa->count == fa->fail_at) {
+        fa->failed = true;
+        return VKATTN_ERROR_OUT_OF_DEVICE_MEMORY;
+    }
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = req->size,
+                               .memoryTypeIndex = req->memory_type_index};
+    if (vkAllocateMemory(req->device, &ai, NULL, &out->memory) != VK_SUCCESS)
+        return VKATTN_ERROR_OUT_OF_DEVICE_MEMORY;
+    out->offset = 0;
+    out->mapped = NULL;
+    out->user_data = req->device;
+    if (req->host_visible)
+        assert_int_equal(vkMapMemory(req->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped),
+                         VK_SUCCESS);
+    return VKATTN_SUCCESS;
+}
+
+static void fa_free(void *user, const vkattn_allocation *a)
+{
+    (void)user;
+    vkFreeMemory((VkDevice)a->user_data, a->memory, NULL);
+}
+
+typedef enum staged_op { STAGED_ADDITIVE, STAGED_HEADS, STAGED_N } staged_op;
+
+/* Records `op` with f16 tensors on a fresh context (so its scratch must
+ * grow), the allocator failing its fail_at-th request from the record on (0:
+ * none). Returns the requests the record made, its result in *r and the
+ * commands it recorded in *commands. */
+static uint32_t staged_record(vkattn_context *own, staged_op op, uint32_t fail_at,
+                              vkattn_result *r, unsigned *commands)
+{
+    fault_allocator fa = {0};
+    const ad_options o = {.allocator = {.user = &fa, .allocate = fa_allocate, .free = fa_free}};
+    ad_app app;
+    assert_true(ad_open_with(own, &o, &app));
+    vkattn_context *ctx = app.ctx;
+    const uint32_t b = 2, t = 5, h = 3, d = 7;
+    const size_t n = (size_t)b * t * h * d;
+    vkattn_tensor *x = tensor_of(ctx, n, F16), *y = tensor_of(ctx, n, F16);
+    vkattn_tensor *z = tensor_of(ctx, n, F32);
+    /* additive: q (b, t, d) and k (b, t h, d) f16, scores (b, t, t h) f32;
+     * heads: in (b, t, h d) and out (b, h, t, d) f16 */
+    VkCommandBuffer cmd = ad_begin(&app, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    fa.fail_at = fail_at ? fail_at : UINT32_MAX;
+    const unsigned before = ad_stats.commands;
+    if (op == STAGED_ADDITIVE) {
+        const vkattn_additive_params p = {.batch = b, .tq = t, .tv = t * h, .dim = d};
+        const vkattn_additive_io io = {.q = x, .k = y, .scores = z};
+        *r = vkattn_additive_record(ctx, cmd, &p, &io);
+    } else {
+        const vkattn_heads_params p = {.batch = b, .seq = t, .heads = h, .head_dim = d};
+        const vkattn_heads_io io = {.in = x, .out = y};
+        *r = vkattn_heads_split_record(ctx, cmd, &p, &io);
+    }
+    *commands = ad_stats.commands - before;
+    const uint32_t asked = fa.count;
+    assert_true(!fail_at || fa.failed);
+    assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    vkFreeCommandBuffers(app.device, app.pool, 1, &cmd);
+    vkattn_tensor_destroy(x);
+    vkattn_tensor_destroy(y);
+    vkattn_tensor_destroy(z);
+    ad_close(&app);
+    return asked;
+}
+
+static void test_late_failure_records_nothing(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const char *const names[STAGED_N] = {"additive", "heads split"};
+    for (int op = 0; op < STAGED_N; op++) {
+        vkattn_result r;
+        unsigned commands;
+        const uint32_t asked = staged_record(ctx, (staged_op)op, 0, &r, &commands);
+        TH_OK(ctx, r);
+        printf("# %s, f16 staged: %u allocations, %u commands\n", names[op], asked, commands);
+        assert_true(asked >= 2); /* the two staged inputs' scratch */
+        assert_true(commands >= 3);
+        for (uint32_t n = 1; n <= asked; n++) {
+            staged_record(ctx, (staged_op)op, n, &r, &commands);
+            if (r != VKATTN_ERROR_OUT_OF_DEVICE_MEMORY || commands != 0)
+                fail_msg("%s, allocation %u failed: %s with %u commands recorded", names[op], n,
+                         vkattn_result_name(r), commands);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +564,9 @@ int main(void)
     int failed = cmocka_run_group_tests_name("f16 ops", tests, th_setup, th_teardown);
     failed += cmocka_run_group_tests_name("f16 ops, mobile-min", tests, th_setup_mobile,
                                           th_teardown);
-    return failed + cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
-                                                setup_app, teardown_app);
+    failed += cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
+                                          setup_app, teardown_app);
+    const struct CMUnitTest late[] = {cmocka_unit_test(test_late_failure_records_nothing)};
+    return failed + cmocka_run_group_tests_name("f16 ops, late failures", late, th_setup,
+                                                th_teardown);
 }

@@ -595,41 +595,23 @@ static void test_split(void **state)
  * refused without capture_pipeline_stats; with it, given where the device
  * offers VK_KHR_pipeline_executable_properties (Mesa 22.3's lavapipe does
  * not: then refused naming the extension). */
-typedef struct seen_kernels {
-    bool tiled, one_row;
-    unsigned stats, validation;
-} seen_kernels;
-
-static void on_debug_log(void *user, vkattn_log_level level, vkattn_log_source source,
-                         const char *msg)
-{
-    seen_kernels *seen = user;
-    if (source == VKATTN_LOG_SOURCE_VALIDATION && level <= VKATTN_LOG_WARN) {
-        seen->validation++;
-        fprintf(stderr, "VALIDATION: %s\n", msg);
-    }
-    if (strstr(msg, "pipeline flash_tiled"))
-        seen->tiled = true;
-    else if (strstr(msg, "pipeline flash"))
-        seen->one_row = true;
-}
-
 static void on_stat(void *user, uint32_t index, const char *pipeline, const char *stat, double value)
 {
     (void)index, (void)pipeline, (void)stat, (void)value;
-    ((seen_kernels *)user)->stats++;
+    ++*(unsigned *)user;
 }
 
 static void test_kernel_choice(void **state)
 {
-    seen_kernels seen = {0};
-    assert_int_equal(vkattn_context_pipeline_stats(TH_CTX(state), on_stat, &seen),
+    unsigned stats = 0;
+    assert_int_equal(vkattn_context_pipeline_stats(TH_CTX(state), on_stat, &stats),
                      VKATTN_ERROR_UNSUPPORTED);
+    th_pipelines seen;
     vkattn_context_desc desc = th_context_desc();
     vkattn_context_advanced adv = *desc.advanced;
     adv.capture_pipeline_stats = true;
     desc.advanced = &adv;
-    desc.log = on_debug_log, desc.log_user = &seen, desc.log_level = VKATTN_LOG_DEBUG;
+    th_log_pipelines(&desc, &seen);
     vkattn_context *ctx = NULL;
     TH_OK(NULL, vkattn_context_create(&desc, &ctx));
     vkattn_context_info info;
@@ -637,19 +619,23 @@ static void test_kernel_choice(void **state)
     flash_case c = plain(1, 2, 1, 21, 35, 16, 16);
     run_case(ctx, &c, false);
     const bool want_tiled = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
-    if (seen.tiled != want_tiled || seen.one_row == want_tiled)
-        fail_msg("tiled kernel %s, row-per-invocation kernel %s (%s tuning)", seen.tiled ? "used" : "unused",
-                 seen.one_row ? "used" : "unused", info.cpu_tuning ? "CPU" : "GPU");
-    vkattn_result r = vkattn_context_pipeline_stats(ctx, on_stat, &seen);
+    const bool tiled = th_pipeline_seen(&seen, "flash_tiled", true);
+    const bool one_row = th_pipeline_seen(&seen, "flash", false) ||
+                         th_pipeline_seen(&seen, "flash_packed", false);
+    if (tiled != want_tiled || one_row == want_tiled)
+        fail_msg("tiled kernel %s, row-per-invocation kernel %s (%s tuning)",
+                 tiled ? "used" : "unused", one_row ? "used" : "unused",
+                 info.cpu_tuning ? "CPU" : "GPU");
+    vkattn_result r = vkattn_context_pipeline_stats(ctx, on_stat, &stats);
     if (r == VKATTN_ERROR_UNSUPPORTED) {
         if (!strstr(vkattn_context_last_error(ctx), "VK_KHR_pipeline_executable_properties"))
             fail_msg("refusal does not name the extension: %s", vkattn_context_last_error(ctx));
         printf("# no pipeline statistics: %s\n", vkattn_context_last_error(ctx));
     } else {
         TH_OK(ctx, r);
-        assert_true(seen.stats > 0);
+        assert_true(stats > 0);
     }
-    assert_int_equal(seen.validation, 0);
+    th_assert_validation_clean();
     vkattn_context_destroy(ctx);
 }
 

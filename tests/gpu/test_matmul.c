@@ -1,13 +1,15 @@
 /* Batched matmul vs the CPU reference: random shapes from 1x1x1 through primes
  * and non-multiples of every tile, both transposes, broadcast (stride 0)
- * operands, head-strided views, alpha != 1, bias. Fresh random inputs every
- * run; outputs poisoned with NaN first.
+ * operands, head-strided views, padded row strides, alpha != 1, bias; the
+ * desktop and mobile-min limits, and the GPU tuning's kernel in every mode.
+ * Fresh random inputs every run; outputs poisoned with NaN first.
  *
  * Bound: fp32 with K-long sums of products of values in [-1, 1]: the relative
  * error (max|got-ref| / max|ref|) stays below 1e-5 * sqrt-ish(K); we state
  * 2e-5 for K <= 256 and 1e-4 above. */
 #include "harness.h"
 
+#include <vkattn/advanced.h>
 #include <vkattn/reference.h>
 
 #include <stdio.h>
@@ -256,6 +258,83 @@ static void test_dispatch_budget(void **state)
     assert_int_equal(th_teardown(&bstate), 0);
 }
 
+/* One batch of 2 with stored rows padded by `pad` elements (row, batch and
+ * head strides then are or are not multiples of 4, choosing the GPU kernel's
+ * vec4 or scalar loads). */
+static void strided_case(vkattn_context *ctx, uint32_t m, uint32_t n, uint32_t k, bool ta, bool tb,
+                         uint32_t pad)
+{
+    const uint64_t a_rows = ta ? k : m, a_ld = (ta ? m : k) + pad;
+    const uint64_t b_rows = tb ? n : k, b_ld = (tb ? k : n) + pad;
+    vkattn_matmul_params p = {
+        .batch = 2, .m = m, .n = n, .k = k, .transpose_a = ta, .transpose_b = tb,
+        .has_bias = pad % 2 == 1, .alpha = 1.5f,
+        .a = {.batch_stride = a_rows * a_ld, .row_stride = a_ld},
+        .b = {.batch_stride = b_rows * b_ld, .row_stride = b_ld},
+    };
+    check_case(ctx, &p, 2 * a_rows * a_ld, 2 * b_rows * b_ld, 2ull * m * n);
+}
+
+/* The GPU tuning's kernel (matmul_gpu.comp; any tuning runs these shapes):
+ * sizes that are and are not multiples of its tiles and of 4, each
+ * transpose, aligned operands (vec4 loads, with the scalar tail where a row
+ * ends inside a group of four) and unaligned ones (scalar loads), several
+ * steps of BK (the double-buffered tiles alternate). */
+static void test_gpu_shapes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t shapes[][3] = {
+        {64, 64, 64}, {128, 64, 48}, {256, 256, 32}, {68, 36, 20}, {33, 65, 18},
+        {5, 7, 3},    {1, 130, 9},   {97, 1, 41},    {260, 132, 17},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 4; t++)
+            strided_case(ctx, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1,
+                         (uint32_t)((i + t) % 3) * 2); /* pads 0, 2, 4 */
+    for (int i = 0; i < 6; i++)
+        strided_case(ctx, tu_rand_range(1, 90), tu_rand_range(1, 90), tu_rand_range(1, 90),
+                     tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 5));
+}
+
+/* Which kernel served a call, from the context's debug log ("pipeline NAME
+ * created"): matmul_gpu for f32 under the GPU tuning, the existing kernels
+ * for the CPU tuning and for f16 operands. */
+static void test_kernel_choice(void **state)
+{
+    (void)TH_CTX(state);
+    for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
+        th_pipelines seen;
+        vkattn_context_desc desc = th_context_desc();
+        vkattn_context_advanced adv = *desc.advanced;
+        adv.tuning = (vkattn_tuning)tuning;
+        desc.advanced = &adv;
+        th_log_pipelines(&desc, &seen);
+        vkattn_context *ctx = NULL;
+        TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+        const uint32_t m = 9, n = 11, k = 13;
+        vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+        vkattn_tensor *a = th_tensor(ctx, m * k, NULL), *b = th_tensor(ctx, k * n, NULL);
+        vkattn_tensor *c = th_tensor(ctx, m * n, NULL), *c16 = NULL;
+        vkattn_matmul_io io = {.a = a, .b = b, .c = c};
+        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        const vkattn_tensor_desc half = {.rank = 2, .dims = {m, n}, .dtype = VKATTN_DTYPE_F16};
+        TH_OK(ctx, vkattn_tensor_create(ctx, &half, &c16));
+        io.c = c16;
+        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        const bool gpu = tuning == VKATTN_TUNING_GPU;
+        const bool used_gpu = th_pipeline_seen(&seen, "matmul_gpu", false);
+        const bool used_plain = th_pipeline_seen(&seen, "matmul", false);
+        const bool used_f16 = th_pipeline_seen(&seen, "matmul_f16", true);
+        if (used_gpu != gpu || used_plain == gpu || !used_f16)
+            fail_msg("%s tuning: matmul_gpu %s, matmul %s, matmul_f16* %s", gpu ? "GPU" : "CPU",
+                     used_gpu ? "used" : "unused", used_plain ? "used" : "unused",
+                     used_f16 ? "used" : "unused");
+        vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(c);
+        vkattn_tensor_destroy(c16);
+        vkattn_context_destroy(ctx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +346,13 @@ int main(void)
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * the smaller tiles. */
     int failed = cmocka_run_group_tests_name("matmul", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("matmul, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    failed += cmocka_run_group_tests_name("matmul, mobile-min", tests, th_setup_mobile,
+                                          th_teardown);
+    const struct CMUnitTest gpu_tests[] = {
+        cmocka_unit_test(test_gpu_shapes), cmocka_unit_test(test_fixed_shapes),
+        cmocka_unit_test(test_dispatch_budget), cmocka_unit_test(test_kernel_choice),
+    };
+    /* under the GPU tuning in every mode: its kernel on the shapes above */
+    return failed + cmocka_run_group_tests_name("matmul, GPU tuning", gpu_tests, th_setup_gpu_tuning,
+                                                th_teardown_gpu_tuning);
 }

@@ -18,6 +18,7 @@
  * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7. */
 #include "harness.h"
 #include "mask_forms.h"
+#include "random_case.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -286,47 +287,17 @@ static void check_case(vkattn_context *ctx, const mcase *m)
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-/* A random case; small enough for lavapipe. */
+/* A random case (random_case.h); small enough for lavapipe. */
 static mcase random_case(void)
 {
-    static const uint32_t heads[] = {1, 2, 3, 8};
-    mcase m = {0};
-    vkattn_mha_desc *d = &m.desc;
-    d->num_heads = heads[tu_rand_range(0, 3)];
-    d->key_dim = tu_rand_range(1, 12);
-    d->value_dim = coin() ? 0 : tu_rand_range(1, 12);
-    d->query_width = tu_rand_range(1, 40);
-    m.self_attn = tu_rand_range(0, 3) == 0;
-    if (m.self_attn) {
-        d->value_width = d->query_width;
-    } else {
-        d->value_width = tu_rand_range(1, 40);
-        m.key_given = coin();
-        if (m.key_given && coin())
-            d->key_width = tu_rand_range(1, 40);
-    }
-    d->output_dim = coin() ? 0 : tu_rand_range(1, 40);
-    d->no_bias = tu_rand_range(0, 3) == 0;
-    d->dropout = tu_rand_range(0, 2) == 0 ? tu_rand_float(0.1f, 0.6f) : 0.0f;
-
-    vkattn_layer_call *c = &m.call;
-    c->batch = tu_rand_range(1, 3);
-    c->tq = tu_rand_range(1, 17);
-    c->tv = m.self_attn ? c->tq : tu_rand_range(1, 17);
-    c->causal = tu_rand_range(0, 2) != 0 ? VKATTN_CAUSAL_NONE
-                : coin()                 ? VKATTN_CAUSAL_BOTTOM_RIGHT
-                                         : VKATTN_CAUSAL_TOP_LEFT;
-    c->training = coin();
-    c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
-    c->offset = tu_rand_u32();
-    c->return_attention_scores = coin();
-    c->path = (vkattn_sdpa_path)tu_rand_range(0, 2);
-    if (c->return_attention_scores && c->path == VKATTN_SDPA_FUSED)
-        c->path = VKATTN_SDPA_UNFUSED;
-    m.query_mask = tu_rand_range(0, 2) == 0;
-    m.value_mask = coin();
-    m.attn = (attn_kind)tu_rand_range(0, 2);
-    return m;
+    static const rc_mha_bounds bounds = {
+        .heads = {1, 2, 3, 8}, .max_width = 40, .max_t = 17, .self_one_in = 4,
+        .no_bias_one_in = 4, .dropout_one_in = 3, .max_dropout = 0.6f, .scores_one_in = 2,
+    };
+    const rc_mha r = rc_random_mha(&bounds);
+    return (mcase){.desc = r.desc, .call = r.call, .key_given = r.key_given,
+                   .self_attn = r.self_attn, .query_mask = r.query_mask,
+                   .value_mask = r.value_mask, .attn = (attn_kind)tu_rand_range(0, 2)};
 }
 
 static void test_random_cases(void **state)

@@ -4,11 +4,11 @@
  *
  * Random shapes: odd widths, batch 1, Tq != Tv, self- and cross-attention,
  * key given or omitted, use_bias on and off, query, value and attention
- * masks (shared and per head), causal, dropout, returned (f32) scores, the
+ * masks (shared and per head), causal, dropout, returned f32 or f16 scores, the
  * fused and chained SDPA paths, and each of query, key, value and output f16
  * or f32 at random. Outputs are poisoned (NaN) before each run. Then the
  * weights round trip (get_weights gives the f16 values widened) and bad
- * arguments (an f16 mask, f16 scores, the cached path, a bad dtype).
+ * arguments (an f16 mask, also on the cached path; a bad dtype).
  *
  * Bound (vkattn/mha.h): the layer rounds its projections, heads and context
  * to f16 (and an f16 output once more), each a relative error of at most
@@ -19,6 +19,7 @@
  *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
  * The largest seen on lavapipe is printed by test_random_cases. */
 #include "harness.h"
+#include "random_case.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ typedef struct fcase {
     vkattn_mha_desc desc;
     vkattn_layer_call call;
     bool self_attn, key_given, query_mask, value_mask, attn_mask, per_head;
-    vkattn_dtype tq_type, tk_type, tv_type, tout_type; /* of the io tensors */
+    vkattn_dtype tq_type, tk_type, tv_type, tout_type, tscores_type; /* of the io tensors */
 } fcase;
 
 typedef struct widths {
@@ -75,51 +76,25 @@ static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 static vkattn_dtype any_type(void) { return coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
 
+/* A random case (random_case.h, smaller than test_mha.c's: f16 is slower)
+ * and the element types of its io tensors. */
 static fcase random_case(void)
 {
-    static const uint32_t heads[] = {1, 2, 3, 4};
-    fcase m = {0};
-    vkattn_mha_desc *d = &m.desc;
-    d->dtype = VKATTN_DTYPE_F16;
-    d->num_heads = heads[tu_rand_range(0, 3)];
-    d->key_dim = tu_rand_range(1, 12);
-    d->value_dim = coin() ? 0 : tu_rand_range(1, 12);
-    d->query_width = tu_rand_range(1, 33);
-    m.self_attn = tu_rand_range(0, 2) == 0;
-    if (m.self_attn) {
-        d->value_width = d->query_width;
-    } else {
-        d->value_width = tu_rand_range(1, 33);
-        m.key_given = coin();
-        if (m.key_given && coin())
-            d->key_width = tu_rand_range(1, 33);
-    }
-    d->output_dim = coin() ? 0 : tu_rand_range(1, 33);
-    d->no_bias = tu_rand_range(0, 2) == 0;
-    d->dropout = tu_rand_range(0, 3) == 0 ? tu_rand_float(0.1f, 0.5f) : 0.0f;
-
-    vkattn_layer_call *c = &m.call;
-    c->batch = tu_rand_range(1, 3);
-    c->tq = tu_rand_range(1, 13);
-    c->tv = m.self_attn ? c->tq : tu_rand_range(1, 13);
-    c->causal = tu_rand_range(0, 2) != 0 ? VKATTN_CAUSAL_NONE
-                : coin()                 ? VKATTN_CAUSAL_BOTTOM_RIGHT
-                                         : VKATTN_CAUSAL_TOP_LEFT;
-    c->training = coin();
-    c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
-    c->offset = tu_rand_u32();
-    c->return_attention_scores = tu_rand_range(0, 2) == 0;
-    c->path = (vkattn_sdpa_path)tu_rand_range(0, 2);
-    if (c->return_attention_scores && c->path == VKATTN_SDPA_FUSED)
-        c->path = VKATTN_SDPA_UNFUSED;
-    m.query_mask = tu_rand_range(0, 2) == 0;
-    m.value_mask = coin();
+    static const rc_mha_bounds bounds = {
+        .heads = {1, 2, 3, 4}, .max_width = 33, .max_t = 13, .self_one_in = 3,
+        .no_bias_one_in = 3, .dropout_one_in = 4, .max_dropout = 0.5f, .scores_one_in = 3,
+    };
+    const rc_mha r = rc_random_mha(&bounds);
+    fcase m = {.desc = r.desc, .call = r.call, .self_attn = r.self_attn,
+               .key_given = r.key_given, .query_mask = r.query_mask, .value_mask = r.value_mask};
+    m.desc.dtype = VKATTN_DTYPE_F16;
     m.attn_mask = coin();
     m.per_head = m.attn_mask && coin();
     m.tq_type = any_type();
     m.tv_type = m.self_attn ? m.tq_type : any_type();
     m.tk_type = any_type();
     m.tout_type = any_type();
+    m.tscores_type = any_type();
     return m;
 }
 
@@ -130,12 +105,12 @@ static void describe(const fcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "mha f16 H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u "
              "Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d am=%d per_head=%d causal=%d train=%d "
-             "scores=%d path=%d | types q=%d k=%d v=%d out=%d",
+             "scores=%d path=%d | types q=%d k=%d v=%d out=%d scores=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias, (double)m->desc.dropout,
              c->batch, c->tq, c->tv, m->self_attn, m->key_given, m->query_mask, m->value_mask,
              m->attn_mask, m->per_head, (int)c->causal, c->training,
              c->return_attention_scores, (int)c->path, (int)m->tq_type, (int)m->tk_type,
-             (int)m->tv_type, (int)m->tout_type);
+             (int)m->tv_type, (int)m->tout_type, (int)m->tscores_type);
 }
 
 /* Runs one case on the GPU and the reference; returns the output error. */
@@ -195,7 +170,7 @@ static double check_case(vkattn_context *ctx, const fcase *m)
         .attention_mask_per_head = m->per_head,
         .output = typed_tensor(ctx, nout, m->tout_type, NULL),
         .scores = c->return_attention_scores
-                      ? typed_tensor(ctx, nscores, VKATTN_DTYPE_F32, NULL)
+                      ? typed_tensor(ctx, nscores, m->tscores_type, NULL)
                       : NULL,
     };
     vkattn_result r = vkattn_mha_run(layer, c, &io);
@@ -252,7 +227,7 @@ static void test_fixed_cases(void **state)
                  .return_attention_scores = true},
         .self_attn = true, .query_mask = true, .value_mask = true, .attn_mask = true,
         .tq_type = VKATTN_DTYPE_F16, .tv_type = VKATTN_DTYPE_F16,
-        .tout_type = VKATTN_DTYPE_F16,
+        .tout_type = VKATTN_DTYPE_F16, .tscores_type = VKATTN_DTYPE_F16,
     };
     check_case(ctx, &a);
     fcase b = {
@@ -324,7 +299,6 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *out = typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
     vkattn_tensor *m16 = typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
     vkattn_tensor *am16 = typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *s16 = typed_tensor(ctx, B * 2 * T * T, VKATTN_DTYPE_F16, NULL);
     vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
     vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
     expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
@@ -336,18 +310,17 @@ static void test_bad_arguments(void **state)
     expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
            "io->attention_mask", "an f16 attention mask");
     io.attention_mask = NULL;
-    call.return_attention_scores = true, io.scores = s16;
-    expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->scores",
-           "f16 scores");
-    call.return_attention_scores = false, io.scores = NULL;
-    /* the cached path is refused, before the cache is touched */
-    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = 2, .capacity = 8, .key_dim = 4,
+    /* the cached path takes f16 data (test_mha_cache_f16.c) but an f32 mask
+     * over the cache, (B, capacity) */
+    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = 2, .capacity = T, .key_dim = 4,
                                .value_dim = 4};
     vkattn_kv_cache *cache = NULL;
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     call.causal = VKATTN_CAUSAL_TOP_LEFT;
-    expect(ctx, vkattn_mha_run_cached(layer, &call, &io, cache), VKATTN_ERROR_UNSUPPORTED,
-           "f16 layer", "the cached path of an f16 layer");
+    io.value_mask = m16;
+    expect(ctx, vkattn_mha_run_cached(layer, &call, &io, cache), VKATTN_ERROR_INVALID_ARGUMENT,
+           "io->value_mask", "an f16 value mask on the cached path");
+    io.value_mask = NULL;
     /* an f32 layer still refuses f16 data tensors */
     desc.dtype = VKATTN_DTYPE_F32;
     vkattn_mha *f32_layer = NULL;
@@ -359,7 +332,7 @@ static void test_bad_arguments(void **state)
     vkattn_kv_cache_destroy(cache);
     vkattn_mha_destroy(f32_layer);
     vkattn_mha_destroy(layer);
-    vkattn_tensor *all[] = {x, out, m16, am16, s16};
+    vkattn_tensor *all[] = {x, out, m16, am16};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         vkattn_tensor_destroy(all[i]);
 }

@@ -17,6 +17,7 @@
  * The harness fails any test on a validation or synchronization-validation
  * message. */
 #include "harness.h"
+#include "random_case.h"
 
 #include <vkattn/reference.h>
 
@@ -36,17 +37,6 @@ typedef struct sdpa_case {
     vkattn_tensor *tq, *tk, *tv, *tbias, *tmask, *tvm, *tout, *tw, *tws;
 } sdpa_case;
 
-static size_t bcast_count(const vkattn_sdpa_params *p, vkattn_broadcast bc)
-{
-    return (size_t)(bc.batch ? 1 : p->batch) * (bc.heads ? 1 : p->heads) * (bc.rows ? 1 : p->tq) *
-           p->tv;
-}
-
-static vkattn_broadcast rand_broadcast(void)
-{
-    return (vkattn_broadcast){tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 2) == 0};
-}
-
 /* Host data and reference results for c->p; GPU tensors with inputs uploaded
  * and outputs poisoned. */
 static void case_prepare(vkattn_context *ctx, sdpa_case *c)
@@ -59,8 +49,8 @@ static void case_prepare(vkattn_context *ctx, sdpa_case *c)
     c->nv = (size_t)p->batch * c->h_kv * p->tv * dv;
     c->nout = (size_t)p->batch * p->heads * p->tq * dv;
     c->nw = (size_t)p->batch * p->heads * p->tq * p->tv;
-    c->nbias = p->mask.has_bias ? bcast_count(p, p->mask.bias_broadcast) : 0;
-    c->nmask = p->mask.has_mask ? bcast_count(p, p->mask.mask_broadcast) : 0;
+    c->nbias = p->mask.has_bias ? rc_bcast_count(p, p->mask.bias_broadcast) : 0;
+    c->nmask = p->mask.has_mask ? rc_bcast_count(p, p->mask.mask_broadcast) : 0;
     c->nvm = p->mask.has_value_mask ? (size_t)p->batch * p->tv : 0;
     c->q = tu_floats(c->nq), c->k = tu_floats(c->nk), c->v = tu_floats(c->nv);
     c->bias = tu_floats(c->nbias + 1), c->mask = tu_floats(c->nmask + 1);
@@ -151,32 +141,15 @@ static void run_case(vkattn_context *ctx, sdpa_case *c)
     case_free(c);
 }
 
-/* Random params: every option drawn independently. */
+/* Random params (random_case.h, batch and K/V heads 1..3), chained, with
+ * the weights returned at random and the caller's workspace at random. */
 static sdpa_case random_case(uint32_t max_t, uint32_t max_d)
 {
-    static const uint32_t groups[] = {1, 2, 4};
-    const uint32_t g = groups[tu_rand_range(0, 2)];
-    const uint32_t h_kv = tu_rand_range(1, 3);
-    sdpa_case c = {
-        .p = {
-            .batch = tu_rand_range(1, 3), .heads = g * h_kv, .kv_heads = h_kv,
-            .tq = tu_rand_range(1, max_t), .tv = tu_rand_range(1, max_t),
-            .dk = tu_rand_range(1, max_d), .dv = tu_rand_range(0, max_d),
-            .scale = tu_rand_range(0, 2) ? 0.0f : tu_rand_float(-1.5f, 1.5f),
-            .mask = {.causal = (vkattn_causal)tu_rand_range(0, 2),
-                     .masked_row = (vkattn_masked_row)tu_rand_range(0, 1),
-                     .has_value_mask = tu_rand_range(0, 2) == 0,
-                     .has_mask = tu_rand_range(0, 2) == 0, .mask_broadcast = rand_broadcast(),
-                     .has_bias = tu_rand_range(0, 2) == 0, .bias_broadcast = rand_broadcast()},
-            .dropout = {.rate = tu_rand_range(0, 1) ? tu_rand_float(0.05f, 0.6f) : 0.0f,
-                        .training = tu_rand_range(0, 3) != 0,
-                        .seed = (uint64_t)tu_rand_u32() << 32 | tu_rand_u32(),
-                        .offset = tu_rand_u32()},
-            .return_weights = tu_rand_range(0, 1), .weights_after_dropout = tu_rand_range(0, 1),
-            .path = VKATTN_SDPA_UNFUSED,
-        },
-        .caller_workspace = tu_rand_range(0, 1),
-    };
+    const rc_sdpa_bounds bounds = {.max_batch = 3, .max_kv_heads = 3, .max_t = max_t,
+                                   .max_d = max_d};
+    sdpa_case c = {.p = rc_random_sdpa(&bounds), .caller_workspace = tu_rand_range(0, 1)};
+    c.p.return_weights = tu_rand_range(0, 1), c.p.weights_after_dropout = tu_rand_range(0, 1);
+    c.p.path = VKATTN_SDPA_UNFUSED;
     return c;
 }
 
@@ -231,8 +204,8 @@ static void test_every_mask_kind(void **state)
             case 0: m->causal = VKATTN_CAUSAL_TOP_LEFT; break;
             case 1: m->causal = VKATTN_CAUSAL_BOTTOM_RIGHT; break;
             case 2: m->has_value_mask = true; break;
-            case 3: m->has_mask = true, m->mask_broadcast = rand_broadcast(); break;
-            case 4: m->has_bias = true, m->bias_broadcast = rand_broadcast(); break;
+            case 3: m->has_mask = true, m->mask_broadcast = rc_broadcast(); break;
+            case 4: m->has_bias = true, m->bias_broadcast = rc_broadcast(); break;
             default:
                 *m = (vkattn_mask_params){.causal = (vkattn_causal)(1 + wide),
                                           .masked_row = (vkattn_masked_row)wide,

@@ -4,17 +4,20 @@
  * dk != dv (odd dv included: the packed-halves kernel then writes out through
  * f32 scratch), batch 1, grouped K/V heads, every mask kind with broadcasts,
  * both causal alignments, both masked-row policies, bias, dropout, the LSE
- * (fused) and returned f32 weights (chained). Each of q, k, v, out is f16 or
+ * (fused) and returned f32 or f16 weights (chained). Each of q, k, v, out is f16 or
  * f32 at random, at least one f16; inputs are random values exactly
  * representable in their type; outputs poisoned with NaN first. The typed
  * reference takes the f16 arrays as bit patterns and rounds an f16 out once.
  * Bound (vkattn/sdpa.h): max|got - ref| <= (2e-5 + e16) max|ref| for an f16
  * out, e16 = 2^-10 (f16 epsilon: the two roundings to f16 differ by at most
- * one f16 spacing of |ref| <= max|ref|), and 2e-5 max|ref| for an f32 out.
+ * one f16 spacing of |ref| <= max|ref|), and 2e-5 max|ref| for an f32 out;
+ * returned weights likewise (+ e16 when f16: rounded once from the f32 ones).
  * Bad inputs: f16 masks or bias (INVALID_ARGUMENT naming the tensor and both
- * types), f16 weights (UNSUPPORTED). Run under the default profile and
- * mobile-min (packed halves, 4 storage buffers). */
+ * types), f16 weights with an app workspace too small for the f32 scores.
+ * Run under the default profile and mobile-min (packed halves, 4 storage
+ * buffers). */
 #include "harness.h"
+#include "random_case.h"
 
 #include <vkattn/half.h>
 #include <vkattn/reference.h>
@@ -31,18 +34,8 @@ typedef struct f16_case {
     vkattn_sdpa_params p;
     vkattn_sdpa_dtypes ty;
     bool lse;
+    bool weights16; /* returned weights as an f16 tensor */
 } f16_case;
-
-static size_t bcast_count(const vkattn_sdpa_params *p, vkattn_broadcast bc)
-{
-    return (size_t)(bc.batch ? 1 : p->batch) * (bc.heads ? 1 : p->heads) * (bc.rows ? 1 : p->tq) *
-           p->tv;
-}
-
-static vkattn_broadcast rand_broadcast(void)
-{
-    return (vkattn_broadcast){tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 2) == 0};
-}
 
 /* Random values in [-1, 1] exactly representable in t; for an f16 operand
  * also their bit patterns (bits), which the typed reference reads. */
@@ -79,10 +72,11 @@ static void describe(const f16_case *c, char *buf, size_t size)
     const vkattn_mask_params *m = &p->mask;
     snprintf(buf, size,
              "sdpa f16 q%d k%d v%d out%d B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u causal=%d "
-             "row=%d vm=%d mask=%d bias=%d drop=%g/%d w=%d lse=%d path=%d",
+             "row=%d vm=%d mask=%d bias=%d drop=%g/%d w=%d/%d lse=%d path=%d",
              c->ty.q, c->ty.k, c->ty.v, c->ty.out, p->batch, p->heads, p->kv_heads, p->tq, p->tv,
              p->dk, p->dv, m->causal, m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
-             (double)p->dropout.rate, p->dropout.training, p->return_weights, c->lse, p->path);
+             (double)p->dropout.rate, p->dropout.training, p->return_weights, c->weights16, c->lse,
+             p->path);
 }
 
 static void run_case(vkattn_context *ctx, const f16_case *c)
@@ -95,8 +89,8 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
     const size_t nout = (size_t)p->batch * p->heads * p->tq * dv;
     const size_t nw = (size_t)p->batch * p->heads * p->tq * p->tv;
     const size_t nrows = (size_t)p->batch * p->heads * p->tq;
-    const size_t nbias = p->mask.has_bias ? bcast_count(p, p->mask.bias_broadcast) : 0;
-    const size_t nmask = p->mask.has_mask ? bcast_count(p, p->mask.mask_broadcast) : 0;
+    const size_t nbias = p->mask.has_bias ? rc_bcast_count(p, p->mask.bias_broadcast) : 0;
+    const size_t nmask = p->mask.has_mask ? rc_bcast_count(p, p->mask.mask_broadcast) : 0;
     const size_t nvm = p->mask.has_value_mask ? (size_t)p->batch * p->tv : 0;
     uint16_t *q16, *k16, *v16;
     float *q = operand(nq, c->ty.q, &q16), *k = operand(nk, c->ty.k, &k16);
@@ -124,7 +118,10 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
         .bias = nbias ? th_tensor(ctx, nbias, bias) : NULL,
         .mask = nmask ? th_tensor(ctx, nmask, mask) : NULL,
         .value_mask = nvm ? th_tensor(ctx, nvm, vm) : NULL,
-        .weights = p->return_weights ? th_tensor(ctx, nw, NULL) : NULL,
+        .weights = p->return_weights
+                       ? typed_tensor(ctx, nw, c->weights16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32,
+                                      NULL)
+                       : NULL,
         .lse = c->lse ? th_tensor(ctx, nrows, NULL) : NULL,
     };
     TH_OK(ctx, vkattn_sdpa_run(ctx, p, &io));
@@ -137,7 +134,7 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
     if (p->return_weights) {
         got = th_download(io.weights, nw);
         strncat(what, " (weights)", sizeof what - strlen(what) - 1);
-        TU_ASSERT_CLOSE(got, ref_w, nw, BOUND32, what);
+        TU_ASSERT_CLOSE(got, ref_w, nw, BOUND32 + (c->weights16 ? EPS16 : 0.0), what);
         free(got);
     }
     if (c->lse) { /* without masks or bias: log sum_j exp(scale q.k), in double */
@@ -183,33 +180,18 @@ static vkattn_sdpa_dtypes random_types(void)
     return t;
 }
 
+/* Random params (random_case.h, batch and K/V heads 1..2) and types. */
 static f16_case random_case(bool fused, uint32_t max_t, uint32_t max_d)
 {
-    static const uint32_t groups[] = {1, 2, 4};
-    const uint32_t g = groups[tu_rand_range(0, 2)], h_kv = tu_rand_range(1, 2);
-    f16_case c = {
-        .p = {
-            .batch = tu_rand_range(1, 2), .heads = g * h_kv, .kv_heads = h_kv,
-            .tq = tu_rand_range(1, max_t), .tv = tu_rand_range(1, max_t),
-            .dk = tu_rand_range(1, max_d), .dv = tu_rand_range(0, max_d),
-            .scale = tu_rand_range(0, 2) ? 0.0f : tu_rand_float(-1.5f, 1.5f),
-            .mask = {.causal = (vkattn_causal)tu_rand_range(0, 2),
-                     .masked_row = (vkattn_masked_row)tu_rand_range(0, 1),
-                     .has_value_mask = tu_rand_range(0, 2) == 0,
-                     .has_mask = tu_rand_range(0, 2) == 0, .mask_broadcast = rand_broadcast(),
-                     .has_bias = tu_rand_range(0, 2) == 0, .bias_broadcast = rand_broadcast()},
-            .dropout = {.rate = tu_rand_range(0, 1) ? tu_rand_float(0.05f, 0.6f) : 0.0f,
-                        .training = tu_rand_range(0, 3) != 0,
-                        .seed = (uint64_t)tu_rand_u32() << 32 | tu_rand_u32(),
-                        .offset = tu_rand_u32()},
-            .path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED,
-        },
-        .ty = random_types(),
-    };
+    const rc_sdpa_bounds bounds = {.max_batch = 2, .max_kv_heads = 2, .max_t = max_t,
+                                   .max_d = max_d};
+    f16_case c = {.p = rc_random_sdpa(&bounds), .ty = random_types()};
+    c.p.path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
     if (fused)
         c.lse = tu_rand_range(0, 1);
     else
-        c.p.return_weights = tu_rand_range(0, 1), c.p.weights_after_dropout = tu_rand_range(0, 1);
+        c.p.return_weights = tu_rand_range(0, 1), c.p.weights_after_dropout = tu_rand_range(0, 1),
+        c.weights16 = tu_rand_range(0, 1);
     return c;
 }
 
@@ -249,14 +231,16 @@ static void test_edges(void **state)
             f16_case c = {
                 .p = {.batch = s[0], .heads = s[1], .kv_heads = s[2], .tq = s[3], .tv = s[4],
                       .dk = s[5], .dv = s[6], .mask = {.causal = (vkattn_causal)s[7]},
-                      .path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED},
-                .ty = all16, .lse = fused && i % 2,
+                      .path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED,
+                      .return_weights = !fused},
+                .ty = all16, .lse = fused && i % 2, .weights16 = i % 2 == 0,
             };
             run_case(ctx, &c);
         }
 }
 
-/* Masks and bias are f32 only; returned weights f32 only. Nothing recorded. */
+/* Masks and bias are f32 only; f16 weights need a workspace for the f32
+ * scores. Nothing recorded. */
 static void test_bad_inputs(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -283,9 +267,12 @@ static void test_bad_inputs(void **state)
         assert_non_null(strstr(msg, "f32"));
     }
     vkattn_sdpa_params p = {.batch = 1, .tq = 4, .tv = 4, .dk = 4, .return_weights = true};
-    vkattn_sdpa_io io = {.q = h[0], .k = h[1], .v = h[2], .out = f, .weights = h[3]};
-    assert_int_equal(vkattn_sdpa_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->weights"));
+    vkattn_tensor *small = th_tensor(ctx, 15, NULL); /* the f32 scores need 16 */
+    vkattn_sdpa_io io = {.q = h[0], .k = h[1], .v = h[2], .out = f, .weights = h[3],
+                         .workspace = small};
+    assert_int_equal(vkattn_sdpa_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "io->workspace"));
+    vkattn_tensor_destroy(small);
     /* the typed reference refuses an unknown type */
     vkattn_sdpa_dtypes bad = {.k = (vkattn_dtype)5};
     float x[16] = {0}, o[16];

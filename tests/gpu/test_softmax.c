@@ -4,7 +4,9 @@
  * masked-row policies, in place and out of place, the cached and the
  * multi-pass path (Tv = 70000), logits of +-1e4 and +-3e38, one allowed key per
  * row, NaN and +inf confined to their row, rows spread over workgroup y, and
- * bad arguments. Fresh random inputs every run; outputs poisoned with NaN
+ * bad arguments; then, under the GPU tuning in every mode, row widths across
+ * its shapes (subgroup reductions), rows split into chunks, and which kernel
+ * served a call. Fresh random inputs every run; outputs poisoned with NaN
  * first, and a guard tail after the output must stay untouched.
  *
  * Bound: relative error max|got - ref| / max|ref| <= 1e-5 (the reference works
@@ -13,6 +15,7 @@
  * and NaN must appear exactly where the reference has it. */
 #include "harness.h"
 
+#include <vkattn/advanced.h>
 #include <vkattn/reference.h>
 
 #include <math.h>
@@ -539,6 +542,93 @@ static void test_bad_arguments(void **state)
     th_assert_validation_clean();
 }
 
+/* Row lengths across the GPU tuning's shapes: one to several invocations per
+ * row with several rows per workgroup (and per subgroup), a row's lanes over
+ * several subgroups (the shuffle butterfly, then shared memory), a whole
+ * workgroup per row (cached), and long rows. */
+static void test_row_widths(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t tvs[] = {1,  2,  3,   4,   5,   8,   9,   16,   17,   31,
+                                   33, 64, 100, 129, 250, 600, 1100, 2100, 5000, 7700};
+    for (size_t i = 0; i < sizeof tvs / sizeof tvs[0]; i++) {
+        vkattn_softmax_params p = {.batch = 2, .heads = 1 + (uint32_t)i % 3,
+                                   .tq = tvs[i] > 1000 ? 2 : 7, .tv = tvs[i], .scale = 0.9f,
+                                   .mask = rand_mask()};
+        sm_case(ctx, &p, coin(), 0.6f, "row width");
+    }
+}
+
+/* Rows too long for shared memory, split into chunks under the GPU tuning
+ * (4096 keys a chunk at 256 invocations): a last chunk of one key, an exact
+ * multiple, causal rows whose later chunks hold no allowed key, sparse masks
+ * that leave chunks empty, rows with nothing allowed (both policies), in
+ * place, and NaN / +inf confined to their rows. */
+static void test_split_rows(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_softmax_params p = {.batch = 1, .heads = 2, .tq = 2, .tv = 8193, .scale = 0.5f};
+    sm_case(ctx, &p, false, 1.0f, "split");
+    p.tv = 12288;
+    p.mask = (vkattn_mask_params){.has_bias = true, .bias_broadcast = {.heads = true}};
+    sm_case(ctx, &p, true, 1.0f, "split");
+    p = (vkattn_softmax_params){.batch = 1, .heads = 1, .tq = 9000, .tv = 9001, .scale = 1.0f};
+    p.tq = 3;
+    p.mask = (vkattn_mask_params){.causal = VKATTN_CAUSAL_TOP_LEFT};
+    sm_case(ctx, &p, false, 1.0f, "split causal"); /* rows see 1..3 keys of chunk 0 */
+    p.mask = (vkattn_mask_params){.has_value_mask = true, .has_mask = true,
+                                  .masked_row = VKATTN_MASKED_ROW_UNIFORM};
+    sm_case(ctx, &p, true, 0.0004f, "split sparse"); /* empty chunks and rows */
+    p.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    sm_case(ctx, &p, false, 0.0004f, "split sparse");
+
+    p = (vkattn_softmax_params){.batch = 2, .heads = 1, .tq = 2, .tv = 9000, .scale = 1.0f};
+    sm_data d = sm_make(&p, -4, 4, 1.0f);
+    d.scores[1 * 9000 + 5000] = NAN;      /* row 1, second chunk */
+    d.scores[2 * 9000 + 8999] = INFINITY; /* row 2, last chunk */
+    free(sm_check(ctx, &p, &d, false, "split nan", NULL));
+    sm_free(&d);
+}
+
+/* Which kernel served a call, from the context's debug log ("pipeline NAME
+ * created"): under the GPU tuning softmax_sg where the device has subgroup
+ * operations and 5 bindings, softmax_split for rows past shared memory with 6;
+ * softmax under the CPU tuning. */
+static void test_kernel_choice(void **state)
+{
+    (void)TH_CTX(state);
+    for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
+        th_pipelines seen;
+        vkattn_context_desc desc = th_context_desc();
+        vkattn_context_advanced adv = *desc.advanced;
+        adv.tuning = (vkattn_tuning)tuning;
+        desc.advanced = &adv;
+        th_log_pipelines(&desc, &seen);
+        vkattn_context *ctx = NULL;
+        TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+        vkattn_context_info info;
+        TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+        vkattn_softmax_params p = {.batch = 1, .tq = 3, .tv = 33};
+        sm_case(ctx, &p, false, 1.0f, "choice");
+        const bool gpu = tuning == VKATTN_TUNING_GPU;
+        const bool want_sg = gpu && info.subgroup_operations && !adv.no_subgroups &&
+                             info.max_storage_buffers_per_stage >= 5;
+        const bool used_sg = th_pipeline_seen(&seen, "softmax_sg", false);
+        if (used_sg != want_sg)
+            fail_msg("%s tuning, short rows: softmax_sg %s", gpu ? "GPU" : "CPU",
+                     used_sg ? "used" : "unused");
+        p.tv = 9000;
+        sm_case(ctx, &p, false, 1.0f, "choice");
+        const bool want_split = gpu && info.max_storage_buffers_per_stage >= 6;
+        const bool used_split = th_pipeline_seen(&seen, "softmax_split", false);
+        if (used_split != want_split)
+            fail_msg("%s tuning, long rows: softmax_split %s", gpu ? "GPU" : "CPU",
+                     used_split ? "used" : "unused");
+        vkattn_context_destroy(ctx);
+    }
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +644,13 @@ int main(void)
      * selects shaders/softmax_packed.comp, 16 KiB / 128 invocations smaller
      * workgroups. */
     int failed = cmocka_run_group_tests_name("softmax", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("softmax, mobile-min (packed)", tests,
-                                                th_setup_mobile, th_teardown);
+    failed += cmocka_run_group_tests_name("softmax, mobile-min (packed)", tests, th_setup_mobile,
+                                          th_teardown);
+    const struct CMUnitTest gpu_tests[] = {
+        cmocka_unit_test(test_row_widths),  cmocka_unit_test(test_split_rows),
+        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_nan_confined),
+        cmocka_unit_test(test_large_tv),    cmocka_unit_test(test_kernel_choice),
+    };
+    return failed + cmocka_run_group_tests_name("softmax, GPU tuning", gpu_tests,
+                                                th_setup_gpu_tuning, th_teardown_gpu_tuning);
 }

@@ -55,6 +55,7 @@ static const flag FLAGS[] = {
     F("--unfused", K_BOOL, C_BENCH, AB_F_UNFUSED, unfused),
     F("--fp16", K_BOOL, C_BENCH, AB_F_FP16, fp16),
     F("--backward", K_BOOL, C_BENCH, AB_F_BACKWARD, backward),
+    F("--train-step", K_BOOL, C_BENCH, AB_F_TRAIN_STEP, train_step),
     F("--warmup", K_U32, C_BENCH, 0, warmup),
     F("--repeat", K_U32, C_BENCH, 0, repeat),
     F("--seed", K_U64, C_BENCH, 0, seed),
@@ -90,7 +91,8 @@ void ab_usage(bool to_stdout)
           "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
           "  --kv-heads G (decode) --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
-          "  --backward (matmul, additive, sdpa: the gradients)\n"
+          "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha:\n"
+          "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
           "  --pipeline-stats  (each pipeline's registers, spills, ... where the driver says)\n"

@@ -30,7 +30,8 @@ static int check_flags(const ab_op *op, const ab_args *a)
 {
     if (a->fp16 && !(op->flags & AB_F_FP16)) {
         fprintf(stderr, "attnbench: --fp16: %s has no f16 path yet (matmul, softmax, additive, "
-                        "heads, dropout, sdpa, decode and mha take f16 tensors so far)\n", op->name);
+                        "heads, dropout, sdpa, decode and the layers take f16 tensors so far)\n",
+                op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;
@@ -199,7 +200,10 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
         status = op->check(ctx, state, &res->max_rel_err);
         if (status == ATTNBENCH_EXIT_OK) {
             res->checked = true;
-            res->bound = a->fp16 ? op->bound_fp16 : op->bound;
+            const bool grads = a->backward || a->train_step;
+            res->bound = a->fp16                            ? op->bound_fp16
+                         : grads && op->bound_backward > 0 ? op->bound_backward
+                                                           : op->bound;
             res->check_ok = res->max_rel_err <= res->bound;
         }
     }
@@ -255,6 +259,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
     json_object_set_new(o, "op", json_string(r->op->name));
     if (r->info.backward) /* beyond the contract: only with --backward */
         json_object_set_new(o, "backward", json_true());
+    if (r->info.train_step) /* likewise: only with --train-step */
+        json_object_set_new(o, "train_step", json_true());
     json_object_set_new(o, "device", json_string(r->device));
     json_object_set_new(o, "path", r->info.path ? json_string(r->info.path) : json_null());
     json_object_set_new(o, "shape", shape_json(&r->info));
@@ -336,7 +342,8 @@ void ab_print_table_row(const ab_bench_result *r)
     else
         snprintf(err, sizeof err, "-");
     char name[40];
-    snprintf(name, sizeof name, "%s%s", r->op->name, r->info.backward ? " (bwd)" : "");
+    snprintf(name, sizeof name, "%s%s", r->op->name,
+             r->info.train_step ? " (train)" : r->info.backward ? " (bwd)" : "");
     printf("%-18s %-34s %-7s %10.3f %10.3f %10.3f %9.2f %8.2f %6s %6s %8.1f ", name,
            shape, r->info.path ? r->info.path : "-", r->median_ms, r->min_ms, r->max_ms, r->gflops,
            r->gbps, fma, bw, (double)r->device_bytes / (1024.0 * 1024.0));

@@ -26,5 +26,13 @@
 #define AB_BOUND_BAHDANAU 2e-4           /* two projections, then additive attention */
 #define AB_BOUND_MHA 2e-4                /* four projections around SDPA */
 #define AB_BOUND_MHA_FP16 7.8e-3         /* --fp16: 8 f16 epsilons (2^-10), f16 intermediates (vkattn/mha.h) */
+#define AB_BOUND_LAYER_FP16 7.8e-3       /* --fp16 attention, additive_attention, bahdanau: likewise */
+
+/* --backward (and mha --train-step): every input and weight gradient, each
+ * against its own largest |ref| (docs/ATTNBENCH.md) */
+#define AB_BOUND_ATTENTION_BACKWARD 1e-4
+#define AB_BOUND_ADDITIVE_ATTENTION_BACKWARD 1e-4
+#define AB_BOUND_BAHDANAU_BACKWARD 2e-4
+#define AB_BOUND_MHA_BACKWARD 2e-4
 
 #endif

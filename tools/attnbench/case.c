@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool fail(char *err, size_t size, const char *fmt, ...)
+bool ab_case_fail(char *err, size_t size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -18,7 +18,7 @@ static bool fail(char *err, size_t size, const char *fmt, ...)
     va_end(ap);
     return false;
 }
-#define FAIL(...) fail(err, err_size, __VA_ARGS__)
+#define FAIL(...) ab_case_fail(err, err_size, __VA_ARGS__)
 
 /* ------------------------------------------------------------ nested arrays */
 
@@ -357,7 +357,7 @@ static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot,
     if (!nd_parse(json_object_get(weights, key), field, false, a, err, err_size))
         return NULL;
     if (!a->data) {
-        fail(err, err_size, "%s: required (%s has no constant initial value)", field, key);
+        ab_case_fail(err, err_size, "%s: required (%s has no constant initial value)", field, key);
         return NULL;
     }
     if (!expect_shape(a, field, rank, dims, axes, squeeze_ok, err, err_size))
@@ -653,6 +653,7 @@ static bool parse_expectations(json_t *obj, ab_case *c, char *err, size_t err_si
         else if (strcmp(s, "float32") != 0)
             return FAIL("dtype: must be \"float32\" or \"float16\"");
     }
+    c->fp16 = fp16;
     /* defaults: a few ulps of the inputs' precision */
     c->atol = fp16 ? 1e-3 : 1e-5;
     c->rtol = fp16 ? 1e-2 : 1e-4;
@@ -680,6 +681,17 @@ static bool parse_expectations(json_t *obj, ab_case *c, char *err, size_t err_si
                       "(the layer's attention scores)", true, err, err_size))
         return false;
     return true;
+}
+
+bool ab_nd_parse(json_t *j, const char *field, ab_nd *a, char *err, size_t err_size)
+{
+    return nd_parse(j, field, false, a, err, err_size);
+}
+
+bool ab_nd_expect_shape(const ab_nd *a, const char *field, uint32_t rank, const uint32_t *dims,
+                        const char *what, bool squeeze_ok, char *err, size_t err_size)
+{
+    return expect_shape(a, field, rank, dims, what, squeeze_ok, err, err_size);
 }
 
 static void output_shapes(ab_case *c)
@@ -733,7 +745,7 @@ bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case 
     if (ok)
         output_shapes(c);
     ok = ok && parse_masks(obj, c, err, err_size) && parse_call(obj, c, err, err_size) &&
-         parse_expectations(obj, c, err, err_size);
+         parse_expectations(obj, c, err, err_size) && ab_case_parse_grads(obj, c, err, err_size);
     json_decref(empty);
     c->case_path = NULL;
     return ok;
@@ -747,6 +759,9 @@ void ab_case_free(ab_case *c)
         ab_nd_free(arrays[i]);
     for (size_t i = 0; i < 8; i++)
         ab_nd_free(&c->warr[i]);
+    ab_nd_free(&c->grad_output);
+    for (size_t i = 0; i < AB_CASE_GRADS; i++)
+        ab_nd_free(&c->expected_grads[i]);
     if (c->weights_from_file) {
         switch (c->kind) {
         case AB_LAYER_ATTENTION: break; /* scalars */

@@ -31,6 +31,7 @@ typedef enum ab_layer_kind {
 } ab_layer_kind;
 
 #define AB_CASE_ERR 512
+#define AB_CASE_GRADS 11 /* query, value, key and up to 8 weights */
 
 typedef struct ab_case {
     char name[256];
@@ -43,6 +44,7 @@ typedef struct ab_case {
     vkattn_layer_call call;
     ab_nd expected_output, expected_scores;
     double atol, rtol;
+    bool fp16; /* "dtype": "float16": check runs an f16 layer on f16-rounded data */
 
     /* the layer */
     union {
@@ -64,6 +66,12 @@ typedef struct ab_case {
     /* output shapes (what the JSON report uses) */
     uint32_t out_rank, out_dims[4], scores_rank, scores_dims[4];
     size_t out_n, scores_n;
+
+    /* gradients (case_grads.h): grad_output.data NULL = no backward asked;
+     * expected_grads by index: query, value, key, then the layer's weights
+     * in the order of layer_any.h's slots; data NULL = not given */
+    ab_nd grad_output;
+    ab_nd expected_grads[AB_CASE_GRADS];
 } ab_case;
 
 /* Reads case `index` of a file (name defaults to "case <index>"). Returns
@@ -75,5 +83,18 @@ bool ab_case_parse(json_t *obj, size_t index, ab_case *c, char *err, size_t err_
 bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case *c, char *err,
                       size_t err_size);
 void ab_case_free(ab_case *c);
+
+/* For case_grads.c: nested arrays as the case fields read them (rank 1..4;
+ * absent or null leaves *a empty), and the shape check of expected values
+ * (size-1 axes ignored when squeeze_ok). */
+/* Writes the printf-style message into err[size] and returns false: how every
+ * parser here reports a malformed field. */
+bool ab_case_fail(char *err, size_t size, const char *fmt, ...);
+bool ab_nd_parse(json_t *j, const char *field, ab_nd *a, char *err, size_t err_size);
+bool ab_nd_expect_shape(const ab_nd *a, const char *field, uint32_t rank, const uint32_t *dims,
+                        const char *what, bool squeeze_ok, char *err, size_t err_size);
+/* Reads grad_output and expected_grads (case_grads.c); called last by
+ * ab_case_parse_at. */
+bool ab_case_parse_grads(json_t *obj, ab_case *c, char *err, size_t err_size);
 
 #endif

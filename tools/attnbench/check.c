@@ -2,13 +2,19 @@
  * device, runs it, runs the CPU reference on the same data, and compares
  * both with the reference and, where the case has them, the expected values.
  * A malformed case or a failing call marks that case, and the rest still run.
+ * A float16 case runs as Keras's float16 policy does: an f16 layer with f16
+ * query, key, value and output tensors, its inputs and weights the case's
+ * values rounded to f16, and the reference on those rounded values.
  *
  * Criteria, all elementwise |got - want| <= atol + rtol * |want| with the
  * case's tolerance (default atol 1e-5, rtol 1e-4; 1e-3 / 1e-2 for float16):
  * the device against the reference, and, with expected values, the device
- * and the reference against them. ok = all of those hold. */
+ * and the reference against them. ok = all of those hold. A case with
+ * grad_output also runs the backward (case_grads.c) and needs its gradients
+ * to hold too. */
 #include "bench.h"
 #include "case.h"
+#include "case_grads.h"
 #include "cmds.h"
 #include "common.h"
 #include "heatmap.h"
@@ -28,6 +34,8 @@ typedef struct case_result {
     bool ref_ok, dev_exp_ok, ref_exp_ok;
     char error[AB_CASE_ERR];
     float *device_scores; /* the device's scores when computed; the caller frees them */
+    bool has_grads;          /* the case has grad_output: the backward ran too */
+    ab_grads_result grads;
 } case_result;
 
 typedef struct case_gpu {
@@ -63,6 +71,77 @@ static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tenso
     return a->data ? ab_tensor(ctx, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
 }
 
+/* A data tensor (query, key, value, output) of the case's precision: f16
+ * for a float16 case (data, if any, rounds to nearest even on upload). */
+static vkattn_result data_tensor(vkattn_context *ctx, const ab_case *c, uint32_t rank,
+                                 const uint32_t *dims, const float *data, vkattn_tensor **out)
+{
+    return ab_tensor_typed(ctx, rank, dims, c->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32, data,
+                           out);
+}
+
+static vkattn_result nd_data_tensor(vkattn_context *ctx, const ab_case *c, const ab_nd *a,
+                                    vkattn_tensor **out)
+{
+    *out = NULL;
+    return a->data ? data_tensor(ctx, c, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
+}
+
+static float to_half(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
+
+static void round_half(float *x, size_t n)
+{
+    for (size_t i = 0; x && i < n; i++)
+        x[i] = to_half(x[i]);
+}
+
+/* A float16 case: the layer f16 (desc.dtype), and the inputs and weights
+ * the f16 values the device holds, so the reference computes on them. */
+static void make_half(ab_case *c)
+{
+    ab_nd *in[] = {&c->query, &c->value, &c->key};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        round_half(in[i]->data, in[i]->n);
+    switch (c->kind) {
+    case AB_LAYER_ATTENTION:
+        c->desc.att.dtype = VKATTN_DTYPE_F16;
+        c->w.att.scale = to_half(c->w.att.scale);
+        c->w.att.concat_score_weight = to_half(c->w.att.concat_score_weight);
+        break;
+    case AB_LAYER_ADDITIVE:
+        c->desc.add.dtype = VKATTN_DTYPE_F16;
+        if (!c->desc.add.no_scale)
+            round_half(c->w.add.scale, c->desc.add.query_width);
+        break;
+    case AB_LAYER_BAHDANAU: {
+        vkattn_bahdanau_desc *d = &c->desc.bah;
+        const size_t dk = d->key_width ? d->key_width : d->value_width;
+        d->dtype = VKATTN_DTYPE_F16;
+        round_half(c->w.bah.query_kernel, (size_t)d->query_width * d->units);
+        round_half(c->w.bah.key_kernel, dk * d->units);
+        round_half(c->w.bah.score_kernel, d->units);
+        break;
+    }
+    case AB_LAYER_MHA: {
+        vkattn_mha_desc *d = &c->desc.mha;
+        const size_t H = d->num_heads, kd = d->key_dim, vd = d->value_dim ? d->value_dim : kd;
+        const size_t dk = d->key_width ? d->key_width : d->value_width;
+        const size_t dout = d->output_dim ? d->output_dim : d->query_width;
+        vkattn_mha_weights *w = &c->w.mha;
+        d->dtype = VKATTN_DTYPE_F16;
+        round_half(w->query_kernel, d->query_width * H * kd);
+        round_half(w->key_kernel, dk * H * kd);
+        round_half(w->value_kernel, d->value_width * H * vd);
+        round_half(w->output_kernel, H * vd * dout);
+        if (!d->no_bias) {
+            round_half(w->query_bias, H * kd), round_half(w->key_bias, H * kd);
+            round_half(w->value_bias, H * vd), round_half(w->output_bias, dout);
+        }
+        break;
+    }
+    }
+}
+
 static vkattn_result run_layer(const ab_case *c, case_gpu *g)
 {
     vkattn_layer_io io = {
@@ -79,11 +158,13 @@ static vkattn_result run_device(const ab_case *c, case_gpu *g, float *out, float
 {
     vkattn_context *ctx = g->ctx;
     vkattn_result r;
-    if ((r = nd_tensor(ctx, &c->query, &g->query)) || (r = nd_tensor(ctx, &c->value, &g->value)) ||
-        (r = nd_tensor(ctx, &c->key, &g->key)) || (r = nd_tensor(ctx, &c->query_mask, &g->qmask)) ||
+    if ((r = nd_data_tensor(ctx, c, &c->query, &g->query)) ||
+        (r = nd_data_tensor(ctx, c, &c->value, &g->value)) ||
+        (r = nd_data_tensor(ctx, c, &c->key, &g->key)) ||
+        (r = nd_tensor(ctx, &c->query_mask, &g->qmask)) ||
         (r = nd_tensor(ctx, &c->value_mask, &g->vmask)) ||
         (r = nd_tensor(ctx, &c->attention_mask, &g->amask)) ||
-        (r = ab_tensor(ctx, c->out_rank, c->out_dims, NULL, &g->output)) ||
+        (r = data_tensor(ctx, c, c->out_rank, c->out_dims, NULL, &g->output)) ||
         (r = vkattn_tensor_fill(g->output, NAN)))
         return r;
     if (scores && ((r = ab_tensor(ctx, c->scores_rank, c->scores_dims, NULL, &g->scores)) ||
@@ -106,40 +187,28 @@ static vkattn_result run_reference(const ab_case *c, const ab_layer_any *l, floa
     return ab_layer_any_reference(l, &c->call, &io);
 }
 
-/* |got - want| <= atol + rtol * |want| everywhere (NaN never passes). */
-static bool within(const float *got, const float *want, size_t n, double atol, double rtol)
-{
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - (double)want[i]);
-        if (!(d <= atol + rtol * fabs((double)want[i])))
-            return false;
-    }
-    return true;
-}
-
-static double max_of(double a, double b) { return isnan(a) || a > b ? a : b; }
 
 static void compare(const ab_case *c, const float *out, const float *scores, const float *rout,
                     const float *rscores, case_result *res)
 {
     res->err_ref = ab_max_abs_err(out, rout, c->out_n);
-    res->ref_ok = within(out, rout, c->out_n, c->atol, c->rtol);
+    res->ref_ok = ab_within_tolerance(out, rout, c->out_n, c->atol, c->rtol);
     if (scores) {
-        res->err_ref = max_of(res->err_ref, ab_max_abs_err(scores, rscores, c->scores_n));
-        res->ref_ok = res->ref_ok && within(scores, rscores, c->scores_n, c->atol, c->rtol);
+        res->err_ref = ab_worse_err(res->err_ref, ab_max_abs_err(scores, rscores, c->scores_n));
+        res->ref_ok = res->ref_ok && ab_within_tolerance(scores, rscores, c->scores_n, c->atol, c->rtol);
     }
     res->dev_exp_ok = res->ref_exp_ok = true;
     const ab_nd *eo = &c->expected_output, *es = &c->expected_scores;
     res->has_expected = eo->data || es->data;
     if (eo->data) {
         res->err_exp = ab_max_abs_err(out, eo->data, c->out_n);
-        res->dev_exp_ok = within(out, eo->data, c->out_n, c->atol, c->rtol);
-        res->ref_exp_ok = within(rout, eo->data, c->out_n, c->atol, c->rtol);
+        res->dev_exp_ok = ab_within_tolerance(out, eo->data, c->out_n, c->atol, c->rtol);
+        res->ref_exp_ok = ab_within_tolerance(rout, eo->data, c->out_n, c->atol, c->rtol);
     }
     if (es->data && scores) {
-        res->err_exp = max_of(res->err_exp, ab_max_abs_err(scores, es->data, c->scores_n));
-        res->dev_exp_ok = res->dev_exp_ok && within(scores, es->data, c->scores_n, c->atol, c->rtol);
-        res->ref_exp_ok = res->ref_exp_ok && within(rscores, es->data, c->scores_n, c->atol, c->rtol);
+        res->err_exp = ab_worse_err(res->err_exp, ab_max_abs_err(scores, es->data, c->scores_n));
+        res->dev_exp_ok = res->dev_exp_ok && ab_within_tolerance(scores, es->data, c->scores_n, c->atol, c->rtol);
+        res->ref_exp_ok = res->ref_exp_ok && ab_within_tolerance(rscores, es->data, c->scores_n, c->atol, c->rtol);
     }
     res->ok = res->ref_ok && res->dev_exp_ok && res->ref_exp_ok;
 }
@@ -173,6 +242,13 @@ static void run_case(vkattn_context *ctx, const ab_case *c, case_result *res)
         goto done;
     }
     compare(c, out, res->device_scores, rout, rscores, res);
+    if (c->grad_output.data) { /* the backward too (case_grads.c) */
+        res->has_grads = true;
+        ab_case_grads_check(ctx, c, &res->grads);
+        res->ok = res->ok && res->grads.ok;
+        if (res->grads.error[0])
+            snprintf(res->error, sizeof res->error, "%s", res->grads.error);
+    }
 done:
     gpu_free(&g);
     free(out), free(rout), free(scores), free(rscores);
@@ -190,6 +266,12 @@ static json_t *result_json(const char *name, const case_result *r)
     json_object_set_new(o, "max_abs_err_vs_expected",
                         ran && r->has_expected ? ab_json_number(r->err_exp) : json_null());
     json_object_set_new(o, "error", r->error[0] ? json_string(r->error) : json_null());
+    if (r->has_grads) {
+        const ab_grads_result *g = &r->grads;
+        json_object_set_new(o, "grads", g->grads ? json_incref(g->grads) : json_null());
+        json_object_set_new(o, "max_abs_err_vs_expected_grads",
+                            g->ran && g->has_expected ? ab_json_number(g->err_exp) : json_null());
+    }
     return o;
 }
 
@@ -204,6 +286,15 @@ static void print_line(const char *name, const case_result *r)
     if (r->has_expected)
         printf(", device vs expected %.3g%s%s", r->err_exp, r->dev_exp_ok ? "" : " (above tolerance)",
                r->ref_exp_ok ? "" : ", reference vs expected above tolerance");
+    const ab_grads_result *g = &r->grads;
+    if (r->has_grads && g->ran) {
+        printf("; gradients: device vs reference %.3g%s", g->err_ref,
+               g->ref_ok ? "" : " (above tolerance)");
+        if (g->has_expected)
+            printf(", device vs expected %.3g%s%s", g->err_exp,
+                   g->dev_exp_ok ? "" : " (above tolerance)",
+                   g->ref_exp_ok ? "" : ", reference vs expected above tolerance");
+    }
     printf("\n");
 }
 
@@ -255,6 +346,8 @@ int ab_cmd_check(const ab_args *a)
         bool asked = parsed && c.call.return_attention_scores;
         if (parsed && a->heatmap)
             c.call.return_attention_scores = true; /* the pictures need the weights */
+        if (parsed && c.fp16)
+            make_half(&c);
         if (parsed)
             run_case(ctx, &c, &res);
         n_ok += res.ok;
@@ -277,6 +370,7 @@ int ab_cmd_check(const ab_args *a)
         }
         json_decref(paths);
         free(res.device_scores);
+        ab_grads_result_free(&res.grads);
         json_decref(res.output);
         json_decref(res.scores);
         ab_case_free(&c);

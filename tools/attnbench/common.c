@@ -131,10 +131,10 @@ float *ab_floats(size_t n)
     return p;
 }
 
-vkattn_result ab_tensor(vkattn_context *ctx, uint32_t rank, const uint32_t *dims, const float *data,
-                        vkattn_tensor **out)
+vkattn_result ab_tensor_typed(vkattn_context *ctx, uint32_t rank, const uint32_t *dims,
+                              vkattn_dtype dtype, const float *data, vkattn_tensor **out)
 {
-    vkattn_tensor_desc desc = {.rank = rank};
+    vkattn_tensor_desc desc = {.rank = rank, .dtype = dtype};
     for (uint32_t i = 0; i < rank && i < VKATTN_MAX_RANK; i++)
         desc.dims[i] = dims[i];
     vkattn_result r = vkattn_tensor_create(ctx, &desc, out);
@@ -145,6 +145,12 @@ vkattn_result ab_tensor(vkattn_context *ctx, uint32_t rank, const uint32_t *dims
         *out = NULL;
     }
     return r;
+}
+
+vkattn_result ab_tensor(vkattn_context *ctx, uint32_t rank, const uint32_t *dims, const float *data,
+                        vkattn_tensor **out)
+{
+    return ab_tensor_typed(ctx, rank, dims, VKATTN_DTYPE_F32, data, out);
 }
 
 vkattn_result ab_tensor4(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3,
@@ -165,6 +171,18 @@ static double diff(float got, float ref)
         return got == ref ? 0.0 : INFINITY;
     return fabs((double)got - (double)ref);
 }
+
+bool ab_within_tolerance(const float *got, const float *want, size_t n, double atol, double rtol)
+{
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (!(d <= atol + rtol * fabs((double)want[i])))
+            return false;
+    }
+    return true;
+}
+
+double ab_worse_err(double a, double b) { return isnan(b) || b > a ? b : a; }
 
 double ab_max_abs_err(const float *got, const float *ref, size_t n)
 {

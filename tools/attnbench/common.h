@@ -51,6 +51,9 @@ float *ab_floats(size_t n);
 /* Creates a tensor of the given shape, uploading `data` when non-NULL. */
 vkattn_result ab_tensor(vkattn_context *ctx, uint32_t rank, const uint32_t *dims, const float *data,
                         vkattn_tensor **out);
+/* The same with an element type: an f16 tensor rounds `data` to nearest even. */
+vkattn_result ab_tensor_typed(vkattn_context *ctx, uint32_t rank, const uint32_t *dims,
+                              vkattn_dtype dtype, const float *data, vkattn_tensor **out);
 /* Shorthands for rank 1..4 */
 vkattn_result ab_tensor4(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3,
                          const float *data, vkattn_tensor **out);
@@ -61,6 +64,11 @@ vkattn_result ab_tensor4(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t
 double ab_max_rel_err(const float *got, const float *ref, size_t n);
 /* max|got - ref| with the same NaN rules */
 double ab_max_abs_err(const float *got, const float *ref, size_t n);
+/* A case file's tolerance: |got - want| <= atol + rtol * |want| everywhere
+ * (NaN never passes). */
+bool ab_within_tolerance(const float *got, const float *want, size_t n, double atol, double rtol);
+/* The larger of two errors, NaN winning (a NaN error must not be hidden). */
+double ab_worse_err(double a, double b);
 
 /* ------------------------------------------------------------ buffers */
 /* A tensor with its host twin: the inputs ops are set up with and the

@@ -52,4 +52,41 @@ vkattn_result ab_layer_any_run(const ab_layer_any *l, const vkattn_layer_call *c
 vkattn_result ab_layer_any_reference(const ab_layer_any *l, const vkattn_layer_call *call,
                                      const vkattn_layer_host_io *io);
 
+/* ---- gradients (layer_any_backward.c) ----
+ * Weight gradients travel as up to AB_LAYER_WEIGHTS slots in the order of
+ * the kind's weight-tensors struct (vkattn/layer_backward.h): Attention
+ * scale, concat_score_weight; AdditiveAttention scale; Bahdanau
+ * query_kernel, key_kernel, score_kernel, score_bias; MultiHeadAttention
+ * query_kernel, query_bias, key_kernel, key_bias, value_kernel, value_bias,
+ * output_kernel, output_bias. NULL = not wanted. */
+#define AB_LAYER_WEIGHTS 8
+
+typedef struct ab_weight_slot {
+    const char *name; /* the Keras weight name, or the variable name of a scalar */
+    size_t n;         /* elements; 0 = the layer has no such weight (no_bias, no_scale) */
+    uint32_t rank;    /* of the Keras layout; 0 = a scalar */
+    uint32_t dims[3];
+} ab_weight_slot;
+
+/* Fills slots[0..count-1] and returns count (2, 1, 4 or 8). */
+uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot slots[AB_LAYER_WEIGHTS]);
+vkattn_result ab_layer_any_backward_record(const ab_layer_any *l, VkCommandBuffer cmd,
+                                           const vkattn_layer_call *call,
+                                           const vkattn_layer_io *io, const vkattn_layer_grads *g,
+                                           vkattn_tensor *const gw[AB_LAYER_WEIGHTS]);
+vkattn_result ab_layer_any_backward_prepare(const ab_layer_any *l, const vkattn_layer_call *call,
+                                            const vkattn_layer_io *io, const vkattn_layer_grads *g,
+                                            vkattn_tensor *const gw[AB_LAYER_WEIGHTS]);
+vkattn_result ab_layer_any_backward_run(const ab_layer_any *l, const vkattn_layer_call *call,
+                                        const vkattn_layer_io *io, const vkattn_layer_grads *g,
+                                        vkattn_tensor *const gw[AB_LAYER_WEIGHTS]);
+/* The CPU reference backward (vkattn/reference_backward.h) into host arrays
+ * of the same slots. */
+vkattn_result ab_layer_any_reference_backward(const ab_layer_any *l,
+                                              const vkattn_layer_call *call,
+                                              const vkattn_layer_host_io *io,
+                                              const float *grad_output,
+                                              const vkattn_layer_host_grads *g,
+                                              float *const gw[AB_LAYER_WEIGHTS]);
+
 #endif

@@ -19,6 +19,7 @@ typedef struct ab_op_info {
     uint32_t m, n, k;
     const char *path; /* "fused" / "unfused" for ops that choose, else NULL */
     bool backward;    /* --backward: the call computes gradients */
+    bool train_step;  /* --train-step: the call is a whole training step */
     double flops;     /* textbook flops of one call (docs/ATTNBENCH.md) */
     double bytes;     /* fewest bytes one call must read and write */
 } ab_op_info;
@@ -33,6 +34,9 @@ typedef struct ab_op {
     /* The bound with --fp16 (f16 tensors), for ops with AB_F_FP16 in their
      * flags (without it --fp16 is a usage error). */
     double bound_fp16;
+    /* The bound with --backward or --train-step where it differs from
+     * `bound`; 0 = `bound`. */
+    double bound_backward;
     /* Creates inputs/outputs (and layer objects) for the flags in *a; fills
      * *info. Returns an exit status (usage errors: ATTNBENCH_EXIT_USAGE). */
     int (*setup)(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info);
@@ -75,6 +79,26 @@ vkattn_result ab_sdpa_backward_record(void *state, VkCommandBuffer cmd);
 vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s);
 int ab_sdpa_backward_check(vkattn_context *ctx, ab_sdpa_bwd *s, double *err);
 void ab_sdpa_backward_destroy(ab_sdpa_bwd *s);
+
+/* bench attention | additive_attention | bahdanau | mha --backward, and mha
+ * --train-step (ops_layers_backward.c): the gradients of the layer the
+ * forward bench set up, on its tensors. */
+struct ab_layer_any;
+struct ab_buf;
+typedef struct ab_layer_fwd {
+    vkattn_context *ctx;
+    struct ab_layer_any *layer; /* created, weights set; outlives the backward state */
+    vkattn_layer_call call;     /* the forward's call */
+    struct ab_buf *q, *k, *v, *vmask, *out; /* the forward's tensors (borrowed) */
+    double proj_flops, core_flops;          /* of one forward (docs/ATTNBENCH.md) */
+} ab_layer_fwd;
+typedef struct ab_layer_bwd ab_layer_bwd;
+int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t seed,
+                            ab_layer_bwd **out, ab_op_info *info);
+vkattn_result ab_layer_backward_record(void *state, VkCommandBuffer cmd);
+vkattn_result ab_layer_backward_prepare(ab_layer_bwd *s);
+int ab_layer_backward_check(vkattn_context *ctx, ab_layer_bwd *s, double *err);
+void ab_layer_backward_destroy(ab_layer_bwd *s);
 
 /* Per family (ops_*.c) */
 extern const ab_op ab_op_matmul;

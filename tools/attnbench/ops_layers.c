@@ -21,8 +21,9 @@ typedef struct layer_state {
     float *warr[8]; /* host weight arrays the weights struct points into */
     size_t warr_n[8];
     size_t weight_floats;
-    bool fp16; /* --fp16 (mha): f16 layer, f16 query/key/value/output; masks, scores f32 */
+    bool fp16; /* --fp16: f16 layer, f16 query/key/value/output; masks, scores f32 */
     ab_buf q, k, v, vmask, out, scores;
+    ab_layer_bwd *bwd; /* --backward, --train-step: the call timed instead */
 } layer_state;
 
 static void layer_destroy(void *state)
@@ -30,6 +31,7 @@ static void layer_destroy(void *state)
     layer_state *s = state;
     if (!s)
         return;
+    ab_layer_backward_destroy(s->bwd); /* before the layer it uses */
     ab_layer_any_destroy(&s->layer);
     ab_buf *bufs[] = {&s->q, &s->k, &s->v, &s->vmask, &s->out, &s->scores};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -50,6 +52,27 @@ static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_
         ab_fill_uniform(rng, s->warr[i], n, -a, a);
     s->weight_floats += n;
     return s->warr[i];
+}
+
+static float to_half(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
+
+/* --fp16: the layer f16, and the weights the f16 values it keeps, so the
+ * reference runs on what the layer holds (Keras's float16 policy). */
+static void make_half(layer_state *s)
+{
+    switch (s->layer.kind) {
+    case AB_LAYER_ATTENTION:
+        s->layer.desc.att.dtype = VKATTN_DTYPE_F16;
+        s->layer.w.att.scale = to_half(s->layer.w.att.scale);
+        s->layer.w.att.concat_score_weight = to_half(s->layer.w.att.concat_score_weight);
+        break;
+    case AB_LAYER_ADDITIVE: s->layer.desc.add.dtype = VKATTN_DTYPE_F16; break;
+    case AB_LAYER_BAHDANAU: s->layer.desc.bah.dtype = VKATTN_DTYPE_F16; break;
+    case AB_LAYER_MHA: s->layer.desc.mha.dtype = VKATTN_DTYPE_F16; break;
+    }
+    for (int i = 0; i < 8; i++)
+        for (size_t j = 0; s->warr[i] && j < s->warr_n[i]; j++)
+            s->warr[i][j] = to_half(s->warr[i][j]);
 }
 
 /* Descs and random weights of each kind; false on host out-of-memory. */
@@ -97,13 +120,6 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         for (int i = 0; i < 8; i++)
             if (!s->warr[i])
                 return false;
-        if (s->fp16) {
-            /* the reference runs on the f16 values the layer keeps */
-            s->layer.desc.mha.dtype = VKATTN_DTYPE_F16;
-            for (int i = 0; i < 8; i++)
-                for (size_t j = 0; j < s->warr_n[i]; j++)
-                    s->warr[i][j] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(s->warr[i][j]));
-        }
         return true;
     }
     }
@@ -132,25 +148,29 @@ static const char *layer_path(const layer_state *s)
     return ab_sdpa_path_name(s->ctx, &p);
 }
 
-/* Flops of one call (docs/ATTNBENCH.md): the attention core plus projections. */
-static double layer_flops(const layer_state *s)
+/* Flops of one call (docs/ATTNBENCH.md): the attention core plus
+ * projections, each apart (the backward counts them differently). */
+static void layer_flops(const layer_state *s, double *proj, double *core)
 {
     const ab_dims *d = &s->d;
     double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk, dv = d->dv;
+    *proj = *core = 0;
     switch (s->layer.kind) {
     case AB_LAYER_ATTENTION:
-    case AB_LAYER_ADDITIVE: return 2 * B * Tq * Tv * (dk + dv);
+    case AB_LAYER_ADDITIVE: *core = 2 * B * Tq * Tv * (dk + dv); break;
     case AB_LAYER_BAHDANAU: {
         double U = s->units;
-        return 2 * B * (Tq + Tv) * dk * U + 2 * B * Tq * Tv * (U + dv);
+        *proj = 2 * B * (Tq + Tv) * dk * U;
+        *core = 2 * B * Tq * Tv * (U + dv);
+        break;
     }
     case AB_LAYER_MHA: {
         double H = d->heads, D = s->dmodel;
-        double proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
-        return proj + 2 * B * H * Tq * Tv * (dk + dv);
+        *proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
+        *core = 2 * B * H * Tq * Tv * (dk + dv);
+        break;
     }
     }
-    return 0;
 }
 
 static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind, const char *name,
@@ -162,7 +182,15 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     *state = s;
     s->ctx = ctx;
     s->layer.kind = kind;
-    s->fp16 = a->fp16; /* bench.c lets --fp16 through for mha only */
+    s->fp16 = a->fp16;
+    const bool grads = a->backward || a->train_step;
+    if (grads && (a->fp16 || a->scores || (a->backward && a->train_step))) {
+        fprintf(stderr, "attnbench: %s: %s\n", name,
+                a->fp16     ? "--backward and --train-step have no f16 path (drop --fp16)"
+                : a->scores ? "--backward and --train-step take no --scores"
+                            : "give --backward or --train-step, not both");
+        return ATTNBENCH_EXIT_USAGE;
+    }
     int st = ab_attention_dims(name, a, kind == AB_LAYER_MHA ? 8 : 1, &s->d);
     if (st)
         return st;
@@ -182,6 +210,8 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     ab_rng rng = {a->seed};
     if (!make_weights(s, &rng, (float)a->dropout))
         return ATTNBENCH_EXIT_CHECK;
+    if (s->fp16)
+        make_half(s);
     vkattn_result r = ab_layer_any_create(ctx, &s->layer);
     if (r)
         return ab_report(ctx, r, name);
@@ -202,17 +232,26 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
         return ab_report(ctx, r, "creating tensors");
     /* data and weights 2 bytes each under --fp16; the mask and scores stay f32 */
     const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->weight_floats;
+    double proj, core;
+    layer_flops(s, &proj, &core);
     *info = (ab_op_info){
         .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
-        .dv = d->dv, .path = layer_path(s), .flops = layer_flops(s),
+        .dv = d->dv, .path = layer_path(s), .flops = proj + core,
         .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
     };
-    return ATTNBENCH_EXIT_OK;
+    if (!grads)
+        return ATTNBENCH_EXIT_OK;
+    ab_layer_fwd f = {.ctx = ctx, .layer = &s->layer, .call = s->call, .q = &s->q, .k = &s->k,
+                      .v = &s->v, .vmask = &s->vmask, .out = &s->out, .proj_flops = proj,
+                      .core_flops = core};
+    return ab_layer_backward_setup(&f, a->train_step, a->seed, &s->bwd, info);
 }
 
 static vkattn_result layer_record(void *state, VkCommandBuffer cmd)
 {
     layer_state *s = state;
+    if (s->bwd)
+        return ab_layer_backward_record(s->bwd, cmd);
     vkattn_layer_io io = {.query = s->q.t, .key = s->k.t, .value = s->v.t,
                           .value_mask = s->vmask.t, .output = s->out.t, .scores = s->scores.t};
     return ab_layer_any_record(&s->layer, cmd, &s->call, &io);
@@ -221,6 +260,8 @@ static vkattn_result layer_record(void *state, VkCommandBuffer cmd)
 static vkattn_result layer_prepare(void *state)
 {
     layer_state *s = state;
+    if (s->bwd)
+        return ab_layer_backward_prepare(s->bwd);
     vkattn_layer_io io = {.query = s->q.t, .key = s->k.t, .value = s->v.t,
                           .value_mask = s->vmask.t, .output = s->out.t, .scores = s->scores.t};
     return ab_layer_any_prepare(&s->layer, &s->call, &io);
@@ -229,6 +270,8 @@ static vkattn_result layer_prepare(void *state)
 static int layer_check(vkattn_context *ctx, void *state, double *err)
 {
     layer_state *s = state;
+    if (s->bwd)
+        return ab_layer_backward_check(ctx, s->bwd, err);
     float *ref = ab_floats(s->out.n), *sref = s->scores.t ? ab_floats(s->scores.n) : NULL;
     int st = ATTNBENCH_EXIT_CHECK;
     if (!ref || (s->scores.t && !sref))
@@ -249,7 +292,7 @@ done:
 
 #define LAYER_FLAGS                                                                            \
     (AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL | AB_F_MASK_RATIO |      \
-     AB_F_DROPOUT | AB_F_SCORES)
+     AB_F_DROPOUT | AB_F_SCORES | AB_F_BACKWARD)
 
 static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
@@ -271,8 +314,10 @@ static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info 
 const ab_op ab_op_attention = {
     .name = "attention",
     .summary = "Keras Attention (dot, use_scale): query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
-    .flags = LAYER_FLAGS | AB_F_FUSED | AB_F_UNFUSED,
+    .flags = LAYER_FLAGS | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16,
     .bound = AB_BOUND_ATTENTION,
+    .bound_fp16 = AB_BOUND_LAYER_FP16,
+    .bound_backward = AB_BOUND_ATTENTION_BACKWARD,
     .setup = attention_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
 };
@@ -280,8 +325,10 @@ const ab_op ab_op_attention = {
 const ab_op ab_op_additive_attention = {
     .name = "additive_attention",
     .summary = "Keras AdditiveAttention: query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
-    .flags = LAYER_FLAGS,
+    .flags = LAYER_FLAGS | AB_F_FP16,
     .bound = AB_BOUND_ADDITIVE_ATTENTION,
+    .bound_fp16 = AB_BOUND_LAYER_FP16,
+    .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
     .setup = additive_attention_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check,
     .destroy = layer_destroy,
@@ -290,8 +337,10 @@ const ab_op ab_op_additive_attention = {
 const ab_op ab_op_bahdanau = {
     .name = "bahdanau",
     .summary = "BahdanauAttention: query/key width dk, value width dv, --units U (default dk)",
-    .flags = LAYER_FLAGS | AB_F_UNITS,
+    .flags = LAYER_FLAGS | AB_F_UNITS | AB_F_FP16,
     .bound = AB_BOUND_BAHDANAU,
+    .bound_fp16 = AB_BOUND_LAYER_FP16,
+    .bound_backward = AB_BOUND_BAHDANAU_BACKWARD,
     .setup = bahdanau_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
 };
@@ -300,8 +349,10 @@ const ab_op ab_op_mha = {
     .name = "mha",
     .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
                "(default H * dk)",
-    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16,
+    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 |
+             AB_F_TRAIN_STEP,
     .bound = AB_BOUND_MHA,
+    .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,

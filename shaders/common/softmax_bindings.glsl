@@ -1,0 +1,28 @@
+// The 5 bindings of shaders/softmax.comp and shaders/softmax_sg.comp (one
+// storage buffer per operand) and the accessors softmax_body.glsl reads them
+// through. f16 scores and bias are read as halves packed two per word
+// (SCORES_F16, BIAS_F16; needs no 16-bit storage); the output is f32.
+
+layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
+layout(std430, binding = 0) readonly buffer ScoreBufW { uint scores_w[]; };
+layout(std430, binding = 1) readonly buffer BiasBuf { float bias_in[]; };
+layout(std430, binding = 1) readonly buffer BiasBufW { uint bias_w[]; };
+layout(std430, binding = 2) readonly buffer VMaskBuf { float vmask_in[]; };
+layout(std430, binding = 3) readonly buffer MaskBuf { float mask_in[]; };
+// Not writeonly: the IN_PLACE variant reads the scores from here. Each element
+// is read and then written by the same invocation, so no barrier is needed.
+layout(std430, binding = 4) buffer OutBuf { float outv[]; };
+
+// element i of an array of halves packed two per word, low half first
+float half_at(uint word, uint i)
+{
+    vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0 ? v.y : v.x;
+}
+
+#define VKA_SCORE(i) (SCORES_F16 ? half_at(scores_w[(i) >> 1], i) : scores[i])
+#define VKA_BIAS(i) (BIAS_F16 ? half_at(bias_w[(i) >> 1], i) : bias_in[i])
+#define VKA_VMASK(i) vmask_in[i]
+#define VKA_MASK(i) mask_in[i]
+#define VKA_OUT_LOAD(i) outv[i]
+#define VKA_OUT_STORE(i, v) outv[i] = (v)

@@ -1,0 +1,524 @@
+/* MultiHeadAttention backward: the forward's ops in reverse, on what the
+ * forward kept (mha_kept: the Q/K/V heads, the SDPA context, the fused
+ * path's log-sum-exp, the mask it read).
+ *
+ *   grad_output --output dense backward--> dWo, dbo, d(merged context)
+ *   --merge backward--> d(context heads) --SDPA backward--> dQ, dK, dV heads
+ *   --split backward--> d(projections) --dense backwards--> dWq/k/v, dbq/k/v,
+ *   grad_query, grad_key, grad_value
+ *
+ * The dense layers are one matmul over all B*T rows (as the forward), so the
+ * kernel and bias gradients are the matmul backward's, summed over the rows.
+ * With key NULL (key = value) the value feeds two projections: its gradient
+ * is the sum of both paths. (ops/elementwise.h). The SDPA backward runs on the path
+ * the forward took: fused with its output and log-sum-exp, except where the
+ * fused backward cannot run (fewer than 10 storage buffers per shader) and
+ * the call did not insist on FUSED: then the chained backward recomputes the
+ * weights from the kept heads, which gives the same gradients. */
+#include "vkattn/heads.h"
+#include "vkattn/layer_backward.h"
+#include "vkattn/matmul_backward.h"
+#include "vkattn/sdpa_backward.h"
+
+#include <stdio.h>
+
+#include "core/error.h"
+#include "layers/mha_internal.h"
+#include "ops/elementwise.h"
+#include "vk/context.h"
+#include "vk/prepare.h"
+#include "vk/submit.h"
+#include "vk/tensor.h"
+
+vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out)
+{
+    static const char fn[] = "vkattn_mha_get_weight_tensors";
+    if (!layer || !out)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s is NULL", fn, !layer ? "layer" : "out");
+    *out = (vkattn_mha_weight_tensors){
+        .query_kernel = layer->query.kernel, .query_bias = layer->query.bias,
+        .key_kernel = layer->key.kernel, .key_bias = layer->key.bias,
+        .value_kernel = layer->value.kernel, .value_bias = layer->value.bias,
+        .output_kernel = layer->output.kernel, .output_bias = layer->output.bias,
+    };
+    return VKATTN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static bool overlaps(const vkattn_tensor *a, const vkattn_tensor *b)
+{
+    return a && b && a->buffer == b->buffer && a->offset < b->offset + b->bytes &&
+           b->offset < a->offset + a->bytes;
+}
+
+/* Every tensor of a backward call, the written ones (gradients) first. */
+enum { N_WRITTEN = 11, N_ALL = N_WRITTEN + 17 };
+
+typedef struct named_tensors {
+    const vkattn_tensor *t[N_ALL];
+    const char *name[N_ALL];
+} named_tensors;
+
+static void list_tensors(const vkattn_mha *layer, const vkattn_layer_io *io,
+                         const vkattn_layer_grads *g, const vkattn_mha_weight_tensors *gw,
+                         named_tensors *l)
+{
+    const vkattn_mha_weight_tensors none = {0};
+    if (!gw)
+        gw = &none;
+    const named_tensors all = {
+        .t = {g->grad_query, g->grad_value, g->grad_key, gw->query_kernel, gw->query_bias,
+              gw->key_kernel, gw->key_bias, gw->value_kernel, gw->value_bias,
+              gw->output_kernel, gw->output_bias,
+              /* read */
+              g->grad_output, io->query, io->value, io->key, io->query_mask, io->value_mask,
+              io->attention_mask, io->output, io->scores, layer->query.kernel,
+              layer->query.bias, layer->key.kernel, layer->key.bias, layer->value.kernel,
+              layer->value.bias, layer->output.kernel, layer->output.bias},
+        .name = {"grads->grad_query", "grads->grad_value", "grads->grad_key",
+                 "grad_w->query_kernel", "grad_w->query_bias", "grad_w->key_kernel",
+                 "grad_w->key_bias", "grad_w->value_kernel", "grad_w->value_bias",
+                 "grad_w->output_kernel", "grad_w->output_bias", "grads->grad_output",
+                 "io->query", "io->value", "io->key", "io->query_mask", "io->value_mask",
+                 "io->attention_mask", "io->output", "io->scores", "the layer's query_kernel",
+                 "the layer's query_bias", "the layer's key_kernel", "the layer's key_bias",
+                 "the layer's value_kernel", "the layer's value_bias",
+                 "the layer's output_kernel", "the layer's output_bias"},
+    };
+    *l = all;
+}
+
+/* A gradient must not share memory with any other tensor of the call. */
+static vkattn_result check_aliasing(vkattn_context *ctx, const char *fn, const named_tensors *l)
+{
+    for (int w = 0; w < N_WRITTEN; w++)
+        for (int o = 0; l->t[w] && o < N_ALL; o++)
+            if (o != w && overlaps(l->t[w], l->t[o]))
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                "%s: %s overlaps %s; a gradient must not share memory with any "
+                                "other tensor of the call",
+                                fn, l->name[w], l->name[o]);
+    return VKATTN_SUCCESS;
+}
+
+/* f32 only: the backward kernels read and write f32. */
+static vkattn_result check_f32(vkattn_context *ctx, const char *fn, const vkattn_mha *layer,
+                               const named_tensors *l)
+{
+    if (layer->dtype == VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: the layer is f16 (desc.dtype VKATTN_DTYPE_F16); the backward is "
+                        "f32 only",
+                        fn);
+    for (int i = 0; i < N_ALL; i++)
+        if (l->t[i] && vkattn_tensor_dtype(l->t[i]) == VKATTN_DTYPE_F16)
+            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                            "%s: %s is an f16 tensor; the backward is f32 only", fn, l->name[i]);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result check_grad(vkattn_context *ctx, const char *fn, const vkattn_tensor *t,
+                                uint64_t a, uint64_t b, uint64_t c, int n, const char *what,
+                                const char *shape)
+{
+    if (!t)
+        return VKATTN_SUCCESS;
+    const uint64_t dims[3] = {a, b, c};
+    return vka_layer_check_tensor(ctx, fn, t, dims, n, what, shape);
+}
+
+static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mha_call *c,
+                                 const vkattn_layer_io *io, const vkattn_layer_grads *g,
+                                 const vkattn_mha_weight_tensors *gw)
+{
+    vkattn_context *ctx = layer->ctx;
+    const vka_mha_dims *d = &layer->d;
+    vkattn_result r;
+    if (!g->grad_output)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grads->grad_output is NULL; dL/d(output) is required", fn);
+    if (g->grad_key && !io->key)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
+                        "path's gradient is part of grads->grad_value)",
+                        fn);
+    if (gw && !d->use_bias && (gw->query_bias || gw->key_bias || gw->value_bias ||
+                               gw->output_bias))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grad_w->%s is given but the layer has no biases (no_bias)", fn,
+                        gw->query_bias ? "query_bias"
+                        : gw->key_bias ? "key_bias"
+                        : gw->value_bias ? "value_bias"
+                                         : "output_bias");
+    if ((r = check_grad(ctx, fn, g->grad_output, c->batch, c->tq, d->output_dim, 3,
+                        "grads->grad_output", "(B, Tq, output_dim)")) ||
+        (r = check_grad(ctx, fn, g->grad_query, c->batch, c->tq, d->query_dim, 3,
+                        "grads->grad_query", "(B, Tq, query_width)")) ||
+        (r = check_grad(ctx, fn, g->grad_value, c->batch, c->tv, d->value_width, 3,
+                        "grads->grad_value", "(B, Tv, value_width)")) ||
+        (r = check_grad(ctx, fn, g->grad_key, c->batch, c->tv, d->key_width, 3,
+                        "grads->grad_key", "(B, Tv, key_width)")))
+        return r;
+    if (gw && ((r = check_grad(ctx, fn, gw->query_kernel, d->query_dim, d->heads, d->key_dim, 3,
+                               "grad_w->query_kernel", "(query_width, H, key_dim)")) ||
+               (r = check_grad(ctx, fn, gw->key_kernel, d->key_width, d->heads, d->key_dim, 3,
+                               "grad_w->key_kernel", "(key_width, H, key_dim)")) ||
+               (r = check_grad(ctx, fn, gw->value_kernel, d->value_width, d->heads,
+                               d->value_dim, 3, "grad_w->value_kernel",
+                               "(value_width, H, value_dim)")) ||
+               (r = check_grad(ctx, fn, gw->output_kernel, d->heads, d->value_dim,
+                               d->output_dim, 3, "grad_w->output_kernel",
+                               "(H, value_dim, output_dim)")) ||
+               (r = check_grad(ctx, fn, gw->query_bias, d->heads, d->key_dim, 0, 2,
+                               "grad_w->query_bias", "(H, key_dim)")) ||
+               (r = check_grad(ctx, fn, gw->key_bias, d->heads, d->key_dim, 0, 2,
+                               "grad_w->key_bias", "(H, key_dim)")) ||
+               (r = check_grad(ctx, fn, gw->value_bias, d->heads, d->value_dim, 0, 2,
+                               "grad_w->value_bias", "(H, value_dim)")) ||
+               (r = check_grad(ctx, fn, gw->output_bias, d->output_dim, 0, 0, 1,
+                               "grad_w->output_bias", "(output_dim)"))))
+        return r;
+    const bool any_w = gw && (gw->query_kernel || gw->key_kernel || gw->value_kernel ||
+                              gw->output_kernel || gw->query_bias || gw->key_bias ||
+                              gw->value_bias || gw->output_bias);
+    if (!any_w && !g->grad_query && !g->grad_value && !g->grad_key)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: no gradient is wanted (every grads and grad_w tensor is NULL)", fn);
+    return VKATTN_SUCCESS;
+}
+
+/* The kept forward must be this call's: the same sizes, options and io
+ * tensors (the backward reads its intermediates). */
+static vkattn_result check_kept(vkattn_mha *layer, const char *fn, const vkattn_layer_call *call,
+                                const vkattn_layer_io *io)
+{
+    vkattn_context *ctx = layer->ctx;
+    const mha_kept *k = &layer->kept;
+    if (!k->valid)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: no forward kept for the backward: record vkattn_mha_record with "
+                        "call->keep_for_backward = true first (and no other forward of the "
+                        "layer in between)",
+                        fn);
+    const vkattn_layer_call *f = &k->call;
+    const char *what = f->batch != call->batch       ? "call->batch"
+                       : f->tq != call->tq           ? "call->tq"
+                       : f->tv != call->tv           ? "call->tv"
+                       : f->causal != call->causal   ? "call->causal"
+                       : f->training != call->training ? "call->training"
+                       : f->seed != call->seed       ? "call->seed"
+                       : f->offset != call->offset   ? "call->offset"
+                       : f->path != call->path       ? "call->path"
+                       : k->query != io->query       ? "io->query"
+                       : k->value != io->value       ? "io->value"
+                       : k->key != io->key           ? "io->key"
+                       : k->query_mask != io->query_mask ? "io->query_mask"
+                       : k->value_mask != io->value_mask ? "io->value_mask"
+                       : k->attention_mask != io->attention_mask ? "io->attention_mask"
+                       : k->attention_mask_per_head != io->attention_mask_per_head
+                           ? "io->attention_mask_per_head"
+                           : NULL;
+    if (what)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s differs from the forward kept for the backward (the last "
+                        "vkattn_mha_record with call->keep_for_backward); the backward must "
+                        "follow the forward with the same call and io",
+                        fn, what);
+    return VKATTN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- plan */
+
+/* The forward's intermediates the backward reads. */
+typedef struct mha_saved {
+    bool fused;
+    vkattn_tensor *q, *k, *v, *context, *merged, *lse;
+    vka_layer_mask mask;
+} mha_saved;
+
+typedef struct mha_bwd_plan {
+    mha_plan f; /* the forward's plan of this call */
+    mha_saved s;
+    vkattn_sdpa_params sdpa; /* the SDPA backward's params */
+    bool need_q, need_k, need_v; /* a gradient beyond the SDPA wanted on that path */
+    bool sum_value; /* key NULL and grad_value: two paths sum into it */
+    vkattn_tensor *t[MHA_SLOTS];
+} mha_bwd_plan;
+
+static vkattn_result scratch(vkattn_mha *layer, const char *fn, mha_bwd_plan *p, mha_slot slot,
+                             uint64_t count)
+{
+    return vka_scratch_get(layer->ctx, fn, &layer->scratch[slot], count, &p->t[slot]);
+}
+
+static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_plan *p)
+{
+    const vka_mha_call *c = &p->f.c;
+    const bool split = layer->d.heads > 1;
+    const uint64_t value_in = c->value; /* B*Tv*Dv */
+    vkattn_result r;
+    for (int i = 0; i < MHA_SLOTS; i++)
+        p->t[i] = NULL;
+    if ((r = scratch(layer, fn, p, MHA_G_CTX_MERGED, c->context)) ||
+        (r = scratch(layer, fn, p, MHA_G_Q_PROJ, c->q_proj)) ||
+        (r = scratch(layer, fn, p, MHA_G_K_PROJ, c->k_proj)) ||
+        (r = scratch(layer, fn, p, MHA_G_V_PROJ, c->v_proj)))
+        return r;
+    if (split && ((r = scratch(layer, fn, p, MHA_G_CTX_HEADS, c->context)) ||
+                  (r = scratch(layer, fn, p, MHA_G_Q_HEADS, c->q_proj)) ||
+                  (r = scratch(layer, fn, p, MHA_G_K_HEADS, c->k_proj)) ||
+                  (r = scratch(layer, fn, p, MHA_G_V_HEADS, c->v_proj))))
+        return r;
+    if (!split) { /* one head: the split and merge are the identity */
+        p->t[MHA_G_CTX_HEADS] = p->t[MHA_G_CTX_MERGED];
+        p->t[MHA_G_Q_HEADS] = p->t[MHA_G_Q_PROJ];
+        p->t[MHA_G_K_HEADS] = p->t[MHA_G_K_PROJ];
+        p->t[MHA_G_V_HEADS] = p->t[MHA_G_V_PROJ];
+    }
+    if (p->sum_value && ((r = scratch(layer, fn, p, MHA_G_KEY_IN, value_in)) ||
+                         (r = scratch(layer, fn, p, MHA_G_VALUE_IN, value_in))))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* The SDPA backward's params: the forward's, on the path the forward took
+ * (AUTO with the log-sum-exp given takes the fused backward where it runs,
+ * else the chained one, which recomputes the weights). */
+static vkattn_result plan_sdpa(vkattn_mha *layer, const char *fn, const vkattn_layer_call *call,
+                               mha_bwd_plan *p)
+{
+    p->sdpa = p->f.sdpa;
+    p->sdpa.mask.has_mask = p->s.mask.tensor != NULL;
+    p->sdpa.mask.mask_broadcast = p->s.mask.broadcast;
+    p->sdpa.return_weights = false;
+    p->sdpa.path = !p->s.fused                      ? VKATTN_SDPA_UNFUSED
+                   : call->path == VKATTN_SDPA_FUSED ? VKATTN_SDPA_FUSED
+                                                     : VKATTN_SDPA_AUTO;
+    uint64_t floats;
+    uint32_t count;
+    vkattn_result r = vkattn_sdpa_backward_workspace_size(layer->ctx, &p->sdpa, p->s.fused, false,
+                                                          &floats, &count);
+    if (r) { /* say which call it was; the op's own message says why */
+        char why[512];
+        snprintf(why, sizeof why, "%s", vkattn_last_error());
+        return vka_fail(layer->ctx, r, "%s: the attention's backward: %s", fn, why);
+    }
+    return VKATTN_SUCCESS;
+}
+
+/* For a dry run: the tensors the forward of this call would keep (its
+ * scratch, created here ahead as its prepare would) and its mask. */
+static vkattn_result dry_saved(vkattn_mha *layer, const char *fn, const vkattn_layer_call *call,
+                               const vkattn_layer_io *io, mha_bwd_plan *p)
+{
+    vkattn_context *ctx = layer->ctx;
+    const vka_mha_call *c = &p->f.c;
+    const bool split = layer->d.heads > 1;
+    vka_scratch *s = layer->scratch;
+    mha_saved *v = &p->s;
+    *v = (mha_saved){.fused = p->f.fused};
+    vkattn_result r;
+    if ((r = vka_scratch_get(ctx, fn, &s[split ? MHA_Q_HEADS : MHA_Q_PROJ], c->q_proj, &v->q)) ||
+        (r = vka_scratch_get(ctx, fn, &s[split ? MHA_K_HEADS : MHA_K_PROJ], c->k_proj, &v->k)) ||
+        (r = vka_scratch_get(ctx, fn, &s[split ? MHA_V_HEADS : MHA_V_PROJ], c->v_proj, &v->v)) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], c->context, &v->context)) ||
+        (r = vka_scratch_get(ctx, fn, &s[split ? MHA_CTX_MERGED : MHA_CTX_HEADS], c->context,
+                             &v->merged)) ||
+        (v->fused && (r = vka_scratch_get(ctx, fn, &s[MHA_LSE],
+                                          (uint64_t)c->batch * layer->d.heads * c->tq, &v->lse))))
+        return r;
+    return vka_layer_mask_record(ctx, VKA_DRY_CMD, fn, &s[MHA_MASK], call, io, &p->f.mask, true,
+                                 &v->mask);
+}
+
+static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
+                                   const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                   const vkattn_layer_grads *g,
+                                   const vkattn_mha_weight_tensors *gw, mha_bwd_plan *p)
+{
+    vkattn_context *ctx = layer->ctx;
+    if (!call || !io || !g)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        !call ? "call" : !io ? "io" : "grads");
+    named_tensors l;
+    list_tensors(layer, io, g, gw, &l);
+    vkattn_result r;
+    if ((r = check_f32(ctx, fn, layer, &l)) ||
+        (r = vka_mha_plan_call(layer, fn, call, io, &p->f)) ||
+        (r = check_grads(layer, fn, &p->f.c, io, g, gw)) ||
+        (r = check_aliasing(ctx, fn, &l)))
+        return r;
+    /* a dry run (prepare) may come before any forward: it plans with what
+     * the forward of this call would keep */
+    if (!dry && (r = check_kept(layer, fn, call, io)))
+        return r;
+    const mha_kept *k = &layer->kept;
+    if (dry)
+        r = dry_saved(layer, fn, call, io, p);
+    else
+        p->s = (mha_saved){.fused = k->fused, .q = k->q, .k = k->k, .v = k->v,
+                           .context = k->context, .merged = k->merged, .lse = k->lse,
+                           .mask = k->mask};
+    if (r)
+        return r;
+    const vkattn_mha_weight_tensors none = {0};
+    if (!gw)
+        gw = &none;
+    p->need_q = g->grad_query || gw->query_kernel || gw->query_bias;
+    p->need_k = (io->key ? g->grad_key : g->grad_value) || gw->key_kernel || gw->key_bias;
+    p->need_v = g->grad_value || gw->value_kernel || gw->value_bias;
+    p->sum_value = !io->key && g->grad_value;
+    return plan_sdpa(layer, fn, call, p);
+}
+
+/* ---------------------------------------------------------------- record */
+
+/* The backward of out (B*T, n) = in (B*T, k) @ dense.kernel (+ dense.bias). */
+static vkattn_result record_dense_backward(vkattn_mha *layer, VkCommandBuffer cmd,
+                                           const mha_dense *dense, uint64_t rows, uint32_t k,
+                                           uint32_t n, vkattn_tensor *in, vkattn_tensor *grad_out,
+                                           vkattn_tensor *grad_in, vkattn_tensor *grad_kernel,
+                                           vkattn_tensor *grad_bias)
+{
+    vkattn_matmul_params mp = {.m = (uint32_t)rows, .n = n, .k = k, .has_bias = dense->bias};
+    vkattn_matmul_backward_io mio = {.a = in, .b = dense->kernel, .grad_c = grad_out,
+                                     .grad_a = grad_in, .grad_b = grad_kernel,
+                                     .grad_bias = grad_bias};
+    return vkattn_matmul_backward_record(layer->ctx, cmd, &mp, &mio);
+}
+
+/* grad (B, H, T, d) -> (B, T, H*d); nothing with one head (the same tensor). */
+static vkattn_result record_heads_back(vkattn_mha *layer, VkCommandBuffer cmd, bool split,
+                                       uint32_t batch, uint32_t seq, uint32_t head_dim,
+                                       vkattn_tensor *grad_out, vkattn_tensor *grad_in)
+{
+    if (layer->d.heads == 1)
+        return VKATTN_SUCCESS;
+    vkattn_heads_params hp = {
+        .batch = batch, .seq = seq, .heads = layer->d.heads, .head_dim = head_dim};
+    vkattn_heads_backward_io hio = {.grad_out = grad_out, .grad_in = grad_in};
+    return split ? vkattn_heads_split_backward_record(layer->ctx, cmd, &hp, &hio)
+                 : vkattn_heads_merge_backward_record(layer->ctx, cmd, &hp, &hio);
+}
+
+static vkattn_result record_sdpa_backward(vkattn_mha *layer, VkCommandBuffer cmd,
+                                          const mha_bwd_plan *p, const vkattn_layer_io *io)
+{
+    vkattn_tensor *const *t = p->t;
+    vkattn_sdpa_backward_io sio = {
+        .q = p->s.q, .k = p->s.k, .v = p->s.v,
+        .value_mask = io->value_mask,
+        .mask = p->s.mask.tensor,
+        .out = p->s.fused ? p->s.context : NULL,
+        .lse = p->s.fused ? p->s.lse : NULL,
+        .grad_out = t[MHA_G_CTX_HEADS],
+        .grad_q = t[MHA_G_Q_HEADS], .grad_k = t[MHA_G_K_HEADS], .grad_v = t[MHA_G_V_HEADS],
+    };
+    return vkattn_sdpa_backward_record(layer->ctx, cmd, &p->sdpa, &sio);
+}
+
+static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
+                                     const mha_bwd_plan *p, const vkattn_layer_io *io,
+                                     const vkattn_layer_grads *g,
+                                     const vkattn_mha_weight_tensors *gw)
+{
+    const vka_mha_dims *d = &layer->d;
+    const vka_mha_call *c = &p->f.c;
+    vkattn_tensor *const *t = p->t;
+    const uint64_t q_rows = (uint64_t)c->batch * c->tq, kv_rows = (uint64_t)c->batch * c->tv;
+    const bool inner = p->need_q || p->need_k || p->need_v;
+    vkattn_result r;
+    if ((r = record_dense_backward(layer, cmd, &layer->output, q_rows, d->hv, d->output_dim,
+                                   p->s.merged, g->grad_output,
+                                   inner ? t[MHA_G_CTX_MERGED] : NULL, gw->output_kernel,
+                                   gw->output_bias)))
+        return r;
+    if (!inner)
+        return VKATTN_SUCCESS;
+    if ((r = record_heads_back(layer, cmd, false, c->batch, c->tq, d->value_dim,
+                               t[MHA_G_CTX_MERGED], t[MHA_G_CTX_HEADS])) ||
+        (r = record_sdpa_backward(layer, cmd, p, io)))
+        return r;
+    vkattn_tensor *key = io->key ? io->key : io->value;
+    vkattn_tensor *grad_key = io->key ? g->grad_key : p->sum_value ? t[MHA_G_KEY_IN] : NULL;
+    vkattn_tensor *grad_value = p->sum_value ? t[MHA_G_VALUE_IN] : g->grad_value;
+    if (p->need_q &&
+        ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->key_dim, t[MHA_G_Q_HEADS],
+                                t[MHA_G_Q_PROJ])) ||
+         (r = record_dense_backward(layer, cmd, &layer->query, q_rows, d->query_dim, d->qk,
+                                    io->query, t[MHA_G_Q_PROJ], g->grad_query, gw->query_kernel,
+                                    gw->query_bias))))
+        return r;
+    if (p->need_k &&
+        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->key_dim, t[MHA_G_K_HEADS],
+                                t[MHA_G_K_PROJ])) ||
+         (r = record_dense_backward(layer, cmd, &layer->key, kv_rows, d->key_width, d->qk, key,
+                                    t[MHA_G_K_PROJ], grad_key, gw->key_kernel, gw->key_bias))))
+        return r;
+    if (p->need_v &&
+        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->value_dim,
+                                t[MHA_G_V_HEADS], t[MHA_G_V_PROJ])) ||
+         (r = record_dense_backward(layer, cmd, &layer->value, kv_rows, d->value_width, d->hv,
+                                    io->value, t[MHA_G_V_PROJ], grad_value, gw->value_kernel,
+                                    gw->value_bias))))
+        return r;
+    if (p->sum_value)
+        return vka_add_record(layer->ctx, cmd, fn, "grads->grad_value (key and value paths)",
+                              c->value, t[MHA_G_KEY_IN], t[MHA_G_VALUE_IN], g->grad_value);
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result backward(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
+                              const vkattn_layer_call *call, const vkattn_layer_io *io,
+                              const vkattn_layer_grads *g, const vkattn_mha_weight_tensors *gw)
+{
+    if (!layer || !cmd)
+        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s is NULL", fn, !layer ? "layer" : "cmd");
+    mha_bwd_plan p;
+    vkattn_result r;
+    if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||
+        (r = alloc_scratch(layer, fn, &p)))
+        return r;
+    const vkattn_mha_weight_tensors none = {0};
+    if (!gw)
+        gw = &none;
+    /* the ops check their own limits as they record: a dry pass first, so
+     * that a refusal leaves cmd untouched (it also creates what the real
+     * pass uses, so it costs host time once) */
+    if (!vka_is_dry(cmd) && (r = record_backward(layer, VKA_DRY_CMD, fn, &p, io, g, gw)))
+        return r;
+    return record_backward(layer, cmd, fn, &p, io, g, gw);
+}
+
+vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,
+                                         const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                         const vkattn_layer_grads *grads,
+                                         const vkattn_mha_weight_tensors *grad_w)
+{
+    return backward(layer, cmd, "vkattn_mha_backward_record", call, io, grads, grad_w);
+}
+
+vkattn_result vkattn_mha_backward_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
+                                          const vkattn_layer_io *io,
+                                          const vkattn_layer_grads *grads,
+                                          const vkattn_mha_weight_tensors *grad_w)
+{
+    const char *fn = "vkattn_mha_backward_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->ctx, fn,
+                              backward(layer, VKA_DRY_CMD, fn, call, io, grads, grad_w));
+}
+
+vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_mha_weight_tensors *grad_w)
+{
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_mha_backward_run: layer is NULL");
+    VKA_RUN(layer->ctx, vkattn_mha_backward_record(layer, cmd, call, io, grads, grad_w));
+}

@@ -1,0 +1,88 @@
+/* Elementwise add and fill for the layer backward: shaders/add.comp, fill.comp. */
+#include "ops/elementwise.h"
+
+#include "common/elementwise_iface.h"
+#include "core/error.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct elementwise_push {
+    VKA_ELEMENTWISE_PUSH
+} elementwise_push;
+_Static_assert(sizeof(elementwise_push) == VKA_ELEMENTWISE_PUSH_SIZE,
+               "elementwise_push: see elementwise_iface.h");
+
+/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
+#define MAX_GROUPS 4096u
+
+static vkattn_result check_count(vkattn_context *ctx, const char *caller, const char *what,
+                                 uint64_t n)
+{
+    if (n > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %s (%llu elements) does not fit an elementwise kernel's 32-bit "
+                        "indexing",
+                        caller, what, (unsigned long long)n);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                             const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
+                             vkattn_tensor *y)
+{
+    vkattn_result r;
+    if ((r = check_count(ctx, caller, what, n)) ||
+        (r = vka_tensor_check(ctx, a, n, caller, "a summand")) ||
+        (r = vka_tensor_check(ctx, b, n, caller, "a summand")) ||
+        (r = vka_tensor_check(ctx, y, n, caller, what)))
+        return r;
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = "add",
+        .code = vka_spv_add,
+        .code_size = vka_spv_add_size,
+        .n_bindings = 3,
+        .push_size = sizeof(elementwise_push),
+        .n_spec = VKA_ELEMENTWISE_N_SPEC,
+        .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
+    };
+    elementwise_push push = {.total = (uint32_t)n};
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(a, false), vka_bind_tensor(b, false),
+                     vka_bind_tensor(y, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                              const char *what, uint64_t n, float value, vkattn_tensor *y)
+{
+    vkattn_result r;
+    if ((r = check_count(ctx, caller, what, n)) || (r = vka_tensor_check(ctx, y, n, caller, what)))
+        return r;
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = "fill",
+        .code = vka_spv_fill,
+        .code_size = vka_spv_fill_size,
+        .n_bindings = 1,
+        .push_size = sizeof(elementwise_push),
+        .n_spec = VKA_ELEMENTWISE_N_SPEC,
+        .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
+    };
+    elementwise_push push = {.total = (uint32_t)n, .value = value};
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(y, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    return vka_record_dispatch(ctx, cmd, &d);
+}

@@ -1,0 +1,490 @@
+/* The single-head layers in half precision (desc.dtype VKATTN_DTYPE_F16):
+ * Attention (dot and concat), AdditiveAttention and BahdanauAttention vs
+ * their f32 CPU references run on the f16-rounded inputs and weights --
+ * Keras's float16 policy, where the inputs and weights are f16.
+ *
+ * Random shapes: odd widths, batch 1, Tq != Tv, key given or omitted, use_scale
+ * on and off, query, value and attention masks, causal, dropout, returned
+ * scores, the SDPA paths Attention's dot mode may take, and each of query,
+ * key, value, output and scores f16 or f32 at random. Outputs are poisoned
+ * (NaN) before each run. Then the weights round trip (get_weights gives the
+ * f16 values widened) and bad arguments (an f16 mask of each kind, a bad
+ * dtype, f16 data to an f32 layer).
+ *
+ * Bound (vkattn/attention.h, additive_attention.h, bahdanau.h): the layer
+ * rounds its scaled inputs, projections and scores to f16 (and an f16 output
+ * or f16 scores once more), each a relative error of at most eps16 / 2,
+ * eps16 = 2^-10; with inputs of magnitude about 1 and logits of magnitude up
+ * to about 4 (the weights below are scaled by 1/sqrt(width) as Glorot-like
+ * initializers do) these stay a few eps16 of the output scale:
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)      (7.8e-3)
+ *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
+ * The largest seen on lavapipe is printed by test_random_cases. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vkattn/half.h"
+
+#define EPS16 (1.0 / 1024.0)
+#define OUT_BOUND (8 * EPS16)
+#define SCORE_BOUND (4 * EPS16)
+
+typedef enum kind { DOT, CONCAT, ADDITIVE, BAHDANAU, N_KINDS } kind;
+static const char *const kind_names[N_KINDS] = {"attention-dot", "attention-concat",
+                                                "additive_attention", "bahdanau"};
+
+typedef struct lcase {
+    kind kind;
+    uint32_t dq, dk, dv, units; /* dk == dq except for Bahdanau */
+    bool use_scale;             /* Attention use_scale, AdditiveAttention !no_scale */
+    float dropout;
+    vkattn_layer_call call;
+    bool key_given, query_mask, value_mask, attn_mask;
+    vkattn_dtype tq_type, tk_type, tv_type, tout_type, tscores_type;
+} lcase;
+
+/* Uniform in [-a, a], rounded to f16 (what an f16 tensor or weight holds). */
+static float *half_uniform(size_t n, float a)
+{
+    float *x = tu_floats(n ? n : 1);
+    tu_fill_uniform(x, n, -a, a);
+    for (size_t i = 0; i < n; i++)
+        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+    return x;
+}
+
+static float half_value(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
+
+static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *x)
+{
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
+    vkattn_tensor *d = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
+    TH_OK(ctx, vkattn_tensor_fill(d, NAN));
+    if (x)
+        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
+    return d;
+}
+
+static bool coin(void) { return tu_rand_range(0, 1) == 1; }
+static vkattn_dtype any_type(void) { return coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
+
+static lcase random_case(kind k)
+{
+    lcase m = {.kind = k};
+    m.dq = tu_rand_range(1, 13);
+    m.dv = tu_rand_range(1, 13);
+    m.dk = m.dq;
+    if (k == BAHDANAU) {
+        m.dk = tu_rand_range(1, 13);
+        m.units = tu_rand_range(1, 13);
+    }
+    m.key_given = m.dk != m.dv || coin();
+    m.use_scale = coin();
+    m.dropout = tu_rand_range(0, 2) == 0 ? tu_rand_float(0.1f, 0.5f) : 0.0f;
+    vkattn_layer_call *c = &m.call;
+    c->batch = tu_rand_range(1, 3);
+    c->tq = tu_rand_range(1, 11);
+    c->tv = tu_rand_range(1, 11);
+    c->causal = tu_rand_range(0, 2) != 0 ? VKATTN_CAUSAL_NONE
+                : coin()                 ? VKATTN_CAUSAL_BOTTOM_RIGHT
+                                         : VKATTN_CAUSAL_TOP_LEFT;
+    c->training = coin();
+    c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
+    c->offset = tu_rand_u32();
+    c->return_attention_scores = coin();
+    c->path = VKATTN_SDPA_AUTO;
+    if (k == DOT)
+        c->path = c->return_attention_scores ? (coin() ? VKATTN_SDPA_AUTO : VKATTN_SDPA_UNFUSED)
+                                             : (vkattn_sdpa_path)tu_rand_range(0, 2);
+    else if (coin())
+        c->path = VKATTN_SDPA_UNFUSED;
+    m.query_mask = tu_rand_range(0, 2) == 0;
+    m.value_mask = coin();
+    m.attn_mask = coin();
+    m.tq_type = any_type();
+    m.tk_type = any_type();
+    m.tv_type = any_type();
+    m.tout_type = any_type();
+    m.tscores_type = any_type();
+    return m;
+}
+
+static void describe(const lcase *m, char *buf, size_t n)
+{
+    const vkattn_layer_call *c = &m->call;
+    snprintf(buf, n,
+             "%s f16 dq=%u dk=%u dv=%u units=%u scale=%d drop=%.2f | B=%u Tq=%u Tv=%u key=%d "
+             "qm=%d vm=%d am=%d causal=%d train=%d scores=%d path=%d | types q=%d k=%d v=%d "
+             "out=%d scores=%d",
+             kind_names[m->kind], m->dq, m->dk, m->dv, m->units, m->use_scale,
+             (double)m->dropout, c->batch, c->tq, c->tv, m->key_given, m->query_mask,
+             m->value_mask, m->attn_mask, (int)c->causal, c->training,
+             c->return_attention_scores, (int)c->path, (int)m->tq_type, (int)m->tk_type,
+             (int)m->tv_type, (int)m->tout_type, (int)m->tscores_type);
+}
+
+/* One layer of any kind with f16-representable weights scaled so that the
+ * logits stay within a few units (see the bound above). */
+typedef struct layer {
+    kind kind;
+    void *obj;
+    vkattn_attention_desc ad;
+    vkattn_additive_attention_desc aad;
+    vkattn_bahdanau_desc bd;
+    vkattn_attention_weights aw;
+    vkattn_additive_attention_weights aaw;
+    vkattn_bahdanau_weights bw;
+} layer;
+
+static void layer_make(vkattn_context *ctx, const lcase *m, layer *L)
+{
+    memset(L, 0, sizeof *L);
+    L->kind = m->kind;
+    const float inv = 1.0f / sqrtf((float)m->dq);
+    switch (m->kind) {
+    case DOT:
+    case CONCAT:
+        L->ad = (vkattn_attention_desc){
+            .query_width = m->dq, .value_width = m->dv, .key_width = m->key_given ? m->dk : 0,
+            .use_scale = m->use_scale,
+            .score_mode = m->kind == DOT ? VKATTN_SCORE_DOT : VKATTN_SCORE_CONCAT,
+            .dropout = m->dropout, .dtype = VKATTN_DTYPE_F16,
+        };
+        /* dot: scale ~ 1/sqrt(dq); concat: tanh sums weighted by ~ 1/sqrt(dq) */
+        L->aw.scale = half_value(m->kind == DOT ? tu_rand_float(0.5f, 1.5f) * inv
+                                                : tu_rand_float(0.3f, 1.5f));
+        L->aw.concat_score_weight = half_value(tu_rand_float(-1.5f, 1.5f) * inv);
+        TH_OK(ctx, vkattn_attention_create(ctx, &L->ad, (vkattn_attention **)&L->obj));
+        TH_OK(ctx, vkattn_attention_set_weights(L->obj, &L->aw));
+        break;
+    case ADDITIVE:
+        L->aad = (vkattn_additive_attention_desc){
+            .query_width = m->dq, .value_width = m->dv, .key_width = m->key_given ? m->dk : 0,
+            .no_scale = !m->use_scale, .dropout = m->dropout, .dtype = VKATTN_DTYPE_F16,
+        };
+        L->aaw.scale = half_uniform(m->dq, 1.5f * inv);
+        TH_OK(ctx, vkattn_additive_attention_create(ctx, &L->aad,
+                                                    (vkattn_additive_attention **)&L->obj));
+        TH_OK(ctx, vkattn_additive_attention_set_weights(L->obj, &L->aaw));
+        break;
+    default:
+        L->bd = (vkattn_bahdanau_desc){
+            .query_width = m->dq, .key_width = m->key_given ? m->dk : 0,
+            .value_width = m->dv, .units = m->units, .dropout = m->dropout,
+            .dtype = VKATTN_DTYPE_F16,
+        };
+        L->bw.query_kernel = half_uniform((size_t)m->dq * m->units, sqrtf(3.0f / m->dq));
+        L->bw.key_kernel = half_uniform((size_t)m->dk * m->units, sqrtf(3.0f / m->dk));
+        L->bw.score_kernel = half_uniform(m->units, sqrtf(3.0f / m->units));
+        L->bw.score_bias = half_value(tu_rand_float(-1, 1));
+        TH_OK(ctx, vkattn_bahdanau_create(ctx, &L->bd, (vkattn_bahdanau **)&L->obj));
+        TH_OK(ctx, vkattn_bahdanau_set_weights(L->obj, &L->bw));
+        break;
+    }
+}
+
+static vkattn_result layer_run(layer *L, const vkattn_layer_call *c, const vkattn_layer_io *io)
+{
+    switch (L->kind) {
+    case DOT:
+    case CONCAT:
+        return vkattn_attention_run(L->obj, c, io);
+    case ADDITIVE:
+        return vkattn_additive_attention_run(L->obj, c, io);
+    default:
+        return vkattn_bahdanau_run(L->obj, c, io);
+    }
+}
+
+static vkattn_result layer_reference(layer *L, const vkattn_layer_call *c,
+                                     const vkattn_layer_host_io *io)
+{
+    switch (L->kind) {
+    case DOT:
+    case CONCAT:
+        return vkattn_reference_attention(&L->ad, &L->aw, c, io);
+    case ADDITIVE:
+        return vkattn_reference_additive_attention(&L->aad, &L->aaw, c, io);
+    default:
+        return vkattn_reference_bahdanau(&L->bd, &L->bw, c, io);
+    }
+}
+
+static void layer_free(layer *L)
+{
+    switch (L->kind) {
+    case DOT:
+    case CONCAT:
+        vkattn_attention_destroy(L->obj);
+        break;
+    case ADDITIVE:
+        vkattn_additive_attention_destroy(L->obj);
+        free(L->aaw.scale);
+        break;
+    default:
+        vkattn_bahdanau_destroy(L->obj);
+        free(L->bw.query_kernel), free(L->bw.key_kernel), free(L->bw.score_kernel);
+        break;
+    }
+}
+
+/* Runs one case on the GPU and the reference; returns the output error. */
+static double check_case(vkattn_context *ctx, const lcase *m)
+{
+    char what[400];
+    describe(m, what, sizeof what);
+    const vkattn_layer_call *c = &m->call;
+    const size_t B = c->batch, Tq = c->tq, Tv = c->tv;
+    const size_t nq = B * Tq * m->dq, nk = B * Tv * m->dk, nv = B * Tv * m->dv;
+    const size_t nout = B * Tq * m->dv, nscores = B * Tq * Tv;
+    layer L;
+    layer_make(ctx, m, &L);
+    float *query = half_uniform(nq, 1.0f), *value = half_uniform(nv, 1.0f);
+    float *key = m->key_given ? half_uniform(nk, 1.0f) : NULL;
+    float *qm = NULL, *vm = NULL, *am = NULL;
+    if (m->query_mask)
+        tu_fill_mask(qm = tu_floats(B * Tq), B * Tq, 0.75f);
+    if (m->value_mask)
+        tu_fill_mask(vm = tu_floats(B * Tv), B * Tv, 0.75f);
+    if (m->attn_mask)
+        tu_fill_mask(am = tu_floats(nscores), nscores, 0.75f);
+
+    float *ref = tu_floats(nout), *ref_scores = tu_floats(nscores);
+    float *got = tu_floats(nout), *got_scores = tu_floats(nscores);
+    tu_poison(ref, nout), tu_poison(ref_scores, nscores);
+    tu_poison(got, nout), tu_poison(got_scores, nscores);
+    const vkattn_layer_host_io hio = {
+        .query = query, .value = value, .key = key, .query_mask = qm, .value_mask = vm,
+        .attention_mask = am, .output = ref,
+        .scores = c->return_attention_scores ? ref_scores : NULL,
+    };
+    TH_OK(ctx, layer_reference(&L, c, &hio));
+
+    vkattn_layer_io io = {
+        .query = typed_tensor(ctx, nq, m->tq_type, query),
+        .value = typed_tensor(ctx, nv, m->tv_type, value),
+        .key = key ? typed_tensor(ctx, nk, m->tk_type, key) : NULL,
+        .query_mask = qm ? typed_tensor(ctx, B * Tq, VKATTN_DTYPE_F32, qm) : NULL,
+        .value_mask = vm ? typed_tensor(ctx, B * Tv, VKATTN_DTYPE_F32, vm) : NULL,
+        .attention_mask = am ? typed_tensor(ctx, nscores, VKATTN_DTYPE_F32, am) : NULL,
+        .output = typed_tensor(ctx, nout, m->tout_type, NULL),
+        .scores = c->return_attention_scores ? typed_tensor(ctx, nscores, m->tscores_type, NULL)
+                                             : NULL,
+    };
+    vkattn_result r = layer_run(&L, c, &io);
+    if (r != VKATTN_SUCCESS)
+        fail_msg("%s: the layer's run gave %s (%s)", what, vkattn_result_name(r),
+                 vkattn_last_error());
+    TH_OK(ctx, vkattn_tensor_download(io.output, got, 0, nout));
+    const double err = tu_max_rel_err(got, ref, nout, 1.0);
+    if (!(err <= OUT_BOUND))
+        fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
+    if (io.scores) {
+        TH_OK(ctx, vkattn_tensor_download(io.scores, got_scores, 0, nscores));
+        const double serr = tu_max_abs_err(got_scores, ref_scores, nscores);
+        if (!(serr <= SCORE_BOUND))
+            fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
+    }
+    th_assert_validation_clean();
+
+    vkattn_tensor *all[] = {io.query,      io.value,          io.key,    io.query_mask,
+                            io.value_mask, io.attention_mask, io.output, io.scores};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+    layer_free(&L);
+    free(query), free(key), free(value), free(qm), free(vm), free(am);
+    free(ref), free(ref_scores), free(got), free(got_scores);
+    return err;
+}
+
+static void test_random_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int k = 0; k < N_KINDS; k++) {
+        double worst = 0.0;
+        for (int i = 0; i < 10; i++) {
+            const lcase m = random_case((kind)k);
+            const double err = check_case(ctx, &m);
+            worst = err > worst ? err : worst;
+        }
+        printf("# f16 %s: largest output error %.3g (bound %.3g)\n", kind_names[k], worst,
+               OUT_BOUND);
+    }
+}
+
+/* Fixed cases every run covers whatever the draw: every kind with all its
+ * tensors f16, all masks, causal, dropout in training and f16 scores. */
+static void test_fixed_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int k = 0; k < N_KINDS; k++) {
+        lcase m = {
+            .kind = (kind)k, .dq = 7, .dk = k == BAHDANAU ? 5 : 7, .dv = 9, .units = 6,
+            .use_scale = true, .dropout = 0.25f,
+            .call = {.batch = 2, .tq = 5, .tv = 11, .causal = VKATTN_CAUSAL_BOTTOM_RIGHT,
+                     .training = true, .seed = 7, .return_attention_scores = true},
+            .key_given = true, .query_mask = true, .value_mask = true, .attn_mask = true,
+            .tq_type = VKATTN_DTYPE_F16, .tk_type = VKATTN_DTYPE_F16,
+            .tv_type = VKATTN_DTYPE_F16, .tout_type = VKATTN_DTYPE_F16,
+            .tscores_type = VKATTN_DTYPE_F16,
+        };
+        check_case(ctx, &m);
+        /* batch 1, one query row, f32 io around the f16 layer */
+        m.call = (vkattn_layer_call){.batch = 1, .tq = 1, .tv = 3, .return_attention_scores = true};
+        m.query_mask = m.attn_mask = false;
+        m.tq_type = m.tk_type = m.tv_type = m.tout_type = m.tscores_type = VKATTN_DTYPE_F32;
+        check_case(ctx, &m);
+    }
+}
+
+static void expect_f16(vkattn_context *ctx, const float *want, const float *got, size_t n,
+                       const char *what)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != half_value(want[i]))
+            fail_msg("%s[%zu] = %.9g, want its f16 value %.9g", what, i, (double)got[i],
+                     (double)half_value(want[i]));
+}
+
+/* get_weights returns exactly the f16 values set_weights stored (rounded to
+ * nearest even); Bahdanau's score_bias is a host scalar, kept as given. */
+static void test_weights_round_trip(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    float x[24];
+    tu_fill_uniform(x, 24, -3, 3);
+    x[0] = 1.0f + 0x1p-11f; /* a tie: rounds to even (1.0) */
+
+    vkattn_attention *a = NULL;
+    const vkattn_attention_desc ad = {.query_width = 3, .value_width = 3, .use_scale = true,
+                                      .score_mode = VKATTN_SCORE_CONCAT,
+                                      .dtype = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_attention_create(ctx, &ad, &a));
+    TH_OK(ctx, vkattn_attention_set_weights(a, &(vkattn_attention_weights){x[0], x[1]}));
+    vkattn_attention_weights aw = {NAN, NAN};
+    TH_OK(ctx, vkattn_attention_get_weights(a, &aw));
+    expect_f16(ctx, &x[0], &aw.scale, 1, "attention scale");
+    expect_f16(ctx, &x[1], &aw.concat_score_weight, 1, "attention concat_score_weight");
+    assert_true(aw.scale == 1.0f);
+    vkattn_attention_destroy(a);
+
+    vkattn_additive_attention *aa = NULL;
+    const vkattn_additive_attention_desc aad = {.query_width = 5, .value_width = 5,
+                                                .dtype = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_additive_attention_create(ctx, &aad, &aa));
+    TH_OK(ctx, vkattn_additive_attention_set_weights(
+                   aa, &(vkattn_additive_attention_weights){.scale = x}));
+    float got[24];
+    tu_poison(got, 24);
+    TH_OK(ctx, vkattn_additive_attention_get_weights(
+                   aa, &(vkattn_additive_attention_weights){.scale = got}));
+    expect_f16(ctx, x, got, 5, "additive_attention scale");
+    vkattn_additive_attention_destroy(aa);
+
+    vkattn_bahdanau *b = NULL;
+    const vkattn_bahdanau_desc bd = {.query_width = 2, .value_width = 3, .units = 4,
+                                     .dtype = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_bahdanau_create(ctx, &bd, &b));
+    TH_OK(ctx, vkattn_bahdanau_set_weights(
+                   b, &(vkattn_bahdanau_weights){x, x + 8, x + 20, 0.1f}));
+    float gq[8], gk[12], gv[4];
+    tu_poison(gq, 8), tu_poison(gk, 12), tu_poison(gv, 4);
+    vkattn_bahdanau_weights bw = {gq, gk, gv, NAN};
+    TH_OK(ctx, vkattn_bahdanau_get_weights(b, &bw));
+    expect_f16(ctx, x, gq, 8, "bahdanau query_kernel");
+    expect_f16(ctx, x + 8, gk, 12, "bahdanau key_kernel");
+    expect_f16(ctx, x + 20, gv, 4, "bahdanau score_kernel");
+    assert_true(bw.score_bias == 0.1f);
+    vkattn_bahdanau_destroy(b);
+}
+
+static void expect(vkattn_result got, vkattn_result want, const char *needle, const char *what)
+{
+    if (got != want)
+        fail_msg("%s: gave %s, want %s (%s)", what, vkattn_result_name(got),
+                 vkattn_result_name(want), vkattn_last_error());
+    if (needle && !strstr(vkattn_last_error(), needle))
+        fail_msg("%s: message \"%s\" does not name %s", what, vkattn_last_error(), needle);
+}
+
+static void test_bad_arguments(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_attention_desc ad = {.query_width = 4, .value_width = 4, .dtype = (vkattn_dtype)7};
+    vkattn_additive_attention_desc aad = {.query_width = 4, .value_width = 4,
+                                          .dtype = (vkattn_dtype)7};
+    vkattn_bahdanau_desc bd = {.query_width = 4, .value_width = 4, .units = 2,
+                               .dtype = (vkattn_dtype)7};
+    vkattn_attention *a = NULL;
+    vkattn_additive_attention *aa = NULL;
+    vkattn_bahdanau *b = NULL;
+    expect(vkattn_attention_create(ctx, &ad, &a), VKATTN_ERROR_INVALID_ARGUMENT, "desc->dtype",
+           "attention: a dtype neither f32 nor f16");
+    expect(vkattn_additive_attention_create(ctx, &aad, &aa), VKATTN_ERROR_INVALID_ARGUMENT,
+           "desc->dtype", "additive_attention: a bad dtype");
+    expect(vkattn_bahdanau_create(ctx, &bd, &b), VKATTN_ERROR_INVALID_ARGUMENT, "desc->dtype",
+           "bahdanau: a bad dtype");
+    assert_null(a), assert_null(aa), assert_null(b);
+
+    ad.dtype = aad.dtype = bd.dtype = VKATTN_DTYPE_F16;
+    TH_OK(ctx, vkattn_attention_create(ctx, &ad, &a));
+    TH_OK(ctx, vkattn_additive_attention_create(ctx, &aad, &aa));
+    TH_OK(ctx, vkattn_bahdanau_create(ctx, &bd, &b));
+    const uint32_t B = 1, T = 3;
+    vkattn_tensor *x = typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F16, NULL);
+    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
+    vkattn_tensor *out = typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *m16 = typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *am16 = typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
+    const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
+    static const char *names[3] = {"io->query_mask", "io->value_mask", "io->attention_mask"};
+    for (int which = 0; which < 3; which++) {
+        vkattn_layer_io io = {.query = x, .value = x, .output = out};
+        if (which == 0)
+            io.query_mask = m16;
+        else if (which == 1)
+            io.value_mask = m16;
+        else
+            io.attention_mask = am16;
+        expect(vkattn_attention_run(a, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, names[which],
+               "attention: an f16 mask");
+        assert_non_null(strstr(vkattn_last_error(), "f16"));
+        assert_non_null(strstr(vkattn_last_error(), "f32"));
+        expect(vkattn_additive_attention_run(aa, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+               names[which], "additive_attention: an f16 mask");
+        expect(vkattn_bahdanau_run(b, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, names[which],
+               "bahdanau: an f16 mask");
+    }
+    /* an f32 layer still refuses f16 data tensors */
+    ad.dtype = VKATTN_DTYPE_F32;
+    vkattn_attention *f32_layer = NULL;
+    TH_OK(ctx, vkattn_attention_create(ctx, &ad, &f32_layer));
+    const vkattn_layer_io io = {.query = x, .value = x, .output = out};
+    expect(vkattn_attention_run(f32_layer, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->query",
+           "f16 query to an f32 layer");
+    th_assert_validation_clean();
+    vkattn_attention_destroy(f32_layer);
+    vkattn_attention_destroy(a);
+    vkattn_additive_attention_destroy(aa);
+    vkattn_bahdanau_destroy(b);
+    vkattn_tensor *all[] = {x, out, m16, am16};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixed_cases),
+        cmocka_unit_test(test_random_cases),
+        cmocka_unit_test(test_weights_round_trip),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}
