@@ -92,11 +92,17 @@ double tu_max_abs_err(const float *got, const float *ref, size_t n)
     return m;
 }
 
-double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor)
+double tu_max_err_vs_terms(const float *got, const float *ref, const float *terms, size_t n,
+                           double floor)
 {
     double scale = floor;
     for (size_t i = 0; i < n; i++)
-        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
-            scale = fabs(ref[i]);
+        if (isfinite(terms[i]) && fabs(terms[i]) > scale)
+            scale = fabs(terms[i]);
     return tu_max_abs_err(got, ref, n) / scale;
+}
+
+double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor)
+{
+    return tu_max_err_vs_terms(got, ref, ref, n, floor);
 }

@@ -27,6 +27,12 @@ float *tu_floats(size_t n);
 /* max|got - ref| / max(max|ref|, floor); NaN in got where ref is finite -> INFINITY.
  * NaN in both at the same place counts as equal. */
 double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor);
+/* max|got - ref| / max(max|terms|, floor), where terms[i] is the sum of the
+ * magnitudes of what ref[i] adds up (the reference run on |inputs|, say).
+ * fp32 rounding scales with that sum; |ref| does not bound it when terms of
+ * both signs cancel. Same NaN rules. */
+double tu_max_err_vs_terms(const float *got, const float *ref, const float *terms, size_t n,
+                           double floor);
 /* max |got - ref|, same NaN rules */
 double tu_max_abs_err(const float *got, const float *ref, size_t n);
 
@@ -37,6 +43,16 @@ double tu_max_abs_err(const float *got, const float *ref, size_t n);
         if (!(tu_err_ <= (bound)))                                                         \
             fail_msg("%s: max relative error %.3g exceeds bound %.3g", (what), tu_err_,    \
                      (double)(bound));                                                     \
+    } while (0)
+
+/* The same against the sum of term magnitudes (tu_max_err_vs_terms). */
+#define TU_ASSERT_CLOSE_TERMS(got, ref, terms, n, bound, what)                             \
+    do {                                                                                   \
+        double tu_err_ = tu_max_err_vs_terms((got), (ref), (terms), (n), 1e-30);           \
+        if (!(tu_err_ <= (bound)))                                                         \
+            fail_msg("%s: max error %.3g of the largest sum of term magnitudes exceeds "   \
+                     "bound %.3g",                                                         \
+                     (what), tu_err_, (double)(bound));                                    \
     } while (0)
 
 #endif

@@ -19,7 +19,6 @@
 #include <vkattn/additive_backward.h>
 #include <vkattn/reference_backward.h>
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +65,7 @@ static void free_grads(grads g) { free(g.q), free(g.k), free(g.s); }
 /* Per element of each gradient, the sum of the magnitudes of the terms it
  * adds (see the bound above). */
 static void term_magnitudes(const vkattn_additive_params *p, const float *q, const float *k,
-                            const float *s, const float *ds, double *mq, double *mk, double *ms)
+                            const float *s, const float *ds, float *mq, float *mk, float *ms)
 {
     const size_t B = p->batch, tq = p->tq, tv = p->tv, dim = p->dim;
     const double inner = p->inner_scale != 0.0f ? p->inner_scale : 1.0;
@@ -81,30 +80,21 @@ static void term_magnitudes(const vkattn_additive_params *p, const float *q, con
                                                    (double)k[(b * tv + j) * dim + d]));
                     const double g = fabs((double)ds[(b * tq + i) * tv + j]);
                     const size_t iq = (b * tq + i) * dim + d, ik = (b * tv + j) * dim + d;
-                    mq[iq] = (j ? mq[iq] : 0.0) + scale * g * (1.0 + t * t);
-                    mk[ik] = (i ? mk[ik] : 0.0) + scale * g * (1.0 + t * t);
+                    mq[iq] = (float)((j ? mq[iq] : 0.0) + scale * g * (1.0 + t * t));
+                    mk[ik] = (float)((i ? mk[ik] : 0.0) + scale * g * (1.0 + t * t));
                     sum_s += g * fabs(t);
                 }
-        ms[d] = fabs(outer) * sum_s;
+        ms[d] = (float)(fabs(outer) * sum_s);
     }
 }
 
 static void check_one(const char *what, const char *grad, const float *got, const float *ref,
-                      const double *magnitude, size_t n, double bound, double *worst)
+                      const float *terms, size_t n, double bound, double *worst)
 {
-    double err = 0.0, scale = 1e-30;
-    for (size_t e = 0; e < n; e++) {
-        const double diff = fabs((double)got[e] - (double)ref[e]);
-        err = diff <= DBL_MAX ? fmax(err, diff) : INFINITY; /* NaN or inf: fails */
-        scale = fmax(scale, magnitude[e]);
-        if (err == INFINITY)
-            break;
-    }
-    const double e = err / scale;
+    const double e = tu_max_err_vs_terms(got, ref, terms, n, 1e-30);
     if (!(e <= bound))
-        fail_msg("%s %s: max error %.3g relative to the largest term-magnitude sum %.3g exceeds "
-                 "bound %.3g",
-                 what, grad, err, scale, bound);
+        fail_msg("%s %s: max error %.3g of the largest sum of term magnitudes exceeds bound %.3g",
+                 what, grad, e, bound);
     if (e > *worst)
         *worst = e;
 }
@@ -128,8 +118,7 @@ static void check_case(vkattn_context *ctx, vkattn_context *bctx, const vkattn_a
     TH_OK(ctx, vkattn_reference_additive_backward(p, q, k, p->has_scale_vector ? s : NULL, ds,
                                                   wq ? rq : NULL, wk ? rk : NULL,
                                                   ws ? rs : NULL));
-    double *mq = tu_alloc(nq * sizeof(double)), *mk = tu_alloc(nk * sizeof(double));
-    double *ms = tu_alloc(p->dim * sizeof(double));
+    float *mq = tu_floats(nq), *mk = tu_floats(nk), *ms = tu_floats(p->dim);
     term_magnitudes(p, q, k, s, ds, mq, mk, ms);
     grads g = run_gpu(ctx, p, q, k, s, ds, wq, wk, ws);
     char what[200];
