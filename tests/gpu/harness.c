@@ -75,10 +75,18 @@ static void on_pipeline_log(void *user, vkattn_log_level level, vkattn_log_sourc
         memcpy(seen->names[seen->count++], name, sizeof name);
 }
 
-void th_log_pipelines(vkattn_context_desc *desc, th_pipelines *seen)
+vkattn_context_advanced th_advanced(void) { return *th_context_desc().advanced; }
+
+vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelines *seen)
 {
+    vkattn_context_desc desc = th_context_desc();
+    vkattn_context_advanced settings = *adv;
+    desc.advanced = &settings;
     *seen = (th_pipelines){0};
-    desc->log = on_pipeline_log, desc->log_user = seen, desc->log_level = VKATTN_LOG_DEBUG;
+    desc.log = on_pipeline_log, desc.log_user = seen, desc.log_level = VKATTN_LOG_DEBUG;
+    vkattn_context *ctx = NULL;
+    TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+    return ctx;
 }
 
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix)

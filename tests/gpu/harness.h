@@ -7,6 +7,7 @@
 
 #include "test_util.h"
 
+#include <vkattn/advanced.h>
 #include <vkattn/vkattn.h>
 
 /* The desc th_setup creates its context with (validation, the failing
@@ -21,9 +22,12 @@ typedef struct th_pipelines {
     char names[32][48];
     unsigned count;
 } th_pipelines;
-/* desc (from th_context_desc) logging every pipeline it creates into *seen;
- * seen must outlive the context. */
-void th_log_pipelines(vkattn_context_desc *desc, th_pipelines *seen);
+/* The advanced settings th_context_desc gives, to adjust. */
+vkattn_context_advanced th_advanced(void);
+/* A context as th_context_desc's with *adv as its advanced settings, logging
+ * every pipeline it creates into *seen (which must outlive it); a failed
+ * create fails the test. */
+vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelines *seen);
 /* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
 

@@ -1,7 +1,8 @@
 /* The random cases the SDPA and MultiHeadAttention GPU tests draw, one copy
- * for the f32 tests (test_sdpa.c, test_mha.c) and their f16 twins
- * (test_sdpa_f16.c, test_mha_f16.c): every option drawn independently within
- * bounds the test states (smaller ones for the slower f16 tests). What only
+ * for the f32 tests (test_sdpa.c, test_mha.c), their f16 twins
+ * (test_sdpa_f16.c, test_mha_f16.c) and test_mha_backward.c: every option
+ * drawn independently within bounds the test states (smaller ones for the
+ * slower f16 and backward tests). What only
  * one test needs (element types, workspaces, its mask kinds) it draws itself.
  * Header-only (static inline), like layer_testlib.h, so each test stays one
  * self-contained executable. All bounds are inclusive. */
@@ -73,6 +74,20 @@ typedef struct rc_mha_bounds {
     float max_dropout;       /* the rate, in [0.1, max_dropout] */
     uint32_t scores_one_in;  /* return_attention_scores with probability 1 / scores_one_in */
 } rc_mha_bounds;
+
+/* A MultiHeadAttention desc's widths, its defaults resolved. */
+typedef struct rc_mha_widths {
+    uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
+} rc_mha_widths;
+
+static inline rc_mha_widths rc_mha_widths_of(const vkattn_mha_desc *d)
+{
+    return (rc_mha_widths){
+        .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
+        .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
+        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
+    };
+}
 
 /* A MultiHeadAttention layer and call: which inputs and masks exist. */
 typedef struct rc_mha {

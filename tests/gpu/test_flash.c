@@ -607,13 +607,9 @@ static void test_kernel_choice(void **state)
     assert_int_equal(vkattn_context_pipeline_stats(TH_CTX(state), on_stat, &stats),
                      VKATTN_ERROR_UNSUPPORTED);
     th_pipelines seen;
-    vkattn_context_desc desc = th_context_desc();
-    vkattn_context_advanced adv = *desc.advanced;
+    vkattn_context_advanced adv = th_advanced();
     adv.capture_pipeline_stats = true;
-    desc.advanced = &adv;
-    th_log_pipelines(&desc, &seen);
-    vkattn_context *ctx = NULL;
-    TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+    vkattn_context *ctx = th_logged_context(&adv, &seen);
     vkattn_context_info info;
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     flash_case c = plain(1, 2, 1, 21, 35, 16, 16);

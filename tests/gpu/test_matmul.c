@@ -304,13 +304,9 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_desc desc = th_context_desc();
-        vkattn_context_advanced adv = *desc.advanced;
+        vkattn_context_advanced adv = th_advanced();
         adv.tuning = (vkattn_tuning)tuning;
-        desc.advanced = &adv;
-        th_log_pipelines(&desc, &seen);
-        vkattn_context *ctx = NULL;
-        TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+        vkattn_context *ctx = th_logged_context(&adv, &seen);
         const uint32_t m = 9, n = 11, k = 13;
         vkattn_matmul_params p = {.m = m, .n = n, .k = k};
         vkattn_tensor *a = th_tensor(ctx, m * k, NULL), *b = th_tensor(ctx, k * n, NULL);

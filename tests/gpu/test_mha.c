@@ -41,20 +41,6 @@ typedef struct mcase {
     const char *am_form; /* with attn SHARED: the mask's shape (mask_forms.h); NULL = flat */
 } mcase;
 
-/* desc with defaults resolved */
-typedef struct widths {
-    uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
-} widths;
-
-static widths widths_of(const vkattn_mha_desc *d)
-{
-    return (widths){
-        .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
-        .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
-        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
-    };
-}
-
 /* Element counts of every array of a case. */
 typedef struct sizes {
     size_t wq, bq, wk, bk, wv, bv, wo, bo;
@@ -68,7 +54,7 @@ static lt_mask_shape mask_shape_of(const mcase *m)
 
 static sizes sizes_of(const mcase *m)
 {
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const size_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
     sizes r = {
         .wq = (size_t)w.Dq * w.H * w.dk, .bq = (size_t)w.H * w.dk,
@@ -102,7 +88,7 @@ static float *uniform(size_t n, float a)
 
 static void host_random(const mcase *m, host *h)
 {
-    const widths wd = widths_of(&m->desc);
+    const rc_mha_widths wd = rc_mha_widths_of(&m->desc);
     const sizes s = sizes_of(m);
     const float aq = sqrtf(3.0f / wd.Dq), ak = sqrtf(3.0f / wd.Dk), av = sqrtf(3.0f / wd.Dv);
     const float ao = sqrtf(3.0f / (wd.H * wd.dv));
@@ -202,7 +188,7 @@ static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h,
 
 static void describe(const mcase *m, char *buf, size_t n)
 {
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
@@ -221,7 +207,7 @@ static void check_masked_query_rows(const mcase *m, const host *h, const float *
 {
     if (!h->qm)
         return;
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const uint32_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
     for (uint32_t b = 0; b < B; b++)
         for (uint32_t i = 0; i < Tq; i++) {

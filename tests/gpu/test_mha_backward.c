@@ -30,6 +30,7 @@
  * sees. */
 #include "harness.h"
 #include "mask_forms.h"
+#include "random_case.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,19 +52,6 @@ typedef struct mcase {
     unsigned skip;       /* bit i set: gradient i (grad_names order) not wanted */
 } mcase;
 
-typedef struct widths {
-    uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
-} widths;
-
-static widths widths_of(const vkattn_mha_desc *d)
-{
-    return (widths){
-        .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
-        .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
-        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
-    };
-}
-
 /* The 11 gradients, inputs first, then weights in vkattn_mha_weights order. */
 enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, N_GRADS };
 static const char *const grad_names[N_GRADS] = {
@@ -82,7 +70,7 @@ static lt_mask_shape mask_shape_of(const mcase *m)
 
 static sizes sizes_of(const mcase *m)
 {
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const size_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
     sizes r = {
         .g = {B * Tq * w.Dq, B * Tv * w.Dv, B * Tv * w.Dk, (size_t)w.Dq * w.H * w.dk,
@@ -159,7 +147,7 @@ static vkattn_layer_host_io host_io(const mcase *m, const host *h)
 static void host_make_with(const mcase *m, host *h, const host *same)
 {
     memset(h, 0, sizeof *h);
-    const widths wd = widths_of(&m->desc);
+    const rc_mha_widths wd = rc_mha_widths_of(&m->desc);
     const sizes s = sizes_of(m);
     const float fan[N_GRADS] = {
         [G_QUERY] = 1, [G_VALUE] = 1, [G_KEY] = 1, [G_WQ] = sqrtf(3.0f / wd.Dq),
@@ -295,7 +283,7 @@ static bool fused_backward_possible(vkattn_context *ctx)
 
 static void describe(const mcase *m, char *buf, size_t n)
 {
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "mha backward H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | "
@@ -358,40 +346,25 @@ static void check_case(vkattn_context *ctx, const mcase *m)
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
+/* A random case (random_case.h), smaller than test_mha.c's (the backward
+ * runs three times the work); idx spreads the paths, dropout and batch 1
+ * evenly over the cases. */
 static mcase random_case(int idx)
 {
-    static const uint32_t heads[] = {1, 2, 3};
-    mcase m = {0};
-    vkattn_mha_desc *d = &m.desc;
-    d->num_heads = heads[tu_rand_range(0, 2)];
-    d->key_dim = tu_rand_range(1, 9);
-    d->value_dim = coin() ? 0 : tu_rand_range(1, 9);
-    d->query_width = tu_rand_range(1, 21);
-    m.self_attn = tu_rand_range(0, 3) == 0;
-    if (m.self_attn) {
-        d->value_width = d->query_width;
-    } else {
-        d->value_width = tu_rand_range(1, 21);
-        m.key_given = coin();
-        if (m.key_given && coin())
-            d->key_width = tu_rand_range(1, 21);
-    }
-    d->output_dim = coin() ? 0 : tu_rand_range(1, 21);
-    d->no_bias = tu_rand_range(0, 3) == 0;
-    d->dropout = idx % 3 == 1 ? tu_rand_float(0.1f, 0.6f) : 0.0f;
-    vkattn_layer_call *c = &m.call;
-    c->batch = idx % 4 == 0 ? 1 : tu_rand_range(1, 3);
-    c->tq = tu_rand_range(1, 13);
-    c->tv = m.self_attn ? c->tq : tu_rand_range(1, 13);
-    c->causal = (vkattn_causal)tu_rand_range(0, 2);
-    c->training = coin();
-    c->seed = ((uint64_t)tu_rand_u32() << 32) | tu_rand_u32();
-    c->offset = tu_rand_u32();
-    c->path = (vkattn_sdpa_path)(idx % 3);
-    c->return_attention_scores = c->path == VKATTN_SDPA_UNFUSED && coin();
-    m.query_mask = tu_rand_range(0, 2) == 0;
-    m.value_mask = coin();
-    m.attn = (attn_kind)tu_rand_range(0, 2);
+    static const rc_mha_bounds bounds = {
+        .heads = {1, 2, 3, 3}, .max_width = 21, .max_t = 13, .self_one_in = 4,
+        .no_bias_one_in = 4, .dropout_one_in = 1, .max_dropout = 0.6f, .scores_one_in = 2,
+    };
+    const rc_mha r = rc_random_mha(&bounds);
+    mcase m = {.desc = r.desc, .call = r.call, .key_given = r.key_given,
+               .self_attn = r.self_attn, .query_mask = r.query_mask, .value_mask = r.value_mask,
+               .attn = (attn_kind)tu_rand_range(0, 2)};
+    if (idx % 3 != 1)
+        m.desc.dropout = 0.0f;
+    if (idx % 4 == 0)
+        m.call.batch = 1;
+    m.call.path = (vkattn_sdpa_path)(idx % 3);
+    m.call.return_attention_scores = m.call.path == VKATTN_SDPA_UNFUSED && coin();
     if (idx % 5 == 4) /* a random subset of the gradients (at least one stays) */
         m.skip = tu_rand_u32() & ((1u << N_GRADS) - 1) & ~(1u << G_WO);
     return m;

@@ -39,19 +39,6 @@ typedef struct fcase {
     vkattn_dtype tq_type, tk_type, tv_type, tout_type, tscores_type; /* of the io tensors */
 } fcase;
 
-typedef struct widths {
-    uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
-} widths;
-
-static widths widths_of(const vkattn_mha_desc *d)
-{
-    return (widths){
-        .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
-        .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
-        .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
-    };
-}
-
 /* Uniform in [-a, a], rounded to f16 (what an f16 tensor or weight holds). */
 static float *half_uniform(size_t n, float a)
 {
@@ -100,7 +87,7 @@ static fcase random_case(void)
 
 static void describe(const fcase *m, char *buf, size_t n)
 {
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "mha f16 H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u "
@@ -118,7 +105,7 @@ static double check_case(vkattn_context *ctx, const fcase *m)
 {
     char what[400];
     describe(m, what, sizeof what);
-    const widths w = widths_of(&m->desc);
+    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
     const vkattn_layer_call *c = &m->call;
     const size_t B = c->batch, Tq = c->tq, Tv = c->tv;
     const size_t nq = B * Tq * w.Dq, nk = B * Tv * w.Dk, nv = B * Tv * w.Dv;

@@ -599,13 +599,9 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_desc desc = th_context_desc();
-        vkattn_context_advanced adv = *desc.advanced;
+        vkattn_context_advanced adv = th_advanced();
         adv.tuning = (vkattn_tuning)tuning;
-        desc.advanced = &adv;
-        th_log_pipelines(&desc, &seen);
-        vkattn_context *ctx = NULL;
-        TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+        vkattn_context *ctx = th_logged_context(&adv, &seen);
         vkattn_context_info info;
         TH_OK(ctx, vkattn_context_get_info(ctx, &info));
         vkattn_softmax_params p = {.batch = 1, .tq = 3, .tv = 33};
@@ -627,7 +623,6 @@ static void test_kernel_choice(void **state)
         vkattn_context_destroy(ctx);
     }
 }
-
 
 int main(void)
 {
