@@ -151,19 +151,13 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    const vkattn_mask_params *m = &p->mask;
     const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
     vkattn_result r;
     if ((r = vka_tensor_check_types(ctx, io->q, s->q, caller, "io->q", both)) ||
         (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
         (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
-        (r = vka_sdpa_check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
-                           io->bias, s->bias)) ||
-        (r = vka_sdpa_check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
-                           m->has_value_mask, io->value_mask, s->value_mask)) ||
-        (r = vka_sdpa_check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
-                           io->mask, s->mask)))
+        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)))
         return r;
     if (p->return_weights)
         r = vka_tensor_check_types(ctx, io->weights, s->scores, caller, "io->weights", both);

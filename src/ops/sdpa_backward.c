@@ -153,7 +153,6 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_sdpa_backward_io *io)
 {
     const vka_sdpa_shape *s = &pl->s;
-    const vkattn_mask_params *m = &p->mask;
     vkattn_result r;
     if ((r = vka_tensor_check(ctx, io->q, s->q, caller, "io->q")) ||
         (r = vka_tensor_check(ctx, io->k, s->k, caller, "io->k")) ||
@@ -162,12 +161,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check(ctx, io->grad_q, s->q, caller, "io->grad_q")) ||
         (r = vka_tensor_check(ctx, io->grad_k, s->k, caller, "io->grad_k")) ||
         (r = vka_tensor_check(ctx, io->grad_v, s->v, caller, "io->grad_v")) ||
-        (r = vka_sdpa_check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
-                           io->bias, s->bias)) ||
-        (r = vka_sdpa_check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
-                           m->has_value_mask, io->value_mask, s->value_mask)) ||
-        (r = vka_sdpa_check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
-                           io->mask, s->mask)))
+        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)))
         return r;
     if (pl->fused &&
         ((r = vka_tensor_check(ctx, io->lse, row_stats(s) / 2, caller, "io->lse (required by the "

@@ -121,3 +121,19 @@ vkattn_result vka_sdpa_check_flagged(vkattn_context *ctx, const char *caller, co
                         caller, what, flag);
     return VKATTN_SUCCESS;
 }
+
+vkattn_result vka_sdpa_check_masks(vkattn_context *ctx, const char *caller,
+                                   const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                   const vkattn_tensor *bias, const vkattn_tensor *value_mask,
+                                   const vkattn_tensor *mask)
+{
+    const vkattn_mask_params *m = &p->mask;
+    vkattn_result r;
+    if ((r = vka_sdpa_check_flagged(ctx, caller, "io->bias", "params->mask.has_bias", m->has_bias,
+                                    bias, s->bias)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->value_mask", "params->mask.has_value_mask",
+                                    m->has_value_mask, value_mask, s->value_mask)))
+        return r;
+    return vka_sdpa_check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
+                                  mask, s->mask);
+}

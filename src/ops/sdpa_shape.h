@@ -35,4 +35,11 @@ vkattn_result vka_sdpa_check_flagged(vkattn_context *ctx, const char *caller, co
                                      const char *flag, bool set, const vkattn_tensor *t,
                                      uint64_t count);
 
+/* The three mask operands, each by vka_sdpa_check_flagged against p->mask's
+ * flags and s's counts. */
+vkattn_result vka_sdpa_check_masks(vkattn_context *ctx, const char *caller,
+                                   const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                   const vkattn_tensor *bias, const vkattn_tensor *value_mask,
+                                   const vkattn_tensor *mask);
+
 #endif /* VKA_OPS_SDPA_SHAPE_H */
