@@ -3,6 +3,7 @@
 #include "harness.h"
 
 #include <vkattn/advanced.h>
+#include <vkattn/half.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -160,16 +161,35 @@ int th_teardown(void **state)
     return validation_messages == reported ? 0 : -1;
 }
 
+vkattn_tensor *th_typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *data)
+{
+    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
+    vkattn_tensor *d = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
+    if (data)
+        TH_OK(ctx, vkattn_tensor_upload(d, data, 0, n));
+    else
+        TH_OK(ctx, vkattn_tensor_fill(d, NAN));
+    return d;
+}
+
 vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data)
 {
-    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}};
-    vkattn_tensor *t = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &t));
-    if (data)
-        TH_OK(ctx, vkattn_tensor_upload(t, data, 0, n));
-    else
-        TH_OK(ctx, vkattn_tensor_fill(t, NAN));
-    return t;
+    return th_typed_tensor(ctx, n, VKATTN_DTYPE_F32, data);
+}
+
+void th_round_f16(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+}
+
+float *th_half_uniform(size_t n, float a)
+{
+    float *x = tu_floats(n ? n : 1);
+    tu_fill_uniform(x, n, -a, a);
+    th_round_f16(x, n);
+    return x;
 }
 
 float *th_download(vkattn_tensor *t, size_t n)

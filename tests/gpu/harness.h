@@ -64,6 +64,13 @@ unsigned th_validation_count(void);
 
 /* 1-D tensor of n floats with `data` uploaded (NULL: poisoned with NaN). */
 vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data);
+/* The same of element type t (f16: data rounded to nearest even on upload). */
+vkattn_tensor *th_typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *data);
+
+/* x[i] rounded to the nearest f16, in place: what an f16 tensor holds. */
+void th_round_f16(float *x, size_t n);
+/* n floats uniform in [-a, a], rounded to f16. */
+float *th_half_uniform(size_t n, float a);
 /* Downloads n floats into a new array (free it). */
 float *th_download(vkattn_tensor *t, size_t n);
 

@@ -53,10 +53,8 @@ static void append(vkattn_context *ctx, vkattn_kv_cache *cache, const vkattn_kv_
     float *k = tu_floats(nk), *v = tu_floats(nv), counts[3];
     tu_fill_uniform(k, nk, -1, 1);
     tu_fill_uniform(v, nv, -1, 1);
-    for (size_t i = 0; src16 && i < nk; i++)
-        k[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(k[i]));
-    for (size_t i = 0; src16 && i < nv; i++)
-        v[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(v[i]));
+    if (src16)
+        th_round_f16(k, nk), th_round_f16(v, nv);
     for (uint32_t b = 0; b < B; b++)
         counts[b] = (float)count[b];
     vkattn_tensor *tk = rows_tensor(ctx, B, H, tnew, dk, src16, k);
@@ -133,8 +131,8 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
     const size_t nvm = (size_t)B * cap;
     float *q = tu_floats(nq), *vm = tu_floats(nvm), *ref = tu_floats(nout);
     tu_fill_uniform(q, nq, -1, 1);
-    for (size_t i = 0; q16 && i < nq; i++)
-        q[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(q[i]));
+    if (q16)
+        th_round_f16(q, nq);
     tu_fill_mask(vm, nvm, 0.8f);
     const vkattn_sdpa_dtypes ty = {.k = VKATTN_DTYPE_F16, .v = VKATTN_DTYPE_F16};
     TH_OK(ctx, vkattn_reference_sdpa_decode_typed(&p, &ty, q, k16, v16, len, vmask ? vm : NULL,

@@ -47,28 +47,7 @@ typedef struct lcase {
     vkattn_dtype tq_type, tk_type, tv_type, tout_type, tscores_type;
 } lcase;
 
-/* Uniform in [-a, a], rounded to f16 (what an f16 tensor or weight holds). */
-static float *half_uniform(size_t n, float a)
-{
-    float *x = tu_floats(n ? n : 1);
-    tu_fill_uniform(x, n, -a, a);
-    for (size_t i = 0; i < n; i++)
-        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
-    return x;
-}
-
 static float half_value(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
-
-static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    TH_OK(ctx, vkattn_tensor_fill(d, NAN));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
-    return d;
-}
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 static vkattn_dtype any_type(void) { return coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
@@ -167,7 +146,7 @@ static void layer_make(vkattn_context *ctx, const lcase *m, layer *L)
             .query_width = m->dq, .value_width = m->dv, .key_width = m->key_given ? m->dk : 0,
             .no_scale = !m->use_scale, .dropout = m->dropout, .dtype = VKATTN_DTYPE_F16,
         };
-        L->aaw.scale = half_uniform(m->dq, 1.5f * inv);
+        L->aaw.scale = th_half_uniform(m->dq, 1.5f * inv);
         TH_OK(ctx, vkattn_additive_attention_create(ctx, &L->aad,
                                                     (vkattn_additive_attention **)&L->obj));
         TH_OK(ctx, vkattn_additive_attention_set_weights(L->obj, &L->aaw));
@@ -178,9 +157,9 @@ static void layer_make(vkattn_context *ctx, const lcase *m, layer *L)
             .value_width = m->dv, .units = m->units, .dropout = m->dropout,
             .dtype = VKATTN_DTYPE_F16,
         };
-        L->bw.query_kernel = half_uniform((size_t)m->dq * m->units, sqrtf(3.0f / m->dq));
-        L->bw.key_kernel = half_uniform((size_t)m->dk * m->units, sqrtf(3.0f / m->dk));
-        L->bw.score_kernel = half_uniform(m->units, sqrtf(3.0f / m->units));
+        L->bw.query_kernel = th_half_uniform((size_t)m->dq * m->units, sqrtf(3.0f / m->dq));
+        L->bw.key_kernel = th_half_uniform((size_t)m->dk * m->units, sqrtf(3.0f / m->dk));
+        L->bw.score_kernel = th_half_uniform(m->units, sqrtf(3.0f / m->units));
         L->bw.score_bias = half_value(tu_rand_float(-1, 1));
         TH_OK(ctx, vkattn_bahdanau_create(ctx, &L->bd, (vkattn_bahdanau **)&L->obj));
         TH_OK(ctx, vkattn_bahdanau_set_weights(L->obj, &L->bw));
@@ -244,8 +223,8 @@ static double check_case(vkattn_context *ctx, const lcase *m)
     const size_t nout = B * Tq * m->dv, nscores = B * Tq * Tv;
     layer L;
     layer_make(ctx, m, &L);
-    float *query = half_uniform(nq, 1.0f), *value = half_uniform(nv, 1.0f);
-    float *key = m->key_given ? half_uniform(nk, 1.0f) : NULL;
+    float *query = th_half_uniform(nq, 1.0f), *value = th_half_uniform(nv, 1.0f);
+    float *key = m->key_given ? th_half_uniform(nk, 1.0f) : NULL;
     float *qm = NULL, *vm = NULL, *am = NULL;
     if (m->query_mask)
         tu_fill_mask(qm = tu_floats(B * Tq), B * Tq, 0.75f);
@@ -266,14 +245,14 @@ static double check_case(vkattn_context *ctx, const lcase *m)
     TH_OK(ctx, layer_reference(&L, c, &hio));
 
     vkattn_layer_io io = {
-        .query = typed_tensor(ctx, nq, m->tq_type, query),
-        .value = typed_tensor(ctx, nv, m->tv_type, value),
-        .key = key ? typed_tensor(ctx, nk, m->tk_type, key) : NULL,
-        .query_mask = qm ? typed_tensor(ctx, B * Tq, VKATTN_DTYPE_F32, qm) : NULL,
-        .value_mask = vm ? typed_tensor(ctx, B * Tv, VKATTN_DTYPE_F32, vm) : NULL,
-        .attention_mask = am ? typed_tensor(ctx, nscores, VKATTN_DTYPE_F32, am) : NULL,
-        .output = typed_tensor(ctx, nout, m->tout_type, NULL),
-        .scores = c->return_attention_scores ? typed_tensor(ctx, nscores, m->tscores_type, NULL)
+        .query = th_typed_tensor(ctx, nq, m->tq_type, query),
+        .value = th_typed_tensor(ctx, nv, m->tv_type, value),
+        .key = key ? th_typed_tensor(ctx, nk, m->tk_type, key) : NULL,
+        .query_mask = qm ? th_typed_tensor(ctx, B * Tq, VKATTN_DTYPE_F32, qm) : NULL,
+        .value_mask = vm ? th_typed_tensor(ctx, B * Tv, VKATTN_DTYPE_F32, vm) : NULL,
+        .attention_mask = am ? th_typed_tensor(ctx, nscores, VKATTN_DTYPE_F32, am) : NULL,
+        .output = th_typed_tensor(ctx, nout, m->tout_type, NULL),
+        .scores = c->return_attention_scores ? th_typed_tensor(ctx, nscores, m->tscores_type, NULL)
                                              : NULL,
     };
     vkattn_result r = layer_run(&L, c, &io);
@@ -437,11 +416,11 @@ static void test_bad_arguments(void **state)
     TH_OK(ctx, vkattn_additive_attention_create(ctx, &aad, &aa));
     TH_OK(ctx, vkattn_bahdanau_create(ctx, &bd, &b));
     const uint32_t B = 1, T = 3;
-    vkattn_tensor *x = typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *x = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F16, NULL);
     TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
-    vkattn_tensor *out = typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *m16 = typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *am16 = typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *out = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *am16 = th_typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
     const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
     static const char *names[3] = {"io->query_mask", "io->value_mask", "io->attention_mask"};
     for (int which = 0; which < 3; which++) {

@@ -95,8 +95,7 @@ static float *operand(size_t n, vkattn_dtype t)
     float *x = tu_floats(n);
     tu_fill_uniform(x, n, -1, 1);
     if (t == VKATTN_DTYPE_F16)
-        for (size_t i = 0; i < n; i++)
-            x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+        th_round_f16(x, n);
     return x;
 }
 

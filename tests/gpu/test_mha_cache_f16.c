@@ -35,8 +35,6 @@
 #define N 74u   /* P + 4 steps of 1 + one of 3 */
 #define CAP 80u
 
-static float round16(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
-
 typedef struct model {
     vkattn_mha_desc desc;
     vkattn_mha_weights w;
@@ -56,8 +54,7 @@ static void model_init(vkattn_context *ctx, model *m)
     for (int i = 0; i < 8; i++) {
         m->arrays[i] = tu_floats(n[i]);
         tu_fill_uniform(m->arrays[i], n[i], -a[i], a[i]);
-        for (size_t j = 0; j < n[i]; j++)
-            m->arrays[i][j] = round16(m->arrays[i][j]);
+        th_round_f16(m->arrays[i], n[i]);
     }
     m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
                                 m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7]};
@@ -72,16 +69,6 @@ static void model_free(model *m)
         free(m->arrays[i]);
 }
 
-static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
-    return d;
-}
-
 /* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
  * layer, io tensors of type `io_type`; out (B, len, DOUT) gets them. */
 static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, const float *x,
@@ -92,8 +79,8 @@ static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, c
     for (uint32_t b = 0; b < B; b++)
         memcpy(in + (size_t)b * n * W, x + ((size_t)b * len + t0) * W, sizeof(float) * n * W);
     tu_poison(nan, (size_t)B * n * DOUT);
-    vkattn_tensor *tin = typed_tensor(ctx, (size_t)B * n * W, io_type, in);
-    vkattn_tensor *tout = typed_tensor(ctx, (size_t)B * n * DOUT, io_type, nan);
+    vkattn_tensor *tin = th_typed_tensor(ctx, (size_t)B * n * W, io_type, in);
+    vkattn_tensor *tout = th_typed_tensor(ctx, (size_t)B * n * DOUT, io_type, nan);
     vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
     vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
     TH_OK(ctx, vkattn_mha_prepare_cached(m->mha, &call, &io, cache));
@@ -141,8 +128,7 @@ static void run_sequence(vkattn_context *ctx, vkattn_dtype cache_type, vkattn_dt
     float *x = tu_floats((size_t)B * N * W), *got = tu_floats((size_t)B * N * DOUT);
     float *mask = tu_floats((size_t)B * CAP);
     tu_fill_uniform(x, (size_t)B * N * W, -1, 1);
-    for (size_t i = 0; i < (size_t)B * N * W; i++)
-        x[i] = round16(x[i]);
+    th_round_f16(x, (size_t)B * N * W);
     tu_poison(got, (size_t)B * N * DOUT);
     tu_fill_mask(mask, (size_t)B * CAP, 0.7f);
     mask[0] = mask[CAP] = mask[CAP + P] = 1.0f; /* every row sees a key */

@@ -39,27 +39,6 @@ typedef struct fcase {
     vkattn_dtype tq_type, tk_type, tv_type, tout_type, tscores_type; /* of the io tensors */
 } fcase;
 
-/* Uniform in [-a, a], rounded to f16 (what an f16 tensor or weight holds). */
-static float *half_uniform(size_t n, float a)
-{
-    float *x = tu_floats(n);
-    tu_fill_uniform(x, n, -a, a);
-    for (size_t i = 0; i < n; i++)
-        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
-    return x;
-}
-
-static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    TH_OK(ctx, vkattn_tensor_fill(d, NAN));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
-    return d;
-}
-
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 static vkattn_dtype any_type(void) { return coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
 
@@ -112,18 +91,18 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     const size_t nout = B * Tq * w.Dout, nscores = B * w.H * Tq * Tv;
     const size_t nam = B * (m->per_head ? w.H : 1) * Tq * Tv;
     vkattn_mha_weights hw = {
-        .query_kernel = half_uniform((size_t)w.Dq * w.H * w.dk, sqrtf(3.0f / w.Dq)),
-        .query_bias = half_uniform((size_t)w.H * w.dk, 0.5f),
-        .key_kernel = half_uniform((size_t)w.Dk * w.H * w.dk, sqrtf(3.0f / w.Dk)),
-        .key_bias = half_uniform((size_t)w.H * w.dk, 0.5f),
-        .value_kernel = half_uniform((size_t)w.Dv * w.H * w.dv, sqrtf(3.0f / w.Dv)),
-        .value_bias = half_uniform((size_t)w.H * w.dv, 0.5f),
-        .output_kernel = half_uniform((size_t)w.H * w.dv * w.Dout, sqrtf(3.0f / (w.H * w.dv))),
-        .output_bias = half_uniform(w.Dout, 0.5f),
+        .query_kernel = th_half_uniform((size_t)w.Dq * w.H * w.dk, sqrtf(3.0f / w.Dq)),
+        .query_bias = th_half_uniform((size_t)w.H * w.dk, 0.5f),
+        .key_kernel = th_half_uniform((size_t)w.Dk * w.H * w.dk, sqrtf(3.0f / w.Dk)),
+        .key_bias = th_half_uniform((size_t)w.H * w.dk, 0.5f),
+        .value_kernel = th_half_uniform((size_t)w.Dv * w.H * w.dv, sqrtf(3.0f / w.Dv)),
+        .value_bias = th_half_uniform((size_t)w.H * w.dv, 0.5f),
+        .output_kernel = th_half_uniform((size_t)w.H * w.dv * w.Dout, sqrtf(3.0f / (w.H * w.dv))),
+        .output_bias = th_half_uniform(w.Dout, 0.5f),
     };
-    float *query = half_uniform(nq, 1.0f);
-    float *value = m->self_attn ? query : half_uniform(nv, 1.0f);
-    float *key = m->key_given ? half_uniform(nk, 1.0f) : NULL;
+    float *query = th_half_uniform(nq, 1.0f);
+    float *value = m->self_attn ? query : th_half_uniform(nv, 1.0f);
+    float *key = m->key_given ? th_half_uniform(nk, 1.0f) : NULL;
     float *qm = NULL, *vm = NULL, *am = NULL;
     if (m->query_mask)
         tu_fill_mask(qm = tu_floats(B * Tq), B * Tq, 0.75f);
@@ -146,18 +125,18 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     vkattn_mha *layer = NULL;
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_mha_set_weights(layer, &hw));
-    vkattn_tensor *tq = typed_tensor(ctx, nq, m->tq_type, query);
+    vkattn_tensor *tq = th_typed_tensor(ctx, nq, m->tq_type, query);
     vkattn_layer_io io = {
         .query = tq,
-        .value = m->self_attn ? tq : typed_tensor(ctx, nv, m->tv_type, value),
-        .key = key ? typed_tensor(ctx, nk, m->tk_type, key) : NULL,
-        .query_mask = qm ? typed_tensor(ctx, B * Tq, VKATTN_DTYPE_F32, qm) : NULL,
-        .value_mask = vm ? typed_tensor(ctx, B * Tv, VKATTN_DTYPE_F32, vm) : NULL,
-        .attention_mask = am ? typed_tensor(ctx, nam, VKATTN_DTYPE_F32, am) : NULL,
+        .value = m->self_attn ? tq : th_typed_tensor(ctx, nv, m->tv_type, value),
+        .key = key ? th_typed_tensor(ctx, nk, m->tk_type, key) : NULL,
+        .query_mask = qm ? th_typed_tensor(ctx, B * Tq, VKATTN_DTYPE_F32, qm) : NULL,
+        .value_mask = vm ? th_typed_tensor(ctx, B * Tv, VKATTN_DTYPE_F32, vm) : NULL,
+        .attention_mask = am ? th_typed_tensor(ctx, nam, VKATTN_DTYPE_F32, am) : NULL,
         .attention_mask_per_head = m->per_head,
-        .output = typed_tensor(ctx, nout, m->tout_type, NULL),
+        .output = th_typed_tensor(ctx, nout, m->tout_type, NULL),
         .scores = c->return_attention_scores
-                      ? typed_tensor(ctx, nscores, m->tscores_type, NULL)
+                      ? th_typed_tensor(ctx, nscores, m->tscores_type, NULL)
                       : NULL,
     };
     vkattn_result r = vkattn_mha_run(layer, c, &io);
@@ -281,11 +260,11 @@ static void test_bad_arguments(void **state)
     desc.dtype = VKATTN_DTYPE_F16;
     TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
     const uint32_t B = 1, T = 3;
-    vkattn_tensor *x = typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *x = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
     TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
-    vkattn_tensor *out = typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *m16 = typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *am16 = typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *out = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *am16 = th_typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
     vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
     vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
     expect(ctx, vkattn_mha_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,

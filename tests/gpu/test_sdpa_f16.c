@@ -55,17 +55,6 @@ static float *operand(size_t n, vkattn_dtype t, uint16_t **bits)
     return x;
 }
 
-static vkattn_tensor *typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 1, .dims = {(uint32_t)n}, .dtype = t};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    TH_OK(ctx, vkattn_tensor_fill(d, NAN));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, n));
-    return d;
-}
-
 static void describe(const f16_case *c, char *buf, size_t size)
 {
     const vkattn_sdpa_params *p = &c->p;
@@ -113,13 +102,13 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
             ref[i] = vkattn_f16_bits_to_f32(ref16[i]);
 
     vkattn_sdpa_io io = {
-        .q = typed_tensor(ctx, nq, c->ty.q, q), .k = typed_tensor(ctx, nk, c->ty.k, k),
-        .v = typed_tensor(ctx, nv, c->ty.v, v), .out = typed_tensor(ctx, nout, c->ty.out, NULL),
+        .q = th_typed_tensor(ctx, nq, c->ty.q, q), .k = th_typed_tensor(ctx, nk, c->ty.k, k),
+        .v = th_typed_tensor(ctx, nv, c->ty.v, v), .out = th_typed_tensor(ctx, nout, c->ty.out, NULL),
         .bias = nbias ? th_tensor(ctx, nbias, bias) : NULL,
         .mask = nmask ? th_tensor(ctx, nmask, mask) : NULL,
         .value_mask = nvm ? th_tensor(ctx, nvm, vm) : NULL,
         .weights = p->return_weights
-                       ? typed_tensor(ctx, nw, c->weights16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32,
+                       ? th_typed_tensor(ctx, nw, c->weights16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32,
                                       NULL)
                        : NULL,
         .lse = c->lse ? th_tensor(ctx, nrows, NULL) : NULL,
