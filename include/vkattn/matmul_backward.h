@@ -23,9 +23,10 @@
  * fixed order: no atomics, results identical from run to run.
  *
  * Precision: fp32 accumulation. Against vkattn_reference_matmul_backward
- * (double), per gradient, max|got - ref| / max|ref| <= 2e-5 in the tests for
- * contraction lengths up to 256 (the contraction is N for dA, M times the
- * broadcast count for dB and for dBias).
+ * (double), per gradient, max|got - ref| <= 2e-5 in the tests for contraction
+ * lengths up to 256 (the contraction is N for dA, M times the broadcast count
+ * for dB and for dBias), relative to the largest sum of the magnitudes of the
+ * products a gradient element adds (the reference on |A|, |B|, |dC|).
  *
  * f32 tensors only: an f16 tensor is VKATTN_ERROR_UNSUPPORTED.
  *

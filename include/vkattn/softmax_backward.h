@@ -14,7 +14,9 @@
  * and bias: they tell which keys and rows are masked (scores are assumed
  * finite). With scale 1 the result is also dL/dbias before any broadcast
  * reduction. fp32 throughout (one fp32 row sum): the tests bound
- * max|got - ref| / max|ref| by 1e-5 at Tv up to 300.
+ * max|got - ref| by 1e-5 at Tv up to 300, relative to the largest
+ * |scale| * w_i * (|dw_i| + sum_j w_j |dw_j|), the size of the terms a
+ * gradient element adds.
  *
  * In place: io->grad_scores may be io->grad_out. On devices with fewer than 6
  * storage buffers per shader the bias and masks are first copied into the

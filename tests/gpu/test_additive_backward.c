@@ -10,8 +10,9 @@
  * sum of term magnitudes the gradient adds up (not to max|ref|: with a few
  * terms of both signs, say Tv = 9 and an inner scale near 0, the sum cancels
  * to far below its terms, and fp32 rounding of the terms is all that remains).
- * A dq or dk term is dS * (1 - tanh^2), computed by a subtraction, so its
- * magnitude is |dS| * (1 + tanh^2); a ds term is |dS * tanh|. 1e-5 for dq and
+ * A dq or dk term is dS * (1 - tanh^2); its scale here is |dS| * (1 + tanh^2),
+ * which bounds it and does not vanish where the reference's 1 - tanh^2
+ * underflows to 0 (|q + k| large); a ds term's is |dS * tanh|. 1e-5 for dq and
  * dk (sums of Tv or Tq <= 100 terms, each within a few ulp), 2e-5 for ds (a
  * sum over B * Tq * Tv terms). */
 #include "harness.h"
