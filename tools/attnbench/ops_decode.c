@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <vkattn/half.h>
 
 typedef struct dec_state {
     vkattn_context *ctx;
@@ -16,7 +17,7 @@ typedef struct dec_state {
     vkattn_kv_cache *cache;
     uint32_t *lengths; /* (B), all tv */
     ab_buf q, k, v, vmask, out;
-    bool fp16; /* --fp16: k and v (the cache) are f16 */
+    bool fp16; /* --fp16: q, out and the cache (k and v) are f16 */
 } dec_state;
 
 static void dec_destroy(void *state)
@@ -70,13 +71,13 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     uint32_t k[4] = {d.batch, g, d.tv, d.dk}, v[4] = {d.batch, g, d.tv, d.dv};
     uint32_t m[2] = {d.batch, d.tv};
     vkattn_result r;
-    /* --fp16: an f16 cache (q and out stay f32) */
+    /* --fp16: an f16 cache, q and out (the value mask stays f32) */
     s->fp16 = a->fp16;
-    if ((r = ab_buf_make(ctx, &s->q, 4, q, &rng, -1, 1)) ||
+    if ((r = ab_buf_make_as(ctx, &s->q, 4, q, &rng, -1, 1, a->fp16)) ||
         (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, a->fp16)) ||
         (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, a->fp16)) ||
         (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0)))
+        (r = ab_buf_make_as(ctx, &s->out, 4, o, NULL, 0, 0, a->fp16)))
         return ab_report(ctx, r, "decode: creating tensors");
     vkattn_kv_cache_desc cd = {.batch = d.batch, .kv_heads = g, .capacity = d.tv,
                                .key_dim = d.dk, .value_dim = d.dv,
@@ -94,9 +95,11 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     *info = (ab_op_info){.batch = d.batch, .heads = d.heads, .kv_heads = g, .tq = d.tq,
                          .tv = d.tv, .dk = d.dk, .dv = d.dv};
     info->flops = 2.0 * d.batch * d.heads * d.tq * d.tv * ((double)d.dk + d.dv);
-    /* the cache rows read once per K/V head (shared by its query heads), q and out */
-    info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv)) +
-                  4.0 * ((double)s->q.n + (double)s->vmask.n + (double)s->out.n);
+    /* the cache rows read once per K/V head (shared by its query heads), q,
+     * the value mask (f32) and out */
+    info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv) +
+                                           (double)s->q.n + (double)s->out.n) +
+                  4.0 * (double)s->vmask.n;
     return ATTNBENCH_EXIT_OK;
 }
 
@@ -126,9 +129,12 @@ static int dec_check(vkattn_context *ctx, void *state, double *err)
     float *ref = ab_floats(s->out.n);
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
-    /* the host K and V hold the f16 cache's values exactly under --fp16 */
+    /* the host q, K and V hold the f16 tensors' values exactly under --fp16;
+     * an f16 out holds the result rounded once more, to f16 */
     vkattn_result r = vkattn_reference_sdpa_decode_typed(&s->p, NULL, s->q.host, s->k.host,
                                                          s->v.host, s->lengths, s->vmask.host, ref);
+    for (size_t i = 0; s->fp16 && i < s->out.n; i++)
+        ref[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(ref[i]));
     int st = r ? ab_report(NULL, r, "decode reference")
                : ab_check_outputs(ctx, dec_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);
