@@ -11,14 +11,20 @@
  * Bound: fp32 on the GPU against the double references; the backward
  * recomputes the forward through the same ops and then sums Tq-, Tv- and
  * D-long products of terms of magnitude <= a few, so
- * max|got - ref| / max(max|ref|, 1e-3) <= 1e-4 for every input and weight
- * gradient (a scalar weight's gradient sums B*Tq*D products: its floor is
- * 1e-2, the size of one term's rounding scale). Exact zeros (Bahdanau's
- * score_bias, the scale of a layer without use_scale) must be exactly 0. */
+ * max|got - ref| / max(max|ref|, 1e-2) <= 1e-4 for every input and weight
+ * gradient. The floor: when a whole gradient cancels far below its terms
+ * (a 7-element query_kernel at max|ref| 2.5e-3 was seen at 7e-5 of a 1e-3
+ * floor, 2e-7 absolute), the rounding of its terms is what is left; 1e-2,
+ * as in test_mha_backward and test_sdpa_backward. A scalar weight's gradient
+ * (scale, concat_score_weight) is one fp32 sum over B*Tq*Tv (times D in
+ * concat mode) terms, up to about 1500 here, whose rounding grows with their
+ * number (about sqrt(n) ulp of a term, 2e-6 at n = 1000): 3e-4 of the same
+ * scale (seen: 4e-5). Exact zeros (Bahdanau's score_bias, the scale of a
+ * layer without use_scale) must be exactly 0. */
 #include "layer_testlib.h"
 
-static const double BOUND = 1e-4;
-static const double FLOOR = 1e-3, SCALAR_FLOOR = 1e-2;
+static const double BOUND = 1e-4, SCALAR_BOUND = 3e-4;
+static const double FLOOR = 1e-2;
 
 typedef enum layer_kind { ATTENTION, ADDITIVE, BAHDANAU } layer_kind;
 
@@ -221,17 +227,17 @@ static double max_abs(const float *x, size_t n)
     return m;
 }
 
-/* max|got - ref| / max(max|ref|, floor) <= BOUND; NaN anywhere fails. */
-static void check_close(vkattn_tensor *t, const float *ref, size_t n, double floor,
+/* max|got - ref| / max(max|ref|, FLOOR) <= bound; NaN anywhere fails. */
+static void check_close(vkattn_tensor *t, const float *ref, size_t n, double bound,
                         const char *what, const char *desc)
 {
     float *got = th_download(t, n);
-    const double err = tu_max_abs_err(got, ref, n) / fmax(floor, max_abs(ref, n));
+    const double err = tu_max_abs_err(got, ref, n) / fmax(FLOOR, max_abs(ref, n));
     if (getenv("VKATTN_TEST_VERBOSE"))
-        printf("# err %s %.3g: %s\n", what, err, desc);
-    if (!(err <= BOUND))
+        printf("# err %s %.3g (max|ref| %.3g): %s\n", what, err, max_abs(ref, n), desc);
+    if (!(err <= bound))
         fail_msg("%s of %s: max error %.3g (relative to max(max|ref|, %g)) exceeds %g", what,
-                 desc, err, floor, BOUND);
+                 desc, err, FLOOR, bound);
     free(got);
 }
 
@@ -306,11 +312,11 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
     const vkattn_layer_host_io hio = lt_host_io(&d);
     reference(&L, &call, &hio, gout, &(vkattn_layer_host_grads){rq, rv, rk});
     if (gq)
-        check_close(gq, rq, d.nq, FLOOR, "grad_query", more);
+        check_close(gq, rq, d.nq, BOUND, "grad_query", more);
     if (gv)
-        check_close(gv, rv, d.nv, FLOOR, "grad_value", more);
+        check_close(gv, rv, d.nv, BOUND, "grad_value", more);
     if (gk)
-        check_close(gk, rk, d.nk, FLOOR, "grad_key", more);
+        check_close(gk, rk, d.nk, BOUND, "grad_key", more);
     for (uint32_t i = 0; i < L.n_w; i++) {
         if (!L.gw[i])
             continue;
@@ -321,7 +327,7 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
             check_zero(L.gw[i], L.w_count[i], L.w_name[i], more);
         else
             check_close(L.gw[i], L.ref_gw[i], L.w_count[i],
-                        L.w_count[i] == 1 ? SCALAR_FLOOR : FLOOR, L.w_name[i], more);
+                        L.w_count[i] == 1 ? SCALAR_BOUND : BOUND, L.w_name[i], more);
     }
     th_assert_validation_clean();
     free(gout), free(rq), free(rv), free(rk);

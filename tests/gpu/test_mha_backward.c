@@ -303,6 +303,8 @@ static void compare(const mcase *m, const host *h, gpu *d, const char *what)
             continue;
         float *got = th_download(d->g[i], s.g[i]);
         const double err = tu_max_rel_err(got, h->ref[i], s.g[i], FLOOR);
+        if (getenv("VKATTN_TEST_VERBOSE"))
+            printf("# err %s %.3g: %s\n", grad_names[i], err, what);
         if (!(err <= BOUND))
             fail_msg("%s: %s: max relative error %.3g exceeds %.3g", what, grad_names[i], err,
                      BOUND);
