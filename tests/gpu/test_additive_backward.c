@@ -145,8 +145,8 @@ static void check_case(vkattn_context *ctx, vkattn_context *bctx, const vkattn_a
 
 static void report(const char *test)
 {
-    printf("# %s: max error / term magnitudes dq/dk %.3g (bound %.0e), ds %.3g (bound %.0e)\n", test,
-           worst_qk, BOUND_QK, worst_s, BOUND_S);
+    printf("# %s: max error / term magnitudes dq/dk %.3g (bound %.0e), ds %.3g (bound %.0e)\n",
+           test, worst_qk, BOUND_QK, worst_s, BOUND_S);
     worst_qk = worst_s = 0;
 }
 
