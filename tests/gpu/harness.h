@@ -7,6 +7,8 @@
 
 #include "test_util.h"
 
+#include <string.h>
+
 #include <vkattn/advanced.h>
 #include <vkattn/vkattn.h>
 
@@ -74,8 +76,19 @@ float *th_half_uniform(size_t n, float a);
 /* Downloads n floats into a new array (free it). */
 float *th_download(vkattn_tensor *t, size_t n);
 
-
+/* Fails unless expr returns `code` and the last error mentions `needle`. */
+#define TH_EXPECT_ERROR(expr, code, needle)                                                    \
+    do {                                                                                       \
+        vkattn_result th_r_ = (expr);                                                          \
+        if (th_r_ != (code))                                                                   \
+            fail_msg("%s returned %s; expected %s (%s)", #expr, vkattn_result_name(th_r_),     \
+                     vkattn_result_name(code), vkattn_last_error());                           \
+        if (!strstr(vkattn_last_error(), (needle)))                                            \
+            fail_msg("%s: message \"%s\" does not mention \"%s\"", #expr, vkattn_last_error(), \
+                     (needle));                                                                \
+    } while (0)
 
 /* The test's context, or skip() when the group found no device. */
 #define TH_CTX(state) (*(state) ? (vkattn_context *)*(state) : (skip(), (vkattn_context *)NULL))
+
 #endif

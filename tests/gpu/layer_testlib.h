@@ -305,16 +305,4 @@ static inline vkattn_tensor *lt_bad_mask(vkattn_context *ctx, uint32_t tq, uint3
     return t;
 }
 
-/* Fails unless r is `code` and the last error mentions `needle`. */
-#define LT_EXPECT_ERROR(expr, code, needle)                                                    \
-    do {                                                                                       \
-        vkattn_result lt_r_ = (expr);                                                          \
-        if (lt_r_ != (code))                                                                   \
-            fail_msg("%s returned %s; expected %s (%s)", #expr, vkattn_result_name(lt_r_),     \
-                     vkattn_result_name(code), vkattn_last_error());                           \
-        if (!strstr(vkattn_last_error(), (needle)))                                            \
-            fail_msg("%s: message \"%s\" does not mention \"%s\"", #expr, vkattn_last_error(), \
-                     (needle));                                                                \
-    } while (0)
-
 #endif /* VKATTN_TEST_LAYER_TESTLIB_H */

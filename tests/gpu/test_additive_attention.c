@@ -244,7 +244,7 @@ static void test_weights(void **state)
     TH_OK(ctx, vkattn_additive_attention_get_weights(att, &w));
     assert_memory_equal(got, set, sizeof set);
     TH_OK(ctx, vkattn_additive_attention_get_weights(att, &(vkattn_additive_attention_weights){NULL}));
-    LT_EXPECT_ERROR(vkattn_additive_attention_set_weights(att, &(vkattn_additive_attention_weights){NULL}),
+    TH_EXPECT_ERROR(vkattn_additive_attention_set_weights(att, &(vkattn_additive_attention_weights){NULL}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->scale");
     vkattn_additive_attention_destroy(att);
 
@@ -265,13 +265,13 @@ static void test_bad_args(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     vkattn_additive_attention *att = NULL;
-    LT_EXPECT_ERROR(vkattn_additive_attention_create(
+    TH_EXPECT_ERROR(vkattn_additive_attention_create(
                         ctx, &(vkattn_additive_attention_desc){.query_width = 4, .value_width = 6}, &att),
                     VKATTN_ERROR_INVALID_ARGUMENT, "desc->key_width");
-    LT_EXPECT_ERROR(vkattn_additive_attention_create(
+    TH_EXPECT_ERROR(vkattn_additive_attention_create(
                         ctx, &(vkattn_additive_attention_desc){.query_width = 0, .value_width = 6}, &att),
                     VKATTN_ERROR_INVALID_ARGUMENT, "desc->query_width");
-    LT_EXPECT_ERROR(vkattn_additive_attention_create(
+    TH_EXPECT_ERROR(vkattn_additive_attention_create(
                         ctx,
                         &(vkattn_additive_attention_desc){.query_width = 4, .value_width = 4, .dropout = -0.1f},
                         &att),
@@ -293,33 +293,33 @@ static void test_bad_args(void **state)
     TH_OK(ctx, vkattn_additive_attention_run(att, &call, &io));
     vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
     pc.path = VKATTN_SDPA_FUSED;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED,
                     "call->path");
     pc.path = (vkattn_sdpa_path)9;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->path");
     pc.path = VKATTN_SDPA_UNFUSED;
     TH_OK(ctx, vkattn_additive_attention_run(att, &pc, &io));
     io.key = NULL;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->key");
     io.key = small;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->key");
     io.key = k, io.output = small;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->output");
     io.output = out, io.value_mask = small;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
     io.value_mask = NULL;
     vkattn_tensor *bad_mask = lt_bad_mask(ctx, tq, tv);
     io.attention_mask = bad_mask;
-    LT_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->attention_mask has shape (4, 6)");
     io.attention_mask = NULL;
     vkattn_tensor_destroy(bad_mask);
-    LT_EXPECT_ERROR(vkattn_additive_attention_record(att, VK_NULL_HANDLE, &call, &io),
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VK_NULL_HANDLE, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "cmd");
     th_assert_validation_clean();
     vkattn_tensor *all[] = {q, k, v, out, small};
@@ -332,14 +332,14 @@ static void test_bad_args(void **state)
     vkattn_additive_attention_desc desc = {.query_width = 2, .value_width = 2};
     vkattn_layer_call hc = {.batch = 1, .tq = 2, .tv = 2};
     vkattn_layer_host_io hio = {.query = h, .value = h, .output = ho};
-    LT_EXPECT_ERROR(vkattn_reference_additive_attention(&desc, &(vkattn_additive_attention_weights){NULL},
+    TH_EXPECT_ERROR(vkattn_reference_additive_attention(&desc, &(vkattn_additive_attention_weights){NULL},
                                                         &hc, &hio),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->scale");
     desc.no_scale = true;
     TH_OK(NULL, vkattn_reference_additive_attention(&desc, &(vkattn_additive_attention_weights){NULL},
                                                     &hc, &hio));
     hio.value = NULL;
-    LT_EXPECT_ERROR(vkattn_reference_additive_attention(&desc, &(vkattn_additive_attention_weights){NULL},
+    TH_EXPECT_ERROR(vkattn_reference_additive_attention(&desc, &(vkattn_additive_attention_weights){NULL},
                                                         &hc, &hio),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
 }

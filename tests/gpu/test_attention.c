@@ -363,7 +363,7 @@ static void test_paths(void **state)
     lt_gpu_init(ctx, &g, &d);
     vkattn_layer_call call = lt_call(&d);
     vkattn_layer_io io = lt_gpu_io(&g);
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->return_attention_scores");
     lt_gpu_free(&g);
     lt_data_free(&d);
@@ -385,7 +385,7 @@ static void test_paths(void **state)
     lt_gpu_init(ctx, &g, &d);
     call = lt_call(&d);
     io = lt_gpu_io(&g);
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_UNSUPPORTED,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_UNSUPPORTED,
                     "call->path");
     lt_gpu_free(&g);
     lt_data_free(&d);
@@ -476,11 +476,11 @@ static void test_weights(void **state)
     TH_OK(ctx, vkattn_attention_set_weights(att, &(vkattn_attention_weights){0.0f, -2.5f}));
     TH_OK(ctx, vkattn_attention_get_weights(att, &w));
     assert_true(w.scale == 0.0f && w.concat_score_weight == -2.5f);
-    LT_EXPECT_ERROR(vkattn_attention_set_weights(att, &(vkattn_attention_weights){INFINITY, 1.0f}),
+    TH_EXPECT_ERROR(vkattn_attention_set_weights(att, &(vkattn_attention_weights){INFINITY, 1.0f}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->scale");
-    LT_EXPECT_ERROR(vkattn_attention_set_weights(att, &(vkattn_attention_weights){1.0f, NAN}),
+    TH_EXPECT_ERROR(vkattn_attention_set_weights(att, &(vkattn_attention_weights){1.0f, NAN}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->concat_score_weight");
-    LT_EXPECT_ERROR(vkattn_attention_set_weights(att, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "w");
+    TH_EXPECT_ERROR(vkattn_attention_set_weights(att, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "w");
     vkattn_attention_destroy(att);
     vkattn_attention_destroy(NULL);
 }
@@ -504,12 +504,12 @@ static void test_bad_desc(void **state)
         {{.query_width = 4, .value_width = 4, .dropout = NAN}, "desc->dropout"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        LT_EXPECT_ERROR(vkattn_attention_create(ctx, &bad[i].d, &att),
+        TH_EXPECT_ERROR(vkattn_attention_create(ctx, &bad[i].d, &att),
                         VKATTN_ERROR_INVALID_ARGUMENT, bad[i].needle);
         assert_null(att);
     }
-    LT_EXPECT_ERROR(vkattn_attention_create(ctx, NULL, &att), VKATTN_ERROR_INVALID_ARGUMENT, "desc");
-    LT_EXPECT_ERROR(vkattn_attention_create(NULL, &bad[0].d, &att), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_create(ctx, NULL, &att), VKATTN_ERROR_INVALID_ARGUMENT, "desc");
+    TH_EXPECT_ERROR(vkattn_attention_create(NULL, &bad[0].d, &att), VKATTN_ERROR_INVALID_ARGUMENT,
                     "ctx");
 }
 
@@ -544,55 +544,55 @@ static void test_bad_call(void **state)
 
     vkattn_layer_call call = good;
     call.tq = 0;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->tq");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->tq");
     call = good;
     call.causal = (vkattn_causal)3;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->causal");
     call = good;
     call.path = (vkattn_sdpa_path)9;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->path");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->path");
     call = good;
     call.tv = tv + 1;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
 
     io = io0, io.query = NULL;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io = io0, io.query = wrong_width;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io = io0, io.key = NULL; /* key = value needs Dv = Dk */
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
     io = io0, io.value = wide;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
     io = io0, io.output = NULL;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
     io = io0, io.output = v; /* output aliases value (and is the wrong size) */
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
     io = io0, io.query_mask = short_mask;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->query_mask");
     io = io0, io.value_mask = short_mask;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
     io = io0, io.attention_mask = short_mask; /* 5 elements: (Tv), which broadcasts */
     TH_OK(ctx, vkattn_attention_run(att, &good, &io));
     vkattn_tensor *bad_mask = lt_bad_mask(ctx, tq, tv);
     io = io0, io.attention_mask = bad_mask;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->attention_mask has shape (4, 6) (rank 2); must broadcast to (B, Tq, Tv) "
                     "= (2, 3, 5)");
     vkattn_tensor_destroy(bad_mask);
     io = io0, io.attention_mask = sc, io.attention_mask_per_head = true;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "attention_mask_per_head");
     io = io0, io.scores = sc; /* scores without the flag */
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
     call = good;
     call.return_attention_scores = true;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
     io = io0, io.scores = out;
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
-    LT_EXPECT_ERROR(vkattn_attention_run(NULL, &good, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
+    TH_EXPECT_ERROR(vkattn_attention_run(NULL, &good, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
 
     /* output = query, of the right size: an overlap, not a size error */
     vkattn_attention *self;
@@ -600,11 +600,11 @@ static void test_bad_call(void **state)
                                        &self));
     vkattn_tensor *q6 = tensor3(ctx, B, tq, 6);
     io = (vkattn_layer_io){.query = q6, .value = v, .output = q6};
-    LT_EXPECT_ERROR(vkattn_attention_run(self, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "overlaps");
+    TH_EXPECT_ERROR(vkattn_attention_run(self, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "overlaps");
     vkattn_tensor_destroy(q6);
     vkattn_attention_destroy(self);
-    LT_EXPECT_ERROR(vkattn_attention_run(att, NULL, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call");
-    LT_EXPECT_ERROR(vkattn_attention_run(att, &good, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "io");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, NULL, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call");
+    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "io");
     th_assert_validation_clean();
 
     vkattn_tensor *all[] = {q, k, v, out, sc, wide, flat, short_mask, wrong_width};
@@ -624,23 +624,23 @@ static void test_reference_bad_args(void **state)
     vkattn_layer_host_io io = {.query = q, .value = v, .output = out};
     TH_OK(NULL, vkattn_reference_attention(&desc, &w, &call, &io));
     io.query = NULL;
-    LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->query");
     io.query = q;
     call.return_attention_scores = true;
-    LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->scores");
     call.return_attention_scores = false;
     desc.value_width = 3;
-    LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "desc->key_width");
     desc.value_width = 2;
     w.scale = NAN;
-    LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "w->scale");
     w.scale = 1.0f;
     call.batch = 0;
-    LT_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_reference_attention(&desc, &w, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->batch");
 }
 

@@ -353,9 +353,9 @@ static void test_weights(void **state)
     TH_OK(ctx, vkattn_bahdanau_get_weights(att, &partial));
     assert_true(partial.score_bias == 0.25f);
 
-    LT_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){sq, NULL, sv, 0.0f}),
+    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){sq, NULL, sv, 0.0f}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->key_kernel");
-    LT_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){sq, sk, sv, NAN}),
+    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){sq, sk, sv, NAN}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->score_bias");
     TH_OK(ctx, vkattn_bahdanau_get_weights(att, &got)); /* failed sets changed nothing */
     assert_memory_equal(wk, sk, sizeof sk);
@@ -369,10 +369,10 @@ static void test_bad_args(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     vkattn_bahdanau *att = NULL;
-    LT_EXPECT_ERROR(vkattn_bahdanau_create(
+    TH_EXPECT_ERROR(vkattn_bahdanau_create(
                         ctx, &(vkattn_bahdanau_desc){.query_width = 3, .value_width = 4}, &att),
                     VKATTN_ERROR_INVALID_ARGUMENT, "desc->units");
-    LT_EXPECT_ERROR(vkattn_bahdanau_create(ctx, NULL, &att), VKATTN_ERROR_INVALID_ARGUMENT, "desc");
+    TH_EXPECT_ERROR(vkattn_bahdanau_create(ctx, NULL, &att), VKATTN_ERROR_INVALID_ARGUMENT, "desc");
     assert_null(att);
 
     vkattn_bahdanau_desc desc = {.query_width = 3, .key_width = 2, .value_width = 4, .units = 5};
@@ -389,26 +389,26 @@ static void test_bad_args(void **state)
     TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
     vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
     pc.path = VKATTN_SDPA_FUSED;
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED, "call->path");
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED, "call->path");
     pc.path = (vkattn_sdpa_path)9;
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->path");
     pc.path = VKATTN_SDPA_UNFUSED;
     TH_OK(ctx, vkattn_bahdanau_run(att, &pc, &io));
     io.key = NULL; /* key = value needs Dk = Dv */
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
     io.key = k, io.query = qwide;
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io.query = q;
     vkattn_tensor *bad_mask = lt_bad_mask(ctx, 1, tv);
     io.attention_mask = bad_mask;
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->attention_mask has shape (2, 7)");
     io.attention_mask = NULL;
     vkattn_tensor_destroy(bad_mask);
     call.tq = 2; /* the query holds one step */
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
-    LT_EXPECT_ERROR(vkattn_bahdanau_run(NULL, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_bahdanau_run(NULL, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
     th_assert_validation_clean();
     vkattn_tensor *all[] = {q, k, v, out, qwide};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -422,7 +422,7 @@ static void test_bad_args(void **state)
     vkattn_layer_host_io hio = {.query = h, .key = h, .value = h, .output = ho};
     TH_OK(NULL, vkattn_reference_bahdanau(&ex3_desc, &w, &hc, &hio));
     w.score_kernel = NULL;
-    LT_EXPECT_ERROR(vkattn_reference_bahdanau(&ex3_desc, &w, &hc, &hio),
+    TH_EXPECT_ERROR(vkattn_reference_bahdanau(&ex3_desc, &w, &hc, &hio),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->score_kernel");
 }
 

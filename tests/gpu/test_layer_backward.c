@@ -641,10 +641,10 @@ static void test_bad_args(void **state)
     vkattn_attention_weight_tensors none = {0};
     const vkattn_result BAD = VKATTN_ERROR_INVALID_ARGUMENT;
 
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &none), BAD,
                     "no forward kept");
     TH_OK(ctx, forward(&L, &call, &io)); /* without keep_for_backward */
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &none), BAD,
                     "keep_for_backward");
     call.keep_for_backward = true;
     TH_OK(ctx, forward(&L, &call, &io));
@@ -652,60 +652,60 @@ static void test_bad_args(void **state)
 
     vkattn_layer_call c2 = call;
     c2.seed++;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
                     "call->seed");
     c2 = call, c2.causal = VKATTN_CAUSAL_TOP_LEFT;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
                     "call->causal");
     c2 = call, c2.offset = 9;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
                     "call->offset");
     vkattn_layer_io io2 = io;
     io2.value_mask = NULL;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io2, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io2, &gr, &none), BAD,
                     "io->value_mask");
     io2 = io, io2.key = NULL; /* dk == dv here, so only the kept io tells */
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io2, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io2, &gr, &none), BAD,
                     "io->key");
 
     vkattn_layer_grads g2 = gr;
     g2.grad_output = NULL;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "grads->grad_output");
     g2 = gr, g2.grad_output = small;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "grads->grad_output");
     g2 = gr, g2.grad_query = small;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "grads->grad_query");
     g2 = gr, g2.grad_query = io.query;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "overlaps");
     g2 = gr, g2.grad_key = gv; /* two gradients in one tensor */
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "overlaps");
     g2 = gr, g2.grad_query = gout;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "grads->grad_output");
     g2 = (vkattn_layer_grads){.grad_output = gout};
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
                     "no gradient");
     vkattn_attention_weight_tensors own;
     TH_OK(ctx, vkattn_attention_get_weight_tensors(L.att, &own));
     vkattn_attention_weight_tensors wbad = {.scale = own.scale};
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &wbad), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &wbad), BAD,
                     "overlaps");
     wbad = (vkattn_attention_weight_tensors){.scale = small};
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &wbad), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &wbad), BAD,
                     "grad_w->scale");
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(NULL, &call, &io, &gr, &none), BAD, "layer");
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, NULL, &io, &gr, &none), BAD, "call");
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, NULL, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(NULL, &call, &io, &gr, &none), BAD, "layer");
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, NULL, &io, &gr, &none), BAD, "call");
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, NULL, &none), BAD,
                     "grads");
-    LT_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VK_NULL_HANDLE, &call, &io, &gr,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VK_NULL_HANDLE, &call, &io, &gr,
                                                      &none),
                     BAD, "cmd");
-    LT_EXPECT_ERROR(vkattn_attention_get_weight_tensors(L.att, NULL), BAD, "out");
+    TH_EXPECT_ERROR(vkattn_attention_get_weight_tensors(L.att, NULL), BAD, "out");
     /* the backward is f32 */
     vkattn_tensor *half = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx,
@@ -713,11 +713,11 @@ static void test_bad_args(void **state)
                                                           .dtype = VKATTN_DTYPE_F16},
                                     &half));
     g2 = gr, g2.grad_query = half;
-    LT_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none),
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none),
                     VKATTN_ERROR_UNSUPPORTED, "f32");
     /* prepare checks as record */
     TH_OK(ctx, vkattn_attention_backward_prepare(L.att, &call, &io, &gr, &none));
-    LT_EXPECT_ERROR(vkattn_attention_backward_prepare(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_prepare(L.att, &c2, &io, &gr, &none), BAD,
                     "call->offset");
     /* still usable after the errors */
     TH_OK(ctx, vkattn_attention_backward_run(L.att, &call, &io, &gr, &none));
@@ -729,7 +729,7 @@ static void test_bad_args(void **state)
         layer_create(ctx, &A, &ca, &s);
         TH_OK(ctx, forward(&A, &call, &io));
         vkattn_tensor *gs = th_tensor(ctx, s.dq, NULL);
-        LT_EXPECT_ERROR(vkattn_additive_attention_backward_run(
+        TH_EXPECT_ERROR(vkattn_additive_attention_backward_run(
                             A.add, &call, &io, &gr,
                             &(vkattn_additive_attention_weight_tensors){gs}),
                         BAD, "no such weight");
@@ -749,10 +749,10 @@ static void test_bad_args(void **state)
         TH_OK(ctx, forward(&Bh, &call, &io2));
         vkattn_tensor *gk = th_tensor(ctx, d.nk, NULL);
         g2 = gr, g2.grad_key = gk;
-        LT_EXPECT_ERROR(vkattn_bahdanau_backward_run(Bh.bah, &call, &io2, &g2, NULL), BAD,
+        TH_EXPECT_ERROR(vkattn_bahdanau_backward_run(Bh.bah, &call, &io2, &g2, NULL), BAD,
                         "grads->grad_key");
         /* an io other than the kept forward's */
-        LT_EXPECT_ERROR(vkattn_bahdanau_backward_run(Bh.bah, &call, &io, &gr, NULL), BAD,
+        TH_EXPECT_ERROR(vkattn_bahdanau_backward_run(Bh.bah, &call, &io, &gr, NULL), BAD,
                         "io->key");
         vkattn_tensor_destroy(gk);
         layer_destroy(&Bh);

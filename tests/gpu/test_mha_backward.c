@@ -582,8 +582,6 @@ static void test_optimizer_updates_layer(void **state)
     host_free(&m, &h);
 }
 
-static void expect_code(vkattn_result r, vkattn_result want, const char *needle);
-
 /* _prepare before any forward (both paths): creates what the calls use and
  * records nothing, so the backward still has no kept forward; the calls
  * then run and are right. */
@@ -605,8 +603,8 @@ static void test_prepare(void **state)
         vkattn_mha_weight_tensors gw = grad_w_of(&d);
         TH_OK(ctx, vkattn_mha_prepare(d.layer, &call, &d.io));
         TH_OK(ctx, vkattn_mha_backward_prepare(d.layer, &call, &d.io, &g, &gw));
-        expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "no forward kept");
+        TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
+                        VKATTN_ERROR_INVALID_ARGUMENT, "no forward kept");
         TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
         TH_OK(ctx, vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw));
         compare(&m, &h, &d, path ? "after prepare, chained" : "after prepare, auto");
@@ -617,15 +615,6 @@ static void test_prepare(void **state)
 }
 
 /* ---------------------------------------------------------------- bad input */
-
-static void expect_code(vkattn_result r, vkattn_result want, const char *needle)
-{
-    if (r != want)
-        fail_msg("expected %s (%s), got %s: %s", vkattn_result_name(want), needle,
-                 vkattn_result_name(r), vkattn_last_error());
-    if (!strstr(vkattn_last_error(), needle))
-        fail_msg("expected \"%s\" in: %s", needle, vkattn_last_error());
-}
 
 static void test_bad_arguments(void **state)
 {
@@ -642,61 +631,64 @@ static void test_bad_arguments(void **state)
     const vkattn_result bad = VKATTN_ERROR_INVALID_ARGUMENT;
 
     /* no forward kept: none at all, then one without keep_for_backward */
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw), bad, "no forward kept");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
+                    bad, "no forward kept");
     TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw), bad, "no forward kept");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
+                    bad, "no forward kept");
     call.keep_for_backward = true;
     TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
     /* a forward kept with another call or io */
     vkattn_layer_call other = call;
     other.seed++;
-    expect_code(vkattn_mha_backward_run(d.layer, &other, &d.io, &g, &gw), bad, "call->seed");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &other, &d.io, &g, &gw), bad, "call->seed");
     other = call, other.causal = VKATTN_CAUSAL_TOP_LEFT;
-    expect_code(vkattn_mha_backward_run(d.layer, &other, &d.io, &g, &gw), bad, "call->causal");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &other, &d.io, &g, &gw), bad, "call->causal");
     other = call, other.tq = 4;
     vkattn_layer_io io2 = d.io;
     vkattn_tensor *vm = th_tensor(ctx, s.vm, NULL);
     TH_OK(ctx, vkattn_tensor_fill(vm, 1.0f));
     io2.value_mask = vm;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "io->value_mask");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "io->value_mask");
     /* aliasing */
     vkattn_layer_grads g2 = g;
     g2.grad_query = d.io.query;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw), bad,
-                "grads->grad_query overlaps io->query");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    bad, "grads->grad_query overlaps io->query");
     g2 = g, g2.grad_value = g.grad_key;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw), bad,
-                "grads->grad_value overlaps grads->grad_key");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    bad, "grads->grad_value overlaps grads->grad_key");
     g2 = g, g2.grad_value = d.io.value;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw), bad,
-                "grads->grad_value overlaps io->value");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    bad, "grads->grad_value overlaps io->value");
     vkattn_mha_weight_tensors own, gw2 = gw;
     TH_OK(ctx, vkattn_mha_get_weight_tensors(d.layer, &own));
     gw2.key_kernel = own.key_kernel;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2), bad,
-                "grad_w->key_kernel overlaps the layer's key_kernel");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2),
+                    bad, "grad_w->key_kernel overlaps the layer's key_kernel");
     gw2 = gw, gw2.key_bias = gw.query_bias;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2), bad,
-                "grad_w->query_bias overlaps grad_w->key_bias");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2),
+                    bad, "grad_w->query_bias overlaps grad_w->key_bias");
     /* sizes */
     vkattn_tensor *small = th_tensor(ctx, 3, NULL);
     g2 = g, g2.grad_key = small;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw), bad, "grads->grad_key");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    bad, "grads->grad_key");
     g2 = g, g2.grad_output = small;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw), bad,
-                "grads->grad_output");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    bad, "grads->grad_output");
     gw2 = gw, gw2.output_bias = small;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2), bad,
-                "grad_w->output_bias");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2),
+                    bad, "grad_w->output_bias");
     g2 = g, g2.grad_output = NULL;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw), bad,
-                "grads->grad_output is NULL");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    bad, "grads->grad_output is NULL");
     g2 = (vkattn_layer_grads){.grad_output = g.grad_output};
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, NULL), bad,
-                "no gradient is wanted");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, NULL),
+                    bad, "no gradient is wanted");
     /* grad_key without a key */
     io2 = d.io, io2.key = NULL;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "grads->grad_key");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "grads->grad_key");
     /* the failed calls wrote nothing: still NaN */
     for (int i = 0; i < N_GRADS; i++) {
         float *got = th_download(d.g[i], s.g[i]);
@@ -715,7 +707,7 @@ static void test_bad_arguments(void **state)
     vkattn_mha *plain;
     TH_OK(ctx, vkattn_mha_create(ctx, &nb, &plain));
     TH_OK(ctx, vkattn_mha_run(plain, &call, &d.io));
-    expect_code(vkattn_mha_backward_run(plain, &call, &d.io, &g, &gw), bad, "no_bias");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(plain, &call, &d.io, &g, &gw), bad, "no_bias");
     vkattn_mha_weight_tensors mine;
     TH_OK(ctx, vkattn_mha_get_weight_tensors(plain, &mine));
     assert_null(mine.query_bias);
@@ -728,16 +720,16 @@ static void test_bad_arguments(void **state)
     vkattn_mha *half;
     TH_OK(ctx, vkattn_mha_create(ctx, &nb, &half));
     TH_OK(ctx, vkattn_mha_run(half, &call, &d.io));
-    expect_code(vkattn_mha_backward_run(half, &call, &d.io, &g, &gw), VKATTN_ERROR_UNSUPPORTED,
-                "f16");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(half, &call, &d.io, &g, &gw),
+                    VKATTN_ERROR_UNSUPPORTED, "f16");
     vkattn_mha_destroy(half);
     vkattn_tensor *h16;
     const vkattn_tensor_desc td = {.dtype = VKATTN_DTYPE_F16, .rank = 1,
                                    .dims = {(uint32_t)s.g[G_QUERY]}};
     TH_OK(ctx, vkattn_tensor_create(ctx, &td, &h16));
     g2 = g, g2.grad_query = h16;
-    expect_code(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
-                VKATTN_ERROR_UNSUPPORTED, "grads->grad_query is an f16 tensor");
+    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+                    VKATTN_ERROR_UNSUPPORTED, "grads->grad_query is an f16 tensor");
     vkattn_tensor_destroy(h16);
 
     vkattn_tensor_destroy(small);
