@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The dependency rule of STYLE.md, checked on the include lines (run by CTest
-# as unit.layering; usage: scripts/check-layering.sh [repository root]):
+# The dependency rule of docs/ARCHITECTURE.md, checked on the include lines
+# (run by CTest as unit.layering; usage: scripts/check-layering.sh [repository
+# root]). scripts/check-symbols.sh checks the same rule on the object files,
+# which no include trick can fool; this check stays for its messages, which
+# point at the line to change:
 #   core/       core/ and public headers (no Vulkan or volk of its own)
 #   shape/      core/ shape/ and Vulkan-free public headers
 #   reference/  core/ shape/ reference/ and Vulkan-free public headers
@@ -10,8 +13,9 @@
 #               headers (common/*_iface.h) and the embedded SPIR-V
 #   layers/     core/ shape/ ops/ layers/, public headers, and of vk/ only
 #               context, tensor, submit and prepare (the dry recording of
-#               *_prepare); never reference/. No raw vkCmd*, no shader of
-#               their own (vka_spv_*, vka_kernel, vka_record_dispatch)
+#               *_prepare); never reference/. No raw Vulkan call (vk*, through
+#               volk or a function table), no shader of their own (vka_spv_*,
+#               vka_kernel, vka_record_dispatch)
 #   tools/attnbench, tests, examples: public headers (vkattn/...), Vulkan,
 #               and their own headers (a bare name in their directory,
 #               tests/common or tests/gpu); nothing under src/
@@ -20,6 +24,10 @@
 #               literals; src/ops/ never spells an n_spec count, and every
 #               constant an interface header defines is set by an op and
 #               declared by a shader
+#   src/        only the folders above, with no folder inside them: a new
+#               folder gets its place in the rule (and in check-symbols.sh)
+#               before it gets code; every #include names its file literally
+#               (no `#include MACRO`)
 # Prints file:line: for each offence and exits 1; also when a directory it
 # checks holds no file, so that it cannot pass by finding nothing.
 set -u
@@ -84,7 +92,10 @@ check_dir() {
         line=${line#*:}
         n=${line%%:*}
         line=${line#*:}
-        [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*([\<\"])([^\>\"]+)[\>\"] ]] || continue
+        if ! [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*([\<\"])([^\>\"]+)[\>\"] ]]; then
+            fail "$f" "$n" "an #include that does not name its file literally: the rule cannot be checked"
+            continue
+        fi
         inc=${BASH_REMATCH[2]}
         seen=$((seen + 1))
         [[ ${BASH_REMATCH[1]} == '<' && $inc =~ ^($sys)$ ]] && continue
@@ -109,6 +120,19 @@ check_dir() {
 }
 
 pub='vkattn/[a-z0-9_]+\.h'
+
+# The folders of src/: each has its place in the rule below, none has a
+# folder of its own.
+known_src=" core shape reference weights vk ops layers "
+for d in src/*/ src/*/*/; do
+    [ -d "$d" ] || continue
+    d=${d%/}
+    if [[ $d == src/*/* ]]; then
+        fail "$d" 0 "a folder inside a folder of src/: give it a place in the dependency rule first"
+    elif [[ $known_src != *" ${d#src/} "* ]]; then
+        fail "$d" 0 "a folder of src/ the dependency rule does not name: give it a place first"
+    fi
+done
 
 check_dir src/core public "$pub" 'core/[a-z_]+\.h'
 check_dir src/shape novulkan "$pub" '(core|shape)/[a-z_]+\.h'
@@ -141,7 +165,7 @@ check_public examples
 while IFS=: read -r f n text; do
     [[ $text =~ ^[[:space:]]*(\*|/\*|//) ]] && continue
     fail "$f" "$n" "records a command or a shader itself; layers compose ops"
-done < <(grep -nHE 'vkCmd|\.Cmd[A-Z]|vka_spv_|vka_kernel|vka_record_dispatch' /dev/null src/layers/*.[ch] 2>/dev/null)
+done < <(grep -nHE '\bvk[A-Z]|\.Cmd[A-Z]|vka_spv_|vka_kernel|vka_record_dispatch' /dev/null src/layers/*.[ch] 2>/dev/null)
 
 # Shader interfaces come from shaders/common/<kernel>_iface.h.
 shopt -s nullglob

@@ -259,7 +259,7 @@ vkattn_result vka_scratch_get(vkattn_context *ctx, const char *caller, vka_scrat
         s->cap_retired = nc;
     }
     vkattn_tensor *t;
-    vkattn_result r = vka_scratch_tensor_create_typed(ctx, cap, s->dtype, &t);
+    vkattn_result r = vka_tensor_create_scratch(ctx, cap, s->dtype, &t);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: cannot allocate a scratch tensor of %llu floats: %s", caller,
                         (unsigned long long)cap, vkattn_context_last_error(ctx));

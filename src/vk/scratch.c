@@ -8,24 +8,6 @@
 
 #include <stdlib.h>
 
-vkattn_result vka_scratch_tensor_create(struct vkattn_context *ctx, uint64_t count,
-                                        struct vkattn_tensor **out)
-{
-    return vka_scratch_tensor_create_typed(ctx, count, VKATTN_DTYPE_F32, out);
-}
-
-vkattn_result vka_scratch_tensor_create_typed(struct vkattn_context *ctx, uint64_t count,
-                                              vkattn_dtype dtype, struct vkattn_tensor **out)
-{
-    vkattn_result r = vka_tensor_create_1d_typed(ctx, count, dtype, out);
-    if (r == VKATTN_SUCCESS) {
-        vka_lock(ctx);
-        ctx->stats.scratch_allocations++;
-        vka_unlock(ctx);
-    }
-    return r;
-}
-
 /* The calling thread's set, created on its first use. Each set has its own
  * allocation, so the pointer stays valid while the list grows. */
 static vkattn_result thread_scratch(struct vkattn_context *ctx, const char *caller,
@@ -80,7 +62,7 @@ vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind
         g->retired = list;
     }
     struct vkattn_tensor *t;
-    if ((r = vka_scratch_tensor_create(ctx, want, &t)) != VKATTN_SUCCESS)
+    if ((r = vka_tensor_create_scratch(ctx, want, VKATTN_DTYPE_F32, &t)) != VKATTN_SUCCESS)
         return r;
     if (cur)
         g->retired[g->n_retired++] = cur;

@@ -54,14 +54,6 @@ typedef struct vka_thread_scratch {
 vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind, uint64_t count,
                                const char *caller, struct vkattn_tensor **out);
 
-/* A scratch tensor of `count` floats for a growable buffer (the context's or
- * a layer's), counted in vkattn_context_stats.scratch_allocations. */
-vkattn_result vka_scratch_tensor_create(struct vkattn_context *ctx, uint64_t count,
-                                        struct vkattn_tensor **out);
-/* As vka_scratch_tensor_create, of `count` elements of type `dtype`. */
-vkattn_result vka_scratch_tensor_create_typed(struct vkattn_context *ctx, uint64_t count,
-                                              vkattn_dtype dtype, struct vkattn_tensor **out);
-
 /* Frees every thread's scratch (context destruction). */
 void vka_thread_scratch_destroy(struct vkattn_context *ctx);
 

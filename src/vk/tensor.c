@@ -122,6 +122,18 @@ vkattn_result vka_tensor_create_1d_typed(vkattn_context *ctx, uint64_t count, vk
     return vkattn_tensor_create(ctx, &desc, out);
 }
 
+vkattn_result vka_tensor_create_scratch(vkattn_context *ctx, uint64_t count, vkattn_dtype dtype,
+                                        vkattn_tensor **out)
+{
+    vkattn_result r = vka_tensor_create_1d_typed(ctx, count, dtype, out);
+    if (r == VKATTN_SUCCESS) {
+        vka_lock(ctx);
+        ctx->stats.scratch_allocations++;
+        vka_unlock(ctx);
+    }
+    return r;
+}
+
 vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                  const vkattn_buffer_view *view, vkattn_tensor **out)
 {

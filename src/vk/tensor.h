@@ -50,5 +50,10 @@ vkattn_result vka_tensor_create_1d(struct vkattn_context *ctx, uint64_t count,
                                    struct vkattn_tensor **out);
 vkattn_result vka_tensor_create_1d_typed(struct vkattn_context *ctx, uint64_t count,
                                          vkattn_dtype dtype, struct vkattn_tensor **out);
+/* As vka_tensor_create_1d_typed, for a buffer that grows (the context's
+ * scratch, vk/scratch.h, or a layer's): counted in
+ * vkattn_context_stats.scratch_allocations. */
+vkattn_result vka_tensor_create_scratch(struct vkattn_context *ctx, uint64_t count,
+                                        vkattn_dtype dtype, struct vkattn_tensor **out);
 
 #endif /* VKA_TENSOR_H */
