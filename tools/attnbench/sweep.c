@@ -135,7 +135,7 @@ static int split_args(int argc, char **argv, sweep_opts *o, char **out, int *out
     return 0;
 }
 
-/* Up-front usage errors bench would only find at the first point. */
+/* Up-front usage errors: bench's own, for every point of the sweep. */
 static int check_op(const ab_args *a, const sweep_opts *o, const ab_op **op)
 {
     if (!(*op = ab_find_op(a->op))) {
@@ -145,14 +145,14 @@ static int check_op(const ab_args *a, const sweep_opts *o, const ab_op **op)
         fputc('\n', stderr);
         return ATTNBENCH_EXIT_USAGE;
     }
-    uint32_t given = a->given | (o->fused ? AB_F_FUSED : 0) | (o->unfused ? AB_F_UNFUSED : 0);
-    uint32_t extra = given & ~(*op)->flags;
-    for (uint32_t bit = 1; extra && bit; bit <<= 1)
-        if (extra & bit) {
-            fprintf(stderr, "attnbench: %s does not apply to %s\n", ab_flag_name(bit), (*op)->name);
-            return ATTNBENCH_EXIT_USAGE;
-        }
-    return 0;
+    ab_args b = *a;
+    b.given |= (o->fused ? AB_F_FUSED : 0) | (o->unfused ? AB_F_UNFUSED : 0);
+    int st = 0;
+    for (size_t i = 0; i < o->n_tq && !st; i++) {
+        b.tq = o->tq[i];
+        st = ab_bench_check_args(*op, &b);
+    }
+    return st;
 }
 
 /* ------------------------------------------------------------------ output */
