@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LENGTHS 64
@@ -69,6 +70,11 @@ static int check_plot_path(const char *path)
 {
     if (!*path)
         return usage("--plot needs a file name");
+    /* a folder (or a name ending in '/') passes the test of its parent
+     * below, and would fail only when the plot is written, after the sweep */
+    struct stat st;
+    if (path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return usage("--plot %s: is a folder; --plot needs a file name (FILE.png)", path);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
