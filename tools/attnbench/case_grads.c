@@ -8,6 +8,7 @@
 #include "common.h"
 #include "layer_any.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,10 +69,13 @@ static bool parse_one(json_t *j, const char *field, const grad_info *g, ab_nd *a
     if (json_is_number(j)) { /* a scalar's gradient may be a plain number */
         if (g->n != 1)
             return FAIL("%s: a number, but the gradient has %zu elements", field, g->n);
+        double v = json_number_value(j);
+        if (!(fabs(v) <= FLT_MAX)) /* (float) would make it inf */
+            return FAIL("%s: %g overflows float32 (largest %.9g)", field, v, (double)FLT_MAX);
         a->data = malloc(sizeof *a->data);
         if (!a->data)
             return FAIL("%s: out of host memory", field);
-        a->data[0] = (float)json_number_value(j);
+        a->data[0] = (float)v;
         a->rank = 1, a->dims[0] = 1, a->n = 1;
         return true;
     }
