@@ -23,8 +23,9 @@
  *
  * Tensors are read as F32, F16 or BF16 and converted to float exactly; other
  * dtypes are listed but not read. A malformed file (truncated, a header that
- * is not a JSON object, offsets out of range or overlapping, a size that is
- * not dtype * shape, absurd dims) fails to open with
+ * is not a JSON object, offsets out of range or overlapping, tensors that do
+ * not tile the data exactly (a gap, bytes before the first or after the
+ * last), a size that is not dtype * shape, absurd dims) fails to open with
  * VKATTN_ERROR_INVALID_ARGUMENT (VKATTN_ERROR_SIZE_OVERFLOW for dims whose
  * product overflows) and a message naming the file and the tensor.
  *
@@ -73,8 +74,10 @@ typedef struct vkattn_weights_tensor_info {
 } vkattn_weights_tensor_info;
 
 /* Opens and validates a file: reads the header, keeps the file open for
- * reads. *out must be closed with vkattn_weights_file_close. Results:
- * VKATTN_ERROR_INVALID_ARGUMENT (NULL argument, unreadable or malformed file),
+ * reads. *out must be closed with vkattn_weights_file_close. path must name
+ * a regular file (a folder or a FIFO is refused before it is opened). Results:
+ * VKATTN_ERROR_INVALID_ARGUMENT (NULL argument, not a regular file, unreadable
+ * or malformed file),
  * VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_OUT_OF_HOST_MEMORY. */
 VKATTN_API vkattn_result vkattn_weights_file_open(const char *path, vkattn_weights_file **out);
 

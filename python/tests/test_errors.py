@@ -23,10 +23,42 @@ def test_create_error_has_library_message(ctx):
     assert not att.built  # a failed build leaves the layer unbuilt
 
 
-def test_dropout_out_of_range(ctx):
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"vkattn_mha_create: .*dropout"):
-        vkattn.MultiHeadAttention(2, 4, dropout=1.5, context=ctx)(np.ones((1, 2, 3)),
-                                                                  np.ones((1, 2, 3)))
+_LAYERS = {
+    "Attention": lambda **kw: vkattn.Attention(**kw),
+    "AdditiveAttention": lambda **kw: vkattn.AdditiveAttention(**kw),
+    "BahdanauAttention": lambda **kw: vkattn.BahdanauAttention(2, **kw),
+    "MultiHeadAttention": lambda **kw: vkattn.MultiHeadAttention(2, 4, **kw),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(_LAYERS))
+@pytest.mark.parametrize("dropout", [1.5, -0.1, float("nan"), float("inf"), True, "0.1", None])
+def test_dropout_checked_at_construction(layer, dropout):
+    # a ValueError naming the argument when the layer is made (no context, no
+    # call), as Keras does, not at the first call
+    with pytest.raises(ValueError, match=r"%s: dropout must be a number in \[0, 1\]"
+                       % layer) as info:
+        _LAYERS[layer](dropout=dropout)
+    assert isinstance(info.value, vkattn.InvalidArgumentError)
+
+
+@pytest.mark.parametrize("layer", sorted(_LAYERS))
+def test_constructor_arguments_checked(layer):
+    for seed in (-1, 2**64, 1.5, "7", True):
+        with pytest.raises(vkattn.InvalidArgumentError, match=r"%s: seed must be" % layer):
+            _LAYERS[layer](seed=seed)
+    flags = {"Attention": "use_scale", "AdditiveAttention": "use_scale",
+             "MultiHeadAttention": "use_bias"}
+    if layer in flags:
+        for bad in ("False", None, 2, 0.5):
+            with pytest.raises(vkattn.InvalidArgumentError,
+                               match=r"%s: %s must be True or False" % (layer, flags[layer])):
+                _LAYERS[layer](**{flags[layer]: bad})
+    # the edges of what is allowed
+    for ok in (0.0, 1.0, np.float32(0.5), 0):
+        _LAYERS[layer](dropout=ok, seed=2**64 - 1)
+    if layer in flags:
+        _LAYERS[layer](**{flags[layer]: np.bool_(False)})
 
 
 def test_bad_shapes(ctx, rng):
@@ -86,5 +118,5 @@ def test_constructor_arguments():
 
 
 def test_reference_errors():
-    with pytest.raises(vkattn.InvalidArgumentError, match="vkattn_reference_attention"):
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"dropout must be a number in \[0, 1\]"):
         vkattn.reference.attention(np.ones((1, 2, 3)), np.ones((1, 2, 3)), dropout=2.0)

@@ -3,6 +3,8 @@ Keras order and how they map onto the C weights struct, its output shapes, and
 one layer call's options. Shared by the GPU layers (layers.py) and the CPU
 references (reference.py), so both read the same arguments the same way.
 """
+import numbers
+
 import numpy as np
 
 from ._lib import ffi
@@ -12,12 +14,32 @@ _CAUSAL = {False: 0, None: 0, True: 1, "none": 0, "top_left": 1, "bottom_right":
 _PATHS = {"auto": 0, "fused": 1, "unfused": 2}
 
 
+# Constructor arguments are checked here, when the layer is made, as Keras
+# checks them: the library would only see them at the first call (build).
+
 def _rate(dropout, who):
-    try:
-        rate = float(dropout)
-    except (TypeError, ValueError):
-        raise invalid("%s: dropout must be a number; got %r" % (who, dropout)) from None
-    return rate  # the library checks the range and names the field
+    """A dropout rate in [0, 1], the library's range (NaN, inf, bools and strings refused)."""
+    if (isinstance(dropout, numbers.Real) and not isinstance(dropout, (bool, np.bool_))
+            and 0.0 <= float(dropout) <= 1.0):  # NaN fails the comparison
+        return float(dropout)
+    raise invalid("%s: dropout must be a number in [0, 1]; got %r" % (who, dropout))
+
+
+def _flag(value, name, who):
+    """A boolean argument: True/False (numpy's too) or 0/1, not a string or None."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
+                                               and value in (0, 1)):
+        return bool(value)
+    raise invalid("%s: %s must be True or False; got %r" % (who, name, value))
+
+
+def seed_of(seed, who):
+    """A layer's dropout seed: None (the caller draws one) or an int in [0, 2**64)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise invalid("%s: seed must be None or an int in [0, 2**64); got %r" % (who, seed))
+    return int(seed)
 
 
 def _positive(value, name, who):
@@ -118,7 +140,8 @@ class AttentionSpec(Spec):
         if score_mode not in ("dot", "concat"):
             raise invalid("Attention: score_mode must be \"dot\" or \"concat\"; got %r"
                           % (score_mode,))
-        self.use_scale, self.score_mode = bool(use_scale), score_mode
+        self.use_scale = _flag(use_scale, "use_scale", "Attention")
+        self.score_mode = score_mode
         self.dropout = _rate(dropout, "Attention")
 
     def desc(self, widths):
@@ -148,7 +171,7 @@ class AdditiveAttentionSpec(Spec):
     desc_type, weights_type = "vkattn_additive_attention_desc", "vkattn_additive_attention_weights"
 
     def __init__(self, use_scale=True, dropout=0.0):
-        self.use_scale = bool(use_scale)
+        self.use_scale = _flag(use_scale, "use_scale", "AdditiveAttention")
         self.dropout = _rate(dropout, "AdditiveAttention")
 
     def desc(self, widths):
@@ -199,7 +222,7 @@ class MultiHeadAttentionSpec(Spec):
         self.value_dim = (self.key_dim if value_dim is None
                           else _positive(value_dim, "value_dim", who))
         self.dropout = _rate(dropout, who)
-        self.use_bias = bool(use_bias)
+        self.use_bias = _flag(use_bias, "use_bias", who)
         if isinstance(output_shape, (tuple, list)):
             if len(output_shape) != 1:
                 raise invalid("%s: output_shape %r: only a last-axis width (an int or a "

@@ -35,7 +35,8 @@ class _Layer:
                           % (type(self).__name__, context))
         self._spec = spec
         self._context = context
-        self._seed = secrets.randbits(64) if seed is None else int(seed)
+        seed = _specs.seed_of(seed, type(self).__name__)
+        self._seed = secrets.randbits(64) if seed is None else seed
         self._step = 0
         self._handle = None
         self._widths = None

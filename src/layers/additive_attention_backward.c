@@ -40,7 +40,8 @@ static vkattn_result record_all(const vka_additive_attention_parts *p, VkCommand
     vka_layer_tail t;
     vkattn_tensor *dkey;
     vkattn_result r;
-    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 1, weights, 1,
+    if ((r = vka_layer_backward_f32_layer(ctx, fn, p->desc->dtype)) ||
+        (r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 1, weights, 1,
                                       &ml)) ||
         (r = vka_layer_check_unfused_path(ctx, fn, call, "AdditiveAttention")) ||
         (r = vka_layer_tail_begin(ctx, cmd, fn, kept, call, io, grads, &ml, p->w.dv, &t)) ||

@@ -212,7 +212,8 @@ static vkattn_result record_all(bwd *b, VkCommandBuffer cmd)
     const vka_weight_slot weights[] = {{b->p.scale, "the layer's scale"},
                                        {b->p.csw, "the layer's concat_score_weight"}};
     vkattn_result r;
-    if ((r = vka_layer_backward_check(ctx, b->fn, b->kept, &shape, b->call, b->io, b->grads, wg,
+    if ((r = vka_layer_backward_f32_layer(ctx, b->fn, b->p.desc->dtype)) ||
+        (r = vka_layer_backward_check(ctx, b->fn, b->kept, &shape, b->call, b->io, b->grads, wg,
                                       2, weights, 2, &ml)))
         return r;
     if (b->p.desc->score_mode == VKATTN_SCORE_CONCAT &&

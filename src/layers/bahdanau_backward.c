@@ -63,7 +63,8 @@ static vkattn_result record_all(const vka_bahdanau_parts *p, VkCommandBuffer cmd
     vka_layer_tail t;
     vkattn_tensor *dkey;
     vkattn_result r;
-    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 4, weights, 4,
+    if ((r = vka_layer_backward_f32_layer(ctx, fn, p->desc->dtype)) ||
+        (r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 4, weights, 4,
                                       &ml)) ||
         (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
         return r;

@@ -138,6 +138,17 @@ static vkattn_result check_grad(vkattn_context *ctx, const char *caller, const v
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_layer_backward_f32_layer(vkattn_context *ctx, const char *caller,
+                                           vkattn_dtype layer_dtype)
+{
+    if (layer_dtype == VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: the layer is f16 (desc.dtype VKATTN_DTYPE_F16); the backward is "
+                        "f32 only",
+                        caller);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
                                        const vka_layer_kept *kept, const vka_layer_shape *shape,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,

@@ -54,6 +54,13 @@ typedef struct vka_weight_slot {
     const char *name;
 } vka_weight_slot;
 
+/* The layer backward is f32 only: an f16 layer (desc.dtype
+ * VKATTN_DTYPE_F16) is refused with VKATTN_ERROR_UNSUPPORTED, first, whatever
+ * tensors the call binds (f32 io and gradients would otherwise pass the
+ * checks below and be read against the layer's f16 forward). */
+vkattn_result vka_layer_backward_f32_layer(vkattn_context *ctx, const char *caller,
+                                           vkattn_dtype layer_dtype);
+
 /* The checks every single-head backward makes, before anything is recorded:
  * call and io as the forward's checks, a kept forward with the same call and
  * io, f32 tensors, grads->grad_output, the input gradients and the weight

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -112,36 +113,55 @@ static int by_name(const void *a, const void *b)
                   ((const vkattn_weights_tensor_info *)b)->name);
 }
 
-static int by_begin(const void *a, const void *b)
+/* By begin, then end: an empty tensor at a boundary sorts before the
+ * tensor that starts there. */
+static int by_offsets(const void *a, const void *b)
 {
     const vkattn_weights_tensor_info *x = *(const vkattn_weights_tensor_info *const *)a;
     const vkattn_weights_tensor_info *y = *(const vkattn_weights_tensor_info *const *)b;
-    return x->data_begin < y->data_begin ? -1 : x->data_begin > y->data_begin;
+    if (x->data_begin != y->data_begin)
+        return x->data_begin < y->data_begin ? -1 : 1;
+    return x->data_end < y->data_end ? -1 : x->data_end > y->data_end;
 }
 
-/* No two tensors share a byte (empty tensors occupy none). */
-static vkattn_result check_overlap(const char *fn, vkattn_weights_file *f)
+/* The tensors tile the data section exactly, as the safetensors format
+ * requires ("entirely indexed, no holes"): sorted by offsets, each begins
+ * where the one before ends, the first at 0, the last at the end of the
+ * data. So no two share a byte, and a header length a few bytes off (its
+ * trailing padding cut, which would read every tensor early) is refused as
+ * bytes after the last tensor instead of read as wrong weights. */
+static vkattn_result check_tiling(const char *fn, vkattn_weights_file *f)
 {
-    if (f->count < 2)
-        return VKATTN_SUCCESS;
-    const vkattn_weights_tensor_info **order = malloc(f->count * sizeof *order);
+    const vkattn_weights_tensor_info **order = malloc((f->count ? f->count : 1) * sizeof *order);
     if (!order)
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    uint32_t n = 0;
     for (uint32_t i = 0; i < f->count; i++)
-        if (f->tensors[i].data_end > f->tensors[i].data_begin)
-            order[n++] = &f->tensors[i];
-    qsort(order, n, sizeof *order, by_begin);
+        order[i] = &f->tensors[i];
+    qsort(order, f->count, sizeof *order, by_offsets);
     vkattn_result r = VKATTN_SUCCESS;
-    for (uint32_t i = 1; i < n && !r; i++)
-        if (order[i]->data_begin < order[i - 1]->data_end)
+    uint64_t at = 0; /* where the next tensor must begin */
+    for (uint32_t i = 0; i < f->count && !r; i++) {
+        const vkattn_weights_tensor_info *t = order[i];
+        if (t->data_begin < at)
             r = vka_fail(NULL, INVALID,
                          "%s: %s: tensors '%s' and '%s' overlap (data_offsets [%llu, %llu] and "
-                         "[%llu, %llu])", fn, f->label, order[i - 1]->name, order[i]->name,
+                         "[%llu, %llu])", fn, f->label, order[i - 1]->name, t->name,
                          (unsigned long long)order[i - 1]->data_begin,
                          (unsigned long long)order[i - 1]->data_end,
-                         (unsigned long long)order[i]->data_begin,
-                         (unsigned long long)order[i]->data_end);
+                         (unsigned long long)t->data_begin, (unsigned long long)t->data_end);
+        else if (t->data_begin > at)
+            r = vka_fail(NULL, INVALID,
+                         "%s: %s: data bytes [%llu, %llu) belong to no tensor (before tensor "
+                         "'%s'); safetensors data has no gaps", fn, f->label,
+                         (unsigned long long)at, (unsigned long long)t->data_begin, t->name);
+        at = t->data_end;
+    }
+    if (!r && at != f->data_size)
+        r = vka_fail(NULL, INVALID,
+                     "%s: %s: %llu data bytes after the last tensor (the tensors end at %llu "
+                     "of %llu); safetensors data has no trailing bytes (is the header length "
+                     "right?)", fn, f->label, (unsigned long long)(f->data_size - at),
+                     (unsigned long long)at, (unsigned long long)f->data_size);
     free(order);
     return r;
 }
@@ -177,7 +197,7 @@ static vkattn_result parse_header(const char *fn, vkattn_weights_file *f, const 
         f->count++;
     }
     qsort(f->tensors, f->count, sizeof *f->tensors, by_name);
-    return check_overlap(fn, f);
+    return check_tiling(fn, f);
 }
 
 static uint64_t le64(const uint8_t *b)
@@ -264,6 +284,15 @@ vkattn_result vkattn_weights_file_open(const char *path, vkattn_weights_file **o
     uint8_t prefix[8];
     long size = -1;
     uint64_t n = 0;
+    /* only a regular file: fopen of a FIFO blocks until a writer comes, and
+     * a folder opens on some systems and has no size */
+    struct stat st;
+    errno = 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        r = vka_fail(NULL, INVALID, "%s: %s: %s; a safetensors file must be a regular file", fn,
+                     path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        goto fail;
+    }
     errno = 0;
     f->fp = fopen(path, "rb");
     if (!f->fp) {

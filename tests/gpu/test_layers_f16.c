@@ -438,6 +438,24 @@ static void test_bad_arguments(void **state)
     const vkattn_layer_io io = {.query = x, .value = x, .output = out};
     TH_EXPECT_ERROR(vkattn_attention_run(f32_layer, &call, &io),
                     VKATTN_ERROR_UNSUPPORTED, "io->query");
+    /* the layer backward is f32 only: an f16 layer refuses it, even with f32
+     * io and gradients (every layer, Attention too: its weights are scalars,
+     * so no f16 weight tensor would give it away) */
+    vkattn_tensor *x32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
+    vkattn_tensor *out32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
+    vkattn_tensor *g32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
+    vkattn_tensor *gq32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
+    const vkattn_layer_io io32 = {.query = x32, .value = x32, .output = out32};
+    const vkattn_layer_grads g = {.grad_output = g32, .grad_query = gq32};
+    TH_EXPECT_ERROR(vkattn_attention_backward_run(a, &call, &io32, &g, NULL),
+                    VKATTN_ERROR_UNSUPPORTED, "f16");
+    TH_EXPECT_ERROR(vkattn_additive_attention_backward_run(aa, &call, &io32, &g, NULL),
+                    VKATTN_ERROR_UNSUPPORTED, "f16");
+    TH_EXPECT_ERROR(vkattn_bahdanau_backward_run(b, &call, &io32, &g, NULL),
+                    VKATTN_ERROR_UNSUPPORTED, "f16");
+    vkattn_tensor *all32[] = {x32, out32, g32, gq32};
+    for (size_t i = 0; i < sizeof all32 / sizeof all32[0]; i++)
+        vkattn_tensor_destroy(all32[i]);
     th_assert_validation_clean();
     vkattn_attention_destroy(f32_layer);
     vkattn_attention_destroy(a);

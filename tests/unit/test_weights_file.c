@@ -2,6 +2,7 @@
  * F32 / F16 / BF16 read exactly (every half checked against an independent
  * decoding), and every kind of malformed file rejected with a specific error
  * that names the tensor, from memory and from disk. */
+#define _POSIX_C_SOURCE 200809L /* mkfifo */
 #include "st_writer.h"
 #include "test_util.h"
 
@@ -10,6 +11,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 /* Independent decodings: the value from its fields, by arithmetic. */
 static double half_value(uint16_t h)
@@ -181,6 +186,19 @@ static void test_bad_headers(void **state)
          VKATTN_ERROR_SIZE_OVERFLOW, "tensor 'a': its byte size overflows"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,99999999999999999999999]}}",
          4, VKATTN_ERROR_INVALID_ARGUMENT, "the header is not JSON"},
+        /* the tensors must tile the data exactly: no gap first, between or after */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8,
+         VKATTN_ERROR_INVALID_ARGUMENT, "data bytes [0, 4) belong to no tensor (before tensor 'a')"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12,
+         VKATTN_ERROR_INVALID_ARGUMENT, "data bytes [4, 8) belong to no tensor (before tensor 'b')"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8,
+         VKATTN_ERROR_INVALID_ARGUMENT, "4 data bytes after the last tensor"},
+        {"{}", 1, VKATTN_ERROR_INVALID_ARGUMENT, "1 data bytes after the last tensor"},
+        /* an empty tensor takes no bytes, at a boundary */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"e\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,4]}}", 4,
+         VKATTN_SUCCESS, ""},
         {"{\"__metadata__\":[1]}", 0, VKATTN_ERROR_INVALID_ARGUMENT,
          "__metadata__ is not a JSON object"},
         {"{}", 0, VKATTN_SUCCESS, ""},
@@ -205,6 +223,65 @@ static void test_bad_headers(void **state)
         vkattn_weights_file_close(r ? NULL : wf);
         free(file);
     }
+}
+
+/* A header length a few bytes short, the cut bytes being the header's
+ * trailing spaces: the JSON still parses, but the data would start that many
+ * bytes early and every tensor be read shifted. The tensors no longer reach
+ * the end of the data, so the file is refused. */
+static void test_short_header_length(void **state)
+{
+    (void)state;
+    float w[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    uint8_t *data = st_f32_bytes(w, 8);
+    const char *header = "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                         "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[16,32]}}"
+                         "        ";
+    size_t size;
+    uint8_t *file = st_raw(header, data, 32, &size);
+    size_t hlen = strlen(header);
+    vkattn_weights_file *wf;
+    float got[4];
+    assert_int_equal(vkattn_weights_file_open_memory(file, size, "padded", &wf), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_weights_file_read(wf, "b", got, 4), VKATTN_SUCCESS);
+    assert_memory_equal(got, w + 4, sizeof got);
+    vkattn_weights_file_close(wf);
+    for (size_t cut = 1; cut <= 8; cut++) {
+        for (int b = 0; b < 8; b++)
+            file[b] = (uint8_t)((uint64_t)(hlen - cut) >> (8 * b));
+        wf = (vkattn_weights_file *)1;
+        vkattn_result r = vkattn_weights_file_open_memory(file, size, "short", &wf);
+        if (r != VKATTN_ERROR_INVALID_ARGUMENT)
+            fail_msg("header length %zu bytes short: %s", cut, vkattn_result_name(r));
+        assert_null(wf);
+        char want[64];
+        snprintf(want, sizeof want, "short: %zu data bytes after the last tensor", cut);
+        if (!strstr(vkattn_last_error(), want))
+            fail_msg("cut %zu: message '%s' lacks '%s'", cut, vkattn_last_error(), want);
+    }
+    free(file), free(data);
+}
+
+/* Only a regular file is opened: a FIFO would block in fopen until a writer
+ * came (for ever, from a case file's weights_file), so it is refused before. */
+static void test_not_regular(void **state)
+{
+    (void)state;
+#ifdef _WIN32
+    skip();
+#else
+    char path[64];
+    snprintf(path, sizeof path, "test_weights_file_fifo.%ld", (long)getpid());
+    remove(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    vkattn_weights_file *wf = (vkattn_weights_file *)1;
+    vkattn_result r = vkattn_weights_file_open(path, &wf);
+    remove(path);
+    assert_int_equal(r, VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(wf);
+    assert_non_null(strstr(vkattn_last_error(), "not a regular file"));
+    assert_non_null(strstr(vkattn_last_error(), path));
+#endif
 }
 
 /* What the 8-byte length can get wrong, and arguments. */
@@ -241,6 +318,7 @@ static void test_bad_lengths(void **state)
     assert_non_null(strstr(vkattn_last_error(), "no/such/file.safetensors: cannot open"));
     assert_int_equal(vkattn_weights_file_open(".", &wf), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_null(wf);
+    assert_non_null(strstr(vkattn_last_error(), ".: is a directory"));
     assert_int_equal(vkattn_weights_file_count(NULL), 0);
     assert_null(vkattn_weights_file_metadata(NULL, "x"));
     vkattn_weights_tensor_info info;
@@ -298,6 +376,8 @@ int main(void)
         cmocka_unit_test(test_read_exact),
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_bad_lengths),
+        cmocka_unit_test(test_short_header_length),
+        cmocka_unit_test(test_not_regular),
         cmocka_unit_test(test_save),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,18 +147,26 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
             }
         return usage_error("%s: unknown profile '%s' (desktop, mobile-min, mali, adreno)", f->name, s);
     }
+    /* strtod and strtoull skip leading blanks, and strtoull takes a sign
+     * (" -1" would become 2^64 - 1): a value starts with a digit or, for a
+     * rate, a point */
+    bool starts_ok = (*s >= '0' && *s <= '9') || (f->kind == K_RATE && *s == '.');
     if (f->kind == K_RATE) {
-        double v = strtod(s, &end);
-        if (!*s || *end || errno || !(v >= 0.0 && v <= 1.0))
+        double v = starts_ok ? strtod(s, &end) : -1.0;
+        if (!starts_ok || *end || errno || !(v >= 0.0 && v <= 1.0))
             return usage_error("%s needs a number in [0, 1], got '%s'", f->name, s);
         *(double *)field = v;
         return 0;
     }
-    if (*s == '-' || *s == '+')
-        return usage_error("%s needs a non-negative integer, got '%s'", f->name, s);
+    if (!starts_ok)
+        return usage_error("%s needs a non-negative integer (decimal digits only), got '%s'",
+                           f->name, s);
     unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || errno)
-        return usage_error("%s needs a non-negative integer, got '%s'", f->name, s);
+    if (*end)
+        return usage_error("%s needs a non-negative integer (decimal digits only), got '%s'",
+                           f->name, s);
+    if (errno == ERANGE && f->kind == K_U64)
+        return usage_error("%s: '%s' does not fit 64 bits", f->name, s);
     if (f->kind == K_U64) {
         *(uint64_t *)field = v;
         return 0;

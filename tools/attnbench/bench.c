@@ -25,8 +25,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Usage errors that depend on the op: flags it does not take. */
-static int check_flags(const ab_op *op, const ab_args *a)
+int ab_bench_check_args(const ab_op *op, const ab_args *a)
 {
     if (a->fp16 && !(op->flags & AB_F_FP16)) {
         fprintf(stderr, "attnbench: --fp16: %s has no f16 path yet (matmul, softmax, additive, "
@@ -40,6 +39,25 @@ static int check_flags(const ab_op *op, const ab_args *a)
             fprintf(stderr, "attnbench: %s does not apply to %s\n", ab_flag_name(bit), op->name);
             return ATTNBENCH_EXIT_USAGE;
         }
+    /* combinations: also before a context is made (docs/ATTNBENCH.md: usage
+     * errors exit 2 before any device work) */
+    const bool grads = a->backward || a->train_step;
+    const char *grad_flag = a->backward ? "--backward" : "--train-step";
+    if (a->backward && a->train_step) {
+        fprintf(stderr, "attnbench: %s: give --backward or --train-step, not both\n", op->name);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (grads && a->fp16) {
+        fprintf(stderr, "attnbench: %s: %s has no f16 path yet (drop --fp16)\n", op->name,
+                grad_flag);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (grads && a->scores) {
+        fprintf(stderr, "attnbench: %s: --backward and --train-step take no --scores\n", op->name);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (op->check_args && op->check_args(a))
+        return ATTNBENCH_EXIT_USAGE;
     /* sizes: caught here, before a context is made or the peak measured */
     const struct { uint32_t bit, value; } sizes[] = {
         {AB_F_BATCH, a->batch}, {AB_F_HEADS, a->heads}, {AB_F_TQ, a->tq}, {AB_F_TV, a->tv},
@@ -178,7 +196,7 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
     res->op = op;
     res->warmup = a->warmup;
     res->repeat = a->repeat;
-    int status = check_flags(op, a);
+    int status = ab_bench_check_args(op, a);
     if (status)
         return status;
     vkattn_context_info info;
@@ -437,7 +455,7 @@ int ab_cmd_bench(const ab_args *a)
     const ab_op *op = ab_find_op(a->op);
     if (!op)
         return unknown_op(a->op);
-    int status = check_flags(op, a);
+    int status = ab_bench_check_args(op, a);
     if (status)
         return status;
     void *cache = NULL;

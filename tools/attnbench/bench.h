@@ -52,6 +52,11 @@ typedef struct ab_bench_result {
 int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
                  const vkattn_peak_result *peak, ab_bench_result *res);
 
+/* Usage errors that depend on the op (flags it does not take, combinations
+ * it refuses, sizes of 0, the op's own check_args), found with no device:
+ * ATTNBENCH_EXIT_USAGE after a message on stderr, else 0. */
+int ab_bench_check_args(const ab_op *op, const ab_args *a);
+
 /* The `bench` subcommand. */
 int ab_cmd_bench(const ab_args *a);
 

@@ -4,6 +4,7 @@
 #include "case.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,9 +42,22 @@ static bool nd_fill(json_t *j, const ab_nd *a, uint32_t depth, bool allow_bool, 
                     const char *field, char *err, size_t err_size)
 {
     if (depth == a->rank) {
-        if (json_is_number(j))
-            *(*p)++ = (float)json_number_value(j);
-        else if (allow_bool && json_is_boolean(j))
+        if (json_is_number(j)) {
+            double v = json_number_value(j);
+            if (!(fabs(v) <= FLT_MAX)) { /* (float) would make it inf */
+                uint32_t idx[4];
+                size_t flat = (size_t)(*p - a->data);
+                for (uint32_t d = a->rank; d-- > 0; flat /= a->dims[d])
+                    idx[d] = (uint32_t)(flat % a->dims[d]);
+                char at[64];
+                size_t o = 0;
+                for (uint32_t d = 0; d < a->rank && o < sizeof at; d++)
+                    o += (size_t)snprintf(at + o, sizeof at - o, "[%u]", idx[d]);
+                return FAIL("%s%s: %g overflows float32 (largest %.9g)", field, at, v,
+                            (double)FLT_MAX);
+            }
+            *(*p)++ = (float)v;
+        } else if (allow_bool && json_is_boolean(j))
             *(*p)++ = json_is_true(j) ? 1.0f : 0.0f;
         else
             return FAIL("%s: an element is %s, not a number%s", field,
@@ -206,6 +220,8 @@ static bool get_number(json_t *obj, const char *key, double def, double *out, co
         *out = json_number_value(j);
     else
         return FAIL("%s: must be a number", field);
+    if (!(fabs(*out) <= FLT_MAX)) /* the layers take it as a float */
+        return FAIL("%s: %g overflows float32 (largest %.9g)", field, *out, (double)FLT_MAX);
     return true;
 }
 

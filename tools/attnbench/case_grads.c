@@ -8,6 +8,7 @@
 #include "common.h"
 #include "layer_any.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,10 +69,13 @@ static bool parse_one(json_t *j, const char *field, const grad_info *g, ab_nd *a
     if (json_is_number(j)) { /* a scalar's gradient may be a plain number */
         if (g->n != 1)
             return FAIL("%s: a number, but the gradient has %zu elements", field, g->n);
+        double v = json_number_value(j);
+        if (!(fabs(v) <= FLT_MAX)) /* (float) would make it inf */
+            return FAIL("%s: %g overflows float32 (largest %.9g)", field, v, (double)FLT_MAX);
         a->data = malloc(sizeof *a->data);
         if (!a->data)
             return FAIL("%s: out of host memory", field);
-        a->data[0] = (float)json_number_value(j);
+        a->data[0] = (float)v;
         a->rank = 1, a->dims[0] = 1, a->n = 1;
         return true;
     }
@@ -95,6 +99,9 @@ bool ab_case_parse_grads(json_t *obj, ab_case *c, char *err, size_t err_size)
         return FAIL("grad_output: must be a nested array (the output's shape)");
     if (!ab_nd_parse(go, "grad_output", &c->grad_output, err, err_size))
         return false;
+    if (c->grad_output.data && c->fp16) /* else the f32 check would pass an f16 case */
+        return FAIL("grad_output: the layer backward is float32 only; a \"dtype\": \"float16\" "
+                    "case cannot check gradients");
     if (c->grad_output.data &&
         !ab_nd_expect_shape(&c->grad_output, "grad_output", c->out_rank, c->out_dims,
                             "(the layer's output)", true, err, err_size))

@@ -20,10 +20,12 @@
 #include "heatmap.h"
 #include "layer_any.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct case_result {
     bool ok;
@@ -312,6 +314,62 @@ static bool heatmaps(const ab_args *a, const ab_case *c, size_t index, const cas
     return false;
 }
 
+/* FILE.json into *root: a regular file (a folder or a FIFO is refused
+ * before it is opened: fopen of a FIFO blocks), read whole, an optional
+ * UTF-8 byte-order mark skipped (RFC 8259 section 8.1 lets a parser ignore
+ * one), then JSON holding one case or a non-empty array of cases. False
+ * after a message naming the file. */
+static bool load_cases(const char *path, json_t **root)
+{
+    *root = NULL;
+    struct stat st;
+    errno = 0;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "attnbench: check: %s: cannot open: %s\n", path, strerror(errno));
+        return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "attnbench: check: %s: is a directory; check takes a FILE.json\n", path);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "attnbench: check: %s: not a regular file; check takes a FILE.json\n",
+                path);
+        return false;
+    }
+    FILE *f = fopen(path, "rb");
+    size_t size = (size_t)st.st_size, got = 0;
+    char *text = f ? malloc(size + 1) : NULL;
+    if (text)
+        got = fread(text, 1, size, f);
+    if (!f || !text || got != size) {
+        fprintf(stderr, "attnbench: check: %s: cannot read: %s\n", path,
+                !f ? strerror(errno) : !text ? "out of memory" : "short read");
+        free(text);
+        if (f)
+            fclose(f);
+        return false;
+    }
+    fclose(f);
+    size_t skip = size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    json_error_t jerr;
+    *root = json_loadb(text + skip, size - skip, 0, &jerr);
+    free(text);
+    if (!*root) {
+        fprintf(stderr, "attnbench: check: %s:%d:%d: %s\n", path, jerr.line, jerr.column,
+                jerr.text);
+        return false;
+    }
+    if (json_is_array(*root) && json_array_size(*root) == 0) {
+        fprintf(stderr, "attnbench: check: %s: an empty list; a case file holds one case or "
+                        "an array of at least one\n", path);
+        json_decref(*root);
+        *root = NULL;
+        return false;
+    }
+    return true;
+}
+
 int ab_cmd_check(const ab_args *a)
 {
     if (a->heatmap) {
@@ -319,13 +377,9 @@ int ab_cmd_check(const ab_args *a)
         if (st)
             return st;
     }
-    json_error_t jerr;
-    json_t *root = json_load_file(a->file, 0, &jerr);
-    if (!root) {
-        fprintf(stderr, "attnbench: check: %s:%d:%d: %s\n", a->file, jerr.line, jerr.column,
-                jerr.text);
+    json_t *root;
+    if (!load_cases(a->file, &root))
         return ATTNBENCH_EXIT_CHECK;
-    }
     vkattn_context *ctx;
     int status = ab_open_context(a, &ctx);
     if (status) {

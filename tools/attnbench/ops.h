@@ -51,6 +51,10 @@ typedef struct ab_op {
      * exit status for runtime failures, 0 otherwise. */
     int (*check)(vkattn_context *ctx, void *state, double *max_rel_err);
     void (*destroy)(void *state); /* NULL-safe */
+    /* Usage errors of the op's own that need no device (decode's --tq limit),
+     * checked before a context is made: nonzero after a message on stderr.
+     * NULL: none. */
+    int (*check_args)(const ab_args *a);
 } ab_op;
 
 /* The op of that name in this build, or NULL. */

@@ -171,10 +171,6 @@ static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, a
     uint32_t q[3] = {d->batch, d->tq, d->dk}, k[3] = {d->batch, d->tv, d->dk};
     uint32_t out[3] = {d->batch, d->tq, d->tv};
     s->fp16 = a->fp16;
-    if (s->fp16 && a->backward) {
-        fprintf(stderr, "attnbench: additive: --backward has no f16 path yet (drop --fp16)\n");
-        return ATTNBENCH_EXIT_USAGE;
-    }
     vkattn_result r;
     if ((r = ab_buf_make_as(ctx, &s->x, 3, q, &rng, -1, 1, s->fp16)) ||
         (r = ab_buf_make_as(ctx, &s->k, 3, k, &rng, -1, 1, s->fp16)) ||
@@ -453,13 +449,6 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         .path = path_of(a),
     };
     if (a->backward) {
-        if (a->fp16) {
-            fprintf(stderr, "attnbench: sdpa: --backward has no f16 path yet (drop --fp16)\n");
-            return ATTNBENCH_EXIT_USAGE;
-        }
-        if (a->scores)
-            return ab_report(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                             "sdpa: --backward takes no --scores");
         st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a->seed, a->mask_ratio, &s->bwd, info);
         ab_op_info timed = *info;
         att_info(s, info, true, true);

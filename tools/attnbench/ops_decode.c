@@ -33,6 +33,38 @@ static void dec_destroy(void *state)
     free(s);
 }
 
+/* The sizes with decode's own defaults (one new query against 512 cached
+ * keys) and *g the K/V heads. Their usage errors need no device: bench
+ * checks them (dec_check_args) before a context is made. */
+static int dec_dims(const ab_args *a, ab_dims *d, uint32_t *g)
+{
+    ab_args b = *a;
+    if (!(b.given & AB_F_TQ))
+        b.given |= AB_F_TQ, b.tq = 1;
+    if (!(b.given & AB_F_TV))
+        b.given |= AB_F_TV, b.tv = 512;
+    int st = ab_attention_dims("decode", &b, 8, d);
+    if (st)
+        return st;
+    *g = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
+    if (!*g || d->heads % *g) {
+        fprintf(stderr, "attnbench: decode: --kv-heads must be >= 1 and divide --heads\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (d->tq > VKATTN_DECODE_MAX_TQ) {
+        fprintf(stderr, "attnbench: decode: --tq must be at most %u\n", VKATTN_DECODE_MAX_TQ);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    return ATTNBENCH_EXIT_OK;
+}
+
+static int dec_check_args(const ab_args *a)
+{
+    ab_dims d;
+    uint32_t g;
+    return dec_dims(a, &d, &g);
+}
+
 static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
 {
     dec_state *s = calloc(1, sizeof *s);
@@ -41,24 +73,10 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     *state = s;
     s->ctx = ctx;
     ab_dims d;
-    /* decode's own defaults: one new query against 512 cached keys */
-    ab_args b = *a;
-    if (!(b.given & AB_F_TQ))
-        b.given |= AB_F_TQ, b.tq = 1;
-    if (!(b.given & AB_F_TV))
-        b.given |= AB_F_TV, b.tv = 512;
-    int st = ab_attention_dims("decode", &b, 8, &d);
+    uint32_t g;
+    int st = dec_dims(a, &d, &g);
     if (st)
         return st;
-    uint32_t g = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d.heads;
-    if (!g || d.heads % g) {
-        fprintf(stderr, "attnbench: decode: --kv-heads must be >= 1 and divide --heads\n");
-        return ATTNBENCH_EXIT_USAGE;
-    }
-    if (d.tq > VKATTN_DECODE_MAX_TQ) {
-        fprintf(stderr, "attnbench: decode: --tq must be at most %u\n", VKATTN_DECODE_MAX_TQ);
-        return ATTNBENCH_EXIT_USAGE;
-    }
     bool vm = a->mask_ratio > 0;
     s->p = (vkattn_sdpa_decode_params){
         .batch = d.batch, .heads = d.heads, .tq = d.tq, .kv_heads = g,
@@ -150,5 +168,5 @@ const ab_op ab_op_decode = {
     .bound = AB_BOUND_DECODE,
     .bound_fp16 = AB_BOUND_DECODE_FP16,
     .setup = dec_setup, .record = dec_record, .prepare = dec_prepare, .check = dec_check,
-    .destroy = dec_destroy,
+    .destroy = dec_destroy, .check_args = dec_check_args,
 };

@@ -184,13 +184,8 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     s->layer.kind = kind;
     s->fp16 = a->fp16;
     const bool grads = a->backward || a->train_step;
-    if (grads && (a->fp16 || a->scores || (a->backward && a->train_step))) {
-        fprintf(stderr, "attnbench: %s: %s\n", name,
-                a->fp16     ? "--backward and --train-step have no f16 path (drop --fp16)"
-                : a->scores ? "--backward and --train-step take no --scores"
-                            : "give --backward or --train-step, not both");
-        return ATTNBENCH_EXIT_USAGE;
-    }
+    /* with --fp16, --scores or each other: usage errors that bench's
+     * check_flags refuses before a context is made */
     int st = ab_attention_dims(name, a, kind == AB_LAYER_MHA ? 8 : 1, &s->d);
     if (st)
         return st;

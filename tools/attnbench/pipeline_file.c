@@ -26,13 +26,23 @@ int ab_pipeline_file_load(const char *path, void **data, size_t *size)
     FILE *f = fopen(path, "rb");
     if (!f)
         return errno == ENOENT ? ATTNBENCH_EXIT_OK : file_error(path, "open it", errno);
-    /* read in chunks: no seek, so pipes and odd files fail only where they must */
+    /* read in chunks: no seek, so pipes and odd files fail only where they
+     * must; at most AB_PIPELINE_FILE_MAX bytes, so a wrong path (a device such
+     * as /dev/urandom, a huge file) fails instead of filling memory */
     size_t cap = 0, n = 0;
     unsigned char *buf = NULL;
     int status = ATTNBENCH_EXIT_OK;
     for (;;) {
+        if (n > AB_PIPELINE_FILE_MAX) {
+            fprintf(stderr, "attnbench: --pipeline-cache %s: larger than %u MiB; not a pipeline "
+                            "cache vkattn wrote\n", path, AB_PIPELINE_FILE_MAX >> 20);
+            status = ATTNBENCH_EXIT_CHECK;
+            break;
+        }
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 64 * 1024;
+            if (ncap > (size_t)AB_PIPELINE_FILE_MAX + 1) /* one byte over tells "too large" */
+                ncap = (size_t)AB_PIPELINE_FILE_MAX + 1;
             unsigned char *nbuf = ncap > cap ? realloc(buf, ncap) : NULL;
             if (!nbuf) {
                 status = file_error(path, "read it", ENOMEM);

@@ -8,10 +8,17 @@
 
 #include <vkattn/vkattn.h>
 
+/* The largest FILE read: 64 MiB. The cap keeps a wrong path (/dev/urandom, a
+ * disk image) from reading until memory runs out; a cache holds the compiled
+ * pipelines of a few dozen compute shaders, far below it (lavapipe writes a
+ * 32-byte header only). */
+#define AB_PIPELINE_FILE_MAX (64u << 20)
+
 /* Reads FILE whole into *data (malloc'd, the caller frees) and *size. A file
  * that does not exist is no error: *data NULL, *size 0 (a first run).
  * Returns an exit status: ATTNBENCH_EXIT_CHECK when the file exists but
- * cannot be read (message on stderr naming it and why). */
+ * cannot be read or is over AB_PIPELINE_FILE_MAX (message on stderr naming
+ * it and why). */
 int ab_pipeline_file_load(const char *path, void **data, size_t *size);
 
 /* Writes ctx's pipeline cache data to FILE (through a temporary file and a

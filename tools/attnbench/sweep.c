@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LENGTHS 64
@@ -69,6 +70,11 @@ static int check_plot_path(const char *path)
 {
     if (!*path)
         return usage("--plot needs a file name");
+    /* a folder (or a name ending in '/') passes the test of its parent
+     * below, and would fail only when the plot is written, after the sweep */
+    struct stat st;
+    if (path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return usage("--plot %s: is a folder; --plot needs a file name (FILE.png)", path);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -135,7 +141,7 @@ static int split_args(int argc, char **argv, sweep_opts *o, char **out, int *out
     return 0;
 }
 
-/* Up-front usage errors bench would only find at the first point. */
+/* Up-front usage errors: bench's own, for every point of the sweep. */
 static int check_op(const ab_args *a, const sweep_opts *o, const ab_op **op)
 {
     if (!(*op = ab_find_op(a->op))) {
@@ -145,14 +151,14 @@ static int check_op(const ab_args *a, const sweep_opts *o, const ab_op **op)
         fputc('\n', stderr);
         return ATTNBENCH_EXIT_USAGE;
     }
-    uint32_t given = a->given | (o->fused ? AB_F_FUSED : 0) | (o->unfused ? AB_F_UNFUSED : 0);
-    uint32_t extra = given & ~(*op)->flags;
-    for (uint32_t bit = 1; extra && bit; bit <<= 1)
-        if (extra & bit) {
-            fprintf(stderr, "attnbench: %s does not apply to %s\n", ab_flag_name(bit), (*op)->name);
-            return ATTNBENCH_EXIT_USAGE;
-        }
-    return 0;
+    ab_args b = *a;
+    b.given |= (o->fused ? AB_F_FUSED : 0) | (o->unfused ? AB_F_UNFUSED : 0);
+    int st = 0;
+    for (size_t i = 0; i < o->n_tq && !st; i++) {
+        b.tq = o->tq[i];
+        st = ab_bench_check_args(*op, &b);
+    }
+    return st;
 }
 
 /* ------------------------------------------------------------------ output */
