@@ -44,20 +44,22 @@ fail() { # file line message
 # Public headers that include Vulkan, directly or through another one.
 [ -f include/vkattn/vkattn.h ] || fail include/vkattn 0 "no public headers found"
 vulkan_public=" "
+declare -A public_includes # header -> the headers it includes, read once
+while IFS=: read -r h line; do
+    name=vkattn/${h#include/vkattn/}
+    if [[ $line =~ [\<\"](vulkan/[^\>\"]*|volk\.h)[\>\"] ]]; then
+        [[ $vulkan_public == *" $name "* ]] || vulkan_public="$vulkan_public$name "
+    elif [[ $line =~ [\<\"](vkattn/[^\>\"]+)[\>\"] ]]; then
+        public_includes[$name]+=" ${BASH_REMATCH[1]} "
+    fi
+done < <(grep -HE '^\s*#\s*include' include/vkattn/*.h 2>/dev/null)
 changed=1
 while [ $changed = 1 ]; do
     changed=0
-    for h in include/vkattn/*.h; do
-        [ -f "$h" ] || continue
-        name=vkattn/${h#include/vkattn/}
-        case "$vulkan_public" in *" $name "*) continue ;; esac
-        if grep -Eq '^\s*#\s*include\s*[<"](vulkan/|volk\.h)' "$h"; then
-            vulkan_public="$vulkan_public$name "
-            changed=1
-            continue
-        fi
+    for name in "${!public_includes[@]}"; do
+        [[ $vulkan_public == *" $name "* ]] && continue
         for v in $vulkan_public; do
-            if grep -Eq "^\\s*#\\s*include\\s*[<\"]$v[>\"]" "$h"; then
+            if [[ ${public_includes[$name]} == *" $v "* ]]; then
                 vulkan_public="$vulkan_public$name "
                 changed=1
                 break
@@ -186,13 +188,18 @@ while IFS=: read -r f n text; do
     fail "$f" "$n" "a literal n_spec; use VKA_<K>_N_SPEC of the kernel's _iface.h"
 done < <(grep -nHE '\.n_spec[[:space:]]*=[[:space:]]*[0-9]' "${ops[@]}")
 
+# (each file read once: a grep per constant took most of this script's time)
+declare -A set_by_op declared_by_shader
+spec_ids='VKA_[A-Z0-9_]+_SPEC_[A-Z0-9_]+'
+while read -r id; do set_by_op[$id]=1; done < <(grep -ohwE "$spec_ids" "${ops[@]}" | sort -u)
+while read -r id; do declared_by_shader[$id]=1; done < <(grep -ohwE "$spec_ids" "${shaders[@]}" | sort -u)
 for h in shaders/common/*_iface.h; do
     [ -f "$h" ] || continue
     while IFS=: read -r n id; do
         id=${id#\#define }
         id=${id%% *}
-        grep -qw "$id" "${ops[@]}" || fail "$h" "$n" "$id is set by no op in src/ops/"
-        grep -qw "$id" "${shaders[@]}" || fail "$h" "$n" "$id is declared by no shader"
+        [ -n "${set_by_op[$id]:-}" ] || fail "$h" "$n" "$id is set by no op in src/ops/"
+        [ -n "${declared_by_shader[$id]:-}" ] || fail "$h" "$n" "$id is declared by no shader"
     done < <(grep -nE '^#define VKA_[A-Z_]+_SPEC_[A-Z_]+ ' "$h")
 done
 
