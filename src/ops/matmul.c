@@ -1,6 +1,6 @@
 /* Batched matmul: tile choice from the device's limits, argument checks, the
- * choice of kernel for the tensors' element types and the tuning (f32 under
- * the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
+ * choice of kernel for the tensors' element types and the tuning (f32 and f16
+ * alike under the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
  * shaders/matmul*.comp. */
 #include "vkattn/matmul.h"
 
@@ -62,13 +62,14 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n
     return false;
 }
 
-/* Whether vec4 loads of an operand are aligned: its binding starts on 16
- * bytes and every stored row, head and batch starts at a multiple of 4
- * elements. `rows_split` covers the first row of a row block, for an operand
+/* Whether vec4 loads of an operand are aligned (f16: uvec2 loads of four
+ * halves): its binding starts on 16 bytes (f16: 8) and every stored row, head
+ * and batch starts at a multiple of 4 elements. `rows_split` covers the first row of a row block, for an operand
  * whose stored rows are M (transposed A). */
 static bool vec4_aligned(const vkattn_tensor *t, const vka_operand *o, bool rows_split)
 {
-    return t->dtype == VKATTN_DTYPE_F32 && t->offset % 16 == 0 && o->row_stride % 4 == 0 &&
+    const uint64_t bytes = t->dtype == VKATTN_DTYPE_F16 ? 8 : 16;
+    return t->offset % bytes == 0 && o->row_stride % 4 == 0 &&
            o->head_stride % 4 == 0 && o->batch_stride % 4 == 0 && rows_split;
 }
 
@@ -170,10 +171,11 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
     const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
     const bool c16 = io->c->dtype == VKATTN_DTYPE_F16, any16 = a16 || b16 || bias16 || c16;
-    /* The GPU tuning runs f32 products on matmul_gpu.comp; f16 operands keep
-     * the kernels below, and so does a device the GPU tiles do not fit. */
+    /* The GPU tuning runs every product, f32 or f16, on matmul_gpu.comp (an
+     * f16 call never takes a slower kernel family than the f32 one); a device
+     * the GPU tiles do not fit keeps the kernels below. */
     matmul_tiles t;
-    const bool gpu = !ctx->info.cpu_tuning && !any16 && vka_matmul_gpu_tiles(&ctx->info, s.m, s.n, &t);
+    const bool gpu = !ctx->info.cpu_tuning && vka_matmul_gpu_tiles(&ctx->info, s.m, s.n, &t);
     if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
@@ -186,9 +188,10 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
      * is split (partial sums rounded to f16 would lose the f32 accumulation)
      * or where packed halves cannot be written a word per invocation (a row
-     * starting at an odd element). */
+     * starting at an odd element; matmul_gpu.comp always writes words). */
+    const bool words = gpu || !storage16;
     const bool c_via_f32 =
-        c16 && (chunk < s.k || (!storage16 && (!rows_word_aligned(&s) || t.tn % 2)));
+        c16 && (chunk < s.k || (words && (!rows_word_aligned(&s) || t.tn % 2)));
     vkattn_tensor *c = io->c;
     if (c_via_f32 &&
         (r = vka_growable_get(ctx, VKA_SCRATCH_F32_SUMS, s.c.extent, caller, &c)))
