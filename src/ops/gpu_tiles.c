@@ -89,3 +89,15 @@ bool vka_flash_tiled_tiles(const vkattn_context_info *info, bool subgroup_shuffl
         }
     return false;
 }
+
+/* 8 rows (the most decode takes) hold 86 live values at dv = 256 within 128;
+ * under 64, 4 rows there. */
+uint32_t vka_decode_gpu_rows(const vkattn_context_info *info, uint32_t wg, uint32_t dv,
+                             uint32_t max_rows)
+{
+    const uint32_t budget = vka_register_budget(info);
+    uint32_t rows = max_rows;
+    while (rows > 1 && vka_decode_live_values(rows, wg, dv) > budget)
+        rows--;
+    return rows;
+}

@@ -52,4 +52,10 @@ uint64_t vka_flash_tiled_shared_bytes(const vka_flash_tiled *t, uint32_t dk, uin
 bool vka_flash_tiled_tiles(const vkattn_context_info *info, bool subgroup_shuffle, uint32_t dk,
                            uint32_t dv, vka_flash_tiled *t);
 
+/* Query rows per workgroup of shaders/decode*.comp's split layout (`wg`
+ * invocations, value width dv): the most, up to max_rows, whose live values
+ * fit the register budget; at least 1. */
+uint32_t vka_decode_gpu_rows(const vkattn_context_info *info, uint32_t wg, uint32_t dv,
+                             uint32_t max_rows);
+
 #endif /* VKA_OPS_GPU_TILES_H */

@@ -25,3 +25,8 @@ uint32_t vka_flash_tiled_live_values(uint32_t lanes, uint32_t bc, uint32_t dk, u
     const uint32_t nq = div_up(div_up(dk, 4), lanes), no = div_up(div_up(dv, 4), lanes);
     return 4 * nq + 4 * no + bc + 8 + 2 + VKA_REGISTER_SCALARS;
 }
+
+uint32_t vka_decode_live_values(uint32_t rows, uint32_t wg, uint32_t dv)
+{
+    return 3 * rows + rows + 4 * div_up(rows * div_up(dv, 4), wg) + 8 + 2 + VKA_REGISTER_SCALARS;
+}

@@ -46,4 +46,11 @@ uint32_t vka_matmul_gpu_live_values(uint32_t bm, uint32_t bn, uint32_t bk, uint3
  * the four weights (8), the running max and sum (2), and the scalars. */
 uint32_t vka_flash_tiled_live_values(uint32_t lanes, uint32_t bc, uint32_t dk, uint32_t dv);
 
+/* shaders/decode*.comp (decode_body.glsl), split layout (the GPU tuning's):
+ * `rows` query rows per workgroup of `wg` invocations, value width dv: each
+ * row's end, head and index (3 rows), its logit (rows), the output vec4s
+ * (4 * ceil(rows * ceil(dv/4) / wg)), two key vec4s (8), the running max and
+ * sum (2), and the scalars. */
+uint32_t vka_decode_live_values(uint32_t rows, uint32_t wg, uint32_t dv);
+
 #endif /* VKA_OPS_REGISTER_BUDGET_H */

@@ -129,6 +129,24 @@ static void test_flash_tiled_tiles(void **state)
     assert_false(vka_flash_tiled_tiles(&cpu, true, 64, 64, &t));
 }
 
+/* The decode kernel's split layout: rows per workgroup at every width. */
+static void test_decode_rows(void **state)
+{
+    (void)state;
+    for (size_t p = 0; p < N_PROFILES; p++) {
+        vkattn_context_info info = profile_info(profiles[p]);
+        const uint32_t budget = vka_register_budget(&info);
+        for (uint32_t dv = 2; dv <= 256; dv += 2) {
+            const uint32_t rows = vka_decode_gpu_rows(&info, 64, dv, 8);
+            const uint32_t live = vka_decode_live_values(rows, 64, dv);
+            if (rows < 1 || rows > 8 || live > budget)
+                fail_msg("%s: decode dv %u: %u rows hold %u live values (budget %u)",
+                         profiles[p], dv, rows, live, budget);
+        }
+    }
+    assert_int_equal(vka_decode_live_values(8, 64, 256), 86);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +154,7 @@ int main(void)
         cmocka_unit_test(test_stated_counts),
         cmocka_unit_test(test_matmul_gpu_tiles),
         cmocka_unit_test(test_flash_tiled_tiles),
+        cmocka_unit_test(test_decode_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
