@@ -1,12 +1,20 @@
 #version 450
-// Batched f32 matmul of the GPU tuning: C[b,h] = alpha * op(A[b,h]) @
-// op(B[b,h]) (+ bias row), the operation and push constants of
-// shaders/common/matmul_body.glsl (same k/m splits, same f32 sums), shaped
-// for GPUs:
-// - global loads of four consecutive stored elements as one vec4 where the
-//   host found the operand's offsets and strides multiples of 4 (VEC_A,
-//   VEC_B); a group of four that crosses the end of a row or of the dispatch's
-//   k range, or an unaligned operand, is read as scalars (same values);
+// Batched matmul of the GPU tuning, f32 or f16 operands and result (each
+// chosen by a specialization constant, as in matmul_f16*.comp), f32 sums:
+// C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias row), the operation and
+// push constants of shaders/common/matmul_body.glsl (same k/m splits, same
+// f32 sums), shaped for GPUs:
+// - f16 buffers are read as words of two halves (unpackHalf2x16), so one
+//   module serves devices with and without 16-bit storage and reads half the
+//   bytes of f32; an f16 C is written a word at a time by the invocation that
+//   owns both of its columns (columns in adjacent pairs), so no two
+//   invocations share a word; the host sends C layouts with an odd row start,
+//   and a split K, through an f32 scratch (src/ops/matmul.c);
+// - global loads of four consecutive stored elements as one vec4 (f16: one
+//   uvec2) where the host found the operand's offsets and strides multiples
+//   of 4 (VEC_A, VEC_B); a group of four that crosses the end of a row or of
+//   the dispatch's k range, or an unaligned operand, is read as scalars (same
+//   values);
 // - double-buffered shared tiles: the next BK step is read from global memory
 //   into registers while the current one is multiplied, then stored into the
 //   other buffer, so one barrier per step separates loads from reads;
@@ -15,6 +23,10 @@
 // Tile sizes are specialization constants the host picks from the device's
 // limits (src/ops/matmul.c); nothing assumes a subgroup size. BM, BN and BK
 // are multiples of 4. Out-of-range elements load as 0.
+// Register budget (src/ops/register_budget.h): TM * TN sums + TM + TN
+// operands + 4 * (LA + LB) prefetched floats + 12 scalars; at most 72 live
+// values with the GPU tuning's 8 x 4 tiles (128x64x16: 68), 44 with the 4 x 4
+// tiles the mobile profiles' budget of 64 keeps to (src/ops/gpu_tiles.c).
 #extension GL_GOOGLE_include_directive : require
 #include "matmul_iface.h"
 
@@ -28,15 +40,25 @@ layout(constant_id = VKA_MATMUL_SPEC_TRANS_B) const bool TRANS_B = false;
 layout(constant_id = VKA_MATMUL_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
 layout(constant_id = VKA_MATMUL_SPEC_VEC_A) const bool VEC_A = false;
 layout(constant_id = VKA_MATMUL_SPEC_VEC_B) const bool VEC_B = false;
+layout(constant_id = VKA_MATMUL_SPEC_A_F16) const bool A_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_B_F16) const bool B_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_BIAS_F16) const bool BIAS_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_C_F16) const bool C_F16 = false;
 // invocations = (BM / TM) * (BN / TN), set by the host
 layout(local_size_x_id = VKA_MATMUL_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 0) readonly buffer ABuf4 { vec4 a4[]; };
+layout(std430, binding = 0) readonly buffer ABufW { uint a_w[]; };
+layout(std430, binding = 0) readonly buffer ABufW2 { uvec2 a_w2[]; };
 layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
 layout(std430, binding = 1) readonly buffer BBuf4 { vec4 b4[]; };
+layout(std430, binding = 1) readonly buffer BBufW { uint b_w[]; };
+layout(std430, binding = 1) readonly buffer BBufW2 { uvec2 b_w2[]; };
 layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
+layout(std430, binding = 2) readonly buffer BiasBufW { uint bias_w[]; };
 layout(std430, binding = 3) buffer CBuf { float c[]; };
+layout(std430, binding = 3) buffer CBufW { uint c_w[]; };
 
 layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 
@@ -50,15 +72,38 @@ const uint LA = (QA + THREADS - 1) / THREADS, LB = (QB + THREADS - 1) / THREADS;
 shared float As[2 * BK * (BM + 1)];
 shared float Bs[2 * BK * (BN + 1)];
 
+// Columns of an invocation's outputs: strided by BN / TN, or with an f16 C
+// in adjacent pairs (2 * (tc + (j / 2) * (BN / TN)) + j % 2; TN is even).
+const bool PAIRS = C_F16;
+uint col_of(uint tc, uint j)
+{
+    return PAIRS ? 2 * (tc + (j >> 1) * (BN / TN)) + (j & 1) : tc + j * (BN / TN);
+}
+
+// element i of an array of halves packed two per word, low half first
+float half_at(uint word, uint i)
+{
+    const vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0 ? v.y : v.x;
+}
+vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+float ld_a(uint i) { return A_F16 ? half_at(a_w[i >> 1], i) : a[i]; }
+float ld_b(uint i) { return B_F16 ? half_at(b_w[i >> 1], i) : b[i]; }
+float ld_bias(uint i) { return BIAS_F16 ? half_at(bias_w[i >> 1], i) : bias[i]; }
+float ld_c(uint i) { return C_F16 ? half_at(c_w[i >> 1], i) : c[i]; }
+
 // Four stored elements from `base` along the operand's contiguous axis; `n`
 // of them (0..4) are in range, the others read as 0.
 vec4 load4(bool is_a, bool vec, uint base, uint n)
 {
-    if (vec && n == 4)
-        return is_a ? a4[base >> 2] : b4[base >> 2];
+    if (vec && n == 4) {
+        if (is_a)
+            return A_F16 ? halves4(a_w2[base >> 2]) : a4[base >> 2];
+        return B_F16 ? halves4(b_w2[base >> 2]) : b4[base >> 2];
+    }
     vec4 v = vec4(0.0);
     for (uint e = 0; e < n; e++)
-        v[e] = is_a ? a[base + e] : b[base + e];
+        v[e] = is_a ? ld_a(base + e) : ld_b(base + e);
     return v;
 }
 
@@ -140,9 +185,9 @@ float out_value(float acc, uint ci, uint gn)
 {
     float v = p.alpha * acc;
     if (p.accumulate != 0)
-        v += c[ci];
+        v += ld_c(ci);
     else if (HAS_BIAS)
-        v += bias[gn];
+        v += ld_bias(gn);
     return v;
 }
 
@@ -185,7 +230,7 @@ void main()
             for (uint i = 0; i < TM; i++)
                 av[i] = As[abase + k * (BM + 1) + tr + i * (BM / TM)];
             for (uint j = 0; j < TN; j++)
-                bv[j] = Bs[bbase + k * (BN + 1) + tc + j * (BN / TN)];
+                bv[j] = Bs[bbase + k * (BN + 1) + col_of(tc, j)];
             for (uint i = 0; i < TM; i++)
                 for (uint j = 0; j < TN; j++)
                     acc[i][j] = fma(av[i], bv[j], acc[i][j]);
@@ -206,12 +251,23 @@ void main()
         const uint gm = row0 + tr + i * (BM / TM);
         if (gm >= p.m)
             continue;
-        for (uint j = 0; j < TN; j++) {
-            const uint gn = col0 + tc + j * (BN / TN);
+        for (uint j = 0; j < TN; j += (PAIRS ? 2 : 1)) {
+            const uint gn = col0 + col_of(tc, j);
             if (gn >= p.n)
                 continue;
             const uint ci = c_off + gm * p.ldc + gn;
-            c[ci] = out_value(acc[i][j], ci, gn);
+            const float v = out_value(acc[i][j], ci, gn);
+            if (!PAIRS) {
+                c[ci] = v;
+                continue;
+            }
+            // columns gn, gn + 1 are this invocation's and ci is even (the
+            // host's rows_word_aligned); past N the high half keeps its bits
+            const bool both = gn + 1 < p.n;
+            uint w = packHalf2x16(vec2(v, both ? out_value(acc[i][j + 1], ci + 1, gn + 1) : 0.0));
+            if (!both)
+                w = (c_w[ci >> 1] & 0xffff0000u) | (w & 0xffffu);
+            c_w[ci >> 1] = w;
         }
     }
 }

@@ -28,8 +28,9 @@ extern "C" {
 typedef enum vkattn_tuning {
     VKATTN_TUNING_AUTO = 0, /* by device type: CPU for CPU devices (lavapipe), else GPU */
     VKATTN_TUNING_GPU = 1,  /* many invocations per row, subgroup reductions, tiled
-                               fused attention, vec4/double-buffered f32 matmul,
-                               split long softmax rows (docs/PORTABILITY.md) */
+                               fused attention, vec4/double-buffered matmul (f32 and
+                               f16 alike), split long softmax rows, kernels within a
+                               register budget (docs/PORTABILITY.md) */
     VKATTN_TUNING_CPU = 2,  /* SIMD lanes as rows: few invocations per row, few barriers */
 } vkattn_tuning;
 

@@ -21,7 +21,8 @@
  *   VKATTN_SDPA_FUSED fails with VKATTN_ERROR_UNSUPPORTED. Its shape follows
  *   the context's tuning (vkattn/advanced.h): under the GPU tuning a
  *   workgroup owns 8 to 32 query rows, each split over 4 to 16 invocations
- *   (docs/PORTABILITY.md); the results agree within the same bound.
+ *   (docs/PORTABILITY.md), for f16 and f32 tensors alike; the results agree
+ *   within the same bound.
  * VKATTN_SDPA_AUTO takes the fused path when it can serve the call (weights
  * not requested), else the chained one. The two differ only where inputs are
  * not finite: the fused kernel never reads keys a row cannot see, so a NaN or

@@ -32,6 +32,11 @@
 // real one (lavapipe's loop budget: the host bounds the tiles per chunk).
 // As in flash_body.glsl, masked keys get the finite logit MASKED and weight
 // exactly 0, never an exp2 of an infinite argument.
+// Register budget (src/ops/register_budget.h), split layout (the GPU
+// tuning's): 3 R + R (rows' ends, heads, indices, logits) + 4 NS (o) + 8 (two
+// key vec4s) + 2 (m_run, l_run) + 12 scalars: 86 at R = 8, DV = 256 (WG 64);
+// the host takes fewer rows where the mobile profiles' 64 asks
+// (src/ops/gpu_tiles.c). The lanes layout is the CPU tuning's.
 
 #extension GL_EXT_control_flow_attributes : require
 
@@ -75,6 +80,7 @@ layout(std430, binding = 1) readonly buffer KBufW { uint k_w[]; };
 layout(std430, binding = 2) readonly buffer VBufW { uint v_w[]; };
 layout(std430, binding = 1) readonly buffer KBufW2 { uvec2 k4_w[]; };
 layout(std430, binding = 2) readonly buffer VBufW2 { uvec2 v4_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW4 { uvec4 k8_w[]; };
 layout(std430, binding = 3) writeonly buffer PartBuf { float part[]; };
 #if DECODE_PACKED
 #define LENGTH(b) floatBitsToUint(q_in[p.len_off + (b)])
@@ -114,6 +120,12 @@ vec4 ld_kv4(bool is_k, uint i4)
 }
 
 float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+
+// An f16 K with DK a multiple of 8 is read 8 halves (16 bytes) per load, as
+// an f32 K is read 16 bytes per vec4: each invocation reads its own key row
+// (rows DK apart across invocations), so the bytes per load instruction, not
+// the row, set how much each access moves. K rows then start on 16 bytes.
+const bool K_VEC8 = K_F16 && DK % 8u == 0u;
 
 vec4 load4(bool vec, uint base, uint e4, uint width, bool ok, bool is_k)
 {
@@ -178,11 +190,21 @@ void tiles_main()
             float x[R];
             [[unroll]] for (uint rr = 0u; rr < R; rr++)
                 x[rr] = 0.0;
-            [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
-                const vec4 k = load4(DK_VEC4, (kvbase + j) * DK, e4, DK, in_range, true);
-                [[unroll]] for (uint rr = 0u; rr < R; rr++)
-                    x[rr] += dot(q_s[rr * DK4 + e4], k);
-            }
+            if (K_VEC8) // the same sums in the same order, two vec4s per load
+                [[unroll]] for (uint e8 = 0u; e8 < DK / 8u; e8++) {
+                    const uvec4 w = in_range ? k8_w[(kvbase + j) * (DK / 8u) + e8] : uvec4(0u);
+                    const vec4 k = halves4(w.xy), k2 = halves4(w.zw);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        x[rr] += dot(q_s[rr * DK4 + 2u * e8], k);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        x[rr] += dot(q_s[rr * DK4 + 2u * e8 + 1u], k2);
+                }
+            else
+                [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
+                    const vec4 k = load4(DK_VEC4, (kvbase + j) * DK, e4, DK, in_range, true);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        x[rr] += dot(q_s[rr * DK4 + e4], k);
+                }
             const bool vm_ok =
                 !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(b * p.capacity + min(j, p.capacity - 1u))));
             [[unroll]] for (uint rr = 0u; rr < R; rr++) {

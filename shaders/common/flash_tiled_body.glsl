@@ -29,6 +29,12 @@
 // control flow. Key tiles wholly above a causal diagonal are never loaded.
 // Unpacked layout only (8 storage buffers): devices with fewer use the packed
 // row-per-invocation kernel.
+//
+// Register budget (src/ops/register_budget.h): 4 * NQ + 4 * NO (q, o) + BC
+// (s4) + 8 (a quad's partial logits and weights) + 2 (m_run, l_run) + 12
+// scalars: at most 86 live values at any width up to 256 (NQ, NO <= 4, BC <=
+// 32); under the mobile profiles' 64 the host trades keys per tile for lanes
+// per row (src/ops/gpu_tiles.c).
 
 #extension GL_EXT_control_flow_attributes : require
 #if FLASH_SUBGROUP
@@ -50,6 +56,15 @@ layout(constant_id = VKA_FLASH_TILED_SPEC_DROPOUT) const bool DROPOUT = false;
 layout(constant_id = VKA_FLASH_TILED_SPEC_UNIFORM_ROWS) const bool UNIFORM_ROWS = false;
 layout(constant_id = VKA_FLASH_TILED_SPEC_WRITE_LSE) const bool WRITE_LSE = false;
 layout(constant_id = VKA_FLASH_TILED_SPEC_LANES) const uint L = 4;
+// f16 Q, K, V and out are words of two halves (unpackHalf2x16 /
+// packHalf2x16: any device, half the bytes of f32), vec4s read as uvec2;
+// sums, statistics and the shared tiles stay f32. An f16 out has an even DV
+// (the host sends odd ones through an f32 scratch), so a lane's halves are
+// whole words no other lane writes.
+layout(constant_id = VKA_FLASH_TILED_SPEC_Q_F16) const bool Q_F16 = false;
+layout(constant_id = VKA_FLASH_TILED_SPEC_K_F16) const bool K_F16 = false;
+layout(constant_id = VKA_FLASH_TILED_SPEC_V_F16) const bool V_F16 = false;
+layout(constant_id = VKA_FLASH_TILED_SPEC_OUT_F16) const bool OUT_F16 = false;
 
 // Widths in vec4s (padding lanes of q, K and V hold zeros); per-lane vec4s.
 const uint DK4 = (DK + 3u) / 4u;
@@ -73,6 +88,14 @@ layout(std430, binding = 4) readonly buffer VMaskBuf { float vmask_in[]; };
 layout(std430, binding = 5) readonly buffer MaskBuf { float mask_in[]; };
 layout(std430, binding = 6) writeonly buffer OutBuf { float out_o[]; };
 layout(std430, binding = 6) writeonly buffer OutBuf4 { vec4 out4_o[]; };
+layout(std430, binding = 0) readonly buffer QBufW { uint q_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW { uint k_w[]; };
+layout(std430, binding = 2) readonly buffer VBufW { uint v_w[]; };
+layout(std430, binding = 0) readonly buffer QBufW2 { uvec2 q4_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW2 { uvec2 k4_w[]; };
+layout(std430, binding = 2) readonly buffer VBufW2 { uvec2 v4_w[]; };
+layout(std430, binding = 6) writeonly buffer OutBufW { uint out_w[]; };
+layout(std430, binding = 6) writeonly buffer OutBufW2 { uvec2 out4_w[]; };
 layout(std430, binding = 7) writeonly buffer LseBuf { uint lse_u[]; };
 
 layout(push_constant) uniform Push { VKA_FLASH_PUSH } p;
@@ -99,6 +122,21 @@ float m_run, l_run;
 uint row_h, row_i, row_end;
 bool row_ok;
 
+// element i of an array of halves packed two per word, low half first
+float half_at(uint word, uint i)
+{
+    const vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0u ? v.y : v.x;
+}
+vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+// vec4 i4 (element i) of Q, K or V in its element type
+vec4 ld_q4(uint i4) { return Q_F16 ? halves4(q4_w[i4]) : q4_in[i4]; }
+vec4 ld_k4(uint i4) { return K_F16 ? halves4(k4_w[i4]) : k4_in[i4]; }
+vec4 ld_v4(uint i4) { return V_F16 ? halves4(v4_w[i4]) : v4_in[i4]; }
+float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+float ld_k(uint i) { return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i]; }
+float ld_v(uint i) { return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i]; }
+
 // The same copy as flash_body.glsl's load_tile: keys [j0, j0 + BC) of K/V
 // head kv_head and batch b's value mask; rows past Tv become zeros.
 void load_tile(uint b, uint kv_head, uint j0, bool with_k)
@@ -111,11 +149,11 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
             uint base = (kv_head * p.tv + j0 + jj) * DK + e;
             vec4 x = vec4(0.0);
             if (DK_VEC4 && jj < rows)
-                x = k4_in[base / 4u];
+                x = ld_k4(base / 4u);
             else if (!DK_VEC4)
                 [[unroll]] for (uint c = 0u; c < 4u; c++)
                     if (jj < rows && e + c < DK)
-                        x[c] = k_in[base + c];
+                        x[c] = ld_k(base + c);
             if (slot < BC * DK4)
                 ks[slot] = x;
         }
@@ -124,11 +162,11 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
         uint base = (kv_head * p.tv + j0 + jj) * DV + e;
         vec4 x = vec4(0.0);
         if (DV_VEC4 && jj < rows)
-            x = v4_in[base / 4u];
+            x = ld_v4(base / 4u);
         else if (!DV_VEC4)
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (jj < rows && e + c < DV)
-                    x[c] = v_in[base + c];
+                    x[c] = ld_v(base + c);
         if (slot < BC * DV4)
             vs[slot] = x;
     }
@@ -259,7 +297,14 @@ void store_row(uint b)
         if (e4 >= DV4)
             continue;
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[t] * inv;
-        if (DV_VEC4)
+        if (OUT_F16 && DV_VEC4)
+            out4_w[row * DV4 + e4] = uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));
+        else if (OUT_F16) // DV even: pairs (2c, 2c + 1) are whole words
+            [[unroll]] for (uint c = 0u; c < 4u; c += 2u) {
+                if (e4 * 4u + c < DV)
+                    out_w[(row * DV + e4 * 4u + c) >> 1u] = packHalf2x16(vec2(x[c], x[c + 1u]));
+            }
+        else if (DV_VEC4)
             out4_o[row * DV4 + e4] = x;
         else
             [[unroll]] for (uint c = 0u; c < 4u; c++)
@@ -282,11 +327,11 @@ void init_row(uint zb, uint b, uint r, uint rows_total)
         const uint e4 = lane + t * L;
         vec4 x = vec4(0.0);
         if (DK_VEC4 && e4 < DK4)
-            x = q4_in[row * DK4 + e4];
+            x = ld_q4(row * DK4 + e4);
         else if (!DK_VEC4)
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (e4 * 4u + c < DK)
-                    x[c] = q_in[row * DK + e4 * 4u + c];
+                    x[c] = ld_q(row * DK + e4 * 4u + c);
         q[t] = x * p.scale_log2;
     }
     [[unroll]] for (uint t = 0u; t < NO; t++)

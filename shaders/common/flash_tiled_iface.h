@@ -19,6 +19,10 @@
 #define VKA_FLASH_TILED_SPEC_UNIFORM_ROWS 9   /* bool: masked rows -> mean of V */
 #define VKA_FLASH_TILED_SPEC_WRITE_LSE 10     /* bool */
 #define VKA_FLASH_TILED_SPEC_LANES 11         /* invocations per query row: 4, 8, 16 */
-#define VKA_FLASH_TILED_N_SPEC 12
+#define VKA_FLASH_TILED_SPEC_Q_F16 12          /* bool: Q holds f16 (read as words of halves) */
+#define VKA_FLASH_TILED_SPEC_K_F16 13          /* bool: K holds f16 */
+#define VKA_FLASH_TILED_SPEC_V_F16 14          /* bool: V holds f16 */
+#define VKA_FLASH_TILED_SPEC_OUT_F16 15        /* bool: out is written as f16 (DV even) */
+#define VKA_FLASH_TILED_N_SPEC 16
 
 #endif /* VKA_FLASH_TILED_IFACE_H */

@@ -13,12 +13,12 @@
 #define VKA_MATMUL_SPEC_TRANS_B 6  /* bool */
 #define VKA_MATMUL_SPEC_HAS_BIAS 7 /* bool */
 #define VKA_MATMUL_SPEC_WG 8       /* local_size_x: (BM / TM) * (BN / TN) */
-#define VKA_MATMUL_SPEC_A_F16 9     /* bool: A is f16 (matmul_f16*.comp) */
+#define VKA_MATMUL_SPEC_A_F16 9     /* bool: A is f16 (matmul_f16*.comp, matmul_gpu.comp) */
 #define VKA_MATMUL_SPEC_B_F16 10    /* bool: B is f16 */
 #define VKA_MATMUL_SPEC_BIAS_F16 11 /* bool: bias is f16 */
 #define VKA_MATMUL_SPEC_C_F16 12    /* bool: C is f16 */
 #define VKA_MATMUL_N_SPEC 13
-/* matmul_gpu.comp only (f32): */
+/* matmul_gpu.comp only: */
 #define VKA_MATMUL_SPEC_VEC_A 13    /* bool: A's offsets and strides are multiples of 4 */
 #define VKA_MATMUL_SPEC_VEC_B 14    /* bool: B's are */
 #define VKA_MATMUL_GPU_N_SPEC 15

@@ -11,6 +11,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/decode_iface.h"
+#include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -101,9 +102,11 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
     s->group = s->heads / s->kv_heads;
     const uint32_t rows = s->group * s->tq;
     s->lanes = info->cpu_tuning && s->dk <= LANES_MAX_WIDTH && s->dv <= LANES_MAX_WIDTH;
-    const uint32_t max_rows = s->lanes ? LANES_MAX_WIDTH / s->dv : MAX_ROWS;
-    s->rows = rows < max_rows ? rows : max_rows;
     s->wg = s->lanes ? LANES_WG : 64;
+    /* the split layout's rows within the register budget (ops/gpu_tiles.h) */
+    const uint32_t max_rows =
+        s->lanes ? LANES_MAX_WIDTH / s->dv : vka_decode_gpu_rows(info, s->wg, s->dv, MAX_ROWS);
+    s->rows = rows < max_rows ? rows : max_rows;
     if (s->wg > info->max_workgroup_invocations || s->wg > info->max_workgroup_size[0])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the decode kernel needs %u invocations per workgroup", fn, s->wg);

@@ -57,7 +57,11 @@ _Static_assert(VKA_FLASH_TILED_SPEC_CAUSAL == VKA_FLASH_SPEC_CAUSAL &&
                    VKA_FLASH_TILED_SPEC_HAS_BIAS == VKA_FLASH_SPEC_HAS_BIAS &&
                    VKA_FLASH_TILED_SPEC_DROPOUT == VKA_FLASH_SPEC_DROPOUT &&
                    VKA_FLASH_TILED_SPEC_UNIFORM_ROWS == VKA_FLASH_SPEC_UNIFORM_ROWS &&
-                   VKA_FLASH_TILED_SPEC_WRITE_LSE == VKA_FLASH_SPEC_WRITE_LSE,
+                   VKA_FLASH_TILED_SPEC_WRITE_LSE == VKA_FLASH_SPEC_WRITE_LSE &&
+                   VKA_FLASH_TILED_SPEC_Q_F16 == VKA_FLASH_SPEC_Q_F16 &&
+                   VKA_FLASH_TILED_SPEC_K_F16 == VKA_FLASH_SPEC_K_F16 &&
+                   VKA_FLASH_TILED_SPEC_V_F16 == VKA_FLASH_SPEC_V_F16 &&
+                   VKA_FLASH_TILED_SPEC_OUT_F16 == VKA_FLASH_SPEC_OUT_F16,
                "flash_tiled_iface.h and flash_iface.h disagree");
 
 /* Query rows one workgroup owns. */
@@ -219,8 +223,8 @@ static vkattn_result check_kernel(const struct vkattn_context *ctx, const vkattn
     return code;
 }
 
-/* The GPU-shaped kernel is f32 only: f16 calls, whose tensors this check does
- * not see, take the other kernel, so a call must suit both. */
+/* A call must suit both kernels: the GPU-shaped one serves f32 and f16 alike,
+ * but the device (fewer than 8 storage buffers, say) may leave it the other. */
 vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
                               const char **why)
 {
@@ -324,11 +328,12 @@ static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DT
 /* Whether out is written into f32 scratch and copied (or converted) after:
  * in the packed layout with an LSE (out and LSE share binding 3), and for an
  * f16 out with an odd dv where halves are written as words (a row would start
- * inside a word another invocation writes). */
+ * inside a word another invocation writes): without 16-bit storage, and
+ * always in the tiled kernel, which writes words on every device. */
 static bool out_via_scratch(const struct vkattn_context *ctx, const flash_shape *s,
-                            const vkattn_sdpa_io *io, bool packed, bool lse)
+                            const vkattn_sdpa_io *io, bool packed, bool tiled, bool lse)
 {
-    const bool storage16 = !packed && ctx->info.storage_buffer_16bit;
+    const bool storage16 = !packed && !tiled && ctx->info.storage_buffer_16bit;
     return (packed && lse) || (is_f16(io->out) && !storage16 && s->dv % 2);
 }
 
@@ -358,7 +363,7 @@ static vkattn_result bind_scratch_out(struct vkattn_context *ctx, const char *ca
 static vkattn_result bind_unpacked(struct vkattn_context *ctx, const char *caller,
                                    const flash_shape *s, const vkattn_sdpa_io *io,
                                    const vkattn_mask_params *m, struct vkattn_tensor *lse,
-                                   flash_push *push, flash_io *f)
+                                   bool tiled, flash_push *push, flash_io *f)
 {
     vka_binding b[FLASH_BINDINGS] = {
         vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
@@ -367,7 +372,7 @@ static vkattn_result bind_unpacked(struct vkattn_context *ctx, const char *calle
         vka_bind_optional(ctx, m->has_mask ? io->mask : NULL), vka_bind_tensor(io->out, true),
         vka_bind_optional_output(ctx, lse)};
     vkattn_result r;
-    if (out_via_scratch(ctx, s, io, false, lse != NULL) &&
+    if (out_via_scratch(ctx, s, io, false, tiled, lse != NULL) &&
         (r = bind_scratch_out(ctx, caller, s, false, push, f, &b[6])))
         return r;
     memcpy(f->bindings, b, sizeof b);
@@ -385,7 +390,7 @@ static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd
     vkattn_result r;
     f->n_bindings = FLASH_PACKED_BINDINGS;
     /* the output first: its checks fail before any copy is recorded */
-    if (!out_via_scratch(ctx, s, io, true, lse != NULL))
+    if (!out_via_scratch(ctx, s, io, true, false, lse != NULL))
         f->bindings[3] = vka_bind_tensor(io->out, true);
     else if ((r = bind_scratch_out(ctx, caller, s, lse != NULL, push, f, &f->bindings[3])))
         return r;
@@ -438,8 +443,10 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     if ((r = check_io(ctx, caller, &s, p, io, lse)))
         return r;
     const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
+    /* f16 and f32 calls take the same kernel family: the GPU-shaped one under
+     * the GPU tuning where the device takes it (f16 read as words of halves) */
     flash_tiles t = {0};
-    choose_tiles(ctx, &s, !any16, &t); /* cannot fail: vka_flash_check chose them */
+    choose_tiles(ctx, &s, true, &t); /* cannot fail: vka_flash_check chose them */
 
     const vkattn_mask_params *m = &p->mask;
     const vkattn_dropout_params *d = &p->dropout;
@@ -451,7 +458,7 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     flash_push push = make_push(&s, p);
     flash_io f = {0};
     r = packed ? bind_packed(ctx, cmd, caller, &s, io, m, lse, &push, &f)
-               : bind_unpacked(ctx, caller, &s, io, m, lse, &push, &f);
+               : bind_unpacked(ctx, caller, &s, io, m, lse, t.tiled, &push, &f);
     if (r != VKATTN_SUCCESS)
         return r;
     vka_kernel kernel = {

@@ -6,10 +6,12 @@
  * dropout stream are applied inside. It does not return weights.
  *
  * Element types: Q, K, V and out may each be f16 (spec constants); masks,
- * bias and LSE f32. flash_f16.comp (float16_t) serves f16 calls on devices
- * with 16-bit storage and 8 bindings; flash.comp and flash_packed.comp read
- * halves as 32-bit words, and an f16 out with an odd dv (rows that would
- * share a word between invocations) goes through f32 scratch and
+ * bias and LSE f32. Under the GPU tuning f16 calls take the tiled kernel as
+ * f32 calls do (flash_tiled*.comp reads halves as 32-bit words). Otherwise
+ * flash_f16.comp (float16_t) serves f16 calls on devices with 16-bit storage
+ * and 8 bindings; flash.comp and flash_packed.comp read halves as 32-bit
+ * words. An f16 out with an odd dv (rows that would share a word between
+ * invocations) written as words goes through f32 scratch and
  * ops/half_convert.h.
  *
  * Portability: flash.comp binds 8 storage buffers; where the device allows

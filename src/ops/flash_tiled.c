@@ -11,43 +11,10 @@
 
 static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
 
-uint64_t vka_flash_tiled_shared_bytes(const vka_flash_tiled *t, uint32_t dk, uint32_t dv)
-{
-    /* K and V tiles, the value-mask tile, the masked-row flag, and without
-     * subgroups the lanes' partial logits (one vec4 per invocation) */
-    return 16ull * t->bc * (vec4s(dk) + vec4s(dv)) + 4ull * t->bc + 4 +
-           (t->subgroup ? 0 : 16ull * t->wg);
-}
-
-/* Lanes per row: the fewest of 4, 8, 16 that leave each lane at most 4 vec4s
- * of the wider of q and o (16 floats each: registers stay well under 128 per
- * invocation at any width up to 256). Invocations: 128 (the Vulkan minimum
- * of maxComputeWorkGroupInvocations), 32 rows at d <= 64, 16 at 128, 8 at
- * 256. Keys per tile: the largest of 32, 16, 8, 4 whose tiles fit the shared
- * memory (16 at d = 64 and 8 at 128 within the Vulkan minimum of 16 KiB).
- * Subgroup shuffles where the device has them and its smallest subgroup holds
- * a row's lanes; else the shared-memory sums. */
 bool vka_flash_tiled_choose(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
                             vka_flash_tiled *t)
 {
-    const vkattn_context_info *info = &ctx->info;
-    if (info->cpu_tuning || info->max_storage_buffers_per_stage < TILED_BINDINGS)
-        return false;
-    const uint32_t widest = vec4s(dk > dv ? dk : dv);
-    t->lanes = widest <= 16 ? 4 : widest <= 32 ? 8 : 16;
-    uint32_t wg = info->max_workgroup_invocations < info->max_workgroup_size[0]
-                      ? info->max_workgroup_invocations
-                      : info->max_workgroup_size[0];
-    t->wg = 128;
-    while (t->wg > wg)
-        t->wg /= 2;
-    if (t->wg < t->lanes)
-        return false;
-    t->subgroup = ctx->subgroup_shuffle && info->min_subgroup_size >= t->lanes;
-    for (t->bc = 32; t->bc >= 4; t->bc /= 2)
-        if (vka_flash_tiled_shared_bytes(t, dk, dv) <= info->max_shared_memory)
-            return true;
-    return false;
+    return vka_flash_tiled_tiles(&ctx->info, ctx->subgroup_shuffle, dk, dv, t);
 }
 
 /* Upper bound, counting every loop of flash_tiled_body.glsl as a real loop:

@@ -13,25 +13,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/gpu_tiles.h"
 #include "vk/pipeline.h"
 
 struct vkattn_context;
 
-typedef struct vka_flash_tiled {
-    uint32_t wg;    /* invocations per workgroup */
-    uint32_t lanes; /* invocations per query row, splitting dk and dv */
-    uint32_t bc;    /* keys per shared-memory tile */
-    bool subgroup;  /* lanes reduced by subgroup shuffles (flash_tiled_sg.comp) */
-} vka_flash_tiled;
-
 /* Tiles for widths dk, dv (each <= 256) on this context, or false when the
  * tiled kernel is not to serve it (CPU tuning, fewer than 8 storage buffers,
- * limits too small): then the row-per-invocation kernel does. */
+ * limits too small): then the row-per-invocation kernel does. The choice is
+ * vka_flash_tiled_tiles (ops/gpu_tiles.h), within the register budget. */
 bool vka_flash_tiled_choose(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
                             vka_flash_tiled *t);
-
-/* Bytes of shared memory the kernel declares with these tiles. */
-uint64_t vka_flash_tiled_shared_bytes(const vka_flash_tiled *t, uint32_t dk, uint32_t dv);
 
 /* Query rows per workgroup. */
 static inline uint32_t vka_flash_tiled_rows(const vka_flash_tiled *t) { return t->wg / t->lanes; }

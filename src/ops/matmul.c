@@ -1,6 +1,6 @@
 /* Batched matmul: tile choice from the device's limits, argument checks, the
- * choice of kernel for the tensors' element types and the tuning (f32 under
- * the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
+ * choice of kernel for the tensors' element types and the tuning (f32 and f16
+ * alike under the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
  * shaders/matmul*.comp. */
 #include "vkattn/matmul.h"
 
@@ -8,6 +8,7 @@
 #include "core/matmul_shape.h"
 #include "common/matmul_iface.h"
 #include "vk/context.h"
+#include "ops/gpu_tiles.h"
 #include "ops/half_convert.h"
 #include "ops/matmul_internal.h"
 #include "ops/split.h"
@@ -22,17 +23,10 @@ typedef struct matmul_push {
 } matmul_push;
 _Static_assert(sizeof(matmul_push) == VKA_MATMUL_PUSH_SIZE, "matmul_push: see matmul_iface.h");
 
-typedef struct matmul_tiles {
-    uint32_t bm, bn, bk, tm, tn;
-} matmul_tiles;
+typedef vka_matmul_tiles matmul_tiles;
 
-static uint32_t tile_threads(const matmul_tiles *t) { return (t->bm / t->tm) * (t->bn / t->tn); }
-
-/* Bytes of shared memory shaders/matmul.comp declares for these tiles. */
-static uint32_t tile_shared_bytes(const matmul_tiles *t)
-{
-    return 4u * t->bk * ((t->bm + 1) + (t->bn + 1));
-}
+static uint32_t tile_threads(const matmul_tiles *t) { return vka_matmul_tile_threads(t); }
+static uint32_t tile_shared_bytes(const matmul_tiles *t) { return vka_matmul_tile_shared_bytes(t); }
 
 /* Largest tiles that fit the device, smaller ones for small problems so a
  * 1 x N product does not spend most of its work on padding. 128 x 128 tiles
@@ -68,57 +62,14 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n
     return false;
 }
 
-/* Tiles of shaders/matmul_gpu.comp (the GPU tuning, f32): its two buffers of
- * each tile double the shared memory per step of BK. */
-static uint32_t gpu_shared_bytes(const matmul_tiles *t)
-{
-    return 2u * tile_shared_bytes(t);
-}
-
-/* Limits-based, no per-vendor table (no GPU has been measured yet): the
- * largest tile whose invocations and double-buffered tiles fit the device,
- * 128 invocations where that is the limit (the Vulkan minimum). 8 x 4 outputs
- * per invocation at most, so each pair of shared-memory reads feeds 32
- * multiply-adds while the live values (32 sums, 12 operands, 8-16 prefetched
- * floats, indices) stay near the 64 registers per invocation of Mali-class
- * GPUs; Vulkan exposes no register budget, so every device gets that shape.
- * Smaller tiles for small products, so a 1 x N product does not compute
- * mostly padding. */
-static bool choose_gpu_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
-                             matmul_tiles *out)
-{
-    static const matmul_tiles candidates[] = {
-        {128, 64, 16, 8, 4}, /* 256 invocations, 24.8 KiB */
-        {64, 64, 16, 8, 4},  /* 128 invocations, 16.6 KiB */
-        {64, 64, 8, 8, 4},   /* 128 invocations, 8.3 KiB */
-        {32, 64, 8, 4, 4},   /* 128 invocations, 6.2 KiB */
-        {32, 32, 8, 4, 4},   /* 64 invocations, 4.2 KiB */
-        {16, 32, 8, 4, 4},   /* 32 invocations, 3.1 KiB */
-    };
-    const size_t count = sizeof candidates / sizeof candidates[0];
-    for (size_t i = 0; i < count; i++) {
-        const matmul_tiles *t = &candidates[i];
-        const uint32_t threads = tile_threads(t);
-        if (threads > info->max_workgroup_invocations || threads > info->max_workgroup_size[0] ||
-            gpu_shared_bytes(t) > info->max_shared_memory)
-            continue;
-        const bool too_big = (t->bm > 64 && m < 256) || (t->bn > 64 && n < 256) ||
-                             (t->bm > 32 && m <= 32) || (t->bn > 32 && n <= 32);
-        if (too_big && i + 1 < count)
-            continue;
-        *out = *t;
-        return true;
-    }
-    return false;
-}
-
-/* Whether vec4 loads of an operand are aligned: its binding starts on 16
- * bytes and every stored row, head and batch starts at a multiple of 4
- * elements. `rows_split` covers the first row of a row block, for an operand
+/* Whether vec4 loads of an operand are aligned (f16: uvec2 loads of four
+ * halves): its binding starts on 16 bytes (f16: 8) and every stored row, head
+ * and batch starts at a multiple of 4 elements. `rows_split` covers the first row of a row block, for an operand
  * whose stored rows are M (transposed A). */
 static bool vec4_aligned(const vkattn_tensor *t, const vka_operand *o, bool rows_split)
 {
-    return t->dtype == VKATTN_DTYPE_F32 && t->offset % 16 == 0 && o->row_stride % 4 == 0 &&
+    const uint64_t bytes = t->dtype == VKATTN_DTYPE_F16 ? 8 : 16;
+    return t->offset % bytes == 0 && o->row_stride % 4 == 0 &&
            o->head_stride % 4 == 0 && o->batch_stride % 4 == 0 && rows_split;
 }
 
@@ -220,10 +171,11 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
     const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
     const bool c16 = io->c->dtype == VKATTN_DTYPE_F16, any16 = a16 || b16 || bias16 || c16;
-    /* The GPU tuning runs f32 products on matmul_gpu.comp; f16 operands keep
-     * the kernels below, and so does a device the GPU tiles do not fit. */
+    /* The GPU tuning runs every product, f32 or f16, on matmul_gpu.comp (an
+     * f16 call never takes a slower kernel family than the f32 one); a device
+     * the GPU tiles do not fit keeps the kernels below. */
     matmul_tiles t;
-    const bool gpu = !ctx->info.cpu_tuning && !any16 && choose_gpu_tiles(&ctx->info, s.m, s.n, &t);
+    const bool gpu = !ctx->info.cpu_tuning && vka_matmul_gpu_tiles(&ctx->info, s.m, s.n, &t);
     if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
@@ -236,9 +188,10 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
      * is split (partial sums rounded to f16 would lose the f32 accumulation)
      * or where packed halves cannot be written a word per invocation (a row
-     * starting at an odd element). */
+     * starting at an odd element; matmul_gpu.comp always writes words). */
+    const bool words = gpu || !storage16;
     const bool c_via_f32 =
-        c16 && (chunk < s.k || (!storage16 && (!rows_word_aligned(&s) || t.tn % 2)));
+        c16 && (chunk < s.k || (words && (!rows_word_aligned(&s) || t.tn % 2)));
     vkattn_tensor *c = io->c;
     if (c_via_f32 &&
         (r = vka_growable_get(ctx, VKA_SCRATCH_F32_SUMS, s.c.extent, caller, &c)))

@@ -102,13 +102,25 @@ bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix)
 static char saved_tuning[16];
 static bool had_tuning;
 
-int th_setup_gpu_tuning(void **state)
+/* VKATTN_TEST_TUNING=gpu, the old value kept for th_teardown_gpu_tuning. */
+static void use_gpu_tuning(void)
 {
     const char *t = getenv("VKATTN_TEST_TUNING");
     had_tuning = t != NULL;
     snprintf(saved_tuning, sizeof saved_tuning, "%s", t ? t : "");
     setenv("VKATTN_TEST_TUNING", "gpu", 1);
+}
+
+int th_setup_gpu_tuning(void **state)
+{
+    use_gpu_tuning();
     return th_setup(state);
+}
+
+int th_setup_gpu_tuning_mobile(void **state)
+{
+    use_gpu_tuning();
+    return th_setup_mobile(state);
 }
 
 int th_teardown_gpu_tuning(void **state)

@@ -38,6 +38,9 @@ bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
  * the GPU tuning's kernels. */
 int th_setup_gpu_tuning(void **state);
 int th_teardown_gpu_tuning(void **state);
+/* The same under the mobile-min profile (no 16-bit storage, 4 storage
+ * buffers); th_teardown_gpu_tuning ends it. */
+int th_setup_gpu_tuning_mobile(void **state);
 
 /* cmocka group setup/teardown: *state becomes the vkattn_context. */
 int th_setup(void **state);

@@ -9,7 +9,11 @@
  * the one vkattn/matmul.h states:
  *   |got - exact| <= ulp16(exact) [f16 C] + (k + 2) 2^-23 (|alpha| sum|a||b| + |bias|)
  * Run under the default profile (16-bit storage on lavapipe: matmul_f16) and
- * mobile-min (no 16-bit storage: the packed kernel, asserted via the info). */
+ * mobile-min (no 16-bit storage: the packed kernel, asserted via the info),
+ * then both again under the GPU tuning (matmul_gpu.comp reads f16 as words of
+ * halves and writes an f16 C a word per invocation on every device), where
+ * test_kernel_choice checks that f16 calls take matmul_gpu, never the scalar
+ * f16 kernels. */
 #include "harness.h"
 
 #include <vkattn/half.h>
@@ -252,6 +256,24 @@ static void test_random_shapes(void **state)
     }
 }
 
+/* Fewer random shapes under the GPU tuning (lavapipe runs its kernel slowly). */
+static void test_random_shapes_gpu(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 12; i++)
+        one_case(ctx, tu_rand_range(1, 2), tu_rand_range(1, 2), tu_rand_range(1, 70),
+                 tu_rand_range(1, 70), tu_rand_range(1, 90), tu_rand_range(0, 1),
+                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 2), random_types());
+}
+
+/* The split K under the GPU tuning: one case, f16 C through f32 sums. */
+static void test_long_k_gpu(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = 1, .c = 1};
+    one_case(ctx, 1, 2, 3, 5, 70001, false, false, true, 1, ty);
+}
+
 /* A K long enough that lavapipe's loop budget splits it: the f16 C must still
  * get f32 sums. */
 static void test_long_k(void **state)
@@ -262,14 +284,63 @@ static void test_long_k(void **state)
     one_case(ctx, 1, 2, 3, 5, 70001, false, false, false, 1, ty);
 }
 
+/* The rule of issue 20: an f16 product takes the kernel family the same f32
+ * product takes under the same tuning (the context's, from the group). */
+static void test_kernel_choice(void **state)
+{
+    vkattn_context *base = TH_CTX(state);
+    vkattn_context_info info;
+    TH_OK(base, vkattn_context_get_info(base, &info));
+    th_pipelines seen;
+    vkattn_context_advanced adv = th_advanced();
+    vkattn_context *ctx = th_logged_context(&adv, &seen);
+    const uint32_t m = 9, n = 11, k = 13;
+    vkattn_matmul_params p = {.m = m, .n = n, .k = k, .has_bias = true};
+    static const vkattn_matmul_dtypes types[] = {{1, 1, 1, 1}, {1, 0, 0, 0}, {0, 0, 0, 1}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        vkattn_matmul_dtypes ty = types[i];
+        vkattn_tensor *a = tensor16(ctx, m * k, ty.a), *b = tensor16(ctx, k * n, ty.b);
+        vkattn_tensor *bias = tensor16(ctx, n, ty.bias), *c = tensor16(ctx, m * n, ty.c);
+        TH_OK(ctx, vkattn_tensor_fill(a, 0.5f));
+        TH_OK(ctx, vkattn_tensor_fill(b, 0.25f));
+        TH_OK(ctx, vkattn_tensor_fill(bias, 1.0f));
+        vkattn_matmul_io io = {.a = a, .b = b, .bias = bias, .c = c};
+        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        float *got = th_download(c, m * n);
+        for (uint32_t e = 0; e < m * n; e++)
+            assert_true(got[e] == 1.0f + 0.125f * k);
+        free(got);
+        vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(bias);
+        vkattn_tensor_destroy(c);
+    }
+    const bool gpu = !info.cpu_tuning;
+    const bool used_gpu = th_pipeline_seen(&seen, "matmul_gpu", false);
+    const bool used_f16 = th_pipeline_seen(&seen, "matmul_f16", true);
+    if (used_gpu != gpu || used_f16 == gpu)
+        fail_msg("%s tuning, f16 products: matmul_gpu %s, matmul_f16* %s", gpu ? "GPU" : "CPU",
+                 used_gpu ? "used" : "unused", used_f16 ? "used" : "unused");
+    vkattn_context_destroy(ctx);
+    th_assert_validation_clean();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_path),          cmocka_unit_test(test_tensor_f16),
         cmocka_unit_test(test_unsupported_ops), cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_long_k),
+        cmocka_unit_test(test_kernel_choice),
     };
     int failed = cmocka_run_group_tests_name("matmul f16", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("matmul f16, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    failed += cmocka_run_group_tests_name("matmul f16, mobile-min", tests, th_setup_mobile,
+                                          th_teardown);
+    const struct CMUnitTest gpu_tests[] = {
+        cmocka_unit_test(test_kernel_choice), cmocka_unit_test(test_fixed_shapes),
+        cmocka_unit_test(test_random_shapes_gpu), cmocka_unit_test(test_long_k_gpu),
+    };
+    failed += cmocka_run_group_tests_name("matmul f16, GPU tuning", gpu_tests,
+                                          th_setup_gpu_tuning, th_teardown_gpu_tuning);
+    return failed + cmocka_run_group_tests_name("matmul f16, GPU tuning, mobile-min", gpu_tests,
+                                                th_setup_gpu_tuning_mobile,
+                                                th_teardown_gpu_tuning);
 }

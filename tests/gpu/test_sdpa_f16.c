@@ -15,7 +15,10 @@
  * Bad inputs: f16 masks or bias (INVALID_ARGUMENT naming the tensor and both
  * types), f16 weights with an app workspace too small for the f32 scores.
  * Run under the default profile and mobile-min (packed halves, 4 storage
- * buffers). */
+ * buffers), then both under the GPU tuning: f16 fused calls take the tiled
+ * kernel (flash_tiled*.comp reads f16 as words of halves and writes an f16
+ * out as words; odd dv through f32 scratch) where the device binds 8 storage
+ * buffers, as f32 calls do (test_kernel_choice). */
 #include "harness.h"
 #include "random_case.h"
 
@@ -275,13 +278,65 @@ static void test_bad_inputs(void **state)
     th_assert_validation_clean();
 }
 
+/* The rule of issue 20: an all-f16 fused call takes the kernel the same f32
+ * call takes under the same tuning: the tiled one under the GPU tuning where
+ * the device binds 8 storage buffers, never the row-per-invocation kernels. */
+static void test_kernel_choice(void **state)
+{
+    (void)TH_CTX(state);
+    th_pipelines seen;
+    vkattn_context_advanced adv = th_advanced();
+    vkattn_context *ctx = th_logged_context(&adv, &seen);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    static const uint32_t dvs[] = {8, 6, 5}; /* uvec2 stores, word pairs, f32 scratch */
+    for (size_t i = 0; i < sizeof dvs / sizeof dvs[0]; i++) {
+        f16_case c = {.p = {.batch = 1, .heads = 2, .tq = 5, .tv = 7, .dk = 8, .dv = dvs[i],
+                            .path = VKATTN_SDPA_FUSED},
+                      .ty = {1, 1, 1, 1}};
+        run_case(ctx, &c);
+    }
+    const bool want_tiled = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
+    const bool tiled = th_pipeline_seen(&seen, "flash_tiled", true);
+    const bool one_row = th_pipeline_seen(&seen, "flash_f16", false) ||
+                         th_pipeline_seen(&seen, "flash", false) ||
+                         th_pipeline_seen(&seen, "flash_packed", false);
+    if (tiled != want_tiled || one_row == want_tiled)
+        fail_msg("f16: tiled kernel %s, row-per-invocation kernel %s (%s tuning)",
+                 tiled ? "used" : "unused", one_row ? "used" : "unused",
+                 info.cpu_tuning ? "CPU" : "GPU");
+    vkattn_context_destroy(ctx);
+}
+
+/* Fewer random fused cases under the GPU tuning: each compiles a tiled
+ * pipeline, seconds on lavapipe. */
+static void test_fused_random_gpu(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 8; i++) {
+        f16_case c = random_case(true, 40, 20);
+        run_case(ctx, &c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_fused_random), cmocka_unit_test(test_chained_random),
+        cmocka_unit_test(test_kernel_choice),
     };
     int failed = cmocka_run_group_tests_name("sdpa f16", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("sdpa f16, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    failed += cmocka_run_group_tests_name("sdpa f16, mobile-min", tests, th_setup_mobile,
+                                          th_teardown);
+    const struct CMUnitTest gpu_tests[] = {
+        cmocka_unit_test(test_kernel_choice),
+        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_fused_random_gpu),
+    };
+    failed += cmocka_run_group_tests_name("sdpa f16, GPU tuning", gpu_tests, th_setup_gpu_tuning,
+                                          th_teardown_gpu_tuning);
+    return failed + cmocka_run_group_tests_name("sdpa f16, GPU tuning, mobile-min", gpu_tests,
+                                                th_setup_gpu_tuning_mobile,
+                                                th_teardown_gpu_tuning);
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Prepares what scripts/gpu-check.sh needs on a bare NVIDIA Linux machine (root,
+# no network, an NVIDIA driver but no Vulkan loader): run it on the Debian 12
+# build machine after building, then carry the repository with gpu-bundle/.
+#
+#   scripts/gpu-bundle.sh [BUILD_DIR]      (default: build)
+#
+# Writes gpu-bundle/ at the repository root (ignored by git), beside the build:
+#   debs/root/     the Vulkan loader and libglvnd/GL/EGL .debs: unpacked into /
+#   debs/prefix/   validation layers, cmocka, jansson, libpng: unpacked into a
+#                  private prefix (LD_LIBRARY_PATH, VK_LAYER_PATH), never into /
+#   build/         the build folder without objects and generated sources
+#   tests.json     `ctest -L gpu --show-only=json-v1` of the build: the GPU suite,
+#                  whose absolute paths gpu-check.sh rewrites (CTest files hold the
+#                  build machine's paths)
+#   paths.env      the build and source folders those paths name
+# shared/LESSONS.md ("Learned on an NVIDIA H100") says why each package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+if [ ! -x "$build/tools/attnbench/attnbench" ]; then
+  echo "gpu-bundle.sh: $build/tools/attnbench/attnbench is missing: build first (scripts/build.sh)" >&2
+  exit 2
+fi
+command -v apt-get >/dev/null || { echo "gpu-bundle.sh: needs apt-get (Debian 12)" >&2; exit 2; }
+arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
+[ "$arch" = amd64 ] || echo "gpu-bundle.sh: warning: this machine is $arch; the GPU machines are amd64" >&2
+
+out=gpu-bundle
+rm -rf "$out"
+mkdir -p "$out/debs/root" "$out/debs/prefix" "$out/build"
+root_pkgs=(libvulkan1 libglvnd0 libgl1 libglx0 libegl1 libopengl0 libgles2)
+prefix_pkgs=(vulkan-validationlayers libcmocka0 libjansson4 libpng16-16)
+(cd "$out/debs/root" && apt-get download "${root_pkgs[@]}")
+(cd "$out/debs/prefix" && apt-get download "${prefix_pkgs[@]}")
+
+# The build without what only the compiler needs (about 15 MB of 57).
+tar -C "$build" --exclude=CMakeFiles --exclude='*.o' --exclude='*.a' --exclude=shaders \
+  --exclude='*.spv*' --exclude=test-cache -cf - . | tar -C "$out/build" -xf -
+(cd "$build" && ctest -L gpu --show-only=json-v1) >"$out/tests.json"
+{
+  echo "VKATTN_BUNDLE_BUILD_DIR=$(cd "$build" && pwd -P)"
+  echo "VKATTN_BUNDLE_SOURCE_DIR=$(pwd -P)"
+} >"$out/paths.env"
+echo "gpu-bundle.sh: $(du -sh "$out" | cut -f1) in $out/ ($(ls "$out"/debs/*/*.deb | wc -l) .debs)"
+echo "on the GPU machine, from the repository root: scripts/gpu-check.sh OUTDIR"

@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""The steps of scripts/gpu-check.sh (which sets up the machine and calls these):
+
+  tests  LIST OUTDIR   run the GPU test suite from `ctest --show-only=json-v1`
+  bench  ATTNBENCH OUTDIR   the fixed table of attnbench benches
+  torch  OUTDIR        PyTorch on the same shapes (CUDA events, TF32 off)
+  report OUTDIR        gpu-check.json and gpu-check.md from whatever the steps left
+
+Each step writes its results as it goes (one JSON line per test or bench), so a
+step stopped by its time limit still leaves what it finished. `--quick` shrinks
+the shapes and the test list so the same path runs on any device (lavapipe) in
+a few minutes. Standard library only: it runs on the bare GPU machine."""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+# The benches of issue 20 (the H100 rows and the ones the issue asks for), in
+# the order they run: the most important first, so a time limit cuts the tail.
+# id, what, attnbench arguments (full), arguments (--quick), warmup/repeat (full)
+ROWS = [
+    ("matmul_f32", "matmul 4096^3 fp32", "matmul --m 4096 --n 4096 --k 4096", "matmul --m 40 --n 36 --k 20", (3, 10)),
+    ("matmul_f16", "matmul 4096^3 fp16", "matmul --m 4096 --n 4096 --k 4096 --fp16", "matmul --m 40 --n 36 --k 20 --fp16", (3, 10)),
+    ("sdpa_b4_f32", "SDPA fused B4 H16 T4096 d128 fp32", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused", "sdpa --heads 2 --tq 24 --dk 8 --fused", (1, 5)),
+    ("sdpa_b4_f16", "SDPA fused B4 H16 T4096 d128 fp16", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16", (1, 5)),
+    ("sdpa_b1_f32", "SDPA fused B1 H8 T512 d64 fp32", "sdpa --batch 1 --heads 8 --tq 512 --dk 64 --fused", "sdpa --heads 2 --tq 16 --dk 8 --fused", (3, 20)),
+    ("mha_f32", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp32", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024", "mha --tq 24 --heads 2 --dk 8 --dmodel 16", (3, 10)),
+    ("mha_f16", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16", (3, 10)),
+    ("decode_f32", "decode H8 d64, 32768 keys, fp32", "decode --heads 8 --tv 32768 --dk 64", "decode --heads 2 --tv 256 --dk 8", (3, 20)),
+    ("decode_f16", "decode H8 d64, 32768 keys, fp16 cache", "decode --heads 8 --tv 32768 --dk 64 --fp16", "decode --heads 2 --tv 256 --dk 8 --fp16", (3, 20)),
+    ("bwd_b1_fused_f32", "SDPA backward B1 H8 T1024 d64 fp32, fused", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --fused", "sdpa --heads 2 --tq 16 --dk 8 --backward --fused", (2, 10)),
+    ("bwd_b1_chained_f32", "SDPA backward B1 H8 T1024 d64 fp32, chained", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --unfused", "sdpa --heads 2 --tq 16 --dk 8 --backward --unfused", (2, 10)),
+    ("bwd_b1_fused_f16", "SDPA backward B1 H8 T1024 d64 fp16, fused", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --fused --fp16", "sdpa --heads 2 --tq 16 --dk 8 --backward --fused --fp16", (2, 10)),
+    ("bwd_b4_fused_f32", "SDPA backward B4 H16 T4096 d128 fp32, fused", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --backward --fused", "sdpa --heads 2 --tq 24 --dk 8 --backward --fused", (1, 3)),
+    ("bwd_b4_fused_f16", "SDPA backward B4 H16 T4096 d128 fp16, fused", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --backward --fused --fp16", "sdpa --heads 2 --tq 24 --dk 8 --backward --fused --fp16", (1, 3)),
+    ("mha_bwd_f32", "MultiHeadAttention backward B4 T1024 d_model 1024 H16 fp32", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --backward", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --backward", (1, 5)),
+    ("mha_train_f32", "MultiHeadAttention training step B4 T1024 d_model 1024 H16 fp32", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --train-step", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --train-step", (1, 5)),
+]
+
+# attnbench's usage exits (2) that mean "this build has no such path yet",
+# not a broken script: reported as unsupported, not as failures.
+UNSUPPORTED = re.compile(r"no f16 path|does not apply|not supported|UNSUPPORTED", re.I)
+
+# The GPU suite under --quick: a few fast tests that still cover the harness,
+# validation, a matmul and the f16 fused kernel's choice.
+QUICK_TESTS = ["gpu.test_context", "gpu.test_profile", "attnbench.devices", "example.attention"]
+
+
+def write_line(path, obj):
+    with open(path, "a") as f:
+        f.write(json.dumps(obj) + "\n")
+        f.flush()
+
+
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass  # a line cut by a time limit
+    return out
+
+
+def rewrite(value, pairs):
+    if isinstance(value, list):
+        return [rewrite(v, pairs) for v in value]
+    for old, new in pairs:
+        if old and new and old != new:
+            value = value.replace(old, new)
+    return value
+
+
+def cmd_tests(a):
+    """Runs the tests of a `ctest --show-only=json-v1` listing with the
+    build's and the source's absolute paths rewritten: fixture setups first,
+    in order, then the others in parallel, each under its own timeout."""
+    with open(a.list) as f:
+        listing = json.load(f)
+    pairs = [(a.from_build, a.to_build), (a.from_source, a.to_source)]
+    tests = []
+    for t in listing.get("tests", []):
+        props = {p["name"]: p["value"] for p in t.get("properties", [])}
+        if a.quick and t["name"] not in QUICK_TESTS:
+            continue
+        tests.append({
+            "name": t["name"],
+            "command": rewrite(t.get("command", []), pairs),
+            "cwd": rewrite(props.get("WORKING_DIRECTORY", a.to_build), pairs),
+            "env": rewrite(props.get("ENVIRONMENT", []), pairs),
+            "skip_rc": props.get("SKIP_RETURN_CODE"),
+            "setup": "FIXTURES_SETUP" in props,
+            "timeout": min(float(props.get("TIMEOUT", a.timeout)), a.timeout),
+        })
+    out = os.path.join(a.outdir, "tests.jsonl")
+    with open(os.path.join(a.outdir, "tests-planned.json"), "w") as f:
+        json.dump([t["name"] for t in tests], f)
+    logs = os.path.join(a.outdir, "test-logs")
+    os.makedirs(logs, exist_ok=True)
+
+    def run(t):
+        env = dict(os.environ)
+        for kv in t["env"]:
+            k, _, v = kv.partition("=")
+            env[k] = v
+        start = time.time()
+        log = os.path.join(logs, t["name"] + ".log")
+        try:
+            with open(log, "w") as lf:
+                if not t["command"]:
+                    raise FileNotFoundError("no command")
+                p = subprocess.run(t["command"], cwd=t["cwd"] if os.path.isdir(t["cwd"]) else None,
+                                   env=env, stdout=lf, stderr=subprocess.STDOUT, timeout=t["timeout"])
+            rc = p.returncode
+            status = "passed" if rc == 0 else "skipped" if t["skip_rc"] is not None and rc == int(t["skip_rc"]) else "failed"
+        except subprocess.TimeoutExpired:
+            rc, status = None, "timeout"
+        except OSError as e:
+            rc, status = None, "failed"
+            with open(log, "a") as lf:
+                lf.write("gpu_check.py: %s\n" % e)
+        write_line(out, {"name": t["name"], "status": status, "rc": rc,
+                         "seconds": round(time.time() - start, 2)})
+
+    for t in [t for t in tests if t["setup"]]:
+        run(t)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        list(pool.map(run, [t for t in tests if not t["setup"]]))
+    return 0
+
+
+def cmd_bench(a):
+    out = os.path.join(a.outdir, "bench.jsonl")
+    rows = ROWS if not a.only else [r for r in ROWS if r[0] in a.only.split(",")]
+    for rid, what, full, quick, (warmup, repeat) in rows:
+        args = (quick if a.quick else full).split()
+        args = ["bench"] + args + ["--json", "--pipeline-stats"]
+        if a.quick:
+            args += ["--warmup", "0", "--repeat", "1", "--no-peak"]
+        else:
+            args += ["--warmup", str(warmup), "--repeat", str(repeat)]
+        start = time.time()
+        row = {"id": rid, "what": what, "args": " ".join(args)}
+        try:
+            p = subprocess.run([a.attnbench] + args, capture_output=True, text=True,
+                               timeout=a.timeout)
+            row["rc"] = p.returncode
+            row["stderr"] = p.stderr[-2000:]
+            try:
+                row["result"] = json.loads(p.stdout) if p.returncode == 0 else None
+            except ValueError:
+                row["result"] = None
+            if p.returncode == 0 and row["result"] is not None:
+                row["status"] = "ok"
+            elif p.returncode == 2 and UNSUPPORTED.search(p.stderr):
+                row["status"] = "unsupported"
+            else:
+                row["status"] = "failed"
+        except subprocess.TimeoutExpired:
+            row.update(rc=None, status="timeout", result=None)
+        row["seconds"] = round(time.time() - start, 2)
+        write_line(out, row)
+    return 0
+
+
+def cmd_torch(a):
+    """The same shapes in PyTorch: CUDA events around each call, median of
+    the timed calls after the warm-up; TF32 off, so fp32 is fp32."""
+    out = os.path.join(a.outdir, "torch.jsonl")
+    import torch
+    import torch.nn.functional as F
+    if not torch.cuda.is_available():
+        write_line(out, {"id": None, "status": "skipped", "why": "torch has no CUDA device"})
+        return 0
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = "cuda"
+    q = a.quick
+    write_line(out, {"id": None, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
+
+    def timed(fn, warmup, repeat):
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(repeat):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            torch.cuda.synchronize()
+            times.append(s.elapsed_time(e))
+        return statistics.median(times)
+
+    def mm(dt):
+        n = 96 if q else 4096
+        x, y = torch.randn(n, n, device=dev, dtype=dt), torch.randn(n, n, device=dev, dtype=dt)
+        return lambda: x @ y
+
+    def sdpa(b, h, t, d, dt, backward=False):
+        if q:
+            b, h, t, d = 1, 2, 48, 32
+        x = [torch.randn(b, h, t, d, device=dev, dtype=dt, requires_grad=backward) for _ in range(3)]
+        if not backward:
+            return lambda: F.scaled_dot_product_attention(*x)
+        o = F.scaled_dot_product_attention(*x)
+        g = torch.randn_like(o)
+        return lambda: torch.autograd.grad(o, x, g, retain_graph=True)
+
+    def decode(dt):
+        L = 256 if q else 32768
+        qq = torch.randn(1, 8, 1, 64, device=dev, dtype=dt)
+        k, v = (torch.randn(1, 8, L, 64, device=dev, dtype=dt) for _ in range(2))
+        return lambda: F.scaled_dot_product_attention(qq, k, v)
+
+    def mha(dt, mode="forward"):
+        b, t, dm, h = (1, 24, 16, 2) if q else (4, 1024, 1024, 16)
+        m = torch.nn.MultiheadAttention(dm, h, batch_first=True, device=dev, dtype=dt)
+        x = [torch.randn(b, t, dm, device=dev, dtype=dt, requires_grad=mode != "forward") for _ in range(3)]
+        if mode == "forward":
+            return lambda: m(*x, need_weights=False)
+        if mode == "backward":
+            o = m(*x, need_weights=False)[0]
+            g = torch.randn_like(o)
+            return lambda: torch.autograd.grad(o, x + list(m.parameters()), g, retain_graph=True)
+        opt = torch.optim.Adam(m.parameters())
+        target = torch.randn(b, t, dm, device=dev, dtype=dt)
+
+        def step():
+            opt.zero_grad()
+            loss = F.mse_loss(m(*x, need_weights=False)[0], target)
+            loss.backward()
+            opt.step()
+        return step
+
+    f32, f16 = torch.float32, torch.float16
+    make = {
+        "matmul_f32": lambda: mm(f32), "matmul_f16": lambda: mm(f16),
+        "sdpa_b4_f32": lambda: sdpa(4, 16, 4096, 128, f32),
+        "sdpa_b4_f16": lambda: sdpa(4, 16, 4096, 128, f16),
+        "sdpa_b1_f32": lambda: sdpa(1, 8, 512, 64, f32),
+        "mha_f32": lambda: mha(f32), "mha_f16": lambda: mha(f16),
+        "decode_f32": lambda: decode(f32), "decode_f16": lambda: decode(f16),
+        "bwd_b1_fused_f32": lambda: sdpa(1, 8, 1024, 64, f32, True),
+        "bwd_b1_chained_f32": lambda: sdpa(1, 8, 1024, 64, f32, True),
+        "bwd_b1_fused_f16": lambda: sdpa(1, 8, 1024, 64, f16, True),
+        "bwd_b4_fused_f32": lambda: sdpa(4, 16, 4096, 128, f32, True),
+        "bwd_b4_fused_f16": lambda: sdpa(4, 16, 4096, 128, f16, True),
+        "mha_bwd_f32": lambda: mha(f32, "backward"),
+        "mha_train_f32": lambda: mha(f32, "train"),
+    }
+    for rid, what, _, _, (warmup, repeat) in ROWS:
+        start = time.time()
+        row = {"id": rid}
+        try:
+            row["median_ms"] = timed(make[rid](), 1 if q else warmup, 2 if q else repeat)
+            row["status"] = "ok"
+        except Exception as e:  # noqa: BLE001 - one row's failure must not end the step
+            row.update(status="failed", error=str(e)[:300])
+        row["seconds"] = round(time.time() - start, 2)
+        write_line(out, row)
+        torch.cuda.empty_cache()
+    return 0
+
+
+def pipeline_summary(result):
+    """Max registers and whether any pipeline reports a spill, from
+    attnbench's pipeline_stats (statistic names as the driver gives them)."""
+    stats = (result or {}).get("pipeline_stats") or []
+    regs, spill, seen = None, False, False
+    for p in stats:
+        for name, v in (p.get("stats") or {}).items():
+            n = name.lower()
+            if not isinstance(v, (int, float)):
+                continue
+            if "register" in n:
+                regs = v if regs is None else max(regs, v)
+            if "spill" in n or "local memory" in n or "scratch" in n or "stack" in n:
+                seen = True
+                spill = spill or v > 0
+    names = sorted({p.get("pipeline", "?") for p in stats})
+    return {"pipelines": names, "max_registers": regs, "spill": spill if seen else None}
+
+
+def cmd_report(a):
+    d = a.outdir
+
+    def load(name):
+        try:
+            with open(os.path.join(d, name)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+    steps = load("steps.json") or {}
+    tests = read_lines(os.path.join(d, "tests.jsonl"))
+    bench = {r["id"]: r for r in read_lines(os.path.join(d, "bench.jsonl"))}
+    torch_rows = read_lines(os.path.join(d, "torch.jsonl"))
+    torch_by_id = {r["id"]: r for r in torch_rows if r.get("id")}
+    torch_meta = next((r for r in torch_rows if r.get("id") is None), None)
+    counts = {}
+    for t in tests:
+        counts[t["status"]] = counts.get(t["status"], 0) + 1
+    done = {t["name"] for t in tests}
+    missing = [n for n in (load("tests-planned.json") or []) if n not in done]
+    if missing:  # the step's time limit ended the run first
+        counts["not run"] = len(missing)
+    rows = []
+    for rid, what, _, _, _ in ROWS:
+        b = bench.get(rid) or {}
+        res = b.get("result") or {}
+        t = torch_by_id.get(rid) or {}
+        ms, tms = res.get("median_ms"), t.get("median_ms")
+        rows.append({
+            "id": rid, "what": what, "status": b.get("status", "not run"), "args": b.get("args"),
+            "median_ms": ms, "gflops": res.get("gflops"), "gbps": res.get("gbps"),
+            "flops_fraction": res.get("flops_fraction"),
+            "bandwidth_fraction": res.get("bandwidth_fraction"),
+            "device": res.get("device"), "path": res.get("path"),
+            "torch_ms": tms, "torch_status": t.get("status", "not run"),
+            "vkattn_over_torch": (tms / ms) if ms and tms else None,
+            **pipeline_summary(res),
+        })
+    report = {"quick": a.quick, "steps": steps,
+              "tests": {"counts": counts, "results": tests, "not_run": missing},
+              "benches": rows, "torch": torch_meta}
+    with open(os.path.join(d, "gpu-check.json"), "w") as f:
+        json.dump(report, f, indent=1)
+
+    def num(x, fmt):
+        return "-" if x is None else fmt % x
+    lines = ["# gpu-check%s" % (" --quick" if a.quick else ""), ""]
+    dev = steps.get("device") or next((r["device"] for r in rows if r["device"]), "?")
+    lines.append("Device: %s. PyTorch: %s." % (
+        dev, (torch_meta or {}).get("torch") or steps.get("torch", "not run")))
+    lines.append("GPU tests: %s." % (", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())) or "not run"))
+    lines += ["", "vkattn: attnbench GPU timestamps, median ms; PyTorch: CUDA events, median ms, TF32 off. "
+              "vkattn / PyTorch = PyTorch's time over vkattn's (above 100% is vkattn faster).", "",
+              "| shape | vkattn ms | rate | PyTorch ms | vkattn / PyTorch | max registers | spill | status |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["id"].startswith("decode") and r["gbps"]:
+            rate = "%.0f GB/s" % r["gbps"]  # memory-bound: judged by bytes
+        elif r["gflops"]:
+            rate = ("%.1f TFLOP/s" % (r["gflops"] / 1000) if r["gflops"] >= 1000 else
+                    "%.3g GFLOP/s" % r["gflops"])
+        else:
+            rate = "%.0f GB/s" % r["gbps"] if r["gbps"] else "-"
+        # --quick runs other shapes than the label's: show what ran
+        shape = r["what"] if not a.quick else "`%s`" % (r["args"] or r["id"])
+        spill = {None: "-", True: "**yes**", False: "no"}[r["spill"]]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            shape, num(r["median_ms"], "%.3f"), rate, num(r["torch_ms"], "%.3f"),
+            num(r["vkattn_over_torch"] and 100 * r["vkattn_over_torch"], "%.0f%%"),
+            num(r["max_registers"], "%g"), spill, r["status"]))
+    with open(os.path.join(d, "gpu-check.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("tests")
+    t.add_argument("list")
+    t.add_argument("outdir")
+    t.add_argument("--from-build", default="")
+    t.add_argument("--to-build", default="")
+    t.add_argument("--from-source", default="")
+    t.add_argument("--to-source", default="")
+    t.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    t.add_argument("--timeout", type=float, default=300)
+    b = sub.add_parser("bench")
+    b.add_argument("attnbench")
+    b.add_argument("outdir")
+    b.add_argument("--timeout", type=float, default=60)
+    b.add_argument("--only", default="")
+    p = sub.add_parser("torch")
+    p.add_argument("outdir")
+    r = sub.add_parser("report")
+    r.add_argument("outdir")
+    for s in (t, b, p, r):
+        s.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    return {"tests": cmd_tests, "bench": cmd_bench, "torch": cmd_torch, "report": cmd_report}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+/* Tiles of the GPU-tuning kernels (see gpu_tiles.h): limits, then the
+ * register budget. */
+#include "ops/gpu_tiles.h"
+
+#include "ops/register_budget.h"
+
+/* Limits-based, no per-vendor table: the largest tile whose invocations and
+ * double-buffered tiles fit the device and whose live values fit the
+ * profile's register budget, 128 invocations where that is the limit (the
+ * Vulkan minimum). 8 x 4 outputs per invocation at most, so each pair of
+ * shared-memory reads feeds 32 multiply-adds (68-72 live values); under the
+ * 64 of the mobile profiles the 4 x 4 tiles (44). Smaller tiles for small
+ * products, so a 1 x N product does not compute mostly padding. */
+bool vka_matmul_gpu_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
+                          vka_matmul_tiles *out)
+{
+    static const vka_matmul_tiles candidates[] = {
+        {128, 64, 16, 8, 4}, /* 256 invocations, 24.8 KiB, 68 live */
+        {64, 64, 16, 8, 4},  /* 128 invocations, 16.6 KiB, 72 live */
+        {64, 64, 8, 8, 4},   /* 128 invocations, 8.3 KiB, 64 live */
+        {64, 64, 16, 4, 4},  /* 256 invocations, 16.6 KiB, 44 live */
+        {32, 64, 8, 4, 4},   /* 128 invocations, 6.2 KiB, 44 live */
+        {32, 32, 8, 4, 4},   /* 64 invocations, 4.2 KiB, 44 live */
+        {16, 32, 8, 4, 4},   /* 32 invocations, 3.1 KiB, 44 live */
+    };
+    const size_t count = sizeof candidates / sizeof candidates[0];
+    const uint32_t budget = vka_register_budget(info);
+    for (size_t i = 0; i < count; i++) {
+        const vka_matmul_tiles *t = &candidates[i];
+        const uint32_t threads = vka_matmul_tile_threads(t);
+        if (threads > info->max_workgroup_invocations || threads > info->max_workgroup_size[0] ||
+            2u * vka_matmul_tile_shared_bytes(t) > info->max_shared_memory ||
+            vka_matmul_gpu_live_values(t->bm, t->bn, t->bk, t->tm, t->tn) > budget)
+            continue;
+        const bool too_big = (t->bm > 64 && m < 256) || (t->bn > 64 && n < 256) ||
+                             (t->bm > 32 && m <= 32) || (t->bn > 32 && n <= 32);
+        if (too_big && i + 1 < count)
+            continue;
+        *out = *t;
+        return true;
+    }
+    return false;
+}
+
+/* Storage buffers of the unpacked layout, the only one the tiled kernel has. */
+#define TILED_BINDINGS 8u
+
+static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
+
+uint64_t vka_flash_tiled_shared_bytes(const vka_flash_tiled *t, uint32_t dk, uint32_t dv)
+{
+    /* K and V tiles, the value-mask tile, the masked-row flag, and without
+     * subgroups the lanes' partial logits (one vec4 per invocation) */
+    return 16ull * t->bc * (vec4s(dk) + vec4s(dv)) + 4ull * t->bc + 4 +
+           (t->subgroup ? 0 : 16ull * t->wg);
+}
+
+/* Lanes per row: the fewest of 4, 8, 16 that leave each lane at most 4 vec4s
+ * of the wider of q and o (16 floats each). Invocations: 128 (the Vulkan
+ * minimum of maxComputeWorkGroupInvocations), 32 rows at d <= 64, 16 at 128,
+ * 8 at 256. Keys per tile: the largest of 32, 16, 8, 4 whose tiles fit the
+ * shared memory (16 at d = 64 and 8 at 128 within the Vulkan minimum of 16
+ * KiB) and whose live values fit the register budget, with more lanes per
+ * row where that keeps a larger tile under it (under the mobile profiles'
+ * 64: 32 keys with 16 lanes at d = 64, 8 keys at d = 256). On desktop
+ * profiles the first choice always fits: 86 live values at most.
+ * Subgroup shuffles where the device has them and its smallest subgroup
+ * holds a row's lanes; else the shared-memory sums. */
+bool vka_flash_tiled_tiles(const vkattn_context_info *info, bool subgroup_shuffle, uint32_t dk,
+                           uint32_t dv, vka_flash_tiled *t)
+{
+    if (info->cpu_tuning || info->max_storage_buffers_per_stage < TILED_BINDINGS)
+        return false;
+    const uint32_t widest = vec4s(dk > dv ? dk : dv);
+    const uint32_t base_lanes = widest <= 16 ? 4 : widest <= 32 ? 8 : 16;
+    const uint32_t wg_max = info->max_workgroup_invocations < info->max_workgroup_size[0]
+                                ? info->max_workgroup_invocations
+                                : info->max_workgroup_size[0];
+    const uint32_t budget = vka_register_budget(info);
+    t->wg = 128;
+    while (t->wg > wg_max)
+        t->wg /= 2;
+    for (t->bc = 32; t->bc >= 4; t->bc /= 2)
+        for (t->lanes = base_lanes; t->lanes <= 16 && t->lanes <= t->wg; t->lanes *= 2) {
+            t->subgroup = subgroup_shuffle && info->min_subgroup_size >= t->lanes;
+            if (vka_flash_tiled_shared_bytes(t, dk, dv) <= info->max_shared_memory &&
+                vka_flash_tiled_live_values(t->lanes, t->bc, dk, dv) <= budget)
+                return true;
+        }
+    return false;
+}
+
+/* 8 rows (the most decode takes) hold 86 live values at dv = 256 within 128;
+ * under 64, 4 rows there. */
+uint32_t vka_decode_gpu_rows(const vkattn_context_info *info, uint32_t wg, uint32_t dv,
+                             uint32_t max_rows)
+{
+    const uint32_t budget = vka_register_budget(info);
+    uint32_t rows = max_rows;
+    while (rows > 1 && vka_decode_live_values(rows, wg, dv) > budget)
+        rows--;
+    return rows;
+}
