@@ -315,6 +315,7 @@ typedef struct vkattn_mha_desc {
     bool no_bias;
     float dropout;
     vkattn_dtype dtype;
+    uint32_t sliding_window;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {
