@@ -156,6 +156,11 @@ typedef struct vkattn_mha_desc {
      * activations (vkattn/mha.h, "Half precision"); the CPU reference ignores
      * it (it computes on the arrays it is given). */
     vkattn_dtype dtype;
+    /* Keras sliding_window: 0 = None; else query i sees only keys j with
+     * |i - j| < sliding_window, AND-ed with every other mask (the band
+     * follows the causal alignment: with bottom-right causal, and on the
+     * cached path, query i sits at i + Tv - Tq; docs/SEMANTICS.md) */
+    uint32_t sliding_window;
 } vkattn_mha_desc;
 
 /* Keras layouts (docs/SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),

@@ -97,6 +97,11 @@ typedef struct vkattn_softmax_params {
     uint32_t batch, heads, tq, tv; /* heads 0 = 1; others required */
     float scale;                   /* applied to the scores first; 0 = 1.0 */
     vkattn_mask_params mask;
+    /* sliding window: 0 = none; else key j of row i is allowed only if
+     * |pos(i) - j| < sliding_window, pos(i) = i, or i + Tv - Tq with
+     * bottom-right causal (the band is anchored where the causal mask is);
+     * AND-ed with every other mask (docs/SEMANTICS.md, "Sliding window") */
+    uint32_t sliding_window;
 } vkattn_softmax_params;
 
 /* Additive tanh scoring, S (B, Tq, Tv):
@@ -143,6 +148,12 @@ typedef struct vkattn_sdpa_params {
     bool return_weights;
     bool weights_after_dropout; /* returned weights: false = before dropout */
     vkattn_sdpa_path path;
+    /* sliding window: 0 = none; else key j of row i is allowed only if
+     * |pos(i) - j| < sliding_window, pos(i) = i, or i + Tv - Tq with
+     * bottom-right causal (anchored where the causal mask is); AND-ed with
+     * every other mask. A window >= Tq + Tv changes nothing. The fused
+     * kernels skip key tiles wholly outside the band: O(Tq * window) work. */
+    uint32_t sliding_window;
 } vkattn_sdpa_params;
 
 /* Decode attention against a KV cache (vkattn/decode.h; CPU reference
@@ -163,6 +174,10 @@ typedef struct vkattn_sdpa_decode_params {
     float scale;                  /* 0 = 1/sqrt(dk) */
     bool has_value_mask;          /* value_mask (B, capacity), nonzero = may attend */
     vkattn_dropout_params dropout;
+    /* sliding window: 0 = none; else row i (at position L_b - Tq + i) sees
+     * only keys j > L_b - Tq + i - sliding_window: the band of vkattn_sdpa
+     * with bottom-right causal over the same keys */
+    uint32_t sliding_window;
 } vkattn_sdpa_decode_params;
 #define VKATTN_DECODE_MAX_TQ 64
 

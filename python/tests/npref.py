@@ -86,7 +86,7 @@ def _masks(m):
 
 
 def mha(q, v, k, weights, num_heads, key_dim, use_bias=True, query_mask=None,
-        value_mask=None, attention_mask=None, causal=False):
+        value_mask=None, attention_mask=None, causal=False, sliding_window=None):
     q, v = _b(q), _b(v)
     k = v if k is None else _b(k)
     w = [_b(x) for x in weights]
@@ -108,6 +108,9 @@ def mha(q, v, k, weights, num_heads, key_dim, use_bias=True, query_mask=None,
         allowed = allowed & am
     if query_mask is not None:
         allowed = allowed & (np.asarray(query_mask) != 0)[:, None, :, None]
+    if sliding_window is not None:  # |pos - j| < w, pos shifted by Tv - Tq bottom-right
+        pos = np.arange(tq)[:, None] + (tv - tq if causal == "bottom_right" else 0)
+        allowed = allowed & (np.abs(pos - np.arange(tv)[None, :]) < sliding_window)
     p = masked_softmax(logits, allowed, "zero")
     c = np.einsum("bhqk,bkhe->bqhe", p, V)
     return np.einsum("bqhe,heo->bqo", c, wo) + bo, p

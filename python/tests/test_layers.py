@@ -160,6 +160,27 @@ def test_mha(ctx, rng, case, masks, path):
     assert_close(out, ref)
 
 
+@pytest.mark.parametrize("causal", [False, True, "bottom_right"])
+@pytest.mark.parametrize("path", ["fused", "unfused"])
+def test_mha_sliding_window(ctx, rng, causal, path):
+    b, tq, tv, h, kd = 2, 7, 9, 2, 3
+    q = rng.standard_normal((b, tq, 5))
+    v = rng.standard_normal((b, tv, 4))
+    for window in (1, 3, tq + tv):
+        layer = vkattn.MultiHeadAttention(h, kd, sliding_window=window, context=ctx)
+        layer.build(q.shape, v.shape)
+        weights = [0.4 * rng.standard_normal(x.shape) for x in layer.get_weights()]
+        layer.set_weights(weights)
+        vm = _mask(rng, (b, tv))
+        out = layer(q, v, use_causal_mask=causal, value_mask=vm, path=path)
+        want, _ = npref.mha(q, v, None, weights, h, kd, causal=causal, value_mask=vm,
+                            sliding_window=window)
+        assert_close(out, want)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(vkattn.InvalidArgumentError, match="sliding_window"):
+            vkattn.MultiHeadAttention(h, kd, sliding_window=bad, context=ctx)
+
+
 def test_mha_self_attention_and_new_layer_weights(ctx, rng):
     x = rng.standard_normal((2, 5, 6))
     layer = vkattn.MultiHeadAttention(num_heads=2, key_dim=3, context=ctx)

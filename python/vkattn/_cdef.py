@@ -225,6 +225,7 @@ typedef struct vkattn_sdpa_params {
     bool return_weights;
     bool weights_after_dropout;
     vkattn_sdpa_path path;
+    uint32_t sliding_window;
 } vkattn_sdpa_params;
 
 /* ---- sdpa.h */
@@ -314,6 +315,7 @@ typedef struct vkattn_mha_desc {
     bool no_bias;
     float dropout;
     vkattn_dtype dtype;
+    uint32_t sliding_window;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {

@@ -215,7 +215,7 @@ class MultiHeadAttentionSpec(Spec):
     multi_head = True
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None):
+                 output_shape=None, sliding_window=None):
         who = "MultiHeadAttention"
         self.num_heads = _positive(num_heads, "num_heads", who)
         self.key_dim = _positive(key_dim, "key_dim", who)
@@ -230,13 +230,18 @@ class MultiHeadAttentionSpec(Spec):
             output_shape = output_shape[0]
         self.output_dim = (None if output_shape is None
                            else _positive(output_shape, "output_shape", who))
+        # Keras: None, or a band of |i - j| < sliding_window keys (>= 1)
+        self.sliding_window = (None if sliding_window is None
+                               else _positive(sliding_window, "sliding_window", who))
+        if self.sliding_window is not None and self.sliding_window > 2**32 - 1:
+            raise invalid("%s: sliding_window must be < 2**32; got %r" % (who, sliding_window))
 
     def desc(self, widths):
         return ffi.new("vkattn_mha_desc *", {
             "num_heads": self.num_heads, "key_dim": self.key_dim, "value_dim": self.value_dim,
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
             "output_dim": self.out_width(widths), "no_bias": not self.use_bias,
-            "dropout": self.dropout})
+            "dropout": self.dropout, "sliding_window": self.sliding_window or 0})
 
     def out_width(self, widths):
         return self.output_dim or widths[0]

@@ -222,12 +222,15 @@ class MultiHeadAttention(_Layer):
     (Dk, H, key_dim), key_bias, value_kernel (Dv, H, value_dim), value_bias
     (H, value_dim), output_kernel (H, value_dim, Dout), output_bias (Dout,)], the
     kernels alone with use_bias=False; zeros in a new layer. output_shape is the
-    output width (an int or a 1-tuple; None = query_width)."""
+    output width (an int or a 1-tuple; None = query_width). sliding_window (Keras
+    3.15): None, or an int >= 1: query i sees only keys j with |i - j| <
+    sliding_window, AND-ed with every other mask (docs/SEMANTICS.md)."""
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, *, seed=None, context=None):
+                 output_shape=None, *, sliding_window=None, seed=None, context=None):
         super().__init__(_specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout,
-                                                       use_bias, output_shape), context, seed)
+                                                       use_bias, output_shape, sliding_window),
+                         context, seed)
 
     def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
                  key_mask=None, attention_mask=None, return_attention_scores=False,

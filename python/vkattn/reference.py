@@ -74,13 +74,13 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
                          use_bias=True, output_shape=None, weights=None, dropout=0.0,
                          query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
                          use_causal_mask=False, training=False, return_attention_scores=False,
-                         seed=0, offset=0):
+                         seed=0, offset=0, sliding_window=None):
     """vkattn.MultiHeadAttention's reference: weights as its get_weights()."""
     if key_mask is not None:
         value_mask = _specs.and_masks(value_mask, key_mask,
                                       "reference.multi_head_attention: key_mask")
     spec = _specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout, use_bias,
-                                         output_shape)
+                                         output_shape, sliding_window)
     return _run(spec, "reference.multi_head_attention", weights, query, value, key,
                 query_mask, value_mask, attention_mask, use_causal_mask, training,
                 return_attention_scores, seed, offset)

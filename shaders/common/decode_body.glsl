@@ -6,7 +6,9 @@
 // Q (B, H, Tq, DK) against a KV cache K (B, Hkv, C, DK), V (B, Hkv, C, DV)
 // whose sequence b holds L_b = lengths[b] keys, read here on the device.
 // Query i of Tq sees keys j < L_b - Tq + i + 1 (bottom-right causal: the
-// queries are the last Tq tokens, already appended).
+// queries are the last Tq tokens, already appended), and with a sliding
+// window w only keys j >= L_b - Tq + i + 1 - w; the chunks then split the
+// keys some row may see, [span_begin, L_b), so a window costs O(w) keys.
 //
 // Two layouts, picked by the spec constant LANES: the tiles layout described
 // here (tiles_main, the GPU one) and the lanes layout (lanes_main, at the end,
@@ -94,6 +96,23 @@ layout(std430, binding = 5) readonly buffer VMaskBuf { float vmask_in[]; };
 
 layout(push_constant) uniform Push { VKA_DECODE_PUSH } p;
 
+// Whether key j is inside the sliding window of a row whose keys end at `end`
+// (the host clamps the window to capacity + Tq, so j + window cannot wrap).
+bool in_window(uint j, uint end)
+{
+    return p.window == 0u || j + p.window >= end;
+}
+
+// The first key any row may see under the sliding window (row 0's, the
+// lowest: L_b - Tq + 1 - w), aligned down to 4 so that the Philox words stay
+// those of the full SDPA (keys j..j+3, j a multiple of 4); 0 without one.
+uint span_begin(uint len)
+{
+    if (p.window == 0u)
+        return 0u;
+    return len + 1u > p.tq + p.window ? (len + 1u - p.tq - p.window) & ~3u : 0u;
+}
+
 shared vec4 q_s[R * DK4];  // the rows' queries times scale * log2(e)
 shared float s_s[R * WG];  // the tile's logits, then weights
 shared float alpha_s[R];   // the tile's rescale of each row
@@ -148,8 +167,10 @@ void tiles_main()
     const uint rows_total = p.group * p.tq;
     const uint r0 = gl_WorkGroupID.y * R, c = gl_WorkGroupID.x;
     const uint len = min(LENGTH(b), p.capacity);
-    const uint chunk = max(WG, (len + p.n_chunks - 1u) / p.n_chunks + WG - 1u) / WG * WG;
-    const uint start = min(c * chunk, len), stop = min(start + chunk, len);
+    const uint base = span_begin(len);
+    const uint chunk =
+        max(WG, (len - base + p.n_chunks - 1u) / p.n_chunks + WG - 1u) / WG * WG;
+    const uint start = min(base + c * chunk, len), stop = min(start + chunk, len);
 
     // Rows of this workgroup: (h, i) and their causal end.
     uint row_end[R], row_bh[R], row_i[R];
@@ -208,7 +229,8 @@ void tiles_main()
             const bool vm_ok =
                 !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(b * p.capacity + min(j, p.capacity - 1u))));
             [[unroll]] for (uint rr = 0u; rr < R; rr++) {
-                const bool ok = in_range && j < row_end[rr] && vm_ok && !(x[rr] <= MASKED);
+                const bool ok = in_range && j < row_end[rr] && in_window(j, row_end[rr]) &&
+                                vm_ok && !(x[rr] <= MASKED);
                 s_s[rr * WG + t] = ok ? x[rr] : MASKED;
             }
         }
@@ -301,8 +323,9 @@ void lanes_main()
     const uint rows_total = p.group * p.tq;
     const uint r0 = gl_WorkGroupID.y * R, g = gl_WorkGroupID.x * WG + t;
     const uint len = min(LENGTH(b), p.capacity);
-    const uint run = ((len + p.n_chunks - 1u) / p.n_chunks + 3u) & ~3u;
-    const uint start = min(g * run, len), stop = min(start + run, len);
+    const uint base = span_begin(len);
+    const uint run = ((len - base + p.n_chunks - 1u) / p.n_chunks + 3u) & ~3u;
+    const uint start = min(base + g * run, len), stop = min(start + run, len);
 
     uint row_end[R], row_bh[R], row_i[R];
     uint kend = start;
@@ -350,7 +373,8 @@ void lanes_main()
             const uint vm_at = b * p.capacity + min(j, p.capacity - 1u);
             const bool vm_ok = !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(vm_at)));
             [[unroll]] for (uint rr = 0u; rr < R; rr++) {
-                const bool ok = in_range && j < row_end[rr] && vm_ok && !(x[rr] <= MASKED);
+                const bool ok = in_range && j < row_end[rr] && in_window(j, row_end[rr]) &&
+                                vm_ok && !(x[rr] <= MASKED);
                 s[rr][u] = ok ? x[rr] : MASKED;
             }
         }

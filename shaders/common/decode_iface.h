@@ -25,8 +25,9 @@
     VKA_FLOAT scale_log2;                /* scale * log2(e) */                 \
     VKA_UINT seed_lo, seed_hi, offset_mix, threshold; /* core/dropout_host.h */ \
     VKA_UINT z_base;                     /* first (b, K/V head) of a piece */  \
-    VKA_UINT len_off, vmask_off;         /* packed layout: element offsets */
-#define VKA_DECODE_PUSH_SIZE 52
+    VKA_UINT len_off, vmask_off;         /* packed layout: element offsets */ \
+    VKA_UINT window; /* sliding window, 0 = none: keys j >= end - window */
+#define VKA_DECODE_PUSH_SIZE 56
 
 #define VKA_DECODE_MERGE_SPEC_WG 0 /* local_size_x */
 #define VKA_DECODE_MERGE_SPEC_DV 1 /* value width */

@@ -20,11 +20,13 @@
 // accumulators in registers. It loops over every query row of the query heads
 // sharing that K/V head (grouped-query attention sums there, no atomics), TILE
 // rows at a time through shared memory (Q, dO, stats). Row tiles wholly above
-// a causal diagonal are skipped (not under the uniform policy).
+// a causal diagonal or outside the sliding window are skipped (not under the
+// uniform policy).
 // FB_KV 0: the forward's layout: a workgroup owns WG * RPI query rows of one
 // (batch, K/V head), each invocation RPI rows with q (times scale * log2(e)),
 // dO and the dQ accumulator in registers; key tiles of TILE keys stream through
-// shared memory (K, V, value mask); tiles past a causal limit are skipped.
+// shared memory (K, V, value mask); tiles past a causal limit or outside the
+// sliding window are skipped.
 // Every shared-memory read feeds 4 keys (kv) or RPI rows (q).
 //
 // No inf or NaN arithmetic is relied on: masked logits are the finite MASKED
@@ -108,7 +110,7 @@ vec4 keep4(uint bh, uint i, uint j)
 // (b, h, i); vm: the value mask of those keys (true without one).
 vec4 mask_logits(uint b, uint h, uint i, uint j, bvec4 vm, vec4 x)
 {
-    return flash_mask_logits(b, h, i, j, vka_causal_limit(CAUSAL, i, p.tq, p.tv), vm, x);
+    return flash_mask_logits(b, h, i, j, flash_row_end(i), vm, x);
 }
 
 // Weights P of keys j..j+3 of a row with stats st, from masked logits x.
@@ -158,7 +160,8 @@ void main()
     const uint rows_total = p.group * p.tq;
     for (uint r0 = 0u; r0 < rows_total; r0 += TILE) {
         const uint r1 = min(r0 + TILE, rows_total) - 1u;
-        if (!UNIFORM_ROWS && CAUSAL != VKA_CAUSAL_NONE && flash_key_end(r0, r1) <= j_first)
+        if (!UNIFORM_ROWS && (flash_key_end(r0, r1) <= j_first ||
+                              flash_key_begin(r0, r1) >= j_first + WG * 4u))
             continue; // uniform over the workgroup: no key of the block is seen
         barrier(); // the previous tile is no longer read
         [[unroll]] for (uint it = 0u; it < (TILE * DK4 + WG - 1u) / WG; it++) {
@@ -272,7 +275,7 @@ void main()
             dor[rr * DV4 + e4] = row_ok[rr] ? load_dv(0u, row, e4) : vec4(0.0);
     }
     const uint kend = flash_key_end(r0, r1);
-    for (uint j0 = 0u; j0 < kend; j0 += TILE) {
+    for (uint j0 = flash_tile_begin(r0, r1, TILE); j0 < kend; j0 += TILE) {
         barrier();
         const uint n_keys = min(TILE, p.tv - j0);
         [[unroll]] for (uint it = 0u; it < (TILE * DK4 + WG - 1u) / WG; it++) {

@@ -29,7 +29,8 @@
     VKA_FLOAT drop_scale;          /* 1 without dropout */                     \
     VKA_FLOAT inv_tv;              /* the uniform masked-row weight 1/Tv */    \
     VKA_UINT x_base, z_base;       /* first workgroup of this piece */         \
-    VKA_UINT rows;                 /* stats: B * H * Tq */
-#define VKA_FB_PUSH_SIZE 84
+    VKA_UINT rows;                 /* stats: B * H * Tq */                     \
+    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */
+#define VKA_FB_PUSH_SIZE 88
 
 #endif /* VKA_FLASH_BACKWARD_IFACE_H */

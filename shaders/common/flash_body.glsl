@@ -206,7 +206,7 @@ vec4 o[RPI * DV4];    // output accumulators
 vec4 s4[RPI * BC4];   // the tile's logits, then weights: s4[rr * BC4 + jj / 4][jj % 4]
 float m_run[RPI], l_run[RPI];
 uint row_h[RPI], row_i[RPI];
-uint row_end[RPI];    // keys j < row_end may be allowed: the causal limit, at most Tv
+uint row_end[RPI];    // keys j < row_end may be allowed: flash_row_end, at most Tv
 bool row_ok[RPI];     // row exists (r < group * Tq)
 
 // Cooperative copy of keys [j0, j0 + BC) of K/V head kv_head (= b * Hkv + hkv)
@@ -421,7 +421,7 @@ void init_rows(uint zb, uint b, uint r0, uint rows_total)
         row_ok[rr] = r < rows_total;
         row_h[rr] = (zb % kv_heads) * p.group + (row_ok[rr] ? r / p.tq : 0u);
         row_i[rr] = row_ok[rr] ? r % p.tq : 0u;
-        row_end[rr] = vka_causal_limit(CAUSAL, row_i[rr], p.tq, p.tv);
+        row_end[rr] = flash_row_end(row_i[rr]);
         const uint row = (b * p.heads + row_h[rr]) * p.tq + row_i[rr];
         [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
             vec4 x = vec4(0.0);
@@ -452,7 +452,7 @@ void main()
         need_uniform = 0u;
     init_rows(zb, b, r0, rows_total);
     const uint kend = flash_key_end(r0, r1);
-    for (uint j0 = 0u; j0 < kend; j0 += BC) {
+    for (uint j0 = flash_tile_begin(r0, r1, BC); j0 < kend; j0 += BC) {
         barrier(); // the previous tile is no longer read
         load_tile(b, zb, j0, true);
         barrier();

@@ -35,7 +35,8 @@
     VKA_UINT x_base, z_base;       /* first workgroup of this piece of a split \
                                       call */                                  \
     VKA_UINT bias_off, vmask_off, mask_off, lse_off; /* packed layout: element \
-                                                        offsets */
-#define VKA_FLASH_PUSH_SIZE 88
+                                                        offsets */            \
+    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */
+#define VKA_FLASH_PUSH_SIZE 92
 
 #endif /* VKA_FLASH_IFACE_H */

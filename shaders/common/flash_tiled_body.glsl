@@ -321,7 +321,7 @@ void init_row(uint zb, uint b, uint r, uint rows_total)
     row_ok = r < rows_total;
     row_h = (zb % kv_heads) * p.group + (row_ok ? r / p.tq : 0u);
     row_i = row_ok ? r % p.tq : 0u;
-    row_end = vka_causal_limit(CAUSAL, row_i, p.tq, p.tv);
+    row_end = flash_row_end(row_i);
     const uint row = (b * p.heads + row_h) * p.tq + row_i;
     [[unroll]] for (uint t = 0u; t < NQ; t++) {
         const uint e4 = lane + t * L;
@@ -359,7 +359,7 @@ void main()
         need_uniform = 0u;
     init_row(zb, b, r0 + tid / L, rows_total);
     const uint kend = flash_key_end(r0, r1);
-    for (uint j0 = 0u; j0 < kend; j0 += BC) {
+    for (uint j0 = flash_tile_begin(r0, r1, BC); j0 < kend; j0 += BC) {
         barrier();
         load_tile(b, zb, j0, true);
         barrier();

@@ -8,6 +8,8 @@
 // A key j of query row (b, h, i) is allowed iff every enabled mask allows it:
 //   causal top-left      j <= i
 //   causal bottom-right  j <= i + Tv - Tq     (signed: no key for i < Tq - Tv)
+//   sliding window w > 0 |pos(i) - j| < w, pos(i) = i, or i + Tv - Tq with
+//                        bottom-right causal (anchored where causal is)
 //   value_mask (B, Tv)   value_mask[b * Tv + j] nonzero
 //   explicit mask        mask[vka_bcast_row(...) + j] nonzero, (B|1, H|1, Tq|1, Tv)
 // "Nonzero" counts NaN as nonzero, as the CPU reference's `== 0.0f` test does.
@@ -35,6 +37,32 @@ uint vka_causal_limit(uint causal, uint i, uint tq, uint tv)
     if (causal == VKA_CAUSAL_BOTTOM_RIGHT)
         return i + tv >= tq ? i + tv - tq + 1u : 0u; // <= tv since i < tq
     return tv;
+}
+
+// The keys a row may see under causal and the sliding window together are one
+// run [vka_key_begin, vka_key_end) (window 0 = none). Both ends grow with i,
+// so the run of a block of rows spans from its first row's begin to its last
+// row's end. The host clamps the window to Tq + Tv (wider changes nothing),
+// so no sum below exceeds 2 (Tq + Tv) < 2^32 (checked on the host).
+uint vka_key_end(uint causal, uint window, uint i, uint tq, uint tv)
+{
+    uint end = vka_causal_limit(causal, i, tq, tv);
+    if (window == 0u)
+        return end;
+    // j < pos(i) + w; with bottom-right causal pos(i) + w = i + tv + w - tq
+    const uint top = causal == VKA_CAUSAL_BOTTOM_RIGHT ? i + tv + window : i + window;
+    const uint off = causal == VKA_CAUSAL_BOTTOM_RIGHT ? tq : 0u;
+    return top > off ? min(end, top - off) : 0u;
+}
+
+uint vka_key_begin(uint causal, uint window, uint i, uint tq, uint tv)
+{
+    if (window == 0u)
+        return 0u;
+    // j > pos(i) - w, i.e. j >= pos(i) + 1 - w
+    const uint top = causal == VKA_CAUSAL_BOTTOM_RIGHT ? i + tv + 1u : i + 1u;
+    const uint off = causal == VKA_CAUSAL_BOTTOM_RIGHT ? tq + window : window;
+    return top > off ? top - off : 0u;
 }
 
 // A mask value allows attending iff it is nonzero; NaN is nonzero, +0 and -0

@@ -42,9 +42,9 @@ float grad_w(uint idx)
 }
 
 // Whether the masks allow key j of row (b, h, i).
-bool allowed(uint b, uint h, uint i, uint j, uint limit)
+bool allowed(uint b, uint h, uint i, uint j, uint begin, uint limit)
 {
-    bool ok = j < limit;
+    bool ok = j >= begin && j < limit;
     if (HAS_VMASK)
         ok = ok && vka_mask_allows(VKA_VMASK(p.vmask_off + b * p.tv + min(j, p.tv - 1u)));
     if (HAS_MASK)
@@ -64,13 +64,14 @@ void main()
     const uint bh = row_ok ? row / p.tq : 0u;
     const uint h = bh % p.heads, b = bh / p.heads;
     const uint base = row * p.tv;
-    const uint limit = row_ok ? vka_causal_limit(p.causal, i, p.tq, p.tv) : 0u;
+    const uint begin = vka_key_begin(p.causal, p.window, i, p.tq, p.tv);
+    const uint limit = row_ok ? vka_key_end(p.causal, p.window, i, p.tq, p.tv) : 0u;
     const uint bias_row = vka_bcast_row(uvec3(p.bias_b, p.bias_h, p.bias_i), b, h, i);
 
     float dot = 0.0;
     bool live = false;
     for (uint j = lane; j < limit; j += G) {
-        if (!allowed(b, h, i, j, limit))
+        if (!allowed(b, h, i, j, begin, limit))
             continue;
         if (!HAS_BIAS || floatBitsToUint(VKA_BIAS(p.bias_off + bias_row + j)) != NEG_INF_BITS)
             live = true;
@@ -93,7 +94,7 @@ void main()
     live = red_live[seg * G] != 0u;
     for (uint j = lane; j < p.tv; j += G) {
         float g = 0.0;
-        if (live && allowed(b, h, i, j, limit))
+        if (live && allowed(b, h, i, j, begin, limit))
             g = p.scale * VKA_W(base + j) * (grad_w(base + j) - dot);
         VKA_OUT[base + j] = g;
     }

@@ -24,7 +24,8 @@
     VKA_UINT groups_x; /* workgroups along x; rows spread over x and y */    \
     VKA_FLOAT scale;   /* the forward's score scale */                       \
     VKA_UINT bias_off, vmask_off, mask_off; /* packed variant: element       \
-                                               offsets in the pack */
-#define VKA_SMB_PUSH_SIZE 64
+                                               offsets in the pack */        \
+    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv */
+#define VKA_SMB_PUSH_SIZE 68
 
 #endif /* VKA_SOFTMAX_BACKWARD_IFACE_H */

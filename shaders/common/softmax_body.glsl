@@ -274,7 +274,7 @@ void main()
     const bool live = row < p.rows;
 
     row_ctx r = row_ctx(0u, 0u, 0u, 0u);
-    uint lim = 0u; // keys j < lim pass the causal mask
+    uint beg = 0u, lim = 0u; // keys beg <= j < lim pass causal and the window
     if (live) {
         const uint i = row % p.tq, bh = row / p.tq;
         const uint h = bh % p.heads, b = bh / p.heads;
@@ -282,7 +282,8 @@ void main()
         r.vbase = p.vmask_off + b * p.tv;
         r.bbase = p.bias_off + vka_bcast_row(uvec3(p.bias_b, p.bias_h, p.bias_i), b, h, i);
         r.mbase = p.mask_off + vka_bcast_row(uvec3(p.mask_b, p.mask_h, p.mask_i), b, h, i);
-        lim = vka_causal_limit(p.causal, i, p.tq, p.tv);
+        beg = vka_key_begin(p.causal, p.window, i, p.tq, p.tv);
+        lim = vka_key_end(p.causal, p.window, i, p.tq, p.tv);
     }
 
     // Pass 1: running (max, sum) of the allowed finite logits.
@@ -290,6 +291,8 @@ void main()
     if (SOFTMAX_SPLIT == 0 || p.split_phase == 0) {
         bool bad = false;
         for (uint j = j0 + lane; j < min(lim, j_end); j += G) {
+            if (j < beg)
+                continue;
             const float y = logit(r, j, bad);
             if (CACHE > 0)
                 cache[seg * CACHE + j] = y;
@@ -326,11 +329,11 @@ void main()
     for (uint j = j0 + lane; j < n; j += G) {
         float w = 0.0;
         if (nan_row) {
-            if (j < lim && masks_allow(r, j))
+            if (j >= beg && j < lim && masks_allow(r, j))
                 w = uintBitsToFloat(QNAN_BITS); // stored, never computed with
         } else if (empty) {
             w = p.masked_w;
-        } else if (j < lim) {
+        } else if (j >= beg && j < lim) {
             bool unused = false;
             const float y = CACHE > 0 ? cache[seg * CACHE + j] : logit(r, j, unused);
             if (y != SKIP)

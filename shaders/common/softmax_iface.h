@@ -39,7 +39,8 @@
                                                offsets in the pack */ \
     VKA_UINT split_chunks, split_len; /* softmax_split: chunks per row, keys  \
                                          per chunk */                         \
-    VKA_UINT split_phase; /* 0: chunk statistics; 1: merge and write */
-#define VKA_SOFTMAX_PUSH_SIZE 96
+    VKA_UINT split_phase; /* 0: chunk statistics; 1: merge and write */        \
+    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */
+#define VKA_SOFTMAX_PUSH_SIZE 100
 
 #endif /* VKA_SOFTMAX_IFACE_H */

@@ -47,4 +47,18 @@ static inline uint64_t vka_count4(uint64_t a, uint64_t b, uint64_t c, uint64_t d
 static inline uint32_t vka_default_u32(uint32_t v, uint32_t def) { return v ? v : def; }
 static inline float vka_default_f32(float v, float def) { return v != 0.0f ? v : def; }
 
+/* The sliding window as the kernels read it (shaders/common/mask.glsl): 0 =
+ * none; a window of at least Tq + Tv allows every key, so it is clamped
+ * there. The kernels' window sums reach 2 (Tq + Tv): vka_window_fits says
+ * whether they stay below 2^32 (always true without a window). */
+static inline uint32_t vka_window_clamp(uint32_t w, uint32_t tq, uint32_t tv)
+{
+    const uint64_t all = (uint64_t)tq + tv;
+    return (uint64_t)w > all ? (uint32_t)all : w;
+}
+static inline bool vka_window_fits(uint32_t w, uint32_t tq, uint32_t tv)
+{
+    return w == 0 || 2 * ((uint64_t)tq + tv) <= UINT32_MAX;
+}
+
 #endif /* VKA_CORE_CHECK_H */

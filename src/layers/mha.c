@@ -442,6 +442,7 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
         .batch = p->c.batch, .heads = d->heads, .tq = n, .kv_heads = d->heads,
         .capacity = cache->desc.capacity, .dk = d->key_dim, .dv = d->value_dim,
         .has_value_mask = p->value_mask != NULL,
+        .sliding_window = d->sliding_window,
     };
     vkattn_sdpa_decode_io dio = {.q = t[MHA_Q_HEADS], .cache = cache,
                                  .value_mask = p->value_mask, .out = t[MHA_CTX_HEADS]};

@@ -87,6 +87,11 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
     if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: dropout.rate is %g; must be in [0, 1]", fn, (double)p->dropout.rate);
+    if (!vka_window_fits(p->sliding_window, p->tq, p->capacity))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: sliding_window with tq + capacity = %llu exceeds the kernel's "
+                        "32-bit window arithmetic",
+                        fn, (unsigned long long)p->tq + p->capacity);
     const vkattn_kv_cache_desc *d = &c->desc;
     if (d->batch != s->batch || d->kv_heads != s->kv_heads || d->capacity != s->capacity ||
         d->key_dim != s->dk || d->value_dim != s->dv)
@@ -121,24 +126,29 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
                         "%s: the decode kernel needs %llu bytes of shared memory", fn,
                         (unsigned long long)shared);
     const uint64_t heads = (uint64_t)s->batch * s->kv_heads * s->row_blocks;
+    /* the keys the chunks split: the whole capacity, or with a sliding window
+     * at most the rows' band, w + Tq - 1 keys from a multiple of 4 */
+    const uint64_t span = p->sliding_window && (uint64_t)p->sliding_window + s->tq + 3 < s->capacity
+                              ? (uint64_t)p->sliding_window + s->tq + 3
+                              : s->capacity;
     uint64_t chunks;
     if (s->lanes) {
         /* runs of about LANES_RUN keys (at least 4), at least LANES_MIN_GROUPS
          * workgroups where the capacity allows, each run within the loop
          * budget (one iteration per 4 keys) */
-        const uint64_t max_groups = vka_div_up(s->capacity, 4ull * s->wg);
-        chunks = vka_div_up(s->capacity, (uint64_t)LANES_RUN * s->wg);
+        const uint64_t max_groups = vka_div_up(span, 4ull * s->wg);
+        chunks = vka_div_up(span, (uint64_t)LANES_RUN * s->wg);
         if (chunks * heads < LANES_MIN_GROUPS)
             chunks = vka_div_up(LANES_MIN_GROUPS, heads);
         if (chunks > max_groups)
             chunks = max_groups;
         const uint64_t budget = ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1;
-        if (vka_div_up(vka_div_up(s->capacity, chunks * s->wg), 4) > budget)
-            chunks = vka_div_up(s->capacity, 4 * budget * s->wg);
+        if (vka_div_up(vka_div_up(span, chunks * s->wg), 4) > budget)
+            chunks = vka_div_up(span, 4 * budget * s->wg);
         s->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
         chunks *= s->wg;
     } else {
-        const uint64_t tiles = vka_div_up(s->capacity, s->wg);
+        const uint64_t tiles = vka_div_up(span, s->wg);
         chunks = vka_div_up(TARGET_GROUPS, heads);
         if (chunks > MAX_CHUNKS)
             chunks = MAX_CHUNKS;
@@ -202,6 +212,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
         .seed_lo = (uint32_t)p->dropout.seed, .seed_hi = (uint32_t)(p->dropout.seed >> 32),
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
         .threshold = drop ? vka_dropout_threshold(p->dropout.rate) : 0,
+        .window = vka_window_clamp(p->sliding_window, s->tq, s->capacity),
     };
     vka_kernel kernel = {
         .name = packed ? "decode_packed" : "decode",

@@ -306,6 +306,7 @@ static flash_push make_push(const flash_shape *s, const vkattn_sdpa_params *p)
         .offset_mix = vka_philox_offset_mix(d->offset),
         .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
         .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
+        .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
     };
     uint32_t st[3];
     bcast_strides(s, p->mask.mask_broadcast, st);

@@ -171,6 +171,7 @@ static fb_push make_push(const fb_shape *s, const vkattn_sdpa_params *p)
         .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
         .inv_tv = (float)(1.0 / s->tv),
         .rows = (uint32_t)vka_count4(s->batch, s->heads, s->tq, 1),
+        .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
     };
     uint32_t st[3];
     bcast_strides(s, p->mask.mask_broadcast, st);

@@ -238,7 +238,8 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
-                                .mask = p->mask}; /* scale 0 = 1: the matmul applied it */
+                                .mask = p->mask,
+                                .sliding_window = p->sliding_window}; /* scale 0 = 1: the matmul applied it */
     vkattn_softmax_io sio = {.scores = scores, .bias = io->bias, .value_mask = io->value_mask,
                              .mask = io->mask, .out = scores};
     if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)) != VKATTN_SUCCESS)

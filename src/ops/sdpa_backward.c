@@ -223,7 +223,8 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
         if ((r = record_mm(ctx, cmd, s, &qk, io->q, io->k, w)))
             return r;
         vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
-                                    .tv = s->tv, .mask = p->mask};
+                                    .tv = s->tv, .mask = p->mask,
+                                .sliding_window = p->sliding_window};
         vkattn_softmax_io sio = {.scores = w, .bias = io->bias, .value_mask = io->value_mask,
                                  .mask = io->mask, .out = w};
         if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)))
@@ -255,7 +256,8 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     }
     /* dS = W * (dP - rowsum(W dP)), in place: dL/dlogits (the matmul applied the scale) */
     vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
-                                .mask = p->mask};
+                                .mask = p->mask,
+                                .sliding_window = p->sliding_window};
     vkattn_softmax_backward_io sb = {.weights = w, .grad_out = ws0, .bias = io->bias,
                                      .value_mask = io->value_mask, .mask = io->mask,
                                      .grad_scores = ws0};

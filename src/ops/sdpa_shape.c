@@ -102,6 +102,12 @@ vkattn_result vka_sdpa_resolve(vkattn_context *ctx, const char *caller,
     /* 1/sqrt(dk) in double, rounded once to the f32 the kernels multiply by */
     s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
     s->drop = vka_dropout_active(&p->dropout);
+    if (!vka_window_fits(p->sliding_window, s->tq, s->tv))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: params->sliding_window with tq + tv = %llu exceeds the kernels' "
+                        "32-bit window arithmetic",
+                        caller, (unsigned long long)s->tq + s->tv);
+    s->window = vka_window_clamp(p->sliding_window, s->tq, s->tv);
     return count_operands(ctx, caller, &p->mask, s);
 }
 

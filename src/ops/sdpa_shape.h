@@ -16,6 +16,7 @@ typedef struct vka_sdpa_shape {
     uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
     float scale;
     bool drop; /* dropout changes anything: training && rate > 0 */
+    uint32_t window; /* sliding window as the kernels read it (vka_window_clamp) */
     uint64_t q, k, v, out, scores, bias, value_mask, mask;
 } vka_sdpa_shape;
 

@@ -296,6 +296,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
         .bias_i = (uint32_t)dims.bias_s[2],
         .mask_b = (uint32_t)dims.mask_s[0], .mask_h = (uint32_t)dims.mask_s[1],
         .mask_i = (uint32_t)dims.mask_s[2],
+        .window = vka_window_clamp(params->sliding_window, params->tq, params->tv),
         /* the reference fills masked rows with (float)(1.0 / tv) */
         .masked_w = m->masked_row == VKATTN_MASKED_ROW_UNIFORM ? (float)(1.0 / params->tv) : 0.0f,
     };

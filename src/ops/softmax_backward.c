@@ -136,6 +136,7 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
         .bias_i = (uint32_t)dims.bias_s[2],
         .mask_b = (uint32_t)dims.mask_s[0], .mask_h = (uint32_t)dims.mask_s[1],
         .mask_i = (uint32_t)dims.mask_s[2],
+        .window = vka_window_clamp(params->sliding_window, params->tq, params->tv),
         .scale = vka_default_f32(params->scale, 1.0f),
     };
     /* In place dL/dW is read through the written binding (a binding is either

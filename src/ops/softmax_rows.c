@@ -33,6 +33,11 @@ vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: params->mask.masked_row is %d; must be a vkattn_masked_row value",
                         caller, (int)m->masked_row);
+    if (!vka_window_fits(p->sliding_window, p->tq, p->tv))
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: params->sliding_window with tq + tv = %llu exceeds the kernels' "
+                        "32-bit window arithmetic",
+                        caller, (unsigned long long)p->tq + p->tv);
     return VKATTN_SUCCESS;
 }
 

@@ -69,10 +69,13 @@ vkattn_result vkattn_reference_sdpa_decode_typed(const vkattn_sdpa_decode_params
                 const size_t qi = (bh * p->tq + i) * p->dk, oi = (bh * p->tq + i) * dv;
                 const int64_t end = (int64_t)lengths[b] - p->tq + i + 1;
                 const uint32_t n = end > 0 ? (uint32_t)end : 0;
+                /* the sliding window: keys j > end - 1 - w, i.e. j >= end - w */
+                const int64_t first = p->sliding_window ? end - (int64_t)p->sliding_window : 0;
                 double mx = -INFINITY, sum = 0.0;
                 for (uint32_t j = 0; j < n; j++) {
-                    const bool ok = !p->has_value_mask ||
-                                    value_mask[(size_t)b * p->capacity + j] != 0.0f;
+                    const bool ok = (int64_t)j >= first &&
+                                    (!p->has_value_mask ||
+                                     value_mask[(size_t)b * p->capacity + j] != 0.0f);
                     double dot = 0.0;
                     for (uint32_t e = 0; e < p->dk; e++)
                         dot += vka_ref_load(q, ty.q, qi + e) *

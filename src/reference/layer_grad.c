@@ -105,7 +105,7 @@ vkattn_result vka_grad_core_forward(const char *fn, const vka_grad_core *c, cons
         goto fail;
     }
     const vka_ref_mask m = {&c->mask, c->batch, c->heads, c->tq, c->tv,
-                            NULL, c->value_mask, c->attention_mask};
+                            NULL, c->value_mask, c->attention_mask, c->sliding_window};
     size_t row = 0;
     for (uint32_t b = 0; b < c->batch; b++)
         for (uint32_t h = 0; h < c->heads; h++)

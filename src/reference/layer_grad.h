@@ -59,6 +59,7 @@ typedef struct vka_grad_core {
     const float *value_mask;      /* (B, Tv) or NULL */
     const float *attention_mask;  /* stored as mask.mask_broadcast says, or NULL */
     vkattn_dropout_op_params dropout; /* the forward's dropout (heads = this heads) */
+    uint32_t sliding_window;      /* the forward's window, 0 = none */
 } vka_grad_core;
 
 /* What the core's backward needs of its forward. */

@@ -285,6 +285,7 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
         .mask = sp.mask, .value_mask = io->value_mask, .attention_mask = mask,
         .dropout = {.batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv,
                     .dropout = sp.dropout},
+        .sliding_window = sp.sliding_window,
     };
     if ((r = vka_grad_core_forward(fn, &core, t->s, st)))
         return r;

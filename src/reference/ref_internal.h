@@ -52,6 +52,7 @@ typedef struct vka_ref_mask {
     const vkattn_mask_params *p;
     uint32_t batch, heads, tq, tv;
     const float *bias, *value_mask, *mask;
+    uint32_t window; /* sliding window, 0 = none (vkattn_sdpa_params) */
 } vka_ref_mask;
 
 /* Checks enum values and that each operand the flags ask for is non-NULL, and

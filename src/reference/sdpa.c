@@ -96,7 +96,8 @@ vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
     if ((r = vka_ref_require_flagged(fn, "weights", "return_weights", p->return_weights,
                                      weights)))
         return r;
-    const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask};
+    const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask,
+                            p->sliding_window};
     if ((r = vka_ref_check_mask(fn, &m)))
         return r;
     double *row;

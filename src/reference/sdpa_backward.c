@@ -104,7 +104,8 @@ vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p, const 
         (r = vka_ref_require_ptr(fn, "grad_k", grad_k)) ||
         (r = vka_ref_require_ptr(fn, "grad_v", grad_v)))
         return r;
-    const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask};
+    const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask,
+                            p->sliding_window};
     if ((r = vka_ref_check_mask(fn, &m)))
         return r;
     scratch x;

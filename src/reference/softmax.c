@@ -56,10 +56,25 @@ static bool causal_allows(vkattn_causal c, uint32_t i, uint32_t j, uint32_t tq, 
     }
 }
 
+/* The sliding window |pos(i) - j| < w, pos(i) anchored where the causal mask
+ * is: i, or i + Tv - Tq with bottom-right causal. */
+static bool window_allows(vkattn_causal c, uint32_t w, uint32_t i, uint32_t j, uint32_t tq,
+                          uint32_t tv)
+{
+    if (w == 0)
+        return true;
+    int64_t pos = (int64_t)i;
+    if (c == VKATTN_CAUSAL_BOTTOM_RIGHT)
+        pos += (int64_t)tv - (int64_t)tq;
+    const int64_t d = pos - (int64_t)j;
+    return (d < 0 ? -d : d) < (int64_t)w;
+}
+
 static bool allowed_at(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i, uint32_t j)
 {
     const vkattn_mask_params *p = m->p;
-    if (!causal_allows(p->causal, i, j, m->tq, m->tv))
+    if (!causal_allows(p->causal, i, j, m->tq, m->tv) ||
+        !window_allows(p->causal, m->window, i, j, m->tq, m->tv))
         return false;
     /* "nonzero = may attend": written as != 0 so that NaN counts as nonzero */
     if (p->has_value_mask && m->value_mask[(size_t)b * m->tv + j] == 0.0f)
@@ -137,7 +152,8 @@ static vkattn_result softmax_typed(const char *fn, const vkattn_softmax_params *
     const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
     if ((r = vka_ref_count(fn, "scores (B, H, Tq, Tv)", dims, 4, NULL)))
         return r;
-    vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask};
+    vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask,
+                      p->sliding_window};
     if ((r = vka_ref_check_mask(fn, &m)))
         return r;
     /* an f16 bias is read through an exact f32 copy */

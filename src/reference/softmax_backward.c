@@ -59,7 +59,8 @@ vkattn_result vkattn_reference_softmax_backward(const vkattn_softmax_params *p,
     const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
     if ((r = vka_ref_count(fn, "weights (B, H, Tq, Tv)", dims, 4, NULL)))
         return r;
-    const vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask};
+    const vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask,
+                            p->sliding_window};
     if ((r = vka_ref_check_mask(fn, &m)))
         return r;
     double *w, *g;

@@ -54,6 +54,7 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         .output_dim = vka_default_u32(desc->output_dim, desc->query_width),
         .use_bias = !desc->no_bias,
         .dropout = desc->dropout,
+        .sliding_window = desc->sliding_window,
     };
     if ((r = width(ctx, caller, "num_heads * key_dim", d.heads, d.key_dim, &d.qk)) ||
         (r = width(ctx, caller, "num_heads * value_dim", d.heads, d.value_dim, &d.hv)))
@@ -153,5 +154,6 @@ void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
         .return_weights = call->return_attention_scores,
         .weights_after_dropout = false, /* Keras MHA returns scores before dropout */
         .path = call->path,
+        .sliding_window = d->sliding_window,
     };
 }

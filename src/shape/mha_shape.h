@@ -22,6 +22,7 @@ typedef struct vka_mha_dims {
     uint32_t hv; /* heads * value_dim: width of the projected V and of the merged context */
     bool use_bias;
     float dropout;
+    uint32_t sliding_window; /* 0 = none */
 } vka_mha_dims;
 
 /* Element counts of the Keras-layout weights. */

@@ -31,6 +31,14 @@ static inline vkattn_broadcast rc_broadcast(void)
     return (vkattn_broadcast){tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 2) == 0};
 }
 
+/* A sliding window for a (Tq, Tv) call: 1 (the diagonal only) a quarter of
+ * the time, at least Tq + Tv (no effect) a quarter, else 2 .. max(Tq, Tv). */
+static inline uint32_t rc_random_window(uint32_t tq, uint32_t tv)
+{
+    const uint32_t r = tu_rand_range(0, 3), longest = tq > tv ? tq : tv;
+    return r == 0 ? 1 : r == 1 ? tq + tv + tu_rand_range(0, 5) : tu_rand_range(2, longest + 1);
+}
+
 typedef struct rc_sdpa_bounds {
     uint32_t max_batch, max_kv_heads; /* from 1 */
     uint32_t max_t;                   /* Tq and Tv, from 1 */

@@ -92,8 +92,10 @@ static void run_case(vkattn_context *ctx, const dcase *c)
     float *got = th_download(tout, no);
     const double err = tu_max_rel_err(got, ref, no, 1e-6);
     if (!(err <= BOUND))
-        fail_msg("B %u H %u Hkv %u Tq %u cap %u dk %u dv %u L %u,%u,%u: rel err %g", B, p->heads,
-                 c->kvh, p->tq, cap, p->dk, c->dv, c->lengths[0], B > 1 ? c->lengths[1] : 0,
+        fail_msg("B %u H %u Hkv %u Tq %u cap %u dk %u dv %u window %u L %u,%u,%u: rel err %g",
+                 B, p->heads,
+                 c->kvh, p->tq, cap, p->dk, c->dv, p->sliding_window, c->lengths[0],
+                 B > 1 ? c->lengths[1] : 0,
                  B > 2 ? c->lengths[2] : 0, err);
     free(got), free(q), free(ref), free(vm), free(k), free(v);
     vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tout), vkattn_tensor_destroy(tvm);
@@ -184,10 +186,10 @@ static void test_long_and_dropout(void **state)
 }
 
 /* Decode equals the full SDPA with bottom-right causal over the same keys,
- * dropout included (the same keep bits). */
-static void test_equals_full_sdpa(void **state)
+ * dropout included (the same keep bits); with a sliding window, the full SDPA
+ * with the same window (the band anchored bottom-right). */
+static void equals_full_sdpa(vkattn_context *ctx, uint32_t window)
 {
-    vkattn_context *ctx = TH_CTX(state);
     const uint32_t B = 2, H = 4, HKV = 2, TQ = 4, L = 200, CAP = 256, DK = 16, DV = 12;
     vkattn_kv_cache_desc cd = {B, HKV, CAP, DK, DV, NULL, NULL};
     vkattn_kv_cache *cache;
@@ -210,23 +212,48 @@ static void test_equals_full_sdpa(void **state)
                   *o2 = th_tensor(ctx, no, NULL);
     const vkattn_dropout_params drop = {.rate = 0.25f, .training = true, .seed = 99, .offset = 5};
     vkattn_sdpa_decode_params dp = {.batch = B, .heads = H, .kv_heads = HKV, .tq = TQ,
-                                    .capacity = CAP, .dk = DK, .dv = DV, .dropout = drop};
+                                    .capacity = CAP, .dk = DK, .dv = DV, .dropout = drop,
+                                    .sliding_window = window};
     vkattn_sdpa_decode_io dio = {tq, cache, NULL, o1};
     TH_OK(ctx, vkattn_sdpa_decode_run(ctx, &dp, &dio));
     vkattn_sdpa_params sp = {.batch = B, .heads = H, .kv_heads = HKV, .tq = TQ, .tv = L, .dk = DK,
                              .dv = DV, .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
-                             .dropout = drop};
+                             .dropout = drop, .sliding_window = window};
     vkattn_sdpa_io sio = {.q = tq, .k = tk, .v = tv, .out = o2};
     TH_OK(ctx, vkattn_sdpa_run(ctx, &sp, &sio));
     float *a = th_download(o1, no), *b = th_download(o2, no);
     const double err = tu_max_rel_err(a, b, no, 1e-6);
     if (!(err <= BOUND))
-        fail_msg("decode vs full sdpa: rel err %g", err);
+        fail_msg("decode vs full sdpa (window %u): rel err %g", window, err);
     /* the same elements are dropped: zeros agree where the output is exactly 0 */
     free(a), free(b), free(q), free(k), free(v);
     vkattn_tensor_destroy(tq), vkattn_tensor_destroy(o1), vkattn_tensor_destroy(o2);
     vkattn_tensor_destroy(tk), vkattn_tensor_destroy(tv);
     vkattn_kv_cache_destroy(cache);
+    th_assert_validation_clean();
+}
+
+static void test_equals_full_sdpa(void **state)
+{
+    /* none, the diagonal only, a band of 37 (span not a multiple of 4), the
+     * whole cache and more */
+    static const uint32_t windows[] = {0, 1, 37, 64, 200, 1000};
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
+        equals_full_sdpa(TH_CTX(state), windows[i]);
+}
+
+/* Ragged lengths with a sliding window against the reference. */
+static void test_window(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int n = 0; n < 6; n++) {
+        dcase c;
+        random_lengths(&c, n % 2 == 1);
+        c.p.sliding_window = n == 0 ? 1 : tu_rand_range(1, 90);
+        if (n == 5)
+            c.p.dropout = (vkattn_dropout_params){.rate = 0.3f, .training = true, .seed = 3};
+        run_case(ctx, &c);
+    }
     th_assert_validation_clean();
 }
 
@@ -359,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_long_and_dropout),
         cmocka_unit_test(test_equals_full_sdpa), cmocka_unit_test(test_steps),
+        cmocka_unit_test(test_window),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

@@ -30,6 +30,7 @@
  * row gives an error of order 1. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
+#include "random_case.h"
 
 #include <vkattn/advanced.h>
 #include <vkattn/reference.h>
@@ -94,6 +95,11 @@ static void reference_lse(flash_case *c)
             bool ok = m->causal == VKATTN_CAUSAL_TOP_LEFT      ? j <= i
                       : m->causal == VKATTN_CAUSAL_BOTTOM_RIGHT ? j + p->tq <= i + p->tv
                                                                  : true;
+            /* the window |pos - j| < w, pos = i (+ Tv - Tq bottom-right) */
+            const double pos = (double)i + (m->causal == VKATTN_CAUSAL_BOTTOM_RIGHT
+                                                ? (double)p->tv - (double)p->tq
+                                                : 0.0);
+            ok = ok && (!p->sliding_window || fabs(pos - (double)j) < p->sliding_window);
             ok = ok && (!m->has_value_mask || c->vm[b * p->tv + j] != 0.0f);
             ok = ok && (!m->has_mask || c->mask[bcast_row(p, m->mask_broadcast, b, h, i) + j] != 0.0f);
             double dot = 0;
@@ -158,12 +164,13 @@ static void case_describe(const flash_case *c, const char *path, char *buf, size
     const vkattn_mask_params *m = &p->mask;
     snprintf(buf, size,
              "%s B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u scale=%g causal=%d row=%d vm=%d "
-             "mask=%d[%d%d%d] bias=%d[%d%d%d]%s drop=%g/%d",
+             "mask=%d[%d%d%d] bias=%d[%d%d%d]%s drop=%g/%d window=%u",
              path, p->batch, p->heads, c->h_kv, p->tq, p->tv, p->dk, c->dv, (double)p->scale,
              m->causal, m->masked_row, m->has_value_mask, m->has_mask, m->mask_broadcast.batch,
              m->mask_broadcast.heads, m->mask_broadcast.rows, m->has_bias,
              m->bias_broadcast.batch, m->bias_broadcast.heads, m->bias_broadcast.rows,
-             c->neg_inf_rows ? "(-inf rows)" : "", (double)p->dropout.rate, p->dropout.training);
+             c->neg_inf_rows ? "(-inf rows)" : "", (double)p->dropout.rate, p->dropout.training,
+             p->sliding_window);
 }
 
 /* Runs c on the GPU along `path`; returns the downloaded output (free it),
@@ -412,12 +419,13 @@ static void test_dropout_mask_bits(void **state)
     }
 }
 
-/* Everything drawn at random, from a few widths (each width is a pipeline). */
-static void test_random(void **state)
+/* Everything drawn at random, from a few widths (each width is a pipeline);
+ * with `window`, a sliding window too (1, within the lengths, or wider than
+ * both), and every case also against the chained path. */
+static void random_cases(vkattn_context *ctx, int n_cases, bool window)
 {
-    vkattn_context *ctx = TH_CTX(state);
     static const uint32_t widths[][2] = {{16, 16}, {24, 8}, {5, 33}};
-    for (int n = 0; n < 7; n++) {
+    for (int n = 0; n < n_cases; n++) {
         const uint32_t *w = widths[tu_rand_range(0, 2)];
         const uint32_t g = 1u << tu_rand_range(0, 2), h_kv = tu_rand_range(1, 2);
         flash_case c = plain(tu_rand_range(1, 2), g * h_kv, h_kv, tu_rand_range(1, 80),
@@ -431,8 +439,31 @@ static void test_random(void **state)
         c.p.dropout = (vkattn_dropout_params){
             .rate = tu_rand_float(0.05f, 0.6f), .training = tu_rand_range(0, 1),
             .seed = tu_rand_u32(), .offset = tu_rand_u32()};
+        if (window) {
+            c.p.sliding_window = rc_random_window(c.p.tq, c.p.tv);
+            m->has_mask = tu_rand_range(0, 1), m->has_bias = tu_rand_range(0, 1);
+        }
         c.with_lse = n % 2 == 0;
-        run_case(ctx, &c, n < 3);
+        run_case(ctx, &c, window || n < 3);
+    }
+}
+
+static void test_random(void **state) { random_cases(TH_CTX(state), 7, false); }
+
+/* The sliding window: random calls (both causal alignments, masks, dropout,
+ * grouped heads, the LSE) against the reference and the chained path; and
+ * long rows, where the key tiles outside the band are skipped. */
+static void test_window(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    random_cases(ctx, 6, true);
+    static const uint32_t shapes[][3] = {{150, 170, 7}, {170, 150, 33}, {1, 300, 20}, {90, 90, 64}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        flash_case c = plain(1, 2, 1, shapes[i][0], shapes[i][1], 16, 8);
+        c.p.mask.causal = (vkattn_causal)(i % 3);
+        c.p.sliding_window = shapes[i][2];
+        c.with_lse = true;
+        run_case(ctx, &c, false);
     }
 }
 
@@ -664,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_masks),         cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_dropout),       cmocka_unit_test(test_dropout_mask_bits),
         cmocka_unit_test(test_random),        cmocka_unit_test(test_long_rows),
+        cmocka_unit_test(test_window),
         cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_lse),           cmocka_unit_test(test_lane_widths),
         cmocka_unit_test(test_kernel_choice),
@@ -673,7 +705,7 @@ int main(void)
     const struct CMUnitTest packed[] = {
         cmocka_unit_test(test_grouped_heads), cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_dropout_mask_bits), cmocka_unit_test(test_random),
-        cmocka_unit_test(test_lse),
+        cmocka_unit_test(test_lse),           cmocka_unit_test(test_window),
     };
     const struct CMUnitTest no_subgroups[] = {
         cmocka_unit_test(test_grouped_heads), cmocka_unit_test(test_dropout_mask_bits),

@@ -193,11 +193,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
              "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d",
+             "scores=%d path=%d window=%u",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path);
+             (int)c->causal, c->training, c->return_attention_scores, (int)c->path,
+             m->desc.sliding_window);
 }
 
 /* Rows whose query mask is 0 have no allowed key: weights exactly 0 and the
@@ -291,6 +292,18 @@ static void test_random_cases(void **state)
     vkattn_context *ctx = TH_CTX(state);
     for (int i = 0; i < 24; i++) {
         mcase m = random_case();
+        check_case(ctx, &m);
+    }
+}
+
+/* Keras's sliding_window on random calls (every path, masks, causal either
+ * way, dropout, scores): 1, within the lengths, or wider than both. */
+static void test_sliding_window(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 12; i++) {
+        mcase m = random_case();
+        m.desc.sliding_window = rc_random_window(m.call.tq, m.call.tv);
         check_case(ctx, &m);
     }
 }
@@ -838,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_dropout),           cmocka_unit_test(test_paths),
         cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_chained_calls),
         cmocka_unit_test(test_random_cases),      cmocka_unit_test(test_bad_create_and_weights),
+        cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_bad_record),        cmocka_unit_test(test_mask_broadcast),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

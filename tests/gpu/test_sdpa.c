@@ -97,13 +97,14 @@ static void case_describe(const sdpa_case *c, char *buf, size_t size)
     const vkattn_mask_params *m = &p->mask;
     snprintf(buf, size,
              "sdpa B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u scale=%g causal=%d row=%d vm=%d "
-             "mask=%d[%d%d%d] bias=%d[%d%d%d] drop=%g/%d w=%d/%d ws=%s path=%d",
+             "mask=%d[%d%d%d] bias=%d[%d%d%d] drop=%g/%d w=%d/%d ws=%s path=%d window=%u",
              p->batch, p->heads, c->h_kv, p->tq, p->tv, p->dk, p->dv, (double)p->scale, m->causal,
              m->masked_row, m->has_value_mask, m->has_mask, m->mask_broadcast.batch,
              m->mask_broadcast.heads, m->mask_broadcast.rows, m->has_bias,
              m->bias_broadcast.batch, m->bias_broadcast.heads, m->bias_broadcast.rows,
              (double)p->dropout.rate, p->dropout.training, p->return_weights,
-             p->weights_after_dropout, c->caller_workspace ? "caller" : "library", p->path);
+             p->weights_after_dropout, c->caller_workspace ? "caller" : "library", p->path,
+             p->sliding_window);
 }
 
 static void case_check(const sdpa_case *c, double bound)
@@ -158,6 +159,19 @@ static void test_random_shapes(void **state)
     vkattn_context *ctx = TH_CTX(state);
     for (int i = 0; i < 40; i++) {
         sdpa_case c = random_case(40, 40);
+        run_case(ctx, &c);
+    }
+}
+
+/* The sliding window (rc_random_window: 1, within the lengths, or wider than
+ * both) on random chained calls: every mask kind, both causal alignments,
+ * dropout, grouped K/V heads, weights returned. */
+static void test_sliding_window(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 24; i++) {
+        sdpa_case c = random_case(40, 24);
+        c.p.sliding_window = rc_random_window(c.p.tq, c.p.tv);
         run_case(ctx, &c);
     }
 }
@@ -552,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_every_mask_kind),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_random_shapes),
+        cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_workspace_size),
         cmocka_unit_test(test_path_choice),
         cmocka_unit_test(test_paths_in_one_command_buffer),

@@ -21,6 +21,7 @@
  * gradient aliasing an input or another output: INVALID_ARGUMENT naming the
  * tensor, and the gradients untouched. */
 #include "harness.h"
+#include "random_case.h"
 
 #include <vkattn/reference_backward.h>
 #include <vkattn/sdpa.h>
@@ -126,11 +127,11 @@ static void describe(char *buf, size_t n, const bcase *c, run_mode mode)
     const vkattn_mask_params *m = &p->mask;
     snprintf(buf, n,
              "%s: B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u causal=%d row=%d vm=%d mask=%d "
-             "bias=%d drop=%g",
+             "bias=%d drop=%g window=%u",
              mode == FUSED ? "fused" : mode == CHAINED ? "chained" : "chained+weights",
              p->batch, heads_of(p), c->hkv, p->tq, p->tv, p->dk, p->dv ? p->dv : p->dk,
              (int)m->causal, (int)m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
-             p->dropout.training ? (double)p->dropout.rate : 0.0);
+             p->dropout.training ? (double)p->dropout.rate : 0.0, p->sliding_window);
 }
 
 static void check_grad(const char *what, const char *name, vkattn_tensor *t, const float *ref,
@@ -246,6 +247,21 @@ static void test_random_fused(void **state)
     }
 }
 
+/* The sliding window on random calls (1, within the lengths, or wider than
+ * both), both paths: the key tiles outside the band skipped by the fused
+ * kernels, masked by the chained softmax backward. */
+static void test_window(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 10; i++) {
+        bcase c = random_case(i);
+        c.p.sliding_window = rc_random_window(c.p.tq, c.p.tv);
+        make_case(&c);
+        run_case(ctx, &c, i % 3 == 0 ? CHAINED : i % 3 == 1 ? CHAINED_WEIGHTS : FUSED);
+        free_case(&c);
+    }
+}
+
 /* Hand-picked corners for both paths: bottom-right with Tq > Tv (rows with no
  * key) under each policy with dropout, a key block larger than one workgroup
  * (Tv = 150), and widths that are multiples of 4 (the vec4 loads). */
@@ -344,6 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_chained),
         cmocka_unit_test(test_random_fused),
+        cmocka_unit_test(test_window),
         cmocka_unit_test(test_corners),
         cmocka_unit_test(test_bad_arguments),
     };

@@ -154,6 +154,59 @@ static void sdpa_fully_masked_row(void **state)
 /* Random problem with every option: SDPA equals matmul -> softmax -> dropout ->
  * matmul, and its two kinds of returned weights are the ones before and after
  * the dropout op. */
+/* The sliding window is the band |pos(i) - j| < w (pos(i) = i, + Tv - Tq with
+ * bottom-right causal) AND-ed with the other masks: the reference with a
+ * window equals it with the band written into an explicit mask by hand,
+ * bit for bit, for every causal kind, Tq < Tv and Tq > Tv, windows 1 to past
+ * both lengths; a window >= Tq + Tv equals none. */
+static void sdpa_window_is_a_band_mask(void **state)
+{
+    (void)state;
+    enum { B = 2, H = 2, D = 3, MAXT = 9 };
+    static const uint32_t lens[][2] = {{5, 9}, {9, 5}, {7, 7}, {1, 6}};
+    float q[B * H * MAXT * D], k[B * H * MAXT * D], v[B * H * MAXT * D], vm[B * MAXT];
+    float mask[B * H * MAXT * MAXT], out_w[B * H * MAXT * D], out_m[B * H * MAXT * D];
+    float w_w[B * H * MAXT * MAXT], w_m[B * H * MAXT * MAXT];
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+        for (int causal = 0; causal < 3; causal++)
+            for (uint32_t win = 1; win <= 16; win += 3) {
+                const uint32_t tq = lens[l][0], tv = lens[l][1];
+                tu_fill_uniform(q, B * H * tq * D, -1, 1);
+                tu_fill_uniform(k, B * H * tv * D, -1, 1);
+                tu_fill_uniform(v, B * H * tv * D, -1, 1);
+                tu_fill_mask(vm, B * tv, 0.8f);
+                for (uint32_t bh = 0; bh < B * H; bh++)
+                    for (uint32_t i = 0; i < tq; i++)
+                        for (uint32_t j = 0; j < tv; j++) {
+                            const int64_t pos = (int64_t)i + (causal == VKATTN_CAUSAL_BOTTOM_RIGHT
+                                                                  ? (int64_t)tv - tq
+                                                                  : 0);
+                            const int64_t d = pos - (int64_t)j;
+                            mask[(bh * tq + i) * tv + j] = (d < 0 ? -d : d) < (int64_t)win;
+                        }
+                vkattn_sdpa_params p = {.batch = B, .heads = H, .tq = tq, .tv = tv, .dk = D,
+                                        .mask = {.causal = (vkattn_causal)causal,
+                                                 .has_value_mask = true},
+                                        .dropout = {.rate = 0.3f, .training = true, .seed = 5},
+                                        .return_weights = true, .sliding_window = win};
+                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, NULL, out_w, w_w),
+                                 VKATTN_SUCCESS);
+                p.sliding_window = 0, p.mask.has_mask = true;
+                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, mask, out_m, w_m),
+                                 VKATTN_SUCCESS);
+                assert_memory_equal(out_w, out_m, sizeof(float) * B * H * tq * D);
+                assert_memory_equal(w_w, w_m, sizeof(float) * B * H * tq * tv);
+                /* wider than both lengths: no window at all */
+                p.mask.has_mask = false, p.sliding_window = tq + tv + win;
+                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, NULL, out_w, w_w),
+                                 VKATTN_SUCCESS);
+                p.sliding_window = 0;
+                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, NULL, out_m, w_m),
+                                 VKATTN_SUCCESS);
+                assert_memory_equal(out_w, out_m, sizeof(float) * B * H * tq * D);
+            }
+}
+
 static void sdpa_equals_composition(void **state)
 {
     (void)state;
@@ -208,6 +261,7 @@ int main(void)
         cmocka_unit_test(sdpa_gqa_equals_repeated_heads),
         cmocka_unit_test(sdpa_fully_masked_row),
         cmocka_unit_test(sdpa_equals_composition),
+        cmocka_unit_test(sdpa_window_is_a_band_mask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

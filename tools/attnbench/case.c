@@ -487,14 +487,17 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
 
 static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
 {
-    uint32_t H, kd, vd, dout;
+    uint32_t H, kd, vd, dout, window;
     bool use_bias;
     if (!get_uint(params, "num_heads", true, 0, 1, &H, "params.num_heads", err, err_size) ||
         !get_uint(params, "key_dim", true, 0, 1, &kd, "params.key_dim", err, err_size) ||
         !get_uint(params, "value_dim", false, kd, 1, &vd, "params.value_dim", err, err_size) ||
         !get_uint(params, "output_shape", false, c->dq, 1, &dout, "params.output_shape", err,
                   err_size) ||
-        !get_bool(params, "use_bias", true, &use_bias, err, err_size))
+        !get_bool(params, "use_bias", true, &use_bias, err, err_size) ||
+        /* Keras sliding_window: null (None) or a positive integer */
+        !get_uint(params, "sliding_window", false, 0, 1, &window, "params.sliding_window", err,
+                  err_size))
         return false;
     c->heads = H;
     c->dout = dout;
@@ -502,7 +505,7 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     c->desc.mha = (vkattn_mha_desc){
         .num_heads = H, .key_dim = kd, .value_dim = vd, .query_width = c->dq,
         .key_width = c->key.data ? c->dk : 0, .value_width = c->dv, .output_dim = dout,
-        .no_bias = !use_bias};
+        .no_bias = !use_bias, .sliding_window = window};
     vkattn_weights_file *f;
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))

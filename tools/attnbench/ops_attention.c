@@ -447,6 +447,7 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         .dropout = {.rate = (float)a->dropout, .training = a->dropout > 0, .seed = a->seed},
         .return_weights = a->scores,
         .path = path_of(a),
+        .sliding_window = a->window,
     };
     if (a->backward) {
         st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a->seed, a->mask_ratio, &s->bwd, info);
@@ -527,7 +528,7 @@ const ab_op ab_op_sdpa = {
     .summary = "scaled dot-product attention, Q (B, H, Tq, dk), K (B, H, Tv, dk), V (B, H, Tv, dv)",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL |
              AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED | AB_F_BACKWARD |
-             AB_F_FP16,
+             AB_F_FP16 | AB_F_WINDOW,
     .bound = AB_BOUND_SDPA,
     .bound_fp16 = AB_BOUND_SDPA_FP16,
     .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,

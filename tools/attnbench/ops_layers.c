@@ -17,6 +17,7 @@ typedef struct layer_state {
     ab_layer_any layer; /* kind, desc, weights, handle */
     ab_dims d;
     uint32_t units, dmodel;
+    uint32_t window; /* mha: --window, 0 = none */
     vkattn_layer_call call;
     float *warr[8]; /* host weight arrays the weights struct points into */
     size_t warr_n[8];
@@ -107,7 +108,8 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         uint32_t D = s->dmodel, H = d->heads;
         s->layer.desc.mha = (vkattn_mha_desc){
             .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_width = D,
-            .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout};
+            .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout,
+            .sliding_window = s->window};
         vkattn_mha_weights *w = &s->layer.w.mha;
         w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
         w->key_kernel = weight(s, rng, 1, (size_t)D * H * d->dk, D);
@@ -144,6 +146,7 @@ static const char *layer_path(const layer_state *s)
         .return_weights = s->call.return_attention_scores,
         .weights_after_dropout = !mha,
         .path = s->call.path,
+        .sliding_window = mha ? s->window : 0,
     };
     return ab_sdpa_path_name(s->ctx, &p);
 }
@@ -192,6 +195,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     ab_dims *d = &s->d;
     s->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
     s->dmodel = (a->given & AB_F_DMODEL) ? a->dmodel : d->heads * d->dk;
+    s->window = a->window;
     if (!s->units || !s->dmodel) {
         fprintf(stderr, "attnbench: %s: --units and --dmodel must be >= 1\n", name);
         return ATTNBENCH_EXIT_USAGE;
@@ -345,6 +349,7 @@ const ab_op ab_op_mha = {
     .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
                "(default H * dk)",
     .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 |
+             AB_F_WINDOW |
              AB_F_TRAIN_STEP,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
