@@ -6,7 +6,9 @@
  * with Q (B, H, Tq, dk), K (B, Hkv, Tv, dk), V (B, Hkv, Tv, dv): query head h
  * reads K/V head h / (H / Hkv) (grouped-query attention; Hkv = H is plain
  * multi-head, Hkv = 1 multi-query). Masks, bias and the masked-row policy are
- * those of vkattn_mask_params; dropout is the Philox stream of
+ * those of vkattn_mask_params, AND-ed with the sliding window
+ * params->sliding_window (0 = none; both paths; the fused kernels skip the
+ * key tiles outside its band); dropout is the Philox stream of
  * vkattn/dropout.h, so the dropped weights are exactly those of the CPU
  * reference vkattn_reference_sdpa, and the output agrees with it to fp32
  * rounding. Every parameter is in vkattn_sdpa_params (vkattn/op_params.h).
@@ -82,7 +84,8 @@
  * unexpected or too small tensor; out, weights or workspace aliasing another
  * tensor; return_weights with VKATTN_SDPA_FUSED), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor,
  * the score tensor included, beyond maxStorageBufferRange or 32-bit indexing;
- * the message names the fused path where it would help),
+ * the message names the fused path where it would help;
+ * and for a sliding window with 2 (Tq + Tv) >= 2^32),
  * VKATTN_ERROR_UNSUPPORTED (VKATTN_SDPA_FUSED where the fused kernel cannot
  * serve the call), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (library workspace),
  * Vulkan failures. Size and argument errors are reported before anything is

@@ -73,3 +73,22 @@ def test_sdpa_errors(ctx, rng):
         vkattn.sdpa(q, q, q, path="fused", return_weights=True, context=ctx)
     with pytest.raises(vkattn.InvalidArgumentError, match="does not broadcast"):
         vkattn.sdpa(q, q, q, mask=np.ones((2, 4, 4)), context=ctx)
+
+
+@pytest.mark.parametrize("causal", [False, True, "bottom_right"])
+@pytest.mark.parametrize("path", ["fused", "unfused"])
+def test_sdpa_sliding_window(ctx, rng, causal, path):
+    b, h, hkv, tq, tv, d = 2, 4, 2, 7, 11, 5
+    q = rng.standard_normal((b, h, tq, d))
+    k = rng.standard_normal((b, hkv, tv, d))
+    v = rng.standard_normal((b, hkv, tv, d))
+    for window in (1, 4, tq + tv):
+        pos = np.arange(tq)[:, None] + (tv - tq if causal == "bottom_right" else 0)
+        band = np.abs(pos - np.arange(tv)[None, :]) < window
+        out = vkattn.sdpa(q, k, v, causal=causal, sliding_window=window, path=path, context=ctx)
+        want = npref.sdpa(q, k, v, causal=causal, mask=band)
+        want = want[0] if isinstance(want, tuple) else want
+        assert_close(out, want)
+    for bad in (0, -3, 1.5):
+        with pytest.raises(vkattn.InvalidArgumentError, match="sliding_window"):
+            vkattn.sdpa(q, k, v, sliding_window=bad, context=ctx)

@@ -4,7 +4,7 @@ import numpy as np
 
 from ._arrays import f32
 from ._lib import ffi
-from ._specs import _CAUSAL, _PATHS
+from ._specs import _CAUSAL, _PATHS, _positive
 from .errors import invalid
 
 _MASKED_ROW = {"zero": 0, "uniform": 1}
@@ -29,7 +29,8 @@ def _broadcast_operand(x, name, b, h, tq, tv):
 
 class SdpaArgs:
     def __init__(self, q, k, v, scale, bias, value_mask, mask, causal, masked_row, dropout,
-                 seed, offset, return_weights, weights_after_dropout, path):
+                 seed, offset, return_weights, weights_after_dropout, path,
+                 sliding_window=None):
         self.q = f32(q, "sdpa: q", (3, 4))
         self.k = f32(k, "sdpa: k", (3, 4))
         self.v = f32(v, "sdpa: v", (3, 4))
@@ -88,6 +89,11 @@ class SdpaArgs:
         p.return_weights = self.return_weights
         p.weights_after_dropout = bool(weights_after_dropout)
         p.path = _PATHS[path]
+        if sliding_window is not None:  # None, or a band of |pos(i) - j| < w keys, w >= 1
+            w = _positive(sliding_window, "sliding_window", "sdpa")
+            if w > 2**32 - 1:
+                raise invalid("sdpa: sliding_window must be < 2**32; got %r" % (w,))
+            p.sliding_window = w
         self.params = p
 
     def result(self, out, weights):

@@ -88,10 +88,11 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
 
 def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=False,
          masked_row="zero", dropout=0.0, seed=0, offset=0, return_weights=False,
-         weights_after_dropout=False):
+         weights_after_dropout=False, sliding_window=None):
     """vkattn.sdpa's reference; same arguments (no path or context)."""
     a = SdpaArgs(q, k, v, scale, bias, value_mask, mask, causal, masked_row, dropout, seed,
-                 offset, return_weights, weights_after_dropout, "auto")
+                 offset, return_weights, weights_after_dropout, "auto",
+                 sliding_window)
     out = np.empty(a.out_shape, np.float32)
     weights = np.empty(a.weights_shape, np.float32) if a.return_weights else None
     check(lib.vkattn_reference_sdpa(a.params, ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.bias),

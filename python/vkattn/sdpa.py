@@ -8,7 +8,7 @@ from .errors import check
 
 def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=False,
          masked_row="zero", dropout=0.0, seed=0, offset=0, return_weights=False,
-         weights_after_dropout=False, path="auto", context=None):
+         weights_after_dropout=False, path="auto", context=None, sliding_window=None):
     """softmax(q k^T * scale + bias, masks) v.
 
     q (B, H, Tq, dk), k (B, Hkv, Tv, dk), v (B, Hkv, Tv, dv): query head h reads
@@ -21,9 +21,12 @@ def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=F
     > 0 (the Philox stream of seed and offset). Returns out (B, H, Tq, dv), and with
     return_weights (chained path only) also the weights (B, H, Tq, Tv), before
     dropout unless weights_after_dropout. path: "auto", "fused" or "unfused".
+    sliding_window: None, or an int >= 1: only keys with |pos(i) - j| < w, pos(i) = i
+    (+ Tv - Tq with causal="bottom_right"), AND-ed with the masks.
     """
     a = SdpaArgs(q, k, v, scale, bias, value_mask, mask, causal, masked_row, dropout, seed,
-                 offset, return_weights, weights_after_dropout, path)
+                 offset, return_weights, weights_after_dropout, path,
+                 sliding_window)
     ctx = context if context is not None else default_context()
     with ctx._lock, Tensors(ctx) as ts:
         io = ffi.new("vkattn_sdpa_io *")

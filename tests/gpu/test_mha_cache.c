@@ -36,10 +36,10 @@ typedef struct model {
     vkattn_mha *mha;
 } model;
 
-static void model_init(vkattn_context *ctx, model *m)
+static void model_init(vkattn_context *ctx, model *m, uint32_t window)
 {
     m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
-                                .query_width = W, .value_width = W};
+                                .query_width = W, .value_width = W, .sliding_window = window};
     const size_t n[8] = {W * H * DK, H * DK, W * H * DK, H * DK, W * H * DV, H * DV, H * DV * W, W};
     for (int i = 0; i < 8; i++) {
         m->arrays[i] = tu_floats(n[i]);
@@ -101,11 +101,10 @@ static void check_against_full(const model *m, const float *x, const float *got,
     free(ref);
 }
 
-static void test_prefill_then_steps(void **state)
+static void prefill_then_steps(vkattn_context *ctx, uint32_t window)
 {
-    vkattn_context *ctx = *state;
     model m;
-    model_init(ctx, &m);
+    model_init(ctx, &m, window);
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
                                .value_dim = DV};
     vkattn_kv_cache *cache;
@@ -138,6 +137,12 @@ static void test_prefill_then_steps(void **state)
     th_assert_validation_clean();
 }
 
+static void test_prefill_then_steps(void **state) { prefill_then_steps(*state, 0); }
+
+/* sliding_window: the cached rows keep their position's band (9 keys, the
+ * query's own included, under causal), equal to the full call's */
+static void test_sliding_window(void **state) { prefill_then_steps(*state, 9); }
+
 /* A value mask over the cache (B, capacity): a prefill of 8 and steps of 1
  * and 3 equal the causal call with the same mask over the 12 tokens.
  * Sequence 1 masks its first key, so its first row sees no key and outputs
@@ -146,7 +151,7 @@ static void test_value_mask(void **state)
 {
     vkattn_context *ctx = *state;
     model m;
-    model_init(ctx, &m);
+    model_init(ctx, &m, 0);
     enum { LEN = 12 };
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
                                .value_dim = DV};
@@ -177,7 +182,7 @@ static void test_bad_input(void **state)
 {
     vkattn_context *ctx = *state;
     model m;
-    model_init(ctx, &m);
+    model_init(ctx, &m, 0);
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = 4, .key_dim = DK,
                                .value_dim = DV};
     vkattn_kv_cache *good, *bad;
@@ -257,6 +262,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_then_steps),
+        cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_value_mask),
         cmocka_unit_test(test_bad_input),
     };
