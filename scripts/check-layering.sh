@@ -120,19 +120,25 @@ check_dir src/ops vulkan "$pub" '(core|shape|vk|ops)/[a-z_]+\.h' 'common/[a-z_]+
 check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \
     'vk/(context|tensor|submit|prepare)\.h'
 
-# Apps of the public API: own headers by bare name, where they exist.
+# Apps of the public API: own headers by bare name, where they exist (and
+# any further patterns given).
 check_public() {
     local dir=$1
+    shift
     local own="" f
     for f in "$dir"/*.h tests/common/*.h tests/gpu/*.h; do
         [ -f "$f" ] && own="$own|$(basename "$f" | sed 's/\./\\./g')"
     done
     check_dir "$dir" vulkan "$pub" 'vulkan/[a-z_]+\.h' 'volk\.h' 'cmocka\.h' 'jansson\.h' \
-        "${own#|}"
+        "${own#|}" "$@"
 }
 check_public tools/attnbench
 check_public tests/gpu
-check_public tests/unit
+# tests/unit/test_register_budget.c compiles the pure (Vulkan-free) host
+# sources of the GPU tuning's tile tables (tests/CMakeLists.txt) and includes
+# their headers; nothing else of src/.
+check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' \
+    'vk/profile\.h'
 check_public tests/common
 check_public examples
 
