@@ -1,5 +1,6 @@
 /* The fused SDPA backward (see ops/flash_backward.h): what it supports, tile
- * choice from the device's limits, and the three dispatches. Calls beyond the
+ * choice from the device's limits (the CPU tuning's here, the GPU tuning's in
+ * ops/flash_backward_gpu_tiles.c), and the three dispatches. Calls beyond the
  * watchdog budget or the workgroup-count limits are split along the key
  * blocks / row blocks (x) and the (batch, K/V head) pairs (z); every piece
  * computes whole keys or rows, so the bits do not depend on the split. */
@@ -62,10 +63,10 @@ static uint64_t q_shared(uint32_t keys, const fb_shape *s)
     return 16ull * keys * (vec4s(s->dk) + vec4s(s->dv)) + 4ull * keys;
 }
 
-/* 32 invocations of 4 keys for dK/dV (64 keys per workgroup on GPUs would
- * leave long rows few workgroups); the dQ kernel as the forward: 64
- * invocations, 4 rows each on a CPU driver (a shared read then feeds 4 rows),
- * 1 on GPUs or for few rows. Tiles: the largest of 32, 16, 8, 4 that fits. */
+/* The CPU tuning's kernels: 32 invocations of 4 keys for dK/dV; the dQ
+ * kernel as the forward: 64 invocations, 4 rows each (a shared read then
+ * feeds 4 rows; 2 for wide heads), 1 for few rows. Tiles: the largest of 32,
+ * 16, 8, 4 that fits. */
 static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_tiles *t)
 {
     uint32_t wg_max = info->max_workgroup_invocations < info->max_workgroup_size[0]
@@ -75,7 +76,7 @@ static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_
         return false;
     t->kv_wg = wg_max < 32 ? wg_max : 32;
     t->q_wg = wg_max < 64 ? wg_max : 64;
-    t->q_rpi = !info->cpu_tuning ? 1 : s->dk + s->dv <= 256 ? 4 : 2;
+    t->q_rpi = s->dk + s->dv <= 256 ? 4 : 2;
     if ((uint64_t)s->group * s->tq <= 8)
         t->q_rpi = 1;
     t->kv_tile = t->q_tile = 0;
