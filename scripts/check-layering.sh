@@ -161,7 +161,7 @@ check_public tools/attnbench
 check_public tests/gpu
 # One exception: test_register_budget compiles the register budget's pure
 # host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables.
-check_public tests/unit 'ops/(register_budget|gpu_tiles)\.h' 'vk/profile\.h'
+check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' 'vk/profile\.h'
 check_public tests/common
 check_public examples
 

@@ -1,5 +1,7 @@
 /* shaders/flash_backward_{stats,kv,q}.comp (flash_backward_body.glsl) <->
- * src/ops/flash_backward.c (see iface.h). */
+ * src/ops/flash_backward.c, and their GPU-tuning twins
+ * shaders/flash_backward_{stats,kv,q}_gpu{,_sg}.comp <->
+ * src/ops/flash_backward_gpu.c (see iface.h). */
 #ifndef VKA_FLASH_BACKWARD_IFACE_H
 #define VKA_FLASH_BACKWARD_IFACE_H
 
@@ -17,7 +19,8 @@
 #define VKA_FB_SPEC_DROPOUT 8        /* bool: training && rate > 0 */
 #define VKA_FB_SPEC_UNIFORM_ROWS 9   /* bool: masked rows have weights 1/Tv */
 #define VKA_FB_SPEC_RPI 10           /* q: rows per invocation */
-#define VKA_FB_N_SPEC 11
+#define VKA_FB_SPEC_LANES 11         /* GPU kernels: invocations per key / query row */
+#define VKA_FB_N_SPEC 12
 
 #define VKA_FB_PUSH                                                            \
     VKA_UINT heads, group, tq, tv; /* query heads, query heads per K/V head */ \

@@ -1,5 +1,6 @@
 /* The fused SDPA backward (see ops/flash_backward.h): what it supports, tile
- * choice from the device's limits, and the three dispatches. Calls beyond the
+ * choice from the device's limits (the CPU tuning's here, the GPU tuning's in
+ * ops/flash_backward_gpu_tiles.c), and the three dispatches. Calls beyond the
  * watchdog budget or the workgroup-count limits are split along the key
  * blocks / row blocks (x) and the (batch, K/V head) pairs (z); every piece
  * computes whole keys or rows, so the bits do not depend on the split. */
@@ -13,6 +14,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/flash_backward_iface.h"
+#include "ops/flash_backward_gpu_tiles.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -61,10 +63,10 @@ static uint64_t q_shared(uint32_t keys, const fb_shape *s)
     return 16ull * keys * (vec4s(s->dk) + vec4s(s->dv)) + 4ull * keys;
 }
 
-/* 32 invocations of 4 keys for dK/dV (64 keys per workgroup on GPUs would
- * leave long rows few workgroups); the dQ kernel as the forward: 64
- * invocations, 4 rows each on a CPU driver (a shared read then feeds 4 rows),
- * 1 on GPUs or for few rows. Tiles: the largest of 32, 16, 8, 4 that fits. */
+/* The CPU tuning's kernels: 32 invocations of 4 keys for dK/dV; the dQ
+ * kernel as the forward: 64 invocations, 4 rows each (a shared read then
+ * feeds 4 rows; 2 for wide heads), 1 for few rows. Tiles: the largest of 32,
+ * 16, 8, 4 that fits. */
 static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_tiles *t)
 {
     uint32_t wg_max = info->max_workgroup_invocations < info->max_workgroup_size[0]
@@ -74,7 +76,7 @@ static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_
         return false;
     t->kv_wg = wg_max < 32 ? wg_max : 32;
     t->q_wg = wg_max < 64 ? wg_max : 64;
-    t->q_rpi = !info->cpu_tuning ? 1 : s->dk + s->dv <= 256 ? 4 : 2;
+    t->q_rpi = s->dk + s->dv <= 256 ? 4 : 2;
     if ((uint64_t)s->group * s->tq <= 8)
         t->q_rpi = 1;
     t->kv_tile = t->q_tile = 0;
@@ -117,6 +119,32 @@ static uint64_t loop_iterations(const fb_shape *s, const fb_tiles *t)
     return (kv > q ? kv : q) + 64 + s->dv; /* + the stats pass's width loop */
 }
 
+/* The GPU tuning's tiles (ops/flash_backward_gpu_tiles.h) for shape s. */
+static bool gpu_tiles(const struct vkattn_context *ctx, const fb_shape *s, vka_fb_gpu_tiles *t)
+{
+    return vka_flash_backward_gpu_choose(&ctx->info, ctx->subgroup_shuffle, s->dk, s->dv, t);
+}
+
+static vkattn_result gpu_check(const struct vkattn_context *ctx, const fb_shape *s,
+                               const vkattn_sdpa_params *p, const char **reason)
+{
+    vka_fb_gpu_tiles t;
+    if (!gpu_tiles(ctx, s, &t)) {
+        *reason = "no tile of the GPU-tuning kernels fits the device's shared memory or "
+                  "invocation limits within the register budget";
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
+    if (vka_flash_backward_gpu_loop_iterations(
+            &t, s->dk, s->dv, (uint64_t)s->group * s->tq, s->tv,
+            vka_dropout_active(&p->dropout), vka_count4(s->batch, s->heads, s->tq, 1),
+            ctx->info.max_workgroup_count[0]) > ctx->loop_budget) {
+        *reason = "tq or tv is too long for lavapipe, which ends a shader invocation after "
+                  "65535 loop iterations";
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
                                        const vkattn_sdpa_params *p, const char **why)
 {
@@ -135,7 +163,9 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     else if (ctx->info.max_storage_buffers_per_stage < FB_KV_BINDINGS)
         reason = "the device allows fewer than 10 storage buffers per shader "
                  "(maxPerStageDescriptorStorageBuffers)";
-    else if (!choose_tiles(&ctx->info, &s, &t)) {
+    else if (!ctx->info.cpu_tuning) {
+        code = gpu_check(ctx, &s, p, &reason);
+    } else if (!choose_tiles(&ctx->info, &s, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = "no tile fits the device's shared memory or invocation limits";
     } else if (loop_iterations(&s, &t) > ctx->loop_budget) {
@@ -188,6 +218,87 @@ static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer c
     return vka_record_grid_pieces(ctx, cmd, gx, gz, work, d, &push->x_base, &push->z_base);
 }
 
+/* The three kernels of this call: the CPU tuning's (flash_backward_body.glsl)
+ * or the GPU tuning's (flash_backward_{stats,kv,q}_gpu_body.glsl), with
+ * their workgroup geometry: keys per kv workgroup, query rows per q workgroup,
+ * rows per stats workgroup. */
+typedef struct fb_kernels {
+    vka_kernel stats, kv, q;
+    uint32_t kv_keys, q_rows, stats_rows;
+} fb_kernels;
+
+#define FB_KERNEL(k, kname, n)                                                                 \
+    ((k).name = #kname, (k).code = vka_spv_##kname, (k).code_size = vka_spv_##kname##_size,     \
+     (k).n_bindings = (n))
+
+static void cpu_kernels(const vkattn_context_info *info, const fb_shape *s, fb_kernels *k)
+{
+    fb_tiles t;
+    choose_tiles(info, s, &t); /* cannot fail: the check chose them */
+    FB_KERNEL(k->stats, flash_backward_stats, FB_STATS_BINDINGS);
+    FB_KERNEL(k->kv, flash_backward_kv, FB_KV_BINDINGS);
+    FB_KERNEL(k->q, flash_backward_q, FB_Q_BINDINGS);
+    k->stats.spec[VKA_FB_SPEC_WG] = t.q_wg < 64 ? t.q_wg : 64;
+    k->kv.spec[VKA_FB_SPEC_WG] = t.kv_wg, k->kv.spec[VKA_FB_SPEC_TILE] = t.kv_tile;
+    k->kv.spec[VKA_FB_SPEC_RPI] = 1;
+    k->q.spec[VKA_FB_SPEC_WG] = t.q_wg, k->q.spec[VKA_FB_SPEC_TILE] = t.q_tile;
+    k->q.spec[VKA_FB_SPEC_RPI] = t.q_rpi;
+    k->kv_keys = 4 * t.kv_wg, k->q_rows = t.q_wg * t.q_rpi;
+    k->stats_rows = k->stats.spec[VKA_FB_SPEC_WG];
+}
+
+static void gpu_kernels(const struct vkattn_context *ctx, const fb_shape *s, fb_kernels *k)
+{
+    vka_fb_gpu_tiles t;
+    gpu_tiles(ctx, s, &t); /* cannot fail: the check chose them */
+    if (t.st_sg)
+        FB_KERNEL(k->stats, flash_backward_stats_gpu_sg, FB_STATS_BINDINGS);
+    else
+        FB_KERNEL(k->stats, flash_backward_stats_gpu, FB_STATS_BINDINGS);
+    if (t.kv_sg)
+        FB_KERNEL(k->kv, flash_backward_kv_gpu_sg, FB_KV_BINDINGS);
+    else
+        FB_KERNEL(k->kv, flash_backward_kv_gpu, FB_KV_BINDINGS);
+    if (t.q_sg)
+        FB_KERNEL(k->q, flash_backward_q_gpu_sg, FB_Q_BINDINGS);
+    else
+        FB_KERNEL(k->q, flash_backward_q_gpu, FB_Q_BINDINGS);
+    k->stats.spec[VKA_FB_SPEC_WG] = t.st_wg, k->stats.spec[VKA_FB_SPEC_LANES] = t.st_lanes;
+    k->kv.spec[VKA_FB_SPEC_WG] = t.kv_wg, k->kv.spec[VKA_FB_SPEC_TILE] = t.kv_rows;
+    k->kv.spec[VKA_FB_SPEC_LANES] = t.kv_lanes;
+    k->q.spec[VKA_FB_SPEC_WG] = t.q_wg, k->q.spec[VKA_FB_SPEC_TILE] = t.q_keys;
+    k->q.spec[VKA_FB_SPEC_LANES] = t.q_lanes;
+    k->kv_keys = t.kv_wg / t.kv_lanes, k->q_rows = t.q_wg / t.q_lanes;
+    k->stats_rows = t.st_wg / t.st_lanes;
+}
+
+static void choose_kernels(const struct vkattn_context *ctx, const fb_shape *s,
+                           const vkattn_sdpa_params *p, uint32_t push_size, fb_kernels *k)
+{
+    *k = (fb_kernels){0};
+    if (ctx->info.cpu_tuning)
+        cpu_kernels(&ctx->info, s, k);
+    else
+        gpu_kernels(ctx, s, k);
+    const vkattn_mask_params *m = &p->mask;
+    k->stats.spec[VKA_FB_SPEC_DV] = s->dv;
+    vka_kernel *grad[2] = {&k->kv, &k->q};
+    for (int g = 0; g < 2; g++) {
+        uint32_t *spec = grad[g]->spec;
+        spec[VKA_FB_SPEC_DK] = s->dk;
+        spec[VKA_FB_SPEC_DV] = s->dv;
+        spec[VKA_FB_SPEC_CAUSAL] = (uint32_t)m->causal;
+        spec[VKA_FB_SPEC_HAS_VALUE_MASK] = m->has_value_mask;
+        spec[VKA_FB_SPEC_HAS_MASK] = m->has_mask;
+        spec[VKA_FB_SPEC_HAS_BIAS] = m->has_bias;
+        spec[VKA_FB_SPEC_DROPOUT] = vka_dropout_active(&p->dropout);
+        spec[VKA_FB_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM;
+    }
+    vka_kernel *all[3] = {&k->stats, &k->kv, &k->q};
+    for (int i = 0; i < 3; i++)
+        all[i]->push_size = push_size, all[i]->n_spec = VKA_FB_N_SPEC;
+}
+
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vkattn_sdpa_params *p,
                                         const vkattn_sdpa_backward_io *io,
@@ -198,26 +309,17 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: the fused backward cannot serve this call: %s", caller, why);
     const fb_shape s = resolve(p);
-    fb_tiles t;
-    choose_tiles(&ctx->info, &s, &t); /* cannot fail: the check chose them */
     const vkattn_mask_params *m = &p->mask;
     fb_push push = make_push(&s, p);
+    fb_kernels k;
+    choose_kernels(ctx, &s, p, sizeof push, &k);
 
-    /* 1: row statistics */
-    vka_kernel stats_kernel = {
-        .name = "flash_backward_stats", .code = vka_spv_flash_backward_stats,
-        .code_size = vka_spv_flash_backward_stats_size, .n_bindings = FB_STATS_BINDINGS,
-        .push_size = sizeof push, .n_spec = VKA_FB_N_SPEC,
-        .spec = {[VKA_FB_SPEC_WG] = 64, [VKA_FB_SPEC_DV] = s.dv},
-    };
-    if (stats_kernel.spec[VKA_FB_SPEC_WG] > t.q_wg)
-        stats_kernel.spec[VKA_FB_SPEC_WG] = t.q_wg;
-    const uint64_t rows = push.rows;
-    uint64_t sg = vka_div_up(rows, stats_kernel.spec[VKA_FB_SPEC_WG]);
+    /* 1: row statistics (a grid-stride loop covers rows past the grid) */
+    uint64_t sg = vka_div_up(push.rows, k.stats_rows);
     if (sg > ctx->info.max_workgroup_count[0])
-        sg = ctx->info.max_workgroup_count[0]; /* the grid-stride loop covers the rest */
+        sg = ctx->info.max_workgroup_count[0];
     vka_dispatch sd = {
-        .kernel = &stats_kernel, .push = &push, .caller = caller,
+        .kernel = &k.stats, .push = &push, .caller = caller,
         .bindings = {vka_bind_tensor(io->grad_out, false), vka_bind_tensor(io->out, false),
                      vka_bind_tensor(io->lse, false), vka_bind_tensor(stats, true)},
         .groups = {(uint32_t)sg, 1, 1},
@@ -226,29 +328,7 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
         return r;
 
     /* 2 and 3: dK, dV and dQ */
-    const uint32_t spec_common[VKA_FB_N_SPEC] = {
-        [VKA_FB_SPEC_DK] = s.dk,
-        [VKA_FB_SPEC_DV] = s.dv,
-        [VKA_FB_SPEC_CAUSAL] = (uint32_t)m->causal,
-        [VKA_FB_SPEC_HAS_VALUE_MASK] = m->has_value_mask,
-        [VKA_FB_SPEC_HAS_MASK] = m->has_mask,
-        [VKA_FB_SPEC_HAS_BIAS] = m->has_bias,
-        [VKA_FB_SPEC_DROPOUT] = vka_dropout_active(&p->dropout),
-        [VKA_FB_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
-    };
-    vka_kernel kv = {.name = "flash_backward_kv", .code = vka_spv_flash_backward_kv,
-                     .code_size = vka_spv_flash_backward_kv_size, .n_bindings = FB_KV_BINDINGS,
-                     .push_size = sizeof push, .n_spec = VKA_FB_N_SPEC};
-    vka_kernel qk = {.name = "flash_backward_q", .code = vka_spv_flash_backward_q,
-                     .code_size = vka_spv_flash_backward_q_size, .n_bindings = FB_Q_BINDINGS,
-                     .push_size = sizeof push, .n_spec = VKA_FB_N_SPEC};
-    memcpy(kv.spec, spec_common, sizeof spec_common);
-    memcpy(qk.spec, spec_common, sizeof spec_common);
-    kv.spec[VKA_FB_SPEC_WG] = t.kv_wg, kv.spec[VKA_FB_SPEC_TILE] = t.kv_tile;
-    kv.spec[VKA_FB_SPEC_RPI] = 1;
-    qk.spec[VKA_FB_SPEC_WG] = t.q_wg, qk.spec[VKA_FB_SPEC_TILE] = t.q_tile;
-    qk.spec[VKA_FB_SPEC_RPI] = t.q_rpi;
-    vka_dispatch d = {.kernel = &kv, .push = &push, .caller = caller};
+    vka_dispatch d = {.kernel = &k.kv, .push = &push, .caller = caller};
     const vka_binding common[8] = {
         vka_bind_tensor(io->q, false), vka_bind_tensor(io->k, false),
         vka_bind_tensor(io->v, false), vka_bind_tensor(io->grad_out, false),
@@ -260,11 +340,11 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
     d.bindings[9] = vka_bind_tensor(io->grad_v, true);
     const uint64_t gz = (uint64_t)s.batch * s.kv_heads;
     const uint64_t work = vka_count4(s.batch, s.heads, s.tq, s.tv) * (2ull * s.dk + 2ull * s.dv);
-    if ((r = record_pieces(ctx, cmd, vka_div_up(s.tv, 4ull * t.kv_wg), gz, work, &d, &push)))
+    if ((r = record_pieces(ctx, cmd, vka_div_up(s.tv, k.kv_keys), gz, work, &d, &push)))
         return r;
-    d.kernel = &qk;
+    d.kernel = &k.q;
     d.bindings[8] = vka_bind_tensor(io->grad_q, true);
     d.bindings[9] = (vka_binding){0};
-    const uint64_t gx = vka_div_up((uint64_t)s.group * s.tq, (uint64_t)t.q_wg * t.q_rpi);
+    const uint64_t gx = vka_div_up((uint64_t)s.group * s.tq, k.q_rows);
     return record_pieces(ctx, cmd, gx, gz, work, &d, &push);
 }

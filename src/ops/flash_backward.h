@@ -7,6 +7,10 @@
  *       head and loop over every query row of its group: dK, dV;
  *   shaders/flash_backward_q.comp      workgroups own query rows and loop over
  *       the keys: dQ.
+ * Those are the CPU tuning's kernels. Under the GPU tuning the same three
+ * passes run shaders/flash_backward_{stats,kv,q}_gpu{,_sg}.comp, which split
+ * each key's or row's head widths over lanes to keep within the register
+ * budget (tiles: ops/flash_backward_gpu_tiles.h).
  * Both gradient kernels recompute P = exp2(logit - lse) with the forward's
  * masks and regenerate the forward's Philox keep bits per (row, 4 keys), so
  * nothing depends on the tiling; no float atomics. Kernel body:

@@ -30,3 +30,16 @@ uint32_t vka_decode_live_values(uint32_t rows, uint32_t wg, uint32_t dv)
 {
     return 3 * rows + rows + 4 * div_up(rows * div_up(dv, 4), wg) + 8 + 2 + VKA_REGISTER_SCALARS;
 }
+uint32_t vka_flash_backward_kv_live_values(uint32_t lanes, uint32_t dk, uint32_t dv)
+{
+    const uint32_t nk = div_up(div_up(dk, 4), lanes), nv = div_up(div_up(dv, 4), lanes);
+    return 8 * (nk + nv) + 8 + 8 + 8 + 4 + VKA_REGISTER_SCALARS;
+}
+
+uint32_t vka_flash_backward_q_live_values(uint32_t lanes, uint32_t dk, uint32_t dv)
+{
+    const uint32_t nk = div_up(div_up(dk, 4), lanes), nv = div_up(div_up(dv, 4), lanes);
+    return 8 * nk + 4 * nv + 8 + 4 + 4 + 2 + 4 + VKA_REGISTER_SCALARS;
+}
+
+uint32_t vka_flash_backward_stats_live_values(void) { return 1 + 8 + 2 + VKA_REGISTER_SCALARS; }

@@ -52,5 +52,19 @@ uint32_t vka_flash_tiled_live_values(uint32_t lanes, uint32_t bc, uint32_t dk, u
  * (4 * ceil(rows * ceil(dv/4) / wg)), two key vec4s (8), the running max and
  * sum (2), and the scalars. */
 uint32_t vka_decode_live_values(uint32_t rows, uint32_t wg, uint32_t dv);
+/* The GPU-tuning fused backward (shaders/common/flash_backward_{kv,q,stats}_
+ * gpu_body.glsl) with `lanes` invocations per key (kv) or query row (q),
+ * widths dk and dv, nk = ceil(ceil(dk/4) / lanes) and nv = ceil(ceil(dv/4) /
+ * lanes) the lane's vec4s:
+ *   kv: K, V, dK and dV slices (8 (nk + nv)); the four rows' logits and dP
+ *       (8), stats (8), P keep and dS (8); the shared vec4 in use (4);
+ *   q:  the query and dQ slices (8 nk), the dO slice (4 nv); the four keys'
+ *       logits and dP (8), weights then dS (4), keep factors (4), the row's
+ *       stats (2); the shared vec4 in use (4);
+ *   stats: the partial sum (1), the two vec4s multiplied (8), the stats (2);
+ * and the scalars. */
+uint32_t vka_flash_backward_kv_live_values(uint32_t lanes, uint32_t dk, uint32_t dv);
+uint32_t vka_flash_backward_q_live_values(uint32_t lanes, uint32_t dk, uint32_t dv);
+uint32_t vka_flash_backward_stats_live_values(void);
 
 #endif /* VKA_OPS_REGISTER_BUDGET_H */

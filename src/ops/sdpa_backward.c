@@ -56,7 +56,16 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller, cons
     return VKATTN_SUCCESS;
 }
 
-/* *fused: whether the fused backward serves this call. */
+/* *fused: whether the fused backward serves this call. AUTO takes it whenever
+ * the forward's lse is given and it can serve the call, under either tuning.
+ * Under the CPU tuning that is measured (lavapipe: 5.2x faster than the
+ * chained path at B1 H8 T1024 d64, docs/PERFORMANCE.md). Under the GPU tuning
+ * it is an expectation from the design, not yet a measurement: the
+ * CPU-shaped kernels lost 5.7x to the chained path on an H100 because they
+ * spilled; the GPU-shaped ones keep within the register budget, touch O(T)
+ * memory, and avoid the chained path's ~10 passes over two (B, H, Tq, Tv)
+ * tensors. scripts/gpu-check.sh's fused and chained backward rows decide
+ * whether the rule stays. */
 static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
                                   const vkattn_sdpa_params *p, bool have_lse, bool *fused)
 {

@@ -20,6 +20,7 @@
  * Bad input: missing lse or out for the fused path, a too small gradient, a
  * gradient aliasing an input or another output: INVALID_ARGUMENT naming the
  * tensor, and the gradients untouched. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 #include "random_case.h"
 
@@ -35,7 +36,12 @@
 #define BOUND 1e-4
 #define FLOOR 1e-2 /* a gradient that is 0 analytically (one key per row) */
 
-typedef enum run_mode { CHAINED, CHAINED_WEIGHTS, FUSED } run_mode;
+/* FUSED_AUTO: the fused forward's out and lse given, path AUTO */
+typedef enum run_mode { CHAINED, CHAINED_WEIGHTS, FUSED, FUSED_AUTO } run_mode;
+
+/* The widest random dk, dv: wider under the GPU tuning, so that its kernels
+ * split keys and rows over 1, 2 and 4 lanes (ops/flash_backward_gpu_tiles.h). */
+static uint32_t max_width = 20;
 
 typedef struct bcase {
     vkattn_sdpa_params p;
@@ -128,7 +134,10 @@ static void describe(char *buf, size_t n, const bcase *c, run_mode mode)
     snprintf(buf, n,
              "%s: B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u causal=%d row=%d vm=%d mask=%d "
              "bias=%d drop=%g window=%u",
-             mode == FUSED ? "fused" : mode == CHAINED ? "chained" : "chained+weights",
+             mode == FUSED        ? "fused"
+             : mode == FUSED_AUTO ? "auto+lse"
+             : mode == CHAINED    ? "chained"
+                                  : "chained+weights",
              p->batch, heads_of(p), c->hkv, p->tq, p->tv, p->dk, p->dv ? p->dv : p->dk,
              (int)m->causal, (int)m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
              p->dropout.training ? (double)p->dropout.rate : 0.0, p->sliding_window);
@@ -160,21 +169,24 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
         .grad_v = poisoned(ctx, c->nv),
     };
     vkattn_sdpa_params bp = *p;
+    const bool fused = mode == FUSED || mode == FUSED_AUTO;
     if (mode != CHAINED) { /* run the forward for what the backward takes from it */
         vkattn_sdpa_params fp = *p;
-        fp.path = mode == FUSED ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
+        fp.path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
         fp.return_weights = mode == CHAINED_WEIGHTS;
         vkattn_sdpa_io fio = {.q = io.q, .k = io.k, .v = io.v, .bias = io.bias,
                               .value_mask = io.value_mask, .mask = io.mask,
                               .out = poisoned(ctx, c->no)};
-        if (mode == FUSED)
+        if (fused)
             fio.lse = poisoned(ctx, c->nw / p->tv);
         else
             fio.weights = poisoned(ctx, c->nw);
         TH_OK(ctx, vkattn_sdpa_run(ctx, &fp, &fio));
         io.out = fio.out, io.lse = fio.lse, io.weights = fio.weights;
     }
-    bp.path = mode == FUSED ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
+    bp.path = mode == FUSED        ? VKATTN_SDPA_FUSED
+              : mode == FUSED_AUTO ? VKATTN_SDPA_AUTO
+                                   : VKATTN_SDPA_UNFUSED;
     if (mode == FUSED && !fused_possible(ctx)) {
         assert_int_equal(vkattn_sdpa_backward_run(ctx, &bp, &io), VKATTN_ERROR_UNSUPPORTED);
         bp.path = VKATTN_SDPA_AUTO; /* falls back to the chained path */
@@ -208,8 +220,8 @@ static bcase random_case(int idx)
     p->kv_heads = hkv;
     p->tq = idx % 7 == 6 ? 1 : tu_rand_range(1, 37);
     p->tv = tu_rand_range(1, 45);
-    p->dk = tu_rand_range(1, 20);
-    p->dv = coin() ? 0 : tu_rand_range(1, 20);
+    p->dk = tu_rand_range(1, max_width);
+    p->dv = coin() ? 0 : tu_rand_range(1, max_width);
     p->scale = coin() ? 0.0f : tu_rand_float(0.2f, 1.5f);
     vkattn_mask_params *m = &p->mask;
     m->causal = (vkattn_causal)tu_rand_range(0, 2);
@@ -290,6 +302,71 @@ static void test_corners(void **state)
         }
 }
 
+/* The GPU tuning's kernels at widths that split a key (dK, dV kernel) or a
+ * query row (dQ kernel) over 2, 4, 8 and 16 lanes (over 16 to 64 under the
+ * mali profile's budget of 64 live values), sizes off every tile, each with
+ * a different mask form. Lanes within lavapipe's subgroup (8, or 4 with
+ * LP_NATIVE_VECTOR_WIDTH=128) sum by shuffles, wider ones through shared
+ * memory; the no-subgroups group runs the shared-memory sums everywhere. */
+static void test_gpu_lanes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const vkattn_sdpa_params ps[] = {
+        {.batch = 1, .heads = 2, .kv_heads = 1, .tq = 7, .tv = 13, .dk = 48, .dv = 40,
+         .mask = {.causal = VKATTN_CAUSAL_TOP_LEFT},
+         .dropout = {.rate = 0.3f, .training = true, .seed = 77, .offset = 5}},
+        {.batch = 2, .heads = 3, .tq = 9, .tv = 6, .dk = 100, .dv = 36, .scale = 0.3f,
+         .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT, .has_mask = true, .has_bias = true,
+                  .mask_broadcast = {.heads = true}, .bias_broadcast = {.batch = true}}},
+        {.batch = 2, .heads = 1, .tq = 5, .tv = 9, .dk = 130, .dv = 129,
+         .mask = {.has_value_mask = true, .masked_row = VKATTN_MASKED_ROW_UNIFORM}},
+        {.batch = 1, .heads = 2, .kv_heads = 2, .tq = 3, .tv = 37, .dk = 256, .dv = 200,
+         .dropout = {.rate = 0.5f, .training = true, .seed = 3}},
+    };
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        bcase c = {.p = ps[i]};
+        make_case(&c);
+        run_case(ctx, &c, i % 2 ? FUSED_AUTO : FUSED);
+        free_case(&c);
+    }
+}
+
+/* Which kernels serve the fused backward, from the context's debug log
+ * ("pipeline NAME created"): under the GPU tuning the GPU-shaped ones
+ * (flash_backward_{stats,kv,q}_gpu, or their _sg twins), and AUTO picks them
+ * when given the forward's lse; under the CPU tuning the CPU-shaped ones. */
+static void test_kernel_choice(void **state)
+{
+    (void)TH_CTX(state);
+    for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
+        th_pipelines seen;
+        vkattn_context_advanced adv = th_advanced();
+        adv.tuning = (vkattn_tuning)tuning;
+        vkattn_context *ctx = th_logged_context(&adv, &seen);
+        if (fused_possible(ctx)) {
+            bcase c = {.p = {.batch = 1, .heads = 2, .kv_heads = 1, .tq = 5, .tv = 7, .dk = 24,
+                             .dv = 8}};
+            make_case(&c);
+            run_case(ctx, &c, FUSED_AUTO);
+            free_case(&c);
+            const bool gpu = tuning == VKATTN_TUNING_GPU;
+            const char *names[3] = {"flash_backward_stats", "flash_backward_kv",
+                                    "flash_backward_q"};
+            for (int k = 0; k < 3; k++) {
+                char gpu_name[48];
+                snprintf(gpu_name, sizeof gpu_name, "%s_gpu", names[k]);
+                const bool used_gpu = th_pipeline_seen(&seen, gpu_name, true);
+                const bool used_cpu = th_pipeline_seen(&seen, names[k], false);
+                if (used_gpu != gpu || used_cpu == gpu)
+                    fail_msg("%s tuning: %s %s, %s %s", gpu ? "GPU" : "CPU", gpu_name,
+                             used_gpu ? "used" : "unused", names[k],
+                             used_cpu ? "used" : "unused");
+            }
+        }
+        vkattn_context_destroy(ctx);
+    }
+}
+
 static void expect_fail(vkattn_context *ctx, const vkattn_sdpa_params *p,
                         const vkattn_sdpa_backward_io *io, const char *needle)
 {
@@ -355,6 +432,49 @@ static void test_bad_arguments(void **state)
     th_assert_validation_clean();
 }
 
+static int setup_gpu(void **state)
+{
+    max_width = 72;
+    return th_setup_gpu_tuning(state);
+}
+static int teardown_gpu(void **state)
+{
+    max_width = 20;
+    return th_teardown_gpu_tuning(state);
+}
+/* The shared-memory lane sums at every lane count. */
+static int setup_gpu_no_subgroups(void **state)
+{
+    setenv("VKATTN_TEST_NO_SUBGROUPS", "1", 1);
+    return setup_gpu(state);
+}
+static int teardown_gpu_no_subgroups(void **state)
+{
+    unsetenv("VKATTN_TEST_NO_SUBGROUPS");
+    return teardown_gpu(state);
+}
+/* The mali profile: a budget of 64 live values, so more lanes per key or
+ * row. The GPU tuning as th_setup_gpu_tuning sets it, the environment's
+ * value restored after. */
+static char saved_tuning[16];
+static bool had_tuning;
+static int setup_gpu_mali(void **state)
+{
+    const char *t = getenv("VKATTN_TEST_TUNING");
+    had_tuning = t != NULL;
+    snprintf(saved_tuning, sizeof saved_tuning, "%s", t ? t : "");
+    setenv("VKATTN_TEST_TUNING", "gpu", 1);
+    return th_setup_with(state, "mali", 0);
+}
+static int teardown_gpu_mali(void **state)
+{
+    if (had_tuning)
+        setenv("VKATTN_TEST_TUNING", saved_tuning, 1);
+    else
+        unsetenv("VKATTN_TEST_TUNING");
+    return th_teardown(state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,8 +483,22 @@ int main(void)
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_corners),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_kernel_choice),
     };
+    /* The GPU tuning's kernels in every CI pass (CI's second pass runs the
+     * groups above under the GPU tuning as well). */
+    const struct CMUnitTest gpu[] = {
+        cmocka_unit_test(test_random_fused),
+        cmocka_unit_test(test_gpu_lanes),
+    };
+    const struct CMUnitTest lanes[] = {cmocka_unit_test(test_gpu_lanes)};
     int failed = cmocka_run_group_tests_name("sdpa backward", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("sdpa backward, mobile-min", tests,
-                                                th_setup_mobile, th_teardown);
+    failed += cmocka_run_group_tests_name("sdpa backward, mobile-min", tests, th_setup_mobile,
+                                          th_teardown);
+    failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning", gpu, setup_gpu,
+                                          teardown_gpu);
+    failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning, no subgroups", lanes,
+                                          setup_gpu_no_subgroups, teardown_gpu_no_subgroups);
+    return failed + cmocka_run_group_tests_name("sdpa backward, GPU tuning, mali", lanes,
+                                                setup_gpu_mali, teardown_gpu_mali);
 }

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "ops/flash_backward_gpu_tiles.h"
 #include "ops/gpu_tiles.h"
 #include "ops/register_budget.h"
 #include "vk/profile.h"
@@ -147,6 +148,74 @@ static void test_decode_rows(void **state)
     assert_int_equal(vka_decode_live_values(8, 64, 256), 86);
 }
 
+/* The GPU-tuning fused backward (ops/flash_backward_gpu_tiles.h): for every
+ * pair of widths up to 256, under every profile, with and without shuffles,
+ * each kernel keeps within the budget with the fewest lanes that do, the
+ * shared memory fits min(maxComputeSharedMemorySize, 32 KiB) (16 KiB under
+ * mobile-min), and shuffles are used only where a group's lanes fit the
+ * smallest subgroup. */
+static void check_flash_backward(const vkattn_context_info *info, const char *name, bool sg,
+                                 uint32_t dk, uint32_t dv)
+{
+    const uint32_t budget = vka_register_budget(info);
+    const uint64_t shared = info->max_shared_memory < 32768 ? info->max_shared_memory : 32768;
+    vka_fb_gpu_tiles t;
+    if (!vka_flash_backward_gpu_choose(info, sg, dk, dv, &t))
+        fail_msg("%s: no flash_backward tiles for dk %u dv %u", name, dk, dv);
+    const uint32_t kv = vka_flash_backward_kv_live_values(t.kv_lanes, dk, dv);
+    const uint32_t q = vka_flash_backward_q_live_values(t.q_lanes, dk, dv);
+    if (kv > budget || q > budget)
+        fail_msg("%s dk %u dv %u: flash_backward kv %u, q %u live values > %u", name, dk, dv, kv,
+                 q, budget);
+    if ((t.kv_lanes > 1 && vka_flash_backward_kv_live_values(t.kv_lanes / 2, dk, dv) <= budget) ||
+        (t.q_lanes > 1 && vka_flash_backward_q_live_values(t.q_lanes / 2, dk, dv) <= budget))
+        fail_msg("%s dk %u dv %u: lanes %u, %u not the fewest", name, dk, dv, t.kv_lanes,
+                 t.q_lanes);
+    assert_true(vka_flash_backward_stats_live_values() <= budget);
+    assert_true(vka_flash_backward_kv_shared(t.kv_wg, t.kv_lanes, t.kv_rows, t.kv_sg, dk, dv) <=
+                shared);
+    assert_true(vka_flash_backward_q_shared(t.q_wg, t.q_lanes, t.q_keys, t.q_sg, dk, dv) <= shared);
+    assert_true(vka_flash_backward_stats_shared(t.st_wg, t.st_lanes, t.st_sg) <= shared);
+    assert_true(t.kv_wg % t.kv_lanes == 0 && t.q_wg % t.q_lanes == 0 && t.st_wg % t.st_lanes == 0);
+    assert_true(t.kv_rows && t.kv_rows % 4 == 0 && t.q_keys && t.q_keys % 4 == 0);
+    assert_true(t.kv_wg <= info->max_workgroup_invocations);
+    assert_true(!t.kv_sg || (sg && t.kv_lanes <= info->min_subgroup_size));
+    assert_true(!t.q_sg || (sg && t.q_lanes <= info->min_subgroup_size));
+    assert_true(!t.st_sg || (sg && t.st_lanes <= info->min_subgroup_size));
+}
+
+static void test_flash_backward_tiles(void **state)
+{
+    (void)state;
+    for (size_t p = 0; p < N_PROFILES; p++) {
+        vkattn_context_info info = profile_info(profiles[p]);
+        for (int sg = 0; sg < 2; sg++)
+            for (uint32_t dk = 1; dk <= 256; dk++)
+                for (uint32_t dv = 1; dv <= 256; dv += dk % 7 ? 17 : 1)
+                    check_flash_backward(&info, profiles[p], sg, dk, dv);
+    }
+    vka_fb_gpu_tiles t;
+    vkattn_context_info info = profile_info("desktop");
+    assert_false(vka_flash_backward_gpu_choose(&info, true, 257, 64, &t));
+    /* The counts the shaders' header comments state, and the tiles behind
+     * docs/TRAINING.md's table. */
+    assert_int_equal(vka_flash_backward_kv_live_values(4, 64, 64), 104);
+    assert_int_equal(vka_flash_backward_q_live_values(4, 64, 64), 82);
+    assert_int_equal(vka_flash_backward_kv_live_values(32, 128, 128), 56);
+    assert_int_equal(vka_flash_backward_q_live_values(16, 128, 128), 58);
+    assert_int_equal(vka_flash_backward_stats_live_values(), 23);
+    static const uint32_t d[3] = {64, 128, 256}, lanes[3] = {4, 8, 16}, tile[3] = {32, 16, 8};
+    for (int i = 0; i < 3; i++) {
+        assert_true(vka_flash_backward_gpu_choose(&info, true, d[i], d[i], &t));
+        assert_int_equal(t.kv_lanes, lanes[i]), assert_int_equal(t.q_lanes, lanes[i]);
+        assert_int_equal(t.kv_rows, tile[i]), assert_int_equal(t.q_keys, tile[i]);
+        assert_true(t.kv_sg && t.q_sg); /* within the 32-wide subgroup */
+    }
+    info = profile_info("mali");
+    assert_true(vka_flash_backward_gpu_choose(&info, true, 128, 128, &t));
+    assert_int_equal(t.kv_lanes, 32), assert_int_equal(t.q_lanes, 16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_matmul_gpu_tiles),
         cmocka_unit_test(test_flash_tiled_tiles),
         cmocka_unit_test(test_decode_rows),
+        cmocka_unit_test(test_flash_backward_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
