@@ -112,7 +112,7 @@ void main()
                 const uint h = hkv * p.group + r / p.tq, i = r % p.tq;
                 vec4 xm = vec4(0.0);
                 xm[c] = x[s];
-                xm = flash_mask_logits(b, h, i, j4, vka_causal_limit(CAUSAL, i, p.tq, p.tv),
+                xm = flash_mask_logits(b, h, i, j4, flash_row_end(i),
                                        bvec4(vm), xm);
                 const float pw = weight1(xm[c], st, key);
                 const float kd = DROPOUT ? flash_keep4(b * p.heads + h, i, j4)[c] * p.drop_scale

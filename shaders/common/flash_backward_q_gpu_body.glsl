@@ -76,7 +76,7 @@ void main()
     }
     [[unroll]] for (uint t = 0u; t < NV; t++)
         dor[t] = row_ok ? load_dv(0u, row, lane + t * L) : vec4(0.0);
-    const uint limit = vka_causal_limit(CAUSAL, i, p.tq, p.tv);
+    const uint limit = flash_row_end(i); // causal and the window
     const uint kend = flash_key_end(r0, r1);
     for (uint j0 = 0u; j0 < kend; j0 += TILE) {
         barrier(); // the previous tile is no longer read

@@ -265,11 +265,17 @@ static void test_random_fused(void **state)
 static void test_window(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 10; i++) {
+    /* Every path under every causal mode, the first six with a window narrower
+     * than Tv (the band then cuts keys on both sides of a row), the rest drawn
+     * from every width class. */
+    for (int i = 0; i < 9; i++) {
         bcase c = random_case(i);
-        c.p.sliding_window = rc_random_window(c.p.tq, c.p.tv);
+        c.p.mask.causal = (vkattn_causal)(i % 3);
+        c.p.sliding_window = i < 6 ? 1 + tu_rand_range(0, c.p.tv > 1 ? c.p.tv - 2 : 0)
+                                   : rc_random_window(c.p.tq, c.p.tv);
         make_case(&c);
-        run_case(ctx, &c, i % 3 == 0 ? CHAINED : i % 3 == 1 ? CHAINED_WEIGHTS : FUSED);
+        for (int mode = CHAINED; mode <= FUSED; mode++)
+            run_case(ctx, &c, (run_mode)mode);
         free_case(&c);
     }
 }
