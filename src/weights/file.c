@@ -5,6 +5,7 @@
 #include "weights/weights_internal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "peak_cache.h"
 #include "pipeline_file.h"
+#include "platform.h"
 #include "plot.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_LENGTHS 64
 
@@ -78,7 +78,7 @@ static int check_plot_path(const char *path)
         dir[1] = '\0';
     else
         *slash = '\0';
-    if (access(dir, W_OK | X_OK) != 0)
+    if (ab_dir_writable(dir) != 0)
         return usage("--plot %s: cannot write into '%s': %s", path, dir, strerror(errno));
     return 0;
 }
