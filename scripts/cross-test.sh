@@ -50,7 +50,7 @@ if want windows; then
   display=":$((90 + RANDOM % 400))"
   Xvfb "$display" -screen 0 640x480x24 -nolisten tcp >/dev/null 2>&1 &
   xvfb_pid=$!
-  trap 'kill $xvfb_pid 2>/dev/null || true' EXIT
+  trap '/usr/lib/wine/wineserver64 -k 2>/dev/null; kill $xvfb_pid 2>/dev/null || true' EXIT
   export DISPLAY=$display
   [ -f "$WINEPREFIX/system.reg" ] || /usr/lib/wine/wine64 wineboot -i >/dev/null 2>&1
   stamp "Windows x64 under wine64: unit tests"
