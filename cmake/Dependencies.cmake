@@ -18,4 +18,10 @@ find_program(VKATTN_SPIRV_VAL spirv-val REQUIRED
 # (vkattn/weights.h). Its own target name, so attnbench's PkgConfig::JANSSON
 # and a consumer's cannot clash with it.
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(VKATTN_JANSSON REQUIRED IMPORTED_TARGET GLOBAL jansson)
+# VKATTN_SAFETENSORS=OFF builds without it (a platform with no jansson package,
+# such as the mingw-w64 cross build): the weights.h functions that read or
+# write a file then return VKATTN_ERROR_UNSUPPORTED (src/weights/no_json.c).
+option(VKATTN_SAFETENSORS "safetensors files (vkattn/weights.h); needs jansson" ON)
+if(VKATTN_SAFETENSORS)
+  pkg_check_modules(VKATTN_JANSSON REQUIRED IMPORTED_TARGET GLOBAL jansson)
+endif()

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages vkattn builds and tests with, if any is missing.
 # Run as root (or it uses sudo). One `apt-get update`, only when needed.
+# --cross: also what scripts/cross-test.sh needs (mingw-w64 and wine64 with
+# Xvfb for Windows x64; gcc-aarch64-linux-gnu, qemu-user-static and the arm64
+# -dev packages from Debian's multiarch for Linux arm64).
 set -euo pipefail
+cross=0
+[ "${1:-}" = --cross ] && cross=1
 
 packages=(
   build-essential cmake pkg-config
@@ -11,6 +16,14 @@ packages=(
   libpng-dev                                                   # attnbench's pictures
   python3-numpy python3-pytest python3-cffi                    # the Python package's tests
 )
+
+if [ $cross = 1 ]; then
+  packages+=(
+    mingw-w64 wine64 xvfb xauth                  # Windows x64: build, run (winevulkan needs X)
+    gcc-aarch64-linux-gnu qemu-user-static       # Linux arm64: build, run
+    libc6:arm64 libcmocka-dev:arm64 libjansson-dev:arm64 libpng-dev:arm64 libvulkan-dev:arm64
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,5 +35,8 @@ echo "installing: ${missing[*]}"
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
+if [ $cross = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $sudo dpkg --add-architecture arm64
+fi
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

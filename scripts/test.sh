@@ -36,3 +36,11 @@ cmake --build build-asan -j"$(nproc)"
 cd build-asan
 ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$(nproc)" -L "gpu|unit" \
   -E consumer --timeout 900
+
+# The platforms a game ships on (docs/INTEGRATION.md, "Platforms"): Windows x64
+# cross-built with mingw-w64 and run under wine64 (unit, GPU tests on lavapipe
+# through winevulkan), Linux arm64 cross-built and its unit tests run under
+# qemu, and the same device outputs on Linux and Windows.
+echo "--- cross builds: Windows x64 (mingw-w64, wine64) and Linux arm64 (qemu-aarch64)"
+cd ..
+scripts/cross-test.sh

@@ -7,45 +7,45 @@
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local char thread_last_error[VKA_MESSAGE_MAX];
+static VKA_THREAD_LOCAL char thread_last_error[VKA_MESSAGE_MAX];
 
 /* The context embeds its vka_logger as its first member (checked where the
  * context is defined), so core reaches it without knowing the context. */
 static vka_logger *logger_of(struct vkattn_context *ctx) { return (vka_logger *)(void *)ctx; }
 
 /* where vka_logger_last_error copies a context's message for this thread */
-static _Thread_local char thread_context_error[VKA_MESSAGE_MAX];
+static VKA_THREAD_LOCAL char thread_context_error[VKA_MESSAGE_MAX];
 
 bool vka_logger_init(vka_logger *logger)
 {
-    logger->lock_ready = mtx_init(&logger->lock, mtx_plain) == thrd_success;
+    logger->lock_ready = vka_mutex_init(&logger->lock);
     return logger->lock_ready;
 }
 
 void vka_logger_destroy(vka_logger *logger)
 {
     if (logger->lock_ready)
-        mtx_destroy(&logger->lock);
+        vka_mutex_destroy(&logger->lock);
     logger->lock_ready = false;
 }
 
 const char *vka_logger_last_error(vka_logger *logger)
 {
     if (logger->lock_ready)
-        mtx_lock(&logger->lock);
+        vka_mutex_lock(&logger->lock);
     memcpy(thread_context_error, logger->last_error, sizeof thread_context_error);
     if (logger->lock_ready)
-        mtx_unlock(&logger->lock);
+        vka_mutex_unlock(&logger->lock);
     return thread_context_error;
 }
 
 static void store(vka_logger *logger, const char *msg)
 {
     if (logger->lock_ready)
-        mtx_lock(&logger->lock);
+        vka_mutex_lock(&logger->lock);
     memcpy(logger->last_error, msg, sizeof logger->last_error);
     if (logger->lock_ready)
-        mtx_unlock(&logger->lock);
+        vka_mutex_unlock(&logger->lock);
 }
 
 void vka_logger_emit(vka_logger *logger, vkattn_log_level level, vkattn_log_source source,

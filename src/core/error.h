@@ -8,7 +8,12 @@
 
 struct vkattn_context;
 
-#if defined(__GNUC__) || defined(__clang__)
+/* gnu_printf: C99 formats (%zu, %llu) whatever the C library's printf is
+ * called (mingw-w64's would be msvcrt's; the library is built with its ISO
+ * stdio, src/CMakeLists.txt). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VKA_PRINTF(fmt_index, first_arg) __attribute__((format(gnu_printf, fmt_index, first_arg)))
+#elif defined(__clang__)
 #define VKA_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define VKA_PRINTF(fmt_index, first_arg)

@@ -7,7 +7,7 @@
 #include "vkattn/result.h"
 
 #include <stdbool.h>
-#include <threads.h>
+#include "core/threads.h"
 
 #define VKA_MESSAGE_MAX 512
 
@@ -17,7 +17,7 @@ typedef struct vka_logger {
     vkattn_log_level max_level; /* messages above this level are not sent */
     char last_error[VKA_MESSAGE_MAX];
     /* Guards last_error: recording threads may fail at once. */
-    mtx_t lock;
+    vka_mutex lock;
     bool lock_ready;
 } vka_logger;
 

@@ -15,9 +15,9 @@ static const VkAccessFlags OWN_WRITES = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_T
 
 vkattn_result vka_tracker_init(struct vkattn_context *ctx)
 {
-    if (mtx_init(&ctx->tracker.lock, mtx_plain) != thrd_success)
+    if (!vka_mutex_init(&ctx->tracker.lock))
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "vkattn_context_create: mtx_init failed (access registry)");
+                        "vkattn_context_create: mutex init failed (access registry)");
     ctx->tracker.lock_ready = true;
     return VKATTN_SUCCESS;
 }
@@ -31,7 +31,7 @@ void vka_tracker_destroy(struct vkattn_context *ctx)
         free(r);
     }
     if (ctx->tracker.lock_ready)
-        mtx_destroy(&ctx->tracker.lock);
+        vka_mutex_destroy(&ctx->tracker.lock);
     ctx->tracker.lock_ready = false;
 }
 
@@ -62,7 +62,7 @@ static bool overlaps(const vka_tracked *r, VkBuffer buffer, VkDeviceSize offset,
 vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDeviceSize offset,
                             VkDeviceSize size, vka_tracked **out)
 {
-    mtx_lock(&ctx->tracker.lock);
+    vka_mutex_lock(&ctx->tracker.lock);
     /* one range that holds all of it: share its state */
     uint32_t n_overlap = 0;
     vka_tracked *holder = NULL;
@@ -75,13 +75,13 @@ vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDevic
     }
     if (n_overlap == 1 && holder) {
         holder->refs++;
-        mtx_unlock(&ctx->tracker.lock);
+        vka_mutex_unlock(&ctx->tracker.lock);
         *out = holder;
         return VKATTN_SUCCESS;
     }
     vka_tracked *n = calloc(1, sizeof *n);
     if (!n) {
-        mtx_unlock(&ctx->tracker.lock);
+        vka_mutex_unlock(&ctx->tracker.lock);
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
                         "out of host memory (access registry)");
     }
@@ -113,14 +113,14 @@ vkattn_result vka_track_get(struct vkattn_context *ctx, VkBuffer buffer, VkDevic
     }
     n->next = ctx->tracker.ranges;
     ctx->tracker.ranges = n;
-    mtx_unlock(&ctx->tracker.lock);
+    vka_mutex_unlock(&ctx->tracker.lock);
     *out = n;
     return VKATTN_SUCCESS;
 }
 
 void vka_track_put(struct vkattn_context *ctx, vka_tracked *range)
 {
-    mtx_lock(&ctx->tracker.lock);
+    vka_mutex_lock(&ctx->tracker.lock);
     while (range && --range->refs == 0) {
         vka_tracked *up = (vka_tracked *)range->access.alias; /* access is first */
         if (!up) {
@@ -133,7 +133,7 @@ void vka_track_put(struct vkattn_context *ctx, vka_tracked *range)
         free(range);
         range = up;
     }
-    mtx_unlock(&ctx->tracker.lock);
+    vka_mutex_unlock(&ctx->tracker.lock);
 }
 
 /* The range a state belongs to, or NULL for untracked states (the sink,
@@ -195,7 +195,7 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
     uint32_t nb = 0;
     VkPipelineStageFlags src = 0, dst = 0;
 
-    mtx_lock(&ctx->tracker.lock);
+    vka_mutex_lock(&ctx->tracker.lock);
     uint32_t n = merge_uses(in, n_in < VKA_MAX_USES ? n_in : VKA_MAX_USES, uses);
     for (uint32_t i = 0; i < n; i++) {
         vka_access *s = uses[i].state;
@@ -249,33 +249,33 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
             s->read_stages |= uses[i].stage;
         }
     }
-    mtx_unlock(&ctx->tracker.lock);
+    vka_mutex_unlock(&ctx->tracker.lock);
     if (nb)
         ctx->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 0, NULL, nb, barriers, 0, NULL);
 }
 
 void vka_access_reset(struct vkattn_context *ctx, vka_access *state)
 {
-    mtx_lock(&ctx->tracker.lock);
+    vka_mutex_lock(&ctx->tracker.lock);
     vka_access *s = resolve(state);
     vka_access *alias = s->alias;
     memset(s, 0, sizeof *s);
     s->alias = alias;
-    mtx_unlock(&ctx->tracker.lock);
+    vka_mutex_unlock(&ctx->tracker.lock);
 }
 
 vka_access vka_access_get(struct vkattn_context *ctx, vka_access *state)
 {
-    mtx_lock(&ctx->tracker.lock);
+    vka_mutex_lock(&ctx->tracker.lock);
     vka_access copy = *resolve(state);
-    mtx_unlock(&ctx->tracker.lock);
+    vka_mutex_unlock(&ctx->tracker.lock);
     return copy;
 }
 
 void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
                        VkPipelineStageFlags stage, VkAccessFlags access)
 {
-    mtx_lock(&ctx->tracker.lock);
+    vka_mutex_lock(&ctx->tracker.lock);
     vka_access *s = resolve(state);
     enter_recording(ctx, s, cmd);
     if (access & VKA_WRITE_ACCESS) {
@@ -287,7 +287,7 @@ void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandB
     } else {
         s->read_stages |= stage;
     }
-    mtx_unlock(&ctx->tracker.lock);
+    vka_mutex_unlock(&ctx->tracker.lock);
 }
 
 bool vka_access_idle(struct vkattn_context *ctx, vka_access *state)

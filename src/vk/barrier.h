@@ -22,7 +22,7 @@
 #include "vk/vk.h"
 
 #include <stdbool.h>
-#include <threads.h>
+#include "core/threads.h"
 
 struct vkattn_context;
 
@@ -49,7 +49,7 @@ typedef struct vka_tracked {
 
 /* The registry's lock and list, in the context. */
 typedef struct vka_tracker {
-    mtx_t lock;
+    vka_mutex lock;
     bool lock_ready;
     vka_tracked *ranges;
 } vka_tracker;

@@ -94,15 +94,15 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
 
 static bool init_locks(struct vkattn_context *ctx)
 {
-    if (mtx_init(&ctx->pipeline_lock, mtx_plain) != thrd_success)
+    if (!vka_mutex_init(&ctx->pipeline_lock))
         return false;
-    if (mtx_init(&ctx->lock, mtx_recursive) != thrd_success) {
-        mtx_destroy(&ctx->pipeline_lock);
+    if (!vka_rmutex_init(&ctx->lock)) {
+        vka_mutex_destroy(&ctx->pipeline_lock);
         return false;
     }
     if (!vka_logger_init(&ctx->logger)) {
-        mtx_destroy(&ctx->lock);
-        mtx_destroy(&ctx->pipeline_lock);
+        vka_rmutex_destroy(&ctx->lock);
+        vka_mutex_destroy(&ctx->pipeline_lock);
         return false;
     }
     ctx->locks_ready = true;
@@ -114,8 +114,8 @@ static void destroy_locks(struct vkattn_context *ctx)
     if (!ctx->locks_ready)
         return;
     vka_logger_destroy(&ctx->logger);
-    mtx_destroy(&ctx->lock);
-    mtx_destroy(&ctx->pipeline_lock);
+    vka_rmutex_destroy(&ctx->lock);
+    vka_mutex_destroy(&ctx->pipeline_lock);
     ctx->locks_ready = false;
 }
 

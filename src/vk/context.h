@@ -13,7 +13,7 @@
 #include "vk/vk.h"
 
 #include <stdbool.h>
-#include <threads.h>
+#include "core/threads.h"
 
 struct vkattn_context {
     vka_logger logger;
@@ -67,14 +67,14 @@ struct vkattn_context {
     bool owns_pipeline_cache;
     /* Guards the pipeline list, which creation reallocates. Not held while a
      * pipeline compiles (seconds on lavapipe), so other threads keep recording. */
-    mtx_t pipeline_lock;
+    vka_mutex pipeline_lock;
     vka_pipeline **pipelines;
     uint32_t n_pipelines, cap_pipelines;
 
     /* Guards the state recording threads share: the descriptor-set cache,
      * the tensor list, memory accounting, the per-thread scratch list and the
      * stats. Recursive: scratch growth creates a tensor under it. */
-    mtx_t lock;
+    vka_rmutex lock;
     bool locks_ready;
     vkattn_context_stats stats;
 
@@ -104,8 +104,8 @@ static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
 }
 
 /* ctx->lock; every path that touches the shared state above takes it. */
-static inline void vka_lock(struct vkattn_context *ctx) { mtx_lock(&ctx->lock); }
-static inline void vka_unlock(struct vkattn_context *ctx) { mtx_unlock(&ctx->lock); }
+static inline void vka_lock(struct vkattn_context *ctx) { vka_rmutex_lock(&ctx->lock); }
+static inline void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&ctx->lock); }
 
 /* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
  * exceed the device's loop budget; `what` names the size that is too large. */

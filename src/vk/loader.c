@@ -4,26 +4,26 @@
 
 #include "core/error.h"
 
-#include <threads.h>
+#include "core/threads.h"
 
-static once_flag loader_once = ONCE_FLAG_INIT;
+static vka_once loader_once = VKA_ONCE_INIT;
 static VkResult loader_status = VK_ERROR_INITIALIZATION_FAILED;
-static mtx_t loader_lock;
+static vka_mutex loader_lock;
 
 static void loader_open(void)
 {
-    mtx_init(&loader_lock, mtx_plain);
+    vka_mutex_init(&loader_lock);
     loader_status = volkInitialize();
 }
 
 vkattn_result vka_loader_init(struct vkattn_context *ctx, PFN_vkGetInstanceProcAddr gipa)
 {
-    call_once(&loader_once, loader_open);
+    vka_call_once(&loader_once, loader_open);
     if (gipa) {
-        mtx_lock(&loader_lock);
+        vka_mutex_lock(&loader_lock);
         volkInitializeCustom(gipa);
         loader_status = VK_SUCCESS;
-        mtx_unlock(&loader_lock);
+        vka_mutex_unlock(&loader_lock);
         return VKATTN_SUCCESS;
     }
     if (loader_status != VK_SUCCESS)
@@ -45,10 +45,10 @@ void vka_device_table_load(const vka_instance_table *instance_table, VkDevice de
 {
     /* volkLoadDeviceTable reads volk's global vkGetDeviceProcAddr (private to
      * this library): point it at this instance's for the duration. */
-    mtx_lock(&loader_lock);
+    vka_mutex_lock(&loader_lock);
     vkGetDeviceProcAddr = instance_table->vkGetDeviceProcAddr;
     volkLoadDeviceTable(table, device);
-    mtx_unlock(&loader_lock);
+    vka_mutex_unlock(&loader_lock);
 }
 
 vkattn_result vka_vk_fail(struct vkattn_context *ctx, VkResult vr, const char *what)

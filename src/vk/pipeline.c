@@ -151,9 +151,9 @@ static vkattn_result insert(struct vkattn_context *ctx, vka_pipeline *p, const v
 vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *kernel,
                                const vka_pipeline **out)
 {
-    mtx_lock(&ctx->pipeline_lock);
+    vka_mutex_lock(&ctx->pipeline_lock);
     *out = find(ctx, kernel);
-    mtx_unlock(&ctx->pipeline_lock);
+    vka_mutex_unlock(&ctx->pipeline_lock);
     if (*out)
         return VKATTN_SUCCESS;
     /* each pipeline has its own allocation: pointers handed out stay valid */
@@ -174,9 +174,9 @@ vkattn_result vka_pipeline_get(struct vkattn_context *ctx, const vka_kernel *ker
     vka_unlock(ctx);
     vka_log(ctx, VKATTN_LOG_DEBUG, "pipeline %s created (%u spec constants)", kernel->name,
             kernel->n_spec);
-    mtx_lock(&ctx->pipeline_lock);
+    vka_mutex_lock(&ctx->pipeline_lock);
     r = insert(ctx, p, out);
-    mtx_unlock(&ctx->pipeline_lock);
+    vka_mutex_unlock(&ctx->pipeline_lock);
     return r;
 }
 

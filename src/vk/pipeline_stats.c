@@ -74,12 +74,12 @@ vkattn_result vkattn_context_pipeline_stats(vkattn_context *ctx, vkattn_pipeline
                               "vkattn_context_advanced.capture_pipeline_stats");
     /* A snapshot of the list: pipelines are never destroyed before the
      * context, so the pointers stay valid while the lock is released. */
-    mtx_lock(&ctx->pipeline_lock);
+    vka_mutex_lock(&ctx->pipeline_lock);
     const uint32_t n = ctx->n_pipelines;
     vka_pipeline **list = malloc((n ? n : 1) * sizeof *list);
     if (list && n)
         memcpy(list, ctx->pipelines, n * sizeof *list);
-    mtx_unlock(&ctx->pipeline_lock);
+    vka_mutex_unlock(&ctx->pipeline_lock);
     if (!list)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
                         "vkattn_context_pipeline_stats: out of host memory");

@@ -13,11 +13,11 @@
 static vkattn_result thread_scratch(struct vkattn_context *ctx, const char *caller,
                                     vka_thread_scratch **out)
 {
-    const thrd_t self = thrd_current();
+    const vka_thread self = vka_thread_self();
     vkattn_result r = VKATTN_SUCCESS;
     vka_lock(ctx);
     for (uint32_t i = 0; i < ctx->n_thread_scratch; i++)
-        if (thrd_equal(ctx->thread_scratch[i]->thread, self)) {
+        if (vka_thread_equal(ctx->thread_scratch[i]->thread, self)) {
             *out = ctx->thread_scratch[i];
             goto done;
         }

@@ -18,7 +18,7 @@
 #include "vkattn/result.h"
 
 #include <stdint.h>
-#include <threads.h>
+#include "core/threads.h"
 
 struct vkattn_context;
 struct vkattn_tensor;
@@ -45,7 +45,7 @@ typedef enum vka_scratch_kind {
 
 /* One recording thread's scratch; only that thread touches it. */
 typedef struct vka_thread_scratch {
-    thrd_t thread;
+    vka_thread thread;
     vka_growable g[VKA_SCRATCH_KINDS];
 } vka_thread_scratch;
 

@@ -5,10 +5,17 @@
 #include "weights/weights_internal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifndef S_ISREG /* MSVC's <sys/stat.h> has the mode bits, not the POSIX tests */
+#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
+#endif
+#ifndef S_ISDIR
+#define S_ISDIR(m) (((m) & S_IFMT) == S_IFDIR)
+#endif
 
 #include "core/check.h"
 #include "core/error.h"

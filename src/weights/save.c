@@ -4,6 +4,7 @@
 #include "weights/weights_internal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <jansson.h>
+/* jansson's value type; only file.c and save.c include <jansson.h>, so that a
+ * build without jansson (VKATTN_SAFETENSORS=OFF, weights/no_json.c) compiles
+ * the layer mappings unchanged. */
+struct json_t;
 
 #include "vkattn/weights.h"
 
@@ -23,7 +26,7 @@ struct vkattn_weights_file {
     const uint8_t *mem;   /* the caller's bytes (memory files) */
     uint64_t data_start;  /* 8 + header length */
     uint64_t data_size;   /* bytes after the header */
-    json_t *header;       /* owns the strings the infos point at */
+    struct json_t *header; /* owns the strings the infos point at */
     uint32_t count;
     vkattn_weights_tensor_info *tensors; /* sorted by name */
 };

@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include "harness.h"
 
@@ -35,9 +34,16 @@ void th_assert_validation_clean(void)
 
 /* VKATTN_TEST_TUNING=gpu|cpu runs the other kernel shapes (CI runs the GPU
  * shapes on lavapipe in its second pass). */
+/* Set by th_setup_gpu_tuning for its group (in place of the variable: the
+ * process environment is not portably writable) */
+static const char *tuning_override;
+static bool no_subgroups_override;
+
+void th_force_no_subgroups(bool on) { no_subgroups_override = on; }
+
 static vkattn_tuning tuning_from_env(void)
 {
-    const char *t = getenv("VKATTN_TEST_TUNING");
+    const char *t = tuning_override ? tuning_override : getenv("VKATTN_TEST_TUNING");
     if (t && strcmp(t, "gpu") == 0)
         return VKATTN_TUNING_GPU;
     if (t && strcmp(t, "cpu") == 0)
@@ -51,7 +57,8 @@ vkattn_context_desc th_context_desc(void)
     /* VKATTN_TEST_NO_SUBGROUPS runs the kernels' shared-memory reductions
      * where they would use subgroup operations. */
     advanced = (vkattn_context_advanced){.tuning = tuning_from_env(),
-                                         .no_subgroups = getenv("VKATTN_TEST_NO_SUBGROUPS") != NULL};
+                                         .no_subgroups = no_subgroups_override ||
+                                                         getenv("VKATTN_TEST_NO_SUBGROUPS") != NULL};
     vkattn_context_desc desc = {
         .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
         .log = on_log,
@@ -99,36 +106,21 @@ bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix)
     return false;
 }
 
-static char saved_tuning[16];
-static bool had_tuning;
-
-/* VKATTN_TEST_TUNING=gpu, the old value kept for th_teardown_gpu_tuning. */
-static void use_gpu_tuning(void)
-{
-    const char *t = getenv("VKATTN_TEST_TUNING");
-    had_tuning = t != NULL;
-    snprintf(saved_tuning, sizeof saved_tuning, "%s", t ? t : "");
-    setenv("VKATTN_TEST_TUNING", "gpu", 1);
-}
-
 int th_setup_gpu_tuning(void **state)
 {
-    use_gpu_tuning();
+    tuning_override = "gpu";
     return th_setup(state);
 }
 
 int th_setup_gpu_tuning_mobile(void **state)
 {
-    use_gpu_tuning();
+    tuning_override = "gpu";
     return th_setup_mobile(state);
 }
 
 int th_teardown_gpu_tuning(void **state)
 {
-    if (had_tuning)
-        setenv("VKATTN_TEST_TUNING", saved_tuning, 1);
-    else
-        unsetenv("VKATTN_TEST_TUNING");
+    tuning_override = NULL;
     return th_teardown(state);
 }
 

@@ -33,14 +33,18 @@ vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelin
 /* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
 
-/* cmocka group setup/teardown that run the group under VKATTN_TEST_TUNING=gpu
- * whatever the environment says (restored after), so that every CI mode runs
- * the GPU tuning's kernels. */
+/* cmocka group setup/teardown that run the group as under VKATTN_TEST_TUNING=gpu
+ * whatever the environment says (the harness's own setting, not the
+ * environment: setenv is POSIX-only), so that every CI mode runs the GPU
+ * tuning's kernels. */
 int th_setup_gpu_tuning(void **state);
 int th_teardown_gpu_tuning(void **state);
 /* The same under the mobile-min profile (no 16-bit storage, 4 storage
  * buffers); th_teardown_gpu_tuning ends it. */
 int th_setup_gpu_tuning_mobile(void **state);
+/* Contexts made after th_force_no_subgroups(true) run as under
+ * VKATTN_TEST_NO_SUBGROUPS, until th_force_no_subgroups(false). */
+void th_force_no_subgroups(bool on);
 
 /* cmocka group setup/teardown: *state becomes the vkattn_context. */
 int th_setup(void **state);

@@ -28,7 +28,6 @@
  * fp32 with one rescale per key tile, and out is a convex (with dropout,
  * 1/(1-rate)-scaled) combination of V rows. A wrong dropout mask or masked
  * row gives an error of order 1. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 #include "random_case.h"
 
@@ -675,12 +674,12 @@ static int setup_packed(void **state)
 /* No subgroup operations: the tiled kernel's shared-memory lane sums. */
 static int setup_no_subgroups(void **state)
 {
-    setenv("VKATTN_TEST_NO_SUBGROUPS", "1", 1);
+    th_force_no_subgroups(true);
     return th_setup(state);
 }
 static int teardown_no_subgroups(void **state)
 {
-    unsetenv("VKATTN_TEST_NO_SUBGROUPS");
+    th_force_no_subgroups(false);
     return th_teardown(state);
 }
 static int setup_split(void **state)

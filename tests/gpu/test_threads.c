@@ -10,11 +10,11 @@
  * any message fails the test. Every result is compared with the CPU
  * reference: max|got - ref| <= 2e-5 * max(max|ref|, 1), as test_mha.c. */
 #include "app_device.h"
+#include "core/threads.h" /* the library's platform header, compiled in (tests/CMakeLists.txt) */
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <threads.h>
 
 #define BOUND 2e-5
 #define ITERS 6
@@ -22,7 +22,7 @@
 
 /* The app's device (app_device.h): no extensions beyond vkattn's required ones
  * (so pooled descriptor sets: the shared cache is exercised), one queue. */
-static mtx_t queue_lock; /* the queue, and vkattn's upload/download */
+static vka_mutex queue_lock; /* the queue, and vkattn's upload/download */
 
 /* ------------------------------------------------------------ one engine thread */
 
@@ -74,9 +74,9 @@ static int worker_main(void *arg)
     /* prepared while the other thread prepares and records */
     W_CHECK(w, vkattn_mha_prepare(w->layer, &call, &io) == VKATTN_SUCCESS, "vkattn_mha_prepare");
     for (int it = 0; it < ITERS; it++) {
-        mtx_lock(&queue_lock);
+        vka_mutex_lock(&queue_lock);
         vkattn_result r = vkattn_tensor_upload(w->tx, w->x[it], 0, N_IO);
-        mtx_unlock(&queue_lock);
+        vka_mutex_unlock(&queue_lock);
         W_CHECK(w, r == VKATTN_SUCCESS, "vkattn_tensor_upload");
 
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -87,18 +87,18 @@ static int worker_main(void *arg)
 
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                            .pCommandBuffers = &cmd};
-        mtx_lock(&queue_lock);
+        vka_mutex_lock(&queue_lock);
         VkResult vr = vkQueueSubmit(a->queue, 1, &si, fence);
-        mtx_unlock(&queue_lock);
+        vka_mutex_unlock(&queue_lock);
         W_CHECK(w, vr == VK_SUCCESS, "vkQueueSubmit");
         W_CHECK(w, vkWaitForFences(a->device, 1, &fence, VK_TRUE, UINT64_MAX) == VK_SUCCESS,
                 "vkWaitForFences");
         vkResetFences(a->device, 1, &fence);
         vkResetCommandBuffer(cmd, 0);
 
-        mtx_lock(&queue_lock);
+        vka_mutex_lock(&queue_lock);
         r = vkattn_tensor_download(w->tout, w->got[it], 0, N_IO);
-        mtx_unlock(&queue_lock);
+        vka_mutex_unlock(&queue_lock);
         W_CHECK(w, r == VKATTN_SUCCESS, "vkattn_tensor_download");
     }
 done:
@@ -121,7 +121,7 @@ static void test_two_recording_threads(void **state)
     vkattn_context *own = TH_CTX(state);
     ad_app a;
     ad_open(own, false, &a);
-    assert_int_equal(mtx_init(&queue_lock, mtx_plain), thrd_success);
+    assert_true(vka_mutex_init(&queue_lock));
 
     worker ws[THREADS];
     float *host[THREADS][8];
@@ -151,11 +151,11 @@ static void test_two_recording_threads(void **state)
         TH_OK(a.ctx, vkattn_tensor_fill(w->tout, NAN));
     }
 
-    thrd_t th[THREADS];
+    vka_thread th[THREADS];
     for (int t = 0; t < THREADS; t++)
-        assert_int_equal(thrd_create(&th[t], worker_main, &ws[t]), thrd_success);
+        assert_true(vka_thread_create(&th[t], worker_main, &ws[t]));
     for (int t = 0; t < THREADS; t++)
-        thrd_join(th[t], NULL);
+        vka_thread_join(th[t]);
 
     for (int t = 0; t < THREADS; t++) {
         worker *w = &ws[t];
@@ -177,7 +177,7 @@ static void test_two_recording_threads(void **state)
         for (int i = 0; i < 8; i++)
             free(host[t][i]);
     }
-    mtx_destroy(&queue_lock);
+    vka_mutex_destroy(&queue_lock);
     ad_close(&a); /* asserts the app's validation layer said nothing */
 }
 

@@ -34,7 +34,7 @@ tree() { # a fresh small tree that follows the rule: one file in each folder che
     rm -rf "$work/tree"
     local d
     for d in include/vkattn src/core src/shape src/reference src/weights src/vk src/ops \
-        src/layers shaders tools/attnbench tests/gpu tests/unit tests/common examples; do
+        src/layers shaders tools/attnbench tests/gpu tests/unit tests/common tests/cross examples; do
         mkdir -p "$work/tree/$d"
     done
     printf '#include <stdint.h>\n' >"$work/tree/include/vkattn/vkattn.h"
@@ -43,7 +43,7 @@ tree() { # a fresh small tree that follows the rule: one file in each folder che
     done
     printf '#include "vk/context.h"\n' >>"$work/tree/src/layers/a.c"
     printf '#version 450\nvoid main() {}\n' >"$work/tree/shaders/a.comp"
-    for d in tools/attnbench tests/gpu tests/unit tests/common examples; do
+    for d in tools/attnbench tests/gpu tests/unit tests/common tests/cross examples; do
         printf '#include "vkattn/vkattn.h"\n' >"$work/tree/$d/a.c"
     done
 }

@@ -26,6 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifndef S_ISREG /* MSVC's <sys/stat.h> has the mode bits, not the POSIX tests */
+#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
+#endif
+#ifndef S_ISDIR
+#define S_ISDIR(m) (((m) & S_IFMT) == S_IFDIR)
+#endif
 
 typedef struct case_result {
     bool ok;

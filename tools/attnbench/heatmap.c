@@ -17,14 +17,13 @@
 #include "args.h"
 #include "colormap.h"
 #include "image.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAP_MAX 1024     /* pixels along either axis of the map */
 #define MAP_TARGET 640   /* a small map grows its cells up to this */
@@ -37,21 +36,22 @@ static const ab_rgb NONFINITE = {255, 0, 255};
 
 int ab_heatmap_dir_check(const char *dir)
 {
-    struct stat st;
+    bool is_dir = false;
     if (!*dir) {
         fprintf(stderr, "attnbench: --heatmap needs a folder name\n");
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (stat(dir, &st) != 0 && (errno != ENOENT || mkdir(dir, 0777) != 0 || stat(dir, &st) != 0)) {
+    if (ab_path_kind(dir, &is_dir) != 0 &&
+        (errno != ENOENT || ab_mkdir(dir) != 0 || ab_path_kind(dir, &is_dir) != 0)) {
         fprintf(stderr, "attnbench: --heatmap %s: cannot create the folder: %s\n", dir,
                 strerror(errno));
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (!S_ISDIR(st.st_mode)) {
+    if (!is_dir) {
         fprintf(stderr, "attnbench: --heatmap %s: not a folder\n", dir);
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (access(dir, W_OK | X_OK) != 0) {
+    if (ab_dir_writable(dir) != 0) {
         fprintf(stderr, "attnbench: --heatmap %s: cannot write there: %s\n", dir, strerror(errno));
         return ATTNBENCH_EXIT_USAGE;
     }

@@ -3,6 +3,7 @@
 #include "peak_cache.h"
 
 #include "common.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* mkdir -p for the cache folder; returns false if it cannot exist */
 static bool make_dirs(char *path)
@@ -19,27 +19,18 @@ static bool make_dirs(char *path)
         if (*p != '/')
             continue;
         *p = '\0';
-        int r = mkdir(path, 0755);
+        int r = ab_mkdir(path);
         *p = '/';
         if (r != 0 && errno != EEXIST)
             return false;
     }
-    return mkdir(path, 0755) == 0 || errno == EEXIST;
+    return ab_mkdir(path) == 0 || errno == EEXIST;
 }
 
 /* The cache file for ctx's device, or false if no cache folder is known. */
 static bool cache_path(vkattn_context *ctx, char *dir, size_t dir_size, char *file, size_t file_size)
 {
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n;
-    if (xdg && *xdg == '/')
-        n = snprintf(dir, dir_size, "%s/vkattn", xdg);
-    else if (home && *home)
-        n = snprintf(dir, dir_size, "%s/.cache/vkattn", home);
-    else
-        return false;
-    if (n < 0 || (size_t)n >= dir_size)
+    if (!ab_user_cache_dir(dir, dir_size))
         return false;
     vkattn_context_info info;
     if (vkattn_context_get_info(ctx, &info) != VKATTN_SUCCESS)
@@ -57,8 +48,8 @@ static bool cache_path(vkattn_context *ctx, char *dir, size_t dir_size, char *fi
     while (j > 0 && slug[j - 1] == '_')
         j--;
     slug[j] = '\0';
-    n = snprintf(file, file_size, "%s/peak-%s-%04x-%04x-%08x.json", dir, slug, info.vendor_id,
-                 info.device_id, info.driver_version);
+    int n = snprintf(file, file_size, "%s/peak-%s-%04x-%04x-%08x.json", dir, slug, info.vendor_id,
+                     info.device_id, info.driver_version);
     return n > 0 && (size_t)n < file_size;
 }
 
@@ -95,7 +86,7 @@ void ab_peak_store(vkattn_context *ctx, const vkattn_peak_result *peak)
     /* write then rename, so a concurrent reader never sees half a file */
     char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", file, (long)(ab_now_s() * 1e6) % 1000000);
-    if (json_dump_file(root, tmp, JSON_INDENT(1)) == 0 && rename(tmp, file) != 0)
+    if (json_dump_file(root, tmp, JSON_INDENT(1)) == 0 && ab_replace_file(tmp, file) != 0)
         remove(tmp);
     json_decref(root);
 }

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "common.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -118,7 +119,7 @@ int ab_pipeline_file_save(vkattn_context *ctx, const char *path, size_t *size)
             ok = false;
             err = errno;
         }
-        if (ok && rename(tmp, path) != 0) {
+        if (ok && ab_replace_file(tmp, path) != 0) {
             ok = false;
             err = errno;
         }

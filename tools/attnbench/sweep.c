@@ -10,6 +10,7 @@
 #include "common.h"
 #include "peak_cache.h"
 #include "pipeline_file.h"
+#include "platform.h"
 #include "plot.h"
 
 #include <errno.h>
@@ -18,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_LENGTHS 64
 
@@ -72,8 +71,8 @@ static int check_plot_path(const char *path)
         return usage("--plot needs a file name");
     /* a folder (or a name ending in '/') passes the test of its parent
      * below, and would fail only when the plot is written, after the sweep */
-    struct stat st;
-    if (path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+    bool is_dir = false;
+    if (path[strlen(path) - 1] == '/' || (ab_path_kind(path, &is_dir) == 0 && is_dir))
         return usage("--plot %s: is a folder; --plot needs a file name (FILE.png)", path);
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -84,7 +83,7 @@ static int check_plot_path(const char *path)
         dir[1] = '\0';
     else
         *slash = '\0';
-    if (access(dir, W_OK | X_OK) != 0)
+    if (ab_dir_writable(dir) != 0)
         return usage("--plot %s: cannot write into '%s': %s", path, dir, strerror(errno));
     return 0;
 }
