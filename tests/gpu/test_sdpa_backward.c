@@ -248,10 +248,10 @@ static void test_random_chained(void **state)
     }
 }
 
-static void test_random_fused(void **state)
+static void random_fused(void **state, int cases)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < cases; i++) {
         bcase c = random_case(i);
         make_case(&c);
         run_case(ctx, &c, FUSED);
@@ -259,19 +259,25 @@ static void test_random_fused(void **state)
     }
 }
 
+static void test_random_fused(void **state) { random_fused(state, 12); }
+
+/* The GPU tuning's group in the default pass: fewer draws (CI's second pass
+ * runs the full test_random_fused under the GPU tuning). */
+static void test_random_fused_few(void **state) { random_fused(state, 5); }
+
 /* The sliding window on random calls (1, within the lengths, or wider than
  * both), both paths: the key tiles outside the band skipped by the fused
  * kernels, masked by the chained softmax backward. */
 static void test_window(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    /* Every path under every causal mode, the first six with a window narrower
-     * than Tv (the band then cuts keys on both sides of a row), the rest drawn
-     * from every width class. */
-    for (int i = 0; i < 9; i++) {
+    /* Every path under every causal mode, the first three with a window
+     * narrower than Tv (the band then cuts keys on both sides of a row), the
+     * rest drawn from every width class. */
+    for (int i = 0; i < 6; i++) {
         bcase c = random_case(i);
         c.p.mask.causal = (vkattn_causal)(i % 3);
-        c.p.sliding_window = i < 6 ? 1 + tu_rand_range(0, c.p.tv > 1 ? c.p.tv - 2 : 0)
+        c.p.sliding_window = i < 3 ? 1 + tu_rand_range(0, c.p.tv > 1 ? c.p.tv - 2 : 0)
                                    : rc_random_window(c.p.tq, c.p.tv);
         make_case(&c);
         for (int mode = CHAINED; mode <= FUSED; mode++)
@@ -494,7 +500,7 @@ int main(void)
     /* The GPU tuning's kernels in every CI pass (CI's second pass runs the
      * groups above under the GPU tuning as well). */
     const struct CMUnitTest gpu[] = {
-        cmocka_unit_test(test_random_fused),
+        cmocka_unit_test(test_random_fused_few),
         cmocka_unit_test(test_gpu_lanes),
     };
     const struct CMUnitTest lanes[] = {cmocka_unit_test(test_gpu_lanes)};
