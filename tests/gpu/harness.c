@@ -118,6 +118,12 @@ int th_setup_gpu_tuning_mobile(void **state)
     return th_setup_mobile(state);
 }
 
+int th_setup_gpu_tuning_profile(void **state, const char *profile)
+{
+    tuning_override = "gpu";
+    return th_setup_with(state, profile, 0);
+}
+
 int th_teardown_gpu_tuning(void **state)
 {
     tuning_override = NULL;

@@ -42,6 +42,9 @@ int th_teardown_gpu_tuning(void **state);
 /* The same under the mobile-min profile (no 16-bit storage, 4 storage
  * buffers); th_teardown_gpu_tuning ends it. */
 int th_setup_gpu_tuning_mobile(void **state);
+/* The same under any device profile ("mali", ...); th_teardown_gpu_tuning
+ * ends it. */
+int th_setup_gpu_tuning_profile(void **state, const char *profile);
 /* Contexts made after th_force_no_subgroups(true) run as under
  * VKATTN_TEST_NO_SUBGROUPS, until th_force_no_subgroups(false). */
 void th_force_no_subgroups(bool on);

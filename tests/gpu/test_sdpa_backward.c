@@ -20,7 +20,6 @@
  * Bad input: missing lse or out for the fused path, a too small gradient, a
  * gradient aliasing an input or another output: INVALID_ARGUMENT naming the
  * tensor, and the gradients untouched. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "harness.h"
 #include "random_case.h"
 
@@ -457,34 +456,19 @@ static int teardown_gpu(void **state)
 /* The shared-memory lane sums at every lane count. */
 static int setup_gpu_no_subgroups(void **state)
 {
-    setenv("VKATTN_TEST_NO_SUBGROUPS", "1", 1);
+    th_force_no_subgroups(true);
     return setup_gpu(state);
 }
 static int teardown_gpu_no_subgroups(void **state)
 {
-    unsetenv("VKATTN_TEST_NO_SUBGROUPS");
+    th_force_no_subgroups(false);
     return teardown_gpu(state);
 }
 /* The mali profile: a budget of 64 live values, so more lanes per key or
- * row. The GPU tuning as th_setup_gpu_tuning sets it, the environment's
- * value restored after. */
-static char saved_tuning[16];
-static bool had_tuning;
+ * row. */
 static int setup_gpu_mali(void **state)
 {
-    const char *t = getenv("VKATTN_TEST_TUNING");
-    had_tuning = t != NULL;
-    snprintf(saved_tuning, sizeof saved_tuning, "%s", t ? t : "");
-    setenv("VKATTN_TEST_TUNING", "gpu", 1);
-    return th_setup_with(state, "mali", 0);
-}
-static int teardown_gpu_mali(void **state)
-{
-    if (had_tuning)
-        setenv("VKATTN_TEST_TUNING", saved_tuning, 1);
-    else
-        unsetenv("VKATTN_TEST_TUNING");
-    return th_teardown(state);
+    return th_setup_gpu_tuning_profile(state, "mali");
 }
 
 int main(void)
@@ -512,5 +496,5 @@ int main(void)
     failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning, no subgroups", lanes,
                                           setup_gpu_no_subgroups, teardown_gpu_no_subgroups);
     return failed + cmocka_run_group_tests_name("sdpa backward, GPU tuning, mali", lanes,
-                                                setup_gpu_mali, teardown_gpu_mali);
+                                                setup_gpu_mali, teardown_gpu);
 }
