@@ -198,30 +198,36 @@ typedef struct softmax_op {
     bool staged; /* vka_f16_record runs the whole record dry first */
 } softmax_op;
 
-/* Everything after the checks: the staging passes, the pack and the dispatch
- * (vka_f16_record). */
-static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
-{
-    const char *caller = "vkattn_softmax_record";
-    const softmax_op *op = op_;
-    const vkattn_softmax_params *params = op->params;
-    const vkattn_softmax_io *io = op->io;
-    const softmax_dims dims = op->dims;
-    const vkattn_mask_params *m = &params->mask;
-    vkattn_result r;
-
+/* Which kernel a call runs and how it treats f16 tensors, from the device
+ * and the tensors' types. */
+typedef struct softmax_variant {
     softmax_shape shape;
-    if (!choose_shape(&ctx->info, params->tv, &shape))
+    bool packed;      /* fewer than 5 storage buffers: side inputs in one binding */
+    bool s16, b16, o16; /* scores, bias, out are f16 */
+    bool native16;    /* softmax_f16 reads and writes them as float16_t */
+    bool out_via_f32; /* an f16 out written as f32 scratch, then rounded */
+    bool in_place;
+    bool sg;          /* subgroup-shuffle reductions */
+    bool split;       /* one row spread over several workgroups */
+    uint32_t split_len;
+} softmax_variant;
+
+static vkattn_result choose_variant(vkattn_context *ctx, const char *caller,
+                                    const vkattn_softmax_params *params,
+                                    const vkattn_softmax_io *io, softmax_variant *v)
+{
+    vkattn_result r;
+    if (!choose_shape(&ctx->info, params->tv, &v->shape))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: no softmax workgroup fits maxComputeSharedMemorySize (%u bytes)",
                         caller, ctx->info.max_shared_memory);
     /* each invocation walks its row's keys in strides of shape.g, at most three
      * times (statistics, then weights; plus the reload of the uncached path) */
-    if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, shape.g) + 64,
+    if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, v->shape.g) + 64,
                                    "params->tv")))
         return r;
-    const bool packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
-    if (packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
+    v->packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
+    if (v->packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the softmax kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
@@ -232,105 +238,130 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
      * to f32 scratch first (the pack is f32), and an f16 out is written as f32
      * scratch and then rounded into out (ops/half_stage.h), so no two
      * invocations ever write one word. */
-    const bool s16 = io->scores->dtype == VKATTN_DTYPE_F16;
-    const bool b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
-    const bool o16 = io->out->dtype == VKATTN_DTYPE_F16;
-    const bool native16 = (s16 || b16 || o16) && !packed && ctx->info.storage_buffer_16bit;
-    const bool out_via_f32 = o16 && !native16;
-    const bool in_place = io->out == io->scores && !out_via_f32;
+    v->s16 = io->scores->dtype == VKATTN_DTYPE_F16;
+    v->b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
+    v->o16 = io->out->dtype == VKATTN_DTYPE_F16;
+    v->native16 = (v->s16 || v->b16 || v->o16) && !v->packed && ctx->info.storage_buffer_16bit;
+    v->out_via_f32 = v->o16 && !v->native16;
+    v->in_place = io->out == io->scores && !v->out_via_f32;
     /* The GPU tuning reduces rows with subgroup shuffles where the device has
      * them (any subgroup size); the 16-bit-storage and packed variants keep
      * the shared-memory reduction. */
-    const bool sg = !ctx->info.cpu_tuning && ctx->subgroup_shuffle && !packed && !native16;
+    const bool generic = !ctx->info.cpu_tuning && !v->packed && !v->native16;
+    v->sg = generic && ctx->subgroup_shuffle;
     /* Rows too long for shared memory are split across workgroups under the
      * GPU tuning (the single-workgroup path would leave a GPU idle when rows
      * are few), where the device has the 6th binding. */
-    const uint32_t split_len = shape.wg * SOFTMAX_SPLIT_KEYS_PER_INVOCATION;
-    const bool split = !ctx->info.cpu_tuning && !packed && !native16 && shape.cache == 0 &&
-                       ctx->info.max_storage_buffers_per_stage >= SOFTMAX_SPLIT_BINDINGS &&
-                       params->tv > split_len && params->tv <= UINT32_MAX - split_len;
-    /* two dispatches: a dry run first (unless staging ran one), so that a
-     * failure records nothing */
-    if (split && !op->staged && !vka_is_dry(cmd) &&
-        (r = vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io)) != VKATTN_SUCCESS)
-        return r;
-    vka_kernel kernel = {
-        .name = packed     ? "softmax_packed"
-                : native16 ? "softmax_f16"
-                : split    ? "softmax_split"
-                : sg       ? "softmax_sg"
-                           : "softmax",
-        .code = packed     ? vka_spv_softmax_packed
-                : native16 ? vka_spv_softmax_f16
-                : split    ? vka_spv_softmax_split
-                : sg       ? vka_spv_softmax_sg
-                           : vka_spv_softmax,
-        .code_size = packed     ? vka_spv_softmax_packed_size
-                     : native16 ? vka_spv_softmax_f16_size
-                     : split    ? vka_spv_softmax_split_size
-                     : sg       ? vka_spv_softmax_sg_size
-                                : vka_spv_softmax_size,
-        .n_bindings = packed  ? SOFTMAX_PACKED_BINDINGS
-                      : split ? SOFTMAX_SPLIT_BINDINGS
-                              : SOFTMAX_BINDINGS,
+    v->split_len = v->shape.wg * SOFTMAX_SPLIT_KEYS_PER_INVOCATION;
+    v->split = generic && v->shape.cache == 0 &&
+               ctx->info.max_storage_buffers_per_stage >= SOFTMAX_SPLIT_BINDINGS &&
+               params->tv > v->split_len && params->tv <= UINT32_MAX - v->split_len;
+    return VKATTN_SUCCESS;
+}
+
+static vka_kernel variant_kernel(const softmax_variant *v, const vkattn_mask_params *m)
+{
+    return (vka_kernel){
+        .name = v->packed     ? "softmax_packed"
+                : v->native16 ? "softmax_f16"
+                : v->split    ? "softmax_split"
+                : v->sg       ? "softmax_sg"
+                              : "softmax",
+        .code = v->packed     ? vka_spv_softmax_packed
+                : v->native16 ? vka_spv_softmax_f16
+                : v->split    ? vka_spv_softmax_split
+                : v->sg       ? vka_spv_softmax_sg
+                              : vka_spv_softmax,
+        .code_size = v->packed     ? vka_spv_softmax_packed_size
+                     : v->native16 ? vka_spv_softmax_f16_size
+                     : v->split    ? vka_spv_softmax_split_size
+                     : v->sg       ? vka_spv_softmax_sg_size
+                                   : vka_spv_softmax_size,
+        .n_bindings = v->packed  ? SOFTMAX_PACKED_BINDINGS
+                      : v->split ? SOFTMAX_SPLIT_BINDINGS
+                                 : SOFTMAX_BINDINGS,
         .push_size = sizeof(softmax_push),
         .n_spec = VKA_SOFTMAX_N_SPEC,
         .spec = {
-            [VKA_SOFTMAX_SPEC_WG] = shape.wg,
-            [VKA_SOFTMAX_SPEC_G] = shape.g,
-            [VKA_SOFTMAX_SPEC_CACHE] = shape.cache,
-            [VKA_SOFTMAX_SPEC_IN_PLACE] = in_place,
+            [VKA_SOFTMAX_SPEC_WG] = v->shape.wg,
+            [VKA_SOFTMAX_SPEC_G] = v->shape.g,
+            [VKA_SOFTMAX_SPEC_CACHE] = v->shape.cache,
+            [VKA_SOFTMAX_SPEC_IN_PLACE] = v->in_place,
             [VKA_SOFTMAX_SPEC_HAS_BIAS] = m->has_bias,
             [VKA_SOFTMAX_SPEC_HAS_VMASK] = m->has_value_mask,
             [VKA_SOFTMAX_SPEC_HAS_MASK] = m->has_mask,
-            [VKA_SOFTMAX_SPEC_SCORES_F16] = s16,
-            [VKA_SOFTMAX_SPEC_BIAS_F16] = b16 && !packed,
-            [VKA_SOFTMAX_SPEC_OUT_F16] = o16 && native16,
+            [VKA_SOFTMAX_SPEC_SCORES_F16] = v->s16,
+            [VKA_SOFTMAX_SPEC_BIAS_F16] = v->b16 && !v->packed,
+            [VKA_SOFTMAX_SPEC_OUT_F16] = v->o16 && v->native16,
         },
     };
-    const uint64_t rows = dims.total / params->tv;
+}
+
+static softmax_push variant_push(const vkattn_softmax_params *params, const softmax_dims *dims)
+{
+    const vkattn_mask_params *m = &params->mask;
     softmax_push push = {
-        .rows = (uint32_t)rows, .heads = dims.heads, .tq = params->tq, .tv = params->tv,
-        .causal = (uint32_t)m->causal,
-        .bias_b = (uint32_t)dims.bias_s[0], .bias_h = (uint32_t)dims.bias_s[1],
-        .bias_i = (uint32_t)dims.bias_s[2],
-        .mask_b = (uint32_t)dims.mask_s[0], .mask_h = (uint32_t)dims.mask_s[1],
-        .mask_i = (uint32_t)dims.mask_s[2],
+        .rows = (uint32_t)(dims->total / params->tv), .heads = dims->heads, .tq = params->tq,
+        .tv = params->tv, .causal = (uint32_t)m->causal,
+        .bias_b = (uint32_t)dims->bias_s[0], .bias_h = (uint32_t)dims->bias_s[1],
+        .bias_i = (uint32_t)dims->bias_s[2],
+        .mask_b = (uint32_t)dims->mask_s[0], .mask_h = (uint32_t)dims->mask_s[1],
+        .mask_i = (uint32_t)dims->mask_s[2],
         .window = vka_window_clamp(params->sliding_window, params->tq, params->tv),
         /* the reference fills masked rows with (float)(1.0 / tv) */
         .masked_w = m->masked_row == VKATTN_MASKED_ROW_UNIFORM ? (float)(1.0 / params->tv) : 0.0f,
     };
     logit_scaling(vka_default_f32(params->scale, 1.0f), m->has_bias, &push);
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .push = &push,
-        .caller = caller,
-    };
-    const uint32_t chunks = split ? (uint32_t)vka_div_up(params->tv, split_len) : 1;
-    if (split)
-        push.split_chunks = chunks, push.split_len = split_len;
-    if ((r = vka_softmax_spread_groups(ctx, caller, rows * chunks, shape.wg / shape.g, d.groups)))
+    return push;
+}
+
+/* Everything after the checks: the staging passes, the pack and the dispatch
+ * (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const char *caller = "vkattn_softmax_record";
+    const softmax_op *op = op_;
+    const vkattn_softmax_params *params = op->params;
+    const vkattn_softmax_io *io = op->io;
+    vkattn_result r;
+    softmax_variant v = {0};
+    if ((r = choose_variant(ctx, caller, params, io, &v)))
+        return r;
+    /* two dispatches: a dry run first (unless staging ran one), so that a
+     * failure records nothing */
+    if (v.split && !op->staged && !vka_is_dry(cmd) &&
+        (r = vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io)) != VKATTN_SUCCESS)
+        return r;
+    const vka_kernel kernel = variant_kernel(&v, &params->mask);
+    softmax_push push = variant_push(params, &op->dims);
+    vka_dispatch d = {.kernel = &kernel, .push = &push, .caller = caller};
+    const uint64_t rows = push.rows;
+    const uint32_t chunks = v.split ? (uint32_t)vka_div_up(params->tv, v.split_len) : 1;
+    if (v.split)
+        push.split_chunks = chunks, push.split_len = v.split_len;
+    if ((r = vka_softmax_spread_groups(ctx, caller, rows * chunks, v.shape.wg / v.shape.g,
+                                       d.groups)))
         return r;
     push.groups_x = d.groups[0];
     vkattn_tensor *parts = NULL;
-    if (split && (r = vka_growable_get(ctx, VKA_SCRATCH_SOFTMAX_PARTS, 2 * rows * chunks, caller,
-                                       &parts)))
+    if (v.split && (r = vka_growable_get(ctx, VKA_SCRATCH_SOFTMAX_PARTS, 2 * rows * chunks,
+                                         caller, &parts)))
         return r;
     vkattn_tensor *bias = io->bias, *out = io->out;
-    if ((packed && b16 &&
+    if ((v.packed && v.b16 &&
          (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->bias,
-                               bias_count(params, &dims), &bias))) ||
-        (out_via_f32 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->out,
-                                               dims.total, false, &out))))
+                               bias_count(params, &op->dims), &bias))) ||
+        (v.out_via_f32 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1,
+                                                 io->out, op->dims.total, false, &out))))
         return r;
     /* In place the scores are read through the written out binding (a
      * binding is read-only or written per dispatch); binding 0 is unused. */
-    d.bindings[0] = in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false);
+    d.bindings[0] = v.in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(io->scores, false);
     d.bindings[1] = vka_bind_optional(ctx, bias);
     d.bindings[2] = vka_bind_optional(ctx, io->value_mask);
     d.bindings[3] = vka_bind_optional(ctx, io->mask);
     d.bindings[4] = vka_bind_tensor(out, true);
-    if (packed) {
+    if (v.packed) {
         vkattn_tensor *const side[3] = {bias, io->value_mask, io->mask};
         vka_packed pk;
         if ((r = vka_pack_inputs(ctx, cmd, caller, side, 3, &pk)))
@@ -339,7 +370,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
         d.bindings[1] = pk.binding;
         d.bindings[2] = d.bindings[4];
     }
-    if (split) { /* phase 0 reads (in place: from out) and writes parts */
+    if (v.split) { /* phase 0 reads (in place: from out) and writes parts */
         d.bindings[4] = vka_bind_tensor(out, false);
         d.bindings[5] = vka_bind_tensor(parts, true);
         if ((r = vka_record_dispatch(ctx, cmd, &d)))
@@ -350,7 +381,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     }
     if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
-    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, dims.total);
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, op->dims.total);
 }
 
 vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
