@@ -155,6 +155,91 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
     return vka_matmul_record_as(ctx, cmd, "vkattn_matmul_record", params, io);
 }
 
+/* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
+ * f32 kernel or one of its f16 twins (16-bit storage or packed halves). */
+static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_params *params,
+                                const vkattn_matmul_io *io, const vka_matmul_shape *s,
+                                const matmul_tiles *t, bool gpu, uint32_t rows, bool c16_direct)
+{
+    const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
+    const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
+    const bool any16 = a16 || b16 || bias16 || io->c->dtype == VKATTN_DTYPE_F16;
+    const bool storage16 = ctx->info.storage_buffer_16bit;
+    vka_kernel kernel = {
+        .name = !any16 ? "matmul" : storage16 ? "matmul_f16" : "matmul_f16_packed",
+        .code = !any16 ? vka_spv_matmul : storage16 ? vka_spv_matmul_f16 : vka_spv_matmul_f16_packed,
+        .code_size = !any16      ? vka_spv_matmul_size
+                     : storage16 ? vka_spv_matmul_f16_size
+                                 : vka_spv_matmul_f16_packed_size,
+        .n_bindings = 4,
+        .push_size = sizeof(matmul_push),
+        .n_spec = VKA_MATMUL_N_SPEC,
+        .spec = {
+            [VKA_MATMUL_SPEC_BM] = t->bm,
+            [VKA_MATMUL_SPEC_BN] = t->bn,
+            [VKA_MATMUL_SPEC_BK] = t->bk,
+            [VKA_MATMUL_SPEC_TM] = t->tm,
+            [VKA_MATMUL_SPEC_TN] = t->tn,
+            [VKA_MATMUL_SPEC_TRANS_A] = params->transpose_a,
+            [VKA_MATMUL_SPEC_TRANS_B] = params->transpose_b,
+            [VKA_MATMUL_SPEC_HAS_BIAS] = params->has_bias,
+            [VKA_MATMUL_SPEC_WG] = tile_threads(t),
+            [VKA_MATMUL_SPEC_A_F16] = a16,
+            [VKA_MATMUL_SPEC_B_F16] = b16,
+            [VKA_MATMUL_SPEC_BIAS_F16] = bias16,
+            [VKA_MATMUL_SPEC_C_F16] = c16_direct,
+        },
+    };
+    if (gpu) {
+        kernel.name = "matmul_gpu";
+        kernel.code = vka_spv_matmul_gpu;
+        kernel.code_size = vka_spv_matmul_gpu_size;
+        kernel.n_spec = VKA_MATMUL_GPU_N_SPEC;
+        kernel.spec[VKA_MATMUL_SPEC_VEC_A] =
+            vec4_aligned(io->a, &s->a, !params->transpose_a || rows >= s->m || rows % 4 == 0);
+        kernel.spec[VKA_MATMUL_SPEC_VEC_B] = vec4_aligned(io->b, &s->b, true);
+    }
+    return kernel;
+}
+
+static matmul_push matmul_push_of(const vka_matmul_shape *s)
+{
+    return (matmul_push){
+        .m = s->m, .n = s->n, .k = s->k, .heads = s->heads,
+        .a_batch = (uint32_t)s->a.batch_stride, .a_head = (uint32_t)s->a.head_stride,
+        .lda = (uint32_t)s->a.row_stride,
+        .b_batch = (uint32_t)s->b.batch_stride, .b_head = (uint32_t)s->b.head_stride,
+        .ldb = (uint32_t)s->b.row_stride,
+        .c_batch = (uint32_t)s->c.batch_stride, .c_head = (uint32_t)s->c.head_stride,
+        .ldc = (uint32_t)s->c.row_stride,
+        .alpha = s->alpha,
+    };
+}
+
+static vkattn_result record_blocks(vkattn_context *ctx, VkCommandBuffer cmd, vka_dispatch *d,
+                                   matmul_push *push, const vka_matmul_shape *s, uint32_t bm,
+                                   uint32_t rows, uint32_t chunk)
+{
+    vkattn_result r = VKATTN_SUCCESS;
+    /* Usually one dispatch. A K longer than the loop budget allows is split
+     * into dispatches that accumulate into C (barriers between them come from
+     * C's tracked access); rows are split into blocks of `rows` for the
+     * watchdog budget. Row blocks compute each output exactly as one
+     * dispatch would. */
+    for (uint32_t m0 = 0; m0 < s->m && r == VKATTN_SUCCESS; m0 += rows) {
+        push->m_begin = m0;
+        push->m = s->m - m0 > rows ? m0 + rows : s->m;
+        d->groups[1] = (uint32_t)vka_div_up(push->m - m0, bm);
+        for (uint32_t k0 = 0; k0 < s->k && r == VKATTN_SUCCESS; k0 += chunk) {
+            push->k_begin = k0;
+            push->k_end = s->k - k0 > chunk ? k0 + chunk : s->k;
+            push->accumulate = k0 > 0;
+            r = vka_record_dispatch(ctx, cmd, d);
+        }
+    }
+    return r;
+}
+
 vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                    const vkattn_matmul_params *params, const vkattn_matmul_io *io)
 {
@@ -168,9 +253,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (r != VKATTN_SUCCESS)
         return r;
 
-    const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
-    const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
-    const bool c16 = io->c->dtype == VKATTN_DTYPE_F16, any16 = a16 || b16 || bias16 || c16;
+    const bool c16 = io->c->dtype == VKATTN_DTYPE_F16;
     /* The GPU tuning runs every product, f32 or f16, on matmul_gpu.comp (an
      * f16 call never takes a slower kernel family than the f32 one); a device
      * the GPU tiles do not fit keeps the kernels below. */
@@ -199,50 +282,8 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (c_via_f32 && !c_dense(&s) &&
         (r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, false)))
         return r; /* elements of C's span that are no output keep their values */
-    vka_kernel kernel = {
-        .name = !any16 ? "matmul" : storage16 ? "matmul_f16" : "matmul_f16_packed",
-        .code = !any16 ? vka_spv_matmul : storage16 ? vka_spv_matmul_f16 : vka_spv_matmul_f16_packed,
-        .code_size = !any16      ? vka_spv_matmul_size
-                     : storage16 ? vka_spv_matmul_f16_size
-                                 : vka_spv_matmul_f16_packed_size,
-        .n_bindings = 4,
-        .push_size = sizeof(matmul_push),
-        .n_spec = VKA_MATMUL_N_SPEC,
-        .spec = {
-            [VKA_MATMUL_SPEC_BM] = t.bm,
-            [VKA_MATMUL_SPEC_BN] = t.bn,
-            [VKA_MATMUL_SPEC_BK] = t.bk,
-            [VKA_MATMUL_SPEC_TM] = t.tm,
-            [VKA_MATMUL_SPEC_TN] = t.tn,
-            [VKA_MATMUL_SPEC_TRANS_A] = params->transpose_a,
-            [VKA_MATMUL_SPEC_TRANS_B] = params->transpose_b,
-            [VKA_MATMUL_SPEC_HAS_BIAS] = params->has_bias,
-            [VKA_MATMUL_SPEC_WG] = tile_threads(&t),
-            [VKA_MATMUL_SPEC_A_F16] = a16,
-            [VKA_MATMUL_SPEC_B_F16] = b16,
-            [VKA_MATMUL_SPEC_BIAS_F16] = bias16,
-            [VKA_MATMUL_SPEC_C_F16] = c16 && !c_via_f32,
-        },
-    };
-    if (gpu) {
-        kernel.name = "matmul_gpu";
-        kernel.code = vka_spv_matmul_gpu;
-        kernel.code_size = vka_spv_matmul_gpu_size;
-        kernel.n_spec = VKA_MATMUL_GPU_N_SPEC;
-        kernel.spec[VKA_MATMUL_SPEC_VEC_A] =
-            vec4_aligned(io->a, &s.a, !params->transpose_a || rows >= s.m || rows % 4 == 0);
-        kernel.spec[VKA_MATMUL_SPEC_VEC_B] = vec4_aligned(io->b, &s.b, true);
-    }
-    matmul_push push = {
-        .m = s.m, .n = s.n, .k = s.k, .heads = s.heads,
-        .a_batch = (uint32_t)s.a.batch_stride, .a_head = (uint32_t)s.a.head_stride,
-        .lda = (uint32_t)s.a.row_stride,
-        .b_batch = (uint32_t)s.b.batch_stride, .b_head = (uint32_t)s.b.head_stride,
-        .ldb = (uint32_t)s.b.row_stride,
-        .c_batch = (uint32_t)s.c.batch_stride, .c_head = (uint32_t)s.c.head_stride,
-        .ldc = (uint32_t)s.c.row_stride,
-        .alpha = s.alpha,
-    };
+    const vka_kernel kernel = matmul_kernel(ctx, params, io, &s, &t, gpu, rows, c16 && !c_via_f32);
+    matmul_push push = matmul_push_of(&s);
     vka_dispatch d = {
         .kernel = &kernel,
         .bindings = {vka_bind_tensor(io->a, false), vka_bind_tensor(io->b, false),
@@ -252,22 +293,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
                    s.batch * s.heads},
         .caller = caller,
     };
-    /* Usually one dispatch. A K longer than the loop budget allows is split
-     * into dispatches that accumulate into C (barriers between them come from
-     * C's tracked access); rows are split into blocks of `rows` for the
-     * watchdog budget. Row blocks compute each output exactly as one
-     * dispatch would. */
-    for (uint32_t m0 = 0; m0 < s.m && r == VKATTN_SUCCESS; m0 += rows) {
-        push.m_begin = m0;
-        push.m = s.m - m0 > rows ? m0 + rows : s.m;
-        d.groups[1] = (uint32_t)vka_div_up(push.m - m0, t.bm);
-        for (uint32_t k0 = 0; k0 < s.k && r == VKATTN_SUCCESS; k0 += chunk) {
-            push.k_begin = k0;
-            push.k_end = s.k - k0 > chunk ? k0 + chunk : s.k;
-            push.accumulate = k0 > 0;
-            r = vka_record_dispatch(ctx, cmd, &d);
-        }
-    }
+    r = record_blocks(ctx, cmd, &d, &push, &s, t.bm, rows, chunk);
     if (r == VKATTN_SUCCESS && c_via_f32)
         r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, true);
     return r;
