@@ -56,16 +56,10 @@ static uint32_t pow2_floor(uint32_t x)
     return p;
 }
 
-/* Shape checks against the cache, then the layout and the split. Under the
- * CPU tuning, for widths up to LANES_MAX_WIDTH, the lanes layout: a run of
- * keys per invocation, as many rows per workgroup as keep rows * dv within
- * LANES_MAX_WIDTH, runs of about LANES_RUN keys. Otherwise the tiles layout:
- * rows per workgroup (the group's rows share K/V reads), key subsets for P V
- * where the rows' output vec4s leave invocations idle, and chunks per row so
- * that the grid holds about TARGET_GROUPS workgroups, each chunk at least one
- * 64-key tile of the capacity. Both keep within lavapipe's loop budget. */
-static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
-                          const vkattn_kv_cache *c, decode_plan *s)
+/* The arguments, against each other and against the cache. */
+static vkattn_result check_params(vkattn_context *ctx, const char *fn,
+                                  const vkattn_sdpa_decode_params *p, const vkattn_kv_cache *c,
+                                  decode_plan *s)
 {
     if (!p)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", fn);
@@ -103,6 +97,12 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
     if (s->dk > MAX_WIDTH || s->dv > MAX_WIDTH)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: dk and dv must be <= %u", fn,
                         MAX_WIDTH);
+    return VKATTN_SUCCESS;
+}
+
+/* Rows per workgroup, invocations, key subsets; the shared memory they need. */
+static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, decode_plan *s)
+{
     const vkattn_context_info *info = &ctx->info;
     s->group = s->heads / s->kv_heads;
     const uint32_t rows = s->group * s->tq;
@@ -125,6 +125,14 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the decode kernel needs %llu bytes of shared memory", fn,
                         (unsigned long long)shared);
+    return VKATTN_SUCCESS;
+}
+
+/* Chunks per row: the keys of the capacity (or of the window's band) split
+ * over workgroups, within the loop budget. Returns the chunk count. */
+static uint64_t choose_chunks(const vkattn_context *ctx, const vkattn_sdpa_decode_params *p,
+                              decode_plan *s)
+{
     const uint64_t heads = (uint64_t)s->batch * s->kv_heads * s->row_blocks;
     /* the keys the chunks split: the whole capacity, or with a sliding window
      * at most the rows' band, w + Tq - 1 keys from a multiple of 4 */
@@ -158,6 +166,25 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
             chunks = vka_div_up(tiles, ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1);
         s->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
     }
+    return chunks;
+}
+
+/* Shape checks against the cache, then the layout and the split. Under the
+ * CPU tuning, for widths up to LANES_MAX_WIDTH, the lanes layout: a run of
+ * keys per invocation, as many rows per workgroup as keep rows * dv within
+ * LANES_MAX_WIDTH, runs of about LANES_RUN keys. Otherwise the tiles layout:
+ * rows per workgroup (the group's rows share K/V reads), key subsets for P V
+ * where the rows' output vec4s leave invocations idle, and chunks per row so
+ * that the grid holds about TARGET_GROUPS workgroups, each chunk at least one
+ * 64-key tile of the capacity. Both keep within lavapipe's loop budget. */
+static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
+                          const vkattn_kv_cache *c, decode_plan *s)
+{
+    vkattn_result r;
+    if ((r = check_params(ctx, fn, p, c, s)) || (r = choose_layout(ctx, fn, s)))
+        return r;
+    const vkattn_context_info *info = &ctx->info;
+    const uint64_t chunks = choose_chunks(ctx, p, s);
     if (s->groups_x > info->max_workgroup_count[0] || chunks > UINT32_MAX ||
         s->row_blocks > info->max_workgroup_count[1])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
