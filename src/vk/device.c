@@ -151,6 +151,42 @@ static bool old_moltenvk(struct vkattn_context *ctx, VkPhysicalDevice pd, uint32
     return driver.driverID == VK_DRIVER_ID_MOLTENVK && *version < 10300;
 }
 
+/* The properties of the context's queue family, which must do compute. */
+static vkattn_result query_queue_family(struct vkattn_context *ctx, VkPhysicalDevice pd,
+                                        VkQueueFamilyProperties *out)
+{
+    uint32_t nq = 0;
+    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    if (ctx->queue_family_index >= nq)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: queue_family_index %u is out of range (%u families)",
+                        ctx->queue_family_index, nq);
+    VkQueueFamilyProperties *qprops = calloc(nq, sizeof *qprops);
+    if (!qprops)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");
+    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qprops);
+    const VkQueueFamilyProperties q = qprops[ctx->queue_family_index];
+    free(qprops);
+    if (!(q.queueFlags & VK_QUEUE_COMPUTE_BIT))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "vkattn_context_create: queue family %u does not support compute",
+                        ctx->queue_family_index);
+    *out = q;
+    return VKATTN_SUCCESS;
+}
+
+static void copy_limits(const VkPhysicalDeviceLimits *lim, vkattn_context_info *info)
+{
+    info->max_shared_memory = lim->maxComputeSharedMemorySize;
+    for (int i = 0; i < 3; i++) {
+        info->max_workgroup_size[i] = lim->maxComputeWorkGroupSize[i];
+        info->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
+    }
+    info->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
+    info->max_storage_buffer_range = lim->maxStorageBufferRange;
+    info->min_storage_buffer_offset_alignment = (uint32_t)lim->minStorageBufferOffsetAlignment;
+}
+
 vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
 {
     VkPhysicalDevice pd = ctx->physical_device;
@@ -190,22 +226,10 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     };
     ctx->vki.vkGetPhysicalDeviceFeatures2(pd, &feats2);
 
-    uint32_t nq = 0;
-    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
-    if (ctx->queue_family_index >= nq)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_context_create: queue_family_index %u is out of range (%u families)",
-                        ctx->queue_family_index, nq);
-    VkQueueFamilyProperties *qprops = calloc(nq, sizeof *qprops);
-    if (!qprops)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");
-    ctx->vki.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qprops);
-    VkQueueFamilyProperties q = qprops[ctx->queue_family_index];
-    free(qprops);
-    if (!(q.queueFlags & VK_QUEUE_COMPUTE_BIT))
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "vkattn_context_create: queue family %u does not support compute",
-                        ctx->queue_family_index);
+    VkQueueFamilyProperties q = {0};
+    vkattn_result r = query_queue_family(ctx, pd, &q);
+    if (r)
+        return r;
 
     vkattn_context_info *info = &ctx->info;
     snprintf(info->device_name, sizeof info->device_name, "%s", p->deviceName);
@@ -217,14 +241,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     info->subgroup_size = subgroup.subgroupSize;
     info->min_subgroup_size = has_size_control ? size_control.minSubgroupSize : subgroup.subgroupSize;
     info->max_subgroup_size = has_size_control ? size_control.maxSubgroupSize : subgroup.subgroupSize;
-    info->max_shared_memory = lim->maxComputeSharedMemorySize;
-    for (int i = 0; i < 3; i++) {
-        info->max_workgroup_size[i] = lim->maxComputeWorkGroupSize[i];
-        info->max_workgroup_count[i] = lim->maxComputeWorkGroupCount[i];
-    }
-    info->max_workgroup_invocations = lim->maxComputeWorkGroupInvocations;
-    info->max_storage_buffer_range = lim->maxStorageBufferRange;
-    info->min_storage_buffer_offset_alignment = (uint32_t)lim->minStorageBufferOffsetAlignment;
+    copy_limits(lim, info);
     info->fp16 = has_f16 && f16.shaderFloat16;
     /* 16-bit storage must be enabled at device creation: vkattn enables it on
      * its own device; on an imported one it cannot tell, so it assumes not. */
