@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import vkattn
+from vkattn import _lib
 
 PKG_PARENT = os.path.normpath(os.path.join(os.path.dirname(vkattn.__file__), ".."))
 
@@ -35,7 +36,7 @@ def test_explicit_library_is_used():
 
 
 def test_build_tree_without_env():
-    build = os.path.join(PKG_PARENT, "..", "build", "src", "libvkattn.so.0")
+    build = os.path.join(PKG_PARENT, "..", "build", "src", _lib._NAMES[0])
     if not os.path.exists(build):
         pytest.skip("no build tree at <checkout>/build")
     r = _python("import vkattn; print(vkattn.library_path)", {}, drop=("VKATTN_LIBRARY",))
