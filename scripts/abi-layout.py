@@ -124,7 +124,11 @@ def check(root):
         if s not in h:
             print("%s: a public struct that %s does not list" % (s, TABLE))
         elif w[s] != h[s]:
-            print("%s: fields %s in the headers, %s in %s" % (s, w[s], h[s], TABLE))
+            added = [f for f in w[s] if f not in h[s]]
+            gone = [f for f in h[s] if f not in w[s]]
+            print("%s: %s%s%s" % (s, "new fields %s; " % ", ".join(added) if added else "",
+                                  "fields gone %s; " % ", ".join(gone) if gone else "",
+                                  "the fields differ from %s (order or names)" % TABLE))
     for s in h:
         if s not in w:
             print("%s: in %s but no longer in the headers" % (s, TABLE))
