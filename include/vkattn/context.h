@@ -87,6 +87,7 @@
 
 #include "vkattn/export.h"
 #include "vkattn/result.h"
+#include "vkattn/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -239,7 +240,13 @@ typedef struct vkattn_context_desc {
 /* Creates a context. On failure *out is NULL and vkattn_last_error() holds the
  * reason. Codes: VKATTN_ERROR_INVALID_ARGUMENT, _NO_VULKAN (no loader),
  * _NO_DEVICE (no device, or none matching the choice), _UNSUPPORTED (a needed
- * feature is missing: the message names it), _VULKAN, _OUT_OF_*_MEMORY. */
+ * feature is missing: the message names it), _VULKAN, _OUT_OF_*_MEMORY.
+ * The header calls the library of its own minor version only: the function is
+ * exported as vkattn_context_create_abi_<major>_<minor> (vkattn/version.h), so
+ * an app built against another minor fails to load instead of reading or
+ * writing past the structs it was built with. Source code calls
+ * vkattn_context_create as before. */
+#define vkattn_context_create VKATTN_ABI_NAME(vkattn_context_create)
 VKATTN_API vkattn_result vkattn_context_create(const vkattn_context_desc *desc,
                                                vkattn_context **out);
 

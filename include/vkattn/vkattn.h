@@ -70,7 +70,9 @@
 extern "C" {
 #endif
 
-/* VKATTN_VERSION of the library actually loaded (may differ from the header's). */
+/* VKATTN_VERSION of the library actually loaded (may differ from the header's
+ * in the patch number only, for an app the loader accepted; an app that opens
+ * the library itself checks VKATTN_ABI_COMPATIBLE(vkattn_get_version())). */
 VKATTN_API uint32_t vkattn_get_version(void);
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import vkattn
+from vkattn import _lib
 
 PKG_PARENT = os.path.normpath(os.path.join(os.path.dirname(vkattn.__file__), ".."))
 
@@ -34,8 +35,19 @@ def test_explicit_library_is_used():
     assert r.stdout.strip() == vkattn.library_path
 
 
+def test_other_minor_refused():
+    """A library of another minor version (tests/abi's vkattn 0.1 stand-in) is refused
+    at import, before any call that passes a struct."""
+    stub = os.path.join(PKG_PARENT, "..", "build", "tests", "abi_0_1", "libvkattn.so.0")
+    if not os.path.exists(stub):
+        pytest.skip("no 0.1 stand-in at <checkout>/build/tests/abi_0_1")
+    r = _python("import vkattn", {"VKATTN_LIBRARY": stub})
+    assert r.returncode != 0
+    assert "is vkattn 0.1.0; this package needs vkattn %d.%d.x" % _lib._ABI in r.stderr
+
+
 def test_build_tree_without_env():
-    build = os.path.join(PKG_PARENT, "..", "build", "src", "libvkattn.so.0")
+    build = os.path.join(PKG_PARENT, "..", "build", "src", _lib._NAMES[0])
     if not os.path.exists(build):
         pytest.skip("no build tree at <checkout>/build")
     r = _python("import vkattn; print(vkattn.library_path)", {}, drop=("VKATTN_LIBRARY",))

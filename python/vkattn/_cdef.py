@@ -350,7 +350,9 @@ const char *vkattn_result_name(vkattn_result result);
 const char *vkattn_result_message(vkattn_result result);
 const char *vkattn_last_error(void);
 
-vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_context **out);
+/* vkattn_context_create as the 0.3 header compiles it (vkattn/version.h,
+ * VKATTN_ABI_NAME): only a library with the 0.3 ABI exports it. */
+vkattn_result vkattn_context_create_abi_0_3(const vkattn_context_desc *desc, vkattn_context **out);
 void vkattn_context_destroy(vkattn_context *ctx);
 const char *vkattn_context_last_error(const vkattn_context *ctx);
 vkattn_result vkattn_context_get_info(const vkattn_context *ctx, vkattn_context_info *info);

@@ -5,7 +5,12 @@ Search order, first hit wins:
   2. next to the package: the directory _install.py names (written by
      `cmake --install`), then the package directory itself
   3. the build tree of a source checkout: <repo>/build/src
-  4. the system loader path (libvkattn.so.<major>, then libvkattn.so)
+  4. the system loader path (libvkattn.so.0.<minor>, then libvkattn.so)
+
+The package is written against one ABI version (_ABI, docs/INTEGRATION.md "ABI and
+versions"): while vkattn is 0.x each minor may change public struct layouts, so a
+library of another minor is refused before any other call, as the loader refuses it
+to a C app.
 """
 import os
 
@@ -16,8 +21,8 @@ from . import _cdef
 ffi = cffi.FFI()
 ffi.cdef(_cdef.TYPES + _cdef.FUNCTIONS)
 
-_MAJOR = 0
-_NAMES = ("libvkattn.so.%d" % _MAJOR, "libvkattn.so")
+_ABI = (0, 3)  # the (major, minor) of the headers _cdef.py was written from
+_NAMES = ("libvkattn.so.%d.%d" % _ABI, "libvkattn.so")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -70,6 +75,10 @@ def version_tuple(v):
     return (v >> 22, (v >> 12) & 0x3FF, v & 0xFFF)
 
 
-if version_tuple(lib.vkattn_get_version())[0] != _MAJOR:
-    raise ImportError("%s is vkattn %d.%d.%d; this package needs major version %d"
-                      % ((path,) + version_tuple(lib.vkattn_get_version()) + (_MAJOR,)))
+if version_tuple(lib.vkattn_get_version())[:2] != _ABI:
+    raise ImportError("%s is vkattn %d.%d.%d; this package needs vkattn %d.%d.x (while "
+                      "vkattn is 0.x, each minor version has its own ABI)"
+                      % ((path,) + version_tuple(lib.vkattn_get_version()) + _ABI))
+
+# vkattn_context_create under its exported name (VKATTN_ABI_NAME in vkattn/version.h)
+context_create = getattr(lib, "vkattn_context_create_abi_%d_%d" % _ABI)

@@ -8,7 +8,7 @@ import collections
 import threading
 import weakref
 
-from ._lib import ffi, lib, version_tuple
+from ._lib import context_create, ffi, lib, version_tuple
 from .errors import check, invalid
 
 _DEVICE_TYPES = {0: "other", 1: "integrated", 2: "discrete", 3: "virtual", 4: "cpu"}
@@ -99,7 +99,7 @@ class Context:
             desc.log = callback
             desc.log_level = _LEVELS[log_level]
         out = ffi.new("vkattn_context **")
-        check(lib.vkattn_context_create(desc, out))
+        check(context_create(desc, out))
         self._handle = out[0]
         self._lock = threading.RLock()
         self._children = []  # finalizers of layers on this context
