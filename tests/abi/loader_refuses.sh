@@ -36,8 +36,16 @@ out=$(LD_LIBRARY_PATH="$stub_dir" "$app" 2>&1) || fail "the 0.1 app fails with t
 stand-in it was linked with: $out"
 echo "ok 3: with the 0.1 library: $out"
 
+# Today's library alone in a folder, under its soname and link name: a build
+# folder may still hold an earlier build's libvkattn.so.0, which the app would
+# rightly load.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/today" "$tmp/renamed"
+cp "$lib" "$tmp/today/$soname"
+ln -s "$soname" "$tmp/today/libvkattn.so"
 set +e
-out=$(LD_LIBRARY_PATH="$(dirname "$lib")" "$app" 2>&1)
+out=$(LD_LIBRARY_PATH="$tmp/today" "$app" 2>&1)
 rc=$?
 set -e
 case "$out" in
@@ -46,11 +54,9 @@ case "$out" in
   *) fail "the 0.1 app was not refused by the loader (exit $rc): $out" ;;
 esac
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cp "$lib" "$tmp/libvkattn.so.0"
+cp "$lib" "$tmp/renamed/libvkattn.so.0"
 set +e
-out=$(LD_BIND_NOW=1 LD_LIBRARY_PATH="$tmp" "$app" 2>&1)
+out=$(LD_BIND_NOW=1 LD_LIBRARY_PATH="$tmp/renamed" "$app" 2>&1)
 rc=$?
 set -e
 case "$out" in
