@@ -3,8 +3,11 @@
 #include "vk/dispatch.h"
 
 #include "core/error.h"
+#include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/tensor.h"
+
+#include <string.h>
 
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write)
 {
@@ -89,6 +92,30 @@ static vkattn_result resolve_bindings(struct vkattn_context *ctx, const vka_disp
     return VKATTN_SUCCESS;
 }
 
+/* The dispatch appended to a slicer's capture (vk/capture.h) instead. */
+static vkattn_result capture_dispatch(struct vkattn_context *ctx, vka_capture *capture,
+                                      const vka_pipeline *pipe, VkDescriptorSet set,
+                                      const VkDescriptorBufferInfo *infos, const vka_dispatch *d,
+                                      const uint32_t groups[3])
+{
+    vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_DISPATCH);
+    if (!m)
+        return capture->error;
+    m->pipeline = pipe->pipeline;
+    m->layout = pipe->layout;
+    m->set = set;
+    m->n_infos = d->kernel->n_bindings;
+    for (uint32_t i = 0; i < m->n_infos; i++) {
+        m->infos[i] = infos[i];
+        m->bytes += infos[i].range;
+    }
+    m->push_size = d->kernel->push_size;
+    if (m->push_size)
+        memcpy(m->push, d->push, m->push_size);
+    memcpy(m->groups, groups, sizeof m->groups);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                   const vka_dispatch *d_in)
 {
@@ -138,6 +165,9 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
     if (vka_is_dry(cmd))
         return VKATTN_SUCCESS;
     vka_sync(ctx, cmd, uses, n);
+    vka_capture *capture = vka_capture_of(ctx, cmd);
+    if (capture)
+        return capture_dispatch(ctx, capture, pipe, set, infos, d, groups);
     ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
     if (ctx->info.push_descriptors)
         ctx->vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, n,
