@@ -100,6 +100,9 @@ static void check_sliced(vkattn_context *ctx, const sliced_case *c, const char *
         vkattn_slicer_info info;
         TH_OK(ctx, vkattn_slicer_get_info(s, &info));
         assert_true(info.pieces >= 1);
+        if (b == 0)
+            print_message("# %s: %u pieces, first estimate %.0f us\n", what, info.pieces,
+                          info.estimated_us);
         if (!budgets[b])
             TH_OK(ctx, vkattn_slicer_set_budget(s, info.estimated_us / 3));
         for (int pass = 0; pass < 2; pass++) {
