@@ -81,6 +81,14 @@ typedef struct vkattn_slicer_desc {
     /* Write no timestamps (estimates are never refined); also where the
      * queue family has none. */
     bool no_timestamps;
+    /* Multiply-adds one dispatch of the call may do, for finer pieces than
+     * the context's max_dispatch_work (vkattn_context_desc): long dispatches
+     * are split along rows or keys as under that budget, bit-identical to
+     * one dispatch, down to one row per dispatch. 0 = the context's. Pick it
+     * so that a piece takes well under budget_us: a multiply-add is 2 flops
+     * of vkattn_peak_result.fma_gflops, and attention reaches only a fraction
+     * of that rate (docs/INTEGRATION.md, "Sliced recording"). */
+    uint64_t max_piece_work;
 } vkattn_slicer_desc;
 
 /* Prepares and captures the call (see above). Results:

@@ -16,7 +16,14 @@ vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, con
     *rows_per_dispatch = rows;
     if (vka_dispatch_pieces(ctx, work) <= 1)
         return VKATTN_SUCCESS;
-    const uint64_t budget = ctx->info.max_dispatch_work;
+    const uint64_t budget = vka_dispatch_budget(ctx);
+    /* a slicer's finer pieces (vk/capture.h) go down to one row; only the
+     * context's own budget is a limit */
+    const uint64_t limit = ctx->info.max_dispatch_work;
+    if (work_per_row > budget && (!limit || work_per_row <= limit)) {
+        *rows_per_dispatch = 1;
+        return VKATTN_SUCCESS;
+    }
     if (work_per_row > budget)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: one row of %s is %llu multiply-adds; the dispatch budget "

@@ -53,6 +53,15 @@ vka_thread_scratch *vka_capture_scratch(struct vkattn_context *ctx)
     return ts;
 }
 
+uint64_t vka_capture_piece_work(struct vkattn_context *ctx)
+{
+    vka_lock(ctx);
+    vka_capture *c = ctx->capture;
+    uint64_t work = c && vka_thread_equal(c->thread, vka_thread_self()) ? c->max_piece_work : 0;
+    vka_unlock(ctx);
+    return work;
+}
+
 vka_command *vka_capture_append(struct vkattn_context *ctx, vka_capture *c, vka_command_kind kind)
 {
     if (c->error != VKATTN_SUCCESS)

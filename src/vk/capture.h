@@ -59,6 +59,9 @@ typedef struct vka_capture {
     uint64_t serial; /* its recording number for tracked access (vk/barrier.h) */
     vka_thread thread;
     vka_thread_scratch scratch;
+    /* multiply-adds per dispatch while capturing (vka_dispatch_budget), 0 =
+     * the context's max_dispatch_work: finer pieces for the slicer */
+    uint64_t max_piece_work;
     vka_command *commands;
     uint32_t n, cap;
     vkattn_result error; /* the first append that failed (out of host memory) */
@@ -79,6 +82,8 @@ void vka_capture_end(struct vkattn_context *ctx, vka_capture *c);
 
 /* The calling thread's capture scratch, when it is capturing (else NULL). */
 vka_thread_scratch *vka_capture_scratch(struct vkattn_context *ctx);
+/* The calling thread's capture's max_piece_work, 0 when not capturing. */
+uint64_t vka_capture_piece_work(struct vkattn_context *ctx);
 
 /* Appends one command; returns a zeroed slot, or NULL (c->error set). */
 vka_command *vka_capture_append(struct vkattn_context *ctx, vka_capture *c, vka_command_kind kind);

@@ -46,9 +46,15 @@ vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items,
     return (vka_grid_1d){.threads = threads, .groups = groups ? (uint32_t)groups : 1};
 }
 
-uint64_t vka_dispatch_pieces(const struct vkattn_context *ctx, uint64_t work)
+uint64_t vka_dispatch_budget(struct vkattn_context *ctx)
 {
-    const uint64_t budget = ctx->info.max_dispatch_work;
+    const uint64_t budget = ctx->info.max_dispatch_work, piece = vka_capture_piece_work(ctx);
+    return piece && (!budget || piece < budget) ? piece : budget;
+}
+
+uint64_t vka_dispatch_pieces(struct vkattn_context *ctx, uint64_t work)
+{
+    const uint64_t budget = vka_dispatch_budget(ctx);
     return budget && work > budget ? vka_div_up(work, budget) : 1;
 }
 

@@ -52,10 +52,15 @@ typedef struct vka_grid_1d {
 } vka_grid_1d;
 vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items, uint32_t max_groups);
 
+/* Multiply-adds one dispatch may do: the context's watchdog budget
+ * (info.max_dispatch_work), or the smaller piece size of a slicer capturing
+ * on this thread (vk/capture.h); 0 = unbounded. */
+uint64_t vka_dispatch_budget(struct vkattn_context *ctx);
+
 /* Into how many dispatches a call doing `work` multiply-adds must be split so
- * that none exceeds the context's watchdog budget (info.max_dispatch_work);
- * 1 when there is no budget. Ops split along rows or keys. */
-uint64_t vka_dispatch_pieces(const struct vkattn_context *ctx, uint64_t work);
+ * that none exceeds vka_dispatch_budget; 1 when there is no budget. Ops split
+ * along rows or keys. */
+uint64_t vka_dispatch_pieces(struct vkattn_context *ctx, uint64_t work);
 
 /* ceil(a / b) for group counts */
 static inline uint64_t vka_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }

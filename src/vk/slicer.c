@@ -146,6 +146,7 @@ vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     s->ctx = ctx;
     s->budget_us = desc->budget_us;
+    s->capture.max_piece_work = desc->max_piece_work;
     if ((r = capture_call(s, desc, fn)) || (r = make_pieces(s, desc, fn)))
         goto fail;
     if (!desc->no_timestamps && ctx->info.timestamps && s->n_pieces &&

@@ -91,18 +91,26 @@ static void check_sliced(vkattn_context *ctx, const sliced_case *c, const char *
     for (size_t i = 0; i < c->n_out; i++)
         if (!isfinite(((float *)ref)[i]))
             fail_msg("%s: unsliced output[%zu] is not finite", what, i);
-    const double budgets[3] = {1e-3, 0, 1e9}; /* 0: a third of the estimate */
-    for (int b = 0; b < 3; b++) {
+    /* 0: a third of the estimate; the last also with finer dispatches
+     * (max_piece_work) than the unsliced call's */
+    const double budgets[4] = {1e-3, 0, 1e9, 0};
+    uint32_t pieces_unsplit = 0;
+    for (int b = 0; b < 4; b++) {
         vkattn_slicer_desc d = {.record = c->record, .user = c->user,
-                                .budget_us = budgets[b] ? budgets[b] : 1};
+                                .budget_us = budgets[b] ? budgets[b] : 1,
+                                .max_piece_work = b == 3 ? 600 : 0};
         vkattn_slicer *s;
         TH_OK(ctx, vkattn_slicer_create(ctx, &d, &s));
         vkattn_slicer_info info;
         TH_OK(ctx, vkattn_slicer_get_info(s, &info));
         assert_true(info.pieces >= 1);
+        if (b == 0 || b == 3)
+            print_message("# %s: %u pieces%s, first estimate %.0f us\n", what, info.pieces,
+                          b == 3 ? " with max_piece_work 600" : "", info.estimated_us);
         if (b == 0)
-            print_message("# %s: %u pieces, first estimate %.0f us\n", what, info.pieces,
-                          info.estimated_us);
+            pieces_unsplit = info.pieces;
+        if (b == 3) /* more where the context's budget did not split as finely already */
+            assert_true(info.pieces >= pieces_unsplit);
         if (!budgets[b])
             TH_OK(ctx, vkattn_slicer_set_budget(s, info.estimated_us / 3));
         for (int pass = 0; pass < 2; pass++) {

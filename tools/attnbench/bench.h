@@ -10,6 +10,7 @@
 #include <vkattn/vkattn.h>
 
 #include "args.h"
+#include "frame_budget.h"
 #include "ops.h"
 
 typedef struct ab_bench_result {
@@ -42,6 +43,7 @@ typedef struct ab_bench_result {
      * NULL where the driver gives none (owned; ab_cmd_bench frees it) */
     bool stats_asked;
     json_t *pipeline_stats;
+    ab_frame_result frame; /* --frame-budget-us (frame.asked) */
 } ab_bench_result;
 
 /* Sets up, optionally times the first call (a->cold, after a->prepare),
