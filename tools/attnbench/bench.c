@@ -513,6 +513,7 @@ int ab_cmd_bench(const ab_args *a)
                     res.max_rel_err, res.bound);
     }
     json_decref(res.pipeline_stats);
+    ab_frame_free(&res.frame);
     vkattn_context_destroy(ctx);
     if (a->validation && ab_validation_messages() > 0) {
         fprintf(stderr, "attnbench: the validation layer reported %u message(s)\n",

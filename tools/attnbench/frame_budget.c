@@ -143,6 +143,17 @@ int ab_frame_budget_run(vkattn_context *ctx, const ab_op *op, void *state, const
     for (size_t i = 0; i < n_times; i++)
         f->slice_max_ms = times[i] > f->slice_max_ms ? times[i] : f->slice_max_ms;
     f->slice_median_ms = median(times, n_times);
+    f->piece_list = json_array();
+    for (uint32_t i = 0; i < si.pieces; i++) {
+        vkattn_slicer_piece p;
+        vkattn_slicer_get_piece(s, i, &p);
+        json_t *o = json_object();
+        json_object_set_new(o, "bytes", json_integer((json_int_t)p.bytes));
+        json_object_set_new(o, "first_estimate_us", ab_json_number(p.prior_us));
+        json_object_set_new(o, "measured_us", p.measured_us >= 0 ? ab_json_number(p.measured_us)
+                                                                  : json_null());
+        json_array_append_new(f->piece_list, o);
+    }
     if (ref) {
         if ((r = download(info->output, info->output_count, &got)))
             goto fail;
@@ -169,5 +180,12 @@ json_t *ab_frame_json(const ab_frame_result *f)
     json_object_set_new(o, "first_estimate_error", ab_json_number(f->first_error));
     json_object_set_new(o, "refined_estimate_error", ab_json_number(f->refined_error));
     json_object_set_new(o, "identical", f->identical < 0 ? json_null() : json_boolean(f->identical));
+    json_object_set(o, "piece_times", f->piece_list ? f->piece_list : json_null());
     return o;
+}
+
+void ab_frame_free(ab_frame_result *f)
+{
+    json_decref(f->piece_list);
+    f->piece_list = NULL;
 }

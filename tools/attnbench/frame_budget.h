@@ -25,6 +25,7 @@ typedef struct ab_frame_result {
      * the ceilings) and for the refined ones (the timestamps of the pass before) */
     double first_error, refined_error;
     int identical; /* output memcmp-equal to the unsliced call: 1, 0; -1 not checked */
+    json_t *piece_list; /* [{"bytes", "first_estimate_us", "measured_us"}] (owned; NULL = none) */
 } ab_frame_result;
 
 /* One warm-up pass (the estimates learn from its timestamps), then
@@ -36,5 +37,6 @@ int ab_frame_budget_run(vkattn_context *ctx, const ab_op *op, void *state, const
                         double unsliced_ms, ab_frame_result *out);
 
 json_t *ab_frame_json(const ab_frame_result *f);
+void ab_frame_free(ab_frame_result *f);
 
 #endif
