@@ -72,29 +72,35 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
     return ATTNBENCH_EXIT_OK;
 }
 
-/* One timed run: GPU time between two marks, or wall time without timestamps. */
-static vkattn_result time_once(vkattn_context *ctx, const ab_op *op, void *state,
-                               vkattn_timer *timer, double *ms)
+vkattn_result ab_time_recording(vkattn_context *ctx, vkattn_timer *timer,
+                                vkattn_result (*record)(void *, VkCommandBuffer), void *user,
+                                double *ms)
 {
-    if (!timer) {
-        double t0 = ab_now_s();
-        vkattn_result r = ab_run_once(ctx, op->record, state);
-        *ms = (ab_now_s() - t0) * 1e3;
-        return r;
-    }
     VkCommandBuffer cmd;
     vkattn_result r = vkattn_context_begin_commands(ctx, &cmd);
     if (r != VKATTN_SUCCESS)
         return r;
     if ((r = vkattn_timer_reset(timer, cmd)) == VKATTN_SUCCESS &&
         (r = vkattn_timer_mark(timer, cmd, 0)) == VKATTN_SUCCESS &&
-        (r = op->record(state, cmd)) == VKATTN_SUCCESS)
+        (r = record(user, cmd)) == VKATTN_SUCCESS)
         r = vkattn_timer_mark(timer, cmd, 1);
     vkattn_result sub = vkattn_context_submit_and_wait(ctx, cmd);
     if (r == VKATTN_SUCCESS)
         r = sub;
     if (r == VKATTN_SUCCESS)
         r = vkattn_timer_elapsed_ms(timer, 0, 1, ms);
+    return r;
+}
+
+/* One timed run: GPU time between two marks, or wall time without timestamps. */
+static vkattn_result time_once(vkattn_context *ctx, const ab_op *op, void *state,
+                               vkattn_timer *timer, double *ms)
+{
+    if (timer)
+        return ab_time_recording(ctx, timer, op->record, state, ms);
+    double t0 = ab_now_s();
+    vkattn_result r = ab_run_once(ctx, op->record, state);
+    *ms = (ab_now_s() - t0) * 1e3;
     return r;
 }
 

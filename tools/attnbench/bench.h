@@ -59,6 +59,12 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
  * ATTNBENCH_EXIT_USAGE after a message on stderr, else 0. */
 int ab_bench_check_args(const ab_op *op, const ab_args *a);
 
+/* One submission of what `record` records, between two marks of `timer`
+ * (reset first): its GPU time in *ms. */
+vkattn_result ab_time_recording(vkattn_context *ctx, vkattn_timer *timer,
+                                vkattn_result (*record)(void *, VkCommandBuffer), void *user,
+                                double *ms);
+
 /* The `bench` subcommand. */
 int ab_cmd_bench(const ab_args *a);
 

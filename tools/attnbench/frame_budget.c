@@ -22,30 +22,29 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+typedef struct next_slice {
+    vkattn_slicer *slicer;
+    bool done;
+} next_slice;
+
+static vkattn_result record_next(void *user, VkCommandBuffer cmd)
+{
+    next_slice *n = user;
+    return vkattn_slicer_record_next(n->slicer, cmd, &n->done);
+}
+
 /* One pass, a submission per slice, each timed; appends the slice times to
  * times[*n_times]. */
 static vkattn_result run_pass(vkattn_context *ctx, vkattn_slicer *s, vkattn_timer *timer,
                               double *times, size_t cap, size_t *n_times, uint32_t *slices,
                               double *total_ms)
 {
-    bool done = false;
+    next_slice next = {.slicer = s};
     *slices = 0;
     *total_ms = 0;
-    while (!done) {
-        VkCommandBuffer cmd;
-        vkattn_result r = vkattn_context_begin_commands(ctx, &cmd);
-        if (r != VKATTN_SUCCESS)
-            return r;
-        if ((r = vkattn_timer_reset(timer, cmd)) == VKATTN_SUCCESS &&
-            (r = vkattn_timer_mark(timer, cmd, 0)) == VKATTN_SUCCESS &&
-            (r = vkattn_slicer_record_next(s, cmd, &done)) == VKATTN_SUCCESS)
-            r = vkattn_timer_mark(timer, cmd, 1);
-        vkattn_result sub = vkattn_context_submit_and_wait(ctx, cmd);
+    while (!next.done) {
         double ms = 0;
-        if (r == VKATTN_SUCCESS)
-            r = sub;
-        if (r == VKATTN_SUCCESS)
-            r = vkattn_timer_elapsed_ms(timer, 0, 1, &ms);
+        vkattn_result r = ab_time_recording(ctx, timer, record_next, &next, &ms);
         if (r != VKATTN_SUCCESS)
             return r;
         if (*n_times < cap)
