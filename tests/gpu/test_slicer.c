@@ -4,9 +4,12 @@
  * the call has it, at a tiny budget (one piece per slice), a middle one and a
  * huge one (one slice), the output is memcmp-identical to the unsliced call
  * recorded into one command buffer - twice per slicer (reset, then again).
- * Outputs are poisoned (NaN) before every pass. Between the slices of the
- * chained SDPA an unrelated SDPA call runs, using the context's library
- * workspace: the slicer's own scratch must keep the state between frames.
+ * Outputs are poisoned (NaN) before every pass; no record_next compiles a
+ * pipeline, grows scratch or allocates a descriptor set (context stats).
+ * Between the slices of the chained SDPA an unrelated SDPA call runs, using
+ * the context's library workspace: the slicer's own scratch must keep the
+ * state between frames. A fourth slicer per case splits dispatches finer
+ * (max_piece_work) than the unsliced call did, still bit-identical.
  * The unsliced output is itself checked against the CPU reference elsewhere
  * (test_sdpa.c, test_decode.c, test_mha.c, test_attention.c); here the truth
  * is the unsliced call, bit for bit. Groups: the default device, a small
@@ -67,7 +70,12 @@ static uint32_t run_pass(vkattn_context *ctx, const sliced_case *c, vkattn_slice
     while (!done) {
         VkCommandBuffer cmd;
         TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+        vkattn_context_stats before, after;
+        TH_OK(ctx, vkattn_context_get_stats(ctx, &before));
         TH_OK(ctx, vkattn_slicer_record_next(s, cmd, &done));
+        TH_OK(ctx, vkattn_context_get_stats(ctx, &after));
+        /* a frame compiles and allocates nothing: creation prepared it all */
+        assert_memory_equal(&before, &after, sizeof before);
         TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
         slices++;
         if (!done && c->between)
