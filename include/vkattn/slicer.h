@@ -25,8 +25,10 @@
  * capturing - and never again. record_next allocates and compiles nothing.
  *
  * Cost model (docs/INTEGRATION.md): a piece's first estimate is a fixed
- * per-dispatch overhead plus the bytes it binds at the device's copy
- * bandwidth (desc.peak, else a modest default); with timestamps, each slice
+ * per-dispatch overhead plus the longer of its bytes at the device's copy
+ * bandwidth and its multiply-adds (where the op knows them: matmul, fused
+ * attention) at a fraction of its FMA rate (desc.peak, else modest
+ * defaults); with timestamps, each slice
  * also times its pieces, and once a piece has run its measured time replaces
  * the estimate, while pieces not yet run are scaled by measured/estimated of
  * those that have. Slicing follows the estimates, so the first pass through a
@@ -76,7 +78,8 @@ typedef struct vkattn_slicer_desc {
      * piece longer than the budget makes a slice of its own. */
     double budget_us;
     /* The device's ceilings (vkattn_measure_peak) for the first estimates;
-     * NULL: 10 GB/s and 20 us per dispatch. Copied during create. */
+     * NULL: 10 GB/s, 100 GFLOP/s and 20 us per dispatch. Copied during
+     * create; its copy_gbps and fma_gflops must be > 0. */
     const struct vkattn_peak_result *peak;
     /* Write no timestamps (estimates are never refined); also where the
      * queue family has none. */

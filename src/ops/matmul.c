@@ -265,6 +265,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
             push.k_begin = k0;
             push.k_end = s.k - k0 > chunk ? k0 + chunk : s.k;
             push.accumulate = k0 > 0;
+            d.work = (uint64_t)s.batch * s.heads * (push.m - m0) * s.n * (push.k_end - k0);
             r = vka_record_dispatch(ctx, cmd, &d);
         }
     }

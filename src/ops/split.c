@@ -55,6 +55,8 @@ vkattn_result vka_record_grid_pieces(struct vkattn_context *ctx, VkCommandBuffer
             d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
             d->groups[1] = 1;
             d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+            /* this piece's share of the work, for a slicer's estimate */
+            d->work = (uint64_t)((double)work * d->groups[0] * d->groups[2] / ((double)gx * gz));
             vkattn_result r = vka_record_dispatch(ctx, cmd, d);
             if (r != VKATTN_SUCCESS)
                 return r;

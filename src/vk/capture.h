@@ -47,7 +47,7 @@ typedef struct vka_command {
     uint32_t push_size;
     unsigned char push[VKA_MAX_PUSH];
     uint32_t groups[3];
-    uint32_t local_size; /* invocations per group, 0 where unknown */
+    uint64_t work; /* multiply-adds, 0 where the op did not say (vka_dispatch.work) */
     /* copy */
     VkBuffer copy_src, copy_dst;
     VkBufferCopy region;

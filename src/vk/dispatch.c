@@ -119,6 +119,7 @@ static vkattn_result capture_dispatch(struct vkattn_context *ctx, vka_capture *c
     if (m->push_size)
         memcpy(m->push, d->push, m->push_size);
     memcpy(m->groups, groups, sizeof m->groups);
+    m->work = d->work;
     return VKATTN_SUCCESS;
 }
 

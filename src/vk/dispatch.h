@@ -27,6 +27,9 @@ typedef struct vka_dispatch {
     const void *push;
     uint32_t groups[3]; /* 0 is taken as 1 */
     const char *caller; /* public function name, for messages */
+    /* Multiply-adds this dispatch does, where the op knows them (0 = not
+     * known): a slicer's first cost estimate (vk/capture.h) */
+    uint64_t work;
 } vka_dispatch;
 
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,

@@ -17,7 +17,12 @@
 
 /* First-estimate defaults where the app gives no measured ceilings. */
 #define DEFAULT_COPY_GBPS 10.0
+#define DEFAULT_FMA_GFLOPS 100.0
 #define DISPATCH_OVERHEAD_US 20.0
+/* The fraction of the FMA ceiling attention kernels reach: 6-22% for
+ * MultiHeadAttention on lavapipe (docs/PERFORMANCE.md). Only the first
+ * estimates use it; timestamps replace them. */
+#define FMA_EFFICIENCY 0.15
 
 typedef struct piece {
     uint32_t first, end;   /* its commands: barriers, then one dispatch or copy */
@@ -54,6 +59,10 @@ static vkattn_result check_desc(vkattn_context *ctx, const vkattn_slicer_desc *d
         r = vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                      "%s: desc->peak->copy_gbps is %g; must be > 0 (a vkattn_measure_peak result)",
                      fn, d->peak->copy_gbps);
+    if (r == VKATTN_SUCCESS && d->peak && !(d->peak->fma_gflops > 0 && isfinite(d->peak->fma_gflops)))
+        r = vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                     "%s: desc->peak->fma_gflops is %g; must be > 0 (a vkattn_measure_peak result)",
+                     fn, d->peak->fma_gflops);
     return r;
 }
 
@@ -87,7 +96,9 @@ static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, 
     s->pieces = n ? calloc(n, sizeof *s->pieces) : NULL;
     if (n && !s->pieces)
         return vka_fail(s->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    const double gbps = d->peak ? d->peak->copy_gbps : DEFAULT_COPY_GBPS;
+    const double bytes_per_us = (d->peak ? d->peak->copy_gbps : DEFAULT_COPY_GBPS) * 1e3;
+    const double flops_per_us =
+        (d->peak ? d->peak->fma_gflops : DEFAULT_FMA_GFLOPS) * 1e3 * FMA_EFFICIENCY;
     uint32_t first = 0, k = 0;
     for (uint32_t i = 0; i < c->n; i++) {
         const vka_command *m = &c->commands[i];
@@ -98,7 +109,10 @@ static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, 
         p->end = first = i + 1;
         p->bytes = m->bytes;
         p->dispatch = m->kind == VKA_COMMAND_DISPATCH;
-        p->prior_us = DISPATCH_OVERHEAD_US + (double)m->bytes / (gbps * 1e3);
+        /* bound by memory or by arithmetic, whichever is slower */
+        const double memory_us = (double)m->bytes / bytes_per_us;
+        const double compute_us = 2.0 * (double)m->work / flops_per_us;
+        p->prior_us = DISPATCH_OVERHEAD_US + (memory_us > compute_us ? memory_us : compute_us);
         p->measured_us = -1;
     }
     if (n)

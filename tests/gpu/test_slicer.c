@@ -357,6 +357,8 @@ static void test_bad_arguments(void **state)
     e = d;
     e.peak = &peak;
     TH_EXPECT_ERROR(vkattn_slicer_create(ctx, &e, &s), bad, "desc->peak->copy_gbps");
+    peak.copy_gbps = 10;
+    TH_EXPECT_ERROR(vkattn_slicer_create(ctx, &e, &s), bad, "desc->peak->fma_gflops");
     e = d;
     e.record = failing_rec;
     e.user = ctx;
