@@ -49,7 +49,9 @@
  *
  * Thread safety: a slicer is externally synchronized. Creation captures on
  * the calling thread; one slicer at a time is created per context
- * (concurrently recording other calls is fine).
+ * (concurrently recording other calls is fine), and where it times pieces it
+ * submits once on the context's one-shot command buffer (none may be open:
+ * vkattn_context_begin_commands).
  */
 #ifndef VKATTN_SLICER_H
 #define VKATTN_SLICER_H

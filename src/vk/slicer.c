@@ -123,7 +123,7 @@ static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, 
 
 /* Two timestamps per piece, all reset once so that reading one never run
  * finds it reset (not ready) rather than uninitialized. */
-static vkattn_result make_queries(vkattn_slicer *s, const char *fn)
+static vkattn_result make_queries(vkattn_slicer *s)
 {
     vkattn_context *ctx = s->ctx;
     VkQueryPoolCreateInfo info = {
@@ -164,7 +164,7 @@ vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc
     if ((r = capture_call(s, desc, fn)) || (r = make_pieces(s, desc, fn)))
         goto fail;
     if (!desc->no_timestamps && ctx->info.timestamps && s->n_pieces &&
-        (r = make_queries(s, fn)))
+        (r = make_queries(s)))
         goto fail;
     *out = s;
     return VKATTN_SUCCESS;
