@@ -104,7 +104,8 @@ typedef struct vkattn_slicer_desc {
  * on failure, and nothing was recorded anywhere. */
 VKATTN_API vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc *desc,
                                               vkattn_slicer **out);
-/* NULL-safe. Only once the GPU is done with every slice recorded. */
+/* NULL-safe. Only once the GPU is done with every slice recorded, and before
+ * the context is destroyed (the slicer's scratch belongs to it). */
 VKATTN_API void vkattn_slicer_destroy(vkattn_slicer *slicer);
 
 /* Records the next pieces of the pass into `cmd` (a primary or secondary
