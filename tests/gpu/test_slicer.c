@@ -3,7 +3,9 @@
  * MultiHeadAttention and the dot-product Attention layer, with dropout where
  * the call has it, at a tiny budget (one piece per slice), a middle one and a
  * huge one (one slice), the output is memcmp-identical to the unsliced call
- * recorded into one command buffer - twice per slicer (reset, then again).
+ * recorded into one command buffer - twice per slicer (reset, then again),
+ * one submission per slice, and (tiny budget) once with every slice in one
+ * command buffer, where synchronization validation sees the slice boundaries.
  * Outputs are poisoned (NaN) before every pass; no record_next compiles a
  * pipeline, grows scratch or allocates a descriptor set (context stats).
  * Between the slices of the chained SDPA an unrelated SDPA call runs, using
@@ -91,6 +93,28 @@ static uint32_t run_pass(vkattn_context *ctx, const sliced_case *c, vkattn_slice
     return slices;
 }
 
+/* Every slice of a pass into one command buffer: synchronization validation
+ * checks the barriers at each slice boundary within it (it does not check
+ * across submissions on older layers). */
+static void run_pass_one_buffer(vkattn_context *ctx, const sliced_case *c, vkattn_slicer *s,
+                                const void *ref, const char *what)
+{
+    TH_OK(ctx, vkattn_slicer_reset(s));
+    poison(ctx, c->out);
+    VkCommandBuffer cmd;
+    TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+    bool done = false;
+    uint32_t slices = 0;
+    while (!done && slices++ < 100000)
+        TH_OK(ctx, vkattn_slicer_record_next(s, cmd, &done));
+    TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+    void *got = download_raw(ctx, c->out, c->n_out);
+    if (memcmp(got, ref, c->n_out * sizeof(float)) != 0)
+        fail_msg("%s: %u slices in one command buffer: output differs from the unsliced call",
+                 what, slices);
+    free(got);
+}
+
 static void check_sliced(vkattn_context *ctx, const sliced_case *c, const char *what)
 {
     void *ref = run_unsliced(ctx, c);
@@ -137,6 +161,8 @@ static void check_sliced(vkattn_context *ctx, const sliced_case *c, const char *
             if (b == 2 && pass == 0)
                 assert_int_equal(slices, 1);
         }
+        if (b == 0 || b == 3)
+            run_pass_one_buffer(ctx, c, s, ref, what);
         TH_OK(ctx, vkattn_slicer_get_info(s, &info));
         if (info.timestamps)
             assert_int_equal(info.measured_pieces, info.pieces);
