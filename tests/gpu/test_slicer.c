@@ -11,7 +11,8 @@
  * Between the slices of the chained SDPA an unrelated SDPA call runs, using
  * the context's library workspace: the slicer's own scratch must keep the
  * state between frames. A fourth slicer per case splits dispatches finer
- * (max_piece_work) than the unsliced call did, still bit-identical.
+ * (max_piece_work) than the unsliced call did, still bit-identical. Two
+ * slicers advanced in alternate frames keep their own scratch.
  * The unsliced output is itself checked against the CPU reference elsewhere
  * (test_sdpa.c, test_decode.c, test_mha.c, test_attention.c); here the truth
  * is the unsliced call, bit for bit. Groups: the default device, a small
@@ -230,6 +231,50 @@ static void sdpa_path(void **state, vkattn_sdpa_path path)
 }
 
 static void test_sdpa_fused(void **state) { sdpa_path(state, VKATTN_SDPA_FUSED); }
+
+/* Two slicers of two chained SDPA calls (both on the library workspace)
+ * advanced in alternate frames: each keeps its own scratch. */
+static void test_two_slicers(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    sdpa_case c[2] = {
+        {.ctx = ctx, .p = {.batch = 1, .heads = 2, .tq = 21, .tv = 17, .dk = 8,
+                           .path = VKATTN_SDPA_UNFUSED}},
+        {.ctx = ctx, .p = {.batch = 2, .heads = 1, .tq = 13, .tv = 26, .dk = 6, .dv = 5,
+                           .path = VKATTN_SDPA_UNFUSED,
+                           .dropout = {.rate = 0.25f, .training = true, .seed = 11}}},
+    };
+    const size_t n_out[2] = {(size_t)1 * 2 * 21 * 8, (size_t)2 * 1 * 13 * 5};
+    void *ref[2];
+    vkattn_slicer *s[2];
+    for (int i = 0; i < 2; i++) {
+        sdpa_tensors(ctx, &c[i].p, c[i].t, &c[i].io);
+        sliced_case sc = {.record = sdpa_rec, .user = &c[i], .out = c[i].io.out,
+                          .n_out = n_out[i]};
+        ref[i] = run_unsliced(ctx, &sc);
+        vkattn_slicer_desc d = {.record = sdpa_rec, .user = &c[i], .budget_us = 1e-3};
+        TH_OK(ctx, vkattn_slicer_create(ctx, &d, &s[i]));
+        poison(ctx, c[i].io.out);
+    }
+    bool done[2] = {false, false};
+    while (!done[0] || !done[1])
+        for (int i = 0; i < 2; i++) {
+            VkCommandBuffer cmd;
+            TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+            TH_OK(ctx, vkattn_slicer_record_next(s[i], cmd, &done[i]));
+            TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+        }
+    for (int i = 0; i < 2; i++) {
+        void *got = download_raw(ctx, c[i].io.out, n_out[i]);
+        if (memcmp(got, ref[i], n_out[i] * sizeof(float)) != 0)
+            fail_msg("slicer %d of two: output differs from the unsliced call", i);
+        free(got), free(ref[i]);
+        vkattn_slicer_destroy(s[i]);
+        for (int k = 0; k < 4; k++)
+            vkattn_tensor_destroy(c[i].t[k]);
+    }
+    th_assert_validation_clean();
+}
 static void test_sdpa_chained(void **state) { sdpa_path(state, VKATTN_SDPA_UNFUSED); }
 
 /* ---------------------------------------------------------------- decode */
@@ -439,7 +484,8 @@ static int split_setup(void **state) { return th_setup_with(state, NULL, 2048); 
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {SLICED_TESTS, cmocka_unit_test(test_bad_arguments)};
+    const struct CMUnitTest tests[] = {SLICED_TESTS, cmocka_unit_test(test_two_slicers),
+                                       cmocka_unit_test(test_bad_arguments)};
     const struct CMUnitTest split[] = {SLICED_TESTS};
     const struct CMUnitTest mobile[] = {SLICED_TESTS};
     int failed = cmocka_run_group_tests_name("slicer", tests, th_setup, th_teardown);
