@@ -31,8 +31,10 @@
  * defaults); with timestamps, each slice
  * also times its pieces, and once a piece has run its measured time replaces
  * the estimate, while pieces not yet run are scaled by measured/estimated of
- * those that have. Slicing follows the estimates, so the first pass through a
- * call may miss the budget where the estimate is poor; replays (reset) keep to it.
+ * those that have. Until a piece has been measured, a slice records one piece
+ * (unless the first estimates put the whole call under a tenth of the
+ * budget). Slicing follows the estimates, so the first pass through a call
+ * may miss the budget where they are poor; replays (reset) keep to it.
  *
  * Contracts. The callback may only call vkattn *_record functions (one or
  * several) with the `cmd` it is given - it is no real command buffer. The
