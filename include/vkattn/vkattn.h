@@ -58,6 +58,7 @@
 #include "vkattn/result.h"
 #include "vkattn/sdpa.h"
 #include "vkattn/sdpa_backward.h"
+#include "vkattn/slicer.h"
 #include "vkattn/softmax.h"
 #include "vkattn/softmax_backward.h"
 #include "vkattn/tensor.h"

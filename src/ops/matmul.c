@@ -234,6 +234,7 @@ static vkattn_result record_blocks(vkattn_context *ctx, VkCommandBuffer cmd, vka
             push->k_begin = k0;
             push->k_end = s->k - k0 > chunk ? k0 + chunk : s->k;
             push->accumulate = k0 > 0;
+            d->work = (uint64_t)s->batch * s->heads * (push->m - m0) * s->n * (push->k_end - k0);
             r = vka_record_dispatch(ctx, cmd, d);
         }
     }

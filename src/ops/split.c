@@ -16,7 +16,14 @@ vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, con
     *rows_per_dispatch = rows;
     if (vka_dispatch_pieces(ctx, work) <= 1)
         return VKATTN_SUCCESS;
-    const uint64_t budget = ctx->info.max_dispatch_work;
+    const uint64_t budget = vka_dispatch_budget(ctx);
+    /* a slicer's finer pieces (vk/capture.h) go down to one row; only the
+     * context's own budget is a limit */
+    const uint64_t limit = ctx->info.max_dispatch_work;
+    if (work_per_row > budget && (!limit || work_per_row <= limit)) {
+        *rows_per_dispatch = 1;
+        return VKATTN_SUCCESS;
+    }
     if (work_per_row > budget)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: one row of %s is %llu multiply-adds; the dispatch budget "
@@ -48,6 +55,8 @@ vkattn_result vka_record_grid_pieces(struct vkattn_context *ctx, VkCommandBuffer
             d->groups[0] = (uint32_t)(gx - x0 < cx ? gx - x0 : cx);
             d->groups[1] = 1;
             d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+            /* this piece's share of the work, for a slicer's estimate */
+            d->work = (uint64_t)((double)work * d->groups[0] * d->groups[2] / ((double)gx * gz));
             vkattn_result r = vka_record_dispatch(ctx, cmd, d);
             if (r != VKATTN_SUCCESS)
                 return r;

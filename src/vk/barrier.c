@@ -2,6 +2,7 @@
 #include "vk/barrier.h"
 
 #include "core/error.h"
+#include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 
@@ -147,9 +148,11 @@ static const vka_tracked *range_of(struct vkattn_context *ctx, const vka_access 
 }
 
 /* First touch in a new recording: it may replay after anything vkattn recorded. */
-static void enter_recording(struct vkattn_context *ctx, vka_access *s, VkCommandBuffer cmd)
+static void enter_recording(struct vkattn_context *ctx, vka_access *s, VkCommandBuffer cmd,
+                            const vka_capture *capture)
 {
-    uint64_t serial = cmd == ctx->command_buffer ? ctx->oneshot_serial : 0;
+    uint64_t serial = capture ? capture->serial
+                      : cmd == ctx->command_buffer ? ctx->oneshot_serial : 0;
     if (s->cmd == cmd && s->serial == serial)
         return;
     s->cmd = cmd;
@@ -190,6 +193,7 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
 {
     if (vka_is_dry(cmd)) /* a prepare: nothing recorded, nothing to track */
         return;
+    vka_capture *capture = vka_capture_of(ctx, cmd);
     vka_use uses[VKA_MAX_USES];
     VkBufferMemoryBarrier barriers[VKA_MAX_USES];
     uint32_t nb = 0;
@@ -201,7 +205,7 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
         vka_access *s = uses[i].state;
         if (!s)
             continue;
-        enter_recording(ctx, s, cmd);
+        enter_recording(ctx, s, cmd, capture);
         /* A use of part of a shared range leaves the rest as it was: its
          * writes add to the state instead of replacing it, and its barrier
          * makes nothing visible beyond its own bytes. */
@@ -250,8 +254,19 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
         }
     }
     vka_mutex_unlock(&ctx->tracker.lock);
-    if (nb)
+    if (!nb)
+        return;
+    if (!capture) {
         ctx->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 0, NULL, nb, barriers, 0, NULL);
+        return;
+    }
+    vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_BARRIER);
+    if (m) {
+        m->src_stages = src;
+        m->dst_stages = dst;
+        m->n_barriers = nb;
+        memcpy(m->barriers, barriers, nb * sizeof barriers[0]);
+    }
 }
 
 void vka_access_reset(struct vkattn_context *ctx, vka_access *state)
@@ -275,9 +290,10 @@ vka_access vka_access_get(struct vkattn_context *ctx, vka_access *state)
 void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
                        VkPipelineStageFlags stage, VkAccessFlags access)
 {
+    vka_capture *capture = vka_capture_of(ctx, cmd);
     vka_mutex_lock(&ctx->tracker.lock);
     vka_access *s = resolve(state);
-    enter_recording(ctx, s, cmd);
+    enter_recording(ctx, s, cmd, capture);
     if (access & VKA_WRITE_ACCESS) {
         /* the app's write replaces vkattn's: it ordered itself after them */
         s->write_stage = stage;

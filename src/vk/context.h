@@ -59,6 +59,10 @@ struct vkattn_context {
     VkFence fence;
     bool command_buffer_open;
     uint64_t oneshot_serial; /* counts one-shot recordings (vk/barrier.h) */
+    /* The slicer capture under way (vk/capture.h), guarded by `lock`, and
+     * the count of captures, their recording numbers. */
+    struct vka_capture *capture;
+    uint64_t capture_serial;
 
     /* Access state per range of memory, shared by the views of it. */
     vka_tracker tracker;

@@ -3,8 +3,11 @@
 #include "vk/dispatch.h"
 
 #include "core/error.h"
+#include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/tensor.h"
+
+#include <string.h>
 
 vka_binding vka_bind_tensor(struct vkattn_tensor *t, bool write)
 {
@@ -43,9 +46,15 @@ vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items,
     return (vka_grid_1d){.threads = threads, .groups = groups ? (uint32_t)groups : 1};
 }
 
-uint64_t vka_dispatch_pieces(const struct vkattn_context *ctx, uint64_t work)
+uint64_t vka_dispatch_budget(struct vkattn_context *ctx)
 {
-    const uint64_t budget = ctx->info.max_dispatch_work;
+    const uint64_t budget = ctx->info.max_dispatch_work, piece = vka_capture_piece_work(ctx);
+    return piece && (!budget || piece < budget) ? piece : budget;
+}
+
+uint64_t vka_dispatch_pieces(struct vkattn_context *ctx, uint64_t work)
+{
+    const uint64_t budget = vka_dispatch_budget(ctx);
     return budget && work > budget ? vka_div_up(work, budget) : 1;
 }
 
@@ -86,6 +95,31 @@ static vkattn_result resolve_bindings(struct vkattn_context *ctx, const vka_disp
             return r;
         out[i] = vka_bind_tensor(sink, true);
     }
+    return VKATTN_SUCCESS;
+}
+
+/* The dispatch appended to a slicer's capture (vk/capture.h) instead. */
+static vkattn_result capture_dispatch(struct vkattn_context *ctx, vka_capture *capture,
+                                      const vka_pipeline *pipe, VkDescriptorSet set,
+                                      const VkDescriptorBufferInfo *infos, const vka_dispatch *d,
+                                      const uint32_t groups[3])
+{
+    vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_DISPATCH);
+    if (!m)
+        return capture->error;
+    m->pipeline = pipe->pipeline;
+    m->layout = pipe->layout;
+    m->set = set;
+    m->n_infos = d->kernel->n_bindings;
+    for (uint32_t i = 0; i < m->n_infos; i++) {
+        m->infos[i] = infos[i];
+        m->bytes += infos[i].range;
+    }
+    m->push_size = d->kernel->push_size;
+    if (m->push_size)
+        memcpy(m->push, d->push, m->push_size);
+    memcpy(m->groups, groups, sizeof m->groups);
+    m->work = d->work;
     return VKATTN_SUCCESS;
 }
 
@@ -138,6 +172,9 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
     if (vka_is_dry(cmd))
         return VKATTN_SUCCESS;
     vka_sync(ctx, cmd, uses, n);
+    vka_capture *capture = vka_capture_of(ctx, cmd);
+    if (capture)
+        return capture_dispatch(ctx, capture, pipe, set, infos, d, groups);
     ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
     if (ctx->info.push_descriptors)
         ctx->vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, n,

@@ -27,6 +27,9 @@ typedef struct vka_dispatch {
     const void *push;
     uint32_t groups[3]; /* 0 is taken as 1 */
     const char *caller; /* public function name, for messages */
+    /* Multiply-adds this dispatch does, where the op knows them (0 = not
+     * known): a slicer's first cost estimate (vk/capture.h) */
+    uint64_t work;
 } vka_dispatch;
 
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
@@ -52,10 +55,15 @@ typedef struct vka_grid_1d {
 } vka_grid_1d;
 vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items, uint32_t max_groups);
 
+/* Multiply-adds one dispatch may do: the context's watchdog budget
+ * (info.max_dispatch_work), or the smaller piece size of a slicer capturing
+ * on this thread (vk/capture.h); 0 = unbounded. */
+uint64_t vka_dispatch_budget(struct vkattn_context *ctx);
+
 /* Into how many dispatches a call doing `work` multiply-adds must be split so
- * that none exceeds the context's watchdog budget (info.max_dispatch_work);
- * 1 when there is no budget. Ops split along rows or keys. */
-uint64_t vka_dispatch_pieces(const struct vkattn_context *ctx, uint64_t work);
+ * that none exceeds vka_dispatch_budget; 1 when there is no budget. Ops split
+ * along rows or keys. */
+uint64_t vka_dispatch_pieces(struct vkattn_context *ctx, uint64_t work);
 
 /* ceil(a / b) for group counts */
 static inline uint64_t vka_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }

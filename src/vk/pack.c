@@ -2,6 +2,7 @@
 #include "vk/pack.h"
 
 #include "core/error.h"
+#include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/tensor.h"
 
@@ -32,6 +33,17 @@ vkattn_result vka_copy_floats(struct vkattn_context *ctx, VkCommandBuffer cmd,
     vka_sync(ctx, cmd, uses, 2);
     if (vka_is_dry(cmd))
         return VKATTN_SUCCESS;
+    vka_capture *capture = vka_capture_of(ctx, cmd);
+    if (capture) {
+        vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_COPY);
+        if (!m)
+            return capture->error;
+        m->copy_src = src->buffer;
+        m->copy_dst = dst->buffer;
+        m->region = region;
+        m->bytes = 2 * bytes;
+        return VKATTN_SUCCESS;
+    }
     ctx->vk.vkCmdCopyBuffer(cmd, src->buffer, dst->buffer, 1, &region);
     return VKATTN_SUCCESS;
 }

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/growth.h"
+#include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/tensor.h"
 
@@ -15,6 +16,8 @@ static vkattn_result thread_scratch(struct vkattn_context *ctx, const char *call
 {
     const vka_thread self = vka_thread_self();
     vkattn_result r = VKATTN_SUCCESS;
+    if ((*out = vka_capture_scratch(ctx)) != NULL) /* a slicer's capture owns its scratch */
+        return r;
     vka_lock(ctx);
     for (uint32_t i = 0; i < ctx->n_thread_scratch; i++)
         if (vka_thread_equal(ctx->thread_scratch[i]->thread, self)) {
@@ -80,11 +83,16 @@ static void growable_destroy(vka_growable *g)
     *g = (vka_growable){0};
 }
 
+void vka_thread_scratch_free(vka_thread_scratch *ts)
+{
+    for (int k = 0; k < VKA_SCRATCH_KINDS; k++)
+        growable_destroy(&ts->g[k]);
+}
+
 void vka_thread_scratch_destroy(struct vkattn_context *ctx)
 {
     for (uint32_t i = 0; i < ctx->n_thread_scratch; i++) {
-        for (int k = 0; k < VKA_SCRATCH_KINDS; k++)
-            growable_destroy(&ctx->thread_scratch[i]->g[k]);
+        vka_thread_scratch_free(ctx->thread_scratch[i]);
         free(ctx->thread_scratch[i]);
     }
     free(ctx->thread_scratch);

@@ -54,6 +54,9 @@ typedef struct vka_thread_scratch {
 vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind, uint64_t count,
                                const char *caller, struct vkattn_tensor **out);
 
+/* Frees the buffers of one set (a slicer's capture scratch, vk/capture.h). */
+void vka_thread_scratch_free(vka_thread_scratch *ts);
+
 /* Frees every thread's scratch (context destruction). */
 void vka_thread_scratch_destroy(struct vkattn_context *ctx);
 

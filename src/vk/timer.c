@@ -2,7 +2,9 @@
 #include "vkattn/timer.h"
 
 #include "core/error.h"
+#include "vk/capture.h"
 #include "vk/context.h"
+#include "vk/prepare.h"
 
 #include <stdlib.h>
 
@@ -55,6 +57,10 @@ vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd)
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_reset: %s is NULL", !timer ? "timer" : "cmd");
+    if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
+        return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_reset: cmd is a slicer's capture; a slicer's record callback "
+                        "may only call *_record functions");
     timer->ctx->vk.vkCmdResetQueryPool(cmd, timer->pool, 0, timer->marks);
     return VKATTN_SUCCESS;
 }
@@ -64,6 +70,10 @@ vkattn_result vkattn_timer_mark(vkattn_timer *timer, VkCommandBuffer cmd, uint32
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_mark: %s is NULL", !timer ? "timer" : "cmd");
+    if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
+        return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_timer_mark: cmd is a slicer's capture; a slicer's record callback "
+                        "may only call *_record functions");
     if (index >= timer->marks)
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_mark: index %u is out of range (%u marks)", index, timer->marks);

@@ -19,6 +19,8 @@
  *   warmed context's stats come back exactly; the allocator's live count
  *   equals vkattn's and is 0 after vkattn_context_destroy), and a fresh layer
  *   then matches vkattn_reference_mha.
+ * - A slicer on the app's allocator: its scratch is the context's memory and
+ *   goes back on destroy; its frames allocate nothing.
  *
  * Bound: as tests/gpu/test_mha.c, max|got - ref| <= 2e-5 * max(max|ref|, 1)
  * (inputs in [-1, 1], kernels scaled by 1/sqrt(fan-in)). */
@@ -524,6 +526,68 @@ static void test_allocator_fault_injection(void **state)
     th_assert_validation_clean();
 }
 
+/* A slicer (vkattn/slicer.h) on the app's allocator: its scratch comes from
+ * the context's memory and goes back on destroy (used bytes as before), its
+ * frames ask the allocator for nothing, and the sliced output matches the
+ * reference. */
+typedef struct sliced_mha {
+    vkattn_mha *layer;
+    vkattn_layer_call call;
+    vkattn_layer_io io;
+} sliced_mha;
+
+static vkattn_result sliced_mha_record(void *user, VkCommandBuffer cmd)
+{
+    sliced_mha *c = user;
+    return vkattn_mha_record(c->layer, cmd, &c->call, &c->io);
+}
+
+static void test_slicer_on_app_allocator(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    test_allocator ta = {0};
+    mha_case m = case_new(2, 9, 11);
+    vkattn_context *ctx = ta_context(own, &ta);
+    layer_io t = io_create(ctx, &m);
+    sliced_mha c = {.call = m.call, .io = {.query = t.query, .value = t.value, .output = t.out}};
+    TH_OK(ctx, vkattn_mha_create(ctx, &m.desc, &c.layer));
+    TH_OK(ctx, vkattn_mha_set_weights(c.layer, &m.w));
+    TH_OK(ctx, vkattn_mha_run(c.layer, &c.call, &c.io)); /* the layer's own scratch first */
+    TH_OK(ctx, vkattn_tensor_fill(t.out, NAN));
+    const vkattn_memory_stats before = stats_of(ctx);
+    vkattn_slicer_desc d = {.record = sliced_mha_record, .user = &c, .budget_us = 1e-3};
+    vkattn_slicer *s;
+    TH_OK(ctx, vkattn_slicer_create(ctx, &d, &s));
+    const vkattn_memory_stats created = stats_of(ctx);
+    /* the slicer's own scratch, where the call needs context scratch (this
+     * one does on the desktop profile, not under mobile-min) */
+    assert_true(created.used_bytes >= before.used_bytes);
+    ta.count = 0;
+    ta.fail_at = UINT32_MAX; /* counts requests, fails none */
+    bool done = false;
+    uint32_t frames = 0;
+    while (!done) {
+        VkCommandBuffer cmd;
+        TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
+        TH_OK(ctx, vkattn_slicer_record_next(s, cmd, &done));
+        TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
+        frames++;
+    }
+    ta.fail_at = 0;
+    assert_true(frames > 1);
+    assert_int_equal(ta.count, 0);
+    assert_int_equal(stats_of(ctx).used_bytes, created.used_bytes);
+    check_output(ctx, &m, &t, "sliced MHA on the app's allocator");
+    vkattn_slicer_destroy(s);
+    assert_int_equal(stats_of(ctx).used_bytes, before.used_bytes);
+    vkattn_mha_destroy(c.layer);
+    io_destroy(&t);
+    vkattn_context_destroy(ctx);
+    assert_int_equal(ta.live, 0);
+    case_free(&m);
+    th_assert_validation_clean();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_suballocation),
         cmocka_unit_test(test_stack_lives_in_few_allocations),
         cmocka_unit_test(test_allocator_fault_injection),
+        cmocka_unit_test(test_slicer_on_app_allocator),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

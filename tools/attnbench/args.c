@@ -68,6 +68,8 @@ static const flag FLAGS[] = {
     F("--cold", K_BOOL, C_BENCH, 0, cold),
     F("--prepare", K_BOOL, C_BENCH, 0, prepare),
     F("--pipeline-cache", K_PATH, C_BENCH, 0, pipeline_cache),
+    F("--frame-budget-us", K_U32, C_BENCH, 0, frame_budget_us),
+    F("--piece-work", K_U64, C_BENCH, 0, piece_work),
     F("--heatmap", K_PATH, C_CHECK, 0, heatmap),
 };
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
@@ -97,6 +99,7 @@ void ab_usage(bool to_stdout)
           "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
+          "  --frame-budget-us B [--piece-work N]  (also record the call sliced, B us per frame)\n"
           "  --pipeline-stats  (each pipeline's registers, spills, ... where the driver says)\n"
           "exit status: 0 ok, 1 check failed or runtime error, 2 bad usage\n"
           "docs/ATTNBENCH.md has the details.\n",
@@ -262,6 +265,9 @@ int ab_parse_args(int argc, char **argv, ab_args *a)
         return usage_error("--repeat must be >= 1%s%s", "", "");
     if (a->prepare && !a->cold)
         return usage_error("--prepare needs --cold (it times the first call after prepare)%s%s",
+                           "", "");
+    if (a->piece_work && !a->frame_budget_us)
+        return usage_error("--piece-work needs --frame-budget-us (it sizes the slicer's pieces)%s%s",
                            "", "");
     if (a->dropout >= 1.0)
         return usage_error("--dropout must be below 1 for a benchmark%s%s", "", "");

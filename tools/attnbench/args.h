@@ -65,6 +65,10 @@ typedef struct ab_args {
     bool cold;                  /* time the first call on a fresh context and layer */
     bool prepare;               /* with cold: the op's *_prepare first, timed apart */
     const char *pipeline_cache; /* load this file into the context, save it after; NULL = none */
+    /* bench: also record the call sliced (vkattn/slicer.h) at this budget per
+     * submission; 0 = not sliced */
+    uint32_t frame_budget_us;
+    uint64_t piece_work; /* with frame_budget_us: vkattn_slicer_desc.max_piece_work; 0 = none */
 
     const char *heatmap; /* check: folder for the attention-weight PNGs; NULL = none */
 } ab_args;

@@ -72,29 +72,35 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
     return ATTNBENCH_EXIT_OK;
 }
 
-/* One timed run: GPU time between two marks, or wall time without timestamps. */
-static vkattn_result time_once(vkattn_context *ctx, const ab_op *op, void *state,
-                               vkattn_timer *timer, double *ms)
+vkattn_result ab_time_recording(vkattn_context *ctx, vkattn_timer *timer,
+                                vkattn_result (*record)(void *, VkCommandBuffer), void *user,
+                                double *ms)
 {
-    if (!timer) {
-        double t0 = ab_now_s();
-        vkattn_result r = ab_run_once(ctx, op->record, state);
-        *ms = (ab_now_s() - t0) * 1e3;
-        return r;
-    }
     VkCommandBuffer cmd;
     vkattn_result r = vkattn_context_begin_commands(ctx, &cmd);
     if (r != VKATTN_SUCCESS)
         return r;
     if ((r = vkattn_timer_reset(timer, cmd)) == VKATTN_SUCCESS &&
         (r = vkattn_timer_mark(timer, cmd, 0)) == VKATTN_SUCCESS &&
-        (r = op->record(state, cmd)) == VKATTN_SUCCESS)
+        (r = record(user, cmd)) == VKATTN_SUCCESS)
         r = vkattn_timer_mark(timer, cmd, 1);
     vkattn_result sub = vkattn_context_submit_and_wait(ctx, cmd);
     if (r == VKATTN_SUCCESS)
         r = sub;
     if (r == VKATTN_SUCCESS)
         r = vkattn_timer_elapsed_ms(timer, 0, 1, ms);
+    return r;
+}
+
+/* One timed run: GPU time between two marks, or wall time without timestamps. */
+static vkattn_result time_once(vkattn_context *ctx, const ab_op *op, void *state,
+                               vkattn_timer *timer, double *ms)
+{
+    if (timer)
+        return ab_time_recording(ctx, timer, op->record, state, ms);
+    double t0 = ab_now_s();
+    vkattn_result r = ab_run_once(ctx, op->record, state);
+    *ms = (ab_now_s() - t0) * 1e3;
     return r;
 }
 
@@ -227,6 +233,9 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
     }
     if (status == ATTNBENCH_EXIT_OK)
         status = time_op(ctx, op, state, a, res);
+    if (status == ATTNBENCH_EXIT_OK && a->frame_budget_us)
+        status = ab_frame_budget_run(ctx, op, state, a, &res->info, peak, res->median_ms,
+                                     &res->frame);
     vkattn_context_memory_usage(ctx, NULL, &top);
     res->device_bytes = top > base ? top - base : 0;
     /* with everything of the call still alive: what the driver holds */
@@ -313,6 +322,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
         json_object_set_new(o, "prepare_ms", ab_json_number(r->prepare_ms));
         json_object_set_new(o, "prepare_pipelines", json_integer((json_int_t)r->prepare_pipelines));
     }
+    if (r->frame.asked)
+        json_object_set_new(o, "frame_budget", ab_frame_json(&r->frame));
     if (r->cache_file) {
         json_object_set_new(o, "pipeline_cache_bytes_loaded",
                             json_integer((json_int_t)r->pipeline_cache_bytes_loaded));
@@ -328,6 +339,9 @@ void ab_print_table_header(const ab_bench_result *res)
            "median ms", "min ms", "max ms", "GFLOP/s", "GB/s", "%FMA", "%copy", "dev MiB");
     if (res && res->cold)
         printf("%10s %5s %10s ", "first ms", "pipes", "prepare ms");
+    if (res && res->frame.asked)
+        printf("%9s %6s %6s %9s %9s %9s %8s %4s ", "budget us", "pieces", "slices", "slice med",
+               "slice max", "total ms", "overhead", "same");
     printf("max_rel_err\n");
 }
 
@@ -371,6 +385,12 @@ void ab_print_table_row(const ab_bench_result *r)
             snprintf(prep, sizeof prep, "%.1f", r->prepare_ms);
         printf("%10.1f %5llu %10s ", r->first_call_ms, (unsigned long long)r->first_call_pipelines,
                prep);
+    }
+    if (r->frame.asked) {
+        const ab_frame_result *f = &r->frame;
+        printf("%9u %6u %6u %9.3f %9.3f %9.3f %7.1f%% %4s ", f->budget_us, f->pieces, f->slices,
+               f->slice_median_ms, f->slice_max_ms, f->total_ms, 100.0 * f->overhead,
+               f->identical < 0 ? "-" : f->identical ? "yes" : "NO");
     }
     printf("%s\n", err);
 }
@@ -447,6 +467,10 @@ static void print_result(const ab_args *a, const ab_bench_result *res)
                    (unsigned long long)res->pipeline_cache_bytes_saved);
         if (res->stats_asked)
             print_pipeline_stats(res);
+        if (res->frame.asked)
+            printf("cost model: median piece error %.0f%% for the first estimates, %.0f%% refined "
+                   "by the learning pass's timestamps\n",
+                   100.0 * res->frame.first_error, 100.0 * res->frame.refined_error);
     }
 }
 
@@ -495,6 +519,7 @@ int ab_cmd_bench(const ab_args *a)
                     res.max_rel_err, res.bound);
     }
     json_decref(res.pipeline_stats);
+    ab_frame_free(&res.frame);
     vkattn_context_destroy(ctx);
     if (a->validation && ab_validation_messages() > 0) {
         fprintf(stderr, "attnbench: the validation layer reported %u message(s)\n",

@@ -10,6 +10,7 @@
 #include <vkattn/vkattn.h>
 
 #include "args.h"
+#include "frame_budget.h"
 #include "ops.h"
 
 typedef struct ab_bench_result {
@@ -42,6 +43,7 @@ typedef struct ab_bench_result {
      * NULL where the driver gives none (owned; ab_cmd_bench frees it) */
     bool stats_asked;
     json_t *pipeline_stats;
+    ab_frame_result frame; /* --frame-budget-us (frame.asked) */
 } ab_bench_result;
 
 /* Sets up, optionally times the first call (a->cold, after a->prepare),
@@ -56,6 +58,12 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
  * it refuses, sizes of 0, the op's own check_args), found with no device:
  * ATTNBENCH_EXIT_USAGE after a message on stderr, else 0. */
 int ab_bench_check_args(const ab_op *op, const ab_args *a);
+
+/* One submission of what `record` records, between two marks of `timer`
+ * (reset first): its GPU time in *ms. */
+vkattn_result ab_time_recording(vkattn_context *ctx, vkattn_timer *timer,
+                                vkattn_result (*record)(void *, VkCommandBuffer), void *user,
+                                double *ms);
 
 /* The `bench` subcommand. */
 int ab_cmd_bench(const ab_args *a);

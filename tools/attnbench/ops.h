@@ -22,6 +22,10 @@ typedef struct ab_op_info {
     bool train_step;  /* --train-step: the call is a whole training step */
     double flops;     /* textbook flops of one call (docs/ATTNBENCH.md) */
     double bytes;     /* fewest bytes one call must read and write */
+    /* The call's output, for --frame-budget-us's identity check; NULL: not
+     * checked (backward and training calls, ops that do not set it). */
+    vkattn_tensor *output;
+    uint64_t output_count;
 } ab_op_info;
 
 typedef struct ab_op {

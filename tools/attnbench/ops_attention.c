@@ -472,6 +472,7 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         return ab_report(ctx, r, "sdpa: creating tensors");
     att_info(s, info, true, true);
     info->path = ab_sdpa_path_name(ctx, &s->p.sdpa);
+    info->output = s->out.t, info->output_count = s->out.n;
     info->flops = 2.0 * d->batch * d->heads * d->tq * d->tv * ((double)d->dk + d->dv);
     info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)s->x.n + s->k.n + s->v.n + s->out.n) +
                   f4(s->vmask.n + s->out2.n);

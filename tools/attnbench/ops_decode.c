@@ -119,6 +119,7 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv) +
                                            (double)s->q.n + (double)s->out.n) +
                   4.0 * (double)s->vmask.n;
+    info->output = s->out.t, info->output_count = s->out.n;
     return ATTNBENCH_EXIT_OK;
 }
 

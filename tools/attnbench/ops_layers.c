@@ -238,8 +238,10 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
         .dv = d->dv, .path = layer_path(s), .flops = proj + core,
         .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
     };
-    if (!grads)
+    if (!grads) {
+        info->output = s->out.t, info->output_count = s->out.n;
         return ATTNBENCH_EXIT_OK;
+    }
     ab_layer_fwd f = {.ctx = ctx, .layer = &s->layer, .call = s->call, .q = &s->q, .k = &s->k,
                       .v = &s->v, .vmask = &s->vmask, .out = &s->out, .proj_flops = proj,
                       .core_flops = core};

@@ -125,6 +125,9 @@ static int split_args(int argc, char **argv, sweep_opts *o, char **out, int *out
             o->fused = true;
         else if (!strcmp(s, "--unfused"))
             o->unfused = true;
+        else if ((len == 17 && !strncmp(s, "--frame-budget-us", 17)) ||
+                 (len == 12 && !strncmp(s, "--piece-work", 12)))
+            return usage("%.*s is bench's, not sweep's (a sweep reports no slices)", (int)len, s);
         else
             out[n++] = argv[i];
         if (r)
