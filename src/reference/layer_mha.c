@@ -52,14 +52,15 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
     return m > c ? m : c;
 }
 
-static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool mask, uint64_t mask_count,
-                                   scratch *s)
+static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool mask,
+                                   uint64_t mask_count, scratch *s)
 {
     vkattn_result r;
     *s = (scratch){0};
     if ((r = alloc_floats(fn, max3(c->q_proj, c->k_proj, c->v_proj), &s->proj)) ||
         (r = alloc_floats(fn, c->q_proj, &s->q)) || (r = alloc_floats(fn, c->k_proj, &s->k)) ||
-        (r = alloc_floats(fn, c->v_proj, &s->v)) || (r = alloc_floats(fn, c->context, &s->ctx_heads)) ||
+        (r = alloc_floats(fn, c->v_proj, &s->v)) ||
+        (r = alloc_floats(fn, c->context, &s->ctx_heads)) ||
         (r = alloc_floats(fn, c->context, &s->ctx_merged)) ||
         (mask && (r = alloc_floats(fn, mask_count, &s->mask)))) {
         scratch_free(s);
@@ -68,7 +69,8 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool m
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result check_weights(const char *fn, const vka_mha_dims *d, const vkattn_mha_weights *w)
+static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_mha_weights *w)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||

@@ -33,8 +33,9 @@ typedef struct vka_mha_dims {
 
 /* Element counts of the Keras-layout weights. */
 typedef struct vka_mha_weight_counts {
-    uint64_t query_kernel, key_kernel, value_kernel, output_kernel; /* (D_in, H|Hkv * d), (H*dv, Dout) */
-    uint64_t query_bias, key_bias, value_bias, output_bias;         /* H*dk, Hkv*dk, Hkv*dv, Dout */
+    uint64_t query_kernel, key_kernel, value_kernel,
+        output_kernel;                                      /* (D_in, H|Hkv * d), (H*dv, Dout) */
+    uint64_t query_bias, key_bias, value_bias, output_bias; /* H*dk, Hkv*dk, Hkv*dv, Dout */
 } vka_mha_weight_counts;
 
 /* Checks desc (caller names the public function in messages); fills *out. */

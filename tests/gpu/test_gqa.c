@@ -576,10 +576,15 @@ static void test_bad_create_and_weights(void **state)
     struct {
         vkattn_gqa_desc d;
         const char *arg;
-    } bad[] = {{good, "desc->head_dim"},    {good, "desc->num_query_heads"},
-               {good, "desc->num_key_value_heads"}, {good, "desc->num_query_heads (4) is not a multiple"},
-               {good, "desc->sliding_window"}, {good, "desc->dropout"},
-               {good, "desc->query_width"}, {good, "desc->value_width"}, {good, "desc->dtype"}};
+    } bad[] = {{good, "desc->head_dim"},
+               {good, "desc->num_query_heads"},
+               {good, "desc->num_key_value_heads"},
+               {good, "desc->num_query_heads (4) is not a multiple"},
+               {good, "desc->sliding_window"},
+               {good, "desc->dropout"},
+               {good, "desc->query_width"},
+               {good, "desc->value_width"},
+               {good, "desc->dtype"}};
     bad[0].d.head_dim = 0, bad[1].d.num_query_heads = 0, bad[2].d.num_key_value_heads = 0;
     bad[3].d.num_key_value_heads = 3, bad[4].d.sliding_window = -1, bad[5].d.dropout = NAN;
     bad[6].d.query_width = 0, bad[7].d.value_width = 0, bad[8].d.dtype = (vkattn_dtype)9;
