@@ -48,6 +48,7 @@ uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot s[AB_LA
         s[7] = slot("output_bias", bias, 1, dout, 0, 0);
         return 8;
     }
+    case AB_LAYER_GQA: return 0; /* no backward yet (case_grads.c refuses such a case) */
     }
     return 0;
 }
@@ -78,6 +79,7 @@ static vkattn_result backward(const ab_layer_any *l, VkCommandBuffer cmd, bool r
         vkattn_mha_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
         return DISPATCH(vkattn_mha_backward, l->handle.mha, &gw);
     }
+    case AB_LAYER_GQA: return VKATTN_ERROR_UNSUPPORTED; /* no backward yet */
     }
 #undef DISPATCH
     return VKATTN_ERROR_INVALID_ARGUMENT;
@@ -144,6 +146,7 @@ vkattn_result ab_layer_any_reference_backward(const ab_layer_any *l,
         return vkattn_reference_mha_backward(&l->desc.mha, &l->w.mha, call, io, grad_output, g,
                                              &gw);
     }
+    case AB_LAYER_GQA: return VKATTN_ERROR_UNSUPPORTED; /* no backward yet */
     }
     return r;
 }
