@@ -37,8 +37,8 @@
  * contract, scratch rules, thread safety, f16 semantics and f16 bounds
  * (desc.dtype = VKATTN_DTYPE_F16). The K/V projections and heads are Nq/Nkv
  * times smaller than MultiHeadAttention's; SDPA reads each K/V head for its
- * group of query heads. Not yet here: the backward pass, the cached (KV
- * cache) calls and Keras 3.14's use_gate.
+ * group of query heads. Not yet here: the backward pass and Keras 3.14's
+ * use_gate.
  */
 #ifndef VKATTN_GQA_H
 #define VKATTN_GQA_H
@@ -47,6 +47,7 @@
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
+#include "vkattn/kv_cache.h"
 #include "vkattn/layer_common.h"
 #include "vkattn/layer_params.h"
 #include "vkattn/result.h"
@@ -103,6 +104,37 @@ VKATTN_API vkattn_result vkattn_gqa_prepare(vkattn_gqa *layer, const vkattn_laye
 /* vkattn_gqa_record into the context's one-shot command buffer, submit, wait. */
 VKATTN_API vkattn_result vkattn_gqa_run(vkattn_gqa *layer, const vkattn_layer_call *call,
                                         const vkattn_layer_io *io);
+
+/* ---------------------------------------------------------------- with a KV cache
+ *
+ * As vkattn_mha_*_cached (vkattn/mha.h), with a cache of Nkv heads: the cache
+ * holds each key/value head once (Nq/Nkv times less memory than
+ * MultiHeadAttention's), and decode attention reads K/V head n / (Nq / Nkv)
+ * for query head n:
+ *
+ *   vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = num_key_value_heads,
+ *                              .capacity = max_len, .key_dim = head_dim,
+ *                              .value_dim = head_dim};
+ *   call = {.batch = B, .tq = P, .causal = VKATTN_CAUSAL_TOP_LEFT};
+ *   vkattn_gqa_run_cached(gqa, &call, &io, cache);    prefill, then steps of 1
+ *
+ * A prefill plus steps gives, row by row, what one vkattn_gqa_run with
+ * VKATTN_CAUSAL_TOP_LEFT gives over the whole sequence (and the sliding
+ * window, if any, is the same band). io, call, codes and the recording
+ * contract as vkattn_mha_record_cached's; a cache whose kv_heads, key_dim or
+ * value_dim differ from (num_key_value_heads, head_dim, head_dim) is
+ * INVALID_ARGUMENT naming both. */
+VKATTN_API vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                                  const vkattn_layer_call *call,
+                                                  const vkattn_layer_io *io,
+                                                  vkattn_kv_cache *cache);
+VKATTN_API vkattn_result vkattn_gqa_prepare_cached(vkattn_gqa *layer,
+                                                   const vkattn_layer_call *call,
+                                                   const vkattn_layer_io *io,
+                                                   vkattn_kv_cache *cache);
+VKATTN_API vkattn_result vkattn_gqa_run_cached(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                               const vkattn_layer_io *io,
+                                               vkattn_kv_cache *cache);
 
 #ifdef __cplusplus
 }

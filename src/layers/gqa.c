@@ -89,3 +89,33 @@ vkattn_result vkattn_gqa_run(vkattn_gqa *layer, const vkattn_layer_call *call,
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_gqa_run: layer is NULL");
     VKA_RUN(layer->mha->ctx, vka_mha_record_as("vkattn_gqa_run", layer->mha, cmd, call, io));
 }
+
+vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       vkattn_kv_cache *cache)
+{
+    static const char fn[] = "vkattn_gqa_record_cached";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_mha_record_cached_as(fn, layer->mha, cmd, call, io, cache);
+}
+
+vkattn_result vkattn_gqa_prepare_cached(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                        const vkattn_layer_io *io, vkattn_kv_cache *cache)
+{
+    static const char fn[] = "vkattn_gqa_prepare_cached";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->mha->ctx, fn,
+                              vka_mha_record_cached_as(fn, layer->mha, VKA_DRY_CMD, call, io,
+                                                       cache));
+}
+
+vkattn_result vkattn_gqa_run_cached(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
+{
+    static const char fn[] = "vkattn_gqa_run_cached";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_mha_run_cached_as(fn, layer->mha, call, io, cache);
+}

@@ -303,9 +303,8 @@ vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *cal
  * up to its own position), and its context merged back into its rows of
  * (B, Tnew, H*dv). One output projection ends the call. */
 
-static const char cached_caller[] = "vkattn_mha_record_cached";
-
 typedef struct mha_cached_plan {
+    const char *fn; /* the public function, for messages */
     vka_mha_call c;
     uint32_t chunk; /* rows per chunk: min(Tnew, VKATTN_DECODE_MAX_TQ) */
     vkattn_tensor *value_mask; /* (B, capacity) or NULL */
@@ -317,7 +316,7 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
                                  mha_cached_plan *p)
 {
     vkattn_context *ctx = layer->ctx;
-    const char *fn = cached_caller;
+    const char *fn = p->fn;
     const vka_mha_dims *d = &layer->d;
     if (!call || !io || !cache)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -430,7 +429,7 @@ static vkattn_result record_rows(vkattn_mha *layer, VkCommandBuffer cmd, const m
     vkattn_heads_params hp = {
         .batch = p->c.batch, .seq = n, .heads = heads, .head_dim = head_dim};
     vkattn_heads_io hio = {.in = in, .out = out};
-    return vka_heads_rows_record(layer->ctx, cmd, cached_caller, &hp, &hio, split, p->c.tq, t0);
+    return vka_heads_rows_record(layer->ctx, cmd, p->fn, &hp, &hio, split, p->c.tq, t0);
 }
 
 static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
@@ -446,7 +445,7 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
                          t[MHA_V_HEADS])) ||
         (r = record_rows(layer, cmd, p, true, d->heads, d->key_dim, t0, n, t[MHA_Q_PROJ],
                          t[MHA_Q_HEADS])) ||
-        (r = vka_kv_cache_append_flat(cache, cmd, cached_caller, t[MHA_K_HEADS],
+        (r = vka_kv_cache_append_flat(cache, cmd, p->fn, t[MHA_K_HEADS],
                                       t[MHA_V_HEADS], n)))
         return r;
     vkattn_sdpa_decode_params dp = {
@@ -463,14 +462,14 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
                        t[MHA_CTX_MERGED]);
 }
 
-vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache)
 {
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", cached_caller, !layer ? "layer" : "cmd");
-    mha_cached_plan p;
+                        "%s: %s is NULL", fn, !layer ? "layer" : "cmd");
+    mha_cached_plan p = {.fn = fn};
     vkattn_result r = plan_cached(layer, call, io, cache, &p);
     if (r)
         return r;
@@ -498,17 +497,25 @@ vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
                         p.t[MHA_CTX_MERGED], io->output);
 }
 
-vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
-                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
+vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       vkattn_kv_cache *cache)
+{
+    return vka_mha_record_cached_as("vkattn_mha_record_cached", layer, cmd, call, io, cache);
+}
+
+vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
+                                    const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                    vkattn_kv_cache *cache)
 {
     if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_mha_run_cached: layer is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
     VkCommandBuffer cmd;
     vkattn_result r = vka_begin(layer->ctx, &cmd);
     if (r)
         return r;
-    r = vka_end_submit_wait(layer->ctx, cmd, vkattn_mha_record_cached(layer, cmd, call, io, cache));
+    r = vka_end_submit_wait(layer->ctx, cmd,
+                            vka_mha_record_cached_as(fn, layer, cmd, call, io, cache));
     if (r)
         return r;
     /* refresh the host mirror of the lengths, as the cache's own *_run do */
@@ -516,11 +523,17 @@ vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *
                                                        : malloc(sizeof(uint32_t) * cache->desc.batch);
     if (!len)
         return vka_fail(layer->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "vkattn_mha_run_cached: no memory for the lengths");
+                        "%s: no memory for the lengths", fn);
     r = vkattn_kv_cache_lengths(cache, len);
     if (len != stack)
         free(len);
     return r;
+}
+
+vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
+{
+    return vka_mha_run_cached_as("vkattn_mha_run_cached", layer, call, io, cache);
 }
 
 vkattn_result vkattn_mha_prepare_cached(vkattn_mha *layer, const vkattn_layer_call *call,

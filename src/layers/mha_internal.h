@@ -92,6 +92,14 @@ vkattn_result vka_mha_get_weights_as(const char *fn, const vkattn_mha *layer,
 vkattn_result vka_mha_record_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io);
 
+/* vkattn_mha_record_cached / run_cached, fn naming the public function. */
+vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       vkattn_kv_cache *cache);
+vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
+                                    const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                    vkattn_kv_cache *cache);
+
 /* Resolves and checks a forward call (shapes, sizes, the SDPA's own checks)
  * as vkattn_mha_record does, `caller` naming the public function; records
  * and allocates nothing. */
