@@ -21,8 +21,7 @@
  * the same order, so they must agree exactly. The Keras values are given to 4
  * significant digits: within 5e-4 (outputs ~2.5) and 5e-5 (scores). */
 #include "harness.h"
-#include "mask_forms.h"
-#include "random_case.h"
+#include "multi_head_case.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,166 +31,44 @@
 #define OUT_BOUND 2e-5
 #define SCORE_BOUND 5e-6
 
-typedef enum attn_kind { ATTN_NONE, ATTN_SHARED, ATTN_PER_HEAD, ATTN_FORM } attn_kind;
-
 typedef struct gcase {
     vkattn_gqa_desc desc;
     vkattn_layer_call call;
     bool key_given, self_attn, query_mask, value_mask;
     attn_kind attn;
-    const char *am_form; /* ATTN_FORM: the mask's broadcast shape (mask_forms.h) */
+    const char *am_form; /* with attn SHARED: the mask's broadcast shape (mask_forms.h) */
 } gcase;
-
-typedef struct sizes {
-    size_t wq, bq, wk, bk, wv, bv, wo, bo;
-    size_t query, key, value, qm, vm, am, out, scores;
-} sizes;
 
 static uint32_t key_width_of(const vkattn_gqa_desc *d)
 {
     return d->key_width ? d->key_width : d->value_width;
 }
 
-static lt_mask_shape mask_shape_of(const gcase *m)
-{
-    return lt_mask_form(m->am_form, m->call.batch, m->desc.num_query_heads, m->call.tq,
-                        m->call.tv);
-}
-
-static sizes sizes_of(const gcase *m)
+/* The case as multi_head_case.h sees it: Nq heads of head_dim, Nkv of them
+ * for key and value, the output as wide as the query. */
+static mh_case view(const gcase *m)
 {
     const vkattn_gqa_desc *d = &m->desc;
-    const size_t h = d->head_dim, Nq = d->num_query_heads, Nkv = d->num_key_value_heads;
-    const size_t Dq = d->query_width, Dk = key_width_of(d), Dv = d->value_width;
-    const size_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
-    sizes s = {
-        .wq = Dq * Nq * h, .bq = Nq * h, .wk = Dk * Nkv * h, .bk = Nkv * h,
-        .wv = Dv * Nkv * h, .bv = Nkv * h, .wo = Nq * h * Dq, .bo = Dq,
-        .query = B * Tq * Dq, .key = B * Tv * Dk, .value = B * Tv * Dv,
-        .qm = B * Tq, .vm = B * Tv, .am = B * (m->attn == ATTN_PER_HEAD ? Nq : 1) * Tq * Tv,
-        .out = B * Tq * Dq, .scores = B * Nq * Tq * Tv,
-    };
-    if (m->attn == ATTN_FORM) {
-        const lt_mask_shape ms = mask_shape_of(m);
-        s.am = lt_mask_count(&ms);
-    }
-    return s;
-}
-
-typedef struct host {
-    vkattn_gqa_weights w;
-    float *query, *key, *value, *qm, *vm, *am;
-} host;
-
-static float *uniform(size_t n, float a)
-{
-    float *x = tu_floats(n);
-    tu_fill_uniform(x, n, -a, a);
-    return x;
-}
-
-static void host_random(const gcase *m, host *h)
-{
-    const vkattn_gqa_desc *d = &m->desc;
-    const sizes s = sizes_of(m);
-    const float aq = sqrtf(3.0f / d->query_width), ak = sqrtf(3.0f / key_width_of(d));
-    const float av = sqrtf(3.0f / d->value_width);
-    const float ao = sqrtf(3.0f / (d->num_query_heads * d->head_dim));
-    h->w = (vkattn_gqa_weights){
-        .query_kernel = uniform(s.wq, aq), .query_bias = uniform(s.bq, 0.5f),
-        .key_kernel = uniform(s.wk, ak), .key_bias = uniform(s.bk, 0.5f),
-        .value_kernel = uniform(s.wv, av), .value_bias = uniform(s.bv, 0.5f),
-        .output_kernel = uniform(s.wo, ao), .output_bias = uniform(s.bo, 0.5f),
-    };
-    h->query = uniform(s.query, 1.0f);
-    h->value = m->self_attn ? h->query : uniform(s.value, 1.0f);
-    h->key = m->key_given ? uniform(s.key, 1.0f) : NULL;
-    h->qm = h->vm = h->am = NULL;
-    if (m->query_mask)
-        tu_fill_mask(h->qm = tu_floats(s.qm), s.qm, 0.75f);
-    if (m->value_mask)
-        tu_fill_mask(h->vm = tu_floats(s.vm), s.vm, 0.75f);
-    if (m->attn == ATTN_FORM) {
-        const lt_mask_shape ms = mask_shape_of(m);
-        h->am = lt_mask_random(&ms);
-    } else if (m->attn != ATTN_NONE) {
-        tu_fill_mask(h->am = tu_floats(s.am), s.am, 0.75f);
-    }
-}
-
-static void weights_free(vkattn_gqa_weights *w)
-{
-    free(w->query_kernel), free(w->query_bias), free(w->key_kernel), free(w->key_bias);
-    free(w->value_kernel), free(w->value_bias), free(w->output_kernel), free(w->output_bias);
-}
-
-static void host_free(const gcase *m, host *h)
-{
-    weights_free(&h->w);
-    free(h->query), free(h->key), free(h->qm), free(h->vm), free(h->am);
-    if (!m->self_attn)
-        free(h->value);
-}
-
-static vkattn_layer_host_io host_io(const gcase *m, const host *h, float *out, float *scores)
-{
-    vkattn_layer_host_io io = {
-        .query = h->query, .value = h->value, .key = h->key, .query_mask = h->qm,
-        .value_mask = h->vm, .attention_mask = h->am,
-        .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
-        .output = out, .scores = m->call.return_attention_scores ? scores : NULL,
-    };
-    if (m->attn == ATTN_FORM) {
-        const lt_mask_shape ms = mask_shape_of(m);
-        io.attention_mask_rank = ms.rank;
-        memcpy(io.attention_mask_dims, ms.dims, sizeof ms.dims);
-    }
-    return io;
-}
-
-static vkattn_tensor *gpu_mask(vkattn_context *ctx, const gcase *m, const host *h)
-{
-    if (!h->am)
-        return NULL;
-    if (m->attn != ATTN_FORM)
-        return th_tensor(ctx, sizes_of(m).am, h->am);
-    const lt_mask_shape ms = mask_shape_of(m);
-    return lt_mask_tensor(ctx, &ms, h->am);
+    const rc_mha_widths w = {
+        .H = d->num_query_heads, .Hkv = d->num_key_value_heads, .dk = d->head_dim,
+        .dv = d->head_dim, .Dq = d->query_width, .Dk = key_width_of(d), .Dv = d->value_width,
+        .Dout = d->query_width};
+    return (mh_case){.w = w, .no_bias = d->no_bias, .call = &m->call, .key_given = m->key_given,
+                     .self_attn = m->self_attn, .query_mask = m->query_mask,
+                     .value_mask = m->value_mask, .attn = m->attn, .am_form = m->am_form};
 }
 
 /* A fresh layer, weights set, outputs poisoned; downloads out and scores. */
 static vkattn_result run_gpu(vkattn_context *ctx, const gcase *m, const host *h, float *out,
                              float *scores)
 {
-    const sizes s = sizes_of(m);
+    const mh_case v = view(m);
     vkattn_gqa *layer = NULL;
     TH_OK(ctx, vkattn_gqa_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_gqa_set_weights(layer, &h->w));
-    vkattn_tensor *query = th_tensor(ctx, s.query, h->query);
-    vkattn_layer_io io = {
-        .query = query,
-        .value = m->self_attn ? query : th_tensor(ctx, s.value, h->value),
-        .key = h->key ? th_tensor(ctx, s.key, h->key) : NULL,
-        .query_mask = h->qm ? th_tensor(ctx, s.qm, h->qm) : NULL,
-        .value_mask = h->vm ? th_tensor(ctx, s.vm, h->vm) : NULL,
-        .attention_mask = gpu_mask(ctx, m, h),
-        .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
-        .output = th_tensor(ctx, s.out, NULL),
-        .scores = m->call.return_attention_scores ? th_tensor(ctx, s.scores, NULL) : NULL,
-    };
-    TH_OK(ctx, vkattn_tensor_fill(io.output, NAN));
-    if (io.scores)
-        TH_OK(ctx, vkattn_tensor_fill(io.scores, NAN));
+    vkattn_layer_io io = mh_gpu_io(ctx, &v, h);
     vkattn_result r = vkattn_gqa_run(layer, &m->call, &io);
-    if (r == VKATTN_SUCCESS) {
-        TH_OK(ctx, vkattn_tensor_download(io.output, out, 0, s.out));
-        if (io.scores)
-            TH_OK(ctx, vkattn_tensor_download(io.scores, scores, 0, s.scores));
-    }
-    vkattn_tensor *all[] = {io.query, m->self_attn ? NULL : io.value, io.key, io.query_mask,
-                            io.value_mask, io.attention_mask, io.output, io.scores};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        vkattn_tensor_destroy(all[i]);
+    mh_gpu_io_finish(ctx, &v, &io, r == VKATTN_SUCCESS, out, scores);
     vkattn_gqa_destroy(layer);
     return r;
 }
@@ -211,45 +88,19 @@ static void describe(const gcase *m, char *buf, size_t n)
              (int)c->causal, c->training, c->return_attention_scores, (int)c->path);
 }
 
-/* Query rows masked by the query mask: output exactly the output bias,
- * scores exactly 0 in every query head. */
-static void check_masked_query_rows(const gcase *m, const host *h, const float *out,
-                                    const float *scores, const char *what)
-{
-    if (!h->qm)
-        return;
-    const uint32_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
-    const uint32_t Dq = m->desc.query_width, Nq = m->desc.num_query_heads;
-    for (uint32_t b = 0; b < B; b++)
-        for (uint32_t i = 0; i < Tq; i++) {
-            if (h->qm[b * Tq + i] != 0.0f)
-                continue;
-            for (uint32_t e = 0; e < Dq; e++) {
-                const float want = m->desc.no_bias ? 0.0f : h->w.output_bias[e];
-                if (out[((size_t)b * Tq + i) * Dq + e] != want)
-                    fail_msg("%s: masked query row b=%u i=%u: output[%u] is not the bias", what,
-                             b, i, e);
-            }
-            for (uint32_t n = 0; scores && n < Nq; n++)
-                for (uint32_t j = 0; j < Tv; j++)
-                    if (scores[(((size_t)b * Nq + n) * Tq + i) * Tv + j] != 0.0f)
-                        fail_msg("%s: masked query row b=%u n=%u i=%u has a nonzero score", what,
-                                 b, n, i);
-        }
-}
-
 static void check_case(vkattn_context *ctx, const gcase *m)
 {
     char what[400];
     describe(m, what, sizeof what);
-    const sizes s = sizes_of(m);
+    const mh_case v = view(m);
+    const sizes s = mh_sizes(&v);
     host h;
-    host_random(m, &h);
+    mh_host_random(&v, &h);
     float *ref = tu_floats(s.out), *ref_scores = tu_floats(s.scores);
     float *got = tu_floats(s.out), *got_scores = tu_floats(s.scores);
     tu_poison(ref, s.out), tu_poison(ref_scores, s.scores);
     tu_poison(got, s.out), tu_poison(got_scores, s.scores);
-    vkattn_layer_host_io hio = host_io(m, &h, ref, ref_scores);
+    vkattn_layer_host_io hio = mh_host_io(&v, &h, ref, ref_scores);
     TH_OK(ctx, vkattn_reference_gqa(&m->desc, &h.w, &m->call, &hio));
     vkattn_result r = run_gpu(ctx, m, &h, got, got_scores);
     if (r != VKATTN_SUCCESS)
@@ -259,15 +110,15 @@ static void check_case(vkattn_context *ctx, const gcase *m)
     if (!(err <= OUT_BOUND))
         fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
     const bool scores = m->call.return_attention_scores;
-    check_masked_query_rows(m, &h, ref, scores ? ref_scores : NULL, "reference");
-    check_masked_query_rows(m, &h, got, scores ? got_scores : NULL, what);
+    mh_check_masked_query_rows(&v, &h, ref, scores ? ref_scores : NULL, "reference");
+    mh_check_masked_query_rows(&v, &h, got, scores ? got_scores : NULL, what);
     if (scores) {
         const double serr = tu_max_abs_err(got_scores, ref_scores, s.scores);
         if (!(serr <= SCORE_BOUND))
             fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
     }
     th_assert_validation_clean();
-    host_free(m, &h);
+    mh_host_free(&v, &h);
     free(ref), free(ref_scores), free(got), free(got_scores);
 }
 
@@ -350,7 +201,7 @@ static void test_masks_and_windows(void **state)
         if (kind == 6)
             m.call.tq = 17;
         if (kind == 7) {
-            m.attn = ATTN_FORM;
+            m.attn = ATTN_SHARED;
             m.am_form = "1HQV"; /* per query head, broadcast over the batch */
         }
         check_case(ctx, &m);
@@ -419,9 +270,10 @@ static void test_equals_mha(void **state)
         describe(&m, what, sizeof what);
         const vkattn_gqa_desc *g = &m.desc;
         const uint32_t G = g->num_query_heads / g->num_key_value_heads, hd = g->head_dim;
-        const sizes s = sizes_of(&m);
+        const mh_case v = view(&m);
+        const sizes s = mh_sizes(&v);
         host h;
-        host_random(&m, &h);
+        mh_host_random(&v, &h);
         vkattn_mha_weights mw = h.w;
         mw.key_kernel = tu_floats(s.wk * G), mw.value_kernel = tu_floats(s.wv * G);
         mw.key_bias = tu_floats(s.bk * G), mw.value_bias = tu_floats(s.bv * G);
@@ -441,9 +293,9 @@ static void test_equals_mha(void **state)
         float *got = tu_floats(s.out), *got_sc = tu_floats(s.scores);
         tu_poison(mref, s.out), tu_poison(msc, s.scores), tu_poison(gref, s.out);
         tu_poison(gsc, s.scores), tu_poison(got, s.out), tu_poison(got_sc, s.scores);
-        vkattn_layer_host_io mio = host_io(&m, &h, mref, msc);
+        vkattn_layer_host_io mio = mh_host_io(&v, &h, mref, msc);
         TH_OK(ctx, vkattn_reference_mha(&md, &mw, &m.call, &mio));
-        vkattn_layer_host_io gio = host_io(&m, &h, gref, gsc);
+        vkattn_layer_host_io gio = mh_host_io(&v, &h, gref, gsc);
         TH_OK(ctx, vkattn_reference_gqa(&m.desc, &h.w, &m.call, &gio));
         if (memcmp(mref, gref, s.out * sizeof(float)))
             fail_msg("%s: GQA reference differs from MHA with repeated kernels", what);
@@ -459,7 +311,7 @@ static void test_equals_mha(void **state)
             fail_msg("%s: GPU GQA vs MHA reference: scores differ", what);
         free(mw.key_kernel), free(mw.value_kernel), free(mw.key_bias), free(mw.value_bias);
         free(mref), free(msc), free(gref), free(gsc), free(got), free(got_sc);
-        host_free(&m, &h);
+        mh_host_free(&v, &h);
     }
     th_assert_validation_clean();
 }
@@ -528,9 +380,10 @@ static void test_weights_round_trip(void **state)
     gcase m = {.desc = {.head_dim = 3, .num_query_heads = 6, .num_key_value_heads = 2,
                         .query_width = 5, .key_width = 7, .value_width = 4},
                .call = {.batch = 1, .tq = 1, .tv = 1}};
-    const sizes s = sizes_of(&m);
+    const mh_case v = view(&m);
+    const sizes s = mh_sizes(&v);
     host h;
-    host_random(&m, &h);
+    mh_host_random(&v, &h);
     vkattn_gqa *layer;
     TH_OK(ctx, vkattn_gqa_create(ctx, &m.desc, &layer));
     TH_OK(ctx, vkattn_gqa_set_weights(layer, &h.w));
@@ -546,22 +399,16 @@ static void test_weights_round_trip(void **state)
     assert_memory_equal(got.query_kernel, h.w.query_kernel, s.wq * sizeof(float));
     assert_memory_equal(got.output_kernel, h.w.output_kernel, s.wo * sizeof(float));
     assert_memory_equal(got.output_bias, h.w.output_bias, s.bo * sizeof(float));
-    weights_free(&got);
+    mh_weights_free(&got);
     vkattn_gqa_destroy(layer);
-    host_free(&m, &h);
+    mh_host_free(&v, &h);
     th_assert_validation_clean();
 }
 
 /* ------------------------------------------------------------ bad arguments */
 
-static void expect_invalid(vkattn_result r, const char *arg)
-{
-    if (r != VKATTN_ERROR_INVALID_ARGUMENT)
-        fail_msg("expected VKATTN_ERROR_INVALID_ARGUMENT naming %s, got %s (%s)", arg,
-                 vkattn_result_name(r), vkattn_last_error());
-    if (!strstr(vkattn_last_error(), arg))
-        fail_msg("the message \"%s\" does not name %s", vkattn_last_error(), arg);
-}
+/* expr must be INVALID_ARGUMENT with a message naming arg */
+#define expect_invalid(expr, arg) TH_EXPECT_ERROR(expr, VKATTN_ERROR_INVALID_ARGUMENT, arg)
 
 static void test_bad_create_and_weights(void **state)
 {
