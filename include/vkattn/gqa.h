@@ -37,8 +37,9 @@
  * contract, scratch rules, thread safety, f16 semantics and f16 bounds
  * (desc.dtype = VKATTN_DTYPE_F16). The K/V projections and heads are Nq/Nkv
  * times smaller than MultiHeadAttention's; SDPA reads each K/V head for its
- * group of query heads. Not yet here: the backward pass and Keras 3.14's
- * use_gate.
+ * group of query heads. The backward pass with weight gradients is
+ * vkattn_gqa_backward_* (vkattn/layer_backward.h). Not yet here: Keras
+ * 3.14's use_gate.
  */
 #ifndef VKATTN_GQA_H
 #define VKATTN_GQA_H

@@ -3,6 +3,7 @@
  * resolved into the same dims (shape/mha_shape.h, vka_gqa_resolve_desc);
  * every call is the MHA layer's, with messages naming the GQA function. */
 #include "vkattn/gqa.h"
+#include "vkattn/layer_backward.h"
 
 #include <stdlib.h>
 
@@ -118,4 +119,38 @@ vkattn_result vkattn_gqa_run_cached(vkattn_gqa *layer, const vkattn_layer_call *
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
     return vka_mha_run_cached_as(fn, layer->mha, call, io, cache);
+}
+
+vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                         const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                         const vkattn_layer_grads *grads,
+                                         const vkattn_gqa_weight_tensors *grad_w)
+{
+    static const char fn[] = "vkattn_gqa_backward_record";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_mha_backward_as(fn, layer->mha, cmd, call, io, grads, grad_w);
+}
+
+vkattn_result vkattn_gqa_backward_prepare(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                          const vkattn_layer_io *io,
+                                          const vkattn_layer_grads *grads,
+                                          const vkattn_gqa_weight_tensors *grad_w)
+{
+    static const char fn[] = "vkattn_gqa_backward_prepare";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    return vka_prepare_result(layer->mha->ctx, fn,
+                              vka_mha_backward_as(fn, layer->mha, VKA_DRY_CMD, call, io, grads,
+                                                  grad_w));
+}
+
+vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_gqa_weight_tensors *grad_w)
+{
+    static const char fn[] = "vkattn_gqa_backward_run";
+    if (!layer)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
+    VKA_RUN(layer->mha->ctx, vka_mha_backward_as(fn, layer->mha, cmd, call, io, grads, grad_w));
 }

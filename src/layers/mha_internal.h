@@ -6,6 +6,7 @@
 #ifndef VKA_MHA_INTERNAL_H
 #define VKA_MHA_INTERNAL_H
 
+#include "vkattn/layer_backward.h"
 #include "vkattn/mha.h"
 
 #include "layers/layer_util.h"
@@ -99,6 +100,13 @@ vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkComm
 vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
                                     const vkattn_layer_call *call, const vkattn_layer_io *io,
                                     vkattn_kv_cache *cache);
+
+/* vkattn_mha_backward_record (and, with VKA_DRY_CMD, _prepare), fn naming
+ * the public function; key and value gradients over d.kv_heads heads. */
+vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
+                                  const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                  const vkattn_layer_grads *g,
+                                  const vkattn_mha_weight_tensors *gw);
 
 /* Resolves and checks a forward call (shapes, sizes, the SDPA's own checks)
  * as vkattn_mha_record does, `caller` naming the public function; records

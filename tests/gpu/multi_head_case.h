@@ -29,6 +29,17 @@ typedef struct mh_case {
     const char *am_form; /* with attn SHARED: the mask's shape (mask_forms.h); NULL = flat */
 } mh_case;
 
+/* GroupedQueryAttention's widths: Nq heads of head_dim, Nkv of them for key
+ * and value, the output as wide as the query. */
+static inline rc_mha_widths mh_gqa_widths(const vkattn_gqa_desc *d)
+{
+    return (rc_mha_widths){
+        .H = d->num_query_heads, .Hkv = d->num_key_value_heads, .dk = d->head_dim,
+        .dv = d->head_dim, .Dq = d->query_width,
+        .Dk = d->key_width ? d->key_width : d->value_width, .Dv = d->value_width,
+        .Dout = d->query_width};
+}
+
 /* Element counts of every array of a case. */
 typedef struct sizes {
     size_t wq, bq, wk, bk, wv, bv, wo, bo;

@@ -44,16 +44,11 @@ static uint32_t key_width_of(const vkattn_gqa_desc *d)
     return d->key_width ? d->key_width : d->value_width;
 }
 
-/* The case as multi_head_case.h sees it: Nq heads of head_dim, Nkv of them
- * for key and value, the output as wide as the query. */
+/* The case as multi_head_case.h sees it. */
 static mh_case view(const gcase *m)
 {
     const vkattn_gqa_desc *d = &m->desc;
-    const rc_mha_widths w = {
-        .H = d->num_query_heads, .Hkv = d->num_key_value_heads, .dk = d->head_dim,
-        .dv = d->head_dim, .Dq = d->query_width, .Dk = key_width_of(d), .Dv = d->value_width,
-        .Dout = d->query_width};
-    return (mh_case){.w = w, .no_bias = d->no_bias, .call = &m->call, .key_given = m->key_given,
+    return (mh_case){.w = mh_gqa_widths(d), .no_bias = d->no_bias, .call = &m->call, .key_given = m->key_given,
                      .self_attn = m->self_attn, .query_mask = m->query_mask,
                      .value_mask = m->value_mask, .attn = m->attn, .am_form = m->am_form};
 }
