@@ -99,8 +99,6 @@ bool ab_case_parse_grads(json_t *obj, ab_case *c, char *err, size_t err_size)
         return FAIL("grad_output: must be a nested array (the output's shape)");
     if (!ab_nd_parse(go, "grad_output", &c->grad_output, err, err_size))
         return false;
-    if (c->grad_output.data && c->kind == AB_LAYER_GQA)
-        return FAIL("grad_output: GroupedQueryAttention has no backward pass in vkattn yet");
     if (c->grad_output.data && c->fp16) /* else the f32 check would pass an f16 case */
         return FAIL("grad_output: the layer backward is float32 only; a \"dtype\": \"float16\" "
                     "case cannot check gradients");

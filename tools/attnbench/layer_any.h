@@ -61,8 +61,8 @@ vkattn_result ab_layer_any_reference(const ab_layer_any *l, const vkattn_layer_c
  * scale, concat_score_weight; AdditiveAttention scale; Bahdanau
  * query_kernel, key_kernel, score_kernel, score_bias; MultiHeadAttention
  * query_kernel, query_bias, key_kernel, key_bias, value_kernel, value_bias,
- * output_kernel, output_bias (GroupedQueryAttention: the same names, no
- * backward yet). NULL = not wanted. */
+ * output_kernel, output_bias (GroupedQueryAttention: the same names).
+ * NULL = not wanted. */
 #define AB_LAYER_WEIGHTS 8
 
 typedef struct ab_weight_slot {

@@ -405,9 +405,10 @@ const ab_op ab_op_gqa = {
     .name = "gqa",
     .summary = "Keras GroupedQueryAttention: --heads Nq, --kv-heads Nkv (default Nq), head_dim "
                "--dk, widths --dmodel (default Nq * dk)",
-    .flags = (LAYER_FLAGS & ~(AB_F_DV | AB_F_BACKWARD)) | AB_F_HEADS | AB_F_KV_HEADS |
-             AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW,
+    .flags = (LAYER_FLAGS & ~AB_F_DV) | AB_F_HEADS | AB_F_KV_HEADS | AB_F_DMODEL | AB_F_FUSED |
+             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW,
     .bound = AB_BOUND_MHA,
+    .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = gqa_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
