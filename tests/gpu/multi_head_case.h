@@ -40,6 +40,20 @@ static inline rc_mha_widths mh_gqa_widths(const vkattn_gqa_desc *d)
         .Dout = d->query_width};
 }
 
+/* A GroupedQueryAttention key/value kernel or bias (rows, Hkv, hd) as the
+ * MultiHeadAttention one of the same layer: each head repeated g times on
+ * the head axis (query head n holds kv head n / g). A new array. */
+static inline float *mh_repeat_heads(const float *src, uint32_t rows, uint32_t hkv, uint32_t g,
+                                     uint32_t hd)
+{
+    float *dst = tu_floats((size_t)rows * hkv * g * hd);
+    for (uint32_t a = 0; a < rows; a++)
+        for (uint32_t n = 0; n < hkv * g; n++)
+            memcpy(dst + ((size_t)a * hkv * g + n) * hd, src + ((size_t)a * hkv + n / g) * hd,
+                   hd * sizeof(float));
+    return dst;
+}
+
 /* Element counts of every array of a case. */
 typedef struct sizes {
     size_t wq, bq, wk, bk, wv, bv, wo, bo;

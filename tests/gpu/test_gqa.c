@@ -239,17 +239,6 @@ static void test_key_batch_dropout(void **state)
     }
 }
 
-/* The MHA weights equal to a GQA layer's: key and value kernels and biases
- * repeated Nq/Nkv times on the head axis (query head n holds kv head n/G). */
-static void repeat_heads(const float *src, uint32_t rows, uint32_t nkv, uint32_t group,
-                         uint32_t hd, float *dst)
-{
-    for (uint32_t a = 0; a < rows; a++)
-        for (uint32_t n = 0; n < nkv * group; n++)
-            memcpy(dst + ((size_t)a * nkv * group + n) * hd,
-                   src + ((size_t)a * nkv + n / group) * hd, hd * sizeof(float));
-}
-
 /* GroupedQueryAttention == MultiHeadAttention(num_heads = Nq, key_dim = h)
  * with the key/value kernels repeated: the references exactly, the GPU GQA
  * within the bound of the MHA reference; with masks, causal, windows,
@@ -269,15 +258,12 @@ static void test_equals_mha(void **state)
         const sizes s = mh_sizes(&v);
         host h;
         mh_host_random(&v, &h);
+        const uint32_t nkv = g->num_key_value_heads;
         vkattn_mha_weights mw = h.w;
-        mw.key_kernel = tu_floats(s.wk * G), mw.value_kernel = tu_floats(s.wv * G);
-        mw.key_bias = tu_floats(s.bk * G), mw.value_bias = tu_floats(s.bv * G);
-        repeat_heads(h.w.key_kernel, key_width_of(g), g->num_key_value_heads, G, hd,
-                     mw.key_kernel);
-        repeat_heads(h.w.value_kernel, g->value_width, g->num_key_value_heads, G, hd,
-                     mw.value_kernel);
-        repeat_heads(h.w.key_bias, 1, g->num_key_value_heads, G, hd, mw.key_bias);
-        repeat_heads(h.w.value_bias, 1, g->num_key_value_heads, G, hd, mw.value_bias);
+        mw.key_kernel = mh_repeat_heads(h.w.key_kernel, key_width_of(g), nkv, G, hd);
+        mw.value_kernel = mh_repeat_heads(h.w.value_kernel, g->value_width, nkv, G, hd);
+        mw.key_bias = mh_repeat_heads(h.w.key_bias, 1, nkv, G, hd);
+        mw.value_bias = mh_repeat_heads(h.w.value_bias, 1, nkv, G, hd);
         const vkattn_mha_desc md = {
             .num_heads = g->num_query_heads, .key_dim = hd, .query_width = g->query_width,
             .key_width = g->key_width, .value_width = g->value_width, .no_bias = g->no_bias,

@@ -71,17 +71,6 @@ static void describe(const bcase *m, char *buf, size_t n)
              (int)m->attn, (int)c->causal, c->training, (int)c->path);
 }
 
-/* The MHA weights equal to a GQA layer's: each key/value head repeated G times. */
-static float *repeated(const float *src, uint32_t rows, uint32_t nkv, uint32_t g, uint32_t hd)
-{
-    float *dst = tu_floats((size_t)rows * nkv * g * hd);
-    for (uint32_t a = 0; a < rows; a++)
-        for (uint32_t n = 0; n < nkv * g; n++)
-            memcpy(dst + ((size_t)a * nkv * g + n) * hd, src + ((size_t)a * nkv + n / g) * hd,
-                   hd * sizeof(float));
-    return dst;
-}
-
 /* The reverse for gradients: the sum over each group of G heads. */
 static void summed(const float *src, uint32_t rows, uint32_t nkv, uint32_t g, uint32_t hd,
                    float *dst)
@@ -110,10 +99,10 @@ static void check_property(const bcase *m, const host *h, const float *gout,
         .key_width = d->key_width, .value_width = d->value_width, .no_bias = d->no_bias,
         .dropout = d->dropout, .sliding_window = (uint32_t)d->sliding_window};
     vkattn_mha_weights mw = h->w;
-    mw.key_kernel = repeated(h->w.key_kernel, dk, nkv, G, hd);
-    mw.value_kernel = repeated(h->w.value_kernel, d->value_width, nkv, G, hd);
-    mw.key_bias = d->no_bias ? NULL : repeated(h->w.key_bias, 1, nkv, G, hd);
-    mw.value_bias = d->no_bias ? NULL : repeated(h->w.value_bias, 1, nkv, G, hd);
+    mw.key_kernel = mh_repeat_heads(h->w.key_kernel, dk, nkv, G, hd);
+    mw.value_kernel = mh_repeat_heads(h->w.value_kernel, d->value_width, nkv, G, hd);
+    mw.key_bias = d->no_bias ? NULL : mh_repeat_heads(h->w.key_bias, 1, nkv, G, hd);
+    mw.value_bias = d->no_bias ? NULL : mh_repeat_heads(h->w.value_bias, 1, nkv, G, hd);
     float *g[N_GRADS] = {0};
     for (int i = 0; i < N_GRADS; i++)
         if (n[i])
