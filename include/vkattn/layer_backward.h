@@ -283,6 +283,10 @@ VKATTN_API vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn
  * function. Bound: max|got - ref| / max(max|ref|, 0.01) <= 2e-4 against
  * vkattn_reference_gqa_backward (tests/gpu/test_gqa_backward.c). */
 typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;
+/* The layer's own weight tensors (as vkattn_mha_get_weight_tensors: owned by
+ * the layer, for an optimizer step in place; key and value ones of Nkv heads). */
+VKATTN_API vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer,
+                                                       vkattn_gqa_weight_tensors *out);
 VKATTN_API vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
                                                     const vkattn_layer_call *call,
                                                     const vkattn_layer_io *io,

@@ -154,3 +154,12 @@ vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
     VKA_RUN(layer->mha->ctx, vka_mha_backward_as(fn, layer->mha, cmd, call, io, grads, grad_w));
 }
+
+vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer, vkattn_gqa_weight_tensors *out)
+{
+    static const char fn[] = "vkattn_gqa_get_weight_tensors";
+    if (!layer || !out)
+        return vka_fail(layer ? layer->mha->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s is NULL", fn, !layer ? "layer" : "out");
+    return vkattn_mha_get_weight_tensors(layer->mha, out);
+}

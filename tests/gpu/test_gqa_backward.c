@@ -274,6 +274,13 @@ static void test_bad_input(void **state)
     assert_non_null(strstr(vkattn_last_error(), "Hkv"));
     TH_EXPECT_ERROR(vkattn_gqa_backward_run(NULL, &call, &io, &g, &gw),
                     VKATTN_ERROR_INVALID_ARGUMENT, "layer");
+    /* the layer's own tensors, for an optimizer step: key kernel (3, Nkv, 2) */
+    vkattn_gqa_weight_tensors own;
+    TH_OK(ctx, vkattn_gqa_get_weight_tensors(layer, &own));
+    assert_int_equal(vkattn_tensor_count(own.key_kernel), 3 * 2 * 2);
+    assert_int_equal(vkattn_tensor_count(own.query_kernel), 3 * 4 * 2);
+    TH_EXPECT_ERROR(vkattn_gqa_get_weight_tensors(layer, NULL), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "vkattn_gqa_get_weight_tensors: out");
     th_assert_validation_clean();
     vkattn_tensor_destroy(x), vkattn_tensor_destroy(o), vkattn_tensor_destroy(wrong);
     vkattn_tensor_destroy(gq), vkattn_tensor_destroy(go);
