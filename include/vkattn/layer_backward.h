@@ -80,6 +80,7 @@
 #include "vkattn/attention.h"
 #include "vkattn/bahdanau.h"
 #include "vkattn/export.h"
+#include "vkattn/gqa.h"
 #include "vkattn/layer_common.h"
 #include "vkattn/mha.h"
 #include "vkattn/result.h"
@@ -272,6 +273,34 @@ VKATTN_API vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn
                                                  const vkattn_layer_io *io,
                                                  const vkattn_layer_grads *grads,
                                                  const vkattn_mha_weight_tensors *grad_w);
+
+/* ---------------------------------------------------------------- GroupedQueryAttention
+ * As MultiHeadAttention's, on a vkattn_gqa (vkattn/gqa.h) whose forward was
+ * recorded with call->keep_for_backward: grad_w's key and value kernels
+ * (D, Nkv, head_dim) and biases (Nkv, head_dim) sum the gradients of the
+ * Nq/Nkv query heads that share each key/value head; the other shapes as
+ * vkattn_gqa_set_weights's. Same codes, f32 only, messages naming the GQA
+ * function. Bound: max|got - ref| / max(max|ref|, 0.01) <= 2e-4 against
+ * vkattn_reference_gqa_backward (tests/gpu/test_gqa_backward.c). */
+typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;
+/* The layer's own weight tensors (as vkattn_mha_get_weight_tensors: owned by
+ * the layer, for an optimizer step in place; key and value ones of Nkv heads). */
+VKATTN_API vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer,
+                                                       vkattn_gqa_weight_tensors *out);
+VKATTN_API vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                                    const vkattn_layer_call *call,
+                                                    const vkattn_layer_io *io,
+                                                    const vkattn_layer_grads *grads,
+                                                    const vkattn_gqa_weight_tensors *grad_w);
+VKATTN_API vkattn_result vkattn_gqa_backward_prepare(vkattn_gqa *layer,
+                                                     const vkattn_layer_call *call,
+                                                     const vkattn_layer_io *io,
+                                                     const vkattn_layer_grads *grads,
+                                                     const vkattn_gqa_weight_tensors *grad_w);
+VKATTN_API vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                                 const vkattn_layer_io *io,
+                                                 const vkattn_layer_grads *grads,
+                                                 const vkattn_gqa_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

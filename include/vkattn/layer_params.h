@@ -2,7 +2,7 @@
  * and the CPU reference of every layer.
  *
  * Nothing here uses Vulkan, so the same structs drive the GPU layers
- * (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h) and their CPU
+ * (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h, gqa.h) and their CPU
  * references below. Semantics are Keras 3 exactly (docs/SEMANTICS.md); docs/LAYERS.md
  * explains each argument and how to convert weights from Keras and PyTorch.
  *
@@ -173,6 +173,33 @@ typedef struct vkattn_mha_weights {
     float *output_kernel, *output_bias;
 } vkattn_mha_weights;
 
+/* keras.layers.GroupQueryAttention (GroupedQueryAttention, vkattn/gqa.h):
+ * num_query_heads query heads share num_key_value_heads key/value heads, each
+ * of head_dim; query head n reads key/value head
+ * n / (num_query_heads / num_key_value_heads). The output has the query's
+ * width. */
+typedef struct vkattn_gqa_desc {
+    uint32_t head_dim;            /* per-head query/key/value width; required */
+    uint32_t num_query_heads;     /* Nq; required */
+    uint32_t num_key_value_heads; /* Nkv; required; Nq must be a multiple */
+    uint32_t query_width;         /* query input width Dq, also the output's; required */
+    uint32_t key_width;           /* key input width; 0 = value_width */
+    uint32_t value_width;         /* value input width; required */
+    bool no_bias;                 /* Keras use_bias=False */
+    float dropout;
+    vkattn_dtype dtype; /* F32 (0) or F16, as vkattn_mha_desc.dtype */
+    /* Keras sliding_window: 0 = None; else query i sees only keys j with
+     * |i - j| < sliding_window, as vkattn_mha_desc.sliding_window; negative
+     * is INVALID_ARGUMENT */
+    int32_t sliding_window;
+} vkattn_gqa_desc;
+
+/* Keras layouts, the fields of vkattn_mha_weights: query_kernel (Dq, Nq, h),
+ * query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
+ * value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
+ * output_bias (Dq), h = head_dim. */
+typedef vkattn_mha_weights vkattn_gqa_weights;
+
 /* ---------------------------------------------------------------- CPU references */
 
 /* The CPU reference of each layer: what *_run computes, from the same desc,
@@ -199,6 +226,14 @@ VKATTN_API vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *d
 
 VKATTN_API vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc,
                                               const vkattn_mha_weights *w,
+                                              const vkattn_layer_call *call,
+                                              const vkattn_layer_host_io *io);
+
+/* GroupedQueryAttention: scores (B, Nq, Tq, Tv); query_mask, value_mask and
+ * attention_mask ((B, Tq, Tv), or (B, Nq, Tq, Tv) per head) as for
+ * vkattn_reference_mha. */
+VKATTN_API vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc,
+                                              const vkattn_gqa_weights *w,
                                               const vkattn_layer_call *call,
                                               const vkattn_layer_host_io *io);
 

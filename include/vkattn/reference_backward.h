@@ -162,6 +162,15 @@ VKATTN_API vkattn_result vkattn_reference_mha_backward(
     const vkattn_layer_host_io *io, const float *grad_output,
     const vkattn_layer_host_grads *grads, vkattn_mha_weights *grad_w);
 
+/* GroupedQueryAttention: as vkattn_reference_mha_backward, the key and value
+ * weight gradients (Dk, Nkv, h), (Nkv, h), ... in the layer's shapes: each
+ * key/value head's gradient is the sum over the Nq/Nkv query heads that
+ * read it. */
+VKATTN_API vkattn_result vkattn_reference_gqa_backward(
+    const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_gqa_weights *grad_w);
+
 /* ---- attention gradients: masked softmax and scaled dot-product attention ---- */
 
 /* Gradient of vkattn_reference_softmax with respect to its scores, given the

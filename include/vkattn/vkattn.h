@@ -40,6 +40,7 @@
 #include "vkattn/dropout.h"
 #include "vkattn/dtype.h"
 #include "vkattn/export.h"
+#include "vkattn/gqa.h"
 #include "vkattn/half.h"
 #include "vkattn/heads.h"
 #include "vkattn/kv_cache.h"

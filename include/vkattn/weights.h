@@ -141,6 +141,14 @@ VKATTN_API vkattn_result vkattn_weights_save(const char *path, const vkattn_weig
 typedef enum vkattn_weights_names {
     VKATTN_WEIGHTS_NAMES_KERAS = 0, /* Keras variable names and shapes (every layer) */
     VKATTN_WEIGHTS_NAMES_TORCH = 1, /* nn.MultiheadAttention's state dict (MHA only) */
+    /* A Llama-style attention block (GroupedQueryAttention only; Hugging Face
+     * Llama, Mistral, Qwen2): q_proj.weight (Nq*h, Dq), k_proj.weight
+     * (Nkv*h, Dk), v_proj.weight (Nkv*h, Dv), o_proj.weight (Dq, Nq*h), Linear
+     * (out_features, in_features) layouts; with use_bias also q_proj.bias,
+     * k_proj.bias, v_proj.bias, and o_proj.bias if present (Qwen2 has none:
+     * then the output bias is 0). The prefix names the block
+     * ("model.layers.0.self_attn."). vkattn applies no rotary embedding. */
+    VKATTN_WEIGHTS_NAMES_LLAMA = 2,
 } vkattn_weights_names;
 
 /* How a layer's tensors are named in the file. Zero = Keras names, no prefix. */
@@ -162,6 +170,10 @@ VKATTN_API vkattn_result vkattn_mha_weights_load(vkattn_weights_file *file,
                                                  const vkattn_mha_desc *desc,
                                                  const vkattn_weights_load_desc *load,
                                                  vkattn_mha_weights *out);
+VKATTN_API vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *file,
+                                                 const vkattn_gqa_desc *desc,
+                                                 const vkattn_weights_load_desc *load,
+                                                 vkattn_gqa_weights *out);
 /* Attention has scalars only: nothing to free. One not used by desc stays 1.0. */
 VKATTN_API vkattn_result vkattn_attention_weights_load(vkattn_weights_file *file,
                                                        const vkattn_attention_desc *desc,
@@ -178,6 +190,7 @@ VKATTN_API vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *file,
 /* Free what *_weights_load allocated and zero *w (NULL-safe; only for a
  * struct filled by *_weights_load). */
 VKATTN_API void vkattn_mha_weights_free(vkattn_mha_weights *w);
+VKATTN_API void vkattn_gqa_weights_free(vkattn_gqa_weights *w);
 VKATTN_API void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w);
 VKATTN_API void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w);
 
@@ -189,6 +202,10 @@ VKATTN_API void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w);
  * NULL array the desc needs. */
 VKATTN_API vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
                                                  const vkattn_mha_weights *w, const char *prefix);
+/* GroupedQueryAttention: the names of MultiHeadAttention ("query/kernel",
+ * ...), in GroupedQueryAttention's shapes; layer "GroupedQueryAttention". */
+VKATTN_API vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
+                                                 const vkattn_gqa_weights *w, const char *prefix);
 VKATTN_API vkattn_result vkattn_attention_weights_save(const char *path,
                                                        const vkattn_attention_desc *desc,
                                                        const vkattn_attention_weights *w,

@@ -31,8 +31,6 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 
-static const char caller[] = "vkattn_mha_record";
-
 /* Scratch tensors are 1-D, indexed in 32 bits by every kernel. */
 static vkattn_result check_scratch_size(vkattn_context *ctx, const char *fn, uint64_t count,
                                         const char *what)
@@ -105,32 +103,36 @@ vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *fn,
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result scratch(vkattn_mha *layer, mha_plan *p, mha_slot slot, uint64_t count)
+static vkattn_result scratch(vkattn_mha *layer, const char *fn, mha_plan *p, mha_slot slot,
+                             uint64_t count)
 {
-    return vka_scratch_get(layer->ctx, caller, &layer->scratch[slot], count, &p->t[slot]);
+    return vka_scratch_get(layer->ctx, fn, &layer->scratch[slot], count, &p->t[slot]);
 }
 
-static vkattn_result alloc_scratch(vkattn_mha *layer, const vkattn_layer_call *call, mha_plan *p)
+static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn,
+                                   const vkattn_layer_call *call, mha_plan *p)
 {
     const vka_mha_call *c = &p->c;
-    const bool split = layer->d.heads > 1;
+    /* with one (key/value) head, the split and merge are the identity */
+    const bool split = layer->d.heads > 1, split_kv = layer->d.kv_heads > 1;
     vkattn_result r;
     for (int i = 0; i < MHA_SLOTS; i++)
         p->t[i] = NULL;
-    if ((r = scratch(layer, p, MHA_Q_PROJ, c->q_proj)) ||
-        (r = scratch(layer, p, MHA_K_PROJ, c->k_proj)) ||
-        (r = scratch(layer, p, MHA_V_PROJ, c->v_proj)) ||
-        (r = scratch(layer, p, MHA_CTX_HEADS, c->context)))
+    if ((r = scratch(layer, fn, p, MHA_Q_PROJ, c->q_proj)) ||
+        (r = scratch(layer, fn, p, MHA_K_PROJ, c->k_proj)) ||
+        (r = scratch(layer, fn, p, MHA_V_PROJ, c->v_proj)) ||
+        (r = scratch(layer, fn, p, MHA_CTX_HEADS, c->context)))
         return r;
-    if (split && ((r = scratch(layer, p, MHA_Q_HEADS, c->q_proj)) ||
-                  (r = scratch(layer, p, MHA_K_HEADS, c->k_proj)) ||
-                  (r = scratch(layer, p, MHA_V_HEADS, c->v_proj)) ||
-                  (r = scratch(layer, p, MHA_CTX_MERGED, c->context))))
+    if (split && ((r = scratch(layer, fn, p, MHA_Q_HEADS, c->q_proj)) ||
+                  (r = scratch(layer, fn, p, MHA_CTX_MERGED, c->context))))
+        return r;
+    if (split_kv && ((r = scratch(layer, fn, p, MHA_K_HEADS, c->k_proj)) ||
+                     (r = scratch(layer, fn, p, MHA_V_HEADS, c->v_proj))))
         return r;
     /* the fused backward recomputes the weights from the forward's
      * log-sum-exp; cannot overflow: at most the context's count */
     if (call->keep_for_backward && p->fused &&
-        (r = scratch(layer, p, MHA_LSE, (uint64_t)c->batch * layer->d.heads * c->tq)))
+        (r = scratch(layer, fn, p, MHA_LSE, (uint64_t)c->batch * layer->d.heads * c->tq)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -147,10 +149,10 @@ static vkattn_result record_dense(vkattn_mha *layer, VkCommandBuffer cmd, const 
 }
 
 /* One input to project: in (B, T, in_width) -> proj (B, T, H*head_dim) ->
- * heads (B, H, T, head_dim). */
+ * heads (B, H, T, head_dim); H = the query heads or the key/value heads. */
 typedef struct mha_input {
     const mha_dense *dense;
-    uint32_t seq, in_width, head_dim;
+    uint32_t seq, in_width, num_heads, head_dim;
     vkattn_tensor *in, *proj, *heads;
 } mha_input;
 
@@ -159,7 +161,7 @@ typedef struct mha_input {
 static vkattn_result record_projection(vkattn_mha *layer, VkCommandBuffer cmd, uint32_t batch,
                                        const mha_input *in, vkattn_tensor **out)
 {
-    const uint32_t H = layer->d.heads;
+    const uint32_t H = in->num_heads;
     vkattn_result r = record_dense(layer, cmd, in->dense, (uint64_t)batch * in->seq,
                                    in->in_width, H * in->head_dim, in->in, in->proj);
     if (r || H == 1) {
@@ -231,7 +233,7 @@ static void keep_for_backward(vkattn_mha *layer, const vkattn_layer_call *call,
     };
 }
 
-vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
+vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
     if (!layer || !cmd)
@@ -241,7 +243,7 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
     vkattn_result r;
     vka_layer_mask mask;
     if ((r = vka_mha_plan_call(layer, caller, call, io, &p)) ||
-        (r = alloc_scratch(layer, call, &p)) ||
+        (r = alloc_scratch(layer, caller, call, &p)) ||
         (r = vka_layer_mask_record(layer->ctx, cmd, caller, &layer->scratch[MHA_MASK], call, io,
                                    &p.mask, true, &mask)))
         return r;
@@ -250,12 +252,12 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
         layer->kept.valid = false;
     const vka_mha_dims *d = &layer->d;
     const mha_input inputs[3] = {
-        {&layer->query, p.c.tq, d->query_dim, d->key_dim, io->query, p.t[MHA_Q_PROJ],
-         p.t[MHA_Q_HEADS]},
-        {&layer->key, p.c.tv, d->key_width, d->key_dim, p.key, p.t[MHA_K_PROJ],
+        {&layer->query, p.c.tq, d->query_dim, d->heads, d->key_dim, io->query,
+         p.t[MHA_Q_PROJ], p.t[MHA_Q_HEADS]},
+        {&layer->key, p.c.tv, d->key_width, d->kv_heads, d->key_dim, p.key, p.t[MHA_K_PROJ],
          p.t[MHA_K_HEADS]},
-        {&layer->value, p.c.tv, d->value_width, d->value_dim, io->value, p.t[MHA_V_PROJ],
-         p.t[MHA_V_HEADS]},
+        {&layer->value, p.c.tv, d->value_width, d->kv_heads, d->value_dim, io->value,
+         p.t[MHA_V_PROJ], p.t[MHA_V_HEADS]},
     };
     vkattn_tensor *qkv[3];
     for (int i = 0; i < 3; i++)
@@ -267,6 +269,12 @@ vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
     if (call->keep_for_backward && !vka_is_dry(cmd))
         keep_for_backward(layer, call, io, &p, &mask, qkv);
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
+                                const vkattn_layer_call *call, const vkattn_layer_io *io)
+{
+    return vka_mha_record_as("vkattn_mha_record", layer, cmd, call, io);
 }
 
 vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
@@ -295,9 +303,8 @@ vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *cal
  * up to its own position), and its context merged back into its rows of
  * (B, Tnew, H*dv). One output projection ends the call. */
 
-static const char cached_caller[] = "vkattn_mha_record_cached";
-
 typedef struct mha_cached_plan {
+    const char *fn; /* the public function, for messages */
     vka_mha_call c;
     uint32_t chunk; /* rows per chunk: min(Tnew, VKATTN_DECODE_MAX_TQ) */
     vkattn_tensor *value_mask; /* (B, capacity) or NULL */
@@ -309,7 +316,7 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
                                  mha_cached_plan *p)
 {
     vkattn_context *ctx = layer->ctx;
-    const char *fn = cached_caller;
+    const char *fn = p->fn;
     const vka_mha_dims *d = &layer->d;
     if (!call || !io || !cache)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -339,11 +346,11 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     if (cache->ctx != ctx)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: the cache belongs to another context", fn);
-    if (cd.kv_heads != d->heads || cd.key_dim != d->key_dim || cd.value_dim != d->value_dim)
+    if (cd.kv_heads != d->kv_heads || cd.key_dim != d->key_dim || cd.value_dim != d->value_dim)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: the cache holds (kv_heads %u, key_dim %u, value_dim %u) but the "
-                        "layer has (num_heads %u, key_dim %u, value_dim %u)",
-                        fn, cd.kv_heads, cd.key_dim, cd.value_dim, d->heads, d->key_dim,
+                        "layer has (key/value heads %u, key_dim %u, value_dim %u)",
+                        fn, cd.kv_heads, cd.key_dim, cd.value_dim, d->kv_heads, d->key_dim,
                         d->value_dim);
     if (call->batch != cd.batch)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -396,13 +403,15 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     for (int i = 0; i < MHA_SLOTS; i++)
         p->t[i] = NULL;
     const uint64_t rows = (uint64_t)c->batch * d->heads * p->chunk;
+    const uint64_t kv_rows = (uint64_t)c->batch * d->kv_heads * p->chunk;
     vka_scratch *s = layer->scratch;
     if ((r = vka_scratch_get(ctx, fn, &s[MHA_Q_PROJ], c->q_proj, &p->t[MHA_Q_PROJ])) ||
         (r = vka_scratch_get(ctx, fn, &s[MHA_K_PROJ], c->k_proj, &p->t[MHA_K_PROJ])) ||
         (r = vka_scratch_get(ctx, fn, &s[MHA_V_PROJ], c->v_proj, &p->t[MHA_V_PROJ])) ||
         (r = vka_scratch_get(ctx, fn, &s[MHA_Q_HEADS], rows * d->key_dim, &p->t[MHA_Q_HEADS])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_K_HEADS], rows * d->key_dim, &p->t[MHA_K_HEADS])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_V_HEADS], rows * d->value_dim,
+        (r = vka_scratch_get(ctx, fn, &s[MHA_K_HEADS], kv_rows * d->key_dim,
+                             &p->t[MHA_K_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_V_HEADS], kv_rows * d->value_dim,
                              &p->t[MHA_V_HEADS])) ||
         (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], rows * d->value_dim,
                              &p->t[MHA_CTX_HEADS])) ||
@@ -411,15 +420,16 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     return VKATTN_SUCCESS;
 }
 
-/* Rows [t0, t0 + n) of a projection (B, Tnew, H*hd) -> (B, H, n, hd), or back. */
+/* Rows [t0, t0 + n) of a projection (B, Tnew, H*hd) -> (B, H, n, hd), or back;
+ * H = the query heads or the key/value heads. */
 static vkattn_result record_rows(vkattn_mha *layer, VkCommandBuffer cmd, const mha_cached_plan *p,
-                                 bool split, uint32_t head_dim, uint32_t t0, uint32_t n,
-                                 vkattn_tensor *in, vkattn_tensor *out)
+                                 bool split, uint32_t heads, uint32_t head_dim, uint32_t t0,
+                                 uint32_t n, vkattn_tensor *in, vkattn_tensor *out)
 {
     vkattn_heads_params hp = {
-        .batch = p->c.batch, .seq = n, .heads = layer->d.heads, .head_dim = head_dim};
+        .batch = p->c.batch, .seq = n, .heads = heads, .head_dim = head_dim};
     vkattn_heads_io hio = {.in = in, .out = out};
-    return vka_heads_rows_record(layer->ctx, cmd, cached_caller, &hp, &hio, split, p->c.tq, t0);
+    return vka_heads_rows_record(layer->ctx, cmd, p->fn, &hp, &hio, split, p->c.tq, t0);
 }
 
 static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
@@ -429,17 +439,17 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
     const vka_mha_dims *d = &layer->d;
     vkattn_tensor *const *t = p->t;
     vkattn_result r;
-    if ((r = record_rows(layer, cmd, p, true, d->key_dim, t0, n, t[MHA_K_PROJ],
+    if ((r = record_rows(layer, cmd, p, true, d->kv_heads, d->key_dim, t0, n, t[MHA_K_PROJ],
                          t[MHA_K_HEADS])) ||
-        (r = record_rows(layer, cmd, p, true, d->value_dim, t0, n, t[MHA_V_PROJ],
+        (r = record_rows(layer, cmd, p, true, d->kv_heads, d->value_dim, t0, n, t[MHA_V_PROJ],
                          t[MHA_V_HEADS])) ||
-        (r = record_rows(layer, cmd, p, true, d->key_dim, t0, n, t[MHA_Q_PROJ],
+        (r = record_rows(layer, cmd, p, true, d->heads, d->key_dim, t0, n, t[MHA_Q_PROJ],
                          t[MHA_Q_HEADS])) ||
-        (r = vka_kv_cache_append_flat(cache, cmd, cached_caller, t[MHA_K_HEADS],
+        (r = vka_kv_cache_append_flat(cache, cmd, p->fn, t[MHA_K_HEADS],
                                       t[MHA_V_HEADS], n)))
         return r;
     vkattn_sdpa_decode_params dp = {
-        .batch = p->c.batch, .heads = d->heads, .tq = n, .kv_heads = d->heads,
+        .batch = p->c.batch, .heads = d->heads, .tq = n, .kv_heads = d->kv_heads,
         .capacity = cache->desc.capacity, .dk = d->key_dim, .dv = d->value_dim,
         .has_value_mask = p->value_mask != NULL,
         .sliding_window = d->sliding_window,
@@ -448,18 +458,18 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
                                  .value_mask = p->value_mask, .out = t[MHA_CTX_HEADS]};
     if ((r = vkattn_sdpa_decode_record(layer->ctx, cmd, &dp, &dio)))
         return r;
-    return record_rows(layer, cmd, p, false, d->value_dim, t0, n, t[MHA_CTX_HEADS],
+    return record_rows(layer, cmd, p, false, d->heads, d->value_dim, t0, n, t[MHA_CTX_HEADS],
                        t[MHA_CTX_MERGED]);
 }
 
-vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache)
 {
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", cached_caller, !layer ? "layer" : "cmd");
-    mha_cached_plan p;
+                        "%s: %s is NULL", fn, !layer ? "layer" : "cmd");
+    mha_cached_plan p = {.fn = fn};
     vkattn_result r = plan_cached(layer, call, io, cache, &p);
     if (r)
         return r;
@@ -473,9 +483,9 @@ vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
     vkattn_tensor *key = io->key ? io->key : io->value;
     if ((r = record_dense(layer, cmd, &layer->query, rows, d->query_dim, d->qk, io->query,
                           p.t[MHA_Q_PROJ])) ||
-        (r = record_dense(layer, cmd, &layer->key, rows, d->key_width, d->qk, key,
+        (r = record_dense(layer, cmd, &layer->key, rows, d->key_width, d->kv_qk, key,
                           p.t[MHA_K_PROJ])) ||
-        (r = record_dense(layer, cmd, &layer->value, rows, d->value_width, d->hv, io->value,
+        (r = record_dense(layer, cmd, &layer->value, rows, d->value_width, d->kv_hv, io->value,
                           p.t[MHA_V_PROJ])))
         return r;
     for (uint32_t t0 = 0; t0 < p.c.tq; t0 += p.chunk) {
@@ -487,17 +497,25 @@ vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
                         p.t[MHA_CTX_MERGED], io->output);
 }
 
-vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
-                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
+vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       vkattn_kv_cache *cache)
+{
+    return vka_mha_record_cached_as("vkattn_mha_record_cached", layer, cmd, call, io, cache);
+}
+
+vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
+                                    const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                    vkattn_kv_cache *cache)
 {
     if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_mha_run_cached: layer is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
     VkCommandBuffer cmd;
     vkattn_result r = vka_begin(layer->ctx, &cmd);
     if (r)
         return r;
-    r = vka_end_submit_wait(layer->ctx, cmd, vkattn_mha_record_cached(layer, cmd, call, io, cache));
+    r = vka_end_submit_wait(layer->ctx, cmd,
+                            vka_mha_record_cached_as(fn, layer, cmd, call, io, cache));
     if (r)
         return r;
     /* refresh the host mirror of the lengths, as the cache's own *_run do */
@@ -505,11 +523,17 @@ vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *
                                                        : malloc(sizeof(uint32_t) * cache->desc.batch);
     if (!len)
         return vka_fail(layer->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "vkattn_mha_run_cached: no memory for the lengths");
+                        "%s: no memory for the lengths", fn);
     r = vkattn_kv_cache_lengths(cache, len);
     if (len != stack)
         free(len);
     return r;
+}
+
+vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
+{
+    return vka_mha_run_cached_as("vkattn_mha_run_cached", layer, call, io, cache);
 }
 
 vkattn_result vkattn_mha_prepare_cached(vkattn_mha *layer, const vkattn_layer_call *call,

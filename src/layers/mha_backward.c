@@ -161,22 +161,28 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
         (r = check_grad(ctx, fn, g->grad_key, c->batch, c->tv, d->key_width, 3,
                         "grads->grad_key", "(B, Tv, key_width)")))
         return r;
+    /* key and value have d->kv_heads heads (GroupedQueryAttention's Nkv) */
+    const bool grouped = d->kv_heads != d->heads;
     if (gw && ((r = check_grad(ctx, fn, gw->query_kernel, d->query_dim, d->heads, d->key_dim, 3,
                                "grad_w->query_kernel", "(query_width, H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->key_kernel, d->key_width, d->heads, d->key_dim, 3,
-                               "grad_w->key_kernel", "(key_width, H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->value_kernel, d->value_width, d->heads,
+               (r = check_grad(ctx, fn, gw->key_kernel, d->key_width, d->kv_heads, d->key_dim, 3,
+                               "grad_w->key_kernel",
+                               grouped ? "(key_width, Hkv, key_dim)"
+                                       : "(key_width, H, key_dim)")) ||
+               (r = check_grad(ctx, fn, gw->value_kernel, d->value_width, d->kv_heads,
                                d->value_dim, 3, "grad_w->value_kernel",
-                               "(value_width, H, value_dim)")) ||
+                               grouped ? "(value_width, Hkv, value_dim)"
+                                       : "(value_width, H, value_dim)")) ||
                (r = check_grad(ctx, fn, gw->output_kernel, d->heads, d->value_dim,
                                d->output_dim, 3, "grad_w->output_kernel",
                                "(H, value_dim, output_dim)")) ||
                (r = check_grad(ctx, fn, gw->query_bias, d->heads, d->key_dim, 0, 2,
                                "grad_w->query_bias", "(H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->key_bias, d->heads, d->key_dim, 0, 2,
-                               "grad_w->key_bias", "(H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->value_bias, d->heads, d->value_dim, 0, 2,
-                               "grad_w->value_bias", "(H, value_dim)")) ||
+               (r = check_grad(ctx, fn, gw->key_bias, d->kv_heads, d->key_dim, 0, 2,
+                               "grad_w->key_bias", grouped ? "(Hkv, key_dim)" : "(H, key_dim)")) ||
+               (r = check_grad(ctx, fn, gw->value_bias, d->kv_heads, d->value_dim, 0, 2,
+                               "grad_w->value_bias",
+                               grouped ? "(Hkv, value_dim)" : "(H, value_dim)")) ||
                (r = check_grad(ctx, fn, gw->output_bias, d->output_dim, 0, 0, 1,
                                "grad_w->output_bias", "(output_dim)"))))
         return r;
@@ -256,7 +262,7 @@ static vkattn_result scratch(vkattn_mha *layer, const char *fn, mha_bwd_plan *p,
 static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_plan *p)
 {
     const vka_mha_call *c = &p->f.c;
-    const bool split = layer->d.heads > 1;
+    const bool split = layer->d.heads > 1, split_kv = layer->d.kv_heads > 1;
     const uint64_t value_in = c->value; /* B*Tv*Dv */
     vkattn_result r;
     for (int i = 0; i < MHA_SLOTS; i++)
@@ -267,13 +273,16 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_pl
         (r = scratch(layer, fn, p, MHA_G_V_PROJ, c->v_proj)))
         return r;
     if (split && ((r = scratch(layer, fn, p, MHA_G_CTX_HEADS, c->context)) ||
-                  (r = scratch(layer, fn, p, MHA_G_Q_HEADS, c->q_proj)) ||
-                  (r = scratch(layer, fn, p, MHA_G_K_HEADS, c->k_proj)) ||
-                  (r = scratch(layer, fn, p, MHA_G_V_HEADS, c->v_proj))))
+                  (r = scratch(layer, fn, p, MHA_G_Q_HEADS, c->q_proj))))
+        return r;
+    if (split_kv && ((r = scratch(layer, fn, p, MHA_G_K_HEADS, c->k_proj)) ||
+                     (r = scratch(layer, fn, p, MHA_G_V_HEADS, c->v_proj))))
         return r;
     if (!split) { /* one head: the split and merge are the identity */
         p->t[MHA_G_CTX_HEADS] = p->t[MHA_G_CTX_MERGED];
         p->t[MHA_G_Q_HEADS] = p->t[MHA_G_Q_PROJ];
+    }
+    if (!split_kv) { /* one key/value head: the same */
         p->t[MHA_G_K_HEADS] = p->t[MHA_G_K_PROJ];
         p->t[MHA_G_V_HEADS] = p->t[MHA_G_V_PROJ];
     }
@@ -315,14 +324,16 @@ static vkattn_result dry_saved(vkattn_mha *layer, const char *fn, const vkattn_l
 {
     vkattn_context *ctx = layer->ctx;
     const vka_mha_call *c = &p->f.c;
-    const bool split = layer->d.heads > 1;
+    const bool split = layer->d.heads > 1, split_kv = layer->d.kv_heads > 1;
     vka_scratch *s = layer->scratch;
     mha_saved *v = &p->s;
     *v = (mha_saved){.fused = p->f.fused};
     vkattn_result r;
     if ((r = vka_scratch_get(ctx, fn, &s[split ? MHA_Q_HEADS : MHA_Q_PROJ], c->q_proj, &v->q)) ||
-        (r = vka_scratch_get(ctx, fn, &s[split ? MHA_K_HEADS : MHA_K_PROJ], c->k_proj, &v->k)) ||
-        (r = vka_scratch_get(ctx, fn, &s[split ? MHA_V_HEADS : MHA_V_PROJ], c->v_proj, &v->v)) ||
+        (r = vka_scratch_get(ctx, fn, &s[split_kv ? MHA_K_HEADS : MHA_K_PROJ], c->k_proj,
+                             &v->k)) ||
+        (r = vka_scratch_get(ctx, fn, &s[split_kv ? MHA_V_HEADS : MHA_V_PROJ], c->v_proj,
+                             &v->v)) ||
         (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], c->context, &v->context)) ||
         (r = vka_scratch_get(ctx, fn, &s[split ? MHA_CTX_MERGED : MHA_CTX_HEADS], c->context,
                              &v->merged)) ||
@@ -389,15 +400,16 @@ static vkattn_result record_dense_backward(vkattn_mha *layer, VkCommandBuffer cm
     return vkattn_matmul_backward_record(layer->ctx, cmd, &mp, &mio);
 }
 
-/* grad (B, H, T, d) -> (B, T, H*d); nothing with one head (the same tensor). */
+/* grad (B, H, T, d) -> (B, T, H*d); nothing with one head (the same tensor).
+ * H = the query heads or the key/value heads. */
 static vkattn_result record_heads_back(vkattn_mha *layer, VkCommandBuffer cmd, bool split,
-                                       uint32_t batch, uint32_t seq, uint32_t head_dim,
-                                       vkattn_tensor *grad_out, vkattn_tensor *grad_in)
+                                       uint32_t batch, uint32_t seq, uint32_t heads,
+                                       uint32_t head_dim, vkattn_tensor *grad_out,
+                                       vkattn_tensor *grad_in)
 {
-    if (layer->d.heads == 1)
+    if (heads == 1)
         return VKATTN_SUCCESS;
-    vkattn_heads_params hp = {
-        .batch = batch, .seq = seq, .heads = layer->d.heads, .head_dim = head_dim};
+    vkattn_heads_params hp = {.batch = batch, .seq = seq, .heads = heads, .head_dim = head_dim};
     vkattn_heads_backward_io hio = {.grad_out = grad_out, .grad_in = grad_in};
     return split ? vkattn_heads_split_backward_record(layer->ctx, cmd, &hp, &hio)
                  : vkattn_heads_merge_backward_record(layer->ctx, cmd, &hp, &hio);
@@ -437,7 +449,7 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
         return r;
     if (!inner)
         return VKATTN_SUCCESS;
-    if ((r = record_heads_back(layer, cmd, false, c->batch, c->tq, d->value_dim,
+    if ((r = record_heads_back(layer, cmd, false, c->batch, c->tq, d->heads, d->value_dim,
                                t[MHA_G_CTX_MERGED], t[MHA_G_CTX_HEADS])) ||
         (r = record_sdpa_backward(layer, cmd, p, io)))
         return r;
@@ -445,22 +457,23 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
     vkattn_tensor *grad_key = io->key ? g->grad_key : p->sum_value ? t[MHA_G_KEY_IN] : NULL;
     vkattn_tensor *grad_value = p->sum_value ? t[MHA_G_VALUE_IN] : g->grad_value;
     if (p->need_q &&
-        ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->key_dim, t[MHA_G_Q_HEADS],
-                                t[MHA_G_Q_PROJ])) ||
+        ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->heads, d->key_dim,
+                                t[MHA_G_Q_HEADS], t[MHA_G_Q_PROJ])) ||
          (r = record_dense_backward(layer, cmd, &layer->query, q_rows, d->query_dim, d->qk,
                                     io->query, t[MHA_G_Q_PROJ], g->grad_query, gw->query_kernel,
                                     gw->query_bias))))
         return r;
     if (p->need_k &&
-        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->key_dim, t[MHA_G_K_HEADS],
-                                t[MHA_G_K_PROJ])) ||
-         (r = record_dense_backward(layer, cmd, &layer->key, kv_rows, d->key_width, d->qk, key,
-                                    t[MHA_G_K_PROJ], grad_key, gw->key_kernel, gw->key_bias))))
+        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads, d->key_dim,
+                                t[MHA_G_K_HEADS], t[MHA_G_K_PROJ])) ||
+         (r = record_dense_backward(layer, cmd, &layer->key, kv_rows, d->key_width, d->kv_qk,
+                                    key, t[MHA_G_K_PROJ], grad_key, gw->key_kernel,
+                                    gw->key_bias))))
         return r;
     if (p->need_v &&
-        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->value_dim,
+        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads, d->value_dim,
                                 t[MHA_G_V_HEADS], t[MHA_G_V_PROJ])) ||
-         (r = record_dense_backward(layer, cmd, &layer->value, kv_rows, d->value_width, d->hv,
+         (r = record_dense_backward(layer, cmd, &layer->value, kv_rows, d->value_width, d->kv_hv,
                                     io->value, t[MHA_G_V_PROJ], grad_value, gw->value_kernel,
                                     gw->value_bias))))
         return r;
@@ -470,9 +483,10 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result backward(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
-                              const vkattn_layer_call *call, const vkattn_layer_io *io,
-                              const vkattn_layer_grads *g, const vkattn_mha_weight_tensors *gw)
+vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
+                                  const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                  const vkattn_layer_grads *g,
+                                  const vkattn_mha_weight_tensors *gw)
 {
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -498,7 +512,8 @@ vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                          const vkattn_layer_grads *grads,
                                          const vkattn_mha_weight_tensors *grad_w)
 {
-    return backward(layer, cmd, "vkattn_mha_backward_record", call, io, grads, grad_w);
+    return vka_mha_backward_as("vkattn_mha_backward_record", layer, cmd, call, io, grads,
+                               grad_w);
 }
 
 vkattn_result vkattn_mha_backward_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
@@ -510,7 +525,8 @@ vkattn_result vkattn_mha_backward_prepare(vkattn_mha *layer, const vkattn_layer_
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
     return vka_prepare_result(layer->ctx, fn,
-                              backward(layer, VKA_DRY_CMD, fn, call, io, grads, grad_w));
+                              vka_mha_backward_as(fn, layer, VKA_DRY_CMD, call, io, grads,
+                                                  grad_w));
 }
 
 vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,

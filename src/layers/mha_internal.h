@@ -1,9 +1,12 @@
 /* The MultiHeadAttention layer's private state, shared by mha.c (recording a
  * call), mha_backward.c (its gradients) and mha_weights.c (create, destroy,
- * weights). */
+ * weights). GroupedQueryAttention (gqa.c) is this layer with
+ * d.kv_heads < d.heads: K and V are projected to kv_heads heads, which SDPA
+ * (and the cache) shares among the query heads. */
 #ifndef VKA_MHA_INTERNAL_H
 #define VKA_MHA_INTERNAL_H
 
+#include "vkattn/layer_backward.h"
 #include "vkattn/mha.h"
 
 #include "layers/layer_util.h"
@@ -12,11 +15,11 @@
 /* Scratch tensors of one call; sized per call, grown on demand. */
 typedef enum mha_slot {
     MHA_Q_PROJ,     /* (B, Tq, H*dk) query projection */
-    MHA_K_PROJ,     /* (B, Tv, H*dk) */
-    MHA_V_PROJ,     /* (B, Tv, H*dv) */
+    MHA_K_PROJ,     /* (B, Tv, Hkv*dk); Hkv = d.kv_heads (= H but in GQA) */
+    MHA_V_PROJ,     /* (B, Tv, Hkv*dv) */
     MHA_Q_HEADS,    /* (B, H, Tq, dk) */
-    MHA_K_HEADS,    /* (B, H, Tv, dk) */
-    MHA_V_HEADS,    /* (B, H, Tv, dv) */
+    MHA_K_HEADS,    /* (B, Hkv, Tv, dk) */
+    MHA_V_HEADS,    /* (B, Hkv, Tv, dv) */
     MHA_CTX_HEADS,  /* (B, H, Tq, dv) SDPA output */
     MHA_CTX_MERGED, /* (B, Tq, H*dv) */
     MHA_MASK,       /* (B|1, H|1, Tq|1, Tv) mask for the ops (vka_layer_mask_record) */
@@ -75,6 +78,35 @@ struct vkattn_mha {
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
     mha_kept kept;
 };
+
+/* Creates the layer of resolved dims d (vka_mha_resolve_desc or
+ * vka_gqa_resolve_desc) and dtype; fn names the public function in messages. */
+vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *fn, const vka_mha_dims *d,
+                                  vkattn_dtype dtype, vkattn_mha **out);
+
+/* vkattn_mha_set_weights / get_weights / record, fn naming the public
+ * function in messages (GroupedQueryAttention calls them as its own). */
+vkattn_result vka_mha_set_weights_as(const char *fn, vkattn_mha *layer,
+                                     const vkattn_mha_weights *w);
+vkattn_result vka_mha_get_weights_as(const char *fn, const vkattn_mha *layer,
+                                     vkattn_mha_weights *w);
+vkattn_result vka_mha_record_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
+                                const vkattn_layer_call *call, const vkattn_layer_io *io);
+
+/* vkattn_mha_record_cached / run_cached, fn naming the public function. */
+vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       vkattn_kv_cache *cache);
+vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
+                                    const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                    vkattn_kv_cache *cache);
+
+/* vkattn_mha_backward_record (and, with VKA_DRY_CMD, _prepare), fn naming
+ * the public function; key and value gradients over d.kv_heads heads. */
+vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
+                                  const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                  const vkattn_layer_grads *g,
+                                  const vkattn_mha_weight_tensors *gw);
 
 /* Resolves and checks a forward call (shapes, sizes, the SDPA's own checks)
  * as vkattn_mha_record does, `caller` naming the public function; records

@@ -10,11 +10,10 @@
 #include "core/error.h"
 #include "layers/mha_internal.h"
 
-static vkattn_result dense_create(vkattn_context *ctx, uint64_t kernel_count,
-                                  uint64_t bias_count, bool use_bias, vkattn_dtype dtype,
-                                  mha_dense *out)
+static vkattn_result dense_create(vkattn_context *ctx, const char *caller,
+                                  uint64_t kernel_count, uint64_t bias_count, bool use_bias,
+                                  vkattn_dtype dtype, mha_dense *out)
 {
-    static const char caller[] = "vkattn_mha_create";
     vkattn_result r;
     out->kernel_count = kernel_count;
     out->bias_count = bias_count;
@@ -31,6 +30,45 @@ static void dense_destroy(mha_dense *d)
     vkattn_tensor_destroy(d->bias);
 }
 
+vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const vka_mha_dims *dp,
+                                  vkattn_dtype dtype, vkattn_mha **out)
+{
+    *out = NULL;
+    if (dtype != VKATTN_DTYPE_F32 && dtype != VKATTN_DTYPE_F16)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
+                        caller, (int)dtype);
+    vkattn_mha *layer = calloc(1, sizeof *layer);
+    if (!layer)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
+    const vka_mha_dims d = *dp;
+    layer->ctx = ctx;
+    layer->d = d;
+    layer->dtype = dtype;
+    /* the activations follow the layer's type; the combined mask, the
+     * log-sum-exp and the gradients (the backward is f32) stay f32 */
+    for (int i = 0; i < MHA_SLOTS; i++)
+        layer->scratch[i].dtype = i == MHA_MASK || i >= MHA_LSE ? VKATTN_DTYPE_F32 : dtype;
+    vka_mha_weight_counts n;
+    vka_mha_weight_counts_of(&d, &n);
+    vkattn_result r;
+    if ((r = dense_create(ctx, caller, n.query_kernel, n.query_bias, d.use_bias, dtype,
+                          &layer->query)) ||
+        (r = dense_create(ctx, caller, n.key_kernel, n.key_bias, d.use_bias, dtype,
+                          &layer->key)) ||
+        (r = dense_create(ctx, caller, n.value_kernel, n.value_bias, d.use_bias, dtype,
+                          &layer->value)) ||
+        (r = dense_create(ctx, caller, n.output_kernel, n.output_bias, d.use_bias, dtype,
+                          &layer->output)))
+        goto fail;
+    *out = layer;
+    return VKATTN_SUCCESS;
+
+fail:
+    vkattn_mha_destroy(layer);
+    return r;
+}
+
 vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc,
                                 vkattn_mha **out)
 {
@@ -42,37 +80,7 @@ vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", caller);
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(ctx, caller, desc, &d);
-    if (r)
-        return r;
-    if (desc->dtype != VKATTN_DTYPE_F32 && desc->dtype != VKATTN_DTYPE_F16)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
-                        caller, (int)desc->dtype);
-
-    vkattn_mha *layer = calloc(1, sizeof *layer);
-    if (!layer)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
-    layer->ctx = ctx;
-    layer->d = d;
-    layer->dtype = desc->dtype;
-    /* the activations follow the layer's type; the combined mask, the
-     * log-sum-exp and the gradients (the backward is f32) stay f32 */
-    for (int i = 0; i < MHA_SLOTS; i++)
-        layer->scratch[i].dtype = i == MHA_MASK || i >= MHA_LSE ? VKATTN_DTYPE_F32 : desc->dtype;
-    const vkattn_dtype d_type = desc->dtype;
-    vka_mha_weight_counts n;
-    vka_mha_weight_counts_of(&d, &n);
-    if ((r = dense_create(ctx, n.query_kernel, n.query_bias, d.use_bias, d_type, &layer->query)) ||
-        (r = dense_create(ctx, n.key_kernel, n.key_bias, d.use_bias, d_type, &layer->key)) ||
-        (r = dense_create(ctx, n.value_kernel, n.value_bias, d.use_bias, d_type, &layer->value)) ||
-        (r = dense_create(ctx, n.output_kernel, n.output_bias, d.use_bias, d_type, &layer->output)))
-        goto fail;
-    *out = layer;
-    return VKATTN_SUCCESS;
-
-fail:
-    vkattn_mha_destroy(layer);
-    return r;
+    return r ? r : vka_mha_create_dims(ctx, caller, &d, desc->dtype, out);
 }
 
 void vkattn_mha_destroy(vkattn_mha *layer)
@@ -109,9 +117,9 @@ static void weight_table(vkattn_mha *layer, const vkattn_mha_weights *w, weight_
     t[7] = (weight_ref){"w->output_bias", w->output_bias, &layer->output, true};
 }
 
-vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights *w)
+vkattn_result vka_mha_set_weights_as(const char *caller, vkattn_mha *layer,
+                                     const vkattn_mha_weights *w)
 {
-    static const char caller[] = "vkattn_mha_set_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
                         caller, !layer ? "layer" : "w");
@@ -135,9 +143,9 @@ vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w)
+vkattn_result vka_mha_get_weights_as(const char *caller, const vkattn_mha *layer,
+                                     vkattn_mha_weights *w)
 {
-    static const char caller[] = "vkattn_mha_get_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
                         caller, !layer ? "layer" : "w");
@@ -154,4 +162,14 @@ vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights
             return r;
     }
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights *w)
+{
+    return vka_mha_set_weights_as("vkattn_mha_set_weights", layer, w);
+}
+
+vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w)
+{
+    return vka_mha_get_weights_as("vkattn_mha_get_weights", layer, w);
 }

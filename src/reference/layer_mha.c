@@ -1,4 +1,7 @@
-/* CPU reference of keras.layers.MultiHeadAttention, composed from the op
+/* CPU reference of keras.layers.MultiHeadAttention and of
+ * GroupedQueryAttention (the same layer with fewer key/value heads: K and V
+ * are projected to kv_heads heads, which SDPA shares among the query heads),
+ * composed from the op
  * references exactly as the GPU layer composes the ops:
  *   projections (matmul + bias) -> head split -> SDPA -> head merge -> output
  *   projection (matmul + bias).
@@ -16,8 +19,6 @@
 #include "reference/ref_internal.h"
 #include "shape/mha_shape.h"
 
-static const char fn[] = "vkattn_reference_mha";
-
 /* Every f32 scratch tensor of one call. */
 typedef struct scratch {
     float *proj, *q, *k, *v, *ctx_heads, *ctx_merged, *mask;
@@ -30,7 +31,7 @@ static void scratch_free(scratch *s)
     free(s->ctx_heads), free(s->ctx_merged), free(s->mask), free(s->attn);
 }
 
-static vkattn_result alloc_floats(uint64_t n, float **out)
+static vkattn_result alloc_floats(const char *fn, uint64_t n, float **out)
 {
     const uint64_t dims[1] = {n};
     size_t count;
@@ -51,23 +52,25 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
     return m > c ? m : c;
 }
 
-static vkattn_result scratch_alloc(const vka_mha_call *c, bool mask, uint64_t mask_count,
-                                   scratch *s)
+static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool mask,
+                                   uint64_t mask_count, scratch *s)
 {
     vkattn_result r;
     *s = (scratch){0};
-    if ((r = alloc_floats(max3(c->q_proj, c->k_proj, c->v_proj), &s->proj)) ||
-        (r = alloc_floats(c->q_proj, &s->q)) || (r = alloc_floats(c->k_proj, &s->k)) ||
-        (r = alloc_floats(c->v_proj, &s->v)) || (r = alloc_floats(c->context, &s->ctx_heads)) ||
-        (r = alloc_floats(c->context, &s->ctx_merged)) ||
-        (mask && (r = alloc_floats(mask_count, &s->mask)))) {
+    if ((r = alloc_floats(fn, max3(c->q_proj, c->k_proj, c->v_proj), &s->proj)) ||
+        (r = alloc_floats(fn, c->q_proj, &s->q)) || (r = alloc_floats(fn, c->k_proj, &s->k)) ||
+        (r = alloc_floats(fn, c->v_proj, &s->v)) ||
+        (r = alloc_floats(fn, c->context, &s->ctx_heads)) ||
+        (r = alloc_floats(fn, c->context, &s->ctx_merged)) ||
+        (mask && (r = alloc_floats(fn, mask_count, &s->mask)))) {
         scratch_free(s);
         return r;
     }
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weights *w)
+static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_mha_weights *w)
 {
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||
@@ -89,7 +92,7 @@ static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weigh
 /* The same rules as the GPU layer's io check (vka_layer_check_io), on host
  * arrays, whose sizes cannot be checked; *mask is the attention mask's layout
  * when there is one. */
-static vkattn_result check_io(const vka_mha_dims *d, const vkattn_layer_call *call,
+static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vkattn_layer_call *call,
                               const vkattn_layer_host_io *io, vka_mask_layout *mask)
 {
     vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
@@ -116,17 +119,17 @@ static vkattn_result project(uint32_t batch, uint32_t seq, uint32_t k, uint32_t 
     return vkattn_reference_matmul(&p, src, kernel, bias, dst);
 }
 
-/* (B, T, H*d) projection of src, then split into (B, H, T, d). */
+/* (B, T, heads*d) projection of src, then split into (B, heads, T, d). */
 static vkattn_result project_heads(const vka_mha_dims *d, uint32_t batch, uint32_t seq,
-                                   uint32_t in_width, uint32_t head_dim, const float *src,
-                                   const float *kernel, const float *bias, float *proj,
-                                   float *out)
+                                   uint32_t in_width, uint32_t heads, uint32_t head_dim,
+                                   const float *src, const float *kernel, const float *bias,
+                                   float *proj, float *out)
 {
-    vkattn_result r = project(batch, seq, in_width, d->heads * head_dim, src, kernel,
+    vkattn_result r = project(batch, seq, in_width, heads * head_dim, src, kernel,
                               d->use_bias ? bias : NULL, proj);
     if (r)
         return r;
-    vkattn_heads_params hp = {.batch = batch, .seq = seq, .heads = d->heads, .head_dim = head_dim};
+    vkattn_heads_params hp = {.batch = batch, .seq = seq, .heads = heads, .head_dim = head_dim};
     return vkattn_reference_heads_split(&hp, proj, out);
 }
 
@@ -151,12 +154,12 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
 {
     vkattn_result r;
     const float *key = io->key ? io->key : io->value;
-    if ((r = project_heads(d, c->batch, c->tq, d->query_dim, d->key_dim, io->query,
+    if ((r = project_heads(d, c->batch, c->tq, d->query_dim, d->heads, d->key_dim, io->query,
                            w->query_kernel, w->query_bias, s->proj, s->q)) ||
-        (r = project_heads(d, c->batch, c->tv, d->key_width, d->key_dim, key, w->key_kernel,
-                           w->key_bias, s->proj, s->k)) ||
-        (r = project_heads(d, c->batch, c->tv, d->value_width, d->value_dim, io->value,
-                           w->value_kernel, w->value_bias, s->proj, s->v)))
+        (r = project_heads(d, c->batch, c->tv, d->key_width, d->kv_heads, d->key_dim, key,
+                           w->key_kernel, w->key_bias, s->proj, s->k)) ||
+        (r = project_heads(d, c->batch, c->tv, d->value_width, d->kv_heads, d->value_dim,
+                           io->value, w->value_kernel, w->value_bias, s->proj, s->v)))
         return r;
 
     const float *mask = s->attn;
@@ -179,27 +182,47 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                    w->output_kernel, d->use_bias ? w->output_bias : NULL, io->output);
 }
 
-vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
-                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io)
+/* The layer of resolved dims d (MultiHeadAttention or GroupedQueryAttention)
+ * on a checked desc; fn names the public function. */
+static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
+                                    const vkattn_mha_weights *w, const vkattn_layer_call *call,
+                                    const vkattn_layer_host_io *io)
 {
     vkattn_result r;
-    vka_mha_dims d;
     vka_mha_call c;
     vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
-    if ((r = vka_mha_resolve_desc(NULL, fn, desc, &d)) || (r = check_weights(&d, w)) ||
-        (r = vka_mha_resolve_call(NULL, fn, &d, call, &c)) || (r = check_io(&d, call, io, &ml)))
+    if ((r = check_weights(fn, d, w)) || (r = vka_mha_resolve_call(NULL, fn, d, call, &c)) ||
+        (r = check_io(fn, d, call, io, &ml)))
         return r;
     scratch s;
     const uint32_t mask_heads = ml.dims[1]; /* of the expanded mask: H or 1 */
     const uint64_t mask_count = mask_heads > 1 ? c.mask_per_head : c.mask_shared;
-    if ((r = scratch_alloc(&c, io->query_mask != NULL, mask_count, &s)))
+    if ((r = scratch_alloc(fn, &c, io->query_mask != NULL, mask_count, &s)))
         return r;
     if (io->attention_mask &&
         (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &s.attn))) {
         scratch_free(&s);
         return r;
     }
-    r = run(&d, &c, w, call, io, mask_heads, &s);
+    r = run(d, &c, w, call, io, mask_heads, &s);
     scratch_free(&s);
     return r;
+}
+
+vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io)
+{
+    static const char fn[] = "vkattn_reference_mha";
+    vka_mha_dims d;
+    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
+    return r ? r : reference_dims(fn, &d, w, call, io);
+}
+
+vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io)
+{
+    static const char fn[] = "vkattn_reference_gqa";
+    vka_mha_dims d;
+    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
+    return r ? r : reference_dims(fn, &d, w, call, io);
 }

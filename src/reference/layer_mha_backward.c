@@ -7,17 +7,19 @@
  * keeping the weights and the dropout factors; the backward runs those steps
  * in reverse. The query mask is folded into the attention mask as the
  * forward does (its rows get zero weights, hence no gradient but the output
- * bias's). */
+ * bias's). GroupedQueryAttention is the same with kv_heads K/V heads: each
+ * is repeated for its group of query heads, and its gradient is the group's
+ * sum. */
 #include "reference/layer_grad.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "core/error.h"
 #include "shape/mha_shape.h"
 
-static const char fn[] = "vkattn_reference_mha_backward";
 
 /* Every double tensor of one call; x* are inputs (B*T, width), *p the
  * projections (B*T, H*d), *h those split into heads (B, H, T, d). */
@@ -42,10 +44,18 @@ static void scratch_free(scratch *t)
     free(t->attn), free(t->mask);
 }
 
-static vkattn_result scratch_alloc(const vka_mha_dims *d, const vka_mha_call *c, scratch *t)
+static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
+                                   scratch *t)
 {
     *t = (scratch){0};
     const uint64_t scores = c->mask_per_head, out = c->output;
+    /* K and V heads repeated for every query head (B, H, Tv, d): at most the
+     * scores' count times d, each factor checked */
+    uint64_t kh, vh;
+    const uint64_t kd[3] = {c->batch, c->tv, d->qk}, vd[3] = {c->batch, c->tv, d->hv};
+    if (!vka_product_u64(kd, 3, &kh) || !vka_product_u64(vd, 3, &vh))
+        return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the key/value heads overflow",
+                        fn);
     vka_mha_weight_counts wc;
     vka_mha_weight_counts_of(d, &wc);
     const struct {
@@ -55,10 +65,10 @@ static vkattn_result scratch_alloc(const vka_mha_dims *d, const vka_mha_call *c,
         {&t->xq, c->query}, {&t->xk, c->key}, {&t->xv, c->value},
         {&t->wq, wc.query_kernel}, {&t->wk, wc.key_kernel}, {&t->wv, wc.value_kernel},
         {&t->wo, wc.output_kernel}, {&t->qp, c->q_proj}, {&t->kp, c->k_proj},
-        {&t->vp, c->v_proj}, {&t->qh, c->q_proj}, {&t->kh, c->k_proj}, {&t->vh, c->v_proj},
+        {&t->vp, c->v_proj}, {&t->qh, c->q_proj}, {&t->kh, kh}, {&t->vh, vh},
         {&t->s, scores}, {&t->ctx, c->context}, {&t->dout, out}, {&t->dctx, c->context},
-        {&t->dctxh, c->context}, {&t->ds, scores}, {&t->dqh, c->q_proj}, {&t->dkh, c->k_proj},
-        {&t->dvh, c->v_proj}, {&t->dqp, c->q_proj}, {&t->dkp, c->k_proj}, {&t->dvp, c->v_proj},
+        {&t->dctxh, c->context}, {&t->ds, scores}, {&t->dqh, c->q_proj}, {&t->dkh, kh},
+        {&t->dvh, vh}, {&t->dqp, c->q_proj}, {&t->dkp, c->k_proj}, {&t->dvp, c->v_proj},
         {&t->dxq, c->query}, {&t->dxk, c->key}, {&t->dxv, c->value},
         {&t->dwq, wc.query_kernel}, {&t->dwk, wc.key_kernel}, {&t->dwv, wc.value_kernel},
         {&t->dwo, wc.output_kernel}, {&t->dbq, wc.query_bias}, {&t->dbk, wc.key_bias},
@@ -76,7 +86,7 @@ static vkattn_result scratch_alloc(const vka_mha_dims *d, const vka_mha_call *c,
 
 /* The forward's weight checks, plus: no bias gradient without biases, and
  * grad_w is not w. */
-static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weights *w,
+static vkattn_result check_weights(const char *fn, const vka_mha_dims *d, const vkattn_mha_weights *w,
                                    const vkattn_mha_weights *gw)
 {
     vkattn_result r;
@@ -110,7 +120,7 @@ static vkattn_result check_weights(const vka_mha_dims *d, const vkattn_mha_weigh
 
 /* The forward's io checks (io->output and io->scores ignored), grad_output,
  * grad_key only with io->key, and no gradient overlapping anything else. */
-static vkattn_result check_io(const vka_mha_dims *d, const vka_mha_call *c,
+static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
                               const vkattn_layer_call *call, const vkattn_layer_host_io *io,
                               const float *grad_output, const vkattn_layer_host_grads *g,
                               const vkattn_mha_weights *w, const vkattn_mha_weights *gw,
@@ -179,27 +189,34 @@ static vkattn_result check_io(const vka_mha_dims *d, const vka_mha_call *c,
 }
 
 /* (B, T, H*hd) <-> (B, H, T, hd) */
-static void split_heads(size_t batch, size_t seq, size_t heads, size_t hd, const double *src,
-                        double *dst)
+/* (B*T, (H/G)*hd) -> (B, H, T, hd), head h reading source head h / G (G = 1:
+ * the plain split; G > 1 repeats each key/value head for its query heads). */
+static void split_heads(size_t batch, size_t seq, size_t heads, size_t group, size_t hd,
+                        const double *src, double *dst)
 {
+    const size_t src_heads = heads / group;
     for (size_t b = 0; b < batch; b++)
         for (size_t h = 0; h < heads; h++)
             for (size_t t = 0; t < seq; t++)
                 memcpy(dst + ((b * heads + h) * seq + t) * hd,
-                       src + (b * seq + t) * heads * hd + h * hd, hd * sizeof(double));
+                       src + (b * seq + t) * src_heads * hd + h / group * hd, hd * sizeof(double));
 }
 
-static void merge_heads(size_t batch, size_t seq, size_t heads, size_t hd, const double *src,
-                        double *dst)
+/* The reverse: (B, H, T, hd) -> (B*T, (H/G)*hd), summing each group of G
+ * heads (the gradient of the repetition). */
+static void merge_heads(size_t batch, size_t seq, size_t heads, size_t group, size_t hd,
+                        const double *src, double *dst)
 {
+    const size_t dst_heads = heads / group;
+    memset(dst, 0, batch * seq * dst_heads * hd * sizeof(double));
     for (size_t b = 0; b < batch; b++)
         for (size_t h = 0; h < heads; h++)
             for (size_t t = 0; t < seq; t++)
-                memcpy(dst + (b * seq + t) * heads * hd + h * hd,
-                       src + ((b * heads + h) * seq + t) * hd, hd * sizeof(double));
+                for (size_t e = 0; e < hd; e++)
+                    dst[(b * seq + t) * dst_heads * hd + h / group * hd + e] +=
+                        src[((b * heads + h) * seq + t) * hd + e];
 }
 
-/* dst (rows, n) = x (rows, k) @ w (k, n) + bias (bias NULL = none) */
 static void dense(size_t rows, size_t k, size_t n, const double *x, const double *w,
                   const float *bias, double *dst)
 {
@@ -235,7 +252,7 @@ static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float
             }
 }
 
-static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
+static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
                          const vkattn_layer_host_io *io, const vka_mask_layout *ml,
                          const float *grad_output, scratch *t, vka_grad_core_state *st)
@@ -243,6 +260,7 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
     vkattn_result r;
     const size_t B = c->batch, H = d->heads, tq = c->tq, tv = c->tv;
     const size_t dk = d->key_dim, dv = d->value_dim, nq = B * tq, nkv = B * tv;
+    const size_t G = d->heads / d->kv_heads; /* query heads per key/value head */
     const bool bias = d->use_bias;
     vka_mha_weight_counts wc;
     vka_mha_weight_counts_of(d, &wc);
@@ -256,11 +274,11 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
 
     /* ---- forward */
     dense(nq, d->query_dim, d->qk, t->xq, t->wq, bias ? w->query_bias : NULL, t->qp);
-    dense(nkv, d->key_width, d->qk, t->xk, t->wk, bias ? w->key_bias : NULL, t->kp);
-    dense(nkv, d->value_width, d->hv, t->xv, t->wv, bias ? w->value_bias : NULL, t->vp);
-    split_heads(B, tq, H, dk, t->qp, t->qh);
-    split_heads(B, tv, H, dk, t->kp, t->kh);
-    split_heads(B, tv, H, dv, t->vp, t->vh);
+    dense(nkv, d->key_width, d->kv_qk, t->xk, t->wk, bias ? w->key_bias : NULL, t->kp);
+    dense(nkv, d->value_width, d->kv_hv, t->xv, t->wv, bias ? w->value_bias : NULL, t->vp);
+    split_heads(B, tq, H, 1, dk, t->qp, t->qh);
+    split_heads(B, tv, H, G, dk, t->kp, t->kh);
+    split_heads(B, tv, H, G, dv, t->vp, t->vh);
     const double scale = 1.0 / sqrt((double)dk);
     for (size_t bh = 0; bh < B * H; bh++)
         for (size_t i = 0; i < tq; i++)
@@ -301,12 +319,12 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                     ctxh[row * dv + e] += p * t->vh[(bh * tv + j) * dv + e];
             }
         }
-    merge_heads(B, tq, H, dv, ctxh, t->ctx);
+    merge_heads(B, tq, H, 1, dv, ctxh, t->ctx);
 
     /* ---- backward */
     vka_grad_widen(grad_output, c->output, t->dout);
     dense_backward(nq, d->hv, d->output_dim, t->ctx, t->wo, t->dout, t->dctx, t->dwo, t->dbo);
-    split_heads(B, tq, H, dv, t->dctx, t->dctxh);
+    split_heads(B, tq, H, 1, dv, t->dctx, t->dctxh);
     vka_grad_core_backward(&core, st, t->vh, t->dctxh, t->ds, t->dvh);
     for (size_t bh = 0; bh < B * H; bh++)
         for (size_t i = 0; i < tq; i++)
@@ -320,12 +338,12 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                     t->dkh[ko + e] += g * t->qh[qo + e];
                 }
             }
-    merge_heads(B, tq, H, dk, t->dqh, t->dqp);
-    merge_heads(B, tv, H, dk, t->dkh, t->dkp);
-    merge_heads(B, tv, H, dv, t->dvh, t->dvp);
+    merge_heads(B, tq, H, 1, dk, t->dqh, t->dqp);
+    merge_heads(B, tv, H, G, dk, t->dkh, t->dkp);
+    merge_heads(B, tv, H, G, dv, t->dvh, t->dvp);
     dense_backward(nq, d->query_dim, d->qk, t->xq, t->wq, t->dqp, t->dxq, t->dwq, t->dbq);
-    dense_backward(nkv, d->key_width, d->qk, t->xk, t->wk, t->dkp, t->dxk, t->dwk, t->dbk);
-    dense_backward(nkv, d->value_width, d->hv, t->xv, t->wv, t->dvp, t->dxv, t->dwv, t->dbv);
+    dense_backward(nkv, d->key_width, d->kv_qk, t->xk, t->wk, t->dkp, t->dxk, t->dwk, t->dbk);
+    dense_backward(nkv, d->value_width, d->kv_hv, t->xv, t->wv, t->dvp, t->dxv, t->dwv, t->dbv);
     if (!io->key) /* key = value: both paths reach the value */
         for (size_t i = 0; i < c->value; i++)
             t->dxv[i] += t->dxk[i];
@@ -354,6 +372,39 @@ static void store(const vka_mha_dims *d, const vka_mha_call *c, const scratch *t
     vka_grad_store(t->dbo, wc.output_bias, gw->output_bias);
 }
 
+/* The layer of resolved dims d (MultiHeadAttention or GroupedQueryAttention);
+ * fn names the public function. */
+static vkattn_result backward_dims(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_mha_weights *w, const vkattn_layer_call *call,
+                                   const vkattn_layer_host_io *io, const float *grad_output,
+                                   const vkattn_layer_host_grads *grads,
+                                   vkattn_mha_weights *grad_w)
+{
+    vkattn_result r;
+    vka_mha_call c;
+    vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
+    if ((r = check_weights(fn, d, w, grad_w)) ||
+        (r = vka_mha_resolve_call(NULL, fn, d, call, &c)) ||
+        (r = check_io(fn, d, &c, call, io, grad_output, grads, w, grad_w, &ml)))
+        return r;
+    scratch t;
+    vka_grad_core_state st = {0};
+    if ((r = scratch_alloc(fn, d, &c, &t)))
+        return r;
+    const uint64_t mask_count = ml.dims[1] > 1 ? c.mask_per_head : c.mask_shared;
+    if (io->attention_mask && (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &t.attn)))
+        goto done;
+    if (io->query_mask && (r = vka_ref_layer_alloc(fn, "the combined mask", mask_count, &t.mask)))
+        goto done;
+    if ((r = run(fn, d, &c, w, call, io, &ml, grad_output, &t, &st)))
+        goto done;
+    store(d, &c, &t, grads, grad_w);
+done:
+    vka_grad_core_state_free(&st);
+    scratch_free(&t);
+    return r;
+}
+
 vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
                                             const vkattn_mha_weights *w,
                                             const vkattn_layer_call *call,
@@ -362,28 +413,22 @@ vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
                                             const vkattn_layer_host_grads *grads,
                                             vkattn_mha_weights *grad_w)
 {
-    vkattn_result r;
+    static const char fn[] = "vkattn_reference_mha_backward";
     vka_mha_dims d;
-    vka_mha_call c;
-    vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
-    if ((r = vka_mha_resolve_desc(NULL, fn, desc, &d)) || (r = check_weights(&d, w, grad_w)) ||
-        (r = vka_mha_resolve_call(NULL, fn, &d, call, &c)) ||
-        (r = check_io(&d, &c, call, io, grad_output, grads, w, grad_w, &ml)))
-        return r;
-    scratch t;
-    vka_grad_core_state st = {0};
-    if ((r = scratch_alloc(&d, &c, &t)))
-        return r;
-    const uint64_t mask_count = ml.dims[1] > 1 ? c.mask_per_head : c.mask_shared;
-    if (io->attention_mask && (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &t.attn)))
-        goto done;
-    if (io->query_mask && (r = vka_ref_layer_alloc(fn, "the combined mask", mask_count, &t.mask)))
-        goto done;
-    if ((r = run(&d, &c, w, call, io, &ml, grad_output, &t, &st)))
-        goto done;
-    store(&d, &c, &t, grads, grad_w);
-done:
-    vka_grad_core_state_free(&st);
-    scratch_free(&t);
-    return r;
+    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
+    return r ? r : backward_dims(fn, &d, w, call, io, grad_output, grads, grad_w);
+}
+
+vkattn_result vkattn_reference_gqa_backward(const vkattn_gqa_desc *desc,
+                                            const vkattn_gqa_weights *w,
+                                            const vkattn_layer_call *call,
+                                            const vkattn_layer_host_io *io,
+                                            const float *grad_output,
+                                            const vkattn_layer_host_grads *grads,
+                                            vkattn_gqa_weights *grad_w)
+{
+    static const char fn[] = "vkattn_reference_gqa_backward";
+    vka_mha_dims d;
+    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
+    return r ? r : backward_dims(fn, &d, w, call, io, grad_output, grads, grad_w);
 }

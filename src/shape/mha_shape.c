@@ -28,6 +28,37 @@ static vkattn_result width(struct vkattn_context *ctx, const char *caller, const
     return VKATTN_SUCCESS;
 }
 
+/* The products and 32-bit limits of resolved widths (d's heads, dims and
+ * widths set); fills d's products. */
+static vkattn_result resolve_widths(struct vkattn_context *ctx, const char *caller,
+                                    vka_mha_dims *d)
+{
+    vkattn_result r;
+    if ((r = width(ctx, caller, "num_heads * key_dim", d->heads, d->key_dim, &d->qk)) ||
+        (r = width(ctx, caller, "num_heads * value_dim", d->heads, d->value_dim, &d->hv)) ||
+        (r = width(ctx, caller, "kv_heads * key_dim", d->kv_heads, d->key_dim, &d->kv_qk)) ||
+        (r = width(ctx, caller, "kv_heads * value_dim", d->kv_heads, d->value_dim, &d->kv_hv)))
+        return r;
+    /* The kernels too must fit 32-bit indexing (elements, not bytes: the
+     * tensors that hold them are checked against the device at creation). */
+    uint32_t unused;
+    if ((r = width(ctx, caller, "the query kernel", d->query_dim, d->qk, &unused)) ||
+        (r = width(ctx, caller, "the key kernel", d->key_width, d->kv_qk, &unused)) ||
+        (r = width(ctx, caller, "the value kernel", d->value_width, d->kv_hv, &unused)) ||
+        (r = width(ctx, caller, "the output kernel", d->hv, d->output_dim, &unused)))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+/* Written so that NaN fails too. */
+static vkattn_result check_dropout(struct vkattn_context *ctx, const char *caller, float rate)
+{
+    if (!(rate >= 0.0f && rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dropout is %g; must be in [0, 1]", caller, (double)rate);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *caller,
                                    const vkattn_mha_desc *desc, vka_mha_dims *out)
 {
@@ -39,13 +70,11 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         (r = require(ctx, caller, "desc->query_width", desc->query_width)) ||
         (r = require(ctx, caller, "desc->value_width", desc->value_width)))
         return r;
-    /* Written so that NaN fails too. */
-    if (!(desc->dropout >= 0.0f && desc->dropout <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", caller,
-                        (double)desc->dropout);
+    if ((r = check_dropout(ctx, caller, desc->dropout)))
+        return r;
     vka_mha_dims d = {
         .heads = desc->num_heads,
+        .kv_heads = desc->num_heads,
         .key_dim = desc->key_dim,
         .value_dim = vka_default_u32(desc->value_dim, desc->key_dim),
         .query_dim = desc->query_width,
@@ -56,16 +85,49 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         .dropout = desc->dropout,
         .sliding_window = desc->sliding_window,
     };
-    if ((r = width(ctx, caller, "num_heads * key_dim", d.heads, d.key_dim, &d.qk)) ||
-        (r = width(ctx, caller, "num_heads * value_dim", d.heads, d.value_dim, &d.hv)))
+    if ((r = resolve_widths(ctx, caller, &d)))
         return r;
-    /* The kernels too must fit 32-bit indexing (elements, not bytes: the
-     * tensors that hold them are checked against the device at creation). */
-    uint32_t unused;
-    if ((r = width(ctx, caller, "the query kernel", d.query_dim, d.qk, &unused)) ||
-        (r = width(ctx, caller, "the key kernel", d.key_width, d.qk, &unused)) ||
-        (r = width(ctx, caller, "the value kernel", d.value_width, d.hv, &unused)) ||
-        (r = width(ctx, caller, "the output kernel", d.hv, d.output_dim, &unused)))
+    *out = d;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *caller,
+                                   const vkattn_gqa_desc *desc, vka_mha_dims *out)
+{
+    vkattn_result r;
+    if (!desc)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
+    if ((r = require(ctx, caller, "desc->head_dim", desc->head_dim)) ||
+        (r = require(ctx, caller, "desc->num_query_heads", desc->num_query_heads)) ||
+        (r = require(ctx, caller, "desc->num_key_value_heads", desc->num_key_value_heads)) ||
+        (r = require(ctx, caller, "desc->query_width", desc->query_width)) ||
+        (r = require(ctx, caller, "desc->value_width", desc->value_width)))
+        return r;
+    if (desc->num_query_heads % desc->num_key_value_heads)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->num_query_heads (%u) is not a multiple of "
+                        "desc->num_key_value_heads (%u)",
+                        caller, desc->num_query_heads, desc->num_key_value_heads);
+    if (desc->sliding_window < 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->sliding_window is %d; must be >= 1 (0 = None)", caller,
+                        (int)desc->sliding_window);
+    if ((r = check_dropout(ctx, caller, desc->dropout)))
+        return r;
+    vka_mha_dims d = {
+        .heads = desc->num_query_heads,
+        .kv_heads = desc->num_key_value_heads,
+        .key_dim = desc->head_dim,
+        .value_dim = desc->head_dim,
+        .query_dim = desc->query_width,
+        .key_width = vka_default_u32(desc->key_width, desc->value_width),
+        .value_width = desc->value_width,
+        .output_dim = desc->query_width, /* Keras: the output has the query's width */
+        .use_bias = !desc->no_bias,
+        .dropout = desc->dropout,
+        .sliding_window = (uint32_t)desc->sliding_window,
+    };
+    if ((r = resolve_widths(ctx, caller, &d)))
         return r;
     *out = d;
     return VKATTN_SUCCESS;
@@ -75,12 +137,12 @@ void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out)
 {
     *out = (vka_mha_weight_counts){
         .query_kernel = (uint64_t)d->query_dim * d->qk,
-        .key_kernel = (uint64_t)d->key_width * d->qk,
-        .value_kernel = (uint64_t)d->value_width * d->hv,
+        .key_kernel = (uint64_t)d->key_width * d->kv_qk,
+        .value_kernel = (uint64_t)d->value_width * d->kv_hv,
         .output_kernel = (uint64_t)d->hv * d->output_dim,
         .query_bias = d->qk,
-        .key_bias = d->qk,
-        .value_bias = d->hv,
+        .key_bias = d->kv_qk,
+        .value_bias = d->kv_hv,
         .output_bias = d->output_dim,
     };
 }
@@ -115,7 +177,7 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
         !count3(B, Tv, d->value_width, &c.value) || !count3(B, Tq, d->output_dim, &c.output) ||
         !count3(B, Tq, Tv, &c.mask_shared) || !vka_mul_u64(B, d->heads, &bh) ||
         !count3(bh, Tq, Tv, &c.mask_per_head) || !count3(B, Tq, d->qk, &c.q_proj) ||
-        !count3(B, Tv, d->qk, &c.k_proj) || !count3(B, Tv, d->hv, &c.v_proj) ||
+        !count3(B, Tv, d->kv_qk, &c.k_proj) || !count3(B, Tv, d->kv_hv, &c.v_proj) ||
         !count3(B, Tq, d->hv, &c.context))
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
                         "%s: a tensor of batch %u, tq %u, tv %u overflows 64 bits", caller,
@@ -131,6 +193,7 @@ void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
     *out = (vkattn_sdpa_params){
         .batch = c->batch,
         .heads = d->heads,
+        .kv_heads = d->kv_heads,
         .tq = c->tq,
         .tv = c->tv,
         .dk = d->key_dim,

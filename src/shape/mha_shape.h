@@ -18,8 +18,14 @@ struct vkattn_context;
 typedef struct vka_mha_dims {
     uint32_t heads, key_dim, value_dim;
     uint32_t query_dim, key_width, value_width, output_dim;
-    uint32_t qk; /* heads * key_dim: width of the projected Q and K */
-    uint32_t hv; /* heads * value_dim: width of the projected V and of the merged context */
+    uint32_t qk; /* heads * key_dim: width of the projected Q */
+    uint32_t hv; /* heads * value_dim: width of the merged context */
+    /* Key/value heads: heads for MultiHeadAttention, num_key_value_heads for
+     * GroupedQueryAttention (query head n reads key/value head
+     * n / (heads / kv_heads)); K and V are projected to kv_heads heads. */
+    uint32_t kv_heads;
+    uint32_t kv_qk; /* kv_heads * key_dim: width of the projected K */
+    uint32_t kv_hv; /* kv_heads * value_dim: width of the projected V */
     bool use_bias;
     float dropout;
     uint32_t sliding_window; /* 0 = none */
@@ -27,13 +33,21 @@ typedef struct vka_mha_dims {
 
 /* Element counts of the Keras-layout weights. */
 typedef struct vka_mha_weight_counts {
-    uint64_t query_kernel, key_kernel, value_kernel, output_kernel; /* (D_in, H*d), (H*dv, Dout) */
-    uint64_t query_bias, key_bias, value_bias, output_bias;         /* H*dk, H*dk, H*dv, Dout */
+    uint64_t query_kernel, key_kernel, value_kernel,
+        output_kernel;                                      /* (D_in, H|Hkv * d), (H*dv, Dout) */
+    uint64_t query_bias, key_bias, value_bias, output_bias; /* H*dk, Hkv*dk, Hkv*dv, Dout */
 } vka_mha_weight_counts;
 
 /* Checks desc (caller names the public function in messages); fills *out. */
 vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *caller,
                                    const vkattn_mha_desc *desc, vka_mha_dims *out);
+
+/* GroupedQueryAttention as the same dims: num_query_heads heads of head_dim
+ * (key_dim = value_dim), num_key_value_heads K/V heads, output width the
+ * query's. Checks desc under its own field names (caller names the public
+ * function). */
+vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *caller,
+                                   const vkattn_gqa_desc *desc, vka_mha_dims *out);
 
 void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out);
 
@@ -45,7 +59,7 @@ typedef struct vka_mha_call {
     uint64_t query, key, value, output;  /* B*Tq*Dq, B*Tv*Dk, B*Tv*Dv, B*Tq*Dout */
     uint64_t query_mask, value_mask;     /* B*Tq, B*Tv */
     uint64_t mask_shared, mask_per_head; /* B*Tq*Tv, B*H*Tq*Tv (= the scores) */
-    uint64_t q_proj, k_proj, v_proj;     /* B*Tq*H*dk, B*Tv*H*dk, B*Tv*H*dv */
+    uint64_t q_proj, k_proj, v_proj;     /* B*Tq*H*dk, B*Tv*Hkv*dk, B*Tv*Hkv*dv */
     uint64_t context;                    /* B*Tq*H*dv */
 } vka_mha_call;
 
@@ -56,7 +70,7 @@ vkattn_result vka_mha_resolve_call(struct vkattn_context *ctx, const char *calle
                                    const vka_mha_dims *d, const vkattn_layer_call *call,
                                    vka_mha_call *out);
 
-/* The SDPA params of a call: heads, scale 1/sqrt(key_dim), masked rows zero,
+/* The SDPA params of a call: heads and kv_heads, scale 1/sqrt(key_dim), masked rows zero,
  * causal, value mask / explicit mask flags, dropout, scores before dropout.
  * mask: how the explicit mask passed is stored, NULL = none. */
 void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,

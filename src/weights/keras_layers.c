@@ -108,31 +108,48 @@ static vkattn_result save_slots(const char *fn, const char *path, const char *pr
 
 /* ---------------------------------------------------------------- MultiHeadAttention */
 
+/* The axis words of the messages: MultiHeadAttention's or GroupedQueryAttention's. */
+typedef struct mha_axes {
+    const char *query, *key, *value, *output, *query_bias, *key_bias, *value_bias, *output_bias;
+} mha_axes;
+
+static const mha_axes mha_words = {
+    "(query_width, num_heads, key_dim)", "(key_width, num_heads, key_dim)",
+    "(value_width, num_heads, value_dim)", "(num_heads, value_dim, output_dim)",
+    "(num_heads, key_dim)", "(num_heads, key_dim)", "(num_heads, value_dim)", "(output_dim,)",
+};
+static const mha_axes gqa_words = {
+    "(query_width, num_query_heads, head_dim)", "(key_width, num_key_value_heads, head_dim)",
+    "(value_width, num_key_value_heads, head_dim)", "(num_query_heads, head_dim, query_width)",
+    "(num_query_heads, head_dim)", "(num_key_value_heads, head_dim)",
+    "(num_key_value_heads, head_dim)", "(query_width,)",
+};
+
 /* Keras MultiHeadAttention's EinsumDense sublayers: query, key, value,
- * attention_output, each with kernel and bias. */
-static size_t mha_slots(const vka_mha_dims *d, vkattn_mha_weights *w, vka_weight_slot *s)
+ * attention_output, each with kernel and bias; GroupedQueryAttention's have
+ * the same names, key and value with its kv_heads heads. */
+static size_t mha_slots(const vka_mha_dims *d, const mha_axes *a, vkattn_mha_weights *w,
+                        vka_weight_slot *s)
 {
     size_t n = 0;
-    s[n++] = (vka_weight_slot){"query/kernel", 3, {d->query_dim, d->heads, d->key_dim},
-                               "(query_width, num_heads, key_dim)", false, &w->query_kernel, NULL};
-    s[n++] = (vka_weight_slot){"key/kernel", 3, {d->key_width, d->heads, d->key_dim},
-                               "(key_width, num_heads, key_dim)", false, &w->key_kernel, NULL};
-    s[n++] = (vka_weight_slot){"value/kernel", 3, {d->value_width, d->heads, d->value_dim},
-                               "(value_width, num_heads, value_dim)", false, &w->value_kernel,
-                               NULL};
+    s[n++] = (vka_weight_slot){"query/kernel", 3, {d->query_dim, d->heads, d->key_dim}, a->query,
+                               false, &w->query_kernel, NULL};
+    s[n++] = (vka_weight_slot){"key/kernel", 3, {d->key_width, d->kv_heads, d->key_dim}, a->key,
+                               false, &w->key_kernel, NULL};
+    s[n++] = (vka_weight_slot){"value/kernel", 3, {d->value_width, d->kv_heads, d->value_dim},
+                               a->value, false, &w->value_kernel, NULL};
     s[n++] = (vka_weight_slot){"attention_output/kernel", 3,
-                               {d->heads, d->value_dim, d->output_dim},
-                               "(num_heads, value_dim, output_dim)", false, &w->output_kernel,
-                               NULL};
+                               {d->heads, d->value_dim, d->output_dim}, a->output, false,
+                               &w->output_kernel, NULL};
     if (!d->use_bias)
         return n;
-    s[n++] = (vka_weight_slot){"query/bias", 2, {d->heads, d->key_dim}, "(num_heads, key_dim)",
-                               false, &w->query_bias, NULL};
-    s[n++] = (vka_weight_slot){"key/bias", 2, {d->heads, d->key_dim}, "(num_heads, key_dim)",
-                               false, &w->key_bias, NULL};
-    s[n++] = (vka_weight_slot){"value/bias", 2, {d->heads, d->value_dim},
-                               "(num_heads, value_dim)", false, &w->value_bias, NULL};
-    s[n++] = (vka_weight_slot){"attention_output/bias", 1, {d->output_dim}, "(output_dim,)",
+    s[n++] = (vka_weight_slot){"query/bias", 2, {d->heads, d->key_dim}, a->query_bias, false,
+                               &w->query_bias, NULL};
+    s[n++] = (vka_weight_slot){"key/bias", 2, {d->kv_heads, d->key_dim}, a->key_bias, false,
+                               &w->key_bias, NULL};
+    s[n++] = (vka_weight_slot){"value/bias", 2, {d->kv_heads, d->value_dim}, a->value_bias,
+                               false, &w->value_bias, NULL};
+    s[n++] = (vka_weight_slot){"attention_output/bias", 1, {d->output_dim}, a->output_bias,
                                false, &w->output_bias, NULL};
     return n;
 }
@@ -165,7 +182,7 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
         r = vka_weights_load_torch_mha(f, fn, desc, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
         vka_weight_slot s[8];
-        r = load_slots(f, fn, load, s, mha_slots(&d, out, s));
+        r = load_slots(f, fn, load, s, mha_slots(&d, &mha_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
                      "or VKATTN_WEIGHTS_NAMES_TORCH", fn, (int)names);
@@ -187,7 +204,59 @@ vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *d
         return r;
     vkattn_mha_weights copy = *w; /* the slots point at its members; nothing is written */
     vka_weight_slot s[8];
-    return save_slots(fn, path, prefix, "MultiHeadAttention", s, mha_slots(&d, &copy, s));
+    return save_slots(fn, path, prefix, "MultiHeadAttention", s,
+                      mha_slots(&d, &mha_words, &copy, s));
+}
+
+/* ---------------------------------------------------------------- GroupedQueryAttention */
+
+void vkattn_gqa_weights_free(vkattn_gqa_weights *w)
+{
+    vkattn_mha_weights_free(w);
+}
+
+vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_desc *desc,
+                                      const vkattn_weights_load_desc *load,
+                                      vkattn_gqa_weights *out)
+{
+    static const char fn[] = "vkattn_gqa_weights_load";
+    if (!f || !out)
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+    memset(out, 0, sizeof *out);
+    vka_mha_dims d;
+    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
+    if (r)
+        return r;
+    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
+    if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
+        r = vka_weights_load_llama_gqa(f, fn, &d, load->prefix, out);
+    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
+        vka_weight_slot s[8];
+        r = load_slots(f, fn, load, s, mha_slots(&d, &gqa_words, out, s));
+    } else {
+        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
+                     "or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch nn.MultiheadAttention names are "
+                     "for MultiHeadAttention)", fn, (int)names);
+    }
+    if (r)
+        vkattn_gqa_weights_free(out);
+    return r;
+}
+
+vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
+                                      const vkattn_gqa_weights *w, const char *prefix)
+{
+    static const char fn[] = "vkattn_gqa_weights_save";
+    if (!w)
+        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
+    vka_mha_dims d;
+    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
+    if (r)
+        return r;
+    vkattn_gqa_weights copy = *w; /* the slots point at its members; nothing is written */
+    vka_weight_slot s[8];
+    return save_slots(fn, path, prefix, "GroupedQueryAttention", s,
+                      mha_slots(&d, &gqa_words, &copy, s));
 }
 
 /* ---------------------------------------------------------------- the single-head layers */

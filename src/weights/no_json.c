@@ -2,8 +2,8 @@
  * mingw-w64 cross build, which has no jansson package): no safetensors file
  * can be opened or written, so every function that would read or write one
  * returns VKATTN_ERROR_UNSUPPORTED with a message saying why. The layer
- * mappings (keras_layers.c, torch_mha.c) are compiled unchanged; they can
- * never be handed an open file. */
+ * mappings (keras_layers.c, torch_mha.c, llama_gqa.c) are compiled
+ * unchanged; they can never be handed an open file. */
 #include "weights/weights_internal.h"
 
 #include <stdio.h>

@@ -13,8 +13,7 @@
 
 #define INVALID VKATTN_ERROR_INVALID_ARGUMENT
 
-/* dst (cols, rows) = src (rows, cols) transposed, src starting at row r0. */
-static float *transposed(const float *src, uint64_t r0, uint64_t rows, uint64_t cols)
+float *vka_weights_transposed(const float *src, uint64_t r0, uint64_t rows, uint64_t cols)
 {
     float *dst = malloc(rows * cols * sizeof *dst);
     if (!dst)
@@ -33,10 +32,9 @@ static float *copy_of(const float *src, uint64_t n)
     return dst;
 }
 
-/* The torch tensor `name` (prefixed) with this shape into a new array. */
-static vkattn_result get(vkattn_weights_file *f, const char *fn, const char *prefix,
-                         const char *name, uint32_t rank, uint64_t d0, uint64_t d1,
-                         const char *axes, float **out)
+vkattn_result vka_weights_load_named(vkattn_weights_file *f, const char *fn, const char *prefix,
+                                     const char *name, uint32_t rank, uint64_t d0, uint64_t d1,
+                                     const char *axes, float **out)
 {
     char full[1024];
     uint64_t dims[2] = {d0, d1};
@@ -45,7 +43,7 @@ static vkattn_result get(vkattn_weights_file *f, const char *fn, const char *pre
     return vka_weights_load_exact(f, fn, full, rank, dims, axes, out);
 }
 
-static bool has(const vkattn_weights_file *f, const char *prefix, const char *name)
+bool vka_weights_has(const vkattn_weights_file *f, const char *prefix, const char *name)
 {
     char full[1024];
     int n = snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", name);
@@ -73,12 +71,12 @@ vkattn_result vka_weights_load_torch_mha(vkattn_weights_file *f, const char *fn,
     vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
     if (r || (r = check_dims(fn, &d)))
         return r;
-    if (has(f, prefix, "bias_k") || has(f, prefix, "bias_v"))
+    if (vka_weights_has(f, prefix, "bias_k") || vka_weights_has(f, prefix, "bias_v"))
         return vka_fail(NULL, INVALID, "%s: %s: bias_k / bias_v (add_bias_kv=True) have no "
                         "Keras equivalent", fn, f->label);
     const uint64_t E = d.query_dim, kd = d.key_width, vd = d.value_width;
     float *in = NULL, *wq = NULL, *wk = NULL, *wv = NULL, *wo = NULL, *bin = NULL, *bo = NULL;
-    if (has(f, prefix, "in_proj_weight")) {
+    if (vka_weights_has(f, prefix, "in_proj_weight")) {
         if (kd != E || vd != E) {
             r = vka_fail(NULL, INVALID, "%s: %s: in_proj_weight packs query, key and value of "
                          "width E = %llu, but key_width is %llu and value_width %llu (PyTorch "
@@ -86,24 +84,31 @@ vkattn_result vka_weights_load_torch_mha(vkattn_weights_file *f, const char *fn,
                          (unsigned long long)E, (unsigned long long)kd, (unsigned long long)vd);
             goto done;
         }
-        if ((r = get(f, fn, prefix, "in_proj_weight", 2, 3 * E, E, "(3E, E)", &in)))
+        if ((r = vka_weights_load_named(f, fn, prefix, "in_proj_weight", 2, 3 * E, E, "(3E, E)",
+                                        &in)))
             goto done;
-    } else if ((r = get(f, fn, prefix, "q_proj_weight", 2, E, E, "(E, E) (or in_proj_weight "
-                        "(3E, E))", &wq)) ||
-               (r = get(f, fn, prefix, "k_proj_weight", 2, E, kd, "(E, kdim)", &wk)) ||
-               (r = get(f, fn, prefix, "v_proj_weight", 2, E, vd, "(E, vdim)", &wv))) {
+    } else if ((r = vka_weights_load_named(f, fn, prefix, "q_proj_weight", 2, E, E,
+                                           "(E, E) (or in_proj_weight (3E, E))", &wq)) ||
+               (r = vka_weights_load_named(f, fn, prefix, "k_proj_weight", 2, E, kd, "(E, kdim)",
+                                           &wk)) ||
+               (r = vka_weights_load_named(f, fn, prefix, "v_proj_weight", 2, E, vd, "(E, vdim)",
+                                           &wv))) {
         goto done;
     }
-    if ((r = get(f, fn, prefix, "out_proj.weight", 2, E, E, "(E, E)", &wo)))
+    if ((r = vka_weights_load_named(f, fn, prefix, "out_proj.weight", 2, E, E, "(E, E)", &wo)))
         goto done;
-    if (d.use_bias && ((r = get(f, fn, prefix, "in_proj_bias", 1, 3 * E, 0, "(3E,)", &bin)) ||
-                       (r = get(f, fn, prefix, "out_proj.bias", 1, E, 0, "(E,)", &bo))))
+    if (d.use_bias &&
+        ((r = vka_weights_load_named(f, fn, prefix, "in_proj_bias", 1, 3 * E, 0, "(3E,)", &bin)) ||
+         (r = vka_weights_load_named(f, fn, prefix, "out_proj.bias", 1, E, 0, "(E,)", &bo))))
         goto done;
     /* (out, in) -> (in, H, hd) */
-    out->query_kernel = in ? transposed(in, 0, E, E) : transposed(wq, 0, E, E);
-    out->key_kernel = in ? transposed(in, E, E, E) : transposed(wk, 0, E, kd);
-    out->value_kernel = in ? transposed(in, 2 * E, E, E) : transposed(wv, 0, E, vd);
-    out->output_kernel = transposed(wo, 0, E, E);
+    out->query_kernel =
+        in ? vka_weights_transposed(in, 0, E, E) : vka_weights_transposed(wq, 0, E, E);
+    out->key_kernel =
+        in ? vka_weights_transposed(in, E, E, E) : vka_weights_transposed(wk, 0, E, kd);
+    out->value_kernel =
+        in ? vka_weights_transposed(in, 2 * E, E, E) : vka_weights_transposed(wv, 0, E, vd);
+    out->output_kernel = vka_weights_transposed(wo, 0, E, E);
     bool ok = out->query_kernel && out->key_kernel && out->value_kernel && out->output_kernel;
     if (d.use_bias) {
         out->query_bias = copy_of(bin, E);

@@ -85,9 +85,27 @@ vkattn_result vka_weights_load_exact(vkattn_weights_file *f, const char *fn, con
                                      uint32_t rank, const uint64_t *dims, const char *axes,
                                      float **out);
 
+/* torch_mha.c: dst (cols, rows) = src (rows, cols) transposed, src starting
+ * at row r0, in a new array (NULL when out of memory). */
+float *vka_weights_transposed(const float *src, uint64_t r0, uint64_t rows, uint64_t cols);
+/* The tensor prefix + name with shape (d0[, d1]) (rank 1 or 2) into a new array. */
+vkattn_result vka_weights_load_named(vkattn_weights_file *f, const char *fn, const char *prefix,
+                                     const char *name, uint32_t rank, uint64_t d0, uint64_t d1,
+                                     const char *axes, float **out);
+/* Whether the file holds prefix + name. */
+bool vka_weights_has(const vkattn_weights_file *f, const char *prefix, const char *name);
+
 /* torch_mha.c: the PyTorch nn.MultiheadAttention state dict into Keras layout. */
 vkattn_result vka_weights_load_torch_mha(vkattn_weights_file *f, const char *fn,
                                          const vkattn_mha_desc *desc, const char *prefix,
+                                         vkattn_mha_weights *out);
+
+/* llama_gqa.c: a Llama-style attention block (q_proj, k_proj, v_proj,
+ * o_proj Linear weights) into GroupedQueryAttention's Keras layout; d from
+ * vka_gqa_resolve_desc. */
+struct vka_mha_dims;
+vkattn_result vka_weights_load_llama_gqa(vkattn_weights_file *f, const char *fn,
+                                         const struct vka_mha_dims *d, const char *prefix,
                                          vkattn_mha_weights *out);
 
 #endif /* VKA_WEIGHTS_INTERNAL_H */

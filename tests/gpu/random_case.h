@@ -86,6 +86,7 @@ typedef struct rc_mha_bounds {
 /* A MultiHeadAttention desc's widths, its defaults resolved. */
 typedef struct rc_mha_widths {
     uint32_t H, dk, dv, Dq, Dk, Dv, Dout;
+    uint32_t Hkv; /* key/value heads: H, fewer in GroupedQueryAttention */
 } rc_mha_widths;
 
 static inline rc_mha_widths rc_mha_widths_of(const vkattn_mha_desc *d)
@@ -94,6 +95,7 @@ static inline rc_mha_widths rc_mha_widths_of(const vkattn_mha_desc *d)
         .H = d->num_heads, .dk = d->key_dim, .dv = d->value_dim ? d->value_dim : d->key_dim,
         .Dq = d->query_width, .Dk = d->key_width ? d->key_width : d->value_width,
         .Dv = d->value_width, .Dout = d->output_dim ? d->output_dim : d->query_width,
+        .Hkv = d->num_heads,
     };
 }
 

@@ -17,8 +17,7 @@
  * max|got - ref| <= 2e-5 * max(max|ref|, 1) for outputs and 5e-6 absolute for
  * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7. */
 #include "harness.h"
-#include "mask_forms.h"
-#include "random_case.h"
+#include "multi_head_case.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,8 +26,6 @@
 
 #define OUT_BOUND 2e-5
 #define SCORE_BOUND 5e-6
-
-typedef enum attn_kind { ATTN_NONE, ATTN_SHARED, ATTN_PER_HEAD } attn_kind;
 
 /* One test case: the layer, the call, and which inputs and masks exist. */
 typedef struct mcase {
@@ -41,114 +38,37 @@ typedef struct mcase {
     const char *am_form; /* with attn SHARED: the mask's shape (mask_forms.h); NULL = flat */
 } mcase;
 
-/* Element counts of every array of a case. */
-typedef struct sizes {
-    size_t wq, bq, wk, bk, wv, bv, wo, bo;
-    size_t query, key, value, qm, vm, am, out, scores;
-} sizes;
-
-static lt_mask_shape mask_shape_of(const mcase *m)
+/* The case as multi_head_case.h sees it. */
+static mh_case view(const mcase *m)
 {
-    return lt_mask_form(m->am_form, m->call.batch, m->desc.num_heads, m->call.tq, m->call.tv);
+    return (mh_case){.w = rc_mha_widths_of(&m->desc), .no_bias = m->desc.no_bias,
+                     .call = &m->call, .key_given = m->key_given, .self_attn = m->self_attn,
+                     .query_mask = m->query_mask, .value_mask = m->value_mask, .attn = m->attn,
+                     .am_form = m->am_form};
 }
 
 static sizes sizes_of(const mcase *m)
 {
-    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
-    const size_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
-    sizes r = {
-        .wq = (size_t)w.Dq * w.H * w.dk, .bq = (size_t)w.H * w.dk,
-        .wk = (size_t)w.Dk * w.H * w.dk, .bk = (size_t)w.H * w.dk,
-        .wv = (size_t)w.Dv * w.H * w.dv, .bv = (size_t)w.H * w.dv,
-        .wo = (size_t)w.H * w.dv * w.Dout, .bo = w.Dout,
-        .query = B * Tq * w.Dq, .key = B * Tv * w.Dk, .value = B * Tv * w.Dv,
-        .qm = B * Tq, .vm = B * Tv,
-        .am = B * (m->attn == ATTN_PER_HEAD ? w.H : 1) * Tq * Tv,
-        .out = B * Tq * w.Dout, .scores = B * w.H * Tq * Tv,
-    };
-    if (m->am_form) {
-        const lt_mask_shape ms = mask_shape_of(m);
-        r.am = lt_mask_count(&ms);
-    }
-    return r;
-}
-
-/* Host data of one case: weights (Keras layout) and inputs. */
-typedef struct host {
-    vkattn_mha_weights w;
-    float *query, *key, *value, *qm, *vm, *am;
-} host;
-
-static float *uniform(size_t n, float a)
-{
-    float *x = tu_floats(n);
-    tu_fill_uniform(x, n, -a, a);
-    return x;
+    const mh_case v = view(m);
+    return mh_sizes(&v);
 }
 
 static void host_random(const mcase *m, host *h)
 {
-    const rc_mha_widths wd = rc_mha_widths_of(&m->desc);
-    const sizes s = sizes_of(m);
-    const float aq = sqrtf(3.0f / wd.Dq), ak = sqrtf(3.0f / wd.Dk), av = sqrtf(3.0f / wd.Dv);
-    const float ao = sqrtf(3.0f / (wd.H * wd.dv));
-    h->w = (vkattn_mha_weights){
-        .query_kernel = uniform(s.wq, aq), .query_bias = uniform(s.bq, 0.5f),
-        .key_kernel = uniform(s.wk, ak), .key_bias = uniform(s.bk, 0.5f),
-        .value_kernel = uniform(s.wv, av), .value_bias = uniform(s.bv, 0.5f),
-        .output_kernel = uniform(s.wo, ao), .output_bias = uniform(s.bo, 0.5f),
-    };
-    h->query = uniform(s.query, 1.0f);
-    h->value = m->self_attn ? h->query : uniform(s.value, 1.0f);
-    h->key = m->key_given ? uniform(s.key, 1.0f) : NULL;
-    h->qm = h->vm = h->am = NULL;
-    if (m->query_mask)
-        tu_fill_mask(h->qm = tu_floats(s.qm), s.qm, 0.75f);
-    if (m->value_mask)
-        tu_fill_mask(h->vm = tu_floats(s.vm), s.vm, 0.75f);
-    if (m->am_form) {
-        const lt_mask_shape ms = mask_shape_of(m);
-        h->am = lt_mask_random(&ms);
-    } else if (m->attn != ATTN_NONE) {
-        tu_fill_mask(h->am = tu_floats(s.am), s.am, 0.75f);
-    }
+    const mh_case v = view(m);
+    mh_host_random(&v, h);
 }
 
 static void host_free(const mcase *m, host *h)
 {
-    free(h->w.query_kernel), free(h->w.query_bias), free(h->w.key_kernel), free(h->w.key_bias);
-    free(h->w.value_kernel), free(h->w.value_bias), free(h->w.output_kernel);
-    free(h->w.output_bias);
-    free(h->query), free(h->key), free(h->qm), free(h->vm), free(h->am);
-    if (!m->self_attn)
-        free(h->value);
+    const mh_case v = view(m);
+    mh_host_free(&v, h);
 }
 
 static vkattn_layer_host_io host_io(const mcase *m, const host *h, float *out, float *scores)
 {
-    vkattn_layer_host_io io = {
-        .query = h->query, .value = h->value, .key = h->key, .query_mask = h->qm,
-        .value_mask = h->vm, .attention_mask = h->am,
-        .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
-        .output = out, .scores = m->call.return_attention_scores ? scores : NULL,
-    };
-    if (m->am_form) {
-        const lt_mask_shape ms = mask_shape_of(m);
-        io.attention_mask_rank = ms.rank;
-        memcpy(io.attention_mask_dims, ms.dims, sizeof ms.dims);
-    }
-    return io;
-}
-
-/* The attention mask on the device: its own shape, or flat. */
-static vkattn_tensor *gpu_mask(vkattn_context *ctx, const mcase *m, const host *h)
-{
-    if (!h->am)
-        return NULL;
-    if (!m->am_form)
-        return th_tensor(ctx, sizes_of(m).am, h->am);
-    const lt_mask_shape ms = mask_shape_of(m);
-    return lt_mask_tensor(ctx, &ms, h->am);
+    const mh_case v = view(m);
+    return mh_host_io(&v, h, out, scores);
 }
 
 /* Runs the case on the GPU: a fresh layer, weights set, outputs poisoned;
@@ -156,32 +76,13 @@ static vkattn_tensor *gpu_mask(vkattn_context *ctx, const mcase *m, const host *
 static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h, float *out,
                              float *scores)
 {
-    const sizes s = sizes_of(m);
+    const mh_case v = view(m);
     vkattn_mha *layer = NULL;
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_mha_set_weights(layer, &h->w));
-    vkattn_tensor *query = th_tensor(ctx, s.query, h->query);
-    vkattn_layer_io io = {
-        .query = query,
-        .value = m->self_attn ? query : th_tensor(ctx, s.value, h->value),
-        .key = h->key ? th_tensor(ctx, s.key, h->key) : NULL,
-        .query_mask = h->qm ? th_tensor(ctx, s.qm, h->qm) : NULL,
-        .value_mask = h->vm ? th_tensor(ctx, s.vm, h->vm) : NULL,
-        .attention_mask = gpu_mask(ctx, m, h),
-        .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
-        .output = th_tensor(ctx, s.out, NULL),
-        .scores = m->call.return_attention_scores ? th_tensor(ctx, s.scores, NULL) : NULL,
-    };
+    vkattn_layer_io io = mh_gpu_io(ctx, &v, h);
     vkattn_result r = vkattn_mha_run(layer, &m->call, &io);
-    if (r == VKATTN_SUCCESS) {
-        TH_OK(ctx, vkattn_tensor_download(io.output, out, 0, s.out));
-        if (io.scores)
-            TH_OK(ctx, vkattn_tensor_download(io.scores, scores, 0, s.scores));
-    }
-    vkattn_tensor *all[] = {io.query, m->self_attn ? NULL : io.value, io.key, io.query_mask,
-                            io.value_mask, io.attention_mask, io.output, io.scores};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        vkattn_tensor_destroy(all[i]);
+    mh_gpu_io_finish(ctx, &v, &io, r == VKATTN_SUCCESS, out, scores);
     vkattn_mha_destroy(layer);
     return r;
 }
@@ -201,32 +102,11 @@ static void describe(const mcase *m, char *buf, size_t n)
              m->desc.sliding_window);
 }
 
-/* Rows whose query mask is 0 have no allowed key: weights exactly 0 and the
- * output row exactly the output bias (0 without bias). */
 static void check_masked_query_rows(const mcase *m, const host *h, const float *out,
                                     const float *scores, const char *what)
 {
-    if (!h->qm)
-        return;
-    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
-    const uint32_t B = m->call.batch, Tq = m->call.tq, Tv = m->call.tv;
-    for (uint32_t b = 0; b < B; b++)
-        for (uint32_t i = 0; i < Tq; i++) {
-            if (h->qm[b * Tq + i] != 0.0f)
-                continue;
-            for (uint32_t e = 0; e < w.Dout; e++) {
-                float want = m->desc.no_bias ? 0.0f : h->w.output_bias[e];
-                if (out[((size_t)b * Tq + i) * w.Dout + e] != want)
-                    fail_msg("%s: masked query row b=%u i=%u: output[%u] = %g, want the bias %g",
-                             what, b, i, e, (double)out[((size_t)b * Tq + i) * w.Dout + e],
-                             (double)want);
-            }
-            for (uint32_t hh = 0; scores && hh < w.H; hh++)
-                for (uint32_t j = 0; j < Tv; j++)
-                    if (scores[(((size_t)b * w.H + hh) * Tq + i) * Tv + j] != 0.0f)
-                        fail_msg("%s: masked query row b=%u h=%u i=%u has a nonzero score", what,
-                                 b, hh, i);
-        }
+    const mh_case v = view(m);
+    mh_check_masked_query_rows(&v, h, out, scores, what);
 }
 
 /* Reference vs GPU for one case; expect = the result the GPU run must give. */

@@ -294,8 +294,10 @@ static bool open_weights(ab_case *c, json_t *params, vkattn_weights_file **f,
         const char *s = json_is_string(names) ? json_string_value(names) : "";
         if (!strcmp(s, "torch"))
             load->names = VKATTN_WEIGHTS_NAMES_TORCH;
+        else if (!strcmp(s, "llama"))
+            load->names = VKATTN_WEIGHTS_NAMES_LLAMA;
         else if (strcmp(s, "keras") != 0)
-            return FAIL("params.weights_names: must be \"keras\" or \"torch\"");
+            return FAIL("params.weights_names: must be \"keras\", \"torch\" or \"llama\"");
     }
     if (prefix && !json_is_null(prefix) && !json_is_string(prefix))
         return FAIL("params.weights_prefix: must be a string");
@@ -336,6 +338,7 @@ static bool load_weights(ab_case *c, vkattn_weights_file *f, const vkattn_weight
         break;
     case AB_LAYER_BAHDANAU: r = vkattn_bahdanau_weights_load(f, &c->desc.bah, load, &c->w.bah); break;
     case AB_LAYER_MHA: r = vkattn_mha_weights_load(f, &c->desc.mha, load, &c->w.mha); break;
+    case AB_LAYER_GQA: r = vkattn_gqa_weights_load(f, &c->desc.gqa, load, &c->w.gqa); break;
     }
     vkattn_weights_file_close(f);
     if (r != VKATTN_SUCCESS)
@@ -543,6 +546,70 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     return get_dropout(params, &c->desc.mha.dropout, err, err_size);
 }
 
+/* GroupedQueryAttention: head_dim, num_query_heads, num_key_value_heads,
+ * use_bias, sliding_window, dropout; weights named as Keras's, the key and
+ * value ones with num_key_value_heads heads; output width = Dq. */
+static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    uint32_t hd, nq, nkv, window;
+    bool use_bias;
+    if (!get_uint(params, "head_dim", true, 0, 1, &hd, "params.head_dim", err, err_size) ||
+        !get_uint(params, "num_query_heads", true, 0, 1, &nq, "params.num_query_heads", err,
+                  err_size) ||
+        !get_uint(params, "num_key_value_heads", true, 0, 1, &nkv, "params.num_key_value_heads",
+                  err, err_size) ||
+        !get_bool(params, "use_bias", true, &use_bias, err, err_size) ||
+        !get_uint(params, "sliding_window", false, 0, 1, &window, "params.sliding_window", err,
+                  err_size))
+        return false;
+    if (nq % nkv)
+        return FAIL("params.num_query_heads (%u) must be a multiple of "
+                    "params.num_key_value_heads (%u)", nq, nkv);
+    c->heads = nq;
+    c->dout = c->dq;
+    uint32_t kw = c->key.data ? c->dk : c->dv;
+    c->desc.gqa = (vkattn_gqa_desc){
+        .head_dim = hd, .num_query_heads = nq, .num_key_value_heads = nkv,
+        .query_width = c->dq, .key_width = c->key.data ? c->dk : 0, .value_width = c->dv,
+        .no_bias = !use_bias, .sliding_window = (int32_t)window};
+    vkattn_weights_file *f;
+    vkattn_weights_load_desc load;
+    if (!open_weights(c, params, &f, &load, err, err_size))
+        return false;
+    if (f)
+        return weights_from_file(c, params, f, &load, "weights", NULL, &c->desc.gqa.dropout, err,
+                                 err_size);
+    json_t *w = json_object_get(params, "weights");
+    if (!json_is_object(w))
+        return FAIL("params.weights: required (an object with the kernels%s), or "
+                    "params.weights_file", use_bias ? " and biases" : "");
+    vkattn_gqa_weights *m = &c->w.gqa;
+    uint32_t qk[3] = {c->dq, nq, hd}, kk[3] = {kw, nkv, hd}, vk[3] = {c->dv, nkv, hd};
+    uint32_t ok[3] = {nq, hd, c->dq}, qb[2] = {nq, hd}, kvb[2] = {nkv, hd};
+    if (!(m->query_kernel = get_weight(c, w, "query_kernel", 0, 3, qk,
+                                       "(Dq, num_query_heads, head_dim)", false, err, err_size)) ||
+        !(m->key_kernel = get_weight(c, w, "key_kernel", 1, 3, kk,
+                                     "(Dk, num_key_value_heads, head_dim)", false, err,
+                                     err_size)) ||
+        !(m->value_kernel = get_weight(c, w, "value_kernel", 2, 3, vk,
+                                       "(Dv, num_key_value_heads, head_dim)", false, err,
+                                       err_size)) ||
+        !(m->output_kernel = get_weight(c, w, "output_kernel", 3, 3, ok,
+                                        "(num_query_heads, head_dim, Dq)", false, err, err_size)))
+        return false;
+    if (use_bias &&
+        (!(m->query_bias = get_weight(c, w, "query_bias", 4, 2, qb, "(num_query_heads, head_dim)",
+                                      false, err, err_size)) ||
+         !(m->key_bias = get_weight(c, w, "key_bias", 5, 2, kvb,
+                                    "(num_key_value_heads, head_dim)", false, err, err_size)) ||
+         !(m->value_bias = get_weight(c, w, "value_bias", 6, 2, kvb,
+                                      "(num_key_value_heads, head_dim)", false, err, err_size)) ||
+         !(m->output_bias = get_weight(c, w, "output_bias", 7, 1, &c->dq, "(Dq,)", false, err,
+                                       err_size))))
+        return false;
+    return get_dropout(params, &c->desc.gqa.dropout, err, err_size);
+}
+
 /* ------------------------------------------------------------ the case */
 
 static bool parse_layer_name(json_t *obj, ab_case *c, char *err, size_t err_size)
@@ -550,18 +617,19 @@ static bool parse_layer_name(json_t *obj, ab_case *c, char *err, size_t err_size
     static const struct { const char *name; ab_layer_kind kind; } layers[] = {
         {"Attention", AB_LAYER_ATTENTION}, {"AdditiveAttention", AB_LAYER_ADDITIVE},
         {"BahdanauAttention", AB_LAYER_BAHDANAU}, {"MultiHeadAttention", AB_LAYER_MHA},
+        {"GroupedQueryAttention", AB_LAYER_GQA}, {"GroupQueryAttention", AB_LAYER_GQA},
     };
     json_t *j = json_object_get(obj, "layer");
     if (!json_is_string(j))
         return FAIL("layer: required, one of Attention, AdditiveAttention, BahdanauAttention, "
-                    "MultiHeadAttention");
+                    "MultiHeadAttention, GroupedQueryAttention");
     for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
         if (!strcmp(json_string_value(j), layers[i].name)) {
             c->kind = layers[i].kind;
             return true;
         }
-    return FAIL("layer: unknown layer \"%s\" (Attention, AdditiveAttention, BahdanauAttention "
-                "or MultiHeadAttention)", json_string_value(j));
+    return FAIL("layer: unknown layer \"%s\" (Attention, AdditiveAttention, BahdanauAttention, "
+                "MultiHeadAttention or GroupedQueryAttention)", json_string_value(j));
 }
 
 /* query, value, key: shapes give B, Tq, Tv and the widths. */
@@ -623,16 +691,17 @@ static bool parse_masks(json_t *obj, ab_case *c, char *err, size_t err_size)
     if (!am->data)
         return true;
     /* Keras's broadcast (docs/LAYERS.md): rank 1..3 right-aligned against
-     * (B, Tq, Tv) and shared by the heads; rank 4 (MultiHeadAttention only)
-     * against (B, H, Tq, Tv). Expanded here to the full mask. */
-    if (am->rank == 4 && c->kind == AB_LAYER_MHA) {
+     * (B, Tq, Tv) and shared by the heads; rank 4 (the multi-head layers
+     * only) against (B, H, Tq, Tv). Expanded here to the full mask. */
+    const bool multi_head = c->kind == AB_LAYER_MHA || c->kind == AB_LAYER_GQA;
+    if (am->rank == 4 && multi_head) {
         uint32_t full[4] = {c->batch, c->heads, c->tq, c->tv};
         c->attention_mask_per_head = true;
         return broadcast_mask(am, 4, full, "attention_mask", err, err_size);
     }
     if (am->rank < 1 || am->rank > 3)
         return FAIL("attention_mask: rank %u; must be 1..3, broadcasting to (B, Tq, Tv)%s",
-                    am->rank, c->kind == AB_LAYER_MHA ? ", or 4, to (B, H, Tq, Tv)" : "");
+                    am->rank, multi_head ? ", or 4, to (B, H, Tq, Tv)" : "");
     uint32_t full[3] = {c->batch, c->tq, c->tv};
     const uint32_t pad = 3 - am->rank; /* leading dims of 1 */
     for (uint32_t i = 3; i-- > 0;)
@@ -715,7 +784,8 @@ bool ab_nd_expect_shape(const ab_nd *a, const char *field, uint32_t rank, const 
 
 static void output_shapes(ab_case *c)
 {
-    bool mha = c->kind == AB_LAYER_MHA;
+    /* the multi-head layers: output width c->dout (GQA's the query's), scores per head */
+    bool mha = c->kind == AB_LAYER_MHA || c->kind == AB_LAYER_GQA;
     uint32_t dout = mha ? c->dout : c->dv;
     if (c->rank2_query) {
         c->out_rank = 2;
@@ -759,6 +829,7 @@ bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case 
         case AB_LAYER_ADDITIVE: ok = parse_additive(c, params, err, err_size); break;
         case AB_LAYER_BAHDANAU: ok = parse_bahdanau(c, params, err, err_size); break;
         case AB_LAYER_MHA: ok = parse_mha(c, params, err, err_size); break;
+        case AB_LAYER_GQA: ok = parse_gqa(c, params, err, err_size); break;
         }
     }
     if (ok)
@@ -787,6 +858,7 @@ void ab_case_free(ab_case *c)
         case AB_LAYER_ADDITIVE: vkattn_additive_attention_weights_free(&c->w.add); break;
         case AB_LAYER_BAHDANAU: vkattn_bahdanau_weights_free(&c->w.bah); break;
         case AB_LAYER_MHA: vkattn_mha_weights_free(&c->w.mha); break;
+        case AB_LAYER_GQA: vkattn_gqa_weights_free(&c->w.gqa); break;
         }
         c->weights_from_file = false;
     }

@@ -28,6 +28,7 @@ typedef enum ab_layer_kind {
     AB_LAYER_ADDITIVE,
     AB_LAYER_BAHDANAU,
     AB_LAYER_MHA,
+    AB_LAYER_GQA, /* GroupedQueryAttention */
 } ab_layer_kind;
 
 #define AB_CASE_ERR 512
@@ -52,12 +53,14 @@ typedef struct ab_case {
         vkattn_additive_attention_desc add;
         vkattn_bahdanau_desc bah;
         vkattn_mha_desc mha;
+        vkattn_gqa_desc gqa;
     } desc;
     union {
         vkattn_attention_weights att;
         vkattn_additive_attention_weights add;
         vkattn_bahdanau_weights bah;
         vkattn_mha_weights mha;
+        vkattn_gqa_weights gqa;
     } w;
     ab_nd warr[8]; /* weight arrays the weights struct points into */
     bool weights_from_file; /* w's arrays came from *_weights_load: *_weights_free them */

@@ -147,6 +147,21 @@ static void make_half(ab_case *c)
         }
         break;
     }
+    case AB_LAYER_GQA: {
+        vkattn_gqa_desc *d = &c->desc.gqa;
+        const size_t h = d->head_dim, q = d->num_query_heads * h, kv = d->num_key_value_heads * h;
+        const size_t dk = d->key_width ? d->key_width : d->value_width;
+        vkattn_gqa_weights *w = &c->w.gqa;
+        d->dtype = VKATTN_DTYPE_F16;
+        round_half(w->query_kernel, d->query_width * q), round_half(w->key_kernel, dk * kv);
+        round_half(w->value_kernel, d->value_width * kv);
+        round_half(w->output_kernel, q * d->query_width);
+        if (!d->no_bias) {
+            round_half(w->query_bias, q), round_half(w->key_bias, kv);
+            round_half(w->value_bias, kv), round_half(w->output_bias, d->query_width);
+        }
+        break;
+    }
     }
 }
 

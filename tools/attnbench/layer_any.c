@@ -21,6 +21,10 @@ vkattn_result ab_layer_any_create(vkattn_context *ctx, ab_layer_any *l)
         if (!(r = vkattn_mha_create(ctx, &l->desc.mha, &l->handle.mha)))
             r = vkattn_mha_set_weights(l->handle.mha, &l->w.mha);
         break;
+    case AB_LAYER_GQA:
+        if (!(r = vkattn_gqa_create(ctx, &l->desc.gqa, &l->handle.gqa)))
+            r = vkattn_gqa_set_weights(l->handle.gqa, &l->w.gqa);
+        break;
     }
     return r;
 }
@@ -32,6 +36,7 @@ void ab_layer_any_destroy(ab_layer_any *l)
     case AB_LAYER_ADDITIVE: vkattn_additive_attention_destroy(l->handle.add); break;
     case AB_LAYER_BAHDANAU: vkattn_bahdanau_destroy(l->handle.bah); break;
     case AB_LAYER_MHA: vkattn_mha_destroy(l->handle.mha); break;
+    case AB_LAYER_GQA: vkattn_gqa_destroy(l->handle.gqa); break;
     }
     l->handle = (ab_layer_handle){0};
 }
@@ -44,6 +49,7 @@ vkattn_result ab_layer_any_record(const ab_layer_any *l, VkCommandBuffer cmd,
     case AB_LAYER_ADDITIVE: return vkattn_additive_attention_record(l->handle.add, cmd, call, io);
     case AB_LAYER_BAHDANAU: return vkattn_bahdanau_record(l->handle.bah, cmd, call, io);
     case AB_LAYER_MHA: return vkattn_mha_record(l->handle.mha, cmd, call, io);
+    case AB_LAYER_GQA: return vkattn_gqa_record(l->handle.gqa, cmd, call, io);
     }
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }
@@ -56,6 +62,7 @@ vkattn_result ab_layer_any_prepare(const ab_layer_any *l, const vkattn_layer_cal
     case AB_LAYER_ADDITIVE: return vkattn_additive_attention_prepare(l->handle.add, call, io);
     case AB_LAYER_BAHDANAU: return vkattn_bahdanau_prepare(l->handle.bah, call, io);
     case AB_LAYER_MHA: return vkattn_mha_prepare(l->handle.mha, call, io);
+    case AB_LAYER_GQA: return vkattn_gqa_prepare(l->handle.gqa, call, io);
     }
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }
@@ -68,6 +75,7 @@ vkattn_result ab_layer_any_run(const ab_layer_any *l, const vkattn_layer_call *c
     case AB_LAYER_ADDITIVE: return vkattn_additive_attention_run(l->handle.add, call, io);
     case AB_LAYER_BAHDANAU: return vkattn_bahdanau_run(l->handle.bah, call, io);
     case AB_LAYER_MHA: return vkattn_mha_run(l->handle.mha, call, io);
+    case AB_LAYER_GQA: return vkattn_gqa_run(l->handle.gqa, call, io);
     }
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }
@@ -81,6 +89,7 @@ vkattn_result ab_layer_any_reference(const ab_layer_any *l, const vkattn_layer_c
         return vkattn_reference_additive_attention(&l->desc.add, &l->w.add, call, io);
     case AB_LAYER_BAHDANAU: return vkattn_reference_bahdanau(&l->desc.bah, &l->w.bah, call, io);
     case AB_LAYER_MHA: return vkattn_reference_mha(&l->desc.mha, &l->w.mha, call, io);
+    case AB_LAYER_GQA: return vkattn_reference_gqa(&l->desc.gqa, &l->w.gqa, call, io);
     }
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }

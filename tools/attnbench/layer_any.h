@@ -13,6 +13,7 @@ typedef union ab_layer_desc {
     vkattn_additive_attention_desc add;
     vkattn_bahdanau_desc bah;
     vkattn_mha_desc mha;
+    vkattn_gqa_desc gqa;
 } ab_layer_desc;
 
 typedef union ab_layer_weights {
@@ -20,6 +21,7 @@ typedef union ab_layer_weights {
     vkattn_additive_attention_weights add;
     vkattn_bahdanau_weights bah;
     vkattn_mha_weights mha;
+    vkattn_gqa_weights gqa;
 } ab_layer_weights;
 
 typedef union ab_layer_handle {
@@ -27,6 +29,7 @@ typedef union ab_layer_handle {
     vkattn_additive_attention *add;
     vkattn_bahdanau *bah;
     vkattn_mha *mha;
+    vkattn_gqa *gqa;
 } ab_layer_handle;
 
 typedef struct ab_layer_any {
@@ -58,7 +61,8 @@ vkattn_result ab_layer_any_reference(const ab_layer_any *l, const vkattn_layer_c
  * scale, concat_score_weight; AdditiveAttention scale; Bahdanau
  * query_kernel, key_kernel, score_kernel, score_bias; MultiHeadAttention
  * query_kernel, query_bias, key_kernel, key_bias, value_kernel, value_bias,
- * output_kernel, output_bias. NULL = not wanted. */
+ * output_kernel, output_bias (GroupedQueryAttention: the same names).
+ * NULL = not wanted. */
 #define AB_LAYER_WEIGHTS 8
 
 typedef struct ab_weight_slot {

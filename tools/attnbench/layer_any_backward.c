@@ -48,6 +48,21 @@ uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot s[AB_LA
         s[7] = slot("output_bias", bias, 1, dout, 0, 0);
         return 8;
     }
+    case AB_LAYER_GQA: {
+        const vkattn_gqa_desc *d = &l->desc.gqa;
+        uint32_t nq = d->num_query_heads, nkv = d->num_key_value_heads, h = d->head_dim;
+        uint32_t dk = d->key_width ? d->key_width : d->value_width, dq = d->query_width;
+        bool bias = !d->no_bias;
+        s[0] = slot("query_kernel", true, 3, dq, nq, h);
+        s[1] = slot("query_bias", bias, 2, nq, h, 0);
+        s[2] = slot("key_kernel", true, 3, dk, nkv, h);
+        s[3] = slot("key_bias", bias, 2, nkv, h, 0);
+        s[4] = slot("value_kernel", true, 3, d->value_width, nkv, h);
+        s[5] = slot("value_bias", bias, 2, nkv, h, 0);
+        s[6] = slot("output_kernel", true, 3, nq, h, dq);
+        s[7] = slot("output_bias", bias, 1, dq, 0, 0);
+        return 8;
+    }
     }
     return 0;
 }
@@ -77,6 +92,10 @@ static vkattn_result backward(const ab_layer_any *l, VkCommandBuffer cmd, bool r
     case AB_LAYER_MHA: {
         vkattn_mha_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
         return DISPATCH(vkattn_mha_backward, l->handle.mha, &gw);
+    }
+    case AB_LAYER_GQA: {
+        vkattn_gqa_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+        return DISPATCH(vkattn_gqa_backward, l->handle.gqa, &gw);
     }
     }
 #undef DISPATCH
@@ -142,6 +161,11 @@ vkattn_result ab_layer_any_reference_backward(const ab_layer_any *l,
     case AB_LAYER_MHA: {
         vkattn_mha_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
         return vkattn_reference_mha_backward(&l->desc.mha, &l->w.mha, call, io, grad_output, g,
+                                             &gw);
+    }
+    case AB_LAYER_GQA: {
+        vkattn_gqa_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+        return vkattn_reference_gqa_backward(&l->desc.gqa, &l->w.gqa, call, io, grad_output, g,
                                              &gw);
     }
     }

@@ -16,6 +16,7 @@ static const ab_op *const OPS[] = {
     &ab_op_additive_attention,
     &ab_op_bahdanau,
     &ab_op_mha,
+    &ab_op_gqa,
     NULL,
 };
 

@@ -112,6 +112,7 @@ void ab_layer_backward_destroy(ab_layer_bwd *s);
 extern const ab_op ab_op_matmul;
 extern const ab_op ab_op_softmax, ab_op_additive, ab_op_heads, ab_op_dropout, ab_op_sdpa;
 extern const ab_op ab_op_decode;
-extern const ab_op ab_op_attention, ab_op_additive_attention, ab_op_bahdanau, ab_op_mha;
+extern const ab_op ab_op_attention, ab_op_additive_attention, ab_op_bahdanau, ab_op_mha,
+    ab_op_gqa;
 
 #endif

@@ -17,7 +17,8 @@ typedef struct layer_state {
     ab_layer_any layer; /* kind, desc, weights, handle */
     ab_dims d;
     uint32_t units, dmodel;
-    uint32_t window; /* mha: --window, 0 = none */
+    uint32_t window; /* mha, gqa: --window, 0 = none */
+    uint32_t kv_heads; /* gqa: --kv-heads, 0 = --heads */
     vkattn_layer_call call;
     float *warr[8]; /* host weight arrays the weights struct points into */
     size_t warr_n[8];
@@ -70,6 +71,7 @@ static void make_half(layer_state *s)
     case AB_LAYER_ADDITIVE: s->layer.desc.add.dtype = VKATTN_DTYPE_F16; break;
     case AB_LAYER_BAHDANAU: s->layer.desc.bah.dtype = VKATTN_DTYPE_F16; break;
     case AB_LAYER_MHA: s->layer.desc.mha.dtype = VKATTN_DTYPE_F16; break;
+    case AB_LAYER_GQA: s->layer.desc.gqa.dtype = VKATTN_DTYPE_F16; break;
     }
     for (int i = 0; i < 8; i++)
         for (size_t j = 0; s->warr[i] && j < s->warr_n[i]; j++)
@@ -124,6 +126,26 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
                 return false;
         return true;
     }
+    case AB_LAYER_GQA: { /* --dk is head_dim */
+        uint32_t D = s->dmodel, Q = d->heads * d->dk, KV = s->kv_heads * d->dk;
+        s->layer.desc.gqa = (vkattn_gqa_desc){
+            .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = s->kv_heads,
+            .query_width = D, .value_width = D, .dropout = dropout,
+            .sliding_window = (int32_t)s->window};
+        vkattn_gqa_weights *w = &s->layer.w.gqa;
+        w->query_kernel = weight(s, rng, 0, (size_t)D * Q, D);
+        w->key_kernel = weight(s, rng, 1, (size_t)D * KV, D);
+        w->value_kernel = weight(s, rng, 2, (size_t)D * KV, D);
+        w->output_kernel = weight(s, rng, 3, (size_t)Q * D, Q);
+        w->query_bias = weight(s, rng, 4, Q, 30);
+        w->key_bias = weight(s, rng, 5, KV, 30);
+        w->value_bias = weight(s, rng, 6, KV, 30);
+        w->output_bias = weight(s, rng, 7, D, 30);
+        for (int i = 0; i < 8; i++)
+            if (!s->warr[i])
+                return false;
+        return true;
+    }
     }
     return false;
 }
@@ -132,16 +154,19 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
 static const char *layer_path(const layer_state *s)
 {
     const ab_dims *d = &s->d;
-    if (s->layer.kind != AB_LAYER_ATTENTION && s->layer.kind != AB_LAYER_MHA)
+    if (s->layer.kind == AB_LAYER_ADDITIVE || s->layer.kind == AB_LAYER_BAHDANAU)
         return NULL;
-    bool mha = s->layer.kind == AB_LAYER_MHA;
+    const bool mha = s->layer.kind != AB_LAYER_ATTENTION; /* MHA or GQA */
+    const float rate = s->layer.kind == AB_LAYER_GQA   ? s->layer.desc.gqa.dropout
+                       : s->layer.kind == AB_LAYER_MHA ? s->layer.desc.mha.dropout
+                                                       : s->layer.desc.att.dropout;
     vkattn_sdpa_params p = {
-        .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
+        .batch = d->batch, .heads = mha ? d->heads : 1, .kv_heads = s->kv_heads, .tq = d->tq, .tv = d->tv, .dk = d->dk,
         .dv = d->dv, .scale = mha ? 0.0f : s->layer.w.att.scale,
         .mask = {.causal = s->call.causal,
                  .masked_row = mha ? VKATTN_MASKED_ROW_ZERO : VKATTN_MASKED_ROW_UNIFORM,
                  .has_value_mask = s->vmask.t != NULL},
-        .dropout = {.rate = mha ? s->layer.desc.mha.dropout : s->layer.desc.att.dropout,
+        .dropout = {.rate = rate,
                     .training = s->call.training, .seed = s->call.seed},
         .return_weights = s->call.return_attention_scores,
         .weights_after_dropout = !mha,
@@ -173,6 +198,12 @@ static void layer_flops(const layer_state *s, double *proj, double *core)
         *core = 2 * B * H * Tq * Tv * (dk + dv);
         break;
     }
+    case AB_LAYER_GQA: {
+        double H = d->heads, G = s->kv_heads, D = s->dmodel;
+        *proj = 2 * B * D * dk * (2 * Tq * H + 2 * Tv * G);
+        *core = 2 * B * H * Tq * Tv * 2 * dk;
+        break;
+    }
     }
 }
 
@@ -189,10 +220,19 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     const bool grads = a->backward || a->train_step;
     /* with --fp16, --scores or each other: usage errors that bench's
      * check_flags refuses before a context is made */
-    int st = ab_attention_dims(name, a, kind == AB_LAYER_MHA ? 8 : 1, &s->d);
+    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
+    int st = ab_attention_dims(name, a, mha ? 8 : 1, &s->d);
     if (st)
         return st;
     ab_dims *d = &s->d;
+    if (kind == AB_LAYER_GQA) {
+        d->dv = d->dk; /* head_dim */
+        s->kv_heads = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
+        if (!s->kv_heads || d->heads % s->kv_heads) {
+            fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
+            return ATTNBENCH_EXIT_USAGE;
+        }
+    }
     s->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
     s->dmodel = (a->given & AB_F_DMODEL) ? a->dmodel : d->heads * d->dk;
     s->window = a->window;
@@ -214,7 +254,6 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     vkattn_result r = ab_layer_any_create(ctx, &s->layer);
     if (r)
         return ab_report(ctx, r, name);
-    bool mha = kind == AB_LAYER_MHA;
     uint32_t dq = mha ? s->dmodel : d->dk, dkin = mha ? s->dmodel : d->dk;
     uint32_t dvin = mha ? s->dmodel : d->dv, dout = mha ? s->dmodel : d->dv;
     uint32_t q[3] = {d->batch, d->tq, dq}, k[3] = {d->batch, d->tv, dkin};
@@ -311,6 +350,10 @@ static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info 
 {
     return layer_setup(c, a, AB_LAYER_MHA, "mha", st, i);
 }
+static int gqa_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
+{
+    return layer_setup(c, a, AB_LAYER_GQA, "gqa", st, i);
+}
 
 const ab_op ab_op_attention = {
     .name = "attention",
@@ -357,5 +400,18 @@ const ab_op ab_op_mha = {
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
+    .check = layer_check, .destroy = layer_destroy,
+};
+
+const ab_op ab_op_gqa = {
+    .name = "gqa",
+    .summary = "Keras GroupedQueryAttention: --heads Nq, --kv-heads Nkv (default Nq), head_dim "
+               "--dk, widths --dmodel (default Nq * dk)",
+    .flags = (LAYER_FLAGS & ~AB_F_DV) | AB_F_HEADS | AB_F_KV_HEADS | AB_F_DMODEL | AB_F_FUSED |
+             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW,
+    .bound = AB_BOUND_MHA,
+    .bound_backward = AB_BOUND_MHA_BACKWARD,
+    .bound_fp16 = AB_BOUND_MHA_FP16,
+    .setup = gqa_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
 };

@@ -233,12 +233,13 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
 }
 
 /* Gradients zero in exact arithmetic (softmax is shift-invariant):
- * MultiHeadAttention's key_bias, Bahdanau's score_bias. Their reference is
+ * the multi-head layers' key_bias, Bahdanau's score_bias. Their reference is
  * zero up to rounding, so their error is measured against the largest weight
  * gradient instead of their own. */
 static bool identically_zero(const ab_layer_bwd *s, uint32_t slot)
 {
-    return (s->f.layer->kind == AB_LAYER_MHA || s->f.layer->kind == AB_LAYER_BAHDANAU) &&
+    const ab_layer_kind k = s->f.layer->kind;
+    return (k == AB_LAYER_MHA || k == AB_LAYER_GQA || k == AB_LAYER_BAHDANAU) &&
            slot == 3;
 }
 

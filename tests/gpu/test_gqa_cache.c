@@ -1,0 +1,115 @@
+/* GroupedQueryAttention with a KV cache of Nkv heads (vkattn_gqa_*_cached)
+ * vs the CPU reference of one causal call over the whole sequence
+ * (vkattn_reference_gqa, VKATTN_CAUSAL_TOP_LEFT = Keras use_causal_mask).
+ *
+ * Nq 4 with Nkv 1 (multi-query) and 2, batch 2, a prefill of 9 tokens, three
+ * steps of 1 and one of 2, without and with a sliding window (4: the band
+ * moves with each step); then a cache of the wrong number of heads is
+ * refused, naming both, and leaves the cache as it was. Bound: test_gqa.c's
+ * (and test_mha_cache.c's), max|got - ref| / max(|ref|, 1) <= 2e-5: fp32
+ * projections and attention vs the double reference. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_BOUND 2e-5
+#define B 2u
+#define NQ 4u
+#define HD 6u
+#define W 10u /* query/value width = output width */
+#define N 14u /* prefill 9, steps 1, 1, 1, 2 */
+#define CAP 16u
+
+static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window)
+{
+    const vkattn_gqa_desc desc = {.head_dim = HD, .num_query_heads = NQ,
+                                  .num_key_value_heads = nkv, .query_width = W,
+                                  .value_width = W, .sliding_window = window};
+    const size_t n[8] = {W * NQ * HD, NQ * HD, W * nkv * HD, nkv * HD,
+                         W * nkv * HD, nkv * HD, NQ * HD * W, W};
+    float *a[8];
+    for (int i = 0; i < 8; i++) {
+        a[i] = tu_floats(n[i]);
+        tu_fill_uniform(a[i], n[i], -0.5f, 0.5f);
+    }
+    const vkattn_gqa_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]};
+    float *x = tu_floats((size_t)B * N * W), *ref = tu_floats((size_t)B * N * W);
+    float *got = tu_floats((size_t)B * N * W);
+    tu_fill_uniform(x, (size_t)B * N * W, -1.0f, 1.0f);
+    tu_poison(got, (size_t)B * N * W);
+    const vkattn_layer_call full = {.batch = B, .tq = N, .tv = N,
+                                    .causal = VKATTN_CAUSAL_TOP_LEFT};
+    const vkattn_layer_host_io hio = {.query = x, .value = x, .output = ref};
+    TH_OK(ctx, vkattn_reference_gqa(&desc, &w, &full, &hio));
+
+    vkattn_gqa *gqa;
+    vkattn_kv_cache *cache;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &gqa));
+    TH_OK(ctx, vkattn_gqa_set_weights(gqa, &w));
+    const vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = nkv, .capacity = CAP,
+                                     .key_dim = HD, .value_dim = HD};
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    static const uint32_t steps[] = {9, 1, 1, 1, 2};
+    uint32_t t0 = 0;
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        const uint32_t m = steps[s];
+        float *in = tu_floats((size_t)B * m * W);
+        for (uint32_t b = 0; b < B; b++)
+            memcpy(in + (size_t)b * m * W, x + ((size_t)b * N + t0) * W, sizeof(float) * m * W);
+        vkattn_tensor *tin = th_tensor(ctx, (size_t)B * m * W, in);
+        vkattn_tensor *tout = th_tensor(ctx, (size_t)B * m * W, NULL);
+        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
+        const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
+        const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
+        TH_OK(ctx, vkattn_gqa_prepare_cached(gqa, &call, &io, cache));
+        TH_OK(ctx, vkattn_gqa_run_cached(gqa, &call, &io, cache));
+        float *o = th_download(tout, (size_t)B * m * W);
+        for (uint32_t b = 0; b < B; b++)
+            memcpy(got + ((size_t)b * N + t0) * W, o + (size_t)b * m * W, sizeof(float) * m * W);
+        free(o), free(in);
+        vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
+        t0 += m;
+    }
+    const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
+    if (!(err <= OUT_BOUND))
+        fail_msg("Nkv %u window %d: cached calls vs the full causal call: error %.3g exceeds %.3g",
+                 nkv, (int)window, err, OUT_BOUND);
+
+    /* a cache of Nq heads (MultiHeadAttention's) does not fit this layer */
+    vkattn_kv_cache *wrong;
+    vkattn_kv_cache_desc wd = cd;
+    wd.kv_heads = NQ;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &wd, &wrong));
+    vkattn_tensor *t1 = th_tensor(ctx, (size_t)B * W, x), *o1 = th_tensor(ctx, (size_t)B * W, NULL);
+    const vkattn_layer_call one = {.batch = B, .tq = 1, .causal = VKATTN_CAUSAL_TOP_LEFT};
+    const vkattn_layer_io io1 = {.query = t1, .value = t1, .output = o1};
+    assert_int_equal(vkattn_gqa_run_cached(gqa, &one, &io1, wrong), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "vkattn_gqa_run_cached"));
+    assert_non_null(strstr(vkattn_last_error(), "kv_heads 4"));
+    uint32_t len[B];
+    TH_OK(ctx, vkattn_kv_cache_lengths(wrong, len));
+    assert_int_equal(len[0], 0);
+    th_assert_validation_clean();
+    vkattn_tensor_destroy(t1), vkattn_tensor_destroy(o1);
+    vkattn_kv_cache_destroy(wrong), vkattn_kv_cache_destroy(cache);
+    vkattn_gqa_destroy(gqa);
+    for (int i = 0; i < 8; i++)
+        free(a[i]);
+    free(x), free(ref), free(got);
+}
+
+static void test_multi_query(void **state) { run_sequence(TH_CTX(state), 1, 0); }
+static void test_two_groups(void **state) { run_sequence(TH_CTX(state), 2, 0); }
+static void test_sliding_window(void **state) { run_sequence(TH_CTX(state), 2, 4); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_multi_query),
+        cmocka_unit_test(test_two_groups),
+        cmocka_unit_test(test_sliding_window),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}
