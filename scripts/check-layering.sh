@@ -167,7 +167,8 @@ check_public tests/gpu
 # host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables.
 check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' 'vk/profile\.h'
 check_public tests/common
-check_public examples
+# examples/frame_budget.c embeds its own shaders (cmake/Shaders.cmake, HEADER)
+check_public examples 'frame_budget_shaders\.h'
 check_public tests/cross
 
 # Layers compose ops: no command of their own, no shader of their own
