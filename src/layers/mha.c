@@ -311,17 +311,15 @@ typedef struct mha_cached_plan {
     vkattn_tensor *t[MHA_SLOTS];
 } mha_cached_plan;
 
-static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *call,
-                                 const vkattn_layer_io *io, vkattn_kv_cache *cache,
-                                 mha_cached_plan *p)
+/* What a cached call refuses: another shape of keys than of queries, scores,
+ * masks other than the cache's value mask, a non-causal call, and a cache of
+ * another context, head count, width or batch. */
+static vkattn_result check_cached_call(vkattn_mha *layer, const char *fn,
+                                       const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                       const vkattn_kv_cache *cache)
 {
     vkattn_context *ctx = layer->ctx;
-    const char *fn = p->fn;
     const vka_mha_dims *d = &layer->d;
-    if (!call || !io || !cache)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                        !call ? "call" : !io ? "io" : "cache");
-    vkattn_result r;
     if (call->tv && call->tv != call->tq)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: call->tv is %u but a cached call takes as many new keys as new "
@@ -356,6 +354,52 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: call->batch is %u but the cache holds %u sequences", fn,
                         call->batch, cd.batch);
+    return VKATTN_SUCCESS;
+}
+
+/* The scratch of one chunk of rows (heads split per chunk, projections and
+ * context for the whole call). */
+static vkattn_result get_cached_scratch(vkattn_mha *layer, mha_cached_plan *p)
+{
+    vkattn_context *ctx = layer->ctx;
+    const char *fn = p->fn;
+    const vka_mha_dims *d = &layer->d;
+    const vka_mha_call *c = &p->c;
+    vkattn_result r;
+    for (int i = 0; i < MHA_SLOTS; i++)
+        p->t[i] = NULL;
+    const uint64_t rows = (uint64_t)c->batch * d->heads * p->chunk;
+    const uint64_t kv_rows = (uint64_t)c->batch * d->kv_heads * p->chunk;
+    vka_scratch *s = layer->scratch;
+    if ((r = vka_scratch_get(ctx, fn, &s[MHA_Q_PROJ], c->q_proj, &p->t[MHA_Q_PROJ])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_K_PROJ], c->k_proj, &p->t[MHA_K_PROJ])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_V_PROJ], c->v_proj, &p->t[MHA_V_PROJ])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_Q_HEADS], rows * d->key_dim, &p->t[MHA_Q_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_K_HEADS], kv_rows * d->key_dim,
+                             &p->t[MHA_K_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_V_HEADS], kv_rows * d->value_dim,
+                             &p->t[MHA_V_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], rows * d->value_dim,
+                             &p->t[MHA_CTX_HEADS])) ||
+        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_MERGED], c->context, &p->t[MHA_CTX_MERGED])))
+        return r;
+    return VKATTN_SUCCESS;
+}
+
+static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *call,
+                                 const vkattn_layer_io *io, vkattn_kv_cache *cache,
+                                 mha_cached_plan *p)
+{
+    vkattn_context *ctx = layer->ctx;
+    const char *fn = p->fn;
+    const vka_mha_dims *d = &layer->d;
+    if (!call || !io || !cache)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        !call ? "call" : !io ? "io" : "cache");
+    vkattn_result r;
+    if ((r = check_cached_call(layer, fn, call, io, cache)))
+        return r;
+    const vkattn_kv_cache_desc cd = cache->desc;
     vkattn_layer_call full = *call;
     full.tv = call->tq;
     full.causal = VKATTN_CAUSAL_NONE; /* the cache's causality is decode's, not SDPA's */
@@ -400,24 +444,7 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
         (r = check_scratch_size(ctx, fn, c->v_proj, "the projected values (B*Tv*H*value_dim)")) ||
         (r = check_scratch_size(ctx, fn, c->context, "the attention context (B*Tq*H*value_dim)")))
         return r;
-    for (int i = 0; i < MHA_SLOTS; i++)
-        p->t[i] = NULL;
-    const uint64_t rows = (uint64_t)c->batch * d->heads * p->chunk;
-    const uint64_t kv_rows = (uint64_t)c->batch * d->kv_heads * p->chunk;
-    vka_scratch *s = layer->scratch;
-    if ((r = vka_scratch_get(ctx, fn, &s[MHA_Q_PROJ], c->q_proj, &p->t[MHA_Q_PROJ])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_K_PROJ], c->k_proj, &p->t[MHA_K_PROJ])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_V_PROJ], c->v_proj, &p->t[MHA_V_PROJ])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_Q_HEADS], rows * d->key_dim, &p->t[MHA_Q_HEADS])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_K_HEADS], kv_rows * d->key_dim,
-                             &p->t[MHA_K_HEADS])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_V_HEADS], kv_rows * d->value_dim,
-                             &p->t[MHA_V_HEADS])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], rows * d->value_dim,
-                             &p->t[MHA_CTX_HEADS])) ||
-        (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_MERGED], c->context, &p->t[MHA_CTX_MERGED])))
-        return r;
-    return VKATTN_SUCCESS;
+    return get_cached_scratch(layer, p);
 }
 
 /* Rows [t0, t0 + n) of a projection (B, Tnew, H*hd) -> (B, H, n, hd), or back;
