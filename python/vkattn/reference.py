@@ -86,6 +86,24 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
                 return_attention_scores, seed, offset)
 
 
+def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads,
+                            num_key_value_heads, use_bias=True, sliding_window=None,
+                            weights=None, dropout=0.0, query_mask=None, value_mask=None,
+                            key_mask=None, attention_mask=None, use_causal_mask=False,
+                            training=False, return_attention_scores=False, seed=0, offset=0):
+    """vkattn.GroupedQueryAttention's reference: weights as its get_weights()."""
+    who = "reference.grouped_query_attention"
+    if key_mask is not None:
+        value_mask = _specs.and_masks(value_mask, key_mask, who + ": key_mask")
+    spec = _specs.GroupedQueryAttentionSpec(head_dim, num_query_heads, num_key_value_heads,
+                                            dropout, use_bias, sliding_window, who)
+    return _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
+                use_causal_mask, training, return_attention_scores, seed, offset)
+
+
+group_query_attention = grouped_query_attention
+
+
 def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=False,
          masked_row="zero", dropout=0.0, seed=0, offset=0, return_weights=False,
          weights_after_dropout=False, sliding_window=None):
