@@ -82,8 +82,13 @@ def test_float16(ctx, rng, name):
     """dtype="float16" as Keras's float16 policy: float16 outputs within the f16 layers'
     documented bound (8 eps16 * max(1, max|ref|)) of the f32 reference on the
     f16-rounded inputs and weights (get_weights returns the rounded weights)."""
-    layer, _, qs, vs = _built(name, ctx, rng, dtype="float16")
+    layer, weights, qs, vs = _built(name, ctx, rng, dtype="float16")
     assert layer.dtype == "float16" and layer.get_config()["dtype"] == "float16"
+    names = [f for f, _, _ in layer._spec.layout(layer._widths)]
+    for n, got, w in zip(names, layer.get_weights(), weights):  # f16 layers keep f16 weights
+        if n != "score_bias":  # Bahdanau keeps its score bias in f32 (vkattn/bahdanau.h)
+            np.testing.assert_array_equal(got, w.astype(np.float16).astype(np.float32))
+    assert any(not np.array_equal(got, w) for got, w in zip(layer.get_weights(), weights))
     q = rng.standard_normal(qs).astype(np.float16)
     v = rng.standard_normal(vs).astype(np.float16)
     multi = name in ("MultiHeadAttention", "GroupedQueryAttention")
@@ -156,3 +161,73 @@ def test_gqa_loads_llama_names(ctx, rng, tmp_path, use_bias):
         np.testing.assert_array_equal(got, exp)
     with pytest.raises(vkattn.InvalidArgumentError, match="q_proj"):
         layer.load_weights(path, names="llama")  # no prefix: the names are not there
+
+
+MULTI = ("MultiHeadAttention", "GroupedQueryAttention")
+REFERENCES = {"Attention": vkattn.reference.attention,
+              "AdditiveAttention": vkattn.reference.additive_attention,
+              "BahdanauAttention": vkattn.reference.bahdanau_attention,
+              "MultiHeadAttention": vkattn.reference.multi_head_attention,
+              "GroupedQueryAttention": vkattn.reference.grouped_query_attention}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+@pytest.mark.parametrize("with_key", [False, True])
+def test_gradients(ctx, rng, name, with_key):
+    """gradients() on the device against the library's double reference backward, with
+    dropout in training, a value mask and causal (bound 2e-4 * max(1, max|ref|), as
+    tests/gpu/test_mha_backward.c)."""
+    make, qs, vs = LAYERS[name]
+    config = dict(make().get_config(), dropout=0.2, seed=5)
+    layer = type(make()).from_config(config, context=ctx)
+    ks = vs[:-1] + ((qs[-1],) if name in ("Attention", "AdditiveAttention") else (3,))
+    q, v = rng.standard_normal(qs), rng.standard_normal(vs)
+    k = rng.standard_normal(ks) if with_key else None
+    layer.build(qs, vs, ks if with_key else None)
+    weights = _random_weights(layer, rng)
+    layer.set_weights(weights)
+    vm = rng.random(vs[:2]) < 0.8
+    g = rng.standard_normal(layer.compute_output_shape(qs, vs, ks if with_key else None)
+                            if name in MULTI else
+                            layer.compute_output_shape([qs, vs] + ([ks] if with_key else [])))
+    kw = dict(training=True, use_causal_mask="bottom_right", seed=3, offset=1)
+    if name in MULTI:
+        got_in, got_w = layer.gradients(q, v, k, value_mask=vm, grad_output=g, **kw)
+    else:
+        got_in, got_w = layer.gradients([q, v] + ([k] if with_key else []), mask=[None, vm],
+                                        grad_output=g, **kw)
+    ref_config = {n: x for n, x in config.items() if n not in ("seed", "dtype")}
+    want_in, want_w = REFERENCES[name](q, v, k, weights=weights, value_mask=vm,
+                                       grad_output=g, **kw, **ref_config)
+    assert len(got_in) == (3 if with_key else 2) == len(want_in)
+    assert [w.shape for w in got_w] == [w.shape for w in weights] == [w.shape for w in want_w]
+    for got, want in zip(got_in + got_w, want_in + want_w):
+        assert_close(got, want, rtol=0, atol=2e-4)
+    with pytest.raises(vkattn.InvalidArgumentError, match="grad_output must have"):
+        if name in MULTI:
+            layer.gradients(q, v, k, grad_output=g[:1])
+        else:
+            layer.gradients([q, v], grad_output=g[:1])
+
+
+def test_gqa_gradients_sum_the_group(ctx, rng):
+    """GQA's key/value weight gradients are MHA's (repeated kernels) summed per group."""
+    import npref
+    hd, nq, nkv, b, t, d = 2, 4, 2, 2, 5, 6
+    x = rng.standard_normal((b, t, d))
+    gqa = vkattn.GroupedQueryAttention(hd, nq, nkv, context=ctx)
+    gqa.build(x.shape, x.shape)
+    weights = _random_weights(gqa, rng)
+    gqa.set_weights(weights)
+    mha = vkattn.MultiHeadAttention(nq, hd, context=ctx)
+    mha.build(x.shape, x.shape)
+    mha.set_weights(npref.repeat_kv_heads(weights, nq // nkv))
+    g = rng.standard_normal((b, t, d))
+    g_in, g_w = gqa.gradients(x, x, grad_output=g, use_causal_mask=True)
+    m_in, m_w = mha.gradients(x, x, grad_output=g, use_causal_mask=True)
+    for a, m in zip(g_in, m_in):
+        assert_close(a, m, rtol=0, atol=2e-4)
+    for i, (a, m) in enumerate(zip(g_w, m_w)):
+        if i in (2, 3, 4, 5):  # key/value kernel and bias: sum over each group's heads
+            m = m.reshape(m.shape[:-2] + (nkv, nq // nkv, hd)).sum(-2)
+        assert_close(a, m, rtol=0, atol=2e-4)

@@ -353,6 +353,39 @@ typedef struct vkattn_layer_io {
     vkattn_tensor *scores;
 } vkattn_layer_io;
 
+/* ---- layer_backward.h, reference_backward.h */
+typedef struct vkattn_layer_grads {
+    vkattn_tensor *grad_output;
+    vkattn_tensor *grad_query;
+    vkattn_tensor *grad_value;
+    vkattn_tensor *grad_key;
+} vkattn_layer_grads;
+
+typedef struct vkattn_attention_weight_tensors {
+    vkattn_tensor *scale, *concat_score_weight;
+} vkattn_attention_weight_tensors;
+
+typedef struct vkattn_additive_attention_weight_tensors {
+    vkattn_tensor *scale;
+} vkattn_additive_attention_weight_tensors;
+
+typedef struct vkattn_bahdanau_weight_tensors {
+    vkattn_tensor *query_kernel, *key_kernel, *score_kernel, *score_bias;
+} vkattn_bahdanau_weight_tensors;
+
+typedef struct vkattn_mha_weight_tensors {
+    vkattn_tensor *query_kernel, *query_bias;
+    vkattn_tensor *key_kernel, *key_bias;
+    vkattn_tensor *value_kernel, *value_bias;
+    vkattn_tensor *output_kernel, *output_bias;
+} vkattn_mha_weight_tensors;
+
+typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;
+
+typedef struct vkattn_layer_host_grads {
+    float *grad_query, *grad_value, *grad_key;
+} vkattn_layer_host_grads;
+
 /* ---- weights.h */
 typedef struct vkattn_weights_file vkattn_weights_file;
 
@@ -470,6 +503,42 @@ vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa
                                    const vkattn_layer_call *call,
                                    const vkattn_layer_host_io *io);
 
+vkattn_result vkattn_attention_backward_run(vkattn_attention *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_attention_weight_tensors *grad_w);
+vkattn_result vkattn_reference_attention_backward(
+    const vkattn_attention_desc *desc, const vkattn_attention_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_attention_weights *grad_w);
+vkattn_result vkattn_additive_attention_backward_run(vkattn_additive_attention *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_additive_attention_weight_tensors *grad_w);
+vkattn_result vkattn_reference_additive_attention_backward(
+    const vkattn_additive_attention_desc *desc, const vkattn_additive_attention_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_additive_attention_weights *grad_w);
+vkattn_result vkattn_bahdanau_backward_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_bahdanau_weight_tensors *grad_w);
+vkattn_result vkattn_reference_bahdanau_backward(
+    const vkattn_bahdanau_desc *desc, const vkattn_bahdanau_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_bahdanau_weights *grad_w);
+vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_mha_weight_tensors *grad_w);
+vkattn_result vkattn_reference_mha_backward(
+    const vkattn_mha_desc *desc, const vkattn_mha_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_mha_weights *grad_w);
+vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_gqa_weight_tensors *grad_w);
+vkattn_result vkattn_reference_gqa_backward(
+    const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_gqa_weights *grad_w);
+
 vkattn_result vkattn_weights_file_open(const char *path, vkattn_weights_file **out);
 void vkattn_weights_file_close(vkattn_weights_file *file);
 vkattn_result vkattn_mha_weights_load(vkattn_weights_file *file, const vkattn_mha_desc *desc,
@@ -518,7 +587,9 @@ STRUCTS = (
     "vkattn_attention_desc", "vkattn_attention_weights", "vkattn_additive_attention_desc",
     "vkattn_additive_attention_weights", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights",
     "vkattn_mha_desc", "vkattn_mha_weights", "vkattn_gqa_desc", "vkattn_layer_io",
-    "vkattn_weights_load_desc",
+    "vkattn_weights_load_desc", "vkattn_layer_grads", "vkattn_attention_weight_tensors",
+    "vkattn_additive_attention_weight_tensors", "vkattn_bahdanau_weight_tensors",
+    "vkattn_mha_weight_tensors", "vkattn_layer_host_grads",
 )
 ENUMS = (
     "vkattn_result", "vkattn_log_level", "vkattn_log_source", "vkattn_device_type",

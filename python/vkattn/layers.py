@@ -267,8 +267,9 @@ class _Layer:
                 self._step += 1  # a fresh dropout mask per training call, as Keras
         return seed, offset
 
-    def _call(self, who, query, value, key, query_mask, value_mask, attention_mask,
-              use_causal_mask, training, return_scores, seed, offset, path):
+    def _prepare_call(self, who, query, value, key, query_mask, value_mask, attention_mask,
+                      use_causal_mask, training, return_scores, seed, offset, path, backward):
+        """(arrays, C call) of one call; builds the layer on its first call."""
         a = _specs.CallArrays(self._spec, who, query, value, key, query_mask, value_mask,
                               attention_mask)
         if not self.built:
@@ -277,18 +278,31 @@ class _Layer:
         seed, offset = self._next_stream(training, seed, offset)
         call = _specs.layer_call(a.batch, a.tq, a.tv, use_causal_mask, training, seed, offset,
                                  return_scores, path, who)
+        call.keep_for_backward = backward
+        return a, call
+
+    def _io(self, ts, a, dt):
+        """The device io of one call: inputs in dtype dt (masks stay f32), the output."""
+        io = ffi.new("vkattn_layer_io *")
+        io.query, io.value = ts.upload(a.q, dt), ts.upload(a.v, dt)
+        io.key = ts.upload(a.k, dt)
+        io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
+        io.attention_mask = ts.upload(a.am)
+        io.output = ts.empty(a.output_shape(self._spec, self._widths), dt)
+        return io
+
+    def _call(self, who, query, value, key, query_mask, value_mask, attention_mask,
+              use_causal_mask, training, return_scores, seed, offset, path):
+        a, call = self._prepare_call(who, query, value, key, query_mask, value_mask,
+                                     attention_mask, use_causal_mask, training, return_scores,
+                                     seed, offset, path, False)
         out_shape = a.output_shape(self._spec, self._widths)
         scores_shape = self._spec.scores_shape(a.batch, a.tq, a.tv)
         ctx = self._context
         dt = _specs.dtype_code(self._dtype)  # inputs, output and scores; masks stay f32
         with ctx._lock, Tensors(ctx) as ts:
             handle = self._ptr("__call__")
-            io = ffi.new("vkattn_layer_io *")
-            io.query, io.value = ts.upload(a.q, dt), ts.upload(a.v, dt)
-            io.key = ts.upload(a.k, dt)
-            io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
-            io.attention_mask = ts.upload(a.am)
-            io.output = ts.empty(out_shape, dt)
+            io = self._io(ts, a, dt)
             if return_scores:
                 io.scores = ts.empty(scores_shape, dt)
             check(getattr(lib, "vkattn_%s_run" % self._spec.kind)(handle, call, io),
@@ -299,6 +313,38 @@ class _Layer:
         if dt:  # exact: the tensors hold f16 values
             result = [r.astype(np.float16) for r in result]
         return tuple(result) if return_scores else result[0]
+
+    def _gradients(self, who, query, value, key, query_mask, value_mask, attention_mask,
+                   use_causal_mask, training, seed, offset, path, grad_output):
+        """The forward (kept for backward) then the backward on the device."""
+        a, call = self._prepare_call(who, query, value, key, query_mask, value_mask,
+                                     attention_mask, use_causal_mask, training, False, seed,
+                                     offset, path, True)
+        out_shape = a.output_shape(self._spec, self._widths)
+        g = _specs.f32(grad_output, "%s: grad_output" % who)
+        if g is None or g.shape != out_shape:
+            raise invalid("%s: grad_output must have the output's shape %s; got %s"
+                          % (who, out_shape, None if g is None else g.shape))
+        layout = self._spec.layout(self._widths)
+        kind, ctx = self._spec.kind, self._context
+        with ctx._lock, Tensors(ctx) as ts:
+            handle = self._ptr("gradients")
+            io = self._io(ts, a, _specs.dtype_code(self._dtype))  # f16: the library refuses
+            check(getattr(lib, "vkattn_%s_run" % kind)(handle, call, io), ctx._handle)
+            grads = ffi.new("vkattn_layer_grads *")
+            grads.grad_output = ts.upload(g)
+            inputs = [("grad_query", a.q), ("grad_value", a.v)]
+            if a.k is not None:
+                inputs.append(("grad_key", a.k))
+            for field, x in inputs:
+                setattr(grads, field, ts.empty(x.shape))
+            grad_w = ffi.new("vkattn_%s_weight_tensors *" % kind)
+            for field, shape, _ in layout:
+                setattr(grad_w, field, ts.empty(shape))
+            check(getattr(lib, "vkattn_%s_backward_run" % kind)(handle, call, io, grads, grad_w),
+                  ctx._handle)
+            return ([ts.download(getattr(grads, f), x.shape) for f, x in inputs],
+                    [ts.download(getattr(grad_w, f), shape) for f, shape, _ in layout])
 
 
 class _KerasAttentionCall(_Layer):
@@ -317,6 +363,19 @@ class _KerasAttentionCall(_Layer):
         return self._call(who, query, value, key, query_mask, value_mask, attention_mask,
                           use_causal_mask, training, return_attention_scores, seed, offset,
                           path)
+
+    def gradients(self, inputs, mask=None, training=False, use_causal_mask=False, *,
+                  grad_output, attention_mask=None, seed=None, offset=None, path="auto"):
+        """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
+        ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
+        in get_weights() order), as numpy float32 arrays. Runs the forward, then the
+        backward (docs/TRAINING.md); with training=True both draw the same dropout mask.
+        float32 layers only."""
+        who = "%s.gradients" % type(self).__name__
+        query, value, key = _specs.unpack_inputs(inputs, who)
+        query_mask, value_mask = _specs.unpack_mask(mask, who)
+        return self._gradients(who, query, value, key, query_mask, value_mask, attention_mask,
+                               use_causal_mask, training, seed, offset, path, grad_output)
 
     def compute_output_shape(self, input_shape):
         """Keras's: input_shape = [query_shape, value_shape(, key_shape)] (dims may be
@@ -376,6 +435,19 @@ class _MultiHeadCall(_Layer):
         return self._call(who, query, value, key, query_mask, value_mask, attention_mask,
                           use_causal_mask, training, return_attention_scores, seed, offset,
                           path)
+
+    def gradients(self, query, value, key=None, query_mask=None, value_mask=None,
+                  key_mask=None, attention_mask=None, training=False, use_causal_mask=False,
+                  *, grad_output, seed=None, offset=None, path="auto"):
+        """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
+        ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
+        in get_weights() order), as numpy float32 arrays. With key omitted, dL/d(value)
+        includes the key path. float32 layers only."""
+        who = "%s.gradients" % type(self).__name__
+        if key_mask is not None:
+            value_mask = _specs.and_masks(value_mask, key_mask, "%s: key_mask" % who)
+        return self._gradients(who, query, value, key, query_mask, value_mask, attention_mask,
+                               use_causal_mask, training, seed, offset, path, grad_output)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         """Keras's: the output's shape, query_shape[:-1] + (output width,) (dims may be
