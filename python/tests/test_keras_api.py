@@ -231,3 +231,20 @@ def test_gqa_gradients_sum_the_group(ctx, rng):
         if i in (2, 3, 4, 5):  # key/value kernel and bias: sum over each group's heads
             m = m.reshape(m.shape[:-2] + (nkv, nq // nkv, hd)).sum(-2)
         assert_close(a, m, rtol=0, atol=2e-4)
+
+
+def test_mha_loads_torch_names(ctx, rng, tmp_path):
+    """A PyTorch nn.MultiheadAttention(E=6, H=2) state dict (packed in_proj)."""
+    e, h = 6, 2
+    layer = vkattn.MultiHeadAttention(h, e // h, context=ctx)
+    layer.build((1, 3, e), (1, 4, e))
+    want = _random_weights(layer, rng)
+    wq, bq, wk, bk, wv, bv, wo, bo = want
+    p = "encoder.layers.0.self_attn."
+    _write_safetensors(tmp_path / "torch.safetensors", {
+        p + "in_proj_weight": np.concatenate([w.reshape(e, e).T for w in (wq, wk, wv)]),
+        p + "in_proj_bias": np.concatenate([b.reshape(-1) for b in (bq, bk, bv)]),
+        p + "out_proj.weight": wo.reshape(e, e).T, p + "out_proj.bias": bo})
+    layer.load_weights(tmp_path / "torch.safetensors", names="torch", prefix=p)
+    for got, exp in zip(layer.get_weights(), want):
+        np.testing.assert_array_equal(got, exp)
