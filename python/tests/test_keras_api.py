@@ -51,6 +51,8 @@ def test_config_round_trip(ctx, rng, name):
     q, v = rng.standard_normal(qs), rng.standard_normal(vs)
     inputs = (q, v) if name in ("MultiHeadAttention", "GroupedQueryAttention") else ([q, v],)
     np.testing.assert_array_equal(layer(*inputs, training=True), clone(*inputs, training=True))
+    policy = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float16"}}
+    assert type(layer).from_config(dict(config, dtype=policy)).dtype == "float16"  # Keras 3's
     with pytest.raises(vkattn.InvalidArgumentError, match="from_config.*bogus"):
         type(layer).from_config(dict(config, bogus=1))
     # a layer made with seed=None reports the seed it drew, so its clone drops the same
@@ -248,3 +250,10 @@ def test_mha_loads_torch_names(ctx, rng, tmp_path):
     layer.load_weights(tmp_path / "torch.safetensors", names="torch", prefix=p)
     for got, exp in zip(layer.get_weights(), want):
         np.testing.assert_array_equal(got, exp)
+
+
+def test_gradients_refused_for_float16(ctx, rng):
+    layer = vkattn.GroupedQueryAttention(2, 4, 2, dtype="float16", context=ctx)
+    x = rng.standard_normal((1, 3, 6))
+    with pytest.raises(vkattn.UnsupportedError, match="vkattn_gqa_backward_run"):
+        layer.gradients(x, x, grad_output=np.ones((1, 3, 6)))

@@ -62,10 +62,12 @@ _DTYPES = {"float32": 0, "float16": 1}
 
 
 def dtype_of(dtype, who):
-    """A layer's dtype: None or "float32" (0), "float16" (1; numpy dtypes too). Keras's
-    float16 policy: inputs, weights, activations and outputs rounded to f16, fp32 sums."""
+    """A layer's dtype: None or "float32" (0), "float16" (1; numpy dtypes and Keras's
+    serialized DTypePolicy dict too). Keras's float16 policy: inputs, weights, activations and outputs rounded to f16, fp32 sums."""
     if dtype is None:
         return "float32"
+    if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy in a get_config()
+        dtype = (dtype.get("config") or {}).get("name", dtype)
     try:
         name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
     except TypeError:
