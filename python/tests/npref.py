@@ -134,3 +134,27 @@ def sdpa(q, k, v, scale=None, bias=None, value_mask=None, mask=None, causal=Fals
         allowed = allowed & (np.asarray(mask) != 0)
     w = masked_softmax(s, allowed, masked_row)
     return w @ v, w
+
+
+def repeat_kv_heads(weights, group, use_bias=True):
+    """GroupedQueryAttention's weights as MultiHeadAttention's: each key/value kernel
+    and bias repeated `group` = Nq / Nkv times on its head axis (query head n reads
+    key/value head n // group)."""
+    w = [np.asarray(x) for x in weights]
+    names = (["query_kernel", "query_bias", "key_kernel", "key_bias", "value_kernel",
+              "value_bias", "output_kernel", "output_bias"] if use_bias
+             else ["query_kernel", "key_kernel", "value_kernel", "output_kernel"])
+    out = []
+    for name, x in zip(names, w):
+        if name.startswith(("key_", "value_")):
+            x = np.repeat(x, group, axis=-2)  # kernels (D, N, h), biases (N, h)
+        out.append(x)
+    return out
+
+
+def gqa(q, v, k, weights, num_query_heads, num_key_value_heads, head_dim, use_bias=True,
+        **masks):
+    """GroupedQueryAttention as MultiHeadAttention with repeated key/value heads."""
+    group = num_query_heads // num_key_value_heads
+    return mha(q, v, k, repeat_kv_heads(weights, group, use_bias), num_query_heads, head_dim,
+               use_bias, **masks)

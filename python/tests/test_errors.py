@@ -28,6 +28,7 @@ _LAYERS = {
     "AdditiveAttention": lambda **kw: vkattn.AdditiveAttention(**kw),
     "BahdanauAttention": lambda **kw: vkattn.BahdanauAttention(2, **kw),
     "MultiHeadAttention": lambda **kw: vkattn.MultiHeadAttention(2, 4, **kw),
+    "GroupedQueryAttention": lambda **kw: vkattn.GroupedQueryAttention(4, 4, 2, **kw),
 }
 
 
@@ -48,7 +49,7 @@ def test_constructor_arguments_checked(layer):
         with pytest.raises(vkattn.InvalidArgumentError, match=r"%s: seed must be" % layer):
             _LAYERS[layer](seed=seed)
     flags = {"Attention": "use_scale", "AdditiveAttention": "use_scale",
-             "MultiHeadAttention": "use_bias"}
+             "MultiHeadAttention": "use_bias", "GroupedQueryAttention": "use_bias"}
     if layer in flags:
         for bad in ("False", None, 2, 0.5):
             with pytest.raises(vkattn.InvalidArgumentError,

@@ -14,7 +14,8 @@ from .context import Context, Device, default_context, devices, library_version,
 from .errors import (DeviceLimitError, DeviceLostError, Error, InvalidArgumentError,
                      NoDeviceError, NotReadyError, NoVulkanError, OutOfDeviceMemoryError,
                      OutOfHostMemoryError, SizeOverflowError, UnsupportedError, VulkanError)
-from .layers import AdditiveAttention, Attention, BahdanauAttention, MultiHeadAttention
+from .layers import (AdditiveAttention, Attention, BahdanauAttention, GroupedQueryAttention,
+                     GroupQueryAttention, MultiHeadAttention)
 from .sdpa import sdpa
 from . import reference
 
@@ -22,7 +23,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AdditiveAttention", "Attention", "BahdanauAttention", "Context", "Device",
-    "DeviceLimitError", "DeviceLostError", "Error", "InvalidArgumentError", "MultiHeadAttention",
+    "DeviceLimitError", "DeviceLostError", "Error", "GroupQueryAttention",
+    "GroupedQueryAttention", "InvalidArgumentError", "MultiHeadAttention",
     "NoDeviceError", "NoVulkanError", "NotReadyError", "OutOfDeviceMemoryError",
     "OutOfHostMemoryError", "SizeOverflowError", "UnsupportedError", "VulkanError",
     "default_context", "devices", "library_path", "library_version", "profiles", "reference",

@@ -43,21 +43,23 @@ class Tensors:
             lib.vkattn_tensor_destroy(t)
         self._all.clear()
 
-    def empty(self, shape):
+    def empty(self, shape, dtype=0):
+        """A tensor of shape; dtype 0 = f32, 1 = f16 (vkattn_dtype)."""
         shape = tuple(int(d) for d in shape) or (1,)
         if len(shape) > 4:
             raise invalid("a tensor of shape %s has rank > 4" % (shape,))
-        desc = ffi.new("vkattn_tensor_desc *", {"rank": len(shape), "dims": list(shape)})
+        desc = ffi.new("vkattn_tensor_desc *", {"rank": len(shape), "dims": list(shape),
+                                                "dtype": dtype})
         out = ffi.new("vkattn_tensor **")
         check(lib.vkattn_tensor_create(self._ctx, desc, out), self._ctx)
         self._all.append(out[0])
         return out[0]
 
-    def upload(self, a):
-        """A tensor holding numpy array a (NULL for None)."""
+    def upload(self, a, dtype=0):
+        """A tensor holding numpy array a (NULL for None); f16 rounds to nearest even."""
         if a is None:
             return ffi.NULL
-        t = self.empty(a.shape)
+        t = self.empty(a.shape, dtype)
         check(lib.vkattn_tensor_upload(t, ptr(a), 0, a.size), self._ctx)
         return t
 

@@ -325,6 +325,21 @@ typedef struct vkattn_mha_weights {
     float *output_kernel, *output_bias;
 } vkattn_mha_weights;
 
+typedef struct vkattn_gqa_desc {
+    uint32_t head_dim;
+    uint32_t num_query_heads;
+    uint32_t num_key_value_heads;
+    uint32_t query_width;
+    uint32_t key_width;
+    uint32_t value_width;
+    bool no_bias;
+    float dropout;
+    vkattn_dtype dtype;
+    int32_t sliding_window;
+} vkattn_gqa_desc;
+
+typedef vkattn_mha_weights vkattn_gqa_weights;
+
 /* ---- layer_common.h */
 typedef struct vkattn_layer_io {
     vkattn_tensor *query;
@@ -338,10 +353,58 @@ typedef struct vkattn_layer_io {
     vkattn_tensor *scores;
 } vkattn_layer_io;
 
+/* ---- layer_backward.h, reference_backward.h */
+typedef struct vkattn_layer_grads {
+    vkattn_tensor *grad_output;
+    vkattn_tensor *grad_query;
+    vkattn_tensor *grad_value;
+    vkattn_tensor *grad_key;
+} vkattn_layer_grads;
+
+typedef struct vkattn_attention_weight_tensors {
+    vkattn_tensor *scale, *concat_score_weight;
+} vkattn_attention_weight_tensors;
+
+typedef struct vkattn_additive_attention_weight_tensors {
+    vkattn_tensor *scale;
+} vkattn_additive_attention_weight_tensors;
+
+typedef struct vkattn_bahdanau_weight_tensors {
+    vkattn_tensor *query_kernel, *key_kernel, *score_kernel, *score_bias;
+} vkattn_bahdanau_weight_tensors;
+
+typedef struct vkattn_mha_weight_tensors {
+    vkattn_tensor *query_kernel, *query_bias;
+    vkattn_tensor *key_kernel, *key_bias;
+    vkattn_tensor *value_kernel, *value_bias;
+    vkattn_tensor *output_kernel, *output_bias;
+} vkattn_mha_weight_tensors;
+
+typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;
+
+typedef struct vkattn_layer_host_grads {
+    float *grad_query, *grad_value, *grad_key;
+} vkattn_layer_host_grads;
+
+/* ---- weights.h */
+typedef struct vkattn_weights_file vkattn_weights_file;
+
+typedef enum vkattn_weights_names {
+    VKATTN_WEIGHTS_NAMES_KERAS = 0,
+    VKATTN_WEIGHTS_NAMES_TORCH = 1,
+    VKATTN_WEIGHTS_NAMES_LLAMA = 2,
+} vkattn_weights_names;
+
+typedef struct vkattn_weights_load_desc {
+    vkattn_weights_names names;
+    const char *prefix;
+} vkattn_weights_load_desc;
+
 typedef struct vkattn_attention vkattn_attention;
 typedef struct vkattn_additive_attention vkattn_additive_attention;
 typedef struct vkattn_bahdanau vkattn_bahdanau;
 typedef struct vkattn_mha vkattn_mha;
+typedef struct vkattn_gqa vkattn_gqa;
 """
 
 FUNCTIONS = r"""
@@ -428,6 +491,91 @@ vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
 vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
                                    const vkattn_layer_call *call,
                                    const vkattn_layer_host_io *io);
+
+vkattn_result vkattn_gqa_create(vkattn_context *ctx, const vkattn_gqa_desc *desc,
+                                vkattn_gqa **out);
+void vkattn_gqa_destroy(vkattn_gqa *layer);
+vkattn_result vkattn_gqa_set_weights(vkattn_gqa *layer, const vkattn_gqa_weights *w);
+vkattn_result vkattn_gqa_get_weights(const vkattn_gqa *layer, vkattn_gqa_weights *w);
+vkattn_result vkattn_gqa_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+                             const vkattn_layer_io *io);
+vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w,
+                                   const vkattn_layer_call *call,
+                                   const vkattn_layer_host_io *io);
+
+vkattn_result vkattn_attention_backward_run(vkattn_attention *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_attention_weight_tensors *grad_w);
+vkattn_result vkattn_reference_attention_backward(
+    const vkattn_attention_desc *desc, const vkattn_attention_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_attention_weights *grad_w);
+vkattn_result vkattn_additive_attention_backward_run(vkattn_additive_attention *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_additive_attention_weight_tensors *grad_w);
+vkattn_result vkattn_reference_additive_attention_backward(
+    const vkattn_additive_attention_desc *desc, const vkattn_additive_attention_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_additive_attention_weights *grad_w);
+vkattn_result vkattn_bahdanau_backward_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_bahdanau_weight_tensors *grad_w);
+vkattn_result vkattn_reference_bahdanau_backward(
+    const vkattn_bahdanau_desc *desc, const vkattn_bahdanau_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_bahdanau_weights *grad_w);
+vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_mha_weight_tensors *grad_w);
+vkattn_result vkattn_reference_mha_backward(
+    const vkattn_mha_desc *desc, const vkattn_mha_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_mha_weights *grad_w);
+vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+                                      const vkattn_gqa_weight_tensors *grad_w);
+vkattn_result vkattn_reference_gqa_backward(
+    const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_gqa_weights *grad_w);
+
+vkattn_result vkattn_weights_file_open(const char *path, vkattn_weights_file **out);
+void vkattn_weights_file_close(vkattn_weights_file *file);
+vkattn_result vkattn_mha_weights_load(vkattn_weights_file *file, const vkattn_mha_desc *desc,
+                                      const vkattn_weights_load_desc *load,
+                                      vkattn_mha_weights *out);
+vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *file, const vkattn_gqa_desc *desc,
+                                      const vkattn_weights_load_desc *load,
+                                      vkattn_gqa_weights *out);
+vkattn_result vkattn_attention_weights_load(vkattn_weights_file *file,
+                                            const vkattn_attention_desc *desc,
+                                            const vkattn_weights_load_desc *load,
+                                            vkattn_attention_weights *out);
+vkattn_result vkattn_additive_attention_weights_load(
+    vkattn_weights_file *file, const vkattn_additive_attention_desc *desc,
+    const vkattn_weights_load_desc *load, vkattn_additive_attention_weights *out);
+vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *file,
+                                           const vkattn_bahdanau_desc *desc,
+                                           const vkattn_weights_load_desc *load,
+                                           vkattn_bahdanau_weights *out);
+void vkattn_mha_weights_free(vkattn_mha_weights *w);
+void vkattn_gqa_weights_free(vkattn_gqa_weights *w);
+void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w);
+void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w);
+vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
+                                      const vkattn_mha_weights *w, const char *prefix);
+vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
+                                      const vkattn_gqa_weights *w, const char *prefix);
+vkattn_result vkattn_attention_weights_save(const char *path,
+                                            const vkattn_attention_desc *desc,
+                                            const vkattn_attention_weights *w,
+                                            const char *prefix);
+vkattn_result vkattn_additive_attention_weights_save(
+    const char *path, const vkattn_additive_attention_desc *desc,
+    const vkattn_additive_attention_weights *w, const char *prefix);
+vkattn_result vkattn_bahdanau_weights_save(const char *path, const vkattn_bahdanau_desc *desc,
+                                           const vkattn_bahdanau_weights *w,
+                                           const char *prefix);
 """
 
 # The structs and enums the drift test compares with the headers.
@@ -438,9 +586,13 @@ STRUCTS = (
     "vkattn_sdpa_params", "vkattn_sdpa_io", "vkattn_layer_call", "vkattn_layer_host_io",
     "vkattn_attention_desc", "vkattn_attention_weights", "vkattn_additive_attention_desc",
     "vkattn_additive_attention_weights", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights",
-    "vkattn_mha_desc", "vkattn_mha_weights", "vkattn_layer_io",
+    "vkattn_mha_desc", "vkattn_mha_weights", "vkattn_gqa_desc", "vkattn_layer_io",
+    "vkattn_weights_load_desc", "vkattn_layer_grads", "vkattn_attention_weight_tensors",
+    "vkattn_additive_attention_weight_tensors", "vkattn_bahdanau_weight_tensors",
+    "vkattn_mha_weight_tensors", "vkattn_layer_host_grads",
 )
 ENUMS = (
     "vkattn_result", "vkattn_log_level", "vkattn_log_source", "vkattn_device_type",
     "vkattn_causal", "vkattn_masked_row", "vkattn_sdpa_path", "vkattn_score_mode",
+    "vkattn_weights_names",
 )

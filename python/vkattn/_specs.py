@@ -48,6 +48,49 @@ def _positive(value, name, who):
     return int(value)
 
 
+def _window(value, who, limit):
+    """Keras's sliding_window: None, or a band of |i - j| < value keys (an int >= 1)."""
+    if value is None:
+        return None
+    value = _positive(value, "sliding_window", who)
+    if value >= limit:
+        raise invalid("%s: sliding_window must be < %d; got %r" % (who, limit, value))
+    return value
+
+
+_DTYPES = {"float32": 0, "float16": 1}
+
+
+def dtype_of(dtype, who):
+    """A layer's dtype: None or "float32" (0), "float16" (1; numpy dtypes and Keras's
+    serialized DTypePolicy dict too). Keras's float16 policy: inputs, weights, activations and outputs rounded to f16, fp32 sums."""
+    if dtype is None:
+        return "float32"
+    if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy in a get_config()
+        dtype = (dtype.get("config") or {}).get("name", dtype)
+    try:
+        name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    except TypeError:
+        name = None
+    if name not in _DTYPES:
+        raise invalid("%s: dtype must be \"float32\" or \"float16\"; got %r" % (who, dtype))
+    return name
+
+
+def dtype_code(name):
+    return _DTYPES[name]
+
+
+def _projections(kernels, biases, use_bias):
+    """Keras's projection layout: each kernel followed by its bias when use_bias."""
+    out = []
+    for (kf, ks), (bf, bs) in zip(kernels, biases):
+        out.append((kf, ks, False))
+        if use_bias:
+            out.append((bf, bs, False))
+    return out
+
+
 class Spec:
     """Base: subclasses set the names and fill desc() and layout()."""
 
@@ -59,6 +102,10 @@ class Spec:
 
     def desc(self, widths):
         """The C desc for widths = (query_width, value_width, key_width)."""
+        raise NotImplementedError
+
+    def config(self):
+        """The constructor arguments, Keras's get_config() names."""
         raise NotImplementedError
 
     def layout(self, widths):
@@ -144,6 +191,10 @@ class AttentionSpec(Spec):
         self.score_mode = score_mode
         self.dropout = _rate(dropout, "Attention")
 
+    def config(self):
+        return {"use_scale": self.use_scale, "score_mode": self.score_mode,
+                "dropout": self.dropout}
+
     def desc(self, widths):
         return ffi.new("vkattn_attention_desc *", {
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
@@ -174,6 +225,9 @@ class AdditiveAttentionSpec(Spec):
         self.use_scale = _flag(use_scale, "use_scale", "AdditiveAttention")
         self.dropout = _rate(dropout, "AdditiveAttention")
 
+    def config(self):
+        return {"use_scale": self.use_scale, "dropout": self.dropout}
+
     def desc(self, widths):
         return ffi.new("vkattn_additive_attention_desc *", {
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
@@ -193,6 +247,9 @@ class BahdanauSpec(Spec):
     def __init__(self, units, dropout=0.0):
         self.units = _positive(units, "units", "BahdanauAttention")
         self.dropout = _rate(dropout, "BahdanauAttention")
+
+    def config(self):
+        return {"units": self.units, "dropout": self.dropout}
 
     def desc(self, widths):
         return ffi.new("vkattn_bahdanau_desc *", {
@@ -230,11 +287,13 @@ class MultiHeadAttentionSpec(Spec):
             output_shape = output_shape[0]
         self.output_dim = (None if output_shape is None
                            else _positive(output_shape, "output_shape", who))
-        # Keras: None, or a band of |i - j| < sliding_window keys (>= 1)
-        self.sliding_window = (None if sliding_window is None
-                               else _positive(sliding_window, "sliding_window", who))
-        if self.sliding_window is not None and self.sliding_window > 2**32 - 1:
-            raise invalid("%s: sliding_window must be < 2**32; got %r" % (who, sliding_window))
+        self.sliding_window = _window(sliding_window, who, 2**32)  # a uint32_t in the desc
+
+    def config(self):
+        return {"num_heads": self.num_heads, "key_dim": self.key_dim,
+                "value_dim": self.value_dim, "dropout": self.dropout,
+                "use_bias": self.use_bias, "output_shape": self.output_dim,
+                "sliding_window": self.sliding_window}
 
     def desc(self, widths):
         return ffi.new("vkattn_mha_desc *", {
@@ -256,12 +315,54 @@ class MultiHeadAttentionSpec(Spec):
                    ("output_kernel", (h, vd, self.out_width(widths)))]
         biases = [("query_bias", (h, kd)), ("key_bias", (h, kd)), ("value_bias", (h, vd)),
                   ("output_bias", (self.out_width(widths),))]
-        out = []
-        for (kf, ks), (bf, bs) in zip(kernels, biases):
-            out.append((kf, ks, False))
-            if self.use_bias:
-                out.append((bf, bs, False))
-        return out
+        return _projections(kernels, biases, self.use_bias)
+
+
+class GroupedQueryAttentionSpec(Spec):
+    """Keras's GroupedQueryAttention: MultiHeadAttention's weights with Nkv key/value
+    heads (vkattn_gqa_weights is vkattn_mha_weights); output width = query width."""
+
+    kind, desc_type, weights_type = "gqa", "vkattn_gqa_desc", "vkattn_gqa_weights"
+    multi_head = True
+
+    def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
+                 use_bias=True, sliding_window=None, who="GroupedQueryAttention"):
+        self.head_dim = _positive(head_dim, "head_dim", who)
+        self.num_query_heads = _positive(num_query_heads, "num_query_heads", who)
+        self.num_key_value_heads = _positive(num_key_value_heads, "num_key_value_heads", who)
+        if self.num_query_heads % self.num_key_value_heads:
+            raise invalid("%s: num_query_heads %d is not a multiple of num_key_value_heads %d"
+                          % (who, self.num_query_heads, self.num_key_value_heads))
+        self.dropout = _rate(dropout, who)
+        self.use_bias = _flag(use_bias, "use_bias", who)
+        self.sliding_window = _window(sliding_window, who, 2**31)  # an int32_t in the desc
+
+    def config(self):
+        return {"head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
+                "num_key_value_heads": self.num_key_value_heads, "dropout": self.dropout,
+                "use_bias": self.use_bias, "sliding_window": self.sliding_window}
+
+    def desc(self, widths):
+        return ffi.new("vkattn_gqa_desc *", {
+            "head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
+            "num_key_value_heads": self.num_key_value_heads,
+            "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
+            "no_bias": not self.use_bias, "dropout": self.dropout,
+            "sliding_window": self.sliding_window or 0})
+
+    def out_width(self, widths):
+        return widths[0]
+
+    def scores_shape(self, b, tq, tv):
+        return (b, self.num_query_heads, tq, tv)
+
+    def layout(self, widths):
+        h, nq, nkv = self.head_dim, self.num_query_heads, self.num_key_value_heads
+        kernels = [("query_kernel", (widths[0], nq, h)), ("key_kernel", (widths[2], nkv, h)),
+                   ("value_kernel", (widths[1], nkv, h)), ("output_kernel", (nq, h, widths[0]))]
+        biases = [("query_bias", (nq, h)), ("key_bias", (nkv, h)), ("value_bias", (nkv, h)),
+                  ("output_bias", (widths[0],))]
+        return _projections(kernels, biases, self.use_bias)
 
 
 def layer_call(batch, tq, tv, use_causal_mask, training, seed, offset, return_scores, path,

@@ -1,4 +1,4 @@
-"""The four attention layers, with Keras's constructor and call arguments.
+"""The five attention layers, with Keras's constructor and call arguments.
 
 A layer is created on the device on its first call (or build()), which fixes its
 input widths, as Keras builds a layer on its first call; later calls may change
@@ -12,8 +12,11 @@ default the layer's seed and a counter that advances once per training call),
 `path=` ("auto", "fused", "unfused": the SDPA implementation) and
 `use_causal_mask="bottom_right"` (decoding with a KV cache).
 """
+import os
 import secrets
 import weakref
+
+import numpy as np
 
 from . import _specs
 from ._arrays import Tensors
@@ -26,15 +29,36 @@ def _destroy_layer(destroy, handle):
     destroy(handle)
 
 
+_NAMES = {"keras": 0, "torch": 1, "llama": 2}  # vkattn_weights_names
+
+
+def _path_of(path, who):
+    try:
+        return os.fsencode(path)
+    except TypeError:
+        raise invalid("%s: path must be a str, bytes or os.PathLike; got %r"
+                      % (who, path)) from None
+
+
+def _prefix_of(prefix, who):
+    """A C string for the prefix (NULL for None); kept alive by the caller's frame."""
+    if prefix is None:
+        return ffi.NULL
+    if not isinstance(prefix, str):
+        raise invalid("%s: prefix must be a str or None; got %r" % (who, prefix))
+    return ffi.new("char[]", prefix.encode())
+
+
 class _Layer:
     _spec_type = None
 
-    def __init__(self, spec, context, seed):
+    def __init__(self, spec, context, seed, dtype):
         if context is not None and not hasattr(context, "_ptr"):
             raise invalid("%s: context must be a vkattn.Context; got %r"
                           % (type(self).__name__, context))
         self._spec = spec
         self._context = context
+        self._dtype = _specs.dtype_of(dtype, type(self).__name__)
         seed = _specs.seed_of(seed, type(self).__name__)
         self._seed = secrets.randbits(64) if seed is None else seed
         self._step = 0
@@ -52,6 +76,59 @@ class _Layer:
     def context(self):
         return self._context
 
+    @property
+    def dtype(self):
+        """"float32" or "float16" (Keras's dtype policy name)."""
+        return self._dtype
+
+    # -- Keras's config and shapes
+
+    def get_config(self):
+        """The constructor arguments as a dict, as Keras's get_config(), with the
+        layer's dropout seed (the one drawn when seed=None, so a layer made from the
+        config draws the same dropout masks) and dtype; not the context."""
+        config = dict(self._spec.config())
+        config.update(seed=self._seed, dtype=self._dtype)
+        return config
+
+    @classmethod
+    def from_config(cls, config, *, context=None):
+        """A new (unbuilt) layer from get_config()'s dict. Keras's "name" and
+        "trainable" keys are accepted and ignored; any other unknown key is an error."""
+        if not isinstance(config, dict):
+            raise invalid("%s.from_config: config must be a dict; got %r"
+                          % (cls.__name__, config))
+        args = {k: v for k, v in config.items() if k not in ("name", "trainable")}
+        try:
+            return cls(context=context, **args)
+        except TypeError as e:
+            raise invalid("%s.from_config: %s" % (cls.__name__, e)) from None
+
+    def _output_shape(self, query_shape, value_shape, key_shape, who):
+        """The output shape for these input shapes (dims may be None), as a call gives."""
+        shapes = []
+        for name, shape in (("query_shape", query_shape), ("value_shape", value_shape),
+                            ("key_shape", key_shape)):
+            if shape is None and name != "key_shape":
+                raise invalid("%s: %s is required" % (who, name))
+            if shape is not None:
+                try:
+                    shape = tuple(shape)
+                except TypeError:
+                    raise invalid("%s: %s must be a shape (a tuple of dims); got %r"
+                                  % (who, name, shape)) from None
+                ranks = self._spec.query_ranks if name == "query_shape" else (3,)
+                if len(shape) not in ranks or not isinstance(shape[-1], (int, np.integer)):
+                    raise invalid("%s: %s %r must have rank %s and a known last dim"
+                                  % (who, name, shape, " or ".join(map(str, ranks))))
+            shapes.append(shape)
+        q, v, k = shapes
+        widths = _specs.widths_of(self._spec, q, v, k)
+        if self.built and widths != self._widths:
+            raise invalid("%s: widths %s; the layer was built for %s"
+                          % (who, widths, self._widths))
+        return tuple(q[:-1]) + (int(self._spec.out_width(widths)),)
+
     def build(self, query_shape, value_shape, key_shape=None):
         """Creates the layer on the device for these input shapes (only the last dims,
         the widths, are kept). Called by the first call; a second build is an error."""
@@ -65,10 +142,10 @@ class _Layer:
             self._context = default_context()
         ctx = self._context
         kind = self._spec.kind
+        desc = self._desc(widths)
         with ctx._lock:
             out = ffi.new("vkattn_%s **" % kind)
-            check(getattr(lib, "vkattn_%s_create" % kind)(ctx._ptr(), self._spec.desc(widths),
-                                                          out), ctx._handle)
+            check(getattr(lib, "vkattn_%s_create" % kind)(ctx._ptr(), desc, out), ctx._handle)
             self._handle = out[0]
             self._widths = widths
             self._finalizer = weakref.finalize(
@@ -118,6 +195,58 @@ class _Layer:
             check(getattr(lib, "vkattn_%s_set_weights" % self._spec.kind)(handle, w),
                   self._context._handle)
 
+    # -- safetensors files (vkattn/weights.h)
+
+    def save_weights(self, path, *, prefix=None):
+        """Writes the weights to a safetensors file (F32) under their Keras names
+        ("query/kernel", ...; docs/LAYERS.md), in Keras shapes, each name after
+        prefix; load_weights reads it back bit for bit."""
+        who = "%s.save_weights" % type(self).__name__
+        handle = self._ptr("save_weights")
+        path, prefix = _path_of(path, who), _prefix_of(prefix, who)
+        kind = self._spec.kind
+        with self._context._lock:
+            w, keep = self._spec.unpacked(self._widths)
+            check(getattr(lib, "vkattn_%s_get_weights" % kind)(handle, w), self._context._handle)
+            check(getattr(lib, "vkattn_%s_weights_save" % kind)(path, self._desc(), w, prefix))
+            del keep
+
+    def load_weights(self, path, *, names="keras", prefix=None):
+        """Sets the weights from a safetensors file (F32, F16 or BF16 tensors). names:
+        "keras" (Keras variable names and shapes, every layer), "torch" (a PyTorch
+        nn.MultiheadAttention state dict: MultiHeadAttention) or "llama" (q_proj,
+        k_proj, v_proj, o_proj Linear weights: GroupedQueryAttention); prefix picks one
+        layer of a bigger model ("model.layers.0.self_attn."). The layer must be built
+        (its widths fix the shapes expected)."""
+        who = "%s.load_weights" % type(self).__name__
+        handle = self._ptr("load_weights")
+        if names not in _NAMES:
+            raise invalid("%s: names must be one of %s; got %r"
+                          % (who, ", ".join('"%s"' % n for n in _NAMES), names))
+        path, prefix = _path_of(path, who), _prefix_of(prefix, who)
+        kind = self._spec.kind
+        load = ffi.new("vkattn_weights_load_desc *", {"names": _NAMES[names]})
+        load.prefix = prefix
+        file = ffi.new("vkattn_weights_file **")
+        check(lib.vkattn_weights_file_open(path, file))
+        w = ffi.new(self._spec.weights_type + " *")
+        free = getattr(lib, "vkattn_%s_weights_free" % kind, None)
+        try:
+            check(getattr(lib, "vkattn_%s_weights_load" % kind)(file[0], self._desc(), load, w))
+            with self._context._lock:
+                check(getattr(lib, "vkattn_%s_set_weights" % kind)(handle, w),
+                      self._context._handle)
+        finally:
+            if free is not None:
+                free(w)  # NULL-safe on a zeroed struct
+            lib.vkattn_weights_file_close(file[0])
+
+    def _desc(self, widths=None):
+        """The C desc of this layer (for widths, default the built ones)."""
+        desc = self._spec.desc(widths or self._widths)
+        desc.dtype = _specs.dtype_code(self._dtype)
+        return desc
+
     # -- calls
 
     def _check_widths(self, who, a):
@@ -138,8 +267,9 @@ class _Layer:
                 self._step += 1  # a fresh dropout mask per training call, as Keras
         return seed, offset
 
-    def _call(self, who, query, value, key, query_mask, value_mask, attention_mask,
-              use_causal_mask, training, return_scores, seed, offset, path):
+    def _prepare_call(self, who, query, value, key, query_mask, value_mask, attention_mask,
+                      use_causal_mask, training, return_scores, seed, offset, path, backward):
+        """(arrays, C call) of one call; builds the layer on its first call."""
         a = _specs.CallArrays(self._spec, who, query, value, key, query_mask, value_mask,
                               attention_mask)
         if not self.built:
@@ -148,24 +278,73 @@ class _Layer:
         seed, offset = self._next_stream(training, seed, offset)
         call = _specs.layer_call(a.batch, a.tq, a.tv, use_causal_mask, training, seed, offset,
                                  return_scores, path, who)
+        call.keep_for_backward = backward
+        return a, call
+
+    def _io(self, ts, a, dt):
+        """The device io of one call: inputs in dtype dt (masks stay f32), the output."""
+        io = ffi.new("vkattn_layer_io *")
+        io.query, io.value = ts.upload(a.q, dt), ts.upload(a.v, dt)
+        io.key = ts.upload(a.k, dt)
+        io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
+        io.attention_mask = ts.upload(a.am)
+        io.output = ts.empty(a.output_shape(self._spec, self._widths), dt)
+        return io
+
+    def _call(self, who, query, value, key, query_mask, value_mask, attention_mask,
+              use_causal_mask, training, return_scores, seed, offset, path):
+        a, call = self._prepare_call(who, query, value, key, query_mask, value_mask,
+                                     attention_mask, use_causal_mask, training, return_scores,
+                                     seed, offset, path, False)
         out_shape = a.output_shape(self._spec, self._widths)
         scores_shape = self._spec.scores_shape(a.batch, a.tq, a.tv)
         ctx = self._context
+        dt = _specs.dtype_code(self._dtype)  # inputs, output and scores; masks stay f32
         with ctx._lock, Tensors(ctx) as ts:
             handle = self._ptr("__call__")
-            io = ffi.new("vkattn_layer_io *")
-            io.query, io.value, io.key = ts.upload(a.q), ts.upload(a.v), ts.upload(a.k)
-            io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
-            io.attention_mask = ts.upload(a.am)
-            io.output = ts.empty(out_shape)
+            io = self._io(ts, a, dt)
             if return_scores:
-                io.scores = ts.empty(scores_shape)
+                io.scores = ts.empty(scores_shape, dt)
             check(getattr(lib, "vkattn_%s_run" % self._spec.kind)(handle, call, io),
                   ctx._handle)
-            out = ts.download(io.output, out_shape)
+            result = [ts.download(io.output, out_shape)]
             if return_scores:
-                return out, ts.download(io.scores, scores_shape)
-            return out
+                result.append(ts.download(io.scores, scores_shape))
+        if dt:  # exact: the tensors hold f16 values
+            result = [r.astype(np.float16) for r in result]
+        return tuple(result) if return_scores else result[0]
+
+    def _gradients(self, who, query, value, key, query_mask, value_mask, attention_mask,
+                   use_causal_mask, training, seed, offset, path, grad_output):
+        """The forward (kept for backward) then the backward on the device."""
+        a, call = self._prepare_call(who, query, value, key, query_mask, value_mask,
+                                     attention_mask, use_causal_mask, training, False, seed,
+                                     offset, path, True)
+        out_shape = a.output_shape(self._spec, self._widths)
+        g = _specs.f32(grad_output, "%s: grad_output" % who)
+        if g is None or g.shape != out_shape:
+            raise invalid("%s: grad_output must have the output's shape %s; got %s"
+                          % (who, out_shape, None if g is None else g.shape))
+        layout = self._spec.layout(self._widths)
+        kind, ctx = self._spec.kind, self._context
+        with ctx._lock, Tensors(ctx) as ts:
+            handle = self._ptr("gradients")
+            io = self._io(ts, a, _specs.dtype_code(self._dtype))  # f16: the library refuses
+            check(getattr(lib, "vkattn_%s_run" % kind)(handle, call, io), ctx._handle)
+            grads = ffi.new("vkattn_layer_grads *")
+            grads.grad_output = ts.upload(g)
+            inputs = [("grad_query", a.q), ("grad_value", a.v)]
+            if a.k is not None:
+                inputs.append(("grad_key", a.k))
+            for field, x in inputs:
+                setattr(grads, field, ts.empty(x.shape))
+            grad_w = ffi.new("vkattn_%s_weight_tensors *" % kind)
+            for field, shape, _ in layout:
+                setattr(grad_w, field, ts.empty(shape))
+            check(getattr(lib, "vkattn_%s_backward_run" % kind)(handle, call, io, grads, grad_w),
+                  ctx._handle)
+            return ([ts.download(getattr(grads, f), x.shape) for f, x in inputs],
+                    [ts.download(getattr(grad_w, f), shape) for f, shape, _ in layout])
 
 
 class _KerasAttentionCall(_Layer):
@@ -185,6 +364,26 @@ class _KerasAttentionCall(_Layer):
                           use_causal_mask, training, return_attention_scores, seed, offset,
                           path)
 
+    def gradients(self, inputs, mask=None, training=False, use_causal_mask=False, *,
+                  grad_output, attention_mask=None, seed=None, offset=None, path="auto"):
+        """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
+        ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
+        in get_weights() order), as numpy float32 arrays. Runs the forward, then the
+        backward (docs/TRAINING.md); with training=True both draw the same dropout mask.
+        float32 layers only."""
+        who = "%s.gradients" % type(self).__name__
+        query, value, key = _specs.unpack_inputs(inputs, who)
+        query_mask, value_mask = _specs.unpack_mask(mask, who)
+        return self._gradients(who, query, value, key, query_mask, value_mask, attention_mask,
+                               use_causal_mask, training, seed, offset, path, grad_output)
+
+    def compute_output_shape(self, input_shape):
+        """Keras's: input_shape = [query_shape, value_shape(, key_shape)] (dims may be
+        None but the last) -> the output's shape, query_shape[:-1] + (value_width,)."""
+        who = "%s.compute_output_shape" % type(self).__name__
+        q, v, k = _specs.unpack_inputs(input_shape, who)
+        return self._output_shape(q, v, k, who)
+
 
 class Attention(_KerasAttentionCall):
     """keras.layers.Attention (Luong-style): dot or concat scores, no 1/sqrt(d).
@@ -192,16 +391,18 @@ class Attention(_KerasAttentionCall):
     scalars of shape (), 1.0 in a new layer."""
 
     def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, *, seed=None,
-                 context=None):
-        super().__init__(_specs.AttentionSpec(use_scale, score_mode, dropout), context, seed)
+                 dtype=None, context=None):
+        super().__init__(_specs.AttentionSpec(use_scale, score_mode, dropout), context, seed,
+                         dtype)
 
 
 class AdditiveAttention(_KerasAttentionCall):
     """keras.layers.AdditiveAttention (Bahdanau-style, no projections).
     Weights: [scale (query_width,)] if use_scale; all ones in a new layer."""
 
-    def __init__(self, use_scale=True, dropout=0.0, *, seed=None, context=None):
-        super().__init__(_specs.AdditiveAttentionSpec(use_scale, dropout), context, seed)
+    def __init__(self, use_scale=True, dropout=0.0, *, seed=None, dtype=None, context=None):
+        super().__init__(_specs.AdditiveAttentionSpec(use_scale, dropout), context, seed,
+                         dtype)
 
 
 class BahdanauAttention(_KerasAttentionCall):
@@ -212,11 +413,50 @@ class BahdanauAttention(_KerasAttentionCall):
     key_kernel (key_width, units), score_kernel (units, 1), score_bias (1,)]; a new
     layer has zero kernels, score_kernel ones and bias 0."""
 
-    def __init__(self, units, dropout=0.0, *, seed=None, context=None):
-        super().__init__(_specs.BahdanauSpec(units, dropout), context, seed)
+    def __init__(self, units, dropout=0.0, *, seed=None, dtype=None, context=None):
+        super().__init__(_specs.BahdanauSpec(units, dropout), context, seed, dtype)
 
 
-class MultiHeadAttention(_Layer):
+class _MultiHeadCall(_Layer):
+    """Keras's MultiHeadAttention-style call: query, value, key=None and named masks."""
+
+    def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
+                 key_mask=None, attention_mask=None, return_attention_scores=False,
+                 training=False, use_causal_mask=False, *, seed=None, offset=None,
+                 path="auto"):
+        """Returns the output (B, Tq, Dout), and with return_attention_scores also the
+        weights (B, heads, Tq, Tv) before dropout, as Keras does. Masks: nonzero or
+        True = may attend, AND-ed; key_mask joins value_mask as in Keras; attention_mask
+        broadcasts to (B, Tq, Tv) or (B, heads, Tq, Tv). A query row with no allowed
+        key gets zero weights (its output row is output_bias)."""
+        who = type(self).__name__
+        if key_mask is not None:
+            value_mask = _specs.and_masks(value_mask, key_mask, "%s: key_mask" % who)
+        return self._call(who, query, value, key, query_mask, value_mask, attention_mask,
+                          use_causal_mask, training, return_attention_scores, seed, offset,
+                          path)
+
+    def gradients(self, query, value, key=None, query_mask=None, value_mask=None,
+                  key_mask=None, attention_mask=None, training=False, use_causal_mask=False,
+                  *, grad_output, seed=None, offset=None, path="auto"):
+        """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
+        ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
+        in get_weights() order), as numpy float32 arrays. With key omitted, dL/d(value)
+        includes the key path. float32 layers only."""
+        who = "%s.gradients" % type(self).__name__
+        if key_mask is not None:
+            value_mask = _specs.and_masks(value_mask, key_mask, "%s: key_mask" % who)
+        return self._gradients(who, query, value, key, query_mask, value_mask, attention_mask,
+                               use_causal_mask, training, seed, offset, path, grad_output)
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        """Keras's: the output's shape, query_shape[:-1] + (output width,) (dims may be
+        None but the last)."""
+        return self._output_shape(query_shape, value_shape, key_shape,
+                                  "%s.compute_output_shape" % type(self).__name__)
+
+
+class MultiHeadAttention(_MultiHeadCall):
     """keras.layers.MultiHeadAttention over the sequence axis.
     Weights: [query_kernel (Dq, H, key_dim), query_bias (H, key_dim), key_kernel
     (Dk, H, key_dim), key_bias, value_kernel (Dv, H, value_dim), value_bias
@@ -227,23 +467,31 @@ class MultiHeadAttention(_Layer):
     sliding_window, AND-ed with every other mask (docs/SEMANTICS.md)."""
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, *, sliding_window=None, seed=None, context=None):
+                 output_shape=None, *, sliding_window=None, seed=None, dtype=None,
+                 context=None):
         super().__init__(_specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout,
                                                        use_bias, output_shape, sliding_window),
-                         context, seed)
+                         context, seed, dtype)
 
-    def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
-                 key_mask=None, attention_mask=None, return_attention_scores=False,
-                 training=False, use_causal_mask=False, *, seed=None, offset=None,
-                 path="auto"):
-        """Returns the output (B, Tq, Dout), and with return_attention_scores also the
-        weights (B, H, Tq, Tv) before dropout, as Keras does. Masks: nonzero or True =
-        may attend, AND-ed; key_mask joins value_mask as in Keras; attention_mask
-        broadcasts to (B, Tq, Tv) or (B, H, Tq, Tv). A query row with no allowed key
-        gets zero weights (its output row is output_bias)."""
-        if key_mask is not None:
-            value_mask = _specs.and_masks(value_mask, key_mask, "MultiHeadAttention: key_mask")
-        return self._call("MultiHeadAttention", query, value, key, query_mask, value_mask,
-                          attention_mask, use_causal_mask, training, return_attention_scores,
-                          seed, offset, path)
 
+class GroupedQueryAttention(_MultiHeadCall):
+    """keras.layers.GroupQueryAttention (GroupedQueryAttention): num_query_heads query
+    heads share num_key_value_heads key/value heads, each of head_dim; query head n
+    reads key/value head n // (num_query_heads // num_key_value_heads). Scale
+    1/sqrt(head_dim); the output has the query's width. Weights: [query_kernel
+    (Dq, Nq, h), query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
+    value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
+    output_bias (Dq,)], the kernels alone with use_bias=False; zeros in a new layer.
+    query_mask is honoured (unlike MultiHeadAttention's); scores are (B, Nq, Tq, Tv)
+    before dropout; sliding_window as MultiHeadAttention's."""
+
+    def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
+                 use_bias=True, sliding_window=None, *, seed=None, dtype=None,
+                 context=None):
+        super().__init__(_specs.GroupedQueryAttentionSpec(
+            head_dim, num_query_heads, num_key_value_heads, dropout, use_bias, sliding_window,
+            type(self).__name__), context, seed, dtype)
+
+
+# Keras exports the class as keras.layers.GroupQueryAttention: the same class.
+GroupQueryAttention = GroupedQueryAttention

@@ -4,7 +4,10 @@ and vkattn.sdpa compute, from the same arguments.
 Each layer function takes the layer's constructor arguments, its weights as a
 list in Keras's order (None = a new layer's weights), the inputs and the call's
 options; dropout draws the same Philox stream (seed, offset) as the device, so
-kept and dropped weights agree exactly.
+kept and dropped weights agree exactly. With grad_output= (dL/d(output)) a layer
+function returns the reference backward instead: ([dL/d(query), dL/d(value)(,
+dL/d(key) when key is given)], the weight gradients in Keras's order), as the
+layers' gradients() does.
 """
 import numpy as np
 
@@ -12,11 +15,11 @@ from . import _specs
 from ._arrays import ptr
 from ._lib import ffi, lib
 from ._sdpa_args import SdpaArgs
-from .errors import check
+from .errors import check, invalid
 
 
 def _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
-         use_causal_mask, training, return_attention_scores, seed, offset):
+         use_causal_mask, training, return_attention_scores, seed, offset, grad_output=None):
     a = _specs.CallArrays(spec, who, query, value, key, query_mask, value_mask, attention_mask)
     widths = a.widths
     arrays = (spec.defaults(widths) if weights is None
@@ -34,47 +37,68 @@ def _run(spec, who, weights, query, value, key, query_mask, value_mask, attentio
         io.attention_mask_rank = a.am.ndim
         io.attention_mask_dims = list(a.am.shape) + [0] * (4 - a.am.ndim)
     io.output, io.scores = ptr(out, const=False), ptr(scores, const=False)
+    if grad_output is not None:
+        return _backward(spec, who, widths, w, call, io, a, grad_output)
     check(getattr(lib, "vkattn_reference_%s" % spec.kind)(spec.desc(widths), w, call, io))
     return (out, scores) if return_attention_scores else out
+
+
+def _backward(spec, who, widths, w, call, io, a, grad_output):
+    """The reference backward: ([dquery, dvalue(, dkey)], weight gradients, Keras order)."""
+    g = _specs.f32(grad_output, "%s: grad_output" % who)
+    if g.shape != a.output_shape(spec, widths):
+        raise invalid("%s: grad_output must have the output's shape %s; got %s"
+                      % (who, a.output_shape(spec, widths), g.shape))
+    inputs = [np.empty(a.q.shape, np.float32), np.empty(a.v.shape, np.float32)]
+    if a.k is not None:
+        inputs.append(np.empty(a.k.shape, np.float32))
+    grads = ffi.new("vkattn_layer_host_grads *")
+    grads.grad_query, grads.grad_value = ptr(inputs[0], False), ptr(inputs[1], False)
+    if a.k is not None:
+        grads.grad_key = ptr(inputs[2], False)
+    grad_w, read = spec.unpacked(widths)
+    check(getattr(lib, "vkattn_reference_%s_backward" % spec.kind)(
+        spec.desc(widths), w, call, io, ptr(g), grads, grad_w))
+    return inputs, read()
 
 
 def attention(query, value, key=None, *, weights=None, use_scale=False, score_mode="dot",
               dropout=0.0, query_mask=None, value_mask=None, attention_mask=None,
               use_causal_mask=False, training=False, return_attention_scores=False, seed=0,
-              offset=0):
+              offset=0, grad_output=None):
     """vkattn.Attention's reference: weights [scale][, concat_score_weight]."""
     return _run(_specs.AttentionSpec(use_scale, score_mode, dropout), "reference.attention",
                 weights, query, value, key, query_mask, value_mask, attention_mask,
-                use_causal_mask, training, return_attention_scores, seed, offset)
+                use_causal_mask, training, return_attention_scores, seed, offset, grad_output)
 
 
 def additive_attention(query, value, key=None, *, weights=None, use_scale=True, dropout=0.0,
                        query_mask=None, value_mask=None, attention_mask=None,
                        use_causal_mask=False, training=False, return_attention_scores=False,
-                       seed=0, offset=0):
+                       seed=0, offset=0, grad_output=None):
     """vkattn.AdditiveAttention's reference: weights [scale (query_width,)] if use_scale."""
     return _run(_specs.AdditiveAttentionSpec(use_scale, dropout),
                 "reference.additive_attention", weights, query, value, key, query_mask,
                 value_mask, attention_mask, use_causal_mask, training,
-                return_attention_scores, seed, offset)
+                return_attention_scores, seed, offset, grad_output)
 
 
 def bahdanau_attention(query, value, key=None, *, units, weights=None, dropout=0.0,
                        query_mask=None, value_mask=None, attention_mask=None,
                        use_causal_mask=False, training=False, return_attention_scores=False,
-                       seed=0, offset=0):
+                       seed=0, offset=0, grad_output=None):
     """vkattn.BahdanauAttention's reference: weights [query_kernel, key_kernel,
     score_kernel (units, 1), score_bias (1,)]."""
     return _run(_specs.BahdanauSpec(units, dropout), "reference.bahdanau_attention", weights,
                 query, value, key, query_mask, value_mask, attention_mask, use_causal_mask,
-                training, return_attention_scores, seed, offset)
+                training, return_attention_scores, seed, offset, grad_output)
 
 
 def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_dim=None,
                          use_bias=True, output_shape=None, weights=None, dropout=0.0,
                          query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
                          use_causal_mask=False, training=False, return_attention_scores=False,
-                         seed=0, offset=0, sliding_window=None):
+                         seed=0, offset=0, sliding_window=None, grad_output=None):
     """vkattn.MultiHeadAttention's reference: weights as its get_weights()."""
     if key_mask is not None:
         value_mask = _specs.and_masks(value_mask, key_mask,
@@ -83,7 +107,26 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
                                          output_shape, sliding_window)
     return _run(spec, "reference.multi_head_attention", weights, query, value, key,
                 query_mask, value_mask, attention_mask, use_causal_mask, training,
-                return_attention_scores, seed, offset)
+                return_attention_scores, seed, offset, grad_output)
+
+
+def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads,
+                            num_key_value_heads, use_bias=True, sliding_window=None,
+                            weights=None, dropout=0.0, query_mask=None, value_mask=None,
+                            key_mask=None, attention_mask=None, use_causal_mask=False,
+                            training=False, return_attention_scores=False, seed=0, offset=0,
+                            grad_output=None):
+    """vkattn.GroupedQueryAttention's reference: weights as its get_weights()."""
+    who = "reference.grouped_query_attention"
+    if key_mask is not None:
+        value_mask = _specs.and_masks(value_mask, key_mask, who + ": key_mask")
+    spec = _specs.GroupedQueryAttentionSpec(head_dim, num_query_heads, num_key_value_heads,
+                                            dropout, use_bias, sliding_window, who)
+    return _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
+                use_causal_mask, training, return_attention_scores, seed, offset, grad_output)
+
+
+group_query_attention = grouped_query_attention
 
 
 def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=False,
