@@ -98,19 +98,18 @@ static vkattn_result resolve_bindings(struct vkattn_context *ctx, const vka_disp
     return VKATTN_SUCCESS;
 }
 
-/* The dispatch appended to a slicer's capture (vk/capture.h) instead. */
-static vkattn_result capture_dispatch(struct vkattn_context *ctx, vka_capture *capture,
-                                      const vka_pipeline *pipe, VkDescriptorSet set,
-                                      const VkDescriptorBufferInfo *infos, const vka_dispatch *d,
-                                      const uint32_t groups[3])
+/* One dispatch as a command (vk/capture.h): appended to a slicer's capture,
+ * or replayed at once into a command buffer, so both record the same calls. */
+static void fill_dispatch(vka_command *m, const vka_pipeline *pipe, VkDescriptorSet set,
+                          const VkDescriptorBufferInfo *infos, const vka_dispatch *d,
+                          const uint32_t groups[3])
 {
-    vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_DISPATCH);
-    if (!m)
-        return capture->error;
+    m->kind = VKA_COMMAND_DISPATCH;
     m->pipeline = pipe->pipeline;
     m->layout = pipe->layout;
     m->set = set;
     m->n_infos = d->kernel->n_bindings;
+    m->bytes = 0;
     for (uint32_t i = 0; i < m->n_infos; i++) {
         m->infos[i] = infos[i];
         m->bytes += infos[i].range;
@@ -120,7 +119,6 @@ static vkattn_result capture_dispatch(struct vkattn_context *ctx, vka_capture *c
         memcpy(m->push, d->push, m->push_size);
     memcpy(m->groups, groups, sizeof m->groups);
     m->work = d->work;
-    return VKATTN_SUCCESS;
 }
 
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,
@@ -141,7 +139,6 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
 
     vka_use uses[VKA_MAX_BINDINGS];
     VkDescriptorBufferInfo infos[VKA_MAX_BINDINGS];
-    VkWriteDescriptorSet writes[VKA_MAX_BINDINGS];
     uint32_t n = d->kernel->n_bindings;
     for (uint32_t i = 0; i < n; i++) {
         const vka_binding *b = &d->bindings[i];
@@ -156,13 +153,6 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
             .write = b->write,
         };
         infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer, .offset = b->offset, .range = b->size};
-        writes[i] = (VkWriteDescriptorSet){
-            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstBinding = i,
-            .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &infos[i],
-        };
     }
     /* the set first: a failure leaves nothing recorded */
     VkDescriptorSet set = VK_NULL_HANDLE;
@@ -173,18 +163,15 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
         return VKATTN_SUCCESS;
     vka_sync(ctx, cmd, uses, n);
     vka_capture *capture = vka_capture_of(ctx, cmd);
-    if (capture)
-        return capture_dispatch(ctx, capture, pipe, set, infos, d, groups);
-    ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-    if (ctx->info.push_descriptors)
-        ctx->vk.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, n,
-                                          writes);
-    else
-        ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1,
-                                        &set, 0, NULL);
-    if (d->kernel->push_size)
-        ctx->vk.vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                   d->kernel->push_size, d->push);
-    ctx->vk.vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
+    if (capture) {
+        vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_DISPATCH);
+        if (!m)
+            return capture->error;
+        fill_dispatch(m, pipe, set, infos, d, groups);
+        return VKATTN_SUCCESS;
+    }
+    vka_command m;
+    fill_dispatch(&m, pipe, set, infos, d, groups);
+    vka_command_replay(ctx, &m, cmd);
     return VKATTN_SUCCESS;
 }
