@@ -5,7 +5,8 @@
  * largest unmasked weight of that map, a legend bar with both labels, the
  * case name as the title. A cell is drawn masked (hatched grey) when the
  * case's masks forbid that key for that query (value_mask, the causal mask,
- * attention_mask, and for MultiHeadAttention query_mask: docs/SEMANTICS.md)
+ * attention_mask, the sliding window, and for MultiHeadAttention and
+ * GroupedQueryAttention query_mask: docs/SEMANTICS.md)
  * and its weight is exactly 0, so a weight that dropout zeroed stays a
  * colour. Small maps get cells of up to 48 px, large ones 1 px; beyond 1024
  * positions a pixel shows the mean of the cells it covers.
@@ -78,9 +79,32 @@ static float mask_at(const ab_nd *m, const uint32_t *coords, uint32_t n)
     return m->data[idx];
 }
 
-/* Whether the case's masks let query i of (b, h) attend to key j. */
+/* The case's Keras sliding_window (0 = None): MultiHeadAttention and
+ * GroupedQueryAttention only. */
+static uint32_t window_of(const ab_case *c)
+{
+    if (c->kind == AB_LAYER_MHA)
+        return c->desc.mha.sliding_window;
+    if (c->kind == AB_LAYER_GQA)
+        return c->desc.gqa.sliding_window > 0 ? (uint32_t)c->desc.gqa.sliding_window : 0;
+    return 0;
+}
+
+/* Whether the case's masks let query i of (b, h) attend to key j. The window
+ * is anchored as the library anchors it (vkattn_sdpa_params.sliding_window):
+ * at query i, or i + Tv - Tq with bottom-right causal. */
 static bool allowed(const ab_case *c, const geom *g, uint32_t b, uint32_t h, uint32_t i, uint32_t j)
 {
+    const uint32_t window = window_of(c);
+    if (window) {
+        const int64_t pos = c->call.causal == VKATTN_CAUSAL_BOTTOM_RIGHT
+                                ? (int64_t)i + g->tv - g->tq
+                                : (int64_t)i;
+        const int64_t dist = pos > (int64_t)j ? pos - (int64_t)j : (int64_t)j - pos;
+        if (dist >= (int64_t)window)
+            return false;
+    }
+
     if (c->value_mask.data && c->value_mask.data[(size_t)b * g->tv + j] == 0.0f)
         return false;
     if (g->mha && c->query_mask.data && c->query_mask.data[(size_t)b * g->tq + i] == 0.0f)
