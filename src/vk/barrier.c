@@ -313,29 +313,41 @@ void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandB
     vka_mutex_unlock(&ctx->tracker.lock);
 }
 
+/* An ownership transfer's state change: the access vkattn last made of the
+ * range (after entering this recording) becomes *last, and the state then
+ * holds none: after a release the bytes are the other family's (vkattn's next
+ * use follows an acquire); after an acquire, vkattn's later commands sit in
+ * its barrier's second scope, which makes the bytes visible to them. */
+static void transfer_state(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                           vka_capture *capture, vka_access *last)
+{
+    vka_mutex_lock(&ctx->tracker.lock);
+    vka_access *s = resolve(state);
+    enter_recording(ctx, s, cmd, capture);
+    *last = *s;
+    s->write_stage = 0;
+    s->write_access = 0;
+    s->visible_stages = 0;
+    s->read_stages = 0;
+    vka_mutex_unlock(&ctx->tracker.lock);
+}
+
 void vka_release_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
                         VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family)
 {
     if (vka_is_dry(cmd))
         return;
     vka_capture *capture = vka_capture_of(ctx, cmd);
-    vka_mutex_lock(&ctx->tracker.lock);
-    vka_access *s = resolve(state);
-    enter_recording(ctx, s, cmd, capture);
+    vka_access last;
+    transfer_state(ctx, state, cmd, capture, &last);
     VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-                               .srcAccessMask = s->write_access,
+                               .srcAccessMask = last.write_access,
                                .srcQueueFamilyIndex = ctx->queue_family_index,
                                .dstQueueFamilyIndex = family,
                                .buffer = buffer,
                                .offset = offset,
                                .size = size};
-    VkPipelineStageFlags src = s->write_stage | s->read_stages;
-    /* the bytes are the other family's now: vkattn's next use follows an acquire */
-    s->write_stage = 0;
-    s->write_access = 0;
-    s->visible_stages = 0;
-    s->read_stages = 0;
-    vka_mutex_unlock(&ctx->tracker.lock);
+    const VkPipelineStageFlags src = last.write_stage | last.read_stages;
     emit_barriers(ctx, cmd, capture, src ? src : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                   VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, &b, 1);
 }
@@ -346,16 +358,8 @@ void vka_acquire_family(struct vkattn_context *ctx, vka_access *state, VkCommand
     if (vka_is_dry(cmd))
         return;
     vka_capture *capture = vka_capture_of(ctx, cmd);
-    vka_mutex_lock(&ctx->tracker.lock);
-    vka_access *s = resolve(state);
-    enter_recording(ctx, s, cmd, capture);
-    /* vkattn's later commands sit in the barrier's second scope, which makes
-     * the bytes visible to them: nothing is left to order against */
-    s->write_stage = 0;
-    s->write_access = 0;
-    s->visible_stages = 0;
-    s->read_stages = 0;
-    vka_mutex_unlock(&ctx->tracker.lock);
+    vka_access last;
+    transfer_state(ctx, state, cmd, capture, &last);
     VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
                                .dstAccessMask = OWN_WRITES | VK_ACCESS_SHADER_READ_BIT |
                                                 VK_ACCESS_TRANSFER_READ_BIT,
