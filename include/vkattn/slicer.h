@@ -148,7 +148,9 @@ typedef struct vkattn_slicer_piece {
     double estimated_us; /* the current estimate (the measured time once there is one) */
     double prior_us;     /* the first estimate, from bytes and the ceilings */
     double measured_us;  /* the last measured GPU time; < 0 where none yet */
-    uint64_t bytes;      /* bytes of the buffer ranges the piece binds */
+    uint64_t bytes;      /* bytes of the buffer ranges the piece binds (its share of
+                            them where it is one of a dispatch split along batch and
+                            heads) */
     uint32_t slice;      /* the slice that last recorded it (counting from 0 since reset) */
     bool dispatch;       /* a compute dispatch (else a copy) */
 } vkattn_slicer_piece;
