@@ -154,8 +154,9 @@ VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
  *  - release records vkattn's release half in `cmd` (a command buffer of the
  *    context's family): src = vkattn's last access of t, srcQueueFamilyIndex =
  *    the context's family, dstQueueFamilyIndex = dst_family, dst stage
- *    BOTTOM_OF_PIPE (the app's stages may not exist on this family; dst_stage
- *    and dst_access are checked but the app's acquire half carries them).
+ *    BOTTOM_OF_PIPE (the app's stages may not exist on this family: dst_stage
+ *    must still be nonzero, but dst_stage and dst_access go into the app's
+ *    acquire half, not vkattn's).
  *    The app then signals a semaphore with the submission of `cmd`, waits for
  *    it on its queue and records its acquire half there: the same buffer,
  *    offset, size (vkattn_tensor_buffer(t)) and families, with its own dst
@@ -166,7 +167,8 @@ VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
  *    compute-shader and transfer reads and writes. Before it, the app recorded
  *    its release half on its queue (its last stage and access; families and
  *    range as above) and signalled a semaphore that the submission of `cmd`
- *    waits for (any stage). src_stage and src_access are checked only.
+ *    waits for (any stage). src_stage must be nonzero; src_stage and
+ *    src_access go into the app's release half, not vkattn's.
  * Both halves cover t's bytes, vkattn_tensor_buffer(t). docs/INTEGRATION.md, "Async
  * compute", has the whole protocol.
  *
