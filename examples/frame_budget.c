@@ -227,10 +227,9 @@ static VkShaderModule shader(app *a, const uint32_t *code, size_t size)
     return m;
 }
 
-/* The offscreen image, its render pass and the graphics pipeline. */
-static bool create_scene(app *a)
+/* The offscreen color image, its memory and view. */
+static bool create_image(app *a, VkFormat format)
 {
-    const VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
     VkImageCreateInfo ii = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
                             .imageType = VK_IMAGE_TYPE_2D,
                             .format = format,
@@ -263,9 +262,13 @@ static bool create_scene(app *a)
                                 .viewType = VK_IMAGE_VIEW_TYPE_2D,
                                 .format = format,
                                 .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-    if (!vk_ok(vkCreateImageView(a->device, &vi, NULL, &a->view), "image view"))
-        return false;
+    return vk_ok(vkCreateImageView(a->device, &vi, NULL, &a->view), "image view");
+}
 
+/* The render pass that clears and draws into the image, its framebuffer and
+ * the pipeline layout (the phase as a push constant). */
+static bool create_render_pass(app *a, VkFormat format)
+{
     /* Cleared every frame; the external dependency orders the previous
      * frame's writes before this frame's clear. */
     VkAttachmentDescription att = {.format = format,
@@ -306,10 +309,13 @@ static bool create_scene(app *a)
     VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                      .pushConstantRangeCount = 1,
                                      .pPushConstantRanges = &pc};
-    if (!vk_ok(vkCreateFramebuffer(a->device, &fbi, NULL, &a->framebuffer), "framebuffer") ||
-        !vk_ok(vkCreatePipelineLayout(a->device, &li, NULL, &a->layout), "pipeline layout"))
-        return false;
+    return vk_ok(vkCreateFramebuffer(a->device, &fbi, NULL, &a->framebuffer), "framebuffer") &&
+           vk_ok(vkCreatePipelineLayout(a->device, &li, NULL, &a->layout), "pipeline layout");
+}
 
+/* The graphics pipeline: the scene's two shaders, no vertex buffers. */
+static bool create_pipeline(app *a)
+{
     VkShaderModule vs =
         shader(a, frame_budget_spv_scene_vertex, frame_budget_spv_scene_vertex_size);
     VkShaderModule fs =
@@ -367,6 +373,13 @@ static bool create_scene(app *a)
     vkDestroyShaderModule(a->device, vs, NULL);
     vkDestroyShaderModule(a->device, fs, NULL);
     return ok;
+}
+
+/* The offscreen image, its render pass and the graphics pipeline. */
+static bool create_scene(app *a)
+{
+    const VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    return create_image(a, format) && create_render_pass(a, format) && create_pipeline(a);
 }
 
 static void destroy_app(app *a)
@@ -554,50 +567,75 @@ static vkattn_tensor *tensor(vkattn_context *ctx, uint32_t n, const float *data)
     return t;
 }
 
-int main(int argc, char **argv)
-{
-    const char *prefix = argc > 1 ? argv[1] : "frame_budget";
-    const char *profile = getenv("VKATTN_TEST_PROFILE");
+/* Everything the demo makes and measures besides the app's Vulkan objects. */
+typedef struct demo {
+    vkattn_context *ctx;
+    vkattn_context_info info;
+    vkattn_mha_desc desc;
+    vkattn_mha_weights weights;
+    vkattn_mha *mha;
+    vkattn_slicer *slicer;
+    vkattn_tensor *tx, *tref, *tout;
+    mha_call unsliced, sliced;
+    double whole_us, budget_us;
+    frame_times frames[MAX_FRAMES];
+    unsigned nframes;
+    unsigned pass_start[PASSES + 1];
+    vkattn_slicer_info si;
+    bool identical;
+    double cpu_err;
+    unsigned cpu_over;
+    /* per pass: slices, median and largest slice */
+    unsigned slices[PASSES];
+    double med[PASSES], largest[PASSES];
+    bool checked, within, several;
+} demo;
 
-    /* vkattn's own choice of device, by name, for the app's device */
-    vkattn_context_desc cdesc = {.profile = profile};
-    vkattn_context *probe = NULL, *ctx = NULL;
-    vkattn_result r = vkattn_context_create(&cdesc, &probe);
+/* The input, the unsliced call's output, the sliced output, the CPU reference. */
+static float x[B * T * D], ref_out[B * T * D], out[B * T * D], cpu[B * T * D];
+
+/* vkattn's own choice of device, by name, for the app's device: 0, or the
+ * exit status (77: no Vulkan device). */
+static int pick_device(vkattn_context_desc *cdesc, vkattn_context_info *info)
+{
+    vkattn_context *probe = NULL;
+    vkattn_result r = vkattn_context_create(cdesc, &probe);
     if (r == VKATTN_ERROR_NO_VULKAN || r == VKATTN_ERROR_NO_DEVICE) {
         printf("no Vulkan device: %s\n", vkattn_last_error());
         return 77;
     }
-    vkattn_context_info info;
-    if (r != VKATTN_SUCCESS || vkattn_context_get_info(probe, &info) != VKATTN_SUCCESS) {
+    int status = 0;
+    if (r != VKATTN_SUCCESS || vkattn_context_get_info(probe, info) != VKATTN_SUCCESS) {
         printf("vkattn_context_create: %s\n", vkattn_last_error());
-        vkattn_context_destroy(probe);
-        return 1;
+        status = 1;
     }
     vkattn_context_destroy(probe);
+    return status;
+}
 
-    app a = {0};
-    int status = 1;
-    vkattn_mha *mha = NULL;
-    vkattn_slicer *slicer = NULL;
-    vkattn_tensor *tx = NULL, *tref = NULL, *tout = NULL;
-    static frame_times frames[MAX_FRAMES];
-    unsigned nframes = 0;
-    if (!create_instance(&a) || !create_device(&a, info.device_name) || !create_scene(&a))
-        goto done;
-    cdesc.import = (vkattn_import_desc){.instance = a.instance,
-                                        .physical_device = a.pd,
-                                        .device = a.device,
-                                        .queue = a.queue,
-                                        .queue_family_index = a.family};
-    if (vkattn_context_create(&cdesc, &ctx) != VKATTN_SUCCESS ||
-        vkattn_context_get_info(ctx, &info) != VKATTN_SUCCESS) {
+/* vkattn on the app's device and queue. */
+static bool import_app(app *a, vkattn_context_desc *cdesc, demo *d)
+{
+    cdesc->import = (vkattn_import_desc){.instance = a->instance,
+                                         .physical_device = a->pd,
+                                         .device = a->device,
+                                         .queue = a->queue,
+                                         .queue_family_index = a->family};
+    if (vkattn_context_create(cdesc, &d->ctx) != VKATTN_SUCCESS ||
+        vkattn_context_get_info(d->ctx, &d->info) != VKATTN_SUCCESS) {
         printf("importing the app's device: %s\n", vkattn_last_error());
-        goto done;
+        return false;
     }
-    printf("device: %s, profile %s\n", info.device_name, info.profile);
+    printf("device: %s, profile %s\n", d->info.device_name, d->info.profile);
+    return true;
+}
 
-    /* keras.layers.MultiHeadAttention(num_heads=4, key_dim=16), self-attention */
-    vkattn_mha_desc desc = {.num_heads = H, .key_dim = KD, .query_width = D, .value_width = D};
+/* keras.layers.MultiHeadAttention(num_heads=4, key_dim=16), self-attention,
+ * with its weights, tensors and the two calls (unsliced into tref, sliced
+ * into tout), prepared. */
+static bool setup_layer(demo *d)
+{
+    d->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = KD, .query_width = D, .value_width = D};
     static float wq[D * H * KD], wk[D * H * KD], wv[D * H * KD], wo[H * KD * D];
     static float bq[H * KD], bk[H * KD], bv[H * KD], bo[D];
     fill(wq, D * H * KD, 0.0f), fill(wk, D * H * KD, 1.0f), fill(wv, D * H * KD, 2.0f);
@@ -605,155 +643,194 @@ int main(int argc, char **argv)
     fill(bv, H * KD, 6.0f), fill(bo, D, 7.0f);
     for (int i = 0; i < D * H * KD; i++) /* keep the scores O(1) */
         wq[i] *= 0.25f, wk[i] *= 0.25f;
-    vkattn_mha_weights weights = {wq, bq, wk, bk, wv, bv, wo, bo};
-    static float x[B * T * D], ref_out[B * T * D], out[B * T * D], cpu[B * T * D];
+    d->weights = (vkattn_mha_weights){wq, bq, wk, bk, wv, bv, wo, bo};
     fill(x, B * T * D, 0.3f);
-    tx = tensor(ctx, B * T * D, x);
-    tref = tensor(ctx, B * T * D, NULL);
-    tout = tensor(ctx, B * T * D, NULL);
-    mha_call unsliced = {.call = {.batch = B, .tq = T, .tv = T},
-                         .io = {.query = tx, .value = tx, .output = tref}};
-    if (!tx || !tref || !tout || vkattn_mha_create(ctx, &desc, &mha) ||
-        vkattn_mha_set_weights(mha, &weights) ||
-        vkattn_mha_prepare(mha, &unsliced.call, &unsliced.io)) {
+    d->tx = tensor(d->ctx, B * T * D, x);
+    d->tref = tensor(d->ctx, B * T * D, NULL);
+    d->tout = tensor(d->ctx, B * T * D, NULL);
+    d->unsliced = (mha_call){.call = {.batch = B, .tq = T, .tv = T},
+                             .io = {.query = d->tx, .value = d->tx, .output = d->tref}};
+    if (!d->tx || !d->tref || !d->tout || vkattn_mha_create(d->ctx, &d->desc, &d->mha) ||
+        vkattn_mha_set_weights(d->mha, &d->weights) ||
+        vkattn_mha_prepare(d->mha, &d->unsliced.call, &d->unsliced.io)) {
         printf("setting up the layer: %s\n", vkattn_last_error());
-        goto done;
+        return false;
     }
-    unsliced.mha = mha;
-    mha_call sliced = unsliced;
-    sliced.io.output = tout;
+    d->unsliced.mha = d->mha;
+    d->sliced = d->unsliced;
+    d->sliced.io.output = d->tout;
+    return true;
+}
 
-    /* The unsliced call's GPU time, in the same kind of frame. */
+/* The unsliced call's GPU time, in the same kind of frame (median of 3),
+ * the budget from it, and the unsliced output. */
+static bool measure_unsliced(app *a, demo *d)
+{
     double unsliced_us[3];
     for (unsigned i = 0; i < 3; i++) {
         frame_times t;
-        if (!run_frame(&a, i, NULL, &unsliced, NULL, &t))
-            goto done;
+        if (!run_frame(a, i, NULL, &d->unsliced, NULL, &t))
+            return false;
         unsliced_us[i] = t.slice_us;
     }
-    double whole_us = median(unsliced_us, 3);
-    double budget_us = whole_us * BUDGET_FRACTION;
-    if (vkattn_tensor_download(tref, ref_out, 0, B * T * D)) {
+    d->whole_us = median(unsliced_us, 3);
+    d->budget_us = d->whole_us * BUDGET_FRACTION;
+    if (vkattn_tensor_download(d->tref, ref_out, 0, B * T * D)) {
         printf("download: %s\n", vkattn_last_error());
-        goto done;
+        return false;
     }
+    return true;
+}
 
+/* The slicer, then PASSES passes through the call, a frame per slice, each
+ * pass's output compared with the unsliced one. */
+static bool run_passes(app *a, demo *d)
+{
     /* Pieces well under the budget: the projections and the attention split
      * into dispatches of at most 128k multiply-adds (bit-identical). */
     vkattn_slicer_desc sd = {.record = record_mha,
-                             .user = &sliced,
-                             .budget_us = budget_us,
+                             .user = &d->sliced,
+                             .budget_us = d->budget_us,
                              .max_piece_work = 131072};
-    if (vkattn_slicer_create(ctx, &sd, &slicer) != VKATTN_SUCCESS) {
+    if (vkattn_slicer_create(d->ctx, &sd, &d->slicer) != VKATTN_SUCCESS) {
         printf("vkattn_slicer_create: %s\n", vkattn_last_error());
-        goto done;
+        return false;
     }
-
-    vkattn_slicer_info si = {0};
-    bool identical = true;
-    double cpu_err = 0.0;
-    unsigned cpu_over = 0;
-    unsigned pass_start[PASSES + 1] = {0};
+    d->identical = true;
     for (int pass = 0; pass < PASSES; pass++) {
-        if (vkattn_tensor_fill(tout, NAN) || (pass > 0 && vkattn_slicer_reset(slicer))) {
+        if (vkattn_tensor_fill(d->tout, NAN) || (pass > 0 && vkattn_slicer_reset(d->slicer))) {
             printf("poison/reset: %s\n", vkattn_last_error());
-            goto done;
+            return false;
         }
-        pass_start[pass] = nframes;
+        d->pass_start[pass] = d->nframes;
         for (bool done = false; !done;) {
-            if (nframes == MAX_FRAMES) {
+            if (d->nframes == MAX_FRAMES) {
                 printf("more than %d frames\n", MAX_FRAMES);
-                goto done;
+                return false;
             }
-            frames[nframes].pass = pass;
-            if (!run_frame(&a, 3 + nframes, slicer, NULL, &done, &frames[nframes]))
-                goto done;
-            nframes++;
+            frame_times *f = &d->frames[d->nframes];
+            f->pass = pass;
+            if (!run_frame(a, 3 + d->nframes, d->slicer, NULL, &done, f))
+                return false;
+            d->nframes++;
         }
-        if (vkattn_slicer_get_info(slicer, &si) ||
-            vkattn_tensor_download(tout, out, 0, B * T * D)) {
+        if (vkattn_slicer_get_info(d->slicer, &d->si) ||
+            vkattn_tensor_download(d->tout, out, 0, B * T * D)) {
             printf("read back: %s\n", vkattn_last_error());
-            goto done;
+            return false;
         }
-        identical = identical && memcmp(out, ref_out, sizeof out) == 0;
+        d->identical = d->identical && memcmp(out, ref_out, sizeof out) == 0;
     }
-    pass_start[PASSES] = nframes;
+    d->pass_start[PASSES] = d->nframes;
+    return true;
+}
 
+/* The last pass's output against the CPU reference, NaN-safe. */
+static bool check_reference(demo *d)
+{
     vkattn_layer_host_io host = {.query = x, .value = x, .output = cpu};
-    if (vkattn_reference_mha(&desc, &weights, &unsliced.call, &host)) {
+    if (vkattn_reference_mha(&d->desc, &d->weights, &d->unsliced.call, &host)) {
         printf("reference failed: %s\n", vkattn_last_error());
-        goto done;
+        return false;
     }
-    for (int i = 0; i < B * T * D; i++) { /* NaN-safe: a NaN output is over the bound */
+    for (int i = 0; i < B * T * D; i++) { /* a NaN output is over the bound */
         double e = fabs((double)out[i] - cpu[i]);
-        cpu_err = e > cpu_err || isnan(e) ? e : cpu_err;
-        cpu_over += !(e <= 1e-4 * (1.0 + fabs((double)cpu[i])));
+        d->cpu_err = e > d->cpu_err || isnan(e) ? e : d->cpu_err;
+        d->cpu_over += !(e <= 1e-4 * (1.0 + fabs((double)cpu[i])));
     }
+    return true;
+}
 
-    /* Each pass's slices: median and largest. The checks take the better of
-     * the warmed-up passes (all but the first). */
-    unsigned slices[PASSES];
-    double med[PASSES], largest[PASSES];
+/* Each pass's slices: median and largest. The checks take the better of the
+ * warmed-up passes (all but the first). */
+static void summarize(demo *d)
+{
     static double slice_us[MAX_FRAMES];
-    bool checked = si.timestamps, within = false, several = false;
+    d->checked = d->si.timestamps;
     for (int pass = 0; pass < PASSES; pass++) {
-        slices[pass] = pass_start[pass + 1] - pass_start[pass];
-        largest[pass] = 0.0;
-        for (unsigned i = 0; i < slices[pass]; i++) {
-            slice_us[i] = frames[pass_start[pass] + i].slice_us;
-            largest[pass] = fmax(largest[pass], slice_us[i]);
+        d->slices[pass] = d->pass_start[pass + 1] - d->pass_start[pass];
+        d->largest[pass] = 0.0;
+        for (unsigned i = 0; i < d->slices[pass]; i++) {
+            slice_us[i] = d->frames[d->pass_start[pass] + i].slice_us;
+            d->largest[pass] = fmax(d->largest[pass], slice_us[i]);
         }
-        med[pass] = median(slice_us, slices[pass]);
-        within = within || (pass > 0 && med[pass] <= MEDIAN_TOLERANCE * budget_us);
-        several = several || (pass > 0 && slices[pass] >= 3);
+        d->med[pass] = median(slice_us, d->slices[pass]);
+        d->within = d->within || (pass > 0 && d->med[pass] <= MEDIAN_TOLERANCE * d->budget_us);
+        d->several = d->several || (pass > 0 && d->slices[pass] >= 3);
     }
+}
 
+static void print_summary(FILE *f, const demo *d)
+{
+    fprintf(f, "frame_budget: MultiHeadAttention B%d T%d d_model %d H%d on %s (%s)\n", B, T, D, H,
+            d->info.device_name, d->info.profile);
+    fprintf(f, "unsliced call: %.1f us (median of 3); budget %.1f us (1/%.0f)\n", d->whole_us,
+            d->budget_us, 1.0 / BUDGET_FRACTION);
+    fprintf(f, "pieces: %u; frames: %u\n", d->si.pieces, d->nframes);
+    for (int pass = 0; pass < PASSES; pass++)
+        fprintf(f, "pass %d: %u slices, median %.1f us (%.2fx budget), largest %.1f us (%.2fx)\n",
+                pass + 1, d->slices[pass], d->med[pass], d->med[pass] / d->budget_us,
+                d->largest[pass], d->largest[pass] / d->budget_us);
+    fprintf(f, "checks on the better warmed-up pass (2 or 3): median <= %.1fx budget: %s;"
+               " at least 3 slices: %s\n", MEDIAN_TOLERANCE,
+            !d->checked ? "not applied (the slicer has no timestamps)"
+                        : d->within ? "pass" : "FAIL",
+            !d->checked ? "not applied" : d->several ? "pass" : "FAIL");
+    fprintf(f, "output identical to the unsliced call: %s; max |GPU - CPU reference| = %.2g"
+               " (%u over the bound)\n", d->identical ? "yes" : "NO", d->cpu_err, d->cpu_over);
+}
+
+/* The summary on stdout and in PREFIX.txt with the per-frame times, and the
+ * timeline PREFIX.png where libpng is there. */
+static bool write_report(const demo *d, const char *prefix)
+{
     char path[1024];
     snprintf(path, sizeof path, "%s.txt", prefix);
     FILE *txt = fopen(path, "w");
     if (!txt) {
         printf("cannot write %s\n", path);
-        goto done;
+        return false;
     }
-    for (int k = 0; k < 2; k++) {
-        FILE *f = k ? txt : stdout;
-        fprintf(f, "frame_budget: MultiHeadAttention B%d T%d d_model %d H%d on %s (%s)\n", B, T,
-                D, H, info.device_name, info.profile);
-        fprintf(f, "unsliced call: %.1f us (median of 3); budget %.1f us (1/%.0f)\n", whole_us,
-                budget_us, 1.0 / BUDGET_FRACTION);
-        fprintf(f, "pieces: %u; frames: %u\n", si.pieces, nframes);
-        for (int pass = 0; pass < PASSES; pass++)
-            fprintf(f, "pass %d: %u slices, median %.1f us (%.2fx budget), largest %.1f us"
-                       " (%.2fx)\n", pass + 1, slices[pass], med[pass], med[pass] / budget_us,
-                    largest[pass], largest[pass] / budget_us);
-        fprintf(f, "checks on the better warmed-up pass (2 or 3): median <= %.1fx budget: %s;"
-                   " at least 3 slices: %s\n", MEDIAN_TOLERANCE,
-                !checked ? "not applied (the slicer has no timestamps)"
-                         : within ? "pass" : "FAIL",
-                !checked ? "not applied" : several ? "pass" : "FAIL");
-        fprintf(f, "output identical to the unsliced call: %s; max |GPU - CPU reference| = %.2g"
-                   " (%u over the bound)\n", identical ? "yes" : "NO", cpu_err, cpu_over);
-    }
+    print_summary(stdout, d);
+    print_summary(txt, d);
     fprintf(txt, "\nframe pass render_us slice_us\n");
-    for (unsigned i = 0; i < nframes; i++)
-        fprintf(txt, "%u %d %.1f %.1f\n", i, frames[i].pass, frames[i].render_us,
-                frames[i].slice_us);
+    for (unsigned i = 0; i < d->nframes; i++)
+        fprintf(txt, "%u %d %.1f %.1f\n", i, d->frames[i].pass, d->frames[i].render_us,
+                d->frames[i].slice_us);
     fclose(txt);
 #ifdef FRAME_BUDGET_PNG
     snprintf(path, sizeof path, "%s.png", prefix);
-    if (!write_timeline(path, frames, nframes, budget_us)) {
+    if (!write_timeline(path, d->frames, d->nframes, d->budget_us)) {
         printf("cannot write %s\n", path);
-        goto done;
+        return false;
     }
     printf("timeline: %s\n", path);
 #endif
-    status = identical && cpu_over == 0 && (!checked || (several && within)) ? 0 : 1;
+    return true;
+}
 
-done:
-    vkattn_slicer_destroy(slicer);
-    vkattn_mha_destroy(mha);
-    vkattn_tensor_destroy(tx), vkattn_tensor_destroy(tref), vkattn_tensor_destroy(tout);
-    vkattn_context_destroy(ctx);
+int main(int argc, char **argv)
+{
+    const char *prefix = argc > 1 ? argv[1] : "frame_budget";
+    vkattn_context_desc cdesc = {.profile = getenv("VKATTN_TEST_PROFILE")};
+    static demo d;
+    int status = pick_device(&cdesc, &d.info);
+    if (status)
+        return status;
+    app a = {0};
+    status = 1;
+    if (create_instance(&a) && create_device(&a, d.info.device_name) && create_scene(&a) &&
+        import_app(&a, &cdesc, &d) && setup_layer(&d) && measure_unsliced(&a, &d) &&
+        run_passes(&a, &d) && check_reference(&d)) {
+        summarize(&d);
+        if (write_report(&d, prefix))
+            status = d.identical && d.cpu_over == 0 && (!d.checked || (d.several && d.within))
+                         ? 0 : 1;
+    }
+    vkattn_slicer_destroy(d.slicer);
+    vkattn_mha_destroy(d.mha);
+    vkattn_tensor_destroy(d.tx), vkattn_tensor_destroy(d.tref), vkattn_tensor_destroy(d.tout);
+    vkattn_context_destroy(d.ctx);
     destroy_app(&a);
     if (validation_messages) {
         printf("%u validation messages\n", validation_messages);

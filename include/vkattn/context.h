@@ -54,10 +54,10 @@
  * Sharing tensors with passes on another family (graphics): vkattn supports
  * buffers created with VK_SHARING_MODE_CONCURRENT over both families (wrap
  * them with vkattn_tensor_wrap; vkattn's own tensors are EXCLUSIVE to the
- * context's family), ordered across queues by the app's semaphores. vkattn
- * records no queue-family ownership transfer: for EXCLUSIVE buffers the app
- * records the release/acquire pair itself, after vkattn_tensor_release and
- * before vkattn_tensor_acquire (vkattn/tensor.h). Submissions from several
+ * context's family), ordered across queues by the app's semaphores, and
+ * EXCLUSIVE ones through a queue-family ownership transfer: vkattn records its
+ * halves with vkattn_tensor_release / vkattn_tensor_acquire given the app's
+ * family, the app records the other halves (vkattn/tensor.h). Submissions from several
  * threads to one queue go through import.lock_queue.
  *
  * Thread safety, in Vulkan's terms. Safe concurrently on one context, from

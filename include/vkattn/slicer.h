@@ -27,7 +27,7 @@
  * Cost model (docs/INTEGRATION.md): a piece's first estimate is a fixed
  * per-dispatch overhead plus the longer of its bytes at the device's copy
  * bandwidth and its multiply-adds (where the op knows them: matmul, fused
- * attention) at a fraction of its FMA rate (desc.peak, else modest
+ * attention and its backward, decode, additive scores) at a fraction of its FMA rate (desc.peak, else modest
  * defaults); with timestamps, each slice
  * also times its pieces, and once a piece has run its measured time replaces
  * the estimate, while pieces not yet run are scaled by measured/estimated of
@@ -91,10 +91,15 @@ typedef struct vkattn_slicer_desc {
     /* Multiply-adds one dispatch of the call may do, for finer pieces than
      * the context's max_dispatch_work (vkattn_context_desc): long dispatches
      * are split along rows or keys as under that budget, bit-identical to
-     * one dispatch, down to one row per dispatch. 0 = the context's. Pick it
-     * so that a piece takes well under budget_us: a multiply-add is 2 flops
-     * of vkattn_peak_result.fma_gflops, and attention reaches only a fraction
-     * of that rate (docs/INTEGRATION.md, "Sliced recording"). */
+     * one dispatch, down to one row per dispatch. 0 = chosen from budget_us:
+     * where a piece's first estimate exceeds half the budget, the call is
+     * captured again with the work that makes such pieces half the budget by
+     * the estimates (never less than one dispatch overhead's worth), so
+     * pieces stay as large as the budget allows; set_budget does not split
+     * again. Else pick it so that a piece takes well under budget_us: a
+     * multiply-add is 2 flops of vkattn_peak_result.fma_gflops, and attention
+     * reaches only a fraction of that rate (docs/INTEGRATION.md, "Sliced
+     * recording"). */
     uint64_t max_piece_work;
 } vkattn_slicer_desc;
 
@@ -143,7 +148,9 @@ typedef struct vkattn_slicer_piece {
     double estimated_us; /* the current estimate (the measured time once there is one) */
     double prior_us;     /* the first estimate, from bytes and the ceilings */
     double measured_us;  /* the last measured GPU time; < 0 where none yet */
-    uint64_t bytes;      /* bytes of the buffer ranges the piece binds */
+    uint64_t bytes;      /* bytes of the buffer ranges the piece binds (its share of
+                            them where it is one of a dispatch split along batch and
+                            heads) */
     uint32_t slice;      /* the slice that last recorded it (counting from 0 since reset) */
     bool dispatch;       /* a compute dispatch (else a copy) */
 } vkattn_slicer_piece;

@@ -28,12 +28,14 @@
  *    made visible by the app before vkattn reads it: either with the app's own
  *    barrier (dst: VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT)
  *    recorded before the vkattn command, or with vkattn_tensor_acquire.
- *  - Hand-over: vkattn_tensor_release(t, cmd, dst_stage, dst_access) records
- *    the barrier that makes vkattn's last access to t safe for the app's next
- *    use at dst_stage/dst_access (RAW, and WAR/WAW if the app will write);
- *    vkattn_tensor_acquire(t, cmd, src_stage, src_access) records nothing and
- *    tells vkattn what the app last did, so the next vkattn use in cmd gets
- *    the barrier from src_stage/src_access. One buffer barrier per hand-over.
+ *  - Hand-over: vkattn_tensor_release(t, cmd, dst_stage, dst_access, family)
+ *    records the barrier that makes vkattn's last access to t safe for the
+ *    app's next use at dst_stage/dst_access (RAW, and WAR/WAW if the app will
+ *    write); vkattn_tensor_acquire(t, cmd, src_stage, src_access, family)
+ *    records nothing and tells vkattn what the app last did, so the next
+ *    vkattn use in cmd gets the barrier from src_stage/src_access. One buffer
+ *    barrier per hand-over. With another queue family than the context's,
+ *    they record vkattn's halves of a queue-family ownership transfer instead.
  *  - Aliasing: views over the same or overlapping bytes of one VkBuffer share
  *    one state; overlapping ranges are tracked as their union, so a use of
  *    part of it may get a barrier the bytes it touches would not need.
@@ -142,15 +144,43 @@ VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
  * vkattn then treats that access as the last one. acquire: the app tells what
  * it last did to t's memory (src_access with write bits if it wrote) before
  * the next vkattn command in `cmd`; nothing is recorded now, and that vkattn
- * command gets the barrier from src_stage/src_access. Queue-family ownership
- * transfers stay the app's (see vkattn/context.h). Codes: _INVALID_ARGUMENT
- * (t or cmd NULL, stage 0). Thread safety: externally synchronized on cmd. */
+ * command gets the barrier from src_stage/src_access.
+ *
+ * Queue-family ownership transfer (an EXCLUSIVE buffer shared with a queue of
+ * another family, e.g. vkattn on a compute-only queue, the app rendering on
+ * graphics): dst_family / src_family name the app's family (the other side).
+ * VK_QUEUE_FAMILY_IGNORED, or the context's own family, means no transfer:
+ * the plain hand-over above. With another family:
+ *  - release records vkattn's release half in `cmd` (a command buffer of the
+ *    context's family): src = vkattn's last access of t, srcQueueFamilyIndex =
+ *    the context's family, dstQueueFamilyIndex = dst_family, dst stage
+ *    BOTTOM_OF_PIPE (the app's stages may not exist on this family: dst_stage
+ *    must still be nonzero, but dst_stage and dst_access go into the app's
+ *    acquire half, not vkattn's).
+ *    The app then signals a semaphore with the submission of `cmd`, waits for
+ *    it on its queue and records its acquire half there: the same buffer,
+ *    offset, size (vkattn_tensor_buffer(t)) and families, with its own dst
+ *    stage and access.
+ *  - acquire records vkattn's acquire half in `cmd` now (before vkattn's next
+ *    command on t): srcQueueFamilyIndex = src_family, dstQueueFamilyIndex = the
+ *    context's family, src stage ALL_COMMANDS, made visible to vkattn's
+ *    compute-shader and transfer reads and writes. Before it, the app recorded
+ *    its release half on its queue (its last stage and access; families and
+ *    range as above) and signalled a semaphore that the submission of `cmd`
+ *    waits for (any stage). src_stage must be nonzero; src_stage and
+ *    src_access go into the app's release half, not vkattn's.
+ * Both halves cover t's bytes, vkattn_tensor_buffer(t). docs/INTEGRATION.md, "Async
+ * compute", has the whole protocol.
+ *
+ * Codes: _INVALID_ARGUMENT (t or cmd NULL, stage 0, a family neither
+ * VK_QUEUE_FAMILY_IGNORED nor below the device's queue family count). Thread
+ * safety: externally synchronized on cmd. */
 VKATTN_API vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
                                                VkPipelineStageFlags dst_stage,
-                                               VkAccessFlags dst_access);
+                                               VkAccessFlags dst_access, uint32_t dst_family);
 VKATTN_API vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer cmd,
                                                VkPipelineStageFlags src_stage,
-                                               VkAccessFlags src_access);
+                                               VkAccessFlags src_access, uint32_t src_family);
 
 /* Shape and size queries; never fail on a valid tensor. */
 VKATTN_API uint32_t vkattn_tensor_rank(const vkattn_tensor *t);

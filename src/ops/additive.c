@@ -196,6 +196,8 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
         push.row_begin = i0;
         push.row_end = params->tq - i0 > rows ? i0 + rows : params->tq;
         d.groups[1] = (uint32_t)vka_div_up(push.row_end - i0, t.tq);
+        /* one tanh-add and multiply-add per score and feature */
+        d.work = (uint64_t)params->batch * (push.row_end - i0) * params->tv * params->dim;
         r = vka_record_dispatch(ctx, cmd, &d);
     }
     if (r == VKATTN_SUCCESS)

@@ -289,6 +289,10 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
     for (uint64_t z0 = 0; z0 < gz; z0 += cz) {
         push.z_base = (uint32_t)z0;
         d.groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
+        /* this piece's share, for a slicer's estimate (at the cache's
+         * capacity: the filled length is on the GPU) */
+        d.work = (uint64_t)((double)work * d.groups[2] / (double)gz);
+        d.touched = (double)d.groups[2] / (double)gz; /* its sequences and heads */
         vkattn_result r = vka_record_dispatch(ctx, cmd, &d);
         if (r != VKATTN_SUCCESS)
             return r;

@@ -57,6 +57,9 @@ vkattn_result vka_record_grid_pieces(struct vkattn_context *ctx, VkCommandBuffer
             d->groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
             /* this piece's share of the work, for a slicer's estimate */
             d->work = (uint64_t)((double)work * d->groups[0] * d->groups[2] / ((double)gx * gz));
+            /* its share of the batch and heads (a share of rows still reads
+             * every key) */
+            d->touched = (double)d->groups[2] / (double)gz;
             vkattn_result r = vka_record_dispatch(ctx, cmd, d);
             if (r != VKATTN_SUCCESS)
                 return r;

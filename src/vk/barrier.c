@@ -189,6 +189,24 @@ static uint32_t merge_uses(const vka_use *uses, uint32_t n, vka_use *out)
     return m;
 }
 
+/* One vkCmdPipelineBarrier, or its capture. */
+static void emit_barriers(struct vkattn_context *ctx, VkCommandBuffer cmd, vka_capture *capture,
+                          VkPipelineStageFlags src, VkPipelineStageFlags dst,
+                          const VkBufferMemoryBarrier *barriers, uint32_t nb)
+{
+    if (!capture) {
+        ctx->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 0, NULL, nb, barriers, 0, NULL);
+        return;
+    }
+    vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_BARRIER);
+    if (m) {
+        m->src_stages = src;
+        m->dst_stages = dst;
+        m->n_barriers = nb;
+        memcpy(m->barriers, barriers, nb * sizeof barriers[0]);
+    }
+}
+
 void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in, uint32_t n_in)
 {
     if (vka_is_dry(cmd)) /* a prepare: nothing recorded, nothing to track */
@@ -254,19 +272,8 @@ void vka_sync(struct vkattn_context *ctx, VkCommandBuffer cmd, const vka_use *in
         }
     }
     vka_mutex_unlock(&ctx->tracker.lock);
-    if (!nb)
-        return;
-    if (!capture) {
-        ctx->vk.vkCmdPipelineBarrier(cmd, src, dst, 0, 0, NULL, nb, barriers, 0, NULL);
-        return;
-    }
-    vka_command *m = vka_capture_append(ctx, capture, VKA_COMMAND_BARRIER);
-    if (m) {
-        m->src_stages = src;
-        m->dst_stages = dst;
-        m->n_barriers = nb;
-        memcpy(m->barriers, barriers, nb * sizeof barriers[0]);
-    }
+    if (nb)
+        emit_barriers(ctx, cmd, capture, src, dst, barriers, nb);
 }
 
 void vka_access_reset(struct vkattn_context *ctx, vka_access *state)
@@ -304,6 +311,64 @@ void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandB
         s->read_stages |= stage;
     }
     vka_mutex_unlock(&ctx->tracker.lock);
+}
+
+/* An ownership transfer's state change: the access vkattn last made of the
+ * range (after entering this recording) becomes *last, and the state then
+ * holds none: after a release the bytes are the other family's (vkattn's next
+ * use follows an acquire); after an acquire, vkattn's later commands sit in
+ * its barrier's second scope, which makes the bytes visible to them. */
+static void transfer_state(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                           vka_capture *capture, vka_access *last)
+{
+    vka_mutex_lock(&ctx->tracker.lock);
+    vka_access *s = resolve(state);
+    enter_recording(ctx, s, cmd, capture);
+    *last = *s;
+    s->write_stage = 0;
+    s->write_access = 0;
+    s->visible_stages = 0;
+    s->read_stages = 0;
+    vka_mutex_unlock(&ctx->tracker.lock);
+}
+
+void vka_release_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                        VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family)
+{
+    if (vka_is_dry(cmd))
+        return;
+    vka_capture *capture = vka_capture_of(ctx, cmd);
+    vka_access last;
+    transfer_state(ctx, state, cmd, capture, &last);
+    VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                               .srcAccessMask = last.write_access,
+                               .srcQueueFamilyIndex = ctx->queue_family_index,
+                               .dstQueueFamilyIndex = family,
+                               .buffer = buffer,
+                               .offset = offset,
+                               .size = size};
+    const VkPipelineStageFlags src = last.write_stage | last.read_stages;
+    emit_barriers(ctx, cmd, capture, src ? src : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                  VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, &b, 1);
+}
+
+void vka_acquire_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                        VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family)
+{
+    if (vka_is_dry(cmd))
+        return;
+    vka_capture *capture = vka_capture_of(ctx, cmd);
+    vka_access last;
+    transfer_state(ctx, state, cmd, capture, &last);
+    VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                               .dstAccessMask = OWN_WRITES | VK_ACCESS_SHADER_READ_BIT |
+                                                VK_ACCESS_TRANSFER_READ_BIT,
+                               .srcQueueFamilyIndex = family,
+                               .dstQueueFamilyIndex = ctx->queue_family_index,
+                               .buffer = buffer,
+                               .offset = offset,
+                               .size = size};
+    emit_barriers(ctx, cmd, capture, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, OWN_STAGES, &b, 1);
 }
 
 bool vka_access_idle(struct vkattn_context *ctx, vka_access *state)

@@ -91,6 +91,21 @@ vka_access vka_access_get(struct vkattn_context *ctx, vka_access *state);
 void vka_access_assume(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
                        VkPipelineStageFlags stage, VkAccessFlags access);
 
+/* Queue-family ownership transfer halves over [offset, offset + size) of
+ * `buffer` (the whole tracked range the app names in its own halves), with
+ * the context's family on vkattn's side; always recorded (the transfer is
+ * needed even where no hazard is pending), also into a capture.
+ * Release: from vkattn's last access (state) to `family`; the other queue's
+ * stages cannot be named on this one, so dst is BOTTOM_OF_PIPE, and the state
+ * then holds no access of vkattn's. Acquire: from `family`, after anything
+ * the queue waited for (src ALL_COMMANDS, so the chain with the app's
+ * semaphore wait forms whatever stage it names), made visible to vkattn's
+ * compute and transfer stages; the state then needs no barrier. */
+void vka_release_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                        VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family);
+void vka_acquire_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                        VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family);
+
 /* Whether the last recording that touched the state is one vkattn submitted
  * and waited for (or none): then no GPU work can still be using the range. */
 bool vka_access_idle(struct vkattn_context *ctx, vka_access *state);

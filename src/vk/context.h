@@ -24,6 +24,7 @@ struct vkattn_context {
     VkQueue queue;
     uint32_t queue_family_index;
     uint32_t queue_index;
+    uint32_t queue_family_count; /* of the physical device (ownership transfers) */
     /* The app's queue lock (vkattn_import_desc.lock_queue), NULL if none. */
     void (*lock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
     void (*unlock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);

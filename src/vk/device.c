@@ -161,6 +161,7 @@ static vkattn_result query_queue_family(struct vkattn_context *ctx, VkPhysicalDe
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: queue_family_index %u is out of range (%u families)",
                         ctx->queue_family_index, nq);
+    ctx->queue_family_count = nq;
     VkQueueFamilyProperties *qprops = calloc(nq, sizeof *qprops);
     if (!qprops)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");

@@ -114,6 +114,8 @@ static void fill_dispatch(vka_command *m, const vka_pipeline *pipe, VkDescriptor
         m->infos[i] = infos[i];
         m->bytes += infos[i].range;
     }
+    if (d->touched > 0 && d->touched < 1)
+        m->bytes = (uint64_t)((double)m->bytes * d->touched);
     m->push_size = d->kernel->push_size;
     if (m->push_size)
         memcpy(m->push, d->push, m->push_size);

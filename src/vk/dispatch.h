@@ -30,6 +30,10 @@ typedef struct vka_dispatch {
     /* Multiply-adds this dispatch does, where the op knows them (0 = not
      * known): a slicer's first cost estimate (vk/capture.h) */
     uint64_t work;
+    /* The share of its bound bytes this dispatch touches, where it is one
+     * piece of a split (a slice of the batch and heads); 0 = all of them. A
+     * slicer's first cost estimate again. */
+    double touched;
 } vka_dispatch;
 
 vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cmd,

@@ -23,6 +23,13 @@
  * MultiHeadAttention on lavapipe (docs/PERFORMANCE.md). Only the first
  * estimates use it; timestamps replace them. */
 #define FMA_EFFICIENCY 0.15
+/* Automatic split (desc.max_piece_work 0): the share of the budget one piece
+ * may take by its first estimate. Half, so that a piece the first estimates
+ * undercount by 2-3x (their error on lavapipe, docs/INTEGRATION.md) still
+ * stays near the budget, while pieces stay as large as that allows: every
+ * dispatch piece costs a fixed overhead, so finer pieces make the call
+ * slower in total. */
+#define AUTO_PIECE_SHARE 0.5
 
 typedef struct piece {
     uint32_t first, end;   /* its commands: barriers, then one dispatch or copy */
@@ -87,6 +94,17 @@ static vkattn_result capture_call(vkattn_slicer *s, const vkattn_slicer_desc *d,
 
 /* Groups the commands into pieces: the barriers before each dispatch or copy
  * belong to it; barriers after the last one join the last piece. */
+/* The device's rates the first estimates use: bytes and multiply-adds per us. */
+static double bytes_per_us(const vkattn_slicer_desc *d)
+{
+    return (d->peak ? d->peak->copy_gbps : DEFAULT_COPY_GBPS) * 1e3;
+}
+
+static double macs_per_us(const vkattn_slicer_desc *d)
+{
+    return (d->peak ? d->peak->fma_gflops : DEFAULT_FMA_GFLOPS) * 1e3 * FMA_EFFICIENCY / 2.0;
+}
+
 static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, const char *fn)
 {
     const vka_capture *c = &s->capture;
@@ -96,9 +114,7 @@ static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, 
     s->pieces = n ? calloc(n, sizeof *s->pieces) : NULL;
     if (n && !s->pieces)
         return vka_fail(s->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    const double bytes_per_us = (d->peak ? d->peak->copy_gbps : DEFAULT_COPY_GBPS) * 1e3;
-    const double flops_per_us =
-        (d->peak ? d->peak->fma_gflops : DEFAULT_FMA_GFLOPS) * 1e3 * FMA_EFFICIENCY;
+    const double bytes_rate = bytes_per_us(d), macs_rate = macs_per_us(d);
     uint32_t first = 0, k = 0;
     for (uint32_t i = 0; i < c->n; i++) {
         const vka_command *m = &c->commands[i];
@@ -110,8 +126,8 @@ static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, 
         p->bytes = m->bytes;
         p->dispatch = m->kind == VKA_COMMAND_DISPATCH;
         /* bound by memory or by arithmetic, whichever is slower */
-        const double memory_us = (double)m->bytes / bytes_per_us;
-        const double compute_us = 2.0 * (double)m->work / flops_per_us;
+        const double memory_us = (double)m->bytes / bytes_rate;
+        const double compute_us = (double)m->work / macs_rate;
         p->prior_us = DISPATCH_OVERHEAD_US + (memory_us > compute_us ? memory_us : compute_us);
         p->measured_us = -1;
     }
@@ -119,6 +135,51 @@ static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, 
         s->pieces[n - 1].end = c->n;
     s->n_pieces = n;
     return VKATTN_SUCCESS;
+}
+
+/* desc.max_piece_work 0: the multiply-adds per dispatch that make the
+ * longest piece take AUTO_PIECE_SHARE of the budget by the first estimates,
+ * or 0 where every piece already fits (the context's split stays). Never
+ * below the work of one dispatch overhead: finer pieces would cost more in
+ * overhead than they could take off a slice. */
+static uint64_t auto_piece_work(const vkattn_slicer *s, const vkattn_slicer_desc *d)
+{
+    const double target_us = AUTO_PIECE_SHARE * s->budget_us;
+    uint64_t largest = 0;
+    for (uint32_t i = 0; i < s->n_pieces; i++) {
+        const vka_command *m = &s->capture.commands[s->pieces[i].end - 1];
+        if (s->pieces[i].prior_us > target_us && m->work > largest)
+            largest = m->work;
+    }
+    if (!largest)
+        return 0;
+    double work = (target_us - DISPATCH_OVERHEAD_US) * macs_per_us(d);
+    const double floor_work = DISPATCH_OVERHEAD_US * macs_per_us(d);
+    if (work < floor_work)
+        work = floor_work;
+    return work < (double)largest ? (uint64_t)work : 0;
+}
+
+/* Captures the call and makes its pieces; with max_piece_work 0, captures it
+ * again split at auto_piece_work where the context's split leaves pieces
+ * longer than the budget allows. */
+static vkattn_result capture_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, const char *fn)
+{
+    s->capture.max_piece_work = d->max_piece_work;
+    vkattn_result r = capture_call(s, d, fn);
+    if (r == VKATTN_SUCCESS)
+        r = make_pieces(s, d, fn);
+    const uint64_t work = r == VKATTN_SUCCESS && !d->max_piece_work ? auto_piece_work(s, d) : 0;
+    if (!work)
+        return r;
+    vka_capture_free(&s->capture);
+    free(s->pieces);
+    s->pieces = NULL;
+    s->n_pieces = 0;
+    s->capture.max_piece_work = work;
+    if ((r = capture_call(s, d, fn)) == VKATTN_SUCCESS)
+        r = make_pieces(s, d, fn);
+    return r;
 }
 
 /* Two timestamps per piece, all reset once so that reading one never run
@@ -160,8 +221,7 @@ vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     s->ctx = ctx;
     s->budget_us = desc->budget_us;
-    s->capture.max_piece_work = desc->max_piece_work;
-    if ((r = capture_call(s, desc, fn)) || (r = make_pieces(s, desc, fn)))
+    if ((r = capture_pieces(s, desc, fn)))
         goto fail;
     if (!desc->no_timestamps && ctx->info.timestamps && s->n_pieces &&
         (r = make_queries(s)))

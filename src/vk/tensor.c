@@ -433,10 +433,12 @@ vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t)
     return (vkattn_buffer_view){.buffer = t->buffer, .offset = t->offset, .size = t->bytes};
 }
 
-/* The arguments of a hand-over; `stage_name` names the stage argument. */
+/* The arguments of a hand-over; `stage_name` and `family_name` name the
+ * stage and queue-family arguments. */
 static vkattn_result check_handover(const vkattn_tensor *t, VkCommandBuffer cmd,
-                                    VkPipelineStageFlags stage, const char *caller,
-                                    const char *stage_name)
+                                    VkPipelineStageFlags stage, uint32_t family,
+                                    const char *caller, const char *stage_name,
+                                    const char *family_name)
 {
     if (!t)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: t is NULL", caller);
@@ -445,15 +447,34 @@ static vkattn_result check_handover(const vkattn_tensor *t, VkCommandBuffer cmd,
     if (!stage)
         return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is 0; name the app's stage",
                         caller, stage_name);
+    if (family != VK_QUEUE_FAMILY_IGNORED && family >= t->ctx->queue_family_count)
+        return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: %s %u is out of range (the device has %u queue families; "
+                        "VK_QUEUE_FAMILY_IGNORED for no ownership transfer)",
+                        caller, family_name, family, t->ctx->queue_family_count);
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
-                                    VkPipelineStageFlags dst_stage, VkAccessFlags dst_access)
+/* Whether a hand-over with `family` transfers ownership: another family than
+ * the context's (equal families, or none named, are a plain hand-over). */
+static bool transfers(const vkattn_tensor *t, uint32_t family)
 {
-    vkattn_result r = check_handover(t, cmd, dst_stage, "vkattn_tensor_release", "dst_stage");
+    return family != VK_QUEUE_FAMILY_IGNORED && family != t->ctx->queue_family_index;
+}
+
+vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
+                                    VkPipelineStageFlags dst_stage, VkAccessFlags dst_access,
+                                    uint32_t dst_family)
+{
+    vkattn_result r = check_handover(t, cmd, dst_stage, dst_family, "vkattn_tensor_release",
+                                     "dst_stage", "dst_family");
     if (r != VKATTN_SUCCESS)
         return r;
+    if (transfers(t, dst_family)) {
+        vka_release_family(t->ctx, &t->range->access, cmd, t->buffer, t->offset, t->bytes,
+                           dst_family);
+        return VKATTN_SUCCESS;
+    }
     /* the app's access, as if it were vkattn's: the barrier is the one the
      * hazard needs, and the state then says the app's stage used it */
     touch(t, cmd, dst_stage, dst_access, (dst_access & VKA_WRITE_ACCESS) != 0);
@@ -461,11 +482,18 @@ vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
 }
 
 vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer cmd,
-                                    VkPipelineStageFlags src_stage, VkAccessFlags src_access)
+                                    VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                                    uint32_t src_family)
 {
-    vkattn_result r = check_handover(t, cmd, src_stage, "vkattn_tensor_acquire", "src_stage");
+    vkattn_result r = check_handover(t, cmd, src_stage, src_family, "vkattn_tensor_acquire",
+                                     "src_stage", "src_family");
     if (r != VKATTN_SUCCESS)
         return r;
+    if (transfers(t, src_family)) {
+        vka_acquire_family(t->ctx, &t->range->access, cmd, t->buffer, t->offset, t->bytes,
+                           src_family);
+        return VKATTN_SUCCESS;
+    }
     vka_access_assume(t->ctx, &t->range->access, cmd, src_stage, src_access);
     return VKATTN_SUCCESS;
 }

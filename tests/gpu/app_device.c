@@ -65,6 +65,7 @@ static PFN_vkCmdDispatch real_dispatch;
 static PFN_vkCmdCopyBuffer real_copy;
 static PFN_vkCmdFillBuffer real_fill;
 static PFN_vkCmdPipelineBarrier real_barrier;
+static uint32_t extra_family = UINT32_MAX; /* the fake family's index, if any */
 
 static VKAPI_ATTR void VKAPI_CALL counted_dispatch(VkCommandBuffer cmd, uint32_t x, uint32_t y,
                                                    uint32_t z)
@@ -94,6 +95,23 @@ static VKAPI_ATTR void VKAPI_CALL counted_barrier(
     const VkBufferMemoryBarrier *buffer, uint32_t n_image, const VkImageMemoryBarrier *image)
 {
     ad_stats.commands++;
+    ad_stats.last_src_stages = src;
+    ad_stats.last_dst_stages = dst;
+    ad_stats.last_n_buffer = n_buffer;
+    ad_stats.last_buffer = n_buffer ? buffer[0] : (VkBufferMemoryBarrier){0};
+    VkBufferMemoryBarrier plain[16];
+    bool rewrite = false;
+    for (uint32_t i = 0; i < n_buffer && i < 16; i++) {
+        plain[i] = buffer[i];
+        if (buffer[i].srcQueueFamilyIndex != VK_QUEUE_FAMILY_IGNORED ||
+            buffer[i].dstQueueFamilyIndex != VK_QUEUE_FAMILY_IGNORED) {
+            ad_stats.family_barriers++;
+            rewrite = true;
+            plain[i].srcQueueFamilyIndex = plain[i].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        }
+    }
+    if (rewrite && extra_family != UINT32_MAX && n_buffer <= 16)
+        buffer = plain;
     real_barrier(cmd, src, dst, flags, n_memory, memory, n_buffer, buffer, n_image, image);
 }
 
@@ -124,8 +142,29 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gdpa(VkDevice device, co
     return vkGetDeviceProcAddr(device, name);
 }
 
+/* ad_options.extra_family: one more family, a copy of the last one */
+static VKAPI_ATTR void VKAPI_CALL extra_family_properties(VkPhysicalDevice pd, uint32_t *count,
+                                                          VkQueueFamilyProperties *props)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    if (!props) {
+        *count = n + 1;
+        return;
+    }
+    uint32_t want = *count;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &want, props);
+    if (*count > n && n > 0) {
+        props[n] = props[n - 1];
+        want = n + 1;
+    }
+    *count = want;
+}
+
 static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL wrapped_gipa(VkInstance instance, const char *name)
 {
+    if (extra_family != UINT32_MAX && strcmp(name, "vkGetPhysicalDeviceQueueFamilyProperties") == 0)
+        return (PFN_vkVoidFunction)extra_family_properties;
     if (strcmp(name, "vkGetDeviceProcAddr") == 0)
         return (PFN_vkVoidFunction)wrapped_gdpa;
     return vkGetInstanceProcAddr(instance, name);
@@ -248,6 +287,7 @@ bool ad_open_with(vkattn_context *own, const ad_options *o, ad_app *app)
     *app = (ad_app){0};
     messages = 0;
     memset(&ad_stats, 0, sizeof ad_stats);
+    extra_family = UINT32_MAX;
     if (!create_app(app, own_info.device_name, o->push_descriptors)) {
         destroy_app(app);
         *app = (ad_app){0};
@@ -275,6 +315,11 @@ bool ad_open_with(vkattn_context *own, const ad_options *o, ad_app *app)
         desc.import.lock_queue = lock_queue;
         desc.import.unlock_queue = unlock_queue;
         desc.import.queue_lock_user = app;
+    }
+    if (o->extra_family) {
+        uint32_t n = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(app->physical_device, &n, NULL);
+        extra_family = n;
     }
     TH_OK(own, vkattn_context_create(&desc, &app->ctx));
     return true;

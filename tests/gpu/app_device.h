@@ -35,6 +35,13 @@ typedef struct ad_lock_stats {
     /* vkCmdDispatch, vkCmdCopyBuffer, vkCmdFillBuffer and vkCmdPipelineBarrier
      * calls vkattn made on the app's device (into any command buffer) */
     unsigned commands;
+    /* The last vkCmdPipelineBarrier vkattn recorded, as vkattn made it (its
+     * first buffer barrier), and how many it recorded with a queue family
+     * index other than VK_QUEUE_FAMILY_IGNORED. */
+    VkPipelineStageFlags last_src_stages, last_dst_stages;
+    uint32_t last_n_buffer;
+    VkBufferMemoryBarrier last_buffer;
+    unsigned family_barriers;
 } ad_lock_stats;
 
 typedef struct ad_options {
@@ -45,6 +52,13 @@ typedef struct ad_options {
     void *log_user;
     vkattn_log_level log_level;
     vkattn_allocator allocator; /* zero: vkattn allocates */
+    /* vkattn sees one more queue family than the device has (a copy of the
+     * app's, index = the real count), so it accepts an ownership transfer to
+     * it; the barriers naming it reach the driver and the validation layer
+     * with both family indices VK_QUEUE_FAMILY_IGNORED (a plain barrier, which
+     * is what a transfer between one queue's family and itself amounts to),
+     * and ad_stats keeps them as vkattn recorded them. */
+    bool extra_family;
 } ad_options;
 
 /* Creates the app on the device named like `own`'s (vkattn's required device

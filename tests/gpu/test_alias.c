@@ -5,7 +5,9 @@
  *    tensor object, the read through the other view would get no barrier);
  *  - an upload into a tensor that a submitted, unfinished app command buffer
  *    reads goes through the queue instead of writing the mapping under it;
- *  - the hand-over functions check their arguments. */
+ *  - the hand-over functions check their arguments;
+ *  - queue-family ownership transfers record vkattn's halves (on a fake
+ *    second family: lavapipe has one). */
 #include "app_device.h"
 
 #include <math.h>
@@ -154,22 +156,31 @@ static void test_hand_over_arguments(void **state)
     vkattn_tensor *t = th_tensor(ctx, 16, NULL);
     VkCommandBuffer cmd = ad_begin(&app, 0);
     const VkPipelineStageFlags xfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
-    expect_invalid(vkattn_tensor_release(NULL, cmd, xfer, 0), "t");
-    expect_invalid(vkattn_tensor_release(t, VK_NULL_HANDLE, xfer, 0), "cmd");
-    expect_invalid(vkattn_tensor_release(t, cmd, 0, 0), "dst_stage");
-    expect_invalid(vkattn_tensor_acquire(NULL, cmd, xfer, 0), "t");
-    expect_invalid(vkattn_tensor_acquire(t, VK_NULL_HANDLE, xfer, 0), "cmd");
-    expect_invalid(vkattn_tensor_acquire(t, cmd, 0, 0), "src_stage");
+    const uint32_t none = VK_QUEUE_FAMILY_IGNORED;
+    expect_invalid(vkattn_tensor_release(NULL, cmd, xfer, 0, none), "t");
+    expect_invalid(vkattn_tensor_release(t, VK_NULL_HANDLE, xfer, 0, none), "cmd");
+    expect_invalid(vkattn_tensor_release(t, cmd, 0, 0, none), "dst_stage");
+    expect_invalid(vkattn_tensor_acquire(NULL, cmd, xfer, 0, none), "t");
+    expect_invalid(vkattn_tensor_acquire(t, VK_NULL_HANDLE, xfer, 0, none), "cmd");
+    expect_invalid(vkattn_tensor_acquire(t, cmd, 0, 0, none), "src_stage");
+    /* a family past the device's count (nothing recorded) */
+    uint32_t n_families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(app.physical_device, &n_families, NULL);
+    const unsigned before = ad_stats.commands;
+    expect_invalid(vkattn_tensor_release(t, cmd, xfer, 0, n_families), "dst_family");
+    expect_invalid(vkattn_tensor_acquire(t, cmd, xfer, 0, n_families), "src_family");
+    expect_invalid(vkattn_tensor_release(t, cmd, xfer, 0, VK_QUEUE_FAMILY_EXTERNAL), "dst_family");
+    assert_int_equal(ad_stats.commands, before);
 
     /* a proper pair: vkattn's fill, the app's copy out, vkattn's fill again */
     ad_buffer dst;
     ad_buffer_create(&app, 16 * sizeof(float), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, &dst);
-    TH_OK(ctx, vkattn_tensor_release(t, cmd, xfer, VK_ACCESS_TRANSFER_READ_BIT));
+    TH_OK(ctx, vkattn_tensor_release(t, cmd, xfer, VK_ACCESS_TRANSFER_READ_BIT, none));
     VkBufferCopy c = {.srcOffset = vkattn_tensor_buffer(t).offset, .size = 16 * sizeof(float)};
     vkCmdCopyBuffer(cmd, vkattn_tensor_buffer(t).buffer, dst.buffer, 1, &c);
     ad_barrier(cmd, dst.buffer, xfer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                VK_ACCESS_HOST_READ_BIT);
-    TH_OK(ctx, vkattn_tensor_acquire(t, cmd, xfer, VK_ACCESS_TRANSFER_READ_BIT));
+    TH_OK(ctx, vkattn_tensor_acquire(t, cmd, xfer, VK_ACCESS_TRANSFER_READ_BIT, none));
     assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
     ad_submit(&app, cmd, VK_NULL_HANDLE);
     assert_int_equal(vkQueueWaitIdle(app.queue), VK_SUCCESS);
@@ -185,12 +196,113 @@ static void test_hand_over_arguments(void **state)
     ad_close(&app);
 }
 
+/* The barrier vkattn_tensor_release records in a new command buffer. */
+static VkBufferMemoryBarrier release_barrier(ad_app *app, vkattn_tensor *t, uint32_t family,
+                                             VkPipelineStageFlags *src, VkPipelineStageFlags *dst)
+{
+    VkCommandBuffer cmd = ad_begin(app, 0);
+    const unsigned before = ad_stats.commands;
+    TH_OK(app->ctx, vkattn_tensor_release(t, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                          VK_ACCESS_TRANSFER_READ_BIT, family));
+    assert_int_equal(ad_stats.commands, before + 1);
+    assert_int_equal(ad_stats.last_n_buffer, 1);
+    assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    *src = ad_stats.last_src_stages, *dst = ad_stats.last_dst_stages;
+    return ad_stats.last_buffer;
+}
+
+/* Queue-family ownership transfer through the hand-over pair. lavapipe has
+ * one family with one queue, so no transfer can run: vkattn is shown one more
+ * (fake) family, and what it records for it is checked as recorded, then run
+ * with the family indices cleared (app_device.h), under validation:
+ *  - the context's own family is the plain hand-over, barrier for barrier;
+ *  - a release to the other family carries (context's, other) and the
+ *    tensor's range from vkattn's last write; the acquire carries (other,
+ *    context's) and makes the bytes visible to vkattn's next command, whose
+ *    result is checked against the CPU reference. */
+static void test_ownership_transfer(void **state)
+{
+    vkattn_context *own = TH_CTX(state);
+    ad_app app;
+    const ad_options o = {.extra_family = true};
+    ad_open_with(own, &o, &app);
+    vkattn_context *ctx = app.ctx;
+    uint32_t other = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(app.physical_device, &other, NULL); /* the fake */
+    const uint32_t m = 3, n = 5, k = 7;
+    float *a = tu_floats(m * k), *b = tu_floats(k * n), *c = tu_floats(m * n);
+    float *b2 = tu_floats(n * 2), *ref = tu_floats(m * 2);
+    tu_fill_uniform(a, m * k, -1, 1), tu_fill_uniform(b, k * n, -1, 1);
+    tu_fill_uniform(b2, n * 2, -1, 1);
+    vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
+    vkattn_tensor *tb2 = th_tensor(ctx, n * 2, b2);
+    vkattn_tensor *tc = th_tensor(ctx, m * n, NULL), *out = th_tensor(ctx, m * 2, NULL);
+
+    /* same family = none named */
+    VkPipelineStageFlags src_none, dst_none, src_same, dst_same;
+    VkBufferMemoryBarrier none = release_barrier(&app, tc, VK_QUEUE_FAMILY_IGNORED, &src_none,
+                                                 &dst_none);
+    VkBufferMemoryBarrier same = release_barrier(&app, tc, app.family, &src_same, &dst_same);
+    assert_int_equal(src_same, src_none);
+    assert_int_equal(dst_same, dst_none);
+    assert_memory_equal(&same, &none, sizeof same);
+    assert_int_equal(ad_stats.family_barriers, 0);
+    VkCommandBuffer cmd = ad_begin(&app, 0);
+    unsigned before = ad_stats.commands;
+    TH_OK(ctx, vkattn_tensor_acquire(tc, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, app.family));
+    assert_int_equal(ad_stats.commands, before); /* the plain acquire records nothing */
+
+    /* c = a b; release c to the other family; acquire it back; out = c b2 */
+    const vkattn_matmul_params p1 = {.m = m, .n = n, .k = k}, p2 = {.m = m, .n = 2, .k = n};
+    const vkattn_matmul_io io1 = {.a = ta, .b = tb, .c = tc}, io2 = {.a = tc, .b = tb2, .c = out};
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p1, &io1));
+    const vkattn_buffer_view v = vkattn_tensor_buffer(tc);
+    TH_OK(ctx, vkattn_tensor_release(tc, cmd, VK_PIPELINE_STAGE_VERTEX_SHADER_BIT,
+                                     VK_ACCESS_SHADER_READ_BIT, other));
+    VkBufferMemoryBarrier rel = ad_stats.last_buffer;
+    assert_int_equal(ad_stats.last_n_buffer, 1);
+    assert_int_equal(rel.srcQueueFamilyIndex, app.family);
+    assert_int_equal(rel.dstQueueFamilyIndex, other);
+    assert_true(rel.buffer == v.buffer && rel.offset == v.offset && rel.size == v.size);
+    assert_true(rel.srcAccessMask & VK_ACCESS_SHADER_WRITE_BIT); /* the matmul's write */
+    assert_true(ad_stats.last_src_stages & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    assert_int_equal(ad_stats.last_dst_stages, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
+    TH_OK(ctx, vkattn_tensor_acquire(tc, cmd, VK_PIPELINE_STAGE_VERTEX_SHADER_BIT,
+                                     VK_ACCESS_SHADER_READ_BIT, other));
+    VkBufferMemoryBarrier acq = ad_stats.last_buffer;
+    assert_int_equal(ad_stats.last_n_buffer, 1);
+    assert_int_equal(acq.srcQueueFamilyIndex, other);
+    assert_int_equal(acq.dstQueueFamilyIndex, app.family);
+    assert_true(acq.buffer == v.buffer && acq.offset == v.offset && acq.size == v.size);
+    assert_true((acq.dstAccessMask & VK_ACCESS_SHADER_READ_BIT) &&
+                (acq.dstAccessMask & VK_ACCESS_SHADER_WRITE_BIT));
+    assert_true(ad_stats.last_dst_stages & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    assert_int_equal(ad_stats.family_barriers, 2);
+    TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p2, &io2));
+    assert_int_equal(ad_stats.family_barriers, 2);
+    assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    ad_submit(&app, cmd, VK_NULL_HANDLE);
+    assert_int_equal(vkQueueWaitIdle(app.queue), VK_SUCCESS);
+    TH_OK(ctx, vkattn_reference_matmul(&p1, a, b, NULL, c));
+    TH_OK(ctx, vkattn_reference_matmul(&p2, c, b2, NULL, ref));
+    float *got = th_download(out, m * 2);
+    TU_ASSERT_CLOSE(got, ref, m * 2, MM_BOUND, "read after the acquire");
+    free(got);
+
+    vkattn_tensor *ts[] = {ta, tb, tb2, tc, out};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        vkattn_tensor_destroy(ts[i]);
+    ad_close(&app);
+    free(a), free(b), free(c), free(b2), free(ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlapping_views),
         cmocka_unit_test(test_upload_while_in_flight),
         cmocka_unit_test(test_hand_over_arguments),
+        cmocka_unit_test(test_ownership_transfer),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -152,7 +152,7 @@ static void test_replay_mha(void **state)
     ad_barrier(rec, staging.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     TH_OK(ctx, vkattn_tensor_release(q, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                     VK_ACCESS_TRANSFER_WRITE_BIT));
+                                     VK_ACCESS_TRANSFER_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED));
     /* the previous frame's compute reads of v before this frame's copy (WAR) */
     ad_barrier(rec, vbuf.buffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
                VK_PIPELINE_STAGE_TRANSFER_BIT, 0);
@@ -161,13 +161,13 @@ static void test_replay_mha(void **state)
     vkCmdCopyBuffer(rec, staging.buffer, qbuf.buffer, 1, &cq);
     vkCmdCopyBuffer(rec, staging.buffer, vbuf.buffer, 1, &cv);
     TH_OK(ctx, vkattn_tensor_acquire(q, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                     VK_ACCESS_TRANSFER_WRITE_BIT));
+                                     VK_ACCESS_TRANSFER_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED));
     ad_barrier(rec, vbuf.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     vkattn_layer_io io = {.query = q, .value = v, .output = out};
     TH_OK(ctx, vkattn_mha_record(layer, rec, &call, &io));
     TH_OK(ctx, vkattn_tensor_release(out, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                     VK_ACCESS_TRANSFER_READ_BIT));
+                                     VK_ACCESS_TRANSFER_READ_BIT, VK_QUEUE_FAMILY_IGNORED));
     /* the previous frame's copy into readback and post's read of it */
     ad_barrier(rec, readback.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);

@@ -238,6 +238,70 @@ static void sdpa_path(void **state, vkattn_sdpa_path path)
 
 static void test_sdpa_fused(void **state) { sdpa_path(state, VKATTN_SDPA_FUSED); }
 
+/* Pieces and the largest first estimate of a slicer of `d`. */
+static uint32_t auto_pieces(vkattn_context *ctx, const vkattn_slicer_desc *d, double *largest_us,
+                            vkattn_slicer **out)
+{
+    TH_OK(ctx, vkattn_slicer_create(ctx, d, out));
+    vkattn_slicer_info info;
+    TH_OK(ctx, vkattn_slicer_get_info(*out, &info));
+    *largest_us = 0;
+    for (uint32_t i = 0; i < info.pieces; i++) {
+        vkattn_slicer_piece p;
+        TH_OK(ctx, vkattn_slicer_get_piece(*out, i, &p));
+        if (p.prior_us > *largest_us)
+            *largest_us = p.prior_us;
+    }
+    return info.pieces;
+}
+
+/* max_piece_work 0 picks the split from the budget: a budget a quarter of
+ * the longest piece's first estimate splits it so that no piece's estimate
+ * exceeds the budget (half of it by design, plus rounding), bit-identical;
+ * a budget the call fits leaves the context's split; an explicit
+ * max_piece_work is kept as given. A slow device (peak FMA 1 GFLOP/s) makes
+ * the small call's attention long by the estimates. The first estimate of
+ * the split's longest piece stays within the budget. */
+static void test_auto_split(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    /* rows enough for several workgroups of query rows per head: a piece
+     * is never smaller than one */
+    sdpa_case c = {.ctx = ctx, .p = {.batch = 1, .heads = 2, .tq = 515, .tv = 29, .dk = 12, .dv = 7,
+                                     .path = VKATTN_SDPA_FUSED}};
+    sdpa_tensors(ctx, &c.p, c.t, &c.io);
+    sliced_case sc = {.record = sdpa_rec, .user = &c, .out = c.io.out, .n_out = (size_t)2 * 515 * 7};
+    void *ref = run_unsliced(ctx, &sc);
+    const vkattn_peak_result slow = {.fma_gflops = 1, .copy_gbps = 10};
+    vkattn_slicer_desc d = {.record = sdpa_rec, .user = &c, .budget_us = 1e9, .peak = &slow};
+    vkattn_slicer *whole, *split, *given;
+    double whole_us, split_us, given_us;
+    const uint32_t n_whole = auto_pieces(ctx, &d, &whole_us, &whole);
+    d.budget_us = whole_us / 4;
+    const uint32_t n_split = auto_pieces(ctx, &d, &split_us, &split);
+    d.max_piece_work = UINT64_MAX / 2; /* explicit: no finer than the context's */
+    const uint32_t n_given = auto_pieces(ctx, &d, &given_us, &given);
+    print_message("# auto split: %u pieces (largest %.0f us) at budget 1e9, %u (%.0f us) at %.0f "
+                  "us\n", n_whole, whole_us, n_split, split_us, d.budget_us);
+    assert_true(n_split > n_whole);
+    assert_true(split_us <= d.budget_us);
+    assert_int_equal(n_given, n_whole);
+    const size_t bytes = sc.n_out * sizeof(float);
+    for (int pass = 0; pass < 2; pass++) {
+        run_pass(ctx, &sc, split);
+        void *got = download_raw(ctx, c.io.out, sc.n_out);
+        if (memcmp(got, ref, bytes) != 0)
+            fail_msg("auto split, pass %d: output differs from the unsliced call", pass);
+        free(got);
+        TH_OK(ctx, vkattn_slicer_reset(split));
+    }
+    vkattn_slicer_destroy(whole), vkattn_slicer_destroy(split), vkattn_slicer_destroy(given);
+    free(ref);
+    for (int i = 0; i < 4; i++)
+        vkattn_tensor_destroy(c.t[i]);
+    th_assert_validation_clean();
+}
+
 /* Two slicers of two chained SDPA calls (both on the library workspace)
  * advanced in alternate frames: each keeps its own scratch. */
 static void test_two_slicers(void **state)
@@ -491,6 +555,7 @@ static int split_setup(void **state) { return th_setup_with(state, NULL, 2048); 
 int main(void)
 {
     const struct CMUnitTest tests[] = {SLICED_TESTS, cmocka_unit_test(test_two_slicers),
+                                       cmocka_unit_test(test_auto_split),
                                        cmocka_unit_test(test_bad_arguments)};
     const struct CMUnitTest split[] = {SLICED_TESTS};
     const struct CMUnitTest mobile[] = {SLICED_TESTS};
