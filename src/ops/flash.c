@@ -36,11 +36,6 @@ _Static_assert(sizeof(flash_push) == VKA_FLASH_PUSH_SIZE, "flash_push: see flash
 #define FLASH_BINDINGS 8u
 #define FLASH_PACKED_BINDINGS 4u
 
-/* The call's shape with every default resolved. */
-typedef struct flash_shape {
-    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
-} flash_shape;
-
 typedef struct flash_tiles {
     uint32_t wg;  /* invocations per workgroup */
     uint32_t rpi; /* rows (query head, query index) per invocation */
@@ -70,17 +65,6 @@ static uint64_t rows_per_group(const flash_tiles *t)
     return t->tiled ? vka_flash_tiled_rows(&t->gpu) : (uint64_t)t->wg * t->rpi;
 }
 
-static flash_shape resolve(const vkattn_sdpa_params *p)
-{
-    flash_shape s = {
-        .batch = p->batch, .heads = vka_default_u32(p->heads, 1), .tq = p->tq, .tv = p->tv,
-        .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk),
-    };
-    s.kv_heads = vka_default_u32(p->kv_heads, s.heads);
-    s.group = s.kv_heads ? s.heads / s.kv_heads : 1;
-    return s;
-}
-
 static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
 
 /* Bytes of shared memory shaders/flash.comp declares: K and V tiles as vec4
@@ -102,8 +86,8 @@ static uint64_t shared_bytes(uint32_t bc, uint32_t dk, uint32_t dv)
  * tiles fit the shared memory: shared_bytes(bc, dk, dv), e.g. 16.6 KiB at
  * bc = 32, d = 16; 8.3 KiB at bc = 4, dk = dv = 256, so every width fits the
  * Vulkan minimum of 16 KiB with some tile. Both layouts use the same tiles. */
-static bool choose_tiles(const struct vkattn_context *ctx, const flash_shape *s, bool allow_tiled,
-                         flash_tiles *t)
+static bool choose_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                         bool allow_tiled, flash_tiles *t)
 {
     const vkattn_context_info *info = &ctx->info;
     t->tiled = allow_tiled && vka_flash_tiled_choose(ctx, s->dk, s->dv, &t->gpu);
@@ -132,14 +116,14 @@ static bool choose_tiles(const struct vkattn_context *ctx, const flash_shape *s,
 }
 
 /* Elements of a (B|1, H|1, Tq|1, Tv) mask or bias as stored. */
-static uint64_t bcast_count(const flash_shape *s, vkattn_broadcast bc)
+static uint64_t bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
 {
     uint64_t n;
     return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
 }
 
 /* Every index the shader forms stays below 2^32. */
-static bool fits_u32_indexing(const flash_shape *s, const vkattn_mask_params *m)
+static bool fits_u32_indexing(const vka_sdpa_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
     if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
@@ -152,11 +136,9 @@ static bool fits_u32_indexing(const flash_shape *s, const vkattn_mask_params *m)
 }
 
 /* Shapes the kernel cannot serve on any device: VKATTN_ERROR_UNSUPPORTED. */
-static bool shape_supported(const flash_shape *s, const vkattn_sdpa_params *p, const char **why)
+static bool shape_supported(const vka_sdpa_shape *s, const vkattn_sdpa_params *p, const char **why)
 {
-    if (!s->batch || !s->tq || !s->tv || !s->dk || !s->kv_heads || s->heads % s->kv_heads)
-        *why = "the shape is invalid (a zero size, or heads not a multiple of kv_heads)";
-    else if (p->return_weights)
+    if (p->return_weights)
         *why = "it does not return attention weights";
     else if (s->dk > VKA_FLASH_MAX_WIDTH)
         *why = "dk is above 256";
@@ -181,7 +163,7 @@ static bool shape_supported(const flash_shape *s, const vkattn_sdpa_params *p, c
  * splitting the call along rows does not help; splitting along keys would need
  * a second pass merging partial softmaxes, so such calls are refused (and the
  * SDPA op's AUTO path takes the chained kernels). */
-static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *p,
+static uint64_t loop_iterations(const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                                 const flash_tiles *t)
 {
     if (t->tiled)
@@ -197,23 +179,22 @@ static uint64_t loop_iterations(const flash_shape *s, const vkattn_sdpa_params *
 
 /* The check for one kernel choice: the GPU-shaped one where allow_tiled and
  * the device takes it, else flash.comp / flash_packed.comp. */
-static vkattn_result check_kernel(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
-                                  bool allow_tiled, const char **why)
+static vkattn_result check_kernel(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                                  const vkattn_sdpa_params *p, bool allow_tiled, const char **why)
 {
     const char *reason = NULL;
     vkattn_result code = VKATTN_SUCCESS;
-    flash_shape s = resolve(p);
     flash_tiles t = {0};
-    if (!shape_supported(&s, p, &reason))
+    if (!shape_supported(s, p, &reason))
         code = VKATTN_ERROR_UNSUPPORTED;
-    else if (!choose_tiles(ctx, &s, allow_tiled, &t)) {
+    else if (!choose_tiles(ctx, s, allow_tiled, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = ctx->info.max_workgroup_invocations == 0 || ctx->info.max_workgroup_size[0] == 0
                      ? "the device allows no invocations per workgroup "
                        "(maxComputeWorkGroupInvocations)"
                      : "even its smallest tile (4 keys) exceeds the device's shared memory "
                        "(maxComputeSharedMemorySize)";
-    } else if (loop_iterations(&s, p, &t) > ctx->loop_budget) {
+    } else if (loop_iterations(s, p, &t) > ctx->loop_budget) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = "tv is too long for lavapipe, which ends a shader invocation after 65535 "
                  "loop iterations";
@@ -225,24 +206,24 @@ static vkattn_result check_kernel(const struct vkattn_context *ctx, const vkattn
 
 /* A call must suit both kernels: the GPU-shaped one serves f32 and f16 alike,
  * but the device (fewer than 8 storage buffers, say) may leave it the other. */
-vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
-                              const char **why)
+vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                              const vkattn_sdpa_params *p, const char **why)
 {
-    vkattn_result code = check_kernel(ctx, p, true, why);
+    vkattn_result code = check_kernel(ctx, s, p, true, why);
     if (code == VKATTN_SUCCESS)
-        code = check_kernel(ctx, p, false, why);
+        code = check_kernel(ctx, s, p, false, why);
     return code;
 }
 
-bool vka_flash_supports(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
-                        const char **why)
+bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                        const vkattn_sdpa_params *p, const char **why)
 {
-    return vka_flash_check(ctx, p, why) == VKATTN_SUCCESS;
+    return vka_flash_check(ctx, s, p, why) == VKATTN_SUCCESS;
 }
 
 /* Element strides of a (B|1, H|1, Tq|1, Tv) operand along b, h and i; 0 where
  * broadcast. They fit 32 bits: fits_u32_indexing checked the stored count. */
-static void bcast_strides(const flash_shape *s, vkattn_broadcast bc, uint32_t out[3])
+static void bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
 {
     uint64_t st[3];
     vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
@@ -250,9 +231,9 @@ static void bcast_strides(const flash_shape *s, vkattn_broadcast bc, uint32_t ou
         out[a] = (uint32_t)st[a];
 }
 
-static vkattn_result check_io(struct vkattn_context *ctx, const char *caller, const flash_shape *s,
-                              const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
-                              struct vkattn_tensor *lse)
+static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
+                              const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
+                              const vkattn_sdpa_io *io, struct vkattn_tensor *lse)
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
@@ -294,7 +275,7 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller, co
     return VKATTN_SUCCESS;
 }
 
-static flash_push make_push(const flash_shape *s, const vkattn_sdpa_params *p)
+static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
     const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const vkattn_dropout_params *d = &p->dropout;
@@ -331,7 +312,7 @@ static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DT
  * f16 out with an odd dv where halves are written as words (a row would start
  * inside a word another invocation writes): without 16-bit storage, and
  * always in the tiled kernel, which writes words on every device. */
-static bool out_via_scratch(const struct vkattn_context *ctx, const flash_shape *s,
+static bool out_via_scratch(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                             const vkattn_sdpa_io *io, bool packed, bool tiled, bool lse)
 {
     const bool storage16 = !packed && !tiled && ctx->info.storage_buffer_16bit;
@@ -340,7 +321,7 @@ static bool out_via_scratch(const struct vkattn_context *ctx, const flash_shape 
 
 /* out in f32 scratch, then LSE when packed: binding 3 (packed) or 6. */
 static vkattn_result bind_scratch_out(struct vkattn_context *ctx, const char *caller,
-                                      const flash_shape *s, bool with_lse, flash_push *push,
+                                      const vka_sdpa_shape *s, bool with_lse, flash_push *push,
                                       flash_io *f, vka_binding *out)
 {
     const uint64_t n_out = vka_count4(s->batch, s->heads, s->tq, s->dv);
@@ -362,7 +343,7 @@ static vkattn_result bind_scratch_out(struct vkattn_context *ctx, const char *ca
 }
 
 static vkattn_result bind_unpacked(struct vkattn_context *ctx, const char *caller,
-                                   const flash_shape *s, const vkattn_sdpa_io *io,
+                                   const vka_sdpa_shape *s, const vkattn_sdpa_io *io,
                                    const vkattn_mask_params *m, struct vkattn_tensor *lse,
                                    bool tiled, flash_push *push, flash_io *f)
 {
@@ -384,7 +365,7 @@ static vkattn_result bind_unpacked(struct vkattn_context *ctx, const char *calle
 /* The 4-binding layout: Q and the side inputs packed behind binding 0 (Q
  * alone needs no copy), K, V, and out, or a scratch holding out then the LSE. */
 static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                 const char *caller, const flash_shape *s,
+                                 const char *caller, const vka_sdpa_shape *s,
                                  const vkattn_sdpa_io *io, const vkattn_mask_params *m,
                                  struct vkattn_tensor *lse, flash_push *push, flash_io *f)
 {
@@ -417,7 +398,7 @@ static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd
  * counts and, where whole workgroups allow, the watchdog budget (a piece is at
  * least one workgroup: WG * RPI rows of one K/V head, all their keys). */
 static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                   const flash_shape *s, const flash_tiles *t,
+                                   const vka_sdpa_shape *s, const flash_tiles *t,
                                    vka_dispatch *d, flash_push *push)
 {
     const uint64_t gx = vka_div_up((uint64_t)s->group * s->tq, rows_per_group(t));
@@ -429,18 +410,19 @@ static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer c
 }
 
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                   const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
-                                   struct vkattn_tensor *lse, const char *caller)
+                                   const vka_sdpa_shape *shape, const vkattn_sdpa_params *p,
+                                   const vkattn_sdpa_io *io, struct vkattn_tensor *lse,
+                                   const char *caller)
 {
-    if (!ctx || !cmd || !p)
+    if (!ctx || !cmd || !shape || !p)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : !cmd ? "cmd" : "params");
     const char *why = NULL;
-    vkattn_result r = vka_flash_check(ctx, p, &why);
+    vkattn_result r = vka_flash_check(ctx, shape, p, &why);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: the fused attention kernel cannot serve this call: %s",
                         caller, why);
-    const flash_shape s = resolve(p);
+    const vka_sdpa_shape s = *shape;
     if ((r = check_io(ctx, caller, &s, p, io, lse)))
         return r;
     const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);

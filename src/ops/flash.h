@@ -56,6 +56,7 @@
 
 #include <stdbool.h>
 
+#include "shape/sdpa_plan.h"
 #include "vkattn/sdpa.h"
 
 struct vkattn_context;
@@ -64,18 +65,18 @@ struct vkattn_tensor;
 /* Widest dk and dv the kernel serves (its register arrays are sized by them). */
 #define VKA_FLASH_MAX_WIDTH 256u
 
-/* True when the fused kernel can serve *p on this device. Otherwise false,
- * with *why (if why is non-NULL) set to a static sentence fragment naming the
- * reason, e.g. "dk is above 256". Assumes *p passed the op's argument checks. */
-bool vka_flash_supports(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
-                        const char **why);
+/* True when the fused kernel can serve *p, planned as *s (ops/sdpa_shape.h),
+ * on this device. Otherwise false, with *why (if why is non-NULL) set to a
+ * static sentence fragment naming the reason, e.g. "dk is above 256". */
+bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                        const vkattn_sdpa_params *p, const char **why);
 
 /* As vka_flash_supports, with the code a forced call fails with:
  * VKATTN_ERROR_UNSUPPORTED for what the kernel never serves (widths, returned
  * weights, 32-bit indexing), VKATTN_ERROR_DEVICE_LIMIT for what this device's
  * limits rule out (shared memory, invocations, lavapipe's loop budget). */
-vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdpa_params *p,
-                              const char **why);
+vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                              const vkattn_sdpa_params *p, const char **why);
 
 /* Records the fused SDPA into cmd: io->q, k, v, out and the operands p->mask
  * asks for; io->weights and io->workspace are ignored. `caller` names the
@@ -86,7 +87,8 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vkattn_sdp
  * (whatever the masked-row policy; written as the bit pattern of -inf, never
  * computed). */
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                   const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
-                                   struct vkattn_tensor *lse, const char *caller);
+                                   const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
+                                   const vkattn_sdpa_io *io, struct vkattn_tensor *lse,
+                                   const char *caller);
 
 #endif /* VKA_OPS_FLASH_H */

@@ -32,33 +32,20 @@ _Static_assert(sizeof(fb_push) == VKA_FB_PUSH_SIZE, "fb_push: see flash_backward
 #define FB_STATS_BINDINGS 4u
 #define FB_MAX_WIDTH 256u
 
-typedef struct fb_shape {
-    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
-} fb_shape;
-
 typedef struct fb_tiles {
     uint32_t kv_wg, kv_tile; /* invocations (4 keys each), query rows per tile */
     uint32_t q_wg, q_rpi, q_tile; /* invocations, rows per invocation, keys per tile */
 } fb_tiles;
 
-static fb_shape resolve(const vkattn_sdpa_params *p)
-{
-    fb_shape s = {.batch = p->batch, .heads = vka_default_u32(p->heads, 1), .tq = p->tq,
-                  .tv = p->tv, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
-    s.kv_heads = vka_default_u32(p->kv_heads, s.heads);
-    s.group = s.kv_heads ? s.heads / s.kv_heads : 1;
-    return s;
-}
-
 static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
 
 /* Shared bytes: kv: Q and dO tiles of `rows` rows and their stats; q: K and V
  * tiles of `keys` keys and the value-mask tile. */
-static uint64_t kv_shared(uint32_t rows, const fb_shape *s)
+static uint64_t kv_shared(uint32_t rows, const vka_sdpa_shape *s)
 {
     return 16ull * rows * (vec4s(s->dk) + vec4s(s->dv)) + 8ull * rows;
 }
-static uint64_t q_shared(uint32_t keys, const fb_shape *s)
+static uint64_t q_shared(uint32_t keys, const vka_sdpa_shape *s)
 {
     return 16ull * keys * (vec4s(s->dk) + vec4s(s->dv)) + 4ull * keys;
 }
@@ -67,7 +54,7 @@ static uint64_t q_shared(uint32_t keys, const fb_shape *s)
  * kernel as the forward: 64 invocations, 4 rows each (a shared read then
  * feeds 4 rows; 2 for wide heads), 1 for few rows. Tiles: the largest of 32,
  * 16, 8, 4 that fits. */
-static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_tiles *t)
+static bool choose_tiles(const vkattn_context_info *info, const vka_sdpa_shape *s, fb_tiles *t)
 {
     uint32_t wg_max = info->max_workgroup_invocations < info->max_workgroup_size[0]
                           ? info->max_workgroup_invocations
@@ -89,13 +76,13 @@ static bool choose_tiles(const vkattn_context_info *info, const fb_shape *s, fb_
     return t->kv_tile && t->q_tile;
 }
 
-static uint64_t bcast_count(const fb_shape *s, vkattn_broadcast bc)
+static uint64_t bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
 {
     uint64_t n;
     return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
 }
 
-static bool fits_u32_indexing(const fb_shape *s, const vkattn_mask_params *m)
+static bool fits_u32_indexing(const vka_sdpa_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
     if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
@@ -111,7 +98,7 @@ static bool fits_u32_indexing(const fb_shape *s, const vkattn_mask_params *m)
 /* Loop iterations per invocation on lavapipe (65535 at most, see flash.c):
  * the kv kernel walks every query row of its group once per row tile, the q
  * kernel every 4-key group of its key tiles. */
-static uint64_t loop_iterations(const fb_shape *s, const fb_tiles *t)
+static uint64_t loop_iterations(const vka_sdpa_shape *s, const fb_tiles *t)
 {
     const uint64_t rows = (uint64_t)s->group * s->tq;
     const uint64_t kv = vka_div_up(rows, t->kv_tile) * (t->kv_tile + 4);
@@ -120,12 +107,13 @@ static uint64_t loop_iterations(const fb_shape *s, const fb_tiles *t)
 }
 
 /* The GPU tuning's tiles (ops/flash_backward_gpu_tiles.h) for shape s. */
-static bool gpu_tiles(const struct vkattn_context *ctx, const fb_shape *s, vka_fb_gpu_tiles *t)
+static bool gpu_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                      vka_fb_gpu_tiles *t)
 {
     return vka_flash_backward_gpu_choose(&ctx->info, ctx->subgroup_shuffle, s->dk, s->dv, t);
 }
 
-static vkattn_result gpu_check(const struct vkattn_context *ctx, const fb_shape *s,
+static vkattn_result gpu_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                                const vkattn_sdpa_params *p, const char **reason)
 {
     vka_fb_gpu_tiles t;
@@ -146,15 +134,14 @@ static vkattn_result gpu_check(const struct vkattn_context *ctx, const fb_shape 
 }
 
 vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
-                                       const vkattn_sdpa_params *p, const char **why)
+                                       const vka_sdpa_shape *shape, const vkattn_sdpa_params *p,
+                                       const char **why)
 {
-    const fb_shape s = resolve(p);
+    const vka_sdpa_shape s = *shape;
     const char *reason = NULL;
     vkattn_result code = VKATTN_ERROR_UNSUPPORTED;
     fb_tiles t;
-    if (!s.batch || !s.tq || !s.tv || !s.dk || !s.kv_heads || s.heads % s.kv_heads)
-        reason = "the shape is invalid (a zero size, or heads not a multiple of kv_heads)";
-    else if (s.dk > FB_MAX_WIDTH || s.dv > FB_MAX_WIDTH)
+    if (s.dk > FB_MAX_WIDTH || s.dv > FB_MAX_WIDTH)
         reason = "dk or dv is above 256";
     else if (s.tq > INT32_MAX || s.tv > INT32_MAX)
         reason = "tq or tv is 2^31 or more";
@@ -179,7 +166,7 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     return code;
 }
 
-static void bcast_strides(const fb_shape *s, vkattn_broadcast bc, uint32_t out[3])
+static void bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
 {
     uint64_t st[3];
     vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
@@ -187,7 +174,7 @@ static void bcast_strides(const fb_shape *s, vkattn_broadcast bc, uint32_t out[3
         out[a] = (uint32_t)st[a];
 }
 
-static fb_push make_push(const fb_shape *s, const vkattn_sdpa_params *p)
+static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
     const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const vkattn_dropout_params *d = &p->dropout;
@@ -231,7 +218,7 @@ typedef struct fb_kernels {
     ((k).name = #kname, (k).code = vka_spv_##kname, (k).code_size = vka_spv_##kname##_size,     \
      (k).n_bindings = (n))
 
-static void cpu_kernels(const vkattn_context_info *info, const fb_shape *s, fb_kernels *k)
+static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, fb_kernels *k)
 {
     fb_tiles t;
     choose_tiles(info, s, &t); /* cannot fail: the check chose them */
@@ -247,7 +234,7 @@ static void cpu_kernels(const vkattn_context_info *info, const fb_shape *s, fb_k
     k->stats_rows = k->stats.spec[VKA_FB_SPEC_WG];
 }
 
-static void gpu_kernels(const struct vkattn_context *ctx, const fb_shape *s, fb_kernels *k)
+static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s, fb_kernels *k)
 {
     vka_fb_gpu_tiles t;
     gpu_tiles(ctx, s, &t); /* cannot fail: the check chose them */
@@ -272,7 +259,7 @@ static void gpu_kernels(const struct vkattn_context *ctx, const fb_shape *s, fb_
     k->stats_rows = t.st_wg / t.st_lanes;
 }
 
-static void choose_kernels(const struct vkattn_context *ctx, const fb_shape *s,
+static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                            const vkattn_sdpa_params *p, uint32_t push_size, fb_kernels *k)
 {
     *k = (fb_kernels){0};
@@ -300,15 +287,16 @@ static void choose_kernels(const struct vkattn_context *ctx, const fb_shape *s,
 }
 
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vka_sdpa_shape *shape,
                                         const vkattn_sdpa_params *p,
                                         const vkattn_sdpa_backward_io *io,
                                         struct vkattn_tensor *stats, const char *caller)
 {
     const char *why = NULL;
-    vkattn_result r = vka_flash_backward_check(ctx, p, &why);
+    vkattn_result r = vka_flash_backward_check(ctx, shape, p, &why);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: the fused backward cannot serve this call: %s", caller, why);
-    const fb_shape s = resolve(p);
+    const vka_sdpa_shape s = *shape;
     const vkattn_mask_params *m = &p->mask;
     fb_push push = make_push(&s, p);
     fb_kernels k;

@@ -20,22 +20,26 @@
 
 #include <stdbool.h>
 
+#include "shape/sdpa_plan.h"
 #include "vkattn/sdpa_backward.h"
 
 struct vkattn_context;
 struct vkattn_tensor;
 
-/* VKATTN_SUCCESS when the fused backward can serve *p on this device; else
+/* VKATTN_SUCCESS when the fused backward can serve *p, planned as *s
+ * (ops/sdpa_shape.h), on this device; else
  * VKATTN_ERROR_UNSUPPORTED (widths, 32-bit indexing, too few storage buffers
  * per shader) or VKATTN_ERROR_DEVICE_LIMIT (shared memory, invocations,
  * lavapipe's loop budget) with *why a static sentence fragment. Assumes *p
  * passed the op's argument checks. */
 vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
-                                       const vkattn_sdpa_params *p, const char **why);
+                                       const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
+                                       const char **why);
 
 /* Records the three dispatches. io's tensors were checked by the caller;
  * stats holds at least 2 * B * H * Tq floats. */
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vka_sdpa_shape *s,
                                         const vkattn_sdpa_params *p,
                                         const vkattn_sdpa_backward_io *io,
                                         struct vkattn_tensor *stats, const char *caller);

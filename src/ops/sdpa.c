@@ -27,7 +27,8 @@
 /* *fused: whether the fused kernel serves this call. AUTO falls back to the
  * chained path quietly; FUSED fails, naming the reason. */
 static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
-                                  const vkattn_sdpa_params *p, bool *fused)
+                                  const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                  bool *fused)
 {
     const char *why = NULL;
     switch (p->path) {
@@ -35,7 +36,7 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
         *fused = false;
         return VKATTN_SUCCESS;
     case VKATTN_SDPA_AUTO:
-        *fused = !p->return_weights && vka_flash_supports(ctx, p, NULL);
+        *fused = !p->return_weights && vka_flash_supports(ctx, s, p, NULL);
         return VKATTN_SUCCESS;
     case VKATTN_SDPA_FUSED:
         if (p->return_weights)
@@ -43,7 +44,7 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
                             "%s: params->path is VKATTN_SDPA_FUSED but return_weights is set; "
                             "the fused kernel never forms the weights (use AUTO or UNFUSED)",
                             caller);
-        vkattn_result code = vka_flash_check(ctx, p, &why);
+        vkattn_result code = vka_flash_check(ctx, s, p, &why);
         if (code != VKATTN_SUCCESS) /* UNSUPPORTED, or DEVICE_LIMIT naming the limit */
             return vka_fail(ctx, code,
                             "%s: params->path is VKATTN_SDPA_FUSED but the fused kernel cannot "
@@ -79,7 +80,7 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
         if (p->return_weights)
             hint = "returned weights need that tensor: split the batch or the heads, or do "
                    "not return the weights (then the fused path needs none)";
-        else if (p->path == VKATTN_SDPA_AUTO && !vka_flash_supports(ctx, p, &why))
+        else if (p->path == VKATTN_SDPA_AUTO && !vka_flash_supports(ctx, s, p, &why))
             hint = "the fused path cannot serve this call either; split the batch or the heads";
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the chained path's score tensor (B, H, Tq, Tv) = (%u, %u, %u, %u) "
@@ -109,7 +110,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     *fused = false;
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS)
-        r = choose_fused(ctx, caller, p, fused);
+        r = choose_fused(ctx, caller, p, s, fused);
     if (r == VKATTN_SUCCESS && !*fused)
         r = check_chained(ctx, caller, p, s);
     if (r != VKATTN_SUCCESS)
@@ -285,7 +286,7 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if ((r = check_io(ctx, caller, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
     if (fused)
-        return vka_flash_record_lse(ctx, cmd, params, io, io->lse, caller);
+        return vka_flash_record_lse(ctx, cmd, &s, params, io, io->lse, caller);
     if (io->lse)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->lse is written by the fused path only, and this call takes the "

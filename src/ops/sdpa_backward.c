@@ -67,7 +67,8 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller, cons
  * tensors. scripts/gpu-check.sh's fused and chained backward rows decide
  * whether the rule stays. */
 static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
-                                  const vkattn_sdpa_params *p, bool have_lse, bool *fused)
+                                  const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                  bool have_lse, bool *fused)
 {
     const char *why = NULL;
     switch (p->path) {
@@ -75,10 +76,10 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
         *fused = false;
         return VKATTN_SUCCESS;
     case VKATTN_SDPA_AUTO:
-        *fused = have_lse && vka_flash_backward_check(ctx, p, NULL) == VKATTN_SUCCESS;
+        *fused = have_lse && vka_flash_backward_check(ctx, s, p, NULL) == VKATTN_SUCCESS;
         return VKATTN_SUCCESS;
     case VKATTN_SDPA_FUSED: {
-        vkattn_result code = vka_flash_backward_check(ctx, p, &why);
+        vkattn_result code = vka_flash_backward_check(ctx, s, p, &why);
         if (code != VKATTN_SUCCESS)
             return vka_fail(ctx, code,
                             "%s: params->path is VKATTN_SDPA_FUSED but the fused backward cannot "
@@ -104,7 +105,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     *pl = (bwd_plan){0};
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, &pl->s);
     if (r == VKATTN_SUCCESS)
-        r = choose_fused(ctx, caller, p, have_lse, &pl->fused);
+        r = choose_fused(ctx, caller, p, &pl->s, have_lse, &pl->fused);
     if (r == VKATTN_SUCCESS && !pl->fused)
         r = check_chained(ctx, caller, &pl->s);
     if (r != VKATTN_SUCCESS)
@@ -308,7 +309,7 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
         (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl.ws_floats, caller, &ws[1])))
         return r;
     if (pl.fused)
-        return vka_flash_backward_record(ctx, cmd, params, io, ws[0], caller);
+        return vka_flash_backward_record(ctx, cmd, &pl.s, params, io, ws[0], caller);
     return record_chained(ctx, cmd, params, &pl.s, io, ws[0], ws[1]);
 }
 

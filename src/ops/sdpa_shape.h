@@ -1,6 +1,6 @@
-/* The resolved shape of one SDPA call (vkattn/sdpa.h), shared by the forward
- * (sdpa.c) and the backward (sdpa_backward.c) so that both accept the same
- * params and count their operands alike. */
+/* One SDPA call's plan (shape/sdpa_plan.h) with the device's limits added,
+ * and the checks of its optional operands: shared by the forward (sdpa.c),
+ * the backward (sdpa_backward.c) and the fused kernels they choose. */
 #ifndef VKA_OPS_SDPA_SHAPE_H
 #define VKA_OPS_SDPA_SHAPE_H
 
@@ -10,20 +10,10 @@
 #include "vkattn/context.h"
 #include "vkattn/tensor.h"
 #include "vkattn/op_params.h"
+#include "shape/sdpa_plan.h"
 
-/* The params with every default resolved, and element counts of each operand. */
-typedef struct vka_sdpa_shape {
-    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
-    float scale;
-    bool drop; /* dropout changes anything: training && rate > 0 */
-    uint32_t window; /* sliding window as the kernels read it (vka_window_clamp) */
-    uint64_t q, k, v, out, scores, bias, value_mask, mask;
-} vka_sdpa_shape;
-
-/* *s from p: params present, sizes >= 1, scale finite, enums and dropout rate
- * valid, heads a multiple of kv_heads, defaults resolved; every operand's
- * element count without overflow (SIZE_OVERFLOW) and within one storage-buffer
- * binding (DEVICE_LIMIT). Counts of absent bias, value mask and mask are 0. */
+/* vka_sdpa_plan (shape/sdpa_plan.h), then the device's limit: every operand
+ * within one storage-buffer binding (DEVICE_LIMIT). */
 vkattn_result vka_sdpa_resolve(vkattn_context *ctx, const char *caller,
                                const vkattn_sdpa_params *p, vka_sdpa_shape *s);
 

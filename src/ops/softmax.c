@@ -145,45 +145,25 @@ static void logit_scaling(float scale, bool has_bias, softmax_push *push)
     push->diff_min = (float)(-160.0 / (ldexp(1.0, k) * 1.4426950408889634));
 }
 
-/* Resolved sizes of one call. */
-typedef struct softmax_dims {
-    uint32_t heads;
-    uint64_t total;     /* B * H * Tq * Tv */
-    uint64_t bias_s[3]; /* strides of bias and mask (core/broadcast.h) */
-    uint64_t mask_s[3];
-} softmax_dims;
-
+/* The tensors of one planned call. */
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_softmax_params *p, const vkattn_softmax_io *io,
-                              softmax_dims *d)
+                              vka_softmax_dims *d)
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    d->heads = vka_default_u32(p->heads, 1);
-    const uint64_t dims[4] = {p->batch, d->heads, p->tq, p->tv};
-    if (!vka_product_u64(dims, 4, &d->total))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
-                        "%s: scores (%u x %u x %u x %u) overflow 64 bits", caller, p->batch,
-                        d->heads, p->tq, p->tv);
-    /* The shader's key loop steps up to 1024 past the last index: keep that in
-     * range of uint32 too. */
-    if (d->total > UINT32_MAX - 1024u)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: scores (%llu elements) do not fit the kernel's 32-bit indexing",
-                        caller, (unsigned long long)d->total);
     vkattn_result r;
     if ((r = vka_tensor_check_types(ctx, io->scores, d->total, caller, "io->scores",
                                     VKA_DTYPES_F32_F16)) ||
         (r = vka_tensor_check_types(ctx, io->out, d->total, caller, "io->out",
                                     VKA_DTYPES_F32_F16)))
         return r;
-    return vka_softmax_check_mask_operands(ctx, caller, p, d->heads, io->bias, io->value_mask,
-                                           io->mask, io->out, "io->out", "io->scores", true,
-                                           d->bias_s, d->mask_s);
+    return vka_softmax_check_mask_operands(ctx, caller, p, d, io->bias, io->value_mask,
+                                           io->mask, io->out, "io->out", "io->scores", true);
 }
 
 /* Elements of the bias the kernel reads (0 without one). */
-static uint64_t bias_count(const vkattn_softmax_params *p, const softmax_dims *d)
+static uint64_t bias_count(const vkattn_softmax_params *p, const vka_softmax_dims *d)
 {
     uint64_t n = 0;
     if (p->mask.has_bias)
@@ -194,7 +174,7 @@ static uint64_t bias_count(const vkattn_softmax_params *p, const softmax_dims *d
 typedef struct softmax_op {
     const vkattn_softmax_params *params;
     const vkattn_softmax_io *io;
-    softmax_dims dims;
+    vka_softmax_dims dims;
     bool staged; /* vka_f16_record runs the whole record dry first */
 } softmax_op;
 
@@ -297,7 +277,7 @@ static vka_kernel variant_kernel(const softmax_variant *v, const vkattn_mask_par
     };
 }
 
-static softmax_push variant_push(const vkattn_softmax_params *params, const softmax_dims *dims)
+static softmax_push variant_push(const vkattn_softmax_params *params, const vka_softmax_dims *dims)
 {
     const vkattn_mask_params *m = &params->mask;
     softmax_push push = {
@@ -393,7 +373,10 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
     softmax_op op = {.params = params, .io = io};
-    vkattn_result r = vka_softmax_check_params(ctx, caller, params);
+    /* The shader's key loop steps up to 1024 past the last index: keep that in
+     * range of uint32 too. */
+    vkattn_result r = vka_softmax_plan(ctx, caller, params, "scores", UINT32_MAX - 1024u,
+                                       &op.dims);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, caller, params, io, &op.dims);
     if (r != VKATTN_SUCCESS)

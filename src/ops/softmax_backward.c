@@ -46,28 +46,12 @@ static bool choose_shape(const vkattn_context_info *info, uint32_t tv, uint32_t 
     return true;
 }
 
-typedef struct smb_dims {
-    uint32_t heads;
-    uint64_t total;
-    uint64_t bias_s[3], mask_s[3];
-} smb_dims;
-
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_softmax_params *p,
-                              const vkattn_softmax_backward_io *io, smb_dims *d)
+                              const vkattn_softmax_backward_io *io, vka_softmax_dims *d)
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    d->heads = vka_default_u32(p->heads, 1);
-    const uint64_t dims[4] = {p->batch, d->heads, p->tq, p->tv};
-    if (!vka_product_u64(dims, 4, &d->total))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
-                        "%s: weights (%u x %u x %u x %u) overflow 64 bits", caller, p->batch,
-                        d->heads, p->tq, p->tv);
-    if (d->total > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: weights (%llu elements) do not fit the kernel's 32-bit indexing",
-                        caller, (unsigned long long)d->total);
     vkattn_result r;
     if ((r = vka_tensor_check(ctx, io->weights, d->total, caller, "io->weights")) ||
         (r = vka_tensor_check(ctx, io->grad_out, d->total, caller, "io->grad_out")) ||
@@ -78,9 +62,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                         "%s: io->grad_scores aliases io->weights (only io->grad_out may be "
                         "written in place)",
                         caller);
-    return vka_softmax_check_mask_operands(ctx, caller, p, d->heads, io->bias, io->value_mask,
+    return vka_softmax_check_mask_operands(ctx, caller, p, d, io->bias, io->value_mask,
                                            io->mask, io->grad_scores, "io->grad_scores",
-                                           "io->grad_out", false, d->bias_s, d->mask_s);
+                                           "io->grad_out", false);
 }
 
 vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -91,8 +75,8 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
-    smb_dims dims = {0};
-    vkattn_result r = vka_softmax_check_params(ctx, caller, params);
+    vka_softmax_dims dims = {0};
+    vkattn_result r = vka_softmax_plan(ctx, caller, params, "weights", UINT32_MAX, &dims);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, caller, params, io, &dims);
     if (r != VKATTN_SUCCESS)

@@ -12,8 +12,10 @@
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 
-vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
-                                       const vkattn_softmax_params *p)
+/* params present; batch, tq, tv >= 1; scale finite; causal and masked_row
+ * values of their enums; the window within the kernels' arithmetic. */
+static vkattn_result check_params(vkattn_context *ctx, const char *caller,
+                                  const vkattn_softmax_params *p)
 {
     if (!p)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
@@ -38,6 +40,26 @@ vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
                         "%s: params->sliding_window with tq + tv = %llu exceeds the kernels' "
                         "32-bit window arithmetic",
                         caller, (unsigned long long)p->tq + p->tv);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_softmax_plan(vkattn_context *ctx, const char *caller,
+                               const vkattn_softmax_params *p, const char *what,
+                               uint64_t max_total, vka_softmax_dims *d)
+{
+    vkattn_result r = check_params(ctx, caller, p);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    *d = (vka_softmax_dims){.heads = vka_default_u32(p->heads, 1)};
+    const uint64_t dims[4] = {p->batch, d->heads, p->tq, p->tv};
+    if (!vka_product_u64(dims, 4, &d->total))
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
+                        "%s: %s (%u x %u x %u x %u) overflow 64 bits", caller, what, p->batch,
+                        d->heads, p->tq, p->tv);
+    if (d->total > max_total)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: %s (%llu elements) do not fit the kernel's 32-bit indexing", caller,
+                        what, (unsigned long long)d->total);
     return VKATTN_SUCCESS;
 }
 
@@ -89,21 +111,20 @@ static vkattn_result check_operand(vkattn_context *ctx, const char *caller, cons
 }
 
 vkattn_result vka_softmax_check_mask_operands(vkattn_context *ctx, const char *caller,
-                                              const vkattn_softmax_params *p, uint32_t heads,
-                                              const vkattn_tensor *bias,
+                                              const vkattn_softmax_params *p,
+                                              vka_softmax_dims *d, const vkattn_tensor *bias,
                                               const vkattn_tensor *value_mask,
                                               const vkattn_tensor *mask, const vkattn_tensor *out,
                                               const char *out_what, const char *in_place_what,
-                                              bool bias_f16, uint64_t bias_s[3],
-                                              uint64_t mask_s[3])
+                                              bool bias_f16)
 {
     const vkattn_mask_params *m = &p->mask;
     /* no more than the scores, so neither count overflows */
     uint64_t bias_n = 0, mask_n = 0;
-    vka_bcast_count(m->bias_broadcast, p->batch, heads, p->tq, p->tv, &bias_n);
-    vka_bcast_count(m->mask_broadcast, p->batch, heads, p->tq, p->tv, &mask_n);
-    vka_bcast_strides(m->bias_broadcast, heads, p->tq, p->tv, bias_s);
-    vka_bcast_strides(m->mask_broadcast, heads, p->tq, p->tv, mask_s);
+    vka_bcast_count(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, &bias_n);
+    vka_bcast_count(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, &mask_n);
+    vka_bcast_strides(m->bias_broadcast, d->heads, p->tq, p->tv, d->bias_s);
+    vka_bcast_strides(m->mask_broadcast, d->heads, p->tq, p->tv, d->mask_s);
     vkattn_result r;
     if ((r = check_operand(ctx, caller, "bias", "mask.has_bias", m->has_bias, bias, bias_n,
                            bias_f16, out, out_what, in_place_what)) ||

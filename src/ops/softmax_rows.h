@@ -12,10 +12,23 @@
 #include "vkattn/tensor.h"
 #include "vkattn/op_params.h"
 
+/* One call's rows, resolved once for the forward and the backward: heads
+ * (default 1), total = B * H * Tq * Tv, and the broadcast strides of bias and
+ * mask (core/broadcast.h; vka_softmax_check_mask_operands fills them). */
+typedef struct vka_softmax_dims {
+    uint32_t heads;
+    uint64_t total;
+    uint64_t bias_s[3], mask_s[3];
+} vka_softmax_dims;
+
 /* params present; batch, tq, tv >= 1; scale finite; causal and masked_row
- * values of their enums. */
-vkattn_result vka_softmax_check_params(vkattn_context *ctx, const char *caller,
-                                       const vkattn_softmax_params *p);
+ * values of their enums; the window within the kernels' arithmetic. Then
+ * d->heads and d->total: SIZE_OVERFLOW where
+ * the count overflows, DEVICE_LIMIT above max_total (the kernel's indexing);
+ * messages call the tensor `what` ("scores", "weights"). */
+vkattn_result vka_softmax_plan(vkattn_context *ctx, const char *caller,
+                               const vkattn_softmax_params *p, const char *what,
+                               uint64_t max_total, vka_softmax_dims *d);
 
 /* groups = the workgroups for `rows` rows at rows_per_group each, spread over
  * x and y: B*H*Tq rows can exceed the 65535 a device must allow along one
@@ -25,18 +38,17 @@ vkattn_result vka_softmax_spread_groups(vkattn_context *ctx, const char *caller,
                                         uint32_t rows_per_group, uint32_t groups[3]);
 
 /* The call's bias, value mask and mask: each present iff its params flag is
- * set, with at least the elements its broadcast shape needs (bias_s and
- * mask_s receive the broadcast strides, core/broadcast.h), and never the
+ * set, with at least the elements its broadcast shape needs (d's bias_s and
+ * mask_s receive the broadcast strides), and never the
  * written tensor `out` (`out_what`; only `in_place_what` may be written in
  * place). The bias may be f16 where bias_f16; the masks are f32 only (an f16
  * mask is INVALID_ARGUMENT naming it). */
 vkattn_result vka_softmax_check_mask_operands(vkattn_context *ctx, const char *caller,
-                                              const vkattn_softmax_params *p, uint32_t heads,
-                                              const vkattn_tensor *bias,
+                                              const vkattn_softmax_params *p,
+                                              vka_softmax_dims *d, const vkattn_tensor *bias,
                                               const vkattn_tensor *value_mask,
                                               const vkattn_tensor *mask, const vkattn_tensor *out,
                                               const char *out_what, const char *in_place_what,
-                                              bool bias_f16, uint64_t bias_s[3],
-                                              uint64_t mask_s[3]);
+                                              bool bias_f16);
 
 #endif /* VKA_OPS_SOFTMAX_ROWS_H */

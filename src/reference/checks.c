@@ -87,3 +87,18 @@ vkattn_result vka_ref_alloc_row(const char *fn, uint32_t tv, double **row,
     *allowed = (unsigned char *)(mem + tv);
     return VKATTN_SUCCESS;
 }
+
+vkattn_result vka_ref_sdpa_plan(const char *fn, const vkattn_sdpa_params *p, size_t elt_size,
+                                vka_sdpa_shape *s)
+{
+    vkattn_result r = vka_sdpa_plan(NULL, fn, p, s);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    const uint64_t largest[] = {s->q, s->k, s->v, s->out, s->scores, s->bias, s->mask};
+    for (size_t i = 0; i < sizeof largest / sizeof largest[0]; i++)
+        if (largest[i] > SIZE_MAX / elt_size)
+            return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW,
+                            "%s: an operand of %llu elements overflows the address space", fn,
+                            (unsigned long long)largest[i]);
+    return VKATTN_SUCCESS;
+}

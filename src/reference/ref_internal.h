@@ -12,6 +12,7 @@
 #include "vkattn/dtype.h"
 #include "vkattn/op_params.h"
 #include "vkattn/result.h"
+#include "shape/sdpa_plan.h"
 
 /* Fails with INVALID_ARGUMENT "fn: name is 0; must be >= 1" when v is 0. */
 vkattn_result vka_ref_require_dim(const char *fn, const char *name, uint32_t v);
@@ -38,6 +39,12 @@ vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *di
 vkattn_result vka_ref_additive_check(const char *fn, const vkattn_additive_params *p,
                                      const void *q, const void *k, const void *scale_vec,
                                      const void *scores, const char *scores_name);
+
+/* The call's plan (shape/sdpa_plan.h: the GPU op's checks and defaults, so
+ * the reference accepts exactly what the op does), and every operand
+ * addressable on this host as an array of elt_size-byte elements. */
+vkattn_result vka_ref_sdpa_plan(const char *fn, const vkattn_sdpa_params *p, size_t elt_size,
+                                vka_sdpa_shape *s);
 
 /* Checks rate (finite, in [0, 1]). */
 vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);

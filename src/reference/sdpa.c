@@ -14,40 +14,6 @@
 
 static const char fn[] = "vkattn_reference_sdpa";
 
-/* The shape with every default resolved. */
-typedef struct shape {
-    uint32_t batch, heads, kv_heads, tq, tv, dk, dv;
-} shape;
-
-static vkattn_result check_shape(const vkattn_sdpa_params *p, shape *s)
-{
-    vkattn_result r;
-    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
-        (r = vka_ref_require_dim(fn, "dk", p->dk)) ||
-        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
-        (r = vka_ref_check_dropout(fn, &p->dropout)))
-        return r;
-    *s = (shape){p->batch, vka_default_u32(p->heads, 1), 0, p->tq, p->tv, p->dk,
-                 vka_default_u32(p->dv, p->dk)};
-    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
-    if (s->heads % s->kv_heads != 0)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
-    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
-    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
-    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
-    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
-    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
-    if ((r = vka_ref_count(fn, "q (B, H, Tq, dk)", qd, 4, NULL)) ||
-        (r = vka_ref_count(fn, "k (B, Hkv, Tv, dk)", kd, 4, NULL)) ||
-        (r = vka_ref_count(fn, "v (B, Hkv, Tv, dv)", vd, 4, NULL)) ||
-        (r = vka_ref_count(fn, "out (B, H, Tq, dv)", od, 4, NULL)) ||
-        (r = vka_ref_count(fn, "the weights (B, H, Tq, Tv)", wd, 4, NULL)))
-        return r;
-    return VKATTN_SUCCESS;
-}
-
 static void store_row(float *dst, const double *row, uint32_t tv)
 {
     for (uint32_t j = 0; j < tv; j++)
@@ -84,11 +50,12 @@ vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
                                           float *weights)
 {
     vkattn_result r;
-    shape s;
+    vka_sdpa_shape s;
     const vkattn_sdpa_dtypes ty = types ? *types : (vkattn_sdpa_dtypes){0};
     const vkattn_dtype all[4] = {ty.q, ty.k, ty.v, ty.out};
     static const char *const names[4] = {"q", "k", "v", "out"};
-    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = check_shape(p, &s)) ||
+    if ((r = vka_ref_require_ptr(fn, "p", p)) ||
+        (r = vka_ref_sdpa_plan(fn, p, sizeof(float), &s)) ||
         (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
         (r = vka_ref_require_ptr(fn, "v", v)) || (r = vka_ref_require_ptr(fn, "out", out)))

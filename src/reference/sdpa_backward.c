@@ -15,45 +15,6 @@
 
 static const char fn[] = "vkattn_reference_sdpa_backward";
 
-typedef struct shape {
-    uint32_t batch, heads, kv_heads, tq, tv, dk, dv;
-    size_t nk, nv; /* elements of k and v */
-} shape;
-
-static vkattn_result check_shape(const vkattn_sdpa_params *p, shape *s)
-{
-    vkattn_result r;
-    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
-        (r = vka_ref_require_dim(fn, "dk", p->dk)) ||
-        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
-        (r = vka_ref_check_dropout(fn, &p->dropout)))
-        return r;
-    *s = (shape){p->batch, vka_default_u32(p->heads, 1), 0, p->tq, p->tv, p->dk,
-                 vka_default_u32(p->dv, p->dk), 0, 0};
-    s->kv_heads = vka_default_u32(p->kv_heads, s->heads);
-    if (s->heads % s->kv_heads != 0)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
-    const uint64_t qd[4] = {s->batch, s->heads, s->tq, s->dk};
-    const uint64_t kd[4] = {s->batch, s->kv_heads, s->tv, s->dk};
-    const uint64_t vd[4] = {s->batch, s->kv_heads, s->tv, s->dv};
-    const uint64_t od[4] = {s->batch, s->heads, s->tq, s->dv};
-    const uint64_t wd[4] = {s->batch, s->heads, s->tq, s->tv};
-    /* the double accumulators of dK and dV: twice the bytes of a float tensor */
-    const uint64_t kd2[5] = {2, s->batch, s->kv_heads, s->tv, s->dk};
-    const uint64_t vd2[5] = {2, s->batch, s->kv_heads, s->tv, s->dv};
-    if ((r = vka_ref_count(fn, "q (B, H, Tq, dk)", qd, 4, NULL)) ||
-        (r = vka_ref_count(fn, "k (B, Hkv, Tv, dk)", kd, 4, &s->nk)) ||
-        (r = vka_ref_count(fn, "v (B, Hkv, Tv, dv)", vd, 4, &s->nv)) ||
-        (r = vka_ref_count(fn, "grad_out (B, H, Tq, dv)", od, 4, NULL)) ||
-        (r = vka_ref_count(fn, "the weights (B, H, Tq, Tv)", wd, 4, NULL)) ||
-        (r = vka_ref_count(fn, "the dK accumulator", kd2, 5, NULL)) ||
-        (r = vka_ref_count(fn, "the dV accumulator", vd2, 5, NULL)))
-        return r;
-    return VKATTN_SUCCESS;
-}
-
 /* Scratch of one call: rows of Tv doubles and the dK, dV accumulators. */
 typedef struct scratch {
     double *w, *g, *tmp, *dk, *dv;
@@ -69,7 +30,7 @@ static void free_scratch(scratch *x)
     free(x->dv);
 }
 
-static vkattn_result alloc_scratch(const shape *s, scratch *x)
+static vkattn_result alloc_scratch(const vka_sdpa_shape *s, scratch *x)
 {
     *x = (scratch){0};
     vkattn_result r;
@@ -79,8 +40,8 @@ static vkattn_result alloc_scratch(const shape *s, scratch *x)
         free_scratch(x);
         return r;
     }
-    x->dk = calloc(s->nk, sizeof(double));
-    x->dv = calloc(s->nv, sizeof(double));
+    x->dk = calloc((size_t)s->k, sizeof(double));
+    x->dv = calloc((size_t)s->v, sizeof(double));
     if (!x->dk || !x->dv) {
         free_scratch(x);
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -95,8 +56,9 @@ vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p, const 
                                              float *grad_k, float *grad_v)
 {
     vkattn_result r;
-    shape s;
-    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = check_shape(p, &s)) ||
+    vka_sdpa_shape s;
+    if ((r = vka_ref_require_ptr(fn, "p", p)) ||
+        (r = vka_ref_sdpa_plan(fn, p, sizeof(double), &s)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
         (r = vka_ref_require_ptr(fn, "v", v)) ||
         (r = vka_ref_require_ptr(fn, "grad_out", grad_out)) ||
@@ -163,9 +125,9 @@ vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p, const 
                             dkb[(size_t)j * s.dk + e] += x.g[j] * scale * (double)qi[e];
             }
         }
-    for (size_t n = 0; n < s.nk; n++)
+    for (size_t n = 0; n < (size_t)s.k; n++)
         grad_k[n] = (float)x.dk[n];
-    for (size_t n = 0; n < s.nv; n++)
+    for (size_t n = 0; n < (size_t)s.v; n++)
         grad_v[n] = (float)x.dv[n];
     free_scratch(&x);
     return VKATTN_SUCCESS;

@@ -1,0 +1,36 @@
+/* What one SDPA call (vkattn/sdpa.h) means, resolved once: params checked,
+ * defaults filled in, every operand counted. The forward and the backward on
+ * the GPU (ops/sdpa_shape.c adds the device's limits), the fused kernels they
+ * choose, and the CPU references all read this one plan, so none of them
+ * re-derives a default or accepts what another refuses. Pure C, no Vulkan;
+ * ctx may be NULL (the references report through vkattn_last_error()). */
+#ifndef VKA_SHAPE_SDPA_PLAN_H
+#define VKA_SHAPE_SDPA_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vkattn/op_params.h"
+#include "vkattn/result.h"
+
+struct vkattn_context;
+
+/* The params with every default resolved, and element counts of each operand. */
+typedef struct vka_sdpa_shape {
+    uint32_t batch, heads, kv_heads, group, tq, tv, dk, dv;
+    float scale;     /* the f32 the kernels multiply by (1/sqrt(dk) rounded once) */
+    bool drop;       /* dropout changes anything: training && rate > 0 */
+    uint32_t window; /* sliding window as the kernels read it (vka_window_clamp) */
+    uint64_t q, k, v, out, scores, bias, value_mask, mask;
+} vka_sdpa_shape;
+
+/* *s from p: p present, sizes >= 1, scale finite, enums and dropout rate
+ * valid, heads a multiple of kv_heads, the window within the kernels' 32-bit
+ * arithmetic (DEVICE_LIMIT), defaults resolved; every operand's element count
+ * without overflowing 64 bits (SIZE_OVERFLOW). Counts of an absent bias, value
+ * mask and mask are 0. Messages start with `caller` and name the field
+ * ("params->kv_heads"). */
+vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
+                            const vkattn_sdpa_params *p, vka_sdpa_shape *s);
+
+#endif /* VKA_SHAPE_SDPA_PLAN_H */
