@@ -13,6 +13,9 @@
 
 #define INVALID VKATTN_ERROR_INVALID_ARGUMENT
 #define MAX_NAME 1024
+/* The most weights of one layer: MultiHeadAttention's 5 dense sublayers
+ * (query, key, gate, value, output), kernel and bias each. */
+#define MAX_SLOTS 10
 
 bool vka_weights_full_name(const char *fn, const char *prefix, const char *name, char *buf,
                            size_t size)
@@ -90,8 +93,10 @@ static vkattn_result load_slots(vkattn_weights_file *f, const char *fn,
 static vkattn_result save_slots(const char *fn, const char *path, const char *prefix,
                                 const char *layer, const vka_weight_slot *s, size_t n)
 {
-    vkattn_weights_tensor t[8];
-    char names[8][MAX_NAME];
+    vkattn_weights_tensor t[MAX_SLOTS];
+    char names[MAX_SLOTS][MAX_NAME];
+    if (n > MAX_SLOTS) /* a programming error of this file's tables */
+        return vka_fail(NULL, INVALID, "%s: %zu weights; at most %d", fn, n, MAX_SLOTS);
     for (size_t i = 0; i < n; i++) {
         if (!vka_weights_full_name(fn, prefix, s[i].name, names[i], sizeof names[i]))
             return INVALID;
@@ -127,9 +132,6 @@ static const mha_axes gqa_words = {
     "(num_key_value_heads, head_dim)", "(query_width,)",
     "(query_width, num_query_heads, head_dim)", "(num_query_heads, head_dim)",
 };
-
-/* At most 10 slots: 5 dense sublayers, kernel and bias each. */
-enum { MHA_MAX_SLOTS = 10 };
 
 /* Keras MultiHeadAttention's EinsumDense sublayers: query, key, [gate,]
  * value, attention_output (Keras's order), each with kernel and bias;
@@ -213,7 +215,7 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
     } else if (names == VKATTN_WEIGHTS_NAMES_TORCH) {
         r = vka_weights_load_torch_mha(f, fn, desc, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        vka_weight_slot s[MHA_MAX_SLOTS];
+        vka_weight_slot s[MAX_SLOTS];
         r = load_slots(f, fn, load, s, mha_slots(&d, &mha_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
@@ -235,7 +237,7 @@ vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *d
     if (r)
         return r;
     vkattn_mha_weights copy = *w; /* the slots point at its members; nothing is written */
-    vka_weight_slot s[MHA_MAX_SLOTS];
+    vka_weight_slot s[MAX_SLOTS];
     return save_slots(fn, path, prefix, "MultiHeadAttention", s,
                       mha_slots(&d, &mha_words, &copy, s));
 }
@@ -265,7 +267,7 @@ vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_d
     } else if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
         r = vka_weights_load_llama_gqa(f, fn, &d, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        vka_weight_slot s[MHA_MAX_SLOTS];
+        vka_weight_slot s[MAX_SLOTS];
         r = load_slots(f, fn, load, s, mha_slots(&d, &gqa_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
@@ -288,7 +290,7 @@ vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *d
     if (r)
         return r;
     vkattn_gqa_weights copy = *w; /* the slots point at its members; nothing is written */
-    vka_weight_slot s[MHA_MAX_SLOTS];
+    vka_weight_slot s[MAX_SLOTS];
     return save_slots(fn, path, prefix, "GroupedQueryAttention", s,
                       mha_slots(&d, &gqa_words, &copy, s));
 }
