@@ -4,8 +4,9 @@
 
 #include "iface.h"
 
-#define VKA_GATE_SPEC_WG 0 /* local_size_x */
-#define VKA_GATE_N_SPEC 1
+#define VKA_GATE_SPEC_WG 0     /* local_size_x */
+#define VKA_GATE_SPEC_OUT_DG 1 /* gate_backward.comp: write dg (else dx) */
+#define VKA_GATE_N_SPEC 2
 
 #define VKA_GATE_PUSH \
     VKA_UINT total; /* elements */

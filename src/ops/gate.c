@@ -99,25 +99,30 @@ vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
         (r = vka_tensor_check(ctx, dx, n, caller, "the context's gradient")) ||
         (r = vka_tensor_check(ctx, dg, n, caller, "the gate projection's gradient")))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "gate_backward",
-        .code = vka_spv_gate_backward,
-        .code_size = vka_spv_gate_backward_size,
-        .n_bindings = 5,
-        .push_size = sizeof(gate_push),
-        .n_spec = VKA_GATE_N_SPEC,
-        .spec = {[VKA_GATE_SPEC_WG] = grid.threads},
-    };
-    gate_push push = {.total = (uint32_t)n};
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(dy, false), vka_bind_tensor(x, false),
-                     vka_bind_tensor(g, false), vka_bind_tensor(dx, true),
-                     vka_bind_tensor(dg, true)},
-        .push = &push,
-        .groups = {grid.groups, 1, 1},
-        .caller = caller,
-    };
-    return vka_record_dispatch(ctx, cmd, &d);
+    /* dx, then dg: one output per dispatch keeps to 4 storage buffers */
+    vkattn_tensor *out[2] = {dx, dg};
+    for (int want_dg = 0; want_dg < 2; want_dg++) {
+        const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+        vka_kernel kernel = {
+            .name = "gate_backward",
+            .code = vka_spv_gate_backward,
+            .code_size = vka_spv_gate_backward_size,
+            .n_bindings = 4,
+            .push_size = sizeof(gate_push),
+            .n_spec = VKA_GATE_N_SPEC,
+            .spec = {[VKA_GATE_SPEC_WG] = grid.threads, [VKA_GATE_SPEC_OUT_DG] = want_dg},
+        };
+        gate_push push = {.total = (uint32_t)n};
+        vka_dispatch d = {
+            .kernel = &kernel,
+            .bindings = {vka_bind_tensor(dy, false), vka_bind_tensor(x, false),
+                         vka_bind_tensor(g, false), vka_bind_tensor(out[want_dg], true)},
+            .push = &push,
+            .groups = {grid.groups, 1, 1},
+            .caller = caller,
+        };
+        if ((r = vka_record_dispatch(ctx, cmd, &d)))
+            return r;
+    }
+    return VKATTN_SUCCESS;
 }

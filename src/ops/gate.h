@@ -21,7 +21,9 @@ vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
 
 /* The gradient of gate.comp's y = x * sigmoid(g) given dy, all f32 tensors
  * of at least n elements: dx = dy * s, dg = dy * x * s * (1 - s), s =
- * sigmoid(g); dx and dg written, distinct from the inputs and each other. */
+ * sigmoid(g); dx and dg written, distinct from the inputs and each other.
+ * Two dispatches, one per output, so each binds 4 storage buffers (the
+ * phone minimum). */
 vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                        const char *caller, uint64_t n, vkattn_tensor *dy,
                                        vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *dx,
