@@ -38,8 +38,9 @@
  * (desc.dtype = VKATTN_DTYPE_F16). The K/V projections and heads are Nq/Nkv
  * times smaller than MultiHeadAttention's; SDPA reads each K/V head for its
  * group of query heads. The backward pass with weight gradients is
- * vkattn_gqa_backward_* (vkattn/layer_backward.h). Not yet here: Keras
- * 3.14's use_gate.
+ * vkattn_gqa_backward_* (vkattn/layer_backward.h). Keras 3.14's use_gate
+ * (desc.use_gate) gates each query head's context with sigmoid(query @
+ * gate_kernel + gate_bias) before the output projection, as MultiHeadAttention's.
  */
 #ifndef VKATTN_GQA_H
 #define VKATTN_GQA_H

@@ -130,12 +130,15 @@ typedef struct vkattn_bahdanau_weight_tensors {
 
 /* MultiHeadAttention: kernels (D_in, H, head_dim) and (H, value_dim,
  * output_dim), biases (H, head_dim) and (output_dim); biases NULL with
- * no_bias. */
+ * no_bias. gate_kernel (query_width, H, value_dim) and gate_bias
+ * (H, value_dim) only with use_gate (else NULL; the bias also NULL with
+ * no_bias). */
 typedef struct vkattn_mha_weight_tensors {
     vkattn_tensor *query_kernel, *query_bias;
     vkattn_tensor *key_kernel, *key_bias;
     vkattn_tensor *value_kernel, *value_bias;
     vkattn_tensor *output_kernel, *output_bias;
+    vkattn_tensor *gate_kernel, *gate_bias;
 } vkattn_mha_weight_tensors;
 
 /* ---------------------------------------------------------------- Attention

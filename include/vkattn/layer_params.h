@@ -161,16 +161,25 @@ typedef struct vkattn_mha_desc {
      * follows the causal alignment: with bottom-right causal, and on the
      * cached path, query i sits at i + Tv - Tq; docs/SEMANTICS.md) */
     uint32_t sliding_window;
+    /* Keras use_gate (3.14): context *= sigmoid(query @ gate_kernel +
+     * gate_bias) per head and channel, after attention (and dropout), before
+     * the output projection; adds the gate_kernel/gate_bias weights */
+    bool use_gate;
 } vkattn_mha_desc;
 
 /* Keras layouts (docs/SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),
  * biases (H, head_dim), output kernel (H, value_dim, output_dim), output bias
- * (output_dim). Biases are ignored when no_bias. */
+ * (output_dim). Biases are ignored when no_bias. With use_gate: gate_kernel
+ * (query_width, H, value_dim) and gate_bias (H, value_dim) (Keras creates
+ * them after key and before value: its weight list is q, k, gate, v, out);
+ * both are ignored (may be NULL) without use_gate, gate_bias also when
+ * no_bias. */
 typedef struct vkattn_mha_weights {
     float *query_kernel, *query_bias;
     float *key_kernel, *key_bias;
     float *value_kernel, *value_bias;
     float *output_kernel, *output_bias;
+    float *gate_kernel, *gate_bias;
 } vkattn_mha_weights;
 
 /* keras.layers.GroupQueryAttention (GroupedQueryAttention, vkattn/gqa.h):
@@ -192,12 +201,17 @@ typedef struct vkattn_gqa_desc {
      * |i - j| < sliding_window, as vkattn_mha_desc.sliding_window; negative
      * is INVALID_ARGUMENT */
     int32_t sliding_window;
+    /* Keras use_gate: context *= sigmoid(query @ gate_kernel + gate_bias)
+     * per query head and channel before the output projection, as
+     * vkattn_mha_desc.use_gate */
+    bool use_gate;
 } vkattn_gqa_desc;
 
 /* Keras layouts, the fields of vkattn_mha_weights: query_kernel (Dq, Nq, h),
  * query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
  * value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
- * output_bias (Dq), h = head_dim. */
+ * output_bias (Dq), h = head_dim; with use_gate gate_kernel (Dq, Nq, h) and
+ * gate_bias (Nq, h). */
 typedef vkattn_mha_weights vkattn_gqa_weights;
 
 /* ---------------------------------------------------------------- CPU references */

@@ -3,6 +3,7 @@
  *   Q = query @ Wq + bq    K = key @ Wk + bk    V = value @ Wv + bv    (H heads)
  *   P = softmax(mask(Q K^T / sqrt(key_dim)))        per head, (B, H, Tq, Tv)
  *   C = dropout(P) V                                per head
+ *   [use_gate: C *= sigmoid(query @ Wg + bg)        per head and channel]
  *   output = concat_heads(C) @ Wo + bo              (B, Tq, output_dim)
  *
  * exactly as Keras 3 (docs/SEMANTICS.md, docs/LAYERS.md): self-attention (key and
@@ -28,7 +29,8 @@
  * What one call records: three projections (matmul with bias), head splits,
  * scaled dot-product attention (vkattn/sdpa.h, call->path chooses the fused
  * flash kernel or the chained one; AUTO is fused unless scores are returned),
- * a head merge and the output projection; with a query mask, one small kernel
+ * a head merge, with use_gate the gate's projection and one elementwise kernel
+ * (shaders/gate.comp), and the output projection; with a query mask, one small kernel
  * first folds it (and attention_mask) into one explicit mask. Intermediate
  * tensors are the layer's scratch; the chained SDPA path also uses the
  * context's shared SDPA workspace (see vkattn/sdpa.h for concurrent command

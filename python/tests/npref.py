@@ -86,10 +86,17 @@ def _masks(m):
 
 
 def mha(q, v, k, weights, num_heads, key_dim, use_bias=True, query_mask=None,
-        value_mask=None, attention_mask=None, causal=False, sliding_window=None):
+        value_mask=None, attention_mask=None, causal=False, sliding_window=None,
+        use_gate=False):
     q, v = _b(q), _b(v)
     k = v if k is None else _b(k)
     w = [_b(x) for x in weights]
+    gate = None
+    if use_gate:  # Keras's order: q, k, gate, v, out (each kernel, bias)
+        n = 2 if use_bias else 1
+        wg = w.pop(2 * n)
+        bg = w.pop(2 * n) if use_bias else 0.0
+        gate = 1.0 / (1.0 + np.exp(-(np.einsum("btd,dhe->bthe", q, wg) + bg)))
     if use_bias:
         wq, bq, wk, bk, wv, bv, wo, bo = w
     else:
@@ -113,6 +120,8 @@ def mha(q, v, k, weights, num_heads, key_dim, use_bias=True, query_mask=None,
         allowed = allowed & (np.abs(pos - np.arange(tv)[None, :]) < sliding_window)
     p = masked_softmax(logits, allowed, "zero")
     c = np.einsum("bhqk,bkhe->bqhe", p, V)
+    if gate is not None:
+        c = c * gate
     return np.einsum("bqhe,heo->bqo", c, wo) + bo, p
 
 
@@ -136,14 +145,17 @@ def sdpa(q, k, v, scale=None, bias=None, value_mask=None, mask=None, causal=Fals
     return w @ v, w
 
 
-def repeat_kv_heads(weights, group, use_bias=True):
+def repeat_kv_heads(weights, group, use_bias=True, use_gate=False):
     """GroupedQueryAttention's weights as MultiHeadAttention's: each key/value kernel
     and bias repeated `group` = Nq / Nkv times on its head axis (query head n reads
-    key/value head n // group)."""
+    key/value head n // group); the gate has Nq heads already."""
     w = [np.asarray(x) for x in weights]
     names = (["query_kernel", "query_bias", "key_kernel", "key_bias", "value_kernel",
               "value_bias", "output_kernel", "output_bias"] if use_bias
              else ["query_kernel", "key_kernel", "value_kernel", "output_kernel"])
+    if use_gate:
+        names[2 * (2 if use_bias else 1):2 * (2 if use_bias else 1)] = (
+            ["gate_kernel", "gate_bias"] if use_bias else ["gate_kernel"])
     out = []
     for name, x in zip(names, w):
         if name.startswith(("key_", "value_")):
@@ -153,8 +165,8 @@ def repeat_kv_heads(weights, group, use_bias=True):
 
 
 def gqa(q, v, k, weights, num_query_heads, num_key_value_heads, head_dim, use_bias=True,
-        **masks):
+        use_gate=False, **masks):
     """GroupedQueryAttention as MultiHeadAttention with repeated key/value heads."""
     group = num_query_heads // num_key_value_heads
-    return mha(q, v, k, repeat_kv_heads(weights, group, use_bias), num_query_heads, head_dim,
-               use_bias, **masks)
+    return mha(q, v, k, repeat_kv_heads(weights, group, use_bias, use_gate), num_query_heads,
+               head_dim, use_bias, use_gate=use_gate, **masks)

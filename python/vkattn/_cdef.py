@@ -316,6 +316,7 @@ typedef struct vkattn_mha_desc {
     float dropout;
     vkattn_dtype dtype;
     uint32_t sliding_window;
+    bool use_gate;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {
@@ -323,6 +324,7 @@ typedef struct vkattn_mha_weights {
     float *key_kernel, *key_bias;
     float *value_kernel, *value_bias;
     float *output_kernel, *output_bias;
+    float *gate_kernel, *gate_bias;
 } vkattn_mha_weights;
 
 typedef struct vkattn_gqa_desc {
@@ -336,6 +338,7 @@ typedef struct vkattn_gqa_desc {
     float dropout;
     vkattn_dtype dtype;
     int32_t sliding_window;
+    bool use_gate;
 } vkattn_gqa_desc;
 
 typedef vkattn_mha_weights vkattn_gqa_weights;
@@ -378,6 +381,7 @@ typedef struct vkattn_mha_weight_tensors {
     vkattn_tensor *key_kernel, *key_bias;
     vkattn_tensor *value_kernel, *value_bias;
     vkattn_tensor *output_kernel, *output_bias;
+    vkattn_tensor *gate_kernel, *gate_bias;
 } vkattn_mha_weight_tensors;
 
 typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;

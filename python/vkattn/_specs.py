@@ -91,6 +91,14 @@ def _projections(kernels, biases, use_bias):
     return out
 
 
+def _with_gate(kernels, biases, gate, use_gate):
+    """Keras creates the gate (use_gate) after key and before value: its weights come
+    third in get_weights order (q, k, gate, v, out)."""
+    if not use_gate:
+        return kernels, biases
+    return kernels[:2] + [gate[0]] + kernels[2:], biases[:2] + [gate[1]] + biases[2:]
+
+
 class Spec:
     """Base: subclasses set the names and fill desc() and layout()."""
 
@@ -272,7 +280,7 @@ class MultiHeadAttentionSpec(Spec):
     multi_head = True
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, sliding_window=None):
+                 output_shape=None, sliding_window=None, use_gate=False):
         who = "MultiHeadAttention"
         self.num_heads = _positive(num_heads, "num_heads", who)
         self.key_dim = _positive(key_dim, "key_dim", who)
@@ -288,19 +296,21 @@ class MultiHeadAttentionSpec(Spec):
         self.output_dim = (None if output_shape is None
                            else _positive(output_shape, "output_shape", who))
         self.sliding_window = _window(sliding_window, who, 2**32)  # a uint32_t in the desc
+        self.use_gate = _flag(use_gate, "use_gate", who)
 
     def config(self):
         return {"num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
-                "use_bias": self.use_bias, "output_shape": self.output_dim,
-                "sliding_window": self.sliding_window}
+                "use_bias": self.use_bias, "use_gate": self.use_gate,
+                "output_shape": self.output_dim, "sliding_window": self.sliding_window}
 
     def desc(self, widths):
         return ffi.new("vkattn_mha_desc *", {
             "num_heads": self.num_heads, "key_dim": self.key_dim, "value_dim": self.value_dim,
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
             "output_dim": self.out_width(widths), "no_bias": not self.use_bias,
-            "dropout": self.dropout, "sliding_window": self.sliding_window or 0})
+            "dropout": self.dropout, "sliding_window": self.sliding_window or 0,
+            "use_gate": self.use_gate})
 
     def out_width(self, widths):
         return self.output_dim or widths[0]
@@ -315,7 +325,8 @@ class MultiHeadAttentionSpec(Spec):
                    ("output_kernel", (h, vd, self.out_width(widths)))]
         biases = [("query_bias", (h, kd)), ("key_bias", (h, kd)), ("value_bias", (h, vd)),
                   ("output_bias", (self.out_width(widths),))]
-        return _projections(kernels, biases, self.use_bias)
+        gate = (("gate_kernel", (widths[0], h, vd)), ("gate_bias", (h, vd)))
+        return _projections(*_with_gate(kernels, biases, gate, self.use_gate), self.use_bias)
 
 
 class GroupedQueryAttentionSpec(Spec):
@@ -326,7 +337,8 @@ class GroupedQueryAttentionSpec(Spec):
     multi_head = True
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
-                 use_bias=True, sliding_window=None, who="GroupedQueryAttention"):
+                 use_bias=True, sliding_window=None, who="GroupedQueryAttention",
+                 use_gate=False):
         self.head_dim = _positive(head_dim, "head_dim", who)
         self.num_query_heads = _positive(num_query_heads, "num_query_heads", who)
         self.num_key_value_heads = _positive(num_key_value_heads, "num_key_value_heads", who)
@@ -336,11 +348,13 @@ class GroupedQueryAttentionSpec(Spec):
         self.dropout = _rate(dropout, who)
         self.use_bias = _flag(use_bias, "use_bias", who)
         self.sliding_window = _window(sliding_window, who, 2**31)  # an int32_t in the desc
+        self.use_gate = _flag(use_gate, "use_gate", who)
 
     def config(self):
         return {"head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
                 "num_key_value_heads": self.num_key_value_heads, "dropout": self.dropout,
-                "use_bias": self.use_bias, "sliding_window": self.sliding_window}
+                "use_bias": self.use_bias, "use_gate": self.use_gate,
+                "sliding_window": self.sliding_window}
 
     def desc(self, widths):
         return ffi.new("vkattn_gqa_desc *", {
@@ -348,7 +362,7 @@ class GroupedQueryAttentionSpec(Spec):
             "num_key_value_heads": self.num_key_value_heads,
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
             "no_bias": not self.use_bias, "dropout": self.dropout,
-            "sliding_window": self.sliding_window or 0})
+            "sliding_window": self.sliding_window or 0, "use_gate": self.use_gate})
 
     def out_width(self, widths):
         return widths[0]
@@ -362,7 +376,8 @@ class GroupedQueryAttentionSpec(Spec):
                    ("value_kernel", (widths[1], nkv, h)), ("output_kernel", (nq, h, widths[0]))]
         biases = [("query_bias", (nq, h)), ("key_bias", (nkv, h)), ("value_bias", (nkv, h)),
                   ("output_bias", (widths[0],))]
-        return _projections(kernels, biases, self.use_bias)
+        gate = (("gate_kernel", (widths[0], nq, h)), ("gate_bias", (nq, h)))
+        return _projections(*_with_gate(kernels, biases, gate, self.use_gate), self.use_bias)
 
 
 def layer_call(batch, tq, tv, use_causal_mask, training, seed, offset, return_scores, path,

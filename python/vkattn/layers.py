@@ -464,13 +464,17 @@ class MultiHeadAttention(_MultiHeadCall):
     kernels alone with use_bias=False; zeros in a new layer. output_shape is the
     output width (an int or a 1-tuple; None = query_width). sliding_window (Keras
     3.15): None, or an int >= 1: query i sees only keys j with |i - j| <
-    sliding_window, AND-ed with every other mask (docs/SEMANTICS.md)."""
+    sliding_window, AND-ed with every other mask (docs/SEMANTICS.md). use_gate
+    (Keras 3.14): each head's context is multiplied by sigmoid(query @ gate_kernel +
+    gate_bias) before the output projection; gate_kernel (Dq, H, value_dim) and
+    gate_bias (H, value_dim) come after key_bias, before value_kernel, as in Keras."""
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, *, sliding_window=None, seed=None, dtype=None,
-                 context=None):
+                 output_shape=None, *, sliding_window=None, use_gate=False, seed=None,
+                 dtype=None, context=None):
         super().__init__(_specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout,
-                                                       use_bias, output_shape, sliding_window),
+                                                       use_bias, output_shape, sliding_window,
+                                                       use_gate),
                          context, seed, dtype)
 
 
@@ -483,14 +487,15 @@ class GroupedQueryAttention(_MultiHeadCall):
     value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
     output_bias (Dq,)], the kernels alone with use_bias=False; zeros in a new layer.
     query_mask is honoured (unlike MultiHeadAttention's); scores are (B, Nq, Tq, Tv)
-    before dropout; sliding_window as MultiHeadAttention's."""
+    before dropout; sliding_window as MultiHeadAttention's. use_gate: as
+    MultiHeadAttention's, gate_kernel (Dq, Nq, h) and gate_bias (Nq, h) after key_bias."""
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
-                 use_bias=True, sliding_window=None, *, seed=None, dtype=None,
+                 use_bias=True, sliding_window=None, *, use_gate=False, seed=None, dtype=None,
                  context=None):
         super().__init__(_specs.GroupedQueryAttentionSpec(
             head_dim, num_query_heads, num_key_value_heads, dropout, use_bias, sliding_window,
-            type(self).__name__), context, seed, dtype)
+            type(self).__name__, use_gate), context, seed, dtype)
 
 
 # Keras exports the class as keras.layers.GroupQueryAttention: the same class.

@@ -98,13 +98,14 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
                          use_bias=True, output_shape=None, weights=None, dropout=0.0,
                          query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
                          use_causal_mask=False, training=False, return_attention_scores=False,
-                         seed=0, offset=0, sliding_window=None, grad_output=None):
+                         seed=0, offset=0, sliding_window=None, use_gate=False,
+                         grad_output=None):
     """vkattn.MultiHeadAttention's reference: weights as its get_weights()."""
     if key_mask is not None:
         value_mask = _specs.and_masks(value_mask, key_mask,
                                       "reference.multi_head_attention: key_mask")
     spec = _specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout, use_bias,
-                                         output_shape, sliding_window)
+                                         output_shape, sliding_window, use_gate)
     return _run(spec, "reference.multi_head_attention", weights, query, value, key,
                 query_mask, value_mask, attention_mask, use_causal_mask, training,
                 return_attention_scores, seed, offset, grad_output)
@@ -115,13 +116,13 @@ def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads
                             weights=None, dropout=0.0, query_mask=None, value_mask=None,
                             key_mask=None, attention_mask=None, use_causal_mask=False,
                             training=False, return_attention_scores=False, seed=0, offset=0,
-                            grad_output=None):
+                            use_gate=False, grad_output=None):
     """vkattn.GroupedQueryAttention's reference: weights as its get_weights()."""
     who = "reference.grouped_query_attention"
     if key_mask is not None:
         value_mask = _specs.and_masks(value_mask, key_mask, who + ": key_mask")
     spec = _specs.GroupedQueryAttentionSpec(head_dim, num_query_heads, num_key_value_heads,
-                                            dropout, use_bias, sliding_window, who)
+                                            dropout, use_bias, sliding_window, who, use_gate)
     return _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
                 use_causal_mask, training, return_attention_scores, seed, offset, grad_output)
 

@@ -4,7 +4,8 @@
  *   [query mask, or a mask with a key axis of 1 --mask_expand--> one explicit
  *    (B|1, H|1, Tq|1, Tv) mask the ops can read]
  *   SDPA (masked rows zero, scores before dropout) --> (B, H, Tq, dv)
- *   --heads_merge--> (B, Tq, H*dv) --matmul+bias--> output
+ *   --heads_merge--> (B, Tq, H*dv) [use_gate: * sigmoid(query @ gate_kernel
+ *   + gate_bias), (B, Tq, H*dv) as well, so no split or merge] --matmul+bias--> output
  *
  * With one head the split and merge are the identity and are skipped.
  *
@@ -24,6 +25,7 @@
 
 #include "core/error.h"
 #include "layers/mha_internal.h"
+#include "ops/gate.h"
 #include "ops/heads_rows.h"
 #include "ops/kv_cache.h"
 #include "vk/context.h"
@@ -88,6 +90,7 @@ vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *fn,
         (has_mask &&
          (r = check_scratch_size(ctx, fn, c->mask_per_head, "the combined mask (B*H*Tq*Tv)"))))
         return r;
+    /* the gate's tensors are as large as the context: already checked */
     /* the broadcast of the mask is known once recorded; it does not change
      * what SDPA checks here */
     const vkattn_broadcast none = {0};
@@ -128,6 +131,9 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn,
         return r;
     if (split_kv && ((r = scratch(layer, fn, p, MHA_K_HEADS, c->k_proj)) ||
                      (r = scratch(layer, fn, p, MHA_V_HEADS, c->v_proj))))
+        return r;
+    if (layer->d.use_gate && ((r = scratch(layer, fn, p, MHA_GATE_PRE, c->context)) ||
+                              (r = scratch(layer, fn, p, MHA_GATED, c->context))))
         return r;
     /* the fused backward recomputes the weights from the forward's
      * log-sum-exp; cannot overflow: at most the context's count */
@@ -193,29 +199,58 @@ static vkattn_result record_attention(vkattn_mha *layer, VkCommandBuffer cmd, co
     return vkattn_sdpa_record(layer->ctx, cmd, &sp, &sio);
 }
 
-static vkattn_result record_output(vkattn_mha *layer, VkCommandBuffer cmd, const mha_plan *p,
-                                   const vkattn_layer_io *io)
+/* use_gate: gated = merged * sigmoid(query @ gate_kernel + gate_bias) over
+ * rows (B*Tq) of H*dv, the layout of the merged context, so no head split is
+ * needed. Without the gate *out = merged. */
+static vkattn_result record_gate(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
+                                 uint64_t rows, vkattn_tensor *query, vkattn_tensor *merged,
+                                 vkattn_tensor *pre, vkattn_tensor *gated, vkattn_tensor **out)
 {
     const vka_mha_dims *d = &layer->d;
+    *out = merged;
+    if (!d->use_gate)
+        return VKATTN_SUCCESS;
+    vkattn_result r =
+        record_dense(layer, cmd, &layer->gate, rows, d->query_dim, d->hv, query, pre);
+    if (r)
+        return r;
+    *out = gated;
+    return vka_gate_record(layer->ctx, cmd, fn, rows * d->hv, merged, pre, gated);
+}
+
+/* Merges the context heads, gates them (use_gate), projects to the output.
+ * *merged_out: the merged context (before the gate); *gated_out: the output
+ * projection's input. */
+static vkattn_result record_output(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
+                                   const mha_plan *p, const vkattn_layer_io *io,
+                                   vkattn_tensor **merged_out, vkattn_tensor **gated_out)
+{
+    const vka_mha_dims *d = &layer->d;
+    const uint64_t rows = (uint64_t)p->c.batch * p->c.tq;
     vkattn_tensor *merged = p->t[MHA_CTX_HEADS];
+    vkattn_result r;
     if (d->heads > 1) {
         vkattn_heads_params hp = {
             .batch = p->c.batch, .seq = p->c.tq, .heads = d->heads, .head_dim = d->value_dim};
         vkattn_heads_io hio = {.in = merged, .out = p->t[MHA_CTX_MERGED]};
-        vkattn_result r = vkattn_heads_merge_record(layer->ctx, cmd, &hp, &hio);
-        if (r)
+        if ((r = vkattn_heads_merge_record(layer->ctx, cmd, &hp, &hio)))
             return r;
         merged = hio.out;
     }
-    return record_dense(layer, cmd, &layer->output, (uint64_t)p->c.batch * p->c.tq, d->hv,
-                        d->output_dim, merged, io->output);
+    *merged_out = merged;
+    if ((r = record_gate(layer, cmd, fn, rows, io->query, merged, p->t[MHA_GATE_PRE],
+                         p->t[MHA_GATED], gated_out)))
+        return r;
+    return record_dense(layer, cmd, &layer->output, rows, d->hv, d->output_dim, *gated_out,
+                        io->output);
 }
 
 /* Remembers what this forward left in the scratch for the backward
  * (mha_backward.c), with the call and io it must be matched against. */
 static void keep_for_backward(vkattn_mha *layer, const vkattn_layer_call *call,
                               const vkattn_layer_io *io, const mha_plan *p,
-                              const vka_layer_mask *mask, vkattn_tensor *const qkv[3])
+                              const vka_layer_mask *mask, vkattn_tensor *const qkv[3],
+                              vkattn_tensor *merged, vkattn_tensor *gated)
 {
     layer->kept = (mha_kept){
         .valid = true,
@@ -227,7 +262,9 @@ static void keep_for_backward(vkattn_mha *layer, const vkattn_layer_call *call,
         .attention_mask_per_head = io->attention_mask_per_head,
         .q = qkv[0], .k = qkv[1], .v = qkv[2],
         .context = p->t[MHA_CTX_HEADS],
-        .merged = layer->d.heads > 1 ? p->t[MHA_CTX_MERGED] : p->t[MHA_CTX_HEADS],
+        .merged = merged,
+        .gate_pre = p->t[MHA_GATE_PRE],
+        .gated = gated,
         .lse = p->t[MHA_LSE],
         .mask = *mask,
     };
@@ -259,15 +296,15 @@ vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommand
         {&layer->value, p.c.tv, d->value_width, d->kv_heads, d->value_dim, io->value,
          p.t[MHA_V_PROJ], p.t[MHA_V_HEADS]},
     };
-    vkattn_tensor *qkv[3];
+    vkattn_tensor *qkv[3], *merged, *gated;
     for (int i = 0; i < 3; i++)
         if ((r = record_projection(layer, cmd, p.c.batch, &inputs[i], &qkv[i])))
             return r;
     if ((r = record_attention(layer, cmd, &p, io, &mask, qkv[0], qkv[1], qkv[2])) ||
-        (r = record_output(layer, cmd, &p, io)))
+        (r = record_output(layer, cmd, caller, &p, io, &merged, &gated)))
         return r;
     if (call->keep_for_backward && !vka_is_dry(cmd))
-        keep_for_backward(layer, call, io, &p, &mask, qkv);
+        keep_for_backward(layer, call, io, &p, &mask, qkv, merged, gated);
     return VKATTN_SUCCESS;
 }
 
@@ -382,6 +419,10 @@ static vkattn_result get_cached_scratch(vkattn_mha *layer, mha_cached_plan *p)
         (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_HEADS], rows * d->value_dim,
                              &p->t[MHA_CTX_HEADS])) ||
         (r = vka_scratch_get(ctx, fn, &s[MHA_CTX_MERGED], c->context, &p->t[MHA_CTX_MERGED])))
+        return r;
+    if (d->use_gate &&
+        ((r = vka_scratch_get(ctx, fn, &s[MHA_GATE_PRE], c->context, &p->t[MHA_GATE_PRE])) ||
+         (r = vka_scratch_get(ctx, fn, &s[MHA_GATED], c->context, &p->t[MHA_GATED]))))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -520,8 +561,12 @@ vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkComm
         if ((r = record_chunk(layer, cmd, &p, cache, t0, n)))
             return r;
     }
-    return record_dense(layer, cmd, &layer->output, rows, d->hv, d->output_dim,
-                        p.t[MHA_CTX_MERGED], io->output);
+    vkattn_tensor *gated;
+    if ((r = record_gate(layer, cmd, fn, rows, io->query, p.t[MHA_CTX_MERGED],
+                         p.t[MHA_GATE_PRE], p.t[MHA_GATED], &gated)))
+        return r;
+    return record_dense(layer, cmd, &layer->output, rows, d->hv, d->output_dim, gated,
+                        io->output);
 }
 
 vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,

@@ -3,6 +3,9 @@
  * path's log-sum-exp, the mask it read).
  *
  *   grad_output --output dense backward--> dWo, dbo, d(merged context)
+ *   [use_gate: --gate backward--> d(merged context), d(gate pre-activation)
+ *    --gate dense backward--> dWg, dbg and the gate path's part of grad_query,
+ *    summed with the query path's]
  *   --merge backward--> d(context heads) --SDPA backward--> dQ, dK, dV heads
  *   --split backward--> d(projections) --dense backwards--> dWq/k/v, dbq/k/v,
  *   grad_query, grad_key, grad_value
@@ -25,6 +28,7 @@
 #include "core/error.h"
 #include "layers/mha_internal.h"
 #include "ops/elementwise.h"
+#include "ops/gate.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
@@ -41,6 +45,7 @@ vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight
         .key_kernel = layer->key.kernel, .key_bias = layer->key.bias,
         .value_kernel = layer->value.kernel, .value_bias = layer->value.bias,
         .output_kernel = layer->output.kernel, .output_bias = layer->output.bias,
+        .gate_kernel = layer->gate.kernel, .gate_bias = layer->gate.bias,
     };
     return VKATTN_SUCCESS;
 }
@@ -54,7 +59,7 @@ static bool overlaps(const vkattn_tensor *a, const vkattn_tensor *b)
 }
 
 /* Every tensor of a backward call, the written ones (gradients) first. */
-enum { N_WRITTEN = 11, N_ALL = N_WRITTEN + 17 };
+enum { N_WRITTEN = 13, N_ALL = N_WRITTEN + 19 };
 
 typedef struct named_tensors {
     const vkattn_tensor *t[N_ALL];
@@ -71,21 +76,24 @@ static void list_tensors(const vkattn_mha *layer, const vkattn_layer_io *io,
     const named_tensors all = {
         .t = {g->grad_query, g->grad_value, g->grad_key, gw->query_kernel, gw->query_bias,
               gw->key_kernel, gw->key_bias, gw->value_kernel, gw->value_bias,
-              gw->output_kernel, gw->output_bias,
+              gw->output_kernel, gw->output_bias, gw->gate_kernel, gw->gate_bias,
               /* read */
               g->grad_output, io->query, io->value, io->key, io->query_mask, io->value_mask,
               io->attention_mask, io->output, io->scores, layer->query.kernel,
               layer->query.bias, layer->key.kernel, layer->key.bias, layer->value.kernel,
-              layer->value.bias, layer->output.kernel, layer->output.bias},
+              layer->value.bias, layer->output.kernel, layer->output.bias, layer->gate.kernel,
+              layer->gate.bias},
         .name = {"grads->grad_query", "grads->grad_value", "grads->grad_key",
                  "grad_w->query_kernel", "grad_w->query_bias", "grad_w->key_kernel",
                  "grad_w->key_bias", "grad_w->value_kernel", "grad_w->value_bias",
-                 "grad_w->output_kernel", "grad_w->output_bias", "grads->grad_output",
+                 "grad_w->output_kernel", "grad_w->output_bias", "grad_w->gate_kernel",
+                 "grad_w->gate_bias", "grads->grad_output",
                  "io->query", "io->value", "io->key", "io->query_mask", "io->value_mask",
                  "io->attention_mask", "io->output", "io->scores", "the layer's query_kernel",
                  "the layer's query_bias", "the layer's key_kernel", "the layer's key_bias",
                  "the layer's value_kernel", "the layer's value_bias",
-                 "the layer's output_kernel", "the layer's output_bias"},
+                 "the layer's output_kernel", "the layer's output_bias",
+                 "the layer's gate_kernel", "the layer's gate_bias"},
     };
     *l = all;
 }
@@ -145,13 +153,18 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
                         "path's gradient is part of grads->grad_value)",
                         fn);
     if (gw && !d->use_bias && (gw->query_bias || gw->key_bias || gw->value_bias ||
-                               gw->output_bias))
+                               gw->output_bias || gw->gate_bias))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_w->%s is given but the layer has no biases (no_bias)", fn,
-                        gw->query_bias ? "query_bias"
-                        : gw->key_bias ? "key_bias"
+                        gw->query_bias   ? "query_bias"
+                        : gw->key_bias   ? "key_bias"
                         : gw->value_bias ? "value_bias"
+                        : gw->gate_bias  ? "gate_bias"
                                          : "output_bias");
+    if (gw && !d->use_gate && (gw->gate_kernel || gw->gate_bias))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grad_w->%s is given but the layer has no gate (use_gate is off)",
+                        fn, gw->gate_kernel ? "gate_kernel" : "gate_bias");
     if ((r = check_grad(ctx, fn, g->grad_output, c->batch, c->tq, d->output_dim, 3,
                         "grads->grad_output", "(B, Tq, output_dim)")) ||
         (r = check_grad(ctx, fn, g->grad_query, c->batch, c->tq, d->query_dim, 3,
@@ -184,11 +197,16 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
                                "grad_w->value_bias",
                                grouped ? "(Hkv, value_dim)" : "(H, value_dim)")) ||
                (r = check_grad(ctx, fn, gw->output_bias, d->output_dim, 0, 0, 1,
-                               "grad_w->output_bias", "(output_dim)"))))
+                               "grad_w->output_bias", "(output_dim)")) ||
+               (r = check_grad(ctx, fn, gw->gate_kernel, d->query_dim, d->heads, d->value_dim,
+                               3, "grad_w->gate_kernel", "(query_width, H, value_dim)")) ||
+               (r = check_grad(ctx, fn, gw->gate_bias, d->heads, d->value_dim, 0, 2,
+                               "grad_w->gate_bias", "(H, value_dim)"))))
         return r;
     const bool any_w = gw && (gw->query_kernel || gw->key_kernel || gw->value_kernel ||
                               gw->output_kernel || gw->query_bias || gw->key_bias ||
-                              gw->value_bias || gw->output_bias);
+                              gw->value_bias || gw->output_bias || gw->gate_kernel ||
+                              gw->gate_bias);
     if (!any_w && !g->grad_query && !g->grad_value && !g->grad_key)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: no gradient is wanted (every grads and grad_w tensor is NULL)", fn);
@@ -241,6 +259,7 @@ static vkattn_result check_kept(vkattn_mha *layer, const char *fn, const vkattn_
 typedef struct mha_saved {
     bool fused;
     vkattn_tensor *q, *k, *v, *context, *merged, *lse;
+    vkattn_tensor *gate_pre, *gated; /* use_gate; else NULL and merged */
     vka_layer_mask mask;
 } mha_saved;
 
@@ -249,6 +268,8 @@ typedef struct mha_bwd_plan {
     mha_saved s;
     vkattn_sdpa_params sdpa; /* the SDPA backward's params */
     bool need_q, need_k, need_v; /* a gradient beyond the SDPA wanted on that path */
+    bool need_gate; /* use_gate and a gradient of the gate's weights or of the query */
+    bool sum_query; /* use_gate and grad_query: the query and gate paths sum into it */
     bool sum_value; /* key NULL and grad_value: two paths sum into it */
     vkattn_tensor *t[MHA_SLOTS];
 } mha_bwd_plan;
@@ -288,6 +309,12 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_pl
     }
     if (p->sum_value && ((r = scratch(layer, fn, p, MHA_G_KEY_IN, value_in)) ||
                          (r = scratch(layer, fn, p, MHA_G_VALUE_IN, value_in))))
+        return r;
+    if (layer->d.use_gate && ((r = scratch(layer, fn, p, MHA_G_GATED, c->context)) ||
+                              (r = scratch(layer, fn, p, MHA_G_GATE_PRE, c->context))))
+        return r;
+    if (p->sum_query && ((r = scratch(layer, fn, p, MHA_G_QUERY_Q, c->query)) ||
+                         (r = scratch(layer, fn, p, MHA_G_QUERY_GATE, c->query))))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -340,6 +367,11 @@ static vkattn_result dry_saved(vkattn_mha *layer, const char *fn, const vkattn_l
         (v->fused && (r = vka_scratch_get(ctx, fn, &s[MHA_LSE],
                                           (uint64_t)c->batch * layer->d.heads * c->tq, &v->lse))))
         return r;
+    v->gated = v->merged;
+    if (layer->d.use_gate &&
+        ((r = vka_scratch_get(ctx, fn, &s[MHA_GATE_PRE], c->context, &v->gate_pre)) ||
+         (r = vka_scratch_get(ctx, fn, &s[MHA_GATED], c->context, &v->gated))))
+        return r;
     return vka_layer_mask_record(ctx, VKA_DRY_CMD, fn, &s[MHA_MASK], call, io, &p->f.mask, true,
                                  &v->mask);
 }
@@ -371,7 +403,7 @@ static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
     else
         p->s = (mha_saved){.fused = k->fused, .q = k->q, .k = k->k, .v = k->v,
                            .context = k->context, .merged = k->merged, .lse = k->lse,
-                           .mask = k->mask};
+                           .gate_pre = k->gate_pre, .gated = k->gated, .mask = k->mask};
     if (r)
         return r;
     const vkattn_mha_weight_tensors none = {0};
@@ -381,6 +413,8 @@ static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
     p->need_k = (io->key ? g->grad_key : g->grad_value) || gw->key_kernel || gw->key_bias;
     p->need_v = g->grad_value || gw->value_kernel || gw->value_bias;
     p->sum_value = !io->key && g->grad_value;
+    p->need_gate = layer->d.use_gate && (g->grad_query || gw->gate_kernel || gw->gate_bias);
+    p->sum_query = layer->d.use_gate && g->grad_query;
     return plan_sdpa(layer, fn, call, p);
 }
 
@@ -442,10 +476,25 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
     const uint64_t q_rows = (uint64_t)c->batch * c->tq, kv_rows = (uint64_t)c->batch * c->tv;
     const bool inner = p->need_q || p->need_k || p->need_v;
     vkattn_result r;
+    /* with the gate, the output projection's input is the gated context */
+    vkattn_tensor *g_proj_in = d->use_gate ? t[MHA_G_GATED] : t[MHA_G_CTX_MERGED];
     if ((r = record_dense_backward(layer, cmd, &layer->output, q_rows, d->hv, d->output_dim,
-                                   p->s.merged, g->grad_output,
-                                   inner ? t[MHA_G_CTX_MERGED] : NULL, gw->output_kernel,
+                                   p->s.gated, g->grad_output,
+                                   inner || p->need_gate ? g_proj_in : NULL, gw->output_kernel,
                                    gw->output_bias)))
+        return r;
+    /* the query path's gradient goes to scratch when the gate path's sums in */
+    vkattn_tensor *grad_query = p->sum_query ? t[MHA_G_QUERY_Q] : g->grad_query;
+    if ((inner || p->need_gate) && d->use_gate &&
+        (r = vka_gate_backward_record(layer->ctx, cmd, fn, c->context, t[MHA_G_GATED],
+                                      p->s.merged, p->s.gate_pre, t[MHA_G_CTX_MERGED],
+                                      t[MHA_G_GATE_PRE])))
+        return r;
+    if (p->need_gate &&
+        (r = record_dense_backward(layer, cmd, &layer->gate, q_rows, d->query_dim, d->hv,
+                                   io->query, t[MHA_G_GATE_PRE],
+                                   p->sum_query ? t[MHA_G_QUERY_GATE] : NULL, gw->gate_kernel,
+                                   gw->gate_bias)))
         return r;
     if (!inner)
         return VKATTN_SUCCESS;
@@ -460,8 +509,12 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
         ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->heads, d->key_dim,
                                 t[MHA_G_Q_HEADS], t[MHA_G_Q_PROJ])) ||
          (r = record_dense_backward(layer, cmd, &layer->query, q_rows, d->query_dim, d->qk,
-                                    io->query, t[MHA_G_Q_PROJ], g->grad_query, gw->query_kernel,
+                                    io->query, t[MHA_G_Q_PROJ], grad_query, gw->query_kernel,
                                     gw->query_bias))))
+        return r;
+    if (p->sum_query &&
+        (r = vka_add_record(layer->ctx, cmd, fn, "grads->grad_query (query and gate paths)",
+                            c->query, t[MHA_G_QUERY_Q], t[MHA_G_QUERY_GATE], g->grad_query)))
         return r;
     if (p->need_k &&
         ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads, d->key_dim,

@@ -22,6 +22,8 @@ typedef enum mha_slot {
     MHA_V_HEADS,    /* (B, Hkv, Tv, dv) */
     MHA_CTX_HEADS,  /* (B, H, Tq, dv) SDPA output */
     MHA_CTX_MERGED, /* (B, Tq, H*dv) */
+    MHA_GATE_PRE,   /* (B, Tq, H*dv) use_gate: query @ gate_kernel + gate_bias */
+    MHA_GATED,      /* (B, Tq, H*dv) use_gate: context * sigmoid(gate), the output's input */
     MHA_MASK,       /* (B|1, H|1, Tq|1, Tv) mask for the ops (vka_layer_mask_record) */
     MHA_LSE,        /* (B, H, Tq) the fused SDPA's log-sum-exp, kept for the backward */
     /* the backward's gradients of the above (mha_backward.c) */
@@ -35,6 +37,10 @@ typedef enum mha_slot {
     MHA_G_V_PROJ,     /* (B, Tv, H*dv) */
     MHA_G_KEY_IN,     /* (B, Tv, Dv) key path's part of grad_value when key is NULL */
     MHA_G_VALUE_IN,   /* (B, Tv, Dv) value path's part of it */
+    MHA_G_GATED,      /* (B, Tq, H*dv) use_gate: of the gated context */
+    MHA_G_GATE_PRE,   /* (B, Tq, H*dv) use_gate: of the gate's pre-activation */
+    MHA_G_QUERY_Q,    /* (B, Tq, Dq) use_gate: the query path's part of grad_query */
+    MHA_G_QUERY_GATE, /* (B, Tq, Dq) use_gate: the gate path's part of it */
     MHA_SLOTS
 } mha_slot;
 
@@ -65,7 +71,9 @@ typedef struct mha_kept {
     bool attention_mask_per_head;
     vkattn_tensor *q, *k, *v;    /* (B, H, T, d) heads the SDPA read */
     vkattn_tensor *context;      /* (B, H, Tq, dv) the SDPA output */
-    vkattn_tensor *merged;       /* (B, Tq, H*dv) the output projection's input */
+    vkattn_tensor *merged;       /* (B, Tq, H*dv) the merged context (before the gate) */
+    vkattn_tensor *gate_pre;     /* (B, Tq, H*dv) use_gate: the gate before its sigmoid */
+    vkattn_tensor *gated;        /* (B, Tq, H*dv) the output projection's input */
     vkattn_tensor *lse;          /* (B, H, Tq) fused path only, else NULL */
     vka_layer_mask mask;         /* the mask the SDPA read */
 } mha_kept;
@@ -75,6 +83,7 @@ struct vkattn_mha {
     vka_mha_dims d;
     vkattn_dtype dtype; /* of the weights and the activation scratch (not the mask's) */
     mha_dense query, key, value, output;
+    mha_dense gate; /* use_gate only: kernel (Dq, H*dv), bias (H*dv); else NULLs */
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
     mha_kept kept;
 };

@@ -59,7 +59,9 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
         (r = dense_create(ctx, caller, n.value_kernel, n.value_bias, d.use_bias, dtype,
                           &layer->value)) ||
         (r = dense_create(ctx, caller, n.output_kernel, n.output_bias, d.use_bias, dtype,
-                          &layer->output)))
+                          &layer->output)) ||
+        (d.use_gate && (r = dense_create(ctx, caller, n.gate_kernel, n.gate_bias, d.use_bias,
+                                         dtype, &layer->gate))))
         goto fail;
     *out = layer;
     return VKATTN_SUCCESS;
@@ -91,30 +93,36 @@ void vkattn_mha_destroy(vkattn_mha *layer)
     dense_destroy(&layer->key);
     dense_destroy(&layer->value);
     dense_destroy(&layer->output);
+    dense_destroy(&layer->gate);
     for (int i = 0; i < MHA_SLOTS; i++)
         vka_scratch_release(&layer->scratch[i]);
     free(layer);
 }
 
-/* The eight arrays of a weights struct with their names, in one table so that
+/* The ten arrays of a weights struct with their names, in one table so that
  * set and get walk them identically. */
 typedef struct weight_ref {
     const char *name;
     float *host;
     mha_dense *dense;
     bool is_bias;
+    bool is_gate; /* used only with use_gate */
 } weight_ref;
 
-static void weight_table(vkattn_mha *layer, const vkattn_mha_weights *w, weight_ref t[8])
+enum { N_WEIGHTS = 10 };
+
+static void weight_table(vkattn_mha *layer, const vkattn_mha_weights *w, weight_ref t[N_WEIGHTS])
 {
-    t[0] = (weight_ref){"w->query_kernel", w->query_kernel, &layer->query, false};
-    t[1] = (weight_ref){"w->query_bias", w->query_bias, &layer->query, true};
-    t[2] = (weight_ref){"w->key_kernel", w->key_kernel, &layer->key, false};
-    t[3] = (weight_ref){"w->key_bias", w->key_bias, &layer->key, true};
-    t[4] = (weight_ref){"w->value_kernel", w->value_kernel, &layer->value, false};
-    t[5] = (weight_ref){"w->value_bias", w->value_bias, &layer->value, true};
-    t[6] = (weight_ref){"w->output_kernel", w->output_kernel, &layer->output, false};
-    t[7] = (weight_ref){"w->output_bias", w->output_bias, &layer->output, true};
+    t[0] = (weight_ref){"w->query_kernel", w->query_kernel, &layer->query, false, false};
+    t[1] = (weight_ref){"w->query_bias", w->query_bias, &layer->query, true, false};
+    t[2] = (weight_ref){"w->key_kernel", w->key_kernel, &layer->key, false, false};
+    t[3] = (weight_ref){"w->key_bias", w->key_bias, &layer->key, true, false};
+    t[4] = (weight_ref){"w->value_kernel", w->value_kernel, &layer->value, false, false};
+    t[5] = (weight_ref){"w->value_bias", w->value_bias, &layer->value, true, false};
+    t[6] = (weight_ref){"w->output_kernel", w->output_kernel, &layer->output, false, false};
+    t[7] = (weight_ref){"w->output_bias", w->output_bias, &layer->output, true, false};
+    t[8] = (weight_ref){"w->gate_kernel", w->gate_kernel, &layer->gate, false, true};
+    t[9] = (weight_ref){"w->gate_bias", w->gate_bias, &layer->gate, true, true};
 }
 
 vkattn_result vka_mha_set_weights_as(const char *caller, vkattn_mha *layer,
@@ -123,17 +131,21 @@ vkattn_result vka_mha_set_weights_as(const char *caller, vkattn_mha *layer,
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
                         caller, !layer ? "layer" : "w");
-    weight_ref t[8];
+    weight_ref t[N_WEIGHTS];
     weight_table(layer, w, t);
     /* check every array before uploading any, so a failure changes nothing */
-    for (int i = 0; i < 8; i++)
-        if (!t[i].host && (!t[i].is_bias || layer->d.use_bias))
+    for (int i = 0; i < N_WEIGHTS; i++)
+        if (!t[i].host && (!t[i].is_bias || layer->d.use_bias) &&
+            (!t[i].is_gate || layer->d.use_gate))
             return vka_fail(layer->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL%s", caller,
-                            t[i].name, t[i].is_bias ? " (the layer uses biases)" : "");
-    for (int i = 0; i < 8; i++) {
+                            t[i].name,
+                            t[i].is_gate   ? " (the layer has use_gate)"
+                            : t[i].is_bias ? " (the layer uses biases)"
+                                           : "");
+    for (int i = 0; i < N_WEIGHTS; i++) {
         vkattn_tensor *dst = t[i].is_bias ? t[i].dense->bias : t[i].dense->kernel;
         if (!dst)
-            continue; /* a bias of a no_bias layer */
+            continue; /* a bias of a no_bias layer, the gate of a layer without one */
         uint64_t count = t[i].is_bias ? t[i].dense->bias_count : t[i].dense->kernel_count;
         vkattn_result r =
             vka_layer_weight_set(layer->ctx, caller, dst, t[i].host, count, t[i].name);
@@ -149,13 +161,14 @@ vkattn_result vka_mha_get_weights_as(const char *caller, const vkattn_mha *layer
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
                         caller, !layer ? "layer" : "w");
-    weight_ref t[8];
+    weight_ref t[N_WEIGHTS];
     /* the tensors are read, not changed; the table just holds non-const pointers */
     weight_table((vkattn_mha *)layer, w, t);
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < N_WEIGHTS; i++) {
         vkattn_tensor *src = t[i].is_bias ? t[i].dense->bias : t[i].dense->kernel;
         if (!src)
-            continue; /* a bias of a no_bias layer: the caller's array is left alone */
+            continue; /* a bias of a no_bias layer, the gate of a layer without one: the
+                       * caller's array is left alone */
         uint64_t count = t[i].is_bias ? t[i].dense->bias_count : t[i].dense->kernel_count;
         vkattn_result r = vka_layer_weight_get(layer->ctx, caller, src, t[i].host, count);
         if (r)

@@ -3,6 +3,7 @@
  * composed from the op references. */
 #include "reference/layer_ref.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,4 +169,15 @@ vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call
     if (io->query_mask)
         apply_query_mask(call, io->query_mask, w->dv, io->output);
     return VKATTN_SUCCESS;
+}
+
+double vka_ref_sigmoid(double v)
+{
+    return 1.0 / (1.0 + exp(-v));
+}
+
+void vka_ref_gate(uint64_t n, const float *pre, float *x)
+{
+    for (uint64_t i = 0; i < n; i++)
+        x[i] = (float)((double)x[i] * vka_ref_sigmoid(pre[i]));
 }

@@ -3,7 +3,8 @@
  * are projected to kv_heads heads, which SDPA shares among the query heads),
  * composed from the op
  * references exactly as the GPU layer composes the ops:
- *   projections (matmul + bias) -> head split -> SDPA -> head merge -> output
+ *   projections (matmul + bias) -> head split -> SDPA -> head merge ->
+ *   [use_gate: * sigmoid(query @ gate_kernel + gate_bias)] -> output
  *   projection (matmul + bias).
  * Each op accumulates in double; the tensors between ops are f32, as on the
  * GPU. A query mask becomes part of an explicit (B, [H,] Tq, Tv) mask (a masked
@@ -22,13 +23,14 @@
 /* Every f32 scratch tensor of one call. */
 typedef struct scratch {
     float *proj, *q, *k, *v, *ctx_heads, *ctx_merged, *mask;
+    float *gate; /* (B, Tq, H*dv) use_gate: the gate before its sigmoid */
     float *attn; /* (B, H|1, Tq, Tv): the attention mask, broadcasts made explicit */
 } scratch;
 
 static void scratch_free(scratch *s)
 {
     free(s->proj), free(s->q), free(s->k), free(s->v);
-    free(s->ctx_heads), free(s->ctx_merged), free(s->mask), free(s->attn);
+    free(s->ctx_heads), free(s->ctx_merged), free(s->mask), free(s->attn), free(s->gate);
 }
 
 static vkattn_result alloc_floats(const char *fn, uint64_t n, float **out)
@@ -53,7 +55,7 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 }
 
 static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool mask,
-                                   uint64_t mask_count, scratch *s)
+                                   uint64_t mask_count, bool gate, scratch *s)
 {
     vkattn_result r;
     *s = (scratch){0};
@@ -62,7 +64,8 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool m
         (r = alloc_floats(fn, c->v_proj, &s->v)) ||
         (r = alloc_floats(fn, c->context, &s->ctx_heads)) ||
         (r = alloc_floats(fn, c->context, &s->ctx_merged)) ||
-        (mask && (r = alloc_floats(fn, mask_count, &s->mask)))) {
+        (mask && (r = alloc_floats(fn, mask_count, &s->mask))) ||
+        (gate && (r = alloc_floats(fn, c->context, &s->gate)))) {
         scratch_free(s);
         return r;
     }
@@ -77,14 +80,16 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
         (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
         (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
         (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)))
+        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)) ||
+        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_kernel", w->gate_kernel))))
         return r;
     if (!d->use_bias)
         return VKATTN_SUCCESS;
     if ((r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
         (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
         (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)))
+        (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)) ||
+        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_bias", w->gate_bias))))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -178,6 +183,12 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
         .batch = c->batch, .seq = c->tq, .heads = d->heads, .head_dim = d->value_dim};
     if ((r = vkattn_reference_heads_merge(&hp, s->ctx_heads, s->ctx_merged)))
         return r;
+    if (d->use_gate) {
+        if ((r = project(c->batch, c->tq, d->query_dim, d->hv, io->query, w->gate_kernel,
+                         d->use_bias ? w->gate_bias : NULL, s->gate)))
+            return r;
+        vka_ref_gate(c->context, s->gate, s->ctx_merged);
+    }
     return project(c->batch, c->tq, d->hv, d->output_dim, s->ctx_merged,
                    w->output_kernel, d->use_bias ? w->output_bias : NULL, io->output);
 }
@@ -197,7 +208,7 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
     scratch s;
     const uint32_t mask_heads = ml.dims[1]; /* of the expanded mask: H or 1 */
     const uint64_t mask_count = mask_heads > 1 ? c.mask_per_head : c.mask_shared;
-    if ((r = scratch_alloc(fn, &c, io->query_mask != NULL, mask_count, &s)))
+    if ((r = scratch_alloc(fn, &c, io->query_mask != NULL, mask_count, d->use_gate, &s)))
         return r;
     if (io->attention_mask &&
         (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &s.attn))) {

@@ -3,6 +3,7 @@
  * forward reference composes it,
  *   Q = xq Wq + bq, K = xk Wk + bk, V = xv Wv + bv      (then split into heads)
  *   ctx_h = dropout(softmax(Q_h K_h^T / sqrt(key_dim), masks)) V_h
+ *   [use_gate: ctx = merge(ctx) * sigmoid(xq Wg + bg)]
  *   out = merge(ctx) Wo + bo
  * keeping the weights and the dropout factors; the backward runs those steps
  * in reverse. The query mask is folded into the attention mask as the
@@ -18,6 +19,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "reference/layer_ref.h"
 #include "shape/mha_shape.h"
 
 
@@ -28,13 +30,17 @@ typedef struct scratch {
     double *qp, *kp, *vp, *qh, *kh, *vh, *s, *ctx;
     double *dout, *dctx, *dctxh, *ds, *dqh, *dkh, *dvh, *dqp, *dkp, *dvp;
     double *dxq, *dxk, *dxv, *dwq, *dwk, *dwv, *dwo, *dbq, *dbk, *dbv, *dbo;
+    /* use_gate: its kernel, pre-activation, sigmoid, the gated context and
+     * their gradients (each 1 double without the gate) */
+    double *wg, *gp, *gs, *gated, *dgated, *dgp, *dwg, *dbg;
     float *attn, *mask; /* the expanded attention mask; it combined with the query mask */
 } scratch;
 
 #define SCRATCH_DOUBLES(X)                                                                     \
     X(xq) X(xk) X(xv) X(wq) X(wk) X(wv) X(wo) X(qp) X(kp) X(vp) X(qh) X(kh) X(vh) X(s) X(ctx) \
     X(dout) X(dctx) X(dctxh) X(ds) X(dqh) X(dkh) X(dvh) X(dqp) X(dkp) X(dvp) X(dxq) X(dxk)     \
-    X(dxv) X(dwq) X(dwk) X(dwv) X(dwo) X(dbq) X(dbk) X(dbv) X(dbo)
+    X(dxv) X(dwq) X(dwk) X(dwv) X(dwo) X(dbq) X(dbk) X(dbv) X(dbo) X(wg) X(gp) X(gs) X(gated) \
+    X(dgated) X(dgp) X(dwg) X(dbg)
 
 static void scratch_free(scratch *t)
 {
@@ -58,6 +64,7 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
                         fn);
     vka_mha_weight_counts wc;
     vka_mha_weight_counts_of(d, &wc);
+    const uint64_t gate = d->use_gate ? c->context : 0;
     const struct {
         double **p;
         uint64_t n;
@@ -73,6 +80,9 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
         {&t->dwq, wc.query_kernel}, {&t->dwk, wc.key_kernel}, {&t->dwv, wc.value_kernel},
         {&t->dwo, wc.output_kernel}, {&t->dbq, wc.query_bias}, {&t->dbk, wc.key_bias},
         {&t->dbv, wc.value_bias}, {&t->dbo, wc.output_bias},
+        {&t->wg, wc.gate_kernel}, {&t->gp, gate}, {&t->gs, gate}, {&t->gated, gate},
+        {&t->dgated, gate}, {&t->dgp, gate}, {&t->dwg, wc.gate_kernel},
+        {&t->dbg, wc.gate_bias},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         vkattn_result r = vka_grad_alloc(fn, "scratch", all[i].n, all[i].p);
@@ -94,16 +104,23 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d, const 
         (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
         (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
         (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)))
+        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)) ||
+        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_kernel", w->gate_kernel))))
         return r;
     if (gw == w)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
                         fn);
+    if (gw && !d->use_gate && (gw->gate_kernel || gw->gate_bias))
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grad_w->%s is given but desc->use_gate is false (no gate)", fn,
+                        gw->gate_kernel ? "gate_kernel" : "gate_bias");
     if (d->use_bias)
         return (r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
                        (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
                        (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias))
+                       (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)) ||
+                       (d->use_gate &&
+                        (r = vka_ref_require_ptr(fn, "w->gate_bias", w->gate_bias)))
                    ? r
                    : VKATTN_SUCCESS;
     const char *extra = !gw                ? NULL
@@ -111,6 +128,7 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d, const 
                         : gw->key_bias    ? "key_bias"
                         : gw->value_bias  ? "value_bias"
                         : gw->output_bias ? "output_bias"
+                        : gw->gate_bias   ? "gate_bias"
                                           : NULL;
     if (extra)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -168,6 +186,8 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
         {"w->key_bias", b ? w->key_bias : NULL, wc.key_bias},
         {"w->value_bias", b ? w->value_bias : NULL, wc.value_bias},
         {"w->output_bias", b ? w->output_bias : NULL, wc.output_bias},
+        {"w->gate_kernel", d->use_gate ? w->gate_kernel : NULL, wc.gate_kernel},
+        {"w->gate_bias", b && d->use_gate ? w->gate_bias : NULL, wc.gate_bias},
     };
     const vkattn_mha_weights none = {0};
     const vkattn_mha_weights *o = gw ? gw : &none;
@@ -183,6 +203,8 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
         {"grad_w->key_bias", o->key_bias, wc.key_bias},
         {"grad_w->value_bias", o->value_bias, wc.value_bias},
         {"grad_w->output_bias", o->output_bias, wc.output_bias},
+        {"grad_w->gate_kernel", o->gate_kernel, wc.gate_kernel},
+        {"grad_w->gate_bias", o->gate_bias, wc.gate_bias},
     };
     return vka_grad_check_disjoint(fn, outs, sizeof outs / sizeof outs[0], ins,
                                    sizeof ins / sizeof ins[0]);
@@ -320,10 +342,30 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
             }
         }
     merge_heads(B, tq, H, 1, dv, ctxh, t->ctx);
+    if (d->use_gate) { /* gated = ctx * sigmoid(xq Wg + bg) */
+        vka_grad_widen(w->gate_kernel, wc.gate_kernel, t->wg);
+        dense(nq, d->query_dim, d->hv, t->xq, t->wg, bias ? w->gate_bias : NULL, t->gp);
+        for (size_t i = 0; i < c->context; i++) {
+            t->gs[i] = vka_ref_sigmoid(t->gp[i]);
+            t->gated[i] = t->ctx[i] * t->gs[i];
+        }
+    }
 
     /* ---- backward */
     vka_grad_widen(grad_output, c->output, t->dout);
-    dense_backward(nq, d->hv, d->output_dim, t->ctx, t->wo, t->dout, t->dctx, t->dwo, t->dbo);
+    if (d->use_gate) {
+        dense_backward(nq, d->hv, d->output_dim, t->gated, t->wo, t->dout, t->dgated, t->dwo,
+                       t->dbo);
+        for (size_t i = 0; i < c->context; i++) {
+            t->dctx[i] = t->dgated[i] * t->gs[i];
+            t->dgp[i] = t->dgated[i] * t->ctx[i] * t->gs[i] * (1.0 - t->gs[i]);
+        }
+        /* the gate path's part of dxq; the query path's adds to it below */
+        dense_backward(nq, d->query_dim, d->hv, t->xq, t->wg, t->dgp, t->dxq, t->dwg, t->dbg);
+    } else {
+        dense_backward(nq, d->hv, d->output_dim, t->ctx, t->wo, t->dout, t->dctx, t->dwo,
+                       t->dbo);
+    }
     split_heads(B, tq, H, 1, dv, t->dctx, t->dctxh);
     vka_grad_core_backward(&core, st, t->vh, t->dctxh, t->ds, t->dvh);
     for (size_t bh = 0; bh < B * H; bh++)
@@ -370,6 +412,8 @@ static void store(const vka_mha_dims *d, const vka_mha_call *c, const scratch *t
     vka_grad_store(t->dbk, wc.key_bias, gw->key_bias);
     vka_grad_store(t->dbv, wc.value_bias, gw->value_bias);
     vka_grad_store(t->dbo, wc.output_bias, gw->output_bias);
+    vka_grad_store(t->dwg, wc.gate_kernel, gw->gate_kernel);
+    vka_grad_store(t->dbg, wc.gate_bias, gw->gate_bias);
 }
 
 /* The layer of resolved dims d (MultiHeadAttention or GroupedQueryAttention);

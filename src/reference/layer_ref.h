@@ -48,6 +48,14 @@ vkattn_result vka_ref_mask_layout(const char *fn, const vkattn_layer_call *call,
 vkattn_result vka_ref_mask_expand(const char *fn, const vkattn_layer_call *call,
                                   const float *mask, const vka_mask_layout *l, float **out);
 
+/* Keras use_gate (MultiHeadAttention, GroupedQueryAttention):
+ * x[i] *= sigmoid(pre[i]) for i < n, the sigmoid and product in double, the
+ * result rounded to f32 once (as the GPU's gate.comp, in f32 there). */
+void vka_ref_gate(uint64_t n, const float *pre, float *x);
+
+/* sigmoid(v) in double: 1 / (1 + exp(-v)), exactly 0 for v below about -709. */
+double vka_ref_sigmoid(double v);
+
 /* malloc of n floats, failing with OUT_OF_HOST_MEMORY naming `what`. */
 vkattn_result vka_ref_layer_alloc(const char *fn, const char *what, uint64_t n, float **out);
 

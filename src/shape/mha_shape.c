@@ -45,7 +45,8 @@ static vkattn_result resolve_widths(struct vkattn_context *ctx, const char *call
     if ((r = width(ctx, caller, "the query kernel", d->query_dim, d->qk, &unused)) ||
         (r = width(ctx, caller, "the key kernel", d->key_width, d->kv_qk, &unused)) ||
         (r = width(ctx, caller, "the value kernel", d->value_width, d->kv_hv, &unused)) ||
-        (r = width(ctx, caller, "the output kernel", d->hv, d->output_dim, &unused)))
+        (r = width(ctx, caller, "the output kernel", d->hv, d->output_dim, &unused)) ||
+        (d->use_gate && (r = width(ctx, caller, "the gate kernel", d->query_dim, d->hv, &unused))))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -84,6 +85,7 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         .use_bias = !desc->no_bias,
         .dropout = desc->dropout,
         .sliding_window = desc->sliding_window,
+        .use_gate = desc->use_gate,
     };
     if ((r = resolve_widths(ctx, caller, &d)))
         return r;
@@ -126,6 +128,7 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
         .use_bias = !desc->no_bias,
         .dropout = desc->dropout,
         .sliding_window = (uint32_t)desc->sliding_window,
+        .use_gate = desc->use_gate,
     };
     if ((r = resolve_widths(ctx, caller, &d)))
         return r;
@@ -144,6 +147,8 @@ void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out)
         .key_bias = d->kv_qk,
         .value_bias = d->kv_hv,
         .output_bias = d->output_dim,
+        .gate_kernel = d->use_gate ? (uint64_t)d->query_dim * d->hv : 0,
+        .gate_bias = d->use_gate ? d->hv : 0,
     };
 }
 

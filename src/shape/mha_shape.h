@@ -29,6 +29,9 @@ typedef struct vka_mha_dims {
     bool use_bias;
     float dropout;
     uint32_t sliding_window; /* 0 = none */
+    /* Keras use_gate: the context (B, Tq, hv) is multiplied by
+     * sigmoid(query @ gate_kernel (query_dim, hv) + gate_bias (hv)) */
+    bool use_gate;
 } vka_mha_dims;
 
 /* Element counts of the Keras-layout weights. */
@@ -36,6 +39,7 @@ typedef struct vka_mha_weight_counts {
     uint64_t query_kernel, key_kernel, value_kernel,
         output_kernel;                                      /* (D_in, H|Hkv * d), (H*dv, Dout) */
     uint64_t query_bias, key_bias, value_bias, output_bias; /* H*dk, Hkv*dk, Hkv*dv, Dout */
+    uint64_t gate_kernel, gate_bias; /* Dq*H*dv, H*dv; 0 without use_gate */
 } vka_mha_weight_counts;
 
 /* Checks desc (caller names the public function in messages); fills *out. */

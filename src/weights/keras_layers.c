@@ -13,6 +13,9 @@
 
 #define INVALID VKATTN_ERROR_INVALID_ARGUMENT
 #define MAX_NAME 1024
+/* The most weights of one layer: MultiHeadAttention's 5 dense sublayers
+ * (query, key, gate, value, output), kernel and bias each. */
+#define MAX_SLOTS 10
 
 bool vka_weights_full_name(const char *fn, const char *prefix, const char *name, char *buf,
                            size_t size)
@@ -90,8 +93,10 @@ static vkattn_result load_slots(vkattn_weights_file *f, const char *fn,
 static vkattn_result save_slots(const char *fn, const char *path, const char *prefix,
                                 const char *layer, const vka_weight_slot *s, size_t n)
 {
-    vkattn_weights_tensor t[8];
-    char names[8][MAX_NAME];
+    vkattn_weights_tensor t[MAX_SLOTS];
+    char names[MAX_SLOTS][MAX_NAME];
+    if (n > MAX_SLOTS) /* a programming error of this file's tables */
+        return vka_fail(NULL, INVALID, "%s: %zu weights; at most %d", fn, n, MAX_SLOTS);
     for (size_t i = 0; i < n; i++) {
         if (!vka_weights_full_name(fn, prefix, s[i].name, names[i], sizeof names[i]))
             return INVALID;
@@ -111,23 +116,27 @@ static vkattn_result save_slots(const char *fn, const char *path, const char *pr
 /* The axis words of the messages: MultiHeadAttention's or GroupedQueryAttention's. */
 typedef struct mha_axes {
     const char *query, *key, *value, *output, *query_bias, *key_bias, *value_bias, *output_bias;
+    const char *gate, *gate_bias;
 } mha_axes;
 
 static const mha_axes mha_words = {
     "(query_width, num_heads, key_dim)", "(key_width, num_heads, key_dim)",
     "(value_width, num_heads, value_dim)", "(num_heads, value_dim, output_dim)",
     "(num_heads, key_dim)", "(num_heads, key_dim)", "(num_heads, value_dim)", "(output_dim,)",
+    "(query_width, num_heads, value_dim)", "(num_heads, value_dim)",
 };
 static const mha_axes gqa_words = {
     "(query_width, num_query_heads, head_dim)", "(key_width, num_key_value_heads, head_dim)",
     "(value_width, num_key_value_heads, head_dim)", "(num_query_heads, head_dim, query_width)",
     "(num_query_heads, head_dim)", "(num_key_value_heads, head_dim)",
     "(num_key_value_heads, head_dim)", "(query_width,)",
+    "(query_width, num_query_heads, head_dim)", "(num_query_heads, head_dim)",
 };
 
-/* Keras MultiHeadAttention's EinsumDense sublayers: query, key, value,
- * attention_output, each with kernel and bias; GroupedQueryAttention's have
- * the same names, key and value with its kv_heads heads. */
+/* Keras MultiHeadAttention's EinsumDense sublayers: query, key, [gate,]
+ * value, attention_output (Keras's order), each with kernel and bias;
+ * GroupedQueryAttention's have the same names, key and value with its
+ * kv_heads heads. */
 static size_t mha_slots(const vka_mha_dims *d, const mha_axes *a, vkattn_mha_weights *w,
                         vka_weight_slot *s)
 {
@@ -136,6 +145,9 @@ static size_t mha_slots(const vka_mha_dims *d, const mha_axes *a, vkattn_mha_wei
                                false, &w->query_kernel, NULL};
     s[n++] = (vka_weight_slot){"key/kernel", 3, {d->key_width, d->kv_heads, d->key_dim}, a->key,
                                false, &w->key_kernel, NULL};
+    if (d->use_gate)
+        s[n++] = (vka_weight_slot){"gate/kernel", 3, {d->query_dim, d->heads, d->value_dim},
+                                   a->gate, false, &w->gate_kernel, NULL};
     s[n++] = (vka_weight_slot){"value/kernel", 3, {d->value_width, d->kv_heads, d->value_dim},
                                a->value, false, &w->value_kernel, NULL};
     s[n++] = (vka_weight_slot){"attention_output/kernel", 3,
@@ -147,6 +159,9 @@ static size_t mha_slots(const vka_mha_dims *d, const mha_axes *a, vkattn_mha_wei
                                &w->query_bias, NULL};
     s[n++] = (vka_weight_slot){"key/bias", 2, {d->kv_heads, d->key_dim}, a->key_bias, false,
                                &w->key_bias, NULL};
+    if (d->use_gate)
+        s[n++] = (vka_weight_slot){"gate/bias", 2, {d->heads, d->value_dim}, a->gate_bias, false,
+                                   &w->gate_bias, NULL};
     s[n++] = (vka_weight_slot){"value/bias", 2, {d->kv_heads, d->value_dim}, a->value_bias,
                                false, &w->value_bias, NULL};
     s[n++] = (vka_weight_slot){"attention_output/bias", 1, {d->output_dim}, a->output_bias,
@@ -154,13 +169,30 @@ static size_t mha_slots(const vka_mha_dims *d, const mha_axes *a, vkattn_mha_wei
     return n;
 }
 
+/* PyTorch's nn.MultiheadAttention and the Llama family have no separate gate
+ * projection (Qwen3-Next packs its gate into q_proj, interleaved per head: a
+ * different layout, not Keras's gate sublayer), so there is no name to read
+ * Keras's gate from: refused rather than guessed. */
+static vkattn_result no_gate_names(const char *fn, vkattn_weights_names names)
+{
+    return vka_fail(NULL, INVALID,
+                    "%s: desc->use_gate is set but load->names is %s, which has no gate "
+                    "projection; load a gated layer with VKATTN_WEIGHTS_NAMES_KERAS "
+                    "(gate/kernel, gate/bias)",
+                    fn,
+                    names == VKATTN_WEIGHTS_NAMES_TORCH   ? "VKATTN_WEIGHTS_NAMES_TORCH"
+                    : names == VKATTN_WEIGHTS_NAMES_LLAMA ? "VKATTN_WEIGHTS_NAMES_LLAMA"
+                                                          : "not KERAS");
+}
+
 void vkattn_mha_weights_free(vkattn_mha_weights *w)
 {
     if (!w)
         return;
-    float *all[] = {w->query_kernel, w->query_bias, w->key_kernel, w->key_bias,
-                    w->value_kernel, w->value_bias, w->output_kernel, w->output_bias};
-    for (size_t i = 0; i < 8; i++)
+    float *all[] = {w->query_kernel, w->query_bias, w->key_kernel,    w->key_bias,
+                    w->value_kernel, w->value_bias, w->output_kernel, w->output_bias,
+                    w->gate_kernel,  w->gate_bias};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
     memset(w, 0, sizeof *w);
 }
@@ -178,10 +210,12 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
     if (r)
         return r;
     vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    if (names == VKATTN_WEIGHTS_NAMES_TORCH) {
+    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
+        r = no_gate_names(fn, names);
+    } else if (names == VKATTN_WEIGHTS_NAMES_TORCH) {
         r = vka_weights_load_torch_mha(f, fn, desc, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        vka_weight_slot s[8];
+        vka_weight_slot s[MAX_SLOTS];
         r = load_slots(f, fn, load, s, mha_slots(&d, &mha_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
@@ -203,7 +237,7 @@ vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *d
     if (r)
         return r;
     vkattn_mha_weights copy = *w; /* the slots point at its members; nothing is written */
-    vka_weight_slot s[8];
+    vka_weight_slot s[MAX_SLOTS];
     return save_slots(fn, path, prefix, "MultiHeadAttention", s,
                       mha_slots(&d, &mha_words, &copy, s));
 }
@@ -228,10 +262,12 @@ vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_d
     if (r)
         return r;
     vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
+    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
+        r = no_gate_names(fn, names);
+    } else if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
         r = vka_weights_load_llama_gqa(f, fn, &d, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        vka_weight_slot s[8];
+        vka_weight_slot s[MAX_SLOTS];
         r = load_slots(f, fn, load, s, mha_slots(&d, &gqa_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
@@ -254,7 +290,7 @@ vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *d
     if (r)
         return r;
     vkattn_gqa_weights copy = *w; /* the slots point at its members; nothing is written */
-    vka_weight_slot s[8];
+    vka_weight_slot s[MAX_SLOTS];
     return save_slots(fn, path, prefix, "GroupedQueryAttention", s,
                       mha_slots(&d, &gqa_words, &copy, s));
 }

@@ -21,6 +21,7 @@ typedef enum attn_kind { ATTN_NONE, ATTN_SHARED, ATTN_PER_HEAD } attn_kind;
 typedef struct mh_case {
     rc_mha_widths w; /* w.Hkv key/value heads */
     bool no_bias;
+    bool use_gate; /* gate_kernel (Dq, H, dv) and gate_bias (H, dv) exist */
     const vkattn_layer_call *call;
     bool key_given; /* a key tensor of its own */
     bool self_attn; /* the query tensor is also value (and key) */
@@ -56,7 +57,7 @@ static inline float *mh_repeat_heads(const float *src, uint32_t rows, uint32_t h
 
 /* Element counts of every array of a case. */
 typedef struct sizes {
-    size_t wq, bq, wk, bk, wv, bv, wo, bo;
+    size_t wq, bq, wk, bk, wv, bv, wo, bo, wg, bg;
     size_t query, key, value, qm, vm, am, out, scores;
 } sizes;
 
@@ -80,6 +81,7 @@ static inline sizes mh_sizes(const mh_case *m)
         .wk = (size_t)w.Dk * w.Hkv * w.dk, .bk = (size_t)w.Hkv * w.dk,
         .wv = (size_t)w.Dv * w.Hkv * w.dv, .bv = (size_t)w.Hkv * w.dv,
         .wo = (size_t)w.H * w.dv * w.Dout, .bo = w.Dout,
+        .wg = (size_t)w.Dq * w.H * w.dv, .bg = (size_t)w.H * w.dv,
         .query = B * Tq * w.Dq, .key = B * Tv * w.Dk, .value = B * Tv * w.Dv,
         .qm = B * Tq, .vm = B * Tv,
         .am = B * (m->attn == ATTN_PER_HEAD ? w.H : 1) * Tq * Tv,
@@ -111,6 +113,12 @@ static inline void mh_host_random(const mh_case *m, host *h)
         .value_kernel = mh_uniform(s.wv, av), .value_bias = mh_uniform(s.bv, 0.5f),
         .output_kernel = mh_uniform(s.wo, ao), .output_bias = mh_uniform(s.bo, 0.5f),
     };
+    /* the gate's pre-activations O(1) with a bias of +-2: sigmoid well away
+     * from both 1/2 and its saturation, so a wrong gate shows */
+    if (m->use_gate) {
+        h->w.gate_kernel = mh_uniform(s.wg, 2.0f * aq);
+        h->w.gate_bias = mh_uniform(s.bg, 2.0f);
+    }
     h->query = mh_uniform(s.query, 1.0f);
     h->value = m->self_attn ? h->query : mh_uniform(s.value, 1.0f);
     h->key = m->key_given ? mh_uniform(s.key, 1.0f) : NULL;
@@ -131,6 +139,7 @@ static inline void mh_weights_free(vkattn_mha_weights *w)
 {
     free(w->query_kernel), free(w->query_bias), free(w->key_kernel), free(w->key_bias);
     free(w->value_kernel), free(w->value_bias), free(w->output_kernel), free(w->output_bias);
+    free(w->gate_kernel), free(w->gate_bias);
 }
 
 static inline void mh_host_free(const mh_case *m, host *h)

@@ -8,7 +8,7 @@
  * shared, per-head and broadcast attention masks, causal top-left and
  * bottom-right), sliding windows, dropout (the Philox stream must match the
  * reference bit for bit), returned scores (B, Nq, Tq, Tv), the fused and
- * chained SDPA paths; outputs poisoned with NaN before every run; exact
+ * chained SDPA paths, Keras use_gate on and off; outputs poisoned with NaN before every run; exact
  * output-bias rows for fully masked query rows; bad arguments (each error
  * names the argument, and a refused record leaves the command buffer empty).
  *
@@ -48,7 +48,8 @@ static uint32_t key_width_of(const vkattn_gqa_desc *d)
 static mh_case view(const gcase *m)
 {
     const vkattn_gqa_desc *d = &m->desc;
-    return (mh_case){.w = mh_gqa_widths(d), .no_bias = d->no_bias, .call = &m->call, .key_given = m->key_given,
+    return (mh_case){.w = mh_gqa_widths(d), .no_bias = d->no_bias, .use_gate = d->use_gate,
+                     .call = &m->call, .key_given = m->key_given,
                      .self_attn = m->self_attn, .query_mask = m->query_mask,
                      .value_mask = m->value_mask, .attn = m->attn, .am_form = m->am_form};
 }
@@ -75,12 +76,13 @@ static void describe(const gcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "gqa h=%u Nq=%u Nkv=%u Dq=%u Dk=%u Dv=%u bias=%d drop=%.2f window=%d | B=%u Tq=%u "
              "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d scores=%d "
-             "path=%d",
+             "path=%d gate=%d",
              d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
              key_width_of(d), d->value_width, !d->no_bias, (double)d->dropout,
              (int)d->sliding_window, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "-",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path);
+             (int)c->causal, c->training, c->return_attention_scores, (int)c->path,
+             d->use_gate);
 }
 
 static void check_case(vkattn_context *ctx, const gcase *m)
@@ -161,6 +163,7 @@ static gcase random_case(void)
     m.attn = (attn_kind)tu_rand_range(0, 2);
     if (rc_one_in(3))
         m.desc.sliding_window = (int32_t)rc_random_window(m.call.tq, m.call.tv);
+    m.desc.use_gate = coin(); /* Keras use_gate */
     return m;
 }
 
@@ -268,6 +271,7 @@ static void test_equals_mha(void **state)
             .num_heads = g->num_query_heads, .key_dim = hd, .query_width = g->query_width,
             .key_width = g->key_width, .value_width = g->value_width, .no_bias = g->no_bias,
             .dropout = g->dropout, .sliding_window = (uint32_t)g->sliding_window,
+            .use_gate = g->use_gate, /* the gate has Nq heads in both: the same weights */
         };
         float *mref = tu_floats(s.out), *msc = tu_floats(s.scores);
         float *gref = tu_floats(s.out), *gsc = tu_floats(s.scores);
@@ -440,6 +444,20 @@ static void test_bad_create_and_weights(void **state)
     w.key_kernel = k, w.value_bias = NULL;
     expect_invalid(vkattn_gqa_set_weights(layer, &w), "w->value_bias");
     expect_invalid(vkattn_gqa_get_weights(layer, NULL), "w");
+    vkattn_gqa_destroy(layer);
+    /* use_gate: the gate's kernel and bias are required (the bias unless no_bias) */
+    vkattn_gqa_desc gated = good;
+    gated.use_gate = true;
+    w.value_bias = k;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &gated, &layer));
+    expect_invalid(vkattn_gqa_set_weights(layer, &w), "w->gate_kernel");
+    assert_non_null(strstr(vkattn_last_error(), "vkattn_gqa_set_weights"));
+    expect_invalid(vkattn_reference_gqa(&gated, &w, &call, &hio), "w->gate_kernel");
+    w.gate_kernel = k;
+    expect_invalid(vkattn_gqa_set_weights(layer, &w), "w->gate_bias");
+    expect_invalid(vkattn_reference_gqa(&gated, &w, &call, &hio), "w->gate_bias");
+    w.gate_bias = k;
+    TH_OK(ctx, vkattn_gqa_set_weights(layer, &w));
     vkattn_gqa_destroy(layer);
     th_assert_validation_clean();
 }

@@ -8,8 +8,8 @@
  * reference. Random shapes: Nq in {1, 2, 4, 6} with Nkv in {1, Nq/2, Nq},
  * odd widths, Tq != Tv, batch 1, key given or omitted (grad_value then sums
  * both paths), self-attention, query/value/attention masks, causal both ways,
- * sliding windows, dropout in training, no_bias, the fused (AUTO) and chained
- * paths.
+ * sliding windows, dropout in training, no_bias, Keras use_gate, the fused
+ * (AUTO) and chained paths.
  * Gradients poisoned with NaN first.
  *
  * Bound (test_mha_backward.c's): max|got - ref| / max(max|ref|, 0.01) <= 2e-4
@@ -25,7 +25,8 @@
 #define BOUND 2e-4
 #define PROPERTY_BOUND 1e-5
 
-enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, N_GRADS };
+enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, G_WG, G_BG,
+       N_GRADS };
 
 typedef struct bcase {
     vkattn_gqa_desc desc;
@@ -37,6 +38,7 @@ typedef struct bcase {
 static mh_case view(const bcase *m)
 {
     return (mh_case){.w = mh_gqa_widths(&m->desc), .no_bias = m->desc.no_bias,
+                     .use_gate = m->desc.use_gate,
                      .call = &m->call, .key_given = m->key_given, .self_attn = m->self_attn,
                      .query_mask = m->query_mask, .value_mask = m->value_mask, .attn = m->attn};
 }
@@ -48,14 +50,15 @@ static void grad_counts(const bcase *m, size_t n[N_GRADS])
     const sizes s = mh_sizes(&v);
     const bool b = !m->desc.no_bias;
     const size_t c[N_GRADS] = {s.query, s.value, m->key_given ? s.key : 0, s.wq, b ? s.bq : 0,
-                               s.wk, b ? s.bk : 0, s.wv, b ? s.bv : 0, s.wo, b ? s.bo : 0};
+                               s.wk, b ? s.bk : 0, s.wv, b ? s.bv : 0, s.wo, b ? s.bo : 0,
+                               v.use_gate ? s.wg : 0, v.use_gate && b ? s.bg : 0};
     memcpy(n, c, sizeof c);
 }
 
 static vkattn_mha_weights weights_of(float *const g[N_GRADS])
 {
-    return (vkattn_mha_weights){g[G_WQ], g[G_BQ], g[G_WK], g[G_BK],
-                                g[G_WV], g[G_BV], g[G_WO], g[G_BO]};
+    return (vkattn_mha_weights){g[G_WQ], g[G_BQ], g[G_WK], g[G_BK], g[G_WV],
+                                g[G_BV], g[G_WO], g[G_BO], g[G_WG], g[G_BG]};
 }
 
 static void describe(const bcase *m, char *buf, size_t n)
@@ -64,10 +67,11 @@ static void describe(const bcase *m, char *buf, size_t n)
     const vkattn_layer_call *c = &m->call;
     snprintf(buf, n,
              "gqa backward h=%u Nq=%u Nkv=%u Dq=%u Dv=%u key=%d self=%d bias=%d drop=%.2f "
-             "window=%d | B=%u Tq=%u Tv=%u qm=%d vm=%d attn=%d causal=%d train=%d path=%d",
+             "window=%d gate=%d | B=%u Tq=%u Tv=%u qm=%d vm=%d attn=%d causal=%d train=%d "
+             "path=%d",
              d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
              d->value_width, m->key_given, m->self_attn, !d->no_bias, (double)d->dropout,
-             (int)d->sliding_window, c->batch, c->tq, c->tv, m->query_mask, m->value_mask,
+             (int)d->sliding_window, d->use_gate, c->batch, c->tq, c->tv, m->query_mask, m->value_mask,
              (int)m->attn, (int)c->causal, c->training, (int)c->path);
 }
 
@@ -97,7 +101,8 @@ static void check_property(const bcase *m, const host *h, const float *gout,
     const vkattn_mha_desc md = {
         .num_heads = d->num_query_heads, .key_dim = hd, .query_width = d->query_width,
         .key_width = d->key_width, .value_width = d->value_width, .no_bias = d->no_bias,
-        .dropout = d->dropout, .sliding_window = (uint32_t)d->sliding_window};
+        .dropout = d->dropout, .sliding_window = (uint32_t)d->sliding_window,
+        .use_gate = d->use_gate};
     vkattn_mha_weights mw = h->w;
     mw.key_kernel = mh_repeat_heads(h->w.key_kernel, dk, nkv, G, hd);
     mw.value_kernel = mh_repeat_heads(h->w.value_kernel, d->value_width, nkv, G, hd);
@@ -173,7 +178,8 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     const vkattn_layer_grads g = {.grad_output = tgout, .grad_query = gt[G_QUERY],
                                   .grad_value = gt[G_VALUE], .grad_key = gt[G_KEY]};
     const vkattn_gqa_weight_tensors gw = {gt[G_WQ], gt[G_BQ], gt[G_WK], gt[G_BK],
-                                          gt[G_WV], gt[G_BV], gt[G_WO], gt[G_BO]};
+                                          gt[G_WV], gt[G_BV], gt[G_WO], gt[G_BO],
+                                          gt[G_WG], gt[G_BG]};
     TH_OK(ctx, vkattn_gqa_backward_prepare(layer, &call, &io, &g, &gw));
     vkattn_result r = vkattn_gqa_backward_run(layer, &call, &io, &g, &gw);
     if (r)
@@ -212,6 +218,7 @@ static bcase random_case(int idx)
     d->query_width = tu_rand_range(1, 13);
     d->value_width = tu_rand_range(1, 13);
     d->no_bias = idx % 4 == 3;
+    d->use_gate = idx % 5 < 3; /* Keras use_gate, on both paths, with and without biases */
     m.call = (vkattn_layer_call){.batch = idx % 3 ? 2 : 1, .tq = tu_rand_range(1, 11),
                                  .causal = (vkattn_causal)tu_rand_range(0, 2),
                                  /* AUTO takes the fused path where the backward can

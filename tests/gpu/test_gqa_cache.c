@@ -4,7 +4,7 @@
  *
  * Nq 4 with Nkv 1 (multi-query) and 2, batch 2, a prefill of 9 tokens, three
  * steps of 1 and one of 2, without and with a sliding window (4: the band
- * moves with each step); then a cache of the wrong number of heads is
+ * moves with each step), and with Keras's use_gate; then a cache of the wrong number of heads is
  * refused, naming both, and leaves the cache as it was. Bound: test_gqa.c's
  * (and test_mha_cache.c's), max|got - ref| / max(|ref|, 1) <= 2e-5: fp32
  * projections and attention vs the double reference. */
@@ -22,19 +22,21 @@
 #define N 14u /* prefill 9, steps 1, 1, 1, 2 */
 #define CAP 16u
 
-static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window)
+static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool gate)
 {
     const vkattn_gqa_desc desc = {.head_dim = HD, .num_query_heads = NQ,
                                   .num_key_value_heads = nkv, .query_width = W,
-                                  .value_width = W, .sliding_window = window};
-    const size_t n[8] = {W * NQ * HD, NQ * HD, W * nkv * HD, nkv * HD,
-                         W * nkv * HD, nkv * HD, NQ * HD * W, W};
-    float *a[8];
-    for (int i = 0; i < 8; i++) {
+                                  .value_width = W, .sliding_window = window,
+                                  .use_gate = gate};
+    const size_t n[10] = {W * NQ * HD, NQ * HD, W * nkv * HD, nkv * HD,    W * nkv * HD,
+                          nkv * HD,    NQ * HD * W, W,     W * NQ * HD, NQ * HD};
+    float *a[10];
+    for (int i = 0; i < 10; i++) {
         a[i] = tu_floats(n[i]);
-        tu_fill_uniform(a[i], n[i], -0.5f, 0.5f);
+        tu_fill_uniform(a[i], n[i], i < 8 ? -0.5f : -2.0f, i < 8 ? 0.5f : 2.0f);
     }
-    const vkattn_gqa_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]};
+    const vkattn_gqa_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                  gate ? a[8] : NULL, gate ? a[9] : NULL};
     float *x = tu_floats((size_t)B * N * W), *ref = tu_floats((size_t)B * N * W);
     float *got = tu_floats((size_t)B * N * W);
     tu_fill_uniform(x, (size_t)B * N * W, -1.0f, 1.0f);
@@ -74,8 +76,9 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window)
     }
     const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
     if (!(err <= OUT_BOUND))
-        fail_msg("Nkv %u window %d: cached calls vs the full causal call: error %.3g exceeds %.3g",
-                 nkv, (int)window, err, OUT_BOUND);
+        fail_msg("Nkv %u window %d gate %d: cached calls vs the full causal call: error %.3g "
+                 "exceeds %.3g",
+                 nkv, (int)window, gate, err, OUT_BOUND);
 
     /* a cache of Nq heads (MultiHeadAttention's) does not fit this layer */
     vkattn_kv_cache *wrong;
@@ -95,14 +98,16 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window)
     vkattn_tensor_destroy(t1), vkattn_tensor_destroy(o1);
     vkattn_kv_cache_destroy(wrong), vkattn_kv_cache_destroy(cache);
     vkattn_gqa_destroy(gqa);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         free(a[i]);
     free(x), free(ref), free(got);
 }
 
-static void test_multi_query(void **state) { run_sequence(TH_CTX(state), 1, 0); }
-static void test_two_groups(void **state) { run_sequence(TH_CTX(state), 2, 0); }
-static void test_sliding_window(void **state) { run_sequence(TH_CTX(state), 2, 4); }
+static void test_multi_query(void **state) { run_sequence(TH_CTX(state), 1, 0, false); }
+static void test_two_groups(void **state) { run_sequence(TH_CTX(state), 2, 0, false); }
+static void test_sliding_window(void **state) { run_sequence(TH_CTX(state), 2, 4, false); }
+/* Keras use_gate: the gate of each new row is projected on the cached path too */
+static void test_gate(void **state) { run_sequence(TH_CTX(state), 2, 4, true); }
 
 int main(void)
 {
@@ -110,6 +115,7 @@ int main(void)
         cmocka_unit_test(test_multi_query),
         cmocka_unit_test(test_two_groups),
         cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_gate),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

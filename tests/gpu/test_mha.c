@@ -8,7 +8,8 @@
  * dropout (the Philox stream must match the reference bit for bit, or the
  * outputs would differ by whole weights), returned scores, the fused and
  * chained SDPA paths, the seed tutorial's shape (d_model 128, 8 heads), batch
- * 1 and odd sizes; exact output-bias rows for fully masked query rows; two
+ * 1 and odd sizes; Keras's use_gate at random and on every path; exact
+ * output-bias rows for fully masked query rows; two
  * calls in one command buffer and scratch growth; bad arguments.
  *
  * Bounds: inputs in [-1, 1], kernels scaled by 1/sqrt(fan-in) so every stage
@@ -42,6 +43,7 @@ typedef struct mcase {
 static mh_case view(const mcase *m)
 {
     return (mh_case){.w = rc_mha_widths_of(&m->desc), .no_bias = m->desc.no_bias,
+                     .use_gate = m->desc.use_gate,
                      .call = &m->call, .key_given = m->key_given, .self_attn = m->self_attn,
                      .query_mask = m->query_mask, .value_mask = m->value_mask, .attn = m->attn,
                      .am_form = m->am_form};
@@ -94,12 +96,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
              "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d window=%u",
+             "scores=%d path=%d window=%u gate=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
              (int)c->causal, c->training, c->return_attention_scores, (int)c->path,
-             m->desc.sliding_window);
+             m->desc.sliding_window, m->desc.use_gate);
 }
 
 static void check_masked_query_rows(const mcase *m, const host *h, const float *out,
@@ -162,9 +164,11 @@ static mcase random_case(void)
         .no_bias_one_in = 4, .dropout_one_in = 3, .max_dropout = 0.6f, .scores_one_in = 2,
     };
     const rc_mha r = rc_random_mha(&bounds);
-    return (mcase){.desc = r.desc, .call = r.call, .key_given = r.key_given,
-                   .self_attn = r.self_attn, .query_mask = r.query_mask,
-                   .value_mask = r.value_mask, .attn = (attn_kind)tu_rand_range(0, 2)};
+    mcase m = {.desc = r.desc, .call = r.call, .key_given = r.key_given,
+               .self_attn = r.self_attn, .query_mask = r.query_mask,
+               .value_mask = r.value_mask, .attn = (attn_kind)tu_rand_range(0, 2)};
+    m.desc.use_gate = coin(); /* Keras use_gate, on every path the case takes */
+    return m;
 }
 
 static void test_random_cases(void **state)
@@ -419,6 +423,66 @@ static void test_weights_round_trip(void **state)
     }
 }
 
+/* Keras use_gate: context * sigmoid(query @ gate_kernel + gate_bias) before
+ * the output projection, on the fused, chained and automatic paths, with
+ * masks, causal, a window, dropout and no_bias; the gate really changes the
+ * output (the reference without it differs), and its weights round-trip. */
+static void test_gate(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int v = 0; v < 6; v++) {
+        mcase m = base_case();
+        m.desc.use_gate = true;
+        m.desc.no_bias = v >= 3;
+        m.call.path = (vkattn_sdpa_path)(v % 3);
+        m.call.return_attention_scores = m.call.path == VKATTN_SDPA_UNFUSED;
+        m.query_mask = m.value_mask = true;
+        m.call.causal = v % 2 ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE;
+        m.desc.sliding_window = v == 4 ? 3 : 0;
+        if (v >= 2) { /* the gate multiplies the context after dropout */
+            m.desc.dropout = 0.4f;
+            m.call.training = true;
+            m.call.seed = 77 + (uint64_t)v;
+        }
+        check_case(ctx, &m);
+    }
+
+    /* the gate is really applied: without it the reference differs */
+    mcase m = base_case();
+    m.desc.use_gate = true;
+    const sizes s = sizes_of(&m);
+    host h;
+    host_random(&m, &h);
+    float *gated = tu_floats(s.out), *plain = tu_floats(s.out), *sc = tu_floats(s.scores);
+    vkattn_layer_host_io hio = host_io(&m, &h, gated, sc);
+    TH_OK(ctx, vkattn_reference_mha(&m.desc, &h.w, &m.call, &hio));
+    vkattn_mha_desc off = m.desc;
+    off.use_gate = false;
+    hio.output = plain;
+    TH_OK(ctx, vkattn_reference_mha(&off, &h.w, &m.call, &hio));
+    assert_true(tu_max_abs_err(gated, plain, s.out) > 1e-2);
+
+    /* gate weights round-trip; a layer without the gate leaves them alone */
+    vkattn_mha *layer;
+    TH_OK(ctx, vkattn_mha_create(ctx, &m.desc, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &h.w));
+    float *wg = tu_floats(s.wg), *bg = tu_floats(s.bg);
+    tu_poison(wg, s.wg), tu_poison(bg, s.bg);
+    vkattn_mha_weights got = {.gate_kernel = wg, .gate_bias = bg};
+    TH_OK(ctx, vkattn_mha_get_weights(layer, &got));
+    assert_memory_equal(wg, h.w.gate_kernel, s.wg * sizeof(float));
+    assert_memory_equal(bg, h.w.gate_bias, s.bg * sizeof(float));
+    vkattn_mha_destroy(layer);
+    TH_OK(ctx, vkattn_mha_create(ctx, &off, &layer));
+    tu_poison(wg, s.wg);
+    TH_OK(ctx, vkattn_mha_get_weights(layer, &got));
+    assert_true(isnan(wg[0]));
+    vkattn_mha_destroy(layer);
+    th_assert_validation_clean();
+    host_free(&m, &h);
+    free(gated), free(plain), free(sc), free(wg), free(bg);
+}
+
 /* Two calls of one layer in one command buffer (the second reads the first's
  * output: scratch reuse needs the barriers vkattn records), then calls that
  * grow the scratch and shrink again. */
@@ -605,6 +669,20 @@ static void test_bad_create_and_weights(void **state)
     TH_OK(ctx, vkattn_mha_create(ctx, &d, &layer));
     TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
     vkattn_mha_destroy(layer);
+    /* use_gate: the gate's kernel is required, its bias unless no_bias */
+    d = good, d.use_gate = true, w.key_bias = k;
+    TH_OK(ctx, vkattn_mha_create(ctx, &d, &layer));
+    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->gate_kernel");
+    w.gate_kernel = k;
+    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->gate_bias");
+    w.gate_bias = k;
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+    vkattn_mha_destroy(layer);
+    d.no_bias = true, w.gate_bias = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &d, &layer));
+    TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
+    vkattn_mha_destroy(layer);
+    w.gate_kernel = NULL;
 
     /* the reference checks the same desc and weights */
     const vkattn_layer_call call = {.batch = 1, .tq = 1, .tv = 1};
@@ -617,6 +695,11 @@ static void test_bad_create_and_weights(void **state)
     w.output_kernel = NULL;
     expect_invalid(vkattn_reference_mha(&good, &w, &call, &hio), "w->output_kernel");
     w.output_kernel = k;
+    d = good, d.use_gate = true;
+    expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "w->gate_kernel");
+    w.gate_kernel = k;
+    expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "w->gate_bias");
+    w.gate_kernel = NULL;
     vkattn_layer_host_io bad = hio;
     bad.query = NULL;
     expect_invalid(vkattn_reference_mha(&good, &w, &call, &bad), "io->query");
@@ -731,7 +814,7 @@ int main(void)
         cmocka_unit_test(test_dropout),           cmocka_unit_test(test_paths),
         cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_chained_calls),
         cmocka_unit_test(test_random_cases),      cmocka_unit_test(test_bad_create_and_weights),
-        cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_gate),
         cmocka_unit_test(test_bad_record),        cmocka_unit_test(test_mask_broadcast),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

@@ -52,11 +52,13 @@ typedef struct mcase {
     unsigned skip;       /* bit i set: gradient i (grad_names order) not wanted */
 } mcase;
 
-/* The 11 gradients, inputs first, then weights in vkattn_mha_weights order. */
-enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, N_GRADS };
+/* The 13 gradients, inputs first, then weights in vkattn_mha_weights order. */
+enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, G_WG, G_BG,
+       N_GRADS };
 static const char *const grad_names[N_GRADS] = {
     "grad_query", "grad_value", "grad_key", "query_kernel", "query_bias", "key_kernel",
-    "key_bias", "value_kernel", "value_bias", "output_kernel", "output_bias"};
+    "key_bias", "value_kernel", "value_bias", "output_kernel", "output_bias", "gate_kernel",
+    "gate_bias"};
 
 typedef struct sizes {
     size_t g[N_GRADS]; /* element counts of what each gradient is of */
@@ -76,7 +78,7 @@ static sizes sizes_of(const mcase *m)
         .g = {B * Tq * w.Dq, B * Tv * w.Dv, B * Tv * w.Dk, (size_t)w.Dq * w.H * w.dk,
               (size_t)w.H * w.dk, (size_t)w.Dk * w.H * w.dk, (size_t)w.H * w.dk,
               (size_t)w.Dv * w.H * w.dv, (size_t)w.H * w.dv, (size_t)w.H * w.dv * w.Dout,
-              w.Dout},
+              w.Dout, (size_t)w.Dq * w.H * w.dv, (size_t)w.H * w.dv},
         .qm = B * Tq, .vm = B * Tv,
         .am = B * (m->attn == ATTN_PER_HEAD ? w.H : 1) * Tq * Tv,
         .out = B * Tq * w.Dout, .scores = B * w.H * Tq * Tv,
@@ -93,6 +95,8 @@ static bool grad_exists(const mcase *m, int i)
 {
     if (i == G_KEY)
         return m->key_given;
+    if (i == G_WG || i == G_BG) /* Keras use_gate */
+        return m->desc.use_gate && (i == G_WG || !m->desc.no_bias);
     if (i == G_BQ || i == G_BK || i == G_BV || i == G_BO)
         return !m->desc.no_bias;
     return true;
@@ -123,7 +127,8 @@ static vkattn_mha_weights weights_of(float *const x[N_GRADS])
     return (vkattn_mha_weights){
         .query_kernel = x[G_WQ], .query_bias = x[G_BQ], .key_kernel = x[G_WK],
         .key_bias = x[G_BK], .value_kernel = x[G_WV], .value_bias = x[G_BV],
-        .output_kernel = x[G_WO], .output_bias = x[G_BO]};
+        .output_kernel = x[G_WO], .output_bias = x[G_BO], .gate_kernel = x[G_WG],
+        .gate_bias = x[G_BG]};
 }
 
 static vkattn_layer_host_io host_io(const mcase *m, const host *h)
@@ -153,7 +158,7 @@ static void host_make_with(const mcase *m, host *h, const host *same)
         [G_QUERY] = 1, [G_VALUE] = 1, [G_KEY] = 1, [G_WQ] = sqrtf(3.0f / wd.Dq),
         [G_WK] = sqrtf(3.0f / wd.Dk), [G_WV] = sqrtf(3.0f / wd.Dv),
         [G_WO] = sqrtf(3.0f / (wd.H * wd.dv)), [G_BQ] = 0.5f, [G_BK] = 0.5f, [G_BV] = 0.5f,
-        [G_BO] = 0.5f};
+        [G_BO] = 0.5f, [G_WG] = 2.0f * sqrtf(3.0f / wd.Dq), [G_BG] = 2.0f};
     for (int i = 0; i < N_GRADS; i++)
         if (grad_exists(m, i) && !(i == G_VALUE && m->self_attn))
             h->x[i] = uniform(s.g[i], fan[i]);
@@ -271,7 +276,8 @@ static vkattn_mha_weight_tensors grad_w_of(gpu *d)
     return (vkattn_mha_weight_tensors){
         .query_kernel = d->g[G_WQ], .query_bias = d->g[G_BQ], .key_kernel = d->g[G_WK],
         .key_bias = d->g[G_BK], .value_kernel = d->g[G_WV], .value_bias = d->g[G_BV],
-        .output_kernel = d->g[G_WO], .output_bias = d->g[G_BO]};
+        .output_kernel = d->g[G_WO], .output_bias = d->g[G_BO], .gate_kernel = d->g[G_WG],
+        .gate_bias = d->g[G_BG]};
 }
 
 static bool fused_backward_possible(vkattn_context *ctx)
@@ -288,11 +294,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "mha backward H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | "
              "B=%u Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d skip=%#x",
+             "scores=%d path=%d skip=%#x gate=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path, m->skip);
+             (int)c->causal, c->training, c->return_attention_scores, (int)c->path, m->skip,
+             m->desc.use_gate);
 }
 
 static void compare(const mcase *m, const host *h, gpu *d, const char *what)
@@ -367,6 +374,7 @@ static mcase random_case(int idx)
         m.call.batch = 1;
     m.call.path = (vkattn_sdpa_path)(idx % 3);
     m.call.return_attention_scores = m.call.path == VKATTN_SDPA_UNFUSED && coin();
+    m.desc.use_gate = idx % 2 == 0; /* Keras use_gate, on every path */
     if (idx % 5 == 4) /* a random subset of the gradients (at least one stays) */
         m.skip = tu_rand_u32() & ((1u << N_GRADS) - 1) & ~(1u << G_WO);
     return m;
@@ -441,6 +449,12 @@ static void test_variants(void **state)
         m.call.tv = m.call.tq;
         m.call.causal = VKATTN_CAUSAL_TOP_LEFT;
         check_case(ctx, &m);
+        m.desc.use_gate = true; /* the query feeds the gate, query, key and value paths */
+        check_case(ctx, &m);
+        m.skip = ~((1u << G_WG) | (1u << G_BG)); /* only the gate's gradients */
+        check_case(ctx, &m);
+        m.skip = ~(1u << G_QUERY); /* only grad_query (query + gate paths) */
+        check_case(ctx, &m);
 
         m = base_case();
         m.call.path = (vkattn_sdpa_path)path;
@@ -455,6 +469,8 @@ static void test_variants(void **state)
         m.desc.dropout = 0.3f;
         m.call.training = true;
         m.query_mask = true;
+        check_case(ctx, &m);
+        m.desc.use_gate = true, m.desc.no_bias = true; /* the gate after dropout, no gate bias */
         check_case(ctx, &m);
 
         m = base_case();
@@ -518,6 +534,7 @@ static void test_optimizer_updates_layer(void **state)
     vkattn_context *ctx = TH_CTX(state);
     mcase m = base_case();
     m.query_mask = true;
+    m.desc.use_gate = true; /* the gate's weight tensors are updated too */
     host h;
     host_make(&m, &h);
     gpu d;
@@ -529,9 +546,10 @@ static void test_optimizer_updates_layer(void **state)
     vkattn_mha_weight_tensors gw = grad_w_of(&d);
     vkattn_mha_weight_tensors own;
     TH_OK(ctx, vkattn_mha_get_weight_tensors(d.layer, &own));
-    vkattn_tensor *params[8] = {own.query_kernel, own.query_bias, own.key_kernel, own.key_bias,
-                                own.value_kernel, own.value_bias, own.output_kernel,
-                                own.output_bias};
+    vkattn_tensor *params[10] = {own.query_kernel,  own.query_bias,  own.key_kernel,
+                                 own.key_bias,      own.value_kernel, own.value_bias,
+                                 own.output_kernel, own.output_bias, own.gate_kernel,
+                                 own.gate_bias};
     const float lr = 0.5f;
     const vkattn_optim_params sgd = {.algorithm = VKATTN_OPTIM_SGD, .lr = lr};
     vkattn_tensor *step = th_tensor(ctx, VKATTN_OPTIM_STEP_COUNT, NULL);
@@ -540,7 +558,7 @@ static void test_optimizer_updates_layer(void **state)
     TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
     TH_OK(ctx, vkattn_mha_record(d.layer, cmd, &call, &d.io));
     TH_OK(ctx, vkattn_mha_backward_record(d.layer, cmd, &call, &d.io, &g, &gw));
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 10; i++) {
         const vkattn_optim_io oio = {.count = (uint32_t)s.g[G_WQ + i], .param = params[i],
                                      .grad = d.g[G_WQ + i], .step = step};
         TH_OK(ctx, vkattn_optim_step_record(ctx, cmd, &sgd, &oio));
@@ -638,6 +656,14 @@ static void test_bad_arguments(void **state)
                     bad, "no forward kept");
     call.keep_for_backward = true;
     TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
+    {   /* a gate gradient for a layer without the gate */
+        vkattn_mha_weight_tensors gate_w = gw;
+        vkattn_tensor *t = th_tensor(ctx, s.g[G_WG], NULL);
+        gate_w.gate_kernel = t;
+        TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gate_w), bad,
+                        "grad_w->gate_kernel is given but the layer has no gate");
+        vkattn_tensor_destroy(t);
+    }
     /* a forward kept with another call or io */
     vkattn_layer_call other = call;
     other.seed++;
@@ -691,6 +717,8 @@ static void test_bad_arguments(void **state)
     TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "grads->grad_key");
     /* the failed calls wrote nothing: still NaN */
     for (int i = 0; i < N_GRADS; i++) {
+        if (!d.g[i])
+            continue; /* a gradient the layer has not (the gate's) */
         float *got = th_download(d.g[i], s.g[i]);
         for (size_t e = 0; e < s.g[i]; e++)
             if (!isnan(got[e]))

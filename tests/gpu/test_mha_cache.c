@@ -32,21 +32,25 @@
 typedef struct model {
     vkattn_mha_desc desc;
     vkattn_mha_weights w;
-    float *arrays[8];
+    float *arrays[10];
     vkattn_mha *mha;
 } model;
 
-static void model_init(vkattn_context *ctx, model *m, uint32_t window)
+/* gate: Keras use_gate, its kernel and bias in +-2 (pre-activations O(1)) */
+static void model_init(vkattn_context *ctx, model *m, uint32_t window, bool gate)
 {
     m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
-                                .query_width = W, .value_width = W, .sliding_window = window};
-    const size_t n[8] = {W * H * DK, H * DK, W * H * DK, H * DK, W * H * DV, H * DV, H * DV * W, W};
-    for (int i = 0; i < 8; i++) {
+                                .query_width = W, .value_width = W, .sliding_window = window,
+                                .use_gate = gate};
+    const size_t n[10] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV,
+                          H * DV,     H * DV * W, W,          W * H * DV, H * DV};
+    for (int i = 0; i < 10; i++) {
         m->arrays[i] = tu_floats(n[i]);
-        tu_fill_uniform(m->arrays[i], n[i], -0.5f, 0.5f);
+        tu_fill_uniform(m->arrays[i], n[i], i < 8 ? -0.5f : -2.0f, i < 8 ? 0.5f : 2.0f);
     }
     m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
-                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7]};
+                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
+                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
     TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
 }
@@ -54,7 +58,7 @@ static void model_init(vkattn_context *ctx, model *m, uint32_t window)
 static void model_free(model *m)
 {
     vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         free(m->arrays[i]);
 }
 
@@ -101,10 +105,10 @@ static void check_against_full(const model *m, const float *x, const float *got,
     free(ref);
 }
 
-static void prefill_then_steps(vkattn_context *ctx, uint32_t window)
+static void prefill_then_steps(vkattn_context *ctx, uint32_t window, bool gate)
 {
     model m;
-    model_init(ctx, &m, window);
+    model_init(ctx, &m, window, gate);
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
                                .value_dim = DV};
     vkattn_kv_cache *cache;
@@ -137,11 +141,15 @@ static void prefill_then_steps(vkattn_context *ctx, uint32_t window)
     th_assert_validation_clean();
 }
 
-static void test_prefill_then_steps(void **state) { prefill_then_steps(*state, 0); }
+static void test_prefill_then_steps(void **state) { prefill_then_steps(*state, 0, false); }
+
+/* Keras use_gate: each new row's gate is projected on the cached path (the
+ * prefill in two chunks, then steps), equal to the full call's */
+static void test_gate(void **state) { prefill_then_steps(*state, 0, true); }
 
 /* sliding_window: the cached rows keep their position's band (9 keys, the
  * query's own included, under causal), equal to the full call's */
-static void test_sliding_window(void **state) { prefill_then_steps(*state, 9); }
+static void test_sliding_window(void **state) { prefill_then_steps(*state, 9, false); }
 
 /* A value mask over the cache (B, capacity): a prefill of 8 and steps of 1
  * and 3 equal the causal call with the same mask over the 12 tokens.
@@ -151,7 +159,7 @@ static void test_value_mask(void **state)
 {
     vkattn_context *ctx = *state;
     model m;
-    model_init(ctx, &m, 0);
+    model_init(ctx, &m, 0, false);
     enum { LEN = 12 };
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
                                .value_dim = DV};
@@ -182,7 +190,7 @@ static void test_bad_input(void **state)
 {
     vkattn_context *ctx = *state;
     model m;
-    model_init(ctx, &m, 0);
+    model_init(ctx, &m, 0, false);
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = 4, .key_dim = DK,
                                .value_dim = DV};
     vkattn_kv_cache *good, *bad;
@@ -263,6 +271,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_then_steps),
         cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_gate),
         cmocka_unit_test(test_value_mask),
         cmocka_unit_test(test_bad_input),
     };

@@ -7,7 +7,7 @@
  * step of 3; a cache holding f16 or f32 (both must work: the layer's f16
  * heads are converted on append); the io tensors f16 or f32, picked per case;
  * ragged lengths (sequence 1 is reset after the prefill); a value mask over
- * the cache in one case. Odd widths: 2 heads of key_dim 6 and value_dim 4
+ * the cache and Keras's use_gate in one case. Odd widths: 2 heads of key_dim 6 and value_dim 4
  * (an f16 cache needs even widths), query/value width 10, output width 7.
  * Outputs are poisoned (NaN) before each call.
  * Bound (vkattn/mha.h, the f16 layer's): max|out - ref| <= 8 eps16
@@ -38,26 +38,28 @@
 typedef struct model {
     vkattn_mha_desc desc;
     vkattn_mha_weights w;
-    float *arrays[8];
+    float *arrays[10];
     vkattn_mha *mha;
 } model;
 
-/* Weights scaled by 1/sqrt(fan-in), rounded to f16 (what the layer holds). */
-static void model_init(vkattn_context *ctx, model *m)
+/* Weights scaled by 1/sqrt(fan-in), rounded to f16 (what the layer holds);
+ * gate: Keras use_gate, its kernel and bias of O(1) pre-activations. */
+static void model_init(vkattn_context *ctx, model *m, bool gate)
 {
     m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
                                 .query_width = W, .value_width = W, .output_dim = DOUT,
-                                .dtype = VKATTN_DTYPE_F16};
-    const size_t n[8] = {W * H * DK, H * DK, W * H * DK, H * DK, W * H * DV, H * DV, H * DV * DOUT,
-                         DOUT};
-    const float a[8] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f};
-    for (int i = 0; i < 8; i++) {
+                                .dtype = VKATTN_DTYPE_F16, .use_gate = gate};
+    const size_t n[10] = {W * H * DK, H * DK,        W * H * DK, H * DK,     W * H * DV,
+                          H * DV,     H * DV * DOUT, DOUT,       W * H * DV, H * DV};
+    const float a[10] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f, 0.6f, 2.0f};
+    for (int i = 0; i < 10; i++) {
         m->arrays[i] = tu_floats(n[i]);
         tu_fill_uniform(m->arrays[i], n[i], -a[i], a[i]);
         th_round_f16(m->arrays[i], n[i]);
     }
     m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
-                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7]};
+                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
+                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
     TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
 }
@@ -65,7 +67,7 @@ static void model_init(vkattn_context *ctx, model *m)
 static void model_free(model *m)
 {
     vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         free(m->arrays[i]);
 }
 
@@ -117,10 +119,10 @@ static double check_against_full(const model *m, const float *x, const float *go
 }
 
 static void run_sequence(vkattn_context *ctx, vkattn_dtype cache_type, vkattn_dtype io_type,
-                         bool with_mask)
+                         bool with_mask, bool gate)
 {
     model m;
-    model_init(ctx, &m);
+    model_init(ctx, &m, gate);
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
                                .value_dim = DV, .dtype = cache_type};
     vkattn_kv_cache *cache;
@@ -162,15 +164,15 @@ static void run_sequence(vkattn_context *ctx, vkattn_dtype cache_type, vkattn_dt
 static void test_f16_cache(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    run_sequence(ctx, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, false);
-    run_sequence(ctx, VKATTN_DTYPE_F16, VKATTN_DTYPE_F32, true);
+    run_sequence(ctx, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, false, false);
+    run_sequence(ctx, VKATTN_DTYPE_F16, VKATTN_DTYPE_F32, true, true); /* use_gate */
 }
 
 static void test_f32_cache(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     run_sequence(ctx, VKATTN_DTYPE_F32, tu_rand_range(0, 1) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32,
-                 false);
+                 false, false);
 }
 
 int main(void)

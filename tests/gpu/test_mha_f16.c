@@ -5,7 +5,9 @@
  * Random shapes: odd widths, batch 1, Tq != Tv, self- and cross-attention,
  * key given or omitted, use_bias on and off, query, value and attention
  * masks (shared and per head), causal, dropout, returned f32 or f16 scores, the
- * fused and chained SDPA paths, and each of query, key, value and output f16
+ * fused and chained SDPA paths, Keras use_gate (its f16 pre-activation and
+ * gated context are two more f16 roundings, each damped by the sigmoid's slope
+ * <= 1/4 or bounded by the context's own), and each of query, key, value and output f16
  * or f32 at random. Outputs are poisoned (NaN) before each run. Then the
  * weights round trip (get_weights gives the f16 values widened) and bad
  * arguments (an f16 mask, also on the cached path; a bad dtype).
@@ -54,6 +56,7 @@ static fcase random_case(void)
     fcase m = {.desc = r.desc, .call = r.call, .self_attn = r.self_attn,
                .key_given = r.key_given, .query_mask = r.query_mask, .value_mask = r.value_mask};
     m.desc.dtype = VKATTN_DTYPE_F16;
+    m.desc.use_gate = coin();
     m.attn_mask = coin();
     m.per_head = m.attn_mask && coin();
     m.tq_type = any_type();
@@ -71,11 +74,11 @@ static void describe(const fcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "mha f16 H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u "
              "Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d am=%d per_head=%d causal=%d train=%d "
-             "scores=%d path=%d | types q=%d k=%d v=%d out=%d scores=%d",
+             "scores=%d path=%d gate=%d | types q=%d k=%d v=%d out=%d scores=%d",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias, (double)m->desc.dropout,
              c->batch, c->tq, c->tv, m->self_attn, m->key_given, m->query_mask, m->value_mask,
              m->attn_mask, m->per_head, (int)c->causal, c->training,
-             c->return_attention_scores, (int)c->path, (int)m->tq_type, (int)m->tk_type,
+             c->return_attention_scores, (int)c->path, m->desc.use_gate, (int)m->tq_type, (int)m->tk_type,
              (int)m->tv_type, (int)m->tout_type, (int)m->tscores_type);
 }
 
@@ -100,6 +103,10 @@ static double check_case(vkattn_context *ctx, const fcase *m)
         .output_kernel = th_half_uniform((size_t)w.H * w.dv * w.Dout, sqrtf(3.0f / (w.H * w.dv))),
         .output_bias = th_half_uniform(w.Dout, 0.5f),
     };
+    if (m->desc.use_gate) {
+        hw.gate_kernel = th_half_uniform((size_t)w.Dq * w.H * w.dv, 2.0f * sqrtf(3.0f / w.Dq));
+        hw.gate_bias = th_half_uniform((size_t)w.H * w.dv, 2.0f);
+    }
     float *query = th_half_uniform(nq, 1.0f);
     float *value = m->self_attn ? query : th_half_uniform(nv, 1.0f);
     float *key = m->key_given ? th_half_uniform(nk, 1.0f) : NULL;
@@ -162,6 +169,7 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     vkattn_mha_destroy(layer);
     free(hw.query_kernel), free(hw.query_bias), free(hw.key_kernel), free(hw.key_bias);
     free(hw.value_kernel), free(hw.value_bias), free(hw.output_kernel), free(hw.output_bias);
+    free(hw.gate_kernel), free(hw.gate_bias);
     free(query), free(key), free(qm), free(vm), free(am);
     if (!m->self_attn)
         free(value);
@@ -188,7 +196,7 @@ static void test_fixed_cases(void **state)
     vkattn_context *ctx = TH_CTX(state);
     fcase a = {
         .desc = {.num_heads = 3, .key_dim = 5, .value_dim = 7, .query_width = 13,
-                 .value_width = 13, .dtype = VKATTN_DTYPE_F16},
+                 .value_width = 13, .dtype = VKATTN_DTYPE_F16, .use_gate = true},
         .call = {.batch = 1, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
                  .return_attention_scores = true},
         .self_attn = true, .query_mask = true, .value_mask = true, .attn_mask = true,

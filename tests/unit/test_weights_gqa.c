@@ -1,6 +1,7 @@
 /* GroupedQueryAttention weights from and to safetensors files, no device:
  * random weights saved under Keras names and loaded back bit for bit (with
- * and without a prefix, use_bias on and off), a Llama-style block (q_proj,
+ * and without a prefix, use_bias and use_gate on and off; Llama names refuse a
+ * gated layer, naming use_gate), a Llama-style block (q_proj,
  * k_proj, v_proj, o_proj Linear weights, written by the tests' own writer)
  * converted to Keras layout (checked index by index against the conversion
  * written out here), Qwen2's missing o_proj bias read as 0, and the errors:
@@ -37,20 +38,28 @@ static vkattn_gqa_desc random_gqa(void)
     return d;
 }
 
-/* Element counts in the order of vkattn_gqa_weights' fields. */
-static void counts(const vkattn_gqa_desc *d, size_t n[8])
+/* Element counts in the order of vkattn_gqa_weights' fields (gate last). */
+static void counts(const vkattn_gqa_desc *d, size_t n[10])
 {
     const size_t h = d->head_dim, q = d->num_query_heads * h, kv = d->num_key_value_heads * h;
-    const size_t c[8] = {d->query_width * q, q, d->key_width * kv, kv,
-                         d->value_width * kv, kv, q * d->query_width, d->query_width};
+    const size_t c[10] = {d->query_width * q, q, d->key_width * kv, kv,
+                          d->value_width * kv, kv, q * d->query_width, d->query_width,
+                          d->query_width * q, q};
     memcpy(n, c, sizeof c);
 }
 
-static void arrays(vkattn_gqa_weights *w, float **a[8])
+static void arrays(vkattn_gqa_weights *w, float **a[10])
 {
-    float **p[8] = {&w->query_kernel, &w->query_bias, &w->key_kernel, &w->key_bias,
-                    &w->value_kernel, &w->value_bias, &w->output_kernel, &w->output_bias};
+    float **p[10] = {&w->query_kernel, &w->query_bias, &w->key_kernel,    &w->key_bias,
+                     &w->value_kernel, &w->value_bias, &w->output_kernel, &w->output_bias,
+                     &w->gate_kernel,  &w->gate_bias};
     memcpy(a, p, sizeof p);
+}
+
+/* Whether array i (arrays() order) exists in a layer of desc d. */
+static bool present(const vkattn_gqa_desc *d, int i)
+{
+    return (i < 8 || d->use_gate) && !(d->no_bias && i % 2);
 }
 
 static void test_keras_round_trip(void **state)
@@ -60,19 +69,21 @@ static void test_keras_round_trip(void **state)
     for (int iter = 0; iter < 16; iter++) {
         vkattn_gqa_desc d = random_gqa();
         d.no_bias = iter % 3 == 2;
-        size_t n[8];
+        d.use_gate = iter % 4 < 2;
+        size_t n[10];
         counts(&d, n);
         vkattn_gqa_weights w = {0}, back;
-        float **in[8], **out[8];
+        float **in[10], **out[10];
         arrays(&w, in);
-        for (int i = 0; i < 8; i++)
-            *in[i] = d.no_bias && i % 2 ? NULL : rnd(n[i]);
+        for (int i = 0; i < 10; i++)
+            *in[i] = present(&d, i) ? rnd(n[i]) : NULL;
         const char *prefix = iter % 2 ? "model/gqa_1/" : NULL;
         assert_int_equal(vkattn_gqa_weights_save(PATH, &d, &w, prefix), VKATTN_SUCCESS);
         vkattn_weights_file *f;
         assert_int_equal(vkattn_weights_file_open(PATH, &f), VKATTN_SUCCESS);
         assert_string_equal(vkattn_weights_file_metadata(f, "layer"), "GroupedQueryAttention");
-        assert_int_equal(vkattn_weights_file_count(f), d.no_bias ? 4 : 8);
+        assert_int_equal(vkattn_weights_file_count(f),
+                         (d.no_bias ? 4 : 8) + (d.use_gate ? (d.no_bias ? 1 : 2) : 0));
         /* Keras's shapes: key (Dk, Nkv, h) */
         char name[64];
         snprintf(name, sizeof name, "%skey/kernel", prefix ? prefix : "");
@@ -83,8 +94,8 @@ static void test_keras_round_trip(void **state)
         vkattn_weights_load_desc load = {.prefix = prefix};
         assert_int_equal(vkattn_gqa_weights_load(f, &d, &load, &back), VKATTN_SUCCESS);
         arrays(&back, out);
-        for (int i = 0; i < 8; i++) {
-            if (d.no_bias && i % 2)
+        for (int i = 0; i < 10; i++) {
+            if (!present(&d, i))
                 assert_null(*out[i]);
             else
                 assert_memory_equal(*out[i], *in[i], n[i] * sizeof(float));
@@ -99,8 +110,32 @@ static void test_keras_round_trip(void **state)
         assert_non_null(strstr(vkattn_last_error(), "query/kernel"));
         assert_non_null(strstr(vkattn_last_error(), "num_query_heads"));
         assert_null(back.query_kernel);
+        if (d.use_gate) { /* Keras's gate sublayer: gate/kernel (Dq, Nq, h) */
+            snprintf(name, sizeof name, "%sgate/kernel", prefix ? prefix : "");
+            assert_int_equal(vkattn_weights_file_find(f, name, &info), VKATTN_SUCCESS);
+            assert_int_equal(info.dims[1], d.num_query_heads);
+            /* Llama names have no gate projection: refused, naming use_gate */
+            vkattn_weights_load_desc llama = {.names = VKATTN_WEIGHTS_NAMES_LLAMA,
+                                              .prefix = prefix};
+            assert_int_equal(vkattn_gqa_weights_load(f, &d, &llama, &back),
+                             VKATTN_ERROR_INVALID_ARGUMENT);
+            assert_non_null(strstr(vkattn_last_error(), "use_gate"));
+            /* a gated layer does not take a file without the gate */
+            vkattn_gqa_desc plain = d;
+            plain.use_gate = false;
+            vkattn_gqa_weights nogate = w;
+            nogate.gate_kernel = nogate.gate_bias = NULL;
+            assert_int_equal(vkattn_gqa_weights_save(PATH, &plain, &nogate, prefix),
+                             VKATTN_SUCCESS);
+            vkattn_weights_file *g;
+            assert_int_equal(vkattn_weights_file_open(PATH, &g), VKATTN_SUCCESS);
+            assert_int_equal(vkattn_gqa_weights_load(g, &d, &load, &back),
+                             VKATTN_ERROR_INVALID_ARGUMENT);
+            assert_non_null(strstr(vkattn_last_error(), "gate/kernel"));
+            vkattn_weights_file_close(g);
+        }
         vkattn_weights_file_close(f);
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < 10; i++)
             free(*in[i]);
     }
     remove(PATH);

@@ -280,8 +280,14 @@ static void test_torch_mha(void **state)
                     din);
         vkattn_mha_weights_free(&w);
 
-        /* a desc nn.MultiheadAttention cannot have */
+        /* nn.MultiheadAttention has no gate: a gated layer is refused by name */
         vkattn_mha_desc bad = d;
+        bad.use_gate = true;
+        assert_int_equal(vkattn_mha_weights_load(f, &bad, &load, &w), VKATTN_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(vkattn_last_error(), "use_gate"));
+        assert_null(w.query_kernel);
+        /* a desc nn.MultiheadAttention cannot have */
+        bad = d;
         bad.output_dim = E + 1;
         assert_int_equal(vkattn_mha_weights_load(f, &bad, &load, &w), VKATTN_ERROR_INVALID_ARGUMENT);
         assert_non_null(strstr(vkattn_last_error(), "nn.MultiheadAttention shape"));

@@ -491,13 +491,14 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
 static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t H, kd, vd, dout, window;
-    bool use_bias;
+    bool use_bias, use_gate;
     if (!get_uint(params, "num_heads", true, 0, 1, &H, "params.num_heads", err, err_size) ||
         !get_uint(params, "key_dim", true, 0, 1, &kd, "params.key_dim", err, err_size) ||
         !get_uint(params, "value_dim", false, kd, 1, &vd, "params.value_dim", err, err_size) ||
         !get_uint(params, "output_shape", false, c->dq, 1, &dout, "params.output_shape", err,
                   err_size) ||
         !get_bool(params, "use_bias", true, &use_bias, err, err_size) ||
+        !get_bool(params, "use_gate", false, &use_gate, err, err_size) ||
         /* Keras sliding_window: null (None) or a positive integer */
         !get_uint(params, "sliding_window", false, 0, 1, &window, "params.sliding_window", err,
                   err_size))
@@ -508,7 +509,7 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     c->desc.mha = (vkattn_mha_desc){
         .num_heads = H, .key_dim = kd, .value_dim = vd, .query_width = c->dq,
         .key_width = c->key.data ? c->dk : 0, .value_width = c->dv, .output_dim = dout,
-        .no_bias = !use_bias, .sliding_window = window};
+        .no_bias = !use_bias, .sliding_window = window, .use_gate = use_gate};
     vkattn_weights_file *f;
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
@@ -543,6 +544,14 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
          !(m->output_bias = get_weight(c, w, "output_bias", 7, 1, &dout, "(output width,)", false,
                                        err, err_size))))
         return false;
+    uint32_t gk[3] = {c->dq, H, vd};
+    if (use_gate &&
+        (!(m->gate_kernel = get_weight(c, w, "gate_kernel", 8, 3, gk, "(Dq, num_heads, value_dim)",
+                                       false, err, err_size)) ||
+         (use_bias && !(m->gate_bias = get_weight(c, w, "gate_bias", 9, 2, hv,
+                                                  "(num_heads, value_dim)", false, err,
+                                                  err_size)))))
+        return false;
     return get_dropout(params, &c->desc.mha.dropout, err, err_size);
 }
 
@@ -552,13 +561,14 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
 static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t hd, nq, nkv, window;
-    bool use_bias;
+    bool use_bias, use_gate;
     if (!get_uint(params, "head_dim", true, 0, 1, &hd, "params.head_dim", err, err_size) ||
         !get_uint(params, "num_query_heads", true, 0, 1, &nq, "params.num_query_heads", err,
                   err_size) ||
         !get_uint(params, "num_key_value_heads", true, 0, 1, &nkv, "params.num_key_value_heads",
                   err, err_size) ||
         !get_bool(params, "use_bias", true, &use_bias, err, err_size) ||
+        !get_bool(params, "use_gate", false, &use_gate, err, err_size) ||
         !get_uint(params, "sliding_window", false, 0, 1, &window, "params.sliding_window", err,
                   err_size))
         return false;
@@ -571,7 +581,7 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
     c->desc.gqa = (vkattn_gqa_desc){
         .head_dim = hd, .num_query_heads = nq, .num_key_value_heads = nkv,
         .query_width = c->dq, .key_width = c->key.data ? c->dk : 0, .value_width = c->dv,
-        .no_bias = !use_bias, .sliding_window = (int32_t)window};
+        .no_bias = !use_bias, .sliding_window = (int32_t)window, .use_gate = use_gate};
     vkattn_weights_file *f;
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
@@ -606,6 +616,13 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
                                       "(num_key_value_heads, head_dim)", false, err, err_size)) ||
          !(m->output_bias = get_weight(c, w, "output_bias", 7, 1, &c->dq, "(Dq,)", false, err,
                                        err_size))))
+        return false;
+    if (use_gate &&
+        (!(m->gate_kernel = get_weight(c, w, "gate_kernel", 8, 3, qk,
+                                       "(Dq, num_query_heads, head_dim)", false, err, err_size)) ||
+         (use_bias && !(m->gate_bias = get_weight(c, w, "gate_bias", 9, 2, qb,
+                                                  "(num_query_heads, head_dim)", false, err,
+                                                  err_size)))))
         return false;
     return get_dropout(params, &c->desc.gqa.dropout, err, err_size);
 }
@@ -847,7 +864,7 @@ void ab_case_free(ab_case *c)
                        &c->attention_mask, &c->expected_output, &c->expected_scores};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         ab_nd_free(arrays[i]);
-    for (size_t i = 0; i < 8; i++)
+    for (size_t i = 0; i < sizeof c->warr / sizeof c->warr[0]; i++)
         ab_nd_free(&c->warr[i]);
     ab_nd_free(&c->grad_output);
     for (size_t i = 0; i < AB_CASE_GRADS; i++)

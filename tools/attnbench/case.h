@@ -32,7 +32,7 @@ typedef enum ab_layer_kind {
 } ab_layer_kind;
 
 #define AB_CASE_ERR 512
-#define AB_CASE_GRADS 11 /* query, value, key and up to 8 weights */
+#define AB_CASE_GRADS 13 /* query, value, key and up to 10 weights */
 
 typedef struct ab_case {
     char name[256];
@@ -62,7 +62,7 @@ typedef struct ab_case {
         vkattn_mha_weights mha;
         vkattn_gqa_weights gqa;
     } w;
-    ab_nd warr[8]; /* weight arrays the weights struct points into */
+    ab_nd warr[10]; /* weight arrays the weights struct points into */
     bool weights_from_file; /* w's arrays came from *_weights_load: *_weights_free them */
     const char *case_path;  /* while parsing: the case file, for params.weights_file */
 

@@ -145,6 +145,11 @@ static void make_half(ab_case *c)
             round_half(w->query_bias, H * kd), round_half(w->key_bias, H * kd);
             round_half(w->value_bias, H * vd), round_half(w->output_bias, dout);
         }
+        if (d->use_gate) {
+            round_half(w->gate_kernel, d->query_width * H * vd);
+            if (!d->no_bias)
+                round_half(w->gate_bias, H * vd);
+        }
         break;
     }
     case AB_LAYER_GQA: {
@@ -159,6 +164,11 @@ static void make_half(ab_case *c)
         if (!d->no_bias) {
             round_half(w->query_bias, q), round_half(w->key_bias, kv);
             round_half(w->value_bias, kv), round_half(w->output_bias, d->query_width);
+        }
+        if (d->use_gate) {
+            round_half(w->gate_kernel, d->query_width * q);
+            if (!d->no_bias)
+                round_half(w->gate_bias, q);
         }
         break;
     }

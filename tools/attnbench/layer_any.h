@@ -61,9 +61,10 @@ vkattn_result ab_layer_any_reference(const ab_layer_any *l, const vkattn_layer_c
  * scale, concat_score_weight; AdditiveAttention scale; Bahdanau
  * query_kernel, key_kernel, score_kernel, score_bias; MultiHeadAttention
  * query_kernel, query_bias, key_kernel, key_bias, value_kernel, value_bias,
- * output_kernel, output_bias (GroupedQueryAttention: the same names).
+ * output_kernel, output_bias, gate_kernel, gate_bias (GroupedQueryAttention: the
+ * same names; the gate slots are empty without use_gate).
  * NULL = not wanted. */
-#define AB_LAYER_WEIGHTS 8
+#define AB_LAYER_WEIGHTS 10
 
 typedef struct ab_weight_slot {
     const char *name; /* the Keras weight name, or the variable name of a scalar */

@@ -46,7 +46,9 @@ uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot s[AB_LA
         s[5] = slot("value_bias", bias, 2, H, vd, 0);
         s[6] = slot("output_kernel", true, 3, H, vd, dout);
         s[7] = slot("output_bias", bias, 1, dout, 0, 0);
-        return 8;
+        s[8] = slot("gate_kernel", d->use_gate, 3, d->query_width, H, vd);
+        s[9] = slot("gate_bias", d->use_gate && bias, 2, H, vd, 0);
+        return 10;
     }
     case AB_LAYER_GQA: {
         const vkattn_gqa_desc *d = &l->desc.gqa;
@@ -61,7 +63,9 @@ uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot s[AB_LA
         s[5] = slot("value_bias", bias, 2, nkv, h, 0);
         s[6] = slot("output_kernel", true, 3, nq, h, dq);
         s[7] = slot("output_bias", bias, 1, dq, 0, 0);
-        return 8;
+        s[8] = slot("gate_kernel", d->use_gate, 3, dq, nq, h);
+        s[9] = slot("gate_bias", d->use_gate && bias, 2, nq, h, 0);
+        return 10;
     }
     }
     return 0;
@@ -90,11 +94,11 @@ static vkattn_result backward(const ab_layer_any *l, VkCommandBuffer cmd, bool r
         return DISPATCH(vkattn_bahdanau_backward, l->handle.bah, &gw);
     }
     case AB_LAYER_MHA: {
-        vkattn_mha_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+        vkattn_mha_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
         return DISPATCH(vkattn_mha_backward, l->handle.mha, &gw);
     }
     case AB_LAYER_GQA: {
-        vkattn_gqa_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+        vkattn_gqa_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
         return DISPATCH(vkattn_gqa_backward, l->handle.gqa, &gw);
     }
     }
@@ -159,12 +163,12 @@ vkattn_result ab_layer_any_reference_backward(const ab_layer_any *l,
         return r;
     }
     case AB_LAYER_MHA: {
-        vkattn_mha_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+        vkattn_mha_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
         return vkattn_reference_mha_backward(&l->desc.mha, &l->w.mha, call, io, grad_output, g,
                                              &gw);
     }
     case AB_LAYER_GQA: {
-        vkattn_gqa_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+        vkattn_gqa_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
         return vkattn_reference_gqa_backward(&l->desc.gqa, &l->w.gqa, call, io, grad_output, g,
                                              &gw);
     }

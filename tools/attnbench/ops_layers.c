@@ -18,10 +18,11 @@ typedef struct layer_state {
     ab_dims d;
     uint32_t units, dmodel;
     uint32_t window; /* mha, gqa: --window, 0 = none */
+    bool gate;       /* mha, gqa: --gate (Keras use_gate) */
     uint32_t kv_heads; /* gqa: --kv-heads, 0 = --heads */
     vkattn_layer_call call;
-    float *warr[8]; /* host weight arrays the weights struct points into */
-    size_t warr_n[8];
+    float *warr[10]; /* host weight arrays the weights struct points into */
+    size_t warr_n[10];
     size_t weight_floats;
     bool fp16; /* --fp16: f16 layer, f16 query/key/value/output; masks, scores f32 */
     ab_buf q, k, v, vmask, out, scores;
@@ -38,7 +39,7 @@ static void layer_destroy(void *state)
     ab_buf *bufs[] = {&s->q, &s->k, &s->v, &s->vmask, &s->out, &s->scores};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ab_buf_free(bufs[i]);
-    for (size_t i = 0; i < 8; i++)
+    for (size_t i = 0; i < sizeof s->warr / sizeof s->warr[0]; i++)
         free(s->warr[i]);
     free(s);
 }
@@ -111,7 +112,7 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         s->layer.desc.mha = (vkattn_mha_desc){
             .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_width = D,
             .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout,
-            .sliding_window = s->window};
+            .sliding_window = s->window, .use_gate = s->gate};
         vkattn_mha_weights *w = &s->layer.w.mha;
         w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
         w->key_kernel = weight(s, rng, 1, (size_t)D * H * d->dk, D);
@@ -121,6 +122,9 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         w->key_bias = weight(s, rng, 5, (size_t)H * d->dk, 30);
         w->value_bias = weight(s, rng, 6, (size_t)H * d->dv, 30);
         w->output_bias = weight(s, rng, 7, D, 30);
+        if (s->gate && (!(w->gate_kernel = weight(s, rng, 8, (size_t)D * H * d->dv, D)) ||
+                        !(w->gate_bias = weight(s, rng, 9, (size_t)H * d->dv, 30))))
+            return false;
         for (int i = 0; i < 8; i++)
             if (!s->warr[i])
                 return false;
@@ -131,7 +135,7 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         s->layer.desc.gqa = (vkattn_gqa_desc){
             .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = s->kv_heads,
             .query_width = D, .value_width = D, .dropout = dropout,
-            .sliding_window = (int32_t)s->window};
+            .sliding_window = (int32_t)s->window, .use_gate = s->gate};
         vkattn_gqa_weights *w = &s->layer.w.gqa;
         w->query_kernel = weight(s, rng, 0, (size_t)D * Q, D);
         w->key_kernel = weight(s, rng, 1, (size_t)D * KV, D);
@@ -141,6 +145,9 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
         w->key_bias = weight(s, rng, 5, KV, 30);
         w->value_bias = weight(s, rng, 6, KV, 30);
         w->output_bias = weight(s, rng, 7, D, 30);
+        if (s->gate && (!(w->gate_kernel = weight(s, rng, 8, (size_t)D * Q, D)) ||
+                        !(w->gate_bias = weight(s, rng, 9, Q, 30))))
+            return false;
         for (int i = 0; i < 8; i++)
             if (!s->warr[i])
                 return false;
@@ -195,12 +202,16 @@ static void layer_flops(const layer_state *s, double *proj, double *core)
     case AB_LAYER_MHA: {
         double H = d->heads, D = s->dmodel;
         *proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
+        if (s->gate) /* the gate's projection of the query */
+            *proj += 2 * B * Tq * D * H * dv;
         *core = 2 * B * H * Tq * Tv * (dk + dv);
         break;
     }
     case AB_LAYER_GQA: {
         double H = d->heads, G = s->kv_heads, D = s->dmodel;
         *proj = 2 * B * D * dk * (2 * Tq * H + 2 * Tv * G);
+        if (s->gate)
+            *proj += 2 * B * Tq * D * H * dk;
         *core = 2 * B * H * Tq * Tv * 2 * dk;
         break;
     }
@@ -236,6 +247,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     s->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
     s->dmodel = (a->given & AB_F_DMODEL) ? a->dmodel : d->heads * d->dk;
     s->window = a->window;
+    s->gate = a->gate;
     if (!s->units || !s->dmodel) {
         fprintf(stderr, "attnbench: %s: --units and --dmodel must be >= 1\n", name);
         return ATTNBENCH_EXIT_USAGE;
@@ -394,7 +406,7 @@ const ab_op ab_op_mha = {
     .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
                "(default H * dk)",
     .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 |
-             AB_F_WINDOW |
+             AB_F_WINDOW | AB_F_GATE |
              AB_F_TRAIN_STEP,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
@@ -408,7 +420,7 @@ const ab_op ab_op_gqa = {
     .summary = "Keras GroupedQueryAttention: --heads Nq, --kv-heads Nkv (default Nq), head_dim "
                "--dk, widths --dmodel (default Nq * dk)",
     .flags = (LAYER_FLAGS & ~AB_F_DV) | AB_F_HEADS | AB_F_KV_HEADS | AB_F_DMODEL | AB_F_FUSED |
-             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW,
+             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW | AB_F_GATE,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_fp16 = AB_BOUND_MHA_FP16,

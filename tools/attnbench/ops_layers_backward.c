@@ -160,7 +160,8 @@ static int setup_train_step(ab_layer_bwd *s, ab_rng *rng)
         return ab_report(ctx, r, "mha --train-step: the layer's weight tensors");
     vkattn_tensor *own[AB_LAYER_WEIGHTS] = {w.query_kernel, w.query_bias,   w.key_kernel,
                                             w.key_bias,     w.value_kernel, w.value_bias,
-                                            w.output_kernel, w.output_bias};
+                                            w.output_kernel, w.output_bias, w.gate_kernel,
+                                            w.gate_bias};
     for (uint32_t i = 0; i < s->nslots; i++) {
         s->w[i] = own[i];
         if (!s->slots[i].n)
@@ -309,7 +310,7 @@ static vkattn_result reference_train_step(ab_layer_bwd *s, float *const rw[AB_LA
             r = vkattn_tensor_download(s->w[i], w[i], 0, s->slots[i].n);
     }
     ab_layer_any l = *s->f.layer;
-    l.w.mha = (vkattn_mha_weights){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+    l.w.mha = (vkattn_mha_weights){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
     const ab_layer_fwd *f = &s->f;
     vkattn_layer_host_io io = {.query = f->q->host, .key = f->k->host, .value = f->v->host,
                                .value_mask = f->vmask->host, .output = y};

@@ -1,0 +1,128 @@
+/* Keras use_gate for the multi-head layers: shaders/gate.comp, gate_backward.comp. */
+#include "ops/gate.h"
+
+#include "common/gate_iface.h"
+#include "core/error.h"
+#include "ops/half_stage.h"
+#include "vk/context.h"
+#include "vk/dispatch.h"
+#include "vk/tensor.h"
+#include "vka_shaders.h"
+
+typedef struct gate_push {
+    VKA_GATE_PUSH
+} gate_push;
+_Static_assert(sizeof(gate_push) == VKA_GATE_PUSH_SIZE, "gate_push: see gate_iface.h");
+
+/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
+#define MAX_GROUPS 4096u
+
+static vkattn_result check_count(vkattn_context *ctx, const char *caller, uint64_t n)
+{
+    if (n > UINT32_MAX)
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: the gated context (%llu elements) does not fit the gate kernel's "
+                        "32-bit indexing",
+                        caller, (unsigned long long)n);
+    return VKATTN_SUCCESS;
+}
+
+typedef struct gate_op {
+    const char *caller;
+    uint64_t n;
+    vkattn_tensor *x, *g, *y;
+} gate_op;
+
+/* The staging passes and the dispatch, after the checks (vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const gate_op *op = op_;
+    const char *caller = op->caller;
+    const uint64_t n = op->n;
+    vkattn_result r;
+    /* f16 tensors go through f32 scratch (ops/half_stage.h) */
+    vkattn_tensor *xf, *gf, *yf;
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, op->x, n, &xf)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, op->g, n, &gf)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, op->y, n, false, &yf)))
+        return r;
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = "gate",
+        .code = vka_spv_gate,
+        .code_size = vka_spv_gate_size,
+        .n_bindings = 3,
+        .push_size = sizeof(gate_push),
+        .n_spec = VKA_GATE_N_SPEC,
+        .spec = {[VKA_GATE_SPEC_WG] = grid.threads},
+    };
+    gate_push push = {.total = (uint32_t)n};
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(xf, false), vka_bind_tensor(gf, false),
+                     vka_bind_tensor(yf, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, op->y, yf, n);
+}
+
+vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                              uint64_t n, vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *y)
+{
+    vkattn_result r;
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = check_count(ctx, caller, n)) ||
+        (r = vka_tensor_check_types(ctx, x, n, caller, "the attention context", both)) ||
+        (r = vka_tensor_check_types(ctx, g, n, caller, "the gate projection", both)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, "the gated context", both)))
+        return r;
+    const gate_op op = {.caller = caller, .n = n, .x = x, .g = g, .y = y};
+    const bool staged = x->dtype == VKATTN_DTYPE_F16 || g->dtype == VKATTN_DTYPE_F16 ||
+                        y->dtype == VKATTN_DTYPE_F16;
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
+}
+
+vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                       const char *caller, uint64_t n, vkattn_tensor *dy,
+                                       vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *dx,
+                                       vkattn_tensor *dg)
+{
+    vkattn_result r;
+    if ((r = check_count(ctx, caller, n)) ||
+        (r = vka_tensor_check(ctx, dy, n, caller, "the gated context's gradient")) ||
+        (r = vka_tensor_check(ctx, x, n, caller, "the attention context")) ||
+        (r = vka_tensor_check(ctx, g, n, caller, "the gate projection")) ||
+        (r = vka_tensor_check(ctx, dx, n, caller, "the context's gradient")) ||
+        (r = vka_tensor_check(ctx, dg, n, caller, "the gate projection's gradient")))
+        return r;
+    /* dx, then dg: one output per dispatch keeps to 4 storage buffers */
+    vkattn_tensor *out[2] = {dx, dg};
+    for (int want_dg = 0; want_dg < 2; want_dg++) {
+        const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+        vka_kernel kernel = {
+            .name = "gate_backward",
+            .code = vka_spv_gate_backward,
+            .code_size = vka_spv_gate_backward_size,
+            .n_bindings = 4,
+            .push_size = sizeof(gate_push),
+            .n_spec = VKA_GATE_N_SPEC,
+            .spec = {[VKA_GATE_SPEC_WG] = grid.threads, [VKA_GATE_SPEC_OUT_DG] = want_dg},
+        };
+        gate_push push = {.total = (uint32_t)n};
+        vka_dispatch d = {
+            .kernel = &kernel,
+            .bindings = {vka_bind_tensor(dy, false), vka_bind_tensor(x, false),
+                         vka_bind_tensor(g, false), vka_bind_tensor(out[want_dg], true)},
+            .push = &push,
+            .groups = {grid.groups, 1, 1},
+            .caller = caller,
+        };
+        if ((r = vka_record_dispatch(ctx, cmd, &d)))
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
