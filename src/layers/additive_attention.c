@@ -11,6 +11,7 @@
 #include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vkattn/additive.h"
+#include "vk/record_mode.h"
 
 struct vkattn_additive_attention {
     vkattn_context *ctx;
@@ -96,6 +97,8 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                                                VkCommandBuffer cmd, const vkattn_layer_call *call,
                                                const vkattn_layer_io *io)
 {
+    VKA_RECORD_MODES(layer, layer->ctx, cmd,
+                     vkattn_additive_attention_record(layer, cmd, call, io));
     static const char fn[] = "vkattn_additive_attention_record";
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",

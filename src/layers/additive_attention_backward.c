@@ -9,6 +9,7 @@
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/additive_backward.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_additive_attention_get_weight_tensors(
     vkattn_additive_attention *layer, vkattn_additive_attention_weight_tensors *out)
@@ -76,6 +77,8 @@ vkattn_result vkattn_additive_attention_backward_record(
     const vkattn_layer_io *io, const vkattn_layer_grads *grads,
     const vkattn_additive_attention_weight_tensors *grad_w)
 {
+    VKA_RECORD_MODES(layer, vka_additive_attention_parts_of(layer).ctx, cmd,
+                     vkattn_additive_attention_backward_record(layer, cmd, call, io, grads, grad_w));
     static const char fn[] = "vkattn_additive_attention_backward_record";
     if (!layer || !cmd)
         return vka_fail(layer ? vka_additive_attention_parts_of(layer).ctx : NULL,

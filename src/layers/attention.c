@@ -17,6 +17,7 @@
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/sdpa.h"
+#include "vk/record_mode.h"
 
 struct vkattn_attention {
     vkattn_context *ctx;
@@ -209,6 +210,7 @@ static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
 vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
                                       const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
+    VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_attention_record(layer, cmd, call, io));
     static const char fn[] = "vkattn_attention_record";
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",

@@ -19,6 +19,7 @@
 #include "vkattn/additive.h"
 #include "vkattn/additive_backward.h"
 #include "vkattn/matmul.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_attention_get_weight_tensors(vkattn_attention *layer,
                                                   vkattn_attention_weight_tensors *out)
@@ -238,6 +239,8 @@ vkattn_result vkattn_attention_backward_record(vkattn_attention *layer, VkComman
                                                const vkattn_layer_grads *grads,
                                                const vkattn_attention_weight_tensors *grad_w)
 {
+    VKA_RECORD_MODES(layer, vka_attention_parts_of(layer).ctx, cmd,
+                     vkattn_attention_backward_record(layer, cmd, call, io, grads, grad_w));
     static const char fn[] = "vkattn_attention_backward_record";
     if (!layer || !cmd)
         return vka_fail(layer ? vka_attention_parts_of(layer).ctx : NULL,

@@ -15,6 +15,7 @@
 #include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/matmul.h"
+#include "vk/record_mode.h"
 
 struct vkattn_bahdanau {
     vkattn_context *ctx;
@@ -159,6 +160,7 @@ vkattn_result vka_bahdanau_projection_sizes(vkattn_context *ctx, const char *fn,
 vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                      const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
+    VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_bahdanau_record(layer, cmd, call, io));
     static const char fn[] = "vkattn_bahdanau_record";
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",

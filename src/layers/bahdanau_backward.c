@@ -16,6 +16,7 @@
 #include "vkattn/additive_backward.h"
 #include "vkattn/matmul.h"
 #include "vkattn/matmul_backward.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_bahdanau_get_weight_tensors(vkattn_bahdanau *layer,
                                                  vkattn_bahdanau_weight_tensors *out)
@@ -127,6 +128,8 @@ vkattn_result vkattn_bahdanau_backward_record(vkattn_bahdanau *layer, VkCommandB
                                               const vkattn_layer_grads *grads,
                                               const vkattn_bahdanau_weight_tensors *grad_w)
 {
+    VKA_RECORD_MODES(layer, vka_bahdanau_parts_of(layer).ctx, cmd,
+                     vkattn_bahdanau_backward_record(layer, cmd, call, io, grads, grad_w));
     static const char fn[] = "vkattn_bahdanau_backward_record";
     if (!layer || !cmd)
         return vka_fail(layer ? vka_bahdanau_parts_of(layer).ctx : NULL,

@@ -9,8 +9,10 @@
 
 #include "core/error.h"
 #include "layers/mha_internal.h"
+#include "ops/kv_cache.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
+#include "vk/record_mode.h"
 
 struct vkattn_gqa {
     vkattn_mha *mha; /* kv_heads = num_key_value_heads */
@@ -67,6 +69,7 @@ vkattn_result vkattn_gqa_get_weights(const vkattn_gqa *layer, vkattn_gqa_weights
 vkattn_result vkattn_gqa_record(vkattn_gqa *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
+    VKA_RECORD_MODES(layer, layer->mha->ctx, cmd, vkattn_gqa_record(layer, cmd, call, io));
     static const char fn[] = "vkattn_gqa_record";
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
@@ -95,6 +98,8 @@ vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBuffer cmd,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache)
 {
+    VKA_RECORD_MODES_THEN(layer, layer->mha->ctx, cmd, vkattn_gqa_record_cached(layer, cmd, call, io, cache),
+                          vka_kv_cache_refresh(cache, __func__));
     static const char fn[] = "vkattn_gqa_record_cached";
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
@@ -126,6 +131,8 @@ vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
                                          const vkattn_layer_grads *grads,
                                          const vkattn_gqa_weight_tensors *grad_w)
 {
+    VKA_RECORD_MODES(layer, layer->mha->ctx, cmd,
+                     vkattn_gqa_backward_record(layer, cmd, call, io, grads, grad_w));
     static const char fn[] = "vkattn_gqa_backward_record";
     if (!layer)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);

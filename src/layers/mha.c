@@ -30,6 +30,7 @@
 #include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/record_mode.h"
 
 /* Scratch tensors are 1-D, indexed in 32 bits by every kernel. */
 static vkattn_result check_scratch_size(vkattn_context *ctx, const char *fn, uint64_t count,
@@ -274,6 +275,7 @@ vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommand
 vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
+    VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_mha_record(layer, cmd, call, io));
     return vka_mha_record_as("vkattn_mha_record", layer, cmd, call, io);
 }
 
@@ -528,6 +530,8 @@ vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache)
 {
+    VKA_RECORD_MODES_THEN(layer, layer->ctx, cmd, vkattn_mha_record_cached(layer, cmd, call, io, cache),
+                          vka_kv_cache_refresh(cache, __func__));
     return vka_mha_record_cached_as("vkattn_mha_record_cached", layer, cmd, call, io, cache);
 }
 

@@ -29,6 +29,7 @@
 #include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out)
 {
@@ -512,6 +513,8 @@ vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                          const vkattn_layer_grads *grads,
                                          const vkattn_mha_weight_tensors *grad_w)
 {
+    VKA_RECORD_MODES(layer, layer->ctx, cmd,
+                     vkattn_mha_backward_record(layer, cmd, call, io, grads, grad_w));
     return vka_mha_backward_as("vkattn_mha_backward_record", layer, cmd, call, io, grads,
                                grad_w);
 }

@@ -15,6 +15,7 @@
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct additive_push {
     VKA_ADDITIVE_PUSH
@@ -207,6 +208,7 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                      const vkattn_additive_params *params,
                                      const vkattn_additive_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_record(ctx, cmd, params, io));
     const char *caller = "vkattn_additive_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

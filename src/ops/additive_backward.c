@@ -18,6 +18,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct additive_bwd_push {
     VKA_ADDITIVE_BWD_PUSH
@@ -176,6 +177,7 @@ vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuff
                                               const vkattn_additive_params *params,
                                               const vkattn_additive_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_backward_record(ctx, cmd, params, io));
     const char *caller = "vkattn_additive_backward_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

@@ -20,6 +20,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct decode_push {
     VKA_DECODE_PUSH
@@ -348,6 +349,7 @@ vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_sdpa_decode_params *params,
                                         const vkattn_sdpa_decode_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_decode_record(ctx, cmd, params, io));
     return decode_record(ctx, cmd, "vkattn_sdpa_decode_record", params, io);
 }
 

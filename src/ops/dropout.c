@@ -15,6 +15,7 @@
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct dropout_push {
     VKA_DROPOUT_PUSH
@@ -92,6 +93,7 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_dropout_op_params *params,
                                     const vkattn_dropout_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_dropout_record(ctx, cmd, params, io));
     return vka_dropout_record(ctx, cmd, "vkattn_dropout_record", params, io);
 }
 

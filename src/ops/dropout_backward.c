@@ -6,11 +6,13 @@
 #include "ops/dropout_record.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_dropout_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                              const vkattn_dropout_op_params *params,
                                              const vkattn_dropout_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_dropout_backward_record(ctx, cmd, params, io));
     const char *caller = "vkattn_dropout_backward_record";
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);

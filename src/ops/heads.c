@@ -13,6 +13,7 @@
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct heads_push {
     VKA_HEADS_PUSH
@@ -176,6 +177,7 @@ vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_params *params,
                                         const vkattn_heads_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_split_record(ctx, cmd, params, io));
     return record(ctx, cmd, "vkattn_heads_split_record", params, io, true, 0, 0);
 }
 
@@ -191,6 +193,7 @@ vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_params *params,
                                         const vkattn_heads_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_merge_record(ctx, cmd, params, io));
     return record(ctx, cmd, "vkattn_heads_merge_record", params, io, false, 0, 0);
 }
 

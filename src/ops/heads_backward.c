@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
+#include "vk/record_mode.h"
 
 /* split: the backward of the split, which merges. */
 static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
@@ -24,6 +25,7 @@ vkattn_result vkattn_heads_split_backward_record(vkattn_context *ctx, VkCommandB
                                                  const vkattn_heads_params *params,
                                                  const vkattn_heads_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_split_backward_record(ctx, cmd, params, io));
     return record(ctx, cmd, "vkattn_heads_split_backward_record", params, io, true);
 }
 
@@ -31,6 +33,7 @@ vkattn_result vkattn_heads_merge_backward_record(vkattn_context *ctx, VkCommandB
                                                  const vkattn_heads_params *params,
                                                  const vkattn_heads_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_merge_backward_record(ctx, cmd, params, io));
     return record(ctx, cmd, "vkattn_heads_merge_backward_record", params, io, false);
 }
 

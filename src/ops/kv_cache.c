@@ -15,6 +15,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct kv_append_push {
     VKA_KV_APPEND_PUSH
@@ -156,6 +157,16 @@ static vkattn_result with_download(vkattn_kv_cache *c, const char *fn, uint32_t 
         memcpy(out, buf, sizeof(uint32_t) * c->desc.batch);
     if (r == VKATTN_SUCCESS && flag)
         *flag = buf[c->desc.batch] != 0;
+    free(buf);
+    return r;
+}
+
+vkattn_result vka_kv_cache_refresh(vkattn_kv_cache *c, const char *fn)
+{
+    uint32_t *buf = malloc(sizeof(uint32_t) * ((size_t)c->desc.batch + 1));
+    if (!buf)
+        return vka_fail(c->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    vkattn_result r = download_all(c, buf);
     free(buf);
     return r;
 }
@@ -321,40 +332,16 @@ vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, 
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *c, VkCommandBuffer cmd,
+vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
                                             const vkattn_kv_append_io *io)
 {
-    vkattn_result r = append_record(c, cmd, "vkattn_kv_cache_append_record", io);
+    VKA_RECORD_MODES_THEN(cache, cache->ctx, cmd,
+                          vkattn_kv_cache_append_record(cache, cmd, io),
+                          vka_kv_cache_refresh(cache, __func__));
+    vkattn_result r = append_record(cache, cmd, __func__, io);
     if (r == VKATTN_SUCCESS && !vka_is_dry(cmd))
-        c->host_known = false;
+        cache->host_known = false;
     return r;
-}
-
-/* Submits `record` of the cache and downloads the lengths after it. */
-#define KV_RUN(c, fn, call)                                                        \
-    do {                                                                           \
-        if (!(c))                                                                  \
-            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: cache is NULL", \
-                            fn);                                                   \
-        VkCommandBuffer cmd;                                                       \
-        vkattn_result r_ = vka_begin((c)->ctx, &cmd);                              \
-        if (r_ != VKATTN_SUCCESS)                                                  \
-            return r_;                                                             \
-        r_ = vka_end_submit_wait((c)->ctx, cmd, (call));                           \
-        if (r_ != VKATTN_SUCCESS)                                                  \
-            return r_;                                                             \
-        uint32_t *buf_ = malloc(sizeof(uint32_t) * ((size_t)(c)->desc.batch + 1)); \
-        if (!buf_)                                                                 \
-            return vka_fail((c)->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,             \
-                            "%s: out of host memory", fn);                         \
-        r_ = download_all((c), buf_);                                              \
-        free(buf_);                                                                \
-        return r_;                                                                 \
-    } while (0)
-
-vkattn_result vkattn_kv_cache_append_run(vkattn_kv_cache *c, const vkattn_kv_append_io *io)
-{
-    KV_RUN(c, "vkattn_kv_cache_append_run", append_record(c, cmd, "vkattn_kv_cache_append_run", io));
 }
 
 static vkattn_result reset_record(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
@@ -379,15 +366,23 @@ static vkattn_result reset_record(vkattn_kv_cache *c, VkCommandBuffer cmd, const
     return vka_record_dispatch(c->ctx, cmd, &d);
 }
 
-vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *c, VkCommandBuffer cmd, uint32_t seq)
+vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
+                                           uint32_t seq)
 {
-    vkattn_result r = reset_record(c, cmd, "vkattn_kv_cache_reset_record", seq);
+    VKA_RECORD_MODES_THEN(cache, cache->ctx, cmd, vkattn_kv_cache_reset_record(cache, cmd, seq),
+                          vka_kv_cache_refresh(cache, __func__));
+    vkattn_result r = reset_record(cache, cmd, __func__, seq);
     if (r == VKATTN_SUCCESS && !vka_is_dry(cmd))
-        c->host_known = false;
+        cache->host_known = false;
     return r;
+}
+
+vkattn_result vkattn_kv_cache_append_run(vkattn_kv_cache *c, const vkattn_kv_append_io *io)
+{
+    return vkattn_kv_cache_append_record(c, VKATTN_RUN_NOW, io);
 }
 
 vkattn_result vkattn_kv_cache_reset_run(vkattn_kv_cache *c, uint32_t seq)
 {
-    KV_RUN(c, "vkattn_kv_cache_reset_run", reset_record(c, cmd, "vkattn_kv_cache_reset_run", seq));
+    return vkattn_kv_cache_reset_record(c, VKATTN_RUN_NOW, seq);
 }

@@ -10,6 +10,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct mse_push {
     VKA_MSE_PUSH
@@ -49,6 +50,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, uint32_t 
 vkattn_result vkattn_mse_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                 const vkattn_mse_params *params, const vkattn_mse_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_mse_record(ctx, cmd, params, io));
     const char *caller = "vkattn_mse_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

@@ -17,6 +17,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct matmul_push {
     VKA_MATMUL_PUSH
@@ -152,6 +153,7 @@ static bool c_dense(const vka_matmul_shape *s)
 vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_matmul_params *params, const vkattn_matmul_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_record(ctx, cmd, params, io));
     return vka_matmul_record_as(ctx, cmd, "vkattn_matmul_record", params, io);
 }
 

@@ -13,6 +13,7 @@
 #include "vk/scratch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/record_mode.h"
 
 static vkattn_matrix_layout layout_of(const vka_operand *o)
 {
@@ -201,6 +202,7 @@ vkattn_result vkattn_matmul_backward_record(vkattn_context *ctx, VkCommandBuffer
                                             const vkattn_matmul_params *params,
                                             const vkattn_matmul_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_backward_record(ctx, cmd, params, io));
     const char *caller = "vkattn_matmul_backward_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

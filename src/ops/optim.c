@@ -10,6 +10,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct optim_push {
     VKA_OPTIM_PUSH
@@ -111,6 +112,7 @@ vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                        const vkattn_optim_params *params,
                                        const vkattn_optim_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_optim_step_record(ctx, cmd, params, io));
     const char *caller = "vkattn_optim_step_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

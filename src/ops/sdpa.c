@@ -21,6 +21,7 @@
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
+#include "vk/record_mode.h"
 
 /* ---------------------------------------------------------------- path */
 
@@ -269,6 +270,7 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
 vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                  const vkattn_sdpa_params *params, const vkattn_sdpa_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_record(ctx, cmd, params, io));
     const char *caller = "vkattn_sdpa_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

@@ -22,6 +22,7 @@
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
 #include "vkattn/softmax_backward.h"
+#include "vk/record_mode.h"
 
 /* Row statistics of the fused backward: (rowsum(dO * O), lse) per query row.
  * Cannot overflow: the q count, at least B*H*Tq, fits a binding. */
@@ -288,6 +289,7 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
                                           const vkattn_sdpa_params *params,
                                           const vkattn_sdpa_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_backward_record(ctx, cmd, params, io));
     const char *caller = "vkattn_sdpa_backward_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

@@ -25,6 +25,7 @@
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 typedef struct softmax_push {
@@ -388,6 +389,7 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_softmax_params *params,
                                     const vkattn_softmax_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_record(ctx, cmd, params, io));
     const char *caller = "vkattn_softmax_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,

@@ -17,6 +17,7 @@
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct smb_push {
     VKA_SMB_PUSH
@@ -87,6 +88,7 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
                                              const vkattn_softmax_params *params,
                                              const vkattn_softmax_backward_io *io)
 {
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_backward_record(ctx, cmd, params, io));
     const char *caller = "vkattn_softmax_backward_record";
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
