@@ -615,7 +615,7 @@ int main(int argc, char **argv)
                          .io = {.query = tx, .value = tx, .output = tref}};
     if (!tx || !tref || !tout || vkattn_mha_create(ctx, &desc, &mha) ||
         vkattn_mha_set_weights(mha, &weights) ||
-        vkattn_mha_prepare(mha, &unsliced.call, &unsliced.io)) {
+        vkattn_mha_record(mha, VKATTN_PREPARE, &unsliced.call, &unsliced.io)) {
         printf("setting up the layer: %s\n", vkattn_last_error());
         goto done;
     }

@@ -420,8 +420,12 @@ VKATTN_API vkattn_result vkattn_context_submit_and_wait(vkattn_context *ctx,
  *                   checks every argument, but records nothing and changes no
  *                   tensor's tracked access: recording it later with the same
  *                   (or smaller) sizes creates nothing and cannot stall a frame
- *                   (vkattn_context_get_stats shows it). Thread safety: as
- *                   *_record.
+ *                   (vkattn_context_get_stats shows it). The same sizes and
+ *                   the same optional inputs present (NULL or not) make the
+ *                   same call; scratch prepared for a call also serves smaller
+ *                   ones, but kernels may pick tiles by size: prepare each
+ *                   shape you will record. The tensors are only checked.
+ *                   Thread safety: as *_record.
  *   VKATTN_RUN_NOW  records into the context's own one-shot command buffer,
  *                   submits it on the context's queue and waits (a fence wait)
  *                   before returning; externally synchronized on the context,

@@ -21,7 +21,7 @@
  *   vkattn_slicer_destroy(slicer);
  *
  * Creation does everything that allocates or compiles: it calls `record`
- * twice - once dry (as *_prepare: pipelines, scratch, descriptor sets), once
+ * twice - once dry (as VKATTN_PREPARE: pipelines, scratch, descriptor sets), once
  * capturing - and never again. record_next allocates and compiles nothing.
  *
  * Cost model (docs/INTEGRATION.md): a piece's first estimate is a fixed

@@ -21,7 +21,6 @@
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
@@ -390,34 +389,17 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_softmax_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_record(ctx, cmd, params, io));
-    const char *caller = "vkattn_softmax_record";
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     softmax_op op = {.params = params, .io = io};
-    vkattn_result r = vka_softmax_check_params(ctx, caller, params);
+    vkattn_result r = vka_softmax_check_params(ctx, __func__, params);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io, &op.dims);
+        r = check_io(ctx, __func__, params, io, &op.dims);
     if (r != VKATTN_SUCCESS)
         return r;
     /* staged: any f16 tensor may go through scratch (decided with the kernel) */
     op.staged = io->scores->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16 ||
                 (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
     return vka_f16_record(ctx, cmd, op.staged, record_checked, &op);
-}
-
-vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
-                                 const vkattn_softmax_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_softmax_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_softmax_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_softmax_prepare(vkattn_context *ctx, const vkattn_softmax_params *params, const vkattn_softmax_io *io)
-{
-    const char *fn = "vkattn_softmax_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io));
 }

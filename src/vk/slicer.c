@@ -147,21 +147,20 @@ static vkattn_result make_queries(vkattn_slicer *s)
 vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc *desc,
                                    vkattn_slicer **out)
 {
-    static const char fn[] = "vkattn_slicer_create";
     if (!ctx || !desc || !out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : !desc ? "desc" : "out");
     *out = NULL;
-    vkattn_result r = check_desc(ctx, desc, fn);
+    vkattn_result r = check_desc(ctx, desc, __func__);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_slicer *s = calloc(1, sizeof *s);
     if (!s)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     s->ctx = ctx;
     s->budget_us = desc->budget_us;
     s->capture.max_piece_work = desc->max_piece_work;
-    if ((r = capture_call(s, desc, fn)) || (r = make_pieces(s, desc, fn)))
+    if ((r = capture_call(s, desc, __func__)) || (r = make_pieces(s, desc, __func__)))
         goto fail;
     if (!desc->no_timestamps && ctx->info.timestamps && s->n_pieces &&
         (r = make_queries(s)))
@@ -243,15 +242,14 @@ static bool first_estimates_risky(const vkattn_slicer *s)
 
 vkattn_result vkattn_slicer_record_next(vkattn_slicer *s, VkCommandBuffer cmd, bool *done)
 {
-    static const char fn[] = "vkattn_slicer_record_next";
     if (!s || !cmd || !done)
-        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !s ? "slicer" : !cmd ? "cmd" : "done");
     vkattn_context *ctx = s->ctx;
     if (vka_is_dry(cmd) || vka_capture_of(ctx, cmd))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: cmd is a slicer's capture, not a command buffer (slicers do not nest)",
-                        fn);
+                        __func__);
     if (s->next == s->n_pieces) {
         *done = true;
         return VKATTN_SUCCESS;
@@ -290,7 +288,7 @@ vkattn_result vkattn_slicer_record_next(vkattn_slicer *s, VkCommandBuffer cmd, b
 vkattn_result vkattn_slicer_reset(vkattn_slicer *s)
 {
     if (!s)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_slicer_reset: slicer is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: slicer is NULL", __func__);
     s->next = 0;
     s->slices = 0;
     return VKATTN_SUCCESS;
@@ -298,10 +296,9 @@ vkattn_result vkattn_slicer_reset(vkattn_slicer *s)
 
 vkattn_result vkattn_slicer_set_budget(vkattn_slicer *s, double budget_us)
 {
-    static const char fn[] = "vkattn_slicer_set_budget";
     if (!s)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: slicer is NULL", fn);
-    vkattn_result r = check_budget(s->ctx, fn, "budget_us", budget_us);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: slicer is NULL", __func__);
+    vkattn_result r = check_budget(s->ctx, __func__, "budget_us", budget_us);
     if (r == VKATTN_SUCCESS)
         s->budget_us = budget_us;
     return r;
@@ -311,7 +308,7 @@ vkattn_result vkattn_slicer_get_info(vkattn_slicer *s, vkattn_slicer_info *info)
 {
     if (!s || !info)
         return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_slicer_get_info: %s is NULL", !s ? "slicer" : "info");
+                        "%s: %s is NULL", __func__, !s ? "slicer" : "info");
     read_back(s);
     const double scale = prior_scale(s);
     *info = (vkattn_slicer_info){
@@ -330,13 +327,12 @@ vkattn_result vkattn_slicer_get_info(vkattn_slicer *s, vkattn_slicer_info *info)
 
 vkattn_result vkattn_slicer_get_piece(vkattn_slicer *s, uint32_t index, vkattn_slicer_piece *out)
 {
-    static const char fn[] = "vkattn_slicer_get_piece";
     if (!s || !out)
-        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !s ? "slicer" : "piece");
     if (index >= s->n_pieces)
         return vka_fail(s->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: index %u is out of range (%u pieces)", fn, index, s->n_pieces);
+                        "%s: index %u is out of range (%u pieces)", __func__, index, s->n_pieces);
     read_back(s);
     const piece *p = &s->pieces[index];
     *out = (vkattn_slicer_piece){
