@@ -186,11 +186,13 @@ static vkattn_result create_pipeline_cache(struct vkattn_context *ctx,
 
 vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_context **out)
 {
+    /* not __func__: that is the versioned symbol (VKATTN_ABI_NAME) */
+    static const char fn[] = "vkattn_context_create";
     if (!out)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     *out = NULL;
     if (!desc)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", __func__);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
     if (desc->import.device && desc->enable_validation)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: enable_validation applies to vkattn's own "
@@ -198,7 +200,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
 
     struct vkattn_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", __func__);
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", fn);
     ctx->logger.fn = desc->log;
     ctx->logger.user = desc->log_user;
     ctx->logger.max_level = desc->log_level;
@@ -206,7 +208,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     if (!init_locks(ctx)) {
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "%s: creating the context's mutexes failed", __func__);
+                        "%s: creating the context's mutexes failed", fn);
     }
 
     const vkattn_tuning tuning = desc->advanced ? desc->advanced->tuning : VKATTN_TUNING_AUTO;

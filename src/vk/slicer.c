@@ -82,6 +82,14 @@ static vkattn_result capture_call(vkattn_slicer *s, const vkattn_slicer_desc *d,
     vka_capture_end(ctx, &s->capture);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: desc->record failed: %s", fn, vkattn_context_last_error(ctx));
+    /* a callback that records elsewhere (VKATTN_PREPARE, VKATTN_RUN_NOW, its
+     * own command buffer) leaves nothing to slice: say so, not an empty pass */
+    if (s->capture.n == 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->record recorded nothing into the command buffer it was "
+                        "given (pass that cmd to the *_record calls, not VKATTN_PREPARE or "
+                        "VKATTN_RUN_NOW)",
+                        fn);
     return VKATTN_SUCCESS;
 }
 

@@ -7,7 +7,9 @@
  *  - VKATTN_RUN_NOW gives the same bits as recording into
  *    vkattn_context_begin_commands' buffer and submit_and_wait (same kernels,
  *    same inputs: bit for bit, not a bound);
- *  - a NULL context or layer with a sentinel names the argument.
+ *  - a NULL context or layer with a sentinel names the argument;
+ *  - a slicer whose callback passes a sentinel instead of the cmd it is given
+ *    records nothing to slice: creation refuses it.
  * Inputs in [-1, 1]; the values themselves are checked by test_sdpa.c and
  * test_mha.c, against the CPU reference. */
 #include "harness.h"
@@ -170,12 +172,58 @@ static void test_mha_modes(void **state)
     vkattn_mha_destroy(layer);
 }
 
+/* ------------------------------------------------------------ the slicer */
+
+typedef struct sdpa_call {
+    vkattn_context *ctx;
+    VkCommandBuffer instead; /* passed in place of the slicer's cmd, or NULL */
+    vkattn_sdpa_params p;
+    vkattn_sdpa_io io;
+} sdpa_call;
+
+static vkattn_result record_sdpa(void *user, VkCommandBuffer cmd)
+{
+    sdpa_call *c = user;
+    return vkattn_sdpa_record(c->ctx, c->instead ? c->instead : cmd, &c->p, &c->io);
+}
+
+static void test_slicer_callback_with_a_mode(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const uint32_t H = 2, T = 6, d = 8;
+    const size_t n = (size_t)H * T * d;
+    float *x = rand_array(n);
+    sdpa_call c = {.ctx = ctx, .p = {.batch = 1, .heads = H, .tq = T, .tv = T, .dk = d}};
+    c.io = (vkattn_sdpa_io){.q = th_tensor(ctx, n, x), .k = th_tensor(ctx, n, x),
+                            .v = th_tensor(ctx, n, x), .out = th_tensor(ctx, n, NULL)};
+    const VkCommandBuffer modes[2] = {VKATTN_PREPARE, VKATTN_RUN_NOW};
+    for (int i = 0; i < 2; i++) {
+        c.instead = modes[i];
+        vkattn_slicer_desc sd = {.record = record_sdpa, .user = &c, .budget_us = 1000};
+        vkattn_slicer *slicer = NULL;
+        TH_EXPECT_ERROR(vkattn_slicer_create(ctx, &sd, &slicer), VKATTN_ERROR_INVALID_ARGUMENT,
+                        "desc->record recorded nothing into the command buffer it was given");
+        assert_null(slicer);
+    }
+    c.instead = VK_NULL_HANDLE; /* the contract kept: a slicer */
+    vkattn_slicer_desc sd = {.record = record_sdpa, .user = &c, .budget_us = 1000};
+    vkattn_slicer *slicer = NULL;
+    TH_OK(ctx, vkattn_slicer_create(ctx, &sd, &slicer));
+    vkattn_slicer_destroy(slicer);
+    th_assert_validation_clean();
+    free(x);
+    vkattn_tensor_destroy(c.io.q), vkattn_tensor_destroy(c.io.k), vkattn_tensor_destroy(c.io.v);
+    vkattn_tensor_destroy(c.io.out);
+}
+
 int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_sdpa_modes, fresh_setup, fresh_teardown),
         cmocka_unit_test_setup_teardown(test_mha_modes, fresh_setup, fresh_teardown),
+        cmocka_unit_test_setup_teardown(test_slicer_callback_with_a_mode, fresh_setup,
+                                        fresh_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
