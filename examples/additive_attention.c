@@ -57,7 +57,7 @@ int main(void)
     int status = 1;
     if (!tq || !tv || !tm || !tout || vkattn_additive_attention_create(ctx, &desc, &att) ||
         vkattn_additive_attention_set_weights(att, &weights) ||
-        vkattn_additive_attention_run(att, &call, &io) ||
+        vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io) ||
         vkattn_tensor_download(tout, out, 0, B * TQ * D)) {
         printf("failed: %s\n", vkattn_last_error());
         goto done;

@@ -61,7 +61,7 @@ int main(void)
     vkattn_attention *att = NULL;
     int status = 1;
     if (!tq || !tk || !tv || !tm || !tout || !tw || vkattn_attention_create(ctx, &desc, &att) ||
-        vkattn_attention_set_weights(att, &weights) || vkattn_attention_run(att, &call, &io) ||
+        vkattn_attention_set_weights(att, &weights) || vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io) ||
         vkattn_tensor_download(tout, out, 0, B * TQ * DV) ||
         vkattn_tensor_download(tw, w, 0, B * TQ * TV)) {
         printf("failed: %s\n", vkattn_last_error());

@@ -24,7 +24,7 @@ static vkattn_tensor *tensor(vkattn_context *ctx, uint32_t rank, uint32_t d0, ui
     vkattn_tensor_desc desc = {.rank = rank, .dims = {d0, d1, d2}};
     vkattn_tensor *t = NULL;
     if (vkattn_tensor_create(ctx, &desc, &t) == VKATTN_SUCCESS && data)
-        vkattn_tensor_upload(t, data, 0, vkattn_tensor_count(t));
+        vkattn_tensor_upload(t, data, 0, vkattn_tensor_get_info(t).count);
     return t;
 }
 
@@ -62,7 +62,7 @@ int main(void)
     vkattn_bahdanau *att = NULL;
     int status = 1;
     if (!tq || !tk || !tv || !tm || !tout || vkattn_bahdanau_create(ctx, &desc, &att) ||
-        vkattn_bahdanau_set_weights(att, &weights) || vkattn_bahdanau_run(att, &call, &io) ||
+        vkattn_bahdanau_set_weights(att, &weights) || vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io) ||
         vkattn_tensor_download(tout, out, 0, B * DV)) {
         printf("failed: %s\n", vkattn_last_error());
         goto done;

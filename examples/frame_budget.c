@@ -652,7 +652,7 @@ static bool setup_layer(demo *d)
                              .io = {.query = d->tx, .value = d->tx, .output = d->tref}};
     if (!d->tx || !d->tref || !d->tout || vkattn_mha_create(d->ctx, &d->desc, &d->mha) ||
         vkattn_mha_set_weights(d->mha, &d->weights) ||
-        vkattn_mha_prepare(d->mha, &d->unsliced.call, &d->unsliced.io)) {
+        vkattn_mha_record(d->mha, VKATTN_PREPARE, &d->unsliced.call, &d->unsliced.io)) {
         printf("setting up the layer: %s\n", vkattn_last_error());
         return false;
     }

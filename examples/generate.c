@@ -3,13 +3,13 @@
  * residuals, an output projection to logits), weights from a fixed-seed
  * generator. The prompt is prefilled in one cached call per block, then each
  * of 64 steps runs both blocks on the one new token only
- * (vkattn_mha_run_cached); embedding, residuals and logits are host code.
+ * (vkattn_mha_record_cached with VKATTN_RUN_NOW); embedding, residuals and logits are host code.
  * Every step's logits are checked against a full recompute over the whole
  * prefix with vkattn_reference_mha (Keras use_causal_mask=True), within
  * max |GPU - reference| / max(max |reference|, 1) <= 5e-5 (fp32 layers,
  * double reference). Then, timed (host wall time, whatever device runs it;
  * on lavapipe a CPU): one cached step at 300 cached tokens vs recomputing
- * the 301-token prefix with vkattn_mha_run, one block.
+ * the 301-token prefix with vkattn_mha_record (VKATTN_RUN_NOW), one block.
  *
  * Exit status: 0 success, 77 no Vulkan device, 1 anything else. */
 #include <math.h>
@@ -104,7 +104,7 @@ static int cached_logits(vkattn_context *ctx, const int *tokens, int from, int n
     vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
     for (int b = 0; !bad && b < BLOCKS; b++) {
         bad = vkattn_tensor_upload(tin, h, 0, m * D) ||
-              vkattn_mha_run_cached(blocks[b].mha, &call, &io, blocks[b].cache) ||
+              vkattn_mha_record_cached(blocks[b].mha, VKATTN_RUN_NOW, &call, &io, blocks[b].cache) ||
               vkattn_tensor_download(tout, o, 0, m * D);
         for (uint32_t i = 0; !bad && i < m * D; i++)
             h[i] += o[i];
@@ -123,7 +123,7 @@ static int argmax(const float *x)
     return best;
 }
 
-/* One block, B 1: a cached step at TIME_LEN cached tokens vs vkattn_mha_run
+/* One block, B 1: a cached step at TIME_LEN cached tokens vs vkattn_mha_record
  * over the TIME_LEN + 1 prefix (causal), best of 5 after a warm-up each. */
 static int timing(vkattn_context *ctx)
 {
@@ -151,16 +151,16 @@ static int timing(vkattn_context *ctx)
     vkattn_layer_io iopre = {.query = tp, .value = tp, .output = tpo};
     vkattn_layer_io ioone = {.query = t1, .value = t1, .output = t1o};
     double best_step = 1e9, best_full = 1e9;
-    bad = bad || vkattn_mha_run_cached(mha, &cpre, &iopre, cache) ||
-          vkattn_mha_run(mha, &cfull, &iofull); /* warm-up: pipelines */
+    bad = bad || vkattn_mha_record_cached(mha, VKATTN_RUN_NOW, &cpre, &iopre, cache) ||
+          vkattn_mha_record(mha, VKATTN_RUN_NOW, &cfull, &iofull); /* warm-up: pipelines */
     for (int rep = 0; !bad && rep < 6; rep++) {
         /* back to TIME_LEN cached tokens: the prefill's rows stay, only the length moves */
         uint32_t len = TIME_LEN;
         bad = vkattn_kv_cache_set_lengths(cache, &len);
         double t0 = now_s();
-        bad = bad || vkattn_mha_run_cached(mha, &cone, &ioone, cache);
+        bad = bad || vkattn_mha_record_cached(mha, VKATTN_RUN_NOW, &cone, &ioone, cache);
         double t1s = now_s();
-        bad = bad || vkattn_mha_run(mha, &cfull, &iofull);
+        bad = bad || vkattn_mha_record(mha, VKATTN_RUN_NOW, &cfull, &iofull);
         double t2 = now_s();
         if (rep > 0) /* the first step compiled the Tq 1 pipelines */
             best_step = fmin(best_step, t1s - t0), best_full = fmin(best_full, t2 - t1s);

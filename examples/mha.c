@@ -61,7 +61,7 @@ int main(void)
     vkattn_layer_io io = {.query = tx, .value = tx, .output = tout, .scores = tscores};
     int status = 1;
     if (!tx || !tout || !tscores || vkattn_mha_create(ctx, &desc, &mha) ||
-        vkattn_mha_set_weights(mha, &weights) || vkattn_mha_run(mha, &call, &io) ||
+        vkattn_mha_set_weights(mha, &weights) || vkattn_mha_record(mha, VKATTN_RUN_NOW, &call, &io) ||
         vkattn_tensor_download(tout, out, 0, B * T * D) ||
         vkattn_tensor_download(tscores, scores, 0, B * H * T * T)) {
         printf("failed: %s\n", vkattn_last_error());

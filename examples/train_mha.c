@@ -213,7 +213,7 @@ int main(void)
     vkattn_layer_call tcall = call;
     tcall.keep_for_backward = false;
     if (!made || vkattn_mha_create(ctx, &c.desc, &teacher) ||
-        vkattn_mha_set_weights(teacher, &tw) || vkattn_mha_run(teacher, &tcall, &tio) ||
+        vkattn_mha_set_weights(teacher, &tw) || vkattn_mha_record(teacher, VKATTN_RUN_NOW, &tcall, &tio) ||
         vkattn_tensor_download(g.target, target, 0, B * T * D) ||
         vkattn_mha_create(ctx, &c.desc, &g.student) || vkattn_mha_set_weights(g.student, &sw) ||
         vkattn_mha_get_weight_tensors(g.student, &g.w)) {

@@ -12,8 +12,8 @@
 #   ops/        core/ shape/ vk/ ops/, public headers, the shaders' interface
 #               headers (common/*_iface.h) and the embedded SPIR-V
 #   layers/     core/ shape/ ops/ layers/, public headers, and of vk/ only
-#               context, tensor, submit and prepare (the dry recording of
-#               *_prepare); never reference/. No raw Vulkan call (vk*, through
+#               context, tensor, submit, prepare (the dry recording) and
+#               record_mode (VKATTN_PREPARE / VKATTN_RUN_NOW); never reference/. No raw Vulkan call (vk*, through
 #               volk or a function table), no shader of their own (vka_spv_*,
 #               vka_kernel, vka_record_dispatch)
 #   tools/attnbench, tests, examples: public headers (vkattn/...), Vulkan,
@@ -145,7 +145,7 @@ check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\
 check_dir src/ops vulkan "$pub" '(core|shape|vk|ops)/[a-z_]+\.h' 'common/[a-z_]+_iface\.h' \
     'vka_shaders\.h'
 check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \
-    'vk/(context|tensor|submit|prepare)\.h'
+    'vk/(context|tensor|submit|prepare|record_mode)\.h'
 
 # Apps of the public API: own headers by bare name, where they exist.
 check_public() {

@@ -19,7 +19,7 @@
 #   weights    core shape weights
 #   vk         core vk volk
 #   ops        core shape vk ops shaders
-#   layers     core shape ops layers; of vk/ only context, tensor, submit and
+#   layers     core shape ops layers; of vk/ only context, tensor, submit, record_mode and
 #              prepare, except public vkattn_* functions, which layers may call
 #              wherever they are defined (outside reference/)
 #   shaders    nothing (generated SPIR-V arrays)
@@ -67,7 +67,7 @@ awk '
 function allowed(user, def_folder, def_module, sym) {
     if (user == def_folder) return 1
     if (rule[user] !~ (" " def_folder " ")) {
-        if (user == "layers" && def_folder == "vk" && (def_module ~ /^(context|tensor|submit|prepare)$/ || sym ~ /^vkattn_/))
+        if (user == "layers" && def_folder == "vk" && (def_module ~ /^(context|tensor|submit|prepare|record_mode)$/ || sym ~ /^vkattn_/))
             return 1
         return 0
     }

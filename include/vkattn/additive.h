@@ -24,14 +24,14 @@
  * Half precision: q, k, scale and scores may each be f16 or f32. f16 inputs
  * are read exactly (through f32 scratch), the arithmetic is the fp32 above,
  * and an f16 S is each fp32 score rounded once. Bound per element against
- * vkattn_reference_additive_typed with an f32 out (the exact result of the
+ * vkattn_reference_additive with an f32 out (the exact result of the
  * stored inputs): |S - ref| <= ulp16(ref) + 1e-5 max|ref|, ulp16 = the f16
  * spacing at |ref| (2^-10 relative; 0 for an f32 S).
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); q, k
  * and scale are read, scores is written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
- * with VK_ACCESS_SHADER_WRITE_BIT. `*_run` records into the context's one-shot
- * command buffer, submits and waits.
+ * with VK_ACCESS_SHADER_WRITE_BIT. *_record given VKATTN_RUN_NOW in
+ * place of cmd runs it now (vkattn/context.h).
  *
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; a zero
  * size; a non-finite scale; a missing or too-small tensor; a scale tensor given
@@ -40,8 +40,8 @@
  * indexing or maxStorageBufferRange, batch or the tile counts beyond the
  * device's workgroup counts), VKATTN_ERROR_UNSUPPORTED (no tile fits the
  * device), Vulkan failures.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_ADDITIVE_H
 #define VKATTN_ADDITIVE_H
@@ -64,17 +64,6 @@ typedef struct vkattn_additive_io {
 VKATTN_API vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                 const vkattn_additive_params *params,
                                                 const vkattn_additive_io *io);
-/* Creates ahead what vkattn_additive_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_additive_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_additive_prepare(vkattn_context *ctx, const vkattn_additive_params *params,
-                                           const vkattn_additive_io *io);
-VKATTN_API vkattn_result vkattn_additive_run(vkattn_context *ctx,
-                                             const vkattn_additive_params *params,
-                                             const vkattn_additive_io *io);
 
 #ifdef __cplusplus
 }

@@ -30,8 +30,8 @@
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); q,
  * k, scale and grad_scores are read, the gradients asked for are written by
  * VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT with VK_ACCESS_SHADER_WRITE_BIT.
- * `*_run` records into the context's one-shot command buffer, submits and
- * waits. No gradient asked for records nothing and succeeds.
+ * VKATTN_RUN_NOW and VKATTN_PREPARE in place of cmd run or prepare the call
+ * (vkattn/context.h). No gradient asked for records nothing and succeeds.
  *
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; a zero
  * size; a non-finite scale; a missing or too-small tensor; scale given without
@@ -41,8 +41,8 @@
  * 32-bit indexing, Tq or Tv or B * Tq beyond the loop budget),
  * VKATTN_ERROR_UNSUPPORTED (an f16 tensor), Vulkan failures. On an argument
  * error nothing is recorded.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_ADDITIVE_BACKWARD_H
 #define VKATTN_ADDITIVE_BACKWARD_H
@@ -68,17 +68,6 @@ typedef struct vkattn_additive_backward_io {
 VKATTN_API vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                          const vkattn_additive_params *params,
                                                          const vkattn_additive_backward_io *io);
-/* Creates ahead what vkattn_additive_backward_record with these arguments
- * would create on first use (pipelines, library-managed scratch, descriptor
- * sets). Records nothing and changes no tensor's tracked access; checks and
- * result codes as vkattn_additive_backward_record's. Thread safety: as
- * *_record. */
-VKATTN_API vkattn_result vkattn_additive_backward_prepare(vkattn_context *ctx,
-                                                          const vkattn_additive_params *params,
-                                                          const vkattn_additive_backward_io *io);
-VKATTN_API vkattn_result vkattn_additive_backward_run(vkattn_context *ctx,
-                                                      const vkattn_additive_params *params,
-                                                      const vkattn_additive_backward_io *io);
 
 #ifdef __cplusplus
 }

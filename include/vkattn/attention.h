@@ -19,7 +19,7 @@
  *   vkattn_attention_set_weights(att, &(vkattn_attention_weights){0.5f, 1.0f});
  *   vkattn_layer_call call = {.batch = B, .tq = Tq, .tv = Tv};
  *   vkattn_layer_io io = {.query = q, .value = v, .output = out};
- *   vkattn_attention_run(att, &call, &io);            or _record into your cmd
+ *   vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io);            or _record into your cmd
  *   vkattn_attention_destroy(att);
  *
  * What one call records: with use_scale, a small kernel first writes
@@ -61,7 +61,7 @@
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.
  *
- * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_ATTENTION_H
@@ -125,23 +125,6 @@ VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *la
 VKATTN_API vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
                                                  const vkattn_layer_call *call,
                                                  const vkattn_layer_io *io);
-/* Creates ahead everything vkattn_attention_record(layer, cmd, call, io) would
- * create on first use: pipelines (seconds each for a fused kernel on CPU
- * drivers), the layer's and the context's scratch, descriptor sets. A later
- * record of the same call (same sizes and the same optional inputs present:
- * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
- * stall a frame. Scratch prepared for a call also serves smaller ones, but
- * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
- * change to any tensor's tracked access or contents; io's tensors are only
- * checked. Checks and result codes as vkattn_attention_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_attention_prepare(vkattn_attention *layer, const vkattn_layer_call *call,
-                                           const vkattn_layer_io *io);
-
-/* vkattn_attention_record into the context's one-shot command buffer, submit, wait. */
-VKATTN_API vkattn_result vkattn_attention_run(vkattn_attention *layer,
-                                              const vkattn_layer_call *call,
-                                              const vkattn_layer_io *io);
 
 #ifdef __cplusplus
 }

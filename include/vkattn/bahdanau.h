@@ -27,7 +27,7 @@
  *   vkattn_bahdanau_set_weights(att, &weights);       Keras layout, copied
  *   vkattn_layer_call call = {.batch = B, .tq = 1, .tv = Tv};
  *   vkattn_layer_io io = {.query = q, .key = k, .value = v, .output = ctxvec};
- *   vkattn_bahdanau_run(att, &call, &io);             or _record
+ *   vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io);             or _record
  *   vkattn_bahdanau_destroy(att);
  *
  * What one call records: two projection matmuls into scratch, the additive
@@ -60,7 +60,7 @@
  * vkattn/layer_common.h. Command buffers recorded with one layer share its
  * scratch: they must not execute at the same time.
  *
- * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
  */
 #ifndef VKATTN_BAHDANAU_H
@@ -118,23 +118,6 @@ VKATTN_API vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *laye
 VKATTN_API vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                                 const vkattn_layer_call *call,
                                                 const vkattn_layer_io *io);
-/* Creates ahead everything vkattn_bahdanau_record(layer, cmd, call, io) would
- * create on first use: pipelines (seconds each for a fused kernel on CPU
- * drivers), the layer's and the context's scratch, descriptor sets. A later
- * record of the same call (same sizes and the same optional inputs present:
- * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
- * stall a frame. Scratch prepared for a call also serves smaller ones, but
- * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
- * change to any tensor's tracked access or contents; io's tensors are only
- * checked. Checks and result codes as vkattn_bahdanau_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_bahdanau_prepare(vkattn_bahdanau *layer, const vkattn_layer_call *call,
-                                           const vkattn_layer_io *io);
-
-/* vkattn_bahdanau_record into the context's one-shot command buffer, submit, wait. */
-VKATTN_API vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer,
-                                             const vkattn_layer_call *call,
-                                             const vkattn_layer_io *io);
 
 #ifdef __cplusplus
 }

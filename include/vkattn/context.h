@@ -46,7 +46,7 @@
  * the push path where vkattn owns the tensor's memory.
  *
  * Queues: vkattn records into whatever command buffer it is given and submits
- * only its own one-shot work (*_run, uploads, downloads, fills), on one queue.
+ * only its own one-shot work (VKATTN_RUN_NOW, uploads, downloads, fills), on one queue.
  * Its own device uses a compute-only (async compute) family where the device
  * has one, else the first family with compute. An app that wants vkattn on its
  * async-compute queue imports that queue (import.queue, queue_family_index,
@@ -62,7 +62,7 @@
  *
  * Thread safety, in Vulkan's terms. Safe concurrently on one context, from
  * any number of threads: recording (every *_record) and preparing (every
- * *_prepare) of *different* layers and tensors, into different command
+ * *_record with VKATTN_PREPARE) of *different* layers and tensors, into different command
  * buffers; vkattn_context_get_info, _get_stats, _memory_usage,
  * _last_error (each thread gets its own copy of the message) and
  * _get_pipeline_cache_data. Each recording thread gets its own library-managed
@@ -70,7 +70,7 @@
  * buffers must run in the order that thread recorded them, as for its own
  * tensors. Externally synchronized on the context (one thread at a time, and
  * not while others record): everything that uses the context's queue
- * (*_run, vkattn_tensor_upload/_download/_fill, begin_commands/
+ * (VKATTN_RUN_NOW, vkattn_tensor_upload/_download/_fill, begin_commands/
  * submit_and_wait, timers), tensor, layer and timer creation and
  * destruction, vkattn_context_reset_peak_memory and vkattn_context_destroy.
  * A layer or tensor is itself externally synchronized: two threads never
@@ -117,7 +117,7 @@ typedef struct vkattn_import_desc {
     uint32_t queue_index;
     /* The app's queue lock, as libplacebo's lock_queue: vkattn calls
      * lock_queue before and unlock_queue after every vkQueueSubmit it makes
-     * on the imported queue (*_run, upload, download, fill, set_weights,
+     * on the imported queue (VKATTN_RUN_NOW, upload, download, fill, set_weights,
      * vkattn_context_submit_and_wait), from the thread making the call, never
      * nested. Give both or neither (NULL = the app promises no other thread
      * uses the queue during those calls). */
@@ -387,7 +387,7 @@ VKATTN_API vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *
                                                                 size_t *size);
 
 /* What the context created so far, to check that preparing ahead works: a
- * frame recorded after *_prepare with the same (or smaller) shapes changes
+ * frame recorded after a VKATTN_PREPARE recording with the same (or smaller) shapes changes
  * none of these counts. */
 typedef struct vkattn_context_stats {
     uint64_t pipelines_created;         /* compute pipelines compiled */
@@ -408,6 +408,36 @@ VKATTN_API vkattn_result vkattn_context_begin_commands(vkattn_context *ctx,
                                                        VkCommandBuffer *cmd);
 VKATTN_API vkattn_result vkattn_context_submit_and_wait(vkattn_context *ctx,
                                                         VkCommandBuffer cmd);
+
+/* ------------------------------------------------------------ record modes
+ *
+ * Every *_record (ops, layers, backward passes, the cached MHA/GQA calls, the
+ * KV cache's append and reset) takes, in place of the app's command buffer,
+ * one of two sentinels:
+ *
+ *   VKATTN_PREPARE  creates ahead what the recording would create on first use
+ *                   (pipelines, library-managed scratch, descriptor sets) and
+ *                   checks every argument, but records nothing and changes no
+ *                   tensor's tracked access: recording it later with the same
+ *                   (or smaller) sizes creates nothing and cannot stall a frame
+ *                   (vkattn_context_get_stats shows it). The same sizes and
+ *                   the same optional inputs present (NULL or not) make the
+ *                   same call; scratch prepared for a call also serves smaller
+ *                   ones, but kernels may pick tiles by size: prepare each
+ *                   shape you will record. The tensors are only checked.
+ *                   Thread safety: as *_record.
+ *   VKATTN_RUN_NOW  records into the context's own one-shot command buffer,
+ *                   submits it on the context's queue and waits (a fence wait)
+ *                   before returning; externally synchronized on the context,
+ *                   as vkattn_context_begin_commands. The KV cache's append and
+ *                   reset, and the cached MHA/GQA calls, then also read the
+ *                   sequence lengths back, so later calls check the capacity.
+ *
+ * Both are invalid handle values, never a real command buffer; a NULL command
+ * buffer stays an error (VKATTN_ERROR_INVALID_ARGUMENT). A failure in either
+ * mode is reported as the *_record's, and nothing is submitted. */
+#define VKATTN_PREPARE ((VkCommandBuffer)(uintptr_t)1)
+#define VKATTN_RUN_NOW ((VkCommandBuffer)(uintptr_t)2)
 
 #ifdef __cplusplus
 }

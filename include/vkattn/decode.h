@@ -32,7 +32,7 @@
  * as 32-bit words of two halves and write an f16 out one word per invocation
  * (no 16-bit storage needed on any device); all arithmetic, the partials and
  * the merge are fp32. So against the exact attention over the (exactly
- * converted) f16 values (ref: vkattn_reference_sdpa_decode_typed, out f32):
+ * converted) f16 values (ref: vkattn_reference_sdpa_decode, out f32):
  *   max|out - ref| <= 2e-5 max|ref|             f32 out
  *   max|out - ref| <= (2e-5 + 2^-10) max|ref|   f16 out (one rounding of the
  *                                               f32 result, 2^-10 relative on
@@ -74,15 +74,6 @@ typedef struct vkattn_sdpa_decode_io {
 VKATTN_API vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                    const vkattn_sdpa_decode_params *params,
                                                    const vkattn_sdpa_decode_io *io);
-/* Creates ahead what the record would create (pipelines, workspace,
- * descriptor sets); records nothing. */
-VKATTN_API vkattn_result vkattn_sdpa_decode_prepare(vkattn_context *ctx,
-                                                    const vkattn_sdpa_decode_params *params,
-                                                    const vkattn_sdpa_decode_io *io);
-/* Submits and waits. */
-VKATTN_API vkattn_result vkattn_sdpa_decode_run(vkattn_context *ctx,
-                                                const vkattn_sdpa_decode_params *params,
-                                                const vkattn_sdpa_decode_io *io);
 
 #ifdef __cplusplus
 }

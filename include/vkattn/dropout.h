@@ -14,8 +14,8 @@
  * zeros. The rate must lie in [0, 1] even when not training.
  *
  * Call sequence: fill vkattn_dropout_op_params (vkattn/op_params.h), bind
- * tensors in vkattn_dropout_io, call *_record (into your command buffer) or
- * *_run (submits and waits). Advance dropout.offset per training step, or
+ * tensors in vkattn_dropout_io, call *_record (into your command buffer, or
+ * VKATTN_RUN_NOW: submits and waits). Advance dropout.offset per training step, or
  * every step draws the same mask.
  *
  * Half precision: in and out may each be f16 or f32 (vkattn/tensor.h); in
@@ -23,7 +23,7 @@
  * does not depend on the type); a kept value is in (exact) times the f32
  * scale in f32, and an f16 out gets that product rounded once by the device's
  * f32 -> f16 conversion: within ulp16 (one f16 ulp, 2^-10 of its binade) of
- * vkattn_reference_dropout_typed with an f32 out, equal to the typed
+ * vkattn_reference_dropout with an f32 out, equal to the typed
  * reference with an f16 out on devices that round to nearest even
  * (lavapipe). With storageBuffer16BitAccess the kernel reads and writes f16
  * as float16_t; without it f16 tensors pass through f32 scratch (one
@@ -34,8 +34,8 @@
  * a zero batch, tq or tv; rate outside [0, 1] or NaN; a tensor smaller than
  * B*H*Tq*Tv), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (the
  * tensor exceeds 32-bit indexing), Vulkan failures.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_DROPOUT_H
 #define VKATTN_DROPOUT_H
@@ -56,17 +56,6 @@ typedef struct vkattn_dropout_io {
 VKATTN_API vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                const vkattn_dropout_op_params *params,
                                                const vkattn_dropout_io *io);
-/* Creates ahead what vkattn_dropout_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_dropout_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_dropout_prepare(vkattn_context *ctx, const vkattn_dropout_op_params *params,
-                                           const vkattn_dropout_io *io);
-VKATTN_API vkattn_result vkattn_dropout_run(vkattn_context *ctx,
-                                            const vkattn_dropout_op_params *params,
-                                            const vkattn_dropout_io *io);
 
 /* Backward of dropout: grad_in = keep ? grad_out * scale : 0, with the keep
  * mask of the forward call with the same params (seed, offset, rate, shape):
@@ -74,7 +63,7 @@ VKATTN_API vkattn_result vkattn_dropout_run(vkattn_context *ctx,
  * the forward's kept elements pass, scaled by the same f32 scale. When the
  * forward was a copy (not training, or rate 0) this is a copy too (nothing
  * is recorded in place). The op is the forward's kernel run on the gradient,
- * so it is exact: equal to vkattn_reference_dropout_backward bit for bit.
+ * so it is exact: equal to vkattn_reference_dropout on the gradient bit for bit.
  * Checks, results, recording contract and thread safety as
  * vkattn_dropout_record's. */
 typedef struct vkattn_dropout_backward_io {
@@ -86,12 +75,6 @@ typedef struct vkattn_dropout_backward_io {
 VKATTN_API vkattn_result vkattn_dropout_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                         const vkattn_dropout_op_params *params,
                                                         const vkattn_dropout_backward_io *io);
-VKATTN_API vkattn_result vkattn_dropout_backward_prepare(vkattn_context *ctx,
-                                                         const vkattn_dropout_op_params *params,
-                                                         const vkattn_dropout_backward_io *io);
-VKATTN_API vkattn_result vkattn_dropout_backward_run(vkattn_context *ctx,
-                                                     const vkattn_dropout_op_params *params,
-                                                     const vkattn_dropout_backward_io *io);
 
 #ifdef __cplusplus
 }

@@ -28,7 +28,7 @@
  *   vkattn_layer_call call = {.batch = B, .tq = T, .tv = T,
  *                             .causal = VKATTN_CAUSAL_TOP_LEFT};
  *   vkattn_layer_io io = {.query = x, .value = x, .output = out};
- *   vkattn_gqa_run(gqa, &call, &io);                or _record into your cmd
+ *   vkattn_gqa_record(gqa, VKATTN_RUN_NOW, &call, &io);                or _record into your cmd
  *   vkattn_gqa_destroy(gqa);
  *
  * The layer is MultiHeadAttention (vkattn/mha.h) with Nkv key/value heads:
@@ -98,15 +98,6 @@ VKATTN_API vkattn_result vkattn_gqa_record(vkattn_gqa *layer, VkCommandBuffer cm
                                            const vkattn_layer_call *call,
                                            const vkattn_layer_io *io);
 
-/* Creates ahead everything vkattn_gqa_record would (as vkattn_mha_prepare);
- * records nothing. */
-VKATTN_API vkattn_result vkattn_gqa_prepare(vkattn_gqa *layer, const vkattn_layer_call *call,
-                                            const vkattn_layer_io *io);
-
-/* vkattn_gqa_record into the context's one-shot command buffer, submit, wait. */
-VKATTN_API vkattn_result vkattn_gqa_run(vkattn_gqa *layer, const vkattn_layer_call *call,
-                                        const vkattn_layer_io *io);
-
 /* ---------------------------------------------------------------- with a KV cache
  *
  * As vkattn_mha_*_cached (vkattn/mha.h), with a cache of Nkv heads: the cache
@@ -118,9 +109,9 @@ VKATTN_API vkattn_result vkattn_gqa_run(vkattn_gqa *layer, const vkattn_layer_ca
  *                              .capacity = max_len, .key_dim = head_dim,
  *                              .value_dim = head_dim};
  *   call = {.batch = B, .tq = P, .causal = VKATTN_CAUSAL_TOP_LEFT};
- *   vkattn_gqa_run_cached(gqa, &call, &io, cache);    prefill, then steps of 1
+ *   vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache);    prefill, then steps of 1
  *
- * A prefill plus steps gives, row by row, what one vkattn_gqa_run with
+ * A prefill plus steps gives, row by row, what one vkattn_gqa_record with
  * VKATTN_CAUSAL_TOP_LEFT gives over the whole sequence (and the sliding
  * window, if any, is the same band). io, call, codes and the recording
  * contract as vkattn_mha_record_cached's; a cache whose kv_heads, key_dim or
@@ -130,13 +121,6 @@ VKATTN_API vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBu
                                                   const vkattn_layer_call *call,
                                                   const vkattn_layer_io *io,
                                                   vkattn_kv_cache *cache);
-VKATTN_API vkattn_result vkattn_gqa_prepare_cached(vkattn_gqa *layer,
-                                                   const vkattn_layer_call *call,
-                                                   const vkattn_layer_io *io,
-                                                   vkattn_kv_cache *cache);
-VKATTN_API vkattn_result vkattn_gqa_run_cached(vkattn_gqa *layer, const vkattn_layer_call *call,
-                                               const vkattn_layer_io *io,
-                                               vkattn_kv_cache *cache);
 
 #ifdef __cplusplus
 }

@@ -25,12 +25,9 @@
 extern "C" {
 #endif
 
-VKATTN_API uint16_t vkattn_f32_to_f16_bits(float value);
-VKATTN_API float vkattn_f16_bits_to_f32(uint16_t bits);
-
-/* dst[i] = vkattn_f32_to_f16_bits(src[i]) for i < count. */
+/* dst[i] = src[i] rounded to f16, for i < count (one value: count 1). */
 VKATTN_API void vkattn_f32_to_f16_array(uint16_t *dst, const float *src, size_t count);
-/* dst[i] = vkattn_f16_bits_to_f32(src[i]) for i < count. */
+/* dst[i] = the f32 value of the f16 pattern src[i], for i < count. */
 VKATTN_API void vkattn_f16_to_f32_array(float *dst, const uint16_t *src, size_t count);
 
 #ifdef __cplusplus

@@ -11,7 +11,7 @@
  * Half precision: in and out may each be f16 or f32. f16 -> f16, f16 -> f32
  * and f32 -> f32 are exact; f32 -> f16 rounds each element once by the
  * device's conversion (within ulp16 = one f16 ulp of the typed reference
- * vkattn_reference_heads_split_typed / _merge_typed with an f32 out; equal to
+ * vkattn_reference_heads_split / _merge with an f32 out; equal to
  * it with an f16 out where the device rounds to nearest even). With
  * storageBuffer16BitAccess the kernel reads and writes f16 as float16_t;
  * without it f16 tensors pass through f32 scratch.
@@ -26,16 +26,16 @@
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); `in`
  * is read, `out` is written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT with
- * VK_ACCESS_SHADER_WRITE_BIT. `*_run` records into the context's one-shot
- * command buffer, submits and waits.
+ * VK_ACCESS_SHADER_WRITE_BIT. *_record given VKATTN_RUN_NOW in
+ * place of cmd runs it now (vkattn/context.h).
  *
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; a zero
  * size; a missing or too-small tensor; in == out, since a permutation cannot
  * run in place), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor
  * beyond 32-bit indexing or maxStorageBufferRange), VKATTN_ERROR_UNSUPPORTED (the
  * device's workgroup limits are below the Vulkan minimum), Vulkan failures.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_HEADS_H
 #define VKATTN_HEADS_H
@@ -56,38 +56,16 @@ typedef struct vkattn_heads_io {
 VKATTN_API vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                    const vkattn_heads_params *params,
                                                    const vkattn_heads_io *io);
-/* Creates ahead what vkattn_heads_split_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_heads_split_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_heads_split_prepare(vkattn_context *ctx, const vkattn_heads_params *params,
-                                           const vkattn_heads_io *io);
-VKATTN_API vkattn_result vkattn_heads_split_run(vkattn_context *ctx,
-                                                const vkattn_heads_params *params,
-                                                const vkattn_heads_io *io);
 VKATTN_API vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                    const vkattn_heads_params *params,
                                                    const vkattn_heads_io *io);
-/* Creates ahead what vkattn_heads_merge_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_heads_merge_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_heads_merge_prepare(vkattn_context *ctx, const vkattn_heads_params *params,
-                                           const vkattn_heads_io *io);
-VKATTN_API vkattn_result vkattn_heads_merge_run(vkattn_context *ctx,
-                                                const vkattn_heads_params *params,
-                                                const vkattn_heads_io *io);
 
 /* Backward of the head split and merge: each is the other's permutation on
  * the gradient, so the result is bit-equal to the gradient's elements.
  *   split backward: grad_out (B, H, T, d) -> grad_in (B, T, H*d)   (a merge)
  *   merge backward: grad_out (B, T, H*d) -> grad_in (B, H, T, d)   (a split)
- * The CPU references are vkattn_reference_heads_split_backward and
- * vkattn_reference_heads_merge_backward. Checks, results (grad_in ==
+ * The CPU references are vkattn_reference_heads_merge and
+ * vkattn_reference_heads_split on the gradient. Checks, results (grad_in ==
  * grad_out is INVALID_ARGUMENT), recording contract and thread safety as the
  * forward's. */
 typedef struct vkattn_heads_backward_io {
@@ -99,22 +77,10 @@ VKATTN_API vkattn_result vkattn_heads_split_backward_record(vkattn_context *ctx,
                                                             VkCommandBuffer cmd,
                                                             const vkattn_heads_params *params,
                                                             const vkattn_heads_backward_io *io);
-VKATTN_API vkattn_result vkattn_heads_split_backward_prepare(vkattn_context *ctx,
-                                                             const vkattn_heads_params *params,
-                                                             const vkattn_heads_backward_io *io);
-VKATTN_API vkattn_result vkattn_heads_split_backward_run(vkattn_context *ctx,
-                                                         const vkattn_heads_params *params,
-                                                         const vkattn_heads_backward_io *io);
 VKATTN_API vkattn_result vkattn_heads_merge_backward_record(vkattn_context *ctx,
                                                             VkCommandBuffer cmd,
                                                             const vkattn_heads_params *params,
                                                             const vkattn_heads_backward_io *io);
-VKATTN_API vkattn_result vkattn_heads_merge_backward_prepare(vkattn_context *ctx,
-                                                             const vkattn_heads_params *params,
-                                                             const vkattn_heads_backward_io *io);
-VKATTN_API vkattn_result vkattn_heads_merge_backward_run(vkattn_context *ctx,
-                                                         const vkattn_heads_params *params,
-                                                         const vkattn_heads_backward_io *io);
 
 #ifdef __cplusplus
 }

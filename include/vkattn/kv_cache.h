@@ -10,20 +10,20 @@
  * step with no re-recording: every kernel reads the lengths when it runs, and
  * the append advances them on the device.
  *
- * Call sequence: vkattn_kv_cache_create; per step vkattn_kv_cache_append_*
- * (the new tokens' K and V) then vkattn_sdpa_decode_* (their queries);
- * vkattn_kv_cache_reset_* to start a sequence over; vkattn_kv_cache_destroy.
+ * Call sequence: vkattn_kv_cache_create; per step vkattn_kv_cache_append_record
+ * (the new tokens' K and V) then vkattn_sdpa_decode_record (their queries);
+ * vkattn_kv_cache_reset_record to start a sequence over; vkattn_kv_cache_destroy.
  *
  * Host mirror of the lengths. The host knows the lengths after create (all
  * 0), after vkattn_kv_cache_set_lengths and vkattn_kv_cache_lengths (which
- * download them), and after every *_run (which submit, wait and download
- * them). A *_record makes them unknown: the host cannot know whether or how
- * often the command buffer runs. While they are known, an append that would
+ * download them), and after every *_record given VKATTN_RUN_NOW (which
+ * submits, waits and downloads them). Any other *_record makes them unknown:
+ * the host cannot know whether or how often the command buffer runs. While they are known, an append that would
  * pass the capacity is refused on the host (VKATTN_ERROR_INVALID_ARGUMENT,
  * nothing recorded, cache unchanged). On the device, whatever the host knew:
  * a sequence whose append does not fit (length + count > capacity) gets no
  * row written and keeps its length, and the cache's overflow flag is set
- * (vkattn_kv_cache_overflowed; cleared by set_lengths and reset of every
+ * (vkattn_kv_cache_lengths' overflowed; cleared by set_lengths and reset of every
  * sequence). No write can land past the capacity.
  *
  * Recording contract: as in vkattn/matmul.h. The cache's tensors and lengths
@@ -80,21 +80,19 @@ VKATTN_API vkattn_result vkattn_kv_cache_create(vkattn_context *ctx,
 /* NULL-safe; the GPU must be done with it. App tensors are left alone. */
 VKATTN_API void vkattn_kv_cache_destroy(vkattn_kv_cache *cache);
 
-/* The cache's K and V tensors (owned by the cache or the app's); for reading
- * them or for binding to other ops. Never NULL for a valid cache. */
-VKATTN_API vkattn_tensor *vkattn_kv_cache_keys(vkattn_kv_cache *cache);
-VKATTN_API vkattn_tensor *vkattn_kv_cache_values(vkattn_kv_cache *cache);
-/* The desc the cache was created with, defaults resolved. */
+/* The desc the cache was created with, defaults resolved; its keys and values
+ * are the cache's K and V tensors (owned by the cache or the app's), for
+ * reading them or binding them to other ops, never NULL for a valid cache. */
 VKATTN_API vkattn_kv_cache_desc vkattn_kv_cache_get_desc(const vkattn_kv_cache *cache);
 
-/* Downloads the lengths (out[batch]) and refreshes the host mirror. Waits for
- * vkattn work on the context's queue; command buffers the app submitted must
- * have completed (as for vkattn_tensor_download). Codes: _INVALID_ARGUMENT,
- * Vulkan failures. */
-VKATTN_API vkattn_result vkattn_kv_cache_lengths(vkattn_kv_cache *cache, uint32_t *out);
-/* Downloads the overflow flag: *out = true once a device-side append did not
- * fit since the flag was last cleared. Same waiting rules. */
-VKATTN_API vkattn_result vkattn_kv_cache_overflowed(vkattn_kv_cache *cache, bool *out);
+/* Downloads the lengths (out[batch]; may be NULL) and the overflow flag
+ * (*overflowed = true once a device-side append did not fit since the flag was
+ * last cleared; may be NULL, not both) and refreshes the host mirror. Waits
+ * for vkattn work on the context's queue; command buffers the app submitted
+ * must have completed (as for vkattn_tensor_download). Codes:
+ * _INVALID_ARGUMENT, Vulkan failures. */
+VKATTN_API vkattn_result vkattn_kv_cache_lengths(vkattn_kv_cache *cache, uint32_t *out,
+                                                 bool *overflowed);
 /* Uploads lengths (lengths[batch], each <= capacity; for a cache whose
  * tensors the app filled itself) and clears the overflow flag. Same waiting
  * rules. Codes: _INVALID_ARGUMENT (a length above the capacity: nothing
@@ -124,19 +122,15 @@ typedef struct vkattn_kv_append_io {
 VKATTN_API vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *cache,
                                                        VkCommandBuffer cmd,
                                                        const vkattn_kv_append_io *io);
-/* Submits, waits, and refreshes the host mirror. */
-VKATTN_API vkattn_result vkattn_kv_cache_append_run(vkattn_kv_cache *cache,
-                                                    const vkattn_kv_append_io *io);
 
 /* Every sequence (VKATTN_KV_CACHE_ALL; also clears the overflow flag) or
  * sequence `seq` back to length 0; the rows are not cleared. Codes:
  * _INVALID_ARGUMENT (NULL, seq >= batch and not ALL). reset_record makes the
- * host mirror unknown (the host cannot know when it runs); reset_run leaves
- * it known. */
+ * host mirror unknown (the host cannot know when it runs); with
+ * VKATTN_RUN_NOW it leaves it known. */
 #define VKATTN_KV_CACHE_ALL UINT32_MAX
 VKATTN_API vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
                                                       uint32_t seq);
-VKATTN_API vkattn_result vkattn_kv_cache_reset_run(vkattn_kv_cache *cache, uint32_t seq);
 
 #ifdef __cplusplus
 }

@@ -46,9 +46,8 @@
  * nothing (they recompute what they need; see below) but is still required,
  * so that code written for one layer works for all.
  *
- * Recording contract: as vkattn/matmul.h. _prepare creates ahead what
- * _record would (pipelines, scratch) and records nothing; _run records into
- * the context's one-shot command buffer, submits and waits.
+ * Recording contract: as vkattn/matmul.h; VKATTN_PREPARE and VKATTN_RUN_NOW
+ * in place of cmd prepare or run the call (vkattn/context.h).
  *
  * Tensors: every gradient tensor has exactly the element count of what it is
  * the gradient of (any rank; a tensor of rank >= 2 must have the same last
@@ -167,12 +166,6 @@ VKATTN_API vkattn_result vkattn_attention_backward_record(
     vkattn_attention *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
     const vkattn_layer_io *io, const vkattn_layer_grads *grads,
     const vkattn_attention_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_attention_backward_prepare(
-    vkattn_attention *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_attention_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_attention_backward_run(
-    vkattn_attention *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_attention_weight_tensors *grad_w);
 
 /* ---------------------------------------------------------------- AdditiveAttention
  *
@@ -189,12 +182,6 @@ VKATTN_API vkattn_result vkattn_additive_attention_backward_record(
     vkattn_additive_attention *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
     const vkattn_layer_io *io, const vkattn_layer_grads *grads,
     const vkattn_additive_attention_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_additive_attention_backward_prepare(
-    vkattn_additive_attention *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_additive_attention_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_additive_attention_backward_run(
-    vkattn_additive_attention *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_additive_attention_weight_tensors *grad_w);
 
 /* ---------------------------------------------------------------- BahdanauAttention
  *
@@ -214,12 +201,6 @@ VKATTN_API vkattn_result vkattn_bahdanau_backward_record(
     vkattn_bahdanau *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
     const vkattn_layer_io *io, const vkattn_layer_grads *grads,
     const vkattn_bahdanau_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_bahdanau_backward_prepare(
-    vkattn_bahdanau *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_bahdanau_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_bahdanau_backward_run(
-    vkattn_bahdanau *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_bahdanau_weight_tensors *grad_w);
 
 /* ---------------------------------------------------------------- MultiHeadAttention
  *
@@ -251,7 +232,7 @@ VKATTN_API vkattn_result vkattn_bahdanau_backward_run(
  * grad_value for the tensor's). The weight gradients are summed over the
  * batch and the sequence (the weights are shared by every row).
  *
- * _prepare may be called before any forward: it creates what the forward
+ * A VKATTN_PREPARE recording may be made before any forward: it creates what the forward
  * with keep_for_backward and the backward of this call would use, and
  * checks everything but the kept forward.
  *
@@ -267,15 +248,6 @@ VKATTN_API vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommand
                                                     const vkattn_layer_io *io,
                                                     const vkattn_layer_grads *grads,
                                                     const vkattn_mha_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_mha_backward_prepare(vkattn_mha *layer,
-                                                     const vkattn_layer_call *call,
-                                                     const vkattn_layer_io *io,
-                                                     const vkattn_layer_grads *grads,
-                                                     const vkattn_mha_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,
-                                                 const vkattn_layer_io *io,
-                                                 const vkattn_layer_grads *grads,
-                                                 const vkattn_mha_weight_tensors *grad_w);
 
 /* ---------------------------------------------------------------- GroupedQueryAttention
  * As MultiHeadAttention's, on a vkattn_gqa (vkattn/gqa.h) whose forward was
@@ -295,15 +267,6 @@ VKATTN_API vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommand
                                                     const vkattn_layer_io *io,
                                                     const vkattn_layer_grads *grads,
                                                     const vkattn_gqa_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_gqa_backward_prepare(vkattn_gqa *layer,
-                                                     const vkattn_layer_call *call,
-                                                     const vkattn_layer_io *io,
-                                                     const vkattn_layer_grads *grads,
-                                                     const vkattn_gqa_weight_tensors *grad_w);
-VKATTN_API vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call *call,
-                                                 const vkattn_layer_io *io,
-                                                 const vkattn_layer_grads *grads,
-                                                 const vkattn_gqa_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

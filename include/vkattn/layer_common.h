@@ -11,7 +11,7 @@
  *   vkattn_X_create(ctx, &desc, &layer);        widths fixed at creation
  *   vkattn_X_set_weights(layer, &weights);      host arrays, Keras layout, copied
  *   vkattn_X_record(layer, cmd, &call, &io);    all kernels into the one cmd
- *   or vkattn_X_run(layer, &call, &io);         submit on the context and wait
+ *   or vkattn_X_record(layer, VKATTN_RUN_NOW, &call, &io);   submit and wait
  *   vkattn_X_destroy(layer);
  * A layer owns its weights and its scratch tensors. Scratch grows on demand
  * with the call's batch and lengths; scratch a grown layer replaced may still

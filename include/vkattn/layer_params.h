@@ -216,7 +216,7 @@ typedef vkattn_mha_weights vkattn_gqa_weights;
 
 /* ---------------------------------------------------------------- CPU references */
 
-/* The CPU reference of each layer: what *_run computes, from the same desc,
+/* The CPU reference of each layer: what *_record computes, from the same desc,
  * weights and call, on host arrays, with double accumulation, composed from the
  * op references of vkattn/reference.h. Dropout draws the same Philox stream as
  * the GPU, so kept/dropped decisions agree bit for bit. Contract as in

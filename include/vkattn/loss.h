@@ -20,8 +20,8 @@
  * 0; a non-finite loss_scale; a missing or too-small tensor; loss or grad
  * overlapping another tensor), VKATTN_ERROR_UNSUPPORTED (an f16 tensor),
  * Vulkan failures. On an argument error nothing is recorded.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_LOSS_H
 #define VKATTN_LOSS_H
@@ -44,13 +44,6 @@ typedef struct vkattn_mse_io {
 VKATTN_API vkattn_result vkattn_mse_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                            const vkattn_mse_params *params,
                                            const vkattn_mse_io *io);
-/* Creates ahead what vkattn_mse_record would create on first use; records
- * nothing and changes no tensor's tracked access. Checks and codes as
- * vkattn_mse_record's. */
-VKATTN_API vkattn_result vkattn_mse_prepare(vkattn_context *ctx, const vkattn_mse_params *params,
-                                            const vkattn_mse_io *io);
-VKATTN_API vkattn_result vkattn_mse_run(vkattn_context *ctx, const vkattn_mse_params *params,
-                                        const vkattn_mse_io *io);
 
 #ifdef __cplusplus
 }

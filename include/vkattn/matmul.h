@@ -13,7 +13,7 @@
  * always fp32 (a long K split over dispatches keeps fp32 partial sums in
  * scratch), and an f16 C is rounded once by the device's f32 -> f16
  * conversion. Bound, against the exact result of the stored inputs
- * (vkattn_reference_matmul_typed), per output:
+ * (vkattn_reference_matmul), per output:
  *   |err| <= ulp16(|C|) + (K + 2) * 2^-23 * (|alpha| * sum_k |a||b| + |bias|)
  * ulp16(x) = the f16 spacing at x: 2^(floor(log2 x) - 10), 2^-24 below 2^-14
  * (one ulp, not half: Vulkan leaves the conversion's rounding mode to the
@@ -38,15 +38,15 @@
  *   VK_ACCESS_SHADER_WRITE_BIT; the app adds the barrier its next use needs
  *   (or records it with vkattn_tensor_release).
  * - Tensors must stay alive until the command buffer completes.
- * `*_run` records into the context's one-shot command buffer, submits and
- * waits.
+ * Given VKATTN_RUN_NOW or VKATTN_PREPARE in place of cmd, *_record runs the
+ * call now or prepares it (vkattn/context.h).
  *
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL or too-small tensors, zero
  * sizes, strides that reach past a tensor), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT (batch * heads above the device's workgroup-count
  * limit, offsets beyond 32 bits), Vulkan failures.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_MATMUL_H
 #define VKATTN_MATMUL_H
@@ -69,16 +69,6 @@ typedef struct vkattn_matmul_io {
 VKATTN_API vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                               const vkattn_matmul_params *params,
                                               const vkattn_matmul_io *io);
-/* Creates ahead what vkattn_matmul_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_matmul_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_matmul_prepare(vkattn_context *ctx, const vkattn_matmul_params *params,
-                                           const vkattn_matmul_io *io);
-VKATTN_API vkattn_result vkattn_matmul_run(vkattn_context *ctx, const vkattn_matmul_params *params,
-                                           const vkattn_matmul_io *io);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@
  *   vkattn_mha_set_weights(mha, &weights);          Keras layout, copied
  *   vkattn_layer_call call = {.batch = B, .tq = Tq, .tv = Tv};
  *   vkattn_layer_io io = {.query = q, .value = v, .output = out};
- *   vkattn_mha_run(mha, &call, &io);                or _record into your cmd
+ *   vkattn_mha_record(mha, VKATTN_RUN_NOW, &call, &io);                or _record into your cmd
  *   vkattn_mha_destroy(mha);
  *
  * What one call records: three projections (matmul with bias), head splits,
@@ -42,7 +42,7 @@
  * recorded with one layer share its scratch: they must not execute at the
  * same time.
  *
- * Thread safety: a layer is externally synchronized; *_record and *_prepare of
+ * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
  *
  * Half precision (desc.dtype = VKATTN_DTYPE_F16; docs/SEMANTICS.md): the
@@ -135,22 +135,6 @@ VKATTN_API vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_
 VKATTN_API vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                            const vkattn_layer_call *call,
                                            const vkattn_layer_io *io);
-/* Creates ahead everything vkattn_mha_record(layer, cmd, call, io) would
- * create on first use: pipelines (seconds each for a fused kernel on CPU
- * drivers), the layer's and the context's scratch, descriptor sets. A later
- * record of the same call (same sizes and the same optional inputs present:
- * io's NULL and non-NULL tensors decide which) then creates nothing and cannot
- * stall a frame. Scratch prepared for a call also serves smaller ones, but
- * kernels may pick tile sizes by size: prepare each shape you will record. Records nothing: no command buffer, no
- * change to any tensor's tracked access or contents; io's tensors are only
- * checked. Checks and result codes as vkattn_mha_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
-                                           const vkattn_layer_io *io);
-
-/* vkattn_mha_record into the context's one-shot command buffer, submit, wait. */
-VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
-                                        const vkattn_layer_io *io);
 
 /* ---------------------------------------------------------------- with a KV cache
  *
@@ -163,14 +147,14 @@ VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_ca
  *                              .value_dim = value_dim};
  *   vkattn_kv_cache_create(ctx, &cd, &cache);
  *   call = {.batch = B, .tq = P, .causal = VKATTN_CAUSAL_TOP_LEFT};
- *   vkattn_mha_run_cached(mha, &call, &io, cache);    prefill: P prompt tokens
+ *   vkattn_mha_record_cached(mha, VKATTN_RUN_NOW, &call, &io, cache);    prefill: P prompt tokens
  *   call.tq = 1;
- *   vkattn_mha_run_cached(mha, &call, &io, cache);    each decode step
+ *   vkattn_mha_record_cached(mha, VKATTN_RUN_NOW, &call, &io, cache);    each decode step
  *
  * Every call is causal: new token i of sequence b, at position L_b + i (L_b
  * the length before the call), attends to the cached keys 0 .. L_b + i. So
  * a prefill plus any number of steps gives, row by row, what one
- * vkattn_mha_run with VKATTN_CAUSAL_TOP_LEFT (Keras use_causal_mask=True)
+ * vkattn_mha_record with VKATTN_CAUSAL_TOP_LEFT (Keras use_causal_mask=True)
  * gives over the whole sequence (to fp32 rounding; with a value_mask, the
  * same mask's first Tv columns). Sequences of a batch may
  * hold different lengths (vkattn_kv_cache_reset_* of one sequence, or a cache
@@ -181,7 +165,7 @@ VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_ca
  * (B, Tnew, key_width) or NULL (= value), output (B, Tnew, output_dim);
  * optional value_mask (B, capacity) over the cache's rows (nonzero = may
  * attend; rows the call appends are covered too: set them before the call; a
- * query row with no allowed key outputs the output bias, as vkattn_mha_run);
+ * query row with no allowed key outputs the output bias, as vkattn_mha_record);
  * no query or attention mask, no scores. call: batch = the cache's, tq = Tnew (any size: rows are
  * attended in chunks of VKATTN_DECODE_MAX_TQ, each appended then decoded),
  * tv = 0 or Tnew, causal TOP_LEFT or BOTTOM_RIGHT (the same thing here),
@@ -204,22 +188,12 @@ VKATTN_API vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_ca
  * then unchanged. On the device, a sequence whose append does not fit keeps
  * its length and sets the cache's overflow flag (vkattn/kv_cache.h); its
  * output rows are then undefined. record_cached makes the cache's host mirror
- * of the lengths unknown; run_cached submits, waits and refreshes it. */
+ * of the lengths unknown; with VKATTN_RUN_NOW it submits, waits and
+ * refreshes it. */
 VKATTN_API vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
                                                   const vkattn_layer_call *call,
                                                   const vkattn_layer_io *io,
                                                   vkattn_kv_cache *cache);
-/* Creates ahead what vkattn_mha_record_cached would (as vkattn_mha_prepare);
- * records nothing and leaves the cache unchanged. */
-VKATTN_API vkattn_result vkattn_mha_prepare_cached(vkattn_mha *layer,
-                                                   const vkattn_layer_call *call,
-                                                   const vkattn_layer_io *io,
-                                                   vkattn_kv_cache *cache);
-/* vkattn_mha_record_cached into the context's one-shot command buffer,
- * submit, wait, then download the cache's lengths (its host mirror). */
-VKATTN_API vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
-                                               const vkattn_layer_io *io,
-                                               vkattn_kv_cache *cache);
 
 #ifdef __cplusplus
 }

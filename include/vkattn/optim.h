@@ -49,8 +49,8 @@
  * SGD); tensors that overlap), VKATTN_ERROR_UNSUPPORTED
  * (an f16 tensor), VKATTN_ERROR_DEVICE_LIMIT (2N beyond 32-bit indexing),
  * Vulkan failures. On an argument error nothing is recorded.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_OPTIM_H
 #define VKATTN_OPTIM_H
@@ -76,16 +76,6 @@ typedef struct vkattn_optim_io {
 VKATTN_API vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                   const vkattn_optim_params *params,
                                                   const vkattn_optim_io *io);
-/* Creates ahead what vkattn_optim_step_record would create on first use
- * (pipelines, descriptor sets); records nothing and changes no tensor's
- * tracked access. Checks and codes as *_record's. */
-VKATTN_API vkattn_result vkattn_optim_step_prepare(vkattn_context *ctx,
-                                                   const vkattn_optim_params *params,
-                                                   const vkattn_optim_io *io);
-/* Records one step into the context's one-shot command buffer, submits, waits. */
-VKATTN_API vkattn_result vkattn_optim_step_run(vkattn_context *ctx,
-                                               const vkattn_optim_params *params,
-                                               const vkattn_optim_io *io);
 
 #ifdef __cplusplus
 }

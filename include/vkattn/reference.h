@@ -12,8 +12,9 @@
  * output. There is no context, no Vulkan and no state.
  *
  * Common contract of every function below:
- * - All tensors are f32, row-major, last index fastest, sizes in elements. The
- *   caller owns every array; nothing is retained after the call returns.
+ * - Arrays are f32 unless `types` says f16 (below), row-major, last index
+ *   fastest, sizes in elements. The caller owns every array; nothing is
+ *   retained after the call returns.
  * - Inputs are read only; outputs must not overlap inputs unless a function
  *   says so. A pointer marked "read only when <flag>" is ignored (may be NULL)
  *   when the flag is false.
@@ -41,6 +42,36 @@
 extern "C" {
 #endif
 
+/* Element types. Every reference below takes, after its params, a pointer to
+ * the element types of its arrays (`types` NULL, or a zero field: f32). An f16
+ * array holds uint16_t bit patterns (vkattn/dtype.h); f16 inputs are taken as
+ * their exact values and the computation is the f32 one (double, except
+ * dropout's single f32 multiply); an f16 output gets each result rounded once
+ * to nearest even (beyond 65504: +-inf; NaN stays NaN) - what the f16 GPU ops
+ * approximate within the bounds their headers state. Masks (value_mask, mask),
+ * SDPA's bias and weights stay f32; a softmax bias may be either type. Dropout
+ * and heads may mix types (f16 in, f32 out and the reverse); dropout in place
+ * needs equal types; for dropout the kept elements are in (as f32) times the
+ * f32 scale, in f32, then stored (an f16 out rounds that product once).
+ * INVALID_ARGUMENT also for an unknown dtype. */
+typedef struct vkattn_matmul_dtypes {
+    vkattn_dtype a, b, bias, c;
+} vkattn_matmul_dtypes;
+typedef struct vkattn_softmax_dtypes {
+    vkattn_dtype scores, bias, out;
+} vkattn_softmax_dtypes;
+typedef struct vkattn_additive_dtypes {
+    vkattn_dtype q, k, scale, scores;
+} vkattn_additive_dtypes;
+/* One input and one output (dropout, heads). */
+typedef struct vkattn_io_dtypes {
+    vkattn_dtype in, out;
+} vkattn_io_dtypes;
+/* q, k, v (for decode: the cache) and out of SDPA and decode. */
+typedef struct vkattn_sdpa_dtypes {
+    vkattn_dtype q, k, v, out;
+} vkattn_sdpa_dtypes;
+
 /* C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias), for b < batch, h < heads.
  * A is stored m x k (k x m when transpose_a), B k x n (n x k when transpose_b),
  * C m x n. Matrix (b, h) of X starts at X + b * X.batch_stride + h * X.head_stride.
@@ -49,24 +80,9 @@ extern "C" {
  * row_stride 0 = the stored matrix's column count; a nonzero row_stride below
  * that count is INVALID_ARGUMENT. bias: n floats added to every row of C after
  * alpha, read only when has_bias. The C matrices must not overlap each other. */
-VKATTN_API vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p, const float *a,
-                                                 const float *b, const float *bias, float *c);
-
-/* The element type of each array of vkattn_reference_matmul_typed; zero = all f32. */
-typedef struct vkattn_matmul_dtypes {
-    vkattn_dtype a, b, bias, c;
-} vkattn_matmul_dtypes;
-
-/* vkattn_reference_matmul on arrays of the given element types (an f16 array
- * holds uint16_t bit patterns; `types` NULL = all f32): f16 inputs are taken
- * as their exact values, products are summed in double, and an f16 C gets the
- * sum rounded once to nearest even (overflow to +-inf) - what the f16 matmul
- * of vkattn/matmul.h approximates within the bound stated there.
- * INVALID_ARGUMENT also for an unknown dtype. */
-VKATTN_API vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
-                                                       const vkattn_matmul_dtypes *types,
-                                                       const void *a, const void *b,
-                                                       const void *bias, void *c);
+VKATTN_API vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p,
+                                                 const vkattn_matmul_dtypes *types, const void *a,
+                                                 const void *b, const void *bias, void *c);
 
 /* Masked softmax over the last axis of scores (B, H, Tq, Tv) into out (same shape):
  *   logit = score * scale + bias         in double, so +-3e38 logits do not overflow
@@ -81,25 +97,29 @@ VKATTN_API vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_param
  * and leaves other rows alone; a +inf logit does the same (inf - inf).
  * out may equal scores (in place); it must not otherwise overlap an input. */
 VKATTN_API vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p,
-                                                  const float *scores, const float *bias,
+                                                  const vkattn_softmax_dtypes *types,
+                                                  const void *scores, const void *bias,
                                                   const float *value_mask, const float *mask,
-                                                  float *out);
+                                                  void *out);
 
 /* Additive scores (B, Tq, Tv) from q (B, Tq, dim) and k (B, Tv, dim):
  *   S[b,i,j] = outer_scale * sum_d s_d * tanh(inner_scale * (q[b,i,d] + k[b,j,d]))
  * scale_vec s: dim floats, read only when has_scale_vector (else all ones). */
 VKATTN_API vkattn_result vkattn_reference_additive(const vkattn_additive_params *p,
-                                                   const float *q, const float *k,
-                                                   const float *scale_vec, float *scores);
+                                                   const vkattn_additive_dtypes *types,
+                                                   const void *q, const void *k,
+                                                   const void *scale_vec, void *scores);
 
 /* in (B, T, H*d) -> out (B, H, T, d): out[b,h,t,e] = in[b,t,h*d+e]. Cannot run
  * in place: in == out is INVALID_ARGUMENT. */
 VKATTN_API vkattn_result vkattn_reference_heads_split(const vkattn_heads_params *p,
-                                                      const float *in, float *out);
+                                                      const vkattn_io_dtypes *types,
+                                                      const void *in, void *out);
 
 /* The inverse of vkattn_reference_heads_split: in (B, H, T, d) -> out (B, T, H*d). */
 VKATTN_API vkattn_result vkattn_reference_heads_merge(const vkattn_heads_params *p,
-                                                      const float *in, float *out);
+                                                      const vkattn_io_dtypes *types,
+                                                      const void *in, void *out);
 
 /* Inverted dropout of in (B, H, Tq, Tv) into out. When !training or rate == 0,
  * an exact copy. Otherwise element (b, h, i, j) is kept per
@@ -108,53 +128,13 @@ VKATTN_API vkattn_result vkattn_reference_heads_merge(const vkattn_heads_params 
  * are exactly 0 (even NaN or inf ones). rate 1 gives all zeros. The rate must be
  * in [0, 1] even when not training. out may equal in. */
 VKATTN_API vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p,
-                                                  const float *in, float *out);
+                                                  const vkattn_io_dtypes *types, const void *in,
+                                                  void *out);
 
 /* The keep mask vkattn_reference_dropout applies: keep (B, H, Tq, Tv) bytes,
  * 1 = kept, 0 = dropped; all 1 when !training or rate == 0. */
 VKATTN_API vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p,
                                                        uint8_t *keep);
-
-/* Typed variants of softmax, additive, heads and dropout for f16 host arrays
- * (an f16 array holds uint16_t bit patterns, vkattn/dtype.h; `types` NULL =
- * all f32), the references of the f16 GPU ops. f16 inputs are taken as their
- * exact values and the computation is the f32 function's (double, except
- * dropout's single f32 multiply); an f16 output gets the result rounded once
- * to nearest even (beyond 65504: +-inf; NaN stays NaN). Masks (value_mask,
- * mask) are f32 only; a softmax bias may be either type. Dropout and heads may
- * mix types (f16 in, f32 out and the reverse); dropout in place needs equal
- * types. INVALID_ARGUMENT also for an unknown dtype. */
-typedef struct vkattn_softmax_dtypes {
-    vkattn_dtype scores, bias, out;
-} vkattn_softmax_dtypes;
-typedef struct vkattn_additive_dtypes {
-    vkattn_dtype q, k, scale, scores;
-} vkattn_additive_dtypes;
-/* One input and one output (dropout, heads). */
-typedef struct vkattn_io_dtypes {
-    vkattn_dtype in, out;
-} vkattn_io_dtypes;
-
-VKATTN_API vkattn_result vkattn_reference_softmax_typed(const vkattn_softmax_params *p,
-                                                        const vkattn_softmax_dtypes *types,
-                                                        const void *scores, const void *bias,
-                                                        const float *value_mask,
-                                                        const float *mask, void *out);
-VKATTN_API vkattn_result vkattn_reference_additive_typed(const vkattn_additive_params *p,
-                                                         const vkattn_additive_dtypes *types,
-                                                         const void *q, const void *k,
-                                                         const void *scale_vec, void *scores);
-VKATTN_API vkattn_result vkattn_reference_heads_split_typed(const vkattn_heads_params *p,
-                                                            const vkattn_io_dtypes *types,
-                                                            const void *in, void *out);
-VKATTN_API vkattn_result vkattn_reference_heads_merge_typed(const vkattn_heads_params *p,
-                                                            const vkattn_io_dtypes *types,
-                                                            const void *in, void *out);
-/* Kept elements: in (as f32) times the f32 scale, in f32, then stored (an
- * f16 out rounds that product once); the same elements as the f32 op. */
-VKATTN_API vkattn_result vkattn_reference_dropout_typed(const vkattn_dropout_op_params *p,
-                                                        const vkattn_io_dtypes *types,
-                                                        const void *in, void *out);
 
 /* Scaled dot-product attention, one query row at a time:
  *   W = softmax(Q K^T * scale + bias, masks)    as vkattn_reference_softmax, masked
@@ -169,29 +149,11 @@ VKATTN_API vkattn_result vkattn_reference_dropout_typed(const vkattn_dropout_op_
  * value row makes the output NaN even where it is masked.
  * weights: (B, H, Tq, Tv), written only when return_weights (then required),
  * before dropout unless weights_after_dropout. */
-VKATTN_API vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q,
-                                               const float *k, const float *v,
-                                               const float *bias, const float *value_mask,
-                                               const float *mask, float *out, float *weights);
-
-/* The element types of q, k, v and out for the typed SDPA and decode
- * references; zero = all f32. Masks, bias and weights stay f32. */
-typedef struct vkattn_sdpa_dtypes {
-    vkattn_dtype q, k, v, out;
-} vkattn_sdpa_dtypes;
-
-/* vkattn_reference_sdpa on q, k, v and out of the given element types (an f16
- * array holds uint16_t bit patterns; `types` NULL = all f32): f16 inputs are
- * taken as their exact values, everything is computed in double, and an f16
- * out gets each element rounded once to nearest even - what the f16 SDPA of
- * vkattn/sdpa.h approximates within the bound stated there. INVALID_ARGUMENT
- * also for an unknown dtype. */
-VKATTN_API vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
-                                                     const vkattn_sdpa_dtypes *types,
-                                                     const void *q, const void *k, const void *v,
-                                                     const float *bias, const float *value_mask,
-                                                     const float *mask, void *out,
-                                                     float *weights);
+VKATTN_API vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
+                                               const vkattn_sdpa_dtypes *types, const void *q,
+                                               const void *k, const void *v, const float *bias,
+                                               const float *value_mask, const float *mask,
+                                               void *out, float *weights);
 
 /* Decode attention against a KV cache (vkattn_sdpa_decode_params): q (B, H,
  * Tq, dk), k (B, Hkv, capacity, dk), v (B, Hkv, capacity, dv), lengths[B]
@@ -203,15 +165,10 @@ VKATTN_API vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p
  * dividing heads, a length above the capacity, a bad dropout rate),
  * _SIZE_OVERFLOW, _OUT_OF_HOST_MEMORY. */
 VKATTN_API vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
-                                                      const float *q, const float *k,
-                                                      const float *v, const uint32_t *lengths,
-                                                      const float *value_mask, float *out);
-
-/* vkattn_reference_sdpa_decode with typed q, k, v (the cache) and out, as
- * vkattn_reference_sdpa_typed. */
-VKATTN_API vkattn_result vkattn_reference_sdpa_decode_typed(
-    const vkattn_sdpa_decode_params *p, const vkattn_sdpa_dtypes *types, const void *q,
-    const void *k, const void *v, const uint32_t *lengths, const float *value_mask, void *out);
+                                                      const vkattn_sdpa_dtypes *types,
+                                                      const void *q, const void *k, const void *v,
+                                                      const uint32_t *lengths,
+                                                      const float *value_mask, void *out);
 
 #ifdef __cplusplus
 }

@@ -62,20 +62,10 @@ VKATTN_API vkattn_result vkattn_reference_optim_step(const vkattn_optim_params *
 VKATTN_API vkattn_result vkattn_reference_mse(const vkattn_mse_params *p, const float *pred,
                                               const float *target, float *loss, float *grad);
 
-/* grad_in = dropout of grad_out with the forward's mask and scale: the same
- * as vkattn_reference_dropout(p, grad_out, grad_in) (in place allowed). */
-VKATTN_API vkattn_result vkattn_reference_dropout_backward(const vkattn_dropout_op_params *p,
-                                                           const float *grad_out,
-                                                           float *grad_in);
-
-/* Backward of vkattn_reference_heads_split: grad_out (B, H, T, d) ->
- * grad_in (B, T, H*d), a merge; and of the merge, a split. */
-VKATTN_API vkattn_result vkattn_reference_heads_split_backward(const vkattn_heads_params *p,
-                                                               const float *grad_out,
-                                                               float *grad_in);
-VKATTN_API vkattn_result vkattn_reference_heads_merge_backward(const vkattn_heads_params *p,
-                                                               const float *grad_out,
-                                                               float *grad_in);
+/* Dropout and the head permutations need no backward of their own: dropout's
+ * is vkattn_reference_dropout(p, NULL, grad_out, grad_in) (the forward's mask
+ * and scale; in place allowed), the split's is vkattn_reference_heads_merge on
+ * the gradient and the merge's vkattn_reference_heads_split. */
 
 /* ---- layers: the backward of the four layer references (vkattn/layer_params.h) ---- */
 

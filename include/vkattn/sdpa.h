@@ -48,7 +48,7 @@
  * storageBuffer16BitAccess and as 32-bit words of two halves elsewhere
  * (writing whole words; an odd dv goes through f32 scratch and a conversion
  * pass); the chained path uses the f16 matmul of vkattn/matmul.h. Bound,
- * against vkattn_reference_sdpa_typed on the same stored values (f16 taken
+ * against vkattn_reference_sdpa on the same stored values (f16 taken
  * exactly, double arithmetic, out rounded once to nearest):
  *   max|out - ref| <= (2e-5 + eps16) max|ref|     eps16 = 2^-10 (f16 out)
  *   max|out - ref| <= 2e-5 max|ref|               (f32 out)
@@ -59,8 +59,8 @@
  *
  * Call sequence: fill vkattn_sdpa_params, optionally size a workspace with
  * vkattn_sdpa_workspace_size, bind tensors in vkattn_sdpa_io, call
- * vkattn_sdpa_record (into your command buffer) or vkattn_sdpa_run (submits
- * and waits).
+ * vkattn_sdpa_record (into your command buffer) or vkattn_sdpa_record (submits
+ * and waits, VKATTN_RUN_NOW).
  *
  * Workspace: the chained path needs a score tensor unless the returned weights
  * can hold the scores themselves (f32 weights). f16 weights always need it:
@@ -90,8 +90,8 @@
  * serve the call), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (library workspace),
  * Vulkan failures. Size and argument errors are reported before anything is
  * recorded or allocated.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SDPA_H
 #define VKATTN_SDPA_H
@@ -137,16 +137,6 @@ VKATTN_API vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx,
 VKATTN_API vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                             const vkattn_sdpa_params *params,
                                             const vkattn_sdpa_io *io);
-/* Creates ahead what vkattn_sdpa_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_sdpa_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_sdpa_prepare(vkattn_context *ctx, const vkattn_sdpa_params *params,
-                                           const vkattn_sdpa_io *io);
-VKATTN_API vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
-                                         const vkattn_sdpa_io *io);
 
 #ifdef __cplusplus
 }

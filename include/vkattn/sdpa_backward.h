@@ -62,8 +62,8 @@
  * the fused kernels cannot serve the call; f16 q, k, v, out or gradients: the
  * backward is f32), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. Nothing is recorded or allocated on an argument error.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SDPA_BACKWARD_H
 #define VKATTN_SDPA_BACKWARD_H
@@ -104,15 +104,6 @@ VKATTN_API vkattn_result vkattn_sdpa_backward_workspace_size(vkattn_context *ctx
 VKATTN_API vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                      const vkattn_sdpa_params *params,
                                                      const vkattn_sdpa_backward_io *io);
-/* Creates ahead what *_record with these arguments would create on first use;
- * records nothing. Checks and codes as *_record. */
-VKATTN_API vkattn_result vkattn_sdpa_backward_prepare(vkattn_context *ctx,
-                                                      const vkattn_sdpa_params *params,
-                                                      const vkattn_sdpa_backward_io *io);
-/* Records into the context's one-shot command buffer, submits and waits. */
-VKATTN_API vkattn_result vkattn_sdpa_backward_run(vkattn_context *ctx,
-                                                  const vkattn_sdpa_params *params,
-                                                  const vkattn_sdpa_backward_io *io);
 
 #ifdef __cplusplus
 }

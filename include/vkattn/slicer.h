@@ -21,7 +21,7 @@
  *   vkattn_slicer_destroy(slicer);
  *
  * Creation does everything that allocates or compiles: it calls `record`
- * twice - once dry (as *_prepare: pipelines, scratch, descriptor sets), once
+ * twice - once dry (as VKATTN_PREPARE: pipelines, scratch, descriptor sets), once
  * capturing - and never again. record_next allocates and compiles nothing.
  *
  * Cost model (docs/INTEGRATION.md): a piece's first estimate is a fixed
@@ -37,7 +37,9 @@
  * may miss the budget where they are poor; replays (reset) keep to it.
  *
  * Contracts. The callback may only call vkattn *_record functions (one or
- * several) with the `cmd` it is given - it is no real command buffer. The
+ * several) with the `cmd` it is given - it is no real command buffer (a
+ * callback that passes VKATTN_PREPARE or VKATTN_RUN_NOW instead records
+ * nothing to slice, and creation refuses it: VKATTN_ERROR_INVALID_ARGUMENT). The
  * call's tensors, layers and kv caches must outlive the slicer, and the slices
  * must run in order on one queue, after the app's writes of the inputs are
  * visible to compute shaders (the first slice's barriers order against earlier
@@ -106,7 +108,8 @@ typedef struct vkattn_slicer_desc {
 /* Prepares and captures the call (see above). Results:
  * VKATTN_ERROR_INVALID_ARGUMENT naming the argument (ctx, desc, out,
  * desc->record, desc->budget_us, desc->peak's fields; another slicer being
- * created on ctx), the callback's own failure (re-reported as
+ * created on ctx; a callback that recorded nothing into its cmd), the
+ * callback's own failure (re-reported as
  * "vkattn_slicer_create: ..."), out of memory, Vulkan failures. *out is NULL
  * on failure, and nothing was recorded anywhere. */
 VKATTN_API vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc *desc,

@@ -31,7 +31,7 @@
  * mask are f32 only (an f16 mask is VKATTN_ERROR_INVALID_ARGUMENT naming it
  * and both types). f16 inputs are read exactly, max and sums stay fp32, an f16
  * out is each fp32 weight rounded once. Bound per element against
- * vkattn_reference_softmax_typed with an f32 out (the exact result of the
+ * vkattn_reference_softmax with an f32 out (the exact result of the
  * stored inputs): |out - ref| <= ulp16(ref) + 1e-5 max|ref|, ulp16 = the f16
  * spacing at |ref| (2^-10 relative, 2^-24 below 2^-14; 0 for an f32 out).
  * Kernels: with storageBuffer16BitAccess and 5 storage buffers per stage the
@@ -52,8 +52,8 @@
  * VKATTN_ERROR_DEVICE_LIMIT (an operand beyond 32-bit indexing or
  * maxStorageBufferRange, too many rows for the workgroup-count limits),
  * Vulkan failures.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SOFTMAX_H
 #define VKATTN_SOFTMAX_H
@@ -80,17 +80,6 @@ typedef struct vkattn_softmax_io {
 VKATTN_API vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                const vkattn_softmax_params *params,
                                                const vkattn_softmax_io *io);
-/* Creates ahead what vkattn_softmax_record with these arguments would
- * create on first use (pipelines, library-managed scratch, descriptor sets),
- * so that recording it later with the same sizes creates nothing and cannot
- * stall a frame (smaller sizes need no more scratch, but may pick other tiles). Records nothing and changes no tensor's tracked
- * access; checks and result codes as vkattn_softmax_record's. Thread safety: as
- * *_record (vkattn/context.h). */
-VKATTN_API vkattn_result vkattn_softmax_prepare(vkattn_context *ctx, const vkattn_softmax_params *params,
-                                           const vkattn_softmax_io *io);
-/* Records into the context's one-shot command buffer, submits and waits. */
-VKATTN_API vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
-                                            const vkattn_softmax_io *io);
 
 #ifdef __cplusplus
 }

@@ -33,8 +33,8 @@
  * weights or gradients: the backward is f32), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (32-bit
  * indexing, maxStorageBufferRange, workgroup counts, lavapipe's loop limit),
  * Vulkan failures. Nothing is recorded on error.
- * Thread safety: externally synchronized on cmd and the tensors; *_record and
- * *_prepare may run on several threads of one context (vkattn/context.h).
+ * Thread safety: externally synchronized on cmd and the tensors; *_record (in
+ * any mode) may run on several threads of one context (vkattn/context.h).
  */
 #ifndef VKATTN_SOFTMAX_BACKWARD_H
 #define VKATTN_SOFTMAX_BACKWARD_H
@@ -59,15 +59,6 @@ typedef struct vkattn_softmax_backward_io {
 VKATTN_API vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                         const vkattn_softmax_params *params,
                                                         const vkattn_softmax_backward_io *io);
-/* Creates ahead what *_record with these arguments would create on first use;
- * records nothing. Checks and codes as *_record. */
-VKATTN_API vkattn_result vkattn_softmax_backward_prepare(vkattn_context *ctx,
-                                                         const vkattn_softmax_params *params,
-                                                         const vkattn_softmax_backward_io *io);
-/* Records into the context's one-shot command buffer, submits and waits. */
-VKATTN_API vkattn_result vkattn_softmax_backward_run(vkattn_context *ctx,
-                                                     const vkattn_softmax_params *params,
-                                                     const vkattn_softmax_backward_io *io);
 
 #ifdef __cplusplus
 }

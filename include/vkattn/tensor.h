@@ -118,7 +118,7 @@ VKATTN_API void vkattn_tensor_destroy(vkattn_tensor *t);
 /* Copies `count` floats from host memory into the tensor starting at element
  * `first`. Waits for completion. An f16 tensor stores each value rounded to
  * nearest even (beyond 65504 in magnitude: +-inf; NaN stays NaN), as
- * vkattn_f32_to_f16_bits (vkattn/half.h). */
+ * vkattn_f32_to_f16_array (vkattn/half.h). */
 VKATTN_API vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
                                               uint64_t count);
 /* Copies `count` floats out of the tensor. Waits for completion (and for
@@ -159,7 +159,7 @@ VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
  *    acquire half, not vkattn's).
  *    The app then signals a semaphore with the submission of `cmd`, waits for
  *    it on its queue and records its acquire half there: the same buffer,
- *    offset, size (vkattn_tensor_buffer(t)) and families, with its own dst
+ *    offset, size (vkattn_tensor_get_info(t).buffer) and families, with its own dst
  *    stage and access.
  *  - acquire records vkattn's acquire half in `cmd` now (before vkattn's next
  *    command on t): srcQueueFamilyIndex = src_family, dstQueueFamilyIndex = the
@@ -169,7 +169,7 @@ VKATTN_API vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
  *    range as above) and signalled a semaphore that the submission of `cmd`
  *    waits for (any stage). src_stage must be nonzero; src_stage and
  *    src_access go into the app's release half, not vkattn's.
- * Both halves cover t's bytes, vkattn_tensor_buffer(t). docs/INTEGRATION.md, "Async
+ * Both halves cover t's bytes, vkattn_tensor_get_info(t).buffer. docs/INTEGRATION.md, "Async
  * compute", has the whole protocol.
  *
  * Codes: _INVALID_ARGUMENT (t or cmd NULL, stage 0, a family neither
@@ -182,12 +182,18 @@ VKATTN_API vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer
                                                VkPipelineStageFlags src_stage,
                                                VkAccessFlags src_access, uint32_t src_family);
 
-/* Shape and size queries; never fail on a valid tensor. */
-VKATTN_API uint32_t vkattn_tensor_rank(const vkattn_tensor *t);
-VKATTN_API uint32_t vkattn_tensor_dim(const vkattn_tensor *t, uint32_t axis); /* 0 past rank */
-VKATTN_API uint64_t vkattn_tensor_count(const vkattn_tensor *t);           /* elements */
-VKATTN_API vkattn_dtype vkattn_tensor_dtype(const vkattn_tensor *t); /* F32 for NULL */
-VKATTN_API vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t);
+/* What a tensor is: its desc (dims past rank 0), its element count and its
+ * buffer range (bytes: the padded size of an f16 tensor). Returned by value,
+ * so one field reads as vkattn_tensor_get_info(t).desc.dims[1]. All zero for
+ * NULL (dtype then reads VKATTN_DTYPE_F32). Never fails. Thread safety: any
+ * thread, concurrently with anything but the tensor's destruction. */
+typedef struct vkattn_tensor_info {
+    vkattn_tensor_desc desc;
+    uint64_t count;            /* elements */
+    vkattn_buffer_view buffer; /* the buffer range behind the tensor */
+} vkattn_tensor_info;
+
+VKATTN_API vkattn_tensor_info vkattn_tensor_get_info(const vkattn_tensor *t);
 
 #ifdef __cplusplus
 }

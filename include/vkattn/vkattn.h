@@ -5,8 +5,9 @@
  * (data), then the ops (matmul.h, softmax.h, additive.h, heads.h, dropout.h,
  * sdpa.h) or the layers (attention.h, additive_attention.h, bahdanau.h,
  * mha.h). Every op and layer has a *_record that records into the app's
- * command buffer (contract in vkattn/matmul.h) and a *_run that submits and
- * waits. Every op has a CPU reference in vkattn/reference.h, every layer in
+ * command buffer (contract in vkattn/matmul.h), or, given VKATTN_RUN_NOW,
+ * submits and waits, or, given VKATTN_PREPARE, compiles ahead
+ * (vkattn/context.h). Every op has a CPU reference in vkattn/reference.h, every layer in
  * vkattn/layer_params.h; both are pure C with no Vulkan.
  *
  * Vulkan headers: vkattn's headers include only <vulkan/vulkan_core.h> (the

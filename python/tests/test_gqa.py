@@ -163,7 +163,7 @@ def test_bad_call(ctx, rng):
     layer(q, q)
     with pytest.raises(vkattn.InvalidArgumentError, match="query has width 5"):
         layer(rng.standard_normal((2, 3, 5)), q)
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"vkattn_gqa_run: io->value"):
+    with pytest.raises(vkattn.InvalidArgumentError, match=r"vkattn_gqa_record: io->value"):
         layer(q, rng.standard_normal((3, 5, 6)))
     with pytest.raises(vkattn.InvalidArgumentError, match=r"io->attention_mask"):
         layer(q, q, attention_mask=np.ones((2, 3, 3, 3)))  # 3 heads, not Nq = 4

@@ -434,12 +434,14 @@ vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t
 vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first,
                                      uint64_t count);
 
-vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
+vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                                      const vkattn_sdpa_params *params,
                               const vkattn_sdpa_io *io);
-vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q,
-                                    const float *k, const float *v, const float *bias,
-                                    const float *value_mask, const float *mask, float *out,
-                                    float *weights);
+typedef struct vkattn_sdpa_dtypes vkattn_sdpa_dtypes; /* NULL here: all f32 */
+vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const vkattn_sdpa_dtypes *types,
+                                    const void *q, const void *k, const void *v,
+                                    const float *bias, const float *value_mask, const float *mask,
+                                    void *out, float *weights);
 
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
                                       vkattn_attention **out);
@@ -448,7 +450,8 @@ vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
                                            const vkattn_attention_weights *w);
 vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
                                            vkattn_attention_weights *w);
-vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
+                                                               const vkattn_layer_call *call,
                                    const vkattn_layer_io *io);
 vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
                                          const vkattn_attention_weights *w,
@@ -463,7 +466,8 @@ vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *l
                                                     const vkattn_additive_attention_weights *w);
 vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attention *layer,
                                                     vkattn_additive_attention_weights *w);
-vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
+vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
+                                               VkCommandBuffer cmd,
                                             const vkattn_layer_call *call,
                                             const vkattn_layer_io *io);
 vkattn_result vkattn_reference_additive_attention(const vkattn_additive_attention_desc *desc,
@@ -478,7 +482,8 @@ vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer,
                                           const vkattn_bahdanau_weights *w);
 vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer,
                                           vkattn_bahdanau_weights *w);
-vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
+                                                             const vkattn_layer_call *call,
                                   const vkattn_layer_io *io);
 vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
                                         const vkattn_bahdanau_weights *w,
@@ -490,7 +495,8 @@ vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc
 void vkattn_mha_destroy(vkattn_mha *layer);
 vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights *w);
 vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w);
-vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
+                                                   const vkattn_layer_call *call,
                              const vkattn_layer_io *io);
 vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
                                    const vkattn_layer_call *call,
@@ -501,41 +507,47 @@ vkattn_result vkattn_gqa_create(vkattn_context *ctx, const vkattn_gqa_desc *desc
 void vkattn_gqa_destroy(vkattn_gqa *layer);
 vkattn_result vkattn_gqa_set_weights(vkattn_gqa *layer, const vkattn_gqa_weights *w);
 vkattn_result vkattn_gqa_get_weights(const vkattn_gqa *layer, vkattn_gqa_weights *w);
-vkattn_result vkattn_gqa_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_gqa_record(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                                   const vkattn_layer_call *call,
                              const vkattn_layer_io *io);
 vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w,
                                    const vkattn_layer_call *call,
                                    const vkattn_layer_host_io *io);
 
-vkattn_result vkattn_attention_backward_run(vkattn_attention *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_attention_backward_record(vkattn_attention *layer, VkCommandBuffer cmd,
+                                                                        const vkattn_layer_call *call,
                                       const vkattn_layer_io *io, const vkattn_layer_grads *grads,
                                       const vkattn_attention_weight_tensors *grad_w);
 vkattn_result vkattn_reference_attention_backward(
     const vkattn_attention_desc *desc, const vkattn_attention_weights *w, const vkattn_layer_call *call,
     const vkattn_layer_host_io *io, const float *grad_output,
     const vkattn_layer_host_grads *grads, vkattn_attention_weights *grad_w);
-vkattn_result vkattn_additive_attention_backward_run(vkattn_additive_attention *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_additive_attention_backward_record(vkattn_additive_attention *layer, VkCommandBuffer cmd,
+                                                                                          const vkattn_layer_call *call,
                                       const vkattn_layer_io *io, const vkattn_layer_grads *grads,
                                       const vkattn_additive_attention_weight_tensors *grad_w);
 vkattn_result vkattn_reference_additive_attention_backward(
     const vkattn_additive_attention_desc *desc, const vkattn_additive_attention_weights *w, const vkattn_layer_call *call,
     const vkattn_layer_host_io *io, const float *grad_output,
     const vkattn_layer_host_grads *grads, vkattn_additive_attention_weights *grad_w);
-vkattn_result vkattn_bahdanau_backward_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_bahdanau_backward_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
+                                                                      const vkattn_layer_call *call,
                                       const vkattn_layer_io *io, const vkattn_layer_grads *grads,
                                       const vkattn_bahdanau_weight_tensors *grad_w);
 vkattn_result vkattn_reference_bahdanau_backward(
     const vkattn_bahdanau_desc *desc, const vkattn_bahdanau_weights *w, const vkattn_layer_call *call,
     const vkattn_layer_host_io *io, const float *grad_output,
     const vkattn_layer_host_grads *grads, vkattn_bahdanau_weights *grad_w);
-vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,
+                                                            const vkattn_layer_call *call,
                                       const vkattn_layer_io *io, const vkattn_layer_grads *grads,
                                       const vkattn_mha_weight_tensors *grad_w);
 vkattn_result vkattn_reference_mha_backward(
     const vkattn_mha_desc *desc, const vkattn_mha_weights *w, const vkattn_layer_call *call,
     const vkattn_layer_host_io *io, const float *grad_output,
     const vkattn_layer_host_grads *grads, vkattn_mha_weights *grad_w);
-vkattn_result vkattn_gqa_backward_run(vkattn_gqa *layer, const vkattn_layer_call *call,
+vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                                            const vkattn_layer_call *call,
                                       const vkattn_layer_io *io, const vkattn_layer_grads *grads,
                                       const vkattn_gqa_weight_tensors *grad_w);
 vkattn_result vkattn_reference_gqa_backward(

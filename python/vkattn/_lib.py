@@ -69,6 +69,10 @@ def _open():
 
 lib, path = _open()
 
+# The two modes a *_record takes in place of a command buffer (vkattn/context.h).
+PREPARE = ffi.cast("VkCommandBuffer", 1)
+RUN_NOW = ffi.cast("VkCommandBuffer", 2)
+
 
 def version_tuple(v):
     """(major, minor, patch) of a VKATTN_VERSION number."""

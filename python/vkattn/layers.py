@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _specs
 from ._arrays import Tensors
-from ._lib import ffi, lib
+from ._lib import RUN_NOW, ffi, lib
 from .context import default_context
 from .errors import check, invalid
 
@@ -305,7 +305,7 @@ class _Layer:
             io = self._io(ts, a, dt)
             if return_scores:
                 io.scores = ts.empty(scores_shape, dt)
-            check(getattr(lib, "vkattn_%s_run" % self._spec.kind)(handle, call, io),
+            check(getattr(lib, "vkattn_%s_record" % self._spec.kind)(handle, RUN_NOW, call, io),
                   ctx._handle)
             result = [ts.download(io.output, out_shape)]
             if return_scores:
@@ -330,7 +330,7 @@ class _Layer:
         with ctx._lock, Tensors(ctx) as ts:
             handle = self._ptr("gradients")
             io = self._io(ts, a, _specs.dtype_code(self._dtype))  # f16: the library refuses
-            check(getattr(lib, "vkattn_%s_run" % kind)(handle, call, io), ctx._handle)
+            check(getattr(lib, "vkattn_%s_record" % kind)(handle, RUN_NOW, call, io), ctx._handle)
             grads = ffi.new("vkattn_layer_grads *")
             grads.grad_output = ts.upload(g)
             inputs = [("grad_query", a.q), ("grad_value", a.v)]
@@ -341,8 +341,8 @@ class _Layer:
             grad_w = ffi.new("vkattn_%s_weight_tensors *" % kind)
             for field, shape, _ in layout:
                 setattr(grad_w, field, ts.empty(shape))
-            check(getattr(lib, "vkattn_%s_backward_run" % kind)(handle, call, io, grads, grad_w),
-                  ctx._handle)
+            backward = getattr(lib, "vkattn_%s_backward_record" % kind)
+            check(backward(handle, RUN_NOW, call, io, grads, grad_w), ctx._handle)
             return ([ts.download(getattr(grads, f), x.shape) for f, x in inputs],
                     [ts.download(getattr(grad_w, f), shape) for f, shape, _ in layout])
 

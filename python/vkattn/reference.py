@@ -139,7 +139,7 @@ def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=F
                  sliding_window)
     out = np.empty(a.out_shape, np.float32)
     weights = np.empty(a.weights_shape, np.float32) if a.return_weights else None
-    check(lib.vkattn_reference_sdpa(a.params, ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.bias),
-                                    ptr(a.value_mask), ptr(a.mask), ptr(out, const=False),
-                                    ptr(weights, const=False)))
+    check(lib.vkattn_reference_sdpa(a.params, ffi.NULL, ptr(a.q), ptr(a.k), ptr(a.v),
+                                    ptr(a.bias), ptr(a.value_mask), ptr(a.mask),
+                                    ptr(out, const=False), ptr(weights, const=False)))
     return a.result(out, weights)

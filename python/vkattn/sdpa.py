@@ -1,6 +1,6 @@
 """vkattn.sdpa: scaled dot-product attention on the device."""
 from ._arrays import Tensors
-from ._lib import ffi, lib
+from ._lib import RUN_NOW, ffi, lib
 from ._sdpa_args import SdpaArgs
 from .context import default_context
 from .errors import check
@@ -36,7 +36,7 @@ def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=F
         io.out = ts.empty(a.out_shape)
         if a.return_weights:
             io.weights = ts.empty(a.weights_shape)
-        check(lib.vkattn_sdpa_run(ctx._ptr(), a.params, io), ctx._handle)
+        check(lib.vkattn_sdpa_record(ctx._ptr(), RUN_NOW, a.params, io), ctx._handle)
         out = ts.download(io.out, a.out_shape)
         weights = ts.download(io.weights, a.weights_shape) if a.return_weights else None
     return a.result(out, weights)

@@ -1,10 +1,11 @@
 /* f16 <-> f32 on the host, by integer arithmetic on the bit patterns so that
  * the result does not depend on the compiler's or the FPU's rounding mode. */
+#include "core/half.h"
 #include "vkattn/half.h"
 
 #include <string.h>
 
-uint16_t vkattn_f32_to_f16_bits(float value)
+uint16_t vka_f32_to_f16(float value)
 {
     uint32_t x;
     memcpy(&x, &value, sizeof x);
@@ -34,7 +35,7 @@ uint16_t vkattn_f32_to_f16_bits(float value)
     return (uint16_t)(sign | h);
 }
 
-float vkattn_f16_bits_to_f32(uint16_t bits)
+float vka_f16_to_f32(uint16_t bits)
 {
     const uint32_t sign = (uint32_t)(bits & 0x8000u) << 16;
     uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu, x;
@@ -62,11 +63,11 @@ float vkattn_f16_bits_to_f32(uint16_t bits)
 void vkattn_f32_to_f16_array(uint16_t *dst, const float *src, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        dst[i] = vkattn_f32_to_f16_bits(src[i]);
+        dst[i] = vka_f32_to_f16(src[i]);
 }
 
 void vkattn_f16_to_f32_array(float *dst, const uint16_t *src, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        dst[i] = vkattn_f16_bits_to_f32(src[i]);
+        dst[i] = vka_f16_to_f32(src[i]);
 }

@@ -8,9 +8,8 @@
 #include "layers/layer_util.h"
 #include "layers/single_internal.h"
 #include "vk/context.h"
-#include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vkattn/additive.h"
+#include "vk/record_mode.h"
 
 struct vkattn_additive_attention {
     vkattn_context *ctx;
@@ -26,23 +25,22 @@ vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
                                                const vkattn_additive_attention_desc *desc,
                                                vkattn_additive_attention **out)
 {
-    static const char fn[] = "vkattn_additive_attention_create";
     if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     *out = NULL;
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
     vka_layer_widths w;
-    vkattn_result r = vka_additive_attention_check_desc(ctx, fn, desc, &w);
+    vkattn_result r = vka_additive_attention_check_desc(ctx, __func__, desc, &w);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_additive_attention *layer = calloc(1, sizeof *layer);
     if (!layer)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     *layer = (vkattn_additive_attention){.ctx = ctx, .desc = *desc, .w = w};
     layer->scratch.dtype = desc->dtype; /* the scores; the expanded mask stays f32 */
     if (!desc->no_scale &&
-        (r = vka_layer_weight_create_typed(ctx, fn, w.dq, desc->dtype, 1.0f, &layer->scale))) {
+        (r = vka_layer_weight_create_typed(ctx, __func__, w.dq, desc->dtype, 1.0f, &layer->scale))) {
         free(layer);
         return r;
     }
@@ -64,25 +62,23 @@ void vkattn_additive_attention_destroy(vkattn_additive_attention *layer)
 vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *layer,
                                                     const vkattn_additive_attention_weights *w)
 {
-    static const char fn[] = "vkattn_additive_attention_set_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "w");
+                        __func__, !layer ? "layer" : "w");
     if (layer->desc.no_scale)
         return VKATTN_SUCCESS;
-    return vka_layer_weight_set(layer->ctx, fn, layer->scale, w->scale, layer->w.dq, "w->scale");
+    return vka_layer_weight_set(layer->ctx, __func__, layer->scale, w->scale, layer->w.dq, "w->scale");
 }
 
 vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attention *layer,
                                                     vkattn_additive_attention_weights *w)
 {
-    static const char fn[] = "vkattn_additive_attention_get_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "w");
+                        __func__, !layer ? "layer" : "w");
     if (layer->desc.no_scale)
         return VKATTN_SUCCESS;
-    return vka_layer_weight_get(layer->ctx, fn, layer->scale, w->scale, layer->w.dq);
+    return vka_layer_weight_get(layer->ctx, __func__, layer->scale, w->scale, layer->w.dq);
 }
 
 vka_additive_attention_parts vka_additive_attention_parts_of(vkattn_additive_attention *layer)
@@ -96,10 +92,11 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
                                                VkCommandBuffer cmd, const vkattn_layer_call *call,
                                                const vkattn_layer_io *io)
 {
-    static const char fn[] = "vkattn_additive_attention_record";
+    VKA_RECORD_MODES(layer, layer->ctx, cmd,
+                     vkattn_additive_attention_record(layer, cmd, call, io));
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "cmd");
+                        __func__, !layer ? "layer" : "cmd");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1,
@@ -107,14 +104,14 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;
-    if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
-        (r = vka_layer_check_unfused_path(ctx, fn, call, "AdditiveAttention")))
+    if ((r = vka_layer_check_call(ctx, __func__, call)) ||
+        (r = vka_layer_check_io(ctx, __func__, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, __func__, call, "AdditiveAttention")))
         return r;
     vkattn_tensor *s = io->scores;
-    if ((!s && (r = vka_scratch_get(ctx, fn, &layer->scratch,
+    if ((!s && (r = vka_scratch_get(ctx, __func__, &layer->scratch,
                                     (uint64_t)call->batch * call->tq * call->tv, &s))) ||
-        (r = vka_layer_mask_record(ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
+        (r = vka_layer_mask_record(ctx, cmd, __func__, &layer->mask, call, io, &ml, false, &m)))
         return r;
     const vkattn_additive_params ap = {
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = layer->w.dq,
@@ -123,27 +120,8 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     const vkattn_additive_io aio = {.q = io->query, .k = io->key ? io->key : io->value,
                                     .scale = layer->scale, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)) ||
-        (r = vka_layer_finish_record(ctx, cmd, fn, call, io, &m, layer->w.dv,
+        (r = vka_layer_finish_record(ctx, cmd, __func__, call, io, &m, layer->w.dv,
                                      layer->desc.dropout, s)))
         return r;
-    return vka_layer_keep(ctx, fn, &layer->kept, call, io);
-}
-
-vkattn_result vkattn_additive_attention_run(vkattn_additive_attention *layer,
-                                            const vkattn_layer_call *call,
-                                            const vkattn_layer_io *io)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_additive_attention_run: layer is NULL");
-    VKA_RUN(layer->ctx, vkattn_additive_attention_record(layer, cmd, call, io));
-}
-
-vkattn_result vkattn_additive_attention_prepare(vkattn_additive_attention *layer, const vkattn_layer_call *call,
-                                 const vkattn_layer_io *io)
-{
-    const char *fn = "vkattn_additive_attention_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(layer->ctx, fn, vkattn_additive_attention_record(layer, VKA_DRY_CMD, call, io));
+    return vka_layer_keep(ctx, __func__, &layer->kept, call, io);
 }

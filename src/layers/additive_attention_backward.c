@@ -6,17 +6,16 @@
 #include "core/error.h"
 #include "layers/single_internal.h"
 #include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/additive_backward.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_additive_attention_get_weight_tensors(
     vkattn_additive_attention *layer, vkattn_additive_attention_weight_tensors *out)
 {
-    static const char fn[] = "vkattn_additive_attention_get_weight_tensors";
     if (!layer || !out)
         return vka_fail(layer ? vka_additive_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !layer ? "layer" : "out");
     *out = (vkattn_additive_attention_weight_tensors){
         .scale = vka_additive_attention_parts_of(layer).scale};
@@ -76,38 +75,16 @@ vkattn_result vkattn_additive_attention_backward_record(
     const vkattn_layer_io *io, const vkattn_layer_grads *grads,
     const vkattn_additive_attention_weight_tensors *grad_w)
 {
-    static const char fn[] = "vkattn_additive_attention_backward_record";
+    VKA_RECORD_MODES(layer, vka_additive_attention_parts_of(layer).ctx, cmd,
+                     vkattn_additive_attention_backward_record(layer, cmd, call, io, grads, grad_w));
     if (!layer || !cmd)
         return vka_fail(layer ? vka_additive_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !layer ? "layer" : "cmd");
     const vka_additive_attention_parts p = vka_additive_attention_parts_of(layer);
     /* a dry pass first: every check and allocation before anything is recorded */
-    vkattn_result r = record_all(&p, VKA_DRY_CMD, fn, call, io, grads, grad_w);
+    vkattn_result r = record_all(&p, VKA_DRY_CMD, __func__, call, io, grads, grad_w);
     if (r != VKATTN_SUCCESS || vka_is_dry(cmd))
         return r;
-    return record_all(&p, cmd, fn, call, io, grads, grad_w);
-}
-
-vkattn_result vkattn_additive_attention_backward_prepare(
-    vkattn_additive_attention *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_additive_attention_weight_tensors *grad_w)
-{
-    static const char fn[] = "vkattn_additive_attention_backward_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(
-        vka_additive_attention_parts_of(layer).ctx, fn,
-        vkattn_additive_attention_backward_record(layer, VKA_DRY_CMD, call, io, grads, grad_w));
-}
-
-vkattn_result vkattn_additive_attention_backward_run(
-    vkattn_additive_attention *layer, const vkattn_layer_call *call, const vkattn_layer_io *io,
-    const vkattn_layer_grads *grads, const vkattn_additive_attention_weight_tensors *grad_w)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_additive_attention_backward_run: layer is NULL");
-    VKA_RUN(vka_additive_attention_parts_of(layer).ctx,
-            vkattn_additive_attention_backward_record(layer, cmd, call, io, grads, grad_w));
+    return record_all(&p, cmd, __func__, call, io, grads, grad_w);
 }

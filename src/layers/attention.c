@@ -13,10 +13,9 @@
 #include "layers/single_internal.h"
 #include "ops/scale.h"
 #include "vk/context.h"
-#include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/sdpa.h"
+#include "vk/record_mode.h"
 
 struct vkattn_attention {
     vkattn_context *ctx;
@@ -35,19 +34,18 @@ struct vkattn_attention {
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
                                       vkattn_attention **out)
 {
-    static const char fn[] = "vkattn_attention_create";
     if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     *out = NULL;
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
     vka_layer_widths w;
-    vkattn_result r = vka_attention_check_desc(ctx, fn, desc, &w);
+    vkattn_result r = vka_attention_check_desc(ctx, __func__, desc, &w);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_attention *layer = calloc(1, sizeof *layer);
     if (!layer)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     *layer = (vkattn_attention){.ctx = ctx, .desc = *desc, .w = w};
     /* f16: weights and activations in f16; the SDPA workspace (dot mode's
      * scratch) and the expanded mask stay f32 */
@@ -56,11 +54,11 @@ vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attentio
     layer->q_scaled.dtype = layer->k_scaled.dtype = dt;
     if (concat)
         layer->scratch.dtype = dt;
-    if ((r = vka_layer_weight_create_typed(ctx, fn, 1, dt, 1.0f, &layer->scale)) ||
-        (r = vka_layer_weight_create_typed(ctx, fn, 1, dt, 1.0f, &layer->csw)) ||
-        (concat && (r = vka_layer_weight_create_typed(ctx, fn, w.dq, dt, 1.0f, &layer->ones))) ||
+    if ((r = vka_layer_weight_create_typed(ctx, __func__, 1, dt, 1.0f, &layer->scale)) ||
+        (r = vka_layer_weight_create_typed(ctx, __func__, 1, dt, 1.0f, &layer->csw)) ||
+        (concat && (r = vka_layer_weight_create_typed(ctx, __func__, w.dq, dt, 1.0f, &layer->ones))) ||
         (concat &&
-         (r = vka_layer_weight_create_typed(ctx, fn, w.dq, dt, 1.0f, &layer->csw_vec)))) {
+         (r = vka_layer_weight_create_typed(ctx, __func__, w.dq, dt, 1.0f, &layer->csw_vec)))) {
         vkattn_attention_destroy(layer);
         return r;
     }
@@ -87,13 +85,12 @@ void vkattn_attention_destroy(vkattn_attention *layer)
 vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
                                            const vkattn_attention_weights *w)
 {
-    static const char fn[] = "vkattn_attention_set_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "w");
+                        __func__, !layer ? "layer" : "w");
     vkattn_result r;
-    if ((r = vka_layer_check_scalar(layer->ctx, fn, "w->scale", w->scale)) ||
-        (r = vka_layer_check_scalar(layer->ctx, fn, "w->concat_score_weight",
+    if ((r = vka_layer_check_scalar(layer->ctx, __func__, "w->scale", w->scale)) ||
+        (r = vka_layer_check_scalar(layer->ctx, __func__, "w->concat_score_weight",
                                     w->concat_score_weight)))
         return r;
     if ((r = vkattn_tensor_upload(layer->scale, &w->scale, 0, 1)))
@@ -113,7 +110,7 @@ vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
 {
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_attention_get_weights: %s is NULL", !layer ? "layer" : "w");
+                        "%s: %s is NULL", __func__, !layer ? "layer" : "w");
     vkattn_attention_weights got;
     vkattn_result r;
     if ((r = vkattn_tensor_download(layer->scale, &got.scale, 0, 1)) ||
@@ -157,7 +154,7 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
     };
     uint64_t floats;
     vkattn_result r = vkattn_sdpa_workspace_size(ctx, &p, &floats);
-    if (r == VKATTN_SUCCESS && io->scores && vkattn_tensor_dtype(io->scores) == VKATTN_DTYPE_F16)
+    if (r == VKATTN_SUCCESS && io->scores && vkattn_tensor_get_info(io->scores).desc.dtype == VKATTN_DTYPE_F16)
         floats = (uint64_t)call->batch * call->tq * call->tv; /* f16 weights: f32 scores */
     vkattn_tensor *ws = NULL;
     if (r == VKATTN_SUCCESS && floats)
@@ -209,21 +206,21 @@ static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
 vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
                                       const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
-    static const char fn[] = "vkattn_attention_record";
+    VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_attention_record(layer, cmd, call, io));
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "cmd");
+                        __func__, !layer ? "layer" : "cmd");
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1,
                                    .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;
-    if ((r = vka_layer_check_call(layer->ctx, fn, call)) ||
-        (r = vka_layer_check_io(layer->ctx, fn, call, io, &shape, &ml)))
+    if ((r = vka_layer_check_call(layer->ctx, __func__, call)) ||
+        (r = vka_layer_check_io(layer->ctx, __func__, call, io, &shape, &ml)))
         return r;
     if (layer->desc.score_mode == VKATTN_SCORE_CONCAT &&
-        (r = vka_layer_check_unfused_path(layer->ctx, fn, call, "Attention's concat mode")))
+        (r = vka_layer_check_unfused_path(layer->ctx, __func__, call, "Attention's concat mode")))
         return r;
     if (layer->desc.score_mode == VKATTN_SCORE_DOT && call->path == VKATTN_SDPA_FUSED &&
         call->return_attention_scores)
@@ -231,32 +228,15 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
                         "%s: call->path is VKATTN_SDPA_FUSED but "
                         "call->return_attention_scores is set; the fused kernel never forms "
                         "the weights (use AUTO or UNFUSED)",
-                        fn);
-    if ((r = vka_layer_mask_record(layer->ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
+                        __func__);
+    if ((r = vka_layer_mask_record(layer->ctx, cmd, __func__, &layer->mask, call, io, &ml, false, &m)))
         return r;
     if (layer->desc.score_mode == VKATTN_SCORE_DOT) {
-        if ((r = record_dot(layer, cmd, fn, call, io, &m)) ||
-            (r = vka_layer_query_mask_record(layer->ctx, cmd, fn, call, io, layer->w.dv)))
+        if ((r = record_dot(layer, cmd, __func__, call, io, &m)) ||
+            (r = vka_layer_query_mask_record(layer->ctx, cmd, __func__, call, io, layer->w.dv)))
             return r;
-    } else if ((r = record_concat(layer, cmd, fn, call, io, &m))) {
+    } else if ((r = record_concat(layer, cmd, __func__, call, io, &m))) {
         return r;
     }
-    return vka_layer_keep(layer->ctx, fn, &layer->kept, call, io);
-}
-
-vkattn_result vkattn_attention_run(vkattn_attention *layer, const vkattn_layer_call *call,
-                                   const vkattn_layer_io *io)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_attention_run: layer is NULL");
-    VKA_RUN(layer->ctx, vkattn_attention_record(layer, cmd, call, io));
-}
-
-vkattn_result vkattn_attention_prepare(vkattn_attention *layer, const vkattn_layer_call *call,
-                                 const vkattn_layer_io *io)
-{
-    const char *fn = "vkattn_attention_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(layer->ctx, fn, vkattn_attention_record(layer, VKA_DRY_CMD, call, io));
+    return vka_layer_keep(layer->ctx, __func__, &layer->kept, call, io);
 }

@@ -15,18 +15,17 @@
 #include "ops/elementwise.h"
 #include "ops/scale.h"
 #include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/additive_backward.h"
 #include "vkattn/matmul.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_attention_get_weight_tensors(vkattn_attention *layer,
                                                   vkattn_attention_weight_tensors *out)
 {
-    static const char fn[] = "vkattn_attention_get_weight_tensors";
     if (!layer || !out)
         return vka_fail(layer ? vka_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !layer ? "layer" : "out");
     const vka_attention_parts p = vka_attention_parts_of(layer);
     *out = (vkattn_attention_weight_tensors){.scale = p.scale, .concat_score_weight = p.csw};
@@ -238,13 +237,14 @@ vkattn_result vkattn_attention_backward_record(vkattn_attention *layer, VkComman
                                                const vkattn_layer_grads *grads,
                                                const vkattn_attention_weight_tensors *grad_w)
 {
-    static const char fn[] = "vkattn_attention_backward_record";
+    VKA_RECORD_MODES(layer, vka_attention_parts_of(layer).ctx, cmd,
+                     vkattn_attention_backward_record(layer, cmd, call, io, grads, grad_w));
     if (!layer || !cmd)
         return vka_fail(layer ? vka_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !layer ? "layer" : "cmd");
     const vka_attention_parts p = vka_attention_parts_of(layer);
-    bwd b = {.p = p, .kept = *p.kept, .fn = fn, .call = call, .io = io, .grads = grads,
+    bwd b = {.p = p, .kept = *p.kept, .fn = __func__, .call = call, .io = io, .grads = grads,
              .gw = grad_w};
     if (call && io) {
         b.key = io->key ? io->key : io->value;
@@ -256,31 +256,4 @@ vkattn_result vkattn_attention_backward_record(vkattn_attention *layer, VkComman
     if (r != VKATTN_SUCCESS || vka_is_dry(cmd))
         return r;
     return record_all(&b, cmd);
-}
-
-vkattn_result vkattn_attention_backward_prepare(vkattn_attention *layer,
-                                                const vkattn_layer_call *call,
-                                                const vkattn_layer_io *io,
-                                                const vkattn_layer_grads *grads,
-                                                const vkattn_attention_weight_tensors *grad_w)
-{
-    static const char fn[] = "vkattn_attention_backward_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(
-        vka_attention_parts_of(layer).ctx, fn,
-        vkattn_attention_backward_record(layer, VKA_DRY_CMD, call, io, grads, grad_w));
-}
-
-vkattn_result vkattn_attention_backward_run(vkattn_attention *layer,
-                                            const vkattn_layer_call *call,
-                                            const vkattn_layer_io *io,
-                                            const vkattn_layer_grads *grads,
-                                            const vkattn_attention_weight_tensors *grad_w)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_attention_backward_run: layer is NULL");
-    VKA_RUN(vka_attention_parts_of(layer).ctx,
-            vkattn_attention_backward_record(layer, cmd, call, io, grads, grad_w));
 }

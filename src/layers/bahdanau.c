@@ -11,10 +11,9 @@
 #include "layers/layer_util.h"
 #include "layers/single_internal.h"
 #include "vk/context.h"
-#include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/matmul.h"
+#include "vk/record_mode.h"
 
 struct vkattn_bahdanau {
     vkattn_context *ctx;
@@ -30,30 +29,29 @@ struct vkattn_bahdanau {
 vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,
                                      vkattn_bahdanau **out)
 {
-    static const char fn[] = "vkattn_bahdanau_create";
     if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     *out = NULL;
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
     vka_layer_widths w;
-    vkattn_result r = vka_bahdanau_check_desc(ctx, fn, desc, &w);
+    vkattn_result r = vka_bahdanau_check_desc(ctx, __func__, desc, &w);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_bahdanau *layer = calloc(1, sizeof *layer);
     if (!layer)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     *layer = (vkattn_bahdanau){.ctx = ctx, .desc = *desc, .w = w};
     /* f16: weights, projections and scores in f16; the expanded mask stays f32 */
     const vkattn_dtype dt = desc->dtype;
     layer->qp.dtype = layer->kp.dtype = layer->scores.dtype = dt;
-    if ((r = vka_layer_weight_create_typed(ctx, fn, (uint64_t)w.dq * w.units, dt, 0.0f,
+    if ((r = vka_layer_weight_create_typed(ctx, __func__, (uint64_t)w.dq * w.units, dt, 0.0f,
                                            &layer->wq)) ||
-        (r = vka_layer_weight_create_typed(ctx, fn, (uint64_t)w.dk * w.units, dt, 0.0f,
+        (r = vka_layer_weight_create_typed(ctx, __func__, (uint64_t)w.dk * w.units, dt, 0.0f,
                                            &layer->wk)) ||
-        (r = vka_layer_weight_create_typed(ctx, fn, w.units, dt, 1.0f, &layer->v)) ||
+        (r = vka_layer_weight_create_typed(ctx, __func__, w.units, dt, 1.0f, &layer->v)) ||
         /* f32 even in an f16 layer: never read by the forward, kept exactly */
-        (r = vka_layer_weight_create(ctx, fn, 1, 0.0f, &layer->score_bias))) {
+        (r = vka_layer_weight_create(ctx, __func__, 1, 0.0f, &layer->score_bias))) {
         vkattn_bahdanau_destroy(layer);
         return r;
     }
@@ -79,10 +77,9 @@ void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
 
 vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_bahdanau_weights *w)
 {
-    static const char fn[] = "vkattn_bahdanau_set_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "w");
+                        __func__, !layer ? "layer" : "w");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     /* check everything before uploading anything, so a bad call changes nothing */
@@ -91,30 +88,29 @@ vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_b
                           : !w->score_kernel ? "w->score_kernel"
                                              : NULL;
     if (missing)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, missing);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, missing);
     vkattn_result r;
-    if ((r = vka_layer_check_scalar(ctx, fn, "w->score_bias", w->score_bias)) ||
-        (r = vka_layer_weight_set(ctx, fn, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units,
+    if ((r = vka_layer_check_scalar(ctx, __func__, "w->score_bias", w->score_bias)) ||
+        (r = vka_layer_weight_set(ctx, __func__, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units,
                                   "w->query_kernel")) ||
-        (r = vka_layer_weight_set(ctx, fn, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units,
+        (r = vka_layer_weight_set(ctx, __func__, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units,
                                   "w->key_kernel")) ||
-        (r = vka_layer_weight_set(ctx, fn, layer->v, w->score_kernel, d->units, "w->score_kernel")))
+        (r = vka_layer_weight_set(ctx, __func__, layer->v, w->score_kernel, d->units, "w->score_kernel")))
         return r;
     return vkattn_tensor_upload(layer->score_bias, &w->score_bias, 0, 1);
 }
 
 vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer, vkattn_bahdanau_weights *w)
 {
-    static const char fn[] = "vkattn_bahdanau_get_weights";
     if (!layer || !w)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "w");
+                        __func__, !layer ? "layer" : "w");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     vkattn_result r;
-    if ((r = vka_layer_weight_get(ctx, fn, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units)) ||
-        (r = vka_layer_weight_get(ctx, fn, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units)) ||
-        (r = vka_layer_weight_get(ctx, fn, layer->v, w->score_kernel, d->units)))
+    if ((r = vka_layer_weight_get(ctx, __func__, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units)) ||
+        (r = vka_layer_weight_get(ctx, __func__, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units)) ||
+        (r = vka_layer_weight_get(ctx, __func__, layer->v, w->score_kernel, d->units)))
         return r;
     return vkattn_tensor_download(layer->score_bias, &w->score_bias, 0, 1);
 }
@@ -159,10 +155,10 @@ vkattn_result vka_bahdanau_projection_sizes(vkattn_context *ctx, const char *fn,
 vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                      const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
-    static const char fn[] = "vkattn_bahdanau_record";
+    VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_bahdanau_record(layer, cmd, call, io));
     if (!layer || !cmd)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        fn, !layer ? "layer" : "cmd");
+                        __func__, !layer ? "layer" : "cmd");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
@@ -170,22 +166,22 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;
-    if ((r = vka_layer_check_call(ctx, fn, call)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &ml)) ||
-        (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
+    if ((r = vka_layer_check_call(ctx, __func__, call)) ||
+        (r = vka_layer_check_io(ctx, __func__, call, io, &shape, &ml)) ||
+        (r = vka_layer_check_unfused_path(ctx, __func__, call, "BahdanauAttention")))
         return r;
     uint64_t rq, rk, nq, nk;
-    if ((r = vka_bahdanau_projection_sizes(ctx, fn, call, d->units, &rq, &rk, &nq, &nk)))
+    if ((r = vka_bahdanau_projection_sizes(ctx, __func__, call, d->units, &rq, &rk, &nq, &nk)))
         return r;
     vkattn_tensor *qp, *kp, *s = io->scores;
-    if ((r = vka_scratch_get(ctx, fn, &layer->qp, nq, &qp)) ||
-        (r = vka_scratch_get(ctx, fn, &layer->kp, nk, &kp)) ||
-        (!s && (r = vka_scratch_get(ctx, fn, &layer->scores,
+    if ((r = vka_scratch_get(ctx, __func__, &layer->qp, nq, &qp)) ||
+        (r = vka_scratch_get(ctx, __func__, &layer->kp, nk, &kp)) ||
+        (!s && (r = vka_scratch_get(ctx, __func__, &layer->scores,
                                     (uint64_t)call->batch * call->tq * call->tv, &s))) ||
-        (r = vka_layer_mask_record(ctx, cmd, fn, &layer->mask, call, io, &ml, false, &m)))
+        (r = vka_layer_mask_record(ctx, cmd, __func__, &layer->mask, call, io, &ml, false, &m)))
         return r;
-    if ((r = project(ctx, cmd, fn, rq, d->dq, d->units, io->query, layer->wq, qp)) ||
-        (r = project(ctx, cmd, fn, rk, d->dk, d->units, io->key ? io->key : io->value, layer->wk,
+    if ((r = project(ctx, cmd, __func__, rq, d->dq, d->units, io->query, layer->wq, qp)) ||
+        (r = project(ctx, cmd, __func__, rk, d->dk, d->units, io->key ? io->key : io->value, layer->wk,
                      kp)))
         return r;
     const vkattn_additive_params ap = {
@@ -194,24 +190,7 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     };
     const vkattn_additive_io aio = {.q = qp, .k = kp, .scale = layer->v, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)) ||
-        (r = vka_layer_finish_record(ctx, cmd, fn, call, io, &m, d->dv, layer->desc.dropout, s)))
+        (r = vka_layer_finish_record(ctx, cmd, __func__, call, io, &m, d->dv, layer->desc.dropout, s)))
         return r;
-    return vka_layer_keep(ctx, fn, &layer->kept, call, io);
-}
-
-vkattn_result vkattn_bahdanau_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
-                                  const vkattn_layer_io *io)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_bahdanau_run: layer is NULL");
-    VKA_RUN(layer->ctx, vkattn_bahdanau_record(layer, cmd, call, io));
-}
-
-vkattn_result vkattn_bahdanau_prepare(vkattn_bahdanau *layer, const vkattn_layer_call *call,
-                                 const vkattn_layer_io *io)
-{
-    const char *fn = "vkattn_bahdanau_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(layer->ctx, fn, vkattn_bahdanau_record(layer, VKA_DRY_CMD, call, io));
+    return vka_layer_keep(ctx, __func__, &layer->kept, call, io);
 }

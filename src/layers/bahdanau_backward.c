@@ -11,19 +11,18 @@
 #include "layers/single_internal.h"
 #include "ops/elementwise.h"
 #include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vkattn/additive.h"
 #include "vkattn/additive_backward.h"
 #include "vkattn/matmul.h"
 #include "vkattn/matmul_backward.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_bahdanau_get_weight_tensors(vkattn_bahdanau *layer,
                                                  vkattn_bahdanau_weight_tensors *out)
 {
-    static const char fn[] = "vkattn_bahdanau_get_weight_tensors";
     if (!layer || !out)
         return vka_fail(layer ? vka_bahdanau_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !layer ? "layer" : "out");
     const vka_bahdanau_parts p = vka_bahdanau_parts_of(layer);
     *out = (vkattn_bahdanau_weight_tensors){.query_kernel = p.wq, .key_kernel = p.wk,
@@ -127,41 +126,16 @@ vkattn_result vkattn_bahdanau_backward_record(vkattn_bahdanau *layer, VkCommandB
                                               const vkattn_layer_grads *grads,
                                               const vkattn_bahdanau_weight_tensors *grad_w)
 {
-    static const char fn[] = "vkattn_bahdanau_backward_record";
+    VKA_RECORD_MODES(layer, vka_bahdanau_parts_of(layer).ctx, cmd,
+                     vkattn_bahdanau_backward_record(layer, cmd, call, io, grads, grad_w));
     if (!layer || !cmd)
         return vka_fail(layer ? vka_bahdanau_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !layer ? "layer" : "cmd");
     const vka_bahdanau_parts p = vka_bahdanau_parts_of(layer);
     /* a dry pass first: every check and allocation before anything is recorded */
-    vkattn_result r = record_all(&p, VKA_DRY_CMD, fn, call, io, grads, grad_w);
+    vkattn_result r = record_all(&p, VKA_DRY_CMD, __func__, call, io, grads, grad_w);
     if (r != VKATTN_SUCCESS || vka_is_dry(cmd))
         return r;
-    return record_all(&p, cmd, fn, call, io, grads, grad_w);
-}
-
-vkattn_result vkattn_bahdanau_backward_prepare(vkattn_bahdanau *layer,
-                                               const vkattn_layer_call *call,
-                                               const vkattn_layer_io *io,
-                                               const vkattn_layer_grads *grads,
-                                               const vkattn_bahdanau_weight_tensors *grad_w)
-{
-    static const char fn[] = "vkattn_bahdanau_backward_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(
-        vka_bahdanau_parts_of(layer).ctx, fn,
-        vkattn_bahdanau_backward_record(layer, VKA_DRY_CMD, call, io, grads, grad_w));
-}
-
-vkattn_result vkattn_bahdanau_backward_run(vkattn_bahdanau *layer, const vkattn_layer_call *call,
-                                           const vkattn_layer_io *io,
-                                           const vkattn_layer_grads *grads,
-                                           const vkattn_bahdanau_weight_tensors *grad_w)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_bahdanau_backward_run: layer is NULL");
-    VKA_RUN(vka_bahdanau_parts_of(layer).ctx,
-            vkattn_bahdanau_backward_record(layer, cmd, call, io, grads, grad_w));
+    return record_all(&p, cmd, __func__, call, io, grads, grad_w);
 }

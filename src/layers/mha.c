@@ -32,6 +32,7 @@
 #include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/record_mode.h"
 
 /* Scratch tensors are 1-D, indexed in 32 bits by every kernel. */
 static vkattn_result check_scratch_size(vkattn_context *ctx, const char *fn, uint64_t count,
@@ -56,7 +57,7 @@ static vkattn_result check_half_io(vkattn_context *ctx, const char *fn,
     const vkattn_tensor *masks[3] = {io->query_mask, io->value_mask, io->attention_mask};
     static const char *names[3] = {"io->query_mask", "io->value_mask", "io->attention_mask"};
     for (int i = 0; i < 3; i++)
-        if (masks[i] && vkattn_tensor_dtype(masks[i]) == VKATTN_DTYPE_F16)
+        if (masks[i] && vkattn_tensor_get_info(masks[i]).desc.dtype == VKATTN_DTYPE_F16)
             return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                             "%s: %s is an f16 tensor; masks are f32 (nonzero = may attend), "
                             "also for an f16 layer",
@@ -311,24 +312,8 @@ vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommand
 vkattn_result vkattn_mha_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
-    return vka_mha_record_as("vkattn_mha_record", layer, cmd, call, io);
-}
-
-vkattn_result vkattn_mha_run(vkattn_mha *layer, const vkattn_layer_call *call,
-                             const vkattn_layer_io *io)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_mha_run: layer is NULL");
-    VKA_RUN(layer->ctx, vkattn_mha_record(layer, cmd, call, io));
-}
-
-vkattn_result vkattn_mha_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
-                                 const vkattn_layer_io *io)
-{
-    const char *fn = "vkattn_mha_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(layer->ctx, fn, vkattn_mha_record(layer, VKA_DRY_CMD, call, io));
+    VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_mha_record(layer, cmd, call, io));
+    return vka_mha_record_as(__func__, layer, cmd, call, io);
 }
 
 /* ---------------------------------------------------------------- cached calls
@@ -452,7 +437,7 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     vkattn_layer_io new_rows = *io;
     new_rows.value_mask = NULL;
     vka_mask_layout mask;
-    if (io->value_mask && vkattn_tensor_dtype(io->value_mask) == VKATTN_DTYPE_F16)
+    if (io->value_mask && vkattn_tensor_get_info(io->value_mask).desc.dtype == VKATTN_DTYPE_F16)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->value_mask is an f16 tensor; masks are f32 (nonzero = may "
                         "attend), also for an f16 layer",
@@ -573,47 +558,8 @@ vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache)
 {
-    return vka_mha_record_cached_as("vkattn_mha_record_cached", layer, cmd, call, io, cache);
-}
-
-vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
-                                    const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                    vkattn_kv_cache *cache)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    VkCommandBuffer cmd;
-    vkattn_result r = vka_begin(layer->ctx, &cmd);
-    if (r)
-        return r;
-    r = vka_end_submit_wait(layer->ctx, cmd,
-                            vka_mha_record_cached_as(fn, layer, cmd, call, io, cache));
-    if (r)
-        return r;
-    /* refresh the host mirror of the lengths, as the cache's own *_run do */
-    uint32_t stack[16], *len = cache->desc.batch <= 16 ? stack
-                                                       : malloc(sizeof(uint32_t) * cache->desc.batch);
-    if (!len)
-        return vka_fail(layer->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "%s: no memory for the lengths", fn);
-    r = vkattn_kv_cache_lengths(cache, len);
-    if (len != stack)
-        free(len);
-    return r;
-}
-
-vkattn_result vkattn_mha_run_cached(vkattn_mha *layer, const vkattn_layer_call *call,
-                                    const vkattn_layer_io *io, vkattn_kv_cache *cache)
-{
-    return vka_mha_run_cached_as("vkattn_mha_run_cached", layer, call, io, cache);
-}
-
-vkattn_result vkattn_mha_prepare_cached(vkattn_mha *layer, const vkattn_layer_call *call,
-                                        const vkattn_layer_io *io, vkattn_kv_cache *cache)
-{
-    const char *fn = "vkattn_mha_prepare_cached";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(layer->ctx, fn,
-                              vkattn_mha_record_cached(layer, VKA_DRY_CMD, call, io, cache));
+    VKA_RECORD_MODES_THEN(layer, layer->ctx, cmd,
+                          vkattn_mha_record_cached(layer, cmd, call, io, cache),
+                          vka_kv_cache_refresh(cache, __func__));
+    return vka_mha_record_cached_as(__func__, layer, cmd, call, io, cache);
 }

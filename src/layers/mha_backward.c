@@ -31,15 +31,14 @@
 #include "ops/gate.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/record_mode.h"
 
 vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out)
 {
-    static const char fn[] = "vkattn_mha_get_weight_tensors";
     if (!layer || !out)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", fn, !layer ? "layer" : "out");
+                        "%s: %s is NULL", __func__, !layer ? "layer" : "out");
     *out = (vkattn_mha_weight_tensors){
         .query_kernel = layer->query.kernel, .query_bias = layer->query.bias,
         .key_kernel = layer->key.kernel, .key_bias = layer->key.bias,
@@ -121,7 +120,7 @@ static vkattn_result check_f32(vkattn_context *ctx, const char *fn, const vkattn
                         "f32 only",
                         fn);
     for (int i = 0; i < N_ALL; i++)
-        if (l->t[i] && vkattn_tensor_dtype(l->t[i]) == VKATTN_DTYPE_F16)
+        if (l->t[i] && vkattn_tensor_get_info(l->t[i]).desc.dtype == VKATTN_DTYPE_F16)
             return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                             "%s: %s is an f16 tensor; the backward is f32 only", fn, l->name[i]);
     return VKATTN_SUCCESS;
@@ -565,29 +564,8 @@ vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,
                                          const vkattn_layer_grads *grads,
                                          const vkattn_mha_weight_tensors *grad_w)
 {
-    return vka_mha_backward_as("vkattn_mha_backward_record", layer, cmd, call, io, grads,
+    VKA_RECORD_MODES(layer, layer->ctx, cmd,
+                     vkattn_mha_backward_record(layer, cmd, call, io, grads, grad_w));
+    return vka_mha_backward_as(__func__, layer, cmd, call, io, grads,
                                grad_w);
-}
-
-vkattn_result vkattn_mha_backward_prepare(vkattn_mha *layer, const vkattn_layer_call *call,
-                                          const vkattn_layer_io *io,
-                                          const vkattn_layer_grads *grads,
-                                          const vkattn_mha_weight_tensors *grad_w)
-{
-    const char *fn = "vkattn_mha_backward_prepare";
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", fn);
-    return vka_prepare_result(layer->ctx, fn,
-                              vka_mha_backward_as(fn, layer, VKA_DRY_CMD, call, io, grads,
-                                                  grad_w));
-}
-
-vkattn_result vkattn_mha_backward_run(vkattn_mha *layer, const vkattn_layer_call *call,
-                                      const vkattn_layer_io *io, const vkattn_layer_grads *grads,
-                                      const vkattn_mha_weight_tensors *grad_w)
-{
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_mha_backward_run: layer is NULL");
-    VKA_RUN(layer->ctx, vkattn_mha_backward_record(layer, cmd, call, io, grads, grad_w));
 }

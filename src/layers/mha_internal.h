@@ -102,15 +102,12 @@ vkattn_result vka_mha_get_weights_as(const char *fn, const vkattn_mha *layer,
 vkattn_result vka_mha_record_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io);
 
-/* vkattn_mha_record_cached / run_cached, fn naming the public function. */
+/* vkattn_mha_record_cached, fn naming the public function. */
 vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache);
-vkattn_result vka_mha_run_cached_as(const char *fn, vkattn_mha *layer,
-                                    const vkattn_layer_call *call, const vkattn_layer_io *io,
-                                    vkattn_kv_cache *cache);
 
-/* vkattn_mha_backward_record (and, with VKA_DRY_CMD, _prepare), fn naming
+/* vkattn_mha_backward_record (also dry, VKA_DRY_CMD), fn naming
  * the public function; key and value gradients over d.kv_heads heads. */
 vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBuffer cmd,
                                   const vkattn_layer_call *call, const vkattn_layer_io *io,

@@ -74,15 +74,14 @@ fail:
 vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc,
                                 vkattn_mha **out)
 {
-    static const char caller[] = "vkattn_mha_create";
     if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", caller);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     *out = NULL;
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", caller);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
     vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(ctx, caller, desc, &d);
-    return r ? r : vka_mha_create_dims(ctx, caller, &d, desc->dtype, out);
+    vkattn_result r = vka_mha_resolve_desc(ctx, __func__, desc, &d);
+    return r ? r : vka_mha_create_dims(ctx, __func__, &d, desc->dtype, out);
 }
 
 void vkattn_mha_destroy(vkattn_mha *layer)
@@ -179,10 +178,10 @@ vkattn_result vka_mha_get_weights_as(const char *caller, const vkattn_mha *layer
 
 vkattn_result vkattn_mha_set_weights(vkattn_mha *layer, const vkattn_mha_weights *w)
 {
-    return vka_mha_set_weights_as("vkattn_mha_set_weights", layer, w);
+    return vka_mha_set_weights_as(__func__, layer, w);
 }
 
 vkattn_result vkattn_mha_get_weights(const vkattn_mha *layer, vkattn_mha_weights *w)
 {
-    return vka_mha_get_weights_as("vkattn_mha_get_weights", layer, w);
+    return vka_mha_get_weights_as(__func__, layer, w);
 }

@@ -11,10 +11,10 @@
 #include "vk/context.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct additive_push {
     VKA_ADDITIVE_PUSH
@@ -209,11 +209,11 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                      const vkattn_additive_params *params,
                                      const vkattn_additive_io *io)
 {
-    const char *caller = "vkattn_additive_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
-    vkattn_result r = check_io(ctx, caller, params, io);
+    vkattn_result r = check_io(ctx, __func__, params, io);
     if (r != VKATTN_SUCCESS)
         return r;
     /* f16 tensors always go through f32 scratch (ops/half_stage.h) */
@@ -222,20 +222,4 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                         (io->scale && io->scale->dtype == VKATTN_DTYPE_F16) ||
                         io->scores->dtype == VKATTN_DTYPE_F16;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
-}
-
-vkattn_result vkattn_additive_run(vkattn_context *ctx, const vkattn_additive_params *params,
-                                  const vkattn_additive_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_additive_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_additive_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_additive_prepare(vkattn_context *ctx, const vkattn_additive_params *params, const vkattn_additive_io *io)
-{
-    const char *fn = "vkattn_additive_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_additive_record(ctx, VKA_DRY_CMD, params, io));
 }

@@ -15,9 +15,9 @@
 #include "vk/dispatch.h"
 #include "vk/prepare.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct additive_bwd_push {
     VKA_ADDITIVE_BWD_PUSH
@@ -176,36 +176,15 @@ vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuff
                                               const vkattn_additive_params *params,
                                               const vkattn_additive_backward_io *io)
 {
-    const char *caller = "vkattn_additive_backward_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_backward_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     vka_additive_sizes n;
-    vkattn_result r = check_io(ctx, caller, params, io, &n);
+    vkattn_result r = check_io(ctx, __func__, params, io, &n);
     if (r != VKATTN_SUCCESS)
         return r;
-    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, caller, params, io, &n)))
+    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, __func__, params, io, &n)))
         return r;
-    return record_all(ctx, cmd, caller, params, io, &n);
-}
-
-vkattn_result vkattn_additive_backward_run(vkattn_context *ctx,
-                                           const vkattn_additive_params *params,
-                                           const vkattn_additive_backward_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_additive_backward_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_additive_backward_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_additive_backward_prepare(vkattn_context *ctx,
-                                               const vkattn_additive_params *params,
-                                               const vkattn_additive_backward_io *io)
-{
-    const char *fn = "vkattn_additive_backward_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn,
-                              vkattn_additive_backward_record(ctx, VKA_DRY_CMD, params, io));
+    return record_all(ctx, cmd, __func__, params, io, &n);
 }

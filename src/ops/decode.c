@@ -17,9 +17,9 @@
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct decode_push {
     VKA_DECODE_PUSH
@@ -352,23 +352,6 @@ vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_sdpa_decode_params *params,
                                         const vkattn_sdpa_decode_io *io)
 {
-    return decode_record(ctx, cmd, "vkattn_sdpa_decode_record", params, io);
-}
-
-vkattn_result vkattn_sdpa_decode_run(vkattn_context *ctx, const vkattn_sdpa_decode_params *params,
-                                     const vkattn_sdpa_decode_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_sdpa_decode_run: ctx is NULL");
-    VKA_RUN(ctx, decode_record(ctx, cmd, "vkattn_sdpa_decode_run", params, io));
-}
-
-vkattn_result vkattn_sdpa_decode_prepare(vkattn_context *ctx,
-                                         const vkattn_sdpa_decode_params *params,
-                                         const vkattn_sdpa_decode_io *io)
-{
-    const char *fn = "vkattn_sdpa_decode_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, decode_record(ctx, VKA_DRY_CMD, fn, params, io));
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_decode_record(ctx, cmd, params, io));
+    return decode_record(ctx, cmd, __func__, params, io);
 }

@@ -11,10 +11,10 @@
 #include "common/dropout_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct dropout_push {
     VKA_DROPOUT_PUSH
@@ -92,7 +92,8 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_dropout_op_params *params,
                                     const vkattn_dropout_io *io)
 {
-    return vka_dropout_record(ctx, cmd, "vkattn_dropout_record", params, io);
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_dropout_record(ctx, cmd, params, io));
+    return vka_dropout_record(ctx, cmd, __func__, params, io);
 }
 
 vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
@@ -171,20 +172,4 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
     return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, count);
-}
-
-vkattn_result vkattn_dropout_run(vkattn_context *ctx, const vkattn_dropout_op_params *params,
-                                 const vkattn_dropout_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_dropout_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_dropout_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_dropout_prepare(vkattn_context *ctx, const vkattn_dropout_op_params *params, const vkattn_dropout_io *io)
-{
-    const char *fn = "vkattn_dropout_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_dropout_record(ctx, VKA_DRY_CMD, params, io));
 }

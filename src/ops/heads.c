@@ -9,10 +9,10 @@
 #include "common/heads_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct heads_push {
     VKA_HEADS_PUSH
@@ -176,46 +176,16 @@ vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_params *params,
                                         const vkattn_heads_io *io)
 {
-    return record(ctx, cmd, "vkattn_heads_split_record", params, io, true, 0, 0);
-}
-
-vkattn_result vkattn_heads_split_run(vkattn_context *ctx, const vkattn_heads_params *params,
-                                     const vkattn_heads_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_heads_split_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_heads_split_record(ctx, cmd, params, io));
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_split_record(ctx, cmd, params, io));
+    return record(ctx, cmd, __func__, params, io, true, 0, 0);
 }
 
 vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vkattn_heads_params *params,
                                         const vkattn_heads_io *io)
 {
-    return record(ctx, cmd, "vkattn_heads_merge_record", params, io, false, 0, 0);
-}
-
-vkattn_result vkattn_heads_merge_run(vkattn_context *ctx, const vkattn_heads_params *params,
-                                     const vkattn_heads_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_heads_merge_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_heads_merge_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_heads_split_prepare(vkattn_context *ctx, const vkattn_heads_params *params, const vkattn_heads_io *io)
-{
-    const char *fn = "vkattn_heads_split_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_heads_split_record(ctx, VKA_DRY_CMD, params, io));
-}
-
-vkattn_result vkattn_heads_merge_prepare(vkattn_context *ctx, const vkattn_heads_params *params, const vkattn_heads_io *io)
-{
-    const char *fn = "vkattn_heads_merge_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_heads_merge_record(ctx, VKA_DRY_CMD, params, io));
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_merge_record(ctx, cmd, params, io));
+    return record(ctx, cmd, __func__, params, io, false, 0, 0);
 }
 
 vkattn_result vka_heads_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,

@@ -4,8 +4,7 @@
 #include "ops/heads_rows.h"
 
 #include "core/error.h"
-#include "vk/prepare.h"
-#include "vk/submit.h"
+#include "vk/record_mode.h"
 
 /* split: the backward of the split, which merges. */
 static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
@@ -24,54 +23,14 @@ vkattn_result vkattn_heads_split_backward_record(vkattn_context *ctx, VkCommandB
                                                  const vkattn_heads_params *params,
                                                  const vkattn_heads_backward_io *io)
 {
-    return record(ctx, cmd, "vkattn_heads_split_backward_record", params, io, true);
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_split_backward_record(ctx, cmd, params, io));
+    return record(ctx, cmd, __func__, params, io, true);
 }
 
 vkattn_result vkattn_heads_merge_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                                  const vkattn_heads_params *params,
                                                  const vkattn_heads_backward_io *io)
 {
-    return record(ctx, cmd, "vkattn_heads_merge_backward_record", params, io, false);
-}
-
-vkattn_result vkattn_heads_split_backward_run(vkattn_context *ctx,
-                                              const vkattn_heads_params *params,
-                                              const vkattn_heads_backward_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_heads_split_backward_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_heads_split_backward_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_heads_merge_backward_run(vkattn_context *ctx,
-                                              const vkattn_heads_params *params,
-                                              const vkattn_heads_backward_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_heads_merge_backward_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_heads_merge_backward_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_heads_split_backward_prepare(vkattn_context *ctx,
-                                                  const vkattn_heads_params *params,
-                                                  const vkattn_heads_backward_io *io)
-{
-    const char *fn = "vkattn_heads_split_backward_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn,
-                              vkattn_heads_split_backward_record(ctx, VKA_DRY_CMD, params, io));
-}
-
-vkattn_result vkattn_heads_merge_backward_prepare(vkattn_context *ctx,
-                                                  const vkattn_heads_params *params,
-                                                  const vkattn_heads_backward_io *io)
-{
-    const char *fn = "vkattn_heads_merge_backward_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn,
-                              vkattn_heads_merge_backward_record(ctx, VKA_DRY_CMD, params, io));
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_merge_backward_record(ctx, cmd, params, io));
+    return record(ctx, cmd, __func__, params, io, false);
 }

@@ -12,9 +12,9 @@
 #include "common/kv_iface.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct kv_append_push {
     VKA_KV_APPEND_PUSH
@@ -57,9 +57,8 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
 vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_desc *desc,
                                      vkattn_kv_cache **out)
 {
-    static const char fn[] = "vkattn_kv_cache_create";
     if (!ctx || !desc || !out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : !desc ? "desc" : "out");
     *out = NULL;
     vkattn_kv_cache_desc d = *desc;
@@ -67,32 +66,32 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
     const char *zero = !d.batch ? "batch" : !d.kv_heads ? "kv_heads" : !d.capacity ? "capacity"
                      : !d.key_dim ? "key_dim" : NULL;
     if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", fn,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", __func__,
                         zero);
     if (d.dtype != VKATTN_DTYPE_F32 && d.dtype != VKATTN_DTYPE_F16)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16", fn,
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16", __func__,
                         (int)d.dtype);
     if (d.dtype == VKATTN_DTYPE_F16 && (d.key_dim % 2 || d.value_dim % 2))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: an f16 cache needs even key_dim and value_dim (they are %u and %u): "
                         "appends write whole 32-bit words of two halves",
-                        fn, d.key_dim, d.value_dim);
+                        __func__, d.key_dim, d.value_dim);
     const uint64_t nk = vka_count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
     const uint64_t nv = vka_count4(d.batch, d.kv_heads, d.capacity, d.value_dim);
     if (nk == UINT64_MAX || nv == UINT64_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the cache's size overflows", fn);
+        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the cache's size overflows", __func__);
     vkattn_kv_cache *c = calloc(1, sizeof *c);
     uint32_t *zeros = calloc((size_t)d.batch + 1, sizeof *zeros);
     vkattn_result r = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
     if (!c || !zeros || !(c->host_len = calloc(d.batch, sizeof *c->host_len))) {
-        vka_fail(ctx, r, "%s: out of host memory", fn);
+        vka_fail(ctx, r, "%s: out of host memory", __func__);
         goto fail;
     }
     c->ctx = ctx;
-    if ((r = own_or_wrap(ctx, fn, "desc->keys", desc->keys, nk, &d, d.key_dim, &c->keys,
+    if ((r = own_or_wrap(ctx, __func__, "desc->keys", desc->keys, nk, &d, d.key_dim, &c->keys,
                          &c->owns_keys)) ||
-        (r = own_or_wrap(ctx, fn, "desc->values", desc->values, nv, &d, d.value_dim,
+        (r = own_or_wrap(ctx, __func__, "desc->values", desc->values, nv, &d, d.value_dim,
                          &c->values, &c->owns_values)) ||
         (r = vka_tensor_create_1d(ctx, (uint64_t)d.batch + 1, &c->lengths)) ||
         (r = vkattn_tensor_upload(c->lengths, (const float *)(const void *)zeros, 0,
@@ -123,8 +122,6 @@ void vkattn_kv_cache_destroy(vkattn_kv_cache *c)
     free(c);
 }
 
-vkattn_tensor *vkattn_kv_cache_keys(vkattn_kv_cache *c) { return c ? c->keys : NULL; }
-vkattn_tensor *vkattn_kv_cache_values(vkattn_kv_cache *c) { return c ? c->values : NULL; }
 vkattn_kv_cache_desc vkattn_kv_cache_get_desc(const vkattn_kv_cache *c)
 {
     return c ? c->desc : (vkattn_kv_cache_desc){0};
@@ -145,9 +142,11 @@ static vkattn_result download_all(vkattn_kv_cache *c, uint32_t *buf)
 static vkattn_result with_download(vkattn_kv_cache *c, const char *fn, uint32_t *out,
                                    bool *flag)
 {
-    if (!c || (!out && !flag))
-        return vka_fail(c ? c->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                        !c ? "cache" : "out");
+    if (!c)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: cache is NULL", fn);
+    if (!out && !flag)
+        return vka_fail(c->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: out and overflowed are both NULL", fn);
     uint32_t *buf = malloc(sizeof(uint32_t) * ((size_t)c->desc.batch + 1));
     if (!buf)
         return vka_fail(c->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -160,30 +159,34 @@ static vkattn_result with_download(vkattn_kv_cache *c, const char *fn, uint32_t 
     return r;
 }
 
-vkattn_result vkattn_kv_cache_lengths(vkattn_kv_cache *c, uint32_t *out)
+vkattn_result vka_kv_cache_refresh(vkattn_kv_cache *c, const char *fn)
 {
-    return with_download(c, "vkattn_kv_cache_lengths", out, NULL);
+    uint32_t *buf = malloc(sizeof(uint32_t) * ((size_t)c->desc.batch + 1));
+    if (!buf)
+        return vka_fail(c->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    vkattn_result r = download_all(c, buf);
+    free(buf);
+    return r;
 }
 
-vkattn_result vkattn_kv_cache_overflowed(vkattn_kv_cache *c, bool *out)
+vkattn_result vkattn_kv_cache_lengths(vkattn_kv_cache *c, uint32_t *out, bool *overflowed)
 {
-    return with_download(c, "vkattn_kv_cache_overflowed", NULL, out);
+    return with_download(c, __func__, out, overflowed);
 }
 
 vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *c, const uint32_t *lengths)
 {
-    static const char fn[] = "vkattn_kv_cache_set_lengths";
     if (!c || !lengths)
-        return vka_fail(c ? c->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(c ? c->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !c ? "cache" : "lengths");
     for (uint32_t b = 0; b < c->desc.batch; b++)
         if (lengths[b] > c->desc.capacity)
             return vka_fail(c->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: lengths[%u] is %u; the capacity is %u", fn, b, lengths[b],
+                            "%s: lengths[%u] is %u; the capacity is %u", __func__, b, lengths[b],
                             c->desc.capacity);
     uint32_t *buf = calloc((size_t)c->desc.batch + 1, sizeof *buf);
     if (!buf)
-        return vka_fail(c->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return vka_fail(c->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     memcpy(buf, lengths, sizeof(uint32_t) * c->desc.batch);
     vkattn_result r = vkattn_tensor_upload(c->lengths, (const float *)(const void *)buf, 0,
                                            (uint64_t)c->desc.batch + 1);
@@ -321,40 +324,16 @@ vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, 
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *c, VkCommandBuffer cmd,
+vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
                                             const vkattn_kv_append_io *io)
 {
-    vkattn_result r = append_record(c, cmd, "vkattn_kv_cache_append_record", io);
+    VKA_RECORD_MODES_THEN(cache, cache->ctx, cmd,
+                          vkattn_kv_cache_append_record(cache, cmd, io),
+                          vka_kv_cache_refresh(cache, __func__));
+    vkattn_result r = append_record(cache, cmd, __func__, io);
     if (r == VKATTN_SUCCESS && !vka_is_dry(cmd))
-        c->host_known = false;
+        cache->host_known = false;
     return r;
-}
-
-/* Submits `record` of the cache and downloads the lengths after it. */
-#define KV_RUN(c, fn, call)                                                        \
-    do {                                                                           \
-        if (!(c))                                                                  \
-            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: cache is NULL", \
-                            fn);                                                   \
-        VkCommandBuffer cmd;                                                       \
-        vkattn_result r_ = vka_begin((c)->ctx, &cmd);                              \
-        if (r_ != VKATTN_SUCCESS)                                                  \
-            return r_;                                                             \
-        r_ = vka_end_submit_wait((c)->ctx, cmd, (call));                           \
-        if (r_ != VKATTN_SUCCESS)                                                  \
-            return r_;                                                             \
-        uint32_t *buf_ = malloc(sizeof(uint32_t) * ((size_t)(c)->desc.batch + 1)); \
-        if (!buf_)                                                                 \
-            return vka_fail((c)->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,             \
-                            "%s: out of host memory", fn);                         \
-        r_ = download_all((c), buf_);                                              \
-        free(buf_);                                                                \
-        return r_;                                                                 \
-    } while (0)
-
-vkattn_result vkattn_kv_cache_append_run(vkattn_kv_cache *c, const vkattn_kv_append_io *io)
-{
-    KV_RUN(c, "vkattn_kv_cache_append_run", append_record(c, cmd, "vkattn_kv_cache_append_run", io));
 }
 
 static vkattn_result reset_record(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
@@ -379,15 +358,13 @@ static vkattn_result reset_record(vkattn_kv_cache *c, VkCommandBuffer cmd, const
     return vka_record_dispatch(c->ctx, cmd, &d);
 }
 
-vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *c, VkCommandBuffer cmd, uint32_t seq)
+vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
+                                           uint32_t seq)
 {
-    vkattn_result r = reset_record(c, cmd, "vkattn_kv_cache_reset_record", seq);
+    VKA_RECORD_MODES_THEN(cache, cache->ctx, cmd, vkattn_kv_cache_reset_record(cache, cmd, seq),
+                          vka_kv_cache_refresh(cache, __func__));
+    vkattn_result r = reset_record(cache, cmd, __func__, seq);
     if (r == VKATTN_SUCCESS && !vka_is_dry(cmd))
-        c->host_known = false;
+        cache->host_known = false;
     return r;
-}
-
-vkattn_result vkattn_kv_cache_reset_run(vkattn_kv_cache *c, uint32_t seq)
-{
-    KV_RUN(c, "vkattn_kv_cache_reset_run", reset_record(c, cmd, "vkattn_kv_cache_reset_run", seq));
 }

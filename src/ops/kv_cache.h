@@ -24,4 +24,8 @@ struct vkattn_kv_cache {
 vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
                                        vkattn_tensor *k, vkattn_tensor *v, uint32_t tnew);
 
+/* Reads the lengths and the overflow flag back into the host mirror (after a
+ * VKATTN_RUN_NOW, so that later calls check the capacity on the host). */
+vkattn_result vka_kv_cache_refresh(vkattn_kv_cache *c, const char *fn);
+
 #endif /* VKA_OPS_KV_CACHE_H */

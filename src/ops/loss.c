@@ -7,9 +7,9 @@
 #include "shape/train_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct mse_push {
     VKA_MSE_PUSH
@@ -49,13 +49,13 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, uint32_t 
 vkattn_result vkattn_mse_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                 const vkattn_mse_params *params, const vkattn_mse_io *io)
 {
-    const char *caller = "vkattn_mse_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_mse_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
-    vkattn_result r = vka_mse_check_params(ctx, caller, params);
+    vkattn_result r = vka_mse_check_params(ctx, __func__, params);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params->count, io);
+        r = check_io(ctx, __func__, params->count, io);
     if (r != VKATTN_SUCCESS)
         return r;
     const double scale = params->loss_scale != 0.0f ? params->loss_scale : 1.0;
@@ -79,24 +79,7 @@ vkattn_result vkattn_mse_record(vkattn_context *ctx, VkCommandBuffer cmd,
                      vka_bind_tensor(io->loss, true), vka_bind_optional_output(ctx, io->grad)},
         .push = &push,
         .groups = {1, 1, 1},
-        .caller = caller,
+        .caller = __func__,
     };
     return vka_record_dispatch(ctx, cmd, &d);
-}
-
-vkattn_result vkattn_mse_run(vkattn_context *ctx, const vkattn_mse_params *params,
-                             const vkattn_mse_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_mse_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_mse_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_mse_prepare(vkattn_context *ctx, const vkattn_mse_params *params,
-                                 const vkattn_mse_io *io)
-{
-    const char *fn = "vkattn_mse_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_mse_record(ctx, VKA_DRY_CMD, params, io));
 }

@@ -14,9 +14,9 @@
 #include "ops/split.h"
 #include "vk/dispatch.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct matmul_push {
     VKA_MATMUL_PUSH
@@ -152,7 +152,8 @@ static bool c_dense(const vka_matmul_shape *s)
 vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vkattn_matmul_params *params, const vkattn_matmul_io *io)
 {
-    return vka_matmul_record_as(ctx, cmd, "vkattn_matmul_record", params, io);
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_record(ctx, cmd, params, io));
+    return vka_matmul_record_as(ctx, cmd, __func__, params, io);
 }
 
 /* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
@@ -298,20 +299,4 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (r == VKATTN_SUCCESS && c_via_f32)
         r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, true);
     return r;
-}
-
-vkattn_result vkattn_matmul_run(vkattn_context *ctx, const vkattn_matmul_params *params,
-                                const vkattn_matmul_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_matmul_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_matmul_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_matmul_prepare(vkattn_context *ctx, const vkattn_matmul_params *params, const vkattn_matmul_io *io)
-{
-    const char *fn = "vkattn_matmul_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_matmul_record(ctx, VKA_DRY_CMD, params, io));
 }

@@ -11,8 +11,8 @@
 #include "vk/context.h"
 #include "vk/prepare.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/record_mode.h"
 
 static vkattn_matrix_layout layout_of(const vka_operand *o)
 {
@@ -201,36 +201,17 @@ vkattn_result vkattn_matmul_backward_record(vkattn_context *ctx, VkCommandBuffer
                                             const vkattn_matmul_params *params,
                                             const vkattn_matmul_backward_io *io)
 {
-    const char *caller = "vkattn_matmul_backward_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_backward_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     vka_matmul_shape s;
-    vkattn_result r = vka_matmul_resolve(ctx, caller, params, &s);
+    vkattn_result r = vka_matmul_resolve(ctx, __func__, params, &s);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, &s, params, io);
+        r = check_io(ctx, __func__, &s, params, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, caller, &s, params, io)))
+    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, __func__, &s, params, io)))
         return r;
-    return record_all(ctx, cmd, caller, &s, params, io);
-}
-
-vkattn_result vkattn_matmul_backward_run(vkattn_context *ctx, const vkattn_matmul_params *params,
-                                         const vkattn_matmul_backward_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_matmul_backward_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_matmul_backward_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_matmul_backward_prepare(vkattn_context *ctx,
-                                             const vkattn_matmul_params *params,
-                                             const vkattn_matmul_backward_io *io)
-{
-    const char *fn = "vkattn_matmul_backward_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_matmul_backward_record(ctx, VKA_DRY_CMD, params, io));
+    return record_all(ctx, cmd, __func__, &s, params, io);
 }

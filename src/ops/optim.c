@@ -7,9 +7,9 @@
 #include "shape/train_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct optim_push {
     VKA_OPTIM_PUSH
@@ -111,33 +111,16 @@ vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                        const vkattn_optim_params *params,
                                        const vkattn_optim_io *io)
 {
-    const char *caller = "vkattn_optim_step_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_optim_step_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
-    vkattn_result r = vka_optim_check_params(ctx, caller, params);
+    vkattn_result r = vka_optim_check_params(ctx, __func__, params);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io);
+        r = check_io(ctx, __func__, params, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    if ((r = dispatch(ctx, cmd, caller, params, io, VKA_OPTIM_ALGO_ADVANCE)))
+    if ((r = dispatch(ctx, cmd, __func__, params, io, VKA_OPTIM_ALGO_ADVANCE)))
         return r;
-    return dispatch(ctx, cmd, caller, params, io, (uint32_t)params->algorithm);
-}
-
-vkattn_result vkattn_optim_step_run(vkattn_context *ctx, const vkattn_optim_params *params,
-                                    const vkattn_optim_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_optim_step_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_optim_step_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_optim_step_prepare(vkattn_context *ctx, const vkattn_optim_params *params,
-                                        const vkattn_optim_io *io)
-{
-    const char *fn = "vkattn_optim_step_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_optim_step_record(ctx, VKA_DRY_CMD, params, io));
+    return dispatch(ctx, cmd, __func__, params, io, (uint32_t)params->algorithm);
 }

@@ -16,11 +16,11 @@
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
+#include "vk/record_mode.h"
 
 /* ---------------------------------------------------------------- path */
 
@@ -122,13 +122,12 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
 vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_params *params,
                                          uint64_t *floats)
 {
-    const char *caller = "vkattn_sdpa_workspace_size";
     if (!ctx || !floats)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "floats");
     vka_sdpa_shape s;
     bool fused;
-    return plan(ctx, caller, params, &s, &fused, floats);
+    return plan(ctx, __func__, params, &s, &fused, floats);
 }
 
 /* ---------------------------------------------------------------- tensors */
@@ -270,29 +269,29 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
 vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                  const vkattn_sdpa_params *params, const vkattn_sdpa_io *io)
 {
-    const char *caller = "vkattn_sdpa_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     vka_sdpa_shape s;
     bool fused;
     uint64_t ws_floats;
     /* sizes before tensors: a too-large shape fails the same with any io */
-    vkattn_result r = plan(ctx, caller, params, &s, &fused, &ws_floats);
+    vkattn_result r = plan(ctx, __func__, params, &s, &fused, &ws_floats);
     if (r != VKATTN_SUCCESS)
         return r;
     if (!fused && half_weights(params, io))
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
-    if ((r = check_io(ctx, caller, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
+    if ((r = check_io(ctx, __func__, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
     if (fused)
-        return vka_flash_record_lse(ctx, cmd, &s, params, io, io->lse, caller);
+        return vka_flash_record_lse(ctx, cmd, &s, params, io, io->lse, __func__);
     if (io->lse)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->lse is written by the fused path only, and this call takes the "
                         "chained one (weights returned, path UNFUSED, or a shape the fused "
                         "kernel cannot serve)",
-                        caller);
+                        __func__);
     vkattn_tensor *ws = NULL;
     if (ws_floats) {
         ws = io->workspace;
@@ -300,20 +299,4 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
             return r;
     }
     return record_chained(ctx, cmd, params, &s, io, ws);
-}
-
-vkattn_result vkattn_sdpa_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
-                              const vkattn_sdpa_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_sdpa_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_sdpa_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_sdpa_prepare(vkattn_context *ctx, const vkattn_sdpa_params *params, const vkattn_sdpa_io *io)
-{
-    const char *fn = "vkattn_sdpa_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_sdpa_record(ctx, VKA_DRY_CMD, params, io));
 }

@@ -16,12 +16,12 @@
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
 #include "vkattn/softmax_backward.h"
+#include "vk/record_mode.h"
 
 /* Row statistics of the fused backward: (rowsum(dO * O), lse) per query row.
  * Cannot overflow: the q count, at least B*H*Tq, fits a binding. */
@@ -128,12 +128,11 @@ vkattn_result vkattn_sdpa_backward_workspace_size(vkattn_context *ctx,
                                                   bool have_weights, uint64_t *floats,
                                                   uint32_t *count)
 {
-    const char *caller = "vkattn_sdpa_backward_workspace_size";
     if (!ctx || !floats || !count)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : !floats ? "floats" : "count");
     bwd_plan pl;
-    vkattn_result r = plan(ctx, caller, params, have_lse, have_weights, &pl);
+    vkattn_result r = plan(ctx, __func__, params, have_lse, have_weights, &pl);
     if (r == VKATTN_SUCCESS)
         *floats = pl.ws_floats, *count = pl.ws_count;
     return r;
@@ -289,44 +288,26 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
                                           const vkattn_sdpa_params *params,
                                           const vkattn_sdpa_backward_io *io)
 {
-    const char *caller = "vkattn_sdpa_backward_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_backward_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     if (!io)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", __func__);
     bwd_plan pl;
-    vkattn_result r = plan(ctx, caller, params, io->lse != NULL, io->weights != NULL, &pl);
+    vkattn_result r = plan(ctx, __func__, params, io->lse != NULL, io->weights != NULL, &pl);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, &pl, io);
+        r = check_io(ctx, __func__, params, &pl, io);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_tensor *ws[2] = {io->workspace[0], io->workspace[1]};
     if (pl.ws_count >= 1 && !ws[0] &&
-        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, pl.ws_floats, caller, &ws[0])))
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, pl.ws_floats, __func__, &ws[0])))
         return r;
     if (pl.ws_count >= 2 && !ws[1] &&
-        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl.ws_floats, caller, &ws[1])))
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl.ws_floats, __func__, &ws[1])))
         return r;
     if (pl.fused)
-        return vka_flash_backward_record(ctx, cmd, &pl.s, params, io, ws[0], caller);
+        return vka_flash_backward_record(ctx, cmd, &pl.s, params, io, ws[0], __func__);
     return record_chained(ctx, cmd, params, &pl.s, io, ws[0], ws[1]);
-}
-
-vkattn_result vkattn_sdpa_backward_run(vkattn_context *ctx, const vkattn_sdpa_params *params,
-                                       const vkattn_sdpa_backward_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_sdpa_backward_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_sdpa_backward_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_sdpa_backward_prepare(vkattn_context *ctx, const vkattn_sdpa_params *params,
-                                           const vkattn_sdpa_backward_io *io)
-{
-    const char *fn = "vkattn_sdpa_backward_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_sdpa_backward_record(ctx, VKA_DRY_CMD, params, io));
 }

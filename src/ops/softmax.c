@@ -21,10 +21,10 @@
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/scratch.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 typedef struct softmax_push {
@@ -368,37 +368,21 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_softmax_params *params,
                                     const vkattn_softmax_io *io)
 {
-    const char *caller = "vkattn_softmax_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     softmax_op op = {.params = params, .io = io};
     /* The shader's key loop steps up to 1024 past the last index: keep that in
      * range of uint32 too. */
-    vkattn_result r = vka_softmax_plan(ctx, caller, params, "scores", UINT32_MAX - 1024u,
+    vkattn_result r = vka_softmax_plan(ctx, __func__, params, "scores", UINT32_MAX - 1024u,
                                        &op.dims);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io, &op.dims);
+        r = check_io(ctx, __func__, params, io, &op.dims);
     if (r != VKATTN_SUCCESS)
         return r;
     /* staged: any f16 tensor may go through scratch (decided with the kernel) */
     op.staged = io->scores->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16 ||
                 (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
     return vka_f16_record(ctx, cmd, op.staged, record_checked, &op);
-}
-
-vkattn_result vkattn_softmax_run(vkattn_context *ctx, const vkattn_softmax_params *params,
-                                 const vkattn_softmax_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_softmax_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_softmax_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_softmax_prepare(vkattn_context *ctx, const vkattn_softmax_params *params, const vkattn_softmax_io *io)
-{
-    const char *fn = "vkattn_softmax_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io));
 }

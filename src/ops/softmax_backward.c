@@ -14,9 +14,9 @@
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
-#include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
+#include "vk/record_mode.h"
 
 typedef struct smb_push {
     VKA_SMB_PUSH
@@ -71,22 +71,22 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
                                              const vkattn_softmax_params *params,
                                              const vkattn_softmax_backward_io *io)
 {
-    const char *caller = "vkattn_softmax_backward_record";
+    VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_backward_record(ctx, cmd, params, io));
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     vka_softmax_dims dims = {0};
-    vkattn_result r = vka_softmax_plan(ctx, caller, params, "weights", UINT32_MAX, &dims);
+    vkattn_result r = vka_softmax_plan(ctx, __func__, params, "weights", UINT32_MAX, &dims);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, params, io, &dims);
+        r = check_io(ctx, __func__, params, io, &dims);
     if (r != VKATTN_SUCCESS)
         return r;
     const vkattn_mask_params *m = &params->mask;
     uint32_t wg, g;
     if (!choose_shape(&ctx->info, params->tv, &wg, &g))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: no workgroup fits the device's limits", caller);
-    if ((r = vka_check_loop_budget(ctx, caller, 2 * vka_div_up(params->tv, g) + 64,
+                        "%s: no workgroup fits the device's limits", __func__);
+    if ((r = vka_check_loop_budget(ctx, __func__, 2 * vka_div_up(params->tv, g) + 64,
                                    "params->tv")))
         return r;
     const bool in_place = io->grad_scores == io->grad_out;
@@ -95,7 +95,7 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
-                        caller, SMB_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
+                        __func__, SMB_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
     vka_kernel kernel = {
         .name = packed ? "softmax_backward_packed" : "softmax_backward",
         .code = packed ? vka_spv_softmax_backward_packed : vka_spv_softmax_backward,
@@ -132,38 +132,19 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
                      vka_bind_optional(ctx, io->bias), vka_bind_optional(ctx, io->value_mask),
                      vka_bind_optional(ctx, io->mask), vka_bind_tensor(io->grad_scores, true)},
         .push = &push,
-        .caller = caller,
+        .caller = __func__,
     };
-    if ((r = vka_softmax_spread_groups(ctx, caller, rows, wg / g, d.groups)))
+    if ((r = vka_softmax_spread_groups(ctx, __func__, rows, wg / g, d.groups)))
         return r;
     push.groups_x = d.groups[0];
     if (packed) {
         vkattn_tensor *const side[3] = {io->bias, io->value_mask, io->mask};
         vka_packed pk;
-        if ((r = vka_pack_inputs(ctx, cmd, caller, side, 3, &pk)))
+        if ((r = vka_pack_inputs(ctx, cmd, __func__, side, 3, &pk)))
             return r;
         push.bias_off = pk.offset[0], push.vmask_off = pk.offset[1], push.mask_off = pk.offset[2];
         d.bindings[2] = pk.binding;
         d.bindings[3] = d.bindings[5];
     }
     return vka_record_dispatch(ctx, cmd, &d);
-}
-
-vkattn_result vkattn_softmax_backward_run(vkattn_context *ctx, const vkattn_softmax_params *params,
-                                          const vkattn_softmax_backward_io *io)
-{
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_softmax_backward_run: ctx is NULL");
-    VKA_RUN(ctx, vkattn_softmax_backward_record(ctx, cmd, params, io));
-}
-
-vkattn_result vkattn_softmax_backward_prepare(vkattn_context *ctx,
-                                              const vkattn_softmax_params *params,
-                                              const vkattn_softmax_backward_io *io)
-{
-    const char *fn = "vkattn_softmax_backward_prepare";
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", fn);
-    return vka_prepare_result(ctx, fn, vkattn_softmax_backward_record(ctx, VKA_DRY_CMD, params, io));
 }

@@ -66,15 +66,9 @@ static vkattn_result additive_typed(const char *fn, const vkattn_additive_params
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_additive(const vkattn_additive_params *p, const float *q,
-                                        const float *k, const float *scale_vec, float *scores)
-{
-    return additive_typed("vkattn_reference_additive", p, NULL, q, k, scale_vec, scores);
-}
-
-vkattn_result vkattn_reference_additive_typed(const vkattn_additive_params *p,
+vkattn_result vkattn_reference_additive(const vkattn_additive_params *p,
                                               const vkattn_additive_dtypes *types, const void *q,
                                               const void *k, const void *scale_vec, void *scores)
 {
-    return additive_typed("vkattn_reference_additive_typed", p, types, q, k, scale_vec, scores);
+    return additive_typed(__func__, p, types, q, k, scale_vec, scores);
 }

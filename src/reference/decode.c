@@ -14,7 +14,7 @@
 
 static const char fn[] = "vkattn_reference_sdpa_decode";
 
-vkattn_result vkattn_reference_sdpa_decode_typed(const vkattn_sdpa_decode_params *p,
+vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                                                  const vkattn_sdpa_dtypes *types, const void *q,
                                                  const void *k, const void *v,
                                                  const uint32_t *lengths,
@@ -108,10 +108,3 @@ vkattn_result vkattn_reference_sdpa_decode_typed(const vkattn_sdpa_decode_params
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p, const float *q,
-                                           const float *k, const float *v,
-                                           const uint32_t *lengths, const float *value_mask,
-                                           float *out)
-{
-    return vkattn_reference_sdpa_decode_typed(p, NULL, q, k, v, lengths, value_mask, out);
-}

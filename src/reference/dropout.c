@@ -45,7 +45,7 @@ static void fill_keep(const vkattn_dropout_op_params *p, uint8_t *keep)
 vkattn_result vkattn_reference_dropout_mask(const vkattn_dropout_op_params *p, uint8_t *keep)
 {
     size_t n;
-    vkattn_result r = check("vkattn_reference_dropout_mask", p, keep, keep, &n);
+    vkattn_result r = check(__func__, p, keep, keep, &n);
     if (r)
         return r;
     if (vka_dropout_active(&p->dropout))
@@ -93,23 +93,9 @@ static vkattn_result dropout_typed(const char *fn, const vkattn_dropout_op_param
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p, const float *in,
-                                       float *out)
-{
-    return dropout_typed("vkattn_reference_dropout", p, NULL, in, out);
-}
-
-vkattn_result vkattn_reference_dropout_typed(const vkattn_dropout_op_params *p,
+vkattn_result vkattn_reference_dropout(const vkattn_dropout_op_params *p,
                                              const vkattn_io_dtypes *types, const void *in,
                                              void *out)
 {
-    return dropout_typed("vkattn_reference_dropout_typed", p, types, in, out);
-}
-
-/* The gradient passes where the forward kept, times the same scale: the
- * forward applied to the gradient, with the mask drawn again. */
-vkattn_result vkattn_reference_dropout_backward(const vkattn_dropout_op_params *p,
-                                                const float *grad_out, float *grad_in)
-{
-    return dropout_typed("vkattn_reference_dropout_backward", p, NULL, grad_out, grad_in);
+    return dropout_typed(__func__, p, types, in, out);
 }

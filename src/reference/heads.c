@@ -57,43 +57,16 @@ static vkattn_result heads_typed(const char *fn, const vkattn_heads_params *p,
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_heads_split(const vkattn_heads_params *p, const float *in,
-                                           float *out)
-{
-    return heads_typed("vkattn_reference_heads_split", p, NULL, in, out, true);
-}
-
-vkattn_result vkattn_reference_heads_merge(const vkattn_heads_params *p, const float *in,
-                                           float *out)
-{
-    return heads_typed("vkattn_reference_heads_merge", p, NULL, in, out, false);
-}
-
-vkattn_result vkattn_reference_heads_split_typed(const vkattn_heads_params *p,
+vkattn_result vkattn_reference_heads_split(const vkattn_heads_params *p,
                                                  const vkattn_io_dtypes *types, const void *in,
                                                  void *out)
 {
-    return heads_typed("vkattn_reference_heads_split_typed", p, types, in, out, true);
+    return heads_typed(__func__, p, types, in, out, true);
 }
 
-vkattn_result vkattn_reference_heads_merge_typed(const vkattn_heads_params *p,
+vkattn_result vkattn_reference_heads_merge(const vkattn_heads_params *p,
                                                  const vkattn_io_dtypes *types, const void *in,
                                                  void *out)
 {
-    return heads_typed("vkattn_reference_heads_merge_typed", p, types, in, out, false);
-}
-
-/* The backward of each permutation is the other one on the gradient. */
-vkattn_result vkattn_reference_heads_split_backward(const vkattn_heads_params *p,
-                                                    const float *grad_out, float *grad_in)
-{
-    return heads_typed("vkattn_reference_heads_split_backward", p, NULL, grad_out, grad_in,
-                       false);
-}
-
-vkattn_result vkattn_reference_heads_merge_backward(const vkattn_heads_params *p,
-                                                    const float *grad_out, float *grad_in)
-{
-    return heads_typed("vkattn_reference_heads_merge_backward", p, NULL, grad_out, grad_in,
-                       true);
+    return heads_typed(__func__, p, types, in, out, false);
 }

@@ -13,29 +13,28 @@ vkattn_result vkattn_reference_additive_attention(const vkattn_additive_attentio
                                                   const vkattn_layer_call *call,
                                                   const vkattn_layer_host_io *io)
 {
-    static const char fn[] = "vkattn_reference_additive_attention";
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_additive_attention_check_desc(NULL, fn, desc, &wd)))
+    if ((r = vka_additive_attention_check_desc(NULL, __func__, desc, &wd)))
         return r;
     if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
     if (!desc->no_scale && !w->scale)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: w->scale is NULL but desc->no_scale is false", fn);
-    if ((r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, &wd)))
+                        "%s: w->scale is NULL but desc->no_scale is false", __func__);
+    if ((r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
         return r;
     float *s;
-    if ((r = vka_ref_layer_alloc(fn, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
+    if ((r = vka_ref_layer_alloc(__func__, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
         return r;
     const vkattn_additive_params ap = {
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = wd.dq,
         .has_scale_vector = !desc->no_scale,
     };
-    r = vkattn_reference_additive(&ap, io->query, io->key ? io->key : io->value,
+    r = vkattn_reference_additive(&ap, NULL, io->query, io->key ? io->key : io->value,
                                   desc->no_scale ? NULL : w->scale, s);
     if (r == VKATTN_SUCCESS)
-        r = vka_ref_layer_finish(fn, call, io, &wd, desc->dropout, s);
+        r = vka_ref_layer_finish(__func__, call, io, &wd, desc->dropout, s);
     free(s);
     return r;
 }

@@ -26,7 +26,7 @@ static vkattn_result scores_dot(const vkattn_attention_desc *d, const vkattn_att
         .a = {.batch_stride = (uint64_t)call->tq * d->query_width},
         .b = {.batch_stride = (uint64_t)call->tv * d->query_width},
     };
-    vkattn_result r = vkattn_reference_matmul(&mp, q, k, NULL, s);
+    vkattn_result r = vkattn_reference_matmul(&mp, NULL, q, k, NULL, s);
     if (r == VKATTN_SUCCESS && alpha == 0.0f)
         scale_scores(s, (size_t)call->batch * call->tq * call->tv, 0.0f);
     return r;
@@ -43,7 +43,7 @@ static vkattn_result scores_concat(const vkattn_attention_desc *d,
         .inner_scale = inner != 0.0f ? inner : 1.0f,
         .outer_scale = outer != 0.0f ? outer : 1.0f,
     };
-    vkattn_result r = vkattn_reference_additive(&ap, q, k, NULL, s);
+    vkattn_result r = vkattn_reference_additive(&ap, NULL, q, k, NULL, s);
     if (r == VKATTN_SUCCESS && (inner == 0.0f || outer == 0.0f))
         scale_scores(s, (size_t)call->batch * call->tq * call->tv, 0.0f);
     return r;
@@ -54,25 +54,24 @@ vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
                                          const vkattn_layer_call *call,
                                          const vkattn_layer_host_io *io)
 {
-    static const char fn[] = "vkattn_reference_attention";
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)))
+    if ((r = vka_attention_check_desc(NULL, __func__, desc, &wd)))
         return r;
     if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
-    if ((r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
-        (r = vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight)) ||
-        (r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, &wd)))
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
+    if ((r = vka_layer_check_scalar(NULL, __func__, "w->scale", w->scale)) ||
+        (r = vka_layer_check_scalar(NULL, __func__, "w->concat_score_weight", w->concat_score_weight)) ||
+        (r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
         return r;
     float *s;
-    if ((r = vka_ref_layer_alloc(fn, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
+    if ((r = vka_ref_layer_alloc(__func__, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
         return r;
     const float *key = io->key ? io->key : io->value;
     r = desc->score_mode == VKATTN_SCORE_DOT ? scores_dot(desc, w, call, io->query, key, s)
                                              : scores_concat(desc, w, call, io->query, key, s);
     if (r == VKATTN_SUCCESS)
-        r = vka_ref_layer_finish(fn, call, io, &wd, desc->dropout, s);
+        r = vka_ref_layer_finish(__func__, call, io, &wd, desc->dropout, s);
     free(s);
     return r;
 }

@@ -19,7 +19,7 @@ static vkattn_result project(uint32_t batch, uint32_t t, uint32_t dim, uint32_t 
         .batch = batch, .m = t, .n = units, .k = dim,
         .a = {.batch_stride = (uint64_t)t * dim}, .b = {.batch_stride = 0},
     };
-    return vkattn_reference_matmul(&mp, x, kernel, NULL, out);
+    return vkattn_reference_matmul(&mp, NULL, x, kernel, NULL, out);
 }
 
 static vkattn_result bahdanau_scores(const vkattn_bahdanau_weights *w, const vka_layer_widths *wd,
@@ -34,7 +34,7 @@ static vkattn_result bahdanau_scores(const vkattn_bahdanau_weights *w, const vka
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = wd->units,
         .has_scale_vector = true,
     };
-    if ((r = vkattn_reference_additive(&ap, qp, kp, w->score_kernel, s)))
+    if ((r = vkattn_reference_additive(&ap, NULL, qp, kp, w->score_kernel, s)))
         return r;
     const size_t n = (size_t)call->batch * call->tq * call->tv;
     for (size_t i = 0; i < n; i++)
@@ -47,33 +47,32 @@ vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
                                         const vkattn_layer_call *call,
                                         const vkattn_layer_host_io *io)
 {
-    static const char fn[] = "vkattn_reference_bahdanau";
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, &wd)))
+    if ((r = vka_bahdanau_check_desc(NULL, __func__, desc, &wd)))
         return r;
     if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
     const char *missing = !w->query_kernel ? "query_kernel"
                           : !w->key_kernel ? "key_kernel"
                           : !w->score_kernel ? "score_kernel"
                                              : NULL;
     if (missing)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL", fn, missing);
-    if ((r = vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias)) ||
-        (r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, &wd)))
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL", __func__, missing);
+    if ((r = vka_layer_check_scalar(NULL, __func__, "w->score_bias", w->score_bias)) ||
+        (r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
         return r;
     float *s = NULL, *qp = NULL, *kp = NULL;
     const uint64_t n = (uint64_t)call->batch * call->tq * call->tv;
-    if ((r = vka_ref_layer_alloc(fn, "the scores", n, &s)) ||
-        (r = vka_ref_layer_alloc(fn, "the query projection",
+    if ((r = vka_ref_layer_alloc(__func__, "the scores", n, &s)) ||
+        (r = vka_ref_layer_alloc(__func__, "the query projection",
                                  (uint64_t)call->batch * call->tq * wd.units, &qp)) ||
-        (r = vka_ref_layer_alloc(fn, "the key projection",
+        (r = vka_ref_layer_alloc(__func__, "the key projection",
                                  (uint64_t)call->batch * call->tv * wd.units, &kp)))
         goto done;
     r = bahdanau_scores(w, &wd, call, io->query, io->key ? io->key : io->value, qp, kp, s);
     if (r == VKATTN_SUCCESS)
-        r = vka_ref_layer_finish(fn, call, io, &wd, desc->dropout, s);
+        r = vka_ref_layer_finish(__func__, call, io, &wd, desc->dropout, s);
 done:
     free(s), free(qp), free(kp);
     return r;

@@ -149,12 +149,12 @@ vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call
         .mask = vka_layer_mask_params(call, VKATTN_MASKED_ROW_UNIFORM, io->value_mask != NULL,
                                       mask ? &one_head : NULL),
     };
-    r = vkattn_reference_softmax(&sp, s, NULL, io->value_mask, mask, s);
+    r = vkattn_reference_softmax(&sp, NULL, s, NULL, io->value_mask, mask, s);
     free(mask);
     if (r)
         return r;
     const vkattn_dropout_op_params dp = vka_layer_dropout_params(call, rate, 1);
-    if ((r = vkattn_reference_dropout(&dp, s, s)))
+    if ((r = vkattn_reference_dropout(&dp, NULL, s, s)))
         return r;
     if (call->return_attention_scores)
         memcpy(io->scores, s, (size_t)call->batch * call->tq * call->tv * sizeof(float));
@@ -164,7 +164,7 @@ vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call
         .a = {.batch_stride = (uint64_t)call->tq * call->tv},
         .b = {.batch_stride = (uint64_t)call->tv * w->dv},
     };
-    if ((r = vkattn_reference_matmul(&mp, s, io->value, NULL, io->output)))
+    if ((r = vkattn_reference_matmul(&mp, NULL, s, io->value, NULL, io->output)))
         return r;
     if (io->query_mask)
         apply_query_mask(call, io->query_mask, w->dv, io->output);

@@ -121,7 +121,7 @@ static vkattn_result project(uint32_t batch, uint32_t seq, uint32_t k, uint32_t 
         .batch = batch, .m = seq, .n = n, .k = k, .has_bias = bias != NULL,
         .a = {.batch_stride = (uint64_t)seq * k}, /* b: stride 0 broadcasts the kernel */
     };
-    return vkattn_reference_matmul(&p, src, kernel, bias, dst);
+    return vkattn_reference_matmul(&p, NULL, src, kernel, bias, dst);
 }
 
 /* (B, T, heads*d) projection of src, then split into (B, heads, T, d). */
@@ -135,7 +135,7 @@ static vkattn_result project_heads(const vka_mha_dims *d, uint32_t batch, uint32
     if (r)
         return r;
     vkattn_heads_params hp = {.batch = batch, .seq = seq, .heads = heads, .head_dim = head_dim};
-    return vkattn_reference_heads_split(&hp, proj, out);
+    return vkattn_reference_heads_split(&hp, NULL, proj, out);
 }
 
 /* mask[b, h?, i, j] = (attention_mask or 1) allowed && query_mask[b, i] allowed,
@@ -175,13 +175,13 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
     const vkattn_broadcast stored = {.heads = mask_heads == 1};
     vkattn_sdpa_params sp;
     vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, &sp);
-    if ((r = vkattn_reference_sdpa(&sp, s->q, s->k, s->v, NULL, io->value_mask, mask,
+    if ((r = vkattn_reference_sdpa(&sp, NULL, s->q, s->k, s->v, NULL, io->value_mask, mask,
                                    s->ctx_heads, io->scores)))
         return r;
 
     vkattn_heads_params hp = {
         .batch = c->batch, .seq = c->tq, .heads = d->heads, .head_dim = d->value_dim};
-    if ((r = vkattn_reference_heads_merge(&hp, s->ctx_heads, s->ctx_merged)))
+    if ((r = vkattn_reference_heads_merge(&hp, NULL, s->ctx_heads, s->ctx_merged)))
         return r;
     if (d->use_gate) {
         if ((r = project(c->batch, c->tq, d->query_dim, d->hv, io->query, w->gate_kernel,
@@ -223,17 +223,15 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
 vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io)
 {
-    static const char fn[] = "vkattn_reference_mha";
     vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
-    return r ? r : reference_dims(fn, &d, w, call, io);
+    vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
+    return r ? r : reference_dims(__func__, &d, w, call, io);
 }
 
 vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w,
                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io)
 {
-    static const char fn[] = "vkattn_reference_gqa";
     vka_mha_dims d;
-    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
-    return r ? r : reference_dims(fn, &d, w, call, io);
+    vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
+    return r ? r : reference_dims(__func__, &d, w, call, io);
 }

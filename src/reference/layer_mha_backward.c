@@ -457,10 +457,9 @@ vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
                                             const vkattn_layer_host_grads *grads,
                                             vkattn_mha_weights *grad_w)
 {
-    static const char fn[] = "vkattn_reference_mha_backward";
     vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
-    return r ? r : backward_dims(fn, &d, w, call, io, grad_output, grads, grad_w);
+    vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
+    return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }
 
 vkattn_result vkattn_reference_gqa_backward(const vkattn_gqa_desc *desc,
@@ -471,8 +470,7 @@ vkattn_result vkattn_reference_gqa_backward(const vkattn_gqa_desc *desc,
                                             const vkattn_layer_host_grads *grads,
                                             vkattn_gqa_weights *grad_w)
 {
-    static const char fn[] = "vkattn_reference_gqa_backward";
     vka_mha_dims d;
-    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
-    return r ? r : backward_dims(fn, &d, w, call, io, grad_output, grads, grad_w);
+    vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
+    return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }

@@ -8,11 +8,10 @@
 vkattn_result vkattn_reference_mse(const vkattn_mse_params *p, const float *pred,
                                    const float *target, float *loss, float *grad)
 {
-    const char *fn = "vkattn_reference_mse";
     vkattn_result r;
-    if ((r = vka_mse_check_params(NULL, fn, p)) || (r = vka_ref_require_ptr(fn, "pred", pred)) ||
-        (r = vka_ref_require_ptr(fn, "target", target)) ||
-        (r = vka_ref_require_ptr(fn, "loss", loss)))
+    if ((r = vka_mse_check_params(NULL, __func__, p)) || (r = vka_ref_require_ptr(__func__, "pred", pred)) ||
+        (r = vka_ref_require_ptr(__func__, "target", target)) ||
+        (r = vka_ref_require_ptr(__func__, "loss", loss)))
         return r;
     const double n = p->count, scale = p->loss_scale != 0.0f ? p->loss_scale : 1.0;
     double sum = 0.0;

@@ -69,10 +69,10 @@ static vkattn_result check_types(const vkattn_matmul_dtypes *t)
 {
     const vkattn_dtype all[4] = {t->a, t->b, t->bias, t->c};
     static const char *const names[4] = {"a", "b", "bias", "c"};
-    return vka_ref_check_dtypes("vkattn_reference_matmul_typed", all, names, 4);
+    return vka_ref_check_dtypes(__func__, all, names, 4);
 }
 
-vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
+vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p,
                                             const vkattn_matmul_dtypes *types, const void *a,
                                             const void *b, const void *bias, void *c)
 {
@@ -113,8 +113,3 @@ vkattn_result vkattn_reference_matmul_typed(const vkattn_matmul_params *p,
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p, const float *a,
-                                      const float *b, const float *bias, float *c)
-{
-    return vkattn_reference_matmul_typed(p, NULL, a, b, bias, c);
-}

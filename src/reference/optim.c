@@ -47,20 +47,19 @@ static void adam(const vkattn_optim_params *p, size_t n, float *param, const flo
 vkattn_result vkattn_reference_optim_step(const vkattn_optim_params *p, size_t n, float *param,
                                           const float *grad, float *state, float *step)
 {
-    const char *fn = "vkattn_reference_optim_step";
     vkattn_result r;
-    if ((r = vka_optim_check_params(NULL, fn, p)))
+    if ((r = vka_optim_check_params(NULL, __func__, p)))
         return r;
     if (!n)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: n is 0; must be >= 1", fn);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: n is 0; must be >= 1", __func__);
     const uint32_t per = vka_optim_state_per_element(p);
-    if ((r = vka_ref_require_ptr(fn, "param", param)) ||
-        (r = vka_ref_require_ptr(fn, "grad", grad)) ||
-        (r = vka_ref_require_ptr(fn, "step", step)) ||
-        (per && (r = vka_ref_require_ptr(fn, "state", state))))
+    if ((r = vka_ref_require_ptr(__func__, "param", param)) ||
+        (r = vka_ref_require_ptr(__func__, "grad", grad)) ||
+        (r = vka_ref_require_ptr(__func__, "step", step)) ||
+        (per && (r = vka_ref_require_ptr(__func__, "state", state))))
         return r;
     const uint64_t dims[2] = {n, per ? per : 1};
-    if ((r = vka_ref_count(fn, "the state", dims, 2, NULL)))
+    if ((r = vka_ref_count(__func__, "the state", dims, 2, NULL)))
         return r;
     /* The step tensor advances as on the GPU; the update reads t. */
     const double t = (double)step[0] + 1.0;

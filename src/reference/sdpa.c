@@ -43,7 +43,7 @@ static void weighted_sum(const double *w, const void *v, vkattn_dtype vt, size_t
     }
 }
 
-vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
+vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
                                           const vkattn_sdpa_dtypes *types, const void *q,
                                           const void *k, const void *v, const float *bias,
                                           const float *value_mask, const float *mask, void *out,
@@ -105,9 +105,3 @@ vkattn_result vkattn_reference_sdpa_typed(const vkattn_sdpa_params *p,
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p, const float *q, const float *k,
-                                    const float *v, const float *bias, const float *value_mask,
-                                    const float *mask, float *out, float *weights)
-{
-    return vkattn_reference_sdpa_typed(p, NULL, q, k, v, bias, value_mask, mask, out, weights);
-}

@@ -191,19 +191,11 @@ static vkattn_result softmax_typed(const char *fn, const vkattn_softmax_params *
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p, const float *scores,
-                                       const float *bias, const float *value_mask,
-                                       const float *mask, float *out)
-{
-    return softmax_typed("vkattn_reference_softmax", p, NULL, scores, bias, value_mask, mask,
-                         out);
-}
-
-vkattn_result vkattn_reference_softmax_typed(const vkattn_softmax_params *p,
+vkattn_result vkattn_reference_softmax(const vkattn_softmax_params *p,
                                              const vkattn_softmax_dtypes *types,
                                              const void *scores, const void *bias,
                                              const float *value_mask, const float *mask, void *out)
 {
-    return softmax_typed("vkattn_reference_softmax_typed", p, types, scores, bias, value_mask,
+    return softmax_typed(__func__, p, types, scores, bias, value_mask,
                          mask, out);
 }

@@ -44,30 +44,29 @@ vkattn_result vkattn_reference_softmax_backward(const vkattn_softmax_params *p,
                                                 const float *bias, const float *value_mask,
                                                 const float *mask, float *grad_scores)
 {
-    static const char fn[] = "vkattn_reference_softmax_backward";
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)))
+    if ((r = vka_ref_require_ptr(__func__, "p", p)))
         return r;
     const uint32_t heads = vka_default_u32(p->heads, 1);
-    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
-        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
-        (r = vka_ref_require_ptr(fn, "weights", weights)) ||
-        (r = vka_ref_require_ptr(fn, "grad_out", grad_out)) ||
-        (r = vka_ref_require_ptr(fn, "grad_scores", grad_scores)))
+    if ((r = vka_ref_require_dim(__func__, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(__func__, "tq", p->tq)) || (r = vka_ref_require_dim(__func__, "tv", p->tv)) ||
+        (r = vka_ref_require_finite(__func__, "scale", p->scale)) ||
+        (r = vka_ref_require_ptr(__func__, "weights", weights)) ||
+        (r = vka_ref_require_ptr(__func__, "grad_out", grad_out)) ||
+        (r = vka_ref_require_ptr(__func__, "grad_scores", grad_scores)))
         return r;
     const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
-    if ((r = vka_ref_count(fn, "weights (B, H, Tq, Tv)", dims, 4, NULL)))
+    if ((r = vka_ref_count(__func__, "weights (B, H, Tq, Tv)", dims, 4, NULL)))
         return r;
     const vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask,
                             p->sliding_window};
-    if ((r = vka_ref_check_mask(fn, &m)))
+    if ((r = vka_ref_check_mask(__func__, &m)))
         return r;
     double *w, *g;
     unsigned char *allowed, *unused;
-    if ((r = vka_ref_alloc_row(fn, p->tv, &w, &allowed)))
+    if ((r = vka_ref_alloc_row(__func__, p->tv, &w, &allowed)))
         return r;
-    if ((r = vka_ref_alloc_row(fn, p->tv, &g, &unused))) {
+    if ((r = vka_ref_alloc_row(__func__, p->tv, &g, &unused))) {
         free(w);
         return r;
     }

@@ -5,10 +5,11 @@
 
 #include "core/error.h"
 #include "vkattn/half.h"
+#include "core/half.h"
 
 double vka_ref_load(const void *x, vkattn_dtype t, size_t i)
 {
-    return t == VKATTN_DTYPE_F16 ? (double)vkattn_f16_bits_to_f32(((const uint16_t *)x)[i])
+    return t == VKATTN_DTYPE_F16 ? (double)vka_f16_to_f32(((const uint16_t *)x)[i])
                                  : (double)((const float *)x)[i];
 }
 

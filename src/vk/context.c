@@ -186,11 +186,13 @@ static vkattn_result create_pipeline_cache(struct vkattn_context *ctx,
 
 vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_context **out)
 {
+    /* not __func__: that is the versioned symbol (VKATTN_ABI_NAME) */
+    static const char fn[] = "vkattn_context_create";
     if (!out)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_create: out is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     *out = NULL;
     if (!desc)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_create: desc is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", fn);
     if (desc->import.device && desc->enable_validation)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_create: enable_validation applies to vkattn's own "
@@ -198,7 +200,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
 
     struct vkattn_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_context_create: out of memory");
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", fn);
     ctx->logger.fn = desc->log;
     ctx->logger.user = desc->log_user;
     ctx->logger.max_level = desc->log_level;
@@ -206,7 +208,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     if (!init_locks(ctx)) {
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "vkattn_context_create: creating the context's mutexes failed");
+                        "%s: creating the context's mutexes failed", fn);
     }
 
     const vkattn_tuning tuning = desc->advanced ? desc->advanced->tuning : VKATTN_TUNING_AUTO;
@@ -316,9 +318,8 @@ const char *vkattn_context_last_error(const vkattn_context *ctx)
 
 vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *ctx, void *data, size_t *size)
 {
-    const char *fn = "vkattn_context_get_pipeline_cache_data";
     if (!ctx || !size)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "size");
     if (!ctx->pipeline_cache) {
         *size = 0;
@@ -337,7 +338,7 @@ vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *ctx, void *
         *size = need;
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: *size is %zu; the data needs %zu bytes (call with data NULL first)",
-                        fn, given, need);
+                        __func__, given, need);
     }
     /* VK_INCOMPLETE: the cache grew between the two calls (another thread compiled) */
     size_t got = *size;
@@ -351,7 +352,7 @@ vkattn_result vkattn_context_get_pipeline_cache_data(vkattn_context *ctx, void *
 vkattn_result vkattn_context_get_stats(const vkattn_context *ctx, vkattn_context_stats *stats)
 {
     if (!ctx || !stats)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_get_stats: %s is NULL",
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "stats");
     vkattn_context *c = (vkattn_context *)ctx; /* the lock is not what const promises */
     vka_lock(c);
@@ -363,7 +364,7 @@ vkattn_result vkattn_context_get_stats(const vkattn_context *ctx, vkattn_context
 vkattn_result vkattn_context_get_info(const vkattn_context *ctx, vkattn_context_info *info)
 {
     if (!ctx || !info)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_get_info: %s is NULL",
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "info");
     *info = ctx->info;
     return VKATTN_SUCCESS;
@@ -373,7 +374,7 @@ vkattn_result vkattn_context_memory_usage(const vkattn_context *ctx, uint64_t *c
                                           uint64_t *peak)
 {
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_memory_usage: ctx is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
     vkattn_context *c = (vkattn_context *)ctx; /* the lock is not what const promises */
     vka_lock(c);
     if (current)
@@ -388,7 +389,7 @@ vkattn_result vkattn_context_memory_stats(const vkattn_context *ctx, vkattn_memo
 {
     if (!ctx || !stats)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_context_memory_stats: %s is NULL", !ctx ? "ctx" : "stats");
+                        "%s: %s is NULL", __func__, !ctx ? "ctx" : "stats");
     *stats = (vkattn_memory_stats){
         .device_allocations = ctx->mem.device_allocations,
         .device_bytes = ctx->mem.device_bytes,
@@ -413,7 +414,7 @@ void vkattn_context_reset_peak_memory(vkattn_context *ctx)
 vkattn_result vkattn_context_begin_commands(vkattn_context *ctx, VkCommandBuffer *cmd)
 {
     if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_context_begin_commands: %s is NULL",
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : "cmd");
     return vka_begin(ctx, cmd);
 }
@@ -422,7 +423,7 @@ vkattn_result vkattn_context_submit_and_wait(vkattn_context *ctx, VkCommandBuffe
 {
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_context_submit_and_wait: %s is NULL", !ctx ? "ctx" : "cmd");
+                        "%s: %s is NULL", __func__, !ctx ? "ctx" : "cmd");
     if (cmd != ctx->command_buffer || !ctx->command_buffer_open)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_context_submit_and_wait: cmd is not the context's open command "

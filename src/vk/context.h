@@ -54,7 +54,7 @@ struct vkattn_context {
      * or refuse past it. UINT64_MAX elsewhere. */
     uint64_t loop_budget;
 
-    /* one-shot submissions (*_run, upload/download, begin_commands) */
+    /* one-shot submissions (VKATTN_RUN_NOW, upload/download, begin_commands) */
     VkCommandPool command_pool;
     VkCommandBuffer command_buffer;
     VkFence fence;

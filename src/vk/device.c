@@ -351,7 +351,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
 vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *count)
 {
     if (!count)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_enumerate_devices: count is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: count is NULL", __func__);
     struct vkattn_context tmp;
     memset(&tmp, 0, sizeof tmp);
     vkattn_result r = vka_loader_init(NULL, NULL);
@@ -367,7 +367,7 @@ vkattn_result vkattn_enumerate_devices(vkattn_device_info *devices, uint32_t *co
     VkPhysicalDevice *pds = calloc(n ? n : 1, sizeof *pds);
     if (!pds) {
         vka_instance_destroy(&tmp);
-        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_enumerate_devices: out of memory");
+        return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", __func__);
     }
     tmp.vki.vkEnumeratePhysicalDevices(tmp.instance, &n, pds);
     if (!devices) {

@@ -6,7 +6,7 @@
 
 #include "vk/barrier.h"
 #include "vk/pipeline.h"
-#include "vk/prepare.h" /* the ops' *_prepare: VKA_DRY_CMD */
+#include "vk/prepare.h" /* VKA_DRY_CMD: VKATTN_PREPARE and the dry passes */
 
 #include <stdint.h>
 

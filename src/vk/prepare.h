@@ -1,5 +1,5 @@
-/* Dry recording, what every *_prepare runs: the record path as it is, with
- * VKA_DRY_CMD in place of the command buffer. Dispatches, copies and barriers
+/* Dry recording, what every *_record given VKATTN_PREPARE runs
+ * (vk/record_mode.h): the record path as it is, with VKA_DRY_CMD in place of the command buffer. Dispatches, copies and barriers
  * then resolve their pipelines, grow scratch and allocate descriptor sets, but
  * record no vkCmd* and leave every tracked access as it was. A marker rather
  * than a context flag, so that one thread's prepare never turns another's
@@ -17,9 +17,5 @@ struct vkattn_context;
 extern const char vka_dry_marker;
 #define VKA_DRY_CMD ((VkCommandBuffer)(uintptr_t)&vka_dry_marker)
 static inline bool vka_is_dry(VkCommandBuffer cmd) { return cmd == VKA_DRY_CMD; }
-
-/* What a *_prepare returns after its dry record: success, or the record's
- * failure re-reported under `fn` ("vkattn_mha_prepare: ..."). */
-vkattn_result vka_prepare_result(struct vkattn_context *ctx, const char *fn, vkattn_result r);
 
 #endif /* VKA_PREPARE_H */

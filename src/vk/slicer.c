@@ -89,11 +89,17 @@ static vkattn_result capture_call(vkattn_slicer *s, const vkattn_slicer_desc *d,
     vka_capture_end(ctx, &s->capture);
     if (r != VKATTN_SUCCESS)
         return vka_fail(ctx, r, "%s: desc->record failed: %s", fn, vkattn_context_last_error(ctx));
+    /* a callback that records elsewhere (VKATTN_PREPARE, VKATTN_RUN_NOW, its
+     * own command buffer) leaves nothing to slice: say so, not an empty pass */
+    if (s->capture.n == 0)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->record recorded nothing into the command buffer it was "
+                        "given (pass that cmd to the *_record calls, not VKATTN_PREPARE or "
+                        "VKATTN_RUN_NOW)",
+                        fn);
     return VKATTN_SUCCESS;
 }
 
-/* Groups the commands into pieces: the barriers before each dispatch or copy
- * belong to it; barriers after the last one join the last piece. */
 /* The device's rates the first estimates use: bytes and multiply-adds per us. */
 static double bytes_per_us(const vkattn_slicer_desc *d)
 {
@@ -105,6 +111,8 @@ static double macs_per_us(const vkattn_slicer_desc *d)
     return (d->peak ? d->peak->fma_gflops : DEFAULT_FMA_GFLOPS) * 1e3 * FMA_EFFICIENCY / 2.0;
 }
 
+/* Groups the commands into pieces: the barriers before each dispatch or copy
+ * belong to it; barriers after the last one join the last piece. */
 static vkattn_result make_pieces(vkattn_slicer *s, const vkattn_slicer_desc *d, const char *fn)
 {
     const vka_capture *c = &s->capture;
@@ -208,20 +216,19 @@ static vkattn_result make_queries(vkattn_slicer *s)
 vkattn_result vkattn_slicer_create(vkattn_context *ctx, const vkattn_slicer_desc *desc,
                                    vkattn_slicer **out)
 {
-    static const char fn[] = "vkattn_slicer_create";
     if (!ctx || !desc || !out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : !desc ? "desc" : "out");
     *out = NULL;
-    vkattn_result r = check_desc(ctx, desc, fn);
+    vkattn_result r = check_desc(ctx, desc, __func__);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_slicer *s = calloc(1, sizeof *s);
     if (!s)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     s->ctx = ctx;
     s->budget_us = desc->budget_us;
-    if ((r = capture_pieces(s, desc, fn)))
+    if ((r = capture_pieces(s, desc, __func__)))
         goto fail;
     if (!desc->no_timestamps && ctx->info.timestamps && s->n_pieces &&
         (r = make_queries(s)))
@@ -303,15 +310,14 @@ static bool first_estimates_risky(const vkattn_slicer *s)
 
 vkattn_result vkattn_slicer_record_next(vkattn_slicer *s, VkCommandBuffer cmd, bool *done)
 {
-    static const char fn[] = "vkattn_slicer_record_next";
     if (!s || !cmd || !done)
-        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !s ? "slicer" : !cmd ? "cmd" : "done");
     vkattn_context *ctx = s->ctx;
     if (vka_is_dry(cmd) || vka_capture_of(ctx, cmd))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: cmd is a slicer's capture, not a command buffer (slicers do not nest)",
-                        fn);
+                        __func__);
     if (s->next == s->n_pieces) {
         *done = true;
         return VKATTN_SUCCESS;
@@ -350,7 +356,7 @@ vkattn_result vkattn_slicer_record_next(vkattn_slicer *s, VkCommandBuffer cmd, b
 vkattn_result vkattn_slicer_reset(vkattn_slicer *s)
 {
     if (!s)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_slicer_reset: slicer is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: slicer is NULL", __func__);
     s->next = 0;
     s->slices = 0;
     return VKATTN_SUCCESS;
@@ -358,10 +364,9 @@ vkattn_result vkattn_slicer_reset(vkattn_slicer *s)
 
 vkattn_result vkattn_slicer_set_budget(vkattn_slicer *s, double budget_us)
 {
-    static const char fn[] = "vkattn_slicer_set_budget";
     if (!s)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: slicer is NULL", fn);
-    vkattn_result r = check_budget(s->ctx, fn, "budget_us", budget_us);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: slicer is NULL", __func__);
+    vkattn_result r = check_budget(s->ctx, __func__, "budget_us", budget_us);
     if (r == VKATTN_SUCCESS)
         s->budget_us = budget_us;
     return r;
@@ -371,7 +376,7 @@ vkattn_result vkattn_slicer_get_info(vkattn_slicer *s, vkattn_slicer_info *info)
 {
     if (!s || !info)
         return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_slicer_get_info: %s is NULL", !s ? "slicer" : "info");
+                        "%s: %s is NULL", __func__, !s ? "slicer" : "info");
     read_back(s);
     const double scale = prior_scale(s);
     *info = (vkattn_slicer_info){
@@ -390,13 +395,12 @@ vkattn_result vkattn_slicer_get_info(vkattn_slicer *s, vkattn_slicer_info *info)
 
 vkattn_result vkattn_slicer_get_piece(vkattn_slicer *s, uint32_t index, vkattn_slicer_piece *out)
 {
-    static const char fn[] = "vkattn_slicer_get_piece";
     if (!s || !out)
-        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+        return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !s ? "slicer" : "piece");
     if (index >= s->n_pieces)
         return vka_fail(s->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: index %u is out of range (%u pieces)", fn, index, s->n_pieces);
+                        "%s: index %u is out of range (%u pieces)", __func__, index, s->n_pieces);
     read_back(s);
     const piece *p = &s->pieces[index];
     *out = (vkattn_slicer_piece){

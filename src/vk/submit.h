@@ -20,16 +20,4 @@ vkattn_result vka_begin(struct vkattn_context *ctx, VkCommandBuffer *cmd);
 vkattn_result vka_end_submit_wait(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                   vkattn_result status);
 
-/* The body of every *_run: begin, record, submit, wait. */
-#define VKA_RUN(ctx, record_call)                                      \
-    do {                                                               \
-        VkCommandBuffer vka_cmd_;                                      \
-        vkattn_result vka_r_ = vka_begin((ctx), &vka_cmd_);            \
-        if (vka_r_ != VKATTN_SUCCESS)                                  \
-            return vka_r_;                                             \
-        VkCommandBuffer cmd = vka_cmd_;                                \
-        vka_r_ = (record_call);                                        \
-        return vka_end_submit_wait((ctx), vka_cmd_, vka_r_);           \
-    } while (0)
-
 #endif /* VKA_SUBMIT_H */

@@ -6,6 +6,7 @@
 #include "vk/context.h"
 #include "vk/submit.h"
 #include "vkattn/half.h"
+#include "core/half.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,12 @@ vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc
                                    vkattn_tensor **out)
 {
     if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_create: out is NULL");
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     *out = NULL;
     if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_create: ctx is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
     uint64_t count;
-    vkattn_result r = check_desc(ctx, desc, "vkattn_tensor_create", &count);
+    vkattn_result r = check_desc(ctx, desc, __func__, &count);
     if (r != VKATTN_SUCCESS)
         return r;
     vkattn_tensor *t;
@@ -137,15 +138,14 @@ vkattn_result vka_tensor_create_scratch(vkattn_context *ctx, uint64_t count, vka
 vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                  const vkattn_buffer_view *view, vkattn_tensor **out)
 {
-    const char *caller = "vkattn_tensor_wrap";
     if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", caller);
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
     *out = NULL;
     if (!ctx || !view || !view->buffer)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !ctx ? "ctx" : !view ? "view" : "view->buffer");
     uint64_t count;
-    vkattn_result r = check_desc(ctx, desc, caller, &count);
+    vkattn_result r = check_desc(ctx, desc, __func__, &count);
     if (r != VKATTN_SUCCESS)
         return r;
     uint32_t align = ctx->info.min_storage_buffer_offset_alignment;
@@ -153,15 +153,15 @@ vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: view->offset %llu is not a multiple of minStorageBufferOffsetAlignment "
                         "(%u)",
-                        caller, (unsigned long long)view->offset, align);
+                        __func__, (unsigned long long)view->offset, align);
     if (desc->dtype == VKATTN_DTYPE_F16 && view->offset % 4)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: view->offset %llu is not a multiple of 4, which an f16 view needs",
-                        caller, (unsigned long long)view->offset);
+                        __func__, (unsigned long long)view->offset);
     const uint64_t bytes = padded_bytes(count, desc->dtype);
     if (view->size && view->size < bytes)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: view->size %llu is smaller than the tensor (%llu bytes)", caller,
+                        "%s: view->size %llu is smaller than the tensor (%llu bytes)", __func__,
                         (unsigned long long)view->size, (unsigned long long)bytes);
     vkattn_tensor *t;
     if ((r = tensor_alloc(ctx, desc, count, &t)) != VKATTN_SUCCESS)
@@ -333,7 +333,7 @@ static vkattn_result download_raw(vkattn_tensor *t, void *data, uint64_t first, 
 vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data, uint64_t first,
                                        uint64_t count)
 {
-    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_upload_raw");
+    vkattn_result r = check_range(t, data, first, count, __func__);
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
     return upload_raw(t, data, first, count);
@@ -342,7 +342,7 @@ vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data, uint6
 vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t first,
                                          uint64_t count)
 {
-    vkattn_result r = check_range(t, data, first, count, "vkattn_tensor_download_raw");
+    vkattn_result r = check_range(t, data, first, count, __func__);
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
     return download_raw(t, data, first, count);
@@ -364,14 +364,13 @@ static vkattn_result host_halves(vkattn_tensor *t, uint64_t count, const char *c
 vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
                                    uint64_t count)
 {
-    const char *caller = "vkattn_tensor_upload";
-    vkattn_result r = check_range(t, data, first, count, caller);
+    vkattn_result r = check_range(t, data, first, count, __func__);
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
     if (t->dtype == VKATTN_DTYPE_F32)
         return upload_raw(t, data, first, count);
     uint16_t *h;
-    if ((r = host_halves(t, count, caller, &h)))
+    if ((r = host_halves(t, count, __func__, &h)))
         return r;
     vkattn_f32_to_f16_array(h, data, (size_t)count);
     r = upload_raw(t, h, first, count);
@@ -381,14 +380,13 @@ vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t
 
 vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first, uint64_t count)
 {
-    const char *caller = "vkattn_tensor_download";
-    vkattn_result r = check_range(t, data, first, count, caller);
+    vkattn_result r = check_range(t, data, first, count, __func__);
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
     if (t->dtype == VKATTN_DTYPE_F32)
         return download_raw(t, data, first, count);
     uint16_t *h;
-    if ((r = host_halves(t, count, caller, &h)))
+    if ((r = host_halves(t, count, __func__, &h)))
         return r;
     if ((r = download_raw(t, h, first, count)) == VKATTN_SUCCESS)
         vkattn_f16_to_f32_array(data, h, (size_t)count);
@@ -399,11 +397,11 @@ vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t fir
 vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value)
 {
     if (!t)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_tensor_fill: t is NULL");
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: t is NULL", __func__);
     uint32_t bits;
     memcpy(&bits, &value, sizeof bits);
     if (t->dtype == VKATTN_DTYPE_F16) { /* two halves per word; bytes is whole words */
-        bits = vkattn_f32_to_f16_bits(value);
+        bits = vka_f32_to_f16(value);
         bits |= bits << 16;
     }
     VkCommandBuffer cmd;
@@ -415,22 +413,18 @@ vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value)
     return vka_end_submit_wait(t->ctx, cmd, VKATTN_SUCCESS);
 }
 
-uint32_t vkattn_tensor_rank(const vkattn_tensor *t) { return t ? t->rank : 0; }
-
-uint32_t vkattn_tensor_dim(const vkattn_tensor *t, uint32_t axis)
+vkattn_tensor_info vkattn_tensor_get_info(const vkattn_tensor *t)
 {
-    return t && axis < t->rank ? t->dims[axis] : 0;
-}
-
-uint64_t vkattn_tensor_count(const vkattn_tensor *t) { return t ? t->count : 0; }
-
-vkattn_dtype vkattn_tensor_dtype(const vkattn_tensor *t) { return t ? t->dtype : VKATTN_DTYPE_F32; }
-
-vkattn_buffer_view vkattn_tensor_buffer(const vkattn_tensor *t)
-{
+    vkattn_tensor_info info = {0};
     if (!t)
-        return (vkattn_buffer_view){0};
-    return (vkattn_buffer_view){.buffer = t->buffer, .offset = t->offset, .size = t->bytes};
+        return info;
+    info.desc.rank = t->rank;
+    for (uint32_t a = 0; a < t->rank; a++)
+        info.desc.dims[a] = t->dims[a];
+    info.desc.dtype = t->dtype;
+    info.count = t->count;
+    info.buffer = (vkattn_buffer_view){.buffer = t->buffer, .offset = t->offset, .size = t->bytes};
+    return info;
 }
 
 /* The arguments of a hand-over; `stage_name` and `family_name` name the
@@ -466,7 +460,7 @@ vkattn_result vkattn_tensor_release(vkattn_tensor *t, VkCommandBuffer cmd,
                                     VkPipelineStageFlags dst_stage, VkAccessFlags dst_access,
                                     uint32_t dst_family)
 {
-    vkattn_result r = check_handover(t, cmd, dst_stage, dst_family, "vkattn_tensor_release",
+    vkattn_result r = check_handover(t, cmd, dst_stage, dst_family, __func__,
                                      "dst_stage", "dst_family");
     if (r != VKATTN_SUCCESS)
         return r;
@@ -485,7 +479,7 @@ vkattn_result vkattn_tensor_acquire(vkattn_tensor *t, VkCommandBuffer cmd,
                                     VkPipelineStageFlags src_stage, VkAccessFlags src_access,
                                     uint32_t src_family)
 {
-    vkattn_result r = check_handover(t, cmd, src_stage, src_family, "vkattn_tensor_acquire",
+    vkattn_result r = check_handover(t, cmd, src_stage, src_family, __func__,
                                      "src_stage", "src_family");
     if (r != VKATTN_SUCCESS)
         return r;

@@ -17,17 +17,17 @@ struct vkattn_timer {
 vkattn_result vkattn_timer_create(vkattn_context *ctx, uint32_t marks, vkattn_timer **out)
 {
     if (!out || !ctx)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_timer_create: %s is NULL",
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !out ? "out" : "ctx");
     *out = NULL;
     if (marks == 0)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_timer_create: marks is 0; must be >= 1");
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: marks is 0; must be >= 1", __func__);
     if (!ctx->info.timestamps)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "vkattn_timer_create: the queue family has no timestamp support");
+                        "%s: the queue family has no timestamp support", __func__);
     vkattn_timer *t = calloc(1, sizeof *t);
     if (!t)
-        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "vkattn_timer_create: out of memory");
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", __func__);
     VkQueryPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
         .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -56,7 +56,7 @@ vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd)
 {
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_reset: %s is NULL", !timer ? "timer" : "cmd");
+                        "%s: %s is NULL", __func__, !timer ? "timer" : "cmd");
     if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_reset: cmd is a slicer's capture; a slicer's record callback "
@@ -69,14 +69,14 @@ vkattn_result vkattn_timer_mark(vkattn_timer *timer, VkCommandBuffer cmd, uint32
 {
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_mark: %s is NULL", !timer ? "timer" : "cmd");
+                        "%s: %s is NULL", __func__, !timer ? "timer" : "cmd");
     if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_mark: cmd is a slicer's capture; a slicer's record callback "
                         "may only call *_record functions");
     if (index >= timer->marks)
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_mark: index %u is out of range (%u marks)", index, timer->marks);
+                        "%s: index %u is out of range (%u marks)", __func__, index, timer->marks);
     timer->ctx->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timer->pool, index);
     return VKATTN_SUCCESS;
 }
@@ -85,10 +85,10 @@ vkattn_result vkattn_timer_elapsed_ms(vkattn_timer *timer, uint32_t from, uint32
 {
     if (!timer || !ms)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_elapsed_ms: %s is NULL", !timer ? "timer" : "ms");
+                        "%s: %s is NULL", __func__, !timer ? "timer" : "ms");
     if (from >= timer->marks || to >= timer->marks)
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_elapsed_ms: mark %u is out of range (%u marks)",
+                        "%s: mark %u is out of range (%u marks)", __func__,
                         from >= timer->marks ? from : to, timer->marks);
     uint64_t t[2];
     vkattn_context *ctx = timer->ctx;
@@ -97,7 +97,7 @@ vkattn_result vkattn_timer_elapsed_ms(vkattn_timer *timer, uint32_t from, uint32
     VkResult b = ctx->vk.vkGetQueryPoolResults(ctx->device, timer->pool, to, 1, sizeof t[1], &t[1],
                                                sizeof t[1], VK_QUERY_RESULT_64_BIT);
     if (a == VK_NOT_READY || b == VK_NOT_READY)
-        return vka_fail(ctx, VKATTN_ERROR_NOT_READY, "vkattn_timer_elapsed_ms: a mark is not written yet");
+        return vka_fail(ctx, VKATTN_ERROR_NOT_READY, "%s: a mark is not written yet", __func__);
     if (a != VK_SUCCESS || b != VK_SUCCESS)
         return vka_vk_fail(ctx, a != VK_SUCCESS ? a : b, "vkGetQueryPoolResults");
     /* Only timestampValidBits of each value count: the rest is undefined, and

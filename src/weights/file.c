@@ -248,26 +248,25 @@ static vkattn_result new_file(const char *fn, const char *label, vkattn_weights_
 vkattn_result vkattn_weights_file_open_memory(const void *data, size_t size, const char *label,
                                               vkattn_weights_file **out)
 {
-    static const char fn[] = "vkattn_weights_file_open_memory";
     if (!out)
-        return vka_fail(NULL, INVALID, "%s: out is NULL", fn);
+        return vka_fail(NULL, INVALID, "%s: out is NULL", __func__);
     *out = NULL;
     if (!data && size)
-        return vka_fail(NULL, INVALID, "%s: data is NULL", fn);
+        return vka_fail(NULL, INVALID, "%s: data is NULL", __func__);
     if (!label)
         label = "<memory>";
     if (size < 8)
         return vka_fail(NULL, INVALID, "%s: %s: truncated: %zu bytes, fewer than the 8-byte "
-                        "header length", fn, label, size);
+                        "header length", __func__, label, size);
     uint64_t n;
     vkattn_weights_file *f;
-    vkattn_result r = check_length(fn, label, data, size, &n);
-    if (r || (r = new_file(fn, label, &f)))
+    vkattn_result r = check_length(__func__, label, data, size, &n);
+    if (r || (r = new_file(__func__, label, &f)))
         return r;
     f->mem = data;
     f->data_start = 8 + n;
     f->data_size = size - 8 - n;
-    if ((r = parse_header(fn, f, (const char *)f->mem + 8, n))) {
+    if ((r = parse_header(__func__, f, (const char *)f->mem + 8, n))) {
         vkattn_weights_file_close(f);
         return r;
     }
@@ -277,14 +276,13 @@ vkattn_result vkattn_weights_file_open_memory(const void *data, size_t size, con
 
 vkattn_result vkattn_weights_file_open(const char *path, vkattn_weights_file **out)
 {
-    static const char fn[] = "vkattn_weights_file_open";
     if (!out)
-        return vka_fail(NULL, INVALID, "%s: out is NULL", fn);
+        return vka_fail(NULL, INVALID, "%s: out is NULL", __func__);
     *out = NULL;
     if (!path)
-        return vka_fail(NULL, INVALID, "%s: path is NULL", fn);
+        return vka_fail(NULL, INVALID, "%s: path is NULL", __func__);
     vkattn_weights_file *f;
-    vkattn_result r = new_file(fn, path, &f);
+    vkattn_result r = new_file(__func__, path, &f);
     if (r)
         return r;
     char *text = NULL;
@@ -296,41 +294,41 @@ vkattn_result vkattn_weights_file_open(const char *path, vkattn_weights_file **o
     struct stat st;
     errno = 0;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        r = vka_fail(NULL, INVALID, "%s: %s: %s; a safetensors file must be a regular file", fn,
+        r = vka_fail(NULL, INVALID, "%s: %s: %s; a safetensors file must be a regular file", __func__,
                      path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
         goto fail;
     }
     errno = 0;
     f->fp = fopen(path, "rb");
     if (!f->fp) {
-        r = vka_fail(NULL, INVALID, "%s: %s: cannot open: %s", fn, path,
+        r = vka_fail(NULL, INVALID, "%s: %s: cannot open: %s", __func__, path,
                      errno ? strerror(errno) : "unknown error");
         goto fail;
     }
     if (fseek(f->fp, 0, SEEK_END) != 0 || (size = ftell(f->fp)) < 0 ||
         fseek(f->fp, 0, SEEK_SET) != 0) {
-        r = vka_fail(NULL, INVALID, "%s: %s: cannot find its size (not a regular file?)", fn, path);
+        r = vka_fail(NULL, INVALID, "%s: %s: cannot find its size (not a regular file?)", __func__, path);
         goto fail;
     }
     if (size < 8 || fread(prefix, 1, 8, f->fp) != 8) {
         r = vka_fail(NULL, INVALID, "%s: %s: truncated: %ld bytes, fewer than the 8-byte header "
-                     "length", fn, path, size);
+                     "length", __func__, path, size);
         goto fail;
     }
-    if ((r = check_length(fn, path, prefix, (uint64_t)size, &n)))
+    if ((r = check_length(__func__, path, prefix, (uint64_t)size, &n)))
         goto fail;
     f->data_start = 8 + n;
     f->data_size = (uint64_t)size - 8 - n;
     if (!(text = malloc(n))) {
-        r = vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+        r = vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
         goto fail;
     }
     if (fread(text, 1, n, f->fp) != n) {
-        r = vka_fail(NULL, INVALID, "%s: %s: cannot read the %llu-byte header", fn, path,
+        r = vka_fail(NULL, INVALID, "%s: %s: cannot read the %llu-byte header", __func__, path,
                      (unsigned long long)n);
         goto fail;
     }
-    if ((r = parse_header(fn, f, text, n)))
+    if ((r = parse_header(__func__, f, text, n)))
         goto fail;
     free(text);
     *out = f;
@@ -358,11 +356,10 @@ uint32_t vkattn_weights_file_count(const vkattn_weights_file *f) { return f ? f-
 vkattn_result vkattn_weights_file_tensor(const vkattn_weights_file *f, uint32_t index,
                                          vkattn_weights_tensor_info *info)
 {
-    static const char fn[] = "vkattn_weights_file_tensor";
     if (!f || !info)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "info" : "file");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "info" : "file");
     if (index >= f->count)
-        return vka_fail(NULL, INVALID, "%s: index %u; the file has %u tensors", fn, index,
+        return vka_fail(NULL, INVALID, "%s: index %u; the file has %u tensors", __func__, index,
                         f->count);
     *info = f->tensors[index];
     return VKATTN_SUCCESS;
@@ -378,12 +375,11 @@ const vkattn_weights_tensor_info *vka_weights_lookup(const vkattn_weights_file *
 vkattn_result vkattn_weights_file_find(const vkattn_weights_file *f, const char *name,
                                        vkattn_weights_tensor_info *info)
 {
-    static const char fn[] = "vkattn_weights_file_find";
     if (!f || !name || !info)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, !f ? "file" : !name ? "name" : "info");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, !f ? "file" : !name ? "name" : "info");
     const vkattn_weights_tensor_info *t = vka_weights_lookup(f, name);
     if (!t)
-        return vka_fail(NULL, INVALID, "%s: %s has no tensor '%s'", fn, f->label, name);
+        return vka_fail(NULL, INVALID, "%s: %s has no tensor '%s'", __func__, f->label, name);
     *info = *t;
     return VKATTN_SUCCESS;
 }
@@ -427,14 +423,13 @@ vkattn_result vka_weights_read(vkattn_weights_file *f, const char *fn,
 vkattn_result vkattn_weights_file_read(vkattn_weights_file *f, const char *name, float *dst,
                                        uint64_t count)
 {
-    static const char fn[] = "vkattn_weights_file_read";
     if (!f || !name || (!dst && count))
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, !f ? "file" : !name ? "name" : "dst");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, !f ? "file" : !name ? "name" : "dst");
     const vkattn_weights_tensor_info *t = vka_weights_lookup(f, name);
     if (!t)
-        return vka_fail(NULL, INVALID, "%s: %s has no tensor '%s'", fn, f->label, name);
+        return vka_fail(NULL, INVALID, "%s: %s has no tensor '%s'", __func__, f->label, name);
     if (count != t->count)
-        return vka_fail(NULL, INVALID, "%s: %s: tensor '%s' has %llu elements; count is %llu", fn,
+        return vka_fail(NULL, INVALID, "%s: %s: tensor '%s' has %llu elements; count is %llu", __func__,
                         f->label, name, (unsigned long long)t->count, (unsigned long long)count);
-    return vka_weights_read(f, fn, t, dst);
+    return vka_weights_read(f, __func__, t, dst);
 }

@@ -201,25 +201,24 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
                                       const vkattn_weights_load_desc *load,
                                       vkattn_mha_weights *out)
 {
-    static const char fn[] = "vkattn_mha_weights_load";
     if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     memset(out, 0, sizeof *out);
     vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
+    vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
     vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
     if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
-        r = no_gate_names(fn, names);
+        r = no_gate_names(__func__, names);
     } else if (names == VKATTN_WEIGHTS_NAMES_TORCH) {
-        r = vka_weights_load_torch_mha(f, fn, desc, load->prefix, out);
+        r = vka_weights_load_torch_mha(f, __func__, desc, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
         vka_weight_slot s[MAX_SLOTS];
-        r = load_slots(f, fn, load, s, mha_slots(&d, &mha_words, out, s));
+        r = load_slots(f, __func__, load, s, mha_slots(&d, &mha_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
-                     "or VKATTN_WEIGHTS_NAMES_TORCH", fn, (int)names);
+                     "or VKATTN_WEIGHTS_NAMES_TORCH", __func__, (int)names);
     }
     if (r)
         vkattn_mha_weights_free(out);
@@ -229,16 +228,15 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
 vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
                                       const vkattn_mha_weights *w, const char *prefix)
 {
-    static const char fn[] = "vkattn_mha_weights_save";
     if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
+        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
     vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &d);
+    vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
     vkattn_mha_weights copy = *w; /* the slots point at its members; nothing is written */
     vka_weight_slot s[MAX_SLOTS];
-    return save_slots(fn, path, prefix, "MultiHeadAttention", s,
+    return save_slots(__func__, path, prefix, "MultiHeadAttention", s,
                       mha_slots(&d, &mha_words, &copy, s));
 }
 
@@ -253,26 +251,25 @@ vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_d
                                       const vkattn_weights_load_desc *load,
                                       vkattn_gqa_weights *out)
 {
-    static const char fn[] = "vkattn_gqa_weights_load";
     if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     memset(out, 0, sizeof *out);
     vka_mha_dims d;
-    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
+    vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
     vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
     if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
-        r = no_gate_names(fn, names);
+        r = no_gate_names(__func__, names);
     } else if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
-        r = vka_weights_load_llama_gqa(f, fn, &d, load->prefix, out);
+        r = vka_weights_load_llama_gqa(f, __func__, &d, load->prefix, out);
     } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
         vka_weight_slot s[MAX_SLOTS];
-        r = load_slots(f, fn, load, s, mha_slots(&d, &gqa_words, out, s));
+        r = load_slots(f, __func__, load, s, mha_slots(&d, &gqa_words, out, s));
     } else {
         r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
                      "or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch nn.MultiheadAttention names are "
-                     "for MultiHeadAttention)", fn, (int)names);
+                     "for MultiHeadAttention)", __func__, (int)names);
     }
     if (r)
         vkattn_gqa_weights_free(out);
@@ -282,16 +279,15 @@ vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_d
 vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
                                       const vkattn_gqa_weights *w, const char *prefix)
 {
-    static const char fn[] = "vkattn_gqa_weights_save";
     if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
+        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
     vka_mha_dims d;
-    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &d);
+    vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
     vkattn_gqa_weights copy = *w; /* the slots point at its members; nothing is written */
     vka_weight_slot s[MAX_SLOTS];
-    return save_slots(fn, path, prefix, "GroupedQueryAttention", s,
+    return save_slots(__func__, path, prefix, "GroupedQueryAttention", s,
                       mha_slots(&d, &gqa_words, &copy, s));
 }
 
@@ -316,18 +312,17 @@ vkattn_result vkattn_attention_weights_load(vkattn_weights_file *f,
                                             const vkattn_weights_load_desc *load,
                                             vkattn_attention_weights *out)
 {
-    static const char fn[] = "vkattn_attention_weights_load";
     vka_layer_widths lw;
     if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     vkattn_attention_weights w = {1.0f, 1.0f};
     vka_weight_slot s[2];
-    vkattn_result r = vka_attention_check_desc(NULL, fn, desc, &lw);
+    vkattn_result r = vka_attention_check_desc(NULL, __func__, desc, &lw);
     if (!r && load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
         r = vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                     "PyTorch names exist for MultiHeadAttention only", fn);
+                     "PyTorch names exist for MultiHeadAttention only", __func__);
     if (!r)
-        r = load_slots(f, fn, load, s, attention_slots(desc, &w, s));
+        r = load_slots(f, __func__, load, s, attention_slots(desc, &w, s));
     *out = r ? (vkattn_attention_weights){1.0f, 1.0f} : w;
     return r;
 }
@@ -335,16 +330,15 @@ vkattn_result vkattn_attention_weights_load(vkattn_weights_file *f,
 vkattn_result vkattn_attention_weights_save(const char *path, const vkattn_attention_desc *desc,
                                             const vkattn_attention_weights *w, const char *prefix)
 {
-    static const char fn[] = "vkattn_attention_weights_save";
     vka_layer_widths lw;
     if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
-    vkattn_result r = vka_attention_check_desc(NULL, fn, desc, &lw);
+        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
+    vkattn_result r = vka_attention_check_desc(NULL, __func__, desc, &lw);
     if (r)
         return r;
     vkattn_attention_weights copy = *w;
     vka_weight_slot s[2];
-    return save_slots(fn, path, prefix, "Attention", s, attention_slots(desc, &copy, s));
+    return save_slots(__func__, path, prefix, "Attention", s, attention_slots(desc, &copy, s));
 }
 
 /* keras.layers.AdditiveAttention: `scale` (query_width,) with use_scale. */
@@ -370,18 +364,17 @@ vkattn_result vkattn_additive_attention_weights_load(vkattn_weights_file *f,
                                                      const vkattn_weights_load_desc *load,
                                                      vkattn_additive_attention_weights *out)
 {
-    static const char fn[] = "vkattn_additive_attention_weights_load";
     vka_layer_widths lw;
     if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     memset(out, 0, sizeof *out);
     vka_weight_slot s[1];
-    vkattn_result r = vka_additive_attention_check_desc(NULL, fn, desc, &lw);
+    vkattn_result r = vka_additive_attention_check_desc(NULL, __func__, desc, &lw);
     if (!r && load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
         r = vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                     "PyTorch names exist for MultiHeadAttention only", fn);
+                     "PyTorch names exist for MultiHeadAttention only", __func__);
     if (!r)
-        r = load_slots(f, fn, load, s, additive_slots(desc, &lw, out, s));
+        r = load_slots(f, __func__, load, s, additive_slots(desc, &lw, out, s));
     if (r)
         vkattn_additive_attention_weights_free(out);
     return r;
@@ -392,16 +385,15 @@ vkattn_result vkattn_additive_attention_weights_save(const char *path,
                                                      const vkattn_additive_attention_weights *w,
                                                      const char *prefix)
 {
-    static const char fn[] = "vkattn_additive_attention_weights_save";
     vka_layer_widths lw;
     if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
-    vkattn_result r = vka_additive_attention_check_desc(NULL, fn, desc, &lw);
+        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
+    vkattn_result r = vka_additive_attention_check_desc(NULL, __func__, desc, &lw);
     if (r)
         return r;
     vkattn_additive_attention_weights copy = *w;
     vka_weight_slot s[1];
-    return save_slots(fn, path, prefix, "AdditiveAttention", s,
+    return save_slots(__func__, path, prefix, "AdditiveAttention", s,
                       additive_slots(desc, &lw, &copy, s));
 }
 
@@ -434,18 +426,17 @@ vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *f, const vkattn_
                                            const vkattn_weights_load_desc *load,
                                            vkattn_bahdanau_weights *out)
 {
-    static const char fn[] = "vkattn_bahdanau_weights_load";
     vka_layer_widths lw;
     if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     memset(out, 0, sizeof *out);
     vka_weight_slot s[4];
-    vkattn_result r = vka_bahdanau_check_desc(NULL, fn, desc, &lw);
+    vkattn_result r = vka_bahdanau_check_desc(NULL, __func__, desc, &lw);
     if (!r && load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
         r = vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                     "PyTorch names exist for MultiHeadAttention only", fn);
+                     "PyTorch names exist for MultiHeadAttention only", __func__);
     if (!r)
-        r = load_slots(f, fn, load, s, bahdanau_slots(&lw, out, s));
+        r = load_slots(f, __func__, load, s, bahdanau_slots(&lw, out, s));
     if (r)
         vkattn_bahdanau_weights_free(out);
     return r;
@@ -454,14 +445,13 @@ vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *f, const vkattn_
 vkattn_result vkattn_bahdanau_weights_save(const char *path, const vkattn_bahdanau_desc *desc,
                                            const vkattn_bahdanau_weights *w, const char *prefix)
 {
-    static const char fn[] = "vkattn_bahdanau_weights_save";
     vka_layer_widths lw;
     if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
-    vkattn_result r = vka_bahdanau_check_desc(NULL, fn, desc, &lw);
+        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
+    vkattn_result r = vka_bahdanau_check_desc(NULL, __func__, desc, &lw);
     if (r)
         return r;
     vkattn_bahdanau_weights copy = *w;
     vka_weight_slot s[4];
-    return save_slots(fn, path, prefix, "BahdanauAttention", s, bahdanau_slots(&lw, &copy, s));
+    return save_slots(__func__, path, prefix, "BahdanauAttention", s, bahdanau_slots(&lw, &copy, s));
 }

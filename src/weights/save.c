@@ -138,6 +138,6 @@ vkattn_result vkattn_weights_save(const char *path, const vkattn_weights_tensor 
                                   uint32_t count, const char *const *metadata_keys,
                                   const char *const *metadata_values, uint32_t metadata_count)
 {
-    return vka_weights_save("vkattn_weights_save", path, tensors, count, metadata_keys,
+    return vka_weights_save(__func__, path, tensors, count, metadata_keys,
                             metadata_values, metadata_count);
 }

@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <vkattn/half.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,4 +107,18 @@ double tu_max_err_vs_terms(const float *got, const float *ref, const float *term
 double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor)
 {
     return tu_max_err_vs_terms(got, ref, ref, n, floor);
+}
+
+uint16_t tu_f16_bits(float x)
+{
+    uint16_t bits;
+    vkattn_f32_to_f16_array(&bits, &x, 1);
+    return bits;
+}
+
+float tu_f16_to_f32(uint16_t bits)
+{
+    float x;
+    vkattn_f16_to_f32_array(&x, &bits, 1);
+    return x;
 }

@@ -24,6 +24,10 @@ void tu_poison(float *x, size_t n);
 void *tu_alloc(size_t bytes);
 float *tu_floats(size_t n);
 
+/* One value to and from f16 bits, through vkattn/half.h's array forms. */
+uint16_t tu_f16_bits(float x);
+float tu_f16_to_f32(uint16_t bits);
+
 /* max|got - ref| / max(max|ref|, floor); NaN in got where ref is finite -> INFINITY.
  * NaN in both at the same place counts as equal. */
 double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor);

@@ -84,7 +84,7 @@ static int attention(vkattn_context *ctx)
     vkattn_attention *att = NULL;
     int status = 1;
     if (tq && tk && tv && tm && tout && tw && !vkattn_attention_create(ctx, &desc, &att) &&
-        !vkattn_attention_set_weights(att, &weights) && !vkattn_attention_run(att, &call, &io) &&
+        !vkattn_attention_set_weights(att, &weights) && !vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io) &&
         !vkattn_tensor_download(tout, out, 0, B * T * DV) &&
         !vkattn_tensor_download(tw, w, 0, B * T * TV)) {
         print("device", "attention_causal_vmask", out, B * T * DV, w, B * T * TV);
@@ -130,7 +130,7 @@ static int mha(vkattn_context *ctx, bool training)
     vkattn_mha *m = NULL;
     int status = 1;
     if (tx && ty && tout && ts && !vkattn_mha_create(ctx, &desc, &m) &&
-        !vkattn_mha_set_weights(m, &weights) && !vkattn_mha_run(m, &call, &io) &&
+        !vkattn_mha_set_weights(m, &weights) && !vkattn_mha_record(m, VKATTN_RUN_NOW, &call, &io) &&
         !vkattn_tensor_download(tout, out, 0, n_out) && !vkattn_tensor_download(ts, s, 0, n_s)) {
         print("device", name, out, n_out, s, n_s);
         status = 0;

@@ -195,7 +195,7 @@ vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data)
 void th_round_f16(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+        x[i] = tu_f16_to_f32(tu_f16_bits(x[i]));
 }
 
 float *th_half_uniform(size_t n, float a)

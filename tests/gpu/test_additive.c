@@ -47,12 +47,12 @@ static void check_case(vkattn_context *ctx, const vkattn_additive_params *p, inp
     tu_fill_uniform(s, p->dim, -1.5f, 1.5f);
     tu_poison(ref, ns);
     const float *sv = p->has_scale_vector ? s : NULL;
-    TH_OK(ctx, vkattn_reference_additive(p, q, k, sv, ref));
+    TH_OK(ctx, vkattn_reference_additive(p, NULL, q, k, sv, ref));
 
     vkattn_tensor *tq = th_tensor(ctx, nq, q), *tk = th_tensor(ctx, nk, k);
     vkattn_tensor *ts = sv ? th_tensor(ctx, p->dim, s) : NULL, *out = th_tensor(ctx, ns, NULL);
     vkattn_additive_io io = {.q = tq, .k = tk, .scale = ts, .scores = out};
-    TH_OK(ctx, vkattn_additive_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(out, ns);
 
     char what[200];
@@ -148,11 +148,11 @@ static void test_tanh_sweep(void **state)
     for (int pass = 0; pass < 2; pass++) {
         vkattn_additive_params p = {.batch = 1, .tq = tq, .tv = tv, .dim = 1,
                                     .inner_scale = pass ? 3.0f : 0.0f};
-        TH_OK(ctx, vkattn_reference_additive(&p, q, k, NULL, ref));
+        TH_OK(ctx, vkattn_reference_additive(&p, NULL, q, k, NULL, ref));
         vkattn_tensor *tqt = th_tensor(ctx, tq, q), *tkt = th_tensor(ctx, tv, k);
         vkattn_tensor *out = th_tensor(ctx, tq * tv, NULL);
         vkattn_additive_io io = {.q = tqt, .k = tkt, .scores = out};
-        TH_OK(ctx, vkattn_additive_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *got = th_download(out, tq * tv);
         double worst = 0.0;
         uint32_t at = 0;
@@ -189,8 +189,8 @@ static void test_recorded_with_consumer(void **state)
     tu_fill_uniform(v, tv * dv, -1, 1);
     vkattn_additive_params ap = {.batch = 1, .tq = tq, .tv = tv, .dim = dim, .inner_scale = 0.5f};
     vkattn_matmul_params mp = {.m = tq, .n = dv, .k = tv};
-    TH_OK(ctx, vkattn_reference_additive(&ap, q, k, NULL, s));
-    TH_OK(ctx, vkattn_reference_matmul(&mp, s, v, NULL, o));
+    TH_OK(ctx, vkattn_reference_additive(&ap, NULL, q, k, NULL, s));
+    TH_OK(ctx, vkattn_reference_matmul(&mp, NULL, s, v, NULL, o));
 
     vkattn_tensor *tqt = th_tensor(ctx, tq * dim, q), *tkt = th_tensor(ctx, tv * dim, k);
     vkattn_tensor *tvt = th_tensor(ctx, tv * dv, v), *ts = th_tensor(ctx, tq * tv, NULL);
@@ -229,49 +229,49 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *q = th_tensor(ctx, 15, NULL), *k = th_tensor(ctx, 20, NULL);
     vkattn_tensor *s = th_tensor(ctx, 5, NULL), *out = th_tensor(ctx, 12, NULL);
     vkattn_additive_io io = {.q = q, .k = k, .scale = s, .scores = out};
-    TH_OK(ctx, vkattn_additive_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &io));
 
-    assert_int_equal(vkattn_additive_run(NULL, &p, &io), INVALID);
+    assert_int_equal(vkattn_additive_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
     expect(ctx, vkattn_additive_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID, "cmd is NULL");
-    expect(ctx, vkattn_additive_run(ctx, NULL, &io), INVALID, "params is NULL");
-    expect(ctx, vkattn_additive_run(ctx, &p, NULL), INVALID, "io is NULL");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, NULL, &io), INVALID, "params is NULL");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, NULL), INVALID, "io is NULL");
     const char *names[4] = {"batch is 0", "tq is 0", "tv is 0", "dim is 0"};
     for (int i = 0; i < 4; i++) {
         vkattn_additive_params z = p;
         uint32_t *fields[4] = {&z.batch, &z.tq, &z.tv, &z.dim};
         *fields[i] = 0;
-        expect(ctx, vkattn_additive_run(ctx, &z, &io), INVALID, names[i]);
+        expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
     }
     vkattn_additive_params f = p;
     f.inner_scale = NAN;
-    expect(ctx, vkattn_additive_run(ctx, &f, &io), INVALID, "inner_scale");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &f, &io), INVALID, "inner_scale");
     f.inner_scale = 1.0f, f.outer_scale = INFINITY;
-    expect(ctx, vkattn_additive_run(ctx, &f, &io), INVALID, "outer_scale");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &f, &io), INVALID, "outer_scale");
 
     vkattn_additive_params big = p;
     big.tv = 5; /* k would need 25 elements, scores 15 */
-    expect(ctx, vkattn_additive_run(ctx, &big, &io), INVALID, "io->k");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->k");
     big = p, big.batch = 2;
-    expect(ctx, vkattn_additive_run(ctx, &big, &io), INVALID, "io->q");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->q");
     big = p, big.dim = 6; /* the scale vector is too short too, q first */
-    expect(ctx, vkattn_additive_run(ctx, &big, &io), INVALID, "io->q");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->q");
 
     vkattn_additive_io bad = io;
     bad.scale = NULL;
-    expect(ctx, vkattn_additive_run(ctx, &p, &bad), INVALID, "io->scale is NULL");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->scale is NULL");
     vkattn_additive_params nov = p;
     nov.has_scale_vector = false;
-    expect(ctx, vkattn_additive_run(ctx, &nov, &io), INVALID, "has_scale_vector is false");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &nov, &io), INVALID, "has_scale_vector is false");
     bad = io, bad.scores = q;
-    expect(ctx, vkattn_additive_run(ctx, &p, &bad), INVALID, "must not be an input");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "must not be an input");
     bad = io, bad.k = NULL;
-    expect(ctx, vkattn_additive_run(ctx, &p, &bad), INVALID, "io->k is NULL");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->k is NULL");
 
     vkattn_additive_params huge = {.batch = UINT32_MAX, .tq = UINT32_MAX, .tv = 1,
                                    .dim = UINT32_MAX};
-    expect(ctx, vkattn_additive_run(ctx, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
     huge = (vkattn_additive_params){.batch = 65536, .tq = 65536, .tv = 1, .dim = 1};
-    expect(ctx, vkattn_additive_run(ctx, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
+    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
 
     /* more batches than workgroups along z (65535 is the Vulkan minimum limit) */
     vkattn_context_info info;
@@ -281,11 +281,11 @@ static void test_bad_arguments(void **state)
         vkattn_tensor *wide = th_tensor(ctx, nb, NULL), *wide_out = th_tensor(ctx, nb, NULL);
         vkattn_additive_params many = {.batch = nb, .tq = 1, .tv = 1, .dim = 1};
         vkattn_additive_io wio = {.q = wide, .k = wide, .scores = wide_out};
-        expect(ctx, vkattn_additive_run(ctx, &many, &wio), VKATTN_ERROR_DEVICE_LIMIT, "along z");
+        expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &many, &wio), VKATTN_ERROR_DEVICE_LIMIT, "along z");
         vkattn_tensor_destroy(wide), vkattn_tensor_destroy(wide_out);
     }
 
-    TH_OK(ctx, vkattn_additive_run(ctx, &p, &io)); /* still usable */
+    TH_OK(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &io)); /* still usable */
     vkattn_tensor_destroy(q), vkattn_tensor_destroy(k), vkattn_tensor_destroy(s);
     vkattn_tensor_destroy(out);
     th_assert_validation_clean();
@@ -303,7 +303,7 @@ static void budget_case(vkattn_context *ctx, vkattn_context *bctx, uint32_t b, u
     tu_fill_uniform(q, nq, -2, 2);
     tu_fill_uniform(k, nk, -2, 2);
     tu_fill_uniform(s, dim, -1.5f, 1.5f);
-    TH_OK(ctx, vkattn_reference_additive(&p, q, k, scale_vec ? s : NULL, ref));
+    TH_OK(ctx, vkattn_reference_additive(&p, NULL, q, k, scale_vec ? s : NULL, ref));
     float *got[2];
     vkattn_context *ctxs[2] = {ctx, bctx};
     for (int i = 0; i < 2; i++) {
@@ -311,7 +311,7 @@ static void budget_case(vkattn_context *ctx, vkattn_context *bctx, uint32_t b, u
         vkattn_tensor *ts = scale_vec ? th_tensor(ctxs[i], dim, s) : NULL;
         vkattn_tensor *out = th_tensor(ctxs[i], ns, NULL);
         vkattn_additive_io io = {.q = tq_, .k = tk, .scale = ts, .scores = out};
-        TH_OK(ctxs[i], vkattn_additive_run(ctxs[i], &p, &io));
+        TH_OK(ctxs[i], vkattn_additive_record(ctxs[i], VKATTN_RUN_NOW, &p, &io));
         got[i] = th_download(out, ns);
         vkattn_tensor_destroy(tq_), vkattn_tensor_destroy(tk), vkattn_tensor_destroy(ts);
         vkattn_tensor_destroy(out);
@@ -342,7 +342,7 @@ static void test_dispatch_budget(void **state)
     vkattn_tensor *q = th_tensor(bctx, 200, NULL), *k = th_tensor(bctx, 20000, NULL);
     vkattn_tensor *s = th_tensor(bctx, 400, NULL);
     vkattn_additive_io io = {.q = q, .k = k, .scores = s};
-    assert_int_equal(vkattn_additive_run(bctx, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
+    assert_int_equal(vkattn_additive_record(bctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
     assert_non_null(strstr(vkattn_context_last_error(bctx), "max_dispatch_work"));
     vkattn_tensor_destroy(q), vkattn_tensor_destroy(k), vkattn_tensor_destroy(s);
     assert_int_equal(th_teardown(&bstate), 0);

@@ -79,7 +79,7 @@ static void test_examples_gpu(void **state)
         lt_gpu_init(ctx, &g, &d);
         vkattn_layer_call call = lt_call(&d);
         vkattn_layer_io io = lt_gpu_io(&g);
-        TH_OK(ctx, vkattn_additive_attention_run(att, &call, &io));
+        TH_OK(ctx, vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io));
         float *out = th_download(g.out, d.nout);
         float *sc = with_scores ? th_download(g.sc, d.nsc) : NULL;
         lt_check_example(&e, &d, out, sc, "GPU");
@@ -111,7 +111,7 @@ static void check_case(vkattn_context *ctx, const vkattn_additive_attention_desc
     lt_gpu g;
     lt_gpu_init(ctx, &g, &d);
     vkattn_layer_io io = lt_gpu_io(&g);
-    TH_OK(ctx, vkattn_additive_attention_run(att, &call, &io));
+    TH_OK(ctx, vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io));
 
     char what[400], layer[96];
     snprintf(layer, sizeof layer, "AdditiveAttention(use_scale=%d, dropout=%g)", !desc->no_scale,
@@ -290,32 +290,32 @@ static void test_bad_args(void **state)
     TH_OK(ctx, vkattn_tensor_fill(q, 0.5f));
     TH_OK(ctx, vkattn_tensor_fill(k, 0.5f));
     TH_OK(ctx, vkattn_tensor_fill(v, 0.5f));
-    TH_OK(ctx, vkattn_additive_attention_run(att, &call, &io));
+    TH_OK(ctx, vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io));
     vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
     pc.path = VKATTN_SDPA_FUSED;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &pc, &io), VKATTN_ERROR_UNSUPPORTED,
                     "call->path");
     pc.path = (vkattn_sdpa_path)9;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->path");
     pc.path = VKATTN_SDPA_UNFUSED;
-    TH_OK(ctx, vkattn_additive_attention_run(att, &pc, &io));
+    TH_OK(ctx, vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &pc, &io));
     io.key = NULL;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->key");
     io.key = small;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->key");
     io.key = k, io.output = small;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->output");
     io.output = out, io.value_mask = small;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
     io.value_mask = NULL;
     vkattn_tensor *bad_mask = lt_bad_mask(ctx, tq, tv);
     io.attention_mask = bad_mask;
-    TH_EXPECT_ERROR(vkattn_additive_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_additive_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->attention_mask has shape (4, 6)");
     io.attention_mask = NULL;
     vkattn_tensor_destroy(bad_mask);

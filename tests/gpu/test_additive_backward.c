@@ -50,7 +50,7 @@ static grads run_gpu(vkattn_context *ctx, const vkattn_additive_params *p, const
     vkattn_tensor *gs = ws ? th_tensor(ctx, p->dim, poison) : NULL;
     vkattn_additive_backward_io io = {.q = tq, .k = tk, .scale = ts, .grad_scores = tds,
                                       .grad_q = gq, .grad_k = gk, .grad_scale = gs};
-    TH_OK(ctx, vkattn_additive_backward_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
     grads g = {gq ? th_download(gq, nq) : NULL, gk ? th_download(gk, nk) : NULL,
                gs ? th_download(gs, p->dim) : NULL};
     th_assert_validation_clean();
@@ -223,17 +223,17 @@ static void test_prepare(void **state)
     vkattn_tensor *gs = th_tensor(ctx, 3, NULL);
     vkattn_additive_backward_io io = {.q = q, .k = k, .scale = s, .grad_scores = ds,
                                       .grad_q = gq, .grad_k = gk, .grad_scale = gs};
-    TH_OK(ctx, vkattn_additive_backward_prepare(ctx, &p, &io));
+    TH_OK(ctx, vkattn_additive_backward_record(ctx, VKATTN_PREPARE, &p, &io));
     vkattn_context_stats before, after;
     TH_OK(ctx, vkattn_context_get_stats(ctx, &before));
-    TH_OK(ctx, vkattn_additive_backward_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io));
     TH_OK(ctx, vkattn_context_get_stats(ctx, &after));
     assert_int_equal(before.pipelines_created, after.pipelines_created);
     assert_int_equal(before.scratch_allocations, after.scratch_allocations);
     p.tv = 0;
-    assert_int_equal(vkattn_additive_backward_prepare(ctx, &p, &io),
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_PREPARE, &p, &io),
                      VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_additive_backward_prepare"));
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_additive_backward_record"));
     vkattn_tensor_destroy(q), vkattn_tensor_destroy(k), vkattn_tensor_destroy(s);
     vkattn_tensor_destroy(ds), vkattn_tensor_destroy(gq), vkattn_tensor_destroy(gk);
     vkattn_tensor_destroy(gs);
@@ -254,32 +254,32 @@ static void test_bad_arguments(void **state)
     vkattn_additive_backward_io io = {.q = q, .k = k, .grad_scores = ds, .grad_q = gq,
                                       .grad_k = gk};
     const vkattn_result bad = VKATTN_ERROR_INVALID_ARGUMENT;
-    assert_int_equal(vkattn_additive_backward_run(ctx, NULL, &io), bad);
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, NULL), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, NULL, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, NULL), bad);
     p.dim = 0;
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     p.dim = 5; /* shape mismatch: q and k would need 20 elements */
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     p.dim = 4, p.inner_scale = NAN;
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     p.inner_scale = 0;
     io.grad_scale = gs; /* without a scale vector */
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_scale = NULL, p.has_scale_vector = true; /* scale vector missing */
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.scale = s, io.grad_k = k; /* a gradient aliasing an input */
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     assert_non_null(strstr(vkattn_context_last_error(ctx), "io->grad_k"));
     io.grad_k = gk, io.grad_scale = s;
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_scale = NULL, io.grad_k = gq; /* two gradients in one tensor */
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     /* f16 tensors: refused until the backward has an f16 path */
     vkattn_tensor_desc d16 = {.rank = 1, .dims = {16}, .dtype = VKATTN_DTYPE_F16};
     vkattn_tensor *h = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx, &d16, &h));
     io.grad_k = h;
-    assert_int_equal(vkattn_additive_backward_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
+    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_UNSUPPORTED);
     vkattn_tensor_destroy(h);
 
     /* nothing recorded: a failed record leaves grad_q as it was */
@@ -292,7 +292,7 @@ static void test_bad_arguments(void **state)
     assert_memory_equal(got, ones, sizeof ones);
     free(got);
     vkattn_additive_backward_io none = {.q = q, .k = k, .scale = s, .grad_scores = ds};
-    TH_OK(ctx, vkattn_additive_backward_run(ctx, &p, &none));
+    TH_OK(ctx, vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &none));
 
     vkattn_tensor_destroy(q), vkattn_tensor_destroy(k), vkattn_tensor_destroy(ds);
     vkattn_tensor_destroy(gq), vkattn_tensor_destroy(gk), vkattn_tensor_destroy(s);

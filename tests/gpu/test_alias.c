@@ -78,10 +78,10 @@ static void test_overlapping_views(void **state)
     const float *as[2] = {a1, a3}, *bs[2] = {b1, b3};
     vkattn_tensor *outs[2] = {out2, out4};
     for (int i = 0; i < 2; i++) {
-        TH_OK(ctx, vkattn_reference_matmul(&p1, as[i], bs[i], NULL, pm));
+        TH_OK(ctx, vkattn_reference_matmul(&p1, NULL, as[i], bs[i], NULL, pm));
         memcpy(q, pm + K, K * sizeof(float));
         memcpy(q + K, r, K * sizeof(float));
-        TH_OK(ctx, vkattn_reference_matmul(&p2, q, b2, NULL, ref));
+        TH_OK(ctx, vkattn_reference_matmul(&p2, NULL, q, b2, NULL, ref));
         float *got = th_download(outs[i], 2 * n2);
         const char *what = i ? "read after the rewrite" : "read through Q";
         TU_ASSERT_CLOSE(got, ref, 2 * n2, MM_BOUND, what);
@@ -114,7 +114,7 @@ static void test_upload_while_in_flight(void **state)
     tu_fill_uniform(a, m * k, -1, 1), tu_fill_uniform(b, k * n, -1, 1);
     tu_fill_uniform(a2, m * k, 2, 3); /* far from a: a torn read shows */
     const vkattn_matmul_params p = {.m = m, .n = n, .k = k};
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, ref));
     vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
 
@@ -176,8 +176,8 @@ static void test_hand_over_arguments(void **state)
     ad_buffer dst;
     ad_buffer_create(&app, 16 * sizeof(float), VK_BUFFER_USAGE_TRANSFER_DST_BIT, true, &dst);
     TH_OK(ctx, vkattn_tensor_release(t, cmd, xfer, VK_ACCESS_TRANSFER_READ_BIT, none));
-    VkBufferCopy c = {.srcOffset = vkattn_tensor_buffer(t).offset, .size = 16 * sizeof(float)};
-    vkCmdCopyBuffer(cmd, vkattn_tensor_buffer(t).buffer, dst.buffer, 1, &c);
+    VkBufferCopy c = {.srcOffset = vkattn_tensor_get_info(t).buffer.offset, .size = 16 * sizeof(float)};
+    vkCmdCopyBuffer(cmd, vkattn_tensor_get_info(t).buffer.buffer, dst.buffer, 1, &c);
     ad_barrier(cmd, dst.buffer, xfer, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                VK_ACCESS_HOST_READ_BIT);
     TH_OK(ctx, vkattn_tensor_acquire(t, cmd, xfer, VK_ACCESS_TRANSFER_READ_BIT, none));
@@ -256,7 +256,7 @@ static void test_ownership_transfer(void **state)
     const vkattn_matmul_params p1 = {.m = m, .n = n, .k = k}, p2 = {.m = m, .n = 2, .k = n};
     const vkattn_matmul_io io1 = {.a = ta, .b = tb, .c = tc}, io2 = {.a = tc, .b = tb2, .c = out};
     TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p1, &io1));
-    const vkattn_buffer_view v = vkattn_tensor_buffer(tc);
+    const vkattn_buffer_view v = vkattn_tensor_get_info(tc).buffer;
     TH_OK(ctx, vkattn_tensor_release(tc, cmd, VK_PIPELINE_STAGE_VERTEX_SHADER_BIT,
                                      VK_ACCESS_SHADER_READ_BIT, other));
     VkBufferMemoryBarrier rel = ad_stats.last_buffer;
@@ -283,8 +283,8 @@ static void test_ownership_transfer(void **state)
     assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
     ad_submit(&app, cmd, VK_NULL_HANDLE);
     assert_int_equal(vkQueueWaitIdle(app.queue), VK_SUCCESS);
-    TH_OK(ctx, vkattn_reference_matmul(&p1, a, b, NULL, c));
-    TH_OK(ctx, vkattn_reference_matmul(&p2, c, b2, NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p1, NULL, a, b, NULL, c));
+    TH_OK(ctx, vkattn_reference_matmul(&p2, NULL, c, b2, NULL, ref));
     float *got = th_download(out, m * 2);
     TU_ASSERT_CLOSE(got, ref, m * 2, MM_BOUND, "read after the acquire");
     free(got);

@@ -165,7 +165,7 @@ static void test_examples_gpu(void **state)
             lt_gpu_init(ctx, &g, &d);
             vkattn_layer_call call = lt_call(&d);
             vkattn_layer_io io = lt_gpu_io(&g);
-            TH_OK(ctx, vkattn_attention_run(att, &call, &io));
+            TH_OK(ctx, vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io));
             float *out = th_download(g.out, d.nout);
             float *sc = e.o.scores ? th_download(g.sc, d.nsc) : NULL;
             lt_check_example(&e, &d, out, sc, pass ? "GPU (no scores)" : "GPU");
@@ -196,7 +196,7 @@ static void check_case(vkattn_context *ctx, const vkattn_attention_desc *desc,
     lt_gpu g;
     lt_gpu_init(ctx, &g, &d);
     vkattn_layer_io io = lt_gpu_io(&g);
-    TH_OK(ctx, vkattn_attention_run(att, &call, &io));
+    TH_OK(ctx, vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io));
 
     char what[400], layer[96];
     snprintf(layer, sizeof layer, "Attention(%s, use_scale=%d scale=%g csw=%g dropout=%g)",
@@ -363,7 +363,7 @@ static void test_paths(void **state)
     lt_gpu_init(ctx, &g, &d);
     vkattn_layer_call call = lt_call(&d);
     vkattn_layer_io io = lt_gpu_io(&g);
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->return_attention_scores");
     lt_gpu_free(&g);
     lt_data_free(&d);
@@ -385,7 +385,7 @@ static void test_paths(void **state)
     lt_gpu_init(ctx, &g, &d);
     call = lt_call(&d);
     io = lt_gpu_io(&g);
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_UNSUPPORTED,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_UNSUPPORTED,
                     "call->path");
     lt_gpu_free(&g);
     lt_data_free(&d);
@@ -537,62 +537,62 @@ static void test_bad_call(void **state)
     const vkattn_layer_call good = {.batch = B, .tq = tq, .tv = tv};
     const vkattn_layer_io io0 = {.query = q, .key = k, .value = v, .output = out};
 
-    TH_OK(ctx, vkattn_attention_run(att, &good, &io0));
+    TH_OK(ctx, vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io0));
     vkattn_layer_io io = io0;
     io.query = flat; /* a flat tensor of the right size is fine */
-    TH_OK(ctx, vkattn_attention_run(att, &good, &io));
+    TH_OK(ctx, vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io));
 
     vkattn_layer_call call = good;
     call.tq = 0;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->tq");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->tq");
     call = good;
     call.causal = (vkattn_causal)3;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->causal");
     call = good;
     call.path = (vkattn_sdpa_path)9;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->path");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call->path");
     call = good;
     call.tv = tv + 1;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
 
     io = io0, io.query = NULL;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io = io0, io.query = wrong_width;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io = io0, io.key = NULL; /* key = value needs Dv = Dk */
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
     io = io0, io.value = wide;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->value");
     io = io0, io.output = NULL;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
     io = io0, io.output = v; /* output aliases value (and is the wrong size) */
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->output");
     io = io0, io.query_mask = short_mask;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->query_mask");
     io = io0, io.value_mask = short_mask;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
     io = io0, io.attention_mask = short_mask; /* 5 elements: (Tv), which broadcasts */
-    TH_OK(ctx, vkattn_attention_run(att, &good, &io));
+    TH_OK(ctx, vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io));
     vkattn_tensor *bad_mask = lt_bad_mask(ctx, tq, tv);
     io = io0, io.attention_mask = bad_mask;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->attention_mask has shape (4, 6) (rank 2); must broadcast to (B, Tq, Tv) "
                     "= (2, 3, 5)");
     vkattn_tensor_destroy(bad_mask);
     io = io0, io.attention_mask = sc, io.attention_mask_per_head = true;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "attention_mask_per_head");
     io = io0, io.scores = sc; /* scores without the flag */
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
     call = good;
     call.return_attention_scores = true;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
     io = io0, io.scores = out;
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
-    TH_EXPECT_ERROR(vkattn_attention_run(NULL, &good, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->scores");
+    TH_EXPECT_ERROR(vkattn_attention_record(NULL, VKATTN_RUN_NOW, &good, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
 
     /* output = query, of the right size: an overlap, not a size error */
     vkattn_attention *self;
@@ -600,11 +600,11 @@ static void test_bad_call(void **state)
                                        &self));
     vkattn_tensor *q6 = tensor3(ctx, B, tq, 6);
     io = (vkattn_layer_io){.query = q6, .value = v, .output = q6};
-    TH_EXPECT_ERROR(vkattn_attention_run(self, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "overlaps");
+    TH_EXPECT_ERROR(vkattn_attention_record(self, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT, "overlaps");
     vkattn_tensor_destroy(q6);
     vkattn_attention_destroy(self);
-    TH_EXPECT_ERROR(vkattn_attention_run(att, NULL, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call");
-    TH_EXPECT_ERROR(vkattn_attention_run(att, &good, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "io");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, NULL, &io0), VKATTN_ERROR_INVALID_ARGUMENT, "call");
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "io");
     th_assert_validation_clean();
 
     vkattn_tensor *all[] = {q, k, v, out, sc, wide, flat, short_mask, wrong_width};

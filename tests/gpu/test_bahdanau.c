@@ -117,7 +117,7 @@ static void test_examples_gpu(void **state)
     g.out = tensor2(ctx, 2, 3, NULL);
     vkattn_layer_call call = lt_call(&d);
     vkattn_layer_io io = lt_gpu_io(&g);
-    TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
+    TH_OK(ctx, vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io));
     float *out = th_download(g.out, d.nout), *sc = th_download(g.sc, d.nsc);
     lt_check_example(&ex3, &d, out, sc, "GPU");
     th_assert_validation_clean();
@@ -166,7 +166,7 @@ static void check_case(vkattn_context *ctx, const vkattn_bahdanau_desc *desc, co
     lt_gpu g;
     lt_gpu_init(ctx, &g, &d);
     vkattn_layer_io io = lt_gpu_io(&g);
-    TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
+    TH_OK(ctx, vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io));
 
     char what[400], layer[96];
     snprintf(layer, sizeof layer, "Bahdanau(units=%u, bias=%g, dropout=%g)", desc->units,
@@ -309,7 +309,7 @@ static void test_score_bias(void **state)
         hw.w.score_bias = k ? -3.0f : 0.0f;
         TH_OK(ctx, vkattn_bahdanau_create(ctx, &desc, &att));
         TH_OK(ctx, vkattn_bahdanau_set_weights(att, &hw.w));
-        TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
+        TH_OK(ctx, vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io));
         res[k][0] = th_download(g.out, d.nout);
         res[k][1] = th_download(g.sc, d.nsc);
         vkattn_bahdanau_destroy(att);
@@ -386,29 +386,29 @@ static void test_bad_args(void **state)
     TH_OK(ctx, vkattn_tensor_fill(v, 0.5f));
     vkattn_layer_call call = {.batch = B, .tq = 1, .tv = tv};
     vkattn_layer_io io = {.query = q, .key = k, .value = v, .output = out};
-    TH_OK(ctx, vkattn_bahdanau_run(att, &call, &io));
+    TH_OK(ctx, vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io));
     vkattn_layer_call pc = call; /* FUSED is refused, never silently ignored */
     pc.path = VKATTN_SDPA_FUSED;
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_UNSUPPORTED, "call->path");
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &pc, &io), VKATTN_ERROR_UNSUPPORTED, "call->path");
     pc.path = (vkattn_sdpa_path)9;
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &pc, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "call->path");
     pc.path = VKATTN_SDPA_UNFUSED;
-    TH_OK(ctx, vkattn_bahdanau_run(att, &pc, &io));
+    TH_OK(ctx, vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &pc, &io));
     io.key = NULL; /* key = value needs Dk = Dv */
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->key");
     io.key = k, io.query = qwide;
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
     io.query = q;
     vkattn_tensor *bad_mask = lt_bad_mask(ctx, 1, tv);
     io.attention_mask = bad_mask;
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->attention_mask has shape (2, 7)");
     io.attention_mask = NULL;
     vkattn_tensor_destroy(bad_mask);
     call.tq = 2; /* the query holds one step */
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(att, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
-    TH_EXPECT_ERROR(vkattn_bahdanau_run(NULL, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(att, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "io->query");
+    TH_EXPECT_ERROR(vkattn_bahdanau_record(NULL, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT, "layer");
     th_assert_validation_clean();
     vkattn_tensor *all[] = {q, k, v, out, qwide};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -74,10 +74,10 @@ static void test_tensors(void **state)
     vkattn_tensor_desc desc = {.rank = 3, .dims = {2, 3, 5}};
     vkattn_tensor *t = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &t));
-    assert_int_equal(vkattn_tensor_count(t), 30);
-    assert_int_equal(vkattn_tensor_rank(t), 3);
-    assert_int_equal(vkattn_tensor_dim(t, 2), 5);
-    assert_int_equal(vkattn_tensor_dim(t, 3), 0);
+    assert_int_equal(vkattn_tensor_get_info(t).count, 30);
+    assert_int_equal(vkattn_tensor_get_info(t).desc.rank, 3);
+    assert_int_equal(vkattn_tensor_get_info(t).desc.dims[2], 5);
+    assert_int_equal(vkattn_tensor_get_info(t).desc.dims[3], 0);
 
     float data[30], back[30];
     tu_fill_uniform(data, 30, -5, 5);
@@ -109,7 +109,7 @@ static void test_tensors(void **state)
     assert_int_equal(vkattn_tensor_create(ctx, &big, &bad), VKATTN_ERROR_DEVICE_LIMIT);
 
     /* a view of part of an existing buffer: writes land in the viewed range */
-    vkattn_buffer_view whole = vkattn_tensor_buffer(t);
+    vkattn_buffer_view whole = vkattn_tensor_get_info(t).buffer;
     uint32_t align = info.min_storage_buffer_offset_alignment ? info.min_storage_buffer_offset_alignment : 4;
     if (align <= 16) {
         vkattn_buffer_view sub = {.buffer = whole.buffer, .offset = whole.offset + 16, .size = 16};
@@ -232,7 +232,7 @@ static void imported_matmul(vkattn_context *own, bool push)
     tu_fill_uniform(a, m * k, -1, 1);
     tu_fill_uniform(b, k * n, -1, 1);
     vkattn_matmul_params p = {.m = m, .n = n, .k = k};
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, ref));
     vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
 
@@ -295,7 +295,7 @@ static void replay(vkattn_context *own, bool push)
             tu_fill_uniform(a, m * k, -2, 2);
             TH_OK(ctx, vkattn_tensor_upload(ta, a, 0, m * k));
         }
-        TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+        TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, ref));
         app_submit_wait(&im, cmd);
         float *got = th_download(tc, m * n);
         TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul recorded twice, replayed");
@@ -400,20 +400,20 @@ static void destroy_and_reuse(vkattn_context *own, bool push)
         }
         vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
         sets_allocated = 0;
-        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
         /* a new tensor always needs a new set on the pooled path */
         assert_true(im.push ? sets_allocated == 0 : sets_allocated >= 1);
         /* and the sets of the destroyed one are gone: the cache does not grow */
         if (round == 0)
             cached = sets_cached;
         assert_int_equal(sets_cached, cached);
-        TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+        TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, ref));
         float *got = th_download(tc, m * n);
         TU_ASSERT_CLOSE(got, ref, m * n, 2e-5, "matmul after destroying and recreating b");
         free(got);
         /* the same call again finds its set */
         sets_allocated = 0;
-        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
         assert_int_equal(sets_allocated, 0);
     }
     vkattn_tensor_destroy(ta), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tc);
@@ -438,7 +438,7 @@ static void test_same_op_twice(void **state)
     tu_fill_uniform(a, m * k, -1, 1);
     tu_fill_uniform(b, k * n, -1, 1);
     vkattn_matmul_params p = {.m = m, .n = n, .k = k};
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, ref));
     vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL);
     vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};

@@ -67,12 +67,12 @@ static void run_case(vkattn_context *ctx, const dcase *c)
         TH_OK(ctx, vkattn_tensor_upload(tk, kn, 0, ak));
         TH_OK(ctx, vkattn_tensor_upload(tv, vn, 0, av));
         vkattn_kv_append_io aio = {tk, tv, tc};
-        TH_OK(ctx, vkattn_kv_cache_append_run(cache, &aio));
+        TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &aio));
         vkattn_tensor_destroy(tk), vkattn_tensor_destroy(tv), vkattn_tensor_destroy(tc);
         free(kn), free(vn);
     }
     uint32_t got_len[3];
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len, NULL));
     for (uint32_t b = 0; b < B; b++)
         assert_int_equal(got_len[b], c->lengths[b]);
 
@@ -85,10 +85,10 @@ static void run_case(vkattn_context *ctx, const dcase *c)
         tu_fill_mask(vm, (size_t)B * cap, 0.8f);
         tvm = th_tensor(ctx, (size_t)B * cap, vm);
     }
-    TH_OK(ctx, vkattn_reference_sdpa_decode(p, q, k, v, c->lengths, vm, ref));
+    TH_OK(ctx, vkattn_reference_sdpa_decode(p, NULL, q, k, v, c->lengths, vm, ref));
     vkattn_tensor *tq = th_tensor(ctx, nq, q), *tout = th_tensor(ctx, no, NULL);
     vkattn_sdpa_decode_io io = {tq, cache, tvm, tout};
-    TH_OK(ctx, vkattn_sdpa_decode_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tout, no);
     const double err = tu_max_rel_err(got, ref, no, 1e-6);
     if (!(err <= BOUND))
@@ -204,7 +204,7 @@ static void equals_full_sdpa(vkattn_context *ctx, uint32_t window)
     TH_OK(ctx, vkattn_tensor_upload(tk, k, 0, nk));
     TH_OK(ctx, vkattn_tensor_upload(tv, v, 0, nv));
     vkattn_kv_append_io aio = {tk, tv, NULL};
-    TH_OK(ctx, vkattn_kv_cache_append_run(cache, &aio));
+    TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &aio));
     const size_t nq = (size_t)B * H * TQ * DK, no = (size_t)B * H * TQ * DV;
     float *q = tu_floats(nq);
     tu_fill_uniform(q, nq, -1, 1);
@@ -215,12 +215,12 @@ static void equals_full_sdpa(vkattn_context *ctx, uint32_t window)
                                     .capacity = CAP, .dk = DK, .dv = DV, .dropout = drop,
                                     .sliding_window = window};
     vkattn_sdpa_decode_io dio = {tq, cache, NULL, o1};
-    TH_OK(ctx, vkattn_sdpa_decode_run(ctx, &dp, &dio));
+    TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &dp, &dio));
     vkattn_sdpa_params sp = {.batch = B, .heads = H, .kv_heads = HKV, .tq = TQ, .tv = L, .dk = DK,
                              .dv = DV, .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
                              .dropout = drop, .sliding_window = window};
     vkattn_sdpa_io sio = {.q = tq, .k = tk, .v = tv, .out = o2};
-    TH_OK(ctx, vkattn_sdpa_run(ctx, &sp, &sio));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &sp, &sio));
     float *a = th_download(o1, no), *b = th_download(o2, no);
     const double err = tu_max_rel_err(a, b, no, 1e-6);
     if (!(err <= BOUND))
@@ -272,8 +272,8 @@ static void test_steps(void **state)
     const size_t nc = (size_t)B * H * CAP * D;
     float *k = tu_floats(nc), *v = tu_floats(nc);
     tu_fill_uniform(k, nc, -1, 1), tu_fill_uniform(v, nc, -1, 1);
-    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_keys(cache), k, 0, nc));
-    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_values(cache), v, 0, nc));
+    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_get_desc(cache).keys, k, 0, nc));
+    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_get_desc(cache).values, v, 0, nc));
     vkattn_tensor_desc nd = {4, {B, H, 1, D}};
     vkattn_tensor *tk, *tv, *tq = th_tensor(ctx, (size_t)B * H * D, NULL),
                   *tout = th_tensor(ctx, (size_t)B * H * D, NULL);
@@ -299,17 +299,17 @@ static void test_steps(void **state)
         vkattn_sdpa_decode_io io = {tq, cache, NULL, tout};
         TH_OK(ctx, vkattn_sdpa_decode_record(ctx, cmd, &p, &io));
         TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
-        TH_OK(ctx, vkattn_reference_sdpa_decode(&p, q, k, v, len, NULL, ref));
+        TH_OK(ctx, vkattn_reference_sdpa_decode(&p, NULL, q, k, v, len, NULL, ref));
         float *got = th_download(tout, 64);
         assert_true(tu_max_rel_err(got, ref, 64, 1e-6) <= BOUND);
         free(got);
     }
     uint32_t got_len[2];
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len, NULL));
     assert_int_equal(got_len[0], len[0]);
     assert_int_equal(got_len[1], len[1]);
-    TH_OK(ctx, vkattn_kv_cache_reset_run(cache, 0));
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len));
+    TH_OK(ctx, vkattn_kv_cache_reset_record(cache, VKATTN_RUN_NOW, 0));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len, NULL));
     assert_int_equal(got_len[0], 0);
     assert_int_equal(got_len[1], len[1]);
     free(k), free(v);
@@ -338,41 +338,41 @@ static void test_bad_input(void **state)
     TH_OK(ctx, vkattn_tensor_fill(tv, 1.0f));
     vkattn_kv_append_io io = {tk, tv, NULL};
     /* 6 + 3 > 8: refused on the host */
-    assert_int_equal(vkattn_kv_cache_append_run(cache, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_kv_append_io bad = {tw, tv, NULL};
-    assert_int_equal(vkattn_kv_cache_append_run(cache, &bad), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &bad), VKATTN_ERROR_INVALID_ARGUMENT);
     uint32_t len[2];
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len, NULL));
     assert_int_equal(len[0], 6), assert_int_equal(len[1], 2);
     bool flag = true;
-    TH_OK(ctx, vkattn_kv_cache_overflowed(cache, &flag));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, NULL, &flag));
     assert_false(flag);
     /* with counts {3, 1} only the device knows: sequence 0 overflows */
     const float counts[2] = {3, 1};
     vkattn_tensor *tc = th_tensor(ctx, 2, counts);
     vkattn_kv_append_io rag = {tk, tv, tc};
-    TH_OK(ctx, vkattn_kv_cache_append_run(cache, &rag));
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len));
+    TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &rag));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len, NULL));
     assert_int_equal(len[0], 6), assert_int_equal(len[1], 3);
-    TH_OK(ctx, vkattn_kv_cache_overflowed(cache, &flag));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, NULL, &flag));
     assert_true(flag);
-    float *kc = th_download(vkattn_kv_cache_keys(cache), 2 * 2 * 8 * 4);
+    float *kc = th_download(vkattn_kv_cache_get_desc(cache).keys, 2 * 2 * 8 * 4);
     /* nothing past the capacity of sequence 0 head 1 got written into sequence 1 */
-    TH_OK(ctx, vkattn_kv_cache_reset_run(cache, VKATTN_KV_CACHE_ALL));
-    TH_OK(ctx, vkattn_kv_cache_overflowed(cache, &flag));
+    TH_OK(ctx, vkattn_kv_cache_reset_record(cache, VKATTN_RUN_NOW, VKATTN_KV_CACHE_ALL));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, NULL, &flag));
     assert_false(flag);
     free(kc);
     /* decode params that do not match the cache */
     vkattn_tensor *tq = th_tensor(ctx, 64, NULL), *to = th_tensor(ctx, 64, NULL);
     vkattn_sdpa_decode_params p = {.batch = 2, .heads = 2, .tq = 1, .capacity = 8, .dk = 5};
     vkattn_sdpa_decode_io dio = {tq, cache, NULL, to};
-    assert_int_equal(vkattn_sdpa_decode_run(ctx, &p, &dio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &dio), VKATTN_ERROR_INVALID_ARGUMENT);
     p.dk = 4, p.heads = 3;
-    assert_int_equal(vkattn_sdpa_decode_run(ctx, &p, &dio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &dio), VKATTN_ERROR_INVALID_ARGUMENT);
     p.heads = 2, p.tq = 65;
-    assert_int_equal(vkattn_sdpa_decode_run(ctx, &p, &dio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &dio), VKATTN_ERROR_INVALID_ARGUMENT);
     p.tq = 1;
-    TH_OK(ctx, vkattn_sdpa_decode_prepare(ctx, &p, &dio));
+    TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_PREPARE, &p, &dio));
     vkattn_tensor_destroy(tk), vkattn_tensor_destroy(tv), vkattn_tensor_destroy(tw);
     vkattn_tensor_destroy(tc), vkattn_tensor_destroy(tq), vkattn_tensor_destroy(to);
     vkattn_kv_cache_destroy(cache);

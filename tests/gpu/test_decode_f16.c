@@ -1,6 +1,6 @@
 /* An f16 KV cache: appends of f16 and f32 rows (converted to the cache's
  * type), and decode reading the f16 cache vs
- * vkattn_reference_sdpa_decode_typed on the cache's own bits.
+ * vkattn_reference_sdpa_decode on the cache's own bits.
  *
  * Random shapes: B 1..3 with ragged lengths (a counts tensor), grouped heads,
  * Tq 1..4, dk != dv (even: an f16 cache needs even widths), value mask,
@@ -61,7 +61,7 @@ static void append(vkattn_context *ctx, vkattn_kv_cache *cache, const vkattn_kv_
     vkattn_tensor *tv = rows_tensor(ctx, B, H, tnew, dv, src16, v);
     vkattn_tensor *tc = th_tensor(ctx, B, counts);
     vkattn_kv_append_io io = {.k = tk, .v = tv, .counts = tc};
-    TH_OK(ctx, vkattn_kv_cache_append_run(cache, &io));
+    TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &io));
     for (uint32_t bh = 0; bh < B * H; bh++)
         for (uint32_t t = 0; t < count[bh / H]; t++) {
             const size_t row = (size_t)bh * cap + len[bh / H] + t;
@@ -84,7 +84,7 @@ static void check_rows(const uint16_t *got, const float *want, const vkattn_kv_c
         for (uint32_t t = 0; t < len[bh / cd->kv_heads]; t++)
             for (uint32_t e = 0; e < width; e++) {
                 const size_t i = ((size_t)bh * cd->capacity + t) * width + e;
-                const uint16_t n = vkattn_f32_to_f16_bits(want[i]);
+                const uint16_t n = tu_f16_bits(want[i]);
                 if (!(got[i] == n || got[i] + 1 == n))
                     fail_msg("cache bh %u row %u e %u: bits %04x, nearest %04x", bh, t, e,
                              got[i], n);
@@ -111,12 +111,12 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
             len[b] += count[b];
     }
     uint32_t dev_len[3];
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, dev_len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, dev_len, NULL));
     assert_memory_equal(dev_len, len, sizeof(uint32_t) * B);
     uint16_t *k16 = malloc(nk * 2), *v16 = malloc(nv * 2);
     assert_true(k16 && v16);
-    TH_OK(ctx, vkattn_tensor_download_raw(vkattn_kv_cache_keys(cache), k16, 0, nk));
-    TH_OK(ctx, vkattn_tensor_download_raw(vkattn_kv_cache_values(cache), v16, 0, nv));
+    TH_OK(ctx, vkattn_tensor_download_raw(vkattn_kv_cache_get_desc(cache).keys, k16, 0, nk));
+    TH_OK(ctx, vkattn_tensor_download_raw(vkattn_kv_cache_get_desc(cache).values, v16, 0, nv));
     check_rows(k16, hk, &cd, dk, len);
     check_rows(v16, hv, &cd, dv, len);
 
@@ -135,7 +135,7 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
         th_round_f16(q, nq);
     tu_fill_mask(vm, nvm, 0.8f);
     const vkattn_sdpa_dtypes ty = {.k = VKATTN_DTYPE_F16, .v = VKATTN_DTYPE_F16};
-    TH_OK(ctx, vkattn_reference_sdpa_decode_typed(&p, &ty, q, k16, v16, len, vmask ? vm : NULL,
+    TH_OK(ctx, vkattn_reference_sdpa_decode(&p, &ty, q, k16, v16, len, vmask ? vm : NULL,
                                                   ref));
     vkattn_sdpa_decode_io io = {
         .q = q16 ? rows_tensor(ctx, B, H, tq, dk, VKATTN_DTYPE_F16, q) : th_tensor(ctx, nq, q),
@@ -150,7 +150,7 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
         TH_OK(ctx, vkattn_tensor_upload_raw(io.out, nan16, 0, nout));
         free(nan16);
     }
-    TH_OK(ctx, vkattn_sdpa_decode_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(io.out, nout);
     char what[200];
     snprintf(what, sizeof what, "decode f16 cache B=%u Hkv=%u G=%u Tq=%u cap=%u dk=%u dv=%u "
@@ -203,7 +203,7 @@ static void test_bad_inputs(void **state)
     vkattn_sdpa_decode_params p = {.batch = 1, .heads = 1, .tq = 1, .capacity = 4, .dk = 4,
                                    .has_value_mask = true};
     vkattn_sdpa_decode_io io = {.q = q, .cache = cache, .value_mask = vm, .out = out};
-    assert_int_equal(vkattn_sdpa_decode_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
+    assert_int_equal(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_UNSUPPORTED);
     assert_non_null(strstr(vkattn_context_last_error(ctx), "io->value_mask"));
     vkattn_tensor_destroy(vm);
     vkattn_tensor_destroy(q);

@@ -28,13 +28,13 @@ static void check_exact(vkattn_context *ctx, const vkattn_dropout_op_params *p, 
     float *in = tu_floats(n), *ref = tu_floats(n);
     uint8_t *keep = tu_alloc(n);
     tu_fill_uniform(in, n, 0.5f, 1.5f);
-    TH_OK(ctx, vkattn_reference_dropout(p, in, ref));
+    TH_OK(ctx, vkattn_reference_dropout(p, NULL, in, ref));
     TH_OK(ctx, vkattn_reference_dropout_mask(p, keep));
 
     vkattn_tensor *tin = th_tensor(ctx, n, in);
     vkattn_tensor *tout = in_place ? tin : th_tensor(ctx, n, NULL);
     vkattn_dropout_io io = {.in = tin, .out = tout};
-    TH_OK(ctx, vkattn_dropout_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tout, n);
 
     char what[200];
@@ -111,7 +111,7 @@ static void test_kept_fraction(void **state)
             ones[i] = 1.0f;
         vkattn_tensor *t = th_tensor(ctx, n, ones);
         vkattn_dropout_io io = {.in = t, .out = t};
-        TH_OK(ctx, vkattn_dropout_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *got = th_download(t, n);
         size_t kept = 0;
         for (size_t i = 0; i < n; i++)
@@ -140,7 +140,7 @@ static uint8_t *gpu_mask(vkattn_context *ctx, const vkattn_dropout_op_params *p)
         ones[i] = 1.0f;
     vkattn_tensor *t = th_tensor(ctx, n, ones);
     vkattn_dropout_io io = {.in = t, .out = t};
-    TH_OK(ctx, vkattn_dropout_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(t, n);
     uint8_t *keep = tu_alloc(n);
     for (size_t i = 0; i < n; i++)
@@ -206,7 +206,7 @@ static void test_inactive_is_exact_noop(void **state)
         vkattn_tensor *tin = th_tensor(ctx, n, in);
         vkattn_tensor *tout = in_place ? tin : th_tensor(ctx, n, NULL);
         vkattn_dropout_io io = {.in = tin, .out = tout};
-        TH_OK(ctx, vkattn_dropout_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *got = th_download(tout, n);
         assert_memory_equal(got, in, n * sizeof(float));
         if (!in_place)
@@ -232,7 +232,7 @@ static void test_rate_one_drops_all(void **state)
         vkattn_tensor *tin = th_tensor(ctx, n, in);
         vkattn_tensor *tout = in_place ? tin : th_tensor(ctx, n, NULL);
         vkattn_dropout_io io = {.in = tin, .out = tout};
-        TH_OK(ctx, vkattn_dropout_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *got = th_download(tout, n);
         for (uint32_t i = 0; i < n; i++)
             if (!(got[i] == 0.0f && !signbit(got[i])))
@@ -263,7 +263,7 @@ static void test_chained_in_one_command_buffer(void **state)
     memcpy(ref, in, n * sizeof(float));
     for (int s = 0; s < 3; s++) {
         p.dropout.offset = (uint64_t)s;
-        TH_OK(ctx, vkattn_reference_dropout(&p, ref, ref));
+        TH_OK(ctx, vkattn_reference_dropout(&p, NULL, ref, ref));
         TH_OK(ctx, vkattn_dropout_record(ctx, cmd, &p, s < 2 ? &io_a : &io_ab));
     }
     TH_OK(ctx, vkattn_context_submit_and_wait(ctx, cmd));
@@ -287,31 +287,31 @@ static void test_bad_arguments(void **state)
             vkattn_dropout_op_params q = p;
             q.dropout.rate = bad_rates[i];
             q.dropout.training = training;
-            assert_int_equal(vkattn_dropout_run(ctx, &q, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+            assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &q, &io), VKATTN_ERROR_INVALID_ARGUMENT);
             assert_non_null(strstr(vkattn_context_last_error(ctx), "rate"));
         }
-    assert_int_equal(vkattn_dropout_run(ctx, NULL, &io), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_dropout_run(ctx, &p, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_dropout_run(NULL, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, NULL, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(NULL, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_dropout_record(ctx, VK_NULL_HANDLE, &p, &io),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_dropout_io no_out = {.in = t};
-    assert_int_equal(vkattn_dropout_run(ctx, &p, &no_out), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &no_out), VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_dropout_io too_small = {.in = t, .out = small};
-    assert_int_equal(vkattn_dropout_run(ctx, &p, &too_small), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &too_small), VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_dropout_op_params q = p;
     q.tv = 0;
-    assert_int_equal(vkattn_dropout_run(ctx, &q, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &q, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_context_last_error(ctx), "tv is 0"));
     q = p;
     q.batch = 0;
-    assert_int_equal(vkattn_dropout_run(ctx, &q, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &q, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     q = p;
     q.tq = 0x10000, q.tv = 0x10000; /* 2^33 elements with B*H = 6: beyond 32-bit indexing */
-    assert_int_equal(vkattn_dropout_run(ctx, &q, &io), VKATTN_ERROR_DEVICE_LIMIT);
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &q, &io), VKATTN_ERROR_DEVICE_LIMIT);
     q.batch = q.heads = q.tq = q.tv = 0xFFFFFFFFu; /* overflows 64 bits */
-    assert_int_equal(vkattn_dropout_run(ctx, &q, &io), VKATTN_ERROR_SIZE_OVERFLOW);
-    TH_OK(ctx, vkattn_dropout_run(ctx, &p, &io));
+    assert_int_equal(vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &q, &io), VKATTN_ERROR_SIZE_OVERFLOW);
+    TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
     vkattn_tensor_destroy(t), vkattn_tensor_destroy(small);
     th_assert_validation_clean();
 }

@@ -26,10 +26,10 @@ static void dropout_case(vkattn_context *ctx, const vkattn_dropout_op_params *p,
     float *g = tu_floats(n), *ref = tu_floats(n), *x = tu_floats(n);
     tu_fill_uniform(g, n, 0.5f, 1.5f); /* never 0: a kept element stays nonzero */
     tu_fill_uniform(x, n, 0.5f, 1.5f);
-    TH_OK(NULL, vkattn_reference_dropout_backward(p, g, ref));
+    TH_OK(NULL, vkattn_reference_dropout(p, NULL, g, ref));
     vkattn_tensor *tg = th_tensor(ctx, n, g), *tgi = in_place ? tg : th_tensor(ctx, n, NULL);
     const vkattn_dropout_backward_io io = {.grad_out = tg, .grad_in = tgi};
-    TH_OK(ctx, vkattn_dropout_backward_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_dropout_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tgi, n);
     char what[160];
     snprintf(what, sizeof what, "dropout backward B=%u H=%u Tq=%u Tv=%u rate=%g%s", p->batch,
@@ -38,7 +38,7 @@ static void dropout_case(vkattn_context *ctx, const vkattn_dropout_op_params *p,
     /* the forward on the GPU with the same params keeps the same elements */
     vkattn_tensor *tx = th_tensor(ctx, n, x), *ty = th_tensor(ctx, n, NULL);
     const vkattn_dropout_io fio = {.in = tx, .out = ty};
-    TH_OK(ctx, vkattn_dropout_run(ctx, p, &fio));
+    TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, p, &fio));
     float *y = th_download(ty, n);
     for (size_t i = 0; i < n; i++)
         if ((y[i] != 0.0f) != (got[i] != 0.0f))
@@ -79,9 +79,9 @@ static void test_dropout_backward_offset(void **state)
         ones[i] = 1.0f;
     vkattn_tensor *tg = th_tensor(ctx, n, ones), *a = th_tensor(ctx, n, NULL),
                   *b = th_tensor(ctx, n, NULL);
-    TH_OK(ctx, vkattn_dropout_backward_run(ctx, &p, &(vkattn_dropout_backward_io){tg, a}));
+    TH_OK(ctx, vkattn_dropout_backward_record(ctx, VKATTN_RUN_NOW, &p, &(vkattn_dropout_backward_io){tg, a}));
     p.dropout.offset = 1;
-    TH_OK(ctx, vkattn_dropout_backward_run(ctx, &p, &(vkattn_dropout_backward_io){tg, b}));
+    TH_OK(ctx, vkattn_dropout_backward_record(ctx, VKATTN_RUN_NOW, &p, &(vkattn_dropout_backward_io){tg, b}));
     float *ga = th_download(a, n), *gb = th_download(b, n);
     size_t differ = 0;
     for (size_t i = 0; i < n; i++)
@@ -105,14 +105,14 @@ static void test_bad_arguments(void **state)
         vkattn_dropout_backward_io io;
     } dcases[] = {{&bad, {a, a}}, {&dp, {a, b}}, {&dp, {b, a}}, {&dp, {NULL, a}}, {NULL, {a, a}}};
     for (size_t i = 0; i < sizeof dcases / sizeof dcases[0]; i++) {
-        assert_int_equal(vkattn_dropout_backward_run(ctx, dcases[i].p, &dcases[i].io),
+        assert_int_equal(vkattn_dropout_backward_record(ctx, VKATTN_RUN_NOW, dcases[i].p, &dcases[i].io),
                          VKATTN_ERROR_INVALID_ARGUMENT);
         assert_non_null(strstr(vkattn_last_error(), "vkattn_dropout_backward_record"));
     }
-    assert_int_equal(vkattn_dropout_backward_run(ctx, &dp, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_dropout_backward_prepare(ctx, &bad, &dcases[0].io),
+    assert_int_equal(vkattn_dropout_backward_record(ctx, VKATTN_RUN_NOW, &dp, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_dropout_backward_record(ctx, VKATTN_PREPARE, &bad, &dcases[0].io),
                      VKATTN_ERROR_INVALID_ARGUMENT);
-    TH_OK(ctx, vkattn_dropout_backward_prepare(ctx, &dp, &(vkattn_dropout_backward_io){a, a}));
+    TH_OK(ctx, vkattn_dropout_backward_record(ctx, VKATTN_PREPARE, &dp, &(vkattn_dropout_backward_io){a, a}));
     th_assert_validation_clean();
     vkattn_tensor_destroy(a), vkattn_tensor_destroy(b);
 }

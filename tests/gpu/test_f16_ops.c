@@ -66,9 +66,9 @@ static operand make_operand(vkattn_context *ctx, size_t n, vkattn_dtype type, fl
     operand o = {.n = n, .type = type, .x = tu_floats(n), .bits = tu_alloc(n * sizeof(uint16_t))};
     tu_fill_uniform(o.x, n, lo, hi);
     for (size_t i = 0; i < n; i++) {
-        o.bits[i] = vkattn_f32_to_f16_bits(o.x[i]);
+        o.bits[i] = tu_f16_bits(o.x[i]);
         if (type == F16)
-            o.x[i] = vkattn_f16_bits_to_f32(o.bits[i]);
+            o.x[i] = tu_f16_to_f32(o.bits[i]);
     }
     o.t = tensor_of(ctx, n, type);
     TH_OK(ctx, vkattn_tensor_upload(o.t, o.x, 0, n));
@@ -157,10 +157,10 @@ static void softmax_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t
     vkattn_tensor *out = in_place ? s.t : tensor_of(ctx, n, to);
     vkattn_softmax_io io = {.scores = s.t, .bias = bias.t, .value_mask = vmask.t,
                             .mask = mask.t, .out = out};
-    TH_OK(ctx, vkattn_softmax_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(out, n), *ref = tu_floats(n);
     const vkattn_softmax_dtypes ty = {.scores = ts, .bias = tb, .out = F32};
-    TH_OK(ctx, vkattn_reference_softmax_typed(&p, &ty, typed(&s), m->has_bias ? typed(&bias) : NULL,
+    TH_OK(ctx, vkattn_reference_softmax(&p, &ty, typed(&s), m->has_bias ? typed(&bias) : NULL,
                                               vmask.x, mask.x, ref));
     char what[160];
     snprintf(what, sizeof what, "softmax %ux%ux%ux%u scores %s bias %s out %s%s", b, h, tq, tv,
@@ -212,11 +212,11 @@ static void additive_case(vkattn_context *ctx, uint32_t b, uint32_t tq, uint32_t
     const size_t n = (size_t)b * tq * tv;
     vkattn_tensor *out = tensor_of(ctx, n, ty.scores);
     vkattn_additive_io io = {.q = q.t, .k = k.t, .scale = sc.t, .scores = out};
-    TH_OK(ctx, vkattn_additive_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(out, n), *ref = tu_floats(n);
     vkattn_additive_dtypes rt = ty;
     rt.scores = F32;
-    TH_OK(ctx, vkattn_reference_additive_typed(&p, &rt, typed(&q), typed(&k),
+    TH_OK(ctx, vkattn_reference_additive(&p, &rt, typed(&q), typed(&k),
                                                has_scale ? typed(&sc) : NULL, ref));
     char what[160];
     snprintf(what, sizeof what, "additive %ux%ux%ux%u q %s k %s scale %s scores %s", b, tq, tv,
@@ -257,11 +257,11 @@ static void heads_case(vkattn_context *ctx, uint32_t b, uint32_t t, uint32_t h, 
     operand in = make_operand(ctx, n, ty.in, -100, 100);
     vkattn_tensor *out = tensor_of(ctx, n, ty.out);
     vkattn_heads_io io = {.in = in.t, .out = out};
-    TH_OK(ctx, split ? vkattn_heads_split_run(ctx, &p, &io) : vkattn_heads_merge_run(ctx, &p, &io));
+    TH_OK(ctx, split ? vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &p, &io) : vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(out, n), *ref = tu_floats(n);
     const vkattn_io_dtypes rt = {.in = ty.in, .out = F32};
-    TH_OK(ctx, split ? vkattn_reference_heads_split_typed(&p, &rt, typed(&in), ref)
-                     : vkattn_reference_heads_merge_typed(&p, &rt, typed(&in), ref));
+    TH_OK(ctx, split ? vkattn_reference_heads_split(&p, &rt, typed(&in), ref)
+                     : vkattn_reference_heads_merge(&p, &rt, typed(&in), ref));
     char what[128];
     snprintf(what, sizeof what, "heads %s %ux%ux%ux%u in %s out %s", split ? "split" : "merge", b,
              t, h, d, tn(ty.in), tn(ty.out));
@@ -303,11 +303,11 @@ static void dropout_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t
     operand in = make_operand(ctx, n, ty.in, 0.5f, 3); /* nonzero: a kept element is nonzero */
     vkattn_tensor *out = in_place ? in.t : tensor_of(ctx, n, ty.out);
     vkattn_dropout_io io = {.in = in.t, .out = out};
-    TH_OK(ctx, vkattn_dropout_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(out, n), *ref = tu_floats(n);
     uint8_t *keep = tu_alloc(n);
     const vkattn_io_dtypes rt = {.in = ty.in, .out = F32};
-    TH_OK(ctx, vkattn_reference_dropout_typed(&p, &rt, typed(&in), ref));
+    TH_OK(ctx, vkattn_reference_dropout(&p, &rt, typed(&in), ref));
     TH_OK(ctx, vkattn_reference_dropout_mask(&p, keep));
     char what[160];
     snprintf(what, sizeof what, "dropout %ux%ux%ux%u rate %g%s in %s out %s%s", b, h, tq, tv,
@@ -360,25 +360,25 @@ static void test_bad_inputs(void **state)
     vkattn_tensor *out = tensor_of(ctx, 64, F16);
     vkattn_softmax_params sp = {.batch = 2, .tq = 4, .tv = 4, .mask = {.has_value_mask = true}};
     vkattn_softmax_io sio = {.scores = f, .value_mask = h, .out = out};
-    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     expect_message(ctx, "io->value_mask", "f16", "f32");
-    assert_int_equal(vkattn_softmax_prepare(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_softmax_record(ctx, VKATTN_PREPARE, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     sp.mask = (vkattn_mask_params){.has_mask = true};
     sio = (vkattn_softmax_io){.scores = f, .mask = h, .out = out};
-    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     expect_message(ctx, "io->mask", "f16", "f32");
     /* f16 tensors that are too small are still too small */
     vkattn_tensor *small = tensor_of(ctx, 15, F16);
     sp.mask = (vkattn_mask_params){0};
     sio = (vkattn_softmax_io){.scores = small, .out = out};
-    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     expect_message(ctx, "io->scores", "15", "32");
     /* f16 through prepare (dry recording) */
     sio.scores = h;
-    TH_OK(ctx, vkattn_softmax_prepare(ctx, &sp, &sio));
+    TH_OK(ctx, vkattn_softmax_record(ctx, VKATTN_PREPARE, &sp, &sio));
     vkattn_heads_params hp = {.batch = 1, .seq = 4, .heads = 2, .head_dim = 8};
     vkattn_heads_io hio = {.in = h, .out = h};
-    assert_int_equal(vkattn_heads_split_run(ctx, &hp, &hio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &hp, &hio), VKATTN_ERROR_INVALID_ARGUMENT);
     expect_message(ctx, "io->in", "io->out", "in place");
 
     /* the typed references */
@@ -386,14 +386,14 @@ static void test_bad_inputs(void **state)
     float x[8] = {0}, y[8];
     vkattn_dropout_op_params dp = {.batch = 1, .tq = 2, .tv = 4,
                                    .dropout = {.rate = 0.5f, .training = true}};
-    assert_int_equal(vkattn_reference_dropout_typed(&dp, &bad, x, y),
+    assert_int_equal(vkattn_reference_dropout(&dp, &bad, x, y),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     const vkattn_io_dtypes mixed = {.in = F16, .out = F32};
-    assert_int_equal(vkattn_reference_dropout_typed(&dp, &mixed, x, x),
+    assert_int_equal(vkattn_reference_dropout(&dp, &mixed, x, x),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_softmax_dtypes st = {.out = (vkattn_dtype)2};
     vkattn_softmax_params sp1 = {.batch = 1, .tq = 2, .tv = 4};
-    assert_int_equal(vkattn_reference_softmax_typed(&sp1, &st, x, NULL, NULL, NULL, y),
+    assert_int_equal(vkattn_reference_softmax(&sp1, &st, x, NULL, NULL, NULL, y),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_tensor_destroy(h);
     vkattn_tensor_destroy(f);
@@ -412,11 +412,11 @@ static void test_reference_rounding(void **state)
     uint16_t *r16 = tu_alloc(n * sizeof *r16);
     tu_fill_uniform(s, n, -3, 3);
     const vkattn_softmax_dtypes t16 = {.out = F16};
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, NULL, r32), VKATTN_SUCCESS);
-    assert_int_equal(vkattn_reference_softmax_typed(&p, &t16, s, NULL, NULL, NULL, r16),
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, NULL, r32), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, &t16, s, NULL, NULL, NULL, r16),
                      VKATTN_SUCCESS);
     for (size_t i = 0; i < n; i++)
-        assert_true(fabs(vkattn_f16_bits_to_f32(r16[i]) - r32[i]) <= 0.5 * ulp16(r32[i]) + 1e-7);
+        assert_true(fabs(tu_f16_to_f32(r16[i]) - r32[i]) <= 0.5 * ulp16(r32[i]) + 1e-7);
     free(s);
     free(r32);
     free(r16);

@@ -147,7 +147,7 @@ static void case_prepare(vkattn_context *ctx, flash_case *c)
     tu_fill_mask(c->mask, c->nmask, 0.7f);
     tu_fill_mask(c->vm, c->nvm, 0.75f);
     tu_poison(c->ref, c->nout);
-    TH_OK(ctx, vkattn_reference_sdpa(p, c->q, c->k, c->v, c->nbias ? c->bias : NULL,
+    TH_OK(ctx, vkattn_reference_sdpa(p, NULL, c->q, c->k, c->v, c->nbias ? c->bias : NULL,
                                      c->nvm ? c->vm : NULL, c->nmask ? c->mask : NULL, c->ref,
                                      NULL));
     c->lse_ref = NULL;
@@ -188,7 +188,7 @@ static float *case_run_lse(vkattn_context *ctx, const flash_case *c, vkattn_sdpa
         .out = th_tensor(ctx, c->nout, NULL),
         .lse = c->with_lse && path == VKATTN_SDPA_FUSED ? th_tensor(ctx, c->nrows, NULL) : NULL,
     };
-    TH_OK(ctx, vkattn_sdpa_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(io.out, c->nout);
     if (lse)
         *lse = io.lse ? th_download(io.lse, c->nrows) : NULL;
@@ -487,7 +487,7 @@ static void test_one_command_buffer(void **state)
     c.p.path = VKATTN_SDPA_FUSED;
     case_prepare(ctx, &c);
     float *ref2 = tu_floats(c.nout);
-    TH_OK(ctx, vkattn_reference_sdpa(&c.p, c.ref, c.k, c.v, NULL, NULL, NULL, ref2, NULL));
+    TH_OK(ctx, vkattn_reference_sdpa(&c.p, NULL, c.ref, c.k, c.v, NULL, NULL, NULL, ref2, NULL));
     vkattn_tensor *tq = th_tensor(ctx, c.nq, c.q), *tk = th_tensor(ctx, c.nk, c.k);
     vkattn_tensor *tv = th_tensor(ctx, c.nv, c.v), *o1 = th_tensor(ctx, c.nout, NULL);
     vkattn_tensor *o2 = th_tensor(ctx, c.nout, NULL);
@@ -523,11 +523,11 @@ static void test_unsupported(void **state)
         vkattn_sdpa_io io = {
             .q = th_tensor(ctx, c.nq, c.q), .k = th_tensor(ctx, c.nk, c.k),
             .v = th_tensor(ctx, c.nv, c.v), .out = th_tensor(ctx, c.nout, NULL)};
-        assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_UNSUPPORTED);
+        assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c.p, &io), VKATTN_ERROR_UNSUPPORTED);
         if (!strstr(vkattn_context_last_error(ctx), reasons[i]))
             fail_msg("message does not say \"%s\": %s", reasons[i], vkattn_context_last_error(ctx));
         c.p.path = VKATTN_SDPA_AUTO;
-        TH_OK(ctx, vkattn_sdpa_run(ctx, &c.p, &io));
+        TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c.p, &io));
         float *got = th_download(io.out, c.nout);
         TU_ASSERT_CLOSE(got, c.ref, c.nout, BOUND, "AUTO falls back to the chained path");
         vkattn_tensor_destroy(io.q), vkattn_tensor_destroy(io.k), vkattn_tensor_destroy(io.v);
@@ -549,7 +549,7 @@ static void test_unsupported(void **state)
         vkattn_sdpa_io io = {
             .q = th_tensor(ctx, 4, NULL), .k = th_tensor(ctx, 4 * (size_t)tv, NULL),
             .v = th_tensor(ctx, 4 * (size_t)tv, NULL), .out = th_tensor(ctx, 4, NULL)};
-        assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_DEVICE_LIMIT);
+        assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c.p, &io), VKATTN_ERROR_DEVICE_LIMIT);
         if (!strstr(vkattn_context_last_error(ctx), "65535 loop iterations"))
             fail_msg("message does not name lavapipe's loop limit: %s",
                      vkattn_context_last_error(ctx));

@@ -45,7 +45,7 @@ static void check_slice(vkattn_context *ctx, const float *q, const float *k, con
     vkattn_sdpa_params p = {.batch = 1, .heads = H, .tq = SLICE, .tv = tv, .dk = D};
     if (causal)
         p.mask.causal = VKATTN_CAUSAL_BOTTOM_RIGHT;
-    TH_OK(ctx, vkattn_reference_sdpa(&p, qs, ks, vs, NULL, NULL, NULL, ref, NULL));
+    TH_OK(ctx, vkattn_reference_sdpa(&p, NULL, qs, ks, vs, NULL, NULL, NULL, ref, NULL));
     char what[120];
     snprintf(what, sizeof what, "T=%u rows %u..%u of every head, causal=%d", T, i0,
              i0 + SLICE - 1, causal);
@@ -73,7 +73,7 @@ static void test_long_sequence(void **state)
                                 .path = causal ? VKATTN_SDPA_FUSED : VKATTN_SDPA_AUTO};
         p.mask.causal = causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE;
         TH_OK(ctx, vkattn_tensor_fill(io.out, NAN));
-        TH_OK(ctx, vkattn_sdpa_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *got = th_download(io.out, n);
         static const uint32_t starts[] = {0, 4000, T - SLICE};
         for (size_t s = 0; s < sizeof starts / sizeof starts[0]; s++)
@@ -111,11 +111,11 @@ static void test_widest_heads(void **state)
     tu_fill_uniform(k, nkv, -1, 1);
     tu_fill_uniform(v, nkv, -1, 1);
     tu_fill_mask(mask, nm, 0.7f);
-    TH_OK(ctx, vkattn_reference_sdpa(&p, q, k, v, NULL, NULL, mask, ref, NULL));
+    TH_OK(ctx, vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, NULL, mask, ref, NULL));
     vkattn_sdpa_io io = {.q = th_tensor(ctx, nq, q), .k = th_tensor(ctx, nkv, k),
                          .v = th_tensor(ctx, nkv, v), .mask = th_tensor(ctx, nm, mask),
                          .out = th_tensor(ctx, nq, NULL)};
-    TH_OK(ctx, vkattn_sdpa_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(io.out, nq);
     TU_ASSERT_CLOSE(got, ref, nq, BOUND, "dk = dv = 256 with a mask, causal and dropout");
     th_assert_validation_clean();

@@ -63,7 +63,7 @@ static vkattn_result run_gpu(vkattn_context *ctx, const gcase *m, const host *h,
     TH_OK(ctx, vkattn_gqa_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_gqa_set_weights(layer, &h->w));
     vkattn_layer_io io = mh_gpu_io(ctx, &v, h);
-    vkattn_result r = vkattn_gqa_run(layer, &m->call, &io);
+    vkattn_result r = vkattn_gqa_record(layer, VKATTN_RUN_NOW, &m->call, &io);
     mh_gpu_io_finish(ctx, &v, &io, r == VKATTN_SUCCESS, out, scores);
     vkattn_gqa_destroy(layer);
     return r;
@@ -101,7 +101,7 @@ static void check_case(vkattn_context *ctx, const gcase *m)
     TH_OK(ctx, vkattn_reference_gqa(&m->desc, &h.w, &m->call, &hio));
     vkattn_result r = run_gpu(ctx, m, &h, got, got_scores);
     if (r != VKATTN_SUCCESS)
-        fail_msg("%s: vkattn_gqa_run gave %s (%s)", what, vkattn_result_name(r),
+        fail_msg("%s: vkattn_gqa_record(VKATTN_RUN_NOW) gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
     const double err = tu_max_rel_err(got, ref, s.out, 1.0);
     if (!(err <= OUT_BOUND))
@@ -336,7 +336,7 @@ static void test_keras_known_values(void **state)
             vkattn_tensor *q = th_tensor(ctx, 64, eye), *v = th_tensor(ctx, 64, value);
             vkattn_tensor *o = th_tensor(ctx, 64, NULL), *sc = th_tensor(ctx, 512, NULL);
             vkattn_layer_io io = {.query = q, .key = q, .value = v, .output = o, .scores = sc};
-            TH_OK(ctx, vkattn_gqa_run(layer, &call, &io));
+            TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io));
             TH_OK(ctx, vkattn_tensor_download(o, out, 0, 64));
             TH_OK(ctx, vkattn_tensor_download(sc, scores, 0, 512));
             th_assert_validation_clean();
@@ -507,13 +507,13 @@ static void test_bad_record(void **state)
         assert_true(isnan(o[i]));
     free(o);
     c = good, io = io0;
-    expect_invalid(vkattn_gqa_run(layer, &c, &(vkattn_layer_io){.query = q, .output = out}),
+    expect_invalid(vkattn_gqa_record(layer, VKATTN_RUN_NOW, &c, &(vkattn_layer_io){.query = q, .output = out}),
                    "io->value");
-    expect_invalid(vkattn_gqa_prepare(layer, &c, &(vkattn_layer_io){.query = q, .output = out}),
+    expect_invalid(vkattn_gqa_record(layer, VKATTN_PREPARE, &c, &(vkattn_layer_io){.query = q, .output = out}),
                    "io->value");
     /* the good call works after all that */
-    TH_OK(ctx, vkattn_gqa_prepare(layer, &c, &io));
-    TH_OK(ctx, vkattn_gqa_run(layer, &c, &io));
+    TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_PREPARE, &c, &io));
+    TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &c, &io));
     th_assert_validation_clean();
     vkattn_tensor *all[] = {q, k, v, out, scores_kv, mask_kv};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

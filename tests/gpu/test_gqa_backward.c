@@ -168,7 +168,7 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     vkattn_layer_io io = mh_gpu_io(ctx, &v, &h);
     vkattn_layer_call call = m->call;
     call.keep_for_backward = true;
-    TH_OK(ctx, vkattn_gqa_run(layer, &call, &io));
+    TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io));
     vkattn_tensor *gt[N_GRADS] = {0}, *tgout = th_tensor(ctx, s.out, gout);
     for (int i = 0; i < N_GRADS; i++)
         if (n[i]) {
@@ -180,10 +180,10 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     const vkattn_gqa_weight_tensors gw = {gt[G_WQ], gt[G_BQ], gt[G_WK], gt[G_BK],
                                           gt[G_WV], gt[G_BV], gt[G_WO], gt[G_BO],
                                           gt[G_WG], gt[G_BG]};
-    TH_OK(ctx, vkattn_gqa_backward_prepare(layer, &call, &io, &g, &gw));
-    vkattn_result r = vkattn_gqa_backward_run(layer, &call, &io, &g, &gw);
+    TH_OK(ctx, vkattn_gqa_backward_record(layer, VKATTN_PREPARE, &call, &io, &g, &gw));
+    vkattn_result r = vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, &gw);
     if (r)
-        fail_msg("%s: vkattn_gqa_backward_run gave %s: %s", what, vkattn_result_name(r),
+        fail_msg("%s: vkattn_gqa_backward_record(VKATTN_RUN_NOW) gave %s: %s", what, vkattn_result_name(r),
                  vkattn_last_error());
     for (int i = 0; i < N_GRADS; i++) {
         if (!n[i])
@@ -272,20 +272,20 @@ static void test_bad_input(void **state)
     const vkattn_layer_io io = {.query = x, .value = x, .output = o};
     const vkattn_layer_grads g = {.grad_output = go, .grad_query = gq};
     const vkattn_gqa_weight_tensors gw = {.key_kernel = wrong};
-    TH_EXPECT_ERROR(vkattn_gqa_backward_run(layer, &call, &io, &g, NULL),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_gqa_backward_run");
+    TH_EXPECT_ERROR(vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, NULL),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_gqa_backward_record");
     assert_non_null(strstr(vkattn_last_error(), "no forward kept"));
-    TH_OK(ctx, vkattn_gqa_run(layer, &call, &io));
-    TH_EXPECT_ERROR(vkattn_gqa_backward_run(layer, &call, &io, &g, &gw),
+    TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io));
+    TH_EXPECT_ERROR(vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, &gw),
                     VKATTN_ERROR_INVALID_ARGUMENT, "grad_w->key_kernel");
     assert_non_null(strstr(vkattn_last_error(), "Hkv"));
-    TH_EXPECT_ERROR(vkattn_gqa_backward_run(NULL, &call, &io, &g, &gw),
+    TH_EXPECT_ERROR(vkattn_gqa_backward_record(NULL, VKATTN_RUN_NOW, &call, &io, &g, &gw),
                     VKATTN_ERROR_INVALID_ARGUMENT, "layer");
     /* the layer's own tensors, for an optimizer step: key kernel (3, Nkv, 2) */
     vkattn_gqa_weight_tensors own;
     TH_OK(ctx, vkattn_gqa_get_weight_tensors(layer, &own));
-    assert_int_equal(vkattn_tensor_count(own.key_kernel), 3 * 2 * 2);
-    assert_int_equal(vkattn_tensor_count(own.query_kernel), 3 * 4 * 2);
+    assert_int_equal(vkattn_tensor_get_info(own.key_kernel).count, 3 * 2 * 2);
+    assert_int_equal(vkattn_tensor_get_info(own.query_kernel).count, 3 * 4 * 2);
     TH_EXPECT_ERROR(vkattn_gqa_get_weight_tensors(layer, NULL), VKATTN_ERROR_INVALID_ARGUMENT,
                     "vkattn_gqa_get_weight_tensors: out");
     th_assert_validation_clean();

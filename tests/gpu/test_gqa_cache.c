@@ -65,8 +65,8 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
         TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
         const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
         const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-        TH_OK(ctx, vkattn_gqa_prepare_cached(gqa, &call, &io, cache));
-        TH_OK(ctx, vkattn_gqa_run_cached(gqa, &call, &io, cache));
+        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_PREPARE, &call, &io, cache));
+        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache));
         float *o = th_download(tout, (size_t)B * m * W);
         for (uint32_t b = 0; b < B; b++)
             memcpy(got + ((size_t)b * N + t0) * W, o + (size_t)b * m * W, sizeof(float) * m * W);
@@ -88,11 +88,11 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
     vkattn_tensor *t1 = th_tensor(ctx, (size_t)B * W, x), *o1 = th_tensor(ctx, (size_t)B * W, NULL);
     const vkattn_layer_call one = {.batch = B, .tq = 1, .causal = VKATTN_CAUSAL_TOP_LEFT};
     const vkattn_layer_io io1 = {.query = t1, .value = t1, .output = o1};
-    assert_int_equal(vkattn_gqa_run_cached(gqa, &one, &io1, wrong), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(vkattn_last_error(), "vkattn_gqa_run_cached"));
+    assert_int_equal(vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &one, &io1, wrong), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "vkattn_gqa_record_cached"));
     assert_non_null(strstr(vkattn_last_error(), "kv_heads 4"));
     uint32_t len[B];
-    TH_OK(ctx, vkattn_kv_cache_lengths(wrong, len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(wrong, len, NULL));
     assert_int_equal(len[0], 0);
     th_assert_validation_clean();
     vkattn_tensor_destroy(t1), vkattn_tensor_destroy(o1);

@@ -168,9 +168,9 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     retype(ctx, &io.key, m->tk, s.key, h.key);
     retype(ctx, &io.output, m->tout, s.out, NULL);
     retype(ctx, &io.scores, m->tscores, s.scores, NULL);
-    const vkattn_result r = vkattn_gqa_run(layer, &m->call, &io);
+    const vkattn_result r = vkattn_gqa_record(layer, VKATTN_RUN_NOW, &m->call, &io);
     if (r != VKATTN_SUCCESS)
-        fail_msg("%s: vkattn_gqa_run gave %s (%s)", what, vkattn_result_name(r),
+        fail_msg("%s: vkattn_gqa_record gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
     mh_gpu_io_finish(ctx, &v, &io, true, got, got_scores);
     const double err = tu_max_rel_err(got, ref, s.out, 1.0);
@@ -271,7 +271,7 @@ static void test_cached(void **state)
         vkattn_tensor *ty = th_typed_tensor(ctx, (size_t)B * n * W, VKATTN_DTYPE_F16, NULL);
         const vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
         const vkattn_layer_io io = {.query = tx, .value = tx, .output = ty};
-        TH_OK(ctx, vkattn_gqa_run_cached(layer, &call, &io, cache));
+        TH_OK(ctx, vkattn_gqa_record_cached(layer, VKATTN_RUN_NOW, &call, &io, cache));
         TH_OK(ctx, vkattn_tensor_download(ty, y, 0, (size_t)B * n * W));
         for (uint32_t b = 0; b < B; b++)
             memcpy(got + ((size_t)b * T + done) * W, y + (size_t)b * n * W,
@@ -310,16 +310,16 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
     const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
     vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
-    TH_EXPECT_ERROR(vkattn_gqa_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");
     io.value_mask = NULL, io.query_mask = m16;
-    TH_EXPECT_ERROR(vkattn_gqa_run(layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+    TH_EXPECT_ERROR(vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->query_mask");
     io.query_mask = NULL;
     desc.dtype = VKATTN_DTYPE_F32;
     vkattn_gqa *f32_layer = NULL;
     TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &f32_layer));
-    TH_EXPECT_ERROR(vkattn_gqa_run(f32_layer, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->query");
+    TH_EXPECT_ERROR(vkattn_gqa_record(f32_layer, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->query");
     th_assert_validation_clean();
     vkattn_gqa_destroy(f32_layer);
     vkattn_gqa_destroy(layer);

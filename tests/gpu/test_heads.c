@@ -44,15 +44,15 @@ static void check_case(vkattn_context *ctx, const vkattn_heads_params *p, bool s
     float *in = random_input(n), *ref = tu_floats(n);
     tu_poison(ref, n);
     if (split)
-        TH_OK(ctx, vkattn_reference_heads_split(p, in, ref));
+        TH_OK(ctx, vkattn_reference_heads_split(p, NULL, in, ref));
     else
-        TH_OK(ctx, vkattn_reference_heads_merge(p, in, ref));
+        TH_OK(ctx, vkattn_reference_heads_merge(p, NULL, in, ref));
     vkattn_tensor *tin = th_tensor(ctx, n, in), *tout = th_tensor(ctx, n, NULL);
     vkattn_heads_io io = {.in = tin, .out = tout};
     if (split)
-        TH_OK(ctx, vkattn_heads_split_run(ctx, p, &io));
+        TH_OK(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, p, &io));
     else
-        TH_OK(ctx, vkattn_heads_merge_run(ctx, p, &io));
+        TH_OK(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tout, n);
     char what[128];
     snprintf(what, sizeof what, "heads %s B=%u T=%u H=%u d=%u", split ? "split" : "merge",
@@ -107,7 +107,7 @@ static void test_round_trip(void **state)
                                  tu_rand_range(1, 48)};
         size_t n = count_of(&p);
         float *in = random_input(n), *split = tu_floats(n);
-        TH_OK(ctx, vkattn_reference_heads_split(&p, in, split));
+        TH_OK(ctx, vkattn_reference_heads_split(&p, NULL, in, split));
         vkattn_tensor *a = th_tensor(ctx, n, in), *b = th_tensor(ctx, n, NULL);
         vkattn_tensor *c = th_tensor(ctx, n, NULL);
         VkCommandBuffer cmd;
@@ -142,37 +142,37 @@ static void test_bad_arguments(void **state)
     vkattn_heads_params p = {.batch = 2, .seq = 3, .heads = 2, .head_dim = 4};
     vkattn_tensor *in = th_tensor(ctx, 48, NULL), *out = th_tensor(ctx, 48, NULL);
     vkattn_heads_io io = {.in = in, .out = out};
-    TH_OK(ctx, vkattn_heads_split_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &p, &io));
 
-    assert_int_equal(vkattn_heads_split_run(NULL, &p, &io), INVALID);
-    assert_int_equal(vkattn_heads_merge_run(NULL, &p, &io), INVALID);
+    assert_int_equal(vkattn_heads_split_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
+    assert_int_equal(vkattn_heads_merge_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
     expect(ctx, vkattn_heads_split_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID, "cmd is NULL");
     expect(ctx, vkattn_heads_merge_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID,
            "vkattn_heads_merge_record: cmd is NULL");
-    expect(ctx, vkattn_heads_split_run(ctx, NULL, &io), INVALID, "params is NULL");
-    expect(ctx, vkattn_heads_merge_run(ctx, &p, NULL), INVALID, "io is NULL");
+    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, NULL, &io), INVALID, "params is NULL");
+    expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, NULL), INVALID, "io is NULL");
     const char *names[4] = {"batch is 0", "seq is 0", "heads is 0", "head_dim is 0"};
     for (int i = 0; i < 4; i++) {
         vkattn_heads_params z = p;
         uint32_t *fields[4] = {&z.batch, &z.seq, &z.heads, &z.head_dim};
         *fields[i] = 0;
-        expect(ctx, vkattn_heads_split_run(ctx, &z, &io), INVALID, names[i]);
-        expect(ctx, vkattn_heads_merge_run(ctx, &z, &io), INVALID, names[i]);
+        expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
+        expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
     }
     vkattn_heads_params big = p;
     big.seq = 4; /* 64 elements; the tensors hold 48 */
-    expect(ctx, vkattn_heads_split_run(ctx, &big, &io), INVALID, "io->in");
+    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->in");
     vkattn_heads_io bad = {.in = in, .out = in};
-    expect(ctx, vkattn_heads_merge_run(ctx, &p, &bad), INVALID, "in place");
+    expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "in place");
     bad = (vkattn_heads_io){.in = in, .out = NULL};
-    expect(ctx, vkattn_heads_split_run(ctx, &p, &bad), INVALID, "io->out is NULL");
+    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->out is NULL");
 
     vkattn_heads_params huge = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 2};
-    expect(ctx, vkattn_heads_split_run(ctx, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
+    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
     huge = (vkattn_heads_params){1, 65536, 65536, 1};
-    expect(ctx, vkattn_heads_merge_run(ctx, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
+    expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
 
-    TH_OK(ctx, vkattn_heads_merge_run(ctx, &p, &io)); /* still usable */
+    TH_OK(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, &io)); /* still usable */
     vkattn_tensor_destroy(in), vkattn_tensor_destroy(out);
     th_assert_validation_clean();
 }

@@ -32,11 +32,11 @@ static void heads_case(vkattn_context *ctx, const vkattn_heads_params *p)
         TH_OK(ctx, vkattn_tensor_fill(t1, NAN));
         const vkattn_heads_backward_io io = {.grad_out = tg, .grad_in = t1};
         if (split) {
-            TH_OK(NULL, vkattn_reference_heads_split_backward(p, g, ref));
-            TH_OK(ctx, vkattn_heads_split_backward_run(ctx, p, &io));
+            TH_OK(NULL, vkattn_reference_heads_merge(p, NULL, g, ref));
+            TH_OK(ctx, vkattn_heads_split_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
         } else {
-            TH_OK(NULL, vkattn_reference_heads_merge_backward(p, g, ref));
-            TH_OK(ctx, vkattn_heads_merge_backward_run(ctx, p, &io));
+            TH_OK(NULL, vkattn_reference_heads_split(p, NULL, g, ref));
+            TH_OK(ctx, vkattn_heads_merge_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
         }
         float *got = th_download(t1, n);
         snprintf(what, sizeof what, "heads %s backward B=%u T=%u H=%u d=%u",
@@ -45,7 +45,7 @@ static void heads_case(vkattn_context *ctx, const vkattn_heads_params *p)
         free(got);
     }
     /* t1 holds the split backward of g; the merge backward of that is g */
-    TH_OK(ctx, vkattn_heads_merge_backward_run(ctx, p,
+    TH_OK(ctx, vkattn_heads_merge_backward_record(ctx, VKATTN_RUN_NOW, p,
                                                &(vkattn_heads_backward_io){.grad_out = t1,
                                                                            .grad_in = t2}));
     float *back = th_download(t2, n);
@@ -78,18 +78,18 @@ static void test_bad_arguments(void **state)
         vkattn_heads_backward_io io;
     } hcases[] = {{&hp, {a, a}}, {&hp, {a, b}}, {&hp, {b, a}}, {&zero, {a, b}}, {NULL, {a, b}}};
     for (size_t i = 0; i < sizeof hcases / sizeof hcases[0]; i++) {
-        assert_int_equal(vkattn_heads_split_backward_run(ctx, hcases[i].p, &hcases[i].io),
+        assert_int_equal(vkattn_heads_split_backward_record(ctx, VKATTN_RUN_NOW, hcases[i].p, &hcases[i].io),
                          VKATTN_ERROR_INVALID_ARGUMENT);
         assert_non_null(strstr(vkattn_last_error(), "vkattn_heads_split_backward_record"));
-        assert_int_equal(vkattn_heads_merge_backward_run(ctx, hcases[i].p, &hcases[i].io),
+        assert_int_equal(vkattn_heads_merge_backward_record(ctx, VKATTN_RUN_NOW, hcases[i].p, &hcases[i].io),
                          VKATTN_ERROR_INVALID_ARGUMENT);
         assert_non_null(strstr(vkattn_last_error(), "vkattn_heads_merge_backward_record"));
     }
-    assert_int_equal(vkattn_heads_split_backward_run(ctx, &hp, NULL),
+    assert_int_equal(vkattn_heads_split_backward_record(ctx, VKATTN_RUN_NOW, &hp, NULL),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_tensor *c = th_tensor(ctx, 24, NULL);
-    TH_OK(ctx, vkattn_heads_split_backward_prepare(ctx, &hp, &(vkattn_heads_backward_io){a, c}));
-    TH_OK(ctx, vkattn_heads_merge_backward_prepare(ctx, &hp, &(vkattn_heads_backward_io){a, c}));
+    TH_OK(ctx, vkattn_heads_split_backward_record(ctx, VKATTN_PREPARE, &hp, &(vkattn_heads_backward_io){a, c}));
+    TH_OK(ctx, vkattn_heads_merge_backward_record(ctx, VKATTN_PREPARE, &hp, &(vkattn_heads_backward_io){a, c}));
     th_assert_validation_clean();
     vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(c);
 }

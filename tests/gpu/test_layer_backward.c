@@ -131,9 +131,9 @@ static void layer_destroy(tlayer *L)
 
 static vkattn_result forward(tlayer *L, const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
-    return L->att ? vkattn_attention_run(L->att, call, io)
-           : L->add ? vkattn_additive_attention_run(L->add, call, io)
-                    : vkattn_bahdanau_run(L->bah, call, io);
+    return L->att ? vkattn_attention_record(L->att, VKATTN_RUN_NOW, call, io)
+           : L->add ? vkattn_additive_attention_record(L->add, VKATTN_RUN_NOW, call, io)
+                    : vkattn_bahdanau_record(L->bah, VKATTN_RUN_NOW, call, io);
 }
 
 /* Forward and backward recorded into one command buffer, submitted once. */
@@ -168,13 +168,13 @@ static vkattn_result backward(tlayer *L, const vkattn_layer_call *call,
                               const vkattn_layer_io *io, const vkattn_layer_grads *g)
 {
     if (L->att)
-        return vkattn_attention_backward_run(
-            L->att, call, io, g, &(vkattn_attention_weight_tensors){L->gw[0], L->gw[1]});
+        return vkattn_attention_backward_record(
+            L->att, VKATTN_RUN_NOW, call, io, g, &(vkattn_attention_weight_tensors){L->gw[0], L->gw[1]});
     if (L->add)
-        return vkattn_additive_attention_backward_run(
-            L->add, call, io, g, &(vkattn_additive_attention_weight_tensors){L->gw[0]});
-    return vkattn_bahdanau_backward_run(
-        L->bah, call, io, g,
+        return vkattn_additive_attention_backward_record(
+            L->add, VKATTN_RUN_NOW, call, io, g, &(vkattn_additive_attention_weight_tensors){L->gw[0]});
+    return vkattn_bahdanau_backward_record(
+        L->bah, VKATTN_RUN_NOW, call, io, g,
         &(vkattn_bahdanau_weight_tensors){L->gw[0], L->gw[1], L->gw[2], L->gw[3]});
 }
 
@@ -549,12 +549,12 @@ static void test_optimizer_step(void **state)
         float *before[MAX_W] = {0}, *grad[MAX_W] = {0};
         for (uint32_t i = 0; i < L.n_w; i++) {
             assert_non_null(wt[i]);
-            assert_int_equal(vkattn_tensor_count(wt[i]), L.w_count[i]);
+            assert_int_equal(vkattn_tensor_get_info(wt[i]).count, L.w_count[i]);
             before[i] = th_download(wt[i], L.w_count[i]);
             grad[i] = th_download(L.gw[i], L.w_count[i]);
             float zeros[VKATTN_OPTIM_STEP_COUNT] = {0};
             vkattn_tensor *step = th_tensor(ctx, VKATTN_OPTIM_STEP_COUNT, zeros);
-            TH_OK(ctx, vkattn_optim_step_run(ctx, &sgd,
+            TH_OK(ctx, vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &sgd,
                                              &(vkattn_optim_io){.count = (uint32_t)L.w_count[i],
                                                                 .param = wt[i],
                                                                 .grad = L.gw[i],
@@ -641,66 +641,66 @@ static void test_bad_args(void **state)
     vkattn_attention_weight_tensors none = {0};
     const vkattn_result BAD = VKATTN_ERROR_INVALID_ARGUMENT;
 
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &none), BAD,
                     "no forward kept");
     TH_OK(ctx, forward(&L, &call, &io)); /* without keep_for_backward */
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &none), BAD,
                     "keep_for_backward");
     call.keep_for_backward = true;
     TH_OK(ctx, forward(&L, &call, &io));
-    TH_OK(ctx, vkattn_attention_backward_run(L.att, &call, &io, &gr, &none));
+    TH_OK(ctx, vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &none));
 
     vkattn_layer_call c2 = call;
     c2.seed++;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &c2, &io, &gr, &none), BAD,
                     "call->seed");
     c2 = call, c2.causal = VKATTN_CAUSAL_TOP_LEFT;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &c2, &io, &gr, &none), BAD,
                     "call->causal");
     c2 = call, c2.offset = 9;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &c2, &io, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &c2, &io, &gr, &none), BAD,
                     "call->offset");
     vkattn_layer_io io2 = io;
     io2.value_mask = NULL;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io2, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io2, &gr, &none), BAD,
                     "io->value_mask");
     io2 = io, io2.key = NULL; /* dk == dv here, so only the kept io tells */
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io2, &gr, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io2, &gr, &none), BAD,
                     "io->key");
 
     vkattn_layer_grads g2 = gr;
     g2.grad_output = NULL;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "grads->grad_output");
     g2 = gr, g2.grad_output = small;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "grads->grad_output");
     g2 = gr, g2.grad_query = small;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "grads->grad_query");
     g2 = gr, g2.grad_query = io.query;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "overlaps");
     g2 = gr, g2.grad_key = gv; /* two gradients in one tensor */
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "overlaps");
     g2 = gr, g2.grad_query = gout;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "grads->grad_output");
     g2 = (vkattn_layer_grads){.grad_output = gout};
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none), BAD,
                     "no gradient");
     vkattn_attention_weight_tensors own;
     TH_OK(ctx, vkattn_attention_get_weight_tensors(L.att, &own));
     vkattn_attention_weight_tensors wbad = {.scale = own.scale};
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &wbad), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &wbad), BAD,
                     "overlaps");
     wbad = (vkattn_attention_weight_tensors){.scale = small};
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &gr, &wbad), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &wbad), BAD,
                     "grad_w->scale");
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(NULL, &call, &io, &gr, &none), BAD, "layer");
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, NULL, &io, &gr, &none), BAD, "call");
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, NULL, &none), BAD,
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(NULL, VKATTN_RUN_NOW, &call, &io, &gr, &none), BAD, "layer");
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, NULL, &io, &gr, &none), BAD, "call");
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, NULL, &none), BAD,
                     "grads");
     TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VK_NULL_HANDLE, &call, &io, &gr,
                                                      &none),
@@ -713,14 +713,14 @@ static void test_bad_args(void **state)
                                                           .dtype = VKATTN_DTYPE_F16},
                                     &half));
     g2 = gr, g2.grad_query = half;
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(L.att, &call, &io, &g2, &none),
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &g2, &none),
                     VKATTN_ERROR_UNSUPPORTED, "f32");
     /* prepare checks as record */
-    TH_OK(ctx, vkattn_attention_backward_prepare(L.att, &call, &io, &gr, &none));
-    TH_EXPECT_ERROR(vkattn_attention_backward_prepare(L.att, &c2, &io, &gr, &none), BAD,
+    TH_OK(ctx, vkattn_attention_backward_record(L.att, VKATTN_PREPARE, &call, &io, &gr, &none));
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_PREPARE, &c2, &io, &gr, &none), BAD,
                     "call->offset");
     /* still usable after the errors */
-    TH_OK(ctx, vkattn_attention_backward_run(L.att, &call, &io, &gr, &none));
+    TH_OK(ctx, vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &none));
 
     /* AdditiveAttention with no_scale has no scale to differentiate */
     {
@@ -729,11 +729,11 @@ static void test_bad_args(void **state)
         layer_create(ctx, &A, &ca, &s);
         TH_OK(ctx, forward(&A, &call, &io));
         vkattn_tensor *gs = th_tensor(ctx, s.dq, NULL);
-        TH_EXPECT_ERROR(vkattn_additive_attention_backward_run(
-                            A.add, &call, &io, &gr,
+        TH_EXPECT_ERROR(vkattn_additive_attention_backward_record(
+                            A.add, VKATTN_RUN_NOW, &call, &io, &gr,
                             &(vkattn_additive_attention_weight_tensors){gs}),
                         BAD, "no such weight");
-        TH_OK(ctx, vkattn_additive_attention_backward_run(A.add, &call, &io, &gr, NULL));
+        TH_OK(ctx, vkattn_additive_attention_backward_record(A.add, VKATTN_RUN_NOW, &call, &io, &gr, NULL));
         vkattn_additive_attention_weight_tensors aw;
         TH_OK(ctx, vkattn_additive_attention_get_weight_tensors(A.add, &aw));
         assert_null(aw.scale);
@@ -749,10 +749,10 @@ static void test_bad_args(void **state)
         TH_OK(ctx, forward(&Bh, &call, &io2));
         vkattn_tensor *gk = th_tensor(ctx, d.nk, NULL);
         g2 = gr, g2.grad_key = gk;
-        TH_EXPECT_ERROR(vkattn_bahdanau_backward_run(Bh.bah, &call, &io2, &g2, NULL), BAD,
+        TH_EXPECT_ERROR(vkattn_bahdanau_backward_record(Bh.bah, VKATTN_RUN_NOW, &call, &io2, &g2, NULL), BAD,
                         "grads->grad_key");
         /* an io other than the kept forward's */
-        TH_EXPECT_ERROR(vkattn_bahdanau_backward_run(Bh.bah, &call, &io, &gr, NULL), BAD,
+        TH_EXPECT_ERROR(vkattn_bahdanau_backward_record(Bh.bah, VKATTN_RUN_NOW, &call, &io, &gr, NULL), BAD,
                         "io->key");
         vkattn_tensor_destroy(gk);
         layer_destroy(&Bh);

@@ -47,7 +47,7 @@ typedef struct lcase {
     vkattn_dtype tq_type, tk_type, tv_type, tout_type, tscores_type;
 } lcase;
 
-static float half_value(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
+static float half_value(float x) { return tu_f16_to_f32(tu_f16_bits(x)); }
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 static vkattn_dtype any_type(void) { return coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
@@ -172,11 +172,11 @@ static vkattn_result layer_run(layer *L, const vkattn_layer_call *c, const vkatt
     switch (L->kind) {
     case DOT:
     case CONCAT:
-        return vkattn_attention_run(L->obj, c, io);
+        return vkattn_attention_record(L->obj, VKATTN_RUN_NOW, c, io);
     case ADDITIVE:
-        return vkattn_additive_attention_run(L->obj, c, io);
+        return vkattn_additive_attention_record(L->obj, VKATTN_RUN_NOW, c, io);
     default:
-        return vkattn_bahdanau_run(L->obj, c, io);
+        return vkattn_bahdanau_record(L->obj, VKATTN_RUN_NOW, c, io);
     }
 }
 
@@ -422,13 +422,13 @@ static void test_bad_arguments(void **state)
             io.value_mask = m16;
         else
             io.attention_mask = am16;
-        TH_EXPECT_ERROR(vkattn_attention_run(a, &call, &io),
+        TH_EXPECT_ERROR(vkattn_attention_record(a, VKATTN_RUN_NOW, &call, &io),
                         VKATTN_ERROR_INVALID_ARGUMENT, names[which]);
         assert_non_null(strstr(vkattn_last_error(), "f16"));
         assert_non_null(strstr(vkattn_last_error(), "f32"));
-        TH_EXPECT_ERROR(vkattn_additive_attention_run(aa, &call, &io),
+        TH_EXPECT_ERROR(vkattn_additive_attention_record(aa, VKATTN_RUN_NOW, &call, &io),
                         VKATTN_ERROR_INVALID_ARGUMENT, names[which]);
-        TH_EXPECT_ERROR(vkattn_bahdanau_run(b, &call, &io),
+        TH_EXPECT_ERROR(vkattn_bahdanau_record(b, VKATTN_RUN_NOW, &call, &io),
                         VKATTN_ERROR_INVALID_ARGUMENT, names[which]);
     }
     /* an f32 layer still refuses f16 data tensors */
@@ -436,7 +436,7 @@ static void test_bad_arguments(void **state)
     vkattn_attention *f32_layer = NULL;
     TH_OK(ctx, vkattn_attention_create(ctx, &ad, &f32_layer));
     const vkattn_layer_io io = {.query = x, .value = x, .output = out};
-    TH_EXPECT_ERROR(vkattn_attention_run(f32_layer, &call, &io),
+    TH_EXPECT_ERROR(vkattn_attention_record(f32_layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_UNSUPPORTED, "io->query");
     /* the layer backward is f32 only: an f16 layer refuses it, even with f32
      * io and gradients (every layer, Attention too: its weights are scalars,
@@ -447,11 +447,11 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *gq32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
     const vkattn_layer_io io32 = {.query = x32, .value = x32, .output = out32};
     const vkattn_layer_grads g = {.grad_output = g32, .grad_query = gq32};
-    TH_EXPECT_ERROR(vkattn_attention_backward_run(a, &call, &io32, &g, NULL),
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(a, VKATTN_RUN_NOW, &call, &io32, &g, NULL),
                     VKATTN_ERROR_UNSUPPORTED, "f16");
-    TH_EXPECT_ERROR(vkattn_additive_attention_backward_run(aa, &call, &io32, &g, NULL),
+    TH_EXPECT_ERROR(vkattn_additive_attention_backward_record(aa, VKATTN_RUN_NOW, &call, &io32, &g, NULL),
                     VKATTN_ERROR_UNSUPPORTED, "f16");
-    TH_EXPECT_ERROR(vkattn_bahdanau_backward_run(b, &call, &io32, &g, NULL),
+    TH_EXPECT_ERROR(vkattn_bahdanau_backward_record(b, VKATTN_RUN_NOW, &call, &io32, &g, NULL),
                     VKATTN_ERROR_UNSUPPORTED, "f16");
     vkattn_tensor *all32[] = {x32, out32, g32, gq32};
     for (size_t i = 0; i < sizeof all32 / sizeof all32[0]; i++)

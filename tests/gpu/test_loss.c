@@ -24,7 +24,7 @@ static void check(vkattn_context *ctx, uint32_t n, float scale, bool with_grad)
     vkattn_tensor *tp = th_tensor(ctx, n, pred), *tt = th_tensor(ctx, n, target);
     vkattn_tensor *tl = th_tensor(ctx, 1, NULL), *tg = with_grad ? th_tensor(ctx, n, NULL) : NULL;
     const vkattn_mse_io io = {.pred = tp, .target = tt, .loss = tl, .grad = tg};
-    TH_OK(ctx, vkattn_mse_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_mse_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *loss = th_download(tl, 1);
     char what[120];
     snprintf(what, sizeof what, "mse n=%u scale=%g: loss", n, (double)scale);
@@ -37,7 +37,7 @@ static void check(vkattn_context *ctx, uint32_t n, float scale, bool with_grad)
     }
     /* deterministic: the same bits again */
     TH_OK(ctx, vkattn_tensor_fill(tl, NAN));
-    TH_OK(ctx, vkattn_mse_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_mse_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *again = th_download(tl, 1);
     assert_memory_equal(loss, again, sizeof(float));
     th_assert_validation_clean();
@@ -66,7 +66,7 @@ static void test_same_tensor(void **state)
                   *g = th_tensor(ctx, 37, NULL);
     const vkattn_mse_params p = {.count = 37};
     const vkattn_mse_io io = {.pred = t, .target = t, .loss = l, .grad = g};
-    TH_OK(ctx, vkattn_mse_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_mse_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *loss = th_download(l, 1), *grad = th_download(g, 37);
     assert_true(loss[0] == 0.0f);
     for (int i = 0; i < 37; i++)
@@ -92,20 +92,20 @@ static void test_bad_arguments(void **state)
         {.pred = l, .target = l, .loss = l},             /* loss aliasing the inputs */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (vkattn_mse_run(ctx, &p, &bad[i]) != VKATTN_ERROR_INVALID_ARGUMENT)
+        if (vkattn_mse_record(ctx, VKATTN_RUN_NOW, &p, &bad[i]) != VKATTN_ERROR_INVALID_ARGUMENT)
             fail_msg("bad io %zu accepted", i);
         assert_non_null(strstr(vkattn_last_error(), "vkattn_mse_record"));
     }
     vkattn_mse_params q = {.count = 0};
-    assert_int_equal(vkattn_mse_run(ctx, &q, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_mse_record(ctx, VKATTN_RUN_NOW, &q, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
     q = (vkattn_mse_params){.count = 10, .loss_scale = NAN};
-    assert_int_equal(vkattn_mse_run(ctx, &q, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_mse_run(ctx, NULL, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_mse_run(ctx, &p, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_mse_prepare(ctx, &q, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_mse_record(ctx, VKATTN_RUN_NOW, &q, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_mse_record(ctx, VKATTN_RUN_NOW, NULL, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_mse_record(ctx, VKATTN_RUN_NOW, &p, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_mse_record(ctx, VKATTN_PREPARE, &q, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
     float *loss = th_download(l, 1);
     assert_true(loss[0] == 7.0f); /* nothing ran */
-    TH_OK(ctx, vkattn_mse_prepare(ctx, &p, &ok));
+    TH_OK(ctx, vkattn_mse_record(ctx, VKATTN_PREPARE, &p, &ok));
     th_assert_validation_clean();
     vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(l);
     vkattn_tensor_destroy(g);

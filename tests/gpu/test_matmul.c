@@ -28,13 +28,13 @@ static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, uint6
     tu_fill_uniform(b, nb, -1, 1);
     tu_fill_uniform(bias, p->n, -1, 1);
     tu_poison(ref, nc);
-    TH_OK(ctx, vkattn_reference_matmul(p, a, b, p->has_bias ? bias : NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(p, NULL, a, b, p->has_bias ? bias : NULL, ref));
 
     vkattn_tensor *ta = th_tensor(ctx, na, a), *tb = th_tensor(ctx, nb, b);
     vkattn_tensor *tbias = p->has_bias ? th_tensor(ctx, p->n, bias) : NULL;
     vkattn_tensor *tc = th_tensor(ctx, nc, NULL);
     vkattn_matmul_io io = {.a = ta, .b = tb, .bias = tbias, .c = tc};
-    TH_OK(ctx, vkattn_matmul_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tc, nc);
 
     char what[160];
@@ -124,8 +124,8 @@ static void test_chained_in_one_command_buffer(void **state)
     tu_fill_uniform(a, n * n, -1, 1);
     tu_fill_uniform(b, n * n, -1, 1);
     vkattn_matmul_params p = {.m = n, .n = n, .k = n};
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, c1));
-    TH_OK(ctx, vkattn_reference_matmul(&p, c1, b, NULL, c2));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, c1));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, c1, b, NULL, c2));
 
     vkattn_tensor *ta = th_tensor(ctx, n * n, a), *tb = th_tensor(ctx, n * n, b);
     vkattn_tensor *tc = th_tensor(ctx, n * n, NULL), *td = th_tensor(ctx, n * n, NULL);
@@ -171,28 +171,28 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *t = th_tensor(ctx, 16, NULL);
     vkattn_matmul_params p = {.m = 4, .n = 4, .k = 4};
     vkattn_matmul_io io = {.a = t, .b = t, .c = th_tensor(ctx, 16, NULL)};
-    assert_int_equal(vkattn_matmul_run(ctx, NULL, &io), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_matmul_run(ctx, &p, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, NULL, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
     p.k = 0;
-    assert_int_equal(vkattn_matmul_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_context_last_error(ctx), "k is 0"));
     p.k = 5; /* A would need 20 elements */
-    assert_int_equal(vkattn_matmul_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     p.k = 4;
     p.batch = 2; /* C is too small for 2 batches */
-    assert_int_equal(vkattn_matmul_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     p.batch = 1;
     p.has_bias = true; /* no bias tensor */
-    assert_int_equal(vkattn_matmul_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     p.has_bias = false;
     p.a.row_stride = 2; /* narrower than the matrix */
-    assert_int_equal(vkattn_matmul_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     p.a.row_stride = 0;
     p.batch = 70000; /* over the z workgroup limit or too small tensors: never a crash */
     p.a.batch_stride = 0;
     p.b.batch_stride = 0;
-    assert_int_not_equal(vkattn_matmul_run(ctx, &p, &io), VKATTN_SUCCESS);
-    TH_OK(ctx, (p.batch = 1, vkattn_matmul_run(ctx, &p, &io)));
+    assert_int_not_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_SUCCESS);
+    TH_OK(ctx, (p.batch = 1, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io)));
     vkattn_tensor_destroy(io.c);
     vkattn_tensor_destroy(t);
     th_assert_validation_clean();
@@ -211,7 +211,7 @@ static void budget_case(vkattn_context *ctx, vkattn_context *bctx, uint32_t batc
     tu_fill_uniform(a, na, -1, 1);
     tu_fill_uniform(b, nb, -1, 1);
     tu_fill_uniform(bv, n, -1, 1);
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, bias ? bv : NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, bias ? bv : NULL, ref));
     float *got[2];
     vkattn_context *ctxs[2] = {ctx, bctx};
     for (int i = 0; i < 2; i++) {
@@ -219,7 +219,7 @@ static void budget_case(vkattn_context *ctx, vkattn_context *bctx, uint32_t batc
         vkattn_tensor *tbias = bias ? th_tensor(ctxs[i], n, bv) : NULL;
         vkattn_tensor *tc = th_tensor(ctxs[i], nc, NULL);
         vkattn_matmul_io io = {.a = ta_, .b = tb, .bias = tbias, .c = tc};
-        TH_OK(ctxs[i], vkattn_matmul_run(ctxs[i], &p, &io));
+        TH_OK(ctxs[i], vkattn_matmul_record(ctxs[i], VKATTN_RUN_NOW, &p, &io));
         got[i] = th_download(tc, nc);
         vkattn_tensor_destroy(ta_), vkattn_tensor_destroy(tb), vkattn_tensor_destroy(tbias);
         vkattn_tensor_destroy(tc);
@@ -252,7 +252,7 @@ static void test_dispatch_budget(void **state)
     vkattn_tensor *a = th_tensor(bctx, 300, NULL), *b = th_tensor(bctx, 20000, NULL);
     vkattn_tensor *c = th_tensor(bctx, 600, NULL);
     vkattn_matmul_io io = {.a = a, .b = b, .c = c};
-    assert_int_equal(vkattn_matmul_run(bctx, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
+    assert_int_equal(vkattn_matmul_record(bctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
     assert_non_null(strstr(vkattn_context_last_error(bctx), "max_dispatch_work"));
     vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(c);
     assert_int_equal(th_teardown(&bstate), 0);
@@ -312,11 +312,11 @@ static void test_kernel_choice(void **state)
         vkattn_tensor *a = th_tensor(ctx, m * k, NULL), *b = th_tensor(ctx, k * n, NULL);
         vkattn_tensor *c = th_tensor(ctx, m * n, NULL), *c16 = NULL;
         vkattn_matmul_io io = {.a = a, .b = b, .c = c};
-        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
         const vkattn_tensor_desc half = {.rank = 2, .dims = {m, n}, .dtype = VKATTN_DTYPE_F16};
         TH_OK(ctx, vkattn_tensor_create(ctx, &half, &c16));
         io.c = c16;
-        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
         const bool gpu = tuning == VKATTN_TUNING_GPU;
         const bool used_gpu = th_pipeline_seen(&seen, "matmul_gpu", false);
         const bool used_plain = th_pipeline_seen(&seen, "matmul", false);

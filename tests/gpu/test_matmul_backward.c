@@ -81,7 +81,7 @@ static grads run_gpu(vkattn_context *ctx, const bwd_case *c, const float *a, con
     vkattn_tensor *gbias = c->want_bias ? th_tensor(ctx, p->n, nan_bias) : NULL;
     vkattn_matmul_backward_io io = {.a = ta, .b = tb, .grad_c = tdc,
                                     .grad_a = ga, .grad_b = gb, .grad_bias = gbias};
-    TH_OK(ctx, vkattn_matmul_backward_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
     grads g = {ga ? th_download(ga, c->na) : NULL, gb ? th_download(gb, c->nb) : NULL,
                gbias ? th_download(gbias, p->n) : NULL};
     th_assert_validation_clean();
@@ -253,16 +253,16 @@ static void test_prepare(void **state)
     p.a.batch_stride = 45;
     vkattn_matmul_backward_io io = {.a = a, .b = b, .grad_c = dc, .grad_a = ga, .grad_b = gb,
                                     .grad_bias = gbias};
-    TH_OK(ctx, vkattn_matmul_backward_prepare(ctx, &p, &io));
+    TH_OK(ctx, vkattn_matmul_backward_record(ctx, VKATTN_PREPARE, &p, &io));
     vkattn_context_stats before, after;
     TH_OK(ctx, vkattn_context_get_stats(ctx, &before));
-    TH_OK(ctx, vkattn_matmul_backward_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io));
     TH_OK(ctx, vkattn_context_get_stats(ctx, &after));
     assert_int_equal(before.pipelines_created, after.pipelines_created);
     assert_int_equal(before.scratch_allocations, after.scratch_allocations);
     p.k = 0;
-    assert_int_equal(vkattn_matmul_backward_prepare(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_matmul_backward_prepare"));
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_PREPARE, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_matmul_backward_record"));
     vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(dc);
     vkattn_tensor_destroy(ga), vkattn_tensor_destroy(gb), vkattn_tensor_destroy(gbias);
     th_assert_validation_clean();
@@ -280,34 +280,34 @@ static void test_bad_arguments(void **state)
     vkattn_matmul_params p = {.m = 4, .n = 4, .k = 4};
     vkattn_matmul_backward_io io = {.a = a, .b = b, .grad_c = dc, .grad_a = ga, .grad_b = gb};
     const vkattn_result bad = VKATTN_ERROR_INVALID_ARGUMENT;
-    assert_int_equal(vkattn_matmul_backward_run(ctx, NULL, &io), bad);
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, NULL), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, NULL, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, NULL), bad);
     p.k = 0;
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     p.k = 5; /* shape mismatch: A and B would need 20 elements */
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     p.k = 4;
     io.grad_b = small; /* too small for B's gradient */
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_b = gb, io.b = NULL; /* dA needs B */
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.b = b, io.grad_c = NULL;
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_c = dc, io.grad_bias = small; /* no bias in the forward */
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_bias = NULL, io.grad_b = a; /* a gradient aliasing an input */
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     assert_non_null(strstr(vkattn_context_last_error(ctx), "io->grad_b"));
     io.grad_b = ga; /* two gradients in one tensor */
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_a = dc, io.grad_b = gb;
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), bad);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     /* f16 tensors: refused until the backward has an f16 path */
     vkattn_tensor_desc d16 = {.rank = 1, .dims = {16}, .dtype = VKATTN_DTYPE_F16};
     vkattn_tensor *h = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx, &d16, &h));
     io.grad_a = ga, io.grad_c = h;
-    assert_int_equal(vkattn_matmul_backward_run(ctx, &p, &io), VKATTN_ERROR_UNSUPPORTED);
+    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_UNSUPPORTED);
     io.grad_c = dc;
     vkattn_tensor_destroy(h);
 
@@ -322,7 +322,7 @@ static void test_bad_arguments(void **state)
     free(got);
     /* and no gradient asked for is a successful no-op */
     vkattn_matmul_backward_io none = {.a = a, .b = b, .grad_c = dc};
-    TH_OK(ctx, vkattn_matmul_backward_run(ctx, &p, &none));
+    TH_OK(ctx, vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &none));
 
     vkattn_tensor_destroy(a), vkattn_tensor_destroy(b), vkattn_tensor_destroy(dc);
     vkattn_tensor_destroy(ga), vkattn_tensor_destroy(gb), vkattn_tensor_destroy(small);

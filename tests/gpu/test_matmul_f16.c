@@ -38,8 +38,8 @@ static void test_tensor_f16(void **state)
     vkattn_context *ctx = TH_CTX(state);
     const size_t n = 37; /* odd: the last word is half padding */
     vkattn_tensor *t = tensor16(ctx, n, VKATTN_DTYPE_F16);
-    assert_int_equal(vkattn_tensor_dtype(t), VKATTN_DTYPE_F16);
-    assert_int_equal(vkattn_tensor_buffer(t).size, 76); /* 74 bytes padded to words */
+    assert_int_equal(vkattn_tensor_get_info(t).desc.dtype, VKATTN_DTYPE_F16);
+    assert_int_equal(vkattn_tensor_get_info(t).buffer.size, 76); /* 74 bytes padded to words */
     float x[37], y[37];
     for (size_t i = 0; i < n; i++)
         x[i] = (float)i * 0.1f - 1.7f;
@@ -47,14 +47,14 @@ static void test_tensor_f16(void **state)
     TH_OK(ctx, vkattn_tensor_upload(t, x, 0, n));
     TH_OK(ctx, vkattn_tensor_download(t, y, 0, n));
     for (size_t i = 0; i < n; i++)
-        assert_true(y[i] == vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i])));
+        assert_true(y[i] == tu_f16_to_f32(tu_f16_bits(x[i])));
     assert_true(isinf(y[3]));
     uint16_t h[5] = {0x3c00, 0xc000, 0x7e00, 0x0001, 0x8000}, g[5];
     TH_OK(ctx, vkattn_tensor_upload_raw(t, h, 31, 5)); /* odd first, partial words */
     TH_OK(ctx, vkattn_tensor_download_raw(t, g, 31, 5));
     assert_memory_equal(h, g, sizeof h);
     TH_OK(ctx, vkattn_tensor_download(t, y, 30, 1));
-    assert_true(y[0] == vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[30])));
+    assert_true(y[0] == tu_f16_to_f32(tu_f16_bits(x[30])));
     TH_OK(ctx, vkattn_tensor_fill(t, 0.5f));
     TH_OK(ctx, vkattn_tensor_download(t, y, 0, n));
     for (size_t i = 0; i < n; i++)
@@ -84,7 +84,7 @@ static void test_unsupported_ops(void **state)
     vkattn_tensor *h = tensor16(ctx, 16, VKATTN_DTYPE_F16), *f = th_tensor(ctx, 16, NULL);
     vkattn_softmax_params sp = {.batch = 1, .tq = 4, .tv = 4, .mask = {.has_mask = true}};
     vkattn_softmax_io sio = {.scores = f, .mask = h, .out = f};
-    assert_int_equal(vkattn_softmax_run(ctx, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     const char *msg = vkattn_context_last_error(ctx);
     assert_non_null(strstr(msg, "io->mask"));
     assert_non_null(strstr(msg, "is an f16 tensor; it must be f32"));
@@ -135,10 +135,10 @@ static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_
      * hold f16 values), and the magnitudes for the bound */
     for (size_t i = 0; i < nc; i++)
         ref[i] = mag[i] = NAN;
-    TH_OK(ctx, vkattn_reference_matmul(p, a, b, p->has_bias ? bias : NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(p, NULL, a, b, p->has_bias ? bias : NULL, ref));
     vkattn_matmul_params pm = *p;
     pm.alpha = fabsf(p->alpha);
-    TH_OK(ctx, vkattn_reference_matmul(&pm, aa, ab, p->has_bias ? abias : NULL, mag));
+    TH_OK(ctx, vkattn_reference_matmul(&pm, NULL, aa, ab, p->has_bias ? abias : NULL, mag));
     /* the typed reference rounds an f16 C once: within half an f16 ulp */
     uint16_t *ref16 = NULL;
     if (ty.c == VKATTN_DTYPE_F16) {
@@ -148,7 +148,7 @@ static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_
         vkattn_f32_to_f16_array(a16, a, na);
         vkattn_f32_to_f16_array(b16, b, nb);
         vkattn_f32_to_f16_array(bias16, bias, p->n);
-        TH_OK(ctx, vkattn_reference_matmul_typed(
+        TH_OK(ctx, vkattn_reference_matmul(
                        p, &ty, ty.a ? (void *)a16 : a, ty.b ? (void *)b16 : b,
                        p->has_bias ? (ty.bias ? (void *)bias16 : bias) : NULL, ref16));
         free(a16), free(b16), free(bias16);
@@ -158,7 +158,7 @@ static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_
     vkattn_tensor *tbias = p->has_bias ? upload(ctx, bias, p->n, ty.bias) : NULL;
     vkattn_tensor *tc = tensor16(ctx, nc, ty.c);
     vkattn_matmul_io io = {.a = ta, .b = tb, .bias = tbias, .c = tc};
-    TH_OK(ctx, vkattn_matmul_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tc, nc);
 
     for (size_t i = 0; i < nc; i++) {
@@ -171,7 +171,7 @@ static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_
         double bound = (p->k + 2) * 0x1p-23 * mag[i] + 0x1p-30;
         if (ty.c == VKATTN_DTYPE_F16) {
             bound += ulp16(ref[i]);
-            double r16 = vkattn_f16_bits_to_f32(ref16[i]);
+            double r16 = tu_f16_to_f32(ref16[i]);
             if (fabs(r16 - ref[i]) > 0.5 * ulp16(ref[i]) + 0x1p-30)
                 fail_msg("typed reference %zu: %g vs %g", i, r16, (double)ref[i]);
         } else {
@@ -305,7 +305,7 @@ static void test_kernel_choice(void **state)
         TH_OK(ctx, vkattn_tensor_fill(b, 0.25f));
         TH_OK(ctx, vkattn_tensor_fill(bias, 1.0f));
         vkattn_matmul_io io = {.a = a, .b = b, .bias = bias, .c = c};
-        TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *got = th_download(c, m * n);
         for (uint32_t e = 0; e < m * n; e++)
             assert_true(got[e] == 1.0f + 0.125f * k);

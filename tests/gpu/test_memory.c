@@ -146,7 +146,7 @@ static void test_stack_lives_in_few_allocations(void **state)
 
     for (int i = 0; i < STACK; i++) {
         vkattn_layer_io io = {.query = x[i], .value = value[i], .output = x[i + 1]};
-        TH_OK(ctx, vkattn_mha_run(layer[i], &m[i].call, &io));
+        TH_OK(ctx, vkattn_mha_record(layer[i], VKATTN_RUN_NOW, &m[i].call, &io));
     }
     /* the reference stack */
     float *h = tu_floats(m[0].n_query);
@@ -176,7 +176,7 @@ static void test_stack_lives_in_few_allocations(void **state)
     for (int call = 0; call < 1000; call++) {
         int i = call % STACK;
         vkattn_layer_io io = {.query = x[i], .value = value[i], .output = x[i + 1]};
-        TH_OK(ctx, vkattn_mha_run(layer[i], &m[i].call, &io));
+        TH_OK(ctx, vkattn_mha_record(layer[i], VKATTN_RUN_NOW, &m[i].call, &io));
     }
     vkattn_memory_stats after = stats_of(ctx);
     assert_int_equal(after.device_allocations, s.device_allocations);
@@ -224,7 +224,7 @@ static void test_suballocation(void **state)
             pattern(data, n[i], (uint32_t)i);
             t[i] = th_tensor(ctx, n[i], data);
             free(data);
-            vkattn_buffer_view v = vkattn_tensor_buffer(t[i]);
+            vkattn_buffer_view v = vkattn_tensor_get_info(t[i]).buffer;
             assert_non_null(v.buffer);
             assert_true(align == 0 || v.offset % align == 0);
             assert_true(v.size == (uint64_t)n[i] * sizeof(float));
@@ -415,8 +415,8 @@ static vkattn_result layer_life(vkattn_context *ctx, mha_case *m, const layer_io
         goto done;
     TH_OK(ctx, rs);
     io.scores = NULL;
-    *where = "vkattn_mha_run";
-    r = vkattn_mha_run(layer, &m->call, &io);
+    *where = "vkattn_mha_record(VKATTN_RUN_NOW)";
+    r = vkattn_mha_record(layer, VKATTN_RUN_NOW, &m->call, &io);
 done:
     vkattn_mha_destroy(layer);
     return r;
@@ -552,7 +552,7 @@ static void test_slicer_on_app_allocator(void **state)
     sliced_mha c = {.call = m.call, .io = {.query = t.query, .value = t.value, .output = t.out}};
     TH_OK(ctx, vkattn_mha_create(ctx, &m.desc, &c.layer));
     TH_OK(ctx, vkattn_mha_set_weights(c.layer, &m.w));
-    TH_OK(ctx, vkattn_mha_run(c.layer, &c.call, &c.io)); /* the layer's own scratch first */
+    TH_OK(ctx, vkattn_mha_record(c.layer, VKATTN_RUN_NOW, &c.call, &c.io)); /* the layer's own scratch first */
     TH_OK(ctx, vkattn_tensor_fill(t.out, NAN));
     const vkattn_memory_stats before = stats_of(ctx);
     vkattn_slicer_desc d = {.record = sliced_mha_record, .user = &c, .budget_us = 1e-3};

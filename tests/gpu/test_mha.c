@@ -74,7 +74,7 @@ static vkattn_layer_host_io host_io(const mcase *m, const host *h, float *out, f
 }
 
 /* Runs the case on the GPU: a fresh layer, weights set, outputs poisoned;
- * downloads into out and scores. Returns the result of vkattn_mha_run. */
+ * downloads into out and scores. Returns the result of vkattn_mha_record (VKATTN_RUN_NOW). */
 static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h, float *out,
                              float *scores)
 {
@@ -83,7 +83,7 @@ static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h,
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_mha_set_weights(layer, &h->w));
     vkattn_layer_io io = mh_gpu_io(ctx, &v, h);
-    vkattn_result r = vkattn_mha_run(layer, &m->call, &io);
+    vkattn_result r = vkattn_mha_record(layer, VKATTN_RUN_NOW, &m->call, &io);
     mh_gpu_io_finish(ctx, &v, &io, r == VKATTN_SUCCESS, out, scores);
     vkattn_mha_destroy(layer);
     return r;
@@ -128,7 +128,7 @@ static void check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result
 
     vkattn_result r = run_gpu(ctx, m, &h, got, got_scores);
     if (r != expect)
-        fail_msg("%s: vkattn_mha_run gave %s, want %s (%s)", what, vkattn_result_name(r),
+        fail_msg("%s: vkattn_mha_record(VKATTN_RUN_NOW) gave %s, want %s (%s)", what, vkattn_result_name(r),
                  vkattn_result_name(expect), vkattn_last_error());
     if (r == VKATTN_SUCCESS) {
         double err = tu_max_rel_err(got, ref, s.out, 1.0);
@@ -540,7 +540,7 @@ static void test_chained_calls(void **state)
         vkattn_tensor *o = th_tensor(ctx, cs.out, NULL), *sc = th_tensor(ctx, cs.scores, NULL);
         vkattn_layer_io io = {.query = q, .value = v, .query_mask = qm, .value_mask = vm,
                               .output = o, .scores = sc};
-        TH_OK(ctx, vkattn_mha_run(layer, &c.call, &io));
+        TH_OK(ctx, vkattn_mha_record(layer, VKATTN_RUN_NOW, &c.call, &io));
         TH_OK(ctx, vkattn_tensor_download(o, cgot, 0, cs.out));
         TU_ASSERT_CLOSE(cgot, cref, cs.out, OUT_BOUND, "scratch growth");
         vkattn_tensor_destroy(q), vkattn_tensor_destroy(v), vkattn_tensor_destroy(qm);
@@ -594,7 +594,7 @@ static void test_example_case(void **state)
     vkattn_tensor *vm = th_tensor(ctx, 8, ex_value_mask);
     vkattn_tensor *o = th_tensor(ctx, 24, NULL), *sc = th_tensor(ctx, 48, NULL);
     vkattn_layer_io io = {.query = q, .value = v, .value_mask = vm, .output = o, .scores = sc};
-    TH_OK(ctx, vkattn_mha_run(layer, &call, &io));
+    TH_OK(ctx, vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io));
     TH_OK(ctx, vkattn_tensor_download(o, got, 0, 24));
     TH_OK(ctx, vkattn_tensor_download(sc, got_scores, 0, 48));
     assert_within(got, ex_expected_output, 24, "GPU output");
@@ -605,7 +605,7 @@ static void test_example_case(void **state)
     fused.return_attention_scores = false;
     io.scores = NULL;
     TH_OK(ctx, vkattn_tensor_fill(o, NAN));
-    TH_OK(ctx, vkattn_mha_run(layer, &fused, &io));
+    TH_OK(ctx, vkattn_mha_record(layer, VKATTN_RUN_NOW, &fused, &io));
     TH_OK(ctx, vkattn_tensor_download(o, got, 0, 24));
     assert_within(got, ex_expected_output, 24, "GPU output (fused)");
     th_assert_validation_clean();
@@ -733,38 +733,38 @@ static void test_bad_record(void **state)
     vkattn_layer_call c = good;
     vkattn_layer_io io = io0;
 
-    expect_invalid(vkattn_mha_run(NULL, &c, &io), "layer");
-    expect_invalid(vkattn_mha_run(f.layer, NULL, &io), "call");
-    expect_invalid(vkattn_mha_run(f.layer, &c, NULL), "io");
+    expect_invalid(vkattn_mha_record(NULL, VKATTN_RUN_NOW, &c, &io), "layer");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, NULL, &io), "call");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, NULL), "io");
     c.batch = 0;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->batch");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->batch");
     c = good, c.tv = 0;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->tv");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->tv");
     c = good, c.path = (vkattn_sdpa_path)7;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->path");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->path");
     c = good, c.causal = (vkattn_causal)3;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "call->causal");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->causal");
     c = good;
     io.query = f.small;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->query");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->query");
     io = io0, io.value = f.small;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->value");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->value");
     io = io0, io.key = f.v; /* (B, Tv, Dv): wrong width for the key */
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->key");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->key");
     io = io0, io.key = NULL; /* key = value needs key_width == value_width */
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->key");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->key");
     io = io0, io.output = f.small;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->output");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->output");
     io = io0, io.query_mask = f.vm;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->query_mask");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->query_mask");
     io = io0, io.value_mask = f.qm;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->value_mask");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->value_mask");
     io = io0, io.attention_mask = f.am_heads; /* per-head size without the flag */
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
     io = io0, io.attention_mask = f.am, io.attention_mask_per_head = true;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
     io = io0, io.attention_mask_per_head = true;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
     {
         /* shapes that broadcast to neither (B, Tq, Tv) nor (B, H, Tq, Tv) */
         const lt_mask_shape bad[] = {{4, {2, 3, 3, 4}}, {3, {2, 1, 5}}, {2, {2, 4}}};
@@ -772,19 +772,19 @@ static void test_bad_record(void **state)
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             vkattn_tensor *t = lt_mask_tensor(ctx, &bad[i], zeros);
             io = io0, io.attention_mask = t;
-            expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->attention_mask has shape (");
+            expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask has shape (");
             assert_non_null(strstr(vkattn_last_error(), "(B, H, Tq, Tv) = (2, 2, 3, 4)"));
             vkattn_tensor_destroy(t);
         }
     }
     io = io0, c.return_attention_scores = true;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
     io.scores = f.am; /* (B, Tq, Tv): scores are per head */
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
     c = good, io = io0, io.scores = f.scores;
-    expect_invalid(vkattn_mha_run(f.layer, &c, &io), "io->scores");
+    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
     io = io0, io.output = f.q;
-    assert_int_equal(vkattn_mha_run(f.layer, &c, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     /* and the good call still works after all that */
     io = io0, io.query_mask = f.qm, io.value_mask = f.vm, io.attention_mask = f.am_heads;
     io.attention_mask_per_head = true;
@@ -797,7 +797,7 @@ static void test_bad_record(void **state)
     TH_OK(ctx, vkattn_tensor_upload(f.qm, ones, 0, 6));
     TH_OK(ctx, vkattn_tensor_upload(f.vm, ones, 0, 8));
     TH_OK(ctx, vkattn_tensor_upload(f.am_heads, ones, 0, 48));
-    TH_OK(ctx, vkattn_mha_run(f.layer, &c, &io));
+    TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io));
     th_assert_validation_clean();
     vkattn_tensor *all[] = {f.q, f.k, f.v, f.qm, f.vm, f.am, f.am_heads, f.out, f.scores, f.small};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

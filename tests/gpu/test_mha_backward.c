@@ -332,18 +332,18 @@ static void check_case(vkattn_context *ctx, const mcase *m)
     call.keep_for_backward = true;
     vkattn_layer_grads g = grads_of(&d);
     vkattn_mha_weight_tensors gw = grad_w_of(&d);
-    TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
-    vkattn_result r = vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw);
+    TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &call, &d.io));
+    vkattn_result r = vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw);
     if (call.path == VKATTN_SDPA_FUSED && !fused_backward_possible(ctx)) {
         if (r != VKATTN_ERROR_UNSUPPORTED)
             fail_msg("%s: path FUSED without the fused backward gave %s, want UNSUPPORTED",
                      what, vkattn_result_name(r));
         call.path = VKATTN_SDPA_AUTO; /* fused forward, chained backward */
-        TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
-        r = vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw);
+        TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &call, &d.io));
+        r = vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw);
     }
     if (r != VKATTN_SUCCESS)
-        fail_msg("%s: vkattn_mha_backward_run gave %s: %s", what, vkattn_result_name(r),
+        fail_msg("%s: vkattn_mha_backward_record(VKATTN_RUN_NOW) gave %s: %s", what, vkattn_result_name(r),
                  vkattn_last_error());
     compare(m, &h, &d, what);
     th_assert_validation_clean();
@@ -573,7 +573,7 @@ static void test_optimizer_updates_layer(void **state)
     hio.output = ref;
     const vkattn_mha_weights w = weights_of(h.x);
     TH_OK(ctx, vkattn_reference_mha(&m.desc, &w, &m.call, &hio));
-    TH_OK(ctx, vkattn_mha_run(d.layer, &m.call, &d.io));
+    TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &m.call, &d.io));
     float *got = th_download(d.io.output, s.out);
     const double err = tu_max_rel_err(got, ref, s.out, 1.0);
     if (!(err <= BOUND))
@@ -619,12 +619,12 @@ static void test_prepare(void **state)
         call.keep_for_backward = true;
         vkattn_layer_grads g = grads_of(&d);
         vkattn_mha_weight_tensors gw = grad_w_of(&d);
-        TH_OK(ctx, vkattn_mha_prepare(d.layer, &call, &d.io));
-        TH_OK(ctx, vkattn_mha_backward_prepare(d.layer, &call, &d.io, &g, &gw));
-        TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
+        TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_PREPARE, &call, &d.io));
+        TH_OK(ctx, vkattn_mha_backward_record(d.layer, VKATTN_PREPARE, &call, &d.io, &g, &gw));
+        TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw),
                         VKATTN_ERROR_INVALID_ARGUMENT, "no forward kept");
-        TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
-        TH_OK(ctx, vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw));
+        TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &call, &d.io));
+        TH_OK(ctx, vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw));
         compare(&m, &h, &d, path ? "after prepare, chained" : "after prepare, auto");
         th_assert_validation_clean();
         gpu_free(&m, &d);
@@ -649,72 +649,72 @@ static void test_bad_arguments(void **state)
     const vkattn_result bad = VKATTN_ERROR_INVALID_ARGUMENT;
 
     /* no forward kept: none at all, then one without keep_for_backward */
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw),
                     bad, "no forward kept");
-    TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw),
+    TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &call, &d.io));
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw),
                     bad, "no forward kept");
     call.keep_for_backward = true;
-    TH_OK(ctx, vkattn_mha_run(d.layer, &call, &d.io));
+    TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &call, &d.io));
     {   /* a gate gradient for a layer without the gate */
         vkattn_mha_weight_tensors gate_w = gw;
         vkattn_tensor *t = th_tensor(ctx, s.g[G_WG], NULL);
         gate_w.gate_kernel = t;
-        TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gate_w), bad,
+        TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gate_w), bad,
                         "grad_w->gate_kernel is given but the layer has no gate");
         vkattn_tensor_destroy(t);
     }
     /* a forward kept with another call or io */
     vkattn_layer_call other = call;
     other.seed++;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &other, &d.io, &g, &gw), bad, "call->seed");
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &other, &d.io, &g, &gw), bad, "call->seed");
     other = call, other.causal = VKATTN_CAUSAL_TOP_LEFT;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &other, &d.io, &g, &gw), bad, "call->causal");
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &other, &d.io, &g, &gw), bad, "call->causal");
     other = call, other.tq = 4;
     vkattn_layer_io io2 = d.io;
     vkattn_tensor *vm = th_tensor(ctx, s.vm, NULL);
     TH_OK(ctx, vkattn_tensor_fill(vm, 1.0f));
     io2.value_mask = vm;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "io->value_mask");
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &io2, &g, &gw), bad, "io->value_mask");
     /* aliasing */
     vkattn_layer_grads g2 = g;
     g2.grad_query = d.io.query;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     bad, "grads->grad_query overlaps io->query");
     g2 = g, g2.grad_value = g.grad_key;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     bad, "grads->grad_value overlaps grads->grad_key");
     g2 = g, g2.grad_value = d.io.value;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     bad, "grads->grad_value overlaps io->value");
     vkattn_mha_weight_tensors own, gw2 = gw;
     TH_OK(ctx, vkattn_mha_get_weight_tensors(d.layer, &own));
     gw2.key_kernel = own.key_kernel;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw2),
                     bad, "grad_w->key_kernel overlaps the layer's key_kernel");
     gw2 = gw, gw2.key_bias = gw.query_bias;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw2),
                     bad, "grad_w->query_bias overlaps grad_w->key_bias");
     /* sizes */
     vkattn_tensor *small = th_tensor(ctx, 3, NULL);
     g2 = g, g2.grad_key = small;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     bad, "grads->grad_key");
     g2 = g, g2.grad_output = small;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     bad, "grads->grad_output");
     gw2 = gw, gw2.output_bias = small;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw2),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw2),
                     bad, "grad_w->output_bias");
     g2 = g, g2.grad_output = NULL;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     bad, "grads->grad_output is NULL");
     g2 = (vkattn_layer_grads){.grad_output = g.grad_output};
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, NULL),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, NULL),
                     bad, "no gradient is wanted");
     /* grad_key without a key */
     io2 = d.io, io2.key = NULL;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &io2, &g, &gw), bad, "grads->grad_key");
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &io2, &g, &gw), bad, "grads->grad_key");
     /* the failed calls wrote nothing: still NaN */
     for (int i = 0; i < N_GRADS; i++) {
         if (!d.g[i])
@@ -726,7 +726,7 @@ static void test_bad_arguments(void **state)
         free(got);
     }
     /* then the right call works */
-    TH_OK(ctx, vkattn_mha_backward_run(d.layer, &call, &d.io, &g, &gw));
+    TH_OK(ctx, vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g, &gw));
     compare(&m, &h, &d, "after the refused calls");
 
     /* a bias gradient of a no_bias layer */
@@ -734,8 +734,8 @@ static void test_bad_arguments(void **state)
     nb.no_bias = true;
     vkattn_mha *plain;
     TH_OK(ctx, vkattn_mha_create(ctx, &nb, &plain));
-    TH_OK(ctx, vkattn_mha_run(plain, &call, &d.io));
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(plain, &call, &d.io, &g, &gw), bad, "no_bias");
+    TH_OK(ctx, vkattn_mha_record(plain, VKATTN_RUN_NOW, &call, &d.io));
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(plain, VKATTN_RUN_NOW, &call, &d.io, &g, &gw), bad, "no_bias");
     vkattn_mha_weight_tensors mine;
     TH_OK(ctx, vkattn_mha_get_weight_tensors(plain, &mine));
     assert_null(mine.query_bias);
@@ -747,8 +747,8 @@ static void test_bad_arguments(void **state)
     nb.dtype = VKATTN_DTYPE_F16;
     vkattn_mha *half;
     TH_OK(ctx, vkattn_mha_create(ctx, &nb, &half));
-    TH_OK(ctx, vkattn_mha_run(half, &call, &d.io));
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(half, &call, &d.io, &g, &gw),
+    TH_OK(ctx, vkattn_mha_record(half, VKATTN_RUN_NOW, &call, &d.io));
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(half, VKATTN_RUN_NOW, &call, &d.io, &g, &gw),
                     VKATTN_ERROR_UNSUPPORTED, "f16");
     vkattn_mha_destroy(half);
     vkattn_tensor *h16;
@@ -756,7 +756,7 @@ static void test_bad_arguments(void **state)
                                    .dims = {(uint32_t)s.g[G_QUERY]}};
     TH_OK(ctx, vkattn_tensor_create(ctx, &td, &h16));
     g2 = g, g2.grad_query = h16;
-    TH_EXPECT_ERROR(vkattn_mha_backward_run(d.layer, &call, &d.io, &g2, &gw),
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(d.layer, VKATTN_RUN_NOW, &call, &d.io, &g2, &gw),
                     VKATTN_ERROR_UNSUPPORTED, "grads->grad_query is an f16 tensor");
     vkattn_tensor_destroy(h16);
 

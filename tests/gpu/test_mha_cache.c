@@ -75,8 +75,8 @@ static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, c
     vkattn_tensor *tout = th_tensor(ctx, (size_t)B * n * W, NULL);
     vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
     vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
-    TH_OK(ctx, vkattn_mha_prepare_cached(m->mha, &call, &io, cache));
-    TH_OK(ctx, vkattn_mha_run_cached(m->mha, &call, &io, cache));
+    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_PREPARE, &call, &io, cache));
+    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_RUN_NOW, &call, &io, cache));
     float *got = th_download(tout, (size_t)B * n * W);
     for (uint32_t b = 0; b < B; b++)
         memcpy(out + ((size_t)b * len + t0) * W, got + (size_t)b * n * W, sizeof(float) * n * W);
@@ -121,14 +121,14 @@ static void prefill_then_steps(vkattn_context *ctx, uint32_t window, bool gate)
     check_against_full(&m, x, got, N, 0, 0, P, NULL);
     check_against_full(&m, x, got, N, 1, 0, P, NULL);
     /* sequence 1 starts over: from here its tokens are rows [P, N) */
-    TH_OK(ctx, vkattn_kv_cache_reset_run(cache, 1));
+    TH_OK(ctx, vkattn_kv_cache_reset_record(cache, VKATTN_RUN_NOW, 1));
     const uint32_t steps[8] = {1, 1, 1, 1, 1, 3, 1, 1};
     uint32_t t = P;
     for (int i = 0; i < 8; i++) {
         cached_call(ctx, &m, cache, x, N, t, steps[i], NULL, got);
         t += steps[i];
         uint32_t len[B];
-        TH_OK(ctx, vkattn_kv_cache_lengths(cache, len));
+        TH_OK(ctx, vkattn_kv_cache_lengths(cache, len, NULL));
         assert_int_equal(len[0], t);
         assert_int_equal(len[1], t - P);
     }
@@ -154,7 +154,7 @@ static void test_sliding_window(void **state) { prefill_then_steps(*state, 9, fa
 /* A value mask over the cache (B, capacity): a prefill of 8 and steps of 1
  * and 3 equal the causal call with the same mask over the 12 tokens.
  * Sequence 1 masks its first key, so its first row sees no key and outputs
- * the output bias, as vkattn_mha_run's masked rows. */
+ * the output bias, as vkattn_mha_record's masked rows. */
 static void test_value_mask(void **state)
 {
     vkattn_context *ctx = *state;
@@ -201,9 +201,9 @@ static void test_bad_input(void **state)
     vkattn_tensor *vm_small = th_tensor(ctx, (size_t)B * 3, NULL);
     vkattn_layer_call call = {.batch = B, .tq = 1, .causal = VKATTN_CAUSAL_TOP_LEFT};
     vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-    TH_OK(ctx, vkattn_mha_run_cached(m.mha, &call, &io, good)); /* one row each */
+    TH_OK(ctx, vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, good)); /* one row each */
     const size_t nk = (size_t)B * H * 4 * DK;
-    float *k0 = th_download(vkattn_kv_cache_keys(good), nk);
+    float *k0 = th_download(vkattn_kv_cache_get_desc(good).keys, nk);
 
     /* caches that do not match the layer */
     const vkattn_kv_cache_desc mismatch[4] = {
@@ -214,31 +214,31 @@ static void test_bad_input(void **state)
     };
     for (int i = 0; i < 4; i++) {
         TH_OK(ctx, vkattn_kv_cache_create(ctx, &mismatch[i], &bad));
-        assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, bad),
+        assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, bad),
                          VKATTN_ERROR_INVALID_ARGUMENT);
         assert_non_null(strstr(vkattn_last_error(), i < 3 ? "the layer has" : "call->batch"));
         uint32_t len[B + 1];
-        TH_OK(ctx, vkattn_kv_cache_lengths(bad, len));
+        TH_OK(ctx, vkattn_kv_cache_lengths(bad, len, NULL));
         for (uint32_t b = 0; b < mismatch[i].batch; b++)
             assert_int_equal(len[b], 0);
         vkattn_kv_cache_destroy(bad);
     }
     /* what a cached call does not take */
     io.query_mask = vm;
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
     io.query_mask = NULL;
     io.value_mask = vm_small; /* the value mask covers the cache: (B, capacity) */
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good),
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, good),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     io.value_mask = NULL;
     call.return_attention_scores = true;
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
     call.return_attention_scores = false;
     call.causal = VKATTN_CAUSAL_NONE;
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, good), VKATTN_ERROR_UNSUPPORTED);
     call.causal = VKATTN_CAUSAL_BOTTOM_RIGHT;
     call.tv = 2;
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &io, good),
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &io, good),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     call.tv = 0;
     /* 1 + 4 rows pass the capacity 4; the host knows the lengths */
@@ -246,16 +246,16 @@ static void test_bad_input(void **state)
     vkattn_tensor *big_in = th_tensor(ctx, (size_t)B * 4 * W, NULL);
     vkattn_tensor *big_out = th_tensor(ctx, (size_t)B * 4 * W, NULL);
     vkattn_layer_io big = {.query = big_in, .value = big_in, .output = big_out};
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &big, good),
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &big, good),
                      VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_mha_run_cached(m.mha, &call, &big, NULL),
+    assert_int_equal(vkattn_mha_record_cached(m.mha, VKATTN_RUN_NOW, &call, &big, NULL),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     /* the cache is unchanged by all of it */
     uint32_t len[B];
-    TH_OK(ctx, vkattn_kv_cache_lengths(good, len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(good, len, NULL));
     assert_int_equal(len[0], 1);
     assert_int_equal(len[1], 1);
-    float *k1 = th_download(vkattn_kv_cache_keys(good), nk);
+    float *k1 = th_download(vkattn_kv_cache_get_desc(good).keys, nk);
     assert_memory_equal(k0, k1, sizeof(float) * (size_t)B * H * 4 * DK);
     free(k0), free(k1);
     vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout), vkattn_tensor_destroy(vm);

@@ -85,8 +85,8 @@ static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, c
     vkattn_tensor *tout = th_typed_tensor(ctx, (size_t)B * n * DOUT, io_type, nan);
     vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
     vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
-    TH_OK(ctx, vkattn_mha_prepare_cached(m->mha, &call, &io, cache));
-    TH_OK(ctx, vkattn_mha_run_cached(m->mha, &call, &io, cache));
+    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_PREPARE, &call, &io, cache));
+    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_RUN_NOW, &call, &io, cache));
     float *got = th_download(tout, (size_t)B * n * DOUT);
     for (uint32_t b = 0; b < B; b++)
         memcpy(out + ((size_t)b * len + t0) * DOUT, got + (size_t)b * n * DOUT,
@@ -139,7 +139,7 @@ static void run_sequence(vkattn_context *ctx, vkattn_dtype cache_type, vkattn_dt
     cached_call(ctx, &m, cache, x, N, 0, P, vm, io_type, got);
     /* sequence 1 starts over: from here its tokens are rows [P, N), its mask
      * entries from 0 again */
-    TH_OK(ctx, vkattn_kv_cache_reset_run(cache, 1));
+    TH_OK(ctx, vkattn_kv_cache_reset_record(cache, VKATTN_RUN_NOW, 1));
     const uint32_t steps[5] = {1, 1, 3, 1, 1};
     uint32_t t = P;
     for (int i = 0; i < 5; i++) {

@@ -146,9 +146,9 @@ static double check_case(vkattn_context *ctx, const fcase *m)
                       ? th_typed_tensor(ctx, nscores, m->tscores_type, NULL)
                       : NULL,
     };
-    vkattn_result r = vkattn_mha_run(layer, c, &io);
+    vkattn_result r = vkattn_mha_record(layer, VKATTN_RUN_NOW, c, &io);
     if (r != VKATTN_SUCCESS)
-        fail_msg("%s: vkattn_mha_run gave %s (%s)", what, vkattn_result_name(r),
+        fail_msg("%s: vkattn_mha_record(VKATTN_RUN_NOW) gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
     TH_OK(ctx, vkattn_tensor_download(io.output, got, 0, nout));
     const double err = tu_max_rel_err(got, ref, nout, 1.0);
@@ -236,7 +236,7 @@ static void test_weights_round_trip(void **state)
     vkattn_mha_weights g = {.output_kernel = got};
     TH_OK(ctx, vkattn_mha_get_weights(layer, &g));
     for (size_t i = 0; i < no; i++) {
-        const float want = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(o[i]));
+        const float want = tu_f16_to_f32(tu_f16_bits(o[i]));
         if (got[i] != want)
             fail_msg("output_kernel[%zu] = %.9g, want its f16 value %.9g", i, (double)got[i],
                      (double)want);
@@ -264,13 +264,13 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *am16 = th_typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
     vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
     vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
-    TH_EXPECT_ERROR(vkattn_mha_run(layer, &call, &io),
+    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask");
     io.value_mask = NULL, io.query_mask = m16;
-    TH_EXPECT_ERROR(vkattn_mha_run(layer, &call, &io),
+    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->query_mask");
     io.query_mask = NULL, io.attention_mask = am16;
-    TH_EXPECT_ERROR(vkattn_mha_run(layer, &call, &io),
+    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->attention_mask");
     io.attention_mask = NULL;
     /* the cached path takes f16 data (test_mha_cache_f16.c) but an f32 mask
@@ -281,7 +281,7 @@ static void test_bad_arguments(void **state)
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     call.causal = VKATTN_CAUSAL_TOP_LEFT;
     io.value_mask = m16;
-    TH_EXPECT_ERROR(vkattn_mha_run_cached(layer, &call, &io, cache),
+    TH_EXPECT_ERROR(vkattn_mha_record_cached(layer, VKATTN_RUN_NOW, &call, &io, cache),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask");
     io.value_mask = NULL;
     /* an f32 layer still refuses f16 data tensors */
@@ -289,7 +289,7 @@ static void test_bad_arguments(void **state)
     vkattn_mha *f32_layer = NULL;
     TH_OK(ctx, vkattn_mha_create(ctx, &desc, &f32_layer));
     call.causal = VKATTN_CAUSAL_NONE;
-    TH_EXPECT_ERROR(vkattn_mha_run(f32_layer, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->query");
+    TH_EXPECT_ERROR(vkattn_mha_record(f32_layer, VKATTN_RUN_NOW, &call, &io), VKATTN_ERROR_UNSUPPORTED, "io->query");
     th_assert_validation_clean();
     vkattn_kv_cache_destroy(cache);
     vkattn_mha_destroy(f32_layer);

@@ -134,7 +134,7 @@ static void test_matches_reference(void **state)
         const vkattn_optim_io io = run_io(&r);
         for (int s = 0; s < STEPS; s++) {
             TH_OK(ctx, vkattn_tensor_upload(r.grad, r.grads + s * n, 0, n));
-            TH_OK(ctx, vkattn_optim_step_run(ctx, &cases[c].p, &io));
+            TH_OK(ctx, vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &cases[c].p, &io));
             run_check(&cases[c], &r, s);
         }
         th_assert_validation_clean();
@@ -181,7 +181,7 @@ static void expect_refused(vkattn_context *ctx, const vkattn_optim_params *p,
                            const vkattn_optim_io *io, vkattn_result want, run *r,
                            const char *what)
 {
-    vkattn_result got = vkattn_optim_step_run(ctx, p, io);
+    vkattn_result got = vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, p, io);
     if (got != want)
         fail_msg("%s: got %s, want %s", what, vkattn_result_name(got), vkattn_result_name(want));
     assert_non_null(strstr(vkattn_last_error(), "vkattn_optim_step"));
@@ -229,7 +229,7 @@ static void test_bad_arguments(void **state)
     vkattn_tensor_destroy(small);
     /* a view over part of the state's memory */
     vkattn_tensor_desc d1 = {.rank = 1, .dims = {VKATTN_OPTIM_STEP_COUNT}};
-    vkattn_buffer_view view = vkattn_tensor_buffer(r.state);
+    vkattn_buffer_view view = vkattn_tensor_get_info(r.state).buffer;
     view.size = 0;
     vkattn_tensor *alias;
     TH_OK(ctx, vkattn_tensor_wrap(ctx, &d1, &view, &alias));
@@ -241,15 +241,15 @@ static void test_bad_arguments(void **state)
     io = ok, io.grad = half;
     expect_refused(ctx, &adam, &io, VKATTN_ERROR_UNSUPPORTED, &r, "f16 gradient");
     vkattn_tensor_destroy(half);
-    assert_int_equal(vkattn_optim_step_run(ctx, &adam, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_optim_step_run(ctx, NULL, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_optim_step_run(NULL, &adam, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &adam, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, NULL, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_optim_step_record(NULL, VKATTN_RUN_NOW, &adam, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_optim_step_record(ctx, VK_NULL_HANDLE, &adam, &ok),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     /* prepare: same checks; then a real step still works */
-    assert_int_equal(vkattn_optim_step_prepare(ctx, &p, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
-    TH_OK(ctx, vkattn_optim_step_prepare(ctx, &adam, &ok));
-    TH_OK(ctx, vkattn_optim_step_run(ctx, &adam, &ok));
+    assert_int_equal(vkattn_optim_step_record(ctx, VKATTN_PREPARE, &p, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
+    TH_OK(ctx, vkattn_optim_step_record(ctx, VKATTN_PREPARE, &adam, &ok));
+    TH_OK(ctx, vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &adam, &ok));
     run_check(&cases[4], &r, 0);
     th_assert_validation_clean();
     run_close(&r);

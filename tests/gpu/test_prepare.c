@@ -146,7 +146,7 @@ static void mha_prepared_path(void **state, vkattn_sdpa_path path)
     big.call.path = small.call.path = path;
 
     vkattn_context_stats s0 = stats_of(ctx);
-    TH_OK(ctx, vkattn_mha_prepare(f.layer, &big.call, &big.io));
+    TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_PREPARE, &big.call, &big.io));
     vkattn_context_stats s1 = stats_of(ctx);
     assert_true(s1.pipelines_created > s0.pipelines_created);
     assert_true(s1.scratch_allocations > s0.scratch_allocations);
@@ -156,10 +156,10 @@ static void mha_prepared_path(void **state, vkattn_sdpa_path path)
         assert_true(isnan(untouched[i]));
     free(untouched);
 
-    TH_OK(ctx, vkattn_mha_prepare(f.layer, &big.call, &big.io)); /* again: nothing new */
+    TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_PREPARE, &big.call, &big.io)); /* again: nothing new */
     assert_same_stats(s1, stats_of(ctx), "a second prepare");
     /* a smaller call needs no bigger scratch, but may pick other tiles: prepare it too */
-    TH_OK(ctx, vkattn_mha_prepare(f.layer, &small.call, &small.io));
+    TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_PREPARE, &small.call, &small.io));
     vkattn_context_stats s2 = stats_of(ctx);
     assert_int_equal(s2.scratch_allocations, s1.scratch_allocations);
     mha_record_run(ctx, f.layer, &big);
@@ -189,17 +189,17 @@ static void test_sdpa_prepare(void **state)
     const size_t n = (size_t)B * H * T * d;
     float *q = rand_array(n, 1), *k = rand_array(n, 1), *v = rand_array(n, 1);
     float *ref = tu_floats(n);
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, NULL, NULL, ref, NULL),
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, NULL, NULL, ref, NULL),
                      VKATTN_SUCCESS);
     vkattn_sdpa_io io = {.q = th_tensor(ctx, n, q), .k = th_tensor(ctx, n, k),
                          .v = th_tensor(ctx, n, v), .out = th_tensor(ctx, n, NULL)};
     for (int fused = 0; fused < 2; fused++) {
         p.path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
         vkattn_context_stats s0 = stats_of(ctx);
-        TH_OK(ctx, vkattn_sdpa_prepare(ctx, &p, &io));
+        TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_PREPARE, &p, &io));
         vkattn_context_stats s1 = stats_of(ctx);
         assert_true(s1.pipelines_created > s0.pipelines_created);
-        TH_OK(ctx, vkattn_sdpa_run(ctx, &p, &io));
+        TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
         assert_same_stats(s1, stats_of(ctx), "SDPA run after prepare");
         float *got = th_download(io.out, n);
         TU_ASSERT_CLOSE(got, ref, n, BOUND, fused ? "prepared fused SDPA" : "prepared chained SDPA");
@@ -219,15 +219,15 @@ static void test_prepare_bad_arguments(void **state)
     vkattn_context *ctx = TH_CTX(state);
     vkattn_layer_call call = {.batch = 1, .tq = 4, .tv = 4};
     vkattn_layer_io io = {0};
-    assert_int_equal(vkattn_mha_prepare(NULL, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(vkattn_last_error(), "vkattn_mha_prepare: layer is NULL"));
+    assert_int_equal(vkattn_mha_record(NULL, VKATTN_PREPARE, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "vkattn_mha_record: layer is NULL"));
     mha_fix f;
     mha_fix_open(ctx, &f, 1, 4);
-    assert_int_equal(vkattn_mha_prepare(f.layer, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_mha_prepare: "));
-    assert_int_equal(vkattn_sdpa_prepare(NULL, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_sdpa_prepare(ctx, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_sdpa_prepare: "));
+    assert_int_equal(vkattn_mha_record(f.layer, VKATTN_PREPARE, &call, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_mha_record: "));
+    assert_int_equal(vkattn_sdpa_record(NULL, VKATTN_PREPARE, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_PREPARE, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_sdpa_record: "));
     assert_int_equal(vkattn_context_get_stats(ctx, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_context_get_pipeline_cache_data(ctx, NULL, NULL),
                      VKATTN_ERROR_INVALID_ARGUMENT);
@@ -242,7 +242,7 @@ static void run_small_mha(vkattn_context *ctx)
     mha_fix_open(ctx, &f, 1, 12);
     mha_call c;
     mha_call_open(ctx, &f, 1, 12, false, &c);
-    TH_OK(ctx, vkattn_mha_run(f.layer, &c.call, &c.io));
+    TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c.call, &c.io));
     mha_call_check(&c, "MHA on a context with restored pipeline cache data");
     mha_call_close(&c);
     mha_fix_close(&f);

@@ -36,14 +36,14 @@ static void matmul_matches_reference(vkattn_context *ctx)
     tu_fill_uniform(a, na, -1, 1);
     tu_fill_uniform(b, nb, -1, 1);
     tu_fill_uniform(bias, 19, -1, 1);
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, bias, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, bias, ref));
     vkattn_tensor *ta = th_tensor(ctx, na, a), *tb = th_tensor(ctx, nb, b);
     vkattn_tensor *tbias = th_tensor(ctx, 19, bias), *tc = th_tensor(ctx, nc, NULL);
     vkattn_matmul_io io = {.a = ta, .b = tb, .bias = tbias, .c = tc};
-    TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
     /* twice: the second call reuses whatever binding state the first made */
     TH_OK(ctx, vkattn_tensor_fill(tc, NAN));
-    TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
     float *got = th_download(tc, nc);
     TU_ASSERT_CLOSE(got, ref, nc, 2e-5, "matmul 2x37x19x45 under a profile");
     th_assert_validation_clean();
@@ -122,7 +122,7 @@ static void test_mobile_min(void **state)
 
     /* a tensor view must honour the clamped offset alignment (256) */
     vkattn_tensor *owner = th_tensor(ctx, 1024, NULL), *view = NULL;
-    vkattn_buffer_view bv = vkattn_tensor_buffer(owner);
+    vkattn_buffer_view bv = vkattn_tensor_get_info(owner).buffer;
     bv.offset += 64;
     bv.size = 64 * sizeof(float);
     vkattn_tensor_desc d = {.rank = 1, .dims = {64}};

@@ -35,11 +35,11 @@ static void test_queue_lock(void **state)
     tu_fill_uniform(a, m * k, -1, 1);
     tu_fill_uniform(b, k * n, -1, 1);
     vkattn_matmul_params p = {.m = m, .n = n, .k = k};
-    TH_OK(ctx, vkattn_reference_matmul(&p, a, b, NULL, ref));
+    TH_OK(ctx, vkattn_reference_matmul(&p, NULL, a, b, NULL, ref));
     vkattn_tensor *ta = th_tensor(ctx, m * k, a), *tb = th_tensor(ctx, k * n, b);
     vkattn_tensor *tc = th_tensor(ctx, m * n, NULL); /* fill: one submit */
     vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
-    TH_OK(ctx, vkattn_matmul_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
     VkCommandBuffer cmd;
     TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
     TH_OK(ctx, vkattn_matmul_record(ctx, cmd, &p, &io));
@@ -171,8 +171,8 @@ static void test_replay_mha(void **state)
     /* the previous frame's copy into readback and post's read of it */
     ad_barrier(rec, readback.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkBufferCopy co = {.srcOffset = vkattn_tensor_buffer(out).offset, .size = obytes};
-    vkCmdCopyBuffer(rec, vkattn_tensor_buffer(out).buffer, readback.buffer, 1, &co);
+    VkBufferCopy co = {.srcOffset = vkattn_tensor_get_info(out).buffer.offset, .size = obytes};
+    vkCmdCopyBuffer(rec, vkattn_tensor_get_info(out).buffer.buffer, readback.buffer, 1, &co);
     assert_int_equal(vkEndCommandBuffer(rec), VK_SUCCESS);
 
     frame_slot slots[RING];
@@ -272,8 +272,8 @@ static void test_replay_decode(void **state)
     const size_t nk = (size_t)B * G * CAP * DK, nv = (size_t)B * G * CAP * DV;
     float *k = tu_floats(nk), *v = tu_floats(nv);
     tu_fill_uniform(k, nk, -1, 1), tu_fill_uniform(v, nv, -1, 1);
-    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_keys(cache), k, 0, nk));
-    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_values(cache), v, 0, nv));
+    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_get_desc(cache).keys, k, 0, nk));
+    TH_OK(ctx, vkattn_tensor_upload(vkattn_kv_cache_get_desc(cache).values, v, 0, nv));
     uint32_t len[B] = {5, 0};
     TH_OK(ctx, vkattn_kv_cache_set_lengths(cache, len));
 
@@ -317,7 +317,7 @@ static void test_replay_decode(void **state)
                 }
             len[b] += (uint32_t)counts[b];
         }
-        TH_OK(ctx, vkattn_reference_sdpa_decode(&p, q, k, v, len, NULL, ref));
+        TH_OK(ctx, vkattn_reference_sdpa_decode(&p, NULL, q, k, v, len, NULL, ref));
         ad_submit(&app, cmd, fence);
         assert_int_equal(vkWaitForFences(app.device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
         assert_int_equal(vkResetFences(app.device, 1, &fence), VK_SUCCESS);
@@ -328,7 +328,7 @@ static void test_replay_decode(void **state)
         free(got);
     }
     uint32_t got_len[B];
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, got_len, NULL));
     assert_int_equal(got_len[0], 5 + 2 * STEPS);
     assert_int_equal(got_len[1], STEPS);
 
@@ -399,7 +399,7 @@ static void test_replay_mha_cached(void **state)
         free(got);
     }
     uint32_t len[B];
-    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len));
+    TH_OK(ctx, vkattn_kv_cache_lengths(cache, len, NULL));
     assert_int_equal(len[0], STEPS);
     assert_int_equal(len[1], STEPS);
     vkDestroyFence(app.device, fence, NULL);

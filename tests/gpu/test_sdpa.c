@@ -64,7 +64,7 @@ static void case_prepare(vkattn_context *ctx, sdpa_case *c)
     tu_fill_mask(c->vm, c->nvm, 0.8f);
     tu_poison(c->ref_out, c->nout);
     tu_poison(c->ref_w, c->nw);
-    TH_OK(ctx, vkattn_reference_sdpa(p, c->q, c->k, c->v, c->nbias ? c->bias : NULL,
+    TH_OK(ctx, vkattn_reference_sdpa(p, NULL, c->q, c->k, c->v, c->nbias ? c->bias : NULL,
                                      c->nvm ? c->vm : NULL, c->nmask ? c->mask : NULL, c->ref_out,
                                      p->return_weights ? c->ref_w : NULL));
 
@@ -136,7 +136,7 @@ static void run_case(vkattn_context *ctx, sdpa_case *c)
 {
     case_prepare(ctx, c);
     vkattn_sdpa_io io = case_io(c);
-    TH_OK(ctx, vkattn_sdpa_run(ctx, &c->p, &io));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c->p, &io));
     case_check(c, BOUND);
     th_assert_validation_clean();
     case_free(c);
@@ -395,12 +395,12 @@ static void test_score_tensor_limit(void **state)
     assert_non_null(strstr(vkattn_context_last_error(ctx), "fused"));
     vkattn_tensor *t = th_tensor(ctx, 4, NULL), *o = th_tensor(ctx, 4, NULL);
     vkattn_sdpa_io io = {.q = t, .k = t, .v = t, .out = o};
-    assert_int_equal(vkattn_sdpa_run(ctx, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
+    assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
     p.path = VKATTN_SDPA_AUTO; /* weights need the score tensor whatever the path */
     p.return_weights = true;
     io.weights = o;
     io.out = th_tensor(ctx, 4, NULL);
-    assert_int_equal(vkattn_sdpa_run(ctx, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
+    assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_DEVICE_LIMIT);
     assert_int_equal(vkattn_sdpa_workspace_size(ctx, &p, &n), VKATTN_ERROR_DEVICE_LIMIT);
     /* AUTO without weights: fused (no workspace) where the kernel takes the
      * shape; where it does not (dk = 300 is wider than it may serve), the
@@ -423,7 +423,7 @@ static void test_score_tensor_limit(void **state)
 static void expect_invalid(vkattn_context *ctx, const vkattn_sdpa_params *p,
                            const vkattn_sdpa_io *io, const char *needle)
 {
-    assert_int_equal(vkattn_sdpa_run(ctx, p, io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, p, io), VKATTN_ERROR_INVALID_ARGUMENT);
     if (needle && !strstr(vkattn_context_last_error(ctx), needle))
         fail_msg("expected \"%s\" in: %s", needle, vkattn_context_last_error(ctx));
 }
@@ -448,7 +448,7 @@ static void test_log_sum_exp(void **state)
         vkattn_tensor *tlse = th_tensor(ctx, rows, NULL);
         vkattn_sdpa_io io = case_io(&c);
         io.lse = tlse;
-        TH_OK(ctx, vkattn_sdpa_run(ctx, &c.p, &io));
+        TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c.p, &io));
         case_check(&c, BOUND);
         float *lse = th_download(tlse, rows);
 
@@ -456,7 +456,7 @@ static void test_log_sum_exp(void **state)
         vkattn_sdpa_params pw = c.p;
         pw.return_weights = true;
         float *out = tu_floats(c.nout), *w = tu_floats(c.nw);
-        TH_OK(ctx, vkattn_reference_sdpa(&pw, c.q, c.k, c.v, NULL, c.nvm ? c.vm : NULL, NULL, out, w));
+        TH_OK(ctx, vkattn_reference_sdpa(&pw, NULL, c.q, c.k, c.v, NULL, c.nvm ? c.vm : NULL, NULL, out, w));
         const double scale = c.p.scale ? c.p.scale : 1.0 / sqrt((double)c.p.dk);
         const uint32_t group = c.p.heads / c.h_kv;
         for (size_t r = 0; r < rows; r++) {
@@ -485,7 +485,7 @@ static void test_log_sum_exp(void **state)
         c.p.path = VKATTN_SDPA_UNFUSED;
         vkattn_tensor *t2 = th_tensor(ctx, rows, NULL);
         io.lse = t2;
-        assert_int_equal(vkattn_sdpa_run(ctx, &c.p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c.p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
         assert_non_null(strstr(vkattn_context_last_error(ctx), "io->lse"));
         vkattn_tensor_destroy(t2);
         th_assert_validation_clean();
@@ -506,7 +506,7 @@ static void test_bad_arguments(void **state)
     vkattn_sdpa_params p = good;
     vkattn_sdpa_io b = io;
 
-    assert_int_equal(vkattn_sdpa_run(NULL, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_record(NULL, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_sdpa_record(ctx, VK_NULL_HANDLE, &p, &io),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     expect_invalid(ctx, NULL, &io, "params is NULL");
@@ -550,7 +550,7 @@ static void test_bad_arguments(void **state)
     p.return_weights = true, p.path = VKATTN_SDPA_FUSED, b.weights = w;
     expect_invalid(ctx, &p, &b, "return_weights");
     p = good, b = io;
-    TH_OK(ctx, vkattn_sdpa_run(ctx, &p, &b));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &b));
     vkattn_tensor *ts[] = {q, k, v, out, w, small};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         vkattn_tensor_destroy(ts[i]);

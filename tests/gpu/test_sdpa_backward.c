@@ -193,17 +193,17 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
             fio.lse = poisoned(ctx, c->nw / p->tv);
         else
             fio.weights = poisoned(ctx, c->nw);
-        TH_OK(ctx, vkattn_sdpa_run(ctx, &fp, &fio));
+        TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &fp, &fio));
         io.out = fio.out, io.lse = fio.lse, io.weights = fio.weights;
     }
     bp.path = mode == FUSED        ? VKATTN_SDPA_FUSED
               : mode == FUSED_AUTO ? VKATTN_SDPA_AUTO
                                    : VKATTN_SDPA_UNFUSED;
     if (mode == FUSED && !fused_possible(ctx)) {
-        assert_int_equal(vkattn_sdpa_backward_run(ctx, &bp, &io), VKATTN_ERROR_UNSUPPORTED);
+        assert_int_equal(vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io), VKATTN_ERROR_UNSUPPORTED);
         bp.path = VKATTN_SDPA_AUTO; /* falls back to the chained path */
     }
-    TH_OK(ctx, vkattn_sdpa_backward_run(ctx, &bp, &io));
+    TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io));
     const double joint = fmax(max_abs(c->ref_dq, c->nq),
                               fmax(max_abs(c->ref_dk, c->nk), max_abs(c->ref_dv, c->nv)));
     check_grad(what, "grad_q", io.grad_q, c->ref_dq, c->nq, joint);
@@ -396,7 +396,7 @@ static void test_kernel_choice(void **state)
 static void expect_fail(vkattn_context *ctx, const vkattn_sdpa_params *p,
                         const vkattn_sdpa_backward_io *io, const char *needle)
 {
-    vkattn_result r = vkattn_sdpa_backward_run(ctx, p, io);
+    vkattn_result r = vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, p, io);
     if (r != VKATTN_ERROR_INVALID_ARGUMENT)
         fail_msg("expected INVALID_ARGUMENT (%s), got %s: %s", needle, vkattn_result_name(r),
                  vkattn_context_last_error(ctx));
@@ -451,7 +451,7 @@ static void test_bad_arguments(void **state)
         assert_memory_equal(got, x, sizeof x);
         free(got);
     }
-    TH_OK(ctx, vkattn_sdpa_backward_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &p, &io));
     for (int i = 0; i < 12; i++)
         vkattn_tensor_destroy(t[i]);
     vkattn_tensor_destroy(small);

@@ -1,4 +1,4 @@
-/* SDPA with f16 q, k, v and out vs vkattn_reference_sdpa_typed.
+/* SDPA with f16 q, k, v and out vs vkattn_reference_sdpa.
  *
  * Random shapes on both paths (fused and chained): odd sizes, Tq != Tv,
  * dk != dv (odd dv included: the packed-halves kernel then writes out through
@@ -51,8 +51,8 @@ static float *operand(size_t n, vkattn_dtype t, uint16_t **bits)
         *bits = malloc(sizeof(uint16_t) * (n ? n : 1));
         assert_non_null(*bits);
         for (size_t i = 0; i < n; i++) {
-            (*bits)[i] = vkattn_f32_to_f16_bits(x[i]);
-            x[i] = vkattn_f16_bits_to_f32((*bits)[i]);
+            (*bits)[i] = tu_f16_bits(x[i]);
+            x[i] = tu_f16_to_f32((*bits)[i]);
         }
     }
     return x;
@@ -95,14 +95,14 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
     uint16_t *ref16 = malloc(sizeof(uint16_t) * nout);
     assert_non_null(ref16);
     const bool out16 = c->ty.out == VKATTN_DTYPE_F16;
-    TH_OK(ctx, vkattn_reference_sdpa_typed(
+    TH_OK(ctx, vkattn_reference_sdpa(
                    p, &c->ty, q16 ? (const void *)q16 : q, k16 ? (const void *)k16 : k,
                    v16 ? (const void *)v16 : v, nbias ? bias : NULL, nvm ? vm : NULL,
                    nmask ? mask : NULL, out16 ? (void *)ref16 : ref,
                    p->return_weights ? ref_w : NULL));
     if (out16)
         for (size_t i = 0; i < nout; i++)
-            ref[i] = vkattn_f16_bits_to_f32(ref16[i]);
+            ref[i] = tu_f16_to_f32(ref16[i]);
 
     vkattn_sdpa_io io = {
         .q = th_typed_tensor(ctx, nq, c->ty.q, q), .k = th_typed_tensor(ctx, nk, c->ty.k, k),
@@ -116,7 +116,7 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
                        : NULL,
         .lse = c->lse ? th_tensor(ctx, nrows, NULL) : NULL,
     };
-    TH_OK(ctx, vkattn_sdpa_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, p, &io));
     char what[400];
     describe(c, what, sizeof what);
     float *got = tu_floats(nout);
@@ -252,7 +252,7 @@ static void test_bad_inputs(void **state)
             io.mask = h[3];
         else
             io.value_mask = h[3];
-        assert_int_equal(vkattn_sdpa_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
         const char *msg = vkattn_context_last_error(ctx);
         assert_non_null(strstr(msg, names[which]));
         assert_non_null(strstr(msg, "f16"));
@@ -262,14 +262,14 @@ static void test_bad_inputs(void **state)
     vkattn_tensor *small = th_tensor(ctx, 15, NULL); /* the f32 scores need 16 */
     vkattn_sdpa_io io = {.q = h[0], .k = h[1], .v = h[2], .out = f, .weights = h[3],
                          .workspace = small};
-    assert_int_equal(vkattn_sdpa_run(ctx, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_context_last_error(ctx), "io->workspace"));
     vkattn_tensor_destroy(small);
     /* the typed reference refuses an unknown type */
     vkattn_sdpa_dtypes bad = {.k = (vkattn_dtype)5};
     float x[16] = {0}, o[16];
     vkattn_sdpa_params rp = {.batch = 1, .tq = 2, .tv = 2, .dk = 2};
-    assert_int_equal(vkattn_reference_sdpa_typed(&rp, &bad, x, x, x, NULL, NULL, NULL, o, NULL),
+    assert_int_equal(vkattn_reference_sdpa(&rp, &bad, x, x, x, NULL, NULL, NULL, o, NULL),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     for (int i = 0; i < 4; i++)
         vkattn_tensor_destroy(h[i]);

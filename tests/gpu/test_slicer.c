@@ -201,7 +201,7 @@ static vkattn_result sdpa_rec(void *user, VkCommandBuffer cmd)
 static void sdpa_other(vkattn_context *ctx, void *user)
 {
     sdpa_case *c = user;
-    TH_OK(ctx, vkattn_sdpa_run(ctx, &c->other_p, &c->other_io));
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &c->other_p, &c->other_io));
 }
 
 static void sdpa_tensors(vkattn_context *ctx, const vkattn_sdpa_params *p, vkattn_tensor *t[4],

@@ -98,7 +98,7 @@ static float *sm_check(vkattn_context *ctx, const vkattn_softmax_params *p, cons
     describe(what, sizeof what, p, in_place, tag);
     float *ref = tu_floats(d->n);
     tu_poison(ref, d->n);
-    TH_OK(ctx, vkattn_reference_softmax(p, d->scores, d->bias, d->vmask, d->mask, ref));
+    TH_OK(ctx, vkattn_reference_softmax(p, NULL, d->scores, d->bias, d->vmask, d->mask, ref));
 
     /* Out of place: NaN output with a guard tail the op must not touch. */
     float *init = tu_floats(d->n + GUARD);
@@ -117,7 +117,7 @@ static float *sm_check(vkattn_context *ctx, const vkattn_softmax_params *p, cons
         .mask = opt_tensor(ctx, d->mask, d->n_mask),
         .out = tout,
     };
-    TH_OK(ctx, vkattn_softmax_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tout, d->n + GUARD);
 
     TU_ASSERT_CLOSE(got, ref, d->n, BOUND, what);
@@ -445,8 +445,8 @@ static void test_chained(void **state)
     const size_t n = (size_t)2 * 3 * 17 * 29;
     float *x = tu_floats(n), *r1 = tu_floats(n), *r2 = tu_floats(n);
     tu_fill_uniform(x, n, -3, 3);
-    TH_OK(ctx, vkattn_reference_softmax(&p, x, NULL, NULL, NULL, r1));
-    TH_OK(ctx, vkattn_reference_softmax(&p, r1, NULL, NULL, NULL, r2));
+    TH_OK(ctx, vkattn_reference_softmax(&p, NULL, x, NULL, NULL, NULL, r1));
+    TH_OK(ctx, vkattn_reference_softmax(&p, NULL, r1, NULL, NULL, NULL, r2));
     vkattn_tensor *tx = th_tensor(ctx, n, x), *ty = th_tensor(ctx, n, NULL);
     VkCommandBuffer cmd;
     TH_OK(ctx, vkattn_context_begin_commands(ctx, &cmd));
@@ -478,65 +478,65 @@ static void test_bad_arguments(void **state)
     vkattn_softmax_io io = {.scores = s, .out = o};
     const vkattn_result INVALID = VKATTN_ERROR_INVALID_ARGUMENT;
 
-    assert_int_equal(vkattn_softmax_run(NULL, &p, &io), INVALID);
-    EXPECT(INVALID, vkattn_softmax_run(ctx, NULL, &io), "params is NULL");
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, NULL), "io is NULL");
+    assert_int_equal(vkattn_softmax_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, NULL, &io), "params is NULL");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, NULL), "io is NULL");
     EXPECT(INVALID, vkattn_softmax_record(ctx, VK_NULL_HANDLE, &p, &io), "cmd is NULL");
     p.tv = 0;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "params->tv is 0");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "params->tv is 0");
     p.tv = 4, p.batch = 0;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "params->batch is 0");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "params->batch is 0");
     p.batch = 2, p.tq = 0;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "params->tq is 0");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "params->tq is 0");
     p.tq = 1, p.scale = NAN;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "scale");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "scale");
     p.scale = INFINITY;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "scale");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "scale");
     p.scale = 0, p.mask.causal = (vkattn_causal)7;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "mask.causal");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "mask.causal");
     p.mask.causal = VKATTN_CAUSAL_NONE, p.mask.masked_row = (vkattn_masked_row)3;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "mask.masked_row");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "mask.masked_row");
     p.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
 
     /* flags vs tensors */
     p.mask.has_bias = true;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->bias is NULL");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->bias is NULL");
     p.mask.has_bias = false, io.bias = small;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->bias is given");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->bias is given");
     io.bias = NULL, io.value_mask = small;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->value_mask is given");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->value_mask is given");
     p.mask.has_value_mask = true, io.value_mask = NULL;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->value_mask is NULL");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->value_mask is NULL");
     io.value_mask = small; /* needs B * Tv = 8 */
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->value_mask has 5 elements");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->value_mask has 5 elements");
     p.mask.has_value_mask = false, io.value_mask = NULL, p.mask.has_mask = true;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->mask is NULL");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->mask is NULL");
     io.mask = small; /* (2, 3, 1, 4) = 24 */
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->mask has 5 elements");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->mask has 5 elements");
     p.mask.mask_broadcast = (vkattn_broadcast){.batch = true, .heads = true}; /* needs 4 */
-    TH_OK(ctx, vkattn_softmax_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io));
     io.mask = o; /* the output as a mask */
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "must not be io->mask");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "must not be io->mask");
     p.mask.has_mask = false, io.mask = NULL;
 
     /* sizes */
     io.scores = small;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->scores has 5 elements");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->scores has 5 elements");
     io.scores = s, io.out = small;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->out has 5 elements");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->out has 5 elements");
     io.out = NULL;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->out is NULL");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->out is NULL");
     io.out = o, io.scores = NULL;
-    EXPECT(INVALID, vkattn_softmax_run(ctx, &p, &io), "io->scores is NULL");
+    EXPECT(INVALID, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io), "io->scores is NULL");
     io.scores = s;
     vkattn_softmax_params big = {.batch = UINT32_MAX, .heads = UINT32_MAX, .tq = UINT32_MAX,
                                  .tv = UINT32_MAX};
-    EXPECT(VKATTN_ERROR_SIZE_OVERFLOW, vkattn_softmax_run(ctx, &big, &io), "overflow");
+    EXPECT(VKATTN_ERROR_SIZE_OVERFLOW, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &big, &io), "overflow");
     big = (vkattn_softmax_params){.batch = 70000, .tq = 1, .tv = 70000};
-    EXPECT(VKATTN_ERROR_DEVICE_LIMIT, vkattn_softmax_run(ctx, &big, &io), "32-bit");
+    EXPECT(VKATTN_ERROR_DEVICE_LIMIT, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &big, &io), "32-bit");
 
     /* still fine afterwards */
-    TH_OK(ctx, vkattn_softmax_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &p, &io));
     (void)none;
     vkattn_tensor_destroy(s), vkattn_tensor_destroy(o), vkattn_tensor_destroy(small);
     th_assert_validation_clean();

@@ -82,7 +82,7 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
     }
     if (mask)
         tu_fill_mask(mask, n_mask, 0.6f);
-    TH_OK(ctx, vkattn_reference_softmax(p, scores, bias, vmask, mask, w));
+    TH_OK(ctx, vkattn_reference_softmax(p, NULL, scores, bias, vmask, mask, w));
     TH_OK(ctx, vkattn_reference_softmax_backward(p, w, dw, bias, vmask, mask, ref));
 
     float *init = tu_floats(n + GUARD);
@@ -101,7 +101,7 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
         .mask = opt_tensor(ctx, mask, n_mask),
         .grad_scores = tout,
     };
-    TH_OK(ctx, vkattn_softmax_backward_run(ctx, p, &io));
+    TH_OK(ctx, vkattn_softmax_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tout, n + GUARD), *terms = term_magnitudes(p, w, dw, n);
     TU_ASSERT_CLOSE_TERMS(got, ref, terms, n, BOUND, what);
     for (size_t i = 0; i < n; i++)
@@ -170,7 +170,7 @@ static void test_each_mask(void **state)
 static void expect_fail(vkattn_context *ctx, const vkattn_softmax_params *p,
                         const vkattn_softmax_backward_io *io, const char *needle)
 {
-    vkattn_result r = vkattn_softmax_backward_run(ctx, p, io);
+    vkattn_result r = vkattn_softmax_backward_record(ctx, VKATTN_RUN_NOW, p, io);
     if (r != VKATTN_ERROR_INVALID_ARGUMENT)
         fail_msg("expected INVALID_ARGUMENT (%s), got %s", needle, vkattn_result_name(r));
     if (!strstr(vkattn_context_last_error(ctx), needle))
@@ -185,7 +185,7 @@ static void test_bad_arguments(void **state)
     vkattn_tensor *c = th_tensor(ctx, 64, x), *small = th_tensor(ctx, 3, x);
     vkattn_softmax_params p = {.batch = 2, .tq = 2, .tv = 4};
     vkattn_softmax_backward_io io = {.weights = a, .grad_out = b, .grad_scores = c};
-    TH_OK(ctx, vkattn_softmax_backward_run(ctx, &p, &io));
+    TH_OK(ctx, vkattn_softmax_backward_record(ctx, VKATTN_RUN_NOW, &p, &io));
     io.grad_scores = a;
     expect_fail(ctx, &p, &io, "io->weights");
     io.grad_scores = c;

@@ -72,7 +72,7 @@ static int worker_main(void *arg)
     const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T, .path = w->path};
     const vkattn_layer_io io = {.query = w->tx, .value = w->tx, .output = w->tout};
     /* prepared while the other thread prepares and records */
-    W_CHECK(w, vkattn_mha_prepare(w->layer, &call, &io) == VKATTN_SUCCESS, "vkattn_mha_prepare");
+    W_CHECK(w, vkattn_mha_record(w->layer, VKATTN_PREPARE, &call, &io) == VKATTN_SUCCESS, "vkattn_mha_record(VKATTN_PREPARE)");
     for (int it = 0; it < ITERS; it++) {
         vka_mutex_lock(&queue_lock);
         vkattn_result r = vkattn_tensor_upload(w->tx, w->x[it], 0, N_IO);

@@ -46,7 +46,7 @@ typedef struct softmax_case {
 
 static double softmax_loss(softmax_case *c)
 {
-    assert_int_equal(vkattn_reference_softmax(&c->p, c->scores, c->bias, c->vmask, c->mask, c->y),
+    assert_int_equal(vkattn_reference_softmax(&c->p, NULL, c->scores, c->bias, c->vmask, c->mask, c->y),
                      VKATTN_SUCCESS);
     return dot_g(c->g, c->y, c->n);
 }
@@ -78,7 +78,7 @@ static void softmax_grad_matches_differences(void **state)
             memset(c.vmask + c.p.tv, 0, c.p.tv * sizeof(float));
         float *w = tu_floats(c.n), *grad = tu_floats(c.n);
         double *num = tu_alloc(c.n * sizeof(double));
-        assert_int_equal(vkattn_reference_softmax(&c.p, c.scores, c.bias, c.vmask, c.mask, w),
+        assert_int_equal(vkattn_reference_softmax(&c.p, NULL, c.scores, c.bias, c.vmask, c.mask, w),
                          VKATTN_SUCCESS);
         tu_poison(grad, c.n);
         assert_int_equal(vkattn_reference_softmax_backward(&c.p, w, c.g, c.bias,
@@ -122,7 +122,7 @@ typedef struct sdpa_case {
 
 static double sdpa_loss(sdpa_case *c)
 {
-    assert_int_equal(vkattn_reference_sdpa(&c->p, c->q, c->k, c->v, c->bias, c->vmask, c->mask,
+    assert_int_equal(vkattn_reference_sdpa(&c->p, NULL, c->q, c->k, c->v, c->bias, c->vmask, c->mask,
                                            c->y, NULL),
                      VKATTN_SUCCESS);
     return dot_g(c->g, c->y, c->no);

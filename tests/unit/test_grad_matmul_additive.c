@@ -152,7 +152,7 @@ static void matmul_vs_finite_differences(void **state)
         double *ad = to_double(a, mc.na), *bd = to_double(b, mc.nb), *biasd = to_double(bias, p->n);
 
         /* the local double forward is the reference forward */
-        assert_int_equal(vkattn_reference_matmul(p, a, b, p->has_bias ? bias : NULL, c),
+        assert_int_equal(vkattn_reference_matmul(p, NULL, a, b, p->has_bias ? bias : NULL, c),
                          VKATTN_SUCCESS);
         double lc = 0;
         for (size_t i = 0; i < mc.nc; i++)
@@ -289,7 +289,7 @@ static void additive_vs_finite_differences(void **state)
         tu_fill_uniform(s, p.dim, -1, 1), tu_fill_uniform(w, ns, -1, 1);
         double *qd = to_double(q, nq), *kd = to_double(k, nk), *sd = to_double(s, p.dim);
         const float *sv = p.has_scale_vector ? s : NULL;
-        assert_int_equal(vkattn_reference_additive(&p, q, k, sv, sc), VKATTN_SUCCESS);
+        assert_int_equal(vkattn_reference_additive(&p, NULL, q, k, sv, sc), VKATTN_SUCCESS);
         double lc = 0;
         for (size_t i = 0; i < ns; i++)
             lc += (double)w[i] * sc[i];

@@ -59,7 +59,7 @@ static uint16_t encode(float x)
 
 static void expect(float x)
 {
-    const uint16_t got = vkattn_f32_to_f16_bits(x);
+    const uint16_t got = tu_f16_bits(x);
     if (isnan(x)) {
         const uint16_t want = (uint16_t)(((bits_of(x) >> 16) & 0x8000) | 0x7e00 |
                                          ((bits_of(x) >> 13) & 0x3ff));
@@ -77,19 +77,19 @@ static void every_f16_round_trips(void **state)
     (void)state;
     for (uint32_t i = 0; i < 65536; i++) {
         const uint16_t h = (uint16_t)i;
-        const float f = vkattn_f16_bits_to_f32(h);
+        const float f = tu_f16_to_f32(h);
         const double v = decode(h);
         if (isnan(v)) {
             if (!isnan(f) || (bits_of(f) >> 31) != (h >> 15u) || ((bits_of(f) >> 13) & 0x3ff) != (h & 0x3ffu))
                 fail_msg("NaN %04x decodes to %08x", h, bits_of(f));
-            if (vkattn_f32_to_f16_bits(f) != (h | 0x200))
-                fail_msg("NaN %04x comes back as %04x", h, vkattn_f32_to_f16_bits(f));
+            if (tu_f16_bits(f) != (h | 0x200))
+                fail_msg("NaN %04x comes back as %04x", h, tu_f16_bits(f));
             continue;
         }
         if ((double)f != v || !signbit(f) != !signbit(v))
             fail_msg("%04x decodes to %.9g, want %.9g", h, (double)f, v);
-        if (vkattn_f32_to_f16_bits(f) != h)
-            fail_msg("%04x comes back as %04x", h, vkattn_f32_to_f16_bits(f));
+        if (tu_f16_bits(f) != h)
+            fail_msg("%04x comes back as %04x", h, tu_f16_bits(f));
     }
 }
 
@@ -111,18 +111,18 @@ static void ties_and_neighbours(void **state)
         }
     }
     /* spot checks of the formulation itself */
-    assert_int_equal(vkattn_f32_to_f16_bits(65504.0f), 0x7bff);
-    assert_int_equal(vkattn_f32_to_f16_bits(65519.99f), 0x7bff);
-    assert_int_equal(vkattn_f32_to_f16_bits(65520.0f), 0x7c00);
-    assert_int_equal(vkattn_f32_to_f16_bits(-1e30f), 0xfc00);
-    assert_int_equal(vkattn_f32_to_f16_bits(INFINITY), 0x7c00);
-    assert_int_equal(vkattn_f32_to_f16_bits(1.0f + 0x1p-11f), 0x3c00);          /* tie to even */
-    assert_int_equal(vkattn_f32_to_f16_bits(1.0f + 3 * 0x1p-11f), 0x3c02);      /* tie to even */
-    assert_int_equal(vkattn_f32_to_f16_bits(0x1p-25f), 0x0000);                  /* tie to 0 */
-    assert_int_equal(vkattn_f32_to_f16_bits(nextafterf(0x1p-25f, 1)), 0x0001);
-    assert_int_equal(vkattn_f32_to_f16_bits(3 * 0x1p-25f), 0x0002);              /* tie to even */
-    assert_int_equal(vkattn_f32_to_f16_bits(0x1p-14f - 0x1p-25f), 0x0400);      /* into normal */
-    assert_int_equal(vkattn_f32_to_f16_bits(-0.0f), 0x8000);
+    assert_int_equal(tu_f16_bits(65504.0f), 0x7bff);
+    assert_int_equal(tu_f16_bits(65519.99f), 0x7bff);
+    assert_int_equal(tu_f16_bits(65520.0f), 0x7c00);
+    assert_int_equal(tu_f16_bits(-1e30f), 0xfc00);
+    assert_int_equal(tu_f16_bits(INFINITY), 0x7c00);
+    assert_int_equal(tu_f16_bits(1.0f + 0x1p-11f), 0x3c00);          /* tie to even */
+    assert_int_equal(tu_f16_bits(1.0f + 3 * 0x1p-11f), 0x3c02);      /* tie to even */
+    assert_int_equal(tu_f16_bits(0x1p-25f), 0x0000);                  /* tie to 0 */
+    assert_int_equal(tu_f16_bits(nextafterf(0x1p-25f, 1)), 0x0001);
+    assert_int_equal(tu_f16_bits(3 * 0x1p-25f), 0x0002);              /* tie to even */
+    assert_int_equal(tu_f16_bits(0x1p-14f - 0x1p-25f), 0x0400);      /* into normal */
+    assert_int_equal(tu_f16_bits(-0.0f), 0x8000);
 }
 
 static void random_patterns(void **state)
@@ -148,7 +148,7 @@ static void arrays(void **state)
     vkattn_f32_to_f16_array(h, src, 5);
     vkattn_f16_to_f32_array(back, h, 5);
     for (int i = 0; i < 5; i++)
-        assert_int_equal(h[i], vkattn_f32_to_f16_bits(src[i]));
+        assert_int_equal(h[i], tu_f16_bits(src[i]));
     assert_true(back[0] == 1.0f && back[1] == -2.5f && isinf(back[2]) && back[3] == 0x1p-24f);
     assert_true(fabsf(back[4] - 0.1f) <= 0x1p-14f);
     vkattn_f32_to_f16_array(NULL, NULL, 0);

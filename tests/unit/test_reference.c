@@ -24,7 +24,7 @@ static void matmul_2x3_by_hand(void **state)
     const float b[6] = {7, 8, 9, 10, 11, 12};      /* 3 x 2 */
     float c[4];
     vkattn_matmul_params p = {.m = 2, .n = 2, .k = 3};
-    assert_int_equal(vkattn_reference_matmul(&p, a, b, NULL, c), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, a, b, NULL, c), VKATTN_SUCCESS);
     const double want[4] = {58, 64, 139, 154};
     expect_near(c, want, 4, 0.0);
 }
@@ -39,7 +39,7 @@ static void matmul_transposes_alpha_bias(void **state)
     float c[4];
     vkattn_matmul_params p = {.m = 2, .n = 2, .k = 3, .transpose_a = true, .transpose_b = true,
                               .has_bias = true, .alpha = 2.0f};
-    assert_int_equal(vkattn_reference_matmul(&p, at, bt, bias, c), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, at, bt, bias, c), VKATTN_SUCCESS);
     const double want[4] = {117, 127, 279, 307};
     expect_near(c, want, 4, 0.0);
 }
@@ -56,7 +56,7 @@ static void matmul_batch_heads_broadcast(void **state)
     }
     vkattn_matmul_params p = {.batch = 2, .heads = 2, .m = 1, .n = 1, .k = 2,
                               .a = {.batch_stride = 4, .head_stride = 2}};
-    assert_int_equal(vkattn_reference_matmul(&p, a, b, NULL, c), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, a, b, NULL, c), VKATTN_SUCCESS);
     const double want[4] = {11, 12, 13, 14};
     expect_near(c, want, 4, 0.0);
 }
@@ -72,7 +72,7 @@ static void matmul_row_strides(void **state)
     tu_poison(c, 8);
     vkattn_matmul_params p = {.m = 2, .n = 2, .k = 3, .a = {.row_stride = 5},
                               .c = {.row_stride = 4}};
-    assert_int_equal(vkattn_reference_matmul(&p, a, b, NULL, c), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, a, b, NULL, c), VKATTN_SUCCESS);
     assert_true(c[0] == 58 && c[1] == 64 && c[4] == 139 && c[5] == 154);
     assert_true(isnan(c[2]) && isnan(c[3]) && isnan(c[6]) && isnan(c[7]));
 }
@@ -90,7 +90,7 @@ static void matmul_c_interleaved_heads(void **state)
                               .a = {.batch_stride = H * M * K, .head_stride = M * K},
                               .c = {.batch_stride = M * H * N, .head_stride = N,
                                     .row_stride = H * N}};
-    assert_int_equal(vkattn_reference_matmul(&p, a, bm, NULL, c), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, a, bm, NULL, c), VKATTN_SUCCESS);
     /* identity B: C[b, m, h, :] = A[b, h, m, :] */
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
@@ -118,9 +118,9 @@ static void matmul_transpose_consistency(void **state)
     transpose(a, M, K, at);
     transpose(b, K, N, bt);
     vkattn_matmul_params p = {.m = M, .n = N, .k = K};
-    assert_int_equal(vkattn_reference_matmul(&p, a, b, NULL, c1), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, a, b, NULL, c1), VKATTN_SUCCESS);
     p.transpose_a = p.transpose_b = true;
-    assert_int_equal(vkattn_reference_matmul(&p, at, bt, NULL, c2), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, at, bt, NULL, c2), VKATTN_SUCCESS);
     assert_memory_equal(c1, c2, sizeof c1);
 }
 
@@ -134,14 +134,14 @@ static void additive_by_hand(void **state)
     float out[2];
     vkattn_additive_params p = {.batch = 1, .tq = 1, .tv = 2, .dim = 2, .inner_scale = 1.5f,
                                 .outer_scale = 0.75f, .has_scale_vector = true};
-    assert_int_equal(vkattn_reference_additive(&p, q, k, s, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_additive(&p, NULL, q, k, s, out), VKATTN_SUCCESS);
     const double want[2] = {0.75 * (2 * tanh(1.5 * 0.625) - tanh(1.5 * 0.0)),
                             0.75 * (2 * tanh(1.5 * 0.125) - tanh(1.5 * 0.25))};
     expect_near(out, want, 2, 1e-7);
 
     /* defaults: no scale vector (all ones), inner = outer = 1 */
     vkattn_additive_params d = {.batch = 1, .tq = 1, .tv = 2, .dim = 2};
-    assert_int_equal(vkattn_reference_additive(&d, q, k, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_additive(&d, NULL, q, k, NULL, out), VKATTN_SUCCESS);
     const double want_d[2] = {tanh(0.625) + tanh(0.0), tanh(0.125) + tanh(0.25)};
     expect_near(out, want_d, 2, 1e-7);
 }
@@ -164,7 +164,7 @@ static void additive_indexing(void **state)
                     tanh((double)q[b * TQ + i] + (double)k[b * TV + j]);
     }
     vkattn_additive_params p = {.batch = B, .tq = TQ, .tv = TV, .dim = D};
-    assert_int_equal(vkattn_reference_additive(&p, q, k, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_additive(&p, NULL, q, k, NULL, out), VKATTN_SUCCESS);
     expect_near(out, want, B * TQ * TV, 1e-7);
 }
 
@@ -176,11 +176,11 @@ static void heads_split_by_hand(void **state)
     const float in[8] = {0, 1, 2, 3, 4, 5, 6, 7}; /* (B=1, T=2, H=2, d=2) */
     float out[8];
     vkattn_heads_params p = {.batch = 1, .seq = 2, .heads = 2, .head_dim = 2};
-    assert_int_equal(vkattn_reference_heads_split(&p, in, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_heads_split(&p, NULL, in, out), VKATTN_SUCCESS);
     const double want[8] = {0, 1, 4, 5, 2, 3, 6, 7};
     expect_near(out, want, 8, 0.0);
     float back[8];
-    assert_int_equal(vkattn_reference_heads_merge(&p, out, back), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_heads_merge(&p, NULL, out, back), VKATTN_SUCCESS);
     assert_memory_equal(back, in, sizeof in);
 }
 
@@ -191,12 +191,12 @@ static void heads_round_trip(void **state)
     float x[N], y[N], z[N];
     tu_fill_uniform(x, N, -10, 10);
     vkattn_heads_params p = {.batch = 2, .seq = 3, .heads = 4, .head_dim = 5};
-    assert_int_equal(vkattn_reference_heads_split(&p, x, y), VKATTN_SUCCESS);
-    assert_int_equal(vkattn_reference_heads_merge(&p, y, z), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_heads_split(&p, NULL, x, y), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_heads_merge(&p, NULL, y, z), VKATTN_SUCCESS);
     assert_memory_equal(x, z, sizeof x);
     /* and the other way round */
-    assert_int_equal(vkattn_reference_heads_merge(&p, x, y), VKATTN_SUCCESS);
-    assert_int_equal(vkattn_reference_heads_split(&p, y, z), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_heads_merge(&p, NULL, x, y), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_heads_split(&p, NULL, y, z), VKATTN_SUCCESS);
     assert_memory_equal(x, z, sizeof x);
 }
 
@@ -205,9 +205,9 @@ static void heads_reject_in_place(void **state)
     (void)state;
     float x[4] = {0};
     vkattn_heads_params p = {.batch = 1, .seq = 2, .heads = 2, .head_dim = 1};
-    assert_int_equal(vkattn_reference_heads_split(&p, x, x), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_reference_heads_split(&p, NULL, x, x), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_last_error(), "vkattn_reference_heads_split"));
-    assert_int_equal(vkattn_reference_heads_merge(&p, x, x), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_reference_heads_merge(&p, NULL, x, x), VKATTN_ERROR_INVALID_ARGUMENT);
 }
 
 int main(void)

@@ -30,7 +30,7 @@ static void expect_fail(vkattn_result got, vkattn_result want, const char *fn)
         assert_true(isnan(out[i]));
 }
 
-#define SOFTMAX(p) vkattn_reference_softmax((p), in, aux, aux, aux, out)
+#define SOFTMAX(p) vkattn_reference_softmax((p), NULL, in, aux, aux, aux, out)
 static const char softmax_fn[] = "vkattn_reference_softmax";
 
 static void softmax_args(void **state)
@@ -56,19 +56,19 @@ static void softmax_args(void **state)
     expect_fail(SOFTMAX(&p), VKATTN_ERROR_INVALID_ARGUMENT, softmax_fn);
     p = ok;
     p.mask.has_bias = true;
-    expect_fail(vkattn_reference_softmax(&p, in, NULL, NULL, NULL, out),
+    expect_fail(vkattn_reference_softmax(&p, NULL, in, NULL, NULL, NULL, out),
                 VKATTN_ERROR_INVALID_ARGUMENT, softmax_fn);
     p = ok;
     p.mask.has_value_mask = true;
-    expect_fail(vkattn_reference_softmax(&p, in, NULL, NULL, NULL, out),
+    expect_fail(vkattn_reference_softmax(&p, NULL, in, NULL, NULL, NULL, out),
                 VKATTN_ERROR_INVALID_ARGUMENT, softmax_fn);
     p = ok;
     p.mask.has_mask = true;
-    expect_fail(vkattn_reference_softmax(&p, in, NULL, NULL, NULL, out),
+    expect_fail(vkattn_reference_softmax(&p, NULL, in, NULL, NULL, NULL, out),
                 VKATTN_ERROR_INVALID_ARGUMENT, softmax_fn);
-    expect_fail(vkattn_reference_softmax(&ok, NULL, NULL, NULL, NULL, out),
+    expect_fail(vkattn_reference_softmax(&ok, NULL, NULL, NULL, NULL, NULL, out),
                 VKATTN_ERROR_INVALID_ARGUMENT, softmax_fn);
-    assert_int_equal(vkattn_reference_softmax(&ok, in, NULL, NULL, NULL, NULL),
+    assert_int_equal(vkattn_reference_softmax(&ok, NULL, in, NULL, NULL, NULL, NULL),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     p = (vkattn_softmax_params){.batch = UINT32_MAX, .heads = UINT32_MAX, .tq = UINT32_MAX,
                                 .tv = UINT32_MAX};
@@ -82,36 +82,36 @@ static void matmul_args(void **state)
     (void)state;
     const vkattn_matmul_params ok = {.m = 2, .n = 2, .k = 2};
     vkattn_matmul_params p = ok;
-    expect_fail(vkattn_reference_matmul(NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_matmul(NULL, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 matmul_fn);
     p.k = 0;
-    expect_fail(vkattn_reference_matmul(&p, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_matmul(&p, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 matmul_fn);
-    expect_fail(vkattn_reference_matmul(&ok, NULL, in, NULL, out),
+    expect_fail(vkattn_reference_matmul(&ok, NULL, NULL, in, NULL, out),
                 VKATTN_ERROR_INVALID_ARGUMENT, matmul_fn);
-    expect_fail(vkattn_reference_matmul(&ok, in, NULL, NULL, out),
+    expect_fail(vkattn_reference_matmul(&ok, NULL, in, NULL, NULL, out),
                 VKATTN_ERROR_INVALID_ARGUMENT, matmul_fn);
     p = ok;
     p.has_bias = true;
-    expect_fail(vkattn_reference_matmul(&p, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_matmul(&p, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 matmul_fn);
     p = ok;
     p.a.row_stride = 1; /* below the 2 stored columns */
-    expect_fail(vkattn_reference_matmul(&p, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_matmul(&p, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 matmul_fn);
     p = ok;
     p.alpha = INFINITY;
-    expect_fail(vkattn_reference_matmul(&p, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_matmul(&p, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 matmul_fn);
     p = ok;
     p.batch = 4;
     p.a.batch_stride = UINT64_MAX / 2;
-    expect_fail(vkattn_reference_matmul(&p, in, in, NULL, out), VKATTN_ERROR_SIZE_OVERFLOW,
+    expect_fail(vkattn_reference_matmul(&p, NULL, in, in, NULL, out), VKATTN_ERROR_SIZE_OVERFLOW,
                 matmul_fn);
     p = ok;
     p.batch = p.heads = UINT32_MAX;
     p.m = UINT32_MAX;
-    expect_fail(vkattn_reference_matmul(&p, in, in, NULL, out), VKATTN_ERROR_SIZE_OVERFLOW,
+    expect_fail(vkattn_reference_matmul(&p, NULL, in, in, NULL, out), VKATTN_ERROR_SIZE_OVERFLOW,
                 matmul_fn);
 }
 
@@ -119,7 +119,7 @@ static const char sdpa_fn[] = "vkattn_reference_sdpa";
 
 static vkattn_result sdpa(const vkattn_sdpa_params *p, float *weights)
 {
-    return vkattn_reference_sdpa(p, in, in, in, NULL, NULL, NULL, out, weights);
+    return vkattn_reference_sdpa(p, NULL, in, in, in, NULL, NULL, NULL, out, weights);
 }
 
 static void sdpa_args(void **state)
@@ -163,33 +163,33 @@ static void other_ops_args(void **state)
     (void)state;
     static const char add_fn[] = "vkattn_reference_additive";
     vkattn_additive_params ap = {.batch = 1, .tq = 1, .tv = 1, .dim = 0};
-    expect_fail(vkattn_reference_additive(&ap, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_additive(&ap, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 add_fn);
     ap.dim = 2;
     ap.has_scale_vector = true;
-    expect_fail(vkattn_reference_additive(&ap, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_additive(&ap, NULL, in, in, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 add_fn);
     ap = (vkattn_additive_params){.batch = UINT32_MAX, .tq = UINT32_MAX, .tv = 1,
                                   .dim = UINT32_MAX};
-    expect_fail(vkattn_reference_additive(&ap, in, in, NULL, out), VKATTN_ERROR_SIZE_OVERFLOW,
+    expect_fail(vkattn_reference_additive(&ap, NULL, in, in, NULL, out), VKATTN_ERROR_SIZE_OVERFLOW,
                 add_fn);
 
     static const char split_fn[] = "vkattn_reference_heads_split";
     vkattn_heads_params hp = {.batch = 1, .seq = 1, .heads = 0, .head_dim = 1};
-    expect_fail(vkattn_reference_heads_split(&hp, in, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_heads_split(&hp, NULL, in, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 split_fn);
     hp.heads = 1;
-    expect_fail(vkattn_reference_heads_split(&hp, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_heads_split(&hp, NULL, NULL, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 split_fn);
-    expect_fail(vkattn_reference_heads_merge(NULL, in, out), VKATTN_ERROR_INVALID_ARGUMENT,
+    expect_fail(vkattn_reference_heads_merge(NULL, NULL, in, out), VKATTN_ERROR_INVALID_ARGUMENT,
                 "vkattn_reference_heads_merge");
 
     static const char drop_fn[] = "vkattn_reference_dropout";
     vkattn_dropout_op_params dp = {.batch = 1, .tq = 1, .tv = 0};
-    expect_fail(vkattn_reference_dropout(&dp, in, out), VKATTN_ERROR_INVALID_ARGUMENT, drop_fn);
+    expect_fail(vkattn_reference_dropout(&dp, NULL, in, out), VKATTN_ERROR_INVALID_ARGUMENT, drop_fn);
     dp.tv = 4;
     dp.dropout.rate = 2.0f;
-    expect_fail(vkattn_reference_dropout(&dp, in, out), VKATTN_ERROR_INVALID_ARGUMENT, drop_fn);
+    expect_fail(vkattn_reference_dropout(&dp, NULL, in, out), VKATTN_ERROR_INVALID_ARGUMENT, drop_fn);
     assert_non_null(strstr(vkattn_last_error(), "rate"));
     dp.dropout.rate = 0.5f;
     assert_int_equal(vkattn_reference_dropout_mask(&dp, NULL), VKATTN_ERROR_INVALID_ARGUMENT);

@@ -1,5 +1,5 @@
-/* The typed CPU references of SDPA and decode (vkattn_reference_sdpa_typed,
- * vkattn_reference_sdpa_decode_typed): f16 inputs give exactly what the f32
+/* The typed CPU references of SDPA and decode (vkattn_reference_sdpa,
+ * vkattn_reference_sdpa_decode): f16 inputs give exactly what the f32
  * reference gives on the same values; an f16 out is that result rounded once
  * to nearest (checked against the double computation, not against a double
  * rounding through f32); unknown types are refused. */
@@ -17,8 +17,8 @@ static void halves(uint16_t *h, float *f, size_t n)
 {
     tu_fill_uniform(f, n, -1, 1);
     for (size_t i = 0; i < n; i++) {
-        h[i] = vkattn_f32_to_f16_bits(f[i]);
-        f[i] = vkattn_f16_bits_to_f32(h[i]);
+        h[i] = tu_f16_bits(f[i]);
+        f[i] = tu_f16_to_f32(h[i]);
     }
 }
 
@@ -34,28 +34,28 @@ static void sdpa_typed_matches_f32(void **state)
     vkattn_sdpa_params p = {.batch = B, .heads = H, .kv_heads = HKV, .tq = TQ, .tv = TV,
                             .dk = DK, .dv = DV, .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
                             .dropout = {.rate = 0.25f, .training = true, .seed = 7}};
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, NULL, NULL, ref, NULL), 0);
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, NULL, NULL, ref, NULL), 0);
     vkattn_sdpa_dtypes ty = {VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16,
                              VKATTN_DTYPE_F32};
     assert_int_equal(
-        vkattn_reference_sdpa_typed(&p, &ty, q16, k16, v16, NULL, NULL, NULL, got, NULL), 0);
+        vkattn_reference_sdpa(&p, &ty, q16, k16, v16, NULL, NULL, NULL, got, NULL), 0);
     assert_memory_equal(got, ref, sizeof ref);
     /* mixed: f32 q, f16 k/v */
     ty.q = VKATTN_DTYPE_F32;
-    assert_int_equal(vkattn_reference_sdpa_typed(&p, &ty, q, k16, v16, NULL, NULL, NULL, got,
+    assert_int_equal(vkattn_reference_sdpa(&p, &ty, q, k16, v16, NULL, NULL, NULL, got,
                                                  NULL), 0);
     assert_memory_equal(got, ref, sizeof ref);
     /* f16 out: each element within half an f16 spacing of the result (the
      * f32 out holds it to 2^-24 relative) */
     ty.out = VKATTN_DTYPE_F16;
-    assert_int_equal(vkattn_reference_sdpa_typed(&p, &ty, q, k16, v16, NULL, NULL, NULL, o16,
+    assert_int_equal(vkattn_reference_sdpa(&p, &ty, q, k16, v16, NULL, NULL, NULL, o16,
                                                  NULL), 0);
     for (size_t i = 0; i < NO; i++) {
-        const double g = vkattn_f16_bits_to_f32(o16[i]);
+        const double g = tu_f16_to_f32(o16[i]);
         assert_true(fabs(g - ref[i]) <= 0x1p-11 * fabs(ref[i]) + 0x1p-25);
     }
     vkattn_sdpa_dtypes bad = {.v = (vkattn_dtype)3};
-    assert_int_equal(vkattn_reference_sdpa_typed(&p, &bad, q, k, v, NULL, NULL, NULL, got, NULL),
+    assert_int_equal(vkattn_reference_sdpa(&p, &bad, q, k, v, NULL, NULL, NULL, got, NULL),
                      VKATTN_ERROR_INVALID_ARGUMENT);
 }
 
@@ -72,19 +72,19 @@ static void decode_typed_matches_f32(void **state)
     const uint32_t lengths[B] = {9, 3};
     vkattn_sdpa_decode_params p = {.batch = B, .heads = H, .tq = TQ, .capacity = CAP, .dk = DK,
                                    .dv = DV};
-    assert_int_equal(vkattn_reference_sdpa_decode(&p, q, k, v, lengths, NULL, ref), 0);
+    assert_int_equal(vkattn_reference_sdpa_decode(&p, NULL, q, k, v, lengths, NULL, ref), 0);
     vkattn_sdpa_dtypes ty = {.k = VKATTN_DTYPE_F16, .v = VKATTN_DTYPE_F16};
-    assert_int_equal(vkattn_reference_sdpa_decode_typed(&p, &ty, q, k16, v16, lengths, NULL, got),
+    assert_int_equal(vkattn_reference_sdpa_decode(&p, &ty, q, k16, v16, lengths, NULL, got),
                      0);
     assert_memory_equal(got, ref, sizeof ref);
     ty.out = VKATTN_DTYPE_F16;
-    assert_int_equal(vkattn_reference_sdpa_decode_typed(&p, &ty, q, k16, v16, lengths, NULL, o16),
+    assert_int_equal(vkattn_reference_sdpa_decode(&p, &ty, q, k16, v16, lengths, NULL, o16),
                      0);
     for (size_t i = 0; i < NO; i++)
-        assert_true(fabs(vkattn_f16_bits_to_f32(o16[i]) - ref[i]) <=
+        assert_true(fabs(tu_f16_to_f32(o16[i]) - ref[i]) <=
                     0x1p-11 * fabs(ref[i]) + 0x1p-25);
     vkattn_sdpa_dtypes bad = {.q = (vkattn_dtype)2};
-    assert_int_equal(vkattn_reference_sdpa_decode_typed(&p, &bad, q, k, v, lengths, NULL, got),
+    assert_int_equal(vkattn_reference_sdpa_decode(&p, &bad, q, k, v, lengths, NULL, got),
                      VKATTN_ERROR_INVALID_ARGUMENT);
 }
 

@@ -41,7 +41,7 @@ static void test_context_free_errors(void **state)
     assert_int_equal(vkattn_enumerate_devices(NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_last_error(), "count is NULL"));
     assert_int_equal(vkattn_tensor_upload(NULL, NULL, 0, 1), VKATTN_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(vkattn_matmul_run(NULL, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(vkattn_matmul_record(NULL, VKATTN_RUN_NOW, NULL, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_timer_create(NULL, 1, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_string_equal(vkattn_context_last_error(NULL), "vkattn_context_last_error: ctx is NULL");
     vkattn_context_destroy(NULL);

@@ -30,11 +30,11 @@ static void dropout_inactive_is_exact_copy(void **state)
     in[4] = INFINITY;
     vkattn_dropout_op_params p = {.batch = 2, .heads = 3, .tq = 1, .tv = 4,
                                   .dropout = {.rate = 0.5f, .seed = 1}};
-    assert_int_equal(vkattn_reference_dropout(&p, in, out), VKATTN_SUCCESS); /* !training */
+    assert_int_equal(vkattn_reference_dropout(&p, NULL, in, out), VKATTN_SUCCESS); /* !training */
     assert_memory_equal(in, out, sizeof in);
     p.dropout.training = true;
     p.dropout.rate = 0;
-    assert_int_equal(vkattn_reference_dropout(&p, in, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_dropout(&p, NULL, in, out), VKATTN_SUCCESS);
     assert_memory_equal(in, out, sizeof in);
     uint8_t keep[N];
     assert_int_equal(vkattn_reference_dropout_mask(&p, keep), VKATTN_SUCCESS);
@@ -48,7 +48,7 @@ static void dropout_rate_one_zeroes(void **state)
     float x[8] = {1, -2, INFINITY, NAN, 5, 6, 7, 8};
     vkattn_dropout_op_params p = {.batch = 1, .tq = 2, .tv = 4,
                                   .dropout = {.rate = 1.0f, .training = true, .seed = 3}};
-    assert_int_equal(vkattn_reference_dropout(&p, x, x), VKATTN_SUCCESS); /* in place */
+    assert_int_equal(vkattn_reference_dropout(&p, NULL, x, x), VKATTN_SUCCESS); /* in place */
     for (int i = 0; i < 8; i++)
         assert_true(x[i] == 0.0f && !signbit(x[i]));
 }
@@ -64,7 +64,7 @@ static void dropout_follows_the_stream(void **state)
     const vkattn_dropout_params d = {.rate = 0.3f, .training = true,
                                      .seed = 0xdeadbeefcafef00dull, .offset = 12};
     vkattn_dropout_op_params p = {.batch = B, .heads = H, .tq = TQ, .tv = TV, .dropout = d};
-    assert_int_equal(vkattn_reference_dropout(&p, in, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_dropout(&p, NULL, in, out), VKATTN_SUCCESS);
     assert_int_equal(vkattn_reference_dropout_mask(&p, keep), VKATTN_SUCCESS);
     const uint32_t t = vkattn_dropout_threshold(d.rate);
     const float scale = (float)(1.0 / (1.0 - 0.3f));
@@ -93,7 +93,7 @@ static void sdpa_by_hand(void **state)
     float out[2], w[2];
     vkattn_sdpa_params p = {.batch = 1, .tq = 1, .tv = 2, .dk = 4, .dv = 2,
                             .return_weights = true};
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, NULL, NULL, out, w),
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, NULL, NULL, out, w),
                      VKATTN_SUCCESS);
     const double want_w[2] = {0.25, 0.75}, want_o[2] = {2.5, 3.5};
     expect_near(w, want_w, 2, 1e-7);
@@ -121,10 +121,10 @@ static void sdpa_gqa_equals_repeated_heads(void **state)
                             .dk = DK, .dv = DV,
                             .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
                             .dropout = {.rate = 0.25f, .training = true, .seed = 5}};
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, NULL, NULL, o1, NULL),
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, NULL, NULL, o1, NULL),
                      VKATTN_SUCCESS);
     p.kv_heads = 0;
-    assert_int_equal(vkattn_reference_sdpa(&p, q, kr, vr, NULL, NULL, NULL, o2, NULL),
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, kr, vr, NULL, NULL, NULL, o2, NULL),
                      VKATTN_SUCCESS);
     assert_memory_equal(o1, o2, sizeof o1);
 }
@@ -138,13 +138,13 @@ static void sdpa_fully_masked_row(void **state)
     float out[1], w[3];
     vkattn_sdpa_params p = {.batch = 1, .tq = 1, .tv = 3, .dk = 2, .dv = 1,
                             .return_weights = true, .mask = {.has_value_mask = true}};
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vmask, NULL, out, w),
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, vmask, NULL, out, w),
                      VKATTN_SUCCESS);
     const double zero[3] = {0, 0, 0};
     expect_near(w, zero, 3, 0.0);
     expect_near(out, zero, 1, 0.0);
     p.mask.masked_row = VKATTN_MASKED_ROW_UNIFORM;
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vmask, NULL, out, w),
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, vmask, NULL, out, w),
                      VKATTN_SUCCESS);
     const double third[3] = {1 / 3.0, 1 / 3.0, 1 / 3.0}, mean[1] = {3};
     expect_near(w, third, 3, 1e-7);
@@ -189,19 +189,19 @@ static void sdpa_window_is_a_band_mask(void **state)
                                                  .has_value_mask = true},
                                         .dropout = {.rate = 0.3f, .training = true, .seed = 5},
                                         .return_weights = true, .sliding_window = win};
-                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, NULL, out_w, w_w),
+                assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, vm, NULL, out_w, w_w),
                                  VKATTN_SUCCESS);
                 p.sliding_window = 0, p.mask.has_mask = true;
-                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, mask, out_m, w_m),
+                assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, vm, mask, out_m, w_m),
                                  VKATTN_SUCCESS);
                 assert_memory_equal(out_w, out_m, sizeof(float) * B * H * tq * D);
                 assert_memory_equal(w_w, w_m, sizeof(float) * B * H * tq * tv);
                 /* wider than both lengths: no window at all */
                 p.mask.has_mask = false, p.sliding_window = tq + tv + win;
-                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, NULL, out_w, w_w),
+                assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, vm, NULL, out_w, w_w),
                                  VKATTN_SUCCESS);
                 p.sliding_window = 0;
-                assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, NULL, vm, NULL, out_m, w_m),
+                assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, NULL, vm, NULL, out_m, w_m),
                                  VKATTN_SUCCESS);
                 assert_memory_equal(out_w, out_m, sizeof(float) * B * H * tq * D);
             }
@@ -229,22 +229,22 @@ static void sdpa_equals_composition(void **state)
     vkattn_matmul_params qk = {.batch = B * H, .m = TQ, .n = TV, .k = DK, .transpose_b = true,
                                .alpha = scale, .a = {.batch_stride = TQ * DK},
                                .b = {.batch_stride = TV * DK}};
-    assert_int_equal(vkattn_reference_matmul(&qk, q, k, NULL, s), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&qk, NULL, q, k, NULL, s), VKATTN_SUCCESS);
     vkattn_softmax_params sp = {.batch = B, .heads = H, .tq = TQ, .tv = TV, .mask = mp};
-    assert_int_equal(vkattn_reference_softmax(&sp, s, bias, mask, NULL, w_ref), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&sp, NULL, s, bias, mask, NULL, w_ref), VKATTN_SUCCESS);
     vkattn_dropout_op_params dop = {.batch = B, .heads = H, .tq = TQ, .tv = TV, .dropout = dp};
-    assert_int_equal(vkattn_reference_dropout(&dop, w_ref, wd_ref), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_dropout(&dop, NULL, w_ref, wd_ref), VKATTN_SUCCESS);
     vkattn_matmul_params wv = {.batch = B * H, .m = TQ, .n = DV, .k = TV,
                                .a = {.batch_stride = TQ * TV}, .b = {.batch_stride = TV * DV}};
-    assert_int_equal(vkattn_reference_matmul(&wv, wd_ref, v, NULL, o_ref), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_matmul(&wv, NULL, wd_ref, v, NULL, o_ref), VKATTN_SUCCESS);
 
     vkattn_sdpa_params p = {.batch = B, .heads = H, .tq = TQ, .tv = TV, .dk = DK, .dv = DV,
                             .mask = mp, .dropout = dp, .return_weights = true};
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, bias, mask, NULL, o, w), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, bias, mask, NULL, o, w), VKATTN_SUCCESS);
     TU_ASSERT_CLOSE(w, w_ref, NW, 1e-6, "weights before dropout");
     TU_ASSERT_CLOSE(o, o_ref, NO, 1e-5, "output");
     p.weights_after_dropout = true;
-    assert_int_equal(vkattn_reference_sdpa(&p, q, k, v, bias, mask, NULL, o, w), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, q, k, v, bias, mask, NULL, o, w), VKATTN_SUCCESS);
     TU_ASSERT_CLOSE(w, wd_ref, NW, 1e-6, "weights after dropout");
     for (int i = 0; i < NW; i++) /* the same elements are dropped */
         assert_int_equal(w[i] == 0.0f, wd_ref[i] == 0.0f);

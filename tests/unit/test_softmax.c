@@ -25,10 +25,10 @@ static void known_vector(void **state)
     float out[3];
     const double want[3] = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219};
     vkattn_softmax_params p = {.batch = 1, .tq = 1, .tv = 3};
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, NULL, out), VKATTN_SUCCESS);
     expect_near(out, want, 3, TOL);
     p.scale = 0.5f; /* the scale multiplies the scores first */
-    assert_int_equal(vkattn_reference_softmax(&p, s2, NULL, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s2, NULL, NULL, NULL, out), VKATTN_SUCCESS);
     expect_near(out, want, 3, TOL);
 }
 
@@ -39,7 +39,7 @@ static void run_causal(vkattn_causal c, vkattn_masked_row policy, uint32_t tq, u
     float s[12] = {0}, out[12];
     vkattn_softmax_params p = {.batch = 1, .tq = tq, .tv = tv,
                                .mask = {.causal = c, .masked_row = policy}};
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, NULL, out), VKATTN_SUCCESS);
     expect_near(out, want, (size_t)tq * tv, TOL);
 }
 
@@ -84,7 +84,7 @@ static void broadcasting(void **state)
         .mask = {.has_bias = true, .bias_broadcast = {.batch = true, .heads = true},
                  .has_mask = true, .mask_broadcast = {.rows = true},
                  .has_value_mask = true}};
-    assert_int_equal(vkattn_reference_softmax(&p, s, bias, vmask, mask, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, bias, vmask, mask, out), VKATTN_SUCCESS);
     /* bias row 0 weighs key 1 by 3, row 1 key 0 by 3 */
     const double want[N] = {
         0.2, 0.6, 0.2, 0.6, 0.2, 0.2,   /* b0 h0 */
@@ -103,11 +103,11 @@ static void fully_masked_row_policies(void **state)
     float out[6];
     vkattn_softmax_params p = {.batch = 1, .tq = 2, .tv = 3, .mask = {.has_mask = true}};
     const double e = exp(2.0);
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
     const double want_zero[6] = {1 / (1 + e), 0, e / (1 + e), 0, 0, 0};
     expect_near(out, want_zero, 6, TOL);
     p.mask.masked_row = VKATTN_MASKED_ROW_UNIFORM;
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
     const double want_uniform[6] = {1 / (1 + e), 0, e / (1 + e), 1 / 3.0, 1 / 3.0, 1 / 3.0};
     expect_near(out, want_uniform, 6, TOL);
     assert_true(out[1] == 0.0f); /* masked entries of other rows stay exactly 0 */
@@ -120,11 +120,11 @@ static void minus_inf_bias_row(void **state)
     const float s[4] = {0}, bias[4] = {-INFINITY, -INFINITY, -INFINITY, 0};
     float out[4];
     vkattn_softmax_params p = {.batch = 1, .tq = 2, .tv = 2, .mask = {.has_bias = true}};
-    assert_int_equal(vkattn_reference_softmax(&p, s, bias, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, bias, NULL, NULL, out), VKATTN_SUCCESS);
     const double want[4] = {0, 0, 0, 1};
     expect_near(out, want, 4, 0.0);
     p.mask.masked_row = VKATTN_MASKED_ROW_UNIFORM;
-    assert_int_equal(vkattn_reference_softmax(&p, s, bias, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, bias, NULL, NULL, out), VKATTN_SUCCESS);
     const double want_u[4] = {0.5, 0.5, 0, 1};
     expect_near(out, want_u, 4, 0.0);
 }
@@ -135,14 +135,14 @@ static void extreme_logits(void **state)
     const float s[6] = {3e38f, -3e38f, 3e38f, -3e38f, -3e38f, -3e38f};
     float out[6];
     vkattn_softmax_params p = {.batch = 1, .tq = 2, .tv = 3, .scale = 4.0f}; /* 1.2e39 */
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, NULL, out), VKATTN_SUCCESS);
     const double want[6] = {0.5, 0, 0.5, 1 / 3.0, 1 / 3.0, 1 / 3.0};
     expect_near(out, want, 6, TOL);
     /* a bias pushing a logit past the float range: 6e38, 0, 3e38 */
     const float bias[6] = {3e38f, 3e38f, 0, 0, 0, 0};
     p.scale = 0;
     p.mask.has_bias = true;
-    assert_int_equal(vkattn_reference_softmax(&p, s, bias, NULL, NULL, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, bias, NULL, NULL, out), VKATTN_SUCCESS);
     const double want_b[6] = {1, 0, 0, 1 / 3.0, 1 / 3.0, 1 / 3.0};
     expect_near(out, want_b, 6, TOL);
 }
@@ -155,7 +155,7 @@ static void nan_row_isolation(void **state)
     const float mask[9] = {1, 1, 1, 1, 1, 1, 1, 1, 0};
     float out[9];
     vkattn_softmax_params p = {.batch = 1, .tq = 3, .tv = 3, .mask = {.has_mask = true}};
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
     for (int j = 0; j < 3; j++)
         assert_true(isnan(out[j]));
     const double want[6] = {1 / 3.0, 1 / 3.0, 1 / 3.0, 0.5, 0.5, 0};
@@ -173,8 +173,8 @@ static void in_place_and_invariants(void **state)
     memcpy(inplace, s, sizeof s);
     vkattn_softmax_params p = {.batch = B, .heads = H, .tq = TQ, .tv = TV, .scale = 0.3f,
                                .mask = {.has_mask = true, .causal = VKATTN_CAUSAL_TOP_LEFT}};
-    assert_int_equal(vkattn_reference_softmax(&p, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
-    assert_int_equal(vkattn_reference_softmax(&p, inplace, NULL, NULL, mask, inplace),
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, mask, out), VKATTN_SUCCESS);
+    assert_int_equal(vkattn_reference_softmax(&p, NULL, inplace, NULL, NULL, mask, inplace),
                      VKATTN_SUCCESS);
     assert_memory_equal(out, inplace, sizeof out);
     for (int r = 0; r < B * H * TQ; r++) {

@@ -171,14 +171,14 @@ static void dropout_vs_finite_differences(void **state)
               *fd = tu_floats(n);
         tu_fill_uniform(x, n, -1, 1);
         tu_fill_uniform(w, n, -1, 1);
-        assert_int_equal(vkattn_reference_dropout_backward(&p, w, g), 0);
+        assert_int_equal(vkattn_reference_dropout(&p, NULL, w, g), 0);
         for (size_t i = 0; i < n; i++) {
             const float xi = x[i], h = 0.25f; /* exact in f32 around |x| <= 1 */
             x[i] = xi + h;
-            assert_int_equal(vkattn_reference_dropout(&p, x, y), 0);
+            assert_int_equal(vkattn_reference_dropout(&p, NULL, x, y), 0);
             const double up = dot(w, y, n);
             x[i] = xi - h;
-            assert_int_equal(vkattn_reference_dropout(&p, x, y), 0);
+            assert_int_equal(vkattn_reference_dropout(&p, NULL, x, y), 0);
             const double down = dot(w, y, n);
             x[i] = xi;
             fd[i] = (float)((up - down) / (2.0 * h));
@@ -205,19 +205,19 @@ static void heads_vs_finite_differences(void **state)
         tu_fill_uniform(x, n, -1, 1);
         tu_fill_uniform(w, n, -1, 1);
         for (int split = 0; split < 2; split++) {
-            assert_int_equal(split ? vkattn_reference_heads_split_backward(&p, w, g)
-                                   : vkattn_reference_heads_merge_backward(&p, w, g),
+            assert_int_equal(split ? vkattn_reference_heads_merge(&p, NULL, w, g)
+                                   : vkattn_reference_heads_split(&p, NULL, w, g),
                              0);
             for (size_t i = 0; i < n; i++) {
                 const float xi = x[i], h = 0.25f;
                 x[i] = xi + h;
-                assert_int_equal(split ? vkattn_reference_heads_split(&p, x, y)
-                                       : vkattn_reference_heads_merge(&p, x, y),
+                assert_int_equal(split ? vkattn_reference_heads_split(&p, NULL, x, y)
+                                       : vkattn_reference_heads_merge(&p, NULL, x, y),
                                  0);
                 const double up = dot(w, y, n);
                 x[i] = xi - h;
-                assert_int_equal(split ? vkattn_reference_heads_split(&p, x, y)
-                                       : vkattn_reference_heads_merge(&p, x, y),
+                assert_int_equal(split ? vkattn_reference_heads_split(&p, NULL, x, y)
+                                       : vkattn_reference_heads_merge(&p, NULL, x, y),
                                  0);
                 const double down = dot(w, y, n);
                 x[i] = xi;
@@ -227,9 +227,9 @@ static void heads_vs_finite_differences(void **state)
                             split ? "split backward vs differences"
                                   : "merge backward vs differences");
         }
-        assert_int_equal(vkattn_reference_heads_split_backward(&p, w, w),
+        assert_int_equal(vkattn_reference_heads_merge(&p, NULL, w, w),
                          VKATTN_ERROR_INVALID_ARGUMENT);
-        assert_non_null(strstr(vkattn_last_error(), "vkattn_reference_heads_split_backward"));
+        assert_non_null(strstr(vkattn_last_error(), "vkattn_reference_heads_merge"));
         free(x), free(w), free(y), free(g), free(fd);
     }
 }

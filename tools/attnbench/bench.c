@@ -155,7 +155,7 @@ static uint64_t pipelines_so_far(vkattn_context *ctx)
 }
 
 /* --cold: host wall time of the op's first call (record + submit + wait),
- * after its *_prepare with --prepare, and the pipelines each created. The
+ * after its VKATTN_PREPARE recording with --prepare, and the pipelines each created. The
  * context and layer are fresh: setup only created tensors and weights. */
 static int first_call(vkattn_context *ctx, const ab_op *op, void *state, const ab_args *a,
                       ab_bench_result *res)

@@ -33,7 +33,7 @@ typedef struct ab_bench_result {
     bool cold, prepared;
     double first_call_ms;
     uint64_t first_call_pipelines;
-    double prepare_ms;          /* --prepare: the op's *_prepare, before the first call */
+    double prepare_ms;          /* --prepare: the op's VKATTN_PREPARE recording, before the first call */
     uint64_t prepare_pipelines; /* pipelines that prepare created */
     /* --pipeline-cache: bytes read from the file into the context, and
      * written back to it after the run */

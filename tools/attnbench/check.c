@@ -95,7 +95,7 @@ static vkattn_result nd_data_tensor(vkattn_context *ctx, const ab_case *c, const
     return a->data ? data_tensor(ctx, c, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
 }
 
-static float to_half(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
+static float to_half(float x) { return ab_f16_to_f32(ab_f16_bits(x)); }
 
 static void round_half(float *x, size_t n)
 {

@@ -139,7 +139,7 @@ vkattn_result ab_tensor_typed(vkattn_context *ctx, uint32_t rank, const uint32_t
         desc.dims[i] = dims[i];
     vkattn_result r = vkattn_tensor_create(ctx, &desc, out);
     if (r == VKATTN_SUCCESS && data)
-        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_count(*out));
+        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_get_info(*out).count);
     if (r != VKATTN_SUCCESS) {
         vkattn_tensor_destroy(*out);
         *out = NULL;
@@ -237,7 +237,7 @@ vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, cons
     vkattn_result r = vkattn_tensor_create(ctx, &desc, &b->t);
     if (r != VKATTN_SUCCESS)
         return r;
-    b->n = (size_t)vkattn_tensor_count(b->t);
+    b->n = (size_t)vkattn_tensor_get_info(b->t).count;
     if (!(b->host = ab_floats(b->n))) {
         ab_buf_free(b);
         return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
@@ -246,7 +246,7 @@ vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, cons
         return VKATTN_SUCCESS;
     ab_fill_uniform(rng, b->host, b->n, lo, hi);
     for (size_t i = 0; fp16 && i < b->n; i++)
-        b->host[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(b->host[i]));
+        b->host[i] = ab_f16_to_f32(ab_f16_bits(b->host[i]));
     return vkattn_tensor_upload(b->t, b->host, 0, b->n);
 }
 
@@ -287,4 +287,18 @@ int ab_check_outputs(vkattn_context *ctx, vkattn_result (*record)(void *, VkComm
             *err = e;
     }
     return ATTNBENCH_EXIT_OK;
+}
+
+uint16_t ab_f16_bits(float x)
+{
+    uint16_t bits;
+    vkattn_f32_to_f16_array(&bits, &x, 1);
+    return bits;
+}
+
+float ab_f16_to_f32(uint16_t bits)
+{
+    float x;
+    vkattn_f16_to_f32_array(&x, &bits, 1);
+    return x;
 }

@@ -102,6 +102,10 @@ int ab_check_outputs(vkattn_context *ctx, vkattn_result (*record)(void *, VkComm
                      double *err);
 
 /* Runs record(state, cmd) once on the context's one-shot command buffer. */
+/* One value to and from f16 bits (vkattn/half.h's array forms). */
+uint16_t ab_f16_bits(float x);
+float ab_f16_to_f32(uint16_t bits);
+
 vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
                           void *state);
 

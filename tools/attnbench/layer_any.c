@@ -58,11 +58,11 @@ vkattn_result ab_layer_any_prepare(const ab_layer_any *l, const vkattn_layer_cal
                                    const vkattn_layer_io *io)
 {
     switch (l->kind) {
-    case AB_LAYER_ATTENTION: return vkattn_attention_prepare(l->handle.att, call, io);
-    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_prepare(l->handle.add, call, io);
-    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_prepare(l->handle.bah, call, io);
-    case AB_LAYER_MHA: return vkattn_mha_prepare(l->handle.mha, call, io);
-    case AB_LAYER_GQA: return vkattn_gqa_prepare(l->handle.gqa, call, io);
+    case AB_LAYER_ATTENTION: return vkattn_attention_record(l->handle.att, VKATTN_PREPARE, call, io);
+    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_record(l->handle.add, VKATTN_PREPARE, call, io);
+    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_record(l->handle.bah, VKATTN_PREPARE, call, io);
+    case AB_LAYER_MHA: return vkattn_mha_record(l->handle.mha, VKATTN_PREPARE, call, io);
+    case AB_LAYER_GQA: return vkattn_gqa_record(l->handle.gqa, VKATTN_PREPARE, call, io);
     }
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }
@@ -71,11 +71,11 @@ vkattn_result ab_layer_any_run(const ab_layer_any *l, const vkattn_layer_call *c
                                const vkattn_layer_io *io)
 {
     switch (l->kind) {
-    case AB_LAYER_ATTENTION: return vkattn_attention_run(l->handle.att, call, io);
-    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_run(l->handle.add, call, io);
-    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_run(l->handle.bah, call, io);
-    case AB_LAYER_MHA: return vkattn_mha_run(l->handle.mha, call, io);
-    case AB_LAYER_GQA: return vkattn_gqa_run(l->handle.gqa, call, io);
+    case AB_LAYER_ATTENTION: return vkattn_attention_record(l->handle.att, VKATTN_RUN_NOW, call, io);
+    case AB_LAYER_ADDITIVE: return vkattn_additive_attention_record(l->handle.add, VKATTN_RUN_NOW, call, io);
+    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_record(l->handle.bah, VKATTN_RUN_NOW, call, io);
+    case AB_LAYER_MHA: return vkattn_mha_record(l->handle.mha, VKATTN_RUN_NOW, call, io);
+    case AB_LAYER_GQA: return vkattn_gqa_record(l->handle.gqa, VKATTN_RUN_NOW, call, io);
     }
     return VKATTN_ERROR_INVALID_ARGUMENT;
 }

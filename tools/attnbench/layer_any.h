@@ -46,7 +46,7 @@ vkattn_result ab_layer_any_create(vkattn_context *ctx, ab_layer_any *l);
 void ab_layer_any_destroy(ab_layer_any *l);
 vkattn_result ab_layer_any_record(const ab_layer_any *l, VkCommandBuffer cmd,
                                   const vkattn_layer_call *call, const vkattn_layer_io *io);
-/* The layer's *_prepare for that call: creates what record would, records nothing. */
+/* The layer's VKATTN_PREPARE recording of that call: creates what record would, records nothing. */
 vkattn_result ab_layer_any_prepare(const ab_layer_any *l, const vkattn_layer_call *call,
                                    const vkattn_layer_io *io);
 vkattn_result ab_layer_any_run(const ab_layer_any *l, const vkattn_layer_call *call,

@@ -76,10 +76,9 @@ static vkattn_result backward(const ab_layer_any *l, VkCommandBuffer cmd, bool r
                               const vkattn_layer_call *call, const vkattn_layer_io *io,
                               const vkattn_layer_grads *g, vkattn_tensor *const w[])
 {
-#define DISPATCH(fn, handle, gw)                                                                   \
-    (cmd ? fn##_record(handle, cmd, call, io, g, gw)                                              \
-     : run ? fn##_run(handle, call, io, g, gw)                                                     \
-           : fn##_prepare(handle, call, io, g, gw))
+    if (!cmd)
+        cmd = run ? VKATTN_RUN_NOW : VKATTN_PREPARE;
+#define DISPATCH(fn, handle, gw) fn##_record(handle, cmd, call, io, g, gw)
     switch (l->kind) {
     case AB_LAYER_ATTENTION: {
         vkattn_attention_weight_tensors gw = {w[0], w[1]};

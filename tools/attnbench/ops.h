@@ -46,7 +46,7 @@ typedef struct ab_op {
     int (*setup)(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info);
     /* Records one call (the timed work). */
     vkattn_result (*record)(void *state, VkCommandBuffer cmd);
-    /* The op's or layer's *_prepare for that same call: creates ahead the
+    /* The op's or layer's VKATTN_PREPARE recording of that same call: creates ahead the
      * pipelines, scratch and descriptor sets record would create on first
      * use; records nothing (bench --cold --prepare). */
     vkattn_result (*prepare)(void *state);

@@ -84,7 +84,7 @@ static void ref_widen(const att_state *s, float *ref, size_t n)
         return;
     const uint16_t *h = (const uint16_t *)ref;
     for (size_t i = n; i-- > 0;)
-        ref[i] = vkattn_f16_bits_to_f32(h[i]);
+        ref[i] = ab_f16_to_f32(h[i]);
 }
 
 /* ------------------------------------------------------------------ softmax */
@@ -126,7 +126,7 @@ static vkattn_result softmax_prepare(void *state)
 {
     att_state *s = state;
     vkattn_softmax_io io = {.scores = s->x.t, .value_mask = s->vmask.t, .out = s->out.t};
-    return vkattn_softmax_prepare(s->ctx, &s->p.softmax, &io);
+    return vkattn_softmax_record(s->ctx, VKATTN_PREPARE, &s->p.softmax, &io);
 }
 
 static int softmax_check(vkattn_context *ctx, void *state, double *err)
@@ -136,7 +136,7 @@ static int softmax_check(vkattn_context *ctx, void *state, double *err)
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
     const vkattn_softmax_dtypes ty = {.out = out_type(s)};
-    vkattn_result r = vkattn_reference_softmax_typed(&s->p.softmax, &ty, s->x.host, NULL,
+    vkattn_result r = vkattn_reference_softmax(&s->p.softmax, &ty, s->x.host, NULL,
                                                      s->vmask.host, NULL, ref);
     ref_widen(s, ref, s->out.n);
     int st = r ? ab_report(NULL, r, "softmax reference")
@@ -219,10 +219,10 @@ static vkattn_result additive_prepare(void *state)
     att_state *s = state;
     if (s->backward) {
         vkattn_additive_backward_io io = additive_backward_io(s);
-        return vkattn_additive_backward_prepare(s->ctx, &s->p.additive, &io);
+        return vkattn_additive_backward_record(s->ctx, VKATTN_PREPARE, &s->p.additive, &io);
     }
     vkattn_additive_io io = {.q = s->x.t, .k = s->k.t, .scale = s->scale.t, .scores = s->out.t};
-    return vkattn_additive_prepare(s->ctx, &s->p.additive, &io);
+    return vkattn_additive_record(s->ctx, VKATTN_PREPARE, &s->p.additive, &io);
 }
 
 /* --backward: dq, dk and ds against vkattn_reference_additive_backward. */
@@ -251,7 +251,7 @@ static int additive_check(vkattn_context *ctx, void *state, double *err)
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
     const vkattn_additive_dtypes ty = {.scores = out_type(s)};
-    vkattn_result r = vkattn_reference_additive_typed(&s->p.additive, &ty, s->x.host, s->k.host,
+    vkattn_result r = vkattn_reference_additive(&s->p.additive, &ty, s->x.host, s->k.host,
                                                       s->scale.host, ref);
     ref_widen(s, ref, s->out.n);
     int st = r ? ab_report(NULL, r, "additive reference")
@@ -315,8 +315,8 @@ static vkattn_result heads_prepare(void *state)
     att_state *s = state;
     vkattn_heads_io split = {.in = s->x.t, .out = s->out.t};
     vkattn_heads_io merge = {.in = s->out.t, .out = s->out2.t};
-    vkattn_result r = vkattn_heads_split_prepare(s->ctx, &s->p.heads, &split);
-    return r ? r : vkattn_heads_merge_prepare(s->ctx, &s->p.heads, &merge);
+    vkattn_result r = vkattn_heads_split_record(s->ctx, VKATTN_PREPARE, &s->p.heads, &split);
+    return r ? r : vkattn_heads_merge_record(s->ctx, VKATTN_PREPARE, &s->p.heads, &merge);
 }
 
 static int heads_check(vkattn_context *ctx, void *state, double *err)
@@ -326,7 +326,7 @@ static int heads_check(vkattn_context *ctx, void *state, double *err)
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
     const vkattn_io_dtypes ty = {.out = out_type(s)};
-    vkattn_result r = vkattn_reference_heads_split_typed(&s->p.heads, &ty, s->x.host, ref);
+    vkattn_result r = vkattn_reference_heads_split(&s->p.heads, &ty, s->x.host, ref);
     ref_widen(s, ref, s->out.n);
     /* the merge of the split is the input again, exactly */
     int st = r ? ab_report(NULL, r, "heads reference")
@@ -383,7 +383,7 @@ static vkattn_result dropout_prepare(void *state)
 {
     att_state *s = state;
     vkattn_dropout_io io = {.in = s->x.t, .out = s->out.t};
-    return vkattn_dropout_prepare(s->ctx, &s->p.dropout, &io);
+    return vkattn_dropout_record(s->ctx, VKATTN_PREPARE, &s->p.dropout, &io);
 }
 
 static int dropout_check(vkattn_context *ctx, void *state, double *err)
@@ -393,7 +393,7 @@ static int dropout_check(vkattn_context *ctx, void *state, double *err)
     if (!ref)
         return ATTNBENCH_EXIT_CHECK;
     const vkattn_io_dtypes ty = {.out = out_type(s)};
-    vkattn_result r = vkattn_reference_dropout_typed(&s->p.dropout, &ty, s->x.host, ref);
+    vkattn_result r = vkattn_reference_dropout(&s->p.dropout, &ty, s->x.host, ref);
     ref_widen(s, ref, s->out.n);
     int st = r ? ab_report(NULL, r, "dropout reference")
                : ab_check_outputs(ctx, dropout_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
@@ -496,7 +496,7 @@ static vkattn_result sdpa_prepare(void *state)
         return ab_sdpa_backward_prepare(s->bwd);
     vkattn_sdpa_io io = {.q = s->x.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
                          .out = s->out.t, .weights = s->out2.t};
-    return vkattn_sdpa_prepare(s->ctx, &s->p.sdpa, &io);
+    return vkattn_sdpa_record(s->ctx, VKATTN_PREPARE, &s->p.sdpa, &io);
 }
 
 static int sdpa_check(vkattn_context *ctx, void *state, double *err)
@@ -511,11 +511,11 @@ static int sdpa_check(vkattn_context *ctx, void *state, double *err)
         /* the typed reference: the host arrays hold the f16 values exactly,
          * and an f16 out is rounded once */
         const vkattn_sdpa_dtypes ty = {.out = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
-        vkattn_result r = vkattn_reference_sdpa_typed(
+        vkattn_result r = vkattn_reference_sdpa(
             &s->p.sdpa, &ty, s->x.host, s->k.host, s->v.host, NULL, s->vmask.host, NULL,
             s->fp16 ? (void *)ref16 : ref, wref);
         for (size_t i = 0; s->fp16 && i < s->out.n; i++)
-            ref[i] = vkattn_f16_bits_to_f32(ref16[i]);
+            ref[i] = ab_f16_to_f32(ref16[i]);
         st = r ? ab_report(NULL, r, "sdpa reference")
                : ab_check_outputs(ctx, sdpa_record, s, (ab_buf *[]){&s->out, &s->out2},
                                   (float *[]){ref, wref}, s->out2.t ? 2 : 1, err);

@@ -140,7 +140,7 @@ static vkattn_result dec_prepare(void *state)
 {
     dec_state *s = state;
     vkattn_sdpa_decode_io io = dec_io(s);
-    return vkattn_sdpa_decode_prepare(s->ctx, &s->p, &io);
+    return vkattn_sdpa_decode_record(s->ctx, VKATTN_PREPARE, &s->p, &io);
 }
 
 static int dec_check(vkattn_context *ctx, void *state, double *err)
@@ -151,10 +151,10 @@ static int dec_check(vkattn_context *ctx, void *state, double *err)
         return ATTNBENCH_EXIT_CHECK;
     /* the host q, K and V hold the f16 tensors' values exactly under --fp16;
      * an f16 out holds the result rounded once more, to f16 */
-    vkattn_result r = vkattn_reference_sdpa_decode_typed(&s->p, NULL, s->q.host, s->k.host,
+    vkattn_result r = vkattn_reference_sdpa_decode(&s->p, NULL, s->q.host, s->k.host,
                                                          s->v.host, s->lengths, s->vmask.host, ref);
     for (size_t i = 0; s->fp16 && i < s->out.n; i++)
-        ref[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(ref[i]));
+        ref[i] = ab_f16_to_f32(ab_f16_bits(ref[i]));
     int st = r ? ab_report(NULL, r, "decode reference")
                : ab_check_outputs(ctx, dec_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);

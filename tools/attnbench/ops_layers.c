@@ -57,7 +57,7 @@ static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_
     return s->warr[i];
 }
 
-static float to_half(float x) { return vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x)); }
+static float to_half(float x) { return ab_f16_to_f32(ab_f16_bits(x)); }
 
 /* --fp16: the layer f16, and the weights the f16 values it keeps, so the
  * reference runs on what the layer holds (Keras's float16 policy). */

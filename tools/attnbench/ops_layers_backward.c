@@ -78,9 +78,9 @@ static void dw_tensors(const ab_layer_bwd *s, vkattn_tensor *gw[AB_LAYER_WEIGHTS
 /* A buffer of src's shape (random in [-1, 1) with rng, else undefined). */
 static vkattn_result buf_like(vkattn_context *ctx, ab_buf *b, const ab_buf *src, ab_rng *rng)
 {
-    uint32_t rank = vkattn_tensor_rank(src->t), dims[4];
+    uint32_t rank = vkattn_tensor_get_info(src->t).desc.rank, dims[4];
     for (uint32_t i = 0; i < rank; i++)
-        dims[i] = vkattn_tensor_dim(src->t, i);
+        dims[i] = vkattn_tensor_get_info(src->t).desc.dims[i];
     return ab_buf_make(ctx, b, rank, dims, rng, -1, 1);
 }
 
@@ -134,13 +134,13 @@ vkattn_result ab_layer_backward_prepare(ab_layer_bwd *s)
         vkattn_mse_io mio = {.pred = io.output, .target = s->target.t, .loss = s->loss.t,
                              .grad = s->g.t};
         if ((r = ab_layer_any_prepare(s->f.layer, &s->call, &io)) ||
-            (r = vkattn_mse_prepare(s->f.ctx, &mse, &mio)))
+            (r = vkattn_mse_record(s->f.ctx, VKATTN_PREPARE, &mse, &mio)))
             return r;
         for (uint32_t i = 0; i < s->nslots; i++) {
             vkattn_optim_io o = {.count = (uint32_t)s->slots[i].n, .param = s->w[i],
                                  .grad = gw[i], .state = s->opt_state[i],
                                  .step = s->opt_step[i]};
-            if (s->slots[i].n && (r = vkattn_optim_step_prepare(s->f.ctx, &s->adam, &o)))
+            if (s->slots[i].n && (r = vkattn_optim_step_record(s->f.ctx, VKATTN_PREPARE, &s->adam, &o)))
                 return r;
         }
     }

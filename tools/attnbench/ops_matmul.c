@@ -27,7 +27,7 @@ static vkattn_result tensor3(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint
                                .dtype = fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
     vkattn_result r = vkattn_tensor_create(ctx, &desc, out);
     if (r == VKATTN_SUCCESS && data)
-        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_count(*out));
+        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_get_info(*out).count);
     return r;
 }
 
@@ -35,7 +35,7 @@ static vkattn_result tensor3(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint
 static void to_f16_values(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        x[i] = vkattn_f16_bits_to_f32(vkattn_f32_to_f16_bits(x[i]));
+        x[i] = ab_f16_to_f32(ab_f16_bits(x[i]));
 }
 
 static void matmul_destroy(void *state)
@@ -140,10 +140,10 @@ static vkattn_result matmul_prepare(void *state)
     matmul_state *s = state;
     if (s->backward) {
         vkattn_matmul_backward_io io = backward_io(s);
-        return vkattn_matmul_backward_prepare(s->ctx, &s->p, &io);
+        return vkattn_matmul_backward_record(s->ctx, VKATTN_PREPARE, &s->p, &io);
     }
     vkattn_matmul_io io = {.a = s->ta, .b = s->tb, .c = s->tc};
-    return vkattn_matmul_prepare(s->ctx, &s->p, &io);
+    return vkattn_matmul_record(s->ctx, VKATTN_PREPARE, &s->p, &io);
 }
 
 /* --backward: dA and dB against vkattn_reference_matmul_backward. */
@@ -189,7 +189,7 @@ static int matmul_check(vkattn_context *ctx, void *state, double *err)
         status = ab_report(ctx, r, "matmul");
         goto done;
     }
-    if ((r = vkattn_reference_matmul(&s->p, s->a, s->b, NULL, ref))) {
+    if ((r = vkattn_reference_matmul(&s->p, NULL, s->a, s->b, NULL, ref))) {
         status = ab_report(NULL, r, "matmul reference");
         goto done;
     }

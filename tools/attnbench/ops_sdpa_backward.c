@@ -48,7 +48,7 @@ vkattn_result ab_sdpa_backward_record(void *state, VkCommandBuffer cmd)
 vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s)
 {
     vkattn_sdpa_backward_io io = io_of(s);
-    return vkattn_sdpa_backward_prepare(s->ctx, &s->p, &io);
+    return vkattn_sdpa_backward_record(s->ctx, VKATTN_PREPARE, &s->p, &io);
 }
 
 int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
@@ -85,7 +85,7 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, u
         fp.path = VKATTN_SDPA_FUSED;
         vkattn_sdpa_io fio = {.q = s->q.t, .k = s->k.t, .v = s->v.t, .value_mask = s->vmask.t,
                               .out = s->out.t, .lse = s->lse.t};
-        if ((r = vkattn_sdpa_run(ctx, &fp, &fio)))
+        if ((r = vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &fp, &fio)))
             return ab_report(ctx, r, "sdpa --backward: the fused forward");
     }
     info->path = fused ? "fused" : "unfused";
