@@ -31,3 +31,16 @@ vkattn_result vka_record_mode_end(struct vkattn_context *ctx, VkCommandBuffer mo
         return vka_end_submit_wait(ctx, cmd, status);
     return status;
 }
+
+vkattn_result vka_require_command_buffer(struct vkattn_context *ctx, const char *fn,
+                                         VkCommandBuffer cmd)
+{
+    if (cmd == VK_NULL_HANDLE)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: cmd is NULL", fn);
+    if (cmd == VKATTN_PREPARE || cmd == VKATTN_RUN_NOW)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: cmd is %s: this function records into a command buffer of the "
+                        "app's (the sentinels are for *_record calls)",
+                        fn, cmd == VKATTN_PREPARE ? "VKATTN_PREPARE" : "VKATTN_RUN_NOW");
+    return VKATTN_SUCCESS;
+}

@@ -17,6 +17,12 @@ static inline bool vka_is_record_mode(VkCommandBuffer cmd)
     return cmd == VK_NULL_HANDLE || cmd == VKATTN_PREPARE || cmd == VKATTN_RUN_NOW;
 }
 
+/* For the functions that take only a real command buffer (hand-overs,
+ * timers, a slicer's slices): NULL or a sentinel is INVALID_ARGUMENT naming
+ * fn, where a sentinel would otherwise reach vkCmd* as a handle. */
+vkattn_result vka_require_command_buffer(struct vkattn_context *ctx, const char *fn,
+                                         VkCommandBuffer cmd);
+
 /* Turns *cmd from a sentinel into the command buffer to record into (the dry
  * marker, or the begun one-shot one). Fails for a NULL ctx (the public
  * function's first argument `what` was NULL) or a NULL *cmd, naming fn. */

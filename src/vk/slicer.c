@@ -8,6 +8,7 @@
 #include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
+#include "vk/record_mode.h"
 #include "vk/submit.h"
 #include "vkattn/peak.h"
 
@@ -314,6 +315,9 @@ vkattn_result vkattn_slicer_record_next(vkattn_slicer *s, VkCommandBuffer cmd, b
         return vka_fail(s ? s->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
                         !s ? "slicer" : !cmd ? "cmd" : "done");
     vkattn_context *ctx = s->ctx;
+    vkattn_result r = vka_require_command_buffer(ctx, __func__, cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (vka_is_dry(cmd) || vka_capture_of(ctx, cmd))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: cmd is a slicer's capture, not a command buffer (slicers do not nest)",

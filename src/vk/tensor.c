@@ -4,6 +4,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "vk/context.h"
+#include "vk/record_mode.h"
 #include "vk/submit.h"
 #include "vkattn/half.h"
 #include "core/half.h"
@@ -436,8 +437,9 @@ static vkattn_result check_handover(const vkattn_tensor *t, VkCommandBuffer cmd,
 {
     if (!t)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: t is NULL", caller);
-    if (!cmd)
-        return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: cmd is NULL", caller);
+    vkattn_result r = vka_require_command_buffer(t->ctx, caller, cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (!stage)
         return vka_fail(t->ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is 0; name the app's stage",
                         caller, stage_name);

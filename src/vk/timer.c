@@ -5,6 +5,7 @@
 #include "vk/capture.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
+#include "vk/record_mode.h"
 
 #include <stdlib.h>
 
@@ -57,6 +58,9 @@ vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd)
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s is NULL", __func__, !timer ? "timer" : "cmd");
+    vkattn_result r = vka_require_command_buffer(timer->ctx, __func__, cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_reset: cmd is a slicer's capture; a slicer's record callback "
@@ -70,6 +74,9 @@ vkattn_result vkattn_timer_mark(vkattn_timer *timer, VkCommandBuffer cmd, uint32
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s is NULL", __func__, !timer ? "timer" : "cmd");
+    vkattn_result r = vka_require_command_buffer(timer->ctx, __func__, cmd);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "vkattn_timer_mark: cmd is a slicer's capture; a slicer's record callback "

@@ -9,7 +9,9 @@
  *    same inputs: bit for bit, not a bound);
  *  - a NULL context or layer with a sentinel names the argument;
  *  - a slicer whose callback passes a sentinel instead of the cmd it is given
- *    records nothing to slice: creation refuses it.
+ *    records nothing to slice: creation refuses it;
+ *  - the functions that take only a real command buffer (tensor hand-overs,
+ *    timers, a slicer's slices) refuse both sentinels, naming them.
  * Inputs in [-1, 1]; the values themselves are checked by test_sdpa.c and
  * test_mha.c, against the CPU reference. */
 #include "harness.h"
@@ -216,6 +218,53 @@ static void test_slicer_callback_with_a_mode(void **state)
     vkattn_tensor_destroy(c.io.out);
 }
 
+/* The functions that take only a real command buffer (hand-overs, timers, a
+ * slicer's slices) refuse both sentinels by name instead of handing them to
+ * vkCmd* as handles. */
+static void test_sentinels_only_for_record(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const uint32_t H = 1, T = 4, d = 4;
+    const size_t n = (size_t)H * T * d;
+    float *x = rand_array(n);
+    sdpa_call c = {.ctx = ctx, .p = {.batch = 1, .heads = H, .tq = T, .tv = T, .dk = d}};
+    c.io = (vkattn_sdpa_io){.q = th_tensor(ctx, n, x), .k = th_tensor(ctx, n, x),
+                            .v = th_tensor(ctx, n, x), .out = th_tensor(ctx, n, NULL)};
+    vkattn_slicer_desc sd = {.record = record_sdpa, .user = &c, .budget_us = 1000};
+    vkattn_slicer *slicer = NULL;
+    TH_OK(ctx, vkattn_slicer_create(ctx, &sd, &slicer));
+    vkattn_timer *timer = NULL;
+    const bool timed = vkattn_timer_create(ctx, 2, &timer) == VKATTN_SUCCESS; /* mobile-min: none */
+    const VkCommandBuffer modes[2] = {VKATTN_PREPARE, VKATTN_RUN_NOW};
+    const char *names[2] = {"cmd is VKATTN_PREPARE", "cmd is VKATTN_RUN_NOW"};
+    for (int i = 0; i < 2; i++) {
+        bool done = false;
+        TH_EXPECT_ERROR(vkattn_slicer_record_next(slicer, modes[i], &done),
+                        VKATTN_ERROR_INVALID_ARGUMENT, names[i]);
+        assert_false(done);
+        TH_EXPECT_ERROR(vkattn_tensor_release(c.io.out, modes[i],
+                                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                              VK_ACCESS_SHADER_READ_BIT, VK_QUEUE_FAMILY_IGNORED),
+                        VKATTN_ERROR_INVALID_ARGUMENT, names[i]);
+        TH_EXPECT_ERROR(vkattn_tensor_acquire(c.io.q, modes[i],
+                                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                              VK_ACCESS_SHADER_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED),
+                        VKATTN_ERROR_INVALID_ARGUMENT, names[i]);
+        if (timed) {
+            TH_EXPECT_ERROR(vkattn_timer_reset(timer, modes[i]), VKATTN_ERROR_INVALID_ARGUMENT,
+                            names[i]);
+            TH_EXPECT_ERROR(vkattn_timer_mark(timer, modes[i], 0), VKATTN_ERROR_INVALID_ARGUMENT,
+                            names[i]);
+        }
+    }
+    th_assert_validation_clean();
+    vkattn_timer_destroy(timer);
+    vkattn_slicer_destroy(slicer);
+    free(x);
+    vkattn_tensor_destroy(c.io.q), vkattn_tensor_destroy(c.io.k), vkattn_tensor_destroy(c.io.v);
+    vkattn_tensor_destroy(c.io.out);
+}
+
 int main(void)
 {
     tu_seed();
@@ -223,6 +272,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sdpa_modes, fresh_setup, fresh_teardown),
         cmocka_unit_test_setup_teardown(test_mha_modes, fresh_setup, fresh_teardown),
         cmocka_unit_test_setup_teardown(test_slicer_callback_with_a_mode, fresh_setup,
+                                        fresh_teardown),
+        cmocka_unit_test_setup_teardown(test_sentinels_only_for_record, fresh_setup,
                                         fresh_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
