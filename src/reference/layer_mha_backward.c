@@ -274,6 +274,56 @@ static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float
             }
 }
 
+/* The forward after the weights: ctx (B, H, Tq, dv) = (weights * dropout) @ V,
+ * kept merged for Wo's gradient, and with use_gate gated = ctx * sigmoid(xq Wg
+ * + bg). */
+static void context_forward(const vka_mha_dims *d, const vka_mha_call *c,
+                            const vkattn_mha_weights *w, const vka_grad_core_state *st,
+                            scratch *t)
+{
+    const size_t B = c->batch, H = d->heads, tq = c->tq, tv = c->tv, dv = d->value_dim;
+    double *ctxh = t->dctxh; /* borrowed: dctxh is filled only later */
+    memset(ctxh, 0, c->context * sizeof(double));
+    for (size_t bh = 0; bh < B * H; bh++)
+        for (size_t i = 0; i < tq; i++) {
+            const size_t row = bh * tq + i;
+            for (size_t j = 0; j < tv; j++) {
+                const double p = st->p[row * tv + j] * (st->drop ? st->drop[row * tv + j] : 1.0);
+                for (size_t e = 0; e < dv; e++)
+                    ctxh[row * dv + e] += p * t->vh[(bh * tv + j) * dv + e];
+            }
+        }
+    merge_heads(B, tq, H, 1, dv, ctxh, t->ctx);
+    if (!d->use_gate)
+        return;
+    vka_mha_weight_counts wc;
+    vka_mha_weight_counts_of(d, &wc);
+    vka_grad_widen(w->gate_kernel, wc.gate_kernel, t->wg);
+    dense(B * tq, d->query_dim, d->hv, t->xq, t->wg, d->use_bias ? w->gate_bias : NULL, t->gp);
+    for (size_t i = 0; i < c->context; i++) {
+        t->gs[i] = vka_ref_sigmoid(t->gp[i]);
+        t->gated[i] = t->ctx[i] * t->gs[i];
+    }
+}
+
+/* dL/d(ctx) from dL/d(output) through the output projection (and the gate:
+ * its weights' gradients and its part of dxq, to which the query path adds). */
+static void output_backward(const vka_mha_dims *d, const vka_mha_call *c, scratch *t)
+{
+    const size_t nq = c->batch * c->tq;
+    if (!d->use_gate) {
+        dense_backward(nq, d->hv, d->output_dim, t->ctx, t->wo, t->dout, t->dctx, t->dwo,
+                       t->dbo);
+        return;
+    }
+    dense_backward(nq, d->hv, d->output_dim, t->gated, t->wo, t->dout, t->dgated, t->dwo, t->dbo);
+    for (size_t i = 0; i < c->context; i++) {
+        t->dctx[i] = t->dgated[i] * t->gs[i];
+        t->dgp[i] = t->dgated[i] * t->ctx[i] * t->gs[i] * (1.0 - t->gs[i]);
+    }
+    dense_backward(nq, d->query_dim, d->hv, t->xq, t->wg, t->dgp, t->dxq, t->dwg, t->dbg);
+}
+
 static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
                          const vkattn_layer_host_io *io, const vka_mask_layout *ml,
@@ -329,43 +379,11 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
     };
     if ((r = vka_grad_core_forward(fn, &core, t->s, st)))
         return r;
-    /* ctx (B, H, Tq, dv) = (weights * dropout) @ V, kept merged for Wo's gradient */
-    double *ctxh = t->dctxh; /* borrowed: dctxh is filled only later */
-    memset(ctxh, 0, c->context * sizeof(double));
-    for (size_t bh = 0; bh < B * H; bh++)
-        for (size_t i = 0; i < tq; i++) {
-            const size_t row = bh * tq + i;
-            for (size_t j = 0; j < tv; j++) {
-                const double p = st->p[row * tv + j] * (st->drop ? st->drop[row * tv + j] : 1.0);
-                for (size_t e = 0; e < dv; e++)
-                    ctxh[row * dv + e] += p * t->vh[(bh * tv + j) * dv + e];
-            }
-        }
-    merge_heads(B, tq, H, 1, dv, ctxh, t->ctx);
-    if (d->use_gate) { /* gated = ctx * sigmoid(xq Wg + bg) */
-        vka_grad_widen(w->gate_kernel, wc.gate_kernel, t->wg);
-        dense(nq, d->query_dim, d->hv, t->xq, t->wg, bias ? w->gate_bias : NULL, t->gp);
-        for (size_t i = 0; i < c->context; i++) {
-            t->gs[i] = vka_ref_sigmoid(t->gp[i]);
-            t->gated[i] = t->ctx[i] * t->gs[i];
-        }
-    }
+    context_forward(d, c, w, st, t);
 
     /* ---- backward */
     vka_grad_widen(grad_output, c->output, t->dout);
-    if (d->use_gate) {
-        dense_backward(nq, d->hv, d->output_dim, t->gated, t->wo, t->dout, t->dgated, t->dwo,
-                       t->dbo);
-        for (size_t i = 0; i < c->context; i++) {
-            t->dctx[i] = t->dgated[i] * t->gs[i];
-            t->dgp[i] = t->dgated[i] * t->ctx[i] * t->gs[i] * (1.0 - t->gs[i]);
-        }
-        /* the gate path's part of dxq; the query path's adds to it below */
-        dense_backward(nq, d->query_dim, d->hv, t->xq, t->wg, t->dgp, t->dxq, t->dwg, t->dbg);
-    } else {
-        dense_backward(nq, d->hv, d->output_dim, t->ctx, t->wo, t->dout, t->dctx, t->dwo,
-                       t->dbo);
-    }
+    output_backward(d, c, t);
     split_heads(B, tq, H, 1, dv, t->dctx, t->dctxh);
     vka_grad_core_backward(&core, st, t->vh, t->dctxh, t->ds, t->dvh);
     for (size_t bh = 0; bh < B * H; bh++)
