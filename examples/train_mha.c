@@ -158,6 +158,42 @@ static vkattn_result cpu_step(cpu_side *c, float *loss)
     return VKATTN_SUCCESS;
 }
 
+/* STEPS Adam steps on the device, the first CPU_STEPS also on the CPU; 0
+ * when the loss fell MIN_FALL times and the two sides agreed. */
+static int train(gpu_side *g, cpu_side *c)
+{
+    vkattn_result r;
+    double first = 0, last = 0, worst = 0;
+    for (int s = 0; s < STEPS; s++) {
+        float gl, cl = 0;
+        if ((r = gpu_step(g, &gl))) {
+            printf("GPU step %d: %s: %s\n", s + 1, vkattn_result_name(r), vkattn_last_error());
+            return 1;
+        }
+        if (s < CPU_STEPS) {
+            if ((r = cpu_step(c, &cl))) {
+                printf("CPU step %d: %s: %s\n", s + 1, vkattn_result_name(r), vkattn_last_error());
+                return 1;
+            }
+            double rel = fabs((double)gl - cl) / fabs((double)cl);
+            worst = isnan(rel) || rel > worst ? rel : worst; /* NaN must not pass */
+        }
+        if (s == 0)
+            first = gl;
+        last = gl;
+        if (s == 0 || (s + 1) % PRINT_EVERY == 0) {
+            printf("step %3d  loss %.6e", s + 1, gl);
+            if (s < CPU_STEPS)
+                printf("  (CPU reference %.6e)", cl);
+            printf("\n");
+        }
+    }
+    printf("loss fell %.0fx (%.3e -> %.3e; need %.0fx)\n", first / last, first, last, MIN_FALL);
+    printf("first %d losses: max relative GPU vs CPU difference %.2e (bound %.0e)\n", CPU_STEPS,
+           worst, AGREE_REL);
+    return worst <= AGREE_REL && first / last >= MIN_FALL ? 0 : 1; /* false on NaN */
+}
+
 int main(void)
 {
     vkattn_context_desc cdesc = {0};
@@ -213,7 +249,8 @@ int main(void)
     vkattn_layer_call tcall = call;
     tcall.keep_for_backward = false;
     if (!made || vkattn_mha_create(ctx, &c.desc, &teacher) ||
-        vkattn_mha_set_weights(teacher, &tw) || vkattn_mha_record(teacher, VKATTN_RUN_NOW, &tcall, &tio) ||
+        vkattn_mha_set_weights(teacher, &tw) ||
+        vkattn_mha_record(teacher, VKATTN_RUN_NOW, &tcall, &tio) ||
         vkattn_tensor_download(g.target, target, 0, B * T * D) ||
         vkattn_mha_create(ctx, &c.desc, &g.student) || vkattn_mha_set_weights(g.student, &sw) ||
         vkattn_mha_get_weight_tensors(g.student, &g.w)) {
@@ -221,35 +258,7 @@ int main(void)
         goto done;
     }
 
-    double first = 0, last = 0, worst = 0;
-    for (int s = 0; s < STEPS; s++) {
-        float gl, cl = 0;
-        if ((r = gpu_step(&g, &gl))) {
-            printf("GPU step %d: %s: %s\n", s + 1, vkattn_result_name(r), vkattn_last_error());
-            goto done;
-        }
-        if (s < CPU_STEPS) {
-            if ((r = cpu_step(&c, &cl))) {
-                printf("CPU step %d: %s: %s\n", s + 1, vkattn_result_name(r), vkattn_last_error());
-                goto done;
-            }
-            double rel = fabs((double)gl - cl) / fabs((double)cl);
-            worst = isnan(rel) || rel > worst ? rel : worst; /* NaN must not pass */
-        }
-        if (s == 0)
-            first = gl;
-        last = gl;
-        if (s == 0 || (s + 1) % PRINT_EVERY == 0) {
-            printf("step %3d  loss %.6e", s + 1, gl);
-            if (s < CPU_STEPS)
-                printf("  (CPU reference %.6e)", cl);
-            printf("\n");
-        }
-    }
-    printf("loss fell %.0fx (%.3e -> %.3e; need %.0fx)\n", first / last, first, last, MIN_FALL);
-    printf("first %d losses: max relative GPU vs CPU difference %.2e (bound %.0e)\n", CPU_STEPS,
-           worst, AGREE_REL);
-    status = worst <= AGREE_REL && first / last >= MIN_FALL ? 0 : 1; /* false on NaN */
+    status = train(&g, &c);
 
 done:
     vkattn_mha_destroy(teacher);
