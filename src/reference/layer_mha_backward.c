@@ -96,41 +96,26 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
 
 /* The forward's weight checks, plus: no bias gradient without biases, and
  * grad_w is not w. */
-static vkattn_result check_weights(const char *fn, const vka_mha_dims *d, const vkattn_mha_weights *w,
-                                   const vkattn_mha_weights *gw)
+static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_mha_weights *w, const vkattn_mha_weights *gw)
 {
+    const vka_weight_table *table = &vka_mha_weight_table;
+    const uint32_t options = vka_mha_weight_options(d);
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||
-        (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)) ||
-        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_kernel", w->gate_kernel))))
+        (r = vka_ref_require_weights(fn, table, options, false, w)))
         return r;
     if (gw == w)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
                         fn);
-    if (gw && !d->use_gate && (gw->gate_kernel || gw->gate_bias))
+    const char *extra = vka_ref_weight_lacked(table, options, VKA_WEIGHT_IF_GATE, gw);
+    if (extra)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_w->%s is given but desc->use_gate is false (no gate)", fn,
-                        gw->gate_kernel ? "gate_kernel" : "gate_bias");
+                        extra);
     if (d->use_bias)
-        return (r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)) ||
-                       (d->use_gate &&
-                        (r = vka_ref_require_ptr(fn, "w->gate_bias", w->gate_bias)))
-                   ? r
-                   : VKATTN_SUCCESS;
-    const char *extra = !gw                ? NULL
-                        : gw->query_bias  ? "query_bias"
-                        : gw->key_bias    ? "key_bias"
-                        : gw->value_bias  ? "value_bias"
-                        : gw->output_bias ? "output_bias"
-                        : gw->gate_bias   ? "gate_bias"
-                                          : NULL;
-    if (extra)
+        return vka_ref_require_weights(fn, table, options, true, w);
+    if ((extra = vka_ref_weight_lacked(table, options, VKA_WEIGHT_IF_BIAS, gw)))
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_w->%s is given but desc->no_bias is true (no biases)", fn, extra);
     return VKATTN_SUCCESS;
