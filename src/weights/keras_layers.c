@@ -198,6 +198,35 @@ void vkattn_mha_weights_free(vkattn_mha_weights *w)
     free_table(&vka_mha_weight_table, w);
 }
 
+/* MultiHeadAttention's and GroupedQueryAttention's load once the desc is
+ * resolved: Keras names through the table, or the family's other names
+ * (`other`: PyTorch's for MultiHeadAttention, read with torch_desc; Llama's
+ * for GroupedQueryAttention); `must_be` lists the names it takes. */
+static vkattn_result load_mha_family(vkattn_weights_file *f, const char *fn,
+                                     const vka_weight_table *table, const vka_mha_dims *d,
+                                     const vkattn_weights_load_desc *load,
+                                     vkattn_weights_names other, const vkattn_mha_desc *torch_desc,
+                                     const char *must_be, vkattn_mha_weights *out)
+{
+    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
+    vkattn_result r;
+    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d->use_gate) {
+        r = no_gate_names(fn, names);
+    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
+        file_weights fw = mha_file(table, d);
+        r = load_table(f, fn, load, &fw, out);
+    } else if (names == other && other == VKATTN_WEIGHTS_NAMES_TORCH) {
+        r = vka_weights_load_torch_mha(f, fn, torch_desc, load->prefix, out);
+    } else if (names == other) {
+        r = vka_weights_load_llama_gqa(f, fn, d, load->prefix, out);
+    } else {
+        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be %s", fn, (int)names, must_be);
+    }
+    if (r)
+        vkattn_mha_weights_free(out);
+    return r;
+}
+
 vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_desc *desc,
                                       const vkattn_weights_load_desc *load,
                                       vkattn_mha_weights *out)
@@ -209,21 +238,9 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
-    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
-        r = no_gate_names(__func__, names);
-    } else if (names == VKATTN_WEIGHTS_NAMES_TORCH) {
-        r = vka_weights_load_torch_mha(f, __func__, desc, load->prefix, out);
-    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        file_weights fw = mha_file(&vka_mha_weight_table, &d);
-        r = load_table(f, __func__, load, &fw, out);
-    } else {
-        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
-                     "or VKATTN_WEIGHTS_NAMES_TORCH", __func__, (int)names);
-    }
-    if (r)
-        vkattn_mha_weights_free(out);
-    return r;
+    return load_mha_family(f, __func__, &vka_mha_weight_table, &d, load,
+                           VKATTN_WEIGHTS_NAMES_TORCH, desc,
+                           "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_TORCH", out);
 }
 
 vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
@@ -257,22 +274,11 @@ vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_d
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
-    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
-        r = no_gate_names(__func__, names);
-    } else if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
-        r = vka_weights_load_llama_gqa(f, __func__, &d, load->prefix, out);
-    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        file_weights fw = mha_file(&vka_gqa_weight_table, &d);
-        r = load_table(f, __func__, load, &fw, out);
-    } else {
-        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
-                     "or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch nn.MultiheadAttention names are "
-                     "for MultiHeadAttention)", __func__, (int)names);
-    }
-    if (r)
-        vkattn_gqa_weights_free(out);
-    return r;
+    return load_mha_family(f, __func__, &vka_gqa_weight_table, &d, load,
+                           VKATTN_WEIGHTS_NAMES_LLAMA, NULL,
+                           "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch "
+                           "nn.MultiheadAttention names are for MultiHeadAttention)",
+                           out);
 }
 
 vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
