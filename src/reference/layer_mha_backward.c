@@ -152,10 +152,12 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
                         "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
                         "path's gradient is part of grads->grad_value)",
                         fn);
-    vka_mha_weight_counts wc;
-    vka_mha_weight_counts_of(d, &wc);
-    const bool b = d->use_bias;
-    const vka_grad_span ins[] = {
+    const vka_weight_table *table = &vka_mha_weight_table;
+    const uint32_t options = vka_mha_weight_options(d);
+    uint64_t axes[VKA_AXIS_COUNT];
+    vka_mha_weight_axes(d, axes);
+    enum { N_IN = 7, N_OUT = 3 };
+    vka_grad_span ins[N_IN + VKA_WEIGHTS_MAX] = {
         {"io->query", io->query, c->query},
         {"io->key", io->key, c->key},
         {"io->value", io->value, c->value},
@@ -163,36 +165,18 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
         {"io->value_mask", io->value_mask, c->value_mask},
         {"io->attention_mask", io->attention_mask, io->attention_mask ? ml->count : 0},
         {"grad_output", grad_output, c->output},
-        {"w->query_kernel", w->query_kernel, wc.query_kernel},
-        {"w->key_kernel", w->key_kernel, wc.key_kernel},
-        {"w->value_kernel", w->value_kernel, wc.value_kernel},
-        {"w->output_kernel", w->output_kernel, wc.output_kernel},
-        {"w->query_bias", b ? w->query_bias : NULL, wc.query_bias},
-        {"w->key_bias", b ? w->key_bias : NULL, wc.key_bias},
-        {"w->value_bias", b ? w->value_bias : NULL, wc.value_bias},
-        {"w->output_bias", b ? w->output_bias : NULL, wc.output_bias},
-        {"w->gate_kernel", d->use_gate ? w->gate_kernel : NULL, wc.gate_kernel},
-        {"w->gate_bias", b && d->use_gate ? w->gate_bias : NULL, wc.gate_bias},
     };
-    const vkattn_mha_weights none = {0};
-    const vkattn_mha_weights *o = gw ? gw : &none;
-    const vka_grad_span outs[] = {
+    vka_grad_span outs[N_OUT + VKA_WEIGHTS_MAX] = {
         {"grads->grad_query", g ? g->grad_query : NULL, c->query},
         {"grads->grad_key", g ? g->grad_key : NULL, c->key},
         {"grads->grad_value", g ? g->grad_value : NULL, c->value},
-        {"grad_w->query_kernel", o->query_kernel, wc.query_kernel},
-        {"grad_w->key_kernel", o->key_kernel, wc.key_kernel},
-        {"grad_w->value_kernel", o->value_kernel, wc.value_kernel},
-        {"grad_w->output_kernel", o->output_kernel, wc.output_kernel},
-        {"grad_w->query_bias", o->query_bias, wc.query_bias},
-        {"grad_w->key_bias", o->key_bias, wc.key_bias},
-        {"grad_w->value_bias", o->value_bias, wc.value_bias},
-        {"grad_w->output_bias", o->output_bias, wc.output_bias},
-        {"grad_w->gate_kernel", o->gate_kernel, wc.gate_kernel},
-        {"grad_w->gate_bias", o->gate_bias, wc.gate_bias},
     };
-    return vka_grad_check_disjoint(fn, outs, sizeof outs / sizeof outs[0], ins,
-                                   sizeof ins / sizeof ins[0]);
+    vka_grad_span_name w_names[VKA_WEIGHTS_MAX], gw_names[VKA_WEIGHTS_MAX];
+    const size_t n_ins =
+        N_IN + vka_grad_weight_spans(table, options, axes, w, "w->", ins + N_IN, w_names);
+    const size_t n_outs =
+        N_OUT + vka_grad_weight_spans(table, options, axes, gw, "grad_w->", outs + N_OUT, gw_names);
+    return vka_grad_check_disjoint(fn, outs, n_outs, ins, n_ins);
 }
 
 /* (B, T, H*hd) <-> (B, H, T, hd) */
