@@ -34,7 +34,7 @@ static vkattn_result record_all(const vka_additive_attention_parts *p, VkCommand
                                    .heads = 1};
     const vka_grad_slot wg[] = {
         {grad_w ? grad_w->scale : NULL, scale ? p->w.dq : 0, "grad_w->scale"}};
-    const vka_weight_slot weights[] = {{p->scale, "the layer's scale"}};
+    const vka_named_tensor weights[] = {{p->scale, "the layer's scale"}};
     vka_mask_layout ml = {0};
     vka_layer_tail t;
     vkattn_tensor *dkey;

@@ -208,7 +208,7 @@ static vkattn_result record_all(bwd *b, VkCommandBuffer cmd)
         {b->gw ? b->gw->scale : NULL, 1, "grad_w->scale"},
         {b->gw ? b->gw->concat_score_weight : NULL, 1, "grad_w->concat_score_weight"},
     };
-    const vka_weight_slot weights[] = {{b->p.scale, "the layer's scale"},
+    const vka_named_tensor weights[] = {{b->p.scale, "the layer's scale"},
                                        {b->p.csw, "the layer's concat_score_weight"}};
     vkattn_result r;
     if ((r = vka_layer_backward_f32_layer(ctx, b->fn, b->p.desc->dtype)) ||

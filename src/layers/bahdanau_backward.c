@@ -54,7 +54,7 @@ static vkattn_result record_all(const vka_bahdanau_parts *p, VkCommandBuffer cmd
         {gw->score_kernel, d->units, "grad_w->score_kernel"},
         {gw->score_bias, 1, "grad_w->score_bias"},
     };
-    const vka_weight_slot weights[] = {{p->wq, "the layer's query_kernel"},
+    const vka_named_tensor weights[] = {{p->wq, "the layer's query_kernel"},
                                        {p->wk, "the layer's key_kernel"},
                                        {p->v, "the layer's score_kernel"},
                                        {p->score_bias, "the layer's score_bias"}};

@@ -153,7 +153,7 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
                                        const vka_layer_kept *kept, const vka_layer_shape *shape,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        const vkattn_layer_grads *grads, const vka_grad_slot *wg,
-                                       uint32_t n_wg, const vka_weight_slot *weights,
+                                       uint32_t n_wg, const vka_named_tensor *weights,
                                        uint32_t n_weights, vka_mask_layout *mask)
 {
     if (!call || !io || !grads)

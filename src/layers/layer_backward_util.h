@@ -48,11 +48,12 @@ typedef struct vka_grad_slot {
     const char *name;
 } vka_grad_slot;
 
-/* The layer's weight tensors a backward reads (for the aliasing check). */
-typedef struct vka_weight_slot {
+/* A tensor a backward reads, with its name for messages (the aliasing
+ * check: the layer's weight tensors). */
+typedef struct vka_named_tensor {
     vkattn_tensor *t;
     const char *name;
-} vka_weight_slot;
+} vka_named_tensor;
 
 /* The layer backward is f32 only: an f16 layer (desc.dtype
  * VKATTN_DTYPE_F16) is refused with VKATTN_ERROR_UNSUPPORTED, first, whatever
@@ -73,7 +74,7 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
                                        const vka_layer_kept *kept, const vka_layer_shape *shape,
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        const vkattn_layer_grads *grads, const vka_grad_slot *wg,
-                                       uint32_t n_wg, const vka_weight_slot *weights,
+                                       uint32_t n_wg, const vka_named_tensor *weights,
                                        uint32_t n_weights, vka_mask_layout *mask);
 
 /* The tail's state between the layer's steps. */

@@ -212,7 +212,7 @@ static vkattn_result record_gate(vkattn_mha *layer, VkCommandBuffer cmd, const c
     if (!d->use_gate)
         return VKATTN_SUCCESS;
     vkattn_result r =
-        record_dense(layer, cmd, &layer->gate, rows, d->query_dim, d->hv, query, pre);
+        record_dense(layer, cmd, MHA_DENSE(layer, gate), rows, d->query_dim, d->hv, query, pre);
     if (r)
         return r;
     *out = gated;
@@ -242,8 +242,8 @@ static vkattn_result record_output(vkattn_mha *layer, VkCommandBuffer cmd, const
     if ((r = record_gate(layer, cmd, fn, rows, io->query, merged, p->t[MHA_GATE_PRE],
                          p->t[MHA_GATED], gated_out)))
         return r;
-    return record_dense(layer, cmd, &layer->output, rows, d->hv, d->output_dim, *gated_out,
-                        io->output);
+    return record_dense(layer, cmd, MHA_DENSE(layer, output), rows, d->hv, d->output_dim,
+                        *gated_out, io->output);
 }
 
 /* Remembers what this forward left in the scratch for the backward
@@ -290,11 +290,11 @@ vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommand
         layer->kept.valid = false;
     const vka_mha_dims *d = &layer->d;
     const mha_input inputs[3] = {
-        {&layer->query, p.c.tq, d->query_dim, d->heads, d->key_dim, io->query,
+        {MHA_DENSE(layer, query), p.c.tq, d->query_dim, d->heads, d->key_dim, io->query,
          p.t[MHA_Q_PROJ], p.t[MHA_Q_HEADS]},
-        {&layer->key, p.c.tv, d->key_width, d->kv_heads, d->key_dim, p.key, p.t[MHA_K_PROJ],
-         p.t[MHA_K_HEADS]},
-        {&layer->value, p.c.tv, d->value_width, d->kv_heads, d->value_dim, io->value,
+        {MHA_DENSE(layer, key), p.c.tv, d->key_width, d->kv_heads, d->key_dim, p.key,
+         p.t[MHA_K_PROJ], p.t[MHA_K_HEADS]},
+        {MHA_DENSE(layer, value), p.c.tv, d->value_width, d->kv_heads, d->value_dim, io->value,
          p.t[MHA_V_PROJ], p.t[MHA_V_HEADS]},
     };
     vkattn_tensor *qkv[3], *merged, *gated;
@@ -534,12 +534,12 @@ vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkComm
     const vka_mha_dims *d = &layer->d;
     const uint64_t rows = (uint64_t)p.c.batch * p.c.tq;
     vkattn_tensor *key = io->key ? io->key : io->value;
-    if ((r = record_dense(layer, cmd, &layer->query, rows, d->query_dim, d->qk, io->query,
+    if ((r = record_dense(layer, cmd, MHA_DENSE(layer, query), rows, d->query_dim, d->qk, io->query,
                           p.t[MHA_Q_PROJ])) ||
-        (r = record_dense(layer, cmd, &layer->key, rows, d->key_width, d->kv_qk, key,
+        (r = record_dense(layer, cmd, MHA_DENSE(layer, key), rows, d->key_width, d->kv_qk, key,
                           p.t[MHA_K_PROJ])) ||
-        (r = record_dense(layer, cmd, &layer->value, rows, d->value_width, d->kv_hv, io->value,
-                          p.t[MHA_V_PROJ])))
+        (r = record_dense(layer, cmd, MHA_DENSE(layer, value), rows, d->value_width, d->kv_hv,
+                          io->value, p.t[MHA_V_PROJ])))
         return r;
     for (uint32_t t0 = 0; t0 < p.c.tq; t0 += p.chunk) {
         const uint32_t n = p.c.tq - t0 < p.chunk ? p.c.tq - t0 : p.chunk;
@@ -550,7 +550,7 @@ vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkComm
     if ((r = record_gate(layer, cmd, fn, rows, io->query, p.t[MHA_CTX_MERGED],
                          p.t[MHA_GATE_PRE], p.t[MHA_GATED], &gated)))
         return r;
-    return record_dense(layer, cmd, &layer->output, rows, d->hv, d->output_dim, gated,
+    return record_dense(layer, cmd, MHA_DENSE(layer, output), rows, d->hv, d->output_dim, gated,
                         io->output);
 }
 

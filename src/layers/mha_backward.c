@@ -39,13 +39,7 @@ vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight
     if (!layer || !out)
         return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s is NULL", __func__, !layer ? "layer" : "out");
-    *out = (vkattn_mha_weight_tensors){
-        .query_kernel = layer->query.kernel, .query_bias = layer->query.bias,
-        .key_kernel = layer->key.kernel, .key_bias = layer->key.bias,
-        .value_kernel = layer->value.kernel, .value_bias = layer->value.bias,
-        .output_kernel = layer->output.kernel, .output_bias = layer->output.bias,
-        .gate_kernel = layer->gate.kernel, .gate_bias = layer->gate.bias,
-    };
+    *out = layer->w;
     return VKATTN_SUCCESS;
 }
 
@@ -57,44 +51,48 @@ static bool overlaps(const vkattn_tensor *a, const vkattn_tensor *b)
            b->offset < a->offset + a->bytes;
 }
 
-/* Every tensor of a backward call, the written ones (gradients) first. */
-enum { N_WRITTEN = 13, N_ALL = N_WRITTEN + 19 };
+/* Every tensor of a backward call, the written ones (gradients) first:
+ * grads, grad_w (the table's), then grad_output, io and the layer's weights. */
+enum { N_WEIGHTS = 10, N_IO = 8, N_WRITTEN = 3 + N_WEIGHTS };
+enum { N_ALL = N_WRITTEN + 1 + N_IO + N_WEIGHTS };
+_Static_assert((int)N_WEIGHTS >= (int)VKA_WEIGHTS_MAX, "room for every weight of the table");
 
 typedef struct named_tensors {
     const vkattn_tensor *t[N_ALL];
-    const char *name[N_ALL];
+    char name[N_ALL][48];
 } named_tensors;
 
 static void list_tensors(const vkattn_mha *layer, const vkattn_layer_io *io,
                          const vkattn_layer_grads *g, const vkattn_mha_weight_tensors *gw,
                          named_tensors *l)
 {
-    const vkattn_mha_weight_tensors none = {0};
-    if (!gw)
-        gw = &none;
-    const named_tensors all = {
-        .t = {g->grad_query, g->grad_value, g->grad_key, gw->query_kernel, gw->query_bias,
-              gw->key_kernel, gw->key_bias, gw->value_kernel, gw->value_bias,
-              gw->output_kernel, gw->output_bias, gw->gate_kernel, gw->gate_bias,
-              /* read */
-              g->grad_output, io->query, io->value, io->key, io->query_mask, io->value_mask,
-              io->attention_mask, io->output, io->scores, layer->query.kernel,
-              layer->query.bias, layer->key.kernel, layer->key.bias, layer->value.kernel,
-              layer->value.bias, layer->output.kernel, layer->output.bias, layer->gate.kernel,
-              layer->gate.bias},
-        .name = {"grads->grad_query", "grads->grad_value", "grads->grad_key",
-                 "grad_w->query_kernel", "grad_w->query_bias", "grad_w->key_kernel",
-                 "grad_w->key_bias", "grad_w->value_kernel", "grad_w->value_bias",
-                 "grad_w->output_kernel", "grad_w->output_bias", "grad_w->gate_kernel",
-                 "grad_w->gate_bias", "grads->grad_output",
-                 "io->query", "io->value", "io->key", "io->query_mask", "io->value_mask",
-                 "io->attention_mask", "io->output", "io->scores", "the layer's query_kernel",
-                 "the layer's query_bias", "the layer's key_kernel", "the layer's key_bias",
-                 "the layer's value_kernel", "the layer's value_bias",
-                 "the layer's output_kernel", "the layer's output_bias",
-                 "the layer's gate_kernel", "the layer's gate_bias"},
-    };
-    *l = all;
+    static const char *const io_names[N_IO] = {
+        "io->query",          "io->value",  "io->key",   "io->query_mask", "io->value_mask",
+        "io->attention_mask", "io->output", "io->scores"};
+    const vkattn_tensor *const io_t[N_IO] = {io->query,          io->value,  io->key,
+                                             io->query_mask,     io->value_mask,
+                                             io->attention_mask, io->output, io->scores};
+    const vka_weight_table *table = &vka_mha_weight_table;
+    *l = (named_tensors){.t = {g->grad_query, g->grad_value, g->grad_key}};
+    snprintf(l->name[0], sizeof l->name[0], "grads->grad_query");
+    snprintf(l->name[1], sizeof l->name[1], "grads->grad_value");
+    snprintf(l->name[2], sizeof l->name[2], "grads->grad_key");
+    int n = 3;
+    for (uint32_t i = 0; i < table->count; i++, n++) {
+        l->t[n] = gw ? *vka_weight_tensor(gw, vka_mha_tensor_offsets, i) : NULL;
+        snprintf(l->name[n], sizeof l->name[n], "grad_w->%s", table->w[i].member);
+    }
+    n = N_WRITTEN;
+    l->t[n] = g->grad_output;
+    snprintf(l->name[n++], sizeof l->name[0], "grads->grad_output");
+    for (int i = 0; i < N_IO; i++, n++) {
+        l->t[n] = io_t[i];
+        snprintf(l->name[n], sizeof l->name[n], "%s", io_names[i]);
+    }
+    for (uint32_t i = 0; i < table->count; i++, n++) {
+        l->t[n] = *vka_weight_tensor(&layer->w, vka_mha_tensor_offsets, i);
+        snprintf(l->name[n], sizeof l->name[n], "the layer's %s", table->w[i].member);
+    }
 }
 
 /* A gradient must not share memory with any other tensor of the call. */
@@ -151,19 +149,21 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
                         "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
                         "path's gradient is part of grads->grad_value)",
                         fn);
-    if (gw && !d->use_bias && (gw->query_bias || gw->key_bias || gw->value_bias ||
-                               gw->output_bias || gw->gate_bias))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: grad_w->%s is given but the layer has no biases (no_bias)", fn,
-                        gw->query_bias   ? "query_bias"
-                        : gw->key_bias   ? "key_bias"
-                        : gw->value_bias ? "value_bias"
-                        : gw->gate_bias  ? "gate_bias"
-                                         : "output_bias");
-    if (gw && !d->use_gate && (gw->gate_kernel || gw->gate_bias))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: grad_w->%s is given but the layer has no gate (use_gate is off)",
-                        fn, gw->gate_kernel ? "gate_kernel" : "gate_bias");
+    const vka_weight_table *table = &vka_mha_weight_table;
+    const uint32_t options = vka_mha_weight_options(d);
+    /* a weight the layer lacks has no gradient: no biases first, then no gate */
+    for (int gate = 0; gw && gate < 2; gate++)
+        for (uint32_t i = 0; i < table->count; i++) {
+            const vka_weight_info *w = &table->w[i];
+            const uint32_t flag = gate ? VKA_WEIGHT_IF_GATE : VKA_WEIGHT_IF_BIAS;
+            if ((w->needs & flag & ~options) && *vka_weight_tensor(gw, vka_mha_tensor_offsets, i))
+                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                                gate ? "%s: grad_w->%s is given but the layer has no gate "
+                                       "(use_gate is off)"
+                                     : "%s: grad_w->%s is given but the layer has no biases "
+                                       "(no_bias)",
+                                fn, w->member);
+        }
     if ((r = check_grad(ctx, fn, g->grad_output, c->batch, c->tq, d->output_dim, 3,
                         "grads->grad_output", "(B, Tq, output_dim)")) ||
         (r = check_grad(ctx, fn, g->grad_query, c->batch, c->tq, d->query_dim, 3,
@@ -174,38 +174,24 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
                         "grads->grad_key", "(B, Tv, key_width)")))
         return r;
     /* key and value have d->kv_heads heads (GroupedQueryAttention's Nkv) */
-    const bool grouped = d->kv_heads != d->heads;
-    if (gw && ((r = check_grad(ctx, fn, gw->query_kernel, d->query_dim, d->heads, d->key_dim, 3,
-                               "grad_w->query_kernel", "(query_width, H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->key_kernel, d->key_width, d->kv_heads, d->key_dim, 3,
-                               "grad_w->key_kernel",
-                               grouped ? "(key_width, Hkv, key_dim)"
-                                       : "(key_width, H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->value_kernel, d->value_width, d->kv_heads,
-                               d->value_dim, 3, "grad_w->value_kernel",
-                               grouped ? "(value_width, Hkv, value_dim)"
-                                       : "(value_width, H, value_dim)")) ||
-               (r = check_grad(ctx, fn, gw->output_kernel, d->heads, d->value_dim,
-                               d->output_dim, 3, "grad_w->output_kernel",
-                               "(H, value_dim, output_dim)")) ||
-               (r = check_grad(ctx, fn, gw->query_bias, d->heads, d->key_dim, 0, 2,
-                               "grad_w->query_bias", "(H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->key_bias, d->kv_heads, d->key_dim, 0, 2,
-                               "grad_w->key_bias", grouped ? "(Hkv, key_dim)" : "(H, key_dim)")) ||
-               (r = check_grad(ctx, fn, gw->value_bias, d->kv_heads, d->value_dim, 0, 2,
-                               "grad_w->value_bias",
-                               grouped ? "(Hkv, value_dim)" : "(H, value_dim)")) ||
-               (r = check_grad(ctx, fn, gw->output_bias, d->output_dim, 0, 0, 1,
-                               "grad_w->output_bias", "(output_dim)")) ||
-               (r = check_grad(ctx, fn, gw->gate_kernel, d->query_dim, d->heads, d->value_dim,
-                               3, "grad_w->gate_kernel", "(query_width, H, value_dim)")) ||
-               (r = check_grad(ctx, fn, gw->gate_bias, d->heads, d->value_dim, 0, 2,
-                               "grad_w->gate_bias", "(H, value_dim)"))))
-        return r;
-    const bool any_w = gw && (gw->query_kernel || gw->key_kernel || gw->value_kernel ||
-                              gw->output_kernel || gw->query_bias || gw->key_bias ||
-                              gw->value_bias || gw->output_bias || gw->gate_kernel ||
-                              gw->gate_bias);
+    const char *const *words = vka_weight_grad_words(d->kv_heads != d->heads);
+    uint64_t axes[VKA_AXIS_COUNT];
+    vka_mha_weight_axes(d, axes);
+    bool any_w = false;
+    for (uint32_t i = 0; gw && i < table->count; i++) {
+        const vka_weight_info *w = &table->w[i];
+        const vkattn_tensor *t = *vka_weight_tensor(gw, vka_mha_tensor_offsets, i);
+        if (!t)
+            continue;
+        any_w = true;
+        uint64_t dims[3];
+        char what[48], shape[96];
+        vka_weight_shape(w, axes, dims);
+        snprintf(what, sizeof what, "grad_w->%s", w->member);
+        vka_weight_axes_text(w, words, false, shape, sizeof shape);
+        if ((r = vka_layer_check_tensor(ctx, fn, t, dims, (int)w->rank, what, shape)))
+            return r;
+    }
     if (!any_w && !g->grad_query && !g->grad_value && !g->grad_key)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: no gradient is wanted (every grads and grad_w tensor is NULL)", fn);
@@ -477,8 +463,8 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
     vkattn_result r;
     /* with the gate, the output projection's input is the gated context */
     vkattn_tensor *g_proj_in = d->use_gate ? t[MHA_G_GATED] : t[MHA_G_CTX_MERGED];
-    if ((r = record_dense_backward(layer, cmd, &layer->output, q_rows, d->hv, d->output_dim,
-                                   p->s.gated, g->grad_output,
+    if ((r = record_dense_backward(layer, cmd, MHA_DENSE(layer, output), q_rows, d->hv,
+                                   d->output_dim, p->s.gated, g->grad_output,
                                    inner || p->need_gate ? g_proj_in : NULL, gw->output_kernel,
                                    gw->output_bias)))
         return r;
@@ -490,7 +476,7 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
                                       t[MHA_G_GATE_PRE])))
         return r;
     if (p->need_gate &&
-        (r = record_dense_backward(layer, cmd, &layer->gate, q_rows, d->query_dim, d->hv,
+        (r = record_dense_backward(layer, cmd, MHA_DENSE(layer, gate), q_rows, d->query_dim, d->hv,
                                    io->query, t[MHA_G_GATE_PRE],
                                    p->sum_query ? t[MHA_G_QUERY_GATE] : NULL, gw->gate_kernel,
                                    gw->gate_bias)))
@@ -504,30 +490,28 @@ static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, con
     vkattn_tensor *key = io->key ? io->key : io->value;
     vkattn_tensor *grad_key = io->key ? g->grad_key : p->sum_value ? t[MHA_G_KEY_IN] : NULL;
     vkattn_tensor *grad_value = p->sum_value ? t[MHA_G_VALUE_IN] : g->grad_value;
-    if (p->need_q &&
-        ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->heads, d->key_dim,
-                                t[MHA_G_Q_HEADS], t[MHA_G_Q_PROJ])) ||
-         (r = record_dense_backward(layer, cmd, &layer->query, q_rows, d->query_dim, d->qk,
-                                    io->query, t[MHA_G_Q_PROJ], grad_query, gw->query_kernel,
-                                    gw->query_bias))))
+    if (p->need_q && ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->heads,
+                                             d->key_dim, t[MHA_G_Q_HEADS], t[MHA_G_Q_PROJ])) ||
+                      (r = record_dense_backward(layer, cmd, MHA_DENSE(layer, query), q_rows,
+                                                 d->query_dim, d->qk, io->query, t[MHA_G_Q_PROJ],
+                                                 grad_query, gw->query_kernel, gw->query_bias))))
         return r;
     if (p->sum_query &&
         (r = vka_add_record(layer->ctx, cmd, fn, "grads->grad_query (query and gate paths)",
                             c->query, t[MHA_G_QUERY_Q], t[MHA_G_QUERY_GATE], g->grad_query)))
         return r;
-    if (p->need_k &&
-        ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads, d->key_dim,
-                                t[MHA_G_K_HEADS], t[MHA_G_K_PROJ])) ||
-         (r = record_dense_backward(layer, cmd, &layer->key, kv_rows, d->key_width, d->kv_qk,
-                                    key, t[MHA_G_K_PROJ], grad_key, gw->key_kernel,
-                                    gw->key_bias))))
+    if (p->need_k && ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads,
+                                             d->key_dim, t[MHA_G_K_HEADS], t[MHA_G_K_PROJ])) ||
+                      (r = record_dense_backward(layer, cmd, MHA_DENSE(layer, key), kv_rows,
+                                                 d->key_width, d->kv_qk, key, t[MHA_G_K_PROJ],
+                                                 grad_key, gw->key_kernel, gw->key_bias))))
         return r;
     if (p->need_v &&
         ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads, d->value_dim,
                                 t[MHA_G_V_HEADS], t[MHA_G_V_PROJ])) ||
-         (r = record_dense_backward(layer, cmd, &layer->value, kv_rows, d->value_width, d->kv_hv,
-                                    io->value, t[MHA_G_V_PROJ], grad_value, gw->value_kernel,
-                                    gw->value_bias))))
+         (r = record_dense_backward(layer, cmd, MHA_DENSE(layer, value), kv_rows, d->value_width,
+                                    d->kv_hv, io->value, t[MHA_G_V_PROJ], grad_value,
+                                    gw->value_kernel, gw->value_bias))))
         return r;
     if (p->sum_value)
         return vka_add_record(layer->ctx, cmd, fn, "grads->grad_value (key and value paths)",

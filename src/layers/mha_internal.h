@@ -10,6 +10,7 @@
 #include "vkattn/mha.h"
 
 #include "layers/layer_util.h"
+#include "layers/layer_weights.h"
 #include "shape/mha_shape.h"
 
 /* Scratch tensors of one call; sized per call, grown on demand. */
@@ -47,8 +48,11 @@ typedef enum mha_slot {
 /* One projection's weights on the device: kernel (D_in, n), bias (n) or NULL. */
 typedef struct mha_dense {
     vkattn_tensor *kernel, *bias;
-    uint64_t kernel_count, bias_count;
 } mha_dense;
+
+/* The dense sublayer `name` (query, key, value, output, gate) of a layer. */
+#define MHA_DENSE(layer, name)                                                                     \
+    (&(const mha_dense){(layer)->w.name##_kernel, (layer)->w.name##_bias})
 
 /* Everything one call needs, resolved and checked before recording. */
 typedef struct mha_plan {
@@ -82,8 +86,9 @@ struct vkattn_mha {
     vkattn_context *ctx;
     vka_mha_dims d;
     vkattn_dtype dtype; /* of the weights and the activation scratch (not the mask's) */
-    mha_dense query, key, value, output;
-    mha_dense gate; /* use_gate only: kernel (Dq, H*dv), bias (H*dv); else NULLs */
+    /* the weights, as shape/layer_weights.h's VKA_MHA_WEIGHTS lists them (the
+     * gate's only with use_gate, the biases only with use_bias; else NULL) */
+    vkattn_mha_weight_tensors w;
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
     mha_kept kept;
 };

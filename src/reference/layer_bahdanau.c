@@ -53,12 +53,9 @@ vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
         return r;
     if (!w)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
-    const char *missing = !w->query_kernel ? "query_kernel"
-                          : !w->key_kernel ? "key_kernel"
-                          : !w->score_kernel ? "score_kernel"
-                                             : NULL;
-    if (missing)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL", __func__, missing);
+    if ((r = vka_ref_require_weights(__func__, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false,
+                                     w)))
+        return r;
     if ((r = vka_layer_check_scalar(NULL, __func__, "w->score_bias", w->score_bias)) ||
         (r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
         return r;

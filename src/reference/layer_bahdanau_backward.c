@@ -66,12 +66,9 @@ static vkattn_result check_weights(const vkattn_bahdanau_desc *desc,
     if (gw == w)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
                         fn);
-    const char *missing = !w->query_kernel ? "query_kernel"
-                          : !w->key_kernel ? "key_kernel"
-                          : !w->score_kernel ? "score_kernel"
-                                             : NULL;
-    if (missing)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL", fn, missing);
+    if ((r = vka_ref_require_weights(fn, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false,
+                                     w)))
+        return r;
     return vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias);
 }
 
@@ -87,19 +84,18 @@ vkattn_result vkattn_reference_bahdanau_backward(const vkattn_bahdanau_desc *des
     vkattn_result r;
     if ((r = check_weights(desc, w, grad_w, &wd)))
         return r;
-    const uint64_t u = wd.units;
-    const vka_grad_span wspans[3] = {
-        {"w->query_kernel", w->query_kernel, wd.dq * u},
-        {"w->key_kernel", w->key_kernel, wd.dk * u},
-        {"w->score_kernel", w->score_kernel, u},
-    };
-    const vka_grad_span gspans[3] = {
-        {"grad_w->query_kernel", grad_w ? grad_w->query_kernel : NULL, wd.dq * u},
-        {"grad_w->key_kernel", grad_w ? grad_w->key_kernel : NULL, wd.dk * u},
-        {"grad_w->score_kernel", grad_w ? grad_w->score_kernel : NULL, u},
-    };
-    if ((r = vka_grad_single_check(fn, call, io, &wd, grad_output, grads, wspans, 3, gspans, 3)))
+    /* the arrays of w and grad_w, from the table (score_bias, a scalar, is absent) */
+    uint64_t axes[VKA_AXIS_COUNT];
+    vka_layer_weight_axes(&wd, axes);
+    vka_grad_span wspans[VKA_WEIGHTS_MAX], gspans[VKA_WEIGHTS_MAX];
+    vka_grad_span_name wnames[VKA_WEIGHTS_MAX], gnames[VKA_WEIGHTS_MAX];
+    const vka_weight_table *table = &vka_bahdanau_weight_table;
+    const size_t n =
+        vka_grad_weight_spans(table, VKA_WEIGHT_ALWAYS, axes, w, "w->", wspans, wnames);
+    vka_grad_weight_spans(table, VKA_WEIGHT_ALWAYS, axes, grad_w, "grad_w->", gspans, gnames);
+    if ((r = vka_grad_single_check(fn, call, io, &wd, grad_output, grads, wspans, n, gspans, n)))
         return r;
+    const uint64_t u = wd.units;
     scratch t;
     if ((r = scratch_alloc(call, &wd, &t)))
         return r;

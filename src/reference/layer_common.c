@@ -4,6 +4,7 @@
 #include "reference/layer_ref.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,4 +181,33 @@ void vka_ref_gate(uint64_t n, const float *pre, float *x)
 {
     for (uint64_t i = 0; i < n; i++)
         x[i] = (float)((double)x[i] * vka_ref_sigmoid(pre[i]));
+}
+
+vkattn_result vka_ref_require_weights(const char *fn, const vka_weight_table *table,
+                                      uint32_t options, bool biases, const void *w)
+{
+    for (uint32_t i = 0; i < table->count; i++) {
+        const vka_weight_info *wi = &table->w[i];
+        if (wi->rank == 0 || !vka_weight_exists(wi, options) ||
+            !(wi->needs & VKA_WEIGHT_IF_BIAS) != !biases)
+            continue;
+        if (!*(float *const *)vka_weight_host(w, wi)) {
+            char name[48];
+            snprintf(name, sizeof name, "w->%s", wi->member);
+            return vka_ref_require_ptr(fn, name, NULL);
+        }
+    }
+    return VKATTN_SUCCESS;
+}
+
+const char *vka_ref_weight_lacked(const vka_weight_table *table, uint32_t options, uint32_t flag,
+                                  const void *gw)
+{
+    for (uint32_t i = 0; gw && i < table->count; i++) {
+        const vka_weight_info *wi = &table->w[i];
+        if (wi->rank != 0 && (wi->needs & flag & ~options) &&
+            *(float *const *)vka_weight_host(gw, wi))
+            return wi->member;
+    }
+    return NULL;
 }

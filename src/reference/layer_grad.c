@@ -3,6 +3,7 @@
  * checks and tail, overlap checks, and double scratch. */
 #include "reference/layer_grad.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,4 +296,19 @@ void vka_grad_single_store(const vkattn_layer_call *call, const vkattn_layer_hos
             dvalue[i] += dk[i];
     }
     vka_grad_store(dvalue, nv, g->grad_value);
+}
+
+size_t vka_grad_weight_spans(const vka_weight_table *table, uint32_t options,
+                             const uint64_t *axes, const void *w, const char *prefix,
+                             vka_grad_span *spans, vka_grad_span_name *names)
+{
+    for (uint32_t i = 0; i < table->count; i++) {
+        const vka_weight_info *wi = &table->w[i];
+        uint64_t dims[3];
+        snprintf(names[i], sizeof names[i], "%s%s", prefix, wi->member);
+        const bool has = w && wi->rank != 0 && vka_weight_exists(wi, options);
+        spans[i] = (vka_grad_span){names[i], has ? *(float *const *)vka_weight_host(w, wi) : NULL,
+                                   vka_weight_shape(wi, axes, dims)};
+    }
+    return table->count;
 }

@@ -44,6 +44,17 @@ typedef struct vka_grad_span {
     uint64_t count;
 } vka_grad_span;
 
+/* Names of spans built from a weight table ("grad_w->query_kernel"). */
+typedef char vka_grad_span_name[48];
+
+/* One span per weight of `table` into spans[0 .. table->count): the array
+ * of the host weights struct w (NULL: all absent) named prefix + member,
+ * with the element count of its shape (axes); a weight a desc with
+ * `options` lacks is absent. Returns table->count. */
+size_t vka_grad_weight_spans(const vka_weight_table *table, uint32_t options,
+                             const uint64_t *axes, const void *w, const char *prefix,
+                             vka_grad_span *spans, vka_grad_span_name *names);
+
 /* Fails with INVALID_ARGUMENT "fn: <out> overlaps <other>" when an output
  * span overlaps an input span or another output span. */
 vkattn_result vka_grad_check_disjoint(const char *fn, const vka_grad_span *outs, size_t n_outs,

@@ -75,21 +75,11 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool m
 static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
                                    const vkattn_mha_weights *w)
 {
+    const uint32_t options = vka_mha_weight_options(d);
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||
-        (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)) ||
-        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_kernel", w->gate_kernel))))
-        return r;
-    if (!d->use_bias)
-        return VKATTN_SUCCESS;
-    if ((r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
-        (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
-        (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)) ||
-        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_bias", w->gate_bias))))
+        (r = vka_ref_require_weights(fn, &vka_mha_weight_table, options, false, w)) ||
+        (r = vka_ref_require_weights(fn, &vka_mha_weight_table, options, true, w)))
         return r;
     return VKATTN_SUCCESS;
 }

@@ -96,41 +96,26 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
 
 /* The forward's weight checks, plus: no bias gradient without biases, and
  * grad_w is not w. */
-static vkattn_result check_weights(const char *fn, const vka_mha_dims *d, const vkattn_mha_weights *w,
-                                   const vkattn_mha_weights *gw)
+static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_mha_weights *w, const vkattn_mha_weights *gw)
 {
+    const vka_weight_table *table = &vka_mha_weight_table;
+    const uint32_t options = vka_mha_weight_options(d);
     vkattn_result r;
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||
-        (r = vka_ref_require_ptr(fn, "w->query_kernel", w->query_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->key_kernel", w->key_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->value_kernel", w->value_kernel)) ||
-        (r = vka_ref_require_ptr(fn, "w->output_kernel", w->output_kernel)) ||
-        (d->use_gate && (r = vka_ref_require_ptr(fn, "w->gate_kernel", w->gate_kernel))))
+        (r = vka_ref_require_weights(fn, table, options, false, w)))
         return r;
     if (gw == w)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
                         fn);
-    if (gw && !d->use_gate && (gw->gate_kernel || gw->gate_bias))
+    const char *extra = vka_ref_weight_lacked(table, options, VKA_WEIGHT_IF_GATE, gw);
+    if (extra)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_w->%s is given but desc->use_gate is false (no gate)", fn,
-                        gw->gate_kernel ? "gate_kernel" : "gate_bias");
+                        extra);
     if (d->use_bias)
-        return (r = vka_ref_require_ptr(fn, "w->query_bias", w->query_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->key_bias", w->key_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->value_bias", w->value_bias)) ||
-                       (r = vka_ref_require_ptr(fn, "w->output_bias", w->output_bias)) ||
-                       (d->use_gate &&
-                        (r = vka_ref_require_ptr(fn, "w->gate_bias", w->gate_bias)))
-                   ? r
-                   : VKATTN_SUCCESS;
-    const char *extra = !gw                ? NULL
-                        : gw->query_bias  ? "query_bias"
-                        : gw->key_bias    ? "key_bias"
-                        : gw->value_bias  ? "value_bias"
-                        : gw->output_bias ? "output_bias"
-                        : gw->gate_bias   ? "gate_bias"
-                                          : NULL;
-    if (extra)
+        return vka_ref_require_weights(fn, table, options, true, w);
+    if ((extra = vka_ref_weight_lacked(table, options, VKA_WEIGHT_IF_BIAS, gw)))
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_w->%s is given but desc->no_bias is true (no biases)", fn, extra);
     return VKATTN_SUCCESS;
@@ -167,10 +152,12 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
                         "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
                         "path's gradient is part of grads->grad_value)",
                         fn);
-    vka_mha_weight_counts wc;
-    vka_mha_weight_counts_of(d, &wc);
-    const bool b = d->use_bias;
-    const vka_grad_span ins[] = {
+    const vka_weight_table *table = &vka_mha_weight_table;
+    const uint32_t options = vka_mha_weight_options(d);
+    uint64_t axes[VKA_AXIS_COUNT];
+    vka_mha_weight_axes(d, axes);
+    enum { N_IN = 7, N_OUT = 3 };
+    vka_grad_span ins[N_IN + VKA_WEIGHTS_MAX] = {
         {"io->query", io->query, c->query},
         {"io->key", io->key, c->key},
         {"io->value", io->value, c->value},
@@ -178,36 +165,18 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
         {"io->value_mask", io->value_mask, c->value_mask},
         {"io->attention_mask", io->attention_mask, io->attention_mask ? ml->count : 0},
         {"grad_output", grad_output, c->output},
-        {"w->query_kernel", w->query_kernel, wc.query_kernel},
-        {"w->key_kernel", w->key_kernel, wc.key_kernel},
-        {"w->value_kernel", w->value_kernel, wc.value_kernel},
-        {"w->output_kernel", w->output_kernel, wc.output_kernel},
-        {"w->query_bias", b ? w->query_bias : NULL, wc.query_bias},
-        {"w->key_bias", b ? w->key_bias : NULL, wc.key_bias},
-        {"w->value_bias", b ? w->value_bias : NULL, wc.value_bias},
-        {"w->output_bias", b ? w->output_bias : NULL, wc.output_bias},
-        {"w->gate_kernel", d->use_gate ? w->gate_kernel : NULL, wc.gate_kernel},
-        {"w->gate_bias", b && d->use_gate ? w->gate_bias : NULL, wc.gate_bias},
     };
-    const vkattn_mha_weights none = {0};
-    const vkattn_mha_weights *o = gw ? gw : &none;
-    const vka_grad_span outs[] = {
+    vka_grad_span outs[N_OUT + VKA_WEIGHTS_MAX] = {
         {"grads->grad_query", g ? g->grad_query : NULL, c->query},
         {"grads->grad_key", g ? g->grad_key : NULL, c->key},
         {"grads->grad_value", g ? g->grad_value : NULL, c->value},
-        {"grad_w->query_kernel", o->query_kernel, wc.query_kernel},
-        {"grad_w->key_kernel", o->key_kernel, wc.key_kernel},
-        {"grad_w->value_kernel", o->value_kernel, wc.value_kernel},
-        {"grad_w->output_kernel", o->output_kernel, wc.output_kernel},
-        {"grad_w->query_bias", o->query_bias, wc.query_bias},
-        {"grad_w->key_bias", o->key_bias, wc.key_bias},
-        {"grad_w->value_bias", o->value_bias, wc.value_bias},
-        {"grad_w->output_bias", o->output_bias, wc.output_bias},
-        {"grad_w->gate_kernel", o->gate_kernel, wc.gate_kernel},
-        {"grad_w->gate_bias", o->gate_bias, wc.gate_bias},
     };
-    return vka_grad_check_disjoint(fn, outs, sizeof outs / sizeof outs[0], ins,
-                                   sizeof ins / sizeof ins[0]);
+    vka_grad_span_name w_names[VKA_WEIGHTS_MAX], gw_names[VKA_WEIGHTS_MAX];
+    const size_t n_ins =
+        N_IN + vka_grad_weight_spans(table, options, axes, w, "w->", ins + N_IN, w_names);
+    const size_t n_outs =
+        N_OUT + vka_grad_weight_spans(table, options, axes, gw, "grad_w->", outs + N_OUT, gw_names);
+    return vka_grad_check_disjoint(fn, outs, n_outs, ins, n_ins);
 }
 
 /* (B, T, H*hd) <-> (B, H, T, hd) */

@@ -10,6 +10,7 @@
 
 #include "core/mask_shape.h"
 #include "shape/layer_shape.h"
+#include "shape/layer_weights.h"
 #include "vkattn/layer_params.h"
 
 /* Host io checks every layer reference shares: io, query, value, output
@@ -58,5 +59,17 @@ double vka_ref_sigmoid(double v);
 
 /* malloc of n floats, failing with OUT_OF_HOST_MEMORY naming `what`. */
 vkattn_result vka_ref_layer_alloc(const char *fn, const char *what, uint64_t n, float **out);
+
+/* Requires every array of the host weights struct w (of `table`) that a
+ * desc with `options` has, the biases (VKA_WEIGHT_IF_BIAS) or the others
+ * ("fn: w->key_kernel is NULL"). Scalars are not checked. */
+vkattn_result vka_ref_require_weights(const char *fn, const vka_weight_table *table,
+                                      uint32_t options, bool biases, const void *w);
+
+/* The member name of the first array given in the host weights struct gw
+ * (NULL = none) that a desc with `options` lacks for want of `flag`
+ * (VKA_WEIGHT_IF_*), or NULL. */
+const char *vka_ref_weight_lacked(const vka_weight_table *table, uint32_t options, uint32_t flag,
+                                  const void *gw);
 
 #endif /* VKA_REFERENCE_LAYER_REF_H */

@@ -9,13 +9,11 @@
 
 #include "core/error.h"
 #include "shape/layer_shape.h"
+#include "shape/layer_weights.h"
 #include "shape/mha_shape.h"
 
 #define INVALID VKATTN_ERROR_INVALID_ARGUMENT
 #define MAX_NAME 1024
-/* The most weights of one layer: MultiHeadAttention's 5 dense sublayers
- * (query, key, gate, value, output), kernel and bias each. */
-#define MAX_SLOTS 10
 
 bool vka_weights_full_name(const char *fn, const char *prefix, const char *name, char *buf,
                            size_t size)
@@ -56,15 +54,10 @@ vkattn_result vka_weights_load_exact(vkattn_weights_file *f, const char *fn, con
     return r;
 }
 
-vkattn_result vka_weights_load_slot(vkattn_weights_file *f, const char *fn, const char *prefix,
-                                    const vka_weight_slot *s)
+/* A Keras scalar variable has shape (); (1,) is accepted too. */
+static vkattn_result load_scalar(vkattn_weights_file *f, const char *fn, const char *full,
+                                 float *dst)
 {
-    char full[MAX_NAME];
-    if (!vka_weights_full_name(fn, prefix, s->name, full, sizeof full))
-        return INVALID;
-    if (!s->scalar)
-        return vka_weights_load_exact(f, fn, full, s->rank, s->dims, s->axes, s->dst);
-    /* a Keras scalar variable has shape (); (1,) is accepted too */
     const vkattn_weights_tensor_info *t = vka_weights_lookup(f, full);
     if (!t)
         return vka_fail(NULL, INVALID, "%s: %s has no tensor '%s' (expected a scalar, shape ())",
@@ -75,99 +68,112 @@ vkattn_result vka_weights_load_slot(vkattn_weights_file *f, const char *fn, cons
         return vka_fail(NULL, INVALID, "%s: %s: tensor '%s' has shape %s; expected a scalar, "
                         "shape () or (1,)", fn, f->label, full, got);
     }
-    return vka_weights_read(f, fn, t, s->dst_value);
+    return vka_weights_read(f, fn, t, dst);
 }
 
-static vkattn_result load_slots(vkattn_weights_file *f, const char *fn,
-                                const vkattn_weights_load_desc *load, const vka_weight_slot *s,
-                                size_t n)
+/* A layer's weights as one file holds them: the table, the options and
+ * axis widths of the desc, and the host weights struct. */
+typedef struct file_weights {
+    const vka_weight_table *table;
+    uint32_t options;
+    uint64_t axes[VKA_AXIS_COUNT];
+} file_weights;
+
+/* The order of the tensors in a file, as vkattn has always written them:
+ * the table's weights without a bias first, then the biases (each in the
+ * table's order); order[] gets the indexes of the weights the desc has. */
+static uint32_t file_order(const file_weights *fw, uint32_t order[VKA_WEIGHTS_MAX])
 {
-    for (size_t i = 0; i < n; i++) {
-        vkattn_result r = vka_weights_load_slot(f, fn, load ? load->prefix : NULL, &s[i]);
+    uint32_t n = 0;
+    for (int biases = 0; biases < 2; biases++)
+        for (uint32_t i = 0; i < fw->table->count; i++) {
+            const vka_weight_info *w = &fw->table->w[i];
+            if (vka_weight_exists(w, fw->options) && !(w->needs & VKA_WEIGHT_IF_BIAS) == !biases)
+                order[n++] = i;
+        }
+    return n;
+}
+
+/* Reads every weight the desc has into `host`, allocating its arrays. */
+static vkattn_result load_table(vkattn_weights_file *f, const char *fn,
+                                const vkattn_weights_load_desc *load, const file_weights *fw,
+                                void *host)
+{
+    uint32_t order[VKA_WEIGHTS_MAX];
+    const uint32_t n = file_order(fw, order);
+    for (uint32_t k = 0; k < n; k++) {
+        const vka_weight_info *w = &fw->table->w[order[k]];
+        char full[MAX_NAME], axes[96];
+        if (!vka_weights_full_name(fn, load ? load->prefix : NULL, w->keras, full, sizeof full))
+            return INVALID;
+        vkattn_result r;
+        if (w->rank == 0) {
+            r = load_scalar(f, fn, full, vka_weight_host(host, w));
+        } else {
+            uint64_t dims[3];
+            vka_weight_shape(w, fw->axes, dims);
+            vka_weight_axes_text(w, fw->table->words, true, axes, sizeof axes);
+            r = vka_weights_load_exact(f, fn, full, w->rank, dims, axes,
+                                       vka_weight_host(host, w));
+        }
         if (r)
             return r;
     }
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result save_slots(const char *fn, const char *path, const char *prefix,
-                                const char *layer, const vka_weight_slot *s, size_t n)
+/* Writes every weight the desc has from `host`, the layer's class name as
+ * metadata. */
+static vkattn_result save_table(const char *fn, const char *path, const char *prefix,
+                                const file_weights *fw, const void *host)
 {
-    vkattn_weights_tensor t[MAX_SLOTS];
-    char names[MAX_SLOTS][MAX_NAME];
-    if (n > MAX_SLOTS) /* a programming error of this file's tables */
-        return vka_fail(NULL, INVALID, "%s: %zu weights; at most %d", fn, n, MAX_SLOTS);
-    for (size_t i = 0; i < n; i++) {
-        if (!vka_weights_full_name(fn, prefix, s[i].name, names[i], sizeof names[i]))
+    vkattn_weights_tensor t[VKA_WEIGHTS_MAX];
+    char names[VKA_WEIGHTS_MAX][MAX_NAME];
+    uint32_t order[VKA_WEIGHTS_MAX];
+    const uint32_t n = file_order(fw, order);
+    for (uint32_t k = 0; k < n; k++) {
+        const vka_weight_info *w = &fw->table->w[order[k]];
+        if (!vka_weights_full_name(fn, prefix, w->keras, names[k], sizeof names[k]))
             return INVALID;
-        const float *data = s[i].scalar ? s[i].dst_value : *s[i].dst;
+        const void *at = vka_weight_host(host, w);
+        const float *data = w->rank == 0 ? (const float *)at : *(float *const *)at;
         if (!data)
-            return vka_fail(NULL, INVALID, "%s: the weight for '%s' is NULL", fn, s[i].name);
-        t[i] = (vkattn_weights_tensor){.name = names[i], .rank = s[i].scalar ? 0 : s[i].rank,
-                                       .data = data};
-        memcpy(t[i].dims, s[i].dims, sizeof s[i].dims);
+            return vka_fail(NULL, INVALID, "%s: the weight for '%s' is NULL", fn, w->keras);
+        t[k] = (vkattn_weights_tensor){.name = names[k], .rank = w->rank, .data = data};
+        vka_weight_shape(w, fw->axes, t[k].dims);
     }
-    const char *keys[] = {"format", "layer"}, *values[] = {"vkattn", layer};
-    return vka_weights_save(fn, path, t, (uint32_t)n, keys, values, 2);
+    const char *keys[] = {"format", "layer"}, *values[] = {"vkattn", fw->table->layer};
+    return vka_weights_save(fn, path, t, n, keys, values, 2);
+}
+
+/* Frees every array of a host weights struct (scalars are not arrays). */
+static void free_table(const vka_weight_table *table, void *host)
+{
+    for (uint32_t i = 0; i < table->count; i++) {
+        if (table->w[i].rank == 0)
+            continue;
+        float **a = vka_weight_host(host, &table->w[i]);
+        free(*a);
+        *a = NULL;
+    }
+}
+
+static file_weights mha_file(const vka_weight_table *table, const vka_mha_dims *d)
+{
+    file_weights fw = {.table = table, .options = vka_mha_weight_options(d)};
+    vka_mha_weight_axes(d, fw.axes);
+    return fw;
+}
+
+static file_weights single_file(const vka_weight_table *table, uint32_t options,
+                                const vka_layer_widths *lw)
+{
+    file_weights fw = {.table = table, .options = options};
+    vka_layer_weight_axes(lw, fw.axes);
+    return fw;
 }
 
 /* ---------------------------------------------------------------- MultiHeadAttention */
-
-/* The axis words of the messages: MultiHeadAttention's or GroupedQueryAttention's. */
-typedef struct mha_axes {
-    const char *query, *key, *value, *output, *query_bias, *key_bias, *value_bias, *output_bias;
-    const char *gate, *gate_bias;
-} mha_axes;
-
-static const mha_axes mha_words = {
-    "(query_width, num_heads, key_dim)", "(key_width, num_heads, key_dim)",
-    "(value_width, num_heads, value_dim)", "(num_heads, value_dim, output_dim)",
-    "(num_heads, key_dim)", "(num_heads, key_dim)", "(num_heads, value_dim)", "(output_dim,)",
-    "(query_width, num_heads, value_dim)", "(num_heads, value_dim)",
-};
-static const mha_axes gqa_words = {
-    "(query_width, num_query_heads, head_dim)", "(key_width, num_key_value_heads, head_dim)",
-    "(value_width, num_key_value_heads, head_dim)", "(num_query_heads, head_dim, query_width)",
-    "(num_query_heads, head_dim)", "(num_key_value_heads, head_dim)",
-    "(num_key_value_heads, head_dim)", "(query_width,)",
-    "(query_width, num_query_heads, head_dim)", "(num_query_heads, head_dim)",
-};
-
-/* Keras MultiHeadAttention's EinsumDense sublayers: query, key, [gate,]
- * value, attention_output (Keras's order), each with kernel and bias;
- * GroupedQueryAttention's have the same names, key and value with its
- * kv_heads heads. */
-static size_t mha_slots(const vka_mha_dims *d, const mha_axes *a, vkattn_mha_weights *w,
-                        vka_weight_slot *s)
-{
-    size_t n = 0;
-    s[n++] = (vka_weight_slot){"query/kernel", 3, {d->query_dim, d->heads, d->key_dim}, a->query,
-                               false, &w->query_kernel, NULL};
-    s[n++] = (vka_weight_slot){"key/kernel", 3, {d->key_width, d->kv_heads, d->key_dim}, a->key,
-                               false, &w->key_kernel, NULL};
-    if (d->use_gate)
-        s[n++] = (vka_weight_slot){"gate/kernel", 3, {d->query_dim, d->heads, d->value_dim},
-                                   a->gate, false, &w->gate_kernel, NULL};
-    s[n++] = (vka_weight_slot){"value/kernel", 3, {d->value_width, d->kv_heads, d->value_dim},
-                               a->value, false, &w->value_kernel, NULL};
-    s[n++] = (vka_weight_slot){"attention_output/kernel", 3,
-                               {d->heads, d->value_dim, d->output_dim}, a->output, false,
-                               &w->output_kernel, NULL};
-    if (!d->use_bias)
-        return n;
-    s[n++] = (vka_weight_slot){"query/bias", 2, {d->heads, d->key_dim}, a->query_bias, false,
-                               &w->query_bias, NULL};
-    s[n++] = (vka_weight_slot){"key/bias", 2, {d->kv_heads, d->key_dim}, a->key_bias, false,
-                               &w->key_bias, NULL};
-    if (d->use_gate)
-        s[n++] = (vka_weight_slot){"gate/bias", 2, {d->heads, d->value_dim}, a->gate_bias, false,
-                                   &w->gate_bias, NULL};
-    s[n++] = (vka_weight_slot){"value/bias", 2, {d->kv_heads, d->value_dim}, a->value_bias,
-                               false, &w->value_bias, NULL};
-    s[n++] = (vka_weight_slot){"attention_output/bias", 1, {d->output_dim}, a->output_bias,
-                               false, &w->output_bias, NULL};
-    return n;
-}
 
 /* PyTorch's nn.MultiheadAttention and the Llama family have no separate gate
  * projection (Qwen3-Next packs its gate into q_proj, interleaved per head: a
@@ -189,12 +195,36 @@ void vkattn_mha_weights_free(vkattn_mha_weights *w)
 {
     if (!w)
         return;
-    float *all[] = {w->query_kernel, w->query_bias, w->key_kernel,    w->key_bias,
-                    w->value_kernel, w->value_bias, w->output_kernel, w->output_bias,
-                    w->gate_kernel,  w->gate_bias};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        free(all[i]);
-    memset(w, 0, sizeof *w);
+    free_table(&vka_mha_weight_table, w);
+}
+
+/* MultiHeadAttention's and GroupedQueryAttention's load once the desc is
+ * resolved: Keras names through the table, or the family's other names
+ * (`other`: PyTorch's for MultiHeadAttention, read with torch_desc; Llama's
+ * for GroupedQueryAttention); `must_be` lists the names it takes. */
+static vkattn_result load_mha_family(vkattn_weights_file *f, const char *fn,
+                                     const vka_weight_table *table, const vka_mha_dims *d,
+                                     const vkattn_weights_load_desc *load,
+                                     vkattn_weights_names other, const vkattn_mha_desc *torch_desc,
+                                     const char *must_be, vkattn_mha_weights *out)
+{
+    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
+    vkattn_result r;
+    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d->use_gate) {
+        r = no_gate_names(fn, names);
+    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
+        file_weights fw = mha_file(table, d);
+        r = load_table(f, fn, load, &fw, out);
+    } else if (names == other && other == VKATTN_WEIGHTS_NAMES_TORCH) {
+        r = vka_weights_load_torch_mha(f, fn, torch_desc, load->prefix, out);
+    } else if (names == other) {
+        r = vka_weights_load_llama_gqa(f, fn, d, load->prefix, out);
+    } else {
+        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be %s", fn, (int)names, must_be);
+    }
+    if (r)
+        vkattn_mha_weights_free(out);
+    return r;
 }
 
 vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_desc *desc,
@@ -208,21 +238,9 @@ vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_d
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
-    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
-        r = no_gate_names(__func__, names);
-    } else if (names == VKATTN_WEIGHTS_NAMES_TORCH) {
-        r = vka_weights_load_torch_mha(f, __func__, desc, load->prefix, out);
-    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        vka_weight_slot s[MAX_SLOTS];
-        r = load_slots(f, __func__, load, s, mha_slots(&d, &mha_words, out, s));
-    } else {
-        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
-                     "or VKATTN_WEIGHTS_NAMES_TORCH", __func__, (int)names);
-    }
-    if (r)
-        vkattn_mha_weights_free(out);
-    return r;
+    return load_mha_family(f, __func__, &vka_mha_weight_table, &d, load,
+                           VKATTN_WEIGHTS_NAMES_TORCH, desc,
+                           "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_TORCH", out);
 }
 
 vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
@@ -234,10 +252,8 @@ vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *d
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
-    vkattn_mha_weights copy = *w; /* the slots point at its members; nothing is written */
-    vka_weight_slot s[MAX_SLOTS];
-    return save_slots(__func__, path, prefix, "MultiHeadAttention", s,
-                      mha_slots(&d, &mha_words, &copy, s));
+    file_weights fw = mha_file(&vka_mha_weight_table, &d);
+    return save_table(__func__, path, prefix, &fw, w);
 }
 
 /* ---------------------------------------------------------------- GroupedQueryAttention */
@@ -258,22 +274,11 @@ vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_d
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
-    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d.use_gate) {
-        r = no_gate_names(__func__, names);
-    } else if (names == VKATTN_WEIGHTS_NAMES_LLAMA) {
-        r = vka_weights_load_llama_gqa(f, __func__, &d, load->prefix, out);
-    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        vka_weight_slot s[MAX_SLOTS];
-        r = load_slots(f, __func__, load, s, mha_slots(&d, &gqa_words, out, s));
-    } else {
-        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be VKATTN_WEIGHTS_NAMES_KERAS "
-                     "or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch nn.MultiheadAttention names are "
-                     "for MultiHeadAttention)", __func__, (int)names);
-    }
-    if (r)
-        vkattn_gqa_weights_free(out);
-    return r;
+    return load_mha_family(f, __func__, &vka_gqa_weight_table, &d, load,
+                           VKATTN_WEIGHTS_NAMES_LLAMA, NULL,
+                           "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch "
+                           "nn.MultiheadAttention names are for MultiHeadAttention)",
+                           out);
 }
 
 vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
@@ -285,26 +290,20 @@ vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *d
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (r)
         return r;
-    vkattn_gqa_weights copy = *w; /* the slots point at its members; nothing is written */
-    vka_weight_slot s[MAX_SLOTS];
-    return save_slots(__func__, path, prefix, "GroupedQueryAttention", s,
-                      mha_slots(&d, &gqa_words, &copy, s));
+    file_weights fw = mha_file(&vka_gqa_weight_table, &d);
+    return save_table(__func__, path, prefix, &fw, w);
 }
 
 /* ---------------------------------------------------------------- the single-head layers */
 
-/* keras.layers.Attention: `scale` with use_scale, `concat_score_weight` in
- * concat mode, both shape (). */
-static size_t attention_slots(const vkattn_attention_desc *d, vkattn_attention_weights *w,
-                              vka_weight_slot *s)
+/* The single-head layers' lists: shape/layer_weights.h. Only
+ * MultiHeadAttention has PyTorch names. */
+static vkattn_result keras_names_only(const char *fn, const vkattn_weights_load_desc *load)
 {
-    size_t n = 0;
-    if (d->use_scale)
-        s[n++] = (vka_weight_slot){.name = "scale", .scalar = true, .dst_value = &w->scale};
-    if (d->score_mode == VKATTN_SCORE_CONCAT)
-        s[n++] = (vka_weight_slot){.name = "concat_score_weight", .scalar = true,
-                                   .dst_value = &w->concat_score_weight};
-    return n;
+    if (load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
+        return vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
+                        "PyTorch names exist for MultiHeadAttention only", fn);
+    return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_attention_weights_load(vkattn_weights_file *f,
@@ -316,13 +315,14 @@ vkattn_result vkattn_attention_weights_load(vkattn_weights_file *f,
     if (!f || !out)
         return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     vkattn_attention_weights w = {1.0f, 1.0f};
-    vka_weight_slot s[2];
     vkattn_result r = vka_attention_check_desc(NULL, __func__, desc, &lw);
-    if (!r && load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
-        r = vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                     "PyTorch names exist for MultiHeadAttention only", __func__);
     if (!r)
-        r = load_slots(f, __func__, load, s, attention_slots(desc, &w, s));
+        r = keras_names_only(__func__, load);
+    if (!r) {
+        file_weights fw = single_file(&vka_attention_weight_table,
+                                      vka_attention_weight_options(desc), &lw);
+        r = load_table(f, __func__, load, &fw, &w);
+    }
     *out = r ? (vkattn_attention_weights){1.0f, 1.0f} : w;
     return r;
 }
@@ -336,27 +336,15 @@ vkattn_result vkattn_attention_weights_save(const char *path, const vkattn_atten
     vkattn_result r = vka_attention_check_desc(NULL, __func__, desc, &lw);
     if (r)
         return r;
-    vkattn_attention_weights copy = *w;
-    vka_weight_slot s[2];
-    return save_slots(__func__, path, prefix, "Attention", s, attention_slots(desc, &copy, s));
-}
-
-/* keras.layers.AdditiveAttention: `scale` (query_width,) with use_scale. */
-static size_t additive_slots(const vkattn_additive_attention_desc *d, const vka_layer_widths *lw,
-                             vkattn_additive_attention_weights *w, vka_weight_slot *s)
-{
-    if (d->no_scale)
-        return 0;
-    s[0] = (vka_weight_slot){"scale", 1, {lw->dq}, "(query_width,)", false, &w->scale, NULL};
-    return 1;
+    file_weights fw =
+        single_file(&vka_attention_weight_table, vka_attention_weight_options(desc), &lw);
+    return save_table(__func__, path, prefix, &fw, w);
 }
 
 void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w)
 {
-    if (!w)
-        return;
-    free(w->scale);
-    w->scale = NULL;
+    if (w)
+        free_table(&vka_additive_weight_table, w);
 }
 
 vkattn_result vkattn_additive_attention_weights_load(vkattn_weights_file *f,
@@ -368,13 +356,14 @@ vkattn_result vkattn_additive_attention_weights_load(vkattn_weights_file *f,
     if (!f || !out)
         return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     memset(out, 0, sizeof *out);
-    vka_weight_slot s[1];
     vkattn_result r = vka_additive_attention_check_desc(NULL, __func__, desc, &lw);
-    if (!r && load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
-        r = vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                     "PyTorch names exist for MultiHeadAttention only", __func__);
     if (!r)
-        r = load_slots(f, __func__, load, s, additive_slots(desc, &lw, out, s));
+        r = keras_names_only(__func__, load);
+    if (!r) {
+        file_weights fw = single_file(&vka_additive_weight_table,
+                                      vka_additive_weight_options(desc), &lw);
+        r = load_table(f, __func__, load, &fw, out);
+    }
     if (r)
         vkattn_additive_attention_weights_free(out);
     return r;
@@ -391,34 +380,16 @@ vkattn_result vkattn_additive_attention_weights_save(const char *path,
     vkattn_result r = vka_additive_attention_check_desc(NULL, __func__, desc, &lw);
     if (r)
         return r;
-    vkattn_additive_attention_weights copy = *w;
-    vka_weight_slot s[1];
-    return save_slots(__func__, path, prefix, "AdditiveAttention", s,
-                      additive_slots(desc, &lw, &copy, s));
-}
-
-/* BahdanauAttention (vkattn's learned-projection layer; Keras has no such
- * class, so these are the names of its vkattn_bahdanau_weights fields). */
-static size_t bahdanau_slots(const vka_layer_widths *lw, vkattn_bahdanau_weights *w,
-                             vka_weight_slot *s)
-{
-    s[0] = (vka_weight_slot){"query_kernel", 2, {lw->dq, lw->units}, "(query_width, units)",
-                             false, &w->query_kernel, NULL};
-    s[1] = (vka_weight_slot){"key_kernel", 2, {lw->dk, lw->units}, "(key_width, units)", false,
-                             &w->key_kernel, NULL};
-    s[2] = (vka_weight_slot){"score_kernel", 1, {lw->units}, "(units,)", false, &w->score_kernel,
-                             NULL};
-    s[3] = (vka_weight_slot){.name = "score_bias", .scalar = true, .dst_value = &w->score_bias};
-    return 4;
+    file_weights fw =
+        single_file(&vka_additive_weight_table, vka_additive_weight_options(desc), &lw);
+    return save_table(__func__, path, prefix, &fw, w);
 }
 
 void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w)
 {
     if (!w)
         return;
-    free(w->query_kernel);
-    free(w->key_kernel);
-    free(w->score_kernel);
+    free_table(&vka_bahdanau_weight_table, w);
     memset(w, 0, sizeof *w);
 }
 
@@ -430,13 +401,13 @@ vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *f, const vkattn_
     if (!f || !out)
         return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
     memset(out, 0, sizeof *out);
-    vka_weight_slot s[4];
     vkattn_result r = vka_bahdanau_check_desc(NULL, __func__, desc, &lw);
-    if (!r && load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
-        r = vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                     "PyTorch names exist for MultiHeadAttention only", __func__);
     if (!r)
-        r = load_slots(f, __func__, load, s, bahdanau_slots(&lw, out, s));
+        r = keras_names_only(__func__, load);
+    if (!r) {
+        file_weights fw = single_file(&vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, &lw);
+        r = load_table(f, __func__, load, &fw, out);
+    }
     if (r)
         vkattn_bahdanau_weights_free(out);
     return r;
@@ -451,7 +422,6 @@ vkattn_result vkattn_bahdanau_weights_save(const char *path, const vkattn_bahdan
     vkattn_result r = vka_bahdanau_check_desc(NULL, __func__, desc, &lw);
     if (r)
         return r;
-    vkattn_bahdanau_weights copy = *w;
-    vka_weight_slot s[4];
-    return save_slots(__func__, path, prefix, "BahdanauAttention", s, bahdanau_slots(&lw, &copy, s));
+    file_weights fw = single_file(&vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, &lw);
+    return save_table(__func__, path, prefix, &fw, w);
 }

@@ -60,25 +60,9 @@ vkattn_result vka_weights_save(const char *fn, const char *path, const vkattn_we
 
 /* ---------------------------------------------------------------- layers */
 
-/* A tensor a layer needs: its name (without prefix), expected Keras shape,
- * what the axes are (for messages), and where the floats go. scalar: any
- * shape of one element ((), (1,)) is accepted. */
-typedef struct vka_weight_slot {
-    const char *name;
-    uint32_t rank;
-    uint64_t dims[3];
-    const char *axes;
-    bool scalar;
-    float **dst;      /* allocated array (vector weights) */
-    float *dst_value; /* scalar weights are written here */
-} vka_weight_slot;
-
 /* prefix + name into buf; false (with a message) if it does not fit. */
 bool vka_weights_full_name(const char *fn, const char *prefix, const char *name, char *buf,
                            size_t size);
-/* Finds, checks (dtype, shape) and reads one slot, allocating *slot->dst. */
-vkattn_result vka_weights_load_slot(vkattn_weights_file *f, const char *fn, const char *prefix,
-                                    const vka_weight_slot *slot);
 /* A tensor of the file with an exact (F32/F16/BF16) dtype and this shape,
  * read into a new array; the message names `full` and `axes`. */
 vkattn_result vka_weights_load_exact(vkattn_weights_file *f, const char *fn, const char *full,

@@ -91,6 +91,22 @@ static void test_keras_round_trip(void **state)
         assert_int_equal(vkattn_weights_file_find(f, name, &info), VKATTN_SUCCESS);
         assert_int_equal(info.rank, 3);
         assert_int_equal(info.dims[1], d.num_key_value_heads);
+        /* every tensor has this test's own element count: save and load
+         * share the library's weight table, so only this catches a wrong
+         * shape in it */
+        static const char *const keras[10] = {
+            "query/kernel", "query/bias", "key/kernel", "key/bias",
+            "value/kernel", "value/bias", "attention_output/kernel", "attention_output/bias",
+            "gate/kernel",  "gate/bias"};
+        for (int i = 0; i < 10; i++) {
+            snprintf(name, sizeof name, "%s%s", prefix ? prefix : "", keras[i]);
+            if (!present(&d, i)) {
+                assert_int_not_equal(vkattn_weights_file_find(f, name, &info), VKATTN_SUCCESS);
+                continue;
+            }
+            assert_int_equal(vkattn_weights_file_find(f, name, &info), VKATTN_SUCCESS);
+            assert_int_equal(info.count, n[i]);
+        }
         vkattn_weights_load_desc load = {.prefix = prefix};
         assert_int_equal(vkattn_gqa_weights_load(f, &d, &load, &back), VKATTN_SUCCESS);
         arrays(&back, out);

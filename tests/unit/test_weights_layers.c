@@ -10,6 +10,7 @@
 #include <vkattn/weights.h>
 
 #include <math.h>
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,19 @@ static void mha_arrays(vkattn_mha_weights *w, float **a[8])
     memcpy(a, p, sizeof p);
 }
 
+/* The file's tensor prefix + name has n elements. Save and load share the
+ * library's weight table, so a round trip alone cannot see a wrong shape in
+ * it: this checks the file against the test's own counts. */
+static void assert_saved_count(vkattn_weights_file *f, const char *prefix, const char *name,
+                               size_t n)
+{
+    char full[96];
+    vkattn_weights_tensor_info info;
+    snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", name);
+    assert_int_equal(vkattn_weights_file_find(f, full, &info), VKATTN_SUCCESS);
+    assert_int_equal(info.count, n);
+}
+
 static void test_mha_round_trip(void **state)
 {
     (void)state;
@@ -67,6 +81,12 @@ static void test_mha_round_trip(void **state)
         assert_int_equal(vkattn_weights_file_open(PATH, &f), VKATTN_SUCCESS);
         assert_string_equal(vkattn_weights_file_metadata(f, "layer"), "MultiHeadAttention");
         assert_int_equal(vkattn_weights_file_count(f), d.no_bias ? 4 : 8);
+        static const char *const keras[8] = {
+            "query/kernel", "query/bias", "key/kernel", "key/bias",
+            "value/kernel", "value/bias", "attention_output/kernel", "attention_output/bias"};
+        for (int i = 0; i < 8; i++)
+            if (!(d.no_bias && i % 2))
+                assert_saved_count(f, prefix, keras[i], n[i]);
         vkattn_weights_load_desc load = {.prefix = prefix};
         assert_int_equal(vkattn_mha_weights_load(f, &d, &load, &back), VKATTN_SUCCESS);
         mha_arrays(&back, out);
@@ -115,6 +135,7 @@ static void test_single_head_round_trip(void **state)
         vkattn_additive_attention_weights dw = {rnd(dq)}, db;
         assert_int_equal(vkattn_additive_attention_weights_save(PATH, &dd, &dw, NULL), VKATTN_SUCCESS);
         assert_int_equal(vkattn_weights_file_open(PATH, &f), VKATTN_SUCCESS);
+        assert_saved_count(f, NULL, "scale", dq);
         assert_int_equal(vkattn_additive_attention_weights_load(f, &dd, NULL, &db), VKATTN_SUCCESS);
         assert_memory_equal(db.scale, dw.scale, dq * sizeof(float));
         vkattn_additive_attention_weights_free(&db);
@@ -127,6 +148,10 @@ static void test_single_head_round_trip(void **state)
                                       tu_rand_float(-1, 1)}, bb;
         assert_int_equal(vkattn_bahdanau_weights_save(PATH, &bd, &bw, NULL), VKATTN_SUCCESS);
         assert_int_equal(vkattn_weights_file_open(PATH, &f), VKATTN_SUCCESS);
+        assert_saved_count(f, NULL, "query_kernel", (size_t)dq * units);
+        assert_saved_count(f, NULL, "key_kernel", (size_t)dv * units);
+        assert_saved_count(f, NULL, "score_kernel", units);
+        assert_saved_count(f, NULL, "score_bias", 1);
         assert_int_equal(vkattn_bahdanau_weights_load(f, &bd, NULL, &bb), VKATTN_SUCCESS);
         assert_memory_equal(bb.query_kernel, bw.query_kernel, (size_t)dq * units * sizeof(float));
         assert_memory_equal(bb.key_kernel, bw.key_kernel, (size_t)dv * units * sizeof(float));

@@ -1,0 +1,86 @@
+/* The table-driven weight loops of layers/layer_weights.h. */
+#include "layers/layer_weights.h"
+
+#include <stdio.h>
+
+#include "core/error.h"
+#include "layers/layer_util.h"
+
+#define MHA_OFFSET(m, keras, needs, rank, a0, a1, a2) offsetof(vkattn_mha_weight_tensors, m),
+const size_t vka_mha_tensor_offsets[] = {VKA_MHA_WEIGHTS(MHA_OFFSET)};
+
+vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
+                                       const vka_layer_weights *lw, vkattn_dtype dtype)
+{
+    const vka_weight_table *t = lw->table;
+    for (uint32_t i = 0; i < t->count; i++) {
+        if (!vka_weight_exists(&t->w[i], lw->options))
+            continue;
+        uint64_t dims[3];
+        vkattn_result r = vka_layer_weight_create_typed(
+            ctx, caller, vka_weight_shape(&t->w[i], lw->axes, dims), dtype, 0.0f,
+            vka_weight_tensor(lw->tensors, lw->offsets, i));
+        if (r)
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
+void vka_layer_weights_destroy(const vka_layer_weights *lw)
+{
+    for (uint32_t i = 0; i < lw->table->count; i++) {
+        vkattn_tensor **t = vka_weight_tensor(lw->tensors, lw->offsets, i);
+        vkattn_tensor_destroy(*t);
+        *t = NULL;
+    }
+}
+
+vkattn_result vka_layer_weights_set(vkattn_context *ctx, const char *caller,
+                                    const vka_layer_weights *lw, const void *host)
+{
+    const vka_weight_table *t = lw->table;
+    char name[64];
+    /* check every array before uploading any, so a failure changes nothing */
+    for (uint32_t i = 0; i < t->count; i++) {
+        const vka_weight_info *w = &t->w[i];
+        if (vka_weight_exists(w, lw->options) && !*(float **)vka_weight_host(host, w))
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL%s", caller,
+                            w->member,
+                            w->needs & VKA_WEIGHT_IF_GATE   ? " (the layer has use_gate)"
+                            : w->needs & VKA_WEIGHT_IF_BIAS ? " (the layer uses biases)"
+                                                            : "");
+    }
+    for (uint32_t i = 0; i < t->count; i++) {
+        const vka_weight_info *w = &t->w[i];
+        vkattn_tensor *dst = *vka_weight_tensor(lw->tensors, lw->offsets, i);
+        if (!dst)
+            continue; /* a weight this desc does not have */
+        uint64_t dims[3];
+        snprintf(name, sizeof name, "w->%s", w->member);
+        vkattn_result r =
+            vka_layer_weight_set(ctx, caller, dst, *(float **)vka_weight_host(host, w),
+                                 vka_weight_shape(w, lw->axes, dims), name);
+        if (r)
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_layer_weights_get(vkattn_context *ctx, const char *caller,
+                                    const vka_layer_weights *lw, void *host)
+{
+    const vka_weight_table *t = lw->table;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const vka_weight_info *w = &t->w[i];
+        vkattn_tensor *src = *vka_weight_tensor(lw->tensors, lw->offsets, i);
+        if (!src)
+            continue; /* a weight this desc does not have: the caller's array is left alone */
+        uint64_t dims[3];
+        vkattn_result r =
+            vka_layer_weight_get(ctx, caller, src, *(float **)vka_weight_host(host, w),
+                                 vka_weight_shape(w, lw->axes, dims));
+        if (r)
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
