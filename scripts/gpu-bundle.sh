@@ -36,7 +36,8 @@ prefix_pkgs=(vulkan-validationlayers libcmocka0 libjansson4 libpng16-16)
 
 # The build without what only the compiler needs (about 15 MB of 57).
 tar -C "$build" --exclude=CMakeFiles --exclude='*.o' --exclude='*.a' --exclude=shaders \
-  --exclude='*.spv*' --exclude=test-cache -cf - . | tar -C "$out/build" -xf -
+  --exclude='*.spv*' --exclude=test-cache \
+  --exclude='./tests/consumer/work*' -cf - . | tar -C "$out/build" -xf -
 (cd "$build" && ctest -L gpu --show-only=json-v1) >"$out/tests.json"
 {
   echo "VKATTN_BUNDLE_BUILD_DIR=$(cd "$build" && pwd -P)"

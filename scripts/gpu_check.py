@@ -26,11 +26,13 @@ import time
 ROWS = [
     ("matmul_f32", "matmul 4096^3 fp32", "matmul --m 4096 --n 4096 --k 4096", "matmul --m 40 --n 36 --k 20", (3, 10)),
     ("matmul_f16", "matmul 4096^3 fp16", "matmul --m 4096 --n 4096 --k 4096 --fp16", "matmul --m 40 --n 36 --k 20 --fp16", (3, 10)),
+    ("matmul_f16_coopmat", "matmul 4096^3 fp16, cooperative matrices", "matmul --m 4096 --n 4096 --k 4096 --fp16 --coopmat on", "matmul --m 40 --n 36 --k 20 --fp16 --coopmat on", (3, 10)),
     ("sdpa_b4_f32", "SDPA fused B4 H16 T4096 d128 fp32", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused", "sdpa --heads 2 --tq 24 --dk 8 --fused", (1, 5)),
     ("sdpa_b4_f16", "SDPA fused B4 H16 T4096 d128 fp16", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16", (1, 5)),
     ("sdpa_b1_f32", "SDPA fused B1 H8 T512 d64 fp32", "sdpa --batch 1 --heads 8 --tq 512 --dk 64 --fused", "sdpa --heads 2 --tq 16 --dk 8 --fused", (3, 20)),
     ("mha_f32", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp32", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024", "mha --tq 24 --heads 2 --dk 8 --dmodel 16", (3, 10)),
     ("mha_f16", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16", (3, 10)),
+    ("mha_f16_coopmat", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16, cooperative matrices", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16 --coopmat on", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16 --coopmat on", (3, 10)),
     ("decode_f32", "decode H8 d64, 32768 keys, fp32", "decode --heads 8 --tv 32768 --dk 64", "decode --heads 2 --tv 256 --dk 8", (3, 20)),
     ("decode_f16", "decode H8 d64, 32768 keys, fp16 cache", "decode --heads 8 --tv 32768 --dk 64 --fp16", "decode --heads 2 --tv 256 --dk 8 --fp16", (3, 20)),
     ("bwd_b1_fused_f32", "SDPA backward B1 H8 T1024 d64 fp32, fused", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --fused", "sdpa --heads 2 --tq 16 --dk 8 --backward --fused", (2, 10)),
@@ -244,6 +246,7 @@ def cmd_torch(a):
     f32, f16 = torch.float32, torch.float16
     make = {
         "matmul_f32": lambda: mm(f32), "matmul_f16": lambda: mm(f16),
+        "matmul_f16_coopmat": lambda: mm(f16), "mha_f16_coopmat": lambda: mha(f16),
         "sdpa_b4_f32": lambda: sdpa(4, 16, 4096, 128, f32),
         "sdpa_b4_f16": lambda: sdpa(4, 16, 4096, 128, f16),
         "sdpa_b1_f32": lambda: sdpa(1, 8, 512, 64, f32),

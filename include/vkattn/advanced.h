@@ -36,6 +36,13 @@ typedef enum vkattn_tuning {
 
 /* vkattn_context_desc.advanced points at one (NULL = all defaults). Zero
  * fields are defaults; the struct grows only by appending fields. */
+/* vkattn_context_advanced.cooperative_matrix. */
+typedef enum vkattn_coopmat_mode {
+    VKATTN_COOPMAT_AUTO = 0,
+    VKATTN_COOPMAT_OFF = 1,
+    VKATTN_COOPMAT_ON = 2,
+} vkattn_coopmat_mode;
+
 typedef struct vkattn_context_advanced {
     /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
      * shapes on lavapipe too. Not a vkattn_tuning value:
@@ -51,6 +58,13 @@ typedef struct vkattn_context_advanced {
      * VK_KHR_pipeline_executable_properties on the device vkattn creates where
      * the device offers it. Pipelines may compile a little slower. */
     bool capture_pipeline_stats;
+    /* Cooperative-matrix (tensor-core) kernels: VKATTN_COOPMAT_AUTO (0) runs
+     * them only on the device classes whose results were verified on real
+     * hardware (docs/PERFORMANCE.md); OFF never; ON wherever the device
+     * offers the path (vkattn_context_info.coopmat_flavours) and the profile
+     * allows it. Not a vkattn_coopmat_mode value:
+     * VKATTN_ERROR_INVALID_ARGUMENT naming advanced->cooperative_matrix. */
+    vkattn_coopmat_mode cooperative_matrix;
 } vkattn_context_advanced;
 
 /* Called once per statistic: `pipeline` is the kernel's name ("flash_tiled",

@@ -299,7 +299,22 @@ typedef struct vkattn_context_info {
     bool subgroup_operations;               /* basic + arithmetic subgroup ops in compute */
     bool portability_subset;                /* VK_KHR_portability_subset (MoltenVK) */
     uint64_t max_dispatch_work;             /* multiply-adds per dispatch; 0 = unbounded */
+
+    /* Appended in 0.3: cooperative matrices (tensor cores). */
+    uint32_t coopmat_flavours; /* VKATTN_COOPMAT_NV | VKATTN_COOPMAT_KHR the device offers */
+    /* The device lists the f16 x f16 -> f32 16x16x16 subgroup shape, the one
+     * vkattn's kernels use (NV list; KHR list where the loader has it). */
+    bool coopmat_f16_16x16x16;
+    /* vkattn's cooperative-matrix kernels run on this context: the device
+     * offers VK_NV_cooperative_matrix with that shape, vkattn created the
+     * device (it enables the features), the profile allows it and
+     * vkattn_context_advanced.cooperative_matrix chose it. */
+    bool coopmat_enabled;
 } vkattn_context_info;
+
+/* Bits of vkattn_context_info.coopmat_flavours. */
+#define VKATTN_COOPMAT_NV 1u  /* VK_NV_cooperative_matrix */
+#define VKATTN_COOPMAT_KHR 2u /* VK_KHR_cooperative_matrix */
 
 /* Fills *info. Thread safety: may be called concurrently with anything. */
 VKATTN_API vkattn_result vkattn_context_get_info(const vkattn_context *ctx,

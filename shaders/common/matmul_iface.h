@@ -22,6 +22,22 @@
 #define VKA_MATMUL_SPEC_VEC_A 13    /* bool: A's offsets and strides are multiples of 4 */
 #define VKA_MATMUL_SPEC_VEC_B 14    /* bool: B's are */
 #define VKA_MATMUL_GPU_N_SPEC 15
+/* matmul_coopmat_nv.comp's own constants (f16 A and B always): */
+#define VKA_COOPMAT_SPEC_BM 0
+#define VKA_COOPMAT_SPEC_BN 1
+#define VKA_COOPMAT_SPEC_BK 2
+#define VKA_COOPMAT_SPEC_WARPS_M 3  /* subgroups along M */
+#define VKA_COOPMAT_SPEC_WARPS_N 4  /* subgroups along N */
+#define VKA_COOPMAT_SPEC_SUBGROUP 5 /* the device's (fixed) subgroup size */
+#define VKA_COOPMAT_SPEC_TRANS_A 6
+#define VKA_COOPMAT_SPEC_TRANS_B 7
+#define VKA_COOPMAT_SPEC_HAS_BIAS 8
+#define VKA_COOPMAT_SPEC_BIAS_F16 9
+#define VKA_COOPMAT_SPEC_C_F16 10
+#define VKA_COOPMAT_SPEC_VEC_A 11 /* A's offsets and strides are multiples of 8 */
+#define VKA_COOPMAT_SPEC_VEC_B 12
+#define VKA_COOPMAT_SPEC_WG 13    /* local_size_x: WARPS_M * WARPS_N * SUBGROUP */
+#define VKA_COOPMAT_N_SPEC 14
 
 #define VKA_MATMUL_PUSH                                                       \
     VKA_UINT m, n, k, heads;                                                  \

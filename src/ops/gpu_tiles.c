@@ -11,6 +11,49 @@
  * shared-memory reads feeds 32 multiply-adds (68-72 live values); under the
  * 64 of the mobile profiles the 4 x 4 tiles (44). Smaller tiles for small
  * products, so a 1 x N product does not compute mostly padding. */
+uint32_t vka_matmul_coopmat_shared_bytes(const vka_coopmat_tiles *t)
+{
+    /* f16 tiles with rows padded by 8 halves, in the larger of the two
+     * orientations, and a 16x16 f32 staging square per subgroup */
+    const uint32_t a = t->bm * (t->bk + 8), a_t = t->bk * (t->bm + 8);
+    const uint32_t b = t->bk * (t->bn + 8), b_t = t->bn * (t->bk + 8);
+    return 2u * ((a > a_t ? a : a_t) + (b > b_t ? b : b_t)) + 1024u * t->warps_m * t->warps_n;
+}
+
+bool vka_matmul_coopmat_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
+                              vka_coopmat_tiles *out)
+{
+    /* The kernels index subgroups by gl_SubgroupID and size fragments by the
+     * subgroup: it must be fixed (NVIDIA: 32). */
+    const uint32_t sg = info->subgroup_size;
+    if (sg != info->min_subgroup_size || sg != info->max_subgroup_size || sg < 8 || sg > 256 ||
+        256 % sg)
+        return false;
+    static const vka_coopmat_tiles candidates[] = {
+        {128, 128, 32, 4, 2, 0}, /* 8 subgroups, each 32 x 64: 2 x 4 fragments */
+        {64, 64, 32, 2, 2, 0},   /* 4 subgroups, each 32 x 32: 2 x 2 fragments */
+    };
+    const size_t count = sizeof candidates / sizeof candidates[0];
+    const uint32_t budget = vka_register_budget(info);
+    for (size_t i = 0; i < count; i++) {
+        vka_coopmat_tiles t = candidates[i];
+        t.subgroup = sg;
+        const uint32_t threads = t.warps_m * t.warps_n * sg;
+        const uint32_t fm = t.bm / (t.warps_m * 16), fn = t.bn / (t.warps_n * 16);
+        const uint32_t groups = (t.bm * t.bk / 8 + threads - 1) / threads +
+                                (t.bn * t.bk / 8 + threads - 1) / threads;
+        if (threads > info->max_workgroup_invocations || threads > info->max_workgroup_size[0] ||
+            vka_matmul_coopmat_shared_bytes(&t) > info->max_shared_memory ||
+            vka_matmul_coopmat_live_values(sg, fm, fn, groups) > budget)
+            continue;
+        if ((m < 128 || n < 128) && i + 1 < count)
+            continue;
+        *out = t;
+        return true;
+    }
+    return false;
+}
+
 bool vka_matmul_gpu_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
                           vka_matmul_tiles *out)
 {

@@ -34,6 +34,21 @@ static inline uint32_t vka_matmul_tile_shared_bytes(const vka_matmul_tiles *t)
 bool vka_matmul_gpu_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
                           vka_matmul_tiles *out);
 
+/* shaders/matmul_coopmat_nv.comp tiles: BM x BN outputs per workgroup of
+ * warps_m x warps_n subgroups of `subgroup` lanes, BK deep steps. */
+typedef struct vka_coopmat_tiles {
+    uint32_t bm, bn, bk, warps_m, warps_n, subgroup;
+} vka_coopmat_tiles;
+
+/* Bytes of shared memory the kernel declares with these tiles (either
+ * orientation of A and B: the larger). */
+uint32_t vka_matmul_coopmat_shared_bytes(const vka_coopmat_tiles *t);
+
+/* Tiles of the cooperative-matrix matmul for an M x N product, or false when
+ * none fits the device (a varying subgroup size, limits, the budget). */
+bool vka_matmul_coopmat_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
+                              vka_coopmat_tiles *out);
+
 /* shaders/flash_tiled*.comp tiles. */
 typedef struct vka_flash_tiled {
     uint32_t wg;    /* invocations per workgroup */

@@ -158,6 +158,47 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
 
 /* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
  * f32 kernel or one of its f16 twins (16-bit storage or packed halves). */
+/* Whether eight-half (uvec4) loads of an f16 operand are aligned: its binding
+ * starts on 16 bytes and every stored row, head and batch starts at a
+ * multiple of 8 elements (`rows_split`: as for vec4_aligned). */
+static bool vec8_aligned(const vkattn_tensor *t, const vka_operand *o, bool rows_split)
+{
+    return t->offset % 16 == 0 && o->row_stride % 8 == 0 && o->head_stride % 8 == 0 &&
+           o->batch_stride % 8 == 0 && rows_split;
+}
+
+/* shaders/matmul_coopmat_nv.comp for tiles *ct: f16 A and B. */
+static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkattn_matmul_io *io,
+                                 const vka_matmul_shape *s, const vka_coopmat_tiles *ct,
+                                 uint32_t rows, bool c16_direct)
+{
+    return (vka_kernel){
+        .name = "matmul_coopmat_nv",
+        .code = vka_spv_matmul_coopmat_nv,
+        .code_size = vka_spv_matmul_coopmat_nv_size,
+        .n_bindings = 4,
+        .push_size = sizeof(matmul_push),
+        .n_spec = VKA_COOPMAT_N_SPEC,
+        .spec = {
+            [VKA_COOPMAT_SPEC_BM] = ct->bm,
+            [VKA_COOPMAT_SPEC_BN] = ct->bn,
+            [VKA_COOPMAT_SPEC_BK] = ct->bk,
+            [VKA_COOPMAT_SPEC_WARPS_M] = ct->warps_m,
+            [VKA_COOPMAT_SPEC_WARPS_N] = ct->warps_n,
+            [VKA_COOPMAT_SPEC_SUBGROUP] = ct->subgroup,
+            [VKA_COOPMAT_SPEC_TRANS_A] = params->transpose_a,
+            [VKA_COOPMAT_SPEC_TRANS_B] = params->transpose_b,
+            [VKA_COOPMAT_SPEC_HAS_BIAS] = params->has_bias,
+            [VKA_COOPMAT_SPEC_BIAS_F16] = io->bias && io->bias->dtype == VKATTN_DTYPE_F16,
+            [VKA_COOPMAT_SPEC_C_F16] = c16_direct,
+            [VKA_COOPMAT_SPEC_VEC_A] =
+                vec8_aligned(io->a, &s->a, !params->transpose_a || rows >= s->m || rows % 8 == 0),
+            [VKA_COOPMAT_SPEC_VEC_B] = vec8_aligned(io->b, &s->b, true),
+            [VKA_COOPMAT_SPEC_WG] = ct->warps_m * ct->warps_n * ct->subgroup,
+        },
+    };
+}
+
 static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_params *params,
                                 const vkattn_matmul_io *io, const vka_matmul_shape *s,
                                 const matmul_tiles *t, bool gpu, uint32_t rows, bool c16_direct)
@@ -264,7 +305,18 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
-    const uint32_t chunk = k_per_dispatch(ctx, &t, gpu, s.k);
+    /* Tensor cores: f16 A and B on a context with the cooperative-matrix
+     * path on (never lavapipe, whose loop budget the kernel does not count). */
+    vka_coopmat_tiles ct;
+    const bool coopmat = gpu && ctx->info.coopmat_enabled && ctx->loop_budget == UINT64_MAX &&
+                         io->a->dtype == VKATTN_DTYPE_F16 && io->b->dtype == VKATTN_DTYPE_F16 &&
+                         vka_matmul_coopmat_tiles(&ctx->info, s.m, s.n, &ct);
+    if (coopmat) {
+        t.bm = ct.bm;
+        t.bn = ct.bn;
+        t.tn = 2; /* f16 C in words of two columns, as matmul_gpu.comp's pairs */
+    }
+    const uint32_t chunk = coopmat ? s.k : k_per_dispatch(ctx, &t, gpu, s.k);
     uint32_t rows;
     if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
                             (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
@@ -284,7 +336,9 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (c_via_f32 && !c_dense(&s) &&
         (r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, false)))
         return r; /* elements of C's span that are no output keep their values */
-    const vka_kernel kernel = matmul_kernel(ctx, params, io, &s, &t, gpu, rows, c16 && !c_via_f32);
+    const vka_kernel kernel =
+        coopmat ? coopmat_kernel(params, io, &s, &ct, rows, c16 && !c_via_f32)
+                : matmul_kernel(ctx, params, io, &s, &t, gpu, rows, c16 && !c_via_f32);
     matmul_push push = matmul_push_of(&s);
     vka_dispatch d = {
         .kernel = &kernel,

@@ -43,3 +43,8 @@ uint32_t vka_flash_backward_q_live_values(uint32_t lanes, uint32_t dk, uint32_t 
 }
 
 uint32_t vka_flash_backward_stats_live_values(void) { return 1 + 8 + 2 + VKA_REGISTER_SCALARS; }
+
+uint32_t vka_matmul_coopmat_live_values(uint32_t sg, uint32_t fm, uint32_t fn, uint32_t groups)
+{
+    return fm * fn * (256 / sg) + (fm + fn) * (128 / sg) + 4 * groups + VKA_REGISTER_SCALARS;
+}

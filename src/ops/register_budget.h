@@ -39,6 +39,12 @@ uint32_t vka_register_budget(const vkattn_context_info *info);
 uint32_t vka_matmul_gpu_live_values(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t tm,
                                     uint32_t tn);
 
+/* shaders/matmul_coopmat_nv.comp: a subgroup of `sg` lanes holds fm x fn
+ * 16x16 f32 accumulator fragments (256 / sg values each) and fm + fn f16
+ * operand fragments (128 / sg words each); each invocation prefetches
+ * `groups` uvec4s of the next step's tiles; plus the scalars. */
+uint32_t vka_matmul_coopmat_live_values(uint32_t sg, uint32_t fm, uint32_t fn, uint32_t groups);
+
 /* shaders/flash_tiled*.comp (flash_tiled_body.glsl) with `lanes` invocations
  * per query row and `bc` keys per tile, widths dk and dv: the lane's vec4s of
  * the scaled query and of the output accumulator (4 * ceil(ceil(d/4) /

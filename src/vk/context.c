@@ -220,6 +220,14 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         "value",
                         (int)tuning);
     }
+    if (desc->advanced && (unsigned)desc->advanced->cooperative_matrix > VKATTN_COOPMAT_ON) {
+        destroy_locks(ctx);
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: advanced->cooperative_matrix is %d; not a "
+                        "vkattn_coopmat_mode value (AUTO, OFF, ON)",
+                        (int)desc->advanced->cooperative_matrix);
+    }
     ctx->profile = vka_profile_find(desc->profile);
     if (!ctx->profile) {
         destroy_locks(ctx);
@@ -231,6 +239,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     }
     ctx->max_dispatch_work = desc->max_dispatch_work;
     ctx->want_pipeline_stats = desc->advanced && desc->advanced->capture_pipeline_stats;
+    ctx->coopmat_mode = desc->advanced ? (int)desc->advanced->cooperative_matrix : 0;
     if (!desc->allocator.allocate != !desc->allocator.free) {
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,

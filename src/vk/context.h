@@ -48,6 +48,11 @@ struct vkattn_context {
      * the device has VK_KHR_pipeline_executable_properties enabled for it:
      * pipelines are then created with statistics captured. */
     bool want_pipeline_stats, pipeline_stats;
+    /* vkattn_context_advanced.cooperative_matrix as asked (a
+     * vkattn_coopmat_mode), and whether vkattn enabled the cooperative-matrix
+     * features on the device it created (vk/coopmat.h). */
+    int coopmat_mode;
+    bool coopmat_device_enabled;
     /* Loop iterations one shader invocation may run in total. lavapipe
      * (llvmpipe) silently ends an invocation's loops after 65535 iterations
      * (LP_MAX_TGSI_LOOP_ITERATIONS): kernels with long loops split their work

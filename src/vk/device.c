@@ -1,5 +1,7 @@
 /* What a physical device offers, whether vkattn can use it, and creating
  * vkattn's own logical device on it. */
+#include "vk/coopmat.h"
+#include "vkattn/advanced.h"
 #include "vk/instance.h"
 
 #include "core/error.h"
@@ -39,7 +41,7 @@ const vkattn_optional_extension *vkattn_optional_device_extensions(uint32_t *cou
     return optional_extensions;
 }
 
-static bool has_extension(struct vkattn_context *ctx, VkPhysicalDevice pd, const char *name)
+bool vka_device_has_extension(struct vkattn_context *ctx, VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
     if (ctx->vki.vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
@@ -137,7 +139,7 @@ static bool unified_memory(const VkPhysicalDeviceMemoryProperties *mp)
  * patch. */
 static bool old_moltenvk(struct vkattn_context *ctx, VkPhysicalDevice pd, uint32_t *version)
 {
-    if (!has_extension(ctx, pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME))
+    if (!vka_device_has_extension(ctx, pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME))
         return false;
     VkPhysicalDeviceDriverProperties driver = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
@@ -202,7 +204,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     VkPhysicalDeviceSubgroupProperties subgroup = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
     };
-    bool has_size_control = has_extension(ctx, pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    bool has_size_control = vka_device_has_extension(ctx, pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     if (has_size_control)
         subgroup.pNext = &size_control;
     VkPhysicalDeviceProperties2 props2 = {
@@ -216,7 +218,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR,
     };
-    const bool has_f16 = has_extension(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    const bool has_f16 = vka_device_has_extension(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     VkPhysicalDevice16BitStorageFeatures storage16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
         .pNext = has_f16 ? &f16 : NULL,
@@ -252,7 +254,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
         VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
     info->subgroup_operations = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                 (subgroup.supportedOperations & needed_ops) == needed_ops;
-    info->portability_subset = has_extension(ctx, pd, PORTABILITY_SUBSET);
+    info->portability_subset = vka_device_has_extension(ctx, pd, PORTABILITY_SUBSET);
     uint32_t mvk = 0;
     if (info->portability_subset && old_moltenvk(ctx, pd, &mvk))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
@@ -269,6 +271,11 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     bool llvmpipe = info->device_type == VKATTN_DEVICE_CPU && strstr(info->device_name, "llvmpipe");
     ctx->loop_budget = llvmpipe ? 65535 : UINT64_MAX;
 
+    vka_coopmat_support coopmat;
+    vka_coopmat_query(ctx, pd, &coopmat);
+    info->coopmat_flavours = coopmat.flavours;
+    info->coopmat_f16_16x16x16 = coopmat.f16_16x16x16;
+    info->coopmat_enabled = ctx->coopmat_device_enabled && vka_coopmat_wanted(ctx->coopmat_mode, info);
     vka_profile_clamp(ctx->profile, info);
     ctx->subgroup_shuffle = info->subgroup_operations &&
                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
@@ -292,14 +299,14 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     /* Optional extensions and features: enabled where the device has them and
      * the profile allows them, so that a profile without them proves vkattn
      * never depends on them (validation reports any use). */
-    const char *extensions[3];
+    const char *extensions[6];
     uint32_t n_extensions = 0;
     const bool push = !ctx->profile->no_push_descriptors &&
-                      has_extension(ctx, ctx->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+                      vka_device_has_extension(ctx, ctx->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (push)
         extensions[n_extensions++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     /* The spec requires enabling it wherever it is offered. */
-    if (has_extension(ctx, ctx->physical_device, PORTABILITY_SUBSET))
+    if (vka_device_has_extension(ctx, ctx->physical_device, PORTABILITY_SUBSET))
         extensions[n_extensions++] = PORTABILITY_SUBSET;
     /* Pipeline statistics only when asked (vkattn_context_advanced). */
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables = {
@@ -307,7 +314,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     };
     const bool stats_offered =
         ctx->want_pipeline_stats &&
-        has_extension(ctx, ctx->physical_device,
+        vka_device_has_extension(ctx, ctx->physical_device,
                       VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     VkPhysicalDevice16BitStorageFeatures storage16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
@@ -331,9 +338,19 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
         extensions[n_extensions++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
         enable16.pNext = &enable_stats;
     }
+    /* Cooperative-matrix features only where the kernels may run on this
+     * context (vkattn_coopmat_wanted), so other contexts enable nothing new. */
+    vka_coopmat_support coopmat;
+    vka_coopmat_query(ctx, ctx->physical_device, &coopmat);
+    const bool use_coopmat = coopmat.kernels_can_run && !ctx->profile->no_coopmat &&
+                             ctx->coopmat_mode != VKATTN_COOPMAT_OFF;
+    vka_coopmat_enable enable_coopmat;
+    void *chain = &enable16;
+    if (use_coopmat)
+        chain = vka_coopmat_chain(&enable_coopmat, chain, extensions, &n_extensions);
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = &enable16,
+        .pNext = chain,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
         .enabledExtensionCount = n_extensions,
@@ -345,6 +362,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     ctx->owns_device = true;
     ctx->push_descriptor_enabled = push;
     ctx->pipeline_stats = stats;
+    ctx->coopmat_device_enabled = use_coopmat;
     return VKATTN_SUCCESS;
 }
 

@@ -19,6 +19,9 @@ vkattn_result vka_device_create(struct vkattn_context *ctx);
  * vkattn needs (naming what is missing), incl. the queue family. */
 vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version);
 
+/* Whether the physical device offers device extension `name`. */
+bool vka_device_has_extension(struct vkattn_context *ctx, VkPhysicalDevice pd, const char *name);
+
 /* Whether a physical device has what vkattn needs; if not, *why says what. */
 bool vka_device_usable(struct vkattn_context *ctx, VkPhysicalDevice pd, const char **why);
 

@@ -24,6 +24,7 @@ static const vka_profile profiles[] = {
         .no_fp16 = true,
         .no_timestamps = true,
         .no_subgroup_operations = true,
+        .no_coopmat = true,
     },
     /* Arm Mali, Bifrost and Valhall generations on Arm's driver. */
     {
@@ -37,6 +38,7 @@ static const vka_profile profiles[] = {
         .max_storage_buffers_per_stage = 35,
         .max_dispatch_work = 1ull << 31,
         .no_push_descriptors = true,
+        .no_coopmat = true,
     },
     /* Qualcomm Adreno 6xx/7xx on Qualcomm's driver. */
     {
@@ -49,6 +51,7 @@ static const vka_profile profiles[] = {
         .min_storage_buffer_offset_alignment = 64,
         .max_storage_buffers_per_stage = 24,
         .max_dispatch_work = 1ull << 31,
+        .no_coopmat = true,
     },
 };
 #define N_PROFILES (sizeof profiles / sizeof profiles[0])
@@ -102,4 +105,9 @@ void vka_profile_clamp(const vka_profile *p, vkattn_context_info *info)
         info->timestamps = false;
     if (p->no_subgroup_operations)
         info->subgroup_operations = false;
+    if (p->no_coopmat) {
+        info->coopmat_flavours = 0;
+        info->coopmat_f16_16x16x16 = false;
+        info->coopmat_enabled = false;
+    }
 }

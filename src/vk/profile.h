@@ -22,6 +22,7 @@ typedef struct vka_profile {
     uint32_t max_storage_buffers_per_stage;
     uint64_t max_dispatch_work; /* default watchdog budget; 0 = none */
     bool no_push_descriptors, no_storage_16bit, no_fp16, no_timestamps, no_subgroup_operations;
+    bool no_coopmat; /* no cooperative matrices (none of these devices has them yet) */
 } vka_profile;
 
 /* The profile called `name` (NULL or "" = "desktop"), or NULL if unknown. */

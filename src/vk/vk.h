@@ -35,6 +35,7 @@ vkattn_result vka_loader_init(struct vkattn_context *ctx, PFN_vkGetInstanceProcA
     X(vkEnumerateDeviceExtensionProperties)                                              \
     X(vkCreateDevice)                                                                    \
     X(vkGetDeviceProcAddr)                                                               \
+    X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)                                  \
     X(vkCreateDebugUtilsMessengerEXT)                                                    \
     X(vkDestroyDebugUtilsMessengerEXT)
 

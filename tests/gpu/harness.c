@@ -59,6 +59,13 @@ vkattn_context_desc th_context_desc(void)
     advanced = (vkattn_context_advanced){.tuning = tuning_from_env(),
                                          .no_subgroups = no_subgroups_override ||
                                                          getenv("VKATTN_TEST_NO_SUBGROUPS") != NULL};
+    /* VKATTN_TEST_COOPMAT=on|off runs the suite with the cooperative-matrix
+     * kernels on (where the device has them) or off (scripts/gpu-check.sh). */
+    const char *coopmat = getenv("VKATTN_TEST_COOPMAT");
+    if (coopmat && strcmp(coopmat, "on") == 0)
+        advanced.cooperative_matrix = VKATTN_COOPMAT_ON;
+    else if (coopmat && strcmp(coopmat, "off") == 0)
+        advanced.cooperative_matrix = VKATTN_COOPMAT_OFF;
     vkattn_context_desc desc = {
         .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
         .log = on_log,

@@ -323,6 +323,80 @@ static void test_kernel_choice(void **state)
     th_assert_validation_clean();
 }
 
+/* Tensor cores (issue 21): a context asking for the cooperative-matrix path
+ * (vkattn_context_advanced.cooperative_matrix = ON). Where the device offers
+ * it, f16 products must take shaders/matmul_coopmat_nv.comp and meet the
+ * same bound as every f16 product above (f16 products are exact in f32 and
+ * the sums are f32, as in matmul_gpu.comp): shapes on both tile sizes (64 and
+ * 128), edges off the tiles, several BK steps, transposes, bias, f16 or f32
+ * C, head-strided C views with odd row strides. Where it does not (lavapipe,
+ * the phone profiles), the context says so (coopmat_enabled false), the same
+ * product runs on the other kernels, and the rest is reported as skipped. */
+static void test_coopmat(void **state)
+{
+    vkattn_context *base = TH_CTX(state);
+    vkattn_context_info base_info;
+    TH_OK(base, vkattn_context_get_info(base, &base_info));
+    vkattn_context_advanced adv = th_advanced();
+    adv.cooperative_matrix = (vkattn_coopmat_mode)7;
+    vkattn_context_desc bad = th_context_desc();
+    bad.advanced = &adv;
+    vkattn_context *none = NULL;
+    assert_int_equal(vkattn_context_create(&bad, &none), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_null(none);
+
+    adv.cooperative_matrix = VKATTN_COOPMAT_ON;
+    th_pipelines seen;
+    vkattn_context *ctx = th_logged_context(&adv, &seen);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    vkattn_matmul_dtypes all16 = {.a = 1, .b = 1, .bias = 1, .c = 1};
+    one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
+    const bool used = th_pipeline_seen(&seen, "matmul_coopmat_nv", false);
+    if (!info.coopmat_enabled || info.cpu_tuning) {
+        assert_false(used);
+        print_message("coopmat: skipped: %s (profile %s) runs no cooperative-matrix kernel "
+                      "(flavours offered %u, f16 16x16x16 %s, %s tuning)\n",
+                      info.device_name, info.profile, info.coopmat_flavours,
+                      info.coopmat_f16_16x16x16 ? "yes" : "no", info.cpu_tuning ? "CPU" : "GPU");
+        vkattn_context_destroy(ctx);
+        th_assert_validation_clean();
+        skip();
+    }
+    if (!used)
+        fail_msg("coopmat: the path is on but an f16 product did not take matmul_coopmat_nv");
+    static const uint32_t shapes[][4] = {
+        /* batch, m, n, k */
+        {1, 128, 128, 32}, {1, 256, 128, 96}, {2, 130, 200, 70}, {1, 64, 64, 16},
+        {1, 1, 300, 33},   {1, 300, 1, 17},   {1, 257, 129, 1000}, {3, 17, 23, 9},
+        {1, 129, 257, 8},  {2, 96, 160, 48},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 4; t++) {
+            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = (i + t) & 1, .c = t & 1};
+            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
+                     t >> 1, i % 2 == 0, 0, ty);
+        }
+    for (int i = 0; i < 24; i++) {
+        vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = tu_rand_range(0, 1),
+                                   .c = tu_rand_range(0, 1)};
+        one_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 300),
+                 tu_rand_range(1, 300), tu_rand_range(1, 300), tu_rand_range(0, 1),
+                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 3), ty);
+    }
+    print_message("coopmat: %s ran matmul_coopmat_nv\n", info.device_name);
+    vkattn_context_destroy(ctx);
+
+    adv.cooperative_matrix = VKATTN_COOPMAT_OFF;
+    ctx = th_logged_context(&adv, &seen);
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_false(info.coopmat_enabled);
+    one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
+    assert_false(th_pipeline_seen(&seen, "matmul_coopmat_nv", false));
+    vkattn_context_destroy(ctx);
+    th_assert_validation_clean();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +411,7 @@ int main(void)
     const struct CMUnitTest gpu_tests[] = {
         cmocka_unit_test(test_kernel_choice), cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_random_shapes_gpu), cmocka_unit_test(test_long_k_gpu),
+        cmocka_unit_test(test_coopmat),
     };
     failed += cmocka_run_group_tests_name("matmul f16, GPU tuning", gpu_tests,
                                           th_setup_gpu_tuning, th_teardown_gpu_tuning);

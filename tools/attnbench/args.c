@@ -17,7 +17,7 @@
 #define C_BENCH (1u << AB_CMD_BENCH)
 #define C_CHECK (1u << AB_CMD_CHECK)
 
-typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING } kind;
+typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT } kind;
 
 typedef struct flag {
     const char *name;
@@ -33,6 +33,7 @@ static const flag FLAGS[] = {
     F("--device", K_U32, C_PEAK | C_BENCH | C_CHECK, 0, device),
     F("--profile", K_PROFILE, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, profile),
     F("--tuning", K_TUNING, C_PEAK | C_BENCH | C_CHECK, 0, tuning),
+    F("--coopmat", K_COOPMAT, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, coopmat),
     F("--pipeline-stats", K_BOOL, C_BENCH, 0, pipeline_stats),
     F("--batch", K_U32, C_BENCH, AB_F_BATCH, batch),
     F("--heads", K_U32, C_BENCH, AB_F_HEADS, heads),
@@ -83,7 +84,8 @@ void ab_usage(bool to_stdout)
           "  attnbench devices [--json]\n"
           "  attnbench peak [--device N] [--json]\n"
           "  (every command also takes --profile desktop|mobile-min|mali|adreno;\n"
-          "   peak, bench and check take --tuning auto|gpu|cpu: the kernel shapes)\n"
+          "   peak, bench and check take --tuning auto|gpu|cpu: the kernel shapes;\n"
+          "   every command takes --coopmat auto|on|off: tensor-core kernels)\n"
           "  attnbench bench OP [options] [--json]\n"
           "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
@@ -143,6 +145,15 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
                 return 0;
             }
         return usage_error("--tuning takes auto, gpu or cpu, not '%s'%s", s, "");
+    }
+    if (f->kind == K_COOPMAT) {
+        static const char *const names[] = {"auto", "off", "on"}; /* vkattn_coopmat_mode order */
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(names[i], s)) {
+                *(int *)field = i;
+                return 0;
+            }
+        return usage_error("--coopmat takes auto, on or off, not '%s'%s", s, "");
     }
     if (f->kind == K_PROFILE) {
         uint32_t n = 0;

@@ -33,8 +33,11 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
                            vkattn_context **ctx)
 {
     *ctx = NULL;
-    const vkattn_context_advanced advanced = {.tuning = (vkattn_tuning)a->tuning,
-                                              .capture_pipeline_stats = a->pipeline_stats};
+    const vkattn_context_advanced advanced = {
+        .tuning = (vkattn_tuning)a->tuning,
+        .capture_pipeline_stats = a->pipeline_stats,
+        .cooperative_matrix = (vkattn_coopmat_mode)a->coopmat,
+    };
     vkattn_context_desc desc = {
         .advanced = &advanced,
         .use_device_index = a->has_device,

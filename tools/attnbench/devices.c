@@ -5,6 +5,8 @@
 #include "bench.h"
 #include "common.h"
 
+#include <vkattn/advanced.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +35,16 @@ static void version_text(uint32_t v, char *buf, size_t size)
 }
 
 /* Opens each usable device once for its limits; marks the default choice. */
-static void fill_entries(dev_entry *e, uint32_t n, const char *profile)
+static void fill_entries(dev_entry *e, uint32_t n, const char *profile, int coopmat)
 {
+    const vkattn_context_advanced advanced = {.cooperative_matrix = (vkattn_coopmat_mode)coopmat};
     for (uint32_t i = 0; i < n; i++) {
         if (!e[i].desc.usable)
             continue;
-        vkattn_context_desc desc = {
-            .use_device_index = true, .device_index = e[i].desc.index, .profile = profile};
+        vkattn_context_desc desc = {.use_device_index = true,
+                                    .device_index = e[i].desc.index,
+                                    .profile = profile,
+                                    .advanced = &advanced};
         vkattn_context *ctx;
         if (vkattn_context_create(&desc, &ctx) == VKATTN_SUCCESS) {
             e[i].have_info = vkattn_context_get_info(ctx, &e[i].info) == VKATTN_SUCCESS;
@@ -59,6 +64,28 @@ static void fill_entries(dev_entry *e, uint32_t n, const char *profile)
             e[i].is_default = true;
             break;
         }
+}
+
+/* Cooperative matrices: the flavours offered, the f16 shape vkattn's kernels
+ * use, whether they run under the options given, and the kernels this build
+ * contains (NV only: Debian 12's glslc cannot compile GL_KHR_cooperative_matrix). */
+static void flavours_text(uint32_t f, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s", f & VKATTN_COOPMAT_NV ? "NV" : "",
+             (f & VKATTN_COOPMAT_NV) && (f & VKATTN_COOPMAT_KHR) ? "+" : "",
+             f & VKATTN_COOPMAT_KHR ? "KHR" : f ? "" : "none");
+}
+
+static json_t *coopmat_json(const vkattn_context_info *i)
+{
+    json_t *fl = json_array();
+    if (i->coopmat_flavours & VKATTN_COOPMAT_NV)
+        json_array_append_new(fl, json_string("NV"));
+    if (i->coopmat_flavours & VKATTN_COOPMAT_KHR)
+        json_array_append_new(fl, json_string("KHR"));
+    return json_pack("{s:o, s:b, s:b, s:[s]}", "flavours", fl, "f16_16x16x16",
+                     i->coopmat_f16_16x16x16, "enabled", i->coopmat_enabled, "kernels_in_build",
+                     "NV");
 }
 
 static json_t *entry_json(const dev_entry *e)
@@ -91,6 +118,7 @@ static json_t *entry_json(const dev_entry *e)
         json_object_set_new(o, "storage_buffer_16bit", json_boolean(i->storage_buffer_16bit));
         json_object_set_new(o, "subgroup_operations", json_boolean(i->subgroup_operations));
         json_object_set_new(o, "limits", limits);
+        json_object_set_new(o, "cooperative_matrix", coopmat_json(i));
     }
     return o;
 }
@@ -117,6 +145,15 @@ static void print_table(const dev_entry *e, uint32_t n)
                e[i].have_info ? (e[i].info.push_descriptors ? "push" : "pooled sets") : "-",
                e[i].is_default ? "*" : "");
     }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!e[i].have_info)
+            continue;
+        char fl[16];
+        flavours_text(e[i].info.coopmat_flavours, fl, sizeof fl);
+        printf("device %u cooperative matrices: %s%s; vkattn's kernels (this build: NV) %s\n",
+               e[i].desc.index, fl, e[i].info.coopmat_f16_16x16x16 ? " (f16 16x16x16 -> f32)" : "",
+               e[i].info.coopmat_enabled ? "run" : "do not run (--coopmat on to ask)");
+    }
     if (n && e[0].have_info && strcmp(e[0].info.profile, "desktop") != 0)
         printf("limits as the \"%s\" profile clamps them\n", e[0].info.profile);
 }
@@ -139,7 +176,7 @@ int ab_cmd_devices(const ab_args *a)
     }
     for (uint32_t i = 0; i < n; i++)
         e[i].desc = d[i];
-    fill_entries(e, n, a->profile);
+    fill_entries(e, n, a->profile, a->coopmat);
     if (a->json) {
         json_t *list = json_array();
         for (uint32_t i = 0; i < n; i++)

@@ -1,0 +1,45 @@
+/* Cooperative matrices (tensor cores): what the device offers, and the
+ * features a device vkattn creates must enable for vkattn's
+ * GL_NV_cooperative_matrix kernels (shaders/matmul_coopmat_nv.comp). */
+#ifndef VKA_VK_COOPMAT_H
+#define VKA_VK_COOPMAT_H
+
+#include <stdbool.h>
+
+#include "vk/vk.h"
+#include "vkattn/context.h"
+
+struct vkattn_context;
+
+/* What the physical device offers: flavours (VKATTN_COOPMAT_* bits), the
+ * f16 x f16 -> f32 16x16x16 subgroup shape, and the features the kernels
+ * need besides (cooperativeMatrix, shaderFloat16, vulkanMemoryModel: the
+ * kernels use subgroup scopes, which glslang emits under the Vulkan memory
+ * model). */
+typedef struct vka_coopmat_support {
+    uint32_t flavours;
+    bool f16_16x16x16;
+    bool kernels_can_run; /* NV extension, the shape and every feature above */
+} vka_coopmat_support;
+
+void vka_coopmat_query(struct vkattn_context *ctx, VkPhysicalDevice pd, vka_coopmat_support *out);
+
+/* Feature structs to chain into VkDeviceCreateInfo when the kernels are to
+ * run, and the extensions to enable (appended to `extensions`). */
+typedef struct vka_coopmat_enable {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat;
+    VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16;
+    VkPhysicalDeviceVulkanMemoryModelFeaturesKHR memory_model;
+} vka_coopmat_enable;
+
+/* Fills *e, chains it in front of *next (returns the new head) and appends
+ * its extensions to extensions[*n]. */
+void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensions, uint32_t *n);
+
+/* Whether vkattn's cooperative-matrix kernels run on a device whose
+ * features are enabled, for `mode` (a vkattn_coopmat_mode): ON yes, OFF no,
+ * AUTO only on the device classes whose results were verified on real
+ * hardware (docs/PERFORMANCE.md). */
+bool vka_coopmat_wanted(int mode, const vkattn_context_info *info);
+
+#endif /* VKA_VK_COOPMAT_H */
