@@ -10,8 +10,9 @@
 // - Each BK step stages A's and B's tiles in shared memory as f16, in their
 //   stored orientation (a transposed operand is loaded column-major by the
 //   fragment load, not transposed by hand). Out-of-range elements stage as 0,
-//   so edge tiles never read out of bounds and add nothing. The next step's
-//   tile is fetched into registers while this one multiplies.
+//   so edge tiles never read out of bounds and add nothing. Double-buffered:
+//   the next step's tiles are fetched into registers while this one
+//   multiplies, then stored into the other buffer, one barrier per step.
 // - Global reads are eight halves (one uvec4) where the host found the
 //   operand's offsets and strides multiples of 8 (VEC_A, VEC_B) and the
 //   group is in range; else halves one by one (same values).
@@ -27,6 +28,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_control_flow_attributes : require
 #include "matmul_iface.h"
 
 layout(constant_id = VKA_COOPMAT_SPEC_BM) const uint BM = 128;
@@ -59,16 +61,19 @@ layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 const uint THREADS = WARPS_M * WARPS_N * SG;
 const uint FM = BM / (WARPS_M * 16), FN = BN / (WARPS_N * 16);
 // Shared tiles in stored orientation, rows padded by 8 halves (16 bytes: the
-// fragment loads' alignment, and rows off each other's banks).
+// fragment loads' alignment, and rows off each other's banks), two buffers
+// each; held as uvec4s (eight halves), so a staged group is one store and
+// the fragment loads count offsets and strides in uvec4s.
 const uint A_ROWS = TRANS_A ? BK : BM, A_COLS = TRANS_A ? BM : BK;
 const uint B_ROWS = TRANS_B ? BN : BK, B_COLS = TRANS_B ? BK : BN;
-const uint A_LD = A_COLS + 8, B_LD = B_COLS + 8;
+const uint A_LD = A_COLS / 8 + 1, B_LD = B_COLS / 8 + 1; // in uvec4s
+const uint A_SIZE = A_ROWS * A_LD, B_SIZE = B_ROWS * B_LD;
 // groups of eight stored halves per tile, and per invocation
 const uint QA = A_ROWS * A_COLS / 8, QB = B_ROWS * B_COLS / 8;
 const uint LA = (QA + THREADS - 1) / THREADS, LB = (QB + THREADS - 1) / THREADS;
 
-shared float16_t As[A_ROWS * A_LD];
-shared float16_t Bs[B_ROWS * B_LD];
+shared uvec4 As[2 * A_SIZE];
+shared uvec4 Bs[2 * B_SIZE];
 shared float Cs[WARPS_M * WARPS_N * 256];
 
 float half_at(uint word, uint i)
@@ -129,22 +134,12 @@ uvec4 fetch_b(uint q, uint k0, uint col0, uint off)
                    : fetch(false, VEC_B, q, B_COLS, k0, col0, p.k_end, p.n, off, p.ldb);
 }
 
-void store8(bool is_a, uint q, uvec4 w)
+void store8(bool is_a, uint q, uvec4 w, uint buf)
 {
-    const uint cols = is_a ? A_COLS : B_COLS, ld = is_a ? A_LD : B_LD;
-    if (q >= (is_a ? QA : QB))
-        return;
-    const uint base = (q / (cols / 8)) * ld + (q % (cols / 8)) * 8;
-    for (uint e = 0; e < 4; e++) {
-        const f16vec2 h = unpackFloat2x16(w[e]);
-        if (is_a) {
-            As[base + 2 * e] = h.x;
-            As[base + 2 * e + 1] = h.y;
-        } else {
-            Bs[base + 2 * e] = h.x;
-            Bs[base + 2 * e + 1] = h.y;
-        }
-    }
+    if (is_a && q < QA)
+        As[buf * A_SIZE + (q / (A_COLS / 8)) * A_LD + q % (A_COLS / 8)] = w;
+    else if (!is_a && q < QB)
+        Bs[buf * B_SIZE + (q / (B_COLS / 8)) * B_LD + q % (B_COLS / 8)] = w;
 }
 
 float out_value(float acc, uint ci, uint gn)
@@ -209,46 +204,54 @@ void main()
         acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
     uvec4 ra[LA], rb[LB];
-    for (uint l = 0; l < LA; l++)
-        ra[l] = fetch_a(tid + l * THREADS, p.k_begin, row0, a_off);
-    for (uint l = 0; l < LB; l++)
-        rb[l] = fetch_b(tid + l * THREADS, p.k_begin, col0, b_off);
+    [[unroll]] for (uint l = 0; l < LA; l++)
+        store8(true, tid + l * THREADS, fetch_a(tid + l * THREADS, p.k_begin, row0, a_off), 0);
+    [[unroll]] for (uint l = 0; l < LB; l++)
+        store8(false, tid + l * THREADS, fetch_b(tid + l * THREADS, p.k_begin, col0, b_off), 0);
+    barrier();
 
+    uint cur = 0;
     for (uint k0 = p.k_begin; k0 < p.k_end; k0 += BK) {
-        for (uint l = 0; l < LA; l++)
-            store8(true, tid + l * THREADS, ra[l]);
-        for (uint l = 0; l < LB; l++)
-            store8(false, tid + l * THREADS, rb[l]);
-        barrier();
-        if (k0 + BK < p.k_end) { // in flight while this step multiplies
-            for (uint l = 0; l < LA; l++)
+        const bool more = k0 + BK < p.k_end;
+        if (more) { // in flight while this step multiplies
+            [[unroll]] for (uint l = 0; l < LA; l++)
                 ra[l] = fetch_a(tid + l * THREADS, k0 + BK, row0, a_off);
-            for (uint l = 0; l < LB; l++)
+            [[unroll]] for (uint l = 0; l < LB; l++)
                 rb[l] = fetch_b(tid + l * THREADS, k0 + BK, col0, b_off);
         }
-        for (uint kk = 0; kk < BK; kk += 16) {
+        const uint abase = cur * A_SIZE, bbase = cur * B_SIZE;
+        [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FM], fb[FN];
-            for (uint i = 0; i < FM; i++) {
+            [[unroll]] for (uint i = 0; i < FM; i++) {
                 const uint m = wm * (BM / WARPS_M) + i * 16;
-                // element (m, k) of the tile: row-major at m * A_LD + k, or
-                // stored transposed (k-major) at k * A_LD + m
+                // element (m, k) of the tile: row-major at row m, column k,
+                // or stored transposed (k-major) at row k, column m
                 if (TRANS_A)
-                    coopMatLoadNV(fa[i], As, kk * A_LD + m, A_LD, true);
+                    coopMatLoadNV(fa[i], As, abase + kk * A_LD + m / 8, A_LD, true);
                 else
-                    coopMatLoadNV(fa[i], As, m * A_LD + kk, A_LD, false);
+                    coopMatLoadNV(fa[i], As, abase + m * A_LD + kk / 8, A_LD, false);
             }
-            for (uint j = 0; j < FN; j++) {
+            [[unroll]] for (uint j = 0; j < FN; j++) {
                 const uint n = wn * (BN / WARPS_N) + j * 16;
                 if (TRANS_B)
-                    coopMatLoadNV(fb[j], Bs, n * B_LD + kk, B_LD, true);
+                    coopMatLoadNV(fb[j], Bs, bbase + n * B_LD + kk / 8, B_LD, true);
                 else
-                    coopMatLoadNV(fb[j], Bs, kk * B_LD + n, B_LD, false);
+                    coopMatLoadNV(fb[j], Bs, bbase + kk * B_LD + n / 8, B_LD, false);
             }
-            for (uint i = 0; i < FM; i++)
-                for (uint j = 0; j < FN; j++)
+            [[unroll]] for (uint i = 0; i < FM; i++)
+                [[unroll]] for (uint j = 0; j < FN; j++)
                     acc[i * FN + j] = coopMatMulAddNV(fa[i], fb[j], acc[i * FN + j]);
         }
-        barrier(); // the tiles are rewritten at the top of the next step
+        // The other buffer was last read in the previous step, which the
+        // barrier below (of that step) closed.
+        if (more) {
+            [[unroll]] for (uint l = 0; l < LA; l++)
+                store8(true, tid + l * THREADS, ra[l], cur ^ 1u);
+            [[unroll]] for (uint l = 0; l < LB; l++)
+                store8(false, tid + l * THREADS, rb[l], cur ^ 1u);
+        }
+        barrier();
+        cur ^= 1u;
     }
 
     const uint sq = warp * 256;

@@ -13,11 +13,11 @@
  * products, so a 1 x N product does not compute mostly padding. */
 uint32_t vka_matmul_coopmat_shared_bytes(const vka_coopmat_tiles *t)
 {
-    /* f16 tiles with rows padded by 8 halves, in the larger of the two
-     * orientations, and a 16x16 f32 staging square per subgroup */
+    /* two buffers of f16 tiles with rows padded by 8 halves, in the larger
+     * of the two orientations, and a 16x16 f32 staging square per subgroup */
     const uint32_t a = t->bm * (t->bk + 8), a_t = t->bk * (t->bm + 8);
     const uint32_t b = t->bk * (t->bn + 8), b_t = t->bn * (t->bk + 8);
-    return 2u * ((a > a_t ? a : a_t) + (b > b_t ? b : b_t)) + 1024u * t->warps_m * t->warps_n;
+    return 4u * ((a > a_t ? a : a_t) + (b > b_t ? b : b_t)) + 1024u * t->warps_m * t->warps_n;
 }
 
 bool vka_matmul_coopmat_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
