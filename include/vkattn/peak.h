@@ -12,6 +12,9 @@
  *   fastest counts, so both GPUs (parallel across invocations) and CPU devices
  *   (parallel across chains, with per-invocation overhead to amortize) reach
  *   their rate. The loop count grows until one run takes >= ~20 ms.
+ * - Cooperative matrices (where the context runs them): every subgroup
+ *   multiplies f16 16x16 fragments held in registers into four independent
+ *   f32 accumulators; the loop count grows the same way.
  * - Copy: a shader copies one large buffer (up to 256 MiB, at most
  *   maxStorageBufferRange) into another with vec4 loads and stores; bytes read
  *   plus bytes written count.
@@ -49,6 +52,14 @@ typedef struct vkattn_peak_result {
     double copy_ms;     /* median GPU time of one timed copy */
     uint64_t fma_flops; /* flops of one FMA run */
     uint64_t copy_bytes; /* bytes read + written by one copy */
+
+    /* Appended in 0.3: the f16 x f16 -> f32 cooperative-matrix (tensor-core)
+     * rate, 1e9 flops per second (a 16x16x16 product is 8192 flops), where
+     * the context runs cooperative-matrix kernels
+     * (vkattn_context_info.coopmat_enabled); 0 elsewhere. */
+    double coopmat_gflops;
+    double coopmat_ms;      /* median GPU time of one timed run */
+    uint64_t coopmat_flops; /* flops of one run */
 } vkattn_peak_result;
 
 /* Measures the device's ceilings (see above) into *out. On failure *out is

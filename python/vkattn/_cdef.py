@@ -149,6 +149,9 @@ typedef struct vkattn_context_info {
     bool subgroup_operations;
     bool portability_subset;
     uint64_t max_dispatch_work;
+    uint32_t coopmat_flavours;
+    bool coopmat_f16_16x16x16;
+    bool coopmat_enabled;
 } vkattn_context_info;
 
 typedef struct vkattn_device_info {

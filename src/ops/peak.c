@@ -82,8 +82,29 @@ static uint32_t workgroup_size(const vkattn_context *ctx)
     return wg;
 }
 
-/* One FMA variant (`chains` vec4 chains per invocation): grows the loop count
- * until a run takes PEAK_TARGET_MS, then times it. */
+/* Grows push->iters until a run of `d` takes PEAK_TARGET_MS (the first run
+ * is a warm-up that compiles the pipeline), then times it: the median. */
+static vkattn_result time_grown(vkattn_context *ctx, vkattn_timer *timer, const vka_dispatch *d,
+                                fma_push *push, double *ms)
+{
+    vkattn_result r = time_dispatch(ctx, timer, d, ms);
+    while (r == VKATTN_SUCCESS) {
+        if ((r = time_dispatch(ctx, timer, d, ms)) != VKATTN_SUCCESS)
+            return r;
+        if (*ms >= PEAK_TARGET_MS || push->iters >= PEAK_MAX_ITERS)
+            break;
+        /* aim a little past the target so one more step usually suffices */
+        double grow = *ms > 0 ? 1.25 * PEAK_TARGET_MS / *ms : 64.0;
+        grow = grow < 2.0 ? 2.0 : grow > 64.0 ? 64.0 : grow;
+        double next = push->iters * grow;
+        push->iters = next > PEAK_MAX_ITERS ? PEAK_MAX_ITERS : (uint32_t)next;
+    }
+    if (r == VKATTN_SUCCESS)
+        r = median_ms(ctx, timer, d, ms);
+    return r;
+}
+
+/* One FMA variant (`chains` vec4 chains per invocation). */
 static vkattn_result fma_variant(vkattn_context *ctx, vkattn_timer *timer, vkattn_tensor *out,
                                  uint32_t groups, uint32_t wg, uint32_t chains, double *gflops,
                                  double *ms_out, uint64_t *flops_out)
@@ -109,19 +130,8 @@ static vkattn_result fma_variant(vkattn_context *ctx, vkattn_timer *timer, vkatt
         .caller = CALLER,
     };
     double ms;
-    vkattn_result r = time_dispatch(ctx, timer, &d, &ms); /* warm-up: compiles the pipeline */
-    while (r == VKATTN_SUCCESS) {
-        if ((r = time_dispatch(ctx, timer, &d, &ms)) != VKATTN_SUCCESS)
-            return r;
-        if (ms >= PEAK_TARGET_MS || push.iters >= PEAK_MAX_ITERS)
-            break;
-        /* aim a little past the target so one more step usually suffices */
-        double grow = ms > 0 ? 1.25 * PEAK_TARGET_MS / ms : 64.0;
-        grow = grow < 2.0 ? 2.0 : grow > 64.0 ? 64.0 : grow;
-        double next = push.iters * grow;
-        push.iters = next > PEAK_MAX_ITERS ? PEAK_MAX_ITERS : (uint32_t)next;
-    }
-    if (r != VKATTN_SUCCESS || (r = median_ms(ctx, timer, &d, &ms)) != VKATTN_SUCCESS)
+    vkattn_result r = time_grown(ctx, timer, &d, &push, &ms);
+    if (r != VKATTN_SUCCESS)
         return r;
     /* per trip and invocation: chains vec4 chains x 4 fma x 4 components x 2 flops */
     uint64_t flops = (uint64_t)groups * wg * push.iters * chains * 32u;
@@ -161,6 +171,46 @@ static vkattn_result measure_fma(vkattn_context *ctx, vkattn_timer *timer, vkatt
                 res->fma_flops = flops;
             }
         }
+    vkattn_tensor_destroy(out);
+    return r;
+}
+
+/* The cooperative-matrix rate: 4 subgroups per workgroup, 1024 workgroups
+ * (several waves on the largest GPUs), 4 products per subgroup and trip. */
+static vkattn_result measure_coopmat(vkattn_context *ctx, vkattn_timer *timer,
+                                     vkattn_peak_result *res)
+{
+    const uint32_t sg = ctx->info.subgroup_size, groups = 1024;
+    if (!ctx->info.coopmat_enabled || 4 * sg > workgroup_size(ctx))
+        return VKATTN_SUCCESS;
+    vkattn_tensor *out;
+    vkattn_result r = vka_tensor_create_1d(ctx, (uint64_t)groups * 4 * 1024, &out);
+    if (r != VKATTN_SUCCESS)
+        return r;
+    vka_kernel kernel = {
+        .name = "peak_coopmat_nv",
+        .code = vka_spv_peak_coopmat_nv,
+        .code_size = vka_spv_peak_coopmat_nv_size,
+        .n_bindings = 1,
+        .push_size = sizeof(fma_push),
+        .n_spec = VKA_PEAK_COOPMAT_N_SPEC,
+        .spec = {[VKA_PEAK_COOPMAT_SPEC_WG] = 4 * sg},
+    };
+    fma_push push = {.iters = 1, .a = 0.001f, .b = 0.001f};
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(out, true)},
+        .push = &push,
+        .groups = {groups, 1, 1},
+        .caller = CALLER,
+    };
+    double ms = 0;
+    r = time_grown(ctx, timer, &d, &push, &ms);
+    if (r == VKATTN_SUCCESS) {
+        res->coopmat_flops = (uint64_t)groups * 4 * push.iters * 4 * 8192u;
+        res->coopmat_ms = ms;
+        res->coopmat_gflops = ms > 0 ? (double)res->coopmat_flops / (ms * 1e6) : 0.0;
+    }
     vkattn_tensor_destroy(out);
     return r;
 }
@@ -253,6 +303,8 @@ vkattn_result vkattn_measure_peak(vkattn_context *ctx, vkattn_peak_result *out)
         return r;
     vkattn_peak_result res = {0};
     r = measure_fma(ctx, timer, &res);
+    if (r == VKATTN_SUCCESS)
+        r = measure_coopmat(ctx, timer, &res);
     if (r == VKATTN_SUCCESS)
         r = measure_copy(ctx, timer, &res);
     vkattn_timer_destroy(timer);

@@ -37,6 +37,11 @@ int ab_cmd_peak(const ab_args *a)
                                   ab_json_number(peak.copy_ms), "fma_flops",
                                   (json_int_t)peak.fma_flops, "copy_bytes",
                                   (json_int_t)peak.copy_bytes);
+            if (peak.coopmat_flops) {
+                json_object_set_new(o, "coopmat_gflops", ab_json_number(peak.coopmat_gflops));
+                json_object_set_new(o, "coopmat_ms", ab_json_number(peak.coopmat_ms));
+                json_object_set_new(o, "coopmat_flops", json_integer((json_int_t)peak.coopmat_flops));
+            }
             ab_json_print(o);
             json_decref(o);
         } else {
@@ -44,6 +49,9 @@ int ab_cmd_peak(const ab_args *a)
                    "  copy       %10.2f GB/s     (%.3g bytes read + written in %.3f ms)\n",
                    info.device_name, peak.fma_gflops, (double)peak.fma_flops, peak.fma_ms,
                    peak.copy_gbps, (double)peak.copy_bytes, peak.copy_ms);
+            if (peak.coopmat_flops)
+                printf("  f16 coopmat %9.2f GFLOP/s  (%.3g flops in %.3f ms; cooperative matrices)\n",
+                       peak.coopmat_gflops, (double)peak.coopmat_flops, peak.coopmat_ms);
         }
     }
     vkattn_context_destroy(ctx);
