@@ -15,6 +15,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,33 +72,90 @@ def read_lines(path):
 
 
 def rewrite(value, pairs):
+    """value (a string or a list of them) with each old path of `pairs` that
+    stands as a whole path or path prefix replaced by its new path, in one
+    pass: the build folder usually lies inside the source folder, and a
+    second pass must not rewrite what the first one wrote. "/a/build" is not
+    a prefix of "/a/build2"."""
     if isinstance(value, list):
         return [rewrite(v, pairs) for v in value]
-    for old, new in pairs:
-        if old and new and old != new:
-            value = value.replace(old, new)
-    return value
+    pairs = sorted(((o, n) for o, n in pairs if o and n and o != n), key=lambda p: -len(p[0]))
+    if not pairs or not isinstance(value, str):
+        return value
+    new = dict(pairs)
+    rx = re.compile(r"(?<![\w./+-])(%s)(?![\w.+-])" % "|".join(re.escape(o) for o, _ in pairs))
+    return rx.sub(lambda m: new[m.group(1)], value)
+
+
+def under(path, root):
+    return bool(root) and (path == root or path.startswith(root.rstrip("/") + "/"))
+
+
+def relocate(command, roots):
+    """The command with argv[0] found on this machine: CTest writes the
+    absolute path of the build machine's tools (/usr/bin/cmake), which the
+    GPU machine may keep elsewhere on PATH. A missing program outside `roots`
+    (the build and source folders) is looked up by name; returns (command,
+    None), or (None, why) when this machine does not have it. A missing
+    build product stays as it is: running it fails, as it should."""
+    exe = command[0] if command else ""
+    if not os.path.isabs(exe) or os.path.exists(exe) or any(under(exe, r) for r in roots):
+        return command, None
+    found = shutil.which(os.path.basename(exe))
+    if found:
+        return [found] + list(command[1:]), None
+    return None, "%s not on this machine" % os.path.basename(exe)
+
+
+def setup_order(tests):
+    """Fixture setups in an order that honours DEPENDS and FIXTURES_REQUIRED
+    among them (CTest's order), else the listing's."""
+    by_fixture = {f: t["name"] for t in tests for f in t["fixtures_setup"]}
+    names = {t["name"] for t in tests}
+    done, out = set(), []
+
+    def visit(t, seen):
+        if t["name"] in done or t["name"] in seen:
+            return
+        seen.add(t["name"])
+        for n in t["depends"] + [by_fixture.get(f) for f in t["fixtures_required"]]:
+            if n in names:
+                visit(next(x for x in tests if x["name"] == n), seen)
+        done.add(t["name"])
+        out.append(t)
+    for t in tests:
+        visit(t, set())
+    return out
 
 
 def cmd_tests(a):
     """Runs the tests of a `ctest --show-only=json-v1` listing with the
-    build's and the source's absolute paths rewritten: fixture setups first,
-    in order, then the others in parallel, each under its own timeout."""
+    build's and the source's absolute paths rewritten and each program found
+    on this machine (relocate): fixture setups first, in order, then the
+    others in parallel, each under its own timeout. A test whose program this
+    machine lacks is skipped, with why; so is one whose fixture's setup was
+    skipped, and one whose fixture's setup failed fails without running, as
+    under CTest."""
     with open(a.list) as f:
         listing = json.load(f)
     pairs = [(a.from_build, a.to_build), (a.from_source, a.to_source)]
+    roots = [a.to_build, a.to_source]
     tests = []
     for t in listing.get("tests", []):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         if a.quick and t["name"] not in QUICK_TESTS:
             continue
+        command, why = relocate(rewrite(t.get("command", []), pairs), roots)
         tests.append({
             "name": t["name"],
-            "command": rewrite(t.get("command", []), pairs),
+            "command": command,
+            "why": why,
             "cwd": rewrite(props.get("WORKING_DIRECTORY", a.to_build), pairs),
             "env": rewrite(props.get("ENVIRONMENT", []), pairs),
             "skip_rc": props.get("SKIP_RETURN_CODE"),
-            "setup": "FIXTURES_SETUP" in props,
+            "fixtures_setup": list(props.get("FIXTURES_SETUP", [])),
+            "fixtures_required": list(props.get("FIXTURES_REQUIRED", [])),
+            "depends": list(props.get("DEPENDS", [])),
             "timeout": min(float(props.get("TIMEOUT", a.timeout)), a.timeout),
         })
     out = os.path.join(a.outdir, "tests.jsonl")
@@ -105,35 +163,57 @@ def cmd_tests(a):
         json.dump([t["name"] for t in tests], f)
     logs = os.path.join(a.outdir, "test-logs")
     os.makedirs(logs, exist_ok=True)
+    setups = {}  # fixture -> (setup test, its status), as the setups finish
+
+    def blocked(t):
+        """(status, why) when a fixture the test needs was not set up."""
+        for f in t["fixtures_required"]:
+            name, status = setups.get(f, (None, "passed"))
+            if status != "passed":
+                return ("skipped" if status == "skipped" else "failed",
+                        "fixture %s: its setup %s %s" % (f, name, status))
+        return None
 
     def run(t):
-        env = dict(os.environ)
-        for kv in t["env"]:
-            k, _, v = kv.partition("=")
-            env[k] = v
         start = time.time()
         log = os.path.join(logs, t["name"] + ".log")
-        try:
+        status, why = ("skipped", t["why"]) if not t["command"] else blocked(t) or (None, None)
+        if status:
+            rc = None
             with open(log, "w") as lf:
-                if not t["command"]:
-                    raise FileNotFoundError("no command")
-                p = subprocess.run(t["command"], cwd=t["cwd"] if os.path.isdir(t["cwd"]) else None,
-                                   env=env, stdout=lf, stderr=subprocess.STDOUT, timeout=t["timeout"])
-            rc = p.returncode
-            status = "passed" if rc == 0 else "skipped" if t["skip_rc"] is not None and rc == int(t["skip_rc"]) else "failed"
-        except subprocess.TimeoutExpired:
-            rc, status = None, "timeout"
-        except OSError as e:
-            rc, status = None, "failed"
-            with open(log, "a") as lf:
-                lf.write("gpu_check.py: %s\n" % e)
-        write_line(out, {"name": t["name"], "status": status, "rc": rc,
-                         "seconds": round(time.time() - start, 2)})
+                lf.write("gpu_check.py: not run: %s\n" % why)
+        else:
+            env = dict(os.environ)
+            for kv in t["env"]:
+                k, _, v = kv.partition("=")
+                env[k] = v
+            try:
+                with open(log, "w") as lf:
+                    lf.write("gpu_check.py: %s\n" % " ".join(t["command"]))
+                    lf.flush()
+                    p = subprocess.run(t["command"], cwd=t["cwd"] if os.path.isdir(t["cwd"]) else None,
+                                       env=env, stdout=lf, stderr=subprocess.STDOUT,
+                                       timeout=t["timeout"])
+                rc = p.returncode
+                status = ("passed" if rc == 0 else "skipped"
+                          if t["skip_rc"] is not None and rc == int(t["skip_rc"]) else "failed")
+            except subprocess.TimeoutExpired:
+                rc, status = None, "timeout"
+            except OSError as e:
+                rc, status = None, "failed"
+                with open(log, "a") as lf:
+                    lf.write("gpu_check.py: %s\n" % e)
+        for f in t["fixtures_setup"]:
+            setups[f] = (t["name"], status)
+        row = {"name": t["name"], "status": status, "rc": rc, "seconds": round(time.time() - start, 2)}
+        if why:
+            row["why"] = why
+        write_line(out, row)
 
-    for t in [t for t in tests if t["setup"]]:
+    for t in setup_order([t for t in tests if t["fixtures_setup"]]):
         run(t)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        list(pool.map(run, [t for t in tests if not t["setup"]]))
+        list(pool.map(run, [t for t in tests if not t["fixtures_setup"]]))
     return 0
 
 
@@ -290,6 +370,25 @@ def pipeline_summary(result):
     return {"pipelines": names, "max_registers": regs, "spill": spill if seen else None}
 
 
+def tests_table(tests, missing):
+    """Markdown lines: the tests that did not pass, grouped by status and
+    why (a skip says what this machine lacks), a few names each."""
+    groups = {}
+    for t in tests:
+        if t["status"] != "passed":
+            groups.setdefault((t["status"], t.get("why") or ""), []).append(t["name"])
+    if missing:
+        groups[("not run", "the step's time limit")] = list(missing)
+    if not groups:
+        return []
+    out = ["", "| tests | count | why | which |", "|---|---|---|---|"]
+    for (status, why), names in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
+        names = sorted(names)
+        shown = ", ".join(names[:6]) + (" and %d more" % (len(names) - 6) if len(names) > 6 else "")
+        out.append("| %s | %d | %s | %s |" % (status, len(names), why or "-", shown))
+    return out
+
+
 def cmd_report(a):
     d = a.outdir
 
@@ -341,6 +440,7 @@ def cmd_report(a):
     lines.append("Device: %s. PyTorch: %s." % (
         dev, (torch_meta or {}).get("torch") or steps.get("torch", "not run")))
     lines.append("GPU tests: %s." % (", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())) or "not run"))
+    lines += tests_table(tests, missing)
     lines += ["", "vkattn: attnbench GPU timestamps, median ms; PyTorch: CUDA events, median ms, TF32 off. "
               "vkattn / PyTorch = PyTorch's time over vkattn's (above 100% is vkattn faster).", "",
               "| shape | vkattn ms | rate | PyTorch ms | vkattn / PyTorch | max registers | spill | status |",
