@@ -20,6 +20,12 @@
 # written at the end whatever happened. Full run: under 6 minutes on an H100.
 # --quick: small shapes, a few tests, no warm-up: the same path in a few
 # minutes on any device (CTest runs it on lavapipe: script.gpu_check_quick).
+# The table's spill column, from the driver's pipeline statistics: **yes** (a
+# local/scratch/stack size above 0), **likely** (registers at the driver's cap,
+# 255 on NVIDIA), ? (a size of 2^32 or more, which is no size: a footnote names
+# it; NVIDIA's "Local Memory Size"), no, or - (no such statistic); the raw
+# statistics are in gpu-check.json. A test whose program (cmake, python3) this
+# machine lacks is skipped, with why, in the table of tests.
 # Exit status: 0 when every test run passed and every bench ran (or its path
 # is not built yet: "unsupported"), 1 otherwise, 2 on bad usage.
 set -uo pipefail

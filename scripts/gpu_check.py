@@ -351,23 +351,76 @@ def cmd_torch(a):
     return 0
 
 
+# Driver statistics (names as the driver gives them) that size memory an
+# invocation uses beyond its registers: a spill when above 0.
+SPILL_STAT = re.compile(r"spill|local memory|scratch|stack|private memory", re.I)
+# A per-invocation size of 2^32 bytes or more is not a size: NVIDIA's driver
+# 580 reports "Local Memory Size" 68719476736 (2^36) for every pipeline, a
+# 38-register decode kernel with "Stack Size" 0 included. Reported unreadable.
+IMPLAUSIBLE_BYTES = 1 << 32
+# The registers per invocation a driver allocates at most (device name, lower
+# case, contains the key): a kernel at the cap has most likely spilled.
+REGISTER_CAPS = {"nvidia": 255}
+
+
 def pipeline_summary(result):
-    """Max registers and whether any pipeline reports a spill, from
-    attnbench's pipeline_stats (statistic names as the driver gives them)."""
-    stats = (result or {}).get("pipeline_stats") or []
-    regs, spill, seen = None, False, False
+    """Max registers and what attnbench's pipeline_stats say about spills:
+    spill is "yes" (a size statistic above 0), "likely" (registers at the
+    driver's cap), "unreadable" (a size statistic that is no size, and nothing
+    else says yes), "no", or None (the driver reports no such statistic);
+    spill_why says which statistic of which pipeline, unreadable lists those
+    set aside, and pipeline_stats keeps the raw statistics."""
+    result = result or {}
+    stats = result.get("pipeline_stats") or []
+    device = str(result.get("device") or "").lower()
+    cap = next((c for k, c in REGISTER_CAPS.items() if k in device), None)
+    regs, seen, spilled, at_cap, unreadable = None, False, [], [], []
     for p in stats:
-        for name, v in (p.get("stats") or {}).items():
-            n = name.lower()
-            if not isinstance(v, (int, float)):
+        name = p.get("pipeline", "?")
+        for stat, v in (p.get("stats") or {}).items():
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
                 continue
-            if "register" in n:
+            if "register" in stat.lower():
                 regs = v if regs is None else max(regs, v)
-            if "spill" in n or "local memory" in n or "scratch" in n or "stack" in n:
+                if cap is not None and v >= cap:
+                    at_cap.append("%s: %s %.0f (the driver's cap)" % (name, stat, v))
+            if SPILL_STAT.search(stat):
                 seen = True
-                spill = spill or v > 0
+                if v >= IMPLAUSIBLE_BYTES:
+                    unreadable.append({"pipeline": name, "statistic": stat, "value": v})
+                elif v > 0:
+                    spilled.append("%s: %s %.0f B" % (name, stat, v))
+    if spilled:
+        spill, why = "yes", spilled
+    elif at_cap:
+        spill, why = "likely", at_cap
+    elif unreadable:
+        spill, why = "unreadable", ["%s: %s %.0f" % (u["pipeline"], u["statistic"], u["value"])
+                                    for u in unreadable]
+    else:
+        spill, why = ("no" if seen else None), []
     names = sorted({p.get("pipeline", "?") for p in stats})
-    return {"pipelines": names, "max_registers": regs, "spill": spill if seen else None}
+    return {"pipelines": names, "max_registers": regs, "spill": spill,
+            "spill_why": "; ".join(why) or None, "unreadable": unreadable,
+            "pipeline_stats": stats}
+
+
+def spill_cell(row, notes):
+    """The table's spill cell; an unreadable statistic gets a footnote,
+    one per statistic and value (added to notes, in order)."""
+    s = row["spill"]
+    if s == "unreadable":
+        marks = []
+        for u in row["unreadable"]:
+            key = (u["statistic"], u["value"])
+            if key not in notes:
+                notes.append(key)
+            mark = "[%d]" % (notes.index(key) + 1)
+            if mark not in marks:
+                marks.append(mark)
+        return "? " + "".join(marks)
+    return {None: "-", "yes": "**yes**", "likely": "**likely** (registers at cap)",
+            "no": "no"}[s]
 
 
 def tests_table(tests, missing):
@@ -445,6 +498,7 @@ def cmd_report(a):
               "vkattn / PyTorch = PyTorch's time over vkattn's (above 100% is vkattn faster).", "",
               "| shape | vkattn ms | rate | PyTorch ms | vkattn / PyTorch | max registers | spill | status |",
               "|---|---|---|---|---|---|---|---|"]
+    notes = []  # (statistic, value) of unreadable spill statistics
     for r in rows:
         if r["id"].startswith("decode") and r["gbps"]:
             rate = "%.0f GB/s" % r["gbps"]  # memory-bound: judged by bytes
@@ -455,11 +509,19 @@ def cmd_report(a):
             rate = "%.0f GB/s" % r["gbps"] if r["gbps"] else "-"
         # --quick runs other shapes than the label's: show what ran
         shape = r["what"] if not a.quick else "`%s`" % (r["args"] or r["id"])
-        spill = {None: "-", True: "**yes**", False: "no"}[r["spill"]]
+        spill = spill_cell(r, notes)
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             shape, num(r["median_ms"], "%.3f"), rate, num(r["torch_ms"], "%.3f"),
             num(r["vkattn_over_torch"] and 100 * r["vkattn_over_torch"], "%.0f%%"),
             num(r["max_registers"], "%g"), spill, r["status"]))
+    if notes:
+        lines.append("")
+    for i, (stat, value) in enumerate(notes):
+        which = sorted({u["pipeline"] for r in rows for u in r["unreadable"]
+                        if (u["statistic"], u["value"]) == (stat, value)})
+        lines.append("[%d] spill unknown: the driver's \"%s\" reads %.0f (>= 2^32: not a "
+                     "per-invocation size), so it is not counted as a spill; pipelines: %s." % (
+                         i + 1, stat, value, ", ".join(which)))
     with open(os.path.join(d, "gpu-check.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return 0

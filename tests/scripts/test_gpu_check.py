@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/gpu_check.py without a GPU: how the `tests` step finds a listing's
-programs on another machine (the H100 has no /usr/bin/cmake). Standard
-library only, like the script.
+programs on another machine (the H100 has no /usr/bin/cmake), and what the
+report makes of the driver's pipeline statistics (NVIDIA's "Local Memory
+Size" of 2^36 is no spill). Standard library only, like the script.
 
     python3 tests/scripts/test_gpu_check.py SCRIPTS_DIR"""
 import argparse
@@ -17,9 +18,81 @@ sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else
 sys.dont_write_bytecode = True  # nothing written into the source tree
 import gpu_check as gc  # noqa: E402
 
+NVIDIA = "NVIDIA H100 80GB HBM3"
+# a row of attnbench's pipeline_stats as the H100's driver 580 gave it
+H100_DECODE = {"Register Count": 38.0, "Binary Size": 23040.0, "Stack Size": 0.0,
+               "Local Memory Size": 68719476700.0, "Shared Memory Size": 1552.0}
+
+
 def read(path):
     with open(path) as f:
         return f.read()
+
+
+def result(device, *stats):
+    return {"device": device,
+            "pipeline_stats": [{"pipeline": "p%d" % i, "index": i, "stats": s}
+                               for i, s in enumerate(stats)]}
+
+
+class Spill(unittest.TestCase):
+    def test_implausible_size_is_unreadable_not_a_spill(self):
+        s = gc.pipeline_summary(result(NVIDIA, H100_DECODE))
+        self.assertEqual(s["spill"], "unreadable")
+        self.assertEqual(s["max_registers"], 38)
+        self.assertEqual(s["unreadable"], [{"pipeline": "p0", "statistic": "Local Memory Size",
+                                            "value": 68719476700.0}])
+        self.assertIn("Local Memory Size 68719476700", s["spill_why"])
+        # the raw statistics stay in the JSON
+        self.assertEqual(s["pipeline_stats"][0]["stats"], H100_DECODE)
+
+    def test_bound_is_two_to_the_32(self):
+        just_below = dict(H100_DECODE, **{"Local Memory Size": float((1 << 32) - 1)})
+        self.assertEqual(gc.pipeline_summary(result(NVIDIA, just_below))["spill"], "yes")
+        at = dict(H100_DECODE, **{"Local Memory Size": float(1 << 32)})
+        self.assertEqual(gc.pipeline_summary(result(NVIDIA, at))["spill"], "unreadable")
+
+    def test_a_real_size_is_a_spill(self):
+        spilled = dict(H100_DECODE, **{"Local Memory Size": 1024.0})
+        s = gc.pipeline_summary(result(NVIDIA, H100_DECODE, spilled))
+        self.assertEqual(s["spill"], "yes")
+        self.assertEqual(s["spill_why"], "p1: Local Memory Size 1024 B")
+
+    def test_registers_at_the_cap_are_a_likely_spill(self):
+        capped = dict(H100_DECODE, **{"Register Count": 255.0})
+        s = gc.pipeline_summary(result(NVIDIA, H100_DECODE, capped))
+        self.assertEqual(s["spill"], "likely")
+        self.assertIn("p1: Register Count 255 (the driver's cap)", s["spill_why"])
+        under = dict(H100_DECODE, **{"Register Count": 254.0})
+        self.assertEqual(gc.pipeline_summary(result(NVIDIA, under))["spill"], "unreadable")
+        # the cap is NVIDIA's: another vendor's 255 says nothing
+        other = {"Register Count": 255.0, "Scratch Memory Size": 0.0}
+        self.assertEqual(gc.pipeline_summary(result("AMD Radeon", other))["spill"], "no")
+
+    def test_zero_sizes_are_no_spill_and_none_is_unknown(self):
+        self.assertEqual(gc.pipeline_summary(result(NVIDIA, {"Register Count": 40.0,
+                                                            "Stack Size": 0.0}))["spill"], "no")
+        self.assertIsNone(gc.pipeline_summary(result("llvmpipe", {"Binary Size": 9.0}))["spill"])
+        self.assertIsNone(gc.pipeline_summary(None)["spill"])
+        # shared memory is no spill
+        self.assertEqual(gc.pipeline_summary(result(NVIDIA, {"Shared Memory Size": 4096.0,
+                                                            "Stack Size": 0.0}))["spill"], "no")
+
+    def test_report_shows_question_mark_and_footnote(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "bench.jsonl"), "w") as f:
+                for rid in ("matmul_f32", "decode_f32"):
+                    f.write(json.dumps({"id": rid, "status": "ok", "args": "x",
+                                        "result": dict(result(NVIDIA, H100_DECODE),
+                                                       median_ms=1.0)}) + "\n")
+            gc.cmd_report(argparse.Namespace(outdir=d, quick=False))
+            md = read(os.path.join(d, "gpu-check.md"))
+            rows = json.loads(read(os.path.join(d, "gpu-check.json")))["benches"]
+        self.assertNotIn("**yes**", md)
+        self.assertIn("| 38 | ? [1] | ok |", md)
+        self.assertEqual(md.count("[1] spill unknown"), 1)
+        self.assertIn('"Local Memory Size" reads 68719476700', md)
+        self.assertEqual(rows[0]["pipeline_stats"][0]["stats"], H100_DECODE)
 
 
 class Relocate(unittest.TestCase):
