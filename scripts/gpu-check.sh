@@ -168,6 +168,8 @@ ran = {b["id"] for b in bench}
 bad += [r[0] + " (not run: time limit)" for r in ROWS if r[0] not in ran]
 if not tests or not bench:
     bad.append("no tests or no benches ran")
-print("gpu-check: %d tests, %d benches; %s" % (len(tests), len(bench), "problems: " + ", ".join(bad) if bad else "all ran"))
+skipped = sum(t["status"] == "skipped" for t in tests)
+print("gpu-check: %d tests (%d skipped: see gpu-check.md), %d benches; %s" % (
+    len(tests), skipped, len(bench), "problems: " + ", ".join(bad) if bad else "all ran"))
 sys.exit(1 if bad else 0)
 EOF
