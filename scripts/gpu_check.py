@@ -150,7 +150,7 @@ def cmd_tests(a):
             "name": t["name"],
             "command": command,
             "why": why,
-            "cwd": rewrite(props.get("WORKING_DIRECTORY", a.to_build), pairs),
+            "cwd": rewrite(props.get("WORKING_DIRECTORY", a.to_build or os.getcwd()), pairs),
             "env": rewrite(props.get("ENVIRONMENT", []), pairs),
             "skip_rc": props.get("SKIP_RETURN_CODE"),
             "fixtures_setup": list(props.get("FIXTURES_SETUP", [])),
@@ -178,6 +178,8 @@ def cmd_tests(a):
         start = time.time()
         log = os.path.join(logs, t["name"] + ".log")
         status, why = ("skipped", t["why"]) if not t["command"] else blocked(t) or (None, None)
+        if not status and not os.path.isdir(t["cwd"]):  # CTest fails it too
+            status, why = "failed", "no working directory %s" % t["cwd"]
         if status:
             rc = None
             with open(log, "w") as lf:
@@ -191,9 +193,8 @@ def cmd_tests(a):
                 with open(log, "w") as lf:
                     lf.write("gpu_check.py: %s\n" % " ".join(t["command"]))
                     lf.flush()
-                    p = subprocess.run(t["command"], cwd=t["cwd"] if os.path.isdir(t["cwd"]) else None,
-                                       env=env, stdout=lf, stderr=subprocess.STDOUT,
-                                       timeout=t["timeout"])
+                    p = subprocess.run(t["command"], cwd=t["cwd"], env=env, stdout=lf,
+                                       stderr=subprocess.STDOUT, timeout=t["timeout"])
                 rc = p.returncode
                 status = ("passed" if rc == 0 else "skipped"
                           if t["skip_rc"] is not None and rc == int(t["skip_rc"]) else "failed")

@@ -130,6 +130,8 @@ class Relocate(unittest.TestCase):
                      FIXTURES_REQUIRED=["tool"]),
                 test("sets_up_tool", ["/nonexistent/vkattn-no-such-tool"], FIXTURES_SETUP=["tool"]),
                 test("lost_product", ["/old/build/tests/gone"]),
+                test("lost_folder", ["/nonexistent/sh", "-c", "true"],
+                     WORKING_DIRECTORY="/old/build/gone"),
             ]}
             with open(os.path.join(d, "tests.json"), "w") as f:
                 json.dump(listing, f)
@@ -147,6 +149,8 @@ class Relocate(unittest.TestCase):
         self.assertEqual(got["needs_skipped"]["status"], "skipped")
         self.assertIn("fixture tool", got["needs_skipped"]["why"])
         self.assertEqual(got["lost_product"]["status"], "failed")
+        self.assertEqual((got["lost_folder"]["status"], got["lost_folder"]["why"]),
+                         ("failed", "no working directory %s/gone" % build))
         self.assertIn("| skipped | 2 | vkattn-no-such-tool not on this machine | needs_tool, "
                       "sets_up_tool |", md)
 
