@@ -356,8 +356,9 @@ def cmd_torch(a):
 # invocation uses beyond its registers: a spill when above 0.
 SPILL_STAT = re.compile(r"spill|local memory|scratch|stack|private memory", re.I)
 # A per-invocation size of 2^32 bytes or more is not a size: NVIDIA's driver
-# 580 reports "Local Memory Size" 68719476736 (2^36) for every pipeline, a
-# 38-register decode kernel with "Stack Size" 0 included. Reported unreadable.
+# 580 reports "Local Memory Size" about 2^36 (68719476700 as attnbench prints
+# it) for every pipeline, a 38-register decode kernel with "Stack Size" 0
+# included. Reported unreadable.
 IMPLAUSIBLE_BYTES = 1 << 32
 # The registers per invocation a driver allocates at most (device name, lower
 # case, contains the key): a kernel at the cap has most likely spilled.
