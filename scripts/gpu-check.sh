@@ -20,6 +20,12 @@
 # written at the end whatever happened. Full run: under 6 minutes on an H100.
 # --quick: small shapes, a few tests, no warm-up: the same path in a few
 # minutes on any device (CTest runs it on lavapipe: script.gpu_check_quick).
+# The table's spill column, from the driver's pipeline statistics: **yes** (a
+# local/scratch/stack size above 0), **likely** (registers at the driver's cap,
+# 255 on NVIDIA), ? (a size of 2^32 or more, which is no size: a footnote names
+# it; NVIDIA's "Local Memory Size"), no, or - (no such statistic); the raw
+# statistics are in gpu-check.json. A test whose program (cmake, python3) this
+# machine lacks is skipped, with why, in the table of tests.
 # Exit status: 0 when every test run passed and every bench ran (or its path
 # is not built yet: "unsupported"), 1 otherwise, 2 on bad usage.
 set -uo pipefail
@@ -162,6 +168,8 @@ ran = {b["id"] for b in bench}
 bad += [r[0] + " (not run: time limit)" for r in ROWS if r[0] not in ran]
 if not tests or not bench:
     bad.append("no tests or no benches ran")
-print("gpu-check: %d tests, %d benches; %s" % (len(tests), len(bench), "problems: " + ", ".join(bad) if bad else "all ran"))
+skipped = sum(t["status"] == "skipped" for t in tests)
+print("gpu-check: %d tests (%d skipped: see gpu-check.md), %d benches; %s" % (
+    len(tests), skipped, len(bench), "problems: " + ", ".join(bad) if bad else "all ran"))
 sys.exit(1 if bad else 0)
 EOF

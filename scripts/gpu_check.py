@@ -15,6 +15,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -73,33 +74,90 @@ def read_lines(path):
 
 
 def rewrite(value, pairs):
+    """value (a string or a list of them) with each old path of `pairs` that
+    stands as a whole path or path prefix replaced by its new path, in one
+    pass: the build folder usually lies inside the source folder, and a
+    second pass must not rewrite what the first one wrote. "/a/build" is not
+    a prefix of "/a/build2"."""
     if isinstance(value, list):
         return [rewrite(v, pairs) for v in value]
-    for old, new in pairs:
-        if old and new and old != new:
-            value = value.replace(old, new)
-    return value
+    pairs = sorted(((o, n) for o, n in pairs if o and n and o != n), key=lambda p: -len(p[0]))
+    if not pairs or not isinstance(value, str):
+        return value
+    new = dict(pairs)
+    rx = re.compile(r"(?<![\w./+-])(%s)(?![\w.+-])" % "|".join(re.escape(o) for o, _ in pairs))
+    return rx.sub(lambda m: new[m.group(1)], value)
+
+
+def under(path, root):
+    return bool(root) and (path == root or path.startswith(root.rstrip("/") + "/"))
+
+
+def relocate(command, roots):
+    """The command with argv[0] found on this machine: CTest writes the
+    absolute path of the build machine's tools (/usr/bin/cmake), which the
+    GPU machine may keep elsewhere on PATH. A missing program outside `roots`
+    (the build and source folders) is looked up by name; returns (command,
+    None), or (None, why) when this machine does not have it. A missing
+    build product stays as it is: running it fails, as it should."""
+    exe = command[0] if command else ""
+    if not os.path.isabs(exe) or os.path.exists(exe) or any(under(exe, r) for r in roots):
+        return command, None
+    found = shutil.which(os.path.basename(exe))
+    if found:
+        return [found] + list(command[1:]), None
+    return None, "%s not on this machine" % os.path.basename(exe)
+
+
+def setup_order(tests):
+    """Fixture setups in an order that honours DEPENDS and FIXTURES_REQUIRED
+    among them (CTest's order), else the listing's."""
+    by_fixture = {f: t["name"] for t in tests for f in t["fixtures_setup"]}
+    names = {t["name"] for t in tests}
+    done, out = set(), []
+
+    def visit(t, seen):
+        if t["name"] in done or t["name"] in seen:
+            return
+        seen.add(t["name"])
+        for n in t["depends"] + [by_fixture.get(f) for f in t["fixtures_required"]]:
+            if n in names:
+                visit(next(x for x in tests if x["name"] == n), seen)
+        done.add(t["name"])
+        out.append(t)
+    for t in tests:
+        visit(t, set())
+    return out
 
 
 def cmd_tests(a):
     """Runs the tests of a `ctest --show-only=json-v1` listing with the
-    build's and the source's absolute paths rewritten: fixture setups first,
-    in order, then the others in parallel, each under its own timeout."""
+    build's and the source's absolute paths rewritten and each program found
+    on this machine (relocate): fixture setups first, in order, then the
+    others in parallel, each under its own timeout. A test whose program this
+    machine lacks is skipped, with why; so is one whose fixture's setup was
+    skipped, and one whose fixture's setup failed fails without running, as
+    under CTest."""
     with open(a.list) as f:
         listing = json.load(f)
     pairs = [(a.from_build, a.to_build), (a.from_source, a.to_source)]
+    roots = [a.to_build, a.to_source]
     tests = []
     for t in listing.get("tests", []):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         if a.quick and t["name"] not in QUICK_TESTS:
             continue
+        command, why = relocate(rewrite(t.get("command", []), pairs), roots)
         tests.append({
             "name": t["name"],
-            "command": rewrite(t.get("command", []), pairs),
-            "cwd": rewrite(props.get("WORKING_DIRECTORY", a.to_build), pairs),
+            "command": command,
+            "why": why,
+            "cwd": rewrite(props.get("WORKING_DIRECTORY", a.to_build or os.getcwd()), pairs),
             "env": rewrite(props.get("ENVIRONMENT", []), pairs),
             "skip_rc": props.get("SKIP_RETURN_CODE"),
-            "setup": "FIXTURES_SETUP" in props,
+            "fixtures_setup": list(props.get("FIXTURES_SETUP", [])),
+            "fixtures_required": list(props.get("FIXTURES_REQUIRED", [])),
+            "depends": list(props.get("DEPENDS", [])),
             "timeout": min(float(props.get("TIMEOUT", a.timeout)), a.timeout),
         })
     out = os.path.join(a.outdir, "tests.jsonl")
@@ -107,35 +165,58 @@ def cmd_tests(a):
         json.dump([t["name"] for t in tests], f)
     logs = os.path.join(a.outdir, "test-logs")
     os.makedirs(logs, exist_ok=True)
+    setups = {}  # fixture -> (setup test, its status), as the setups finish
+
+    def blocked(t):
+        """(status, why) when a fixture the test needs was not set up."""
+        for f in t["fixtures_required"]:
+            name, status = setups.get(f, (None, "passed"))
+            if status != "passed":
+                return ("skipped" if status == "skipped" else "failed",
+                        "fixture %s: its setup %s %s" % (f, name, status))
+        return None
 
     def run(t):
-        env = dict(os.environ)
-        for kv in t["env"]:
-            k, _, v = kv.partition("=")
-            env[k] = v
         start = time.time()
         log = os.path.join(logs, t["name"] + ".log")
-        try:
+        status, why = ("skipped", t["why"]) if not t["command"] else blocked(t) or (None, None)
+        if not status and not os.path.isdir(t["cwd"]):  # CTest fails it too
+            status, why = "failed", "no working directory %s" % t["cwd"]
+        if status:
+            rc = None
             with open(log, "w") as lf:
-                if not t["command"]:
-                    raise FileNotFoundError("no command")
-                p = subprocess.run(t["command"], cwd=t["cwd"] if os.path.isdir(t["cwd"]) else None,
-                                   env=env, stdout=lf, stderr=subprocess.STDOUT, timeout=t["timeout"])
-            rc = p.returncode
-            status = "passed" if rc == 0 else "skipped" if t["skip_rc"] is not None and rc == int(t["skip_rc"]) else "failed"
-        except subprocess.TimeoutExpired:
-            rc, status = None, "timeout"
-        except OSError as e:
-            rc, status = None, "failed"
-            with open(log, "a") as lf:
-                lf.write("gpu_check.py: %s\n" % e)
-        write_line(out, {"name": t["name"], "status": status, "rc": rc,
-                         "seconds": round(time.time() - start, 2)})
+                lf.write("gpu_check.py: not run: %s\n" % why)
+        else:
+            env = dict(os.environ)
+            for kv in t["env"]:
+                k, _, v = kv.partition("=")
+                env[k] = v
+            try:
+                with open(log, "w") as lf:
+                    lf.write("gpu_check.py: %s\n" % " ".join(t["command"]))
+                    lf.flush()
+                    p = subprocess.run(t["command"], cwd=t["cwd"], env=env, stdout=lf,
+                                       stderr=subprocess.STDOUT, timeout=t["timeout"])
+                rc = p.returncode
+                status = ("passed" if rc == 0 else "skipped"
+                          if t["skip_rc"] is not None and rc == int(t["skip_rc"]) else "failed")
+            except subprocess.TimeoutExpired:
+                rc, status = None, "timeout"
+            except OSError as e:
+                rc, status = None, "failed"
+                with open(log, "a") as lf:
+                    lf.write("gpu_check.py: %s\n" % e)
+        for f in t["fixtures_setup"]:
+            setups[f] = (t["name"], status)
+        row = {"name": t["name"], "status": status, "rc": rc, "seconds": round(time.time() - start, 2)}
+        if why:
+            row["why"] = why
+        write_line(out, row)
 
-    for t in [t for t in tests if t["setup"]]:
+    for t in setup_order([t for t in tests if t["fixtures_setup"]]):
         run(t)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        list(pool.map(run, [t for t in tests if not t["setup"]]))
+        list(pool.map(run, [t for t in tests if not t["fixtures_setup"]]))
     return 0
 
 
@@ -274,23 +355,96 @@ def cmd_torch(a):
     return 0
 
 
+# Driver statistics (names as the driver gives them) that size memory an
+# invocation uses beyond its registers: a spill when above 0.
+SPILL_STAT = re.compile(r"spill|local memory|scratch|stack|private memory", re.I)
+# A per-invocation size of 2^32 bytes or more is not a size: NVIDIA's driver
+# 580 reports "Local Memory Size" about 2^36 (68719476700 as attnbench prints
+# it) for every pipeline, a 38-register decode kernel with "Stack Size" 0
+# included. Reported unreadable.
+IMPLAUSIBLE_BYTES = 1 << 32
+# The registers per invocation a driver allocates at most (device name, lower
+# case, contains the key): a kernel at the cap has most likely spilled.
+REGISTER_CAPS = {"nvidia": 255}
+
+
 def pipeline_summary(result):
-    """Max registers and whether any pipeline reports a spill, from
-    attnbench's pipeline_stats (statistic names as the driver gives them)."""
-    stats = (result or {}).get("pipeline_stats") or []
-    regs, spill, seen = None, False, False
+    """Max registers and what attnbench's pipeline_stats say about spills:
+    spill is "yes" (a size statistic above 0), "likely" (registers at the
+    driver's cap), "unreadable" (a size statistic that is no size, and nothing
+    else says yes), "no", or None (the driver reports no such statistic);
+    spill_why says which statistic of which pipeline, unreadable lists those
+    set aside, and pipeline_stats keeps the raw statistics."""
+    result = result or {}
+    stats = result.get("pipeline_stats") or []
+    device = str(result.get("device") or "").lower()
+    cap = next((c for k, c in REGISTER_CAPS.items() if k in device), None)
+    regs, seen, spilled, at_cap, unreadable = None, False, [], [], []
     for p in stats:
-        for name, v in (p.get("stats") or {}).items():
-            n = name.lower()
-            if not isinstance(v, (int, float)):
+        name = p.get("pipeline", "?")
+        for stat, v in (p.get("stats") or {}).items():
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
                 continue
-            if "register" in n:
+            if "register" in stat.lower():
                 regs = v if regs is None else max(regs, v)
-            if "spill" in n or "local memory" in n or "scratch" in n or "stack" in n:
+                if cap is not None and v >= cap:
+                    at_cap.append("%s: %s %.0f (the driver's cap)" % (name, stat, v))
+            if SPILL_STAT.search(stat):
                 seen = True
-                spill = spill or v > 0
+                if v >= IMPLAUSIBLE_BYTES:
+                    unreadable.append({"pipeline": name, "statistic": stat, "value": v})
+                elif v > 0:
+                    spilled.append("%s: %s %.0f B" % (name, stat, v))
+    if spilled:
+        spill, why = "yes", spilled
+    elif at_cap:
+        spill, why = "likely", at_cap
+    elif unreadable:
+        spill, why = "unreadable", ["%s: %s %.0f" % (u["pipeline"], u["statistic"], u["value"])
+                                    for u in unreadable]
+    else:
+        spill, why = ("no" if seen else None), []
     names = sorted({p.get("pipeline", "?") for p in stats})
-    return {"pipelines": names, "max_registers": regs, "spill": spill if seen else None}
+    return {"pipelines": names, "max_registers": regs, "spill": spill,
+            "spill_why": "; ".join(why) or None, "unreadable": unreadable,
+            "pipeline_stats": stats}
+
+
+def spill_cell(row, notes):
+    """The table's spill cell; an unreadable statistic gets a footnote,
+    one per statistic and value (added to notes, in order)."""
+    s = row["spill"]
+    if s == "unreadable":
+        marks = []
+        for u in row["unreadable"]:
+            key = (u["statistic"], u["value"])
+            if key not in notes:
+                notes.append(key)
+            mark = "[%d]" % (notes.index(key) + 1)
+            if mark not in marks:
+                marks.append(mark)
+        return "? " + "".join(marks)
+    return {None: "-", "yes": "**yes**", "likely": "**likely** (registers at cap)",
+            "no": "no"}[s]
+
+
+def tests_table(tests, missing):
+    """Markdown lines: the tests that did not pass, grouped by status and
+    why (a skip says what this machine lacks), a few names each."""
+    groups = {}
+    for t in tests:
+        if t["status"] != "passed":
+            groups.setdefault((t["status"], t.get("why") or ""), []).append(t["name"])
+    if missing:
+        groups[("not run", "the step's time limit")] = list(missing)
+    if not groups:
+        return []
+    out = ["", "| tests | count | why | which |", "|---|---|---|---|"]
+    for (status, why), names in sorted(groups.items(), key=lambda g: (g[0][0], -len(g[1]))):
+        names = sorted(names)
+        shown = ", ".join(names[:6]) + (" and %d more" % (len(names) - 6) if len(names) > 6 else "")
+        out.append("| %s | %d | %s | %s |" % (status, len(names), why or "-", shown))
+    return out
 
 
 def cmd_report(a):
@@ -344,10 +498,12 @@ def cmd_report(a):
     lines.append("Device: %s. PyTorch: %s." % (
         dev, (torch_meta or {}).get("torch") or steps.get("torch", "not run")))
     lines.append("GPU tests: %s." % (", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())) or "not run"))
+    lines += tests_table(tests, missing)
     lines += ["", "vkattn: attnbench GPU timestamps, median ms; PyTorch: CUDA events, median ms, TF32 off. "
               "vkattn / PyTorch = PyTorch's time over vkattn's (above 100% is vkattn faster).", "",
               "| shape | vkattn ms | rate | PyTorch ms | vkattn / PyTorch | max registers | spill | status |",
               "|---|---|---|---|---|---|---|---|"]
+    notes = []  # (statistic, value) of unreadable spill statistics
     for r in rows:
         if r["id"].startswith("decode") and r["gbps"]:
             rate = "%.0f GB/s" % r["gbps"]  # memory-bound: judged by bytes
@@ -358,11 +514,19 @@ def cmd_report(a):
             rate = "%.0f GB/s" % r["gbps"] if r["gbps"] else "-"
         # --quick runs other shapes than the label's: show what ran
         shape = r["what"] if not a.quick else "`%s`" % (r["args"] or r["id"])
-        spill = {None: "-", True: "**yes**", False: "no"}[r["spill"]]
+        spill = spill_cell(r, notes)
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             shape, num(r["median_ms"], "%.3f"), rate, num(r["torch_ms"], "%.3f"),
             num(r["vkattn_over_torch"] and 100 * r["vkattn_over_torch"], "%.0f%%"),
             num(r["max_registers"], "%g"), spill, r["status"]))
+    if notes:
+        lines.append("")
+    for i, (stat, value) in enumerate(notes):
+        which = sorted({u["pipeline"] for r in rows for u in r["unreadable"]
+                        if (u["statistic"], u["value"]) == (stat, value)})
+        lines.append("[%d] spill unknown: the driver's \"%s\" reads %.0f (>= 2^32: not a "
+                     "per-invocation size), so it is not counted as a spill; pipelines: %s." % (
+                         i + 1, stat, value, ", ".join(which)))
     with open(os.path.join(d, "gpu-check.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return 0
