@@ -56,8 +56,6 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
         fprintf(stderr, "attnbench: %s: --backward and --train-step take no --scores\n", op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (op->check_args && op->check_args(a))
-        return ATTNBENCH_EXIT_USAGE;
     /* sizes: caught here, before a context is made or the peak measured */
     const struct { uint32_t bit, value; } sizes[] = {
         {AB_F_BATCH, a->batch}, {AB_F_HEADS, a->heads}, {AB_F_TQ, a->tq}, {AB_F_TV, a->tv},
@@ -69,6 +67,8 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
             fprintf(stderr, "attnbench: %s must be >= 1\n", ab_flag_name(sizes[i].bit));
             return ATTNBENCH_EXIT_USAGE;
         }
+    if (op->check_args && op->check_args(a)) /* the op's own, after the generic ones */
+        return ATTNBENCH_EXIT_USAGE;
     return ATTNBENCH_EXIT_OK;
 }
 
