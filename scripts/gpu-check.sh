@@ -3,7 +3,7 @@
 # fixed attnbench table of issue 20 (with --pipeline-stats), then PyTorch on the
 # same shapes where `import torch` works; one JSON and one Markdown table.
 #
-#   scripts/gpu-check.sh [--quick] [--build DIR] OUTDIR
+#   scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat on|off] OUTDIR
 #
 # On a bare NVIDIA Linux machine (root, no network, a driver but no Vulkan
 # loader), from the repository root with gpu-bundle/ beside it (made on the
@@ -32,15 +32,21 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 quick=0
 build=
+coopmat=
 while [ $# -gt 1 ]; do
   case $1 in
     --quick) quick=1; shift ;;
     --build) build=$2; shift 2 ;;
+    --coopmat) coopmat=$2; shift 2 ;;
     *) echo "gpu-check.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ $# -eq 1 ] && [ "${1#-}" = "$1" ] || {
-  echo "usage: scripts/gpu-check.sh [--quick] [--build DIR] OUTDIR" >&2; exit 2; }
+  echo "usage: scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat on|off] OUTDIR" >&2; exit 2; }
+case $coopmat in ''|on|off) ;; *) echo "gpu-check.sh: --coopmat takes on or off" >&2; exit 2 ;; esac
+# --coopmat: the GPU suite (VKATTN_TEST_COOPMAT) and the peak with the
+# cooperative-matrix kernels on or off; the table has its own coopmat rows
+[ -n "$coopmat" ] && export VKATTN_TEST_COOPMAT=$coopmat
 mkdir -p "$1" && out=$(cd "$1" && pwd -P) || exit 2
 rm -f "$out"/tests.jsonl "$out"/tests-planned.json "$out"/bench.jsonl "$out"/torch.jsonl \
   "$out"/steps.json
@@ -132,7 +138,7 @@ step tests_seconds $((SECONDS - start))
 
 # --- the bench table
 start=$SECONDS
-[ $quick = 1 ] || timeout 20 "$attnbench" peak --json >"$out/peak.json" 2>/dev/null
+[ $quick = 1 ] || timeout 20 "$attnbench" peak --json ${coopmat:+--coopmat $coopmat} >"$out/peak.json" 2>/dev/null
 timeout $t_bench python3 "$repo/scripts/gpu_check.py" bench "$attnbench" "$out" "${qflag[@]}" \
   --timeout $t_row
 step bench_rc $?
