@@ -1,17 +1,18 @@
 /* SDPA backward with f16 tensors vs vkattn_reference_sdpa_backward.
  *
  * Random small shapes on both paths: odd sizes, Tq != Tv, dk != dv, batch 1,
- * grouped K/V heads (H / Hkv = 1, 2, 3), every mask kind with random
+ * grouped K/V heads (H / Hkv = 1, 2, 4), every mask kind with random
  * broadcasts, an additive bias, both causal alignments, both masked-row
- * policies, dropout. Each of q, k, v, grad_out, grad_q, grad_k, grad_v (and
- * the fused forward's out) is f16 or f32 at random, the first case of each
- * group all f16; masks, bias and lse stay f32. Inputs are random values in
- * [-1, 1] rounded to their tensor's type, so the reference (double) runs on
- * exactly what the device holds; gradients are poisoned with NaN first. The
- * fused path's out and lse come from the fused forward. On devices with
- * fewer than 10 storage buffers per shader (mobile-min) the fused backward
- * must refuse with VKATTN_ERROR_UNSUPPORTED and AUTO must fall back to the
- * chained path, which runs there.
+ * policies, dropout (random_case.h's draw). Each of q, k, v, grad_out,
+ * grad_q, grad_k, grad_v (and the fused forward's out) is f16 or f32 at
+ * random, the first case of each group all f16; masks, bias and lse stay
+ * f32. Inputs are random values in [-1, 1] rounded to their tensor's type,
+ * so the reference (double) runs on exactly what the device holds;
+ * gradients are poisoned with NaN first. The fused path's out and lse come
+ * from the fused forward. On devices with fewer than 10 storage buffers per
+ * shader (mobile-min) the fused backward must refuse with
+ * VKATTN_ERROR_UNSUPPORTED and AUTO must fall back to the chained path,
+ * which runs there.
  *
  * Bound, per gradient, on max|got - ref| / scale with the scale of
  * test_sdpa_backward.c (max|ref| of that gradient, floored by a tenth of the
@@ -28,12 +29,14 @@
  *                       moves D_i by dD_i <= sum_d |dO_id| (2^-11 |O_id| +
  *                       2^-25), O and W taken from the reference forward.
  *                       dS_ij moves by W_ij dD_i, so dQ_i by at most
- *                       scale dD_i max|K| (sum_j W_ij <= 1) and dK_j by
- *                       scale max|Q| sum_i W_ij dD_i over the rows of its
+ *                       |scale| dD_i max|K| (sum_j W_ij <= 1) and dK_j by
+ *                       |scale| max|Q| sum_i W_ij dD_i over the rows of its
  *                       group; dV does not read D.
- * Bad input: an f16 lse, weights, bias or mask is refused naming it; a failed
- * call writes nothing. */
+ * Bad input: an f16 lse, weights, workspace, bias or mask is refused naming
+ * it, as is an f16 gradient aliasing an f16 input; a failed call writes
+ * nothing. */
 #include "harness.h"
+#include "random_case.h"
 
 #include <vkattn/reference.h>
 #include <vkattn/reference_backward.h>
@@ -64,12 +67,6 @@ typedef struct fcase {
 static uint32_t heads_of(const vkattn_sdpa_params *p) { return p->heads ? p->heads : 1; }
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-static size_t bcast_count(const vkattn_sdpa_params *p, vkattn_broadcast bc)
-{
-    return (size_t)(bc.batch ? 1 : p->batch) * (bc.heads ? 1 : heads_of(p)) *
-           (bc.rows ? 1 : p->tq) * p->tv;
-}
-
 /* n values in [-1, 1], rounded to f16 when the tensor is f16. */
 static float *operand(size_t n, vkattn_dtype t)
 {
@@ -91,24 +88,9 @@ static void make_case(fcase *c)
     c->no = (size_t)p->batch * h * p->tq * dv;
     c->q = operand(c->nq, c->ty[T_Q]), c->k = operand(c->nk, c->ty[T_K]);
     c->v = operand(c->nv, c->ty[T_V]), c->g = operand(c->no, c->ty[T_G]);
-    const vkattn_mask_params *m = &p->mask;
-    c->bias = c->mask = c->vm = NULL;
-    if (m->has_bias) {
-        c->nbias = bcast_count(p, m->bias_broadcast);
-        c->bias = operand(c->nbias, VKATTN_DTYPE_F32);
-    }
-    if (m->has_mask) {
-        c->nmask = bcast_count(p, m->mask_broadcast);
-        c->mask = tu_floats(c->nmask);
-        tu_fill_mask(c->mask, c->nmask, 0.7f);
-    }
-    if (m->has_value_mask) {
-        c->nvm = (size_t)p->batch * p->tv;
-        c->vm = tu_floats(c->nvm);
-        tu_fill_mask(c->vm, c->nvm, 0.7f);
-        if (p->batch > 1) /* batch 0 sees nothing: every row masked */
-            memset(c->vm, 0, p->tv * sizeof(float));
-    }
+    const rc_sdpa_sides sides = rc_sdpa_side_inputs(p);
+    c->bias = sides.bias, c->mask = sides.mask, c->vm = sides.vm;
+    c->nbias = sides.nbias, c->nmask = sides.nmask, c->nvm = sides.nvm;
     c->ref_dq = tu_floats(c->nq), c->ref_dk = tu_floats(c->nk), c->ref_dv = tu_floats(c->nv);
     assert_int_equal(vkattn_reference_sdpa_backward(p, c->q, c->k, c->v, c->bias, c->vm, c->mask,
                                                     c->g, c->ref_dq, c->ref_dk, c->ref_dv),
@@ -121,31 +103,11 @@ static void free_case(fcase *c)
     free(c->ref_dq), free(c->ref_dk), free(c->ref_dv);
 }
 
+/* The shared SDPA draw (random_case.h), small: lavapipe is slow. */
 static fcase random_case(int idx)
 {
-    fcase c = {0};
-    vkattn_sdpa_params *p = &c.p;
-    static const uint32_t groups[] = {1, 2, 3};
-    const uint32_t hkv = tu_rand_range(1, 2), g = groups[tu_rand_range(0, 2)];
-    p->batch = tu_rand_range(1, 2);
-    p->heads = hkv * g;
-    p->kv_heads = hkv;
-    p->tq = tu_rand_range(1, 19);
-    p->tv = tu_rand_range(1, 23);
-    p->dk = tu_rand_range(1, 13);
-    p->dv = coin() ? 0 : tu_rand_range(1, 13);
-    p->scale = coin() ? 0.0f : tu_rand_float(0.2f, 1.5f);
-    vkattn_mask_params *m = &p->mask;
-    m->causal = (vkattn_causal)tu_rand_range(0, 2);
-    m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
-    m->has_value_mask = coin();
-    m->has_mask = coin();
-    m->mask_broadcast = (vkattn_broadcast){.batch = coin(), .heads = coin(), .rows = coin()};
-    m->has_bias = coin();
-    m->bias_broadcast = (vkattn_broadcast){.batch = coin(), .heads = coin(), .rows = coin()};
-    if (idx % 3 == 2)
-        p->dropout = (vkattn_dropout_params){.rate = tu_rand_float(0.1f, 0.6f), .training = true,
-                                             .seed = tu_rand_u32(), .offset = tu_rand_range(0, 9)};
+    const rc_sdpa_bounds b = {.max_batch = 2, .max_kv_heads = 2, .max_t = 21, .max_d = 13};
+    fcase c = {.p = rc_random_sdpa(&b)};
     bool any = false;
     for (int t = 0; t < N_T; t++) {
         c.ty[t] = idx == 0 || coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
@@ -203,13 +165,14 @@ static void out16_shift(const fcase *c, double *xq, double *xk)
     assert_int_equal(vkattn_reference_sdpa(&rp, &ty, c->q, c->k, c->v, c->bias, c->vm, c->mask,
                                            out, w),
                      VKATTN_SUCCESS);
-    const double scale = rp.scale != 0.0f ? rp.scale : 1.0 / sqrt((double)rp.dk);
+    const double scale = rp.scale != 0.0f ? fabs(rp.scale) : 1.0 / sqrt((double)rp.dk);
     const double max_k = max_abs(c->k, c->nk), max_q = max_abs(c->q, c->nq);
     double max_dd = 0.0, max_key = 0.0;
     for (size_t r = 0; r < rows; r++) {
         double dd = 0.0;
         for (uint32_t d = 0; d < dv; d++)
-            dd += fabs((double)c->g[r * dv + d]) * (0x1p-11 * fabs((double)out[r * dv + d]) + 0x1p-25);
+            dd += fabs((double)c->g[r * dv + d]) *
+                  (0x1p-11 * fabs((double)out[r * dv + d]) + 0x1p-25);
         max_dd = fmax(max_dd, dd);
         const size_t b = r / ((size_t)h * rp.tq), head = r / rp.tq % h;
         const size_t key0 = (b * c->hkv + head / g) * rp.tv;
