@@ -45,6 +45,19 @@
  * 1e-4 of its largest element for Tq, Tv up to a few hundred at moderate
  * inputs (the tests' bound; errors grow with the row length).
  *
+ * Element types: q, k, v, grad_out, out (fused path) and each of grad_q,
+ * grad_k, grad_v may be f16 or f32, in any mix; lse, weights, bias, masks and
+ * workspace are f32. Each f16 input is converted exactly into f32 scratch
+ * kept in the context (one conversion pass each), the f32 backward runs on
+ * it (fp32 accumulation, the same path choice), and each f16 gradient is
+ * rounded once from its f32 result by the device's f32 -> f16 conversion:
+ * one f16 spacing (2^-10 relative) over the f32 bound above, against the
+ * reference on the same stored values. An f16 out read by the fused path
+ * adds its own rounding to rowsum(dO * out) (docs/SEMANTICS.md). Costs: the
+ * conversion passes and up to 8 f32 scratch tensors of the data tensors'
+ * sizes (plus the workspace); moving half the bytes does not make it faster
+ * than the f32 call.
+ *
  * Workspace: the chained path needs 1 or 2 tensors of
  * vkattn_sdpa_backward_workspace_size floats, the fused one 1 (two floats
  * per query row). Pass your own (io->workspace[0], [1]) or leave them NULL:
@@ -56,12 +69,14 @@
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (the forward's checks; a missing or
  * too small q, k, v, grad_out, grad_q, grad_k, grad_v; io->lse or io->out
  * missing with VKATTN_SDPA_FUSED; a gradient aliasing any other tensor of the
- * call, named in the message; an f16 bias, mask, value_mask or lse, named:
- * they have no f16 form), VKATTN_ERROR_SIZE_OVERFLOW,
+ * call, named in the message; an f16 bias, mask or value_mask, named: they
+ * have no f16 form), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT, VKATTN_ERROR_UNSUPPORTED (VKATTN_SDPA_FUSED where
- * the fused kernels cannot serve the call; f16 q, k, v, out or gradients: the
- * backward is f32), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY,
- * Vulkan failures. Nothing is recorded or allocated on an argument error.
+ * the fused kernels cannot serve the call; an f16 lse, weights or workspace,
+ * named), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY,
+ * Vulkan failures. Nothing is recorded or allocated on an argument error;
+ * with f16 tensors nothing is recorded on any failure (the call runs dry
+ * first, which also grows the scratch).
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in
  * any mode) may run on several threads of one context (vkattn/context.h).
  */

@@ -12,6 +12,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash_backward.h"
+#include "ops/half_stage.h"
 #include "ops/sdpa_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -163,21 +164,25 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
 {
     const vka_sdpa_shape *s = &pl->s;
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->q, s->q, caller, "io->q")) ||
-        (r = vka_tensor_check(ctx, io->k, s->k, caller, "io->k")) ||
-        (r = vka_tensor_check(ctx, io->v, s->v, caller, "io->v")) ||
-        (r = vka_tensor_check(ctx, io->grad_out, s->out, caller, "io->grad_out")) ||
-        (r = vka_tensor_check(ctx, io->grad_q, s->q, caller, "io->grad_q")) ||
-        (r = vka_tensor_check(ctx, io->grad_k, s->k, caller, "io->grad_k")) ||
-        (r = vka_tensor_check(ctx, io->grad_v, s->v, caller, "io->grad_v")) ||
+    /* the data tensors: f16 or f32 each, staged through f32 (record_staged) */
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = vka_tensor_check_types(ctx, io->q, s->q, caller, "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
+        (r = vka_tensor_check_types(ctx, io->grad_out, s->out, caller, "io->grad_out", both)) ||
+        (r = vka_tensor_check_types(ctx, io->grad_q, s->q, caller, "io->grad_q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->grad_k, s->k, caller, "io->grad_k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->grad_v, s->v, caller, "io->grad_v", both)) ||
         (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)))
         return r;
     if (pl->fused &&
         ((r = vka_tensor_check(ctx, io->lse, row_stats(s) / 2, caller, "io->lse (required by the "
                                                                   "fused backward)")) ||
-         (r = vka_tensor_check(ctx, io->out, s->out, caller, "io->out (required by the fused "
-                                                            "backward)"))))
+         (r = vka_tensor_check_types(ctx, io->out, s->out, caller,
+                                     "io->out (required by the fused backward)", both))))
         return r;
+    /* f32 only: f16 weights would add their rounding to every gradient; leave
+     * them out and the chained path recomputes them in f32 */
     if (!pl->fused && io->weights &&
         (r = vka_tensor_check(ctx, io->weights, s->scores, caller, "io->weights")))
         return r;
@@ -282,6 +287,80 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     return record_mm(ctx, cmd, s, &dk, ws0, io->q, io->grad_k);
 }
 
+/* ---------------------------------------------------------------- f16 */
+
+/* The data tensors a call reads and writes, in the order they are staged. */
+enum { IN_Q, IN_K, IN_V, IN_GRAD_OUT, IN_OUT, N_IN }; /* out: the fused path's */
+enum { OUT_GRAD_Q, OUT_GRAD_K, OUT_GRAD_V, N_OUT };
+
+typedef struct bwd_op {
+    const char *caller;
+    const vkattn_sdpa_params *p;
+    const bwd_plan *pl;
+    const vkattn_sdpa_backward_io *io;
+} bwd_op;
+
+/* One scratch kind per staged tensor: eight, STAGE0 to STAGE7. */
+_Static_assert(VKA_SCRATCH_F16_STAGE0 + N_IN + N_OUT - 1 == VKA_SCRATCH_F16_STAGE7,
+               "sdpa_backward.c stages N_IN + N_OUT tensors: see vk/scratch.h");
+static vka_scratch_kind stage_kind(int i) { return (vka_scratch_kind)(VKA_SCRATCH_F16_STAGE0 + i); }
+
+/* Whether any data tensor of the call is f16. */
+static bool any_f16(const vkattn_sdpa_backward_io *io, bool fused)
+{
+    const vkattn_tensor *all[] = {io->q, io->k, io->v, io->grad_out, fused ? io->out : NULL,
+                                  io->grad_q, io->grad_k, io->grad_v};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i] && all[i]->dtype == VKATTN_DTYPE_F16)
+            return true;
+    return false;
+}
+
+/* The checked call: f16 inputs converted exactly into f32 scratch, the f32
+ * backward on f32 tensors (fp32 accumulation, as for f32 calls), each f16
+ * gradient rounded once from its f32 result (ops/half_stage.h). f32 tensors
+ * are used in place. Runs dry first through vka_f16_record when anything is
+ * staged, so nothing is recorded on failure. */
+static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const bwd_op *op = op_;
+    const char *caller = op->caller;
+    const bwd_plan *pl = op->pl;
+    const vka_sdpa_shape *s = &pl->s;
+    const vkattn_sdpa_backward_io *io = op->io;
+    vkattn_sdpa_backward_io f = *io;
+    vkattn_tensor *in[N_IN] = {io->q, io->k, io->v, io->grad_out, pl->fused ? io->out : NULL};
+    const uint64_t in_n[N_IN] = {s->q, s->k, s->v, s->out, s->out};
+    vkattn_tensor *out[N_OUT] = {io->grad_q, io->grad_k, io->grad_v};
+    const uint64_t out_n[N_OUT] = {s->q, s->k, s->v};
+    vkattn_tensor *in_f[N_IN], *out_f[N_OUT];
+    vkattn_result r;
+    for (int i = 0; i < N_IN; i++)
+        if ((r = vka_f16_stage_in(ctx, cmd, caller, stage_kind(i), in[i], in_n[i],
+                                  &in_f[i])))
+            return r;
+    for (int i = 0; i < N_OUT; i++)
+        if ((r = vka_f16_stage_out(ctx, cmd, caller, stage_kind(N_IN + i), out[i],
+                                   out_n[i], false, &out_f[i])))
+            return r;
+    f.q = in_f[IN_Q], f.k = in_f[IN_K], f.v = in_f[IN_V], f.grad_out = in_f[IN_GRAD_OUT];
+    if (pl->fused)
+        f.out = in_f[IN_OUT];
+    f.grad_q = out_f[OUT_GRAD_Q], f.grad_k = out_f[OUT_GRAD_K], f.grad_v = out_f[OUT_GRAD_V];
+    vkattn_tensor *ws[2] = {io->workspace[0], io->workspace[1]};
+    if (pl->ws_count >= 1 && !ws[0] &&
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, pl->ws_floats, caller, &ws[0])))
+        return r;
+    if (pl->ws_count >= 2 && !ws[1] &&
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl->ws_floats, caller, &ws[1])))
+        return r;
+    r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &f, ws[0], caller)
+                  : record_chained(ctx, cmd, op->p, s, &f, ws[0], ws[1]);
+    for (int i = 0; i < N_OUT && r == VKATTN_SUCCESS; i++)
+        r = vka_f16_stage_finish(ctx, cmd, caller, out[i], out_f[i], out_n[i]);
+    return r;
+}
+
 /* ---------------------------------------------------------------- public */
 
 vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -300,14 +379,6 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
         r = check_io(ctx, __func__, params, &pl, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    vkattn_tensor *ws[2] = {io->workspace[0], io->workspace[1]};
-    if (pl.ws_count >= 1 && !ws[0] &&
-        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, pl.ws_floats, __func__, &ws[0])))
-        return r;
-    if (pl.ws_count >= 2 && !ws[1] &&
-        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl.ws_floats, __func__, &ws[1])))
-        return r;
-    if (pl.fused)
-        return vka_flash_backward_record(ctx, cmd, &pl.s, params, io, ws[0], __func__);
-    return record_chained(ctx, cmd, params, &pl.s, io, ws[0], ws[1]);
+    const bwd_op op = {.caller = __func__, .p = params, .pl = &pl, .io = io};
+    return vka_f16_record(ctx, cmd, any_f16(io, pl.fused), record_staged, &op);
 }

@@ -38,6 +38,10 @@ typedef enum vka_scratch_kind {
     VKA_SCRATCH_F16_STAGE1, /* one kind per tensor of the op */
     VKA_SCRATCH_F16_STAGE2,
     VKA_SCRATCH_F16_STAGE3,
+    VKA_SCRATCH_F16_STAGE4, /* ... up to eight: the SDPA backward stages 8 (sdpa_backward.c) */
+    VKA_SCRATCH_F16_STAGE5,
+    VKA_SCRATCH_F16_STAGE6,
+    VKA_SCRATCH_F16_STAGE7,
     VKA_SCRATCH_WORKSPACE_2, /* a second workspace, for ops that need two at once (sdpa_backward.c) */
     VKA_SCRATCH_SOFTMAX_PARTS, /* per-chunk statistics of split softmax rows (ops/softmax.c) */
     VKA_SCRATCH_KINDS

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* True with probability 1 / n. */
 static inline bool rc_one_in(uint32_t n) { return tu_rand_range(0, n - 1) == 0; }
@@ -70,6 +71,38 @@ static inline vkattn_sdpa_params rc_random_sdpa(const rc_sdpa_bounds *b)
                     .offset = tu_rand_u32()},
     };
     return p;
+}
+
+/* The side inputs an SDPA call p asks for, each NULL unless it does: bias
+ * uniform in [-1, 1], mask and value mask 0/1 with 30% zeros; with batch > 1
+ * batch 0's value mask is all zero (every row masked). Sizes in the n*. */
+typedef struct rc_sdpa_sides {
+    float *bias, *mask, *vm;
+    size_t nbias, nmask, nvm;
+} rc_sdpa_sides;
+
+static inline rc_sdpa_sides rc_sdpa_side_inputs(const vkattn_sdpa_params *p)
+{
+    const vkattn_mask_params *m = &p->mask;
+    rc_sdpa_sides s = {0};
+    if (m->has_bias) {
+        s.nbias = rc_bcast_count(p, m->bias_broadcast);
+        s.bias = tu_floats(s.nbias);
+        tu_fill_uniform(s.bias, s.nbias, -1, 1);
+    }
+    if (m->has_mask) {
+        s.nmask = rc_bcast_count(p, m->mask_broadcast);
+        s.mask = tu_floats(s.nmask);
+        tu_fill_mask(s.mask, s.nmask, 0.7f);
+    }
+    if (m->has_value_mask) {
+        s.nvm = (size_t)p->batch * p->tv;
+        s.vm = tu_floats(s.nvm);
+        tu_fill_mask(s.vm, s.nvm, 0.7f);
+        if (p->batch > 1)
+            memset(s.vm, 0, p->tv * sizeof(float));
+    }
+    return s;
 }
 
 typedef struct rc_mha_bounds {

@@ -57,12 +57,6 @@ typedef struct bcase {
 
 static uint32_t heads_of(const vkattn_sdpa_params *p) { return p->heads ? p->heads : 1; }
 
-static size_t bcast_count(const vkattn_sdpa_params *p, vkattn_broadcast bc)
-{
-    return (size_t)(bc.batch ? 1 : p->batch) * (bc.heads ? 1 : heads_of(p)) *
-           (bc.rows ? 1 : p->tq) * p->tv;
-}
-
 static void make_case(bcase *c)
 {
     const vkattn_sdpa_params *p = &c->p;
@@ -79,25 +73,9 @@ static void make_case(bcase *c)
     tu_fill_uniform(c->k, c->nk, -1, 1);
     tu_fill_uniform(c->v, c->nv, -1, 1);
     tu_fill_uniform(c->g, c->no, -1, 1);
-    const vkattn_mask_params *m = &p->mask;
-    c->bias = c->mask = c->vm = NULL;
-    if (m->has_bias) {
-        c->nbias = bcast_count(p, m->bias_broadcast);
-        c->bias = tu_floats(c->nbias);
-        tu_fill_uniform(c->bias, c->nbias, -1, 1);
-    }
-    if (m->has_mask) {
-        c->nmask = bcast_count(p, m->mask_broadcast);
-        c->mask = tu_floats(c->nmask);
-        tu_fill_mask(c->mask, c->nmask, 0.7f);
-    }
-    if (m->has_value_mask) {
-        c->nvm = (size_t)p->batch * p->tv;
-        c->vm = tu_floats(c->nvm);
-        tu_fill_mask(c->vm, c->nvm, 0.7f);
-        if (p->batch > 1) /* batch 0 sees nothing: every row masked */
-            memset(c->vm, 0, p->tv * sizeof(float));
-    }
+    const rc_sdpa_sides sides = rc_sdpa_side_inputs(p);
+    c->bias = sides.bias, c->mask = sides.mask, c->vm = sides.vm;
+    c->nbias = sides.nbias, c->nmask = sides.nmask, c->nvm = sides.nvm;
     c->ref_dq = tu_floats(c->nq), c->ref_dk = tu_floats(c->nk), c->ref_dv = tu_floats(c->nv);
     assert_int_equal(vkattn_reference_sdpa_backward(p, c->q, c->k, c->v, c->bias, c->vm, c->mask,
                                                     c->g, c->ref_dq, c->ref_dk, c->ref_dv),

@@ -47,7 +47,7 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
         fprintf(stderr, "attnbench: %s: give --backward or --train-step, not both\n", op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (grads && a->fp16) {
+    if (grads && a->fp16 && !(a->backward && op->bound_backward_fp16 > 0)) {
         fprintf(stderr, "attnbench: %s: %s has no f16 path yet (drop --fp16)\n", op->name,
                 grad_flag);
         return ATTNBENCH_EXIT_USAGE;
@@ -225,7 +225,8 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
         if (status == ATTNBENCH_EXIT_OK) {
             res->checked = true;
             const bool grads = a->backward || a->train_step;
-            res->bound = a->fp16                            ? op->bound_fp16
+            res->bound = a->fp16 && grads                   ? op->bound_backward_fp16
+                         : a->fp16                         ? op->bound_fp16
                          : grads && op->bound_backward > 0 ? op->bound_backward
                                                            : op->bound;
             res->check_ok = res->max_rel_err <= res->bound;

@@ -34,5 +34,9 @@
 #define AB_BOUND_ADDITIVE_ATTENTION_BACKWARD 1e-4
 #define AB_BOUND_BAHDANAU_BACKWARD 2e-4
 #define AB_BOUND_MHA_BACKWARD 2e-4
+/* sdpa --backward --fp16: f16 gradients each rounded once (one f16 spacing,
+ * 2^-10, of the largest) over the f32 backward's 1e-4, with room for the f16
+ * forward output the fused path reads for rowsum(dO * O) */
+#define AB_BOUND_SDPA_BACKWARD_FP16 2e-3
 
 #endif

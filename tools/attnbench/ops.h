@@ -59,6 +59,9 @@ typedef struct ab_op {
      * checked before a context is made: nonzero after a message on stderr.
      * NULL: none. */
     int (*check_args)(const ab_args *a);
+    /* The bound with --backward and --fp16 together; 0: the op's --backward
+     * has no f16 path (--fp16 with it is a usage error). */
+    double bound_backward_fp16;
 } ab_op;
 
 /* The op of that name in this build, or NULL. */
@@ -79,10 +82,11 @@ int ab_attention_dims(const char *op, const ab_args *a, uint32_t default_heads, 
 const char *ab_sdpa_path_name(vkattn_context *ctx, const vkattn_sdpa_params *p);
 
 /* bench sdpa --backward (ops_sdpa_backward.c): the backward of the forward
- * `fwd` describes, with its own inputs; the sdpa op forwards to these. */
+ * `fwd` describes, with its own inputs (f16 data tensors when fp16); the sdpa
+ * op forwards to these. */
 typedef struct ab_sdpa_bwd ab_sdpa_bwd;
 int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
-                           double mask_ratio, ab_sdpa_bwd **out, ab_op_info *info);
+                           double mask_ratio, bool fp16, ab_sdpa_bwd **out, ab_op_info *info);
 vkattn_result ab_sdpa_backward_record(void *state, VkCommandBuffer cmd);
 vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s);
 int ab_sdpa_backward_check(vkattn_context *ctx, ab_sdpa_bwd *s, double *err);

@@ -450,7 +450,8 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         .sliding_window = a->window,
     };
     if (a->backward) {
-        st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a->seed, a->mask_ratio, &s->bwd, info);
+        st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a->seed, a->mask_ratio, a->fp16, &s->bwd,
+                                   info);
         ab_op_info timed = *info;
         att_info(s, info, true, true);
         info->path = timed.path, info->flops = timed.flops, info->bytes = timed.bytes;
@@ -534,4 +535,5 @@ const ab_op ab_op_sdpa = {
     .bound_fp16 = AB_BOUND_SDPA_FP16,
     .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,
     .destroy = att_destroy,
+    .bound_backward_fp16 = AB_BOUND_SDPA_BACKWARD_FP16,
 };

@@ -3,7 +3,10 @@
  * fused one with its LSE when the backward takes the fused path); the timed
  * call is the backward alone; --check compares dQ, dK, dV with
  * vkattn_reference_sdpa_backward. Flops: 2.5 x the forward's matmul flops
- * (the backward's dV, dP, dQ, dK matmuls plus the recomputed scores). */
+ * (the backward's dV, dP, dQ, dK matmuls plus the recomputed scores).
+ * --fp16: Q, K, V, dO, the forward's out and the gradients are f16 (the host
+ * twins hold the f16 values, which the reference reads; the value mask and
+ * the LSE stay f32). */
 #include "common.h"
 #include "ops.h"
 
@@ -52,7 +55,7 @@ vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s)
 }
 
 int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
-                           double mask_ratio, ab_sdpa_bwd **out, ab_op_info *info)
+                           double mask_ratio, bool fp16, ab_sdpa_bwd **out, ab_op_info *info)
 {
     ab_sdpa_bwd *s = calloc(1, sizeof *s);
     if (!s)
@@ -69,16 +72,17 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, u
     /* the fused backward needs the fused forward's out and LSE */
     const bool fused = p->path != VKATTN_SDPA_UNFUSED;
     vkattn_result r;
-    if ((r = ab_buf_make(ctx, &s->q, 4, q, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->k, 4, k, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->v, 4, v, &rng, -1, 1)) ||
+    const bool h = fp16;
+    if ((r = ab_buf_make_as(ctx, &s->q, 4, q, &rng, -1, 1, h)) ||
+        (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, h)) ||
+        (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, h)) ||
         (mask_ratio > 0 && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, mask_ratio))) ||
-        (r = ab_buf_make(ctx, &s->g, 4, o, &rng, -1, 1)) ||
-        (fused && (r = ab_buf_make(ctx, &s->out, 4, o, NULL, 0, 0))) ||
+        (r = ab_buf_make_as(ctx, &s->g, 4, o, &rng, -1, 1, h)) ||
+        (fused && (r = ab_buf_make_as(ctx, &s->out, 4, o, NULL, 0, 0, h))) ||
         (fused && (r = ab_buf_make(ctx, &s->lse, 3, l, NULL, 0, 0))) ||
-        (r = ab_buf_make(ctx, &s->dq, 4, q, NULL, 0, 0)) ||
-        (r = ab_buf_make(ctx, &s->dk, 4, k, NULL, 0, 0)) ||
-        (r = ab_buf_make(ctx, &s->dv, 4, v, NULL, 0, 0)))
+        (r = ab_buf_make_as(ctx, &s->dq, 4, q, NULL, 0, 0, h)) ||
+        (r = ab_buf_make_as(ctx, &s->dk, 4, k, NULL, 0, 0, h)) ||
+        (r = ab_buf_make_as(ctx, &s->dv, 4, v, NULL, 0, 0, h)))
         return ab_report(ctx, r, "sdpa --backward: creating tensors");
     if (fused) {
         vkattn_sdpa_params fp = *p;
@@ -98,8 +102,9 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, u
     }
     const double fwd_flops = 2.0 * p->batch * p->heads * p->tq * p->tv * ((double)p->dk + p->dv);
     info->flops = 2.5 * fwd_flops;
-    info->bytes = 4.0 * (double)(s->q.n + s->k.n + s->v.n + s->vmask.n + s->out.n + s->lse.n +
-                                 s->g.n + s->dq.n + s->dk.n + s->dv.n);
+    const double data = (double)(s->q.n + s->k.n + s->v.n + s->out.n + s->g.n + s->dq.n +
+                                 s->dk.n + s->dv.n);
+    info->bytes = (fp16 ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
     return ATTNBENCH_EXIT_OK;
 }
 
