@@ -70,8 +70,12 @@ void vka_coopmat_query(struct vkattn_context *ctx, VkPhysicalDevice pd, vka_coop
         .pNext = &f.coopmat,
     };
     ctx->vki.vkGetPhysicalDeviceFeatures2(pd, &feats);
+    /* Device scope too: once the memory model is on, validation refuses any
+     * shader using device scope (barriers and atomics of the other kernels)
+     * unless vulkanMemoryModelDeviceScope is on as well. */
     out->kernels_can_run = out->f16_16x16x16 && f.coopmat.cooperativeMatrix &&
-                           f.f16.shaderFloat16 && f.memory_model.vulkanMemoryModel;
+                           f.f16.shaderFloat16 && f.memory_model.vulkanMemoryModel &&
+                           f.memory_model.vulkanMemoryModelDeviceScope;
 }
 
 void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensions, uint32_t *n)
@@ -85,6 +89,7 @@ void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensio
     e->f16.pNext = &e->memory_model;
     e->memory_model.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR;
     e->memory_model.vulkanMemoryModel = VK_TRUE;
+    e->memory_model.vulkanMemoryModelDeviceScope = VK_TRUE;
     e->memory_model.pNext = next;
     extensions[(*n)++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     extensions[(*n)++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;

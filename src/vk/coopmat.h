@@ -13,9 +13,10 @@ struct vkattn_context;
 
 /* What the physical device offers: flavours (VKATTN_COOPMAT_* bits), the
  * f16 x f16 -> f32 16x16x16 subgroup shape, and the features the kernels
- * need besides (cooperativeMatrix, shaderFloat16, vulkanMemoryModel: the
- * kernels use subgroup scopes, which glslang emits under the Vulkan memory
- * model). */
+ * need besides (cooperativeMatrix, shaderFloat16, vulkanMemoryModel and its
+ * device scope: the kernels use subgroup scopes, which glslang emits under
+ * the Vulkan memory model, and with the model on every other kernel's device
+ * scope needs vulkanMemoryModelDeviceScope). */
 typedef struct vka_coopmat_support {
     uint32_t flavours;
     bool f16_16x16x16;
