@@ -37,10 +37,11 @@ typedef struct vka_coopmat_enable {
  * its extensions to extensions[*n]. */
 void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensions, uint32_t *n);
 
-/* Whether vkattn's cooperative-matrix kernels run on a device whose
- * features are enabled, for `mode` (a vkattn_coopmat_mode): ON yes, OFF no,
- * AUTO only on the device classes whose results were verified on real
- * hardware (docs/PERFORMANCE.md). */
-bool vka_coopmat_wanted(int mode, const vkattn_context_info *info);
+/* Whether vkattn's cooperative-matrix kernels are to run on a device that
+ * can run them, for `mode` (a vkattn_coopmat_mode): ON yes, OFF no, AUTO only
+ * on the device classes whose results were verified on real hardware
+ * (docs/PERFORMANCE.md). Decided before the device is created, which enables
+ * the features only then. */
+bool vka_coopmat_wanted(int mode, const VkPhysicalDeviceProperties *props);
 
 #endif /* VKA_VK_COOPMAT_H */

@@ -275,7 +275,7 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     vka_coopmat_query(ctx, pd, &coopmat);
     info->coopmat_flavours = coopmat.flavours;
     info->coopmat_f16_16x16x16 = coopmat.f16_16x16x16;
-    info->coopmat_enabled = ctx->coopmat_device_enabled && vka_coopmat_wanted(ctx->coopmat_mode, info);
+    info->coopmat_enabled = ctx->coopmat_device_enabled;
     vka_profile_clamp(ctx->profile, info);
     ctx->subgroup_shuffle = info->subgroup_operations &&
                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
@@ -342,8 +342,10 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
      * context (vkattn_coopmat_wanted), so other contexts enable nothing new. */
     vka_coopmat_support coopmat;
     vka_coopmat_query(ctx, ctx->physical_device, &coopmat);
+    VkPhysicalDeviceProperties props;
+    ctx->vki.vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
     const bool use_coopmat = coopmat.kernels_can_run && !ctx->profile->no_coopmat &&
-                             ctx->coopmat_mode != VKATTN_COOPMAT_OFF;
+                             vka_coopmat_wanted(ctx->coopmat_mode, &props);
     vka_coopmat_enable enable_coopmat;
     void *chain = &enable16;
     if (use_coopmat)
