@@ -94,7 +94,15 @@ vkattn_context_advanced th_advanced(void) { return *th_context_desc().advanced; 
 
 vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelines *seen)
 {
+    return th_logged_context_profile(adv, NULL, seen);
+}
+
+vkattn_context *th_logged_context_profile(const vkattn_context_advanced *adv, const char *profile,
+                                          th_pipelines *seen)
+{
     vkattn_context_desc desc = th_context_desc();
+    if (profile)
+        desc.profile = profile;
     vkattn_context_advanced settings = *adv;
     desc.advanced = &settings;
     *seen = (th_pipelines){0};

@@ -30,6 +30,9 @@ vkattn_context_advanced th_advanced(void);
  * every pipeline it creates into *seen (which must outlive it); a failed
  * create fails the test. */
 vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelines *seen);
+/* The same under `profile` (NULL: VKATTN_TEST_PROFILE's), e.g. the group's. */
+vkattn_context *th_logged_context_profile(const vkattn_context_advanced *adv, const char *profile,
+                                          th_pipelines *seen);
 /* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
 

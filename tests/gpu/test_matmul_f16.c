@@ -347,12 +347,14 @@ static void test_coopmat(void **state)
 
     adv.cooperative_matrix = VKATTN_COOPMAT_ON;
     th_pipelines seen;
-    vkattn_context *ctx = th_logged_context(&adv, &seen);
+    vkattn_context *ctx = th_logged_context_profile(&adv, base_info.profile, &seen);
     vkattn_context_info info;
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     vkattn_matmul_dtypes all16 = {.a = 1, .b = 1, .bias = 1, .c = 1};
     one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
     const bool used = th_pipeline_seen(&seen, "matmul_coopmat_nv", false);
+    if (strcmp(info.profile, "desktop") != 0)
+        assert_false(info.coopmat_enabled); /* the phone profiles have none */
     if (!info.coopmat_enabled || info.cpu_tuning) {
         assert_false(used);
         print_message("coopmat: skipped: %s (profile %s) runs no cooperative-matrix kernel "
@@ -388,7 +390,7 @@ static void test_coopmat(void **state)
     vkattn_context_destroy(ctx);
 
     adv.cooperative_matrix = VKATTN_COOPMAT_OFF;
-    ctx = th_logged_context(&adv, &seen);
+    ctx = th_logged_context_profile(&adv, base_info.profile, &seen);
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     assert_false(info.coopmat_enabled);
     one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);

@@ -63,6 +63,7 @@ static void test_stated_counts(void **state)
     assert_int_equal(vka_matmul_gpu_live_values(64, 64, 16, 4, 4), 44);
     assert_int_equal(vka_flash_tiled_live_values(16, 32, 256, 256), 86);
     assert_int_equal(vka_flash_tiled_live_values(4, 32, 64, 64), 86);
+    assert_int_equal(vka_matmul_coopmat_live_values(32, 2, 4, 4), 116);
 }
 
 static const uint32_t sizes[] = {1, 2, 7, 16, 31, 33, 64, 100, 128, 255, 256, 1000, 4096};
@@ -89,6 +90,43 @@ static void test_matmul_gpu_tiles(void **state)
                 assert_true(t.bm % 4 == 0 && t.bn % 4 == 0 && t.bk % 4 == 0 && t.tn % 2 == 0);
             }
     }
+}
+
+/* The cooperative-matrix matmul's tiles (matmul_coopmat_nv.comp): within the
+ * budget, the shared memory (two buffers of both tiles in either orientation
+ * and the staging squares) and the invocations wherever chosen; none for a
+ * subgroup size that varies (the kernel indexes subgroups by gl_SubgroupID). */
+static void test_matmul_coopmat_tiles(void **state)
+{
+    (void)state;
+    for (size_t p = 0; p < N_PROFILES; p++) {
+        vkattn_context_info info = profile_info(profiles[p]);
+        const uint32_t budget = vka_register_budget(&info);
+        for (size_t i = 0; i < N_SIZES; i++)
+            for (size_t j = 0; j < N_SIZES; j++) {
+                vka_coopmat_tiles t;
+                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], &t)) {
+                    if (!strcmp(profiles[p], "desktop"))
+                        fail_msg("desktop: no coopmat tile for %u x %u", sizes[i], sizes[j]);
+                    continue;
+                }
+                const uint32_t threads = t.warps_m * t.warps_n * t.subgroup;
+                const uint32_t fm = t.bm / (t.warps_m * 16), fn = t.bn / (t.warps_n * 16);
+                const uint32_t groups = (t.bm * t.bk / 8 + threads - 1) / threads +
+                                        (t.bn * t.bk / 8 + threads - 1) / threads;
+                const uint32_t live = vka_matmul_coopmat_live_values(t.subgroup, fm, fn, groups);
+                if (live > budget)
+                    fail_msg("%s: coopmat %ux%ux%u holds %u live values > %u", profiles[p], t.bm,
+                             t.bn, t.bk, live, budget);
+                assert_true(threads <= info.max_workgroup_invocations);
+                assert_true(vka_matmul_coopmat_shared_bytes(&t) <= info.max_shared_memory);
+                assert_true(fm >= 1 && fn >= 1 && t.bk % 16 == 0 && t.subgroup == 32);
+            }
+    }
+    vkattn_context_info varying = profile_info("desktop");
+    varying.min_subgroup_size = 8, varying.max_subgroup_size = 64;
+    vka_coopmat_tiles t;
+    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, &t));
 }
 
 /* Every width up to 256 (the kernel's widest), dk != dv too, with and
@@ -222,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_budget_by_profile),
         cmocka_unit_test(test_stated_counts),
         cmocka_unit_test(test_matmul_gpu_tiles),
+        cmocka_unit_test(test_matmul_coopmat_tiles),
         cmocka_unit_test(test_flash_tiled_tiles),
         cmocka_unit_test(test_decode_rows),
         cmocka_unit_test(test_flash_backward_tiles),
