@@ -97,11 +97,22 @@ void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensio
     return &e->coopmat;
 }
 
+/* The device classes whose cooperative-matrix results were verified on the
+ * hardware (the whole GPU suite under validation with the path on) and written
+ * in docs/PERFORMANCE.md; AUTO runs the path on these only. */
+static const struct {
+    uint32_t vendor_id, device_id;
+    const char *what;
+} verified[] = {
+    {0x10de, 0x2330, "NVIDIA H100 80GB HBM3, driver 580.159.04, 2026-11-26"},
+};
+
 bool vka_coopmat_wanted(int mode, const VkPhysicalDeviceProperties *props)
 {
-    /* No device class is verified yet (docs/PERFORMANCE.md: correct on an
-     * H100, not yet faster than the scalar kernels there): AUTO is off
-     * everywhere, and its device gets none of the features. */
-    (void)props;
-    return mode == VKATTN_COOPMAT_ON;
+    if (mode != VKATTN_COOPMAT_AUTO)
+        return mode == VKATTN_COOPMAT_ON;
+    for (size_t i = 0; i < sizeof verified / sizeof verified[0]; i++)
+        if (props->vendorID == verified[i].vendor_id && props->deviceID == verified[i].device_id)
+            return true;
+    return false;
 }
