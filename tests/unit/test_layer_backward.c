@@ -22,7 +22,9 @@
  * broadcast over the batch, a per-head MultiHeadAttention mask, causal both
  * ways, fully masked rows), dropout in training mode, use_scale / use_bias
  * on and off, both Attention score modes, a rank-2 Bahdanau query (Tq = 1),
- * and MultiHeadAttention
+ * MultiHeadAttention and GroupedQueryAttention (Nq/Nkv from 1 to 3) with
+ * use_gate (the gate kernel and bias are parameters too; with no_bias only
+ * the kernel) and a sliding window sometimes, and their
  * self-attention (one array as query and value: its finite difference is the
  * sum of both gradients). Gradients are poisoned (NaN) before each backward
  * and must come back finite. */
@@ -39,7 +41,7 @@
 #define FD_REL 2e-4
 #define FD_ABS 2e-5
 
-enum kind { ATT, ADD, BAH, MHA };
+enum kind { ATT, ADD, BAH, MHA, GQA };
 
 /* One differentiable array: x (n floats) and the gradient(s) the backward
  * wrote for it; grad2 is added (an array passed as two inputs). */
@@ -59,7 +61,8 @@ typedef struct lcase {
     vkattn_bahdanau_desc bd;
     vkattn_bahdanau_weights bw, bgw;
     vkattn_mha_desc md;
-    vkattn_mha_weights mw, mgw;
+    vkattn_gqa_desc gd;
+    vkattn_mha_weights mw, mgw; /* MHA and GQA (vkattn_gqa_weights is the same struct) */
     vkattn_layer_call call;
     vkattn_layer_host_io io;
     vkattn_layer_host_grads g;
@@ -108,6 +111,8 @@ static vkattn_result forward(lcase *c)
         return vkattn_reference_additive_attention(&c->dd, &c->dw, &c->call, &c->io);
     case BAH:
         return vkattn_reference_bahdanau(&c->bd, &c->bw, &c->call, &c->io);
+    case GQA:
+        return vkattn_reference_gqa(&c->gd, &c->mw, &c->call, &c->io);
     default:
         return vkattn_reference_mha(&c->md, &c->mw, &c->call, &c->io);
     }
@@ -125,6 +130,9 @@ static vkattn_result backward(lcase *c)
     case BAH:
         return vkattn_reference_bahdanau_backward(&c->bd, &c->bw, &c->call, &c->io, c->go, &c->g,
                                                   &c->bgw);
+    case GQA:
+        return vkattn_reference_gqa_backward(&c->gd, &c->mw, &c->call, &c->io, c->go, &c->g,
+                                             &c->mgw);
     default:
         return vkattn_reference_mha_backward(&c->md, &c->mw, &c->call, &c->io, c->go, &c->g,
                                              &c->mgw);
@@ -265,7 +273,7 @@ static void label(lcase *c, const char *layer, int variant)
              (int)c->call.causal, (int)c->call.training);
 }
 
-/* ---------------------------------------------------------------- the four layers */
+/* ---------------------------------------------------------------- the five layers */
 
 #define VARIANTS 32
 
@@ -356,6 +364,32 @@ static void bahdanau_grads(void **state)
     }
 }
 
+/* The weights of a MultiHeadAttention or GroupedQueryAttention (one struct,
+ * vkattn_mha_weights, in its field order), each a parameter; n[i] = 0: the
+ * layer has no such weight (a bias with no_bias, the gate without use_gate). */
+static void add_multi_head_weights(lcase *c, const size_t n[10])
+{
+    float **w[10] = {&c->mw.query_kernel,  &c->mw.query_bias,  &c->mw.key_kernel,
+                     &c->mw.key_bias,      &c->mw.value_kernel, &c->mw.value_bias,
+                     &c->mw.output_kernel, &c->mw.output_bias,  &c->mw.gate_kernel,
+                     &c->mw.gate_bias};
+    float **gw[10] = {&c->mgw.query_kernel,  &c->mgw.query_bias,  &c->mgw.key_kernel,
+                      &c->mgw.key_bias,      &c->mgw.value_kernel, &c->mgw.value_bias,
+                      &c->mgw.output_kernel, &c->mgw.output_bias,  &c->mgw.gate_kernel,
+                      &c->mgw.gate_bias};
+    static const char *names[10] = {"query_kernel",  "query_bias",  "key_kernel",
+                                    "key_bias",      "value_kernel", "value_bias",
+                                    "output_kernel", "output_bias",  "gate_kernel",
+                                    "gate_bias"};
+    for (int i = 0; i < 10; i++) {
+        if (!n[i])
+            continue;
+        *w[i] = arr(c, n[i], -1, 1);
+        *gw[i] = grad_arr(c, n[i]);
+        add_param(c, names[i], *w[i], n[i], *gw[i]);
+    }
+}
+
 static void mha_grads(void **state)
 {
     (void)state;
@@ -375,7 +409,10 @@ static void mha_grads(void **state)
             .key_width = key ? dk : 0, .value_width = dv,
             .output_dim = v % 2 ? tu_rand_range(1, 5) : 0, .no_bias = v % 4 == 1,
             .dropout = v & 16 ? 0.3f : 0.0f,
+            .use_gate = v % 3 != 2, /* with and without biases (no_bias) and dropout */
         };
+        if (v % 7 == 3)
+            c.md.sliding_window = tu_rand_range(1, 3);
         const size_t H = c.md.num_heads, kd = c.md.key_dim;
         const size_t vd = c.md.value_dim ? c.md.value_dim : kd;
         const size_t dout = c.md.output_dim ? c.md.output_dim : dq;
@@ -395,24 +432,11 @@ static void mha_grads(void **state)
             c.p[0].grad2 = c.g.grad_value;
             c.p[1] = c.p[--c.np];
         }
-        const size_t n[8] = {dq * H * kd, H * kd, dk * H * kd, H * kd,
-                             dv * H * vd, H * vd, H * vd * dout, dout};
-        float **w[8] = {&c.mw.query_kernel, &c.mw.query_bias, &c.mw.key_kernel,
-                        &c.mw.key_bias, &c.mw.value_kernel, &c.mw.value_bias,
-                        &c.mw.output_kernel, &c.mw.output_bias};
-        float **gw[8] = {&c.mgw.query_kernel, &c.mgw.query_bias, &c.mgw.key_kernel,
-                         &c.mgw.key_bias, &c.mgw.value_kernel, &c.mgw.value_bias,
-                         &c.mgw.output_kernel, &c.mgw.output_bias};
-        static const char *names[8] = {"query_kernel", "query_bias", "key_kernel",
-                                       "key_bias", "value_kernel", "value_bias",
-                                       "output_kernel", "output_bias"};
-        for (int i = 0; i < 8; i++) {
-            if (c.md.no_bias && i % 2)
-                continue;
-            *w[i] = arr(&c, n[i], -1, 1);
-            *gw[i] = grad_arr(&c, n[i]);
-            add_param(&c, names[i], *w[i], n[i], *gw[i]);
-        }
+        const size_t b = c.md.no_bias ? 0 : 1, gate = c.md.use_gate ? 1 : 0;
+        const size_t n[10] = {dq * H * kd,   b * H * kd,   dk * H * kd,   b * H * kd,
+                              dv * H * vd,   b * H * vd,   H * vd * dout, b * dout,
+                              gate * dq * H * vd, gate * b * H * vd};
+        add_multi_head_weights(&c, n);
         label(&c, self ? "MultiHeadAttention self" : "MultiHeadAttention", v);
         check_case(&c);
         free_case(&c);
@@ -432,6 +456,61 @@ static void expect_refused(vkattn_result got, const char *fn, const char *what, 
         fail_msg("last error \"%s\" does not name %s and %s", msg, fn, what);
     for (size_t i = 0; i < n; i++)
         assert_true(isnan(g[i]));
+}
+
+/* GroupedQueryAttention: Nq/Nkv in {1, 2, 3}, Nkv 1 or 2 (G = Nq/Nkv query heads per
+ * key/value head, whose weight gradients sum over the group), use_gate with
+ * and without biases, a sliding window sometimes, a per-head mask
+ * (B|1, Nq, Tq, Tv), self-attention. */
+static void gqa_grads(void **state)
+{
+    (void)state;
+    tu_seed();
+    for (int v = 0; v < VARIANTS; v++) {
+        lcase c = {.kind = GQA};
+        const bool self = v % 6 == 5; /* one array as query and value, key absent */
+        c.call = make_call(v, 0);
+        if (self)
+            c.call.tq = c.call.tv;
+        const bool key = !self && tu_rand_range(0, 1);
+        const uint32_t dq = tu_rand_range(1, 5), dv = self ? dq : tu_rand_range(1, 5);
+        const uint32_t dk = key ? tu_rand_range(1, 5) : dv;
+        const uint32_t nkv = tu_rand_range(1, 2), group = 1 + (uint32_t)(v >> 1) % 3;
+        c.gd = (vkattn_gqa_desc){
+            .num_query_heads = nkv * group, .num_key_value_heads = nkv,
+            .query_width = dq, .key_width = key ? dk : 0, .value_width = dv,
+            .no_bias = v % 4 == 1, .dropout = v & 16 ? 0.3f : 0.0f,
+            .use_gate = v % 3 != 2, /* with and without biases (no_bias) and dropout */
+        };
+        c.gd.head_dim = tu_rand_range(1, 3);
+        if (v % 7 == 3)
+            c.gd.sliding_window = (int32_t)tu_rand_range(1, 3);
+        const size_t nq = c.gd.num_query_heads, h = c.gd.head_dim;
+        make_io(&c, v, dq, dk, dv, dq, key);
+        if ((v & 2) && v % 3 == 0) { /* a per-head mask, (B|1, Nq, Tq, Tv) */
+            const uint32_t mb = v % 2 ? c.call.batch : 1;
+            const size_t n = (size_t)mb * nq * c.call.tq * c.call.tv;
+            float *am = arr(&c, n, 0, 0);
+            tu_fill_mask(am, n, 0.75f);
+            c.io.attention_mask = am;
+            c.io.attention_mask_rank = 4;
+            const uint32_t dims[4] = {mb, (uint32_t)nq, c.call.tq, c.call.tv};
+            memcpy(c.io.attention_mask_dims, dims, sizeof dims);
+        }
+        if (self) { /* value is the query array: one parameter, two gradients */
+            c.io.value = c.io.query;
+            c.p[0].grad2 = c.g.grad_value;
+            c.p[1] = c.p[--c.np];
+        }
+        const size_t b = c.gd.no_bias ? 0 : 1, gate = c.gd.use_gate ? 1 : 0;
+        const size_t n[10] = {dq * nq * h,   b * nq * h,   dk * nkv * h,  b * nkv * h,
+                              dv * nkv * h,  b * nkv * h,  nq * h * dq,   b * dq,
+                              gate * dq * nq * h, gate * b * nq * h};
+        add_multi_head_weights(&c, n);
+        label(&c, self ? "GroupedQueryAttention self" : "GroupedQueryAttention", v);
+        check_case(&c);
+        free_case(&c);
+    }
 }
 
 static void bad_inputs(void **state)
@@ -563,6 +642,7 @@ int main(void)
         cmocka_unit_test_teardown(additive_attention_grads, report),
         cmocka_unit_test_teardown(bahdanau_grads, report),
         cmocka_unit_test_teardown(mha_grads, report),
+        cmocka_unit_test_teardown(gqa_grads, report),
         cmocka_unit_test(bad_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
