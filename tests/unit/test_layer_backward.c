@@ -364,11 +364,61 @@ static void bahdanau_grads(void **state)
     }
 }
 
-/* The weights of a MultiHeadAttention or GroupedQueryAttention (one struct,
- * vkattn_mha_weights, in its field order), each a parameter; n[i] = 0: the
- * layer has no such weight (a bias with no_bias, the gate without use_gate). */
-static void add_multi_head_weights(lcase *c, const size_t n[10])
+/* The draw both multi-head layers start with: the call, self-attention
+ * (every sixth variant: one array as query and value, key absent, Tq = Tv),
+ * the key given or not, and the input widths. */
+typedef struct mh_inputs {
+    bool self, key;
+    uint32_t dq, dk, dv;
+} mh_inputs;
+
+static mh_inputs multi_head_draw(lcase *c, int v)
 {
+    mh_inputs m = {.self = v % 6 == 5};
+    c->call = make_call(v, 0);
+    if (m.self)
+        c->call.tq = c->call.tv;
+    m.key = !m.self && tu_rand_range(0, 1);
+    m.dq = tu_rand_range(1, 5);
+    m.dv = m.self ? m.dq : tu_rand_range(1, 5);
+    m.dk = m.key ? tu_rand_range(1, 5) : m.dv;
+    return m;
+}
+
+/* What the multi-head layers add to make_io: for some variants a per-head
+ * attention mask (B|1, heads, Tq, Tv); with self, the query array passed as
+ * value too (one parameter, two gradients). */
+static void multi_head_extras(lcase *c, int v, size_t heads, bool self)
+{
+    if ((v & 2) && v % 3 == 0) {
+        const uint32_t mb = v % 2 ? c->call.batch : 1;
+        const size_t n = (size_t)mb * heads * c->call.tq * c->call.tv;
+        float *am = arr(c, n, 0, 0);
+        tu_fill_mask(am, n, 0.75f);
+        c->io.attention_mask = am;
+        c->io.attention_mask_rank = 4;
+        const uint32_t dims[4] = {mb, (uint32_t)heads, c->call.tq, c->call.tv};
+        memcpy(c->io.attention_mask_dims, dims, sizeof dims);
+    }
+    if (self) {
+        c->io.value = c->io.query;
+        c->p[0].grad2 = c->g.grad_value;
+        c->p[1] = c->p[--c->np];
+    }
+}
+
+/* The weights of a multi-head layer (vkattn_mha_weights, in its field
+ * order), each a parameter: hq query heads of width kd, hkv key/value heads
+ * (key width kd, value width vd), input widths dq, dk, dv, output width dout;
+ * no bias with no_bias, no gate without use_gate. */
+static void add_multi_head_weights(lcase *c, size_t hq, size_t hkv, size_t kd, size_t vd,
+                                   size_t dq, size_t dk, size_t dv, size_t dout, bool no_bias,
+                                   bool use_gate)
+{
+    const size_t b = no_bias ? 0 : 1, gate = use_gate ? 1 : 0; /* n[i] = 0: no such weight */
+    const size_t n[10] = {dq * hq * kd,   b * hq * kd,   dk * hkv * kd,      b * hkv * kd,
+                          dv * hkv * vd,  b * hkv * vd,  hq * vd * dout,     b * dout,
+                          gate * dq * hq * vd, gate * b * hq * vd};
     float **w[10] = {&c->mw.query_kernel,  &c->mw.query_bias,  &c->mw.key_kernel,
                      &c->mw.key_bias,      &c->mw.value_kernel, &c->mw.value_bias,
                      &c->mw.output_kernel, &c->mw.output_bias,  &c->mw.gate_kernel,
@@ -396,13 +446,9 @@ static void mha_grads(void **state)
     tu_seed();
     for (int v = 0; v < VARIANTS; v++) {
         lcase c = {.kind = MHA};
-        const bool self = v % 6 == 5; /* one array as query and value, key absent */
-        c.call = make_call(v, 0);
-        if (self)
-            c.call.tq = c.call.tv;
-        const bool key = !self && tu_rand_range(0, 1);
-        const uint32_t dq = tu_rand_range(1, 5), dv = self ? dq : tu_rand_range(1, 5);
-        const uint32_t dk = key ? tu_rand_range(1, 5) : dv;
+        const mh_inputs m = multi_head_draw(&c, v);
+        const bool self = m.self, key = m.key;
+        const uint32_t dq = m.dq, dk = m.dk, dv = m.dv;
         c.md = (vkattn_mha_desc){
             .num_heads = tu_rand_range(1, 3), .key_dim = tu_rand_range(1, 4),
             .value_dim = v % 3 ? tu_rand_range(1, 4) : 0, .query_width = dq,
@@ -417,27 +463,42 @@ static void mha_grads(void **state)
         const size_t vd = c.md.value_dim ? c.md.value_dim : kd;
         const size_t dout = c.md.output_dim ? c.md.output_dim : dq;
         make_io(&c, v, dq, dk, dv, dout, key);
-        if ((v & 2) && v % 3 == 0) { /* a per-head mask, (B|1, H, Tq, Tv) */
-            const uint32_t mb = v % 2 ? c.call.batch : 1;
-            const size_t n = (size_t)mb * H * c.call.tq * c.call.tv;
-            float *am = arr(&c, n, 0, 0);
-            tu_fill_mask(am, n, 0.75f);
-            c.io.attention_mask = am;
-            c.io.attention_mask_rank = 4;
-            const uint32_t dims[4] = {mb, (uint32_t)H, c.call.tq, c.call.tv};
-            memcpy(c.io.attention_mask_dims, dims, sizeof dims);
-        }
-        if (self) { /* value is the query array: one parameter, two gradients */
-            c.io.value = c.io.query;
-            c.p[0].grad2 = c.g.grad_value;
-            c.p[1] = c.p[--c.np];
-        }
-        const size_t b = c.md.no_bias ? 0 : 1, gate = c.md.use_gate ? 1 : 0;
-        const size_t n[10] = {dq * H * kd,   b * H * kd,   dk * H * kd,   b * H * kd,
-                              dv * H * vd,   b * H * vd,   H * vd * dout, b * dout,
-                              gate * dq * H * vd, gate * b * H * vd};
-        add_multi_head_weights(&c, n);
+        multi_head_extras(&c, v, H, self);
+        add_multi_head_weights(&c, H, H, kd, vd, dq, dk, dv, dout, c.md.no_bias, c.md.use_gate);
         label(&c, self ? "MultiHeadAttention self" : "MultiHeadAttention", v);
+        check_case(&c);
+        free_case(&c);
+    }
+}
+
+/* GroupedQueryAttention: Nq/Nkv in {1, 2, 3}, Nkv 1 or 2 (G = Nq/Nkv query heads per
+ * key/value head, whose weight gradients sum over the group), use_gate with
+ * and without biases, a sliding window sometimes, a per-head mask
+ * (B|1, Nq, Tq, Tv), self-attention. */
+static void gqa_grads(void **state)
+{
+    (void)state;
+    tu_seed();
+    for (int v = 0; v < VARIANTS; v++) {
+        lcase c = {.kind = GQA};
+        const mh_inputs m = multi_head_draw(&c, v);
+        const bool self = m.self, key = m.key;
+        const uint32_t dq = m.dq, dk = m.dk, dv = m.dv;
+        const uint32_t nkv = tu_rand_range(1, 2), group = 1 + (uint32_t)(v >> 1) % 3;
+        c.gd = (vkattn_gqa_desc){
+            .num_query_heads = nkv * group, .num_key_value_heads = nkv,
+            .query_width = dq, .key_width = key ? dk : 0, .value_width = dv,
+            .no_bias = v % 4 == 1, .dropout = v & 16 ? 0.3f : 0.0f,
+            .use_gate = v % 3 != 2, /* with and without biases (no_bias) and dropout */
+        };
+        c.gd.head_dim = tu_rand_range(1, 3);
+        if (v % 7 == 3)
+            c.gd.sliding_window = (int32_t)tu_rand_range(1, 3);
+        const size_t nq = c.gd.num_query_heads, h = c.gd.head_dim;
+        make_io(&c, v, dq, dk, dv, dq, key);
+        multi_head_extras(&c, v, nq, self);
+        add_multi_head_weights(&c, nq, nkv, h, h, dq, dk, dv, dq, c.gd.no_bias, c.gd.use_gate);
+        label(&c, self ? "GroupedQueryAttention self" : "GroupedQueryAttention", v);
         check_case(&c);
         free_case(&c);
     }
@@ -456,61 +517,6 @@ static void expect_refused(vkattn_result got, const char *fn, const char *what, 
         fail_msg("last error \"%s\" does not name %s and %s", msg, fn, what);
     for (size_t i = 0; i < n; i++)
         assert_true(isnan(g[i]));
-}
-
-/* GroupedQueryAttention: Nq/Nkv in {1, 2, 3}, Nkv 1 or 2 (G = Nq/Nkv query heads per
- * key/value head, whose weight gradients sum over the group), use_gate with
- * and without biases, a sliding window sometimes, a per-head mask
- * (B|1, Nq, Tq, Tv), self-attention. */
-static void gqa_grads(void **state)
-{
-    (void)state;
-    tu_seed();
-    for (int v = 0; v < VARIANTS; v++) {
-        lcase c = {.kind = GQA};
-        const bool self = v % 6 == 5; /* one array as query and value, key absent */
-        c.call = make_call(v, 0);
-        if (self)
-            c.call.tq = c.call.tv;
-        const bool key = !self && tu_rand_range(0, 1);
-        const uint32_t dq = tu_rand_range(1, 5), dv = self ? dq : tu_rand_range(1, 5);
-        const uint32_t dk = key ? tu_rand_range(1, 5) : dv;
-        const uint32_t nkv = tu_rand_range(1, 2), group = 1 + (uint32_t)(v >> 1) % 3;
-        c.gd = (vkattn_gqa_desc){
-            .num_query_heads = nkv * group, .num_key_value_heads = nkv,
-            .query_width = dq, .key_width = key ? dk : 0, .value_width = dv,
-            .no_bias = v % 4 == 1, .dropout = v & 16 ? 0.3f : 0.0f,
-            .use_gate = v % 3 != 2, /* with and without biases (no_bias) and dropout */
-        };
-        c.gd.head_dim = tu_rand_range(1, 3);
-        if (v % 7 == 3)
-            c.gd.sliding_window = (int32_t)tu_rand_range(1, 3);
-        const size_t nq = c.gd.num_query_heads, h = c.gd.head_dim;
-        make_io(&c, v, dq, dk, dv, dq, key);
-        if ((v & 2) && v % 3 == 0) { /* a per-head mask, (B|1, Nq, Tq, Tv) */
-            const uint32_t mb = v % 2 ? c.call.batch : 1;
-            const size_t n = (size_t)mb * nq * c.call.tq * c.call.tv;
-            float *am = arr(&c, n, 0, 0);
-            tu_fill_mask(am, n, 0.75f);
-            c.io.attention_mask = am;
-            c.io.attention_mask_rank = 4;
-            const uint32_t dims[4] = {mb, (uint32_t)nq, c.call.tq, c.call.tv};
-            memcpy(c.io.attention_mask_dims, dims, sizeof dims);
-        }
-        if (self) { /* value is the query array: one parameter, two gradients */
-            c.io.value = c.io.query;
-            c.p[0].grad2 = c.g.grad_value;
-            c.p[1] = c.p[--c.np];
-        }
-        const size_t b = c.gd.no_bias ? 0 : 1, gate = c.gd.use_gate ? 1 : 0;
-        const size_t n[10] = {dq * nq * h,   b * nq * h,   dk * nkv * h,  b * nkv * h,
-                              dv * nkv * h,  b * nkv * h,  nq * h * dq,   b * dq,
-                              gate * dq * nq * h, gate * b * nq * h};
-        add_multi_head_weights(&c, n);
-        label(&c, self ? "GroupedQueryAttention self" : "GroupedQueryAttention", v);
-        check_case(&c);
-        free_case(&c);
-    }
 }
 
 static void bad_inputs(void **state)
