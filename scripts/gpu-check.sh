@@ -123,7 +123,10 @@ if ! grep -q '"name"' "$out/devices.json" 2>/dev/null; then
 fi
 step device "$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["devices"]
-print(json.dumps(", ".join(x["name"] for x in d if x.get("default")) or d[0]["name"]))' \
+def named(x):
+    return x["name"] + (" (driver %s, Vulkan %s)" % (x["driver_version"], x["api_version"])
+                        if x.get("driver_version") else "")
+print(json.dumps(", ".join(named(x) for x in d if x.get("default")) or named(d[0])))' \
   "$out/devices.json" 2>/dev/null || echo '"?"')"
 
 # --- the GPU test suite, under validation (the harness turns it on)

@@ -66,6 +66,16 @@ static void fill_entries(dev_entry *e, uint32_t n, const char *profile, int coop
         }
 }
 
+/* The driver's version as its vendor writes it: NVIDIA packs 10.8.8.6 bits
+ * (580.159.04), most others the Vulkan API version's layout. */
+static void driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size)
+{
+    if (vendor == 0x10de)
+        snprintf(buf, size, "%u.%u.%02u", v >> 22, (v >> 14) & 0xffu, (v >> 6) & 0xffu);
+    else
+        version_text(v, buf, size);
+}
+
 /* Cooperative matrices: the flavours offered, the f16 shape vkattn's kernels
  * use, whether they run under the options given, and the kernels this build
  * contains (NV only: Debian 12's glslc cannot compile GL_KHR_cooperative_matrix). */
@@ -107,6 +117,9 @@ static json_t *entry_json(const dev_entry *e)
             (json_int_t)i->max_storage_buffer_range, "fp16", i->fp16, "timestamps", i->timestamps,
             "unified_memory", i->unified_memory);
         json_object_set_new(o, "device_id", json_integer(i->device_id));
+        char driver[32];
+        driver_text(i->vendor_id, i->driver_version, driver, sizeof driver);
+        json_object_set_new(o, "driver_version", json_string(driver));
         json_object_set_new(limits, "max_storage_buffers_per_stage",
                             json_integer(i->max_storage_buffers_per_stage));
         json_object_set_new(limits, "min_storage_buffer_offset_alignment",
