@@ -6,16 +6,16 @@
 // quotient is then exactly 0, Keras's limit; never NaN for a finite g.
 // A grid-stride loop lets the host cap the group count.
 #extension GL_GOOGLE_include_directive : require
-#include "gate_iface.h"
+#include "elementwise_iface.h"
 
-// specialization constants: ids and meanings in gate_iface.h
-layout(local_size_x_id = VKA_GATE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+// the layout of every binary elementwise kernel (src/ops/elementwise.h)
+layout(local_size_x_id = VKA_ELEMENTWISE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, binding = 0) readonly buffer XBuf { float x[]; };
 layout(std430, binding = 1) readonly buffer GBuf { float g[]; };
 layout(std430, binding = 2) writeonly buffer OutBuf { float y[]; };
 
-layout(push_constant) uniform Push { VKA_GATE_PUSH } p;
+layout(push_constant) uniform Push { VKA_ELEMENTWISE_PUSH } p;
 
 void main()
 {

@@ -1,4 +1,5 @@
-/* shaders/add.comp, shaders/fill.comp <-> src/ops/elementwise.c (see iface.h). */
+/* shaders/add.comp, fill.comp and the other binary elementwise kernels
+ * (scale.comp, gate.comp) <-> src/ops/elementwise.c (see iface.h). */
 #ifndef VKA_ELEMENTWISE_IFACE_H
 #define VKA_ELEMENTWISE_IFACE_H
 
@@ -9,7 +10,7 @@
 
 #define VKA_ELEMENTWISE_PUSH \
     VKA_UINT total;   /* elements */ \
-    VKA_FLOAT value;  /* fill.comp: the value written; add.comp: unused */
+    VKA_FLOAT value;  /* fill.comp: the value written; the others: unused */
 #define VKA_ELEMENTWISE_PUSH_SIZE 8
 
 #endif /* VKA_ELEMENTWISE_IFACE_H */

@@ -1,4 +1,5 @@
-/* shaders/gate.comp, gate_backward.comp <-> src/ops/gate.c (see iface.h). */
+/* shaders/gate_backward.comp <-> src/ops/gate.c (see iface.h); gate.comp has
+ * the binary elementwise layout (elementwise_iface.h). */
 #ifndef VKA_GATE_IFACE_H
 #define VKA_GATE_IFACE_H
 

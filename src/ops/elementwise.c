@@ -3,6 +3,7 @@
 
 #include "common/elementwise_iface.h"
 #include "core/error.h"
+#include "ops/half_stage.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
@@ -28,6 +29,61 @@ static vkattn_result check_count(vkattn_context *ctx, const char *caller, const 
     return VKATTN_SUCCESS;
 }
 
+typedef struct binary_op {
+    const char *caller;
+    const vka_binary_kernel *k;
+    uint64_t n, a_count;
+    vkattn_tensor *a, *b, *y;
+} binary_op;
+
+/* The staging passes and the dispatch (vka_f16_record). */
+static vkattn_result record_binary(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const binary_op *op = op_;
+    const char *caller = op->caller;
+    const uint64_t n = op->n;
+    vkattn_result r;
+    vkattn_tensor *af, *bf, *yf;
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, op->a, op->a_count,
+                              &af)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, op->b, n, &bf)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, op->y, n, false, &yf)))
+        return r;
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+    vka_kernel kernel = {
+        .name = op->k->name,
+        .code = op->k->code,
+        .code_size = op->k->code_size,
+        .n_bindings = 3,
+        .push_size = sizeof(elementwise_push),
+        .n_spec = VKA_ELEMENTWISE_N_SPEC,
+        .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
+    };
+    elementwise_push push = {.total = (uint32_t)n};
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(af, false), vka_bind_tensor(bf, false),
+                     vka_bind_tensor(yf, true)},
+        .push = &push,
+        .groups = {grid.groups, 1, 1},
+        .caller = caller,
+    };
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, op->y, yf, n);
+}
+
+vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
+                                uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y)
+{
+    const binary_op op = {
+        .caller = caller, .k = k, .n = n, .a_count = a_count, .a = a, .b = b, .y = y};
+    const bool staged = a->dtype == VKATTN_DTYPE_F16 || b->dtype == VKATTN_DTYPE_F16 ||
+                        y->dtype == VKATTN_DTYPE_F16;
+    return vka_f16_record(ctx, cmd, staged, record_binary, &op);
+}
+
 vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                              const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
                              vkattn_tensor *y)
@@ -38,26 +94,8 @@ vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const cha
         (r = vka_tensor_check(ctx, b, n, caller, "a summand")) ||
         (r = vka_tensor_check(ctx, y, n, caller, what)))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "add",
-        .code = vka_spv_add,
-        .code_size = vka_spv_add_size,
-        .n_bindings = 3,
-        .push_size = sizeof(elementwise_push),
-        .n_spec = VKA_ELEMENTWISE_N_SPEC,
-        .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
-    };
-    elementwise_push push = {.total = (uint32_t)n};
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(a, false), vka_bind_tensor(b, false),
-                     vka_bind_tensor(y, true)},
-        .push = &push,
-        .groups = {grid.groups, 1, 1},
-        .caller = caller,
-    };
-    return vka_record_dispatch(ctx, cmd, &d);
+    const vka_binary_kernel k = {"add", vka_spv_add, vka_spv_add_size};
+    return vka_binary_record(ctx, cmd, caller, &k, n, a, n, b, y);
 }
 
 vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,

@@ -2,10 +2,13 @@
  * constant, recorded as dispatches (shaders/add.comp, fill.comp). The layer
  * backward uses them to sum the key and value paths of a value that is also
  * the key, and to write gradients that are identically zero. Not public: no
- * CPU reference of their own (the layer references compute the same). */
+ * CPU reference of their own (the layer references compute the same).
+ * Also the one recorder of every binary elementwise kernel (add, scale.c's,
+ * gate.c's). */
 #ifndef VKA_OPS_ELEMENTWISE_H
 #define VKA_OPS_ELEMENTWISE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vkattn/context.h"
@@ -16,6 +19,23 @@
 vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                              const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
                              vkattn_tensor *y);
+
+/* A binary elementwise kernel: bindings 0 and 1 read, 2 written, a
+ * grid-stride loop (spec constant VKA_ELEMENTWISE_SPEC_WG: local_size_x) and
+ * the push constants VKA_ELEMENTWISE_PUSH (common/elementwise_iface.h). */
+typedef struct vka_binary_kernel {
+    const char *name;
+    const uint32_t *code; /* vka_spv_<name> */
+    size_t code_size;
+} vka_binary_kernel;
+
+/* y[i] = k(a[i], b[i]) for i < n (a[0] for every i where a_count is 1: a
+ * scalar). Each of a, b, y f32 or f16: f16 ones go through f32 scratch
+ * (ops/half_stage.h; run dry first, so nothing is recorded on failure). The
+ * caller has checked the tensors and that n fits 32 bits. */
+vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
+                                uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y);
 
 /* y[i] = value for i < n (f32, at least n elements). */
 vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,

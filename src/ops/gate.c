@@ -3,6 +3,7 @@
 
 #include "common/gate_iface.h"
 #include "core/error.h"
+#include "ops/elementwise.h"
 #include "ops/half_stage.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -27,49 +28,6 @@ static vkattn_result check_count(vkattn_context *ctx, const char *caller, uint64
     return VKATTN_SUCCESS;
 }
 
-typedef struct gate_op {
-    const char *caller;
-    uint64_t n;
-    vkattn_tensor *x, *g, *y;
-} gate_op;
-
-/* The staging passes and the dispatch, after the checks (vka_f16_record). */
-static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
-{
-    const gate_op *op = op_;
-    const char *caller = op->caller;
-    const uint64_t n = op->n;
-    vkattn_result r;
-    /* f16 tensors go through f32 scratch (ops/half_stage.h) */
-    vkattn_tensor *xf, *gf, *yf;
-    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, op->x, n, &xf)) ||
-        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, op->g, n, &gf)) ||
-        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, op->y, n, false, &yf)))
-        return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "gate",
-        .code = vka_spv_gate,
-        .code_size = vka_spv_gate_size,
-        .n_bindings = 3,
-        .push_size = sizeof(gate_push),
-        .n_spec = VKA_GATE_N_SPEC,
-        .spec = {[VKA_GATE_SPEC_WG] = grid.threads},
-    };
-    gate_push push = {.total = (uint32_t)n};
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(xf, false), vka_bind_tensor(gf, false),
-                     vka_bind_tensor(yf, true)},
-        .push = &push,
-        .groups = {grid.groups, 1, 1},
-        .caller = caller,
-    };
-    if ((r = vka_record_dispatch(ctx, cmd, &d)))
-        return r;
-    return vka_f16_stage_finish(ctx, cmd, caller, op->y, yf, n);
-}
-
 vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               uint64_t n, vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *y)
 {
@@ -80,10 +38,8 @@ vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
         (r = vka_tensor_check_types(ctx, g, n, caller, "the gate projection", both)) ||
         (r = vka_tensor_check_types(ctx, y, n, caller, "the gated context", both)))
         return r;
-    const gate_op op = {.caller = caller, .n = n, .x = x, .g = g, .y = y};
-    const bool staged = x->dtype == VKATTN_DTYPE_F16 || g->dtype == VKATTN_DTYPE_F16 ||
-                        y->dtype == VKATTN_DTYPE_F16;
-    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
+    const vka_binary_kernel k = {"gate", vka_spv_gate, vka_spv_gate_size};
+    return vka_binary_record(ctx, cmd, caller, &k, n, x, n, g, y);
 }
 
 vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

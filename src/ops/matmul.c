@@ -62,15 +62,18 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n
     return false;
 }
 
-/* Whether vec4 loads of an operand are aligned (f16: uvec2 loads of four
- * halves): its binding starts on 16 bytes (f16: 8) and every stored row, head
- * and batch starts at a multiple of 4 elements. `rows_split` covers the first row of a row block, for an operand
- * whose stored rows are M (transposed A). */
-static bool vec4_aligned(const vkattn_tensor *t, const vka_operand *o, bool rows_split)
+/* Whether loads of `group` consecutive stored elements of an operand are
+ * aligned: its binding starts on a multiple of the group's bytes and every
+ * stored row, head and batch starts at a multiple of `group` elements.
+ * matmul_gpu.comp loads groups of 4 (vec4; f16: uvec2), the cooperative-
+ * matrix kernel groups of 8 halves (uvec4). `rows_split` covers the first
+ * row of a row block, for an operand whose stored rows are M (transposed A). */
+static bool groups_aligned(const vkattn_tensor *t, const vka_operand *o, uint32_t group,
+                           bool rows_split)
 {
-    const uint64_t bytes = t->dtype == VKATTN_DTYPE_F16 ? 8 : 16;
-    return t->offset % bytes == 0 && o->row_stride % 4 == 0 &&
-           o->head_stride % 4 == 0 && o->batch_stride % 4 == 0 && rows_split;
+    const uint64_t bytes = group * (t->dtype == VKATTN_DTYPE_F16 ? 2u : 4u);
+    return t->offset % bytes == 0 && o->row_stride % group == 0 &&
+           o->head_stride % group == 0 && o->batch_stride % group == 0 && rows_split;
 }
 
 /* How much of K one dispatch may cover within the device's loop budget. Per
@@ -158,15 +161,6 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
 
 /* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
  * f32 kernel or one of its f16 twins (16-bit storage or packed halves). */
-/* Whether eight-half (uvec4) loads of an f16 operand are aligned: its binding
- * starts on 16 bytes and every stored row, head and batch starts at a
- * multiple of 8 elements (`rows_split`: as for vec4_aligned). */
-static bool vec8_aligned(const vkattn_tensor *t, const vka_operand *o, bool rows_split)
-{
-    return t->offset % 16 == 0 && o->row_stride % 8 == 0 && o->head_stride % 8 == 0 &&
-           o->batch_stride % 8 == 0 && rows_split;
-}
-
 /* shaders/matmul_coopmat_nv.comp for tiles *ct: f16 A and B. */
 static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkattn_matmul_io *io,
                                  const vka_matmul_shape *s, const vka_coopmat_tiles *ct,
@@ -191,9 +185,9 @@ static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkatt
             [VKA_COOPMAT_SPEC_HAS_BIAS] = params->has_bias,
             [VKA_COOPMAT_SPEC_BIAS_F16] = io->bias && io->bias->dtype == VKATTN_DTYPE_F16,
             [VKA_COOPMAT_SPEC_C_F16] = c16_direct,
-            [VKA_COOPMAT_SPEC_VEC_A] =
-                vec8_aligned(io->a, &s->a, !params->transpose_a || rows >= s->m || rows % 8 == 0),
-            [VKA_COOPMAT_SPEC_VEC_B] = vec8_aligned(io->b, &s->b, true),
+            [VKA_COOPMAT_SPEC_VEC_A] = groups_aligned(
+                io->a, &s->a, 8, !params->transpose_a || rows >= s->m || rows % 8 == 0),
+            [VKA_COOPMAT_SPEC_VEC_B] = groups_aligned(io->b, &s->b, 8, true),
             [VKA_COOPMAT_SPEC_WG] = ct->warps_m * ct->warps_n * ct->subgroup,
         },
     };
@@ -237,9 +231,9 @@ static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_p
         kernel.code = vka_spv_matmul_gpu;
         kernel.code_size = vka_spv_matmul_gpu_size;
         kernel.n_spec = VKA_MATMUL_GPU_N_SPEC;
-        kernel.spec[VKA_MATMUL_SPEC_VEC_A] =
-            vec4_aligned(io->a, &s->a, !params->transpose_a || rows >= s->m || rows % 4 == 0);
-        kernel.spec[VKA_MATMUL_SPEC_VEC_B] = vec4_aligned(io->b, &s->b, true);
+        kernel.spec[VKA_MATMUL_SPEC_VEC_A] = groups_aligned(
+            io->a, &s->a, 4, !params->transpose_a || rows >= s->m || rows % 4 == 0);
+        kernel.spec[VKA_MATMUL_SPEC_VEC_B] = groups_aligned(io->b, &s->b, 4, true);
     }
     return kernel;
 }
@@ -314,7 +308,6 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (coopmat) {
         t.bm = ct.bm;
         t.bn = ct.bn;
-        t.tn = 2; /* f16 C in words of two columns, as matmul_gpu.comp's pairs */
     }
     const uint32_t chunk = coopmat ? s.k : k_per_dispatch(ctx, &t, gpu, s.k);
     uint32_t rows;
@@ -328,7 +321,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
      * starting at an odd element; matmul_gpu.comp always writes words). */
     const bool words = gpu || !storage16;
     const bool c_via_f32 =
-        c16 && (chunk < s.k || (words && (!rows_word_aligned(&s) || t.tn % 2)));
+        c16 && (chunk < s.k || (words && (!rows_word_aligned(&s) || (!coopmat && t.tn % 2))));
     vkattn_tensor *c = io->c;
     if (c_via_f32 &&
         (r = vka_growable_get(ctx, VKA_SCRATCH_F32_SUMS, s.c.extent, caller, &c)))

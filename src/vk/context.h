@@ -6,6 +6,7 @@
 
 #include "core/logger.h"
 #include "vk/barrier.h"
+#include "vk/coopmat.h"
 #include "vk/descriptors.h"
 #include "vk/memory.h"
 #include "vk/pipeline.h"
@@ -53,6 +54,7 @@ struct vkattn_context {
      * features on the device it created (vk/coopmat.h). */
     int coopmat_mode;
     bool coopmat_device_enabled;
+    vka_coopmat_support coopmat_support; /* queried once per physical device */
     /* Loop iterations one shader invocation may run in total. lavapipe
      * (llvmpipe) silently ends an invocation's loops after 65535 iterations
      * (LP_MAX_TGSI_LOOP_ITERATIONS): kernels with long loops split their work

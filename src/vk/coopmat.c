@@ -13,11 +13,6 @@
 
 #define KHR_COOPMAT "VK_KHR_cooperative_matrix"
 
-static bool offers(struct vkattn_context *ctx, VkPhysicalDevice pd, const char *name)
-{
-    return vka_device_has_extension(ctx, pd, name);
-}
-
 static bool nv_lists_f16_shape(struct vkattn_context *ctx, VkPhysicalDevice pd)
 {
     PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
@@ -46,16 +41,16 @@ static bool nv_lists_f16_shape(struct vkattn_context *ctx, VkPhysicalDevice pd)
 void vka_coopmat_query(struct vkattn_context *ctx, VkPhysicalDevice pd, vka_coopmat_support *out)
 {
     memset(out, 0, sizeof *out);
-    const bool nv = offers(ctx, pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    const bool nv = vka_device_has_extension(ctx, pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     if (nv)
         out->flavours |= VKATTN_COOPMAT_NV;
-    if (offers(ctx, pd, KHR_COOPMAT))
+    if (vka_device_has_extension(ctx, pd, KHR_COOPMAT))
         out->flavours |= VKATTN_COOPMAT_KHR;
     if (!nv)
         return;
     out->f16_16x16x16 = nv_lists_f16_shape(ctx, pd);
-    const bool f16_ext = offers(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
-    const bool vmm_ext = offers(ctx, pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
+    const bool f16_ext = vka_device_has_extension(ctx, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    const bool vmm_ext = vka_device_has_extension(ctx, pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
     if (!f16_ext || !vmm_ext)
         return;
     vka_coopmat_enable f;

@@ -271,10 +271,10 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
     bool llvmpipe = info->device_type == VKATTN_DEVICE_CPU && strstr(info->device_name, "llvmpipe");
     ctx->loop_budget = llvmpipe ? 65535 : UINT64_MAX;
 
-    vka_coopmat_support coopmat;
-    vka_coopmat_query(ctx, pd, &coopmat);
-    info->coopmat_flavours = coopmat.flavours;
-    info->coopmat_f16_16x16x16 = coopmat.f16_16x16x16;
+    if (!ctx->owns_device) /* vka_device_create queried it for its own device */
+        vka_coopmat_query(ctx, pd, &ctx->coopmat_support);
+    info->coopmat_flavours = ctx->coopmat_support.flavours;
+    info->coopmat_f16_16x16x16 = ctx->coopmat_support.f16_16x16x16;
     info->coopmat_enabled = ctx->coopmat_device_enabled;
     vka_profile_clamp(ctx->profile, info);
     ctx->subgroup_shuffle = info->subgroup_operations &&
@@ -340,11 +340,10 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     }
     /* Cooperative-matrix features only where the kernels may run on this
      * context (vkattn_coopmat_wanted), so other contexts enable nothing new. */
-    vka_coopmat_support coopmat;
-    vka_coopmat_query(ctx, ctx->physical_device, &coopmat);
+    vka_coopmat_query(ctx, ctx->physical_device, &ctx->coopmat_support);
     VkPhysicalDeviceProperties props;
     ctx->vki.vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
-    const bool use_coopmat = coopmat.kernels_can_run && !ctx->profile->no_coopmat &&
+    const bool use_coopmat = ctx->coopmat_support.kernels_can_run && !ctx->profile->no_coopmat &&
                              vka_coopmat_wanted(ctx->coopmat_mode, &props);
     vka_coopmat_enable enable_coopmat;
     void *chain = &enable16;

@@ -344,6 +344,7 @@ static void test_coopmat(void **state)
     vkattn_context *none = NULL;
     assert_int_equal(vkattn_context_create(&bad, &none), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_null(none);
+    assert_non_null(strstr(vkattn_last_error(), "advanced->cooperative_matrix"));
 
     adv.cooperative_matrix = VKATTN_COOPMAT_ON;
     th_pipelines seen;
