@@ -10,6 +10,11 @@
  * targets: their losses must agree with the GPU's within 1e-4 relative, and
  * the GPU's loss must fall at least 100x over the run.
  *
+ * `train_mha --gated` trains a layer with Keras 3's use_gate (the context
+ * times sigmoid(query @ gate_kernel + gate_bias) before the output
+ * projection), whose gate weights are two more tensors to learn; the teacher
+ * is gated too. Both runs are tests (example.train_mha, _gated).
+ *
  * Each step is recorded into the context's one-shot command buffer. An app
  * that owns its command buffers (an imported device, vkattn/context.h) can
  * record the step once and submit it again and again: the optimizer's step
@@ -20,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <vkattn/vkattn.h>
 
@@ -28,15 +34,18 @@ enum {
     STEPS = 200,                         /* training steps on the GPU */
     CPU_STEPS = 20,                      /* of which repeated on the CPU references */
     PRINT_EVERY = 20,
-    NW = 8, /* weight tensors: q, k, v, output kernels and their biases */
+    NW_PLAIN = 8, /* weight tensors: q, k, v, output kernels and their biases */
+    NW = 10,      /* with use_gate, the gate's kernel and bias too */
 };
 #define LR 0.01f
 #define AGREE_REL 1e-4 /* GPU vs CPU loss over the first CPU_STEPS */
 #define MIN_FALL 100.0 /* first loss / last loss */
 
-/* Weight sizes in vkattn_mha_weights order (Keras layout). */
-static const uint32_t wsize[NW] = {D * H * KD, H * KD, D * H * KD, H * KD,
-                                   D * H * KD, H * KD, H * KD * D, D};
+/* Weight sizes in vkattn_mha_weights order (Keras layout); the value_dim
+ * is key_dim, so the gate's are the query kernel's and bias's. */
+static const uint32_t wsize[NW] = {D * H * KD, H * KD, D * H * KD, H * KD, D * H * KD,
+                                   H * KD,     H * KD * D, D,      D * H * KD, H * KD};
+static int nw = NW_PLAIN; /* weight tensors in this run: NW with --gated */
 
 /* A fixed-seed uniform stream (xorshift64), the same on every platform. */
 static float uniform(uint64_t *s, float a)
@@ -48,15 +57,16 @@ static float uniform(uint64_t *s, float a)
 /* Host weights: kernels uniform in +-sqrt(3 / fan_in), biases in +-0.1. */
 static void init_weights(float *w[NW], uint64_t seed)
 {
-    const float fan[NW] = {D, 0, D, 0, D, 0, H * KD, 0};
-    for (int i = 0; i < NW; i++)
+    const float fan[NW] = {D, 0, D, 0, D, 0, H * KD, 0, D, 0};
+    for (int i = 0; i < nw; i++)
         for (uint32_t j = 0; j < wsize[i]; j++)
             w[i][j] = uniform(&seed, fan[i] ? sqrtf(3.0f / fan[i]) : 0.1f);
 }
 
 static vkattn_mha_weights as_mha_weights(float *w[NW])
 {
-    return (vkattn_mha_weights){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+    return (vkattn_mha_weights){w[0], w[1], w[2], w[3], w[4],
+                                w[5], w[6], w[7], w[8], w[9]}; /* w[8], w[9] NULL ungated */
 }
 
 static vkattn_tensor *tensor(vkattn_context *ctx, uint32_t n, const float *data)
@@ -86,7 +96,8 @@ static vkattn_tensor **slot(vkattn_mha_weight_tensors *t, int i)
 {
     vkattn_tensor **s[NW] = {&t->query_kernel, &t->query_bias,   &t->key_kernel,
                              &t->key_bias,     &t->value_kernel, &t->value_bias,
-                             &t->output_kernel, &t->output_bias};
+                             &t->output_kernel, &t->output_bias, &t->gate_kernel,
+                             &t->gate_bias};
     return s[i];
 }
 
@@ -108,7 +119,7 @@ static vkattn_result record_step(gpu_side *g, VkCommandBuffer cmd)
                                                 .loss = g->loss, .grad = g->dy})) ||
         (r = vkattn_mha_backward_record(g->student, cmd, &call, &io, &grads, &g->gw)))
         return r;
-    for (int i = 0; i < NW; i++) {
+    for (int i = 0; i < nw; i++) {
         vkattn_optim_io o = {.count = wsize[i], .param = *slot(&g->w, i),
                              .grad = *slot(&g->gw, i), .state = g->state[i],
                              .step = g->step[i]};
@@ -151,7 +162,7 @@ static vkattn_result cpu_step(cpu_side *c, float *loss)
         (r = vkattn_reference_mse(&mse, c->y, c->target, loss, c->dy)) ||
         (r = vkattn_reference_mha_backward(&c->desc, &w, &call, &io, c->dy, NULL, &gw)))
         return r;
-    for (int i = 0; i < NW; i++)
+    for (int i = 0; i < nw; i++)
         if ((r = vkattn_reference_optim_step(&adam, wsize[i], c->w[i], c->grad[i], c->state[i],
                                              c->step[i])))
             return r;
@@ -194,8 +205,14 @@ static int train(gpu_side *g, cpu_side *c)
     return worst <= AGREE_REL && first / last >= MIN_FALL ? 0 : 1; /* false on NaN */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const bool gated = argc == 2 && strcmp(argv[1], "--gated") == 0;
+    if (argc > 2 || (argc == 2 && !gated)) {
+        printf("usage: %s [--gated]\n", argv[0]);
+        return 1;
+    }
+    nw = gated ? NW : NW_PLAIN;
     vkattn_context_desc cdesc = {0};
     vkattn_context *ctx;
     vkattn_result r = vkattn_context_create(&cdesc, &ctx);
@@ -210,7 +227,8 @@ int main(void)
 
     int status = 1;
     gpu_side g = {.ctx = ctx};
-    cpu_side c = {.desc = {.num_heads = H, .key_dim = KD, .query_width = D, .value_width = D}};
+    cpu_side c = {.desc = {.num_heads = H, .key_dim = KD, .query_width = D, .value_width = D,
+                           .use_gate = gated}};
     vkattn_mha *teacher = NULL;
     float *teacher_w[NW] = {0};
     static float x[B * T * D], target[B * T * D];
@@ -219,7 +237,7 @@ int main(void)
         x[i] = uniform(&seed, 1.0f);
     c.x = x, c.target = target;
 
-    for (int i = 0; i < NW; i++) {
+    for (int i = 0; i < nw; i++) {
         teacher_w[i] = malloc(wsize[i] * sizeof(float));
         c.w[i] = malloc(wsize[i] * sizeof(float));
         c.grad[i] = malloc(wsize[i] * sizeof(float));
@@ -239,7 +257,7 @@ int main(void)
     g.target = tensor(ctx, B * T * D, NULL), g.dy = tensor(ctx, B * T * D, NULL);
     g.loss = tensor(ctx, 1, NULL);
     bool made = g.x && g.y && g.target && g.dy && g.loss;
-    for (int i = 0; i < NW && made; i++) {
+    for (int i = 0; i < nw && made; i++) {
         *slot(&g.gw, i) = g.grad[i] = tensor(ctx, wsize[i], NULL);
         g.state[i] = tensor(ctx, 2 * wsize[i], NULL); /* zero: a fresh Adam */
         g.step[i] = tensor(ctx, VKATTN_OPTIM_STEP_COUNT, NULL);
