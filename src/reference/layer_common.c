@@ -1,6 +1,7 @@
-/* Shared pieces of the single-head layer references: io checks, mask
- * layouts, and the host tail softmax -> dropout -> W @ V -> query_mask,
- * composed from the op references. */
+/* Shared pieces of the layer references: io checks, mask layouts (and the
+ * MultiHeadAttention family's query-mask folding), and the single-head host
+ * tail softmax -> dropout -> W @ V -> query_mask, composed from the op
+ * references. */
 #include "reference/layer_ref.h"
 
 #include <math.h>
@@ -68,6 +69,35 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
             return r;
     }
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_mha_check_io(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                   vka_mask_layout *mask)
+{
+    vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
+    if (r)
+        return r;
+    if (!io->attention_mask && io->attention_mask_per_head)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
+                        fn);
+    if (io->attention_mask || io->attention_mask_rank)
+        return vka_ref_mask_layout(fn, call, io, d->heads, true, mask);
+    return VKATTN_SUCCESS;
+}
+
+void vka_ref_mha_combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
+                              const float *query_mask, float *mask)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b < c->batch; b++)
+        for (uint32_t h = 0; h < mask_heads; h++)
+            for (uint32_t i = 0; i < c->tq; i++) {
+                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
+                for (uint32_t j = 0; j < c->tv; j++, n++)
+                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
+            }
 }
 
 vkattn_result vka_ref_mask_layout(const char *fn, const vkattn_layer_call *call,

@@ -60,6 +60,31 @@ size_t vka_grad_weight_spans(const vka_weight_table *table, uint32_t options,
 vkattn_result vka_grad_check_disjoint(const char *fn, const vka_grad_span *outs, size_t n_outs,
                                       const vka_grad_span *ins, size_t n_ins);
 
+/* ---------------------------------------------------------------- io checks */
+
+/* The first checks of every layer backward: grad_output and io present;
+ * then *fwd_call and *fwd_io = the call and io as the forward's io checks
+ * must see them: no scores asked for, grad_output in io->output's place (for
+ * presence only): the backward writes neither. */
+vkattn_result vka_grad_forward_io(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const float *grad_output,
+                                  vkattn_layer_call *fwd_call, vkattn_layer_host_io *fwd_io);
+
+/* The element counts of a call's host arrays (attention_mask: 0 without one). */
+typedef struct vka_grad_io_counts {
+    uint64_t query, key, value, query_mask, value_mask, attention_mask, output;
+} vka_grad_io_counts;
+
+/* The checks every layer backward makes after its forward's io checks:
+ * grad_key only with io->key; no gradient array (the three of g, then the
+ * layer's weight gradients `weight_grads`) overlapping an input, a weight
+ * (`weights`), grad_output or another gradient. */
+vkattn_result vka_grad_check_arrays(const char *fn, const vkattn_layer_host_io *io,
+                                    const float *grad_output, const vkattn_layer_host_grads *g,
+                                    const vka_grad_io_counts *n, const vka_grad_span *weights,
+                                    size_t n_weights, const vka_grad_span *weight_grads,
+                                    size_t n_weight_grads);
+
 /* ---------------------------------------------------------------- attention core */
 
 /* One "(B, H, Tq, Tv) logits -> masked softmax -> dropout -> W @ V" core,

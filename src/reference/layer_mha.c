@@ -84,24 +84,6 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
     return VKATTN_SUCCESS;
 }
 
-/* The same rules as the GPU layer's io check (vka_layer_check_io), on host
- * arrays, whose sizes cannot be checked; *mask is the attention mask's layout
- * when there is one. */
-static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vkattn_layer_call *call,
-                              const vkattn_layer_host_io *io, vka_mask_layout *mask)
-{
-    vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
-    if (r)
-        return r;
-    if (!io->attention_mask && io->attention_mask_per_head)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
-                        fn);
-    if (io->attention_mask || io->attention_mask_rank)
-        return vka_ref_mask_layout(fn, call, io, d->heads, true, mask);
-    return VKATTN_SUCCESS;
-}
-
 /* dst (B, T, n) = src (B, T, k) @ kernel (k, n) (+ bias), the kernel shared by
  * every batch. */
 static vkattn_result project(uint32_t batch, uint32_t seq, uint32_t k, uint32_t n,
@@ -128,21 +110,6 @@ static vkattn_result project_heads(const vka_mha_dims *d, uint32_t batch, uint32
     return vkattn_reference_heads_split(&hp, NULL, proj, out);
 }
 
-/* mask[b, h?, i, j] = (attention_mask or 1) allowed && query_mask[b, i] allowed,
- * as 1/0 (nonzero, NaN included, = may attend). */
-static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
-                         const float *query_mask, float *mask)
-{
-    size_t n = 0;
-    for (uint32_t b = 0; b < c->batch; b++)
-        for (uint32_t h = 0; h < mask_heads; h++)
-            for (uint32_t i = 0; i < c->tq; i++) {
-                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
-                for (uint32_t j = 0; j < c->tv; j++, n++)
-                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
-            }
-}
-
 static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
                          const vkattn_layer_host_io *io, uint32_t mask_heads, scratch *s)
@@ -159,7 +126,7 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
 
     const float *mask = s->attn;
     if (io->query_mask) {
-        combine_mask(c, mask_heads, s->attn, io->query_mask, s->mask);
+        vka_ref_mha_combine_mask(c, mask_heads, s->attn, io->query_mask, s->mask);
         mask = s->mask;
     }
     const vkattn_broadcast stored = {.heads = mask_heads == 1};
@@ -193,7 +160,7 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
     vka_mha_call c;
     vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
     if ((r = check_weights(fn, d, w)) || (r = vka_mha_resolve_call(NULL, fn, d, call, &c)) ||
-        (r = check_io(fn, d, call, io, &ml)))
+        (r = vka_ref_mha_check_io(fn, d, call, io, &ml)))
         return r;
     scratch s;
     const uint32_t mask_heads = ml.dims[1]; /* of the expanded mask: H or 1 */

@@ -130,53 +130,25 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
                               vka_mask_layout *ml)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "grad_output", grad_output)) ||
-        (r = vka_ref_require_ptr(fn, "io", io)))
+    vkattn_layer_call fwd_call;
+    vkattn_layer_host_io fwd_io;
+    if ((r = vka_grad_forward_io(fn, call, io, grad_output, &fwd_call, &fwd_io)) ||
+        (r = vka_ref_mha_check_io(fn, d, &fwd_call, &fwd_io, ml)))
         return r;
-    vkattn_layer_call cc = *call;
-    cc.return_attention_scores = false;
-    vkattn_layer_host_io h = *io;
-    h.output = (float *)grad_output; /* only tested for presence */
-    h.scores = NULL;
-    if ((r = vka_ref_layer_check_presence(fn, &cc, &h, d->key_width, d->value_width)))
-        return r;
-    if (!io->attention_mask && io->attention_mask_per_head)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
-                        fn);
-    if ((io->attention_mask || io->attention_mask_rank) &&
-        (r = vka_ref_mask_layout(fn, call, io, d->heads, true, ml)))
-        return r;
-    if (g && g->grad_key && !io->key)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
-                        "path's gradient is part of grads->grad_value)",
-                        fn);
     const vka_weight_table *table = &vka_mha_weight_table;
     const uint32_t options = vka_mha_weight_options(d);
     uint64_t axes[VKA_AXIS_COUNT];
     vka_mha_weight_axes(d, axes);
-    enum { N_IN = 7, N_OUT = 3 };
-    vka_grad_span ins[N_IN + VKA_WEIGHTS_MAX] = {
-        {"io->query", io->query, c->query},
-        {"io->key", io->key, c->key},
-        {"io->value", io->value, c->value},
-        {"io->query_mask", io->query_mask, c->query_mask},
-        {"io->value_mask", io->value_mask, c->value_mask},
-        {"io->attention_mask", io->attention_mask, io->attention_mask ? ml->count : 0},
-        {"grad_output", grad_output, c->output},
-    };
-    vka_grad_span outs[N_OUT + VKA_WEIGHTS_MAX] = {
-        {"grads->grad_query", g ? g->grad_query : NULL, c->query},
-        {"grads->grad_key", g ? g->grad_key : NULL, c->key},
-        {"grads->grad_value", g ? g->grad_value : NULL, c->value},
-    };
+    vka_grad_span ws[VKA_WEIGHTS_MAX], gws[VKA_WEIGHTS_MAX];
     vka_grad_span_name w_names[VKA_WEIGHTS_MAX], gw_names[VKA_WEIGHTS_MAX];
-    const size_t n_ins =
-        N_IN + vka_grad_weight_spans(table, options, axes, w, "w->", ins + N_IN, w_names);
-    const size_t n_outs =
-        N_OUT + vka_grad_weight_spans(table, options, axes, gw, "grad_w->", outs + N_OUT, gw_names);
-    return vka_grad_check_disjoint(fn, outs, n_outs, ins, n_ins);
+    const size_t n_w = vka_grad_weight_spans(table, options, axes, w, "w->", ws, w_names);
+    vka_grad_weight_spans(table, options, axes, gw, "grad_w->", gws, gw_names);
+    const vka_grad_io_counts n = {
+        .query = c->query, .key = c->key, .value = c->value, .query_mask = c->query_mask,
+        .value_mask = c->value_mask, .attention_mask = io->attention_mask ? ml->count : 0,
+        .output = c->output,
+    };
+    return vka_grad_check_arrays(fn, io, grad_output, g, &n, ws, n_w, gws, n_w);
 }
 
 /* (B, T, H*hd) <-> (B, H, T, hd) */
@@ -226,21 +198,6 @@ static void dense_backward(size_t rows, size_t k, size_t n, const double *x, con
     for (size_t r = 0; r < rows; r++)
         for (size_t j = 0; j < n; j++)
             db[j] += dy[r * n + j];
-}
-
-/* mask[b, h?, i, j] = attention mask (or 1) allowed && query_mask[b, i] allowed:
- * the forward's combination (nonzero, NaN included, = may attend). */
-static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
-                         const float *query_mask, float *mask)
-{
-    size_t n = 0;
-    for (uint32_t b = 0; b < c->batch; b++)
-        for (uint32_t h = 0; h < mask_heads; h++)
-            for (uint32_t i = 0; i < c->tq; i++) {
-                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
-                for (uint32_t j = 0; j < c->tv; j++, n++)
-                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
-            }
 }
 
 /* The forward after the weights: ctx (B, H, Tq, dv) = (weights * dropout) @ V,
@@ -333,7 +290,7 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
     const uint32_t mask_heads = ml->dims[1]; /* of the expanded mask: H or 1 */
     const float *mask = t->attn;
     if (io->query_mask) {
-        combine_mask(c, mask_heads, t->attn, io->query_mask, t->mask);
+        vka_ref_mha_combine_mask(c, mask_heads, t->attn, io->query_mask, t->mask);
         mask = t->mask;
     }
     const vkattn_broadcast stored = {.heads = mask_heads == 1};

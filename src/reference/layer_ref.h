@@ -11,6 +11,7 @@
 #include "core/mask_shape.h"
 #include "shape/layer_shape.h"
 #include "shape/layer_weights.h"
+#include "shape/mha_shape.h"
 #include "vkattn/layer_params.h"
 
 /* Host io checks every layer reference shares: io, query, value, output
@@ -34,6 +35,22 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
 vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call,
                                    const vkattn_layer_host_io *io, const vka_layer_widths *w,
                                    float rate, float *s);
+
+/* The io checks of the MultiHeadAttention family's reference (the GPU
+ * layer's vka_layer_check_io on host arrays, whose sizes cannot be checked):
+ * the presence checks above, attention_mask_per_head only with a mask, and
+ * the mask's layout against (B, d->heads, Tq, Tv) into *mask when there is
+ * one (rank 4 allowed). */
+vkattn_result vka_ref_mha_check_io(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                   vka_mask_layout *mask);
+
+/* mask (B, mask_heads, Tq, Tv) = attention mask (`attn`, as expanded; NULL =
+ * all 1) allowed && query_mask[b, i] allowed, as 1/0 (nonzero, NaN included,
+ * = may attend): how the MultiHeadAttention family folds the query mask into
+ * the attention mask, forward and backward. */
+void vka_ref_mha_combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
+                              const float *query_mask, float *mask);
 
 /* The layout of io->attention_mask (core/mask_shape.h) against (B, heads,
  * Tq, Tv): from attention_mask_rank/dims, or, at rank 0, the full mask
