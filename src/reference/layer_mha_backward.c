@@ -33,7 +33,7 @@ typedef struct scratch {
     /* use_gate: its kernel, pre-activation, sigmoid, the gated context and
      * their gradients (each 1 double without the gate) */
     double *wg, *gp, *gs, *gated, *dgated, *dgp, *dwg, *dbg;
-    float *attn, *mask; /* the expanded attention mask; it combined with the query mask */
+    vka_ref_mha_mask mask; /* what the forward's SDPA reads */
 } scratch;
 
 #define SCRATCH_DOUBLES(X)                                                                     \
@@ -47,7 +47,7 @@ static void scratch_free(scratch *t)
 #define FREE_ONE(name) free(t->name);
     SCRATCH_DOUBLES(FREE_ONE)
 #undef FREE_ONE
-    free(t->attn), free(t->mask);
+    vka_ref_mha_mask_free(&t->mask);
 }
 
 static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
@@ -252,8 +252,8 @@ static void output_backward(const vka_mha_dims *d, const vka_mha_call *c, scratc
 
 static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
-                         const vkattn_layer_host_io *io, const vka_mask_layout *ml,
-                         const float *grad_output, scratch *t, vka_grad_core_state *st)
+                         const vkattn_layer_host_io *io, const float *grad_output, scratch *t,
+                         vka_grad_core_state *st)
 {
     vkattn_result r;
     const size_t B = c->batch, H = d->heads, tq = c->tq, tv = c->tv;
@@ -287,15 +287,8 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
                     acc += qi[e] * kj[e];
                 t->s[(bh * tq + i) * tv + j] = acc * scale;
             }
-    const uint32_t mask_heads = ml->dims[1]; /* of the expanded mask: H or 1 */
-    const float *mask = t->attn;
-    if (io->query_mask) {
-        vka_ref_mha_combine_mask(c, mask_heads, t->attn, io->query_mask, t->mask);
-        mask = t->mask;
-    }
-    const vkattn_broadcast stored = {.heads = mask_heads == 1};
     vkattn_sdpa_params sp;
-    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, &sp);
+    const float *mask = vka_ref_mha_sdpa_params(d, c, call, io, &t->mask, &sp);
     const vka_grad_core core = {
         .batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv, .dv = d->value_dim,
         .mask = sp.mask, .value_mask = io->value_mask, .attention_mask = mask,
@@ -379,12 +372,8 @@ static vkattn_result backward_dims(const char *fn, const vka_mha_dims *d,
     vka_grad_core_state st = {0};
     if ((r = scratch_alloc(fn, d, &c, &t)))
         return r;
-    const uint64_t mask_count = ml.dims[1] > 1 ? c.mask_per_head : c.mask_shared;
-    if (io->attention_mask && (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &t.attn)))
-        goto done;
-    if (io->query_mask && (r = vka_ref_layer_alloc(fn, "the combined mask", mask_count, &t.mask)))
-        goto done;
-    if ((r = run(fn, d, &c, w, call, io, &ml, grad_output, &t, &st)))
+    if ((r = vka_ref_mha_mask_make(fn, &c, call, io, &ml, &t.mask)) ||
+        (r = run(fn, d, &c, w, call, io, grad_output, &t, &st)))
         goto done;
     store(d, &c, &t, grads, grad_w);
 done:

@@ -45,12 +45,30 @@ vkattn_result vka_ref_mha_check_io(const char *fn, const vka_mha_dims *d,
                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io,
                                    vka_mask_layout *mask);
 
-/* mask (B, mask_heads, Tq, Tv) = attention mask (`attn`, as expanded; NULL =
- * all 1) allowed && query_mask[b, i] allowed, as 1/0 (nonzero, NaN included,
- * = may attend): how the MultiHeadAttention family folds the query mask into
- * the attention mask, forward and backward. */
-void vka_ref_mha_combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
-                              const float *query_mask, float *mask);
+/* The explicit mask a MultiHeadAttention-family call's SDPA reads, forward
+ * and backward: the attention mask with every broadcast but the head axis
+ * made explicit, and the query mask folded in as Keras folds it (a masked
+ * query row has no allowed key). */
+typedef struct vka_ref_mha_mask {
+    float *attn;     /* (B, heads, Tq, Tv) the expanded attention mask, or NULL */
+    float *combined; /* attn (or all 1) && query_mask, as 1/0; NULL without a query mask */
+    uint32_t heads;  /* H or 1 */
+} vka_ref_mha_mask;
+
+/* Fills *m from io and the layout vka_ref_mha_check_io gave (its dims 1 when
+ * there is no attention mask); on failure *m holds nothing to free. */
+vkattn_result vka_ref_mha_mask_make(const char *fn, const vka_mha_call *c,
+                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                    const vka_mask_layout *ml, vka_ref_mha_mask *m);
+
+void vka_ref_mha_mask_free(vka_ref_mha_mask *m);
+
+/* *sp = the call's SDPA params (vka_mha_sdpa_params) with m as its explicit
+ * mask; returns the mask array SDPA reads (NULL: none). */
+const float *vka_ref_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
+                                     const vkattn_layer_call *call,
+                                     const vkattn_layer_host_io *io, const vka_ref_mha_mask *m,
+                                     vkattn_sdpa_params *sp);
 
 /* The layout of io->attention_mask (core/mask_shape.h) against (B, heads,
  * Tq, Tv): from attention_mask_rank/dims, or, at rank 0, the full mask
