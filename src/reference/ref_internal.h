@@ -66,6 +66,15 @@ typedef struct vka_ref_mask {
  * that the broadcast shapes are addressable. */
 vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m);
 
+/* The masked softmax's params and operands (forward and backward share
+ * them): sizes, scale, the n arrays named `names` (each required), the
+ * (B, H, Tq, Tv) count named after the first, then the masks (heads
+ * defaulted) into *m. */
+vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params *p,
+                                    const char *const *names, const void *const *arrays, int n,
+                                    const void *bias, const float *value_mask, const float *mask,
+                                    vka_ref_mask *m);
+
 /* One row (b, h, i) of logits: row[j] holds score * scale on entry, and the
  * softmax weights on return (masks, bias and the masked-row policy applied).
  * allowed is scratch of tv bytes. */
