@@ -56,10 +56,9 @@ vkattn_result vkattn_reference_additive_attention_backward(
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_additive_attention_check_desc(NULL, fn, desc, &wd)))
+    if ((r = vka_additive_attention_check_desc(NULL, fn, desc, &wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)))
         return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
     if (!desc->no_scale && !w->scale)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: w->scale is NULL but desc->no_scale is false", fn);

@@ -76,14 +76,9 @@ vkattn_result vkattn_reference_attention_backward(const vkattn_attention_desc *d
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)))
-        return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
-    if (grad_w == w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
-                        fn);
-    if ((r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
+    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)) || (r = vka_grad_require_own_grads(fn, w, grad_w)) ||
+        (r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
         (r = vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight)) ||
         (r = vka_grad_single_check(fn, call, io, &wd, grad_output, grads, NULL, 0, NULL, 0)))
         return r;

@@ -59,14 +59,9 @@ static vkattn_result check_weights(const vkattn_bahdanau_desc *desc,
                                    const vkattn_bahdanau_weights *gw, vka_layer_widths *wd)
 {
     vkattn_result r;
-    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, wd)))
-        return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
-    if (gw == w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
-                        fn);
-    if ((r = vka_ref_require_weights(fn, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false,
+    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)) || (r = vka_grad_require_own_grads(fn, w, gw)) ||
+        (r = vka_ref_require_weights(fn, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false,
                                      w)))
         return r;
     return vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias);

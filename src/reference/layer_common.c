@@ -71,6 +71,16 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_ref_layer_start(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const vka_layer_widths *w,
+                                  float **s)
+{
+    vkattn_result r;
+    if ((r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, w)))
+        return r;
+    return vka_ref_layer_alloc(fn, "the scores", (uint64_t)call->batch * call->tq * call->tv, s);
+}
+
 vkattn_result vka_ref_mha_check_io(const char *fn, const vka_mha_dims *d,
                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io,
                                    vka_mask_layout *mask)

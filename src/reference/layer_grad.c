@@ -100,6 +100,14 @@ vkattn_result vka_grad_forward_io(const char *fn, const vkattn_layer_call *call,
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_grad_require_own_grads(const char *fn, const void *w, const void *grad_w)
+{
+    if (grad_w == w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
+                        fn);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vka_grad_check_arrays(const char *fn, const vkattn_layer_host_io *io,
                                     const float *grad_output, const vkattn_layer_host_grads *g,
                                     const vka_grad_io_counts *n, const vka_grad_span *weights,

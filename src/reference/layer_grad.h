@@ -70,6 +70,10 @@ vkattn_result vka_grad_forward_io(const char *fn, const vkattn_layer_call *call,
                                   const vkattn_layer_host_io *io, const float *grad_output,
                                   vkattn_layer_call *fwd_call, vkattn_layer_host_io *fwd_io);
 
+/* Fails with INVALID_ARGUMENT "fn: grad_w is w" when the weight gradients
+ * would overwrite the weights they are taken at. */
+vkattn_result vka_grad_require_own_grads(const char *fn, const void *w, const void *grad_w);
+
 /* The element counts of a call's host arrays (attention_mask: 0 without one). */
 typedef struct vka_grad_io_counts {
     uint64_t query, key, value, query_mask, value_mask, attention_mask, output;

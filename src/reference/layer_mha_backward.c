@@ -105,9 +105,8 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||
         (r = vka_ref_require_weights(fn, table, options, false, w)))
         return r;
-    if (gw == w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
-                        fn);
+    if ((r = vka_grad_require_own_grads(fn, w, gw)))
+        return r;
     const char *extra = vka_ref_weight_lacked(table, options, VKA_WEIGHT_IF_GATE, gw);
     if (extra)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,

@@ -28,6 +28,13 @@ vkattn_result vka_ref_layer_check_presence(const char *fn, const vkattn_layer_ca
 vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
                                      const vkattn_layer_host_io *io, const vka_layer_widths *w);
 
+/* The start of every single-head reference once its desc and weights are
+ * checked: the call (vka_layer_check_call) and the io (above) checked, then
+ * *s = the (B, Tq, Tv) scores, malloc'd for the caller to free. */
+vkattn_result vka_ref_layer_start(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const vka_layer_widths *w,
+                                  float **s);
+
 /* The tail of every single-head reference. `s` holds the raw scores
  * (B, Tq, Tv) and is overwritten with the weights: masked softmax (UNIFORM
  * rows), dropout when training && rate > 0, copied to io->scores when asked,
