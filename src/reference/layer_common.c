@@ -121,7 +121,8 @@ vkattn_result vka_ref_mha_mask_make(const char *fn, const vka_mha_call *c,
     vkattn_result r;
     if ((io->attention_mask &&
          (r = vka_ref_mask_expand(fn, call, io->attention_mask, ml, &m->attn))) ||
-        (io->query_mask && (r = vka_ref_layer_alloc(fn, "the combined mask", count, &m->combined)))) {
+        (io->query_mask &&
+         (r = vka_ref_layer_alloc(fn, "the combined mask", count, &m->combined)))) {
         vka_ref_mha_mask_free(m);
         return r;
     }

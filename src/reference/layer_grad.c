@@ -3,6 +3,7 @@
  * checks and tail, overlap checks, and double scratch. */
 #include "reference/layer_grad.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,50 @@ void vka_grad_core_backward(const vka_grad_core *c, const vka_grad_core_state *s
                 dsr[j] = p[j] * (dsr[j] - sum);
         }
     }
+}
+
+/* ---------------------------------------------------------------- tanh scores */
+
+void vka_grad_tanh_scores(const vka_grad_score_dims *z, const float *q, const float *k,
+                          const float *w, double inner, double outer, double *s)
+{
+    for (size_t b = 0; b < z->batch; b++)
+        for (size_t i = 0; i < z->tq; i++)
+            for (size_t j = 0; j < z->tv; j++) {
+                const float *qi = q + (b * z->tq + i) * z->d, *kj = k + (b * z->tv + j) * z->d;
+                double acc = 0.0;
+                for (size_t e = 0; e < z->d; e++)
+                    acc += (w ? (double)w[e] : 1.0) * tanh(inner * ((double)qi[e] + kj[e]));
+                s[(b * z->tq + i) * z->tv + j] = outer * acc;
+            }
+}
+
+void vka_grad_tanh_scores_backward(const vka_grad_score_dims *z, const float *q, const float *k,
+                                   const float *w, double inner, double outer, const double *ds,
+                                   double *dq, double *dk, double *dw, double *d_inner,
+                                   double *d_outer)
+{
+    for (size_t b = 0; b < z->batch; b++)
+        for (size_t i = 0; i < z->tq; i++)
+            for (size_t j = 0; j < z->tv; j++) {
+                const double g = ds[(b * z->tq + i) * z->tv + j];
+                if (g == 0.0)
+                    continue;
+                const size_t qo = (b * z->tq + i) * z->d, ko = (b * z->tv + j) * z->d;
+                for (size_t e = 0; e < z->d; e++) {
+                    const double qe = q[qo + e], ke = k[ko + e];
+                    const double t = tanh(inner * (qe + ke));
+                    const double gt = g * outer * (w ? (double)w[e] : 1.0) * (1.0 - t * t);
+                    dq[qo + e] += gt * inner;
+                    dk[ko + e] += gt * inner;
+                    if (dw)
+                        dw[e] += g * t;
+                    if (d_inner)
+                        *d_inner += gt * (qe + ke);
+                    if (d_outer)
+                        *d_outer += g * t;
+                }
+            }
 }
 
 /* ---------------------------------------------------------------- single-head layers */

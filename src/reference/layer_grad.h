@@ -123,6 +123,29 @@ vkattn_result vka_grad_core_forward(const char *fn, const vka_grad_core *c, cons
 void vka_grad_core_backward(const vka_grad_core *c, const vka_grad_core_state *st,
                             const double *v, const double *dout, double *ds, double *dv);
 
+/* ---------------------------------------------------------------- tanh scores */
+
+/* The sizes of single-head scores: q (batch, tq, d), k (batch, tv, d), the
+ * scores (batch, tq, tv). */
+typedef struct vka_grad_score_dims {
+    size_t batch, tq, tv, d;
+} vka_grad_score_dims;
+
+/* The additive op's tanh scores (vkattn_additive_params) in double,
+ *   s_ij = outer * sum_e w_e tanh(inner * (q_ie + k_je))   (w NULL: all 1),
+ * as Keras Attention's concat mode (inner = scale, outer =
+ * concat_score_weight) and AdditiveAttention (w = its scale vector, inner =
+ * outer = 1) score: their forward references both call the additive op. */
+void vka_grad_tanh_scores(const vka_grad_score_dims *z, const float *q, const float *k,
+                          const float *w, double inner, double outer, double *s);
+
+/* Their backward given ds = dL/ds: dq, dk += dL/dq, dL/dk, and each when not
+ * NULL: dw[e] += dL/dw_e, *d_inner += dL/d(inner), *d_outer += dL/d(outer). */
+void vka_grad_tanh_scores_backward(const vka_grad_score_dims *z, const float *q, const float *k,
+                                   const float *w, double inner, double outer, const double *ds,
+                                   double *dq, double *dk, double *dw, double *d_inner,
+                                   double *d_outer);
+
 /* ---------------------------------------------------------------- single-head layers */
 
 /* The checks every single-head layer backward adds to its forward's desc and
