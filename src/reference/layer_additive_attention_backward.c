@@ -19,12 +19,8 @@ vkattn_result vkattn_reference_additive_attention_backward(
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_additive_attention_check_desc(NULL, fn, desc, &wd)) ||
-        (r = vka_ref_require_ptr(fn, "w", w)))
+    if ((r = vka_ref_additive_attention_check(fn, desc, w, &wd)))
         return r;
-    if (!desc->no_scale && !w->scale)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: w->scale is NULL but desc->no_scale is false", fn);
     if (desc->no_scale && grad_w && grad_w->scale)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: grad_w->scale is given but desc->no_scale is true (no scale weight)",

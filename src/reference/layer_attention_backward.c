@@ -9,8 +9,6 @@
 
 #include <stdlib.h>
 
-#include "core/error.h"
-
 static const char fn[] = "vkattn_reference_attention_backward";
 
 /* dot mode: s_ij = a * q_i . k_j */
@@ -59,10 +57,8 @@ vkattn_result vkattn_reference_attention_backward(const vkattn_attention_desc *d
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)) ||
-        (r = vka_ref_require_ptr(fn, "w", w)) || (r = vka_grad_require_own_grads(fn, w, grad_w)) ||
-        (r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
-        (r = vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight)) ||
+    if ((r = vka_ref_attention_check(fn, desc, w, &wd)) ||
+        (r = vka_grad_require_own_grads(fn, w, grad_w)) ||
         (r = vka_grad_single_check(fn, call, io, &wd, grad_output, grads, NULL, 0, NULL, 0)))
         return r;
     const vka_grad_score_dims z = {call->batch, call->tq, call->tv, wd.dq};

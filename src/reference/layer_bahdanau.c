@@ -42,6 +42,17 @@ static vkattn_result bahdanau_scores(const vkattn_bahdanau_weights *w, const vka
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_ref_bahdanau_check(const char *fn, const vkattn_bahdanau_desc *desc,
+                                     const vkattn_bahdanau_weights *w, vka_layer_widths *wd)
+{
+    vkattn_result r;
+    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)) ||
+        (r = vka_ref_require_weights(fn, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false, w)))
+        return r;
+    return vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias);
+}
+
 vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
                                         const vkattn_bahdanau_weights *w,
                                         const vkattn_layer_call *call,
@@ -50,11 +61,7 @@ vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
     vka_layer_widths wd;
     vkattn_result r;
     float *s, *qp = NULL, *kp = NULL;
-    if ((r = vka_bahdanau_check_desc(NULL, __func__, desc, &wd)) ||
-        (r = vka_ref_require_ptr(__func__, "w", w)) ||
-        (r = vka_ref_require_weights(__func__, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS,
-                                     false, w)) ||
-        (r = vka_layer_check_scalar(NULL, __func__, "w->score_bias", w->score_bias)) ||
+    if ((r = vka_ref_bahdanau_check(__func__, desc, w, &wd)) ||
         (r = vka_ref_layer_start(__func__, call, io, &wd, &s)))
         return r;
     if ((r = vka_ref_layer_alloc(__func__, "the query projection",

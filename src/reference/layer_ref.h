@@ -28,6 +28,18 @@ vkattn_result vka_ref_layer_check_presence(const char *fn, const vkattn_layer_ca
 vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
                                      const vkattn_layer_host_io *io, const vka_layer_widths *w);
 
+/* Each single-head layer's checks of its desc (*wd = its widths) and
+ * weights, which its backward reference makes first too, so that the two
+ * accept the same desc and weights. */
+vkattn_result vka_ref_attention_check(const char *fn, const vkattn_attention_desc *desc,
+                                      const vkattn_attention_weights *w, vka_layer_widths *wd);
+vkattn_result vka_ref_additive_attention_check(const char *fn,
+                                               const vkattn_additive_attention_desc *desc,
+                                               const vkattn_additive_attention_weights *w,
+                                               vka_layer_widths *wd);
+vkattn_result vka_ref_bahdanau_check(const char *fn, const vkattn_bahdanau_desc *desc,
+                                     const vkattn_bahdanau_weights *w, vka_layer_widths *wd);
+
 /* The start of every single-head reference once its desc and weights are
  * checked: the call (vka_layer_check_call) and the io (above) checked, then
  * *s = the (B, Tq, Tv) scores, malloc'd for the caller to free. */
