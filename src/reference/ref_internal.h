@@ -46,6 +46,11 @@ vkattn_result vka_ref_additive_check(const char *fn, const vkattn_additive_param
 vkattn_result vka_ref_sdpa_plan(const char *fn, const vkattn_sdpa_params *p, size_t elt_size,
                                 vka_sdpa_shape *s);
 
+/* The logit scale of SDPA and decode in double: `scale`, or 0 = 1/sqrt(dk)
+ * exactly (the kernels multiply by its f32 rounding, vka_sdpa_shape.scale;
+ * the reference keeps the exact value). */
+double vka_ref_attention_scale(float scale, uint32_t dk);
+
 /* Checks rate (finite, in [0, 1]). */
 vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);
 
