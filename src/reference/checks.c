@@ -62,6 +62,11 @@ vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *di
     return VKATTN_SUCCESS;
 }
 
+double vka_ref_attention_scale(float scale, uint32_t dk)
+{
+    return scale != 0.0f ? (double)scale : 1.0 / sqrt((double)dk);
+}
+
 vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d)
 {
     /* Written so that NaN fails too. Checked even when not training: a bad rate

@@ -56,7 +56,7 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
     double *w = malloc(sizeof(double) * p->capacity);
     if (!w)
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)p->dk);
+    const double scale = vka_ref_attention_scale(p->scale, p->dk);
     const bool drop = vka_dropout_active(&p->dropout);
     const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
     const double dscale = vka_dropout_scale(p->dropout.rate);

@@ -6,7 +6,23 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "reference/ref_internal.h"
 #include "vkattn/reference.h"
+
+vkattn_result vka_ref_additive_attention_check(const char *fn,
+                                               const vkattn_additive_attention_desc *desc,
+                                               const vkattn_additive_attention_weights *w,
+                                               vka_layer_widths *wd)
+{
+    vkattn_result r;
+    if ((r = vka_additive_attention_check_desc(NULL, fn, desc, wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)))
+        return r;
+    if (!desc->no_scale && !w->scale)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: w->scale is NULL but desc->no_scale is false", fn);
+    return VKATTN_SUCCESS;
+}
 
 vkattn_result vkattn_reference_additive_attention(const vkattn_additive_attention_desc *desc,
                                                   const vkattn_additive_attention_weights *w,
@@ -15,17 +31,9 @@ vkattn_result vkattn_reference_additive_attention(const vkattn_additive_attentio
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_additive_attention_check_desc(NULL, __func__, desc, &wd)))
-        return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
-    if (!desc->no_scale && !w->scale)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: w->scale is NULL but desc->no_scale is false", __func__);
-    if ((r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
-        return r;
     float *s;
-    if ((r = vka_ref_layer_alloc(__func__, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
+    if ((r = vka_ref_additive_attention_check(__func__, desc, w, &wd)) ||
+        (r = vka_ref_layer_start(__func__, call, io, &wd, &s)))
         return r;
     const vkattn_additive_params ap = {
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = wd.dq,

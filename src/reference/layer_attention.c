@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "reference/ref_internal.h"
 #include "vkattn/reference.h"
 
 /* Multiplies n scores by a literal factor; used where the op's "0 = default"
@@ -49,6 +49,17 @@ static vkattn_result scores_concat(const vkattn_attention_desc *d,
     return r;
 }
 
+vkattn_result vka_ref_attention_check(const char *fn, const vkattn_attention_desc *desc,
+                                      const vkattn_attention_weights *w, vka_layer_widths *wd)
+{
+    vkattn_result r;
+    if ((r = vka_attention_check_desc(NULL, fn, desc, wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)) ||
+        (r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)))
+        return r;
+    return vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight);
+}
+
 vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
                                          const vkattn_attention_weights *w,
                                          const vkattn_layer_call *call,
@@ -56,16 +67,9 @@ vkattn_result vkattn_reference_attention(const vkattn_attention_desc *desc,
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_attention_check_desc(NULL, __func__, desc, &wd)))
-        return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
-    if ((r = vka_layer_check_scalar(NULL, __func__, "w->scale", w->scale)) ||
-        (r = vka_layer_check_scalar(NULL, __func__, "w->concat_score_weight", w->concat_score_weight)) ||
-        (r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
-        return r;
     float *s;
-    if ((r = vka_ref_layer_alloc(__func__, "the scores", (uint64_t)call->batch * call->tq * call->tv, &s)))
+    if ((r = vka_ref_attention_check(__func__, desc, w, &wd)) ||
+        (r = vka_ref_layer_start(__func__, call, io, &wd, &s)))
         return r;
     const float *key = io->key ? io->key : io->value;
     r = desc->score_mode == VKATTN_SCORE_DOT ? scores_dot(desc, w, call, io->query, key, s)

@@ -1,26 +1,19 @@
 /* keras.layers.Attention: the CPU reference backward (vkattn/reference_backward.h).
  * The forward's scores are recomputed in double,
  *   dot:    s_ij = a * q_i . k_j
- *   concat: s_ij = c * sum_d tanh(a * (q_id + k_jd))
+ *   concat: s_ij = c * sum_d tanh(a * (q_id + k_jd))   (the additive op's, vka_grad_tanh_scores)
  * (a = scale if use_scale else 1, c = concat_score_weight), then the shared
  * single-head tail gives dL/ds and the value's gradient, and each score's
  * derivative sends dL/ds back to q, k, a and c. */
 #include "reference/layer_grad.h"
 
-#include <math.h>
 #include <stdlib.h>
-
-#include "core/error.h"
 
 static const char fn[] = "vkattn_reference_attention_backward";
 
-/* The shapes of one call. */
-typedef struct dims {
-    size_t batch, tq, tv, d;
-} dims;
-
-static void scores(const vkattn_attention_desc *desc, double a, double c, const dims *z,
-                   const float *q, const float *k, double *s)
+/* dot mode: s_ij = a * q_i . k_j */
+static void dot_scores(double a, const vka_grad_score_dims *z, const float *q, const float *k,
+                       double *s)
 {
     for (size_t b = 0; b < z->batch; b++)
         for (size_t i = 0; i < z->tq; i++)
@@ -28,20 +21,16 @@ static void scores(const vkattn_attention_desc *desc, double a, double c, const 
                 const float *qi = q + (b * z->tq + i) * z->d, *kj = k + (b * z->tv + j) * z->d;
                 double acc = 0.0;
                 for (size_t e = 0; e < z->d; e++)
-                    acc += desc->score_mode == VKATTN_SCORE_DOT
-                               ? (double)qi[e] * kj[e]
-                               : tanh(a * ((double)qi[e] + kj[e]));
-                s[(b * z->tq + i) * z->tv + j] = desc->score_mode == VKATTN_SCORE_DOT ? a * acc
-                                                                                     : c * acc;
+                    acc += (double)qi[e] * kj[e];
+                s[(b * z->tq + i) * z->tv + j] = a * acc;
             }
 }
 
-/* dq, dk += and *da, *dc = the derivatives of the scores against ds. */
-static void scores_backward(const vkattn_attention_desc *desc, double a, double c, const dims *z,
-                            const float *q, const float *k, const double *ds, double *dq,
-                            double *dk, double *da, double *dc)
+/* dq, dk and *da += the derivatives of the dot scores against ds. */
+static void dot_scores_backward(double a, const vka_grad_score_dims *z, const float *q,
+                                const float *k, const double *ds, double *dq, double *dk,
+                                double *da)
 {
-    *da = *dc = 0.0;
     for (size_t b = 0; b < z->batch; b++)
         for (size_t i = 0; i < z->tq; i++)
             for (size_t j = 0; j < z->tv; j++) {
@@ -51,17 +40,9 @@ static void scores_backward(const vkattn_attention_desc *desc, double a, double 
                 const size_t qo = (b * z->tq + i) * z->d, ko = (b * z->tv + j) * z->d;
                 for (size_t e = 0; e < z->d; e++) {
                     const double qe = q[qo + e], ke = k[ko + e];
-                    if (desc->score_mode == VKATTN_SCORE_DOT) {
-                        dq[qo + e] += g * a * ke;
-                        dk[ko + e] += g * a * qe;
-                        *da += g * qe * ke;
-                    } else {
-                        const double t = tanh(a * (qe + ke)), gt = g * c * (1.0 - t * t);
-                        *dc += g * t;
-                        dq[qo + e] += gt * a;
-                        dk[ko + e] += gt * a;
-                        *da += gt * (qe + ke);
-                    }
+                    dq[qo + e] += g * a * ke;
+                    dk[ko + e] += g * a * qe;
+                    *da += g * qe * ke;
                 }
             }
 }
@@ -76,18 +57,11 @@ vkattn_result vkattn_reference_attention_backward(const vkattn_attention_desc *d
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_attention_check_desc(NULL, fn, desc, &wd)))
-        return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
-    if (grad_w == w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
-                        fn);
-    if ((r = vka_layer_check_scalar(NULL, fn, "w->scale", w->scale)) ||
-        (r = vka_layer_check_scalar(NULL, fn, "w->concat_score_weight", w->concat_score_weight)) ||
+    if ((r = vka_ref_attention_check(fn, desc, w, &wd)) ||
+        (r = vka_grad_require_own_grads(fn, w, grad_w)) ||
         (r = vka_grad_single_check(fn, call, io, &wd, grad_output, grads, NULL, 0, NULL, 0)))
         return r;
-    const dims z = {call->batch, call->tq, call->tv, wd.dq};
+    const vka_grad_score_dims z = {call->batch, call->tq, call->tv, wd.dq};
     const double a = desc->use_scale ? w->scale : 1.0, c = w->concat_score_weight;
     const float *key = io->key ? io->key : io->value;
     double *s = NULL, *ds = NULL, *dq = NULL, *dk = NULL, *dv = NULL;
@@ -97,11 +71,18 @@ vkattn_result vkattn_reference_attention_backward(const vkattn_attention_desc *d
         (r = vka_grad_alloc(fn, "the key gradient", z.batch * z.tv * z.d, &dk)) ||
         (r = vka_grad_alloc(fn, "the value gradient", z.batch * z.tv * wd.dv, &dv)))
         goto done;
-    scores(desc, a, c, &z, io->query, key, s);
+    const bool dot = desc->score_mode == VKATTN_SCORE_DOT;
+    if (dot)
+        dot_scores(a, &z, io->query, key, s);
+    else
+        vka_grad_tanh_scores(&z, io->query, key, NULL, a, c, s);
     if ((r = vka_grad_single_tail(fn, call, io, &wd, desc->dropout, s, grad_output, ds, dv)))
         goto done;
-    double da, dc;
-    scores_backward(desc, a, c, &z, io->query, key, ds, dq, dk, &da, &dc);
+    double da = 0.0, dc = 0.0;
+    if (dot)
+        dot_scores_backward(a, &z, io->query, key, ds, dq, dk, &da);
+    else
+        vka_grad_tanh_scores_backward(&z, io->query, key, NULL, a, c, ds, dq, dk, NULL, &da, &dc);
     vka_grad_single_store(call, io, &wd, grads, dq, dk, dv);
     if (grad_w) {
         grad_w->scale = desc->use_scale ? (float)da : 0.0f;

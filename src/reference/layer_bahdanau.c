@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "reference/ref_internal.h"
 #include "vkattn/reference.h"
 
 /* out (B, T, U) = x (B, T, D) @ kernel (D, U), the kernel broadcast over the batch */
@@ -42,6 +42,17 @@ static vkattn_result bahdanau_scores(const vkattn_bahdanau_weights *w, const vka
     return VKATTN_SUCCESS;
 }
 
+vkattn_result vka_ref_bahdanau_check(const char *fn, const vkattn_bahdanau_desc *desc,
+                                     const vkattn_bahdanau_weights *w, vka_layer_widths *wd)
+{
+    vkattn_result r;
+    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, wd)) ||
+        (r = vka_ref_require_ptr(fn, "w", w)) ||
+        (r = vka_ref_require_weights(fn, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false, w)))
+        return r;
+    return vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias);
+}
+
 vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
                                         const vkattn_bahdanau_weights *w,
                                         const vkattn_layer_call *call,
@@ -49,20 +60,11 @@ vkattn_result vkattn_reference_bahdanau(const vkattn_bahdanau_desc *desc,
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = vka_bahdanau_check_desc(NULL, __func__, desc, &wd)))
+    float *s, *qp = NULL, *kp = NULL;
+    if ((r = vka_ref_bahdanau_check(__func__, desc, w, &wd)) ||
+        (r = vka_ref_layer_start(__func__, call, io, &wd, &s)))
         return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", __func__);
-    if ((r = vka_ref_require_weights(__func__, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false,
-                                     w)))
-        return r;
-    if ((r = vka_layer_check_scalar(NULL, __func__, "w->score_bias", w->score_bias)) ||
-        (r = vka_layer_check_call(NULL, __func__, call)) || (r = vka_ref_layer_check_io(__func__, call, io, &wd)))
-        return r;
-    float *s = NULL, *qp = NULL, *kp = NULL;
-    const uint64_t n = (uint64_t)call->batch * call->tq * call->tv;
-    if ((r = vka_ref_layer_alloc(__func__, "the scores", n, &s)) ||
-        (r = vka_ref_layer_alloc(__func__, "the query projection",
+    if ((r = vka_ref_layer_alloc(__func__, "the query projection",
                                  (uint64_t)call->batch * call->tq * wd.units, &qp)) ||
         (r = vka_ref_layer_alloc(__func__, "the key projection",
                                  (uint64_t)call->batch * call->tv * wd.units, &kp)))

@@ -11,8 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/error.h"
-
 static const char fn[] = "vkattn_reference_bahdanau_backward";
 
 /* Every double tensor of one call. */
@@ -54,24 +52,6 @@ static vkattn_result scratch_alloc(const vkattn_layer_call *call, const vka_laye
     return r;
 }
 
-static vkattn_result check_weights(const vkattn_bahdanau_desc *desc,
-                                   const vkattn_bahdanau_weights *w,
-                                   const vkattn_bahdanau_weights *gw, vka_layer_widths *wd)
-{
-    vkattn_result r;
-    if ((r = vka_bahdanau_check_desc(NULL, fn, desc, wd)))
-        return r;
-    if (!w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w is NULL", fn);
-    if (gw == w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
-                        fn);
-    if ((r = vka_ref_require_weights(fn, &vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, false,
-                                     w)))
-        return r;
-    return vka_layer_check_scalar(NULL, fn, "w->score_bias", w->score_bias);
-}
-
 vkattn_result vkattn_reference_bahdanau_backward(const vkattn_bahdanau_desc *desc,
                                                  const vkattn_bahdanau_weights *w,
                                                  const vkattn_layer_call *call,
@@ -82,7 +62,8 @@ vkattn_result vkattn_reference_bahdanau_backward(const vkattn_bahdanau_desc *des
 {
     vka_layer_widths wd;
     vkattn_result r;
-    if ((r = check_weights(desc, w, grad_w, &wd)))
+    if ((r = vka_ref_bahdanau_check(fn, desc, w, &wd)) ||
+        (r = vka_grad_require_own_grads(fn, w, grad_w)))
         return r;
     /* the arrays of w and grad_w, from the table (score_bias, a scalar, is absent) */
     uint64_t axes[VKA_AXIS_COUNT];

@@ -1,6 +1,7 @@
-/* Shared pieces of the single-head layer references: io checks, mask
- * layouts, and the host tail softmax -> dropout -> W @ V -> query_mask,
- * composed from the op references. */
+/* Shared pieces of the layer references: io checks, mask layouts (and the
+ * MultiHeadAttention family's query-mask folding), and the single-head host
+ * tail softmax -> dropout -> W @ V -> query_mask, composed from the op
+ * references. */
 #include "reference/layer_ref.h"
 
 #include <math.h>
@@ -68,6 +69,83 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
             return r;
     }
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_ref_layer_start(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const vka_layer_widths *w,
+                                  float **s)
+{
+    vkattn_result r;
+    if ((r = vka_layer_check_call(NULL, fn, call)) || (r = vka_ref_layer_check_io(fn, call, io, w)))
+        return r;
+    return vka_ref_layer_alloc(fn, "the scores", (uint64_t)call->batch * call->tq * call->tv, s);
+}
+
+vkattn_result vka_ref_mha_check_io(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                   vka_mask_layout *mask)
+{
+    vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
+    if (r)
+        return r;
+    if (!io->attention_mask && io->attention_mask_per_head)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
+                        fn);
+    if (io->attention_mask || io->attention_mask_rank)
+        return vka_ref_mask_layout(fn, call, io, d->heads, true, mask);
+    return VKATTN_SUCCESS;
+}
+
+/* mask[b, h, i, j] = (attn or 1) allowed && query_mask[b, i] allowed, as 1/0
+ * (nonzero, NaN included, = may attend). */
+static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
+                         const float *query_mask, float *mask)
+{
+    size_t n = 0;
+    for (uint32_t b = 0; b < c->batch; b++)
+        for (uint32_t h = 0; h < mask_heads; h++)
+            for (uint32_t i = 0; i < c->tq; i++) {
+                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
+                for (uint32_t j = 0; j < c->tv; j++, n++)
+                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
+            }
+}
+
+vkattn_result vka_ref_mha_mask_make(const char *fn, const vka_mha_call *c,
+                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                    const vka_mask_layout *ml, vka_ref_mha_mask *m)
+{
+    *m = (vka_ref_mha_mask){.heads = ml->dims[1]};
+    const uint64_t count = m->heads > 1 ? c->mask_per_head : c->mask_shared;
+    vkattn_result r;
+    if ((io->attention_mask &&
+         (r = vka_ref_mask_expand(fn, call, io->attention_mask, ml, &m->attn))) ||
+        (io->query_mask &&
+         (r = vka_ref_layer_alloc(fn, "the combined mask", count, &m->combined)))) {
+        vka_ref_mha_mask_free(m);
+        return r;
+    }
+    if (io->query_mask)
+        combine_mask(c, m->heads, m->attn, io->query_mask, m->combined);
+    return VKATTN_SUCCESS;
+}
+
+void vka_ref_mha_mask_free(vka_ref_mha_mask *m)
+{
+    free(m->attn), free(m->combined);
+    *m = (vka_ref_mha_mask){0};
+}
+
+const float *vka_ref_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
+                                     const vkattn_layer_call *call,
+                                     const vkattn_layer_host_io *io, const vka_ref_mha_mask *m,
+                                     vkattn_sdpa_params *sp)
+{
+    const float *mask = m->combined ? m->combined : m->attn;
+    const vkattn_broadcast stored = {.heads = m->heads == 1};
+    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, sp);
+    return mask;
 }
 
 vkattn_result vka_ref_mask_layout(const char *fn, const vkattn_layer_call *call,

@@ -3,6 +3,7 @@
  * checks and tail, overlap checks, and double scratch. */
 #include "reference/layer_grad.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,66 @@ vkattn_result vka_grad_check_disjoint(const char *fn, const vka_grad_span *outs,
                                 outs[o].name, outs[p].name);
     }
     return VKATTN_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- io checks */
+
+vkattn_result vka_grad_forward_io(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const float *grad_output,
+                                  vkattn_layer_call *fwd_call, vkattn_layer_host_io *fwd_io)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "grad_output", grad_output)) ||
+        (r = vka_ref_require_ptr(fn, "io", io)))
+        return r;
+    *fwd_call = *call;
+    fwd_call->return_attention_scores = false;
+    *fwd_io = *io;
+    fwd_io->output = (float *)grad_output; /* only tested for presence */
+    fwd_io->scores = NULL;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_grad_require_own_grads(const char *fn, const void *w, const void *grad_w)
+{
+    if (grad_w == w)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
+                        fn);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_grad_check_arrays(const char *fn, const vkattn_layer_host_io *io,
+                                    const float *grad_output, const vkattn_layer_host_grads *g,
+                                    const vka_grad_io_counts *n, const vka_grad_span *weights,
+                                    size_t n_weights, const vka_grad_span *weight_grads,
+                                    size_t n_weight_grads)
+{
+    if (g && g->grad_key && !io->key)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
+                        "path's gradient is part of grads->grad_value)",
+                        fn);
+    enum { N_IN = 7, N_OUT = 3 };
+    vka_grad_span ins[N_IN + VKA_WEIGHTS_MAX] = {
+        {"io->query", io->query, n->query},
+        {"io->key", io->key, n->key},
+        {"io->value", io->value, n->value},
+        {"io->query_mask", io->query_mask, n->query_mask},
+        {"io->value_mask", io->value_mask, n->value_mask},
+        {"io->attention_mask", io->attention_mask, n->attention_mask},
+        {"grad_output", grad_output, n->output},
+    };
+    vka_grad_span outs[N_OUT + VKA_WEIGHTS_MAX] = {
+        {"grads->grad_query", g ? g->grad_query : NULL, n->query},
+        {"grads->grad_key", g ? g->grad_key : NULL, n->key},
+        {"grads->grad_value", g ? g->grad_value : NULL, n->value},
+    };
+    size_t n_ins = N_IN, n_outs = N_OUT;
+    for (size_t i = 0; i < n_weights && i < VKA_WEIGHTS_MAX; i++)
+        ins[n_ins++] = weights[i];
+    for (size_t i = 0; i < n_weight_grads && i < VKA_WEIGHTS_MAX; i++)
+        outs[n_outs++] = weight_grads[i];
+    return vka_grad_check_disjoint(fn, outs, n_outs, ins, n_ins);
 }
 
 /* ---------------------------------------------------------------- attention core */
@@ -178,6 +239,50 @@ void vka_grad_core_backward(const vka_grad_core *c, const vka_grad_core_state *s
     }
 }
 
+/* ---------------------------------------------------------------- tanh scores */
+
+void vka_grad_tanh_scores(const vka_grad_score_dims *z, const float *q, const float *k,
+                          const float *w, double inner, double outer, double *s)
+{
+    for (size_t b = 0; b < z->batch; b++)
+        for (size_t i = 0; i < z->tq; i++)
+            for (size_t j = 0; j < z->tv; j++) {
+                const float *qi = q + (b * z->tq + i) * z->d, *kj = k + (b * z->tv + j) * z->d;
+                double acc = 0.0;
+                for (size_t e = 0; e < z->d; e++)
+                    acc += (w ? (double)w[e] : 1.0) * tanh(inner * ((double)qi[e] + kj[e]));
+                s[(b * z->tq + i) * z->tv + j] = outer * acc;
+            }
+}
+
+void vka_grad_tanh_scores_backward(const vka_grad_score_dims *z, const float *q, const float *k,
+                                   const float *w, double inner, double outer, const double *ds,
+                                   double *dq, double *dk, double *dw, double *d_inner,
+                                   double *d_outer)
+{
+    for (size_t b = 0; b < z->batch; b++)
+        for (size_t i = 0; i < z->tq; i++)
+            for (size_t j = 0; j < z->tv; j++) {
+                const double g = ds[(b * z->tq + i) * z->tv + j];
+                if (g == 0.0)
+                    continue;
+                const size_t qo = (b * z->tq + i) * z->d, ko = (b * z->tv + j) * z->d;
+                for (size_t e = 0; e < z->d; e++) {
+                    const double qe = q[qo + e], ke = k[ko + e];
+                    const double t = tanh(inner * (qe + ke));
+                    const double gt = g * outer * (w ? (double)w[e] : 1.0) * (1.0 - t * t);
+                    dq[qo + e] += gt * inner;
+                    dk[ko + e] += gt * inner;
+                    if (dw)
+                        dw[e] += g * t;
+                    if (d_inner)
+                        *d_inner += gt * (qe + ke);
+                    if (d_outer)
+                        *d_outer += g * t;
+                }
+            }
+}
+
 /* ---------------------------------------------------------------- single-head layers */
 
 vkattn_result vka_grad_single_check(const char *fn, const vkattn_layer_call *call,
@@ -187,53 +292,23 @@ vkattn_result vka_grad_single_check(const char *fn, const vkattn_layer_call *cal
                                     const vka_grad_span *weight_grads, size_t n_weight_grads)
 {
     vkattn_result r;
+    vkattn_layer_call fwd_call;
+    vkattn_layer_host_io fwd_io;
     if ((r = vka_layer_check_call(NULL, fn, call)) ||
-        (r = vka_ref_require_ptr(fn, "grad_output", grad_output)) ||
-        (r = vka_ref_require_ptr(fn, "io", io)))
+        (r = vka_grad_forward_io(fn, call, io, grad_output, &fwd_call, &fwd_io)) ||
+        (r = vka_ref_layer_check_io(fn, &fwd_call, &fwd_io, w)))
         return r;
-    /* The forward's io checks, minus its outputs: the backward writes neither. */
-    vkattn_layer_call c = *call;
-    c.return_attention_scores = false;
-    vkattn_layer_host_io h = *io;
-    h.output = (float *)grad_output; /* only tested for presence */
-    h.scores = NULL;
-    if ((r = vka_ref_layer_check_io(fn, &c, &h, w)))
+    vka_mask_layout ml = {.count = 0};
+    if (io->attention_mask && (r = vka_ref_mask_layout(fn, call, io, 1, false, &ml)))
         return r;
-    if (g && g->grad_key && !io->key)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
-                        "path's gradient is part of grads->grad_value)",
-                        fn);
-    uint64_t mask_count = 0;
-    vka_mask_layout ml;
-    if (io->attention_mask) {
-        if ((r = vka_ref_mask_layout(fn, call, io, 1, false, &ml)))
-            return r;
-        mask_count = ml.count;
-    }
     const uint64_t b = call->batch, tq = call->tq, tv = call->tv;
-    enum { MAX_SPANS = 16 };
-    vka_grad_span ins[MAX_SPANS] = {
-        {"io->query", io->query, b * tq * w->dq},
-        {"io->key", io->key, b * tv * w->dk},
-        {"io->value", io->value, b * tv * w->dv},
-        {"io->query_mask", io->query_mask, b * tq},
-        {"io->value_mask", io->value_mask, b * tv},
-        {"io->attention_mask", io->attention_mask, mask_count},
-        {"grad_output", grad_output, b * tq * w->dv},
+    const vka_grad_io_counts n = {
+        .query = b * tq * w->dq, .key = b * tv * w->dk, .value = b * tv * w->dv,
+        .query_mask = b * tq, .value_mask = b * tv,
+        .attention_mask = io->attention_mask ? ml.count : 0, .output = b * tq * w->dv,
     };
-    size_t n_ins = 7;
-    for (size_t i = 0; i < n_weights && n_ins < MAX_SPANS; i++)
-        ins[n_ins++] = weights[i];
-    vka_grad_span outs[MAX_SPANS] = {
-        {"grads->grad_query", g ? g->grad_query : NULL, b * tq * w->dq},
-        {"grads->grad_key", g ? g->grad_key : NULL, b * tv * w->dk},
-        {"grads->grad_value", g ? g->grad_value : NULL, b * tv * w->dv},
-    };
-    size_t n_outs = 3;
-    for (size_t i = 0; i < n_weight_grads && n_outs < MAX_SPANS; i++)
-        outs[n_outs++] = weight_grads[i];
-    return vka_grad_check_disjoint(fn, outs, n_outs, ins, n_ins);
+    return vka_grad_check_arrays(fn, io, grad_output, g, &n, weights, n_weights, weight_grads,
+                                 n_weight_grads);
 }
 
 vkattn_result vka_grad_single_tail(const char *fn, const vkattn_layer_call *call,

@@ -60,6 +60,35 @@ size_t vka_grad_weight_spans(const vka_weight_table *table, uint32_t options,
 vkattn_result vka_grad_check_disjoint(const char *fn, const vka_grad_span *outs, size_t n_outs,
                                       const vka_grad_span *ins, size_t n_ins);
 
+/* ---------------------------------------------------------------- io checks */
+
+/* The first checks of every layer backward: grad_output and io present;
+ * then *fwd_call and *fwd_io = the call and io as the forward's io checks
+ * must see them: no scores asked for, grad_output in io->output's place (for
+ * presence only): the backward writes neither. */
+vkattn_result vka_grad_forward_io(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const float *grad_output,
+                                  vkattn_layer_call *fwd_call, vkattn_layer_host_io *fwd_io);
+
+/* Fails with INVALID_ARGUMENT "fn: grad_w is w" when the weight gradients
+ * would overwrite the weights they are taken at. */
+vkattn_result vka_grad_require_own_grads(const char *fn, const void *w, const void *grad_w);
+
+/* The element counts of a call's host arrays (attention_mask: 0 without one). */
+typedef struct vka_grad_io_counts {
+    uint64_t query, key, value, query_mask, value_mask, attention_mask, output;
+} vka_grad_io_counts;
+
+/* The checks every layer backward makes after its forward's io checks:
+ * grad_key only with io->key; no gradient array (the three of g, then the
+ * layer's weight gradients `weight_grads`) overlapping an input, a weight
+ * (`weights`), grad_output or another gradient. */
+vkattn_result vka_grad_check_arrays(const char *fn, const vkattn_layer_host_io *io,
+                                    const float *grad_output, const vkattn_layer_host_grads *g,
+                                    const vka_grad_io_counts *n, const vka_grad_span *weights,
+                                    size_t n_weights, const vka_grad_span *weight_grads,
+                                    size_t n_weight_grads);
+
 /* ---------------------------------------------------------------- attention core */
 
 /* One "(B, H, Tq, Tv) logits -> masked softmax -> dropout -> W @ V" core,
@@ -93,6 +122,29 @@ vkattn_result vka_grad_core_forward(const char *fn, const vka_grad_core *c, cons
  * live) and dv (B, H, Tv, dv) += dL/dV. */
 void vka_grad_core_backward(const vka_grad_core *c, const vka_grad_core_state *st,
                             const double *v, const double *dout, double *ds, double *dv);
+
+/* ---------------------------------------------------------------- tanh scores */
+
+/* The sizes of single-head scores: q (batch, tq, d), k (batch, tv, d), the
+ * scores (batch, tq, tv). */
+typedef struct vka_grad_score_dims {
+    size_t batch, tq, tv, d;
+} vka_grad_score_dims;
+
+/* The additive op's tanh scores (vkattn_additive_params) in double,
+ *   s_ij = outer * sum_e w_e tanh(inner * (q_ie + k_je))   (w NULL: all 1),
+ * as Keras Attention's concat mode (inner = scale, outer =
+ * concat_score_weight) and AdditiveAttention (w = its scale vector, inner =
+ * outer = 1) score: their forward references both call the additive op. */
+void vka_grad_tanh_scores(const vka_grad_score_dims *z, const float *q, const float *k,
+                          const float *w, double inner, double outer, double *s);
+
+/* Their backward given ds = dL/ds: dq, dk += dL/dq, dL/dk, and each when not
+ * NULL: dw[e] += dL/dw_e, *d_inner += dL/d(inner), *d_outer += dL/d(outer). */
+void vka_grad_tanh_scores_backward(const vka_grad_score_dims *z, const float *q, const float *k,
+                                   const float *w, double inner, double outer, const double *ds,
+                                   double *dq, double *dk, double *dw, double *d_inner,
+                                   double *d_outer);
 
 /* ---------------------------------------------------------------- single-head layers */
 

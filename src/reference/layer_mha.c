@@ -22,15 +22,16 @@
 
 /* Every f32 scratch tensor of one call. */
 typedef struct scratch {
-    float *proj, *q, *k, *v, *ctx_heads, *ctx_merged, *mask;
+    float *proj, *q, *k, *v, *ctx_heads, *ctx_merged;
     float *gate; /* (B, Tq, H*dv) use_gate: the gate before its sigmoid */
-    float *attn; /* (B, H|1, Tq, Tv): the attention mask, broadcasts made explicit */
+    vka_ref_mha_mask mask;
 } scratch;
 
 static void scratch_free(scratch *s)
 {
     free(s->proj), free(s->q), free(s->k), free(s->v);
-    free(s->ctx_heads), free(s->ctx_merged), free(s->mask), free(s->attn), free(s->gate);
+    free(s->ctx_heads), free(s->ctx_merged), free(s->gate);
+    vka_ref_mha_mask_free(&s->mask);
 }
 
 static vkattn_result alloc_floats(const char *fn, uint64_t n, float **out)
@@ -54,8 +55,7 @@ static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
     return m > c ? m : c;
 }
 
-static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool mask,
-                                   uint64_t mask_count, bool gate, scratch *s)
+static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool gate, scratch *s)
 {
     vkattn_result r;
     *s = (scratch){0};
@@ -64,7 +64,6 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_call *c, bool m
         (r = alloc_floats(fn, c->v_proj, &s->v)) ||
         (r = alloc_floats(fn, c->context, &s->ctx_heads)) ||
         (r = alloc_floats(fn, c->context, &s->ctx_merged)) ||
-        (mask && (r = alloc_floats(fn, mask_count, &s->mask))) ||
         (gate && (r = alloc_floats(fn, c->context, &s->gate)))) {
         scratch_free(s);
         return r;
@@ -81,24 +80,6 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
         (r = vka_ref_require_weights(fn, &vka_mha_weight_table, options, false, w)) ||
         (r = vka_ref_require_weights(fn, &vka_mha_weight_table, options, true, w)))
         return r;
-    return VKATTN_SUCCESS;
-}
-
-/* The same rules as the GPU layer's io check (vka_layer_check_io), on host
- * arrays, whose sizes cannot be checked; *mask is the attention mask's layout
- * when there is one. */
-static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vkattn_layer_call *call,
-                              const vkattn_layer_host_io *io, vka_mask_layout *mask)
-{
-    vkattn_result r = vka_ref_layer_check_presence(fn, call, io, d->key_width, d->value_width);
-    if (r)
-        return r;
-    if (!io->attention_mask && io->attention_mask_per_head)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
-                        fn);
-    if (io->attention_mask || io->attention_mask_rank)
-        return vka_ref_mask_layout(fn, call, io, d->heads, true, mask);
     return VKATTN_SUCCESS;
 }
 
@@ -128,24 +109,9 @@ static vkattn_result project_heads(const vka_mha_dims *d, uint32_t batch, uint32
     return vkattn_reference_heads_split(&hp, NULL, proj, out);
 }
 
-/* mask[b, h?, i, j] = (attention_mask or 1) allowed && query_mask[b, i] allowed,
- * as 1/0 (nonzero, NaN included, = may attend). */
-static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
-                         const float *query_mask, float *mask)
-{
-    size_t n = 0;
-    for (uint32_t b = 0; b < c->batch; b++)
-        for (uint32_t h = 0; h < mask_heads; h++)
-            for (uint32_t i = 0; i < c->tq; i++) {
-                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
-                for (uint32_t j = 0; j < c->tv; j++, n++)
-                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
-            }
-}
-
 static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
-                         const vkattn_layer_host_io *io, uint32_t mask_heads, scratch *s)
+                         const vkattn_layer_host_io *io, scratch *s)
 {
     vkattn_result r;
     const float *key = io->key ? io->key : io->value;
@@ -157,14 +123,8 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                            io->value, w->value_kernel, w->value_bias, s->proj, s->v)))
         return r;
 
-    const float *mask = s->attn;
-    if (io->query_mask) {
-        combine_mask(c, mask_heads, s->attn, io->query_mask, s->mask);
-        mask = s->mask;
-    }
-    const vkattn_broadcast stored = {.heads = mask_heads == 1};
     vkattn_sdpa_params sp;
-    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, &sp);
+    const float *mask = vka_ref_mha_sdpa_params(d, c, call, io, &s->mask, &sp);
     if ((r = vkattn_reference_sdpa(&sp, NULL, s->q, s->k, s->v, NULL, io->value_mask, mask,
                                    s->ctx_heads, io->scores)))
         return r;
@@ -193,19 +153,16 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
     vka_mha_call c;
     vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
     if ((r = check_weights(fn, d, w)) || (r = vka_mha_resolve_call(NULL, fn, d, call, &c)) ||
-        (r = check_io(fn, d, call, io, &ml)))
+        (r = vka_ref_mha_check_io(fn, d, call, io, &ml)))
         return r;
     scratch s;
-    const uint32_t mask_heads = ml.dims[1]; /* of the expanded mask: H or 1 */
-    const uint64_t mask_count = mask_heads > 1 ? c.mask_per_head : c.mask_shared;
-    if ((r = scratch_alloc(fn, &c, io->query_mask != NULL, mask_count, d->use_gate, &s)))
+    if ((r = scratch_alloc(fn, &c, d->use_gate, &s)))
         return r;
-    if (io->attention_mask &&
-        (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &s.attn))) {
+    if ((r = vka_ref_mha_mask_make(fn, &c, call, io, &ml, &s.mask))) {
         scratch_free(&s);
         return r;
     }
-    r = run(d, &c, w, call, io, mask_heads, &s);
+    r = run(d, &c, w, call, io, &s);
     scratch_free(&s);
     return r;
 }

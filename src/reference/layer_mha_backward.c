@@ -33,7 +33,7 @@ typedef struct scratch {
     /* use_gate: its kernel, pre-activation, sigmoid, the gated context and
      * their gradients (each 1 double without the gate) */
     double *wg, *gp, *gs, *gated, *dgated, *dgp, *dwg, *dbg;
-    float *attn, *mask; /* the expanded attention mask; it combined with the query mask */
+    vka_ref_mha_mask mask; /* what the forward's SDPA reads */
 } scratch;
 
 #define SCRATCH_DOUBLES(X)                                                                     \
@@ -47,7 +47,7 @@ static void scratch_free(scratch *t)
 #define FREE_ONE(name) free(t->name);
     SCRATCH_DOUBLES(FREE_ONE)
 #undef FREE_ONE
-    free(t->attn), free(t->mask);
+    vka_ref_mha_mask_free(&t->mask);
 }
 
 static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
@@ -105,9 +105,8 @@ static vkattn_result check_weights(const char *fn, const vka_mha_dims *d,
     if ((r = vka_ref_require_ptr(fn, "w", w)) ||
         (r = vka_ref_require_weights(fn, table, options, false, w)))
         return r;
-    if (gw == w)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: grad_w is w; give its own struct",
-                        fn);
+    if ((r = vka_grad_require_own_grads(fn, w, gw)))
+        return r;
     const char *extra = vka_ref_weight_lacked(table, options, VKA_WEIGHT_IF_GATE, gw);
     if (extra)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -130,53 +129,25 @@ static vkattn_result check_io(const char *fn, const vka_mha_dims *d, const vka_m
                               vka_mask_layout *ml)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "grad_output", grad_output)) ||
-        (r = vka_ref_require_ptr(fn, "io", io)))
+    vkattn_layer_call fwd_call;
+    vkattn_layer_host_io fwd_io;
+    if ((r = vka_grad_forward_io(fn, call, io, grad_output, &fwd_call, &fwd_io)) ||
+        (r = vka_ref_mha_check_io(fn, d, &fwd_call, &fwd_io, ml)))
         return r;
-    vkattn_layer_call cc = *call;
-    cc.return_attention_scores = false;
-    vkattn_layer_host_io h = *io;
-    h.output = (float *)grad_output; /* only tested for presence */
-    h.scores = NULL;
-    if ((r = vka_ref_layer_check_presence(fn, &cc, &h, d->key_width, d->value_width)))
-        return r;
-    if (!io->attention_mask && io->attention_mask_per_head)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->attention_mask_per_head is set but io->attention_mask is NULL",
-                        fn);
-    if ((io->attention_mask || io->attention_mask_rank) &&
-        (r = vka_ref_mask_layout(fn, call, io, d->heads, true, ml)))
-        return r;
-    if (g && g->grad_key && !io->key)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: grads->grad_key is given but io->key is NULL (key = value: the key "
-                        "path's gradient is part of grads->grad_value)",
-                        fn);
     const vka_weight_table *table = &vka_mha_weight_table;
     const uint32_t options = vka_mha_weight_options(d);
     uint64_t axes[VKA_AXIS_COUNT];
     vka_mha_weight_axes(d, axes);
-    enum { N_IN = 7, N_OUT = 3 };
-    vka_grad_span ins[N_IN + VKA_WEIGHTS_MAX] = {
-        {"io->query", io->query, c->query},
-        {"io->key", io->key, c->key},
-        {"io->value", io->value, c->value},
-        {"io->query_mask", io->query_mask, c->query_mask},
-        {"io->value_mask", io->value_mask, c->value_mask},
-        {"io->attention_mask", io->attention_mask, io->attention_mask ? ml->count : 0},
-        {"grad_output", grad_output, c->output},
-    };
-    vka_grad_span outs[N_OUT + VKA_WEIGHTS_MAX] = {
-        {"grads->grad_query", g ? g->grad_query : NULL, c->query},
-        {"grads->grad_key", g ? g->grad_key : NULL, c->key},
-        {"grads->grad_value", g ? g->grad_value : NULL, c->value},
-    };
+    vka_grad_span ws[VKA_WEIGHTS_MAX], gws[VKA_WEIGHTS_MAX];
     vka_grad_span_name w_names[VKA_WEIGHTS_MAX], gw_names[VKA_WEIGHTS_MAX];
-    const size_t n_ins =
-        N_IN + vka_grad_weight_spans(table, options, axes, w, "w->", ins + N_IN, w_names);
-    const size_t n_outs =
-        N_OUT + vka_grad_weight_spans(table, options, axes, gw, "grad_w->", outs + N_OUT, gw_names);
-    return vka_grad_check_disjoint(fn, outs, n_outs, ins, n_ins);
+    const size_t n_w = vka_grad_weight_spans(table, options, axes, w, "w->", ws, w_names);
+    vka_grad_weight_spans(table, options, axes, gw, "grad_w->", gws, gw_names);
+    const vka_grad_io_counts n = {
+        .query = c->query, .key = c->key, .value = c->value, .query_mask = c->query_mask,
+        .value_mask = c->value_mask, .attention_mask = io->attention_mask ? ml->count : 0,
+        .output = c->output,
+    };
+    return vka_grad_check_arrays(fn, io, grad_output, g, &n, ws, n_w, gws, n_w);
 }
 
 /* (B, T, H*hd) <-> (B, H, T, hd) */
@@ -226,21 +197,6 @@ static void dense_backward(size_t rows, size_t k, size_t n, const double *x, con
     for (size_t r = 0; r < rows; r++)
         for (size_t j = 0; j < n; j++)
             db[j] += dy[r * n + j];
-}
-
-/* mask[b, h?, i, j] = attention mask (or 1) allowed && query_mask[b, i] allowed:
- * the forward's combination (nonzero, NaN included, = may attend). */
-static void combine_mask(const vka_mha_call *c, uint32_t mask_heads, const float *attn,
-                         const float *query_mask, float *mask)
-{
-    size_t n = 0;
-    for (uint32_t b = 0; b < c->batch; b++)
-        for (uint32_t h = 0; h < mask_heads; h++)
-            for (uint32_t i = 0; i < c->tq; i++) {
-                const bool row = query_mask[(size_t)b * c->tq + i] != 0.0f;
-                for (uint32_t j = 0; j < c->tv; j++, n++)
-                    mask[n] = row && (!attn || attn[n] != 0.0f) ? 1.0f : 0.0f;
-            }
 }
 
 /* The forward after the weights: ctx (B, H, Tq, dv) = (weights * dropout) @ V,
@@ -295,8 +251,8 @@ static void output_backward(const vka_mha_dims *d, const vka_mha_call *c, scratc
 
 static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
-                         const vkattn_layer_host_io *io, const vka_mask_layout *ml,
-                         const float *grad_output, scratch *t, vka_grad_core_state *st)
+                         const vkattn_layer_host_io *io, const float *grad_output, scratch *t,
+                         vka_grad_core_state *st)
 {
     vkattn_result r;
     const size_t B = c->batch, H = d->heads, tq = c->tq, tv = c->tv;
@@ -330,15 +286,8 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
                     acc += qi[e] * kj[e];
                 t->s[(bh * tq + i) * tv + j] = acc * scale;
             }
-    const uint32_t mask_heads = ml->dims[1]; /* of the expanded mask: H or 1 */
-    const float *mask = t->attn;
-    if (io->query_mask) {
-        combine_mask(c, mask_heads, t->attn, io->query_mask, t->mask);
-        mask = t->mask;
-    }
-    const vkattn_broadcast stored = {.heads = mask_heads == 1};
     vkattn_sdpa_params sp;
-    vka_mha_sdpa_params(d, c, call, io->value_mask != NULL, mask ? &stored : NULL, &sp);
+    const float *mask = vka_ref_mha_sdpa_params(d, c, call, io, &t->mask, &sp);
     const vka_grad_core core = {
         .batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv, .dv = d->value_dim,
         .mask = sp.mask, .value_mask = io->value_mask, .attention_mask = mask,
@@ -422,12 +371,8 @@ static vkattn_result backward_dims(const char *fn, const vka_mha_dims *d,
     vka_grad_core_state st = {0};
     if ((r = scratch_alloc(fn, d, &c, &t)))
         return r;
-    const uint64_t mask_count = ml.dims[1] > 1 ? c.mask_per_head : c.mask_shared;
-    if (io->attention_mask && (r = vka_ref_mask_expand(fn, call, io->attention_mask, &ml, &t.attn)))
-        goto done;
-    if (io->query_mask && (r = vka_ref_layer_alloc(fn, "the combined mask", mask_count, &t.mask)))
-        goto done;
-    if ((r = run(fn, d, &c, w, call, io, &ml, grad_output, &t, &st)))
+    if ((r = vka_ref_mha_mask_make(fn, &c, call, io, &ml, &t.mask)) ||
+        (r = run(fn, d, &c, w, call, io, grad_output, &t, &st)))
         goto done;
     store(d, &c, &t, grads, grad_w);
 done:

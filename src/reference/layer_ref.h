@@ -11,6 +11,7 @@
 #include "core/mask_shape.h"
 #include "shape/layer_shape.h"
 #include "shape/layer_weights.h"
+#include "shape/mha_shape.h"
 #include "vkattn/layer_params.h"
 
 /* Host io checks every layer reference shares: io, query, value, output
@@ -27,6 +28,25 @@ vkattn_result vka_ref_layer_check_presence(const char *fn, const vkattn_layer_ca
 vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *call,
                                      const vkattn_layer_host_io *io, const vka_layer_widths *w);
 
+/* Each single-head layer's checks of its desc (*wd = its widths) and
+ * weights, which its backward reference makes first too, so that the two
+ * accept the same desc and weights. */
+vkattn_result vka_ref_attention_check(const char *fn, const vkattn_attention_desc *desc,
+                                      const vkattn_attention_weights *w, vka_layer_widths *wd);
+vkattn_result vka_ref_additive_attention_check(const char *fn,
+                                               const vkattn_additive_attention_desc *desc,
+                                               const vkattn_additive_attention_weights *w,
+                                               vka_layer_widths *wd);
+vkattn_result vka_ref_bahdanau_check(const char *fn, const vkattn_bahdanau_desc *desc,
+                                     const vkattn_bahdanau_weights *w, vka_layer_widths *wd);
+
+/* The start of every single-head reference once its desc and weights are
+ * checked: the call (vka_layer_check_call) and the io (above) checked, then
+ * *s = the (B, Tq, Tv) scores, malloc'd for the caller to free. */
+vkattn_result vka_ref_layer_start(const char *fn, const vkattn_layer_call *call,
+                                  const vkattn_layer_host_io *io, const vka_layer_widths *w,
+                                  float **s);
+
 /* The tail of every single-head reference. `s` holds the raw scores
  * (B, Tq, Tv) and is overwritten with the weights: masked softmax (UNIFORM
  * rows), dropout when training && rate > 0, copied to io->scores when asked,
@@ -34,6 +54,40 @@ vkattn_result vka_ref_layer_check_io(const char *fn, const vkattn_layer_call *ca
 vkattn_result vka_ref_layer_finish(const char *fn, const vkattn_layer_call *call,
                                    const vkattn_layer_host_io *io, const vka_layer_widths *w,
                                    float rate, float *s);
+
+/* The io checks of the MultiHeadAttention family's reference (the GPU
+ * layer's vka_layer_check_io on host arrays, whose sizes cannot be checked):
+ * the presence checks above, attention_mask_per_head only with a mask, and
+ * the mask's layout against (B, d->heads, Tq, Tv) into *mask when there is
+ * one (rank 4 allowed). */
+vkattn_result vka_ref_mha_check_io(const char *fn, const vka_mha_dims *d,
+                                   const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                   vka_mask_layout *mask);
+
+/* The explicit mask a MultiHeadAttention-family call's SDPA reads, forward
+ * and backward: the attention mask with every broadcast but the head axis
+ * made explicit, and the query mask folded in as Keras folds it (a masked
+ * query row has no allowed key). */
+typedef struct vka_ref_mha_mask {
+    float *attn;     /* (B, heads, Tq, Tv) the expanded attention mask, or NULL */
+    float *combined; /* attn (or all 1) && query_mask, as 1/0; NULL without a query mask */
+    uint32_t heads;  /* H or 1 */
+} vka_ref_mha_mask;
+
+/* Fills *m from io and the layout vka_ref_mha_check_io gave (its dims 1 when
+ * there is no attention mask); on failure *m holds nothing to free. */
+vkattn_result vka_ref_mha_mask_make(const char *fn, const vka_mha_call *c,
+                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io,
+                                    const vka_mask_layout *ml, vka_ref_mha_mask *m);
+
+void vka_ref_mha_mask_free(vka_ref_mha_mask *m);
+
+/* *sp = the call's SDPA params (vka_mha_sdpa_params) with m as its explicit
+ * mask; returns the mask array SDPA reads (NULL: none). */
+const float *vka_ref_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
+                                     const vkattn_layer_call *call,
+                                     const vkattn_layer_host_io *io, const vka_ref_mha_mask *m,
+                                     vkattn_sdpa_params *sp);
 
 /* The layout of io->attention_mask (core/mask_shape.h) against (B, heads,
  * Tq, Tv): from attention_mask_rank/dims, or, at rank 0, the full mask

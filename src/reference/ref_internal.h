@@ -46,6 +46,11 @@ vkattn_result vka_ref_additive_check(const char *fn, const vkattn_additive_param
 vkattn_result vka_ref_sdpa_plan(const char *fn, const vkattn_sdpa_params *p, size_t elt_size,
                                 vka_sdpa_shape *s);
 
+/* The logit scale of SDPA and decode in double: `scale`, or 0 = 1/sqrt(dk)
+ * exactly (the kernels multiply by its f32 rounding, vka_sdpa_shape.scale;
+ * the reference keeps the exact value). */
+double vka_ref_attention_scale(float scale, uint32_t dk);
+
 /* Checks rate (finite, in [0, 1]). */
 vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);
 
@@ -65,6 +70,15 @@ typedef struct vka_ref_mask {
 /* Checks enum values and that each operand the flags ask for is non-NULL, and
  * that the broadcast shapes are addressable. */
 vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m);
+
+/* The masked softmax's params and operands (forward and backward share
+ * them): sizes, scale, the n arrays named `names` (each required), the
+ * (B, H, Tq, Tv) count named after the first, then the masks (heads
+ * defaulted) into *m. */
+vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params *p,
+                                    const char *const *names, const void *const *arrays, int n,
+                                    const void *bias, const float *value_mask, const float *mask,
+                                    vka_ref_mask *m);
 
 /* One row (b, h, i) of logits: row[j] holds score * scale on entry, and the
  * softmax weights on return (masks, bias and the masked-row policy applied).

@@ -2,7 +2,6 @@
  * scores, masked softmax and dropout of one query row at a time, in double. */
 #include "vkattn/reference.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #include "core/check.h"
@@ -72,7 +71,7 @@ vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
     if ((r = vka_ref_alloc_row(fn, s.tv, &row, &allowed)))
         return r;
 
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s.dk);
+    const double scale = vka_ref_attention_scale(p->scale, s.dk);
     const bool drop = vka_dropout_active(&p->dropout);
     const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
     const uint32_t group = s.heads / s.kv_heads;

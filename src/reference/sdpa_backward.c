@@ -4,7 +4,6 @@
  * dQ, dK and dV. dK and dV accumulate in double over all rows. */
 #include "vkattn/reference_backward.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #include "core/check.h"
@@ -74,7 +73,7 @@ vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p, const 
     if ((r = alloc_scratch(&s, &x)))
         return r;
 
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s.dk);
+    const double scale = vka_ref_attention_scale(p->scale, s.dk);
     const bool drop = vka_dropout_active(&p->dropout);
     const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
     const double drop_scale = vka_dropout_scale(p->dropout.rate);

@@ -4,6 +4,7 @@
 #include "vkattn/reference.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/broadcast.h"
@@ -129,6 +130,32 @@ void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t
             row[j] /= sum;
 }
 
+vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params *p,
+                                    const char *const *names, const void *const *arrays, int n,
+                                    const void *bias, const float *value_mask, const float *mask,
+                                    vka_ref_mask *m)
+{
+    vkattn_result r;
+    if ((r = vka_ref_require_ptr(fn, "p", p)))
+        return r;
+    const uint32_t heads = vka_default_u32(p->heads, 1);
+    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
+        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
+        (r = vka_ref_require_finite(fn, "scale", p->scale)))
+        return r;
+    for (int i = 0; i < n; i++)
+        if ((r = vka_ref_require_ptr(fn, names[i], arrays[i])))
+            return r;
+    char what[64];
+    snprintf(what, sizeof what, "%s (B, H, Tq, Tv)", names[0]);
+    const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
+    if ((r = vka_ref_count(fn, what, dims, 4, NULL)))
+        return r;
+    *m = (vka_ref_mask){&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask,
+                        p->sliding_window};
+    return vka_ref_check_mask(fn, m);
+}
+
 static vkattn_result softmax_typed(const char *fn, const vkattn_softmax_params *p,
                                    const vkattn_softmax_dtypes *types, const void *scores,
                                    const void *bias, const float *value_mask, const float *mask,
@@ -140,22 +167,12 @@ static vkattn_result softmax_typed(const char *fn, const vkattn_softmax_params *
         (r = vka_ref_check_dtype(fn, "bias", ty.bias)) ||
         (r = vka_ref_check_dtype(fn, "out", ty.out)))
         return r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)))
+    const char *names[] = {"scores", "out"};
+    const void *arrays[] = {scores, out};
+    vka_ref_mask m;
+    if ((r = vka_ref_softmax_check(fn, p, names, arrays, 2, bias, value_mask, mask, &m)))
         return r;
-    const uint32_t heads = vka_default_u32(p->heads, 1);
-    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
-        (r = vka_ref_require_finite(fn, "scale", p->scale)) ||
-        (r = vka_ref_require_ptr(fn, "scores", scores)) ||
-        (r = vka_ref_require_ptr(fn, "out", out)))
-        return r;
-    const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
-    if ((r = vka_ref_count(fn, "scores (B, H, Tq, Tv)", dims, 4, NULL)))
-        return r;
-    vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask,
-                      p->sliding_window};
-    if ((r = vka_ref_check_mask(fn, &m)))
-        return r;
+    const uint32_t heads = m.heads;
     /* an f16 bias is read through an exact f32 copy */
     float *bias32 = NULL;
     if (p->mask.has_bias && ty.bias == VKATTN_DTYPE_F16) {

@@ -45,23 +45,12 @@ vkattn_result vkattn_reference_softmax_backward(const vkattn_softmax_params *p,
                                                 const float *mask, float *grad_scores)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(__func__, "p", p)))
+    const char *names[] = {"weights", "grad_out", "grad_scores"};
+    const void *arrays[] = {weights, grad_out, grad_scores};
+    vka_ref_mask m;
+    if ((r = vka_ref_softmax_check(__func__, p, names, arrays, 3, bias, value_mask, mask, &m)))
         return r;
-    const uint32_t heads = vka_default_u32(p->heads, 1);
-    if ((r = vka_ref_require_dim(__func__, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(__func__, "tq", p->tq)) || (r = vka_ref_require_dim(__func__, "tv", p->tv)) ||
-        (r = vka_ref_require_finite(__func__, "scale", p->scale)) ||
-        (r = vka_ref_require_ptr(__func__, "weights", weights)) ||
-        (r = vka_ref_require_ptr(__func__, "grad_out", grad_out)) ||
-        (r = vka_ref_require_ptr(__func__, "grad_scores", grad_scores)))
-        return r;
-    const uint64_t dims[4] = {p->batch, heads, p->tq, p->tv};
-    if ((r = vka_ref_count(__func__, "weights (B, H, Tq, Tv)", dims, 4, NULL)))
-        return r;
-    const vka_ref_mask m = {&p->mask, p->batch, heads, p->tq, p->tv, bias, value_mask, mask,
-                            p->sliding_window};
-    if ((r = vka_ref_check_mask(__func__, &m)))
-        return r;
+    const uint32_t heads = m.heads;
     double *w, *g;
     unsigned char *allowed, *unused;
     if ((r = vka_ref_alloc_row(__func__, p->tv, &w, &allowed)))

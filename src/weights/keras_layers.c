@@ -72,11 +72,13 @@ static vkattn_result load_scalar(vkattn_weights_file *f, const char *fn, const c
 }
 
 /* A layer's weights as one file holds them: the table, the options and
- * axis widths of the desc, and the host weights struct. */
+ * axis widths of the desc; for the MultiHeadAttention family also its
+ * resolved dims, which its PyTorch and Llama readers take. */
 typedef struct file_weights {
     const vka_weight_table *table;
     uint32_t options;
     uint64_t axes[VKA_AXIS_COUNT];
+    vka_mha_dims mha;
 } file_weights;
 
 /* The order of the tensors in a file, as vkattn has always written them:
@@ -146,34 +148,87 @@ static vkattn_result save_table(const char *fn, const char *path, const char *pr
     return vka_weights_save(fn, path, t, n, keys, values, 2);
 }
 
-/* Frees every array of a host weights struct (scalars are not arrays). */
+/* Frees every array of a host weights struct and zeroes its scalars: the
+ * struct is all zero afterwards. */
 static void free_table(const vka_weight_table *table, void *host)
 {
     for (uint32_t i = 0; i < table->count; i++) {
-        if (table->w[i].rank == 0)
+        void *at = vka_weight_host(host, &table->w[i]);
+        if (table->w[i].rank == 0) {
+            *(float *)at = 0.0f;
             continue;
-        float **a = vka_weight_host(host, &table->w[i]);
-        free(*a);
-        *a = NULL;
+        }
+        free(*(float **)at);
+        *(float **)at = NULL;
     }
 }
 
-static file_weights mha_file(const vka_weight_table *table, const vka_mha_dims *d)
+/* ---------------------------------------------------------------- each layer's desc */
+
+/* Each layer's desc check, as its *_create does, giving the file's view of
+ * its weights (and, for the MultiHeadAttention family, the resolved dims
+ * its PyTorch and Llama readers need). `desc` is the layer's desc type: the
+ * load and save paths below are shared by every layer. */
+typedef vkattn_result (*file_of_desc)(const char *fn, const void *desc, file_weights *fw);
+
+static void mha_family_file(const vka_weight_table *table, file_weights *fw)
 {
-    file_weights fw = {.table = table, .options = vka_mha_weight_options(d)};
-    vka_mha_weight_axes(d, fw.axes);
-    return fw;
+    fw->table = table;
+    fw->options = vka_mha_weight_options(&fw->mha);
+    vka_mha_weight_axes(&fw->mha, fw->axes);
 }
 
-static file_weights single_file(const vka_weight_table *table, uint32_t options,
-                                const vka_layer_widths *lw)
+static void single_file(const vka_weight_table *table, uint32_t options,
+                        const vka_layer_widths *lw, file_weights *fw)
 {
-    file_weights fw = {.table = table, .options = options};
-    vka_layer_weight_axes(lw, fw.axes);
-    return fw;
+    *fw = (file_weights){.table = table, .options = options};
+    vka_layer_weight_axes(lw, fw->axes);
 }
 
-/* ---------------------------------------------------------------- MultiHeadAttention */
+static vkattn_result mha_file(const char *fn, const void *desc, file_weights *fw)
+{
+    vkattn_result r = vka_mha_resolve_desc(NULL, fn, desc, &fw->mha);
+    if (!r)
+        mha_family_file(&vka_mha_weight_table, fw);
+    return r;
+}
+
+static vkattn_result gqa_file(const char *fn, const void *desc, file_weights *fw)
+{
+    vkattn_result r = vka_gqa_resolve_desc(NULL, fn, desc, &fw->mha);
+    if (!r)
+        mha_family_file(&vka_gqa_weight_table, fw);
+    return r;
+}
+
+static vkattn_result attention_file(const char *fn, const void *desc, file_weights *fw)
+{
+    vka_layer_widths lw;
+    vkattn_result r = vka_attention_check_desc(NULL, fn, desc, &lw);
+    if (!r)
+        single_file(&vka_attention_weight_table, vka_attention_weight_options(desc), &lw, fw);
+    return r;
+}
+
+static vkattn_result additive_file(const char *fn, const void *desc, file_weights *fw)
+{
+    vka_layer_widths lw;
+    vkattn_result r = vka_additive_attention_check_desc(NULL, fn, desc, &lw);
+    if (!r)
+        single_file(&vka_additive_weight_table, vka_additive_weight_options(desc), &lw, fw);
+    return r;
+}
+
+static vkattn_result bahdanau_file(const char *fn, const void *desc, file_weights *fw)
+{
+    vka_layer_widths lw;
+    vkattn_result r = vka_bahdanau_check_desc(NULL, fn, desc, &lw);
+    if (!r)
+        single_file(&vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, &lw, fw);
+    return r;
+}
+
+/* ---------------------------------------------------------------- load, save */
 
 /* PyTorch's nn.MultiheadAttention and the Llama family have no separate gate
  * projection (Qwen3-Next packs its gate into q_proj, interleaved per head: a
@@ -191,154 +246,75 @@ static vkattn_result no_gate_names(const char *fn, vkattn_weights_names names)
                                                           : "not KERAS");
 }
 
-void vkattn_mha_weights_free(vkattn_mha_weights *w)
-{
-    if (!w)
-        return;
-    free_table(&vka_mha_weight_table, w);
-}
+/* The other names a layer's weights may be read under besides Keras's:
+ * PyTorch's for MultiHeadAttention (read with its desc), Llama's for
+ * GroupedQueryAttention, none for the single-head layers; `must_be` lists
+ * the names the layer takes. */
+typedef struct other_names {
+    vkattn_weights_names names; /* VKATTN_WEIGHTS_NAMES_KERAS: none */
+    const char *must_be;
+} other_names;
 
-/* MultiHeadAttention's and GroupedQueryAttention's load once the desc is
- * resolved: Keras names through the table, or the family's other names
- * (`other`: PyTorch's for MultiHeadAttention, read with torch_desc; Llama's
- * for GroupedQueryAttention); `must_be` lists the names it takes. */
-static vkattn_result load_mha_family(vkattn_weights_file *f, const char *fn,
-                                     const vka_weight_table *table, const vka_mha_dims *d,
-                                     const vkattn_weights_load_desc *load,
-                                     vkattn_weights_names other, const vkattn_mha_desc *torch_desc,
-                                     const char *must_be, vkattn_mha_weights *out)
+static const other_names keras_only = {
+    VKATTN_WEIGHTS_NAMES_KERAS,
+    "VKATTN_WEIGHTS_NAMES_KERAS: PyTorch names exist for MultiHeadAttention only"};
+
+/* Reads the weights desc has into `out` (a host weights struct of `size`
+ * bytes, set to `empty` first and again on failure, its arrays freed). */
+static vkattn_result load_layer(vkattn_weights_file *f, const char *fn, const void *desc,
+                                file_of_desc file_of, const vkattn_weights_load_desc *load,
+                                other_names other, void *out, const void *empty, size_t size)
 {
-    vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
-    vkattn_result r;
-    if (names != VKATTN_WEIGHTS_NAMES_KERAS && d->use_gate) {
-        r = no_gate_names(fn, names);
-    } else if (names == VKATTN_WEIGHTS_NAMES_KERAS) {
-        file_weights fw = mha_file(table, d);
-        r = load_table(f, fn, load, &fw, out);
-    } else if (names == other && other == VKATTN_WEIGHTS_NAMES_TORCH) {
-        r = vka_weights_load_torch_mha(f, fn, torch_desc, load->prefix, out);
-    } else if (names == other) {
-        r = vka_weights_load_llama_gqa(f, fn, d, load->prefix, out);
-    } else {
-        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be %s", fn, (int)names, must_be);
-    }
+    if (!f || !out)
+        return vka_fail(NULL, INVALID, "%s: %s is NULL", fn, f ? "out" : "file");
+    memcpy(out, empty, size);
+    file_weights fw = {.table = NULL};
+    vkattn_result r = file_of(fn, desc, &fw);
     if (r)
-        vkattn_mha_weights_free(out);
+        return r;
+    const vkattn_weights_names names = load ? load->names : VKATTN_WEIGHTS_NAMES_KERAS;
+    if (names == VKATTN_WEIGHTS_NAMES_KERAS)
+        r = load_table(f, fn, load, &fw, out);
+    else if (other.names == VKATTN_WEIGHTS_NAMES_KERAS)
+        return vka_fail(NULL, INVALID, "%s: load->names must be %s", fn, other.must_be);
+    else if (fw.mha.use_gate)
+        r = no_gate_names(fn, names);
+    else if (names == other.names && names == VKATTN_WEIGHTS_NAMES_TORCH)
+        r = vka_weights_load_torch_mha(f, fn, desc, load->prefix, out);
+    else if (names == other.names)
+        r = vka_weights_load_llama_gqa(f, fn, &fw.mha, load->prefix, out);
+    else
+        r = vka_fail(NULL, INVALID, "%s: load->names is %d; must be %s", fn, (int)names,
+                     other.must_be);
+    if (r) {
+        free_table(fw.table, out);
+        memcpy(out, empty, size);
+    }
     return r;
 }
 
-vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_desc *desc,
-                                      const vkattn_weights_load_desc *load,
-                                      vkattn_mha_weights *out)
-{
-    if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
-    memset(out, 0, sizeof *out);
-    vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
-    if (r)
-        return r;
-    return load_mha_family(f, __func__, &vka_mha_weight_table, &d, load,
-                           VKATTN_WEIGHTS_NAMES_TORCH, desc,
-                           "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_TORCH", out);
-}
-
-vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
-                                      const vkattn_mha_weights *w, const char *prefix)
+/* Writes the weights desc has from `w` (a host weights struct). */
+static vkattn_result save_layer(const char *fn, const char *path, const void *desc,
+                                file_of_desc file_of, const void *w, const char *prefix)
 {
     if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
-    vka_mha_dims d;
-    vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
-    if (r)
-        return r;
-    file_weights fw = mha_file(&vka_mha_weight_table, &d);
-    return save_table(__func__, path, prefix, &fw, w);
+        return vka_fail(NULL, INVALID, "%s: w is NULL", fn);
+    file_weights fw;
+    vkattn_result r = file_of(fn, desc, &fw);
+    return r ? r : save_table(fn, path, prefix, &fw, w);
 }
 
-/* ---------------------------------------------------------------- GroupedQueryAttention */
+/* ---------------------------------------------------------------- the public functions */
+
+void vkattn_mha_weights_free(vkattn_mha_weights *w)
+{
+    if (w)
+        free_table(&vka_mha_weight_table, w);
+}
 
 void vkattn_gqa_weights_free(vkattn_gqa_weights *w)
 {
     vkattn_mha_weights_free(w);
-}
-
-vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_desc *desc,
-                                      const vkattn_weights_load_desc *load,
-                                      vkattn_gqa_weights *out)
-{
-    if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
-    memset(out, 0, sizeof *out);
-    vka_mha_dims d;
-    vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
-    if (r)
-        return r;
-    return load_mha_family(f, __func__, &vka_gqa_weight_table, &d, load,
-                           VKATTN_WEIGHTS_NAMES_LLAMA, NULL,
-                           "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch "
-                           "nn.MultiheadAttention names are for MultiHeadAttention)",
-                           out);
-}
-
-vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
-                                      const vkattn_gqa_weights *w, const char *prefix)
-{
-    if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
-    vka_mha_dims d;
-    vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
-    if (r)
-        return r;
-    file_weights fw = mha_file(&vka_gqa_weight_table, &d);
-    return save_table(__func__, path, prefix, &fw, w);
-}
-
-/* ---------------------------------------------------------------- the single-head layers */
-
-/* The single-head layers' lists: shape/layer_weights.h. Only
- * MultiHeadAttention has PyTorch names. */
-static vkattn_result keras_names_only(const char *fn, const vkattn_weights_load_desc *load)
-{
-    if (load && load->names != VKATTN_WEIGHTS_NAMES_KERAS)
-        return vka_fail(NULL, INVALID, "%s: load->names must be VKATTN_WEIGHTS_NAMES_KERAS: "
-                        "PyTorch names exist for MultiHeadAttention only", fn);
-    return VKATTN_SUCCESS;
-}
-
-vkattn_result vkattn_attention_weights_load(vkattn_weights_file *f,
-                                            const vkattn_attention_desc *desc,
-                                            const vkattn_weights_load_desc *load,
-                                            vkattn_attention_weights *out)
-{
-    vka_layer_widths lw;
-    if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
-    vkattn_attention_weights w = {1.0f, 1.0f};
-    vkattn_result r = vka_attention_check_desc(NULL, __func__, desc, &lw);
-    if (!r)
-        r = keras_names_only(__func__, load);
-    if (!r) {
-        file_weights fw = single_file(&vka_attention_weight_table,
-                                      vka_attention_weight_options(desc), &lw);
-        r = load_table(f, __func__, load, &fw, &w);
-    }
-    *out = r ? (vkattn_attention_weights){1.0f, 1.0f} : w;
-    return r;
-}
-
-vkattn_result vkattn_attention_weights_save(const char *path, const vkattn_attention_desc *desc,
-                                            const vkattn_attention_weights *w, const char *prefix)
-{
-    vka_layer_widths lw;
-    if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
-    vkattn_result r = vka_attention_check_desc(NULL, __func__, desc, &lw);
-    if (r)
-        return r;
-    file_weights fw =
-        single_file(&vka_attention_weight_table, vka_attention_weight_options(desc), &lw);
-    return save_table(__func__, path, prefix, &fw, w);
 }
 
 void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w)
@@ -347,26 +323,76 @@ void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w
         free_table(&vka_additive_weight_table, w);
 }
 
+void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w)
+{
+    if (w)
+        free_table(&vka_bahdanau_weight_table, w);
+}
+
+vkattn_result vkattn_mha_weights_load(vkattn_weights_file *f, const vkattn_mha_desc *desc,
+                                      const vkattn_weights_load_desc *load,
+                                      vkattn_mha_weights *out)
+{
+    const other_names torch = {VKATTN_WEIGHTS_NAMES_TORCH,
+                               "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_TORCH"};
+    return load_layer(f, __func__, desc, mha_file, load, torch, out, &(vkattn_mha_weights){0},
+                      sizeof *out);
+}
+
+vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *f, const vkattn_gqa_desc *desc,
+                                      const vkattn_weights_load_desc *load,
+                                      vkattn_gqa_weights *out)
+{
+    const other_names llama = {VKATTN_WEIGHTS_NAMES_LLAMA,
+                               "VKATTN_WEIGHTS_NAMES_KERAS or VKATTN_WEIGHTS_NAMES_LLAMA (PyTorch "
+                               "nn.MultiheadAttention names are for MultiHeadAttention)"};
+    return load_layer(f, __func__, desc, gqa_file, load, llama, out, &(vkattn_gqa_weights){0},
+                      sizeof *out);
+}
+
+/* Attention's weights are two scalars: one its desc does not use stays 1. */
+vkattn_result vkattn_attention_weights_load(vkattn_weights_file *f,
+                                            const vkattn_attention_desc *desc,
+                                            const vkattn_weights_load_desc *load,
+                                            vkattn_attention_weights *out)
+{
+    return load_layer(f, __func__, desc, attention_file, load, keras_only, out,
+                      &(vkattn_attention_weights){1.0f, 1.0f}, sizeof *out);
+}
+
 vkattn_result vkattn_additive_attention_weights_load(vkattn_weights_file *f,
                                                      const vkattn_additive_attention_desc *desc,
                                                      const vkattn_weights_load_desc *load,
                                                      vkattn_additive_attention_weights *out)
 {
-    vka_layer_widths lw;
-    if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
-    memset(out, 0, sizeof *out);
-    vkattn_result r = vka_additive_attention_check_desc(NULL, __func__, desc, &lw);
-    if (!r)
-        r = keras_names_only(__func__, load);
-    if (!r) {
-        file_weights fw = single_file(&vka_additive_weight_table,
-                                      vka_additive_weight_options(desc), &lw);
-        r = load_table(f, __func__, load, &fw, out);
-    }
-    if (r)
-        vkattn_additive_attention_weights_free(out);
-    return r;
+    return load_layer(f, __func__, desc, additive_file, load, keras_only, out,
+                      &(vkattn_additive_attention_weights){0}, sizeof *out);
+}
+
+vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *f, const vkattn_bahdanau_desc *desc,
+                                           const vkattn_weights_load_desc *load,
+                                           vkattn_bahdanau_weights *out)
+{
+    return load_layer(f, __func__, desc, bahdanau_file, load, keras_only, out,
+                      &(vkattn_bahdanau_weights){0}, sizeof *out);
+}
+
+vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,
+                                      const vkattn_mha_weights *w, const char *prefix)
+{
+    return save_layer(__func__, path, desc, mha_file, w, prefix);
+}
+
+vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
+                                      const vkattn_gqa_weights *w, const char *prefix)
+{
+    return save_layer(__func__, path, desc, gqa_file, w, prefix);
+}
+
+vkattn_result vkattn_attention_weights_save(const char *path, const vkattn_attention_desc *desc,
+                                            const vkattn_attention_weights *w, const char *prefix)
+{
+    return save_layer(__func__, path, desc, attention_file, w, prefix);
 }
 
 vkattn_result vkattn_additive_attention_weights_save(const char *path,
@@ -374,54 +400,11 @@ vkattn_result vkattn_additive_attention_weights_save(const char *path,
                                                      const vkattn_additive_attention_weights *w,
                                                      const char *prefix)
 {
-    vka_layer_widths lw;
-    if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
-    vkattn_result r = vka_additive_attention_check_desc(NULL, __func__, desc, &lw);
-    if (r)
-        return r;
-    file_weights fw =
-        single_file(&vka_additive_weight_table, vka_additive_weight_options(desc), &lw);
-    return save_table(__func__, path, prefix, &fw, w);
-}
-
-void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w)
-{
-    if (!w)
-        return;
-    free_table(&vka_bahdanau_weight_table, w);
-    memset(w, 0, sizeof *w);
-}
-
-vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *f, const vkattn_bahdanau_desc *desc,
-                                           const vkattn_weights_load_desc *load,
-                                           vkattn_bahdanau_weights *out)
-{
-    vka_layer_widths lw;
-    if (!f || !out)
-        return vka_fail(NULL, INVALID, "%s: %s is NULL", __func__, f ? "out" : "file");
-    memset(out, 0, sizeof *out);
-    vkattn_result r = vka_bahdanau_check_desc(NULL, __func__, desc, &lw);
-    if (!r)
-        r = keras_names_only(__func__, load);
-    if (!r) {
-        file_weights fw = single_file(&vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, &lw);
-        r = load_table(f, __func__, load, &fw, out);
-    }
-    if (r)
-        vkattn_bahdanau_weights_free(out);
-    return r;
+    return save_layer(__func__, path, desc, additive_file, w, prefix);
 }
 
 vkattn_result vkattn_bahdanau_weights_save(const char *path, const vkattn_bahdanau_desc *desc,
                                            const vkattn_bahdanau_weights *w, const char *prefix)
 {
-    vka_layer_widths lw;
-    if (!w)
-        return vka_fail(NULL, INVALID, "%s: w is NULL", __func__);
-    vkattn_result r = vka_bahdanau_check_desc(NULL, __func__, desc, &lw);
-    if (r)
-        return r;
-    file_weights fw = single_file(&vka_bahdanau_weight_table, VKA_WEIGHT_ALWAYS, &lw);
-    return save_table(__func__, path, prefix, &fw, w);
+    return save_layer(__func__, path, desc, bahdanau_file, w, prefix);
 }
