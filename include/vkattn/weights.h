@@ -163,7 +163,8 @@ typedef struct vkattn_weights_load_desc {
  * with newly allocated Keras-layout arrays (vkattn/layer_params.h) for
  * *_set_weights or the CPU reference. Free them with the matching
  * *_weights_free. `load` NULL = Keras names, no prefix. On failure *out is
- * zeroed and nothing is left allocated. Results: VKATTN_ERROR_INVALID_ARGUMENT
+ * zeroed (Attention's: both scalars 1.0, as a load leaves an unused one) and
+ * nothing is left allocated. Results: VKATTN_ERROR_INVALID_ARGUMENT
  * (a bad desc; a missing tensor, wrong shape or dtype: the message names the
  * tensor and what was expected), VKATTN_ERROR_OUT_OF_HOST_MEMORY. */
 VKATTN_API vkattn_result vkattn_mha_weights_load(vkattn_weights_file *file,

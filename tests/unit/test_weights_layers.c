@@ -368,10 +368,12 @@ static void test_layer_errors(void **state)
     assert_null(dw.scale);
 
     vkattn_attention_desc ad = {.query_width = 4, .value_width = 4, .score_mode = VKATTN_SCORE_CONCAT};
-    vkattn_attention_weights aw;
+    vkattn_attention_weights aw = {7.0f, 7.0f};
     assert_int_equal(vkattn_attention_weights_load(f, &ad, NULL, &aw), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_last_error(), "tensor 'concat_score_weight' has shape (2,); "
                                                 "expected a scalar"));
+    /* a failed load leaves the struct as it starts: Attention's scalars 1 */
+    assert_true(aw.scale == 1.0f && aw.concat_score_weight == 1.0f);
     vkattn_weights_load_desc torch = {VKATTN_WEIGHTS_NAMES_TORCH, NULL};
     ad.score_mode = VKATTN_SCORE_DOT;
     assert_int_equal(vkattn_attention_weights_load(f, &ad, &torch, &aw), VKATTN_ERROR_INVALID_ARGUMENT);
@@ -381,8 +383,10 @@ static void test_layer_errors(void **state)
 
     vkattn_mha_desc md = {.num_heads = 1, .key_dim = 4, .query_width = 4, .value_width = 4};
     vkattn_mha_weights mw;
+    memset(&mw, 0x5a, sizeof mw); /* poison: a failed load must zero it */
     assert_int_equal(vkattn_mha_weights_load(f, &md, &torch, &mw), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_last_error(), "add_bias_kv"));
+    assert_true(mw.query_kernel == NULL && mw.output_bias == NULL && mw.gate_bias == NULL);
     md.num_heads = 0;
     assert_int_equal(vkattn_mha_weights_load(f, &md, NULL, &mw), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(vkattn_last_error(), "vkattn_mha_weights_load: "));
