@@ -85,6 +85,7 @@ static void softmax_grad_matches_differences(void **state)
                                                            m->has_value_mask ? c.vmask : NULL,
                                                            m->has_mask ? c.mask : NULL, grad),
                          VKATTN_SUCCESS);
+        float *vmask = c.vmask, *mask = c.mask; /* freed at the end, used or not */
         if (!m->has_value_mask)
             c.vmask = NULL;
         if (!m->has_mask)
@@ -104,11 +105,7 @@ static void softmax_grad_matches_differences(void **state)
             if (w[i] == 0.0f)
                 assert_true(grad[i] == 0.0f);
         free(num), free(w), free(grad);
-        free(c.scores), free(c.g), free(c.y), free(c.bias);
-        if (c.vmask)
-            free(c.vmask);
-        if (c.mask)
-            free(c.mask);
+        free(c.scores), free(c.g), free(c.y), free(c.bias), free(vmask), free(mask);
     }
 }
 
