@@ -306,24 +306,21 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
 {
     const uint64_t n = vka_count4(s->batch, s->heads, s->tq, s->dv);
     const bool out16 = out->dtype == VKATTN_DTYPE_F16; /* one invocation per word */
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, out16 ? vka_div_up(n, 2) : n, 4096);
-    vka_kernel kernel = {
-        .name = "decode_merge", .code = vka_spv_decode_merge,
-        .code_size = vka_spv_decode_merge_size, .n_bindings = 2,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(decode_merge), .n_bindings = 2,
         .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,
-        .spec = {[VKA_DECODE_MERGE_SPEC_WG] = grid.threads, [VKA_DECODE_MERGE_SPEC_DV] = s->dv,
-                 [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
+        .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
     };
     merge_push push = {
         .total = (uint32_t)n, .n_chunks = s->n_chunks,
         .drop_scale = vka_dropout_active(&p->dropout) ? vka_dropout_scale(p->dropout.rate) : 1.0f,
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(part, false), vka_bind_tensor(out, true)},
-        .push = &push, .groups = {grid.groups, 1, 1}, .caller = fn,
+        .push = &push, .caller = fn,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    return vka_record_grid_1d(ctx, cmd, kernel, VKA_DECODE_MERGE_SPEC_WG,
+                              out16 ? vka_div_up(n, 2) : n, d);
 }
 
 static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,

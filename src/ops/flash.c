@@ -20,6 +20,7 @@
 #include "common/flash_tiled_iface.h"
 #include "ops/flash_tiled.h"
 #include "ops/half_convert.h"
+#include "ops/sdpa_shape.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -115,24 +116,13 @@ static bool choose_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape 
     return false;
 }
 
-/* Elements of a (B|1, H|1, Tq|1, Tv) mask or bias as stored. */
-static uint64_t bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
-{
-    uint64_t n;
-    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
-}
-
 /* Every index the shader forms stays below 2^32. */
 static bool fits_u32_indexing(const vka_sdpa_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
-    if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
-        vka_count4(s->batch, s->kv_heads, s->tv, d) > UINT32_MAX ||
-        vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
-        return false;
-    if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
-        return false;
-    return !m->has_bias || bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
+    return vka_count4(s->batch, s->heads, s->tq, d) <= UINT32_MAX &&
+           vka_count4(s->batch, s->kv_heads, s->tv, d) <= UINT32_MAX &&
+           vka_sdpa_masks_fit_u32(s, m);
 }
 
 /* Shapes the kernel cannot serve on any device: VKATTN_ERROR_UNSUPPORTED. */
@@ -253,10 +243,10 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
          (r = vka_tensor_check(ctx, io->value_mask, vka_count4(s->batch, 1, 1, s->tv), caller,
                                "io->value_mask"))) ||
         (m->has_mask &&
-         (r = vka_tensor_check(ctx, io->mask, bcast_count(s, m->mask_broadcast), caller,
+         (r = vka_tensor_check(ctx, io->mask, vka_sdpa_bcast_count(s, m->mask_broadcast), caller,
                                "io->mask"))) ||
         (m->has_bias &&
-         (r = vka_tensor_check(ctx, io->bias, bcast_count(s, m->bias_broadcast), caller,
+         (r = vka_tensor_check(ctx, io->bias, vka_sdpa_bcast_count(s, m->bias_broadcast), caller,
                                "io->bias"))) ||
         (lse && (r = vka_tensor_check(ctx, lse, vka_count4(s->batch, s->heads, s->tq, 1), caller,
                                       "lse"))))

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "common/flash_backward_iface.h"
 #include "ops/flash_backward_gpu_tiles.h"
+#include "ops/sdpa_shape.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -76,23 +77,13 @@ static bool choose_tiles(const vkattn_context_info *info, const vka_sdpa_shape *
     return t->kv_tile && t->q_tile;
 }
 
-static uint64_t bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
-{
-    uint64_t n;
-    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
-}
-
 static bool fits_u32_indexing(const vka_sdpa_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
-    if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
-        vka_count4(s->batch, s->kv_heads, s->tv + 4, d) > UINT32_MAX ||
-        vka_count4(s->batch, s->heads, s->tq, 2) > UINT32_MAX ||
-        vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
-        return false;
-    if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
-        return false;
-    return !m->has_bias || bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
+    return vka_count4(s->batch, s->heads, s->tq, d) <= UINT32_MAX &&
+           vka_count4(s->batch, s->kv_heads, s->tv + 4, d) <= UINT32_MAX &&
+           vka_count4(s->batch, s->heads, s->tq, 2) <= UINT32_MAX &&
+           vka_sdpa_masks_fit_u32(s, m);
 }
 
 /* Loop iterations per invocation on lavapipe (65535 at most, see flash.c):
@@ -214,9 +205,7 @@ typedef struct fb_kernels {
     uint32_t kv_keys, q_rows, stats_rows;
 } fb_kernels;
 
-#define FB_KERNEL(k, kname, n)                                                                 \
-    ((k).name = #kname, (k).code = vka_spv_##kname, (k).code_size = vka_spv_##kname##_size,     \
-     (k).n_bindings = (n))
+#define FB_KERNEL(k, kname, n) ((k) = (vka_kernel){VKA_KERNEL_SPV(kname), .n_bindings = (n)})
 
 static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, fb_kernels *k)
 {

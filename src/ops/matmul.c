@@ -167,9 +167,7 @@ static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkatt
                                  uint32_t rows, bool c16_direct)
 {
     return (vka_kernel){
-        .name = "matmul_coopmat_nv",
-        .code = vka_spv_matmul_coopmat_nv,
-        .code_size = vka_spv_matmul_coopmat_nv_size,
+        VKA_KERNEL_SPV(matmul_coopmat_nv),
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
         .n_spec = VKA_COOPMAT_N_SPEC,

@@ -110,9 +110,7 @@ static vkattn_result fma_variant(vkattn_context *ctx, vkattn_timer *timer, vkatt
                                  double *ms_out, uint64_t *flops_out)
 {
     vka_kernel kernel = {
-        .name = "peak_fma",
-        .code = vka_spv_peak_fma,
-        .code_size = vka_spv_peak_fma_size,
+        VKA_KERNEL_SPV(peak_fma),
         .n_bindings = 1,
         .push_size = sizeof(fma_push),
         .n_spec = VKA_PEAK_FMA_N_SPEC,
@@ -188,9 +186,7 @@ static vkattn_result measure_coopmat(vkattn_context *ctx, vkattn_timer *timer,
     if (r != VKATTN_SUCCESS)
         return r;
     vka_kernel kernel = {
-        .name = "peak_coopmat_nv",
-        .code = vka_spv_peak_coopmat_nv,
-        .code_size = vka_spv_peak_coopmat_nv_size,
+        VKA_KERNEL_SPV(peak_coopmat_nv),
         .n_bindings = 1,
         .push_size = sizeof(fma_push),
         .n_spec = VKA_PEAK_COOPMAT_N_SPEC,
@@ -255,9 +251,7 @@ static vkattn_result measure_copy(vkattn_context *ctx, vkattn_timer *timer, vkat
     if (groups > ctx->info.max_workgroup_count[0])
         groups = ctx->info.max_workgroup_count[0];
     vka_kernel kernel = {
-        .name = "peak_copy",
-        .code = vka_spv_peak_copy,
-        .code_size = vka_spv_peak_copy_size,
+        VKA_KERNEL_SPV(peak_copy),
         .n_bindings = 2,
         .push_size = sizeof(copy_push),
         .n_spec = VKA_PEAK_COPY_N_SPEC,

@@ -369,9 +369,6 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_softmax_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     softmax_op op = {.params = params, .io = io};
     /* The shader's key loop steps up to 1024 past the last index: keep that in
      * range of uint32 too. */

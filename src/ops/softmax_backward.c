@@ -72,9 +72,6 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
                                              const vkattn_softmax_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_backward_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vka_softmax_dims dims = {0};
     vkattn_result r = vka_softmax_plan(ctx, __func__, params, "weights", UINT32_MAX, &dims);
     if (r == VKATTN_SUCCESS)

@@ -27,6 +27,10 @@ typedef struct vka_kernel {
     uint32_t spec[VKA_MAX_SPEC];
 } vka_kernel;
 
+/* The name, code and size of the kernel built from shaders/<x>.comp, in a
+ * vka_kernel initialiser: the name in messages is the shader's by construction. */
+#define VKA_KERNEL_SPV(x) .name = #x, .code = vka_spv_##x, .code_size = vka_spv_##x##_size
+
 typedef struct vka_pipeline {
     vka_kernel key;
     VkDescriptorSetLayout set_layout;
