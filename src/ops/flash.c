@@ -211,16 +211,6 @@ bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *
     return vka_flash_check(ctx, s, p, why) == VKATTN_SUCCESS;
 }
 
-/* Element strides of a (B|1, H|1, Tq|1, Tv) operand along b, h and i; 0 where
- * broadcast. They fit 32 bits: fits_u32_indexing checked the stored count. */
-static void bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
-{
-    uint64_t st[3];
-    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
-    for (int a = 0; a < 3; a++)
-        out[a] = (uint32_t)st[a];
-}
-
 static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
                               const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                               const vkattn_sdpa_io *io, struct vkattn_tensor *lse)
@@ -280,9 +270,9 @@ static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p
         .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
     };
     uint32_t st[3];
-    bcast_strides(s, p->mask.mask_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.mask_broadcast, st);
     push.mask_b = st[0], push.mask_h = st[1], push.mask_i = st[2];
-    bcast_strides(s, p->mask.bias_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.bias_broadcast, st);
     push.bias_b = st[0], push.bias_h = st[1], push.bias_i = st[2];
     return push;
 }

@@ -157,14 +157,6 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     return code;
 }
 
-static void bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
-{
-    uint64_t st[3];
-    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
-    for (int a = 0; a < 3; a++)
-        out[a] = (uint32_t)st[a];
-}
-
 static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
     const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
@@ -182,9 +174,9 @@ static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
         .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
     };
     uint32_t st[3];
-    bcast_strides(s, p->mask.mask_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.mask_broadcast, st);
     push.mask_b = st[0], push.mask_h = st[1], push.mask_i = st[2];
-    bcast_strides(s, p->mask.bias_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.bias_broadcast, st);
     push.bias_b = st[0], push.bias_h = st[1], push.bias_i = st[2];
     return push;
 }

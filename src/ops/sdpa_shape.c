@@ -82,3 +82,11 @@ bool vka_sdpa_masks_fit_u32(const vka_sdpa_shape *s, const vkattn_mask_params *m
         return false;
     return !m->has_bias || vka_sdpa_bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
 }
+
+void vka_sdpa_bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
+{
+    uint64_t st[3];
+    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
+    for (int a = 0; a < 3; a++)
+        out[a] = (uint32_t)st[a];
+}
