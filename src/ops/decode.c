@@ -78,9 +78,9 @@ static vkattn_result check_params(vkattn_context *ctx, const char *fn,
                         "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
     if (!isfinite(p->scale))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: scale is not finite", fn);
-    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: dropout.rate is %g; must be in [0, 1]", fn, (double)p->dropout.rate);
+    vkattn_result r = vka_check_dropout_rate(ctx, fn, "dropout.rate", p->dropout.rate);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (!vka_window_fits(p->sliding_window, p->tq, p->capacity))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: sliding_window with tq + capacity = %llu exceeds the kernel's "

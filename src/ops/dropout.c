@@ -30,11 +30,9 @@ static vkattn_result check_params(vkattn_context *ctx, const char *caller,
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
                         caller, zero);
-    /* written so that NaN fails too; checked even when not training */
-    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
-                        (double)p->dropout.rate);
+    vkattn_result r = vka_check_dropout_rate(ctx, caller, "params->dropout.rate", p->dropout.rate);
+    if (r != VKATTN_SUCCESS)
+        return r;
     const uint64_t dims[4] = {p->batch, vka_default_u32(p->heads, 1), p->tq, p->tv};
     if (!vka_product_u64(dims, 4, count))
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
