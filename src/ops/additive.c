@@ -16,10 +16,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct additive_push {
-    VKA_ADDITIVE_PUSH
-} additive_push;
-_Static_assert(sizeof(additive_push) == VKA_ADDITIVE_PUSH_SIZE, "additive_push: see additive_iface.h");
+VKA_PUSH_STRUCT(additive_push, VKA_ADDITIVE_PUSH);
 
 /* A TQ x TV tile of S per workgroup, RQ x RV outputs per invocation, dim
  * staged DK at a time. */

@@ -19,11 +19,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct additive_bwd_push {
-    VKA_ADDITIVE_BWD_PUSH
-} additive_bwd_push;
-_Static_assert(sizeof(additive_bwd_push) == VKA_ADDITIVE_BWD_PUSH_SIZE,
-               "additive_bwd_push: see additive_backward_iface.h");
+VKA_PUSH_STRUCT(additive_bwd_push, VKA_ADDITIVE_BWD_PUSH);
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_additive_params *p,

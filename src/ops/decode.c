@@ -21,14 +21,8 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct decode_push {
-    VKA_DECODE_PUSH
-} decode_push;
-_Static_assert(sizeof(decode_push) == VKA_DECODE_PUSH_SIZE, "see decode_iface.h");
-typedef struct merge_push {
-    VKA_DECODE_MERGE_PUSH
-} merge_push;
-_Static_assert(sizeof(merge_push) == VKA_DECODE_MERGE_PUSH_SIZE, "see decode_iface.h");
+VKA_PUSH_STRUCT(decode_push, VKA_DECODE_PUSH);
+VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);
 
 #define DECODE_BINDINGS 6u
 #define DECODE_PACKED_BINDINGS 4u

@@ -16,10 +16,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct dropout_push {
-    VKA_DROPOUT_PUSH
-} dropout_push;
-_Static_assert(sizeof(dropout_push) == VKA_DROPOUT_PUSH_SIZE, "dropout_push: see dropout_iface.h");
+VKA_PUSH_STRUCT(dropout_push, VKA_DROPOUT_PUSH);
 
 static vkattn_result check_params(vkattn_context *ctx, const char *caller,
                                   const vkattn_dropout_op_params *p, uint64_t *count)

@@ -9,11 +9,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct elementwise_push {
-    VKA_ELEMENTWISE_PUSH
-} elementwise_push;
-_Static_assert(sizeof(elementwise_push) == VKA_ELEMENTWISE_PUSH_SIZE,
-               "elementwise_push: see elementwise_iface.h");
+VKA_PUSH_STRUCT(elementwise_push, VKA_ELEMENTWISE_PUSH);
 
 static vkattn_result check_count(vkattn_context *ctx, const char *caller, const char *what,
                                  uint64_t n)

@@ -28,10 +28,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct flash_push {
-    VKA_FLASH_PUSH
-} flash_push;
-_Static_assert(sizeof(flash_push) == VKA_FLASH_PUSH_SIZE, "flash_push: see flash_iface.h");
+VKA_PUSH_STRUCT(flash_push, VKA_FLASH_PUSH);
 
 /* Storage buffers of shaders/flash.comp; flash_packed.comp needs 4. */
 #define FLASH_BINDINGS 8u

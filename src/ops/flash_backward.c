@@ -22,10 +22,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct fb_push {
-    VKA_FB_PUSH
-} fb_push;
-_Static_assert(sizeof(fb_push) == VKA_FB_PUSH_SIZE, "fb_push: see flash_backward_iface.h");
+VKA_PUSH_STRUCT(fb_push, VKA_FB_PUSH);
 
 /* Storage buffers of flash_backward_kv.comp (the q kernel binds 9, stats 4). */
 #define FB_KV_BINDINGS 10u

@@ -10,10 +10,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct gate_push {
-    VKA_GATE_PUSH
-} gate_push;
-_Static_assert(sizeof(gate_push) == VKA_GATE_PUSH_SIZE, "gate_push: see gate_iface.h");
+VKA_PUSH_STRUCT(gate_push, VKA_GATE_PUSH);
 
 static vkattn_result check_count(vkattn_context *ctx, const char *caller, uint64_t n)
 {

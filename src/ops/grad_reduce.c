@@ -9,11 +9,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct grad_reduce_push {
-    VKA_GRAD_REDUCE_PUSH
-} grad_reduce_push;
-_Static_assert(sizeof(grad_reduce_push) == VKA_GRAD_REDUCE_PUSH_SIZE,
-               "grad_reduce_push: see grad_reduce_iface.h");
+VKA_PUSH_STRUCT(grad_reduce_push, VKA_GRAD_REDUCE_PUSH);
 
 /* The largest element index the kernel forms on either side, +1. */
 static uint64_t in_reach(const vka_grad_reduce *g)

@@ -8,11 +8,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct half_convert_push {
-    VKA_HALF_CONVERT_PUSH
-} half_convert_push;
-_Static_assert(sizeof(half_convert_push) == VKA_HALF_CONVERT_PUSH_SIZE,
-               "half_convert_push: see half_convert_iface.h");
+VKA_PUSH_STRUCT(half_convert_push, VKA_HALF_CONVERT_PUSH);
 
 vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      vkattn_tensor *half, vkattn_tensor *f, uint64_t count,

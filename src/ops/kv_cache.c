@@ -16,14 +16,8 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct kv_append_push {
-    VKA_KV_APPEND_PUSH
-} kv_append_push;
-_Static_assert(sizeof(kv_append_push) == VKA_KV_APPEND_PUSH_SIZE, "see kv_iface.h");
-typedef struct kv_lengths_push {
-    VKA_KV_LENGTHS_PUSH
-} kv_lengths_push;
-_Static_assert(sizeof(kv_lengths_push) == VKA_KV_LENGTHS_PUSH_SIZE, "see kv_iface.h");
+VKA_PUSH_STRUCT(kv_append_push, VKA_KV_APPEND_PUSH);
+VKA_PUSH_STRUCT(kv_lengths_push, VKA_KV_LENGTHS_PUSH);
 
 static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char *what,
                                  vkattn_tensor *app, uint64_t n, const vkattn_kv_cache_desc *d,

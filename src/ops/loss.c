@@ -11,10 +11,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct mse_push {
-    VKA_MSE_PUSH
-} mse_push;
-_Static_assert(sizeof(mse_push) == VKA_MSE_PUSH_SIZE, "mse_push: see mse_iface.h");
+VKA_PUSH_STRUCT(mse_push, VKA_MSE_PUSH);
 
 /* Tensors over overlapping memory share one tracked range (vk/tensor.h). */
 static bool overlap(const vkattn_tensor *a, const vkattn_tensor *b)

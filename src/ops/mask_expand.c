@@ -9,10 +9,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct mask_push {
-    VKA_MASK_EXPAND_PUSH
-} mask_push;
-_Static_assert(sizeof(mask_push) == VKA_MASK_EXPAND_PUSH_SIZE, "mask_push: see mask_expand_iface.h");
+VKA_PUSH_STRUCT(mask_push, VKA_MASK_EXPAND_PUSH);
 
 vkattn_result vka_mask_expand_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      const vka_mask_expand *e)

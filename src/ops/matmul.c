@@ -18,10 +18,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct matmul_push {
-    VKA_MATMUL_PUSH
-} matmul_push;
-_Static_assert(sizeof(matmul_push) == VKA_MATMUL_PUSH_SIZE, "matmul_push: see matmul_iface.h");
+VKA_PUSH_STRUCT(matmul_push, VKA_MATMUL_PUSH);
 
 typedef vka_matmul_tiles matmul_tiles;
 

@@ -11,10 +11,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct optim_push {
-    VKA_OPTIM_PUSH
-} optim_push;
-_Static_assert(sizeof(optim_push) == VKA_OPTIM_PUSH_SIZE, "optim_push: see optim_iface.h");
+VKA_PUSH_STRUCT(optim_push, VKA_OPTIM_PUSH);
 
 /* Tensors over overlapping memory share one tracked range (vk/tensor.h). */
 static bool overlap(const vkattn_tensor *a, const vkattn_tensor *b)

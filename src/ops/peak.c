@@ -24,15 +24,9 @@
 
 static const char *const CALLER = "vkattn_measure_peak";
 
-typedef struct fma_push {
-    VKA_PEAK_FMA_PUSH
-} fma_push;
-_Static_assert(sizeof(fma_push) == VKA_PEAK_FMA_PUSH_SIZE, "fma_push: see peak_iface.h");
+VKA_PUSH_STRUCT(fma_push, VKA_PEAK_FMA_PUSH);
 
-typedef struct copy_push {
-    VKA_PEAK_COPY_PUSH
-} copy_push;
-_Static_assert(sizeof(copy_push) == VKA_PEAK_COPY_PUSH_SIZE, "copy_push: see peak_iface.h");
+VKA_PUSH_STRUCT(copy_push, VKA_PEAK_COPY_PUSH);
 
 /* Records `d` between two timestamps, submits, waits, returns the GPU time. */
 static vkattn_result time_dispatch(vkattn_context *ctx, vkattn_timer *timer, const vka_dispatch *d,

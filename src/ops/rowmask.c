@@ -10,10 +10,7 @@
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 
-typedef struct rowmask_push {
-    VKA_ROWMASK_PUSH
-} rowmask_push;
-_Static_assert(sizeof(rowmask_push) == VKA_ROWMASK_PUSH_SIZE, "rowmask_push: see rowmask_iface.h");
+VKA_PUSH_STRUCT(rowmask_push, VKA_ROWMASK_PUSH);
 
 vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                  uint32_t rows, uint32_t width, vkattn_tensor *mask,

@@ -27,10 +27,7 @@
 #include "vk/record_mode.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
-typedef struct softmax_push {
-    VKA_SOFTMAX_PUSH
-} softmax_push;
-_Static_assert(sizeof(softmax_push) == VKA_SOFTMAX_PUSH_SIZE, "softmax_push: see softmax_iface.h");
+VKA_PUSH_STRUCT(softmax_push, VKA_SOFTMAX_PUSH);
 
 /* Bindings of shaders/softmax.comp; shaders/softmax_packed.comp reads bias,
  * value mask and mask from one binding and so needs 3. */

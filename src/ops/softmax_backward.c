@@ -18,10 +18,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct smb_push {
-    VKA_SMB_PUSH
-} smb_push;
-_Static_assert(sizeof(smb_push) == VKA_SMB_PUSH_SIZE, "smb_push: see softmax_backward_iface.h");
+VKA_PUSH_STRUCT(smb_push, VKA_SMB_PUSH);
 
 #define SMB_BINDINGS 6u
 #define SMB_PACKED_BINDINGS 4u
