@@ -13,6 +13,7 @@
 #include "common/decode_iface.h"
 #include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
+#include "shape/sdpa_plan.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -225,11 +226,10 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
 {
     const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const bool drop = vka_dropout_active(&p->dropout);
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
-        .n_chunks = s->n_chunks, .scale_log2 = (float)(scale * 1.4426950408889634),
+        .n_chunks = s->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
         .seed_lo = (uint32_t)p->dropout.seed, .seed_hi = (uint32_t)(p->dropout.seed >> 32),
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
         .threshold = drop ? vka_dropout_threshold(p->dropout.rate) : 0,

@@ -254,12 +254,11 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
 
 static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const vkattn_dropout_params *d = &p->dropout;
     const bool drop = vka_dropout_active(d);
     flash_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
-        .scale_log2 = (float)(scale * 1.4426950408889634),
+        .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
         .offset_mix = vka_philox_offset_mix(d->offset),
         .threshold = drop ? vka_dropout_threshold(d->rate) : 0,

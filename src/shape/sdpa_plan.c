@@ -89,3 +89,9 @@ vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
     s->window = vka_window_clamp(p->sliding_window, s->tq, s->tv);
     return count_operands(ctx, caller, &p->mask, s);
 }
+
+float vka_sdpa_scale_log2(float scale, uint32_t dk)
+{
+    const double exact = scale != 0.0f ? (double)scale : 1.0 / sqrt((double)dk);
+    return (float)(exact * 1.4426950408889634);
+}
