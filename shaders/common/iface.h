@@ -6,7 +6,8 @@
  *   VKA_<K>_N_SPEC       how many there are,
  *   VKA_<K>_PUSH         the push-constant members, one list for the GLSL
  *                        block and the C struct,
- *   VKA_<K>_PUSH_SIZE    its size in bytes, checked by _Static_assert in C.
+ *   VKA_<K>_PUSH_SIZE    its size in bytes, checked in C where
+ *                        VKA_PUSH_STRUCT (src/vk/pipeline.h) declares the struct.
  * Push constants hold 32-bit scalars only, so C and std430 lay them out the
  * same way. Comments in these headers are C comments: both preprocessors
  * accept them, also inside a continued macro. */

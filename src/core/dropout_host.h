@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "vkattn/op_params.h"
 
 /* The offset word of the Philox counter: the offset's high word is folded in
@@ -38,6 +39,17 @@ static inline uint32_t vka_dropout_threshold(float rate)
 static inline float vka_dropout_scale(float rate)
 {
     return rate < 1.0f ? (float)(1.0 / (1.0 - (double)rate)) : 0.0f;
+}
+
+/* A rate (the argument `what` of `caller`) must lie in [0, 1]: written so
+ * that NaN fails too, and checked even when not training. */
+static inline vkattn_result vka_check_dropout_rate(struct vkattn_context *ctx, const char *caller,
+                                                   const char *what, float rate)
+{
+    if (!(rate >= 0.0f && rate <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is %g; must be in [0, 1]",
+                        caller, what, (double)rate);
+    return VKATTN_SUCCESS;
 }
 
 /* True when dropout changes anything: training and rate > 0. */

@@ -94,9 +94,6 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
 {
     VKA_RECORD_MODES(layer, layer->ctx, cmd,
                      vkattn_additive_attention_record(layer, cmd, call, io));
-    if (!layer || !cmd)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "cmd");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1,

@@ -77,10 +77,6 @@ vkattn_result vkattn_additive_attention_backward_record(
 {
     VKA_RECORD_MODES(layer, vka_additive_attention_parts_of(layer).ctx, cmd,
                      vkattn_additive_attention_backward_record(layer, cmd, call, io, grads, grad_w));
-    if (!layer || !cmd)
-        return vka_fail(layer ? vka_additive_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !layer ? "layer" : "cmd");
     const vka_additive_attention_parts p = vka_additive_attention_parts_of(layer);
     /* a dry pass first: every check and allocation before anything is recorded */
     vkattn_result r = record_all(&p, VKA_DRY_CMD, __func__, call, io, grads, grad_w);

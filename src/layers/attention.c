@@ -207,9 +207,6 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
                                       const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
     VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_attention_record(layer, cmd, call, io));
-    if (!layer || !cmd)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "cmd");
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1,
                                    .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};

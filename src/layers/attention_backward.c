@@ -239,10 +239,6 @@ vkattn_result vkattn_attention_backward_record(vkattn_attention *layer, VkComman
 {
     VKA_RECORD_MODES(layer, vka_attention_parts_of(layer).ctx, cmd,
                      vkattn_attention_backward_record(layer, cmd, call, io, grads, grad_w));
-    if (!layer || !cmd)
-        return vka_fail(layer ? vka_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !layer ? "layer" : "cmd");
     const vka_attention_parts p = vka_attention_parts_of(layer);
     bwd b = {.p = p, .kept = *p.kept, .fn = __func__, .call = call, .io = io, .grads = grads,
              .gw = grad_w};

@@ -156,9 +156,6 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
                                      const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
     VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_bahdanau_record(layer, cmd, call, io));
-    if (!layer || !cmd)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "cmd");
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,

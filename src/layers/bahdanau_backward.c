@@ -128,10 +128,6 @@ vkattn_result vkattn_bahdanau_backward_record(vkattn_bahdanau *layer, VkCommandB
 {
     VKA_RECORD_MODES(layer, vka_bahdanau_parts_of(layer).ctx, cmd,
                      vkattn_bahdanau_backward_record(layer, cmd, call, io, grads, grad_w));
-    if (!layer || !cmd)
-        return vka_fail(layer ? vka_bahdanau_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !layer ? "layer" : "cmd");
     const vka_bahdanau_parts p = vka_bahdanau_parts_of(layer);
     /* a dry pass first: every check and allocation before anything is recorded */
     vkattn_result r = record_all(&p, VKA_DRY_CMD, __func__, call, io, grads, grad_w);

@@ -65,8 +65,6 @@ vkattn_result vkattn_gqa_record(vkattn_gqa *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
     VKA_RECORD_MODES(layer, layer->mha->ctx, cmd, vkattn_gqa_record(layer, cmd, call, io));
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", __func__);
     return vka_mha_record_as(__func__, layer->mha, cmd, call, io);
 }
 
@@ -76,8 +74,6 @@ vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBuffer cmd,
 {
     VKA_RECORD_MODES_THEN(layer, layer->mha->ctx, cmd, vkattn_gqa_record_cached(layer, cmd, call, io, cache),
                           vka_kv_cache_refresh(cache, __func__));
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", __func__);
     return vka_mha_record_cached_as(__func__, layer->mha, cmd, call, io, cache);
 }
 
@@ -88,8 +84,6 @@ vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
 {
     VKA_RECORD_MODES(layer, layer->mha->ctx, cmd,
                      vkattn_gqa_backward_record(layer, cmd, call, io, grads, grad_w));
-    if (!layer)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: layer is NULL", __func__);
     return vka_mha_backward_as(__func__, layer->mha, cmd, call, io, grads, grad_w);
 }
 

@@ -16,10 +16,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct additive_push {
-    VKA_ADDITIVE_PUSH
-} additive_push;
-_Static_assert(sizeof(additive_push) == VKA_ADDITIVE_PUSH_SIZE, "additive_push: see additive_iface.h");
+VKA_PUSH_STRUCT(additive_push, VKA_ADDITIVE_PUSH);
 
 /* A TQ x TV tile of S per workgroup, RQ x RV outputs per invocation, dim
  * staged DK at a time. */
@@ -142,9 +139,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
                                    "params->dim")))
         return r;
     vka_kernel kernel = {
-        .name = "additive",
-        .code = vka_spv_additive,
-        .code_size = vka_spv_additive_size,
+        VKA_KERNEL_SPV(additive),
         .n_bindings = 4,
         .push_size = sizeof(additive_push),
         .n_spec = VKA_ADDITIVE_N_SPEC,
@@ -210,9 +205,6 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                      const vkattn_additive_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vkattn_result r = check_io(ctx, __func__, params, io);
     if (r != VKATTN_SUCCESS)
         return r;

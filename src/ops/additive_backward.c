@@ -19,14 +19,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct additive_bwd_push {
-    VKA_ADDITIVE_BWD_PUSH
-} additive_bwd_push;
-_Static_assert(sizeof(additive_bwd_push) == VKA_ADDITIVE_BWD_PUSH_SIZE,
-               "additive_bwd_push: see additive_backward_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop. */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(additive_bwd_push, VKA_ADDITIVE_BWD_PUSH);
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_additive_params *p,
@@ -52,24 +45,11 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (io->grad_scale &&
          (r = vka_tensor_check(ctx, io->grad_scale, p->dim, caller, "io->grad_scale"))))
         return r;
-    const vkattn_tensor *ins[] = {io->q, io->k, io->scale, io->grad_scores};
-    const vkattn_tensor *outs[] = {io->grad_q, io->grad_k, io->grad_scale};
-    static const char *out_names[] = {"io->grad_q", "io->grad_k", "io->grad_scale"};
-    for (int i = 0; i < 3; i++) {
-        if (!outs[i])
-            continue;
-        bool alias = false;
-        for (int j = 0; j < 4; j++)
-            alias |= outs[i] == ins[j];
-        for (int j = i + 1; j < 3; j++)
-            alias |= outs[i] == outs[j];
-        if (alias)
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: %s must be a tensor of its own (not an input or another "
-                            "gradient)",
-                            caller, out_names[i]);
-    }
-    return VKATTN_SUCCESS;
+    const vkattn_tensor *all[] = {io->q,      io->k,      io->scale, io->grad_scores,
+                                  io->grad_q, io->grad_k, io->grad_scale};
+    static const char *const names[] = {"io->q",      "io->k",      "io->scale", "io->grad_scores",
+                                        "io->grad_q", "io->grad_k", "io->grad_scale"};
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 4);
 }
 
 /* One pass over `total` output elements, split over dispatches within the
@@ -79,7 +59,7 @@ static vkattn_result record_pass(vkattn_context *ctx, VkCommandBuffer cmd, const
                                  uint64_t work, vka_binding b0, vka_binding b1, vka_binding b2,
                                  vkattn_tensor *out)
 {
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, VKA_GRID_MAX_GROUPS);
     vkattn_result r;
     if ((r = vka_check_loop_budget(ctx, caller,
                                    vka_div_up(total, (uint64_t)grid.threads * grid.groups) * work,
@@ -88,29 +68,20 @@ static vkattn_result record_pass(vkattn_context *ctx, VkCommandBuffer cmd, const
     uint32_t per;
     if ((r = vka_split_rows(ctx, caller, "additive_backward", (uint32_t)total, 1, work, &per)))
         return r;
-    vka_kernel kernel = {
-        .name = "additive_backward",
-        .code = vka_spv_additive_backward,
-        .code_size = vka_spv_additive_backward_size,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(additive_backward),
         .n_bindings = 4,
         .push_size = sizeof(additive_bwd_push),
         .n_spec = VKA_ADDITIVE_BWD_N_SPEC,
-        .spec = {[VKA_ADDITIVE_BWD_SPEC_WG] = grid.threads, [VKA_ADDITIVE_BWD_SPEC_PASS] = pass},
+        .spec = {[VKA_ADDITIVE_BWD_SPEC_PASS] = pass},
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {b0, b1, b2, vka_bind_tensor(out, true)},
         .push = &push,
         .caller = caller,
     };
-    for (uint64_t e0 = 0; e0 < total && r == VKATTN_SUCCESS; e0 += per) {
-        push.begin = (uint32_t)e0;
-        push.end = (uint32_t)(total - e0 > per ? e0 + per : total);
-        const vka_grid_1d g = vka_grid_stride_1d(ctx, push.end - push.begin, MAX_GROUPS);
-        d.groups[0] = g.groups, d.groups[1] = 1, d.groups[2] = 1;
-        r = vka_record_dispatch(ctx, cmd, &d);
-    }
-    return r;
+    return vka_record_grid_1d_ranges(ctx, cmd, kernel, VKA_ADDITIVE_BWD_SPEC_WG, total, per, d,
+                                     &push.begin, &push.end);
 }
 
 /* The gradient of q (own = q) or of k (own = k), scaled by s afterwards. */
@@ -177,9 +148,6 @@ vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuff
                                               const vkattn_additive_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_backward_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vka_additive_sizes n;
     vkattn_result r = check_io(ctx, __func__, params, io, &n);
     if (r != VKATTN_SUCCESS)

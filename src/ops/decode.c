@@ -13,6 +13,7 @@
 #include "common/decode_iface.h"
 #include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
+#include "shape/sdpa_plan.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
@@ -21,14 +22,8 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct decode_push {
-    VKA_DECODE_PUSH
-} decode_push;
-_Static_assert(sizeof(decode_push) == VKA_DECODE_PUSH_SIZE, "see decode_iface.h");
-typedef struct merge_push {
-    VKA_DECODE_MERGE_PUSH
-} merge_push;
-_Static_assert(sizeof(merge_push) == VKA_DECODE_MERGE_PUSH_SIZE, "see decode_iface.h");
+VKA_PUSH_STRUCT(decode_push, VKA_DECODE_PUSH);
+VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);
 
 #define DECODE_BINDINGS 6u
 #define DECODE_PACKED_BINDINGS 4u
@@ -78,9 +73,9 @@ static vkattn_result check_params(vkattn_context *ctx, const char *fn,
                         "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
     if (!isfinite(p->scale))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: scale is not finite", fn);
-    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: dropout.rate is %g; must be in [0, 1]", fn, (double)p->dropout.rate);
+    vkattn_result r = vka_check_dropout_rate(ctx, fn, "dropout.rate", p->dropout.rate);
+    if (r != VKATTN_SUCCESS)
+        return r;
     if (!vka_window_fits(p->sliding_window, p->tq, p->capacity))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: sliding_window with tq + capacity = %llu exceeds the kernel's "
@@ -231,11 +226,10 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
 {
     const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const bool drop = vka_dropout_active(&p->dropout);
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
-        .n_chunks = s->n_chunks, .scale_log2 = (float)(scale * 1.4426950408889634),
+        .n_chunks = s->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
         .seed_lo = (uint32_t)p->dropout.seed, .seed_hi = (uint32_t)(p->dropout.seed >> 32),
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
         .threshold = drop ? vka_dropout_threshold(p->dropout.rate) : 0,
@@ -306,24 +300,21 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
 {
     const uint64_t n = vka_count4(s->batch, s->heads, s->tq, s->dv);
     const bool out16 = out->dtype == VKATTN_DTYPE_F16; /* one invocation per word */
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, out16 ? vka_div_up(n, 2) : n, 4096);
-    vka_kernel kernel = {
-        .name = "decode_merge", .code = vka_spv_decode_merge,
-        .code_size = vka_spv_decode_merge_size, .n_bindings = 2,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(decode_merge), .n_bindings = 2,
         .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,
-        .spec = {[VKA_DECODE_MERGE_SPEC_WG] = grid.threads, [VKA_DECODE_MERGE_SPEC_DV] = s->dv,
-                 [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
+        .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
     };
     merge_push push = {
         .total = (uint32_t)n, .n_chunks = s->n_chunks,
         .drop_scale = vka_dropout_active(&p->dropout) ? vka_dropout_scale(p->dropout.rate) : 1.0f,
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(part, false), vka_bind_tensor(out, true)},
-        .push = &push, .groups = {grid.groups, 1, 1}, .caller = fn,
+        .push = &push, .caller = fn,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    return vka_record_grid_1d(ctx, cmd, kernel, VKA_DECODE_MERGE_SPEC_WG,
+                              out16 ? vka_div_up(n, 2) : n, d);
 }
 
 static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,

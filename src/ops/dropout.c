@@ -16,14 +16,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct dropout_push {
-    VKA_DROPOUT_PUSH
-} dropout_push;
-_Static_assert(sizeof(dropout_push) == VKA_DROPOUT_PUSH_SIZE, "dropout_push: see dropout_iface.h");
-
-/* Enough groups for every GPU to be busy; beyond it each invocation loops
- * (on lavapipe fewer, fatter groups are faster). */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(dropout_push, VKA_DROPOUT_PUSH);
 
 static vkattn_result check_params(vkattn_context *ctx, const char *caller,
                                   const vkattn_dropout_op_params *p, uint64_t *count)
@@ -34,11 +27,9 @@ static vkattn_result check_params(vkattn_context *ctx, const char *caller,
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
                         caller, zero);
-    /* written so that NaN fails too; checked even when not training */
-    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
-                        (double)p->dropout.rate);
+    vkattn_result r = vka_check_dropout_rate(ctx, caller, "params->dropout.rate", p->dropout.rate);
+    if (r != VKATTN_SUCCESS)
+        return r;
     const uint64_t dims[4] = {p->batch, vka_default_u32(p->heads, 1), p->tq, p->tv};
     if (!vka_product_u64(dims, 4, count))
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
@@ -146,8 +137,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     }
     const bool in_place = in == out;
 
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total_quads, MAX_GROUPS);
-    vka_kernel kernel = {
+    const vka_kernel kernel = {
         .name = native16 ? "dropout_f16" : "dropout",
         .code = native16 ? vka_spv_dropout_f16 : vka_spv_dropout,
         .code_size = native16 ? vka_spv_dropout_f16_size : vka_spv_dropout_size,
@@ -155,21 +145,18 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
         .push_size = sizeof(dropout_push),
         .n_spec = VKA_DROPOUT_N_SPEC,
         .spec = {
-            [VKA_DROPOUT_SPEC_WG] = grid.threads,
             [VKA_DROPOUT_SPEC_IN_PLACE] = in_place,
             [VKA_DROPOUT_SPEC_IN_F16] = native16 && in16,
             [VKA_DROPOUT_SPEC_OUT_F16] = native16 && out16,
         },
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {in_place ? vka_bind_optional(ctx, NULL) : vka_bind_tensor(in, false),
                      vka_bind_tensor(out, true)},
         .push = &push,
-        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+    if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_DROPOUT_SPEC_WG, push.total_quads, d)))
         return r;
     return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, count);
 }

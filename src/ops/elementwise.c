@@ -9,14 +9,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct elementwise_push {
-    VKA_ELEMENTWISE_PUSH
-} elementwise_push;
-_Static_assert(sizeof(elementwise_push) == VKA_ELEMENTWISE_PUSH_SIZE,
-               "elementwise_push: see elementwise_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(elementwise_push, VKA_ELEMENTWISE_PUSH);
 
 static vkattn_result check_count(vkattn_context *ctx, const char *caller, const char *what,
                                  uint64_t n)
@@ -49,26 +42,18 @@ static vkattn_result record_binary(vkattn_context *ctx, VkCommandBuffer cmd, con
         (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, op->b, n, &bf)) ||
         (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, op->y, n, false, &yf)))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = op->k->name,
-        .code = op->k->code,
-        .code_size = op->k->code_size,
-        .n_bindings = 3,
-        .push_size = sizeof(elementwise_push),
-        .n_spec = VKA_ELEMENTWISE_N_SPEC,
-        .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
-    };
+    const vka_kernel kernel = {.name = op->k->name, .code = op->k->code,
+                               .code_size = op->k->code_size, .n_bindings = 3,
+                               .push_size = sizeof(elementwise_push),
+                               .n_spec = VKA_ELEMENTWISE_N_SPEC};
     elementwise_push push = {.total = (uint32_t)n};
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(af, false), vka_bind_tensor(bf, false),
                      vka_bind_tensor(yf, true)},
         .push = &push,
-        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+    if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_ELEMENTWISE_SPEC_WG, n, d)))
         return r;
     return vka_f16_stage_finish(ctx, cmd, caller, op->y, yf, n);
 }
@@ -104,23 +89,10 @@ vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
     vkattn_result r;
     if ((r = check_count(ctx, caller, what, n)) || (r = vka_tensor_check(ctx, y, n, caller, what)))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "fill",
-        .code = vka_spv_fill,
-        .code_size = vka_spv_fill_size,
-        .n_bindings = 1,
-        .push_size = sizeof(elementwise_push),
-        .n_spec = VKA_ELEMENTWISE_N_SPEC,
-        .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
-    };
+    const vka_kernel kernel = {VKA_KERNEL_SPV(fill), .n_bindings = 1,
+                               .push_size = sizeof(elementwise_push),
+                               .n_spec = VKA_ELEMENTWISE_N_SPEC};
     elementwise_push push = {.total = (uint32_t)n, .value = value};
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(y, true)},
-        .push = &push,
-        .groups = {grid.groups, 1, 1},
-        .caller = caller,
-    };
-    return vka_record_dispatch(ctx, cmd, &d);
+    const vka_dispatch d = {.bindings = {vka_bind_tensor(y, true)}, .push = &push, .caller = caller};
+    return vka_record_grid_1d(ctx, cmd, kernel, VKA_ELEMENTWISE_SPEC_WG, n, d);
 }

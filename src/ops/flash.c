@@ -20,6 +20,7 @@
 #include "common/flash_tiled_iface.h"
 #include "ops/flash_tiled.h"
 #include "ops/half_convert.h"
+#include "ops/sdpa_shape.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -27,10 +28,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct flash_push {
-    VKA_FLASH_PUSH
-} flash_push;
-_Static_assert(sizeof(flash_push) == VKA_FLASH_PUSH_SIZE, "flash_push: see flash_iface.h");
+VKA_PUSH_STRUCT(flash_push, VKA_FLASH_PUSH);
 
 /* Storage buffers of shaders/flash.comp; flash_packed.comp needs 4. */
 #define FLASH_BINDINGS 8u
@@ -115,24 +113,13 @@ static bool choose_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape 
     return false;
 }
 
-/* Elements of a (B|1, H|1, Tq|1, Tv) mask or bias as stored. */
-static uint64_t bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
-{
-    uint64_t n;
-    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
-}
-
 /* Every index the shader forms stays below 2^32. */
 static bool fits_u32_indexing(const vka_sdpa_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
-    if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
-        vka_count4(s->batch, s->kv_heads, s->tv, d) > UINT32_MAX ||
-        vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
-        return false;
-    if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
-        return false;
-    return !m->has_bias || bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
+    return vka_count4(s->batch, s->heads, s->tq, d) <= UINT32_MAX &&
+           vka_count4(s->batch, s->kv_heads, s->tv, d) <= UINT32_MAX &&
+           vka_sdpa_masks_fit_u32(s, m);
 }
 
 /* Shapes the kernel cannot serve on any device: VKATTN_ERROR_UNSUPPORTED. */
@@ -221,16 +208,6 @@ bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *
     return vka_flash_check(ctx, s, p, why) == VKATTN_SUCCESS;
 }
 
-/* Element strides of a (B|1, H|1, Tq|1, Tv) operand along b, h and i; 0 where
- * broadcast. They fit 32 bits: fits_u32_indexing checked the stored count. */
-static void bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
-{
-    uint64_t st[3];
-    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
-    for (int a = 0; a < 3; a++)
-        out[a] = (uint32_t)st[a];
-}
-
 static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
                               const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                               const vkattn_sdpa_io *io, struct vkattn_tensor *lse)
@@ -253,10 +230,10 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
          (r = vka_tensor_check(ctx, io->value_mask, vka_count4(s->batch, 1, 1, s->tv), caller,
                                "io->value_mask"))) ||
         (m->has_mask &&
-         (r = vka_tensor_check(ctx, io->mask, bcast_count(s, m->mask_broadcast), caller,
+         (r = vka_tensor_check(ctx, io->mask, vka_sdpa_bcast_count(s, m->mask_broadcast), caller,
                                "io->mask"))) ||
         (m->has_bias &&
-         (r = vka_tensor_check(ctx, io->bias, bcast_count(s, m->bias_broadcast), caller,
+         (r = vka_tensor_check(ctx, io->bias, vka_sdpa_bcast_count(s, m->bias_broadcast), caller,
                                "io->bias"))) ||
         (lse && (r = vka_tensor_check(ctx, lse, vka_count4(s->batch, s->heads, s->tq, 1), caller,
                                       "lse"))))
@@ -277,12 +254,11 @@ static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
 
 static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const vkattn_dropout_params *d = &p->dropout;
     const bool drop = vka_dropout_active(d);
     flash_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
-        .scale_log2 = (float)(scale * 1.4426950408889634),
+        .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
         .offset_mix = vka_philox_offset_mix(d->offset),
         .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
@@ -290,9 +266,9 @@ static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p
         .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
     };
     uint32_t st[3];
-    bcast_strides(s, p->mask.mask_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.mask_broadcast, st);
     push.mask_b = st[0], push.mask_h = st[1], push.mask_i = st[2];
-    bcast_strides(s, p->mask.bias_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.bias_broadcast, st);
     push.bias_b = st[0], push.bias_h = st[1], push.bias_i = st[2];
     return push;
 }

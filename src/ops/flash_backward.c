@@ -15,16 +15,14 @@
 #include "core/error.h"
 #include "common/flash_backward_iface.h"
 #include "ops/flash_backward_gpu_tiles.h"
+#include "ops/sdpa_shape.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct fb_push {
-    VKA_FB_PUSH
-} fb_push;
-_Static_assert(sizeof(fb_push) == VKA_FB_PUSH_SIZE, "fb_push: see flash_backward_iface.h");
+VKA_PUSH_STRUCT(fb_push, VKA_FB_PUSH);
 
 /* Storage buffers of flash_backward_kv.comp (the q kernel binds 9, stats 4). */
 #define FB_KV_BINDINGS 10u
@@ -76,23 +74,13 @@ static bool choose_tiles(const vkattn_context_info *info, const vka_sdpa_shape *
     return t->kv_tile && t->q_tile;
 }
 
-static uint64_t bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
-{
-    uint64_t n;
-    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
-}
-
 static bool fits_u32_indexing(const vka_sdpa_shape *s, const vkattn_mask_params *m)
 {
     const uint32_t d = s->dk > s->dv ? s->dk : s->dv;
-    if (vka_count4(s->batch, s->heads, s->tq, d) > UINT32_MAX ||
-        vka_count4(s->batch, s->kv_heads, s->tv + 4, d) > UINT32_MAX ||
-        vka_count4(s->batch, s->heads, s->tq, 2) > UINT32_MAX ||
-        vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
-        return false;
-    if (m->has_mask && bcast_count(s, m->mask_broadcast) > UINT32_MAX)
-        return false;
-    return !m->has_bias || bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
+    return vka_count4(s->batch, s->heads, s->tq, d) <= UINT32_MAX &&
+           vka_count4(s->batch, s->kv_heads, s->tv + 4, d) <= UINT32_MAX &&
+           vka_count4(s->batch, s->heads, s->tq, 2) <= UINT32_MAX &&
+           vka_sdpa_masks_fit_u32(s, m);
 }
 
 /* Loop iterations per invocation on lavapipe (65535 at most, see flash.c):
@@ -166,22 +154,13 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     return code;
 }
 
-static void bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
-{
-    uint64_t st[3];
-    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
-    for (int a = 0; a < 3; a++)
-        out[a] = (uint32_t)st[a];
-}
-
 static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
-    const double scale = p->scale != 0.0f ? (double)p->scale : 1.0 / sqrt((double)s->dk);
     const vkattn_dropout_params *d = &p->dropout;
     const bool drop = vka_dropout_active(d);
     fb_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
-        .scale_log2 = (float)(scale * 1.4426950408889634), .scale = (float)scale,
+        .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk), .scale = s->scale,
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
         .offset_mix = vka_philox_offset_mix(d->offset),
         .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
@@ -191,9 +170,9 @@ static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
         .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
     };
     uint32_t st[3];
-    bcast_strides(s, p->mask.mask_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.mask_broadcast, st);
     push.mask_b = st[0], push.mask_h = st[1], push.mask_i = st[2];
-    bcast_strides(s, p->mask.bias_broadcast, st);
+    vka_sdpa_bcast_strides(s, p->mask.bias_broadcast, st);
     push.bias_b = st[0], push.bias_h = st[1], push.bias_i = st[2];
     return push;
 }
@@ -214,9 +193,7 @@ typedef struct fb_kernels {
     uint32_t kv_keys, q_rows, stats_rows;
 } fb_kernels;
 
-#define FB_KERNEL(k, kname, n)                                                                 \
-    ((k).name = #kname, (k).code = vka_spv_##kname, (k).code_size = vka_spv_##kname##_size,     \
-     (k).n_bindings = (n))
+#define FB_KERNEL(k, kname, n) ((k) = (vka_kernel){VKA_KERNEL_SPV(kname), .n_bindings = (n)})
 
 static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, fb_kernels *k)
 {

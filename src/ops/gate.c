@@ -10,13 +10,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct gate_push {
-    VKA_GATE_PUSH
-} gate_push;
-_Static_assert(sizeof(gate_push) == VKA_GATE_PUSH_SIZE, "gate_push: see gate_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(gate_push, VKA_GATE_PUSH);
 
 static vkattn_result check_count(vkattn_context *ctx, const char *caller, uint64_t n)
 {
@@ -58,26 +52,21 @@ vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
     /* dx, then dg: one output per dispatch keeps to 4 storage buffers */
     vkattn_tensor *out[2] = {dx, dg};
     for (int want_dg = 0; want_dg < 2; want_dg++) {
-        const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
-        vka_kernel kernel = {
-            .name = "gate_backward",
-            .code = vka_spv_gate_backward,
-            .code_size = vka_spv_gate_backward_size,
+        const vka_kernel kernel = {
+            VKA_KERNEL_SPV(gate_backward),
             .n_bindings = 4,
             .push_size = sizeof(gate_push),
             .n_spec = VKA_GATE_N_SPEC,
-            .spec = {[VKA_GATE_SPEC_WG] = grid.threads, [VKA_GATE_SPEC_OUT_DG] = want_dg},
+            .spec = {[VKA_GATE_SPEC_OUT_DG] = want_dg},
         };
         gate_push push = {.total = (uint32_t)n};
-        vka_dispatch d = {
-            .kernel = &kernel,
+        const vka_dispatch d = {
             .bindings = {vka_bind_tensor(dy, false), vka_bind_tensor(x, false),
                          vka_bind_tensor(g, false), vka_bind_tensor(out[want_dg], true)},
             .push = &push,
-            .groups = {grid.groups, 1, 1},
             .caller = caller,
         };
-        if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_GATE_SPEC_WG, n, d)))
             return r;
     }
     return VKATTN_SUCCESS;

@@ -9,14 +9,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct grad_reduce_push {
-    VKA_GRAD_REDUCE_PUSH
-} grad_reduce_push;
-_Static_assert(sizeof(grad_reduce_push) == VKA_GRAD_REDUCE_PUSH_SIZE,
-               "grad_reduce_push: see grad_reduce_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop. */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(grad_reduce_push, VKA_GRAD_REDUCE_PUSH);
 
 /* The largest element index the kernel forms on either side, +1. */
 static uint64_t in_reach(const vka_grad_reduce *g)
@@ -39,7 +32,7 @@ vkattn_result vka_grad_reduce_check(vkattn_context *ctx, const char *caller,
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: a gradient reduction does not fit the kernel's 32-bit indexing",
                         caller);
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, VKA_GRID_MAX_GROUPS);
     const uint64_t per_output = g->n[0] * g->n[1] * g->n[2];
     const uint64_t outputs = vka_div_up(total, (uint64_t)grid.threads * grid.groups);
     return vka_check_loop_budget(ctx, caller, outputs * (per_output + 1),
@@ -54,16 +47,9 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
     if (r)
         return r;
     const uint64_t total = (uint64_t)g->groups * g->rows * g->cols;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "grad_reduce",
-        .code = vka_spv_grad_reduce,
-        .code_size = vka_spv_grad_reduce_size,
-        .n_bindings = 2,
-        .push_size = sizeof(grad_reduce_push),
-        .n_spec = VKA_GRAD_REDUCE_N_SPEC,
-        .spec = {[VKA_GRAD_REDUCE_SPEC_WG] = grid.threads},
-    };
+    const vka_kernel kernel = {VKA_KERNEL_SPV(grad_reduce), .n_bindings = 2,
+                               .push_size = sizeof(grad_reduce_push),
+                               .n_spec = VKA_GRAD_REDUCE_N_SPEC};
     grad_reduce_push push = {
         .rows = g->rows, .cols = g->cols,
         .out_g = (uint32_t)g->out_g, .out_row = (uint32_t)g->out_row,
@@ -73,8 +59,7 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         .n3 = (uint32_t)g->n[2], .s3 = (uint32_t)g->s[2],
         .alpha = g->alpha,
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},
         .push = &push,
         .caller = caller,
@@ -84,12 +69,6 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
     if ((r = vka_split_rows(ctx, caller, "grad_reduce", (uint32_t)total, 1,
                             g->n[0] * g->n[1] * g->n[2], &per)))
         return r;
-    for (uint64_t e0 = 0; e0 < total && r == VKATTN_SUCCESS; e0 += per) {
-        push.begin = (uint32_t)e0;
-        push.end = (uint32_t)(total - e0 > per ? e0 + per : total);
-        d.groups[0] = vka_grid_stride_1d(ctx, push.end - push.begin, MAX_GROUPS).groups;
-        d.groups[1] = d.groups[2] = 1;
-        r = vka_record_dispatch(ctx, cmd, &d);
-    }
-    return r;
+    return vka_record_grid_1d_ranges(ctx, cmd, kernel, VKA_GRAD_REDUCE_SPEC_WG, total, per, d,
+                                     &push.begin, &push.end);
 }

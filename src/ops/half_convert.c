@@ -8,14 +8,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct half_convert_push {
-    VKA_HALF_CONVERT_PUSH
-} half_convert_push;
-_Static_assert(sizeof(half_convert_push) == VKA_HALF_CONVERT_PUSH_SIZE,
-               "half_convert_push: see half_convert_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop. */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(half_convert_push, VKA_HALF_CONVERT_PUSH);
 
 vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      vkattn_tensor *half, vkattn_tensor *f, uint64_t count,
@@ -30,27 +23,21 @@ vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, 
                                     VKA_DTYPE_BIT(VKATTN_DTYPE_F16))) ||
         (r = vka_tensor_check(ctx, f, count, caller, "the f32 sums")))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, count / 2 + count % 2, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "half_convert",
-        .code = vka_spv_half_convert,
-        .code_size = vka_spv_half_convert_size,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(half_convert),
         .n_bindings = 2,
         .push_size = sizeof(half_convert_push),
         .n_spec = VKA_HALF_CONVERT_N_SPEC,
-        .spec = {
-            [VKA_HALF_CONVERT_SPEC_WG] = grid.threads,
-            [VKA_HALF_CONVERT_SPEC_TO_F16] = to_f16,
-        },
+        .spec = {[VKA_HALF_CONVERT_SPEC_TO_F16] = to_f16},
     };
     half_convert_push push = {.count = (uint32_t)count};
     /* both bindings are declared writable: validation counts them as written */
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(half, true), vka_bind_tensor(f, true)},
         .push = &push,
-        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    /* one invocation per pair of halves */
+    return vka_record_grid_1d(ctx, cmd, kernel, VKA_HALF_CONVERT_SPEC_WG, count / 2 + count % 2,
+                              d);
 }

@@ -14,10 +14,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct heads_push {
-    VKA_HEADS_PUSH
-} heads_push;
-_Static_assert(sizeof(heads_push) == VKA_HEADS_PUSH_SIZE, "heads_push: see heads_iface.h");
+VKA_PUSH_STRUCT(heads_push, VKA_HEADS_PUSH);
 
 /* Invocations per workgroup when the device allows; a copy needs no shared
  * memory, so only the invocation limits matter. */

@@ -16,16 +16,8 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct kv_append_push {
-    VKA_KV_APPEND_PUSH
-} kv_append_push;
-_Static_assert(sizeof(kv_append_push) == VKA_KV_APPEND_PUSH_SIZE, "see kv_iface.h");
-typedef struct kv_lengths_push {
-    VKA_KV_LENGTHS_PUSH
-} kv_lengths_push;
-_Static_assert(sizeof(kv_lengths_push) == VKA_KV_LENGTHS_PUSH_SIZE, "see kv_iface.h");
-
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(kv_append_push, VKA_KV_APPEND_PUSH);
+VKA_PUSH_STRUCT(kv_lengths_push, VKA_KV_LENGTHS_PUSH);
 
 static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char *what,
                                  vkattn_tensor *app, uint64_t n, const vkattn_kv_cache_desc *d,
@@ -223,7 +215,7 @@ static vkattn_result check_rows(const vkattn_kv_cache *c, const char *fn, const 
 static vka_kernel lengths_kernel(void)
 {
     return (vka_kernel){
-        .name = "kv_lengths", .code = vka_spv_kv_lengths, .code_size = vka_spv_kv_lengths_size,
+        VKA_KERNEL_SPV(kv_lengths),
         .n_bindings = 2, .push_size = sizeof(kv_lengths_push), .n_spec = VKA_KV_LENGTHS_N_SPEC,
         .spec = {[VKA_KV_LENGTHS_SPEC_WG] = 64},
     };
@@ -236,25 +228,22 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
     const uint64_t n = vka_count4(c->desc.batch, c->desc.kv_heads, tnew, width);
     /* an f16 cache: one invocation per pair (the width is even) */
     const uint64_t items = dst->dtype == VKATTN_DTYPE_F16 ? n / 2 : n;
-    const vka_grid_1d grid = vka_grid_stride_1d(c->ctx, items, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "kv_append", .code = vka_spv_kv_append, .code_size = vka_spv_kv_append_size,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(kv_append),
         .n_bindings = 4, .push_size = sizeof(kv_append_push), .n_spec = VKA_KV_APPEND_N_SPEC,
-        .spec = {[VKA_KV_APPEND_SPEC_WG] = grid.threads,
-                 [VKA_KV_APPEND_SPEC_SRC_F16] = src->dtype == VKATTN_DTYPE_F16,
+        .spec = {[VKA_KV_APPEND_SPEC_SRC_F16] = src->dtype == VKATTN_DTYPE_F16,
                  [VKA_KV_APPEND_SPEC_DST_F16] = dst->dtype == VKATTN_DTYPE_F16},
     };
     kv_append_push push = {
         .total = (uint32_t)n, .kv_heads = c->desc.kv_heads, .tnew = tnew, .width = width,
         .capacity = c->desc.capacity, .batch = c->desc.batch, .has_counts = counts != NULL,
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(c->lengths, false), vka_bind_optional(c->ctx, counts),
                      vka_bind_tensor(src, false), vka_bind_tensor(dst, true)},
-        .push = &push, .groups = {grid.groups, 1, 1}, .caller = fn,
+        .push = &push, .caller = fn,
     };
-    return vka_record_dispatch(c->ctx, cmd, &d);
+    return vka_record_grid_1d(c->ctx, cmd, kernel, VKA_KV_APPEND_SPEC_WG, items, d);
 }
 
 /* Records the copies and the length update of checked new rows. */

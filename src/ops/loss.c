@@ -11,10 +11,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct mse_push {
-    VKA_MSE_PUSH
-} mse_push;
-_Static_assert(sizeof(mse_push) == VKA_MSE_PUSH_SIZE, "mse_push: see mse_iface.h");
+VKA_PUSH_STRUCT(mse_push, VKA_MSE_PUSH);
 
 /* Tensors over overlapping memory share one tracked range (vk/tensor.h). */
 static bool overlap(const vkattn_tensor *a, const vkattn_tensor *b)
@@ -50,9 +47,6 @@ vkattn_result vkattn_mse_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                 const vkattn_mse_params *params, const vkattn_mse_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_mse_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vkattn_result r = vka_mse_check_params(ctx, __func__, params);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, __func__, params->count, io);
@@ -60,9 +54,7 @@ vkattn_result vkattn_mse_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return r;
     const double scale = params->loss_scale != 0.0f ? params->loss_scale : 1.0;
     vka_kernel kernel = {
-        .name = "mse",
-        .code = vka_spv_mse,
-        .code_size = vka_spv_mse_size,
+        VKA_KERNEL_SPV(mse),
         .n_bindings = 4,
         .push_size = sizeof(mse_push),
         .n_spec = VKA_MSE_N_SPEC,

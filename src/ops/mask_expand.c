@@ -9,13 +9,7 @@
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 
-typedef struct mask_push {
-    VKA_MASK_EXPAND_PUSH
-} mask_push;
-_Static_assert(sizeof(mask_push) == VKA_MASK_EXPAND_PUSH_SIZE, "mask_push: see mask_expand_iface.h");
-
-/* Enough groups to keep any GPU busy; beyond that each invocation loops. */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(mask_push, VKA_MASK_EXPAND_PUSH);
 
 vkattn_result vka_mask_expand_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      const vka_mask_expand *e)
@@ -39,27 +33,21 @@ vkattn_result vka_mask_expand_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         push.sb = (uint32_t)e->layout->stride[0], push.sh = (uint32_t)e->layout->stride[1];
         push.si = (uint32_t)e->layout->stride[2], push.sj = (uint32_t)e->layout->stride[3];
     }
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, push.total, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "mask_expand",
-        .code = vka_spv_mask_expand,
-        .code_size = vka_spv_mask_expand_size,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(mask_expand),
         .n_bindings = 3,
         .push_size = sizeof(mask_push),
         .n_spec = VKA_MASK_EXPAND_N_SPEC,
         .spec = {
-            [VKA_MASK_EXPAND_SPEC_WG] = grid.threads,
             [VKA_MASK_EXPAND_SPEC_HAS_ATTN] = e->attn != NULL,
             [VKA_MASK_EXPAND_SPEC_HAS_QUERY] = e->query_mask != NULL,
         },
     };
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_optional(ctx, e->query_mask), vka_bind_optional(ctx, e->attn),
                      vka_bind_tensor(e->out, true)},
         .push = &push,
-        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    return vka_record_grid_1d(ctx, cmd, kernel, VKA_MASK_EXPAND_SPEC_WG, push.total, d);
 }

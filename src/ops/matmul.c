@@ -18,10 +18,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct matmul_push {
-    VKA_MATMUL_PUSH
-} matmul_push;
-_Static_assert(sizeof(matmul_push) == VKA_MATMUL_PUSH_SIZE, "matmul_push: see matmul_iface.h");
+VKA_PUSH_STRUCT(matmul_push, VKA_MATMUL_PUSH);
 
 typedef vka_matmul_tiles matmul_tiles;
 
@@ -167,9 +164,7 @@ static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkatt
                                  uint32_t rows, bool c16_direct)
 {
     return (vka_kernel){
-        .name = "matmul_coopmat_nv",
-        .code = vka_spv_matmul_coopmat_nv,
-        .code_size = vka_spv_matmul_coopmat_nv_size,
+        VKA_KERNEL_SPV(matmul_coopmat_nv),
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
         .n_spec = VKA_COOPMAT_N_SPEC,

@@ -141,20 +141,10 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
                         "%s: io->grad_bias is given but params->has_bias is false", caller);
     if (io->grad_bias && (r = vka_tensor_check(ctx, io->grad_bias, s->n, caller, "io->grad_bias")))
         return r;
-    const vkattn_tensor *ins[] = {io->a, io->b, io->grad_c};
-    const vkattn_tensor *outs[] = {io->grad_a, io->grad_b, io->grad_bias};
-    static const char *out_names[] = {"io->grad_a", "io->grad_b", "io->grad_bias"};
-    for (int i = 0; i < 3; i++) {
-        if (!outs[i])
-            continue;
-        for (int j = 0; j < 3; j++)
-            if (outs[i] == ins[j] || (j > i && outs[i] == outs[j]))
-                return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                                "%s: %s must be a tensor of its own (not an input or another "
-                                "gradient)",
-                                caller, out_names[i]);
-    }
-    return VKATTN_SUCCESS;
+    const vkattn_tensor *all[] = {io->a, io->b, io->grad_c, io->grad_a, io->grad_b, io->grad_bias};
+    static const char *const names[] = {"io->a",      "io->b",      "io->grad_c",
+                                        "io->grad_a", "io->grad_b", "io->grad_bias"};
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 3);
 }
 
 /* Every dispatch of the backward, in order. Run dry first by the caller, so an
@@ -202,9 +192,6 @@ vkattn_result vkattn_matmul_backward_record(vkattn_context *ctx, VkCommandBuffer
                                             const vkattn_matmul_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_backward_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vka_matmul_shape s;
     vkattn_result r = vka_matmul_resolve(ctx, __func__, params, &s);
     if (r == VKATTN_SUCCESS)

@@ -11,13 +11,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct optim_push {
-    VKA_OPTIM_PUSH
-} optim_push;
-_Static_assert(sizeof(optim_push) == VKA_OPTIM_PUSH_SIZE, "optim_push: see optim_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(optim_push, VKA_OPTIM_PUSH);
 
 /* Tensors over overlapping memory share one tracked range (vk/tensor.h). */
 static bool overlap(const vkattn_tensor *a, const vkattn_tensor *b)
@@ -65,7 +59,7 @@ static vkattn_result dispatch(vkattn_context *ctx, VkCommandBuffer cmd, const ch
     const bool sgd = p->algorithm == VKATTN_OPTIM_SGD;
     const bool advance = algo == VKA_OPTIM_ALGO_ADVANCE;
     const vka_grid_1d grid = advance ? (vka_grid_1d){.threads = 1, .groups = 1}
-                                     : vka_grid_stride_1d(ctx, io->count, MAX_GROUPS);
+                                     : vka_grid_stride_1d(ctx, io->count, VKA_GRID_MAX_GROUPS);
     vka_kernel kernel = {
         .name = advance ? "optim (advance)" : "optim",
         .code = vka_spv_optim,
@@ -112,9 +106,6 @@ vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                        const vkattn_optim_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_optim_step_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vkattn_result r = vka_optim_check_params(ctx, __func__, params);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, __func__, params, io);

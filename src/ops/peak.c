@@ -24,15 +24,9 @@
 
 static const char *const CALLER = "vkattn_measure_peak";
 
-typedef struct fma_push {
-    VKA_PEAK_FMA_PUSH
-} fma_push;
-_Static_assert(sizeof(fma_push) == VKA_PEAK_FMA_PUSH_SIZE, "fma_push: see peak_iface.h");
+VKA_PUSH_STRUCT(fma_push, VKA_PEAK_FMA_PUSH);
 
-typedef struct copy_push {
-    VKA_PEAK_COPY_PUSH
-} copy_push;
-_Static_assert(sizeof(copy_push) == VKA_PEAK_COPY_PUSH_SIZE, "copy_push: see peak_iface.h");
+VKA_PUSH_STRUCT(copy_push, VKA_PEAK_COPY_PUSH);
 
 /* Records `d` between two timestamps, submits, waits, returns the GPU time. */
 static vkattn_result time_dispatch(vkattn_context *ctx, vkattn_timer *timer, const vka_dispatch *d,
@@ -104,40 +98,53 @@ static vkattn_result time_grown(vkattn_context *ctx, vkattn_timer *timer, const 
     return r;
 }
 
-/* One FMA variant (`chains` vec4 chains per invocation). */
-static vkattn_result fma_variant(vkattn_context *ctx, vkattn_timer *timer, vkattn_tensor *out,
-                                 uint32_t groups, uint32_t wg, uint32_t chains, double *gflops,
-                                 double *ms_out, uint64_t *flops_out)
+/* Units (flops, bytes) per millisecond / 1e6: GFLOP/s, GB/s. */
+static double rate(uint64_t amount, double ms)
 {
-    vka_kernel kernel = {
-        .name = "peak_fma",
-        .code = vka_spv_peak_fma,
-        .code_size = vka_spv_peak_fma_size,
-        .n_bindings = 1,
-        .push_size = sizeof(fma_push),
-        .n_spec = VKA_PEAK_FMA_N_SPEC,
-        .spec = {
-            [VKA_PEAK_FMA_SPEC_CHAINS] = chains,
-            [VKA_PEAK_FMA_SPEC_WG] = wg,
-        },
-    };
-    fma_push push = {.iters = 1, .a = 0.999999f, .b = 1e-6f};
-    vka_dispatch d = {
-        .kernel = &kernel,
+    return ms > 0 ? (double)amount / (ms * 1e6) : 0.0;
+}
+
+/* Times an arithmetic kernel (one output binding, fma_push) over `groups`
+ * workgroups, its trip count grown to the target (time_grown); *iters: the
+ * trip count it settled on. */
+static vkattn_result time_arith(vkattn_context *ctx, vkattn_timer *timer, const vka_kernel *kernel,
+                                vkattn_tensor *out, uint32_t groups, fma_push push, double *ms,
+                                uint32_t *iters)
+{
+    const vka_dispatch d = {
+        .kernel = kernel,
         .bindings = {vka_bind_tensor(out, true)},
         .push = &push,
         .groups = {groups, 1, 1},
         .caller = CALLER,
     };
+    vkattn_result r = time_grown(ctx, timer, &d, &push, ms);
+    *iters = push.iters;
+    return r;
+}
+
+/* One FMA variant (`chains` vec4 chains per invocation). */
+static vkattn_result fma_variant(vkattn_context *ctx, vkattn_timer *timer, vkattn_tensor *out,
+                                 uint32_t groups, uint32_t wg, uint32_t chains, double *gflops,
+                                 double *ms_out, uint64_t *flops_out)
+{
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(peak_fma),
+        .n_bindings = 1,
+        .push_size = sizeof(fma_push),
+        .n_spec = VKA_PEAK_FMA_N_SPEC,
+        .spec = {[VKA_PEAK_FMA_SPEC_CHAINS] = chains, [VKA_PEAK_FMA_SPEC_WG] = wg},
+    };
+    const fma_push push = {.iters = 1, .a = 0.999999f, .b = 1e-6f};
     double ms;
-    vkattn_result r = time_grown(ctx, timer, &d, &push, &ms);
+    uint32_t iters;
+    vkattn_result r = time_arith(ctx, timer, &kernel, out, groups, push, &ms, &iters);
     if (r != VKATTN_SUCCESS)
         return r;
     /* per trip and invocation: chains vec4 chains x 4 fma x 4 components x 2 flops */
-    uint64_t flops = (uint64_t)groups * wg * push.iters * chains * 32u;
-    *flops_out = flops;
+    *flops_out = (uint64_t)groups * wg * iters * chains * 32u;
     *ms_out = ms;
-    *gflops = ms > 0 ? (double)flops / (ms * 1e6) : 0.0;
+    *gflops = rate(*flops_out, ms);
     return VKATTN_SUCCESS;
 }
 
@@ -187,29 +194,21 @@ static vkattn_result measure_coopmat(vkattn_context *ctx, vkattn_timer *timer,
     vkattn_result r = vka_tensor_create_1d(ctx, (uint64_t)groups * 4 * 1024, &out);
     if (r != VKATTN_SUCCESS)
         return r;
-    vka_kernel kernel = {
-        .name = "peak_coopmat_nv",
-        .code = vka_spv_peak_coopmat_nv,
-        .code_size = vka_spv_peak_coopmat_nv_size,
+    const vka_kernel kernel = {
+        VKA_KERNEL_SPV(peak_coopmat_nv),
         .n_bindings = 1,
         .push_size = sizeof(fma_push),
         .n_spec = VKA_PEAK_COOPMAT_N_SPEC,
         .spec = {[VKA_PEAK_COOPMAT_SPEC_WG] = 4 * sg},
     };
-    fma_push push = {.iters = 1, .a = 0.001f, .b = 0.001f};
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(out, true)},
-        .push = &push,
-        .groups = {groups, 1, 1},
-        .caller = CALLER,
-    };
+    const fma_push push = {.iters = 1, .a = 0.001f, .b = 0.001f};
     double ms = 0;
-    r = time_grown(ctx, timer, &d, &push, &ms);
+    uint32_t iters = 0;
+    r = time_arith(ctx, timer, &kernel, out, groups, push, &ms, &iters);
     if (r == VKATTN_SUCCESS) {
-        res->coopmat_flops = (uint64_t)groups * 4 * push.iters * 4 * 8192u;
+        res->coopmat_flops = (uint64_t)groups * 4 * iters * 4 * 8192u;
         res->coopmat_ms = ms;
-        res->coopmat_gflops = ms > 0 ? (double)res->coopmat_flops / (ms * 1e6) : 0.0;
+        res->coopmat_gflops = rate(res->coopmat_flops, ms);
     }
     vkattn_tensor_destroy(out);
     return r;
@@ -255,9 +254,7 @@ static vkattn_result measure_copy(vkattn_context *ctx, vkattn_timer *timer, vkat
     if (groups > ctx->info.max_workgroup_count[0])
         groups = ctx->info.max_workgroup_count[0];
     vka_kernel kernel = {
-        .name = "peak_copy",
-        .code = vka_spv_peak_copy,
-        .code_size = vka_spv_peak_copy_size,
+        VKA_KERNEL_SPV(peak_copy),
         .n_bindings = 2,
         .push_size = sizeof(copy_push),
         .n_spec = VKA_PEAK_COPY_N_SPEC,
@@ -281,7 +278,7 @@ static vkattn_result measure_copy(vkattn_context *ctx, vkattn_timer *timer, vkat
     if (r == VKATTN_SUCCESS) {
         res->copy_bytes = 2 * bytes;
         res->copy_ms = ms;
-        res->copy_gbps = ms > 0 ? (double)res->copy_bytes / (ms * 1e6) : 0.0;
+        res->copy_gbps = rate(res->copy_bytes, ms);
     }
     vkattn_tensor_destroy(src);
     vkattn_tensor_destroy(dst);

@@ -10,13 +10,7 @@
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 
-typedef struct rowmask_push {
-    VKA_ROWMASK_PUSH
-} rowmask_push;
-_Static_assert(sizeof(rowmask_push) == VKA_ROWMASK_PUSH_SIZE, "rowmask_push: see rowmask_iface.h");
-
-/* Enough groups to fill any GPU; beyond it invocations loop (lavapipe likes that). */
-#define MAX_GROUPS 4096u
+VKA_PUSH_STRUCT(rowmask_push, VKA_ROWMASK_PUSH);
 
 vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                  uint32_t rows, uint32_t width, vkattn_tensor *mask,
@@ -33,27 +27,15 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
         (r = vka_tensor_check_types(ctx, data, total, caller, "io->output", VKA_DTYPES_F32_F16)) ||
         (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, data, total, true, &df)))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, total, MAX_GROUPS);
-    vka_kernel kernel = {
-        .name = "rowmask",
-        .code = vka_spv_rowmask,
-        .code_size = vka_spv_rowmask_size,
-        .n_bindings = 2,
-        .push_size = sizeof(rowmask_push),
-        .n_spec = VKA_ROWMASK_N_SPEC,
-        .spec = {
-            [VKA_ROWMASK_SPEC_WG] = grid.threads,
-        },
-    };
+    const vka_kernel kernel = {VKA_KERNEL_SPV(rowmask), .n_bindings = 2,
+                               .push_size = sizeof(rowmask_push), .n_spec = VKA_ROWMASK_N_SPEC};
     rowmask_push push = {.width = width, .total = (uint32_t)total};
-    vka_dispatch d = {
-        .kernel = &kernel,
+    const vka_dispatch d = {
         .bindings = {vka_bind_tensor(mask, false), vka_bind_tensor(df, true)},
         .push = &push,
-        .groups = {grid.groups, 1, 1},
         .caller = caller,
     };
-    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+    if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_ROWMASK_SPEC_WG, total, d)))
         return r;
     return vka_f16_stage_finish(ctx, cmd, caller, data, df, total);
 }

@@ -270,9 +270,6 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                  const vkattn_sdpa_params *params, const vkattn_sdpa_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vka_sdpa_shape s;
     bool fused;
     uint64_t ws_floats;

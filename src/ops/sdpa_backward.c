@@ -368,9 +368,6 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
                                           const vkattn_sdpa_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_backward_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", __func__);
     bwd_plan pl;

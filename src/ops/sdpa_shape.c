@@ -1,5 +1,7 @@
 #include "ops/sdpa_shape.h"
 
+#include "core/broadcast.h"
+#include "core/check.h"
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -64,4 +66,27 @@ vkattn_result vka_sdpa_check_masks(vkattn_context *ctx, const char *caller,
         return r;
     return vka_sdpa_check_flagged(ctx, caller, "io->mask", "params->mask.has_mask", m->has_mask,
                                   mask, s->mask);
+}
+
+uint64_t vka_sdpa_bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc)
+{
+    uint64_t n;
+    return vka_bcast_count(bc, s->batch, s->heads, s->tq, s->tv, &n) ? n : UINT64_MAX;
+}
+
+bool vka_sdpa_masks_fit_u32(const vka_sdpa_shape *s, const vkattn_mask_params *m)
+{
+    if (vka_count4(s->batch, 1, 1, s->tv) > UINT32_MAX)
+        return false;
+    if (m->has_mask && vka_sdpa_bcast_count(s, m->mask_broadcast) > UINT32_MAX)
+        return false;
+    return !m->has_bias || vka_sdpa_bcast_count(s, m->bias_broadcast) <= UINT32_MAX;
+}
+
+void vka_sdpa_bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3])
+{
+    uint64_t st[3];
+    vka_bcast_strides(bc, s->heads, s->tq, s->tv, st);
+    for (int a = 0; a < 3; a++)
+        out[a] = (uint32_t)st[a];
 }

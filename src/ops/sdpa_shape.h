@@ -33,4 +33,17 @@ vkattn_result vka_sdpa_check_masks(vkattn_context *ctx, const char *caller,
                                    const vkattn_tensor *bias, const vkattn_tensor *value_mask,
                                    const vkattn_tensor *mask);
 
+/* Elements of a (B|1, H|1, Tq|1, Tv) mask or bias as stored; UINT64_MAX
+ * where that overflows. */
+uint64_t vka_sdpa_bcast_count(const vka_sdpa_shape *s, vkattn_broadcast bc);
+
+/* Element strides of a (B|1, H|1, Tq|1, Tv) operand along b, h and i; 0
+ * where broadcast. They fit 32 bits once vka_sdpa_masks_fit_u32 holds. */
+void vka_sdpa_bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32_t out[3]);
+
+/* Every index a fused kernel forms into the mask operands (the (B, Tv) key
+ * mask, the mask and the bias as stored) stays below 2^32: the part of their
+ * 32-bit indexing check the forward and the backward share. */
+bool vka_sdpa_masks_fit_u32(const vka_sdpa_shape *s, const vkattn_mask_params *m);
+
 #endif /* VKA_OPS_SDPA_SHAPE_H */

@@ -27,10 +27,7 @@
 #include "vk/record_mode.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
-typedef struct softmax_push {
-    VKA_SOFTMAX_PUSH
-} softmax_push;
-_Static_assert(sizeof(softmax_push) == VKA_SOFTMAX_PUSH_SIZE, "softmax_push: see softmax_iface.h");
+VKA_PUSH_STRUCT(softmax_push, VKA_SOFTMAX_PUSH);
 
 /* Bindings of shaders/softmax.comp; shaders/softmax_packed.comp reads bias,
  * value mask and mask from one binding and so needs 3. */
@@ -369,9 +366,6 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_softmax_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     softmax_op op = {.params = params, .io = io};
     /* The shader's key loop steps up to 1024 past the last index: keep that in
      * range of uint32 too. */

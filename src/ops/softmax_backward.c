@@ -18,10 +18,7 @@
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 
-typedef struct smb_push {
-    VKA_SMB_PUSH
-} smb_push;
-_Static_assert(sizeof(smb_push) == VKA_SMB_PUSH_SIZE, "smb_push: see softmax_backward_iface.h");
+VKA_PUSH_STRUCT(smb_push, VKA_SMB_PUSH);
 
 #define SMB_BINDINGS 6u
 #define SMB_PACKED_BINDINGS 4u
@@ -72,9 +69,6 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
                                              const vkattn_softmax_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_softmax_backward_record(ctx, cmd, params, io));
-    if (!ctx || !cmd)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !ctx ? "ctx" : "cmd");
     vka_softmax_dims dims = {0};
     vkattn_result r = vka_softmax_plan(ctx, __func__, params, "weights", UINT32_MAX, &dims);
     if (r == VKATTN_SUCCESS)

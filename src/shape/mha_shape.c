@@ -2,6 +2,7 @@
 #include "shape/mha_shape.h"
 
 #include "core/check.h"
+#include "core/dropout_host.h"
 #include "core/error.h"
 #include "shape/layer_shape.h"
 
@@ -52,14 +53,6 @@ static vkattn_result resolve_widths(struct vkattn_context *ctx, const char *call
 }
 
 /* Written so that NaN fails too. */
-static vkattn_result check_dropout(struct vkattn_context *ctx, const char *caller, float rate)
-{
-    if (!(rate >= 0.0f && rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dropout is %g; must be in [0, 1]", caller, (double)rate);
-    return VKATTN_SUCCESS;
-}
-
 vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *caller,
                                    const vkattn_mha_desc *desc, vka_mha_dims *out)
 {
@@ -71,7 +64,7 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         (r = require(ctx, caller, "desc->query_width", desc->query_width)) ||
         (r = require(ctx, caller, "desc->value_width", desc->value_width)))
         return r;
-    if ((r = check_dropout(ctx, caller, desc->dropout)))
+    if ((r = vka_check_dropout_rate(ctx, caller, "desc->dropout", desc->dropout)))
         return r;
     vka_mha_dims d = {
         .heads = desc->num_heads,
@@ -114,7 +107,7 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->sliding_window is %d; must be >= 1 (0 = None)", caller,
                         (int)desc->sliding_window);
-    if ((r = check_dropout(ctx, caller, desc->dropout)))
+    if ((r = vka_check_dropout_rate(ctx, caller, "desc->dropout", desc->dropout)))
         return r;
     vka_mha_dims d = {
         .heads = desc->num_query_heads,

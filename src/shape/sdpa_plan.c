@@ -25,12 +25,7 @@ static vkattn_result check_enums(struct vkattn_context *ctx, const char *caller,
     if (bad)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is not a valid value",
                         caller, bad);
-    /* written so that NaN fails too; checked even when not training */
-    if (!(p->dropout.rate >= 0.0f && p->dropout.rate <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->dropout.rate is %g; must be in [0, 1]", caller,
-                        (double)p->dropout.rate);
-    return VKATTN_SUCCESS;
+    return vka_check_dropout_rate(ctx, caller, "params->dropout.rate", p->dropout.rate);
 }
 
 /* Element counts, overflow-checked (the device's binding limit is the ops'
@@ -93,4 +88,10 @@ vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
                         caller, (unsigned long long)s->tq + s->tv);
     s->window = vka_window_clamp(p->sliding_window, s->tq, s->tv);
     return count_operands(ctx, caller, &p->mask, s);
+}
+
+float vka_sdpa_scale_log2(float scale, uint32_t dk)
+{
+    const double exact = scale != 0.0f ? (double)scale : 1.0 / sqrt((double)dk);
+    return (float)(exact * 1.4426950408889634);
 }

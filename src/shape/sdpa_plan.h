@@ -33,4 +33,8 @@ typedef struct vka_sdpa_shape {
 vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
                             const vkattn_sdpa_params *p, vka_sdpa_shape *s);
 
+/* What a fused kernel multiplies the scores by before exp2: the scale (0:
+ * 1/sqrt(dk)) times log2(e), formed in double and rounded once to f32. */
+float vka_sdpa_scale_log2(float scale, uint32_t dk);
+
 #endif /* VKA_SHAPE_SDPA_PLAN_H */

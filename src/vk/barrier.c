@@ -332,43 +332,45 @@ static void transfer_state(struct vkattn_context *ctx, vka_access *state, VkComm
     vka_mutex_unlock(&ctx->tracker.lock);
 }
 
-void vka_release_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
-                        VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family)
+/* Either half of an ownership transfer of `state`'s range between this
+ * queue's family and `family` (vk/barrier.h says which scopes each takes). */
+static void transfer_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                            VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                            uint32_t family, bool release)
 {
     if (vka_is_dry(cmd))
         return;
     vka_capture *capture = vka_capture_of(ctx, cmd);
     vka_access last;
     transfer_state(ctx, state, cmd, capture, &last);
+    const uint32_t own = ctx->queue_family_index;
     VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-                               .srcAccessMask = last.write_access,
-                               .srcQueueFamilyIndex = ctx->queue_family_index,
-                               .dstQueueFamilyIndex = family,
+                               .srcQueueFamilyIndex = release ? own : family,
+                               .dstQueueFamilyIndex = release ? family : own,
                                .buffer = buffer,
                                .offset = offset,
                                .size = size};
-    const VkPipelineStageFlags src = last.write_stage | last.read_stages;
-    emit_barriers(ctx, cmd, capture, src ? src : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                  VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, &b, 1);
+    if (release) {
+        b.srcAccessMask = last.write_access;
+        const VkPipelineStageFlags src = last.write_stage | last.read_stages;
+        emit_barriers(ctx, cmd, capture, src ? src : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                      VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, &b, 1);
+    } else {
+        b.dstAccessMask = OWN_WRITES | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+        emit_barriers(ctx, cmd, capture, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, OWN_STAGES, &b, 1);
+    }
+}
+
+void vka_release_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
+                        VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family)
+{
+    transfer_family(ctx, state, cmd, buffer, offset, size, family, true);
 }
 
 void vka_acquire_family(struct vkattn_context *ctx, vka_access *state, VkCommandBuffer cmd,
                         VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, uint32_t family)
 {
-    if (vka_is_dry(cmd))
-        return;
-    vka_capture *capture = vka_capture_of(ctx, cmd);
-    vka_access last;
-    transfer_state(ctx, state, cmd, capture, &last);
-    VkBufferMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-                               .dstAccessMask = OWN_WRITES | VK_ACCESS_SHADER_READ_BIT |
-                                                VK_ACCESS_TRANSFER_READ_BIT,
-                               .srcQueueFamilyIndex = family,
-                               .dstQueueFamilyIndex = ctx->queue_family_index,
-                               .buffer = buffer,
-                               .offset = offset,
-                               .size = size};
-    emit_barriers(ctx, cmd, capture, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, OWN_STAGES, &b, 1);
+    transfer_family(ctx, state, cmd, buffer, offset, size, family, false);
 }
 
 bool vka_access_idle(struct vkattn_context *ctx, vka_access *state)

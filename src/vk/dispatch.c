@@ -46,6 +46,31 @@ vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items,
     return (vka_grid_1d){.threads = threads, .groups = groups ? (uint32_t)groups : 1};
 }
 
+vkattn_result vka_record_grid_1d(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                 vka_kernel kernel, uint32_t wg_spec, uint64_t items,
+                                 vka_dispatch d)
+{
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, items, VKA_GRID_MAX_GROUPS);
+    kernel.spec[wg_spec] = grid.threads;
+    d.kernel = &kernel;
+    d.groups[0] = grid.groups, d.groups[1] = d.groups[2] = 1;
+    return vka_record_dispatch(ctx, cmd, &d);
+}
+
+vkattn_result vka_record_grid_1d_ranges(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                        vka_kernel kernel, uint32_t wg_spec, uint64_t total,
+                                        uint32_t per, vka_dispatch d, uint32_t *begin,
+                                        uint32_t *end)
+{
+    vkattn_result r = VKATTN_SUCCESS;
+    for (uint64_t e0 = 0; e0 < total && r == VKATTN_SUCCESS; e0 += per) {
+        *begin = (uint32_t)e0;
+        *end = (uint32_t)(total - e0 > per ? e0 + per : total);
+        r = vka_record_grid_1d(ctx, cmd, kernel, wg_spec, *end - *begin, d);
+    }
+    return r;
+}
+
 uint64_t vka_dispatch_budget(struct vkattn_context *ctx)
 {
     const uint64_t budget = ctx->info.max_dispatch_work, piece = vka_capture_piece_work(ctx);

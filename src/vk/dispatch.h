@@ -59,6 +59,25 @@ typedef struct vka_grid_1d {
 } vka_grid_1d;
 vka_grid_1d vka_grid_stride_1d(const struct vkattn_context *ctx, uint64_t items, uint32_t max_groups);
 
+/* The group cap of the grid-stride kernels: enough groups to fill any GPU;
+ * beyond it each invocation loops (on lavapipe fewer, fatter groups are faster). */
+#define VKA_GRID_MAX_GROUPS 4096u
+
+/* Records `d` as one grid-stride dispatch over `items` (vka_grid_stride_1d,
+ * capped at VKA_GRID_MAX_GROUPS): the grid's invocations per group become
+ * spec constant `wg_spec` of `kernel`, its groups d's x count. d.kernel and
+ * d.groups are set here. */
+vkattn_result vka_record_grid_1d(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                 vka_kernel kernel, uint32_t wg_spec, uint64_t items,
+                                 vka_dispatch d);
+/* The same over [0, total) in ranges of `per` items, one dispatch each (a
+ * split within the watchdog budget): *begin and *end, fields of d's push
+ * constants, are set to each range before it is recorded. */
+vkattn_result vka_record_grid_1d_ranges(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                        vka_kernel kernel, uint32_t wg_spec, uint64_t total,
+                                        uint32_t per, vka_dispatch d, uint32_t *begin,
+                                        uint32_t *end);
+
 /* Multiply-adds one dispatch may do: the context's watchdog budget
  * (info.max_dispatch_work), or the smaller piece size of a slicer capturing
  * on this thread (vk/capture.h); 0 = unbounded. */

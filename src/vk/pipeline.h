@@ -27,6 +27,19 @@ typedef struct vka_kernel {
     uint32_t spec[VKA_MAX_SPEC];
 } vka_kernel;
 
+/* The name, code and size of the kernel built from shaders/<x>.comp, in a
+ * vka_kernel initialiser: the name in messages is the shader's by construction. */
+#define VKA_KERNEL_SPV(x) .name = #x, .code = vka_spv_##x, .code_size = vka_spv_##x##_size
+
+/* The C twin `type` of a shader's push-constant block `block` (VKA_<X>_PUSH
+ * in shaders/common/<x>_iface.h), its size checked against the shader's
+ * block##_SIZE. */
+#define VKA_PUSH_STRUCT(type, block)                                                   \
+    typedef struct type {                                                              \
+        block                                                                          \
+    } type;                                                                            \
+    _Static_assert(sizeof(type) == block##_SIZE, #type ": see " #block "'s interface header")
+
 typedef struct vka_pipeline {
     vka_kernel key;
     VkDescriptorSetLayout set_layout;

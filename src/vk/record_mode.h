@@ -8,6 +8,7 @@
 #ifndef VKA_RECORD_MODE_H
 #define VKA_RECORD_MODE_H
 
+#include "core/error.h"
 #include "vk/prepare.h"
 #include "vkattn/context.h"
 
@@ -37,7 +38,9 @@ vkattn_result vka_record_mode_end(struct vkattn_context *ctx, VkCommandBuffer mo
  * and `ctx` its context, evaluated only when obj is not NULL; `cmd` the
  * command buffer parameter, assigned here; `call` the same function called
  * again with it; `after_run` what a VKATTN_RUN_NOW does once the work
- * completed (VKATTN_SUCCESS: nothing). */
+ * completed (VKATTN_SUCCESS: nothing). Past it, obj is not NULL and cmd is
+ * a real or dry command buffer: a NULL obj or cmd fails here, naming it, so
+ * the public function checks neither again. */
 #define VKA_RECORD_MODES_THEN(obj, ctx, cmd, call, after_run)                    \
     do {                                                                         \
         if (vka_is_record_mode(cmd)) {                                           \
@@ -51,6 +54,9 @@ vkattn_result vka_record_mode_end(struct vkattn_context *ctx, VkCommandBuffer mo
                 vka_r_ = (after_run);                                            \
             return vka_r_;                                                       \
         }                                                                        \
+        if (!(obj))                                                              \
+            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", \
+                            __func__, #obj);                                     \
     } while (0)
 
 #define VKA_RECORD_MODES(obj, ctx, cmd, call) \

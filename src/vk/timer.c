@@ -53,34 +53,38 @@ void vkattn_timer_destroy(vkattn_timer *timer)
     free(timer);
 }
 
-vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd)
+/* A timer writes into the app's own command buffer: never NULL, a sentinel
+ * or a slicer's capture (whose commands are replayed elsewhere). */
+static vkattn_result check_cmd(vkattn_timer *timer, VkCommandBuffer cmd, const char *fn)
 {
     if (!timer || !cmd)
         return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", __func__, !timer ? "timer" : "cmd");
-    vkattn_result r = vka_require_command_buffer(timer->ctx, __func__, cmd);
+                        "%s: %s is NULL", fn, !timer ? "timer" : "cmd");
+    vkattn_result r = vka_require_command_buffer(timer->ctx, fn, cmd);
     if (r != VKATTN_SUCCESS)
         return r;
     if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_reset: cmd is a slicer's capture; a slicer's record callback "
-                        "may only call *_record functions");
+                        "%s: cmd is a slicer's capture; a slicer's record callback may only call "
+                        "*_record functions",
+                        fn);
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vkattn_timer_reset(vkattn_timer *timer, VkCommandBuffer cmd)
+{
+    vkattn_result r = check_cmd(timer, cmd, __func__);
+    if (r != VKATTN_SUCCESS)
+        return r;
     timer->ctx->vk.vkCmdResetQueryPool(cmd, timer->pool, 0, timer->marks);
     return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_timer_mark(vkattn_timer *timer, VkCommandBuffer cmd, uint32_t index)
 {
-    if (!timer || !cmd)
-        return vka_fail(timer ? timer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", __func__, !timer ? "timer" : "cmd");
-    vkattn_result r = vka_require_command_buffer(timer->ctx, __func__, cmd);
+    vkattn_result r = check_cmd(timer, cmd, __func__);
     if (r != VKATTN_SUCCESS)
         return r;
-    if (vka_capture_of(timer->ctx, cmd) || vka_is_dry(cmd))
-        return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "vkattn_timer_mark: cmd is a slicer's capture; a slicer's record callback "
-                        "may only call *_record functions");
     if (index >= timer->marks)
         return vka_fail(timer->ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: index %u is out of range (%u marks)", __func__, index, timer->marks);

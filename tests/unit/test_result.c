@@ -5,6 +5,7 @@
 
 #include <vkattn/vkattn.h>
 
+#include <stdint.h>
 #include <string.h>
 
 static const vkattn_result all[] = {
@@ -65,6 +66,74 @@ static void test_context_free_errors(void **state)
     assert_non_null(strstr(vkattn_last_error(), "profile \"phone\" is unknown"));
 }
 
+/* Every public *_record, given a real (here: made-up, never used) command
+ * buffer and a NULL first argument, fails naming that argument before it
+ * touches anything (vk/record_mode.h's VKA_RECORD_MODES checks it). */
+static void test_record_null_first_argument(void **state)
+{
+    (void)state;
+    VkCommandBuffer cmd = (VkCommandBuffer)(uintptr_t)0x1000;
+#define EXPECT_NULL(call, fn, what)                                                \
+    do {                                                                           \
+        assert_int_equal((call), VKATTN_ERROR_INVALID_ARGUMENT);                   \
+        assert_string_equal(vkattn_last_error(), fn ": " what " is NULL");         \
+    } while (0)
+    EXPECT_NULL(vkattn_matmul_record(NULL, cmd, NULL, NULL), "vkattn_matmul_record", "ctx");
+    EXPECT_NULL(vkattn_matmul_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_matmul_backward_record", "ctx");
+    EXPECT_NULL(vkattn_softmax_record(NULL, cmd, NULL, NULL), "vkattn_softmax_record", "ctx");
+    EXPECT_NULL(vkattn_softmax_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_softmax_backward_record", "ctx");
+    EXPECT_NULL(vkattn_additive_record(NULL, cmd, NULL, NULL), "vkattn_additive_record", "ctx");
+    EXPECT_NULL(vkattn_additive_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_additive_backward_record", "ctx");
+    EXPECT_NULL(vkattn_heads_split_record(NULL, cmd, NULL, NULL), "vkattn_heads_split_record",
+                "ctx");
+    EXPECT_NULL(vkattn_heads_merge_record(NULL, cmd, NULL, NULL), "vkattn_heads_merge_record",
+                "ctx");
+    EXPECT_NULL(vkattn_heads_split_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_heads_split_backward_record", "ctx");
+    EXPECT_NULL(vkattn_heads_merge_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_heads_merge_backward_record", "ctx");
+    EXPECT_NULL(vkattn_dropout_record(NULL, cmd, NULL, NULL), "vkattn_dropout_record", "ctx");
+    EXPECT_NULL(vkattn_dropout_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_dropout_backward_record", "ctx");
+    EXPECT_NULL(vkattn_sdpa_record(NULL, cmd, NULL, NULL), "vkattn_sdpa_record", "ctx");
+    EXPECT_NULL(vkattn_sdpa_backward_record(NULL, cmd, NULL, NULL),
+                "vkattn_sdpa_backward_record", "ctx");
+    EXPECT_NULL(vkattn_sdpa_decode_record(NULL, cmd, NULL, NULL), "vkattn_sdpa_decode_record",
+                "ctx");
+    EXPECT_NULL(vkattn_mse_record(NULL, cmd, NULL, NULL), "vkattn_mse_record", "ctx");
+    EXPECT_NULL(vkattn_optim_step_record(NULL, cmd, NULL, NULL), "vkattn_optim_step_record",
+                "ctx");
+    EXPECT_NULL(vkattn_kv_cache_append_record(NULL, cmd, NULL), "vkattn_kv_cache_append_record",
+                "cache");
+    EXPECT_NULL(vkattn_kv_cache_reset_record(NULL, cmd, 0), "vkattn_kv_cache_reset_record",
+                "cache");
+    EXPECT_NULL(vkattn_attention_record(NULL, cmd, NULL, NULL), "vkattn_attention_record",
+                "layer");
+    EXPECT_NULL(vkattn_additive_attention_record(NULL, cmd, NULL, NULL),
+                "vkattn_additive_attention_record", "layer");
+    EXPECT_NULL(vkattn_bahdanau_record(NULL, cmd, NULL, NULL), "vkattn_bahdanau_record", "layer");
+    EXPECT_NULL(vkattn_mha_record(NULL, cmd, NULL, NULL), "vkattn_mha_record", "layer");
+    EXPECT_NULL(vkattn_mha_record_cached(NULL, cmd, NULL, NULL, NULL), "vkattn_mha_record_cached",
+                "layer");
+    EXPECT_NULL(vkattn_gqa_record(NULL, cmd, NULL, NULL), "vkattn_gqa_record", "layer");
+    EXPECT_NULL(vkattn_gqa_record_cached(NULL, cmd, NULL, NULL, NULL), "vkattn_gqa_record_cached",
+                "layer");
+    EXPECT_NULL(vkattn_attention_backward_record(NULL, cmd, NULL, NULL, NULL, NULL),
+                "vkattn_attention_backward_record", "layer");
+    EXPECT_NULL(vkattn_additive_attention_backward_record(NULL, cmd, NULL, NULL, NULL, NULL),
+                "vkattn_additive_attention_backward_record", "layer");
+    EXPECT_NULL(vkattn_bahdanau_backward_record(NULL, cmd, NULL, NULL, NULL, NULL),
+                "vkattn_bahdanau_backward_record", "layer");
+    EXPECT_NULL(vkattn_mha_backward_record(NULL, cmd, NULL, NULL, NULL, NULL),
+                "vkattn_mha_backward_record", "layer");
+    EXPECT_NULL(vkattn_gqa_backward_record(NULL, cmd, NULL, NULL, NULL, NULL),
+                "vkattn_gqa_backward_record", "layer");
+#undef EXPECT_NULL
+}
+
 static void test_version(void **state)
 {
     (void)state;
@@ -77,6 +146,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_messages),
         cmocka_unit_test(test_context_free_errors),
+        cmocka_unit_test(test_record_null_first_argument),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
