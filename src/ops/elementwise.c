@@ -90,21 +90,31 @@ vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const cha
 {
     vkattn_result r;
     if ((r = check_count(ctx, caller, what, n)) ||
-        (r = vka_tensor_check(ctx, a, n, caller, "a summand")) ||
-        (r = vka_tensor_check(ctx, b, n, caller, "a summand")) ||
-        (r = vka_tensor_check(ctx, y, n, caller, what)))
+        (r = vka_tensor_check_types(ctx, a, n, caller, "a summand", VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, b, n, caller, "a summand", VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_F32_F16)))
         return r;
     const vka_binary_kernel k = {"add", vka_spv_add, vka_spv_add_size};
     return vka_binary_record(ctx, cmd, caller, &k, n, a, n, b, y);
 }
 
-vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                              const char *what, uint64_t n, float value, vkattn_tensor *y)
+typedef struct fill_op {
+    const char *caller;
+    uint64_t n;
+    float value;
+    vkattn_tensor *y;
+} fill_op;
+
+/* The fill into y, or into f32 scratch rounded into an f16 y (vka_f16_record). */
+static vkattn_result record_fill(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
+    const fill_op *op = op_;
+    vkattn_tensor *yf;
     vkattn_result r;
-    if ((r = check_count(ctx, caller, what, n)) || (r = vka_tensor_check(ctx, y, n, caller, what)))
+    if ((r = vka_f16_stage_out(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, op->y, op->n, false,
+                               &yf)))
         return r;
-    const vka_grid_1d grid = vka_grid_stride_1d(ctx, n, MAX_GROUPS);
+    const vka_grid_1d grid = vka_grid_stride_1d(ctx, op->n, MAX_GROUPS);
     vka_kernel kernel = {
         .name = "fill",
         .code = vka_spv_fill,
@@ -114,13 +124,26 @@ vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
         .n_spec = VKA_ELEMENTWISE_N_SPEC,
         .spec = {[VKA_ELEMENTWISE_SPEC_WG] = grid.threads},
     };
-    elementwise_push push = {.total = (uint32_t)n, .value = value};
+    elementwise_push push = {.total = (uint32_t)op->n, .value = op->value};
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(y, true)},
+        .bindings = {vka_bind_tensor(yf, true)},
         .push = &push,
         .groups = {grid.groups, 1, 1},
-        .caller = caller,
+        .caller = op->caller,
     };
-    return vka_record_dispatch(ctx, cmd, &d);
+    if ((r = vka_record_dispatch(ctx, cmd, &d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, op->caller, op->y, yf, op->n);
+}
+
+vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                              const char *what, uint64_t n, float value, vkattn_tensor *y)
+{
+    vkattn_result r;
+    if ((r = check_count(ctx, caller, what, n)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_F32_F16)))
+        return r;
+    const fill_op op = {.caller = caller, .n = n, .value = value, .y = y};
+    return vka_f16_record(ctx, cmd, y->dtype == VKATTN_DTYPE_F16, record_fill, &op);
 }
