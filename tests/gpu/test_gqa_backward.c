@@ -16,7 +16,11 @@
  * for each gradient. The property: a key/value head's weight gradient is the
  * sum of the gradients of its repetitions, so GQA's reference equals MHA's
  * summed over each group; the two sum the same double terms in another order
- * and round once to f32: 1e-5 relative. */
+ * and round once to f32: 1e-5 relative.
+ * f16 layers (test_random_cases_f16): the io, grad_output and gradients f16
+ * (one case in three f32), inputs, weights and grad_output rounded to f16
+ * before the reference; bound and floor as test_mha_backward.c's f16 ones,
+ * max|got - ref| / max(max|ref|, 0.1) <= 8 * 2^-10. */
 #include "harness.h"
 #include "multi_head_case.h"
 
