@@ -25,8 +25,9 @@
  *
  * Also: bad arguments (no kept forward, a forward kept with another call or
  * io, aliasing, wrong sizes, a bias gradient with no_bias, an f16 mask for
- * an f16 layer, an f16 gradient for an f32 layer -> UNSUPPORTED); forward +
- * backward recorded twice in one command buffer; and
+ * an f16 layer; an f16 gradient for an f32 layer and an optimizer step on an
+ * f16 layer's weights -> UNSUPPORTED); forward + backward recorded twice in
+ * one command buffer; and
  * an optimizer step on the layer's own weight tensors that the next forward
  * sees. */
 #include "harness.h"
