@@ -8,7 +8,7 @@
 #define ATTNBENCH_BOUNDS_H
 
 #define AB_BOUND_MATMUL 1e-4             /* K-long fp32 dot products */
-#define AB_BOUND_MATMUL_FP16 2e-3        /* --fp16: f16 C, 2 f16 ulps (2^-10) of the largest output */
+#define AB_BOUND_MATMUL_FP16 2e-3        /* --fp16: f16 C (--backward: dA, dB), 2 f16 ulps (2^-10) of the largest output */
 #define AB_BOUND_SOFTMAX 1e-5            /* fp32 exp and one row sum */
 #define AB_BOUND_ADDITIVE 1e-4           /* fp32 tanh, dim-long sums */
 #define AB_BOUND_HEADS 0.0               /* pure data movement: exact */
