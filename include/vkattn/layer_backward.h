@@ -51,7 +51,7 @@
  *
  * Tensors: every gradient tensor has exactly the element count of what it is
  * the gradient of (any rank; a tensor of rank >= 2 must have the same last
- * dim), f32. A gradient tensor NULL = that gradient is not wanted (at least
+ * dim), f32; for an f16 layer f16 or f32, each on its own (below). A gradient tensor NULL = that gradient is not wanted (at least
  * one gradient must be wanted). Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL
  * layer, cmd, call, io or grads; grads->grad_output NULL or of the wrong
  * size; a gradient of the wrong size; grad_key without io->key; a gradient
@@ -59,14 +59,32 @@
  * MultiHeadAttention, AdditiveAttention's scale with no_scale); a gradient
  * tensor that aliases or overlaps an input, an output, grad_output, a weight
  * or another gradient; no kept forward, or one that does not match),
- * VKATTN_ERROR_UNSUPPORTED (an f16 layer or f16 tensors: the backward is
- * f32; call->path FUSED where the fused backward cannot serve the call),
+ * VKATTN_ERROR_UNSUPPORTED (an f16 gradient or grad_output of an f32 layer;
+ * call->path FUSED where the fused backward cannot serve the call),
  * VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT,
  * VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (scratch), Vulkan failures. Argument
  * and size errors are reported before anything is recorded.
  *
  * Accuracy: fp32 on the device against the double references; each layer's
  * test states its bound (tests/gpu/test_*_backward.c).
+ *
+ * f16 layers (desc.dtype VKATTN_DTYPE_F16): the backward takes the io the
+ * forward took (query, key, value, output f16 or f32; masks f32), and
+ * grad_output and every gradient f16 or f32, each on its own. Accumulation
+ * is fp32 throughout: f16 tensors are read through exact f32 copies, the
+ * intermediate gradients stay in f32 scratch, and each f16 gradient is
+ * rounded once from its f32 result. Bounds, against the references run on
+ * the f16 values (the inputs, weights and grad_output as stored):
+ * MultiHeadAttention and GroupedQueryAttention read their kept f16
+ * projections, heads and context, so max|got - ref| / max(max|ref|, 0.1) <=
+ * 8 * 2^-10 per gradient, as their f16 forward (tests/gpu/test_mha_backward.c,
+ * test_gqa_backward.c); Attention, AdditiveAttention and BahdanauAttention
+ * recompute what they need in f32 from the stored values, so their f32 bound
+ * plus the one rounding, 2^-11 of max(max|ref|, 0.01)
+ * (tests/gpu/test_layer_backward.c). An optimizer step cannot update an f16
+ * layer's own weights: vkattn_optim_step_record takes f32 parameters only
+ * (VKATTN_ERROR_UNSUPPORTED naming io->param); keep f32 master weights and
+ * set_weights them, or train an f32 layer.
  *
  * Thread safety: as the forward (a layer is externally synchronized).
  */
@@ -99,7 +117,7 @@ typedef struct vkattn_layer_grads {
 
 /* ---------------------------------------------------------------- weights as tensors
  *
- * Each layer's weights as f32 device tensors in Keras layout, one struct per
+ * Each layer's weights as device tensors of the layer's type in Keras layout, one struct per
  * layer. The same struct serves two purposes:
  * - vkattn_X_get_weight_tensors fills it with the layer's OWN weight tensors
  *   (owned by the layer, valid until destroy). An optimizer step
@@ -254,7 +272,8 @@ VKATTN_API vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommand
  * recorded with call->keep_for_backward: grad_w's key and value kernels
  * (D, Nkv, head_dim) and biases (Nkv, head_dim) sum the gradients of the
  * Nq/Nkv query heads that share each key/value head; the other shapes as
- * vkattn_gqa_set_weights's. Same codes, f32 only, messages naming the GQA
+ * vkattn_gqa_set_weights's. Same codes and types (an f16 layer's gradients
+ * f16 or f32, above), messages naming the GQA
  * function. Bound: max|got - ref| / max(max|ref|, 0.01) <= 2e-4 against
  * vkattn_reference_gqa_backward (tests/gpu/test_gqa_backward.c). */
 typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;

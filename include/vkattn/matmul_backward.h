@@ -28,7 +28,13 @@
  * for dB and for dBias), relative to the largest sum of the magnitudes of the
  * products a gradient element adds (the reference on |A|, |B|, |dC|).
  *
- * f32 tensors only: an f16 tensor is VKATTN_ERROR_UNSUPPORTED.
+ * f16: each of a, b, grad_c, grad_a, grad_b and grad_bias may be f16 or f32
+ * on its own (as the forward's operands). The products read f16 operands
+ * with fp32 accumulation (the forward's kernels); each f16 gradient is
+ * rounded once from its f32 result (a broadcast operand's and the bias's sums
+ * go through f32 scratch, ops/half_stage.h). Bound: the f32 one plus one f16
+ * rounding of the result (2^-11 relative) against the reference on the
+ * stored (f16) values.
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); a,
  * b and grad_c are read, the gradients asked for are written by
@@ -41,7 +47,8 @@
  * needs it; grad_bias without params->has_bias; a gradient tensor that is one
  * of the inputs or another gradient), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT (as the forward's, and reductions beyond the
- * loop budget), VKATTN_ERROR_UNSUPPORTED (an f16 tensor), Vulkan failures.
+ * loop budget), VKATTN_ERROR_UNSUPPORTED (a tensor neither f32 nor f16),
+ * Vulkan failures.
  * On an argument error nothing is recorded.
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in
  * any mode) may run on several threads of one context (vkattn/context.h).

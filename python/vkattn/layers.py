@@ -327,24 +327,28 @@ class _Layer:
                           % (who, out_shape, None if g is None else g.shape))
         layout = self._spec.layout(self._widths)
         kind, ctx = self._spec.kind, self._context
+        dt = _specs.dtype_code(self._dtype)  # io, grad_output and the gradients
         with ctx._lock, Tensors(ctx) as ts:
             handle = self._ptr("gradients")
-            io = self._io(ts, a, _specs.dtype_code(self._dtype))  # f16: the library refuses
+            io = self._io(ts, a, dt)
             check(getattr(lib, "vkattn_%s_record" % kind)(handle, RUN_NOW, call, io), ctx._handle)
             grads = ffi.new("vkattn_layer_grads *")
-            grads.grad_output = ts.upload(g)
+            grads.grad_output = ts.upload(g, dt)
             inputs = [("grad_query", a.q), ("grad_value", a.v)]
             if a.k is not None:
                 inputs.append(("grad_key", a.k))
             for field, x in inputs:
-                setattr(grads, field, ts.empty(x.shape))
+                setattr(grads, field, ts.empty(x.shape, dt))
             grad_w = ffi.new("vkattn_%s_weight_tensors *" % kind)
             for field, shape, _ in layout:
-                setattr(grad_w, field, ts.empty(shape))
+                setattr(grad_w, field, ts.empty(shape, dt))
             backward = getattr(lib, "vkattn_%s_backward_record" % kind)
             check(backward(handle, RUN_NOW, call, io, grads, grad_w), ctx._handle)
-            return ([ts.download(getattr(grads, f), x.shape) for f, x in inputs],
-                    [ts.download(getattr(grad_w, f), shape) for f, shape, _ in layout])
+            result = ([ts.download(getattr(grads, f), x.shape) for f, x in inputs],
+                      [ts.download(getattr(grad_w, f), shape) for f, shape, _ in layout])
+        if dt:  # exact: the tensors hold f16 values
+            result = tuple([r.astype(np.float16) for r in part] for part in result)
+        return result
 
 
 class _KerasAttentionCall(_Layer):
@@ -368,9 +372,10 @@ class _KerasAttentionCall(_Layer):
                   grad_output, attention_mask=None, seed=None, offset=None, path="auto"):
         """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
         ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
-        in get_weights() order), as numpy float32 arrays. Runs the forward, then the
-        backward (docs/TRAINING.md); with training=True both draw the same dropout mask.
-        float32 layers only."""
+        in get_weights() order), as numpy arrays of the layer's dtype. Runs the forward,
+        then the backward (docs/TRAINING.md); with training=True both draw the same
+        dropout mask. A float16 layer takes float16 inputs and grad_output and returns
+        float16 gradients (fp32 accumulation, each rounded once)."""
         who = "%s.gradients" % type(self).__name__
         query, value, key = _specs.unpack_inputs(inputs, who)
         query_mask, value_mask = _specs.unpack_mask(mask, who)
@@ -441,8 +446,9 @@ class _MultiHeadCall(_Layer):
                   *, grad_output, seed=None, offset=None, path="auto"):
         """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
         ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
-        in get_weights() order), as numpy float32 arrays. With key omitted, dL/d(value)
-        includes the key path. float32 layers only."""
+        in get_weights() order), as numpy arrays of the layer's dtype. With key omitted,
+        dL/d(value) includes the key path. A float16 layer: float16 gradients (fp32
+        accumulation)."""
         who = "%s.gradients" % type(self).__name__
         if key_mask is not None:
             value_mask = _specs.and_masks(value_mask, key_mask, "%s: key_mask" % who)

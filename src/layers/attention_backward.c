@@ -203,7 +203,8 @@ static vkattn_result record_all(bwd *b, VkCommandBuffer cmd)
     vkattn_tensor *dkey;
     vka_mask_layout ml = {0};
     const vka_layer_shape shape = {.dq = b->p.w.dq, .dk = b->p.w.dk, .dv = b->p.w.dv,
-                                   .dout = b->p.w.dv, .heads = 1};
+                                   .dout = b->p.w.dv, .heads = 1,
+                                   .half_data = b->p.desc->dtype == VKATTN_DTYPE_F16};
     const vka_grad_slot wg[] = {
         {b->gw ? b->gw->scale : NULL, 1, "grad_w->scale"},
         {b->gw ? b->gw->concat_score_weight : NULL, 1, "grad_w->concat_score_weight"},
@@ -211,8 +212,7 @@ static vkattn_result record_all(bwd *b, VkCommandBuffer cmd)
     const vka_named_tensor weights[] = {{b->p.scale, "the layer's scale"},
                                        {b->p.csw, "the layer's concat_score_weight"}};
     vkattn_result r;
-    if ((r = vka_layer_backward_f32_layer(ctx, b->fn, b->p.desc->dtype)) ||
-        (r = vka_layer_backward_check(ctx, b->fn, b->kept, &shape, b->call, b->io, b->grads, wg,
+    if ((r = vka_layer_backward_check(ctx, b->fn, b->kept, &shape, b->call, b->io, b->grads, wg,
                                       2, weights, 2, &ml)))
         return r;
     if (b->p.desc->score_mode == VKATTN_SCORE_CONCAT &&

@@ -45,7 +45,7 @@ static vkattn_result record_all(const vka_bahdanau_parts *p, VkCommandBuffer cmd
     vka_layer_kept *kept = *p->kept;
     const vka_layer_widths *d = &p->w;
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
-                                   .heads = 1};
+                                   .heads = 1, .half_data = p->desc->dtype == VKATTN_DTYPE_F16};
     const vkattn_bahdanau_weight_tensors none = {0};
     const vkattn_bahdanau_weight_tensors *gw = grad_w ? grad_w : &none;
     const vka_grad_slot wg[] = {
@@ -62,8 +62,7 @@ static vkattn_result record_all(const vka_bahdanau_parts *p, VkCommandBuffer cmd
     vka_layer_tail t;
     vkattn_tensor *dkey;
     vkattn_result r;
-    if ((r = vka_layer_backward_f32_layer(ctx, fn, p->desc->dtype)) ||
-        (r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 4, weights, 4,
+    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 4, weights, 4,
                                       &ml)) ||
         (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
         return r;

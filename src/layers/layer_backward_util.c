@@ -115,18 +115,21 @@ static void add_named(named_list *l, const vkattn_tensor *t, const char *name, b
     }
 }
 
-/* One gradient tensor: f32, of exactly `count` elements (any rank; rank >= 2
- * with the last dim `last`, 0 = any). */
+/* One gradient tensor: f32, or f16 too for an f16 layer (`half`), of
+ * exactly `count` elements (any rank; rank >= 2 with the last dim `last`,
+ * 0 = any). */
 static vkattn_result check_grad(vkattn_context *ctx, const char *caller, const vkattn_tensor *t,
-                                uint64_t count, uint32_t last, const char *name)
+                                uint64_t count, uint32_t last, const char *name, bool half)
 {
     if (t->ctx != ctx)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s belongs to another context",
                         caller, name);
-    if (t->dtype != VKATTN_DTYPE_F32)
+    if (t->dtype != VKATTN_DTYPE_F32 && !(half && t->dtype == VKATTN_DTYPE_F16))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: %s is an %s tensor; the layer backward is f32", caller, name,
-                        vka_dtype_name(t->dtype));
+                        "%s: %s is an %s tensor; the backward of an %s layer takes f32%s "
+                        "gradients",
+                        caller, name, vka_dtype_name(t->dtype), half ? "f16" : "f32",
+                        half ? " or f16" : "");
     if (t->count != count)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s has %llu elements; must have %llu", caller, name,
@@ -135,17 +138,6 @@ static vkattn_result check_grad(vkattn_context *ctx, const char *caller, const v
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s has last dim %u; must be %u", caller, name, t->dims[t->rank - 1],
                         last);
-    return VKATTN_SUCCESS;
-}
-
-vkattn_result vka_layer_backward_f32_layer(vkattn_context *ctx, const char *caller,
-                                           vkattn_dtype layer_dtype)
-{
-    if (layer_dtype == VKATTN_DTYPE_F16)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: the layer is f16 (desc.dtype VKATTN_DTYPE_F16); the backward is "
-                        "f32 only",
-                        caller);
     return VKATTN_SUCCESS;
 }
 
@@ -159,13 +151,7 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
     if (!call || !io || !grads)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !call ? "call" : !io ? "io" : "grads");
-    const vkattn_tensor *data[] = {io->query, io->value, io->key, io->output};
-    for (size_t i = 0; i < sizeof data / sizeof data[0]; i++)
-        if (data[i] && data[i]->dtype != VKATTN_DTYPE_F32)
-            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                            "%s: io has an %s tensor; the layer backward is f32", caller,
-                            vka_dtype_name(data[i]->dtype));
-    vkattn_result r;
+    vkattn_result r; /* io's element types: as the forward's (shape->half_data) */
     if ((r = vka_layer_check_call(ctx, caller, call)) ||
         (r = vka_layer_check_io(ctx, caller, call, io, shape, mask)))
         return r;
@@ -195,12 +181,14 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
         {grads->grad_key, rv * shape->dk, "grads->grad_key"},
     };
     const uint32_t in_last[] = {shape->dq, shape->dv, shape->dk};
+    const bool half = shape->half_data;
     if ((r = check_grad(ctx, caller, grads->grad_output, rq * shape->dout, shape->dout,
-                        "grads->grad_output")))
+                        "grads->grad_output", half)))
         return r;
     bool wanted = false;
     for (size_t i = 0; i < 3; i++) {
-        if (in[i].t && (r = check_grad(ctx, caller, in[i].t, in[i].count, in_last[i], in[i].name)))
+        if (in[i].t && (r = check_grad(ctx, caller, in[i].t, in[i].count, in_last[i], in[i].name,
+                                          half)))
             return r;
         wanted |= in[i].t != NULL;
     }
@@ -211,7 +199,7 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
             return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                             "%s: %s is given but the layer has no such weight", caller,
                             wg[i].name);
-        if ((r = check_grad(ctx, caller, wg[i].t, wg[i].count, 0, wg[i].name)))
+        if ((r = check_grad(ctx, caller, wg[i].t, wg[i].count, 0, wg[i].name, half)))
             return r;
         wanted = true;
     }

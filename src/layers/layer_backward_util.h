@@ -2,7 +2,9 @@
  * additive_attention, bahdanau; vkattn/layer_backward.h): what a forward
  * recorded with keep_for_backward leaves for its backward, the checks every
  * backward makes, and the part of the backward the layers share, from the
- * raw scores S (B, Tq, Tv) to dL/dS and dL/d(value):
+ * raw scores S (B, Tq, Tv) to dL/dS and dL/d(value) (f32 scratch also for
+ * an f16 layer: the ops read its f16 tensors through exact f32 copies and
+ * round each f16 gradient once):
  *   W = softmax(S, masks)   Wd = dropout(W)   out = (Wd @ value) * query_mask
  *   dWd = (dO @ value^T) * query_mask   dV = Wd^T @ (dO * query_mask)
  *   dW = dropout'(dWd)   dS = softmax'(W, dW)
@@ -55,16 +57,11 @@ typedef struct vka_named_tensor {
     const char *name;
 } vka_named_tensor;
 
-/* The layer backward is f32 only: an f16 layer (desc.dtype
- * VKATTN_DTYPE_F16) is refused with VKATTN_ERROR_UNSUPPORTED, first, whatever
- * tensors the call binds (f32 io and gradients would otherwise pass the
- * checks below and be read against the layer's f16 forward). */
-vkattn_result vka_layer_backward_f32_layer(vkattn_context *ctx, const char *caller,
-                                           vkattn_dtype layer_dtype);
-
 /* The checks every single-head backward makes, before anything is recorded:
  * call and io as the forward's checks, a kept forward with the same call and
- * io, f32 tensors, grads->grad_output, the input gradients and the weight
+ * io, the element types (f32; f16 too where shape->half_data, an f16
+ * layer's: io as its forward's, every gradient f16 or f32 on its own),
+ * grads->grad_output, the input gradients and the weight
  * gradients `wg` (n_wg slots; a slot whose count is 0 is a weight the layer
  * lacks, so its tensor must be NULL) of the right size, at least one wanted,
  * and no gradient overlapping an io tensor, grad_output, a weight or another

@@ -108,30 +108,24 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *fn, const n
     return VKATTN_SUCCESS;
 }
 
-/* f32 only: the backward kernels read and write f32. */
-static vkattn_result check_f32(vkattn_context *ctx, const char *fn, const vkattn_mha *layer,
-                               const named_tensors *l)
+/* The element types a gradient may have: an f16 layer's may be f16 or f32,
+ * as its io tensors (each rounded once from its f32 result); an f32 layer's
+ * are f32. */
+static unsigned grad_types(const vkattn_mha *layer)
 {
-    if (layer->dtype == VKATTN_DTYPE_F16)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: the layer is f16 (desc.dtype VKATTN_DTYPE_F16); the backward is "
-                        "f32 only",
-                        fn);
-    for (int i = 0; i < N_ALL; i++)
-        if (l->t[i] && vkattn_tensor_get_info(l->t[i]).desc.dtype == VKATTN_DTYPE_F16)
-            return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                            "%s: %s is an f16 tensor; the backward is f32 only", fn, l->name[i]);
-    return VKATTN_SUCCESS;
+    return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) |
+           (layer->dtype == VKATTN_DTYPE_F16 ? VKA_DTYPE_BIT(VKATTN_DTYPE_F16) : 0);
 }
 
-static vkattn_result check_grad(vkattn_context *ctx, const char *fn, const vkattn_tensor *t,
+static vkattn_result check_grad(const vkattn_mha *layer, const char *fn, const vkattn_tensor *t,
                                 uint64_t a, uint64_t b, uint64_t c, int n, const char *what,
                                 const char *shape)
 {
     if (!t)
         return VKATTN_SUCCESS;
     const uint64_t dims[3] = {a, b, c};
-    return vka_layer_check_tensor(ctx, fn, t, dims, n, what, shape);
+    return vka_layer_check_tensor_types(layer->ctx, fn, t, dims, n, what, shape,
+                                        grad_types(layer));
 }
 
 static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mha_call *c,
@@ -164,13 +158,13 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
                                        "(no_bias)",
                                 fn, w->member);
         }
-    if ((r = check_grad(ctx, fn, g->grad_output, c->batch, c->tq, d->output_dim, 3,
+    if ((r = check_grad(layer, fn, g->grad_output, c->batch, c->tq, d->output_dim, 3,
                         "grads->grad_output", "(B, Tq, output_dim)")) ||
-        (r = check_grad(ctx, fn, g->grad_query, c->batch, c->tq, d->query_dim, 3,
+        (r = check_grad(layer, fn, g->grad_query, c->batch, c->tq, d->query_dim, 3,
                         "grads->grad_query", "(B, Tq, query_width)")) ||
-        (r = check_grad(ctx, fn, g->grad_value, c->batch, c->tv, d->value_width, 3,
+        (r = check_grad(layer, fn, g->grad_value, c->batch, c->tv, d->value_width, 3,
                         "grads->grad_value", "(B, Tv, value_width)")) ||
-        (r = check_grad(ctx, fn, g->grad_key, c->batch, c->tv, d->key_width, 3,
+        (r = check_grad(layer, fn, g->grad_key, c->batch, c->tv, d->key_width, 3,
                         "grads->grad_key", "(B, Tv, key_width)")))
         return r;
     /* key and value have d->kv_heads heads (GroupedQueryAttention's Nkv) */
@@ -189,7 +183,8 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
         vka_weight_shape(w, axes, dims);
         snprintf(what, sizeof what, "grad_w->%s", w->member);
         vka_weight_axes_text(w, words, false, shape, sizeof shape);
-        if ((r = vka_layer_check_tensor(ctx, fn, t, dims, (int)w->rank, what, shape)))
+        if ((r = vka_layer_check_tensor_types(ctx, fn, t, dims, (int)w->rank, what, shape,
+                                              grad_types(layer))))
             return r;
     }
     if (!any_w && !g->grad_query && !g->grad_value && !g->grad_key)
@@ -373,8 +368,7 @@ static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
     named_tensors l;
     list_tensors(layer, io, g, gw, &l);
     vkattn_result r;
-    if ((r = check_f32(ctx, fn, layer, &l)) ||
-        (r = vka_mha_plan_call(layer, fn, call, io, &p->f)) ||
+    if ((r = vka_mha_plan_call(layer, fn, call, io, &p->f)) ||
         (r = check_grads(layer, fn, &p->f.c, io, g, gw)) ||
         (r = check_aliasing(ctx, fn, &l)))
         return r;

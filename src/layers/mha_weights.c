@@ -37,7 +37,8 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
     layer->d = d;
     layer->dtype = dtype;
     /* the activations follow the layer's type; the combined mask, the
-     * log-sum-exp and the gradients (the backward is f32) stay f32 */
+     * log-sum-exp and the backward's intermediate gradients stay f32 (an f16
+     * layer's gradients are rounded once, into the caller's tensors) */
     for (int i = 0; i < MHA_SLOTS; i++)
         layer->scratch[i].dtype = i == MHA_MASK || i >= MHA_LSE ? VKATTN_DTYPE_F32 : dtype;
     vka_layer_weights lw = weights_of(layer);

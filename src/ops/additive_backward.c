@@ -10,6 +10,7 @@
 #include "shape/additive_shape.h"
 #include "common/additive_backward_iface.h"
 #include "ops/grad_reduce.h"
+#include "ops/half_stage.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -30,20 +31,25 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         return r;
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    if ((r = vka_tensor_check(ctx, io->q, n->q, caller, "io->q")) ||
-        (r = vka_tensor_check(ctx, io->k, n->k, caller, "io->k")) ||
-        (r = vka_tensor_check(ctx, io->grad_scores, n->scores, caller, "io->grad_scores")))
+    const unsigned both = VKA_DTYPES_F32_F16; /* each on its own, staged (record_all) */
+    if ((r = vka_tensor_check_types(ctx, io->q, n->q, caller, "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->k, n->k, caller, "io->k", both)) ||
+        (r = vka_tensor_check_types(ctx, io->grad_scores, n->scores, caller, "io->grad_scores",
+                                    both)))
         return r;
-    if (p->has_scale_vector && (r = vka_tensor_check(ctx, io->scale, p->dim, caller, "io->scale")))
+    if (p->has_scale_vector &&
+        (r = vka_tensor_check_types(ctx, io->scale, p->dim, caller, "io->scale", both)))
         return r;
     if (!p->has_scale_vector && (io->scale || io->grad_scale))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->%s is given but params->has_scale_vector is false", caller,
                         io->scale ? "scale" : "grad_scale");
-    if ((io->grad_q && (r = vka_tensor_check(ctx, io->grad_q, n->q, caller, "io->grad_q"))) ||
-        (io->grad_k && (r = vka_tensor_check(ctx, io->grad_k, n->k, caller, "io->grad_k"))) ||
-        (io->grad_scale &&
-         (r = vka_tensor_check(ctx, io->grad_scale, p->dim, caller, "io->grad_scale"))))
+    if ((io->grad_q &&
+         (r = vka_tensor_check_types(ctx, io->grad_q, n->q, caller, "io->grad_q", both))) ||
+        (io->grad_k &&
+         (r = vka_tensor_check_types(ctx, io->grad_k, n->k, caller, "io->grad_k", both))) ||
+        (io->grad_scale && (r = vka_tensor_check_types(ctx, io->grad_scale, p->dim, caller,
+                                                       "io->grad_scale", both))))
         return r;
     const vkattn_tensor *all[] = {io->q,      io->k,      io->scale, io->grad_scores,
                                   io->grad_q, io->grad_k, io->grad_scale};
@@ -110,9 +116,8 @@ static vkattn_result record_input_grad(vkattn_context *ctx, VkCommandBuffer cmd,
     return r;
 }
 
-/* Every dispatch of the backward, in order. Run dry first by the caller, so an
- * error stops it before anything is recorded. */
-static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+/* Every dispatch of the backward on f32 tensors, in order. */
+static vkattn_result record_f32(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                 const vkattn_additive_params *p,
                                 const vkattn_additive_backward_io *io, const vka_additive_sizes *n)
 {
@@ -141,6 +146,40 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
         .alpha = vka_default_f32(p->outer_scale, 1.0f),
     };
     return vka_grad_reduce_record(ctx, cmd, caller, &red, partial, io->grad_scale);
+}
+
+/* Every dispatch, f16 tensors staged: each f16 input read through an exact
+ * f32 copy, each f16 gradient rounded once from its f32 result
+ * (ops/half_stage.h); f32 tensors used in place. Run dry first by the caller,
+ * so an error stops it before anything is recorded. */
+static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                const vkattn_additive_params *p,
+                                const vkattn_additive_backward_io *io, const vka_additive_sizes *n)
+{
+    vkattn_tensor *const in[4] = {io->q, io->k, io->scale, io->grad_scores};
+    vkattn_tensor *const out[3] = {io->grad_q, io->grad_k, io->grad_scale};
+    const uint64_t in_n[4] = {n->q, n->k, p->dim, n->scores}, out_n[3] = {n->q, n->k, p->dim};
+    vkattn_tensor *in_f[4] = {0}, *out_f[3] = {0};
+    vkattn_result r;
+    for (int i = 0; i < 4; i++)
+        if (in[i] && (r = vka_f16_stage_in(ctx, cmd, caller,
+                                           (vka_scratch_kind)(VKA_SCRATCH_F16_STAGE0 + i), in[i],
+                                           in_n[i], &in_f[i])))
+            return r;
+    for (int i = 0; i < 3; i++)
+        if (out[i] && (r = vka_f16_stage_out(ctx, cmd, caller,
+                                             (vka_scratch_kind)(VKA_SCRATCH_F16_STAGE4 + i),
+                                             out[i], out_n[i], false, &out_f[i])))
+            return r;
+    const vkattn_additive_backward_io f = {.q = in_f[0], .k = in_f[1], .scale = in_f[2],
+                                           .grad_scores = in_f[3], .grad_q = out_f[0],
+                                           .grad_k = out_f[1], .grad_scale = out_f[2]};
+    if ((r = record_f32(ctx, cmd, caller, p, &f, n)))
+        return r;
+    for (int i = 0; i < 3; i++)
+        if (out[i] && (r = vka_f16_stage_finish(ctx, cmd, caller, out[i], out_f[i], out_n[i])))
+            return r;
+    return VKATTN_SUCCESS;
 }
 
 vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

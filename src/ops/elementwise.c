@@ -75,24 +75,48 @@ vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const cha
 {
     vkattn_result r;
     if ((r = check_count(ctx, caller, what, n)) ||
-        (r = vka_tensor_check(ctx, a, n, caller, "a summand")) ||
-        (r = vka_tensor_check(ctx, b, n, caller, "a summand")) ||
-        (r = vka_tensor_check(ctx, y, n, caller, what)))
+        (r = vka_tensor_check_types(ctx, a, n, caller, "a summand", VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, b, n, caller, "a summand", VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_F32_F16)))
         return r;
     const vka_binary_kernel k = {"add", vka_spv_add, vka_spv_add_size};
     return vka_binary_record(ctx, cmd, caller, &k, n, a, n, b, y);
+}
+
+typedef struct fill_op {
+    const char *caller;
+    uint64_t n;
+    float value;
+    vkattn_tensor *y;
+} fill_op;
+
+/* The fill into y, or into f32 scratch rounded into an f16 y (vka_f16_record). */
+static vkattn_result record_fill(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const fill_op *op = op_;
+    vkattn_tensor *yf;
+    vkattn_result r;
+    if ((r = vka_f16_stage_out(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, op->y, op->n, false,
+                               &yf)))
+        return r;
+    const vka_kernel kernel = {VKA_KERNEL_SPV(fill), .n_bindings = 1,
+                               .push_size = sizeof(elementwise_push),
+                               .n_spec = VKA_ELEMENTWISE_N_SPEC};
+    elementwise_push push = {.total = (uint32_t)op->n, .value = op->value};
+    const vka_dispatch d = {.bindings = {vka_bind_tensor(yf, true)}, .push = &push,
+                            .caller = op->caller};
+    if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_ELEMENTWISE_SPEC_WG, op->n, d)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, op->caller, op->y, yf, op->n);
 }
 
 vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               const char *what, uint64_t n, float value, vkattn_tensor *y)
 {
     vkattn_result r;
-    if ((r = check_count(ctx, caller, what, n)) || (r = vka_tensor_check(ctx, y, n, caller, what)))
+    if ((r = check_count(ctx, caller, what, n)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_F32_F16)))
         return r;
-    const vka_kernel kernel = {VKA_KERNEL_SPV(fill), .n_bindings = 1,
-                               .push_size = sizeof(elementwise_push),
-                               .n_spec = VKA_ELEMENTWISE_N_SPEC};
-    elementwise_push push = {.total = (uint32_t)n, .value = value};
-    const vka_dispatch d = {.bindings = {vka_bind_tensor(y, true)}, .push = &push, .caller = caller};
-    return vka_record_grid_1d(ctx, cmd, kernel, VKA_ELEMENTWISE_SPEC_WG, n, d);
+    const fill_op op = {.caller = caller, .n = n, .value = value, .y = y};
+    return vka_f16_record(ctx, cmd, y->dtype == VKATTN_DTYPE_F16, record_fill, &op);
 }

@@ -15,7 +15,9 @@
 #include "vkattn/tensor.h"
 
 /* y[i] = a[i] + b[i] for i < n; a, b read, y written; y distinct from a and
- * b. f32 tensors of at least n elements. `what` names y in messages. */
+ * b. Tensors of at least n elements, each f32 or f16 (f16 through f32
+ * scratch, ops/half_stage.h: the sum is f32, an f16 y rounded once). `what`
+ * names y in messages. */
 vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                              const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
                              vkattn_tensor *y);
@@ -37,7 +39,8 @@ vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const 
                                 const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
                                 uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y);
 
-/* y[i] = value for i < n (f32, at least n elements). */
+/* y[i] = value for i < n (at least n elements; f32, or f16 through f32
+ * scratch rounded once). */
 vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               const char *what, uint64_t n, float value, vkattn_tensor *y);
 

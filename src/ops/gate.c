@@ -36,21 +36,25 @@ vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
     return vka_binary_record(ctx, cmd, caller, &k, n, x, n, g, y);
 }
 
-vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
-                                       const char *caller, uint64_t n, vkattn_tensor *dy,
-                                       vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *dx,
-                                       vkattn_tensor *dg)
+typedef struct gate_backward_op {
+    const char *caller;
+    uint64_t n;
+    vkattn_tensor *dy, *x, *g, *dx, *dg;
+} gate_backward_op;
+
+/* The staging of x and g and the two dispatches (vka_f16_record). */
+static vkattn_result record_gate_backward(vkattn_context *ctx, VkCommandBuffer cmd,
+                                          const void *op_)
 {
+    const gate_backward_op *op = op_;
+    const uint64_t n = op->n;
+    vkattn_tensor *x, *g;
     vkattn_result r;
-    if ((r = check_count(ctx, caller, n)) ||
-        (r = vka_tensor_check(ctx, dy, n, caller, "the gated context's gradient")) ||
-        (r = vka_tensor_check(ctx, x, n, caller, "the attention context")) ||
-        (r = vka_tensor_check(ctx, g, n, caller, "the gate projection")) ||
-        (r = vka_tensor_check(ctx, dx, n, caller, "the context's gradient")) ||
-        (r = vka_tensor_check(ctx, dg, n, caller, "the gate projection's gradient")))
+    if ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, op->x, n, &x)) ||
+        (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, op->g, n, &g)))
         return r;
     /* dx, then dg: one output per dispatch keeps to 4 storage buffers */
-    vkattn_tensor *out[2] = {dx, dg};
+    vkattn_tensor *out[2] = {op->dx, op->dg};
     for (int want_dg = 0; want_dg < 2; want_dg++) {
         const vka_kernel kernel = {
             VKA_KERNEL_SPV(gate_backward),
@@ -61,13 +65,33 @@ vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
         };
         gate_push push = {.total = (uint32_t)n};
         const vka_dispatch d = {
-            .bindings = {vka_bind_tensor(dy, false), vka_bind_tensor(x, false),
+            .bindings = {vka_bind_tensor(op->dy, false), vka_bind_tensor(x, false),
                          vka_bind_tensor(g, false), vka_bind_tensor(out[want_dg], true)},
             .push = &push,
-            .caller = caller,
+            .caller = op->caller,
         };
         if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_GATE_SPEC_WG, n, d)))
             return r;
     }
     return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                       const char *caller, uint64_t n, vkattn_tensor *dy,
+                                       vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *dx,
+                                       vkattn_tensor *dg)
+{
+    vkattn_result r;
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = check_count(ctx, caller, n)) ||
+        (r = vka_tensor_check(ctx, dy, n, caller, "the gated context's gradient")) ||
+        (r = vka_tensor_check_types(ctx, x, n, caller, "the attention context", both)) ||
+        (r = vka_tensor_check_types(ctx, g, n, caller, "the gate projection", both)) ||
+        (r = vka_tensor_check(ctx, dx, n, caller, "the context's gradient")) ||
+        (r = vka_tensor_check(ctx, dg, n, caller, "the gate projection's gradient")))
+        return r;
+    const gate_backward_op op = {.caller = caller, .n = n, .dy = dy, .x = x, .g = g,
+                                 .dx = dx, .dg = dg};
+    const bool staged = x->dtype == VKATTN_DTYPE_F16 || g->dtype == VKATTN_DTYPE_F16;
+    return vka_f16_record(ctx, cmd, staged, record_gate_backward, &op);
 }

@@ -19,9 +19,12 @@
 vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               uint64_t n, vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *y);
 
-/* The gradient of gate.comp's y = x * sigmoid(g) given dy, all f32 tensors
- * of at least n elements: dx = dy * s, dg = dy * x * s * (1 - s), s =
- * sigmoid(g); dx and dg written, distinct from the inputs and each other.
+/* The gradient of gate.comp's y = x * sigmoid(g) given dy, tensors of at
+ * least n elements: dx = dy * s, dg = dy * x * s * (1 - s), s = sigmoid(g);
+ * dx and dg written, distinct from the inputs and each other. dy, dx and dg
+ * are f32 (the layers' gradient scratch); x and g, the forward's kept
+ * tensors, f32 or f16 (an f16 one read through an exact f32 copy,
+ * ops/half_stage.h).
  * Two dispatches, one per output, so each binds 4 storage buffers (the
  * phone minimum). */
 vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/matmul_shape.h"
 #include "ops/grad_reduce.h"
+#include "ops/half_stage.h"
 #include "ops/matmul_internal.h"
 #include "vk/context.h"
 #include "vk/prepare.h"
@@ -86,6 +87,25 @@ static uint64_t scratch_floats(const grad_plan *g, const vka_matmul_shape *s)
     return (uint64_t)s->batch * s->heads * g->mm.m * g->mm.n;
 }
 
+/* vka_grad_reduce_record (f32 only) between tensors that may be f16: an f16
+ * input is read through an exact f32 copy, an f16 output gets the f32 sums
+ * rounded once (ops/half_stage.h). `out_partial`: the reduction writes only
+ * some of out's first out_count elements (a strided view), the rest stay. */
+static vkattn_result record_reduce(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                   const vka_grad_reduce *red, vkattn_tensor *in,
+                                   uint64_t in_count, vkattn_tensor *out, uint64_t out_count,
+                                   bool out_partial)
+{
+    vkattn_tensor *in_f, *out_f;
+    vkattn_result r;
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, in, in_count, &in_f)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, out, out_count,
+                               out_partial, &out_f)) ||
+        (r = vka_grad_reduce_record(ctx, cmd, caller, red, in_f, out_f)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, out, out_f, out_count);
+}
+
 /* The sum of the per-matrix gradients in packed scratch into the operand's
  * stored matrices. */
 static vka_grad_reduce broadcast_sum(const grad_plan *g, const vka_matmul_shape *s)
@@ -117,7 +137,8 @@ static vkattn_result record_grad(vkattn_context *ctx, VkCommandBuffer cmd, const
     vkattn_result r = vka_matmul_record_as(ctx, cmd, caller, &g->mm, &mio);
     if (r == VKATTN_SUCCESS && bcast) {
         const vka_grad_reduce red = broadcast_sum(g, s);
-        r = vka_grad_reduce_record(ctx, cmd, caller, &red, scratch, out);
+        r = record_reduce(ctx, cmd, caller, &red, scratch, scratch_floats(g, s), out,
+                          g->target->extent, true);
     }
     return r;
 }
@@ -128,18 +149,22 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->grad_c, s->c.extent, caller, "io->grad_c")))
+    const unsigned both = VKA_DTYPES_F32_F16; /* each on its own, as the forward's */
+    if ((r = vka_tensor_check_types(ctx, io->grad_c, s->c.extent, caller, "io->grad_c", both)))
         return r;
-    if (io->grad_a && ((r = vka_tensor_check(ctx, io->b, s->b.extent, caller, "io->b")) ||
-                       (r = vka_tensor_check(ctx, io->grad_a, s->a.extent, caller, "io->grad_a"))))
+    if (io->grad_a &&
+        ((r = vka_tensor_check_types(ctx, io->b, s->b.extent, caller, "io->b", both)) ||
+         (r = vka_tensor_check_types(ctx, io->grad_a, s->a.extent, caller, "io->grad_a", both))))
         return r;
-    if (io->grad_b && ((r = vka_tensor_check(ctx, io->a, s->a.extent, caller, "io->a")) ||
-                       (r = vka_tensor_check(ctx, io->grad_b, s->b.extent, caller, "io->grad_b"))))
+    if (io->grad_b &&
+        ((r = vka_tensor_check_types(ctx, io->a, s->a.extent, caller, "io->a", both)) ||
+         (r = vka_tensor_check_types(ctx, io->grad_b, s->b.extent, caller, "io->grad_b", both))))
         return r;
     if (io->grad_bias && !p->has_bias)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->grad_bias is given but params->has_bias is false", caller);
-    if (io->grad_bias && (r = vka_tensor_check(ctx, io->grad_bias, s->n, caller, "io->grad_bias")))
+    if (io->grad_bias &&
+        (r = vka_tensor_check_types(ctx, io->grad_bias, s->n, caller, "io->grad_bias", both)))
         return r;
     const vkattn_tensor *all[] = {io->a, io->b, io->grad_c, io->grad_a, io->grad_b, io->grad_bias};
     static const char *const names[] = {"io->a",      "io->b",      "io->grad_c",
@@ -182,7 +207,8 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
             .s = {s->c.batch_stride, s->c.head_stride, s->c.row_stride},
             .alpha = 1.0f,
         };
-        r = vka_grad_reduce_record(ctx, cmd, caller, &red, io->grad_c, io->grad_bias);
+        r = record_reduce(ctx, cmd, caller, &red, io->grad_c, s->c.extent, io->grad_bias, s->n,
+                          false);
     }
     return r;
 }

@@ -150,6 +150,34 @@ static inline void mh_host_free(const mh_case *m, host *h)
         free(h->value);
 }
 
+/* Rounds the case's weights (the gate's too) and inputs to f16 in place:
+ * what an f16 layer and f16 io tensors hold (masks are 0 or 1). */
+static inline void mh_host_round_f16(const mh_case *m, host *h)
+{
+    const sizes s = mh_sizes(m);
+    vkattn_mha_weights *w = &h->w;
+    float *arrays[] = {w->query_kernel, w->query_bias, w->key_kernel, w->key_bias,
+                       w->value_kernel, w->value_bias, w->output_kernel, w->output_bias,
+                       w->gate_kernel, w->gate_bias,
+                       h->query, m->self_attn ? NULL : h->value, h->key};
+    const size_t counts[] = {s.wq, s.bq, s.wk, s.bk, s.wv, s.bv, s.wo, s.bo, s.wg, s.bg,
+                             s.query, s.value, s.key};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        if (arrays[i])
+            th_round_f16(arrays[i], counts[i]);
+}
+
+/* Replaces an f32 io tensor by one of type t holding the same (f16-exact)
+ * values; a NULL `data` makes it a NaN-poisoned output. */
+static inline void mh_retype(vkattn_context *ctx, vkattn_tensor **t, vkattn_dtype type, size_t n,
+                             const float *data)
+{
+    if (!*t || type == VKATTN_DTYPE_F32)
+        return;
+    vkattn_tensor_destroy(*t);
+    *t = th_typed_tensor(ctx, n, type, data);
+}
+
 static inline vkattn_layer_host_io mh_host_io(const mh_case *m, const host *h, float *out,
                                               float *scores)
 {

@@ -14,7 +14,9 @@
  * which bounds it and does not vanish where the reference's 1 - tanh^2
  * underflows to 0 (|q + k| large); a ds term's is |dS * tanh|. 1e-5 for dq and
  * dk (sums of Tv or Tq <= 100 terms, each within a few ulp), 2e-5 for ds (a
- * sum over B * Tq * Tv terms). */
+ * sum over B * Tq * Tv terms). f16 (test_f16): any tensor f16, inputs rounded
+ * to f16 before the reference, an f16 gradient's bound plus its one rounding,
+ * 2^-11 of |ref| <= 2^-11 of its term magnitudes. */
 #include "harness.h"
 
 #include <vkattn/additive_backward.h>
@@ -30,6 +32,14 @@
 
 static double worst_qk, worst_s;
 
+/* The element types of q, k, scale, dS, dq, dk, ds in the next run (zero:
+ * f32); test_f16 sets them. */
+enum { T_Q, T_K, T_S, T_DS, T_GQ, T_GK, T_GS, N_T };
+static vkattn_dtype types[N_T];
+
+/* An f16 gradient's one rounding: 2^-11 of |ref| <= 2^-11 of its terms. */
+static double rounding(int t) { return types[t] == VKATTN_DTYPE_F16 ? 1.0 / 2048 : 0.0; }
+
 typedef struct grads {
     float *q, *k, *s;
 } grads;
@@ -42,12 +52,13 @@ static grads run_gpu(vkattn_context *ctx, const vkattn_additive_params *p, const
     const size_t ns = (size_t)p->batch * p->tq * p->tv;
     float *poison = tu_floats(nq > nk ? nq : nk);
     tu_poison(poison, nq > nk ? nq : nk);
-    vkattn_tensor *tq = th_tensor(ctx, nq, q), *tk = th_tensor(ctx, nk, k);
-    vkattn_tensor *ts = p->has_scale_vector ? th_tensor(ctx, p->dim, s) : NULL;
-    vkattn_tensor *tds = th_tensor(ctx, ns, ds);
-    vkattn_tensor *gq = wq ? th_tensor(ctx, nq, poison) : NULL;
-    vkattn_tensor *gk = wk ? th_tensor(ctx, nk, poison) : NULL;
-    vkattn_tensor *gs = ws ? th_tensor(ctx, p->dim, poison) : NULL;
+    vkattn_tensor *tq = th_typed_tensor(ctx, nq, types[T_Q], q);
+    vkattn_tensor *tk = th_typed_tensor(ctx, nk, types[T_K], k);
+    vkattn_tensor *ts = p->has_scale_vector ? th_typed_tensor(ctx, p->dim, types[T_S], s) : NULL;
+    vkattn_tensor *tds = th_typed_tensor(ctx, ns, types[T_DS], ds);
+    vkattn_tensor *gq = wq ? th_typed_tensor(ctx, nq, types[T_GQ], poison) : NULL;
+    vkattn_tensor *gk = wk ? th_typed_tensor(ctx, nk, types[T_GK], poison) : NULL;
+    vkattn_tensor *gs = ws ? th_typed_tensor(ctx, p->dim, types[T_GS], poison) : NULL;
     vkattn_additive_backward_io io = {.q = tq, .k = tk, .scale = ts, .grad_scores = tds,
                                       .grad_q = gq, .grad_k = gk, .grad_scale = gs};
     TH_OK(ctx, vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
@@ -110,6 +121,11 @@ static void check_case(vkattn_context *ctx, vkattn_context *bctx, const vkattn_a
     float *q = tu_floats(nq), *k = tu_floats(nk), *s = tu_floats(p->dim), *ds = tu_floats(ns);
     tu_fill_uniform(q, nq, lo, hi), tu_fill_uniform(k, nk, lo, hi);
     tu_fill_uniform(s, p->dim, -1, 1), tu_fill_uniform(ds, ns, -1, 1);
+    float *const arrays[4] = {q, k, s, ds}; /* the reference takes what f16 tensors hold */
+    const size_t counts[4] = {nq, nk, p->dim, ns};
+    for (int i = 0; i < 4; i++)
+        if (types[i] == VKATTN_DTYPE_F16)
+            th_round_f16(arrays[i], counts[i]);
     bool wq, wk, ws;
     do {
         wq = tu_rand_range(0, 3) != 0, wk = tu_rand_range(0, 3) != 0;
@@ -128,11 +144,11 @@ static void check_case(vkattn_context *ctx, vkattn_context *bctx, const vkattn_a
              p->batch, p->tq, p->tv, p->dim, p->has_scale_vector, (double)p->inner_scale,
              (double)p->outer_scale, (double)lo, (double)hi);
     if (wq)
-        check_one(what, "dq", g.q, rq, mq, nq, BOUND_QK, &worst_qk);
+        check_one(what, "dq", g.q, rq, mq, nq, BOUND_QK + rounding(T_GQ), &worst_qk);
     if (wk)
-        check_one(what, "dk", g.k, rk, mk, nk, BOUND_QK, &worst_qk);
+        check_one(what, "dk", g.k, rk, mk, nk, BOUND_QK + rounding(T_GK), &worst_qk);
     if (ws)
-        check_one(what, "ds", g.s, rs, ms, p->dim, BOUND_S, &worst_s);
+        check_one(what, "ds", g.s, rs, ms, p->dim, BOUND_S + rounding(T_GS), &worst_s);
     grads again = run_gpu(bctx ? bctx : ctx, p, q, k, s, ds, wq, wk, ws);
     if ((wq && memcmp(g.q, again.q, nq * sizeof(float))) ||
         (wk && memcmp(g.k, again.k, nk * sizeof(float))) ||
@@ -183,6 +199,24 @@ static void test_random_shapes(void **state)
         check_case(ctx, NULL, &p, -1.5f, 1.5f);
     }
     report("random shapes");
+}
+
+/* f16 tensors: each of the seven f16 or f32 at random (the first case all
+ * f16), inputs rounded to f16 before the reference; an f16 gradient's bound
+ * adds its one rounding (rounding()). */
+static void test_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 10; i++) {
+        for (int t = 0; t < N_T; t++)
+            types[t] = i == 0 || tu_rand_range(0, 2) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+        vkattn_additive_params p = random_params(tu_rand_range(1, 3), tu_rand_range(1, 30),
+                                                 tu_rand_range(1, 30), tu_rand_range(1, 20));
+        check_case(ctx, NULL, &p, -1.5f, 1.5f);
+    }
+    for (int t = 0; t < N_T; t++)
+        types[t] = VKATTN_DTYPE_F32;
+    report("f16 (an f16 gradient's bound: these + 2^-11)");
 }
 
 /* |q + k| up to 100: sech^2 underflows to 0 for most pairs, tanh is +-1. */
@@ -274,13 +308,6 @@ static void test_bad_arguments(void **state)
     assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_scale = NULL, io.grad_k = gq; /* two gradients in one tensor */
     assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
-    /* f16 tensors: refused until the backward has an f16 path */
-    vkattn_tensor_desc d16 = {.rank = 1, .dims = {16}, .dtype = VKATTN_DTYPE_F16};
-    vkattn_tensor *h = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &d16, &h));
-    io.grad_k = h;
-    assert_int_equal(vkattn_additive_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_UNSUPPORTED);
-    vkattn_tensor_destroy(h);
 
     /* nothing recorded: a failed record leaves grad_q as it was */
     io.grad_k = ds;
@@ -304,7 +331,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_shapes),    cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_large_magnitude), cmocka_unit_test(test_dispatch_budget),
+        cmocka_unit_test(test_large_magnitude), cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_dispatch_budget),
         cmocka_unit_test(test_prepare),         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests_name("additive_backward", tests, th_setup, th_teardown);

@@ -16,7 +16,11 @@
  * for each gradient. The property: a key/value head's weight gradient is the
  * sum of the gradients of its repetitions, so GQA's reference equals MHA's
  * summed over each group; the two sum the same double terms in another order
- * and round once to f32: 1e-5 relative. */
+ * and round once to f32: 1e-5 relative.
+ * f16 layers (test_random_cases_f16): the io, grad_output and gradients f16
+ * (one case in three f32), inputs, weights and grad_output rounded to f16
+ * before the reference; bound and floor as test_mha_backward.c's f16 ones,
+ * max|got - ref| / max(max|ref|, 0.1) <= 8 * 2^-10. */
 #include "harness.h"
 #include "multi_head_case.h"
 
@@ -24,6 +28,8 @@
 
 #define BOUND 2e-4
 #define PROPERTY_BOUND 1e-5
+#define BOUND_F16 (8.0 / 1024) /* test_mha_backward.c's f16 bound and floor */
+#define FLOOR_F16 1e-1
 
 enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, G_WG, G_BG,
        N_GRADS };
@@ -33,7 +39,10 @@ typedef struct bcase {
     vkattn_layer_call call;
     bool key_given, self_attn, query_mask, value_mask;
     attn_kind attn;
+    bool f32_io; /* desc.dtype F16: io, grad_output and the gradients f32, else f16 */
 } bcase;
+
+static bool is_half(const bcase *m) { return m->desc.dtype == VKATTN_DTYPE_F16; }
 
 static mh_case view(const bcase *m)
 {
@@ -68,11 +77,11 @@ static void describe(const bcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "gqa backward h=%u Nq=%u Nkv=%u Dq=%u Dv=%u key=%d self=%d bias=%d drop=%.2f "
              "window=%d gate=%d | B=%u Tq=%u Tv=%u qm=%d vm=%d attn=%d causal=%d train=%d "
-             "path=%d",
+             "path=%d f16=%d f32_io=%d",
              d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
              d->value_width, m->key_given, m->self_attn, !d->no_bias, (double)d->dropout,
              (int)d->sliding_window, d->use_gate, c->batch, c->tq, c->tv, m->query_mask, m->value_mask,
-             (int)m->attn, (int)c->causal, c->training, (int)c->path);
+             (int)m->attn, (int)c->causal, c->training, (int)c->path, is_half(m), m->f32_io);
 }
 
 /* The reverse for gradients: the sum over each group of G heads. */
@@ -151,6 +160,12 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     size_t n[N_GRADS];
     grad_counts(m, n);
     float *gout = mh_uniform(s.out, 1.0f), *ref[N_GRADS] = {0}, *got[N_GRADS] = {0};
+    /* an f16 layer: the reference runs on what its f16 tensors hold */
+    const vkattn_dtype io_type = is_half(m) && !m->f32_io ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    if (is_half(m)) {
+        mh_host_round_f16(&v, &h);
+        th_round_f16(gout, s.out);
+    }
     for (int i = 0; i < N_GRADS; i++)
         if (n[i]) {
             ref[i] = tu_floats(n[i]), got[i] = tu_floats(n[i]);
@@ -166,15 +181,20 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     TH_OK(ctx, vkattn_gqa_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_gqa_set_weights(layer, &h.w));
     vkattn_layer_io io = mh_gpu_io(ctx, &v, &h);
+    mh_retype(ctx, &io.query, io_type, s.query, h.query);
+    if (m->self_attn)
+        io.value = io.query;
+    else
+        mh_retype(ctx, &io.value, io_type, s.value, h.value);
+    mh_retype(ctx, &io.key, io_type, s.key, h.key);
+    mh_retype(ctx, &io.output, io_type, s.out, NULL);
     vkattn_layer_call call = m->call;
     call.keep_for_backward = true;
     TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io));
-    vkattn_tensor *gt[N_GRADS] = {0}, *tgout = th_tensor(ctx, s.out, gout);
+    vkattn_tensor *gt[N_GRADS] = {0}, *tgout = th_typed_tensor(ctx, s.out, io_type, gout);
     for (int i = 0; i < N_GRADS; i++)
-        if (n[i]) {
-            gt[i] = th_tensor(ctx, n[i], NULL);
-            TH_OK(ctx, vkattn_tensor_fill(gt[i], NAN));
-        }
+        if (n[i]) /* poisoned with NaN */
+            gt[i] = th_typed_tensor(ctx, n[i], io_type, NULL);
     const vkattn_layer_grads g = {.grad_output = tgout, .grad_query = gt[G_QUERY],
                                   .grad_value = gt[G_VALUE], .grad_key = gt[G_KEY]};
     const vkattn_gqa_weight_tensors gw = {gt[G_WQ], gt[G_BQ], gt[G_WK], gt[G_BK],
@@ -189,9 +209,12 @@ static void check_case(vkattn_context *ctx, const bcase *m)
         if (!n[i])
             continue;
         TH_OK(ctx, vkattn_tensor_download(gt[i], got[i], 0, n[i]));
-        const double err = tu_max_rel_err(got[i], ref[i], n[i], 0.01);
-        if (!(err <= BOUND))
-            fail_msg("%s: gradient %d: error %.3g exceeds %.3g", what, i, err, BOUND);
+        const double bound = is_half(m) ? BOUND_F16 : BOUND;
+        const double err = tu_max_rel_err(got[i], ref[i], n[i], is_half(m) ? FLOOR_F16 : 0.01);
+        if (getenv("VKATTN_TEST_VERBOSE"))
+            printf("# err %d %.3g: %s\n", i, err, what);
+        if (!(err <= bound))
+            fail_msg("%s: gradient %d: error %.3g exceeds %.3g", what, i, err, bound);
         vkattn_tensor_destroy(gt[i]);
     }
     th_assert_validation_clean();
@@ -257,6 +280,19 @@ static void test_random_cases(void **state)
     }
 }
 
+/* f16 layers: random cases as above, the io, grad_output and gradient
+ * tensors f16 (one case in three f32). */
+static void test_random_cases_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 6; i++) {
+        bcase m = random_case(i + 1);
+        m.desc.dtype = VKATTN_DTYPE_F16;
+        m.f32_io = i % 3 == 2;
+        check_case(ctx, &m);
+    }
+}
+
 /* A bad call names the GQA function and the argument; nothing is recorded. */
 static void test_bad_input(void **state)
 {
@@ -298,6 +334,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_cases),
+        cmocka_unit_test(test_random_cases_f16),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

@@ -112,32 +112,6 @@ static void describe(const fcase *m, char *buf, size_t n)
              (int)m->tv, (int)m->tout, (int)m->tscores);
 }
 
-/* Rounds the case's weights and inputs to f16 in place (masks are 0 or 1). */
-static void round_host(const mh_case *v, host *h)
-{
-    const sizes s = mh_sizes(v);
-    vkattn_mha_weights *w = &h->w;
-    float *arrays[] = {w->query_kernel, w->query_bias, w->key_kernel, w->key_bias,
-                       w->value_kernel, w->value_bias, w->output_kernel, w->output_bias,
-                       h->query, v->self_attn ? NULL : h->value, h->key};
-    const size_t counts[] = {s.wq, s.bq, s.wk, s.bk, s.wv, s.bv, s.wo, s.bo,
-                             s.query, s.value, s.key};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-        if (arrays[i])
-            th_round_f16(arrays[i], counts[i]);
-}
-
-/* Replaces an f32 io tensor by one of type t holding the same (f16-exact)
- * values; a NULL `data` makes it a NaN-poisoned output. */
-static void retype(vkattn_context *ctx, vkattn_tensor **t, vkattn_dtype type, size_t n,
-                   const float *data)
-{
-    if (!*t || type == VKATTN_DTYPE_F32)
-        return;
-    vkattn_tensor_destroy(*t);
-    *t = th_typed_tensor(ctx, n, type, data);
-}
-
 /* Runs one case on the GPU and the reference; returns the output error. */
 static double check_case(vkattn_context *ctx, const fcase *m)
 {
@@ -147,7 +121,7 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     const sizes s = mh_sizes(&v);
     host h;
     mh_host_random(&v, &h);
-    round_host(&v, &h);
+    mh_host_round_f16(&v, &h);
     float *ref = tu_floats(s.out), *ref_scores = tu_floats(s.scores);
     float *got = tu_floats(s.out), *got_scores = tu_floats(s.scores);
     tu_poison(ref, s.out), tu_poison(ref_scores, s.scores);
@@ -160,14 +134,14 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     TH_OK(ctx, vkattn_gqa_set_weights(layer, &h.w));
     vkattn_layer_io io = mh_gpu_io(ctx, &v, &h);
     const bool shared_value = io.value == io.query;
-    retype(ctx, &io.query, m->tq, s.query, h.query);
+    mh_retype(ctx, &io.query, m->tq, s.query, h.query);
     if (shared_value)
         io.value = io.query;
     else
-        retype(ctx, &io.value, m->tv, s.value, h.value);
-    retype(ctx, &io.key, m->tk, s.key, h.key);
-    retype(ctx, &io.output, m->tout, s.out, NULL);
-    retype(ctx, &io.scores, m->tscores, s.scores, NULL);
+        mh_retype(ctx, &io.value, m->tv, s.value, h.value);
+    mh_retype(ctx, &io.key, m->tk, s.key, h.key);
+    mh_retype(ctx, &io.output, m->tout, s.out, NULL);
+    mh_retype(ctx, &io.scores, m->tscores, s.scores, NULL);
     const vkattn_result r = vkattn_gqa_record(layer, VKATTN_RUN_NOW, &m->call, &io);
     if (r != VKATTN_SUCCESS)
         fail_msg("%s: vkattn_gqa_record gave %s (%s)", what, vkattn_result_name(r),
@@ -246,7 +220,7 @@ static void test_cached(void **state)
     const sizes s = mh_sizes(&v);
     host h;
     mh_host_random(&v, &h);
-    round_host(&v, &h);
+    mh_host_round_f16(&v, &h);
     float *ref = tu_floats(s.out), *got = tu_floats(s.out);
     tu_poison(ref, s.out), tu_poison(got, s.out);
     const vkattn_layer_host_io hio = mh_host_io(&v, &h, ref, NULL);

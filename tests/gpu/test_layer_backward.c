@@ -20,10 +20,17 @@
  * concat mode) terms, up to about 1500 here, whose rounding grows with their
  * number (about sqrt(n) ulp of a term, 2e-6 at n = 1000): 3e-4 of the same
  * scale (seen: 4e-5). Exact zeros (Bahdanau's score_bias, the scale of a
- * layer without use_scale) must be exactly 0. */
+ * layer without use_scale) must be exactly 0.
+ * f16 layers (test_f16): inputs, weights and grad_output rounded to f16
+ * before the reference, so it runs on what the device holds. The backward
+ * recomputes the forward in f32 scratch from those exact values (it reads
+ * none of the f16 forward's rounded intermediates), so its arithmetic is the
+ * f32 backward's; an f16 gradient adds its one rounding, 2^-11 of |ref|
+ * <= 2^-11 of max(max|ref|, 1e-2): each bound above + 2^-11. */
 #include "layer_testlib.h"
 
 static const double BOUND = 1e-4, SCALAR_BOUND = 3e-4;
+static const double ROUND_F16 = 1.0 / 2048; /* 2^-11: half an f16 spacing */
 static const double FLOOR = 1e-2;
 
 typedef enum layer_kind { ATTENTION, ADDITIVE, BAHDANAU } layer_kind;
@@ -35,6 +42,7 @@ typedef struct cfg {
     bool no_scale;          /* AdditiveAttention */
     uint32_t units;         /* Bahdanau */
     float dropout;
+    bool half; /* desc.dtype F16, with f16 io, grad_output and gradients */
 } cfg;
 
 enum { MAX_W = 4 };
@@ -63,6 +71,21 @@ static const char *kind_name(const cfg *c)
                                  : "BahdanauAttention";
 }
 
+static vkattn_dtype dtype_of(const cfg *c)
+{
+    return c->half ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+}
+
+/* An f16 io tensor in place of lt_gpu_init's f32 one, holding the same
+ * (already f16-rounded) values; NULL data: NaN-poisoned. */
+static void retype(vkattn_context *ctx, vkattn_tensor **t, size_t n, const float *data)
+{
+    if (!*t)
+        return;
+    vkattn_tensor_destroy(*t);
+    *t = th_typed_tensor(ctx, n, VKATTN_DTYPE_F16, data);
+}
+
 static float *random_floats(size_t n, float lo, float hi)
 {
     float *x = tu_floats(n);
@@ -80,10 +103,12 @@ static void layer_create(vkattn_context *ctx, tlayer *L, const cfg *c, const lt_
                                          .key_width = s->dk, .use_scale = c->use_scale,
                                          .score_mode = c->concat ? VKATTN_SCORE_CONCAT
                                                                  : VKATTN_SCORE_DOT,
-                                         .dropout = c->dropout};
+                                         .dropout = c->dropout, .dtype = dtype_of(c)};
         TH_OK(ctx, vkattn_attention_create(ctx, &d, &L->att));
         L->att_w = (vkattn_attention_weights){tu_rand_float(0.5f, 1.5f),
                                               tu_rand_float(0.5f, 1.5f)};
+        if (c->half) /* what the f16 layer holds: the reference's weights */
+            th_round_f16(&L->att_w.scale, 1), th_round_f16(&L->att_w.concat_score_weight, 1);
         TH_OK(ctx, vkattn_attention_set_weights(L->att, &L->att_w));
         L->n_w = 2;
         L->w_name[0] = "scale", L->w_count[0] = 1;
@@ -91,9 +116,11 @@ static void layer_create(vkattn_context *ctx, tlayer *L, const cfg *c, const lt_
     } else if (c->kind == ADDITIVE) {
         const vkattn_additive_attention_desc d = {.query_width = s->dq, .value_width = s->dv,
                                                   .key_width = s->dk, .no_scale = c->no_scale,
-                                                  .dropout = c->dropout};
+                                                  .dropout = c->dropout, .dtype = dtype_of(c)};
         TH_OK(ctx, vkattn_additive_attention_create(ctx, &d, &L->add));
         L->w[0] = random_floats(s->dq, -1.5f, 1.5f);
+        if (c->half)
+            th_round_f16(L->w[0], s->dq);
         TH_OK(ctx, vkattn_additive_attention_set_weights(
                        L->add, &(vkattn_additive_attention_weights){L->w[0]}));
         L->n_w = c->no_scale ? 0 : 1;
@@ -101,12 +128,17 @@ static void layer_create(vkattn_context *ctx, tlayer *L, const cfg *c, const lt_
     } else {
         const vkattn_bahdanau_desc d = {.query_width = s->dq, .key_width = s->dk,
                                         .value_width = s->dv, .units = c->units,
-                                        .dropout = c->dropout};
+                                        .dropout = c->dropout, .dtype = dtype_of(c)};
         TH_OK(ctx, vkattn_bahdanau_create(ctx, &d, &L->bah));
         L->w[0] = random_floats((size_t)s->dq * c->units, -0.7f, 0.7f);
         L->w[1] = random_floats((size_t)s->dk * c->units, -0.7f, 0.7f);
         L->w[2] = random_floats(c->units, -1.5f, 1.5f);
         L->bias = tu_rand_float(-1, 1);
+        if (c->half) {
+            th_round_f16(L->w[0], (size_t)s->dq * c->units);
+            th_round_f16(L->w[1], (size_t)s->dk * c->units);
+            th_round_f16(L->w[2], c->units), th_round_f16(&L->bias, 1);
+        }
         TH_OK(ctx, vkattn_bahdanau_set_weights(
                        L->bah, &(vkattn_bahdanau_weights){L->w[0], L->w[1], L->w[2], L->bias}));
         L->n_w = 4;
@@ -284,10 +316,20 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
     char desc[512];
     lt_describe(desc, sizeof desc, &d, kind_name(c));
     char more[700];
-    snprintf(more, sizeof more, "%s use_scale=%d no_scale=%d units=%u dropout=%g", desc,
-             c->use_scale, c->no_scale, c->units, (double)c->dropout);
+    snprintf(more, sizeof more, "%s use_scale=%d no_scale=%d units=%u dropout=%g f16=%d", desc,
+             c->use_scale, c->no_scale, c->units, (double)c->dropout, c->half);
+    const vkattn_dtype t = dtype_of(c);
+    if (c->half) { /* the reference runs on what the f16 tensors hold */
+        th_round_f16(d.q, d.nq), th_round_f16(d.v, d.nv);
+        if (d.k)
+            th_round_f16(d.k, d.nk);
+    }
     lt_gpu g;
     lt_gpu_init(ctx, &g, &d);
+    if (c->half) {
+        retype(ctx, &g.q, d.nq, d.q), retype(ctx, &g.v, d.nv, d.v);
+        retype(ctx, &g.k, d.nk, d.k), retype(ctx, &g.out, d.nout, NULL);
+    }
     const vkattn_layer_io io = lt_gpu_io(&g);
     vkattn_layer_call call = lt_call(&d);
     call.keep_for_backward = true;
@@ -295,13 +337,15 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
         TH_OK(ctx, forward(&L, &call, &io));
 
     float *gout = random_floats(d.nout, -1, 1);
-    vkattn_tensor *t_gout = th_tensor(ctx, d.nout, gout);
-    /* NaN-poisoned gradients (th_tensor with NULL data) */
-    vkattn_tensor *gq = want.q ? th_tensor(ctx, d.nq, NULL) : NULL;
-    vkattn_tensor *gv = want.v ? th_tensor(ctx, d.nv, NULL) : NULL;
-    vkattn_tensor *gk = want.k && o->key ? th_tensor(ctx, d.nk, NULL) : NULL;
+    if (c->half)
+        th_round_f16(gout, d.nout);
+    vkattn_tensor *t_gout = th_typed_tensor(ctx, d.nout, t, gout);
+    /* NaN-poisoned gradients (th_typed_tensor with NULL data) */
+    vkattn_tensor *gq = want.q ? th_typed_tensor(ctx, d.nq, t, NULL) : NULL;
+    vkattn_tensor *gv = want.v ? th_typed_tensor(ctx, d.nv, t, NULL) : NULL;
+    vkattn_tensor *gk = want.k && o->key ? th_typed_tensor(ctx, d.nk, t, NULL) : NULL;
     for (uint32_t i = 0; i < L.n_w; i++)
-        L.gw[i] = want.w[i] ? th_tensor(ctx, L.w_count[i], NULL) : NULL;
+        L.gw[i] = want.w[i] ? th_typed_tensor(ctx, L.w_count[i], t, NULL) : NULL;
     const vkattn_layer_grads grads = {t_gout, gq, gv, gk};
     if (one_cmd)
         TH_OK(ctx, both_recorded(ctx, &L, &call, &io, &grads));
@@ -311,12 +355,13 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
     float *rq = tu_floats(d.nq), *rv = tu_floats(d.nv), *rk = o->key ? tu_floats(d.nk) : NULL;
     const vkattn_layer_host_io hio = lt_host_io(&d);
     reference(&L, &call, &hio, gout, &(vkattn_layer_host_grads){rq, rv, rk});
+    const double round16 = c->half ? ROUND_F16 : 0.0; /* an f16 gradient's one rounding */
     if (gq)
-        check_close(gq, rq, d.nq, BOUND, "grad_query", more);
+        check_close(gq, rq, d.nq, BOUND + round16, "grad_query", more);
     if (gv)
-        check_close(gv, rv, d.nv, BOUND, "grad_value", more);
+        check_close(gv, rv, d.nv, BOUND + round16, "grad_value", more);
     if (gk)
-        check_close(gk, rk, d.nk, BOUND, "grad_key", more);
+        check_close(gk, rk, d.nk, BOUND + round16, "grad_key", more);
     for (uint32_t i = 0; i < L.n_w; i++) {
         if (!L.gw[i])
             continue;
@@ -327,7 +372,7 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
             check_zero(L.gw[i], L.w_count[i], L.w_name[i], more);
         else
             check_close(L.gw[i], L.ref_gw[i], L.w_count[i],
-                        L.w_count[i] == 1 ? SCALAR_BOUND : BOUND, L.w_name[i], more);
+                        (L.w_count[i] == 1 ? SCALAR_BOUND : BOUND) + round16, L.w_name[i], more);
     }
     th_assert_validation_clean();
     free(gout), free(rq), free(rv), free(rk);
@@ -447,6 +492,41 @@ static void test_fixed(void **state)
     }
     /* Bahdanau's rank-2 query: Tq = 1 */
     check_case(ctx, &cs[4], &(lt_shape){3, 1, 9, 4, 2, 3, 3}, &all, want_all());
+}
+
+/* f16 layers (desc.dtype F16) with f16 io, grad_output and gradients:
+ * random cases of every layer and score mode, then the fixed mask, causal,
+ * dropout and key-NULL cases. */
+static void test_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 8; i++) {
+        cfg c = random_cfg(i % 4 < 2 ? ATTENTION : i % 4 == 2 ? ADDITIVE : BAHDANAU);
+        c.concat = i % 4 == 1;
+        c.half = true;
+        lt_opts o = lt_random_opts();
+        o.scores = false;
+        lt_shape s = random_shape(&c, &o);
+        if (i == 3)
+            s.B = 1, s.tq = 1; /* Bahdanau's rank-2 query */
+        check_case(ctx, &c, &s, &o, i % 3 == 2 ? want_some() : want_all());
+    }
+    const lt_opts all = {.key = true, .query_mask = true, .value_mask = true,
+                         .attention_mask = true, .am_form = "QV", .causal = true,
+                         .training = true, .seed = 78, .offset = 5};
+    lt_opts nokey = all;
+    nokey.key = false, nokey.bottom_right = true, nokey.am_form = "1V";
+    const cfg cs[] = {
+        {.kind = ATTENTION, .use_scale = true, .dropout = 0.3f, .half = true},
+        {.kind = ATTENTION, .concat = true, .use_scale = true, .dropout = 0.3f, .half = true},
+        {.kind = ADDITIVE, .dropout = 0.3f, .half = true},
+        {.kind = BAHDANAU, .units = 5, .dropout = 0.3f, .half = true},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const bool bah = cs[i].kind == BAHDANAU;
+        check_case(ctx, &cs[i], &(lt_shape){1, 5, 7, 3, bah ? 4 : 3, 6, 6}, &all, want_all());
+        check_case(ctx, &cs[i], &(lt_shape){2, 7, 3, 5, 5, 5, 5}, &nokey, want_all());
+    }
 }
 
 static layer_kind g_mask_kind;
@@ -706,7 +786,7 @@ static void test_bad_args(void **state)
                                                      &none),
                     BAD, "cmd");
     TH_EXPECT_ERROR(vkattn_attention_get_weight_tensors(L.att, NULL), BAD, "out");
-    /* the backward is f32 */
+    /* an f32 layer's backward takes f32 gradients (an f16 layer's: f16 too, test_f16) */
     vkattn_tensor *half = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx,
                                     &(vkattn_tensor_desc){.rank = 1, .dims = {(uint32_t)d.nq},
@@ -771,7 +851,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed),          cmocka_unit_test(test_attention_dot),
         cmocka_unit_test(test_attention_concat), cmocka_unit_test(test_additive),
-        cmocka_unit_test(test_bahdanau),       cmocka_unit_test(test_mask_forms),
+        cmocka_unit_test(test_bahdanau),       cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_mask_forms),
         cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_optimizer_step),
         cmocka_unit_test(test_bad_args),
     };

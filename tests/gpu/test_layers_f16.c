@@ -8,8 +8,9 @@
  * scores, the SDPA paths Attention's dot mode may take, and each of query,
  * key, value, output and scores f16 or f32 at random. Outputs are poisoned
  * (NaN) before each run. Then the weights round trip (get_weights gives the
- * f16 values widened) and bad arguments (an f16 mask of each kind, a bad
- * dtype, f16 data to an f32 layer).
+ * f16 values widened), bad arguments (an f16 mask of each kind, a bad
+ * dtype, f16 data to an f32 layer), and the f16 layers' backward with f32
+ * io and gradients (finite; its accuracy is test_layer_backward.c's).
  *
  * Bound (vkattn/attention.h, additive_attention.h, bahdanau.h): the layer
  * rounds its scaled inputs, projections and scores to f16 (and an f16 output
@@ -438,21 +439,39 @@ static void test_bad_arguments(void **state)
     const vkattn_layer_io io = {.query = x, .value = x, .output = out};
     TH_EXPECT_ERROR(vkattn_attention_record(f32_layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_UNSUPPORTED, "io->query");
-    /* the layer backward is f32 only: an f16 layer refuses it, even with f32
-     * io and gradients (every layer, Attention too: its weights are scalars,
-     * so no f16 weight tensor would give it away) */
+    /* an f16 layer's backward runs, also with f32 io and gradients (the f16
+     * gradients against the references: test_layer_backward.c's test_f16);
+     * here every gradient written is finite after a kept forward */
     vkattn_tensor *x32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
     vkattn_tensor *out32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
     vkattn_tensor *g32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
     vkattn_tensor *gq32 = th_typed_tensor(ctx, B * T * 4, VKATTN_DTYPE_F32, NULL);
+    TH_OK(ctx, vkattn_tensor_fill(x32, 0.5f));
+    TH_OK(ctx, vkattn_tensor_fill(g32, 1.0f));
     const vkattn_layer_io io32 = {.query = x32, .value = x32, .output = out32};
     const vkattn_layer_grads g = {.grad_output = g32, .grad_query = gq32};
-    TH_EXPECT_ERROR(vkattn_attention_backward_record(a, VKATTN_RUN_NOW, &call, &io32, &g, NULL),
-                    VKATTN_ERROR_UNSUPPORTED, "f16");
-    TH_EXPECT_ERROR(vkattn_additive_attention_backward_record(aa, VKATTN_RUN_NOW, &call, &io32, &g, NULL),
-                    VKATTN_ERROR_UNSUPPORTED, "f16");
-    TH_EXPECT_ERROR(vkattn_bahdanau_backward_record(b, VKATTN_RUN_NOW, &call, &io32, &g, NULL),
-                    VKATTN_ERROR_UNSUPPORTED, "f16");
+    vkattn_layer_call kept = call;
+    kept.keep_for_backward = true;
+    for (int layer = 0; layer < 3; layer++) {
+        TH_OK(ctx, vkattn_tensor_fill(gq32, NAN));
+        if (layer == 0) {
+            TH_OK(ctx, vkattn_attention_record(a, VKATTN_RUN_NOW, &kept, &io32));
+            TH_OK(ctx, vkattn_attention_backward_record(a, VKATTN_RUN_NOW, &kept, &io32, &g, NULL));
+        } else if (layer == 1) {
+            TH_OK(ctx, vkattn_additive_attention_record(aa, VKATTN_RUN_NOW, &kept, &io32));
+            TH_OK(ctx, vkattn_additive_attention_backward_record(aa, VKATTN_RUN_NOW, &kept, &io32,
+                                                                 &g, NULL));
+        } else {
+            TH_OK(ctx, vkattn_bahdanau_record(b, VKATTN_RUN_NOW, &kept, &io32));
+            TH_OK(ctx, vkattn_bahdanau_backward_record(b, VKATTN_RUN_NOW, &kept, &io32, &g, NULL));
+        }
+        float *got = th_download(gq32, B * T * 4);
+        for (size_t i = 0; i < (size_t)B * T * 4; i++)
+            if (!isfinite(got[i]))
+                fail_msg("layer %d: grad_query[%zu] = %g after the f16 layer's backward", layer,
+                         i, (double)got[i]);
+        free(got);
+    }
     vkattn_tensor *all32[] = {x32, out32, g32, gq32};
     for (size_t i = 0; i < sizeof all32 / sizeof all32[0]; i++)
         vkattn_tensor_destroy(all32[i]);

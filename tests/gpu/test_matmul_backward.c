@@ -9,7 +9,10 @@
  * length (N times A's broadcast count for dA, M times B's for dB, B*H*M for
  * dBias): max|got - ref| <= 2e-5 for L <= 256, 1e-4 above, relative to the
  * largest sum of term magnitudes (the reference on |A|, |B|, |dC|), not to
- * max|ref|: a dBias of 7 values of both signs can cancel to far below them. */
+ * max|ref|: a dBias of 7 values of both signs can cancel to far below them.
+ * f16 (test_f16): any of the six tensors f16, the inputs rounded to f16
+ * before the reference; an f16 gradient adds its one rounding, 2^-11 of
+ * |ref| <= 2^-11 of the term magnitudes. */
 #include "harness.h"
 
 #include <vkattn/matmul_backward.h>
@@ -27,7 +30,12 @@ typedef struct bwd_case {
     size_t na, nb, nc;
     uint32_t a_count, b_count; /* how many (b, h) matrices share one stored matrix */
     bool want_a, want_b, want_bias;
+    vkattn_dtype t[6]; /* of a, b, dC, dA, dB, dBias; zero = f32 */
 } bwd_case;
+
+enum { T_A, T_B, T_DC, T_GA, T_GB, T_GBIAS };
+
+static bool is_f16(const bwd_case *c, int i) { return c->t[i] == VKATTN_DTYPE_F16; }
 
 static bwd_case random_case(uint32_t batch, uint32_t heads, uint32_t m, uint32_t n, uint32_t k)
 {
@@ -72,13 +80,15 @@ static grads run_gpu(vkattn_context *ctx, const bwd_case *c, const float *a, con
                      const float *dc)
 {
     const vkattn_matmul_params *p = &c->p;
-    vkattn_tensor *ta = th_tensor(ctx, c->na, a), *tb = th_tensor(ctx, c->nb, b);
-    vkattn_tensor *tdc = th_tensor(ctx, c->nc, dc);
+    vkattn_tensor *ta = th_typed_tensor(ctx, c->na, c->t[T_A], a);
+    vkattn_tensor *tb = th_typed_tensor(ctx, c->nb, c->t[T_B], b);
+    vkattn_tensor *tdc = th_typed_tensor(ctx, c->nc, c->t[T_DC], dc);
     float *nan_a = tu_floats(c->na), *nan_b = tu_floats(c->nb), *nan_bias = tu_floats(p->n);
     tu_poison(nan_a, c->na), tu_poison(nan_b, c->nb), tu_poison(nan_bias, p->n);
-    vkattn_tensor *ga = c->want_a ? th_tensor(ctx, c->na, nan_a) : NULL;
-    vkattn_tensor *gb = c->want_b ? th_tensor(ctx, c->nb, nan_b) : NULL;
-    vkattn_tensor *gbias = c->want_bias ? th_tensor(ctx, p->n, nan_bias) : NULL;
+    vkattn_tensor *ga = c->want_a ? th_typed_tensor(ctx, c->na, c->t[T_GA], nan_a) : NULL;
+    vkattn_tensor *gb = c->want_b ? th_typed_tensor(ctx, c->nb, c->t[T_GB], nan_b) : NULL;
+    vkattn_tensor *gbias = c->want_bias ? th_typed_tensor(ctx, p->n, c->t[T_GBIAS], nan_bias)
+                                        : NULL;
     vkattn_matmul_backward_io io = {.a = ta, .b = tb, .grad_c = tdc,
                                     .grad_a = ga, .grad_b = gb, .grad_bias = gbias};
     TH_OK(ctx, vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
@@ -120,6 +130,10 @@ static grads reference(vkattn_context *ctx, const bwd_case *c, const float *a, c
     return r;
 }
 
+/* An f16 gradient is rounded once from its f32 result: half an f16 spacing,
+ * 2^-11 of |ref| <= 2^-11 of the sum of term magnitudes. */
+static double rounding(const bwd_case *c, int i) { return is_f16(c, i) ? 1.0 / 2048 : 0.0; }
+
 static bool same(const float *x, const float *y, size_t n)
 {
     return !x || memcmp(x, y, n * sizeof(float)) == 0; /* NaN padding: same bits */
@@ -134,6 +148,12 @@ static void check_case_on(vkattn_context *ctx, vkattn_context *bctx, const bwd_c
     tu_fill_uniform(a, c->na, -1, 1);
     tu_fill_uniform(b, c->nb, -1, 1);
     tu_fill_uniform(dc, c->nc, -1, 1);
+    if (is_f16(c, T_A)) /* the reference runs on what the f16 tensors hold */
+        th_round_f16(a, c->na);
+    if (is_f16(c, T_B))
+        th_round_f16(b, c->nb);
+    if (is_f16(c, T_DC))
+        th_round_f16(dc, c->nc);
     grads r = reference(ctx, c, a, b, dc, false), terms = reference(ctx, c, a, b, dc, true);
     grads g = run_gpu(ctx, c, a, b, dc);
     char what[220];
@@ -144,18 +164,19 @@ static void check_case_on(vkattn_context *ctx, vkattn_context *bctx, const bwd_c
                        p->has_bias, (double)p->alpha, p->a.row_stride, c->a_count, c->b_count);
     if (g.a) {
         snprintf(what + len, sizeof what - len, " dA");
-        TU_ASSERT_CLOSE_TERMS(g.a, r.a, terms.a, c->na, bound_for((uint64_t)p->n * c->a_count),
-                              what);
+        TU_ASSERT_CLOSE_TERMS(g.a, r.a, terms.a, c->na,
+                              bound_for((uint64_t)p->n * c->a_count) + rounding(c, T_GA), what);
     }
     if (g.b) {
         snprintf(what + len, sizeof what - len, " dB");
-        TU_ASSERT_CLOSE_TERMS(g.b, r.b, terms.b, c->nb, bound_for((uint64_t)p->m * c->b_count),
-                              what);
+        TU_ASSERT_CLOSE_TERMS(g.b, r.b, terms.b, c->nb,
+                              bound_for((uint64_t)p->m * c->b_count) + rounding(c, T_GB), what);
     }
     if (g.bias) {
         snprintf(what + len, sizeof what - len, " dBias");
         TU_ASSERT_CLOSE_TERMS(g.bias, r.bias, terms.bias, p->n,
-                              bound_for((uint64_t)p->batch * (p->heads ? p->heads : 1) * p->m),
+                              bound_for((uint64_t)p->batch * (p->heads ? p->heads : 1) * p->m) +
+                                  rounding(c, T_GBIAS),
                               what);
     }
     if (bctx) {
@@ -191,6 +212,22 @@ static void test_random_shapes(void **state)
     for (int i = 0; i < 24; i++) {
         bwd_case c = random_case(tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 70),
                                  tu_rand_range(1, 70), tu_rand_range(1, 70));
+        check_case(ctx, &c);
+    }
+}
+
+/* f16 tensors: each of a, b, dC, dA, dB, dBias f16 or f32 at random (the
+ * first case all f16), the inputs rounded to f16 before the reference, so it
+ * runs on what the device holds; the bound adds an f16 gradient's one
+ * rounding (rounding()). */
+static void test_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 12; i++) {
+        bwd_case c = random_case(tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 40),
+                                 tu_rand_range(1, 40), tu_rand_range(1, 40));
+        for (int t = 0; t < 6; t++)
+            c.t[t] = i == 0 || tu_rand_range(0, 2) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
         check_case(ctx, &c);
     }
 }
@@ -302,14 +339,6 @@ static void test_bad_arguments(void **state)
     assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
     io.grad_a = dc, io.grad_b = gb;
     assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), bad);
-    /* f16 tensors: refused until the backward has an f16 path */
-    vkattn_tensor_desc d16 = {.rank = 1, .dims = {16}, .dtype = VKATTN_DTYPE_F16};
-    vkattn_tensor *h = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &d16, &h));
-    io.grad_a = ga, io.grad_c = h;
-    assert_int_equal(vkattn_matmul_backward_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_UNSUPPORTED);
-    io.grad_c = dc;
-    vkattn_tensor_destroy(h);
 
     /* nothing recorded: a failed record leaves grad_a as it was */
     io.grad_a = ga, io.grad_b = b;
@@ -334,6 +363,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_random_shapes),
+        cmocka_unit_test(test_f16),
         cmocka_unit_test(test_head_views),
         cmocka_unit_test(test_dispatch_budget),
         cmocka_unit_test(test_prepare),

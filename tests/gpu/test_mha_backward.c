@@ -24,8 +24,10 @@
  * to 3e-5, on key_bias against the floor.
  *
  * Also: bad arguments (no kept forward, a forward kept with another call or
- * io, aliasing, wrong sizes, a bias gradient with no_bias, f16 ->
- * UNSUPPORTED); forward + backward recorded twice in one command buffer; and
+ * io, aliasing, wrong sizes, a bias gradient with no_bias, an f16 mask for
+ * an f16 layer; an f16 gradient for an f32 layer and an optimizer step on an
+ * f16 layer's weights -> UNSUPPORTED); forward + backward recorded twice in
+ * one command buffer; and
  * an optimizer step on the layer's own weight tensors that the next forward
  * sees. */
 #include "harness.h"
@@ -39,6 +41,11 @@
 
 #define BOUND 2e-4
 #define FLOOR 1e-2
+#define EPS16 (1.0 / 1024.0)
+#define BOUND_F16 (8 * EPS16)
+#define FLOOR_F16 1e-1
+
+static double worst_f16; /* the largest f16 error seen, printed */
 
 typedef enum attn_kind { ATTN_NONE, ATTN_SHARED, ATTN_PER_HEAD } attn_kind;
 
@@ -50,6 +57,10 @@ typedef struct mcase {
     attn_kind attn;
     const char *am_form; /* with ATTN_SHARED: the mask's shape (mask_forms.h); NULL = flat */
     unsigned skip;       /* bit i set: gradient i (grad_names order) not wanted */
+    /* desc.dtype F16: bit i set = tensor i (grad_names order, the gradient
+     * and, for the inputs, what it is of) f32; bit N_GRADS: grad_output and
+     * output f32. The rest f16. */
+    unsigned f32_tensors;
 } mcase;
 
 /* The 13 gradients, inputs first, then weights in vkattn_mha_weights order. */
@@ -115,6 +126,14 @@ typedef struct host {
     float *ref[N_GRADS];
 } host;
 
+static bool is_half(const mcase *m) { return m->desc.dtype == VKATTN_DTYPE_F16; }
+
+/* The element type of tensor i (grad_names order; N_GRADS: grad_output). */
+static vkattn_dtype dtype_of(const mcase *m, int i)
+{
+    return is_half(m) && !(m->f32_tensors & (1u << i)) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+}
+
 static float *uniform(size_t n, float a)
 {
     float *x = tu_floats(n);
@@ -178,6 +197,12 @@ static void host_make_with(const mcase *m, host *h, const host *same)
         tu_fill_mask(h->am = tu_floats(s.am), s.am, 0.75f);
     }
     h->grad_out = uniform(s.out, 1.0f);
+    if (is_half(m)) { /* what the f16 layer and tensors hold: the reference's inputs */
+        for (int i = 0; i < N_GRADS; i++)
+            if (h->x[i] && !(i == G_VALUE && m->self_attn))
+                th_round_f16(h->x[i], s.g[i]);
+        th_round_f16(h->grad_out, s.out);
+    }
     for (int i = 0; i < N_GRADS; i++)
         if (grad_wanted(m, i)) {
             h->ref[i] = tu_floats(s.g[i]);
@@ -221,6 +246,13 @@ static vkattn_tensor *opt_tensor(vkattn_context *ctx, size_t n, const float *x)
     return x ? th_tensor(ctx, n, x) : NULL;
 }
 
+/* An input or gradient tensor of the case's type for slot i. */
+static vkattn_tensor *data_tensor(vkattn_context *ctx, const mcase *m, int i, size_t n,
+                                  const float *x)
+{
+    return th_typed_tensor(ctx, n, dtype_of(m, i), x);
+}
+
 static void gpu_make(vkattn_context *ctx, const mcase *m, const host *h, gpu *d)
 {
     memset(d, 0, sizeof *d);
@@ -228,7 +260,7 @@ static void gpu_make(vkattn_context *ctx, const mcase *m, const host *h, gpu *d)
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &d->layer));
     const vkattn_mha_weights w = weights_of(h->x);
     TH_OK(ctx, vkattn_mha_set_weights(d->layer, &w));
-    vkattn_tensor *query = th_tensor(ctx, s.g[G_QUERY], h->x[G_QUERY]);
+    vkattn_tensor *query = data_tensor(ctx, m, G_QUERY, s.g[G_QUERY], h->x[G_QUERY]);
     vkattn_tensor *am = NULL;
     if (m->am_form) {
         const lt_mask_shape ms = mask_shape_of(m);
@@ -238,19 +270,19 @@ static void gpu_make(vkattn_context *ctx, const mcase *m, const host *h, gpu *d)
     }
     d->io = (vkattn_layer_io){
         .query = query,
-        .value = m->self_attn ? query : th_tensor(ctx, s.g[G_VALUE], h->x[G_VALUE]),
-        .key = opt_tensor(ctx, s.g[G_KEY], h->x[G_KEY]),
+        .value = m->self_attn ? query : data_tensor(ctx, m, G_VALUE, s.g[G_VALUE], h->x[G_VALUE]),
+        .key = h->x[G_KEY] ? data_tensor(ctx, m, G_KEY, s.g[G_KEY], h->x[G_KEY]) : NULL,
         .query_mask = opt_tensor(ctx, s.qm, h->qm),
         .value_mask = opt_tensor(ctx, s.vm, h->vm),
         .attention_mask = am,
         .attention_mask_per_head = m->attn == ATTN_PER_HEAD,
-        .output = th_tensor(ctx, s.out, NULL),
+        .output = data_tensor(ctx, m, N_GRADS, s.out, NULL),
         .scores = m->call.return_attention_scores ? th_tensor(ctx, s.scores, NULL) : NULL,
     };
-    d->grad_out = th_tensor(ctx, s.out, h->grad_out);
+    d->grad_out = data_tensor(ctx, m, N_GRADS, s.out, h->grad_out);
     for (int i = 0; i < N_GRADS; i++)
         if (grad_wanted(m, i))
-            d->g[i] = th_tensor(ctx, s.g[i], NULL);
+            d->g[i] = data_tensor(ctx, m, i, s.g[i], NULL);
 }
 
 static void gpu_free(const mcase *m, gpu *d)
@@ -294,12 +326,12 @@ static void describe(const mcase *m, char *buf, size_t n)
     snprintf(buf, n,
              "mha backward H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | "
              "B=%u Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d skip=%#x gate=%d",
+             "scores=%d path=%d skip=%#x gate=%d f16=%d f32_tensors=%#x",
              w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
              (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
              m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
              (int)c->causal, c->training, c->return_attention_scores, (int)c->path, m->skip,
-             m->desc.use_gate);
+             m->desc.use_gate, is_half(m), m->f32_tensors);
 }
 
 static void compare(const mcase *m, const host *h, gpu *d, const char *what)
@@ -309,12 +341,15 @@ static void compare(const mcase *m, const host *h, gpu *d, const char *what)
         if (!d->g[i])
             continue;
         float *got = th_download(d->g[i], s.g[i]);
-        const double err = tu_max_rel_err(got, h->ref[i], s.g[i], FLOOR);
+        const double bound = is_half(m) ? BOUND_F16 : BOUND;
+        const double err = tu_max_rel_err(got, h->ref[i], s.g[i], is_half(m) ? FLOOR_F16 : FLOOR);
         if (getenv("VKATTN_TEST_VERBOSE"))
             printf("# err %s %.3g: %s\n", grad_names[i], err, what);
-        if (!(err <= BOUND))
+        if (is_half(m) && err > worst_f16)
+            worst_f16 = err;
+        if (!(err <= bound))
             fail_msg("%s: %s: max relative error %.3g exceeds %.3g", what, grad_names[i], err,
-                     BOUND);
+                     bound);
         free(got);
     }
 }
@@ -389,6 +424,23 @@ static void test_random_cases(void **state)
     }
 }
 
+/* f16 layers (desc.dtype F16): random cases as above, each tensor of the
+ * call f16 or, one in four, f32 (the first case all f16); then each mask kind
+ * and causal form, dropout, self-attention with the gate, one head. */
+static void test_random_cases_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int i = 0; i < 9; i++) {
+        mcase m = random_case(i);
+        m.desc.dtype = VKATTN_DTYPE_F16;
+        for (int t = 0; i && t <= N_GRADS; t++)
+            if (tu_rand_range(0, 3) == 0)
+                m.f32_tensors |= 1u << t;
+        check_case(ctx, &m);
+    }
+    printf("# f16 MHA backward: largest error %.3g (bound %.3g)\n", worst_f16, BOUND_F16);
+}
+
 /* A small cross-attention case every targeted test starts from. */
 static mcase base_case(void)
 {
@@ -418,6 +470,33 @@ static void test_mask_kinds(void **state)
             }
             check_case(ctx, &m);
         }
+}
+
+/* f16 layers: each mask kind and causal form, dropout in training with a
+ * query mask and one head, self-attention with the gate; both SDPA paths
+ * (AUTO: fused where the backward can follow). */
+static void test_variants_f16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (int kind = 0; kind < 6; kind++) {
+        mcase m = base_case();
+        m.desc.dtype = VKATTN_DTYPE_F16;
+        m.call.path = kind % 2 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO;
+        switch (kind) {
+        case 0: m.value_mask = true, m.attn = ATTN_PER_HEAD; break;
+        case 1: m.query_mask = true, m.attn = ATTN_SHARED; break;
+        case 2: m.call.causal = VKATTN_CAUSAL_TOP_LEFT; break;
+        case 3: m.call.causal = VKATTN_CAUSAL_BOTTOM_RIGHT; break;
+        case 4:
+            m.desc.num_heads = 1, m.desc.dropout = 0.3f, m.call.training = true;
+            m.query_mask = true, m.call.batch = 1;
+            break;
+        default:
+            m.self_attn = true, m.key_given = false, m.desc.use_gate = true;
+            m.desc.value_width = m.desc.query_width, m.call.tv = m.call.tq;
+        }
+        check_case(ctx, &m);
+    }
 }
 
 /* Broadcast attention masks (shared over heads and per head), with a query
@@ -742,16 +821,32 @@ static void test_bad_arguments(void **state)
     assert_null(mine.output_bias);
     vkattn_mha_destroy(plain);
 
-    /* f16: the layer, or a gradient tensor */
+    /* f16: an f16 layer's backward runs (test_random_cases_f16) but still
+     * takes only f32 masks; an f32 layer takes only f32 gradients */
     nb = m.desc;
     nb.dtype = VKATTN_DTYPE_F16;
     vkattn_mha *half;
     TH_OK(ctx, vkattn_mha_create(ctx, &nb, &half));
     TH_OK(ctx, vkattn_mha_record(half, VKATTN_RUN_NOW, &call, &d.io));
-    TH_EXPECT_ERROR(vkattn_mha_backward_record(half, VKATTN_RUN_NOW, &call, &d.io, &g, &gw),
-                    VKATTN_ERROR_UNSUPPORTED, "f16");
+    TH_OK(ctx, vkattn_mha_backward_record(half, VKATTN_RUN_NOW, &call, &d.io, &g, &gw));
+    {   /* the optimizer takes no f16 parameters: a step on the f16 layer's own
+         * weights is refused naming io->param (no mixed-precision masters) */
+        vkattn_mha_weight_tensors own;
+        TH_OK(ctx, vkattn_mha_get_weight_tensors(half, &own));
+        vkattn_tensor *step = th_tensor(ctx, VKATTN_OPTIM_STEP_COUNT, NULL);
+        const vkattn_optim_params sgd = {.algorithm = VKATTN_OPTIM_SGD, .lr = 0.1f};
+        const vkattn_optim_io oio = {.count = (uint32_t)s.g[G_WQ], .param = own.query_kernel,
+                                     .grad = d.g[G_WQ], .step = step};
+        TH_EXPECT_ERROR(vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &sgd, &oio),
+                        VKATTN_ERROR_UNSUPPORTED, "io->param is an f16 tensor");
+        vkattn_tensor_destroy(step);
+    }
+    vkattn_tensor *h16, *m16 = th_typed_tensor(ctx, s.vm, VKATTN_DTYPE_F16, NULL);
+    io2 = d.io, io2.value_mask = m16;
+    TH_EXPECT_ERROR(vkattn_mha_backward_record(half, VKATTN_RUN_NOW, &call, &io2, &g, &gw), bad,
+                    "io->value_mask is an f16 tensor");
+    vkattn_tensor_destroy(m16);
     vkattn_mha_destroy(half);
-    vkattn_tensor *h16;
     const vkattn_tensor_desc td = {.dtype = VKATTN_DTYPE_F16, .rank = 1,
                                    .dims = {(uint32_t)s.g[G_QUERY]}};
     TH_OK(ctx, vkattn_tensor_create(ctx, &td, &h16));
@@ -771,6 +866,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_cases),
+        cmocka_unit_test(test_random_cases_f16),
+        cmocka_unit_test(test_variants_f16),
         cmocka_unit_test(test_mask_kinds),
         cmocka_unit_test(test_mask_broadcast),
         cmocka_unit_test(test_variants),

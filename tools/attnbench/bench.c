@@ -47,6 +47,11 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
         fprintf(stderr, "attnbench: %s: give --backward or --train-step, not both\n", op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
+    if (a->train_step && a->fp16) {
+        fprintf(stderr, "attnbench: %s: --train-step has no f16 path: the optimizer step "
+                        "takes f32 parameters only (drop --fp16)\n", op->name);
+        return ATTNBENCH_EXIT_USAGE;
+    }
     if (grads && a->fp16 && !(a->backward && op->bound_backward_fp16 > 0)) {
         fprintf(stderr, "attnbench: %s: %s has no f16 path yet (drop --fp16)\n", op->name,
                 grad_flag);

@@ -8,7 +8,7 @@
 #define ATTNBENCH_BOUNDS_H
 
 #define AB_BOUND_MATMUL 1e-4             /* K-long fp32 dot products */
-#define AB_BOUND_MATMUL_FP16 2e-3        /* --fp16: f16 C, 2 f16 ulps (2^-10) of the largest output */
+#define AB_BOUND_MATMUL_FP16 2e-3        /* --fp16: f16 C (--backward: dA, dB), 2 f16 ulps (2^-10) of the largest output */
 #define AB_BOUND_SOFTMAX 1e-5            /* fp32 exp and one row sum */
 #define AB_BOUND_ADDITIVE 1e-4           /* fp32 tanh, dim-long sums */
 #define AB_BOUND_HEADS 0.0               /* pure data movement: exact */
@@ -38,5 +38,12 @@
  * 2^-10, of the largest) over the f32 backward's 1e-4, with room for the f16
  * forward output the fused path reads for rowsum(dO * O) */
 #define AB_BOUND_SDPA_BACKWARD_FP16 2e-3
+/* the layers' --backward --fp16: the multi-head layers keep f16 projections,
+ * heads and context, so 8 f16 epsilons (2^-10) as their f16 forward
+ * (tests/gpu/test_mha_backward.c); the single-head layers recompute in f32
+ * from the f16 values, so their f32 bound (<= 2e-4) plus one f16 rounding of
+ * each gradient (2^-11), with room for the bench's longer reductions */
+#define AB_BOUND_MHA_BACKWARD_FP16 7.8e-3
+#define AB_BOUND_LAYER_BACKWARD_FP16 1e-3
 
 #endif

@@ -99,9 +99,6 @@ bool ab_case_parse_grads(json_t *obj, ab_case *c, char *err, size_t err_size)
         return FAIL("grad_output: must be a nested array (the output's shape)");
     if (!ab_nd_parse(go, "grad_output", &c->grad_output, err, err_size))
         return false;
-    if (c->grad_output.data && c->fp16) /* else the f32 check would pass an f16 case */
-        return FAIL("grad_output: the layer backward is float32 only; a \"dtype\": \"float16\" "
-                    "case cannot check gradients");
     if (c->grad_output.data &&
         !ab_nd_expect_shape(&c->grad_output, "grad_output", c->out_rank, c->out_dims,
                             "(the layer's output)", true, err, err_size))
@@ -159,32 +156,43 @@ static void run_free(grads_run *g)
     }
 }
 
-static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tensor **out)
+static vkattn_result nd_tensor_typed(vkattn_context *ctx, const ab_nd *a, vkattn_dtype dt,
+                                     vkattn_tensor **out)
 {
     *out = NULL;
-    return a->data ? ab_tensor(ctx, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
+    return a->data ? ab_tensor_typed(ctx, a->rank, a->dims, dt, a->data, out) : VKATTN_SUCCESS;
 }
 
+static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tensor **out)
+{
+    return nd_tensor_typed(ctx, a, VKATTN_DTYPE_F32, out);
+}
+
+/* The data tensors (query, key, value, output), dL/d(output) and every
+ * gradient have the case's type: f16 for a float16 case (the f16 layer's
+ * backward; the host data was rounded to f16 before, check.c's make_half),
+ * so the gradients compared are the f16 ones; masks stay f32. */
 static vkattn_result run_device(const ab_case *c, const grad_info *info, uint32_t n,
                                 const vkattn_layer_call *call, grads_run *g)
 {
     vkattn_context *ctx = g->ctx;
+    const vkattn_dtype dt = c->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
     const ab_nd *ins[6] = {&c->query, &c->value, &c->key, &c->query_mask, &c->value_mask,
                            &c->attention_mask};
     vkattn_result r = VKATTN_SUCCESS;
     for (int i = 0; i < 6 && !r; i++)
-        r = nd_tensor(ctx, ins[i], &g->in[i]);
-    if (r || (r = ab_tensor(ctx, c->out_rank, c->out_dims, NULL, &g->output)) ||
-        (r = ab_tensor(ctx, c->grad_output.rank, c->grad_output.dims, c->grad_output.data,
-                       &g->gout)))
+        r = i < 3 ? nd_tensor_typed(ctx, ins[i], dt, &g->in[i]) : nd_tensor(ctx, ins[i], &g->in[i]);
+    if (r || (r = ab_tensor_typed(ctx, c->out_rank, c->out_dims, dt, NULL, &g->output)) ||
+        (r = ab_tensor_typed(ctx, c->grad_output.rank, c->grad_output.dims, dt,
+                             c->grad_output.data, &g->gout)))
         return r;
     for (uint32_t i = 0; i < n && !r; i++) {
         if (!info[i].n)
             continue;
         /* inputs' gradients in their shape; weights' flat */
         uint32_t flat = (uint32_t)info[i].n;
-        r = i < G_WEIGHTS ? ab_tensor(ctx, info[i].rank, info[i].dims, NULL, &g->grad[i])
-                          : ab_tensor(ctx, 1, &flat, NULL, &g->grad[i]);
+        r = i < G_WEIGHTS ? ab_tensor_typed(ctx, info[i].rank, info[i].dims, dt, NULL, &g->grad[i])
+                          : ab_tensor_typed(ctx, 1, &flat, dt, NULL, &g->grad[i]);
         if (!r) /* poisoned: a gradient left unwritten cannot pass */
             r = vkattn_tensor_fill(g->grad[i], NAN);
     }

@@ -107,7 +107,7 @@ static void round_half(float *x, size_t n)
  * the f16 values the device holds, so the reference computes on them. */
 static void make_half(ab_case *c)
 {
-    ab_nd *in[] = {&c->query, &c->value, &c->key};
+    ab_nd *in[] = {&c->query, &c->value, &c->key, &c->grad_output}; /* dL/d(output) too */
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
         round_half(in[i]->data, in[i]->n);
     switch (c->kind) {
@@ -128,6 +128,7 @@ static void make_half(ab_case *c)
         round_half(c->w.bah.query_kernel, (size_t)d->query_width * d->units);
         round_half(c->w.bah.key_kernel, dk * d->units);
         round_half(c->w.bah.score_kernel, d->units);
+        c->w.bah.score_bias = to_half(c->w.bah.score_bias);
         break;
     }
     case AB_LAYER_MHA: {

@@ -74,7 +74,7 @@ static void make_half(layer_state *s)
     case AB_LAYER_MHA: s->layer.desc.mha.dtype = VKATTN_DTYPE_F16; break;
     case AB_LAYER_GQA: s->layer.desc.gqa.dtype = VKATTN_DTYPE_F16; break;
     }
-    for (int i = 0; i < 8; i++)
+    for (size_t i = 0; i < sizeof s->warr / sizeof s->warr[0]; i++) /* the gate's too */
         for (size_t j = 0; s->warr[i] && j < s->warr_n[i]; j++)
             s->warr[i][j] = to_half(s->warr[i][j]);
 }
@@ -295,7 +295,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     }
     ab_layer_fwd f = {.ctx = ctx, .layer = &s->layer, .call = s->call, .q = &s->q, .k = &s->k,
                       .v = &s->v, .vmask = &s->vmask, .out = &s->out, .proj_flops = proj,
-                      .core_flops = core};
+                      .core_flops = core, .fp16 = h};
     return ab_layer_backward_setup(&f, a->train_step, a->seed, &s->bwd, info);
 }
 
@@ -374,6 +374,7 @@ const ab_op ab_op_attention = {
     .bound = AB_BOUND_ATTENTION,
     .bound_fp16 = AB_BOUND_LAYER_FP16,
     .bound_backward = AB_BOUND_ATTENTION_BACKWARD,
+    .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = attention_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
 };
@@ -385,6 +386,7 @@ const ab_op ab_op_additive_attention = {
     .bound = AB_BOUND_ADDITIVE_ATTENTION,
     .bound_fp16 = AB_BOUND_LAYER_FP16,
     .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
+    .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = additive_attention_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check,
     .destroy = layer_destroy,
@@ -397,6 +399,7 @@ const ab_op ab_op_bahdanau = {
     .bound = AB_BOUND_BAHDANAU,
     .bound_fp16 = AB_BOUND_LAYER_FP16,
     .bound_backward = AB_BOUND_BAHDANAU_BACKWARD,
+    .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = bahdanau_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
 };
@@ -410,6 +413,7 @@ const ab_op ab_op_mha = {
              AB_F_TRAIN_STEP,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
+    .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,
@@ -423,6 +427,7 @@ const ab_op ab_op_gqa = {
              AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW | AB_F_GATE,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
+    .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = gqa_setup, .record = layer_record, .prepare = layer_prepare,
     .check = layer_check, .destroy = layer_destroy,

@@ -75,13 +75,12 @@ static void dw_tensors(const ab_layer_bwd *s, vkattn_tensor *gw[AB_LAYER_WEIGHTS
         gw[i] = s->dw[i].t;
 }
 
-/* A buffer of src's shape (random in [-1, 1) with rng, else undefined). */
+/* A buffer of src's shape and type (random in [-1, 1) with rng, rounded to
+ * f16 for an f16 src, else undefined). */
 static vkattn_result buf_like(vkattn_context *ctx, ab_buf *b, const ab_buf *src, ab_rng *rng)
 {
-    uint32_t rank = vkattn_tensor_get_info(src->t).desc.rank, dims[4];
-    for (uint32_t i = 0; i < rank; i++)
-        dims[i] = vkattn_tensor_get_info(src->t).desc.dims[i];
-    return ab_buf_make(ctx, b, rank, dims, rng, -1, 1);
+    const vkattn_tensor_desc d = vkattn_tensor_get_info(src->t).desc;
+    return ab_buf_make_as(ctx, b, d.rank, d.dims, rng, -1, 1, d.dtype == VKATTN_DTYPE_F16);
 }
 
 static vkattn_result record_train_step(ab_layer_bwd *s, VkCommandBuffer cmd)
@@ -198,8 +197,8 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
     vkattn_result r = VKATTN_SUCCESS;
     for (uint32_t i = 0; i < s->nslots && !r; i++) {
         uint32_t n = (uint32_t)s->slots[i].n;
-        if (n)
-            r = ab_buf_make(ctx, &s->dw[i], 1, &n, NULL, 0, 0);
+        if (n) /* the layer's type, as its weights */
+            r = ab_buf_make_as(ctx, &s->dw[i], 1, &n, NULL, 0, 0, f->fp16);
     }
     if (r || (r = buf_like(ctx, &s->g, f->out, train_step ? NULL : &rng)))
         return ab_report(ctx, r, what);
@@ -228,8 +227,10 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
     info->backward = true;
     info->flops = 2.0 * proj + 2.5 * core;
     /* inputs and dL/d(output) read, their gradients written, weights read and
-     * their gradients written */
-    info->bytes = 4.0 * (2.0 * in - f->vmask->n + s->g.n + 2.0 * weight_grads);
+     * their gradients written: 2 bytes each under --fp16 (the mask stays f32) */
+    const double width = f->fp16 ? 2.0 : 4.0;
+    info->bytes = width * (2.0 * (in - f->vmask->n) + s->g.n + 2.0 * weight_grads) +
+                  4.0 * f->vmask->n;
     return ATTNBENCH_EXIT_OK;
 }
 

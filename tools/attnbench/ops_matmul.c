@@ -1,7 +1,7 @@
 /* attnbench bench matmul: C[b] = A[b] @ op(B[b]) with packed operands; with
  * --fp16 A, B and C are f16 tensors (the inputs drawn as f16 values, so the
  * f32 reference sees exactly what the GPU reads); with --backward, dA and dB
- * from a random dC (vkattn/matmul_backward.h). */
+ * from a random dC (vkattn/matmul_backward.h), all f16 too with --fp16. */
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
@@ -82,10 +82,6 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     ab_fill_uniform(&rng, s->b, s->nb, -1, 1);
     s->fp16 = a->fp16;
     s->backward = a->backward;
-    if (s->fp16 && s->backward) {
-        fprintf(stderr, "attnbench: matmul: --backward has no f16 path yet (drop --fp16)\n");
-        return ATTNBENCH_EXIT_USAGE;
-    }
     if (s->backward) {
         if (!(s->dc = ab_floats(s->nc)))
             return ATTNBENCH_EXIT_CHECK;
@@ -93,6 +89,8 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     }
     if (s->fp16)
         to_f16_values(s->a, s->na), to_f16_values(s->b, s->nb);
+    if (s->fp16 && s->dc)
+        to_f16_values(s->dc, s->nc);
     vkattn_result r;
     if ((r = tensor3(ctx, batch, m, k, s->fp16, s->a, &s->ta)) ||
         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16, s->b,
@@ -100,8 +98,8 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
         (r = tensor3(ctx, batch, m, n, s->fp16, s->dc, &s->tc)))
         return ab_report(ctx, r, "matmul: creating tensors");
     if (s->backward &&
-        ((r = tensor3(ctx, batch, m, k, false, NULL, &s->tga)) ||
-         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, false, NULL,
+        ((r = tensor3(ctx, batch, m, k, s->fp16, NULL, &s->tga)) ||
+         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16, NULL,
                       &s->tgb))))
         return ab_report(ctx, r, "matmul: creating gradient tensors");
 
@@ -113,7 +111,7 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     if (s->backward) { /* two products of the forward's size; A, B, dC read, dA, dB written */
         info->backward = true;
         info->flops = 4.0 * batch * m * n * k;
-        info->bytes = 4.0 * (2.0 * s->na + 2.0 * s->nb + s->nc);
+        info->bytes = (s->fp16 ? 2.0 : 4.0) * (2.0 * s->na + 2.0 * s->nb + s->nc);
     }
     return ATTNBENCH_EXIT_OK;
 }
@@ -207,6 +205,7 @@ const ab_op ab_op_matmul = {
              AB_F_BACKWARD,
     .bound = AB_BOUND_MATMUL,
     .bound_fp16 = AB_BOUND_MATMUL_FP16,
+    .bound_backward_fp16 = AB_BOUND_MATMUL_FP16, /* dA, dB each rounded once, as C */
     .setup = matmul_setup,
     .record = matmul_record,
     .prepare = matmul_prepare,
