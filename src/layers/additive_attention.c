@@ -25,11 +25,7 @@ vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
                                                const vkattn_additive_attention_desc *desc,
                                                vkattn_additive_attention **out)
 {
-    if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-    *out = NULL;
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
+    VKA_CREATE_ARGS(ctx, out);
     vka_layer_widths w;
     vkattn_result r = vka_additive_attention_check_desc(ctx, __func__, desc, &w);
     if (r != VKATTN_SUCCESS)
@@ -62,9 +58,7 @@ void vkattn_additive_attention_destroy(vkattn_additive_attention *layer)
 vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *layer,
                                                     const vkattn_additive_attention_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
     if (layer->desc.no_scale)
         return VKATTN_SUCCESS;
     return vka_layer_weight_set(layer->ctx, __func__, layer->scale, w->scale, layer->w.dq, "w->scale");
@@ -73,9 +67,7 @@ vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *l
 vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attention *layer,
                                                     vkattn_additive_attention_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
     if (layer->desc.no_scale)
         return VKATTN_SUCCESS;
     return vka_layer_weight_get(layer->ctx, __func__, layer->scale, w->scale, layer->w.dq);

@@ -13,10 +13,7 @@
 vkattn_result vkattn_additive_attention_get_weight_tensors(
     vkattn_additive_attention *layer, vkattn_additive_attention_weight_tensors *out)
 {
-    if (!layer || !out)
-        return vka_fail(layer ? vka_additive_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !layer ? "layer" : "out");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, vka_additive_attention_parts_of(layer).ctx, out);
     *out = (vkattn_additive_attention_weight_tensors){
         .scale = vka_additive_attention_parts_of(layer).scale};
     return VKATTN_SUCCESS;

@@ -34,11 +34,7 @@ struct vkattn_attention {
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
                                       vkattn_attention **out)
 {
-    if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-    *out = NULL;
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
+    VKA_CREATE_ARGS(ctx, out);
     vka_layer_widths w;
     vkattn_result r = vka_attention_check_desc(ctx, __func__, desc, &w);
     if (r != VKATTN_SUCCESS)
@@ -85,9 +81,7 @@ void vkattn_attention_destroy(vkattn_attention *layer)
 vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
                                            const vkattn_attention_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
     vkattn_result r;
     if ((r = vka_layer_check_scalar(layer->ctx, __func__, "w->scale", w->scale)) ||
         (r = vka_layer_check_scalar(layer->ctx, __func__, "w->concat_score_weight",
@@ -108,9 +102,7 @@ vka_attention_parts vka_attention_parts_of(vkattn_attention *layer)
 vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
                                            vkattn_attention_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", __func__, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
     vkattn_attention_weights got;
     vkattn_result r;
     if ((r = vkattn_tensor_download(layer->scale, &got.scale, 0, 1)) ||

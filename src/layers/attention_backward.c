@@ -23,10 +23,7 @@
 vkattn_result vkattn_attention_get_weight_tensors(vkattn_attention *layer,
                                                   vkattn_attention_weight_tensors *out)
 {
-    if (!layer || !out)
-        return vka_fail(layer ? vka_attention_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !layer ? "layer" : "out");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, vka_attention_parts_of(layer).ctx, out);
     const vka_attention_parts p = vka_attention_parts_of(layer);
     *out = (vkattn_attention_weight_tensors){.scale = p.scale, .concat_score_weight = p.csw};
     return VKATTN_SUCCESS;

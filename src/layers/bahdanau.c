@@ -29,11 +29,7 @@ struct vkattn_bahdanau {
 vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,
                                      vkattn_bahdanau **out)
 {
-    if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-    *out = NULL;
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
+    VKA_CREATE_ARGS(ctx, out);
     vka_layer_widths w;
     vkattn_result r = vka_bahdanau_check_desc(ctx, __func__, desc, &w);
     if (r != VKATTN_SUCCESS)
@@ -77,9 +73,7 @@ void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
 
 vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_bahdanau_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     /* check everything before uploading anything, so a bad call changes nothing */
@@ -102,9 +96,7 @@ vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_b
 
 vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer, vkattn_bahdanau_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        __func__, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     vkattn_result r;

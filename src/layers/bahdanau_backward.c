@@ -20,10 +20,7 @@
 vkattn_result vkattn_bahdanau_get_weight_tensors(vkattn_bahdanau *layer,
                                                  vkattn_bahdanau_weight_tensors *out)
 {
-    if (!layer || !out)
-        return vka_fail(layer ? vka_bahdanau_parts_of(layer).ctx : NULL,
-                        VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__,
-                        !layer ? "layer" : "out");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, vka_bahdanau_parts_of(layer).ctx, out);
     const vka_bahdanau_parts p = vka_bahdanau_parts_of(layer);
     *out = (vkattn_bahdanau_weight_tensors){.query_kernel = p.wq, .key_kernel = p.wk,
                                             .score_kernel = p.v, .score_bias = p.score_bias};

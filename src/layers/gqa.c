@@ -19,11 +19,7 @@ struct vkattn_gqa {
 vkattn_result vkattn_gqa_create(vkattn_context *ctx, const vkattn_gqa_desc *desc,
                                 vkattn_gqa **out)
 {
-    if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-    *out = NULL;
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
+    VKA_CREATE_ARGS(ctx, out);
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(ctx, __func__, desc, &d);
     if (r)
@@ -89,8 +85,6 @@ vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
 
 vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer, vkattn_gqa_weight_tensors *out)
 {
-    if (!layer || !out)
-        return vka_fail(layer ? layer->mha->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", __func__, !layer ? "layer" : "out");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->mha->ctx, out);
     return vkattn_mha_get_weight_tensors(layer->mha, out);
 }

@@ -274,9 +274,7 @@ static void keep_for_backward(vkattn_mha *layer, const vkattn_layer_call *call,
 vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommandBuffer cmd,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io)
 {
-    if (!layer || !cmd)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", caller, !layer ? "layer" : "cmd");
+    VKA_REQUIRE_OWNER_AND(caller, layer, layer->ctx, cmd);
     mha_plan p;
     vkattn_result r;
     vka_layer_mask mask;
@@ -519,9 +517,7 @@ vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkComm
                                        const vkattn_layer_call *call, const vkattn_layer_io *io,
                                        vkattn_kv_cache *cache)
 {
-    if (!layer || !cmd)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", fn, !layer ? "layer" : "cmd");
+    VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
     mha_cached_plan p = {.fn = fn};
     vkattn_result r = plan_cached(layer, call, io, cache, &p);
     if (r)

@@ -36,9 +36,7 @@
 
 vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out)
 {
-    if (!layer || !out)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", __func__, !layer ? "layer" : "out");
+    VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, out);
     *out = layer->w;
     return VKATTN_SUCCESS;
 }
@@ -518,9 +516,7 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
                                   const vkattn_layer_grads *g,
                                   const vkattn_mha_weight_tensors *gw)
 {
-    if (!layer || !cmd)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is NULL", fn, !layer ? "layer" : "cmd");
+    VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
     mha_bwd_plan p;
     vkattn_result r;
     if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||

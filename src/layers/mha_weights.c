@@ -56,11 +56,7 @@ fail:
 vkattn_result vkattn_mha_create(vkattn_context *ctx, const vkattn_mha_desc *desc,
                                 vkattn_mha **out)
 {
-    if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-    *out = NULL;
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
+    VKA_CREATE_ARGS(ctx, out);
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(ctx, __func__, desc, &d);
     return r ? r : vka_mha_create_dims(ctx, __func__, &d, desc->dtype, out);
@@ -80,9 +76,7 @@ void vkattn_mha_destroy(vkattn_mha *layer)
 vkattn_result vka_mha_set_weights_as(const char *caller, vkattn_mha *layer,
                                      const vkattn_mha_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        caller, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(caller, layer, layer->ctx, w);
     vka_layer_weights lw = weights_of(layer);
     return vka_layer_weights_set(layer->ctx, caller, &lw, w);
 }
@@ -90,9 +84,7 @@ vkattn_result vka_mha_set_weights_as(const char *caller, vkattn_mha *layer,
 vkattn_result vka_mha_get_weights_as(const char *caller, const vkattn_mha *layer,
                                      vkattn_mha_weights *w)
 {
-    if (!layer || !w)
-        return vka_fail(layer ? layer->ctx : NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL",
-                        caller, !layer ? "layer" : "w");
+    VKA_REQUIRE_OWNER_AND(caller, layer, layer->ctx, w);
     vka_layer_weights lw = weights_of(layer);
     return vka_layer_weights_get(layer->ctx, caller, &lw, w);
 }

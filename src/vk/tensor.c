@@ -83,11 +83,7 @@ static vkattn_result tensor_alloc(vkattn_context *ctx, const vkattn_tensor_desc 
 vkattn_result vkattn_tensor_create(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                    vkattn_tensor **out)
 {
-    if (!out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: out is NULL", __func__);
-    *out = NULL;
-    if (!ctx)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: ctx is NULL", __func__);
+    VKA_CREATE_ARGS(ctx, out);
     uint64_t count;
     vkattn_result r = check_desc(ctx, desc, __func__, &count);
     if (r != VKATTN_SUCCESS)

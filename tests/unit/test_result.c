@@ -66,6 +66,13 @@ static void test_context_free_errors(void **state)
     assert_non_null(strstr(vkattn_last_error(), "profile \"phone\" is unknown"));
 }
 
+/* The call fails with INVALID_ARGUMENT and exactly "fn: what is NULL". */
+#define EXPECT_NULL(call, fn, what)                                                \
+    do {                                                                           \
+        assert_int_equal((call), VKATTN_ERROR_INVALID_ARGUMENT);                   \
+        assert_string_equal(vkattn_last_error(), fn ": " what " is NULL");         \
+    } while (0)
+
 /* Every public *_record, given a real (here: made-up, never used) command
  * buffer and a NULL first argument, fails naming that argument before it
  * touches anything (vk/record_mode.h's VKA_RECORD_MODES checks it). */
@@ -73,11 +80,6 @@ static void test_record_null_first_argument(void **state)
 {
     (void)state;
     VkCommandBuffer cmd = (VkCommandBuffer)(uintptr_t)0x1000;
-#define EXPECT_NULL(call, fn, what)                                                \
-    do {                                                                           \
-        assert_int_equal((call), VKATTN_ERROR_INVALID_ARGUMENT);                   \
-        assert_string_equal(vkattn_last_error(), fn ": " what " is NULL");         \
-    } while (0)
     EXPECT_NULL(vkattn_matmul_record(NULL, cmd, NULL, NULL), "vkattn_matmul_record", "ctx");
     EXPECT_NULL(vkattn_matmul_backward_record(NULL, cmd, NULL, NULL),
                 "vkattn_matmul_backward_record", "ctx");
@@ -131,7 +133,63 @@ static void test_record_null_first_argument(void **state)
                 "vkattn_mha_backward_record", "layer");
     EXPECT_NULL(vkattn_gqa_backward_record(NULL, cmd, NULL, NULL, NULL, NULL),
                 "vkattn_gqa_backward_record", "layer");
-#undef EXPECT_NULL
+}
+
+/* The layers' and tensors' functions that need no device, given NULL: each
+ * create names out, then ctx (and clears *out first); each function of a
+ * layer names the layer (core/error.h's VKA_CREATE_ARGS and
+ * VKA_REQUIRE_OWNER_AND write these messages). */
+static void test_object_null_arguments(void **state)
+{
+    (void)state;
+    int junk;
+    void *const poison = &junk;
+#define EXPECT_CREATE(create, desc_type, fn)                                            \
+    do {                                                                                \
+        desc_type desc = {0};                                                           \
+        EXPECT_NULL(create(NULL, &desc, NULL), fn, "out");                              \
+        void *made = poison;                                                            \
+        EXPECT_NULL(create(NULL, &desc, (void *)&made), fn, "ctx");                     \
+        assert_null(made);                                                              \
+    } while (0)
+    EXPECT_CREATE(vkattn_tensor_create, vkattn_tensor_desc, "vkattn_tensor_create");
+    EXPECT_CREATE(vkattn_attention_create, vkattn_attention_desc, "vkattn_attention_create");
+    EXPECT_CREATE(vkattn_additive_attention_create, vkattn_additive_attention_desc,
+                  "vkattn_additive_attention_create");
+    EXPECT_CREATE(vkattn_bahdanau_create, vkattn_bahdanau_desc, "vkattn_bahdanau_create");
+    EXPECT_CREATE(vkattn_mha_create, vkattn_mha_desc, "vkattn_mha_create");
+    EXPECT_CREATE(vkattn_gqa_create, vkattn_gqa_desc, "vkattn_gqa_create");
+#undef EXPECT_CREATE
+    vkattn_attention_weights aw = {0};
+    vkattn_additive_attention_weights dw = {0};
+    vkattn_bahdanau_weights bw = {0};
+    vkattn_mha_weights mw = {0};
+    vkattn_attention_weight_tensors at = {0};
+    vkattn_additive_attention_weight_tensors dt = {0};
+    vkattn_bahdanau_weight_tensors bt = {0};
+    vkattn_mha_weight_tensors mt = {0};
+    EXPECT_NULL(vkattn_attention_set_weights(NULL, &aw), "vkattn_attention_set_weights", "layer");
+    EXPECT_NULL(vkattn_attention_get_weights(NULL, &aw), "vkattn_attention_get_weights", "layer");
+    EXPECT_NULL(vkattn_attention_get_weight_tensors(NULL, &at),
+                "vkattn_attention_get_weight_tensors", "layer");
+    EXPECT_NULL(vkattn_additive_attention_set_weights(NULL, &dw),
+                "vkattn_additive_attention_set_weights", "layer");
+    EXPECT_NULL(vkattn_additive_attention_get_weights(NULL, &dw),
+                "vkattn_additive_attention_get_weights", "layer");
+    EXPECT_NULL(vkattn_additive_attention_get_weight_tensors(NULL, &dt),
+                "vkattn_additive_attention_get_weight_tensors", "layer");
+    EXPECT_NULL(vkattn_bahdanau_set_weights(NULL, &bw), "vkattn_bahdanau_set_weights", "layer");
+    EXPECT_NULL(vkattn_bahdanau_get_weights(NULL, &bw), "vkattn_bahdanau_get_weights", "layer");
+    EXPECT_NULL(vkattn_bahdanau_get_weight_tensors(NULL, &bt),
+                "vkattn_bahdanau_get_weight_tensors", "layer");
+    EXPECT_NULL(vkattn_mha_set_weights(NULL, &mw), "vkattn_mha_set_weights", "layer");
+    EXPECT_NULL(vkattn_mha_get_weights(NULL, &mw), "vkattn_mha_get_weights", "layer");
+    EXPECT_NULL(vkattn_mha_get_weight_tensors(NULL, &mt), "vkattn_mha_get_weight_tensors",
+                "layer");
+    EXPECT_NULL(vkattn_gqa_set_weights(NULL, &mw), "vkattn_gqa_set_weights", "layer");
+    EXPECT_NULL(vkattn_gqa_get_weights(NULL, &mw), "vkattn_gqa_get_weights", "layer");
+    EXPECT_NULL(vkattn_gqa_get_weight_tensors(NULL, &mt), "vkattn_gqa_get_weight_tensors",
+                "layer");
 }
 
 static void test_version(void **state)
@@ -147,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_names_and_messages),
         cmocka_unit_test(test_context_free_errors),
         cmocka_unit_test(test_record_null_first_argument),
+        cmocka_unit_test(test_object_null_arguments),
         cmocka_unit_test(test_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
