@@ -5,22 +5,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
-
-void vka_shape_text(uint32_t rank, const uint32_t *dims, char *buf, size_t size)
-{
-    size_t len = 0;
-    if (!size)
-        return;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < rank && len < size; i++) {
-        int n = snprintf(buf + len, size - len, "%s%u", i ? ", " : "(", dims[i]);
-        if (n < 0)
-            return;
-        len += (size_t)n;
-    }
-    if (len < size)
-        snprintf(buf + len, size - len, rank ? ")" : "()");
-}
+#include "core/shape_text.h"
 
 /* dims right-aligned against (B, Tq, Tv) (rank <= 3, shared by the heads) or
  * (B, H, Tq, Tv) (rank 4), as (B|1, H|1, Tq|1, Tv|1); false if a dim is

@@ -62,7 +62,4 @@ vkattn_broadcast vka_mask_op_broadcast(const vka_mask_layout *l);
  * mask, which must first be expanded to a full key axis. */
 bool vka_mask_key_broadcast(const vka_mask_layout *l, uint32_t tv);
 
-/* "(2, 1, 5)" into buf (always terminated). */
-void vka_shape_text(uint32_t rank, const uint32_t *dims, char *buf, size_t size);
-
 #endif /* VKA_CORE_MASK_SHAPE_H */

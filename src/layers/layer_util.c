@@ -1,12 +1,12 @@
 /* See layer_util.h. */
 #include "layers/layer_util.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/check.h"
 #include "core/error.h"
 #include "core/growth.h"
+#include "core/shape_text.h"
 #include "ops/half_stage.h"
 #include "ops/mask_expand.h"
 #include "ops/rowmask.h"
@@ -38,11 +38,8 @@ vkattn_result vka_layer_check_tensor_types(vkattn_context *ctx, const char *call
     if (r != VKATTN_SUCCESS)
         return r;
     if (t->count != count) {
-        char sizes[96] = "";
-        int len = 0;
-        for (int i = 0; i < n && len >= 0 && (size_t)len < sizeof sizes; i++)
-            len += snprintf(sizes + len, sizeof sizes - (size_t)len, "%s%llu", i ? " x " : "",
-                            (unsigned long long)dims[i]);
+        char sizes[96];
+        vka_dims_text(dims, n, sizes, sizeof sizes);
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s has %llu elements; must be %s = %s = %llu", caller, what,
                         (unsigned long long)t->count, shape, sizes, (unsigned long long)count);

@@ -3,11 +3,11 @@
 #include "reference/ref_internal.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/shape_text.h"
 
 vkattn_result vka_ref_require_dim(const char *fn, const char *name, uint32_t v)
 {
@@ -48,11 +48,8 @@ vkattn_result vka_ref_count(const char *fn, const char *what, const uint64_t *di
     /* Callers index with size_t and the arrays are f32, so the byte size must
      * fit too, not just the element count. */
     if (!vka_product_u64(dims, n, &total) || total > SIZE_MAX / sizeof(float)) {
-        char shape[160] = "";
-        int len = 0;
-        for (int i = 0; i < n && len >= 0 && (size_t)len < sizeof shape; i++)
-            len += snprintf(shape + len, sizeof shape - (size_t)len, "%s%llu", i ? " x " : "",
-                            (unsigned long long)dims[i]);
+        char shape[160];
+        vka_dims_text(dims, n, shape, sizeof shape);
         return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW,
                         "%s: %s = %s elements overflows the address space", fn, what,
                         shape);

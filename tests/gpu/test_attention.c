@@ -571,6 +571,9 @@ static void test_bad_call(void **state)
     io = io0, io.query_mask = short_mask;
     TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->query_mask");
+    io = io0, io.query_mask = flat; /* too many elements: the shape spelled out */
+    TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "io->query_mask has 24 elements; must be (B, Tq) = 2 x 3 = 6");
     io = io0, io.value_mask = short_mask;
     TH_EXPECT_ERROR(vkattn_attention_record(att, VKATTN_RUN_NOW, &good, &io), VKATTN_ERROR_INVALID_ARGUMENT,
                     "io->value_mask");

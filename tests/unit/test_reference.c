@@ -138,6 +138,14 @@ static void additive_by_hand(void **state)
     const double want[2] = {0.75 * (2 * tanh(1.5 * 0.625) - tanh(1.5 * 0.0)),
                             0.75 * (2 * tanh(1.5 * 0.125) - tanh(1.5 * 0.25))};
     expect_near(out, want, 2, 1e-7);
+    /* sizes past the address space are refused before any array is read,
+     * the message spelling the product out */
+    vkattn_additive_params huge = p;
+    huge.batch = huge.tq = huge.dim = UINT32_MAX;
+    assert_int_equal(vkattn_reference_additive(&huge, NULL, q, k, s, out),
+                     VKATTN_ERROR_SIZE_OVERFLOW);
+    assert_non_null(strstr(vkattn_last_error(), "q (B, Tq, dim) = 4294967295 x 4294967295 x "
+                                                "4294967295 elements overflows the address space"));
 
     /* defaults: no scale vector (all ones), inner = outer = 1 */
     vkattn_additive_params d = {.batch = 1, .tq = 1, .tv = 2, .dim = 2};
