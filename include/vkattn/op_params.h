@@ -40,7 +40,7 @@ typedef struct vkattn_matmul_params {
     bool transpose_a;
     bool transpose_b;
     bool has_bias;  /* add a bias row of n elements to every row of C */
-    float alpha;    /* 0 = 1.0 */
+    float alpha;    /* 0 = 1.0; must be finite */
     vkattn_matrix_layout a, b, c;
 } vkattn_matmul_params;
 

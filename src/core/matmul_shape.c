@@ -1,6 +1,8 @@
 /* See matmul_shape.h. */
 #include "core/matmul_shape.h"
 
+#include <math.h>
+
 #include "core/check.h"
 #include "core/error.h"
 
@@ -53,8 +55,9 @@ vkattn_result vka_matmul_resolve(struct vkattn_context *ctx, const char *caller,
     const char *zero = !p->m ? "m" : !p->n ? "n" : !p->k ? "k" : NULL;
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is 0; must be >= 1", caller, zero);
-    if (p->alpha != p->alpha)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: alpha is NaN", caller);
+    if (!isfinite(p->alpha))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: alpha is %g; must be finite",
+                        caller, (double)p->alpha);
     s->batch = vka_default_u32(p->batch, 1);
     s->heads = vka_default_u32(p->heads, 1);
     s->m = p->m;

@@ -1,68 +1,36 @@
 /* CPU reference of the batched matmul op: naive loops, double accumulation.
- * Strides are validated up front so the loops index without further checks. */
+ * The params are resolved as the GPU op resolves them (core/matmul_shape.h), so
+ * the loops index without further checks. */
 #include "vkattn/reference.h"
 
-#include <math.h>
+#include <stdint.h>
 
-#include "core/check.h"
 #include "core/error.h"
+#include "core/matmul_shape.h"
 #include "reference/ref_internal.h"
 #include "reference/typed_io.h"
 
 static const char fn[] = "vkattn_reference_matmul";
 
-/* One operand with its defaults resolved: element strides of batch, head, row. */
-typedef struct operand {
-    uint64_t bs, hs, ld;
-} operand;
-
-static vkattn_result overflow(const char *name)
-{
-    return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW,
-                    "%s: the strides of %s overflow the address space", fn, name);
-}
-
-/* Resolves a layout for a stored rows x cols matrix and checks that its last
- * element, (batch-1)*bs + (heads-1)*hs + (rows-1)*ld + cols-1, is addressable.
- * For C (packed defaults) zero strides mean packed; for A and B, zero batch and
- * head strides broadcast. */
-static vkattn_result resolve(const char *name, const vkattn_matrix_layout *l, uint64_t rows,
-                             uint64_t cols, uint64_t batch, uint64_t heads, bool packed_defaults,
-                             operand *o)
-{
-    if (l->row_stride != 0 && l->row_stride < cols)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s.row_stride is %u; must be 0 or >= %llu (its stored column count)",
-                        fn, name, l->row_stride, (unsigned long long)cols);
-    o->ld = l->row_stride ? l->row_stride : cols;
-    o->hs = l->head_stride;
-    o->bs = l->batch_stride;
-    if (packed_defaults && o->hs == 0 && !vka_mul_u64(rows, o->ld, &o->hs))
-        return overflow(name);
-    if (packed_defaults && o->bs == 0 && !vka_mul_u64(heads * rows, o->ld, &o->bs))
-        return overflow(name);
-    uint64_t t, last = cols - 1;
-    if (!vka_mul_u64(rows - 1, o->ld, &t) || !vka_add_u64(last, t, &last) ||
-        !vka_mul_u64(heads - 1, o->hs, &t) || !vka_add_u64(last, t, &last) ||
-        !vka_mul_u64(batch - 1, o->bs, &t) || !vka_add_u64(last, t, &last) ||
-        last >= SIZE_MAX / sizeof(float))
-        return overflow(name);
-    return VKATTN_SUCCESS;
-}
-
+/* The pointers and the bias flag; the params themselves are resolved by
+ * vka_matmul_resolve, as the GPU op resolves them, so the two accept the
+ * same calls. */
 static vkattn_result check(const vkattn_matmul_params *p, const void *a, const void *b,
-                           const void *bias, const void *c)
+                           const void *bias, const void *c, vka_matmul_shape *s)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)))
-        return r;
-    if ((r = vka_ref_require_dim(fn, "m", p->m)) || (r = vka_ref_require_dim(fn, "n", p->n)) ||
-        (r = vka_ref_require_dim(fn, "k", p->k)) ||
-        (r = vka_ref_require_finite(fn, "alpha", p->alpha)) ||
+    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_matmul_resolve(NULL, fn, p, s)) ||
         (r = vka_ref_require_ptr(fn, "a", a)) || (r = vka_ref_require_ptr(fn, "b", b)) ||
-        (r = vka_ref_require_ptr(fn, "c", c)))
+        (r = vka_ref_require_ptr(fn, "c", c)) ||
+        (r = vka_ref_require_flagged(fn, "bias", "has_bias", p->has_bias, bias)))
         return r;
-    return vka_ref_require_flagged(fn, "bias", "has_bias", p->has_bias, bias);
+    /* the loops index the arrays with size_t */
+    const vka_operand *ops[] = {&s->a, &s->b, &s->c};
+    for (int i = 0; i < 3; i++)
+        if (ops[i]->extent > SIZE_MAX / sizeof(float))
+            return vka_fail(NULL, VKATTN_ERROR_SIZE_OVERFLOW,
+                            "%s: the strides of %c overflow the address space", fn, "abc"[i]);
+    return VKATTN_SUCCESS;
 }
 
 static vkattn_result check_types(const vkattn_matmul_dtypes *t)
@@ -77,27 +45,24 @@ vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p,
                                             const void *b, const void *bias, void *c)
 {
     const vkattn_matmul_dtypes ty = types ? *types : (vkattn_matmul_dtypes){0};
+    vka_matmul_shape sh;
     vkattn_result r;
-    if ((r = check(p, a, b, bias, c)) || (r = check_types(&ty)))
+    if ((r = check(p, a, b, bias, c, &sh)) || (r = check_types(&ty)))
         return r;
-    const uint64_t batch = vka_default_u32(p->batch, 1), heads = vka_default_u32(p->heads, 1);
-    const uint64_t m = p->m, n = p->n, k = p->k;
-    operand oa, ob, oc;
-    if ((r = resolve("a", &p->a, p->transpose_a ? k : m, p->transpose_a ? m : k, batch, heads,
-                     false, &oa)) ||
-        (r = resolve("b", &p->b, p->transpose_b ? n : k, p->transpose_b ? k : n, batch, heads,
-                     false, &ob)) ||
-        (r = resolve("c", &p->c, m, n, batch, heads, true, &oc)))
-        return r;
+    const uint64_t batch = sh.batch, heads = sh.heads, m = sh.m, n = sh.n, k = sh.k;
+    const vka_operand oa = sh.a, ob = sh.b, oc = sh.c;
 
     /* Element (r, s) of op(X) lives at r*ld + s, or s*ld + r when transposed. */
-    const size_t a_row = p->transpose_a ? 1 : oa.ld, a_col = p->transpose_a ? oa.ld : 1;
-    const size_t b_row = p->transpose_b ? 1 : ob.ld, b_col = p->transpose_b ? ob.ld : 1;
-    const double alpha = vka_default_f32(p->alpha, 1.0f);
+    const size_t a_row = p->transpose_a ? 1 : oa.row_stride;
+    const size_t a_col = p->transpose_a ? oa.row_stride : 1;
+    const size_t b_row = p->transpose_b ? 1 : ob.row_stride;
+    const size_t b_col = p->transpose_b ? ob.row_stride : 1;
+    const double alpha = sh.alpha;
     for (uint64_t bi = 0; bi < batch; bi++)
         for (uint64_t h = 0; h < heads; h++) {
-            const size_t ab = bi * oa.bs + h * oa.hs, bb = bi * ob.bs + h * ob.hs;
-            const size_t cb = bi * oc.bs + h * oc.hs;
+            const size_t ab = bi * oa.batch_stride + h * oa.head_stride;
+            const size_t bb = bi * ob.batch_stride + h * ob.head_stride;
+            const size_t cb = bi * oc.batch_stride + h * oc.head_stride;
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++) {
                     double s = 0.0;
@@ -107,7 +72,7 @@ vkattn_result vkattn_reference_matmul(const vkattn_matmul_params *p,
                     s *= alpha;
                     if (p->has_bias)
                         s += vka_ref_load(bias, ty.bias, j);
-                    vka_ref_store(c, ty.c, cb + i * oc.ld + j, s);
+                    vka_ref_store(c, ty.c, cb + i * oc.row_stride + j, s);
                 }
         }
     return VKATTN_SUCCESS;

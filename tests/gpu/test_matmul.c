@@ -12,6 +12,7 @@
 #include <vkattn/advanced.h>
 #include <vkattn/reference.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,13 @@ static void test_bad_arguments(void **state)
     p.a.row_stride = 2; /* narrower than the matrix */
     assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     p.a.row_stride = 0;
+    p.alpha = INFINITY; /* refused as the reference refuses it (core/matmul_shape.c) */
+    assert_int_equal(vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "alpha is inf; must be finite"));
+    float host[16] = {0};
+    assert_int_equal(vkattn_reference_matmul(&p, NULL, host, host, NULL, host),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    p.alpha = 0.0f;
     p.batch = 70000; /* over the z workgroup limit or too small tensors: never a crash */
     p.a.batch_stride = 0;
     p.b.batch_stride = 0;
