@@ -62,6 +62,13 @@ vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const 
                                 const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
                                 uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y)
 {
+    vkattn_result r;
+    const unsigned both = VKA_DTYPES_F32_F16;
+    if ((r = check_count(ctx, caller, k->y_name, n)) ||
+        (r = vka_tensor_check_types(ctx, a, a_count, caller, k->a_name, both)) ||
+        (r = vka_tensor_check_types(ctx, b, n, caller, k->b_name, both)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, k->y_name, both)))
+        return r;
     const binary_op op = {
         .caller = caller, .k = k, .n = n, .a_count = a_count, .a = a, .b = b, .y = y};
     const bool staged = a->dtype == VKATTN_DTYPE_F16 || b->dtype == VKATTN_DTYPE_F16 ||
@@ -73,13 +80,8 @@ vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const cha
                              const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
                              vkattn_tensor *y)
 {
-    vkattn_result r;
-    if ((r = check_count(ctx, caller, what, n)) ||
-        (r = vka_tensor_check_types(ctx, a, n, caller, "a summand", VKA_DTYPES_F32_F16)) ||
-        (r = vka_tensor_check_types(ctx, b, n, caller, "a summand", VKA_DTYPES_F32_F16)) ||
-        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_F32_F16)))
-        return r;
-    const vka_binary_kernel k = {"add", vka_spv_add, vka_spv_add_size};
+    const vka_binary_kernel k = {"add", vka_spv_add, vka_spv_add_size, "a summand", "a summand",
+                                 what};
     return vka_binary_record(ctx, cmd, caller, &k, n, a, n, b, y);
 }
 

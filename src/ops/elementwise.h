@@ -24,17 +24,20 @@ vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const cha
 
 /* A binary elementwise kernel: bindings 0 and 1 read, 2 written, a
  * grid-stride loop (spec constant VKA_ELEMENTWISE_SPEC_WG: local_size_x) and
- * the push constants VKA_ELEMENTWISE_PUSH (common/elementwise_iface.h). */
+ * the push constants VKA_ELEMENTWISE_PUSH (common/elementwise_iface.h); and
+ * what its operands are called in messages. */
 typedef struct vka_binary_kernel {
     const char *name;
     const uint32_t *code; /* vka_spv_<name> */
     size_t code_size;
+    const char *a_name, *b_name, *y_name; /* "a summand", ... */
 } vka_binary_kernel;
 
 /* y[i] = k(a[i], b[i]) for i < n (a[0] for every i where a_count is 1: a
- * scalar). Each of a, b, y f32 or f16: f16 ones go through f32 scratch
- * (ops/half_stage.h; run dry first, so nothing is recorded on failure). The
- * caller has checked the tensors and that n fits 32 bits. */
+ * scalar). Checks that n fits the kernel's 32-bit indexing and each tensor's
+ * size (a_count, n, n), naming them as k does. Each of a, b, y f32 or f16:
+ * f16 ones go through f32 scratch (ops/half_stage.h; run dry first, so
+ * nothing is recorded on failure). */
 vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                 const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
                                 uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y);

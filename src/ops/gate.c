@@ -25,14 +25,9 @@ static vkattn_result check_count(vkattn_context *ctx, const char *caller, uint64
 vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               uint64_t n, vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *y)
 {
-    vkattn_result r;
-    const unsigned both = VKA_DTYPES_F32_F16;
-    if ((r = check_count(ctx, caller, n)) ||
-        (r = vka_tensor_check_types(ctx, x, n, caller, "the attention context", both)) ||
-        (r = vka_tensor_check_types(ctx, g, n, caller, "the gate projection", both)) ||
-        (r = vka_tensor_check_types(ctx, y, n, caller, "the gated context", both)))
-        return r;
-    const vka_binary_kernel k = {"gate", vka_spv_gate, vka_spv_gate_size};
+    const vka_binary_kernel k = {"gate", vka_spv_gate, vka_spv_gate_size,
+                                 "the attention context", "the gate projection",
+                                 "the gated context"};
     return vka_binary_record(ctx, cmd, caller, &k, n, x, n, g, y);
 }
 
