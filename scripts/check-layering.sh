@@ -163,9 +163,11 @@ check_public() {
 }
 check_public tools/attnbench
 check_public tests/gpu
-# One exception: test_register_budget compiles the register budget's pure
-# host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables.
-check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' 'vk/profile\.h'
+# Two exceptions: test_register_budget compiles the register budget's pure
+# host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables;
+# test_dry_first compiles vk/prepare.c, the dry-first recording, device-free.
+check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' \
+    'vk/(profile|prepare)\.h'
 check_public tests/common
 # examples/frame_budget.c embeds its own shaders (cmake/Shaders.cmake, HEADER)
 check_public examples 'frame_budget_shaders\.h'

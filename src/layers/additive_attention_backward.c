@@ -66,6 +66,13 @@ static vkattn_result record_all(const vka_additive_attention_parts *p, VkCommand
     return vka_layer_value_grad_finish(ctx, cmd, fn, call, io, grads, p->w.dv, &t, dkey);
 }
 
+/* record_all as vka_record_dry_first calls it. */
+static vkattn_result record_call(vkattn_context *ctx, VkCommandBuffer cmd, const void *args)
+{
+    const vka_backward_call *a = args;
+    return record_all(a->parts, cmd, a->fn, a->call, a->io, a->grads, a->grad_w);
+}
+
 vkattn_result vkattn_additive_attention_backward_record(
     vkattn_additive_attention *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
     const vkattn_layer_io *io, const vkattn_layer_grads *grads,
@@ -74,9 +81,6 @@ vkattn_result vkattn_additive_attention_backward_record(
     VKA_RECORD_MODES(layer, vka_additive_attention_parts_of(layer).ctx, cmd,
                      vkattn_additive_attention_backward_record(layer, cmd, call, io, grads, grad_w));
     const vka_additive_attention_parts p = vka_additive_attention_parts_of(layer);
-    /* a dry pass first: every check and allocation before anything is recorded */
-    vkattn_result r = record_all(&p, VKA_DRY_CMD, __func__, call, io, grads, grad_w);
-    if (r != VKATTN_SUCCESS || vka_is_dry(cmd))
-        return r;
-    return record_all(&p, cmd, __func__, call, io, grads, grad_w);
+    const vka_backward_call a = {&p, __func__, call, io, grads, grad_w};
+    return vka_record_dry_first(p.ctx, cmd, record_call, &a);
 }

@@ -192,10 +192,12 @@ static vkattn_result record_concat(bwd *b, vka_layer_tail *t, vkattn_tensor *dke
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result record_all(bwd *b, VkCommandBuffer cmd)
+/* The whole backward into cmd (vka_record_dry_first runs it dry first). */
+static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const void *b_)
 {
+    bwd pass = *(const bwd *)b_;
+    bwd *b = &pass;
     b->cmd = cmd;
-    vkattn_context *ctx = b->p.ctx;
     vka_layer_tail t;
     vkattn_tensor *dkey;
     vka_mask_layout ml = {0};
@@ -244,9 +246,5 @@ vkattn_result vkattn_attention_backward_record(vkattn_attention *layer, VkComman
         b.nq = (uint64_t)call->batch * call->tq * p.w.dq;
         b.nk = (uint64_t)call->batch * call->tv * p.w.dq;
     }
-    /* a dry pass first: every check and allocation before anything is recorded */
-    vkattn_result r = record_all(&b, VKA_DRY_CMD);
-    if (r != VKATTN_SUCCESS || vka_is_dry(cmd))
-        return r;
-    return record_all(&b, cmd);
+    return vka_record_dry_first(p.ctx, cmd, record_all, &b);
 }

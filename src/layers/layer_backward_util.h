@@ -44,6 +44,18 @@ void vka_layer_kept_destroy(vka_layer_kept *kept);
 
 /* One gradient tensor the backward may write: where it goes, its element
  * count and its name for messages. */
+/* A single-head layer backward's arguments, as vka_record_dry_first
+ * (vk/prepare.h) hands them to its recording: `parts` is the layer's
+ * vka_X_parts (layers/single_internal.h), `grad_w` its weight gradients. */
+typedef struct vka_backward_call {
+    const void *parts;
+    const char *fn;
+    const vkattn_layer_call *call;
+    const vkattn_layer_io *io;
+    const vkattn_layer_grads *grads;
+    const void *grad_w;
+} vka_backward_call;
+
 typedef struct vka_grad_slot {
     vkattn_tensor *t;
     uint64_t count;

@@ -442,11 +442,25 @@ static vkattn_result record_sdpa_backward(vkattn_mha *layer, VkCommandBuffer cmd
     return vkattn_sdpa_backward_record(layer->ctx, cmd, &p->sdpa, &sio);
 }
 
-static vkattn_result record_backward(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
-                                     const mha_bwd_plan *p, const vkattn_layer_io *io,
-                                     const vkattn_layer_grads *g,
-                                     const vkattn_mha_weight_tensors *gw)
+/* One backward call, as vka_record_dry_first hands it to record_backward. */
+typedef struct mha_bwd_call {
+    vkattn_mha *layer;
+    const char *fn;
+    const mha_bwd_plan *p;
+    const vkattn_layer_io *io;
+    const vkattn_layer_grads *g;
+    const vkattn_mha_weight_tensors *gw;
+} mha_bwd_call;
+
+static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, const void *args)
 {
+    const mha_bwd_call *a = args;
+    vkattn_mha *layer = a->layer;
+    const char *fn = a->fn;
+    const mha_bwd_plan *p = a->p;
+    const vkattn_layer_io *io = a->io;
+    const vkattn_layer_grads *g = a->g;
+    const vkattn_mha_weight_tensors *gw = a->gw;
     const vka_mha_dims *d = &layer->d;
     const vka_mha_call *c = &p->f.c;
     vkattn_tensor *const *t = p->t;
@@ -528,9 +542,8 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
     /* the ops check their own limits as they record: a dry pass first, so
      * that a refusal leaves cmd untouched (it also creates what the real
      * pass uses, so it costs host time once) */
-    if (!vka_is_dry(cmd) && (r = record_backward(layer, VKA_DRY_CMD, fn, &p, io, g, gw)))
-        return r;
-    return record_backward(layer, cmd, fn, &p, io, g, gw);
+    const mha_bwd_call a = {layer, fn, &p, io, g, gw};
+    return vka_record_dry_first(layer->ctx, cmd, record_backward, &a);
 }
 
 vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,

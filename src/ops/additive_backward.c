@@ -150,15 +150,24 @@ static vkattn_result record_f32(vkattn_context *ctx, VkCommandBuffer cmd, const 
 
 /* Every dispatch, f16 tensors staged: each f16 input read through an exact
  * f32 copy, each f16 gradient rounded once from its f32 result
- * (ops/half_stage.h); f32 tensors used in place. Run dry first by the caller,
- * so an error stops it before anything is recorded. */
-static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                                const vkattn_additive_params *p,
-                                const vkattn_additive_backward_io *io, const vka_additive_sizes *n)
+ * (ops/half_stage.h); f32 tensors used in place. Run dry first
+ * (vka_record_dry_first), so an error stops it before anything is recorded. */
+typedef struct additive_backward_op {
+    const vkattn_additive_params *p;
+    const vkattn_additive_backward_io *io;
+    vka_additive_sizes n;
+} additive_backward_op;
+
+static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
+    const char *caller = "vkattn_additive_backward_record";
+    const additive_backward_op *op = op_;
+    const vkattn_additive_backward_io *io = op->io;
+    const vka_additive_sizes *n = &op->n;
+    const uint32_t dim = op->p->dim;
     vkattn_tensor *const in[4] = {io->q, io->k, io->scale, io->grad_scores};
     vkattn_tensor *const out[3] = {io->grad_q, io->grad_k, io->grad_scale};
-    const uint64_t in_n[4] = {n->q, n->k, p->dim, n->scores}, out_n[3] = {n->q, n->k, p->dim};
+    const uint64_t in_n[4] = {n->q, n->k, dim, n->scores}, out_n[3] = {n->q, n->k, dim};
     vkattn_tensor *in_f[4] = {0}, *out_f[3] = {0};
     vkattn_result r;
     for (int i = 0; i < 4; i++)
@@ -174,7 +183,7 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
     const vkattn_additive_backward_io f = {.q = in_f[0], .k = in_f[1], .scale = in_f[2],
                                            .grad_scores = in_f[3], .grad_q = out_f[0],
                                            .grad_k = out_f[1], .grad_scale = out_f[2]};
-    if ((r = record_f32(ctx, cmd, caller, p, &f, n)))
+    if ((r = record_f32(ctx, cmd, caller, op->p, &f, n)))
         return r;
     for (int i = 0; i < 3; i++)
         if (out[i] && (r = vka_f16_stage_finish(ctx, cmd, caller, out[i], out_f[i], out_n[i])))
@@ -187,11 +196,7 @@ vkattn_result vkattn_additive_backward_record(vkattn_context *ctx, VkCommandBuff
                                               const vkattn_additive_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_additive_backward_record(ctx, cmd, params, io));
-    vka_additive_sizes n;
-    vkattn_result r = check_io(ctx, __func__, params, io, &n);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, __func__, params, io, &n)))
-        return r;
-    return record_all(ctx, cmd, __func__, params, io, &n);
+    additive_backward_op op = {.p = params, .io = io};
+    vkattn_result r = check_io(ctx, __func__, params, io, &op.n);
+    return r ? r : vka_record_dry_first(ctx, cmd, record_all, &op);
 }

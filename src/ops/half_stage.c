@@ -50,12 +50,7 @@ vkattn_result vka_f16_stage_finish(vkattn_context *ctx, VkCommandBuffer cmd, con
 }
 
 vkattn_result vka_f16_record(vkattn_context *ctx, VkCommandBuffer cmd, bool staged,
-                             vka_f16_record_fn record, const void *op)
+                             vka_record_fn record, const void *op)
 {
-    if (staged && !vka_is_dry(cmd)) {
-        vkattn_result r = record(ctx, VKA_DRY_CMD, op);
-        if (r != VKATTN_SUCCESS)
-            return r;
-    }
-    return record(ctx, cmd, op);
+    return staged ? vka_record_dry_first(ctx, cmd, record, op) : record(ctx, cmd, op);
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vk/prepare.h"
 #include "vk/scratch.h"
 #include "vkattn/context.h"
 #include "vkattn/tensor.h"
@@ -47,16 +48,10 @@ vkattn_result vka_f16_stage_out(vkattn_context *ctx, VkCommandBuffer cmd, const 
 vkattn_result vka_f16_stage_finish(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                    vkattn_tensor *t, vkattn_tensor *f32, uint64_t count);
 
-/* An op's recording after its argument checks; `op` holds its arguments. */
-typedef vkattn_result (*vka_f16_record_fn)(vkattn_context *ctx, VkCommandBuffer cmd,
-                                           const void *op);
-
 /* record(ctx, cmd, op), leaving nothing recorded on failure: when `staged`
- * (the op will convert f16 tensors through scratch) and cmd is a real
- * command buffer, the whole record runs dry first (vk/prepare.h), once, and
- * then for real only if the dry run succeeded. The dry run also grows the
- * scratch, so the real one allocates nothing. */
+ * (the op will convert f16 tensors through scratch) the whole record runs
+ * dry first (vka_record_dry_first, vk/prepare.h). */
 vkattn_result vka_f16_record(vkattn_context *ctx, VkCommandBuffer cmd, bool staged,
-                             vka_f16_record_fn record, const void *op);
+                             vka_record_fn record, const void *op);
 
 #endif /* VKA_OPS_HALF_STAGE_H */

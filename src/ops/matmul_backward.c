@@ -172,13 +172,21 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 3);
 }
 
-/* Every dispatch of the backward, in order. Run dry first by the caller, so an
- * error stops it before anything is recorded. */
-static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                                const vka_matmul_shape *s, const vkattn_matmul_params *p,
-                                const vkattn_matmul_backward_io *io)
+/* Every dispatch of the backward, in order. Run dry first
+ * (vka_record_dry_first), so an error stops it before anything is recorded. */
+typedef struct matmul_backward_op {
+    const vkattn_matmul_params *p;
+    const vkattn_matmul_backward_io *io;
+    vka_matmul_shape s;
+} matmul_backward_op;
+
+static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
-    grad_plan ga = plan_grad_a(p, s, io), gb = plan_grad_b(p, s, io);
+    const char *caller = "vkattn_matmul_backward_record";
+    const matmul_backward_op *op = op_;
+    const vka_matmul_shape *s = &op->s;
+    const vkattn_matmul_backward_io *io = op->io;
+    grad_plan ga = plan_grad_a(op->p, s, io), gb = plan_grad_b(op->p, s, io);
     mark_broadcast(&ga, s);
     mark_broadcast(&gb, s);
     uint64_t need = 0;
@@ -218,13 +226,9 @@ vkattn_result vkattn_matmul_backward_record(vkattn_context *ctx, VkCommandBuffer
                                             const vkattn_matmul_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_backward_record(ctx, cmd, params, io));
-    vka_matmul_shape s;
-    vkattn_result r = vka_matmul_resolve(ctx, __func__, params, &s);
+    matmul_backward_op op = {.p = params, .io = io};
+    vkattn_result r = vka_matmul_resolve(ctx, __func__, params, &op.s);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, __func__, &s, params, io);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    if (!vka_is_dry(cmd) && (r = record_all(ctx, VKA_DRY_CMD, __func__, &s, params, io)))
-        return r;
-    return record_all(ctx, cmd, __func__, &s, params, io);
+        r = check_io(ctx, __func__, &op.s, params, io);
+    return r ? r : vka_record_dry_first(ctx, cmd, record_all, &op);
 }

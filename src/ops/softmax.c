@@ -172,7 +172,6 @@ typedef struct softmax_op {
     const vkattn_softmax_params *params;
     const vkattn_softmax_io *io;
     vka_softmax_dims dims;
-    bool staged; /* vka_f16_record runs the whole record dry first */
 } softmax_op;
 
 /* Which kernel a call runs and how it treats f16 tensors, from the device
@@ -304,11 +303,10 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     softmax_variant v = {0};
     if ((r = choose_variant(ctx, caller, params, io, &v)))
         return r;
-    /* two dispatches: a dry run first (unless staging ran one), so that a
-     * failure records nothing */
-    if (v.split && !op->staged && !vka_is_dry(cmd) &&
-        (r = vkattn_softmax_record(ctx, VKA_DRY_CMD, params, io)) != VKATTN_SUCCESS)
-        return r;
+    /* two dispatches: the whole record dry first (unless a dry pass already
+     * checked it), so that a failure records nothing */
+    if (v.split && !vka_record_checked(ctx, cmd))
+        return vka_record_dry_first(ctx, cmd, record_checked, op_);
     const vka_kernel kernel = variant_kernel(&v, &params->mask);
     softmax_push push = variant_push(params, &op->dims);
     vka_dispatch d = {.kernel = &kernel, .push = &push, .caller = caller};
@@ -376,7 +374,8 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if (r != VKATTN_SUCCESS)
         return r;
     /* staged: any f16 tensor may go through scratch (decided with the kernel) */
-    op.staged = io->scores->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16 ||
-                (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
-    return vka_f16_record(ctx, cmd, op.staged, record_checked, &op);
+    const bool staged = io->scores->dtype == VKATTN_DTYPE_F16 ||
+                        io->out->dtype == VKATTN_DTYPE_F16 ||
+                        (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
