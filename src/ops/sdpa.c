@@ -30,30 +30,13 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
                                   const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
                                   bool *fused)
 {
-    const char *why = NULL;
-    switch (p->path) {
-    case VKATTN_SDPA_UNFUSED:
-        *fused = false;
-        return VKATTN_SUCCESS;
-    case VKATTN_SDPA_AUTO:
-        *fused = !p->return_weights && vka_flash_supports(ctx, s, p, NULL);
-        return VKATTN_SUCCESS;
-    case VKATTN_SDPA_FUSED:
-        if (p->return_weights)
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: params->path is VKATTN_SDPA_FUSED but return_weights is set; "
-                            "the fused kernel never forms the weights (use AUTO or UNFUSED)",
-                            caller);
-        vkattn_result code = vka_flash_check(ctx, s, p, &why);
-        if (code != VKATTN_SUCCESS) /* UNSUPPORTED, or DEVICE_LIMIT naming the limit */
-            return vka_fail(ctx, code,
-                            "%s: params->path is VKATTN_SDPA_FUSED but the fused kernel cannot "
-                            "serve this call: %s",
-                            caller, why ? why : "unsupported");
-        *fused = true;
-        return VKATTN_SUCCESS;
-    }
-    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: check_enums ran */
+    if (p->path == VKATTN_SDPA_FUSED && p->return_weights)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->path is VKATTN_SDPA_FUSED but return_weights is set; "
+                        "the fused kernel never forms the weights (use AUTO or UNFUSED)",
+                        caller);
+    return vka_sdpa_choose_fused(ctx, caller, p, s, vka_flash_check, !p->return_weights,
+                                 "the fused kernel", fused);
 }
 
 /* Floats of workspace the chained path needs: a score tensor, unless the

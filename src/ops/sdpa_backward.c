@@ -71,26 +71,8 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
                                   const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
                                   bool have_lse, bool *fused)
 {
-    const char *why = NULL;
-    switch (p->path) {
-    case VKATTN_SDPA_UNFUSED:
-        *fused = false;
-        return VKATTN_SUCCESS;
-    case VKATTN_SDPA_AUTO:
-        *fused = have_lse && vka_flash_backward_check(ctx, s, p, NULL) == VKATTN_SUCCESS;
-        return VKATTN_SUCCESS;
-    case VKATTN_SDPA_FUSED: {
-        vkattn_result code = vka_flash_backward_check(ctx, s, p, &why);
-        if (code != VKATTN_SUCCESS)
-            return vka_fail(ctx, code,
-                            "%s: params->path is VKATTN_SDPA_FUSED but the fused backward cannot "
-                            "serve this call: %s",
-                            caller, why ? why : "unsupported");
-        *fused = true;
-        return VKATTN_SUCCESS;
-    }
-    }
-    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: vka_sdpa_resolve ran */
+    return vka_sdpa_choose_fused(ctx, caller, p, s, vka_flash_backward_check, have_lse,
+                                 "the fused backward", fused);
 }
 
 typedef struct bwd_plan {

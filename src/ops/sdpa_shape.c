@@ -90,3 +90,29 @@ void vka_sdpa_bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32
     for (int a = 0; a < 3; a++)
         out[a] = (uint32_t)st[a];
 }
+
+vkattn_result vka_sdpa_choose_fused(vkattn_context *ctx, const char *caller,
+                                    const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                    vka_fused_check check, bool wanted, const char *kernel,
+                                    bool *fused)
+{
+    const char *why = NULL;
+    vkattn_result code;
+    *fused = false;
+    switch (p->path) {
+    case VKATTN_SDPA_UNFUSED:
+        return VKATTN_SUCCESS;
+    case VKATTN_SDPA_AUTO:
+        *fused = wanted && check(ctx, s, p, NULL) == VKATTN_SUCCESS;
+        return VKATTN_SUCCESS;
+    case VKATTN_SDPA_FUSED:
+        if ((code = check(ctx, s, p, &why)) != VKATTN_SUCCESS)
+            return vka_fail(ctx, code,
+                            "%s: params->path is VKATTN_SDPA_FUSED but %s cannot serve this "
+                            "call: %s",
+                            caller, kernel, why ? why : "unsupported");
+        *fused = true;
+        return VKATTN_SUCCESS;
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT; /* unreachable: vka_sdpa_resolve ran */
+}

@@ -46,4 +46,19 @@ void vka_sdpa_bcast_strides(const vka_sdpa_shape *s, vkattn_broadcast bc, uint32
  * 32-bit indexing check the forward and the backward share. */
 bool vka_sdpa_masks_fit_u32(const vka_sdpa_shape *s, const vkattn_mask_params *m);
 
+/* Whether a fused kernel can serve a call on this device: SUCCESS, or the
+ * code a forced call fails with and *why a sentence fragment
+ * (vka_flash_check, vka_flash_backward_check). */
+typedef vkattn_result (*vka_fused_check)(const vkattn_context *ctx, const vka_sdpa_shape *s,
+                                         const vkattn_sdpa_params *p, const char **why);
+
+/* *fused: whether the fused kernel `kernel` ("the fused kernel") serves the
+ * call, by p->path: UNFUSED never; AUTO where `wanted` and check passes,
+ * falling back to the chained path quietly; FUSED where check passes, else
+ * check's code with a message naming the reason. */
+vkattn_result vka_sdpa_choose_fused(vkattn_context *ctx, const char *caller,
+                                    const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                    vka_fused_check check, bool wanted, const char *kernel,
+                                    bool *fused);
+
 #endif /* VKA_OPS_SDPA_SHAPE_H */
