@@ -179,6 +179,8 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
                                    : VKATTN_SDPA_UNFUSED;
     if (mode == FUSED && !fused_possible(ctx)) {
         assert_int_equal(vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io), VKATTN_ERROR_UNSUPPORTED);
+        assert_non_null(strstr(vkattn_context_last_error(ctx),
+                               "VKATTN_SDPA_FUSED but the fused backward cannot serve"));
         bp.path = VKATTN_SDPA_AUTO; /* falls back to the chained path */
     }
     TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io));
