@@ -10,12 +10,8 @@
 static vkattn_result check_sizes(struct vkattn_context *ctx, const char *caller,
                                  const vkattn_sdpa_decode_params *p)
 {
-    const char *zero = !p->batch      ? "batch"
-                       : !p->heads    ? "heads"
-                       : !p->tq       ? "tq"
-                       : !p->capacity ? "capacity"
-                       : !p->dk       ? "dk"
-                                      : NULL;
+    const char *zero = !p->batch ? "batch" : !p->heads ? "heads" : !p->tq ? "tq"
+                       : !p->capacity ? "capacity" : !p->dk ? "dk" : NULL;
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
                         caller, zero);
