@@ -43,13 +43,19 @@
  *
  * Recording contract: as in vkattn/matmul.h; reads q, the cache's K, V and
  * lengths and value_mask; writes out (compute shader).
- * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL argument; a zero batch, heads
- * or tq; tq above 64; heads not a multiple of kv_heads; kv_heads, capacity,
- * dk or dv different from the cache's; a non-finite scale; a dropout rate
- * outside [0, 1]; a missing, unexpected or too small tensor; out aliasing an
- * input), VKATTN_ERROR_UNSUPPORTED (dk or dv above 256; an f16 value_mask),
- * VKATTN_ERROR_DEVICE_LIMIT, VKATTN_ERROR_OUT_OF_DEVICE_MEMORY, Vulkan
- * failures; reported before anything is recorded.
+ * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL argument; a zero batch, heads,
+ * tq, capacity or dk; tq above 64; heads not a multiple of kv_heads; a
+ * non-finite scale; a dropout rate outside [0, 1]; batch, kv_heads,
+ * capacity, dk or dv different from the cache's; a missing, unexpected or
+ * too small tensor; out aliasing an input), VKATTN_ERROR_UNSUPPORTED (dk or
+ * dv above 256; an f16 value_mask), VKATTN_ERROR_DEVICE_LIMIT (a sliding
+ * window with tq + capacity beyond the kernels' 32-bit window arithmetic; a
+ * tensor beyond their 32-bit indexing; the device's workgroup limits),
+ * VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_OUT_OF_DEVICE_MEMORY, Vulkan
+ * failures; reported before anything is recorded. The params are checked
+ * before the cache, and as vkattn_reference_sdpa_decode checks them: the two
+ * refuse the same params with the same message ("params->tq is 65; must be
+ * <= 64").
  * Thread safety: externally synchronized on cmd, the cache and the tensors.
  */
 #ifndef VKATTN_DECODE_H

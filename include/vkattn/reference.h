@@ -161,9 +161,14 @@ VKATTN_API vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
  * Tq, dv). Query i of sequence b sees keys j < lengths[b] - Tq + i + 1 allowed
  * by the value mask; a row with none is zeros. Double accumulation; dropout
  * keep(b * H + h, i, j) as vkattn_reference_sdpa. Only keys a row sees are
- * read. Codes: _INVALID_ARGUMENT (NULL, zero sizes, tq > 64, kv_heads not
- * dividing heads, a length above the capacity, a bad dropout rate),
- * _SIZE_OVERFLOW, _OUT_OF_HOST_MEMORY. */
+ * read. The params are checked as vkattn_sdpa_decode_record checks them
+ * (one plan, the same messages), less what only the GPU has: the cache and
+ * the kernels' widths and 32-bit indexing. Codes: _INVALID_ARGUMENT (NULL,
+ * a zero batch, heads, tq, capacity or dk, tq > 64, kv_heads not dividing
+ * heads, a non-finite scale, a bad dropout rate, a length above the
+ * capacity), _DEVICE_LIMIT (a sliding window with tq + capacity beyond the
+ * kernels' 32-bit window arithmetic, as on the GPU), _SIZE_OVERFLOW,
+ * _OUT_OF_HOST_MEMORY. */
 VKATTN_API vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                                                       const vkattn_sdpa_dtypes *types,
                                                       const void *q, const void *k, const void *v,

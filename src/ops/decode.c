@@ -4,7 +4,6 @@
  * shaders/decode_merge.comp combines them. */
 #include "vkattn/decode.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -13,6 +12,7 @@
 #include "common/decode_iface.h"
 #include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
+#include "shape/decode_plan.h"
 #include "shape/sdpa_plan.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -36,12 +36,13 @@ VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);
 #define LANES_MAX_WIDTH 128u /* ... rows * dv and dk it keeps in registers */
 #define LANES_MIN_GROUPS 16u /* ... workgroups it aims for at least */
 
-typedef struct decode_plan {
-    uint32_t batch, heads, kv_heads, group, tq, capacity, dk, dv;
+/* The device's choices for one call (vka_decode_shape is the call itself). */
+typedef struct decode_tiles {
     uint32_t wg, rows, ks, ns, row_blocks, n_chunks;
     uint32_t groups_x; /* workgroups per row block: n_chunks, or n_chunks / wg for lanes */
     bool lanes;        /* the lanes layout (decode_body.glsl) */
-} decode_plan;
+    uint64_t n_part;   /* floats of the partials: (B, H, Tq, n_chunks, dv + 2) */
+} decode_tiles;
 
 static uint32_t pow2_floor(uint32_t x)
 {
@@ -51,36 +52,11 @@ static uint32_t pow2_floor(uint32_t x)
     return p;
 }
 
-/* The arguments, against each other and against the cache. */
-static vkattn_result check_params(vkattn_context *ctx, const char *fn,
-                                  const vkattn_sdpa_decode_params *p, const vkattn_kv_cache *c,
-                                  decode_plan *s)
+/* The resolved call (shape/decode_plan.h) against the cache and the kernels'
+ * widths. */
+static vkattn_result check_cache(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
+                                 const vkattn_kv_cache *c)
 {
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", fn);
-    *s = (decode_plan){.batch = p->batch, .heads = p->heads, .tq = p->tq,
-                       .kv_heads = vka_default_u32(p->kv_heads, p->heads),
-                       .capacity = p->capacity, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk)};
-    const char *zero = !p->batch ? "batch" : !p->heads ? "heads" : !p->tq ? "tq" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        fn, zero);
-    if (p->tq > VKATTN_DECODE_MAX_TQ)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: tq is %u; must be <= %u", fn,
-                        p->tq, VKATTN_DECODE_MAX_TQ);
-    if (s->heads % s->kv_heads)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: kv_heads is %u; must divide heads (%u)", fn, s->kv_heads, s->heads);
-    if (!isfinite(p->scale))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: scale is not finite", fn);
-    vkattn_result r = vka_check_dropout_rate(ctx, fn, "dropout.rate", p->dropout.rate);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    if (!vka_window_fits(p->sliding_window, p->tq, p->capacity))
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: sliding_window with tq + capacity = %llu exceeds the kernel's "
-                        "32-bit window arithmetic",
-                        fn, (unsigned long long)p->tq + p->capacity);
     const vkattn_kv_cache_desc *d = &c->desc;
     if (d->batch != s->batch || d->kv_heads != s->kv_heads || d->capacity != s->capacity ||
         d->key_dim != s->dk || d->value_dim != s->dv)
@@ -90,32 +66,33 @@ static vkattn_result check_params(vkattn_context *ctx, const char *fn,
                         fn, s->batch, s->kv_heads, s->capacity, s->dk, s->dv, d->batch,
                         d->kv_heads, d->capacity, d->key_dim, d->value_dim);
     if (s->dk > MAX_WIDTH || s->dv > MAX_WIDTH)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: dk and dv must be <= %u", fn,
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: params->dk (%u) and params->dv (%u) must be <= %u", fn, s->dk, s->dv,
                         MAX_WIDTH);
     return VKATTN_SUCCESS;
 }
 
 /* Rows per workgroup, invocations, key subsets; the shared memory they need. */
-static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, decode_plan *s)
+static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
+                                   decode_tiles *t)
 {
     const vkattn_context_info *info = &ctx->info;
-    s->group = s->heads / s->kv_heads;
     const uint32_t rows = s->group * s->tq;
-    s->lanes = info->cpu_tuning && s->dk <= LANES_MAX_WIDTH && s->dv <= LANES_MAX_WIDTH;
-    s->wg = s->lanes ? LANES_WG : 64;
+    t->lanes = info->cpu_tuning && s->dk <= LANES_MAX_WIDTH && s->dv <= LANES_MAX_WIDTH;
+    t->wg = t->lanes ? LANES_WG : 64;
     /* the split layout's rows within the register budget (ops/gpu_tiles.h) */
     const uint32_t max_rows =
-        s->lanes ? LANES_MAX_WIDTH / s->dv : vka_decode_gpu_rows(info, s->wg, s->dv, MAX_ROWS);
-    s->rows = rows < max_rows ? rows : max_rows;
-    if (s->wg > info->max_workgroup_invocations || s->wg > info->max_workgroup_size[0])
+        t->lanes ? LANES_MAX_WIDTH / s->dv : vka_decode_gpu_rows(info, t->wg, s->dv, MAX_ROWS);
+    t->rows = rows < max_rows ? rows : max_rows;
+    if (t->wg > info->max_workgroup_invocations || t->wg > info->max_workgroup_size[0])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: the decode kernel needs %u invocations per workgroup", fn, s->wg);
-    s->row_blocks = (rows + s->rows - 1) / s->rows;
-    const uint32_t slots = s->rows * ((s->dv + 3) / 4);
-    s->ks = slots < s->wg ? pow2_floor(s->wg / slots) : 1;
-    s->ns = (slots + s->wg - 1) / s->wg;
-    const uint64_t shared = 16ull * s->rows * ((s->dk + 3) / 4) + 4ull * s->rows * s->wg +
-                            4ull * s->rows + 16ull * s->wg;
+                        "%s: the decode kernel needs %u invocations per workgroup", fn, t->wg);
+    t->row_blocks = (rows + t->rows - 1) / t->rows;
+    const uint32_t slots = t->rows * ((s->dv + 3) / 4);
+    t->ks = slots < t->wg ? pow2_floor(t->wg / slots) : 1;
+    t->ns = (slots + t->wg - 1) / t->wg;
+    const uint64_t shared = 16ull * t->rows * ((s->dk + 3) / 4) + 4ull * t->rows * t->wg +
+                            4ull * t->rows + 16ull * t->wg;
     if (shared > info->max_shared_memory)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the decode kernel needs %llu bytes of shared memory", fn,
@@ -125,33 +102,34 @@ static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, decode_p
 
 /* Chunks per row: the keys of the capacity (or of the window's band) split
  * over workgroups, within the loop budget. Returns the chunk count. */
-static uint64_t choose_chunks(const vkattn_context *ctx, const vkattn_sdpa_decode_params *p,
-                              decode_plan *s)
+static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape *s,
+                              decode_tiles *t)
 {
-    const uint64_t heads = (uint64_t)s->batch * s->kv_heads * s->row_blocks;
+    const uint64_t heads = (uint64_t)s->batch * s->kv_heads * t->row_blocks;
     /* the keys the chunks split: the whole capacity, or with a sliding window
-     * at most the rows' band, w + Tq - 1 keys from a multiple of 4 */
-    const uint64_t span = p->sliding_window && (uint64_t)p->sliding_window + s->tq + 3 < s->capacity
-                              ? (uint64_t)p->sliding_window + s->tq + 3
+     * at most the rows' band, w + Tq - 1 keys from a multiple of 4 (the
+     * window is clamped to Tq + capacity, which changes neither branch) */
+    const uint64_t span = s->window && (uint64_t)s->window + s->tq + 3 < s->capacity
+                              ? (uint64_t)s->window + s->tq + 3
                               : s->capacity;
     uint64_t chunks;
-    if (s->lanes) {
+    if (t->lanes) {
         /* runs of about LANES_RUN keys (at least 4), at least LANES_MIN_GROUPS
          * workgroups where the capacity allows, each run within the loop
          * budget (one iteration per 4 keys) */
-        const uint64_t max_groups = vka_div_up(span, 4ull * s->wg);
-        chunks = vka_div_up(span, (uint64_t)LANES_RUN * s->wg);
+        const uint64_t max_groups = vka_div_up(span, 4ull * t->wg);
+        chunks = vka_div_up(span, (uint64_t)LANES_RUN * t->wg);
         if (chunks * heads < LANES_MIN_GROUPS)
             chunks = vka_div_up(LANES_MIN_GROUPS, heads);
         if (chunks > max_groups)
             chunks = max_groups;
         const uint64_t budget = ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1;
-        if (vka_div_up(vka_div_up(span, chunks * s->wg), 4) > budget)
-            chunks = vka_div_up(span, 4 * budget * s->wg);
-        s->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
-        chunks *= s->wg;
+        if (vka_div_up(vka_div_up(span, chunks * t->wg), 4) > budget)
+            chunks = vka_div_up(span, 4 * budget * t->wg);
+        t->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
+        chunks *= t->wg;
     } else {
-        const uint64_t tiles = vka_div_up(span, s->wg);
+        const uint64_t tiles = vka_div_up(span, t->wg);
         chunks = vka_div_up(TARGET_GROUPS, heads);
         if (chunks > MAX_CHUNKS)
             chunks = MAX_CHUNKS;
@@ -159,54 +137,52 @@ static uint64_t choose_chunks(const vkattn_context *ctx, const vkattn_sdpa_decod
             chunks = tiles;
         if (vka_div_up(tiles, chunks) + 64 > ctx->loop_budget)
             chunks = vka_div_up(tiles, ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1);
-        s->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
+        t->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
     }
     return chunks;
 }
 
-/* Shape checks against the cache, then the layout and the split. Under the
- * CPU tuning, for widths up to LANES_MAX_WIDTH, the lanes layout: a run of
- * keys per invocation, as many rows per workgroup as keep rows * dv within
- * LANES_MAX_WIDTH, runs of about LANES_RUN keys. Otherwise the tiles layout:
- * rows per workgroup (the group's rows share K/V reads), key subsets for P V
- * where the rows' output vec4s leave invocations idle, and chunks per row so
- * that the grid holds about TARGET_GROUPS workgroups, each chunk at least one
- * 64-key tile of the capacity. Both keep within lavapipe's loop budget. */
+/* The call resolved once (shape/decode_plan.h), then what the device adds:
+ * the cache, the layout and the split. Under the CPU tuning, for widths up
+ * to LANES_MAX_WIDTH, the lanes layout: a run of keys per invocation, as many
+ * rows per workgroup as keep rows * dv within LANES_MAX_WIDTH, runs of about
+ * LANES_RUN keys. Otherwise the tiles layout: rows per workgroup (the group's
+ * rows share K/V reads), key subsets for P V where the rows' output vec4s
+ * leave invocations idle, and chunks per row so that the grid holds about
+ * TARGET_GROUPS workgroups, each chunk at least one 64-key tile of the
+ * capacity. Both keep within lavapipe's loop budget. */
 static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
-                          const vkattn_kv_cache *c, decode_plan *s)
+                          const vkattn_kv_cache *c, vka_decode_shape *s, decode_tiles *t)
 {
     vkattn_result r;
-    if ((r = check_params(ctx, fn, p, c, s)) || (r = choose_layout(ctx, fn, s)))
+    if ((r = vka_decode_plan(ctx, fn, p, s)) || (r = check_cache(ctx, fn, s, c)) ||
+        (r = choose_layout(ctx, fn, s, t)))
         return r;
     const vkattn_context_info *info = &ctx->info;
-    const uint64_t chunks = choose_chunks(ctx, p, s);
-    if (s->groups_x > info->max_workgroup_count[0] || chunks > UINT32_MAX ||
-        s->row_blocks > info->max_workgroup_count[1])
+    const uint64_t chunks = choose_chunks(ctx, s, t);
+    if (t->groups_x > info->max_workgroup_count[0] || chunks > UINT32_MAX ||
+        t->row_blocks > info->max_workgroup_count[1])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the grid exceeds maxComputeWorkGroupCount", fn);
-    s->n_chunks = (uint32_t)chunks;
-    const uint32_t dmax = s->dk > s->dv ? s->dk : s->dv;
-    const uint64_t part = vka_count4(s->batch, s->heads, s->tq, (uint64_t)s->n_chunks * (s->dv + 2));
-    if (vka_count4(s->batch, s->kv_heads, s->capacity, dmax) > UINT32_MAX || part > UINT32_MAX ||
-        vka_count4(s->batch, s->heads, s->tq, dmax) > UINT32_MAX)
+    t->n_chunks = (uint32_t)chunks;
+    t->n_part = vka_count4(s->batch, s->heads, s->tq, (uint64_t)t->n_chunks * (s->dv + 2));
+    if (s->k > UINT32_MAX || s->v > UINT32_MAX || s->q > UINT32_MAX || s->out > UINT32_MAX ||
+        t->n_part > UINT32_MAX)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: a tensor exceeds the kernel's 32-bit indexing", fn);
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result check_io(vkattn_context *ctx, const char *fn, const decode_plan *s,
+static vkattn_result check_io(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
                               const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io)
 {
     vkattn_result r;
     const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
-    if ((r = vka_tensor_check_types(ctx, io->q, vka_count4(s->batch, s->heads, s->tq, s->dk), fn,
-                                    "io->q", both)) ||
-        (r = vka_tensor_check_types(ctx, io->out, vka_count4(s->batch, s->heads, s->tq, s->dv),
-                                    fn, "io->out", both)))
+    if ((r = vka_tensor_check_types(ctx, io->q, s->q, fn, "io->q", both)) ||
+        (r = vka_tensor_check_types(ctx, io->out, s->out, fn, "io->out", both)))
         return r;
     if (p->has_value_mask &&
-        (r = vka_tensor_check(ctx, io->value_mask, (uint64_t)s->batch * s->capacity, fn,
-                              "io->value_mask")))
+        (r = vka_tensor_check(ctx, io->value_mask, s->value_mask, fn, "io->value_mask")))
         return r;
     if (!p->has_value_mask && io->value_mask)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -222,18 +198,18 @@ static vkattn_result check_io(vkattn_context *ctx, const char *fn, const decode_
 /* The split kernel over (chunk, row block, (b, K/V head)), in pieces along z
  * where the device's watchdog budget or group counts ask for it. */
 static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
-                                  const decode_plan *s, const vkattn_sdpa_decode_params *p,
+                                  const vka_decode_shape *s, const decode_tiles *t,
+                                  const vkattn_sdpa_decode_params *p,
                                   const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
 {
     const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
-    const bool drop = vka_dropout_active(&p->dropout);
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
-        .n_chunks = s->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
+        .n_chunks = t->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
         .seed_lo = (uint32_t)p->dropout.seed, .seed_hi = (uint32_t)(p->dropout.seed >> 32),
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
-        .threshold = drop ? vka_dropout_threshold(p->dropout.rate) : 0,
-        .window = vka_window_clamp(p->sliding_window, s->tq, s->capacity),
+        .threshold = s->drop ? vka_dropout_threshold(p->dropout.rate) : 0,
+        .window = s->window,
     };
     vka_kernel kernel = {
         .name = packed ? "decode_packed" : "decode",
@@ -243,14 +219,14 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
         .push_size = sizeof push,
         .n_spec = VKA_DECODE_N_SPEC,
         .spec = {
-            [VKA_DECODE_SPEC_WG] = s->wg, [VKA_DECODE_SPEC_DK] = s->dk,
-            [VKA_DECODE_SPEC_DV] = s->dv, [VKA_DECODE_SPEC_R] = s->rows,
-            [VKA_DECODE_SPEC_KS] = s->ks, [VKA_DECODE_SPEC_NS] = s->ns,
+            [VKA_DECODE_SPEC_WG] = t->wg, [VKA_DECODE_SPEC_DK] = s->dk,
+            [VKA_DECODE_SPEC_DV] = s->dv, [VKA_DECODE_SPEC_R] = t->rows,
+            [VKA_DECODE_SPEC_KS] = t->ks, [VKA_DECODE_SPEC_NS] = t->ns,
             [VKA_DECODE_SPEC_HAS_VALUE_MASK] = p->has_value_mask,
-            [VKA_DECODE_SPEC_DROPOUT] = drop,
+            [VKA_DECODE_SPEC_DROPOUT] = s->drop,
             [VKA_DECODE_SPEC_K_F16] = io->cache->keys->dtype == VKATTN_DTYPE_F16,
             [VKA_DECODE_SPEC_V_F16] = io->cache->values->dtype == VKATTN_DTYPE_F16,
-            [VKA_DECODE_SPEC_LANES] = s->lanes,
+            [VKA_DECODE_SPEC_LANES] = t->lanes,
             [VKA_DECODE_SPEC_Q_F16] = io->q->dtype == VKATTN_DTYPE_F16,
         },
     };
@@ -279,7 +255,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
     uint64_t cz = vka_div_up(gz, pieces < gz ? pieces : gz);
     if (cz > ctx->info.max_workgroup_count[2])
         cz = ctx->info.max_workgroup_count[2];
-    d.groups[0] = s->groups_x, d.groups[1] = s->row_blocks;
+    d.groups[0] = t->groups_x, d.groups[1] = t->row_blocks;
     for (uint64_t z0 = 0; z0 < gz; z0 += cz) {
         push.z_base = (uint32_t)z0;
         d.groups[2] = (uint32_t)(gz - z0 < cz ? gz - z0 : cz);
@@ -295,10 +271,11 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
 }
 
 static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
-                                  const decode_plan *s, const vkattn_sdpa_decode_params *p,
-                                  vkattn_tensor *part, vkattn_tensor *out)
+                                  const vka_decode_shape *s, const decode_tiles *t,
+                                  const vkattn_sdpa_decode_params *p, vkattn_tensor *part,
+                                  vkattn_tensor *out)
 {
-    const uint64_t n = vka_count4(s->batch, s->heads, s->tq, s->dv);
+    const uint64_t n = s->out;
     const bool out16 = out->dtype == VKATTN_DTYPE_F16; /* one invocation per word */
     const vka_kernel kernel = {
         VKA_KERNEL_SPV(decode_merge), .n_bindings = 2,
@@ -306,8 +283,8 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
         .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
     };
     merge_push push = {
-        .total = (uint32_t)n, .n_chunks = s->n_chunks,
-        .drop_scale = vka_dropout_active(&p->dropout) ? vka_dropout_scale(p->dropout.rate) : 1.0f,
+        .total = (uint32_t)n, .n_chunks = t->n_chunks,
+        .drop_scale = s->drop ? vka_dropout_scale(p->dropout.rate) : 1.0f,
     };
     const vka_dispatch d = {
         .bindings = {vka_bind_tensor(part, false), vka_bind_tensor(out, true)},
@@ -327,16 +304,16 @@ static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (io->cache->ctx != ctx)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->cache belongs to another context", fn);
-    decode_plan s;
+    vka_decode_shape s;
+    decode_tiles t = {0};
     vkattn_result r;
-    if ((r = plan(ctx, fn, p, io->cache, &s)) || (r = check_io(ctx, fn, &s, p, io)))
+    if ((r = plan(ctx, fn, p, io->cache, &s, &t)) || (r = check_io(ctx, fn, &s, p, io)))
         return r;
     vkattn_tensor *part;
-    const uint64_t n_part = vka_count4(s.batch, s.heads, s.tq, (uint64_t)s.n_chunks * (s.dv + 2));
-    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, n_part, fn, &part)) ||
-        (r = record_split(ctx, cmd, fn, &s, p, io, part)))
+    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, t.n_part, fn, &part)) ||
+        (r = record_split(ctx, cmd, fn, &s, &t, p, io, part)))
         return r;
-    return record_merge(ctx, cmd, fn, &s, p, part, io->out);
+    return record_merge(ctx, cmd, fn, &s, &t, p, part, io->out);
 }
 
 vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,

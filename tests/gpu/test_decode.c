@@ -2,6 +2,9 @@
  * the full vkattn_sdpa (bottom-right causal), plus the cache's append, reset
  * and bad-input paths.
  *
+ * Bad params: one table that the op and the reference must refuse with the
+ * same code and message (they share src/shape/decode_plan.c).
+ *
  * Shapes: B 1..3 with ragged lengths (0, 1, not multiples of the 64-key tile,
  * the capacity), H = Hkv and grouped heads, Tq 1..5 and 17, dk != dv, widths
  * not multiples of 4; value mask; dropout. Sequences with L_b < Tq are
@@ -21,6 +24,7 @@
 #include <vkattn/reference.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,6 +323,114 @@ static void test_steps(void **state)
     th_assert_validation_clean();
 }
 
+/* kv_heads 0 (= heads) and dv 0 (= dk), the zero defaults, taken alike by
+ * the op and the reference: the cache is made with the widths they stand for. */
+static void test_zero_defaults(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const dcase cases[] = {
+        /* both defaults, widths not multiples of 4 */
+        {.p = {.batch = 2, .heads = 2, .tq = 2, .capacity = 90, .dk = 6}, .kvh = 2, .dv = 6,
+         .lengths = {90, 41}},
+        /* dv 0 with grouped heads and a scale given */
+        {.p = {.batch = 1, .heads = 4, .kv_heads = 2, .tq = 1, .capacity = 70, .dk = 20,
+               .scale = 0.3f},
+         .kvh = 2, .dv = 20, .lengths = {53}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(ctx, &cases[i]);
+    th_assert_validation_clean();
+}
+
+/* Params the op and the reference both refuse, since both resolve them with
+ * one plan (src/shape/decode_plan.c): the same code, and the same message
+ * after the function's name, naming the field as params->field. `needle` is
+ * part of that message (NaN prints as "nan" or "-nan"). */
+typedef struct bad_params {
+    vkattn_sdpa_decode_params p;
+    vkattn_result code;
+    const char *needle;
+} bad_params;
+
+#define DP(b, h, tq_, cap, dk_, ...)                                                          \
+    {.batch = b, .heads = h, .tq = tq_, .capacity = cap, .dk = dk_, __VA_ARGS__}
+static const bad_params bad_rows[] = {
+    {DP(0, 2, 1, 4, 4), VKATTN_ERROR_INVALID_ARGUMENT, "params->batch is 0; must be >= 1"},
+    {DP(1, 0, 1, 4, 4), VKATTN_ERROR_INVALID_ARGUMENT, "params->heads is 0; must be >= 1"},
+    {DP(1, 2, 0, 4, 4), VKATTN_ERROR_INVALID_ARGUMENT, "params->tq is 0; must be >= 1"},
+    {DP(1, 2, 1, 0, 4), VKATTN_ERROR_INVALID_ARGUMENT, "params->capacity is 0; must be >= 1"},
+    {DP(1, 2, 1, 4, 0), VKATTN_ERROR_INVALID_ARGUMENT, "params->dk is 0; must be >= 1"},
+    {DP(1, 2, 65, 4, 4), VKATTN_ERROR_INVALID_ARGUMENT, "params->tq is 65; must be <= 64"},
+    {DP(1, 3, 1, 4, 4, .kv_heads = 2), VKATTN_ERROR_INVALID_ARGUMENT,
+     "params->kv_heads is 2; must divide heads (3)"},
+    {DP(1, 2, 1, 4, 4, .kv_heads = 4), VKATTN_ERROR_INVALID_ARGUMENT,
+     "params->kv_heads is 4; must divide heads (2)"},
+    {DP(1, 2, 1, 4, 4, .scale = INFINITY), VKATTN_ERROR_INVALID_ARGUMENT,
+     "params->scale is inf; must be finite"},
+    {DP(1, 2, 1, 4, 4, .scale = NAN), VKATTN_ERROR_INVALID_ARGUMENT, "nan; must be finite"},
+    {DP(1, 2, 1, 4, 4, .dropout = {.rate = 1.5f}), VKATTN_ERROR_INVALID_ARGUMENT,
+     "params->dropout.rate is 1.5; must be in [0, 1]"},
+    {DP(1, 2, 1, 4, 4, .dropout = {.rate = -0.25f, .training = true}),
+     VKATTN_ERROR_INVALID_ARGUMENT, "params->dropout.rate is -0.25; must be in [0, 1]"},
+    {DP(1, 2, 1, 4, 4, .dropout = {.rate = NAN}), VKATTN_ERROR_INVALID_ARGUMENT,
+     "nan; must be in [0, 1]"},
+    {DP(1, 2, 1, 0x80000000u, 4, .sliding_window = 8), VKATTN_ERROR_DEVICE_LIMIT,
+     "params->sliding_window with tq + capacity = 2147483649 exceeds the kernels' 32-bit"},
+    {DP(UINT32_MAX, UINT32_MAX, 64, 1, UINT32_MAX), VKATTN_ERROR_SIZE_OVERFLOW,
+     "an operand's element count overflows 64 bits"},
+};
+#undef DP
+
+/* The message after "function: ", or NULL where it does not start so. */
+static const char *after_name(const char *msg, const char *fn)
+{
+    const size_t n = strlen(fn);
+    return strncmp(msg, fn, n) == 0 && strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : NULL;
+}
+
+/* One row through the op and the reference; a failure is written to `why`. */
+static bool bad_row_agrees(vkattn_context *ctx, const vkattn_sdpa_decode_io *io,
+                           const bad_params *row, char *why, size_t why_size)
+{
+    /* host operands large enough that a reference which wrongly accepts a
+     * row (lengths 0: no key read) stays in bounds */
+    static float host[4096], host_out[4096];
+    const uint32_t lengths[1] = {0};
+    const vkattn_result got = vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &row->p, io);
+    char op_msg[512];
+    snprintf(op_msg, sizeof op_msg, "%s", got ? vkattn_last_error() : "");
+    const vkattn_result ref =
+        vkattn_reference_sdpa_decode(&row->p, NULL, host, host, host, lengths, NULL, host_out);
+    const char *a = after_name(op_msg, "vkattn_sdpa_decode_record");
+    const char *b = after_name(ref ? vkattn_last_error() : "", "vkattn_reference_sdpa_decode");
+    if (got == row->code && ref == row->code && a && b && !strcmp(a, b) && strstr(a, row->needle))
+        return true;
+    snprintf(why, why_size, "op %s \"%s\", reference %s \"%s\"; expected %s \"...%s...\"",
+             vkattn_result_name(got), a ? a : op_msg, vkattn_result_name(ref), b ? b : "",
+             vkattn_result_name(row->code), row->needle);
+    return false;
+}
+
+static void test_bad_params_agree(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_kv_cache_desc cd = {1, 2, 4, 4, 0, NULL, NULL};
+    vkattn_kv_cache *cache;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    vkattn_tensor *tq = th_tensor(ctx, 64, NULL), *to = th_tensor(ctx, 64, NULL);
+    const vkattn_sdpa_decode_io io = {tq, cache, NULL, to};
+    char why[1024];
+    size_t i = 0;
+    while (i < sizeof bad_rows / sizeof bad_rows[0] &&
+           bad_row_agrees(ctx, &io, &bad_rows[i], why, sizeof why))
+        i++;
+    vkattn_tensor_destroy(tq), vkattn_tensor_destroy(to);
+    vkattn_kv_cache_destroy(cache);
+    if (i < sizeof bad_rows / sizeof bad_rows[0])
+        fail_msg("bad params row %zu: %s", i, why);
+    th_assert_validation_clean();
+}
+
 /* Bad input: a specific code, the lengths unchanged; a device-side overflow
  * (ragged counts the host cannot see) writes nothing and sets the flag. */
 static void test_bad_input(void **state)
@@ -388,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_equals_full_sdpa), cmocka_unit_test(test_steps),
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_zero_defaults), cmocka_unit_test(test_bad_params_agree),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
