@@ -15,7 +15,8 @@
  * the keys for Q K^T and the value width (and keys) for P V. The chunks are
  * sized on the device from L_b, so the split does not depend on what the host
  * knows: the host dispatches n_chunks per row from the capacity and the
- * device's parallelism, and chunks past L_b exit at once. Under the CPU
+ * device's parallelism (or params->num_splits of them, a knob for tuning a
+ * device: FlashAttention's num_splits), and chunks past L_b exit at once. Under the CPU
  * tuning (vkattn/advanced.h; lavapipe), for dk and dv up to 128, each
  * invocation instead owns a run of about 64 keys with its own online softmax
  * and partial (no barrier or shared memory in the loop; a CPU driver pays per

@@ -178,6 +178,15 @@ typedef struct vkattn_sdpa_decode_params {
      * only keys j > L_b - Tq + i - sliding_window: the band of vkattn_sdpa
      * with bottom-right causal over the same keys */
     uint32_t sliding_window;
+    /* key splits per query row (split-K decoding, FlashAttention's
+     * num_splits): each split's partial softmax is merged by a second
+     * dispatch. 0 = vkattn's choice (enough workgroups to fill a GPU, at
+     * most 64 splits); N = min(N, 256) splits, fewer where the keys run out
+     * (each split keeps at least one 64-key tile, or 4 keys per invocation
+     * under the CPU tuning) and more where lavapipe's loop budget needs
+     * them. Any count gives the same result up to rounding: a knob for
+     * speed only. */
+    uint32_t num_splits;
 } vkattn_sdpa_decode_params;
 #define VKATTN_DECODE_MAX_TQ 64
 

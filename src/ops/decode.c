@@ -30,7 +30,8 @@ VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);
 #define MAX_WIDTH 256u
 #define MAX_ROWS 8u       /* query rows per workgroup */
 #define TARGET_GROUPS 256 /* workgroups the split aims for: several per core */
-#define MAX_CHUNKS 64u
+#define MAX_CHUNKS 64u    /* ... and the most it chooses on its own */
+#define MAX_SPLITS 256u   /* the most params->num_splits asks for: partials stay small */
 #define LANES_WG 32u         /* the lanes layout: invocations per workgroup */
 #define LANES_RUN 64u        /* ... and the keys each aims for */
 #define LANES_MAX_WIDTH 128u /* ... rows * dv and dk it keeps in registers */
@@ -101,7 +102,8 @@ static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vk
 }
 
 /* Chunks per row: the keys of the capacity (or of the window's band) split
- * over workgroups, within the loop budget. Returns the chunk count. */
+ * over workgroups (params->num_splits of them where the caller says), within
+ * the keys and the loop budget. Returns the chunk count. */
 static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape *s,
                               decode_tiles *t)
 {
@@ -121,6 +123,8 @@ static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape 
         chunks = vka_div_up(span, (uint64_t)LANES_RUN * t->wg);
         if (chunks * heads < LANES_MIN_GROUPS)
             chunks = vka_div_up(LANES_MIN_GROUPS, heads);
+        if (s->splits)
+            chunks = s->splits < MAX_SPLITS ? s->splits : MAX_SPLITS;
         if (chunks > max_groups)
             chunks = max_groups;
         const uint64_t budget = ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1;
@@ -133,6 +137,8 @@ static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape 
         chunks = vka_div_up(TARGET_GROUPS, heads);
         if (chunks > MAX_CHUNKS)
             chunks = MAX_CHUNKS;
+        if (s->splits)
+            chunks = s->splits < MAX_SPLITS ? s->splits : MAX_SPLITS;
         if (chunks > tiles)
             chunks = tiles;
         if (vka_div_up(tiles, chunks) + 64 > ctx->loop_budget)

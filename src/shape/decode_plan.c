@@ -66,6 +66,7 @@ vkattn_result vka_decode_plan(struct vkattn_context *ctx, const char *caller,
         .tq = p->tq, .capacity = p->capacity, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk),
         .drop = vka_dropout_active(&p->dropout),
         .window = vka_window_clamp(p->sliding_window, p->tq, p->capacity),
+        .splits = p->num_splits,
     };
     s->group = s->heads / s->kv_heads;
     return count_operands(ctx, caller, p->has_value_mask, s);

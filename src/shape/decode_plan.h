@@ -21,6 +21,7 @@ typedef struct vka_decode_shape {
     uint32_t batch, heads, kv_heads, group, tq, capacity, dk, dv;
     bool drop;       /* dropout changes anything: training && rate > 0 */
     uint32_t window; /* sliding window as the kernels read it (vka_window_clamp) */
+    uint32_t splits; /* params->num_splits: 0 = the op's choice */
     uint64_t q, k, v, out, value_mask; /* value_mask 0 without has_value_mask */
 } vka_decode_shape;
 

@@ -36,8 +36,11 @@ typedef struct dcase {
 } dcase;
 
 /* Fills the cache by appends of random rows (one append per distinct chunk,
- * counts for ragged lengths), decodes, compares with the reference. */
-static void run_case(vkattn_context *ctx, const dcase *c)
+ * counts for ragged lengths), decodes once per entry of `splits`
+ * (params.num_splits; c's own where n_splits is 0), compares each with the
+ * reference. got[i], where got is given, keeps the output of splits[i]. */
+static void run_case_splits(vkattn_context *ctx, const dcase *c, const uint32_t *splits,
+                            size_t n_splits, float **got_out)
 {
     const vkattn_sdpa_decode_params *p = &c->p;
     const uint32_t B = p->batch, cap = p->capacity;
@@ -90,20 +93,36 @@ static void run_case(vkattn_context *ctx, const dcase *c)
         tvm = th_tensor(ctx, (size_t)B * cap, vm);
     }
     TH_OK(ctx, vkattn_reference_sdpa_decode(p, NULL, q, k, v, c->lengths, vm, ref));
-    vkattn_tensor *tq = th_tensor(ctx, nq, q), *tout = th_tensor(ctx, no, NULL);
-    vkattn_sdpa_decode_io io = {tq, cache, tvm, tout};
-    TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, p, &io));
-    float *got = th_download(tout, no);
-    const double err = tu_max_rel_err(got, ref, no, 1e-6);
-    if (!(err <= BOUND))
-        fail_msg("B %u H %u Hkv %u Tq %u cap %u dk %u dv %u window %u L %u,%u,%u: rel err %g",
-                 B, p->heads,
-                 c->kvh, p->tq, cap, p->dk, c->dv, p->sliding_window, c->lengths[0],
-                 B > 1 ? c->lengths[1] : 0,
-                 B > 2 ? c->lengths[2] : 0, err);
-    free(got), free(q), free(ref), free(vm), free(k), free(v);
-    vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tout), vkattn_tensor_destroy(tvm);
+    vkattn_tensor *tq = th_tensor(ctx, nq, q);
+    for (size_t i = 0; i < (n_splits ? n_splits : 1); i++) {
+        vkattn_sdpa_decode_params pi = *p;
+        if (n_splits)
+            pi.num_splits = splits[i];
+        vkattn_tensor *tout = th_tensor(ctx, no, NULL); /* poisoned */
+        vkattn_sdpa_decode_io io = {tq, cache, tvm, tout};
+        TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &pi, &io));
+        float *got = th_download(tout, no);
+        const double err = tu_max_rel_err(got, ref, no, 1e-6);
+        if (!(err <= BOUND))
+            fail_msg("B %u H %u Hkv %u Tq %u cap %u dk %u dv %u window %u splits %u "
+                     "L %u,%u,%u: rel err %g",
+                     B, p->heads, c->kvh, p->tq, cap, p->dk, c->dv, p->sliding_window,
+                     pi.num_splits, c->lengths[0], B > 1 ? c->lengths[1] : 0,
+                     B > 2 ? c->lengths[2] : 0, err);
+        if (got_out)
+            got_out[i] = got;
+        else
+            free(got);
+        vkattn_tensor_destroy(tout);
+    }
+    free(q), free(ref), free(vm), free(k), free(v);
+    vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tvm);
     vkattn_kv_cache_destroy(cache);
+}
+
+static void run_case(vkattn_context *ctx, const dcase *c)
+{
+    run_case_splits(ctx, c, NULL, 0, NULL);
 }
 
 /* Random batch, capacity and ragged lengths (0, 1, the capacity, anything) in
@@ -125,6 +144,31 @@ static void random_lengths(dcase *c, bool value_mask)
                                                      : tu_rand_range(0, p->capacity);
     }
     p->has_value_mask = value_mask;
+}
+
+/* params.num_splits: each count agrees with the reference - one split, a
+ * few, more than the 300 keys allow (clamped to the keys), more than the cap
+ * of 256 - with and without a window. And the count is really used: one
+ * split and four group the sums differently, so somewhere among the 192
+ * outputs the last bits differ (with every length at the capacity, each
+ * split holds keys). */
+static void test_num_splits(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    dcase c;
+    random_lengths(&c, false);
+    c.p.batch = 2;
+    c.p.capacity = c.lengths[0] = c.lengths[1] = 300;
+    static const uint32_t splits[] = {1, 4, 3, 1000, 0};
+    float *got[5];
+    run_case_splits(ctx, &c, splits, 5, got);
+    const size_t no = (size_t)c.p.batch * c.p.heads * c.p.tq * c.dv;
+    assert_true(memcmp(got[0], got[1], sizeof(float) * no) != 0);
+    for (int i = 0; i < 5; i++)
+        free(got[i]);
+    c.p.sliding_window = 70;
+    run_case_splits(ctx, &c, splits, 5, NULL);
+    th_assert_validation_clean();
 }
 
 static void test_ragged_lengths(void **state)
@@ -501,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_window),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_zero_defaults), cmocka_unit_test(test_bad_params_agree),
+        cmocka_unit_test(test_num_splits),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -50,6 +50,7 @@ static const flag FLAGS[] = {
     F("--transpose-b", K_BOOL, C_BENCH, AB_F_TRANSPOSE_B, transpose_b),
     F("--causal", K_BOOL, C_BENCH, AB_F_CAUSAL, causal),
     F("--window", K_U32, C_BENCH, AB_F_WINDOW, window),
+    F("--splits", K_U32, C_BENCH, AB_F_SPLITS, splits),
     F("--gate", K_BOOL, C_BENCH, AB_F_GATE, gate),
     F("--mask-ratio", K_RATE, C_BENCH, AB_F_MASK_RATIO, mask_ratio),
     F("--dropout", K_RATE, C_BENCH, AB_F_DROPOUT, dropout),
@@ -98,6 +99,7 @@ void ab_usage(bool to_stdout)
           "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
+          "  --splits N (decode: N key splits per query row, params.num_splits)\n"
           "  --gate (mha, gqa: Keras use_gate, a sigmoid gate on each head's context)\n"
           "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha:\n"
           "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"

@@ -84,6 +84,7 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
         .has_value_mask = vm,
         .dropout = {.rate = (float)a->dropout, .training = a->dropout > 0, .seed = a->seed},
         .sliding_window = a->window,
+        .num_splits = a->splits,
     };
     ab_rng rng = {a->seed};
     uint32_t q[4] = {d.batch, d.heads, d.tq, d.dk}, o[4] = {d.batch, d.heads, d.tq, d.dv};
@@ -166,7 +167,7 @@ const ab_op ab_op_decode = {
     .summary = "decode attention: Q (B, H, Tq, dk) against a KV cache of --tv keys per sequence, "
                "--kv-heads K/V heads",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_KV_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV |
-             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16 | AB_F_WINDOW,
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16 | AB_F_WINDOW | AB_F_SPLITS,
     .bound = AB_BOUND_DECODE,
     .bound_fp16 = AB_BOUND_DECODE_FP16,
     .setup = dec_setup, .record = dec_record, .prepare = dec_prepare, .check = dec_check,
