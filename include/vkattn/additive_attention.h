@@ -54,16 +54,21 @@
  *
  * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
+ *
+ * The whole layer is this one header: it includes vkattn/additive_attention_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_ADDITIVE_ATTENTION_H
 #define VKATTN_ADDITIVE_ATTENTION_H
 
 #include <vulkan/vulkan_core.h>
 
+#include "vkattn/additive_attention_host.h"
 #include "vkattn/context.h"
 #include "vkattn/export.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/additive_attention_host.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus

@@ -62,16 +62,21 @@
  *
  * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
+ *
+ * The whole layer is this one header: it includes vkattn/bahdanau_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_BAHDANAU_H
 #define VKATTN_BAHDANAU_H
 
 #include <vulkan/vulkan_core.h>
 
+#include "vkattn/bahdanau_host.h"
 #include "vkattn/context.h"
 #include "vkattn/export.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/bahdanau_host.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus

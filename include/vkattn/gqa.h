@@ -41,6 +41,11 @@
  * vkattn_gqa_backward_record (below). Keras 3.14's use_gate
  * (desc.use_gate) gates each query head's context with sigmoid(query @
  * gate_kernel + gate_bias) before the output projection, as MultiHeadAttention's.
+ *
+ * The whole layer is this one header: it includes vkattn/gqa_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_GQA_H
 #define VKATTN_GQA_H
@@ -49,9 +54,9 @@
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
+#include "vkattn/gqa_host.h"
 #include "vkattn/kv_cache.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/gqa_host.h"
 #include "vkattn/mha.h"
 #include "vkattn/result.h"
 

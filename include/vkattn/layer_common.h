@@ -1,9 +1,9 @@
 /* vkattn/layer_common.h - what every layer shares on the GPU: the tensors of one
  * call, the gradients of one backward call, and the contracts of both.
  *
- * Every layer (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h) is
- * called with a vkattn_layer_call (shapes and options, vkattn/layer_call.h)
- * and a vkattn_layer_io (the tensors below). A tensor may have any rank, but
+ * Every layer (vkattn/attention.h, additive_attention.h, bahdanau.h, mha.h,
+ * gqa.h) is called with a vkattn_layer_call (shapes and options,
+ * vkattn/layer_call.h) and a vkattn_layer_io (the tensors below). A tensor may have any rank, but
  * exactly the element count of its stated shape, and a tensor of rank >= 2
  * must have the stated last dim: (B, Tq, D), (B*Tq, D) and a flat tensor all
  * pass, a wrong width fails with VKATTN_ERROR_INVALID_ARGUMENT naming it.

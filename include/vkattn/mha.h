@@ -67,6 +67,11 @@
  * the logits carry the Q and K roundings through the softmax. The tests
  * (random shapes, every mask kind, dropout, both SDPA paths) see below
  * 0.6 eps16.
+ *
+ * The whole layer is this one header: it includes vkattn/mha_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_MHA_H
 #define VKATTN_MHA_H
