@@ -9,7 +9,7 @@
  * vkattn/attention.h (masks AND-ed, fully masked rows uniform 1/Tv, query_mask
  * zeroes output rows but not the weights, returned weights after dropout).
  * The CPU reference is vkattn_reference_additive_attention
- * (vkattn/layer_params.h). For learned projections (Wq, Wk, v) see
+ * (vkattn/additive_attention_host.h). For learned projections (Wq, Wk, v) see
  * vkattn/bahdanau.h.
  *
  * Call sequence:
@@ -54,16 +54,21 @@
  *
  * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
+ *
+ * The whole layer is this one header: it includes vkattn/additive_attention_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_ADDITIVE_ATTENTION_H
 #define VKATTN_ADDITIVE_ATTENTION_H
 
 #include <vulkan/vulkan_core.h>
 
+#include "vkattn/additive_attention_host.h"
 #include "vkattn/context.h"
 #include "vkattn/export.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/layer_params.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus
@@ -105,6 +110,29 @@ VKATTN_API vkattn_result vkattn_additive_attention_record(vkattn_additive_attent
                                                           VkCommandBuffer cmd,
                                                           const vkattn_layer_call *call,
                                                           const vkattn_layer_io *io);
+
+/* ------------------------------------------------ backward and weights as tensors */
+
+/* AdditiveAttention: scale (query_width); NULL with no_scale. */
+typedef struct vkattn_additive_attention_weight_tensors {
+    vkattn_tensor *scale;
+} vkattn_additive_attention_weight_tensors;
+
+/* The backward (contract in vkattn/layer_common.h).
+ *
+ * Keeps nothing: the backward recomputes the scores (vkattn/additive.h) and
+ * the weights, then runs the chained backward ops and
+ * vkattn/additive_backward.h, which gives dquery, dkey and the scale vector's
+ * gradient. Scratch: two (B, Tq, Tv) tensors, plus (B, Tv, Dv) twice with
+ * key NULL. grad_w->scale (query_width) with a scale; with no_scale it must
+ * be NULL (get_weight_tensors then gives scale NULL). Accuracy as
+ * Attention's. */
+VKATTN_API vkattn_result vkattn_additive_attention_get_weight_tensors(
+    vkattn_additive_attention *layer, vkattn_additive_attention_weight_tensors *out);
+VKATTN_API vkattn_result vkattn_additive_attention_backward_record(
+    vkattn_additive_attention *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
+    const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+    const vkattn_additive_attention_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@
  * query row with no allowed key gets uniform weights 1/Tv (what Keras's -1e9
  * gives); query_mask zeroes output rows, not the returned weights; returned
  * weights are (B, Tq, Tv) AFTER dropout. The CPU reference is
- * vkattn_reference_attention (vkattn/layer_params.h).
+ * vkattn_reference_attention (vkattn/attention_host.h).
  *
  * Call sequence:
  *   vkattn_attention_desc desc = {.query_width = 64, .value_width = 64, .use_scale = true};
@@ -63,16 +63,21 @@
  *
  * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
+ *
+ * The whole layer is this one header: it includes vkattn/attention_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_ATTENTION_H
 #define VKATTN_ATTENTION_H
 
 #include <vulkan/vulkan_core.h>
 
+#include "vkattn/attention_host.h"
 #include "vkattn/context.h"
 #include "vkattn/export.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/layer_params.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus
@@ -81,7 +86,7 @@ extern "C" {
 
 typedef struct vkattn_attention vkattn_attention;
 
-/* Creates a layer (vkattn_attention_desc in vkattn/layer_params.h: query_width
+/* Creates a layer (vkattn_attention_desc in vkattn/attention_host.h: query_width
  * and value_width required; key_width 0 = value_width, and it must equal
  * query_width). A new layer has scale = concat_score_weight = 1.0, as Keras.
  * Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_width !=
@@ -125,6 +130,41 @@ VKATTN_API vkattn_result vkattn_attention_get_weights(const vkattn_attention *la
 VKATTN_API vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer cmd,
                                                  const vkattn_layer_call *call,
                                                  const vkattn_layer_io *io);
+
+/* ------------------------------------------------ backward and weights as tensors */
+
+/* Attention: scale (1) and concat_score_weight (1), scalars as 1-element
+ * tensors. */
+typedef struct vkattn_attention_weight_tensors {
+    vkattn_tensor *scale, *concat_score_weight;
+} vkattn_attention_weight_tensors;
+
+/* The backward (contract in vkattn/layer_common.h).
+ *
+ * Keeps nothing: the backward recomputes the scores and weights from query,
+ * key and the weight tensors, as the forward computes them, then runs the
+ * chained backward ops (vkattn/softmax_backward.h, the dropout backward of
+ * vkattn/dropout.h, vkattn/matmul_backward.h's products, and in concat mode
+ * vkattn/additive_backward.h). Both score modes, every call->path (the
+ * backward is the same whichever path the forward took). Scratch in the
+ * layer: two (B, Tq, Tv) tensors, plus scaled copies of query and key and
+ * their gradients with use_scale, plus (B, Tv, Dv) with key NULL.
+ * grad_w->scale: dL/d(scale), exactly 0 without use_scale (the forward does
+ * not read it); grad_w->concat_score_weight: dL/d(concat_score_weight),
+ * exactly 0 in dot mode. A concat-mode call with path FUSED is
+ * VKATTN_ERROR_UNSUPPORTED, as in the forward.
+ * Weight tensors: scale (1) and concat_score_weight (1); the forward reads
+ * both on the device (concat mode expands concat_score_weight to the additive
+ * op's scale vector each time it records).
+ * Accuracy (tests/gpu/test_layer_backward.c): every gradient within 1e-4 of
+ * max(max|reference|, 1e-2), the scalar weights' within 3e-4 (each is one
+ * fp32 sum of B*Tq*Tv, times D in concat mode, terms). */
+VKATTN_API vkattn_result vkattn_attention_get_weight_tensors(
+    vkattn_attention *layer, vkattn_attention_weight_tensors *out);
+VKATTN_API vkattn_result vkattn_attention_backward_record(
+    vkattn_attention *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
+    const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+    const vkattn_attention_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

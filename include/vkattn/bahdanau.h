@@ -11,7 +11,7 @@
  * Query and key widths may differ. A rank-2 query (B, Dq) is a call with
  * tq = 1: the same memory as (B, 1, Dq), and the output (B, 1, Dv) is the
  * (B, Dv) context vector. The CPU reference is vkattn_reference_bahdanau
- * (vkattn/layer_params.h).
+ * (vkattn/bahdanau_host.h).
  *
  * score_bias: softmax is shift-invariant, so a constant added to every score
  * changes neither the weights nor the output. The GPU layer therefore skips
@@ -62,16 +62,21 @@
  *
  * Thread safety: a layer is externally synchronized; *_record (in any mode) of
  * different layers may run on several threads at once (vkattn/context.h).
+ *
+ * The whole layer is this one header: it includes vkattn/bahdanau_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_BAHDANAU_H
 #define VKATTN_BAHDANAU_H
 
 #include <vulkan/vulkan_core.h>
 
+#include "vkattn/bahdanau_host.h"
 #include "vkattn/context.h"
 #include "vkattn/export.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/layer_params.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus
@@ -118,6 +123,33 @@ VKATTN_API vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *laye
 VKATTN_API vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd,
                                                 const vkattn_layer_call *call,
                                                 const vkattn_layer_io *io);
+
+/* ------------------------------------------------ backward and weights as tensors */
+
+/* BahdanauAttention: query_kernel (query_width, units), key_kernel
+ * (key_width, units), score_kernel (units), score_bias (1). */
+typedef struct vkattn_bahdanau_weight_tensors {
+    vkattn_tensor *query_kernel, *key_kernel, *score_kernel, *score_bias;
+} vkattn_bahdanau_weight_tensors;
+
+/* The backward (contract in vkattn/layer_common.h).
+ *
+ * Keeps nothing: the backward recomputes the projections query @ Wq and
+ * key @ Wk, the scores and the weights, then runs the chained backward ops,
+ * vkattn/additive_backward.h (dL/d(score_kernel) and the projections'
+ * gradients) and vkattn/matmul_backward.h (the inputs' and the kernels'
+ * gradients). A rank-2 query (B, Dq) is call->tq = 1. grad_w->score_bias is
+ * written as exactly 0 (softmax is shift-invariant: the output does not
+ * depend on it). Scratch: two (B, Tq, Tv) tensors and the projections and
+ * their gradients, (B, Tq, U) and (B, Tv, U) each. Weight tensors:
+ * query_kernel, key_kernel, score_kernel as the forward reads them, and
+ * score_bias (1), which the forward never reads. Accuracy as Attention's. */
+VKATTN_API vkattn_result vkattn_bahdanau_get_weight_tensors(
+    vkattn_bahdanau *layer, vkattn_bahdanau_weight_tensors *out);
+VKATTN_API vkattn_result vkattn_bahdanau_backward_record(
+    vkattn_bahdanau *layer, VkCommandBuffer cmd, const vkattn_layer_call *call,
+    const vkattn_layer_io *io, const vkattn_layer_grads *grads,
+    const vkattn_bahdanau_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

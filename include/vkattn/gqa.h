@@ -16,7 +16,7 @@
  * allowed key gets all-zero weights and its output row is the output bias
  * (vkattn's rule for every layer; Keras's own fused path differs, as for
  * MultiHeadAttention). Returned scores are P, (B, Nq, Tq, Tv), before dropout.
- * The CPU reference is vkattn_reference_gqa (vkattn/layer_params.h).
+ * The CPU reference is vkattn_reference_gqa (vkattn/gqa_host.h).
  *
  * Call sequence:
  *   vkattn_gqa_desc desc = {.head_dim = 64, .num_query_heads = 8,
@@ -38,9 +38,14 @@
  * (desc.dtype = VKATTN_DTYPE_F16). The K/V projections and heads are Nq/Nkv
  * times smaller than MultiHeadAttention's; SDPA reads each K/V head for its
  * group of query heads. The backward pass with weight gradients is
- * vkattn_gqa_backward_* (vkattn/layer_backward.h). Keras 3.14's use_gate
+ * vkattn_gqa_backward_record (below). Keras 3.14's use_gate
  * (desc.use_gate) gates each query head's context with sigmoid(query @
  * gate_kernel + gate_bias) before the output projection, as MultiHeadAttention's.
+ *
+ * The whole layer is this one header: it includes vkattn/gqa_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_GQA_H
 #define VKATTN_GQA_H
@@ -49,9 +54,10 @@
 
 #include "vkattn/context.h"
 #include "vkattn/export.h"
+#include "vkattn/gqa_host.h"
 #include "vkattn/kv_cache.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/layer_params.h"
+#include "vkattn/mha.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus
@@ -61,7 +67,7 @@ extern "C" {
 typedef struct vkattn_gqa vkattn_gqa;
 
 /* Creates a layer with the widths of desc (vkattn_gqa_desc in
- * vkattn/layer_params.h: head_dim, num_query_heads, num_key_value_heads,
+ * vkattn/gqa_host.h: head_dim, num_query_heads, num_key_value_heads,
  * query_width and value_width are required; key_width 0 = value_width). A new
  * layer's weights are all zero: set them before use. Codes: INVALID_ARGUMENT
  * (NULL ctx, desc or out; a required field of 0; num_query_heads not a
@@ -121,6 +127,27 @@ VKATTN_API vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBu
                                                   const vkattn_layer_call *call,
                                                   const vkattn_layer_io *io,
                                                   vkattn_kv_cache *cache);
+
+/* ------------------------------------------------ backward and weights as tensors */
+
+/* As MultiHeadAttention's backward (vkattn/mha.h), on a vkattn_gqa whose forward was
+ * recorded with call->keep_for_backward: grad_w's key and value kernels
+ * (D, Nkv, head_dim) and biases (Nkv, head_dim) sum the gradients of the
+ * Nq/Nkv query heads that share each key/value head; the other shapes as
+ * vkattn_gqa_set_weights's. Same codes and types (an f16 layer's gradients
+ * f16 or f32, above), messages naming the GQA
+ * function. Bound: max|got - ref| / max(max|ref|, 0.01) <= 2e-4 against
+ * vkattn_reference_gqa_backward (tests/gpu/test_gqa_backward.c). */
+typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;
+/* The layer's own weight tensors (as vkattn_mha_get_weight_tensors: owned by
+ * the layer, for an optimizer step in place; key and value ones of Nkv heads). */
+VKATTN_API vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer,
+                                                       vkattn_gqa_weight_tensors *out);
+VKATTN_API vkattn_result vkattn_gqa_backward_record(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                                    const vkattn_layer_call *call,
+                                                    const vkattn_layer_io *io,
+                                                    const vkattn_layer_grads *grads,
+                                                    const vkattn_gqa_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
  * bottom-right for a KV cache); all AND-ed. A query row with no allowed key
  * (query_mask 0, say) gets all-zero weights, so its output row is the output
  * bias. Returned scores are P, (B, H, Tq, Tv), before dropout. The CPU
- * reference is vkattn_reference_mha (vkattn/layer_params.h).
+ * reference is vkattn_reference_mha (vkattn/mha_host.h).
  *
  * Call sequence:
  *   vkattn_mha_desc desc = {.num_heads = 8, .key_dim = 16, .query_width = 128,
@@ -67,6 +67,11 @@
  * the logits carry the Q and K roundings through the softmax. The tests
  * (random shapes, every mask kind, dropout, both SDPA paths) see below
  * 0.6 eps16.
+ *
+ * The whole layer is this one header: it includes vkattn/mha_host.h, the
+ * layer without a GPU (desc, weights, CPU reference forward and backward,
+ * safetensors load/save; no Vulkan), and adds the GPU layer below: create,
+ * weights, record, the backward and the weights as tensors.
  */
 #ifndef VKATTN_MHA_H
 #define VKATTN_MHA_H
@@ -77,7 +82,7 @@
 #include "vkattn/export.h"
 #include "vkattn/kv_cache.h"
 #include "vkattn/layer_common.h"
-#include "vkattn/layer_params.h"
+#include "vkattn/mha_host.h"
 #include "vkattn/result.h"
 
 #ifdef __cplusplus
@@ -87,7 +92,7 @@ extern "C" {
 typedef struct vkattn_mha vkattn_mha;
 
 /* Creates a layer with the widths of desc (vkattn_mha_desc in
- * vkattn/layer_params.h: num_heads, key_dim, query_width and value_width are
+ * vkattn/mha_host.h: num_heads, key_dim, query_width and value_width are
  * required; value_dim 0 = key_dim, key_width 0 = value_width, output_dim 0 =
  * query_width). A new layer's weights are all zero: set them before use.
  * Codes: INVALID_ARGUMENT (NULL ctx, desc or out, a required width of 0, a
@@ -194,6 +199,68 @@ VKATTN_API vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBu
                                                   const vkattn_layer_call *call,
                                                   const vkattn_layer_io *io,
                                                   vkattn_kv_cache *cache);
+
+/* ------------------------------------------------ backward and weights as tensors */
+
+/* MultiHeadAttention: kernels (D_in, H, head_dim) and (H, value_dim,
+ * output_dim), biases (H, head_dim) and (output_dim); biases NULL with
+ * no_bias. gate_kernel (query_width, H, value_dim) and gate_bias
+ * (H, value_dim) only with use_gate (else NULL; the bias also NULL with
+ * no_bias). */
+typedef struct vkattn_mha_weight_tensors {
+    vkattn_tensor *query_kernel, *query_bias;
+    vkattn_tensor *key_kernel, *key_bias;
+    vkattn_tensor *value_kernel, *value_bias;
+    vkattn_tensor *output_kernel, *output_bias;
+    vkattn_tensor *gate_kernel, *gate_bias;
+} vkattn_mha_weight_tensors;
+
+/* The backward (contract in vkattn/layer_common.h).
+ *
+ * Keeps, from the forward recorded with keep_for_backward: the projected
+ * query, key and value heads, the SDPA context (before the head merge and the
+ * output projection), the mask the SDPA read (the query mask folded in as the
+ * forward folds it) and, on the fused SDPA path, its log-sum-exp per query
+ * row; on the chained path the backward recomputes the weights. All in the
+ * layer's scratch, (B, H, T, head_dim) each plus (B, H, Tq) floats; the
+ * forward writes all but the log-sum-exp anyway, so keep_for_backward costs
+ * (B, H, Tq) floats of scratch on the fused path and nothing else, and a
+ * forward without it records exactly what it did before. The backward's own
+ * scratch (gradients of the projections, heads and context, about the
+ * forward's again; two (B, Tv, value_width) tensors more with key NULL) is
+ * separate, so a forward's kept state survives its backward.
+ *
+ * SDPA path: the backward runs the SDPA backward (vkattn/sdpa_backward.h) on
+ * the path the forward resolved. A chained forward gives a chained backward.
+ * A fused forward gives the fused backward with its log-sum-exp and output,
+ * which needs 10 storage buffers per shader; on devices with fewer (the
+ * Vulkan 1.1 minimum is 4, e.g. the mobile-min profile) a call with path
+ * AUTO falls back to the chained backward, which recomputes the weights from
+ * the kept heads and gives the same gradients (within the bound below), and
+ * a call with path FUSED is VKATTN_ERROR_UNSUPPORTED.
+ *
+ * Key NULL (key = value): grad_value is the sum of the key and value paths'
+ * gradients. Self-attention with one tensor passed as query and value: each
+ * gradient is with respect to its own argument (add grad_query and
+ * grad_value for the tensor's). The weight gradients are summed over the
+ * batch and the sequence (the weights are shared by every row).
+ *
+ * A VKATTN_PREPARE recording may be made before any forward: it creates what the forward
+ * with keep_for_backward and the backward of this call would use, and
+ * checks everything but the kept forward.
+ *
+ * Accuracy (tests/gpu/test_mha_backward.c): for each gradient,
+ * max|got - ref| / max(max|ref|, 0.01) <= 2e-4 against
+ * vkattn_reference_mha_backward, inputs in [-1, 1], kernels scaled by
+ * 1/sqrt(fan-in), widths up to 21 and Tq, Tv up to 13; the error grows with
+ * the rows summed (B*T for the weight gradients) and the widths. */
+VKATTN_API vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer,
+                                                       vkattn_mha_weight_tensors *out);
+VKATTN_API vkattn_result vkattn_mha_backward_record(vkattn_mha *layer, VkCommandBuffer cmd,
+                                                    const vkattn_layer_call *call,
+                                                    const vkattn_layer_io *io,
+                                                    const vkattn_layer_grads *grads,
+                                                    const vkattn_mha_weight_tensors *grad_w);
 
 #ifdef __cplusplus
 }

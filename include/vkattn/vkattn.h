@@ -4,11 +4,13 @@
  * lavapipe). Start with vkattn/context.h (a device), then vkattn/tensor.h
  * (data), then the ops (matmul.h, softmax.h, additive.h, heads.h, dropout.h,
  * sdpa.h) or the layers (attention.h, additive_attention.h, bahdanau.h,
- * mha.h). Every op and layer has a *_record that records into the app's
+ * mha.h, gqa.h: each layer's whole API in its one header). Every op and layer has a *_record that records into the app's
  * command buffer (contract in vkattn/matmul.h), or, given VKATTN_RUN_NOW,
  * submits and waits, or, given VKATTN_PREPARE, compiles ahead
- * (vkattn/context.h). Every op has a CPU reference in vkattn/reference.h, every layer in
- * vkattn/layer_params.h; both are pure C with no Vulkan.
+ * (vkattn/context.h). Every op has a CPU reference in vkattn/reference.h,
+ * every layer in its vkattn/<layer>_host.h (its Vulkan-free half, which its
+ * <layer>.h includes, with its desc, weights and safetensors); both are pure C
+ * with no Vulkan.
  *
  * Vulkan headers: vkattn's headers include only <vulkan/vulkan_core.h> (the
  * handle types), never <vulkan/vulkan.h>. An app that links libvulkan needs
@@ -32,32 +34,39 @@
 #define VKATTN_VKATTN_H
 
 #include "vkattn/additive.h"
-#include "vkattn/additive_backward.h"
 #include "vkattn/additive_attention.h"
+#include "vkattn/additive_attention_host.h"
+#include "vkattn/additive_backward.h"
 #include "vkattn/attention.h"
+#include "vkattn/attention_host.h"
 #include "vkattn/bahdanau.h"
+#include "vkattn/bahdanau_host.h"
 #include "vkattn/context.h"
 #include "vkattn/decode.h"
 #include "vkattn/dropout.h"
 #include "vkattn/dtype.h"
 #include "vkattn/export.h"
 #include "vkattn/gqa.h"
+#include "vkattn/gqa_host.h"
 #include "vkattn/half.h"
 #include "vkattn/heads.h"
 #include "vkattn/kv_cache.h"
 #include "vkattn/layer_backward.h"
+#include "vkattn/layer_call.h"
 #include "vkattn/layer_common.h"
 #include "vkattn/layer_params.h"
 #include "vkattn/loss.h"
 #include "vkattn/matmul.h"
 #include "vkattn/matmul_backward.h"
 #include "vkattn/mha.h"
+#include "vkattn/mha_host.h"
 #include "vkattn/op_params.h"
 #include "vkattn/optim.h"
 #include "vkattn/philox.h"
 #include "vkattn/reference.h"
 #include "vkattn/reference_backward.h"
 #include "vkattn/result.h"
+#include "vkattn/safetensors.h"
 #include "vkattn/sdpa.h"
 #include "vkattn/sdpa_backward.h"
 #include "vkattn/slicer.h"

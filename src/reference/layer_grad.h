@@ -1,6 +1,6 @@
-/* What the four layer backward references share (vkattn/reference_backward.h,
- * "layers"): the attention core "scores -> masked softmax -> dropout -> W @ V"
- * forward and backward in double, the single-head layers' io checks and
+/* What the layer backward references share (vkattn_reference_X_backward in
+ * vkattn/<layer>_host.h): the attention core "scores -> masked softmax ->
+ * dropout -> W @ V" forward and backward in double, the single-head layers' io checks and
  * mask setup, overlap checks of gradient arrays, and double scratch. Separate
  * from the op-level backward references on purpose: the layers recompute
  * everything in double, the ops work on the caller's f32 tensors. No Vulkan

@@ -10,7 +10,8 @@
  * GPU. A query mask becomes part of an explicit (B, [H,] Tq, Tv) mask (a masked
  * query row has no allowed key, so its weights are zero and its output row is
  * the output bias), as Keras folds query_mask into the attention mask. */
-#include "vkattn/layer_params.h"
+#include "vkattn/gqa_host.h"
+#include "vkattn/mha_host.h"
 #include "vkattn/reference.h"
 
 #include <stdlib.h>

@@ -12,7 +12,11 @@
 #include "shape/layer_shape.h"
 #include "shape/layer_weights.h"
 #include "shape/mha_shape.h"
-#include "vkattn/layer_params.h"
+#include "vkattn/additive_attention_host.h"
+#include "vkattn/attention_host.h"
+#include "vkattn/bahdanau_host.h"
+#include "vkattn/gqa_host.h"
+#include "vkattn/mha_host.h"
 
 /* Host io checks every layer reference shares: io, query, value, output
  * present; scores present iff return_attention_scores; a NULL key needs

@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vkattn/layer_params.h"
+#include "vkattn/additive_attention_host.h"
+#include "vkattn/attention_host.h"
+#include "vkattn/bahdanau_host.h"
 #include "vkattn/result.h"
 
 struct vkattn_context;

@@ -9,7 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vkattn/layer_params.h"
+#include "vkattn/gqa_host.h"
+#include "vkattn/mha_host.h"
 #include "vkattn/result.h"
 
 struct vkattn_context;

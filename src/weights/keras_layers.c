@@ -11,6 +11,11 @@
 #include "shape/layer_shape.h"
 #include "shape/layer_weights.h"
 #include "shape/mha_shape.h"
+#include "vkattn/additive_attention_host.h"
+#include "vkattn/attention_host.h"
+#include "vkattn/bahdanau_host.h"
+#include "vkattn/gqa_host.h"
+#include "vkattn/mha_host.h"
 
 #define INVALID VKATTN_ERROR_INVALID_ARGUMENT
 #define MAX_NAME 1024

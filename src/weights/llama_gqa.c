@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "shape/mha_shape.h"
+#include "vkattn/gqa_host.h"
 
 vkattn_result vka_weights_load_llama_gqa(vkattn_weights_file *f, const char *fn,
                                          const vka_mha_dims *d, const char *prefix,

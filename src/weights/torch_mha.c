@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "shape/mha_shape.h"
+#include "vkattn/mha_host.h"
 
 #define INVALID VKATTN_ERROR_INVALID_ARGUMENT
 

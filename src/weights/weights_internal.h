@@ -1,4 +1,4 @@
-/* The safetensors reader and writer behind vkattn/weights.h, shared by the
+/* The safetensors reader and writer behind vkattn/safetensors.h, shared by the
  * per-layer name mappings. Pure C and jansson, no Vulkan header: the CPU
  * reference and the tools use it without a device. */
 #ifndef VKA_WEIGHTS_INTERNAL_H
@@ -14,7 +14,8 @@
  * the layer mappings unchanged. */
 struct json_t;
 
-#include "vkattn/weights.h"
+#include "vkattn/mha_host.h"
+#include "vkattn/safetensors.h"
 
 /* safetensors caps its header at 100 MB; a larger length is a broken file,
  * and reading it would allocate whatever a corrupt length says. */

@@ -1,0 +1,95 @@
+/* vkattn/gqa_host.h - keras.layers.GroupQueryAttention without a GPU:
+ * its desc, its weights in Keras layout, its CPU reference forward and
+ * backward, and its weights from and to safetensors files.
+ *
+ * The Vulkan-free half of the layer's API: vkattn/gqa.h, the header an app
+ * opens, includes it and adds the GPU layer. This one includes no Vulkan
+ * header (src/reference/ and src/weights/ implement it), so an app that only
+ * checks numbers against the reference or converts weights builds without
+ * Vulkan. What every layer shares: vkattn/layer_call.h (the call, the host
+ * io and gradients, the references' contract) and vkattn/safetensors.h (the
+ * file API, the load/free/save contract).
+ */
+#ifndef VKATTN_GQA_HOST_H
+#define VKATTN_GQA_HOST_H
+
+#include "vkattn/export.h"
+#include "vkattn/layer_call.h"
+#include "vkattn/mha_host.h"
+#include "vkattn/result.h"
+#include "vkattn/safetensors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --------------------------------------------------------------- desc and weights */
+
+/* keras.layers.GroupQueryAttention (GroupedQueryAttention, vkattn/gqa.h):
+ * num_query_heads query heads share num_key_value_heads key/value heads, each
+ * of head_dim; query head n reads key/value head
+ * n / (num_query_heads / num_key_value_heads). The output has the query's
+ * width. */
+typedef struct vkattn_gqa_desc {
+    uint32_t head_dim;            /* per-head query/key/value width; required */
+    uint32_t num_query_heads;     /* Nq; required */
+    uint32_t num_key_value_heads; /* Nkv; required; Nq must be a multiple */
+    uint32_t query_width;         /* query input width Dq, also the output's; required */
+    uint32_t key_width;           /* key input width; 0 = value_width */
+    uint32_t value_width;         /* value input width; required */
+    bool no_bias;                 /* Keras use_bias=False */
+    float dropout;
+    vkattn_dtype dtype; /* F32 (0) or F16, as vkattn_mha_desc.dtype */
+    /* Keras sliding_window: 0 = None; else query i sees only keys j with
+     * |i - j| < sliding_window, as vkattn_mha_desc.sliding_window; negative
+     * is INVALID_ARGUMENT */
+    int32_t sliding_window;
+    /* Keras use_gate: context *= sigmoid(query @ gate_kernel + gate_bias)
+     * per query head and channel before the output projection, as
+     * vkattn_mha_desc.use_gate */
+    bool use_gate;
+} vkattn_gqa_desc;
+
+/* Keras layouts, the fields of vkattn_mha_weights: query_kernel (Dq, Nq, h),
+ * query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
+ * value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
+ * output_bias (Dq), h = head_dim; with use_gate gate_kernel (Dq, Nq, h) and
+ * gate_bias (Nq, h). */
+typedef vkattn_mha_weights vkattn_gqa_weights;
+
+/* -------------------------------------------- CPU reference (vkattn/layer_call.h) */
+
+/* GroupedQueryAttention: scores (B, Nq, Tq, Tv); query_mask, value_mask and
+ * attention_mask ((B, Tq, Tv), or (B, Nq, Tq, Tv) per head) as for
+ * vkattn_reference_mha. */
+VKATTN_API vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc,
+                                              const vkattn_gqa_weights *w,
+                                              const vkattn_layer_call *call,
+                                              const vkattn_layer_host_io *io);
+
+/* GroupedQueryAttention: as vkattn_reference_mha_backward, the key and value
+ * weight gradients (Dk, Nkv, h), (Nkv, h), ... in the layer's shapes: each
+ * key/value head's gradient is the sum over the Nq/Nkv query heads that
+ * read it. */
+VKATTN_API vkattn_result vkattn_reference_gqa_backward(
+    const vkattn_gqa_desc *desc, const vkattn_gqa_weights *w, const vkattn_layer_call *call,
+    const vkattn_layer_host_io *io, const float *grad_output,
+    const vkattn_layer_host_grads *grads, vkattn_gqa_weights *grad_w);
+
+/* --------------------------------------------- safetensors (vkattn/safetensors.h) */
+
+VKATTN_API vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *file,
+                                                 const vkattn_gqa_desc *desc,
+                                                 const vkattn_weights_load_desc *load,
+                                                 vkattn_gqa_weights *out);
+VKATTN_API void vkattn_gqa_weights_free(vkattn_gqa_weights *w);
+/* GroupedQueryAttention: the names of MultiHeadAttention ("query/kernel",
+ * ...), in GroupedQueryAttention's shapes; layer "GroupedQueryAttention". */
+VKATTN_API vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,
+                                                 const vkattn_gqa_weights *w, const char *prefix);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKATTN_GQA_HOST_H */
