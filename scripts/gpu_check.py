@@ -36,6 +36,11 @@ ROWS = [
     ("mha_f16_coopmat", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16, cooperative matrices", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16 --coopmat on", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16 --coopmat on", (3, 10)),
     ("decode_f32", "decode H8 d64, 32768 keys, fp32", "decode --heads 8 --tv 32768 --dk 64", "decode --heads 2 --tv 256 --dk 8", (3, 20)),
     ("decode_f16", "decode H8 d64, 32768 keys, fp16 cache", "decode --heads 8 --tv 32768 --dk 64 --fp16", "decode --heads 2 --tv 256 --dk 8 --fp16", (3, 20)),
+    # the split count (params.num_splits) against the default's 32 per row
+    # here: whether more workgroups lift decode's bandwidth (issue 20)
+    ("decode_f16_splits64", "decode H8 d64, 32768 keys, fp16 cache, 64 splits", "decode --heads 8 --tv 32768 --dk 64 --fp16 --splits 64", "decode --heads 2 --tv 256 --dk 8 --fp16 --splits 2", (3, 20)),
+    ("decode_f16_splits256", "decode H8 d64, 32768 keys, fp16 cache, 256 splits", "decode --heads 8 --tv 32768 --dk 64 --fp16 --splits 256", "decode --heads 2 --tv 256 --dk 8 --fp16 --splits 4", (3, 20)),
+    ("decode_f32_splits256", "decode H8 d64, 32768 keys, fp32, 256 splits", "decode --heads 8 --tv 32768 --dk 64 --splits 256", "decode --heads 2 --tv 256 --dk 8 --splits 4", (3, 20)),
     ("bwd_b1_fused_f32", "SDPA backward B1 H8 T1024 d64 fp32, fused", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --fused", "sdpa --heads 2 --tq 16 --dk 8 --backward --fused", (2, 10)),
     ("bwd_b1_chained_f32", "SDPA backward B1 H8 T1024 d64 fp32, chained", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --unfused", "sdpa --heads 2 --tq 16 --dk 8 --backward --unfused", (2, 10)),
     ("bwd_b1_fused_f16", "SDPA backward B1 H8 T1024 d64 fp16, fused", "sdpa --batch 1 --heads 8 --tq 1024 --dk 64 --backward --fused --fp16", "sdpa --heads 2 --tq 16 --dk 8 --backward --fused --fp16", (2, 10)),
@@ -333,6 +338,8 @@ def cmd_torch(a):
         "sdpa_b1_f32": lambda: sdpa(1, 8, 512, 64, f32),
         "mha_f32": lambda: mha(f32), "mha_f16": lambda: mha(f16),
         "decode_f32": lambda: decode(f32), "decode_f16": lambda: decode(f16),
+        "decode_f16_splits64": lambda: decode(f16), "decode_f16_splits256": lambda: decode(f16),
+        "decode_f32_splits256": lambda: decode(f32),
         "bwd_b1_fused_f32": lambda: sdpa(1, 8, 1024, 64, f32, True),
         "bwd_b1_chained_f32": lambda: sdpa(1, 8, 1024, 64, f32, True),
         "bwd_b1_fused_f16": lambda: sdpa(1, 8, 1024, 64, f16, True),
