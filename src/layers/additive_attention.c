@@ -25,12 +25,9 @@ struct vkattn_additive_attention {
 /* The layer's weights as the table walks them. */
 static vka_layer_weights weights_of(const vkattn_additive_attention *layer)
 {
-    vka_layer_weights lw = {.table = &vka_additive_weight_table,
-                            .offsets = vka_additive_tensor_offsets,
-                            .options = vka_additive_weight_options(&layer->desc),
-                            .tensors = (void *)(uintptr_t)&layer->wt};
-    vka_layer_weight_axes(&layer->w, lw.axes);
-    return lw;
+    return vka_single_layer_weights(&vka_additive_weight_table, vka_additive_tensor_offsets,
+                                    vka_additive_weight_options(&layer->desc), &layer->w,
+                                    &layer->wt);
 }
 
 vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,

@@ -36,12 +36,9 @@ struct vkattn_attention {
  * options: get_weights gives back what set_weights was given. */
 static vka_layer_weights weights_of(const vkattn_attention *layer)
 {
-    vka_layer_weights lw = {.table = &vka_attention_weight_table,
-                            .offsets = vka_attention_tensor_offsets,
-                            .options = VKA_WEIGHT_IF_SCALE | VKA_WEIGHT_IF_CONCAT,
-                            .tensors = (void *)(uintptr_t)&layer->wt};
-    vka_layer_weight_axes(&layer->w, lw.axes);
-    return lw;
+    return vka_single_layer_weights(&vka_attention_weight_table, vka_attention_tensor_offsets,
+                                    VKA_WEIGHT_IF_SCALE | VKA_WEIGHT_IF_CONCAT, &layer->w,
+                                    &layer->wt);
 }
 
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,

@@ -29,12 +29,8 @@ struct vkattn_bahdanau {
 /* The layer's weights as the table walks them. */
 static vka_layer_weights weights_of(const vkattn_bahdanau *layer)
 {
-    vka_layer_weights lw = {.table = &vka_bahdanau_weight_table,
-                            .offsets = vka_bahdanau_tensor_offsets,
-                            .options = VKA_WEIGHT_ALWAYS,
-                            .tensors = (void *)(uintptr_t)&layer->wt};
-    vka_layer_weight_axes(&layer->w, lw.axes);
-    return lw;
+    return vka_single_layer_weights(&vka_bahdanau_weight_table, vka_bahdanau_tensor_offsets,
+                                    VKA_WEIGHT_ALWAYS, &layer->w, &layer->wt);
 }
 
 vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,

@@ -23,6 +23,16 @@ static float *host_data(const void *host, const vka_weight_info *w)
     return w->rank ? *(float **)vka_weight_host(host, w) : (float *)vka_weight_host(host, w);
 }
 
+vka_layer_weights vka_single_layer_weights(const vka_weight_table *table, const size_t *offsets,
+                                           uint32_t options, const vka_layer_widths *widths,
+                                           const void *tensors)
+{
+    vka_layer_weights lw = {.table = table, .offsets = offsets, .options = options,
+                            .tensors = (void *)(uintptr_t)tensors};
+    vka_layer_weight_axes(widths, lw.axes);
+    return lw;
+}
+
 vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
                                        const vka_layer_weights *lw, vkattn_dtype dtype)
 {

@@ -36,6 +36,12 @@ typedef struct vka_layer_weights {
     void *tensors;
 } vka_layer_weights;
 
+/* A single-head layer's weights: its table and offsets, the options it
+ * holds tensors for, its widths and its weight-tensor struct. */
+vka_layer_weights vka_single_layer_weights(const vka_weight_table *table, const size_t *offsets,
+                                           uint32_t options, const vka_layer_widths *widths,
+                                           const void *tensors);
+
 /* Creates the tensor of every weight the options have, of `dtype` and zeros
  * unless its entry says otherwise (VKA_DEVICE_*). On failure the ones
  * created stay for vka_layer_weights_destroy. */

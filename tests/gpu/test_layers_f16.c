@@ -391,6 +391,14 @@ static vkattn_dtype dtype_of(const vkattn_tensor *t)
     return vkattn_tensor_get_info(t).desc.dtype;
 }
 
+/* Each of x[0..n) is v (a new layer's initial value). */
+static void expect_filled(const float *x, size_t n, float v, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != v)
+            fail_msg("%s[%zu] = %.9g, want %g", what, i, (double)x[i], (double)v);
+}
+
 /* A new f16 layer's weight tensors: every one f16 but Bahdanau's score_bias
  * (f32, never read by the forward), with the f32 layer's initial values
  * (Attention's scalars and AdditiveAttention's scale 1, Bahdanau's kernels
@@ -408,7 +416,8 @@ static void test_weight_tensors(void **state)
     assert_int_equal(dtype_of(at.concat_score_weight), VKATTN_DTYPE_F16);
     vkattn_attention_weights aw = {NAN, NAN};
     TH_OK(ctx, vkattn_attention_get_weights(a, &aw));
-    assert_true(aw.scale == 1.0f && aw.concat_score_weight == 1.0f);
+    expect_filled(&aw.scale, 1, 1.0f, "attention scale");
+    expect_filled(&aw.concat_score_weight, 1, 1.0f, "attention concat_score_weight");
     vkattn_attention_destroy(a);
 
     vkattn_additive_attention *aa = NULL;
@@ -422,8 +431,7 @@ static void test_weight_tensors(void **state)
     tu_poison(s, 5);
     TH_OK(ctx, vkattn_additive_attention_get_weights(
                    aa, &(vkattn_additive_attention_weights){.scale = s}));
-    for (int i = 0; i < 5; i++)
-        assert_true(s[i] == 1.0f);
+    expect_filled(s, 5, 1.0f, "additive_attention scale");
     vkattn_additive_attention_destroy(aa);
 
     vkattn_bahdanau *b = NULL;
@@ -440,13 +448,10 @@ static void test_weight_tensors(void **state)
     tu_poison(gq, 8), tu_poison(gk, 12), tu_poison(gv, 4);
     vkattn_bahdanau_weights bw = {gq, gk, gv, NAN};
     TH_OK(ctx, vkattn_bahdanau_get_weights(b, &bw));
-    for (int i = 0; i < 8; i++)
-        assert_true(gq[i] == 0.0f);
-    for (int i = 0; i < 12; i++)
-        assert_true(gk[i] == 0.0f);
-    for (int i = 0; i < 4; i++)
-        assert_true(gv[i] == 1.0f);
-    assert_true(bw.score_bias == 0.0f);
+    expect_filled(gq, 8, 0.0f, "bahdanau query_kernel");
+    expect_filled(gk, 12, 0.0f, "bahdanau key_kernel");
+    expect_filled(gv, 4, 1.0f, "bahdanau score_kernel");
+    expect_filled(&bw.score_bias, 1, 0.0f, "bahdanau score_bias");
     vkattn_bahdanau_destroy(b);
     th_assert_validation_clean();
 }
