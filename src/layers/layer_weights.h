@@ -1,13 +1,16 @@
 /* A layer's weight tensors walked from its table (shape/layer_weights.h):
  * create, destroy, set and get weights as loops over the table, so each
  * layer states its weights once. The weight tensors live in the layer as
- * the public weight-tensor struct (vkattn/layer_backward.h), which
+ * the public weight-tensor struct (vkattn/<layer>.h), which
  * vkattn_X_get_weight_tensors copies out; `offsets` are that struct's
  * offsetof of each table entry, expanded from the same X-macro list. */
 #ifndef VKA_LAYERS_LAYER_WEIGHTS_H
 #define VKA_LAYERS_LAYER_WEIGHTS_H
 
-#include "vkattn/layer_backward.h"
+#include "vkattn/additive_attention.h"
+#include "vkattn/attention.h"
+#include "vkattn/bahdanau.h"
+#include "vkattn/mha.h"
 
 #include "shape/layer_weights.h"
 

@@ -9,7 +9,7 @@
  *
  * Each list is an X-macro, X(member, keras_name, needs, rank, axis0, axis1,
  * axis2, device), so that a consumer which sees a struct the shape folder
- * may not include (the weight-tensor structs of vkattn/layer_backward.h pull
+ * may not include (the weight-tensor structs of vkattn/<layer>.h pull
  * in Vulkan) expands offsetof(that struct, member) from the same list; the
  * expansion here gives the host weights struct's offsets. An axis names one
  * of the vka_weight_axis values its family resolves from the desc. */
