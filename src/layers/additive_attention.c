@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "layers/layer_weights.h"
 #include "layers/single_internal.h"
 #include "vk/context.h"
 #include "vkattn/additive.h"
@@ -15,11 +16,19 @@ struct vkattn_additive_attention {
     vkattn_context *ctx;
     vkattn_additive_attention_desc desc;
     vka_layer_widths w;
-    vkattn_tensor *scale; /* (query_width); NULL with no_scale */
+    vkattn_additive_attention_weight_tensors wt; /* scale NULL with no_scale */
     vka_scratch scratch;  /* the scores when they are not returned */
     vka_scratch mask;     /* an attention mask expanded to a full key axis */
     vka_layer_kept *kept; /* the last forward, for the backward */
 };
+
+/* The layer's weights as the table walks them. */
+static vka_layer_weights weights_of(const vkattn_additive_attention *layer)
+{
+    return vka_single_layer_weights(&vka_additive_weight_table, vka_additive_tensor_offsets,
+                                    vka_additive_weight_options(&layer->desc), &layer->w,
+                                    &layer->wt);
+}
 
 vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
                                                const vkattn_additive_attention_desc *desc,
@@ -35,9 +44,9 @@ vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     *layer = (vkattn_additive_attention){.ctx = ctx, .desc = *desc, .w = w};
     layer->scratch.dtype = desc->dtype; /* the scores; the expanded mask stays f32 */
-    if (!desc->no_scale &&
-        (r = vka_layer_weight_create_typed(ctx, __func__, w.dq, desc->dtype, 1.0f, &layer->scale))) {
-        free(layer);
+    const vka_layer_weights lw = weights_of(layer);
+    if ((r = vka_layer_weights_create(ctx, __func__, &lw, desc->dtype))) {
+        vkattn_additive_attention_destroy(layer);
         return r;
     }
     *out = layer;
@@ -50,7 +59,8 @@ void vkattn_additive_attention_destroy(vkattn_additive_attention *layer)
         return;
     vka_scratch_release(&layer->scratch);
     vka_scratch_release(&layer->mask);
-    vkattn_tensor_destroy(layer->scale);
+    const vka_layer_weights lw = weights_of(layer);
+    vka_layer_weights_destroy(&lw);
     vka_layer_kept_destroy(layer->kept);
     free(layer);
 }
@@ -59,24 +69,22 @@ vkattn_result vkattn_additive_attention_set_weights(vkattn_additive_attention *l
                                                     const vkattn_additive_attention_weights *w)
 {
     VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
-    if (layer->desc.no_scale)
-        return VKATTN_SUCCESS;
-    return vka_layer_weight_set(layer->ctx, __func__, layer->scale, w->scale, layer->w.dq, "w->scale");
+    const vka_layer_weights lw = weights_of(layer);
+    return vka_layer_weights_set(layer->ctx, __func__, &lw, w);
 }
 
 vkattn_result vkattn_additive_attention_get_weights(const vkattn_additive_attention *layer,
                                                     vkattn_additive_attention_weights *w)
 {
     VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
-    if (layer->desc.no_scale)
-        return VKATTN_SUCCESS;
-    return vka_layer_weight_get(layer->ctx, __func__, layer->scale, w->scale, layer->w.dq);
+    const vka_layer_weights lw = weights_of(layer);
+    return vka_layer_weights_get(layer->ctx, __func__, &lw, w);
 }
 
 vka_additive_attention_parts vka_additive_attention_parts_of(vkattn_additive_attention *layer)
 {
     return (vka_additive_attention_parts){.ctx = layer->ctx, .desc = &layer->desc,
-                                          .w = layer->w, .scale = layer->scale,
+                                          .w = layer->w, .scale = layer->wt.scale,
                                           .kept = &layer->kept};
 }
 
@@ -107,7 +115,7 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
         .has_scale_vector = !layer->desc.no_scale,
     };
     const vkattn_additive_io aio = {.q = io->query, .k = io->key ? io->key : io->value,
-                                    .scale = layer->scale, .scores = s};
+                                    .scale = layer->wt.scale, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)) ||
         (r = vka_layer_finish_record(ctx, cmd, __func__, call, io, &m, layer->w.dv,
                                      layer->desc.dropout, s)))

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "layers/layer_weights.h"
 #include "layers/single_internal.h"
 #include "ops/scale.h"
 #include "vk/context.h"
@@ -21,8 +22,8 @@ struct vkattn_attention {
     vkattn_context *ctx;
     vkattn_attention_desc desc;
     vka_layer_widths w;
-    vkattn_tensor *scale; /* (1): the learned scale, read only with use_scale */
-    vkattn_tensor *csw;   /* (1): concat_score_weight, read only in concat mode */
+    vkattn_attention_weight_tensors wt; /* scale read only with use_scale,
+                                         * concat_score_weight only in concat mode */
     vkattn_tensor *ones, *csw_vec; /* concat: (dq) ones, and csw * ones, the
                                     * additive op's scale vector */
     vka_scratch scratch;  /* concat: the scores; dot: the SDPA workspace */
@@ -30,6 +31,15 @@ struct vkattn_attention {
     vka_scratch q_scaled, k_scaled; /* scale * query, scale * key (use_scale) */
     vka_layer_kept *kept; /* the last forward, for the backward */
 };
+
+/* The layer's weights as the table walks them. Both scalars whatever the
+ * options: get_weights gives back what set_weights was given. */
+static vka_layer_weights weights_of(const vkattn_attention *layer)
+{
+    return vka_single_layer_weights(&vka_attention_weight_table, vka_attention_tensor_offsets,
+                                    VKA_WEIGHT_IF_SCALE | VKA_WEIGHT_IF_CONCAT, &layer->w,
+                                    &layer->wt);
+}
 
 vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attention_desc *desc,
                                       vkattn_attention **out)
@@ -50,8 +60,8 @@ vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attentio
     layer->q_scaled.dtype = layer->k_scaled.dtype = dt;
     if (concat)
         layer->scratch.dtype = dt;
-    if ((r = vka_layer_weight_create_typed(ctx, __func__, 1, dt, 1.0f, &layer->scale)) ||
-        (r = vka_layer_weight_create_typed(ctx, __func__, 1, dt, 1.0f, &layer->csw)) ||
+    const vka_layer_weights lw = weights_of(layer);
+    if ((r = vka_layer_weights_create(ctx, __func__, &lw, dt)) ||
         (concat && (r = vka_layer_weight_create_typed(ctx, __func__, w.dq, dt, 1.0f, &layer->ones))) ||
         (concat &&
          (r = vka_layer_weight_create_typed(ctx, __func__, w.dq, dt, 1.0f, &layer->csw_vec)))) {
@@ -70,8 +80,8 @@ void vkattn_attention_destroy(vkattn_attention *layer)
     vka_scratch_release(&layer->mask);
     vka_scratch_release(&layer->q_scaled);
     vka_scratch_release(&layer->k_scaled);
-    vkattn_tensor_destroy(layer->scale);
-    vkattn_tensor_destroy(layer->csw);
+    const vka_layer_weights lw = weights_of(layer);
+    vka_layer_weights_destroy(&lw);
     vkattn_tensor_destroy(layer->ones);
     vkattn_tensor_destroy(layer->csw_vec);
     vka_layer_kept_destroy(layer->kept);
@@ -82,20 +92,15 @@ vkattn_result vkattn_attention_set_weights(vkattn_attention *layer,
                                            const vkattn_attention_weights *w)
 {
     VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
-    vkattn_result r;
-    if ((r = vka_layer_check_scalar(layer->ctx, __func__, "w->scale", w->scale)) ||
-        (r = vka_layer_check_scalar(layer->ctx, __func__, "w->concat_score_weight",
-                                    w->concat_score_weight)))
-        return r;
-    if ((r = vkattn_tensor_upload(layer->scale, &w->scale, 0, 1)))
-        return r;
-    return vkattn_tensor_upload(layer->csw, &w->concat_score_weight, 0, 1);
+    const vka_layer_weights lw = weights_of(layer);
+    return vka_layer_weights_set(layer->ctx, __func__, &lw, w);
 }
 
 vka_attention_parts vka_attention_parts_of(vkattn_attention *layer)
 {
     return (vka_attention_parts){.ctx = layer->ctx, .desc = &layer->desc, .w = layer->w,
-                                 .scale = layer->scale, .csw = layer->csw, .ones = layer->ones,
+                                 .scale = layer->wt.scale,
+                                 .csw = layer->wt.concat_score_weight, .ones = layer->ones,
                                  .kept = &layer->kept};
 }
 
@@ -103,13 +108,8 @@ vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,
                                            vkattn_attention_weights *w)
 {
     VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
-    vkattn_attention_weights got;
-    vkattn_result r;
-    if ((r = vkattn_tensor_download(layer->scale, &got.scale, 0, 1)) ||
-        (r = vkattn_tensor_download(layer->csw, &got.concat_score_weight, 0, 1)))
-        return r;
-    *w = got;
-    return VKATTN_SUCCESS;
+    const vka_layer_weights lw = weights_of(layer);
+    return vka_layer_weights_get(layer->ctx, __func__, &lw, w);
 }
 
 /* *out = `in` (rows x dq floats) times the layer's scale, into scratch `s`;
@@ -125,7 +125,7 @@ static vkattn_result scaled(vkattn_attention *layer, VkCommandBuffer cmd, const 
     vkattn_result r = vka_scratch_get(layer->ctx, caller, s, n, out);
     if (r != VKATTN_SUCCESS)
         return r;
-    return vka_scale_record(layer->ctx, cmd, caller, what, n, layer->scale, in, *out);
+    return vka_scale_record(layer->ctx, cmd, caller, what, n, layer->wt.scale, in, *out);
 }
 
 static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, const char *caller,
@@ -189,7 +189,7 @@ static vkattn_result record_concat(vkattn_attention *layer, VkCommandBuffer cmd,
     };
     const vkattn_additive_io aio = {.q = q, .k = k, .scale = layer->csw_vec, .scores = s};
     if ((r = vka_scale_record(ctx, cmd, caller, "the concat score weights", layer->w.dq,
-                              layer->csw, layer->ones, layer->csw_vec)) ||
+                              layer->wt.concat_score_weight, layer->ones, layer->csw_vec)) ||
         (r = vkattn_additive_record(ctx, cmd, &ap, &aio)))
         return r;
     return vka_layer_finish_record(ctx, cmd, caller, call, io, m, layer->w.dv, layer->desc.dropout, s);

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "layers/layer_util.h"
+#include "layers/layer_weights.h"
 #include "layers/single_internal.h"
 #include "vk/context.h"
 #include "vkattn/additive.h"
@@ -19,12 +20,18 @@ struct vkattn_bahdanau {
     vkattn_context *ctx;
     vkattn_bahdanau_desc desc;
     vka_layer_widths w;
-    vkattn_tensor *wq, *wk, *v; /* (Dq, U), (Dk, U), (U) */
-    vkattn_tensor *score_bias;  /* (1): never read by the forward (see above) */
+    vkattn_bahdanau_weight_tensors wt; /* score_bias is never read by the forward */
     vka_layer_kept *kept;       /* the last forward, for the backward */
     vka_scratch qp, kp, scores; /* projections (B*Tq, U), (B*Tv, U); scores (B, Tq, Tv) */
     vka_scratch mask;           /* an attention mask expanded to a full key axis */
 };
+
+/* The layer's weights as the table walks them. */
+static vka_layer_weights weights_of(const vkattn_bahdanau *layer)
+{
+    return vka_single_layer_weights(&vka_bahdanau_weight_table, vka_bahdanau_tensor_offsets,
+                                    VKA_WEIGHT_ALWAYS, &layer->w, &layer->wt);
+}
 
 vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,
                                      vkattn_bahdanau **out)
@@ -41,13 +48,8 @@ vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_
     /* f16: weights, projections and scores in f16; the expanded mask stays f32 */
     const vkattn_dtype dt = desc->dtype;
     layer->qp.dtype = layer->kp.dtype = layer->scores.dtype = dt;
-    if ((r = vka_layer_weight_create_typed(ctx, __func__, (uint64_t)w.dq * w.units, dt, 0.0f,
-                                           &layer->wq)) ||
-        (r = vka_layer_weight_create_typed(ctx, __func__, (uint64_t)w.dk * w.units, dt, 0.0f,
-                                           &layer->wk)) ||
-        (r = vka_layer_weight_create_typed(ctx, __func__, w.units, dt, 1.0f, &layer->v)) ||
-        /* f32 even in an f16 layer: never read by the forward, kept exactly */
-        (r = vka_layer_weight_create(ctx, __func__, 1, 0.0f, &layer->score_bias))) {
+    const vka_layer_weights lw = weights_of(layer);
+    if ((r = vka_layer_weights_create(ctx, __func__, &lw, dt))) {
         vkattn_bahdanau_destroy(layer);
         return r;
     }
@@ -63,10 +65,8 @@ void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
     vka_scratch_release(&layer->kp);
     vka_scratch_release(&layer->scores);
     vka_scratch_release(&layer->mask);
-    vkattn_tensor_destroy(layer->wq);
-    vkattn_tensor_destroy(layer->wk);
-    vkattn_tensor_destroy(layer->v);
-    vkattn_tensor_destroy(layer->score_bias);
+    const vka_layer_weights lw = weights_of(layer);
+    vka_layer_weights_destroy(&lw);
     vka_layer_kept_destroy(layer->kept);
     free(layer);
 }
@@ -74,44 +74,23 @@ void vkattn_bahdanau_destroy(vkattn_bahdanau *layer)
 vkattn_result vkattn_bahdanau_set_weights(vkattn_bahdanau *layer, const vkattn_bahdanau_weights *w)
 {
     VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
-    vkattn_context *ctx = layer->ctx;
-    const vka_layer_widths *d = &layer->w;
-    /* check everything before uploading anything, so a bad call changes nothing */
-    const char *missing = !w->query_kernel ? "w->query_kernel"
-                          : !w->key_kernel ? "w->key_kernel"
-                          : !w->score_kernel ? "w->score_kernel"
-                                             : NULL;
-    if (missing)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, missing);
-    vkattn_result r;
-    if ((r = vka_layer_check_scalar(ctx, __func__, "w->score_bias", w->score_bias)) ||
-        (r = vka_layer_weight_set(ctx, __func__, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units,
-                                  "w->query_kernel")) ||
-        (r = vka_layer_weight_set(ctx, __func__, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units,
-                                  "w->key_kernel")) ||
-        (r = vka_layer_weight_set(ctx, __func__, layer->v, w->score_kernel, d->units, "w->score_kernel")))
-        return r;
-    return vkattn_tensor_upload(layer->score_bias, &w->score_bias, 0, 1);
+    const vka_layer_weights lw = weights_of(layer);
+    return vka_layer_weights_set(layer->ctx, __func__, &lw, w);
 }
 
 vkattn_result vkattn_bahdanau_get_weights(const vkattn_bahdanau *layer, vkattn_bahdanau_weights *w)
 {
     VKA_REQUIRE_OWNER_AND(__func__, layer, layer->ctx, w);
-    vkattn_context *ctx = layer->ctx;
-    const vka_layer_widths *d = &layer->w;
-    vkattn_result r;
-    if ((r = vka_layer_weight_get(ctx, __func__, layer->wq, w->query_kernel, (uint64_t)d->dq * d->units)) ||
-        (r = vka_layer_weight_get(ctx, __func__, layer->wk, w->key_kernel, (uint64_t)d->dk * d->units)) ||
-        (r = vka_layer_weight_get(ctx, __func__, layer->v, w->score_kernel, d->units)))
-        return r;
-    return vkattn_tensor_download(layer->score_bias, &w->score_bias, 0, 1);
+    const vka_layer_weights lw = weights_of(layer);
+    return vka_layer_weights_get(layer->ctx, __func__, &lw, w);
 }
 
 vka_bahdanau_parts vka_bahdanau_parts_of(vkattn_bahdanau *layer)
 {
     return (vka_bahdanau_parts){.ctx = layer->ctx, .desc = &layer->desc, .w = layer->w,
-                                .wq = layer->wq, .wk = layer->wk, .v = layer->v,
-                                .score_bias = layer->score_bias, .kept = &layer->kept};
+                                .wq = layer->wt.query_kernel, .wk = layer->wt.key_kernel,
+                                .v = layer->wt.score_kernel, .score_bias = layer->wt.score_bias,
+                                .kept = &layer->kept};
 }
 
 /* out (rows, U) = x (rows, D) @ kernel (D, U): one tall matmul over the batch,
@@ -169,15 +148,16 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
                                     (uint64_t)call->batch * call->tq * call->tv, &s))) ||
         (r = vka_layer_mask_record(ctx, cmd, __func__, &layer->mask, call, io, &ml, false, &m)))
         return r;
-    if ((r = project(ctx, cmd, __func__, rq, d->dq, d->units, io->query, layer->wq, qp)) ||
-        (r = project(ctx, cmd, __func__, rk, d->dk, d->units, io->key ? io->key : io->value, layer->wk,
-                     kp)))
+    const vkattn_bahdanau_weight_tensors *wt = &layer->wt;
+    if ((r = project(ctx, cmd, __func__, rq, d->dq, d->units, io->query, wt->query_kernel, qp)) ||
+        (r = project(ctx, cmd, __func__, rk, d->dk, d->units, io->key ? io->key : io->value,
+                     wt->key_kernel, kp)))
         return r;
     const vkattn_additive_params ap = {
         .batch = call->batch, .tq = call->tq, .tv = call->tv, .dim = d->units,
         .has_scale_vector = true,
     };
-    const vkattn_additive_io aio = {.q = qp, .k = kp, .scale = layer->v, .scores = s};
+    const vkattn_additive_io aio = {.q = qp, .k = kp, .scale = wt->score_kernel, .scores = s};
     if ((r = vkattn_additive_record(ctx, cmd, &ap, &aio)) ||
         (r = vka_layer_finish_record(ctx, cmd, __func__, call, io, &m, d->dv, layer->desc.dropout, s)))
         return r;

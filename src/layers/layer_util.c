@@ -197,12 +197,6 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
 
 /* ---------------------------------------------------------------- weights */
 
-vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,
-                                      float init, vkattn_tensor **out)
-{
-    return vka_layer_weight_create_typed(ctx, caller, n, VKATTN_DTYPE_F32, init, out);
-}
-
 vkattn_result vka_layer_weight_create_typed(vkattn_context *ctx, const char *caller, uint64_t n,
                                             vkattn_dtype dtype, float init, vkattn_tensor **out)
 {

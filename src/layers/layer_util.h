@@ -54,11 +54,9 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
 
 /* ---------------------------------------------------------------- weights */
 
-/* A weight tensor of n floats, every element `init`. */
-vkattn_result vka_layer_weight_create(vkattn_context *ctx, const char *caller, uint64_t n,
-                                      float init, vkattn_tensor **out);
-/* As vka_layer_weight_create, of element type `dtype` (set and get then
- * convert: f16 rounds to nearest even on upload and widens exactly back). */
+/* A weight tensor of n elements of type `dtype`, every one `init` (set and
+ * get then convert: f16 rounds to nearest even on upload and widens exactly
+ * back). */
 vkattn_result vka_layer_weight_create_typed(vkattn_context *ctx, const char *caller, uint64_t n,
                                             vkattn_dtype dtype, float init, vkattn_tensor **out);
 

@@ -6,8 +6,32 @@
 #include "core/error.h"
 #include "layers/layer_util.h"
 
-#define MHA_OFFSET(m, keras, needs, rank, a0, a1, a2) offsetof(vkattn_mha_weight_tensors, m),
+#define OFFSET(type, m, ...) offsetof(type, m),
+#define MHA_OFFSET(...) OFFSET(vkattn_mha_weight_tensors, __VA_ARGS__)
+#define ATTENTION_OFFSET(...) OFFSET(vkattn_attention_weight_tensors, __VA_ARGS__)
+#define ADDITIVE_OFFSET(...) OFFSET(vkattn_additive_attention_weight_tensors, __VA_ARGS__)
+#define BAHDANAU_OFFSET(...) OFFSET(vkattn_bahdanau_weight_tensors, __VA_ARGS__)
 const size_t vka_mha_tensor_offsets[] = {VKA_MHA_WEIGHTS(MHA_OFFSET)};
+const size_t vka_attention_tensor_offsets[] = {VKA_ATTENTION_WEIGHTS(ATTENTION_OFFSET)};
+const size_t vka_additive_tensor_offsets[] = {VKA_ADDITIVE_WEIGHTS(ADDITIVE_OFFSET)};
+const size_t vka_bahdanau_tensor_offsets[] = {VKA_BAHDANAU_WEIGHTS(BAHDANAU_OFFSET)};
+
+/* The host data of w in a host weights struct: its array, or the scalar
+ * itself (rank 0). */
+static float *host_data(const void *host, const vka_weight_info *w)
+{
+    return w->rank ? *(float **)vka_weight_host(host, w) : (float *)vka_weight_host(host, w);
+}
+
+vka_layer_weights vka_single_layer_weights(const vka_weight_table *table, const size_t *offsets,
+                                           uint32_t options, const vka_layer_widths *widths,
+                                           const void *tensors)
+{
+    vka_layer_weights lw = {.table = table, .offsets = offsets, .options = options,
+                            .tensors = (void *)(uintptr_t)tensors};
+    vka_layer_weight_axes(widths, lw.axes);
+    return lw;
+}
 
 vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
                                        const vka_layer_weights *lw, vkattn_dtype dtype)
@@ -16,9 +40,11 @@ vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
     for (uint32_t i = 0; i < t->count; i++) {
         if (!vka_weight_exists(&t->w[i], lw->options))
             continue;
+        const uint8_t dev = t->w[i].device;
         uint64_t dims[3];
         vkattn_result r = vka_layer_weight_create_typed(
-            ctx, caller, vka_weight_shape(&t->w[i], lw->axes, dims), dtype, 0.0f,
+            ctx, caller, vka_weight_shape(&t->w[i], lw->axes, dims),
+            dev & VKA_DEVICE_F32 ? VKATTN_DTYPE_F32 : dtype, dev & VKA_DEVICE_ONES ? 1.0f : 0.0f,
             vka_weight_tensor(lw->tensors, lw->offsets, i));
         if (r)
             return r;
@@ -40,15 +66,22 @@ vkattn_result vka_layer_weights_set(vkattn_context *ctx, const char *caller,
 {
     const vka_weight_table *t = lw->table;
     char name[64];
-    /* check every array before uploading any, so a failure changes nothing */
+    /* check every weight before uploading any, so a failure changes nothing */
     for (uint32_t i = 0; i < t->count; i++) {
         const vka_weight_info *w = &t->w[i];
-        if (vka_weight_exists(w, lw->options) && !*(float **)vka_weight_host(host, w))
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: w->%s is NULL%s", caller,
-                            w->member,
+        if (!vka_weight_exists(w, lw->options))
+            continue;
+        snprintf(name, sizeof name, "w->%s", w->member);
+        if (w->rank == 0) {
+            vkattn_result r = vka_layer_check_scalar(ctx, caller, name, *host_data(host, w));
+            if (r)
+                return r;
+        } else if (!host_data(host, w)) {
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL%s", caller, name,
                             w->needs & VKA_WEIGHT_IF_GATE   ? " (the layer has use_gate)"
                             : w->needs & VKA_WEIGHT_IF_BIAS ? " (the layer uses biases)"
                                                             : "");
+        }
     }
     for (uint32_t i = 0; i < t->count; i++) {
         const vka_weight_info *w = &t->w[i];
@@ -57,9 +90,8 @@ vkattn_result vka_layer_weights_set(vkattn_context *ctx, const char *caller,
             continue; /* a weight this desc does not have */
         uint64_t dims[3];
         snprintf(name, sizeof name, "w->%s", w->member);
-        vkattn_result r =
-            vka_layer_weight_set(ctx, caller, dst, *(float **)vka_weight_host(host, w),
-                                 vka_weight_shape(w, lw->axes, dims), name);
+        vkattn_result r = vka_layer_weight_set(ctx, caller, dst, host_data(host, w),
+                                               vka_weight_shape(w, lw->axes, dims), name);
         if (r)
             return r;
     }
@@ -76,9 +108,8 @@ vkattn_result vka_layer_weights_get(vkattn_context *ctx, const char *caller,
         if (!src)
             continue; /* a weight this desc does not have: the caller's array is left alone */
         uint64_t dims[3];
-        vkattn_result r =
-            vka_layer_weight_get(ctx, caller, src, *(float **)vka_weight_host(host, w),
-                                 vka_weight_shape(w, lw->axes, dims));
+        vkattn_result r = vka_layer_weight_get(ctx, caller, src, host_data(host, w),
+                                               vka_weight_shape(w, lw->axes, dims));
         if (r)
             return r;
     }

@@ -1,18 +1,24 @@
 /* A layer's weight tensors walked from its table (shape/layer_weights.h):
  * create, destroy, set and get weights as loops over the table, so each
  * layer states its weights once. The weight tensors live in the layer as
- * the public weight-tensor struct (vkattn/layer_backward.h), which
+ * the public weight-tensor struct (vkattn/<layer>.h), which
  * vkattn_X_get_weight_tensors copies out; `offsets` are that struct's
  * offsetof of each table entry, expanded from the same X-macro list. */
 #ifndef VKA_LAYERS_LAYER_WEIGHTS_H
 #define VKA_LAYERS_LAYER_WEIGHTS_H
 
-#include "vkattn/layer_backward.h"
+#include "vkattn/additive_attention.h"
+#include "vkattn/attention.h"
+#include "vkattn/bahdanau.h"
+#include "vkattn/mha.h"
 
 #include "shape/layer_weights.h"
 
 /* The weight-tensor struct's offsets of each table's entries. */
 extern const size_t vka_mha_tensor_offsets[];
+extern const size_t vka_attention_tensor_offsets[];
+extern const size_t vka_additive_tensor_offsets[];
+extern const size_t vka_bahdanau_tensor_offsets[];
 
 /* The tensor of entry i in a weight-tensor struct. */
 static inline vkattn_tensor **vka_weight_tensor(const void *tensors, const size_t *offsets,
@@ -21,8 +27,10 @@ static inline vkattn_tensor **vka_weight_tensor(const void *tensors, const size_
     return (vkattn_tensor **)((char *)(uintptr_t)tensors + offsets[i]);
 }
 
-/* A layer's weights: its table, the options and axis widths of its desc,
- * its tensors (a weight-tensor struct) and their offsets. */
+/* A layer's weights: its table, the options (VKA_WEIGHT_IF_*) it holds
+ * tensors for (its desc's; Attention holds both scalars whatever its
+ * options), the axis widths of its desc, its tensors (a weight-tensor
+ * struct) and their offsets. */
 typedef struct vka_layer_weights {
     const vka_weight_table *table;
     const size_t *offsets;
@@ -31,19 +39,27 @@ typedef struct vka_layer_weights {
     void *tensors;
 } vka_layer_weights;
 
-/* Creates the tensor of every weight the desc has, zeros, of `dtype`. On
- * failure the ones created stay for vka_layer_weights_destroy. */
+/* A single-head layer's weights: its table and offsets, the options it
+ * holds tensors for, its widths and its weight-tensor struct. */
+vka_layer_weights vka_single_layer_weights(const vka_weight_table *table, const size_t *offsets,
+                                           uint32_t options, const vka_layer_widths *widths,
+                                           const void *tensors);
+
+/* Creates the tensor of every weight the options have, of `dtype` and zeros
+ * unless its entry says otherwise (VKA_DEVICE_*). On failure the ones
+ * created stay for vka_layer_weights_destroy. */
 vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
                                        const vka_layer_weights *lw, vkattn_dtype dtype);
 void vka_layer_weights_destroy(const vka_layer_weights *lw);
 
 /* Uploads every weight from the host weights struct `host`, after checking
- * that none the layer has is NULL ("fn: w->key_bias is NULL (the layer uses
- * biases)"), so that a failure changes nothing. */
+ * that no array the layer has is NULL ("fn: w->key_bias is NULL (the layer
+ * uses biases)") and every scalar is finite ("fn: w->scale is inf; must be
+ * finite"), so that a failure changes nothing. */
 vkattn_result vka_layer_weights_set(vkattn_context *ctx, const char *caller,
                                     const vka_layer_weights *lw, const void *host);
 /* Downloads every weight the layer has into `host`; a NULL array skips one,
- * one the layer lacks is left alone. */
+ * one the layer lacks is left alone. A scalar is always written. */
 vkattn_result vka_layer_weights_get(vkattn_context *ctx, const char *caller,
                                     const vka_layer_weights *lw, void *host);
 

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#define ENTRY(type, m, keras, needs, rank, a0, a1, a2)                                          \
-    {#m, keras, (needs), (rank), {(a0), (a1), (a2)}, offsetof(type, m)},
+#define ENTRY(type, m, keras, needs, rank, a0, a1, a2, device)                                  \
+    {#m, keras, (needs), (rank), {(a0), (a1), (a2)}, (device), offsetof(type, m)},
 #define MHA_ENTRY(...) ENTRY(vkattn_mha_weights, __VA_ARGS__)
 #define ATTENTION_ENTRY(...) ENTRY(vkattn_attention_weights, __VA_ARGS__)
 #define ADDITIVE_ENTRY(...) ENTRY(vkattn_additive_attention_weights, __VA_ARGS__)

@@ -3,13 +3,14 @@
  * checks), the safetensors reader and writer (src/weights/) and the CPU
  * reference's weight checks: each weight's member of the public structs,
  * its Keras name, whether this desc has it (use_bias, use_gate, use_scale,
- * ...), and its shape as a function of the resolved desc, in Keras's weight
- * order. Pure C, no Vulkan header.
+ * ...), its shape as a function of the resolved desc, and how the layer's
+ * device tensor of it starts, in Keras's weight order. Pure C, no Vulkan
+ * header.
  *
  * Each list is an X-macro, X(member, keras_name, needs, rank, axis0, axis1,
- * axis2), so that a consumer which sees a struct the shape folder may not
- * include (the weight-tensor structs of vkattn/layer_backward.h pull in
- * Vulkan) expands offsetof(that struct, member) from the same list; the
+ * axis2, device), so that a consumer which sees a struct the shape folder
+ * may not include (the weight-tensor structs of vkattn/<layer>.h pull
+ * in Vulkan) expands offsetof(that struct, member) from the same list; the
  * expansion here gives the host weights struct's offsets. An axis names one
  * of the vka_weight_axis values its family resolves from the desc. */
 #ifndef VKA_SHAPE_LAYER_WEIGHTS_H
@@ -29,6 +30,13 @@ enum {
     VKA_WEIGHT_IF_GATE = 1u << 1,   /* MultiHeadAttention/GQA use_gate */
     VKA_WEIGHT_IF_SCALE = 1u << 2,  /* Attention use_scale, AdditiveAttention !no_scale */
     VKA_WEIGHT_IF_CONCAT = 1u << 3, /* Attention score_mode VKATTN_SCORE_CONCAT */
+};
+
+/* How a layer's device tensor of a weight starts (vka_weight_info.device). */
+enum {
+    VKA_DEVICE_ZEROS = 0,      /* zeros, of the layer's type */
+    VKA_DEVICE_ONES = 1u << 0, /* ones */
+    VKA_DEVICE_F32 = 1u << 1,  /* f32 even in an f16 layer */
 };
 
 /* The widths a weight's axes are made of, resolved from the desc. */
@@ -51,46 +59,51 @@ typedef enum vka_weight_axis {
  * kernel then bias of each. */
 #define VKA_MHA_WEIGHTS(X)                                                                        \
     X(query_kernel, "query/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_HEADS,   \
-      VKA_AXIS_KEY_DIM)                                                                           \
+      VKA_AXIS_KEY_DIM, VKA_DEVICE_ZEROS)                                                         \
     X(query_bias, "query/bias", VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_HEADS, VKA_AXIS_KEY_DIM,          \
-      VKA_AXIS_NONE)                                                                              \
+      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
     X(key_kernel, "key/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_KEY_WIDTH, VKA_AXIS_KV_HEADS,      \
-      VKA_AXIS_KEY_DIM)                                                                           \
+      VKA_AXIS_KEY_DIM, VKA_DEVICE_ZEROS)                                                         \
     X(key_bias, "key/bias", VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_KV_HEADS, VKA_AXIS_KEY_DIM,           \
-      VKA_AXIS_NONE)                                                                              \
+      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
     X(gate_kernel, "gate/kernel", VKA_WEIGHT_IF_GATE, 3, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_HEADS,    \
-      VKA_AXIS_VALUE_DIM)                                                                         \
+      VKA_AXIS_VALUE_DIM, VKA_DEVICE_ZEROS)                                                       \
     X(gate_bias, "gate/bias", VKA_WEIGHT_IF_GATE | VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_HEADS,         \
-      VKA_AXIS_VALUE_DIM, VKA_AXIS_NONE)                                                          \
+      VKA_AXIS_VALUE_DIM, VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                        \
     X(value_kernel, "value/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_VALUE_WIDTH,                   \
-      VKA_AXIS_KV_HEADS, VKA_AXIS_VALUE_DIM)                                                      \
+      VKA_AXIS_KV_HEADS, VKA_AXIS_VALUE_DIM, VKA_DEVICE_ZEROS)                                    \
     X(value_bias, "value/bias", VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_KV_HEADS, VKA_AXIS_VALUE_DIM,     \
-      VKA_AXIS_NONE)                                                                              \
+      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
     X(output_kernel, "attention_output/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_HEADS,             \
-      VKA_AXIS_VALUE_DIM, VKA_AXIS_OUTPUT_DIM)                                                    \
+      VKA_AXIS_VALUE_DIM, VKA_AXIS_OUTPUT_DIM, VKA_DEVICE_ZEROS)                                  \
     X(output_bias, "attention_output/bias", VKA_WEIGHT_IF_BIAS, 1, VKA_AXIS_OUTPUT_DIM,           \
-      VKA_AXIS_NONE, VKA_AXIS_NONE)
+      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_ZEROS)
 
-/* keras.layers.Attention: two scalars (rank 0). */
+/* keras.layers.Attention: two scalars (rank 0), both 1 in a new layer. */
 #define VKA_ATTENTION_WEIGHTS(X)                                                                  \
-    X(scale, "scale", VKA_WEIGHT_IF_SCALE, 0, VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_AXIS_NONE)        \
+    X(scale, "scale", VKA_WEIGHT_IF_SCALE, 0, VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_AXIS_NONE,        \
+      VKA_DEVICE_ONES)                                                                            \
     X(concat_score_weight, "concat_score_weight", VKA_WEIGHT_IF_CONCAT, 0, VKA_AXIS_NONE,         \
-      VKA_AXIS_NONE, VKA_AXIS_NONE)
+      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_ONES)
 
-/* keras.layers.AdditiveAttention. */
+/* keras.layers.AdditiveAttention: the scale vector, ones in a new layer. */
 #define VKA_ADDITIVE_WEIGHTS(X)                                                                   \
-    X(scale, "scale", VKA_WEIGHT_IF_SCALE, 1, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_NONE, VKA_AXIS_NONE)
+    X(scale, "scale", VKA_WEIGHT_IF_SCALE, 1, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_NONE,                \
+      VKA_AXIS_NONE, VKA_DEVICE_ONES)
 
 /* BahdanauAttention (vkattn's; Keras has no such class, so the names are
- * those of its vkattn_bahdanau_weights fields). */
+ * those of its vkattn_bahdanau_weights fields). A new layer's score_kernel
+ * is ones; score_bias stays f32 in an f16 layer: the forward never reads it
+ * (softmax is shift-invariant), so the device keeps it exactly as given. */
 #define VKA_BAHDANAU_WEIGHTS(X)                                                                   \
     X(query_kernel, "query_kernel", VKA_WEIGHT_ALWAYS, 2, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_UNITS,   \
-      VKA_AXIS_NONE)                                                                              \
+      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
     X(key_kernel, "key_kernel", VKA_WEIGHT_ALWAYS, 2, VKA_AXIS_KEY_WIDTH, VKA_AXIS_UNITS,         \
-      VKA_AXIS_NONE)                                                                              \
+      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
     X(score_kernel, "score_kernel", VKA_WEIGHT_ALWAYS, 1, VKA_AXIS_UNITS, VKA_AXIS_NONE,          \
-      VKA_AXIS_NONE)                                                                              \
-    X(score_bias, "score_bias", VKA_WEIGHT_ALWAYS, 0, VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_AXIS_NONE)
+      VKA_AXIS_NONE, VKA_DEVICE_ONES)                                                             \
+    X(score_bias, "score_bias", VKA_WEIGHT_ALWAYS, 0, VKA_AXIS_NONE, VKA_AXIS_NONE,               \
+      VKA_AXIS_NONE, VKA_DEVICE_F32)
 
 /* One weight of a layer, as its list declares it. */
 typedef struct vka_weight_info {
@@ -99,6 +112,7 @@ typedef struct vka_weight_info {
     uint32_t needs;     /* VKA_WEIGHT_IF_* it exists under */
     uint32_t rank;      /* 0: a scalar (a float in the host struct, one element) */
     uint8_t axis[3];    /* vka_weight_axis of each of its rank dims */
+    uint8_t device;     /* VKA_DEVICE_*: how the layer's tensor starts */
     size_t host;        /* offsetof in the host weights struct: float * (float if rank 0) */
 } vka_weight_info;
 

@@ -481,6 +481,8 @@ static void test_weights(void **state)
     TH_EXPECT_ERROR(vkattn_attention_set_weights(att, &(vkattn_attention_weights){1.0f, NAN}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->concat_score_weight");
     TH_EXPECT_ERROR(vkattn_attention_set_weights(att, NULL), VKATTN_ERROR_INVALID_ARGUMENT, "w");
+    TH_OK(ctx, vkattn_attention_get_weights(att, &w)); /* failed sets changed nothing */
+    assert_true(w.scale == 0.0f && w.concat_score_weight == -2.5f);
     vkattn_attention_destroy(att);
     vkattn_attention_destroy(NULL);
 }

@@ -334,6 +334,8 @@ static void test_weights(void **state)
     TH_OK(ctx, vkattn_bahdanau_get_weights(att, &got));
     for (int i = 0; i < 15; i++)
         assert_true(wq[i] == 0.0f);
+    for (int i = 0; i < 10; i++)
+        assert_true(wk[i] == 0.0f);
     for (int i = 0; i < 5; i++)
         assert_true(v[i] == 1.0f);
     assert_true(got.score_bias == 0.0f);
@@ -353,12 +355,22 @@ static void test_weights(void **state)
     TH_OK(ctx, vkattn_bahdanau_get_weights(att, &partial));
     assert_true(partial.score_bias == 0.25f);
 
-    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){sq, NULL, sv, 0.0f}),
+    /* failing sets whose other weights differ from the stored ones: nothing
+     * of them may be uploaded */
+    float oq[15], ok[10], ov[5];
+    tu_fill_uniform(oq, 15, 2, 3);
+    tu_fill_uniform(ok, 10, 2, 3);
+    tu_fill_uniform(ov, 5, 2, 3);
+    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){oq, NULL, ov, 0.5f}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->key_kernel");
-    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){sq, sk, sv, NAN}),
+    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){oq, ok, NULL, 0.5f}),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "w->score_kernel");
+    TH_EXPECT_ERROR(vkattn_bahdanau_set_weights(att, &(vkattn_bahdanau_weights){oq, ok, ov, NAN}),
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->score_bias");
     TH_OK(ctx, vkattn_bahdanau_get_weights(att, &got)); /* failed sets changed nothing */
+    assert_memory_equal(wq, sq, sizeof sq);
     assert_memory_equal(wk, sk, sizeof sk);
+    assert_memory_equal(v, sv, sizeof sv);
     assert_true(got.score_bias == 0.25f);
     vkattn_bahdanau_destroy(att);
     vkattn_bahdanau_destroy(NULL);

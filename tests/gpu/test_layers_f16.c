@@ -8,7 +8,8 @@
  * scores, the SDPA paths Attention's dot mode may take, and each of query,
  * key, value, output and scores f16 or f32 at random. Outputs are poisoned
  * (NaN) before each run. Then the weights round trip (get_weights gives the
- * f16 values widened), bad arguments (an f16 mask of each kind, a bad
+ * f16 values widened), a new layer's weight tensors (their types and
+ * initial values), bad arguments (an f16 mask of each kind, a bad
  * dtype, f16 data to an f32 layer), and the f16 layers' backward with f32
  * io and gradients (finite; its accuracy is test_layer_backward.c's).
  *
@@ -384,6 +385,77 @@ static void test_weights_round_trip(void **state)
     vkattn_bahdanau_destroy(b);
 }
 
+static vkattn_dtype dtype_of(const vkattn_tensor *t)
+{
+    assert_non_null(t);
+    return vkattn_tensor_get_info(t).desc.dtype;
+}
+
+/* Each of x[0..n) is v (a new layer's initial value). */
+static void expect_filled(const float *x, size_t n, float v, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != v)
+            fail_msg("%s[%zu] = %.9g, want %g", what, i, (double)x[i], (double)v);
+}
+
+/* A new f16 layer's weight tensors: every one f16 but Bahdanau's score_bias
+ * (f32, never read by the forward), with the f32 layer's initial values
+ * (Attention's scalars and AdditiveAttention's scale 1, Bahdanau's kernels
+ * 0 and score_kernel 1). Attention holds both scalars in dot mode too. */
+static void test_weight_tensors(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_attention *a = NULL;
+    const vkattn_attention_desc ad = {.query_width = 3, .value_width = 3,
+                                      .dtype = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_attention_create(ctx, &ad, &a));
+    vkattn_attention_weight_tensors at;
+    TH_OK(ctx, vkattn_attention_get_weight_tensors(a, &at));
+    assert_int_equal(dtype_of(at.scale), VKATTN_DTYPE_F16);
+    assert_int_equal(dtype_of(at.concat_score_weight), VKATTN_DTYPE_F16);
+    vkattn_attention_weights aw = {NAN, NAN};
+    TH_OK(ctx, vkattn_attention_get_weights(a, &aw));
+    expect_filled(&aw.scale, 1, 1.0f, "attention scale");
+    expect_filled(&aw.concat_score_weight, 1, 1.0f, "attention concat_score_weight");
+    vkattn_attention_destroy(a);
+
+    vkattn_additive_attention *aa = NULL;
+    const vkattn_additive_attention_desc aad = {.query_width = 5, .value_width = 5,
+                                                .dtype = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_additive_attention_create(ctx, &aad, &aa));
+    vkattn_additive_attention_weight_tensors aat;
+    TH_OK(ctx, vkattn_additive_attention_get_weight_tensors(aa, &aat));
+    assert_int_equal(dtype_of(aat.scale), VKATTN_DTYPE_F16);
+    float s[5];
+    tu_poison(s, 5);
+    TH_OK(ctx, vkattn_additive_attention_get_weights(
+                   aa, &(vkattn_additive_attention_weights){.scale = s}));
+    expect_filled(s, 5, 1.0f, "additive_attention scale");
+    vkattn_additive_attention_destroy(aa);
+
+    vkattn_bahdanau *b = NULL;
+    const vkattn_bahdanau_desc bd = {.query_width = 2, .value_width = 3, .units = 4,
+                                     .dtype = VKATTN_DTYPE_F16};
+    TH_OK(ctx, vkattn_bahdanau_create(ctx, &bd, &b));
+    vkattn_bahdanau_weight_tensors bt;
+    TH_OK(ctx, vkattn_bahdanau_get_weight_tensors(b, &bt));
+    assert_int_equal(dtype_of(bt.query_kernel), VKATTN_DTYPE_F16);
+    assert_int_equal(dtype_of(bt.key_kernel), VKATTN_DTYPE_F16);
+    assert_int_equal(dtype_of(bt.score_kernel), VKATTN_DTYPE_F16);
+    assert_int_equal(dtype_of(bt.score_bias), VKATTN_DTYPE_F32);
+    float gq[8], gk[12], gv[4];
+    tu_poison(gq, 8), tu_poison(gk, 12), tu_poison(gv, 4);
+    vkattn_bahdanau_weights bw = {gq, gk, gv, NAN};
+    TH_OK(ctx, vkattn_bahdanau_get_weights(b, &bw));
+    expect_filled(gq, 8, 0.0f, "bahdanau query_kernel");
+    expect_filled(gk, 12, 0.0f, "bahdanau key_kernel");
+    expect_filled(gv, 4, 1.0f, "bahdanau score_kernel");
+    expect_filled(&bw.score_bias, 1, 0.0f, "bahdanau score_bias");
+    vkattn_bahdanau_destroy(b);
+    th_assert_validation_clean();
+}
+
 static void test_bad_arguments(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -491,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_fixed_cases),
         cmocka_unit_test(test_random_cases),
         cmocka_unit_test(test_weights_round_trip),
+        cmocka_unit_test(test_weight_tensors),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
