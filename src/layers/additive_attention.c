@@ -85,7 +85,7 @@ vka_additive_attention_parts vka_additive_attention_parts_of(vkattn_additive_att
 {
     return (vka_additive_attention_parts){.ctx = layer->ctx, .desc = &layer->desc,
                                           .w = layer->w, .scale = layer->wt.scale,
-                                          .kept = &layer->kept};
+                                          .weights = weights_of(layer), .kept = &layer->kept};
 }
 
 vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,

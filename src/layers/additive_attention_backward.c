@@ -29,15 +29,14 @@ static vkattn_result record_all(const vka_additive_attention_parts *p, VkCommand
     const bool scale = !p->desc->no_scale;
     const vka_layer_shape shape = {.dq = p->w.dq, .dk = p->w.dk, .dv = p->w.dv, .dout = p->w.dv,
                                    .heads = 1, .half_data = p->desc->dtype == VKATTN_DTYPE_F16};
-    const vka_grad_slot wg[] = {
-        {grad_w ? grad_w->scale : NULL, scale ? p->w.dq : 0, "grad_w->scale"}};
-    const vka_named_tensor weights[] = {{p->scale, "the layer's scale"}};
+    vka_weight_slots ws;
+    vka_layer_weight_slots(&p->weights, grad_w, &ws);
     vka_mask_layout ml = {0};
     vka_layer_tail t;
     vkattn_tensor *dkey;
     vkattn_result r;
-    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 1, weights, 1,
-                                      &ml)) ||
+    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, ws.grads, ws.n,
+                                      ws.weights, ws.n, &ml)) ||
         (r = vka_layer_check_unfused_path(ctx, fn, call, "AdditiveAttention")) ||
         (r = vka_layer_tail_begin(ctx, cmd, fn, kept, call, io, grads, &ml, p->w.dv, &t)) ||
         (r = vka_layer_key_grad_target(ctx, fn, kept, call, io, grads, p->w.dk, &dkey)))

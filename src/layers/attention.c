@@ -101,7 +101,7 @@ vka_attention_parts vka_attention_parts_of(vkattn_attention *layer)
     return (vka_attention_parts){.ctx = layer->ctx, .desc = &layer->desc, .w = layer->w,
                                  .scale = layer->wt.scale,
                                  .csw = layer->wt.concat_score_weight, .ones = layer->ones,
-                                 .kept = &layer->kept};
+                                 .weights = weights_of(layer), .kept = &layer->kept};
 }
 
 vkattn_result vkattn_attention_get_weights(const vkattn_attention *layer,

@@ -204,15 +204,11 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
     const vka_layer_shape shape = {.dq = b->p.w.dq, .dk = b->p.w.dk, .dv = b->p.w.dv,
                                    .dout = b->p.w.dv, .heads = 1,
                                    .half_data = b->p.desc->dtype == VKATTN_DTYPE_F16};
-    const vka_grad_slot wg[] = {
-        {b->gw ? b->gw->scale : NULL, 1, "grad_w->scale"},
-        {b->gw ? b->gw->concat_score_weight : NULL, 1, "grad_w->concat_score_weight"},
-    };
-    const vka_named_tensor weights[] = {{b->p.scale, "the layer's scale"},
-                                       {b->p.csw, "the layer's concat_score_weight"}};
+    vka_weight_slots ws;
+    vka_layer_weight_slots(&b->p.weights, b->gw, &ws);
     vkattn_result r;
-    if ((r = vka_layer_backward_check(ctx, b->fn, b->kept, &shape, b->call, b->io, b->grads, wg,
-                                      2, weights, 2, &ml)))
+    if ((r = vka_layer_backward_check(ctx, b->fn, b->kept, &shape, b->call, b->io, b->grads,
+                                      ws.grads, ws.n, ws.weights, ws.n, &ml)))
         return r;
     if (b->p.desc->score_mode == VKATTN_SCORE_CONCAT &&
         (r = vka_layer_check_unfused_path(ctx, b->fn, b->call, "Attention's concat mode")))

@@ -90,7 +90,7 @@ vka_bahdanau_parts vka_bahdanau_parts_of(vkattn_bahdanau *layer)
     return (vka_bahdanau_parts){.ctx = layer->ctx, .desc = &layer->desc, .w = layer->w,
                                 .wq = layer->wt.query_kernel, .wk = layer->wt.key_kernel,
                                 .v = layer->wt.score_kernel, .score_bias = layer->wt.score_bias,
-                                .kept = &layer->kept};
+                                .weights = weights_of(layer), .kept = &layer->kept};
 }
 
 /* out (rows, U) = x (rows, D) @ kernel (D, U): one tall matmul over the batch,

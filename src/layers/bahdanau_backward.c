@@ -45,22 +45,14 @@ static vkattn_result record_all(const vka_bahdanau_parts *p, VkCommandBuffer cmd
                                    .heads = 1, .half_data = p->desc->dtype == VKATTN_DTYPE_F16};
     const vkattn_bahdanau_weight_tensors none = {0};
     const vkattn_bahdanau_weight_tensors *gw = grad_w ? grad_w : &none;
-    const vka_grad_slot wg[] = {
-        {gw->query_kernel, (uint64_t)d->dq * d->units, "grad_w->query_kernel"},
-        {gw->key_kernel, (uint64_t)d->dk * d->units, "grad_w->key_kernel"},
-        {gw->score_kernel, d->units, "grad_w->score_kernel"},
-        {gw->score_bias, 1, "grad_w->score_bias"},
-    };
-    const vka_named_tensor weights[] = {{p->wq, "the layer's query_kernel"},
-                                       {p->wk, "the layer's key_kernel"},
-                                       {p->v, "the layer's score_kernel"},
-                                       {p->score_bias, "the layer's score_bias"}};
+    vka_weight_slots ws;
+    vka_layer_weight_slots(&p->weights, gw, &ws);
     vka_mask_layout ml = {0};
     vka_layer_tail t;
     vkattn_tensor *dkey;
     vkattn_result r;
-    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, wg, 4, weights, 4,
-                                      &ml)) ||
+    if ((r = vka_layer_backward_check(ctx, fn, kept, &shape, call, io, grads, ws.grads, ws.n,
+                                      ws.weights, ws.n, &ml)) ||
         (r = vka_layer_check_unfused_path(ctx, fn, call, "BahdanauAttention")))
         return r;
     uint64_t rq, rk, nq, nk;

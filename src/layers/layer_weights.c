@@ -115,3 +115,22 @@ vkattn_result vka_layer_weights_get(vkattn_context *ctx, const char *caller,
     }
     return VKATTN_SUCCESS;
 }
+
+void vka_layer_weight_slots(const vka_layer_weights *lw, const void *grad_w,
+                            vka_weight_slots *s)
+{
+    const vka_weight_table *t = lw->table;
+    s->n = t->count;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const vka_weight_info *w = &t->w[i];
+        uint64_t dims[3];
+        snprintf(s->grad_names[i], sizeof s->grad_names[i], "grad_w->%s", w->member);
+        snprintf(s->weight_names[i], sizeof s->weight_names[i], "the layer's %s", w->member);
+        s->grads[i] = (vka_grad_slot){
+            .t = grad_w ? *vka_weight_tensor(grad_w, lw->offsets, i) : NULL,
+            .count = vka_weight_exists(w, lw->options) ? vka_weight_shape(w, lw->axes, dims) : 0,
+            .name = s->grad_names[i]};
+        s->weights[i] = (vka_named_tensor){*vka_weight_tensor(lw->tensors, lw->offsets, i),
+                                           s->weight_names[i]};
+    }
+}

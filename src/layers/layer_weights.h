@@ -12,6 +12,7 @@
 #include "vkattn/bahdanau.h"
 #include "vkattn/mha.h"
 
+#include "layers/layer_backward_util.h"
 #include "shape/layer_weights.h"
 
 /* The weight-tensor struct's offsets of each table's entries. */
@@ -62,5 +63,22 @@ vkattn_result vka_layer_weights_set(vkattn_context *ctx, const char *caller,
  * one the layer lacks is left alone. A scalar is always written. */
 vkattn_result vka_layer_weights_get(vkattn_context *ctx, const char *caller,
                                     const vka_layer_weights *lw, void *host);
+
+/* A backward call's weight gradients and the layer's own weights, for
+ * vka_layer_backward_check, with the names its messages give them. */
+typedef struct vka_weight_slots {
+    uint32_t n; /* the table's count */
+    vka_grad_slot grads[VKA_WEIGHTS_MAX];
+    vka_named_tensor weights[VKA_WEIGHTS_MAX];
+    char grad_names[VKA_WEIGHTS_MAX][48];   /* "grad_w->scale" */
+    char weight_names[VKA_WEIGHTS_MAX][48]; /* "the layer's scale" */
+} vka_weight_slots;
+
+/* *s from the layer's table: each weight's gradient in grad_w (a
+ * weight-tensor struct with lw's offsets; NULL: none wanted) with its
+ * element count, 0 where the layer holds no such weight (a gradient given
+ * there is refused), and the layer's own tensor of it. */
+void vka_layer_weight_slots(const vka_layer_weights *lw, const void *grad_w,
+                            vka_weight_slots *s);
 
 #endif /* VKA_LAYERS_LAYER_WEIGHTS_H */

@@ -4,6 +4,7 @@
 #define VKA_LAYERS_SINGLE_INTERNAL_H
 
 #include "layers/layer_backward_util.h"
+#include "layers/layer_weights.h"
 #include "shape/layer_shape.h"
 #include "vkattn/additive_attention.h"
 #include "vkattn/attention.h"
@@ -15,6 +16,7 @@ typedef struct vka_attention_parts {
     vka_layer_widths w;
     vkattn_tensor *scale, *csw; /* (1) each */
     vkattn_tensor *ones;        /* (Dq) ones, concat mode (csw * ones = the additive op's vector) */
+    vka_layer_weights weights;  /* the table's walk of them */
     vka_layer_kept **kept;
 } vka_attention_parts;
 vka_attention_parts vka_attention_parts_of(vkattn_attention *layer);
@@ -24,6 +26,7 @@ typedef struct vka_additive_attention_parts {
     const vkattn_additive_attention_desc *desc;
     vka_layer_widths w;
     vkattn_tensor *scale; /* (Dq); NULL with no_scale */
+    vka_layer_weights weights; /* the table's walk of it */
     vka_layer_kept **kept;
 } vka_additive_attention_parts;
 vka_additive_attention_parts vka_additive_attention_parts_of(vkattn_additive_attention *layer);
@@ -33,6 +36,7 @@ typedef struct vka_bahdanau_parts {
     const vkattn_bahdanau_desc *desc;
     vka_layer_widths w;
     vkattn_tensor *wq, *wk, *v, *score_bias; /* (Dq, U), (Dk, U), (U), (1) */
+    vka_layer_weights weights;               /* the table's walk of them */
     vka_layer_kept **kept;
 } vka_bahdanau_parts;
 vka_bahdanau_parts vka_bahdanau_parts_of(vkattn_bahdanau *layer);

@@ -775,6 +775,10 @@ static void test_bad_args(void **state)
     vkattn_attention_weight_tensors wbad = {.scale = own.scale};
     TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &wbad), BAD,
                     "overlaps");
+    assert_non_null(strstr(vkattn_context_last_error(ctx), "the layer's scale"));
+    wbad = (vkattn_attention_weight_tensors){.concat_score_weight = small};
+    TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &wbad), BAD,
+                    "grad_w->concat_score_weight");
     wbad = (vkattn_attention_weight_tensors){.scale = small};
     TH_EXPECT_ERROR(vkattn_attention_backward_record(L.att, VKATTN_RUN_NOW, &call, &io, &gr, &wbad), BAD,
                     "grad_w->scale");
