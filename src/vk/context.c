@@ -240,6 +240,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     ctx->max_dispatch_work = desc->max_dispatch_work;
     ctx->want_pipeline_stats = desc->advanced && desc->advanced->capture_pipeline_stats;
     ctx->coopmat_mode = desc->advanced ? (int)desc->advanced->cooperative_matrix : 0;
+    ctx->coopmat_emulate = desc->advanced && desc->advanced->coopmat_emulate;
     if (!desc->allocator.allocate != !desc->allocator.free) {
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,

@@ -54,6 +54,10 @@ struct vkattn_context {
      * features on the device it created (vk/coopmat.h). */
     int coopmat_mode;
     bool coopmat_device_enabled;
+    /* The fused attention kernel on cooperative matrices: on hardware
+     * (coopmat_device_enabled and vka_coopmat_kernel_wanted for it), or on
+     * its shared-memory emulation (vkattn_context_advanced.coopmat_emulate). */
+    bool coopmat_flash, coopmat_emulate;
     vka_coopmat_support coopmat_support; /* queried once per physical device */
     /* Loop iterations one shader invocation may run in total. lavapipe
      * (llvmpipe) silently ends an invocation's loops after 65535 iterations

@@ -97,17 +97,31 @@ void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensio
  * in docs/PERFORMANCE.md; AUTO runs the path on these only. */
 static const struct {
     uint32_t vendor_id, device_id;
+    unsigned kernels; /* vka_coopmat_kernel bits verified */
     const char *what;
 } verified[] = {
-    {0x10de, 0x2330, "NVIDIA H100 80GB HBM3, driver 580.159.04, 2026-11-26"},
+    {0x10de, 0x2330, VKA_COOPMAT_MATMUL, "NVIDIA H100 80GB HBM3, driver 580.159.04, 2026-11-26"},
 };
+
+static unsigned verified_kernels(const VkPhysicalDeviceProperties *props)
+{
+    for (size_t i = 0; i < sizeof verified / sizeof verified[0]; i++)
+        if (props->vendorID == verified[i].vendor_id && props->deviceID == verified[i].device_id)
+            return verified[i].kernels;
+    return 0;
+}
 
 bool vka_coopmat_wanted(int mode, const VkPhysicalDeviceProperties *props)
 {
     if (mode != VKATTN_COOPMAT_AUTO)
         return mode == VKATTN_COOPMAT_ON;
-    for (size_t i = 0; i < sizeof verified / sizeof verified[0]; i++)
-        if (props->vendorID == verified[i].vendor_id && props->deviceID == verified[i].device_id)
-            return true;
-    return false;
+    return verified_kernels(props) != 0;
+}
+
+bool vka_coopmat_kernel_wanted(int mode, const VkPhysicalDeviceProperties *props,
+                               vka_coopmat_kernel kernel)
+{
+    if (mode != VKATTN_COOPMAT_AUTO)
+        return mode == VKATTN_COOPMAT_ON;
+    return (verified_kernels(props) & kernel) != 0;
 }

@@ -44,4 +44,18 @@ void *vka_coopmat_chain(vka_coopmat_enable *e, void *next, const char **extensio
  * the features only then. */
 bool vka_coopmat_wanted(int mode, const VkPhysicalDeviceProperties *props);
 
+/* The kernels a device class was verified with, each on its own: the fused
+ * attention kernel (shaders/flash_coopmat_nv.comp) came after the matmul
+ * and is not verified on any device yet. */
+typedef enum vka_coopmat_kernel {
+    VKA_COOPMAT_MATMUL = 1u,
+    VKA_COOPMAT_FLASH = 2u,
+} vka_coopmat_kernel;
+
+/* Whether `kernel` is to run on a context whose device has the path enabled
+ * (vka_coopmat_wanted said yes): under ON always, under AUTO only where the
+ * device class was verified with that kernel. */
+bool vka_coopmat_kernel_wanted(int mode, const VkPhysicalDeviceProperties *props,
+                               vka_coopmat_kernel kernel);
+
 #endif /* VKA_VK_COOPMAT_H */

@@ -364,6 +364,8 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     ctx->push_descriptor_enabled = push;
     ctx->pipeline_stats = stats;
     ctx->coopmat_device_enabled = use_coopmat;
+    ctx->coopmat_flash =
+        use_coopmat && vka_coopmat_kernel_wanted(ctx->coopmat_mode, &props, VKA_COOPMAT_FLASH);
     return VKATTN_SUCCESS;
 }
 
