@@ -1,0 +1,99 @@
+// 16x16 matrix fragments owned by a warp of 32 invocations, for kernels that
+// run on cooperative matrices (COOPMAT_NV 1: GL_NV_cooperative_matrix, tensor
+// cores) or on their emulation in plain GLSL (COOPMAT_NV 0: any device,
+// lavapipe included, so CI runs everything around the fragments: tiling,
+// masks, softmax). The kernel is written once against these names:
+//   frag_acc        a 16x16 f32 accumulator; frag_acc_zero() is zeros
+//   frag_op         a 16x16 f16 operand (A or B of a product)
+//   frag_load(f, S, off, ld, colmajor)  operand f from shared uvec4 array S
+//                   (eight halves each): element (r, c) at uvec4 off + r * ld
+//                   + c / 8, half c % 8, or with colmajor at off + c * ld +
+//                   r / 8, half r % 8 (the NV extension's rule, in uvec4s)
+//   frag_mad(a, b, c)  a * b + c, f32 sums of exact f16 products
+//   frag_store(f, S, off, ld)  accumulator into shared float array S, row-major
+//   warp_sync()     the warp's shared-memory writes are seen by the warp
+//   WARP, LANE      the warp in the workgroup and the invocation in the warp
+// The kernel declares its shared arrays, one `const uint NAME_ID` per array
+// frag_load reads (0, 1, 2, ...), and `uvec4 frag_src(uint id, uint i)`
+// returning element i of array `id`, then includes this file.
+//
+// The emulation keeps an accumulator as 8 floats per invocation (element e =
+// LANE + 32 i) and an operand as where it lies in shared memory, read by
+// frag_mad; its warp_sync is a workgroup barrier, so every warp_sync must be
+// in uniform control flow of the whole workgroup (the NV one needs the warp's
+// only). The two agree up to the order of fp32 additions.
+#ifndef VKA_COOPMAT_FRAG_GLSL
+#define VKA_COOPMAT_FRAG_GLSL
+
+#if COOPMAT_NV
+
+#define frag_acc fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define frag_op fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define frag_acc_zero() frag_acc(0.0)
+#define frag_load(f, S, off, ld, colmajor) coopMatLoadNV(f, S, off, ld, colmajor)
+#define frag_mad(a, b, c) coopMatMulAddNV(a, b, c)
+#define frag_store(f, S, off, ld) coopMatStoreNV(f, S, off, ld, false)
+#define warp_sync()                                                            \
+    {                                                                          \
+        subgroupMemoryBarrierShared();                                         \
+        subgroupBarrier();                                                     \
+    }
+#define WARP gl_SubgroupID
+#define LANE gl_SubgroupInvocationID
+
+#else
+
+struct frag_acc {
+    float e[8];
+};
+struct frag_op {
+    uint src, off, ld;
+    bool colmajor;
+};
+#define WARP (gl_LocalInvocationIndex / 32u)
+#define LANE (gl_LocalInvocationIndex % 32u)
+
+frag_acc frag_acc_zero()
+{
+    frag_acc f;
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+        f.e[i] = 0.0;
+    return f;
+}
+
+#define frag_load(f, S, off, ld, colmajor) f = frag_op(S##_ID, off, ld, colmajor)
+
+float frag_elem(frag_op f, uint r, uint c)
+{
+    const uint major = f.colmajor ? c : r, minor = f.colmajor ? r : c;
+    const uvec4 w = frag_src(f.src, f.off + major * f.ld + minor / 8u);
+    const vec2 pair = unpackHalf2x16(w[(minor % 8u) / 2u]);
+    return (minor & 1u) != 0u ? pair.y : pair.x;
+}
+
+frag_acc frag_mad(frag_op a, frag_op b, frag_acc c)
+{
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        const uint e = LANE + 32u * i, r = e / 16u, col = e % 16u;
+        float s = c.e[i];
+        for (uint k = 0u; k < 16u; k++)
+            s = fma(frag_elem(a, r, k), frag_elem(b, k, col), s);
+        c.e[i] = s;
+    }
+    return c;
+}
+
+#define frag_store(f, S, off, ld)                                              \
+    [[unroll]] for (uint fi_ = 0u; fi_ < 8u; fi_++) {                           \
+        const uint fe_ = LANE + 32u * fi_;                                     \
+        S[(off) + (fe_ / 16u) * (ld) + fe_ % 16u] = (f).e[fi_];                \
+    }
+#define warp_sync()                                                            \
+    {                                                                          \
+        memoryBarrierShared();                                                 \
+        barrier();                                                             \
+    }
+
+#endif
+
+#endif
