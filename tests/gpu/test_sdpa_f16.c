@@ -18,7 +18,31 @@
  * buffers), then both under the GPU tuning: f16 fused calls take the tiled
  * kernel (flash_tiled*.comp reads f16 as words of halves and writes an f16
  * out as words; odd dv through f32 scratch) where the device binds 8 storage
- * buffers, as f32 calls do (test_kernel_choice). */
+ * buffers, as f32 calls do (test_kernel_choice).
+ *
+ * The cooperative-matrix fused kernel (issue 21; flash_coopmat_body.glsl) in
+ * two groups: "emulated" (vkattn_context_advanced.coopmat_emulate, its 16x16
+ * fragments in shared memory: runs on lavapipe) and "hardware"
+ * (cooperative_matrix ON; skipped, saying why, where the device runs no
+ * cooperative-matrix kernel). Each takes every all-f16-q/k/v fused call on the
+ * GPU tuning where the device binds 8 storage buffers, dk <= 256, dv <= 128;
+ * every such call here is checked to have taken it (no other flash* pipeline
+ * created), and the calls it must not take (f32 q, dv > 128, the CPU
+ * tuning, mobile-min, the default settings on a device with no
+ * cooperative-matrix path) to have not. Shapes stay small: lavapipe runs the
+ * emulation slowly and ends a loop after 65535 iterations (the host falls
+ * back to the tiled kernel for long Tv, which the check would catch), and
+ * compiles each variant of it in 5-30 s at widths up to 24 (minutes at 64,
+ * 400 s at dk 256, dv 128: that edge runs on hardware only).
+ * Bound (docs/SEMANTICS.md): the kernel rounds the softmax weights P to f16
+ * before P @ V, as FlashAttention does, adding to the bound above
+ *   (2^-11 + Tv 2^-25) max|V| drop_scale,
+ * drop_scale = 1 / (1 - rate) with dropout active, else 1: each unnormalised
+ * weight P_j in [0, 1] is rounded with error <= max(2^-11 P_j, 2^-25) (f16's
+ * subnormal spacing is 2^-24 below 2^-14), and the output is
+ * sum_j err_j |V_j| drop_scale / l, with l = sum_j P_j >= 1 (the running
+ * maximum's key contributes exp2(0) = 1). The LSE keeps its check: logits are
+ * exact f16 products summed in fp32. */
 #include "harness.h"
 #include "random_case.h"
 
@@ -39,6 +63,10 @@ typedef struct f16_case {
     bool lse;
     bool weights16; /* returned weights as an f16 tensor */
 } f16_case;
+
+/* Set while a test runs calls on a context with coopmat_emulate (run_case's
+ * bound: takes_coopmat). */
+static bool emulating;
 
 /* Random values in [-1, 1] exactly representable in t; for an f16 operand
  * also their bit patterns (bits), which the typed reference reads. */
@@ -64,11 +92,43 @@ static void describe(const f16_case *c, char *buf, size_t size)
     const vkattn_mask_params *m = &p->mask;
     snprintf(buf, size,
              "sdpa f16 q%d k%d v%d out%d B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u causal=%d "
-             "row=%d vm=%d mask=%d bias=%d drop=%g/%d w=%d/%d lse=%d path=%d",
+             "row=%d vm=%d mask=%d[%d%d%d] bias=%d[%d%d%d] drop=%g/%d w=%d/%d lse=%d path=%d "
+             "window=%u",
              c->ty.q, c->ty.k, c->ty.v, c->ty.out, p->batch, p->heads, p->kv_heads, p->tq, p->tv,
-             p->dk, p->dv, m->causal, m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
+             p->dk, p->dv, m->causal, m->masked_row, m->has_value_mask, m->has_mask,
+             m->mask_broadcast.batch, m->mask_broadcast.heads, m->mask_broadcast.rows, m->has_bias,
+             m->bias_broadcast.batch, m->bias_broadcast.heads, m->bias_broadcast.rows,
              (double)p->dropout.rate, p->dropout.training, p->return_weights, c->weights16, c->lse,
-             p->path);
+             p->path, p->sliding_window);
+}
+
+/* Whether ctx runs call c on the cooperative-matrix kernel (the host's rule,
+ * src/ops/flash.c): f16 q, k and v, fused, dk <= 256, dv <= 128, the GPU
+ * tuning, 8 storage buffers, and the kernel emulated or enabled. */
+static bool takes_coopmat(vkattn_context *ctx, const f16_case *c)
+{
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    const vkattn_sdpa_params *p = &c->p;
+    const uint32_t dv = p->dv ? p->dv : p->dk;
+    return c->ty.q == VKATTN_DTYPE_F16 && c->ty.k == VKATTN_DTYPE_F16 &&
+           c->ty.v == VKATTN_DTYPE_F16 && p->path != VKATTN_SDPA_UNFUSED && p->dk <= 256 &&
+           dv <= 128 && !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8 &&
+           (emulating || info.coopmat_enabled);
+}
+
+/* max|got - ref| <= rel max|ref| + extra; NaN in got where ref is finite fails. */
+static void assert_close_plus(const float *got, const float *ref, size_t n, double rel,
+                              double extra, const char *what)
+{
+    double scale = 1e-30;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(ref[i]) && fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+    const double err = tu_max_abs_err(got, ref, n);
+    if (!(err <= rel * scale + extra))
+        fail_msg("%s: max error %.3g (%.3g max|ref|) exceeds bound %.3g max|ref| + %.3g", what,
+                 err, err / scale, rel, extra);
 }
 
 static void run_case(vkattn_context *ctx, const f16_case *c)
@@ -119,9 +179,18 @@ static void run_case(vkattn_context *ctx, const f16_case *c)
     TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, p, &io));
     char what[400];
     describe(c, what, sizeof what);
+    double p16 = 0.0; /* the cooperative-matrix kernel's term (header) */
+    if (takes_coopmat(ctx, c)) {
+        double vmax = 0.0;
+        for (size_t i = 0; i < nv; i++)
+            vmax = fabs(v[i]) > vmax ? fabs(v[i]) : vmax;
+        const vkattn_dropout_params *d = &p->dropout;
+        const double drop_scale = d->training && d->rate > 0.0f ? 1.0 / (1.0 - d->rate) : 1.0;
+        p16 = (0x1p-11 + p->tv * 0x1p-25) * vmax * drop_scale;
+    }
     float *got = tu_floats(nout);
     TH_OK(ctx, vkattn_tensor_download(io.out, got, 0, nout));
-    TU_ASSERT_CLOSE(got, ref, nout, BOUND32 + (out16 ? EPS16 : 0.0), what);
+    assert_close_plus(got, ref, nout, BOUND32 + (out16 ? EPS16 : 0.0), p16, what);
     free(got);
     if (p->return_weights) {
         got = th_download(io.weights, nw);
@@ -280,7 +349,9 @@ static void test_bad_inputs(void **state)
 
 /* The rule of issue 20: an all-f16 fused call takes the kernel the same f32
  * call takes under the same tuning: the tiled one under the GPU tuning where
- * the device binds 8 storage buffers, never the row-per-invocation kernels. */
+ * the device binds 8 storage buffers, never the row-per-invocation kernels;
+ * the cooperative-matrix one instead where the context enables it (a GPU run
+ * with VKATTN_TEST_COOPMAT=on). */
 static void test_kernel_choice(void **state)
 {
     (void)TH_CTX(state);
@@ -296,15 +367,18 @@ static void test_kernel_choice(void **state)
                       .ty = {1, 1, 1, 1}};
         run_case(ctx, &c);
     }
-    const bool want_tiled = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
+    const bool want_fast = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
+    const bool want_coopmat = want_fast && info.coopmat_enabled;
     const bool tiled = th_pipeline_seen(&seen, "flash_tiled", true);
+    const bool coopmat = th_pipeline_seen(&seen, "flash_coopmat", true);
     const bool one_row = th_pipeline_seen(&seen, "flash_f16", false) ||
                          th_pipeline_seen(&seen, "flash", false) ||
                          th_pipeline_seen(&seen, "flash_packed", false);
-    if (tiled != want_tiled || one_row == want_tiled)
-        fail_msg("f16: tiled kernel %s, row-per-invocation kernel %s (%s tuning)",
-                 tiled ? "used" : "unused", one_row ? "used" : "unused",
-                 info.cpu_tuning ? "CPU" : "GPU");
+    if (coopmat != want_coopmat || tiled != (want_fast && !want_coopmat) || one_row == want_fast)
+        fail_msg("f16: cooperative-matrix kernel %s, tiled kernel %s, row-per-invocation kernel "
+                 "%s (%s tuning, cooperative matrices %s)",
+                 coopmat ? "used" : "unused", tiled ? "used" : "unused", one_row ? "used" : "unused",
+                 info.cpu_tuning ? "CPU" : "GPU", info.coopmat_enabled ? "enabled" : "off");
     vkattn_context_destroy(ctx);
 }
 
@@ -317,6 +391,287 @@ static void test_fused_random_gpu(void **state)
         f16_case c = random_case(true, 40, 20);
         run_case(ctx, &c);
     }
+}
+
+/* ---- The cooperative-matrix fused kernel (header) ---- */
+
+/* What a group runs: the kernel on emulated fragments (any device), or on
+ * tensor cores where the device has them. */
+typedef struct coopmat_group {
+    const char *kernel; /* the pipeline that all-f16 fused calls must take */
+    bool emulate;       /* coopmat_emulate; else cooperative_matrix ON */
+} coopmat_group;
+static const coopmat_group emulated_group = {"flash_coopmat_emu", true};
+static const coopmat_group hardware_group = {"flash_coopmat_nv", false};
+static const coopmat_group *group; /* the running group's */
+
+/* Advanced settings that run the group's kernel on a context of profile p. */
+static vkattn_context_advanced coopmat_settings(void)
+{
+    vkattn_context_advanced adv = th_advanced();
+    adv.tuning = VKATTN_TUNING_GPU;
+    adv.coopmat_emulate = group->emulate;
+    if (!group->emulate)
+        adv.cooperative_matrix = VKATTN_COOPMAT_ON;
+    return adv;
+}
+
+/* A context (the group context's profile) running the group's kernel,
+ * logging the pipelines it creates into *seen. Skips, saying why, where the
+ * profile binds fewer than 8 storage buffers, and in the hardware group where
+ * the context enables no cooperative-matrix kernel. */
+static vkattn_context *coopmat_context(void **state, th_pipelines *seen)
+{
+    vkattn_context_info info;
+    TH_OK(NULL, vkattn_context_get_info(TH_CTX(state), &info));
+    if (info.max_storage_buffers_per_stage < 8) {
+        print_message("%s: skipped: profile %s binds %u storage buffers per stage; the kernel "
+                      "needs 8\n", group->kernel, info.profile, info.max_storage_buffers_per_stage);
+        skip();
+    }
+    const vkattn_context_advanced adv = coopmat_settings();
+    vkattn_context *ctx = th_logged_context_profile(&adv, info.profile, seen);
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    if (!group->emulate && !info.coopmat_enabled) {
+        print_message("%s: skipped: %s (profile %s) runs no cooperative-matrix kernel (flavours "
+                      "offered %u, f16 16x16x16 %s); runs on a GPU with VK_NV_cooperative_matrix\n",
+                      group->kernel, info.device_name, info.profile, info.coopmat_flavours,
+                      info.coopmat_f16_16x16x16 ? "yes" : "no");
+        vkattn_context_destroy(ctx);
+        th_assert_validation_clean();
+        skip();
+    }
+    if (!group->emulate)
+        print_message("%s: runs on %s\n", group->kernel, info.device_name);
+    emulating = group->emulate;
+    return ctx;
+}
+
+/* The first fused-kernel pipeline in *seen whose name does not start with
+ * `allowed`, or NULL. */
+static const char *other_fused(const th_pipelines *seen, const char *allowed)
+{
+    for (unsigned i = 0; i < seen->count; i++)
+        if (strncmp(seen->names[i], "flash", 5) == 0 &&
+            strncmp(seen->names[i], allowed, strlen(allowed)) != 0)
+            return seen->names[i];
+    return NULL;
+}
+
+/* Runs c on ctx (a logged context) and fails if it made a fused-kernel
+ * pipeline other than the group's. A call whose pipeline was made before
+ * reuses one of this context's, so a test whose calls all pass this ran every
+ * call on the group's kernel. Returns whether it made the group's. */
+static bool run_on_kernel(vkattn_context *ctx, th_pipelines *seen, const f16_case *c)
+{
+    seen->count = 0;
+    run_case(ctx, c);
+    const char *other = other_fused(seen, group->kernel);
+    if (other) {
+        char what[400];
+        describe(c, what, sizeof what);
+        fail_msg("%s: took %s, not %s", what, other, group->kernel);
+    }
+    return th_pipeline_seen(seen, group->kernel, true);
+}
+
+/* Ends a test's context; fails unless it made the group's kernel. */
+static void coopmat_done(vkattn_context *ctx, unsigned made)
+{
+    emulating = false;
+    vkattn_context_destroy(ctx);
+    th_assert_validation_clean();
+    if (made == 0)
+        fail_msg("%s was never created", group->kernel);
+}
+
+/* Random all-f16-q/k/v fused calls, out f16 or f32: every mask kind with its
+ * broadcasts, both causal alignments, both masked-row policies, the sliding
+ * window half the time, 1, 2 or 4 query heads per K/V head, dropout, the LSE;
+ * Tq, Tv up to 100. Each draw is a new pipeline, which lavapipe compiles in
+ * 5-30 s for the emulation at widths <= 16 (a minute at 32-64): one there,
+ * widths up to 16 (within one fragment, off its edge); 24 on hardware,
+ * widths up to 128. */
+static void test_coopmat_random(void **state)
+{
+    th_pipelines seen;
+    vkattn_context *ctx = coopmat_context(state, &seen);
+    const rc_sdpa_bounds bounds = {.max_batch = 2, .max_kv_heads = 2, .max_t = 100,
+                                   .max_d = group->emulate ? 16 : 128};
+    unsigned made = 0;
+    for (int i = 0; i < (group->emulate ? 1 : 24); i++) {
+        f16_case c = {.p = rc_random_sdpa(&bounds),
+                      .ty = {VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16,
+                             (vkattn_dtype)tu_rand_range(0, 1)},
+                      .lse = tu_rand_range(0, 1)};
+        c.p.path = VKATTN_SDPA_FUSED;
+        if (rc_one_in(2))
+            c.p.sliding_window = rc_random_window(c.p.tq, c.p.tv);
+        made += run_on_kernel(ctx, &seen, &c);
+    }
+    coopmat_done(ctx, made);
+}
+
+/* A kernel variant (what its specialization constants fix: widths, which
+ * masks, causal mode, masked-row policy, dropout, LSE, out type: one compile)
+ * and three shapes it runs (push constants). */
+typedef struct coopmat_form {
+    f16_case c;
+    uint32_t shapes[3][6]; /* B, H, Hkv, Tq, Tv, sliding window */
+} coopmat_form;
+
+/* Each form and edge at least once: widths 1, within a fragment, exactly
+ * one, two with padding (and 256 x 128 on hardware: a lavapipe compile of
+ * the emulation takes minutes, as of two V fragments with padding); rows and keys off the 16-row/16-key tiles, one query over 100
+ * keys, 70 rows over one key, Tq > Tv bottom-right (leading rows with no key:
+ * both masked-row policies); every mask kind, broadcasts, windows, GQA 3 and
+ * 4 to 1, dropout in and out of training, the LSE, odd dv through scratch. */
+static void test_coopmat_forms(void **state)
+{
+    th_pipelines seen;
+    vkattn_context *ctx = coopmat_context(state, &seen);
+    const vkattn_sdpa_dtypes o16 = {1, 1, 1, 1}, o32 = {1, 1, 1, 0};
+    const vkattn_broadcast rows = {.rows = true}, batch_heads = {.batch = true, .heads = true};
+    const vkattn_dropout_params drop = {.rate = 0.3f, .training = true, .seed = 0x1234567890ull,
+                                        .offset = 77},
+                                drop6 = {.rate = 0.6f, .training = true, .seed = 99,
+                                         .offset = 1u << 20};
+    const coopmat_form forms[] = {
+        {{.p = {.dk = 1, .dv = 1}, .ty = o16, .lse = true},
+         {{1, 1, 1, 1, 1, 0}, {2, 2, 1, 17, 33, 0}, {1, 4, 2, 70, 5, 0}}},
+        {{.p = {.dk = 8, .dv = 12, .dropout = drop,
+                .mask = {.causal = VKATTN_CAUSAL_TOP_LEFT, .has_value_mask = true,
+                         .masked_row = VKATTN_MASKED_ROW_UNIFORM}},
+          .ty = o32, .lse = true},
+         {{1, 4, 1, 19, 26, 0}, {2, 2, 2, 37, 21, 0}, {2, 1, 1, 16, 16, 5}}},
+        {{.p = {.dk = 12, .dv = 5, .scale = -0.7f,
+                .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT, .has_mask = true,
+                         .mask_broadcast = rows, .has_bias = true,
+                         .bias_broadcast = batch_heads}},
+          .ty = o16},
+         {{2, 2, 2, 40, 13, 0}, {2, 6, 2, 17, 31, 0}, {1, 2, 1, 12, 45, 6}}},
+        {{.p = {.dk = 20, .dv = 6, .dropout = drop6,
+                .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT, .has_bias = true,
+                         .bias_broadcast = rows}},
+          .ty = o16, .lse = true},
+         {{1, 1, 1, 33, 47, 0}, {2, 2, 1, 9, 50, 0}, {1, 2, 2, 40, 13, 3}}},
+        {{.p = {.dk = 16, .dv = 24, .dropout = {.rate = 0.5f, .seed = 5}}, .ty = o32},
+         {{1, 2, 2, 16, 16, 0}, {1, 1, 1, 1, 100, 0}, {1, 2, 1, 65, 64, 0}}},
+        /* hardware only (below) */
+        {{.p = {.dk = 256, .dv = 128, .dropout = drop,
+                .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT, .has_value_mask = true}},
+          .ty = o16, .lse = true},
+         {{1, 1, 1, 3, 5, 0}, {1, 2, 1, 2, 18, 0}, {2, 2, 2, 33, 70, 0}}},
+    };
+    const size_t n = sizeof forms / sizeof forms[0] - (group->emulate ? 1 : 0);
+    unsigned made = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < 3; j++) {
+            const uint32_t *d = forms[i].shapes[j];
+            f16_case c = forms[i].c;
+            c.p.batch = d[0], c.p.heads = d[1], c.p.kv_heads = d[2], c.p.tq = d[3];
+            c.p.tv = d[4], c.p.sliding_window = d[5], c.p.path = VKATTN_SDPA_FUSED;
+            made += run_on_kernel(ctx, &seen, &c);
+        }
+    coopmat_done(ctx, made);
+}
+
+/* Runs c, fused, on ctx (a logged context) and fails unless it made the
+ * group's kernel and no other fused kernel (want), or another fused kernel
+ * and no cooperative-matrix one (!want). */
+static void expect_choice(vkattn_context *ctx, th_pipelines *seen, f16_case c, bool want,
+                          const char *why)
+{
+    seen->count = 0;
+    c.p.path = VKATTN_SDPA_FUSED;
+    run_case(ctx, &c);
+    const char *other = other_fused(seen, group->kernel);
+    const bool ok = want ? th_pipeline_seen(seen, group->kernel, true) && !other
+                         : !th_pipeline_seen(seen, "flash_coopmat", true) && other;
+    if (!ok) {
+        char names[sizeof seen->names] = "";
+        for (unsigned i = 0; i < seen->count; i++)
+            strcat(strcat(names, " "), seen->names[i]);
+        fail_msg("%s: expected %s%s; pipelines made:%s", why,
+                 want ? "only " : "a kernel other than ", group->kernel, names);
+    }
+}
+
+/* The same on a new context with settings adv (profile: the environment's,
+ * as the group's context, or `profile`). */
+static void expect_choice_on(const vkattn_context_advanced *adv, const char *profile,
+                             const f16_case *c, bool want, const char *why)
+{
+    th_pipelines seen;
+    vkattn_context *ctx = th_logged_context_profile(adv, profile, &seen);
+    emulating = adv->coopmat_emulate;
+    expect_choice(ctx, &seen, *c, want, why);
+    emulating = false;
+    vkattn_context_destroy(ctx);
+}
+
+/* The calls the group's kernel takes (f16 q, k, v; out f16, f32, f16
+ * through f32 scratch) and those it must not (f32 q or v, dv 130, the CPU
+ * tuning, mobile-min, the default settings where the context enables no
+ * cooperative-matrix kernel: lavapipe). */
+static void test_coopmat_choice(void **state)
+{
+    th_pipelines seen;
+    vkattn_context *ctx = coopmat_context(state, &seen);
+    const f16_case c = {.p = {.batch = 1, .heads = 2, .tq = 5, .tv = 7, .dk = 8, .dv = 6},
+                        .ty = {1, 1, 1, 1}};
+    /* the positives are forms' variants (test_coopmat_forms): lavapipe's
+     * shader cache then compiles each once */
+    f16_case out32 = c, odd = c, f32q = c, f32v = c, wide = c;
+    out32.ty.out = VKATTN_DTYPE_F32, out32.p.dk = 16, out32.p.dv = 24;
+    odd.p.dk = 1, odd.p.dv = 1, odd.lse = true;
+    f32q.ty.q = VKATTN_DTYPE_F32, f32v.ty.v = VKATTN_DTYPE_F32;
+    wide.p.dv = 130;
+    expect_choice(ctx, &seen, odd, true, "all f16, odd dv");
+    expect_choice(ctx, &seen, out32, true, "f16 q, k, v, f32 out");
+    expect_choice(ctx, &seen, f32q, false, "f32 q");
+    expect_choice(ctx, &seen, f32v, false, "f32 v");
+    expect_choice(ctx, &seen, wide, false, "dv 130");
+    coopmat_done(ctx, 1); /* expect_choice checked each */
+
+    const vkattn_context_advanced adv = coopmat_settings();
+    vkattn_context_advanced cpu = adv;
+    cpu.tuning = VKATTN_TUNING_CPU;
+    expect_choice_on(&cpu, NULL, &c, false, "CPU tuning");
+    expect_choice_on(&adv, TH_MOBILE_PROFILE, &c, false, "mobile-min");
+    /* the default settings take a cooperative-matrix kernel only where the
+     * context enables it (a device verified on real hardware) */
+    vkattn_context_advanced dflt = th_advanced();
+    dflt.tuning = VKATTN_TUNING_GPU, dflt.cooperative_matrix = VKATTN_COOPMAT_AUTO;
+    th_pipelines none;
+    ctx = th_logged_context_profile(&dflt, NULL, &none);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    run_case(ctx, &c);
+    vkattn_context_destroy(ctx);
+    if (th_pipeline_seen(&none, "flash_coopmat", true) != info.coopmat_enabled)
+        fail_msg("default settings: cooperative-matrix kernel %s, the context %s it",
+                 info.coopmat_enabled ? "unused" : "used",
+                 info.coopmat_enabled ? "enables" : "does not enable");
+    th_assert_validation_clean();
+}
+
+static int setup_emulated(void **state)
+{
+    group = &emulated_group;
+    return th_setup_gpu_tuning(state);
+}
+
+static int setup_hardware(void **state)
+{
+    group = &hardware_group;
+    return th_setup_gpu_tuning(state);
+}
+
+static int teardown_coopmat(void **state)
+{
+    emulating = false;
+    return th_teardown_gpu_tuning(state);
 }
 
 int main(void)
@@ -336,7 +691,15 @@ int main(void)
     };
     failed += cmocka_run_group_tests_name("sdpa f16, GPU tuning", gpu_tests, th_setup_gpu_tuning,
                                           th_teardown_gpu_tuning);
-    return failed + cmocka_run_group_tests_name("sdpa f16, GPU tuning, mobile-min", gpu_tests,
-                                                th_setup_gpu_tuning_mobile,
-                                                th_teardown_gpu_tuning);
+    failed += cmocka_run_group_tests_name("sdpa f16, GPU tuning, mobile-min", gpu_tests,
+                                          th_setup_gpu_tuning_mobile, th_teardown_gpu_tuning);
+    const struct CMUnitTest coopmat_tests[] = {
+        cmocka_unit_test(test_coopmat_choice),
+        cmocka_unit_test(test_coopmat_forms),
+        cmocka_unit_test(test_coopmat_random),
+    };
+    failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, emulated",
+                                          coopmat_tests, setup_emulated, teardown_coopmat);
+    return failed + cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, hardware",
+                                                coopmat_tests, setup_hardware, teardown_coopmat);
 }
