@@ -310,6 +310,13 @@ typedef struct vkattn_context_info {
      * device (it enables the features), the profile allows it and
      * vkattn_context_advanced.cooperative_matrix chose it. */
     bool coopmat_enabled;
+    /* The fused attention forward (vkattn_sdpa_*, the layers' attention)
+     * takes its cooperative-matrix kernel, or that kernel's emulation
+     * (vkattn_context_advanced.coopmat_emulate), for calls whose q, k and v
+     * are all f16 (dk <= 256, dv <= 128, GPU tuning): such calls then carry
+     * the extra f16 term of docs/SEMANTICS.md (SDPA). Off unless asked:
+     * cooperative_matrix ON on a device with the path, or coopmat_emulate. */
+    bool coopmat_attention;
 } vkattn_context_info;
 
 /* Bits of vkattn_context_info.coopmat_flavours. */

@@ -38,21 +38,12 @@ static uint64_t emulated_loop_iterations(const vka_flash_coopmat_tiles *t, const
 
 static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
 
-/* The hardware kernel numbers its warps by gl_SubgroupID and gives each 32
- * invocations: the subgroup must be fixed at 32 (NVIDIA's). */
-static bool hardware_ok(const struct vkattn_context *ctx)
-{
-    const vkattn_context_info *info = &ctx->info;
-    return ctx->coopmat_flash && ctx->info.coopmat_enabled && info->subgroup_size == 32 &&
-           info->min_subgroup_size == 32 && info->max_subgroup_size == 32;
-}
-
 bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                               const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
                               vka_flash_coopmat *out)
 {
     const bool emulated = ctx->coopmat_emulate;
-    if (!(emulated || hardware_ok(ctx)) || !is_f16(io->q) || !is_f16(io->k) || !is_f16(io->v) ||
+    if (!ctx->info.coopmat_attention || !is_f16(io->q) || !is_f16(io->k) || !is_f16(io->v) ||
         !vka_flash_coopmat_choose_tiles(&ctx->info, s->dk, s->dv, &out->tiles))
         return false;
     out->emulated = emulated;

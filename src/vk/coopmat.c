@@ -118,6 +118,16 @@ bool vka_coopmat_wanted(int mode, const VkPhysicalDeviceProperties *props)
     return verified_kernels(props) != 0;
 }
 
+bool vka_coopmat_attention_runs(const struct vkattn_context *ctx)
+{
+    const vkattn_context_info *info = &ctx->info;
+    const bool hardware = ctx->coopmat_flash && info->coopmat_enabled &&
+                          info->subgroup_size == 32 && info->min_subgroup_size == 32 &&
+                          info->max_subgroup_size == 32;
+    return (ctx->coopmat_emulate || hardware) && !info->cpu_tuning &&
+           info->max_storage_buffers_per_stage >= 8;
+}
+
 bool vka_coopmat_kernel_wanted(int mode, const VkPhysicalDeviceProperties *props,
                                vka_coopmat_kernel kernel)
 {

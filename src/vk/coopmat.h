@@ -58,4 +58,12 @@ typedef enum vka_coopmat_kernel {
 bool vka_coopmat_kernel_wanted(int mode, const VkPhysicalDeviceProperties *props,
                                vka_coopmat_kernel kernel);
 
+/* Whether the fused attention forward takes its cooperative-matrix kernel
+ * on this context (vkattn_context_info.coopmat_attention): emulated where
+ * vkattn_context_advanced.coopmat_emulate asks, else on hardware where
+ * ctx->coopmat_flash and the subgroup is fixed at 32 (the kernel's warps are
+ * subgroups); and in either case the GPU tuning and 8 storage buffers (the
+ * unpacked layout). Call once the tuning is known. */
+bool vka_coopmat_attention_runs(const struct vkattn_context *ctx);
+
 #endif /* VKA_VK_COOPMAT_H */
