@@ -59,8 +59,9 @@ typedef struct vkattn_context_advanced {
      * the device offers it. Pipelines may compile a little slower. */
     bool capture_pipeline_stats;
     /* Cooperative-matrix (tensor-core) kernels: VKATTN_COOPMAT_AUTO (0) runs
-     * them only on the device classes whose results were verified on real
-     * hardware (docs/PERFORMANCE.md; today the NVIDIA H100 80GB HBM3); OFF
+     * each kernel only on the device classes whose results with it were
+     * verified on real hardware (docs/PERFORMANCE.md; today the matmul on the
+     * NVIDIA H100 80GB HBM3, the fused attention kernel nowhere); OFF
      * never; ON wherever the device offers the path
      * (vkattn_context_info.coopmat_flavours) and the profile allows it. Not a vkattn_coopmat_mode value:
      * VKATTN_ERROR_INVALID_ARGUMENT naming advanced->cooperative_matrix. */
