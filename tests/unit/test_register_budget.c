@@ -106,7 +106,7 @@ static void test_matmul_coopmat_tiles(void **state)
         for (size_t i = 0; i < N_SIZES; i++)
             for (size_t j = 0; j < N_SIZES; j++) {
                 vka_coopmat_tiles t;
-                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], &t)) {
+                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], false, &t)) {
                     if (!strcmp(profiles[p], "desktop"))
                         fail_msg("desktop: no coopmat tile for %u x %u", sizes[i], sizes[j]);
                     continue;
@@ -127,7 +127,7 @@ static void test_matmul_coopmat_tiles(void **state)
     vkattn_context_info varying = profile_info("desktop");
     varying.min_subgroup_size = 8, varying.max_subgroup_size = 64;
     vka_coopmat_tiles t;
-    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, &t));
+    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, false, &t));
 }
 
 /* Every width up to 256 (the kernel's widest), dk != dv too, with and
