@@ -323,6 +323,29 @@ static void test_kernel_choice(void **state)
     th_assert_validation_clean();
 }
 
+/* The cooperative-matrix kernels' cases, f16 A and B: each of `count`
+ * shapes (batch, m, n, k) with every pair of transposes, f16 or f32 C and
+ * bias, then `randoms` random ones (batch and heads up to 3, m and n up to
+ * `most_mn`, k up to `most_k`, bias f16 or f32 or none, C f16 or f32, padded
+ * row strides). */
+static void coopmat_cases(vkattn_context *ctx, const uint32_t (*shapes)[4], size_t count,
+                          int randoms, uint32_t most_mn, uint32_t most_k)
+{
+    for (size_t i = 0; i < count; i++)
+        for (int t = 0; t < 4; t++) {
+            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = (i + t) & 1, .c = t & 1};
+            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
+                     t >> 1, i % 2 == 0, 0, ty);
+        }
+    for (int i = 0; i < randoms; i++) {
+        vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = tu_rand_range(0, 1),
+                                   .c = tu_rand_range(0, 1)};
+        one_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, most_mn),
+                 tu_rand_range(1, most_mn), tu_rand_range(1, most_k), tu_rand_range(0, 1),
+                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 3), ty);
+    }
+}
+
 /* Tensor cores (issue 21): a context asking for the cooperative-matrix path
  * (vkattn_context_advanced.cooperative_matrix = ON). Where the device offers
  * it, f16 products must take shaders/matmul_coopmat_nv.comp and meet the
@@ -374,19 +397,7 @@ static void test_coopmat(void **state)
         {1, 1, 300, 33},   {1, 300, 1, 17},   {1, 257, 129, 1000}, {3, 17, 23, 9},
         {1, 129, 257, 8},  {2, 96, 160, 48},
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        for (int t = 0; t < 4; t++) {
-            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = (i + t) & 1, .c = t & 1};
-            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
-                     t >> 1, i % 2 == 0, 0, ty);
-        }
-    for (int i = 0; i < 24; i++) {
-        vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = tu_rand_range(0, 1),
-                                   .c = tu_rand_range(0, 1)};
-        one_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 300),
-                 tu_rand_range(1, 300), tu_rand_range(1, 300), tu_rand_range(0, 1),
-                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 3), ty);
-    }
+    coopmat_cases(ctx, shapes, sizeof shapes / sizeof shapes[0], 24, 300, 300);
     print_message("coopmat: %s ran matmul_coopmat_nv\n", info.device_name);
     vkattn_context_destroy(ctx);
 
@@ -442,19 +453,7 @@ static void test_coopmat_emulated(void **state)
         {1, 64, 64, 32}, {2, 65, 130, 100}, {1, 1, 67, 97}, {1, 67, 1, 33},
         {3, 17, 23, 9},  {1, 129, 80, 161}, {1, 16, 16, 16}, {2, 33, 47, 64},
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        for (int t = 0; t < 4; t++) {
-            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = (i + t) & 1, .c = t & 1};
-            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
-                     t >> 1, i % 2 == 0, 0, ty);
-        }
-    for (int i = 0; i < 8; i++) {
-        vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = tu_rand_range(0, 1),
-                                   .c = tu_rand_range(0, 1)};
-        one_case(ctx, tu_rand_range(1, 2), tu_rand_range(1, 3), tu_rand_range(1, 100),
-                 tu_rand_range(1, 100), tu_rand_range(1, 200), tu_rand_range(0, 1),
-                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 3), ty);
-    }
+    coopmat_cases(ctx, shapes, sizeof shapes / sizeof shapes[0], 8, 100, 200);
     /* lavapipe's loop budget splits this K into dispatches that accumulate */
     one_case(ctx, 1, 2, 5, 3, 2100, true, false, true, 1, all16);
     one_case(ctx, 1, 1, 3, 5, 2100, false, true, true, 0,
