@@ -308,7 +308,8 @@ typedef struct vkattn_context_info {
     /* vkattn's cooperative-matrix kernels run on this context: the device
      * offers VK_NV_cooperative_matrix with that shape, vkattn created the
      * device (it enables the features), the profile allows it and
-     * vkattn_context_advanced.cooperative_matrix chose it. */
+     * vkattn_context_advanced.cooperative_matrix chose it. (Their emulations,
+     * vkattn_context_advanced.coopmat_emulate, run without it.) */
     bool coopmat_enabled;
     /* The fused attention forward (vkattn_sdpa_*, the layers' attention)
      * takes its cooperative-matrix kernel, or that kernel's emulation

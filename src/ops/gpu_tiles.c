@@ -21,13 +21,14 @@ uint32_t vka_matmul_coopmat_shared_bytes(const vka_coopmat_tiles *t)
 }
 
 bool vka_matmul_coopmat_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
-                              vka_coopmat_tiles *out)
+                              bool emulated, vka_coopmat_tiles *out)
 {
-    /* The kernels index subgroups by gl_SubgroupID and size fragments by the
-     * subgroup: it must be fixed (NVIDIA: 32). */
-    const uint32_t sg = info->subgroup_size;
-    if (sg != info->min_subgroup_size || sg != info->max_subgroup_size || sg < 8 || sg > 256 ||
-        256 % sg)
+    /* The NV kernel indexes subgroups by gl_SubgroupID and sizes fragments by
+     * the subgroup: it must be fixed (NVIDIA: 32). The emulation's warps are
+     * 32 invocations whatever the subgroup. */
+    const uint32_t sg = emulated ? 32 : info->subgroup_size;
+    if (!emulated && (sg != info->min_subgroup_size || sg != info->max_subgroup_size || sg < 8 ||
+                      sg > 256 || 256 % sg))
         return false;
     static const vka_coopmat_tiles candidates[] = {
         {128, 128, 32, 4, 2, 0}, /* 8 subgroups, each 32 x 64: 2 x 4 fragments */

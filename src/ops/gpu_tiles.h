@@ -34,8 +34,8 @@ static inline uint32_t vka_matmul_tile_shared_bytes(const vka_matmul_tiles *t)
 bool vka_matmul_gpu_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
                           vka_matmul_tiles *out);
 
-/* shaders/matmul_coopmat_nv.comp tiles: BM x BN outputs per workgroup of
- * warps_m x warps_n subgroups of `subgroup` lanes, BK deep steps. */
+/* shaders/matmul_coopmat_*.comp tiles: BM x BN outputs per workgroup of
+ * warps_m x warps_n warps (subgroups) of `subgroup` lanes, BK deep steps. */
 typedef struct vka_coopmat_tiles {
     uint32_t bm, bn, bk, warps_m, warps_n, subgroup;
 } vka_coopmat_tiles;
@@ -45,9 +45,11 @@ typedef struct vka_coopmat_tiles {
 uint32_t vka_matmul_coopmat_shared_bytes(const vka_coopmat_tiles *t);
 
 /* Tiles of the cooperative-matrix matmul for an M x N product, or false when
- * none fits the device (a varying subgroup size, limits, the budget). */
+ * none fits the device (a varying subgroup size, limits, the budget);
+ * `emulated`: for matmul_coopmat_emu.comp, whose warps are 32 invocations on
+ * any subgroup size. */
 bool vka_matmul_coopmat_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n,
-                              vka_coopmat_tiles *out);
+                              bool emulated, vka_coopmat_tiles *out);
 
 /* shaders/flash_coopmat_*.comp tiles: `warps` warps of 32 invocations, 16
  * query rows each, and `bc` keys per shared-memory tile (a multiple of 16). */

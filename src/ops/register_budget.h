@@ -39,7 +39,8 @@ uint32_t vka_register_budget(const vkattn_context_info *info);
 uint32_t vka_matmul_gpu_live_values(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t tm,
                                     uint32_t tn);
 
-/* shaders/matmul_coopmat_nv.comp: a subgroup of `sg` lanes holds fm x fn
+/* shaders/matmul_coopmat_*.comp (common/matmul_coopmat_body.glsl; the
+ * emulation's warps are 32 lanes): a subgroup of `sg` lanes holds fm x fn
  * 16x16 f32 accumulator fragments (256 / sg values each) and fm + fn f16
  * operand fragments (128 / sg words each); each invocation prefetches
  * `groups` uvec4s of the next step's tiles; plus the scalars. */

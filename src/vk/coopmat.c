@@ -128,6 +128,17 @@ bool vka_coopmat_attention_runs(const struct vkattn_context *ctx)
            info->max_storage_buffers_per_stage >= 8;
 }
 
+vka_coopmat_matmul vka_coopmat_matmul_runs(const struct vkattn_context *ctx)
+{
+    if (ctx->info.cpu_tuning)
+        return VKA_COOPMAT_MATMUL_NONE;
+    if (ctx->coopmat_emulate)
+        return VKA_COOPMAT_MATMUL_EMULATED;
+    return ctx->info.coopmat_enabled && ctx->loop_budget == UINT64_MAX
+               ? VKA_COOPMAT_MATMUL_HARDWARE
+               : VKA_COOPMAT_MATMUL_NONE;
+}
+
 bool vka_coopmat_kernel_wanted(int mode, const VkPhysicalDeviceProperties *props,
                                vka_coopmat_kernel kernel)
 {

@@ -66,4 +66,17 @@ bool vka_coopmat_kernel_wanted(int mode, const VkPhysicalDeviceProperties *props
  * unpacked layout). Call once the tuning is known. */
 bool vka_coopmat_attention_runs(const struct vkattn_context *ctx);
 
+/* Which cooperative-matrix matmul f16 products (f16 A and B) take on this
+ * context, where the GPU tuning's tiles fit: the emulation
+ * (shaders/matmul_coopmat_emu.comp) where
+ * vkattn_context_advanced.coopmat_emulate asks, else the NV kernel where the
+ * device has the path enabled and no loop budget (that kernel does not count
+ * its loops; lavapipe has none anyway), else none. */
+typedef enum vka_coopmat_matmul {
+    VKA_COOPMAT_MATMUL_NONE = 0,
+    VKA_COOPMAT_MATMUL_HARDWARE,
+    VKA_COOPMAT_MATMUL_EMULATED,
+} vka_coopmat_matmul;
+vka_coopmat_matmul vka_coopmat_matmul_runs(const struct vkattn_context *ctx);
+
 #endif /* VKA_VK_COOPMAT_H */

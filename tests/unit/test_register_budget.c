@@ -96,18 +96,21 @@ static void test_matmul_gpu_tiles(void **state)
 /* The cooperative-matrix matmul's tiles (matmul_coopmat_nv.comp): within the
  * budget, the shared memory (two buffers of both tiles in either orientation
  * and the staging squares) and the invocations wherever chosen; none for a
- * subgroup size that varies (the kernel indexes subgroups by gl_SubgroupID). */
+ * subgroup size that varies (the kernel indexes subgroups by gl_SubgroupID),
+ * but tiles of 32-invocation warps for the emulation (matmul_coopmat_emu). */
 static void test_matmul_coopmat_tiles(void **state)
 {
     (void)state;
-    for (size_t p = 0; p < N_PROFILES; p++) {
-        vkattn_context_info info = profile_info(profiles[p]);
+    for (size_t p = 0; p < 2 * N_PROFILES; p++) {
+        const bool emulated = p >= N_PROFILES; /* matmul_coopmat_emu */
+        const char *profile = profiles[p % N_PROFILES];
+        vkattn_context_info info = profile_info(profile);
         const uint32_t budget = vka_register_budget(&info);
         for (size_t i = 0; i < N_SIZES; i++)
             for (size_t j = 0; j < N_SIZES; j++) {
                 vka_coopmat_tiles t;
-                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], &t)) {
-                    if (!strcmp(profiles[p], "desktop"))
+                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], emulated, &t)) {
+                    if (!strcmp(profile, "desktop"))
                         fail_msg("desktop: no coopmat tile for %u x %u", sizes[i], sizes[j]);
                     continue;
                 }
@@ -117,7 +120,7 @@ static void test_matmul_coopmat_tiles(void **state)
                                         (t.bn * t.bk / 8 + threads - 1) / threads;
                 const uint32_t live = vka_matmul_coopmat_live_values(t.subgroup, fm, fn, groups);
                 if (live > budget)
-                    fail_msg("%s: coopmat %ux%ux%u holds %u live values > %u", profiles[p], t.bm,
+                    fail_msg("%s: coopmat %ux%ux%u holds %u live values > %u", profile, t.bm,
                              t.bn, t.bk, live, budget);
                 assert_true(threads <= info.max_workgroup_invocations);
                 assert_true(vka_matmul_coopmat_shared_bytes(&t) <= info.max_shared_memory);
@@ -127,7 +130,14 @@ static void test_matmul_coopmat_tiles(void **state)
     vkattn_context_info varying = profile_info("desktop");
     varying.min_subgroup_size = 8, varying.max_subgroup_size = 64;
     vka_coopmat_tiles t;
-    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, &t));
+    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, false, &t));
+    /* the emulation's warps are 32 invocations on any subgroup size */
+    assert_true(vka_matmul_coopmat_tiles(&varying, 4096, 4096, true, &t));
+    assert_true(t.subgroup == 32 && t.bm == 128 && t.bn == 128);
+    varying.subgroup_size = varying.min_subgroup_size = varying.max_subgroup_size = 4;
+    assert_true(vka_matmul_coopmat_tiles(&varying, 100, 100, true, &t));
+    assert_true(t.subgroup == 32 && t.bm == 64 && t.bn == 64);
+    assert_false(vka_matmul_coopmat_tiles(&varying, 100, 100, false, &t));
 }
 
 /* Every width up to 256 (the kernel's widest), dk != dv too, with and
