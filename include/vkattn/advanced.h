@@ -59,19 +59,22 @@ typedef struct vkattn_context_advanced {
      * the device offers it. Pipelines may compile a little slower. */
     bool capture_pipeline_stats;
     /* Cooperative-matrix (tensor-core) kernels: VKATTN_COOPMAT_AUTO (0) runs
-     * them only on the device classes whose results were verified on real
-     * hardware (docs/PERFORMANCE.md; today the NVIDIA H100 80GB HBM3); OFF
+     * each kernel only on the device classes whose results with it were
+     * verified on real hardware (docs/PERFORMANCE.md; today the matmul on the
+     * NVIDIA H100 80GB HBM3, the fused attention kernel nowhere); OFF
      * never; ON wherever the device offers the path
      * (vkattn_context_info.coopmat_flavours) and the profile allows it. Not a vkattn_coopmat_mode value:
      * VKATTN_ERROR_INVALID_ARGUMENT naming advanced->cooperative_matrix. */
     vkattn_coopmat_mode cooperative_matrix;
-    /* Run the cooperative-matrix fused attention kernel on an emulation of
-     * its 16x16 fragments in shared memory, on any device (lavapipe too),
-     * wherever a call would take that kernel (GPU tuning, f16 q, k and v,
-     * widths it serves): tests its tiling, masks, online softmax, dropout and
-     * LSE where no device has cooperative matrices. Results are within the
-     * kernel's bound (docs/SEMANTICS.md, SDPA); speed is poor. Overrides
-     * cooperative_matrix for that kernel; the matmul is unaffected. */
+    /* Run the cooperative-matrix kernels on an emulation of their 16x16
+     * fragments in plain shader code, on any device (lavapipe too): the fused
+     * attention kernel wherever a call would take it (GPU tuning, f16 q, k
+     * and v, widths it serves), and the matmul for f16 A and B under the GPU
+     * tuning where its tiles fit. Tests their tiling, edge padding, masks,
+     * online softmax, dropout, LSE and output rules where no device has
+     * cooperative matrices. Results are within each kernel's bound
+     * (docs/SEMANTICS.md); speed is poor. Overrides cooperative_matrix for
+     * both kernels. */
     bool coopmat_emulate;
 } vkattn_context_advanced;
 

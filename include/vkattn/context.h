@@ -308,8 +308,16 @@ typedef struct vkattn_context_info {
     /* vkattn's cooperative-matrix kernels run on this context: the device
      * offers VK_NV_cooperative_matrix with that shape, vkattn created the
      * device (it enables the features), the profile allows it and
-     * vkattn_context_advanced.cooperative_matrix chose it. */
+     * vkattn_context_advanced.cooperative_matrix chose it. (Their emulations,
+     * vkattn_context_advanced.coopmat_emulate, run without it.) */
     bool coopmat_enabled;
+    /* The fused attention forward (vkattn_sdpa_*, the layers' attention)
+     * takes its cooperative-matrix kernel, or that kernel's emulation
+     * (vkattn_context_advanced.coopmat_emulate), for calls whose q, k and v
+     * are all f16 (dk <= 256, dv <= 128, GPU tuning): such calls then carry
+     * the extra f16 term of docs/SEMANTICS.md (SDPA). Off unless asked:
+     * cooperative_matrix ON on a device with the path, or coopmat_emulate. */
+    bool coopmat_attention;
 } vkattn_context_info;
 
 /* Bits of vkattn_context_info.coopmat_flavours. */

@@ -152,6 +152,7 @@ typedef struct vkattn_context_info {
     uint32_t coopmat_flavours;
     bool coopmat_f16_16x16x16;
     bool coopmat_enabled;
+    bool coopmat_attention;
 } vkattn_context_info;
 
 typedef struct vkattn_device_info {

@@ -70,13 +70,7 @@ layout(local_size_x_id = VKA_FLASH_SPEC_WG, local_size_y = 1, local_size_z = 1) 
 layout(constant_id = VKA_FLASH_SPEC_BC) const uint BC = 32;
 layout(constant_id = VKA_FLASH_SPEC_DK) const uint DK = 64;
 layout(constant_id = VKA_FLASH_SPEC_DV) const uint DV = 64;
-layout(constant_id = VKA_FLASH_SPEC_CAUSAL) const uint CAUSAL = 0;
-layout(constant_id = VKA_FLASH_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
-layout(constant_id = VKA_FLASH_SPEC_HAS_MASK) const bool HAS_MASK = false;
-layout(constant_id = VKA_FLASH_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
-layout(constant_id = VKA_FLASH_SPEC_DROPOUT) const bool DROPOUT = false;
-layout(constant_id = VKA_FLASH_SPEC_UNIFORM_ROWS) const bool UNIFORM_ROWS = false;
-layout(constant_id = VKA_FLASH_SPEC_WRITE_LSE) const bool WRITE_LSE = false;
+#include "flash_spec.glsl"
 layout(constant_id = VKA_FLASH_SPEC_RPI) const uint RPI = 1;
 layout(constant_id = VKA_FLASH_SPEC_Q_F16) const bool Q_F16 = false;
 layout(constant_id = VKA_FLASH_SPEC_K_F16) const bool K_F16 = false;

@@ -53,13 +53,7 @@ layout(local_size_x_id = VKA_FLASH_COOPMAT_SPEC_WG, local_size_y = 1, local_size
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_BC) const uint BC = 32;
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_DK) const uint DK = 64;
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_DV) const uint DV = 64;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_CAUSAL) const uint CAUSAL = 0;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_HAS_MASK) const bool HAS_MASK = false;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_DROPOUT) const bool DROPOUT = false;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_UNIFORM_ROWS) const bool UNIFORM_ROWS = false;
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_WRITE_LSE) const bool WRITE_LSE = false;
+#include "flash_spec.glsl" // the masks and outputs, flash_iface.h's numbers
 // Rows of Q, K and V are whole, 16-byte aligned uvec4s (DK and DV multiples
 // of 8, bindings aligned: src/ops/flash_coopmat.c); else halves one by one.
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_VEC8) const bool VEC8 = false;

@@ -1,8 +1,9 @@
 /* shaders/flash_coopmat_nv.comp and flash_coopmat_emu.comp
  * (flash_coopmat_body.glsl) <-> src/ops/flash_coopmat.c (see iface.h). The
  * push constants and bindings are those of the other fused kernels
- * (VKA_FLASH_PUSH, flash_iface.h; the unpacked layout of 8 buffers), and the
- * spec constants shared with them keep their numbers, so src/ops/flash.c
+ * (VKA_FLASH_PUSH, flash_iface.h; the unpacked layout of 8 buffers), and so
+ * are the masking and output spec constants (VKA_FLASH_SPEC_CAUSAL ..
+ * WRITE_LSE, OUT_F16, declared by flash_spec.glsl), so src/ops/flash.c
  * dispatches all three from one flash_push. Q, K and V are always f16. */
 #ifndef VKA_FLASH_COOPMAT_IFACE_H
 #define VKA_FLASH_COOPMAT_IFACE_H
@@ -13,15 +14,9 @@
 #define VKA_FLASH_COOPMAT_SPEC_BC 1             /* keys per tile, multiple of 16 */
 #define VKA_FLASH_COOPMAT_SPEC_DK 2             /* query/key width, <= 256 */
 #define VKA_FLASH_COOPMAT_SPEC_DV 3             /* value width, <= 128 */
-#define VKA_FLASH_COOPMAT_SPEC_CAUSAL 4         /* vkattn_causal */
-#define VKA_FLASH_COOPMAT_SPEC_HAS_VALUE_MASK 5 /* bool */
-#define VKA_FLASH_COOPMAT_SPEC_HAS_MASK 6       /* bool */
-#define VKA_FLASH_COOPMAT_SPEC_HAS_BIAS 7       /* bool */
-#define VKA_FLASH_COOPMAT_SPEC_DROPOUT 8        /* bool: training && rate > 0 */
-#define VKA_FLASH_COOPMAT_SPEC_UNIFORM_ROWS 9   /* bool: masked rows -> mean of V */
-#define VKA_FLASH_COOPMAT_SPEC_WRITE_LSE 10     /* bool */
+/* 4 .. 10: VKA_FLASH_SPEC_CAUSAL .. VKA_FLASH_SPEC_WRITE_LSE (flash_spec.glsl) */
 #define VKA_FLASH_COOPMAT_SPEC_VEC8 11          /* bool: Q, K, V rows load as uvec4s */
-#define VKA_FLASH_COOPMAT_SPEC_OUT_F16 15       /* bool: out is written as f16 (DV even) */
+#define VKA_FLASH_COOPMAT_SPEC_OUT_F16 VKA_FLASH_SPEC_OUT_F16 /* bool: f16 out (DV even) */
 #define VKA_FLASH_COOPMAT_N_SPEC 16
 
 #endif /* VKA_FLASH_COOPMAT_IFACE_H */

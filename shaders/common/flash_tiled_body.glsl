@@ -48,13 +48,7 @@ layout(local_size_x_id = VKA_FLASH_TILED_SPEC_WG, local_size_y = 1, local_size_z
 layout(constant_id = VKA_FLASH_TILED_SPEC_BC) const uint BC = 16;
 layout(constant_id = VKA_FLASH_TILED_SPEC_DK) const uint DK = 64;
 layout(constant_id = VKA_FLASH_TILED_SPEC_DV) const uint DV = 64;
-layout(constant_id = VKA_FLASH_TILED_SPEC_CAUSAL) const uint CAUSAL = 0;
-layout(constant_id = VKA_FLASH_TILED_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_HAS_MASK) const bool HAS_MASK = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_DROPOUT) const bool DROPOUT = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_UNIFORM_ROWS) const bool UNIFORM_ROWS = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_WRITE_LSE) const bool WRITE_LSE = false;
+#include "flash_spec.glsl" // the masks and outputs, flash_iface.h's numbers
 layout(constant_id = VKA_FLASH_TILED_SPEC_LANES) const uint L = 4;
 // f16 Q, K, V and out are words of two halves (unpackHalf2x16 /
 // packHalf2x16: any device, half the bytes of f32), vec4s read as uvec2;

@@ -11,79 +11,69 @@
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 /* Upper bound of the loop iterations one invocation of the emulated kernel
- * runs (lavapipe's limit, see flash.c), counting every [[unroll]] loop as a
- * loop: per key tile, the tile loop, the K, V and value-mask copies (eight
- * more per group where halves load one by one), per S fragment the DK steps
- * of an emulated product (8 elements x 16 products, plus the loop heads) and
- * its store, the softmax (four masked keys, Philox's 10 rounds, the
- * rescale), per P V fragment the key steps, the store and the sum; the
- * masked-row sweep again; then Q's copy. The hardware kernel has no such
- * limit (its devices are not lavapipe). */
-static uint64_t emulated_loop_iterations(const vka_flash_coopmat_tiles *t,
-                                         const vka_sdpa_shape *s, bool dropout,
-                                         bool uniform_rows) {
-  const uint64_t wg = 32ull * t->warps, mad = 8 * (1 + 16);
-  const uint64_t kf = div_up(s->dk, 16), vf = div_up(s->dv, 16),
-                 cf = t->bc / 16;
-  const uint64_t copy_k = div_up(t->bc * kf * 2, wg) * 9,
-                 copy_v = div_up(t->bc * vf * 2, wg) * 9;
-  const uint64_t copy_m = div_up(t->bc, wg);
-  const uint64_t scores = cf * (1 + kf * (1 + mad) + 8);
-  const uint64_t softmax =
-      cf * 2 * (1 + 4 + (dropout ? 10 : 0)) + vf * 8 + cf * 3;
-  const uint64_t pv = vf * (1 + cf * (1 + mad) + 8 + 8);
-  uint64_t per_tile = 1 + copy_k + copy_v + copy_m + scores + softmax + pv;
-  if (uniform_rows)
-    per_tile += 1 + copy_v + copy_m + cf * (1 + (dropout ? 20 : 0)) + pv;
-  const uint64_t copy_q = div_up(16 * t->warps * kf * 2, wg) * 9;
-  return div_up(s->tv, t->bc) * per_tile + copy_q + 64;
+ * runs (lavapipe's limit, see flash.c): every loop counted as kept rolled,
+ * its exit test as one more iteration (the matmul's emulation measured that
+ * the exits count). loop(n, body) is n iterations of `body` plus the exit.
+ * Per key tile: the K, V and value-mask copies (a group of eight halves
+ * loaded one by one: 8), per S fragment the zeroing, the DK steps of an
+ * emulated product (8 elements of 16 multiply-adds) and the store; the
+ * softmax (four masked keys per quad, Philox's 10 rounds with dropout, the
+ * rescale); per P V fragment the product over the tile's keys, the store and
+ * the sum; the masked-row sweep over every tile again; then Q's copy and the
+ * output. The hardware kernel has no such limit (its devices are not
+ * lavapipe). */
+static uint64_t loop(uint64_t n, uint64_t body) { return n * (1 + body) + 1; }
+
+static uint64_t emulated_loop_iterations(const vka_flash_coopmat_tiles *t, const vka_sdpa_shape *s,
+                                         bool dropout, bool uniform_rows)
+{
+    const uint64_t wg = 32ull * t->warps, rows = 16ull * t->warps;
+    const uint64_t kf = div_up(s->dk, 16), vf = div_up(s->dv, 16), cf = t->bc / 16;
+    const uint64_t frag = loop(8, 0), mad = loop(8, loop(16, 0)), philox = dropout ? loop(10, 0) : 0;
+    const uint64_t copy_k = loop(div_up(t->bc * kf * 2, wg), loop(8, 0));
+    const uint64_t copy_v = loop(div_up(t->bc * vf * 2, wg), loop(8, 0));
+    const uint64_t copy_m = loop(div_up(t->bc, wg), 0);
+    const uint64_t scores = loop(cf, frag + loop(kf, mad) + frag);
+    const uint64_t softmax = loop(2 * cf, loop(4, 0)) + loop(8 * vf, 0) + loop(cf, loop(2, philox));
+    const uint64_t pv = loop(vf, frag + loop(cf, mad) + frag + loop(8, 0));
+    const uint64_t tiles = div_up(s->tv, t->bc);
+    uint64_t n = loop(tiles, copy_k + copy_v + copy_m + scores + softmax + pv);
+    if (uniform_rows)
+        n += loop(8 * vf, 0) + loop(tiles, copy_v + copy_m + loop(cf, 2 * philox) + pv);
+    const uint64_t copy_q = loop(div_up(rows * kf * 2, wg), loop(8, 0));
+    return n + copy_q + loop(8 * vf, 0) + loop(vf, loop(4, 0)) + 64;
 }
 
-static bool is_f16(const struct vkattn_tensor *t) {
-  return t->dtype == VKATTN_DTYPE_F16;
+static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
+
+bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                              const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
+                              vka_flash_coopmat *out)
+{
+    const bool emulated = ctx->coopmat_emulate;
+    if (!ctx->info.coopmat_attention || !is_f16(io->q) || !is_f16(io->k) || !is_f16(io->v) ||
+        !vka_flash_coopmat_choose_tiles(&ctx->info, s->dk, s->dv, &out->tiles))
+        return false;
+    out->emulated = emulated;
+    if (emulated && emulated_loop_iterations(&out->tiles, s, vka_dropout_active(&p->dropout),
+                                             p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM) >
+                        ctx->loop_budget)
+        return false;
+    out->vec8 = s->dk % 8 == 0 && s->dv % 8 == 0 && io->q->offset % 16 == 0 &&
+                io->k->offset % 16 == 0 && io->v->offset % 16 == 0;
+    return true;
 }
 
-/* The hardware kernel numbers its warps by gl_SubgroupID and gives each 32
- * invocations: the subgroup must be fixed at 32 (NVIDIA's). */
-static bool hardware_ok(const struct vkattn_context *ctx) {
-  const vkattn_context_info *info = &ctx->info;
-  return ctx->coopmat_flash && ctx->info.coopmat_enabled &&
-         info->subgroup_size == 32 && info->min_subgroup_size == 32 &&
-         info->max_subgroup_size == 32;
-}
-
-bool vka_flash_coopmat_choose(const struct vkattn_context *ctx,
-                              const vka_sdpa_shape *s,
-                              const vkattn_sdpa_params *p,
-                              const vkattn_sdpa_io *io,
-                              vka_flash_coopmat *out) {
-  const bool emulated = ctx->coopmat_emulate;
-  if (!(emulated || hardware_ok(ctx)) || !is_f16(io->q) || !is_f16(io->k) ||
-      !is_f16(io->v) ||
-      !vka_flash_coopmat_choose_tiles(&ctx->info, s->dk, s->dv, &out->tiles))
-    return false;
-  out->emulated = emulated;
-  if (emulated &&
-      emulated_loop_iterations(
-          &out->tiles, s, vka_dropout_active(&p->dropout),
-          p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM) > ctx->loop_budget)
-    return false;
-  out->vec8 = s->dk % 8 == 0 && s->dv % 8 == 0 && io->q->offset % 16 == 0 &&
-              io->k->offset % 16 == 0 && io->v->offset % 16 == 0;
-  return true;
-}
-
-void vka_flash_coopmat_kernel(const vka_flash_coopmat *t, uint32_t dk,
-                              uint32_t dv, vka_kernel *k) {
-  k->name = t->emulated ? "flash_coopmat_emu" : "flash_coopmat_nv";
-  k->code = t->emulated ? vka_spv_flash_coopmat_emu : vka_spv_flash_coopmat_nv;
-  k->code_size = t->emulated ? vka_spv_flash_coopmat_emu_size
-                             : vka_spv_flash_coopmat_nv_size;
-  k->n_bindings = 8;
-  k->n_spec = VKA_FLASH_COOPMAT_N_SPEC;
-  k->spec[VKA_FLASH_COOPMAT_SPEC_WG] = 32 * t->tiles.warps;
-  k->spec[VKA_FLASH_COOPMAT_SPEC_BC] = t->tiles.bc;
-  k->spec[VKA_FLASH_COOPMAT_SPEC_DK] = dk;
-  k->spec[VKA_FLASH_COOPMAT_SPEC_DV] = dv;
-  k->spec[VKA_FLASH_COOPMAT_SPEC_VEC8] = t->vec8;
+void vka_flash_coopmat_kernel(const vka_flash_coopmat *t, uint32_t dk, uint32_t dv, vka_kernel *k)
+{
+    k->name = t->emulated ? "flash_coopmat_emu" : "flash_coopmat_nv";
+    k->code = t->emulated ? vka_spv_flash_coopmat_emu : vka_spv_flash_coopmat_nv;
+    k->code_size = t->emulated ? vka_spv_flash_coopmat_emu_size : vka_spv_flash_coopmat_nv_size;
+    k->n_bindings = 8;
+    k->n_spec = VKA_FLASH_COOPMAT_N_SPEC;
+    k->spec[VKA_FLASH_COOPMAT_SPEC_WG] = 32 * t->tiles.warps;
+    k->spec[VKA_FLASH_COOPMAT_SPEC_BC] = t->tiles.bc;
+    k->spec[VKA_FLASH_COOPMAT_SPEC_DK] = dk;
+    k->spec[VKA_FLASH_COOPMAT_SPEC_DV] = dv;
+    k->spec[VKA_FLASH_COOPMAT_SPEC_VEC8] = t->vec8;
 }

@@ -24,26 +24,25 @@
 struct vkattn_context;
 
 typedef struct vka_flash_coopmat {
-  vka_flash_coopmat_tiles tiles;
-  bool emulated; /* flash_coopmat_emu.comp */
-  bool vec8;     /* Q, K, V rows load as uvec4s of eight halves */
+    vka_flash_coopmat_tiles tiles;
+    bool emulated; /* flash_coopmat_emu.comp */
+    bool vec8;     /* Q, K, V rows load as uvec4s of eight halves */
 } vka_flash_coopmat;
 
 /* Whether this call takes the kernel on this context, and how (*out). */
-bool vka_flash_coopmat_choose(const struct vkattn_context *ctx,
-                              const vka_sdpa_shape *s,
-                              const vkattn_sdpa_params *p,
-                              const vkattn_sdpa_io *io, vka_flash_coopmat *out);
+bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                              const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
+                              vka_flash_coopmat *out);
 
 /* Query rows per workgroup. */
-static inline uint32_t vka_flash_coopmat_rows(const vka_flash_coopmat *t) {
-  return 16 * t->tiles.warps;
+static inline uint32_t vka_flash_coopmat_rows(const vka_flash_coopmat *t)
+{
+    return 16 * t->tiles.warps;
 }
 
 /* The kernel's SPIR-V, name and tile constants into *k, whose other spec
  * constants flash.c set (VKA_FLASH_COOPMAT_SPEC_*: the shared ones keep the
  * other fused kernels' numbers). */
-void vka_flash_coopmat_kernel(const vka_flash_coopmat *t, uint32_t dk,
-                              uint32_t dv, vka_kernel *k);
+void vka_flash_coopmat_kernel(const vka_flash_coopmat *t, uint32_t dk, uint32_t dv, vka_kernel *k);
 
 #endif /* VKA_OPS_FLASH_COOPMAT_H */

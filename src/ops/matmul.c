@@ -93,6 +93,39 @@ static uint32_t k_per_dispatch(const vkattn_context *ctx, const matmul_tiles *t,
     return (uint32_t)(steps ? steps : 1) * t->bk;
 }
 
+/* The same for the cooperative-matrix kernel, counted on its emulation
+ * (shaders/common/coopmat_frag.glsl; the NV kernel runs only where there is
+ * no budget), every loop as if the compiler kept it rolled and each loop's
+ * exit test as one more iteration (on lavapipe, with the 64 x 64 tiles and
+ * halves loaded one by one, 54 steps fit and 55 do not; this count allows
+ * 52, and without the exits it allowed 56). Per BK
+ * step: the step loop (1) and its two fetch and two store loops (4 exits),
+ * per prefetched group of eight halves its fetch and store iterations and
+ * the eight-half load loop (1 + 9 + 1); per 16 of BK the loop (1), the fm
+ * and fn loads, fm rows of products and fm x fn products (each loop + 1),
+ * an emulated product 8 elements of 16 multiply-adds (9 + 8 x 17); the
+ * 16-of-BK loop's exit (1). Once per dispatch: zeroing the accumulators (1 +
+ * 9 each), the first tiles (11 per group, 2 exits), the output (per fragment
+ * 1 + 9 stores + 9 writes, per row 1 + an exit) and the step loop's exit. */
+static uint32_t k_per_dispatch_coopmat(const vkattn_context *ctx, const vka_coopmat_tiles *t,
+                                       uint32_t k)
+{
+    const uint64_t threads = (uint64_t)t->warps_m * t->warps_n * t->subgroup;
+    const uint64_t fm = t->bm / (t->warps_m * 16), fn = t->bn / (t->warps_n * 16);
+    const uint64_t groups = vka_div_up((uint64_t)t->bm * t->bk / 8, threads) +
+                            vka_div_up((uint64_t)t->bn * t->bk / 8, threads);
+    const uint64_t product = 9 + 8 * 17;
+    const uint64_t per_step = 1 + 4 + 11 * groups + 1 +
+                              t->bk / 16 *
+                                  (1 + (fm + 1) + (fn + 1) + (fm + 1) + fm * (fn + 1) +
+                                   fm * fn * product);
+    const uint64_t once = 1 + fm * fn * 10 + 11 * groups + 2 + fm * (1 + fn * 19 + 1) + 2;
+    const uint64_t steps = ctx->loop_budget > once ? (ctx->loop_budget - once) / per_step : 0;
+    if (steps >= vka_div_up(k, t->bk))
+        return k;
+    return (uint32_t)(steps ? steps : 1) * t->bk;
+}
+
 static vkattn_result check_u32(vkattn_context *ctx, const char *caller, uint64_t v, const char *what)
 {
     if (v > UINT32_MAX)
@@ -158,13 +191,16 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
 
 /* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
  * f32 kernel or one of its f16 twins (16-bit storage or packed halves). */
-/* shaders/matmul_coopmat_nv.comp for tiles *ct: f16 A and B. */
+/* shaders/matmul_coopmat_nv.comp, or its emulation matmul_coopmat_emu.comp,
+ * for tiles *ct: f16 A and B. */
 static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkattn_matmul_io *io,
                                  const vka_matmul_shape *s, const vka_coopmat_tiles *ct,
-                                 uint32_t rows, bool c16_direct)
+                                 bool emulated, uint32_t rows, bool c16_direct)
 {
     return (vka_kernel){
-        VKA_KERNEL_SPV(matmul_coopmat_nv),
+        .name = emulated ? "matmul_coopmat_emu" : "matmul_coopmat_nv",
+        .code = emulated ? vka_spv_matmul_coopmat_emu : vka_spv_matmul_coopmat_nv,
+        .code_size = emulated ? vka_spv_matmul_coopmat_emu_size : vka_spv_matmul_coopmat_nv_size,
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
         .n_spec = VKA_COOPMAT_N_SPEC,
@@ -295,16 +331,19 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
     /* Tensor cores: f16 A and B on a context with the cooperative-matrix
-     * path on (never lavapipe, whose loop budget the kernel does not count). */
+     * path on, or its emulation (vk/coopmat.h). */
     vka_coopmat_tiles ct;
-    const bool coopmat = gpu && ctx->info.coopmat_enabled && ctx->loop_budget == UINT64_MAX &&
-                         io->a->dtype == VKATTN_DTYPE_F16 && io->b->dtype == VKATTN_DTYPE_F16 &&
-                         vka_matmul_coopmat_tiles(&ctx->info, s.m, s.n, &ct);
+    const vka_coopmat_matmul runs = gpu ? vka_coopmat_matmul_runs(ctx) : VKA_COOPMAT_MATMUL_NONE;
+    const bool emulated = runs == VKA_COOPMAT_MATMUL_EMULATED;
+    const bool coopmat = runs != VKA_COOPMAT_MATMUL_NONE && io->a->dtype == VKATTN_DTYPE_F16 &&
+                         io->b->dtype == VKATTN_DTYPE_F16 &&
+                         vka_matmul_coopmat_tiles(&ctx->info, s.m, s.n, emulated, &ct);
     if (coopmat) {
         t.bm = ct.bm;
         t.bn = ct.bn;
     }
-    const uint32_t chunk = coopmat ? s.k : k_per_dispatch(ctx, &t, gpu, s.k);
+    const uint32_t chunk =
+        coopmat ? k_per_dispatch_coopmat(ctx, &ct, s.k) : k_per_dispatch(ctx, &t, gpu, s.k);
     uint32_t rows;
     if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
                             (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
@@ -325,7 +364,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
         (r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, false)))
         return r; /* elements of C's span that are no output keep their values */
     const vka_kernel kernel =
-        coopmat ? coopmat_kernel(params, io, &s, &ct, rows, c16 && !c_via_f32)
+        coopmat ? coopmat_kernel(params, io, &s, &ct, emulated, rows, c16 && !c_via_f32)
                 : matmul_kernel(ctx, params, io, &s, &t, gpu, rows, c16 && !c_via_f32);
     matmul_push push = matmul_push_of(&s);
     vka_dispatch d = {

@@ -24,10 +24,9 @@
 
 #include "vkattn/context.h"
 
-#define VKA_REGISTER_BUDGET 128u /* desktop GPUs: half of NVIDIA's 255 cap */
+#define VKA_REGISTER_BUDGET 128u       /* desktop GPUs: half of NVIDIA's 255 cap */
 #define VKA_REGISTER_BUDGET_MOBILE 64u /* the "mali" and "adreno" profiles */
-#define VKA_REGISTER_SCALARS                                                   \
-  12u /* indices, counters, addresses per invocation */
+#define VKA_REGISTER_SCALARS 12u       /* indices, counters, addresses per invocation */
 
 /* The budget under this context's profile (info->profile): 64 for "mali" and
  * "adreno", 128 otherwise. */
@@ -37,15 +36,15 @@ uint32_t vka_register_budget(const vkattn_context_info *info);
  * invocation: TM * TN sums, TM + TN operands per k, the prefetched vec4s of
  * the next step's tiles (ceil(BM*BK/4 / threads) + ceil(BN*BK/4 / threads),
  * 4 each), and the scalars. */
-uint32_t vka_matmul_gpu_live_values(uint32_t bm, uint32_t bn, uint32_t bk,
-                                    uint32_t tm, uint32_t tn);
+uint32_t vka_matmul_gpu_live_values(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t tm,
+                                    uint32_t tn);
 
-/* shaders/matmul_coopmat_nv.comp: a subgroup of `sg` lanes holds fm x fn
+/* shaders/matmul_coopmat_*.comp (common/matmul_coopmat_body.glsl; the
+ * emulation's warps are 32 lanes): a subgroup of `sg` lanes holds fm x fn
  * 16x16 f32 accumulator fragments (256 / sg values each) and fm + fn f16
  * operand fragments (128 / sg words each); each invocation prefetches
  * `groups` uvec4s of the next step's tiles; plus the scalars. */
-uint32_t vka_matmul_coopmat_live_values(uint32_t sg, uint32_t fm, uint32_t fn,
-                                        uint32_t groups);
+uint32_t vka_matmul_coopmat_live_values(uint32_t sg, uint32_t fm, uint32_t fn, uint32_t groups);
 
 /* shaders/flash_coopmat_*.comp (flash_coopmat_body.glsl), warps of 32 with
  * `bc` keys per tile and value width dv: the invocation's output slice (8 per
@@ -59,8 +58,7 @@ uint32_t vka_flash_coopmat_live_values(uint32_t bc, uint32_t dv);
  * the scaled query and of the output accumulator (4 * ceil(ceil(d/4) /
  * lanes) each), the tile's logits (bc), the partial logits of four keys and
  * the four weights (8), the running max and sum (2), and the scalars. */
-uint32_t vka_flash_tiled_live_values(uint32_t lanes, uint32_t bc, uint32_t dk,
-                                     uint32_t dv);
+uint32_t vka_flash_tiled_live_values(uint32_t lanes, uint32_t bc, uint32_t dk, uint32_t dv);
 
 /* shaders/decode*.comp (decode_body.glsl), split layout (the GPU tuning's):
  * `rows` query rows per workgroup of `wg` invocations, value width dv: each
@@ -79,10 +77,8 @@ uint32_t vka_decode_live_values(uint32_t rows, uint32_t wg, uint32_t dv);
  *       stats (2); the shared vec4 in use (4);
  *   stats: the partial sum (1), the two vec4s multiplied (8), the stats (2);
  * and the scalars. */
-uint32_t vka_flash_backward_kv_live_values(uint32_t lanes, uint32_t dk,
-                                           uint32_t dv);
-uint32_t vka_flash_backward_q_live_values(uint32_t lanes, uint32_t dk,
-                                          uint32_t dv);
+uint32_t vka_flash_backward_kv_live_values(uint32_t lanes, uint32_t dk, uint32_t dv);
+uint32_t vka_flash_backward_q_live_values(uint32_t lanes, uint32_t dk, uint32_t dv);
 uint32_t vka_flash_backward_stats_live_values(void);
 
 #endif /* VKA_OPS_REGISTER_BUDGET_H */

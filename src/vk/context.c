@@ -2,6 +2,8 @@
  * (logger, one-shot command buffer, pipeline cache, dummy buffer). */
 #include "vk/context.h"
 
+#include "vk/coopmat.h"
+
 #include "core/error.h"
 #include "vk/instance.h"
 #include "vk/profile.h"
@@ -267,6 +269,8 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                                    : tuning == VKATTN_TUNING_CPU;
     if (r == VKATTN_SUCCESS && desc->advanced && desc->advanced->no_subgroups)
         ctx->info.subgroup_operations = ctx->subgroup_shuffle = false;
+    if (r == VKATTN_SUCCESS)
+        ctx->info.coopmat_attention = vka_coopmat_attention_runs(ctx);
     if (r == VKATTN_SUCCESS)
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)

@@ -13,129 +13,119 @@
 #include "vk/scratch.h"
 #include "vk/vk.h"
 
-#include "core/threads.h"
 #include <stdbool.h>
+#include "core/threads.h"
 
 struct vkattn_context {
-  vka_logger logger;
+    vka_logger logger;
 
-  VkInstance instance;
-  VkPhysicalDevice physical_device;
-  VkDevice device;
-  VkQueue queue;
-  uint32_t queue_family_index;
-  uint32_t queue_index;
-  uint32_t
-      queue_family_count; /* of the physical device (ownership transfers) */
-  /* The app's queue lock (vkattn_import_desc.lock_queue), NULL if none. */
-  void (*lock_queue)(void *user, uint32_t queue_family_index,
-                     uint32_t queue_index);
-  void (*unlock_queue)(void *user, uint32_t queue_family_index,
-                       uint32_t queue_index);
-  void *queue_lock_user;
-  uint32_t timestamp_valid_bits; /* of the queue's family */
-  bool owns_instance, owns_device;
-  VkDebugUtilsMessengerEXT messenger;
-  vka_instance_table vki;    /* instance-level functions of ctx->instance */
-  struct VolkDeviceTable vk; /* device-level functions of this context */
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family_index;
+    uint32_t queue_index;
+    uint32_t queue_family_count; /* of the physical device (ownership transfers) */
+    /* The app's queue lock (vkattn_import_desc.lock_queue), NULL if none. */
+    void (*lock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void (*unlock_queue)(void *user, uint32_t queue_family_index, uint32_t queue_index);
+    void *queue_lock_user;
+    uint32_t timestamp_valid_bits; /* of the queue's family */
+    bool owns_instance, owns_device;
+    VkDebugUtilsMessengerEXT messenger;
+    vka_instance_table vki;    /* instance-level functions of ctx->instance */
+    struct VolkDeviceTable vk; /* device-level functions of this context */
 
-  vkattn_context_info info;
-  const struct vka_profile *profile; /* never NULL once created */
-  uint64_t max_dispatch_work;   /* as asked in the desc; 0 = the profile's */
-  bool push_descriptor_enabled; /* VK_KHR_push_descriptor enabled on the device
-                                 */
-  VkPhysicalDeviceMemoryProperties memory_properties;
-  bool subgroup_size_control; /* pipelines may require a subgroup size */
-  /* Subgroup shuffles in compute (GL_KHR_shader_subgroup_shuffle), on top
-   * of info.subgroup_operations (so a profile without those has none). */
-  bool subgroup_shuffle;
-  /* vkattn_context_advanced.capture_pipeline_stats as asked, and whether
-   * the device has VK_KHR_pipeline_executable_properties enabled for it:
-   * pipelines are then created with statistics captured. */
-  bool want_pipeline_stats, pipeline_stats;
-  /* vkattn_context_advanced.cooperative_matrix as asked (a
-   * vkattn_coopmat_mode), and whether vkattn enabled the cooperative-matrix
-   * features on the device it created (vk/coopmat.h). */
-  int coopmat_mode;
-  bool coopmat_device_enabled;
-  /* The fused attention kernel on cooperative matrices: on hardware
-   * (coopmat_device_enabled and vka_coopmat_kernel_wanted for it), or on
-   * its shared-memory emulation (vkattn_context_advanced.coopmat_emulate). */
-  bool coopmat_flash, coopmat_emulate;
-  vka_coopmat_support coopmat_support; /* queried once per physical device */
-  /* Loop iterations one shader invocation may run in total. lavapipe
-   * (llvmpipe) silently ends an invocation's loops after 65535 iterations
-   * (LP_MAX_TGSI_LOOP_ITERATIONS): kernels with long loops split their work
-   * or refuse past it. UINT64_MAX elsewhere. */
-  uint64_t loop_budget;
+    vkattn_context_info info;
+    const struct vka_profile *profile; /* never NULL once created */
+    uint64_t max_dispatch_work;        /* as asked in the desc; 0 = the profile's */
+    bool push_descriptor_enabled;      /* VK_KHR_push_descriptor enabled on the device */
+    VkPhysicalDeviceMemoryProperties memory_properties;
+    bool subgroup_size_control; /* pipelines may require a subgroup size */
+    /* Subgroup shuffles in compute (GL_KHR_shader_subgroup_shuffle), on top
+     * of info.subgroup_operations (so a profile without those has none). */
+    bool subgroup_shuffle;
+    /* vkattn_context_advanced.capture_pipeline_stats as asked, and whether
+     * the device has VK_KHR_pipeline_executable_properties enabled for it:
+     * pipelines are then created with statistics captured. */
+    bool want_pipeline_stats, pipeline_stats;
+    /* vkattn_context_advanced.cooperative_matrix as asked (a
+     * vkattn_coopmat_mode), and whether vkattn enabled the cooperative-matrix
+     * features on the device it created (vk/coopmat.h). */
+    int coopmat_mode;
+    bool coopmat_device_enabled;
+    /* The fused attention kernel on cooperative matrices: on hardware
+     * (coopmat_device_enabled and vka_coopmat_kernel_wanted for it), or on
+     * its shared-memory emulation (vkattn_context_advanced.coopmat_emulate). */
+    bool coopmat_flash, coopmat_emulate;
+    vka_coopmat_support coopmat_support; /* queried once per physical device */
+    /* Loop iterations one shader invocation may run in total. lavapipe
+     * (llvmpipe) silently ends an invocation's loops after 65535 iterations
+     * (LP_MAX_TGSI_LOOP_ITERATIONS): kernels with long loops split their work
+     * or refuse past it. UINT64_MAX elsewhere. */
+    uint64_t loop_budget;
 
-  /* one-shot submissions (VKATTN_RUN_NOW, upload/download, begin_commands) */
-  VkCommandPool command_pool;
-  VkCommandBuffer command_buffer;
-  VkFence fence;
-  bool command_buffer_open;
-  uint64_t oneshot_serial; /* counts one-shot recordings (vk/barrier.h) */
-  /* The slicer capture under way (vk/capture.h), guarded by `lock`, and
-   * the count of captures, their recording numbers. */
-  struct vka_capture *capture;
-  uint64_t capture_serial;
+    /* one-shot submissions (VKATTN_RUN_NOW, upload/download, begin_commands) */
+    VkCommandPool command_pool;
+    VkCommandBuffer command_buffer;
+    VkFence fence;
+    bool command_buffer_open;
+    uint64_t oneshot_serial; /* counts one-shot recordings (vk/barrier.h) */
+    /* The slicer capture under way (vk/capture.h), guarded by `lock`, and
+     * the count of captures, their recording numbers. */
+    struct vka_capture *capture;
+    uint64_t capture_serial;
 
-  /* Access state per range of memory, shared by the views of it. */
-  vka_tracker tracker;
+    /* Access state per range of memory, shared by the views of it. */
+    vka_tracker tracker;
 
-  VkPipelineCache
-      pipeline_cache; /* the app's, vkattn's own, or VK_NULL_HANDLE */
-  bool owns_pipeline_cache;
-  /* Guards the pipeline list, which creation reallocates. Not held while a
-   * pipeline compiles (seconds on lavapipe), so other threads keep recording.
-   */
-  vka_mutex pipeline_lock;
-  vka_pipeline **pipelines;
-  uint32_t n_pipelines, cap_pipelines;
+    VkPipelineCache pipeline_cache; /* the app's, vkattn's own, or VK_NULL_HANDLE */
+    bool owns_pipeline_cache;
+    /* Guards the pipeline list, which creation reallocates. Not held while a
+     * pipeline compiles (seconds on lavapipe), so other threads keep recording. */
+    vka_mutex pipeline_lock;
+    vka_pipeline **pipelines;
+    uint32_t n_pipelines, cap_pipelines;
 
-  /* Guards the state recording threads share: the descriptor-set cache,
-   * the tensor list, memory accounting, the per-thread scratch list and the
-   * stats. Recursive: scratch growth creates a tensor under it. */
-  vka_rmutex lock;
-  bool locks_ready;
-  vkattn_context_stats stats;
+    /* Guards the state recording threads share: the descriptor-set cache,
+     * the tensor list, memory accounting, the per-thread scratch list and the
+     * stats. Recursive: scratch growth creates a tensor under it. */
+    vka_rmutex lock;
+    bool locks_ready;
+    vkattn_context_stats stats;
 
-  /* Descriptor sets where push descriptors are off (vk/descriptors.h), and
-   * the context's live tensors, which decide when a cached set may go. */
-  vka_descriptor_cache descriptors;
-  struct vkattn_tensor *tensors;
+    /* Descriptor sets where push descriptors are off (vk/descriptors.h), and
+     * the context's live tensors, which decide when a cached set may go. */
+    vka_descriptor_cache descriptors;
+    struct vkattn_tensor *tensors;
 
-  vka_buffer dummy; /* bound where an optional input is absent; never written */
+    vka_buffer dummy; /* bound where an optional input is absent; never written */
 
-  /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), the
-   * pack buffer (vk/pack.h) and the sink, one set per recording thread
-   * (vk/scratch.h). */
-  vka_thread_scratch **thread_scratch;
-  uint32_t n_thread_scratch;
+    /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), the
+     * pack buffer (vk/pack.h) and the sink, one set per recording thread
+     * (vk/scratch.h). */
+    vka_thread_scratch **thread_scratch;
+    uint32_t n_thread_scratch;
 
-  /* Device memory (vk/memory.h). memory_current is the bytes bound to live
-   * buffers, memory_peak its high-water mark. */
-  vka_memory mem;
-  uint64_t memory_current, memory_peak;
+    /* Device memory (vk/memory.h). memory_current is the bytes bound to live
+     * buffers, memory_peak its high-water mark. */
+    vka_memory mem;
+    uint64_t memory_current, memory_peak;
 };
 
 /* Public limits, checked by every op. */
-static inline uint64_t vka_max_range(const struct vkattn_context *ctx) {
-  return ctx->info.max_storage_buffer_range;
+static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
+{
+    return ctx->info.max_storage_buffer_range;
 }
 
 /* ctx->lock; every path that touches the shared state above takes it. */
-static inline void vka_lock(struct vkattn_context *ctx) {
-  vka_rmutex_lock(&ctx->lock);
-}
-static inline void vka_unlock(struct vkattn_context *ctx) {
-  vka_rmutex_unlock(&ctx->lock);
-}
+static inline void vka_lock(struct vkattn_context *ctx) { vka_rmutex_lock(&ctx->lock); }
+static inline void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&ctx->lock); }
 
 /* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
  * exceed the device's loop budget; `what` names the size that is too large. */
-vkattn_result vka_check_loop_budget(struct vkattn_context *ctx,
-                                    const char *caller, uint64_t iterations,
-                                    const char *what);
+vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
+                                    uint64_t iterations, const char *what);
 
 #endif /* VKA_CONTEXT_H */

@@ -60,12 +60,16 @@ vkattn_context_desc th_context_desc(void)
                                          .no_subgroups = no_subgroups_override ||
                                                          getenv("VKATTN_TEST_NO_SUBGROUPS") != NULL};
     /* VKATTN_TEST_COOPMAT=on|off runs the suite with the cooperative-matrix
-     * kernels on (where the device has them) or off (scripts/gpu-check.sh). */
+     * kernels on (where the device has them) or off (scripts/gpu-check.sh);
+     * =emulate with their emulation on any device (slow: by hand, with
+     * VKATTN_TEST_TUNING=gpu, not in CI). */
     const char *coopmat = getenv("VKATTN_TEST_COOPMAT");
     if (coopmat && strcmp(coopmat, "on") == 0)
         advanced.cooperative_matrix = VKATTN_COOPMAT_ON;
     else if (coopmat && strcmp(coopmat, "off") == 0)
         advanced.cooperative_matrix = VKATTN_COOPMAT_OFF;
+    else if (coopmat && strcmp(coopmat, "emulate") == 0)
+        advanced.coopmat_emulate = true;
     vkattn_context_desc desc = {
         .enable_validation = getenv("VKATTN_TEST_NO_VALIDATION") == NULL,
         .log = on_log,

@@ -323,6 +323,29 @@ static void test_kernel_choice(void **state)
     th_assert_validation_clean();
 }
 
+/* The cooperative-matrix kernels' cases, f16 A and B: each of `count`
+ * shapes (batch, m, n, k) with every pair of transposes, f16 or f32 C and
+ * bias, then `randoms` random ones (batch and heads up to 3, m and n up to
+ * `most_mn`, k up to `most_k`, bias f16 or f32 or none, C f16 or f32, padded
+ * row strides). */
+static void coopmat_cases(vkattn_context *ctx, const uint32_t (*shapes)[4], size_t count,
+                          int randoms, uint32_t most_mn, uint32_t most_k)
+{
+    for (size_t i = 0; i < count; i++)
+        for (int t = 0; t < 4; t++) {
+            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = (i + t) & 1, .c = t & 1};
+            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
+                     t >> 1, i % 2 == 0, 0, ty);
+        }
+    for (int i = 0; i < randoms; i++) {
+        vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = tu_rand_range(0, 1),
+                                   .c = tu_rand_range(0, 1)};
+        one_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, most_mn),
+                 tu_rand_range(1, most_mn), tu_rand_range(1, most_k), tu_rand_range(0, 1),
+                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 3), ty);
+    }
+}
+
 /* Tensor cores (issue 21): a context asking for the cooperative-matrix path
  * (vkattn_context_advanced.cooperative_matrix = ON). Where the device offers
  * it, f16 products must take shaders/matmul_coopmat_nv.comp and meet the
@@ -374,19 +397,7 @@ static void test_coopmat(void **state)
         {1, 1, 300, 33},   {1, 300, 1, 17},   {1, 257, 129, 1000}, {3, 17, 23, 9},
         {1, 129, 257, 8},  {2, 96, 160, 48},
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        for (int t = 0; t < 4; t++) {
-            vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = (i + t) & 1, .c = t & 1};
-            one_case(ctx, shapes[i][0], 1, shapes[i][1], shapes[i][2], shapes[i][3], t & 1,
-                     t >> 1, i % 2 == 0, 0, ty);
-        }
-    for (int i = 0; i < 24; i++) {
-        vkattn_matmul_dtypes ty = {.a = 1, .b = 1, .bias = tu_rand_range(0, 1),
-                                   .c = tu_rand_range(0, 1)};
-        one_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 300),
-                 tu_rand_range(1, 300), tu_rand_range(1, 300), tu_rand_range(0, 1),
-                 tu_rand_range(0, 1), tu_rand_range(0, 1), tu_rand_range(0, 3), ty);
-    }
+    coopmat_cases(ctx, shapes, sizeof shapes / sizeof shapes[0], 24, 300, 300);
     print_message("coopmat: %s ran matmul_coopmat_nv\n", info.device_name);
     vkattn_context_destroy(ctx);
 
@@ -396,6 +407,62 @@ static void test_coopmat(void **state)
     assert_false(info.coopmat_enabled);
     one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
     assert_false(th_pipeline_seen(&seen, "matmul_coopmat_nv", false));
+    vkattn_context_destroy(ctx);
+    th_assert_validation_clean();
+}
+
+/* The cooperative-matrix matmul's kernel on emulated fragments
+ * (vkattn_context_advanced.coopmat_emulate: matmul_coopmat_emu.comp, the body
+ * matmul_coopmat_nv.comp runs on tensor cores), so that lavapipe runs its
+ * tiling, edge padding, double buffering and output rules: f16 products must
+ * take it and meet the bound of every f16 product above (the emulation sums
+ * exact f16 products in f32 too). Shapes off the 16x16 fragments and the
+ * tiles, several BK steps, transposes, batch and heads, bias f16 or f32,
+ * alpha, f16 or f32 C with odd row strides, and a K long enough for lavapipe's
+ * loop budget to split it (the accumulate pass). Products with an f32 operand
+ * keep matmul_gpu. Where the GPU tuning's cooperative-matrix tiles do not fit
+ * (mobile-min's 16 KiB of shared memory) or the tuning is the CPU's, skipped. */
+static void test_coopmat_emulated(void **state)
+{
+    vkattn_context *base = TH_CTX(state);
+    vkattn_context_info base_info;
+    TH_OK(base, vkattn_context_get_info(base, &base_info));
+    vkattn_context_advanced adv = th_advanced();
+    adv.coopmat_emulate = true;
+    th_pipelines seen;
+    vkattn_context *ctx = th_logged_context_profile(&adv, base_info.profile, &seen);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    vkattn_matmul_dtypes all16 = {.a = 1, .b = 1, .bias = 1, .c = 1};
+    one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
+    if (!th_pipeline_seen(&seen, "matmul_coopmat_emu", false)) {
+        if (!info.cpu_tuning && strcmp(info.profile, "desktop") == 0)
+            fail_msg("coopmat emulated: an f16 product under the GPU tuning did not take "
+                     "matmul_coopmat_emu");
+        print_message("coopmat emulated: skipped: %s (profile %s, %u bytes of shared memory, "
+                      "%s tuning) has no tile for matmul_coopmat_emu\n",
+                      info.device_name, info.profile, info.max_shared_memory,
+                      info.cpu_tuning ? "CPU" : "GPU");
+        vkattn_context_destroy(ctx);
+        th_assert_validation_clean();
+        skip();
+    }
+    assert_false(th_pipeline_seen(&seen, "matmul_coopmat_nv", false));
+    static const uint32_t shapes[][4] = {
+        /* batch, m, n, k */
+        {1, 64, 64, 32}, {2, 65, 130, 100}, {1, 1, 67, 97}, {1, 67, 1, 33},
+        {3, 17, 23, 9},  {1, 129, 80, 161}, {1, 16, 16, 16}, {2, 33, 47, 64},
+    };
+    coopmat_cases(ctx, shapes, sizeof shapes / sizeof shapes[0], 8, 100, 200);
+    /* lavapipe's loop budget splits this K into dispatches that accumulate */
+    one_case(ctx, 1, 2, 5, 3, 2100, true, false, true, 1, all16);
+    one_case(ctx, 1, 1, 3, 5, 2100, false, true, true, 0,
+             (vkattn_matmul_dtypes){.a = 1, .b = 1, .bias = 0, .c = 0});
+    assert_false(th_pipeline_seen(&seen, "matmul_gpu", false));
+    vkattn_matmul_dtypes a32 = {.a = 0, .b = 1, .bias = 1, .c = 1};
+    one_case(ctx, 1, 1, 9, 11, 13, false, false, true, 0, a32);
+    assert_true(th_pipeline_seen(&seen, "matmul_gpu", false));
+    print_message("coopmat emulated: %s ran matmul_coopmat_emu\n", info.device_name);
     vkattn_context_destroy(ctx);
     th_assert_validation_clean();
 }
@@ -414,7 +481,7 @@ int main(void)
     const struct CMUnitTest gpu_tests[] = {
         cmocka_unit_test(test_kernel_choice), cmocka_unit_test(test_fixed_shapes),
         cmocka_unit_test(test_random_shapes_gpu), cmocka_unit_test(test_long_k_gpu),
-        cmocka_unit_test(test_coopmat),
+        cmocka_unit_test(test_coopmat),       cmocka_unit_test(test_coopmat_emulated),
     };
     failed += cmocka_run_group_tests_name("matmul f16, GPU tuning", gpu_tests,
                                           th_setup_gpu_tuning, th_teardown_gpu_tuning);

@@ -64,6 +64,7 @@ static void test_stated_counts(void **state)
     assert_int_equal(vka_flash_tiled_live_values(16, 32, 256, 256), 86);
     assert_int_equal(vka_flash_tiled_live_values(4, 32, 64, 64), 86);
     assert_int_equal(vka_matmul_coopmat_live_values(32, 2, 4, 4), 116);
+    assert_int_equal(vka_flash_coopmat_live_values(32, 128), 110);
 }
 
 static const uint32_t sizes[] = {1, 2, 7, 16, 31, 33, 64, 100, 128, 255, 256, 1000, 4096};
@@ -95,18 +96,21 @@ static void test_matmul_gpu_tiles(void **state)
 /* The cooperative-matrix matmul's tiles (matmul_coopmat_nv.comp): within the
  * budget, the shared memory (two buffers of both tiles in either orientation
  * and the staging squares) and the invocations wherever chosen; none for a
- * subgroup size that varies (the kernel indexes subgroups by gl_SubgroupID). */
+ * subgroup size that varies (the kernel indexes subgroups by gl_SubgroupID),
+ * but tiles of 32-invocation warps for the emulation (matmul_coopmat_emu). */
 static void test_matmul_coopmat_tiles(void **state)
 {
     (void)state;
-    for (size_t p = 0; p < N_PROFILES; p++) {
-        vkattn_context_info info = profile_info(profiles[p]);
+    for (size_t p = 0; p < 2 * N_PROFILES; p++) {
+        const bool emulated = p >= N_PROFILES; /* matmul_coopmat_emu */
+        const char *profile = profiles[p % N_PROFILES];
+        vkattn_context_info info = profile_info(profile);
         const uint32_t budget = vka_register_budget(&info);
         for (size_t i = 0; i < N_SIZES; i++)
             for (size_t j = 0; j < N_SIZES; j++) {
                 vka_coopmat_tiles t;
-                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], &t)) {
-                    if (!strcmp(profiles[p], "desktop"))
+                if (!vka_matmul_coopmat_tiles(&info, sizes[i], sizes[j], emulated, &t)) {
+                    if (!strcmp(profile, "desktop"))
                         fail_msg("desktop: no coopmat tile for %u x %u", sizes[i], sizes[j]);
                     continue;
                 }
@@ -116,7 +120,7 @@ static void test_matmul_coopmat_tiles(void **state)
                                         (t.bn * t.bk / 8 + threads - 1) / threads;
                 const uint32_t live = vka_matmul_coopmat_live_values(t.subgroup, fm, fn, groups);
                 if (live > budget)
-                    fail_msg("%s: coopmat %ux%ux%u holds %u live values > %u", profiles[p], t.bm,
+                    fail_msg("%s: coopmat %ux%ux%u holds %u live values > %u", profile, t.bm,
                              t.bn, t.bk, live, budget);
                 assert_true(threads <= info.max_workgroup_invocations);
                 assert_true(vka_matmul_coopmat_shared_bytes(&t) <= info.max_shared_memory);
@@ -126,7 +130,14 @@ static void test_matmul_coopmat_tiles(void **state)
     vkattn_context_info varying = profile_info("desktop");
     varying.min_subgroup_size = 8, varying.max_subgroup_size = 64;
     vka_coopmat_tiles t;
-    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, &t));
+    assert_false(vka_matmul_coopmat_tiles(&varying, 4096, 4096, false, &t));
+    /* the emulation's warps are 32 invocations on any subgroup size */
+    assert_true(vka_matmul_coopmat_tiles(&varying, 4096, 4096, true, &t));
+    assert_true(t.subgroup == 32 && t.bm == 128 && t.bn == 128);
+    varying.subgroup_size = varying.min_subgroup_size = varying.max_subgroup_size = 4;
+    assert_true(vka_matmul_coopmat_tiles(&varying, 100, 100, true, &t));
+    assert_true(t.subgroup == 32 && t.bm == 64 && t.bn == 64);
+    assert_false(vka_matmul_coopmat_tiles(&varying, 100, 100, false, &t));
 }
 
 /* Every width up to 256 (the kernel's widest), dk != dv too, with and
@@ -166,6 +177,55 @@ static void test_flash_tiled_tiles(void **state)
     cpu.cpu_tuning = true;
     vka_flash_tiled t;
     assert_false(vka_flash_tiled_tiles(&cpu, true, 64, 64, &t));
+}
+
+/* The cooperative-matrix fused kernel (flash_coopmat_body.glsl): every dk
+ * up to 256 and dv up to 128 gets tiles on desktop, within the budget, the
+ * shared memory and the invocations, keys per tile a multiple of 16; none
+ * past those widths, under the CPU tuning or with 4 storage buffers
+ * (mobile-min). At d = 128 the 48 KiB of the H100 take 4 warps of 16 keys,
+ * at d = 64 4 warps of 32 (the choice the kernel's comment describes). */
+static void test_flash_coopmat_tiles(void **state)
+{
+    (void)state;
+    static const uint32_t widths[] = {1, 8, 15, 16, 17, 40, 64, 65, 96, 127, 128, 129, 200, 256};
+    const size_t nw = sizeof widths / sizeof widths[0];
+    for (size_t p = 0; p < N_PROFILES; p++) {
+        vkattn_context_info info = profile_info(profiles[p]);
+        const uint32_t budget = vka_register_budget(&info);
+        for (size_t i = 0; i < nw; i++)
+            for (size_t j = 0; j < nw; j++) {
+                const uint32_t dk = widths[i], dv = widths[j];
+                vka_flash_coopmat_tiles t;
+                const bool ok = vka_flash_coopmat_choose_tiles(&info, dk, dv, &t);
+                if (!strcmp(profiles[p], "mobile-min") || dv > 128) {
+                    assert_false(ok);
+                    continue;
+                }
+                if (!ok) {
+                    if (!strcmp(profiles[p], "desktop"))
+                        fail_msg("desktop: no flash_coopmat tile for dk %u dv %u", dk, dv);
+                    continue;
+                }
+                const uint32_t live = vka_flash_coopmat_live_values(t.bc, dv);
+                if (live > budget)
+                    fail_msg("%s: flash_coopmat %u warps, %u keys at dv %u holds %u live values "
+                             "> %u",
+                             profiles[p], t.warps, t.bc, dv, live, budget);
+                assert_true(vka_flash_coopmat_shared_bytes(&t, dk, dv) <= info.max_shared_memory);
+                assert_true(32 * t.warps <= info.max_workgroup_invocations);
+                assert_true(t.bc % 16 == 0 && t.warps >= 1);
+            }
+    }
+    vkattn_context_info info = profile_info("desktop");
+    vka_flash_coopmat_tiles t;
+    assert_true(vka_flash_coopmat_choose_tiles(&info, 128, 128, &t));
+    assert_true(t.warps == 4 && t.bc == 16);
+    assert_true(vka_flash_coopmat_choose_tiles(&info, 64, 64, &t));
+    assert_true(t.warps == 4 && t.bc == 32);
+    assert_false(vka_flash_coopmat_choose_tiles(&info, 257, 64, &t));
+    info.cpu_tuning = true;
+    assert_false(vka_flash_coopmat_choose_tiles(&info, 64, 64, &t));
 }
 
 /* The decode kernel's split layout: rows per workgroup at every width. */
@@ -262,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_matmul_gpu_tiles),
         cmocka_unit_test(test_matmul_coopmat_tiles),
         cmocka_unit_test(test_flash_tiled_tiles),
+        cmocka_unit_test(test_flash_coopmat_tiles),
         cmocka_unit_test(test_decode_rows),
         cmocka_unit_test(test_flash_backward_tiles),
     };

@@ -93,9 +93,9 @@ static json_t *coopmat_json(const vkattn_context_info *i)
         json_array_append_new(fl, json_string("NV"));
     if (i->coopmat_flavours & VKATTN_COOPMAT_KHR)
         json_array_append_new(fl, json_string("KHR"));
-    return json_pack("{s:o, s:b, s:b, s:[s]}", "flavours", fl, "f16_16x16x16",
-                     i->coopmat_f16_16x16x16, "enabled", i->coopmat_enabled, "kernels_in_build",
-                     "NV");
+    return json_pack("{s:o, s:b, s:b, s:b, s:[s]}", "flavours", fl, "f16_16x16x16",
+                     i->coopmat_f16_16x16x16, "enabled", i->coopmat_enabled, "attention",
+                     i->coopmat_attention, "kernels_in_build", "NV");
 }
 
 static json_t *entry_json(const dev_entry *e)
@@ -163,9 +163,12 @@ static void print_table(const dev_entry *e, uint32_t n)
             continue;
         char fl[16];
         flavours_text(e[i].info.coopmat_flavours, fl, sizeof fl);
-        printf("device %u cooperative matrices: %s%s; vkattn's kernels (this build: NV) %s\n",
+        printf("device %u cooperative matrices: %s%s; vkattn's kernels (this build: NV) %s%s\n",
                e[i].desc.index, fl, e[i].info.coopmat_f16_16x16x16 ? " (f16 16x16x16 -> f32)" : "",
-               e[i].info.coopmat_enabled ? "run" : "do not run (--coopmat on to ask)");
+               e[i].info.coopmat_enabled ? "run" : "do not run (--coopmat on to ask)",
+               !e[i].info.coopmat_enabled        ? ""
+               : e[i].info.coopmat_attention ? ", the fused attention's included"
+                                             : ", the fused attention's not (--coopmat on)");
     }
     if (n && e[0].have_info && strcmp(e[0].info.profile, "desktop") != 0)
         printf("limits as the \"%s\" profile clamps them\n", e[0].info.profile);
