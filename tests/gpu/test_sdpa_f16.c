@@ -64,10 +64,6 @@ typedef struct f16_case {
     bool weights16; /* returned weights as an f16 tensor */
 } f16_case;
 
-/* Set while a test runs calls on a context with coopmat_emulate (run_case's
- * bound: takes_coopmat). */
-static bool emulating;
-
 /* Random values in [-1, 1] exactly representable in t; for an f16 operand
  * also their bit patterns (bits), which the typed reference reads. */
 static float *operand(size_t n, vkattn_dtype t, uint16_t **bits)
@@ -102,9 +98,9 @@ static void describe(const f16_case *c, char *buf, size_t size)
              p->path, p->sliding_window);
 }
 
-/* Whether ctx runs call c on the cooperative-matrix kernel (the host's rule,
- * src/ops/flash.c): f16 q, k and v, fused, dk <= 256, dv <= 128, the GPU
- * tuning, 8 storage buffers, and the kernel emulated or enabled. */
+/* Whether ctx runs call c on the cooperative-matrix kernel or its emulation
+ * (vkattn_context_info.coopmat_attention): f16 q, k and v, fused, dk <= 256,
+ * dv <= 128. */
 static bool takes_coopmat(vkattn_context *ctx, const f16_case *c)
 {
     vkattn_context_info info;
@@ -113,8 +109,7 @@ static bool takes_coopmat(vkattn_context *ctx, const f16_case *c)
     const uint32_t dv = p->dv ? p->dv : p->dk;
     return c->ty.q == VKATTN_DTYPE_F16 && c->ty.k == VKATTN_DTYPE_F16 &&
            c->ty.v == VKATTN_DTYPE_F16 && p->path != VKATTN_SDPA_UNFUSED && p->dk <= 256 &&
-           dv <= 128 && !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8 &&
-           (emulating || info.coopmat_enabled);
+           dv <= 128 && info.coopmat_attention;
 }
 
 /* max|got - ref| <= rel max|ref| + extra; NaN in got where ref is finite fails. */
@@ -350,8 +345,8 @@ static void test_bad_inputs(void **state)
 /* The rule of issue 20: an all-f16 fused call takes the kernel the same f32
  * call takes under the same tuning: the tiled one under the GPU tuning where
  * the device binds 8 storage buffers, never the row-per-invocation kernels;
- * the cooperative-matrix one instead where the context enables it (a GPU run
- * with VKATTN_TEST_COOPMAT=on). */
+ * the cooperative-matrix one instead where the context runs it
+ * (vkattn_context_info.coopmat_attention: a GPU run with VKATTN_TEST_COOPMAT=on). */
 static void test_kernel_choice(void **state)
 {
     (void)TH_CTX(state);
@@ -368,7 +363,7 @@ static void test_kernel_choice(void **state)
         run_case(ctx, &c);
     }
     const bool want_fast = !info.cpu_tuning && info.max_storage_buffers_per_stage >= 8;
-    const bool want_coopmat = want_fast && info.coopmat_enabled;
+    const bool want_coopmat = want_fast && info.coopmat_attention;
     const bool tiled = th_pipeline_seen(&seen, "flash_tiled", true);
     const bool coopmat = th_pipeline_seen(&seen, "flash_coopmat", true);
     const bool one_row = th_pipeline_seen(&seen, "flash_f16", false) ||
@@ -376,9 +371,9 @@ static void test_kernel_choice(void **state)
                          th_pipeline_seen(&seen, "flash_packed", false);
     if (coopmat != want_coopmat || tiled != (want_fast && !want_coopmat) || one_row == want_fast)
         fail_msg("f16: cooperative-matrix kernel %s, tiled kernel %s, row-per-invocation kernel "
-                 "%s (%s tuning, cooperative matrices %s)",
+                 "%s (%s tuning, cooperative-matrix attention %s)",
                  coopmat ? "used" : "unused", tiled ? "used" : "unused", one_row ? "used" : "unused",
-                 info.cpu_tuning ? "CPU" : "GPU", info.coopmat_enabled ? "enabled" : "off");
+                 info.cpu_tuning ? "CPU" : "GPU", info.coopmat_attention ? "on" : "off");
     vkattn_context_destroy(ctx);
 }
 
@@ -405,7 +400,7 @@ static const coopmat_group emulated_group = {"flash_coopmat_emu", true};
 static const coopmat_group hardware_group = {"flash_coopmat_nv", false};
 static const coopmat_group *group; /* the running group's */
 
-/* Advanced settings that run the group's kernel on a context of profile p. */
+/* Advanced settings that run the group's kernel. */
 static vkattn_context_advanced coopmat_settings(void)
 {
     vkattn_context_advanced adv = th_advanced();
@@ -432,18 +427,18 @@ static vkattn_context *coopmat_context(void **state, th_pipelines *seen)
     const vkattn_context_advanced adv = coopmat_settings();
     vkattn_context *ctx = th_logged_context_profile(&adv, info.profile, seen);
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
-    if (!group->emulate && !info.coopmat_enabled) {
-        print_message("%s: skipped: %s (profile %s) runs no cooperative-matrix kernel (flavours "
-                      "offered %u, f16 16x16x16 %s); runs on a GPU with VK_NV_cooperative_matrix\n",
+    if (!info.coopmat_attention) {
+        print_message("%s: skipped: %s (profile %s) runs no cooperative-matrix attention "
+                      "(flavours offered %u, f16 16x16x16 %s, subgroup %u); runs on a GPU with "
+                      "VK_NV_cooperative_matrix and subgroups of 32\n",
                       group->kernel, info.device_name, info.profile, info.coopmat_flavours,
-                      info.coopmat_f16_16x16x16 ? "yes" : "no");
+                      info.coopmat_f16_16x16x16 ? "yes" : "no", info.subgroup_size);
         vkattn_context_destroy(ctx);
         th_assert_validation_clean();
         skip();
     }
     if (!group->emulate)
         print_message("%s: runs on %s\n", group->kernel, info.device_name);
-    emulating = group->emulate;
     return ctx;
 }
 
@@ -478,7 +473,6 @@ static bool run_on_kernel(vkattn_context *ctx, th_pipelines *seen, const f16_cas
 /* Ends a test's context; fails unless it made the group's kernel. */
 static void coopmat_done(vkattn_context *ctx, unsigned made)
 {
-    emulating = false;
     vkattn_context_destroy(ctx);
     th_assert_validation_clean();
     if (made == 0)
@@ -605,15 +599,13 @@ static void expect_choice_on(const vkattn_context_advanced *adv, const char *pro
 {
     th_pipelines seen;
     vkattn_context *ctx = th_logged_context_profile(adv, profile, &seen);
-    emulating = adv->coopmat_emulate;
     expect_choice(ctx, &seen, *c, want, why);
-    emulating = false;
     vkattn_context_destroy(ctx);
 }
 
 /* The calls the group's kernel takes (f16 q, k, v; out f16, f32, f16
  * through f32 scratch) and those it must not (f32 q or v, dv 130, the CPU
- * tuning, mobile-min, the default settings where the context enables no
+ * tuning, mobile-min, the default settings where the context runs no
  * cooperative-matrix kernel: lavapipe). */
 static void test_coopmat_choice(void **state)
 {
@@ -650,10 +642,10 @@ static void test_coopmat_choice(void **state)
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     run_case(ctx, &c);
     vkattn_context_destroy(ctx);
-    if (th_pipeline_seen(&none, "flash_coopmat", true) != info.coopmat_enabled)
+    if (th_pipeline_seen(&none, "flash_coopmat", true) != info.coopmat_attention)
         fail_msg("default settings: cooperative-matrix kernel %s, the context %s it",
-                 info.coopmat_enabled ? "unused" : "used",
-                 info.coopmat_enabled ? "enables" : "does not enable");
+                 info.coopmat_attention ? "unused" : "used",
+                 info.coopmat_attention ? "runs" : "does not run");
     th_assert_validation_clean();
 }
 
@@ -669,11 +661,6 @@ static int setup_hardware(void **state)
     return th_setup_gpu_tuning(state);
 }
 
-static int teardown_coopmat(void **state)
-{
-    emulating = false;
-    return th_teardown_gpu_tuning(state);
-}
 
 int main(void)
 {
@@ -700,7 +687,7 @@ int main(void)
         cmocka_unit_test(test_coopmat_random),
     };
     failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, emulated",
-                                          coopmat_tests, setup_emulated, teardown_coopmat);
+                                          coopmat_tests, setup_emulated, th_teardown_gpu_tuning);
     return failed + cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, hardware",
-                                                coopmat_tests, setup_hardware, teardown_coopmat);
+                                                coopmat_tests, setup_hardware, th_teardown_gpu_tuning);
 }
