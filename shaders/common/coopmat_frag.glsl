@@ -40,6 +40,7 @@
     }
 #define WARP gl_SubgroupID
 #define LANE gl_SubgroupInvocationID
+#define FRAG_LOOP [[unroll]]
 
 #else
 
@@ -52,6 +53,7 @@ struct frag_op {
 };
 #define WARP (gl_LocalInvocationIndex / 32u)
 #define LANE (gl_LocalInvocationIndex % 32u)
+#define FRAG_LOOP [[dont_unroll]]
 
 frag_acc frag_acc_zero()
 {
@@ -73,7 +75,7 @@ float frag_elem(frag_op f, uint r, uint c)
 
 frag_acc frag_mad(frag_op a, frag_op b, frag_acc c)
 {
-    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+    [[dont_unroll]] for (uint i = 0u; i < 8u; i++) {
         const uint e = LANE + 32u * i, r = e / 16u, col = e % 16u;
         float s = c.e[i];
         for (uint k = 0u; k < 16u; k++)

@@ -202,9 +202,9 @@ float partner(float x)
 // Step 1: the warp's S = Q K^T into its square of Ss (raw dot products).
 void tile_scores()
 {
-    [[unroll]] for (uint n = 0u; n < CF; n++) {
+    FRAG_LOOP for (uint n = 0u; n < CF; n++) {
         frag_acc acc = frag_acc_zero();
-        [[unroll]] for (uint k = 0u; k < KF; k++) {
+        FRAG_LOOP for (uint k = 0u; k < KF; k++) {
             frag_op a, bk;
             frag_load(a, Qs, warp * 16u * QLD + k * 2u, QLD, false);
             // B(d, key) = K[key][d]: K's rows read column-major
@@ -268,9 +268,9 @@ void tile_softmax(uint b, uint j0)
 void accumulate_pv()
 {
     const uint sq = warp * 16u * SLD, mine = sq + (lane / 2u) * SLD + half_ * 8u;
-    [[unroll]] for (uint n = 0u; n < VF; n++) {
+    FRAG_LOOP for (uint n = 0u; n < VF; n++) {
         frag_acc acc = frag_acc_zero();
-        [[unroll]] for (uint g = 0u; g < CF; g++) {
+        FRAG_LOOP for (uint g = 0u; g < CF; g++) {
             frag_op a, bv;
             frag_load(a, Ps, warp * 16u * PLD + g * 2u, PLD, false);
             frag_load(bv, Vs, g * 16u * VLD + n * 2u, VLD, false);
