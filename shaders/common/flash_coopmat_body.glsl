@@ -40,12 +40,7 @@
 // 128.
 
 #extension GL_EXT_control_flow_attributes : require
-#if COOPMAT_NV
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#endif
+#include "coopmat_ext.glsl"
 
 #include "flash_coopmat_iface.h"
 

@@ -29,12 +29,7 @@
 // operand fragments of 4 words (emulated: 4 scalars) + the prefetched groups
 // (LA + LB uvec4s) + 12 scalars: 64 + 24 + 16 + 12 = 116 with the largest
 // tiles src/ops/gpu_tiles.c chooses (FM 2, FN 4, LA = LB = 2).
-#if COOPMAT_NV
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#endif
+#include "coopmat_ext.glsl"
 #extension GL_EXT_control_flow_attributes : require
 #include "matmul_iface.h"
 
