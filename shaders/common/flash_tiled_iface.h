@@ -11,13 +11,7 @@
 #define VKA_FLASH_TILED_SPEC_BC 1             /* keys per tile, multiple of 4 */
 #define VKA_FLASH_TILED_SPEC_DK 2             /* query/key width */
 #define VKA_FLASH_TILED_SPEC_DV 3             /* value width */
-#define VKA_FLASH_TILED_SPEC_CAUSAL 4         /* vkattn_causal */
-#define VKA_FLASH_TILED_SPEC_HAS_VALUE_MASK 5 /* bool */
-#define VKA_FLASH_TILED_SPEC_HAS_MASK 6       /* bool */
-#define VKA_FLASH_TILED_SPEC_HAS_BIAS 7       /* bool */
-#define VKA_FLASH_TILED_SPEC_DROPOUT 8        /* bool: training && rate > 0 */
-#define VKA_FLASH_TILED_SPEC_UNIFORM_ROWS 9   /* bool: masked rows -> mean of V */
-#define VKA_FLASH_TILED_SPEC_WRITE_LSE 10     /* bool */
+/* 4 .. 10: VKA_FLASH_SPEC_CAUSAL .. VKA_FLASH_SPEC_WRITE_LSE (flash_spec.glsl) */
 #define VKA_FLASH_TILED_SPEC_LANES 11         /* invocations per query row: 4, 8, 16 */
 #define VKA_FLASH_TILED_SPEC_Q_F16 12          /* bool: Q holds f16 (read as words of halves) */
 #define VKA_FLASH_TILED_SPEC_K_F16 13          /* bool: K holds f16 */
