@@ -5,10 +5,9 @@
 #include "common/flash_coopmat_iface.h"
 #include "core/dropout_host.h"
 #include "vk/context.h"
+#include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
-
-static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 /* Upper bound of the loop iterations one invocation of the emulated kernel
  * runs (lavapipe's limit, see flash.c): every loop counted as kept rolled,
@@ -28,19 +27,19 @@ static uint64_t emulated_loop_iterations(const vka_flash_coopmat_tiles *t, const
                                          bool dropout, bool uniform_rows)
 {
     const uint64_t wg = 32ull * t->warps, rows = 16ull * t->warps;
-    const uint64_t kf = div_up(s->dk, 16), vf = div_up(s->dv, 16), cf = t->bc / 16;
+    const uint64_t kf = vka_div_up(s->dk, 16), vf = vka_div_up(s->dv, 16), cf = t->bc / 16;
     const uint64_t frag = loop(8, 0), mad = loop(8, loop(16, 0)), philox = dropout ? loop(10, 0) : 0;
-    const uint64_t copy_k = loop(div_up(t->bc * kf * 2, wg), loop(8, 0));
-    const uint64_t copy_v = loop(div_up(t->bc * vf * 2, wg), loop(8, 0));
-    const uint64_t copy_m = loop(div_up(t->bc, wg), 0);
+    const uint64_t copy_k = loop(vka_div_up(t->bc * kf * 2, wg), loop(8, 0));
+    const uint64_t copy_v = loop(vka_div_up(t->bc * vf * 2, wg), loop(8, 0));
+    const uint64_t copy_m = loop(vka_div_up(t->bc, wg), 0);
     const uint64_t scores = loop(cf, frag + loop(kf, mad) + frag);
     const uint64_t softmax = loop(2 * cf, loop(4, 0)) + loop(8 * vf, 0) + loop(cf, loop(2, philox));
     const uint64_t pv = loop(vf, frag + loop(cf, mad) + frag + loop(8, 0));
-    const uint64_t tiles = div_up(s->tv, t->bc);
+    const uint64_t tiles = vka_div_up(s->tv, t->bc);
     uint64_t n = loop(tiles, copy_k + copy_v + copy_m + scores + softmax + pv);
     if (uniform_rows)
         n += loop(8 * vf, 0) + loop(tiles, copy_v + copy_m + loop(cf, 2 * philox) + pv);
-    const uint64_t copy_q = loop(div_up(rows * kf * 2, wg), loop(8, 0));
+    const uint64_t copy_q = loop(vka_div_up(rows * kf * 2, wg), loop(8, 0));
     return n + copy_q + loop(8 * vf, 0) + loop(vf, loop(4, 0)) + 64;
 }
 
