@@ -5,5 +5,5 @@
 // vkattn_context_advanced.coopmat_emulate; slow.
 #extension GL_GOOGLE_include_directive : require
 
-#define COOPMAT_NV 0
+#define COOPMAT_FAMILY COOPMAT_EMU
 #include "flash_coopmat_body.glsl"

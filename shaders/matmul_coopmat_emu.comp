@@ -5,5 +5,5 @@
 // on lavapipe. Chosen only under vkattn_context_advanced.coopmat_emulate; slow.
 #extension GL_GOOGLE_include_directive : require
 
-#define COOPMAT_NV 0
+#define COOPMAT_FAMILY COOPMAT_EMU
 #include "matmul_coopmat_body.glsl"

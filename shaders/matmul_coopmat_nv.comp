@@ -4,5 +4,5 @@
 // matmul_coopmat_emu.comp is the same kernel on emulated fragments.
 #extension GL_GOOGLE_include_directive : require
 
-#define COOPMAT_NV 1
+#define COOPMAT_FAMILY COOPMAT_NV1
 #include "matmul_coopmat_body.glsl"

@@ -1,14 +1,19 @@
 // 16x16 matrix fragments owned by a warp of 32 invocations, for kernels that
-// run on cooperative matrices (COOPMAT_NV 1: GL_NV_cooperative_matrix, tensor
-// cores) or on their emulation in plain GLSL (COOPMAT_NV 0: any device,
-// lavapipe included, so CI runs everything around the fragments: tiling,
-// masks, softmax). The kernel is written once against these names:
+// run on cooperative matrices (COOPMAT_NV1: GL_NV_cooperative_matrix,
+// COOPMAT_KHR: GL_KHR_cooperative_matrix; tensor cores) or on their emulation
+// in plain GLSL (COOPMAT_EMU: any device, lavapipe included, so CI runs
+// everything around the fragments: tiling, masks, softmax). COOPMAT_FAMILY
+// (coopmat_ext.glsl) picks the back end. The kernel is written once against
+// these names:
 //   frag_acc        a 16x16 f32 accumulator; frag_acc_zero() is zeros
-//   frag_op         a 16x16 f16 operand (A or B of a product)
-//   frag_load(f, S, off, ld, colmajor)  operand f from shared uvec4 array S
-//                   (eight halves each): element (r, c) at uvec4 off + r * ld
-//                   + c / 8, half c % 8, or with colmajor at off + c * ld +
-//                   r / 8, half r % 8 (the NV extension's rule, in uvec4s)
+//   frag_a, frag_b  16x16 f16 operands A and B of a product (KHR types a
+//                   matrix by its use; NV1 and the emulation have one type)
+//   frag_load(f, S, off, ld, colmajor)  operand f (either) from shared uvec4
+//                   array S (eight halves each): element (r, c) at uvec4 off
+//                   + r * ld + c / 8, half c % 8, or with colmajor at off + c
+//                   * ld + r / 8, half r % 8 (offsets and strides in elements
+//                   of S, uvec4s, under NV1 and KHR alike; colmajor a
+//                   constant)
 //   frag_mad(a, b, c)  a * b + c, f32 sums of exact f16 products
 //   frag_store(f, S, off, ld)  accumulator into shared float array S, row-major
 //   warp_sync()     the warp's shared-memory writes are seen by the warp
@@ -20,19 +25,40 @@
 // The emulation keeps an accumulator as 8 floats per invocation (element e =
 // LANE + 32 i) and an operand as where it lies in shared memory, read by
 // frag_mad; its warp_sync is a workgroup barrier, so every warp_sync must be
-// in uniform control flow of the whole workgroup (the NV one needs the warp's
-// only). The two agree up to the order of fp32 additions.
+// in uniform control flow of the whole workgroup (the hardware one needs the
+// warp's only). The two agree up to the order of fp32 additions. The hardware
+// warps are subgroups (WARP = gl_SubgroupID): the host fixes the subgroup at
+// 32 for kernels that count 32 lanes a warp.
 #ifndef VKA_COOPMAT_FRAG_GLSL
 #define VKA_COOPMAT_FRAG_GLSL
 
-#if COOPMAT_NV
+#if COOPMAT_FAMILY == COOPMAT_NV1
 
 #define frag_acc fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-#define frag_op fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define frag_a fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define frag_b frag_a
 #define frag_acc_zero() frag_acc(0.0)
 #define frag_load(f, S, off, ld, colmajor) coopMatLoadNV(f, S, off, ld, colmajor)
 #define frag_mad(a, b, c) coopMatMulAddNV(a, b, c)
 #define frag_store(f, S, off, ld) coopMatStoreNV(f, S, off, ld, false)
+
+#elif COOPMAT_HW // KHR's types (COOPMAT_NV2 kernels that use fragments too)
+
+#define frag_acc coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define frag_a coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define frag_b coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define frag_acc_zero() frag_acc(0.0)
+// the layout operand must be a constant: colmajor is a literal at every use
+#define frag_load(f, S, off, ld, colmajor)                                     \
+    coopMatLoad(f, S, off, ld,                                                 \
+                (colmajor) ? gl_CooperativeMatrixLayoutColumnMajor             \
+                           : gl_CooperativeMatrixLayoutRowMajor)
+#define frag_mad(a, b, c) coopMatMulAdd(a, b, c)
+#define frag_store(f, S, off, ld) coopMatStore(f, S, off, ld, gl_CooperativeMatrixLayoutRowMajor)
+
+#endif
+
+#if COOPMAT_HW
 #define warp_sync()                                                            \
     {                                                                          \
         subgroupMemoryBarrierShared();                                         \
@@ -47,10 +73,12 @@
 struct frag_acc {
     float e[8];
 };
-struct frag_op {
+struct frag_op { // where an operand lies; A and B alike
     uint src, off, ld;
     bool colmajor;
 };
+#define frag_a frag_op
+#define frag_b frag_op
 #define WARP (gl_LocalInvocationIndex / 32u)
 #define LANE (gl_LocalInvocationIndex % 32u)
 #define FRAG_LOOP [[dont_unroll]]
@@ -73,7 +101,7 @@ float frag_elem(frag_op f, uint r, uint c)
     return (minor & 1u) != 0u ? pair.y : pair.x;
 }
 
-frag_acc frag_mad(frag_op a, frag_op b, frag_acc c)
+frag_acc frag_mad(frag_a a, frag_b b, frag_acc c)
 {
     [[dont_unroll]] for (uint i = 0u; i < 8u; i++) {
         const uint e = LANE + 32u * i, r = e / 16u, col = e % 16u;

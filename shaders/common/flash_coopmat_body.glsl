@@ -1,8 +1,9 @@
 // The fused attention forward on 16x16 matrix fragments (FlashAttention-2's
 // shape on cooperative matrices), shared by shaders/flash_coopmat_nv.comp
-// (COOPMAT_NV 1: tensor cores) and flash_coopmat_emu.comp (COOPMAT_NV 0: the
-// fragments emulated, so CI runs this file on lavapipe); coopmat_frag.glsl
-// has the fragment names. f16 Q, K and V; f32 or f16 out.
+// (COOPMAT_NV1: tensor cores), flash_coopmat_khr.comp (COOPMAT_KHR) and
+// flash_coopmat_emu.comp (COOPMAT_EMU: the fragments emulated, so CI runs
+// this file on lavapipe); coopmat_frag.glsl has the fragment names. f16 Q,
+// K and V; f32 or f16 out.
 //
 // Computes what flash_tiled_body.glsl computes (the same rows, masks, bias,
 // Philox keep bits, masked-row policies, LSE and NaN rules, from
@@ -200,7 +201,8 @@ void tile_scores()
     FRAG_LOOP for (uint n = 0u; n < CF; n++) {
         frag_acc acc = frag_acc_zero();
         FRAG_LOOP for (uint k = 0u; k < KF; k++) {
-            frag_op a, bk;
+            frag_a a;
+            frag_b bk;
             frag_load(a, Qs, warp * 16u * QLD + k * 2u, QLD, false);
             // B(d, key) = K[key][d]: K's rows read column-major
             frag_load(bk, Ks, n * 16u * KLD + k * 2u, KLD, true);
@@ -266,7 +268,8 @@ void accumulate_pv()
     FRAG_LOOP for (uint n = 0u; n < VF; n++) {
         frag_acc acc = frag_acc_zero();
         FRAG_LOOP for (uint g = 0u; g < CF; g++) {
-            frag_op a, bv;
+            frag_a a;
+            frag_b bv;
             frag_load(a, Ps, warp * 16u * PLD + g * 2u, PLD, false);
             frag_load(bv, Vs, g * 16u * VLD + n * 2u, VLD, false);
             acc = frag_mad(a, bv, acc);

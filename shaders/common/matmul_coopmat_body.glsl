@@ -1,6 +1,7 @@
 // Batched matmul on 16x16 matrix fragments, shared by
-// shaders/matmul_coopmat_nv.comp (COOPMAT_NV 1: GL_NV_cooperative_matrix,
-// tensor cores on NVIDIA) and matmul_coopmat_emu.comp (COOPMAT_NV 0: the
+// shaders/matmul_coopmat_nv.comp (COOPMAT_NV1: GL_NV_cooperative_matrix,
+// tensor cores on NVIDIA), matmul_coopmat_khr.comp (COOPMAT_KHR:
+// GL_KHR_cooperative_matrix) and matmul_coopmat_emu.comp (COOPMAT_EMU: the
 // fragments emulated in plain GLSL, so CI runs this file on lavapipe);
 // coopmat_frag.glsl has the fragment names. C[b,h] = alpha * op(A[b,h]) @
 // op(B[b,h]) (+ bias row), f16 A and B, f32 sums, f32 or f16 C, with the push
@@ -8,7 +9,7 @@
 // one pipeline for the other; src/ops/matmul.c).
 // - A workgroup of WARPS_M x WARPS_N warps owns a BM x BN block of C; a warp
 //   owns (BM / WARPS_M) x (BN / WARPS_N) of it, as FM x FN 16x16 f32
-//   accumulator fragments. The NV kernel's warps are subgroups of SG
+//   accumulator fragments. The hardware kernels' warps are subgroups of SG
 //   invocations (the host requires a fixed subgroup size); the emulation's
 //   are 32 invocations, whatever the subgroup.
 // - Each BK step stages A's and B's tiles in shared memory as f16, in their
@@ -38,7 +39,7 @@ layout(constant_id = VKA_COOPMAT_SPEC_BN) const uint BN = 128;
 layout(constant_id = VKA_COOPMAT_SPEC_BK) const uint BK = 32;
 layout(constant_id = VKA_COOPMAT_SPEC_WARPS_M) const uint WARPS_M = 4;
 layout(constant_id = VKA_COOPMAT_SPEC_WARPS_N) const uint WARPS_N = 2;
-#if COOPMAT_NV
+#if COOPMAT_HW
 layout(constant_id = VKA_COOPMAT_SPEC_SUBGROUP) const uint SG = 32;
 #else
 const uint SG = 32; // the emulation's warps (coopmat_frag.glsl)
@@ -82,7 +83,7 @@ shared uvec4 As[2 * A_SIZE];
 shared uvec4 Bs[2 * B_SIZE];
 shared float Cs[WARPS_M * WARPS_N * 256];
 
-#if !COOPMAT_NV
+#if !COOPMAT_HW
 const uint As_ID = 0u, Bs_ID = 1u; // the arrays frag_load reads
 uvec4 frag_src(uint id, uint i) { return id == As_ID ? As[i] : Bs[i]; }
 #endif
@@ -233,7 +234,8 @@ void main()
         }
         const uint abase = cur * A_SIZE, bbase = cur * B_SIZE;
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-            frag_op fa[FM], fb[FN];
+            frag_a fa[FM];
+            frag_b fb[FN];
             [[unroll]] for (uint i = 0; i < FM; i++) {
                 const uint m = wm * (BM / WARPS_M) + i * 16;
                 // element (m, k) of the tile: row-major at row m, column k,
@@ -274,7 +276,7 @@ void main()
             write_square(sq, row0 + wm * (BM / WARPS_M) + i * 16,
                          col0 + wn * (BN / WARPS_N) + j * 16, c_off);
             // the square is reused by the next fragment
-#if COOPMAT_NV
+#if COOPMAT_HW
             subgroupBarrier();
 #else
             warp_sync();
