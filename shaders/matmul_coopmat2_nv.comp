@@ -43,7 +43,13 @@ shared uvec4 As[VEC_A ? 1u : A_SIZE];
 shared uvec4 Bs[VEC_B ? 1u : B_SIZE];
 shared float Cs[WARPS_M * WARPS_N * 256];
 
-#include "coopmat_frag.glsl" // WARP, LANE
+#include "coopmat_frag.glsl"
+// Warps of SG consecutive invocations (write_square's lanes): no matrix here
+// is a subgroup's, so the subgroup's own numbering is not needed.
+#undef WARP
+#undef LANE
+#define WARP (gl_LocalInvocationIndex / SG)
+#define LANE (gl_LocalInvocationIndex % SG)
 #include "matmul_coopmat_io.glsl"
 
 const uint NW = WARPS_M * WARPS_N; // warps, and squares of C per round

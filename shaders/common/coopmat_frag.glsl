@@ -58,7 +58,7 @@
 
 #endif
 
-#if COOPMAT_HW
+#if COOPMAT_FAMILY == COOPMAT_NV1 || COOPMAT_FAMILY == COOPMAT_KHR
 #define warp_sync()                                                            \
     {                                                                          \
         subgroupMemoryBarrierShared();                                         \
@@ -66,6 +66,19 @@
     }
 #define WARP gl_SubgroupID
 #define LANE gl_SubgroupInvocationID
+#define FRAG_LOOP [[unroll]]
+
+#elif COOPMAT_HW
+// COOPMAT_NV2 kernels multiply workgroup-scope matrices, which any warp may
+// hold part of: a warp is 32 consecutive invocations (as emulated, whatever
+// the subgroup) and warp_sync a workgroup barrier.
+#define warp_sync()                                                            \
+    {                                                                          \
+        memoryBarrierShared();                                                 \
+        barrier();                                                             \
+    }
+#define WARP (gl_LocalInvocationIndex / 32u)
+#define LANE (gl_LocalInvocationIndex % 32u)
 #define FRAG_LOOP [[unroll]]
 
 #else

@@ -3,7 +3,9 @@
 // (COOPMAT_NV1: tensor cores), flash_coopmat_khr.comp (COOPMAT_KHR) and
 // flash_coopmat_emu.comp (COOPMAT_EMU: the fragments emulated, so CI runs
 // this file on lavapipe); coopmat_frag.glsl has the fragment names. f16 Q,
-// K and V; f32 or f16 out.
+// K and V; f32 or f16 out. flash_coopmat2_nv.comp (COOPMAT_NV2) runs the two
+// products on workgroup-scope matrices instead (flash_coopmat2_steps.glsl),
+// everything else as written here.
 //
 // Computes what flash_tiled_body.glsl computes (the same rows, masks, bias,
 // Philox keep bits, masked-row policies, LSE and NaN rules, from
@@ -88,8 +90,17 @@ const float LN2 = 0.6931471805599453;
 const uint NEG_INF_BITS = 0xFF800000u;
 
 shared uvec4 Qs[BR * QLD];
+#if COOPMAT_FAMILY == COOPMAT_NV2
+// K and V reach the products through tensor layouts where their rows are
+// whole uvec4s (flash_coopmat2_steps.glsl); staged only otherwise.
+const bool STAGE_KV = !VEC8;
+shared uvec4 Ks[STAGE_KV ? BC * KLD : 1u];
+shared uvec4 Vs[STAGE_KV ? BC * VLD : 1u];
+uint tile_kv_head, tile_j0; // the tile load_tile last set up
+#else
 shared uvec4 Ks[BC * KLD];
 shared uvec4 Vs[BC * VLD];
+#endif
 shared uvec4 Ps[NW * 16u * PLD]; // each warp's f16 weights, 16 rows x BC keys
 shared float Ss[NW * 16u * SLD]; // each warp's f32 square: S, then P V
 shared float vmask_s[BC];
@@ -159,6 +170,11 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
 {
     const uint t0 = gl_LocalInvocationIndex, rows = min(BC, p.tv - j0);
     const uint kg = DKP / 8u, vg = DVP / 8u;
+#if COOPMAT_FAMILY == COOPMAT_NV2
+    tile_kv_head = kv_head;
+    tile_j0 = j0;
+    if (STAGE_KV) {
+#endif
     if (with_k)
         [[unroll]] for (uint it = 0u; it < (BC * kg + WG - 1u) / WG; it++) {
             const uint slot = it * WG + t0, jj = slot / kg, g = slot % kg;
@@ -176,6 +192,9 @@ void load_tile(uint b, uint kv_head, uint j0, bool with_k)
         if (slot < BC * vg)
             Vs[jj * VLD + g] = x;
     }
+#if COOPMAT_FAMILY == COOPMAT_NV2
+    }
+#endif
     if (HAS_VALUE_MASK)
         [[unroll]] for (uint it = 0u; it < (BC + WG - 1u) / WG; it++) {
             const uint jj = it * WG + t0;
@@ -195,6 +214,9 @@ float partner(float x)
     return y;
 }
 
+#if COOPMAT_FAMILY == COOPMAT_NV2
+#include "flash_coopmat2_steps.glsl" // tile_scores and accumulate_pv
+#else
 // Step 1: the warp's S = Q K^T into its square of Ss (raw dot products).
 void tile_scores()
 {
@@ -211,6 +233,7 @@ void tile_scores()
         frag_store(acc, Ss, warp * 16u * SLD + n * 16u, SLD);
     }
 }
+#endif
 
 // The value mask's verdict on keys jj..jj+3 of the tile (all true without one).
 bvec4 tile_value_mask4(uint jj)
@@ -261,6 +284,7 @@ void tile_softmax(uint b, uint j0)
     }
 }
 
+#if COOPMAT_FAMILY != COOPMAT_NV2
 // Step 3: o += P V for the warp's rows, through the warp's square.
 void accumulate_pv()
 {
@@ -281,6 +305,7 @@ void accumulate_pv()
         warp_sync(); // the square is written again by the next n
     }
 }
+#endif
 
 // Rows with no allowed key under the uniform policy: the mean of all V rows
 // (then dropout), a second sweep paid only by workgroups holding such a row.
