@@ -25,10 +25,12 @@
 // The emulation keeps an accumulator as 8 floats per invocation (element e =
 // LANE + 32 i) and an operand as where it lies in shared memory, read by
 // frag_mad; its warp_sync is a workgroup barrier, so every warp_sync must be
-// in uniform control flow of the whole workgroup (the hardware one needs the
-// warp's only). The two agree up to the order of fp32 additions. The hardware
-// warps are subgroups (WARP = gl_SubgroupID): the host fixes the subgroup at
-// 32 for kernels that count 32 lanes a warp.
+// in uniform control flow of the whole workgroup (NV1's and KHR's need the
+// warp's only). The two agree up to the order of fp32 additions. NV1's and
+// KHR's warps are subgroups (WARP = gl_SubgroupID): the host fixes the
+// subgroup at 32 for kernels that count 32 lanes a warp. COOPMAT_NV2 kernels
+// get KHR's fragment types but the emulation's warps and warp_sync (their
+// matrices are the workgroup's).
 #ifndef VKA_COOPMAT_FRAG_GLSL
 #define VKA_COOPMAT_FRAG_GLSL
 
