@@ -19,11 +19,12 @@
 // at a time, added into o[] by the invocations that own them.
 //
 // Register budget (vka_flash_coopmat_live_values counts the body's
-// fragments): Q is multiplied 16 columns at a time, so Q's and K's shares
-// are BR x 16 / WG and 16 x BC / WG halves (4 and BC / (2 NW) halves, at
-// most 4 words together); S is BC / 2 floats (the body's logits, which it
-// becomes); P's share is BC / 2 halves (8 words at BC 32), V's strip BC /
-// (2 NW) halves, the P V strip 8 floats: within the body's 8 + 8 + BC / 2.
+// fragments), per invocation of WG = 32 NW: Q is multiplied 16 columns at a
+// time, so Q's and K's shares are 8 and BC / (2 NW) halves (at most 4 + 4
+// words, the body's two operand fragments); S is BC / 2 floats (the body's
+// logits, which it becomes); in step 3 P's share is BC / 2 halves (8 words
+// at BC 32), V's strip at most 4 words and the P V strip 8 floats, while the
+// logits are dead: within the body's BC / 2 + 8 + 8.
 //
 // Needs from the body: Qs, Ks, Vs, Ps, Ss, QLD, KLD, VLD, PLD, SLD, DK, DV,
 // DKP, VF, BC, BR, STAGE_KV, tile_kv_head, tile_j0 (set by load_tile), o[],
