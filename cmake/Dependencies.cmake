@@ -1,7 +1,12 @@
 # Build-time dependencies, all from Debian packages (see README):
 # Vulkan headers, volk's source, glslc and spirv-val. The Vulkan loader itself
 # is opened at run time by volk, so libvulkan is not linked.
-find_package(Vulkan REQUIRED COMPONENTS glslc)
+# VKATTN_GLSLC (cmake/ShaderFamilies.cmake) may name another glslc.
+if(VKATTN_GLSLC)
+  find_package(Vulkan REQUIRED)
+else()
+  find_package(Vulkan REQUIRED COMPONENTS glslc)
+endif()
 
 find_path(VKATTN_VOLK_DIR volk.c volk.h
   HINTS ${VOLK_DIR} ENV VOLK_DIR

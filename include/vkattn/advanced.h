@@ -59,12 +59,11 @@ typedef struct vkattn_context_advanced {
      * the device offers it. Pipelines may compile a little slower. */
     bool capture_pipeline_stats;
     /* Cooperative-matrix (tensor-core) kernels: VKATTN_COOPMAT_AUTO (0) runs
-     * each kernel only on the device classes whose results with it were
-     * verified on real hardware (docs/PERFORMANCE.md; today the matmul on the
-     * NVIDIA H100 80GB HBM3, the fused attention kernel nowhere); OFF
-     * never; ON wherever the device offers the path
-     * (vkattn_context_info.coopmat_flavours) and the profile allows it. Not a vkattn_coopmat_mode value:
-     * VKATTN_ERROR_INVALID_ARGUMENT naming advanced->cooperative_matrix. */
+     * a family's kernels only where its on-device self-test passed
+     * (vkattn_context_info.coopmat_check; docs/PORTABILITY.md, "Tensor
+     * cores"); OFF never; ON wherever the device offers a family this build
+     * holds and the profile allows it, untested. Not a vkattn_coopmat_mode
+     * value: VKATTN_ERROR_INVALID_ARGUMENT naming advanced->cooperative_matrix. */
     vkattn_coopmat_mode cooperative_matrix;
     /* Run the cooperative-matrix kernels on an emulation of their 16x16
      * fragments in plain shader code, on any device (lavapipe too): the fused
@@ -73,9 +72,21 @@ typedef struct vkattn_context_advanced {
      * tuning where its tiles fit. Tests their tiling, edge padding, masks,
      * online softmax, dropout, LSE and output rules where no device has
      * cooperative matrices. Results are within each kernel's bound
-     * (docs/SEMANTICS.md); speed is poor. Overrides cooperative_matrix for
-     * both kernels. */
+     * (docs/SEMANTICS.md); speed is poor. The emulation is then the one
+     * family (VKATTN_COOPMAT_EMULATED) and takes its self-test under AUTO
+     * like a hardware family; ON runs it untested. */
     bool coopmat_emulate;
+    /* Appended after 0.3.0. The families (VKATTN_COOPMAT_* bits) the kernels
+     * may run on, to compare them or to step around one's driver bug; 0 =
+     * any. Where several pass, the order is NV2, KHR, NV. Bits outside
+     * VKATTN_COOPMAT_NV | _KHR | _NV2 | _EMULATED: VKATTN_ERROR_INVALID_ARGUMENT
+     * naming advanced->coopmat_families. */
+    uint32_t coopmat_families;
+    /* For vkattn's own tests: the emulated fragments compute a wrong product
+     * (one element of every 16x16 product off by one), to show that the
+     * self-test refuses a device that computes wrong and that the calls then
+     * take the scalar kernels. Only with coopmat_emulate. */
+    bool coopmat_test_fault;
 } vkattn_context_advanced;
 
 /* Called once per statistic: `pipeline` is the kernel's name ("flash_tiled",

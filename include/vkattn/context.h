@@ -267,6 +267,38 @@ typedef enum vkattn_device_type {
     VKATTN_DEVICE_CPU = 4,
 } vkattn_device_type;
 
+/* The cooperative-matrix kernel families: bits of
+ * vkattn_context_info.coopmat_flavours (what the device offers),
+ * coopmat_built, coopmat_running and vkattn_context_advanced.coopmat_families;
+ * a family's index in coopmat_check is the bit's position. */
+#define VKATTN_COOPMAT_NV 1u       /* VK_NV_cooperative_matrix (coopmat1, NVIDIA) */
+#define VKATTN_COOPMAT_KHR 2u      /* VK_KHR_cooperative_matrix (AMD, Intel, NVIDIA, phones) */
+#define VKATTN_COOPMAT_NV2 4u      /* VK_NV_cooperative_matrix2 (tensor layouts; NVIDIA) */
+#define VKATTN_COOPMAT_EMULATED 8u /* the fragments emulated in plain shader code (any device) */
+#define VKATTN_COOPMAT_FAMILIES 4
+
+/* A family's on-device self-test: a few small f16 products and masked,
+ * causal attention tiles on the family's own kernels, each compared with the
+ * same call on the scalar kernels (docs/PORTABILITY.md, "Tensor cores"). */
+typedef enum vkattn_coopmat_check_state {
+    VKATTN_COOPMAT_NOT_TRIED = 0, /* `detail` says why (not offered, not built, OFF, ...) */
+    VKATTN_COOPMAT_PASSED = 1,
+    VKATTN_COOPMAT_FAILED = 2, /* the family's kernels do not run on this context */
+    VKATTN_COOPMAT_FORCED = 3, /* cooperative_matrix ON: runs untested */
+} vkattn_coopmat_check_state;
+
+typedef struct vkattn_coopmat_check {
+    vkattn_coopmat_check_state state;
+    /* PASSED: what was checked; FAILED: the check and its first wrong
+     * element, e.g. "matmul 2x37x29x45: c[40] = 3.5, expected 1.25", or the
+     * error that stopped it; NOT_TRIED: why. */
+    char detail[96];
+    /* FAILED: the first wrong element of the first failing check. */
+    uint64_t index;
+    float got, expected;
+    bool cached; /* the outcome of an earlier context's test of the same device */
+} vkattn_coopmat_check;
+
 typedef struct vkattn_context_info {
     char device_name[256];
     uint32_t vendor_id;
@@ -301,28 +333,40 @@ typedef struct vkattn_context_info {
     uint64_t max_dispatch_work;             /* multiply-adds per dispatch; 0 = unbounded */
 
     /* Appended in 0.3: cooperative matrices (tensor cores). */
-    uint32_t coopmat_flavours; /* VKATTN_COOPMAT_NV | VKATTN_COOPMAT_KHR the device offers */
+    uint32_t coopmat_flavours; /* VKATTN_COOPMAT_NV | _KHR | _NV2 the device offers */
     /* The device lists the f16 x f16 -> f32 16x16x16 subgroup shape, the one
      * vkattn's kernels use (NV list; KHR list where the loader has it). */
     bool coopmat_f16_16x16x16;
-    /* vkattn's cooperative-matrix kernels run on this context: the device
-     * offers VK_NV_cooperative_matrix with that shape, vkattn created the
-     * device (it enables the features), the profile allows it and
-     * vkattn_context_advanced.cooperative_matrix chose it. (Their emulations,
-     * vkattn_context_advanced.coopmat_emulate, run without it.) */
+    /* vkattn enabled a cooperative-matrix family's features on this context:
+     * the device offers it with that shape, this build holds its kernels,
+     * vkattn created the device (it enables the features), the profile
+     * allows it and vkattn_context_advanced.cooperative_matrix is not OFF.
+     * Whether the kernels then run is coopmat_running's to say. (Their
+     * emulation, vkattn_context_advanced.coopmat_emulate, needs no feature.) */
     bool coopmat_enabled;
     /* The fused attention forward (vkattn_sdpa_*, the layers' attention)
      * takes its cooperative-matrix kernel, or that kernel's emulation
      * (vkattn_context_advanced.coopmat_emulate), for calls whose q, k and v
      * are all f16 (dk <= 256, dv <= 128, GPU tuning): such calls then carry
-     * the extra f16 term of docs/SEMANTICS.md (SDPA). Off unless asked:
-     * cooperative_matrix ON on a device with the path, or coopmat_emulate. */
+     * the extra f16 term of docs/SEMANTICS.md (SDPA). Set where a family's
+     * attention kernel runs (fixed subgroups of 32, 8 storage buffers, the
+     * self-test passed, or ON). */
     bool coopmat_attention;
-} vkattn_context_info;
 
-/* Bits of vkattn_context_info.coopmat_flavours. */
-#define VKATTN_COOPMAT_NV 1u  /* VK_NV_cooperative_matrix */
-#define VKATTN_COOPMAT_KHR 2u /* VK_KHR_cooperative_matrix */
+    /* Appended after 0.3.0: the cooperative-matrix kernel families
+     * (VKATTN_COOPMAT_* bits; docs/PORTABILITY.md, "Tensor cores"). Under
+     * AUTO a family runs only once its known-answer self-test passed on this
+     * device: vkattn_context_create runs the self-test of every candidate
+     * family (a few small products and attention tiles; once per device,
+     * driver and process, later contexts reuse the outcome) and a failing
+     * family is logged at WARN and left for the scalar kernels. */
+    uint32_t coopmat_built; /* families whose kernels this build of the library holds */
+    /* The families the matmul's and the fused attention's kernels run on now:
+     * one bit, or two where a family's self-test passed one kernel and not
+     * the other; 0 = the scalar kernels. */
+    uint32_t coopmat_running;
+    vkattn_coopmat_check coopmat_check[VKATTN_COOPMAT_FAMILIES]; /* by family index */
+} vkattn_context_info;
 
 /* Fills *info. Thread safety: may be called concurrently with anything. */
 VKATTN_API vkattn_result vkattn_context_get_info(const vkattn_context *ctx,

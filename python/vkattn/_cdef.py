@@ -120,6 +120,21 @@ typedef enum vkattn_device_type {
     VKATTN_DEVICE_CPU = 4,
 } vkattn_device_type;
 
+typedef enum vkattn_coopmat_check_state {
+    VKATTN_COOPMAT_NOT_TRIED = 0,
+    VKATTN_COOPMAT_PASSED = 1,
+    VKATTN_COOPMAT_FAILED = 2,
+    VKATTN_COOPMAT_FORCED = 3,
+} vkattn_coopmat_check_state;
+
+typedef struct vkattn_coopmat_check {
+    vkattn_coopmat_check_state state;
+    char detail[96];
+    uint64_t index;
+    float got, expected;
+    bool cached;
+} vkattn_coopmat_check;
+
 typedef struct vkattn_context_info {
     char device_name[256];
     uint32_t vendor_id;
@@ -153,6 +168,9 @@ typedef struct vkattn_context_info {
     bool coopmat_f16_16x16x16;
     bool coopmat_enabled;
     bool coopmat_attention;
+    uint32_t coopmat_built;
+    uint32_t coopmat_running;
+    vkattn_coopmat_check coopmat_check[4];
 } vkattn_context_info;
 
 typedef struct vkattn_device_info {
@@ -601,7 +619,8 @@ vkattn_result vkattn_bahdanau_weights_save(const char *path, const vkattn_bahdan
 # The structs and enums the drift test compares with the headers.
 STRUCTS = (
     "vkattn_import_desc", "vkattn_allocation_request", "vkattn_allocation",
-    "vkattn_allocator", "vkattn_context_desc", "vkattn_context_info", "vkattn_device_info",
+    "vkattn_allocator", "vkattn_context_desc", "vkattn_coopmat_check", "vkattn_context_info",
+    "vkattn_device_info",
     "vkattn_tensor_desc", "vkattn_broadcast", "vkattn_mask_params", "vkattn_dropout_params",
     "vkattn_sdpa_params", "vkattn_sdpa_io", "vkattn_layer_call", "vkattn_layer_host_io",
     "vkattn_attention_desc", "vkattn_attention_weights", "vkattn_additive_attention_desc",
@@ -613,6 +632,7 @@ STRUCTS = (
 )
 ENUMS = (
     "vkattn_result", "vkattn_log_level", "vkattn_log_source", "vkattn_device_type",
+    "vkattn_coopmat_check_state",
     "vkattn_causal", "vkattn_masked_row", "vkattn_sdpa_path", "vkattn_score_mode",
     "vkattn_weights_names",
 )

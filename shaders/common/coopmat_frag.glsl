@@ -94,6 +94,11 @@ struct frag_op { // where an operand lies; A and B alike
 };
 #define frag_a frag_op
 #define frag_b frag_op
+// For vkattn's own tests (vkattn_context_advanced.coopmat_test_fault): the
+// first element of every product off by one, a device that computes wrong
+// for the self-test to refuse (ops/coopmat_selftest.h). FRAG_FAULT_ID is the
+// kernel's spec id for it.
+layout(constant_id = FRAG_FAULT_ID) const bool FRAG_FAULT = false;
 #define WARP (gl_LocalInvocationIndex / 32u)
 #define LANE (gl_LocalInvocationIndex % 32u)
 #define FRAG_LOOP [[dont_unroll]]
@@ -123,7 +128,7 @@ frag_acc frag_mad(frag_a a, frag_b b, frag_acc c)
         float s = c.e[i];
         for (uint k = 0u; k < 16u; k++)
             s = fma(frag_elem(a, r, k), frag_elem(b, k, col), s);
-        c.e[i] = s;
+        c.e[i] = FRAG_FAULT && e == 0u ? s + 1.0 : s;
     }
     return c;
 }

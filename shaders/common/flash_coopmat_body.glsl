@@ -119,6 +119,7 @@ uvec4 frag_src(uint id, uint i)
     return Ps[i];
 }
 
+#define FRAG_FAULT_ID VKA_FLASH_COOPMAT_SPEC_FAULT
 #include "coopmat_frag.glsl"
 
 uint warp, lane, half_; // this invocation: warp, lane, which 8 of each 16 keys or columns

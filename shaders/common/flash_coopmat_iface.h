@@ -17,6 +17,9 @@
 /* 4 .. 10: VKA_FLASH_SPEC_CAUSAL .. VKA_FLASH_SPEC_WRITE_LSE (flash_spec.glsl) */
 #define VKA_FLASH_COOPMAT_SPEC_VEC8 11          /* bool: Q, K, V rows load as uvec4s */
 #define VKA_FLASH_COOPMAT_SPEC_OUT_F16 VKA_FLASH_SPEC_OUT_F16 /* bool: f16 out (DV even) */
-#define VKA_FLASH_COOPMAT_N_SPEC 16
+/* bool: the emulated fragments' test fault
+ * (vkattn_context_advanced.coopmat_test_fault); only the emulation declares it */
+#define VKA_FLASH_COOPMAT_SPEC_FAULT 16
+#define VKA_FLASH_COOPMAT_N_SPEC 17
 
 #endif /* VKA_FLASH_COOPMAT_IFACE_H */

@@ -42,6 +42,7 @@ shared float Cs[WARPS_M * WARPS_N * 256];
 const uint As_ID = 0u, Bs_ID = 1u; // the arrays frag_load reads
 uvec4 frag_src(uint id, uint i) { return id == As_ID ? As[i] : Bs[i]; }
 #endif
+#define FRAG_FAULT_ID VKA_COOPMAT_SPEC_FAULT
 #include "coopmat_frag.glsl"
 
 #include "matmul_coopmat_io.glsl"

@@ -37,7 +37,10 @@
 #define VKA_COOPMAT_SPEC_VEC_A 11 /* A's offsets and strides are multiples of 8 */
 #define VKA_COOPMAT_SPEC_VEC_B 12
 #define VKA_COOPMAT_SPEC_WG 13    /* local_size_x: WARPS_M * WARPS_N * SUBGROUP */
-#define VKA_COOPMAT_N_SPEC 14
+/* bool: the emulated fragments' test fault
+ * (vkattn_context_advanced.coopmat_test_fault); only the emulation declares it */
+#define VKA_COOPMAT_SPEC_FAULT 14
+#define VKA_COOPMAT_N_SPEC 15
 
 #define VKA_MATMUL_PUSH                                                       \
     VKA_UINT m, n, k, heads;                                                  \

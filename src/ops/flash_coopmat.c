@@ -4,10 +4,10 @@
 
 #include "common/flash_coopmat_iface.h"
 #include "core/dropout_host.h"
+#include "ops/coopmat_kernels.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
-#include "vka_shaders.h"
 
 /* Upper bound of the loop iterations one invocation of the emulated kernel
  * runs (lavapipe's limit, see flash.c): every loop counted as kept rolled,
@@ -49,15 +49,18 @@ bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_s
                               const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
                               vka_flash_coopmat *out)
 {
-    const bool emulated = ctx->coopmat_emulate;
-    if (!ctx->info.coopmat_attention || !is_f16(io->q) || !is_f16(io->k) || !is_f16(io->v) ||
+    const uint32_t family = vka_coopmat_family_now(ctx, VKA_COOPMAT_FLASH);
+    const bool emulated = family == VKATTN_COOPMAT_EMULATED;
+    if (!family || !is_f16(io->q) || !is_f16(io->k) || !is_f16(io->v) ||
         !vka_flash_coopmat_choose_tiles(&ctx->info, s->dk, s->dv, &out->tiles))
         return false;
-    out->emulated = emulated;
+    out->family = family;
+    out->fault = emulated && ctx->coopmat_test_fault;
     if (emulated && emulated_loop_iterations(&out->tiles, s, vka_dropout_active(&p->dropout),
                                              p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM) >
                         ctx->loop_budget)
         return false;
+    vka_coopmat_note_taken();
     out->vec8 = s->dk % 8 == 0 && s->dv % 8 == 0 && io->q->offset % 16 == 0 &&
                 io->k->offset % 16 == 0 && io->v->offset % 16 == 0;
     return true;
@@ -65,9 +68,7 @@ bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_s
 
 void vka_flash_coopmat_kernel(const vka_flash_coopmat *t, uint32_t dk, uint32_t dv, vka_kernel *k)
 {
-    k->name = t->emulated ? "flash_coopmat_emu" : "flash_coopmat_nv";
-    k->code = t->emulated ? vka_spv_flash_coopmat_emu : vka_spv_flash_coopmat_nv;
-    k->code_size = t->emulated ? vka_spv_flash_coopmat_emu_size : vka_spv_flash_coopmat_nv_size;
+    vka_coopmat_module(t->family, VKA_COOPMAT_FLASH, k);
     k->n_bindings = 8;
     k->n_spec = VKA_FLASH_COOPMAT_N_SPEC;
     k->spec[VKA_FLASH_COOPMAT_SPEC_WG] = 32 * t->tiles.warps;
@@ -75,4 +76,5 @@ void vka_flash_coopmat_kernel(const vka_flash_coopmat *t, uint32_t dk, uint32_t 
     k->spec[VKA_FLASH_COOPMAT_SPEC_DK] = dk;
     k->spec[VKA_FLASH_COOPMAT_SPEC_DV] = dv;
     k->spec[VKA_FLASH_COOPMAT_SPEC_VEC8] = t->vec8;
+    k->spec[VKA_FLASH_COOPMAT_SPEC_FAULT] = t->fault;
 }

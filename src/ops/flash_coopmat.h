@@ -1,13 +1,12 @@
 /* The fused attention kernel on cooperative matrices
- * (shaders/flash_coopmat_nv.comp, or its emulation flash_coopmat_emu.comp;
- * one body, shaders/common/flash_coopmat_body.glsl): which calls it serves
+ * (shaders/flash_coopmat_<family>.comp: one body,
+ * shaders/common/flash_coopmat_body.glsl, per family): which calls it serves
  * and its tiles, for src/ops/flash.c, which dispatches it like the tiled
  * kernel (same push constants, bindings and row blocks).
  *
- * Taken in place of the tiled kernel where the context runs it
- * (vkattn_context_advanced: cooperative_matrix ON on a device with the NV
- * path, or AUTO on a device class verified with this kernel, none yet; or
- * coopmat_emulate), q, k and v are all f16, dk <= 256, dv <= 128, and tiles
+ * Taken in place of the tiled kernel where the context runs it on a
+ * cooperative-matrix family (vk/coopmat.h: its self-test passed, or ON, or
+ * the emulation), q, k and v are all f16, dk <= 256, dv <= 128, and tiles
  * fit. It rounds the softmax weights to f16 before P @ V, which adds a term
  * to the f16 bound (docs/SEMANTICS.md, SDPA). */
 #ifndef VKA_OPS_FLASH_COOPMAT_H
@@ -25,7 +24,8 @@ struct vkattn_context;
 
 typedef struct vka_flash_coopmat {
     vka_flash_coopmat_tiles tiles;
-    bool emulated; /* flash_coopmat_emu.comp */
+    uint32_t family; /* the VKATTN_COOPMAT_* family whose module runs */
+    bool fault;      /* the emulation's test fault (coopmat_test_fault) */
     bool vec8;     /* Q, K, V rows load as uvec4s of eight halves */
 } vka_flash_coopmat;
 

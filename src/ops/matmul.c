@@ -8,6 +8,7 @@
 #include "core/matmul_shape.h"
 #include "common/matmul_iface.h"
 #include "vk/context.h"
+#include "ops/coopmat_kernels.h"
 #include "ops/gpu_tiles.h"
 #include "ops/half_convert.h"
 #include "ops/matmul_internal.h"
@@ -191,16 +192,14 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
 
 /* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
  * f32 kernel or one of its f16 twins (16-bit storage or packed halves). */
-/* shaders/matmul_coopmat_nv.comp, or its emulation matmul_coopmat_emu.comp,
+/* shaders/matmul_coopmat_<family>.comp (one body, ops/coopmat_kernels.h)
  * for tiles *ct: f16 A and B. */
-static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkattn_matmul_io *io,
-                                 const vka_matmul_shape *s, const vka_coopmat_tiles *ct,
-                                 bool emulated, uint32_t rows, bool c16_direct)
+static vka_kernel coopmat_kernel(const vkattn_context *ctx, const vkattn_matmul_params *params,
+                                 const vkattn_matmul_io *io, const vka_matmul_shape *s,
+                                 const vka_coopmat_tiles *ct, uint32_t family, uint32_t rows,
+                                 bool c16_direct)
 {
-    return (vka_kernel){
-        .name = emulated ? "matmul_coopmat_emu" : "matmul_coopmat_nv",
-        .code = emulated ? vka_spv_matmul_coopmat_emu : vka_spv_matmul_coopmat_nv,
-        .code_size = emulated ? vka_spv_matmul_coopmat_emu_size : vka_spv_matmul_coopmat_nv_size,
+    vka_kernel k = {
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
         .n_spec = VKA_COOPMAT_N_SPEC,
@@ -220,8 +219,11 @@ static vka_kernel coopmat_kernel(const vkattn_matmul_params *params, const vkatt
                 io->a, &s->a, 8, !params->transpose_a || rows >= s->m || rows % 8 == 0),
             [VKA_COOPMAT_SPEC_VEC_B] = groups_aligned(io->b, &s->b, 8, true),
             [VKA_COOPMAT_SPEC_WG] = ct->warps_m * ct->warps_n * ct->subgroup,
+            [VKA_COOPMAT_SPEC_FAULT] = family == VKATTN_COOPMAT_EMULATED && ctx->coopmat_test_fault,
         },
     };
+    vka_coopmat_module(family, VKA_COOPMAT_MATMUL, &k);
+    return k;
 }
 
 static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_params *params,
@@ -330,15 +332,16 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
-    /* Tensor cores: f16 A and B on a context with the cooperative-matrix
-     * path on, or its emulation (vk/coopmat.h). */
+    /* Tensor cores: f16 A and B on the context's cooperative-matrix family
+     * for the matmul, if any (vk/coopmat.h). */
     vka_coopmat_tiles ct;
-    const vka_coopmat_matmul runs = gpu ? vka_coopmat_matmul_runs(ctx) : VKA_COOPMAT_MATMUL_NONE;
-    const bool emulated = runs == VKA_COOPMAT_MATMUL_EMULATED;
-    const bool coopmat = runs != VKA_COOPMAT_MATMUL_NONE && io->a->dtype == VKATTN_DTYPE_F16 &&
+    const uint32_t family = gpu ? vka_coopmat_family_now(ctx, VKA_COOPMAT_MATMUL) : 0;
+    const bool emulated = family == VKATTN_COOPMAT_EMULATED;
+    const bool coopmat = family && io->a->dtype == VKATTN_DTYPE_F16 &&
                          io->b->dtype == VKATTN_DTYPE_F16 &&
                          vka_matmul_coopmat_tiles(&ctx->info, s.m, s.n, emulated, &ct);
     if (coopmat) {
+        vka_coopmat_note_taken();
         t.bm = ct.bm;
         t.bn = ct.bn;
     }
@@ -364,7 +367,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
         (r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, false)))
         return r; /* elements of C's span that are no output keep their values */
     const vka_kernel kernel =
-        coopmat ? coopmat_kernel(params, io, &s, &ct, emulated, rows, c16 && !c_via_f32)
+        coopmat ? coopmat_kernel(ctx, params, io, &s, &ct, family, rows, c16 && !c_via_f32)
                 : matmul_kernel(ctx, params, io, &s, &t, gpu, rows, c16 && !c_via_f32);
     matmul_push push = matmul_push_of(&s);
     vka_dispatch d = {

@@ -91,7 +91,7 @@ static vkattn_result open_device(struct vkattn_context *ctx, const vkattn_contex
         return r;
     vka_device_table_load(&ctx->vki, ctx->device, &ctx->vk);
     ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family_index, 0, &ctx->queue);
-    return vka_device_query(ctx, VK_API_VERSION_1_1);
+    return vka_device_query(ctx, ctx->instance_api_version);
 }
 
 static bool init_locks(struct vkattn_context *ctx)
@@ -186,7 +186,7 @@ static vkattn_result create_pipeline_cache(struct vkattn_context *ctx,
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_context **out)
+vkattn_result vka_context_create(const vkattn_context_desc *desc, vkattn_context **out)
 {
     /* not __func__: that is the versioned symbol (VKATTN_ABI_NAME) */
     static const char fn[] = "vkattn_context_create";
@@ -230,6 +230,14 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
                         "vkattn_coopmat_mode value (AUTO, OFF, ON)",
                         (int)desc->advanced->cooperative_matrix);
     }
+    if (desc->advanced && (desc->advanced->coopmat_families & ~VKA_COOPMAT_ALL)) {
+        destroy_locks(ctx);
+        free(ctx);
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "vkattn_context_create: advanced->coopmat_families is 0x%x; only the "
+                        "VKATTN_COOPMAT_NV, _KHR, _NV2 and _EMULATED bits (0x%x) are families",
+                        (unsigned)desc->advanced->coopmat_families, (unsigned)VKA_COOPMAT_ALL);
+    }
     ctx->profile = vka_profile_find(desc->profile);
     if (!ctx->profile) {
         destroy_locks(ctx);
@@ -243,6 +251,8 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     ctx->want_pipeline_stats = desc->advanced && desc->advanced->capture_pipeline_stats;
     ctx->coopmat_mode = desc->advanced ? (int)desc->advanced->cooperative_matrix : 0;
     ctx->coopmat_emulate = desc->advanced && desc->advanced->coopmat_emulate;
+    ctx->coopmat_test_fault = desc->advanced && desc->advanced->coopmat_test_fault;
+    ctx->coopmat_families = desc->advanced ? desc->advanced->coopmat_families : 0;
     if (!desc->allocator.allocate != !desc->allocator.free) {
         free(ctx);
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -270,7 +280,7 @@ vkattn_result vkattn_context_create(const vkattn_context_desc *desc, vkattn_cont
     if (r == VKATTN_SUCCESS && desc->advanced && desc->advanced->no_subgroups)
         ctx->info.subgroup_operations = ctx->subgroup_shuffle = false;
     if (r == VKATTN_SUCCESS)
-        ctx->info.coopmat_attention = vka_coopmat_attention_runs(ctx);
+        vka_coopmat_setup(ctx);
     if (r == VKATTN_SUCCESS)
         r = vka_submit_init(ctx);
     if (r == VKATTN_SUCCESS)

@@ -49,15 +49,21 @@ struct vkattn_context {
      * the device has VK_KHR_pipeline_executable_properties enabled for it:
      * pipelines are then created with statistics captured. */
     bool want_pipeline_stats, pipeline_stats;
-    /* vkattn_context_advanced.cooperative_matrix as asked (a
-     * vkattn_coopmat_mode), and whether vkattn enabled the cooperative-matrix
-     * features on the device it created (vk/coopmat.h). */
+    /* Cooperative matrices (vk/coopmat.h): vkattn_context_advanced's
+     * cooperative_matrix (a vkattn_coopmat_mode), coopmat_emulate,
+     * coopmat_families (0 = any) and coopmat_test_fault as asked; the
+     * hardware families whose features vkattn enabled on the device it
+     * created; per kernel (index: vka_coopmat_kernel - 1) the candidate
+     * families and, once decided (by the self-test, or at once under ON),
+     * the family it runs on. The decision is written once, under `lock`. */
     int coopmat_mode;
-    bool coopmat_device_enabled;
-    /* The fused attention kernel on cooperative matrices: on hardware
-     * (coopmat_device_enabled and vka_coopmat_kernel_wanted for it), or on
-     * its shared-memory emulation (vkattn_context_advanced.coopmat_emulate). */
-    bool coopmat_flash, coopmat_emulate;
+    bool coopmat_emulate, coopmat_test_fault;
+    uint32_t instance_api_version; /* of vkattn's own instance (vk/instance.c) */
+    uint32_t coopmat_families;
+    uint32_t coopmat_enabled_families;
+    uint32_t coopmat_candidates[2];
+    uint32_t coopmat_chosen[2];
+    bool coopmat_decided;
     vka_coopmat_support coopmat_support; /* queried once per physical device */
     /* Loop iterations one shader invocation may run in total. lavapipe
      * (llvmpipe) silently ends an invocation's loops after 65535 iterations
@@ -125,6 +131,10 @@ static inline void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&c
 
 /* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
  * exceed the device's loop budget; `what` names the size that is too large. */
+/* vkattn_context_create up to the cooperative-matrix self-test, which the
+ * public function (ops/context_create.c) then runs on the new context. */
+vkattn_result vka_context_create(const vkattn_context_desc *desc, struct vkattn_context **out);
+
 vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
                                     uint64_t iterations, const char *what);
 

@@ -275,7 +275,6 @@ vkattn_result vka_device_query(struct vkattn_context *ctx, uint32_t api_version)
         vka_coopmat_query(ctx, pd, &ctx->coopmat_support);
     info->coopmat_flavours = ctx->coopmat_support.flavours;
     info->coopmat_f16_16x16x16 = ctx->coopmat_support.f16_16x16x16;
-    info->coopmat_enabled = ctx->coopmat_device_enabled;
     vka_profile_clamp(ctx->profile, info);
     ctx->subgroup_shuffle = info->subgroup_operations &&
                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
@@ -299,7 +298,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     /* Optional extensions and features: enabled where the device has them and
      * the profile allows them, so that a profile without them proves vkattn
      * never depends on them (validation reports any use). */
-    const char *extensions[6];
+    const char *extensions[10];
     uint32_t n_extensions = 0;
     const bool push = !ctx->profile->no_push_descriptors &&
                       vka_device_has_extension(ctx, ctx->physical_device, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
@@ -338,17 +337,14 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
         extensions[n_extensions++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
         enable16.pNext = &enable_stats;
     }
-    /* Cooperative-matrix features only where the kernels may run on this
-     * context (vkattn_coopmat_wanted), so other contexts enable nothing new. */
+    /* Cooperative-matrix features for every family the kernels may run on
+     * (vk/coopmat.h); the self-test then decides which do. */
     vka_coopmat_query(ctx, ctx->physical_device, &ctx->coopmat_support);
-    VkPhysicalDeviceProperties props;
-    ctx->vki.vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
-    const bool use_coopmat = ctx->coopmat_support.kernels_can_run && !ctx->profile->no_coopmat &&
-                             vka_coopmat_wanted(ctx->coopmat_mode, &props);
+    const uint32_t coopmat = vka_coopmat_to_enable(ctx, ctx->instance_api_version);
     vka_coopmat_enable enable_coopmat;
     void *chain = &enable16;
-    if (use_coopmat)
-        chain = vka_coopmat_chain(&enable_coopmat, chain, extensions, &n_extensions);
+    if (coopmat)
+        chain = vka_coopmat_chain(&enable_coopmat, coopmat, chain, extensions, &n_extensions);
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = chain,
@@ -363,9 +359,7 @@ vkattn_result vka_device_create(struct vkattn_context *ctx)
     ctx->owns_device = true;
     ctx->push_descriptor_enabled = push;
     ctx->pipeline_stats = stats;
-    ctx->coopmat_device_enabled = use_coopmat;
-    ctx->coopmat_flash =
-        use_coopmat && vka_coopmat_kernel_wanted(ctx->coopmat_mode, &props, VKA_COOPMAT_FLASH);
+    ctx->coopmat_enabled_families = coopmat;
     return VKATTN_SUCCESS;
 }
 

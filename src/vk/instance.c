@@ -72,10 +72,16 @@ vkattn_result vka_instance_create(struct vkattn_context *ctx, bool validation)
                         "installed (Debian: vulkan-validationlayers)",
                         VALIDATION_LAYER);
 
+    /* 1.3 where the loader has it: the NV coopmat2 kernels are SPIR-V 1.6,
+     * which a device accepts only from an instance of 1.3 or newer. Every
+     * other kernel keeps to 1.1. */
+    const uint32_t loader_version = volkGetInstanceVersion();
+    ctx->instance_api_version =
+        loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1;
     VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
         .pEngineName = "vkattn",
-        .apiVersion = VK_API_VERSION_1_1,
+        .apiVersion = ctx->instance_api_version,
     };
     const char *layers[] = {VALIDATION_LAYER};
     const char *extensions[3];

@@ -12,7 +12,7 @@
 
 struct vkattn_context;
 
-#define VKA_MAX_SPEC 16
+#define VKA_MAX_SPEC 20
 #define VKA_MAX_BINDINGS 12
 #define VKA_MAX_PUSH 128
 

@@ -346,15 +346,65 @@ static void coopmat_cases(vkattn_context *ctx, const uint32_t (*shapes)[4], size
     }
 }
 
-/* Tensor cores (issue 21): a context asking for the cooperative-matrix path
- * (vkattn_context_advanced.cooperative_matrix = ON). Where the device offers
- * it, f16 products must take shaders/matmul_coopmat_nv.comp and meet the
- * same bound as every f16 product above (f16 products are exact in f32 and
- * the sums are f32, as in matmul_gpu.comp): shapes on both tile sizes (64 and
- * 128), edges off the tiles, several BK steps, transposes, bias, f16 or f32
- * C, head-strided C views with odd row strides. Where it does not (lavapipe,
- * the phone profiles), the context says so (coopmat_enabled false), the same
- * product runs on the other kernels, and the rest is reported as skipped. */
+/* Tensor cores, per hardware family (vkattn_context_advanced.coopmat_families
+ * one bit, cooperative_matrix ON): where the device offers the family and
+ * this build holds it, f16 products must take its kernel
+ * (shaders/matmul_coopmat_<family>.comp, one body) and meet the same bound
+ * as every f16 product above (f16 products are exact in f32 and the sums are
+ * f32, as in matmul_gpu.comp): shapes on both tile sizes (64 and 128), edges
+ * off the tiles, several BK steps, transposes, bias, f16 or f32 C,
+ * head-strided C views with odd row strides. Where it does not (lavapipe, the
+ * phone profiles), the context says why (coopmat_check) and the family is
+ * reported as skipped. */
+static const struct {
+    uint32_t family, index; /* the bit, and its position (coopmat_check's index) */
+    const char *kernel;
+} hardware_families[] = {
+    {VKATTN_COOPMAT_NV, 0, "matmul_coopmat_nv"},
+    {VKATTN_COOPMAT_KHR, 1, "matmul_coopmat_khr"},
+    {VKATTN_COOPMAT_NV2, 2, "matmul_coopmat2_nv"},
+};
+
+/* One hardware family's products; false (and a line saying why) where the
+ * context does not run it. */
+static bool coopmat_family(const vkattn_context_info *base_info, uint32_t family,
+                           uint32_t index, const char *kernel)
+{
+    vkattn_context_advanced adv = th_advanced();
+    adv.cooperative_matrix = VKATTN_COOPMAT_ON;
+    adv.coopmat_families = family;
+    th_pipelines seen;
+    vkattn_context *ctx = th_logged_context_profile(&adv, base_info->profile, &seen);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    vkattn_matmul_dtypes all16 = {.a = 1, .b = 1, .bias = 1, .c = 1};
+    one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
+    const bool used = th_pipeline_seen(&seen, kernel, false);
+    if (strcmp(info.profile, "desktop") != 0)
+        assert_false(info.coopmat_enabled); /* the phone profiles have none */
+    if (!(info.coopmat_running & family)) {
+        assert_false(used);
+        print_message("coopmat: %s skipped: %s (profile %s): %s\n", kernel, info.device_name,
+                      info.profile, info.coopmat_check[index].detail);
+        vkattn_context_destroy(ctx);
+        th_assert_validation_clean();
+        return false;
+    }
+    if (!used)
+        fail_msg("coopmat: %s runs but an f16 product did not take %s", kernel, kernel);
+    static const uint32_t shapes[][4] = {
+        /* batch, m, n, k */
+        {1, 128, 128, 32}, {1, 256, 128, 96}, {2, 130, 200, 70}, {1, 64, 64, 16},
+        {1, 1, 300, 33},   {1, 300, 1, 17},   {1, 257, 129, 1000}, {3, 17, 23, 9},
+        {1, 129, 257, 8},  {2, 96, 160, 48},
+    };
+    coopmat_cases(ctx, shapes, sizeof shapes / sizeof shapes[0], 24, 300, 300);
+    print_message("coopmat: %s ran %s\n", info.device_name, kernel);
+    vkattn_context_destroy(ctx);
+    th_assert_validation_clean();
+    return true;
+}
+
 static void test_coopmat(void **state)
 {
     vkattn_context *base = TH_CTX(state);
@@ -369,46 +419,25 @@ static void test_coopmat(void **state)
     assert_null(none);
     assert_non_null(strstr(vkattn_last_error(), "advanced->cooperative_matrix"));
 
-    adv.cooperative_matrix = VKATTN_COOPMAT_ON;
+    unsigned ran = 0;
+    for (size_t i = 0; i < sizeof hardware_families / sizeof hardware_families[0]; i++)
+        ran += coopmat_family(&base_info, hardware_families[i].family,
+                              hardware_families[i].index, hardware_families[i].kernel);
+
     th_pipelines seen;
+    adv.cooperative_matrix = VKATTN_COOPMAT_OFF;
     vkattn_context *ctx = th_logged_context_profile(&adv, base_info.profile, &seen);
     vkattn_context_info info;
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_false(info.coopmat_enabled);
+    assert_int_equal(info.coopmat_running, 0);
     vkattn_matmul_dtypes all16 = {.a = 1, .b = 1, .bias = 1, .c = 1};
     one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
-    const bool used = th_pipeline_seen(&seen, "matmul_coopmat_nv", false);
-    if (strcmp(info.profile, "desktop") != 0)
-        assert_false(info.coopmat_enabled); /* the phone profiles have none */
-    if (!info.coopmat_enabled || info.cpu_tuning) {
-        assert_false(used);
-        print_message("coopmat: skipped: %s (profile %s) runs no cooperative-matrix kernel "
-                      "(flavours offered %u, f16 16x16x16 %s, %s tuning)\n",
-                      info.device_name, info.profile, info.coopmat_flavours,
-                      info.coopmat_f16_16x16x16 ? "yes" : "no", info.cpu_tuning ? "CPU" : "GPU");
-        vkattn_context_destroy(ctx);
-        th_assert_validation_clean();
-        skip();
-    }
-    if (!used)
-        fail_msg("coopmat: the path is on but an f16 product did not take matmul_coopmat_nv");
-    static const uint32_t shapes[][4] = {
-        /* batch, m, n, k */
-        {1, 128, 128, 32}, {1, 256, 128, 96}, {2, 130, 200, 70}, {1, 64, 64, 16},
-        {1, 1, 300, 33},   {1, 300, 1, 17},   {1, 257, 129, 1000}, {3, 17, 23, 9},
-        {1, 129, 257, 8},  {2, 96, 160, 48},
-    };
-    coopmat_cases(ctx, shapes, sizeof shapes / sizeof shapes[0], 24, 300, 300);
-    print_message("coopmat: %s ran matmul_coopmat_nv\n", info.device_name);
-    vkattn_context_destroy(ctx);
-
-    adv.cooperative_matrix = VKATTN_COOPMAT_OFF;
-    ctx = th_logged_context_profile(&adv, base_info.profile, &seen);
-    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
-    assert_false(info.coopmat_enabled);
-    one_case(ctx, 1, 1, 70, 66, 40, false, true, true, 0, all16);
-    assert_false(th_pipeline_seen(&seen, "matmul_coopmat_nv", false));
+    assert_false(th_pipeline_seen(&seen, "matmul_coopmat", true));
     vkattn_context_destroy(ctx);
     th_assert_validation_clean();
+    if (!ran)
+        skip();
 }
 
 /* The cooperative-matrix matmul's kernel on emulated fragments

@@ -1,0 +1,417 @@
+/* The cooperative-matrix self-test (ops/coopmat_selftest.h). */
+#include "ops/coopmat_selftest.h"
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "vk/context.h"
+#include "vk/coopmat.h"
+#include "vkattn/matmul.h"
+#include "vkattn/sdpa.h"
+#include "vkattn/tensor.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What one family's test found: the kernels that agreed with the scalar
+ * ones (vka_coopmat_kernel bits) and the report. */
+typedef struct outcome {
+    unsigned passed;
+    vkattn_coopmat_check check;
+} outcome;
+
+/* ------------------------------------------------------------ the checks */
+
+/* The products: sizes off the 16 grid and the tiles' edges, both transposes,
+ * a broadcast B, a strided A, a bias, f16 and f32 outputs, alpha. */
+typedef struct matmul_case {
+    uint32_t batch, heads, m, n, k;
+    bool transpose_a, transpose_b, bias, c16, broadcast_b;
+    uint32_t a_pad; /* A's row stride exceeds its stored columns by this */
+    float alpha;
+} matmul_case;
+
+static const matmul_case matmul_cases[] = {
+    {2, 1, 37, 29, 45, false, false, true, false, true, 0, 1.0f},
+    {1, 3, 64, 48, 72, true, true, false, true, false, 0, 0.5f},
+    {1, 1, 130, 70, 33, false, false, false, false, false, 7, 1.0f},
+};
+
+/* The attention tiles: masks (explicit with a head broadcast, value mask),
+ * both causal alignments, GQA, Tq and Tv off the tiles, dk and dv that load
+ * as single halves and as groups of eight, both masked-row policies, f32
+ * and f16 outputs. */
+typedef struct flash_case {
+    uint32_t batch, heads, kv_heads, tq, tv, dk, dv;
+    vkattn_causal causal;
+    bool mask, value_mask, out16;
+    vkattn_masked_row masked_row;
+} flash_case;
+
+static const flash_case flash_cases[] = {
+    {1, 4, 2, 45, 70, 40, 24, VKATTN_CAUSAL_BOTTOM_RIGHT, true, false, false,
+     VKATTN_MASKED_ROW_ZERO},
+    {2, 2, 2, 33, 48, 64, 64, VKATTN_CAUSAL_TOP_LEFT, false, true, true,
+     VKATTN_MASKED_ROW_UNIFORM},
+};
+
+/* Inputs in [-1, 1) (or 0/1 masks, 80% ones), the same on every device. */
+static void fill(float *x, uint64_t n, uint32_t seed, bool mask)
+{
+    uint32_t s = seed * 2654435761u + 1u;
+    for (uint64_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        const float u = (float)(s >> 8) / 16777216.0f;
+        x[i] = mask ? (float)(u < 0.8f) : 2.0f * u - 1.0f;
+    }
+}
+
+/* A tensor of `n` elements, filled as above when `seed` is nonzero. */
+static vkattn_result input(vkattn_context *ctx, uint64_t n, bool f16, uint32_t seed, bool mask,
+                           vkattn_tensor **out)
+{
+    const vkattn_tensor_desc d = {
+        .rank = 1, .dims = {(uint32_t)n}, .dtype = f16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+    vkattn_result r = vkattn_tensor_create(ctx, &d, out);
+    if (r != VKATTN_SUCCESS || !seed)
+        return r;
+    float *x = malloc(n * sizeof *x);
+    if (!x)
+        return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+    fill(x, n, seed, mask);
+    r = vkattn_tensor_upload(*out, x, 0, n);
+    free(x);
+    return r;
+}
+
+/* One call run on `family` (0 = the scalar kernels), its output downloaded. */
+typedef vkattn_result (*run_fn)(vkattn_context *ctx, const void *c, vkattn_tensor *const *in,
+                                vkattn_tensor *out);
+
+static vkattn_result run_on(vkattn_context *ctx, uint32_t family, run_fn run, const void *c,
+                            vkattn_tensor *const *in, vkattn_tensor *out, float *host,
+                            uint64_t n, bool *taken)
+{
+    vka_coopmat_override(ctx, family);
+    vkattn_result r = run(ctx, c, in, out);
+    *taken = vka_coopmat_taken();
+    vka_coopmat_override(NULL, 0);
+    return r == VKATTN_SUCCESS ? vkattn_tensor_download(out, host, 0, n) : r;
+}
+
+static vkattn_result run_matmul(vkattn_context *ctx, const void *cv, vkattn_tensor *const *in,
+                                vkattn_tensor *out)
+{
+    const matmul_case *c = cv;
+    const uint64_t a_cols = (c->transpose_a ? c->m : c->k) + c->a_pad;
+    const uint64_t a_matrix = a_cols * (c->transpose_a ? c->k : c->m);
+    const uint64_t b_matrix = (uint64_t)c->k * c->n;
+    const vkattn_matmul_params p = {
+        .batch = c->batch,
+        .heads = c->heads,
+        .m = c->m,
+        .n = c->n,
+        .k = c->k,
+        .transpose_a = c->transpose_a,
+        .transpose_b = c->transpose_b,
+        .has_bias = c->bias,
+        .alpha = c->alpha,
+        .a = {.batch_stride = a_matrix * c->heads, .head_stride = a_matrix,
+              .row_stride = (uint32_t)a_cols},
+        .b = {.batch_stride = c->broadcast_b ? 0 : b_matrix * c->heads,
+              .head_stride = c->broadcast_b ? 0 : b_matrix},
+    };
+    const vkattn_matmul_io io = {.a = in[0], .b = in[1], .bias = in[2], .c = out};
+    return vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io);
+}
+
+static vkattn_result run_flash(vkattn_context *ctx, const void *cv, vkattn_tensor *const *in,
+                               vkattn_tensor *out)
+{
+    const flash_case *c = cv;
+    const vkattn_sdpa_params p = {
+        .batch = c->batch,
+        .heads = c->heads,
+        .kv_heads = c->kv_heads,
+        .tq = c->tq,
+        .tv = c->tv,
+        .dk = c->dk,
+        .dv = c->dv,
+        .mask = {.causal = c->causal,
+                 .masked_row = c->masked_row,
+                 .has_mask = c->mask,
+                 .mask_broadcast = {.heads = true},
+                 .has_value_mask = c->value_mask},
+        .path = VKATTN_SDPA_FUSED,
+    };
+    const vkattn_sdpa_io io = {.q = in[0], .k = in[1], .v = in[2], .mask = in[3],
+                               .value_mask = in[4], .out = out};
+    return vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io);
+}
+
+/* A check's verdict: agreed, disagreed (or could not run), or the call took
+ * no kernel of the family (no tile fits this context), which proves nothing. */
+typedef enum verdict { AGREED, WRONG, NOT_TAKEN } verdict;
+
+/* Runs one check on `family` and on the scalar kernels and compares them:
+ * the two may differ by the order of fp32 sums, an f16 output's last bit and,
+ * in attention, the f16 rounding of the weights before P V
+ * (docs/SEMANTICS.md, SDPA), all below 2^-8 (|scalar| + 1) for these inputs
+ * of magnitude below 1; a wrong fragment element moves a result by about 1. */
+static verdict compare(vkattn_context *ctx, uint32_t family, run_fn run, const void *c,
+                       vkattn_tensor *const *in, vkattn_tensor *out, uint64_t n,
+                       const char *what, outcome *o)
+{
+    float *got = malloc(2 * n * sizeof *got);
+    bool taken = false, scalar_taken = false;
+    vkattn_result r = got ? VKATTN_SUCCESS : VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+    if (r == VKATTN_SUCCESS)
+        r = run_on(ctx, family, run, c, in, out, got, n, &taken);
+    if (r == VKATTN_SUCCESS && !taken) {
+        free(got);
+        return NOT_TAKEN;
+    }
+    if (r == VKATTN_SUCCESS)
+        r = run_on(ctx, 0, run, c, in, out, got + n, n, &scalar_taken);
+    bool ok = r == VKATTN_SUCCESS;
+    if (!ok)
+        snprintf(o->check.detail, sizeof o->check.detail, "%s did not run: %s", what,
+                 vkattn_last_error());
+    for (uint64_t i = 0; ok && i < n; i++) {
+        const float want = got[n + i];
+        if (fabsf(got[i] - want) <= 0x1p-8f * (fabsf(want) + 1.0f))
+            continue;
+        ok = false;
+        o->check.index = i;
+        o->check.got = got[i];
+        o->check.expected = want;
+        snprintf(o->check.detail, sizeof o->check.detail, "%s: out[%llu] = %g, expected %g",
+                 what, (unsigned long long)i, (double)got[i], (double)want);
+    }
+    free(got);
+    return ok ? AGREED : WRONG;
+}
+
+static verdict check_matmul(vkattn_context *ctx, uint32_t family, const matmul_case *c,
+                         outcome *o)
+{
+    const uint64_t a_n = (uint64_t)c->batch * c->heads * (c->transpose_a ? c->k : c->m) *
+                         ((c->transpose_a ? c->m : c->k) + c->a_pad);
+    const uint64_t b_n = (c->broadcast_b ? 1 : (uint64_t)c->batch * c->heads) * c->k * c->n;
+    const uint64_t c_n = (uint64_t)c->batch * c->heads * c->m * c->n;
+    vkattn_tensor *in[3] = {NULL, NULL, NULL}, *out = NULL;
+    vkattn_result r = input(ctx, a_n, true, 1, false, &in[0]);
+    if (r == VKATTN_SUCCESS)
+        r = input(ctx, b_n, true, 2, false, &in[1]);
+    if (r == VKATTN_SUCCESS && c->bias)
+        r = input(ctx, c->n, true, 3, false, &in[2]);
+    if (r == VKATTN_SUCCESS)
+        r = input(ctx, c_n, c->c16, 0, false, &out);
+    char what[64];
+    snprintf(what, sizeof what, "matmul %ux%ux%ux%u%s%s", c->batch * c->heads, c->m, c->n,
+             c->k, c->transpose_a ? " A^T" : "", c->transpose_b ? " B^T" : "");
+    verdict v = WRONG;
+    if (r != VKATTN_SUCCESS)
+        snprintf(o->check.detail, sizeof o->check.detail, "%s: no tensors: %s", what,
+                 vkattn_last_error());
+    else
+        v = compare(ctx, family, run_matmul, c, in, out, c_n, what, o);
+    for (int i = 0; i < 3; i++)
+        vkattn_tensor_destroy(in[i]);
+    vkattn_tensor_destroy(out);
+    return v;
+}
+
+static verdict check_flash(vkattn_context *ctx, uint32_t family, const flash_case *c, outcome *o)
+{
+    const uint64_t q_n = (uint64_t)c->batch * c->heads * c->tq * c->dk;
+    const uint64_t k_n = (uint64_t)c->batch * c->kv_heads * c->tv * c->dk;
+    const uint64_t v_n = (uint64_t)c->batch * c->kv_heads * c->tv * c->dv;
+    const uint64_t o_n = (uint64_t)c->batch * c->heads * c->tq * c->dv;
+    vkattn_tensor *in[5] = {NULL, NULL, NULL, NULL, NULL}, *out = NULL;
+    vkattn_result r = input(ctx, q_n, true, 4, false, &in[0]);
+    if (r == VKATTN_SUCCESS)
+        r = input(ctx, k_n, true, 5, false, &in[1]);
+    if (r == VKATTN_SUCCESS)
+        r = input(ctx, v_n, true, 6, false, &in[2]);
+    if (r == VKATTN_SUCCESS && c->mask)
+        r = input(ctx, (uint64_t)c->batch * c->tq * c->tv, false, 7, true, &in[3]);
+    if (r == VKATTN_SUCCESS && c->value_mask)
+        r = input(ctx, (uint64_t)c->batch * c->tv, false, 8, true, &in[4]);
+    if (r == VKATTN_SUCCESS)
+        r = input(ctx, o_n, c->out16, 0, false, &out);
+    char what[64];
+    snprintf(what, sizeof what, "attention B%u H%u/%u %ux%u d%u/%u%s", c->batch, c->heads,
+             c->kv_heads, c->tq, c->tv, c->dk, c->dv,
+             c->causal == VKATTN_CAUSAL_BOTTOM_RIGHT ? " causal-br" : " causal");
+    verdict v = WRONG;
+    if (r != VKATTN_SUCCESS)
+        snprintf(o->check.detail, sizeof o->check.detail, "%s: no tensors: %s", what,
+                 vkattn_last_error());
+    else
+        v = compare(ctx, family, run_flash, c, in, out, o_n, what, o);
+    for (int i = 0; i < 5; i++)
+        vkattn_tensor_destroy(in[i]);
+    vkattn_tensor_destroy(out);
+    return v;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The checks of one kernel: how many agreed, and whether one disagreed (its
+ * report in *o, the first of this kernel's). */
+typedef struct tally {
+    unsigned agreed;
+    bool wrong;
+} tally;
+
+static void count(tally *t, verdict v)
+{
+    t->agreed += v == AGREED;
+    t->wrong |= v == WRONG;
+}
+
+/* The whole test of one family: its matmul, and its attention kernel where
+ * the context could run it. A kernel passes when every check that took it
+ * agreed and at least one did; the first wrong element is reported. */
+static void test_family(vkattn_context *ctx, uint32_t family, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    tally mm = {0}, fl = {0};
+    for (size_t i = 0; i < COUNT(matmul_cases) && !mm.wrong; i++)
+        count(&mm, check_matmul(ctx, family, &matmul_cases[i], o));
+    const bool flash = ctx->coopmat_candidates[VKA_COOPMAT_FLASH - 1] & family;
+    outcome flash_o = *o;
+    for (size_t i = 0; flash && i < COUNT(flash_cases) && !fl.wrong; i++)
+        count(&fl, check_flash(ctx, family, &flash_cases[i], &flash_o));
+    if (!mm.wrong && fl.wrong)
+        o->check = flash_o.check;
+    o->passed = (!mm.wrong && mm.agreed ? VKA_COOPMAT_MATMUL : 0) |
+                (!fl.wrong && fl.agreed ? VKA_COOPMAT_FLASH : 0);
+    if (mm.wrong || fl.wrong) {
+        o->check.state = VKATTN_COOPMAT_FAILED;
+    } else if (!o->passed) {
+        o->check.state = VKATTN_COOPMAT_NOT_TRIED;
+        snprintf(o->check.detail, sizeof o->check.detail,
+                 "no tile of its kernels fits this context");
+    } else {
+        o->check.state = VKATTN_COOPMAT_PASSED;
+        snprintf(o->check.detail, sizeof o->check.detail,
+                 "%u products and %u attention tiles agree with the scalar kernels%s", mm.agreed,
+                 fl.agreed, flash && !fl.agreed ? " (attention: no tile fits)" : "");
+    }
+}
+
+/* ------------------------------------------------------------ the cache */
+
+/* What decides an outcome: the device and driver, the context's shape of
+ * it (profile, limits, subgroups, 16-bit storage), the family, and the
+ * test-only fault. */
+typedef struct cache_key {
+    char device_name[256];
+    char profile[32];
+    uint32_t vendor_id, device_id, driver_version, subgroup[3], shared_memory, family;
+    bool storage16, subgroups, flash, fault;
+} cache_key;
+
+typedef struct cache_entry {
+    cache_key key;
+    outcome outcome;
+} cache_entry;
+
+enum { CACHE_SIZE = 16 };
+static cache_entry cache[CACHE_SIZE];
+static unsigned cache_used;
+static vka_mutex cache_lock;
+static vka_once cache_once = VKA_ONCE_INIT;
+static bool cache_ready;
+
+static void cache_init(void) { cache_ready = vka_mutex_init(&cache_lock); }
+
+static void key_of(const vkattn_context *ctx, uint32_t family, cache_key *k)
+{
+    const vkattn_context_info *i = &ctx->info;
+    memset(k, 0, sizeof *k);
+    memcpy(k->device_name, i->device_name, sizeof k->device_name);
+    memcpy(k->profile, i->profile, sizeof k->profile);
+    k->vendor_id = i->vendor_id;
+    k->device_id = i->device_id;
+    k->driver_version = i->driver_version;
+    k->subgroup[0] = i->subgroup_size;
+    k->subgroup[1] = i->min_subgroup_size;
+    k->subgroup[2] = i->max_subgroup_size;
+    k->shared_memory = i->max_shared_memory;
+    k->family = family;
+    k->storage16 = i->storage_buffer_16bit;
+    k->subgroups = i->subgroup_operations;
+    k->flash = ctx->coopmat_candidates[VKA_COOPMAT_FLASH - 1] & family;
+    k->fault = ctx->coopmat_test_fault;
+}
+
+static bool cache_find(const cache_key *k, outcome *o)
+{
+    bool found = false;
+    vka_mutex_lock(&cache_lock);
+    for (unsigned i = 0; i < cache_used && !found; i++)
+        if (memcmp(&cache[i].key, k, sizeof *k) == 0) {
+            *o = cache[i].outcome;
+            found = true;
+        }
+    vka_mutex_unlock(&cache_lock);
+    return found;
+}
+
+static void cache_put(const cache_key *k, const outcome *o)
+{
+    vka_mutex_lock(&cache_lock);
+    cache_entry *e = &cache[cache_used < CACHE_SIZE ? cache_used++ : CACHE_SIZE - 1];
+    e->key = *k;
+    e->outcome = *o;
+    vka_mutex_unlock(&cache_lock);
+}
+
+/* ------------------------------------------------------------ deciding */
+
+void vka_coopmat_decide(vkattn_context *ctx)
+{
+    if (ctx->coopmat_decided)
+        return;
+    vka_call_once(&cache_once, cache_init);
+    vkattn_context_info *info = &ctx->info;
+    const uint32_t candidates = ctx->coopmat_candidates[0] | ctx->coopmat_candidates[1];
+    for (uint32_t p = 0; p < VKATTN_COOPMAT_FAMILIES; p++) {
+        const uint32_t family = vka_coopmat_preference[p];
+        if (!(candidates & family))
+            continue;
+        cache_key key;
+        key_of(ctx, family, &key);
+        outcome o;
+        const bool cached = cache_ready && cache_find(&key, &o);
+        if (!cached) {
+            test_family(ctx, family, &o);
+            if (cache_ready)
+                cache_put(&key, &o);
+        }
+        o.check.cached = cached;
+        info->coopmat_check[vka_coopmat_index(family)] = o.check;
+        for (int k = 0; k < 2; k++)
+            if (!ctx->coopmat_chosen[k] && (ctx->coopmat_candidates[k] & family) &&
+                (o.passed & (unsigned)(k + 1)))
+                ctx->coopmat_chosen[k] = family;
+        if (o.check.state == VKATTN_COOPMAT_FAILED)
+            vka_log(ctx, VKATTN_LOG_WARN,
+                    "cooperative matrices: the %s family failed its self-test (%s); %s",
+                    vka_coopmat_name(family), o.check.detail,
+                    o.passed ? "only its matmul runs" : "the scalar kernels run instead");
+        else if (!cached && o.passed)
+            vka_log(ctx, VKATTN_LOG_INFO, "cooperative matrices: the %s family passed its "
+                                          "self-test (%s)",
+                    vka_coopmat_name(family), o.check.detail);
+    }
+    ctx->coopmat_decided = true;
+    info->coopmat_running = ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1];
+    info->coopmat_attention = ctx->coopmat_chosen[VKA_COOPMAT_FLASH - 1] != 0;
+}

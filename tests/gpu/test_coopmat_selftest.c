@@ -1,0 +1,312 @@
+/* The cooperative-matrix families and their on-device self-test
+ * (ops/coopmat_selftest.h), both ways, on the emulated family (any device):
+ * - reported per family: built, and why a family is not tried;
+ * - the emulation passes its self-test under AUTO and then runs;
+ * - with the emulated fragments broken on purpose (coopmat_test_fault) the
+ *   self-test fails, names the first wrong element, logs a WARN, and f16
+ *   products and fused f16 attention take the scalar kernels and are right;
+ * - under ON the same broken family runs untested and is wrong: the fault is
+ *   real, so the check above could fail;
+ * - the outcome is reused by a later context of the same device;
+ * - coopmat_families refuses unknown bits and leaves families out.
+ * A hardware family a device offers must end PASSED or FAILED, never run
+ * untested under AUTO. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vkattn/matmul.h>
+#include <vkattn/reference.h>
+#include <vkattn/sdpa.h>
+
+#define EMU_INDEX 3 /* VKATTN_COOPMAT_EMULATED's bit position */
+
+/* What a context logged: library WARNs, and the pipelines it created. */
+typedef struct logged {
+    unsigned warnings;
+    char last_warning[512];
+    th_pipelines seen;
+} logged;
+
+static void on_log(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
+{
+    logged *l = user;
+    if (source == VKATTN_LOG_SOURCE_VALIDATION) {
+        if (level <= VKATTN_LOG_WARN)
+            fail_msg("validation: %s", msg);
+        return;
+    }
+    if (level == VKATTN_LOG_WARN) {
+        l->warnings++;
+        snprintf(l->last_warning, sizeof l->last_warning, "%s", msg);
+    }
+    char name[48];
+    if (sscanf(msg, "pipeline %47s created", name) == 1 &&
+        l->seen.count < sizeof l->seen.names / sizeof l->seen.names[0])
+        memcpy(l->seen.names[l->seen.count++], name, sizeof name);
+}
+
+/* A context under the GPU tuning with these cooperative-matrix settings,
+ * logging into *l (cleared first). */
+static vkattn_context *context_with(const vkattn_context_advanced *settings, logged *l)
+{
+    vkattn_context_desc desc = th_context_desc();
+    vkattn_context_advanced adv = *settings;
+    desc.advanced = &adv;
+    desc.log = on_log;
+    desc.log_user = l;
+    desc.log_level = VKATTN_LOG_DEBUG;
+    memset(l, 0, sizeof *l);
+    vkattn_context *ctx = NULL;
+    TH_OK(NULL, vkattn_context_create(&desc, &ctx));
+    return ctx;
+}
+
+static vkattn_context_advanced emulation(vkattn_coopmat_mode mode, bool fault)
+{
+    vkattn_context_advanced adv = th_advanced();
+    adv.tuning = VKATTN_TUNING_GPU;
+    adv.coopmat_emulate = true;
+    adv.cooperative_matrix = mode;
+    adv.coopmat_test_fault = fault;
+    return adv;
+}
+
+/* An f16 product off the 16 grid against the reference; returns the largest
+ * error over matmul.h's bound for it, (K + 2) 2^-23 sum|a||b| with |a|, |b|
+ * <= 1 (the f32 C's ulp term is below it), K 2^-23 (K + 2) in all. */
+static double matmul_error(vkattn_context *ctx)
+{
+    const uint32_t m = 37, n = 29, k = 45;
+    float *a = th_half_uniform((size_t)m * k, 1.0f), *b = th_half_uniform((size_t)k * n, 1.0f);
+    float *ref = tu_floats((size_t)m * n);
+    const vkattn_matmul_params p = {.m = m, .n = n, .k = k};
+    const vkattn_matmul_dtypes f32 = {0};
+    assert_int_equal(vkattn_reference_matmul(&p, &f32, a, b, NULL, ref), VKATTN_SUCCESS);
+    vkattn_tensor *ta = th_typed_tensor(ctx, (size_t)m * k, VKATTN_DTYPE_F16, a);
+    vkattn_tensor *tb = th_typed_tensor(ctx, (size_t)k * n, VKATTN_DTYPE_F16, b);
+    vkattn_tensor *tc = th_tensor(ctx, (size_t)m * n, NULL);
+    const vkattn_matmul_io io = {.a = ta, .b = tb, .c = tc};
+    TH_OK(ctx, vkattn_matmul_record(ctx, VKATTN_RUN_NOW, &p, &io));
+    float *got = th_download(tc, (size_t)m * n);
+    const double err = tu_max_abs_err(got, ref, (size_t)m * n) / (k * (k + 2.0) * 0x1p-23);
+    vkattn_tensor_destroy(ta);
+    vkattn_tensor_destroy(tb);
+    vkattn_tensor_destroy(tc);
+    free(a);
+    free(b);
+    free(ref);
+    free(got);
+    return err;
+}
+
+/* A masked, causal f16 attention call (GQA, sizes off the tiles) against the
+ * reference; returns the largest error over 2^-9: the fused f16 kernels are
+ * within 2^-11 + Tv 2^-25 of it for |V| <= 1 (docs/SEMANTICS.md, SDPA,
+ * the cooperative-matrix term included) and fp32's rounding far below. */
+static double attention_error(vkattn_context *ctx)
+{
+    const vkattn_sdpa_params p = {
+        .batch = 1, .heads = 4, .kv_heads = 2, .tq = 37, .tv = 53, .dk = 24, .dv = 40,
+        .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT, .has_mask = true,
+                 .mask_broadcast = {.heads = true}},
+        .path = VKATTN_SDPA_FUSED,
+    };
+    const size_t nq = 4 * 37 * 24, nk = 2 * 53 * 24, nv = 2 * 53 * 40, no = 4 * 37 * 40;
+    float *q = th_half_uniform(nq, 1.0f), *k = th_half_uniform(nk, 1.0f);
+    float *v = th_half_uniform(nv, 1.0f), *mask = tu_floats(37 * 53), *ref = tu_floats(no);
+    tu_fill_mask(mask, 37 * 53, 0.8f);
+    const vkattn_sdpa_dtypes f32 = {0};
+    assert_int_equal(vkattn_reference_sdpa(&p, &f32, q, k, v, NULL, NULL, mask, ref, NULL),
+                     VKATTN_SUCCESS);
+    vkattn_tensor *tq = th_typed_tensor(ctx, nq, VKATTN_DTYPE_F16, q);
+    vkattn_tensor *tk = th_typed_tensor(ctx, nk, VKATTN_DTYPE_F16, k);
+    vkattn_tensor *tv = th_typed_tensor(ctx, nv, VKATTN_DTYPE_F16, v);
+    vkattn_tensor *tm = th_tensor(ctx, 37 * 53, mask), *to = th_tensor(ctx, no, NULL);
+    const vkattn_sdpa_io io = {.q = tq, .k = tk, .v = tv, .mask = tm, .out = to};
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
+    float *got = th_download(to, no);
+    const double err = tu_max_abs_err(got, ref, no) / 0x1p-9;
+    vkattn_tensor *all[] = {tq, tk, tv, tm, to};
+    for (size_t i = 0; i < 5; i++)
+        vkattn_tensor_destroy(all[i]);
+    free(q);
+    free(k);
+    free(v);
+    free(mask);
+    free(ref);
+    free(got);
+    return err;
+}
+
+/* Where the emulated kernels have no tile (mobile-min's 16 KiB of shared
+ * memory) or no 8 storage buffers, there is nothing to test. */
+static bool emulation_fits(const vkattn_context_info *info)
+{
+    return info->max_shared_memory >= 32768 && info->max_storage_buffers_per_stage >= 8;
+}
+
+static void test_reported_families(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    /* every build holds NV coopmat1 and the emulation; KHR and NV2 with a
+     * newer glslc (cmake/ShaderFamilies.cmake) */
+    assert_true(info.coopmat_built & VKATTN_COOPMAT_NV);
+    assert_true(info.coopmat_built & VKATTN_COOPMAT_EMULATED);
+    assert_int_equal(info.coopmat_built & ~0xfu, 0);
+    print_message("families built: 0x%x, offered 0x%x, running 0x%x on %s\n", info.coopmat_built,
+                  info.coopmat_flavours, info.coopmat_running, info.device_name);
+    for (int i = 0; i < VKATTN_COOPMAT_FAMILIES; i++) {
+        const vkattn_coopmat_check *c = &info.coopmat_check[i];
+        print_message("  family %d: state %d: %s\n", i, (int)c->state, c->detail);
+        assert_true(c->detail[0] != '\0');
+        /* under AUTO nothing runs untested */
+        assert_int_not_equal(c->state, VKATTN_COOPMAT_FORCED);
+        if (!(info.coopmat_flavours & (1u << i)))
+            assert_int_equal(c->state, VKATTN_COOPMAT_NOT_TRIED);
+        if (c->state == VKATTN_COOPMAT_PASSED)
+            assert_true(info.coopmat_running & (1u << i) || info.coopmat_running);
+    }
+    assert_int_equal(info.coopmat_check[EMU_INDEX].state, VKATTN_COOPMAT_NOT_TRIED);
+    assert_non_null(strstr(info.coopmat_check[EMU_INDEX].detail, "coopmat_emulate"));
+    if (!(info.coopmat_built & VKATTN_COOPMAT_KHR))
+        assert_non_null(strstr(info.coopmat_check[1].detail,
+                               info.coopmat_flavours & VKATTN_COOPMAT_KHR ? "not built"
+                                                                          : "does not offer"));
+}
+
+static void test_emulation_passes(void **state)
+{
+    (void)TH_CTX(state);
+    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, false);
+    logged l;
+    vkattn_context *ctx = context_with(&adv, &l);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    if (!emulation_fits(&info)) {
+        vkattn_context_destroy(ctx);
+        skip();
+    }
+    const vkattn_coopmat_check *c = &info.coopmat_check[EMU_INDEX];
+    print_message("emulated: %s%s\n", c->detail, c->cached ? " (cached)" : "");
+    assert_int_equal(c->state, VKATTN_COOPMAT_PASSED);
+    assert_int_equal(info.coopmat_running, VKATTN_COOPMAT_EMULATED);
+    assert_true(info.coopmat_attention);
+    assert_int_equal(l.warnings, 0);
+    /* a later context of the same device takes the outcome as it is */
+    logged l2;
+    vkattn_context *again = context_with(&adv, &l2);
+    vkattn_context_info info2;
+    TH_OK(again, vkattn_context_get_info(again, &info2));
+    assert_true(info2.coopmat_check[EMU_INDEX].cached);
+    assert_int_equal(info2.coopmat_check[EMU_INDEX].state, VKATTN_COOPMAT_PASSED);
+    assert_int_equal(l2.seen.count, 0); /* no pipeline: no test ran */
+    assert_true(matmul_error(again) <= 1.0);
+    assert_true(th_pipeline_seen(&l2.seen, "matmul_coopmat_emu", false));
+    assert_true(attention_error(again) <= 1.0);
+    assert_true(th_pipeline_seen(&l2.seen, "flash_coopmat_emu", false));
+    vkattn_context_destroy(again);
+    vkattn_context_destroy(ctx);
+}
+
+static void test_broken_family_refused(void **state)
+{
+    (void)TH_CTX(state);
+    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, true);
+    logged l;
+    vkattn_context *ctx = context_with(&adv, &l);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    if (!emulation_fits(&info)) {
+        vkattn_context_destroy(ctx);
+        skip();
+    }
+    const vkattn_coopmat_check *c = &info.coopmat_check[EMU_INDEX];
+    print_message("broken emulation: %s (index %llu, got %g, expected %g)%s\n", c->detail,
+                  (unsigned long long)c->index, (double)c->got, (double)c->expected,
+                  c->cached ? " (cached)" : "");
+    assert_int_equal(c->state, VKATTN_COOPMAT_FAILED);
+    assert_non_null(strstr(c->detail, "matmul"));
+    assert_true(fabsf(c->got - c->expected) > 0.5f); /* the fault is one whole unit */
+    assert_int_equal(info.coopmat_running, 0);
+    assert_false(info.coopmat_attention);
+    if (!c->cached) {
+        assert_int_equal(l.warnings, 1);
+        assert_non_null(strstr(l.last_warning, "failed its self-test"));
+    }
+    /* the calls take the scalar kernels, and are right */
+    l.seen.count = 0;
+    assert_true(matmul_error(ctx) <= 1.0);
+    assert_true(attention_error(ctx) <= 1.0);
+    assert_false(th_pipeline_seen(&l.seen, "matmul_coopmat", true));
+    assert_false(th_pipeline_seen(&l.seen, "flash_coopmat", true));
+    vkattn_context_destroy(ctx);
+}
+
+/* ON runs the broken family without a test: its answers are wrong, which is
+ * what the self-test protects AUTO from. */
+static void test_fault_is_real(void **state)
+{
+    (void)TH_CTX(state);
+    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_ON, true);
+    logged l;
+    vkattn_context *ctx = context_with(&adv, &l);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    if (!emulation_fits(&info)) {
+        vkattn_context_destroy(ctx);
+        skip();
+    }
+    assert_int_equal(info.coopmat_check[EMU_INDEX].state, VKATTN_COOPMAT_FORCED);
+    assert_int_equal(info.coopmat_running, VKATTN_COOPMAT_EMULATED);
+    assert_true(matmul_error(ctx) > 100.0);
+    assert_true(attention_error(ctx) > 10.0);
+    vkattn_context_destroy(ctx);
+}
+
+static void test_families_mask(void **state)
+{
+    (void)TH_CTX(state);
+    vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, false);
+    adv.coopmat_families = 0x10;
+    vkattn_context_desc desc = th_context_desc();
+    desc.advanced = &adv;
+    vkattn_context *ctx = NULL;
+    TH_EXPECT_ERROR(vkattn_context_create(&desc, &ctx), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "advanced->coopmat_families");
+    assert_null(ctx);
+    adv.coopmat_families = VKATTN_COOPMAT_NV | VKATTN_COOPMAT_KHR;
+    logged l;
+    ctx = context_with(&adv, &l);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_int_equal(info.coopmat_running, 0);
+    assert_false(info.coopmat_attention);
+    assert_int_equal(info.coopmat_check[EMU_INDEX].state, VKATTN_COOPMAT_NOT_TRIED);
+    assert_non_null(strstr(info.coopmat_check[EMU_INDEX].detail, "coopmat_families"));
+    vkattn_context_destroy(ctx);
+    /* the CPU tuning runs no cooperative-matrix kernel, emulated or not */
+    adv.coopmat_families = 0;
+    adv.tuning = VKATTN_TUNING_CPU;
+    ctx = context_with(&adv, &l);
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    assert_int_equal(info.coopmat_running, 0);
+    assert_non_null(strstr(info.coopmat_check[EMU_INDEX].detail, "CPU tuning"));
+    vkattn_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reported_families),  cmocka_unit_test(test_emulation_passes),
+        cmocka_unit_test(test_broken_family_refused), cmocka_unit_test(test_fault_is_real),
+        cmocka_unit_test(test_families_mask),
+    };
+    return cmocka_run_group_tests_name("cooperative-matrix self-test", tests, th_setup,
+                                       th_teardown);
+}
