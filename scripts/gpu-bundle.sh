@@ -4,6 +4,11 @@
 # build machine after building, then carry the repository with gpu-bundle/.
 #
 #   scripts/gpu-bundle.sh [BUILD_DIR]      (default: build)
+#   scripts/gpu-bundle.sh --all-families   builds build-gpu/ first: the C with this
+#                                          machine's compiler, the shaders with
+#                                          Debian 13's glslc (scripts/newer-glslc.sh
+#                                          into .newer-glslc/), so the bundle holds
+#                                          every cooperative-matrix family (KHR, NV2)
 #
 # Writes gpu-bundle/ at the repository root (ignored by git), beside the build:
 #   debs/root/     the Vulkan loader and libglvnd/GL/EGL .debs: unpacked into /
@@ -18,6 +23,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+if [ "$build" = --all-families ]; then
+  scripts/newer-glslc.sh .newer-glslc
+  build=build-gpu
+  cmake -S . -B "$build" -DVKATTN_WERROR=ON -DVKATTN_GLSLC="$PWD/.newer-glslc/glslc" \
+    -DVKATTN_SPIRV_VAL="$PWD/.newer-glslc/spirv-val" >/dev/null
+  cmake --build "$build" -j"$(nproc)"
+fi
+families=$(sed -n 's/^VKATTN_SHADER_FAMILIES_BUILT:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+case ";$families;" in
+  *";coopmat_khr;"*";coopmat2_nv;"*) ;;
+  *) echo "gpu-bundle.sh: warning: $build holds no KHR or NV2 cooperative-matrix kernels" \
+          "(its glslc cannot compile them); scripts/gpu-bundle.sh --all-families builds them" >&2 ;;
+esac
 if [ ! -x "$build/tools/attnbench/attnbench" ]; then
   echo "gpu-bundle.sh: $build/tools/attnbench/attnbench is missing: build first (scripts/build.sh)" >&2
   exit 2

@@ -3,7 +3,7 @@
 # fixed attnbench table of issue 20 (with --pipeline-stats), then PyTorch on the
 # same shapes where `import torch` works; one JSON and one Markdown table.
 #
-#   scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat on|off] OUTDIR
+#   scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat auto|on|off] OUTDIR
 #
 # On a bare NVIDIA Linux machine (root, no network, a driver but no Vulkan
 # loader), from the repository root with gpu-bundle/ beside it (made on the
@@ -42,10 +42,12 @@ while [ $# -gt 1 ]; do
   esac
 done
 [ $# -eq 1 ] && [ "${1#-}" = "$1" ] || {
-  echo "usage: scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat on|off] OUTDIR" >&2; exit 2; }
-case $coopmat in ''|on|off) ;; *) echo "gpu-check.sh: --coopmat takes on or off" >&2; exit 2 ;; esac
+  echo "usage: scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat auto|on|off] OUTDIR" >&2; exit 2; }
+case $coopmat in ''|auto|on|off) ;; *) echo "gpu-check.sh: --coopmat takes auto, on or off" >&2; exit 2 ;; esac
 # --coopmat: the GPU suite (VKATTN_TEST_COOPMAT) and the peak with the
-# cooperative-matrix kernels on or off; the table has its own coopmat rows
+# cooperative-matrix kernels by their self-test (auto, the default), on or
+# off; the table has its own rows per family, and the report the families'
+# self-tests (attnbench devices)
 [ -n "$coopmat" ] && export VKATTN_TEST_COOPMAT=$coopmat
 mkdir -p "$1" && out=$(cd "$1" && pwd -P) || exit 2
 rm -f "$out"/tests.jsonl "$out"/tests-planned.json "$out"/bench.jsonl "$out"/torch.jsonl \

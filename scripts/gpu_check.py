@@ -27,18 +27,25 @@ import time
 ROWS = [
     ("matmul_f32", "matmul 4096^3 fp32", "matmul --m 4096 --n 4096 --k 4096", "matmul --m 40 --n 36 --k 20", (3, 10)),
     ("matmul_f16", "matmul 4096^3 fp16", "matmul --m 4096 --n 4096 --k 4096 --fp16", "matmul --m 40 --n 36 --k 20 --fp16", (3, 10)),
-    ("matmul_f16_coopmat", "matmul 4096^3 fp16, cooperative matrices", "matmul --m 4096 --n 4096 --k 4096 --fp16 --coopmat on", "matmul --m 40 --n 36 --k 20 --fp16 --coopmat on", (3, 10)),
+    # cooperative matrices: each family forced (--coopmat nv|khr|nv2; a family
+    # this build or device lacks is reported unsupported), then what AUTO's
+    # self-test chooses
+    ("matmul_f16_coopmat_nv", "matmul 4096^3 fp16, cooperative matrices NV", "matmul --m 4096 --n 4096 --k 4096 --fp16 --coopmat nv", "matmul --m 40 --n 36 --k 20 --fp16 --coopmat nv", (3, 10)),
+    ("matmul_f16_coopmat_khr", "matmul 4096^3 fp16, cooperative matrices KHR", "matmul --m 4096 --n 4096 --k 4096 --fp16 --coopmat khr", "matmul --m 40 --n 36 --k 20 --fp16 --coopmat khr", (3, 10)),
+    ("matmul_f16_coopmat_nv2", "matmul 4096^3 fp16, cooperative matrices NV2", "matmul --m 4096 --n 4096 --k 4096 --fp16 --coopmat nv2", "matmul --m 40 --n 36 --k 20 --fp16 --coopmat nv2", (3, 10)),
+    ("matmul_f16_coopmat", "matmul 4096^3 fp16, cooperative matrices (AUTO's self-test)", "matmul --m 4096 --n 4096 --k 4096 --fp16 --coopmat auto", "matmul --m 40 --n 36 --k 20 --fp16 --coopmat auto", (3, 10)),
     ("sdpa_b4_f32", "SDPA fused B4 H16 T4096 d128 fp32", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused", "sdpa --heads 2 --tq 24 --dk 8 --fused", (1, 5)),
     ("sdpa_b4_f16", "SDPA fused B4 H16 T4096 d128 fp16", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16", (1, 5)),
-    # the cooperative-matrix fused kernel (issue 21; off under AUTO until
-    # verified, so asked for), beside the tiled one, causal and not
-    ("sdpa_b4_f16_coopmat", "SDPA fused B4 H16 T4096 d128 fp16, cooperative matrices", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --coopmat on", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --coopmat on", (1, 5)),
+    # the cooperative-matrix fused kernel per family, beside the tiled one
+    ("sdpa_b4_f16_coopmat_nv", "SDPA fused B4 H16 T4096 d128 fp16, cooperative matrices NV", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --coopmat nv", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --coopmat nv", (1, 5)),
+    ("sdpa_b4_f16_coopmat_khr", "SDPA fused B4 H16 T4096 d128 fp16, cooperative matrices KHR", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --coopmat khr", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --coopmat khr", (1, 5)),
+    ("sdpa_b4_f16_coopmat_nv2", "SDPA fused B4 H16 T4096 d128 fp16, cooperative matrices NV2", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --coopmat nv2", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --coopmat nv2", (1, 5)),
     ("sdpa_b4_f16_causal", "SDPA fused B4 H16 T4096 d128 fp16, causal", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --causal", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --causal", (1, 5)),
-    ("sdpa_b4_f16_causal_coopmat", "SDPA fused B4 H16 T4096 d128 fp16, causal, cooperative matrices", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --causal --coopmat on", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --causal --coopmat on", (1, 5)),
+    ("sdpa_b4_f16_causal_coopmat", "SDPA fused B4 H16 T4096 d128 fp16, causal, cooperative matrices (AUTO's self-test)", "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16 --causal --coopmat auto", "sdpa --heads 2 --tq 24 --dk 8 --fused --fp16 --causal --coopmat auto", (1, 5)),
     ("sdpa_b1_f32", "SDPA fused B1 H8 T512 d64 fp32", "sdpa --batch 1 --heads 8 --tq 512 --dk 64 --fused", "sdpa --heads 2 --tq 16 --dk 8 --fused", (3, 20)),
     ("mha_f32", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp32", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024", "mha --tq 24 --heads 2 --dk 8 --dmodel 16", (3, 10)),
     ("mha_f16", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16", (3, 10)),
-    ("mha_f16_coopmat", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16, cooperative matrices", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16 --coopmat on", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16 --coopmat on", (3, 10)),
+    ("mha_f16_coopmat", "MultiHeadAttention B4 T1024 d_model 1024 H16 fp16, cooperative matrices (AUTO's self-test)", "mha --batch 4 --tq 1024 --heads 16 --dk 64 --dmodel 1024 --fp16 --coopmat auto", "mha --tq 24 --heads 2 --dk 8 --dmodel 16 --fp16 --coopmat auto", (3, 10)),
     ("decode_f32", "decode H8 d64, 32768 keys, fp32", "decode --heads 8 --tv 32768 --dk 64", "decode --heads 2 --tv 256 --dk 8", (3, 20)),
     ("decode_f16", "decode H8 d64, 32768 keys, fp16 cache", "decode --heads 8 --tv 32768 --dk 64 --fp16", "decode --heads 2 --tv 256 --dk 8 --fp16", (3, 20)),
     # the split count (params.num_splits) against the default's 32 per row
@@ -62,6 +69,27 @@ UNSUPPORTED = re.compile(r"no f16 path|does not apply|not supported|UNSUPPORTED"
 # The GPU suite under --quick: a few fast tests that still cover the harness,
 # validation, a matmul and the f16 fused kernel's choice.
 QUICK_TESTS = ["gpu.test_context", "gpu.test_profile", "attnbench.devices", "example.attention"]
+
+
+def families_lines(d):
+    """The cooperative-matrix families of the default device, from
+    `attnbench devices --json`: offered, built, and their self-test."""
+    try:
+        with open(os.path.join(d, "devices.json")) as f:
+            devs = json.load(f)["devices"]
+    except (OSError, ValueError, KeyError):
+        return []
+    dev = next((x for x in devs if x.get("default")), devs[0] if devs else None)
+    fams = ((dev or {}).get("cooperative_matrix") or {}).get("families")
+    if not fams:
+        return []
+    out = ["", "Cooperative-matrix families (AUTO's self-test, `attnbench devices`):", "",
+           "| family | offered | built | self-test | runs | detail |", "|---|---|---|---|---|---|"]
+    for name, x in fams.items():
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            name, "yes" if x.get("offered") else "no", "yes" if x.get("built") else "no",
+            x.get("self_test", "?"), "yes" if x.get("running") else "no", x.get("detail", "")))
+    return out
 
 
 def write_line(path, obj):
@@ -338,9 +366,13 @@ def cmd_torch(a):
     make = {
         "matmul_f32": lambda: mm(f32), "matmul_f16": lambda: mm(f16),
         "matmul_f16_coopmat": lambda: mm(f16), "mha_f16_coopmat": lambda: mha(f16),
+        "matmul_f16_coopmat_nv": lambda: mm(f16), "matmul_f16_coopmat_khr": lambda: mm(f16),
+        "matmul_f16_coopmat_nv2": lambda: mm(f16),
+        "sdpa_b4_f16_coopmat_nv": lambda: sdpa(4, 16, 4096, 128, f16),
+        "sdpa_b4_f16_coopmat_khr": lambda: sdpa(4, 16, 4096, 128, f16),
+        "sdpa_b4_f16_coopmat_nv2": lambda: sdpa(4, 16, 4096, 128, f16),
         "sdpa_b4_f32": lambda: sdpa(4, 16, 4096, 128, f32),
         "sdpa_b4_f16": lambda: sdpa(4, 16, 4096, 128, f16),
-        "sdpa_b4_f16_coopmat": lambda: sdpa(4, 16, 4096, 128, f16),
         "sdpa_b4_f16_causal": lambda: sdpa(4, 16, 4096, 128, f16, causal=True),
         "sdpa_b4_f16_causal_coopmat": lambda: sdpa(4, 16, 4096, 128, f16, causal=True),
         "sdpa_b1_f32": lambda: sdpa(1, 8, 512, 64, f32),
@@ -513,6 +545,7 @@ def cmd_report(a):
     lines.append("Device: %s. PyTorch: %s." % (
         dev, (torch_meta or {}).get("torch") or steps.get("torch", "not run")))
     lines.append("GPU tests: %s." % (", ".join("%d %s" % (n, s) for s, n in sorted(counts.items())) or "not run"))
+    lines += families_lines(d)
     lines += tests_table(tests, missing)
     lines += ["", "vkattn: attnbench GPU timestamps, median ms; PyTorch: CUDA events, median ms, TF32 off. "
               "vkattn / PyTorch = PyTorch's time over vkattn's (above 100% is vkattn faster).", "",

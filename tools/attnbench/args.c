@@ -86,7 +86,8 @@ void ab_usage(bool to_stdout)
           "  attnbench peak [--device N] [--json]\n"
           "  (every command also takes --profile desktop|mobile-min|mali|adreno;\n"
           "   peak, bench and check take --tuning auto|gpu|cpu: the kernel shapes;\n"
-          "   every command takes --coopmat auto|on|off: tensor-core kernels)\n"
+          "   every command takes --coopmat auto|on|off|emulate|nv|khr|nv2: tensor-core\n"
+          "   kernels, one family forced with nv|khr|nv2)\n"
           "  attnbench bench OP [options] [--json]\n"
           "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
@@ -149,13 +150,15 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
         return usage_error("--tuning takes auto, gpu or cpu, not '%s'%s", s, "");
     }
     if (f->kind == K_COOPMAT) {
-        static const char *const names[] = {"auto", "off", "on"}; /* vkattn_coopmat_mode order */
-        for (int i = 0; i < 3; i++)
+        /* vkattn_coopmat_mode's order, then ab_coopmat_choice's */
+        static const char *const names[] = {"auto", "off", "on", "emulate", "nv", "khr", "nv2"};
+        for (int i = 0; i < 7; i++)
             if (!strcmp(names[i], s)) {
                 *(int *)field = i;
                 return 0;
             }
-        return usage_error("--coopmat takes auto, on or off, not '%s'%s", s, "");
+        return usage_error("--coopmat takes auto, on, off, emulate, nv, khr or nv2, not '%s'%s", s,
+                           "");
     }
     if (f->kind == K_PROFILE) {
         uint32_t n = 0;

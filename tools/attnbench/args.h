@@ -42,7 +42,7 @@ typedef struct ab_args {
     uint32_t device;
     const char *profile; /* --profile: device limits to assume; NULL = the device's own */
     int tuning;          /* --tuning: a vkattn_tuning; 0 = auto */
-    int coopmat;         /* --coopmat: a vkattn_coopmat_mode; 0 = auto */
+    int coopmat;         /* --coopmat: a vkattn_coopmat_mode or AB_COOPMAT_*; 0 = auto */
     bool pipeline_stats; /* bench: report the driver's statistics of each pipeline */
 
     uint32_t batch, heads, tq, tv, dk, dv; /* 0 = the op's default */

@@ -24,6 +24,40 @@ static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source,
 
 unsigned ab_validation_messages(void) { return g_validation_messages; }
 
+void ab_coopmat_settings(int choice, vkattn_context_advanced *adv)
+{
+    static const uint32_t family[] = {VKATTN_COOPMAT_NV, VKATTN_COOPMAT_KHR, VKATTN_COOPMAT_NV2};
+    if (choice <= VKATTN_COOPMAT_ON) {
+        adv->cooperative_matrix = (vkattn_coopmat_mode)choice;
+    } else if (choice == AB_COOPMAT_EMULATE) {
+        adv->coopmat_emulate = true;
+    } else {
+        adv->cooperative_matrix = VKATTN_COOPMAT_ON;
+        adv->coopmat_families = family[choice - AB_COOPMAT_NV];
+    }
+}
+
+/* --coopmat nv|khr|nv2 on a context that does not run that family would time
+ * the scalar kernels under the family's name: refused, saying why (the
+ * context destroyed, *ctx NULL). */
+static int forced_family_runs(int choice, vkattn_context **ctx_out)
+{
+    vkattn_context *ctx = *ctx_out;
+    if (choice < AB_COOPMAT_NV)
+        return ATTNBENCH_EXIT_OK;
+    static const char *const names[] = {"nv", "khr", "nv2"};
+    const uint32_t index = (uint32_t)(choice - AB_COOPMAT_NV);
+    vkattn_context_info info;
+    if (vkattn_context_get_info(ctx, &info) == VKATTN_SUCCESS &&
+        (info.coopmat_running & (1u << index)))
+        return ATTNBENCH_EXIT_OK;
+    fprintf(stderr, "attnbench: --coopmat %s: not supported on %s: %s\n", names[index],
+            info.device_name, info.coopmat_check[index].detail);
+    vkattn_context_destroy(ctx);
+    *ctx_out = NULL;
+    return ATTNBENCH_EXIT_USAGE;
+}
+
 int ab_open_context(const ab_args *a, vkattn_context **ctx)
 {
     return ab_open_context_seeded(a, NULL, 0, ctx);
@@ -33,11 +67,11 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
                            vkattn_context **ctx)
 {
     *ctx = NULL;
-    const vkattn_context_advanced advanced = {
+    vkattn_context_advanced advanced = {
         .tuning = (vkattn_tuning)a->tuning,
         .capture_pipeline_stats = a->pipeline_stats,
-        .cooperative_matrix = (vkattn_coopmat_mode)a->coopmat,
     };
+    ab_coopmat_settings(a->coopmat, &advanced);
     vkattn_context_desc desc = {
         .advanced = &advanced,
         .use_device_index = a->has_device,
@@ -61,7 +95,7 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
     vkattn_result r = vkattn_context_create(&desc, ctx);
     if (r != VKATTN_SUCCESS)
         return ab_report(NULL, r, "creating the Vulkan context");
-    return ATTNBENCH_EXIT_OK;
+    return forced_family_runs(a->coopmat, ctx);
 }
 
 int ab_report(vkattn_context *ctx, vkattn_result r, const char *what)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vkattn/advanced.h>
 #include <vkattn/vkattn.h>
 
 #include "args.h"
@@ -16,6 +17,11 @@
  * exit status: 0, ATTNBENCH_EXIT_USAGE for a device index that does not
  * exist, ATTNBENCH_EXIT_CHECK for other failures (message printed). */
 int ab_open_context(const ab_args *a, vkattn_context **ctx);
+/* --coopmat's choices past vkattn_coopmat_mode's three: the emulation, and
+ * one hardware family forced (ON with coopmat_families that family). */
+enum { AB_COOPMAT_EMULATE = 3, AB_COOPMAT_NV = 4, AB_COOPMAT_KHR = 5, AB_COOPMAT_NV2 = 6 };
+/* Sets adv's cooperative-matrix fields for a --coopmat choice. */
+void ab_coopmat_settings(int choice, vkattn_context_advanced *adv);
 /* The same, with the context's pipeline cache seeded from cache_data
  * (vkattn_context_desc.pipeline_cache_data; NULL/0 = empty). */
 int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cache_size,

@@ -37,7 +37,8 @@ static void version_text(uint32_t v, char *buf, size_t size)
 /* Opens each usable device once for its limits; marks the default choice. */
 static void fill_entries(dev_entry *e, uint32_t n, const char *profile, int coopmat)
 {
-    const vkattn_context_advanced advanced = {.cooperative_matrix = (vkattn_coopmat_mode)coopmat};
+    vkattn_context_advanced advanced = {0};
+    ab_coopmat_settings(coopmat, &advanced);
     for (uint32_t i = 0; i < n; i++) {
         if (!e[i].desc.usable)
             continue;
@@ -76,26 +77,55 @@ static void driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size)
         version_text(v, buf, size);
 }
 
-/* Cooperative matrices: the flavours offered, the f16 shape vkattn's kernels
- * use, whether they run under the options given, and the kernels this build
- * contains (NV only: Debian 12's glslc cannot compile GL_KHR_cooperative_matrix). */
-static void flavours_text(uint32_t f, char *buf, size_t size)
+/* Cooperative matrices, per kernel family: offered by the device, built into
+ * this library, and what its self-test said (vkattn_context_info). */
+static const char *const family_names[VKATTN_COOPMAT_FAMILIES] = {"NV", "KHR", "NV2", "emulated"};
+
+static const char *check_state(vkattn_coopmat_check_state s)
 {
-    snprintf(buf, size, "%s%s%s", f & VKATTN_COOPMAT_NV ? "NV" : "",
-             (f & VKATTN_COOPMAT_NV) && (f & VKATTN_COOPMAT_KHR) ? "+" : "",
-             f & VKATTN_COOPMAT_KHR ? "KHR" : f ? "" : "none");
+    switch (s) {
+    case VKATTN_COOPMAT_PASSED: return "passed";
+    case VKATTN_COOPMAT_FAILED: return "failed";
+    case VKATTN_COOPMAT_FORCED: return "forced";
+    default: return "not tried";
+    }
 }
 
 static json_t *coopmat_json(const vkattn_context_info *i)
 {
-    json_t *fl = json_array();
-    if (i->coopmat_flavours & VKATTN_COOPMAT_NV)
-        json_array_append_new(fl, json_string("NV"));
-    if (i->coopmat_flavours & VKATTN_COOPMAT_KHR)
-        json_array_append_new(fl, json_string("KHR"));
-    return json_pack("{s:o, s:b, s:b, s:b, s:[s]}", "flavours", fl, "f16_16x16x16",
+    json_t *families = json_object();
+    for (int f = 0; f < VKATTN_COOPMAT_FAMILIES; f++) {
+        const vkattn_coopmat_check *c = &i->coopmat_check[f];
+        json_t *o = json_pack("{s:b, s:b, s:b, s:s, s:s, s:b}", "offered",
+                              f < 3 && (i->coopmat_flavours & (1u << f)), "built",
+                              (i->coopmat_built & (1u << f)) != 0, "running",
+                              (i->coopmat_running & (1u << f)) != 0, "self_test",
+                              check_state(c->state), "detail", c->detail, "cached", c->cached);
+        if (c->state == VKATTN_COOPMAT_FAILED) {
+            json_object_set_new(o, "first_wrong_index", json_integer((json_int_t)c->index));
+            json_object_set_new(o, "got", json_real(c->got));
+            json_object_set_new(o, "expected", json_real(c->expected));
+        }
+        json_object_set_new(families, family_names[f], o);
+    }
+    return json_pack("{s:o, s:b, s:b, s:b}", "families", families, "f16_16x16x16",
                      i->coopmat_f16_16x16x16, "enabled", i->coopmat_enabled, "attention",
-                     i->coopmat_attention, "kernels_in_build", "NV");
+                     i->coopmat_attention);
+}
+
+static void print_coopmat(uint32_t index, const vkattn_context_info *i)
+{
+    printf("device %u cooperative matrices%s: the fused attention's kernel %s\n", index,
+           i->coopmat_f16_16x16x16 ? " (f16 16x16x16 -> f32 listed)" : "",
+           i->coopmat_attention ? "runs on them" : "does not run on them");
+    for (int f = 0; f < VKATTN_COOPMAT_FAMILIES; f++) {
+        const vkattn_coopmat_check *c = &i->coopmat_check[f];
+        printf("  %-8s offered %-3s built %-3s self-test %-9s%s %s%s\n", family_names[f],
+               f == 3 ? "-" : i->coopmat_flavours & (1u << f) ? "yes" : "no",
+               i->coopmat_built & (1u << f) ? "yes" : "no", check_state(c->state),
+               i->coopmat_running & (1u << f) ? " (runs)" : "", c->detail,
+               c->cached ? " (cached)" : "");
+    }
 }
 
 static json_t *entry_json(const dev_entry *e)
@@ -158,18 +188,9 @@ static void print_table(const dev_entry *e, uint32_t n)
                e[i].have_info ? (e[i].info.push_descriptors ? "push" : "pooled sets") : "-",
                e[i].is_default ? "*" : "");
     }
-    for (uint32_t i = 0; i < n; i++) {
-        if (!e[i].have_info)
-            continue;
-        char fl[16];
-        flavours_text(e[i].info.coopmat_flavours, fl, sizeof fl);
-        printf("device %u cooperative matrices: %s%s; vkattn's kernels (this build: NV) %s%s\n",
-               e[i].desc.index, fl, e[i].info.coopmat_f16_16x16x16 ? " (f16 16x16x16 -> f32)" : "",
-               e[i].info.coopmat_enabled ? "run" : "do not run (--coopmat on to ask)",
-               !e[i].info.coopmat_enabled        ? ""
-               : e[i].info.coopmat_attention ? ", the fused attention's included"
-                                             : ", the fused attention's not (--coopmat on)");
-    }
+    for (uint32_t i = 0; i < n; i++)
+        if (e[i].have_info)
+            print_coopmat(e[i].desc.index, &e[i].info);
     if (n && e[0].have_info && strcmp(e[0].info.profile, "desktop") != 0)
         printf("limits as the \"%s\" profile clamps them\n", e[0].info.profile);
 }
