@@ -142,11 +142,20 @@ static double attention_error(vkattn_context *ctx)
     return err;
 }
 
-/* Where the emulated kernels have no tile (mobile-min's 16 KiB of shared
- * memory) or no 8 storage buffers, there is nothing to test. */
-static bool emulation_fits(const vkattn_context_info *info)
+/* A context running the emulation (context_with, emulation(mode, fault)) and
+ * its info; skips where the emulated kernels have no tile (mobile-min's 16 KiB
+ * of shared memory) or no 8 storage buffers: nothing to test there. */
+static vkattn_context *emulated_or_skip(vkattn_coopmat_mode mode, bool fault, logged *l,
+                                        vkattn_context_info *info)
 {
-    return info->max_shared_memory >= 32768 && info->max_storage_buffers_per_stage >= 8;
+    const vkattn_context_advanced adv = emulation(mode, fault);
+    vkattn_context *ctx = context_with(&adv, l);
+    TH_OK(ctx, vkattn_context_get_info(ctx, info));
+    if (info->max_shared_memory < 32768 || info->max_storage_buffers_per_stage < 8) {
+        vkattn_context_destroy(ctx);
+        skip();
+    }
+    return ctx;
 }
 
 static void test_reported_families(void **state)
@@ -183,15 +192,9 @@ static void test_reported_families(void **state)
 static void test_emulation_passes(void **state)
 {
     (void)TH_CTX(state);
-    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, false);
     logged l;
-    vkattn_context *ctx = context_with(&adv, &l);
     vkattn_context_info info;
-    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
-    if (!emulation_fits(&info)) {
-        vkattn_context_destroy(ctx);
-        skip();
-    }
+    vkattn_context *ctx = emulated_or_skip(VKATTN_COOPMAT_AUTO, false, &l, &info);
     const vkattn_coopmat_check *c = &info.coopmat_check[EMU_INDEX];
     print_message("emulated: %s%s\n", c->detail, c->cached ? " (cached)" : "");
     assert_int_equal(c->state, VKATTN_COOPMAT_PASSED);
@@ -200,6 +203,7 @@ static void test_emulation_passes(void **state)
     assert_int_equal(l.warnings, 0);
     /* a later context of the same device takes the outcome as it is */
     logged l2;
+    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, false);
     vkattn_context *again = context_with(&adv, &l2);
     vkattn_context_info info2;
     TH_OK(again, vkattn_context_get_info(again, &info2));
@@ -217,15 +221,9 @@ static void test_emulation_passes(void **state)
 static void test_broken_family_refused(void **state)
 {
     (void)TH_CTX(state);
-    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, true);
     logged l;
-    vkattn_context *ctx = context_with(&adv, &l);
     vkattn_context_info info;
-    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
-    if (!emulation_fits(&info)) {
-        vkattn_context_destroy(ctx);
-        skip();
-    }
+    vkattn_context *ctx = emulated_or_skip(VKATTN_COOPMAT_AUTO, true, &l, &info);
     const vkattn_coopmat_check *c = &info.coopmat_check[EMU_INDEX];
     print_message("broken emulation: %s (index %llu, got %g, expected %g)%s\n", c->detail,
                   (unsigned long long)c->index, (double)c->got, (double)c->expected,
@@ -253,15 +251,9 @@ static void test_broken_family_refused(void **state)
 static void test_fault_is_real(void **state)
 {
     (void)TH_CTX(state);
-    const vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_ON, true);
     logged l;
-    vkattn_context *ctx = context_with(&adv, &l);
     vkattn_context_info info;
-    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
-    if (!emulation_fits(&info)) {
-        vkattn_context_destroy(ctx);
-        skip();
-    }
+    vkattn_context *ctx = emulated_or_skip(VKATTN_COOPMAT_ON, true, &l, &info);
     assert_int_equal(info.coopmat_check[EMU_INDEX].state, VKATTN_COOPMAT_FORCED);
     assert_int_equal(info.coopmat_running, VKATTN_COOPMAT_EMULATED);
     assert_true(matmul_error(ctx) > 100.0);
