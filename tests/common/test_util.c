@@ -27,6 +27,8 @@ uint64_t tu_seed(void)
     return seed;
 }
 
+void tu_reseed(uint64_t seed) { rng_state = seed ? seed : 1; }
+
 uint32_t tu_rand_u32(void)
 {
     /* xorshift64* */

@@ -11,6 +11,9 @@
 
 /* Seeds the test RNG: VKATTN_TEST_SEED if set, else from the clock; prints it. */
 uint64_t tu_seed(void);
+/* Sets the RNG to seed (0 counts as 1), quietly: for draws from a fixed list
+ * of seeds, the same every run, beside those of the run's seed. */
+void tu_reseed(uint64_t seed);
 uint32_t tu_rand_u32(void);
 /* uniform in [lo, hi] */
 uint32_t tu_rand_range(uint32_t lo, uint32_t hi);
