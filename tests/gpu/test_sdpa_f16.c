@@ -438,14 +438,20 @@ static void test_fused_random_gpu(void **state)
 
 /* ---- The cooperative-matrix fused kernel (header) ---- */
 
-/* What a group runs: the kernel on emulated fragments (any device), or on
- * tensor cores where the device has them. */
+/* What a group runs: the kernel on emulated fragments (any device), or one
+ * hardware family's on tensor cores where the device has them. */
 typedef struct coopmat_group {
     const char *kernel; /* the pipeline that all-f16 fused calls must take */
-    bool emulate;       /* coopmat_emulate; else cooperative_matrix ON */
+    bool emulate;       /* coopmat_emulate; else cooperative_matrix ON for `family` */
+    uint32_t family, index; /* VKATTN_COOPMAT_* and its coopmat_check index */
 } coopmat_group;
-static const coopmat_group emulated_group = {"flash_coopmat_emu", true};
-static const coopmat_group hardware_group = {"flash_coopmat_nv", false};
+static const coopmat_group emulated_group = {"flash_coopmat_emu", true, VKATTN_COOPMAT_EMULATED,
+                                             3};
+static const coopmat_group hardware_groups[] = {
+    {"flash_coopmat_nv", false, VKATTN_COOPMAT_NV, 0},
+    {"flash_coopmat_khr", false, VKATTN_COOPMAT_KHR, 1},
+    {"flash_coopmat2_nv", false, VKATTN_COOPMAT_NV2, 2},
+};
 static const coopmat_group *group; /* the running group's */
 
 /* Advanced settings that run the group's kernel. */
@@ -454,8 +460,10 @@ static vkattn_context_advanced coopmat_settings(void)
     vkattn_context_advanced adv = th_advanced();
     adv.tuning = VKATTN_TUNING_GPU;
     adv.coopmat_emulate = group->emulate;
-    if (!group->emulate)
+    if (!group->emulate) {
         adv.cooperative_matrix = VKATTN_COOPMAT_ON;
+        adv.coopmat_families = group->family;
+    }
     return adv;
 }
 
@@ -475,11 +483,11 @@ static vkattn_context *coopmat_context(void **state, th_pipelines *seen)
     const vkattn_context_advanced adv = coopmat_settings();
     vkattn_context *ctx = th_logged_context_profile(&adv, info.profile, seen);
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
-    if (!info.coopmat_attention) {
-        print_message("%s: skipped: %s (profile %s) runs no cooperative-matrix attention "
-                      "(flavours offered %u, f16 16x16x16 %s, subgroup %u); runs on a GPU with "
-                      "VK_NV_cooperative_matrix and subgroups of 32\n",
-                      group->kernel, info.device_name, info.profile, info.coopmat_flavours,
+    if (!info.coopmat_attention || !(info.coopmat_running & group->family)) {
+        print_message("%s: skipped: %s (profile %s) runs no attention on this family: %s "
+                      "(flavours offered %u, f16 16x16x16 %s, subgroup %u)\n",
+                      group->kernel, info.device_name, info.profile,
+                      info.coopmat_check[group->index].detail, info.coopmat_flavours,
                       info.coopmat_f16_16x16x16 ? "yes" : "no", info.subgroup_size);
         vkattn_context_destroy(ctx);
         th_assert_validation_clean();
@@ -789,8 +797,8 @@ static void test_coopmat_choice(void **state)
     cpu.tuning = VKATTN_TUNING_CPU;
     expect_choice_on(&cpu, NULL, &c, false, "CPU tuning");
     expect_choice_on(&adv, TH_MOBILE_PROFILE, &c, false, "mobile-min");
-    /* the default settings take a cooperative-matrix kernel only where the
-     * context enables it (a device verified on real hardware) */
+    /* the default settings (AUTO) take a cooperative-matrix kernel only
+     * where a family's self-test passed on the device */
     vkattn_context_advanced dflt = th_advanced();
     dflt.tuning = VKATTN_TUNING_GPU, dflt.cooperative_matrix = VKATTN_COOPMAT_AUTO;
     th_pipelines none;
@@ -812,9 +820,21 @@ static int setup_emulated(void **state)
     return th_setup_gpu_tuning(state);
 }
 
-static int setup_hardware(void **state)
+static int setup_hardware_nv(void **state)
 {
-    group = &hardware_group;
+    group = &hardware_groups[0];
+    return th_setup_gpu_tuning(state);
+}
+
+static int setup_hardware_khr(void **state)
+{
+    group = &hardware_groups[1];
+    return th_setup_gpu_tuning(state);
+}
+
+static int setup_hardware_nv2(void **state)
+{
+    group = &hardware_groups[2];
     return th_setup_gpu_tuning(state);
 }
 
@@ -848,6 +868,11 @@ int main(void)
     };
     failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, emulated",
                                           coopmat_tests, setup_emulated, th_teardown_gpu_tuning);
-    return failed + cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, hardware",
-                                                coopmat_tests, setup_hardware, th_teardown_gpu_tuning);
+    failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, NV",
+                                          coopmat_tests, setup_hardware_nv, th_teardown_gpu_tuning);
+    failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, KHR", coopmat_tests,
+                                          setup_hardware_khr, th_teardown_gpu_tuning);
+    return failed + cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, NV2",
+                                                coopmat_tests, setup_hardware_nv2,
+                                                th_teardown_gpu_tuning);
 }
