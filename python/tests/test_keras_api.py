@@ -132,7 +132,7 @@ def test_save_load_round_trip(ctx, rng, tmp_path, name):
         fresh.load_weights(path, prefix="block.1.")  # a missing tensor, named
     with pytest.raises(vkattn.InvalidArgumentError, match="names must be one of"):
         fresh.load_weights(path, names="jax")
-    with pytest.raises(vkattn.InvalidArgumentError):
+    with pytest.raises(FileNotFoundError, match="load_weights: no such file"):
         fresh.load_weights(tmp_path / "missing.safetensors")
 
 
