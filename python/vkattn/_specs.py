@@ -116,6 +116,7 @@ class Spec:
     weights_type = ""
     query_ranks = (3,)
     multi_head = False
+    f32_weights = ()     # weights a float16 layer keeps in f32 (C headers, "Half precision")
 
     def desc(self, widths):
         """The C desc for widths = (query_width, value_width, key_width)."""
@@ -270,6 +271,7 @@ class AdditiveAttentionSpec(Spec):
 class BahdanauSpec(Spec):
     kind, desc_type, weights_type = "bahdanau", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights"
     query_ranks = (2, 3)
+    f32_weights = ("score_bias",)  # a host float (vkattn/bahdanau.h)
 
     def __init__(self, units, dropout=0.0):
         self.units = _positive(units, "units", "BahdanauAttention")

@@ -185,14 +185,21 @@ class _Layer:
     # -- weights
 
     def get_weights(self):
-        """The weights as numpy arrays in Keras's order ([] before the layer is built)."""
+        """The weights as numpy arrays in Keras's order ([] before the layer is built):
+        float32, or for a float16 layer float16 (what it keeps, exactly; Bahdanau's
+        score_bias, kept in f32, stays float32)."""
         if not self.built:
             return []
         with self._context._lock:
             w, read = self._spec.unpacked(self._widths)
             check(getattr(lib, "vkattn_%s_get_weights" % self._spec.kind)(
                 self._ptr("get_weights"), w), self._context._handle)
-            return read()
+            arrays = read()
+        if self._dtype == "float16":  # exact: the layer holds f16 values
+            layout = self._spec.layout(self._widths)
+            arrays = [a if f in self._spec.f32_weights else a.astype(np.float16)
+                      for (f, _, _), a in zip(layout, arrays)]
+        return arrays
 
     def set_weights(self, weights):
         """Sets the weights from numpy arrays in Keras's order and shapes."""
@@ -513,8 +520,8 @@ class GroupedQueryAttention(_MultiHeadCall):
     (Dq, Nq, h), query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
     value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
     output_bias (Dq,)], the kernels alone with use_bias=False; zeros in a new layer.
-    query_mask is honoured (unlike MultiHeadAttention's); scores are (B, Nq, Tq, Tv)
-    before dropout; sliding_window as MultiHeadAttention's. use_gate: as
+    query_mask zeroes the weights of masked query rows, as MultiHeadAttention's does;
+    scores are (B, Nq, Tq, Tv) before dropout; sliding_window as MultiHeadAttention's. use_gate: as
     MultiHeadAttention's, gate_kernel (Dq, Nq, h) and gate_bias (Nq, h) after key_bias."""
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
