@@ -14,13 +14,14 @@ def test_error_classes():
 
 
 def test_create_error_has_library_message(ctx):
-    att = vkattn.Attention(context=ctx)
-    with pytest.raises(vkattn.InvalidArgumentError) as info:
-        att([np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 6))])
+    # 4 x 8192 x 65536 floats per kernel (8 GiB): past any device's maxStorageBufferRange
+    mha = vkattn.MultiHeadAttention(8192, 65536, context=ctx)
+    with pytest.raises(vkattn.DeviceLimitError) as info:
+        mha(np.ones((2, 3, 4)), np.ones((2, 5, 4)))
     e = info.value
-    assert e.code == -1 and e.name == "VKATTN_ERROR_INVALID_ARGUMENT"
-    assert "vkattn_attention_create" in str(e) and "key_width" in str(e)
-    assert not att.built  # a failed build leaves the layer unbuilt
+    assert e.code == -8 and e.name == "VKATTN_ERROR_DEVICE_LIMIT"
+    assert "vkattn_mha_create" in str(e) and "maxStorageBufferRange" in str(e)
+    assert not mha.built  # a failed build leaves the layer unbuilt
 
 
 _LAYERS = {
@@ -63,15 +64,19 @@ def test_constructor_arguments_checked(layer):
 
 
 def test_bad_shapes(ctx, rng):
+    # named as the Python arguments are (more in test_footguns.py)
     mha = vkattn.MultiHeadAttention(2, 4, context=ctx)
     q = rng.standard_normal((2, 3, 6))
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->value .*must be \(B, Tv, Dv\)"):
-        mha(q, rng.standard_normal((3, 5, 6)))  # batch 3 against the query's 2
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match=r"value has shape \(3, 5, 6\); its batch must be query's, 2"):
+        mha(q, rng.standard_normal((3, 5, 6)))
     with pytest.raises(vkattn.InvalidArgumentError, match=r"query has shape \(2, 6\).*rank"):
         mha(q[:, 0], q)
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->query_mask"):
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match=r"query_mask has shape \(2, 4\); expected \(B, Tq\) = \(2, 3\)"):
         mha(q, q, query_mask=np.ones((2, 4)))
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->attention_mask"):
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match=r"attention_mask has shape \(2, 2, 3\), which does not broadcast"):
         mha(q, q, attention_mask=np.ones((2, 2, 3)))
 
 

@@ -163,7 +163,10 @@ def test_bad_call(ctx, rng):
     layer(q, q)
     with pytest.raises(vkattn.InvalidArgumentError, match="query has width 5"):
         layer(rng.standard_normal((2, 3, 5)), q)
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"vkattn_gqa_record: io->value"):
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match=r"GroupedQueryAttention: value has shape \(3, 5, 6\); its batch"):
         layer(q, rng.standard_normal((3, 5, 6)))
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"io->attention_mask"):
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match=r"attention_mask has shape \(2, 3, 3, 3\), which does not "
+                             r"broadcast to .* or \(B, H, Tq, Tv\) = \(2, 4, 3, 3\)"):
         layer(q, q, attention_mask=np.ones((2, 3, 3, 3)))  # 3 heads, not Nq = 4

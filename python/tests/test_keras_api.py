@@ -90,6 +90,14 @@ def test_float16(ctx, rng, name):
     for n, got, w in zip(names, layer.get_weights(), weights):  # f16 layers keep f16 weights
         if n != "score_bias":  # Bahdanau keeps its score bias in f32 (vkattn/bahdanau.h)
             np.testing.assert_array_equal(got, w.astype(np.float16).astype(np.float32))
+        # as Keras's float16 policy: float16 arrays, but for what the layer keeps in f32
+        assert got.dtype == (np.float32 if n == "score_bias" else np.float16), (n, got.dtype)
+    again = type(layer).from_config(layer.get_config(), context=ctx)
+    again.build(qs, vs)
+    again.set_weights(layer.get_weights())  # a round trip changes nothing
+    for got, want in zip(again.get_weights(), layer.get_weights()):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
     assert any(not np.array_equal(got, w) for got, w in zip(layer.get_weights(), weights))
     q = rng.standard_normal(qs).astype(np.float16)
     v = rng.standard_normal(vs).astype(np.float16)
@@ -132,7 +140,7 @@ def test_save_load_round_trip(ctx, rng, tmp_path, name):
         fresh.load_weights(path, prefix="block.1.")  # a missing tensor, named
     with pytest.raises(vkattn.InvalidArgumentError, match="names must be one of"):
         fresh.load_weights(path, names="jax")
-    with pytest.raises(vkattn.InvalidArgumentError):
+    with pytest.raises(FileNotFoundError, match="load_weights: no such file"):
         fresh.load_weights(tmp_path / "missing.safetensors")
 
 

@@ -67,7 +67,7 @@ def test_sdpa_dropout_matches_reference(ctx, rng):
 def test_sdpa_errors(ctx, rng):
     q = rng.standard_normal((1, 3, 4, 8))
     k = rng.standard_normal((1, 2, 5, 8))
-    with pytest.raises(vkattn.InvalidArgumentError, match="vkattn_sdpa"):
+    with pytest.raises(vkattn.InvalidArgumentError, match="q has 3 heads and k 2"):
         vkattn.sdpa(q, k, k, context=ctx)  # 3 heads, 2 kv heads: not a multiple
     with pytest.raises(vkattn.InvalidArgumentError, match="FUSED|fused"):
         vkattn.sdpa(q, q, q, path="fused", return_weights=True, context=ctx)

@@ -21,6 +21,21 @@ def f32(x, name, ranks=None):
     return a
 
 
+def mask01(x, name, ranks=None, hint="", meaning="1 = may attend"):
+    """A mask as f32, as f32() converts it: booleans, or numbers all 0 or 1. Any other
+    value is refused, naming the first: a float mask such as PyTorch's additive
+    attn_mask (0 and -inf) is not a mask, and read as one its -inf would mean 1, "may
+    attend". `hint` says where such a mask goes instead; `meaning` what 1 means."""
+    a = f32(x, name, ranks)
+    if a is None:
+        return None
+    bad = (a != 0) & (a != 1)  # NaN too
+    if bad.any():
+        raise invalid("%s holds %r; a mask holds only 0/1 or False/True (%s)%s"
+                      % (name, float(a[bad][0]), meaning, hint))
+    return a
+
+
 def ptr(a, const=True):
     """A float pointer into numpy array a (NULL for None)."""
     if a is None:

@@ -2,17 +2,20 @@
 float32 operands and their (B|1, H|1, Tq|1, Tv) broadcast shapes."""
 import numpy as np
 
-from ._arrays import f32
+from ._arrays import f32, mask01
 from ._lib import ffi
 from ._specs import _CAUSAL, _PATHS, _positive
 from .errors import invalid
 
 _MASKED_ROW = {"zero": 0, "uniform": 1}
 
+# where a float mask that is not 0/1 belongs (mask01's hint)
+_ADDITIVE = "; an additive mask (0 and -inf, as PyTorch's float attn_mask) goes in bias="
 
-def _broadcast_operand(x, name, b, h, tq, tv):
+
+def _broadcast_operand(x, name, b, h, tq, tv, convert=f32):
     """x right-aligned against (B, H, Tq, Tv): the 4-D stored array and its flags."""
-    a = f32(x, "sdpa: " + name, (1, 2, 3, 4))
+    a = convert(x, "sdpa: " + name, (1, 2, 3, 4))
     if a is None:
         return None, None
     shape = (1,) * (4 - a.ndim) + a.shape
@@ -38,6 +41,7 @@ class SdpaArgs:
         if not self.k.ndim == self.v.ndim == self.q.ndim:
             raise invalid("sdpa: q, k and v must have the same rank; got %d, %d, %d"
                           % (self.q.ndim, self.k.ndim, self.v.ndim))
+        self._check_shapes()
         if self.rank3:  # (B, T, d): one head
             self.q, self.k, self.v = (x[:, None] for x in (self.q, self.k, self.v))
         b, h, tq, dk = self.q.shape
@@ -46,10 +50,11 @@ class SdpaArgs:
         self.out_shape = (b, h, tq, dv)
         self.weights_shape = (b, h, tq, tv)
         self.bias, bias_flags = _broadcast_operand(bias, "bias", b, h, tq, tv)
-        self.mask, mask_flags = _broadcast_operand(mask, "mask", b, h, tq, tv)
+        self.mask, mask_flags = _broadcast_operand(
+            mask, "mask", b, h, tq, tv, lambda x, name, ranks: mask01(x, name, ranks, _ADDITIVE))
         self.value_mask = None
         if value_mask is not None:
-            vm = f32(value_mask, "sdpa: value_mask", (1, 2))
+            vm = mask01(value_mask, "sdpa: value_mask", (1, 2), _ADDITIVE)
             try:
                 self.value_mask = np.ascontiguousarray(np.broadcast_to(vm, (b, tv)))
             except ValueError:
@@ -70,7 +75,6 @@ class SdpaArgs:
         self.return_weights = bool(return_weights)
         p = ffi.new("vkattn_sdpa_params *")
         p.batch, p.heads, p.tq, p.tv, p.dk, p.dv, p.kv_heads = b, h, tq, tv, dk, dv, hkv
-        # k's width and v's batch/length are the library's to check, with its messages
         p.scale = 0.0 if scale is None else float(scale)
         if scale is not None and p.scale == 0.0:
             raise invalid("sdpa: scale 0 would mean the default 1/sqrt(dk); pass None for that")
@@ -95,6 +99,22 @@ class SdpaArgs:
                 raise invalid("sdpa: sliding_window must be < 2**32; got %r" % (w,))
             p.sliding_window = w
         self.params = p
+
+    def _check_shapes(self):
+        """Each of q, k, v against the others, as given (the library would count only
+        their elements, and the reference reads raw pointers)."""
+        q, k, v = self.q.shape, self.k.shape, self.v.shape
+        if k[0] != q[0]:
+            raise invalid("sdpa: k has shape %s; its batch must be q's, %d" % (k, q[0]))
+        if k[-1] != q[-1]:
+            raise invalid("sdpa: k has shape %s; its last dim (dk) must be q's, %d" % (k, q[-1]))
+        if v[:-1] != k[:-1]:
+            raise invalid("sdpa: v has shape %s; its %s must be k's %s"
+                          % (v, "batch and length" if self.rank3 else "batch, heads and length",
+                             k[:-1]))
+        if not self.rank3 and q[1] % k[1]:
+            raise invalid("sdpa: q has %d heads and k %d; q's heads must be a multiple of k's "
+                          "(grouped-query attention)" % (q[1], k[1]))
 
     def result(self, out, weights):
         if self.rank3:

@@ -99,6 +99,15 @@ def _with_gate(kernels, biases, gate, use_gate):
     return kernels[:2] + [gate[0]] + kernels[2:], biases[:2] + [gate[1]] + biases[2:]
 
 
+def _same_key_width(widths, who, key_given, how):
+    """Attention and AdditiveAttention: the key's width must be the query's."""
+    if widths[2] != widths[0]:
+        raise invalid("%s: %s has width %d; it must be query's, %d: the layer %s query and "
+                      "key features directly" % (who, "key" if key_given else
+                                                 "value (the key, when none is given)",
+                                                 widths[2], widths[0], how))
+
+
 class Spec:
     """Base: subclasses set the names and fill desc() and layout()."""
 
@@ -107,6 +116,7 @@ class Spec:
     weights_type = ""
     query_ranks = (3,)
     multi_head = False
+    f32_weights = ()     # weights a float16 layer keeps in f32 (C headers, "Half precision")
 
     def desc(self, widths):
         """The C desc for widths = (query_width, value_width, key_width)."""
@@ -123,6 +133,10 @@ class Spec:
     def hidden_defaults(self):
         """C struct scalars Keras does not list for this config, with new-layer values."""
         return {}
+
+    def check_widths(self, widths, who, key_given):
+        """Widths the layer cannot take together, named as the arguments (the library
+        would name its desc fields)."""
 
     def defaults(self, widths):
         """A new layer's weights, Keras order."""
@@ -209,6 +223,9 @@ class AttentionSpec(Spec):
             "use_scale": self.use_scale, "score_mode": int(self.score_mode == "concat"),
             "dropout": self.dropout})
 
+    def check_widths(self, widths, who, key_given):
+        _same_key_width(widths, who, key_given, "compares")
+
     def layout(self, widths):
         out = []
         if self.use_scale:
@@ -241,6 +258,9 @@ class AdditiveAttentionSpec(Spec):
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
             "no_scale": not self.use_scale, "dropout": self.dropout})
 
+    def check_widths(self, widths, who, key_given):
+        _same_key_width(widths, who, key_given, "adds")
+
     def layout(self, widths):
         return [("scale", (widths[0],), False)] if self.use_scale else []
 
@@ -251,6 +271,7 @@ class AdditiveAttentionSpec(Spec):
 class BahdanauSpec(Spec):
     kind, desc_type, weights_type = "bahdanau", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights"
     query_ranks = (2, 3)
+    f32_weights = ("score_bias",)  # a host float (vkattn/bahdanau.h)
 
     def __init__(self, units, dropout=0.0):
         self.units = _positive(units, "units", "BahdanauAttention")
@@ -420,21 +441,83 @@ def unpack_mask(mask, who):
     return mask[0], mask[1]
 
 
-class CallArrays:
-    """One call's inputs as float32 arrays, with B, Tq, Tv and the output shapes."""
+# what a float mask that is not 0/1 should have been (mask01's hints)
+_ADDITIVE = ("; an additive mask (0 and -inf, as PyTorch's float attn_mask) is not a mask: "
+             "pass `m == 0`")
+_PADDING = ("; PyTorch's float key_padding_mask is additive (0 and -inf): pass `m != 0` "
+            "(True = padding)")
 
-    def __init__(self, spec, who, query, value, key, query_mask, value_mask, attention_mask):
+
+class CallArrays:
+    """One call's inputs as float32 arrays, with B, Tq, Tv and the output shapes. Every
+    shape is checked against the others here, naming the argument: the library would
+    count only elements, and the CPU references read raw pointers. The value masks
+    (value_mask, key_mask and PyTorch's key_padding_mask, True = padding) become one
+    (B, Tv) mask in vm."""
+
+    def __init__(self, spec, who, query, value, key, query_mask, value_mask, attention_mask,
+                 key_mask=None, key_padding_mask=None):
         self.q = f32(query, "%s: query" % who, spec.query_ranks)
         self.v = f32(value, "%s: value" % who, (3,))
         self.k = f32(key, "%s: key" % who, (3,))
-        self.qm = f32(query_mask, "%s: query_mask" % who, (1, 2))
-        self.vm = f32(value_mask, "%s: value_mask" % who, (1, 2))
-        self.am = f32(attention_mask, "%s: attention_mask" % who, (1, 2, 3, 4))
-        self.batch = self.q.shape[0]
-        self.tq = self.q.shape[1] if self.q.ndim == 3 else 1
-        self.tv = self.v.shape[1]
+        self.batch = b = self.q.shape[0]
+        self.tq = tq = self.q.shape[1] if self.q.ndim == 3 else 1
+        self.tv = tv = self.v.shape[1]
+        if self.v.shape[0] != b:
+            raise invalid("%s: value has shape %s; its batch must be query's, %d"
+                          % (who, self.v.shape, b))
+        if self.k is not None and self.k.shape[:2] != self.v.shape[:2]:
+            raise invalid("%s: key has shape %s; its batch and length must be value's %s"
+                          % (who, self.k.shape, self.v.shape[:2]))
+        self.qm = self._rows(query_mask, "query_mask", who, (b, tq), "(B, Tq)")
+        masks = [self._rows(m, name, who, (b, tv), "(B, Tv)")
+                 for name, m in (("value_mask", value_mask), ("key_mask", key_mask))]
+        pad = self._rows(key_padding_mask, "key_padding_mask", who, (b, tv), "(B, Tv)",
+                         _PADDING, "1 = padding, ignored")
+        masks.append(None if pad is None else 1 - pad)
+        masks = [m for m in masks if m is not None]
+        self.vm = None
+        if masks:  # AND-ed, as Keras joins key_mask to value_mask
+            self.vm = np.ascontiguousarray(np.prod(masks, axis=0, dtype=np.float32))
+        self.am = mask01(attention_mask, "%s: attention_mask" % who, (1, 2, 3, 4), _ADDITIVE)
+        if self.am is not None:
+            self._check_attention_mask(spec, who)
         self.widths = widths_of(spec, self.q.shape, self.v.shape,
                                 None if self.k is None else self.k.shape)
+
+    def _rows(self, m, name, who, full, axes, hint=_ADDITIVE, meaning="1 = may attend"):
+        """A (B, T) mask, broadcast numpy-style from what was given ((T,) serves every
+        batch row); a rank-2 query's query_mask may also be (B,)."""
+        a = mask01(m, "%s: %s" % (who, name), (1, 2), hint, meaning)
+        if a is None:
+            return None
+        if name == "query_mask" and self.q.ndim == 2 and a.ndim == 1:
+            if a.shape[0] not in (1, full[0]):
+                raise invalid("%s: query_mask has shape %s; expected (B,) = (%d,) for a "
+                              "rank-2 query" % (who, a.shape, full[0]))
+            a = a[:, None]
+        try:
+            return np.ascontiguousarray(np.broadcast_to(a, full))
+        except ValueError:
+            raise invalid("%s: %s has shape %s; expected %s = %s"
+                          % (who, name, a.shape, axes, full)) from None
+
+    def _check_attention_mask(self, spec, who):
+        """Keras's broadcast (the library's rule): rank 1..3 right-aligned against
+        (B, Tq, Tv), rank 4 (the multi-head layers) against (B, H, Tq, Tv), each dim 1
+        or the full size."""
+        shape = self.am.shape
+        full3 = (self.batch, self.tq, self.tv)
+        full4 = spec.scores_shape(*full3) if spec.multi_head else None
+        if len(shape) == 4 and not spec.multi_head:
+            raise invalid("%s: attention_mask has shape %s; rank 4 (B, H, Tq, Tv) is for the "
+                          "multi-head layers; expected a shape that broadcasts to "
+                          "(B, Tq, Tv) = %s" % (who, shape, full3))
+        target = full4 if len(shape) == 4 else full3[3 - len(shape):]
+        if any(s not in (1, f) for s, f in zip(shape, target)):
+            raise invalid("%s: attention_mask has shape %s, which does not broadcast to "
+                          "(B, Tq, Tv) = %s%s" % (who, shape, full3, "" if full4 is None
+                                                  else " or (B, H, Tq, Tv) = %s" % (full4,)))
 
     def output_shape(self, spec, widths):
         dout = spec.out_width(widths)
@@ -443,16 +526,5 @@ class CallArrays:
         return (self.batch, self.tq, dout)
 
 
-def and_masks(value_mask, key_mask, who):
-    """Keras's MultiHeadAttention key_mask: AND-ed into the value mask."""
-    key_mask = np.asarray(key_mask) != 0
-    if value_mask is None:
-        return key_mask
-    value_mask = np.asarray(value_mask) != 0
-    if value_mask.shape != key_mask.shape:
-        raise invalid("%s has shape %s; value_mask has %s"
-                      % (who, key_mask.shape, value_mask.shape))
-    return value_mask & key_mask
-
-
-from ._arrays import f32  # noqa: E402  (after the classes: _arrays needs nothing from here)
+# after the classes: _arrays needs nothing from here
+from ._arrays import f32, mask01  # noqa: E402

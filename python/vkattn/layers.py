@@ -12,6 +12,7 @@ default the layer's seed and a counter that advances once per training call),
 `path=` ("auto", "fused", "unfused": the SDPA implementation) and
 `use_causal_mask="bottom_right"` (decoding with a KV cache).
 """
+import errno
 import os
 import secrets
 import weakref
@@ -38,6 +39,19 @@ def _path_of(path, who):
     except TypeError:
         raise invalid("%s: path must be a str, bytes or os.PathLike; got %r"
                       % (who, path)) from None
+
+
+def _must_exist(path, who, what="file"):
+    """FileNotFoundError (an OSError, as open() raises) for a path that is not there:
+    the library would only say "cannot open" as an InvalidArgumentError. Other files
+    (a folder, a FIFO, unreadable) are the library's to refuse, with its messages."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, "%s: no such %s" % (who, what),
+                                os.fsdecode(path)) from None
+    except OSError:
+        pass
 
 
 def _prefix_of(prefix, who):
@@ -138,6 +152,7 @@ class _Layer:
                           % (who, self._widths))
         widths = _specs.widths_of(self._spec, tuple(query_shape), tuple(value_shape),
                                   None if key_shape is None else tuple(key_shape))
+        self._spec.check_widths(widths, who, key_shape is not None)
         if self._context is None:
             self._context = default_context()
         ctx = self._context
@@ -170,14 +185,21 @@ class _Layer:
     # -- weights
 
     def get_weights(self):
-        """The weights as numpy arrays in Keras's order ([] before the layer is built)."""
+        """The weights as numpy arrays in Keras's order ([] before the layer is built):
+        float32, or for a float16 layer float16 (what it keeps, exactly; Bahdanau's
+        score_bias, kept in f32, stays float32)."""
         if not self.built:
             return []
         with self._context._lock:
             w, read = self._spec.unpacked(self._widths)
             check(getattr(lib, "vkattn_%s_get_weights" % self._spec.kind)(
                 self._ptr("get_weights"), w), self._context._handle)
-            return read()
+            arrays = read()
+        if self._dtype == "float16":  # exact: the layer holds f16 values
+            layout = self._spec.layout(self._widths)
+            arrays = [a if f in self._spec.f32_weights else a.astype(np.float16)
+                      for (f, _, _), a in zip(layout, arrays)]
+        return arrays
 
     def set_weights(self, weights):
         """Sets the weights from numpy arrays in Keras's order and shapes."""
@@ -204,6 +226,7 @@ class _Layer:
         who = "%s.save_weights" % type(self).__name__
         handle = self._ptr("save_weights")
         path, prefix = _path_of(path, who), _prefix_of(prefix, who)
+        _must_exist(os.path.dirname(path) or b".", who, "folder")
         kind = self._spec.kind
         with self._context._lock:
             w, keep = self._spec.unpacked(self._widths)
@@ -224,6 +247,7 @@ class _Layer:
             raise invalid("%s: names must be one of %s; got %r"
                           % (who, ", ".join('"%s"' % n for n in _NAMES), names))
         path, prefix = _path_of(path, who), _prefix_of(prefix, who)
+        _must_exist(path, who)
         kind = self._spec.kind
         load = ffi.new("vkattn_weights_load_desc *", {"names": _NAMES[names]})
         load.prefix = prefix
@@ -267,12 +291,14 @@ class _Layer:
                 self._step += 1  # a fresh dropout mask per training call, as Keras
         return seed, offset
 
-    def _prepare_call(self, who, query, value, key, query_mask, value_mask, attention_mask,
-                      use_causal_mask, training, return_scores, seed, offset, path, backward):
-        """(arrays, C call) of one call; builds the layer on its first call."""
-        a = _specs.CallArrays(self._spec, who, query, value, key, query_mask, value_mask,
-                              attention_mask)
+    def _prepare_call(self, who, query, value, key, masks, use_causal_mask, training,
+                      return_scores, seed, offset, path, backward):
+        """(arrays, C call) of one call; builds the layer on its first call. masks: the
+        call's mask arguments by name (query_mask, value_mask, attention_mask, and the
+        multi-head layers' key_mask and key_padding_mask)."""
+        a = _specs.CallArrays(self._spec, who, query, value, key, **masks)
         if not self.built:
+            self._spec.check_widths(a.widths, who, a.k is not None)
             self.build(a.q.shape, a.v.shape, None if a.k is None else a.k.shape)
         self._check_widths(who, a)
         seed, offset = self._next_stream(training, seed, offset)
@@ -291,11 +317,10 @@ class _Layer:
         io.output = ts.empty(a.output_shape(self._spec, self._widths), dt)
         return io
 
-    def _call(self, who, query, value, key, query_mask, value_mask, attention_mask,
-              use_causal_mask, training, return_scores, seed, offset, path):
-        a, call = self._prepare_call(who, query, value, key, query_mask, value_mask,
-                                     attention_mask, use_causal_mask, training, return_scores,
-                                     seed, offset, path, False)
+    def _call(self, who, query, value, key, masks, use_causal_mask, training, return_scores,
+              seed, offset, path):
+        a, call = self._prepare_call(who, query, value, key, masks, use_causal_mask, training,
+                                     return_scores, seed, offset, path, False)
         out_shape = a.output_shape(self._spec, self._widths)
         scores_shape = self._spec.scores_shape(a.batch, a.tq, a.tv)
         ctx = self._context
@@ -314,12 +339,11 @@ class _Layer:
             result = [r.astype(np.float16) for r in result]
         return tuple(result) if return_scores else result[0]
 
-    def _gradients(self, who, query, value, key, query_mask, value_mask, attention_mask,
-                   use_causal_mask, training, seed, offset, path, grad_output):
+    def _gradients(self, who, query, value, key, masks, use_causal_mask, training, seed,
+                   offset, path, grad_output):
         """The forward (kept for backward) then the backward on the device."""
-        a, call = self._prepare_call(who, query, value, key, query_mask, value_mask,
-                                     attention_mask, use_causal_mask, training, False, seed,
-                                     offset, path, True)
+        a, call = self._prepare_call(who, query, value, key, masks, use_causal_mask, training,
+                                     False, seed, offset, path, True)
         out_shape = a.output_shape(self._spec, self._widths)
         g = _specs.f32(grad_output, "%s: grad_output" % who)
         if g is None or g.shape != out_shape:
@@ -358,15 +382,16 @@ class _KerasAttentionCall(_Layer):
                  use_causal_mask=False, *, attention_mask=None, seed=None, offset=None,
                  path="auto"):
         """Returns the output (B, Tq, value_width), and with return_attention_scores
-        also the weights (B, Tq, Tv) after dropout, as Keras does. Masks: nonzero or
-        True = may attend; query_mask zeroes output rows. attention_mask (an
+        also the weights (B, Tq, Tv) after dropout, as Keras does. Masks: 0/1 or
+        booleans, 1 or True = may attend (any other value is refused); query_mask
+        (B, Tq) zeroes output rows, value_mask is (B, Tv). attention_mask (an
         extension) broadcasts to (B, Tq, Tv)."""
         who = type(self).__name__
         query, value, key = _specs.unpack_inputs(inputs, who)
         query_mask, value_mask = _specs.unpack_mask(mask, who)
-        return self._call(who, query, value, key, query_mask, value_mask, attention_mask,
-                          use_causal_mask, training, return_attention_scores, seed, offset,
-                          path)
+        masks = dict(query_mask=query_mask, value_mask=value_mask, attention_mask=attention_mask)
+        return self._call(who, query, value, key, masks, use_causal_mask, training,
+                          return_attention_scores, seed, offset, path)
 
     def gradients(self, inputs, mask=None, training=False, use_causal_mask=False, *,
                   grad_output, attention_mask=None, seed=None, offset=None, path="auto"):
@@ -379,8 +404,9 @@ class _KerasAttentionCall(_Layer):
         who = "%s.gradients" % type(self).__name__
         query, value, key = _specs.unpack_inputs(inputs, who)
         query_mask, value_mask = _specs.unpack_mask(mask, who)
-        return self._gradients(who, query, value, key, query_mask, value_mask, attention_mask,
-                               use_causal_mask, training, seed, offset, path, grad_output)
+        masks = dict(query_mask=query_mask, value_mask=value_mask, attention_mask=attention_mask)
+        return self._gradients(who, query, value, key, masks, use_causal_mask, training, seed,
+                               offset, path, grad_output)
 
     def compute_output_shape(self, input_shape):
         """Keras's: input_shape = [query_shape, value_shape(, key_shape)] (dims may be
@@ -427,33 +453,35 @@ class _MultiHeadCall(_Layer):
 
     def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
                  key_mask=None, attention_mask=None, return_attention_scores=False,
-                 training=False, use_causal_mask=False, *, seed=None, offset=None,
-                 path="auto"):
+                 training=False, use_causal_mask=False, *, key_padding_mask=None, seed=None,
+                 offset=None, path="auto"):
         """Returns the output (B, Tq, Dout), and with return_attention_scores also the
-        weights (B, heads, Tq, Tv) before dropout, as Keras does. Masks: nonzero or
-        True = may attend, AND-ed; key_mask joins value_mask as in Keras; attention_mask
-        broadcasts to (B, Tq, Tv) or (B, heads, Tq, Tv). A query row with no allowed
-        key gets zero weights (its output row is output_bias)."""
+        weights (B, heads, Tq, Tv) before dropout, as Keras does. Masks: 1 or True = may
+        attend (Keras's polarity), 0/1 or booleans only, AND-ed; key_mask joins
+        value_mask as in Keras; attention_mask broadcasts to (B, Tq, Tv) or (B, heads,
+        Tq, Tv). key_padding_mask (B, Tv) is PyTorch's nn.MultiheadAttention argument,
+        with PyTorch's polarity: True = padding, ignored. A query row with no allowed key
+        gets zero weights (its output row is output_bias)."""
         who = type(self).__name__
-        if key_mask is not None:
-            value_mask = _specs.and_masks(value_mask, key_mask, "%s: key_mask" % who)
-        return self._call(who, query, value, key, query_mask, value_mask, attention_mask,
-                          use_causal_mask, training, return_attention_scores, seed, offset,
-                          path)
+        masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
+                     key_padding_mask=key_padding_mask, attention_mask=attention_mask)
+        return self._call(who, query, value, key, masks, use_causal_mask, training,
+                          return_attention_scores, seed, offset, path)
 
     def gradients(self, query, value, key=None, query_mask=None, value_mask=None,
                   key_mask=None, attention_mask=None, training=False, use_causal_mask=False,
-                  *, grad_output, seed=None, offset=None, path="auto"):
+                  *, grad_output, key_padding_mask=None, seed=None, offset=None,
+                  path="auto"):
         """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
         ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
         in get_weights() order), as numpy arrays of the layer's dtype. With key omitted,
         dL/d(value) includes the key path. A float16 layer: float16 gradients (fp32
         accumulation)."""
         who = "%s.gradients" % type(self).__name__
-        if key_mask is not None:
-            value_mask = _specs.and_masks(value_mask, key_mask, "%s: key_mask" % who)
-        return self._gradients(who, query, value, key, query_mask, value_mask, attention_mask,
-                               use_causal_mask, training, seed, offset, path, grad_output)
+        masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
+                     key_padding_mask=key_padding_mask, attention_mask=attention_mask)
+        return self._gradients(who, query, value, key, masks, use_causal_mask, training, seed,
+                               offset, path, grad_output)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         """Keras's: the output's shape, query_shape[:-1] + (output width,) (dims may be
@@ -492,8 +520,8 @@ class GroupedQueryAttention(_MultiHeadCall):
     (Dq, Nq, h), query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
     value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
     output_bias (Dq,)], the kernels alone with use_bias=False; zeros in a new layer.
-    query_mask is honoured (unlike MultiHeadAttention's); scores are (B, Nq, Tq, Tv)
-    before dropout; sliding_window as MultiHeadAttention's. use_gate: as
+    query_mask zeroes the weights of masked query rows, as MultiHeadAttention's does;
+    scores are (B, Nq, Tq, Tv) before dropout; sliding_window as MultiHeadAttention's. use_gate: as
     MultiHeadAttention's, gate_kernel (Dq, Nq, h) and gate_bias (Nq, h) after key_bias."""
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,

@@ -19,9 +19,12 @@ from .errors import check, invalid
 
 
 def _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
-         use_causal_mask, training, return_attention_scores, seed, offset, grad_output=None):
-    a = _specs.CallArrays(spec, who, query, value, key, query_mask, value_mask, attention_mask)
+         use_causal_mask, training, return_attention_scores, seed, offset, grad_output=None,
+         key_mask=None, key_padding_mask=None):
+    a = _specs.CallArrays(spec, who, query, value, key, query_mask, value_mask, attention_mask,
+                          key_mask, key_padding_mask)
     widths = a.widths
+    spec.check_widths(widths, who, a.k is not None)
     arrays = (spec.defaults(widths) if weights is None
               else spec.check_weights(widths, weights, who))
     w = spec.pack(widths, arrays, spec.hidden_defaults())
@@ -99,16 +102,14 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
                          query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
                          use_causal_mask=False, training=False, return_attention_scores=False,
                          seed=0, offset=0, sliding_window=None, use_gate=False,
-                         grad_output=None):
-    """vkattn.MultiHeadAttention's reference: weights as its get_weights()."""
-    if key_mask is not None:
-        value_mask = _specs.and_masks(value_mask, key_mask,
-                                      "reference.multi_head_attention: key_mask")
+                         grad_output=None, key_padding_mask=None):
+    """vkattn.MultiHeadAttention's reference: weights as its get_weights();
+    key_padding_mask as the layer's (PyTorch's polarity, True = padding)."""
     spec = _specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout, use_bias,
                                          output_shape, sliding_window, use_gate)
     return _run(spec, "reference.multi_head_attention", weights, query, value, key,
                 query_mask, value_mask, attention_mask, use_causal_mask, training,
-                return_attention_scores, seed, offset, grad_output)
+                return_attention_scores, seed, offset, grad_output, key_mask, key_padding_mask)
 
 
 def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads,
@@ -116,15 +117,15 @@ def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads
                             weights=None, dropout=0.0, query_mask=None, value_mask=None,
                             key_mask=None, attention_mask=None, use_causal_mask=False,
                             training=False, return_attention_scores=False, seed=0, offset=0,
-                            use_gate=False, grad_output=None):
-    """vkattn.GroupedQueryAttention's reference: weights as its get_weights()."""
+                            use_gate=False, grad_output=None, key_padding_mask=None):
+    """vkattn.GroupedQueryAttention's reference: weights as its get_weights();
+    key_padding_mask as the layer's (PyTorch's polarity, True = padding)."""
     who = "reference.grouped_query_attention"
-    if key_mask is not None:
-        value_mask = _specs.and_masks(value_mask, key_mask, who + ": key_mask")
     spec = _specs.GroupedQueryAttentionSpec(head_dim, num_query_heads, num_key_value_heads,
                                             dropout, use_bias, sliding_window, who, use_gate)
     return _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
-                use_causal_mask, training, return_attention_scores, seed, offset, grad_output)
+                use_causal_mask, training, return_attention_scores, seed, offset, grad_output,
+                key_mask, key_padding_mask)
 
 
 group_query_attention = grouped_query_attention

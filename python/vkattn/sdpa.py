@@ -15,8 +15,10 @@ def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=F
     key/value head h // (H // Hkv) (grouped-query attention); or all three rank 3,
     (B, T, d), for one head. scale None = 1/sqrt(dk). bias and mask broadcast to
     (B, H, Tq, Tv) (numpy's right-aligned rule); value_mask is (B, Tv); masks are
-    nonzero/True = may attend. causal: False, True (= "top_left": j <= i) or
-    "bottom_right" (j <= i + Tv - Tq). masked_row: what a row with no allowed key
+    0/1 or booleans, 1/True = may attend (any other value is refused: an additive
+    mask such as PyTorch's float attn_mask, 0 and -inf, goes in bias). k's batch
+    and width are q's, v's batch, heads and length k's. causal: False, True (=
+    "top_left": j <= i) or "bottom_right" (j <= i + Tv - Tq). masked_row: what a row with no allowed key
     becomes, "zero" or "uniform" (1/Tv). dropout: rate applied to the weights when
     > 0 (the Philox stream of seed and offset). Returns out (B, H, Tq, dv), and with
     return_weights (chained path only) also the weights (B, H, Tq, Tv), before

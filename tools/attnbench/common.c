@@ -162,6 +162,12 @@ void ab_fill_mask(ab_rng *r, float *x, size_t n, double ratio)
 
 float *ab_floats(size_t n)
 {
+    /* a count whose bytes overflow would wrap to a small block that the
+     * caller then writes n floats into */
+    if (n > SIZE_MAX / sizeof(float)) {
+        fprintf(stderr, "attnbench: %zu floats are more than a host array can hold\n", n);
+        return NULL;
+    }
     float *p = malloc((n ? n : 1) * sizeof *p);
     if (!p)
         fprintf(stderr, "attnbench: out of host memory (%zu floats)\n", n);
@@ -264,37 +270,72 @@ vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const u
 vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                              ab_rng *rng, float lo, float hi, bool fp16)
 {
-    memset(b, 0, sizeof *b);
-    /* the tensor first: it checks the size against the device before any
-     * large host allocation */
-    vkattn_tensor_desc desc = {.rank = rank,
-                               .dtype = fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+    ab_buf_spec spec = {.b = b, .rank = rank, .fp16 = fp16,
+                        .fill = rng ? AB_FILL_UNIFORM : AB_FILL_NONE, .lo = lo, .hi = hi};
     for (uint32_t i = 0; i < rank && i < VKATTN_MAX_RANK; i++)
-        desc.dims[i] = dims[i];
-    vkattn_result r = vkattn_tensor_create(ctx, &desc, &b->t);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    b->n = (size_t)vkattn_tensor_get_info(b->t).count;
-    if (!(b->host = ab_floats(b->n))) {
-        ab_buf_free(b);
-        return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    if (!rng)
-        return VKATTN_SUCCESS;
-    ab_fill_uniform(rng, b->host, b->n, lo, hi);
-    for (size_t i = 0; fp16 && i < b->n; i++)
-        b->host[i] = ab_f16_to_f32(ab_f16_bits(b->host[i]));
-    return vkattn_tensor_upload(b->t, b->host, 0, b->n);
+        spec.dims[i] = dims[i];
+    return ab_bufs_make(ctx, rng, &spec, 1);
 }
 
 vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, double ratio)
 {
-    vkattn_result r = ab_buf_make(ctx, b, rank, dims, NULL, 0, 0);
-    if (r != VKATTN_SUCCESS)
-        return r;
-    ab_fill_mask(rng, b->host, b->n, ratio);
-    return vkattn_tensor_upload(b->t, b->host, 0, b->n);
+    ab_buf_spec spec = {.b = b, .rank = rank, .fill = AB_FILL_MASK, .ratio = ratio};
+    for (uint32_t i = 0; i < rank && i < VKATTN_MAX_RANK; i++)
+        spec.dims[i] = dims[i];
+    return ab_bufs_make(ctx, rng, &spec, 1);
+}
+
+vkattn_result ab_bufs_create(vkattn_context *ctx, const ab_buf_spec *specs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const ab_buf_spec *sp = &specs[i];
+        if (sp->absent)
+            continue;
+        memset(sp->b, 0, sizeof *sp->b);
+        vkattn_tensor_desc desc = {.rank = sp->rank,
+                                   .dtype = sp->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+        for (uint32_t d = 0; d < sp->rank && d < VKATTN_MAX_RANK; d++)
+            desc.dims[d] = sp->dims[d];
+        vkattn_result r = vkattn_tensor_create(ctx, &desc, &sp->b->t);
+        if (r != VKATTN_SUCCESS)
+            return r;
+        sp->b->n = (size_t)vkattn_tensor_get_info(sp->b->t).count;
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result ab_bufs_fill(ab_rng *rng, const ab_buf_spec *specs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const ab_buf_spec *sp = &specs[i];
+        ab_buf *b = sp->b;
+        if (sp->absent)
+            continue;
+        if (!(b->host = ab_floats(b->n)))
+            return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+        if (sp->fill == AB_FILL_NONE)
+            continue;
+        if (sp->fill == AB_FILL_MASK) {
+            ab_fill_mask(rng, b->host, b->n, sp->ratio);
+        } else {
+            ab_fill_uniform(rng, b->host, b->n, sp->lo, sp->hi);
+            for (size_t j = 0; sp->fp16 && j < b->n; j++)
+                b->host[j] = ab_f16_to_f32(ab_f16_bits(b->host[j]));
+        }
+        vkattn_result r = vkattn_tensor_upload(b->t, b->host, 0, b->n);
+        if (r != VKATTN_SUCCESS)
+            return r;
+    }
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result ab_bufs_make(vkattn_context *ctx, ab_rng *rng, const ab_buf_spec *specs, size_t n)
+{
+    /* every tensor first: the library checks each size against the device
+     * before any host array is allocated, let alone filled */
+    vkattn_result r = ab_bufs_create(ctx, specs, n);
+    return r != VKATTN_SUCCESS ? r : ab_bufs_fill(rng, specs, n);
 }
 
 void ab_buf_free(ab_buf *b)

@@ -50,7 +50,8 @@ void ab_fill_uniform(ab_rng *r, float *x, size_t n, float lo, float hi);
 /* 0/1 values, each 0 with probability `ratio` (a random mask) */
 void ab_fill_mask(ab_rng *r, float *x, size_t n, double ratio);
 
-/* malloc of n floats; prints and returns NULL on failure */
+/* malloc of n floats; prints and returns NULL on failure, and for an n whose
+ * bytes overflow size_t */
 float *ab_floats(size_t n);
 
 /* ------------------------------------------------------------ tensors */
@@ -97,6 +98,43 @@ vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, cons
 /* An input 0/1 mask with a fraction `ratio` of zeros. */
 vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, double ratio);
+
+/* Several buffers of an op made together (ab_bufs_make). */
+typedef enum ab_fill {
+    AB_FILL_NONE,    /* an output: the host array is left undefined */
+    AB_FILL_UNIFORM, /* an input uniform in [lo, hi), f16 values when fp16 */
+    AB_FILL_MASK,    /* an input 0/1 mask with a fraction `ratio` of zeros */
+} ab_fill;
+typedef struct ab_buf_spec {
+    ab_buf *b;
+    uint32_t rank;
+    uint32_t dims[VKATTN_MAX_RANK];
+    bool fp16; /* an f16 tensor */
+    ab_fill fill;
+    float lo, hi;
+    double ratio;
+    bool absent; /* not made: an optional input or output the flags leave out */
+} ab_buf_spec;
+/* Spec shorthands: AB_INPUT(&buf, lo, hi, fp16, dims...) drawn uniform in
+ * [lo, hi), AB_OUTPUT(&buf, fp16, dims...); designated fields may follow
+ * (.absent = !flag). */
+#define AB_SPEC_DIMS(...) .rank = sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t), .dims = {__VA_ARGS__}
+#define AB_INPUT(buf, lo_, hi_, f16, ...)                                                      \
+    .b = (buf), .fp16 = (f16), .fill = AB_FILL_UNIFORM, .lo = (lo_), .hi = (hi_),             \
+    AB_SPEC_DIMS(__VA_ARGS__)
+#define AB_OUTPUT(buf, f16, ...) .b = (buf), .fp16 = (f16), AB_SPEC_DIMS(__VA_ARGS__)
+#define AB_MASK(buf, ratio_, ...)                                                              \
+    .b = (buf), .fill = AB_FILL_MASK, .ratio = (ratio_), AB_SPEC_DIMS(__VA_ARGS__)
+/* Creates every spec's tensor first, so that the library checks each size
+ * against the device before any host array is allocated, then the host
+ * arrays, drawn from rng and uploaded in the order given (the same values as
+ * ab_buf_make_as / ab_buf_mask one after another). On failure the buffers
+ * made so far stay for ab_buf_free. */
+vkattn_result ab_bufs_make(vkattn_context *ctx, ab_rng *rng, const ab_buf_spec *specs, size_t n);
+/* ab_bufs_make's two halves, for an op that draws more (a layer's weights)
+ * between them: the tensors, then the host arrays. */
+vkattn_result ab_bufs_create(vkattn_context *ctx, const ab_buf_spec *specs, size_t n);
+vkattn_result ab_bufs_fill(ab_rng *rng, const ab_buf_spec *specs, size_t n);
 void ab_buf_free(ab_buf *b);
 
 /* The common --check: poisons every output tensor with NaN, runs

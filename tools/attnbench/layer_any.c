@@ -1,32 +1,36 @@
 /* Kind dispatch for ab_layer_any (layer_any.h). */
 #include "layer_any.h"
 
+vkattn_result ab_layer_any_new(vkattn_context *ctx, ab_layer_any *l)
+{
+    switch (l->kind) {
+    case AB_LAYER_ATTENTION: return vkattn_attention_create(ctx, &l->desc.att, &l->handle.att);
+    case AB_LAYER_ADDITIVE:
+        return vkattn_additive_attention_create(ctx, &l->desc.add, &l->handle.add);
+    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_create(ctx, &l->desc.bah, &l->handle.bah);
+    case AB_LAYER_MHA: return vkattn_mha_create(ctx, &l->desc.mha, &l->handle.mha);
+    case AB_LAYER_GQA: return vkattn_gqa_create(ctx, &l->desc.gqa, &l->handle.gqa);
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT;
+}
+
+vkattn_result ab_layer_any_set_weights(ab_layer_any *l)
+{
+    switch (l->kind) {
+    case AB_LAYER_ATTENTION: return vkattn_attention_set_weights(l->handle.att, &l->w.att);
+    case AB_LAYER_ADDITIVE:
+        return vkattn_additive_attention_set_weights(l->handle.add, &l->w.add);
+    case AB_LAYER_BAHDANAU: return vkattn_bahdanau_set_weights(l->handle.bah, &l->w.bah);
+    case AB_LAYER_MHA: return vkattn_mha_set_weights(l->handle.mha, &l->w.mha);
+    case AB_LAYER_GQA: return vkattn_gqa_set_weights(l->handle.gqa, &l->w.gqa);
+    }
+    return VKATTN_ERROR_INVALID_ARGUMENT;
+}
+
 vkattn_result ab_layer_any_create(vkattn_context *ctx, ab_layer_any *l)
 {
-    vkattn_result r = VKATTN_ERROR_INVALID_ARGUMENT;
-    switch (l->kind) {
-    case AB_LAYER_ATTENTION:
-        if (!(r = vkattn_attention_create(ctx, &l->desc.att, &l->handle.att)))
-            r = vkattn_attention_set_weights(l->handle.att, &l->w.att);
-        break;
-    case AB_LAYER_ADDITIVE:
-        if (!(r = vkattn_additive_attention_create(ctx, &l->desc.add, &l->handle.add)))
-            r = vkattn_additive_attention_set_weights(l->handle.add, &l->w.add);
-        break;
-    case AB_LAYER_BAHDANAU:
-        if (!(r = vkattn_bahdanau_create(ctx, &l->desc.bah, &l->handle.bah)))
-            r = vkattn_bahdanau_set_weights(l->handle.bah, &l->w.bah);
-        break;
-    case AB_LAYER_MHA:
-        if (!(r = vkattn_mha_create(ctx, &l->desc.mha, &l->handle.mha)))
-            r = vkattn_mha_set_weights(l->handle.mha, &l->w.mha);
-        break;
-    case AB_LAYER_GQA:
-        if (!(r = vkattn_gqa_create(ctx, &l->desc.gqa, &l->handle.gqa)))
-            r = vkattn_gqa_set_weights(l->handle.gqa, &l->w.gqa);
-        break;
-    }
-    return r;
+    vkattn_result r = ab_layer_any_new(ctx, l);
+    return r != VKATTN_SUCCESS ? r : ab_layer_any_set_weights(l);
 }
 
 void ab_layer_any_destroy(ab_layer_any *l)

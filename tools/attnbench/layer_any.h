@@ -42,6 +42,11 @@ typedef struct ab_layer_any {
 /* Creates the layer from desc and sets w. On failure a created handle stays
  * for ab_layer_any_destroy. */
 vkattn_result ab_layer_any_create(vkattn_context *ctx, ab_layer_any *l);
+/* Its two halves: the layer from desc alone (the library checks its weight
+ * sizes against the device, so a caller may ask before it draws them), then
+ * w set on it. */
+vkattn_result ab_layer_any_new(vkattn_context *ctx, ab_layer_any *l);
+vkattn_result ab_layer_any_set_weights(ab_layer_any *l);
 /* Destroys the handle (none is fine) and clears it. */
 void ab_layer_any_destroy(ab_layer_any *l);
 vkattn_result ab_layer_any_record(const ab_layer_any *l, VkCommandBuffer cmd,

@@ -82,11 +82,12 @@ int ab_attention_dims(const char *op, const ab_args *a, uint32_t default_heads, 
 const char *ab_sdpa_path_name(vkattn_context *ctx, const vkattn_sdpa_params *p);
 
 /* bench sdpa --backward (ops_sdpa_backward.c): the backward of the forward
- * `fwd` describes, with its own inputs (f16 data tensors when fp16); the sdpa
- * op forwards to these. */
+ * `fwd` describes, with its own inputs drawn from a->seed (f16 data tensors
+ * with a->fp16, a value mask with a->mask_ratio); the sdpa op forwards to
+ * these. */
 typedef struct ab_sdpa_bwd ab_sdpa_bwd;
-int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
-                           double mask_ratio, bool fp16, ab_sdpa_bwd **out, ab_op_info *info);
+int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, const ab_args *a,
+                           ab_sdpa_bwd **out, ab_op_info *info);
 vkattn_result ab_sdpa_backward_record(void *state, VkCommandBuffer cmd);
 vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s);
 int ab_sdpa_backward_check(vkattn_context *ctx, ab_sdpa_bwd *s, double *err);

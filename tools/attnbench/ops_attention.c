@@ -4,6 +4,7 @@
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
+#include "sizes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,38 @@ static int att_begin(vkattn_context *ctx, const char *op, const ab_args *a, uint
     return ab_attention_dims(op, a, heads, &(*s)->d);
 }
 
+/* The arrays each op of the family makes must be countable (sizes.h): bench
+ * checks them before a context is made. The value mask (B, Tv), the LSE
+ * (B, H, Tq) and the gradients are no larger than the arrays named. */
+static int att_check_args(const char *op, const ab_args *a)
+{
+    const bool additive = !strcmp(op, "additive"); /* the one without --heads */
+    ab_dims d;
+    if (ab_attention_dims(op, a, additive ? 1 : 8, &d))
+        return ATTNBENCH_EXIT_USAGE;
+    const ab_factor B = {"--batch", d.batch}, H = {"--heads", d.heads}, Tq = {"--tq", d.tq},
+                    Tv = {"--tv", d.tv}, Dk = {"--dk", d.dk}, Dv = {"--dv", d.dv};
+    bool fit;
+    if (additive)
+        fit = AB_FITS(op, "q", B, Tq, Dk) && AB_FITS(op, "k", B, Tv, Dk) &&
+              AB_FITS(op, "the scores", B, Tq, Tv);
+    else if (!strcmp(op, "heads")) /* T = --tq */
+        fit = AB_WIDTH_FITS(op, "the merged width", H, Dk) &&
+              AB_FITS(op, "the input", B, Tq, H, Dk);
+    else if (!strcmp(op, "sdpa"))
+        fit = AB_FITS(op, "Q", B, H, Tq, Dk) && AB_FITS(op, "K", B, H, Tv, Dk) &&
+              AB_FITS(op, "V", B, H, Tv, Dv) && AB_FITS(op, "the output", B, H, Tq, Dv) &&
+              (!a->scores || AB_FITS(op, "the weights", B, H, Tq, Tv));
+    else /* softmax, dropout */
+        fit = AB_FITS(op, "the scores", B, H, Tq, Tv);
+    return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
+}
+static int softmax_check_args(const ab_args *a) { return att_check_args("softmax", a); }
+static int additive_check_args(const ab_args *a) { return att_check_args("additive", a); }
+static int heads_check_args(const ab_args *a) { return att_check_args("heads", a); }
+static int dropout_check_args(const ab_args *a) { return att_check_args("dropout", a); }
+static int sdpa_check_args(const ab_args *a) { return att_check_args("sdpa", a); }
+
 static void att_info(const att_state *s, ab_op_info *info, bool dk, bool dv)
 {
     *info = (ab_op_info){.batch = s->d.batch, .heads = s->d.heads, .tq = s->d.tq, .tv = s->d.tv,
@@ -103,13 +136,15 @@ static int softmax_setup(vkattn_context *ctx, const ab_args *a, void **state, ab
                  .has_value_mask = vm},
     };
     ab_rng rng = {a->seed};
-    uint32_t shape[4] = {d->batch, d->heads, d->tq, d->tv}, mshape[2] = {d->batch, d->tv};
-    s->fp16 = a->fp16;
-    vkattn_result r;
-    if ((r = ab_buf_make_as(ctx, &s->x, 4, shape, &rng, -4, 4, s->fp16)) ||
-        (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, mshape, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make_as(ctx, &s->out, 4, shape, NULL, 0, 0, s->fp16)))
-        return ab_report(ctx, r, "softmax: creating tensors");
+    const bool h = s->fp16 = a->fp16;
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->x, -4, 4, h, d->batch, d->heads, d->tq, d->tv)},
+        {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !vm},
+        {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->tv)},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "softmax", a, "softmax: creating tensors");
     att_info(s, info, false, false);
     info->bytes = data_bytes(s, s->x.n + s->out.n) + f4(s->vmask.n);
     return ATTNBENCH_EXIT_OK;
@@ -154,6 +189,7 @@ const ab_op ab_op_softmax = {
     .bound_fp16 = AB_BOUND_SOFTMAX_FP16,
     .setup = softmax_setup, .record = softmax_record, .prepare = softmax_prepare,
     .check = softmax_check, .destroy = att_destroy,
+    .check_args = softmax_check_args,
 };
 
 /* ------------------------------------------------------------------ additive */
@@ -168,27 +204,28 @@ static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, a
     s->p.additive = (vkattn_additive_params){
         .batch = d->batch, .tq = d->tq, .tv = d->tv, .dim = d->dk, .has_scale_vector = true};
     ab_rng rng = {a->seed};
-    uint32_t q[3] = {d->batch, d->tq, d->dk}, k[3] = {d->batch, d->tv, d->dk};
-    uint32_t out[3] = {d->batch, d->tq, d->tv};
-    s->fp16 = a->fp16;
-    vkattn_result r;
-    if ((r = ab_buf_make_as(ctx, &s->x, 3, q, &rng, -1, 1, s->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->k, 3, k, &rng, -1, 1, s->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->scale, 1, &d->dk, &rng, -1, 1, s->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->out, 3, out, NULL, 0, 0, s->fp16)))
-        return ab_report(ctx, r, "additive: creating tensors");
+    const bool h = s->fp16 = a->fp16, bwd = a->backward;
+    /* --backward: dS (in v) in, dq, dk and the scale's gradient out, all f32 */
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->x, -1, 1, h, d->batch, d->tq, d->dk)},
+        {AB_INPUT(&s->k, -1, 1, h, d->batch, d->tv, d->dk)},
+        {AB_INPUT(&s->scale, -1, 1, h, d->dk)},
+        {AB_OUTPUT(&s->out, h, d->batch, d->tq, d->tv)},
+        {AB_INPUT(&s->v, -1, 1, false, d->batch, d->tq, d->tv), .absent = !bwd},
+        {AB_OUTPUT(&s->gq, false, d->batch, d->tq, d->dk), .absent = !bwd},
+        {AB_OUTPUT(&s->gk, false, d->batch, d->tv, d->dk), .absent = !bwd},
+        {AB_OUTPUT(&s->gs, false, d->dk), .absent = !bwd},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "additive", a, "additive: creating tensors");
     att_info(s, info, true, false);
     /* one multiply-add per feature of each score; tanh not counted */
     info->flops = 2.0 * d->batch * d->tq * d->tv * d->dk;
     info->bytes = data_bytes(s, s->x.n + s->k.n + s->scale.n + s->out.n);
-    s->backward = a->backward;
+    s->backward = bwd;
     if (!s->backward)
         return ATTNBENCH_EXIT_OK;
-    if ((r = ab_buf_make(ctx, &s->v, 3, out, &rng, -1, 1)) ||
-        (r = ab_buf_make(ctx, &s->gq, 3, q, NULL, 0, 0)) ||
-        (r = ab_buf_make(ctx, &s->gk, 3, k, NULL, 0, 0)) ||
-        (r = ab_buf_make(ctx, &s->gs, 1, &d->dk, NULL, 0, 0)))
-        return ab_report(ctx, r, "additive --backward: creating tensors");
     /* three passes (dq, dk, ds) of one multiply-add per feature of each score */
     info->backward = true;
     info->flops = 3.0 * info->flops;
@@ -270,6 +307,7 @@ const ab_op ab_op_additive = {
     .setup = additive_setup, .record = additive_record, .prepare = additive_prepare,
     .check = additive_check,
     .destroy = att_destroy,
+    .check_args = additive_check_args,
 };
 
 /* ------------------------------------------------------------------ heads */
@@ -284,16 +322,18 @@ static int heads_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_o
     s->p.heads = (vkattn_heads_params){
         .batch = d->batch, .seq = d->tq, .heads = d->heads, .head_dim = d->dk};
     ab_rng rng = {a->seed};
-    uint32_t merged[3] = {d->batch, d->tq, d->heads * d->dk};
-    uint32_t split[4] = {d->batch, d->heads, d->tq, d->dk};
-    if ((uint64_t)d->heads * d->dk > UINT32_MAX)
-        return ab_report(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "heads: --heads * --dk");
-    s->fp16 = a->fp16;
-    vkattn_result r;
-    if ((r = ab_buf_make_as(ctx, &s->x, 3, merged, &rng, -1, 1, s->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->out, 4, split, NULL, 0, 0, s->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->out2, 3, merged, NULL, 0, 0, s->fp16)))
-        return ab_report(ctx, r, "heads: creating tensors");
+    if (att_check_args("heads", a)) /* bench checked it; the merged width relies on it */
+        return ATTNBENCH_EXIT_USAGE;
+    const uint32_t merged = d->heads * d->dk;
+    const bool h = s->fp16 = a->fp16;
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->x, -1, 1, h, d->batch, d->tq, merged)},
+        {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->dk)},
+        {AB_OUTPUT(&s->out2, h, d->batch, d->tq, merged)},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "heads", a, "heads: creating tensors");
     att_info(s, info, true, false);
     info->tv = d->tq;
     /* split reads and writes every element, then merge does again */
@@ -344,6 +384,7 @@ const ab_op ab_op_heads = {
     .bound_fp16 = AB_BOUND_HEADS_FP16,
     .setup = heads_setup, .record = heads_record, .prepare = heads_prepare,
     .check = heads_check, .destroy = att_destroy,
+    .check_args = heads_check_args,
 };
 
 /* ------------------------------------------------------------------ dropout */
@@ -361,12 +402,14 @@ static int dropout_setup(vkattn_context *ctx, const ab_args *a, void **state, ab
                     .training = true, .seed = a->seed, .offset = 0},
     };
     ab_rng rng = {a->seed};
-    uint32_t shape[4] = {d->batch, d->heads, d->tq, d->tv};
-    s->fp16 = a->fp16;
-    vkattn_result r;
-    if ((r = ab_buf_make_as(ctx, &s->x, 4, shape, &rng, 0, 1, s->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->out, 4, shape, NULL, 0, 0, s->fp16)))
-        return ab_report(ctx, r, "dropout: creating tensors");
+    const bool h = s->fp16 = a->fp16;
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->x, 0, 1, h, d->batch, d->heads, d->tq, d->tv)},
+        {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->tv)},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "dropout", a, "dropout: creating tensors");
     att_info(s, info, false, false);
     info->bytes = data_bytes(s, s->x.n + s->out.n);
     return ATTNBENCH_EXIT_OK;
@@ -410,6 +453,7 @@ const ab_op ab_op_dropout = {
     .setup = dropout_setup, .record = dropout_record, .prepare = dropout_prepare,
     .check = dropout_check,
     .destroy = att_destroy,
+    .check_args = dropout_check_args,
 };
 
 /* ------------------------------------------------------------------ sdpa */
@@ -450,27 +494,26 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         .sliding_window = a->window,
     };
     if (a->backward) {
-        st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a->seed, a->mask_ratio, a->fp16, &s->bwd,
-                                   info);
+        st = ab_sdpa_backward_setup(ctx, &s->p.sdpa, a, &s->bwd, info);
         ab_op_info timed = *info;
         att_info(s, info, true, true);
         info->path = timed.path, info->flops = timed.flops, info->bytes = timed.bytes;
         return st;
     }
     ab_rng rng = {a->seed};
-    uint32_t q[4] = {d->batch, d->heads, d->tq, d->dk}, k[4] = {d->batch, d->heads, d->tv, d->dk};
-    uint32_t v[4] = {d->batch, d->heads, d->tv, d->dv}, o[4] = {d->batch, d->heads, d->tq, d->dv};
-    uint32_t w[4] = {d->batch, d->heads, d->tq, d->tv}, m[2] = {d->batch, d->tv};
-    vkattn_result r;
     /* --fp16: Q, K, V and out f16; the mask and returned weights stay f32 */
     const bool h = s->fp16 = a->fp16;
-    if ((r = ab_buf_make_as(ctx, &s->x, 4, q, &rng, -1, 1, h)) ||
-        (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, h)) ||
-        (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, h)) ||
-        (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make_as(ctx, &s->out, 4, o, NULL, 0, 0, h)) ||
-        (a->scores && (r = ab_buf_make(ctx, &s->out2, 4, w, NULL, 0, 0))))
-        return ab_report(ctx, r, "sdpa: creating tensors");
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->x, -1, 1, h, d->batch, d->heads, d->tq, d->dk)},
+        {AB_INPUT(&s->k, -1, 1, h, d->batch, d->heads, d->tv, d->dk)},
+        {AB_INPUT(&s->v, -1, 1, h, d->batch, d->heads, d->tv, d->dv)},
+        {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !vm},
+        {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->dv)},
+        {AB_OUTPUT(&s->out2, false, d->batch, d->heads, d->tq, d->tv), .absent = !a->scores},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "sdpa", a, "sdpa: creating tensors");
     att_info(s, info, true, true);
     info->path = ab_sdpa_path_name(ctx, &s->p.sdpa);
     info->output = s->out.t, info->output_count = s->out.n;
@@ -535,5 +578,6 @@ const ab_op ab_op_sdpa = {
     .bound_fp16 = AB_BOUND_SDPA_FP16,
     .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,
     .destroy = att_destroy,
+    .check_args = sdpa_check_args,
     .bound_backward_fp16 = AB_BOUND_SDPA_BACKWARD_FP16,
 };

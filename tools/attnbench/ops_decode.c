@@ -6,6 +6,7 @@
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
+#include "sizes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,17 @@ static int dec_check_args(const ab_args *a)
 {
     ab_dims d;
     uint32_t g;
-    return dec_dims(a, &d, &g);
+    int st = dec_dims(a, &d, &g);
+    if (st)
+        return st;
+    /* the arrays must be countable (sizes.h); the value mask (B, L) is smaller */
+    const ab_factor B = {"--batch", d.batch}, H = {"--heads", d.heads}, G = {"--kv-heads", g},
+                    Tq = {"--tq", d.tq}, L = {"--tv", d.tv}, Dk = {"--dk", d.dk},
+                    Dv = {"--dv", d.dv};
+    const bool fit = AB_FITS("decode", "Q", B, H, Tq, Dk) && AB_FITS("decode", "K", B, G, L, Dk) &&
+                     AB_FITS("decode", "V", B, G, L, Dv) &&
+                     AB_FITS("decode", "the output", B, H, Tq, Dv);
+    return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
 }
 
 static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
@@ -87,18 +98,18 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
         .num_splits = a->splits,
     };
     ab_rng rng = {a->seed};
-    uint32_t q[4] = {d.batch, d.heads, d.tq, d.dk}, o[4] = {d.batch, d.heads, d.tq, d.dv};
-    uint32_t k[4] = {d.batch, g, d.tv, d.dk}, v[4] = {d.batch, g, d.tv, d.dv};
-    uint32_t m[2] = {d.batch, d.tv};
-    vkattn_result r;
     /* --fp16: an f16 cache, q and out (the value mask stays f32) */
-    s->fp16 = a->fp16;
-    if ((r = ab_buf_make_as(ctx, &s->q, 4, q, &rng, -1, 1, a->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, a->fp16)) ||
-        (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, a->fp16)) ||
-        (vm && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make_as(ctx, &s->out, 4, o, NULL, 0, 0, a->fp16)))
-        return ab_report(ctx, r, "decode: creating tensors");
+    const bool h = s->fp16 = a->fp16;
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->q, -1, 1, h, d.batch, d.heads, d.tq, d.dk)},
+        {AB_INPUT(&s->k, -1, 1, h, d.batch, g, d.tv, d.dk)},
+        {AB_INPUT(&s->v, -1, 1, h, d.batch, g, d.tv, d.dv)},
+        {AB_MASK(&s->vmask, a->mask_ratio, d.batch, d.tv), .absent = !vm},
+        {AB_OUTPUT(&s->out, h, d.batch, d.heads, d.tq, d.dv)},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "decode", a, "decode: creating tensors");
     vkattn_kv_cache_desc cd = {.batch = d.batch, .kv_heads = g, .capacity = d.tv,
                                .key_dim = d.dk, .value_dim = d.dv,
                                .keys = s->k.t, .values = s->v.t,

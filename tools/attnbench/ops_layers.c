@@ -6,6 +6,7 @@
 #include "common.h"
 #include "layer_any.h"
 #include "ops.h"
+#include "sizes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -59,47 +60,69 @@ static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_
 
 static float to_half(float x) { return ab_f16_to_f32(ab_f16_bits(x)); }
 
-/* --fp16: the layer f16, and the weights the f16 values it keeps, so the
- * reference runs on what the layer holds (Keras's float16 policy). */
+/* --fp16: the weights the f16 values the layer keeps, so the reference runs
+ * on what the layer holds (Keras's float16 policy). */
 static void make_half(layer_state *s)
 {
-    switch (s->layer.kind) {
-    case AB_LAYER_ATTENTION:
-        s->layer.desc.att.dtype = VKATTN_DTYPE_F16;
+    if (s->layer.kind == AB_LAYER_ATTENTION) {
         s->layer.w.att.scale = to_half(s->layer.w.att.scale);
         s->layer.w.att.concat_score_weight = to_half(s->layer.w.att.concat_score_weight);
-        break;
-    case AB_LAYER_ADDITIVE: s->layer.desc.add.dtype = VKATTN_DTYPE_F16; break;
-    case AB_LAYER_BAHDANAU: s->layer.desc.bah.dtype = VKATTN_DTYPE_F16; break;
-    case AB_LAYER_MHA: s->layer.desc.mha.dtype = VKATTN_DTYPE_F16; break;
-    case AB_LAYER_GQA: s->layer.desc.gqa.dtype = VKATTN_DTYPE_F16; break;
     }
     for (size_t i = 0; i < sizeof s->warr / sizeof s->warr[0]; i++) /* the gate's too */
         for (size_t j = 0; s->warr[i] && j < s->warr_n[i]; j++)
             s->warr[i][j] = to_half(s->warr[i][j]);
 }
 
-/* Descs and random weights of each kind; false on host out-of-memory. */
-static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
+/* The desc of each kind (f16 with --fp16). */
+static void make_desc(layer_state *s, float dropout)
 {
     const ab_dims *d = &s->d;
+    const vkattn_dtype dt = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
     switch (s->layer.kind) {
     case AB_LAYER_ATTENTION:
         s->layer.desc.att = (vkattn_attention_desc){
             .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .use_scale = true,
-            .dropout = dropout};
+            .dropout = dropout, .dtype = dt};
+        break;
+    case AB_LAYER_ADDITIVE:
+        s->layer.desc.add = (vkattn_additive_attention_desc){
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .dropout = dropout,
+            .dtype = dt};
+        break;
+    case AB_LAYER_BAHDANAU:
+        s->layer.desc.bah = (vkattn_bahdanau_desc){
+            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .units = s->units,
+            .dropout = dropout, .dtype = dt};
+        break;
+    case AB_LAYER_MHA:
+        s->layer.desc.mha = (vkattn_mha_desc){
+            .num_heads = d->heads, .key_dim = d->dk, .value_dim = d->dv, .query_width = s->dmodel,
+            .key_width = s->dmodel, .value_width = s->dmodel, .output_dim = s->dmodel,
+            .dropout = dropout, .sliding_window = s->window, .use_gate = s->gate, .dtype = dt};
+        break;
+    case AB_LAYER_GQA: /* --dk is head_dim */
+        s->layer.desc.gqa = (vkattn_gqa_desc){
+            .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = s->kv_heads,
+            .query_width = s->dmodel, .value_width = s->dmodel, .dropout = dropout,
+            .sliding_window = (int32_t)s->window, .use_gate = s->gate, .dtype = dt};
+        break;
+    }
+}
+
+/* Random weights of each kind, for the desc make_desc made; false on host
+ * out-of-memory. */
+static bool make_weights(layer_state *s, ab_rng *rng)
+{
+    const ab_dims *d = &s->d;
+    switch (s->layer.kind) {
+    case AB_LAYER_ATTENTION:
         /* the scale SDPA would use keeps the softmax from saturating */
         s->layer.w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
         s->weight_floats = 1;
         return true;
     case AB_LAYER_ADDITIVE:
-        s->layer.desc.add = (vkattn_additive_attention_desc){
-            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .dropout = dropout};
         return (s->layer.w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
     case AB_LAYER_BAHDANAU: {
-        s->layer.desc.bah = (vkattn_bahdanau_desc){
-            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .units = s->units,
-            .dropout = dropout};
         vkattn_bahdanau_weights *w = &s->layer.w.bah;
         w->query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
         w->key_kernel = weight(s, rng, 1, (size_t)d->dk * s->units, d->dk);
@@ -109,10 +132,6 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
     }
     case AB_LAYER_MHA: {
         uint32_t D = s->dmodel, H = d->heads;
-        s->layer.desc.mha = (vkattn_mha_desc){
-            .num_heads = H, .key_dim = d->dk, .value_dim = d->dv, .query_width = D,
-            .key_width = D, .value_width = D, .output_dim = D, .dropout = dropout,
-            .sliding_window = s->window, .use_gate = s->gate};
         vkattn_mha_weights *w = &s->layer.w.mha;
         w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
         w->key_kernel = weight(s, rng, 1, (size_t)D * H * d->dk, D);
@@ -130,12 +149,8 @@ static bool make_weights(layer_state *s, ab_rng *rng, float dropout)
                 return false;
         return true;
     }
-    case AB_LAYER_GQA: { /* --dk is head_dim */
+    case AB_LAYER_GQA: { /* --dk is head_dim; the widths fit 32 bits (layer_check_args) */
         uint32_t D = s->dmodel, Q = d->heads * d->dk, KV = s->kv_heads * d->dk;
-        s->layer.desc.gqa = (vkattn_gqa_desc){
-            .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = s->kv_heads,
-            .query_width = D, .value_width = D, .dropout = dropout,
-            .sliding_window = (int32_t)s->window, .use_gate = s->gate};
         vkattn_gqa_weights *w = &s->layer.w.gqa;
         w->query_kernel = weight(s, rng, 0, (size_t)D * Q, D);
         w->key_kernel = weight(s, rng, 1, (size_t)D * KV, D);
@@ -218,6 +233,77 @@ static void layer_flops(const layer_state *s, double *proj, double *core)
     }
 }
 
+/* A layer bench's sizes with their defaults (docs/ATTNBENCH.md). */
+typedef struct layer_sizes {
+    ab_dims d;         /* heads: 8 for the multi-head layers, else 1; GQA's dv = dk */
+    uint32_t kv_heads; /* gqa: --kv-heads, default --heads */
+    uint32_t units;    /* bahdanau: --units, default --dk */
+    uint32_t dmodel;   /* mha, gqa: --dmodel, default --heads x --dk */
+} layer_sizes;
+
+/* The sizes of the flags; a usage error (message printed) for sizes the
+ * layer cannot have. Needs no device. */
+static int layer_sizes_of(const ab_args *a, ab_layer_kind kind, const char *name, layer_sizes *l)
+{
+    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
+    int st = ab_attention_dims(name, a, mha ? 8 : 1, &l->d);
+    if (st)
+        return st;
+    ab_dims *d = &l->d;
+    l->kv_heads = 0;
+    if (kind == AB_LAYER_GQA) {
+        d->dv = d->dk; /* head_dim */
+        l->kv_heads = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
+        if (!l->kv_heads || d->heads % l->kv_heads) {
+            fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
+            return ATTNBENCH_EXIT_USAGE;
+        }
+    }
+    l->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
+    if (!(a->given & AB_F_DMODEL) && !AB_WIDTH_FITS(name, "the default --dmodel",
+                                                    {"--heads", d->heads}, {"--dk", d->dk}))
+        return ATTNBENCH_EXIT_USAGE;
+    l->dmodel = (a->given & AB_F_DMODEL) ? a->dmodel : d->heads * d->dk;
+    if (!l->units || !l->dmodel) {
+        fprintf(stderr, "attnbench: %s: --units and --dmodel must be >= 1\n", name);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    return ATTNBENCH_EXIT_OK;
+}
+
+/* The layer's sizes, and every array bench makes of them countable
+ * (sizes.h), before a context is made. The value mask (B, Tv), the biases
+ * and the gradients are no larger than the arrays named; the multi-head
+ * layers' output kernel and gate count as their value kernel. */
+static int layer_check_args(const ab_args *a, ab_layer_kind kind, const char *name)
+{
+    layer_sizes l;
+    int st = layer_sizes_of(a, kind, name, &l);
+    if (st)
+        return st;
+    const ab_dims *d = &l.d;
+    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA;
+    const ab_factor B = {"--batch", d->batch}, H = {"--heads", d->heads}, Tq = {"--tq", d->tq},
+                    Tv = {"--tv", d->tv}, Dk = {"--dk", d->dk}, Dv = {"--dv", d->dv},
+                    G = {"--kv-heads", l.kv_heads}, U = {"--units", l.units},
+                    D = {"--dmodel", l.dmodel};
+    if (kind == AB_LAYER_GQA && (!AB_WIDTH_FITS(name, "the query heads' width", H, Dk) ||
+                                 !AB_WIDTH_FITS(name, "the key/value heads' width", G, Dk)))
+        return ATTNBENCH_EXIT_USAGE;
+    const ab_factor Win = mha ? D : Dk, Vin = mha ? D : Dv, Out = mha ? D : Dv;
+    bool fit = AB_FITS(name, "the query", B, Tq, Win) && AB_FITS(name, "the key", B, Tv, Win) &&
+               AB_FITS(name, "the value", B, Tv, Vin) && AB_FITS(name, "the output", B, Tq, Out) &&
+               (!a->scores || (mha ? AB_FITS(name, "the scores", B, H, Tq, Tv)
+                                   : AB_FITS(name, "the scores", B, Tq, Tv)));
+    if (fit && kind == AB_LAYER_BAHDANAU)
+        fit = AB_FITS(name, "query_kernel", Dk, U); /* key_kernel too */
+    if (fit && kind == AB_LAYER_MHA)
+        fit = AB_FITS(name, "query_kernel", D, H, Dk) && AB_FITS(name, "value_kernel", D, H, Dv);
+    if (fit && kind == AB_LAYER_GQA) /* key and value kernels: Nkv <= Nq heads */
+        fit = AB_FITS(name, "query_kernel", D, H, Dk);
+    return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
+}
+
 static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind, const char *name,
                        void **state, ab_op_info *info)
 {
@@ -230,56 +316,59 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     s->fp16 = a->fp16;
     const bool grads = a->backward || a->train_step;
     /* with --fp16, --scores or each other: usage errors that bench's
-     * check_flags refuses before a context is made */
+     * check_flags refuses before a context is made; the sizes too (bench
+     * checked them; the counts below rely on it) */
     const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
-    int st = ab_attention_dims(name, a, mha ? 8 : 1, &s->d);
-    if (st)
+    layer_sizes l;
+    int st = layer_check_args(a, kind, name);
+    if (st || (st = layer_sizes_of(a, kind, name, &l)))
         return st;
+    s->d = l.d;
     ab_dims *d = &s->d;
-    if (kind == AB_LAYER_GQA) {
-        d->dv = d->dk; /* head_dim */
-        s->kv_heads = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
-        if (!s->kv_heads || d->heads % s->kv_heads) {
-            fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
-            return ATTNBENCH_EXIT_USAGE;
-        }
-    }
-    s->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
-    s->dmodel = (a->given & AB_F_DMODEL) ? a->dmodel : d->heads * d->dk;
+    s->kv_heads = l.kv_heads;
+    s->units = l.units;
+    s->dmodel = l.dmodel;
     s->window = a->window;
     s->gate = a->gate;
-    if (!s->units || !s->dmodel) {
-        fprintf(stderr, "attnbench: %s: --units and --dmodel must be >= 1\n", name);
-        return ATTNBENCH_EXIT_USAGE;
-    }
     s->call = (vkattn_layer_call){
         .batch = d->batch, .tq = d->tq, .tv = d->tv,
         .causal = a->causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
         .training = a->dropout > 0, .seed = a->seed, .return_attention_scores = a->scores,
         .path = a->fused ? VKATTN_SDPA_FUSED : a->unfused ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO,
     };
+    /* the layer and the tensors first: the library checks their sizes
+     * against the device before any host array is allocated and filled */
+    make_desc(s, (float)a->dropout);
+    vkattn_result r = ab_layer_any_new(ctx, &s->layer);
+    if (r)
+        return ab_setup_refused(ctx, r, name, a, name);
+    const uint32_t dq = mha ? s->dmodel : d->dk, dv = mha ? s->dmodel : d->dv;
+    const uint32_t dout = mha ? s->dmodel : d->dv;
+    const bool h = s->fp16;
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->q, -1, 1, h, d->batch, d->tq, dq)},
+        {AB_INPUT(&s->k, -1, 1, h, d->batch, d->tv, dq)},
+        {AB_INPUT(&s->v, -1, 1, h, d->batch, d->tv, dv)},
+        {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !(a->mask_ratio > 0)},
+        {AB_OUTPUT(&s->out, h, d->batch, d->tq, dout)},
+        /* the scores: (B, H, Tq, Tv) of the multi-head layers, else (B, Tq, Tv) */
+        {AB_OUTPUT(&s->scores, false, d->batch, d->heads, d->tq, d->tv),
+         .absent = !(a->scores && mha)},
+        {AB_OUTPUT(&s->scores, false, d->batch, d->tq, d->tv), .absent = !(a->scores && !mha)},
+    };
+    const size_t nbufs = sizeof bufs / sizeof bufs[0];
+    if ((r = ab_bufs_create(ctx, bufs, nbufs)))
+        return ab_setup_refused(ctx, r, name, a, "creating tensors");
+    /* then the weights and inputs, drawn in that order */
     ab_rng rng = {a->seed};
-    if (!make_weights(s, &rng, (float)a->dropout))
+    if (!make_weights(s, &rng))
         return ATTNBENCH_EXIT_CHECK;
     if (s->fp16)
         make_half(s);
-    vkattn_result r = ab_layer_any_create(ctx, &s->layer);
-    if (r)
+    if ((r = ab_layer_any_set_weights(&s->layer)))
         return ab_report(ctx, r, name);
-    uint32_t dq = mha ? s->dmodel : d->dk, dkin = mha ? s->dmodel : d->dk;
-    uint32_t dvin = mha ? s->dmodel : d->dv, dout = mha ? s->dmodel : d->dv;
-    uint32_t q[3] = {d->batch, d->tq, dq}, k[3] = {d->batch, d->tv, dkin};
-    uint32_t v[3] = {d->batch, d->tv, dvin}, o[3] = {d->batch, d->tq, dout};
-    uint32_t sc[4] = {d->batch, mha ? d->heads : d->tq, mha ? d->tq : d->tv, d->tv};
-    uint32_t m[2] = {d->batch, d->tv};
-    const bool h = s->fp16;
-    if ((r = ab_buf_make_as(ctx, &s->q, 3, q, &rng, -1, 1, h)) ||
-        (r = ab_buf_make_as(ctx, &s->k, 3, k, &rng, -1, 1, h)) ||
-        (r = ab_buf_make_as(ctx, &s->v, 3, v, &rng, -1, 1, h)) ||
-        (a->mask_ratio > 0 && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, a->mask_ratio))) ||
-        (r = ab_buf_make_as(ctx, &s->out, 3, o, NULL, 0, 0, h)) ||
-        (a->scores && (r = ab_buf_make(ctx, &s->scores, mha ? 4 : 3, sc, NULL, 0, 0))))
-        return ab_report(ctx, r, "creating tensors");
+    if ((r = ab_bufs_fill(&rng, bufs, nbufs)))
+        return ab_report(ctx, r, "uploading the inputs");
     /* data and weights 2 bytes each under --fp16; the mask and scores stay f32 */
     const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->weight_floats;
     double proj, core;
@@ -346,21 +435,41 @@ done:
     (AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL | AB_F_MASK_RATIO |      \
      AB_F_DROPOUT | AB_F_SCORES | AB_F_BACKWARD)
 
+static int attention_check_args(const ab_args *a)
+{
+    return layer_check_args(a, AB_LAYER_ATTENTION, "attention");
+}
 static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
     return layer_setup(c, a, AB_LAYER_ATTENTION, "attention", st, i);
+}
+static int additive_attention_check_args(const ab_args *a)
+{
+    return layer_check_args(a, AB_LAYER_ADDITIVE, "additive_attention");
 }
 static int additive_attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
     return layer_setup(c, a, AB_LAYER_ADDITIVE, "additive_attention", st, i);
 }
+static int bahdanau_check_args(const ab_args *a)
+{
+    return layer_check_args(a, AB_LAYER_BAHDANAU, "bahdanau");
+}
 static int bahdanau_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
     return layer_setup(c, a, AB_LAYER_BAHDANAU, "bahdanau", st, i);
 }
+static int mha_check_args(const ab_args *a)
+{
+    return layer_check_args(a, AB_LAYER_MHA, "mha");
+}
 static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
     return layer_setup(c, a, AB_LAYER_MHA, "mha", st, i);
+}
+static int gqa_check_args(const ab_args *a)
+{
+    return layer_check_args(a, AB_LAYER_GQA, "gqa");
 }
 static int gqa_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
@@ -376,6 +485,7 @@ const ab_op ab_op_attention = {
     .bound_backward = AB_BOUND_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = attention_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = attention_check_args,
     .check = layer_check, .destroy = layer_destroy,
 };
 
@@ -388,6 +498,7 @@ const ab_op ab_op_additive_attention = {
     .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = additive_attention_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = additive_attention_check_args,
     .check = layer_check,
     .destroy = layer_destroy,
 };
@@ -401,6 +512,7 @@ const ab_op ab_op_bahdanau = {
     .bound_backward = AB_BOUND_BAHDANAU_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = bahdanau_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = bahdanau_check_args,
     .check = layer_check, .destroy = layer_destroy,
 };
 
@@ -416,6 +528,7 @@ const ab_op ab_op_mha = {
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = mha_check_args,
     .check = layer_check, .destroy = layer_destroy,
 };
 
@@ -430,5 +543,6 @@ const ab_op ab_op_gqa = {
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .setup = gqa_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = gqa_check_args,
     .check = layer_check, .destroy = layer_destroy,
 };

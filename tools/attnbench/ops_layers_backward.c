@@ -193,6 +193,17 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
     s->call.keep_for_backward = true;
     s->call.return_attention_scores = false;
     s->nslots = ab_layer_any_weight_slots(f->layer, s->slots);
+    /* counts the calls take as 32 bits (a weight gradient's flat tensor, Adam's
+     * two moments per weight, the MSE's count): the library's tensors already
+     * bound them far below, but a cast must never wrap */
+    bool fits = f->out->n <= UINT32_MAX;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        fits = fits && s->slots[i].n <= UINT32_MAX / 2;
+    if (!fits) {
+        fprintf(stderr, "attnbench: %s: a weight past 2^31 - 1 or an output past 2^32 - 1 "
+                        "elements does not fit the 32-bit counts of the gradient calls\n", what);
+        return ATTNBENCH_EXIT_CHECK;
+    }
     ab_rng rng = {seed ^ 0x9e3779b97f4a7c15u}; /* not the forward's inputs' stream */
     vkattn_result r = VKATTN_SUCCESS;
     for (uint32_t i = 0; i < s->nslots && !r; i++) {

@@ -5,6 +5,7 @@
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
+#include "sizes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,14 +22,11 @@ typedef struct matmul_state {
 } matmul_state;
 
 static vkattn_result tensor3(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2,
-                             bool fp16, const float *data, vkattn_tensor **out)
+                             bool fp16, vkattn_tensor **out)
 {
     vkattn_tensor_desc desc = {.rank = 3, .dims = {d0, d1, d2},
                                .dtype = fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
-    vkattn_result r = vkattn_tensor_create(ctx, &desc, out);
-    if (r == VKATTN_SUCCESS && data)
-        r = vkattn_tensor_upload(*out, data, 0, vkattn_tensor_get_info(*out).count);
-    return r;
+    return vkattn_tensor_create(ctx, &desc, out);
 }
 
 /* Rounds host values to f16 and back (the exact values an f16 tensor holds). */
@@ -52,6 +50,39 @@ static void matmul_destroy(void *state)
     free(s);
 }
 
+/* The sizes with matmul's defaults (512 each, batch 1). */
+static void matmul_dims(const ab_args *a, uint32_t *batch, uint32_t *m, uint32_t *n, uint32_t *k)
+{
+    *batch = (a->given & AB_F_BATCH) ? a->batch : 1;
+    *m = (a->given & AB_F_M) ? a->m : 512;
+    *n = (a->given & AB_F_N) ? a->n : 512;
+    *k = (a->given & AB_F_K) ? a->k : 512;
+}
+
+/* A, B and C (and dC, dA, dB, of the same sizes) must be countable, before a
+ * context is made. */
+static int matmul_check_args(const ab_args *a)
+{
+    uint32_t batch, m, n, k;
+    matmul_dims(a, &batch, &m, &n, &k);
+    const ab_factor B = {"--batch", batch}, M = {"--m", m}, N = {"--n", n}, K = {"--k", k};
+    const bool fit = AB_FITS("matmul", "A", B, M, K) && AB_FITS("matmul", "B", B, K, N) &&
+                     AB_FITS("matmul", "C", B, M, N);
+    return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
+}
+
+/* A host array of n floats uniform in [-1, 1), f16 values under --fp16,
+ * uploaded to t. */
+static vkattn_result host_input(ab_rng *rng, size_t n, bool fp16, vkattn_tensor *t, float **out)
+{
+    if (!(*out = ab_floats(n)))
+        return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+    ab_fill_uniform(rng, *out, n, -1, 1);
+    if (fp16)
+        to_f16_values(*out, n);
+    return vkattn_tensor_upload(t, *out, 0, n);
+}
+
 static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
 {
     matmul_state *s = calloc(1, sizeof *s);
@@ -59,14 +90,14 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
         return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "matmul setup");
     *state = s;
     s->ctx = ctx;
-    uint32_t batch = a->batch ? a->batch : 1;
-    uint32_t m = (a->given & AB_F_M) ? a->m : 512;
-    uint32_t n = (a->given & AB_F_N) ? a->n : 512;
-    uint32_t k = (a->given & AB_F_K) ? a->k : 512;
-    if (!m || !n || !k || ((a->given & AB_F_BATCH) && !a->batch)) {
+    uint32_t batch, m, n, k;
+    matmul_dims(a, &batch, &m, &n, &k);
+    if (!m || !n || !k || !batch) {
         fprintf(stderr, "attnbench: matmul: --batch, --m, --n and --k must be >= 1\n");
         return ATTNBENCH_EXIT_USAGE;
     }
+    if (matmul_check_args(a)) /* bench checked them; the counts below rely on it */
+        return ATTNBENCH_EXIT_USAGE;
     s->p = (vkattn_matmul_params){
         .batch = batch, .m = m, .n = n, .k = k, .transpose_b = a->transpose_b,
         .a = {.batch_stride = (uint64_t)m * k},
@@ -75,33 +106,26 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     s->na = (size_t)batch * m * k;
     s->nb = (size_t)batch * k * n;
     s->nc = (size_t)batch * m * n;
-    ab_rng rng = {a->seed};
-    if (!(s->a = ab_floats(s->na)) || !(s->b = ab_floats(s->nb)))
-        return ATTNBENCH_EXIT_CHECK;
-    ab_fill_uniform(&rng, s->a, s->na, -1, 1);
-    ab_fill_uniform(&rng, s->b, s->nb, -1, 1);
     s->fp16 = a->fp16;
     s->backward = a->backward;
-    if (s->backward) {
-        if (!(s->dc = ab_floats(s->nc)))
-            return ATTNBENCH_EXIT_CHECK;
-        ab_fill_uniform(&rng, s->dc, s->nc, -1, 1);
-    }
-    if (s->fp16)
-        to_f16_values(s->a, s->na), to_f16_values(s->b, s->nb);
-    if (s->fp16 && s->dc)
-        to_f16_values(s->dc, s->nc);
+    /* the tensors first: the library checks the sizes against the device
+     * before any host array is allocated and filled */
     vkattn_result r;
-    if ((r = tensor3(ctx, batch, m, k, s->fp16, s->a, &s->ta)) ||
-        (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16, s->b,
+    if ((r = tensor3(ctx, batch, m, k, s->fp16, &s->ta)) ||
+        (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16,
                      &s->tb)) ||
-        (r = tensor3(ctx, batch, m, n, s->fp16, s->dc, &s->tc)))
-        return ab_report(ctx, r, "matmul: creating tensors");
+        (r = tensor3(ctx, batch, m, n, s->fp16, &s->tc)))
+        return ab_setup_refused(ctx, r, "matmul", a, "matmul: creating tensors");
     if (s->backward &&
-        ((r = tensor3(ctx, batch, m, k, s->fp16, NULL, &s->tga)) ||
-         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16, NULL,
+        ((r = tensor3(ctx, batch, m, k, s->fp16, &s->tga)) ||
+         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16,
                       &s->tgb))))
-        return ab_report(ctx, r, "matmul: creating gradient tensors");
+        return ab_setup_refused(ctx, r, "matmul", a, "matmul: creating gradient tensors");
+    ab_rng rng = {a->seed};
+    if ((r = host_input(&rng, s->na, s->fp16, s->ta, &s->a)) ||
+        (r = host_input(&rng, s->nb, s->fp16, s->tb, &s->b)) ||
+        (s->backward && (r = host_input(&rng, s->nc, s->fp16, s->tc, &s->dc))))
+        return ab_report(ctx, r, "matmul: uploading the inputs");
 
     *info = (ab_op_info){
         .matmul_shape = true, .batch = batch, .m = m, .n = n, .k = k,
@@ -211,4 +235,5 @@ const ab_op ab_op_matmul = {
     .prepare = matmul_prepare,
     .check = matmul_check,
     .destroy = matmul_destroy,
+    .check_args = matmul_check_args,
 };

@@ -9,6 +9,7 @@
  * the LSE stay f32). */
 #include "common.h"
 #include "ops.h"
+#include "sizes.h"
 
 #include <stdlib.h>
 
@@ -54,8 +55,8 @@ vkattn_result ab_sdpa_backward_prepare(ab_sdpa_bwd *s)
     return vkattn_sdpa_backward_record(s->ctx, VKATTN_PREPARE, &s->p, &io);
 }
 
-int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, uint64_t seed,
-                           double mask_ratio, bool fp16, ab_sdpa_bwd **out, ab_op_info *info)
+int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, const ab_args *a,
+                           ab_sdpa_bwd **out, ab_op_info *info)
 {
     ab_sdpa_bwd *s = calloc(1, sizeof *s);
     if (!s)
@@ -65,25 +66,26 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, u
     s->p = *fwd;
     s->p.return_weights = false;
     const vkattn_sdpa_params *p = &s->p;
-    ab_rng rng = {seed};
-    uint32_t q[4] = {p->batch, p->heads, p->tq, p->dk}, k[4] = {p->batch, p->heads, p->tv, p->dk};
-    uint32_t v[4] = {p->batch, p->heads, p->tv, p->dv}, o[4] = {p->batch, p->heads, p->tq, p->dv};
-    uint32_t l[3] = {p->batch, p->heads, p->tq}, m[2] = {p->batch, p->tv};
+    ab_rng rng = {a->seed};
+    const uint32_t B = p->batch, H = p->heads, Tq = p->tq, Tv = p->tv, Dk = p->dk, Dv = p->dv;
     /* the fused backward needs the fused forward's out and LSE */
     const bool fused = p->path != VKATTN_SDPA_UNFUSED;
-    vkattn_result r;
-    const bool h = fp16;
-    if ((r = ab_buf_make_as(ctx, &s->q, 4, q, &rng, -1, 1, h)) ||
-        (r = ab_buf_make_as(ctx, &s->k, 4, k, &rng, -1, 1, h)) ||
-        (r = ab_buf_make_as(ctx, &s->v, 4, v, &rng, -1, 1, h)) ||
-        (mask_ratio > 0 && (r = ab_buf_mask(ctx, &s->vmask, 2, m, &rng, mask_ratio))) ||
-        (r = ab_buf_make_as(ctx, &s->g, 4, o, &rng, -1, 1, h)) ||
-        (fused && (r = ab_buf_make_as(ctx, &s->out, 4, o, NULL, 0, 0, h))) ||
-        (fused && (r = ab_buf_make(ctx, &s->lse, 3, l, NULL, 0, 0))) ||
-        (r = ab_buf_make_as(ctx, &s->dq, 4, q, NULL, 0, 0, h)) ||
-        (r = ab_buf_make_as(ctx, &s->dk, 4, k, NULL, 0, 0, h)) ||
-        (r = ab_buf_make_as(ctx, &s->dv, 4, v, NULL, 0, 0, h)))
-        return ab_report(ctx, r, "sdpa --backward: creating tensors");
+    const bool h = a->fp16;
+    const ab_buf_spec bufs[] = {
+        {AB_INPUT(&s->q, -1, 1, h, B, H, Tq, Dk)},
+        {AB_INPUT(&s->k, -1, 1, h, B, H, Tv, Dk)},
+        {AB_INPUT(&s->v, -1, 1, h, B, H, Tv, Dv)},
+        {AB_MASK(&s->vmask, a->mask_ratio, B, Tv), .absent = !(a->mask_ratio > 0)},
+        {AB_INPUT(&s->g, -1, 1, h, B, H, Tq, Dv)},
+        {AB_OUTPUT(&s->out, h, B, H, Tq, Dv), .absent = !fused},
+        {AB_OUTPUT(&s->lse, false, B, H, Tq), .absent = !fused},
+        {AB_OUTPUT(&s->dq, h, B, H, Tq, Dk)},
+        {AB_OUTPUT(&s->dk, h, B, H, Tv, Dk)},
+        {AB_OUTPUT(&s->dv, h, B, H, Tv, Dv)},
+    };
+    vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
+    if (r)
+        return ab_setup_refused(ctx, r, "sdpa", a, "sdpa --backward: creating tensors");
     if (fused) {
         vkattn_sdpa_params fp = *p;
         fp.path = VKATTN_SDPA_FUSED;
@@ -104,7 +106,7 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, u
     info->flops = 2.5 * fwd_flops;
     const double data = (double)(s->q.n + s->k.n + s->v.n + s->out.n + s->g.n + s->dq.n +
                                  s->dk.n + s->dv.n);
-    info->bytes = (fp16 ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
+    info->bytes = (a->fp16 ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
     return ATTNBENCH_EXIT_OK;
 }
 
