@@ -113,6 +113,7 @@ vkattn_result vka_bahdanau_projection_sizes(vkattn_context *ctx, const char *fn,
                                             uint64_t *rq, uint64_t *rk, uint64_t *nq, uint64_t *nk)
 {
     *rq = (uint64_t)call->batch * call->tq, *rk = (uint64_t)call->batch * call->tv;
+    *nq = *nk = 0; /* set on every path: the compiler cannot see vka_fail never returns success */
     if (!vka_mul_u64(*rq, units, nq) || !vka_mul_u64(*rk, units, nk))
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the projections overflow 64 bits",
                         fn);

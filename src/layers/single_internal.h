@@ -42,7 +42,7 @@ typedef struct vka_bahdanau_parts {
 vka_bahdanau_parts vka_bahdanau_parts_of(vkattn_bahdanau *layer);
 /* The rows (B*Tq, B*Tv) and elements (rows * units) of the two projections,
  * checked for overflow and 32-bit indexing; shared by the forward and the
- * backward. */
+ * backward. All four are written on every path (nq, nk are 0 on failure). */
 vkattn_result vka_bahdanau_projection_sizes(vkattn_context *ctx, const char *fn,
                                             const vkattn_layer_call *call, uint32_t units,
                                             uint64_t *rq, uint64_t *rk, uint64_t *nq, uint64_t *nk);

@@ -27,6 +27,7 @@ static uint64_t padded_bytes(uint64_t count, vkattn_dtype dtype)
 static vkattn_result check_desc(vkattn_context *ctx, const vkattn_tensor_desc *desc,
                                 const char *caller, uint64_t *count)
 {
+    *count = 0; /* set on every path: the compiler cannot see vka_fail never returns success */
     if (!desc)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
     if (desc->dtype != VKATTN_DTYPE_F32 && desc->dtype != VKATTN_DTYPE_F16)
