@@ -153,9 +153,11 @@ static void test_replay_mha(void **state)
                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     TH_OK(ctx, vkattn_tensor_release(q, rec, VK_PIPELINE_STAGE_TRANSFER_BIT,
                                      VK_ACCESS_TRANSFER_WRITE_BIT, VK_QUEUE_FAMILY_IGNORED));
-    /* the previous frame's compute reads of v before this frame's copy (WAR) */
+    /* the previous frame's compute reads of v before this frame's copy (WAR),
+     * and its copy into v, made visible to this one (WAW: the write needs the
+     * destination access, not only the execution dependency) */
     ad_barrier(rec, vbuf.buffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
-               VK_PIPELINE_STAGE_TRANSFER_BIT, 0);
+               VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     VkBufferCopy cq = {.srcOffset = 0, .dstOffset = 0, .size = qbytes};
     VkBufferCopy cv = {.srcOffset = qbytes, .dstOffset = 0, .size = vbytes};
     vkCmdCopyBuffer(rec, staging.buffer, qbuf.buffer, 1, &cq);
@@ -190,6 +192,16 @@ static void test_replay_mha(void **state)
                    VK_ACCESS_TRANSFER_WRITE_BIT);
         VkBufferCopy all = {.size = qbytes + vbytes};
         vkCmdCopyBuffer(f->cmd, f->host_in.buffer, staging.buffer, 1, &all);
+        /* Redundant by the spec: rec's own barriers (vkattn_tensor_release for
+         * q, the app's for v) order its copies after the previous frame's, and
+         * the second rec of this buffer proves them against the first. The
+         * validation layer 1.4.309 (Debian 13) checks a secondary's first
+         * accesses against earlier submissions without its barriers (a false
+         * WRITE_AFTER_WRITE at vkQueueSubmit), so the primary repeats them. */
+        ad_barrier(f->cmd, qbuf.buffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+        ad_barrier(f->cmd, vbuf.buffer, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
         VkCommandBuffer twice[2] = {rec, rec};
         vkCmdExecuteCommands(f->cmd, 2, twice);
         ad_barrier(f->cmd, readback.buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
