@@ -4,9 +4,17 @@
 # --cross: also what scripts/cross-test.sh needs (mingw-w64 and wine64 with
 # Xvfb for Windows x64; gcc-aarch64-linux-gnu, qemu-user-static and the arm64
 # -dev packages from Debian's multiarch for Linux arm64).
+# --debian13: also what scripts/test-debian13.sh needs on the host (debootstrap).
+# Works on Debian 12 (bookworm) and Debian 13 (trixie): every name below is in both.
 set -euo pipefail
-cross=0
-[ "${1:-}" = --cross ] && cross=1
+cross=0 debian13=0
+for arg in "$@"; do
+  case $arg in
+    --cross) cross=1 ;;
+    --debian13) debian13=1 ;;
+    *) echo "usage: $0 [--cross] [--debian13]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config
@@ -23,6 +31,9 @@ if [ $cross = 1 ]; then
     gcc-aarch64-linux-gnu qemu-user-static       # Linux arm64: build, run
     libc6:arm64 libcmocka-dev:arm64 libjansson-dev:arm64 libpng-dev:arm64 libvulkan-dev:arm64
   )
+fi
+if [ $debian13 = 1 ]; then
+  packages+=(debootstrap debian-archive-keyring)  # a Debian 13 root, its release keys
 fi
 
 missing=()

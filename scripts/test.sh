@@ -44,3 +44,16 @@ ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$(nproc)" -L "gpu|unit"
 echo "--- cross builds: Windows x64 (mingw-w64, wine64) and Linux arm64 (qemu-aarch64)"
 cd ..
 scripts/cross-test.sh
+
+# Debian 13 (trixie), the other supported platform: a root made with
+# debootstrap, where install-deps, a -Werror build with gcc 14 and Debian 13's
+# shader tools, the unit tests and the GPU tests (default groups) on Mesa 25's
+# lavapipe run; removed afterwards (scripts/test-debian13.sh). Needs root or
+# sudo; skipped on a Debian 13 host, whose passes above were Debian 13's.
+if grep -qx 'VERSION_ID="13"' /etc/os-release 2>/dev/null; then
+  echo "--- Debian 13 root: skipped (this machine is Debian 13)"
+elif [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then
+  scripts/test-debian13.sh
+else
+  echo "--- Debian 13 root: skipped (needs root or sudo for debootstrap and chroot)"
+fi
