@@ -132,16 +132,17 @@ bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix)
 }
 
 /* VKATTN_TEST_GROUPS=default runs only the groups in the environment's
- * configuration: a group whose setup picks its own profile or tuning (the
- * mobile-min and GPU-tuning variants below) is skipped, its tests as without
- * a device. CI's Debian 13 pass uses it (scripts/test-debian13.sh); the
- * Debian 12 passes run every group. */
+ * configuration: a group whose setup picks its own tuning (the GPU-tuning
+ * setups below) or a profile other than VKATTN_TEST_PROFILE (mobile-min, mali,
+ * ... through th_setup_with) is skipped, its tests as without a device. CI's
+ * Debian 13 pass uses it (scripts/test-debian13.sh); the Debian 12 passes run
+ * every group. */
 static bool variant_skipped(void **state, const char *variant)
 {
     const char *groups = getenv("VKATTN_TEST_GROUPS");
     if (!groups || strcmp(groups, "default") != 0)
         return false;
-    printf("# skipping the %s group: VKATTN_TEST_GROUPS=default\n", variant);
+    printf("# skipping this group (%s): VKATTN_TEST_GROUPS=default\n", variant);
     *state = NULL;
     return true;
 }
@@ -159,7 +160,7 @@ int th_setup_gpu_tuning_mobile(void **state)
     if (variant_skipped(state, "GPU tuning, " TH_MOBILE_PROFILE))
         return 0;
     tuning_override = "gpu";
-    return th_setup_with(state, TH_MOBILE_PROFILE, 0);
+    return th_setup_mobile(state);
 }
 
 int th_setup_gpu_tuning_profile(void **state, const char *profile)
@@ -178,15 +179,14 @@ int th_teardown_gpu_tuning(void **state)
 
 int th_setup(void **state) { return th_setup_with(state, NULL, 0); }
 
-int th_setup_mobile(void **state)
-{
-    if (variant_skipped(state, TH_MOBILE_PROFILE))
-        return 0;
-    return th_setup_with(state, TH_MOBILE_PROFILE, 0);
-}
+int th_setup_mobile(void **state) { return th_setup_with(state, TH_MOBILE_PROFILE, 0); }
 
 int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work)
 {
+    const char *env_profile = getenv("VKATTN_TEST_PROFILE");
+    if (profile && !(env_profile && strcmp(profile, env_profile) == 0) &&
+        variant_skipped(state, profile))
+        return 0;
     tu_seed();
     vkattn_context_desc desc = th_context_desc();
     if (profile)

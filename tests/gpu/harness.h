@@ -36,8 +36,9 @@ vkattn_context *th_logged_context_profile(const vkattn_context_advanced *adv, co
 /* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
 
-/* The variant setups below (GPU tuning, mobile-min, a profile) skip their
- * group under VKATTN_TEST_GROUPS=default (its tests skip as without a device).
+/* The variant setups below (GPU tuning; th_setup_with given a profile other
+ * than VKATTN_TEST_PROFILE's, th_setup_mobile) skip their group under
+ * VKATTN_TEST_GROUPS=default (its tests skip as without a device).
  * cmocka group setup/teardown that run the group as under VKATTN_TEST_TUNING=gpu
  * whatever the environment says (the harness's own setting, not the
  * environment: setenv is POSIX-only), so that every CI mode runs the GPU
