@@ -188,8 +188,13 @@ static verdict compare(vkattn_context *ctx, uint32_t family, run_fn run, const v
         o->check.index = i;
         o->check.got = got[i];
         o->check.expected = want;
-        snprintf(o->check.detail, sizeof o->check.detail, "%s: out[%llu] = %g, expected %g",
-                 what, (unsigned long long)i, (double)got[i], (double)want);
+        /* the case's name (under 64 bytes) and the numbers fit here; the
+         * detail keeps what fits of it */
+        char line[160];
+        snprintf(line, sizeof line, "%s: out[%llu] = %g, expected %g", what,
+                 (unsigned long long)i, (double)got[i], (double)want);
+        snprintf(o->check.detail, sizeof o->check.detail, "%.*s",
+                 (int)sizeof o->check.detail - 1, line);
     }
     free(got);
     return ok ? AGREED : WRONG;
