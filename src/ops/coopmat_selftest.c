@@ -87,7 +87,8 @@ static vkattn_result input(vkattn_context *ctx, uint64_t n, bool f16, uint32_t s
     return r;
 }
 
-/* One call run on `family` (0 = the scalar kernels), its output downloaded. */
+/* One call run on `family` (0 = the scalar kernels), its output downloaded;
+ * *taken (if given) says whether it took a kernel of the family. */
 typedef vkattn_result (*run_fn)(vkattn_context *ctx, const void *c, vkattn_tensor *const *in,
                                 vkattn_tensor *out);
 
@@ -97,7 +98,8 @@ static vkattn_result run_on(vkattn_context *ctx, uint32_t family, run_fn run, co
 {
     vka_coopmat_override(ctx, family);
     vkattn_result r = run(ctx, c, in, out);
-    *taken = vka_coopmat_taken();
+    if (taken)
+        *taken = vka_coopmat_taken();
     vka_coopmat_override(NULL, 0);
     return r == VKATTN_SUCCESS ? vkattn_tensor_download(out, host, 0, n) : r;
 }
@@ -166,7 +168,7 @@ static verdict compare(vkattn_context *ctx, uint32_t family, run_fn run, const v
                        const char *what, outcome *o)
 {
     float *got = malloc(2 * n * sizeof *got);
-    bool taken = false, scalar_taken = false;
+    bool taken = false;
     vkattn_result r = got ? VKATTN_SUCCESS : VKATTN_ERROR_OUT_OF_HOST_MEMORY;
     if (r == VKATTN_SUCCESS)
         r = run_on(ctx, family, run, c, in, out, got, n, &taken);
@@ -175,7 +177,7 @@ static verdict compare(vkattn_context *ctx, uint32_t family, run_fn run, const v
         return NOT_TAKEN;
     }
     if (r == VKATTN_SUCCESS)
-        r = run_on(ctx, 0, run, c, in, out, got + n, n, &scalar_taken);
+        r = run_on(ctx, 0, run, c, in, out, got + n, n, NULL);
     bool ok = r == VKATTN_SUCCESS;
     if (!ok)
         snprintf(o->check.detail, sizeof o->check.detail, "%s did not run: %s", what,
