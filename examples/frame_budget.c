@@ -766,7 +766,9 @@ static void print_summary(FILE *f, const demo *d)
             d->info.device_name, d->info.profile);
     fprintf(f, "unsliced call: %.1f us (median of 3); budget %.1f us (1/%.0f)\n", d->whole_us,
             d->budget_us, 1.0 / BUDGET_FRACTION);
-    fprintf(f, "pieces: %u; frames: %u\n", d->si.pieces, d->nframes);
+    fprintf(f, "pieces: %u; frames: %u; re-split: %u pieces over the budget cut finer in %u "
+               "re-captures, %u over it that cannot be cut\n",
+            d->si.pieces, d->nframes, d->si.resplit_pieces, d->si.resplits, d->si.uncut_pieces);
     for (int pass = 0; pass < PASSES; pass++)
         fprintf(f, "pass %d: %u slices, median %.1f us (%.2fx budget), largest %.1f us (%.2fx)\n",
                 pass + 1, d->slices[pass], d->med[pass], d->med[pass] / d->budget_us,

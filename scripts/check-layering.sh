@@ -163,11 +163,12 @@ check_public() {
 }
 check_public tools/attnbench
 check_public tests/gpu
-# Two exceptions: test_register_budget compiles the register budget's pure
+# Three exceptions: test_register_budget compiles the register budget's pure
 # host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables;
-# test_dry_first compiles vk/prepare.c, the dry-first recording, device-free.
+# test_dry_first compiles vk/prepare.c, the dry-first recording, device-free;
+# test_slice_plan compiles vk/slice_plan.c, the slicer's decisions (no Vulkan).
 check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' \
-    'vk/(profile|prepare)\.h'
+    'vk/(profile|prepare|slice_plan)\.h'
 check_public tests/common
 # examples/frame_budget.c embeds its own shaders (cmake/Shaders.cmake, HEADER)
 check_public examples 'frame_budget_shaders\.h'

@@ -22,7 +22,8 @@
  *
  * Creation does everything that allocates or compiles: it calls `record`
  * twice - once dry (as VKATTN_PREPARE: pipelines, scratch, descriptor sets), once
- * capturing - and never again. record_next allocates and compiles nothing.
+ * capturing. record_next allocates and compiles nothing. Only a reset may
+ * call `record` again, to re-split (below).
  *
  * Cost model (docs/INTEGRATION.md): a piece's first estimate is a fixed
  * per-dispatch overhead plus the longer of its bytes at the device's copy
@@ -35,6 +36,27 @@
  * (unless the first estimates put the whole call under a tenth of the
  * budget). Slicing follows the estimates, so the first pass through a call
  * may miss the budget where they are poor; replays (reset) keep to it.
+ *
+ * Re-split. The split is chosen from the first estimates, which on a loaded
+ * machine were 13x off. So once every piece has a measured time, each reset
+ * looks for pieces measured over the budget: a dispatch whose op counts its
+ * work and cut it as asked gets its split made finer - the call is captured
+ * again (dry pass included) with that op's pieces at half the budget by
+ * their measured rate, at most 8 from one per re-split - and the new pieces
+ * start from the old ones' times. A later reset fits each re-split op's
+ * fixed cost per piece from the two captures and re-splits again net of it,
+ * or, where that cost alone takes half the budget, goes back to the op's
+ * split before (finer pieces would only add it). At most 4 re-captures per
+ * slicer. A piece over the budget that cannot be cut - a copy, a dispatch
+ * whose op does not count its work, one its op cannot cut further (one row,
+ * one workgroup), or one whose fixed cost fills the budget - keeps a slice of
+ * its own and is reported (vkattn_slicer_piece.uncut,
+ * vkattn_slicer_info.uncut_pieces), never cut again. The re-capture
+ * allocates (scratch, descriptor sets, a query pool, the command list) and
+ * runs in reset only, never in record_next; it waits for the GPU to finish
+ * the previous pass's slices (their timestamps read back) and keeps the old
+ * capture until the GPU is done with it. Results stay bit for bit the
+ * unsliced call's: splits along rows or keys are bit-identical.
  *
  * Contracts. The callback may only call vkattn *_record functions (one or
  * several) with the `cmd` it is given - it is no real command buffer (a
@@ -78,7 +100,9 @@ typedef vkattn_result (*vkattn_record_fn)(void *user, VkCommandBuffer cmd);
 
 /* Zero fields are defaults; the struct grows only by appending fields. */
 typedef struct vkattn_slicer_desc {
-    vkattn_record_fn record; /* required; called during create only */
+    /* required; called during create, and by reset where it re-splits:
+     * `user` and what it points to must live as long as the slicer */
+    vkattn_record_fn record;
     void *user;              /* passed to record */
     /* GPU time each record_next may spend, microseconds; > 0 and finite. A
      * piece longer than the budget makes a slice of its own. */
@@ -98,7 +122,7 @@ typedef struct vkattn_slicer_desc {
      * captured again with the work that makes such pieces half the budget by
      * the estimates (never less than one dispatch overhead's worth), so
      * pieces stay as large as the budget allows; set_budget does not split
-     * again. Else pick it so that a piece takes well under budget_us: a
+     * again (a reset re-splits what overruns, either way). Else pick it so that a piece takes well under budget_us: a
      * multiply-add is 2 flops of vkattn_peak_result.fma_gflops, and attention
      * reaches only a fraction of that rate (docs/INTEGRATION.md, "Sliced
      * recording"). */
@@ -128,7 +152,10 @@ VKATTN_API vkattn_result vkattn_slicer_record_next(vkattn_slicer *slicer, VkComm
                                                    bool *done);
 
 /* Starts a new pass of the same call (the next record_next records the first
- * piece again). VKATTN_ERROR_INVALID_ARGUMENT for NULL. */
+ * piece again), re-splitting pieces that overran the budget (above).
+ * VKATTN_ERROR_INVALID_ARGUMENT for NULL; where a re-split's capture fails
+ * (the callback's failure, out of memory, Vulkan failures) that error, with
+ * the pass reset on the old pieces, which stay (no re-split is tried again). */
 VKATTN_API vkattn_result vkattn_slicer_reset(vkattn_slicer *slicer);
 
 /* Changes the budget for the slices recorded from now on; as desc.budget_us. */
@@ -142,6 +169,12 @@ typedef struct vkattn_slicer_info {
     double budget_us;
     double estimated_us;      /* the whole call, by the current estimates */
     bool timestamps;          /* pieces are timed */
+    /* Re-split (see above): captures of the call made again with finer
+     * splits, the pieces whose overrun caused them (summed), and the pieces
+     * over budget that cannot be cut (vkattn_slicer_piece.uncut) */
+    uint32_t resplits;
+    uint32_t resplit_pieces;
+    uint32_t uncut_pieces;
 } vkattn_slicer_info;
 
 /* Reads back available timestamps, then fills *info. INVALID_ARGUMENT for NULL. */
@@ -156,6 +189,10 @@ typedef struct vkattn_slicer_piece {
                             heads) */
     uint32_t slice;      /* the slice that last recorded it (counting from 0 since reset) */
     bool dispatch;       /* a compute dispatch (else a copy) */
+    /* Measured over the budget, and no finer split exists: a copy, a dispatch
+     * whose op does not count its work, or one its op cannot cut further
+     * (one row, one workgroup); it keeps a slice of its own */
+    bool uncut;
 } vkattn_slicer_piece;
 
 /* Reads back available timestamps, then describes piece `index`.

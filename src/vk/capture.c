@@ -27,6 +27,7 @@ vkattn_result vka_capture_begin(struct vkattn_context *ctx, vka_capture *c, cons
                      "%s: another slicer is being created on this context (one at a time)", caller);
     } else {
         c->serial = ++ctx->capture_serial;
+        c->split = 0;
         c->thread = vka_thread_self();
         c->error = VKATTN_SUCCESS;
         ctx->capture = c;
@@ -57,9 +58,26 @@ uint64_t vka_capture_piece_work(struct vkattn_context *ctx)
 {
     vka_lock(ctx);
     vka_capture *c = ctx->capture;
-    uint64_t work = c && vka_thread_equal(c->thread, vka_thread_self()) ? c->max_piece_work : 0;
+    uint64_t work = 0;
+    if (c && vka_thread_equal(c->thread, vka_thread_self())) {
+        work = c->max_piece_work;
+        const uint64_t finer = c->split >= 1 && c->split <= c->n_split_limits
+                                   ? c->split_limits[c->split - 1]
+                                   : 0;
+        if (finer && (!work || finer < work))
+            work = finer;
+    }
     vka_unlock(ctx);
     return work;
+}
+
+void vka_capture_begin_split(struct vkattn_context *ctx)
+{
+    vka_lock(ctx);
+    vka_capture *c = ctx->capture;
+    if (c && vka_thread_equal(c->thread, vka_thread_self()))
+        c->split++;
+    vka_unlock(ctx);
 }
 
 vka_command *vka_capture_append(struct vkattn_context *ctx, vka_capture *c, vka_command_kind kind)

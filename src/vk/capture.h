@@ -48,6 +48,11 @@ typedef struct vka_command {
     unsigned char push[VKA_MAX_PUSH];
     uint32_t groups[3];
     uint64_t work; /* multiply-adds, 0 where the op did not say (vka_dispatch.work) */
+    /* the split that made it (vka_capture.split when appended) and the work
+     * per dispatch in force then: a re-split (vk/slice_plan.h) tells whether
+     * its op could cut it as asked */
+    uint32_t split;
+    uint64_t limit;
     /* copy */
     VkBuffer copy_src, copy_dst;
     VkBufferCopy region;
@@ -62,6 +67,12 @@ typedef struct vka_capture {
     /* multiply-adds per dispatch while capturing (vka_dispatch_budget), 0 =
      * the context's max_dispatch_work: finer pieces for the slicer */
     uint64_t max_piece_work;
+    /* Splits begun so far (vka_dispatch_pieces calls: one per op that splits,
+     * in recording order, the same on every capture of the same call), and
+     * the slicer's finer limit for each after a re-split (0 = max_piece_work). */
+    uint32_t split;
+    const uint64_t *split_limits;
+    uint32_t n_split_limits;
     vka_command *commands;
     uint32_t n, cap;
     vkattn_result error; /* the first append that failed (out of host memory) */
@@ -82,8 +93,12 @@ void vka_capture_end(struct vkattn_context *ctx, vka_capture *c);
 
 /* The calling thread's capture scratch, when it is capturing (else NULL). */
 vka_thread_scratch *vka_capture_scratch(struct vkattn_context *ctx);
-/* The calling thread's capture's max_piece_work, 0 when not capturing. */
+/* The calling thread's capture's work per dispatch for the split under way
+ * (its split_limits entry, else max_piece_work), 0 when not capturing. */
 uint64_t vka_capture_piece_work(struct vkattn_context *ctx);
+/* A split begins (vka_dispatch_pieces): counts it where the calling thread
+ * captures. */
+void vka_capture_begin_split(struct vkattn_context *ctx);
 
 /* Appends one command; returns a zeroed slot, or NULL (c->error set). */
 vka_command *vka_capture_append(struct vkattn_context *ctx, vka_capture *c, vka_command_kind kind);

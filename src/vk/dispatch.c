@@ -79,6 +79,7 @@ uint64_t vka_dispatch_budget(struct vkattn_context *ctx)
 
 uint64_t vka_dispatch_pieces(struct vkattn_context *ctx, uint64_t work)
 {
+    vka_capture_begin_split(ctx); /* a slicer's re-split names splits by their order */
     const uint64_t budget = vka_dispatch_budget(ctx);
     return budget && work > budget ? vka_div_up(work, budget) : 1;
 }
@@ -195,6 +196,8 @@ vkattn_result vka_record_dispatch(struct vkattn_context *ctx, VkCommandBuffer cm
         if (!m)
             return capture->error;
         fill_dispatch(m, pipe, set, infos, d, groups);
+        m->split = capture->split;
+        m->limit = vka_dispatch_budget(ctx);
         return VKATTN_SUCCESS;
     }
     vka_command m;

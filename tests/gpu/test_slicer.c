@@ -17,7 +17,8 @@
  * (test_sdpa.c, test_decode.c, test_mha.c, test_attention.c); here the truth
  * is the unsliced call, bit for bit. Groups: the default device, a small
  * max_dispatch_work (long dispatches split, so more pieces), mobile-min
- * (descriptor sets from pools, no timestamps). And bad arguments. */
+ * (descriptor sets from pools, no timestamps). The re-split after a pass
+ * whose pieces overran the budget (test_resplit). And bad arguments. */
 #include "harness.h"
 
 #include "vkattn/peak.h"
@@ -147,8 +148,10 @@ static void check_sliced(vkattn_context *ctx, const sliced_case *c, const char *
         if (!budgets[b])
             TH_OK(ctx, vkattn_slicer_set_budget(s, info.estimated_us / 3));
         for (int pass = 0; pass < 2; pass++) {
-            if (pass)
+            if (pass) { /* a re-split may capture the call again: new pieces */
                 TH_OK(ctx, vkattn_slicer_reset(s));
+                TH_OK(ctx, vkattn_slicer_get_info(s, &info));
+            }
             uint32_t slices = run_pass(ctx, c, s);
             void *got = download_raw(ctx, c->out, c->n_out);
             if (memcmp(got, ref, bytes) != 0)
@@ -296,6 +299,70 @@ static void test_auto_split(void **state)
         TH_OK(ctx, vkattn_slicer_reset(split));
     }
     vkattn_slicer_destroy(whole), vkattn_slicer_destroy(split), vkattn_slicer_destroy(given);
+    free(ref);
+    for (int i = 0; i < 4; i++)
+        vkattn_tensor_destroy(c.t[i]);
+    th_assert_validation_clean();
+}
+
+/* Re-split after the learning pass (vkattn/slicer.h): at a budget below any
+ * piece's time, each pass's reset cuts the splits whose pieces overran it
+ * finer, down to the dispatches their ops cannot cut (one workgroup of rows
+ * per head), which are reported, not looped on: at most 4 re-captures, then
+ * the pieces stay. Output bit-identical to the unsliced call through every
+ * capture; no record_next allocates (run_pass). Asserts no time: which
+ * pieces overrun is the device's (tests/unit/test_slice_plan.c feeds made-up
+ * times to the same decisions). */
+static void test_resplit(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    sdpa_case c = {.ctx = ctx, .p = {.batch = 1, .heads = 2, .tq = 515, .tv = 29, .dk = 12, .dv = 7,
+                                     .path = VKATTN_SDPA_FUSED}};
+    sdpa_tensors(ctx, &c.p, c.t, &c.io);
+    sliced_case sc = {.record = sdpa_rec, .user = &c, .out = c.io.out, .n_out = (size_t)2 * 515 * 7};
+    void *ref = run_unsliced(ctx, &sc);
+    vkattn_slicer_desc d = {.record = sdpa_rec, .user = &c, .budget_us = 1e-3};
+    vkattn_slicer *s;
+    TH_OK(ctx, vkattn_slicer_create(ctx, &d, &s));
+    vkattn_slicer_info info, first;
+    TH_OK(ctx, vkattn_slicer_get_info(s, &first));
+    uint32_t last_pieces = 0, last_resplits = 0;
+    for (int pass = 0; pass < 8; pass++) {
+        if (pass)
+            TH_OK(ctx, vkattn_slicer_reset(s));
+        TH_OK(ctx, vkattn_slicer_get_info(s, &info));
+        assert_true(info.resplits <= 4);
+        assert_true(info.pieces >= first.pieces);
+        if (pass == 7) { /* past the cap (or nothing left to cut): the same pieces */
+            assert_int_equal(info.pieces, last_pieces);
+            assert_int_equal(info.resplits, last_resplits);
+        }
+        last_pieces = info.pieces, last_resplits = info.resplits;
+        run_pass(ctx, &sc, s);
+        void *got = download_raw(ctx, c.io.out, sc.n_out);
+        if (memcmp(got, ref, sc.n_out * sizeof(float)) != 0)
+            fail_msg("re-split, pass %d (%u pieces, %u re-captures): output differs from the "
+                     "unsliced call", pass, info.pieces, info.resplits);
+        free(got);
+    }
+    TH_OK(ctx, vkattn_slicer_reset(s));
+    TH_OK(ctx, vkattn_slicer_get_info(s, &info));
+    uint32_t uncut = 0;
+    for (uint32_t i = 0; i < info.pieces; i++) {
+        vkattn_slicer_piece p;
+        TH_OK(ctx, vkattn_slicer_get_piece(s, i, &p));
+        if (p.uncut) { /* reported only where it overran */
+            uncut++;
+            assert_true(p.measured_us > d.budget_us);
+        }
+    }
+    assert_int_equal(uncut, info.uncut_pieces);
+    if (!info.timestamps) /* nothing measured, nothing re-split */
+        assert_int_equal(info.resplits + info.resplit_pieces + info.uncut_pieces, 0);
+    print_message("# re-split: %u pieces, then %u after %u re-captures (%u pieces re-split), "
+                  "%u uncut\n", first.pieces, info.pieces, info.resplits, info.resplit_pieces,
+                  info.uncut_pieces);
+    vkattn_slicer_destroy(s);
     free(ref);
     for (int i = 0; i < 4; i++)
         vkattn_tensor_destroy(c.t[i]);
@@ -556,6 +623,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {SLICED_TESTS, cmocka_unit_test(test_two_slicers),
                                        cmocka_unit_test(test_auto_split),
+                                       cmocka_unit_test(test_resplit),
                                        cmocka_unit_test(test_bad_arguments)};
     const struct CMUnitTest split[] = {SLICED_TESTS};
     const struct CMUnitTest mobile[] = {SLICED_TESTS};

@@ -473,10 +473,25 @@ static void print_result(const ab_args *a, const ab_bench_result *res)
                    (unsigned long long)res->pipeline_cache_bytes_saved);
         if (res->stats_asked)
             print_pipeline_stats(res);
-        if (res->frame.asked)
+        if (res->frame.asked) {
+            const ab_frame_result *f = &res->frame;
             printf("cost model: median piece error %.0f%% for the first estimates, %.0f%% refined "
                    "by the learning pass's timestamps\n",
-                   100.0 * res->frame.first_error, 100.0 * res->frame.refined_error);
+                   100.0 * f->first_error, 100.0 * f->refined_error);
+            printf("re-split: %u piece%s over the budget cut finer in %u re-capture%s; ",
+                   f->resplit_pieces, f->resplit_pieces == 1 ? "" : "s", f->resplits,
+                   f->resplits == 1 ? "" : "s");
+            if (!f->n_uncut)
+                printf("none left that cannot be cut\n");
+            /* the first few; the JSON lists all */
+            const uint32_t shown = f->n_uncut < 12 ? f->n_uncut : 12;
+            for (uint32_t i = 0; i < shown; i++)
+                printf("%s%u", i ? ", " : "over the budget and cannot be cut: piece ", f->uncut[i]);
+            if (f->n_uncut > shown)
+                printf(", ... (%u in all)", f->n_uncut);
+            if (f->n_uncut)
+                printf("\n");
+        }
     }
 }
 

@@ -35,9 +35,9 @@ static vkattn_result record_next(void *user, VkCommandBuffer cmd)
 }
 
 /* One pass, a submission per slice, each timed; appends the slice times to
- * times[*n_times]. */
+ * times[*n_times] (grown: a re-split makes more slices; NULL: none kept). */
 static vkattn_result run_pass(vkattn_context *ctx, vkattn_slicer *s, vkattn_timer *timer,
-                              double *times, size_t cap, size_t *n_times, uint32_t *slices,
+                              double **times, size_t *cap, size_t *n_times, uint32_t *slices,
                               double *total_ms)
 {
     next_slice next = {.slicer = s};
@@ -55,8 +55,14 @@ static vkattn_result run_pass(vkattn_context *ctx, vkattn_slicer *s, vkattn_time
         }
         if (r != VKATTN_SUCCESS)
             return r;
-        if (*n_times < cap)
-            times[(*n_times)++] = ms;
+        if (times && *n_times == *cap) {
+            double *t = realloc(*times, (*cap * 2 + 16) * sizeof *t);
+            if (!t)
+                return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+            *times = t, *cap = *cap * 2 + 16;
+        }
+        if (times)
+            (*times)[(*n_times)++] = ms;
         *total_ms += ms;
         ++*slices;
     }
@@ -119,11 +125,10 @@ int ab_frame_budget_run(vkattn_context *ctx, const ab_op *op, void *state, const
     vkattn_slicer_info si;
     vkattn_slicer_get_info(s, &si);
     f->pieces = si.pieces;
-    const size_t cap = (size_t)a->repeat * (si.pieces + 1);
-    times = calloc(cap, sizeof *times);
+    size_t cap = 0;
     totals = calloc(a->repeat, sizeof *totals);
     est = calloc(si.pieces + 1, sizeof *est);
-    if (!times || !totals || !est) {
+    if (!totals || !est) {
         r = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
         goto fail;
     }
@@ -135,24 +140,46 @@ int ab_frame_budget_run(vkattn_context *ctx, const ab_op *op, void *state, const
     size_t n_times = 0, discard = 0;
     double total;
     ab_progress("%s: learning pass", what);
-    if ((r = run_pass(ctx, s, timer, times, 0, &discard, &f->slices, &total)))
+    if ((r = run_pass(ctx, s, timer, NULL, &cap, &discard, &f->slices, &total)))
         goto fail;
     f->first_error = estimate_error(s, si.pieces, est);
     for (uint32_t pass = 0; pass < a->repeat; pass++) {
         ab_progress("%s: pass %u/%u", what, pass + 1, a->repeat);
-        for (uint32_t i = 0; pass == 0 && i < si.pieces; i++) {
-            vkattn_slicer_piece p;
-            vkattn_slicer_get_piece(s, i, &p);
-            est[i] = p.estimated_us;
-        }
         const bool last = pass + 1 == a->repeat;
         if (last && ref && (r = vkattn_tensor_fill(info->output, NAN)))
             goto fail;
-        if ((r = vkattn_slicer_reset(s)) ||
-            (r = run_pass(ctx, s, timer, times, cap, &n_times, &f->slices, &totals[pass])))
+        /* a reset re-splits pieces that overran the budget: new pieces */
+        if ((r = vkattn_slicer_reset(s)) || (r = vkattn_slicer_get_info(s, &si)))
+            goto fail;
+        if (pass == 0) { /* the estimates the first timed pass plans on */
+            double *e = realloc(est, (si.pieces + 1) * sizeof *e);
+            if (!e) {
+                r = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+                goto fail;
+            }
+            est = e;
+            for (uint32_t i = 0; i < si.pieces; i++) {
+                vkattn_slicer_piece p;
+                vkattn_slicer_get_piece(s, i, &p);
+                est[i] = p.estimated_us;
+            }
+        }
+        if ((r = run_pass(ctx, s, timer, &times, &cap, &n_times, &f->slices, &totals[pass])))
             goto fail;
         if (pass == 0)
             f->refined_error = estimate_error(s, si.pieces, est);
+    }
+    /* the last pass's pieces, and what the slicer found over the budget */
+    vkattn_slicer_get_info(s, &si);
+    f->pieces = si.pieces;
+    f->resplits = si.resplits;
+    f->resplit_pieces = si.resplit_pieces;
+    f->uncut = calloc(si.uncut_pieces + 1, sizeof *f->uncut);
+    for (uint32_t i = 0; f->uncut && i < si.pieces; i++) {
+        vkattn_slicer_piece p;
+        if (vkattn_slicer_get_piece(s, i, &p) == VKATTN_SUCCESS && p.uncut &&
+            f->n_uncut < si.uncut_pieces)
+            f->uncut[f->n_uncut++] = i;
     }
     f->total_ms = median(totals, a->repeat);
     f->overhead = unsliced_ms > 0 ? f->total_ms / unsliced_ms - 1 : NAN;
@@ -197,6 +224,12 @@ json_t *ab_frame_json(const ab_frame_result *f)
     json_object_set_new(o, "first_estimate_error", ab_json_number(f->first_error));
     json_object_set_new(o, "refined_estimate_error", ab_json_number(f->refined_error));
     json_object_set_new(o, "identical", f->identical < 0 ? json_null() : json_boolean(f->identical));
+    json_object_set_new(o, "resplits", json_integer(f->resplits));
+    json_object_set_new(o, "resplit_pieces", json_integer(f->resplit_pieces));
+    json_t *uncut = json_array();
+    for (uint32_t i = 0; i < f->n_uncut; i++)
+        json_array_append_new(uncut, json_integer(f->uncut[i]));
+    json_object_set_new(o, "uncut_pieces", uncut);
     json_object_set(o, "piece_times", f->piece_list ? f->piece_list : json_null());
     return o;
 }
@@ -205,4 +238,6 @@ void ab_frame_free(ab_frame_result *f)
 {
     json_decref(f->piece_list);
     f->piece_list = NULL;
+    free(f->uncut);
+    f->uncut = NULL;
 }

@@ -25,6 +25,10 @@ typedef struct ab_frame_result {
      * the ceilings) and for the refined ones (the timestamps of the pass before) */
     double first_error, refined_error;
     int identical; /* output memcmp-equal to the unsliced call: 1, 0; -1 not checked */
+    /* Re-split (vkattn_slicer_info): re-captures, pieces over the budget cut
+     * finer, and the indices (in the last capture) of those that cannot be */
+    uint32_t resplits, resplit_pieces, n_uncut;
+    uint32_t *uncut; /* owned */
     json_t *piece_list; /* [{"bytes", "first_estimate_us", "measured_us"}] (owned; NULL = none) */
 } ab_frame_result;
 
