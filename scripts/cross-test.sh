@@ -2,12 +2,15 @@
 # The platforms a game ships on, proven from this Debian machine (CI's last
 # step, after scripts/test.sh's Linux passes; docs/INTEGRATION.md, "Platforms"):
 #   1. Windows x64: mingw-w64 builds vkattn.dll (+ import library), the tests,
-#      examples and cross_digest into build-mingw/bin; src/ and the public
+#      examples, attnbench.exe (without case files and pictures: no mingw
+#      jansson or libpng in Debian) and cross_digest into build-mingw/bin; src/ and the public
 #      headers also compile as strict ISO C11 (-std=c11 -Wpedantic -Wvla), what
 #      MSVC or clang-cl needs; wine64 runs the unit tests, then the GPU tests
 #      and examples through winevulkan on the host's lavapipe (under Xvfb:
 #      wine's Vulkan goes through its X11 driver) with the host's validation
-#      layer;
+#      layer; then attnbench.exe: devices, a checked bench row and a frame
+#      budget row (JSON read back here), and its refusals of case files and
+#      pictures (~30 s);
 #   2. the same outputs: tests/cross/digest.c hashes each layer's device output
 #      bits; Linux x86-64 and Windows x64 (same lavapipe) must print the same;
 #   3. Linux arm64: gcc-aarch64-linux-gnu builds everything into build-arm64;
@@ -28,11 +31,12 @@ stamp() { echo "--- $(date -u +%H:%M:%S) $*"; }
 if want windows; then
   stamp "Windows x64: mingw-w64 build"
   cmake -S . -B build-mingw -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/mingw-w64-x86_64.cmake \
-    -DVKATTN_WERROR=ON -DVKATTN_SAFETENSORS=OFF -DVKATTN_BUILD_TOOLS=OFF \
+    -DVKATTN_WERROR=ON -DVKATTN_SAFETENSORS=OFF -DVKATTN_BUILD_TOOLS=ON \
     -DVKATTN_TEST_MINICMOCKA=ON -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$root/build-mingw/bin" \
     >/dev/null
   cmake --build build-mingw -j"$jobs"
-  ls build-mingw/bin/vkattn.dll build-mingw/src/libvkattn.dll.a >/dev/null
+  ls build-mingw/bin/vkattn.dll build-mingw/src/libvkattn.dll.a build-mingw/bin/attnbench.exe \
+    >/dev/null
   stamp "src/ and include/ as strict ISO C11 (-std=c11 -Wpedantic -Wvla -Werror)"
   # the host's gcc, on the generated headers (version.h, vka_shaders.h) of build-mingw
   for f in src/*/*.c; do
@@ -69,6 +73,52 @@ if want windows; then
     ctest --output-on-failure -j"$jobs" -L gpu --timeout 900 --output-log "$log")
   if grep -nE 'Validation (Error|Warning)|SYNC-HAZARD' "$log"; then
     echo "the validation layer reported the messages above (full log: $log)"
+    exit 1
+  fi
+
+  # attnbench.exe (docs/ATTNBENCH.md, "Windows"): JSON written by json_lite,
+  # read back here; the reference check; the validation layer as above
+  stamp "Windows x64 under wine64: attnbench.exe"
+  ab() {
+    VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_KHRONOS_VALIDATION_REPORT_FLAGS=error,warn \
+      /usr/lib/wine/wine64 build-mingw/bin/attnbench.exe "$@" | tr -d '\r'
+  }
+  ab_log="$root/build-mingw/attnbench.log"
+  {
+    ab devices
+    ab devices --json >build-mingw/ab-devices.json
+    ab bench sdpa --batch 2 --heads 3 --tq 19 --tv 23 --dk 12 --dv 20 --causal --mask-ratio 0.2 \
+      --check --json --no-peak --warmup 1 --repeat 2 >build-mingw/ab-sdpa.json
+    ab bench mha --tq 9 --tv 21 --dk 8 --heads 2 --frame-budget-us 50 --no-peak --repeat 1 \
+      --json >build-mingw/ab-frame.json
+  } 2>&1 | tee "$ab_log"
+  python3 - build-mingw/ab-devices.json build-mingw/ab-sdpa.json build-mingw/ab-frame.json <<'PY'
+import json, sys
+devices, sdpa, frame = (json.load(open(f)) for f in sys.argv[1:])
+assert devices["devices"], devices
+assert sdpa["max_rel_err"] is not None and sdpa["max_rel_err"] <= sdpa["bound"], sdpa
+fb = frame["frame_budget"]
+assert fb["identical"] is True and "resplits" in fb and isinstance(fb["uncut_pieces"], list), fb
+print("attnbench.exe: %d device(s); sdpa max_rel_err %.3g <= %g; frame budget: %d pieces, "
+      "%d slices, identical" % (len(devices["devices"]), sdpa["max_rel_err"], sdpa["bound"],
+                               fb["pieces"], fb["slices"]))
+PY
+  # what needs the missing libraries is refused (exit 2), naming it
+  for refused in "check tests/cases/examples.json|built without case files (jansson)" \
+    "sweep softmax --tq 8,16 --plot p.png|built without pictures (libpng)"; do
+    set +e
+    # shellcheck disable=SC2086 # the command line is split on purpose
+    /usr/lib/wine/wine64 build-mingw/bin/attnbench.exe ${refused%%|*} >build-mingw/ab-refused.txt 2>&1
+    rc=$?
+    set -e
+    out=$(tr -d '\r' <build-mingw/ab-refused.txt)
+    if [ "$rc" != 2 ] || [[ "$out" != *"${refused#*|}"* ]]; then
+      echo "attnbench.exe ${refused%%|*}: exit $rc, expected 2 and '${refused#*|}': $out"
+      exit 1
+    fi
+  done
+  if grep -nE 'Validation (Error|Warning)|SYNC-HAZARD' "$ab_log"; then
+    echo "the validation layer reported the messages above (log: $ab_log)"
     exit 1
   fi
 

@@ -404,6 +404,11 @@ static bool load_cases(const char *path, json_t **root)
 
 int ab_cmd_check(const ab_args *a)
 {
+#ifndef ATTNBENCH_HAVE_JSON /* no JSON parser: tools/attnbench/json_lite */
+    fprintf(stderr, "attnbench: check %s: attnbench was built without case files (jansson)\n",
+            a->file);
+    return ATTNBENCH_EXIT_USAGE;
+#endif
     if (a->heatmap) {
         int st = ab_heatmap_dir_check(a->heatmap);
         if (st)

@@ -67,6 +67,9 @@ static int parse_lengths(const char *s, sweep_opts *o)
  * any run. */
 static int check_plot_path(const char *path)
 {
+#ifndef ATTNBENCH_HAVE_PICTURES /* no_pictures.c */
+    return usage("--plot %s: attnbench was built without pictures (libpng)", path);
+#endif
     if (!*path)
         return usage("--plot needs a file name");
     /* a folder (or a name ending in '/') passes the test of its parent

@@ -1,0 +1,11 @@
+# unit.attnbench_json_lite: A (jansson) and B (json_lite) print the same.
+execute_process(COMMAND ${A} OUTPUT_VARIABLE a RESULT_VARIABLE ra)
+execute_process(COMMAND ${B} OUTPUT_VARIABLE b RESULT_VARIABLE rb)
+if(NOT ra EQUAL 0 OR NOT rb EQUAL 0)
+  message(FATAL_ERROR "exit status: jansson ${ra}, json_lite ${rb}")
+endif()
+if(NOT a STREQUAL b)
+  message(FATAL_ERROR "json_lite writes differently from jansson:\n${a}\n---\n${b}")
+endif()
+string(LENGTH "${a}" n)
+message(STATUS "the same ${n} bytes")
