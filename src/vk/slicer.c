@@ -34,9 +34,10 @@
  * slower in total. */
 #define AUTO_PIECE_SHARE 0.5
 /* Re-captures after passes with pieces over budget (each one allocates):
- * enough for a split to converge from estimates 13x off (measured under
- * load, issue 37) at VKA_RESPLIT_SHARE, few enough that a call whose pieces
- * cannot be cut stops at once (their ops report them uncut anyway). */
+ * pieces 13x over (first estimates under load, issue 37) need 26x to reach
+ * VKA_RESPLIT_SHARE, two rounds of at most VKA_RESPLIT_MAX_CUT; then one
+ * round net of the fixed cost, and one that may go back. Pieces that cannot
+ * be cut never take a round. */
 #define MAX_RESPLITS 4
 
 typedef struct piece {
@@ -476,10 +477,124 @@ static void seed_estimates(capture_set *to, const capture_set *from)
     }
 }
 
+/* The fixed cost per piece of each split re-split before, from its pieces
+ * then and now; a split whose cost leaves no room in the budget's share goes
+ * back to its split before (finer pieces only added that cost), in limits.
+ * True where one did. */
+static bool fit_overheads(vkattn_slicer *s, const capture_set *cs, uint64_t *limits,
+                          uint32_t splits)
+{
+    bool reverted = false;
+    for (uint32_t k = 0; k < s->n_fit && k < splits; k++) {
+        const group_sum now = sum_group(cs, k + 1, true, 1.0);
+        const double fixed = vka_plan_overhead(s->prev_n[k], s->prev_us[k], now.count, now.us);
+        if (fixed > 0)
+            s->overhead_us[k] = fixed;
+        if (fixed >= VKA_RESPLIT_SHARE * s->budget_us && limits[k] != s->prev_limit[k] &&
+            s->resplits < MAX_RESPLITS) {
+            limits[k] = s->prev_limit[k];
+            s->prev_n[k] = 0; /* no fit from this pair again */
+            reverted = true;
+        }
+    }
+    return reverted;
+}
+
+/* The plan over cs's pieces (vk/slice_plan.h): lowers limits, marks the
+ * pieces that cannot be cut. Past MAX_RESPLITS, whatever is over budget
+ * stays as it is and is reported. */
+static vka_resplit_plan plan_pieces(vkattn_slicer *s, capture_set *cs, uint64_t *limits,
+                                    uint32_t splits, vka_plan_piece *plan, bool *uncut)
+{
+    for (uint32_t i = 0; i < cs->n_pieces; i++) {
+        const vka_command *m = piece_command(cs, i);
+        plan[i] = (vka_plan_piece){.measured_us = cs->pieces[i].measured_us, .work = m->work,
+                                   .limit = m->limit, .split = m->split,
+                                   .dispatch = cs->pieces[i].dispatch,
+                                   .overhead_us = m->split >= 1 && m->split <= s->n_fit
+                                                      ? s->overhead_us[m->split - 1]
+                                                      : 0};
+    }
+    vka_resplit_plan pl = vka_plan_resplit(plan, cs->n_pieces, s->budget_us, limits, splits, uncut);
+    if (pl.resplit && s->resplits == MAX_RESPLITS) {
+        for (uint32_t i = 0; i < cs->n_pieces; i++)
+            uncut[i] = uncut[i] || cs->pieces[i].measured_us > s->budget_us;
+        pl.uncut += pl.resplit;
+        pl.resplit = 0;
+    }
+    for (uint32_t i = 0; i < cs->n_pieces; i++)
+        cs->pieces[i].uncut = uncut[i];
+    s->uncut_pieces = pl.uncut;
+    return pl;
+}
+
+/* Captures the call again under `limits` (taken on success; the old split
+ * stays, and is not tried again, on failure), retiring the current capture. */
+static vkattn_result recapture(vkattn_slicer *s, uint64_t *limits, uint32_t splits,
+                               uint32_t resplit, const char *fn)
+{
+    capture_set *cs = &s->cur;
+    uint64_t *old_limits = s->split_limits;
+    const uint32_t old_splits = s->n_splits;
+    s->split_limits = limits, s->n_splits = splits;
+    capture_set next = {.capture.max_piece_work = s->max_piece_work};
+    vkattn_result r = capture_call(s, &next.capture, fn);
+    if (r == VKATTN_SUCCESS)
+        r = make_pieces(s, &next, fn);
+    if (r == VKATTN_SUCCESS)
+        r = make_queries(s->ctx, &next);
+    if (r != VKATTN_SUCCESS) {
+        free_set(s->ctx, &next);
+        free(limits);
+        s->split_limits = old_limits, s->n_splits = old_splits;
+        s->resplits = MAX_RESPLITS;
+        return r;
+    }
+    for (uint32_t k = 0; k < s->n_fit && k < splits; k++) {
+        /* the splits cut this time: their times before, for the next fit */
+        const uint64_t was = k < old_splits ? old_limits[k] : 0;
+        if (limits[k] != was && limits[k] != s->prev_limit[k]) {
+            const group_sum before = sum_group(cs, k + 1, true, 1.0);
+            s->prev_n[k] = before.count, s->prev_us[k] = before.us;
+            s->prev_limit[k] = was;
+        }
+    }
+    free(old_limits);
+    seed_estimates(&next, cs);
+    s->retired = *cs;
+    *cs = next;
+    s->seeded = true;
+    s->resplits++;
+    s->resplit_pieces += resplit;
+    s->uncut_pieces = 0; /* those carried over; the rest are checked after their pass */
+    for (uint32_t i = 0; i < cs->n_pieces; i++)
+        s->uncut_pieces += cs->pieces[i].uncut;
+    read_back(s); /* the retired one may be done already */
+    return VKATTN_SUCCESS;
+}
+
+/* The per-split arrays, once: the splits are the same on every capture. */
+static bool alloc_fit(vkattn_slicer *s, uint32_t splits)
+{
+    if (s->n_fit || !splits)
+        return true;
+    s->prev_n = calloc(splits, sizeof *s->prev_n);
+    s->prev_limit = calloc(splits, sizeof *s->prev_limit);
+    s->prev_us = calloc(splits, sizeof *s->prev_us);
+    s->overhead_us = calloc(splits, sizeof *s->overhead_us);
+    if (!s->prev_n || !s->prev_limit || !s->prev_us || !s->overhead_us) {
+        free(s->prev_n), free(s->prev_limit), free(s->prev_us), free(s->overhead_us);
+        s->prev_n = NULL, s->prev_limit = NULL, s->prev_us = s->overhead_us = NULL;
+        return false;
+    }
+    s->n_fit = splits;
+    return true;
+}
+
 /* After a pass whose every piece was measured: marks the pieces over budget
- * that cannot be cut, and where others can, captures the call again with
- * their splits finer (vk/slice_plan.h). The old capture is retired until the
- * GPU is done with it; one at a time, so a re-split waits while one is. */
+ * that cannot be cut, and where others can (or a split goes back), captures
+ * the call again. The old capture is retired until the GPU is done with it;
+ * one at a time, so a re-split waits while one is. */
 static vkattn_result resplit(vkattn_slicer *s, const char *fn)
 {
     capture_set *cs = &s->cur;
@@ -496,101 +611,20 @@ static vkattn_result resplit(vkattn_slicer *s, const char *fn)
     vka_plan_piece *plan = calloc(cs->n_pieces, sizeof *plan);
     bool *uncut = calloc(cs->n_pieces, sizeof *uncut);
     uint64_t *limits = splits ? calloc(splits, sizeof *limits) : NULL;
-    if (!plan || !uncut || (splits && !limits)) {
+    if (!plan || !uncut || (splits && !limits) || !alloc_fit(s, splits)) {
         free(plan), free(uncut), free(limits);
         return vka_fail(s->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     }
-    if (!s->n_fit && splits) { /* once: the splits are the same on every capture */
-        s->prev_n = calloc(splits, sizeof *s->prev_n);
-        s->prev_limit = calloc(splits, sizeof *s->prev_limit);
-        s->prev_us = calloc(splits, sizeof *s->prev_us);
-        s->overhead_us = calloc(splits, sizeof *s->overhead_us);
-        if (!s->prev_n || !s->prev_limit || !s->prev_us || !s->overhead_us) {
-            free(plan), free(uncut), free(limits);
-            return vka_fail(s->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
-        }
-        s->n_fit = splits;
-    }
-    /* what the last re-split showed: a split whose fixed cost per piece
-     * leaves no room in the budget's share goes back to its split before
-     * (finer pieces only added that cost); the plan then reports its pieces */
     for (uint32_t k = 0; k < splits && k < s->n_splits; k++)
         limits[k] = s->split_limits[k];
-    bool reverted = false;
-    for (uint32_t k = 0; k < s->n_fit && k < splits; k++) {
-        const group_sum now = sum_group(cs, k + 1, true, 1.0);
-        const double fixed = vka_plan_overhead(s->prev_n[k], s->prev_us[k], now.count, now.us);
-        if (fixed > 0)
-            s->overhead_us[k] = fixed;
-        if (fixed >= VKA_RESPLIT_SHARE * s->budget_us && limits[k] != s->prev_limit[k] &&
-            s->resplits < MAX_RESPLITS) {
-            limits[k] = s->prev_limit[k];
-            s->prev_n[k] = 0; /* no fit from this pair again */
-            reverted = true;
-        }
-    }
-    for (uint32_t i = 0; i < cs->n_pieces; i++) {
-        const vka_command *m = piece_command(cs, i);
-        plan[i] = (vka_plan_piece){.measured_us = cs->pieces[i].measured_us, .work = m->work,
-                                   .limit = m->limit, .split = m->split,
-                                   .dispatch = cs->pieces[i].dispatch,
-                                   .overhead_us = m->split >= 1 && m->split <= s->n_fit
-                                                      ? s->overhead_us[m->split - 1]
-                                                      : 0};
-    }
-    vka_resplit_plan pl = vka_plan_resplit(plan, cs->n_pieces, s->budget_us, limits, splits, uncut);
-    /* past the cap, what is still over budget stays as it is: reported */
-    if (pl.resplit && s->resplits == MAX_RESPLITS) {
-        for (uint32_t i = 0; i < cs->n_pieces; i++)
-            uncut[i] = uncut[i] || cs->pieces[i].measured_us > s->budget_us;
-        pl.uncut += pl.resplit;
-        pl.resplit = 0;
-    }
-    for (uint32_t i = 0; i < cs->n_pieces; i++)
-        cs->pieces[i].uncut = uncut[i];
-    s->uncut_pieces = pl.uncut;
+    const bool reverted = fit_overheads(s, cs, limits, splits);
+    const vka_resplit_plan pl = plan_pieces(s, cs, limits, splits, plan, uncut);
     free(plan), free(uncut);
     if (!pl.resplit && !reverted) {
         free(limits);
         return VKATTN_SUCCESS;
     }
-    uint64_t *old_limits = s->split_limits;
-    const uint32_t old_splits = s->n_splits;
-    s->split_limits = limits, s->n_splits = splits;
-    capture_set next = {.capture.max_piece_work = s->max_piece_work};
-    vkattn_result r = capture_call(s, &next.capture, fn);
-    if (r == VKATTN_SUCCESS)
-        r = make_pieces(s, &next, fn);
-    if (r == VKATTN_SUCCESS)
-        r = make_queries(s->ctx, &next);
-    if (r != VKATTN_SUCCESS) { /* the old split stays, and is not tried again */
-        free_set(s->ctx, &next);
-        free(limits);
-        s->split_limits = old_limits, s->n_splits = old_splits;
-        s->resplits = MAX_RESPLITS;
-        return r;
-    }
-    for (uint32_t k = 0; k < s->n_fit; k++) {
-        /* the splits cut this time: their times before, for the next fit */
-        const uint64_t was = k < old_splits ? old_limits[k] : 0;
-        if (k < splits && limits[k] != was && limits[k] != s->prev_limit[k]) {
-            const group_sum before = sum_group(cs, k + 1, true, 1.0);
-            s->prev_n[k] = before.count, s->prev_us[k] = before.us;
-            s->prev_limit[k] = was;
-        }
-    }
-    free(old_limits);
-    seed_estimates(&next, cs);
-    s->retired = *cs;
-    *cs = next;
-    s->seeded = true;
-    s->resplits++;
-    s->resplit_pieces += pl.resplit;
-    s->uncut_pieces = 0; /* those carried over; the rest are checked after their pass */
-    for (uint32_t i = 0; i < cs->n_pieces; i++)
-        s->uncut_pieces += cs->pieces[i].uncut;
-    read_back(s);       /* the retired one may be done already */
-    return VKATTN_SUCCESS;
+    return recapture(s, limits, splits, pl.resplit, fn);
 }
 
 vkattn_result vkattn_slicer_reset(vkattn_slicer *s)
