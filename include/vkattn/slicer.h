@@ -53,10 +53,11 @@
  * its own and is reported (vkattn_slicer_piece.uncut,
  * vkattn_slicer_info.uncut_pieces), never cut again. The re-capture
  * allocates (scratch, descriptor sets, a query pool, the command list) and
- * runs in reset only, never in record_next; it waits for the GPU to finish
- * the previous pass's slices (their timestamps read back) and keeps the old
- * capture until the GPU is done with it. Results stay bit for bit the
- * unsliced call's: splits along rows or keys are bit-identical.
+ * runs in reset only, never in record_next. Slices of the old capture may
+ * still be running: it is kept until their timestamps are read back (the
+ * GPU is done with it), one at a time, so a further re-split waits for
+ * that. Results stay bit for bit the unsliced call's: splits along rows or
+ * keys are bit-identical.
  *
  * Contracts. The callback may only call vkattn *_record functions (one or
  * several) with the `cmd` it is given - it is no real command buffer (a
