@@ -78,7 +78,9 @@
  * the calling thread; one slicer at a time is created per context
  * (concurrently recording other calls is fine), and where it times pieces it
  * submits once on the context's one-shot command buffer (none may be open:
- * vkattn_context_begin_commands).
+ * vkattn_context_begin_commands). A reset that re-splits captures likewise
+ * on the calling thread and submits once the same way (while that command
+ * buffer is open, it leaves the re-split to a later reset).
  */
 #ifndef VKATTN_SLICER_H
 #define VKATTN_SLICER_H

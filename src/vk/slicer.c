@@ -47,6 +47,7 @@ typedef struct piece {
     double prior_us, measured_us; /* measured_us < 0: none yet */
     uint32_t slice;
     bool pending;          /* timestamps recorded, not read back yet */
+    uint64_t stamp;        /* the start timestamp last read back (0: none) */
     bool uncut;            /* over budget at the last check, and cannot be cut */
 } piece;
 
@@ -315,10 +316,14 @@ static bool read_set(vkattn_context *ctx, capture_set *cs)
         VkResult vr = ctx->vk.vkGetQueryPoolResults(
             ctx->device, cs->queries, 2 * i, 2, sizeof v, v, 2 * sizeof(uint64_t),
             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
-        if ((vr != VK_SUCCESS && vr != VK_NOT_READY) || !v[1] || !v[3]) {
+        /* Until the slice runs, its queries hold the last pass's results,
+         * still available (the reset recorded before them has not run
+         * either): the same start is no news, and the GPU is not done. */
+        if ((vr != VK_SUCCESS && vr != VK_NOT_READY) || !v[1] || !v[3] || v[0] == p->stamp) {
             idle = false;
             continue;
         }
+        p->stamp = v[0];
         const uint64_t ticks = ((v[2] & mask) - (v[0] & mask)) & mask;
         p->measured_us = (double)ticks * ctx->info.timestamp_period_ns * 1e-3;
         p->pending = false;
@@ -599,7 +604,9 @@ static vkattn_result resplit(vkattn_slicer *s, const char *fn)
 {
     capture_set *cs = &s->cur;
     read_back(s);
-    if (!cs->queries || s->retired.n_pieces)
+    /* the new query pool is reset on the context's one-shot command buffer:
+     * while the app has it open, a later reset re-splits */
+    if (!cs->queries || s->retired.n_pieces || s->ctx->command_buffer_open)
         return VKATTN_SUCCESS;
     uint32_t splits = 0;
     for (uint32_t i = 0; i < cs->n_pieces; i++) {

@@ -18,7 +18,10 @@
  * is the unsliced call, bit for bit. Groups: the default device, a small
  * max_dispatch_work (long dispatches split, so more pieces), mobile-min
  * (descriptor sets from pools, no timestamps). The re-split after a pass
- * whose pieces overran the budget (test_resplit). And bad arguments. */
+ * whose pieces overran the budget (test_resplit), also with the last pass
+ * still unsubmitted in the app's command buffer (test_resplit_in_flight, on
+ * an app device: gpu/app_device.h). And bad arguments. */
+#include "app_device.h"
 #include "harness.h"
 
 #include "vkattn/peak.h"
@@ -369,6 +372,56 @@ static void test_resplit(void **state)
     th_assert_validation_clean();
 }
 
+/* A re-split while the last pass's slices have not run: each pass, the app
+ * records it into its own command buffer and resets before submitting it (a
+ * frame loop's order: reset once done is returned). The capture a reset
+ * replaces must outlive those slices (the app's validation layer reports an
+ * object destroyed while in use), and every pass gives the unsliced output.
+ * Whether a reset re-splits is the device's timing (printed, not asserted;
+ * the first pass only measures). */
+static void test_resplit_in_flight(void **state)
+{
+    ad_app app;
+    ad_open(TH_CTX(state), false, &app);
+    vkattn_context *ctx = app.ctx;
+    sdpa_case c = {.ctx = ctx, .p = {.batch = 1, .heads = 2, .tq = 515, .tv = 29, .dk = 12, .dv = 7,
+                                     .path = VKATTN_SDPA_FUSED}};
+    sdpa_tensors(ctx, &c.p, c.t, &c.io);
+    sliced_case sc = {.record = sdpa_rec, .user = &c, .out = c.io.out, .n_out = (size_t)2 * 515 * 7};
+    void *ref = run_unsliced(ctx, &sc);
+    vkattn_slicer_desc d = {.record = sdpa_rec, .user = &c, .budget_us = 1e-3};
+    vkattn_slicer *s;
+    TH_OK(ctx, vkattn_slicer_create(ctx, &d, &s));
+    vkattn_slicer_info before, after;
+    unsigned in_flight = 0;
+    for (int pass = 0; pass < 4; pass++) {
+        poison(ctx, sc.out);
+        VkCommandBuffer cmd = ad_begin(&app, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+        for (bool done = false; !done;)
+            TH_OK(ctx, vkattn_slicer_record_next(s, cmd, &done));
+        assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
+        TH_OK(ctx, vkattn_slicer_get_info(s, &before));
+        TH_OK(ctx, vkattn_slicer_reset(s)); /* before the slices run */
+        TH_OK(ctx, vkattn_slicer_get_info(s, &after));
+        in_flight += after.resplits > before.resplits;
+        ad_submit(&app, cmd, VK_NULL_HANDLE);
+        assert_int_equal(vkQueueWaitIdle(app.queue), VK_SUCCESS);
+        vkFreeCommandBuffers(app.device, app.pool, 1, &cmd);
+        void *got = download_raw(ctx, sc.out, sc.n_out);
+        if (memcmp(got, ref, sc.n_out * sizeof(float)) != 0)
+            fail_msg("re-split in flight, pass %d: output differs from the unsliced call", pass);
+        free(got);
+    }
+    print_message("# re-split in flight: %u of 4 resets re-captured before the slices ran\n",
+                  in_flight);
+    vkattn_slicer_destroy(s);
+    free(ref);
+    for (int i = 0; i < 4; i++)
+        vkattn_tensor_destroy(c.t[i]);
+    ad_close(&app);
+    th_assert_validation_clean();
+}
+
 /* Two slicers of two chained SDPA calls (both on the library workspace)
  * advanced in alternate frames: each keeps its own scratch. */
 static void test_two_slicers(void **state)
@@ -624,6 +677,7 @@ int main(void)
     const struct CMUnitTest tests[] = {SLICED_TESTS, cmocka_unit_test(test_two_slicers),
                                        cmocka_unit_test(test_auto_split),
                                        cmocka_unit_test(test_resplit),
+                                       cmocka_unit_test(test_resplit_in_flight),
                                        cmocka_unit_test(test_bad_arguments)};
     const struct CMUnitTest split[] = {SLICED_TESTS};
     const struct CMUnitTest mobile[] = {SLICED_TESTS};
