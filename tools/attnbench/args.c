@@ -74,6 +74,7 @@ static const flag FLAGS[] = {
     F("--frame-budget-us", K_U32, C_BENCH, 0, frame_budget_us),
     F("--piece-work", K_U64, C_BENCH, 0, piece_work),
     F("--heatmap", K_PATH, C_CHECK, 0, heatmap),
+    F("--log-color", K_BOOL, C_CHECK, 0, log_color),
 };
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 
@@ -89,7 +90,7 @@ void ab_usage(bool to_stdout)
           "   every command takes --coopmat auto|on|off|emulate|nv|khr|nv2: tensor-core\n"
           "   kernels, one family forced with nv|khr|nv2)\n"
           "  attnbench bench OP [options] [--json]\n"
-          "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
+          "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR [--log-color]]\n"
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
           "                 [bench options]     a series of benches over lengths\n"
           "  attnbench help\n"

@@ -75,6 +75,7 @@ typedef struct ab_args {
     uint64_t piece_work; /* with frame_budget_us: vkattn_slicer_desc.max_piece_work; 0 = none */
 
     const char *heatmap; /* check: folder for the attention-weight PNGs; NULL = none */
+    bool log_color;      /* check --heatmap: colour by log10 of the weight */
 } ab_args;
 
 /* Parses argv into *a (defaults filled in). Returns 0, or

@@ -340,7 +340,8 @@ static bool heatmaps(const ab_args *a, const ab_case *c, size_t index, const cas
     char err[512];
     if (!res->device_scores)
         return true;
-    if (ab_heatmap_write(a->heatmap, c, index, res->device_scores, taken, paths, err, sizeof err))
+    if (ab_heatmap_write(a->heatmap, c, index, res->device_scores, a->log_color, taken, paths, err,
+                         sizeof err))
         return true;
     fprintf(stderr, "attnbench: --heatmap: %s\n", err);
     return false;
@@ -404,6 +405,10 @@ static bool load_cases(const char *path, json_t **root)
 
 int ab_cmd_check(const ab_args *a)
 {
+    if (a->log_color && !a->heatmap) {
+        fprintf(stderr, "attnbench: check: --log-color colours heatmaps; it needs --heatmap DIR\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
     if (a->heatmap) {
         int st = ab_heatmap_dir_check(a->heatmap);
         if (st)
