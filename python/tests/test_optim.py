@@ -28,19 +28,23 @@ def test_sgd_momentum(ctx, rng):
 
 @pytest.mark.parametrize("opt_type", [vkattn.Adam, vkattn.AdamW])
 def test_adam(ctx, rng, opt_type):
+    """Two steps: the first alone does not see the betas (m / (1 - beta1) = g)."""
     p0 = rng.standard_normal(7).astype(np.float32)
-    grad = rng.standard_normal(7).astype(np.float32)
+    grads = [rng.standard_normal(7).astype(np.float32) for _ in range(2)]
     p = vkattn.Tensor(p0, context=ctx)
     lr, b1, b2, eps, wd = 0.05, 0.8, 0.99, 1e-6, 0.1
-    opt_type(lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd).step([p], [grad])
-    x, g = p0.astype(np.float64), grad.astype(np.float64)
-    if opt_type is vkattn.Adam:
-        g = g + wd * x
-    else:
-        x = x * (1 - lr * wd)
-    m, v = (1 - b1) * g, (1 - b2) * g * g  # one step from zero state, t = 1
-    want = x - lr / (1 - b1) * m / (np.sqrt(v) / np.sqrt(1 - b2) + eps)
-    _close(p.numpy(), want)
+    opt = opt_type(lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd)
+    x, m, v = p0.astype(np.float64), 0.0, 0.0
+    for t, grad in enumerate(grads, 1):
+        opt.step([p], [grad])
+        g = grad.astype(np.float64)
+        if opt_type is vkattn.Adam:
+            g = g + wd * x
+        else:
+            x = x * (1 - lr * wd)
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        x = x - lr / (1 - b1**t) * m / (np.sqrt(v) / np.sqrt(1 - b2**t) + eps)
+        _close(p.numpy(), x)
 
 
 def test_layer_weights(ctx, rng):

@@ -29,7 +29,8 @@ def test_round_trip(ctx, rng):
     with vkattn.Tensor(a, context=ctx) as w:
         pass
     assert w.closed
-    with pytest.raises(vkattn.InvalidArgumentError, match="Tensor.numpy: the vkattn.Tensor is closed"):
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match="Tensor.numpy: the vkattn.Tensor is closed"):
         w.numpy()
     t.close()
     assert view.closed  # a view goes with the memory it views
@@ -101,6 +102,20 @@ def test_layers(ctx, rng):
     want = att([q, v, k], mask=[None, vm])
     got = att([tq, tv, vkattn.Tensor(k, context=ctx)], mask=[None, vm])
     np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match="MultiHeadAttention: query is a float16 Tensor; this float32 "):
+        mha(vkattn.Tensor(q, "float16", context=ctx), v)
+    # a float16 layer takes float16 Tensors (numpy inputs are rounded to float16)
+    m16 = vkattn.MultiHeadAttention(2, 3, dtype="float16", context=ctx)
+    m16.build((1, 1, 5), (1, 1, 4))
+    m16.set_weights(mha.get_weights())
+    got16 = m16(vkattn.Tensor(q, "float16", context=ctx),
+                vkattn.Tensor(v, "float16", context=ctx))
+    assert got16.dtype == np.float16
+    with pytest.raises(vkattn.InvalidArgumentError,
+                       match="value is a float32 Tensor; this float16"):
+        m16(q, tv)
+    np.testing.assert_array_equal(got16.numpy(), m16(q.astype(np.float16), v.astype(np.float16)))
     other = vkattn.Context()
     try:
         with pytest.raises(vkattn.InvalidArgumentError,

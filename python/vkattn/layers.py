@@ -302,7 +302,8 @@ class _Layer:
             self._spec.check_widths(a.widths, who, a.k is not None)
             self.build(a.q.shape, a.v.shape, None if a.k is None else a.k.shape)
         self._check_widths(who, a)
-        check_contexts(self._context, who, (("query", a.q), ("value", a.v), ("key", a.k)))
+        check_contexts(self._context, who, (("query", a.q), ("value", a.v), ("key", a.k)),
+                       self._dtype)
         seed, offset = self._next_stream(training, seed, offset)
         call = _specs.layer_call(a.batch, a.tq, a.tv, use_causal_mask, training, seed, offset,
                                  return_scores, path, who)

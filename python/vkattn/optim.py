@@ -83,7 +83,8 @@ class _Optimizer:
             if not isinstance(p, Tensor):
                 raise invalid("%s: %s must be a vkattn.Tensor; got %r" % (who, name, p))
             if p.dtype != np.float32:
-                raise invalid("%s: %s is float16; the optimizer updates float32 Tensors" % (who, name))
+                raise invalid("%s: %s is float16; the optimizer updates float32 Tensors"
+                              % (who, name))
             ctx = p.context
             g = f32(g, "%s: grads[%d]" % (who, i), device=True)
             if g.shape != p.shape:

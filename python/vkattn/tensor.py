@@ -184,12 +184,19 @@ def host(x):
     return x.numpy() if isinstance(x, Tensor) else x
 
 
-def check_contexts(ctx, who, named):
-    """Each Tensor among (name, x) pairs must live on ctx, the call's context."""
+def check_contexts(ctx, who, named, dtype=None):
+    """Each Tensor among (name, x) pairs must live on ctx, the call's context, and have
+    dtype ("float32", "float16") where one is given: a layer's inputs, since a numpy
+    input is cast to the layer's dtype (Keras's dtype policy) and a Tensor is not."""
     for name, x in named:
-        if isinstance(x, Tensor) and x._context is not ctx:
+        if not isinstance(x, Tensor):
+            continue
+        if x._context is not ctx:
             raise invalid("%s: %s is a vkattn.Tensor of another Context than the call's"
                           % (who, name))
+        if dtype is not None and x.dtype.name != dtype:
+            raise invalid("%s: %s is a %s Tensor; this %s layer takes %s Tensors"
+                          % (who, name, x.dtype.name, dtype, dtype))
 
 
 def on_context(x, ctx, name):
