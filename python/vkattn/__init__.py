@@ -17,6 +17,10 @@ from .errors import (DeviceLimitError, DeviceLostError, Error, InvalidArgumentEr
 from .layers import (AdditiveAttention, Attention, BahdanauAttention, GroupedQueryAttention,
                      GroupQueryAttention, MultiHeadAttention)
 from .sdpa import sdpa
+from .tensor import Tensor
+from .kv_cache import KVCache, sdpa_decode
+from .sdpa_backward import sdpa_backward
+from .optim import SGD, Adam, AdamW
 from . import reference
 
 __version__ = "0.1.0"
@@ -29,4 +33,5 @@ __all__ = [
     "OutOfHostMemoryError", "SizeOverflowError", "UnsupportedError", "VulkanError",
     "default_context", "devices", "library_path", "library_version", "profiles", "reference",
     "sdpa",
+    "Tensor", "KVCache", "sdpa_decode", "sdpa_backward", "SGD", "Adam", "AdamW",
 ]

@@ -636,3 +636,146 @@ ENUMS = (
     "vkattn_causal", "vkattn_masked_row", "vkattn_sdpa_path", "vkattn_score_mode",
     "vkattn_weights_names",
 )
+
+# Generation, device tensors, backward and optimizer (vkattn.Tensor, KVCache,
+# sdpa_backward, optim): appended as blocks of their own.
+TYPES += r"""
+/* ---- kv_cache.h */
+typedef struct vkattn_kv_cache vkattn_kv_cache;
+
+typedef struct vkattn_kv_cache_desc {
+    uint32_t batch;
+    uint32_t kv_heads;
+    uint32_t capacity;
+    uint32_t key_dim;
+    uint32_t value_dim;
+    vkattn_tensor *keys, *values;
+    vkattn_dtype dtype;
+} vkattn_kv_cache_desc;
+
+typedef struct vkattn_kv_append_io {
+    vkattn_tensor *k, *v;
+    vkattn_tensor *counts;
+} vkattn_kv_append_io;
+
+/* ---- op_params.h, decode.h */
+typedef struct vkattn_sdpa_decode_params {
+    uint32_t batch, heads, tq;
+    uint32_t kv_heads;
+    uint32_t capacity, dk, dv;
+    float scale;
+    bool has_value_mask;
+    vkattn_dropout_params dropout;
+    uint32_t sliding_window;
+    uint32_t num_splits;
+} vkattn_sdpa_decode_params;
+
+typedef struct vkattn_sdpa_decode_io {
+    vkattn_tensor *q;
+    vkattn_kv_cache *cache;
+    vkattn_tensor *value_mask;
+    vkattn_tensor *out;
+} vkattn_sdpa_decode_io;
+
+/* ---- sdpa_backward.h */
+typedef struct vkattn_sdpa_backward_io {
+    vkattn_tensor *q, *k, *v;
+    vkattn_tensor *bias, *value_mask, *mask;
+    vkattn_tensor *out;
+    vkattn_tensor *lse;
+    vkattn_tensor *weights;
+    vkattn_tensor *grad_out;
+    vkattn_tensor *grad_q;
+    vkattn_tensor *grad_k;
+    vkattn_tensor *grad_v;
+    vkattn_tensor *workspace[2];
+} vkattn_sdpa_backward_io;
+
+/* ---- train_params.h, optim.h */
+typedef enum vkattn_optim_algorithm {
+    VKATTN_OPTIM_SGD = 0,
+    VKATTN_OPTIM_ADAM = 1,
+    VKATTN_OPTIM_ADAMW = 2,
+} vkattn_optim_algorithm;
+
+typedef struct vkattn_optim_params {
+    vkattn_optim_algorithm algorithm;
+    float lr;
+    float weight_decay;
+    float momentum;
+    float dampening;
+    bool nesterov;
+    float beta1, beta2;
+    float eps;
+} vkattn_optim_params;
+
+typedef struct vkattn_optim_io {
+    uint32_t count;
+    vkattn_tensor *param;
+    vkattn_tensor *grad;
+    vkattn_tensor *state;
+    vkattn_tensor *step;
+} vkattn_optim_io;
+"""
+
+FUNCTIONS += r"""
+vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data, uint64_t first,
+                                       uint64_t count);
+vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t first,
+                                         uint64_t count);
+vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
+
+vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_desc *desc,
+                                     vkattn_kv_cache **out);
+void vkattn_kv_cache_destroy(vkattn_kv_cache *cache);
+vkattn_kv_cache_desc vkattn_kv_cache_get_desc(const vkattn_kv_cache *cache);
+vkattn_result vkattn_kv_cache_lengths(vkattn_kv_cache *cache, uint32_t *out, bool *overflowed);
+vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *cache, const uint32_t *lengths);
+vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
+                                            const vkattn_kv_append_io *io);
+vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
+                                           uint32_t seq);
+vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vkattn_sdpa_decode_params *params,
+                                        const vkattn_sdpa_decode_io *io);
+vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
+                                           const vkattn_sdpa_dtypes *types,
+                                           const void *q, const void *k, const void *v,
+                                           const uint32_t *lengths,
+                                           const float *value_mask, void *out);
+vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call,
+                                       const vkattn_layer_io *io, vkattn_kv_cache *cache);
+vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call,
+                                       const vkattn_layer_io *io, vkattn_kv_cache *cache);
+
+vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                          const vkattn_sdpa_params *params,
+                                          const vkattn_sdpa_backward_io *io);
+vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p,
+                                             const float *q, const float *k,
+                                             const float *v, const float *bias,
+                                             const float *value_mask,
+                                             const float *mask, const float *grad_out,
+                                             float *grad_q, float *grad_k,
+                                             float *grad_v);
+vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                       const vkattn_optim_params *params,
+                                       const vkattn_optim_io *io);
+vkattn_result vkattn_attention_get_weight_tensors(vkattn_attention *layer,
+                                                 vkattn_attention_weight_tensors *out);
+vkattn_result vkattn_additive_attention_get_weight_tensors(
+    vkattn_additive_attention *layer, vkattn_additive_attention_weight_tensors *out);
+vkattn_result vkattn_bahdanau_get_weight_tensors(vkattn_bahdanau *layer,
+                                                vkattn_bahdanau_weight_tensors *out);
+vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out);
+vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer, vkattn_gqa_weight_tensors *out);
+"""
+
+STRUCTS += (
+    "vkattn_kv_cache_desc", "vkattn_kv_append_io", "vkattn_sdpa_decode_params",
+    "vkattn_sdpa_decode_io", "vkattn_sdpa_backward_io", "vkattn_optim_params",
+    "vkattn_optim_io",
+)
+ENUMS += ("vkattn_optim_algorithm",)

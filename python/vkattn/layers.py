@@ -19,11 +19,12 @@ import weakref
 
 import numpy as np
 
-from . import _specs
+from . import _cached, _specs
 from ._arrays import Tensors
 from ._lib import RUN_NOW, ffi, lib
 from .context import default_context
 from .errors import check, invalid
+from .tensor import Tensor, check_contexts
 
 
 def _destroy_layer(destroy, handle):
@@ -301,6 +302,8 @@ class _Layer:
             self._spec.check_widths(a.widths, who, a.k is not None)
             self.build(a.q.shape, a.v.shape, None if a.k is None else a.k.shape)
         self._check_widths(who, a)
+        check_contexts(self._context, who, (("query", a.q), ("value", a.v), ("key", a.k)),
+                       self._dtype)
         seed, offset = self._next_stream(training, seed, offset)
         call = _specs.layer_call(a.batch, a.tq, a.tv, use_causal_mask, training, seed, offset,
                                  return_scores, path, who)
@@ -314,7 +317,7 @@ class _Layer:
         io.key = ts.upload(a.k, dt)
         io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
         io.attention_mask = ts.upload(a.am)
-        io.output = ts.empty(a.output_shape(self._spec, self._widths), dt)
+        io.output = ts.empty(a.output_shape(self._spec, self._widths), dt, result=True)
         return io
 
     def _call(self, who, query, value, key, masks, use_causal_mask, training, return_scores,
@@ -325,18 +328,19 @@ class _Layer:
         scores_shape = self._spec.scores_shape(a.batch, a.tq, a.tv)
         ctx = self._context
         dt = _specs.dtype_code(self._dtype)  # inputs, output and scores; masks stay f32
-        with ctx._lock, Tensors(ctx) as ts:
+        # a Tensor query: the results stay on the device, returned as Tensors
+        with ctx._lock, Tensors(ctx, keep=isinstance(a.q, Tensor)) as ts:
             handle = self._ptr("__call__")
             io = self._io(ts, a, dt)
             if return_scores:
-                io.scores = ts.empty(scores_shape, dt)
+                io.scores = ts.empty(scores_shape, dt, result=True)
             check(getattr(lib, "vkattn_%s_record" % self._spec.kind)(handle, RUN_NOW, call, io),
                   ctx._handle)
             result = [ts.download(io.output, out_shape)]
             if return_scores:
                 result.append(ts.download(io.scores, scores_shape))
         if dt:  # exact: the tensors hold f16 values
-            result = [r.astype(np.float16) for r in result]
+            result = [r if isinstance(r, Tensor) else r.astype(np.float16) for r in result]
         return tuple(result) if return_scores else result[0]
 
     def _gradients(self, who, query, value, key, masks, use_causal_mask, training, seed,
@@ -454,15 +458,24 @@ class _MultiHeadCall(_Layer):
     def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
                  key_mask=None, attention_mask=None, return_attention_scores=False,
                  training=False, use_causal_mask=False, *, key_padding_mask=None, seed=None,
-                 offset=None, path="auto"):
+                 offset=None, path="auto", cache=None):
         """Returns the output (B, Tq, Dout), and with return_attention_scores also the
         weights (B, heads, Tq, Tv) before dropout, as Keras does. Masks: 1 or True = may
         attend (Keras's polarity), 0/1 or booleans only, AND-ed; key_mask joins
         value_mask as in Keras; attention_mask broadcasts to (B, Tq, Tv) or (B, heads,
         Tq, Tv). key_padding_mask (B, Tv) is PyTorch's nn.MultiheadAttention argument,
         with PyTorch's polarity: True = padding, ignored. A query row with no allowed key
-        gets zero weights (its output row is output_bias)."""
+        gets zero weights (its output row is output_bias). cache: a vkattn.KVCache made
+        for this layer: the call appends the new tokens' keys and values and attends over
+        everything cached (generation; docs/PYTHON.md)."""
         who = type(self).__name__
+        if cache is not None:
+            return _cached.call(self, who, query, value, key, cache, value_mask=value_mask,
+                                use_causal_mask=use_causal_mask, training=training,
+                                others=dict(query_mask=query_mask, key_mask=key_mask,
+                                            attention_mask=attention_mask,
+                                            key_padding_mask=key_padding_mask,
+                                            return_attention_scores=return_attention_scores))
         masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
                      key_padding_mask=key_padding_mask, attention_mask=attention_mask)
         return self._call(who, query, value, key, masks, use_causal_mask, training,
