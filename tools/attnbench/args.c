@@ -93,16 +93,17 @@ void ab_usage(bool to_stdout)
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
           "                 [bench options]     a series of benches over lengths\n"
           "  attnbench help\n"
+          "  attnbench --version                        attnbench's and the loaded library's\n"
           "OP: matmul softmax additive heads dropout sdpa decode attention additive_attention\n"
           "    bahdanau mha gqa (those built into this library; see `attnbench help`)\n"
           "bench options:\n"
           "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
-          "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal\n"
+          "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha, gqa)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
           "  --gate (mha, gqa: Keras use_gate, a sigmoid gate on each head's context)\n"
-          "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha:\n"
+          "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha, gqa:\n"
           "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
@@ -171,13 +172,19 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
         return usage_error("%s: unknown profile '%s' (desktop, mobile-min, mali, adreno)", f->name, s);
     }
     /* strtod and strtoull skip leading blanks, and strtoull takes a sign
-     * (" -1" would become 2^64 - 1): a value starts with a digit or, for a
-     * rate, a point */
-    bool starts_ok = (*s >= '0' && *s <= '9') || (f->kind == K_RATE && *s == '.');
+     * (" -1" would become 2^64 - 1): an integer starts with a digit */
+    bool starts_ok = *s >= '0' && *s <= '9';
     if (f->kind == K_RATE) {
-        double v = starts_ok ? strtod(s, &end) : -1.0;
-        if (!starts_ok || *end || errno || !(v >= 0.0 && v <= 1.0))
-            return usage_error("%s needs a number in [0, 1], got '%s'", f->name, s);
+        /* the one parser of every fraction flag: digits and at most one point
+         * (strtod would also take 0x0.8, 1e-1, inf and nan) */
+        size_t digits = strspn(s, "0123456789"), frac = 0;
+        if (s[digits] == '.')
+            frac = strspn(s + digits + 1, "0123456789");
+        bool plain = digits + frac > 0 && !s[digits + (s[digits] == '.') + frac];
+        double v = plain ? strtod(s, &end) : -1.0;
+        if (!plain || *end || errno || !(v >= 0.0 && v <= 1.0))
+            return usage_error("%s needs a number in [0, 1] written as digits and a point "
+                               "(0.25, .25), got '%s'", f->name, s);
         *(double *)field = v;
         return 0;
     }
@@ -205,7 +212,7 @@ static int parse_command(const char *s, ab_command *out)
     static const struct { const char *name; ab_command cmd; } cmds[] = {
         {"devices", AB_CMD_DEVICES}, {"peak", AB_CMD_PEAK}, {"bench", AB_CMD_BENCH},
         {"check", AB_CMD_CHECK},     {"help", AB_CMD_HELP}, {"--help", AB_CMD_HELP},
-        {"-h", AB_CMD_HELP},
+        {"-h", AB_CMD_HELP},          {"--version", AB_CMD_VERSION}, {"version", AB_CMD_VERSION},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(s, cmds[i].name)) {
@@ -270,8 +277,8 @@ int ab_parse_args(int argc, char **argv, ab_args *a)
             a->file = argv[i++];
     }
     for (; i < argc; i++) {
-        if (a->command == AB_CMD_HELP)
-            return usage_error("help takes no arguments ('%s')%s", argv[i], "");
+        if (a->command == AB_CMD_HELP || a->command == AB_CMD_VERSION)
+            return usage_error("%s takes no arguments ('%s')", argv[1], argv[i]);
         if (strncmp(argv[i], "--", 2) != 0)
             return usage_error("unexpected argument '%s'%s", argv[i], "");
         if ((r = parse_flag(argc, argv, &i, a)))

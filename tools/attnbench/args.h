@@ -18,6 +18,7 @@ typedef enum ab_command {
     AB_CMD_BENCH,
     AB_CMD_CHECK,
     AB_CMD_HELP,
+    AB_CMD_VERSION, /* --version */
 } ab_command;
 
 /* One bit per flag: ops say which shape and option flags they accept. */

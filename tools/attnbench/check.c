@@ -385,7 +385,8 @@ static bool load_cases(const char *path, json_t **root)
     fclose(f);
     size_t skip = size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
     json_error_t jerr;
-    *root = json_loadb(text + skip, size - skip, 0, &jerr);
+    /* a key given twice is refused (jansson would keep the last one silently) */
+    *root = json_loadb(text + skip, size - skip, JSON_REJECT_DUPLICATES, &jerr);
     free(text);
     if (!*root) {
         fprintf(stderr, "attnbench: check: %s:%d:%d: %s\n", path, jerr.line, jerr.column,
@@ -402,7 +403,37 @@ static bool load_cases(const char *path, json_t **root)
     return true;
 }
 
+static int run_check(const ab_args *a);
+
+/* --heatmap DIR/ (a shell completes folders so) joins as DIR/x.png, not
+ * DIR//x.png: the trailing separators are cut here, once, before any path
+ * is made from it ("/" itself stays). */
 int ab_cmd_check(const ab_args *a)
+{
+    if (!a->heatmap)
+        return run_check(a);
+    size_t len = strlen(a->heatmap);
+    while (len > 1 && (a->heatmap[len - 1] == '/'
+#ifdef _WIN32
+                       || a->heatmap[len - 1] == '\\'
+#endif
+                       ))
+        len--;
+    char *dir = malloc(len + 1);
+    if (!dir) {
+        fprintf(stderr, "attnbench: --heatmap: out of host memory\n");
+        return ATTNBENCH_EXIT_CHECK;
+    }
+    memcpy(dir, a->heatmap, len);
+    dir[len] = '\0';
+    ab_args trimmed = *a;
+    trimmed.heatmap = dir;
+    int status = run_check(&trimmed);
+    free(dir);
+    return status;
+}
+
+static int run_check(const ab_args *a)
 {
     if (a->heatmap) {
         int st = ab_heatmap_dir_check(a->heatmap);

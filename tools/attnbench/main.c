@@ -60,6 +60,16 @@ int ab_cmd_peak(const ab_args *a)
     return status;
 }
 
+/* attnbench's version (the tree it was built from) and the library's that
+ * the loader found, which may differ in the patch number (vkattn.h) */
+static int cmd_version(void)
+{
+    uint32_t v = vkattn_get_version();
+    printf("attnbench %s\nlibvkattn %u.%u.%u (loaded)\n", VKATTN_VERSION_STRING, v >> 22,
+           (v >> 12) & 0x3FFu, v & 0xFFFu);
+    return ATTNBENCH_EXIT_OK;
+}
+
 /* The README demo: quick on lavapipe (a 256^3 matmul, checked). */
 int ab_cmd_demo(void)
 {
@@ -101,6 +111,7 @@ int main(int argc, char **argv)
     switch (a.command) {
     case AB_CMD_DEMO: return ab_cmd_demo();
     case AB_CMD_HELP: ab_usage(true); return ATTNBENCH_EXIT_OK;
+    case AB_CMD_VERSION: return cmd_version();
     case AB_CMD_DEVICES: return ab_cmd_devices(&a);
     case AB_CMD_PEAK: return ab_cmd_peak(&a);
     case AB_CMD_BENCH: return ab_cmd_bench(&a);
