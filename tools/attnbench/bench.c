@@ -507,7 +507,12 @@ int ab_cmd_bench(const ab_args *a)
         fill_rates(&res, &peak);
     if (a->pipeline_cache && have_result) {
         res.cache_file = true;
-        res.pipeline_cache_bytes_loaded = cache_size;
+        /* bytes the library ignored (another device, a bad header) were not loaded */
+        const char *ignored = cache_size ? ab_pipeline_cache_ignored() : NULL;
+        res.pipeline_cache_bytes_loaded = ignored ? 0 : cache_size;
+        if (ignored)
+            fprintf(stderr, "attnbench: --pipeline-cache %s: its %zu bytes were not loaded: %s\n",
+                    a->pipeline_cache, cache_size, ignored);
         size_t saved = 0;
         int st = ab_pipeline_file_save(ctx, a->pipeline_cache, &saved);
         res.pipeline_cache_bytes_saved = saved;

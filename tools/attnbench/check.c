@@ -19,19 +19,13 @@
 #include "common.h"
 #include "heatmap.h"
 #include "layer_any.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#ifndef S_ISREG /* MSVC's <sys/stat.h> has the mode bits, not the POSIX tests */
-#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
-#endif
-#ifndef S_ISDIR
-#define S_ISDIR(m) (((m) & S_IFMT) == S_IFDIR)
-#endif
 
 typedef struct case_result {
     bool ok;
@@ -354,23 +348,23 @@ static bool heatmaps(const ab_args *a, const ab_case *c, size_t index, const cas
 static bool load_cases(const char *path, json_t **root)
 {
     *root = NULL;
-    struct stat st;
-    errno = 0;
-    if (stat(path, &st) != 0) {
+    uint64_t file_size;
+    const char *why;
+    ab_file_kind kind = ab_regular_file(path, &file_size, &why);
+    if (kind == AB_FILE_MISSING) {
         fprintf(stderr, "attnbench: check: %s: cannot open: %s\n", path, strerror(errno));
         return false;
     }
-    if (S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "attnbench: check: %s: is a directory; check takes a FILE.json\n", path);
+    if (kind == AB_FILE_OTHER) {
+        fprintf(stderr, "attnbench: check: %s: %s; check takes a FILE.json\n", path, why);
         return false;
     }
-    if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "attnbench: check: %s: not a regular file; check takes a FILE.json\n",
-                path);
+    if (file_size >= SIZE_MAX) {
+        fprintf(stderr, "attnbench: check: %s: cannot read: too large\n", path);
         return false;
     }
     FILE *f = fopen(path, "rb");
-    size_t size = (size_t)st.st_size, got = 0;
+    size_t size = (size_t)file_size, got = 0;
     char *text = f ? malloc(size + 1) : NULL;
     if (text)
         got = fread(text, 1, size, f);

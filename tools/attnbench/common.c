@@ -12,6 +12,7 @@
 #include <time.h>
 
 static unsigned g_validation_messages;
+static char g_cache_ignored[512]; /* why the library ignored --pipeline-cache's data; "" = used */
 
 static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
 {
@@ -20,6 +21,19 @@ static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source,
         g_validation_messages++;
         fprintf(stderr, "attnbench: validation: %s\n", msg);
     }
+    /* vkattn_context_create's warning is the only word on whether the seed
+     * data was taken (context.c: "pipeline_cache_data (N bytes) is ignored: why") */
+    const char *ignored = source == VKATTN_LOG_SOURCE_LIBRARY && level == VKATTN_LOG_WARN &&
+                                  strstr(msg, "pipeline_cache_data")
+                              ? strstr(msg, "is ignored: ")
+                              : NULL;
+    if (ignored)
+        snprintf(g_cache_ignored, sizeof g_cache_ignored, "%s", ignored + strlen("is ignored: "));
+}
+
+const char *ab_pipeline_cache_ignored(void)
+{
+    return g_cache_ignored[0] ? g_cache_ignored : NULL;
 }
 
 unsigned ab_validation_messages(void) { return g_validation_messages; }
@@ -72,6 +86,7 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
         .capture_pipeline_stats = a->pipeline_stats,
     };
     ab_coopmat_settings(a->coopmat, &advanced);
+    g_cache_ignored[0] = '\0';
     vkattn_context_desc desc = {
         .advanced = &advanced,
         .use_device_index = a->has_device,
