@@ -17,7 +17,9 @@
 #define C_BENCH (1u << AB_CMD_BENCH)
 #define C_CHECK (1u << AB_CMD_CHECK)
 
-typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT } kind;
+typedef enum kind {
+    K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT, K_DEVICE
+} kind;
 
 typedef struct flag {
     const char *name;
@@ -30,7 +32,7 @@ typedef struct flag {
 #define F(name, kind, cmds, bit, field) {name, kind, cmds, bit, offsetof(ab_args, field)}
 
 static const flag FLAGS[] = {
-    F("--device", K_U32, C_PEAK | C_BENCH | C_CHECK, 0, device),
+    F("--device", K_DEVICE, C_PEAK | C_BENCH | C_CHECK, 0, device),
     F("--profile", K_PROFILE, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, profile),
     F("--tuning", K_TUNING, C_PEAK | C_BENCH | C_CHECK, 0, tuning),
     F("--coopmat", K_COOPMAT, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, coopmat),
@@ -83,21 +85,23 @@ void ab_usage(bool to_stdout)
     fputs("usage:\n"
           "  attnbench                                  demo: list devices, run a checked matmul\n"
           "  attnbench devices [--json]\n"
-          "  attnbench peak [--device N] [--json]\n"
+          "  attnbench peak [--device N|NAME] [--json]\n"
           "  (every command also takes --profile desktop|mobile-min|mali|adreno;\n"
           "   peak, bench and check take --tuning auto|gpu|cpu: the kernel shapes;\n"
           "   every command takes --coopmat auto|on|off|emulate|nv|khr|nv2: tensor-core\n"
           "   kernels, one family forced with nv|khr|nv2)\n"
           "  attnbench bench OP [options] [--json]\n"
-          "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
+          "  attnbench check FILE.json [--device N|NAME] [--json] [--heatmap DIR]\n"
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
           "                 [bench options]     a series of benches over lengths\n"
           "  attnbench help\n"
           "  attnbench --version                        attnbench's and the loaded library's\n"
           "OP: matmul softmax additive heads dropout sdpa decode attention additive_attention\n"
           "    bahdanau mha gqa (those built into this library; see `attnbench help`)\n"
+          "--device N|NAME: an index from `attnbench devices` or a part of the name (any case);\n"
+          "  without it $VKATTN_DEVICE is read the same way, then the library chooses\n"
           "bench options:\n"
-          "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
+          "  --device N|NAME  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
           "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha, gqa)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
@@ -130,11 +134,34 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     return ATTNBENCH_EXIT_USAGE;
 }
 
+int ab_parse_device(const char *what, const char *s, bool *has_index, uint32_t *index,
+                    const char **name)
+{
+    *has_index = false;
+    *index = 0;
+    *name = NULL;
+    if (!*s)
+        return usage_error("%s needs a device index or a part of its name, got ''%s", what, "");
+    if (strspn(s, "0123456789") < strlen(s)) {
+        *name = s;
+        return 0;
+    }
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (errno || v > UINT32_MAX)
+        return usage_error("%s: '%s' does not fit 32 bits", what, s);
+    *has_index = true;
+    *index = (uint32_t)v;
+    return 0;
+}
+
 static int parse_value(const flag *f, const char *s, ab_args *a)
 {
     char *end = NULL;
     void *field = (char *)a + f->offset;
     errno = 0;
+    if (f->kind == K_DEVICE)
+        return ab_parse_device(f->name, s, &a->has_device, &a->device, &a->device_name);
     if (f->kind == K_PATH) {
         if (!*s)
             return usage_error("%s needs a file name%s", f->name, "");
@@ -249,8 +276,6 @@ static int parse_flag(int argc, char **argv, int *i, ab_args *a)
             return usage_error("%s needs a value%s", f->name, "");
         value = argv[++*i];
     }
-    if (f->offset == offsetof(ab_args, device))
-        a->has_device = true;
     return parse_value(f, value, a);
 }
 
