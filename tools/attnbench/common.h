@@ -32,6 +32,8 @@ unsigned ab_validation_messages(void);
 /* Why the last context ignored the pipeline cache data it was seeded with
  * (the library's words), or NULL if it took them. */
 const char *ab_pipeline_cache_ignored(void);
+/* The driver's version as its vendor writes it (devices.c). */
+void ab_driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size);
 
 /* Prints "attnbench: <what>: <code name>: <specific message>" on stderr and
  * returns ATTNBENCH_EXIT_CHECK. */
