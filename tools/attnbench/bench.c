@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "peak_cache.h"
+#include "ticker.h"
 #include "pipeline_file.h"
 
 #include <vkattn/advanced.h>
@@ -225,8 +226,11 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
     if (status == ATTNBENCH_EXIT_OK && a->cold)
         status = first_call(ctx, op, state, a, res);
     if (status == ATTNBENCH_EXIT_OK && a->check) {
-        ab_progress("%s: checking against the CPU reference", op->name);
+        char what[96];
+        snprintf(what, sizeof what, "%s: --check, the CPU reference", op->name);
+        ab_ticker *ticker = ab_ticker_start(what); /* one long call: a thread reports */
         status = op->check(ctx, state, &res->max_rel_err);
+        ab_ticker_stop(ticker);
         if (status == ATTNBENCH_EXIT_OK) {
             res->checked = true;
             const bool grads = a->backward || a->train_step;
