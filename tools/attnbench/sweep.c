@@ -287,7 +287,7 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
         }
         if (!tried_peak && !a.no_peak && !a.cold) {
             tried_peak = true;
-            have_peak = ab_peak_get(ctx, a.remeasure, &peak);
+            have_peak = ab_peak_get(ctx, a.remeasure, &peak, NULL);
         }
         fprintf(stderr, "attnbench: sweep %zu/%zu: %s tq %u%s\n", k + 1, total, op->name, a.tq,
                 fused ? " fused" : unfused ? " unfused" : "");
@@ -297,7 +297,7 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
             break;
         }
         if (a.cold && !a.no_peak && !have_peak) {
-            have_peak = ab_peak_get(ctx, a.remeasure && !tried_peak, &peak);
+            have_peak = ab_peak_get(ctx, a.remeasure && !tried_peak, &peak, NULL);
             tried_peak = true;
         }
         if (a.cold && have_peak)
