@@ -23,6 +23,7 @@ packages=(
   libcmocka-dev libjansson-dev                                 # tests, attnbench's JSON
   libpng-dev                                                   # attnbench's pictures
   python3-numpy python3-pytest python3-cffi                    # the Python package's tests
+  python3-setuptools python3-pip python3-venv python3-wheel    # `pip install ./python` offline (its test)
 )
 
 if [ $cross = 1 ]; then
