@@ -24,6 +24,7 @@ packages=(
   libcairo2-dev fonts-dejavu-core    # attnbench's pictures: cairo draws them, its text in
                                       # fontconfig's sans-serif (DejaVu Sans), and writes the PNG
   python3-numpy python3-pytest python3-cffi                    # the Python package's tests
+  python3-setuptools python3-pip python3-venv python3-wheel    # `pip install ./python` offline (its test)
 )
 
 if [ $cross = 1 ]; then

@@ -10,6 +10,7 @@ tree, then the system loader; see docs/PYTHON.md). Failures raise vkattn.Error
 (one subclass per result code) with the library's message.
 """
 from ._lib import path as library_path
+from ._lib import version as __version__
 from .context import Context, Device, default_context, devices, library_version, profiles
 from .errors import (DeviceLimitError, DeviceLostError, Error, InvalidArgumentError,
                      NoDeviceError, NotReadyError, NoVulkanError, OutOfDeviceMemoryError,
@@ -22,8 +23,6 @@ from .kv_cache import KVCache, sdpa_decode
 from .sdpa_backward import sdpa_backward
 from .optim import SGD, Adam, AdamW
 from . import reference
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AdditiveAttention", "Attention", "BahdanauAttention", "Context", "Device",

@@ -281,6 +281,18 @@ typedef struct vkattn_layer_host_io {
     uint32_t attention_mask_dims[4];
 } vkattn_layer_host_io;
 
+typedef enum vkattn_initializer {
+    VKATTN_INIT_DEFAULT = 0,
+    VKATTN_INIT_GLOROT_UNIFORM = 1,
+    VKATTN_INIT_GLOROT_NORMAL = 2,
+    VKATTN_INIT_HE_UNIFORM = 3,
+    VKATTN_INIT_HE_NORMAL = 4,
+    VKATTN_INIT_LECUN_UNIFORM = 5,
+    VKATTN_INIT_LECUN_NORMAL = 6,
+    VKATTN_INIT_ZEROS = 7,
+    VKATTN_INIT_ONES = 8,
+} vkattn_initializer;
+
 typedef enum vkattn_score_mode {
     VKATTN_SCORE_DOT = 0,
     VKATTN_SCORE_CONCAT = 1,
@@ -306,6 +318,8 @@ typedef struct vkattn_additive_attention_desc {
     bool no_scale;
     float dropout;
     vkattn_dtype dtype;
+    vkattn_initializer scale_initializer;
+    uint64_t initializer_seed;
 } vkattn_additive_attention_desc;
 
 typedef struct vkattn_additive_attention_weights {
@@ -319,6 +333,9 @@ typedef struct vkattn_bahdanau_desc {
     uint32_t units;
     float dropout;
     vkattn_dtype dtype;
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_bahdanau_desc;
 
 typedef struct vkattn_bahdanau_weights {
@@ -339,6 +356,9 @@ typedef struct vkattn_mha_desc {
     vkattn_dtype dtype;
     uint32_t sliding_window;
     bool use_gate;
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {
@@ -361,6 +381,9 @@ typedef struct vkattn_gqa_desc {
     vkattn_dtype dtype;
     int32_t sliding_window;
     bool use_gate;
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_gqa_desc;
 
 typedef vkattn_mha_weights vkattn_gqa_weights;
@@ -634,7 +657,7 @@ ENUMS = (
     "vkattn_result", "vkattn_log_level", "vkattn_log_source", "vkattn_device_type",
     "vkattn_coopmat_check_state",
     "vkattn_causal", "vkattn_masked_row", "vkattn_sdpa_path", "vkattn_score_mode",
-    "vkattn_weights_names",
+    "vkattn_weights_names", "vkattn_initializer",
 )
 
 # Generation, device tensors, backward and optimizer (vkattn.Tensor, KVCache,

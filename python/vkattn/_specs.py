@@ -139,7 +139,8 @@ class Spec:
         would name its desc fields)."""
 
     def defaults(self, widths):
-        """A new layer's weights, Keras order."""
+        """The references' weights=None stand-ins, Keras order (zeros; ones for the
+        scales): not a new layer's, which the library draws (Keras's initializers)."""
         return [np.zeros(shape, np.float32) for _, shape, _ in self.layout(widths)]
 
     def out_width(self, widths):
