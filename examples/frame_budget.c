@@ -38,10 +38,11 @@
  *   reported but not applied. The largest slice is reported, never checked.
  *
  * Outputs, in the working directory (the build tree under ctest), or with the
- * prefix given as argv[1]: <prefix>.png, a timeline (per frame: the render
- * time in blue, the slice time in orange, the budget as a red line) and
- * <prefix>.txt, a summary (frames, slices, budget, median and largest slice)
- * and the per-frame times. Without libpng at build time only the text.
+ * prefix given as argv[1]: <prefix>.png, a timeline (frame_budget_timeline.c:
+ * GPU time in ms across, each render and slice as a bar, the budget as a
+ * labelled line, overruns in red) and <prefix>.txt, a summary (frames,
+ * slices, budget, median and largest slice) and the per-frame times. Without
+ * cairo at build time only the text.
  *
  * Validation: the app's instance enables VK_LAYER_KHRONOS_validation with
  * synchronization validation where the layer is installed (unless
@@ -57,11 +58,8 @@
 #include <vkattn/vkattn.h>
 #include <vulkan/vulkan.h>
 
-#ifdef FRAME_BUDGET_PNG
-#include <png.h>
-#endif
-
 #include "frame_budget_shaders.h" /* examples/shaders, compiled by glslc at build time */
+#include "frame_budget_timeline.h"
 
 enum { B = 1, T = 128, D = 64, H = 4, KD = 16 }; /* batch, length, d_model, heads, key_dim */
 enum { W = 128, MAX_FRAMES = 2000, PASSES = 3 };
@@ -409,11 +407,6 @@ static void destroy_app(app *a)
 
 /* ---- one frame */
 
-typedef struct frame_times {
-    double render_us, slice_us;
-    int pass;
-} frame_times;
-
 /* The MHA call the slicer captures. */
 typedef struct mha_call {
     vkattn_mha *mha;
@@ -493,62 +486,6 @@ static double median(double *v, unsigned n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-#ifdef FRAME_BUDGET_PNG
-/* Per frame a blue render bar and an orange slice bar; the budget in red. */
-static bool write_timeline(const char *path, const frame_times *f, unsigned n, double budget_us)
-{
-    enum { BAR = 4, GAP = 2, HEIGHT = 240, MARGIN = 8 };
-    unsigned width = 2 * MARGIN + n * (2 * BAR + GAP);
-    double top = 2.0 * budget_us;
-    for (unsigned i = 0; i < n; i++)
-        top = fmax(top, fmax(f[i].render_us, f[i].slice_us));
-    top *= 1.05;
-    unsigned char *px = malloc((size_t)width * HEIGHT * 3);
-    if (!px)
-        return false;
-    memset(px, 255, (size_t)width * HEIGHT * 3);
-    for (unsigned i = 0; i < n; i++) {
-        const double us[2] = {f[i].render_us, f[i].slice_us};
-        const unsigned char rgb[2][3] = {{60, 110, 200}, {240, 140, 30}};
-        for (unsigned k = 0; k < 2; k++) {
-            unsigned h = (unsigned)(us[k] / top * (HEIGHT - 2 * MARGIN));
-            unsigned x0 = MARGIN + i * (2 * BAR + GAP) + k * BAR;
-            for (unsigned y = 0; y < h; y++)
-                for (unsigned x = x0; x < x0 + BAR; x++)
-                    memcpy(px + ((size_t)(HEIGHT - MARGIN - 1 - y) * width + x) * 3, rgb[k], 3);
-        }
-        if (i > 0 && f[i].pass != f[i - 1].pass) /* a grey tick where a pass starts */
-            for (unsigned y = 0; y < MARGIN; y++)
-                memcpy(px + ((size_t)(HEIGHT - 1 - y) * width + MARGIN + i * (2 * BAR + GAP)) * 3,
-                       (unsigned char[3]){128, 128, 128}, 3);
-    }
-    unsigned yb = HEIGHT - MARGIN - 1 - (unsigned)(budget_us / top * (HEIGHT - 2 * MARGIN));
-    for (unsigned x = 0; x < width; x++)
-        memcpy(px + ((size_t)yb * width + x) * 3, (unsigned char[3]){220, 20, 20}, 3);
-
-    FILE *fp = fopen(path, "wb");
-    png_structp png = fp ? png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL) : NULL;
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    bool ok = info != NULL;
-    if (ok && setjmp(png_jmpbuf(png)) == 0) {
-        png_init_io(png, fp);
-        png_set_IHDR(png, info, width, HEIGHT, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-        png_write_info(png, info);
-        for (unsigned y = 0; y < HEIGHT; y++)
-            png_write_row(png, px + (size_t)y * width * 3);
-        png_write_end(png, NULL);
-    } else {
-        ok = false;
-    }
-    if (png)
-        png_destroy_write_struct(&png, info ? &info : NULL);
-    if (fp)
-        fclose(fp);
-    free(px);
-    return ok;
-}
-#endif
 
 /* ---- the frame loop */
 
@@ -783,7 +720,7 @@ static void print_summary(FILE *f, const demo *d)
 }
 
 /* The summary on stdout and in PREFIX.txt with the per-frame times, and the
- * timeline PREFIX.png where libpng is there. */
+ * timeline PREFIX.png where cairo is there. */
 static bool write_report(const demo *d, const char *prefix)
 {
     char path[1024];
@@ -800,9 +737,15 @@ static bool write_report(const demo *d, const char *prefix)
         fprintf(txt, "%u %d %.1f %.1f\n", i, d->frames[i].pass, d->frames[i].render_us,
                 d->frames[i].slice_us);
     fclose(txt);
-#ifdef FRAME_BUDGET_PNG
+#ifdef FRAME_BUDGET_TIMELINE
+    char title[256], sub[512];
+    snprintf(title, sizeof title, "MultiHeadAttention B%d T%d d_model %d H%d sliced to %.0f us "
+             "per frame", B, T, D, H, d->budget_us);
+    snprintf(sub, sizeof sub, "on %s (%s); the unsliced call %.0f us, the budget 1/%.0f of it; "
+             "%u pieces, %u frames", d->info.device_name, d->info.profile, d->whole_us,
+             1.0 / BUDGET_FRACTION, d->si.pieces, d->nframes);
     snprintf(path, sizeof path, "%s.png", prefix);
-    if (!write_timeline(path, d->frames, d->nframes, d->budget_us)) {
+    if (!frame_timeline_write(path, title, sub, d->frames, d->nframes, d->budget_us)) {
         printf("cannot write %s\n", path);
         return false;
     }

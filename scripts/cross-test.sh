@@ -3,7 +3,7 @@
 # step, after scripts/test.sh's Linux passes; docs/INTEGRATION.md, "Platforms"):
 #   1. Windows x64: mingw-w64 builds vkattn.dll (+ import library), the tests,
 #      examples, attnbench.exe (without case files and pictures: no mingw
-#      jansson or libpng in Debian) and cross_digest into build-mingw/bin; src/ and the public
+#      jansson or cairo in Debian) and cross_digest into build-mingw/bin; src/ and the public
 #      headers also compile as strict ISO C11 (-std=c11 -Wpedantic -Wvla), what
 #      MSVC or clang-cl needs; wine64 runs the unit tests, then the GPU tests
 #      and examples through winevulkan on the host's lavapipe (under Xvfb:
@@ -105,7 +105,7 @@ print("attnbench.exe: %d device(s); sdpa max_rel_err %.3g <= %g; frame budget: %
 PY
   # what needs the missing libraries is refused (exit 2), naming it
   for refused in "check tests/cases/examples.json|built without case files (jansson)" \
-    "sweep softmax --tq 8,16 --plot p.png|built without pictures (libpng)"; do
+    "sweep softmax --tq 8,16 --plot p.png|built without pictures (cairo)"; do
     set +e
     # shellcheck disable=SC2086 # the command line is split on purpose
     /usr/lib/wine/wine64 build-mingw/bin/attnbench.exe ${refused%%|*} >build-mingw/ab-refused.txt 2>&1

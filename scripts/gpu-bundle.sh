@@ -12,7 +12,8 @@
 #
 # Writes gpu-bundle/ at the repository root (ignored by git), beside the build:
 #   debs/root/     the Vulkan loader and libglvnd/GL/EGL .debs: unpacked into /
-#   debs/prefix/   validation layers, cmocka, jansson, libpng: unpacked into a
+#   debs/prefix/   validation layers, cmocka, jansson, cairo and the libraries it
+#                  loads (attnbench's pictures): unpacked into a
 #                  private prefix (LD_LIBRARY_PATH, VK_LAYER_PATH), never into /
 #   build/         the build folder without objects and generated sources
 #   tests.json     `ctest -L gpu --show-only=json-v1` of the build: the GPU suite,
@@ -48,7 +49,11 @@ out=gpu-bundle
 rm -rf "$out"
 mkdir -p "$out/debs/root" "$out/debs/prefix" "$out/build"
 root_pkgs=(libvulkan1 libglvnd0 libgl1 libglx0 libegl1 libopengl0 libgles2)
-prefix_pkgs=(vulkan-validationlayers libcmocka0 libjansson4 libpng16-16)
+prefix_pkgs=(vulkan-validationlayers libcmocka0 libjansson4
+  # attnbench links cairo: it and what `ldd attnbench` shows it loading
+  libcairo2 libpixman-1-0 libfontconfig1 fontconfig-config fonts-dejavu-core libfreetype6
+  libpng16-16 libx11-6 libx11-data libxcb1 libxcb-render0 libxcb-shm0 libxext6 libxrender1
+  libxau6 libxdmcp6 libbrotli1 libbsd0 libmd0 libexpat1)
 (cd "$out/debs/root" && apt-get download "${root_pkgs[@]}")
 (cd "$out/debs/prefix" && apt-get download "${prefix_pkgs[@]}")
 

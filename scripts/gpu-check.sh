@@ -8,7 +8,7 @@
 # On a bare NVIDIA Linux machine (root, no network, a driver but no Vulkan
 # loader), from the repository root with gpu-bundle/ beside it (made on the
 # build machine by scripts/gpu-bundle.sh): unpacks the loader and libglvnd
-# into /, the validation layers, cmocka, jansson and libpng into a private
+# into /, the validation layers, cmocka, jansson and cairo into a private
 # prefix (LD_LIBRARY_PATH, VK_LAYER_PATH); if no device answers and the
 # NVIDIA ICD is at /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json,
 # names it in VK_DRIVER_FILES (the stock search can fail with

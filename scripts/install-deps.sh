@@ -21,15 +21,17 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers  # loader, lavapipe, validation
   glslc spirv-tools libshaderc-dev libvulkan-volk-dev         # shaders, volk
   libcmocka-dev libjansson-dev                                 # tests, attnbench's JSON
-  libpng-dev                                                   # attnbench's pictures
+  libcairo2-dev fonts-dejavu-core    # attnbench's pictures: cairo draws them, its text in
+                                      # fontconfig's sans-serif (DejaVu Sans), and writes the PNG
   python3-numpy python3-pytest python3-cffi                    # the Python package's tests
+  python3-setuptools python3-pip python3-venv python3-wheel    # `pip install ./python` offline (its test)
 )
 
 if [ $cross = 1 ]; then
   packages+=(
     mingw-w64 wine64 xvfb xauth                  # Windows x64: build, run (winevulkan needs X)
     gcc-aarch64-linux-gnu qemu-user-static       # Linux arm64: build, run
-    libc6:arm64 libcmocka-dev:arm64 libjansson-dev:arm64 libpng-dev:arm64 libvulkan-dev:arm64
+    libc6:arm64 libcmocka-dev:arm64 libjansson-dev:arm64 libcairo2-dev:arm64 libvulkan-dev:arm64
   )
 fi
 if [ $debian13 = 1 ]; then

@@ -1,6 +1,6 @@
 # Linux arm64 from a Debian x86-64 machine: gcc-aarch64-linux-gnu, with the
 # arm64 -dev packages from Debian's multiarch (scripts/install-deps.sh --cross:
-# libcmocka-dev:arm64, libjansson-dev:arm64, libpng-dev:arm64,
+# libcmocka-dev:arm64, libjansson-dev:arm64, libcairo2-dev:arm64,
 # libvulkan-dev:arm64), and qemu-aarch64-static to run what was built.
 #   cmake -S . -B build-arm64 \
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake

@@ -3,7 +3,7 @@
 #   cmake -S . -B build-mingw \
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/mingw-w64-x86_64.cmake \
 #     -DVKATTN_SAFETENSORS=OFF -DVKATTN_TEST_MINICMOCKA=ON
-# (Debian has no jansson, libpng or cmocka for mingw: see docs/INTEGRATION.md;
+# (Debian has no jansson, cairo or cmocka for mingw: see docs/INTEGRATION.md;
 # attnbench.exe is built without case files and pictures, docs/ATTNBENCH.md.)
 # vkattn.dll opens vulkan-1.dll at run time (volk). The Vulkan headers and
 # volk's source are the host's (architecture-independent text), staged in the

@@ -78,10 +78,10 @@ extern "C" {
 typedef struct vkattn_additive_attention vkattn_additive_attention;
 
 /* Creates a layer (query_width and value_width required; key_width 0 = value_width,
- * and it must equal query_width). A new layer's scale is all ones (Keras
- * initializes it with glorot_uniform: set it). Codes: INVALID_ARGUMENT (NULL
- * ctx, desc or out; a zero width; key_width != query_width; dropout outside
- * [0, 1] or NaN), DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan failures. On failure
+ * and it must equal query_width). A new layer's scale is drawn by
+ * desc->scale_initializer (glorot_uniform by default, as Keras 3). Codes:
+ * INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; key_width !=
+ * query_width; dropout outside [0, 1] or NaN; an unknown initializer), DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan failures. On failure
  * *out is NULL. */
 VKATTN_API vkattn_result vkattn_additive_attention_create(
     vkattn_context *ctx, const vkattn_additive_attention_desc *desc,

@@ -33,9 +33,14 @@ typedef struct vkattn_additive_attention_desc {
     /* F32 (0) or F16: the type of the layer's weights and activation scratch
      * (vkattn/additive_attention.h, "Half precision"); the CPU reference ignores it. */
     vkattn_dtype dtype;
+    /* A new layer's scale (vkattn_initializer, vkattn/layer_call.h; 0 =
+     * glorot_uniform, as Keras 3), drawn from the Philox stream keyed by
+     * initializer_seed (any value, 0 included). */
+    vkattn_initializer scale_initializer;
+    uint64_t initializer_seed;
 } vkattn_additive_attention_desc;
 
-/* scale: (query_width); all ones in a new layer; ignored (may be NULL) if no_scale. */
+/* scale: (query_width); desc->scale_initializer's in a new layer; ignored (may be NULL) if no_scale. */
 typedef struct vkattn_additive_attention_weights {
     float *scale;
 } vkattn_additive_attention_weights;

@@ -86,10 +86,11 @@ extern "C" {
 typedef struct vkattn_bahdanau vkattn_bahdanau;
 
 /* Creates a layer (query_width, value_width and units required; key_width 0 =
- * value_width). A new layer has zero kernels Wq and Wk, score kernel v all ones
- * and score_bias 0 (uniform weights until you set them). Codes:
- * INVALID_ARGUMENT (NULL ctx, desc or out; a zero width; dropout outside
- * [0, 1] or NaN), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan
+ * value_width). A new layer's kernels Wq, Wk and v are drawn by
+ * desc->kernel_initializer (glorot_uniform by default, as Keras Dense kernels;
+ * v as the (units, 1) kernel of a Dense(1)), score_bias by bias_initializer
+ * (zeros). Codes: INVALID_ARGUMENT (NULL ctx, desc or out; a zero width;
+ * dropout outside [0, 1] or NaN; an unknown initializer), SIZE_OVERFLOW, DEVICE_LIMIT, OUT_OF_*_MEMORY, Vulkan
  * failures. On failure *out is NULL. */
 VKATTN_API vkattn_result vkattn_bahdanau_create(vkattn_context *ctx,
                                                 const vkattn_bahdanau_desc *desc,

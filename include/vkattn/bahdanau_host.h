@@ -36,11 +36,17 @@ typedef struct vkattn_bahdanau_desc {
     /* F32 (0) or F16: the type of the layer's weights and activation scratch
      * (vkattn/bahdanau.h, "Half precision"); the CPU reference ignores it. */
     vkattn_dtype dtype;
+    /* A new layer's weights (vkattn_initializer, vkattn/layer_call.h): the
+     * kernels' (0 = glorot_uniform) and the biases' (0 = zeros), drawn from
+     * the Philox stream keyed by initializer_seed (any value, 0 included). */
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_bahdanau_desc;
 
 /* query_kernel (query_width, units), key_kernel (key_width, units), score_kernel
- * (units), score_bias a scalar. A new layer has all zeros except score_kernel
- * = ones. get_weights writes score_bias too. */
+ * (units), score_bias a scalar. A new layer draws them by the desc's
+ * initializers (vkattn/bahdanau.h). get_weights writes score_bias too. */
 typedef struct vkattn_bahdanau_weights {
     float *query_kernel, *key_kernel, *score_kernel;
     float score_bias;

@@ -69,10 +69,12 @@ typedef struct vkattn_gqa vkattn_gqa;
 /* Creates a layer with the widths of desc (vkattn_gqa_desc in
  * vkattn/gqa_host.h: head_dim, num_query_heads, num_key_value_heads,
  * query_width and value_width are required; key_width 0 = value_width). A new
- * layer's weights are all zero: set them before use. Codes: INVALID_ARGUMENT
- * (NULL ctx, desc or out; a required field of 0; num_query_heads not a
- * multiple of num_key_value_heads; a negative sliding_window; a dropout rate
- * outside [0, 1]; each naming the field), SIZE_OVERFLOW, DEVICE_LIMIT,
+ * layer's weights start as MultiHeadAttention's (vkattn/mha.h: the desc's
+ * initializers, glorot_uniform kernels and zero biases by default). Codes:
+ * INVALID_ARGUMENT (NULL ctx, desc or out; a required field of 0;
+ * num_query_heads not a multiple of num_key_value_heads; a negative
+ * sliding_window; a dropout rate outside [0, 1]; an unknown initializer; each
+ * naming the field), SIZE_OVERFLOW, DEVICE_LIMIT,
  * OUT_OF_*_MEMORY, Vulkan failures. On failure *out is NULL. */
 VKATTN_API vkattn_result vkattn_gqa_create(vkattn_context *ctx, const vkattn_gqa_desc *desc,
                                            vkattn_gqa **out);

@@ -48,6 +48,12 @@ typedef struct vkattn_gqa_desc {
      * per query head and channel before the output projection, as
      * vkattn_mha_desc.use_gate */
     bool use_gate;
+    /* A new layer's weights (vkattn_initializer, vkattn/layer_call.h): the
+     * kernels' (0 = glorot_uniform) and the biases' (0 = zeros), drawn from
+     * the Philox stream keyed by initializer_seed (any value, 0 included). */
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_gqa_desc;
 
 /* Keras layouts, the fields of vkattn_mha_weights: query_kernel (Dq, Nq, h),

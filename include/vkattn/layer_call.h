@@ -35,6 +35,33 @@
 extern "C" {
 #endif
 
+/* ---------------------------------------------------------------- initializers */
+
+/* How a new layer's weights start (the descs' *_initializer fields), Keras's
+ * keras.initializers by name. 0 = the weight's Keras default: glorot_uniform
+ * for kernels (and AdditiveAttention's scale), zeros for biases. The random
+ * ones draw from the Philox4x32-10 stream of vkattn/philox.h keyed by the
+ * desc's initializer_seed, so one seed gives the same weights on every device
+ * (docs/LAYERS.md, "Initial weights"). With fan_in, fan_out as Keras 3.15
+ * counts them for the weight's Keras shape (an EinsumDense kernel: the
+ * contracted input axes, the output axes):
+ *   *_UNIFORM: uniform in (-limit, limit), limit = sqrt(3 * scale / n)
+ *   *_NORMAL:  normal of stddev sqrt(scale / n) / 0.8796..., cut at 2 stddev
+ * glorot: scale 1, n = (fan_in + fan_out) / 2; he: scale 2, n = fan_in;
+ * lecun: scale 1, n = fan_in. Any other value is INVALID_ARGUMENT naming the
+ * field. */
+typedef enum vkattn_initializer {
+    VKATTN_INIT_DEFAULT = 0,
+    VKATTN_INIT_GLOROT_UNIFORM = 1,
+    VKATTN_INIT_GLOROT_NORMAL = 2,
+    VKATTN_INIT_HE_UNIFORM = 3,
+    VKATTN_INIT_HE_NORMAL = 4,
+    VKATTN_INIT_LECUN_UNIFORM = 5,
+    VKATTN_INIT_LECUN_NORMAL = 6,
+    VKATTN_INIT_ZEROS = 7,
+    VKATTN_INIT_ONES = 8,
+} vkattn_initializer;
+
 /* ---------------------------------------------------------------- per call */
 
 /* Per-call shape and options shared by every layer. */

@@ -94,7 +94,10 @@ typedef struct vkattn_mha vkattn_mha;
 /* Creates a layer with the widths of desc (vkattn_mha_desc in
  * vkattn/mha_host.h: num_heads, key_dim, query_width and value_width are
  * required; value_dim 0 = key_dim, key_width 0 = value_width, output_dim 0 =
- * query_width). A new layer's weights are all zero: set them before use.
+ * query_width). A new layer's kernels are drawn by desc->kernel_initializer
+ * (glorot_uniform by default, Keras's fans), its biases by bias_initializer
+ * (zeros), as Keras builds the layer; set_weights replaces them. An unknown
+ * initializer is INVALID_ARGUMENT naming the field.
  * Codes: INVALID_ARGUMENT (NULL ctx, desc or out, a required width of 0, a
  * dropout rate outside [0, 1]), SIZE_OVERFLOW (widths whose products overflow
  * 32 bits), DEVICE_LIMIT (a weight larger than the device's buffers),

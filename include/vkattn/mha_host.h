@@ -48,6 +48,12 @@ typedef struct vkattn_mha_desc {
      * gate_bias) per head and channel, after attention (and dropout), before
      * the output projection; adds the gate_kernel/gate_bias weights */
     bool use_gate;
+    /* A new layer's weights (vkattn_initializer, vkattn/layer_call.h): the
+     * kernels' (0 = glorot_uniform) and the biases' (0 = zeros), drawn from
+     * the Philox stream keyed by initializer_seed (any value, 0 included). */
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_mha_desc;
 
 /* Keras layouts (docs/SEMANTICS.md): query/key/value kernels (D_in, H, head_dim),

@@ -206,7 +206,8 @@ def test_gradients(ctx, rng, name, with_key):
     else:
         got_in, got_w = layer.gradients([q, v] + ([k] if with_key else []), mask=[None, vm],
                                         grad_output=g, **kw)
-    ref_config = {n: x for n, x in config.items() if n not in ("seed", "dtype")}
+    ref_config = {n: x for n, x in config.items()
+                  if n not in ("seed", "dtype", "kernel_initializer", "bias_initializer")}
     want_in, want_w = REFERENCES[name](q, v, k, weights=weights, value_mask=vm,
                                        grad_output=g, **kw, **ref_config)
     assert len(got_in) == (3 if with_key else 2) == len(want_in)
@@ -281,7 +282,8 @@ def test_gradients_float16(ctx, rng, name):
         got_in, got_w = layer.gradients(q, v, grad_output=g, use_causal_mask=True)
     else:
         got_in, got_w = layer.gradients([q, v], grad_output=g, use_causal_mask=True)
-    ref_config = {n: x for n, x in config.items() if n not in ("seed", "dtype")}
+    ref_config = {n: x for n, x in config.items()
+                  if n not in ("seed", "dtype", "kernel_initializer", "bias_initializer")}
     want_in, want_w = REFERENCES[name](q, v, None, weights=weights, grad_output=g,
                                        use_causal_mask=True, **ref_config)
     assert len(got_in + got_w) == len(want_in + want_w)

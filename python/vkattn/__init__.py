@@ -10,6 +10,7 @@ tree, then the system loader; see docs/PYTHON.md). Failures raise vkattn.Error
 (one subclass per result code) with the library's message.
 """
 from ._lib import path as library_path
+from ._lib import version as __version__
 from .context import Context, Device, default_context, devices, library_version, profiles
 from .errors import (DeviceLimitError, DeviceLostError, Error, InvalidArgumentError,
                      NoDeviceError, NotReadyError, NoVulkanError, OutOfDeviceMemoryError,
@@ -17,9 +18,11 @@ from .errors import (DeviceLimitError, DeviceLostError, Error, InvalidArgumentEr
 from .layers import (AdditiveAttention, Attention, BahdanauAttention, GroupedQueryAttention,
                      GroupQueryAttention, MultiHeadAttention)
 from .sdpa import sdpa
+from .tensor import Tensor
+from .kv_cache import KVCache, sdpa_decode
+from .sdpa_backward import sdpa_backward
+from .optim import SGD, Adam, AdamW
 from . import reference
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AdditiveAttention", "Attention", "BahdanauAttention", "Context", "Device",
@@ -29,4 +32,5 @@ __all__ = [
     "OutOfHostMemoryError", "SizeOverflowError", "UnsupportedError", "VulkanError",
     "default_context", "devices", "library_path", "library_version", "profiles", "reference",
     "sdpa",
+    "Tensor", "KVCache", "sdpa_decode", "sdpa_backward", "SGD", "Adam", "AdamW",
 ]

@@ -281,6 +281,18 @@ typedef struct vkattn_layer_host_io {
     uint32_t attention_mask_dims[4];
 } vkattn_layer_host_io;
 
+typedef enum vkattn_initializer {
+    VKATTN_INIT_DEFAULT = 0,
+    VKATTN_INIT_GLOROT_UNIFORM = 1,
+    VKATTN_INIT_GLOROT_NORMAL = 2,
+    VKATTN_INIT_HE_UNIFORM = 3,
+    VKATTN_INIT_HE_NORMAL = 4,
+    VKATTN_INIT_LECUN_UNIFORM = 5,
+    VKATTN_INIT_LECUN_NORMAL = 6,
+    VKATTN_INIT_ZEROS = 7,
+    VKATTN_INIT_ONES = 8,
+} vkattn_initializer;
+
 typedef enum vkattn_score_mode {
     VKATTN_SCORE_DOT = 0,
     VKATTN_SCORE_CONCAT = 1,
@@ -306,6 +318,8 @@ typedef struct vkattn_additive_attention_desc {
     bool no_scale;
     float dropout;
     vkattn_dtype dtype;
+    vkattn_initializer scale_initializer;
+    uint64_t initializer_seed;
 } vkattn_additive_attention_desc;
 
 typedef struct vkattn_additive_attention_weights {
@@ -319,6 +333,9 @@ typedef struct vkattn_bahdanau_desc {
     uint32_t units;
     float dropout;
     vkattn_dtype dtype;
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_bahdanau_desc;
 
 typedef struct vkattn_bahdanau_weights {
@@ -339,6 +356,9 @@ typedef struct vkattn_mha_desc {
     vkattn_dtype dtype;
     uint32_t sliding_window;
     bool use_gate;
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {
@@ -361,6 +381,9 @@ typedef struct vkattn_gqa_desc {
     vkattn_dtype dtype;
     int32_t sliding_window;
     bool use_gate;
+    vkattn_initializer kernel_initializer;
+    vkattn_initializer bias_initializer;
+    uint64_t initializer_seed;
 } vkattn_gqa_desc;
 
 typedef vkattn_mha_weights vkattn_gqa_weights;
@@ -634,5 +657,148 @@ ENUMS = (
     "vkattn_result", "vkattn_log_level", "vkattn_log_source", "vkattn_device_type",
     "vkattn_coopmat_check_state",
     "vkattn_causal", "vkattn_masked_row", "vkattn_sdpa_path", "vkattn_score_mode",
-    "vkattn_weights_names",
+    "vkattn_weights_names", "vkattn_initializer",
 )
+
+# Generation, device tensors, backward and optimizer (vkattn.Tensor, KVCache,
+# sdpa_backward, optim): appended as blocks of their own.
+TYPES += r"""
+/* ---- kv_cache.h */
+typedef struct vkattn_kv_cache vkattn_kv_cache;
+
+typedef struct vkattn_kv_cache_desc {
+    uint32_t batch;
+    uint32_t kv_heads;
+    uint32_t capacity;
+    uint32_t key_dim;
+    uint32_t value_dim;
+    vkattn_tensor *keys, *values;
+    vkattn_dtype dtype;
+} vkattn_kv_cache_desc;
+
+typedef struct vkattn_kv_append_io {
+    vkattn_tensor *k, *v;
+    vkattn_tensor *counts;
+} vkattn_kv_append_io;
+
+/* ---- op_params.h, decode.h */
+typedef struct vkattn_sdpa_decode_params {
+    uint32_t batch, heads, tq;
+    uint32_t kv_heads;
+    uint32_t capacity, dk, dv;
+    float scale;
+    bool has_value_mask;
+    vkattn_dropout_params dropout;
+    uint32_t sliding_window;
+    uint32_t num_splits;
+} vkattn_sdpa_decode_params;
+
+typedef struct vkattn_sdpa_decode_io {
+    vkattn_tensor *q;
+    vkattn_kv_cache *cache;
+    vkattn_tensor *value_mask;
+    vkattn_tensor *out;
+} vkattn_sdpa_decode_io;
+
+/* ---- sdpa_backward.h */
+typedef struct vkattn_sdpa_backward_io {
+    vkattn_tensor *q, *k, *v;
+    vkattn_tensor *bias, *value_mask, *mask;
+    vkattn_tensor *out;
+    vkattn_tensor *lse;
+    vkattn_tensor *weights;
+    vkattn_tensor *grad_out;
+    vkattn_tensor *grad_q;
+    vkattn_tensor *grad_k;
+    vkattn_tensor *grad_v;
+    vkattn_tensor *workspace[2];
+} vkattn_sdpa_backward_io;
+
+/* ---- train_params.h, optim.h */
+typedef enum vkattn_optim_algorithm {
+    VKATTN_OPTIM_SGD = 0,
+    VKATTN_OPTIM_ADAM = 1,
+    VKATTN_OPTIM_ADAMW = 2,
+} vkattn_optim_algorithm;
+
+typedef struct vkattn_optim_params {
+    vkattn_optim_algorithm algorithm;
+    float lr;
+    float weight_decay;
+    float momentum;
+    float dampening;
+    bool nesterov;
+    float beta1, beta2;
+    float eps;
+} vkattn_optim_params;
+
+typedef struct vkattn_optim_io {
+    uint32_t count;
+    vkattn_tensor *param;
+    vkattn_tensor *grad;
+    vkattn_tensor *state;
+    vkattn_tensor *step;
+} vkattn_optim_io;
+"""
+
+FUNCTIONS += r"""
+vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data, uint64_t first,
+                                       uint64_t count);
+vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t first,
+                                         uint64_t count);
+vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value);
+
+vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_desc *desc,
+                                     vkattn_kv_cache **out);
+void vkattn_kv_cache_destroy(vkattn_kv_cache *cache);
+vkattn_kv_cache_desc vkattn_kv_cache_get_desc(const vkattn_kv_cache *cache);
+vkattn_result vkattn_kv_cache_lengths(vkattn_kv_cache *cache, uint32_t *out, bool *overflowed);
+vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *cache, const uint32_t *lengths);
+vkattn_result vkattn_kv_cache_append_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
+                                            const vkattn_kv_append_io *io);
+vkattn_result vkattn_kv_cache_reset_record(vkattn_kv_cache *cache, VkCommandBuffer cmd,
+                                           uint32_t seq);
+vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const vkattn_sdpa_decode_params *params,
+                                        const vkattn_sdpa_decode_io *io);
+vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
+                                           const vkattn_sdpa_dtypes *types,
+                                           const void *q, const void *k, const void *v,
+                                           const uint32_t *lengths,
+                                           const float *value_mask, void *out);
+vkattn_result vkattn_mha_record_cached(vkattn_mha *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call,
+                                       const vkattn_layer_io *io, vkattn_kv_cache *cache);
+vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBuffer cmd,
+                                       const vkattn_layer_call *call,
+                                       const vkattn_layer_io *io, vkattn_kv_cache *cache);
+
+vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                          const vkattn_sdpa_params *params,
+                                          const vkattn_sdpa_backward_io *io);
+vkattn_result vkattn_reference_sdpa_backward(const vkattn_sdpa_params *p,
+                                             const float *q, const float *k,
+                                             const float *v, const float *bias,
+                                             const float *value_mask,
+                                             const float *mask, const float *grad_out,
+                                             float *grad_q, float *grad_k,
+                                             float *grad_v);
+vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                       const vkattn_optim_params *params,
+                                       const vkattn_optim_io *io);
+vkattn_result vkattn_attention_get_weight_tensors(vkattn_attention *layer,
+                                                 vkattn_attention_weight_tensors *out);
+vkattn_result vkattn_additive_attention_get_weight_tensors(
+    vkattn_additive_attention *layer, vkattn_additive_attention_weight_tensors *out);
+vkattn_result vkattn_bahdanau_get_weight_tensors(vkattn_bahdanau *layer,
+                                                vkattn_bahdanau_weight_tensors *out);
+vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out);
+vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer, vkattn_gqa_weight_tensors *out);
+"""
+
+STRUCTS += (
+    "vkattn_kv_cache_desc", "vkattn_kv_append_io", "vkattn_sdpa_decode_params",
+    "vkattn_sdpa_decode_io", "vkattn_sdpa_backward_io", "vkattn_optim_params",
+    "vkattn_optim_io",
+)
+ENUMS += ("vkattn_optim_algorithm",)

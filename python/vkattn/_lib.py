@@ -1,11 +1,15 @@
 """Finds and opens libvkattn (cffi ABI mode: no compiler needed at install time).
 
 Search order, first hit wins:
-  1. $VKATTN_LIBRARY: a path to the library file (an error if it cannot be opened)
+  1. $VKATTN_LIBRARY: a path to the library file (an error if it cannot be opened,
+     or is not libvkattn)
   2. next to the package: the directory _install.py names (written by
      `cmake --install`), then the package directory itself
-  3. the build tree of a source checkout: <repo>/build/src
-  4. the system loader path (libvkattn.so.0.<minor>, then libvkattn.so)
+  3. the library the CMake build that last configured this source wrote into
+     _build.py (git-ignored; `pip install ./python` copies it along, so the
+     installed package finds the library it was built with)
+  4. the build tree of a source checkout: <repo>/build/src
+  5. the system loader path (libvkattn.so.0.<minor>, then libvkattn.so)
 
 The package is written against one ABI version (_ABI, docs/INTEGRATION.md "ABI and
 versions"): while vkattn is 0.x each minor may change public struct layouts, so a
@@ -43,6 +47,11 @@ def _candidates():
         pass
     for n in _NAMES:
         yield os.path.join(_HERE, n), False
+    try:
+        from . import _build  # written by CMake's configure step
+        yield _build.LIBRARY, False
+    except ImportError:
+        pass
     build = os.path.normpath(os.path.join(_HERE, "..", "..", "build", "src"))
     for n in _NAMES:
         yield os.path.join(build, n), False
@@ -55,15 +64,16 @@ def _open():
     for path, explicit in _candidates():
         if os.sep in path and not os.path.exists(path):
             if explicit:
-                raise OSError("VKATTN_LIBRARY=%s: no such file" % path)
+                raise OSError("vkattn: VKATTN_LIBRARY=%s: no such file" % path)
+            tried.append("%s (no such file)" % path)
             continue
         try:
             return ffi.dlopen(path), path
         except OSError as e:
             if explicit:
-                raise OSError("VKATTN_LIBRARY=%s cannot be opened: %s" % (path, e)) from e
+                raise OSError("vkattn: VKATTN_LIBRARY=%s cannot be opened: %s" % (path, e)) from e
             tried.append("%s (%s)" % (path, e))
-    raise OSError("libvkattn not found: set VKATTN_LIBRARY to the library file, or "
+    raise OSError("vkattn: libvkattn not found: set VKATTN_LIBRARY to the library file, or "
                   "install vkattn (cmake --install). Tried: " + "; ".join(tried or ["nothing"]))
 
 
@@ -79,10 +89,19 @@ def version_tuple(v):
     return (v >> 22, (v >> 12) & 0x3FF, v & 0xFFF)
 
 
-if version_tuple(lib.vkattn_get_version())[:2] != _ABI:
-    raise ImportError("%s is vkattn %d.%d.%d; this package needs vkattn %d.%d.x (while "
+try:  # a library that is not libvkattn: name it, not cffi's missing symbol
+    _version = lib.vkattn_get_version()
+except AttributeError:
+    raise ImportError("vkattn: %s is not libvkattn (it has no vkattn_get_version); set "
+                      "VKATTN_LIBRARY to the libvkattn.so.%d.%d file" % ((path,) + _ABI)) from None
+
+if version_tuple(_version)[:2] != _ABI:
+    raise ImportError("vkattn: %s is vkattn %d.%d.%d; this package needs vkattn %d.%d.x (while "
                       "vkattn is 0.x, each minor version has its own ABI)"
-                      % ((path,) + version_tuple(lib.vkattn_get_version()) + _ABI))
+                      % ((path,) + version_tuple(_version) + _ABI))
+
+# the library's version, "0.3.0": the package's __version__
+version = "%d.%d.%d" % version_tuple(_version)
 
 # vkattn_context_create under its exported name (VKATTN_ABI_NAME in vkattn/version.h)
 context_create = getattr(lib, "vkattn_context_create_abi_%d_%d" % _ABI)

@@ -34,16 +34,17 @@ class SdpaArgs:
     def __init__(self, q, k, v, scale, bias, value_mask, mask, causal, masked_row, dropout,
                  seed, offset, return_weights, weights_after_dropout, path,
                  sliding_window=None):
-        self.q = f32(q, "sdpa: q", (3, 4))
-        self.k = f32(k, "sdpa: k", (3, 4))
-        self.v = f32(v, "sdpa: v", (3, 4))
+        self.q = f32(q, "sdpa: q", (3, 4), device=True)
+        self.k = f32(k, "sdpa: k", (3, 4), device=True)
+        self.v = f32(v, "sdpa: v", (3, 4), device=True)
         self.rank3 = self.q.ndim == 3
         if not self.k.ndim == self.v.ndim == self.q.ndim:
             raise invalid("sdpa: q, k and v must have the same rank; got %d, %d, %d"
                           % (self.q.ndim, self.k.ndim, self.v.ndim))
         self._check_shapes()
         if self.rank3:  # (B, T, d): one head
-            self.q, self.k, self.v = (x[:, None] for x in (self.q, self.k, self.v))
+            self.q, self.k, self.v = (x.reshape(x.shape[:1] + (1,) + x.shape[1:])
+                                      for x in (self.q, self.k, self.v))
         b, h, tq, dk = self.q.shape
         _, hkv, tv, _ = self.k.shape
         dv = self.v.shape[3]
@@ -117,7 +118,8 @@ class SdpaArgs:
                           "(grouped-query attention)" % (q[1], k[1]))
 
     def result(self, out, weights):
-        if self.rank3:
-            out = out[:, 0]
-            weights = None if weights is None else weights[:, 0]
+        if self.rank3:  # numpy or Tensor: drop the head axis
+            out = out.reshape(out.shape[:1] + out.shape[2:])
+            weights = None if weights is None else weights.reshape(
+                weights.shape[:1] + weights.shape[2:])
         return (out, weights) if self.return_weights else out

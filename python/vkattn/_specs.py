@@ -139,7 +139,8 @@ class Spec:
         would name its desc fields)."""
 
     def defaults(self, widths):
-        """A new layer's weights, Keras order."""
+        """The references' weights=None stand-ins, Keras order (zeros; ones for the
+        scales): not a new layer's, which the library draws (Keras's initializers)."""
         return [np.zeros(shape, np.float32) for _, shape, _ in self.layout(widths)]
 
     def out_width(self, widths):
@@ -457,9 +458,9 @@ class CallArrays:
 
     def __init__(self, spec, who, query, value, key, query_mask, value_mask, attention_mask,
                  key_mask=None, key_padding_mask=None):
-        self.q = f32(query, "%s: query" % who, spec.query_ranks)
-        self.v = f32(value, "%s: value" % who, (3,))
-        self.k = f32(key, "%s: key" % who, (3,))
+        self.q = f32(query, "%s: query" % who, spec.query_ranks, device=True)
+        self.v = f32(value, "%s: value" % who, (3,), device=True)
+        self.k = f32(key, "%s: key" % who, (3,), device=True)
         self.batch = b = self.q.shape[0]
         self.tq = tq = self.q.shape[1] if self.q.ndim == 3 else 1
         self.tv = tv = self.v.shape[1]

@@ -5,8 +5,11 @@ input widths, as Keras builds a layer on its first call; later calls may change
 batch and sequence lengths, not widths. Weights are lists of numpy arrays in
 Keras's get_weights() order and shapes.
 
+Weights start as Keras initializes them (kernel_initializer= and bias_initializer=,
+Keras's names or config dicts; drawn by the library, seeded: docs/PYTHON.md).
 Beyond Keras, every layer takes keyword-only `context=` (default:
-vkattn.default_context()) and `seed=` (the Philox dropout seed; None = random),
+vkattn.default_context()) and `seed=` (the Philox dropout seed, and the
+initializers' when their configs give none; None = random),
 and every call `seed=` and `offset=` (the dropout stream for that call; by
 default the layer's seed and a counter that advances once per training call),
 `path=` ("auto", "fused", "unfused": the SDPA implementation) and
@@ -19,11 +22,12 @@ import weakref
 
 import numpy as np
 
-from . import _specs
+from . import _cached, _initializers, _specs
 from ._arrays import Tensors
 from ._lib import RUN_NOW, ffi, lib
 from .context import default_context
 from .errors import check, invalid
+from .tensor import Tensor, check_contexts
 
 
 def _destroy_layer(destroy, handle):
@@ -66,7 +70,9 @@ def _prefix_of(prefix, who):
 class _Layer:
     _spec_type = None
 
-    def __init__(self, spec, context, seed, dtype):
+    def __init__(self, spec, context, seed, dtype, initializers=()):
+        """initializers: (C desc field, argument name, value, Keras default) of each
+        initializer the layer takes."""
         if context is not None and not hasattr(context, "_ptr"):
             raise invalid("%s: context must be a vkattn.Context; got %r"
                           % (type(self).__name__, context))
@@ -75,6 +81,14 @@ class _Layer:
         self._dtype = _specs.dtype_of(dtype, type(self).__name__)
         seed = _specs.seed_of(seed, type(self).__name__)
         self._seed = secrets.randbits(64) if seed is None else seed
+        # C field -> (code, argument name, Keras default); one seed for them all: the
+        # first an initializer's config gives, else the layer's
+        self._inits, seeds = {}, []
+        for field, arg, value, default in initializers:
+            code, s = _initializers.parse(value, "%s: %s" % (type(self).__name__, arg))
+            self._inits[field] = (code, arg, default)
+            seeds.append(s)
+        self._init_seed = next((s for s in seeds if s is not None), self._seed)
         self._step = 0
         self._handle = None
         self._widths = None
@@ -103,12 +117,18 @@ class _Layer:
         config draws the same dropout masks) and dtype; not the context."""
         config = dict(self._spec.config())
         config.update(seed=self._seed, dtype=self._dtype)
+        for code, arg, default in self._inits.values():
+            if arg:  # AdditiveAttention's scale has no argument in Keras
+                config[arg] = _initializers.config_of(code, self._init_seed, default)
         return config
 
     @classmethod
     def from_config(cls, config, *, context=None):
-        """A new (unbuilt) layer from get_config()'s dict. Keras's "name" and
-        "trainable" keys are accepted and ignored; any other unknown key is an error."""
+        """A new (unbuilt) layer from get_config()'s dict, or Keras 3.15's (every key
+        its get_config writes; a DTypePolicy dict for dtype). Keras's "name" and
+        "trainable" keys are accepted and ignored; a value vkattn cannot honour (a
+        regularizer or constraint, other attention_axes) is refused naming the key,
+        as is any unknown key."""
         if not isinstance(config, dict):
             raise invalid("%s.from_config: config must be a dict; got %r"
                           % (cls.__name__, config))
@@ -269,6 +289,10 @@ class _Layer:
         """The C desc of this layer (for widths, default the built ones)."""
         desc = self._spec.desc(widths or self._widths)
         desc.dtype = _specs.dtype_code(self._dtype)
+        for field, (code, _, _) in self._inits.items():
+            setattr(desc, field, code)
+        if self._inits:
+            desc.initializer_seed = self._init_seed
         return desc
 
     # -- calls
@@ -301,6 +325,8 @@ class _Layer:
             self._spec.check_widths(a.widths, who, a.k is not None)
             self.build(a.q.shape, a.v.shape, None if a.k is None else a.k.shape)
         self._check_widths(who, a)
+        check_contexts(self._context, who, (("query", a.q), ("value", a.v), ("key", a.k)),
+                       self._dtype)
         seed, offset = self._next_stream(training, seed, offset)
         call = _specs.layer_call(a.batch, a.tq, a.tv, use_causal_mask, training, seed, offset,
                                  return_scores, path, who)
@@ -314,7 +340,7 @@ class _Layer:
         io.key = ts.upload(a.k, dt)
         io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
         io.attention_mask = ts.upload(a.am)
-        io.output = ts.empty(a.output_shape(self._spec, self._widths), dt)
+        io.output = ts.empty(a.output_shape(self._spec, self._widths), dt, result=True)
         return io
 
     def _call(self, who, query, value, key, masks, use_causal_mask, training, return_scores,
@@ -325,18 +351,19 @@ class _Layer:
         scores_shape = self._spec.scores_shape(a.batch, a.tq, a.tv)
         ctx = self._context
         dt = _specs.dtype_code(self._dtype)  # inputs, output and scores; masks stay f32
-        with ctx._lock, Tensors(ctx) as ts:
+        # a Tensor query: the results stay on the device, returned as Tensors
+        with ctx._lock, Tensors(ctx, keep=isinstance(a.q, Tensor)) as ts:
             handle = self._ptr("__call__")
             io = self._io(ts, a, dt)
             if return_scores:
-                io.scores = ts.empty(scores_shape, dt)
+                io.scores = ts.empty(scores_shape, dt, result=True)
             check(getattr(lib, "vkattn_%s_record" % self._spec.kind)(handle, RUN_NOW, call, io),
                   ctx._handle)
             result = [ts.download(io.output, out_shape)]
             if return_scores:
                 result.append(ts.download(io.scores, scores_shape))
         if dt:  # exact: the tensors hold f16 values
-            result = [r.astype(np.float16) for r in result]
+            result = [r if isinstance(r, Tensor) else r.astype(np.float16) for r in result]
         return tuple(result) if return_scores else result[0]
 
     def _gradients(self, who, query, value, key, masks, use_causal_mask, training, seed,
@@ -429,11 +456,12 @@ class Attention(_KerasAttentionCall):
 
 class AdditiveAttention(_KerasAttentionCall):
     """keras.layers.AdditiveAttention (Bahdanau-style, no projections).
-    Weights: [scale (query_width,)] if use_scale; all ones in a new layer."""
+    Weights: [scale (query_width,)] if use_scale; glorot_uniform in a new layer, as
+    Keras 3 (seeded by seed=)."""
 
     def __init__(self, use_scale=True, dropout=0.0, *, seed=None, dtype=None, context=None):
         super().__init__(_specs.AdditiveAttentionSpec(use_scale, dropout), context, seed,
-                         dtype)
+                         dtype, [("scale_initializer", None, None, "glorot_uniform")])
 
 
 class BahdanauAttention(_KerasAttentionCall):
@@ -442,10 +470,40 @@ class BahdanauAttention(_KerasAttentionCall):
     decoder state per batch row and gives a (B, value_width) context vector.
     Weights, as Keras Dense layers hold them: [query_kernel (query_width, units),
     key_kernel (key_width, units), score_kernel (units, 1), score_bias (1,)]; a new
-    layer has zero kernels, score_kernel ones and bias 0."""
+    layer's kernels are drawn by kernel_initializer (glorot_uniform, as Keras Dense
+    kernels), score_bias by bias_initializer (zeros)."""
 
-    def __init__(self, units, dropout=0.0, *, seed=None, dtype=None, context=None):
-        super().__init__(_specs.BahdanauSpec(units, dropout), context, seed, dtype)
+    def __init__(self, units, dropout=0.0, *, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", seed=None, dtype=None, context=None):
+        super().__init__(_specs.BahdanauSpec(units, dropout), context, seed, dtype,
+                         _kernel_bias(kernel_initializer, bias_initializer))
+
+
+def _kernel_bias(kernel_initializer, bias_initializer):
+    """The initializers of a layer with kernels and biases, as _Layer takes them."""
+    return [("kernel_initializer", "kernel_initializer", kernel_initializer, "glorot_uniform"),
+            ("bias_initializer", "bias_initializer", bias_initializer, "zeros")]
+
+
+# The sequence axis of a (B, T, D) input: Keras's attention_axes for it (None means it)
+_SEQUENCE_AXES = (None, 1, -2, (1,), (-2,), [1], [-2])
+
+
+def _keras_only(who, attention_axes, flash_attention, *regularizers_constraints):
+    """Keras arguments vkattn takes for its configs: accepted where they ask for what
+    vkattn does, refused naming the argument where they ask for more."""
+    if attention_axes not in _SEQUENCE_AXES:
+        raise invalid("%s: attention_axes=%r: vkattn attends over the sequence axis of "
+                      "(B, T, D) inputs only (None, 1 or (1,))" % (who, attention_axes))
+    if flash_attention not in (None, True, False):
+        raise invalid("%s: flash_attention must be None, True or False; got %r"
+                      % (who, flash_attention))
+    names = ("kernel_regularizer", "bias_regularizer", "activity_regularizer",
+             "kernel_constraint", "bias_constraint")
+    for name, value in zip(names, regularizers_constraints):
+        if value is not None:
+            raise invalid("%s: %s=%r: vkattn has no regularizers or constraints (train with "
+                          "your own loss terms); only None is accepted" % (who, name, value))
 
 
 class _MultiHeadCall(_Layer):
@@ -454,15 +512,24 @@ class _MultiHeadCall(_Layer):
     def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
                  key_mask=None, attention_mask=None, return_attention_scores=False,
                  training=False, use_causal_mask=False, *, key_padding_mask=None, seed=None,
-                 offset=None, path="auto"):
+                 offset=None, path="auto", cache=None):
         """Returns the output (B, Tq, Dout), and with return_attention_scores also the
         weights (B, heads, Tq, Tv) before dropout, as Keras does. Masks: 1 or True = may
         attend (Keras's polarity), 0/1 or booleans only, AND-ed; key_mask joins
         value_mask as in Keras; attention_mask broadcasts to (B, Tq, Tv) or (B, heads,
         Tq, Tv). key_padding_mask (B, Tv) is PyTorch's nn.MultiheadAttention argument,
         with PyTorch's polarity: True = padding, ignored. A query row with no allowed key
-        gets zero weights (its output row is output_bias)."""
+        gets zero weights (its output row is output_bias). cache: a vkattn.KVCache made
+        for this layer: the call appends the new tokens' keys and values and attends over
+        everything cached (generation; docs/PYTHON.md)."""
         who = type(self).__name__
+        if cache is not None:
+            return _cached.call(self, who, query, value, key, cache, value_mask=value_mask,
+                                use_causal_mask=use_causal_mask, training=training,
+                                others=dict(query_mask=query_mask, key_mask=key_mask,
+                                            attention_mask=attention_mask,
+                                            key_padding_mask=key_padding_mask,
+                                            return_attention_scores=return_attention_scores))
         masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
                      key_padding_mask=key_padding_mask, attention_mask=attention_mask)
         return self._call(who, query, value, key, masks, use_causal_mask, training,
@@ -495,7 +562,9 @@ class MultiHeadAttention(_MultiHeadCall):
     Weights: [query_kernel (Dq, H, key_dim), query_bias (H, key_dim), key_kernel
     (Dk, H, key_dim), key_bias, value_kernel (Dv, H, value_dim), value_bias
     (H, value_dim), output_kernel (H, value_dim, Dout), output_bias (Dout,)], the
-    kernels alone with use_bias=False; zeros in a new layer. output_shape is the
+    kernels alone with use_bias=False; a new layer's kernels are drawn by
+    kernel_initializer (glorot_uniform), its biases by bias_initializer (zeros), as
+    Keras's (the values are the library's Philox stream's). output_shape is the
     output width (an int or a 1-tuple; None = query_width). sliding_window (Keras
     3.15): None, or an int >= 1: query i sees only keys j with |i - j| <
     sliding_window, AND-ed with every other mask (docs/SEMANTICS.md). use_gate
@@ -504,12 +573,19 @@ class MultiHeadAttention(_MultiHeadCall):
     gate_bias (H, value_dim) come after key_bias, before value_kernel, as in Keras."""
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, *, sliding_window=None, use_gate=False, seed=None,
-                 dtype=None, context=None):
+                 output_shape=None, attention_axes=None, sliding_window=None,
+                 flash_attention=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 use_gate=False, seed=None, *, dtype=None, context=None):
+        who = type(self).__name__
+        _keras_only(who, attention_axes, flash_attention, kernel_regularizer,
+                    bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         super().__init__(_specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout,
                                                        use_bias, output_shape, sliding_window,
                                                        use_gate),
-                         context, seed, dtype)
+                         context, seed, dtype, _kernel_bias(kernel_initializer,
+                                                            bias_initializer))
 
 
 class GroupedQueryAttention(_MultiHeadCall):
@@ -519,17 +595,25 @@ class GroupedQueryAttention(_MultiHeadCall):
     1/sqrt(head_dim); the output has the query's width. Weights: [query_kernel
     (Dq, Nq, h), query_bias (Nq, h), key_kernel (Dk, Nkv, h), key_bias (Nkv, h),
     value_kernel (Dv, Nkv, h), value_bias (Nkv, h), output_kernel (Nq, h, Dq),
-    output_bias (Dq,)], the kernels alone with use_bias=False; zeros in a new layer.
+    output_bias (Dq,)], the kernels alone with use_bias=False; a new layer's weights
+    start as MultiHeadAttention's (kernel_initializer, bias_initializer).
     query_mask zeroes the weights of masked query rows, as MultiHeadAttention's does;
     scores are (B, Nq, Tq, Tv) before dropout; sliding_window as MultiHeadAttention's. use_gate: as
     MultiHeadAttention's, gate_kernel (Dq, Nq, h) and gate_bias (Nq, h) after key_bias."""
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
-                 use_bias=True, sliding_window=None, *, use_gate=False, seed=None, dtype=None,
-                 context=None):
+                 use_bias=True, sliding_window=None, flash_attention=None,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None, *,
+                 dtype=None, context=None):
+        who = type(self).__name__
+        _keras_only(who, None, flash_attention, kernel_regularizer, bias_regularizer,
+                    activity_regularizer, kernel_constraint, bias_constraint)
         super().__init__(_specs.GroupedQueryAttentionSpec(
             head_dim, num_query_heads, num_key_value_heads, dropout, use_bias, sliding_window,
-            type(self).__name__, use_gate), context, seed, dtype)
+            who, use_gate), context, seed, dtype,
+            _kernel_bias(kernel_initializer, bias_initializer))
 
 
 # Keras exports the class as keras.layers.GroupQueryAttention: the same class.

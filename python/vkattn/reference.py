@@ -16,11 +16,13 @@ from ._arrays import ptr
 from ._lib import ffi, lib
 from ._sdpa_args import SdpaArgs
 from .errors import check, invalid
+from .tensor import host
 
 
 def _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
          use_causal_mask, training, return_attention_scores, seed, offset, grad_output=None,
          key_mask=None, key_padding_mask=None):
+    query, value, key = host(query), host(value), host(key)  # Tensors: their contents
     a = _specs.CallArrays(spec, who, query, value, key, query_mask, value_mask, attention_mask,
                           key_mask, key_padding_mask)
     widths = a.widths
@@ -135,8 +137,8 @@ def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=F
          masked_row="zero", dropout=0.0, seed=0, offset=0, return_weights=False,
          weights_after_dropout=False, sliding_window=None):
     """vkattn.sdpa's reference; same arguments (no path or context)."""
-    a = SdpaArgs(q, k, v, scale, bias, value_mask, mask, causal, masked_row, dropout, seed,
-                 offset, return_weights, weights_after_dropout, "auto",
+    a = SdpaArgs(host(q), host(k), host(v), scale, bias, value_mask, mask, causal, masked_row,
+                 dropout, seed, offset, return_weights, weights_after_dropout, "auto",
                  sliding_window)
     out = np.empty(a.out_shape, np.float32)
     weights = np.empty(a.weights_shape, np.float32) if a.return_weights else None
@@ -144,3 +146,8 @@ def sdpa(q, k, v, *, scale=None, bias=None, value_mask=None, mask=None, causal=F
                                     ptr(a.bias), ptr(a.value_mask), ptr(a.mask),
                                     ptr(out, const=False), ptr(weights, const=False)))
     return a.result(out, weights)
+
+
+# the references of vkattn.sdpa_backward and vkattn.sdpa_decode, kept with them
+from .kv_cache import reference_decode as sdpa_decode  # noqa: E402
+from .sdpa_backward import reference_sdpa_backward as sdpa_backward  # noqa: E402

@@ -12,6 +12,28 @@
 #include "core/error.h"
 #include "vkattn/op_params.h"
 
+/* One Philox4x32-10 block (vkattn/philox.h's vkattn_philox4x32_10, which
+ * calls this): here so that shape/ (the layers' initial weights,
+ * shape/weight_init.c) draws the same stream without reaching reference/. */
+static inline void vka_philox4x32_10(const uint32_t counter[4], const uint32_t key[2],
+                                     uint32_t out[4])
+{
+    uint32_t c0 = counter[0], c1 = counter[1], c2 = counter[2], c3 = counter[3];
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int r = 0; r < 10; r++) {
+        if (r > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        const uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        c0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        c1 = (uint32_t)p1;
+        c2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c3 = (uint32_t)p0;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
+
 /* The offset word of the Philox counter: the offset's high word is folded in
  * with the golden-ratio multiplier (docs/SEMANTICS.md), so offsets differing only
  * in the high word still give different counters. */

@@ -25,9 +25,12 @@ struct vkattn_additive_attention {
 /* The layer's weights as the table walks them. */
 static vka_layer_weights weights_of(const vkattn_additive_attention *layer)
 {
-    return vka_single_layer_weights(&vka_additive_weight_table, vka_additive_tensor_offsets,
-                                    vka_additive_weight_options(&layer->desc), &layer->w,
-                                    &layer->wt);
+    vka_layer_weights lw = vka_single_layer_weights(
+        &vka_additive_weight_table, vka_additive_tensor_offsets,
+        vka_additive_weight_options(&layer->desc), &layer->w, &layer->wt);
+    lw.init = (vka_weight_init){.kernel = layer->desc.scale_initializer,
+                                .seed = layer->desc.initializer_seed};
+    return lw;
 }
 
 vkattn_result vkattn_additive_attention_create(vkattn_context *ctx,

@@ -29,8 +29,12 @@ struct vkattn_bahdanau {
 /* The layer's weights as the table walks them. */
 static vka_layer_weights weights_of(const vkattn_bahdanau *layer)
 {
-    return vka_single_layer_weights(&vka_bahdanau_weight_table, vka_bahdanau_tensor_offsets,
-                                    VKA_WEIGHT_ALWAYS, &layer->w, &layer->wt);
+    vka_layer_weights lw = vka_single_layer_weights(
+        &vka_bahdanau_weight_table, vka_bahdanau_tensor_offsets, VKA_WEIGHT_ALWAYS, &layer->w,
+        &layer->wt);
+    lw.init = (vka_weight_init){layer->desc.kernel_initializer, layer->desc.bias_initializer,
+                                layer->desc.initializer_seed};
+    return lw;
 }
 
 vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_desc *desc,

@@ -2,6 +2,7 @@
 #include "layers/layer_weights.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/error.h"
 #include "layers/layer_util.h"
@@ -33,6 +34,38 @@ vka_layer_weights vka_single_layer_weights(const vka_weight_table *table, const 
     return lw;
 }
 
+/* The initializer weight w starts with: its entry's, else the desc's
+ * choice for its kind, else Keras's default for that kind. */
+static vkattn_initializer initializer_of(const vka_weight_info *w, const vka_weight_init *init)
+{
+    if (w->device & VKA_DEVICE_ONES)
+        return VKATTN_INIT_ONES;
+    if (w->device & VKA_DEVICE_KERNEL)
+        return init->kernel ? init->kernel : VKATTN_INIT_GLOROT_UNIFORM;
+    return init->bias ? init->bias : VKATTN_INIT_ZEROS;
+}
+
+/* Draws weight i into t, CHUNK elements at a time (a bounded host buffer
+ * whatever the weight's size). */
+static vkattn_result draw(vkattn_context *ctx, const char *caller, const vka_layer_weights *lw,
+                          uint32_t i, vkattn_initializer kind, uint64_t n, vkattn_tensor *t)
+{
+    enum { CHUNK = 16384 };
+    uint64_t fan_in, fan_out;
+    vka_weight_fans(&lw->table->w[i], lw->axes, &fan_in, &fan_out);
+    float *buf = malloc((n < CHUNK ? n : CHUNK) * sizeof *buf);
+    if (!buf)
+        return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
+    vkattn_result r = VKATTN_SUCCESS;
+    for (uint64_t first = 0; first < n && !r; first += CHUNK) {
+        const uint64_t k = n - first < CHUNK ? n - first : CHUNK;
+        vka_weight_init_values(kind, fan_in, fan_out, lw->init.seed, i, first, k, buf);
+        r = vkattn_tensor_upload(t, buf, first, k);
+    }
+    free(buf);
+    return r;
+}
+
 vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
                                        const vka_layer_weights *lw, vkattn_dtype dtype)
 {
@@ -41,11 +74,16 @@ vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
         if (!vka_weight_exists(&t->w[i], lw->options))
             continue;
         const uint8_t dev = t->w[i].device;
+        const vkattn_initializer kind = initializer_of(&t->w[i], &lw->init);
+        const bool constant = kind == VKATTN_INIT_ZEROS || kind == VKATTN_INIT_ONES;
         uint64_t dims[3];
+        const uint64_t n = vka_weight_shape(&t->w[i], lw->axes, dims);
+        vkattn_tensor **dst = vka_weight_tensor(lw->tensors, lw->offsets, i);
         vkattn_result r = vka_layer_weight_create_typed(
-            ctx, caller, vka_weight_shape(&t->w[i], lw->axes, dims),
-            dev & VKA_DEVICE_F32 ? VKATTN_DTYPE_F32 : dtype, dev & VKA_DEVICE_ONES ? 1.0f : 0.0f,
-            vka_weight_tensor(lw->tensors, lw->offsets, i));
+            ctx, caller, n, dev & VKA_DEVICE_F32 ? VKATTN_DTYPE_F32 : dtype,
+            kind == VKATTN_INIT_ONES ? 1.0f : 0.0f, dst);
+        if (!r && !constant)
+            r = draw(ctx, caller, lw, i, kind, n, *dst);
         if (r)
             return r;
     }

@@ -14,6 +14,7 @@
 
 #include "layers/layer_backward_util.h"
 #include "shape/layer_weights.h"
+#include "shape/weight_init.h"
 
 /* The weight-tensor struct's offsets of each table's entries. */
 extern const size_t vka_mha_tensor_offsets[];
@@ -38,6 +39,7 @@ typedef struct vka_layer_weights {
     uint32_t options;
     uint64_t axes[VKA_AXIS_COUNT];
     void *tensors;
+    vka_weight_init init; /* the desc's initializers, read by create */
 } vka_layer_weights;
 
 /* A single-head layer's weights: its table and offsets, the options it
@@ -46,9 +48,10 @@ vka_layer_weights vka_single_layer_weights(const vka_weight_table *table, const 
                                            uint32_t options, const vka_layer_widths *widths,
                                            const void *tensors);
 
-/* Creates the tensor of every weight the options have, of `dtype` and zeros
- * unless its entry says otherwise (VKA_DEVICE_*). On failure the ones
- * created stay for vka_layer_weights_destroy. */
+/* Creates the tensor of every weight the options have, of `dtype` unless
+ * its entry says f32, started as its entry and lw->init say (VKA_DEVICE_*:
+ * Keras's initializers, drawn on the host in chunks and uploaded). On
+ * failure the ones created stay for vka_layer_weights_destroy. */
 vkattn_result vka_layer_weights_create(vkattn_context *ctx, const char *caller,
                                        const vka_layer_weights *lw, vkattn_dtype dtype);
 void vka_layer_weights_destroy(const vka_layer_weights *lw);

@@ -16,7 +16,8 @@ static vka_layer_weights weights_of(const vkattn_mha *layer)
     vka_layer_weights lw = {.table = &vka_mha_weight_table,
                             .offsets = vka_mha_tensor_offsets,
                             .options = vka_mha_weight_options(&layer->d),
-                            .tensors = (void *)(uintptr_t)&layer->w};
+                            .tensors = (void *)(uintptr_t)&layer->w,
+                            .init = layer->d.init};
     vka_mha_weight_axes(&layer->d, lw.axes);
     return lw;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "shape/weight_init.h"
 
 /* desc->dropout in [0, 1] (NaN fails too). */
 static vkattn_result check_dropout(struct vkattn_context *ctx, const char *fn, float rate)
@@ -76,6 +77,8 @@ vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, cons
                                        d->key_width, d->value_width, w);
     if (r == VKATTN_SUCCESS)
         r = check_dropout(ctx, fn, d->dropout);
+    if (r == VKATTN_SUCCESS)
+        r = vka_check_initializer(ctx, fn, "desc->scale_initializer", d->scale_initializer);
     return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
 }
 
@@ -94,5 +97,9 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
     *w = (vka_layer_widths){.dq = d->query_width, .dk = d->key_width ? d->key_width : d->value_width,
                             .dv = d->value_width, .units = d->units};
     vkattn_result r = check_dropout(ctx, fn, d->dropout);
+    if (r == VKATTN_SUCCESS &&
+        (r = vka_check_initializer(ctx, fn, "desc->kernel_initializer", d->kernel_initializer)) ==
+            VKATTN_SUCCESS)
+        r = vka_check_initializer(ctx, fn, "desc->bias_initializer", d->bias_initializer);
     return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
 }

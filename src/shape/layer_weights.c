@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#define ENTRY(type, m, keras, needs, rank, a0, a1, a2, device)                                  \
-    {#m, keras, (needs), (rank), {(a0), (a1), (a2)}, (device), offsetof(type, m)},
+#define ENTRY(type, m, keras, needs, rank, a0, a1, a2, device, fans)                            \
+    {#m, keras, (needs), (rank), {(a0), (a1), (a2)}, (device), (fans), offsetof(type, m)},
 #define MHA_ENTRY(...) ENTRY(vkattn_mha_weights, __VA_ARGS__)
 #define ATTENTION_ENTRY(...) ENTRY(vkattn_attention_weights, __VA_ARGS__)
 #define ADDITIVE_ENTRY(...) ENTRY(vkattn_additive_attention_weights, __VA_ARGS__)
@@ -113,6 +113,26 @@ uint64_t vka_weight_shape(const vka_weight_info *w, const uint64_t axes[VKA_AXIS
             count *= dims[i];
     }
     return count;
+}
+
+void vka_weight_fans(const vka_weight_info *w, const uint64_t axes[VKA_AXIS_COUNT],
+                     uint64_t *fan_in, uint64_t *fan_out)
+{
+    uint64_t d[3];
+    vka_weight_shape(w, axes, d);
+    uint64_t in = 1, out = 1;
+    if (w->fans == VKA_FANS_SHAPE && w->rank <= 2) {
+        in = w->rank ? d[0] : 1;
+        out = w->rank == 2 ? d[1] : in;
+    } else if (w->fans == VKA_FANS_SHAPE) { /* rank 3: receptive field d[0] */
+        in = d[0] * d[1];
+        out = d[0] * d[2];
+    } else { /* an EinsumDense kernel: the first `fans` axes are contracted */
+        for (uint32_t i = 0; i < w->rank; i++)
+            *(i < w->fans ? &in : &out) *= d[i];
+    }
+    *fan_in = in;
+    *fan_out = out;
 }
 
 void vka_weight_axes_text(const vka_weight_info *w, const char *const *words, bool tuple,

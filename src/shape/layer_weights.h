@@ -8,7 +8,7 @@
  * header.
  *
  * Each list is an X-macro, X(member, keras_name, needs, rank, axis0, axis1,
- * axis2, device), so that a consumer which sees a struct the shape folder
+ * axis2, device, fans), so that a consumer which sees a struct the shape folder
  * may not include (the weight-tensor structs of vkattn/<layer>.h pull
  * in Vulkan) expands offsetof(that struct, member) from the same list; the
  * expansion here gives the host weights struct's offsets. An axis names one
@@ -32,12 +32,22 @@ enum {
     VKA_WEIGHT_IF_CONCAT = 1u << 3, /* Attention score_mode VKATTN_SCORE_CONCAT */
 };
 
-/* How a layer's device tensor of a weight starts (vka_weight_info.device). */
+/* How a layer's device tensor of a weight starts (vka_weight_info.device):
+ * by the desc's bias initializer (zeros by default), its kernel initializer
+ * (glorot_uniform by default; AdditiveAttention's scale_initializer), or
+ * ones whatever the desc (Attention's scalars: Keras gives them no choice). */
 enum {
-    VKA_DEVICE_ZEROS = 0,      /* zeros, of the layer's type */
-    VKA_DEVICE_ONES = 1u << 0, /* ones */
-    VKA_DEVICE_F32 = 1u << 1,  /* f32 even in an f16 layer */
+    VKA_DEVICE_BIAS = 0,         /* the bias initializer, of the layer's type */
+    VKA_DEVICE_ONES = 1u << 0,   /* ones */
+    VKA_DEVICE_F32 = 1u << 1,    /* f32 even in an f16 layer */
+    VKA_DEVICE_KERNEL = 1u << 2, /* the kernel initializer */
 };
+
+/* How Keras 3.15 counts a weight's fans (vka_weight_fans): from its shape
+ * alone (compute_fans: rank 0 1 and 1, rank 1 n and n, rank 2 in and out),
+ * or as an EinsumDense kernel, whose first one or two axes are contracted
+ * with the input (fan_in) and the rest are the output's (fan_out). */
+enum { VKA_FANS_SHAPE = 0, VKA_FANS_IN1 = 1, VKA_FANS_IN2 = 2 };
 
 /* The widths a weight's axes are made of, resolved from the desc. */
 typedef enum vka_weight_axis {
@@ -59,51 +69,54 @@ typedef enum vka_weight_axis {
  * kernel then bias of each. */
 #define VKA_MHA_WEIGHTS(X)                                                                        \
     X(query_kernel, "query/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_HEADS,   \
-      VKA_AXIS_KEY_DIM, VKA_DEVICE_ZEROS)                                                         \
+      VKA_AXIS_KEY_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                          \
     X(query_bias, "query/bias", VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_HEADS, VKA_AXIS_KEY_DIM,          \
-      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
+      VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)                                             \
     X(key_kernel, "key/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_KEY_WIDTH, VKA_AXIS_KV_HEADS,      \
-      VKA_AXIS_KEY_DIM, VKA_DEVICE_ZEROS)                                                         \
+      VKA_AXIS_KEY_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                          \
     X(key_bias, "key/bias", VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_KV_HEADS, VKA_AXIS_KEY_DIM,           \
-      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
+      VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)                                             \
     X(gate_kernel, "gate/kernel", VKA_WEIGHT_IF_GATE, 3, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_HEADS,    \
-      VKA_AXIS_VALUE_DIM, VKA_DEVICE_ZEROS)                                                       \
+      VKA_AXIS_VALUE_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                        \
     X(gate_bias, "gate/bias", VKA_WEIGHT_IF_GATE | VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_HEADS,         \
-      VKA_AXIS_VALUE_DIM, VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                        \
+      VKA_AXIS_VALUE_DIM, VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)                         \
     X(value_kernel, "value/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_VALUE_WIDTH,                   \
-      VKA_AXIS_KV_HEADS, VKA_AXIS_VALUE_DIM, VKA_DEVICE_ZEROS)                                    \
+      VKA_AXIS_KV_HEADS, VKA_AXIS_VALUE_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                     \
     X(value_bias, "value/bias", VKA_WEIGHT_IF_BIAS, 2, VKA_AXIS_KV_HEADS, VKA_AXIS_VALUE_DIM,     \
-      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
+      VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)                                             \
     X(output_kernel, "attention_output/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_HEADS,             \
-      VKA_AXIS_VALUE_DIM, VKA_AXIS_OUTPUT_DIM, VKA_DEVICE_ZEROS)                                  \
+      VKA_AXIS_VALUE_DIM, VKA_AXIS_OUTPUT_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN2)                   \
     X(output_bias, "attention_output/bias", VKA_WEIGHT_IF_BIAS, 1, VKA_AXIS_OUTPUT_DIM,           \
-      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_ZEROS)
+      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)
 
 /* keras.layers.Attention: two scalars (rank 0), both 1 in a new layer. */
 #define VKA_ATTENTION_WEIGHTS(X)                                                                  \
     X(scale, "scale", VKA_WEIGHT_IF_SCALE, 0, VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_AXIS_NONE,        \
-      VKA_DEVICE_ONES)                                                                            \
+      VKA_DEVICE_ONES, VKA_FANS_SHAPE)                                                            \
     X(concat_score_weight, "concat_score_weight", VKA_WEIGHT_IF_CONCAT, 0, VKA_AXIS_NONE,         \
-      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_ONES)
+      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_ONES, VKA_FANS_SHAPE)
 
-/* keras.layers.AdditiveAttention: the scale vector, ones in a new layer. */
+/* keras.layers.AdditiveAttention: the scale vector, glorot_uniform in a new
+ * layer (Keras 3's add_weight: fans from the shape (n,), n and n). */
 #define VKA_ADDITIVE_WEIGHTS(X)                                                                   \
     X(scale, "scale", VKA_WEIGHT_IF_SCALE, 1, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_NONE,                \
-      VKA_AXIS_NONE, VKA_DEVICE_ONES)
+      VKA_AXIS_NONE, VKA_DEVICE_KERNEL, VKA_FANS_SHAPE)
 
 /* BahdanauAttention (vkattn's; Keras has no such class, so the names are
- * those of its vkattn_bahdanau_weights fields). A new layer's score_kernel
- * is ones; score_bias stays f32 in an f16 layer: the forward never reads it
- * (softmax is shift-invariant), so the device keeps it exactly as given. */
+ * those of its vkattn_bahdanau_weights fields). Its kernels start as Keras
+ * Dense kernels: score_kernel is the (units, 1) kernel of a Dense(1), so its
+ * fans are units and 1; score_bias stays f32 in an f16 layer: the forward
+ * never reads it (softmax is shift-invariant), so the device keeps it
+ * exactly as given. */
 #define VKA_BAHDANAU_WEIGHTS(X)                                                                   \
     X(query_kernel, "query_kernel", VKA_WEIGHT_ALWAYS, 2, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_UNITS,   \
-      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
+      VKA_AXIS_NONE, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                             \
     X(key_kernel, "key_kernel", VKA_WEIGHT_ALWAYS, 2, VKA_AXIS_KEY_WIDTH, VKA_AXIS_UNITS,         \
-      VKA_AXIS_NONE, VKA_DEVICE_ZEROS)                                                            \
+      VKA_AXIS_NONE, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                             \
     X(score_kernel, "score_kernel", VKA_WEIGHT_ALWAYS, 1, VKA_AXIS_UNITS, VKA_AXIS_NONE,          \
-      VKA_AXIS_NONE, VKA_DEVICE_ONES)                                                             \
+      VKA_AXIS_NONE, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                             \
     X(score_bias, "score_bias", VKA_WEIGHT_ALWAYS, 0, VKA_AXIS_NONE, VKA_AXIS_NONE,               \
-      VKA_AXIS_NONE, VKA_DEVICE_F32)
+      VKA_AXIS_NONE, VKA_DEVICE_BIAS | VKA_DEVICE_F32, VKA_FANS_SHAPE)
 
 /* One weight of a layer, as its list declares it. */
 typedef struct vka_weight_info {
@@ -113,6 +126,7 @@ typedef struct vka_weight_info {
     uint32_t rank;      /* 0: a scalar (a float in the host struct, one element) */
     uint8_t axis[3];    /* vka_weight_axis of each of its rank dims */
     uint8_t device;     /* VKA_DEVICE_*: how the layer's tensor starts */
+    uint8_t fans;       /* VKA_FANS_*: how Keras counts its fans */
     size_t host;        /* offsetof in the host weights struct: float * (float if rank 0) */
 } vka_weight_info;
 
@@ -154,6 +168,10 @@ static inline bool vka_weight_exists(const vka_weight_info *w, uint32_t options)
  * scalar). The widths are 32-bit and rank <= 3: no overflow. */
 uint64_t vka_weight_shape(const vka_weight_info *w, const uint64_t axes[VKA_AXIS_COUNT],
                           uint64_t dims[3]);
+
+/* w's fans as Keras 3.15 counts them for its shape (VKA_FANS_*). */
+void vka_weight_fans(const vka_weight_info *w, const uint64_t axes[VKA_AXIS_COUNT],
+                     uint64_t *fan_in, uint64_t *fan_out);
 
 /* w's axes in words into buf: "(query_width, num_heads, key_dim)"; a rank-1
  * weight as a Python tuple "(units,)" when `tuple`, else "(units)". */

@@ -64,7 +64,11 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         (r = require(ctx, caller, "desc->query_width", desc->query_width)) ||
         (r = require(ctx, caller, "desc->value_width", desc->value_width)))
         return r;
-    if ((r = vka_check_dropout_rate(ctx, caller, "desc->dropout", desc->dropout)))
+    if ((r = vka_check_dropout_rate(ctx, caller, "desc->dropout", desc->dropout)) ||
+        (r = vka_check_initializer(ctx, caller, "desc->kernel_initializer",
+                                   desc->kernel_initializer)) ||
+        (r = vka_check_initializer(ctx, caller, "desc->bias_initializer",
+                                   desc->bias_initializer)))
         return r;
     vka_mha_dims d = {
         .heads = desc->num_heads,
@@ -79,6 +83,7 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         .dropout = desc->dropout,
         .sliding_window = desc->sliding_window,
         .use_gate = desc->use_gate,
+        .init = {desc->kernel_initializer, desc->bias_initializer, desc->initializer_seed},
     };
     if ((r = resolve_widths(ctx, caller, &d)))
         return r;
@@ -107,7 +112,11 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->sliding_window is %d; must be >= 1 (0 = None)", caller,
                         (int)desc->sliding_window);
-    if ((r = vka_check_dropout_rate(ctx, caller, "desc->dropout", desc->dropout)))
+    if ((r = vka_check_dropout_rate(ctx, caller, "desc->dropout", desc->dropout)) ||
+        (r = vka_check_initializer(ctx, caller, "desc->kernel_initializer",
+                                   desc->kernel_initializer)) ||
+        (r = vka_check_initializer(ctx, caller, "desc->bias_initializer",
+                                   desc->bias_initializer)))
         return r;
     vka_mha_dims d = {
         .heads = desc->num_query_heads,
@@ -122,6 +131,7 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
         .dropout = desc->dropout,
         .sliding_window = (uint32_t)desc->sliding_window,
         .use_gate = desc->use_gate,
+        .init = {desc->kernel_initializer, desc->bias_initializer, desc->initializer_seed},
     };
     if ((r = resolve_widths(ctx, caller, &d)))
         return r;

@@ -13,6 +13,8 @@
 #include "vkattn/mha_host.h"
 #include "vkattn/result.h"
 
+#include "shape/weight_init.h"
+
 struct vkattn_context;
 
 /* A desc with every default resolved. */
@@ -33,6 +35,7 @@ typedef struct vka_mha_dims {
     /* Keras use_gate: the context (B, Tq, hv) is multiplied by
      * sigmoid(query @ gate_kernel (query_dim, hv) + gate_bias (hv)) */
     bool use_gate;
+    vka_weight_init init; /* the desc's initializers, read at create */
 } vka_mha_dims;
 
 /* Element counts of the Keras-layout weights. */

@@ -139,6 +139,11 @@ static bool cache_data_matches(struct vkattn_context *ctx, const uint8_t *data, 
         *why = "its header is not a Vulkan pipeline cache header";
         return false;
     }
+    /* headerSize past the end: a driver would read beyond the data */
+    if (header[0] > size) {
+        *why = "its header's headerSize is larger than the data";
+        return false;
+    }
     if (header[2] != props.vendorID || header[3] != props.deviceID ||
         memcmp(data + 16, props.pipelineCacheUUID, VK_UUID_SIZE) != 0) {
         *why = "it comes from another device or driver version";

@@ -401,8 +401,9 @@ static void expect_filled(const float *x, size_t n, float v, const char *what)
 
 /* A new f16 layer's weight tensors: every one f16 but Bahdanau's score_bias
  * (f32, never read by the forward), with the f32 layer's initial values
- * (Attention's scalars and AdditiveAttention's scale 1, Bahdanau's kernels
- * 0 and score_kernel 1). Attention holds both scalars in dot mode too. */
+ * rounded to f16 (Attention's scalars 1; AdditiveAttention's scale and
+ * Bahdanau's kernels drawn by the same seed, test_layer_init.c; score_bias
+ * 0). Attention holds both scalars in dot mode too. */
 static void test_weight_tensors(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -420,7 +421,7 @@ static void test_weight_tensors(void **state)
     expect_filled(&aw.concat_score_weight, 1, 1.0f, "attention concat_score_weight");
     vkattn_attention_destroy(a);
 
-    vkattn_additive_attention *aa = NULL;
+    vkattn_additive_attention *aa = NULL, *aa32 = NULL;
     const vkattn_additive_attention_desc aad = {.query_width = 5, .value_width = 5,
                                                 .dtype = VKATTN_DTYPE_F16};
     TH_OK(ctx, vkattn_additive_attention_create(ctx, &aad, &aa));
@@ -431,7 +432,15 @@ static void test_weight_tensors(void **state)
     tu_poison(s, 5);
     TH_OK(ctx, vkattn_additive_attention_get_weights(
                    aa, &(vkattn_additive_attention_weights){.scale = s}));
-    expect_filled(s, 5, 1.0f, "additive_attention scale");
+    float s32[5];
+    vkattn_additive_attention_desc aad32 = aad;
+    aad32.dtype = VKATTN_DTYPE_F32;
+    TH_OK(ctx, vkattn_additive_attention_create(ctx, &aad32, &aa32));
+    TH_OK(ctx, vkattn_additive_attention_get_weights(
+                   aa32, &(vkattn_additive_attention_weights){.scale = s32}));
+    th_round_f16(s32, 5);
+    assert_memory_equal(s, s32, sizeof s);
+    vkattn_additive_attention_destroy(aa32);
     vkattn_additive_attention_destroy(aa);
 
     vkattn_bahdanau *b = NULL;
@@ -448,9 +457,17 @@ static void test_weight_tensors(void **state)
     tu_poison(gq, 8), tu_poison(gk, 12), tu_poison(gv, 4);
     vkattn_bahdanau_weights bw = {gq, gk, gv, NAN};
     TH_OK(ctx, vkattn_bahdanau_get_weights(b, &bw));
-    expect_filled(gq, 8, 0.0f, "bahdanau query_kernel");
-    expect_filled(gk, 12, 0.0f, "bahdanau key_kernel");
-    expect_filled(gv, 4, 1.0f, "bahdanau score_kernel");
+    float fq[8], fk[12], fv[4];
+    vkattn_bahdanau_desc bd32 = bd;
+    bd32.dtype = VKATTN_DTYPE_F32;
+    vkattn_bahdanau *b32 = NULL;
+    TH_OK(ctx, vkattn_bahdanau_create(ctx, &bd32, &b32));
+    TH_OK(ctx, vkattn_bahdanau_get_weights(b32, &(vkattn_bahdanau_weights){fq, fk, fv, NAN}));
+    vkattn_bahdanau_destroy(b32);
+    th_round_f16(fq, 8), th_round_f16(fk, 12), th_round_f16(fv, 4);
+    assert_memory_equal(gq, fq, sizeof fq);
+    assert_memory_equal(gk, fk, sizeof fk);
+    assert_memory_equal(gv, fv, sizeof fv);
     expect_filled(&bw.score_bias, 1, 0.0f, "bahdanau score_bias");
     vkattn_bahdanau_destroy(b);
     th_assert_validation_clean();

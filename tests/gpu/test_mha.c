@@ -388,7 +388,7 @@ static void test_paths(void **state)
     check_case_expect(ctx, &m, VKATTN_ERROR_INVALID_ARGUMENT);
 }
 
-/* New layers hold zeros; get_weights returns what set_weights stored, leaves
+/* New layers hold glorot_uniform kernels (test_layer_init.c); get_weights returns what set_weights stored, leaves
  * NULL arrays and a no_bias layer's bias arrays alone. */
 static void test_weights_round_trip(void **state)
 {
@@ -406,7 +406,7 @@ static void test_weights_round_trip(void **state)
         vkattn_mha_weights got = {.query_kernel = wq};
         TH_OK(ctx, vkattn_mha_get_weights(layer, &got));
         for (size_t i = 0; i < s.wq; i++)
-            assert_true(wq[i] == 0.0f);
+            assert_true(isfinite(wq[i]) && fabsf(wq[i]) < 1.0f);
         TH_OK(ctx, vkattn_mha_set_weights(layer, &h.w));
         tu_poison(bo, s.bo);
         got = (vkattn_mha_weights){.query_kernel = wq, .output_kernel = wo, .output_bias = bo};

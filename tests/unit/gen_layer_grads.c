@@ -252,7 +252,7 @@ static void write_case(FILE *f, problem *p, bool last)
     for (int i = 0; i < n; i++)
         g[i] = uniform(1.0f);
     fprintf(f, "  {\n    \"name\": \"%s\",\n    \"layer\": \"%s\",\n", p->name, p->layer);
-    fputs("    \"source\": \"tests/unit/gen_layer_grads.c: expected_output from a double forward "
+    fputs("    \"comment\": \"tests/unit/gen_layer_grads.c: expected_output from a double forward "
           "written independently of the library; expected_grads by central finite differences "
           "(step 1e-4) of that forward, of the loss sum(grad_output * output)\",\n", f);
     fputs("    \"params\": {", f);

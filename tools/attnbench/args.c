@@ -17,7 +17,9 @@
 #define C_BENCH (1u << AB_CMD_BENCH)
 #define C_CHECK (1u << AB_CMD_CHECK)
 
-typedef enum kind { K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT } kind;
+typedef enum kind {
+    K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT, K_DEVICE
+} kind;
 
 typedef struct flag {
     const char *name;
@@ -30,7 +32,7 @@ typedef struct flag {
 #define F(name, kind, cmds, bit, field) {name, kind, cmds, bit, offsetof(ab_args, field)}
 
 static const flag FLAGS[] = {
-    F("--device", K_U32, C_PEAK | C_BENCH | C_CHECK, 0, device),
+    F("--device", K_DEVICE, C_PEAK | C_BENCH | C_CHECK, 0, device),
     F("--profile", K_PROFILE, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, profile),
     F("--tuning", K_TUNING, C_PEAK | C_BENCH | C_CHECK, 0, tuning),
     F("--coopmat", K_COOPMAT, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, coopmat),
@@ -74,6 +76,7 @@ static const flag FLAGS[] = {
     F("--frame-budget-us", K_U32, C_BENCH, 0, frame_budget_us),
     F("--piece-work", K_U64, C_BENCH, 0, piece_work),
     F("--heatmap", K_PATH, C_CHECK, 0, heatmap),
+    F("--log-color", K_BOOL, C_CHECK, 0, log_color),
 };
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 
@@ -83,26 +86,29 @@ void ab_usage(bool to_stdout)
     fputs("usage:\n"
           "  attnbench                                  demo: list devices, run a checked matmul\n"
           "  attnbench devices [--json]\n"
-          "  attnbench peak [--device N] [--json]\n"
+          "  attnbench peak [--device N|NAME] [--json]\n"
           "  (every command also takes --profile desktop|mobile-min|mali|adreno;\n"
           "   peak, bench and check take --tuning auto|gpu|cpu: the kernel shapes;\n"
           "   every command takes --coopmat auto|on|off|emulate|nv|khr|nv2: tensor-core\n"
           "   kernels, one family forced with nv|khr|nv2)\n"
           "  attnbench bench OP [options] [--json]\n"
-          "  attnbench check FILE.json [--device N] [--json] [--heatmap DIR]\n"
+          "  attnbench check FILE.json [--device N|NAME] [--json] [--heatmap DIR [--log-color]]\n"
           "  attnbench sweep OP --tq N,N,.. [--fused] [--unfused] [--csv] [--plot FILE.png]\n"
           "                 [bench options]     a series of benches over lengths\n"
           "  attnbench help\n"
+          "  attnbench --version                        attnbench's and the loaded library's\n"
           "OP: matmul softmax additive heads dropout sdpa decode attention additive_attention\n"
           "    bahdanau mha gqa (those built into this library; see `attnbench help`)\n"
+          "--device N|NAME: an index from `attnbench devices` or a part of the name (any case);\n"
+          "  without it $VKATTN_DEVICE is read the same way, then the library chooses\n"
           "bench options:\n"
-          "  --device N  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
-          "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha)  --transpose-b --causal\n"
+          "  --device N|NAME  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
+          "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha, gqa)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
           "  --gate (mha, gqa: Keras use_gate, a sigmoid gate on each head's context)\n"
-          "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha:\n"
+          "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha, gqa:\n"
           "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
           "  --cold [--prepare]  --pipeline-cache FILE  (first calls: time, pipelines)\n"
@@ -129,11 +135,34 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     return ATTNBENCH_EXIT_USAGE;
 }
 
+int ab_parse_device(const char *what, const char *s, bool *has_index, uint32_t *index,
+                    const char **name)
+{
+    *has_index = false;
+    *index = 0;
+    *name = NULL;
+    if (!*s)
+        return usage_error("%s needs a device index or a part of its name, got ''%s", what, "");
+    if (strspn(s, "0123456789") < strlen(s)) {
+        *name = s;
+        return 0;
+    }
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (errno || v > UINT32_MAX)
+        return usage_error("%s: '%s' does not fit 32 bits", what, s);
+    *has_index = true;
+    *index = (uint32_t)v;
+    return 0;
+}
+
 static int parse_value(const flag *f, const char *s, ab_args *a)
 {
     char *end = NULL;
     void *field = (char *)a + f->offset;
     errno = 0;
+    if (f->kind == K_DEVICE)
+        return ab_parse_device(f->name, s, &a->has_device, &a->device, &a->device_name);
     if (f->kind == K_PATH) {
         if (!*s)
             return usage_error("%s needs a file name%s", f->name, "");
@@ -171,13 +200,19 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
         return usage_error("%s: unknown profile '%s' (desktop, mobile-min, mali, adreno)", f->name, s);
     }
     /* strtod and strtoull skip leading blanks, and strtoull takes a sign
-     * (" -1" would become 2^64 - 1): a value starts with a digit or, for a
-     * rate, a point */
-    bool starts_ok = (*s >= '0' && *s <= '9') || (f->kind == K_RATE && *s == '.');
+     * (" -1" would become 2^64 - 1): an integer starts with a digit */
+    bool starts_ok = *s >= '0' && *s <= '9';
     if (f->kind == K_RATE) {
-        double v = starts_ok ? strtod(s, &end) : -1.0;
-        if (!starts_ok || *end || errno || !(v >= 0.0 && v <= 1.0))
-            return usage_error("%s needs a number in [0, 1], got '%s'", f->name, s);
+        /* the one parser of every fraction flag: digits and at most one point
+         * (strtod would also take 0x0.8, 1e-1, inf and nan) */
+        size_t digits = strspn(s, "0123456789"), frac = 0;
+        if (s[digits] == '.')
+            frac = strspn(s + digits + 1, "0123456789");
+        bool plain = digits + frac > 0 && !s[digits + (s[digits] == '.') + frac];
+        double v = plain ? strtod(s, &end) : -1.0;
+        if (!plain || *end || errno || !(v >= 0.0 && v <= 1.0))
+            return usage_error("%s needs a number in [0, 1] written as digits and a point "
+                               "(0.25, .25), got '%s'", f->name, s);
         *(double *)field = v;
         return 0;
     }
@@ -205,7 +240,7 @@ static int parse_command(const char *s, ab_command *out)
     static const struct { const char *name; ab_command cmd; } cmds[] = {
         {"devices", AB_CMD_DEVICES}, {"peak", AB_CMD_PEAK}, {"bench", AB_CMD_BENCH},
         {"check", AB_CMD_CHECK},     {"help", AB_CMD_HELP}, {"--help", AB_CMD_HELP},
-        {"-h", AB_CMD_HELP},
+        {"-h", AB_CMD_HELP},          {"--version", AB_CMD_VERSION}, {"version", AB_CMD_VERSION},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(s, cmds[i].name)) {
@@ -242,8 +277,6 @@ static int parse_flag(int argc, char **argv, int *i, ab_args *a)
             return usage_error("%s needs a value%s", f->name, "");
         value = argv[++*i];
     }
-    if (f->offset == offsetof(ab_args, device))
-        a->has_device = true;
     return parse_value(f, value, a);
 }
 
@@ -270,8 +303,8 @@ int ab_parse_args(int argc, char **argv, ab_args *a)
             a->file = argv[i++];
     }
     for (; i < argc; i++) {
-        if (a->command == AB_CMD_HELP)
-            return usage_error("help takes no arguments ('%s')%s", argv[i], "");
+        if (a->command == AB_CMD_HELP || a->command == AB_CMD_VERSION)
+            return usage_error("%s takes no arguments ('%s')", argv[1], argv[i]);
         if (strncmp(argv[i], "--", 2) != 0)
             return usage_error("unexpected argument '%s'%s", argv[i], "");
         if ((r = parse_flag(argc, argv, &i, a)))

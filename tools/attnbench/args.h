@@ -18,6 +18,7 @@ typedef enum ab_command {
     AB_CMD_BENCH,
     AB_CMD_CHECK,
     AB_CMD_HELP,
+    AB_CMD_VERSION, /* --version */
 } ab_command;
 
 /* One bit per flag: ops say which shape and option flags they accept. */
@@ -38,8 +39,12 @@ typedef struct ab_args {
     const char *file; /* check */
     uint32_t given;   /* AB_F_* bits of the shape/option flags given */
 
+    /* --device N|NAME: an index from `attnbench devices`, or a case-insensitive
+     * substring of the name (device_name); neither: $VKATTN_DEVICE read the
+     * same way, then the library's default (ab_open_context) */
     bool has_device;
     uint32_t device;
+    const char *device_name;
     const char *profile; /* --profile: device limits to assume; NULL = the device's own */
     int tuning;          /* --tuning: a vkattn_tuning; 0 = auto */
     int coopmat;         /* --coopmat: a vkattn_coopmat_mode or AB_COOPMAT_*; 0 = auto */
@@ -75,11 +80,19 @@ typedef struct ab_args {
     uint64_t piece_work; /* with frame_budget_us: vkattn_slicer_desc.max_piece_work; 0 = none */
 
     const char *heatmap; /* check: folder for the attention-weight PNGs; NULL = none */
+    bool log_color;      /* check --heatmap: colour by log10 of the weight */
 } ab_args;
 
 /* Parses argv into *a (defaults filled in). Returns 0, or
  * ATTNBENCH_EXIT_USAGE after printing the reason on stderr. */
 int ab_parse_args(int argc, char **argv, ab_args *a);
+
+/* A device choice as --device and $VKATTN_DEVICE take it: all digits = an
+ * index (*has_index, *index), else a name substring (*name = s). Returns 0,
+ * or ATTNBENCH_EXIT_USAGE after a message naming `what` (the flag or the
+ * variable). */
+int ab_parse_device(const char *what, const char *s, bool *has_index, uint32_t *index,
+                    const char **name);
 
 /* Prints the usage text (to stdout for --help, else stderr). */
 void ab_usage(bool to_stdout);

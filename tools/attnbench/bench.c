@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "peak_cache.h"
+#include "ticker.h"
 #include "pipeline_file.h"
 
 #include <vkattn/advanced.h>
@@ -225,8 +226,11 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
     if (status == ATTNBENCH_EXIT_OK && a->cold)
         status = first_call(ctx, op, state, a, res);
     if (status == ATTNBENCH_EXIT_OK && a->check) {
-        ab_progress("%s: checking against the CPU reference", op->name);
+        char what[96];
+        snprintf(what, sizeof what, "%s: --check, the CPU reference", op->name);
+        ab_ticker *ticker = ab_ticker_start(what); /* one long call: a thread reports */
         status = op->check(ctx, state, &res->max_rel_err);
+        ab_ticker_stop(ticker);
         if (status == ATTNBENCH_EXIT_OK) {
             res->checked = true;
             const bool grads = a->backward || a->train_step;
@@ -317,6 +321,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
     json_object_set_new(o, "warmup", json_integer(r->warmup));
     json_object_set_new(o, "repeat", json_integer(r->repeat));
     json_object_set_new(o, "timing", json_string(r->host_timing ? "host" : "gpu"));
+    if (r->has_peak_note) /* what the fractions divide by, measured when and where */
+        json_object_set_new(o, "peak", ab_peak_note_json(&r->peak_note));
     if (r->stats_asked)
         json_object_set(o, "pipeline_stats", r->pipeline_stats ? r->pipeline_stats : json_null());
     if (r->cold) {
@@ -467,6 +473,11 @@ static void print_result(const ab_args *a, const ab_bench_result *res)
     } else {
         ab_print_table_header(res);
         ab_print_table_row(res);
+        if (res->has_peak_note) {
+            char text[512];
+            ab_peak_note_text(&res->peak_note, text, sizeof text);
+            printf("%%FMA and %%copy of the peak %s\n", text);
+        }
         if (res->cache_file)
             printf("pipeline cache: %llu bytes loaded from %s, %llu bytes saved\n",
                    (unsigned long long)res->pipeline_cache_bytes_loaded, a->pipeline_cache,
@@ -514,15 +525,26 @@ int ab_cmd_bench(const ab_args *a)
         return status;
     /* --cold: the peak (which may run its own shaders) only after the first call */
     vkattn_peak_result peak;
-    bool have_peak = !a->no_peak && !a->cold && ab_peak_get(ctx, a->remeasure, &peak);
+    ab_peak_note note;
+    bool have_peak = !a->no_peak && !a->cold && ab_peak_get(ctx, a->remeasure, &peak, &note);
     ab_bench_result res;
     status = ab_bench_run(ctx, op, a, have_peak ? &peak : NULL, &res);
     bool have_result = status == ATTNBENCH_EXIT_OK || (status == ATTNBENCH_EXIT_CHECK && res.checked);
-    if (have_result && a->cold && !a->no_peak && ab_peak_get(ctx, a->remeasure, &peak))
+    if (have_result && a->cold && !a->no_peak &&
+        (have_peak = ab_peak_get(ctx, a->remeasure, &peak, &note)))
         fill_rates(&res, &peak);
+    if (have_result && have_peak) {
+        res.has_peak_note = true;
+        res.peak_note = note;
+    }
     if (a->pipeline_cache && have_result) {
         res.cache_file = true;
-        res.pipeline_cache_bytes_loaded = cache_size;
+        /* bytes the library ignored (another device, a bad header) were not loaded */
+        const char *ignored = cache_size ? ab_pipeline_cache_ignored() : NULL;
+        res.pipeline_cache_bytes_loaded = ignored ? 0 : cache_size;
+        if (ignored)
+            fprintf(stderr, "attnbench: --pipeline-cache %s: its %zu bytes were not loaded: %s\n",
+                    a->pipeline_cache, cache_size, ignored);
         size_t saved = 0;
         int st = ab_pipeline_file_save(ctx, a->pipeline_cache, &saved);
         res.pipeline_cache_bytes_saved = saved;

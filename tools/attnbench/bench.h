@@ -12,6 +12,7 @@
 #include "args.h"
 #include "frame_budget.h"
 #include "ops.h"
+#include "peak_cache.h"
 
 typedef struct ab_bench_result {
     const ab_op *op;
@@ -28,6 +29,8 @@ typedef struct ab_bench_result {
     double bound; /* the bound checked against: the op's, or its --fp16 one */
     bool has_peak;
     double flops_fraction, bandwidth_fraction;
+    bool has_peak_note;
+    ab_peak_note peak_note; /* what the fractions divide by, measured when and where */
     /* --cold: the first call on a fresh context and layer, host wall time of
      * record + submit + wait, and the pipelines it created */
     bool cold, prepared;

@@ -3,6 +3,8 @@
  * (B, Tv)"), so a user can fix the file without reading this code. */
 #include "case.h"
 
+#include "case_keys.h"
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -384,6 +386,13 @@ static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot,
     return a->data;
 }
 
+/* params may hold only the layer's own keys (case_keys.h) */
+#define WEIGHTS_FILE_KEYS "weights_file", "weights_names", "weights_prefix"
+#define KNOWN(obj, where, what, ...)                                                          \
+    ab_case_keys_known(obj, where, what, (const char *const[]){__VA_ARGS__},                   \
+                       sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), err, \
+                       err_size)
+
 static bool get_dropout(json_t *params, float *out, char *err, size_t err_size)
 {
     double d = 0.0;
@@ -397,6 +406,9 @@ static bool parse_attention(ab_case *c, json_t *params, char *err, size_t err_si
 {
     bool use_scale;
     double scale = 1.0, csw = 1.0;
+    if (!KNOWN(params, "params.", "Attention's params", "use_scale", "score_mode", "scale",
+               "concat_score_weight", "dropout", WEIGHTS_FILE_KEYS))
+        return false;
     json_t *mode = json_object_get(params, "score_mode");
     vkattn_score_mode sm = VKATTN_SCORE_DOT;
     if (mode && !json_is_null(mode)) {
@@ -428,6 +440,9 @@ static bool parse_attention(ab_case *c, json_t *params, char *err, size_t err_si
 static bool parse_additive(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     bool use_scale;
+    if (!KNOWN(params, "params.", "AdditiveAttention's params", "use_scale", "scale", "dropout",
+               WEIGHTS_FILE_KEYS))
+        return false;
     if (!get_bool(params, "use_scale", true, &use_scale, err, err_size))
         return false;
     c->desc.add = (vkattn_additive_attention_desc){
@@ -458,6 +473,9 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
 {
     uint32_t units;
     double bias = 0.0;
+    if (!KNOWN(params, "params.", "BahdanauAttention's params", "units", "weights", "dropout",
+               WEIGHTS_FILE_KEYS))
+        return false;
     if (!get_uint(params, "units", true, 0, 1, &units, "params.units", err, err_size))
         return false;
     uint32_t kw = c->key.data ? c->dk : c->dv;
@@ -476,6 +494,9 @@ static bool parse_bahdanau(ab_case *c, json_t *params, char *err, size_t err_siz
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with query_kernel, key_kernel, "
                     "score_kernel), or params.weights_file");
+    if (!KNOWN(w, "params.weights.", "BahdanauAttention's weights", "query_kernel", "key_kernel",
+               "score_kernel", "score_bias"))
+        return false;
     if (!(c->w.bah.query_kernel = get_weight(c, w, "query_kernel", 0, 2, q, "(Dq, units)", false,
                                              err, err_size)) ||
         !(c->w.bah.key_kernel = get_weight(c, w, "key_kernel", 1, 2, k, "(Dk, units)", false, err,
@@ -492,6 +513,10 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t H, kd, vd, dout, window;
     bool use_bias, use_gate;
+    if (!KNOWN(params, "params.", "MultiHeadAttention's params", "num_heads", "key_dim",
+               "value_dim", "output_shape", "use_bias", "use_gate", "sliding_window", "weights",
+               "dropout", WEIGHTS_FILE_KEYS))
+        return false;
     if (!get_uint(params, "num_heads", true, 0, 1, &H, "params.num_heads", err, err_size) ||
         !get_uint(params, "key_dim", true, 0, 1, &kd, "params.key_dim", err, err_size) ||
         !get_uint(params, "value_dim", false, kd, 1, &vd, "params.value_dim", err, err_size) ||
@@ -521,6 +546,14 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
                     "params.weights_file", use_bias ? " and biases" : "");
+    /* the biases only with use_bias, the gate's only with use_gate (Keras builds no others) */
+    if (!KNOWN(w, "params.weights.",
+               "the weights of this MultiHeadAttention (biases with use_bias, gate_* with use_gate)",
+               "query_kernel", "key_kernel", "value_kernel", "output_kernel",
+               use_bias ? "query_bias" : NULL, use_bias ? "key_bias" : NULL,
+               use_bias ? "value_bias" : NULL, use_bias ? "output_bias" : NULL,
+               use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL))
+        return false;
     vkattn_mha_weights *m = &c->w.mha;
     uint32_t qk[3] = {c->dq, H, kd}, kk[3] = {kw, H, kd}, vk[3] = {c->dv, H, vd};
     uint32_t ok[3] = {H, vd, dout}, hk[2] = {H, kd}, hv[2] = {H, vd};
@@ -562,6 +595,10 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t hd, nq, nkv, window;
     bool use_bias, use_gate;
+    if (!KNOWN(params, "params.", "GroupedQueryAttention's params", "head_dim", "num_query_heads",
+               "num_key_value_heads", "use_bias", "use_gate", "sliding_window", "weights",
+               "dropout", WEIGHTS_FILE_KEYS))
+        return false;
     if (!get_uint(params, "head_dim", true, 0, 1, &hd, "params.head_dim", err, err_size) ||
         !get_uint(params, "num_query_heads", true, 0, 1, &nq, "params.num_query_heads", err,
                   err_size) ||
@@ -593,6 +630,14 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
                     "params.weights_file", use_bias ? " and biases" : "");
+    /* the biases only with use_bias, the gate's only with use_gate (Keras builds no others) */
+    if (!KNOWN(w, "params.weights.",
+               "the weights of this GroupedQueryAttention (biases with use_bias, gate_* with use_gate)",
+               "query_kernel", "key_kernel", "value_kernel", "output_kernel",
+               use_bias ? "query_bias" : NULL, use_bias ? "key_bias" : NULL,
+               use_bias ? "value_bias" : NULL, use_bias ? "output_bias" : NULL,
+               use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL))
+        return false;
     vkattn_gqa_weights *m = &c->w.gqa;
     uint32_t qk[3] = {c->dq, nq, hd}, kk[3] = {kw, nkv, hd}, vk[3] = {c->dv, nkv, hd};
     uint32_t ok[3] = {nq, hd, c->dq}, qb[2] = {nq, hd}, kvb[2] = {nkv, hd};
@@ -766,6 +811,8 @@ static bool parse_expectations(json_t *obj, ab_case *c, char *err, size_t err_si
     if (tol && !json_is_null(tol)) {
         if (!json_is_object(tol))
             return FAIL("tolerance: must be an object {\"atol\": .., \"rtol\": ..}");
+        if (!KNOWN(tol, "tolerance.", "tolerance's keys", "atol", "rtol"))
+            return false;
         if (!get_number(tol, "atol", c->atol, &c->atol, "tolerance.atol", err, err_size) ||
             !get_number(tol, "rtol", c->rtol, &c->rtol, "tolerance.rtol", err, err_size))
             return false;
@@ -834,6 +881,8 @@ bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case 
     json_t *name = json_object_get(obj, "name");
     if (json_is_string(name))
         snprintf(c->name, sizeof c->name, "%s", json_string_value(name));
+    if (!ab_case_keys_top(obj, err, err_size))
+        return false;
     json_t *params = json_object_get(obj, "params");
     json_t *empty = json_object();
     if (!params || json_is_null(params))

@@ -19,19 +19,13 @@
 #include "common.h"
 #include "heatmap.h"
 #include "layer_any.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#ifndef S_ISREG /* MSVC's <sys/stat.h> has the mode bits, not the POSIX tests */
-#define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
-#endif
-#ifndef S_ISDIR
-#define S_ISDIR(m) (((m) & S_IFMT) == S_IFDIR)
-#endif
 
 typedef struct case_result {
     bool ok;
@@ -340,7 +334,8 @@ static bool heatmaps(const ab_args *a, const ab_case *c, size_t index, const cas
     char err[512];
     if (!res->device_scores)
         return true;
-    if (ab_heatmap_write(a->heatmap, c, index, res->device_scores, taken, paths, err, sizeof err))
+    if (ab_heatmap_write(a->heatmap, c, index, res->device_scores, a->log_color, taken, paths, err,
+                         sizeof err))
         return true;
     fprintf(stderr, "attnbench: --heatmap: %s\n", err);
     return false;
@@ -354,23 +349,23 @@ static bool heatmaps(const ab_args *a, const ab_case *c, size_t index, const cas
 static bool load_cases(const char *path, json_t **root)
 {
     *root = NULL;
-    struct stat st;
-    errno = 0;
-    if (stat(path, &st) != 0) {
+    uint64_t file_size;
+    const char *why;
+    ab_file_kind kind = ab_regular_file(path, &file_size, &why);
+    if (kind == AB_FILE_MISSING) {
         fprintf(stderr, "attnbench: check: %s: cannot open: %s\n", path, strerror(errno));
         return false;
     }
-    if (S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "attnbench: check: %s: is a directory; check takes a FILE.json\n", path);
+    if (kind == AB_FILE_OTHER) {
+        fprintf(stderr, "attnbench: check: %s: %s; check takes a FILE.json\n", path, why);
         return false;
     }
-    if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "attnbench: check: %s: not a regular file; check takes a FILE.json\n",
-                path);
+    if (file_size >= SIZE_MAX) {
+        fprintf(stderr, "attnbench: check: %s: cannot read: too large\n", path);
         return false;
     }
     FILE *f = fopen(path, "rb");
-    size_t size = (size_t)st.st_size, got = 0;
+    size_t size = (size_t)file_size, got = 0;
     char *text = f ? malloc(size + 1) : NULL;
     if (text)
         got = fread(text, 1, size, f);
@@ -385,7 +380,8 @@ static bool load_cases(const char *path, json_t **root)
     fclose(f);
     size_t skip = size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
     json_error_t jerr;
-    *root = json_loadb(text + skip, size - skip, 0, &jerr);
+    /* a key given twice is refused (jansson would keep the last one silently) */
+    *root = json_loadb(text + skip, size - skip, JSON_REJECT_DUPLICATES, &jerr);
     free(text);
     if (!*root) {
         fprintf(stderr, "attnbench: check: %s:%d:%d: %s\n", path, jerr.line, jerr.column,
@@ -402,6 +398,11 @@ static bool load_cases(const char *path, json_t **root)
     return true;
 }
 
+static int run_check(const ab_args *a);
+
+/* --heatmap DIR/ (a shell completes folders so) joins as DIR/x.png, not
+ * DIR//x.png: the trailing separators are cut here, once, before any path
+ * is made from it ("/" itself stays). */
 int ab_cmd_check(const ab_args *a)
 {
 #ifndef ATTNBENCH_HAVE_JSON /* no JSON parser: tools/attnbench/json_lite */
@@ -409,6 +410,42 @@ int ab_cmd_check(const ab_args *a)
             a->file);
     return ATTNBENCH_EXIT_USAGE;
 #endif
+#ifndef ATTNBENCH_HAVE_PICTURES /* no_pictures.c */
+    if (a->heatmap) {
+        fprintf(stderr, "attnbench: --heatmap %s: attnbench was built without pictures (cairo)\n",
+                a->heatmap);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+#endif
+    if (a->log_color && !a->heatmap) {
+        fprintf(stderr, "attnbench: check: --log-color colours heatmaps; it needs --heatmap DIR\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (!a->heatmap)
+        return run_check(a);
+    size_t len = strlen(a->heatmap);
+    while (len > 1 && (a->heatmap[len - 1] == '/'
+#ifdef _WIN32
+                       || a->heatmap[len - 1] == '\\'
+#endif
+                       ))
+        len--;
+    char *dir = malloc(len + 1);
+    if (!dir) {
+        fprintf(stderr, "attnbench: --heatmap: out of host memory\n");
+        return ATTNBENCH_EXIT_CHECK;
+    }
+    memcpy(dir, a->heatmap, len);
+    dir[len] = '\0';
+    ab_args trimmed = *a;
+    trimmed.heatmap = dir;
+    int status = run_check(&trimmed);
+    free(dir);
+    return status;
+}
+
+static int run_check(const ab_args *a)
+{
     if (a->heatmap) {
         int st = ab_heatmap_dir_check(a->heatmap);
         if (st)

@@ -4,7 +4,11 @@
 #ifndef ATTNBENCH_COLORMAP_H
 #define ATTNBENCH_COLORMAP_H
 
-#include "image.h"
+#include <stdint.h>
+
+typedef struct ab_rgb {
+    uint8_t r, g, b;
+} ab_rgb;
 
 /* t in [0, 1] (clamped; NaN gives the low end). */
 ab_rgb ab_viridis(double t);

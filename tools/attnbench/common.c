@@ -12,6 +12,7 @@
 #include <time.h>
 
 static unsigned g_validation_messages;
+static char g_cache_ignored[512]; /* why the library ignored --pipeline-cache's data; "" = used */
 
 static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
 {
@@ -20,6 +21,19 @@ static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source,
         g_validation_messages++;
         fprintf(stderr, "attnbench: validation: %s\n", msg);
     }
+    /* vkattn_context_create's warning is the only word on whether the seed
+     * data was taken (context.c: "pipeline_cache_data (N bytes) is ignored: why") */
+    const char *ignored = source == VKATTN_LOG_SOURCE_LIBRARY && level == VKATTN_LOG_WARN &&
+                                  strstr(msg, "pipeline_cache_data")
+                              ? strstr(msg, "is ignored: ")
+                              : NULL;
+    if (ignored)
+        snprintf(g_cache_ignored, sizeof g_cache_ignored, "%s", ignored + strlen("is ignored: "));
+}
+
+const char *ab_pipeline_cache_ignored(void)
+{
+    return g_cache_ignored[0] ? g_cache_ignored : NULL;
 }
 
 unsigned ab_validation_messages(void) { return g_validation_messages; }
@@ -67,15 +81,28 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
                            vkattn_context **ctx)
 {
     *ctx = NULL;
+    /* precedence: --device, then $VKATTN_DEVICE, then the library's default */
+    bool by_index = a->has_device;
+    uint32_t index = a->device;
+    const char *name = a->device_name, *what = "--device";
+    const char *env = getenv("VKATTN_DEVICE");
+    if (!by_index && !name && env) {
+        what = "$VKATTN_DEVICE";
+        int st = ab_parse_device(what, env, &by_index, &index, &name);
+        if (st)
+            return st;
+    }
     vkattn_context_advanced advanced = {
         .tuning = (vkattn_tuning)a->tuning,
         .capture_pipeline_stats = a->pipeline_stats,
     };
     ab_coopmat_settings(a->coopmat, &advanced);
+    g_cache_ignored[0] = '\0';
     vkattn_context_desc desc = {
         .advanced = &advanced,
-        .use_device_index = a->has_device,
-        .device_index = a->device,
+        .use_device_index = by_index,
+        .device_index = index,
+        .device_name = name,
         .enable_validation = a->validation,
         .log = log_cb,
         .log_level = VKATTN_LOG_WARN,
@@ -83,16 +110,21 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
         .pipeline_cache_data = cache_data,
         .pipeline_cache_size = cache_size,
     };
-    if (a->has_device) {
+    if (by_index) {
         uint32_t count = 0;
         vkattn_result r = vkattn_enumerate_devices(NULL, &count);
-        if (r == VKATTN_SUCCESS && a->device >= count) {
-            fprintf(stderr, "attnbench: --device %u: there %s %u device%s (see `attnbench devices`)\n",
-                    a->device, count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
+        if (r == VKATTN_SUCCESS && index >= count) {
+            fprintf(stderr, "attnbench: %s %u: there %s %u device%s (see `attnbench devices`)\n",
+                    what, index, count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
             return ATTNBENCH_EXIT_USAGE;
         }
     }
     vkattn_result r = vkattn_context_create(&desc, ctx);
+    if (r == VKATTN_ERROR_NO_DEVICE && name) {
+        fprintf(stderr, "attnbench: %s %s: no usable device's name contains it (see `attnbench "
+                        "devices`): %s\n", what, name, vkattn_last_error());
+        return ATTNBENCH_EXIT_USAGE;
+    }
     if (r != VKATTN_SUCCESS)
         return ab_report(NULL, r, "creating the Vulkan context");
     return forced_family_runs(a->coopmat, ctx);

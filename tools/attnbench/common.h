@@ -29,6 +29,11 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
 
 /* Validation-layer warnings and errors seen so far (printed as they come). */
 unsigned ab_validation_messages(void);
+/* Why the last context ignored the pipeline cache data it was seeded with
+ * (the library's words), or NULL if it took them. */
+const char *ab_pipeline_cache_ignored(void);
+/* The driver's version as its vendor writes it (devices.c). */
+void ab_driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size);
 
 /* Prints "attnbench: <what>: <code name>: <specific message>" on stderr and
  * returns ATTNBENCH_EXIT_CHECK. */

@@ -69,7 +69,7 @@ static void fill_entries(dev_entry *e, uint32_t n, const char *profile, int coop
 
 /* The driver's version as its vendor writes it: NVIDIA packs 10.8.8.6 bits
  * (580.159.04), most others the Vulkan API version's layout. */
-static void driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size)
+void ab_driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size)
 {
     if (vendor == 0x10de)
         snprintf(buf, size, "%u.%u.%02u", v >> 22, (v >> 14) & 0xffu, (v >> 6) & 0xffu);
@@ -148,7 +148,7 @@ static json_t *entry_json(const dev_entry *e)
             "unified_memory", i->unified_memory);
         json_object_set_new(o, "device_id", json_integer(i->device_id));
         char driver[32];
-        driver_text(i->vendor_id, i->driver_version, driver, sizeof driver);
+        ab_driver_text(i->vendor_id, i->driver_version, driver, sizeof driver);
         json_object_set_new(o, "driver_version", json_string(driver));
         json_object_set_new(limits, "max_storage_buffers_per_stage",
                             json_integer(i->max_storage_buffers_per_stage));

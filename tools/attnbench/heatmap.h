@@ -16,11 +16,11 @@
 int ab_heatmap_dir_check(const char *dir);
 
 /* Writes the heatmaps of case `index` from its scores (c->scores_dims) into
- * dir and appends each path to `paths`. `taken` (a JSON object) holds the
+ * dir and appends each path to `paths`; log_color: a log colour scale. `taken` (a JSON object) holds the
  * file names written so far in this run: a name that is already there gets
  * the case index appended. Returns false with *err set when a file cannot
  * be written. */
 bool ab_heatmap_write(const char *dir, const ab_case *c, size_t index, const float *scores,
-                      json_t *taken, json_t *paths, char *err, size_t err_size);
+                      bool log_color, json_t *taken, json_t *paths, char *err, size_t err_size);
 
 #endif

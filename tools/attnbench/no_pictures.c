@@ -1,33 +1,25 @@
-/* Picture output where the target has no libpng (Windows from Debian; see
- * tools/attnbench/CMakeLists.txt): compiled in place of the picture sources,
- * every entry point refuses with the same message. check --heatmap stops
- * before any device work (its folder is checked first); sweep --plot is
- * refused while its flags are read (sweep.c). */
+/* Pictures where the target has no cairo (Windows from Debian; see
+ * tools/attnbench/CMakeLists.txt): compiled in place of the drawing sources
+ * behind pictures.h, every entry point refuses with the same message. The
+ * options that draw are refused before any device work, with exit status 2:
+ * check --heatmap (check.c) and sweep --plot (sweep.c). */
+#include "pictures.h"
+
 #include <stdio.h>
 
-#include "args.h" /* ATTNBENCH_EXIT_USAGE */
-#include "heatmap.h"
-#include "plot.h"
+#define NO_PICTURES "attnbench was built without pictures (cairo)"
 
-#define NO_PICTURES "attnbench was built without pictures (libpng)"
-
-int ab_heatmap_dir_check(const char *dir)
+bool ab_heatmap_picture_write(const ab_heatmap_picture *m, const char *title, const char *path,
+                              char *err, size_t err_size)
 {
-    fprintf(stderr, "attnbench: --heatmap %s: " NO_PICTURES "\n", dir);
-    return ATTNBENCH_EXIT_USAGE;
-}
-
-bool ab_heatmap_write(const char *dir, const ab_case *c, size_t index, const float *scores,
-                      json_t *taken, json_t *paths, char *err, size_t err_size)
-{
-    (void)dir, (void)c, (void)index, (void)scores, (void)taken, (void)paths;
-    snprintf(err, err_size, NO_PICTURES);
+    (void)m, (void)title;
+    snprintf(err, err_size, "%s: " NO_PICTURES, path);
     return false;
 }
 
 bool ab_plot_write(const ab_plot *p, const char *path, char *err, size_t err_size)
 {
-    (void)p, (void)path;
-    snprintf(err, err_size, NO_PICTURES);
+    (void)p;
+    snprintf(err, err_size, "%s: " NO_PICTURES, path);
     return false;
 }

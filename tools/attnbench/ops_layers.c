@@ -374,8 +374,10 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     double proj, core;
     layer_flops(s, &proj, &core);
     *info = (ab_op_info){
-        .batch = d->batch, .heads = mha ? d->heads : 1, .tq = d->tq, .tv = d->tv, .dk = d->dk,
-        .dv = d->dv, .path = layer_path(s), .flops = proj + core,
+        .batch = d->batch, .heads = mha ? d->heads : 1,
+        .kv_heads = kind == AB_LAYER_GQA ? s->kv_heads : 0, /* the JSON's kv_heads, as decode's */
+        .tq = d->tq, .tv = d->tv, .dk = d->dk, .dv = d->dv, .path = layer_path(s),
+        .flops = proj + core,
         .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
     };
     if (!grads) {

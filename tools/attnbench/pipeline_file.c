@@ -6,6 +6,7 @@
 #include "args.h"
 #include "common.h"
 #include "platform.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,13 +24,29 @@ int ab_pipeline_file_load(const char *path, void **data, size_t *size)
 {
     *data = NULL;
     *size = 0;
+    /* a regular file only, as check's FILE.json (regular_file.h): a FIFO
+     * would block in fopen, a device never end */
+    uint64_t file_size;
+    const char *why;
+    ab_file_kind kind = ab_regular_file(path, &file_size, &why);
+    if (kind == AB_FILE_MISSING)
+        return errno == ENOENT ? ATTNBENCH_EXIT_OK : file_error(path, "open it", errno);
+    if (kind == AB_FILE_OTHER) {
+        fprintf(stderr, "attnbench: --pipeline-cache %s: cannot read it: %s; a pipeline cache "
+                        "is a regular file\n", path, why);
+        return ATTNBENCH_EXIT_CHECK;
+    }
+    if (file_size > AB_PIPELINE_FILE_MAX) {
+        fprintf(stderr, "attnbench: --pipeline-cache %s: larger than %u MiB; not a pipeline "
+                        "cache vkattn wrote\n", path, AB_PIPELINE_FILE_MAX >> 20);
+        return ATTNBENCH_EXIT_CHECK;
+    }
     errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return errno == ENOENT ? ATTNBENCH_EXIT_OK : file_error(path, "open it", errno);
-    /* read in chunks: no seek, so pipes and odd files fail only where they
-     * must; at most AB_PIPELINE_FILE_MAX bytes, so a wrong path (a device such
-     * as /dev/urandom, a huge file) fails instead of filling memory */
+    /* read in chunks, at most AB_PIPELINE_FILE_MAX bytes: the file may have
+     * grown since stat */
     size_t cap = 0, n = 0;
     unsigned char *buf = NULL;
     int status = ATTNBENCH_EXIT_OK;

@@ -20,6 +20,11 @@ if(ARGS AND EXPECT STREQUAL "0" AND NOT command STREQUAL "peak"
    AND DEFINED ENV{VKATTN_TEST_PROFILE} AND NOT ARGS MATCHES "--profile")
   list(APPEND ARGS --profile $ENV{VKATTN_TEST_PROFILE})
 endif()
+# The test harness's device choice (VKATTN_TEST_DEVICE, a part of the name, as
+# tests/gpu/harness.c) reaches attnbench as $VKATTN_DEVICE, below any --device.
+if(DEFINED ENV{VKATTN_TEST_DEVICE} AND NOT DEFINED ENV{VKATTN_DEVICE})
+  set(ENV{VKATTN_DEVICE} "$ENV{VKATTN_TEST_DEVICE}")
+endif()
 if(DEFINED REMOVE_FILE)
   file(REMOVE "${REMOVE_FILE}")
 endif()

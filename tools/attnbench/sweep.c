@@ -11,7 +11,7 @@
 #include "peak_cache.h"
 #include "pipeline_file.h"
 #include "platform.h"
-#include "plot.h"
+#include "pictures.h"
 
 #include <errno.h>
 #include <math.h>
@@ -68,7 +68,7 @@ static int parse_lengths(const char *s, sweep_opts *o)
 static int check_plot_path(const char *path)
 {
 #ifndef ATTNBENCH_HAVE_PICTURES /* no_pictures.c */
-    return usage("--plot %s: attnbench was built without pictures (libpng)", path);
+    return usage("--plot %s: attnbench was built without pictures (cairo)", path);
 #endif
     if (!*path)
         return usage("--plot needs a file name");
@@ -213,13 +213,17 @@ static bool write_plot(const sweep_opts *o, const ab_args *a, ab_bench_result *r
 {
     bool flops = r[0].info.flops > 0;
     double xs[AB_PLOT_MAX_SERIES][MAX_LENGTHS], ys[AB_PLOT_MAX_SERIES][MAX_LENGTHS];
+    double lo[AB_PLOT_MAX_SERIES][MAX_LENGTHS], hi[AB_PLOT_MAX_SERIES][MAX_LENGTHS];
     ab_series series[AB_PLOT_MAX_SERIES] = {{0}};
     for (size_t i = 0; i < n; i++) {
         size_t s = i % n_paths;
         ab_series *sr = &series[s];
         xs[s][sr->n] = r[i].info.tq;
         ys[s][sr->n] = flops ? r[i].gflops : r[i].gbps;
-        sr->x = xs[s], sr->y = ys[s], sr->n++;
+        /* the band: the rate of the slowest and of the fastest run (work / time) */
+        lo[s][sr->n] = ys[s][sr->n] * r[i].median_ms / r[i].max_ms;
+        hi[s][sr->n] = ys[s][sr->n] * r[i].median_ms / r[i].min_ms;
+        sr->x = xs[s], sr->y = ys[s], sr->lo = lo[s], sr->hi = hi[s], sr->n++;
         sr->label = n_paths > 1 || o->fused || o->unfused ? r[i].info.path
                     : r[i].info.path                     ? "auto (the library's choice)"
                                                          : r[i].op->name;
@@ -233,8 +237,13 @@ static bool write_plot(const sweep_opts *o, const ab_args *a, ab_bench_result *r
     snprintf(sub, sizeof sub, "%s against length: batch %u, heads %u, %s%s; median of %u runs",
              flops ? "GFLOP/s" : "GB/s", f->batch, f->heads,
              a->given & AB_F_TV ? "tv fixed" : "tv = tq", widths, r[0].repeat);
-    ab_plot p = {.title = title, .subtitle = sub, .x_label = "tq, query length (log2 scale)",
-                 .y_label = flops ? "GFLOP/s" : "GB/s", .series = series, .n_series = n_paths};
+    char band[96];
+    snprintf(band, sizeof band, "shaded: slowest to fastest of the %u runs", r[0].repeat);
+    ab_plot p = {.title = title, .subtitle = sub,
+                 .x_label = "tq, query length in positions (log2 scale)",
+                 .y_label = flops ? "throughput, GFLOP/s" : "bandwidth, GB/s",
+                 .band_label = r[0].repeat > 1 ? band : NULL, .series = series,
+                 .n_series = n_paths};
     char err[512];
     if (ab_plot_write(&p, o->plot, err, sizeof err))
         return true;
@@ -281,7 +290,7 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
         }
         if (!tried_peak && !a.no_peak && !a.cold) {
             tried_peak = true;
-            have_peak = ab_peak_get(ctx, a.remeasure, &peak);
+            have_peak = ab_peak_get(ctx, a.remeasure, &peak, NULL);
         }
         fprintf(stderr, "attnbench: sweep %zu/%zu: %s tq %u%s\n", k + 1, total, op->name, a.tq,
                 fused ? " fused" : unfused ? " unfused" : "");
@@ -291,7 +300,7 @@ static int run_points(const ab_args *base, const sweep_opts *o, const ab_op *op,
             break;
         }
         if (a.cold && !a.no_peak && !have_peak) {
-            have_peak = ab_peak_get(ctx, a.remeasure && !tried_peak, &peak);
+            have_peak = ab_peak_get(ctx, a.remeasure && !tried_peak, &peak, NULL);
             tried_peak = true;
         }
         if (a.cold && have_peak)

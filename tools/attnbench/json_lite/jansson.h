@@ -86,7 +86,8 @@ double json_real_value(const json_t *real);
 double json_number_value(const json_t *json);
 
 /* Only "{s:X, ...}" with X one of s (string), I (json_int_t), i (int),
- * b (int as boolean), f (double), o (json_t *, taken), O (json_t *, shared) */
+ * b (int as boolean), f (double), o (json_t *, taken), O (json_t *, shared);
+ * s?, o?, O?: null for NULL */
 json_t *json_pack(const char *fmt, ...);
 
 int json_dumpf(const json_t *json, FILE *output, size_t flags);

@@ -259,14 +259,27 @@ json_t *json_pack(const char *fmt, ...)
         while (*fmt == ' ' || *fmt == ':')
             fmt++;
         json_t *v = NULL;
-        switch (*fmt++) {
-        case 's': v = json_string(va_arg(ap, const char *)); break;
+        const char type = *fmt++;
+        const bool nullable = *fmt == '?'; /* s? o? O?: NULL makes null */
+        fmt += nullable;
+        switch (type) {
+        case 's': {
+            const char *str = va_arg(ap, const char *);
+            v = nullable && !str ? json_null() : json_string(str);
+            break;
+        }
         case 'I': v = json_integer(va_arg(ap, json_int_t)); break;
         case 'i': v = json_integer(va_arg(ap, int)); break;
         case 'b': v = json_boolean(va_arg(ap, int)); break;
         case 'f': v = json_real(va_arg(ap, double)); break;
-        case 'o': v = va_arg(ap, json_t *); break;
-        case 'O': v = json_incref(va_arg(ap, json_t *)); break;
+        case 'o':
+            v = va_arg(ap, json_t *);
+            v = nullable && !v ? json_null() : v;
+            break;
+        case 'O':
+            v = json_incref(va_arg(ap, json_t *));
+            v = nullable && !v ? json_null() : v;
+            break;
         default: ok = false; break;
         }
         ok = ok && json_object_set_new(o, key, v) == 0;

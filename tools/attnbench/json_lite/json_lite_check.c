@@ -18,7 +18,8 @@ int main(void)
     json_array_append_new(arr, json_false());
     json_array_append_new(arr, json_array());
     json_array_append_new(arr, json_object());
-    json_t *o = json_pack("{s:o, s:o}", "inner", inner, "list", arr);
+    json_t *o = json_pack("{s:o, s:o, s:s?, s:s?, s:i}", "inner", inner, "list", arr, "none",
+                          (const char *)NULL, "some", "text", "int", -7);
     json_object_set_new(o, "replaced", json_integer(1));
     json_object_set_new(o, "replaced", json_string("twice"));
     json_object_set(o, "shared", inner);

@@ -1,5 +1,5 @@
 /* Test helper for attnbench's pictures: checks that a file is a PNG (the
- * signature and the IHDR chunk, read byte by byte), that libpng decodes it to
+ * signature and the IHDR chunk, read byte by byte), that cairo decodes it to
  * the IHDR's size, and optionally the colour of heatmap cells.
  *
  *   attnbench_png_probe FILE.png [--min-size W H] [masked I J | unmasked I J]...
@@ -8,7 +8,7 @@
  * height tq tv", docs/ATTNBENCH.md); a masked cell's centre must be one of the
  * two hatching greys, an unmasked one must not be grey. Exit 0 when every
  * check holds, else 1 with the reason on stderr. */
-#include <png.h>
+#include <cairo.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +72,21 @@ static bool find_text(const unsigned char *b, size_t n, const char *key, char *o
     return false;
 }
 
+typedef struct cursor_bytes {
+    const unsigned char *p;
+    size_t left;
+} cursor_bytes;
+
+static cairo_status_t read_bytes(void *closure, unsigned char *data, unsigned int len)
+{
+    cursor_bytes *c = closure;
+    if (len > c->left)
+        return CAIRO_STATUS_READ_ERROR;
+    memcpy(data, c->p, len);
+    c->p += len, c->left -= len;
+    return CAIRO_STATUS_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -87,17 +102,19 @@ int main(int argc, char **argv)
         return fail(file, "no PNG signature followed by an IHDR chunk");
     uint32_t w = be32(b + 16), h = be32(b + 20);
 
-    png_image img;
-    memset(&img, 0, sizeof img);
-    img.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&img, b, n))
-        return fail(file, img.message);
-    if (img.width != w || img.height != h)
-        return fail(file, "libpng's size differs from the IHDR bytes");
-    img.format = PNG_FORMAT_RGB;
-    unsigned char *px = malloc(PNG_IMAGE_SIZE(img));
-    if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL))
-        return fail(file, px ? img.message : "out of memory");
+    /* cairo reads from a file or a stream; the bytes are already here */
+    cursor_bytes cur = {b, n};
+    cairo_surface_t *img = cairo_image_surface_create_from_png_stream(read_bytes, &cur);
+    if (cairo_surface_status(img))
+        return fail(file, cairo_status_to_string(cairo_surface_status(img)));
+    if ((uint32_t)cairo_image_surface_get_width(img) != w ||
+        (uint32_t)cairo_image_surface_get_height(img) != h)
+        return fail(file, "cairo's size differs from the IHDR bytes");
+    cairo_format_t fmt = cairo_image_surface_get_format(img);
+    if (fmt != CAIRO_FORMAT_RGB24 && fmt != CAIRO_FORMAT_ARGB32)
+        return fail(file, "not an RGB picture");
+    const unsigned char *px = cairo_image_surface_get_data(img);
+    int stride = cairo_image_surface_get_stride(img);
     printf("%s: PNG %u x %u\n", file, w, h);
 
     int gx = 0, gy = 0, gw = 0, gh = 0;
@@ -122,14 +139,16 @@ int main(int argc, char **argv)
         if (ci >= tq || cj >= tv)
             return fail(file, "cell outside the grid");
         int x = gx + (int)((cj + 0.5) * gw / tv), y = gy + (int)((ci + 0.5) * gh / tq);
-        const unsigned char *p = px + ((size_t)y * w + (size_t)x) * 3;
-        bool grey = p[0] == p[1] && p[1] == p[2] && (p[0] == 208 || p[0] == 150);
-        printf("  cell (%u, %u) at (%d, %d): rgb %u %u %u\n", ci, cj, x, y, p[0], p[1], p[2]);
+        /* cairo's pixels: 0xAARRGGBB in native byte order (opaque: no premultiplying) */
+        uint32_t v = *((const uint32_t *)(px + (size_t)y * (size_t)stride) + x);
+        unsigned r = v >> 16 & 255, g = v >> 8 & 255, bl = v & 255;
+        bool grey = r == g && g == bl && (r == 208 || r == 150);
+        printf("  cell (%u, %u) at (%d, %d): rgb %u %u %u\n", ci, cj, x, y, r, g, bl);
         if (grey != want_masked)
             return fail(file, want_masked ? "a masked cell is not drawn in the masked greys"
                                           : "an unmasked cell is drawn in the masked greys");
     }
-    free(px);
+    cairo_surface_destroy(img);
     free(b);
     return 0;
 }
