@@ -270,8 +270,12 @@ float *th_download(vkattn_tensor *t, size_t n)
 
 static unsigned cases_seen; /* cases of earlier groups, for the part numbering */
 
+/* A group's cases: its array (in main, so one address per array) and, should
+ * an address be reused, its size and first case. */
 static struct {
     const struct CMUnitTest *tests;
+    size_t count;
+    CMUnitTestFunction first;
     char config[96];
 } groups_run[64];
 static unsigned n_groups_run;
@@ -328,12 +332,16 @@ int th_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
     const bool repeat = groups && strcmp(groups, "all") == 0;
     if (!repeat && group_config(setup, config, sizeof config)) {
         for (unsigned i = 0; i < n_groups_run; i++)
-            if (groups_run[i].tests == tests && strcmp(groups_run[i].config, config) == 0) {
+            if (groups_run[i].tests == tests && groups_run[i].count == count &&
+                groups_run[i].first == tests[0].test_func &&
+                strcmp(groups_run[i].config, config) == 0) {
                 printf("# group %s: skipped, its cases already ran under %s\n", name, config);
                 return 0;
             }
         if (n_groups_run < sizeof groups_run / sizeof groups_run[0]) {
             groups_run[n_groups_run].tests = tests;
+            groups_run[n_groups_run].count = count;
+            groups_run[n_groups_run].first = tests[0].test_func;
             snprintf(groups_run[n_groups_run].config, sizeof groups_run[0].config, "%s", config);
             n_groups_run++;
         }
