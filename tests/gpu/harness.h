@@ -15,9 +15,12 @@
 /* Every group of a GPU test runs through th_run_group (the two cmocka macros
  * are redefined below), which
  *   - under VKATTN_TEST_PART=k/n runs only the k-th of n parts of the test's
- *     cases (numbered across its groups in order, case i in part i % n + 1),
- *     so CTest can run a slow test as n shorter ones (tests/TIMES.md); a
- *     group left with no case is not set up;
+ *     cases: case i (counted from 0 across the program's groups) runs in
+ *     part (i + r) % n + 1, r being how many earlier groups ran the same
+ *     array of cases (under other setups), so that a repeated group does not
+ *     put its slow case in the same part again.
+ *     CTest runs a slow test as n shorter ones (tests/TIMES.md). A group left
+ *     with no case is not set up;
  *   - skips a group whose cases (the same array) already ran in this process
  *     under the same profile and tuning: e.g. "X, mobile-min"
  *     (th_setup_mobile) in the mobile-min pass repeats "X" (th_setup). Only
