@@ -25,6 +25,13 @@ else()
   set(VKATTN_PC_CFLAGS "-DVKATTN_STATIC")
   set(VKATTN_PC_PRIVATE_LIBS "-ldl -lm -lpthread")
 endif()
+# vulkan is public: vkattn's headers include <vulkan/vulkan_core.h>, so an app
+# needs its -I (it also gets -lvulkan, which an app that loads Vulkan itself
+# does not use). jansson only where the safetensors reader is built.
+set(VKATTN_PC_PRIVATE_REQUIRES "")
+if(VKATTN_SAFETENSORS)
+  set(VKATTN_PC_PRIVATE_REQUIRES "jansson")
+endif()
 # relocatable: the prefix is found from the .pc file's own location
 file(RELATIVE_PATH VKATTN_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" VKATTN_PC_TO_PREFIX "${VKATTN_PC_TO_PREFIX}")

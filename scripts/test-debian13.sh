@@ -47,6 +47,12 @@ cleanup() {
     grep -F -e " $root/" -e " $root " /proc/self/mounts >&2 || true
     exit 1
   fi
+  # the pass's test times outlive the root (tests/TIMES.md is made from them)
+  local logs=$root/src/vkattn/build/Testing/Temporary
+  if [ -d "$logs" ]; then
+    mkdir -p "$src/build-debian13-logs"
+    cp "$logs"/LastTest*.log "$logs"/CTestCostData.txt "$src/build-debian13-logs/" 2>/dev/null || true
+  fi
   rm -rf --one-file-system "$work"
   exit "$rc"
 }

@@ -37,12 +37,18 @@ cd build-asan
 ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$(nproc)" -L "gpu|unit" \
   -E consumer --timeout 900
 
+# gpu.test_threads (two threads recording on one context) under
+# ThreadSanitizer, in a build of its own with POSIX threads: the library and
+# that test only, run 8 times (scripts/test-tsan.sh; ~1.5 min, mostly the build).
+echo "--- gpu.test_threads under ThreadSanitizer (POSIX threads build)"
+cd ..
+scripts/test-tsan.sh
+
 # The platforms a game ships on (docs/INTEGRATION.md, "Platforms"): Windows x64
 # cross-built with mingw-w64 and run under wine64 (unit, GPU tests on lavapipe
 # through winevulkan), Linux arm64 cross-built and its unit tests run under
 # qemu, and the same device outputs on Linux and Windows.
 echo "--- cross builds: Windows x64 (mingw-w64, wine64) and Linux arm64 (qemu-aarch64)"
-cd ..
 scripts/cross-test.sh
 
 # Debian 13 (trixie), the other supported platform: a root made with

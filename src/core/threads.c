@@ -1,4 +1,9 @@
 /* core/threads.h on C11 threads, POSIX threads or Win32. */
+/* Strict C11 (CMAKE_C_EXTENSIONS OFF) hides pthread_mutexattr_settype and
+ * PTHREAD_MUTEX_RECURSIVE in glibc's <pthread.h>: ask for POSIX 2008 + XSI. */
+#if !defined(_WIN32) && !defined(_XOPEN_SOURCE)
+#define _XOPEN_SOURCE 700
+#endif
 #include "core/threads.h"
 
 #include <stdlib.h>

@@ -97,6 +97,12 @@ execute_process(COMMAND ${PKG_CONFIG} ${pc_static} --cflags --libs vkattn OUTPUT
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config does not read ${libdir}/pkgconfig/vkattn.pc")
 endif()
+# vulkan is a public requirement: the public headers include vulkan_core.h
+execute_process(COMMAND ${PKG_CONFIG} --print-requires vkattn OUTPUT_VARIABLE requires
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT requires MATCHES "(^|\n)vulkan")
+  message(FATAL_ERROR "vkattn.pc: vulkan is not in Requires (got: ${requires})")
+endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/consumer.c ${flags} -Wl,-rpath,${libdir}
     -o ${WORK_DIR}/pc_consumer)

@@ -10,6 +10,21 @@ ad_lock_stats ad_stats;
 static atomic_uint messages; /* the messenger may be called on any thread */
 static uint32_t locked_family = UINT32_MAX;
 
+/* The hooks below run on whichever thread vkattn records or submits from:
+ * test_threads records on two threads at once, so every update of ad_stats
+ * (and locked_family) happens under this lock. A spin lock on an atomic_flag:
+ * C11 only, no platform threads (most tests using this file link none), and
+ * held for a few stores. Readers (the tests) look after their threads joined. */
+static atomic_flag stats_busy = ATOMIC_FLAG_INIT;
+
+static void stats_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&stats_busy, memory_order_acquire))
+        ;
+}
+
+static void stats_unlock(void) { atomic_flag_clear_explicit(&stats_busy, memory_order_release); }
+
 unsigned ad_messages(void) { return messages; }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL messenger(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -31,32 +46,41 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL messenger(VkDebugUtilsMessageSeverityFlagB
 static void lock_queue(void *user, uint32_t family, uint32_t index)
 {
     ad_app *app = user;
+    stats_lock();
     if (ad_stats.depth != 0 || family != app->family || index != 0)
         ad_stats.bad_pairs++;
     ad_stats.locks++;
     ad_stats.depth++;
     locked_family = family;
+    stats_unlock();
 }
 
 static void unlock_queue(void *user, uint32_t family, uint32_t index)
 {
     ad_app *app = user;
+    stats_lock();
     if (ad_stats.depth != 1 || family != app->family || index != 0)
         ad_stats.bad_pairs++;
     ad_stats.unlocks++;
     ad_stats.depth--;
+    stats_unlock();
 }
 
+/* The real entry points: written by wrapped_gdpa while vkattn loads its
+ * device functions (context creation, before any recording thread starts),
+ * only read afterwards. */
 static PFN_vkQueueSubmit real_submit;
 static VkDevice wrapped_device; /* only the app's device gets the counting submit */
 
 static VKAPI_ATTR VkResult VKAPI_CALL counted_submit(VkQueue queue, uint32_t n,
                                                      const VkSubmitInfo *submits, VkFence fence)
 {
+    stats_lock();
     if (ad_stats.depth == 1)
         ad_stats.submits_locked++;
     else
         ad_stats.submits_unlocked++;
+    stats_unlock();
     return real_submit(queue, n, submits, fence);
 }
 
@@ -70,14 +94,18 @@ static uint32_t extra_family = UINT32_MAX; /* the fake family's index, if any */
 static VKAPI_ATTR void VKAPI_CALL counted_dispatch(VkCommandBuffer cmd, uint32_t x, uint32_t y,
                                                    uint32_t z)
 {
+    stats_lock();
     ad_stats.commands++;
+    stats_unlock();
     real_dispatch(cmd, x, y, z);
 }
 
 static VKAPI_ATTR void VKAPI_CALL counted_copy(VkCommandBuffer cmd, VkBuffer src, VkBuffer dst,
                                                uint32_t n, const VkBufferCopy *regions)
 {
+    stats_lock();
     ad_stats.commands++;
+    stats_unlock();
     real_copy(cmd, src, dst, n, regions);
 }
 
@@ -85,7 +113,9 @@ static VKAPI_ATTR void VKAPI_CALL counted_fill(VkCommandBuffer cmd, VkBuffer dst
                                                VkDeviceSize offset, VkDeviceSize size,
                                                uint32_t data)
 {
+    stats_lock();
     ad_stats.commands++;
+    stats_unlock();
     real_fill(cmd, dst, offset, size, data);
 }
 
@@ -94,6 +124,7 @@ static VKAPI_ATTR void VKAPI_CALL counted_barrier(
     VkDependencyFlags flags, uint32_t n_memory, const VkMemoryBarrier *memory, uint32_t n_buffer,
     const VkBufferMemoryBarrier *buffer, uint32_t n_image, const VkImageMemoryBarrier *image)
 {
+    stats_lock();
     ad_stats.commands++;
     ad_stats.last_src_stages = src;
     ad_stats.last_dst_stages = dst;
@@ -110,6 +141,7 @@ static VKAPI_ATTR void VKAPI_CALL counted_barrier(
             plain[i].srcQueueFamilyIndex = plain[i].dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         }
     }
+    stats_unlock();
     if (rewrite && extra_family != UINT32_MAX && n_buffer <= 16)
         buffer = plain;
     real_barrier(cmd, src, dst, flags, n_memory, memory, n_buffer, buffer, n_image, image);

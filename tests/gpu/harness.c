@@ -265,3 +265,111 @@ float *th_download(vkattn_tensor *t, size_t n)
         fail_msg("download: %s: %s", vkattn_result_name(r), vkattn_last_error());
     return out;
 }
+
+/* ---- th_run_group: parts and repeated groups (harness.h) */
+
+static unsigned cases_seen; /* cases of earlier groups, for the part numbering */
+static const struct CMUnitTest *arrays_seen[64]; /* every group's array, in order */
+static unsigned n_arrays_seen;
+
+/* A group's cases: its array (in main, so one address per array) and, should
+ * an address be reused, its size and first case. */
+static struct {
+    const struct CMUnitTest *tests;
+    size_t count;
+    CMUnitTestFunction first;
+    char config[96];
+} groups_run[64];
+static unsigned n_groups_run;
+
+/* The profile and tuning a known setup gives its context; false for any
+ * other setup (which may change anything). */
+static bool group_config(CMFixtureFunction setup, char *out, size_t size)
+{
+    const char *env_profile = getenv("VKATTN_TEST_PROFILE");
+    const char *env_tuning = getenv("VKATTN_TEST_TUNING");
+    const char *profile, *tuning;
+    if (setup == th_setup) {
+        profile = env_profile, tuning = env_tuning;
+    } else if (setup == th_setup_mobile) {
+        profile = TH_MOBILE_PROFILE, tuning = env_tuning;
+    } else if (setup == th_setup_gpu_tuning) {
+        profile = env_profile, tuning = "gpu";
+    } else if (setup == th_setup_gpu_tuning_mobile) {
+        profile = TH_MOBILE_PROFILE, tuning = "gpu";
+    } else {
+        return false;
+    }
+    snprintf(out, size, "profile=%s tuning=%s", profile ? profile : "",
+             tuning ? tuning : "");
+    return true;
+}
+
+static int run_cmocka_group(const char *name, const struct CMUnitTest *tests, size_t count,
+                            CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+#if defined(VKATTN_MINICMOCKA_H)
+    return _mcm_run_group(name, tests, count, setup, teardown);
+#else
+    return _cmocka_run_group_tests(name, tests, count, setup, teardown);
+#endif
+}
+
+int th_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
+                 CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+    /* A group repeating an earlier group's cases under another setup starts
+     * one part further for each time they ran before: dealt from the same
+     * part, its slow case would land in the same part again. */
+    unsigned repeats = 0;
+    for (unsigned i = 0; i < n_arrays_seen; i++)
+        repeats += arrays_seen[i] == tests;
+    if (n_arrays_seen < sizeof arrays_seen / sizeof arrays_seen[0])
+        arrays_seen[n_arrays_seen++] = tests;
+    const unsigned first = cases_seen + repeats;
+    cases_seen += (unsigned)count;
+    unsigned part = 1, parts = 1;
+    const char *env_part = getenv("VKATTN_TEST_PART");
+    if (env_part) {
+        char end = 0;
+        if (sscanf(env_part, "%u/%u%c", &part, &parts, &end) != 2 || part < 1 || part > parts) {
+            fprintf(stderr, "VKATTN_TEST_PART=%s: expected k/n with 1 <= k <= n\n", env_part);
+            return 1;
+        }
+    }
+    char config[96];
+    const char *groups = getenv("VKATTN_TEST_GROUPS");
+    const bool repeat = groups && strcmp(groups, "all") == 0;
+    if (!repeat && group_config(setup, config, sizeof config)) {
+        for (unsigned i = 0; i < n_groups_run; i++)
+            if (groups_run[i].tests == tests && groups_run[i].count == count &&
+                groups_run[i].first == tests[0].test_func &&
+                strcmp(groups_run[i].config, config) == 0) {
+                printf("# group %s: skipped, its cases already ran under %s\n", name, config);
+                return 0;
+            }
+        if (n_groups_run < sizeof groups_run / sizeof groups_run[0]) {
+            groups_run[n_groups_run].tests = tests;
+            groups_run[n_groups_run].count = count;
+            groups_run[n_groups_run].first = tests[0].test_func;
+            snprintf(groups_run[n_groups_run].config, sizeof groups_run[0].config, "%s", config);
+            n_groups_run++;
+        }
+    }
+    if (parts == 1)
+        return run_cmocka_group(name, tests, count, setup, teardown);
+    struct CMUnitTest *mine = malloc(count * sizeof *mine);
+    if (!mine)
+        return 1;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++)
+        if ((first + i) % parts == part - 1)
+            mine[n++] = tests[i];
+    int failed = 0;
+    if (n == 0)
+        printf("# group %s: no case in part %u/%u\n", name, part, parts);
+    else
+        failed = run_cmocka_group(name, mine, n, setup, teardown);
+    free(mine);
+    return failed;
+}

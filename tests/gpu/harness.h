@@ -12,6 +12,30 @@
 #include <vkattn/advanced.h>
 #include <vkattn/vkattn.h>
 
+/* Every group of a GPU test runs through th_run_group (the two cmocka macros
+ * are redefined below), which
+ *   - under VKATTN_TEST_PART=k/n runs only the k-th of n parts of the test's
+ *     cases: case i (counted from 0 across the program's groups) runs in
+ *     part (i + r) % n + 1, r being how many earlier groups ran the same
+ *     array of cases (under other setups), so that a repeated group does not
+ *     put its slow case in the same part again.
+ *     CTest runs a slow test as n shorter ones (tests/TIMES.md). A group left
+ *     with no case is not set up;
+ *   - skips a group whose cases (the same array) already ran in this process
+ *     under the same profile and tuning: e.g. "X, mobile-min"
+ *     (th_setup_mobile) in the mobile-min pass repeats "X" (th_setup). Only
+ *     th_setup, th_setup_mobile, th_setup_gpu_tuning and
+ *     th_setup_gpu_tuning_mobile are compared; other setups always run.
+ *     VKATTN_TEST_GROUPS=all runs such a group again all the same. */
+int th_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
+                 CMFixtureFunction setup, CMFixtureFunction teardown);
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(group, setup, teardown)                                             \
+    th_run_group(#group, group, sizeof(group) / sizeof((group)[0]), setup, teardown)
+#undef cmocka_run_group_tests_name
+#define cmocka_run_group_tests_name(name, group, setup, teardown)                                  \
+    th_run_group(name, group, sizeof(group) / sizeof((group)[0]), setup, teardown)
+
 /* The desc th_setup creates its context with (validation, the failing
  * logger, VKATTN_TEST_* choices), for tests that need a second context with
  * one field changed. */
