@@ -10,13 +10,14 @@ foreach(v ARGS KEYS NUMBERS)
 endforeach()
 # The test harness's profile switch (scripts/test.sh's mobile-min pass) reaches
 # attnbench as its --profile flag. Not for the demo (no arguments), usage
-# errors (the flag would change which error comes first) or `peak`, which
-# needs timestamps that a profile may take away.
+# errors (the flag would change which error comes first), `peak`, which
+# needs timestamps that a profile may take away, or `help` and `--version`,
+# which open no device and take no flags.
 set(command "")
 if(ARGS)
   list(GET ARGS 0 command)
 endif()
-if(ARGS AND EXPECT STREQUAL "0" AND NOT command STREQUAL "peak"
+if(ARGS AND EXPECT STREQUAL "0" AND NOT command MATCHES "^(peak|help|--help|-h|version|--version)$"
    AND DEFINED ENV{VKATTN_TEST_PROFILE} AND NOT ARGS MATCHES "--profile")
   list(APPEND ARGS --profile $ENV{VKATTN_TEST_PROFILE})
 endif()
