@@ -64,6 +64,9 @@ if want windows; then
   # they inherit its output pipe and ctest counts that test as running until
   # the last wine process of the pass exits (gpu.test_additive took 457 s of a
   # 12 s run, and held one of the two ctest slots the whole pass).
+  # A fresh prefix's `wineboot -i` leaves its own server running a few seconds,
+  # and `-p` then exits 2 ("already running"): wait for that one to end first.
+  /usr/lib/wine/wineserver64 -w
   /usr/lib/wine/wineserver64 -p
   /usr/lib/wine/wine64 wineboot >/dev/null 2>&1
   stamp "Windows x64 under wine64: unit tests"
