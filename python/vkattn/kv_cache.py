@@ -12,6 +12,7 @@ import numpy as np
 
 from ._arrays import Tensors, f32, mask01
 from ._lib import RUN_NOW, ffi, lib
+from ._owned import ContextOwned
 from ._specs import _positive
 from .context import default_context
 from .errors import check, invalid
@@ -36,7 +37,7 @@ def _layer_dims(layer, who):
                   % (who, layer))
 
 
-class KVCache:
+class KVCache(ContextOwned):
     """Keys and values of up to `capacity` tokens for each of `batch` sequences.
 
     KVCache(layer, capacity=, batch=1): for that layer's cached calls (its K/V heads and
@@ -46,6 +47,8 @@ class KVCache:
     lengths: each sequence's cached tokens (a download); reset() empties them.
     Freed by close() (or a with-block), or with its context.
     """
+
+    _what = "KVCache"
 
     def __init__(self, layer=None, *, capacity, batch=1, kv_heads=None, key_dim=None,
                  value_dim=None, dtype="float32", context=None):
@@ -85,33 +88,7 @@ class KVCache:
         out = ffi.new("vkattn_kv_cache **")
         with ctx._lock:
             check(lib.vkattn_kv_cache_create(ctx._ptr(), desc, out), ctx._handle)
-            self._handle = out[0]
-            self._finalizer = weakref.finalize(self, _destroy, out[0])
-            ctx._adopt(self._finalizer)
-
-    @property
-    def context(self):
-        return self._context
-
-    @property
-    def closed(self):
-        return not self._finalizer.alive
-
-    def close(self):
-        """Frees the cache now. Idempotent."""
-        with self._context._lock:
-            self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _ptr(self, who="KVCache"):
-        if self.closed:
-            raise invalid("%s: the KVCache is closed (or its context is)" % who)
-        return self._handle
+            self._own(out[0], _destroy)
 
     def __repr__(self):
         return "<vkattn.KVCache batch=%d capacity=%d kv_heads=%d key_dim=%d value_dim=%d %s%s>" % (

@@ -4,11 +4,10 @@ Upload once, then pass the Tensor to vkattn.sdpa (q, k, v) or a layer's call
 (query, value, key) in place of a numpy array: the call then neither uploads it
 nor, when the query is a Tensor, downloads its output (it returns a Tensor).
 """
-import weakref
-
 import numpy as np
 
 from ._lib import ffi, lib
+from ._owned import ContextOwned
 from .context import default_context
 from .errors import check, invalid
 
@@ -29,7 +28,7 @@ def _dtype_code(dtype, who):
     return _DTYPES[name]
 
 
-class Tensor:
+class Tensor(ContextOwned):
     """A rank 1-4 float32 or float16 array on a Context's device.
 
     Tensor(array, dtype=None, context=None): uploads array (float16 arrays stay
@@ -40,6 +39,8 @@ class Tensor:
     and closing the context frees every Tensor still on it. reshape() gives a view of
     the same memory (no copy) that keeps this Tensor alive.
     """
+
+    _what = "vkattn.Tensor"
 
     def __init__(self, array, dtype=None, *, context=None):
         code = _dtype_code(dtype, "Tensor")
@@ -80,9 +81,7 @@ class Tensor:
         out = ffi.new("vkattn_tensor **")
         with ctx._lock:
             check(lib.vkattn_tensor_create(ctx._ptr(), desc, out), ctx._handle)
-            self._handle = out[0]
-            self._finalizer = weakref.finalize(self, _destroy, out[0])
-            ctx._adopt(self._finalizer)
+            self._own(out[0], _destroy)
 
     # -- what it is
 
@@ -103,14 +102,8 @@ class Tensor:
         """numpy's float32 or float16."""
         return np.dtype(_NUMPY[self._code])
 
-    @property
-    def context(self):
-        return self._context
-
-    @property
-    def closed(self):
-        owner = self._parent if self._parent is not None else self
-        return not owner._finalizer.alive
+    def _owner(self):
+        return self._parent if self._parent is not None else self
 
     def __repr__(self):
         return "<vkattn.Tensor shape=%s dtype=%s%s>" % (self._shape, self.dtype.name,
@@ -121,19 +114,7 @@ class Tensor:
     def close(self):
         """Frees the device memory now (a view: drops the view only). Idempotent."""
         if self._parent is None:
-            with self._context._lock:
-                self._finalizer()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _ptr(self, who="Tensor"):
-        if self.closed:
-            raise invalid("%s: the vkattn.Tensor is closed (or its context is)" % who)
-        return self._handle
+            super().close()
 
     # -- data
 

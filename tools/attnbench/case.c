@@ -393,6 +393,21 @@ static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot,
                        sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), err, \
                        err_size)
 
+/* The weight keys of MultiHeadAttention and GroupedQueryAttention: the biases
+ * only with use_bias, the gate's only with use_gate (Keras builds no others). */
+static bool known_multihead_weights(json_t *w, const char *layer, bool use_bias, bool use_gate,
+                                    char *err, size_t err_size)
+{
+    char what[96];
+    snprintf(what, sizeof what,
+             "the weights of this %s (biases with use_bias, gate_* with use_gate)",
+             layer);
+    return KNOWN(w, "params.weights.", what, "query_kernel", "key_kernel", "value_kernel",
+                 "output_kernel", use_bias ? "query_bias" : NULL, use_bias ? "key_bias" : NULL,
+                 use_bias ? "value_bias" : NULL, use_bias ? "output_bias" : NULL,
+                 use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL);
+}
+
 static bool get_dropout(json_t *params, float *out, char *err, size_t err_size)
 {
     double d = 0.0;
@@ -546,13 +561,7 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
                     "params.weights_file", use_bias ? " and biases" : "");
-    /* the biases only with use_bias, the gate's only with use_gate (Keras builds no others) */
-    if (!KNOWN(w, "params.weights.",
-               "the weights of this MultiHeadAttention (biases with use_bias, gate_* with use_gate)",
-               "query_kernel", "key_kernel", "value_kernel", "output_kernel",
-               use_bias ? "query_bias" : NULL, use_bias ? "key_bias" : NULL,
-               use_bias ? "value_bias" : NULL, use_bias ? "output_bias" : NULL,
-               use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL))
+    if (!known_multihead_weights(w, "MultiHeadAttention", use_bias, use_gate, err, err_size))
         return false;
     vkattn_mha_weights *m = &c->w.mha;
     uint32_t qk[3] = {c->dq, H, kd}, kk[3] = {kw, H, kd}, vk[3] = {c->dv, H, vd};
@@ -630,13 +639,7 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
                     "params.weights_file", use_bias ? " and biases" : "");
-    /* the biases only with use_bias, the gate's only with use_gate (Keras builds no others) */
-    if (!KNOWN(w, "params.weights.",
-               "the weights of this GroupedQueryAttention (biases with use_bias, gate_* with use_gate)",
-               "query_kernel", "key_kernel", "value_kernel", "output_kernel",
-               use_bias ? "query_bias" : NULL, use_bias ? "key_bias" : NULL,
-               use_bias ? "value_bias" : NULL, use_bias ? "output_bias" : NULL,
-               use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL))
+    if (!known_multihead_weights(w, "GroupedQueryAttention", use_bias, use_gate, err, err_size))
         return false;
     vkattn_gqa_weights *m = &c->w.gqa;
     uint32_t qk[3] = {c->dq, nq, hd}, kk[3] = {kw, nkv, hd}, vk[3] = {c->dv, nkv, hd};
