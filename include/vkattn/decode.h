@@ -76,6 +76,7 @@ typedef struct vkattn_sdpa_decode_io {
     vkattn_kv_cache *cache;    /* K, V and the lengths */
     vkattn_tensor *value_mask; /* (B, capacity) iff params->has_value_mask, else NULL */
     vkattn_tensor *out;        /* (B, H, Tq, dv), written */
+    vkattn_tensor *sinks;      /* (H) f32 iff params->has_sinks, else NULL */
 } vkattn_sdpa_decode_io;
 
 VKATTN_API vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,

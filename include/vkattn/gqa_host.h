@@ -54,6 +54,23 @@ typedef struct vkattn_gqa_desc {
     vkattn_initializer kernel_initializer;
     vkattn_initializer bias_initializer;
     uint64_t initializer_seed;
+    /* The attention of today's open models (docs/LAYERS.md, "Rotary
+     * embeddings, QK-norm, soft-capping and sinks"), in this order per head:
+     * QK-norm on the projected queries and keys (weights query_norm and
+     * key_norm, (head_dim,)): x / sqrt(mean(x^2) + qk_norm_epsilon) * w
+     * (Qwen3, OLMo 2; epsilon 0 = 1e-6); then the rotary embedding of
+     * queries and keys at their positions (vkattn_rope_params; io positions,
+     * else query t at t and key s at s; on the cached path each new token at
+     * its sequence's cache length); scores scaled, then soft-capped
+     * (softcap 0 = off; vkattn_sdpa_params.softcap), then masked; with
+     * use_sinks a learned logit per query head (weight sinks, (H,)) joins
+     * every softmax denominator (vkattn_sdpa_params.has_sinks). */
+    bool use_qk_norm;
+    float qk_norm_epsilon;
+    bool use_rope;
+    vkattn_rope_params rope;
+    float softcap;
+    bool use_sinks;
 } vkattn_gqa_desc;
 
 /* Keras layouts, the fields of vkattn_mha_weights: query_kernel (Dq, Nq, h),

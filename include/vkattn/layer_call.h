@@ -96,6 +96,8 @@ typedef struct vkattn_layer_host_io {
     float *output, *scores;
     uint32_t attention_mask_rank;    /* 0 = the full mask (see above); else 1..4 */
     uint32_t attention_mask_dims[4]; /* dims[0..rank-1], each 1 or the full size */
+    /* as vkattn_layer_io's: (B, Tq) and (B, Tv), with use_rope only */
+    const float *query_positions, *key_positions;
 } vkattn_layer_host_io;
 
 /* ----------------------------------------------------------------- CPU references */

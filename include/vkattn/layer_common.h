@@ -54,6 +54,11 @@ typedef struct vkattn_layer_io {
     bool attention_mask_per_head;  /* no longer needed (give a rank-4 mask); see above */
     vkattn_tensor *output;         /* (B, Tq, Dout) written */
     vkattn_tensor *scores;         /* iff return_attention_scores: (B, Tq, Tv), MHA (B, H, Tq, Tv) */
+    /* MultiHeadAttention/GQA with use_rope only (else NULL): the positions
+     * the rotary embedding turns queries and keys by, f32 (B, Tq) and
+     * (B, Tv) of non-negative integers (Hugging Face's position_ids); NULL =
+     * query t at t, key s at s. Masks keep their meaning. */
+    vkattn_tensor *query_positions, *key_positions;
 } vkattn_layer_io;
 
 /* ---------------------------------------------------------------- backward

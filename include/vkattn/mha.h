@@ -216,6 +216,8 @@ typedef struct vkattn_mha_weight_tensors {
     vkattn_tensor *value_kernel, *value_bias;
     vkattn_tensor *output_kernel, *output_bias;
     vkattn_tensor *gate_kernel, *gate_bias;
+    /* use_qk_norm: query_norm, key_norm (key_dim); use_sinks: sinks (H); else NULL */
+    vkattn_tensor *query_norm, *key_norm, *sinks;
 } vkattn_mha_weight_tensors;
 
 /* The backward (contract in vkattn/layer_common.h).

@@ -154,6 +154,17 @@ typedef struct vkattn_sdpa_params {
      * every other mask. A window >= Tq + Tv changes nothing. The fused
      * kernels skip key tiles wholly outside the band: O(Tq * window) work. */
     uint32_t sliding_window;
+    /* Logit soft-capping (Gemma 2): 0 = off; else each scaled score s becomes
+     * softcap * tanh(s / softcap) before the bias and the masks. Must be
+     * finite and >= 0. */
+    float softcap;
+    /* Attention sinks (gpt-oss, StreamingLLM): io->sinks (H) f32, one logit
+     * per query head that joins every row's softmax denominator and takes
+     * no value: out = sum_j exp(s_j - m) v_j / (exp(sink_h - m) + sum_j
+     * exp(s_j - m)), m the larger of the row's maximum and sink_h, so the
+     * weights of a row sum to less than 1. A row with no allowed key keeps
+     * weights 0 and output 0 (whatever mask.masked_row). */
+    bool has_sinks;
 } vkattn_sdpa_params;
 
 /* Decode attention against a KV cache (vkattn/decode.h; CPU reference
@@ -187,8 +198,31 @@ typedef struct vkattn_sdpa_decode_params {
      * them. Any count gives the same result up to rounding: a knob for
      * speed only. */
     uint32_t num_splits;
+    /* soft-capping and sinks as vkattn_sdpa_params (io->sinks (H) f32) */
+    float softcap;
+    bool has_sinks;
 } vkattn_sdpa_decode_params;
 #define VKATTN_DECODE_MAX_TQ 64
+
+/* ---------------------------------------------------------------- rotary embedding */
+
+/* Which features a rotary embedding turns together (KerasHub RotaryEmbedding,
+ * Hugging Face's rotate_half). */
+typedef enum vkattn_rope_layout {
+    VKATTN_ROPE_HALF = 0,        /* feature i with i + rotary_dim/2 (Llama, Qwen, Gemma) */
+    VKATTN_ROPE_INTERLEAVED = 1, /* feature 2i with 2i + 1 (GPT-J, Meta's original Llama) */
+} vkattn_rope_layout;
+
+/* Rotary position embedding (KerasHub's names): at position p, feature pair
+ * i (0 <= i < rotary_dim / 2) turns by the angle
+ *   (p / scaling_factor) * max_wavelength ^ (-2i / rotary_dim);
+ * features at and above rotary_dim pass unchanged. */
+typedef struct vkattn_rope_params {
+    float max_wavelength;      /* 0 = 10000; else finite and > 1 */
+    float scaling_factor;      /* 0 = 1; else finite and > 0 */
+    uint32_t rotary_dim;       /* 0 = the head width; even, <= the head width */
+    vkattn_rope_layout layout; /* 0 = HALF */
+} vkattn_rope_params;
 
 #ifdef __cplusplus
 }

@@ -125,6 +125,9 @@ typedef struct vkattn_sdpa_io {
      * pass can run. Written by the fused path only: a call that takes the
      * chained path with lse set fails with VKATTN_ERROR_INVALID_ARGUMENT. */
     vkattn_tensor *lse;
+    /* (H) f32 iff params->has_sinks: one logit per query head; the lse then
+     * includes it */
+    vkattn_tensor *sinks;
 } vkattn_sdpa_io;
 
 /* *floats = the workspace the call vkattn_sdpa_record would make with these

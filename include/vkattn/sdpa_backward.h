@@ -106,6 +106,9 @@ typedef struct vkattn_sdpa_backward_io {
     vkattn_tensor *grad_k;   /* (B, Hkv, Tv, dk), written */
     vkattn_tensor *grad_v;   /* (B, Hkv, Tv, dv), written */
     vkattn_tensor *workspace[2]; /* optional scratch, see the overview */
+    /* iff params->has_sinks: the forward's sinks (H) and their gradient
+     * (H) f32, written (summed over the batch and the rows) */
+    vkattn_tensor *sinks, *grad_sinks;
 } vkattn_sdpa_backward_io;
 
 /* *floats = the size of each workspace tensor a call with these params needs

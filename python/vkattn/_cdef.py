@@ -238,6 +238,18 @@ typedef enum vkattn_sdpa_path {
     VKATTN_SDPA_UNFUSED = 2,
 } vkattn_sdpa_path;
 
+typedef enum vkattn_rope_layout {
+    VKATTN_ROPE_HALF = 0,
+    VKATTN_ROPE_INTERLEAVED = 1,
+} vkattn_rope_layout;
+
+typedef struct vkattn_rope_params {
+    float max_wavelength;
+    float scaling_factor;
+    uint32_t rotary_dim;
+    vkattn_rope_layout layout;
+} vkattn_rope_params;
+
 typedef struct vkattn_sdpa_params {
     uint32_t batch, heads, tq, tv, dk, dv;
     uint32_t kv_heads;
@@ -248,6 +260,8 @@ typedef struct vkattn_sdpa_params {
     bool weights_after_dropout;
     vkattn_sdpa_path path;
     uint32_t sliding_window;
+    float softcap;
+    bool has_sinks;
 } vkattn_sdpa_params;
 
 /* ---- sdpa.h */
@@ -258,6 +272,7 @@ typedef struct vkattn_sdpa_io {
     vkattn_tensor *weights;
     vkattn_tensor *workspace;
     vkattn_tensor *lse;
+    vkattn_tensor *sinks;
 } vkattn_sdpa_io;
 
 /* ---- layer_params.h */
@@ -279,6 +294,7 @@ typedef struct vkattn_layer_host_io {
     float *output, *scores;
     uint32_t attention_mask_rank;
     uint32_t attention_mask_dims[4];
+    const float *query_positions, *key_positions;
 } vkattn_layer_host_io;
 
 typedef enum vkattn_initializer {
@@ -359,6 +375,12 @@ typedef struct vkattn_mha_desc {
     vkattn_initializer kernel_initializer;
     vkattn_initializer bias_initializer;
     uint64_t initializer_seed;
+    bool use_qk_norm;
+    float qk_norm_epsilon;
+    bool use_rope;
+    vkattn_rope_params rope;
+    float softcap;
+    bool use_sinks;
 } vkattn_mha_desc;
 
 typedef struct vkattn_mha_weights {
@@ -367,6 +389,7 @@ typedef struct vkattn_mha_weights {
     float *value_kernel, *value_bias;
     float *output_kernel, *output_bias;
     float *gate_kernel, *gate_bias;
+    float *query_norm, *key_norm, *sinks;
 } vkattn_mha_weights;
 
 typedef struct vkattn_gqa_desc {
@@ -384,6 +407,12 @@ typedef struct vkattn_gqa_desc {
     vkattn_initializer kernel_initializer;
     vkattn_initializer bias_initializer;
     uint64_t initializer_seed;
+    bool use_qk_norm;
+    float qk_norm_epsilon;
+    bool use_rope;
+    vkattn_rope_params rope;
+    float softcap;
+    bool use_sinks;
 } vkattn_gqa_desc;
 
 typedef vkattn_mha_weights vkattn_gqa_weights;
@@ -399,6 +428,7 @@ typedef struct vkattn_layer_io {
     bool attention_mask_per_head;
     vkattn_tensor *output;
     vkattn_tensor *scores;
+    vkattn_tensor *query_positions, *key_positions;
 } vkattn_layer_io;
 
 /* ---- layer_backward.h, reference_backward.h */
@@ -427,6 +457,7 @@ typedef struct vkattn_mha_weight_tensors {
     vkattn_tensor *value_kernel, *value_bias;
     vkattn_tensor *output_kernel, *output_bias;
     vkattn_tensor *gate_kernel, *gate_bias;
+    vkattn_tensor *query_norm, *key_norm, *sinks;
 } vkattn_mha_weight_tensors;
 
 typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;
@@ -462,9 +493,9 @@ const char *vkattn_result_name(vkattn_result result);
 const char *vkattn_result_message(vkattn_result result);
 const char *vkattn_last_error(void);
 
-/* vkattn_context_create as the 0.3 header compiles it (vkattn/version.h,
- * VKATTN_ABI_NAME): only a library with the 0.3 ABI exports it. */
-vkattn_result vkattn_context_create_abi_0_3(const vkattn_context_desc *desc, vkattn_context **out);
+/* vkattn_context_create as the 0.4 header compiles it (vkattn/version.h,
+ * VKATTN_ABI_NAME): only a library with the 0.4 ABI exports it. */
+vkattn_result vkattn_context_create_abi_0_4(const vkattn_context_desc *desc, vkattn_context **out);
 void vkattn_context_destroy(vkattn_context *ctx);
 const char *vkattn_context_last_error(const vkattn_context *ctx);
 vkattn_result vkattn_context_get_info(const vkattn_context *ctx, vkattn_context_info *info);
@@ -691,6 +722,8 @@ typedef struct vkattn_sdpa_decode_params {
     vkattn_dropout_params dropout;
     uint32_t sliding_window;
     uint32_t num_splits;
+    float softcap;
+    bool has_sinks;
 } vkattn_sdpa_decode_params;
 
 typedef struct vkattn_sdpa_decode_io {
@@ -698,6 +731,7 @@ typedef struct vkattn_sdpa_decode_io {
     vkattn_kv_cache *cache;
     vkattn_tensor *value_mask;
     vkattn_tensor *out;
+    vkattn_tensor *sinks;
 } vkattn_sdpa_decode_io;
 
 /* ---- sdpa_backward.h */
@@ -712,6 +746,7 @@ typedef struct vkattn_sdpa_backward_io {
     vkattn_tensor *grad_k;
     vkattn_tensor *grad_v;
     vkattn_tensor *workspace[2];
+    vkattn_tensor *sinks, *grad_sinks;
 } vkattn_sdpa_backward_io;
 
 /* ---- train_params.h, optim.h */

@@ -25,7 +25,7 @@ from . import _cdef
 ffi = cffi.FFI()
 ffi.cdef(_cdef.TYPES + _cdef.FUNCTIONS)
 
-_ABI = (0, 3)  # the (major, minor) of the headers _cdef.py was written from
+_ABI = (0, 4)  # the (major, minor) of the headers _cdef.py was written from
 _NAMES = ("libvkattn.so.%d.%d" % _ABI, "libvkattn.so")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -100,7 +100,7 @@ if version_tuple(_version)[:2] != _ABI:
                       "vkattn is 0.x, each minor version has its own ABI)"
                       % ((path,) + version_tuple(_version) + _ABI))
 
-# the library's version, "0.3.0": the package's __version__
+# the library's version, "0.4.0": the package's __version__
 version = "%d.%d.%d" % version_tuple(_version)
 
 # vkattn_context_create under its exported name (VKATTN_ABI_NAME in vkattn/version.h)

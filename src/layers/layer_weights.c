@@ -40,6 +40,8 @@ static vkattn_initializer initializer_of(const vka_weight_info *w, const vka_wei
 {
     if (w->device & VKA_DEVICE_ONES)
         return VKATTN_INIT_ONES;
+    if (w->device & VKA_DEVICE_ZEROS)
+        return VKATTN_INIT_ZEROS;
     if (w->device & VKA_DEVICE_KERNEL)
         return init->kernel ? init->kernel : VKATTN_INIT_GLOROT_UNIFORM;
     return init->bias ? init->bias : VKATTN_INIT_ZEROS;

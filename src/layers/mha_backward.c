@@ -51,7 +51,7 @@ static bool overlaps(const vkattn_tensor *a, const vkattn_tensor *b)
 
 /* Every tensor of a backward call, the written ones (gradients) first:
  * grads, grad_w (the table's), then grad_output, io and the layer's weights. */
-enum { N_WEIGHTS = 10, N_IO = 8, N_WRITTEN = 3 + N_WEIGHTS };
+enum { N_WEIGHTS = 13, N_IO = 8, N_WRITTEN = 3 + N_WEIGHTS };
 enum { N_ALL = N_WRITTEN + 1 + N_IO + N_WEIGHTS };
 _Static_assert((int)N_WEIGHTS >= (int)VKA_WEIGHTS_MAX, "room for every weight of the table");
 

@@ -173,6 +173,8 @@ vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha
 {
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
+    if (!r)
+        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : reference_dims(__func__, &d, w, call, io);
 }
 
@@ -181,5 +183,7 @@ vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa
 {
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
+    if (!r)
+        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : reference_dims(__func__, &d, w, call, io);
 }

@@ -391,6 +391,8 @@ vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
 {
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
+    if (!r)
+        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }
 
@@ -404,5 +406,7 @@ vkattn_result vkattn_reference_gqa_backward(const vkattn_gqa_desc *desc,
 {
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
+    if (!r)
+        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }

@@ -65,7 +65,9 @@ const char *const *vka_weight_grad_words(bool grouped)
 
 uint32_t vka_mha_weight_options(const vka_mha_dims *d)
 {
-    return (d->use_bias ? VKA_WEIGHT_IF_BIAS : 0u) | (d->use_gate ? VKA_WEIGHT_IF_GATE : 0u);
+    return (d->use_bias ? VKA_WEIGHT_IF_BIAS : 0u) | (d->use_gate ? VKA_WEIGHT_IF_GATE : 0u) |
+           (d->use_qk_norm ? VKA_WEIGHT_IF_QK_NORM : 0u) |
+           (d->use_sinks ? VKA_WEIGHT_IF_SINKS : 0u);
 }
 
 void vka_mha_weight_axes(const vka_mha_dims *d, uint64_t axes[VKA_AXIS_COUNT])

@@ -30,6 +30,8 @@ enum {
     VKA_WEIGHT_IF_GATE = 1u << 1,   /* MultiHeadAttention/GQA use_gate */
     VKA_WEIGHT_IF_SCALE = 1u << 2,  /* Attention use_scale, AdditiveAttention !no_scale */
     VKA_WEIGHT_IF_CONCAT = 1u << 3, /* Attention score_mode VKATTN_SCORE_CONCAT */
+    VKA_WEIGHT_IF_QK_NORM = 1u << 4, /* MultiHeadAttention/GQA use_qk_norm */
+    VKA_WEIGHT_IF_SINKS = 1u << 5,   /* MultiHeadAttention/GQA use_sinks */
 };
 
 /* How a layer's device tensor of a weight starts (vka_weight_info.device):
@@ -41,6 +43,7 @@ enum {
     VKA_DEVICE_ONES = 1u << 0,   /* ones */
     VKA_DEVICE_F32 = 1u << 1,    /* f32 even in an f16 layer */
     VKA_DEVICE_KERNEL = 1u << 2, /* the kernel initializer */
+    VKA_DEVICE_ZEROS = 1u << 3,  /* zeros whatever the desc */
 };
 
 /* How Keras 3.15 counts a weight's fans (vka_weight_fans): from its shape
@@ -66,7 +69,10 @@ typedef enum vka_weight_axis {
 
 /* MultiHeadAttention and GroupedQueryAttention, in Keras's weight order:
  * the EinsumDense sublayers query, key, [gate,] value, attention_output,
- * kernel then bias of each. */
+ * kernel then bias of each; then vkattn's open-model weights (Keras's
+ * layers have none): the QK-norm scales (ones in a new layer, as Keras's
+ * RMSNormalization) and the sinks (zeros; they stay f32 in an f16 layer,
+ * as the softmax statistics they join). */
 #define VKA_MHA_WEIGHTS(X)                                                                        \
     X(query_kernel, "query/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_QUERY_WIDTH, VKA_AXIS_HEADS,   \
       VKA_AXIS_KEY_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN1)                                          \
@@ -87,7 +93,13 @@ typedef enum vka_weight_axis {
     X(output_kernel, "attention_output/kernel", VKA_WEIGHT_ALWAYS, 3, VKA_AXIS_HEADS,             \
       VKA_AXIS_VALUE_DIM, VKA_AXIS_OUTPUT_DIM, VKA_DEVICE_KERNEL, VKA_FANS_IN2)                   \
     X(output_bias, "attention_output/bias", VKA_WEIGHT_IF_BIAS, 1, VKA_AXIS_OUTPUT_DIM,           \
-      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)
+      VKA_AXIS_NONE, VKA_AXIS_NONE, VKA_DEVICE_BIAS, VKA_FANS_SHAPE)                              \
+    X(query_norm, "query_norm", VKA_WEIGHT_IF_QK_NORM, 1, VKA_AXIS_KEY_DIM, VKA_AXIS_NONE,        \
+      VKA_AXIS_NONE, VKA_DEVICE_ONES, VKA_FANS_SHAPE)                                             \
+    X(key_norm, "key_norm", VKA_WEIGHT_IF_QK_NORM, 1, VKA_AXIS_KEY_DIM, VKA_AXIS_NONE,            \
+      VKA_AXIS_NONE, VKA_DEVICE_ONES, VKA_FANS_SHAPE)                                             \
+    X(sinks, "sinks", VKA_WEIGHT_IF_SINKS, 1, VKA_AXIS_HEADS, VKA_AXIS_NONE, VKA_AXIS_NONE,       \
+      VKA_DEVICE_ZEROS | VKA_DEVICE_F32, VKA_FANS_SHAPE)
 
 /* keras.layers.Attention: two scalars (rank 0), both 1 in a new layer. */
 #define VKA_ATTENTION_WEIGHTS(X)                                                                  \
@@ -139,7 +151,7 @@ typedef struct vka_weight_table {
     const char *const *words; /* [VKA_AXIS_COUNT]: "num_heads", "key_dim", ... */
 } vka_weight_table;
 
-enum { VKA_WEIGHTS_MAX = 10 }; /* the most weights of one layer (MultiHeadAttention's) */
+enum { VKA_WEIGHTS_MAX = 13 }; /* the most weights of one layer (MultiHeadAttention's) */
 
 extern const vka_weight_table vka_mha_weight_table;  /* MultiHeadAttention's words */
 extern const vka_weight_table vka_gqa_weight_table;  /* the same list, GQA's words */

@@ -52,6 +52,71 @@ static vkattn_result resolve_widths(struct vkattn_context *ctx, const char *call
     return VKATTN_SUCCESS;
 }
 
+/* The open-model options of a desc (vkattn_mha_desc's and vkattn_gqa_desc's
+ * fields of the same names) into d, checked; head is d's per-head width. */
+typedef struct open_model_options {
+    bool use_qk_norm;
+    float qk_norm_epsilon;
+    bool use_rope;
+    vkattn_rope_params rope;
+    float softcap;
+    bool use_sinks;
+} open_model_options;
+
+#define OPEN_MODEL_OPTIONS(desc)                                                                  \
+    ((open_model_options){(desc)->use_qk_norm, (desc)->qk_norm_epsilon, (desc)->use_rope,       \
+                          (desc)->rope, (desc)->softcap, (desc)->use_sinks})
+
+/* Written so that NaN fails too. */
+static vkattn_result resolve_open_model(struct vkattn_context *ctx, const char *caller,
+                                        const char *head_name, const open_model_options *o,
+                                        vka_mha_dims *d)
+{
+    if (!(o->qk_norm_epsilon >= 0.0f && o->qk_norm_epsilon <= 1.0f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->qk_norm_epsilon is %g; must be in [0, 1] (0 = 1e-6)", caller,
+                        (double)o->qk_norm_epsilon);
+    if (!(o->softcap >= 0.0f && o->softcap <= 3.0e38f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->softcap is %g; must be finite and >= 0 (0 = off)", caller,
+                        (double)o->softcap);
+    vkattn_rope_params rope = o->rope;
+    if (o->use_rope) {
+        if (rope.max_wavelength == 0.0f)
+            rope.max_wavelength = 10000.0f;
+        if (rope.scaling_factor == 0.0f)
+            rope.scaling_factor = 1.0f;
+        rope.rotary_dim = vka_default_u32(rope.rotary_dim, d->key_dim);
+        if (!(rope.max_wavelength > 1.0f && rope.max_wavelength <= 3.0e38f))
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: desc->rope.max_wavelength is %g; must be finite and > 1 "
+                            "(0 = 10000)",
+                            caller, (double)o->rope.max_wavelength);
+        if (!(rope.scaling_factor > 0.0f && rope.scaling_factor <= 3.0e38f))
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: desc->rope.scaling_factor is %g; must be finite and > 0 "
+                            "(0 = 1)",
+                            caller, (double)o->rope.scaling_factor);
+        if (rope.rotary_dim % 2 || rope.rotary_dim > d->key_dim)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: desc->rope.rotary_dim is %u; must be even and <= %s (%u) "
+                            "(0 = %s)",
+                            caller, rope.rotary_dim, head_name, d->key_dim, head_name);
+        if (rope.layout != VKATTN_ROPE_HALF && rope.layout != VKATTN_ROPE_INTERLEAVED)
+            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                            "%s: desc->rope.layout is %d; must be VKATTN_ROPE_HALF or "
+                            "VKATTN_ROPE_INTERLEAVED",
+                            caller, (int)rope.layout);
+    }
+    d->use_qk_norm = o->use_qk_norm;
+    d->qk_norm_epsilon = o->qk_norm_epsilon > 0.0f ? o->qk_norm_epsilon : 1e-6f;
+    d->use_rope = o->use_rope;
+    d->rope = o->use_rope ? rope : (vkattn_rope_params){0};
+    d->softcap = o->softcap;
+    d->use_sinks = o->use_sinks;
+    return VKATTN_SUCCESS;
+}
+
 /* Written so that NaN fails too. */
 vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *caller,
                                    const vkattn_mha_desc *desc, vka_mha_dims *out)
@@ -85,7 +150,8 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
         .use_gate = desc->use_gate,
         .init = {desc->kernel_initializer, desc->bias_initializer, desc->initializer_seed},
     };
-    if ((r = resolve_widths(ctx, caller, &d)))
+    if ((r = resolve_widths(ctx, caller, &d)) ||
+        (r = resolve_open_model(ctx, caller, "desc->key_dim", &OPEN_MODEL_OPTIONS(desc), &d)))
         return r;
     *out = d;
     return VKATTN_SUCCESS;
@@ -133,9 +199,24 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
         .use_gate = desc->use_gate,
         .init = {desc->kernel_initializer, desc->bias_initializer, desc->initializer_seed},
     };
-    if ((r = resolve_widths(ctx, caller, &d)))
+    if ((r = resolve_widths(ctx, caller, &d)) ||
+        (r = resolve_open_model(ctx, caller, "desc->head_dim", &OPEN_MODEL_OPTIONS(desc), &d)))
         return r;
     *out = d;
+    return VKATTN_SUCCESS;
+}
+
+vkattn_result vka_mha_refuse_pending(struct vkattn_context *ctx, const char *caller,
+                                     const vka_mha_dims *d)
+{
+    const char *pending = d->use_qk_norm  ? "desc->use_qk_norm"
+                          : d->use_rope   ? "desc->use_rope"
+                          : d->softcap    ? "desc->softcap"
+                          : d->use_sinks  ? "desc->use_sinks"
+                                          : NULL;
+    if (pending)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: %s is not supported yet", caller,
+                        pending);
     return VKATTN_SUCCESS;
 }
 
@@ -226,5 +307,7 @@ void vka_mha_sdpa_params(const vka_mha_dims *d, const vka_mha_call *c,
         .weights_after_dropout = false, /* Keras MHA returns scores before dropout */
         .path = call->path,
         .sliding_window = d->sliding_window,
+        .softcap = d->softcap,
+        .has_sinks = d->use_sinks,
     };
 }

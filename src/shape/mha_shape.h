@@ -36,6 +36,15 @@ typedef struct vka_mha_dims {
      * sigmoid(query @ gate_kernel (query_dim, hv) + gate_bias (hv)) */
     bool use_gate;
     vka_weight_init init; /* the desc's initializers, read at create */
+    /* today's open models (vkattn_mha_desc): QK-norm, rotary embedding
+     * (defaults resolved: max_wavelength, scaling_factor, rotary_dim set),
+     * soft-capping (0 = off) and sinks */
+    bool use_qk_norm;
+    float qk_norm_epsilon;
+    bool use_rope;
+    vkattn_rope_params rope;
+    float softcap;
+    bool use_sinks;
 } vka_mha_dims;
 
 /* Element counts of the Keras-layout weights. */
@@ -56,6 +65,12 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
  * function). */
 vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *caller,
                                    const vkattn_gqa_desc *desc, vka_mha_dims *out);
+
+/* Work in progress (issue 36): UNSUPPORTED naming the first open-model
+ * option of d that the layers and references do not compute yet. Each
+ * feature's work removes its line; the function goes with the last. */
+vkattn_result vka_mha_refuse_pending(struct vkattn_context *ctx, const char *caller,
+                                     const vka_mha_dims *d);
 
 void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out);
 

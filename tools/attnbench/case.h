@@ -32,7 +32,7 @@ typedef enum ab_layer_kind {
 } ab_layer_kind;
 
 #define AB_CASE_ERR 512
-#define AB_CASE_GRADS 13 /* query, value, key and up to 10 weights */
+#define AB_CASE_GRADS 16 /* query, value, key and up to AB_LAYER_WEIGHTS (13) weights */
 
 typedef struct ab_case {
     char name[256];

@@ -17,6 +17,7 @@
 #define FAIL(...) ab_case_fail(err, err_size, __VA_ARGS__)
 
 enum { G_QUERY, G_VALUE, G_KEY, G_WEIGHTS }; /* expected_grads indices; weights follow */
+_Static_assert(AB_CASE_GRADS == G_WEIGHTS + AB_LAYER_WEIGHTS, "a slot per gradient");
 
 /* One gradient of a case: its name and the shape of what it is the gradient of. */
 typedef struct grad_info {

@@ -69,7 +69,7 @@ vkattn_result ab_layer_any_reference(const ab_layer_any *l, const vkattn_layer_c
  * output_kernel, output_bias, gate_kernel, gate_bias (GroupedQueryAttention: the
  * same names; the gate slots are empty without use_gate).
  * NULL = not wanted. */
-#define AB_LAYER_WEIGHTS 10
+#define AB_LAYER_WEIGHTS 13
 
 typedef struct ab_weight_slot {
     const char *name; /* the Keras weight name, or the variable name of a scalar */

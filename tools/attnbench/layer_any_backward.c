@@ -48,7 +48,10 @@ uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot s[AB_LA
         s[7] = slot("output_bias", bias, 1, dout, 0, 0);
         s[8] = slot("gate_kernel", d->use_gate, 3, d->query_width, H, vd);
         s[9] = slot("gate_bias", d->use_gate && bias, 2, H, vd, 0);
-        return 10;
+        s[10] = slot("query_norm", d->use_qk_norm, 1, kd, 0, 0);
+        s[11] = slot("key_norm", d->use_qk_norm, 1, kd, 0, 0);
+        s[12] = slot("sinks", d->use_sinks, 1, H, 0, 0);
+        return 13;
     }
     case AB_LAYER_GQA: {
         const vkattn_gqa_desc *d = &l->desc.gqa;
@@ -65,7 +68,10 @@ uint32_t ab_layer_any_weight_slots(const ab_layer_any *l, ab_weight_slot s[AB_LA
         s[7] = slot("output_bias", bias, 1, dq, 0, 0);
         s[8] = slot("gate_kernel", d->use_gate, 3, dq, nq, h);
         s[9] = slot("gate_bias", d->use_gate && bias, 2, nq, h, 0);
-        return 10;
+        s[10] = slot("query_norm", d->use_qk_norm, 1, h, 0, 0);
+        s[11] = slot("key_norm", d->use_qk_norm, 1, h, 0, 0);
+        s[12] = slot("sinks", d->use_sinks, 1, nq, 0, 0);
+        return 13;
     }
     }
     return 0;
@@ -93,11 +99,11 @@ static vkattn_result backward(const ab_layer_any *l, VkCommandBuffer cmd, bool r
         return DISPATCH(vkattn_bahdanau_backward, l->handle.bah, &gw);
     }
     case AB_LAYER_MHA: {
-        vkattn_mha_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
+        vkattn_mha_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12]};
         return DISPATCH(vkattn_mha_backward, l->handle.mha, &gw);
     }
     case AB_LAYER_GQA: {
-        vkattn_gqa_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
+        vkattn_gqa_weight_tensors gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12]};
         return DISPATCH(vkattn_gqa_backward, l->handle.gqa, &gw);
     }
     }
@@ -162,12 +168,12 @@ vkattn_result ab_layer_any_reference_backward(const ab_layer_any *l,
         return r;
     }
     case AB_LAYER_MHA: {
-        vkattn_mha_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
+        vkattn_mha_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12]};
         return vkattn_reference_mha_backward(&l->desc.mha, &l->w.mha, call, io, grad_output, g,
                                              &gw);
     }
     case AB_LAYER_GQA: {
-        vkattn_gqa_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
+        vkattn_gqa_weights gw = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12]};
         return vkattn_reference_gqa_backward(&l->desc.gqa, &l->w.gqa, call, io, grad_output, g,
                                              &gw);
     }

@@ -22,8 +22,8 @@ typedef struct layer_state {
     bool gate;       /* mha, gqa: --gate (Keras use_gate) */
     uint32_t kv_heads; /* gqa: --kv-heads, 0 = --heads */
     vkattn_layer_call call;
-    float *warr[10]; /* host weight arrays the weights struct points into */
-    size_t warr_n[10];
+    float *warr[AB_LAYER_WEIGHTS]; /* host weight arrays the weights struct points into */
+    size_t warr_n[AB_LAYER_WEIGHTS];
     size_t weight_floats;
     bool fp16; /* --fp16: f16 layer, f16 query/key/value/output; masks, scores f32 */
     ab_buf q, k, v, vmask, out, scores;

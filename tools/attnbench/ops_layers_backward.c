@@ -322,7 +322,8 @@ static vkattn_result reference_train_step(ab_layer_bwd *s, float *const rw[AB_LA
             r = vkattn_tensor_download(s->w[i], w[i], 0, s->slots[i].n);
     }
     ab_layer_any l = *s->f.layer;
-    l.w.mha = (vkattn_mha_weights){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]};
+    l.w.mha = (vkattn_mha_weights){w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9],
+                                      w[10], w[11], w[12]};
     const ab_layer_fwd *f = &s->f;
     vkattn_layer_host_io io = {.query = f->q->host, .key = f->k->host, .value = f->v->host,
                                .value_mask = f->vmask->host, .output = y};
