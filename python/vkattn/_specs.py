@@ -118,6 +118,7 @@ class Spec:
     query_ranks = (3,)
     multi_head = False
     f32_weights = ()     # weights a float16 layer keeps in f32 (C headers, "Half precision")
+    open_model = None    # the multi-head layers' _open_model.OpenModel
 
     def desc(self, widths):
         """The C desc for widths = (query_width, value_width, key_width)."""
@@ -306,7 +307,6 @@ class _OpenModelSpec(Spec):
 
     multi_head = True
     f32_weights = ("sinks",)
-    open_model = None
 
     def _open(self, open_model, head_width, head_name, who):
         self.open_model = _open_model.OpenModel(*open_model, head_width, head_name, who, _flag)
