@@ -148,7 +148,11 @@ typedef enum vkattn_weights_names {
      * (out_features, in_features) layouts; with use_bias also q_proj.bias,
      * k_proj.bias, v_proj.bias, and o_proj.bias if present (Qwen2 has none:
      * then the output bias is 0). The prefix names the block
-     * ("model.layers.0.self_attn."). vkattn applies no rotary embedding. */
+     * ("model.layers.0.self_attn."). With desc->use_qk_norm also
+     * q_norm.weight and k_norm.weight (h,) (Qwen3), with desc->use_sinks
+     * sinks (Nq,) (gpt-oss), under the same prefix (the PyTorch names read
+     * them too). The rotary embedding has no weights: set desc->use_rope
+     * and desc->rope from the model's config (rope_theta = max_wavelength). */
     VKATTN_WEIGHTS_NAMES_LLAMA = 2,
 } vkattn_weights_names;
 

@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from . import _open_model
 from ._lib import ffi
 from .errors import invalid
 
@@ -117,6 +118,7 @@ class Spec:
     query_ranks = (3,)
     multi_head = False
     f32_weights = ()     # weights a float16 layer keeps in f32 (C headers, "Half precision")
+    open_model = None    # the multi-head layers' _open_model.OpenModel
 
     def desc(self, widths):
         """The C desc for widths = (query_width, value_width, key_width)."""
@@ -297,12 +299,43 @@ class BahdanauSpec(Spec):
         return out
 
 
-class MultiHeadAttentionSpec(Spec):
-    kind, desc_type, weights_type = "mha", "vkattn_mha_desc", "vkattn_mha_weights"
+class _OpenModelSpec(Spec):
+    """The multi-head layers: Keras's weights, then the open-model ones
+    (_open_model.py): query_norm, key_norm (head width,) and sinks (heads,), which a
+    float16 layer keeps in f32 (vkattn/mha_host.h) and a new layer starts as ones
+    (the norms) and zeros (the sinks)."""
+
     multi_head = True
+    f32_weights = ("sinks",)
+
+    def _open(self, open_model, head_width, head_name, who):
+        self.open_model = _open_model.OpenModel(*open_model, head_width, head_name, who, _flag)
+
+    def config(self):
+        config = self._config()
+        config.update(self.open_model.config())
+        return config
+
+    def desc(self, widths):
+        desc = self._desc(widths)
+        self.open_model.fill(desc)
+        return desc
+
+    def layout(self, widths):
+        return self._layout(widths) + self.open_model.layout(*self._head_and_heads())
+
+    def defaults(self, widths):
+        return [np.ones(shape, np.float32) if field.endswith("_norm")
+                else np.zeros(shape, np.float32) for field, shape, _ in self.layout(widths)]
+
+
+class MultiHeadAttentionSpec(_OpenModelSpec):
+    kind, desc_type, weights_type = "mha", "vkattn_mha_desc", "vkattn_mha_weights"
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, sliding_window=None, use_gate=False):
+                 output_shape=None, sliding_window=None, use_gate=False,
+                 open_model=(None, None, None, False)):
+        """open_model: (qk_norm, rope, softcap, use_sinks) as the layer takes them."""
         who = "MultiHeadAttention"
         self.num_heads = _positive(num_heads, "num_heads", who)
         self.key_dim = _positive(key_dim, "key_dim", who)
@@ -319,14 +352,18 @@ class MultiHeadAttentionSpec(Spec):
                            else _positive(output_shape, "output_shape", who))
         self.sliding_window = _window(sliding_window, who, 2**32)  # a uint32_t in the desc
         self.use_gate = _flag(use_gate, "use_gate", who)
+        self._open(open_model, self.key_dim, "key_dim", who)
 
-    def config(self):
+    def _head_and_heads(self):
+        return self.key_dim, self.num_heads
+
+    def _config(self):
         return {"num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
                 "use_bias": self.use_bias, "use_gate": self.use_gate,
                 "output_shape": self.output_dim, "sliding_window": self.sliding_window}
 
-    def desc(self, widths):
+    def _desc(self, widths):
         return ffi.new("vkattn_mha_desc *", {
             "num_heads": self.num_heads, "key_dim": self.key_dim, "value_dim": self.value_dim,
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
@@ -340,7 +377,7 @@ class MultiHeadAttentionSpec(Spec):
     def scores_shape(self, b, tq, tv):
         return (b, self.num_heads, tq, tv)
 
-    def layout(self, widths):
+    def _layout(self, widths):
         h, kd, vd = self.num_heads, self.key_dim, self.value_dim
         kernels = [("query_kernel", (widths[0], h, kd)), ("key_kernel", (widths[2], h, kd)),
                    ("value_kernel", (widths[1], h, vd)),
@@ -351,16 +388,15 @@ class MultiHeadAttentionSpec(Spec):
         return _projections(*_with_gate(kernels, biases, gate, self.use_gate), self.use_bias)
 
 
-class GroupedQueryAttentionSpec(Spec):
+class GroupedQueryAttentionSpec(_OpenModelSpec):
     """Keras's GroupedQueryAttention: MultiHeadAttention's weights with Nkv key/value
     heads (vkattn_gqa_weights is vkattn_mha_weights); output width = query width."""
 
     kind, desc_type, weights_type = "gqa", "vkattn_gqa_desc", "vkattn_gqa_weights"
-    multi_head = True
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
                  use_bias=True, sliding_window=None, who="GroupedQueryAttention",
-                 use_gate=False):
+                 use_gate=False, open_model=(None, None, None, False)):
         self.head_dim = _positive(head_dim, "head_dim", who)
         self.num_query_heads = _positive(num_query_heads, "num_query_heads", who)
         self.num_key_value_heads = _positive(num_key_value_heads, "num_key_value_heads", who)
@@ -371,14 +407,18 @@ class GroupedQueryAttentionSpec(Spec):
         self.use_bias = _flag(use_bias, "use_bias", who)
         self.sliding_window = _window(sliding_window, who, 2**31)  # an int32_t in the desc
         self.use_gate = _flag(use_gate, "use_gate", who)
+        self._open(open_model, self.head_dim, "head_dim", who)
 
-    def config(self):
+    def _head_and_heads(self):
+        return self.head_dim, self.num_query_heads
+
+    def _config(self):
         return {"head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
                 "num_key_value_heads": self.num_key_value_heads, "dropout": self.dropout,
                 "use_bias": self.use_bias, "use_gate": self.use_gate,
                 "sliding_window": self.sliding_window}
 
-    def desc(self, widths):
+    def _desc(self, widths):
         return ffi.new("vkattn_gqa_desc *", {
             "head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
             "num_key_value_heads": self.num_key_value_heads,
@@ -392,7 +432,7 @@ class GroupedQueryAttentionSpec(Spec):
     def scores_shape(self, b, tq, tv):
         return (b, self.num_query_heads, tq, tv)
 
-    def layout(self, widths):
+    def _layout(self, widths):
         h, nq, nkv = self.head_dim, self.num_query_heads, self.num_key_value_heads
         kernels = [("query_kernel", (widths[0], nq, h)), ("key_kernel", (widths[2], nkv, h)),
                    ("value_kernel", (widths[1], nkv, h)), ("output_kernel", (nq, h, widths[0]))]
@@ -485,6 +525,15 @@ class CallArrays:
             self._check_attention_mask(spec, who)
         self.widths = widths_of(spec, self.q.shape, self.v.shape,
                                 None if self.k is None else self.k.shape)
+        self.qp = self.kp = None  # positions(): the multi-head layers' rope
+
+    def positions(self, spec, who, query_positions=None, key_positions=None):
+        """The rotary embedding's positions (qp (B, Tq), kp (B, Tv), f32, or None)."""
+        rope = spec.open_model.rope if spec.open_model is not None else None
+        self.qp = _open_model.positions_of(query_positions, "query_positions", who,
+                                           (self.batch, self.tq), "(B, Tq)", rope)
+        self.kp = _open_model.positions_of(key_positions, "key_positions", who,
+                                           (self.batch, self.tv), "(B, Tv)", rope)
 
     def _rows(self, m, name, who, full, axes, hint=_ADDITIVE, meaning="1 = may attend"):
         """A (B, T) mask, broadcast numpy-style from what was given ((T,) serves every

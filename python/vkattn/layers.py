@@ -316,11 +316,12 @@ class _Layer:
         return seed, offset
 
     def _prepare_call(self, who, query, value, key, masks, use_causal_mask, training,
-                      return_scores, seed, offset, path, backward):
+                      return_scores, seed, offset, path, backward, positions=None):
         """(arrays, C call) of one call; builds the layer on its first call. masks: the
         call's mask arguments by name (query_mask, value_mask, attention_mask, and the
         multi-head layers' key_mask and key_padding_mask)."""
         a = _specs.CallArrays(self._spec, who, query, value, key, **masks)
+        a.positions(self._spec, who, **(positions or {}))
         if not self.built:
             self._spec.check_widths(a.widths, who, a.k is not None)
             self.build(a.q.shape, a.v.shape, None if a.k is None else a.k.shape)
@@ -340,13 +341,14 @@ class _Layer:
         io.key = ts.upload(a.k, dt)
         io.query_mask, io.value_mask = ts.upload(a.qm), ts.upload(a.vm)
         io.attention_mask = ts.upload(a.am)
+        io.query_positions, io.key_positions = ts.upload(a.qp), ts.upload(a.kp)
         io.output = ts.empty(a.output_shape(self._spec, self._widths), dt, result=True)
         return io
 
     def _call(self, who, query, value, key, masks, use_causal_mask, training, return_scores,
-              seed, offset, path):
+              seed, offset, path, positions=None):
         a, call = self._prepare_call(who, query, value, key, masks, use_causal_mask, training,
-                                     return_scores, seed, offset, path, False)
+                                     return_scores, seed, offset, path, False, positions)
         out_shape = a.output_shape(self._spec, self._widths)
         scores_shape = self._spec.scores_shape(a.batch, a.tq, a.tv)
         ctx = self._context
@@ -367,10 +369,10 @@ class _Layer:
         return tuple(result) if return_scores else result[0]
 
     def _gradients(self, who, query, value, key, masks, use_causal_mask, training, seed,
-                   offset, path, grad_output):
+                   offset, path, grad_output, positions=None):
         """The forward (kept for backward) then the backward on the device."""
         a, call = self._prepare_call(who, query, value, key, masks, use_causal_mask, training,
-                                     False, seed, offset, path, True)
+                                     False, seed, offset, path, True, positions)
         out_shape = a.output_shape(self._spec, self._widths)
         g = _specs.f32(grad_output, "%s: grad_output" % who)
         if g is None or g.shape != out_shape:
@@ -512,7 +514,8 @@ class _MultiHeadCall(_Layer):
     def __call__(self, query, value, key=None, query_mask=None, value_mask=None,
                  key_mask=None, attention_mask=None, return_attention_scores=False,
                  training=False, use_causal_mask=False, *, key_padding_mask=None, seed=None,
-                 offset=None, path="auto", cache=None):
+                 offset=None, path="auto", cache=None, query_positions=None,
+                 key_positions=None):
         """Returns the output (B, Tq, Dout), and with return_attention_scores also the
         weights (B, heads, Tq, Tv) before dropout, as Keras does. Masks: 1 or True = may
         attend (Keras's polarity), 0/1 or booleans only, AND-ed; key_mask joins
@@ -521,9 +524,18 @@ class _MultiHeadCall(_Layer):
         with PyTorch's polarity: True = padding, ignored. A query row with no allowed key
         gets zero weights (its output row is output_bias). cache: a vkattn.KVCache made
         for this layer: the call appends the new tokens' keys and values and attends over
-        everything cached (generation; docs/PYTHON.md)."""
+        everything cached (generation; docs/PYTHON.md). query_positions (B, Tq) and
+        key_positions (B, Tv), with rope only: the non-negative integer positions
+        (Hugging Face's position_ids) the rotary embedding turns queries and keys by;
+        None = query t at t, key s at s (with a cache: each new token at its
+        sequence's cache length)."""
         who = type(self).__name__
+        positions = dict(query_positions=query_positions, key_positions=key_positions)
         if cache is not None:
+            if query_positions is not None or key_positions is not None:
+                raise invalid("%s: query_positions and key_positions do not apply with "
+                              "cache=: each new token is at its sequence's cache length"
+                              % who)
             return _cached.call(self, who, query, value, key, cache, value_mask=value_mask,
                                 use_causal_mask=use_causal_mask, training=training,
                                 others=dict(query_mask=query_mask, key_mask=key_mask,
@@ -533,12 +545,12 @@ class _MultiHeadCall(_Layer):
         masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
                      key_padding_mask=key_padding_mask, attention_mask=attention_mask)
         return self._call(who, query, value, key, masks, use_causal_mask, training,
-                          return_attention_scores, seed, offset, path)
+                          return_attention_scores, seed, offset, path, positions)
 
     def gradients(self, query, value, key=None, query_mask=None, value_mask=None,
                   key_mask=None, attention_mask=None, training=False, use_causal_mask=False,
                   *, grad_output, key_padding_mask=None, seed=None, offset=None,
-                  path="auto"):
+                  path="auto", query_positions=None, key_positions=None):
         """The gradients of a call (arguments as __call__'s) given grad_output = dL/d(output):
         ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
         in get_weights() order), as numpy arrays of the layer's dtype. With key omitted,
@@ -547,8 +559,9 @@ class _MultiHeadCall(_Layer):
         who = "%s.gradients" % type(self).__name__
         masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
                      key_padding_mask=key_padding_mask, attention_mask=attention_mask)
+        positions = dict(query_positions=query_positions, key_positions=key_positions)
         return self._gradients(who, query, value, key, masks, use_causal_mask, training, seed,
-                               offset, path, grad_output)
+                               offset, path, grad_output, positions)
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         """Keras's: the output's shape, query_shape[:-1] + (output width,) (dims may be
@@ -570,20 +583,30 @@ class MultiHeadAttention(_MultiHeadCall):
     sliding_window, AND-ed with every other mask (docs/SEMANTICS.md). use_gate
     (Keras 3.14): each head's context is multiplied by sigmoid(query @ gate_kernel +
     gate_bias) before the output projection; gate_kernel (Dq, H, value_dim) and
-    gate_bias (H, value_dim) come after key_bias, before value_kernel, as in Keras."""
+    gate_bias (H, value_dim) come after key_bias, before value_kernel, as in Keras.
+    Today's open models (keyword-only, not Keras's; docs/PYTHON.md): qk_norm (None, an
+    epsilon or {"epsilon": 1e-6}: RMS-normalized projected queries and keys, weights
+    query_norm and key_norm (key_dim,)), rope (None or {"max_wavelength": 10000,
+    "scaling_factor": 1, "rotary_dim": None, "layout": "half" | "interleaved"}: rotary
+    embeddings, turned by the call's query_positions / key_positions), softcap (None
+    or a number > 0: scores become softcap * tanh(scores / softcap)), use_sinks (a
+    learned logit per head in every softmax denominator, weight sinks (H,)); the new
+    weights come after output_bias, in that order."""
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
                  output_shape=None, attention_axes=None, sliding_window=None,
                  flash_attention=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 use_gate=False, seed=None, *, dtype=None, context=None):
+                 use_gate=False, seed=None, *, qk_norm=None, rope=None, softcap=None,
+                 use_sinks=False, dtype=None, context=None):
         who = type(self).__name__
         _keras_only(who, attention_axes, flash_attention, kernel_regularizer,
                     bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint)
         super().__init__(_specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout,
                                                        use_bias, output_shape, sliding_window,
-                                                       use_gate),
+                                                       use_gate,
+                                                       (qk_norm, rope, softcap, use_sinks)),
                          context, seed, dtype, _kernel_bias(kernel_initializer,
                                                             bias_initializer))
 
@@ -599,20 +622,23 @@ class GroupedQueryAttention(_MultiHeadCall):
     start as MultiHeadAttention's (kernel_initializer, bias_initializer).
     query_mask zeroes the weights of masked query rows, as MultiHeadAttention's does;
     scores are (B, Nq, Tq, Tv) before dropout; sliding_window as MultiHeadAttention's. use_gate: as
-    MultiHeadAttention's, gate_kernel (Dq, Nq, h) and gate_bias (Nq, h) after key_bias."""
+    MultiHeadAttention's, gate_kernel (Dq, Nq, h) and gate_bias (Nq, h) after key_bias.
+    qk_norm, rope, softcap, use_sinks as MultiHeadAttention's: query_norm and key_norm
+    (head_dim,), sinks (num_query_heads,)."""
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
                  use_bias=True, sliding_window=None, flash_attention=None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None, *,
-                 dtype=None, context=None):
+                 qk_norm=None, rope=None, softcap=None, use_sinks=False, dtype=None,
+                 context=None):
         who = type(self).__name__
         _keras_only(who, None, flash_attention, kernel_regularizer, bias_regularizer,
                     activity_regularizer, kernel_constraint, bias_constraint)
         super().__init__(_specs.GroupedQueryAttentionSpec(
             head_dim, num_query_heads, num_key_value_heads, dropout, use_bias, sliding_window,
-            who, use_gate), context, seed, dtype,
+            who, use_gate, (qk_norm, rope, softcap, use_sinks)), context, seed, dtype,
             _kernel_bias(kernel_initializer, bias_initializer))
 
 

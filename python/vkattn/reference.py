@@ -21,10 +21,12 @@ from .tensor import host
 
 def _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
          use_causal_mask, training, return_attention_scores, seed, offset, grad_output=None,
-         key_mask=None, key_padding_mask=None):
+         key_mask=None, key_padding_mask=None, positions=None):
     query, value, key = host(query), host(value), host(key)  # Tensors: their contents
     a = _specs.CallArrays(spec, who, query, value, key, query_mask, value_mask, attention_mask,
                           key_mask, key_padding_mask)
+    if positions:
+        a.positions(spec, who, *positions)
     widths = a.widths
     spec.check_widths(widths, who, a.k is not None)
     arrays = (spec.defaults(widths) if weights is None
@@ -41,6 +43,7 @@ def _run(spec, who, weights, query, value, key, query_mask, value_mask, attentio
     if a.am is not None:
         io.attention_mask_rank = a.am.ndim
         io.attention_mask_dims = list(a.am.shape) + [0] * (4 - a.am.ndim)
+    io.query_positions, io.key_positions = ptr(a.qp), ptr(a.kp)
     io.output, io.scores = ptr(out, const=False), ptr(scores, const=False)
     if grad_output is not None:
         return _backward(spec, who, widths, w, call, io, a, grad_output)
@@ -104,14 +107,20 @@ def multi_head_attention(query, value, key=None, *, num_heads, key_dim, value_di
                          query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
                          use_causal_mask=False, training=False, return_attention_scores=False,
                          seed=0, offset=0, sliding_window=None, use_gate=False,
-                         grad_output=None, key_padding_mask=None):
+                         grad_output=None, key_padding_mask=None, qk_norm=None, rope=None,
+                         softcap=None, use_sinks=False, query_positions=None,
+                         key_positions=None):
     """vkattn.MultiHeadAttention's reference: weights as its get_weights();
-    key_padding_mask as the layer's (PyTorch's polarity, True = padding)."""
+    key_padding_mask as the layer's (PyTorch's polarity, True = padding); qk_norm,
+    rope, softcap, use_sinks and the positions as the layer's (weights=None: the
+    norms ones, the sinks zeros, as a new layer's)."""
     spec = _specs.MultiHeadAttentionSpec(num_heads, key_dim, value_dim, dropout, use_bias,
-                                         output_shape, sliding_window, use_gate)
+                                         output_shape, sliding_window, use_gate,
+                                         (qk_norm, rope, softcap, use_sinks))
     return _run(spec, "reference.multi_head_attention", weights, query, value, key,
                 query_mask, value_mask, attention_mask, use_causal_mask, training,
-                return_attention_scores, seed, offset, grad_output, key_mask, key_padding_mask)
+                return_attention_scores, seed, offset, grad_output, key_mask, key_padding_mask,
+                (query_positions, key_positions))
 
 
 def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads,
@@ -119,15 +128,19 @@ def grouped_query_attention(query, value, key=None, *, head_dim, num_query_heads
                             weights=None, dropout=0.0, query_mask=None, value_mask=None,
                             key_mask=None, attention_mask=None, use_causal_mask=False,
                             training=False, return_attention_scores=False, seed=0, offset=0,
-                            use_gate=False, grad_output=None, key_padding_mask=None):
+                            use_gate=False, grad_output=None, key_padding_mask=None,
+                            qk_norm=None, rope=None, softcap=None, use_sinks=False,
+                            query_positions=None, key_positions=None):
     """vkattn.GroupedQueryAttention's reference: weights as its get_weights();
-    key_padding_mask as the layer's (PyTorch's polarity, True = padding)."""
+    key_padding_mask as the layer's (PyTorch's polarity, True = padding); the open-model
+    options and positions as multi_head_attention's."""
     who = "reference.grouped_query_attention"
     spec = _specs.GroupedQueryAttentionSpec(head_dim, num_query_heads, num_key_value_heads,
-                                            dropout, use_bias, sliding_window, who, use_gate)
+                                            dropout, use_bias, sliding_window, who, use_gate,
+                                            (qk_norm, rope, softcap, use_sinks))
     return _run(spec, who, weights, query, value, key, query_mask, value_mask, attention_mask,
                 use_causal_mask, training, return_attention_scores, seed, offset, grad_output,
-                key_mask, key_padding_mask)
+                key_mask, key_padding_mask, (query_positions, key_positions))
 
 
 group_query_attention = grouped_query_attention

@@ -4,7 +4,8 @@
  * output features split into heads by consecutive blocks of head_dim, so the
  * Keras kernel (in, heads, head_dim) is the transpose read row-major, as for
  * nn.MultiheadAttention (torch_mha.c); o_proj (Dq, Nq*h) transposes into
- * (Nq, h, Dq). Biases (heads*h) already are Keras's (heads, h). */
+ * (Nq, h, Dq). Biases (heads*h) already are Keras's (heads, h); Qwen3's
+ * q_norm/k_norm and gpt-oss's sinks come with them (open_model.c). */
 #include "weights/weights_internal.h"
 
 #include <stdlib.h>
@@ -46,6 +47,8 @@ vkattn_result vka_weights_load_llama_gqa(vkattn_weights_file *f, const char *fn,
         if (r)
             goto done;
     }
+    if ((r = vka_weights_load_open_model(f, fn, d, prefix, out)))
+        goto done;
     out->query_kernel = vka_weights_transposed(wq, 0, q, Dq);
     out->key_kernel = vka_weights_transposed(wk, 0, kv, d->key_width);
     out->value_kernel = vka_weights_transposed(wv, 0, kv, d->value_width);

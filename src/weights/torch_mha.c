@@ -102,6 +102,10 @@ vkattn_result vka_weights_load_torch_mha(vkattn_weights_file *f, const char *fn,
         ((r = vka_weights_load_named(f, fn, prefix, "in_proj_bias", 1, 3 * E, 0, "(3E,)", &bin)) ||
          (r = vka_weights_load_named(f, fn, prefix, "out_proj.bias", 1, E, 0, "(E,)", &bo))))
         goto done;
+    /* a module that adds QK-norm or sinks to nn.MultiheadAttention names them
+     * as Hugging Face does */
+    if ((r = vka_weights_load_open_model(f, fn, &d, prefix, out)))
+        goto done;
     /* (out, in) -> (in, H, hd) */
     out->query_kernel =
         in ? vka_weights_transposed(in, 0, E, E) : vka_weights_transposed(wq, 0, E, E);

@@ -93,4 +93,12 @@ vkattn_result vka_weights_load_llama_gqa(vkattn_weights_file *f, const char *fn,
                                          const struct vka_mha_dims *d, const char *prefix,
                                          vkattn_mha_weights *out);
 
+/* open_model.c: with d->use_qk_norm q_norm.weight and k_norm.weight
+ * (key_dim,) into out->query_norm and key_norm; with d->use_sinks sinks (heads,)
+ * into out->sinks (Hugging Face's names, after prefix). Read by both the
+ * PyTorch and the Llama names; on failure the caller frees what was read. */
+vkattn_result vka_weights_load_open_model(vkattn_weights_file *f, const char *fn,
+                                          const struct vka_mha_dims *d, const char *prefix,
+                                          vkattn_mha_weights *out);
+
 #endif /* VKA_WEIGHTS_INTERNAL_H */

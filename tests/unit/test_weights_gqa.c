@@ -6,7 +6,10 @@
  * converted to Keras layout (checked index by index against the conversion
  * written out here), Qwen2's missing o_proj bias read as 0, and the errors:
  * a missing tensor, a wrong shape (named, with what was expected), a bad desc,
- * PyTorch nn.MultiheadAttention names. */
+ * PyTorch nn.MultiheadAttention names. The open-model weights: query_norm,
+ * key_norm and sinks round-trip under Keras names; Qwen3's q_norm.weight /
+ * k_norm.weight and gpt-oss's sinks read beside the Llama names (missing ones
+ * named with their shapes; OLMo 2's whole-width q_norm refused). */
 #include "st_writer.h"
 #include "test_util.h"
 
@@ -38,27 +41,32 @@ static vkattn_gqa_desc random_gqa(void)
     return d;
 }
 
-/* Element counts in the order of vkattn_gqa_weights' fields (gate last). */
-static void counts(const vkattn_gqa_desc *d, size_t n[10])
+/* Element counts in the order of vkattn_gqa_weights' fields (gate, then
+ * query_norm, key_norm, sinks last). */
+#define NW 13
+static void counts(const vkattn_gqa_desc *d, size_t n[NW])
 {
     const size_t h = d->head_dim, q = d->num_query_heads * h, kv = d->num_key_value_heads * h;
-    const size_t c[10] = {d->query_width * q, q, d->key_width * kv, kv,
+    const size_t c[NW] = {d->query_width * q, q, d->key_width * kv, kv,
                           d->value_width * kv, kv, q * d->query_width, d->query_width,
-                          d->query_width * q, q};
+                          d->query_width * q, q, h, h, d->num_query_heads};
     memcpy(n, c, sizeof c);
 }
 
-static void arrays(vkattn_gqa_weights *w, float **a[10])
+static void arrays(vkattn_gqa_weights *w, float **a[NW])
 {
-    float **p[10] = {&w->query_kernel, &w->query_bias, &w->key_kernel,    &w->key_bias,
+    float **p[NW] = {&w->query_kernel, &w->query_bias, &w->key_kernel,    &w->key_bias,
                      &w->value_kernel, &w->value_bias, &w->output_kernel, &w->output_bias,
-                     &w->gate_kernel,  &w->gate_bias};
+                     &w->gate_kernel,  &w->gate_bias,  &w->query_norm,    &w->key_norm,
+                     &w->sinks};
     memcpy(a, p, sizeof p);
 }
 
 /* Whether array i (arrays() order) exists in a layer of desc d. */
 static bool present(const vkattn_gqa_desc *d, int i)
 {
+    if (i >= 10)
+        return i == 12 ? d->use_sinks : d->use_qk_norm;
     return (i < 8 || d->use_gate) && !(d->no_bias && i % 2);
 }
 
@@ -70,12 +78,14 @@ static void test_keras_round_trip(void **state)
         vkattn_gqa_desc d = random_gqa();
         d.no_bias = iter % 3 == 2;
         d.use_gate = iter % 4 < 2;
-        size_t n[10];
+        d.use_qk_norm = iter % 5 < 2; /* the table's open-model weights round-trip too */
+        d.use_sinks = iter % 3 == 1;
+        size_t n[NW];
         counts(&d, n);
         vkattn_gqa_weights w = {0}, back;
-        float **in[10], **out[10];
+        float **in[NW], **out[NW];
         arrays(&w, in);
-        for (int i = 0; i < 10; i++)
+        for (int i = 0; i < NW; i++)
             *in[i] = present(&d, i) ? rnd(n[i]) : NULL;
         const char *prefix = iter % 2 ? "model/gqa_1/" : NULL;
         assert_int_equal(vkattn_gqa_weights_save(PATH, &d, &w, prefix), VKATTN_SUCCESS);
@@ -83,7 +93,8 @@ static void test_keras_round_trip(void **state)
         assert_int_equal(vkattn_weights_file_open(PATH, &f), VKATTN_SUCCESS);
         assert_string_equal(vkattn_weights_file_metadata(f, "layer"), "GroupedQueryAttention");
         assert_int_equal(vkattn_weights_file_count(f),
-                         (d.no_bias ? 4 : 8) + (d.use_gate ? (d.no_bias ? 1 : 2) : 0));
+                         (d.no_bias ? 4 : 8) + (d.use_gate ? (d.no_bias ? 1 : 2) : 0) +
+                             (d.use_qk_norm ? 2 : 0) + d.use_sinks);
         /* Keras's shapes: key (Dk, Nkv, h) */
         char name[64];
         snprintf(name, sizeof name, "%skey/kernel", prefix ? prefix : "");
@@ -94,11 +105,11 @@ static void test_keras_round_trip(void **state)
         /* every tensor has this test's own element count: save and load
          * share the library's weight table, so only this catches a wrong
          * shape in it */
-        static const char *const keras[10] = {
+        static const char *const keras[NW] = {
             "query/kernel", "query/bias", "key/kernel", "key/bias",
             "value/kernel", "value/bias", "attention_output/kernel", "attention_output/bias",
-            "gate/kernel",  "gate/bias"};
-        for (int i = 0; i < 10; i++) {
+            "gate/kernel",  "gate/bias",  "query_norm", "key_norm", "sinks"};
+        for (int i = 0; i < NW; i++) {
             snprintf(name, sizeof name, "%s%s", prefix ? prefix : "", keras[i]);
             if (!present(&d, i)) {
                 assert_int_not_equal(vkattn_weights_file_find(f, name, &info), VKATTN_SUCCESS);
@@ -110,7 +121,7 @@ static void test_keras_round_trip(void **state)
         vkattn_weights_load_desc load = {.prefix = prefix};
         assert_int_equal(vkattn_gqa_weights_load(f, &d, &load, &back), VKATTN_SUCCESS);
         arrays(&back, out);
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < NW; i++) {
             if (!present(&d, i))
                 assert_null(*out[i]);
             else
@@ -150,8 +161,20 @@ static void test_keras_round_trip(void **state)
             assert_non_null(strstr(vkattn_last_error(), "gate/kernel"));
             vkattn_weights_file_close(g);
         }
+        if (d.use_qk_norm || d.use_sinks) { /* a layer with them needs them in the file */
+            vkattn_gqa_desc plain = d;
+            plain.use_qk_norm = plain.use_sinks = false;
+            assert_int_equal(vkattn_gqa_weights_save(PATH, &plain, &w, prefix), VKATTN_SUCCESS);
+            vkattn_weights_file *g;
+            assert_int_equal(vkattn_weights_file_open(PATH, &g), VKATTN_SUCCESS);
+            assert_int_equal(vkattn_gqa_weights_load(g, &d, &load, &back),
+                             VKATTN_ERROR_INVALID_ARGUMENT);
+            assert_non_null(strstr(vkattn_last_error(), d.use_qk_norm ? "query_norm" : "sinks"));
+            assert_null(back.query_kernel);
+            vkattn_weights_file_close(g);
+        }
         vkattn_weights_file_close(f);
-        for (int i = 0; i < 10; i++)
+        for (int i = 0; i < NW; i++)
             free(*in[i]);
     }
     remove(PATH);
@@ -186,11 +209,14 @@ static void test_llama_names(void **state)
                                      {d.query_width, q}};
         const uint64_t bdims[4] = {q, kv, kv, d.query_width};
         static const char *const names[4] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+        /* Qwen3's q_norm/k_norm (head_dim,) and gpt-oss's sinks (Nq,) beside them */
+        d.use_qk_norm = iter % 2;
+        d.use_sinks = iter % 4 >= 2;
         const char *px = "model.layers.3.self_attn.";
-        float *wp[4], *bp[4];
-        char nm[8][96];
-        st_tensor t[8];
-        uint8_t *bytes[8] = {0};
+        float *wp[4], *bp[4], *norms[3];
+        char nm[11][96];
+        st_tensor t[11];
+        uint8_t *bytes[11] = {0};
         size_t n = 0;
         for (int p = 0; p < 4; p++) {
             wp[p] = rnd(dims[p][0] * dims[p][1]);
@@ -206,6 +232,17 @@ static void test_llama_names(void **state)
                 t[n] = (st_tensor){nm[n], "F32", 1, {bdims[p]}, bytes[n], 4 * bdims[p]};
                 n++;
             }
+        }
+        static const char *const extra[3] = {"q_norm.weight", "k_norm.weight", "sinks"};
+        const uint64_t edims[3] = {h, h, d.num_query_heads};
+        for (int e = 0; e < 3; e++) {
+            norms[e] = rnd(edims[e]);
+            if (e < 2 ? !d.use_qk_norm : !d.use_sinks)
+                continue;
+            snprintf(nm[n], sizeof nm[n], "%s%s", px, extra[e]);
+            bytes[n] = st_f32_bytes(norms[e], edims[e]);
+            t[n] = (st_tensor){nm[n], "F32", 1, {edims[e]}, bytes[n], 4 * edims[e]};
+            n++;
         }
         size_t size;
         uint8_t *file = st_build(t, n, "{\"format\":\"pt\"}", &size);
@@ -224,9 +261,29 @@ static void test_llama_names(void **state)
         } else {
             assert_null(w.query_bias);
         }
+        float *const got[3] = {w.query_norm, w.key_norm, w.sinks};
+        for (int e = 0; e < 3; e++) {
+            if (e < 2 ? !d.use_qk_norm : !d.use_sinks)
+                assert_null(got[e]);
+            else
+                assert_memory_equal(got[e], norms[e], edims[e] * sizeof(float));
+        }
         vkattn_gqa_weights_free(&w);
-        /* more key/value heads than the file holds: k_proj named with its shape */
+        /* a desc that asks for what the file lacks: the tensor named, with its shape */
         vkattn_gqa_desc more = d;
+        if (!d.use_qk_norm || !d.use_sinks) {
+            const bool norm = !d.use_qk_norm;
+            more.use_qk_norm = true, more.use_sinks = true;
+            assert_int_equal(vkattn_gqa_weights_load(f, &more, &load, &w),
+                             VKATTN_ERROR_INVALID_ARGUMENT);
+            assert_non_null(strstr(vkattn_last_error(), norm ? "q_norm.weight" : "sinks"));
+            assert_non_null(strstr(vkattn_last_error(),
+                                   norm ? "(head_dim,)" : "(num_attention_heads,)"));
+            assert_null(w.query_kernel);
+            assert_null(w.query_norm);
+        }
+        /* more key/value heads than the file holds: k_proj named with its shape */
+        more = d;
         more.num_key_value_heads = more.num_query_heads = d.num_query_heads * 2;
         assert_int_equal(vkattn_gqa_weights_load(f, &more, &load, &w),
                          VKATTN_ERROR_INVALID_ARGUMENT);
@@ -250,7 +307,38 @@ static void test_llama_names(void **state)
             free(bytes[i]);
         for (int p = 0; p < 4; p++)
             free(wp[p]), free(bp[p]);
+        for (int e = 0; e < 3; e++)
+            free(norms[e]);
     }
+}
+
+/* OLMo 2 normalizes the whole projection (q_norm.weight (Nq * h,)): not
+ * vkattn's per-head QK-norm, refused naming the tensor and both shapes. */
+static void test_llama_whole_width_norm(void **state)
+{
+    (void)state;
+    const vkattn_gqa_desc d = {.head_dim = 2, .num_query_heads = 2, .num_key_value_heads = 1,
+                               .query_width = 3, .value_width = 3, .no_bias = true,
+                               .use_qk_norm = true};
+    static const float zeros[16] = {0};
+    uint8_t *b4 = st_f32_bytes(zeros, 4), *b2 = st_f32_bytes(zeros, 2);
+    const st_tensor t[] = {
+        {"q_proj.weight", "F32", 2, {4, 3}, zeros, 48}, {"k_proj.weight", "F32", 2, {2, 3}, zeros, 24},
+        {"v_proj.weight", "F32", 2, {2, 3}, zeros, 24}, {"o_proj.weight", "F32", 2, {3, 4}, zeros, 48},
+        {"q_norm.weight", "F32", 1, {4}, b4, 16},      {"k_norm.weight", "F32", 1, {2}, b2, 8},
+    };
+    size_t size;
+    uint8_t *file = st_build(t, sizeof t / sizeof t[0], NULL, &size);
+    vkattn_weights_file *f;
+    assert_int_equal(vkattn_weights_file_open_memory(file, size, "olmo2", &f), VKATTN_SUCCESS);
+    vkattn_weights_load_desc load = {VKATTN_WEIGHTS_NAMES_LLAMA, NULL};
+    vkattn_gqa_weights w;
+    assert_int_equal(vkattn_gqa_weights_load(f, &d, &load, &w), VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "q_norm.weight"));
+    assert_non_null(strstr(vkattn_last_error(), "shape (4,); expected (2,)"));
+    assert_null(w.query_kernel);
+    vkattn_weights_file_close(f);
+    free(file), free(b4), free(b2);
 }
 
 static void test_bad_arguments(void **state)
@@ -287,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keras_round_trip),
         cmocka_unit_test(test_llama_names),
+        cmocka_unit_test(test_llama_whole_width_norm),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * every layer saved and loaded back bit for bit (with and without a prefix),
  * F16 / BF16 files written here converted exactly, PyTorch's
  * nn.MultiheadAttention state dict converted to Keras layout (checked
- * against the conversion written out index by index here), and each way a
+ * against the conversion written out index by index here; with its QK-norm
+ * scales and sinks under Hugging Face's names), and each way a
  * file can fail a layer: missing name, wrong shape, wrong dtype. */
 #include "st_writer.h"
 #include "test_util.h"
@@ -274,8 +275,8 @@ static void test_torch_mha(void **state)
                                  "v_proj_weight", "out_proj.weight", "in_proj_bias"};
         for (int i = 0; i < 6; i++)
             snprintf(nm[i], sizeof nm[i], "%s%s", px, suffix[i]);
-        st_tensor t[8];
-        uint8_t *bytes[8] = {0};
+        st_tensor t[11];
+        uint8_t *bytes[11] = {0};
         size_t n = 0;
 #define ADD(name, r, d0, d1, data, count)                                                         \
     (bytes[n] = st_f32_bytes(data, count),                                                      \
@@ -290,6 +291,14 @@ static void test_torch_mha(void **state)
             ADD(nm[5], 1, 3 * E, 0, bin, 3 * (size_t)E);
             ADD("encoder.layers.0.self_attn.out_proj.bias", 1, E, 0, bo, E);
         }
+        /* QK-norm scales (key_dim,) and sinks (H,) under Hugging Face's names */
+        const bool open = iter % 4 == 1;
+        float *qn = rnd(hd), *kn = rnd(hd), *sk = rnd(H);
+        if (open) {
+            ADD("encoder.layers.0.self_attn.q_norm.weight", 1, hd, 0, qn, hd);
+            ADD("encoder.layers.0.self_attn.k_norm.weight", 1, hd, 0, kn, hd);
+            ADD("encoder.layers.0.self_attn.sinks", 1, H, 0, sk, H);
+        }
         ADD("encoder.layers.0.linear1.weight", 2, 2, 2, bo, 1); /* another layer's: ignored */
         t[n - 1].rank = 1, t[n - 1].dims[0] = 1;
         size_t size;
@@ -297,13 +306,30 @@ static void test_torch_mha(void **state)
         vkattn_weights_file *f;
         assert_int_equal(vkattn_weights_file_open_memory(file, size, "sd", &f), VKATTN_SUCCESS);
         vkattn_mha_desc d = {.num_heads = H, .key_dim = hd, .query_width = E, .key_width = din[1],
-                             .value_width = din[2], .no_bias = !bias};
+                             .value_width = din[2], .no_bias = !bias, .use_qk_norm = open,
+                             .use_sinks = open};
         vkattn_weights_load_desc load = {VKATTN_WEIGHTS_NAMES_TORCH, px};
         vkattn_mha_weights w;
         assert_int_equal(vkattn_mha_weights_load(f, &d, &load, &w), VKATTN_SUCCESS);
         check_torch(&w, (const float *const *)wqkv, bias ? bin : NULL, wo, bias ? bo : NULL, E, H,
                     din);
+        if (open) {
+            assert_memory_equal(w.query_norm, qn, hd * sizeof(float));
+            assert_memory_equal(w.key_norm, kn, hd * sizeof(float));
+            assert_memory_equal(w.sinks, sk, H * sizeof(float));
+        } else {
+            assert_null(w.query_norm), assert_null(w.sinks);
+        }
         vkattn_mha_weights_free(&w);
+        if (!open) { /* sinks the desc wants but the file lacks: named, with the shape */
+            vkattn_mha_desc sinks = d;
+            sinks.use_sinks = true;
+            assert_int_equal(vkattn_mha_weights_load(f, &sinks, &load, &w),
+                             VKATTN_ERROR_INVALID_ARGUMENT);
+            assert_non_null(strstr(vkattn_last_error(), "self_attn.sinks"));
+            assert_non_null(strstr(vkattn_last_error(), "(num_attention_heads,)"));
+            assert_null(w.query_kernel);
+        }
 
         /* nn.MultiheadAttention has no gate: a gated layer is refused by name */
         vkattn_mha_desc bad = d;
@@ -338,7 +364,7 @@ static void test_torch_mha(void **state)
             free(bytes[i]);
         for (int p = 0; p < 3; p++)
             free(wqkv[p]);
-        free(wo), free(bin), free(bo), free(packed_w);
+        free(wo), free(bin), free(bo), free(packed_w), free(qn), free(kn), free(sk);
     }
 }
 

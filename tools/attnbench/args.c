@@ -18,7 +18,10 @@
 #define C_CHECK (1u << AB_CMD_CHECK)
 
 typedef enum kind {
-    K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT, K_DEVICE
+    K_BOOL, K_U32, K_U64, K_RATE, K_PROFILE, K_PATH, K_TUNING, K_COOPMAT, K_DEVICE,
+    K_POSITIVE,    /* a finite number > 0, digits and at most one point */
+    K_EVEN,        /* an even integer >= 2 */
+    K_ROPE_LAYOUT, /* half | interleaved, stored as 1 + vkattn_rope_layout */
 } kind;
 
 typedef struct flag {
@@ -54,6 +57,12 @@ static const flag FLAGS[] = {
     F("--window", K_U32, C_BENCH, AB_F_WINDOW, window),
     F("--splits", K_U32, C_BENCH, AB_F_SPLITS, splits),
     F("--gate", K_BOOL, C_BENCH, AB_F_GATE, gate),
+    F("--rope", K_BOOL, C_BENCH, AB_F_ROPE, rope),
+    F("--rope-layout", K_ROPE_LAYOUT, C_BENCH, 0, rope_layout),
+    F("--rotary-dim", K_EVEN, C_BENCH, 0, rotary_dim),
+    F("--qk-norm", K_BOOL, C_BENCH, AB_F_QK_NORM, qk_norm),
+    F("--softcap", K_POSITIVE, C_BENCH, AB_F_SOFTCAP, softcap),
+    F("--sinks", K_BOOL, C_BENCH, AB_F_SINKS, sinks),
     F("--mask-ratio", K_RATE, C_BENCH, AB_F_MASK_RATIO, mask_ratio),
     F("--dropout", K_RATE, C_BENCH, AB_F_DROPOUT, dropout),
     F("--scores", K_BOOL, C_BENCH, AB_F_SCORES, scores),
@@ -108,6 +117,10 @@ void ab_usage(bool to_stdout)
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
           "  --gate (mha, gqa: Keras use_gate, a sigmoid gate on each head's context)\n"
+          "  --rope [--rope-layout half|interleaved] [--rotary-dim N] (mha, gqa: rotary\n"
+          "  embeddings, N even <= --dk)  --qk-norm (mha, gqa: RMS-normalized queries and keys)\n"
+          "  --softcap C (mha, gqa: scores capped as C * tanh(s / C), C > 0)\n"
+          "  --sinks (mha, gqa: a learned logit per head joins every softmax)\n"
           "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha, gqa:\n"
           "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"
           "  --check --json --no-peak --remeasure-peak --validation\n"
@@ -189,6 +202,15 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
         return usage_error("--coopmat takes auto, on, off, emulate, nv, khr or nv2, not '%s'%s", s,
                            "");
     }
+    if (f->kind == K_ROPE_LAYOUT) {
+        static const char *const names[] = {"half", "interleaved"}; /* vkattn_rope_layout */
+        for (int i = 0; i < 2; i++)
+            if (!strcmp(names[i], s)) {
+                *(int *)field = 1 + i;
+                return 0;
+            }
+        return usage_error("%s takes half or interleaved, not '%s'", f->name, s);
+    }
     if (f->kind == K_PROFILE) {
         uint32_t n = 0;
         const char *const *names = vkattn_profile_names(&n);
@@ -216,6 +238,20 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
         *(double *)field = v;
         return 0;
     }
+    if (f->kind == K_POSITIVE) {
+        /* as K_RATE: digits and at most one point, so no inf, nan or 1e400 */
+        size_t digits = strspn(s, "0123456789"), frac = 0;
+        if (s[digits] == '.')
+            frac = strspn(s + digits + 1, "0123456789");
+        bool plain = digits + frac > 0 && digits <= 30 &&
+                     !s[digits + (s[digits] == '.') + frac];
+        double v = plain ? strtod(s, &end) : 0.0;
+        if (!plain || *end || errno || !(v > 0.0))
+            return usage_error("%s needs a number > 0 written as digits and a point (30, "
+                               "50.0), got '%s'", f->name, s);
+        *(double *)field = v;
+        return 0;
+    }
     if (!starts_ok)
         return usage_error("%s needs a non-negative integer (decimal digits only), got '%s'",
                            f->name, s);
@@ -231,6 +267,8 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
     }
     if (v > UINT32_MAX)
         return usage_error("%s: '%s' does not fit 32 bits", f->name, s);
+    if (f->kind == K_EVEN && (v < 2 || v % 2))
+        return usage_error("%s needs an even integer >= 2, got '%s'", f->name, s);
     *(uint32_t *)field = (uint32_t)v;
     return 0;
 }
@@ -320,6 +358,9 @@ int ab_parse_args(int argc, char **argv, ab_args *a)
     if (a->piece_work && !a->frame_budget_us)
         return usage_error("--piece-work needs --frame-budget-us (it sizes the slicer's pieces)%s%s",
                            "", "");
+    if ((a->rope_layout || a->rotary_dim) && !a->rope)
+        return usage_error("%s needs --rope%s", a->rope_layout ? "--rope-layout" : "--rotary-dim",
+                           "");
     if (a->dropout >= 1.0)
         return usage_error("--dropout must be below 1 for a benchmark%s%s", "", "");
     return 0;

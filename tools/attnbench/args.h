@@ -30,7 +30,8 @@ enum {
     AB_F_UNFUSED = 1u << 15, AB_F_FP16 = 1u << 16, AB_F_UNITS = 1u << 17,
     AB_F_DMODEL = 1u << 18, AB_F_KV_HEADS = 1u << 19, AB_F_BACKWARD = 1u << 20,
     AB_F_TRAIN_STEP = 1u << 21, AB_F_WINDOW = 1u << 22, AB_F_GATE = 1u << 23,
-    AB_F_SPLITS = 1u << 24,
+    AB_F_SPLITS = 1u << 24, AB_F_ROPE = 1u << 25, AB_F_QK_NORM = 1u << 26,
+    AB_F_SOFTCAP = 1u << 27, AB_F_SINKS = 1u << 28,
 };
 
 typedef struct ab_args {
@@ -58,6 +59,13 @@ typedef struct ab_args {
     uint32_t window;   /* sdpa, decode, mha: sliding window; 0 = none */
     uint32_t splits;   /* decode: key splits per query row; 0 = the library's choice */
     bool gate;         /* mha, gqa: Keras use_gate */
+    /* mha, gqa: the open models' attention (vkattn/mha_host.h) */
+    bool rope;           /* --rope: rotary embeddings at the default positions */
+    int rope_layout;     /* --rope-layout: 1 + vkattn_rope_layout; 0 = not given (half) */
+    uint32_t rotary_dim; /* --rotary-dim: even, >= 2; 0 = not given (the head width) */
+    bool qk_norm;        /* --qk-norm: RMS-normalized queries and keys (epsilon 1e-6) */
+    double softcap;      /* --softcap C: > 0; 0 = off */
+    bool sinks;          /* --sinks: a learned logit per head in every softmax */
     bool transpose_b, causal, scores, fused, unfused, fp16;
     bool backward; /* matmul, additive, sdpa, the layers: time and check the gradients instead */
     bool train_step; /* mha: time forward + MSE + backward + Adam as one training step */

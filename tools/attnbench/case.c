@@ -394,18 +394,125 @@ static float *get_weight(ab_case *c, json_t *weights, const char *key, int slot,
                        err_size)
 
 /* The weight keys of MultiHeadAttention and GroupedQueryAttention: the biases
- * only with use_bias, the gate's only with use_gate (Keras builds no others). */
+ * only with use_bias, the gate's only with use_gate (Keras builds no others),
+ * the norms with qk_norm, the sinks with use_sinks. */
 static bool known_multihead_weights(json_t *w, const char *layer, bool use_bias, bool use_gate,
-                                    char *err, size_t err_size)
+                                    bool qk_norm, bool sinks, char *err, size_t err_size)
 {
-    char what[96];
+    char what[160];
     snprintf(what, sizeof what,
-             "the weights of this %s (biases with use_bias, gate_* with use_gate)",
+             "the weights of this %s (biases with use_bias, gate_* with use_gate, "
+             "query_norm/key_norm with qk_norm, sinks with use_sinks)",
              layer);
     return KNOWN(w, "params.weights.", what, "query_kernel", "key_kernel", "value_kernel",
                  "output_kernel", use_bias ? "query_bias" : NULL, use_bias ? "key_bias" : NULL,
                  use_bias ? "value_bias" : NULL, use_bias ? "output_bias" : NULL,
-                 use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL);
+                 use_gate ? "gate_kernel" : NULL, use_gate && use_bias ? "gate_bias" : NULL,
+                 qk_norm ? "query_norm" : NULL, qk_norm ? "key_norm" : NULL,
+                 sinks ? "sinks" : NULL);
+}
+
+/* The open-model options of the multi-head layers (vkattn/mha_host.h), the
+ * desc's fields of the same names; head_width names the per-head width
+ * ("head_dim", "key_dim"), whose value bounds rope.rotary_dim. */
+typedef struct open_model {
+    bool use_qk_norm;
+    float qk_norm_epsilon;
+    bool use_rope;
+    vkattn_rope_params rope;
+    float softcap;
+    bool use_sinks;
+} open_model;
+
+#define OPEN_MODEL_KEYS "qk_norm", "rope", "softcap", "use_sinks"
+
+static bool parse_open_model(json_t *params, const char *head_name, uint32_t head_width,
+                             open_model *o, char *err, size_t err_size)
+{
+    *o = (open_model){0};
+    double v;
+    json_t *norm = json_object_get(params, "qk_norm");
+    if (norm && !json_is_null(norm)) {
+        if (!json_is_object(norm))
+            return FAIL("params.qk_norm: must be an object {\"epsilon\": e} or null");
+        if (!KNOWN(norm, "params.qk_norm.", "qk_norm's keys", "epsilon") ||
+            !get_number(norm, "epsilon", 1e-6, &v, "params.qk_norm.epsilon", err, err_size))
+            return false;
+        if (!(v > 0.0 && v <= 1.0))
+            return FAIL("params.qk_norm.epsilon: %g; must be in (0, 1]", v);
+        o->use_qk_norm = true;
+        o->qk_norm_epsilon = (float)v;
+    }
+    json_t *rope = json_object_get(params, "rope");
+    if (rope && !json_is_null(rope)) {
+        if (!json_is_object(rope))
+            return FAIL("params.rope: must be an object (max_wavelength, scaling_factor, "
+                        "rotary_dim, layout) or null");
+        if (!KNOWN(rope, "params.rope.", "rope's keys", "max_wavelength", "scaling_factor",
+                   "rotary_dim", "layout"))
+            return false;
+        o->use_rope = true;
+        if (!get_number(rope, "max_wavelength", 10000.0, &v, "params.rope.max_wavelength", err,
+                        err_size))
+            return false;
+        if (!(v > 1.0))
+            return FAIL("params.rope.max_wavelength: %g; must be > 1", v);
+        o->rope.max_wavelength = (float)v;
+        if (!get_number(rope, "scaling_factor", 1.0, &v, "params.rope.scaling_factor", err,
+                        err_size))
+            return false;
+        if (!(v > 0.0))
+            return FAIL("params.rope.scaling_factor: %g; must be > 0", v);
+        o->rope.scaling_factor = (float)v;
+        if (!get_uint(rope, "rotary_dim", false, head_width, 2, &o->rope.rotary_dim,
+                      "params.rope.rotary_dim", err, err_size))
+            return false;
+        if (o->rope.rotary_dim % 2 || o->rope.rotary_dim > head_width)
+            return FAIL("params.rope.rotary_dim: %u; must be even and <= params.%s (%u)",
+                        o->rope.rotary_dim, head_name, head_width);
+        json_t *layout = json_object_get(rope, "layout");
+        const char *l = json_is_string(layout) ? json_string_value(layout) : "";
+        if (!layout || json_is_null(layout) || !strcmp(l, "half"))
+            o->rope.layout = VKATTN_ROPE_HALF;
+        else if (!strcmp(l, "interleaved"))
+            o->rope.layout = VKATTN_ROPE_INTERLEAVED;
+        else
+            return FAIL("params.rope.layout: must be \"half\" or \"interleaved\"");
+    }
+    if (!get_number(params, "softcap", 0.0, &v, "params.softcap", err, err_size))
+        return false;
+    json_t *cap = json_object_get(params, "softcap");
+    if (cap && !json_is_null(cap) && !(v > 0.0)) /* null or absent = off */
+        return FAIL("params.softcap: %g; must be > 0 (null = off)", v);
+    o->softcap = (float)v;
+    return get_bool(params, "use_sinks", false, &o->use_sinks, err, err_size);
+}
+
+#define SET_OPEN_MODEL(desc, o)                                                                \
+    ((desc)->use_qk_norm = (o).use_qk_norm, (desc)->qk_norm_epsilon = (o).qk_norm_epsilon,    \
+     (desc)->use_rope = (o).use_rope, (desc)->rope = (o).rope, (desc)->softcap = (o).softcap, \
+     (desc)->use_sinks = (o).use_sinks)
+
+/* params.weights' query_norm, key_norm (head width,) and sinks (heads,) into
+ * slots 10..12, as the desc asks. */
+static bool get_open_model_weights(ab_case *c, json_t *w, const open_model *o, uint32_t head,
+                                   uint32_t heads, vkattn_mha_weights *m, char *err,
+                                   size_t err_size)
+{
+    /* required, as every weight of a case: a forgotten one would run as a new layer's */
+    static const char *const keys[3] = {"query_norm", "key_norm", "sinks"};
+    for (int i = 0; i < 3; i++)
+        if ((i < 2 ? o->use_qk_norm : o->use_sinks) && !json_object_get(w, keys[i]))
+            return FAIL("params.weights.%s: required with %s (a new layer's is all %s)", keys[i],
+                        i < 2 ? "qk_norm" : "use_sinks", i < 2 ? "ones" : "zeros");
+    if (o->use_qk_norm &&
+        (!(m->query_norm = get_weight(c, w, "query_norm", 10, 1, &head, "(head width,)", false,
+                                      err, err_size)) ||
+         !(m->key_norm = get_weight(c, w, "key_norm", 11, 1, &head, "(head width,)", false, err,
+                                    err_size))))
+        return false;
+    return !o->use_sinks || (m->sinks = get_weight(c, w, "sinks", 12, 1, &heads, "(heads,)",
+                                                   false, err, err_size)) != NULL;
 }
 
 static bool get_dropout(json_t *params, float *out, char *err, size_t err_size)
@@ -528,9 +635,10 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t H, kd, vd, dout, window;
     bool use_bias, use_gate;
+    open_model o;
     if (!KNOWN(params, "params.", "MultiHeadAttention's params", "num_heads", "key_dim",
                "value_dim", "output_shape", "use_bias", "use_gate", "sliding_window", "weights",
-               "dropout", WEIGHTS_FILE_KEYS))
+               "dropout", OPEN_MODEL_KEYS, WEIGHTS_FILE_KEYS))
         return false;
     if (!get_uint(params, "num_heads", true, 0, 1, &H, "params.num_heads", err, err_size) ||
         !get_uint(params, "key_dim", true, 0, 1, &kd, "params.key_dim", err, err_size) ||
@@ -541,7 +649,8 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
         !get_bool(params, "use_gate", false, &use_gate, err, err_size) ||
         /* Keras sliding_window: null (None) or a positive integer */
         !get_uint(params, "sliding_window", false, 0, 1, &window, "params.sliding_window", err,
-                  err_size))
+                  err_size) ||
+        !parse_open_model(params, "key_dim", kd, &o, err, err_size))
         return false;
     c->heads = H;
     c->dout = dout;
@@ -550,6 +659,7 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
         .num_heads = H, .key_dim = kd, .value_dim = vd, .query_width = c->dq,
         .key_width = c->key.data ? c->dk : 0, .value_width = c->dv, .output_dim = dout,
         .no_bias = !use_bias, .sliding_window = window, .use_gate = use_gate};
+    SET_OPEN_MODEL(&c->desc.mha, o);
     vkattn_weights_file *f;
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
@@ -561,7 +671,9 @@ static bool parse_mha(ab_case *c, json_t *params, char *err, size_t err_size)
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
                     "params.weights_file", use_bias ? " and biases" : "");
-    if (!known_multihead_weights(w, "MultiHeadAttention", use_bias, use_gate, err, err_size))
+    if (!known_multihead_weights(w, "MultiHeadAttention", use_bias, use_gate, o.use_qk_norm,
+                                 o.use_sinks, err, err_size) ||
+        !get_open_model_weights(c, w, &o, kd, H, &c->w.mha, err, err_size))
         return false;
     vkattn_mha_weights *m = &c->w.mha;
     uint32_t qk[3] = {c->dq, H, kd}, kk[3] = {kw, H, kd}, vk[3] = {c->dv, H, vd};
@@ -604,9 +716,10 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t hd, nq, nkv, window;
     bool use_bias, use_gate;
+    open_model o;
     if (!KNOWN(params, "params.", "GroupedQueryAttention's params", "head_dim", "num_query_heads",
                "num_key_value_heads", "use_bias", "use_gate", "sliding_window", "weights",
-               "dropout", WEIGHTS_FILE_KEYS))
+               "dropout", OPEN_MODEL_KEYS, WEIGHTS_FILE_KEYS))
         return false;
     if (!get_uint(params, "head_dim", true, 0, 1, &hd, "params.head_dim", err, err_size) ||
         !get_uint(params, "num_query_heads", true, 0, 1, &nq, "params.num_query_heads", err,
@@ -616,7 +729,8 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
         !get_bool(params, "use_bias", true, &use_bias, err, err_size) ||
         !get_bool(params, "use_gate", false, &use_gate, err, err_size) ||
         !get_uint(params, "sliding_window", false, 0, 1, &window, "params.sliding_window", err,
-                  err_size))
+                  err_size) ||
+        !parse_open_model(params, "head_dim", hd, &o, err, err_size))
         return false;
     if (nq % nkv)
         return FAIL("params.num_query_heads (%u) must be a multiple of "
@@ -628,6 +742,7 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
         .head_dim = hd, .num_query_heads = nq, .num_key_value_heads = nkv,
         .query_width = c->dq, .key_width = c->key.data ? c->dk : 0, .value_width = c->dv,
         .no_bias = !use_bias, .sliding_window = (int32_t)window, .use_gate = use_gate};
+    SET_OPEN_MODEL(&c->desc.gqa, o);
     vkattn_weights_file *f;
     vkattn_weights_load_desc load;
     if (!open_weights(c, params, &f, &load, err, err_size))
@@ -639,7 +754,9 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
     if (!json_is_object(w))
         return FAIL("params.weights: required (an object with the kernels%s), or "
                     "params.weights_file", use_bias ? " and biases" : "");
-    if (!known_multihead_weights(w, "GroupedQueryAttention", use_bias, use_gate, err, err_size))
+    if (!known_multihead_weights(w, "GroupedQueryAttention", use_bias, use_gate, o.use_qk_norm,
+                                 o.use_sinks, err, err_size) ||
+        !get_open_model_weights(c, w, &o, hd, nq, &c->w.gqa, err, err_size))
         return false;
     vkattn_gqa_weights *m = &c->w.gqa;
     uint32_t qk[3] = {c->dq, nq, hd}, kk[3] = {kw, nkv, hd}, vk[3] = {c->dv, nkv, hd};
@@ -775,6 +892,36 @@ static bool parse_masks(json_t *obj, ab_case *c, char *err, size_t err_size)
     return broadcast_mask(am, 3, full, "attention_mask", err, err_size);
 }
 
+/* query_positions (B, Tq) and key_positions (B, Tv): the rotary embedding's
+ * positions, non-negative integers below 2^24 (exact in float32). */
+static bool parse_positions(json_t *obj, ab_case *c, char *err, size_t err_size)
+{
+    const bool rope = (c->kind == AB_LAYER_MHA && c->desc.mha.use_rope) ||
+                      (c->kind == AB_LAYER_GQA && c->desc.gqa.use_rope);
+    static const char *const names[2] = {"query_positions", "key_positions"};
+    ab_nd *arrays[2] = {&c->query_positions, &c->key_positions};
+    const uint32_t dims[2][2] = {{c->batch, c->tq}, {c->batch, c->tv}};
+    for (int i = 0; i < 2; i++) {
+        if (!nd_parse(json_object_get(obj, names[i]), names[i], false, arrays[i], err, err_size))
+            return false;
+        if (!arrays[i]->data)
+            continue;
+        if (!rope)
+            return FAIL("%s: needs params.rope (positions turn the rotary embedding only)",
+                        names[i]);
+        if (!expect_shape(arrays[i], names[i], 2, dims[i], i ? "(B, Tv)" : "(B, Tq)", false,
+                          err, err_size))
+            return false;
+        for (size_t j = 0; j < arrays[i]->n; j++) {
+            const float p = arrays[i]->data[j];
+            if (!(p >= 0.0f && p < 16777216.0f && p == floorf(p)))
+                return FAIL("%s[%zu]: %g; positions are integers in [0, 2^24)", names[i], j,
+                            (double)p);
+        }
+    }
+    return true;
+}
+
 static bool parse_call(json_t *obj, ab_case *c, char *err, size_t err_size)
 {
     bool causal, training, scores;
@@ -903,7 +1050,8 @@ bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case 
     }
     if (ok)
         output_shapes(c);
-    ok = ok && parse_masks(obj, c, err, err_size) && parse_call(obj, c, err, err_size) &&
+    ok = ok && parse_masks(obj, c, err, err_size) && parse_positions(obj, c, err, err_size) &&
+         parse_call(obj, c, err, err_size) &&
          parse_expectations(obj, c, err, err_size) && ab_case_parse_grads(obj, c, err, err_size);
     json_decref(empty);
     c->case_path = NULL;
@@ -912,8 +1060,10 @@ bool ab_case_parse_at(json_t *obj, size_t index, const char *case_path, ab_case 
 
 void ab_case_free(ab_case *c)
 {
-    ab_nd *arrays[] = {&c->query, &c->value, &c->key, &c->query_mask, &c->value_mask,
-                       &c->attention_mask, &c->expected_output, &c->expected_scores};
+    ab_nd *arrays[] = {&c->query,           &c->value,           &c->key,
+                       &c->query_mask,      &c->value_mask,      &c->attention_mask,
+                       &c->expected_output, &c->expected_scores, &c->query_positions,
+                       &c->key_positions};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         ab_nd_free(arrays[i]);
     for (size_t i = 0; i < sizeof c->warr / sizeof c->warr[0]; i++)

@@ -40,6 +40,9 @@ typedef struct ab_case {
     /* inputs as given; key.data NULL = key is value */
     ab_nd query, value, key, query_mask, value_mask, attention_mask;
     bool attention_mask_per_head;
+    /* with params.rope only: (B, Tq) and (B, Tv) non-negative integers; NULL =
+     * query t at t, key s at s */
+    ab_nd query_positions, key_positions;
     bool rank2_query; /* Bahdanau (B, Dq) query: tq = 1, output (B, Dv) */
     uint32_t batch, tq, tv, dq, dk, dv, heads, dout;
     vkattn_layer_call call;
@@ -62,7 +65,7 @@ typedef struct ab_case {
         vkattn_mha_weights mha;
         vkattn_gqa_weights gqa;
     } w;
-    ab_nd warr[10]; /* weight arrays the weights struct points into */
+    ab_nd warr[13]; /* weight arrays the weights struct points into (AB_LAYER_WEIGHTS) */
     bool weights_from_file; /* w's arrays came from *_weights_load: *_weights_free them */
     const char *case_path;  /* while parsing: the case file, for params.weights_file */
 

@@ -141,14 +141,14 @@ bool ab_case_parse_grads(json_t *obj, ab_case *c, char *err, size_t err_size)
 typedef struct grads_run {
     vkattn_context *ctx;
     ab_layer_any layer;
-    vkattn_tensor *in[6], *output, *gout, *grad[AB_CASE_GRADS];
+    vkattn_tensor *in[8], *output, *gout, *grad[AB_CASE_GRADS];
     float *dev[AB_CASE_GRADS], *ref[AB_CASE_GRADS];
 } grads_run;
 
 static void run_free(grads_run *g)
 {
     ab_layer_any_destroy(&g->layer);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         vkattn_tensor_destroy(g->in[i]);
     vkattn_tensor_destroy(g->output), vkattn_tensor_destroy(g->gout);
     for (int i = 0; i < AB_CASE_GRADS; i++) {
@@ -178,10 +178,11 @@ static vkattn_result run_device(const ab_case *c, const grad_info *info, uint32_
 {
     vkattn_context *ctx = g->ctx;
     const vkattn_dtype dt = c->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
-    const ab_nd *ins[6] = {&c->query, &c->value, &c->key, &c->query_mask, &c->value_mask,
-                           &c->attention_mask};
+    const ab_nd *ins[8] = {&c->query,          &c->value,          &c->key,
+                           &c->query_mask,     &c->value_mask,     &c->attention_mask,
+                           &c->query_positions, &c->key_positions};
     vkattn_result r = VKATTN_SUCCESS;
-    for (int i = 0; i < 6 && !r; i++)
+    for (int i = 0; i < 8 && !r; i++)
         r = i < 3 ? nd_tensor_typed(ctx, ins[i], dt, &g->in[i]) : nd_tensor(ctx, ins[i], &g->in[i]);
     if (r || (r = ab_tensor_typed(ctx, c->out_rank, c->out_dims, dt, NULL, &g->output)) ||
         (r = ab_tensor_typed(ctx, c->grad_output.rank, c->grad_output.dims, dt,
@@ -203,7 +204,8 @@ static vkattn_result run_device(const ab_case *c, const grad_info *info, uint32_
                           .query_mask = g->in[3], .value_mask = g->in[4],
                           .attention_mask = g->in[5],
                           .attention_mask_per_head = c->attention_mask_per_head,
-                          .output = g->output};
+                          .output = g->output, .query_positions = g->in[6],
+                          .key_positions = g->in[7]};
     vkattn_layer_grads grads = {.grad_output = g->gout, .grad_query = g->grad[G_QUERY],
                                 .grad_value = g->grad[G_VALUE], .grad_key = g->grad[G_KEY]};
     if ((r = ab_layer_any_run(&g->layer, call, &io)) ||
@@ -221,7 +223,8 @@ static vkattn_result run_reference(const ab_case *c, const vkattn_layer_call *ca
         .query = c->query.data, .value = c->value.data, .key = c->key.data,
         .query_mask = c->query_mask.data, .value_mask = c->value_mask.data,
         .attention_mask = c->attention_mask.data,
-        .attention_mask_per_head = c->attention_mask_per_head};
+        .attention_mask_per_head = c->attention_mask_per_head,
+        .query_positions = c->query_positions.data, .key_positions = c->key_positions.data};
     vkattn_layer_host_grads hg = {.grad_query = g->ref[G_QUERY], .grad_value = g->ref[G_VALUE],
                                   .grad_key = g->ref[G_KEY]};
     return ab_layer_any_reference_backward(&g->layer, call, &io, c->grad_output.data, &hg,

@@ -79,7 +79,7 @@ bool ab_case_keys_top(json_t *obj, char *err, size_t err_size)
         "name", "layer", "params", "query", "value", "key", "query_mask", "value_mask",
         "attention_mask", "use_causal_mask", "training", "return_attention_scores", "seed",
         "offset", "dtype", "expected_output", "expected_scores", "tolerance", "grad_output",
-        "expected_grads", "comment",
+        "expected_grads", "comment", "query_positions", "key_positions",
     };
     return ab_case_keys_known(obj, "", "a case's keys (free text goes under \"comment\")", top,
                               sizeof top / sizeof top[0], err, err_size);

@@ -44,6 +44,7 @@ typedef struct case_gpu {
     vkattn_context *ctx;
     ab_layer_any layer;
     vkattn_tensor *query, *value, *key, *qmask, *vmask, *amask, *output, *scores;
+    vkattn_tensor *qpos, *kpos; /* the rotary embedding's positions, f32 */
 } case_gpu;
 
 /* The case's kind, desc and weights as the shared tagged union. case.h keeps
@@ -61,8 +62,8 @@ static void layer_of_case(const ab_case *c, ab_layer_any *l)
 static void gpu_free(case_gpu *g)
 {
     ab_layer_any_destroy(&g->layer);
-    vkattn_tensor *t[] = {g->query, g->value, g->key, g->qmask, g->vmask, g->amask, g->output,
-                          g->scores};
+    vkattn_tensor *t[] = {g->query, g->value, g->key,    g->qmask, g->vmask,
+                          g->amask, g->output, g->scores, g->qpos,  g->kpos};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         vkattn_tensor_destroy(t[i]);
 }
@@ -145,6 +146,8 @@ static void make_half(ab_case *c)
             if (!d->no_bias)
                 round_half(w->gate_bias, H * vd);
         }
+        if (d->use_qk_norm) /* the sinks stay f32 */
+            round_half(w->query_norm, kd), round_half(w->key_norm, kd);
         break;
     }
     case AB_LAYER_GQA: {
@@ -165,6 +168,8 @@ static void make_half(ab_case *c)
             if (!d->no_bias)
                 round_half(w->gate_bias, q);
         }
+        if (d->use_qk_norm) /* the sinks stay f32 */
+            round_half(w->query_norm, h), round_half(w->key_norm, h);
         break;
     }
     }
@@ -176,7 +181,7 @@ static vkattn_result run_layer(const ab_case *c, case_gpu *g)
         .query = g->query, .value = g->value, .key = g->key, .query_mask = g->qmask,
         .value_mask = g->vmask, .attention_mask = g->amask,
         .attention_mask_per_head = c->attention_mask_per_head, .output = g->output,
-        .scores = g->scores};
+        .scores = g->scores, .query_positions = g->qpos, .key_positions = g->kpos};
     return ab_layer_any_run(&g->layer, &c->call, &io);
 }
 
@@ -192,6 +197,8 @@ static vkattn_result run_device(const ab_case *c, case_gpu *g, float *out, float
         (r = nd_tensor(ctx, &c->query_mask, &g->qmask)) ||
         (r = nd_tensor(ctx, &c->value_mask, &g->vmask)) ||
         (r = nd_tensor(ctx, &c->attention_mask, &g->amask)) ||
+        (r = nd_tensor(ctx, &c->query_positions, &g->qpos)) ||
+        (r = nd_tensor(ctx, &c->key_positions, &g->kpos)) ||
         (r = data_tensor(ctx, c, c->out_rank, c->out_dims, NULL, &g->output)) ||
         (r = vkattn_tensor_fill(g->output, NAN)))
         return r;
@@ -211,7 +218,8 @@ static vkattn_result run_reference(const ab_case *c, const ab_layer_any *l, floa
         .query = c->query.data, .value = c->value.data, .key = c->key.data,
         .query_mask = c->query_mask.data, .value_mask = c->value_mask.data,
         .attention_mask = c->attention_mask.data,
-        .attention_mask_per_head = c->attention_mask_per_head, .output = out, .scores = scores};
+        .attention_mask_per_head = c->attention_mask_per_head, .output = out, .scores = scores,
+        .query_positions = c->query_positions.data, .key_positions = c->key_positions.data};
     return ab_layer_any_reference(l, &c->call, &io);
 }
 

@@ -20,6 +20,10 @@ typedef struct layer_state {
     uint32_t units, dmodel;
     uint32_t window; /* mha, gqa: --window, 0 = none */
     bool gate;       /* mha, gqa: --gate (Keras use_gate) */
+    /* mha, gqa: --rope [--rope-layout, --rotary-dim], --qk-norm, --softcap, --sinks */
+    bool rope, qk_norm, sinks;
+    vkattn_rope_params rope_params;
+    float softcap;
     uint32_t kv_heads; /* gqa: --kv-heads, 0 = --heads */
     vkattn_layer_call call;
     float *warr[AB_LAYER_WEIGHTS]; /* host weight arrays the weights struct points into */
@@ -98,15 +102,34 @@ static void make_desc(layer_state *s, float dropout)
         s->layer.desc.mha = (vkattn_mha_desc){
             .num_heads = d->heads, .key_dim = d->dk, .value_dim = d->dv, .query_width = s->dmodel,
             .key_width = s->dmodel, .value_width = s->dmodel, .output_dim = s->dmodel,
-            .dropout = dropout, .sliding_window = s->window, .use_gate = s->gate, .dtype = dt};
+            .dropout = dropout, .sliding_window = s->window, .use_gate = s->gate, .dtype = dt,
+            .use_qk_norm = s->qk_norm, .use_rope = s->rope, .rope = s->rope_params,
+            .softcap = s->softcap, .use_sinks = s->sinks};
         break;
     case AB_LAYER_GQA: /* --dk is head_dim */
         s->layer.desc.gqa = (vkattn_gqa_desc){
             .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = s->kv_heads,
             .query_width = s->dmodel, .value_width = s->dmodel, .dropout = dropout,
-            .sliding_window = (int32_t)s->window, .use_gate = s->gate, .dtype = dt};
+            .sliding_window = (int32_t)s->window, .use_gate = s->gate, .dtype = dt,
+            .use_qk_norm = s->qk_norm, .use_rope = s->rope, .rope = s->rope_params,
+            .softcap = s->softcap, .use_sinks = s->sinks};
         break;
     }
+}
+
+/* --qk-norm's scales, near 1 as a trained model's (0.5 .. 1.5), and --sinks'
+ * logits (+-1) of the multi-head layers; false on host out-of-memory. */
+static bool open_model_weights(layer_state *s, ab_rng *rng, uint32_t head, uint32_t heads,
+                               vkattn_mha_weights *w)
+{
+    if (s->qk_norm) {
+        if (!(w->query_norm = weight(s, rng, 10, head, 12)) ||
+            !(w->key_norm = weight(s, rng, 11, head, 12)))
+            return false;
+        for (uint32_t i = 0; i < head; i++)
+            w->query_norm[i] += 1.0f, w->key_norm[i] += 1.0f;
+    }
+    return !s->sinks || (w->sinks = weight(s, rng, 12, heads, 3)) != NULL;
 }
 
 /* Random weights of each kind, for the desc make_desc made; false on host
@@ -144,6 +167,8 @@ static bool make_weights(layer_state *s, ab_rng *rng)
         if (s->gate && (!(w->gate_kernel = weight(s, rng, 8, (size_t)D * H * d->dv, D)) ||
                         !(w->gate_bias = weight(s, rng, 9, (size_t)H * d->dv, 30))))
             return false;
+        if (!open_model_weights(s, rng, d->dk, H, w))
+            return false;
         for (int i = 0; i < 8; i++)
             if (!s->warr[i])
                 return false;
@@ -162,6 +187,8 @@ static bool make_weights(layer_state *s, ab_rng *rng)
         w->output_bias = weight(s, rng, 7, D, 30);
         if (s->gate && (!(w->gate_kernel = weight(s, rng, 8, (size_t)D * Q, D)) ||
                         !(w->gate_bias = weight(s, rng, 9, Q, 30))))
+            return false;
+        if (!open_model_weights(s, rng, d->dk, d->heads, w))
             return false;
         for (int i = 0; i < 8; i++)
             if (!s->warr[i])
@@ -194,6 +221,8 @@ static const char *layer_path(const layer_state *s)
         .weights_after_dropout = !mha,
         .path = s->call.path,
         .sliding_window = mha ? s->window : 0,
+        .softcap = s->softcap,
+        .has_sinks = s->sinks,
     };
     return ab_sdpa_path_name(s->ctx, &p);
 }
@@ -258,6 +287,11 @@ static int layer_sizes_of(const ab_args *a, ab_layer_kind kind, const char *name
             fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
             return ATTNBENCH_EXIT_USAGE;
         }
+    }
+    if (a->rotary_dim > d->dk) { /* the head width: key_dim, GQA's head_dim */
+        fprintf(stderr, "attnbench: %s: --rotary-dim %u must be <= --dk (%u)\n", name,
+                a->rotary_dim, d->dk);
+        return ATTNBENCH_EXIT_USAGE;
     }
     l->units = (a->given & AB_F_UNITS) ? a->units : d->dk;
     if (!(a->given & AB_F_DMODEL) && !AB_WIDTH_FITS(name, "the default --dmodel",
@@ -330,6 +364,11 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     s->dmodel = l.dmodel;
     s->window = a->window;
     s->gate = a->gate;
+    s->rope = a->rope, s->qk_norm = a->qk_norm, s->sinks = a->sinks;
+    s->softcap = (float)a->softcap;
+    s->rope_params = (vkattn_rope_params){
+        .rotary_dim = a->rotary_dim, /* 0: the library's default, the head width */
+        .layout = a->rope_layout ? (vkattn_rope_layout)(a->rope_layout - 1) : VKATTN_ROPE_HALF};
     s->call = (vkattn_layer_call){
         .batch = d->batch, .tq = d->tq, .tv = d->tv,
         .causal = a->causal ? VKATTN_CAUSAL_TOP_LEFT : VKATTN_CAUSAL_NONE,
@@ -433,6 +472,9 @@ done:
     return st;
 }
 
+/* the open models' attention, MultiHeadAttention's and GQA's */
+#define AB_F_OPEN_MODEL (AB_F_ROPE | AB_F_QK_NORM | AB_F_SOFTCAP | AB_F_SINKS)
+
 #define LAYER_FLAGS                                                                            \
     (AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL | AB_F_MASK_RATIO |      \
      AB_F_DROPOUT | AB_F_SCORES | AB_F_BACKWARD)
@@ -523,7 +565,7 @@ const ab_op ab_op_mha = {
     .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
                "(default H * dk)",
     .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 |
-             AB_F_WINDOW | AB_F_GATE |
+             AB_F_WINDOW | AB_F_GATE | AB_F_OPEN_MODEL |
              AB_F_TRAIN_STEP,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
@@ -539,7 +581,7 @@ const ab_op ab_op_gqa = {
     .summary = "Keras GroupedQueryAttention: --heads Nq, --kv-heads Nkv (default Nq), head_dim "
                "--dk, widths --dmodel (default Nq * dk)",
     .flags = (LAYER_FLAGS & ~AB_F_DV) | AB_F_HEADS | AB_F_KV_HEADS | AB_F_DMODEL | AB_F_FUSED |
-             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW | AB_F_GATE,
+             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW | AB_F_GATE | AB_F_OPEN_MODEL,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
