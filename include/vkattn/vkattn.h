@@ -78,17 +78,6 @@
 #include "vkattn/version.h"
 #include "vkattn/weights.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* VKATTN_VERSION of the library actually loaded (may differ from the header's
- * in the patch number only, for an app the loader accepted; an app that opens
- * the library itself checks VKATTN_ABI_COMPATIBLE(vkattn_get_version())). */
-VKATTN_API uint32_t vkattn_get_version(void);
-
-#ifdef __cplusplus
-}
-#endif
+/* vkattn_get_version: vkattn/version.h */
 
 #endif /* VKATTN_VKATTN_H */

@@ -1,3 +1,3 @@
-#include "vkattn/vkattn.h"
+#include "vkattn/version.h"
 
 uint32_t vkattn_get_version(void) { return VKATTN_VERSION; }
