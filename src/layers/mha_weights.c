@@ -33,6 +33,9 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
     vkattn_result pending = vka_mha_refuse_pending(ctx, caller, dp);
     if (pending)
         return pending;
+    if (dp->use_qk_norm || dp->use_rope) /* the GPU kernels follow (issue 36) */
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: %s is not supported yet", caller,
+                        dp->use_qk_norm ? "desc->use_qk_norm" : "desc->use_rope");
     vkattn_mha *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
