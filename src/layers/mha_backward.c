@@ -531,6 +531,10 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
                                   const vkattn_mha_weight_tensors *gw)
 {
     VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
+    if (vka_mha_has_head_prep(layer)) /* the reference's backward has them */
+        return vka_fail(layer->ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: %s is not supported by the GPU backward yet", fn,
+                        layer->d.use_qk_norm ? "desc->use_qk_norm" : "desc->use_rope");
     mha_bwd_plan p;
     vkattn_result r;
     if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||

@@ -91,6 +91,7 @@ struct vkattn_mha {
     vkattn_mha_weight_tensors w;
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
     mha_kept kept;
+    vkattn_tensor *rope_inv_freq; /* use_rope: (rotary_dim/2) f32 (ops/head_prep.h) */
 };
 
 /* Creates the layer of resolved dims d (vka_mha_resolve_desc or
@@ -125,5 +126,19 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
 vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *caller,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io,
                                 mha_plan *p);
+
+/* mha_head_prep.c: QK-norm and the rotary embedding of the heads. */
+bool vka_mha_has_head_prep(const vkattn_mha *layer);
+/* io->query_positions/key_positions: only with use_rope, f32 (B, Tq)/(B, Tv). */
+vkattn_result vka_mha_check_positions(vkattn_mha *layer, const char *fn,
+                                      const vkattn_layer_io *io, const vka_mha_call *c);
+/* The query (key false: layer->d.heads) or key heads (d.kv_heads) x
+ * (B, heads, seq, key_dim) prepared in place, at positions (f32 (B, seq)),
+ * or at a cache's lengths[b] + t, or at t; nothing without either option. */
+vkattn_result vka_mha_record_head_prep(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
+                                       bool key, uint32_t batch, uint32_t seq, vkattn_tensor *x,
+                                       vkattn_tensor *positions, vkattn_tensor *lengths);
+/* At create: the rotary embedding's inverse frequencies (use_rope). */
+vkattn_result vka_mha_head_prep_create(vkattn_mha *layer, const char *fn);
 
 #endif /* VKA_MHA_INTERNAL_H */

@@ -33,9 +33,6 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
     vkattn_result pending = vka_mha_refuse_pending(ctx, caller, dp);
     if (pending)
         return pending;
-    if (dp->use_qk_norm || dp->use_rope) /* the GPU kernels follow (issue 36) */
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: %s is not supported yet", caller,
-                        dp->use_qk_norm ? "desc->use_qk_norm" : "desc->use_rope");
     vkattn_mha *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);
@@ -50,7 +47,7 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
         layer->scratch[i].dtype = i == MHA_MASK || i >= MHA_LSE ? VKATTN_DTYPE_F32 : dtype;
     vka_layer_weights lw = weights_of(layer);
     vkattn_result r = vka_layer_weights_create(ctx, caller, &lw, dtype);
-    if (r)
+    if (r || (r = vka_mha_head_prep_create(layer, caller)))
         goto fail;
     *out = layer;
     return VKATTN_SUCCESS;
@@ -75,6 +72,7 @@ void vkattn_mha_destroy(vkattn_mha *layer)
         return;
     vka_layer_weights lw = weights_of(layer);
     vka_layer_weights_destroy(&lw);
+    vkattn_tensor_destroy(layer->rope_inv_freq);
     for (int i = 0; i < MHA_SLOTS; i++)
         vka_scratch_release(&layer->scratch[i]);
     free(layer);
