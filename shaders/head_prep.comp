@@ -52,7 +52,7 @@ void main()
                 x1 *= w[ia];
                 x2 *= w[ib];
             }
-            const float angle = position * inv_freq[i];
+            const float angle = (p.inverse != 0u ? -position : position) * inv_freq[i];
             const float k = round(angle * INV_TWO_PI);
             const float r = (angle - k * TWO_PI_HI) - k * TWO_PI_LO;
             const float c = cos(r), sn = sin(r);

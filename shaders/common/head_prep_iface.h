@@ -1,4 +1,5 @@
-/* shaders/head_prep.comp <-> src/ops/head_prep.c (see iface.h). */
+/* shaders/head_prep.comp and head_prep_backward.comp <-> src/ops/head_prep.c
+ * (see iface.h). */
 #ifndef VKA_HEAD_PREP_IFACE_H
 #define VKA_HEAD_PREP_IFACE_H
 
@@ -19,7 +20,17 @@
     VKA_UINT rotary_dim;  /* even, <= dim */                                    \
     VKA_UINT interleaved; /* pairs (2i, 2i+1); else (i, i + rotary_dim/2) */    \
     VKA_UINT pos_mode;    /* VKA_HEAD_PREP_POS_* */                             \
+    VKA_UINT inverse;     /* turn by -angle (the backward of the rotation) */   \
     VKA_FLOAT eps;
-#define VKA_HEAD_PREP_PUSH_SIZE 40
+#define VKA_HEAD_PREP_PUSH_SIZE 44
+
+/* head_prep_backward.comp: the QK-norm's backward, row by row */
+#define VKA_HEAD_PREP_BWD_SPEC_WG 0 /* local_size_x */
+#define VKA_HEAD_PREP_BWD_N_SPEC 1
+
+#define VKA_HEAD_PREP_BWD_PUSH                                                 \
+    VKA_UINT rows, dim;                                                         \
+    VKA_FLOAT eps;
+#define VKA_HEAD_PREP_BWD_PUSH_SIZE 12
 
 #endif /* VKA_HEAD_PREP_IFACE_H */

@@ -18,6 +18,7 @@ typedef struct vka_head_prep_params {
     float eps;
     bool use_rope; /* then the rotation of rope (defaults resolved) */
     vkattn_rope_params rope;
+    bool inverse;  /* only the rotation, by -angle: its backward (use_norm ignored) */
 } vka_head_prep_params;
 
 /* Where the rows' positions come from: none = row t at t; positions = an
@@ -40,5 +41,20 @@ vkattn_result vka_head_prep_inv_freq(vkattn_context *ctx, const char *caller,
 
 vkattn_result vka_head_prep_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                    const vka_head_prep_params *p, const vka_head_prep_io *io);
+
+/* The backward of vka_head_prep_record (params as its, inverse ignored):
+ * grad (B, heads, seq, dim) f32, the prepared heads' gradient, becomes the
+ * input's in place: turned back by -angle, then through the norm at x (the
+ * forward's input, f32 or f16); with use_norm and grad_norm, grad_norm (dim,
+ * f32 or f16) = the norm weight's gradient summed over every row, through
+ * dw_rows (f32 scratch of B*heads*seq*dim). io->x is the raw input here. */
+typedef struct vka_head_prep_backward_io {
+    vka_head_prep_io fwd;
+    vkattn_tensor *grad, *dw_rows, *grad_norm;
+} vka_head_prep_backward_io;
+
+vkattn_result vka_head_prep_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                            const char *caller, const vka_head_prep_params *p,
+                                            const vka_head_prep_backward_io *io);
 
 #endif /* VKA_OPS_HEAD_PREP_H */

@@ -7,7 +7,9 @@
  * option alone and both, the fused and chained SDPA paths (scores returned on
  * the chained one), an f16 layer once; the cached path (prefill and steps,
  * positions read from the cache's lengths on the device) against one causal
- * TOP_LEFT call over the whole sequence; bad positions refused by name.
+ * TOP_LEFT call over the whole sequence; the backward (every gradient, the
+ * norm weights' included) vs vkattn_reference_gqa_backward; bad positions
+ * refused by name.
  * Outputs poisoned with NaN before every run. About 1 s on lavapipe.
  *
  * Bounds: test_gqa.c's, max|got - ref| <= 2e-5 * max(max|ref|, 1), holds with
@@ -295,8 +297,128 @@ static void test_cached(void **state)
     free(x), free(ref), free(got);
 }
 
-/* positions without use_rope, of the wrong size, and (reference) not
- * integers; the GPU backward refuses the options by name */
+/* The backward (keep_for_backward forward, then vkattn_gqa_backward_record)
+ * vs vkattn_reference_gqa_backward: grad_query, grad_value (key = value: both
+ * paths) and every weight's gradient, query_norm and key_norm included;
+ * test_gqa_backward.c's bounds: 2e-4 relative to max(|ref|, 0.01); f16 (its
+ * data exact in f16, f32 gradient tensors) 8/1024 relative to max(|ref|, 0.1). */
+static void check_backward(vkattn_context *ctx, const rcase *c)
+{
+    char what[300];
+    describe(c, what, sizeof what);
+    const size_t n[N_W] = {(size_t)c->dq * c->nq * c->hd, (size_t)c->nq * c->hd,
+                           (size_t)c->dv * c->nkv * c->hd, (size_t)c->nkv * c->hd,
+                           (size_t)c->dv * c->nkv * c->hd, (size_t)c->nkv * c->hd,
+                           (size_t)c->nq * c->hd * c->dq, c->dq, c->hd, c->hd};
+    float *a[N_W], *ref_w[N_W], *got_w = NULL;
+    for (int i = 0; i < N_W; i++) {
+        a[i] = grid_floats(n[i], 0.5f);
+        ref_w[i] = tu_floats(n[i]);
+        tu_poison(ref_w[i], n[i]);
+        if (i >= QN)
+            for (size_t e = 0; e < n[i]; e++)
+                a[i][e] += 1.0f;
+    }
+    const bool nw = c->norm;
+    const vkattn_gqa_weights w = {a[WQ], a[BQ], a[WK], a[BK], a[WV], a[BV], a[WO], a[BO],
+                                  NULL, NULL, nw ? a[QN] : NULL, nw ? a[KN] : NULL};
+    vkattn_gqa_weights gw_ref = {ref_w[WQ], ref_w[BQ], ref_w[WK], ref_w[BK], ref_w[WV],
+                                 ref_w[BV], ref_w[WO], ref_w[BO], NULL, NULL,
+                                 nw ? ref_w[QN] : NULL, nw ? ref_w[KN] : NULL};
+    const size_t nq_in = (size_t)c->batch * c->tq * c->dq, nv_in = (size_t)c->batch * c->tv * c->dv;
+    float *q = grid_floats(nq_in, 1.0f), *v = grid_floats(nv_in, 1.0f);
+    float *gout = grid_floats(nq_in, 1.0f);
+    float *qp = c->max_pos ? positions((size_t)c->batch * c->tq, c->max_pos) : NULL;
+    float *kp = c->max_pos ? positions((size_t)c->batch * c->tv, c->max_pos) : NULL;
+    float *ref_gq = tu_floats(nq_in), *ref_gv = tu_floats(nv_in);
+    const vkattn_gqa_desc desc = desc_of(c);
+    vkattn_layer_call call = {.batch = c->batch, .tq = c->tq, .tv = c->tv, .causal = c->causal,
+                              .path = c->path};
+    const vkattn_layer_host_io hio = {.query = q, .value = v, .query_positions = qp,
+                                      .key_positions = kp};
+    const vkattn_layer_host_grads hg = {ref_gq, ref_gv, NULL};
+    TH_OK(ctx, vkattn_reference_gqa_backward(&desc, &w, &call, &hio, gout, &hg, &gw_ref));
+
+    vkattn_gqa *layer;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &layer));
+    TH_OK(ctx, vkattn_gqa_set_weights(layer, &w));
+    vkattn_tensor *tq = th_tensor(ctx, nq_in, q), *tv = th_tensor(ctx, nv_in, v);
+    vkattn_tensor *tout = th_tensor(ctx, nq_in, NULL), *tgout = th_tensor(ctx, nq_in, gout);
+    vkattn_tensor *tqp = qp ? th_tensor(ctx, (size_t)c->batch * c->tq, qp) : NULL;
+    vkattn_tensor *tkp = kp ? th_tensor(ctx, (size_t)c->batch * c->tv, kp) : NULL;
+    vkattn_tensor *tgq = th_tensor(ctx, nq_in, NULL), *tgv = th_tensor(ctx, nv_in, NULL);
+    vkattn_tensor *tw[N_W];
+    for (int i = 0; i < N_W; i++) {
+        tw[i] = th_tensor(ctx, n[i], NULL);
+        TH_OK(ctx, vkattn_tensor_fill(tw[i], NAN));
+    }
+    TH_OK(ctx, vkattn_tensor_fill(tgq, NAN));
+    TH_OK(ctx, vkattn_tensor_fill(tgv, NAN));
+    const vkattn_layer_io io = {.query = tq, .value = tv, .output = tout,
+                                .query_positions = tqp, .key_positions = tkp};
+    call.keep_for_backward = true;
+    TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io));
+    const vkattn_layer_grads g = {.grad_output = tgout, .grad_query = tgq, .grad_value = tgv};
+    const vkattn_gqa_weight_tensors gw = {tw[WQ], tw[BQ], tw[WK], tw[BK], tw[WV], tw[BV],
+                                          tw[WO], tw[BO], NULL, NULL,
+                                          nw ? tw[QN] : NULL, nw ? tw[KN] : NULL};
+    vkattn_result r = vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, &gw);
+    if (r)
+        fail_msg("%s: backward gave %s: %s", what, vkattn_result_name(r), vkattn_last_error());
+    const struct {
+        vkattn_tensor *t;
+        const float *ref;
+        size_t n;
+        const char *name;
+    } out[] = {{tgq, ref_gq, nq_in, "grad_query"}, {tgv, ref_gv, nv_in, "grad_value"},
+               {tw[WQ], ref_w[WQ], n[WQ], "query_kernel"}, {tw[BQ], ref_w[BQ], n[BQ], "query_bias"},
+               {tw[WK], ref_w[WK], n[WK], "key_kernel"}, {tw[BK], ref_w[BK], n[BK], "key_bias"},
+               {tw[WV], ref_w[WV], n[WV], "value_kernel"}, {tw[WO], ref_w[WO], n[WO], "output_kernel"},
+               {tw[QN], ref_w[QN], nw ? n[QN] : 0, "query_norm"},
+               {tw[KN], ref_w[KN], nw ? n[KN] : 0, "key_norm"}};
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+        if (!out[i].n)
+            continue;
+        got_w = th_download(out[i].t, out[i].n);
+        const double bound = c->f16 ? 8.0 / 1024 : 2e-4;
+        const double err = tu_max_rel_err(got_w, out[i].ref, out[i].n, c->f16 ? 0.1 : 0.01);
+        if (!(err <= bound))
+            fail_msg("%s: %s: error %.3g exceeds %.3g", what, out[i].name, err, bound);
+        free(got_w);
+    }
+    th_assert_validation_clean();
+    vkattn_gqa_destroy(layer);
+    vkattn_tensor_destroy(tq), vkattn_tensor_destroy(tv), vkattn_tensor_destroy(tout);
+    vkattn_tensor_destroy(tgout), vkattn_tensor_destroy(tqp), vkattn_tensor_destroy(tkp);
+    vkattn_tensor_destroy(tgq), vkattn_tensor_destroy(tgv);
+    for (int i = 0; i < N_W; i++)
+        vkattn_tensor_destroy(tw[i]), free(a[i]), free(ref_w[i]);
+    free(q), free(v), free(gout), free(qp), free(kp), free(ref_gq), free(ref_gv);
+}
+
+/* GQA and one head (the projection is the head tensor), each option alone
+ * and both, both layouts, positions, both SDPA paths, causal, f16 once */
+static void test_backward(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const rcase cases[] = {
+        {.batch = 2, .nq = 4, .nkv = 2, .hd = 8, .dq = 9, .dv = 7, .tq = 5, .tv = 6,
+         .norm = true, .rope = true, .rotary_dim = 6, .max_pos = 64},
+        {.batch = 1, .nq = 1, .nkv = 1, .hd = 6, .dq = 5, .dv = 5, .tq = 4, .tv = 7,
+         .norm = true, .rope = true, .layout = VKATTN_ROPE_INTERLEAVED,
+         .path = VKATTN_SDPA_UNFUSED},
+        {.batch = 2, .nq = 3, .nkv = 1, .hd = 5, .dq = 4, .dv = 6, .tq = 6, .tv = 6,
+         .norm = true, .causal = VKATTN_CAUSAL_TOP_LEFT},
+        {.batch = 2, .nq = 2, .nkv = 2, .hd = 4, .dq = 3, .dv = 5, .tq = 3, .tv = 5,
+         .rope = true, .scaling = 2.0f, .max_pos = 64, .path = VKATTN_SDPA_UNFUSED},
+        {.batch = 2, .nq = 4, .nkv = 2, .hd = 8, .dq = 9, .dv = 7, .tq = 5, .tv = 6,
+         .norm = true, .rope = true, .rotary_dim = 6, .max_pos = 64, .f16 = true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_backward(ctx, &cases[i]);
+}
+
+/* positions without use_rope, of the wrong size, and (reference) not integers */
 static void test_bad_positions(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -320,11 +442,6 @@ static void test_bad_positions(void **state)
     assert_int_equal(vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io),
                      VKATTN_ERROR_INVALID_ARGUMENT); /* (B, Tv) is 3 */
     assert_non_null(strstr(vkattn_last_error(), "io->key_positions"));
-    /* the GPU backward has neither option yet (the reference's has) */
-    const vkattn_layer_grads grads = {0};
-    assert_int_equal(vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &grads, NULL),
-                     VKATTN_ERROR_UNSUPPORTED);
-    assert_non_null(strstr(vkattn_last_error(), "desc->use_qk_norm"));
     vkattn_gqa_destroy(layer);
 
     const float half[2] = {0.5f, 1.0f}, neg[3] = {0.0f, -1.0f, 2.0f};
@@ -352,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_paths_and_far_positions),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_cached),
+        cmocka_unit_test(test_backward),
         cmocka_unit_test(test_bad_positions),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
