@@ -362,6 +362,7 @@ static void check_backward(vkattn_context *ctx, const rcase *c)
     const vkattn_gqa_weight_tensors gw = {tw[WQ], tw[BQ], tw[WK], tw[BK], tw[WV], tw[BV],
                                           tw[WO], tw[BO], NULL, NULL,
                                           nw ? tw[QN] : NULL, nw ? tw[KN] : NULL};
+    TH_OK(ctx, vkattn_gqa_backward_record(layer, VKATTN_PREPARE, &call, &io, &g, &gw));
     vkattn_result r = vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, &gw);
     if (r)
         fail_msg("%s: backward gave %s: %s", what, vkattn_result_name(r), vkattn_last_error());
