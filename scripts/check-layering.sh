@@ -163,12 +163,13 @@ check_public() {
 }
 check_public tools/attnbench
 check_public tests/gpu
-# Three exceptions: test_register_budget compiles the register budget's pure
+# Four exceptions: test_register_budget compiles the register budget's pure
 # host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables;
 # test_dry_first compiles vk/prepare.c, the dry-first recording, device-free;
-# test_slice_plan compiles vk/slice_plan.c, the slicer's decisions (no Vulkan).
+# test_slice_plan compiles vk/slice_plan.c, the slicer's decisions (no Vulkan);
+# test_rope_reference compiles reference/rope.c, the head preparation's rows.
 check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' \
-    'vk/(profile|prepare|slice_plan)\.h'
+    'vk/(profile|prepare|slice_plan)\.h' 'reference/rope\.h'
 check_public tests/common
 # examples/frame_budget.c embeds its own shaders (cmake/Shaders.cmake, HEADER)
 check_public examples 'frame_budget_shaders\.h'

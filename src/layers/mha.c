@@ -1,6 +1,8 @@
 /* MultiHeadAttention: checking a call and recording it as ops.
  *
  *   query/key/value --matmul+bias--> (B, T, H*d) --heads_split--> (B, H, T, d)
+ *   [use_qk_norm/use_rope: Q and K heads normalized and turned in place
+ *    (mha_head_prep.c)]
  *   [query mask, or a mask with a key axis of 1 --mask_expand--> one explicit
  *    (B|1, H|1, Tq|1, Tv) mask the ops can read]
  *   SDPA (masked rows zero, scores before dropout) --> (B, H, Tq, dv)
@@ -79,7 +81,8 @@ vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *fn,
     if (layer->dtype == VKATTN_DTYPE_F16 && (r = check_half_io(ctx, fn, io)))
         return r;
     if ((r = vka_mha_resolve_call(ctx, fn, d, call, &p->c)) ||
-        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &p->mask)))
+        (r = vka_layer_check_io(ctx, fn, call, io, &shape, &p->mask)) ||
+        (r = vka_mha_check_positions(layer, fn, io, &p->c)))
         return r;
     const vka_mha_call *c = &p->c;
     p->key = io->key ? io->key : io->value;
@@ -261,6 +264,7 @@ static void keep_for_backward(vkattn_mha *layer, const vkattn_layer_call *call,
         .query_mask = io->query_mask, .value_mask = io->value_mask,
         .attention_mask = io->attention_mask,
         .attention_mask_per_head = io->attention_mask_per_head,
+        .query_positions = io->query_positions, .key_positions = io->key_positions,
         .q = qkv[0], .k = qkv[1], .v = qkv[2],
         .context = p->t[MHA_CTX_HEADS],
         .merged = merged,
@@ -299,6 +303,11 @@ vkattn_result vka_mha_record_as(const char *caller, vkattn_mha *layer, VkCommand
     for (int i = 0; i < 3; i++)
         if ((r = record_projection(layer, cmd, p.c.batch, &inputs[i], &qkv[i])))
             return r;
+    if ((r = vka_mha_record_head_prep(layer, cmd, caller, false, p.c.batch, p.c.tq, qkv[0],
+                                      io->query_positions, NULL)) ||
+        (r = vka_mha_record_head_prep(layer, cmd, caller, true, p.c.batch, p.c.tv, qkv[1],
+                                      io->key_positions, NULL)))
+        return r;
     if ((r = record_attention(layer, cmd, &p, io, &mask, qkv[0], qkv[1], qkv[2])) ||
         (r = record_output(layer, cmd, caller, &p, io, &merged, &gated)))
         return r;
@@ -350,6 +359,11 @@ static vkattn_result check_cached_call(vkattn_mha *layer, const char *fn,
                         "%s: a cached call returns no attention scores (decode attention never "
                         "forms them)",
                         fn);
+    if (io->query_positions || io->key_positions)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: a cached call takes no %s: each new token sits at its sequence's "
+                        "cache length plus its index",
+                        fn, io->query_positions ? "io->query_positions" : "io->key_positions");
     if (io->query_mask || io->attention_mask)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: a cached call takes no %s (only a value_mask over the cache); it is "
@@ -496,6 +510,12 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
                          t[MHA_V_HEADS])) ||
         (r = record_rows(layer, cmd, p, true, d->heads, d->key_dim, t0, n, t[MHA_Q_PROJ],
                          t[MHA_Q_HEADS])) ||
+        /* before the append, which moves the lengths on: row i of the chunk
+         * sits at lengths[b] + i, and the cache keeps turned keys */
+        (r = vka_mha_record_head_prep(layer, cmd, p->fn, true, p->c.batch, n, t[MHA_K_HEADS],
+                                      NULL, cache->lengths)) ||
+        (r = vka_mha_record_head_prep(layer, cmd, p->fn, false, p->c.batch, n, t[MHA_Q_HEADS],
+                                      NULL, cache->lengths)) ||
         (r = vka_kv_cache_append_flat(cache, cmd, p->fn, t[MHA_K_HEADS],
                                       t[MHA_V_HEADS], n)))
         return r;

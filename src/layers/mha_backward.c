@@ -7,6 +7,8 @@
  *    --gate dense backward--> dWg, dbg and the gate path's part of grad_query,
  *    summed with the query path's]
  *   --merge backward--> d(context heads) --SDPA backward--> dQ, dK, dV heads
+ *   [use_qk_norm/use_rope: dQ, dK heads turned back and through the norm,
+ *    the norm weights' gradients (mha_head_prep.c)]
  *   --split backward--> d(projections) --dense backwards--> dWq/k/v, dbq/k/v,
  *   grad_query, grad_key, grad_value
  *
@@ -221,6 +223,8 @@ static vkattn_result check_kept(vkattn_mha *layer, const char *fn, const vkattn_
                        : k->attention_mask != io->attention_mask ? "io->attention_mask"
                        : k->attention_mask_per_head != io->attention_mask_per_head
                            ? "io->attention_mask_per_head"
+                       : k->query_positions != io->query_positions ? "io->query_positions"
+                       : k->key_positions != io->key_positions     ? "io->key_positions"
                            : NULL;
     if (what)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -293,6 +297,15 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_pl
         return r;
     if (p->sum_query && ((r = scratch(layer, fn, p, MHA_G_QUERY_Q, c->query)) ||
                          (r = scratch(layer, fn, p, MHA_G_QUERY_GATE, c->query))))
+        return r;
+    /* QK-norm's backward reads the raw heads, projected again (mha_head_prep.c) */
+    if (layer->d.use_qk_norm &&
+        ((r = scratch(layer, fn, p, MHA_Q_RAW, c->q_proj)) ||
+         (r = scratch(layer, fn, p, MHA_K_RAW, c->k_proj)) ||
+         (r = scratch(layer, fn, p, MHA_G_NORM_ROWS, c->q_proj > c->k_proj ? c->q_proj
+                                                                          : c->k_proj)) ||
+         (split && (r = scratch(layer, fn, p, MHA_Q_PROJ, c->q_proj))) ||
+         (split_kv && (r = scratch(layer, fn, p, MHA_K_PROJ, c->k_proj)))))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -386,8 +399,9 @@ static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
     const vkattn_mha_weight_tensors none = {0};
     if (!gw)
         gw = &none;
-    p->need_q = g->grad_query || gw->query_kernel || gw->query_bias;
-    p->need_k = (io->key ? g->grad_key : g->grad_value) || gw->key_kernel || gw->key_bias;
+    p->need_q = g->grad_query || gw->query_kernel || gw->query_bias || gw->query_norm;
+    p->need_k = (io->key ? g->grad_key : g->grad_value) || gw->key_kernel || gw->key_bias ||
+                gw->key_norm;
     p->need_v = g->grad_value || gw->value_kernel || gw->value_bias;
     p->sum_value = !io->key && g->grad_value;
     p->need_gate = layer->d.use_gate && (g->grad_query || gw->gate_kernel || gw->gate_bias);
@@ -496,6 +510,12 @@ static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, c
     vkattn_tensor *key = io->key ? io->key : io->value;
     vkattn_tensor *grad_key = io->key ? g->grad_key : p->sum_value ? t[MHA_G_KEY_IN] : NULL;
     vkattn_tensor *grad_value = p->sum_value ? t[MHA_G_VALUE_IN] : g->grad_value;
+    if (p->need_q && vka_mha_has_head_prep(layer) &&
+        (r = vka_mha_record_head_prep_backward(layer, cmd, fn, false, c->batch, c->tq,
+                                               io->query, t[MHA_Q_PROJ], t[MHA_Q_RAW],
+                                               t[MHA_G_Q_HEADS], t[MHA_G_NORM_ROWS],
+                                               gw->query_norm, io->query_positions)))
+        return r;
     if (p->need_q && ((r = record_heads_back(layer, cmd, true, c->batch, c->tq, d->heads,
                                              d->key_dim, t[MHA_G_Q_HEADS], t[MHA_G_Q_PROJ])) ||
                       (r = record_dense_backward(layer, cmd, MHA_DENSE(layer, query), q_rows,
@@ -505,6 +525,12 @@ static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, c
     if (p->sum_query &&
         (r = vka_add_record(layer->ctx, cmd, fn, "grads->grad_query (query and gate paths)",
                             c->query, t[MHA_G_QUERY_Q], t[MHA_G_QUERY_GATE], g->grad_query)))
+        return r;
+    if (p->need_k && vka_mha_has_head_prep(layer) &&
+        (r = vka_mha_record_head_prep_backward(layer, cmd, fn, true, c->batch, c->tv, key,
+                                               t[MHA_K_PROJ], t[MHA_K_RAW], t[MHA_G_K_HEADS],
+                                               t[MHA_G_NORM_ROWS], gw->key_norm,
+                                               io->key_positions)))
         return r;
     if (p->need_k && ((r = record_heads_back(layer, cmd, true, c->batch, c->tv, d->kv_heads,
                                              d->key_dim, t[MHA_G_K_HEADS], t[MHA_G_K_PROJ])) ||

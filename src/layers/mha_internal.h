@@ -25,6 +25,8 @@ typedef enum mha_slot {
     MHA_CTX_MERGED, /* (B, Tq, H*dv) */
     MHA_GATE_PRE,   /* (B, Tq, H*dv) use_gate: query @ gate_kernel + gate_bias */
     MHA_GATED,      /* (B, Tq, H*dv) use_gate: context * sigmoid(gate), the output's input */
+    MHA_Q_RAW,      /* (B, H, Tq, dk) backward with QK-norm/RoPE: the heads before them */
+    MHA_K_RAW,      /* (B, Hkv, Tv, dk) the same */
     MHA_MASK,       /* (B|1, H|1, Tq|1, Tv) mask for the ops (vka_layer_mask_record) */
     MHA_LSE,        /* (B, H, Tq) the fused SDPA's log-sum-exp, kept for the backward */
     /* the backward's gradients of the above (mha_backward.c) */
@@ -42,6 +44,7 @@ typedef enum mha_slot {
     MHA_G_GATE_PRE,   /* (B, Tq, H*dv) use_gate: of the gate's pre-activation */
     MHA_G_QUERY_Q,    /* (B, Tq, Dq) use_gate: the query path's part of grad_query */
     MHA_G_QUERY_GATE, /* (B, Tq, Dq) use_gate: the gate path's part of it */
+    MHA_G_NORM_ROWS,  /* (B, H, T, dk) use_qk_norm: the norm weight's gradient per row */
     MHA_SLOTS
 } mha_slot;
 
@@ -73,6 +76,7 @@ typedef struct mha_kept {
     bool fused;
     vkattn_tensor *query, *key, *value, *query_mask, *value_mask, *attention_mask;
     bool attention_mask_per_head;
+    vkattn_tensor *query_positions, *key_positions;
     vkattn_tensor *q, *k, *v;    /* (B, H, T, d) heads the SDPA read */
     vkattn_tensor *context;      /* (B, H, Tq, dv) the SDPA output */
     vkattn_tensor *merged;       /* (B, Tq, H*dv) the merged context (before the gate) */
@@ -91,6 +95,7 @@ struct vkattn_mha {
     vkattn_mha_weight_tensors w;
     vka_scratch scratch[MHA_SLOTS]; /* grown on demand, replaced ones kept until destroy */
     mha_kept kept;
+    vkattn_tensor *rope_inv_freq; /* use_rope: (rotary_dim/2) f32 (ops/head_prep.h) */
 };
 
 /* Creates the layer of resolved dims d (vka_mha_resolve_desc or
@@ -125,5 +130,32 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
 vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *caller,
                                 const vkattn_layer_call *call, const vkattn_layer_io *io,
                                 mha_plan *p);
+
+/* mha_head_prep.c: QK-norm and the rotary embedding of the heads. */
+bool vka_mha_has_head_prep(const vkattn_mha *layer);
+/* io->query_positions/key_positions: only with use_rope, f32 (B, Tq)/(B, Tv). */
+vkattn_result vka_mha_check_positions(vkattn_mha *layer, const char *fn,
+                                      const vkattn_layer_io *io, const vka_mha_call *c);
+/* The query (key false: layer->d.heads) or key heads (d.kv_heads) x
+ * (B, heads, seq, key_dim) prepared in place, at positions (f32 (B, seq)),
+ * or at a cache's lengths[b] + t, or at t; nothing without either option. */
+vkattn_result vka_mha_record_head_prep(vkattn_mha *layer, VkCommandBuffer cmd, const char *fn,
+                                       bool key, uint32_t batch, uint32_t seq, vkattn_tensor *x,
+                                       vkattn_tensor *positions, vkattn_tensor *lengths);
+/* The backward of vka_mha_record_head_prep for the query (key false) or key
+ * heads: their raw values recomputed from `in` (the projection again, into
+ * proj_tmp then split into raw; into raw with one head), then grad (the
+ * prepared heads' gradient, f32) made the raw heads' in place; with
+ * use_qk_norm and grad_norm, grad_norm = the norm weight's gradient (through
+ * dw_rows, f32 of grad's size). */
+vkattn_result vka_mha_record_head_prep_backward(vkattn_mha *layer, VkCommandBuffer cmd,
+                                                const char *fn, bool key, uint32_t batch,
+                                                uint32_t seq, vkattn_tensor *in,
+                                                vkattn_tensor *proj_tmp, vkattn_tensor *raw,
+                                                vkattn_tensor *grad, vkattn_tensor *dw_rows,
+                                                vkattn_tensor *grad_norm,
+                                                vkattn_tensor *positions);
+/* At create: the rotary embedding's inverse frequencies (use_rope). */
+vkattn_result vka_mha_head_prep_create(vkattn_mha *layer, const char *fn);
 
 #endif /* VKA_MHA_INTERNAL_H */

@@ -47,7 +47,7 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
         layer->scratch[i].dtype = i == MHA_MASK || i >= MHA_LSE ? VKATTN_DTYPE_F32 : dtype;
     vka_layer_weights lw = weights_of(layer);
     vkattn_result r = vka_layer_weights_create(ctx, caller, &lw, dtype);
-    if (r)
+    if (r || (r = vka_mha_head_prep_create(layer, caller)))
         goto fail;
     *out = layer;
     return VKATTN_SUCCESS;
@@ -72,6 +72,7 @@ void vkattn_mha_destroy(vkattn_mha *layer)
         return;
     vka_layer_weights lw = weights_of(layer);
     vka_layer_weights_destroy(&lw);
+    vkattn_tensor_destroy(layer->rope_inv_freq);
     for (int i = 0; i < MHA_SLOTS; i++)
         vka_scratch_release(&layer->scratch[i]);
     free(layer);

@@ -3,7 +3,8 @@
  * are projected to kv_heads heads, which SDPA shares among the query heads),
  * composed from the op
  * references exactly as the GPU layer composes the ops:
- *   projections (matmul + bias) -> head split -> SDPA -> head merge ->
+ *   projections (matmul + bias) -> head split -> [QK-norm, rotary embedding
+ *   of the query and key heads (reference/head_prep.h)] -> SDPA -> head merge ->
  *   [use_gate: * sigmoid(query @ gate_kernel + gate_bias)] -> output
  *   projection (matmul + bias).
  * Each op accumulates in double; the tensors between ops are f32, as on the
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "reference/head_prep.h"
 #include "reference/layer_ref.h"
 #include "reference/ref_internal.h"
 #include "shape/mha_shape.h"
@@ -110,7 +112,7 @@ static vkattn_result project_heads(const vka_mha_dims *d, uint32_t batch, uint32
     return vkattn_reference_heads_split(&hp, NULL, proj, out);
 }
 
-static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
+static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_call *c,
                          const vkattn_mha_weights *w, const vkattn_layer_call *call,
                          const vkattn_layer_host_io *io, scratch *s)
 {
@@ -122,6 +124,12 @@ static vkattn_result run(const vka_mha_dims *d, const vka_mha_call *c,
                            w->key_kernel, w->key_bias, s->proj, s->k)) ||
         (r = project_heads(d, c->batch, c->tv, d->value_width, d->kv_heads, d->value_dim,
                            io->value, w->value_kernel, w->value_bias, s->proj, s->v)))
+        return r;
+    if (vka_ref_mha_has_head_prep(d) &&
+        ((r = vka_ref_mha_head_prep_f32(fn, d, w->query_norm, c->batch, d->heads, c->tq,
+                                        io->query_positions, s->q)) ||
+         (r = vka_ref_mha_head_prep_f32(fn, d, w->key_norm, c->batch, d->kv_heads, c->tv,
+                                        io->key_positions, s->k))))
         return r;
 
     vkattn_sdpa_params sp;
@@ -154,7 +162,8 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
     vka_mha_call c;
     vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
     if ((r = check_weights(fn, d, w)) || (r = vka_mha_resolve_call(NULL, fn, d, call, &c)) ||
-        (r = vka_ref_mha_check_io(fn, d, call, io, &ml)))
+        (r = vka_ref_mha_check_io(fn, d, call, io, &ml)) ||
+        (r = vka_ref_mha_check_positions(fn, d, &c, io)))
         return r;
     scratch s;
     if ((r = scratch_alloc(fn, &c, d->use_gate, &s)))
@@ -163,7 +172,7 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
         scratch_free(&s);
         return r;
     }
-    r = run(d, &c, w, call, io, &s);
+    r = run(fn, d, &c, w, call, io, &s);
     scratch_free(&s);
     return r;
 }

@@ -2,6 +2,7 @@
  * (vkattn/reference_backward.h). The forward is recomputed in double as the
  * forward reference composes it,
  *   Q = xq Wq + bq, K = xk Wk + bk, V = xv Wv + bv      (then split into heads)
+ *   [use_qk_norm/use_rope: Q_h, K_h prepared per row (reference/head_prep.h)]
  *   ctx_h = dropout(softmax(Q_h K_h^T / sqrt(key_dim), masks)) V_h
  *   [use_gate: ctx = merge(ctx) * sigmoid(xq Wg + bg)]
  *   out = merge(ctx) Wo + bo
@@ -19,6 +20,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "reference/head_prep.h"
 #include "reference/layer_ref.h"
 #include "shape/mha_shape.h"
 
@@ -33,6 +35,9 @@ typedef struct scratch {
     /* use_gate: its kernel, pre-activation, sigmoid, the gated context and
      * their gradients (each 1 double without the gate) */
     double *wg, *gp, *gs, *gated, *dgated, *dgp, *dwg, *dbg;
+    /* QK-norm/rotary embedding: the heads before them, the norm weights'
+     * gradients (each 1 double without them) */
+    double *qh0, *kh0, *dwqn, *dwkn;
     vka_ref_mha_mask mask; /* what the forward's SDPA reads */
 } scratch;
 
@@ -40,7 +45,7 @@ typedef struct scratch {
     X(xq) X(xk) X(xv) X(wq) X(wk) X(wv) X(wo) X(qp) X(kp) X(vp) X(qh) X(kh) X(vh) X(s) X(ctx) \
     X(dout) X(dctx) X(dctxh) X(ds) X(dqh) X(dkh) X(dvh) X(dqp) X(dkp) X(dvp) X(dxq) X(dxk)     \
     X(dxv) X(dwq) X(dwk) X(dwv) X(dwo) X(dbq) X(dbk) X(dbv) X(dbo) X(wg) X(gp) X(gs) X(gated) \
-    X(dgated) X(dgp) X(dwg) X(dbg)
+    X(dgated) X(dgp) X(dwg) X(dbg) X(qh0) X(kh0) X(dwqn) X(dwkn)
 
 static void scratch_free(scratch *t)
 {
@@ -65,6 +70,7 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
     vka_mha_weight_counts wc;
     vka_mha_weight_counts_of(d, &wc);
     const uint64_t gate = d->use_gate ? c->context : 0;
+    const bool prep = vka_ref_mha_has_head_prep(d);
     const struct {
         double **p;
         uint64_t n;
@@ -83,6 +89,8 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
         {&t->wg, wc.gate_kernel}, {&t->gp, gate}, {&t->gs, gate}, {&t->gated, gate},
         {&t->dgated, gate}, {&t->dgp, gate}, {&t->dwg, wc.gate_kernel},
         {&t->dbg, wc.gate_bias},
+        {&t->qh0, prep ? c->q_proj : 0}, {&t->kh0, prep ? kh : 0},
+        {&t->dwqn, d->use_qk_norm ? d->key_dim : 0}, {&t->dwkn, d->use_qk_norm ? d->key_dim : 0},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         vkattn_result r = vka_grad_alloc(fn, "scratch", all[i].n, all[i].p);
@@ -276,6 +284,13 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
     split_heads(B, tq, H, 1, dk, t->qp, t->qh);
     split_heads(B, tv, H, G, dk, t->kp, t->kh);
     split_heads(B, tv, H, G, dv, t->vp, t->vh);
+    const bool prep = vka_ref_mha_has_head_prep(d);
+    if (prep) { /* each repeated key head is prepared alike; its gradients sum below */
+        memcpy(t->qh0, t->qh, c->q_proj * sizeof(double));
+        memcpy(t->kh0, t->kh, B * H * tv * dk * sizeof(double));
+        vka_ref_mha_head_prep_f64(d, w->query_norm, B, H, tq, io->query_positions, t->qh);
+        vka_ref_mha_head_prep_f64(d, w->key_norm, B, H, tv, io->key_positions, t->kh);
+    }
     const double scale = 1.0 / sqrt((double)dk);
     for (size_t bh = 0; bh < B * H; bh++)
         for (size_t i = 0; i < tq; i++)
@@ -316,6 +331,12 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
                     t->dkh[ko + e] += g * t->qh[qo + e];
                 }
             }
+    if (prep) {
+        vka_ref_mha_head_prep_backward_f64(d, w->query_norm, B, H, tq, io->query_positions,
+                                           t->qh0, t->dqh, t->dwqn);
+        vka_ref_mha_head_prep_backward_f64(d, w->key_norm, B, H, tv, io->key_positions, t->kh0,
+                                           t->dkh, t->dwkn);
+    }
     merge_heads(B, tq, H, 1, dk, t->dqh, t->dqp);
     merge_heads(B, tv, H, G, dk, t->dkh, t->dkp);
     merge_heads(B, tv, H, G, dv, t->dvh, t->dvp);
@@ -350,6 +371,10 @@ static void store(const vka_mha_dims *d, const vka_mha_call *c, const scratch *t
     vka_grad_store(t->dbo, wc.output_bias, gw->output_bias);
     vka_grad_store(t->dwg, wc.gate_kernel, gw->gate_kernel);
     vka_grad_store(t->dbg, wc.gate_bias, gw->gate_bias);
+    if (d->use_qk_norm) {
+        vka_grad_store(t->dwqn, d->key_dim, gw->query_norm);
+        vka_grad_store(t->dwkn, d->key_dim, gw->key_norm);
+    }
 }
 
 /* The layer of resolved dims d (MultiHeadAttention or GroupedQueryAttention);
@@ -365,7 +390,8 @@ static vkattn_result backward_dims(const char *fn, const vka_mha_dims *d,
     vka_mask_layout ml = {.dims = {1, 1, 1, 1}};
     if ((r = check_weights(fn, d, w, grad_w)) ||
         (r = vka_mha_resolve_call(NULL, fn, d, call, &c)) ||
-        (r = check_io(fn, d, &c, call, io, grad_output, grads, w, grad_w, &ml)))
+        (r = check_io(fn, d, &c, call, io, grad_output, grads, w, grad_w, &ml)) ||
+        (r = vka_ref_mha_check_positions(fn, d, &c, io)))
         return r;
     scratch t;
     vka_grad_core_state st = {0};

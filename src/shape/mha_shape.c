@@ -209,9 +209,7 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
 vkattn_result vka_mha_refuse_pending(struct vkattn_context *ctx, const char *caller,
                                      const vka_mha_dims *d)
 {
-    const char *pending = d->use_qk_norm  ? "desc->use_qk_norm"
-                          : d->use_rope   ? "desc->use_rope"
-                          : d->softcap    ? "desc->softcap"
+    const char *pending = d->softcap      ? "desc->softcap"
                           : d->use_sinks  ? "desc->use_sinks"
                                           : NULL;
     if (pending)

@@ -14,7 +14,8 @@
  *    command buffer and submitted step after step, the lengths advancing on
  *    the device, each step checked against vkattn_reference_sdpa_decode;
  *  - the same for one cached MultiHeadAttention step (vkattn_mha_record_cached),
- *    each step checked against the causal vkattn_reference_mha. */
+ *    each step checked against the causal vkattn_reference_mha, also with
+ *    QK-norm and RoPE (positions from the device lengths). */
 #include "app_device.h"
 
 #include <math.h>
@@ -355,8 +356,10 @@ static void test_replay_decode(void **state)
 /* One cached MultiHeadAttention step (one new token per sequence) recorded
  * once and submitted step after step: each submission appends and attends
  * over everything appended so far; each step's output equals the causal
- * (top-left) vkattn_reference_mha over the tokens so far, last row. */
-static void test_replay_mha_cached(void **state)
+ * (top-left) vkattn_reference_mha over the tokens so far, last row. With
+ * QK-norm and RoPE the new token's position is the cache length, read on the
+ * device at each submission. */
+static void replay_mha_cached(void **state, bool rope)
 {
     vkattn_context *own = TH_CTX(state);
     ad_app app;
@@ -364,13 +367,16 @@ static void test_replay_mha_cached(void **state)
     vkattn_context *ctx = app.ctx;
     enum { B = 2, H = 2, DK = 4, DV = 3, W = 6, STEPS = 6 };
     vkattn_mha_desc desc = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
-                            .value_width = W};
+                            .value_width = W, .use_qk_norm = rope, .use_rope = rope};
     const size_t wn[8] = {W * H * DK, H * DK, W * H * DK, H * DK, W * H * DV, H * DV,
                           H * DV * W, W};
     float *wa[8];
     for (int i = 0; i < 8; i++)
         wa[i] = tu_floats(wn[i]), tu_fill_uniform(wa[i], wn[i], -0.5f, 0.5f);
-    vkattn_mha_weights w = {wa[0], wa[1], wa[2], wa[3], wa[4], wa[5], wa[6], wa[7]};
+    float norm[2][DK];
+    tu_fill_uniform(&norm[0][0], 2 * DK, 0.5f, 1.5f);
+    vkattn_mha_weights w = {wa[0], wa[1], wa[2], wa[3], wa[4], wa[5], wa[6], wa[7],
+                            NULL, NULL, rope ? norm[0] : NULL, rope ? norm[1] : NULL};
     vkattn_mha *mha;
     TH_OK(ctx, vkattn_mha_create(ctx, &desc, &mha));
     TH_OK(ctx, vkattn_mha_set_weights(mha, &w));
@@ -405,7 +411,8 @@ static void test_replay_mha_cached(void **state)
             vkattn_layer_host_io hio = {.query = x[b], .value = x[b], .output = ref};
             TH_OK(NULL, vkattn_reference_mha(&desc, &w, &full, &hio));
             char what[64];
-            snprintf(what, sizeof what, "replayed cached MHA, step %d, sequence %d", step, b);
+            snprintf(what, sizeof what, "replayed cached MHA (rope %d), step %d, sequence %d",
+                     rope, step, b);
             TU_ASSERT_CLOSE(got + b * W, ref + step * W, W, OUT_BOUND, what);
         }
         free(got);
@@ -423,6 +430,9 @@ static void test_replay_mha_cached(void **state)
         free(wa[i]);
 }
 
+static void test_replay_mha_cached(void **state) { replay_mha_cached(state, false); }
+static void test_replay_mha_cached_rope(void **state) { replay_mha_cached(state, true); }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_replay_mha),
         cmocka_unit_test(test_replay_decode),
         cmocka_unit_test(test_replay_mha_cached),
+        cmocka_unit_test(test_replay_mha_cached_rope),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
