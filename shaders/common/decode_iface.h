@@ -17,7 +17,8 @@
 #define VKA_DECODE_SPEC_V_F16 9          /* bool: the cache's V holds f16 */
 #define VKA_DECODE_SPEC_LANES 10     /* bool: one run of keys per invocation */
 #define VKA_DECODE_SPEC_Q_F16 11     /* bool: q holds f16 */
-#define VKA_DECODE_N_SPEC 12
+#define VKA_DECODE_SPEC_KV_I8 12    /* bool: K and V hold int8 + row scales */
+#define VKA_DECODE_N_SPEC 13
 
 #define VKA_DECODE_PUSH                                                        \
     VKA_UINT heads, group, tq, capacity; /* query heads per K/V head: group */ \
@@ -26,8 +27,9 @@
     VKA_UINT seed_lo, seed_hi, offset_mix, threshold; /* core/dropout_host.h */ \
     VKA_UINT z_base;                     /* first (b, K/V head) of a piece */  \
     VKA_UINT len_off, vmask_off;         /* packed layout: element offsets */ \
-    VKA_UINT window; /* sliding window, 0 = none: keys j >= end - window */
-#define VKA_DECODE_PUSH_SIZE 56
+    VKA_UINT window; /* sliding window, 0 = none: keys j >= end - window */  \
+    VKA_UINT k_scale_off, v_scale_off; /* int8 cache: words of row 0's scale */
+#define VKA_DECODE_PUSH_SIZE 64
 
 #define VKA_DECODE_MERGE_SPEC_WG 0 /* local_size_x */
 #define VKA_DECODE_MERGE_SPEC_DV 1 /* value width */

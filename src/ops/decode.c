@@ -1,7 +1,8 @@
 /* Decode attention against a KV cache (vkattn/decode.h): the split kernel
  * shaders/decode.comp (or decode_packed.comp on devices with fewer than 6
  * storage buffers per shader) writes one partial per (row, key chunk), and
- * shaders/decode_merge.comp combines them. */
+ * shaders/decode_merge.comp combines them. An int8 cache is read in place,
+ * dequantized in registers (decode_body.glsl). */
 #include "vkattn/decode.h"
 
 #include <string.h>
@@ -209,6 +210,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
 {
     const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
+    const bool i8 = io->cache->desc.dtype == VKATTN_DTYPE_I8;
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
         .n_chunks = t->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
@@ -216,6 +218,9 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
         .threshold = s->drop ? vka_dropout_threshold(p->dropout.rate) : 0,
         .window = s->window,
+        /* an int8 cache: where the row scales start in K's and V's words */
+        .k_scale_off = i8 ? (uint32_t)vka_kv_i8_scale_offset(&io->cache->desc, s->dk) : 0,
+        .v_scale_off = i8 ? (uint32_t)vka_kv_i8_scale_offset(&io->cache->desc, s->dv) : 0,
     };
     vka_kernel kernel = {
         .name = packed ? "decode_packed" : "decode",
@@ -230,8 +235,9 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
             [VKA_DECODE_SPEC_KS] = t->ks, [VKA_DECODE_SPEC_NS] = t->ns,
             [VKA_DECODE_SPEC_HAS_VALUE_MASK] = p->has_value_mask,
             [VKA_DECODE_SPEC_DROPOUT] = s->drop,
-            [VKA_DECODE_SPEC_K_F16] = io->cache->keys->dtype == VKATTN_DTYPE_F16,
-            [VKA_DECODE_SPEC_V_F16] = io->cache->values->dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_K_F16] = io->cache->desc.dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_V_F16] = io->cache->desc.dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_KV_I8] = i8,
             [VKA_DECODE_SPEC_LANES] = t->lanes,
             [VKA_DECODE_SPEC_Q_F16] = io->q->dtype == VKATTN_DTYPE_F16,
         },

@@ -61,6 +61,10 @@ vkattn_result vka_decode_plan(struct vkattn_context *ctx, const char *caller,
                         "%s: params->sliding_window with tq + capacity = %llu exceeds the "
                         "kernels' 32-bit window arithmetic",
                         caller, (unsigned long long)p->tq + p->capacity);
+    if (p->softcap != 0.0f || p->has_sinks)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: params->%s is not supported by decode yet", caller,
+                        p->softcap != 0.0f ? "softcap" : "has_sinks");
     *s = (vka_decode_shape){
         .batch = p->batch, .heads = p->heads, .kv_heads = vka_default_u32(p->kv_heads, p->heads),
         .tq = p->tq, .capacity = p->capacity, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk),
