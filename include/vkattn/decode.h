@@ -39,8 +39,15 @@
  *                                               f32 result, 2^-10 relative on
  *                                               devices whose packHalf2x16
  *                                               truncates, 2^-11 to nearest)
- * An f16 cache halves the bytes a step reads. Masks stay f32 (an f16
- * value_mask is VKATTN_ERROR_UNSUPPORTED).
+ * An f16 cache halves the bytes a step reads. An int8 cache (about a quarter)
+ * is read in place, four int8 per word, and dequantized in registers (the QK
+ * dot scaled once per key, the P V weight times the value's scale); against
+ * the reference on the dequantized cache (k = q * scale) the bounds above
+ * hold, and against the unquantized f32 values docs/SEMANTICS.md's int8 bound.
+ * Masks stay f32 (an f16 value_mask is VKATTN_ERROR_UNSUPPORTED).
+ * params->softcap and params->has_sinks are not supported yet
+ * (VKATTN_ERROR_UNSUPPORTED naming the field; the reference refuses them
+ * too).
  *
  * Recording contract: as in vkattn/matmul.h; reads q, the cache's K, V and
  * lengths and value_mask; writes out (compute shader).

@@ -53,6 +53,7 @@ static const flag FLAGS[] = {
     F("--causal", K_BOOL, C_BENCH, AB_F_CAUSAL, causal),
     F("--window", K_U32, C_BENCH, AB_F_WINDOW, window),
     F("--splits", K_U32, C_BENCH, AB_F_SPLITS, splits),
+    F("--kv-int8", K_BOOL, C_BENCH, AB_F_KV_INT8, kv_int8),
     F("--gate", K_BOOL, C_BENCH, AB_F_GATE, gate),
     F("--mask-ratio", K_RATE, C_BENCH, AB_F_MASK_RATIO, mask_ratio),
     F("--dropout", K_RATE, C_BENCH, AB_F_DROPOUT, dropout),
@@ -107,6 +108,7 @@ void ab_usage(bool to_stdout)
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
+          "  --kv-int8 (decode: an int8 KV cache, VKATTN_DTYPE_I8)\n"
           "  --gate (mha, gqa: Keras use_gate, a sigmoid gate on each head's context)\n"
           "  --backward (matmul, additive, sdpa, attention, additive_attention, bahdanau, mha, gqa:\n"
           "  the gradients)  --train-step (mha: forward + MSE + backward + Adam, timed as one)\n"
