@@ -45,6 +45,7 @@
 #include "decode_iface.h"
 #include "mask.glsl"
 #include "philox.glsl"
+#include "tanh_robust.glsl"
 
 layout(local_size_x_id = VKA_DECODE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_DECODE_SPEC_DK) const uint DK = 64;
@@ -66,6 +67,9 @@ layout(constant_id = VKA_DECODE_SPEC_Q_F16) const bool Q_F16 = false;
 // the same buffer. No dequantized copy: the loads return the int8 as floats,
 // the QK dot is scaled once per key and the P V weight carries V's scale.
 layout(constant_id = VKA_DECODE_SPEC_KV_I8) const bool KV_I8 = false;
+// Soft-capping (Gemma 2): c tanh(s / c) of the scaled score s, before the
+// masks; in the logits' log2 units the cap is c log2(e) (p.softcap_log2).
+layout(constant_id = VKA_DECODE_SPEC_SOFTCAP) const bool SOFTCAP = false;
 
 const uint WG = gl_WorkGroupSize.x; // also the keys per tile
 const uint DK4 = (DK + 3u) / 4u;
@@ -147,6 +151,13 @@ vec4 ld_kv4(bool is_k, uint i4)
 }
 
 float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+
+// A key's logit (log2 units) after the int8 scale kq and the soft cap.
+float finish_logit(float x, float kq)
+{
+    x *= kq; // 1 unless KV_I8: folded away
+    return SOFTCAP ? p.softcap_log2 * tanh_robust(x / p.softcap_log2) : x;
+}
 
 // An int8 cache's scale of cache row `row` (1 for the other types), 0 when
 // !ok: the row's dequantized key or value is its loads times the scale.
@@ -239,10 +250,10 @@ void tiles_main()
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
                         x[rr] += dot(q_s[rr * DK4 + e4], k);
                 }
-            if (KV_I8) {
+            if (KV_I8 || SOFTCAP) {
                 const float kq = k_scale(kvbase + j, in_range);
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
-                    x[rr] *= kq;
+                    x[rr] = finish_logit(x[rr], kq);
             }
             const bool vm_ok =
                 !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(b * p.capacity + min(j, p.capacity - 1u))));
@@ -388,10 +399,10 @@ void lanes_main()
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
                     x[rr] += dot(qv[rr * DK4 + e4], k);
             }
-            if (KV_I8) {
+            if (KV_I8 || SOFTCAP) {
                 const float kq = k_scale(kvbase + j, in_range);
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
-                    x[rr] *= kq;
+                    x[rr] = finish_logit(x[rr], kq);
             }
             const uint vm_at = b * p.capacity + min(j, p.capacity - 1u);
             const bool vm_ok = !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(vm_at)));

@@ -23,7 +23,7 @@
  * mask, dropout, q and out f32 or f16; dk 160 takes the tiles layout on
  * lavapipe (the lanes layout stops at 128). Bad inputs: widths not a
  * multiple of 4 (naming the field), app tensors, I8 where only the cache
- * takes it, softcap and sinks (not in decode yet). Run under the default
+ * takes it. Run under the default
  * profile and mobile-min (decode_packed.comp). */
 #include "harness.h"
 
@@ -297,21 +297,6 @@ static void test_bad_inputs(void **state)
     const vkattn_sdpa_dtypes ty = {.k = VKATTN_DTYPE_I8};
     TH_EXPECT_ERROR(vkattn_reference_sdpa_decode(&p, &ty, h, h, h, &len, NULL, h),
                     VKATTN_ERROR_INVALID_ARGUMENT, "types->k is 2");
-    /* softcap and sinks: not in decode yet, refused by both */
-    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
-    vkattn_tensor *q = th_tensor(ctx, 4, NULL), *out = th_tensor(ctx, 4, NULL);
-    vkattn_sdpa_decode_io io = {.q = q, .cache = cache, .out = out};
-    p.softcap = 30.0f;
-    TH_EXPECT_ERROR(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &io),
-                    VKATTN_ERROR_UNSUPPORTED, "params->softcap");
-    TH_EXPECT_ERROR(vkattn_reference_sdpa_decode(&p, NULL, h, h, h, &len, NULL, h),
-                    VKATTN_ERROR_UNSUPPORTED, "params->softcap");
-    p.softcap = 0.0f, p.has_sinks = true;
-    TH_EXPECT_ERROR(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &io),
-                    VKATTN_ERROR_UNSUPPORTED, "params->has_sinks");
-    vkattn_tensor_destroy(q);
-    vkattn_tensor_destroy(out);
-    vkattn_kv_cache_destroy(cache);
     th_assert_validation_clean();
 }
 
