@@ -6,6 +6,9 @@
 // l_c = 0) becomes zeros. One invocation per output element, grid-stride; for
 // an f16 out, one per word of two halves (no two invocations share a word, so
 // no 16-bit storage is needed; the padding half of an odd count gets 0).
+// Sinks (SINKS): the row's query head h adds a logit sink_h (natural units)
+// with no value to the denominator: M = max(M, sink_h log2 e), den +=
+// 2^(sink_h log2 e - M); a row with no allowed key still gets zeros (num 0).
 #extension GL_GOOGLE_include_directive : require
 #include "decode_iface.h"
 
@@ -13,10 +16,12 @@
 layout(local_size_x_id = VKA_DECODE_MERGE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_DECODE_MERGE_SPEC_DV) const uint DV = 64;
 layout(constant_id = VKA_DECODE_MERGE_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_DECODE_MERGE_SPEC_SINKS) const bool SINKS = false;
 
 layout(std430, binding = 0) readonly buffer PartBuf { float part[]; };
 layout(std430, binding = 1) writeonly buffer OutBuf { float out_o[]; };
 layout(std430, binding = 1) writeonly buffer OutBufW { uint out_w[]; };
+layout(std430, binding = 2) readonly buffer SinkBuf { float sinks[]; };
 
 layout(push_constant) uniform Push { VKA_DECODE_MERGE_PUSH } p;
 
@@ -29,7 +34,10 @@ float merged(uint idx)
     for (uint c = 0u; c < p.n_chunks; c++)
         if (part[base + c * ps + DV + 1u] != 0.0)
             mx = max(mx, part[base + c * ps + DV]);
-    float num = 0.0, den = 0.0;
+    const float sink = SINKS ? sinks[(row / p.tq) % p.heads] * 1.4426950408889634 : 0.0;
+    if (SINKS)
+        mx = max(mx, sink);
+    float num = 0.0, den = SINKS ? exp2(sink - mx) : 0.0;
     for (uint c = 0u; c < p.n_chunks; c++) {
         const float l = part[base + c * ps + DV + 1u];
         if (l != 0.0) {

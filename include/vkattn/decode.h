@@ -39,14 +39,28 @@
  *                                               f32 result, 2^-10 relative on
  *                                               devices whose packHalf2x16
  *                                               truncates, 2^-11 to nearest)
- * An f16 cache halves the bytes a step reads. Masks stay f32 (an f16
- * value_mask is VKATTN_ERROR_UNSUPPORTED).
+ * An f16 cache halves the bytes a step reads. An int8 cache (about a quarter)
+ * is read in place, four int8 per word, and dequantized in registers (the QK
+ * dot scaled once per key, the P V weight times the value's scale); against
+ * the reference on the dequantized cache (k = q * scale) the bounds above
+ * hold, and against the unquantized f32 values docs/SEMANTICS.md's int8 bound.
+ * Masks stay f32 (an f16 value_mask is VKATTN_ERROR_UNSUPPORTED).
+ * Soft-capping (params->softcap c > 0): each scaled score s becomes
+ * c tanh(s / c) before the masks (the split kernel; tanh_robust.glsl, a few
+ * ulps), as vkattn_sdpa; the reference does the same. Sinks
+ * (params->has_sinks, io->sinks (H) f32): query head h's sink_h joins the
+ * softmax denominator with no value, added once per row by the merge kernel
+ * (its running max starts at sink_h, its sum at 1); a row with no key is
+ * zeros. vkattn_reference_sdpa_decode refuses has_sinks
+ * (VKATTN_ERROR_UNSUPPORTED): tests check sinks against vkattn_reference_sdpa
+ * with one prepended key k = 0, v = 0 of bias sink_h.
  *
  * Recording contract: as in vkattn/matmul.h; reads q, the cache's K, V and
  * lengths and value_mask; writes out (compute shader).
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL argument; a zero batch, heads,
  * tq, capacity or dk; tq above 64; heads not a multiple of kv_heads; a
- * non-finite scale; a dropout rate outside [0, 1]; batch, kv_heads,
+ * non-finite scale; a negative or non-finite softcap; io->sinks missing with
+ * has_sinks or set without it; a dropout rate outside [0, 1]; batch, kv_heads,
  * capacity, dk or dv different from the cache's; a missing, unexpected or
  * too small tensor; out aliasing an input), VKATTN_ERROR_UNSUPPORTED (dk or
  * dv above 256; an f16 value_mask), VKATTN_ERROR_DEVICE_LIMIT (a sliding

@@ -14,6 +14,10 @@ extern "C" {
 typedef enum vkattn_dtype {
     VKATTN_DTYPE_F32 = 0, /* the default of every zero-initialised desc */
     VKATTN_DTYPE_F16 = 1,
+    /* int8 with one fp32 scale per row: valid only for
+     * vkattn_kv_cache_desc.dtype (vkattn/kv_cache.h); tensors, layers and
+     * the CPU reference refuse it (VKATTN_ERROR_INVALID_ARGUMENT) */
+    VKATTN_DTYPE_I8 = 2,
 } vkattn_dtype;
 
 #ifdef __cplusplus

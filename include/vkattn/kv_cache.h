@@ -31,6 +31,30 @@
  * recorded one after another get exact barriers.
  * Thread safety: a cache is externally synchronized, like the tensors it
  * holds, and its functions are externally synchronized on its context too.
+ *
+ * Int8 cache (desc->dtype VKATTN_DTYPE_I8, as llama.cpp's q8 caches): each
+ * row (one token of one K/V head) is stored as int8 with one fp32 scale,
+ * quantized symmetrically by the append kernel:
+ *   scale = max_e |x_e| / 127 (fp32), q_e = clamp(rne(x_e / scale), -127, 127)
+ * (rne: round to nearest even; a zero row gives scale 0 and q 0; a row with
+ * a NaN or infinity is stored undefined). The rule is bit-exact on devices
+ * whose division is correctly rounded (lavapipe); Vulkan allows 2.5 ulp, so
+ * elsewhere a scale may differ by a few ulps and a q by 1 next to a tie.
+ * Decode reads the int8 in place and dequantizes in registers, x ~ q * scale
+ * (|x - q * scale| <= scale / 2 = max|x| / 254 per element; the bound on
+ * the output: docs/SEMANTICS.md). fp32 scales, not fp16: a row's scale takes
+ * one 32-bit word either way (rows are whole words), and fp32 has no
+ * overflow above 65504 * 127 or underflow below 2^-24 * 127 to handle.
+ * Memory per row: width + 4 bytes, against 2 * width for f16 (dk 64: 68
+ * against 128 bytes). key_dim and value_dim must be multiples of 4
+ * (VKATTN_ERROR_UNSUPPORTED naming the field). App tensors (desc->keys,
+ * desc->values) are refused (VKATTN_ERROR_UNSUPPORTED): the cache allocates
+ * its storage. vkattn_kv_cache_get_desc's keys and values are then that
+ * storage, rank-1 "f32" tensors of raw 32-bit words, B * Hkv * capacity *
+ * width / 4 words of four int8 (element e of a row in byte e % 4, rows in
+ * (b, K/V head, position) order) followed by B * Hkv * capacity fp32 scales
+ * in the same row order: download them with vkattn_tensor_download_raw;
+ * they are not values any other op can take.
  */
 #ifndef VKATTN_KV_CACHE_H
 #define VKATTN_KV_CACHE_H
@@ -59,19 +83,22 @@ typedef struct vkattn_kv_cache_desc {
      * element counts must match (rank and dims are not checked), and their
      * element type must be `dtype`. */
     vkattn_tensor *keys, *values;
-    /* Element type of K and V: VKATTN_DTYPE_F32 (0, the default) or
+    /* Element type of K and V: VKATTN_DTYPE_F32 (0, the default),
      * VKATTN_DTYPE_F16, which halves the cache's memory and the bytes each
-     * decode step reads. An f16 cache needs even key_dim and value_dim
-     * (VKATTN_ERROR_UNSUPPORTED otherwise). Appends take f32 or f16 new rows
-     * and convert them to the cache's type (f32 -> f16 rounds as the
-     * device's packHalf2x16 does: to nearest on most devices). */
+     * decode step reads, or VKATTN_DTYPE_I8 (int8 and a scale per row, about
+     * a quarter; the header comment). An f16 cache needs even key_dim and
+     * value_dim, an int8 cache multiples of 4 (VKATTN_ERROR_UNSUPPORTED
+     * otherwise). Appends take f32 or f16 new rows and convert them to the
+     * cache's type (f32 -> f16 rounds as the device's packHalf2x16 does: to
+     * nearest on most devices; int8: the rule above). */
     vkattn_dtype dtype;
 } vkattn_kv_cache_desc;
 
 /* Creates a cache with every length 0. Codes: _INVALID_ARGUMENT (NULL ctx,
- * desc or out; a zero batch, kv_heads, capacity or key_dim; a dtype neither
- * f32 nor f16; app tensors of the wrong size or type, or another context),
- * _UNSUPPORTED (an f16 cache with an odd key_dim or value_dim), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
+ * desc or out; a zero batch, kv_heads, capacity or key_dim; a dtype not f32,
+ * f16 or i8; app tensors of the wrong size or type, or another context),
+ * _UNSUPPORTED (an f16 cache with an odd key_dim or value_dim; an int8 cache
+ * with one not a multiple of 4, or with app tensors), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
  * beyond maxStorageBufferRange or 2^32 elements), _OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. */
 VKATTN_API vkattn_result vkattn_kv_cache_create(vkattn_context *ctx,
@@ -82,7 +109,8 @@ VKATTN_API void vkattn_kv_cache_destroy(vkattn_kv_cache *cache);
 
 /* The desc the cache was created with, defaults resolved; its keys and values
  * are the cache's K and V tensors (owned by the cache or the app's), for
- * reading them or binding them to other ops, never NULL for a valid cache. */
+ * reading them or binding them to other ops, never NULL for a valid cache
+ * (for an int8 cache: its raw storage, the header comment). */
 VKATTN_API vkattn_kv_cache_desc vkattn_kv_cache_get_desc(const vkattn_kv_cache *cache);
 
 /* Downloads the lengths (out[batch]; may be NULL) and the overflow flag

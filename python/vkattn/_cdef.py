@@ -186,6 +186,7 @@ typedef struct vkattn_device_info {
 typedef enum vkattn_dtype {
     VKATTN_DTYPE_F32 = 0,
     VKATTN_DTYPE_F16 = 1,
+    VKATTN_DTYPE_I8 = 2,
 } vkattn_dtype;
 
 /* ---- tensor.h */

@@ -45,6 +45,7 @@
 #include "decode_iface.h"
 #include "mask.glsl"
 #include "philox.glsl"
+#include "tanh_robust.glsl"
 
 layout(local_size_x_id = VKA_DECODE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_DECODE_SPEC_DK) const uint DK = 64;
@@ -61,6 +62,14 @@ layout(constant_id = VKA_DECODE_SPEC_V_F16) const bool V_F16 = false;
 layout(constant_id = VKA_DECODE_SPEC_LANES) const bool LANES = false;
 // f16 queries, read as words of two halves as the cache is
 layout(constant_id = VKA_DECODE_SPEC_Q_F16) const bool Q_F16 = false;
+// An int8 cache (vkattn/kv_cache.h): each word holds four int8 of a row (DK
+// and DV are multiples of 4), each row an fp32 scale at *_scale_off + row of
+// the same buffer. No dequantized copy: the loads return the int8 as floats,
+// the QK dot is scaled once per key and the P V weight carries V's scale.
+layout(constant_id = VKA_DECODE_SPEC_KV_I8) const bool KV_I8 = false;
+// Soft-capping (Gemma 2): c tanh(s / c) of the scaled score s, before the
+// masks; in the logits' log2 units the cap is c log2(e) (p.softcap_log2).
+layout(constant_id = VKA_DECODE_SPEC_SOFTCAP) const bool SOFTCAP = false;
 
 const uint WG = gl_WorkGroupSize.x; // also the keys per tile
 const uint DK4 = (DK + 3u) / 4u;
@@ -131,14 +140,29 @@ float ld_kv(bool is_k, uint i)
         return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i];
     return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i];
 }
+vec4 int8x4(uint w) { return vec4(ivec4(int(w)) << ivec4(24, 16, 8, 0) >> 24); }
 vec4 ld_kv4(bool is_k, uint i4)
 {
+    if (KV_I8)
+        return int8x4(is_k ? k_w[i4] : v_w[i4]);
     if (is_k)
         return K_F16 ? halves4(k4_w[i4]) : k4_in[i4];
     return V_F16 ? halves4(v4_w[i4]) : v4_in[i4];
 }
 
 float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+
+// A key's logit (log2 units) after the int8 scale kq and the soft cap.
+float finish_logit(float x, float kq)
+{
+    x *= kq; // 1 unless KV_I8: folded away
+    return SOFTCAP ? p.softcap_log2 * tanh_robust(x / p.softcap_log2) : x;
+}
+
+// An int8 cache's scale of cache row `row` (1 for the other types), 0 when
+// !ok: the row's dequantized key or value is its loads times the scale.
+float k_scale(uint row, bool ok) { return KV_I8 ? (ok ? k_in[p.k_scale_off + row] : 0.0) : 1.0; }
+float v_scale(uint row, bool ok) { return KV_I8 ? (ok ? v_in[p.v_scale_off + row] : 0.0) : 1.0; }
 
 // An f16 K with DK a multiple of 8 is read 8 halves (16 bytes) per load, as
 // an f32 K is read 16 bytes per vec4: each invocation reads its own key row
@@ -226,6 +250,11 @@ void tiles_main()
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
                         x[rr] += dot(q_s[rr * DK4 + e4], k);
                 }
+            if (KV_I8 || SOFTCAP) {
+                const float kq = k_scale(kvbase + j, in_range);
+                [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                    x[rr] = finish_logit(x[rr], kq);
+            }
             const bool vm_ok =
                 !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(b * p.capacity + min(j, p.capacity - 1u))));
             [[unroll]] for (uint rr = 0u; rr < R; rr++) {
@@ -271,7 +300,7 @@ void tiles_main()
                     [[unroll]] for (uint u = 0u; u < WG / KS; u++) {
                         const uint jj = u * KS + ks, j = j0 + jj;
                         const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
-                        acc = fma(vec4(s_s[rr * WG + jj]), v, acc);
+                        acc = fma(vec4(s_s[rr * WG + jj] * v_scale(kvbase + j, j < kend)), v, acc);
                     }
                     o[n] = acc;
                 }
@@ -370,6 +399,11 @@ void lanes_main()
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
                     x[rr] += dot(qv[rr * DK4 + e4], k);
             }
+            if (KV_I8 || SOFTCAP) {
+                const float kq = k_scale(kvbase + j, in_range);
+                [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                    x[rr] = finish_logit(x[rr], kq);
+            }
             const uint vm_at = b * p.capacity + min(j, p.capacity - 1u);
             const bool vm_ok = !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(vm_at)));
             [[unroll]] for (uint rr = 0u; rr < R; rr++) {
@@ -399,10 +433,11 @@ void lanes_main()
         }
         [[unroll]] for (uint u = 0u; u < 4u; u++) {
             const uint j = j0 + u;
+            const float vq = v_scale(kvbase + j, j < kend);
             [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++) {
                 const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
-                    o[rr * DV4 + e4] = fma(vec4(w[rr][u]), v, o[rr * DV4 + e4]);
+                    o[rr * DV4 + e4] = fma(vec4(w[rr][u] * vq), v, o[rr * DV4 + e4]);
             }
         }
     }

@@ -17,7 +17,9 @@
 #define VKA_DECODE_SPEC_V_F16 9          /* bool: the cache's V holds f16 */
 #define VKA_DECODE_SPEC_LANES 10     /* bool: one run of keys per invocation */
 #define VKA_DECODE_SPEC_Q_F16 11     /* bool: q holds f16 */
-#define VKA_DECODE_N_SPEC 12
+#define VKA_DECODE_SPEC_KV_I8 12    /* bool: K and V hold int8 + row scales */
+#define VKA_DECODE_SPEC_SOFTCAP 13  /* bool: logits soft-capped (softcap_log2) */
+#define VKA_DECODE_N_SPEC 14
 
 #define VKA_DECODE_PUSH                                                        \
     VKA_UINT heads, group, tq, capacity; /* query heads per K/V head: group */ \
@@ -26,18 +28,22 @@
     VKA_UINT seed_lo, seed_hi, offset_mix, threshold; /* core/dropout_host.h */ \
     VKA_UINT z_base;                     /* first (b, K/V head) of a piece */  \
     VKA_UINT len_off, vmask_off;         /* packed layout: element offsets */ \
-    VKA_UINT window; /* sliding window, 0 = none: keys j >= end - window */
-#define VKA_DECODE_PUSH_SIZE 56
+    VKA_UINT window; /* sliding window, 0 = none: keys j >= end - window */  \
+    VKA_UINT k_scale_off, v_scale_off; /* int8 cache: words of row 0's scale */ \
+    VKA_FLOAT softcap_log2; /* softcap * log2(e): the cap in the logits' units */
+#define VKA_DECODE_PUSH_SIZE 68
 
 #define VKA_DECODE_MERGE_SPEC_WG 0 /* local_size_x */
 #define VKA_DECODE_MERGE_SPEC_DV 1 /* value width */
 #define VKA_DECODE_MERGE_SPEC_OUT_F16 2 /* bool: out holds f16 */
-#define VKA_DECODE_MERGE_N_SPEC 3
+#define VKA_DECODE_MERGE_SPEC_SINKS 3 /* bool: sinks (H) bound at 2 */
+#define VKA_DECODE_MERGE_N_SPEC 4
 
 #define VKA_DECODE_MERGE_PUSH                                            \
     VKA_UINT total;    /* output elements B * H * Tq * DV */              \
     VKA_UINT n_chunks; /* partials per row */                             \
-    VKA_FLOAT drop_scale; /* 1 without dropout */
-#define VKA_DECODE_MERGE_PUSH_SIZE 12
+    VKA_FLOAT drop_scale; /* 1 without dropout */                       \
+    VKA_UINT heads, tq;   /* row r's query head: (r / tq) % heads */
+#define VKA_DECODE_MERGE_PUSH_SIZE 20
 
 #endif /* VKA_DECODE_IFACE_H */

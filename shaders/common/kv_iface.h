@@ -9,13 +9,16 @@
 #define VKA_KV_APPEND_SPEC_WG 0      /* local_size_x */
 #define VKA_KV_APPEND_SPEC_SRC_F16 1 /* bool: the new rows hold f16 */
 #define VKA_KV_APPEND_SPEC_DST_F16 2 /* bool: the cache holds f16 (even width) */
-#define VKA_KV_APPEND_N_SPEC 3
+#define VKA_KV_APPEND_SPEC_DST_I8 3  /* bool: the cache holds int8 + row scales */
+#define VKA_KV_APPEND_N_SPEC 4
 
 #define VKA_KV_APPEND_PUSH                                                   \
     VKA_UINT total;     /* elements of the new rows: B * Hkv * tnew * width */ \
+                        /* (rows B * Hkv * tnew for an int8 cache) */         \
     VKA_UINT kv_heads, tnew, width, capacity, batch;                        \
-    VKA_UINT has_counts; /* counts (B floats) bound: rows per sequence */
-#define VKA_KV_APPEND_PUSH_SIZE 28
+    VKA_UINT has_counts; /* counts (B floats) bound: rows per sequence */    \
+    VKA_UINT scale_off;  /* int8 cache: the word of row 0's scale */
+#define VKA_KV_APPEND_PUSH_SIZE 32
 
 #define VKA_KV_LENGTHS_SPEC_WG 0 /* local_size_x */
 #define VKA_KV_LENGTHS_N_SPEC 1

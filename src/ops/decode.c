@@ -1,7 +1,8 @@
 /* Decode attention against a KV cache (vkattn/decode.h): the split kernel
  * shaders/decode.comp (or decode_packed.comp on devices with fewer than 6
  * storage buffers per shader) writes one partial per (row, key chunk), and
- * shaders/decode_merge.comp combines them. */
+ * shaders/decode_merge.comp combines them. An int8 cache is read in place,
+ * dequantized in registers (decode_body.glsl). */
 #include "vkattn/decode.h"
 
 #include <string.h>
@@ -193,9 +194,15 @@ static vkattn_result check_io(vkattn_context *ctx, const char *fn, const vka_dec
     if (!p->has_value_mask && io->value_mask)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->value_mask is set but params->has_value_mask is false", fn);
+    if (p->has_sinks && (r = vka_tensor_check(ctx, io->sinks, s->heads, fn, "io->sinks (H)")))
+        return r;
+    if (!p->has_sinks && io->sinks)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: io->sinks is set but params->has_sinks is false", fn);
     const vkattn_kv_cache *c = io->cache;
     if (io->out == io->q || io->out == c->keys || io->out == c->values ||
-        (p->has_value_mask && io->out == io->value_mask))
+        (p->has_value_mask && io->out == io->value_mask) ||
+        (p->has_sinks && io->out == io->sinks))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->out is also an input (no in-place attention)", fn);
     return VKATTN_SUCCESS;
@@ -209,6 +216,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
 {
     const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
+    const bool i8 = io->cache->desc.dtype == VKATTN_DTYPE_I8;
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
         .n_chunks = t->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
@@ -216,6 +224,10 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
         .threshold = s->drop ? vka_dropout_threshold(p->dropout.rate) : 0,
         .window = s->window,
+        /* an int8 cache: where the row scales start in K's and V's words */
+        .k_scale_off = i8 ? (uint32_t)vka_kv_i8_scale_offset(&io->cache->desc, s->dk) : 0,
+        .v_scale_off = i8 ? (uint32_t)vka_kv_i8_scale_offset(&io->cache->desc, s->dv) : 0,
+        .softcap_log2 = s->softcap * 1.44269504f,
     };
     vka_kernel kernel = {
         .name = packed ? "decode_packed" : "decode",
@@ -230,8 +242,10 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
             [VKA_DECODE_SPEC_KS] = t->ks, [VKA_DECODE_SPEC_NS] = t->ns,
             [VKA_DECODE_SPEC_HAS_VALUE_MASK] = p->has_value_mask,
             [VKA_DECODE_SPEC_DROPOUT] = s->drop,
-            [VKA_DECODE_SPEC_K_F16] = io->cache->keys->dtype == VKATTN_DTYPE_F16,
-            [VKA_DECODE_SPEC_V_F16] = io->cache->values->dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_K_F16] = io->cache->desc.dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_V_F16] = io->cache->desc.dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_KV_I8] = i8,
+            [VKA_DECODE_SPEC_SOFTCAP] = s->softcap != 0.0f,
             [VKA_DECODE_SPEC_LANES] = t->lanes,
             [VKA_DECODE_SPEC_Q_F16] = io->q->dtype == VKATTN_DTYPE_F16,
         },
@@ -279,21 +293,24 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
 static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
                                   const vka_decode_shape *s, const decode_tiles *t,
                                   const vkattn_sdpa_decode_params *p, vkattn_tensor *part,
-                                  vkattn_tensor *out)
+                                  vkattn_tensor *out, vkattn_tensor *sinks)
 {
     const uint64_t n = s->out;
     const bool out16 = out->dtype == VKATTN_DTYPE_F16; /* one invocation per word */
     const vka_kernel kernel = {
-        VKA_KERNEL_SPV(decode_merge), .n_bindings = 2,
+        VKA_KERNEL_SPV(decode_merge), .n_bindings = 3,
         .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,
-        .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16},
+        .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16,
+                 [VKA_DECODE_MERGE_SPEC_SINKS] = s->sinks},
     };
     merge_push push = {
         .total = (uint32_t)n, .n_chunks = t->n_chunks,
         .drop_scale = s->drop ? vka_dropout_scale(p->dropout.rate) : 1.0f,
+        .heads = s->heads, .tq = s->tq,
     };
     const vka_dispatch d = {
-        .bindings = {vka_bind_tensor(part, false), vka_bind_tensor(out, true)},
+        .bindings = {vka_bind_tensor(part, false), vka_bind_tensor(out, true),
+                     vka_bind_optional(ctx, s->sinks ? sinks : NULL)},
         .push = &push, .caller = fn,
     };
     return vka_record_grid_1d(ctx, cmd, kernel, VKA_DECODE_MERGE_SPEC_WG,
@@ -319,7 +336,7 @@ static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, con
     if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, t.n_part, fn, &part)) ||
         (r = record_split(ctx, cmd, fn, &s, &t, p, io, part)))
         return r;
-    return record_merge(ctx, cmd, fn, &s, &t, p, part, io->out);
+    return record_merge(ctx, cmd, fn, &s, &t, p, part, io->out, io->sinks);
 }
 
 vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,

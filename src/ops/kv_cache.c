@@ -27,6 +27,11 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: %s (%llu elements) exceeds the kernels' 32-bit indexing", fn, what,
                         (unsigned long long)n);
+    if (app && d->dtype == VKATTN_DTYPE_I8)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: %s is set but an int8 cache (desc->dtype VKATTN_DTYPE_I8) holds its "
+                        "own storage (no tensor type holds int8 and scales)",
+                        fn, what);
     if (app) {
         vkattn_result r = vka_tensor_check_types(ctx, app, n, fn, what, VKA_DTYPE_BIT(app->dtype));
         if (r == VKATTN_SUCCESS && app->dtype != d->dtype)
@@ -40,9 +45,11 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
         *out = app, *owns = false;
         return r;
     }
+    *owns = true;
+    if (d->dtype == VKATTN_DTYPE_I8) /* the words of vka_kv_i8_words */
+        return vka_tensor_create_1d(ctx, n, out);
     vkattn_tensor_desc td = {.rank = 4, .dims = {d->batch, d->kv_heads, d->capacity, width},
                              .dtype = d->dtype};
-    *owns = true;
     return vkattn_tensor_create(ctx, &td, out);
 }
 
@@ -60,17 +67,27 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", __func__,
                         zero);
-    if (d.dtype != VKATTN_DTYPE_F32 && d.dtype != VKATTN_DTYPE_F16)
+    if (d.dtype != VKATTN_DTYPE_F32 && d.dtype != VKATTN_DTYPE_F16 && d.dtype != VKATTN_DTYPE_I8)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16", __func__,
-                        (int)d.dtype);
+                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or "
+                        "VKATTN_DTYPE_I8",
+                        __func__, (int)d.dtype);
+    if (d.dtype == VKATTN_DTYPE_I8 && (d.key_dim % 4 || d.value_dim % 4))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: an int8 cache needs desc->%s (%u) to be a multiple of 4: rows are "
+                        "whole 32-bit words of four int8",
+                        __func__, d.key_dim % 4 ? "key_dim" : "value_dim",
+                        d.key_dim % 4 ? d.key_dim : d.value_dim);
     if (d.dtype == VKATTN_DTYPE_F16 && (d.key_dim % 2 || d.value_dim % 2))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: an f16 cache needs even key_dim and value_dim (they are %u and %u): "
                         "appends write whole 32-bit words of two halves",
                         __func__, d.key_dim, d.value_dim);
-    const uint64_t nk = vka_count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
-    const uint64_t nv = vka_count4(d.batch, d.kv_heads, d.capacity, d.value_dim);
+    const bool i8 = d.dtype == VKATTN_DTYPE_I8;
+    const uint64_t nk = i8 ? vka_kv_i8_words(&d, d.key_dim)
+                           : vka_count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
+    const uint64_t nv = i8 ? vka_kv_i8_words(&d, d.value_dim)
+                           : vka_count4(d.batch, d.kv_heads, d.capacity, d.value_dim);
     if (nk == UINT64_MAX || nv == UINT64_MAX)
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the cache's size overflows", __func__);
     vkattn_kv_cache *c = calloc(1, sizeof *c);
@@ -151,6 +168,18 @@ static vkattn_result with_download(vkattn_kv_cache *c, const char *fn, uint32_t 
     return r;
 }
 
+uint64_t vka_kv_i8_scale_offset(const vkattn_kv_cache_desc *d, uint32_t width)
+{
+    return vka_count4(d->batch, d->kv_heads, d->capacity, width / 4);
+}
+
+uint64_t vka_kv_i8_words(const vkattn_kv_cache_desc *d, uint32_t width)
+{
+    const uint64_t rows = vka_count4(d->batch, d->kv_heads, d->capacity, 1);
+    const uint64_t q = vka_kv_i8_scale_offset(d, width);
+    return q == UINT64_MAX || rows == UINT64_MAX ? UINT64_MAX : q + rows;
+}
+
 vkattn_result vka_kv_cache_refresh(vkattn_kv_cache *c, const char *fn)
 {
     uint32_t *buf = malloc(sizeof(uint32_t) * ((size_t)c->desc.batch + 1));
@@ -226,17 +255,22 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
                                  uint32_t width, vkattn_tensor *counts)
 {
     const uint64_t n = vka_count4(c->desc.batch, c->desc.kv_heads, tnew, width);
-    /* an f16 cache: one invocation per pair (the width is even) */
-    const uint64_t items = dst->dtype == VKATTN_DTYPE_F16 ? n / 2 : n;
+    /* an f16 cache: one invocation per pair (the width is even); an int8
+     * cache: one per row (its scale is the row's max) */
+    const bool i8 = c->desc.dtype == VKATTN_DTYPE_I8;
+    const uint64_t items = i8 ? n / width : c->desc.dtype == VKATTN_DTYPE_F16 ? n / 2 : n;
     const vka_kernel kernel = {
         VKA_KERNEL_SPV(kv_append),
         .n_bindings = 4, .push_size = sizeof(kv_append_push), .n_spec = VKA_KV_APPEND_N_SPEC,
         .spec = {[VKA_KV_APPEND_SPEC_SRC_F16] = src->dtype == VKATTN_DTYPE_F16,
-                 [VKA_KV_APPEND_SPEC_DST_F16] = dst->dtype == VKATTN_DTYPE_F16},
+                 [VKA_KV_APPEND_SPEC_DST_F16] = c->desc.dtype == VKATTN_DTYPE_F16,
+                 [VKA_KV_APPEND_SPEC_DST_I8] = i8},
     };
     kv_append_push push = {
-        .total = (uint32_t)n, .kv_heads = c->desc.kv_heads, .tnew = tnew, .width = width,
-        .capacity = c->desc.capacity, .batch = c->desc.batch, .has_counts = counts != NULL,
+        .total = (uint32_t)(i8 ? items : n), .kv_heads = c->desc.kv_heads, .tnew = tnew,
+        .width = width, .capacity = c->desc.capacity, .batch = c->desc.batch,
+        .has_counts = counts != NULL,
+        .scale_off = i8 ? (uint32_t)vka_kv_i8_scale_offset(&c->desc, width) : 0,
     };
     const vka_dispatch d = {
         .bindings = {vka_bind_tensor(c->lengths, false), vka_bind_optional(c->ctx, counts),

@@ -4,6 +4,7 @@
 #define VKA_OPS_KV_CACHE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "vkattn/kv_cache.h"
 
@@ -23,6 +24,13 @@ struct vkattn_kv_cache {
  * As vkattn_kv_cache_append_record otherwise; makes the mirror unknown. */
 vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, const char *fn,
                                        vkattn_tensor *k, vkattn_tensor *v, uint32_t tnew);
+
+/* An int8 cache's K or V storage (vkattn/kv_cache.h): B * Hkv * capacity
+ * rows of width / 4 words (four int8 each, element e in byte e % 4), then
+ * one fp32 scale per row, from word vka_kv_i8_scale_offset. UINT64_MAX on
+ * overflow. */
+uint64_t vka_kv_i8_scale_offset(const vkattn_kv_cache_desc *d, uint32_t width);
+uint64_t vka_kv_i8_words(const vkattn_kv_cache_desc *d, uint32_t width);
 
 /* Reads the lengths and the overflow flag back into the host mirror (after a
  * VKATTN_RUN_NOW, so that later calls check the capacity on the host). */

@@ -15,6 +15,18 @@
 
 static const char fn[] = "vkattn_reference_sdpa_decode";
 
+/* Sinks are checked against vkattn_reference_sdpa on an equivalent problem
+ * (one prepended key of bias sink_h), not here. */
+static vkattn_result refuse_sinks(const vkattn_sdpa_decode_params *p)
+{
+    if (p->has_sinks)
+        return vka_fail(NULL, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: params->has_sinks: the reference has no sinks (vkattn_sdpa_decode "
+                        "has)",
+                        fn);
+    return VKATTN_SUCCESS;
+}
+
 vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                                                  const vkattn_sdpa_dtypes *types, const void *q,
                                                  const void *k, const void *v,
@@ -27,7 +39,8 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
     static const char *const names[4] = {"q", "k", "v", "out"};
     vka_decode_shape s;
     if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
-        (r = vka_decode_plan(NULL, fn, p, &s)) || (r = vka_ref_require_ptr(fn, "q", q)) ||
+        (r = vka_decode_plan(NULL, fn, p, &s)) || (r = refuse_sinks(p)) ||
+        (r = vka_ref_require_ptr(fn, "q", q)) ||
         (r = vka_ref_require_ptr(fn, "k", k)) || (r = vka_ref_require_ptr(fn, "v", v)) ||
         (r = vka_ref_require_ptr(fn, "lengths", lengths)) ||
         (r = vka_ref_require_ptr(fn, "out", out)) ||
@@ -71,7 +84,10 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                     for (uint32_t e = 0; e < s.dk; e++)
                         dot += vka_ref_load(q, ty.q, qi + e) *
                                vka_ref_load(k, ty.k, kb + (size_t)j * s.dk + e);
-                    w[j] = ok ? dot * scale : -INFINITY;
+                    dot *= scale;
+                    if (s.softcap != 0.0f) /* on the scaled score, before the mask */
+                        dot = s.softcap * tanh(dot / s.softcap);
+                    w[j] = ok ? dot : -INFINITY;
                     if (w[j] > mx)
                         mx = w[j];
                 }

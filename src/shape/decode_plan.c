@@ -61,12 +61,17 @@ vkattn_result vka_decode_plan(struct vkattn_context *ctx, const char *caller,
                         "%s: params->sliding_window with tq + capacity = %llu exceeds the "
                         "kernels' 32-bit window arithmetic",
                         caller, (unsigned long long)p->tq + p->capacity);
+    if (!(p->softcap >= 0.0f && p->softcap <= 3.0e38f))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->softcap is %g; must be finite and >= 0 (0 = off)", caller,
+                        (double)p->softcap);
     *s = (vka_decode_shape){
         .batch = p->batch, .heads = p->heads, .kv_heads = vka_default_u32(p->kv_heads, p->heads),
         .tq = p->tq, .capacity = p->capacity, .dk = p->dk, .dv = vka_default_u32(p->dv, p->dk),
         .drop = vka_dropout_active(&p->dropout),
         .window = vka_window_clamp(p->sliding_window, p->tq, p->capacity),
         .splits = p->num_splits,
+        .softcap = p->softcap, .sinks = p->has_sinks,
     };
     s->group = s->heads / s->kv_heads;
     return count_operands(ctx, caller, p->has_value_mask, s);

@@ -22,12 +22,15 @@ typedef struct vka_decode_shape {
     bool drop;       /* dropout changes anything: training && rate > 0 */
     uint32_t window; /* sliding window as the kernels read it (vka_window_clamp) */
     uint32_t splits; /* params->num_splits: 0 = the op's choice */
+    float softcap;   /* 0 = off */
+    bool sinks;      /* params->has_sinks: io->sinks (H) */
     uint64_t q, k, v, out, value_mask; /* value_mask 0 without has_value_mask */
 } vka_decode_shape;
 
 /* *s from p: p present; batch, heads, tq, capacity and dk >= 1; tq <=
  * VKATTN_DECODE_MAX_TQ; heads a multiple of kv_heads (0 = heads); scale
- * finite; dropout rate in [0, 1] (all INVALID_ARGUMENT); the window within
+ * finite; softcap finite and >= 0; dropout rate in [0, 1] (all
+ * INVALID_ARGUMENT); the window within
  * the kernels' 32-bit arithmetic (DEVICE_LIMIT, as vka_sdpa_plan: no device
  * lifts it, so the reference refuses it too); dv 0 = dk; every operand's
  * element count without overflowing 64 bits (SIZE_OVERFLOW). The limits of

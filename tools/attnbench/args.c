@@ -56,6 +56,7 @@ static const flag FLAGS[] = {
     F("--causal", K_BOOL, C_BENCH, AB_F_CAUSAL, causal),
     F("--window", K_U32, C_BENCH, AB_F_WINDOW, window),
     F("--splits", K_U32, C_BENCH, AB_F_SPLITS, splits),
+    F("--kv-int8", K_BOOL, C_BENCH, AB_F_KV_INT8, kv_int8),
     F("--gate", K_BOOL, C_BENCH, AB_F_GATE, gate),
     F("--rope", K_BOOL, C_BENCH, AB_F_ROPE, rope),
     F("--rope-layout", K_ROPE_LAYOUT, C_BENCH, 0, rope_layout),
@@ -116,6 +117,7 @@ void ab_usage(bool to_stdout)
           "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
+          "  --kv-int8 (decode: an int8 KV cache, VKATTN_DTYPE_I8)\n"
           "  --gate (mha, gqa: Keras use_gate, a sigmoid gate on each head's context)\n"
           "  --rope [--rope-layout half|interleaved] [--rotary-dim N] (mha, gqa: rotary\n"
           "  embeddings, N even <= --dk)  --qk-norm (mha, gqa: RMS-normalized queries and keys)\n"

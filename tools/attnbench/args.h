@@ -31,7 +31,7 @@ enum {
     AB_F_DMODEL = 1u << 18, AB_F_KV_HEADS = 1u << 19, AB_F_BACKWARD = 1u << 20,
     AB_F_TRAIN_STEP = 1u << 21, AB_F_WINDOW = 1u << 22, AB_F_GATE = 1u << 23,
     AB_F_SPLITS = 1u << 24, AB_F_ROPE = 1u << 25, AB_F_QK_NORM = 1u << 26,
-    AB_F_SOFTCAP = 1u << 27, AB_F_SINKS = 1u << 28,
+    AB_F_SOFTCAP = 1u << 27, AB_F_SINKS = 1u << 28, AB_F_KV_INT8 = 1u << 29,
 };
 
 typedef struct ab_args {
@@ -58,6 +58,7 @@ typedef struct ab_args {
     uint32_t kv_heads; /* decode: K/V heads; 0 = heads */
     uint32_t window;   /* sdpa, decode, mha: sliding window; 0 = none */
     uint32_t splits;   /* decode: key splits per query row; 0 = the library's choice */
+    bool kv_int8;      /* decode: an int8 KV cache (VKATTN_DTYPE_I8) */
     bool gate;         /* mha, gqa: Keras use_gate */
     /* mha, gqa: the open models' attention (vkattn/mha_host.h) */
     bool rope;           /* --rope: rotary embeddings at the default positions */

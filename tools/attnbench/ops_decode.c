@@ -2,7 +2,10 @@
  * already holding --tv keys per sequence (vkattn/decode.h). The cache is
  * filled during setup (the app's K/V tensors, then
  * vkattn_kv_cache_set_lengths), so only the decode call is timed. Checked
- * against vkattn_reference_sdpa_decode. */
+ * against vkattn_reference_sdpa_decode. --kv-int8: an int8 cache, filled
+ * by one append of the same K/V (an int8 cache takes no app tensors),
+ * checked against the reference on its storage dequantized here from the
+ * documented layout (vkattn/kv_cache.h). */
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
@@ -10,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <vkattn/half.h>
 
 typedef struct dec_state {
@@ -19,6 +23,7 @@ typedef struct dec_state {
     uint32_t *lengths; /* (B), all tv */
     ab_buf q, k, v, vmask, out;
     bool fp16; /* --fp16: q, out and the cache (k and v) are f16 */
+    bool i8;   /* --kv-int8: an int8 cache */
 } dec_state;
 
 static void dec_destroy(void *state)
@@ -50,6 +55,10 @@ static int dec_dims(const ab_args *a, ab_dims *d, uint32_t *g)
     *g = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
     if (!*g || d->heads % *g) {
         fprintf(stderr, "attnbench: decode: --kv-heads must be >= 1 and divide --heads\n");
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    if (a->kv_int8 && (d->dk % 4 || d->dv % 4)) {
+        fprintf(stderr, "attnbench: decode: --kv-int8 needs --dk and --dv multiples of 4\n");
         return ATTNBENCH_EXIT_USAGE;
     }
     if (d->tq > VKATTN_DECODE_MAX_TQ) {
@@ -110,27 +119,34 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
     if (r)
         return ab_setup_refused(ctx, r, "decode", a, "decode: creating tensors");
+    s->i8 = a->kv_int8;
     vkattn_kv_cache_desc cd = {.batch = d.batch, .kv_heads = g, .capacity = d.tv,
                                .key_dim = d.dk, .value_dim = d.dv,
-                               .keys = s->k.t, .values = s->v.t,
-                               .dtype = a->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+                               .keys = s->i8 ? NULL : s->k.t, .values = s->i8 ? NULL : s->v.t,
+                               .dtype = s->i8     ? VKATTN_DTYPE_I8
+                                        : a->fp16 ? VKATTN_DTYPE_F16
+                                                  : VKATTN_DTYPE_F32};
     if ((r = vkattn_kv_cache_create(ctx, &cd, &s->cache)))
-        return ab_report(ctx, r, "decode: creating the KV cache");
+        return ab_setup_refused(ctx, r, "decode", a, "decode: creating the KV cache");
     s->lengths = malloc(sizeof *s->lengths * d.batch);
     if (!s->lengths)
         return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "decode");
     for (uint32_t i = 0; i < d.batch; i++)
         s->lengths[i] = d.tv;
-    if ((r = vkattn_kv_cache_set_lengths(s->cache, s->lengths)))
+    const vkattn_kv_append_io fill = {.k = s->k.t, .v = s->v.t};
+    if (s->i8 && (r = vkattn_kv_cache_append_record(s->cache, VKATTN_RUN_NOW, &fill)))
+        return ab_report(ctx, r, "decode: filling the int8 KV cache");
+    if (!s->i8 && (r = vkattn_kv_cache_set_lengths(s->cache, s->lengths)))
         return ab_report(ctx, r, "decode: setting the cache lengths");
     *info = (ab_op_info){.batch = d.batch, .heads = d.heads, .kv_heads = g, .tq = d.tq,
                          .tv = d.tv, .dk = d.dk, .dv = d.dv};
     info->flops = 2.0 * d.batch * d.heads * d.tq * d.tv * ((double)d.dk + d.dv);
     /* the cache rows read once per K/V head (shared by its query heads), q,
-     * the value mask (f32) and out */
-    info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)d.batch * g * d.tv * ((double)d.dk + d.dv) +
-                                           (double)s->q.n + (double)s->out.n) +
-                  4.0 * (double)s->vmask.n;
+     * the value mask (f32) and out; an int8 row is its width plus a 4-byte
+     * scale */
+    const double rows = (double)d.batch * g * d.tv, el = a->fp16 ? 2.0 : 4.0;
+    info->bytes = (s->i8 ? rows * ((double)d.dk + d.dv + 8.0) : el * rows * ((double)d.dk + d.dv)) +
+                  el * ((double)s->q.n + (double)s->out.n) + 4.0 * (double)s->vmask.n;
     info->output = s->out.t, info->output_count = s->out.n;
     return ATTNBENCH_EXIT_OK;
 }
@@ -155,16 +171,47 @@ static vkattn_result dec_prepare(void *state)
     return vkattn_sdpa_decode_record(s->ctx, VKATTN_PREPARE, &s->p, &io);
 }
 
+/* An int8 cache's K or V storage (vkattn/kv_cache.h: the rows' words of four
+ * int8, then their fp32 scales) dequantized into x (rows * width), q * scale. */
+static vkattn_result dequantize(vkattn_tensor *t, size_t rows, uint32_t width, float *x)
+{
+    const size_t w4 = width / 4, nw = rows * w4 + rows;
+    uint32_t *words = malloc(nw * sizeof *words);
+    if (!words)
+        return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+    vkattn_result r = vkattn_tensor_download_raw(t, words, 0, nw);
+    for (size_t row = 0; r == VKATTN_SUCCESS && row < rows; row++) {
+        float scale;
+        memcpy(&scale, &words[rows * w4 + row], sizeof scale);
+        for (uint32_t e = 0; e < width; e++)
+            x[row * width + e] = (float)(int8_t)(words[row * w4 + e / 4] >> (8 * (e % 4))) * scale;
+    }
+    free(words);
+    return r;
+}
+
 static int dec_check(vkattn_context *ctx, void *state, double *err)
 {
     dec_state *s = state;
     float *ref = ab_floats(s->out.n);
-    if (!ref)
+    float *kd = s->i8 ? ab_floats(s->k.n) : NULL, *vd = s->i8 ? ab_floats(s->v.n) : NULL;
+    if (!ref || (s->i8 && (!kd || !vd))) {
+        free(ref), free(kd), free(vd);
         return ATTNBENCH_EXIT_CHECK;
+    }
     /* the host q, K and V hold the f16 tensors' values exactly under --fp16;
-     * an f16 out holds the result rounded once more, to f16 */
-    vkattn_result r = vkattn_reference_sdpa_decode(&s->p, NULL, s->q.host, s->k.host,
-                                                         s->v.host, s->lengths, s->vmask.host, ref);
+     * an f16 out holds the result rounded once more, to f16; an int8 cache
+     * is checked on its own storage, dequantized */
+    const vkattn_kv_cache_desc cd = vkattn_kv_cache_get_desc(s->cache);
+    const size_t rows = (size_t)cd.batch * cd.kv_heads * cd.capacity;
+    vkattn_result r = VKATTN_SUCCESS;
+    if (s->i8 && ((r = dequantize(cd.keys, rows, cd.key_dim, kd)) ||
+                  (r = dequantize(cd.values, rows, cd.value_dim, vd))))
+        free(kd), free(vd), kd = vd = NULL;
+    if (r == VKATTN_SUCCESS)
+        r = vkattn_reference_sdpa_decode(&s->p, NULL, s->q.host, s->i8 ? kd : s->k.host,
+                                         s->i8 ? vd : s->v.host, s->lengths, s->vmask.host, ref);
+    free(kd), free(vd);
     for (size_t i = 0; s->fp16 && i < s->out.n; i++)
         ref[i] = ab_f16_to_f32(ab_f16_bits(ref[i]));
     int st = r ? ab_report(NULL, r, "decode reference")
@@ -178,7 +225,8 @@ const ab_op ab_op_decode = {
     .summary = "decode attention: Q (B, H, Tq, dk) against a KV cache of --tv keys per sequence, "
                "--kv-heads K/V heads",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_KV_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV |
-             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16 | AB_F_WINDOW | AB_F_SPLITS,
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16 | AB_F_WINDOW | AB_F_SPLITS |
+             AB_F_KV_INT8,
     .bound = AB_BOUND_DECODE,
     .bound_fp16 = AB_BOUND_DECODE_FP16,
     .setup = dec_setup, .record = dec_record, .prepare = dec_prepare, .check = dec_check,
