@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 enum { W = 960, H = 480, LEFT = 78, RIGHT = 24, TOP = 84, BOTTOM = 122 };
+enum { ROWS_EXTRA = 180, GAP = 28 }; /* two rows: a taller picture, a gap between them */
 #define CLIP 3.0 /* the y axis ends at CLIP x the budget: one outlier must not flatten the rest */
 
 static const double RENDER[3] = {0.36, 0.56, 0.85}, SLICE[3] = {0.95, 0.6, 0.15},
@@ -42,7 +43,8 @@ typedef struct axes {
 static double X(const axes *a, double ms) { return a->x0 + ms / a->t_ms * (a->x1 - a->x0); }
 static double Y(const axes *a, double us) { return a->y1 - us / a->top_us * (a->y1 - a->y0); }
 
-static void grid(cairo_t *cr, const axes *a)
+/* A row's grid and tick labels; the time labels under the lowest row only. */
+static void grid(cairo_t *cr, const axes *a, bool time_labels)
 {
     char lab[32];
     cairo_set_line_width(cr, 1);
@@ -54,7 +56,8 @@ static void grid(cairo_t *cr, const axes *a)
         cairo_set_source_rgb(cr, 0, 0, 0);
         cairo_move_to(cr, x, a->y1), cairo_line_to(cr, x, a->y1 + 5), cairo_stroke(cr);
         snprintf(lab, sizeof lab, "%g", ms);
-        text(cr, x, a->y1 + 8, 12, false, 0.5, 0.8, lab);
+        if (time_labels)
+            text(cr, x, a->y1 + 8, 12, false, 0.5, 0.8, lab);
     }
     for (double ms = 0; ms * 1000.0 <= a->top_us * (1 + 1e-9); ms += ys) {
         double y = floor(Y(a, ms * 1000.0)) + 0.5;
@@ -65,9 +68,16 @@ static void grid(cairo_t *cr, const axes *a)
         snprintf(lab, sizeof lab, "%g", ms);
         text(cr, a->x0 - 8, y, 12, false, 1, 0.35, lab);
     }
+}
+
+/* The axis names, once for the whole plot area a. */
+static void axis_names(cairo_t *cr, const axes *a, bool two)
+{
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     text(cr, (a->x0 + a->x1) / 2, a->y1 + 38, 13, false, 0.5, 0,
-         "GPU time, ms (the frames back to back; the host's time between them left out)");
+         two ? "GPU time, ms (the frames back to back, each as long as its longer bar; "
+               "the host's time between them left out)"
+             : "GPU time, ms (the frames back to back; the host's time between them left out)");
     cairo_save(cr);
     cairo_translate(cr, 24, (a->y0 + a->y1) / 2);
     cairo_rotate(cr, -1.5707963267948966); /* reading upwards */
@@ -100,22 +110,38 @@ static double key(cairo_t *cr, double x, double y, const double *c, int kind, co
     return x + 22 + e.x_advance + 22;
 }
 
-bool frame_timeline_write(const char *path, const char *title, const char *subtitle,
-                          const frame_times *f, unsigned n, double budget_us)
+/* A frame's width along x, ms: render then slice on one row, side by side
+ * on two. */
+static double frame_ms(const frame_times *f, bool two)
 {
+    return (two ? fmax(f->render_us, f->slice_us) : f->render_us + f->slice_us) / 1000.0;
+}
+
+bool frame_timeline_write(const char *path, const char *title, const char *subtitle,
+                          const frame_times *f, unsigned n, double budget_us,
+                          const char *compute_row)
+{
+    const bool two = compute_row != NULL;
+    const int height = two ? H + ROWS_EXTRA : H;
     double total_ms = 0, largest = 0;
     for (unsigned i = 0; i < n; i++) {
-        total_ms += (f[i].render_us + f[i].slice_us) / 1000.0;
+        total_ms += frame_ms(&f[i], two);
         largest = fmax(largest, fmax(f[i].render_us, f[i].slice_us));
     }
-    axes a = {LEFT, W - RIGHT, TOP, H - BOTTOM, total_ms > 0 ? total_ms : 1.0, 0};
+    axes a = {LEFT, W - RIGHT, TOP, height - BOTTOM, total_ms > 0 ? total_ms : 1.0, 0};
     /* a round top above the largest bar and at least 1.25x the budget (room
      * above its line); exactly CLIP x the budget when a bar goes past that */
     double want = fmax(largest, 1.25 * budget_us);
     double step = nice_step(want / 1000.0 * 1.05, 6) * 1000.0;
     a.top_us = largest > CLIP * budget_us ? CLIP * budget_us : ceil(want * 1.05 / step) * step;
 
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    /* row[0] the renders, row[1] the slices: the same area on one row */
+    axes row[2] = {a, a};
+    if (two)
+        row[0].y1 = (a.y0 + a.y1 - GAP) / 2, row[1].y0 = (a.y0 + a.y1 + GAP) / 2;
+    const axes *slices = &row[1];
+
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, height);
     cairo_t *cr = cairo_create(s);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
@@ -123,25 +149,30 @@ bool frame_timeline_write(const char *path, const char *title, const char *subti
     text(cr, LEFT, 14, 16, true, 0, 1, title);
     cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
     text(cr, LEFT, 38, 12, false, 0, 1, subtitle);
-    grid(cr, &a);
+    if (two)
+        grid(cr, &row[0], false);
+    grid(cr, slices, true);
+    axis_names(cr, &a, two);
 
-    /* the bars, clipped to the plot area; each render then its slice */
+    /* the bars, clipped to their row; each render then its slice, or side
+     * by side on two rows */
     double t = 0;
     unsigned over = 0, clipped = 0;
     for (unsigned i = 0; i < n; i++) {
         const double us[2] = {f[i].render_us, f[i].slice_us};
         for (int k = 0; k < 2; k++) {
-            double x0 = X(&a, t), x1 = X(&a, t + us[k] / 1000.0);
-            t += us[k] / 1000.0;
+            const axes *r = &row[k];
+            double start = t + (two || k == 0 ? 0.0 : us[0] / 1000.0);
+            double x0 = X(r, start), x1 = X(r, start + us[k] / 1000.0);
             bool is_over = k == 1 && us[k] > budget_us, cut = us[k] > a.top_us;
             over += is_over, clipped += cut;
             rgb(cr, k == 0 ? RENDER : is_over ? OVER : SLICE);
             double h = fmin(us[k], a.top_us);
             /* at least 1 px wide, with a hairline gap where there is room */
             double w = x1 - x0 > 3 ? x1 - x0 - 0.8 : fmax(x1 - x0, 1.0);
-            cairo_rectangle(cr, x0, Y(&a, h), w, a.y1 - Y(&a, h)), cairo_fill(cr);
+            cairo_rectangle(cr, x0, Y(r, h), w, r->y1 - Y(r, h)), cairo_fill(cr);
             if (cut) { /* a white zigzag below the top, the time above it */
-                double xm = x0 + w / 2, yt = Y(&a, a.top_us);
+                double xm = x0 + w / 2, yt = Y(r, a.top_us);
                 cairo_set_source_rgb(cr, 1, 1, 1);
                 cairo_set_line_width(cr, 1.5);
                 cairo_move_to(cr, x0, yt + 10), cairo_line_to(cr, xm, yt + 6);
@@ -154,6 +185,7 @@ bool frame_timeline_write(const char *path, const char *title, const char *subti
                 text(cr, xm, yt - 12, 10, false, 0.5, 0, lab);
             }
         }
+        t += frame_ms(&f[i], two);
         /* a pass starts: a dotted line and its name */
         if (i + 1 == n || f[i + 1].pass == f[i].pass)
             continue;
@@ -175,10 +207,10 @@ bool frame_timeline_write(const char *path, const char *title, const char *subti
             cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
             text(cr, X(&a, t) + 4, a.y0 - 6, 11, false, 0, 0, lab);
         }
-        t += (f[i].render_us + f[i].slice_us) / 1000.0;
+        t += frame_ms(&f[i], two);
     }
-    /* the budget, labelled at the right end */
-    double yb = Y(&a, budget_us), dash[] = {6, 3};
+    /* the budget, on the slices' row, labelled at the right end */
+    double yb = Y(slices, budget_us), dash[] = {6, 3};
     rgb(cr, BUDGET);
     cairo_set_dash(cr, dash, 2, 0);
     cairo_set_line_width(cr, 2);
@@ -195,10 +227,16 @@ bool frame_timeline_write(const char *path, const char *title, const char *subti
     text(cr, a.x1 - 5, yb - 8, 12, true, 1, 0, lab);
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_set_line_width(cr, 1);
-    cairo_rectangle(cr, a.x0 + 0.5, a.y0 + 0.5, a.x1 - a.x0, a.y1 - a.y0), cairo_stroke(cr);
+    for (int k = two ? 0 : 1; k < 2; k++)
+        cairo_rectangle(cr, row[k].x0 + 0.5, row[k].y0 + 0.5, row[k].x1 - row[k].x0,
+                        row[k].y1 - row[k].y0), cairo_stroke(cr);
+    if (two) { /* each row's queue, top left inside it */
+        text(cr, row[0].x0 + 6, row[0].y0 + 6, 12, true, 0, 1, "graphics queue: render");
+        text(cr, row[1].x0 + 6, row[1].y0 + 6, 12, true, 0, 1, compute_row);
+    }
 
     /* the legend, two rows under the axis label */
-    double ly = H - 42, lx = LEFT;
+    double ly = height - 42, lx = LEFT;
     lx = key(cr, lx, ly, RENDER, 0, "render (the app's scene)");
     lx = key(cr, lx, ly, SLICE, 0, "attention slice within the budget");
     snprintf(lab, sizeof lab, "slice over the budget (%u)", over);
