@@ -36,7 +36,8 @@
 # timed on the target shapes (4096^3; B4 H16 T4096 d128), within 280 s of
 # runs (300 s at most with the device probe); writes OUTDIR/sweep.md (ms, TFLOP/s, registers and shared memory from
 # the pipeline statistics, pass/fail), sweep.json (the device class and the
-# winners per group, for src/ops/tuning_table.c) and sweep.jsonl. With
+# winners per group, for src/ops/tuning_table.c), sweep.jsonl and
+# sweep-pipelines.bin (the runs' shared pipeline cache). With
 # --quick: small shapes, each variant one checked run, the emulated
 # cooperative-matrix family and the GPU tuning, within 60 s (lavapipe: about
 # 35 s; CTest: script.gpu_check_sweep_quick). Exit status 1 when a variant

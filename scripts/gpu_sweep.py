@@ -36,29 +36,31 @@ PIPELINES = {"matmul": "matmul_gpu", "matmul_coopmat": "matmul_coopmat",
 SDPA = "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16"
 # (group, family, what, target, quick target, check shape, flags, full
 # (warmup, repeat), quick?) -- flags: the context the family runs under; the
-# full run lets AUTO's self-test pick the cooperative-matrix family
+# full run lets AUTO's self-test pick the cooperative-matrix family. In the
+# order that matters if the budget runs out: tensor cores, the backward, the
+# tiled kernel, matmul_gpu.
 GROUPS = [
     ("matmul_f16_coopmat", "matmul_coopmat", "matmul 4096^3 fp16, tensor cores",
      "matmul --m 4096 --n 4096 --k 4096 --fp16", "matmul --m 72 --n 136 --k 40 --fp16",
      "matmul --m 72 --n 136 --k 40 --fp16", "--coopmat auto", (2, 5), True),
-    ("matmul_f16", "matmul", "matmul 4096^3 fp16, matmul_gpu",
-     "matmul --m 4096 --n 4096 --k 4096 --fp16", "matmul --m 72 --n 136 --k 40 --fp16",
-     "matmul --m 72 --n 136 --k 40 --fp16", "--coopmat off", (2, 5), True),
     ("sdpa_f16_coopmat", "flash_coopmat", "SDPA B4 H16 T4096 d128 fp16, tensor cores",
      SDPA, "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16",
      "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16", "--coopmat auto", (1, 3), True),
     ("sdpa_f16_coopmat_causal", "flash_coopmat",
      "SDPA B4 H16 T4096 d128 fp16 causal, tensor cores", SDPA + " --causal", None,
      "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16 --causal", "--coopmat auto", (1, 3), False),
+    ("sdpa_bwd_f16", "flash_backward", "SDPA backward B4 H16 T4096 d128 fp16",
+     SDPA + " --backward", "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16 --backward",
+     "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16 --backward", "--coopmat off", (1, 2), True),
     ("sdpa_f16", "flash", "SDPA B4 H16 T4096 d128 fp16, tiled", SDPA,
      "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16",
      "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16", "--coopmat off", (1, 3), True),
     ("sdpa_f16_causal", "flash", "SDPA B4 H16 T4096 d128 fp16 causal, tiled",
      SDPA + " --causal", "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16 --causal",
      "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16 --causal", "--coopmat off", (1, 3), True),
-    ("sdpa_bwd_f16", "flash_backward", "SDPA backward B4 H16 T4096 d128 fp16",
-     SDPA + " --backward", "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16 --backward",
-     "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16 --backward", "--coopmat off", (1, 2), True),
+    ("matmul_f16", "matmul", "matmul 4096^3 fp16, matmul_gpu",
+     "matmul --m 4096 --n 4096 --k 4096 --fp16", "matmul --m 72 --n 136 --k 40 --fp16",
+     "matmul --m 72 --n 136 --k 40 --fp16", "--coopmat off", (2, 5), True),
 ]
 
 
@@ -151,7 +153,8 @@ def main(argv):
     lines = os.path.join(out, "sweep.jsonl")
     if os.path.exists(lines):
         os.remove(lines)
-    base = ["--no-peak", "--json"]
+    # one pipeline cache for every run: each process compiles only what is new
+    base = ["--no-peak", "--json", "--pipeline-cache", os.path.join(out, "sweep-pipelines.bin")]
     if quick:  # lavapipe: the GPU shapes, the families' kernels, under validation
         base += ["--tuning", "gpu", "--validation"]
     t0 = time.time()
