@@ -4,6 +4,7 @@
 # same shapes where `import torch` works; one JSON and one Markdown table.
 #
 #   scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat auto|on|off] OUTDIR
+#   scripts/gpu-check.sh --sweep [--quick] [--build DIR] OUTDIR
 #
 # On a bare NVIDIA Linux machine (root, no network, a driver but no Vulkan
 # loader), from the repository root with gpu-bundle/ beside it (made on the
@@ -26,23 +27,42 @@
 # it; NVIDIA's "Local Memory Size"), no, or - (no such statistic); the raw
 # statistics are in gpu-check.json. A test whose program (cmake, python3) this
 # machine lacks is skipped, with why, in the table of tests.
+# --sweep: instead of the tests, the table and PyTorch, the variant sweep
+# (scripts/gpu_sweep.py; docs/PERFORMANCE.md, "Variant sweep"): every
+# prepared variant of the f16 matmul (tensor cores and matmul_gpu), the fused
+# SDPA forward (tensor cores and tiled, causal and not) and its backward,
+# selected by `attnbench bench --variant FAMILY=N` (vkattn_context_advanced.
+# variants), checked against the CPU reference on one small shape, then
+# timed on the target shapes (4096^3; B4 H16 T4096 d128), within 280 s of
+# runs (300 s at most with the device probe); writes OUTDIR/sweep.md (ms, TFLOP/s, registers and shared memory from
+# the pipeline statistics, pass/fail), sweep.json (the device class and the
+# winners per group, for src/ops/tuning_table.c), sweep.jsonl and
+# sweep-pipelines.bin (the runs' shared pipeline cache). With
+# --quick: small shapes, each variant one checked run, the emulated
+# cooperative-matrix family and the GPU tuning, within 60 s (lavapipe: about
+# 35 s; CTest: script.gpu_check_sweep_quick). Exit status 1 when a variant
+# that fits failed its check, errored, or was not run within the time.
 # Exit status: 0 when every test run passed and every bench ran (or its path
 # is not built yet: "unsupported"), 1 otherwise, 2 on bad usage.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 quick=0
+sweep=0
 build=
 coopmat=
 while [ $# -gt 1 ]; do
   case $1 in
     --quick) quick=1; shift ;;
+    --sweep) sweep=1; shift ;;
     --build) build=$2; shift 2 ;;
     --coopmat) coopmat=$2; shift 2 ;;
     *) echo "gpu-check.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ $# -eq 1 ] && [ "${1#-}" = "$1" ] || {
-  echo "usage: scripts/gpu-check.sh [--quick] [--build DIR] [--coopmat auto|on|off] OUTDIR" >&2; exit 2; }
+  echo "usage: scripts/gpu-check.sh [--sweep] [--quick] [--build DIR] [--coopmat auto|on|off] OUTDIR" >&2; exit 2; }
+[ $sweep = 1 ] && [ -n "$coopmat" ] && {
+  echo "gpu-check.sh: --sweep chooses the cooperative-matrix settings itself; no --coopmat" >&2; exit 2; }
 case $coopmat in ''|auto|on|off) ;; *) echo "gpu-check.sh: --coopmat takes auto, on or off" >&2; exit 2 ;; esac
 # --coopmat: the GPU suite (VKATTN_TEST_COOPMAT) and the peak with the
 # cooperative-matrix kernels by their self-test (auto, the default), on or
@@ -65,6 +85,7 @@ finish() {
   [ -n "$prefix" ] && rm -rf "$prefix"
   local IFS=,
   echo "{${steps[*]}}" >"$out/steps.json"
+  [ $sweep = 1 ] && return
   python3 "$repo/scripts/gpu_check.py" report "$out" "${qflag[@]}" ||
     echo "gpu-check.sh: the report failed" >&2
 }
@@ -82,7 +103,7 @@ fi
 build=$(cd "${build:-$repo/build}" && pwd -P) || { echo "gpu-check.sh: no build folder" >&2; exit 2; }
 attnbench=$build/tools/attnbench/attnbench
 [ -x "$attnbench" ] || { echo "gpu-check.sh: $attnbench is missing" >&2; exit 2; }
-if [ -z "$from_build" ]; then
+if [ -z "$from_build" ] && [ $sweep = 0 ]; then
   list=$out/ctest-gpu.json
   (cd "$build" && ctest -L gpu --show-only=json-v1) >"$list" || { echo "gpu-check.sh: ctest failed" >&2; exit 2; }
 fi
@@ -130,6 +151,18 @@ def named(x):
                         if x.get("driver_version") else "")
 print(json.dumps(", ".join(named(x) for x in d if x.get("default")) or named(d[0])))' \
   "$out/devices.json" 2>/dev/null || echo '"?"')"
+
+# --- the variant sweep instead of the rest (its own report: sweep.md)
+if [ $sweep = 1 ]; then
+  if [ $quick = 1 ]; then t_sweep=60; else t_sweep=280; fi
+  start=$SECONDS
+  timeout $((t_sweep + 20)) python3 "$repo/scripts/gpu_sweep.py" "$attnbench" "$out" "${qflag[@]}" \
+    --budget $t_sweep
+  rc=$?
+  step sweep_rc $rc
+  step sweep_seconds $((SECONDS - start))
+  exit $rc
+fi
 
 # --- the GPU test suite, under validation (the harness turns it on)
 export VKATTN_REQUIRE_DEVICE=1

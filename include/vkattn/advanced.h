@@ -43,6 +43,24 @@ typedef enum vkattn_coopmat_mode {
     VKATTN_COOPMAT_ON = 2,
 } vkattn_coopmat_mode;
 
+/* vkattn_context_advanced.variants: the kernel families whose tiles a
+ * benchmark may pick, and how many prepared variants each has (indices 1 ..
+ * count; docs/PERFORMANCE.md, "Variant sweep"). */
+typedef enum vkattn_variant_family {
+    VKATTN_VARIANT_MATMUL = 0,         /* matmul_gpu.comp (GPU tuning, f32 and f16) */
+    VKATTN_VARIANT_MATMUL_COOPMAT = 1, /* matmul_coopmat_*.comp (tensor cores, f16) */
+    VKATTN_VARIANT_FLASH = 2,          /* flash_tiled*.comp (fused SDPA, GPU tuning) */
+    VKATTN_VARIANT_FLASH_COOPMAT = 3,  /* flash_coopmat_*.comp (fused SDPA, f16) */
+    VKATTN_VARIANT_FLASH_BACKWARD = 4, /* flash_backward_*_gpu*.comp (fused SDPA backward) */
+    VKATTN_VARIANT_FAMILIES = 5,
+} vkattn_variant_family;
+
+#define VKATTN_VARIANTS_MATMUL 7u
+#define VKATTN_VARIANTS_MATMUL_COOPMAT 6u
+#define VKATTN_VARIANTS_FLASH 6u
+#define VKATTN_VARIANTS_FLASH_COOPMAT 6u
+#define VKATTN_VARIANTS_FLASH_BACKWARD 6u
+
 typedef struct vkattn_context_advanced {
     /* Kernel tuning; 0 = VKATTN_TUNING_AUTO. Tests use it to run the GPU
      * shapes on lavapipe too. Not a vkattn_tuning value:
@@ -87,6 +105,17 @@ typedef struct vkattn_context_advanced {
      * self-test refuses a device that computes wrong and that the calls then
      * take the scalar kernels. Only with coopmat_emulate. */
     bool coopmat_test_fault;
+    /* Appended in 0.4. For benchmarking only (attnbench --variant, the
+     * variant sweep of scripts/gpu-check.sh --sweep): variants[f] forces
+     * prepared variant 1 .. VKATTN_VARIANTS_<f> of kernel family f (its tile
+     * sizes: specialization constants, no new shaders) wherever the library
+     * would run that family; 0 = the library's choice. A variant that does not
+     * fit the device or the call (shared memory, invocations, the register
+     * budget, the head widths) is logged at WARN, naming the field, and the
+     * call runs as though the family's tiles did not fit (another kernel).
+     * An index above the family's count: VKATTN_ERROR_INVALID_ARGUMENT naming
+     * advanced->variants[f]. */
+    uint32_t variants[VKATTN_VARIANT_FAMILIES];
 } vkattn_context_advanced;
 
 /* Called once per statistic: `pipeline` is the kernel's name ("flash_tiled",

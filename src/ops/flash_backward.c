@@ -16,6 +16,7 @@
 #include "common/flash_backward_iface.h"
 #include "ops/flash_backward_gpu_tiles.h"
 #include "ops/sdpa_shape.h"
+#include "ops/variant_select.h"
 #include "ops/split.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -98,7 +99,7 @@ static uint64_t loop_iterations(const vka_sdpa_shape *s, const fb_tiles *t)
 static bool gpu_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                       vka_fb_gpu_tiles *t)
 {
-    return vka_flash_backward_gpu_choose(&ctx->info, ctx->subgroup_shuffle, s->dk, s->dv, t);
+    return vka_select_flash_backward(ctx, s->dk, s->dv, t); /* advanced->variants too */
 }
 
 static vkattn_result gpu_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,

@@ -5,6 +5,7 @@
 #include "common/flash_coopmat_iface.h"
 #include "core/dropout_host.h"
 #include "ops/coopmat_kernels.h"
+#include "ops/variant_select.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
@@ -52,7 +53,7 @@ bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_s
     const uint32_t family = vka_coopmat_family_now(ctx, VKA_COOPMAT_FLASH);
     const bool emulated = family == VKATTN_COOPMAT_EMULATED;
     if (!family || !is_f16(io->q) || !is_f16(io->k) || !is_f16(io->v) ||
-        !vka_flash_coopmat_choose_tiles(&ctx->info, s->dk, s->dv, &out->tiles))
+        !vka_select_flash_coopmat(ctx, s->dk, s->dv, &out->tiles))
         return false;
     out->family = family;
     out->fault = emulated && ctx->coopmat_test_fault;

@@ -3,6 +3,7 @@
 #include "ops/flash_tiled.h"
 
 #include "common/flash_tiled_iface.h"
+#include "ops/variant_select.h"
 #include "vk/context.h"
 #include "vka_shaders.h"
 
@@ -14,7 +15,7 @@ static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
 bool vka_flash_tiled_choose(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
                             vka_flash_tiled *t)
 {
-    return vka_flash_tiled_tiles(&ctx->info, ctx->subgroup_shuffle, dk, dv, t);
+    return vka_select_flash_tiled(ctx, dk, dv, t); /* advanced->variants too */
 }
 
 /* Upper bound, counting every loop of flash_tiled_body.glsl as a real loop:

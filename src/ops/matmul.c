@@ -10,6 +10,7 @@
 #include "vk/context.h"
 #include "ops/coopmat_kernels.h"
 #include "ops/gpu_tiles.h"
+#include "ops/variant_select.h"
 #include "ops/half_convert.h"
 #include "ops/matmul_internal.h"
 #include "ops/split.h"
@@ -328,7 +329,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
      * f16 call never takes a slower kernel family than the f32 one); a device
      * the GPU tiles do not fit keeps the kernels below. */
     matmul_tiles t;
-    const bool gpu = !ctx->info.cpu_tuning && vka_matmul_gpu_tiles(&ctx->info, s.m, s.n, &t);
+    const bool gpu = !ctx->info.cpu_tuning && vka_select_matmul_gpu(ctx, s.m, s.n, &t);
     if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
@@ -339,7 +340,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     const bool emulated = family == VKATTN_COOPMAT_EMULATED;
     const bool coopmat = family && io->a->dtype == VKATTN_DTYPE_F16 &&
                          io->b->dtype == VKATTN_DTYPE_F16 &&
-                         vka_matmul_coopmat_tiles(&ctx->info, s.m, s.n, emulated, &ct);
+                         vka_select_matmul_coopmat(ctx, s.m, s.n, emulated, &ct);
     if (coopmat) {
         vka_coopmat_note_taken();
         t.bm = ct.bm;

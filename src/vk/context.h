@@ -2,6 +2,7 @@
 #ifndef VKA_CONTEXT_H
 #define VKA_CONTEXT_H
 
+#include "vkattn/advanced.h"
 #include "vkattn/context.h"
 
 #include "core/logger.h"
@@ -60,6 +61,7 @@ struct vkattn_context {
     bool coopmat_emulate, coopmat_test_fault;
     uint32_t instance_api_version; /* of vkattn's own instance (vk/instance.c) */
     uint32_t coopmat_families;
+    uint32_t variants[VKATTN_VARIANT_FAMILIES]; /* advanced->variants (ops/variant_select.h) */
     uint32_t coopmat_enabled_families;
     uint32_t coopmat_candidates[2];
     uint32_t coopmat_chosen[2];

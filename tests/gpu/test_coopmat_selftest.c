@@ -292,12 +292,55 @@ static void test_families_mask(void **state)
     vkattn_context_destroy(ctx);
 }
 
+/* vkattn_context_advanced.variants (the variant sweep's override): an index
+ * above the family's count is refused naming the field; forced variants run
+ * their family's kernel within its bound; one that does not fit (lavapipe's
+ * 32 KiB of shared memory against the 128 x 128 x 32 tiles' 48 KiB) is
+ * logged naming the field and the call runs another kernel, still right. */
+static void test_variants(void **state)
+{
+    (void)TH_CTX(state);
+    vkattn_context_advanced adv = emulation(VKATTN_COOPMAT_AUTO, false);
+    adv.variants[VKATTN_VARIANT_FLASH_COOPMAT] = VKATTN_VARIANTS_FLASH_COOPMAT + 1;
+    vkattn_context_desc desc = th_context_desc();
+    desc.advanced = &adv;
+    vkattn_context *ctx = NULL;
+    TH_EXPECT_ERROR(vkattn_context_create(&desc, &ctx), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "advanced->variants[3]");
+    assert_null(ctx);
+    /* 64 x 64 x 32 tiles of 2 x 2 warps; 2 warps and 32 keys */
+    adv.variants[VKATTN_VARIANT_FLASH_COOPMAT] = 3;
+    adv.variants[VKATTN_VARIANT_MATMUL_COOPMAT] = 2;
+    logged l;
+    ctx = context_with(&adv, &l);
+    assert_true(matmul_error(ctx) <= 1.0);
+    assert_true(attention_error(ctx) <= 1.0);
+    assert_true(th_pipeline_seen(&l.seen, "matmul_coopmat_emu", false));
+    assert_true(th_pipeline_seen(&l.seen, "flash_coopmat_emu", false));
+    assert_int_equal(l.warnings, 0);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    vkattn_context_destroy(ctx);
+    adv.variants[VKATTN_VARIANT_MATMUL_COOPMAT] = 1;
+    ctx = context_with(&adv, &l);
+    assert_true(matmul_error(ctx) <= 1.0);
+    if (info.max_shared_memory < 49152) {
+        assert_int_equal(l.warnings, 1);
+        assert_non_null(strstr(l.last_warning, "advanced->variants[1] (matmul_coopmat) = 1"));
+        assert_false(th_pipeline_seen(&l.seen, "matmul_coopmat", true));
+    } else {
+        assert_true(th_pipeline_seen(&l.seen, "matmul_coopmat_emu", false));
+    }
+    vkattn_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reported_families),  cmocka_unit_test(test_emulation_passes),
         cmocka_unit_test(test_broken_family_refused), cmocka_unit_test(test_fault_is_real),
         cmocka_unit_test(test_families_mask),
+        cmocka_unit_test(test_variants),
     };
     return cmocka_run_group_tests_name("cooperative-matrix self-test", tests, th_setup,
                                        th_teardown);

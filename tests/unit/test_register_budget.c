@@ -12,6 +12,8 @@
 #include "ops/flash_backward_gpu_tiles.h"
 #include "ops/gpu_tiles.h"
 #include "ops/register_budget.h"
+#include "ops/tuning_table.h"
+#include "ops/variants.h"
 #include "vk/profile.h"
 
 /* A large desktop GPU's limits (an H100's as vkattn saw them: 48 KiB of
@@ -314,6 +316,127 @@ static void test_flash_backward_tiles(void **state)
     assert_int_equal(t.kv_lanes, 32), assert_int_equal(t.q_lanes, 16);
 }
 
+/* The prepared variants of the sweep (src/ops/variants.h): wherever one is
+ * taken, under every profile and width, its tiles keep to the budget, the
+ * workgroup limit and the shared memory; indices 0 and count + 1 are none;
+ * on the desktop profile at the sweep's target widths (d = 128) every variant
+ * fits but the cooperative-matrix fused kernel's 4 x 32 and 8 x 16 (over 48
+ * KiB of shared memory there). */
+static void test_variants(void **state)
+{
+    (void)state;
+    static const uint32_t widths[] = {8, 64, 128, 256};
+    for (size_t i = 0; i < N_PROFILES; i++) {
+        const vkattn_context_info info = profile_info(profiles[i]);
+        const uint32_t budget = vka_register_budget(&info);
+        const uint32_t wg = info.max_workgroup_invocations < info.max_workgroup_size[0]
+                                ? info.max_workgroup_invocations
+                                : info.max_workgroup_size[0];
+        const bool desktop = !strcmp(profiles[i], "desktop");
+        for (uint32_t f = 0; f < VKATTN_VARIANT_FAMILIES; f++) {
+            vka_matmul_tiles mt;
+            vka_coopmat_tiles ct;
+            vka_flash_tiled ft;
+            vka_flash_coopmat_tiles fc;
+            vka_fb_gpu_tiles fb;
+            const uint32_t n = vka_variant_count(f);
+            assert_true(n >= 4 && n <= 8);
+            assert_non_null(vka_variant_family_name(f));
+            assert_false(vka_variant_matmul_gpu(&info, 0, &mt));
+            assert_false(vka_variant_flash_tiled(&info, n + 1, true, 64, 64, &ft));
+            for (uint32_t v = 1; v <= n; v++) {
+                if (f == VKATTN_VARIANT_MATMUL && vka_variant_matmul_gpu(&info, v, &mt)) {
+                    assert_true(vka_matmul_gpu_live_values(mt.bm, mt.bn, mt.bk, mt.tm, mt.tn) <=
+                                budget);
+                    assert_true(vka_matmul_tile_threads(&mt) <= wg);
+                    assert_true(2 * vka_matmul_tile_shared_bytes(&mt) <= info.max_shared_memory);
+                } else if (f == VKATTN_VARIANT_MATMUL) {
+                    assert_false(desktop);
+                }
+                for (int emu = 0; f == VKATTN_VARIANT_MATMUL_COOPMAT && emu < 2; emu++) {
+                    if (!vka_variant_matmul_coopmat(&info, v, emu, &ct)) {
+                        assert_false(desktop);
+                        continue;
+                    }
+                    const uint32_t threads = ct.warps_m * ct.warps_n * ct.subgroup;
+                    const uint32_t groups = (ct.bm * ct.bk / 8 + threads - 1) / threads +
+                                            (ct.bn * ct.bk / 8 + threads - 1) / threads;
+                    assert_true(vka_matmul_coopmat_live_values(ct.subgroup,
+                                                               ct.bm / (ct.warps_m * 16),
+                                                               ct.bn / (ct.warps_n * 16),
+                                                               groups) <= budget);
+                    assert_true(threads <= wg);
+                    assert_true(vka_matmul_coopmat_shared_bytes(&ct) <= info.max_shared_memory);
+                }
+                for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+                    const uint32_t d = widths[w];
+                    if (f == VKATTN_VARIANT_FLASH) {
+                        const bool ok = vka_variant_flash_tiled(&info, v, true, d, d, &ft);
+                        if (ok) {
+                            assert_true(vka_flash_tiled_live_values(ft.lanes, ft.bc, d, d) <=
+                                        budget);
+                            assert_true(ft.wg <= wg);
+                            assert_true(vka_flash_tiled_shared_bytes(&ft, d, d) <=
+                                        info.max_shared_memory);
+                        }
+                        assert_true(ok || !desktop || d != 128);
+                    }
+                    if (f == VKATTN_VARIANT_FLASH_COOPMAT) {
+                        const bool ok = vka_variant_flash_coopmat(&info, v, d, d, &fc);
+                        if (ok) {
+                            assert_true(vka_flash_coopmat_live_values(fc.bc, d) <= budget);
+                            assert_true(32 * fc.warps <= wg);
+                            assert_true(vka_flash_coopmat_shared_bytes(&fc, d, d) <=
+                                        info.max_shared_memory);
+                        }
+                        if (desktop && d == 128)
+                            assert_int_equal(ok, v != 2 && v != 6);
+                        if (d > 128)
+                            assert_false(ok);
+                    }
+                    if (f == VKATTN_VARIANT_FLASH_BACKWARD) {
+                        const bool ok = vka_variant_flash_backward(&info, v, true, d, d, &fb);
+                        if (ok) {
+                            assert_true(vka_flash_backward_kv_live_values(fb.kv_lanes, d, d) <=
+                                        budget);
+                            assert_true(vka_flash_backward_q_live_values(fb.q_lanes, d, d) <=
+                                        budget);
+                            assert_true(fb.kv_lanes <= fb.kv_wg && fb.q_lanes <= fb.q_wg);
+                            const uint64_t limit = info.max_shared_memory < VKA_FB_SHARED_DESIGN
+                                                       ? info.max_shared_memory
+                                                       : VKA_FB_SHARED_DESIGN;
+                            assert_true(vka_flash_backward_kv_shared(fb.kv_wg, fb.kv_lanes,
+                                                                     fb.kv_rows, fb.kv_sg, d,
+                                                                     d) <= limit);
+                            assert_true(vka_flash_backward_q_shared(fb.q_wg, fb.q_lanes,
+                                                                    fb.q_keys, fb.q_sg, d,
+                                                                    d) <= limit);
+                        }
+                        assert_true(ok || !desktop || d != 128);
+                    }
+                }
+            }
+        }
+    }
+    assert_int_equal(vka_variant_count(VKATTN_VARIANT_FAMILIES), 0);
+    assert_null(vka_variant_family_name(VKATTN_VARIANT_FAMILIES));
+}
+
+/* The tuning table holds the library's own choices only (variant 0) until a
+ * GPU run of the sweep adds rows; any device finds a row. */
+static void test_tuning_table(void **state)
+{
+    (void)state;
+    static const uint32_t vendors[] = {0x10de, 0x1002, 0x8086, 0x13b5, 0x5143, 0x10005};
+    for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++) {
+        const vka_tuning_row *r = vka_tuning_lookup(vendors[i], 32, 49152, 0xf);
+        assert_non_null(r);
+        for (uint32_t f = 0; f < VKATTN_VARIANT_FAMILIES; f++)
+            assert_true(r->variants[f] <= vka_variant_count(f));
+    }
+    assert_int_equal(vka_tuning_lookup(0x10de, 32, 49152, 0xf)->variants[0], 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +448,8 @@ int main(void)
         cmocka_unit_test(test_flash_coopmat_tiles),
         cmocka_unit_test(test_decode_rows),
         cmocka_unit_test(test_flash_backward_tiles),
+        cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_tuning_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

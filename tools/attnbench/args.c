@@ -3,6 +3,7 @@
  * than silently ignored. "--flag value" and "--flag=value" both work. */
 #include "args.h"
 
+#include <vkattn/advanced.h>
 #include <vkattn/vkattn.h>
 
 #include <errno.h>
@@ -22,6 +23,7 @@ typedef enum kind {
     K_POSITIVE,    /* a finite number > 0, digits and at most one point */
     K_EVEN,        /* an even integer >= 2 */
     K_ROPE_LAYOUT, /* half | interleaved, stored as 1 + vkattn_rope_layout */
+    K_VARIANT,     /* FAMILY=N[,FAMILY=N..]: vkattn_context_advanced.variants */
 } kind;
 
 typedef struct flag {
@@ -40,6 +42,7 @@ static const flag FLAGS[] = {
     F("--tuning", K_TUNING, C_PEAK | C_BENCH | C_CHECK, 0, tuning),
     F("--coopmat", K_COOPMAT, C_DEV | C_PEAK | C_BENCH | C_CHECK, 0, coopmat),
     F("--pipeline-stats", K_BOOL, C_BENCH, 0, pipeline_stats),
+    F("--variant", K_VARIANT, C_BENCH, 0, variants),
     F("--batch", K_U32, C_BENCH, AB_F_BATCH, batch),
     F("--heads", K_U32, C_BENCH, AB_F_HEADS, heads),
     F("--kv-heads", K_U32, C_BENCH, AB_F_KV_HEADS, kv_heads),
@@ -203,6 +206,39 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
             }
         return usage_error("--coopmat takes auto, on, off, emulate, nv, khr or nv2, not '%s'%s", s,
                            "");
+    }
+    if (f->kind == K_VARIANT) {
+        /* vkattn_variant_family's order; counts from vkattn/advanced.h */
+        static const char *const names[VKATTN_VARIANT_FAMILIES] = {
+            "matmul", "matmul_coopmat", "flash", "flash_coopmat", "flash_backward"};
+        static const uint32_t counts[VKATTN_VARIANT_FAMILIES] = {
+            VKATTN_VARIANTS_MATMUL, VKATTN_VARIANTS_MATMUL_COOPMAT, VKATTN_VARIANTS_FLASH,
+            VKATTN_VARIANTS_FLASH_COOPMAT, VKATTN_VARIANTS_FLASH_BACKWARD};
+        uint32_t *v = (uint32_t *)field;
+        for (const char *p = s; *p;) {
+            const char *eq = strchr(p, '='), *stop = strchr(p, ',');
+            if (!stop)
+                stop = p + strlen(p);
+            int fam = -1;
+            for (int i = 0; eq && eq < stop && i < VKATTN_VARIANT_FAMILIES; i++)
+                if (strlen(names[i]) == (size_t)(eq - p) && !strncmp(names[i], p, (size_t)(eq - p)))
+                    fam = i;
+            unsigned long n = 0;
+            const char *d = eq ? eq + 1 : stop;
+            bool digits = eq && d < stop && stop - d <= 3;
+            for (const char *c = d; digits && c < stop; c++)
+                digits = *c >= '0' && *c <= '9';
+            if (digits)
+                n = strtoul(d, NULL, 10);
+            if (fam < 0 || !digits || n > counts[fam])
+                return usage_error("--variant takes FAMILY=N[,FAMILY=N..] with FAMILY matmul "
+                                   "(N 0..7), matmul_coopmat, flash, flash_coopmat or "
+                                   "flash_backward (N 0..6), not '%s'%s",
+                                   s, "");
+            v[fam] = (uint32_t)n;
+            p = *stop ? stop + 1 : stop;
+        }
+        return 0;
     }
     if (f->kind == K_ROPE_LAYOUT) {
         static const char *const names[] = {"half", "interleaved"}; /* vkattn_rope_layout */

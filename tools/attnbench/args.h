@@ -50,6 +50,7 @@ typedef struct ab_args {
     int tuning;          /* --tuning: a vkattn_tuning; 0 = auto */
     int coopmat;         /* --coopmat: a vkattn_coopmat_mode or AB_COOPMAT_*; 0 = auto */
     bool pipeline_stats; /* bench: report the driver's statistics of each pipeline */
+    uint32_t variants[5]; /* --variant: vkattn_context_advanced.variants; 0 = library's */
 
     uint32_t batch, heads, tq, tv, dk, dv; /* 0 = the op's default */
     uint32_t m, n, k;

@@ -555,6 +555,13 @@ int ab_cmd_bench(const ab_args *a)
         res.stats_asked = true;
         res.pipeline_stats = pipeline_stats(ctx);
     }
+    /* --variant that did not fit: another kernel ran, not to be timed as it */
+    const char *unfit = ab_variant_unfit();
+    if (unfit) {
+        fprintf(stderr, "attnbench: --variant: %s\n", unfit);
+        have_result = false;
+        status = ATTNBENCH_EXIT_USAGE;
+    }
     if (have_result) {
         print_result(a, &res);
         if (res.checked && !res.check_ok)

@@ -13,6 +13,7 @@
 
 static unsigned g_validation_messages;
 static char g_cache_ignored[512]; /* why the library ignored --pipeline-cache's data; "" = used */
+static char g_variant_unfit[512]; /* the library's word that a --variant did not fit; "" = none */
 
 static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
 {
@@ -29,7 +30,13 @@ static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source,
                               : NULL;
     if (ignored)
         snprintf(g_cache_ignored, sizeof g_cache_ignored, "%s", ignored + strlen("is ignored: "));
+    /* variant_select.c: a forced variant that does not fit ran another kernel */
+    if (source == VKATTN_LOG_SOURCE_LIBRARY && level == VKATTN_LOG_WARN &&
+        strstr(msg, "advanced->variants[") && !g_variant_unfit[0])
+        snprintf(g_variant_unfit, sizeof g_variant_unfit, "%s", msg);
 }
+
+const char *ab_variant_unfit(void) { return g_variant_unfit[0] ? g_variant_unfit : NULL; }
 
 const char *ab_pipeline_cache_ignored(void)
 {
@@ -97,7 +104,9 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
         .capture_pipeline_stats = a->pipeline_stats,
     };
     ab_coopmat_settings(a->coopmat, &advanced);
+    memcpy(advanced.variants, a->variants, sizeof advanced.variants);
     g_cache_ignored[0] = '\0';
+    g_variant_unfit[0] = '\0';
     vkattn_context_desc desc = {
         .advanced = &advanced,
         .use_device_index = by_index,

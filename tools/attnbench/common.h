@@ -32,6 +32,9 @@ unsigned ab_validation_messages(void);
 /* Why the last context ignored the pipeline cache data it was seeded with
  * (the library's words), or NULL if it took them. */
 const char *ab_pipeline_cache_ignored(void);
+/* The library's warning that a --variant did not fit the device or the call
+ * (so the family's kernel did not run), or NULL. */
+const char *ab_variant_unfit(void);
 /* The driver's version as its vendor writes it (devices.c). */
 void ab_driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size);
 
