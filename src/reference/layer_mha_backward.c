@@ -33,6 +33,7 @@ typedef struct scratch {
     /* use_gate: its kernel, pre-activation, sigmoid, the gated context and
      * their gradients (each 1 double without the gate) */
     double *wg, *gp, *gs, *gated, *dgated, *dgp, *dwg, *dbg;
+    double *dsinks; /* use_sinks: (H), else 1 double */
     vka_ref_mha_mask mask; /* what the forward's SDPA reads */
 } scratch;
 
@@ -40,7 +41,7 @@ typedef struct scratch {
     X(xq) X(xk) X(xv) X(wq) X(wk) X(wv) X(wo) X(qp) X(kp) X(vp) X(qh) X(kh) X(vh) X(s) X(ctx) \
     X(dout) X(dctx) X(dctxh) X(ds) X(dqh) X(dkh) X(dvh) X(dqp) X(dkp) X(dvp) X(dxq) X(dxk)     \
     X(dxv) X(dwq) X(dwk) X(dwv) X(dwo) X(dbq) X(dbk) X(dbv) X(dbo) X(wg) X(gp) X(gs) X(gated) \
-    X(dgated) X(dgp) X(dwg) X(dbg)
+    X(dgated) X(dgp) X(dwg) X(dbg) X(dsinks)
 
 static void scratch_free(scratch *t)
 {
@@ -82,7 +83,7 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
         {&t->dbv, wc.value_bias}, {&t->dbo, wc.output_bias},
         {&t->wg, wc.gate_kernel}, {&t->gp, gate}, {&t->gs, gate}, {&t->gated, gate},
         {&t->dgated, gate}, {&t->dgp, gate}, {&t->dwg, wc.gate_kernel},
-        {&t->dbg, wc.gate_bias},
+        {&t->dbg, wc.gate_bias}, {&t->dsinks, d->use_sinks ? d->heads : 0},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         vkattn_result r = vka_grad_alloc(fn, "scratch", all[i].n, all[i].p);
@@ -294,6 +295,9 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
         .dropout = {.batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv,
                     .dropout = sp.dropout},
         .sliding_window = sp.sliding_window,
+        .softcap = sp.softcap,
+        .sinks = d->use_sinks ? w->sinks : NULL,
+        .dsinks = d->use_sinks ? t->dsinks : NULL,
     };
     if ((r = vka_grad_core_forward(fn, &core, t->s, st)))
         return r;
@@ -350,6 +354,8 @@ static void store(const vka_mha_dims *d, const vka_mha_call *c, const scratch *t
     vka_grad_store(t->dbo, wc.output_bias, gw->output_bias);
     vka_grad_store(t->dwg, wc.gate_kernel, gw->gate_kernel);
     vka_grad_store(t->dbg, wc.gate_bias, gw->gate_bias);
+    if (d->use_sinks)
+        vka_grad_store(t->dsinks, d->heads, gw->sinks);
 }
 
 /* The layer of resolved dims d (MultiHeadAttention or GroupedQueryAttention);
@@ -381,6 +387,15 @@ done:
     return r;
 }
 
+/* The references compute soft-capping and sinks already. */
+static vkattn_result refuse_pending(const char *fn, const vka_mha_dims *d)
+{
+    vka_mha_dims rest = *d;
+    rest.softcap = 0.0f;
+    rest.use_sinks = false;
+    return vka_mha_refuse_pending(NULL, fn, &rest);
+}
+
 vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
                                             const vkattn_mha_weights *w,
                                             const vkattn_layer_call *call,
@@ -392,7 +407,7 @@ vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (!r)
-        r = vka_mha_refuse_pending(NULL, __func__, &d);
+        r = refuse_pending(__func__, &d);
     return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }
 
@@ -407,6 +422,6 @@ vkattn_result vkattn_reference_gqa_backward(const vkattn_gqa_desc *desc,
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (!r)
-        r = vka_mha_refuse_pending(NULL, __func__, &d);
+        r = refuse_pending(__func__, &d);
     return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }
