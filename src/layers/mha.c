@@ -196,6 +196,7 @@ static vkattn_result record_attention(vkattn_mha *layer, VkCommandBuffer cmd, co
         .out = p->t[MHA_CTX_HEADS],
         .weights = io->scores,
         .lse = p->t[MHA_LSE], /* only when kept for the backward on the fused path */
+        .sinks = layer->d.use_sinks ? layer->w.sinks : NULL,
     };
     return vkattn_sdpa_record(layer->ctx, cmd, &sp, &sio);
 }
@@ -518,6 +519,10 @@ vkattn_result vka_mha_record_cached_as(const char *fn, vkattn_mha *layer, VkComm
                                        vkattn_kv_cache *cache)
 {
     VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
+    if (layer->d.softcap > 0.0f || layer->d.use_sinks) /* the decode kernels have neither */
+        return vka_fail(layer->ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: desc->%s is not supported with a KV cache yet", fn,
+                        layer->d.softcap > 0.0f ? "softcap" : "use_sinks");
     mha_cached_plan p = {.fn = fn};
     vkattn_result r = plan_cached(layer, call, io, cache, &p);
     if (r)

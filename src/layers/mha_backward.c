@@ -531,6 +531,11 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
                                   const vkattn_mha_weight_tensors *gw)
 {
     VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
+    if (layer->d.softcap > 0.0f || layer->d.use_sinks) /* the SDPA backward has neither yet */
+        return vka_fail(layer->ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: desc->%s is not supported by the backward yet (the CPU reference "
+                        "computes it)",
+                        fn, layer->d.softcap > 0.0f ? "softcap" : "use_sinks");
     mha_bwd_plan p;
     vkattn_result r;
     if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||

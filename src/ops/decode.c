@@ -327,5 +327,9 @@ vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_sdpa_decode_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_decode_record(ctx, cmd, params, io));
+    if (params && (params->softcap != 0.0f || params->has_sinks))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: params->%s is not supported by the decode kernels yet", __func__,
+                        params->softcap != 0.0f ? "softcap" : "has_sinks");
     return decode_record(ctx, cmd, __func__, params, io);
 }

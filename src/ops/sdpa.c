@@ -12,6 +12,8 @@
 #include "core/error.h"
 #include "ops/flash.h"
 #include "ops/half_convert.h"
+#include "ops/half_stage.h"
+#include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -94,6 +96,12 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, s, fused);
+    if (r == VKATTN_SUCCESS && !*fused && p->has_sinks)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: params->has_sinks is computed by the fused path only, and this call "
+                        "takes the chained one (weights returned, path UNFUSED, or a shape the "
+                        "fused kernel cannot serve)",
+                        caller);
     if (r == VKATTN_SUCCESS && !*fused)
         r = check_chained(ctx, caller, p, s);
     if (r != VKATTN_SUCCESS)
@@ -120,12 +128,12 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
                                     const vkattn_sdpa_io *io, bool use_workspace)
 {
     const vkattn_tensor *all[] = {io->q,   io->k,       io->v,
-                                  io->bias, io->value_mask, io->mask,
+                                  io->bias, io->value_mask, io->mask, io->sinks,
                                   io->out, io->weights, use_workspace ? io->workspace : NULL};
     static const char *names[] = {"io->q",   "io->k",       "io->v",
-                                  "io->bias", "io->value_mask", "io->mask",
+                                  "io->bias", "io->value_mask", "io->mask", "io->sinks",
                                   "io->out", "io->weights", "io->workspace"};
-    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 6);
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 7);
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
@@ -140,7 +148,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
         (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
-        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)))
+        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->sinks", "params->has_sinks", p->has_sinks,
+                                    io->sinks, s->heads)))
         return r;
     if (p->return_weights)
         r = vka_tensor_check_types(ctx, io->weights, s->scores, caller, "io->weights", both);
@@ -220,6 +230,9 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     vkattn_result r = record_scores(ctx, cmd, s, io, scores);
     if (r != VKATTN_SUCCESS)
         return r;
+    if (p->softcap > 0.0f &&
+        (r = vka_softcap_record(ctx, cmd, caller, s->scores, p->softcap, scores)))
+        return r;
     vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
                                 .mask = p->mask,
                                 .sliding_window = p->sliding_window}; /* scale 0 = 1: the matmul applied it */
@@ -247,6 +260,34 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     return record_output(ctx, cmd, s, io, probs);
 }
 
+/* ---------------------------------------------------------------- sinks */
+
+typedef struct sinks_op {
+    const vkattn_sdpa_params *p;
+    const vka_sdpa_shape *s;
+    const vkattn_sdpa_io *io;
+} sinks_op;
+
+/* The fused kernel with the zero policy (a row with nothing allowed keeps
+ * output 0 whatever masked_row: the sink takes all its weight) writing the
+ * LSE (io->lse, else scratch), then the sinks joined to each row. */
+static vkattn_result record_fused_sinks(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const sinks_op *op = op_;
+    const char *caller = "vkattn_sdpa_record";
+    vkattn_sdpa_params fp = *op->p;
+    fp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    vkattn_tensor *lse = op->io->lse;
+    vkattn_result r;
+    if (!lse && (r = vka_growable_get(ctx, VKA_SCRATCH_SINK_LSE,
+                                      (uint64_t)op->s->batch * op->s->heads * op->s->tq, caller,
+                                      &lse)))
+        return r;
+    if ((r = vka_flash_record_lse(ctx, cmd, op->s, &fp, op->io, lse, caller)))
+        return r;
+    return vka_sink_rows_record(ctx, cmd, caller, op->s, op->io->sinks, op->io->out, lse);
+}
+
 /* ---------------------------------------------------------------- public */
 
 vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -264,6 +305,11 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
     if ((r = check_io(ctx, __func__, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
+    if (fused && params->has_sinks) {
+        /* two steps and scratch: run dry first, so a failure records nothing */
+        const sinks_op op = {params, &s, io};
+        return vka_f16_record(ctx, cmd, true, record_fused_sinks, &op);
+    }
     if (fused)
         return vka_flash_record_lse(ctx, cmd, &s, params, io, io->lse, __func__);
     if (io->lse)

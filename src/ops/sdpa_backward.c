@@ -87,6 +87,10 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
 {
     *pl = (bwd_plan){0};
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, &pl->s);
+    /* the backward kernels compute neither yet (the CPU references do) */
+    if (r == VKATTN_SUCCESS && (p->softcap != 0.0f || p->has_sinks))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: params->%s is not supported yet",
+                        caller, p->softcap != 0.0f ? "softcap" : "has_sinks");
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, &pl->s, have_lse, &pl->fused);
     if (r == VKATTN_SUCCESS && !pl->fused)

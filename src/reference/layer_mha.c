@@ -169,22 +169,13 @@ static vkattn_result reference_dims(const char *fn, const vka_mha_dims *d,
     return r;
 }
 
-/* The references compute soft-capping and sinks already. */
-static vkattn_result refuse_pending(const char *fn, const vka_mha_dims *d)
-{
-    vka_mha_dims rest = *d;
-    rest.softcap = 0.0f;
-    rest.use_sinks = false;
-    return vka_mha_refuse_pending(NULL, fn, &rest);
-}
-
 vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha_weights *w,
                                    const vkattn_layer_call *call, const vkattn_layer_host_io *io)
 {
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
     if (!r)
-        r = refuse_pending(__func__, &d);
+        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : reference_dims(__func__, &d, w, call, io);
 }
 
@@ -194,6 +185,6 @@ vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
     if (!r)
-        r = refuse_pending(__func__, &d);
+        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : reference_dims(__func__, &d, w, call, io);
 }

@@ -211,8 +211,6 @@ vkattn_result vka_mha_refuse_pending(struct vkattn_context *ctx, const char *cal
 {
     const char *pending = d->use_qk_norm  ? "desc->use_qk_norm"
                           : d->use_rope   ? "desc->use_rope"
-                          : d->softcap    ? "desc->softcap"
-                          : d->use_sinks  ? "desc->use_sinks"
                                           : NULL;
     if (pending)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: %s is not supported yet", caller,
