@@ -1,10 +1,12 @@
 #version 450
 // Attention sinks after the fused kernel: row r = (b, h, i) of out (f32) and
-// its log-sum-exp lse (natural log, -inf as its bit pattern for a row with
+// (where p.update_lse) its log-sum-exp lse (natural log, -inf as its bit pattern for a row with
 // nothing allowed) become those of a softmax whose denominator also holds
 // exp(sink_h):
 //   out_r *= 1 / (1 + exp(sink_h - lse_r)),  lse_r = log(exp(lse_r) + exp(sink_h)).
-// Exact for dropout too (it scales the kept weights by one factor). A row
+// Exact for dropout too (it scales the kept weights by one factor). The
+// chained path scales its softmax weights the same way (width Tv, the lse
+// kept: it is the fused kernel's, run for it). A row
 // with nothing allowed keeps out 0 (the host forces the zero policy) and gets
 // lse = sink_h. Both are written with no inf argument to exp (the compiler
 // may assume none): d = sink - lse enters as -|d|. A NaN lse or sink
@@ -39,7 +41,8 @@ void main()
             f = d > 0.0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
             lse = max(l, sink) + log(1.0 + e);
         }
-        lse_u[r] = floatBitsToUint(lse);
+        if (p.update_lse != 0u)
+            lse_u[r] = floatBitsToUint(lse);
         for (uint e = 0u; e < p.width; e++)
             out_o[r * p.width + e] *= f;
     }

@@ -13,7 +13,8 @@
     VKA_UINT total;    /* softcap: elements; sink_rows: rows B * H * Tq */   \
     VKA_FLOAT softcap; /* softcap.comp: the cap c > 0 */                     \
     VKA_UINT heads, tq, width; /* sink_rows: query heads, rows per head,     \
-                                  floats per output row (dv) */
-#define VKA_SINK_PUSH_SIZE 20
+                                  floats per row (dv; Tv for weights) */    \
+    VKA_UINT update_lse; /* sink_rows: 1 = the lse gets the sink too */
+#define VKA_SINK_PUSH_SIZE 24
 
 #endif /* VKA_SINK_IFACE_H */

@@ -87,6 +87,33 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+/* The chained path's sinks scale each row of its weights by
+ * 1 / (1 + exp(sink_h - lse)), the row's log-sum-exp taken from a run of the
+ * fused kernel (its output discarded): what that run is, and whether it can
+ * serve the call (else UNSUPPORTED, naming why). */
+static vkattn_sdpa_params lse_run_params(const vkattn_sdpa_params *p)
+{
+    vkattn_sdpa_params f = *p;
+    f.has_sinks = false, f.return_weights = false, f.weights_after_dropout = false;
+    f.dropout = (vkattn_dropout_params){0}; /* the LSE does not depend on it */
+    f.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    f.path = VKATTN_SDPA_FUSED;
+    return f;
+}
+
+static vkattn_result check_chained_sinks(vkattn_context *ctx, const char *caller,
+                                         const vkattn_sdpa_params *p, const vka_sdpa_shape *s)
+{
+    const vkattn_sdpa_params f = lse_run_params(p);
+    const char *why = NULL;
+    if (vka_flash_supports(ctx, s, &f, &why))
+        return VKATTN_SUCCESS;
+    return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                    "%s: params->has_sinks on the chained path takes each row's log-sum-exp "
+                    "from the fused kernel, which cannot serve this call: %s",
+                    caller, why ? why : "unsupported");
+}
+
 /* What workspace_size and record both decide before looking at tensors: the
  * resolved shape, the path, the chained path's limits and its workspace. */
 static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_sdpa_params *p,
@@ -97,11 +124,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, s, fused);
     if (r == VKATTN_SUCCESS && !*fused && p->has_sinks)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: params->has_sinks is computed by the fused path only, and this call "
-                        "takes the chained one (weights returned, path UNFUSED, or a shape the "
-                        "fused kernel cannot serve)",
-                        caller);
+        r = check_chained_sinks(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS && !*fused)
         r = check_chained(ctx, caller, p, s);
     if (r != VKATTN_SUCCESS)
@@ -215,6 +238,28 @@ static bool half_weights(const vkattn_sdpa_params *p, const vkattn_sdpa_io *io)
     return p->return_weights && io && io->weights && io->weights->dtype == VKATTN_DTYPE_F16;
 }
 
+/* The weights (f32, in place) scaled for the sinks, before dropout and W @ V
+ * (see check_chained_sinks): the fused run writes its output and LSE to
+ * scratch. */
+static vkattn_result record_chained_sinks(vkattn_context *ctx, VkCommandBuffer cmd,
+                                          const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+                                          const vkattn_sdpa_io *io, vkattn_tensor *weights)
+{
+    const char *caller = "vkattn_sdpa_record";
+    const uint64_t rows = (uint64_t)s->batch * s->heads * s->tq;
+    vkattn_tensor *lse, *out;
+    vkattn_result r;
+    if ((r = vka_growable_get(ctx, VKA_SCRATCH_SINK_LSE, rows, caller, &lse)) ||
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, rows * s->dv, caller, &out)))
+        return r;
+    const vkattn_sdpa_params f = lse_run_params(p);
+    vkattn_sdpa_io fio = *io;
+    fio.out = out, fio.weights = NULL, fio.lse = lse, fio.workspace = NULL;
+    if ((r = vka_flash_record_lse(ctx, cmd, s, &f, &fio, lse, caller)))
+        return r;
+    return vka_sink_rows_record(ctx, cmd, caller, s, s->tv, io->sinks, weights, lse, false);
+}
+
 /* scores -> softmax (in place) -> dropout -> probs. The scores live in f32
  * returned weights when there are any, else in the workspace. Weights wanted
  * before an active dropout stay in io->weights while dropout writes the
@@ -236,9 +281,13 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
                                 .mask = p->mask,
                                 .sliding_window = p->sliding_window}; /* scale 0 = 1: the matmul applied it */
+    if (p->has_sinks) /* a row with nothing allowed: weights 0 (the sink takes them) */
+        sp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
     vkattn_softmax_io sio = {.scores = scores, .bias = io->bias, .value_mask = io->value_mask,
                              .mask = io->mask, .out = scores};
     if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)) != VKATTN_SUCCESS)
+        return r;
+    if (p->has_sinks && (r = record_chained_sinks(ctx, cmd, p, s, io, scores)))
         return r;
     const bool convert_after_dropout = s->drop && p->weights_after_dropout;
     if (half && !convert_after_dropout &&
@@ -266,7 +315,14 @@ typedef struct sinks_op {
     const vkattn_sdpa_params *p;
     const vka_sdpa_shape *s;
     const vkattn_sdpa_io *io;
+    vkattn_tensor *ws; /* the chained path's workspace */
 } sinks_op;
+
+static vkattn_result record_chained_op(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const sinks_op *op = op_;
+    return record_chained(ctx, cmd, op->p, op->s, op->io, op->ws);
+}
 
 /* The fused kernel with the zero policy (a row with nothing allowed keeps
  * output 0 whatever masked_row: the sink takes all its weight) writing the
@@ -285,7 +341,8 @@ static vkattn_result record_fused_sinks(vkattn_context *ctx, VkCommandBuffer cmd
         return r;
     if ((r = vka_flash_record_lse(ctx, cmd, op->s, &fp, op->io, lse, caller)))
         return r;
-    return vka_sink_rows_record(ctx, cmd, caller, op->s, op->io->sinks, op->io->out, lse);
+    return vka_sink_rows_record(ctx, cmd, caller, op->s, op->s->dv, op->io->sinks, op->io->out,
+                                lse, true);
 }
 
 /* ---------------------------------------------------------------- public */
@@ -307,7 +364,7 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return r;
     if (fused && params->has_sinks) {
         /* two steps and scratch: run dry first, so a failure records nothing */
-        const sinks_op op = {params, &s, io};
+        const sinks_op op = {params, &s, io, NULL};
         return vka_f16_record(ctx, cmd, true, record_fused_sinks, &op);
     }
     if (fused)
@@ -324,5 +381,7 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         if (!ws && (r = library_workspace(ctx, ws_floats, &ws)) != VKATTN_SUCCESS)
             return r;
     }
-    return record_chained(ctx, cmd, params, &s, io, ws);
+    /* sinks add a fused run and scratch: dry first, so a failure records nothing */
+    const sinks_op op = {params, &s, io, ws};
+    return vka_f16_record(ctx, cmd, params->has_sinks, record_chained_op, &op);
 }

@@ -37,10 +37,10 @@ vkattn_result vka_softcap_record(vkattn_context *ctx, VkCommandBuffer cmd, const
 }
 
 vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                                   const vka_sdpa_shape *s, vkattn_tensor *sinks,
-                                   vkattn_tensor *out, vkattn_tensor *lse)
+                                   const vka_sdpa_shape *s, uint32_t width, vkattn_tensor *sinks,
+                                   vkattn_tensor *out, vkattn_tensor *lse, bool update_lse)
 {
-    const uint64_t rows = (uint64_t)s->batch * s->heads * s->tq, n_out = rows * s->dv;
+    const uint64_t rows = (uint64_t)s->batch * s->heads * s->tq, n_out = rows * width;
     vkattn_result r;
     vkattn_tensor *of;
     if ((r = check_u32(ctx, caller, "the output's element count", n_out)) ||
@@ -48,7 +48,8 @@ vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, con
         return r;
     const vka_kernel kernel = {VKA_KERNEL_SPV(sink_rows), .n_bindings = 3,
                                .push_size = sizeof(sink_push), .n_spec = VKA_SINK_N_SPEC};
-    sink_push push = {.total = (uint32_t)rows, .heads = s->heads, .tq = s->tq, .width = s->dv};
+    sink_push push = {.total = (uint32_t)rows, .heads = s->heads, .tq = s->tq, .width = width,
+                      .update_lse = update_lse};
     const vka_dispatch d = {.bindings = {vka_bind_tensor(sinks, false), vka_bind_tensor(of, true),
                                          vka_bind_tensor(lse, true)},
                             .push = &push,

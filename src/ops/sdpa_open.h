@@ -4,6 +4,7 @@
 #ifndef VKA_OPS_SDPA_OPEN_H
 #define VKA_OPS_SDPA_OPEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vkattn/context.h"
@@ -16,10 +17,11 @@ vkattn_result vka_softcap_record(vkattn_context *ctx, VkCommandBuffer cmd, const
                                  uint64_t n, float softcap, vkattn_tensor *scores);
 
 /* The sinks (H) f32 joined to each row of a fused forward's out (f32 or f16,
- * (B, H, Tq, dv)) and lse (f32, (B, H, Tq)), in place (shaders/sink_rows.comp;
- * an f16 out through f32 scratch, so rounded twice). */
+ * (B, H, Tq, width)) and, where update_lse, its lse (f32, (B, H, Tq)), in
+ * place (shaders/sink_rows.comp; an f16 out through f32 scratch, so rounded
+ * twice). The chained path passes its weights (width Tv) and an lse it keeps. */
 vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                                   const vka_sdpa_shape *s, vkattn_tensor *sinks,
-                                   vkattn_tensor *out, vkattn_tensor *lse);
+                                   const vka_sdpa_shape *s, uint32_t width, vkattn_tensor *sinks,
+                                   vkattn_tensor *out, vkattn_tensor *lse, bool update_lse);
 
 #endif /* VKA_OPS_SDPA_OPEN_H */

@@ -26,6 +26,15 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
     const vkattn_dtype all[4] = {ty.q, ty.k, ty.v, ty.out};
     static const char *const names[4] = {"q", "k", "v", "out"};
     vka_decode_shape s;
+    if (p && p->has_sinks) /* no sinks operand: the layer references compute sinks */
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: p->has_sinks is not accepted here (no sinks operand); "
+                        "vkattn_reference_mha and vkattn_reference_gqa compute sinks",
+                        fn);
+    if (p && !(p->softcap >= 0.0f && p->softcap <= 3.0e38f))
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: p->softcap is %g; must be finite and >= 0 (0 = off)", fn,
+                        (double)p->softcap);
     if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
         (r = vka_decode_plan(NULL, fn, p, &s)) || (r = vka_ref_require_ptr(fn, "q", q)) ||
         (r = vka_ref_require_ptr(fn, "k", k)) || (r = vka_ref_require_ptr(fn, "v", v)) ||
@@ -71,7 +80,9 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                     for (uint32_t e = 0; e < s.dk; e++)
                         dot += vka_ref_load(q, ty.q, qi + e) *
                                vka_ref_load(k, ty.k, kb + (size_t)j * s.dk + e);
-                    w[j] = ok ? dot * scale : -INFINITY;
+                    double sc = dot * scale;
+                    vka_ref_softcap_row(p->softcap, &sc, 1);
+                    w[j] = ok ? sc : -INFINITY;
                     if (w[j] > mx)
                         mx = w[j];
                 }

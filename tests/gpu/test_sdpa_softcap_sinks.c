@@ -4,7 +4,8 @@
  * SDPA: random small shapes (odd sizes, Tq != Tv, batch 1, grouped K/V heads,
  * bias, a value mask that masks every key of batch 0, bottom-right causal,
  * dropout once, f16 once), the chained and the fused path for soft-capping,
- * the fused path for sinks. Soft-capping is checked against
+ * both for sinks (the chained one scales its weights by the LSE of a fused
+ * run), weights returned sometimes. Soft-capping is checked against
  * vkattn_reference_sdpa. Sinks against an independent equivalent problem
  * the public reference solves: one extra key in front with k = 0, v = 0 and a
  * bias of sink_h on that key column (its score is 0, which soft-capping keeps
@@ -12,14 +13,15 @@
  * path's lse against the row log-sum-exp with the sink, computed here in
  * double. Layers: MultiHeadAttention with both (dropout on) and
  * GroupedQueryAttention with sinks, vs vkattn_reference_mha / _gqa, whose
- * sinks go through the library's internal reference. Refusals: sinks on the
- * chained path, any backward with either, the KV-cache paths.
+ * sinks go through the library's internal reference, scores returned
+ * sometimes. Refusals: sinks on a chained call the fused kernel cannot serve,
+ * any backward with either, decode.
  *
  * Bounds: as tests/gpu/test_sdpa.c (2e-5 of max|ref| for f32: fp32 rounding
  * of dk-term dot products, tanh_robust's few ulp, the sink factor's exp);
  * 2e-3 for the f16 case (its output is rounded to f16, 2^-11 relative, and
  * the sink pass rounds it twice); the lse 1e-5 absolute (|lse| = O(1)
- * here). Outputs are poisoned with NaN. About 2 s on lavapipe. */
+ * here). Outputs are poisoned with NaN. 9-13 s on lavapipe at load ~4. */
 #include "harness.h"
 #include "multi_head_case.h"
 
@@ -50,7 +52,7 @@ static uint32_t dv_of(const vkattn_sdpa_params *p) { return p->dv ? p->dv : p->d
  * (k = 0, v = 0, bias sink_h) in front, sinks off, the zero policy. */
 static void reference_with_sinks(const vkattn_sdpa_params *p, const float *q, const float *k,
                                  const float *v, const float *bias, const float *vm,
-                                 const float *sinks, float *out)
+                                 const float *sinks, float *out, float *weights)
 {
     const uint32_t B = p->batch, H = p->heads, Hkv = kv_heads(p), Tq = p->tq, Tv = p->tv;
     const uint32_t dk = p->dk, dv = dv_of(p), T1 = Tv + 1;
@@ -76,9 +78,13 @@ static void reference_with_sinks(const vkattn_sdpa_params *p, const float *q, co
     p1.tv = T1, p1.has_sinks = false, p1.mask.has_bias = true, p1.mask.has_value_mask = true;
     p1.mask.bias_broadcast = (vkattn_broadcast){0};
     p1.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
-    assert_int_equal(vkattn_reference_sdpa(&p1, NULL, q, k1, v1, b1, vm1, NULL, out, NULL),
+    float *w1 = tu_floats((size_t)B * H * Tq * T1);
+    assert_int_equal(vkattn_reference_sdpa(&p1, NULL, q, k1, v1, b1, vm1, NULL, out,
+                                           p->return_weights ? w1 : NULL),
                      VKATTN_SUCCESS);
-    free(k1), free(v1), free(b1), free(vm1);
+    for (size_t r = 0; p->return_weights && r < (size_t)B * H * Tq; r++) /* the keys' columns */
+        memcpy(weights + r * Tv, w1 + r * T1 + 1, Tv * sizeof(float));
+    free(k1), free(v1), free(b1), free(vm1), free(w1);
 }
 
 /* The row log-sum-exp with the sink, in double (the fused path's lse). */
@@ -116,10 +122,10 @@ static void describe(const op_case *c, char *buf, size_t n)
     const vkattn_sdpa_params *p = &c->p;
     snprintf(buf, n,
              "B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u softcap=%g sinks=%d bias=%d vm=%d "
-             "causal=%d drop=%g path=%d f16=%d",
+             "causal=%d drop=%g path=%d f16=%d weights=%d",
              p->batch, p->heads, kv_heads(p), p->tq, p->tv, p->dk, dv_of(p), (double)p->softcap,
              p->has_sinks, p->mask.has_bias, p->mask.has_value_mask, (int)p->mask.causal,
-             (double)p->dropout.rate, (int)p->path, c->f16);
+             (double)p->dropout.rate, (int)p->path, c->f16, p->return_weights);
 }
 
 static void run_op(vkattn_context *ctx, const op_case *c)
@@ -132,6 +138,7 @@ static void run_op(vkattn_context *ctx, const op_case *c)
     const size_t nbias = rows * p->tv, nvm = (size_t)p->batch * p->tv;
     float *q = tu_floats(nq), *k = tu_floats(nk), *v = tu_floats(nv), *ref = tu_floats(nout);
     float *bias = tu_floats(nbias), *vm = tu_floats(nvm), *sinks = tu_floats(p->heads);
+    float *ref_w = tu_floats(nbias);
     tu_fill_uniform(q, nq, -2, 2); /* scores beyond a small cap: tanh bends */
     tu_fill_uniform(k, nk, -2, 2);
     tu_fill_uniform(v, nv, -1, 1);
@@ -143,9 +150,10 @@ static void run_op(vkattn_context *ctx, const op_case *c)
         th_round_f16(q, nq), th_round_f16(k, nk), th_round_f16(v, nv);
     const float *b = p->mask.has_bias ? bias : NULL, *m = p->mask.has_value_mask ? vm : NULL;
     if (p->has_sinks)
-        reference_with_sinks(p, q, k, v, b, m, sinks, ref);
+        reference_with_sinks(p, q, k, v, b, m, sinks, ref, ref_w);
     else
-        assert_int_equal(vkattn_reference_sdpa(p, NULL, q, k, v, b, m, NULL, ref, NULL),
+        assert_int_equal(vkattn_reference_sdpa(p, NULL, q, k, v, b, m, NULL, ref,
+                                               p->return_weights ? ref_w : NULL),
                          VKATTN_SUCCESS);
 
     const vkattn_dtype t = c->f16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
@@ -155,6 +163,7 @@ static void run_op(vkattn_context *ctx, const op_case *c)
         .bias = b ? th_tensor(ctx, nbias, b) : NULL, .value_mask = m ? th_tensor(ctx, nvm, m) : NULL,
         .sinks = p->has_sinks ? th_tensor(ctx, p->heads, sinks) : NULL,
         .lse = c->lse ? th_tensor(ctx, rows, NULL) : NULL,
+        .weights = p->return_weights ? th_tensor(ctx, nbias, NULL) : NULL,
     };
     TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, p, &io));
     char what[300];
@@ -162,6 +171,12 @@ static void run_op(vkattn_context *ctx, const op_case *c)
     float *got = th_download(io.out, nout);
     TU_ASSERT_CLOSE(got, ref, nout, c->f16 ? BOUND_F16 : BOUND, what);
     free(got);
+    if (p->return_weights) {
+        got = th_download(io.weights, nbias);
+        strncat(what, " (weights)", sizeof what - strlen(what) - 1);
+        TU_ASSERT_CLOSE(got, ref_w, nbias, BOUND, what);
+        free(got);
+    }
     if (c->lse) {
         got = th_download(io.lse, rows);
         for (size_t r = 0; r < rows; r++) {
@@ -171,10 +186,11 @@ static void run_op(vkattn_context *ctx, const op_case *c)
         }
         free(got);
     }
-    vkattn_tensor *ts[] = {io.q, io.k, io.v, io.out, io.bias, io.value_mask, io.sinks, io.lse};
+    vkattn_tensor *ts[] = {io.q,          io.k,     io.v,   io.out,    io.bias,
+                           io.value_mask, io.sinks, io.lse, io.weights};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         vkattn_tensor_destroy(ts[i]);
-    free(q), free(k), free(v), free(ref), free(bias), free(vm), free(sinks);
+    free(q), free(k), free(v), free(ref), free(bias), free(vm), free(sinks), free(ref_w);
     th_assert_validation_clean();
 }
 
@@ -200,6 +216,7 @@ static void test_softcap(void **state)
         op_case c = {.p = random_params()};
         c.p.softcap = tu_rand_float(0.3f, 2.0f);
         c.p.path = n % 2 ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
+        c.p.return_weights = n % 4 == 0;
         if (n == 2) /* dropout once, chained */
             c.p.dropout = (vkattn_dropout_params){.rate = 0.3f, .training = true, .seed = 5};
         if (n == 3) /* dropout once, fused */
@@ -212,13 +229,15 @@ static void test_softcap(void **state)
 static void test_sinks(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int n = 0; n < 8; n++) {
+    for (int n = 0; n < 12; n++) {
         op_case c = {.p = random_params()};
         c.p.has_sinks = true;
-        c.p.path = n % 2 ? VKATTN_SDPA_FUSED : VKATTN_SDPA_AUTO;
+        /* the chained path: its weights returned (AUTO then takes it) or not */
+        c.p.path = n % 2 ? VKATTN_SDPA_FUSED : n % 4 ? VKATTN_SDPA_UNFUSED : VKATTN_SDPA_AUTO;
+        c.p.return_weights = n % 4 == 0 && n != 8;
         if (n % 3 == 1)
             c.p.softcap = tu_rand_float(0.3f, 2.0f);
-        c.f16 = n == 4;
+        c.f16 = n == 4 || n == 7; /* f16 q, k, v and out on both paths */
         c.lse = n % 2 == 1;
         run_op(ctx, &c);
     }
@@ -226,11 +245,13 @@ static void test_sinks(void **state)
 
 /* ---------------------------------------------------------------- layers */
 
-static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sinks, float dropout)
+static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sinks, float dropout,
+                      bool scores)
 {
     const vkattn_layer_call call = {.batch = tu_rand_range(1, 2), .tq = tu_rand_range(2, 7),
                                     .tv = tu_rand_range(2, 9), .training = dropout > 0.0f,
-                                    .causal = VKATTN_CAUSAL_BOTTOM_RIGHT};
+                                    .causal = VKATTN_CAUSAL_BOTTOM_RIGHT,
+                                    .return_attention_scores = scores};
     vkattn_mha_desc md = {.num_heads = 3, .key_dim = 5, .value_dim = 3, .query_width = 6,
                           .value_width = 7, .dropout = dropout, .softcap = softcap,
                           .use_sinks = use_sinks};
@@ -246,7 +267,8 @@ static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sin
     h.w.sinks = use_sinks ? sinks : NULL;
     const sizes s = mh_sizes(&m);
     float *ref = tu_floats(s.out), *got = tu_floats(s.out);
-    const vkattn_layer_host_io hio = mh_host_io(&m, &h, ref, NULL);
+    float *ref_s = tu_floats(s.scores), *got_s = tu_floats(s.scores);
+    const vkattn_layer_host_io hio = mh_host_io(&m, &h, ref, ref_s);
     if (gqa)
         assert_int_equal(vkattn_reference_gqa(&gd, &h.w, &call, &hio), VKATTN_SUCCESS);
     else
@@ -267,13 +289,15 @@ static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sin
         vkattn_mha_destroy(layer);
     }
     TH_OK(ctx, r);
-    mh_gpu_io_finish(ctx, &m, &io, true, got, NULL);
+    mh_gpu_io_finish(ctx, &m, &io, true, got, got_s);
     char what[120];
-    snprintf(what, sizeof what, "%s B=%u Tq=%u Tv=%u softcap=%g sinks=%d drop=%g",
+    snprintf(what, sizeof what, "%s B=%u Tq=%u Tv=%u softcap=%g sinks=%d drop=%g scores=%d",
              gqa ? "gqa" : "mha", call.batch, call.tq, call.tv, (double)softcap, use_sinks,
-             (double)dropout);
+             (double)dropout, scores);
     TU_ASSERT_CLOSE(got, ref, s.out, BOUND, what);
-    free(ref), free(got), free(sinks);
+    if (scores)
+        TU_ASSERT_CLOSE(got_s, ref_s, s.scores, BOUND, what);
+    free(ref), free(got), free(ref_s), free(got_s), free(sinks);
     mh_host_free(&m, &h);
     th_assert_validation_clean();
 }
@@ -281,10 +305,11 @@ static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sin
 static void test_layers(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    run_layer(ctx, false, 0.8f, true, 0.25f);
-    run_layer(ctx, false, 1.2f, false, 0.0f);
-    run_layer(ctx, true, 0.0f, true, 0.0f);
-    run_layer(ctx, true, 0.6f, true, 0.0f);
+    run_layer(ctx, false, 0.8f, true, 0.25f, false);
+    run_layer(ctx, false, 1.2f, false, 0.0f, true);
+    run_layer(ctx, false, 0.7f, true, 0.3f, true); /* chained, dropout: scores before it */
+    run_layer(ctx, true, 0.0f, true, 0.0f, false);
+    run_layer(ctx, true, 0.6f, true, 0.0f, true);
 }
 
 /* ---------------------------------------------------------------- refusals */
@@ -294,11 +319,12 @@ static void test_refusals(void **state)
     vkattn_context *ctx = TH_CTX(state);
     const vkattn_sdpa_params p = {.batch = 1, .heads = 2, .tq = 2, .tv = 3, .dk = 4,
                                   .has_sinks = true};
-    vkattn_tensor *x = th_tensor(ctx, 64, NULL), *s = th_tensor(ctx, 2, NULL);
+    vkattn_tensor *x = th_tensor(ctx, 2048, NULL), *s = th_tensor(ctx, 2, NULL);
     vkattn_sdpa_io io = {.q = x, .k = x, .v = x, .out = th_tensor(ctx, 16, NULL), .sinks = s};
-    vkattn_sdpa_params chained = p;
-    chained.path = VKATTN_SDPA_UNFUSED;
-    TH_EXPECT_ERROR(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &chained, &io),
+    /* the chained path takes its sinks' LSE from the fused kernel: not past its widths */
+    vkattn_sdpa_params wide = p;
+    wide.path = VKATTN_SDPA_UNFUSED, wide.dk = 300, wide.dv = 4;
+    TH_EXPECT_ERROR(vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &wide, &io),
                     VKATTN_ERROR_UNSUPPORTED, "has_sinks");
     vkattn_sdpa_io no_sinks = io;
     no_sinks.sinks = NULL;
@@ -318,20 +344,15 @@ static void test_refusals(void **state)
     vkattn_sdpa_decode_io dio = {0};
     TH_EXPECT_ERROR(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &dp, &dio),
                     VKATTN_ERROR_UNSUPPORTED, "has_sinks");
-    /* the layer: scores need the chained path; no backward yet */
+    /* the layer: no backward yet */
     const vkattn_mha_desc md = {.num_heads = 2, .key_dim = 4, .query_width = 4,
                                 .value_width = 4, .use_sinks = true};
     vkattn_mha *layer = NULL;
     TH_OK(ctx, vkattn_mha_create(ctx, &md, &layer));
-    const vkattn_layer_call call = {.batch = 1, .tq = 2, .tv = 3, .return_attention_scores = true};
-    vkattn_tensor *y = th_tensor(ctx, 8, NULL), *sc = th_tensor(ctx, 12, NULL);
+    const vkattn_layer_call plain = {.batch = 1, .tq = 2, .tv = 3};
+    vkattn_tensor *y = th_tensor(ctx, 8, NULL), *sc = NULL;
     vkattn_layer_io lio = {.query = y, .value = th_tensor(ctx, 12, NULL),
-                           .output = th_tensor(ctx, 8, NULL), .scores = sc};
-    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &lio),
-                    VKATTN_ERROR_UNSUPPORTED, "has_sinks");
-    vkattn_layer_call plain = call;
-    plain.return_attention_scores = false;
-    lio.scores = NULL;
+                           .output = th_tensor(ctx, 8, NULL)};
     vkattn_layer_grads g = {.grad_query = th_tensor(ctx, 8, NULL),
                             .grad_value = th_tensor(ctx, 12, NULL)};
     TH_EXPECT_ERROR(vkattn_mha_backward_record(layer, VKATTN_RUN_NOW, &plain, &lio, &g, NULL),
