@@ -1,4 +1,4 @@
-/* shaders/softcap.comp and shaders/sink_rows.comp <-> src/ops/sdpa_open.c
+/* shaders/softcap.comp, sink_rows.comp and sink_grad.comp <-> src/ops/sdpa_open.c
  * (see iface.h): the steps of SDPA's logit soft-capping (chained path) and
  * attention sinks (fused path). */
 #ifndef VKA_SINK_IFACE_H
@@ -13,7 +13,8 @@
     VKA_UINT total;    /* softcap: elements; sink_rows: rows B * H * Tq */   \
     VKA_FLOAT softcap; /* softcap.comp: the cap c > 0 */                     \
     VKA_UINT heads, tq, width; /* sink_rows: query heads, rows per head,     \
-                                  floats per row (dv; Tv for weights) */    \
+                                  floats per row (dv; Tv for weights);      \
+                                  sink_grad: width is the batch */          \
     VKA_UINT update_lse; /* sink_rows: 1 = the lse gets the sink too */
 #define VKA_SINK_PUSH_SIZE 24
 

@@ -249,6 +249,7 @@ typedef struct mha_bwd_plan {
     bool need_gate; /* use_gate and a gradient of the gate's weights or of the query */
     bool sum_query; /* use_gate and grad_query: the query and gate paths sum into it */
     bool sum_value; /* key NULL and grad_value: two paths sum into it */
+    bool need_sinks; /* use_sinks and grad_w->sinks */
     vkattn_tensor *t[MHA_SLOTS];
 } mha_bwd_plan;
 
@@ -293,6 +294,10 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_pl
         return r;
     if (p->sum_query && ((r = scratch(layer, fn, p, MHA_G_QUERY_Q, c->query)) ||
                          (r = scratch(layer, fn, p, MHA_G_QUERY_GATE, c->query))))
+        return r;
+    /* the SDPA backward writes the sinks' gradient whenever it has sinks */
+    if (layer->d.use_sinks && !p->need_sinks &&
+        (r = scratch(layer, fn, p, MHA_G_SINKS, layer->d.heads)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -392,6 +397,7 @@ static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
     p->sum_value = !io->key && g->grad_value;
     p->need_gate = layer->d.use_gate && (g->grad_query || gw->gate_kernel || gw->gate_bias);
     p->sum_query = layer->d.use_gate && g->grad_query;
+    p->need_sinks = layer->d.use_sinks && gw->sinks;
     return plan_sdpa(layer, fn, call, p);
 }
 
@@ -427,7 +433,8 @@ static vkattn_result record_heads_back(vkattn_mha *layer, VkCommandBuffer cmd, b
 }
 
 static vkattn_result record_sdpa_backward(vkattn_mha *layer, VkCommandBuffer cmd,
-                                          const mha_bwd_plan *p, const vkattn_layer_io *io)
+                                          const mha_bwd_plan *p, const vkattn_layer_io *io,
+                                          const vkattn_mha_weight_tensors *gw)
 {
     vkattn_tensor *const *t = p->t;
     vkattn_sdpa_backward_io sio = {
@@ -439,6 +446,8 @@ static vkattn_result record_sdpa_backward(vkattn_mha *layer, VkCommandBuffer cmd
         .grad_out = t[MHA_G_CTX_HEADS],
         .grad_q = t[MHA_G_Q_HEADS], .grad_k = t[MHA_G_K_HEADS], .grad_v = t[MHA_G_V_HEADS],
     };
+    if (layer->d.use_sinks)
+        sio.sinks = layer->w.sinks, sio.grad_sinks = p->need_sinks ? gw->sinks : t[MHA_G_SINKS];
     return vkattn_sdpa_backward_record(layer->ctx, cmd, &p->sdpa, &sio);
 }
 
@@ -465,7 +474,7 @@ static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, c
     const vka_mha_call *c = &p->f.c;
     vkattn_tensor *const *t = p->t;
     const uint64_t q_rows = (uint64_t)c->batch * c->tq, kv_rows = (uint64_t)c->batch * c->tv;
-    const bool inner = p->need_q || p->need_k || p->need_v;
+    const bool inner = p->need_q || p->need_k || p->need_v || p->need_sinks;
     vkattn_result r;
     /* with the gate, the output projection's input is the gated context */
     vkattn_tensor *g_proj_in = d->use_gate ? t[MHA_G_GATED] : t[MHA_G_CTX_MERGED];
@@ -491,7 +500,7 @@ static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, c
         return VKATTN_SUCCESS;
     if ((r = record_heads_back(layer, cmd, false, c->batch, c->tq, d->heads, d->value_dim,
                                t[MHA_G_CTX_MERGED], t[MHA_G_CTX_HEADS])) ||
-        (r = record_sdpa_backward(layer, cmd, p, io)))
+        (r = record_sdpa_backward(layer, cmd, p, io, gw)))
         return r;
     vkattn_tensor *key = io->key ? io->key : io->value;
     vkattn_tensor *grad_key = io->key ? g->grad_key : p->sum_value ? t[MHA_G_KEY_IN] : NULL;
@@ -531,11 +540,6 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
                                   const vkattn_mha_weight_tensors *gw)
 {
     VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
-    if (layer->d.softcap > 0.0f || layer->d.use_sinks) /* the SDPA backward has neither yet */
-        return vka_fail(layer->ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: desc->%s is not supported by the backward yet (the CPU reference "
-                        "computes it)",
-                        fn, layer->d.softcap > 0.0f ? "softcap" : "use_sinks");
     mha_bwd_plan p;
     vkattn_result r;
     if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||

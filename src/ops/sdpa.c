@@ -87,33 +87,6 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
-/* The chained path's sinks scale each row of its weights by
- * 1 / (1 + exp(sink_h - lse)), the row's log-sum-exp taken from a run of the
- * fused kernel (its output discarded): what that run is, and whether it can
- * serve the call (else UNSUPPORTED, naming why). */
-static vkattn_sdpa_params lse_run_params(const vkattn_sdpa_params *p)
-{
-    vkattn_sdpa_params f = *p;
-    f.has_sinks = false, f.return_weights = false, f.weights_after_dropout = false;
-    f.dropout = (vkattn_dropout_params){0}; /* the LSE does not depend on it */
-    f.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
-    f.path = VKATTN_SDPA_FUSED;
-    return f;
-}
-
-static vkattn_result check_chained_sinks(vkattn_context *ctx, const char *caller,
-                                         const vkattn_sdpa_params *p, const vka_sdpa_shape *s)
-{
-    const vkattn_sdpa_params f = lse_run_params(p);
-    const char *why = NULL;
-    if (vka_flash_supports(ctx, s, &f, &why))
-        return VKATTN_SUCCESS;
-    return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                    "%s: params->has_sinks on the chained path takes each row's log-sum-exp "
-                    "from the fused kernel, which cannot serve this call: %s",
-                    caller, why ? why : "unsupported");
-}
-
 /* What workspace_size and record both decide before looking at tensors: the
  * resolved shape, the path, the chained path's limits and its workspace. */
 static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_sdpa_params *p,
@@ -124,7 +97,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, s, fused);
     if (r == VKATTN_SUCCESS && !*fused && p->has_sinks)
-        r = check_chained_sinks(ctx, caller, p, s);
+        r = vka_chained_sinks_check(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS && !*fused)
         r = check_chained(ctx, caller, p, s);
     if (r != VKATTN_SUCCESS)
@@ -238,28 +211,6 @@ static bool half_weights(const vkattn_sdpa_params *p, const vkattn_sdpa_io *io)
     return p->return_weights && io && io->weights && io->weights->dtype == VKATTN_DTYPE_F16;
 }
 
-/* The weights (f32, in place) scaled for the sinks, before dropout and W @ V
- * (see check_chained_sinks): the fused run writes its output and LSE to
- * scratch. */
-static vkattn_result record_chained_sinks(vkattn_context *ctx, VkCommandBuffer cmd,
-                                          const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
-                                          const vkattn_sdpa_io *io, vkattn_tensor *weights)
-{
-    const char *caller = "vkattn_sdpa_record";
-    const uint64_t rows = (uint64_t)s->batch * s->heads * s->tq;
-    vkattn_tensor *lse, *out;
-    vkattn_result r;
-    if ((r = vka_growable_get(ctx, VKA_SCRATCH_SINK_LSE, rows, caller, &lse)) ||
-        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, rows * s->dv, caller, &out)))
-        return r;
-    const vkattn_sdpa_params f = lse_run_params(p);
-    vkattn_sdpa_io fio = *io;
-    fio.out = out, fio.weights = NULL, fio.lse = lse, fio.workspace = NULL;
-    if ((r = vka_flash_record_lse(ctx, cmd, s, &f, &fio, lse, caller)))
-        return r;
-    return vka_sink_rows_record(ctx, cmd, caller, s, s->tv, io->sinks, weights, lse, false);
-}
-
 /* scores -> softmax (in place) -> dropout -> probs. The scores live in f32
  * returned weights when there are any, else in the workspace. Weights wanted
  * before an active dropout stay in io->weights while dropout writes the
@@ -272,8 +223,11 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     const bool half = half_weights(p, io);
     const char *caller = "vkattn_sdpa_record";
     vkattn_tensor *scores = p->return_weights && !half ? io->weights : workspace;
-    vkattn_result r = record_scores(ctx, cmd, s, io, scores);
-    if (r != VKATTN_SUCCESS)
+    vkattn_tensor *lse = NULL;
+    vkattn_result r;
+    if (p->has_sinks && (r = vka_chained_sinks_lse(ctx, cmd, caller, p, s, io, &lse)))
+        return r;
+    if ((r = record_scores(ctx, cmd, s, io, scores)) != VKATTN_SUCCESS)
         return r;
     if (p->softcap > 0.0f &&
         (r = vka_softcap_record(ctx, cmd, caller, s->scores, p->softcap, scores)))
@@ -287,7 +241,8 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
                              .mask = io->mask, .out = scores};
     if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)) != VKATTN_SUCCESS)
         return r;
-    if (p->has_sinks && (r = record_chained_sinks(ctx, cmd, p, s, io, scores)))
+    if (p->has_sinks &&
+        (r = vka_sink_rows_record(ctx, cmd, caller, s, s->tv, io->sinks, scores, lse, false)))
         return r;
     const bool convert_after_dropout = s->drop && p->weights_after_dropout;
     if (half && !convert_after_dropout &&
