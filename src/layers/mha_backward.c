@@ -181,8 +181,11 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
         vka_weight_shape(w, axes, dims);
         snprintf(what, sizeof what, "grad_w->%s", w->member);
         vka_weight_axes_text(w, words, false, shape, sizeof shape);
+        /* a weight kept f32 in an f16 layer (the sinks) has an f32 gradient */
+        const unsigned types = w->device & VKA_DEVICE_F32 ? VKA_DTYPE_BIT(VKATTN_DTYPE_F32)
+                                                          : grad_types(layer);
         if ((r = vka_layer_check_tensor_types(ctx, fn, t, dims, (int)w->rank, what, shape,
-                                              grad_types(layer))))
+                                              types)))
             return r;
     }
     if (!any_w && !g->grad_query && !g->grad_value && !g->grad_key)
