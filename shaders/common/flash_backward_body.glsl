@@ -38,6 +38,7 @@
 #include "flash_backward_iface.h"
 
 #include "flash_backward_io.glsl"
+#include "tanh_robust.glsl"
 
 layout(constant_id = VKA_FB_SPEC_RPI) const uint RPI = 1;
 
@@ -45,6 +46,21 @@ layout(constant_id = VKA_FB_SPEC_RPI) const uint RPI = 1;
 vec4 keep4(uint bh, uint i, uint j)
 {
     return DROPOUT ? flash_keep4(bh, i, j) * p.drop_scale : vec4(1.0);
+}
+
+// Soft-capping of 4 logits in log2 units (x = s log2(e), C = c log2(e)):
+// x becomes C tanh(x / C); returns d capped / d x = 1 - tanh^2 (1 when off),
+// the factor dS takes on its way back to the raw scores.
+vec4 softcap4(inout vec4 x)
+{
+    vec4 slope = vec4(1.0);
+    if (p.softcap_log2 > 0.0)
+        [[unroll]] for (uint c = 0u; c < 4u; c++) {
+            const float t = tanh_robust(x[c] / p.softcap_log2);
+            x[c] = p.softcap_log2 * t;
+            slope[c] = 1.0 - t * t;
+        }
+    return slope;
 }
 
 // The forward's masked logits (flash_mask.glsl) of keys j..j+3 of row
@@ -135,11 +151,12 @@ void main()
                 dp += vec4(dot(de, vr[e4]), dot(de, vr[DV4 + e4]), dot(de, vr[2u * DV4 + e4]),
                            dot(de, vr[3u * DV4 + e4]));
             }
+            const vec4 slope = softcap4(x);
             x = mask_logits(b, h, i, j, vm, x);
             const vec4 pw = weights4(x, st, j);
             const vec4 kd = keep4(b * p.heads + h, i, j);
             const vec4 pv = pw * kd;
-            const vec4 ds = st.x >= DEAD_MIN ? vec4(0.0) : pw * (dp * kd - st.y);
+            const vec4 ds = st.x >= DEAD_MIN ? vec4(0.0) : pw * (dp * kd - st.y) * slope;
             [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++) {
                 const vec4 de = dos[rr * DV4 + e4];
                 [[unroll]] for (uint c = 0u; c < 4u; c++)
@@ -256,10 +273,12 @@ void main()
             }
             vec4 ds[RPI];
             [[unroll]] for (uint rr = 0u; rr < RPI; rr++) {
+                const vec4 slope = softcap4(x[rr]);
                 const vec4 xm = mask_logits(b, row_h[rr], row_i[rr], j0 + jj, vm, x[rr]);
                 const vec4 pw = weights4(xm, st_r[rr], j0 + jj);
                 const vec4 kd = keep4(b * p.heads + row_h[rr], row_i[rr], j0 + jj);
-                ds[rr] = st_r[rr].x >= DEAD_MIN ? vec4(0.0) : pw * (dp[rr] * kd - st_r[rr].y);
+                ds[rr] = st_r[rr].x >= DEAD_MIN ? vec4(0.0)
+                                                : pw * (dp[rr] * kd - st_r[rr].y) * slope;
             }
             [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
                 const vec4 k0 = ks[jj * DK4 + e4], k1 = ks[(jj + 1u) * DK4 + e4];

@@ -33,7 +33,9 @@
     VKA_FLOAT inv_tv;              /* the uniform masked-row weight 1/Tv */    \
     VKA_UINT x_base, z_base;       /* first workgroup of this piece */         \
     VKA_UINT rows;                 /* stats: B * H * Tq */                     \
-    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */
-#define VKA_FB_PUSH_SIZE 88
+    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */ \
+    VKA_FLOAT softcap_log2; /* soft-capping c * log2(e), 0 = off (the CPU-shaped \
+                               kernels only: flash_backward.c routes it) */
+#define VKA_FB_PUSH_SIZE 92
 
 #endif /* VKA_FLASH_BACKWARD_IFACE_H */

@@ -64,6 +64,7 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "flash_iface.h"
+#include "tanh_robust.glsl"
 
 // specialization constants: ids and meanings in flash_iface.h
 layout(local_size_x_id = VKA_FLASH_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
@@ -280,6 +281,11 @@ void tile_logits(uint b, uint j0)
         [[unroll]] for (uint rr = 0u; rr < RPI; rr++)
             x[rr] = vec4(0.0);
         qk_block(jj, x);
+        // soft-capping in log2 units: c' tanh(s' / c') with c' = c log2(e), s' = s log2(e)
+        if (p.softcap_log2 > 0.0)
+            [[unroll]] for (uint rr = 0u; rr < RPI; rr++)
+                [[unroll]] for (uint c = 0u; c < 4u; c++)
+                    x[rr][c] = p.softcap_log2 * tanh_robust(x[rr][c] / p.softcap_log2);
         const bvec4 vm = tile_value_mask4(jj);
         [[unroll]] for (uint rr = 0u; rr < RPI; rr++)
             s4[rr * BC4 + jj / 4u] =

@@ -36,7 +36,9 @@
                                       call */                                  \
     VKA_UINT bias_off, vmask_off, mask_off, lse_off; /* packed layout: element \
                                                         offsets */            \
-    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */
-#define VKA_FLASH_PUSH_SIZE 92
+    VKA_UINT window; /* sliding window, 0 = none, at most Tq + Tv (mask.glsl) */ \
+    VKA_FLOAT softcap_log2; /* logit soft-capping c * log2(e), 0 = off        \
+                               (flash_body.glsl only: flash.c routes it) */
+#define VKA_FLASH_PUSH_SIZE 96
 
 #endif /* VKA_FLASH_IFACE_H */

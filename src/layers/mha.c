@@ -199,6 +199,7 @@ static vkattn_result record_attention(vkattn_mha *layer, VkCommandBuffer cmd, co
         .out = p->t[MHA_CTX_HEADS],
         .weights = io->scores,
         .lse = p->t[MHA_LSE], /* only when kept for the backward on the fused path */
+        .sinks = layer->d.use_sinks ? layer->w.sinks : NULL,
     };
     return vkattn_sdpa_record(layer->ctx, cmd, &sp, &sio);
 }
@@ -524,9 +525,12 @@ static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,
         .capacity = cache->desc.capacity, .dk = d->key_dim, .dv = d->value_dim,
         .has_value_mask = p->value_mask != NULL,
         .sliding_window = d->sliding_window,
+        .softcap = d->softcap,
+        .has_sinks = d->use_sinks,
     };
     vkattn_sdpa_decode_io dio = {.q = t[MHA_Q_HEADS], .cache = cache,
-                                 .value_mask = p->value_mask, .out = t[MHA_CTX_HEADS]};
+                                 .value_mask = p->value_mask, .out = t[MHA_CTX_HEADS],
+                                 .sinks = d->use_sinks ? layer->w.sinks : NULL};
     if ((r = vkattn_sdpa_decode_record(layer->ctx, cmd, &dp, &dio)))
         return r;
     return record_rows(layer, cmd, p, false, d->heads, d->value_dim, t0, n, t[MHA_CTX_HEADS],

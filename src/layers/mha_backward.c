@@ -183,8 +183,11 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
         vka_weight_shape(w, axes, dims);
         snprintf(what, sizeof what, "grad_w->%s", w->member);
         vka_weight_axes_text(w, words, false, shape, sizeof shape);
+        /* a weight kept f32 in an f16 layer (the sinks) has an f32 gradient */
+        const unsigned types = w->device & VKA_DEVICE_F32 ? VKA_DTYPE_BIT(VKATTN_DTYPE_F32)
+                                                          : grad_types(layer);
         if ((r = vka_layer_check_tensor_types(ctx, fn, t, dims, (int)w->rank, what, shape,
-                                              grad_types(layer))))
+                                              types)))
             return r;
     }
     if (!any_w && !g->grad_query && !g->grad_value && !g->grad_key)
@@ -253,6 +256,7 @@ typedef struct mha_bwd_plan {
     bool need_gate; /* use_gate and a gradient of the gate's weights or of the query */
     bool sum_query; /* use_gate and grad_query: the query and gate paths sum into it */
     bool sum_value; /* key NULL and grad_value: two paths sum into it */
+    bool need_sinks; /* use_sinks and grad_w->sinks */
     vkattn_tensor *t[MHA_SLOTS];
 } mha_bwd_plan;
 
@@ -306,6 +310,10 @@ static vkattn_result alloc_scratch(vkattn_mha *layer, const char *fn, mha_bwd_pl
                                                                           : c->k_proj)) ||
          (split && (r = scratch(layer, fn, p, MHA_Q_PROJ, c->q_proj))) ||
          (split_kv && (r = scratch(layer, fn, p, MHA_K_PROJ, c->k_proj)))))
+        return r;
+    /* the SDPA backward writes the sinks' gradient whenever it has sinks */
+    if (layer->d.use_sinks && !p->need_sinks &&
+        (r = scratch(layer, fn, p, MHA_G_SINKS, layer->d.heads)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -406,6 +414,7 @@ static vkattn_result plan_backward(vkattn_mha *layer, const char *fn, bool dry,
     p->sum_value = !io->key && g->grad_value;
     p->need_gate = layer->d.use_gate && (g->grad_query || gw->gate_kernel || gw->gate_bias);
     p->sum_query = layer->d.use_gate && g->grad_query;
+    p->need_sinks = layer->d.use_sinks && gw->sinks;
     return plan_sdpa(layer, fn, call, p);
 }
 
@@ -441,7 +450,8 @@ static vkattn_result record_heads_back(vkattn_mha *layer, VkCommandBuffer cmd, b
 }
 
 static vkattn_result record_sdpa_backward(vkattn_mha *layer, VkCommandBuffer cmd,
-                                          const mha_bwd_plan *p, const vkattn_layer_io *io)
+                                          const mha_bwd_plan *p, const vkattn_layer_io *io,
+                                          const vkattn_mha_weight_tensors *gw)
 {
     vkattn_tensor *const *t = p->t;
     vkattn_sdpa_backward_io sio = {
@@ -453,6 +463,8 @@ static vkattn_result record_sdpa_backward(vkattn_mha *layer, VkCommandBuffer cmd
         .grad_out = t[MHA_G_CTX_HEADS],
         .grad_q = t[MHA_G_Q_HEADS], .grad_k = t[MHA_G_K_HEADS], .grad_v = t[MHA_G_V_HEADS],
     };
+    if (layer->d.use_sinks)
+        sio.sinks = layer->w.sinks, sio.grad_sinks = p->need_sinks ? gw->sinks : t[MHA_G_SINKS];
     return vkattn_sdpa_backward_record(layer->ctx, cmd, &p->sdpa, &sio);
 }
 
@@ -479,7 +491,7 @@ static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, c
     const vka_mha_call *c = &p->f.c;
     vkattn_tensor *const *t = p->t;
     const uint64_t q_rows = (uint64_t)c->batch * c->tq, kv_rows = (uint64_t)c->batch * c->tv;
-    const bool inner = p->need_q || p->need_k || p->need_v;
+    const bool inner = p->need_q || p->need_k || p->need_v || p->need_sinks;
     vkattn_result r;
     /* with the gate, the output projection's input is the gated context */
     vkattn_tensor *g_proj_in = d->use_gate ? t[MHA_G_GATED] : t[MHA_G_CTX_MERGED];
@@ -505,7 +517,7 @@ static vkattn_result record_backward(vkattn_context *ctx, VkCommandBuffer cmd, c
         return VKATTN_SUCCESS;
     if ((r = record_heads_back(layer, cmd, false, c->batch, c->tq, d->heads, d->value_dim,
                                t[MHA_G_CTX_MERGED], t[MHA_G_CTX_HEADS])) ||
-        (r = record_sdpa_backward(layer, cmd, p, io)))
+        (r = record_sdpa_backward(layer, cmd, p, io, gw)))
         return r;
     vkattn_tensor *key = io->key ? io->key : io->value;
     vkattn_tensor *grad_key = io->key ? g->grad_key : p->sum_value ? t[MHA_G_KEY_IN] : NULL;

@@ -45,6 +45,7 @@ typedef enum mha_slot {
     MHA_G_QUERY_Q,    /* (B, Tq, Dq) use_gate: the query path's part of grad_query */
     MHA_G_QUERY_GATE, /* (B, Tq, Dq) use_gate: the gate path's part of it */
     MHA_G_NORM_ROWS,  /* (B, H, T, dk) use_qk_norm: the norm weight's gradient per row */
+    MHA_G_SINKS,      /* (H) use_sinks: the sinks' gradient when grad_w->sinks is NULL */
     MHA_SLOTS
 } mha_slot;
 

@@ -30,9 +30,6 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
                         caller, (int)dtype);
-    vkattn_result pending = vka_mha_refuse_pending(ctx, caller, dp);
-    if (pending)
-        return pending;
     vkattn_mha *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);

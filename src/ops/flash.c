@@ -201,7 +201,10 @@ static vkattn_result check_kernel(const struct vkattn_context *ctx, const vka_sd
 vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                               const vkattn_sdpa_params *p, const char **why)
 {
-    vkattn_result code = check_kernel(ctx, s, p, true, why);
+    /* soft-capping is in flash_body.glsl only: such calls never take the
+     * GPU-shaped (tiled, cooperative-matrix) kernels, whose register budgets
+     * (ops/register_budget.c) leave no room for it */
+    vkattn_result code = check_kernel(ctx, s, p, p->softcap == 0.0f, why);
     if (code == VKATTN_SUCCESS)
         code = check_kernel(ctx, s, p, false, why);
     return code;
@@ -269,6 +272,7 @@ static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p
         .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
         .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
         .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
+        .softcap_log2 = (float)((double)p->softcap * 1.4426950408889634),
     };
     uint32_t st[3];
     vka_sdpa_bcast_strides(s, p->mask.mask_broadcast, st);
@@ -410,7 +414,7 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     /* f16 and f32 calls take the same kernel family: the GPU-shaped one under
      * the GPU tuning where the device takes it (f16 read as words of halves) */
     flash_tiles t = {0};
-    choose_tiles(ctx, &s, true, &t); /* cannot fail: vka_flash_check chose them */
+    choose_tiles(ctx, &s, p->softcap == 0.0f, &t); /* cannot fail: vka_flash_check chose them */
     /* where the tiled kernel would run, the cooperative-matrix one may
      * instead (all-f16 q, k, v on a context that runs it: flash_coopmat.h) */
     t.coopmat = t.tiled && vka_flash_coopmat_choose(ctx, &s, p, io, &t.cm);

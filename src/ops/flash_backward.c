@@ -139,7 +139,9 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     else if (ctx->info.max_storage_buffers_per_stage < FB_KV_BINDINGS)
         reason = "the device allows fewer than 10 storage buffers per shader "
                  "(maxPerStageDescriptorStorageBuffers)";
-    else if (!ctx->info.cpu_tuning) {
+    else if (!ctx->info.cpu_tuning && p->softcap == 0.0f) {
+        /* soft-capping is in the CPU-shaped kernels only (flash_backward_body.glsl):
+         * the GPU-shaped ones keep their register budgets (ops/register_budget.c) */
         code = gpu_check(ctx, &s, p, &reason);
     } else if (!choose_tiles(&ctx->info, &s, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
@@ -169,6 +171,7 @@ static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
         .inv_tv = (float)(1.0 / s->tv),
         .rows = (uint32_t)vka_count4(s->batch, s->heads, s->tq, 1),
         .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
+        .softcap_log2 = (float)((double)p->softcap * 1.4426950408889634),
     };
     uint32_t st[3];
     vka_sdpa_bcast_strides(s, p->mask.mask_broadcast, st);
@@ -241,7 +244,7 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
                            const vkattn_sdpa_params *p, uint32_t push_size, fb_kernels *k)
 {
     *k = (fb_kernels){0};
-    if (ctx->info.cpu_tuning)
+    if (ctx->info.cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
         cpu_kernels(&ctx->info, s, k);
     else
         gpu_kernels(ctx, s, k);

@@ -12,6 +12,8 @@
 #include "core/error.h"
 #include "ops/flash.h"
 #include "ops/half_convert.h"
+#include "ops/half_stage.h"
+#include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -94,6 +96,8 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, s, fused);
+    if (r == VKATTN_SUCCESS && !*fused && p->has_sinks)
+        r = vka_chained_sinks_check(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS && !*fused)
         r = check_chained(ctx, caller, p, s);
     if (r != VKATTN_SUCCESS)
@@ -120,12 +124,12 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
                                     const vkattn_sdpa_io *io, bool use_workspace)
 {
     const vkattn_tensor *all[] = {io->q,   io->k,       io->v,
-                                  io->bias, io->value_mask, io->mask,
+                                  io->bias, io->value_mask, io->mask, io->sinks,
                                   io->out, io->weights, use_workspace ? io->workspace : NULL};
     static const char *names[] = {"io->q",   "io->k",       "io->v",
-                                  "io->bias", "io->value_mask", "io->mask",
+                                  "io->bias", "io->value_mask", "io->mask", "io->sinks",
                                   "io->out", "io->weights", "io->workspace"};
-    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 6);
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 7);
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
@@ -140,7 +144,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
         (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
-        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)))
+        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->sinks", "params->has_sinks", p->has_sinks,
+                                    io->sinks, s->heads)))
         return r;
     if (p->return_weights)
         r = vka_tensor_check_types(ctx, io->weights, s->scores, caller, "io->weights", both);
@@ -217,15 +223,26 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     const bool half = half_weights(p, io);
     const char *caller = "vkattn_sdpa_record";
     vkattn_tensor *scores = p->return_weights && !half ? io->weights : workspace;
-    vkattn_result r = record_scores(ctx, cmd, s, io, scores);
-    if (r != VKATTN_SUCCESS)
+    vkattn_tensor *lse = NULL;
+    vkattn_result r;
+    if (p->has_sinks && (r = vka_chained_sinks_lse(ctx, cmd, caller, p, s, io, &lse)))
+        return r;
+    if ((r = record_scores(ctx, cmd, s, io, scores)) != VKATTN_SUCCESS)
+        return r;
+    if (p->softcap > 0.0f &&
+        (r = vka_softcap_record(ctx, cmd, caller, s->scores, p->softcap, scores)))
         return r;
     vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
                                 .mask = p->mask,
                                 .sliding_window = p->sliding_window}; /* scale 0 = 1: the matmul applied it */
+    if (p->has_sinks) /* a row with nothing allowed: weights 0 (the sink takes them) */
+        sp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
     vkattn_softmax_io sio = {.scores = scores, .bias = io->bias, .value_mask = io->value_mask,
                              .mask = io->mask, .out = scores};
     if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)) != VKATTN_SUCCESS)
+        return r;
+    if (p->has_sinks &&
+        (r = vka_sink_rows_record(ctx, cmd, caller, s, s->tv, io->sinks, scores, lse, false)))
         return r;
     const bool convert_after_dropout = s->drop && p->weights_after_dropout;
     if (half && !convert_after_dropout &&
@@ -247,6 +264,42 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     return record_output(ctx, cmd, s, io, probs);
 }
 
+/* ---------------------------------------------------------------- sinks */
+
+typedef struct sinks_op {
+    const vkattn_sdpa_params *p;
+    const vka_sdpa_shape *s;
+    const vkattn_sdpa_io *io;
+    vkattn_tensor *ws; /* the chained path's workspace */
+} sinks_op;
+
+static vkattn_result record_chained_op(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const sinks_op *op = op_;
+    return record_chained(ctx, cmd, op->p, op->s, op->io, op->ws);
+}
+
+/* The fused kernel with the zero policy (a row with nothing allowed keeps
+ * output 0 whatever masked_row: the sink takes all its weight) writing the
+ * LSE (io->lse, else scratch), then the sinks joined to each row. */
+static vkattn_result record_fused_sinks(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const sinks_op *op = op_;
+    const char *caller = "vkattn_sdpa_record";
+    vkattn_sdpa_params fp = *op->p;
+    fp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    vkattn_tensor *lse = op->io->lse;
+    vkattn_result r;
+    if (!lse && (r = vka_growable_get(ctx, VKA_SCRATCH_SINK_LSE,
+                                      (uint64_t)op->s->batch * op->s->heads * op->s->tq, caller,
+                                      &lse)))
+        return r;
+    if ((r = vka_flash_record_lse(ctx, cmd, op->s, &fp, op->io, lse, caller)))
+        return r;
+    return vka_sink_rows_record(ctx, cmd, caller, op->s, op->s->dv, op->io->sinks, op->io->out,
+                                lse, true);
+}
+
 /* ---------------------------------------------------------------- public */
 
 vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -264,6 +317,11 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
     if ((r = check_io(ctx, __func__, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
         return r;
+    if (fused && params->has_sinks) {
+        /* two steps and scratch: run dry first, so a failure records nothing */
+        const sinks_op op = {params, &s, io, NULL};
+        return vka_f16_record(ctx, cmd, true, record_fused_sinks, &op);
+    }
     if (fused)
         return vka_flash_record_lse(ctx, cmd, &s, params, io, io->lse, __func__);
     if (io->lse)
@@ -278,5 +336,7 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         if (!ws && (r = library_workspace(ctx, ws_floats, &ws)) != VKATTN_SUCCESS)
             return r;
     }
-    return record_chained(ctx, cmd, params, &s, io, ws);
+    /* sinks add a fused run and scratch: dry first, so a failure records nothing */
+    const sinks_op op = {params, &s, io, ws};
+    return vka_f16_record(ctx, cmd, params->has_sinks, record_chained_op, &op);
 }

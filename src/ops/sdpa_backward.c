@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "ops/flash_backward.h"
 #include "ops/half_stage.h"
+#include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
 #include "vk/context.h"
 #include "vk/dispatch.h"
@@ -89,6 +90,10 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, &pl->s);
     if (r == VKATTN_SUCCESS)
         r = choose_fused(ctx, caller, p, &pl->s, have_lse, &pl->fused);
+    /* the chained backward's sinks recompute the weights' LSE as the chained
+     * forward does, by a fused run */
+    if (r == VKATTN_SUCCESS && !pl->fused && p->has_sinks && !have_weights)
+        r = vka_chained_sinks_check(ctx, caller, p, &pl->s);
     if (r == VKATTN_SUCCESS && !pl->fused)
         r = check_chained(ctx, caller, &pl->s);
     if (r != VKATTN_SUCCESS)
@@ -101,7 +106,9 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
                             "exceed maxStorageBufferRange",
                             caller);
     } else {
-        pl->ws_floats = pl->s.scores, pl->ws_count = have_weights ? 1 : 2;
+        /* the second: the recomputed weights, then (soft-capping) the raw scores */
+        pl->ws_floats = pl->s.scores;
+        pl->ws_count = have_weights && p->softcap == 0.0f ? 1 : 2;
     }
     return VKATTN_SUCCESS;
 }
@@ -131,13 +138,13 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
     const bool ws0 = pl->ws_count >= 1, ws1 = pl->ws_count >= 2;
     const vkattn_tensor *all[] = {
         io->q, io->k, io->v, io->bias, io->value_mask, io->mask, io->out, io->lse,
-        io->weights, io->grad_out, io->grad_q, io->grad_k, io->grad_v,
-        ws0 ? io->workspace[0] : NULL, ws1 ? io->workspace[1] : NULL};
+        io->weights, io->grad_out, io->sinks, io->grad_q, io->grad_k, io->grad_v,
+        io->grad_sinks, ws0 ? io->workspace[0] : NULL, ws1 ? io->workspace[1] : NULL};
     static const char *names[] = {
         "io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out",
-        "io->lse", "io->weights", "io->grad_out", "io->grad_q", "io->grad_k", "io->grad_v",
-        "io->workspace[0]", "io->workspace[1]"};
-    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 10);
+        "io->lse", "io->weights", "io->grad_out", "io->sinks", "io->grad_q", "io->grad_k",
+        "io->grad_v", "io->grad_sinks", "io->workspace[0]", "io->workspace[1]"};
+    return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 11);
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
@@ -155,7 +162,11 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         (r = vka_tensor_check_types(ctx, io->grad_q, s->q, caller, "io->grad_q", both)) ||
         (r = vka_tensor_check_types(ctx, io->grad_k, s->k, caller, "io->grad_k", both)) ||
         (r = vka_tensor_check_types(ctx, io->grad_v, s->v, caller, "io->grad_v", both)) ||
-        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)))
+        (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->sinks", "params->has_sinks", p->has_sinks,
+                                    io->sinks, s->heads)) ||
+        (r = vka_sdpa_check_flagged(ctx, caller, "io->grad_sinks", "params->has_sinks",
+                                    p->has_sinks, io->grad_sinks, s->heads)))
         return r;
     if (pl->fused &&
         ((r = vka_tensor_check(ctx, io->lse, row_stats(s) / 2, caller, "io->lse (required by the "
@@ -204,7 +215,23 @@ static vkattn_result record_mm(vkattn_context *ctx, VkCommandBuffer cmd, const v
     return vkattn_matmul_record(ctx, cmd, &mm, &mio);
 }
 
-static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
+/* Q K^T * scale into c (B, H, Tq, Tv): the raw scores. */
+static vkattn_result record_scores(vkattn_context *ctx, VkCommandBuffer cmd,
+                                   const vka_sdpa_shape *s, const vkattn_sdpa_backward_io *io,
+                                   vkattn_tensor *c)
+{
+    const uint32_t gq = s->group * s->tq;
+    grouped_mm qk = {.m = gq, .n = s->tv, .k = s->dk, .tb = true, .alpha = s->scale,
+                     .a_rows = gq, .a_cols = s->dk, .b_rows = s->tv, .b_cols = s->dk};
+    return record_mm(ctx, cmd, s, &qk, io->q, io->k, c);
+}
+
+/* With soft-capping and sinks (ops/sdpa_open.h): the recomputed scores are
+ * capped before the softmax and its weights scaled for the sinks after it (p
+ * has the zero policy then), grad_sinks is taken from W and dP before the
+ * softmax backward, and dS goes through the cap's slope after it (the raw
+ * scores recomputed into ws1, which the weights no longer need). */
+static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                     const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
                                     const vkattn_sdpa_backward_io *io, vkattn_tensor *ws0,
                                     vkattn_tensor *ws1)
@@ -214,9 +241,16 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
     vkattn_tensor *w = io->weights;
     if (!w) { /* W = softmax(Q K^T * scale + bias, masks), as the chained forward */
         w = ws1;
-        grouped_mm qk = {.m = gq, .n = s->tv, .k = s->dk, .tb = true, .alpha = s->scale,
-                         .a_rows = gq, .a_cols = s->dk, .b_rows = s->tv, .b_cols = s->dk};
-        if ((r = record_mm(ctx, cmd, s, &qk, io->q, io->k, w)))
+        const vkattn_sdpa_io fio = {.q = io->q, .k = io->k, .v = io->v, .bias = io->bias,
+                                    .value_mask = io->value_mask, .mask = io->mask,
+                                    .sinks = io->sinks};
+        vkattn_tensor *lse = NULL; /* before ws1 is written: see vka_chained_sinks_lse */
+        if (p->has_sinks && (r = vka_chained_sinks_lse(ctx, cmd, caller, p, s, &fio, &lse)))
+            return r;
+        if ((r = record_scores(ctx, cmd, s, io, w)))
+            return r;
+        if (p->softcap > 0.0f &&
+            (r = vka_softcap_record(ctx, cmd, caller, s->scores, p->softcap, w)))
             return r;
         vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
                                     .tv = s->tv, .mask = p->mask,
@@ -224,6 +258,9 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
         vkattn_softmax_io sio = {.scores = w, .bias = io->bias, .value_mask = io->value_mask,
                                  .mask = io->mask, .out = w};
         if ((r = vkattn_softmax_record(ctx, cmd, &sp, &sio)))
+            return r;
+        if (p->has_sinks &&
+            (r = vka_sink_rows_record(ctx, cmd, caller, s, s->tv, io->sinks, w, lse, false)))
             return r;
     }
     vkattn_dropout_op_params dp = {.batch = s->batch, .heads = s->heads, .tq = s->tq,
@@ -250,6 +287,9 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
         if ((r = vkattn_dropout_record(ctx, cmd, &dp, &dio)))
             return r;
     }
+    if (p->has_sinks && (r = vka_sink_grad_rows_record(ctx, cmd, caller, s, w, ws0,
+                                                       io->grad_sinks)))
+        return r;
     /* dS = W * (dP - rowsum(W dP)), in place: dL/dlogits (the matmul applied the scale) */
     vkattn_softmax_params sp = {.batch = s->batch, .heads = s->heads, .tq = s->tq, .tv = s->tv,
                                 .mask = p->mask,
@@ -258,6 +298,10 @@ static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
                                      .value_mask = io->value_mask, .mask = io->mask,
                                      .grad_scores = ws0};
     if ((r = vkattn_softmax_backward_record(ctx, cmd, &sp, &sb)))
+        return r;
+    if (p->softcap > 0.0f &&
+        ((r = record_scores(ctx, cmd, s, io, ws1)) ||
+         (r = vka_softcap_grad_record(ctx, cmd, caller, s->scores, p->softcap, ws1, ws0))))
         return r;
     /* dQ = scale * dS K; dK = scale * dS^T Q */
     grouped_mm dq = {.m = gq, .n = s->dk, .k = s->tv, .alpha = s->scale,
@@ -337,7 +381,10 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
         (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl->ws_floats, caller, &ws[1])))
         return r;
     r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &f, ws[0], caller)
-                  : record_chained(ctx, cmd, op->p, s, &f, ws[0], ws[1]);
+                  : record_chained(ctx, cmd, caller, op->p, s, &f, ws[0], ws[1]);
+    /* the fused path's sinks: from its row statistics in ws[0] */
+    if (r == VKATTN_SUCCESS && pl->fused && op->p->has_sinks)
+        r = vka_sink_grad_record(ctx, cmd, caller, s, io->sinks, ws[0], io->grad_sinks);
     for (int i = 0; i < N_OUT && r == VKATTN_SUCCESS; i++)
         r = vka_f16_stage_finish(ctx, cmd, caller, out[i], out_f[i], out_n[i]);
     return r;
@@ -358,6 +405,13 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
         r = check_io(ctx, __func__, params, &pl, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    const bwd_op op = {.caller = __func__, .p = params, .pl = &pl, .io = io};
-    return vka_f16_record(ctx, cmd, any_f16(io, pl.fused), record_staged, &op);
+    /* sinks: the forward gave a row with nothing allowed weights 0 (its LSE
+     * holds the sink), whatever masked_row */
+    vkattn_sdpa_params bp = *params;
+    if (bp.has_sinks)
+        bp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    const bwd_op op = {.caller = __func__, .p = &bp, .pl = &pl, .io = io};
+    /* soft-capping and sinks add steps with limits of their own: dry first */
+    const bool dry_first = any_f16(io, pl.fused) || bp.has_sinks || bp.softcap != 0.0f;
+    return vka_f16_record(ctx, cmd, dry_first, record_staged, &op);
 }

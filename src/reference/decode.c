@@ -15,18 +15,6 @@
 
 static const char fn[] = "vkattn_reference_sdpa_decode";
 
-/* Sinks are checked against vkattn_reference_sdpa on an equivalent problem
- * (one prepended key of bias sink_h), not here. */
-static vkattn_result refuse_sinks(const vkattn_sdpa_decode_params *p)
-{
-    if (p->has_sinks)
-        return vka_fail(NULL, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: params->has_sinks: the reference has no sinks (vkattn_sdpa_decode "
-                        "has)",
-                        fn);
-    return VKATTN_SUCCESS;
-}
-
 vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                                                  const vkattn_sdpa_dtypes *types, const void *q,
                                                  const void *k, const void *v,
@@ -38,8 +26,13 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
     const vkattn_dtype all[4] = {ty.q, ty.k, ty.v, ty.out};
     static const char *const names[4] = {"q", "k", "v", "out"};
     vka_decode_shape s;
+    if (p && p->has_sinks) /* no sinks operand: the layer references compute sinks */
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: p->has_sinks is not accepted here (no sinks operand); "
+                        "vkattn_reference_mha and vkattn_reference_gqa compute sinks",
+                        fn);
     if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
-        (r = vka_decode_plan(NULL, fn, p, &s)) || (r = refuse_sinks(p)) ||
+        (r = vka_decode_plan(NULL, fn, p, &s)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) ||
         (r = vka_ref_require_ptr(fn, "k", k)) || (r = vka_ref_require_ptr(fn, "v", v)) ||
         (r = vka_ref_require_ptr(fn, "lengths", lengths)) ||
@@ -84,10 +77,9 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                     for (uint32_t e = 0; e < s.dk; e++)
                         dot += vka_ref_load(q, ty.q, qi + e) *
                                vka_ref_load(k, ty.k, kb + (size_t)j * s.dk + e);
-                    dot *= scale;
-                    if (s.softcap != 0.0f) /* on the scaled score, before the mask */
-                        dot = s.softcap * tanh(dot / s.softcap);
-                    w[j] = ok ? dot : -INFINITY;
+                    double sc = dot * scale;
+                    vka_ref_softcap_row(p->softcap, &sc, 1);
+                    w[j] = ok ? sc : -INFINITY;
                     if (w[j] > mx)
                         mx = w[j];
                 }

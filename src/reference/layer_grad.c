@@ -147,7 +147,7 @@ vkattn_result vka_grad_check_arrays(const char *fn, const vkattn_layer_host_io *
 
 void vka_grad_core_state_free(vka_grad_core_state *st)
 {
-    free(st->p), free(st->drop), free(st->live);
+    free(st->p), free(st->drop), free(st->live), free(st->dcap), free(st->p_sink);
     *st = (vka_grad_core_state){0};
 }
 
@@ -158,8 +158,10 @@ vkattn_result vka_grad_core_forward(const char *fn, const vka_grad_core *c, cons
     const size_t rows = (size_t)c->batch * c->heads * c->tq, n = rows * c->tv;
     vkattn_result r;
     unsigned char *allowed = NULL, *keep = NULL;
-    if ((r = vka_grad_alloc(fn, "the attention weights", n, &st->p)))
-        return r;
+    if ((r = vka_grad_alloc(fn, "the attention weights", n, &st->p)) ||
+        (c->softcap > 0.0 && (r = vka_grad_alloc(fn, "the soft-capping slopes", n, &st->dcap))) ||
+        (c->sinks && (r = vka_grad_alloc(fn, "the sink weights", rows, &st->p_sink))))
+        goto fail;
     st->live = calloc(rows, 1);
     allowed = malloc(c->tv);
     if (!st->live || !allowed) {
@@ -174,7 +176,14 @@ vkattn_result vka_grad_core_forward(const char *fn, const vka_grad_core *c, cons
             for (uint32_t i = 0; i < c->tq; i++, row++) {
                 double *p = st->p + row * c->tv;
                 memcpy(p, s + row * c->tv, c->tv * sizeof(double));
-                vka_ref_softmax_row(&m, b, h, i, p, allowed);
+                vka_ref_softcap_row(c->softcap, p, c->tv);
+                for (uint32_t j = 0; st->dcap && j < c->tv; j++)
+                    st->dcap[row * c->tv + j] = 1.0 - (p[j] / c->softcap) * (p[j] / c->softcap);
+                const double sink = c->sinks ? c->sinks[h] : 0.0;
+                const double p_sink =
+                    vka_ref_softmax_row_sink(&m, b, h, i, p, allowed, c->sinks ? &sink : NULL);
+                if (st->p_sink)
+                    st->p_sink[row] = p_sink;
                 for (uint32_t j = 0; j < c->tv; j++)
                     st->live[row] |= allowed[j];
             }
@@ -235,6 +244,12 @@ void vka_grad_core_backward(const vka_grad_core *c, const vka_grad_core_state *s
                 sum += p[j] * dsr[j];
             for (size_t j = 0; j < tv; j++)
                 dsr[j] = p[j] * (dsr[j] - sum);
+            /* the sink's logit: -p_sink * sum_j p_j dp_j (it takes no value) */
+            if (c->dsinks)
+                c->dsinks[bh % c->heads] -= st->p_sink[row] * sum;
+            /* through the soft-capping: d capped / d s = 1 - (capped / c)^2 */
+            for (size_t j = 0; st->dcap && j < tv; j++)
+                dsr[j] *= st->dcap[row * tv + j];
         }
     }
 }

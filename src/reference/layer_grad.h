@@ -100,6 +100,9 @@ typedef struct vka_grad_core {
     const float *attention_mask;  /* stored as mask.mask_broadcast says, or NULL */
     vkattn_dropout_op_params dropout; /* the forward's dropout (heads = this heads) */
     uint32_t sliding_window;      /* the forward's window, 0 = none */
+    double softcap;               /* logit soft-capping of s, 0 = off */
+    const float *sinks;           /* (H) attention sinks, or NULL */
+    double *dsinks;               /* (H) += dL/dsinks by the backward, NULL iff !sinks */
 } vka_grad_core;
 
 /* What the core's backward needs of its forward. */
@@ -107,6 +110,8 @@ typedef struct vka_grad_core_state {
     double *p;           /* (B, H, Tq, Tv) softmax weights, before dropout */
     double *drop;        /* (B, H, Tq, Tv) 0 or the keep scale; NULL: no dropout */
     unsigned char *live; /* (B, H, Tq): 1 where a key was allowed (weights depend on logits) */
+    double *dcap;        /* (B, H, Tq, Tv) d capped / d s, NULL without softcap */
+    double *p_sink;      /* (B, H, Tq) the sink's weight, NULL without sinks */
 } vka_grad_core_state;
 
 void vka_grad_core_state_free(vka_grad_core_state *st);

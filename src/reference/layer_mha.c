@@ -134,8 +134,9 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
 
     vkattn_sdpa_params sp;
     const float *mask = vka_ref_mha_sdpa_params(d, c, call, io, &s->mask, &sp);
-    if ((r = vkattn_reference_sdpa(&sp, NULL, s->q, s->k, s->v, NULL, io->value_mask, mask,
-                                   s->ctx_heads, io->scores)))
+    if ((r = vka_ref_sdpa("vkattn_reference_sdpa", &sp, NULL, s->q, s->k, s->v, NULL,
+                          io->value_mask, mask, d->use_sinks ? w->sinks : NULL, s->ctx_heads,
+                          io->scores)))
         return r;
 
     vkattn_heads_params hp = {
@@ -182,8 +183,6 @@ vkattn_result vkattn_reference_mha(const vkattn_mha_desc *desc, const vkattn_mha
 {
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
-    if (!r)
-        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : reference_dims(__func__, &d, w, call, io);
 }
 
@@ -192,7 +191,5 @@ vkattn_result vkattn_reference_gqa(const vkattn_gqa_desc *desc, const vkattn_gqa
 {
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
-    if (!r)
-        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : reference_dims(__func__, &d, w, call, io);
 }

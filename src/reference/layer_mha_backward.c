@@ -38,6 +38,7 @@ typedef struct scratch {
     /* QK-norm/rotary embedding: the heads before them, the norm weights'
      * gradients (each 1 double without them) */
     double *qh0, *kh0, *dwqn, *dwkn;
+    double *dsinks; /* use_sinks: (H), else 1 double */
     vka_ref_mha_mask mask; /* what the forward's SDPA reads */
 } scratch;
 
@@ -45,7 +46,7 @@ typedef struct scratch {
     X(xq) X(xk) X(xv) X(wq) X(wk) X(wv) X(wo) X(qp) X(kp) X(vp) X(qh) X(kh) X(vh) X(s) X(ctx) \
     X(dout) X(dctx) X(dctxh) X(ds) X(dqh) X(dkh) X(dvh) X(dqp) X(dkp) X(dvp) X(dxq) X(dxk)     \
     X(dxv) X(dwq) X(dwk) X(dwv) X(dwo) X(dbq) X(dbk) X(dbv) X(dbo) X(wg) X(gp) X(gs) X(gated) \
-    X(dgated) X(dgp) X(dwg) X(dbg) X(qh0) X(kh0) X(dwqn) X(dwkn)
+    X(dgated) X(dgp) X(dwg) X(dbg) X(qh0) X(kh0) X(dwqn) X(dwkn) X(dsinks)
 
 static void scratch_free(scratch *t)
 {
@@ -91,6 +92,7 @@ static vkattn_result scratch_alloc(const char *fn, const vka_mha_dims *d, const 
         {&t->dbg, wc.gate_bias},
         {&t->qh0, prep ? c->q_proj : 0}, {&t->kh0, prep ? kh : 0},
         {&t->dwqn, d->use_qk_norm ? d->key_dim : 0}, {&t->dwkn, d->use_qk_norm ? d->key_dim : 0},
+        {&t->dsinks, d->use_sinks ? d->heads : 0},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         vkattn_result r = vka_grad_alloc(fn, "scratch", all[i].n, all[i].p);
@@ -309,6 +311,9 @@ static vkattn_result run(const char *fn, const vka_mha_dims *d, const vka_mha_ca
         .dropout = {.batch = c->batch, .heads = d->heads, .tq = c->tq, .tv = c->tv,
                     .dropout = sp.dropout},
         .sliding_window = sp.sliding_window,
+        .softcap = sp.softcap,
+        .sinks = d->use_sinks ? w->sinks : NULL,
+        .dsinks = d->use_sinks ? t->dsinks : NULL,
     };
     if ((r = vka_grad_core_forward(fn, &core, t->s, st)))
         return r;
@@ -375,6 +380,8 @@ static void store(const vka_mha_dims *d, const vka_mha_call *c, const scratch *t
         vka_grad_store(t->dwqn, d->key_dim, gw->query_norm);
         vka_grad_store(t->dwkn, d->key_dim, gw->key_norm);
     }
+    if (d->use_sinks)
+        vka_grad_store(t->dsinks, d->heads, gw->sinks);
 }
 
 /* The layer of resolved dims d (MultiHeadAttention or GroupedQueryAttention);
@@ -417,8 +424,6 @@ vkattn_result vkattn_reference_mha_backward(const vkattn_mha_desc *desc,
 {
     vka_mha_dims d;
     vkattn_result r = vka_mha_resolve_desc(NULL, __func__, desc, &d);
-    if (!r)
-        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }
 
@@ -432,7 +437,5 @@ vkattn_result vkattn_reference_gqa_backward(const vkattn_gqa_desc *desc,
 {
     vka_mha_dims d;
     vkattn_result r = vka_gqa_resolve_desc(NULL, __func__, desc, &d);
-    if (!r)
-        r = vka_mha_refuse_pending(NULL, __func__, &d);
     return r ? r : backward_dims(__func__, &d, w, call, io, grad_output, grads, grad_w);
 }

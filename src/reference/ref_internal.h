@@ -11,6 +11,7 @@
 
 #include "vkattn/dtype.h"
 #include "vkattn/op_params.h"
+#include "vkattn/reference.h"
 #include "vkattn/result.h"
 #include "shape/sdpa_plan.h"
 
@@ -85,5 +86,30 @@ vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params 
  * allowed is scratch of tv bytes. */
 void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
                          double *row, unsigned char *allowed);
+
+/* The same with an optional attention sink (vkattn_sdpa_params.has_sinks):
+ * *sink (NULL = none) joins the max and the denominator; a row with no live
+ * key gets weights 0 whatever the masked-row policy. Returns the sink's own
+ * weight exp(sink - m) / denominator (1 on such a row, 0 without a sink). */
+double vka_ref_softmax_row_sink(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
+                                double *row, unsigned char *allowed, const double *sink);
+
+/* Logit soft-capping in place: row[j] = softcap * tanh(row[j] / softcap);
+ * softcap 0 leaves the row as it is. */
+void vka_ref_softcap_row(double softcap, double *row, uint32_t tv);
+
+/* vkattn_reference_sdpa and its backward with the sinks (H) (NULL iff
+ * !p->has_sinks; grad_sinks (H) written, summed over the batch and rows):
+ * the public functions are these with NULL, and the layer references call
+ * these. fn names the public caller in errors. */
+vkattn_result vka_ref_sdpa(const char *fn, const vkattn_sdpa_params *p,
+                           const vkattn_sdpa_dtypes *types, const void *q, const void *k,
+                           const void *v, const float *bias, const float *value_mask,
+                           const float *mask, const float *sinks, void *out, float *weights);
+vkattn_result vka_ref_sdpa_backward(const char *fn, const vkattn_sdpa_params *p, const float *q,
+                                    const float *k, const float *v, const float *bias,
+                                    const float *value_mask, const float *mask,
+                                    const float *sinks, const float *grad_out, float *grad_q,
+                                    float *grad_k, float *grad_v, float *grad_sinks);
 
 #endif /* VKA_REFERENCE_INTERNAL_H */

@@ -11,7 +11,7 @@
 #include "reference/typed_io.h"
 #include "vkattn/philox.h"
 
-static const char fn[] = "vkattn_reference_sdpa";
+static const char fn_public[] = "vkattn_reference_sdpa";
 
 static void store_row(float *dst, const double *row, uint32_t tv)
 {
@@ -42,11 +42,26 @@ static void weighted_sum(const double *w, const void *v, vkattn_dtype vt, size_t
     }
 }
 
+/* The public op reference takes no sinks (its signature is fixed): the
+ * layer references reach them through vka_ref_sdpa. */
 vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
                                           const vkattn_sdpa_dtypes *types, const void *q,
                                           const void *k, const void *v, const float *bias,
                                           const float *value_mask, const float *mask, void *out,
                                           float *weights)
+{
+    if (p && p->has_sinks)
+        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: p->has_sinks is not accepted here (no sinks operand); "
+                        "vkattn_reference_mha and vkattn_reference_gqa compute sinks",
+                        fn_public);
+    return vka_ref_sdpa(fn_public, p, types, q, k, v, bias, value_mask, mask, NULL, out, weights);
+}
+
+vkattn_result vka_ref_sdpa(const char *fn, const vkattn_sdpa_params *p,
+                           const vkattn_sdpa_dtypes *types, const void *q, const void *k,
+                           const void *v, const float *bias, const float *value_mask,
+                           const float *mask, const float *sinks, void *out, float *weights)
 {
     vkattn_result r;
     vka_sdpa_shape s;
@@ -60,7 +75,8 @@ vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
         (r = vka_ref_require_ptr(fn, "v", v)) || (r = vka_ref_require_ptr(fn, "out", out)))
         return r;
     if ((r = vka_ref_require_flagged(fn, "weights", "return_weights", p->return_weights,
-                                     weights)))
+                                     weights)) ||
+        (r = vka_ref_require_flagged(fn, "sinks", "has_sinks", p->has_sinks, sinks)))
         return r;
     const vka_ref_mask m = {&p->mask, s.batch, s.heads, s.tq, s.tv, bias, value_mask, mask,
                             p->sliding_window};
@@ -90,7 +106,9 @@ vkattn_result vkattn_reference_sdpa(const vkattn_sdpa_params *p,
                                vka_ref_load(k, ty.k, kb + (size_t)j * s.dk + e);
                     row[j] = dot * scale;
                 }
-                vka_ref_softmax_row(&m, b, h, i, row, allowed);
+                vka_ref_softcap_row(p->softcap, row, s.tv);
+                const double sink = sinks ? sinks[h] : 0.0;
+                vka_ref_softmax_row_sink(&m, b, h, i, row, allowed, sinks ? &sink : NULL);
                 if (wi && !p->weights_after_dropout)
                     store_row(wi, row, s.tv);
                 if (drop) /* the dropout stream's bh is uint32, wrapping as on the GPU */

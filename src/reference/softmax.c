@@ -96,6 +96,12 @@ static void fill_masked_row(double *row, uint32_t tv, vkattn_masked_row policy)
 void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
                          double *row, unsigned char *allowed)
 {
+    vka_ref_softmax_row_sink(m, b, h, i, row, allowed, NULL);
+}
+
+double vka_ref_softmax_row_sink(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t i,
+                                double *row, unsigned char *allowed, const double *sink)
+{
     const vkattn_mask_params *p = m->p;
     const uint32_t tv = m->tv;
     double max = -INFINITY;
@@ -114,13 +120,22 @@ void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t
     /* No allowed key, or every allowed logit is -inf (a -inf bias used as a
      * mask): the masked-row policy, not the 0/0 = NaN of the naive formula.
      * A GPU kernel that starts its running max at a finite very negative value
-     * and guards the zero denominator reaches the same answer. */
+     * and guards the zero denominator reaches the same answer. With a sink the
+     * row's weights are 0 whatever the policy (the sink takes it all). */
     if (!has_nan && max == -INFINITY) {
+        if (sink) {
+            fill_masked_row(row, tv, VKATTN_MASKED_ROW_ZERO);
+            return 1.0;
+        }
         fill_masked_row(row, tv, p->masked_row);
-        return;
+        return 0.0;
     }
+    /* A sink joins the max and the denominator and takes no value. */
+    if (sink && *sink > max)
+        max = *sink;
+    double sum = sink ? exp(*sink - max) : 0.0;
+    const double sink_share = sum;
     /* NaN among the allowed logits propagates naturally to this row only. */
-    double sum = 0.0;
     for (uint32_t j = 0; j < tv; j++) {
         row[j] = allowed[j] ? exp(row[j] - max) : 0.0;
         sum += row[j];
@@ -128,6 +143,14 @@ void vka_ref_softmax_row(const vka_ref_mask *m, uint32_t b, uint32_t h, uint32_t
     for (uint32_t j = 0; j < tv; j++)
         if (allowed[j])
             row[j] /= sum;
+    return sink_share / sum;
+}
+
+void vka_ref_softcap_row(double softcap, double *row, uint32_t tv)
+{
+    if (softcap > 0.0)
+        for (uint32_t j = 0; j < tv; j++)
+            row[j] = softcap * tanh(row[j] / softcap);
 }
 
 vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params *p,

@@ -206,18 +206,6 @@ vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *calle
     return VKATTN_SUCCESS;
 }
 
-vkattn_result vka_mha_refuse_pending(struct vkattn_context *ctx, const char *caller,
-                                     const vka_mha_dims *d)
-{
-    const char *pending = d->softcap      ? "desc->softcap"
-                          : d->use_sinks  ? "desc->use_sinks"
-                                          : NULL;
-    if (pending)
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: %s is not supported yet", caller,
-                        pending);
-    return VKATTN_SUCCESS;
-}
-
 void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out)
 {
     *out = (vka_mha_weight_counts){

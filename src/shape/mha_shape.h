@@ -66,12 +66,6 @@ vkattn_result vka_mha_resolve_desc(struct vkattn_context *ctx, const char *calle
 vkattn_result vka_gqa_resolve_desc(struct vkattn_context *ctx, const char *caller,
                                    const vkattn_gqa_desc *desc, vka_mha_dims *out);
 
-/* Work in progress (issue 36): UNSUPPORTED naming the first open-model
- * option of d that the layers and references do not compute yet. Each
- * feature's work removes its line; the function goes with the last. */
-vkattn_result vka_mha_refuse_pending(struct vkattn_context *ctx, const char *caller,
-                                     const vka_mha_dims *d);
-
 void vka_mha_weight_counts_of(const vka_mha_dims *d, vka_mha_weight_counts *out);
 
 /* A call with its element counts (all checked for overflow). */

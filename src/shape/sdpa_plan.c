@@ -1,6 +1,7 @@
 /* One SDPA call's plan (shape/sdpa_plan.h). */
 #include "shape/sdpa_plan.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "core/broadcast.h"
@@ -67,6 +68,11 @@ vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
     if (!isfinite(p->scale))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->scale is %g; must be finite",
                         caller, (double)p->scale);
+    /* written so that NaN fails too; FLT_MAX keeps s / softcap finite */
+    if (!(p->softcap >= 0.0f && p->softcap <= FLT_MAX))
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: params->softcap is %g; must be finite and >= 0 (0 = off)", caller,
+                        (double)p->softcap);
     vkattn_result r = check_enums(ctx, caller, p);
     if (r != VKATTN_SUCCESS)
         return r;

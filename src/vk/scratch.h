@@ -44,6 +44,8 @@ typedef enum vka_scratch_kind {
     VKA_SCRATCH_F16_STAGE7,
     VKA_SCRATCH_WORKSPACE_2, /* a second workspace, for ops that need two at once (sdpa_backward.c) */
     VKA_SCRATCH_SOFTMAX_PARTS, /* per-chunk statistics of split softmax rows (ops/softmax.c) */
+    VKA_SCRATCH_SINK_LSE, /* the fused SDPA's row LSE when sinks need it (ops/sdpa_open.c) */
+    VKA_SCRATCH_SINK_OUT, /* the output of the fused run the chained path's sinks take */
     VKA_SCRATCH_KINDS
 } vka_scratch_kind;
 

@@ -237,7 +237,7 @@ static void test_bad_inputs(void **state)
     TH_EXPECT_ERROR(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->sinks");
     TH_EXPECT_ERROR(vkattn_reference_sdpa_decode(&p, NULL, h, h, h, &len, NULL, h),
-                    VKATTN_ERROR_UNSUPPORTED, "params->has_sinks");
+                    VKATTN_ERROR_INVALID_ARGUMENT, "p->has_sinks is not accepted here");
     p.has_sinks = false, io.sinks = sk;
     TH_EXPECT_ERROR(vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &p, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "params->has_sinks is false");

@@ -220,6 +220,19 @@ static void sdpa_grad_dropout_bias_mask(void **state)
     check_sdpa_case(&c);
 }
 
+/* Soft-capping: the gradient through c * tanh(s / c) (a small cap, so the
+ * scores reach the bend), with bias, masks, GQA and a fully masked batch. */
+static void sdpa_grad_softcap(void **state)
+{
+    (void)state;
+    sdpa_case c = {.p = {.batch = 2, .heads = 4, .kv_heads = 2, .tq = 3, .tv = 5, .dk = 3,
+                         .dv = 2, .softcap = 0.7f,
+                         .mask = {.has_bias = true, .has_value_mask = true,
+                                  .causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
+                         .dropout = {.rate = 0.25f, .training = true, .seed = 9}}};
+    check_sdpa_case(&c);
+}
+
 static void bad_arguments(void **state)
 {
     (void)state;
@@ -234,6 +247,23 @@ static void bad_arguments(void **state)
     p.heads = 3, p.kv_heads = 2;
     assert_int_equal(vkattn_reference_sdpa_backward(&p, x, x, x, NULL, NULL, NULL, x, x, x, x),
                      VKATTN_ERROR_INVALID_ARGUMENT);
+    p.heads = 2, p.kv_heads = 1;
+    p.softcap = -1.0f;
+    assert_int_equal(vkattn_reference_sdpa_backward(&p, x, x, x, NULL, NULL, NULL, x, x, x, x),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "softcap"));
+    p.softcap = NAN;
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, x, x, x, NULL, NULL, NULL, x, NULL),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    p.softcap = 0.0f;
+    /* the op references have no sinks operand: the layer references do */
+    p.has_sinks = true;
+    assert_int_equal(vkattn_reference_sdpa_backward(&p, x, x, x, NULL, NULL, NULL, x, x, x, x),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "has_sinks"));
+    assert_int_equal(vkattn_reference_sdpa(&p, NULL, x, x, x, NULL, NULL, NULL, x, NULL),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "vkattn_reference_mha"));
     vkattn_softmax_params sp = {.batch = 1, .tq = 0, .tv = 2};
     assert_int_equal(vkattn_reference_softmax_backward(&sp, x, x, NULL, NULL, NULL, x),
                      VKATTN_ERROR_INVALID_ARGUMENT);
@@ -250,6 +280,7 @@ int main(void)
         cmocka_unit_test(sdpa_grad_gqa_causal),
         cmocka_unit_test(sdpa_grad_masked_rows_uniform),
         cmocka_unit_test(sdpa_grad_dropout_bias_mask),
+        cmocka_unit_test(sdpa_grad_softcap),
         cmocka_unit_test(bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,7 +24,8 @@
  * on and off, both Attention score modes, a rank-2 Bahdanau query (Tq = 1),
  * MultiHeadAttention and GroupedQueryAttention (Nq/Nkv from 1 to 3) with
  * use_gate (the gate kernel and bias are parameters too; with no_bias only
- * the kernel) and a sliding window sometimes, and their
+ * the kernel), a sliding window, logit soft-capping and attention sinks
+ * (a parameter) sometimes, and their
  * self-attention (one array as query and value: its finite difference is the
  * sum of both gradients). Gradients are poisoned (NaN) before each backward
  * and must come back finite. */
@@ -440,6 +441,20 @@ static void add_multi_head_weights(lcase *c, size_t hq, size_t hkv, size_t kd, s
     }
 }
 
+/* Soft-capping (Gemma 2) on some variants, sinks (gpt-oss) on others, both
+ * at once on some: the sinks (H) are a parameter like any weight. */
+static void open_model_options(lcase *c, int v, size_t heads, float *softcap, bool *use_sinks)
+{
+    if (v % 5 == 1 || v % 5 == 3)
+        *softcap = tu_rand_float(0.4f, 1.5f); /* scores reach it: tanh bends */
+    if (v % 4 == 2 || v % 5 == 3) {
+        *use_sinks = true;
+        c->mw.sinks = arr(c, heads, -1.5f, 1.5f);
+        c->mgw.sinks = grad_arr(c, heads);
+        add_param(c, "sinks", c->mw.sinks, heads, c->mgw.sinks);
+    }
+}
+
 static void mha_grads(void **state)
 {
     (void)state;
@@ -465,6 +480,7 @@ static void mha_grads(void **state)
         make_io(&c, v, dq, dk, dv, dout, key);
         multi_head_extras(&c, v, H, self);
         add_multi_head_weights(&c, H, H, kd, vd, dq, dk, dv, dout, c.md.no_bias, c.md.use_gate);
+        open_model_options(&c, v, H, &c.md.softcap, &c.md.use_sinks);
         label(&c, self ? "MultiHeadAttention self" : "MultiHeadAttention", v);
         check_case(&c);
         free_case(&c);
@@ -498,6 +514,7 @@ static void gqa_grads(void **state)
         make_io(&c, v, dq, dk, dv, dq, key);
         multi_head_extras(&c, v, nq, self);
         add_multi_head_weights(&c, nq, nkv, h, h, dq, dk, dv, dq, c.gd.no_bias, c.gd.use_gate);
+        open_model_options(&c, v, nq, &c.gd.softcap, &c.gd.use_sinks);
         label(&c, self ? "GroupedQueryAttention self" : "GroupedQueryAttention", v);
         check_case(&c);
         free_case(&c);

@@ -218,6 +218,39 @@ static void heads_reject_in_place(void **state)
     assert_int_equal(vkattn_reference_heads_merge(&p, NULL, x, x), VKATTN_ERROR_INVALID_ARGUMENT);
 }
 
+/* Decode's soft-capping is SDPA's: a full cache (lengths = capacity = Tv) is
+ * SDPA with bottom-right causal. Decode refuses sinks (no operand). */
+static void decode_softcap_matches_sdpa(void **state)
+{
+    (void)state;
+    enum { B = 1, H = 2, TQ = 3, TV = 6, DK = 4, DV = 3 };
+    float q[B * H * TQ * DK], k[B * H * TV * DK], v[B * H * TV * DV];
+    float ref[B * H * TQ * DV], got[B * H * TQ * DV];
+    tu_fill_uniform(q, B * H * TQ * DK, -2, 2);
+    tu_fill_uniform(k, B * H * TV * DK, -2, 2);
+    tu_fill_uniform(v, B * H * TV * DV, -1, 1);
+    const vkattn_sdpa_params sp = {.batch = B, .heads = H, .tq = TQ, .tv = TV, .dk = DK,
+                                   .dv = DV, .softcap = 0.5f,
+                                   .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT}};
+    assert_int_equal(vkattn_reference_sdpa(&sp, NULL, q, k, v, NULL, NULL, NULL, ref, NULL), 0);
+    const uint32_t lengths[B] = {TV};
+    vkattn_sdpa_decode_params dp = {.batch = B, .heads = H, .tq = TQ, .capacity = TV, .dk = DK,
+                                    .dv = DV, .softcap = 0.5f};
+    assert_int_equal(vkattn_reference_sdpa_decode(&dp, NULL, q, k, v, lengths, NULL, got), 0);
+    for (int i = 0; i < B * H * TQ * DV; i++)
+        assert_true(fabsf(got[i] - ref[i]) <= 1e-6f);
+    dp.softcap = 0.0f;
+    assert_int_equal(vkattn_reference_sdpa_decode(&dp, NULL, q, k, v, lengths, NULL, got), 0);
+    float diff = 0.0f; /* without the cap the output moves: the cap was applied */
+    for (int i = 0; i < B * H * TQ * DV; i++)
+        diff = fmaxf(diff, fabsf(got[i] - ref[i]));
+    assert_true(diff > 1e-3f);
+    dp.has_sinks = true;
+    assert_int_equal(vkattn_reference_sdpa_decode(&dp, NULL, q, k, v, lengths, NULL, got),
+                     VKATTN_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(vkattn_last_error(), "has_sinks"));
+}
+
 int main(void)
 {
     tu_seed();
@@ -233,6 +266,7 @@ int main(void)
         cmocka_unit_test(heads_split_by_hand),
         cmocka_unit_test(heads_round_trip),
         cmocka_unit_test(heads_reject_in_place),
+        cmocka_unit_test(decode_softcap_matches_sdpa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
