@@ -164,11 +164,12 @@ check_public() {
 check_public tools/attnbench
 check_public tests/gpu
 # Four exceptions: test_register_budget compiles the register budget's pure
-# host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables;
+# host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables,
+# the kernel variants and the tuning table;
 # test_dry_first compiles vk/prepare.c, the dry-first recording, device-free;
 # test_slice_plan compiles vk/slice_plan.c, the slicer's decisions (no Vulkan);
 # test_rope_reference compiles reference/rope.c, the head preparation's rows.
-check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles)\.h' \
+check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles|variants|tuning_table)\.h' \
     'vk/(profile|prepare|slice_plan)\.h' 'reference/rope\.h'
 check_public tests/common
 # examples/frame_budget.c embeds its own shaders (cmake/Shaders.cmake, HEADER)

@@ -8,7 +8,6 @@
 #include "vk/instance.h"
 #include "vk/profile.h"
 #include "vk/submit.h"
-#include "ops/variants.h"
 #include "vkattn/advanced.h"
 #include "vkattn/tensor.h"
 
@@ -244,18 +243,10 @@ vkattn_result vka_context_create(const vkattn_context_desc *desc, vkattn_context
                         "VKATTN_COOPMAT_NV, _KHR, _NV2 and _EMULATED bits (0x%x) are families",
                         (unsigned)desc->advanced->coopmat_families, (unsigned)VKA_COOPMAT_ALL);
     }
-    for (uint32_t f = 0; desc->advanced && f < VKATTN_VARIANT_FAMILIES; f++) {
-        if (desc->advanced->variants[f] > vka_variant_count(f)) {
-            destroy_locks(ctx);
-            free(ctx);
-            return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "vkattn_context_create: advanced->variants[%u] (%s) is %u; the "
-                            "family has variants 1 .. %u (0 = the library's choice)",
-                            (unsigned)f, vka_variant_family_name(f),
-                            (unsigned)desc->advanced->variants[f], (unsigned)vka_variant_count(f));
-        }
+    /* the indices were checked against the families' counts by
+     * vkattn_context_create (ops/context_create.c: ops own the variants) */
+    for (uint32_t f = 0; desc->advanced && f < VKATTN_VARIANT_FAMILIES; f++)
         ctx->variants[f] = desc->advanced->variants[f];
-    }
     ctx->profile = vka_profile_find(desc->profile);
     if (!ctx->profile) {
         destroy_locks(ctx);
