@@ -91,7 +91,8 @@ layout(std430, binding = 1) readonly buffer KBufW { uint k_w[]; };
 layout(std430, binding = 2) readonly buffer VBufW { uint v_w[]; };
 layout(std430, binding = 1) readonly buffer KBufW2 { uvec2 k4_w[]; };
 layout(std430, binding = 2) readonly buffer VBufW2 { uvec2 v4_w[]; };
-layout(std430, binding = 1) readonly buffer KBufW4 { uvec4 k8_w[]; };
+layout(std430, binding = 1) readonly buffer KBufW4 { uvec4 k16_w[]; }; // 16 bytes
+layout(std430, binding = 2) readonly buffer VBufW4 { uvec4 v16_w[]; };
 layout(std430, binding = 3) writeonly buffer PartBuf { float part[]; };
 #if DECODE_PACKED
 #define LENGTH(b) floatBitsToUint(q_in[p.len_off + (b)])
@@ -126,6 +127,9 @@ shared vec4 q_s[R * DK4];  // the rows' queries times scale * log2(e)
 shared float s_s[R * WG];  // the tile's logits, then weights
 shared float alpha_s[R];   // the tile's rescale of each row
 shared vec4 red_s[WG];     // the key subsets' sums, at the end
+// An int8 cache's V scales of the tile's keys, read once per key in QK and
+// folded into the weights by the softmax, not read per output slot in P V.
+shared float vs_s[KV_I8 ? WG : 1u];
 
 float half_at(uint word, uint i)
 {
@@ -164,11 +168,20 @@ float finish_logit(float x, float kq)
 float k_scale(uint row, bool ok) { return KV_I8 ? (ok ? k_in[p.k_scale_off + row] : 0.0) : 1.0; }
 float v_scale(uint row, bool ok) { return KV_I8 ? (ok ? v_in[p.v_scale_off + row] : 0.0) : 1.0; }
 
-// An f16 K with DK a multiple of 8 is read 8 halves (16 bytes) per load, as
-// an f32 K is read 16 bytes per vec4: each invocation reads its own key row
-// (rows DK apart across invocations), so the bytes per load instruction, not
-// the row, set how much each access moves. K rows then start on 16 bytes.
-const bool K_VEC8 = K_F16 && DK % 8u == 0u;
+// An f16 K with DK a multiple of 8 is read 8 halves (16 bytes) per load, an
+// int8 K with DK a multiple of 16 16 int8 per load, as an f32 K is read 16
+// bytes per vec4: each invocation reads its own key row (rows DK apart across
+// invocations), so the bytes per load instruction, not the row, set how much
+// each access moves. K rows then start on 16 bytes. The lanes layout reads V
+// rows the same way (each invocation its own key's row); on llvmpipe a load
+// costs about the same per instruction whatever its width (16-byte loads cut
+// the int8 step 17%, the f16 one 19%: docs/PERFORMANCE.md). Macros, not
+// consts: a spec-constant && used in both layouts' functions trips glslang's
+// optimizer ("does not dominate its use").
+#define K_VEC8 (K_F16 && DK % 8u == 0u)
+#define V_VEC8 (V_F16 && DV % 8u == 0u)
+#define K_I8_VEC16 (KV_I8 && DK % 16u == 0u)
+#define V_I8_VEC16 (KV_I8 && DV % 16u == 0u)
 
 vec4 load4(bool vec, uint base, uint e4, uint width, bool ok, bool is_k)
 {
@@ -237,12 +250,22 @@ void tiles_main()
                 x[rr] = 0.0;
             if (K_VEC8) // the same sums in the same order, two vec4s per load
                 [[unroll]] for (uint e8 = 0u; e8 < DK / 8u; e8++) {
-                    const uvec4 w = in_range ? k8_w[(kvbase + j) * (DK / 8u) + e8] : uvec4(0u);
+                    const uvec4 w = in_range ? k16_w[(kvbase + j) * (DK / 8u) + e8] : uvec4(0u);
                     const vec4 k = halves4(w.xy), k2 = halves4(w.zw);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
                         x[rr] += dot(q_s[rr * DK4 + 2u * e8], k);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
                         x[rr] += dot(q_s[rr * DK4 + 2u * e8 + 1u], k2);
+                }
+            else if (K_I8_VEC16) // the same sums in the same order, four vec4s per load
+                // (live: the 4 words and one vec4, the budget's 8)
+                [[unroll]] for (uint e16 = 0u; e16 < DK / 16u; e16++) {
+                    const uvec4 w = in_range ? k16_w[(kvbase + j) * (DK / 16u) + e16] : uvec4(0u);
+                    [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                        const vec4 k = int8x4(w[c]);
+                        [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                            x[rr] += dot(q_s[rr * DK4 + 4u * e16 + c], k);
+                    }
                 }
             else
                 [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
@@ -255,6 +278,8 @@ void tiles_main()
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
                     x[rr] = finish_logit(x[rr], kq);
             }
+            if (KV_I8)
+                vs_s[t] = v_scale(kvbase + j, in_range);
             const bool vm_ok =
                 !HAS_VALUE_MASK || (in_range && vka_mask_allows(VMASK(b * p.capacity + min(j, p.capacity - 1u))));
             [[unroll]] for (uint rr = 0u; rr < R; rr++) {
@@ -285,6 +310,8 @@ void tiles_main()
                         uvec2(p.seed_lo, p.seed_hi));
                     w *= vec4(greaterThanEqual(bits >> 8u, uvec4(p.threshold)));
                 }
+                if (KV_I8) // after the sum: l counts the weights, not the scales
+                    w *= vec4(vs_s[jj], vs_s[jj + 1u], vs_s[jj + 2u], vs_s[jj + 3u]);
                 s_s[t * WG + jj] = w.x, s_s[t * WG + jj + 1u] = w.y;
                 s_s[t * WG + jj + 2u] = w.z, s_s[t * WG + jj + 3u] = w.w;
             }
@@ -300,7 +327,7 @@ void tiles_main()
                     [[unroll]] for (uint u = 0u; u < WG / KS; u++) {
                         const uint jj = u * KS + ks, j = j0 + jj;
                         const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
-                        acc = fma(vec4(s_s[rr * WG + jj] * v_scale(kvbase + j, j < kend)), v, acc);
+                        acc = fma(vec4(s_s[rr * WG + jj]), v, acc);
                     }
                     o[n] = acc;
                 }
@@ -394,11 +421,28 @@ void lanes_main()
             float x[R];
             [[unroll]] for (uint rr = 0u; rr < R; rr++)
                 x[rr] = 0.0;
-            [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
-                const vec4 k = load4(DK_VEC4, (kvbase + j) * DK, e4, DK, in_range, true);
-                [[unroll]] for (uint rr = 0u; rr < R; rr++)
-                    x[rr] += dot(qv[rr * DK4 + e4], k);
-            }
+            if (K_I8_VEC16)
+                [[unroll]] for (uint e16 = 0u; e16 < DK / 16u; e16++) {
+                    const uvec4 w = in_range ? k16_w[(kvbase + j) * (DK / 16u) + e16] : uvec4(0u);
+                    [[unroll]] for (uint c = 0u; c < 4u; c++)
+                        [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                            x[rr] += dot(qv[rr * DK4 + 4u * e16 + c], int8x4(w[c]));
+                }
+            else if (K_VEC8)
+                [[unroll]] for (uint e8 = 0u; e8 < DK / 8u; e8++) {
+                    const uvec4 w = in_range ? k16_w[(kvbase + j) * (DK / 8u) + e8] : uvec4(0u);
+                    const vec4 k = halves4(w.xy), k2 = halves4(w.zw);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        x[rr] += dot(qv[rr * DK4 + 2u * e8], k);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        x[rr] += dot(qv[rr * DK4 + 2u * e8 + 1u], k2);
+                }
+            else
+                [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
+                    const vec4 k = load4(DK_VEC4, (kvbase + j) * DK, e4, DK, in_range, true);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        x[rr] += dot(qv[rr * DK4 + e4], k);
+                }
             if (KV_I8 || SOFTCAP) {
                 const float kq = k_scale(kvbase + j, in_range);
                 [[unroll]] for (uint rr = 0u; rr < R; rr++)
@@ -431,14 +475,33 @@ void lanes_main()
             [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++)
                 o[rr * DV4 + e4] *= alpha;
         }
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+        [[unroll]] for (uint u = 0u; u < 4u; u++) { // 16-byte loads where they fit (K_VEC8)
             const uint j = j0 + u;
             const float vq = v_scale(kvbase + j, j < kend);
-            [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++) {
-                const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
-                [[unroll]] for (uint rr = 0u; rr < R; rr++)
-                    o[rr * DV4 + e4] = fma(vec4(w[rr][u] * vq), v, o[rr * DV4 + e4]);
-            }
+            if (V_VEC8)
+                [[unroll]] for (uint e8 = 0u; e8 < DV / 8u; e8++) {
+                    const uvec4 vw = j < kend ? v16_w[(kvbase + j) * (DV / 8u) + e8] : uvec4(0u);
+                    const vec4 v = halves4(vw.xy), v2 = halves4(vw.zw);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++) {
+                        const vec4 wq = vec4(w[rr][u] * vq);
+                        o[rr * DV4 + 2u * e8] = fma(wq, v, o[rr * DV4 + 2u * e8]);
+                        o[rr * DV4 + 2u * e8 + 1u] = fma(wq, v2, o[rr * DV4 + 2u * e8 + 1u]);
+                    }
+                }
+            else if (V_I8_VEC16)
+                [[unroll]] for (uint e16 = 0u; e16 < DV / 16u; e16++) {
+                    const uvec4 vw = j < kend ? v16_w[(kvbase + j) * (DV / 16u) + e16] : uvec4(0u);
+                    [[unroll]] for (uint c = 0u; c < 4u; c++)
+                        [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                            o[rr * DV4 + 4u * e16 + c] = fma(vec4(w[rr][u] * vq), int8x4(vw[c]),
+                                                             o[rr * DV4 + 4u * e16 + c]);
+                }
+            else
+                [[unroll]] for (uint e4 = 0u; e4 < DV4; e4++) {
+                    const vec4 v = load4(DV_VEC4, (kvbase + j) * DV, e4, DV, j < kend, false);
+                    [[unroll]] for (uint rr = 0u; rr < R; rr++)
+                        o[rr * DV4 + e4] = fma(vec4(w[rr][u] * vq), v, o[rr * DV4 + e4]);
+                }
         }
     }
     const uint out_stride = DV + 2u;

@@ -76,7 +76,7 @@ static vkattn_result check_cache(vkattn_context *ctx, const char *fn, const vka_
 
 /* Rows per workgroup, invocations, key subsets; the shared memory they need. */
 static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
-                                   decode_tiles *t)
+                                   bool i8, decode_tiles *t)
 {
     const vkattn_context_info *info = &ctx->info;
     const uint32_t rows = s->group * s->tq;
@@ -94,7 +94,8 @@ static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vk
     t->ks = slots < t->wg ? pow2_floor(t->wg / slots) : 1;
     t->ns = (slots + t->wg - 1) / t->wg;
     const uint64_t shared = 16ull * t->rows * ((s->dk + 3) / 4) + 4ull * t->rows * t->wg +
-                            4ull * t->rows + 16ull * t->wg;
+                            4ull * t->rows + 16ull * t->wg +
+                            (i8 ? 4ull * t->wg : 4ull); /* an int8 cache's V scales */
     if (shared > info->max_shared_memory)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the decode kernel needs %llu bytes of shared memory", fn,
@@ -163,7 +164,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
 {
     vkattn_result r;
     if ((r = vka_decode_plan(ctx, fn, p, s)) || (r = check_cache(ctx, fn, s, c)) ||
-        (r = choose_layout(ctx, fn, s, t)))
+        (r = choose_layout(ctx, fn, s, c->desc.dtype == VKATTN_DTYPE_I8, t)))
         return r;
     const vkattn_context_info *info = &ctx->info;
     const uint64_t chunks = choose_chunks(ctx, s, t);
