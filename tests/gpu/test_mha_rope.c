@@ -34,6 +34,8 @@ typedef struct rcase {
     vkattn_sdpa_path path;
     bool scores, f16, via_mha;
     vkattn_causal causal;
+    float softcap; /* test_cached: with soft-capping and sinks too */
+    bool sinks;
 } rcase;
 
 enum { WQ, BQ, WK, BK, WV, BV, WO, BO, QN, KN, N_W };
@@ -65,7 +67,8 @@ static vkattn_gqa_desc desc_of(const rcase *c)
         .use_qk_norm = c->norm, .qk_norm_epsilon = c->norm ? 1e-5f : 0.0f,
         .use_rope = c->rope,
         .rope = {.max_wavelength = c->rope ? 10000.0f : 0.0f, .scaling_factor = c->scaling,
-                 .rotary_dim = c->rotary_dim, .layout = c->layout}};
+                 .rotary_dim = c->rotary_dim, .layout = c->layout},
+        .softcap = c->softcap, .use_sinks = c->sinks};
 }
 
 static vkattn_mha_desc mha_desc_of(const vkattn_gqa_desc *g)
@@ -225,12 +228,15 @@ static void test_f16(void **state)
 /* Prefill 7, steps 1, 1, 3 with a cache: each new token turned at its
  * sequence's cache length (read on the device), equal to one TOP_LEFT call
  * over all 12; a step recorded once and replayed moves on with the cache. */
-static void test_cached(void **state)
+/* A prefill and steps through the cache against one causal call over the
+ * whole sequence; with all_options also soft-capping and sinks, which the
+ * cached path hands to the decode kernels. */
+static void check_cached(vkattn_context *ctx, bool all_options)
 {
-    vkattn_context *ctx = TH_CTX(state);
     enum { B = 2, NQ = 4, NKV = 2, HD = 6, W = 10, N = 12, CAP = 16 };
     const rcase c = {.nq = NQ, .nkv = NKV, .hd = HD, .dq = W, .dv = W, .norm = true,
-                     .rope = true, .rotary_dim = 4, .layout = VKATTN_ROPE_HALF};
+                     .rope = true, .rotary_dim = 4, .layout = VKATTN_ROPE_HALF,
+                     .softcap = all_options ? 0.75f : 0.0f, .sinks = all_options};
     const vkattn_gqa_desc desc = desc_of(&c);
     const size_t n[N_W] = {W * NQ * HD, NQ * HD, W * NKV * HD, NKV * HD, W * NKV * HD,
                            NKV * HD,    NQ * HD * W, W,      HD,       HD};
@@ -239,8 +245,9 @@ static void test_cached(void **state)
         a[i] = grid_floats(n[i], i >= QN ? 0.25f : 0.5f);
     for (int e = 0; e < HD; e++)
         a[QN][e] += 1.0f, a[KN][e] += 1.0f;
+    float *sinks = grid_floats(NQ, 1.0f);
     const vkattn_gqa_weights w = {a[WQ], a[BQ], a[WK], a[BK], a[WV], a[BV], a[WO], a[BO],
-                                  NULL, NULL, a[QN], a[KN]};
+                                  NULL, NULL, a[QN], a[KN], all_options ? sinks : NULL};
     float *x = grid_floats((size_t)B * N * W, 1.0f), *ref = tu_floats((size_t)B * N * W);
     float *got = tu_floats((size_t)B * N * W);
     tu_poison(got, (size_t)B * N * W);
@@ -278,7 +285,8 @@ static void test_cached(void **state)
     }
     const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
     if (!(err <= 2e-5))
-        fail_msg("cached calls vs the full causal call: error %.3g exceeds 2e-5", err);
+        fail_msg("cached calls vs the full causal call%s: error %.3g exceeds 2e-5",
+                 all_options ? " (with soft-capping and sinks)" : "", err);
 
     /* positions on a cached call are refused by name */
     vkattn_tensor *t1 = th_tensor(ctx, (size_t)B * W, x), *o1 = th_tensor(ctx, (size_t)B * W, NULL);
@@ -294,7 +302,13 @@ static void test_cached(void **state)
     vkattn_gqa_destroy(gqa);
     for (int i = 0; i < N_W; i++)
         free(a[i]);
-    free(x), free(ref), free(got);
+    free(x), free(ref), free(got), free(sinks);
+}
+
+static void test_cached(void **state)
+{
+    check_cached(TH_CTX(state), false);
+    check_cached(TH_CTX(state), true);
 }
 
 /* The backward (keep_for_backward forward, then vkattn_gqa_backward_record)
