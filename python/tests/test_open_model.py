@@ -2,9 +2,7 @@
 (qk_norm, rope, softcap, use_sinks) and the calls' query_positions / key_positions:
 configs, weight shapes and the errors, which need no kernel; and the numbers, against
 the float64 numpy implementation of tests/cases/open_model_gen.py (independent of the
-library, its RoPE checked against Hugging Face's formulas). Until the kernels land the
-library answers UnsupportedError ("... is not supported yet"): the numeric tests skip
-then (pending() asks the library), and start running when it computes the feature.
+library, its RoPE checked against Hugging Face's formulas).
 """
 import importlib.util
 import os
@@ -24,25 +22,6 @@ _spec.loader.exec_module(gen)
 GQA = dict(head_dim=4, num_query_heads=4, num_key_value_heads=2)
 ROPE = {"max_wavelength": 10000.0, "scaling_factor": 1.0, "rotary_dim": None,
         "layout": "half"}
-
-
-def pending(**options):
-    """The library's "not supported yet" message for these options, or None once it
-    computes them (a tiny reference call; no device)."""
-    q = np.zeros((1, 2, 8), np.float32)
-    try:
-        vkattn.reference.grouped_query_attention(q, q, **GQA, **options)
-    except vkattn.UnsupportedError as e:
-        if "not supported yet" in str(e):
-            return str(e)
-        raise
-    return None
-
-
-def skip_if_pending(**options):
-    why = pending(**options)
-    if why:
-        pytest.skip("waiting for the kernels: %s" % why)
 
 
 # ---------------------------------------------------------------- configs
@@ -131,24 +110,14 @@ def test_position_errors(kw, words):
     assert words in str(e.value)
 
 
-@pytest.mark.parametrize("options, field", [
-    (dict(qk_norm=1e-6), "use_qk_norm"), (dict(rope={}), "use_rope"),
-    (dict(softcap=50.0), "softcap"), (dict(use_sinks=True), "use_sinks")])
-def test_refused_cleanly_until_supported(ctx, options, field):
-    """While a feature is pending, the layer's first call and the reference raise
-    UnsupportedError naming its desc field (no crash, nothing half-built); once it
-    lands, the same call returns the output."""
+@pytest.mark.parametrize("options", [
+    dict(qk_norm=1e-6), dict(rope={}), dict(softcap=50.0), dict(use_sinks=True)])
+def test_each_option_runs(ctx, options):
+    """Each option alone: the layer's first call builds it and returns the output."""
     q = np.ones((1, 3, 8), np.float32)
     layer = vkattn.GroupedQueryAttention(**GQA, context=ctx, **options)
-    why = pending(**options)
-    if why is None:
-        assert layer(q, q).shape == (1, 3, 8)
-        return
-    assert "desc->" + field in why
-    with pytest.raises(vkattn.UnsupportedError) as e:
-        layer(q, q)
-    assert "desc->%s is not supported yet" % field in str(e.value)
-    assert not layer.built
+    assert layer(q, q).shape == (1, 3, 8)
+    assert layer.built
 
 
 def test_positions_with_cache_refused(ctx):
@@ -210,7 +179,6 @@ def test_numbers(ctx, rng, name):
     sharing Nkv 2, head_dim 6, cross-attention, causal, scores returned."""
     opts = dict(CASES[name])
     positions = opts.pop("positions", False)
-    skip_if_pending(**opts)
     b, tq, tv, dq, dk, dv, nq, nkv, h = 2, 3, 5, 7, 6, 5, 4, 2, 6
     q = rng.uniform(-1, 1, (b, tq, dq)).astype(np.float32)
     k = rng.uniform(-1, 1, (b, tv, dk)).astype(np.float32)
@@ -241,7 +209,6 @@ def test_numbers(ctx, rng, name):
 
 
 def test_sinks_stay_f32_in_a_float16_layer(ctx, rng):
-    skip_if_pending(qk_norm=1e-6, use_sinks=True)
     layer = vkattn.GroupedQueryAttention(**GQA, qk_norm=1e-6, use_sinks=True,
                                          dtype="float16", context=ctx)
     layer.build((1, 2, 8), (1, 2, 8))
