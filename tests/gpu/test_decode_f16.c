@@ -18,6 +18,7 @@
  * type, an f16 value mask. Run under the default profile and mobile-min
  * (4 storage buffers). */
 #include "harness.h"
+#include "kv_rows.h"
 
 #include <vkattn/half.h>
 #include <vkattn/reference.h>
@@ -29,51 +30,6 @@
 
 #define BOUND 2e-5
 #define BOUND_OUT16 (2e-5 + 1.0 / 1024)
-
-static vkattn_tensor *rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
-                                  uint32_t w, vkattn_dtype dtype, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 4, .dims = {b, h, t, w}, .dtype = dtype};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, (uint64_t)b * h * t * w));
-    return d;
-}
-
-/* Appends random rows (f16 exact values when src16) with ragged counts;
- * returns the values in `host` at their cache positions. */
-static void append(vkattn_context *ctx, vkattn_kv_cache *cache, const vkattn_kv_cache_desc *cd,
-                   uint32_t tnew, const uint32_t *len, const uint32_t *count, bool src16,
-                   float *hk, float *hv)
-{
-    const uint32_t B = cd->batch, H = cd->kv_heads, cap = cd->capacity;
-    const uint32_t dk = cd->key_dim, dv = cd->value_dim;
-    const size_t nk = (size_t)B * H * tnew * dk, nv = (size_t)B * H * tnew * dv;
-    float *k = tu_floats(nk), *v = tu_floats(nv), counts[3];
-    tu_fill_uniform(k, nk, -1, 1);
-    tu_fill_uniform(v, nv, -1, 1);
-    if (src16)
-        th_round_f16(k, nk), th_round_f16(v, nv);
-    for (uint32_t b = 0; b < B; b++)
-        counts[b] = (float)count[b];
-    vkattn_tensor *tk = rows_tensor(ctx, B, H, tnew, dk, src16, k);
-    vkattn_tensor *tv = rows_tensor(ctx, B, H, tnew, dv, src16, v);
-    vkattn_tensor *tc = th_tensor(ctx, B, counts);
-    vkattn_kv_append_io io = {.k = tk, .v = tv, .counts = tc};
-    TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &io));
-    for (uint32_t bh = 0; bh < B * H; bh++)
-        for (uint32_t t = 0; t < count[bh / H]; t++) {
-            const size_t row = (size_t)bh * cap + len[bh / H] + t;
-            memcpy(hk + row * dk, k + ((size_t)bh * tnew + t) * dk, sizeof(float) * dk);
-            memcpy(hv + row * dv, v + ((size_t)bh * tnew + t) * dv, sizeof(float) * dv);
-        }
-    vkattn_tensor_destroy(tk);
-    vkattn_tensor_destroy(tv);
-    vkattn_tensor_destroy(tc);
-    free(k);
-    free(v);
-}
 
 /* The cache's bits of rows [0, len_b) against the host values: equal to the
  * nearest f16, or one spacing off towards zero. */
@@ -106,7 +62,7 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
         const uint32_t tnew = tu_rand_range(1, cap / 2);
         for (uint32_t b = 0; b < B; b++)
             count[b] = tu_rand_range(0, tnew);
-        append(ctx, cache, &cd, tnew, len, count, step == 0, hk, hv);
+        th_kv_append_random(ctx, cache, &cd, tnew, len, count, step == 0, false, hk, hv);
         for (uint32_t b = 0; b < B; b++)
             len[b] += count[b];
     }
@@ -138,9 +94,9 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
     TH_OK(ctx, vkattn_reference_sdpa_decode(&p, &ty, q, k16, v16, len, vmask ? vm : NULL,
                                                   ref));
     vkattn_sdpa_decode_io io = {
-        .q = q16 ? rows_tensor(ctx, B, H, tq, dk, VKATTN_DTYPE_F16, q) : th_tensor(ctx, nq, q),
+        .q = q16 ? th_rows_tensor(ctx, B, H, tq, dk, VKATTN_DTYPE_F16, q) : th_tensor(ctx, nq, q),
         .cache = cache, .value_mask = vmask ? th_tensor(ctx, nvm, vm) : NULL,
-        .out = out16 ? rows_tensor(ctx, B, H, tq, dv, VKATTN_DTYPE_F16, NULL)
+        .out = out16 ? th_rows_tensor(ctx, B, H, tq, dv, VKATTN_DTYPE_F16, NULL)
                      : th_tensor(ctx, nout, NULL)};
     if (out16) { /* poison: every half NaN */
         uint16_t *nan16 = malloc(nout * 2);

@@ -26,6 +26,7 @@
  * takes it. Run under the default
  * profile and mobile-min (decode_packed.comp). */
 #include "harness.h"
+#include "kv_rows.h"
 
 #include <vkattn/half.h>
 #include <vkattn/mha.h>
@@ -49,62 +50,6 @@ static void quantize_row(const float *x, uint32_t w, int8_t *q, float *scale)
     for (uint32_t e = 0; e < w; e++)
         q[e] = s > 0.0f ? (int8_t)fminf(fmaxf(rintf(x[e] / s), -127.0f), 127.0f) : 0;
     *scale = s;
-}
-
-static vkattn_tensor *rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
-                                  uint32_t w, vkattn_dtype dtype, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 4, .dims = {b, h, t, w}, .dtype = dtype};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, (uint64_t)b * h * t * w));
-    return d;
-}
-
-/* Random rows of random magnitudes (f16 values when src16; the first row of
- * the first call zero), appended with ragged counts; `host` gets them at their
- * cache positions. */
-static void fill_rows(float *x, size_t rows, uint32_t w, bool zero_first)
-{
-    tu_fill_uniform(x, rows * w, -1, 1);
-    for (size_t r = 0; r < rows; r++) {
-        const float m = zero_first && r == 0 ? 0.0f : powf(10.0f, tu_rand_float(-2.0f, 1.0f));
-        for (uint32_t e = 0; e < w; e++)
-            x[r * w + e] *= m;
-    }
-}
-
-static void append(vkattn_context *ctx, vkattn_kv_cache *cache, const vkattn_kv_cache_desc *cd,
-                   uint32_t tnew, const uint32_t *len, const uint32_t *count, bool src16,
-                   float *hk, float *hv)
-{
-    const uint32_t B = cd->batch, H = cd->kv_heads, cap = cd->capacity;
-    const uint32_t dk = cd->key_dim, dv = cd->value_dim;
-    const size_t nk = (size_t)B * H * tnew * dk, nv = (size_t)B * H * tnew * dv;
-    float *k = tu_floats(nk), *v = tu_floats(nv), counts[3];
-    fill_rows(k, (size_t)B * H * tnew, dk, src16);
-    fill_rows(v, (size_t)B * H * tnew, dv, src16);
-    if (src16)
-        th_round_f16(k, nk), th_round_f16(v, nv);
-    for (uint32_t b = 0; b < B; b++)
-        counts[b] = (float)count[b];
-    vkattn_tensor *tk = rows_tensor(ctx, B, H, tnew, dk, src16, k);
-    vkattn_tensor *tv = rows_tensor(ctx, B, H, tnew, dv, src16, v);
-    vkattn_tensor *tc = th_tensor(ctx, B, counts);
-    vkattn_kv_append_io io = {.k = tk, .v = tv, .counts = tc};
-    TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &io));
-    for (uint32_t bh = 0; bh < B * H; bh++)
-        for (uint32_t t = 0; t < count[bh / H]; t++) {
-            const size_t row = (size_t)bh * cap + len[bh / H] + t;
-            memcpy(hk + row * dk, k + ((size_t)bh * tnew + t) * dk, sizeof(float) * dk);
-            memcpy(hv + row * dv, v + ((size_t)bh * tnew + t) * dv, sizeof(float) * dv);
-        }
-    vkattn_tensor_destroy(tk);
-    vkattn_tensor_destroy(tv);
-    vkattn_tensor_destroy(tc);
-    free(k);
-    free(v);
 }
 
 /* The storage of rows [0, len_b) against the twin of the host values; fills
@@ -198,7 +143,7 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
         const uint32_t tnew = tu_rand_range(1, cap / 2);
         for (uint32_t b = 0; b < B; b++)
             count[b] = tu_rand_range(0, tnew);
-        append(ctx, cache, &cd, tnew, len, count, step == 0, hk, hv);
+        th_kv_append_random(ctx, cache, &cd, tnew, len, count, step == 0, true, hk, hv);
         for (uint32_t b = 0; b < B; b++)
             len[b] += count[b];
     }
@@ -227,9 +172,9 @@ static void run_case(vkattn_context *ctx, uint32_t B, uint32_t kvh, uint32_t gro
     tu_fill_mask(vm, nvm, 0.8f);
     TH_OK(ctx, vkattn_reference_sdpa_decode(&p, NULL, q, dqk, dqv, len, vmask ? vm : NULL, ref));
     vkattn_sdpa_decode_io io = {
-        .q = q16 ? rows_tensor(ctx, B, H, tq, dk, VKATTN_DTYPE_F16, q) : th_tensor(ctx, nq, q),
+        .q = q16 ? th_rows_tensor(ctx, B, H, tq, dk, VKATTN_DTYPE_F16, q) : th_tensor(ctx, nq, q),
         .cache = cache, .value_mask = vmask ? th_tensor(ctx, nvm, vm) : NULL,
-        .out = out16 ? rows_tensor(ctx, B, H, tq, dv, VKATTN_DTYPE_F16, NULL)
+        .out = out16 ? th_rows_tensor(ctx, B, H, tq, dv, VKATTN_DTYPE_F16, NULL)
                      : th_tensor(ctx, nout, NULL)};
     if (out16)
         TH_OK(ctx, vkattn_tensor_fill(io.out, NAN));

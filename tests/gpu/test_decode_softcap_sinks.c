@@ -18,6 +18,7 @@
  * or unexpected, the reference refusing has_sinks. Default profile and
  * mobile-min. */
 #include "harness.h"
+#include "kv_rows.h"
 
 #include <vkattn/reference.h>
 
@@ -27,17 +28,6 @@
 #include <string.h>
 
 #define BOUND 2e-5
-
-static vkattn_tensor *rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
-                                  uint32_t w, vkattn_dtype dtype, const float *x)
-{
-    vkattn_tensor_desc desc = {.rank = 4, .dims = {b, h, t, w}, .dtype = dtype};
-    vkattn_tensor *d = NULL;
-    TH_OK(ctx, vkattn_tensor_create(ctx, &desc, &d));
-    if (x)
-        TH_OK(ctx, vkattn_tensor_upload(d, x, 0, (uint64_t)b * h * t * w));
-    return d;
-}
 
 /* An int8 storage tensor (vkattn/kv_cache.h) dequantized, q * scale. */
 static void dequantize(vkattn_tensor *t, size_t rows, uint32_t width, float *x)
@@ -71,8 +61,8 @@ static vkattn_kv_cache *filled_cache(vkattn_context *ctx, vkattn_dtype dtype, ui
     tu_fill_uniform(nv_, nv, -1, 1);
     if (dtype == VKATTN_DTYPE_F16)
         th_round_f16(nk_, nk), th_round_f16(nv_, nv);
-    vkattn_tensor *tk = rows_tensor(ctx, B, kvh, L, dk, VKATTN_DTYPE_F32, nk_);
-    vkattn_tensor *tv = rows_tensor(ctx, B, kvh, L, dv, VKATTN_DTYPE_F32, nv_);
+    vkattn_tensor *tk = th_rows_tensor(ctx, B, kvh, L, dk, VKATTN_DTYPE_F32, nk_);
+    vkattn_tensor *tv = th_rows_tensor(ctx, B, kvh, L, dv, VKATTN_DTYPE_F32, nv_);
     const vkattn_kv_append_io io = {.k = tk, .v = tv};
     TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &io));
     memset(k, 0, sizeof(float) * B * kvh * cap * dk);
