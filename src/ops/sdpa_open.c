@@ -61,6 +61,17 @@ vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, con
     return vka_f16_stage_finish(ctx, cmd, caller, out, of, n_out);
 }
 
+/* grad_sinks reduces each head in a workgroup of its own. */
+static vkattn_result check_heads(vkattn_context *ctx, const char *caller, uint32_t heads)
+{
+    if (heads > ctx->info.max_workgroup_count[0])
+        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
+                        "%s: grad_sinks takes a workgroup per head; %u heads exceed "
+                        "maxComputeWorkGroupCount[0]",
+                        caller, heads);
+    return VKATTN_SUCCESS;
+}
+
 /* Invocations of one head's reduction: a power of two the device allows. */
 static uint32_t grad_workgroup(const vkattn_context *ctx)
 {
@@ -77,13 +88,10 @@ vkattn_result vka_sink_grad_record(vkattn_context *ctx, VkCommandBuffer cmd, con
                                    vkattn_tensor *stats, vkattn_tensor *grad_sinks)
 {
     vkattn_result r;
-    if ((r = check_u32(ctx, caller, "the rows of a head (B * Tq)", (uint64_t)s->batch * s->tq)))
+    const uint64_t rows = (uint64_t)s->batch * s->tq;
+    if ((r = check_u32(ctx, caller, "the rows of a head (B * Tq)", rows)) ||
+        (r = check_heads(ctx, caller, s->heads)))
         return r;
-    if (s->heads > ctx->info.max_workgroup_count[0])
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: grad_sinks takes a workgroup per head; %u heads exceed "
-                        "maxComputeWorkGroupCount[0]",
-                        caller, s->heads);
     vka_kernel kernel = {VKA_KERNEL_SPV(sink_grad), .n_bindings = 3,
                          .push_size = sizeof(sink_push), .n_spec = VKA_SINK_N_SPEC};
     kernel.spec[VKA_SINK_SPEC_WG] = grad_workgroup(ctx);
@@ -161,13 +169,9 @@ vkattn_result vka_sink_grad_rows_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         vkattn_tensor *grad_sinks)
 {
     vkattn_result r;
-    if ((r = check_u32(ctx, caller, "the score tensor", s->scores)))
+    if ((r = check_u32(ctx, caller, "the score tensor", s->scores)) ||
+        (r = check_heads(ctx, caller, s->heads)))
         return r;
-    if (s->heads > ctx->info.max_workgroup_count[0])
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: grad_sinks takes a workgroup per head; %u heads exceed "
-                        "maxComputeWorkGroupCount[0]",
-                        caller, s->heads);
     vka_kernel kernel = {VKA_KERNEL_SPV(sink_grad_rows), .n_bindings = 3,
                          .push_size = sizeof(sink_push), .n_spec = VKA_SINK_N_SPEC};
     kernel.spec[VKA_SINK_SPEC_WG] = grad_workgroup(ctx);
