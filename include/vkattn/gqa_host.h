@@ -105,7 +105,12 @@ VKATTN_API vkattn_result vkattn_gqa_weights_load(vkattn_weights_file *file,
                                                  const vkattn_gqa_desc *desc,
                                                  const vkattn_weights_load_desc *load,
                                                  vkattn_gqa_weights *out);
-VKATTN_API void vkattn_gqa_weights_free(vkattn_gqa_weights *w);
+/* The weights of vkattn_mha_weights_free (the same struct): inline, no export
+ * of its own (0.4). */
+static inline void vkattn_gqa_weights_free(vkattn_gqa_weights *w)
+{
+    vkattn_mha_weights_free(w);
+}
 /* GroupedQueryAttention: the names of MultiHeadAttention ("query/kernel",
  * ...), in GroupedQueryAttention's shapes; layer "GroupedQueryAttention". */
 VKATTN_API vkattn_result vkattn_gqa_weights_save(const char *path, const vkattn_gqa_desc *desc,

@@ -40,8 +40,19 @@ VKATTN_API void vkattn_philox4x32_10(const uint32_t counter[4], const uint32_t k
 /* The integer drop threshold for a dropout rate: ceil(rate * 2^24), computed in
  * double. rate <= 0 or NaN gives 0 (keep everything); rate >= 1 gives 2^24
  * (drop everything, since x >> 8 < 2^24). The op functions reject rates outside
- * [0, 1]; this one clamps, so it never fails. */
-VKATTN_API uint32_t vkattn_dropout_threshold(float rate);
+ * [0, 1]; this one clamps, so it never fails. Inline (no export; 0.4): a few
+ * lines of arithmetic, no libm (rate * 2^24 is exact in double, so the
+ * integer part plus one where a fraction remains is the ceiling). */
+static inline uint32_t vkattn_dropout_threshold(float rate)
+{
+    if (!(rate > 0.0f)) /* also NaN */
+        return 0;
+    if (rate >= 1.0f)
+        return 1u << 24;
+    const double x = (double)rate * 16777216.0;
+    const uint32_t t = (uint32_t)x;
+    return t + ((double)t < x);
+}
 
 /* Whether element (b, h, i, j) of a (B, H, Tq, Tv) weight tensor is kept, with
  * bh = b * H + h (computed modulo 2^32, as the GPU does) and threshold from

@@ -652,7 +652,6 @@ vkattn_result vkattn_bahdanau_weights_load(vkattn_weights_file *file,
                                            const vkattn_weights_load_desc *load,
                                            vkattn_bahdanau_weights *out);
 void vkattn_mha_weights_free(vkattn_mha_weights *w);
-void vkattn_gqa_weights_free(vkattn_gqa_weights *w);
 void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w);
 void vkattn_bahdanau_weights_free(vkattn_bahdanau_weights *w);
 vkattn_result vkattn_mha_weights_save(const char *path, const vkattn_mha_desc *desc,

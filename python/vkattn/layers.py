@@ -274,7 +274,10 @@ class _Layer:
         file = ffi.new("vkattn_weights_file **")
         check(lib.vkattn_weights_file_open(path, file))
         w = ffi.new(self._spec.weights_type + " *")
-        free = getattr(lib, "vkattn_%s_weights_free" % kind, None)
+        # GroupedQueryAttention's weights are MultiHeadAttention's struct (its free is
+        # a header inline, vkattn/gqa_host.h); Attention's hold no arrays
+        free = getattr(lib, "vkattn_%s_weights_free" % ("mha" if kind == "gqa" else kind),
+                       None)
         try:
             check(getattr(lib, "vkattn_%s_weights_load" % kind)(file[0], self._desc(), load, w))
             with self._context._lock:

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "vkattn/op_params.h"
+#include "vkattn/philox.h"
 
 /* One Philox4x32-10 block (vkattn/philox.h's vkattn_philox4x32_10, which
  * calls this): here so that shape/ (the layers' initial weights,
@@ -42,17 +43,11 @@ static inline uint32_t vka_philox_offset_mix(uint64_t offset)
     return (uint32_t)offset ^ ((uint32_t)(offset >> 32) * 0x9E3779B9u);
 }
 
-/* ceil(rate * 2^24): an element is kept iff (x >> 8) >= this. rate <= 0 or
- * NaN gives 0 (keep all), rate >= 1 gives 2^24 (drop all). */
+/* ceil(rate * 2^24): an element is kept iff (x >> 8) >= this (the public
+ * inline of vkattn/philox.h, the one copy). */
 static inline uint32_t vka_dropout_threshold(float rate)
 {
-    if (!(rate > 0.0f)) /* also NaN */
-        return 0;
-    if (rate >= 1.0f)
-        return 1u << 24;
-    /* rate * 2^24 is exact in double (a float times a power of two), so ceil
-     * sees the true product. */
-    return (uint32_t)ceil((double)rate * 16777216.0);
+    return vkattn_dropout_threshold(rate);
 }
 
 /* The float every kept element is multiplied by: the float nearest

@@ -9,8 +9,6 @@ void vkattn_philox4x32_10(const uint32_t counter[4], const uint32_t key[2], uint
     vka_philox4x32_10(counter, key, out); /* the one copy, core/dropout_host.h */
 }
 
-uint32_t vkattn_dropout_threshold(float rate) { return vka_dropout_threshold(rate); }
-
 bool vkattn_dropout_keep(uint64_t seed, uint64_t offset, uint32_t threshold, uint32_t bh,
                          uint32_t i, uint32_t j)
 {

@@ -317,10 +317,6 @@ void vkattn_mha_weights_free(vkattn_mha_weights *w)
         free_table(&vka_mha_weight_table, w);
 }
 
-void vkattn_gqa_weights_free(vkattn_gqa_weights *w)
-{
-    vkattn_mha_weights_free(w);
-}
 
 void vkattn_additive_attention_weights_free(vkattn_additive_attention_weights *w)
 {
