@@ -224,6 +224,23 @@ typedef struct vkattn_rope_params {
     vkattn_rope_layout layout; /* 0 = HALF */
 } vkattn_rope_params;
 
+/* ---------------------------------------------------------------- head ops */
+
+/* The public head ops (vkattn/head_op.h) on x (batch, heads, seq, dim). */
+typedef enum vkattn_head_op {
+    VKATTN_HEAD_RMS_NORM = 1,          /* out = x / sqrt(mean(x^2) + epsilon) * weight, per row */
+    VKATTN_HEAD_RMS_NORM_BACKWARD = 2, /* grad_x and grad_weight of RMS_NORM at x */
+    VKATTN_HEAD_ROPE = 3,              /* out = x turned by rope's angles */
+    VKATTN_HEAD_ROPE_INVERSE = 4,      /* turned back by -angle: ROPE's backward (its transpose) */
+} vkattn_head_op;
+
+typedef struct vkattn_head_op_params {
+    vkattn_head_op op;
+    uint32_t batch, heads, seq, dim; /* x is (batch, heads, seq, dim); each >= 1 */
+    float epsilon;                   /* the norm ops: 0 = 1e-6; else in [0, 1] */
+    vkattn_rope_params rope;         /* the rotations: zeros = defaults (rotary_dim 0 = dim) */
+} vkattn_head_op_params;
+
 #ifdef __cplusplus
 }
 #endif

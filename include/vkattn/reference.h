@@ -175,6 +175,26 @@ VKATTN_API vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_p
                                                       const uint32_t *lengths,
                                                       const float *value_mask, void *out);
 
+/* The head ops of vkattn/head_op.h on host arrays, in double (one rounding
+ * to f32 at the end): the same fields as vkattn_head_op_io, f32 each. x,
+ * out (may be x), weight (dim) for the norm ops, positions (batch, seq) or
+ * NULL (row t at t) for the rotations, grad_out, grad_x (may be grad_out)
+ * and grad_weight (dim, the sum over every row) for RMS_NORM_BACKWARD; the
+ * fields an op does not use must be NULL. The params are checked as
+ * vkattn_head_op_record checks them (one plan, the same messages). */
+typedef struct vkattn_head_op_host_io {
+    const float *x;
+    float *out;
+    const float *weight;
+    const float *positions;
+    const float *grad_out;
+    float *grad_x;
+    float *grad_weight;
+} vkattn_head_op_host_io;
+
+VKATTN_API vkattn_result vkattn_reference_head_op(const vkattn_head_op_params *p,
+                                                  const vkattn_head_op_host_io *io);
+
 #ifdef __cplusplus
 }
 #endif

@@ -49,6 +49,7 @@
 #include "vkattn/gqa.h"
 #include "vkattn/gqa_host.h"
 #include "vkattn/half.h"
+#include "vkattn/head_op.h"
 #include "vkattn/heads.h"
 #include "vkattn/kv_cache.h"
 #include "vkattn/layer_backward.h"

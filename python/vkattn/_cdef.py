@@ -774,6 +774,41 @@ typedef struct vkattn_optim_io {
     vkattn_tensor *state;
     vkattn_tensor *step;
 } vkattn_optim_io;
+
+/* ---- op_params.h, head_op.h, reference.h */
+typedef enum vkattn_head_op {
+    VKATTN_HEAD_RMS_NORM = 1,
+    VKATTN_HEAD_RMS_NORM_BACKWARD = 2,
+    VKATTN_HEAD_ROPE = 3,
+    VKATTN_HEAD_ROPE_INVERSE = 4,
+} vkattn_head_op;
+
+typedef struct vkattn_head_op_params {
+    vkattn_head_op op;
+    uint32_t batch, heads, seq, dim;
+    float epsilon;
+    vkattn_rope_params rope;
+} vkattn_head_op_params;
+
+typedef struct vkattn_head_op_io {
+    vkattn_tensor *x;
+    vkattn_tensor *out;
+    vkattn_tensor *weight;
+    vkattn_tensor *positions;
+    vkattn_tensor *grad_out;
+    vkattn_tensor *grad_x;
+    vkattn_tensor *grad_weight;
+} vkattn_head_op_io;
+
+typedef struct vkattn_head_op_host_io {
+    const float *x;
+    float *out;
+    const float *weight;
+    const float *positions;
+    const float *grad_out;
+    float *grad_x;
+    float *grad_weight;
+} vkattn_head_op_host_io;
 """
 
 FUNCTIONS += r"""
@@ -829,11 +864,16 @@ vkattn_result vkattn_bahdanau_get_weight_tensors(vkattn_bahdanau *layer,
                                                 vkattn_bahdanau_weight_tensors *out);
 vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out);
 vkattn_result vkattn_gqa_get_weight_tensors(vkattn_gqa *layer, vkattn_gqa_weight_tensors *out);
+vkattn_result vkattn_head_op_record(vkattn_context *ctx, VkCommandBuffer cmd,
+                                    const vkattn_head_op_params *params,
+                                    const vkattn_head_op_io *io);
+vkattn_result vkattn_reference_head_op(const vkattn_head_op_params *p,
+                                       const vkattn_head_op_host_io *io);
 """
 
 STRUCTS += (
     "vkattn_kv_cache_desc", "vkattn_kv_append_io", "vkattn_sdpa_decode_params",
     "vkattn_sdpa_decode_io", "vkattn_sdpa_backward_io", "vkattn_optim_params",
-    "vkattn_optim_io",
+    "vkattn_optim_io", "vkattn_head_op_params", "vkattn_head_op_io", "vkattn_head_op_host_io",
 )
-ENUMS += ("vkattn_optim_algorithm",)
+ENUMS += ("vkattn_optim_algorithm", "vkattn_head_op")

@@ -5,6 +5,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "shape/layer_shape.h"
+#include "shape/open_model_check.h"
 
 static vkattn_result require(struct vkattn_context *ctx, const char *caller, const char *name,
                              uint32_t v)
@@ -72,46 +73,23 @@ static vkattn_result resolve_open_model(struct vkattn_context *ctx, const char *
                                         const char *head_name, const open_model_options *o,
                                         vka_mha_dims *d)
 {
-    if (!(o->qk_norm_epsilon >= 0.0f && o->qk_norm_epsilon <= 1.0f))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->qk_norm_epsilon is %g; must be in [0, 1] (0 = 1e-6)", caller,
-                        (double)o->qk_norm_epsilon);
+    vkattn_result r;
+    float eps;
+    if ((r = vka_check_norm_epsilon(ctx, caller, "desc->qk_norm_epsilon", o->qk_norm_epsilon,
+                                    &eps)))
+        return r;
     if (!(o->softcap >= 0.0f && o->softcap <= 3.0e38f))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->softcap is %g; must be finite and >= 0 (0 = off)", caller,
                         (double)o->softcap);
-    vkattn_rope_params rope = o->rope;
-    if (o->use_rope) {
-        if (rope.max_wavelength == 0.0f)
-            rope.max_wavelength = 10000.0f;
-        if (rope.scaling_factor == 0.0f)
-            rope.scaling_factor = 1.0f;
-        rope.rotary_dim = vka_default_u32(rope.rotary_dim, d->key_dim);
-        if (!(rope.max_wavelength > 1.0f && rope.max_wavelength <= 3.0e38f))
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: desc->rope.max_wavelength is %g; must be finite and > 1 "
-                            "(0 = 10000)",
-                            caller, (double)o->rope.max_wavelength);
-        if (!(rope.scaling_factor > 0.0f && rope.scaling_factor <= 3.0e38f))
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: desc->rope.scaling_factor is %g; must be finite and > 0 "
-                            "(0 = 1)",
-                            caller, (double)o->rope.scaling_factor);
-        if (rope.rotary_dim % 2 || rope.rotary_dim > d->key_dim)
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: desc->rope.rotary_dim is %u; must be even and <= %s (%u) "
-                            "(0 = %s)",
-                            caller, rope.rotary_dim, head_name, d->key_dim, head_name);
-        if (rope.layout != VKATTN_ROPE_HALF && rope.layout != VKATTN_ROPE_INTERLEAVED)
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: desc->rope.layout is %d; must be VKATTN_ROPE_HALF or "
-                            "VKATTN_ROPE_INTERLEAVED",
-                            caller, (int)rope.layout);
-    }
+    vkattn_rope_params rope = {0};
+    if (o->use_rope &&
+        (r = vka_resolve_rope(ctx, caller, "desc", &o->rope, d->key_dim, head_name, &rope)))
+        return r;
     d->use_qk_norm = o->use_qk_norm;
-    d->qk_norm_epsilon = o->qk_norm_epsilon > 0.0f ? o->qk_norm_epsilon : 1e-6f;
+    d->qk_norm_epsilon = eps;
     d->use_rope = o->use_rope;
-    d->rope = o->use_rope ? rope : (vkattn_rope_params){0};
+    d->rope = rope;
     d->softcap = o->softcap;
     d->use_sinks = o->use_sinks;
     return VKATTN_SUCCESS;

@@ -115,6 +115,12 @@ struct vkattn_context {
     vka_thread_scratch **thread_scratch;
     uint32_t n_thread_scratch;
 
+    /* The public rotations' inverse-frequency tables (ops/head_op.c), one per
+     * distinct rope, under lock: recorded command buffers read them, so they
+     * live as long as the context. */
+    struct vka_rope_table *rope_tables;
+    uint32_t n_rope_tables;
+
     /* Device memory (vk/memory.h). memory_current is the bytes bound to live
      * buffers, memory_peak its high-water mark. */
     vka_memory mem;
