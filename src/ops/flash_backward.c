@@ -105,7 +105,7 @@ static bool gpu_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
 static vkattn_result gpu_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                                const vkattn_sdpa_params *p, const char **reason)
 {
-    vka_fb_gpu_tiles t;
+    vka_fb_gpu_tiles t = {0};
     if (!gpu_tiles(ctx, s, &t)) {
         *reason = "no tile of the GPU-tuning kernels fits the device's shared memory or "
                   "invocation limits within the register budget";
@@ -129,7 +129,7 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     const vka_sdpa_shape s = *shape;
     const char *reason = NULL;
     vkattn_result code = VKATTN_ERROR_UNSUPPORTED;
-    fb_tiles t;
+    fb_tiles t = {0};
     if (s.dk > FB_MAX_WIDTH || s.dv > FB_MAX_WIDTH)
         reason = "dk or dv is above 256";
     else if (s.tq > INT32_MAX || s.tv > INT32_MAX)
@@ -201,7 +201,7 @@ typedef struct fb_kernels {
 
 static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, fb_kernels *k)
 {
-    fb_tiles t;
+    fb_tiles t = {0}; /* set by choose_tiles; zeros keep gcc 14 -O3 sure of it */
     choose_tiles(info, s, &t); /* cannot fail: the check chose them */
     FB_KERNEL(k->stats, flash_backward_stats, FB_STATS_BINDINGS);
     FB_KERNEL(k->kv, flash_backward_kv, FB_KV_BINDINGS);
@@ -217,7 +217,7 @@ static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s
 
 static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s, fb_kernels *k)
 {
-    vka_fb_gpu_tiles t;
+    vka_fb_gpu_tiles t = {0};
     gpu_tiles(ctx, s, &t); /* cannot fail: the check chose them */
     if (t.st_sg)
         FB_KERNEL(k->stats, flash_backward_stats_gpu_sg, FB_STATS_BINDINGS);
