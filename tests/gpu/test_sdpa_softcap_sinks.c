@@ -404,6 +404,65 @@ static void test_backward(void **state)
 
 /* ---------------------------------------------------------------- layers */
 
+/* One MultiHeadAttention (3 heads, key_dim kd, value_dim 3) or
+ * GroupedQueryAttention (4 query heads over 2, head_dim 3) with the options
+ * under test: its descs, and the GPU layer once made. */
+typedef struct test_layer {
+    bool gqa;
+    vkattn_mha_desc md;
+    vkattn_gqa_desc gd;
+    vkattn_mha *mha;
+    vkattn_gqa *gqa_layer;
+} test_layer;
+
+static test_layer layer_of(bool gqa, uint32_t kd, float softcap, bool use_sinks, float dropout)
+{
+    return (test_layer){
+        .gqa = gqa,
+        .md = {.num_heads = 3, .key_dim = kd, .value_dim = 3, .query_width = kd + 1,
+               .value_width = kd + 2, .dropout = dropout, .softcap = softcap,
+               .use_sinks = use_sinks},
+        .gd = {.num_query_heads = 4, .num_key_value_heads = 2, .head_dim = 3,
+               .query_width = 5, .value_width = 6, .dropout = dropout, .softcap = softcap,
+               .use_sinks = use_sinks}};
+}
+
+static rc_mha_widths widths_of(const test_layer *l)
+{
+    return l->gqa ? mh_gqa_widths(&l->gd) : rc_mha_widths_of(&l->md);
+}
+
+static vkattn_result reference(const test_layer *l, const vkattn_mha_weights *w,
+                               const vkattn_layer_call *call, const vkattn_layer_host_io *io)
+{
+    return l->gqa ? vkattn_reference_gqa(&l->gd, w, call, io)
+                  : vkattn_reference_mha(&l->md, w, call, io);
+}
+
+static void make(vkattn_context *ctx, test_layer *l, const vkattn_mha_weights *w)
+{
+    if (l->gqa) {
+        TH_OK(ctx, vkattn_gqa_create(ctx, &l->gd, &l->gqa_layer));
+        TH_OK(ctx, vkattn_gqa_set_weights(l->gqa_layer, w));
+    } else {
+        TH_OK(ctx, vkattn_mha_create(ctx, &l->md, &l->mha));
+        TH_OK(ctx, vkattn_mha_set_weights(l->mha, w));
+    }
+}
+
+static vkattn_result forward(test_layer *l, const vkattn_layer_call *call,
+                             const vkattn_layer_io *io)
+{
+    return l->gqa ? vkattn_gqa_record(l->gqa_layer, VKATTN_RUN_NOW, call, io)
+                  : vkattn_mha_record(l->mha, VKATTN_RUN_NOW, call, io);
+}
+
+static void destroy(test_layer *l)
+{
+    vkattn_gqa_destroy(l->gqa_layer), vkattn_mha_destroy(l->mha);
+    l->gqa_layer = NULL, l->mha = NULL;
+}
+
 static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sinks, float dropout,
                       bool scores)
 {
@@ -411,14 +470,9 @@ static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sin
                                     .tv = tu_rand_range(2, 9), .training = dropout > 0.0f,
                                     .causal = VKATTN_CAUSAL_BOTTOM_RIGHT,
                                     .return_attention_scores = scores};
-    vkattn_mha_desc md = {.num_heads = 3, .key_dim = 5, .value_dim = 3, .query_width = 6,
-                          .value_width = 7, .dropout = dropout, .softcap = softcap,
-                          .use_sinks = use_sinks};
-    vkattn_gqa_desc gd = {.num_query_heads = 4, .num_key_value_heads = 2, .head_dim = 3,
-                          .query_width = 5, .value_width = 6, .dropout = dropout,
-                          .softcap = softcap, .use_sinks = use_sinks};
-    const mh_case m = {.w = gqa ? mh_gqa_widths(&gd) : rc_mha_widths_of(&md), .call = &call,
-                       .value_mask = true, .query_mask = true};
+    test_layer l = layer_of(gqa, 5, softcap, use_sinks, dropout);
+    const mh_case m = {.w = widths_of(&l), .call = &call, .value_mask = true,
+                       .query_mask = true};
     host h;
     mh_host_random(&m, &h);
     float *sinks = tu_floats(m.w.H);
@@ -428,26 +482,11 @@ static void run_layer(vkattn_context *ctx, bool gqa, float softcap, bool use_sin
     float *ref = tu_floats(s.out), *got = tu_floats(s.out);
     float *ref_s = tu_floats(s.scores), *got_s = tu_floats(s.scores);
     const vkattn_layer_host_io hio = mh_host_io(&m, &h, ref, ref_s);
-    if (gqa)
-        assert_int_equal(vkattn_reference_gqa(&gd, &h.w, &call, &hio), VKATTN_SUCCESS);
-    else
-        assert_int_equal(vkattn_reference_mha(&md, &h.w, &call, &hio), VKATTN_SUCCESS);
+    assert_int_equal(reference(&l, &h.w, &call, &hio), VKATTN_SUCCESS);
     vkattn_layer_io io = mh_gpu_io(ctx, &m, &h);
-    vkattn_result r;
-    if (gqa) {
-        vkattn_gqa *layer = NULL;
-        TH_OK(ctx, vkattn_gqa_create(ctx, &gd, &layer));
-        TH_OK(ctx, vkattn_gqa_set_weights(layer, &h.w));
-        r = vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io);
-        vkattn_gqa_destroy(layer);
-    } else {
-        vkattn_mha *layer = NULL;
-        TH_OK(ctx, vkattn_mha_create(ctx, &md, &layer));
-        TH_OK(ctx, vkattn_mha_set_weights(layer, &h.w));
-        r = vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io);
-        vkattn_mha_destroy(layer);
-    }
-    TH_OK(ctx, r);
+    make(ctx, &l, &h.w);
+    TH_OK(ctx, forward(&l, &call, &io));
+    destroy(&l);
     mh_gpu_io_finish(ctx, &m, &io, true, got, got_s);
     char what[120];
     snprintf(what, sizeof what, "%s B=%u Tq=%u Tv=%u softcap=%g sinks=%d drop=%g scores=%d",
@@ -485,14 +524,8 @@ static void run_layer_backward(vkattn_context *ctx, bool gqa, float softcap, boo
                                     .return_attention_scores = scores};
     vkattn_layer_call ref_call = call;
     ref_call.return_attention_scores = false;
-    vkattn_mha_desc md = {.num_heads = 3, .key_dim = 4, .value_dim = 3, .query_width = 5,
-                          .value_width = 6, .dropout = dropout, .softcap = softcap,
-                          .use_sinks = use_sinks};
-    vkattn_gqa_desc gd = {.num_query_heads = 4, .num_key_value_heads = 2, .head_dim = 3,
-                          .query_width = 5, .value_width = 6, .dropout = dropout,
-                          .softcap = softcap, .use_sinks = use_sinks};
-    const mh_case m = {.w = gqa ? mh_gqa_widths(&gd) : rc_mha_widths_of(&md), .call = &call,
-                       .value_mask = true};
+    test_layer l = layer_of(gqa, 4, softcap, use_sinks, dropout);
+    const mh_case m = {.w = widths_of(&l), .call = &call, .value_mask = true};
     host h;
     mh_host_random(&m, &h);
     float *sinks = tu_floats(m.w.H);
@@ -505,14 +538,11 @@ static void run_layer_backward(vkattn_context *ctx, bool gqa, float softcap, boo
     const vkattn_layer_host_io hio = mh_host_io(&m, &h, out, NULL);
     vkattn_layer_host_grads hg = {.grad_query = ref_q, .grad_value = ref_v};
     vkattn_mha_weights hgw = {.query_kernel = ref_wq, .sinks = use_sinks ? ref_s : NULL};
-    if (gqa)
-        assert_int_equal(
-            vkattn_reference_gqa_backward(&gd, &h.w, &ref_call, &hio, go, &hg, &hgw),
-            VKATTN_SUCCESS);
-    else
-        assert_int_equal(
-            vkattn_reference_mha_backward(&md, &h.w, &ref_call, &hio, go, &hg, &hgw),
-            VKATTN_SUCCESS);
+    assert_int_equal(gqa ? vkattn_reference_gqa_backward(&l.gd, &h.w, &ref_call, &hio, go, &hg,
+                                                         &hgw)
+                         : vkattn_reference_mha_backward(&l.md, &h.w, &ref_call, &hio, go, &hg,
+                                                         &hgw),
+                     VKATTN_SUCCESS);
     vkattn_layer_io io = mh_gpu_io(ctx, &m, &h);
     vkattn_layer_grads g = {.grad_output = th_tensor(ctx, s.out, go),
                             .grad_query = th_tensor(ctx, s.query, NULL),
@@ -520,21 +550,11 @@ static void run_layer_backward(vkattn_context *ctx, bool gqa, float softcap, boo
     vkattn_mha_weight_tensors gw = {
         .query_kernel = th_tensor(ctx, s.wq, NULL),
         .sinks = use_sinks ? th_tensor(ctx, m.w.H, NULL) : NULL};
-    if (gqa) {
-        vkattn_gqa *layer = NULL;
-        TH_OK(ctx, vkattn_gqa_create(ctx, &gd, &layer));
-        TH_OK(ctx, vkattn_gqa_set_weights(layer, &h.w));
-        TH_OK(ctx, vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io));
-        TH_OK(ctx, vkattn_gqa_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, &gw));
-        vkattn_gqa_destroy(layer);
-    } else {
-        vkattn_mha *layer = NULL;
-        TH_OK(ctx, vkattn_mha_create(ctx, &md, &layer));
-        TH_OK(ctx, vkattn_mha_set_weights(layer, &h.w));
-        TH_OK(ctx, vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io));
-        TH_OK(ctx, vkattn_mha_backward_record(layer, VKATTN_RUN_NOW, &call, &io, &g, &gw));
-        vkattn_mha_destroy(layer);
-    }
+    make(ctx, &l, &h.w);
+    TH_OK(ctx, forward(&l, &call, &io));
+    TH_OK(ctx, gqa ? vkattn_gqa_backward_record(l.gqa_layer, VKATTN_RUN_NOW, &call, &io, &g, &gw)
+                   : vkattn_mha_backward_record(l.mha, VKATTN_RUN_NOW, &call, &io, &g, &gw));
+    destroy(&l);
     char what[120];
     snprintf(what, sizeof what,
              "%s backward B=%u Tq=%u Tv=%u softcap=%g sinks=%d drop=%g scores (chained)=%d",
