@@ -220,10 +220,10 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
     const bool i8 = io->cache->desc.dtype == VKATTN_DTYPE_I8;
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
-        .n_chunks = t->n_chunks, .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
+        .n_chunks = t->n_chunks, .scale_log2 = s->scale_log2,
         .seed_lo = (uint32_t)p->dropout.seed, .seed_hi = (uint32_t)(p->dropout.seed >> 32),
         .offset_mix = vka_philox_offset_mix(p->dropout.offset),
-        .threshold = s->drop ? vka_dropout_threshold(p->dropout.rate) : 0,
+        .threshold = s->drop_threshold,
         .window = s->window,
         /* an int8 cache: where the row scales start in K's and V's words */
         .k_scale_off = i8 ? (uint32_t)vka_kv_i8_scale_offset(&io->cache->desc, s->dk) : 0,
@@ -306,7 +306,7 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
     };
     merge_push push = {
         .total = (uint32_t)n, .n_chunks = t->n_chunks,
-        .drop_scale = s->drop ? vka_dropout_scale(p->dropout.rate) : 1.0f,
+        .drop_scale = s->drop_scale,
         .heads = s->heads, .tq = s->tq,
     };
     const vka_dispatch d = {

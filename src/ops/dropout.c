@@ -1,6 +1,6 @@
-/* Inverted dropout: argument checks, the host side of the Philox stream
- * (threshold, offset mix, scale: from core/dropout_host.h, as the CPU
- * reference computes them) and the dispatch of shaders/dropout.comp (or
+/* Inverted dropout: the plan (shape/dropout_plan.h, with the CPU reference:
+ * checks, threshold and scale) plus the kernel's indexing limit, the offset
+ * mix (core/dropout_host.h) and the dispatch of shaders/dropout.comp (or
  * dropout_f16.comp for f16 tensors with 16-bit storage). */
 #include "vkattn/dropout.h"
 #include "ops/dropout_record.h"
@@ -15,31 +15,24 @@
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "shape/dropout_plan.h"
 
 VKA_PUSH_STRUCT(dropout_push, VKA_DROPOUT_PUSH);
 
-static vkattn_result check_params(vkattn_context *ctx, const char *caller,
-                                  const vkattn_dropout_op_params *p, uint64_t *count)
+/* The plan (shape/dropout_plan.h: the reference's checks and messages), then
+ * the kernel's 32-bit indexing. */
+static vkattn_result plan(vkattn_context *ctx, const char *caller,
+                          const vkattn_dropout_op_params *p, vka_dropout_shape *s)
 {
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
-    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        caller, zero);
-    vkattn_result r = vka_check_dropout_rate(ctx, caller, "params->dropout.rate", p->dropout.rate);
+    vkattn_result r = vka_dropout_plan(ctx, caller, p, s);
     if (r != VKATTN_SUCCESS)
         return r;
-    const uint64_t dims[4] = {p->batch, vka_default_u32(p->heads, 1), p->tq, p->tv};
-    if (!vka_product_u64(dims, 4, count))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
-                        "%s: the tensor (B, H, Tq, Tv) overflows 64 bits", caller);
     /* quads are counted per row, so (Tv + 3) / 4 * rows must fit too */
-    if (*count + 3u * (*count / p->tv) > UINT32_MAX)
+    if (s->count + 3u * (s->count / p->tv) > UINT32_MAX)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the tensor (B, H, Tq, Tv) has %llu elements; the kernel's 32-bit "
                         "indexing allows fewer",
-                        caller, (unsigned long long)*count);
+                        caller, (unsigned long long)s->count);
     return VKATTN_SUCCESS;
 }
 
@@ -55,18 +48,18 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, uint64_t 
     return VKATTN_SUCCESS;
 }
 
-static dropout_push make_push(const vkattn_dropout_op_params *p, uint64_t count)
+static dropout_push make_push(const vkattn_dropout_op_params *p, const vka_dropout_shape *s)
 {
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t qpr = (p->tv + 3u) / 4u;
     return (dropout_push){
         .tq = p->tq, .tv = p->tv, .quads_per_row = qpr,
-        .total_quads = (uint32_t)(count / p->tv * qpr),
+        .total_quads = (uint32_t)(s->count / p->tv * qpr),
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
         .offset_mix = vka_philox_offset_mix(d->offset),
-        .threshold = vka_dropout_threshold(d->rate),
-        .scale = vka_dropout_scale(d->rate),
-        .apply = vka_dropout_active(d),
+        .threshold = s->threshold,
+        .scale = s->scale,
+        .apply = s->active,
     };
 }
 
@@ -74,7 +67,7 @@ typedef struct dropout_op {
     const char *caller;
     const vkattn_dropout_op_params *params;
     const vkattn_dropout_io *io;
-    uint64_t count;
+    vka_dropout_shape plan;
 } dropout_op;
 
 static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_);
@@ -94,15 +87,15 @@ vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
-    uint64_t count = 0;
-    vkattn_result r = check_params(ctx, caller, params, &count);
+    vka_dropout_shape s = {0};
+    vkattn_result r = plan(ctx, caller, params, &s);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, count, io);
+        r = check_io(ctx, caller, s.count, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    if (!vka_dropout_active(&params->dropout) && io->in == io->out)
+    if (!s.active && io->in == io->out)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
-    const dropout_op op = {.caller = caller, .params = params, .io = io, .count = count};
+    const dropout_op op = {.caller = caller, .params = params, .io = io, .plan = s};
     const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
                         !ctx->info.storage_buffer_16bit;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
@@ -114,8 +107,8 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const dropout_op *op = op_;
     const char *caller = op->caller;
     const vkattn_dropout_io *io = op->io;
-    const uint64_t count = op->count;
-    dropout_push push = make_push(op->params, count);
+    const uint64_t count = op->plan.count;
+    dropout_push push = make_push(op->params, &op->plan);
     vkattn_result r;
     /* f16 tensors: with 16-bit storage dropout_f16.comp reads and writes them
      * as float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;

@@ -159,8 +159,7 @@ static uint64_t loop_iterations(const vka_sdpa_shape *s, const vkattn_sdpa_param
                                 const flash_tiles *t)
 {
     if (t->tiled)
-        return vka_flash_tiled_loop_iterations(&t->gpu, s->dk, s->dv, s->tv,
-                                               vka_dropout_active(&p->dropout),
+        return vka_flash_tiled_loop_iterations(&t->gpu, s->dk, s->dv, s->tv, s->drop,
                                                p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM);
     const uint64_t tiles = vka_div_up(s->tv, t->bc);
     uint64_t n = tiles * (4 + t->bc / 2);
@@ -216,62 +215,16 @@ bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *
     return vka_flash_check(ctx, s, p, why) == VKATTN_SUCCESS;
 }
 
-static vkattn_result check_io(struct vkattn_context *ctx, const char *caller,
-                              const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
-                              const vkattn_sdpa_io *io, struct vkattn_tensor *lse)
-{
-    if (!io)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    const vkattn_mask_params *m = &p->mask;
-    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
-    vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->q, vka_count4(s->batch, s->heads, s->tq, s->dk), caller,
-                                    "io->q", both)) ||
-        (r = vka_tensor_check_types(ctx, io->k, vka_count4(s->batch, s->kv_heads, s->tv, s->dk),
-                                    caller, "io->k", both)) ||
-        (r = vka_tensor_check_types(ctx, io->v, vka_count4(s->batch, s->kv_heads, s->tv, s->dv),
-                                    caller, "io->v", both)) ||
-        (r = vka_tensor_check_types(ctx, io->out, vka_count4(s->batch, s->heads, s->tq, s->dv),
-                                    caller, "io->out", both)))
-        return r;
-    if ((m->has_value_mask &&
-         (r = vka_tensor_check(ctx, io->value_mask, vka_count4(s->batch, 1, 1, s->tv), caller,
-                               "io->value_mask"))) ||
-        (m->has_mask &&
-         (r = vka_tensor_check(ctx, io->mask, vka_sdpa_bcast_count(s, m->mask_broadcast), caller,
-                               "io->mask"))) ||
-        (m->has_bias &&
-         (r = vka_tensor_check(ctx, io->bias, vka_sdpa_bcast_count(s, m->bias_broadcast), caller,
-                               "io->bias"))) ||
-        (lse && (r = vka_tensor_check(ctx, lse, vka_count4(s->batch, s->heads, s->tq, 1), caller,
-                                      "lse"))))
-        return r;
-    const struct vkattn_tensor *inputs[] = {io->q, io->k, io->v, m->has_bias ? io->bias : NULL,
-                                            m->has_value_mask ? io->value_mask : NULL,
-                                            m->has_mask ? io->mask : NULL};
-    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
-        if (inputs[i] && (inputs[i] == io->out || inputs[i] == lse))
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: an output tensor is also an input (no in-place attention)",
-                            caller);
-    if (lse && lse == io->out)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: lse and io->out are the same tensor", caller);
-    return VKATTN_SUCCESS;
-}
-
 static flash_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
     const vkattn_dropout_params *d = &p->dropout;
-    const bool drop = vka_dropout_active(d);
     flash_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
-        .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk),
+        .scale_log2 = s->scale_log2,
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
         .offset_mix = vka_philox_offset_mix(d->offset),
-        .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
-        .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
-        .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
+        .threshold = s->drop_threshold, .drop_scale = s->drop_scale,
+        .window = s->window,
         .softcap_log2 = (float)((double)p->softcap * 1.4426950408889634),
     };
     uint32_t st[3];
@@ -399,17 +352,10 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
                                    const vkattn_sdpa_io *io, struct vkattn_tensor *lse,
                                    const char *caller)
 {
-    if (!ctx || !cmd || !shape || !p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
-                        !ctx ? "ctx" : !cmd ? "cmd" : "params");
-    const char *why = NULL;
-    vkattn_result r = vka_flash_check(ctx, shape, p, &why);
-    if (r != VKATTN_SUCCESS)
-        return vka_fail(ctx, r, "%s: the fused attention kernel cannot serve this call: %s",
-                        caller, why);
+    /* the caller's plan chose this kernel (vka_flash_check) and checked every
+     * tensor: nothing is re-checked here */
     const vka_sdpa_shape s = *shape;
-    if ((r = check_io(ctx, caller, &s, p, io, lse)))
-        return r;
+    vkattn_result r;
     const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
     /* f16 and f32 calls take the same kernel family: the GPU-shaped one under
      * the GPU tuning where the device takes it (f16 read as words of halves) */
@@ -420,7 +366,6 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     t.coopmat = t.tiled && vka_flash_coopmat_choose(ctx, &s, p, io, &t.cm);
 
     const vkattn_mask_params *m = &p->mask;
-    const vkattn_dropout_params *d = &p->dropout;
     /* the tiled kernel has only the unpacked layout (flash_tiled.c) */
     const bool packed = ctx->info.max_storage_buffers_per_stage < FLASH_BINDINGS;
     /* float16_t views where the device has them; words of two halves otherwise
@@ -450,7 +395,7 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
             [VKA_FLASH_SPEC_HAS_VALUE_MASK] = m->has_value_mask,
             [VKA_FLASH_SPEC_HAS_MASK] = m->has_mask,
             [VKA_FLASH_SPEC_HAS_BIAS] = m->has_bias,
-            [VKA_FLASH_SPEC_DROPOUT] = vka_dropout_active(d),
+            [VKA_FLASH_SPEC_DROPOUT] = s.drop,
             [VKA_FLASH_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
             [VKA_FLASH_SPEC_WRITE_LSE] = lse != NULL,
             [VKA_FLASH_SPEC_RPI] = t.rpi,

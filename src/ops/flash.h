@@ -29,10 +29,9 @@
  * (ops/flash_tiled.h: query rows split over 4-16 lanes, subgroup or
  * shared-memory lane sums), with the same results within the same bound.
  *
- * Call vka_flash_supports first; vka_flash_record_lse assumes the call is one it
- * supports (it re-checks and fails with vka_flash_check's code otherwise).
- * Both leave argument validation of the public op to the caller but still
- * check every tensor they bind, so a bad call fails cleanly, never on the GPU.
+ * The caller plans: vka_flash_check (or vka_flash_supports) at plan time,
+ * and every tensor checked (ops/sdpa.c); vka_flash_record_lse only records
+ * what that plan chose and re-checks nothing.
  *
  * Limits (vka_flash_supports says which one refused a call): dk and dv up to
  * 256; no returned weights; every tensor within 32-bit indexing; on lavapipe,
@@ -78,8 +77,9 @@ bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *
 vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                               const vkattn_sdpa_params *p, const char **why);
 
-/* Records the fused SDPA into cmd: io->q, k, v, out and the operands p->mask
- * asks for; io->weights and io->workspace are ignored. `caller` names the
+/* Records the fused SDPA into cmd, for a call vka_flash_check accepted with
+ * its tensors checked: io->q, k, v, out and the operands p->mask asks for;
+ * io->weights and io->workspace are ignored. `caller` names the
  * public function in error messages. With lse non-NULL it also writes the
  * per-row log-sum-exp of the logits to lse (B, H, Tq):
  *   lse[b,h,i] = log(sum_j allowed exp(score * scale + bias))

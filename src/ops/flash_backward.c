@@ -113,7 +113,7 @@ static vkattn_result gpu_check(const struct vkattn_context *ctx, const vka_sdpa_
     }
     if (vka_flash_backward_gpu_loop_iterations(
             &t, s->dk, s->dv, (uint64_t)s->group * s->tq, s->tv,
-            vka_dropout_active(&p->dropout), vka_count4(s->batch, s->heads, s->tq, 1),
+            s->drop, vka_count4(s->batch, s->heads, s->tq, 1),
             ctx->info.max_workgroup_count[0]) > ctx->loop_budget) {
         *reason = "tq or tv is too long for lavapipe, which ends a shader invocation after "
                   "65535 loop iterations";
@@ -160,17 +160,15 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
 static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
 {
     const vkattn_dropout_params *d = &p->dropout;
-    const bool drop = vka_dropout_active(d);
     fb_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .tv = s->tv,
-        .scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk), .scale = s->scale,
+        .scale_log2 = s->scale_log2, .scale = s->scale,
         .seed_lo = (uint32_t)d->seed, .seed_hi = (uint32_t)(d->seed >> 32),
         .offset_mix = vka_philox_offset_mix(d->offset),
-        .threshold = drop ? vka_dropout_threshold(d->rate) : 0,
-        .drop_scale = drop ? vka_dropout_scale(d->rate) : 1.0f,
+        .threshold = s->drop_threshold, .drop_scale = s->drop_scale,
         .inv_tv = (float)(1.0 / s->tv),
         .rows = (uint32_t)vka_count4(s->batch, s->heads, s->tq, 1),
-        .window = vka_window_clamp(p->sliding_window, s->tq, s->tv),
+        .window = s->window,
         .softcap_log2 = (float)((double)p->softcap * 1.4426950408889634),
     };
     uint32_t st[3];
@@ -259,7 +257,7 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
         spec[VKA_FB_SPEC_HAS_VALUE_MASK] = m->has_value_mask;
         spec[VKA_FB_SPEC_HAS_MASK] = m->has_mask;
         spec[VKA_FB_SPEC_HAS_BIAS] = m->has_bias;
-        spec[VKA_FB_SPEC_DROPOUT] = vka_dropout_active(&p->dropout);
+        spec[VKA_FB_SPEC_DROPOUT] = s->drop;
         spec[VKA_FB_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM;
     }
     vka_kernel *all[3] = {&k->stats, &k->kv, &k->q};
@@ -273,10 +271,8 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
                                         const vkattn_sdpa_backward_io *io,
                                         struct vkattn_tensor *stats, const char *caller)
 {
-    const char *why = NULL;
-    vkattn_result r = vka_flash_backward_check(ctx, shape, p, &why);
-    if (r != VKATTN_SUCCESS)
-        return vka_fail(ctx, r, "%s: the fused backward cannot serve this call: %s", caller, why);
+    /* the caller's plan chose this kernel (vka_flash_backward_check) */
+    vkattn_result r;
     const vka_sdpa_shape s = *shape;
     const vkattn_mask_params *m = &p->mask;
     fb_push push = make_push(&s, p);

@@ -36,7 +36,8 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
                                        const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                                        const char **why);
 
-/* Records the three dispatches. io's tensors were checked by the caller;
+/* Records the three dispatches of a call vka_flash_backward_check accepted
+ * (nothing is re-checked here); io's tensors were checked by the caller;
  * stats holds at least 2 * B * H * Tq floats. */
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vka_sdpa_shape *s,

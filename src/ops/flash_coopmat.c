@@ -57,7 +57,7 @@ bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_s
         return false;
     out->family = family;
     out->fault = emulated && ctx->coopmat_test_fault;
-    if (emulated && emulated_loop_iterations(&out->tiles, s, vka_dropout_active(&p->dropout),
+    if (emulated && emulated_loop_iterations(&out->tiles, s, s->drop,
                                              p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM) >
                         ctx->loop_budget)
         return false;

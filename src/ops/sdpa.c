@@ -119,22 +119,26 @@ vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_
 
 /* ---------------------------------------------------------------- tensors */
 
-/* Written tensors (out, weights, workspace) must not alias any other operand. */
+/* Written tensors (out, weights, workspace, the fused path's lse) must not
+ * alias any other operand. */
 static vkattn_result check_aliasing(vkattn_context *ctx, const char *caller,
-                                    const vkattn_sdpa_io *io, bool use_workspace)
+                                    const vkattn_sdpa_io *io, bool use_workspace, bool fused)
 {
     const vkattn_tensor *all[] = {io->q,   io->k,       io->v,
                                   io->bias, io->value_mask, io->mask, io->sinks,
-                                  io->out, io->weights, use_workspace ? io->workspace : NULL};
+                                  io->out, io->weights, use_workspace ? io->workspace : NULL,
+                                  fused ? io->lse : NULL};
     static const char *names[] = {"io->q",   "io->k",       "io->v",
                                   "io->bias", "io->value_mask", "io->mask", "io->sinks",
-                                  "io->out", "io->weights", "io->workspace"};
+                                  "io->out", "io->weights", "io->workspace", "io->lse"};
     return vka_check_written_distinct(ctx, caller, all, names, sizeof all / sizeof all[0], 7);
 }
 
+/* Every tensor of the call, once: the fused kernel (ops/flash.c) binds them
+ * as checked here. */
 static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                               const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
-                              const vkattn_sdpa_io *io, uint64_t workspace)
+                              const vkattn_sdpa_io *io, uint64_t workspace, bool fused)
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
@@ -158,7 +162,11 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     if (workspace && io->workspace &&
         (r = vka_tensor_check(ctx, io->workspace, workspace, caller, "io->workspace")))
         return r;
-    return check_aliasing(ctx, caller, io, workspace != 0);
+    if (fused && io->lse &&
+        (r = vka_tensor_check(ctx, io->lse, vka_count4(s->batch, s->heads, s->tq, 1), caller,
+                              "io->lse")))
+        return r;
+    return check_aliasing(ctx, caller, io, workspace != 0, fused);
 }
 
 /* The context's shared workspace, grown to at least `count` floats. */
@@ -315,7 +323,7 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         return r;
     if (!fused && half_weights(params, io))
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
-    if ((r = check_io(ctx, __func__, params, &s, io, ws_floats)) != VKATTN_SUCCESS)
+    if ((r = check_io(ctx, __func__, params, &s, io, ws_floats, fused)) != VKATTN_SUCCESS)
         return r;
     if (fused && params->has_sinks) {
         /* two steps and scratch: run dry first, so a failure records nothing */

@@ -118,12 +118,21 @@ static vkattn_sdpa_params lse_run_params(const vkattn_sdpa_params *p)
     return f;
 }
 
+/* Its plan: the call's, with dropout off as in lse_run_params. */
+static vka_sdpa_shape lse_run_shape(const vka_sdpa_shape *s)
+{
+    vka_sdpa_shape f = *s;
+    f.drop = false, f.drop_threshold = 0, f.drop_scale = 1.0f;
+    return f;
+}
+
 vkattn_result vka_chained_sinks_check(vkattn_context *ctx, const char *caller,
                                       const vkattn_sdpa_params *p, const vka_sdpa_shape *s)
 {
     const vkattn_sdpa_params f = lse_run_params(p);
+    const vka_sdpa_shape fs = lse_run_shape(s);
     const char *why = NULL;
-    if (vka_flash_supports(ctx, s, &f, &why))
+    if (vka_flash_supports(ctx, &fs, &f, &why))
         return VKATTN_SUCCESS;
     return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                     "%s: params->has_sinks on the chained path takes each row's log-sum-exp "
@@ -142,9 +151,10 @@ vkattn_result vka_chained_sinks_lse(vkattn_context *ctx, VkCommandBuffer cmd, co
         (r = vka_growable_get(ctx, VKA_SCRATCH_SINK_OUT, rows * s->dv, caller, &out)))
         return r;
     const vkattn_sdpa_params f = lse_run_params(p);
+    const vka_sdpa_shape fs = lse_run_shape(s);
     vkattn_sdpa_io fio = *io;
     fio.out = out, fio.weights = NULL, fio.lse = *lse, fio.workspace = NULL;
-    return vka_flash_record_lse(ctx, cmd, s, &f, &fio, *lse, caller);
+    return vka_flash_record_lse(ctx, cmd, &fs, &f, &fio, *lse, caller);
 }
 
 vkattn_result vka_softcap_grad_record(vkattn_context *ctx, VkCommandBuffer cmd,

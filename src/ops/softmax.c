@@ -150,9 +150,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->scores, d->total, caller, "io->scores",
+    if ((r = vka_tensor_check_types(ctx, io->scores, d->plan.total, caller, "io->scores",
                                     VKA_DTYPES_F32_F16)) ||
-        (r = vka_tensor_check_types(ctx, io->out, d->total, caller, "io->out",
+        (r = vka_tensor_check_types(ctx, io->out, d->plan.total, caller, "io->out",
                                     VKA_DTYPES_F32_F16)))
         return r;
     return vka_softmax_check_mask_operands(ctx, caller, p, d, io->bias, io->value_mask,
@@ -164,7 +164,7 @@ static uint64_t bias_count(const vkattn_softmax_params *p, const vka_softmax_dim
 {
     uint64_t n = 0;
     if (p->mask.has_bias)
-        vka_bcast_count(p->mask.bias_broadcast, p->batch, d->heads, p->tq, p->tv, &n);
+        vka_bcast_count(p->mask.bias_broadcast, p->batch, d->plan.heads, p->tq, p->tv, &n);
     return n;
 }
 
@@ -277,17 +277,17 @@ static softmax_push variant_push(const vkattn_softmax_params *params, const vka_
 {
     const vkattn_mask_params *m = &params->mask;
     softmax_push push = {
-        .rows = (uint32_t)(dims->total / params->tv), .heads = dims->heads, .tq = params->tq,
-        .tv = params->tv, .causal = (uint32_t)m->causal,
+        .rows = (uint32_t)(dims->plan.total / params->tv), .heads = dims->plan.heads,
+        .tq = params->tq, .tv = params->tv, .causal = (uint32_t)m->causal,
         .bias_b = (uint32_t)dims->bias_s[0], .bias_h = (uint32_t)dims->bias_s[1],
         .bias_i = (uint32_t)dims->bias_s[2],
         .mask_b = (uint32_t)dims->mask_s[0], .mask_h = (uint32_t)dims->mask_s[1],
         .mask_i = (uint32_t)dims->mask_s[2],
-        .window = vka_window_clamp(params->sliding_window, params->tq, params->tv),
+        .window = dims->plan.window,
         /* the reference fills masked rows with (float)(1.0 / tv) */
         .masked_w = m->masked_row == VKATTN_MASKED_ROW_UNIFORM ? (float)(1.0 / params->tv) : 0.0f,
     };
-    logit_scaling(vka_default_f32(params->scale, 1.0f), m->has_bias, &push);
+    logit_scaling(dims->plan.scale, m->has_bias, &push);
     return push;
 }
 
@@ -327,7 +327,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
          (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->bias,
                                bias_count(params, &op->dims), &bias))) ||
         (v.out_via_f32 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1,
-                                                 io->out, op->dims.total, false, &out))))
+                                                 io->out, op->dims.plan.total, false, &out))))
         return r;
     /* In place the scores are read through the written out binding (a
      * binding is read-only or written per dispatch); binding 0 is unused. */
@@ -356,7 +356,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     }
     if ((r = vka_record_dispatch(ctx, cmd, &d)))
         return r;
-    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, op->dims.total);
+    return vka_f16_stage_finish(ctx, cmd, caller, io->out, out, op->dims.plan.total);
 }
 
 vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,

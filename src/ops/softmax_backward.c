@@ -50,9 +50,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->weights, d->total, caller, "io->weights")) ||
-        (r = vka_tensor_check(ctx, io->grad_out, d->total, caller, "io->grad_out")) ||
-        (r = vka_tensor_check(ctx, io->grad_scores, d->total, caller, "io->grad_scores")))
+    if ((r = vka_tensor_check(ctx, io->weights, d->plan.total, caller, "io->weights")) ||
+        (r = vka_tensor_check(ctx, io->grad_out, d->plan.total, caller, "io->grad_out")) ||
+        (r = vka_tensor_check(ctx, io->grad_scores, d->plan.total, caller, "io->grad_scores")))
         return r;
     if (io->grad_scores == io->weights)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -106,16 +106,16 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
             [VKA_SMB_SPEC_HAS_MASK] = m->has_mask,
         },
     };
-    const uint64_t rows = dims.total / params->tv;
+    const uint64_t rows = dims.plan.total / params->tv;
     smb_push push = {
-        .rows = (uint32_t)rows, .heads = dims.heads, .tq = params->tq, .tv = params->tv,
+        .rows = (uint32_t)rows, .heads = dims.plan.heads, .tq = params->tq, .tv = params->tv,
         .causal = (uint32_t)m->causal,
         .bias_b = (uint32_t)dims.bias_s[0], .bias_h = (uint32_t)dims.bias_s[1],
         .bias_i = (uint32_t)dims.bias_s[2],
         .mask_b = (uint32_t)dims.mask_s[0], .mask_h = (uint32_t)dims.mask_s[1],
         .mask_i = (uint32_t)dims.mask_s[2],
-        .window = vka_window_clamp(params->sliding_window, params->tq, params->tv),
-        .scale = vka_default_f32(params->scale, 1.0f),
+        .window = dims.plan.window,
+        .scale = dims.plan.scale,
     };
     /* In place dL/dW is read through the written binding (a binding is either
      * read-only or written per dispatch); binding 1 is then unused. */

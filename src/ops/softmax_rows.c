@@ -1,7 +1,5 @@
 #include "ops/softmax_rows.h"
 
-#include <math.h>
-
 #include <stdio.h>
 
 #include "core/broadcast.h"
@@ -12,54 +10,18 @@
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 
-/* params present; batch, tq, tv >= 1; scale finite; causal and masked_row
- * values of their enums; the window within the kernels' arithmetic. */
-static vkattn_result check_params(vkattn_context *ctx, const char *caller,
-                                  const vkattn_softmax_params *p)
-{
-    if (!p)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
-    const char *zero = !p->batch ? "batch" : !p->tq ? "tq" : !p->tv ? "tv" : NULL;
-    if (zero)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params->%s is 0; must be >= 1",
-                        caller, zero);
-    if (!isfinite(p->scale))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->scale is %g; must be finite", caller, (double)p->scale);
-    const vkattn_mask_params *m = &p->mask;
-    if ((unsigned)m->causal > VKATTN_CAUSAL_BOTTOM_RIGHT)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->mask.causal is %d; must be a vkattn_causal value", caller,
-                        (int)m->causal);
-    if ((unsigned)m->masked_row > VKATTN_MASKED_ROW_UNIFORM)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: params->mask.masked_row is %d; must be a vkattn_masked_row value",
-                        caller, (int)m->masked_row);
-    if (!vka_window_fits(p->sliding_window, p->tq, p->tv))
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: params->sliding_window with tq + tv = %llu exceeds the kernels' "
-                        "32-bit window arithmetic",
-                        caller, (unsigned long long)p->tq + p->tv);
-    return VKATTN_SUCCESS;
-}
-
 vkattn_result vka_softmax_plan(vkattn_context *ctx, const char *caller,
                                const vkattn_softmax_params *p, const char *what,
                                uint64_t max_total, vka_softmax_dims *d)
 {
-    vkattn_result r = check_params(ctx, caller, p);
+    *d = (vka_softmax_dims){0};
+    vkattn_result r = vka_softmax_shape_plan(ctx, caller, p, what, &d->plan);
     if (r != VKATTN_SUCCESS)
         return r;
-    *d = (vka_softmax_dims){.heads = vka_default_u32(p->heads, 1)};
-    const uint64_t dims[4] = {p->batch, d->heads, p->tq, p->tv};
-    if (!vka_product_u64(dims, 4, &d->total))
-        return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW,
-                        "%s: %s (%u x %u x %u x %u) overflow 64 bits", caller, what, p->batch,
-                        d->heads, p->tq, p->tv);
-    if (d->total > max_total)
+    if (d->plan.total > max_total)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: %s (%llu elements) do not fit the kernel's 32-bit indexing", caller,
-                        what, (unsigned long long)d->total);
+                        what, (unsigned long long)d->plan.total);
     return VKATTN_SUCCESS;
 }
 
@@ -121,10 +83,10 @@ vkattn_result vka_softmax_check_mask_operands(vkattn_context *ctx, const char *c
     const vkattn_mask_params *m = &p->mask;
     /* no more than the scores, so neither count overflows */
     uint64_t bias_n = 0, mask_n = 0;
-    vka_bcast_count(m->bias_broadcast, p->batch, d->heads, p->tq, p->tv, &bias_n);
-    vka_bcast_count(m->mask_broadcast, p->batch, d->heads, p->tq, p->tv, &mask_n);
-    vka_bcast_strides(m->bias_broadcast, d->heads, p->tq, p->tv, d->bias_s);
-    vka_bcast_strides(m->mask_broadcast, d->heads, p->tq, p->tv, d->mask_s);
+    vka_bcast_count(m->bias_broadcast, p->batch, d->plan.heads, p->tq, p->tv, &bias_n);
+    vka_bcast_count(m->mask_broadcast, p->batch, d->plan.heads, p->tq, p->tv, &mask_n);
+    vka_bcast_strides(m->bias_broadcast, d->plan.heads, p->tq, p->tv, d->bias_s);
+    vka_bcast_strides(m->mask_broadcast, d->plan.heads, p->tq, p->tv, d->mask_s);
     vkattn_result r;
     if ((r = check_operand(ctx, caller, "bias", "mask.has_bias", m->has_bias, bias, bias_n,
                            bias_f16, out, out_what, in_place_what)) ||

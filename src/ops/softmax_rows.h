@@ -11,21 +11,20 @@
 #include "vkattn/context.h"
 #include "vkattn/tensor.h"
 #include "vkattn/op_params.h"
+#include "shape/softmax_plan.h"
 
-/* One call's rows, resolved once for the forward and the backward: heads
- * (default 1), total = B * H * Tq * Tv, and the broadcast strides of bias and
- * mask (core/broadcast.h; vka_softmax_check_mask_operands fills them). */
+/* One call's rows, resolved once for the forward and the backward: the plan
+ * (shape/softmax_plan.h: heads, total = B * H * Tq * Tv, scale, window), and
+ * the broadcast strides of bias and mask (core/broadcast.h;
+ * vka_softmax_check_mask_operands fills them). */
 typedef struct vka_softmax_dims {
-    uint32_t heads;
-    uint64_t total;
+    vka_softmax_shape plan;
     uint64_t bias_s[3], mask_s[3];
 } vka_softmax_dims;
 
-/* params present; batch, tq, tv >= 1; scale finite; causal and masked_row
- * values of their enums; the window within the kernels' arithmetic. Then
- * d->heads and d->total: SIZE_OVERFLOW where
- * the count overflows, DEVICE_LIMIT above max_total (the kernel's indexing);
- * messages call the tensor `what` ("scores", "weights"). */
+/* d->plan by vka_softmax_shape_plan (the references' checks and messages),
+ * then DEVICE_LIMIT above max_total (the kernel's indexing); messages call
+ * the tensor `what` ("scores", "weights"). */
 vkattn_result vka_softmax_plan(vkattn_context *ctx, const char *caller,
                                const vkattn_softmax_params *p, const char *what,
                                uint64_t max_total, vka_softmax_dims *d);

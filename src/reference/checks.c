@@ -64,16 +64,6 @@ double vka_ref_attention_scale(float scale, uint32_t dk)
     return scale != 0.0f ? (double)scale : 1.0 / sqrt((double)dk);
 }
 
-vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d)
-{
-    /* Written so that NaN fails too. Checked even when not training: a bad rate
-     * is a bug whether or not this call happens to use it. */
-    if (!(d->rate >= 0.0f && d->rate <= 1.0f))
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: dropout.rate is %g; must be in [0, 1]", fn, (double)d->rate);
-    return VKATTN_SUCCESS;
-}
-
 vkattn_result vka_ref_alloc_row(const char *fn, uint32_t tv, double **row,
                                 unsigned char **allowed)
 {

@@ -31,8 +31,8 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
                         "%s: p->has_sinks is not accepted here (no sinks operand); "
                         "vkattn_reference_mha and vkattn_reference_gqa compute sinks",
                         fn);
-    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
-        (r = vka_decode_plan(NULL, fn, p, &s)) ||
+    /* the op's plan first (params NULL too): the op's refusals and messages */
+    if ((r = vka_decode_plan(NULL, fn, p, &s)) || (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) ||
         (r = vka_ref_require_ptr(fn, "k", k)) || (r = vka_ref_require_ptr(fn, "v", v)) ||
         (r = vka_ref_require_ptr(fn, "lengths", lengths)) ||
@@ -56,8 +56,8 @@ vkattn_result vkattn_reference_sdpa_decode(const vkattn_sdpa_decode_params *p,
     if (!w)
         return vka_fail(NULL, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     const double scale = vka_ref_attention_scale(p->scale, s.dk);
-    const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
-    const double dscale = vka_dropout_scale(p->dropout.rate);
+    const uint32_t threshold = s.drop_threshold;
+    const double dscale = s.drop_scale;
     for (uint32_t b = 0; b < s.batch; b++)
         for (uint32_t h = 0; h < s.heads; h++) {
             const size_t bh = (size_t)b * s.heads + h, bhk = (size_t)b * s.kv_heads + h / s.group;

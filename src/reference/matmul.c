@@ -19,7 +19,7 @@ static vkattn_result check(const vkattn_matmul_params *p, const void *a, const v
                            const void *bias, const void *c, vka_matmul_shape *s)
 {
     vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)) || (r = vka_matmul_resolve(NULL, fn, p, s)) ||
+    if ((r = vka_matmul_resolve(NULL, fn, p, s)) || /* params NULL too, as the op says */
         (r = vka_ref_require_ptr(fn, "a", a)) || (r = vka_ref_require_ptr(fn, "b", b)) ||
         (r = vka_ref_require_ptr(fn, "c", c)) ||
         (r = vka_ref_require_flagged(fn, "bias", "has_bias", p->has_bias, bias)))

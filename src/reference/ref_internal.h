@@ -52,8 +52,6 @@ vkattn_result vka_ref_sdpa_plan(const char *fn, const vkattn_sdpa_params *p, siz
  * the reference keeps the exact value). */
 double vka_ref_attention_scale(float scale, uint32_t dk);
 
-/* Checks rate (finite, in [0, 1]). */
-vkattn_result vka_ref_check_dropout(const char *fn, const vkattn_dropout_params *d);
 
 /* One row of tv doubles plus tv bytes of scratch, in one allocation the caller
  * frees with free(*row). Fails with SIZE_OVERFLOW or OUT_OF_HOST_MEMORY. */
@@ -68,12 +66,13 @@ typedef struct vka_ref_mask {
     uint32_t window; /* sliding window, 0 = none (vkattn_sdpa_params) */
 } vka_ref_mask;
 
-/* Checks enum values and that each operand the flags ask for is non-NULL, and
- * that the broadcast shapes are addressable. */
+/* Checks that each operand the flags ask for is non-NULL, and that the
+ * broadcast shapes are addressable (the enums: the op's plan, run first). */
 vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m);
 
 /* The masked softmax's params and operands (forward and backward share
- * them): sizes, scale, the n arrays named `names` (each required), the
+ * them): the op's plan (shape/softmax_plan.h, its messages), the n arrays
+ * named `names` (each required), the
  * (B, H, Tq, Tv) count named after the first, then the masks (heads
  * defaulted) into *m. */
 vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params *p,

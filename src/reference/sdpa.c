@@ -20,10 +20,11 @@ static void store_row(float *dst, const double *row, uint32_t tv)
 }
 
 /* Inverted dropout of one weight row (b, h, i), docs/SEMANTICS.md's Philox stream. */
-static void dropout_row(const vkattn_dropout_params *d, uint32_t threshold, uint32_t bh,
+static void dropout_row(const vkattn_dropout_params *d, const vka_sdpa_shape *s, uint32_t bh,
                         uint32_t i, double *row, uint32_t tv)
 {
-    const double scale = vka_dropout_scale(d->rate);
+    const uint32_t threshold = s->drop_threshold;
+    const double scale = s->drop_scale;
     for (uint32_t j = 0; j < tv; j++)
         row[j] = vkattn_dropout_keep(d->seed, d->offset, threshold, bh, i, j) ? row[j] * scale
                                                                               : 0.0;
@@ -68,8 +69,7 @@ vkattn_result vka_ref_sdpa(const char *fn, const vkattn_sdpa_params *p,
     const vkattn_sdpa_dtypes ty = types ? *types : (vkattn_sdpa_dtypes){0};
     const vkattn_dtype all[4] = {ty.q, ty.k, ty.v, ty.out};
     static const char *const names[4] = {"q", "k", "v", "out"};
-    if ((r = vka_ref_require_ptr(fn, "p", p)) ||
-        (r = vka_ref_sdpa_plan(fn, p, sizeof(float), &s)) ||
+    if ((r = vka_ref_sdpa_plan(fn, p, sizeof(float), &s)) || /* params NULL too */
         (r = vka_ref_check_dtypes(fn, all, names, 4)) ||
         (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
         (r = vka_ref_require_ptr(fn, "v", v)) || (r = vka_ref_require_ptr(fn, "out", out)))
@@ -88,8 +88,7 @@ vkattn_result vka_ref_sdpa(const char *fn, const vkattn_sdpa_params *p,
         return r;
 
     const double scale = vka_ref_attention_scale(p->scale, s.dk);
-    const bool drop = vka_dropout_active(&p->dropout);
-    const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
+    const bool drop = s.drop;
     const uint32_t group = s.heads / s.kv_heads;
     for (uint32_t b = 0; b < s.batch; b++)
         for (uint32_t h = 0; h < s.heads; h++) {
@@ -112,7 +111,7 @@ vkattn_result vka_ref_sdpa(const char *fn, const vkattn_sdpa_params *p,
                 if (wi && !p->weights_after_dropout)
                     store_row(wi, row, s.tv);
                 if (drop) /* the dropout stream's bh is uint32, wrapping as on the GPU */
-                    dropout_row(&p->dropout, threshold, (uint32_t)bh, i, row, s.tv);
+                    dropout_row(&p->dropout, &s, (uint32_t)bh, i, row, s.tv);
                 if (wi && p->weights_after_dropout)
                     store_row(wi, row, s.tv);
                 weighted_sum(row, v, ty.v, vb, s.tv, s.dv, out, ty.out, (bh * s.tq + i) * s.dv);

@@ -74,8 +74,7 @@ vkattn_result vka_ref_sdpa_backward(const char *fn, const vkattn_sdpa_params *p,
 {
     vkattn_result r;
     vka_sdpa_shape s;
-    if ((r = vka_ref_require_ptr(fn, "p", p)) ||
-        (r = vka_ref_sdpa_plan(fn, p, sizeof(double), &s)) ||
+    if ((r = vka_ref_sdpa_plan(fn, p, sizeof(double), &s)) || /* params NULL too */
         (r = vka_ref_require_ptr(fn, "q", q)) || (r = vka_ref_require_ptr(fn, "k", k)) ||
         (r = vka_ref_require_ptr(fn, "v", v)) ||
         (r = vka_ref_require_ptr(fn, "grad_out", grad_out)) ||
@@ -94,9 +93,9 @@ vkattn_result vka_ref_sdpa_backward(const char *fn, const vkattn_sdpa_params *p,
         return r;
 
     const double scale = vka_ref_attention_scale(p->scale, s.dk);
-    const bool drop = vka_dropout_active(&p->dropout);
-    const uint32_t threshold = vka_dropout_threshold(p->dropout.rate);
-    const double drop_scale = vka_dropout_scale(p->dropout.rate);
+    const bool drop = s.drop;
+    const uint32_t threshold = s.drop_threshold;
+    const double drop_scale = s.drop_scale;
     const uint32_t group = s.heads / s.kv_heads;
     const double softcap = p->softcap;
     for (uint32_t h = 0; sinks && h < s.heads; h++)

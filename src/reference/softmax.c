@@ -12,20 +12,14 @@
 #include "core/error.h"
 #include "reference/ref_internal.h"
 #include "reference/typed_io.h"
+#include "shape/softmax_plan.h"
 
 vkattn_result vka_ref_check_mask(const char *fn, const vka_ref_mask *m)
 {
+    /* the enums were checked by the op's plan (vka_softmax_shape_plan,
+     * vka_sdpa_plan), which every caller ran first */
     const vkattn_mask_params *p = m->p;
     vkattn_result r;
-    if (p->causal != VKATTN_CAUSAL_NONE && p->causal != VKATTN_CAUSAL_TOP_LEFT &&
-        p->causal != VKATTN_CAUSAL_BOTTOM_RIGHT)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: mask.causal is %d; must be a vkattn_causal value", fn,
-                        (int)p->causal);
-    if (p->masked_row != VKATTN_MASKED_ROW_ZERO && p->masked_row != VKATTN_MASKED_ROW_UNIFORM)
-        return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: mask.masked_row is %d; must be a vkattn_masked_row value", fn,
-                        (int)p->masked_row);
     if ((r = vka_ref_require_flagged(fn, "bias", "mask.has_bias", p->has_bias, m->bias)) ||
         (r = vka_ref_require_flagged(fn, "value_mask", "mask.has_value_mask", p->has_value_mask,
                                      m->value_mask)) ||
@@ -158,14 +152,12 @@ vkattn_result vka_ref_softmax_check(const char *fn, const vkattn_softmax_params 
                                     const void *bias, const float *value_mask, const float *mask,
                                     vka_ref_mask *m)
 {
-    vkattn_result r;
-    if ((r = vka_ref_require_ptr(fn, "p", p)))
+    /* the op's plan: the same params refused with the same messages */
+    vka_softmax_shape s;
+    vkattn_result r = vka_softmax_shape_plan(NULL, fn, p, names[0], &s);
+    if (r != VKATTN_SUCCESS)
         return r;
-    const uint32_t heads = vka_default_u32(p->heads, 1);
-    if ((r = vka_ref_require_dim(fn, "batch", p->batch)) ||
-        (r = vka_ref_require_dim(fn, "tq", p->tq)) || (r = vka_ref_require_dim(fn, "tv", p->tv)) ||
-        (r = vka_ref_require_finite(fn, "scale", p->scale)))
-        return r;
+    const uint32_t heads = s.heads;
     for (int i = 0; i < n; i++)
         if ((r = vka_ref_require_ptr(fn, names[i], arrays[i])))
             return r;

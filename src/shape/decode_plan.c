@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/dropout_host.h"
 #include "core/error.h"
+#include "shape/sdpa_plan.h"
 
 static vkattn_result check_sizes(struct vkattn_context *ctx, const char *caller,
                                  const vkattn_sdpa_decode_params *p)
@@ -74,5 +75,8 @@ vkattn_result vka_decode_plan(struct vkattn_context *ctx, const char *caller,
         .softcap = p->softcap, .sinks = p->has_sinks,
     };
     s->group = s->heads / s->kv_heads;
+    s->scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk);
+    s->drop_threshold = s->drop ? vka_dropout_threshold(p->dropout.rate) : 0;
+    s->drop_scale = s->drop ? vka_dropout_scale(p->dropout.rate) : 1.0f;
     return count_operands(ctx, caller, p->has_value_mask, s);
 }

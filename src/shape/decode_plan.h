@@ -24,6 +24,11 @@ typedef struct vka_decode_shape {
     uint32_t splits; /* params->num_splits: 0 = the op's choice */
     float softcap;   /* 0 = off */
     bool sinks;      /* params->has_sinks: io->sinks (H) */
+    /* what the kernels read (as vka_sdpa_shape's): the scale times log2(e),
+     * the dropout threshold and kept-value scale (0 and 1 where !drop) */
+    float scale_log2;
+    uint32_t drop_threshold;
+    float drop_scale;
     uint64_t q, k, v, out, value_mask; /* value_mask 0 without has_value_mask */
 } vka_decode_shape;
 

@@ -86,7 +86,10 @@ vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
     s->group = s->heads / s->kv_heads;
     /* 1/sqrt(dk) in double, rounded once to the f32 the kernels multiply by */
     s->scale = p->scale != 0.0f ? p->scale : (float)(1.0 / sqrt((double)s->dk));
+    s->scale_log2 = vka_sdpa_scale_log2(p->scale, s->dk);
     s->drop = vka_dropout_active(&p->dropout);
+    s->drop_threshold = s->drop ? vka_dropout_threshold(p->dropout.rate) : 0;
+    s->drop_scale = s->drop ? vka_dropout_scale(p->dropout.rate) : 1.0f;
     if (!vka_window_fits(p->sliding_window, s->tq, s->tv))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: params->sliding_window with tq + tv = %llu exceeds the kernels' "

@@ -21,6 +21,12 @@ typedef struct vka_sdpa_shape {
     float scale;     /* the f32 the kernels multiply by (1/sqrt(dk) rounded once) */
     bool drop;       /* dropout changes anything: training && rate > 0 */
     uint32_t window; /* sliding window as the kernels read it (vka_window_clamp) */
+    /* what the fused kernels read, so none re-derives it from the params:
+     * vka_sdpa_scale_log2, and the dropout threshold and kept-value scale
+     * (0 and 1 where !drop) */
+    float scale_log2;
+    uint32_t drop_threshold;
+    float drop_scale;
     uint64_t q, k, v, out, scores, bias, value_mask, mask;
 } vka_sdpa_shape;
 
