@@ -465,3 +465,24 @@ vkattn_result vkattn_context_submit_and_wait(vkattn_context *ctx, VkCommandBuffe
                         "buffer from vkattn_context_begin_commands");
     return vka_end_submit_wait(ctx, cmd, VKATTN_SUCCESS);
 }
+
+/* ------------------------------------------------------ the view (vk/view.h) */
+
+const vkattn_context_info *vka_info(const struct vkattn_context *ctx) { return &ctx->info; }
+
+uint64_t vka_max_range(const struct vkattn_context *ctx)
+{
+    return ctx->info.max_storage_buffer_range;
+}
+
+uint64_t vka_loop_budget(const struct vkattn_context *ctx) { return ctx->loop_budget; }
+
+bool vka_subgroup_shuffle(const struct vkattn_context *ctx) { return ctx->subgroup_shuffle; }
+
+uint32_t vka_variant_asked(const struct vkattn_context *ctx, uint32_t family)
+{
+    return family < VKATTN_VARIANT_FAMILIES ? ctx->variants[family] : 0;
+}
+
+void vka_lock(struct vkattn_context *ctx) { vka_rmutex_lock(&ctx->lock); }
+void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&ctx->lock); }

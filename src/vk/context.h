@@ -1,4 +1,5 @@
-/* The context's private state, shared by the vk/ modules and the ops. */
+/* The context's private state, shared by the vk/ modules only: ops and layers
+ * see it through vk/view.h's functions (scripts/check-layering.sh). */
 #ifndef VKA_CONTEXT_H
 #define VKA_CONTEXT_H
 
@@ -12,6 +13,7 @@
 #include "vk/memory.h"
 #include "vk/pipeline.h"
 #include "vk/scratch.h"
+#include "vk/view.h"
 #include "vk/vk.h"
 
 #include <stdbool.h>
@@ -126,24 +128,5 @@ struct vkattn_context {
     vka_memory mem;
     uint64_t memory_current, memory_peak;
 };
-
-/* Public limits, checked by every op. */
-static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
-{
-    return ctx->info.max_storage_buffer_range;
-}
-
-/* ctx->lock; every path that touches the shared state above takes it. */
-static inline void vka_lock(struct vkattn_context *ctx) { vka_rmutex_lock(&ctx->lock); }
-static inline void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&ctx->lock); }
-
-/* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
- * exceed the device's loop budget; `what` names the size that is too large. */
-/* vkattn_context_create up to the cooperative-matrix self-test, which the
- * public function (ops/context_create.c) then runs on the new context. */
-vkattn_result vka_context_create(const vkattn_context_desc *desc, struct vkattn_context **out);
-
-vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
-                                    uint64_t iterations, const char *what);
 
 #endif /* VKA_CONTEXT_H */
