@@ -4,7 +4,7 @@
 #include "common/elementwise_iface.h"
 #include "core/error.h"
 #include "ops/half_stage.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

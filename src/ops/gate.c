@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "ops/elementwise.h"
 #include "ops/half_stage.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

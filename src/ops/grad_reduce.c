@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "ops/split.h"
 #include "common/grad_reduce_iface.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

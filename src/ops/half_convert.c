@@ -3,7 +3,7 @@
 
 #include "core/error.h"
 #include "common/half_convert_iface.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

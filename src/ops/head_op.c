@@ -7,11 +7,11 @@
 #include "ops/half_stage.h"
 #include "ops/head_prep.h"
 #include "shape/head_op_plan.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/pack.h"
 #include "vk/record_mode.h"
 #include "vk/rope_table.h"
-#include "vk/scratch.h"
+#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 
 typedef struct io_field {

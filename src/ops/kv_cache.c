@@ -10,7 +10,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/kv_iface.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

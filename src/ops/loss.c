@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "common/mse_iface.h"
 #include "shape/train_shape.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

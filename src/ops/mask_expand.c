@@ -4,7 +4,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/mask_expand_iface.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"

@@ -9,9 +9,9 @@
 #include "ops/grad_reduce.h"
 #include "ops/half_stage.h"
 #include "ops/matmul_internal.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/prepare.h"
-#include "vk/scratch.h"
+#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vk/record_mode.h"
 

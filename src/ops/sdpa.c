@@ -15,9 +15,9 @@
 #include "ops/half_stage.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
-#include "vk/scratch.h"
+#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
@@ -74,7 +74,7 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
                         (unsigned long long)(s->scores * sizeof(float)), (unsigned long long)range,
                         hint, why ? " (fused: " : "", why ? why : "", why ? ")" : "");
     }
-    const uint32_t *groups = ctx->info.max_workgroup_count;
+    const uint32_t *groups = vka_info(ctx)->max_workgroup_count;
     const uint64_t rows = (uint64_t)s->group * s->tq, cols = s->tv > s->dv ? s->tv : s->dv;
     if ((uint64_t)s->batch * s->kv_heads > groups[2] || rows > 16ull * groups[1] ||
         cols > 16ull * groups[0])

@@ -15,9 +15,9 @@
 #include "ops/half_stage.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
-#include "vk/scratch.h"
+#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
@@ -44,7 +44,7 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller, cons
                         "(give io->lse from the fused forward), or split the batch or the heads",
                         caller, s->batch, s->heads, s->tq, s->tv,
                         (unsigned long long)(s->scores * sizeof(float)), (unsigned long long)range);
-    const uint32_t *groups = ctx->info.max_workgroup_count;
+    const uint32_t *groups = vka_info(ctx)->max_workgroup_count;
     const uint64_t rows = (uint64_t)s->group * s->tq;
     uint64_t cols = s->tv > s->dv ? s->tv : s->dv;
     cols = cols > s->dk ? cols : s->dk;

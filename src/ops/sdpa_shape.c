@@ -3,7 +3,7 @@
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 
