@@ -8,7 +8,7 @@
 #include "layers/layer_util.h"
 #include "layers/layer_weights.h"
 #include "layers/single_internal.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vkattn/additive.h"
 #include "vk/record_mode.h"
 

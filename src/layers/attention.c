@@ -13,7 +13,7 @@
 #include "layers/layer_weights.h"
 #include "layers/single_internal.h"
 #include "ops/scale.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vkattn/additive.h"
 #include "vkattn/sdpa.h"
 #include "vk/record_mode.h"

@@ -10,7 +10,7 @@
 #include "ops/half_stage.h"
 #include "ops/mask_expand.h"
 #include "ops/rowmask.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"

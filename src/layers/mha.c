@@ -30,7 +30,7 @@
 #include "ops/gate.h"
 #include "ops/heads_rows.h"
 #include "ops/kv_cache.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"

@@ -31,7 +31,7 @@
 #include "layers/mha_internal.h"
 #include "ops/elementwise.h"
 #include "ops/gate.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vk/prepare.h"
 #include "vk/tensor.h"
 #include "vk/record_mode.h"
