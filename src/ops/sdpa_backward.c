@@ -328,7 +328,7 @@ typedef struct bwd_op {
 
 /* One scratch kind per staged tensor: eight, STAGE0 to STAGE7. */
 _Static_assert(VKA_SCRATCH_F16_STAGE0 + N_IN + N_OUT - 1 == VKA_SCRATCH_F16_STAGE7,
-               "sdpa_backward.c stages N_IN + N_OUT tensors: see vk/scratch.h");
+               "sdpa_backward.c stages N_IN + N_OUT tensors: see ops/scratch_kinds.h");
 static vka_scratch_kind stage_kind(int i) { return (vka_scratch_kind)(VKA_SCRATCH_F16_STAGE0 + i); }
 
 /* Whether any data tensor of the call is f16. */

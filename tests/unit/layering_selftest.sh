@@ -62,12 +62,12 @@ printf '#define HDR "vk/pipeline.h"\n#include HDR\n' >"$work/tree/src/layers/sne
 expect 1 "does not name its file literally" bash "$layering" "$work/tree"
 
 tree
-printf '#include "vk/context.h"\nvoid f(struct vkattn_context *c) { c->vkt.vkCmdFillBuffer(0, 0, 0, 0, 0); }\n' \
+printf '#include "vk/view.h"\nvoid f(struct vkattn_context *c) { c->vkt.vkCmdFillBuffer(0, 0, 0, 0, 0); }\n' \
     >"$work/tree/src/layers/raw.c"
 expect 1 "records a command or a shader itself" bash "$layering" "$work/tree"
 
 tree
-printf '#include "vk/context.h"\nvoid f(void) { vkDeviceWaitIdle(0); }\n' >"$work/tree/src/layers/wait.c"
+printf '#include "vk/view.h"\nvoid f(void) { vkDeviceWaitIdle(0); }\n' >"$work/tree/src/layers/wait.c"
 expect 1 "records a command or a shader itself" bash "$layering" "$work/tree"
 
 # issue 35's three bends: a layer's barrier through the public hand-over
