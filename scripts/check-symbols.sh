@@ -19,8 +19,8 @@
 #   weights    core shape weights
 #   vk         core vk volk
 #   ops        core shape vk ops shaders
-#   layers     core shape ops layers; of vk/ only context (the view's functions,
-#              vk/view.h), tensor, submit, record_mode and prepare, except public
+#   layers     core shape ops layers; of vk/ only view (vk/view.h, what layers
+#              see of a context), tensor, submit, record_mode and prepare, except public
 #              vkattn_* functions, which layers may call wherever they are
 #              defined (outside reference/) but for vkattn_tensor_release and
 #              vkattn_tensor_acquire, which record a barrier
@@ -71,7 +71,7 @@ function allowed(user, def_folder, def_module, sym) {
     if (user == "layers" && sym ~ /^vkattn_tensor_(release|acquire)$/) return 0
     if (user == def_folder) return 1
     if (rule[user] !~ (" " def_folder " ")) {
-        if (user == "layers" && def_folder == "vk" && (def_module ~ /^(context|tensor|submit|prepare|record_mode)$/ || sym ~ /^vkattn_/))
+        if (user == "layers" && def_folder == "vk" && (def_module ~ /^(view|tensor|submit|prepare|record_mode)$/ || sym ~ /^vkattn_/))
             return 1
         return 0
     }

@@ -332,18 +332,6 @@ void vkattn_context_destroy(vkattn_context *ctx)
     free(ctx);
 }
 
-vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
-                                    uint64_t iterations, const char *what)
-{
-    if (iterations <= ctx->loop_budget)
-        return VKATTN_SUCCESS;
-    return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                    "%s: %s is too large for %s, which ends a shader invocation after %llu loop "
-                    "iterations (this call needs about %llu)",
-                    caller, what, ctx->info.device_name, (unsigned long long)ctx->loop_budget,
-                    (unsigned long long)iterations);
-}
-
 const char *vkattn_context_last_error(const vkattn_context *ctx)
 {
     /* the logger's lock is the context's own state, not part of what const promises */
@@ -465,24 +453,3 @@ vkattn_result vkattn_context_submit_and_wait(vkattn_context *ctx, VkCommandBuffe
                         "buffer from vkattn_context_begin_commands");
     return vka_end_submit_wait(ctx, cmd, VKATTN_SUCCESS);
 }
-
-/* ------------------------------------------------------ the view (vk/view.h) */
-
-const vkattn_context_info *vka_info(const struct vkattn_context *ctx) { return &ctx->info; }
-
-uint64_t vka_max_range(const struct vkattn_context *ctx)
-{
-    return ctx->info.max_storage_buffer_range;
-}
-
-uint64_t vka_loop_budget(const struct vkattn_context *ctx) { return ctx->loop_budget; }
-
-bool vka_subgroup_shuffle(const struct vkattn_context *ctx) { return ctx->subgroup_shuffle; }
-
-uint32_t vka_variant_asked(const struct vkattn_context *ctx, uint32_t family)
-{
-    return family < VKATTN_VARIANT_FAMILIES ? ctx->variants[family] : 0;
-}
-
-void vka_lock(struct vkattn_context *ctx) { vka_rmutex_lock(&ctx->lock); }
-void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&ctx->lock); }

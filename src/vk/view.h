@@ -47,7 +47,9 @@ void vka_lock(struct vkattn_context *ctx);
 void vka_unlock(struct vkattn_context *ctx);
 
 /* vkattn_context_create up to the cooperative-matrix self-test, which the
- * public function (ops/context_create.c) then runs on the new context. */
+ * public function (ops/context_create.c) then runs on the new context. For
+ * that op only: defined in vk/context.c, which layers may not call
+ * (scripts/check-symbols.sh). */
 vkattn_result vka_context_create(const vkattn_context_desc *desc, struct vkattn_context **out);
 
 /* Scratch: buffers that only grow, one set per recording thread

@@ -142,6 +142,11 @@ expect 1 "layers/ uses vka_scratch_get_thing, defined in vk/scratch" bash "$symb
 raw=$(obj layers raw 'extern void (*vkCmdDispatch)(void); void f(void) { vkCmdDispatch(); }')
 expect 1 "layers/ uses vkCmdDispatch, defined in volk/volk" bash "$symbols" "${base[@]}" "$raw"
 
+# a layer reaching past the view into the context's own module
+ctxo=$(obj vk context 'int vka_context_create(void) { return 5; }')
+past=$(obj layers past 'extern int vka_context_create(void); int k(void) { return vka_context_create(); }')
+expect 1 "layers/ uses vka_context_create, defined in vk/context" bash "$symbols" "${base[@]}" "$ctxo" "$past"
+
 # a layer recording a barrier through the public hand-over
 handover=$(obj vk tensor_handover 'int vkattn_tensor_release(void) { return 4; }')
 release=$(obj layers release 'extern int vkattn_tensor_release(void); int h(void) { return vkattn_tensor_release(); }')
