@@ -186,7 +186,7 @@ check_dir src/reference novulkan "$pub" '(core|shape|reference)/[a-z_]+\.h'
 check_dir src/weights novulkan "$pub" '(core|shape|weights)/[a-z_]+\.h'
 check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\.h'
 # of vk/, ops see the view and the interfaces of the modules they drive
-ops_vk='vk/(view|vk|dispatch|pipeline|tensor|pack|prepare|record_mode|submit|coopmat|rope_table)\.h'
+ops_vk='vk/(view|vk|dispatch|pipeline|tensor|pack|prepare|record_mode|submit|coopmat)\.h'
 check_dir src/ops vulkan "$pub" '(core|shape|ops)/[a-z_]+\.h' "$ops_vk" 'common/[a-z_]+_iface\.h' \
     'vka_shaders\.h'
 check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \

@@ -8,13 +8,13 @@
 #include "core/error.h"
 #include "shape/additive_shape.h"
 #include "common/additive_iface.h"
-#include "vk/view.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(additive_push, VKA_ADDITIVE_PUSH);
 

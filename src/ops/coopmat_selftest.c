@@ -3,8 +3,8 @@
 
 #include "core/error.h"
 #include "core/threads.h"
-#include "vk/view.h"
 #include "vk/coopmat.h"
+#include "vk/view.h"
 #include "vkattn/matmul.h"
 #include "vkattn/sdpa.h"
 #include "vkattn/tensor.h"

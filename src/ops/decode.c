@@ -13,15 +13,15 @@
 #include "common/decode_iface.h"
 #include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
+#include "ops/scratch_kinds.h"
 #include "shape/decode_plan.h"
 #include "shape/sdpa_plan.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
-#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(decode_push, VKA_DECODE_PUSH);
 VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);

@@ -9,12 +9,12 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/dropout_iface.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(dropout_push, VKA_DROPOUT_PUSH);
 

@@ -25,10 +25,10 @@
 #include "ops/scratch_kinds.h"
 #include "ops/sdpa_shape.h"
 #include "ops/split.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(flash_push, VKA_FLASH_PUSH);

@@ -18,9 +18,9 @@
 #include "ops/sdpa_shape.h"
 #include "ops/variant_select.h"
 #include "ops/split.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(fb_push, VKA_FB_PUSH);

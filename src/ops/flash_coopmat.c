@@ -6,9 +6,9 @@
 #include "core/dropout_host.h"
 #include "ops/coopmat_kernels.h"
 #include "ops/variant_select.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 
 /* Upper bound of the loop iterations one invocation of the emulated kernel
  * runs (lavapipe's limit, see flash.c): every loop counted as kept rolled,

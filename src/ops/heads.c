@@ -7,12 +7,12 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/heads_iface.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(heads_push, VKA_HEADS_PUSH);
 

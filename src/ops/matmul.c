@@ -7,18 +7,18 @@
 #include "core/error.h"
 #include "core/matmul_shape.h"
 #include "common/matmul_iface.h"
-#include "vk/view.h"
 #include "ops/coopmat_kernels.h"
 #include "ops/gpu_tiles.h"
+#include "ops/scratch_kinds.h"
 #include "ops/variant_select.h"
 #include "ops/half_convert.h"
 #include "ops/matmul_internal.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
-#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(matmul_push, VKA_MATMUL_PUSH);
 

@@ -7,10 +7,10 @@
 
 #include "core/error.h"
 #include "common/peak_iface.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 #include <stdlib.h>

@@ -13,16 +13,16 @@
 #include "ops/flash.h"
 #include "ops/half_convert.h"
 #include "ops/half_stage.h"
+#include "ops/scratch_kinds.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
-#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* ---------------------------------------------------------------- path */
 

@@ -13,17 +13,17 @@
 #include "core/error.h"
 #include "ops/flash_backward.h"
 #include "ops/half_stage.h"
+#include "ops/scratch_kinds.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
-#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
 #include "vkattn/softmax_backward.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* Row statistics of the fused backward: (rowsum(dO * O), lse) per query row.
  * Cannot overflow: the q count, at least B*H*Tq, fits a binding. */

@@ -6,10 +6,10 @@
 #include "ops/flash.h"
 #include "ops/half_stage.h"
 #include "ops/scratch_kinds.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/pipeline.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(sink_push, VKA_SINK_PUSH);

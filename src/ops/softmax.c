@@ -16,15 +16,15 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/softmax_iface.h"
+#include "ops/scratch_kinds.h"
 #include "ops/softmax_rows.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
-#include "ops/scratch_kinds.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 VKA_PUSH_STRUCT(softmax_push, VKA_SOFTMAX_PUSH);

@@ -11,12 +11,12 @@
 #include "core/error.h"
 #include "common/softmax_backward_iface.h"
 #include "ops/softmax_rows.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(smb_push, VKA_SMB_PUSH);
 

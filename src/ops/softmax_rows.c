@@ -7,9 +7,9 @@
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "ops/half_stage.h"
 
 /* params present; batch, tq, tv >= 1; scale finite; causal and masked_row

@@ -3,8 +3,8 @@
 
 #include "core/check.h"
 #include "core/error.h"
-#include "vk/view.h"
 #include "vk/dispatch.h"
+#include "vk/view.h"
 
 vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, const char *kernel,
                              uint32_t rows, uint32_t tile, uint64_t work_per_row,

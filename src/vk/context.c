@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "vk/instance.h"
 #include "vk/profile.h"
-#include "vk/rope_table.h"
+#include "vk/kept.h"
 #include "vk/submit.h"
 #include "vkattn/advanced.h"
 #include "vkattn/tensor.h"
@@ -314,7 +314,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->device && ctx->vk.vkQueueWaitIdle && ctx->queue && ctx->owns_device)
         ctx->vk.vkQueueWaitIdle(ctx->queue);
     if (ctx->device && ctx->vk.vkDestroyPipeline) {
-        vka_rope_tables_destroy(ctx);
+        vka_kept_destroy(ctx);
         vka_thread_scratch_destroy(ctx);
         vka_descriptors_destroy(ctx);
         vka_pipelines_destroy(ctx);

@@ -111,17 +111,15 @@ struct vkattn_context {
 
     vka_buffer dummy; /* bound where an optional input is absent; never written */
 
-    /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), the
-     * pack buffer (vk/pack.h) and the sink, one set per recording thread
-     * (vk/scratch.h). */
+    /* The pack buffer (vk/pack.h), the sink and the ops' scratch kinds
+     * (ops/scratch_kinds.h), one set per recording thread (vk/scratch.h). */
     vka_thread_scratch **thread_scratch;
     uint32_t n_thread_scratch;
 
-    /* The public rotations' inverse-frequency tables (ops/head_op.c), one per
-     * distinct rope, under lock: recorded command buffers read them, so they
-     * live as long as the context. */
-    struct vka_rope_table *rope_tables;
-    uint32_t n_rope_tables;
+    /* Tensors kept for the context's life (vk/kept.h), under lock: recorded
+     * command buffers read them long after the call. */
+    struct vka_kept *kept;
+    uint32_t n_kept;
 
     /* Device memory (vk/memory.h). memory_current is the bytes bound to live
      * buffers, memory_peak its high-water mark. */

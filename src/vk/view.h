@@ -1,5 +1,5 @@
 /* What ops and layers see of a context: its info and limits, its budgets and
- * its lock, and the scratch slots ops claim. The context's state itself
+ * its lock, the scratch slots ops claim and the tensors it keeps for them. The context's state itself
  * (vk/context.h) is private to vk/; everything here is a function, so an op
  * cannot come to depend on a field. Includes no other vk/ header
  * (scripts/check-layering.sh): ops and layers reach the rest of vk/ only
@@ -13,6 +13,7 @@
 #include "vkattn/result.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vkattn_context;
@@ -42,7 +43,7 @@ bool vka_subgroup_shuffle(const struct vkattn_context *ctx);
 uint32_t vka_variant_asked(const struct vkattn_context *ctx, uint32_t family);
 
 /* The context's recursive lock over its shared state (tensor list, scratch,
- * stats, the rope tables). */
+ * stats, the kept tensors). */
 void vka_lock(struct vkattn_context *ctx);
 void vka_unlock(struct vkattn_context *ctx);
 
@@ -63,5 +64,16 @@ vkattn_result vka_context_create(const vkattn_context_desc *desc, struct vkattn_
  * floats first if needed. */
 vkattn_result vka_growable_get(struct vkattn_context *ctx, unsigned kind, uint64_t count,
                                const char *caller, struct vkattn_tensor **out);
+
+/* Tensors kept for the context's life under a key an op chooses (at most
+ * VKA_KEPT_KEY_MAX bytes, compared as bytes: no padding in it), because a
+ * recorded command buffer may read one long after the record call. Callers
+ * hold vka_lock. The tensor kept under key, or NULL: */
+#define VKA_KEPT_KEY_MAX 32u
+struct vkattn_tensor *vka_kept_find(struct vkattn_context *ctx, const void *key, size_t size);
+/* Keeps t under key: the context owns it from now on (destroyed here if it
+ * cannot be kept). */
+vkattn_result vka_kept_add(struct vkattn_context *ctx, const char *caller, const void *key,
+                           size_t size, struct vkattn_tensor *t);
 
 #endif /* VKA_VIEW_H */
