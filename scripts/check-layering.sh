@@ -4,18 +4,27 @@
 # root]). scripts/check-symbols.sh checks the same rule on the object files,
 # which no include trick can fool; this check stays for its messages, which
 # point at the line to change:
-#   core/       core/ and public headers (no Vulkan or volk of its own)
+#   core/       core/ and Vulkan-free public headers (vkattn/version.h is
+#               made from cmake/version.h.in); CMake compiles core/ once
+#               more against headers that #error on Vulkan (cmake/no_vulkan)
 #   shape/      core/ shape/ and Vulkan-free public headers
 #   reference/  core/ shape/ reference/ and Vulkan-free public headers
 #   weights/    core/ shape/ weights/ and Vulkan-free public headers (jansson)
-#   vk/         core/ vk/, public headers, Vulkan and volk
-#   ops/        core/ shape/ vk/ ops/, public headers, the shaders' interface
-#               headers (common/*_iface.h) and the embedded SPIR-V
+#   vk/         core/ vk/, public headers, Vulkan and volk; vk/view.h, what
+#               ops and layers see of a context, includes no other vk/ header
+#   ops/        core/ shape/ ops/, public headers, the shaders' interface
+#               headers (common/*_iface.h), the embedded SPIR-V, and of vk/
+#               the view and the modules' interfaces ($ops_vk below)
 #   layers/     core/ shape/ ops/ layers/, public headers, and of vk/ only
-#               context, tensor, submit, prepare (the dry recording) and
-#               record_mode (VKATTN_PREPARE / VKATTN_RUN_NOW); never reference/. No raw Vulkan call (vk*, through
-#               volk or a function table), no shader of their own (vka_spv_*,
-#               vka_kernel, vka_record_dispatch)
+#               view, tensor, submit, prepare (the dry recording) and
+#               record_mode (VKATTN_PREPARE / VKATTN_RUN_NOW); never reference/.
+#               No raw Vulkan call (vk*, through volk or a function table), no
+#               shader of their own (vka_spv_*, vka_kernel,
+#               vka_record_dispatch), no barrier through the public hand-over
+#               (vkattn_tensor_release/acquire): the ops' dispatches order
+#               their accesses
+#   ops/, layers/: never vk/context.h, the context's private state, neither
+#               directly nor through a vk/ header that includes it
 #   tools/attnbench, tests, examples: public headers (vkattn/...), Vulkan,
 #               and their own headers (a bare name in their directory,
 #               tests/common or tests/gpu); nothing under src/ but, for
@@ -53,7 +62,9 @@ while IFS=: read -r h line; do
     elif [[ $line =~ [\<\"](vkattn/[^\>\"]+)[\>\"] ]]; then
         public_includes[$name]+=" ${BASH_REMATCH[1]} "
     fi
-done < <(grep -HE '^\s*#\s*include' include/vkattn/*.h 2>/dev/null)
+done < <(grep -HE '^\s*#\s*include' include/vkattn/*.h 2>/dev/null;
+    # vkattn/version.h is made at configure time from its template
+    grep -hE '^\s*#\s*include' cmake/version.h.in 2>/dev/null | sed 's|^|include/vkattn/version.h:|')
 changed=1
 while [ $changed = 1 ]; do
     changed=0
@@ -69,13 +80,37 @@ while [ $changed = 1 ]; do
     done
 done
 
+# The vk/ headers that include vk/context.h, directly or through another one:
+# the context's private state, which no op or layer may reach (a static
+# inline or a field read through it bends the rule where no symbol shows).
+private_vk=" vk/context.h "
+declare -A vk_includes # vk/ header -> the vk/ headers it includes
+while IFS=: read -r h line; do
+    [[ $line =~ [\"](vk/[a-z_]+\.h)[\"] ]] && vk_includes[vk/${h#src/vk/}]+=" ${BASH_REMATCH[1]} "
+done < <(grep -HE '^\s*#\s*include' src/vk/*.h 2>/dev/null)
+changed=1
+while [ $changed = 1 ]; do
+    changed=0
+    for name in "${!vk_includes[@]}"; do
+        [[ $private_vk == *" $name "* ]] && continue
+        for v in $private_vk; do
+            if [[ ${vk_includes[$name]} == *" $v "* ]]; then
+                private_vk="$private_vk$name "
+                changed=1
+                break
+            fi
+        done
+    done
+done
+if [ -f src/vk/view.h ] && [ -n "${vk_includes[vk/view.h]:-}" ]; then
+    fail src/vk/view.h 0 "includes${vk_includes[vk/view.h]% }: the view includes no other vk/ header"
+fi
+
 # check_dir DIR MODE PATTERN...: every include in DIR/*.[ch] must match one
 # of the extended regexes (the text between the quotes or <>); system
 # headers, <name.h> or <sys/name.h>, always pass. MODE novulkan rejects
-# Vulkan, volk and the public headers that include them; public rejects
-# Vulkan and volk but takes every public header (core defines public
-# functions, such as vkattn_get_version, and needs their declarations);
-# vulkan takes them all.
+# Vulkan, volk and the public headers that include them; vulkan takes them
+# all.
 sys='[A-Za-z0-9_]+\.h|sys/[a-z_]+\.h'
 check_dir() {
     local dir=$1 vulkan=$2
@@ -110,6 +145,14 @@ check_dir() {
             fail "$f" "$n" "includes $inc, which pulls in Vulkan: this layer has no Vulkan"
             continue
         fi
+        if [[ $dir == src/ops || $dir == src/layers ]] && [[ $private_vk == *" $inc "* ]]; then
+            if [ "$inc" = vk/context.h ]; then
+                fail "$f" "$n" "includes vk/context.h, the context's private state: ops and layers include vk/view.h"
+            else
+                fail "$f" "$n" "includes $inc, which reaches vk/context.h, the context's private state: ops and layers include vk/view.h"
+            fi
+            continue
+        fi
         ok=0
         for pat in "$@"; do
             if [[ $inc =~ ^($pat)$ ]]; then
@@ -137,15 +180,17 @@ for d in src/*/ src/*/*/; do
     fi
 done
 
-check_dir src/core public "$pub" 'core/[a-z_]+\.h'
+check_dir src/core novulkan "$pub" 'core/[a-z_]+\.h'
 check_dir src/shape novulkan "$pub" '(core|shape)/[a-z_]+\.h'
 check_dir src/reference novulkan "$pub" '(core|shape|reference)/[a-z_]+\.h'
 check_dir src/weights novulkan "$pub" '(core|shape|weights)/[a-z_]+\.h'
 check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\.h'
-check_dir src/ops vulkan "$pub" '(core|shape|vk|ops)/[a-z_]+\.h' 'common/[a-z_]+_iface\.h' \
+# of vk/, ops see the view and the interfaces of the modules they drive
+ops_vk='vk/(view|vk|dispatch|pipeline|tensor|pack|prepare|record_mode|submit|coopmat)\.h'
+check_dir src/ops vulkan "$pub" '(core|shape|ops)/[a-z_]+\.h' "$ops_vk" 'common/[a-z_]+_iface\.h' \
     'vka_shaders\.h'
 check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \
-    'vk/(context|tensor|submit|prepare|record_mode)\.h'
+    'vk/(view|tensor|submit|prepare|record_mode)\.h'
 
 # Apps of the public API: own headers by bare name, where they exist.
 check_public() {
@@ -182,6 +227,12 @@ while IFS=: read -r f n text; do
     [[ $text =~ ^[[:space:]]*(\*|/\*|//) ]] && continue
     fail "$f" "$n" "records a command or a shader itself; layers compose ops"
 done < <(grep -nHE '\bvk[A-Z]|\.Cmd[A-Z]|vka_spv_|vka_kernel|vka_record_dispatch' /dev/null src/layers/*.[ch] 2>/dev/null)
+# nor a barrier of their own through the public hand-over, which apps use to
+# pass a tensor between queue families: within vkattn, ops order accesses
+while IFS=: read -r f n text; do
+    [[ $text =~ ^[[:space:]]*(\*|/\*|//) ]] && continue
+    fail "$f" "$n" "records a barrier through vkattn_tensor_release/acquire; layers leave barriers to the ops' dispatches"
+done < <(grep -nHE '\bvkattn_tensor_(release|acquire)\b' /dev/null src/layers/*.[ch] 2>/dev/null)
 
 # Shader interfaces come from shaders/common/<kernel>_iface.h.
 shopt -s nullglob

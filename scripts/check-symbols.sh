@@ -19,9 +19,11 @@
 #   weights    core shape weights
 #   vk         core vk volk
 #   ops        core shape vk ops shaders
-#   layers     core shape ops layers; of vk/ only context, tensor, submit, record_mode and
-#              prepare, except public vkattn_* functions, which layers may call
-#              wherever they are defined (outside reference/)
+#   layers     core shape ops layers; of vk/ only view (vk/view.h, what layers
+#              see of a context), tensor, submit, record_mode and prepare, except public
+#              vkattn_* functions, which layers may call wherever they are
+#              defined (outside reference/) but for vkattn_tensor_release and
+#              vkattn_tensor_acquire, which record a barrier
 #   shaders    nothing (generated SPIR-V arrays)
 #   volk       nothing
 # A symbol no object defines (libc, libm, jansson, the loader) passes. An
@@ -65,9 +67,11 @@ nm -A -P "${objects[@]}" | awk '{
 
 awk '
 function allowed(user, def_folder, def_module, sym) {
+    # the public hand-over records a barrier: layers leave those to the ops
+    if (user == "layers" && sym ~ /^vkattn_tensor_(release|acquire)$/) return 0
     if (user == def_folder) return 1
     if (rule[user] !~ (" " def_folder " ")) {
-        if (user == "layers" && def_folder == "vk" && (def_module ~ /^(context|tensor|submit|prepare|record_mode)$/ || sym ~ /^vkattn_/))
+        if (user == "layers" && def_folder == "vk" && (def_module ~ /^(view|tensor|submit|prepare|record_mode)$/ || sym ~ /^vkattn_/))
             return 1
         return 0
     }

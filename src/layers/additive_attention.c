@@ -8,9 +8,9 @@
 #include "layers/layer_util.h"
 #include "layers/layer_weights.h"
 #include "layers/single_internal.h"
-#include "vk/context.h"
 #include "vkattn/additive.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 struct vkattn_additive_attention {
     vkattn_context *ctx;

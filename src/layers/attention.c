@@ -13,10 +13,10 @@
 #include "layers/layer_weights.h"
 #include "layers/single_internal.h"
 #include "ops/scale.h"
-#include "vk/context.h"
 #include "vkattn/additive.h"
 #include "vkattn/sdpa.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 struct vkattn_attention {
     vkattn_context *ctx;

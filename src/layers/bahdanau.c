@@ -11,10 +11,10 @@
 #include "layers/layer_util.h"
 #include "layers/layer_weights.h"
 #include "layers/single_internal.h"
-#include "vk/context.h"
 #include "vkattn/additive.h"
 #include "vkattn/matmul.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 struct vkattn_bahdanau {
     vkattn_context *ctx;

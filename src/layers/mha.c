@@ -30,11 +30,11 @@
 #include "ops/gate.h"
 #include "ops/heads_rows.h"
 #include "ops/kv_cache.h"
-#include "vk/context.h"
 #include "vk/prepare.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* Scratch tensors are 1-D, indexed in 32 bits by every kernel. */
 static vkattn_result check_scratch_size(vkattn_context *ctx, const char *fn, uint64_t count,

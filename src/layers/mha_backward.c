@@ -31,10 +31,10 @@
 #include "layers/mha_internal.h"
 #include "ops/elementwise.h"
 #include "ops/gate.h"
-#include "vk/context.h"
 #include "vk/prepare.h"
 #include "vk/tensor.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 vkattn_result vkattn_mha_get_weight_tensors(vkattn_mha *layer, vkattn_mha_weight_tensors *out)
 {

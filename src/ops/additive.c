@@ -8,13 +8,13 @@
 #include "core/error.h"
 #include "shape/additive_shape.h"
 #include "common/additive_iface.h"
-#include "vk/context.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(additive_push, VKA_ADDITIVE_PUSH);
 
@@ -126,7 +126,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const vkattn_additive_io *io = op->io;
     vkattn_result r;
     additive_tiles t;
-    if (!choose_tiles(&ctx->info, params->tq, params->tv, &t))
+    if (!choose_tiles(vka_info(ctx), params->tq, params->tv, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no additive-score tile fits this device's workgroup limits", caller);
     /* per chunk of DK features: the chunk loop, the three tile loads, and the

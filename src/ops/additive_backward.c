@@ -11,14 +11,14 @@
 #include "common/additive_backward_iface.h"
 #include "ops/grad_reduce.h"
 #include "ops/half_stage.h"
+#include "ops/scratch_kinds.h"
 #include "ops/split.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/prepare.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(additive_bwd_push, VKA_ADDITIVE_BWD_PUSH);
 

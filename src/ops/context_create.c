@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "ops/coopmat_selftest.h"
 #include "ops/variants.h"
-#include "vk/context.h"
+#include "vk/view.h"
 
 #include "vkattn/advanced.h"
 

@@ -3,8 +3,8 @@
 
 #include "core/error.h"
 #include "core/threads.h"
-#include "vk/context.h"
 #include "vk/coopmat.h"
+#include "vk/view.h"
 #include "vkattn/matmul.h"
 #include "vkattn/sdpa.h"
 #include "vkattn/tensor.h"
@@ -290,7 +290,7 @@ static void test_family(vkattn_context *ctx, uint32_t family, outcome *o)
     tally mm = {0}, fl = {0};
     for (size_t i = 0; i < COUNT(matmul_cases) && !mm.wrong; i++)
         count(&mm, check_matmul(ctx, family, &matmul_cases[i], o));
-    const bool flash = ctx->coopmat_candidates[VKA_COOPMAT_FLASH - 1] & family;
+    const bool flash = vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH) & family;
     outcome flash_o = *o;
     for (size_t i = 0; flash && i < COUNT(flash_cases) && !fl.wrong; i++)
         count(&fl, check_flash(ctx, family, &flash_cases[i], &flash_o));
@@ -340,7 +340,7 @@ static void cache_init(void) { cache_ready = vka_mutex_init(&cache_lock); }
 
 static void key_of(const vkattn_context *ctx, uint32_t family, cache_key *k)
 {
-    const vkattn_context_info *i = &ctx->info;
+    const vkattn_context_info *i = vka_info(ctx);
     memset(k, 0, sizeof *k);
     memcpy(k->device_name, i->device_name, sizeof k->device_name);
     memcpy(k->profile, i->profile, sizeof k->profile);
@@ -354,8 +354,8 @@ static void key_of(const vkattn_context *ctx, uint32_t family, cache_key *k)
     k->family = family;
     k->storage16 = i->storage_buffer_16bit;
     k->subgroups = i->subgroup_operations;
-    k->flash = ctx->coopmat_candidates[VKA_COOPMAT_FLASH - 1] & family;
-    k->fault = ctx->coopmat_test_fault;
+    k->flash = vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH) & family;
+    k->fault = vka_coopmat_test_fault(ctx);
 }
 
 static bool cache_find(const cache_key *k, outcome *o)
@@ -384,11 +384,11 @@ static void cache_put(const cache_key *k, const outcome *o)
 
 void vka_coopmat_decide(vkattn_context *ctx)
 {
-    if (ctx->coopmat_decided)
+    if (vka_coopmat_decided(ctx))
         return;
     vka_call_once(&cache_once, cache_init);
-    vkattn_context_info *info = &ctx->info;
-    const uint32_t candidates = ctx->coopmat_candidates[0] | ctx->coopmat_candidates[1];
+    const uint32_t candidates = vka_coopmat_candidates(ctx, VKA_COOPMAT_MATMUL) |
+                                vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH);
     for (uint32_t p = 0; p < VKATTN_COOPMAT_FAMILIES; p++) {
         const uint32_t family = vka_coopmat_preference[p];
         if (!(candidates & family))
@@ -403,11 +403,7 @@ void vka_coopmat_decide(vkattn_context *ctx)
                 cache_put(&key, &o);
         }
         o.check.cached = cached;
-        info->coopmat_check[vka_coopmat_index(family)] = o.check;
-        for (int k = 0; k < 2; k++)
-            if (!ctx->coopmat_chosen[k] && (ctx->coopmat_candidates[k] & family) &&
-                (o.passed & (unsigned)(k + 1)))
-                ctx->coopmat_chosen[k] = family;
+        vka_coopmat_record(ctx, family, &o.check, o.passed);
         if (o.check.state == VKATTN_COOPMAT_FAILED)
             vka_log(ctx, VKATTN_LOG_WARN,
                     "cooperative matrices: the %s family failed its self-test (%s); %s",
@@ -418,7 +414,5 @@ void vka_coopmat_decide(vkattn_context *ctx)
                                           "self-test (%s)",
                     vka_coopmat_name(family), o.check.detail);
     }
-    ctx->coopmat_decided = true;
-    info->coopmat_running = ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1];
-    info->coopmat_attention = ctx->coopmat_chosen[VKA_COOPMAT_FLASH - 1] != 0;
+    vka_coopmat_finish(ctx);
 }

@@ -13,15 +13,15 @@
 #include "common/decode_iface.h"
 #include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
+#include "ops/scratch_kinds.h"
 #include "shape/decode_plan.h"
 #include "shape/sdpa_plan.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(decode_push, VKA_DECODE_PUSH);
 VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);
@@ -78,7 +78,7 @@ static vkattn_result check_cache(vkattn_context *ctx, const char *fn, const vka_
 static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
                                    bool i8, decode_tiles *t)
 {
-    const vkattn_context_info *info = &ctx->info;
+    const vkattn_context_info *info = vka_info(ctx);
     const uint32_t rows = s->group * s->tq;
     t->lanes = info->cpu_tuning && s->dk <= LANES_MAX_WIDTH && s->dv <= LANES_MAX_WIDTH;
     t->wg = t->lanes ? LANES_WG : 64;
@@ -129,7 +129,7 @@ static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape 
             chunks = s->splits < MAX_SPLITS ? s->splits : MAX_SPLITS;
         if (chunks > max_groups)
             chunks = max_groups;
-        const uint64_t budget = ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1;
+        const uint64_t budget = vka_loop_budget(ctx) > 64 ? vka_loop_budget(ctx) - 64 : 1;
         if (vka_div_up(vka_div_up(span, chunks * t->wg), 4) > budget)
             chunks = vka_div_up(span, 4 * budget * t->wg);
         t->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
@@ -143,8 +143,8 @@ static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape 
             chunks = s->splits < MAX_SPLITS ? s->splits : MAX_SPLITS;
         if (chunks > tiles)
             chunks = tiles;
-        if (vka_div_up(tiles, chunks) + 64 > ctx->loop_budget)
-            chunks = vka_div_up(tiles, ctx->loop_budget > 64 ? ctx->loop_budget - 64 : 1);
+        if (vka_div_up(tiles, chunks) + 64 > vka_loop_budget(ctx))
+            chunks = vka_div_up(tiles, vka_loop_budget(ctx) > 64 ? vka_loop_budget(ctx) - 64 : 1);
         t->groups_x = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
     }
     return chunks;
@@ -166,7 +166,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
     if ((r = vka_decode_plan(ctx, fn, p, s)) || (r = check_cache(ctx, fn, s, c)) ||
         (r = choose_layout(ctx, fn, s, c->desc.dtype == VKATTN_DTYPE_I8, t)))
         return r;
-    const vkattn_context_info *info = &ctx->info;
+    const vkattn_context_info *info = vka_info(ctx);
     const uint64_t chunks = choose_chunks(ctx, s, t);
     if (t->groups_x > info->max_workgroup_count[0] || chunks > UINT32_MAX ||
         t->row_blocks > info->max_workgroup_count[1])
@@ -216,7 +216,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   const vkattn_sdpa_decode_params *p,
                                   const vkattn_sdpa_decode_io *io, vkattn_tensor *part)
 {
-    const bool packed = ctx->info.max_storage_buffers_per_stage < DECODE_BINDINGS;
+    const bool packed = vka_info(ctx)->max_storage_buffers_per_stage < DECODE_BINDINGS;
     const bool i8 = io->cache->desc.dtype == VKATTN_DTYPE_I8;
     decode_push push = {
         .heads = s->heads, .group = s->group, .tq = s->tq, .capacity = s->capacity,
@@ -274,8 +274,8 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
     const uint64_t work = vka_count4(s->batch, s->heads, s->tq, (uint64_t)s->capacity * (s->dk + s->dv));
     uint64_t pieces = vka_dispatch_pieces(ctx, work);
     uint64_t cz = vka_div_up(gz, pieces < gz ? pieces : gz);
-    if (cz > ctx->info.max_workgroup_count[2])
-        cz = ctx->info.max_workgroup_count[2];
+    if (cz > vka_info(ctx)->max_workgroup_count[2])
+        cz = vka_info(ctx)->max_workgroup_count[2];
     d.groups[0] = t->groups_x, d.groups[1] = t->row_blocks;
     for (uint64_t z0 = 0; z0 < gz; z0 += cz) {
         push.z_base = (uint32_t)z0;

@@ -9,13 +9,13 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/dropout_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
 #include "shape/dropout_plan.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(dropout_push, VKA_DROPOUT_PUSH);
 
@@ -97,7 +97,7 @@ vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
     const dropout_op op = {.caller = caller, .params = params, .io = io, .plan = s};
     const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
-                        !ctx->info.storage_buffer_16bit;
+                        !vka_info(ctx)->storage_buffer_16bit;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
 
@@ -117,7 +117,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
      * Either way the product is the f32 op's, so the same elements are kept
      * and each kept value is the f32 result rounded once to f16. */
     const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
-    const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
+    const bool native16 = (in16 || out16) && vka_info(ctx)->storage_buffer_16bit;
     vkattn_tensor *in = io->in, *out = io->out;
     if (!native16) {
         if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, count, &in)))

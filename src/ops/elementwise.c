@@ -4,9 +4,9 @@
 #include "common/elementwise_iface.h"
 #include "core/error.h"
 #include "ops/half_stage.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(elementwise_push, VKA_ELEMENTWISE_PUSH);

@@ -22,12 +22,13 @@
 #include "ops/flash_coopmat.h"
 #include "ops/flash_tiled.h"
 #include "ops/half_convert.h"
+#include "ops/scratch_kinds.h"
 #include "ops/sdpa_shape.h"
 #include "ops/split.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(flash_push, VKA_FLASH_PUSH);
@@ -92,7 +93,7 @@ static uint64_t shared_bytes(uint32_t bc, uint32_t dk, uint32_t dv)
 static bool choose_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                          bool allow_tiled, flash_tiles *t)
 {
-    const vkattn_context_info *info = &ctx->info;
+    const vkattn_context_info *info = vka_info(ctx);
     t->tiled = allow_tiled && vka_flash_tiled_choose(ctx, s->dk, s->dv, &t->gpu);
     if (t->tiled)
         return true;
@@ -180,12 +181,12 @@ static vkattn_result check_kernel(const struct vkattn_context *ctx, const vka_sd
         code = VKATTN_ERROR_UNSUPPORTED;
     else if (!choose_tiles(ctx, s, allow_tiled, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
-        reason = ctx->info.max_workgroup_invocations == 0 || ctx->info.max_workgroup_size[0] == 0
+        reason = vka_info(ctx)->max_workgroup_invocations == 0 || vka_info(ctx)->max_workgroup_size[0] == 0
                      ? "the device allows no invocations per workgroup "
                        "(maxComputeWorkGroupInvocations)"
                      : "even its smallest tile (4 keys) exceeds the device's shared memory "
                        "(maxComputeSharedMemorySize)";
-    } else if (loop_iterations(s, p, &t) > ctx->loop_budget) {
+    } else if (loop_iterations(s, p, &t) > vka_loop_budget(ctx)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = "tv is too long for lavapipe, which ends a shader invocation after 65535 "
                  "loop iterations";
@@ -253,7 +254,7 @@ static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DT
 static bool out_via_scratch(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                             const vkattn_sdpa_io *io, bool packed, bool tiled, bool lse)
 {
-    const bool storage16 = !packed && !tiled && ctx->info.storage_buffer_16bit;
+    const bool storage16 = !packed && !tiled && vka_info(ctx)->storage_buffer_16bit;
     return (packed && lse) || (is_f16(io->out) && !storage16 && s->dv % 2);
 }
 
@@ -367,10 +368,10 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
 
     const vkattn_mask_params *m = &p->mask;
     /* the tiled kernel has only the unpacked layout (flash_tiled.c) */
-    const bool packed = ctx->info.max_storage_buffers_per_stage < FLASH_BINDINGS;
+    const bool packed = vka_info(ctx)->max_storage_buffers_per_stage < FLASH_BINDINGS;
     /* float16_t views where the device has them; words of two halves otherwise
      * (the packed layout always: it is for minimal devices) */
-    const bool storage16 = !packed && any16 && ctx->info.storage_buffer_16bit;
+    const bool storage16 = !packed && any16 && vka_info(ctx)->storage_buffer_16bit;
     flash_push push = make_push(&s, p);
     flash_io f = {0};
     r = packed ? bind_packed(ctx, cmd, caller, &s, io, m, lse, &push, &f)

@@ -18,9 +18,9 @@
 #include "ops/sdpa_shape.h"
 #include "ops/variant_select.h"
 #include "ops/split.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(fb_push, VKA_FB_PUSH);
@@ -114,7 +114,7 @@ static vkattn_result gpu_check(const struct vkattn_context *ctx, const vka_sdpa_
     if (vka_flash_backward_gpu_loop_iterations(
             &t, s->dk, s->dv, (uint64_t)s->group * s->tq, s->tv,
             s->drop, vka_count4(s->batch, s->heads, s->tq, 1),
-            ctx->info.max_workgroup_count[0]) > ctx->loop_budget) {
+            vka_info(ctx)->max_workgroup_count[0]) > vka_loop_budget(ctx)) {
         *reason = "tq or tv is too long for lavapipe, which ends a shader invocation after "
                   "65535 loop iterations";
         return VKATTN_ERROR_DEVICE_LIMIT;
@@ -136,17 +136,17 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
         reason = "tq or tv is 2^31 or more";
     else if (!fits_u32_indexing(&s, &p->mask))
         reason = "a tensor exceeds the kernels' 32-bit indexing";
-    else if (ctx->info.max_storage_buffers_per_stage < FB_KV_BINDINGS)
+    else if (vka_info(ctx)->max_storage_buffers_per_stage < FB_KV_BINDINGS)
         reason = "the device allows fewer than 10 storage buffers per shader "
                  "(maxPerStageDescriptorStorageBuffers)";
-    else if (!ctx->info.cpu_tuning && p->softcap == 0.0f) {
+    else if (!vka_info(ctx)->cpu_tuning && p->softcap == 0.0f) {
         /* soft-capping is in the CPU-shaped kernels only (flash_backward_body.glsl):
          * the GPU-shaped ones keep their register budgets (ops/register_budget.c) */
         code = gpu_check(ctx, &s, p, &reason);
-    } else if (!choose_tiles(&ctx->info, &s, &t)) {
+    } else if (!choose_tiles(vka_info(ctx), &s, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = "no tile fits the device's shared memory or invocation limits";
-    } else if (loop_iterations(&s, &t) > ctx->loop_budget) {
+    } else if (loop_iterations(&s, &t) > vka_loop_budget(ctx)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = "tq or tv is too long for lavapipe, which ends a shader invocation after 65535 "
                  "loop iterations";
@@ -242,8 +242,8 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
                            const vkattn_sdpa_params *p, uint32_t push_size, fb_kernels *k)
 {
     *k = (fb_kernels){0};
-    if (ctx->info.cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
-        cpu_kernels(&ctx->info, s, k);
+    if (vka_info(ctx)->cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
+        cpu_kernels(vka_info(ctx), s, k);
     else
         gpu_kernels(ctx, s, k);
     const vkattn_mask_params *m = &p->mask;
@@ -281,8 +281,8 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
 
     /* 1: row statistics (a grid-stride loop covers rows past the grid) */
     uint64_t sg = vka_div_up(push.rows, k.stats_rows);
-    if (sg > ctx->info.max_workgroup_count[0])
-        sg = ctx->info.max_workgroup_count[0];
+    if (sg > vka_info(ctx)->max_workgroup_count[0])
+        sg = vka_info(ctx)->max_workgroup_count[0];
     vka_dispatch sd = {
         .kernel = &k.stats, .push = &push, .caller = caller,
         .bindings = {vka_bind_tensor(io->grad_out, false), vka_bind_tensor(io->out, false),

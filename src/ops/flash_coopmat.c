@@ -6,9 +6,9 @@
 #include "core/dropout_host.h"
 #include "ops/coopmat_kernels.h"
 #include "ops/variant_select.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 
 /* Upper bound of the loop iterations one invocation of the emulated kernel
  * runs (lavapipe's limit, see flash.c): every loop counted as kept rolled,
@@ -56,10 +56,10 @@ bool vka_flash_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_s
         !vka_select_flash_coopmat(ctx, s->dk, s->dv, &out->tiles))
         return false;
     out->family = family;
-    out->fault = emulated && ctx->coopmat_test_fault;
+    out->fault = emulated && vka_coopmat_test_fault(ctx);
     if (emulated && emulated_loop_iterations(&out->tiles, s, s->drop,
                                              p->mask.masked_row == VKATTN_MASKED_ROW_UNIFORM) >
-                        ctx->loop_budget)
+                        vka_loop_budget(ctx))
         return false;
     vka_coopmat_note_taken();
     out->vec8 = s->dk % 8 == 0 && s->dv % 8 == 0 && io->q->offset % 16 == 0 &&

@@ -4,7 +4,7 @@
 
 #include "common/flash_tiled_iface.h"
 #include "ops/variant_select.h"
-#include "vk/context.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 /* Storage buffers of the unpacked layout, the only one this kernel has. */

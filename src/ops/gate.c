@@ -5,9 +5,9 @@
 #include "core/error.h"
 #include "ops/elementwise.h"
 #include "ops/half_stage.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(gate_push, VKA_GATE_PUSH);

@@ -4,9 +4,9 @@
 #include "core/error.h"
 #include "ops/split.h"
 #include "common/grad_reduce_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(grad_reduce_push, VKA_GRAD_REDUCE_PUSH);

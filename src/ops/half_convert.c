@@ -3,9 +3,9 @@
 
 #include "core/error.h"
 #include "common/half_convert_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(half_convert_push, VKA_HALF_CONVERT_PUSH);

@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/scratch_kinds.h"
 #include "vk/prepare.h"
-#include "vk/scratch.h"
 #include "vkattn/context.h"
 #include "vkattn/tensor.h"
 

@@ -6,13 +6,12 @@
 #include "core/error.h"
 #include "ops/half_stage.h"
 #include "ops/head_prep.h"
+#include "ops/scratch_kinds.h"
 #include "shape/head_op_plan.h"
-#include "vk/context.h"
 #include "vk/pack.h"
 #include "vk/record_mode.h"
-#include "vk/rope_table.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 
 typedef struct io_field {
     const char *name;
@@ -84,11 +83,13 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
 static vkattn_result rope_table(vkattn_context *ctx, const char *caller,
                                 const vkattn_rope_params *rope, vkattn_tensor **out)
 {
+    const struct { float max_wavelength, scaling_factor; uint32_t rotary_dim; } key = {
+        rope->max_wavelength, rope->scaling_factor, rope->rotary_dim}; /* no padding */
     vkattn_result r = VKATTN_SUCCESS;
     vka_lock(ctx);
-    if (!(*out = vka_rope_table_find(ctx, rope)) &&
+    if (!(*out = vka_kept_find(ctx, &key, sizeof key)) &&
         !(r = vka_head_prep_inv_freq(ctx, caller, rope, out)))
-        r = vka_rope_table_keep(ctx, caller, rope, *out);
+        r = vka_kept_add(ctx, caller, &key, sizeof key, *out);
     vka_unlock(ctx);
     return r;
 }

@@ -9,9 +9,9 @@
 #include "core/error.h"
 #include "ops/grad_reduce.h"
 #include "ops/half_stage.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(head_prep_push, VKA_HEAD_PREP_PUSH);

@@ -7,12 +7,12 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/heads_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(heads_push, VKA_HEADS_PUSH);
 
@@ -82,18 +82,18 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const uint32_t seq_all = op->seq_all, t0 = op->t0;
     const uint64_t count = op->count;
     uint32_t threads = HEADS_THREADS;
-    if (ctx->info.max_workgroup_invocations < threads)
-        threads = ctx->info.max_workgroup_invocations;
-    if (ctx->info.max_workgroup_size[0] < threads)
-        threads = ctx->info.max_workgroup_size[0];
+    if (vka_info(ctx)->max_workgroup_invocations < threads)
+        threads = vka_info(ctx)->max_workgroup_invocations;
+    if (vka_info(ctx)->max_workgroup_size[0] < threads)
+        threads = vka_info(ctx)->max_workgroup_size[0];
     if (threads == 0)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED, "%s: the device reports no invocations",
                         caller);
     /* The grid stride covers whatever the group count leaves, so capping it at
      * the device's limit is always correct. */
     uint64_t groups = vka_div_up(count, (uint64_t)threads * HEADS_PER_THREAD);
-    if (groups > ctx->info.max_workgroup_count[0])
-        groups = ctx->info.max_workgroup_count[0];
+    if (groups > vka_info(ctx)->max_workgroup_count[0])
+        groups = vka_info(ctx)->max_workgroup_count[0];
 
     vka_kernel kernel = {
         .name = split ? "heads (split)" : "heads (merge)",
@@ -123,7 +123,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const uint64_t full = count / params->seq * seq_all;
     const uint64_t n_in = split ? full : count, n_out = split ? count : full;
     const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
-    const bool native16 = (in16 || out16) && ctx->info.storage_buffer_16bit;
+    const bool native16 = (in16 || out16) && vka_info(ctx)->storage_buffer_16bit;
     vkattn_tensor *in = io->in, *out = io->out;
     vkattn_result r;
     if (!native16 &&
@@ -165,7 +165,7 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
     const heads_op op = {.caller = caller, .params = params, .io = io, .split = split,
                          .seq_all = seq_all, .t0 = t0, .count = count};
     const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
-                        !ctx->info.storage_buffer_16bit;
+                        !vka_info(ctx)->storage_buffer_16bit;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
 

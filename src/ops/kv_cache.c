@@ -10,11 +10,11 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/kv_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(kv_append_push, VKA_KV_APPEND_PUSH);
 VKA_PUSH_STRUCT(kv_lengths_push, VKA_KV_LENGTHS_PUSH);

@@ -5,11 +5,11 @@
 #include "core/error.h"
 #include "common/mse_iface.h"
 #include "shape/train_shape.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(mse_push, VKA_MSE_PUSH);
 

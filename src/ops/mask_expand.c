@@ -4,9 +4,9 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/mask_expand_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(mask_push, VKA_MASK_EXPAND_PUSH);

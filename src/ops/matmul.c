@@ -7,18 +7,18 @@
 #include "core/error.h"
 #include "core/matmul_shape.h"
 #include "common/matmul_iface.h"
-#include "vk/context.h"
 #include "ops/coopmat_kernels.h"
 #include "ops/gpu_tiles.h"
+#include "ops/scratch_kinds.h"
 #include "ops/variant_select.h"
 #include "ops/half_convert.h"
 #include "ops/matmul_internal.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(matmul_push, VKA_MATMUL_PUSH);
 
@@ -89,7 +89,7 @@ static uint32_t k_per_dispatch(const vkattn_context *ctx, const matmul_tiles *t,
     if (gpu)
         per_step = 4 + 10 * (vka_div_up((uint64_t)t->bm * t->bk / 4, threads) +
                              vka_div_up((uint64_t)t->bn * t->bk / 4, threads)) + t->bk;
-    const uint64_t steps = ctx->loop_budget / per_step;
+    const uint64_t steps = vka_loop_budget(ctx) / per_step;
     if (steps >= vka_div_up(k, t->bk))
         return k;
     return (uint32_t)(steps ? steps : 1) * t->bk;
@@ -122,7 +122,7 @@ static uint32_t k_per_dispatch_coopmat(const vkattn_context *ctx, const vka_coop
                                   (1 + (fm + 1) + (fn + 1) + (fm + 1) + fm * (fn + 1) +
                                    fm * fn * product);
     const uint64_t once = 1 + fm * fn * 10 + 11 * groups + 2 + fm * (1 + fn * 19 + 1) + 2;
-    const uint64_t steps = ctx->loop_budget > once ? (ctx->loop_budget - once) / per_step : 0;
+    const uint64_t steps = vka_loop_budget(ctx) > once ? (vka_loop_budget(ctx) - once) / per_step : 0;
     if (steps >= vka_div_up(k, t->bk))
         return k;
     return (uint32_t)(steps ? steps : 1) * t->bk;
@@ -163,10 +163,10 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
         if ((r = check_u32(ctx, caller, ops[i]->extent, names[i])))
             return r;
     uint64_t groups = (uint64_t)s->batch * s->heads;
-    if (groups > ctx->info.max_workgroup_count[2])
+    if (groups > vka_info(ctx)->max_workgroup_count[2])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: batch * heads = %llu exceeds the device's %u workgroups along z", caller,
-                        (unsigned long long)groups, ctx->info.max_workgroup_count[2]);
+                        (unsigned long long)groups, vka_info(ctx)->max_workgroup_count[2]);
     return VKATTN_SUCCESS;
 }
 
@@ -220,7 +220,7 @@ static vka_kernel coopmat_kernel(const vkattn_context *ctx, const vkattn_matmul_
                 io->a, &s->a, 8, !params->transpose_a || rows >= s->m || rows % 8 == 0),
             [VKA_COOPMAT_SPEC_VEC_B] = groups_aligned(io->b, &s->b, 8, true),
             [VKA_COOPMAT_SPEC_WG] = ct->warps_m * ct->warps_n * ct->subgroup,
-            [VKA_COOPMAT_SPEC_FAULT] = family == VKATTN_COOPMAT_EMULATED && ctx->coopmat_test_fault,
+            [VKA_COOPMAT_SPEC_FAULT] = family == VKATTN_COOPMAT_EMULATED && vka_coopmat_test_fault(ctx),
         },
     };
     vka_coopmat_module(family, VKA_COOPMAT_MATMUL, &k);
@@ -234,7 +234,7 @@ static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_p
     const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
     const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
     const bool any16 = a16 || b16 || bias16 || io->c->dtype == VKATTN_DTYPE_F16;
-    const bool storage16 = ctx->info.storage_buffer_16bit;
+    const bool storage16 = vka_info(ctx)->storage_buffer_16bit;
     vka_kernel kernel = {
         .name = !any16 ? "matmul" : storage16 ? "matmul_f16" : "matmul_f16_packed",
         .code = !any16 ? vka_spv_matmul : storage16 ? vka_spv_matmul_f16 : vka_spv_matmul_f16_packed,
@@ -329,8 +329,8 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
      * f16 call never takes a slower kernel family than the f32 one); a device
      * the GPU tiles do not fit keeps the kernels below. */
     matmul_tiles t;
-    const bool gpu = !ctx->info.cpu_tuning && vka_select_matmul_gpu(ctx, s.m, s.n, &t);
-    if (!gpu && !choose_tiles(&ctx->info, s.m, s.n, &t))
+    const bool gpu = !vka_info(ctx)->cpu_tuning && vka_select_matmul_gpu(ctx, s.m, s.n, &t);
+    if (!gpu && !choose_tiles(vka_info(ctx), s.m, s.n, &t))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: no matmul tile fits this device's workgroup limits", caller);
     /* Tensor cores: f16 A and B on the context's cooperative-matrix family
@@ -352,7 +352,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
                             (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
         return r;
-    const bool storage16 = ctx->info.storage_buffer_16bit;
+    const bool storage16 = vka_info(ctx)->storage_buffer_16bit;
     /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
      * is split (partial sums rounded to f16 would lose the f32 accumulation)
      * or where packed halves cannot be written a word per invocation (a row

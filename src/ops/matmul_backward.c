@@ -9,11 +9,11 @@
 #include "ops/grad_reduce.h"
 #include "ops/half_stage.h"
 #include "ops/matmul_internal.h"
-#include "vk/context.h"
+#include "ops/scratch_kinds.h"
 #include "vk/prepare.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 static vkattn_matrix_layout layout_of(const vka_operand *o)
 {

@@ -7,10 +7,10 @@
 
 #include "core/error.h"
 #include "common/peak_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/submit.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 #include <stdlib.h>
@@ -69,10 +69,10 @@ static vkattn_result median_ms(vkattn_context *ctx, vkattn_timer *timer, const v
 static uint32_t workgroup_size(const vkattn_context *ctx)
 {
     uint32_t wg = 256;
-    if (wg > ctx->info.max_workgroup_invocations)
-        wg = ctx->info.max_workgroup_invocations;
-    if (wg > ctx->info.max_workgroup_size[0])
-        wg = ctx->info.max_workgroup_size[0];
+    if (wg > vka_info(ctx)->max_workgroup_invocations)
+        wg = vka_info(ctx)->max_workgroup_invocations;
+    if (wg > vka_info(ctx)->max_workgroup_size[0])
+        wg = vka_info(ctx)->max_workgroup_size[0];
     return wg;
 }
 
@@ -159,7 +159,7 @@ static vkattn_result measure_fma(vkattn_context *ctx, vkattn_timer *timer, vkatt
     static const uint32_t group_counts[] = {256, 8192};
     uint32_t max_groups = 0;
     for (size_t i = 0; i < sizeof group_counts / sizeof group_counts[0]; i++)
-        if (group_counts[i] <= ctx->info.max_workgroup_count[0])
+        if (group_counts[i] <= vka_info(ctx)->max_workgroup_count[0])
             max_groups = group_counts[i];
     vkattn_tensor *out;
     vkattn_result r = vka_tensor_create_1d(ctx, (uint64_t)max_groups * wg * 4, &out);
@@ -187,8 +187,8 @@ static vkattn_result measure_fma(vkattn_context *ctx, vkattn_timer *timer, vkatt
 static vkattn_result measure_coopmat(vkattn_context *ctx, vkattn_timer *timer,
                                      vkattn_peak_result *res)
 {
-    const uint32_t sg = ctx->info.subgroup_size, groups = 1024;
-    if (!ctx->info.coopmat_enabled || 4 * sg > workgroup_size(ctx))
+    const uint32_t sg = vka_info(ctx)->subgroup_size, groups = 1024;
+    if (!vka_info(ctx)->coopmat_enabled || 4 * sg > workgroup_size(ctx))
         return VKATTN_SUCCESS;
     vkattn_tensor *out;
     vkattn_result r = vka_tensor_create_1d(ctx, (uint64_t)groups * 4 * 1024, &out);
@@ -219,8 +219,8 @@ static vkattn_result copy_buffers(vkattn_context *ctx, vkattn_tensor **src, vkat
                                   uint64_t *bytes_out)
 {
     uint64_t bytes = PEAK_COPY_MAX_BYTES;
-    if (bytes > ctx->info.max_storage_buffer_range)
-        bytes = ctx->info.max_storage_buffer_range;
+    if (bytes > vka_info(ctx)->max_storage_buffer_range)
+        bytes = vka_info(ctx)->max_storage_buffer_range;
     for (;;) {
         bytes &= ~(uint64_t)15;
         vkattn_result r = vka_tensor_create_1d(ctx, bytes / 4, src);
@@ -251,8 +251,8 @@ static vkattn_result measure_copy(vkattn_context *ctx, vkattn_timer *timer, vkat
     uint32_t wg = workgroup_size(ctx);
     copy_push push = {.n = (uint32_t)(bytes / 16)};
     uint64_t groups = vka_div_up(push.n, wg);
-    if (groups > ctx->info.max_workgroup_count[0])
-        groups = ctx->info.max_workgroup_count[0];
+    if (groups > vka_info(ctx)->max_workgroup_count[0])
+        groups = vka_info(ctx)->max_workgroup_count[0];
     vka_kernel kernel = {
         VKA_KERNEL_SPV(peak_copy),
         .n_bindings = 2,
@@ -291,7 +291,7 @@ vkattn_result vkattn_measure_peak(vkattn_context *ctx, vkattn_peak_result *out)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", CALLER,
                         !ctx ? "ctx" : "out");
     memset(out, 0, sizeof *out);
-    if (!ctx->info.timestamps)
+    if (!vka_info(ctx)->timestamps)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: the device's queue has no timestamps, so nothing can be timed", CALLER);
     vkattn_timer *timer;

@@ -4,9 +4,9 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/rowmask_iface.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 

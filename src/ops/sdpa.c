@@ -13,16 +13,16 @@
 #include "ops/flash.h"
 #include "ops/half_convert.h"
 #include "ops/half_stage.h"
+#include "ops/scratch_kinds.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* ---------------------------------------------------------------- path */
 
@@ -74,7 +74,7 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
                         (unsigned long long)(s->scores * sizeof(float)), (unsigned long long)range,
                         hint, why ? " (fused: " : "", why ? why : "", why ? ")" : "");
     }
-    const uint32_t *groups = ctx->info.max_workgroup_count;
+    const uint32_t *groups = vka_info(ctx)->max_workgroup_count;
     const uint64_t rows = (uint64_t)s->group * s->tq, cols = s->tv > s->dv ? s->tv : s->dv;
     if ((uint64_t)s->batch * s->kv_heads > groups[2] || rows > 16ull * groups[1] ||
         cols > 16ull * groups[0])

@@ -13,17 +13,17 @@
 #include "core/error.h"
 #include "ops/flash_backward.h"
 #include "ops/half_stage.h"
+#include "ops/scratch_kinds.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "vkattn/dropout.h"
 #include "vkattn/matmul.h"
 #include "vkattn/softmax.h"
 #include "vkattn/softmax_backward.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* Row statistics of the fused backward: (rowsum(dO * O), lse) per query row.
  * Cannot overflow: the q count, at least B*H*Tq, fits a binding. */
@@ -44,7 +44,7 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller, cons
                         "(give io->lse from the fused forward), or split the batch or the heads",
                         caller, s->batch, s->heads, s->tq, s->tv,
                         (unsigned long long)(s->scores * sizeof(float)), (unsigned long long)range);
-    const uint32_t *groups = ctx->info.max_workgroup_count;
+    const uint32_t *groups = vka_info(ctx)->max_workgroup_count;
     const uint64_t rows = (uint64_t)s->group * s->tq;
     uint64_t cols = s->tv > s->dv ? s->tv : s->dv;
     cols = cols > s->dk ? cols : s->dk;
@@ -328,7 +328,7 @@ typedef struct bwd_op {
 
 /* One scratch kind per staged tensor: eight, STAGE0 to STAGE7. */
 _Static_assert(VKA_SCRATCH_F16_STAGE0 + N_IN + N_OUT - 1 == VKA_SCRATCH_F16_STAGE7,
-               "sdpa_backward.c stages N_IN + N_OUT tensors: see vk/scratch.h");
+               "sdpa_backward.c stages N_IN + N_OUT tensors: see ops/scratch_kinds.h");
 static vka_scratch_kind stage_kind(int i) { return (vka_scratch_kind)(VKA_SCRATCH_F16_STAGE0 + i); }
 
 /* Whether any data tensor of the call is f16. */

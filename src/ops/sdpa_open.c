@@ -5,11 +5,11 @@
 #include "core/error.h"
 #include "ops/flash.h"
 #include "ops/half_stage.h"
-#include "vk/scratch.h"
-#include "vk/context.h"
+#include "ops/scratch_kinds.h"
 #include "vk/dispatch.h"
 #include "vk/pipeline.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "vka_shaders.h"
 
 VKA_PUSH_STRUCT(sink_push, VKA_SINK_PUSH);
@@ -64,7 +64,7 @@ vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, con
 /* grad_sinks reduces each head in a workgroup of its own. */
 static vkattn_result check_heads(vkattn_context *ctx, const char *caller, uint32_t heads)
 {
-    if (heads > ctx->info.max_workgroup_count[0])
+    if (heads > vka_info(ctx)->max_workgroup_count[0])
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: grad_sinks takes a workgroup per head; %u heads exceed "
                         "maxComputeWorkGroupCount[0]",
@@ -76,9 +76,9 @@ static vkattn_result check_heads(vkattn_context *ctx, const char *caller, uint32
 static uint32_t grad_workgroup(const vkattn_context *ctx)
 {
     uint32_t wg = 64;
-    while (wg > 1 && (wg > ctx->info.max_workgroup_invocations ||
-                      wg > ctx->info.max_workgroup_size[0] ||
-                      4u * wg > ctx->info.max_shared_memory))
+    while (wg > 1 && (wg > vka_info(ctx)->max_workgroup_invocations ||
+                      wg > vka_info(ctx)->max_workgroup_size[0] ||
+                      4u * wg > vka_info(ctx)->max_shared_memory))
         wg /= 2;
     return wg;
 }
@@ -189,12 +189,12 @@ vkattn_result vka_sink_grad_rows_record(vkattn_context *ctx, VkCommandBuffer cmd
      * driver's loop budget (lavapipe: 65535 iterations per invocation) */
     const uint64_t iters = ((uint64_t)s->batch * s->tq / kernel.spec[VKA_SINK_SPEC_WG] + 1) *
                            ((uint64_t)s->tv + 1);
-    if (iters > ctx->loop_budget)
+    if (iters > vka_loop_budget(ctx))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: grad_sinks on the chained path walks %llu loop iterations per "
                         "invocation, past the device's loop budget (%llu): use the fused "
                         "backward (give io->lse)",
-                        caller, (unsigned long long)iters, (unsigned long long)ctx->loop_budget);
+                        caller, (unsigned long long)iters, (unsigned long long)vka_loop_budget(ctx));
     sink_push push = {.total = s->batch, .heads = s->heads, .tq = s->tq, .width = s->tv};
     const vka_dispatch d = {.kernel = &kernel,
                             .bindings = {vka_bind_tensor(weights, false),

@@ -3,9 +3,9 @@
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 
 /* Each operand must fit one storage-buffer binding (and so 32-bit indexing:
  * the range itself is a uint32). */

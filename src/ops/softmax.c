@@ -16,15 +16,15 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "common/softmax_iface.h"
+#include "ops/scratch_kinds.h"
 #include "ops/softmax_rows.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
-#include "vk/scratch.h"
 #include "vk/tensor.h"
 #include "ops/half_stage.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 /* Matches the push-constant block of shaders/common/softmax_body.glsl. */
 VKA_PUSH_STRUCT(softmax_push, VKA_SOFTMAX_PUSH);
@@ -193,21 +193,21 @@ static vkattn_result choose_variant(vkattn_context *ctx, const char *caller,
                                     const vkattn_softmax_io *io, softmax_variant *v)
 {
     vkattn_result r;
-    if (!choose_shape(&ctx->info, params->tv, &v->shape))
+    if (!choose_shape(vka_info(ctx), params->tv, &v->shape))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: no softmax workgroup fits maxComputeSharedMemorySize (%u bytes)",
-                        caller, ctx->info.max_shared_memory);
+                        caller, vka_info(ctx)->max_shared_memory);
     /* each invocation walks its row's keys in strides of shape.g, at most three
      * times (statistics, then weights; plus the reload of the uncached path) */
     if ((r = vka_check_loop_budget(ctx, caller, 3 * vka_div_up(params->tv, v->shape.g) + 64,
                                    "params->tv")))
         return r;
-    v->packed = ctx->info.max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
-    if (v->packed && ctx->info.max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
+    v->packed = vka_info(ctx)->max_storage_buffers_per_stage < SOFTMAX_BINDINGS;
+    if (v->packed && vka_info(ctx)->max_storage_buffers_per_stage < SOFTMAX_PACKED_BINDINGS)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the softmax kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
-                        caller, SOFTMAX_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
+                        caller, SOFTMAX_PACKED_BINDINGS, vka_info(ctx)->max_storage_buffers_per_stage);
     /* f16 tensors: with 16-bit storage and 5 bindings, softmax_f16 reads and
      * writes them as float16_t. Otherwise f16 scores (and, with 5 bindings,
      * bias) are read as packed halves, an f16 bias to be packed is converted
@@ -217,20 +217,20 @@ static vkattn_result choose_variant(vkattn_context *ctx, const char *caller,
     v->s16 = io->scores->dtype == VKATTN_DTYPE_F16;
     v->b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
     v->o16 = io->out->dtype == VKATTN_DTYPE_F16;
-    v->native16 = (v->s16 || v->b16 || v->o16) && !v->packed && ctx->info.storage_buffer_16bit;
+    v->native16 = (v->s16 || v->b16 || v->o16) && !v->packed && vka_info(ctx)->storage_buffer_16bit;
     v->out_via_f32 = v->o16 && !v->native16;
     v->in_place = io->out == io->scores && !v->out_via_f32;
     /* The GPU tuning reduces rows with subgroup shuffles where the device has
      * them (any subgroup size); the 16-bit-storage and packed variants keep
      * the shared-memory reduction. */
-    const bool generic = !ctx->info.cpu_tuning && !v->packed && !v->native16;
-    v->sg = generic && ctx->subgroup_shuffle;
+    const bool generic = !vka_info(ctx)->cpu_tuning && !v->packed && !v->native16;
+    v->sg = generic && vka_subgroup_shuffle(ctx);
     /* Rows too long for shared memory are split across workgroups under the
      * GPU tuning (the single-workgroup path would leave a GPU idle when rows
      * are few), where the device has the 6th binding. */
     v->split_len = v->shape.wg * SOFTMAX_SPLIT_KEYS_PER_INVOCATION;
     v->split = generic && v->shape.cache == 0 &&
-               ctx->info.max_storage_buffers_per_stage >= SOFTMAX_SPLIT_BINDINGS &&
+               vka_info(ctx)->max_storage_buffers_per_stage >= SOFTMAX_SPLIT_BINDINGS &&
                params->tv > v->split_len && params->tv <= UINT32_MAX - v->split_len;
     return VKATTN_SUCCESS;
 }

@@ -11,12 +11,12 @@
 #include "core/error.h"
 #include "common/softmax_backward_iface.h"
 #include "ops/softmax_rows.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/pack.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
 #include "vk/record_mode.h"
+#include "vk/view.h"
 
 VKA_PUSH_STRUCT(smb_push, VKA_SMB_PUSH);
 
@@ -77,19 +77,19 @@ vkattn_result vkattn_softmax_backward_record(vkattn_context *ctx, VkCommandBuffe
         return r;
     const vkattn_mask_params *m = &params->mask;
     uint32_t wg, g;
-    if (!choose_shape(&ctx->info, params->tv, &wg, &g))
+    if (!choose_shape(vka_info(ctx), params->tv, &wg, &g))
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: no workgroup fits the device's limits", __func__);
     if ((r = vka_check_loop_budget(ctx, __func__, 2 * vka_div_up(params->tv, g) + 64,
                                    "params->tv")))
         return r;
     const bool in_place = io->grad_scores == io->grad_out;
-    const bool packed = ctx->info.max_storage_buffers_per_stage < SMB_BINDINGS;
-    if (packed && ctx->info.max_storage_buffers_per_stage < SMB_PACKED_BINDINGS)
+    const bool packed = vka_info(ctx)->max_storage_buffers_per_stage < SMB_BINDINGS;
+    if (packed && vka_info(ctx)->max_storage_buffers_per_stage < SMB_PACKED_BINDINGS)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
-                        __func__, SMB_PACKED_BINDINGS, ctx->info.max_storage_buffers_per_stage);
+                        __func__, SMB_PACKED_BINDINGS, vka_info(ctx)->max_storage_buffers_per_stage);
     vka_kernel kernel = {
         .name = packed ? "softmax_backward_packed" : "softmax_backward",
         .code = packed ? vka_spv_softmax_backward_packed : vka_spv_softmax_backward,

@@ -5,9 +5,9 @@
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/error.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
 #include "ops/half_stage.h"
 
 vkattn_result vka_softmax_plan(vkattn_context *ctx, const char *caller,
@@ -29,9 +29,9 @@ vkattn_result vka_softmax_spread_groups(vkattn_context *ctx, const char *caller,
                                         uint32_t rows_per_group, uint32_t groups[3])
 {
     const uint64_t n = vka_div_up(rows, rows_per_group);
-    const uint64_t gx = n < ctx->info.max_workgroup_count[0] ? n : ctx->info.max_workgroup_count[0];
+    const uint64_t gx = n < vka_info(ctx)->max_workgroup_count[0] ? n : vka_info(ctx)->max_workgroup_count[0];
     const uint64_t gy = vka_div_up(n, gx);
-    if (gy > ctx->info.max_workgroup_count[1] || gx * gy * rows_per_group > UINT32_MAX)
+    if (gy > vka_info(ctx)->max_workgroup_count[1] || gx * gy * rows_per_group > UINT32_MAX)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: %llu rows (batch * heads * tq) exceed the device's workgroup counts",
                         caller, (unsigned long long)rows);

@@ -3,8 +3,8 @@
 
 #include "core/check.h"
 #include "core/error.h"
-#include "vk/context.h"
 #include "vk/dispatch.h"
+#include "vk/view.h"
 
 vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, const char *kernel,
                              uint32_t rows, uint32_t tile, uint64_t work_per_row,
@@ -19,7 +19,7 @@ vkattn_result vka_split_rows(struct vkattn_context *ctx, const char *caller, con
     const uint64_t budget = vka_dispatch_budget(ctx);
     /* a slicer's finer pieces (vk/capture.h) go down to one row; only the
      * context's own budget is a limit */
-    const uint64_t limit = ctx->info.max_dispatch_work;
+    const uint64_t limit = vka_info(ctx)->max_dispatch_work;
     if (work_per_row > budget && (!limit || work_per_row <= limit)) {
         *rows_per_dispatch = 1;
         return VKATTN_SUCCESS;
@@ -45,10 +45,10 @@ vkattn_result vka_record_grid_pieces(struct vkattn_context *ctx, VkCommandBuffer
     const uint64_t px = pieces < gx ? pieces : gx;
     const uint64_t pz = vka_div_up(pieces, px) < gz ? vka_div_up(pieces, px) : gz;
     uint64_t cx = vka_div_up(gx, px), cz = vka_div_up(gz, pz);
-    if (cx > ctx->info.max_workgroup_count[0])
-        cx = ctx->info.max_workgroup_count[0];
-    if (cz > ctx->info.max_workgroup_count[2])
-        cz = ctx->info.max_workgroup_count[2];
+    if (cx > vka_info(ctx)->max_workgroup_count[0])
+        cx = vka_info(ctx)->max_workgroup_count[0];
+    if (cz > vka_info(ctx)->max_workgroup_count[2])
+        cz = vka_info(ctx)->max_workgroup_count[2];
     for (uint64_t z0 = 0; z0 < gz; z0 += cz)
         for (uint64_t x0 = 0; x0 < gx; x0 += cx) {
             *x_base = (uint32_t)x0, *z_base = (uint32_t)z0;

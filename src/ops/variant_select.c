@@ -4,15 +4,15 @@
 #include "core/error.h"
 #include "ops/tuning_table.h"
 #include "ops/variants.h"
-#include "vk/context.h"
+#include "vk/view.h"
 
 /* The family's variant for this context: forced, else the table's. */
 static uint32_t variant_of(const struct vkattn_context *ctx, uint32_t family, bool *forced)
 {
-    *forced = ctx->variants[family] != 0;
+    *forced = vka_variant_asked(ctx, family) != 0;
     if (*forced)
-        return ctx->variants[family];
-    const vkattn_context_info *i = &ctx->info;
+        return vka_variant_asked(ctx, family);
+    const vkattn_context_info *i = vka_info(ctx);
     return vka_tuning_lookup(i->vendor_id, i->subgroup_size, i->max_shared_memory,
                              i->coopmat_running)
         ->variants[family];
@@ -35,11 +35,11 @@ bool vka_select_matmul_gpu(const struct vkattn_context *ctx, uint32_t m, uint32_
 {
     bool forced;
     const uint32_t v = variant_of(ctx, VKATTN_VARIANT_MATMUL, &forced);
-    if (v && vka_variant_matmul_gpu(&ctx->info, v, out))
+    if (v && vka_variant_matmul_gpu(vka_info(ctx), v, out))
         return true;
     if (forced)
         return unfit(ctx, VKATTN_VARIANT_MATMUL, v, "matmul_gpu tiles");
-    return vka_matmul_gpu_tiles(&ctx->info, m, n, out);
+    return vka_matmul_gpu_tiles(vka_info(ctx), m, n, out);
 }
 
 bool vka_select_matmul_coopmat(const struct vkattn_context *ctx, uint32_t m, uint32_t n,
@@ -47,11 +47,11 @@ bool vka_select_matmul_coopmat(const struct vkattn_context *ctx, uint32_t m, uin
 {
     bool forced;
     const uint32_t v = variant_of(ctx, VKATTN_VARIANT_MATMUL_COOPMAT, &forced);
-    if (v && vka_variant_matmul_coopmat(&ctx->info, v, emulated, out))
+    if (v && vka_variant_matmul_coopmat(vka_info(ctx), v, emulated, out))
         return true;
     if (forced)
         return unfit(ctx, VKATTN_VARIANT_MATMUL_COOPMAT, v, "cooperative-matrix matmul tiles");
-    return vka_matmul_coopmat_tiles(&ctx->info, m, n, emulated, out);
+    return vka_matmul_coopmat_tiles(vka_info(ctx), m, n, emulated, out);
 }
 
 bool vka_select_flash_tiled(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
@@ -59,11 +59,11 @@ bool vka_select_flash_tiled(const struct vkattn_context *ctx, uint32_t dk, uint3
 {
     bool forced;
     const uint32_t v = variant_of(ctx, VKATTN_VARIANT_FLASH, &forced);
-    if (v && vka_variant_flash_tiled(&ctx->info, v, ctx->subgroup_shuffle, dk, dv, out))
+    if (v && vka_variant_flash_tiled(vka_info(ctx), v, vka_subgroup_shuffle(ctx), dk, dv, out))
         return true;
-    if (forced && !ctx->info.cpu_tuning)
+    if (forced && !vka_info(ctx)->cpu_tuning)
         return unfit(ctx, VKATTN_VARIANT_FLASH, v, "tiled fused attention at these widths");
-    return vka_flash_tiled_tiles(&ctx->info, ctx->subgroup_shuffle, dk, dv, out);
+    return vka_flash_tiled_tiles(vka_info(ctx), vka_subgroup_shuffle(ctx), dk, dv, out);
 }
 
 bool vka_select_flash_coopmat(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
@@ -71,12 +71,12 @@ bool vka_select_flash_coopmat(const struct vkattn_context *ctx, uint32_t dk, uin
 {
     bool forced;
     const uint32_t v = variant_of(ctx, VKATTN_VARIANT_FLASH_COOPMAT, &forced);
-    if (v && vka_variant_flash_coopmat(&ctx->info, v, dk, dv, out))
+    if (v && vka_variant_flash_coopmat(vka_info(ctx), v, dk, dv, out))
         return true;
     if (forced)
         return unfit(ctx, VKATTN_VARIANT_FLASH_COOPMAT, v,
                      "cooperative-matrix fused attention at these widths");
-    return vka_flash_coopmat_choose_tiles(&ctx->info, dk, dv, out);
+    return vka_flash_coopmat_choose_tiles(vka_info(ctx), dk, dv, out);
 }
 
 bool vka_select_flash_backward(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
@@ -84,9 +84,9 @@ bool vka_select_flash_backward(const struct vkattn_context *ctx, uint32_t dk, ui
 {
     bool forced;
     const uint32_t v = variant_of(ctx, VKATTN_VARIANT_FLASH_BACKWARD, &forced);
-    if (v && vka_variant_flash_backward(&ctx->info, v, ctx->subgroup_shuffle, dk, dv, out))
+    if (v && vka_variant_flash_backward(vka_info(ctx), v, vka_subgroup_shuffle(ctx), dk, dv, out))
         return true;
     if (forced)
         return unfit(ctx, VKATTN_VARIANT_FLASH_BACKWARD, v, "fused backward at these widths");
-    return vka_flash_backward_gpu_choose(&ctx->info, ctx->subgroup_shuffle, dk, dv, out);
+    return vka_flash_backward_gpu_choose(vka_info(ctx), vka_subgroup_shuffle(ctx), dk, dv, out);
 }

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "vk/instance.h"
 #include "vk/profile.h"
-#include "vk/rope_table.h"
+#include "vk/kept.h"
 #include "vk/submit.h"
 #include "vkattn/advanced.h"
 #include "vkattn/tensor.h"
@@ -314,7 +314,7 @@ void vkattn_context_destroy(vkattn_context *ctx)
     if (ctx->device && ctx->vk.vkQueueWaitIdle && ctx->queue && ctx->owns_device)
         ctx->vk.vkQueueWaitIdle(ctx->queue);
     if (ctx->device && ctx->vk.vkDestroyPipeline) {
-        vka_rope_tables_destroy(ctx);
+        vka_kept_destroy(ctx);
         vka_thread_scratch_destroy(ctx);
         vka_descriptors_destroy(ctx);
         vka_pipelines_destroy(ctx);
@@ -330,18 +330,6 @@ void vkattn_context_destroy(vkattn_context *ctx)
     vka_instance_destroy(ctx);
     destroy_locks(ctx);
     free(ctx);
-}
-
-vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
-                                    uint64_t iterations, const char *what)
-{
-    if (iterations <= ctx->loop_budget)
-        return VKATTN_SUCCESS;
-    return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                    "%s: %s is too large for %s, which ends a shader invocation after %llu loop "
-                    "iterations (this call needs about %llu)",
-                    caller, what, ctx->info.device_name, (unsigned long long)ctx->loop_budget,
-                    (unsigned long long)iterations);
 }
 
 const char *vkattn_context_last_error(const vkattn_context *ctx)

@@ -1,4 +1,5 @@
-/* The context's private state, shared by the vk/ modules and the ops. */
+/* The context's private state, shared by the vk/ modules only: ops and layers
+ * see it through vk/view.h's functions (scripts/check-layering.sh). */
 #ifndef VKA_CONTEXT_H
 #define VKA_CONTEXT_H
 
@@ -12,6 +13,7 @@
 #include "vk/memory.h"
 #include "vk/pipeline.h"
 #include "vk/scratch.h"
+#include "vk/view.h"
 #include "vk/vk.h"
 
 #include <stdbool.h>
@@ -109,41 +111,20 @@ struct vkattn_context {
 
     vka_buffer dummy; /* bound where an optional input is absent; never written */
 
-    /* Ops' library-managed workspace (vkattn_sdpa_io.workspace = NULL), the
-     * pack buffer (vk/pack.h) and the sink, one set per recording thread
-     * (vk/scratch.h). */
+    /* The pack buffer (vk/pack.h), the sink and the ops' scratch kinds
+     * (ops/scratch_kinds.h), one set per recording thread (vk/scratch.h). */
     vka_thread_scratch **thread_scratch;
     uint32_t n_thread_scratch;
 
-    /* The public rotations' inverse-frequency tables (ops/head_op.c), one per
-     * distinct rope, under lock: recorded command buffers read them, so they
-     * live as long as the context. */
-    struct vka_rope_table *rope_tables;
-    uint32_t n_rope_tables;
+    /* Tensors kept for the context's life (vk/kept.h), under lock: recorded
+     * command buffers read them long after the call. */
+    struct vka_kept *kept;
+    uint32_t n_kept;
 
     /* Device memory (vk/memory.h). memory_current is the bytes bound to live
      * buffers, memory_peak its high-water mark. */
     vka_memory mem;
     uint64_t memory_current, memory_peak;
 };
-
-/* Public limits, checked by every op. */
-static inline uint64_t vka_max_range(const struct vkattn_context *ctx)
-{
-    return ctx->info.max_storage_buffer_range;
-}
-
-/* ctx->lock; every path that touches the shared state above takes it. */
-static inline void vka_lock(struct vkattn_context *ctx) { vka_rmutex_lock(&ctx->lock); }
-static inline void vka_unlock(struct vkattn_context *ctx) { vka_rmutex_unlock(&ctx->lock); }
-
-/* VKATTN_ERROR_DEVICE_LIMIT if `iterations` loop iterations per invocation
- * exceed the device's loop budget; `what` names the size that is too large. */
-/* vkattn_context_create up to the cooperative-matrix self-test, which the
- * public function (ops/context_create.c) then runs on the new context. */
-vkattn_result vka_context_create(const vkattn_context_desc *desc, struct vkattn_context **out);
-
-vkattn_result vka_check_loop_budget(struct vkattn_context *ctx, const char *caller,
-                                    uint64_t iterations, const char *what);
 
 #endif /* VKA_CONTEXT_H */

@@ -340,3 +340,29 @@ uint32_t vka_coopmat_family_now(const struct vkattn_context *ctx, vka_coopmat_ke
         return override_family;
     return ctx->coopmat_chosen[kernel - 1];
 }
+
+uint32_t vka_coopmat_candidates(const struct vkattn_context *ctx, vka_coopmat_kernel kernel)
+{
+    return ctx->coopmat_candidates[kernel - 1];
+}
+
+bool vka_coopmat_test_fault(const struct vkattn_context *ctx) { return ctx->coopmat_test_fault; }
+
+bool vka_coopmat_decided(const struct vkattn_context *ctx) { return ctx->coopmat_decided; }
+
+void vka_coopmat_record(struct vkattn_context *ctx, uint32_t family,
+                        const vkattn_coopmat_check *check, unsigned passed)
+{
+    ctx->info.coopmat_check[vka_coopmat_index(family)] = *check;
+    for (int k = 0; k < 2; k++)
+        if (!ctx->coopmat_chosen[k] && (ctx->coopmat_candidates[k] & family) &&
+            (passed & (unsigned)(k + 1)))
+            ctx->coopmat_chosen[k] = family;
+}
+
+void vka_coopmat_finish(struct vkattn_context *ctx)
+{
+    ctx->coopmat_decided = true;
+    ctx->info.coopmat_running = ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1];
+    ctx->info.coopmat_attention = ctx->coopmat_chosen[VKA_COOPMAT_FLASH - 1] != 0;
+}

@@ -123,4 +123,18 @@ void vka_coopmat_override(const struct vkattn_context *ctx, uint32_t family);
 void vka_coopmat_note_taken(void);
 bool vka_coopmat_taken(void);
 
+/* The decision's state, for the self-test that makes it
+ * (ops/coopmat_selftest.c): the candidate families of `kernel`, whether the
+ * test is to fail on purpose (coopmat_test_fault), whether it was decided. */
+uint32_t vka_coopmat_candidates(const struct vkattn_context *ctx, vka_coopmat_kernel kernel);
+bool vka_coopmat_test_fault(const struct vkattn_context *ctx);
+bool vka_coopmat_decided(const struct vkattn_context *ctx);
+/* One family's self-test: `check` becomes its info.coopmat_check, and each
+ * kernel in `passed` (a mask of vka_coopmat_kernel) that has no family yet
+ * and had this one as a candidate takes it. */
+void vka_coopmat_record(struct vkattn_context *ctx, uint32_t family,
+                        const vkattn_coopmat_check *check, unsigned passed);
+/* The decision is made: info.coopmat_running and coopmat_attention follow. */
+void vka_coopmat_finish(struct vkattn_context *ctx);
+
 #endif /* VKA_VK_COOPMAT_H */

@@ -7,6 +7,7 @@
 #include "vk/context.h"
 #include "vk/tensor.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 /* The calling thread's set, created on its first use. Each set has its own
@@ -42,9 +43,10 @@ done:
     return r;
 }
 
-vkattn_result vka_growable_get(struct vkattn_context *ctx, vka_scratch_kind kind, uint64_t count,
+vkattn_result vka_growable_get(struct vkattn_context *ctx, unsigned kind, uint64_t count,
                                const char *caller, struct vkattn_tensor **out)
 {
+    assert(kind < VKA_SCRATCH_SLOTS); /* ops/scratch_kinds.h asserts its kinds fit */
     vka_thread_scratch *ts = NULL;
     vkattn_result r = thread_scratch(ctx, caller, &ts);
     if (r != VKATTN_SUCCESS)
@@ -85,7 +87,7 @@ static void growable_destroy(vka_growable *g)
 
 void vka_thread_scratch_free(vka_thread_scratch *ts)
 {
-    for (int k = 0; k < VKA_SCRATCH_KINDS; k++)
+    for (unsigned k = 0; k < VKA_SCRATCH_SLOTS; k++)
         growable_destroy(&ts->g[k]);
 }
 
