@@ -32,6 +32,9 @@ COUNTS = {"matmul": 7, "matmul_coopmat": 6, "flash": 6, "flash_coopmat": 6, "fla
 # The fused backward's cooperative-matrix kernels take the forward's
 # flash_coopmat variants (src/ops/variant_select.c): the --variant to pass.
 VARIANT_OF = {"flash_backward_coopmat": "flash_coopmat"}
+# --quick runs of a group only these variants (its rows are the forward's,
+# checked there; the library's and a multi-warp one keep lavapipe's run short).
+QUICK_VARIANTS = {"sdpa_bwd_f16_coopmat": (0, 3)}
 # The pipelines (attnbench's pipeline_stats names) each family runs.
 PIPELINES = {"matmul": "matmul_gpu", "matmul_coopmat": "matmul_coopmat",
              "flash": "flash_tiled", "flash_coopmat": "flash_coopmat",
@@ -176,6 +179,8 @@ def main(argv):
         if quick and fl == ["--coopmat", "auto"]:
             fl = ["--coopmat", "emulate"]
         for v in range(COUNTS[fam] + 1):
+            if quick and v not in QUICK_VARIANTS.get(gid, (v,)):
+                continue
             row = {"group": gid, "family": fam, "what": what, "variant": v,
                    "args": (qtarget if quick else target)}
             if time.time() - t0 > budget:

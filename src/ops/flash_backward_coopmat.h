@@ -7,7 +7,8 @@
  *
  * Taken where the context runs the forward's cooperative-matrix family
  * (vka_coopmat_family_now(.., VKA_COOPMAT_FLASH): its self-test passed, or
- * ON, or the emulation; the kernels use the same fragments), q, k, v and
+ * ON, or the emulation; the kernels use the same fragments; where that is
+ * NV2, KHR or NV if either passed its self-test), q, k, v and
  * grad_out are all f16 (their f32 copies are then exact in f16), no
  * soft-capping, the GPU tuning, tiles fit, and on the emulation within
  * lavapipe's loop budget. Rounds P and dS to f16 before their products, as
