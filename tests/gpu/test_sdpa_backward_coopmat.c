@@ -7,8 +7,10 @@
  * policies, value mask, mask, bias, dropout), sizes off the 16-key and
  * 16-row fragments and the tiles; q, k, v, grad_out f16 (the kernels' case),
  * out, lse and the gradients f32, the gradients poisoned with NaN first. Run
- * twice: the library's tiles, and the forced flash_coopmat variant 3 (two
- * warps, 32-row/key tiles: several warps per workgroup). Each run must create
+ * twice: the library's tiles, and the forced flash_coopmat variant 4 (two
+ * warps, 16-row/key tiles: several warps per workgroup; about 31 KiB of
+ * shared memory at the widths drawn, within lavapipe's 32 KiB, so it always
+ * fits there). Each run must create
  * the emulated backward pipeline (the kernels were taken). Devices with
  * fewer than 10 storage buffers per shader (mobile-min) have no fused
  * backward: the test skips there.
@@ -202,7 +204,7 @@ static void test_library_tiles(void **state)
 static void test_forced_variant(void **state)
 {
     (void)TH_CTX(state);
-    run_cases(3, 1);
+    run_cases(4, 1);
 }
 
 int main(void)
