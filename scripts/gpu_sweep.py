@@ -27,11 +27,18 @@ import sys
 import time
 
 # Variants per family, as vkattn/advanced.h's VKATTN_VARIANTS_*.
-COUNTS = {"matmul": 7, "matmul_coopmat": 6, "flash": 6, "flash_coopmat": 6, "flash_backward": 6}
+COUNTS = {"matmul": 7, "matmul_coopmat": 6, "flash": 6, "flash_coopmat": 6, "flash_backward": 6,
+          "flash_backward_coopmat": 6}
+# The fused backward's cooperative-matrix kernels take the forward's
+# flash_coopmat variants (src/ops/variant_select.c): the --variant to pass.
+VARIANT_OF = {"flash_backward_coopmat": "flash_coopmat"}
+# --quick runs of a group only these variants (its rows are the forward's,
+# checked there; the library's and a multi-warp one keep lavapipe's run short).
+QUICK_VARIANTS = {"sdpa_bwd_f16_coopmat": (0, 3)}
 # The pipelines (attnbench's pipeline_stats names) each family runs.
 PIPELINES = {"matmul": "matmul_gpu", "matmul_coopmat": "matmul_coopmat",
              "flash": "flash_tiled", "flash_coopmat": "flash_coopmat",
-             "flash_backward": "flash_backward"}
+             "flash_backward": "flash_backward", "flash_backward_coopmat": "flash_backward_coopmat"}
 
 SDPA = "sdpa --batch 4 --heads 16 --tq 4096 --dk 128 --fused --fp16"
 # (group, family, what, target, quick target, check shape, flags, full
@@ -52,6 +59,10 @@ GROUPS = [
     ("sdpa_bwd_f16", "flash_backward", "SDPA backward B4 H16 T4096 d128 fp16",
      SDPA + " --backward", "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16 --backward",
      "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16 --backward", "--coopmat off", (1, 2), True),
+    ("sdpa_bwd_f16_coopmat", "flash_backward_coopmat",
+     "SDPA backward B4 H16 T4096 d128 fp16, tensor cores", SDPA + " --backward",
+     "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16 --backward",
+     "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16 --backward", "--coopmat auto", (1, 2), True),
     ("sdpa_f16", "flash", "SDPA B4 H16 T4096 d128 fp16, tiled", SDPA,
      "sdpa --heads 2 --tq 24 --dk 16 --fused --fp16",
      "sdpa --heads 2 --tq 40 --dk 128 --fused --fp16", "--coopmat off", (1, 3), True),
@@ -168,6 +179,8 @@ def main(argv):
         if quick and fl == ["--coopmat", "auto"]:
             fl = ["--coopmat", "emulate"]
         for v in range(COUNTS[fam] + 1):
+            if quick and v not in QUICK_VARIANTS.get(gid, (v,)):
+                continue
             row = {"group": gid, "family": fam, "what": what, "variant": v,
                    "args": (qtarget if quick else target)}
             if time.time() - t0 > budget:
@@ -177,7 +190,7 @@ def main(argv):
                 bad.append("%s variant %d: not run (time limit)" % (gid, v))
                 continue
             start = time.time()
-            var = ["--variant", "%s=%d" % (fam, v)]
+            var = ["--variant", "%s=%d" % (VARIANT_OF.get(fam, fam), v)]
             if quick:  # one run: checked and timed on the small shape
                 st, res, why = run(attnbench, qtarget.split() + fl + var + base +
                                    ["--check", "--warmup", "0", "--repeat", "1"], 60)

@@ -14,6 +14,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/flash_backward_iface.h"
+#include "ops/flash_backward_coopmat.h"
 #include "ops/flash_backward_gpu_tiles.h"
 #include "ops/sdpa_shape.h"
 #include "ops/variant_select.h"
@@ -269,7 +270,8 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
                                         const vka_sdpa_shape *shape,
                                         const vkattn_sdpa_params *p,
                                         const vkattn_sdpa_backward_io *io,
-                                        struct vkattn_tensor *stats, const char *caller)
+                                        struct vkattn_tensor *stats, bool f16_operands,
+                                        const char *caller)
 {
     /* the caller's plan chose this kernel (vka_flash_backward_check) */
     vkattn_result r;
@@ -278,6 +280,13 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
     fb_push push = make_push(&s, p);
     fb_kernels k;
     choose_kernels(ctx, &s, p, sizeof push, &k);
+    /* the gradient kernels on cooperative matrices where they serve the call */
+    vka_fb_coopmat cm;
+    const bool coopmat = vka_flash_backward_coopmat_choose(ctx, &s, p, f16_operands, &cm);
+    if (coopmat) {
+        vka_flash_backward_coopmat_kernels(&cm, &k.kv, &k.q);
+        k.kv_keys = k.q_rows = vka_flash_backward_coopmat_rows(&cm);
+    }
 
     /* 1: row statistics (a grid-stride loop covers rows past the grid) */
     uint64_t sg = vka_div_up(push.rows, k.stats_rows);
@@ -309,7 +318,7 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
         return r;
     d.kernel = &k.q;
     d.bindings[8] = vka_bind_tensor(io->grad_q, true);
-    d.bindings[9] = (vka_binding){0};
+    d.bindings[9] = coopmat ? vka_bind_optional(ctx, NULL) : (vka_binding){0};
     const uint64_t gx = vka_div_up((uint64_t)s.group * s.tq, k.q_rows);
     return record_pieces(ctx, cmd, gx, gz, work, &d, &push);
 }

@@ -37,12 +37,15 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
                                        const char **why);
 
 /* Records the three dispatches of a call vka_flash_backward_check accepted
- * (nothing is re-checked here); io's tensors were checked by the caller;
- * stats holds at least 2 * B * H * Tq floats. */
+ * (nothing is re-checked here). io's tensors were checked by the caller;
+ * stats holds at least 2 * B * H * Tq floats. f16_operands: the caller's q,
+ * k, v and grad_out are f16 (io holds their exact f32 copies), which lets
+ * the cooperative-matrix gradient kernels serve (ops/flash_backward_coopmat.h). */
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vka_sdpa_shape *s,
                                         const vkattn_sdpa_params *p,
                                         const vkattn_sdpa_backward_io *io,
-                                        struct vkattn_tensor *stats, const char *caller);
+                                        struct vkattn_tensor *stats, bool f16_operands,
+                                        const char *caller);
 
 #endif /* VKA_OPS_FLASH_BACKWARD_H */

@@ -53,3 +53,8 @@ uint32_t vka_flash_coopmat_live_values(uint32_t bc, uint32_t dv)
 {
     return 8 * div_up(dv, 16) + bc / 2 + 8 + 4 + 4 + 2 + VKA_REGISTER_SCALARS;
 }
+
+uint32_t vka_flash_backward_coopmat_live_values(void)
+{
+    return 8 + 4 + 4 + 8 + 2 + 8 + VKA_REGISTER_SCALARS;
+}

@@ -81,4 +81,11 @@ uint32_t vka_flash_backward_kv_live_values(uint32_t lanes, uint32_t dk, uint32_t
 uint32_t vka_flash_backward_q_live_values(uint32_t lanes, uint32_t dk, uint32_t dv);
 uint32_t vka_flash_backward_stats_live_values(void);
 
+/* shaders/flash_backward_coopmat_*.comp (flash_backward_coopmat_body.glsl):
+ * one accumulator fragment (8) and two operand fragments (4 + 4), four
+ * logits and four dP (8), the row's stats (2), P keep and dS of four keys
+ * (8), and the scalars: 46 at any width and tile (the accumulators live in
+ * shared memory). */
+uint32_t vka_flash_backward_coopmat_live_values(void);
+
 #endif /* VKA_OPS_REGISTER_BUDGET_H */

@@ -380,7 +380,10 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (pl->ws_count >= 2 && !ws[1] &&
         (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl->ws_floats, caller, &ws[1])))
         return r;
-    r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &f, ws[0], caller)
+    const bool f16_ops = io->q->dtype == VKATTN_DTYPE_F16 && io->k->dtype == VKATTN_DTYPE_F16 &&
+                         io->v->dtype == VKATTN_DTYPE_F16 &&
+                         io->grad_out->dtype == VKATTN_DTYPE_F16;
+    r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &f, ws[0], f16_ops, caller)
                   : record_chained(ctx, cmd, caller, op->p, s, &f, ws[0], ws[1]);
     /* the fused path's sinks: from its row statistics in ws[0] */
     if (r == VKATTN_SUCCESS && pl->fused && op->p->has_sinks)

@@ -2,6 +2,7 @@
 #include "ops/variant_select.h"
 
 #include "core/error.h"
+#include "ops/flash_backward_coopmat.h"
 #include "ops/tuning_table.h"
 #include "ops/variants.h"
 #include "vk/view.h"
@@ -89,4 +90,23 @@ bool vka_select_flash_backward(const struct vkattn_context *ctx, uint32_t dk, ui
     if (forced)
         return unfit(ctx, VKATTN_VARIANT_FLASH_BACKWARD, v, "fused backward at these widths");
     return vka_flash_backward_gpu_choose(vka_info(ctx), vka_subgroup_shuffle(ctx), dk, dv, out);
+}
+
+/* A forced flash_coopmat variant forces the backward's tiles too; unforced,
+ * the library's choice (the tuning table's flash_coopmat column is the
+ * forward's winner, not timed on the backward). */
+bool vka_select_flash_backward_coopmat(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
+                                       vka_flash_coopmat_tiles *out)
+{
+    const uint32_t v = vka_variant_asked(ctx, VKATTN_VARIANT_FLASH_COOPMAT);
+    if (!v)
+        return vka_flash_backward_coopmat_choose_tiles(vka_info(ctx), dk, dv, out);
+    vka_flash_coopmat_tiles t;
+    if (vka_variant_flash_coopmat_row(v, &t) &&
+        vka_flash_backward_coopmat_fits(vka_info(ctx), &t, dk, dv)) {
+        *out = t;
+        return true;
+    }
+    return unfit(ctx, VKATTN_VARIANT_FLASH_COOPMAT, v,
+                 "the cooperative-matrix fused backward at these widths");
 }

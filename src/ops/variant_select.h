@@ -26,5 +26,8 @@ bool vka_select_flash_coopmat(const struct vkattn_context *ctx, uint32_t dk, uin
                               vka_flash_coopmat_tiles *out);
 bool vka_select_flash_backward(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
                                vka_fb_gpu_tiles *out);
+/* The fused backward's cooperative-matrix tiles (ops/flash_backward_coopmat.h). */
+bool vka_select_flash_backward_coopmat(const struct vkattn_context *ctx, uint32_t dk, uint32_t dv,
+                                       vka_flash_coopmat_tiles *out);
 
 #endif /* VKA_OPS_VARIANT_SELECT_H */

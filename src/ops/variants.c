@@ -160,6 +160,14 @@ bool vka_variant_flash_coopmat(const vkattn_context_info *info, uint32_t v, uint
     return true;
 }
 
+bool vka_variant_flash_coopmat_row(uint32_t v, vka_flash_coopmat_tiles *out)
+{
+    if (v < 1 || v > COUNT(flash_coopmat_rows))
+        return false;
+    *out = flash_coopmat_rows[v - 1];
+    return true;
+}
+
 bool vka_variant_flash_backward(const vkattn_context_info *info, uint32_t v, bool shuffle,
                                 uint32_t dk, uint32_t dv, vka_fb_gpu_tiles *out)
 {

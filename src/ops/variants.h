@@ -34,6 +34,10 @@ bool vka_variant_flash_tiled(const vkattn_context_info *info, uint32_t v, bool s
                              uint32_t dk, uint32_t dv, vka_flash_tiled *out);
 bool vka_variant_flash_coopmat(const vkattn_context_info *info, uint32_t v, uint32_t dk,
                                uint32_t dv, vka_flash_coopmat_tiles *out);
+/* Row v of the flash_coopmat table, unchecked: the fused backward's
+ * cooperative-matrix kernels take the forward's variants with their own fit
+ * test (vka_select_flash_backward_coopmat). */
+bool vka_variant_flash_coopmat_row(uint32_t v, vka_flash_coopmat_tiles *out);
 bool vka_variant_flash_backward(const vkattn_context_info *info, uint32_t v, bool shuffle,
                                 uint32_t dk, uint32_t dv, vka_fb_gpu_tiles *out);
 

@@ -32,9 +32,13 @@
  *                       |scale| dD_i max|K| (sum_j W_ij <= 1) and dK_j by
  *                       |scale| max|Q| sum_i W_ij dD_i over the rows of its
  *                       group; dV does not read D.
+ * + coopmat             a fused all-f16 (q, k, v, dO) call on a context running
+ *                       the cooperative-matrix backward: its f16 P and dS
+ *                       (backward_coopmat_bound.h).
  * Bad input: an f16 lse, weights, workspace, bias or mask is refused naming
  * it, as is an f16 gradient aliasing an f16 input; a failed call writes
  * nothing. */
+#include "backward_coopmat_bound.h"
 #include "harness.h"
 #include "random_case.h"
 
@@ -125,6 +129,17 @@ static bool fused_possible(vkattn_context *ctx)
     return info.max_storage_buffers_per_stage >= 10;
 }
 
+/* Whether a fused call of c may take the cooperative-matrix backward on this
+ * context (ops/flash_backward_coopmat.h): q, k, v, grad_out f16 where it runs. */
+static bool coopmat_backward(vkattn_context *ctx, const fcase *c)
+{
+    vkattn_context_info info;
+    assert_int_equal(vkattn_context_get_info(ctx, &info), VKATTN_SUCCESS);
+    return info.coopmat_attention && !info.cpu_tuning && c->ty[T_Q] == VKATTN_DTYPE_F16 &&
+           c->ty[T_K] == VKATTN_DTYPE_F16 && c->ty[T_V] == VKATTN_DTYPE_F16 &&
+           c->ty[T_G] == VKATTN_DTYPE_F16;
+}
+
 static double max_abs(const float *x, size_t n)
 {
     double m = 0.0;
@@ -213,7 +228,7 @@ static void run_case(vkattn_context *ctx, fcase *c, bool fused)
     };
     vkattn_sdpa_params bp = *p;
     bp.path = VKATTN_SDPA_UNFUSED;
-    double xq = 0.0, xk = 0.0; /* the shifts of an f16 out (header comment) */
+    double xq = 0.0, xk = 0.0, xv = 0.0; /* the shifts of an f16 out (header comment) */
     if (fused) {
         vkattn_sdpa_params fp = *p;
         fp.path = VKATTN_SDPA_FUSED;
@@ -227,19 +242,25 @@ static void run_case(vkattn_context *ctx, fcase *c, bool fused)
         bp.path = VKATTN_SDPA_FUSED;
         if (c->ty[T_OUT] == VKATTN_DTYPE_F16)
             out16_shift(c, &xq, &xk);
+        if (coopmat_backward(ctx, c)) { /* its f16 P and dS (docs/SEMANTICS.md) */
+            const bcb_inputs in = {c->q, c->k, c->v, c->g, c->bias, c->vm, c->mask};
+            double cq, ck;
+            bcb_bound(p, &in, &cq, &ck, &xv);
+            xq += cq, xk += ck;
+        }
     }
     if (fused && !fused_possible(ctx)) {
         TH_EXPECT_ERROR(vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io),
                         VKATTN_ERROR_UNSUPPORTED, "storage buffers");
         bp.path = VKATTN_SDPA_AUTO; /* falls back to the chained path */
-        xq = xk = 0.0;
+        xq = xk = xv = 0.0;
     }
     TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io));
     const double joint = fmax(max_abs(c->ref_dq, c->nq),
                               fmax(max_abs(c->ref_dk, c->nk), max_abs(c->ref_dv, c->nv)));
     check_grad(what, "grad_q", io.grad_q, c->ref_dq, c->nq, c->ty[T_DQ], joint, xq);
     check_grad(what, "grad_k", io.grad_k, c->ref_dk, c->nk, c->ty[T_DK], joint, xk);
-    check_grad(what, "grad_v", io.grad_v, c->ref_dv, c->nv, c->ty[T_DV], joint, 0.0);
+    check_grad(what, "grad_v", io.grad_v, c->ref_dv, c->nv, c->ty[T_DV], joint, xv);
     th_assert_validation_clean();
     vkattn_tensor *all[] = {io.q, io.k, io.v, io.bias, io.value_mask, io.mask, io.grad_out,
                             io.grad_q, io.grad_k, io.grad_v, io.out, io.lse};

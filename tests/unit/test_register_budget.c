@@ -67,6 +67,9 @@ static void test_stated_counts(void **state)
     assert_int_equal(vka_flash_tiled_live_values(4, 32, 64, 64), 86);
     assert_int_equal(vka_matmul_coopmat_live_values(32, 2, 4, 4), 116);
     assert_int_equal(vka_flash_coopmat_live_values(32, 128), 110);
+    /* flash_backward_coopmat_body.glsl: 46 at any width, within even the mobile 64 */
+    assert_int_equal(vka_flash_backward_coopmat_live_values(), 46);
+    assert_true(vka_flash_backward_coopmat_live_values() <= VKA_REGISTER_BUDGET_MOBILE);
 }
 
 static const uint32_t sizes[] = {1, 2, 7, 16, 31, 33, 64, 100, 128, 255, 256, 1000, 4096};
