@@ -1,9 +1,11 @@
-# Compile shaders/*.comp with glslc (depfiles, -Werror), validate with spirv-val,
+# Compile shaders/*.comp and the wrappers of shaders/variants.txt
+# (cmake/ShaderVariants.cmake) with glslc (depfiles, -Werror), validate with spirv-val,
 # and embed each as `const uint32_t vka_spv_<name>[]` in a generated C file.
 # Generated files live in the build tree only.
 
 set(VKATTN_SPIRV_ENV vulkan1.1)
 include(ShaderFamilies) # VKATTN_GLSLC_COMMAND, which kernel families this glslc builds
+include(ShaderVariants) # the wrappers of shaders/variants.txt
 
 # vkattn_embed_shaders(<target> [HEADER <name.h> PREFIX <symbol prefix>] <shader files...>)
 # The library's defaults: vka_shaders.h and vka_spv_<name>. An app of this

@@ -1,7 +1,9 @@
-// The 5 bindings of shaders/softmax.comp and shaders/softmax_sg.comp (one
-// storage buffer per operand) and the accessors softmax_body.glsl reads them
-// through. f16 scores and bias are read as halves packed two per word
-// (SCORES_F16, BIAS_F16; needs no 16-bit storage); the output is f32.
+// The 5 bindings of the softmax, softmax_sg and softmax_split variants
+// (shaders/variants.txt; one storage buffer per operand) and the accessors
+// softmax_body.glsl reads them through. f16 scores and bias are read as
+// halves packed two per word (SCORES_F16, BIAS_F16; needs no 16-bit
+// storage); the output is f32. Devices with fewer than 5 storage buffers per
+// stage run softmax_packed (softmax_bindings_packed.glsl) instead.
 
 layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
 layout(std430, binding = 0) readonly buffer ScoreBufW { uint scores_w[]; };
@@ -12,6 +14,10 @@ layout(std430, binding = 3) readonly buffer MaskBuf { float mask_in[]; };
 // Not writeonly: the IN_PLACE variant reads the scores from here. Each element
 // is read and then written by the same invocation, so no barrier is needed.
 layout(std430, binding = 4) buffer OutBuf { float outv[]; };
+#if defined(SOFTMAX_SPLIT) && SOFTMAX_SPLIT
+// (max, sum) of each chunk of each row; phase 1 reads what phase 0 wrote
+layout(std430, binding = 5) buffer PartBuf { vec2 part[]; };
+#endif
 
 // element i of an array of halves packed two per word, low half first
 float half_at(uint word, uint i)

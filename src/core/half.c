@@ -3,6 +3,7 @@
 #include "core/half.h"
 #include "vkattn/half.h"
 
+#include <math.h>
 #include <string.h>
 
 uint16_t vka_f32_to_f16(float value)
@@ -70,4 +71,24 @@ void vkattn_f16_to_f32_array(float *dst, const uint16_t *src, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         dst[i] = vka_f16_to_f32(src[i]);
+}
+
+/* Scales by the f16 spacing at |v| and rounds with nearbyint (to even). */
+uint16_t vka_f16_from_double(double v)
+{
+    if (isnan(v))
+        return 0x7e00;
+    const uint16_t sign = signbit(v) ? 0x8000 : 0;
+    const double a = fabs(v);
+    if (a >= 65520.0) /* 65504 + half its spacing: the tie rounds to even, 2^16 */
+        return sign | 0x7c00;
+    int e = a > 0 ? ilogb(a) : -14;
+    if (e < -14)
+        e = -14;
+    const double q = nearbyint(ldexp(a, 10 - e)); /* in units of the spacing */
+    if (e == -14 && q < 1024)
+        return (uint16_t)(sign | (uint16_t)q); /* subnormal or zero */
+    if (q >= 2048) /* rounded up into the next binade */
+        return (uint16_t)(sign | (uint16_t)((e + 16) << 10));
+    return (uint16_t)(sign | (uint16_t)(((e + 15) << 10) | ((uint32_t)q - 1024)));
 }

@@ -7,6 +7,7 @@
  * as they are, with no transposition. */
 #include <stdlib.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "layers/mha_internal.h"
 
@@ -26,10 +27,9 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
                                   vkattn_dtype dtype, vkattn_mha **out)
 {
     *out = NULL;
-    if (dtype != VKATTN_DTYPE_F32 && dtype != VKATTN_DTYPE_F16)
+    if (!vka_dtype_tensor(dtype))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
-                        caller, (int)dtype);
+                        "%s: desc->dtype is %d; must be " VKA_DTYPE_TENSOR_LIST, caller, (int)dtype);
     vkattn_mha *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);

@@ -97,7 +97,7 @@ static vkattn_result rope_table(vkattn_context *ctx, const char *caller,
 /* Words of a tensor's count elements (an f16 tensor's pairs of halves). */
 static uint64_t words_of(const vkattn_tensor *t, uint64_t n)
 {
-    return t->dtype == VKATTN_DTYPE_F16 ? (n + 1) / 2 : n;
+    return (n * t->elem + 3) / 4;
 }
 
 vkattn_result vkattn_head_op_record(vkattn_context *ctx, VkCommandBuffer cmd,

@@ -67,7 +67,7 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", __func__,
                         zero);
-    if (d.dtype != VKATTN_DTYPE_F32 && d.dtype != VKATTN_DTYPE_F16 && d.dtype != VKATTN_DTYPE_I8)
+    if (!vka_dtype_info_of(d.dtype)) /* every row of core/dtype.h is a cache type */
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or "
                         "VKATTN_DTYPE_I8",

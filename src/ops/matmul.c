@@ -70,7 +70,7 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n
 static bool groups_aligned(const vkattn_tensor *t, const vka_operand *o, uint32_t group,
                            bool rows_split)
 {
-    const uint64_t bytes = group * (t->dtype == VKATTN_DTYPE_F16 ? 2u : 4u);
+    const uint64_t bytes = group * t->elem;
     return t->offset % bytes == 0 && o->row_stride % group == 0 &&
            o->head_stride % group == 0 && o->batch_stride % group == 0 && rows_split;
 }

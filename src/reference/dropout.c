@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/dropout_host.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
 #include "reference/typed_io.h"
@@ -69,8 +70,7 @@ static vkattn_result dropout_typed(const char *fn, const vkattn_dropout_op_param
     if (in == out && ty.in != ty.out)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: in and out are the same array but types->in is %s and types->out %s",
-                        fn, ty.in == VKATTN_DTYPE_F16 ? "f16" : "f32",
-                        ty.out == VKATTN_DTYPE_F16 ? "f16" : "f32");
+                        fn, vka_dtype_name(ty.in), vka_dtype_name(ty.out));
     const bool active = s.active;
     const vkattn_dropout_params *d = &p->dropout;
     const uint32_t heads = s.heads, threshold = s.threshold;

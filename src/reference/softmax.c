@@ -9,6 +9,7 @@
 
 #include "core/broadcast.h"
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
 #include "reference/typed_io.h"
@@ -188,9 +189,9 @@ static vkattn_result softmax_typed(const char *fn, const vkattn_softmax_params *
     if ((r = vka_ref_softmax_check(fn, p, names, arrays, 2, bias, value_mask, mask, &m)))
         return r;
     const uint32_t heads = m.heads;
-    /* an f16 bias is read through an exact f32 copy */
+    /* a bias not stored as f32 is read through an exact f32 copy */
     float *bias32 = NULL;
-    if (p->mask.has_bias && ty.bias == VKATTN_DTYPE_F16) {
+    if (p->mask.has_bias && vka_dtype_info_of(ty.bias)->from_f32) {
         uint64_t n = 0;
         vka_bcast_count(p->mask.bias_broadcast, p->batch, heads, p->tq, p->tv, &n);
         if (!(bias32 = malloc(n * sizeof *bias32)))

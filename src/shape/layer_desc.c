@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "shape/weight_init.h"
 
@@ -16,14 +17,13 @@ static vkattn_result check_dropout(struct vkattn_context *ctx, const char *fn, f
     return VKATTN_SUCCESS;
 }
 
-/* desc->dtype: F32 (0) or F16, the type of the GPU layer's weights and
+/* desc->dtype: a tensor type (core/dtype.h), the type of the GPU layer's weights and
  * activation scratch; the references compute on the arrays they are given. */
 static vkattn_result check_dtype(struct vkattn_context *ctx, const char *fn, vkattn_dtype dtype)
 {
-    if (dtype != VKATTN_DTYPE_F32 && dtype != VKATTN_DTYPE_F16)
+    if (!vka_dtype_tensor(dtype))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16", fn,
-                        (int)dtype);
+                        "%s: desc->dtype is %d; must be " VKA_DTYPE_TENSOR_LIST, fn, (int)dtype);
     return VKATTN_SUCCESS;
 }
 

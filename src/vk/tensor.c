@@ -1,20 +1,15 @@
-/* Tensors: f32 and f16 arrays in vkattn's memory or in a range of an app's buffer. */
+/* Tensors: arrays of an element type (core/dtype.h) in vkattn's memory or in a range of an app's buffer. */
 #include "vk/tensor.h"
 
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "vk/context.h"
 #include "vk/record_mode.h"
 #include "vk/submit.h"
-#include "vkattn/half.h"
-#include "core/half.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-uint32_t vka_dtype_size(vkattn_dtype dtype) { return dtype == VKATTN_DTYPE_F16 ? 2 : 4; }
-
-const char *vka_dtype_name(vkattn_dtype dtype) { return dtype == VKATTN_DTYPE_F16 ? "f16" : "f32"; }
 
 /* Bytes of `count` elements, padded to whole 32-bit words: vkCmdFillBuffer
  * and the shaders' packed-f16 words need them (no overflow: count is checked
@@ -30,10 +25,10 @@ static vkattn_result check_desc(vkattn_context *ctx, const vkattn_tensor_desc *d
     *count = 0; /* set on every path: the compiler cannot see vka_fail never returns success */
     if (!desc)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc is NULL", caller);
-    if (desc->dtype != VKATTN_DTYPE_F32 && desc->dtype != VKATTN_DTYPE_F16)
+    if (!vka_dtype_tensor(desc->dtype))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16",
-                        caller, (int)desc->dtype);
+                        "%s: desc->dtype is %d; must be " VKA_DTYPE_TENSOR_LIST, caller,
+                        (int)desc->dtype);
     if (desc->rank < 1 || desc->rank > VKATTN_MAX_RANK)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: rank is %u; must be 1..%d", caller,
                         desc->rank, VKATTN_MAX_RANK);
@@ -152,10 +147,10 @@ vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *
                         "%s: view->offset %llu is not a multiple of minStorageBufferOffsetAlignment "
                         "(%u)",
                         __func__, (unsigned long long)view->offset, align);
-    if (desc->dtype == VKATTN_DTYPE_F16 && view->offset % 4)
+    if (vka_dtype_info_of(desc->dtype)->is_16bit && view->offset % 4) /* packed paths read words */
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: view->offset %llu is not a multiple of 4, which an f16 view needs",
-                        __func__, (unsigned long long)view->offset);
+                        "%s: view->offset %llu is not a multiple of 4, which an %s view needs",
+                        __func__, (unsigned long long)view->offset, vka_dtype_name(desc->dtype));
     const uint64_t bytes = padded_bytes(count, desc->dtype);
     if (view->size && view->size < bytes)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -346,16 +341,16 @@ vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t 
     return download_raw(t, data, first, count);
 }
 
-/* f16 tensors convert through a host copy; a range too large for the host's
- * address space cannot be passed as a host array anyway. */
-static vkattn_result host_halves(vkattn_tensor *t, uint64_t count, const char *caller,
-                                 uint16_t **out)
+/* Tensors not stored as f32 convert through a host copy of their elements
+ * (core/dtype.h's from_f32, to_f32); a range too large for the host's address
+ * space cannot be passed as a host array anyway. */
+static vkattn_result host_copy(vkattn_tensor *t, uint64_t count, const char *caller, void **out)
 {
-    *out = count <= SIZE_MAX / 2 ? malloc((size_t)count * 2) : NULL;
+    *out = count <= SIZE_MAX / t->elem ? malloc((size_t)count * t->elem) : NULL;
     if (!*out)
         return vka_fail(t->ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY,
-                        "%s: out of host memory (f16 conversion of %llu elements)", caller,
-                        (unsigned long long)count);
+                        "%s: out of host memory (%s conversion of %llu elements)", caller,
+                        vka_dtype_name(t->dtype), (unsigned long long)count);
     return VKATTN_SUCCESS;
 }
 
@@ -365,12 +360,13 @@ vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t
     vkattn_result r = check_range(t, data, first, count, __func__);
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
-    if (t->dtype == VKATTN_DTYPE_F32)
+    const vka_dtype_info *d = vka_dtype_info_of(t->dtype);
+    if (!d->from_f32)
         return upload_raw(t, data, first, count);
-    uint16_t *h;
-    if ((r = host_halves(t, count, __func__, &h)))
+    void *h;
+    if ((r = host_copy(t, count, __func__, &h)))
         return r;
-    vkattn_f32_to_f16_array(h, data, (size_t)count);
+    d->from_f32(h, data, (size_t)count);
     r = upload_raw(t, h, first, count);
     free(h);
     return r;
@@ -381,13 +377,14 @@ vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t fir
     vkattn_result r = check_range(t, data, first, count, __func__);
     if (r != VKATTN_SUCCESS || count == 0)
         return r;
-    if (t->dtype == VKATTN_DTYPE_F32)
+    const vka_dtype_info *d = vka_dtype_info_of(t->dtype);
+    if (!d->to_f32)
         return download_raw(t, data, first, count);
-    uint16_t *h;
-    if ((r = host_halves(t, count, __func__, &h)))
+    void *h;
+    if ((r = host_copy(t, count, __func__, &h)))
         return r;
     if ((r = download_raw(t, h, first, count)) == VKATTN_SUCCESS)
-        vkattn_f16_to_f32_array(data, h, (size_t)count);
+        d->to_f32(data, h, (size_t)count);
     free(h);
     return r;
 }
@@ -396,12 +393,14 @@ vkattn_result vkattn_tensor_fill(vkattn_tensor *t, float value)
 {
     if (!t)
         return vka_fail(NULL, VKATTN_ERROR_INVALID_ARGUMENT, "%s: t is NULL", __func__);
+    /* one 32-bit word of value repeated (4 / size elements): bytes is whole words */
+    const vka_dtype_info *d = vka_dtype_info_of(t->dtype);
+    const float word_of[4] = {value, value, value, value};
     uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    if (t->dtype == VKATTN_DTYPE_F16) { /* two halves per word; bytes is whole words */
-        bits = vka_f32_to_f16(value);
-        bits |= bits << 16;
-    }
+    if (d->from_f32)
+        d->from_f32(&bits, word_of, 4 / d->size);
+    else
+        memcpy(&bits, &value, sizeof bits);
     VkCommandBuffer cmd;
     vkattn_result r = vka_begin(t->ctx, &cmd);
     if (r != VKATTN_SUCCESS)

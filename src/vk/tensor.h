@@ -3,6 +3,7 @@
 #define VKA_TENSOR_H
 
 #include "vkattn/tensor.h"
+#include "core/dtype.h"
 
 #include "vk/barrier.h"
 #include "vk/memory.h"
@@ -42,8 +43,7 @@ vkattn_result vka_check_written_distinct(struct vkattn_context *ctx, const char 
                                          const char *const *names, size_t n,
                                          size_t first_written);
 
-uint32_t vka_dtype_size(vkattn_dtype dtype); /* bytes per element */
-const char *vka_dtype_name(vkattn_dtype dtype);
+/* vka_dtype_size, vka_dtype_name and the rest of an element type: core/dtype.h */
 
 /* Scratch tensors ops allocate for themselves. */
 vkattn_result vka_tensor_create_1d(struct vkattn_context *ctx, uint64_t count,

@@ -1,11 +1,8 @@
-#version 450
-// Masked softmax on devices with storageBuffer16BitAccess, 5 bindings: scores,
-// bias and out are each f16 (float16_t) or f32 by a specialization constant
-// (each binding is declared with both element types); masks are f32. All
-// arithmetic is f32; an f16 out is each f32 weight converted once. The kernel
-// and its algorithm: shaders/common/softmax_body.glsl.
-#extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_16bit_storage : require
+// The 5 bindings of the softmax_f16 variant (shaders/variants.txt), for
+// devices with storageBuffer16BitAccess: scores, bias and out are each f16
+// (float16_t) or f32 by a specialization constant (each binding is declared
+// with both element types); masks are f32. All arithmetic is f32; an f16 out
+// is each f32 weight converted once. The kernel: softmax_body.glsl.
 
 layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
 layout(std430, binding = 0) readonly buffer ScoreBuf16 { float16_t scores16[]; };
@@ -28,4 +25,3 @@ layout(std430, binding = 4) buffer OutBuf16 { float16_t out16[]; };
         out16[i] = float16_t(v);                                               \
     else                                                                       \
         outv[i] = (v)
-#include "softmax_body.glsl"

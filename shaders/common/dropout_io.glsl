@@ -1,15 +1,17 @@
-#version 450
-// Inverted dropout on devices with storageBuffer16BitAccess: in and out are
-// each f16 (float16_t) or f32 by a specialization constant (each binding is
-// declared with both element types). The product is f32, as in dropout.comp,
-// so the kept elements and their f32 values are the f32 kernel's; an f16 out
-// is that value converted once. The kernel: common/dropout_body.glsl.
-#extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_16bit_storage : require
+// The bindings, specialization constants and accessors of the dropout
+// variants (shaders/variants.txt) that dropout_body.glsl reads through:
+// DROPOUT_F16_STORAGE 0, f32 tensors (dropout); 1, on devices with
+// storageBuffer16BitAccess (dropout_f16): in and out are each f16
+// (float16_t) or f32 by a specialization constant (each binding is declared
+// with both element types). The product is f32 either way, so the kept
+// elements and their f32 values are the f32 kernel's; an f16 out is that
+// value converted once.
+
 #include "dropout_iface.h"
 
 // specialization constants: ids and meanings in dropout_iface.h
 layout(local_size_x_id = VKA_DROPOUT_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+#if DROPOUT_F16_STORAGE
 layout(constant_id = VKA_DROPOUT_SPEC_IN_PLACE) const bool IN_PLACE = false;
 layout(constant_id = VKA_DROPOUT_SPEC_IN_F16) const bool IN_F16 = false;
 layout(constant_id = VKA_DROPOUT_SPEC_OUT_F16) const bool OUT_F16 = false;
@@ -33,5 +35,16 @@ float load(uint idx)
         dst16[i] = float16_t(v);                                               \
     else                                                                       \
         dst[i] = (v)
+#else
+// IN_PLACE: the host binds the dummy at binding 0 and the shader reads `dst`
+// itself, so no buffer is bound twice in one dispatch.
+layout(constant_id = VKA_DROPOUT_SPEC_IN_PLACE) const bool IN_PLACE = false;
 
-#include "dropout_body.glsl"
+layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
+layout(std430, binding = 1) buffer OutBuf { float dst[]; };
+
+layout(push_constant) uniform Push { VKA_DROPOUT_PUSH } p;
+
+float load(uint idx) { return IN_PLACE ? dst[idx] : src[idx]; }
+#define VKA_STORE(i, v) dst[i] = (v)
+#endif

@@ -1,15 +1,16 @@
-#version 450
-// Head split and merge on devices with storageBuffer16BitAccess: in and out
-// are each f16 (float16_t) or f32 by a specialization constant (each binding
-// is declared with both element types); an f32 -> f16 copy rounds once. The
-// kernel: common/heads_body.glsl.
-#extension GL_GOOGLE_include_directive : require
-#extension GL_EXT_shader_16bit_storage : require
+// The bindings, specialization constants and accessors of the heads
+// variants (shaders/variants.txt) that heads_body.glsl reads through:
+// HEADS_F16_STORAGE 0, f32 tensors (heads); 1, on devices with
+// storageBuffer16BitAccess (heads_f16): in and out are each f16 (float16_t)
+// or f32 by a specialization constant (each binding is declared with both
+// element types); an f32 -> f16 copy rounds once.
+
 #include "heads_iface.h"
 
 // specialization constants: ids and meanings in heads_iface.h
 layout(constant_id = VKA_HEADS_SPEC_SPLIT) const bool SPLIT = true;
 layout(local_size_x_id = VKA_HEADS_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+#if HEADS_F16_STORAGE
 layout(constant_id = VKA_HEADS_SPEC_IN_F16) const bool IN_F16 = false;
 layout(constant_id = VKA_HEADS_SPEC_OUT_F16) const bool OUT_F16 = false;
 
@@ -26,5 +27,13 @@ layout(push_constant) uniform Push { VKA_HEADS_PUSH } p;
         dst16[i] = float16_t(v);                                               \
     else                                                                       \
         dst[i] = (v)
+#else
 
-#include "heads_body.glsl"
+layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf { float dst[]; };
+
+layout(push_constant) uniform Push { VKA_HEADS_PUSH } p;
+
+#define VKA_LOAD(i) src[i]
+#define VKA_STORE(i, v) dst[i] = (v)
+#endif

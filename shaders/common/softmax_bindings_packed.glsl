@@ -1,11 +1,10 @@
-#version 450
-// Masked softmax for devices with 4 storage buffers per stage (the Vulkan
-// minimum): bias, value mask and explicit mask are copied by the host into
-// one pack buffer (src/vk/pack.h) and read at the element offsets
-// p.bias_off, p.vmask_off, p.mask_off. 3 bindings. The kernel and its
-// algorithm: shaders/common/softmax_body.glsl. f16 scores are read as halves
-// packed two per word (SCORES_F16); the pack and the output are f32.
-#extension GL_GOOGLE_include_directive : require
+// The 3 bindings of the softmax_packed variant (shaders/variants.txt), for
+// devices with 4 storage buffers per stage (the Vulkan minimum): bias, value
+// mask and explicit mask are copied by the host into one pack buffer
+// (src/vk/pack.h) and read at the element offsets p.bias_off, p.vmask_off,
+// p.mask_off. f16 scores are read as halves packed two per word
+// (SCORES_F16); the pack and the output are f32. The kernel:
+// softmax_body.glsl.
 
 layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
 layout(std430, binding = 0) readonly buffer ScoreBufW { uint scores_w[]; };
@@ -26,4 +25,3 @@ float half_at(uint word, uint i)
 #define VKA_MASK(i) side[i]
 #define VKA_OUT_LOAD(i) outv[i]
 #define VKA_OUT_STORE(i, v) outv[i] = (v)
-#include "softmax_body.glsl"

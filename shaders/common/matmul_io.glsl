@@ -1,0 +1,113 @@
+// The bindings, specialization constants and accessors of the matmul
+// variants (shaders/variants.txt) that matmul_body.glsl reads through, by
+// MATMUL_IO:
+// 0 (matmul): f32 tensors.
+// 1 (matmul_f16): f16 or f32 operands, each chosen by a specialization
+//   constant, on devices with storageBuffer16BitAccess: f16 buffers are read
+//   and written as float16_t (each binding is declared with both types).
+// 2 (matmul_f16_packed): the same for devices without 16-bit storage: f16
+//   buffers are uint words of two halves (unpackHalf2x16 / packHalf2x16). An
+//   f16 C is written a word at a time by the invocation that owns both of its
+//   columns (PAIRS), so no two invocations share a word; the host sends C
+//   layouts with an odd row start, and long K, through an f32 scratch
+//   (src/ops/matmul.c).
+// Sums are f32 in all three.
+
+#include "matmul_iface.h"
+
+// specialization constants: ids and meanings in matmul_iface.h
+layout(constant_id = VKA_MATMUL_SPEC_BM) const uint BM = 64;
+layout(constant_id = VKA_MATMUL_SPEC_BN) const uint BN = 64;
+layout(constant_id = VKA_MATMUL_SPEC_BK) const uint BK = 16;
+layout(constant_id = VKA_MATMUL_SPEC_TM) const uint TM = 4;
+layout(constant_id = VKA_MATMUL_SPEC_TN) const uint TN = 4;
+layout(constant_id = VKA_MATMUL_SPEC_TRANS_A) const bool TRANS_A = false;
+layout(constant_id = VKA_MATMUL_SPEC_TRANS_B) const bool TRANS_B = false;
+layout(constant_id = VKA_MATMUL_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
+// invocations = (BM / TM) * (BN / TN), set by the host
+layout(local_size_x_id = VKA_MATMUL_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
+#if MATMUL_IO == 1
+layout(constant_id = VKA_MATMUL_SPEC_A_F16) const bool A_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_B_F16) const bool B_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_BIAS_F16) const bool BIAS_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_C_F16) const bool C_F16 = false;
+
+layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
+layout(std430, binding = 0) readonly buffer ABuf16 { float16_t a16[]; };
+layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
+layout(std430, binding = 1) readonly buffer BBuf16 { float16_t b16[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf16 { float16_t bias16[]; };
+layout(std430, binding = 3) buffer CBuf { float c[]; };
+layout(std430, binding = 3) buffer CBuf16 { float16_t c16[]; };
+
+layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
+
+const bool PAIRS = false;
+float ld_a(uint i) { return A_F16 ? float(a16[i]) : a[i]; }
+float ld_b(uint i) { return B_F16 ? float(b16[i]) : b[i]; }
+float ld_bias(uint i) { return BIAS_F16 ? float(bias16[i]) : bias[i]; }
+float ld_c(uint i) { return C_F16 ? float(c16[i]) : c[i]; }
+void st_c(uint i, float v)
+{
+    if (C_F16)
+        c16[i] = float16_t(v);
+    else
+        c[i] = v;
+}
+void st_c2(uint i, float v0, float v1, bool both) {}
+#elif MATMUL_IO == 2
+layout(constant_id = VKA_MATMUL_SPEC_A_F16) const bool A_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_B_F16) const bool B_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_BIAS_F16) const bool BIAS_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_C_F16) const bool C_F16 = false;
+
+layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
+layout(std430, binding = 0) readonly buffer ABufW { uint a_w[]; };
+layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
+layout(std430, binding = 1) readonly buffer BBufW { uint b_w[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
+layout(std430, binding = 2) readonly buffer BiasBufW { uint bias_w[]; };
+layout(std430, binding = 3) buffer CBuf { float c[]; };
+layout(std430, binding = 3) buffer CBufW { uint c_w[]; };
+
+layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
+
+const bool PAIRS = C_F16;
+
+// element i of an array of halves packed two per word, low half first
+float half_at(uint word, uint i)
+{
+    vec2 v = unpackHalf2x16(word);
+    return (i & 1u) != 0 ? v.y : v.x;
+}
+float ld_a(uint i) { return A_F16 ? half_at(a_w[i >> 1], i) : a[i]; }
+float ld_b(uint i) { return B_F16 ? half_at(b_w[i >> 1], i) : b[i]; }
+float ld_bias(uint i) { return BIAS_F16 ? half_at(bias_w[i >> 1], i) : bias[i]; }
+float ld_c(uint i) { return C_F16 ? half_at(c_w[i >> 1], i) : c[i]; }
+void st_c(uint i, float v) { c[i] = v; }
+void st_c2(uint i, float v0, float v1, bool both)
+{
+    // without `both`, the high half is not an output of this call: keep its bits
+    uint w = packHalf2x16(vec2(v0, v1));
+    if (!both)
+        w = (c_w[i >> 1] & 0xffff0000u) | (w & 0xffffu);
+    c_w[i >> 1] = w;
+}
+#else
+
+layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
+layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf { float bias[]; };
+layout(std430, binding = 3) buffer CBuf { float c[]; };
+
+layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
+
+const bool PAIRS = false;
+float ld_a(uint i) { return a[i]; }
+float ld_b(uint i) { return b[i]; }
+float ld_bias(uint i) { return bias[i]; }
+float ld_c(uint i) { return c[i]; }
+void st_c(uint i, float v) { c[i] = v; }
+void st_c2(uint i, float v0, float v1, bool both) {}
+#endif

@@ -1,0 +1,72 @@
+/* The element types' table (core/dtype.h). */
+#include "core/dtype.h"
+
+#include "core/half.h"
+#include "vkattn/half.h"
+
+static double load_f32(const void *x, size_t i) { return (double)((const float *)x)[i]; }
+static void store_f32(void *x, size_t i, double v) { ((float *)x)[i] = (float)v; }
+
+static double load_f16(const void *x, size_t i)
+{
+    return (double)vka_f16_to_f32(((const uint16_t *)x)[i]);
+}
+/* once from double: no detour through f32, which could round twice */
+static void store_f16(void *x, size_t i, double v) { ((uint16_t *)x)[i] = vka_f16_from_double(v); }
+static void f16_from_f32(void *dst, const float *src, size_t n)
+{
+    vkattn_f32_to_f16_array(dst, src, n);
+}
+static void f16_to_f32(float *dst, const void *src, size_t n)
+{
+    vkattn_f16_to_f32_array(dst, src, n);
+}
+
+/* indexed by vkattn_dtype */
+static const vka_dtype_info table[] = {
+    [VKATTN_DTYPE_F32] = {"f32", "VKATTN_DTYPE_F32", 4, "float", false, true, load_f32,
+                          store_f32, NULL, NULL},
+    [VKATTN_DTYPE_F16] = {"f16", "VKATTN_DTYPE_F16", 2, "float16_t", true, true, load_f16,
+                          store_f16, f16_from_f32, f16_to_f32},
+    /* int8 rows with an f32 scale each, only inside a KV cache (ops/kv_cache.c) */
+    [VKATTN_DTYPE_I8] = {"i8", "VKATTN_DTYPE_I8", 1, "int8_t", false, false, NULL, NULL, NULL,
+                         NULL},
+};
+
+const vka_dtype_info *vka_dtype_info_of(vkattn_dtype t)
+{
+    const unsigned i = (unsigned)t;
+    return i < sizeof table / sizeof table[0] && table[i].name ? &table[i] : NULL;
+}
+
+const vka_dtype_info *vka_dtype_tensor(vkattn_dtype t)
+{
+    const vka_dtype_info *d = vka_dtype_info_of(t);
+    return d && d->tensor ? d : NULL;
+}
+
+uint32_t vka_dtype_size(vkattn_dtype t)
+{
+    const vka_dtype_info *d = vka_dtype_info_of(t);
+    return d ? d->size : 4;
+}
+
+const char *vka_dtype_name(vkattn_dtype t)
+{
+    const vka_dtype_info *d = vka_dtype_info_of(t);
+    return d ? d->name : "unknown";
+}
+
+double vka_dtype_round(vkattn_dtype t, double v)
+{
+    const vka_dtype_info *d = vka_dtype_tensor(t);
+    if (!d)
+        return v;
+    union {
+        double d;
+        float f;
+        uint16_t h;
+    } buf; /* aligned for any element */
+    d->store(&buf, 0, v);
+    return d->load(&buf, 0);
+}

@@ -1,0 +1,55 @@
+/* What each element type is (vkattn/dtype.h): one row per vkattn_dtype in
+ * core/dtype.c, read wherever code would otherwise ask "is it f16?" (element
+ * size, 16-bit storage, names, the reference's rounding, host conversion).
+ * A new type is a new row here, a new GLSL storage path in the shaders, and
+ * the ops that accept it. No Vulkan. */
+#ifndef VKA_CORE_DTYPE_H
+#define VKA_CORE_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vkattn/dtype.h"
+
+/* The tensor types, for messages: "must be " VKA_DTYPE_TENSOR_LIST. */
+#define VKA_DTYPE_TENSOR_LIST "VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16"
+
+typedef struct vka_dtype_info {
+    const char *name;      /* "f32": messages, case files */
+    const char *enum_name; /* "VKATTN_DTYPE_F32" */
+    uint32_t size;         /* bytes per element */
+    const char *glsl;      /* GLSL storage type of one element ("float16_t") */
+    /* 16-bit elements: their own GLSL type needs storageBuffer16BitAccess;
+     * without it the shaders read words of two (the packed paths), and a
+     * tensor's offset must be word aligned */
+    bool is_16bit;
+    /* a tensor, layer and CPU-reference type (i8 is a KV cache's only) */
+    bool tensor;
+    /* CPU reference: element i exactly, and v stored as element i rounded
+     * once to nearest even (NULL where !tensor) */
+    double (*load)(const void *x, size_t i);
+    void (*store)(void *x, size_t i, double v);
+    /* host f32 <-> storage for n elements; NULL: the storage is f32 */
+    void (*from_f32)(void *dst, const float *src, size_t n);
+    void (*to_f32)(float *dst, const void *src, size_t n);
+} vka_dtype_info;
+
+/* t's row, or NULL for a value outside the enum. */
+const vka_dtype_info *vka_dtype_info_of(vkattn_dtype t);
+
+/* t's row if t is a tensor type, else NULL: the checks' one test. */
+const vka_dtype_info *vka_dtype_tensor(vkattn_dtype t);
+
+/* Bytes per element (4 for a value outside the enum, so sizes stay safe to
+ * compute before the check that refuses it). */
+uint32_t vka_dtype_size(vkattn_dtype t);
+
+/* "f32", "f16", "i8"; "unknown" outside the enum. */
+const char *vka_dtype_name(vkattn_dtype t);
+
+/* v stored as a t element and read back: the rounding the CPU reference
+ * applies where a kernel writes t (a tensor type; v itself otherwise). */
+double vka_dtype_round(vkattn_dtype t, double v);
+
+#endif /* VKA_CORE_DTYPE_H */
