@@ -350,12 +350,9 @@ static void test_dispatch_budget(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_shapes),    cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_large_magnitude), cmocka_unit_test(test_tanh_sweep),
-        cmocka_unit_test(test_recorded_with_consumer), cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_dispatch_budget),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_fixed_shapes, test_random_shapes, test_large_magnitude, test_tanh_sweep,
+        test_recorded_with_consumer, test_bad_arguments, test_dispatch_budget)};
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * more outputs per invocation, a shorter DK. */
     int failed = cmocka_run_group_tests_name("additive", tests, th_setup, th_teardown);

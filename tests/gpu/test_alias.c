@@ -296,13 +296,6 @@ static void test_ownership_transfer(void **state)
     free(a), free(b), free(c), free(b2), free(ref);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_overlapping_views),
-        cmocka_unit_test(test_upload_while_in_flight),
-        cmocka_unit_test(test_hand_over_arguments),
-        cmocka_unit_test(test_ownership_transfer),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_overlapping_views, test_upload_while_in_flight, test_hand_over_arguments,
+    test_ownership_transfer)

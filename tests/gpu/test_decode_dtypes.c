@@ -433,10 +433,7 @@ static void test_rows(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_args),
-        cmocka_unit_test(test_rows),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_bad_args, test_rows)};
     int failed = cmocka_run_group_tests_name("decode dtypes", tests, th_setup, th_teardown);
     return failed + cmocka_run_group_tests_name("decode dtypes, mobile-min", tests,
                                                 th_setup_mobile, th_teardown);

@@ -318,16 +318,10 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matches_reference_fixed_shapes),
-        cmocka_unit_test(test_matches_reference_random),
-        cmocka_unit_test(test_kept_fraction),
-        cmocka_unit_test(test_offset_and_seed_change_the_mask),
-        cmocka_unit_test(test_inactive_is_exact_noop),
-        cmocka_unit_test(test_rate_one_drops_all),
-        cmocka_unit_test(test_chained_in_one_command_buffer),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_matches_reference_fixed_shapes, test_matches_reference_random, test_kept_fraction,
+        test_offset_and_seed_change_the_mask, test_inactive_is_exact_noop, test_rate_one_drops_all,
+        test_chained_in_one_command_buffer, test_bad_arguments)};
     /* Then under the mobile-min limits (128 invocations per workgroup). */
     int failed = cmocka_run_group_tests_name("dropout", tests, th_setup, th_teardown);
     return failed + cmocka_run_group_tests_name("dropout, mobile-min", tests, th_setup_mobile,

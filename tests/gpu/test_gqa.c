@@ -521,13 +521,6 @@ static void test_bad_record(void **state)
     vkattn_gqa_destroy(layer);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keras_known_values), cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_masks_and_windows),  cmocka_unit_test(test_key_batch_dropout),
-        cmocka_unit_test(test_equals_mha),         cmocka_unit_test(test_weights_round_trip),
-        cmocka_unit_test(test_bad_create_and_weights), cmocka_unit_test(test_bad_record),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_keras_known_values, test_random_cases, test_masks_and_windows, test_key_batch_dropout,
+    test_equals_mha, test_weights_round_trip, test_bad_create_and_weights, test_bad_record)

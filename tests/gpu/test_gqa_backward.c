@@ -330,12 +330,4 @@ static void test_bad_input(void **state)
     vkattn_gqa_destroy(layer);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_random_cases_f16),
-        cmocka_unit_test(test_bad_input),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown, test_random_cases, test_random_cases_f16, test_bad_input)

@@ -109,13 +109,4 @@ static void test_sliding_window(void **state) { run_sequence(TH_CTX(state), 2, 4
 /* Keras use_gate: the gate of each new row is projected on the cached path too */
 static void test_gate(void **state) { run_sequence(TH_CTX(state), 2, 4, true); }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_multi_query),
-        cmocka_unit_test(test_two_groups),
-        cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_gate),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown, test_multi_query, test_two_groups, test_sliding_window, test_gate)

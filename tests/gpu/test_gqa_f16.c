@@ -300,13 +300,5 @@ static void test_bad_arguments(void **state)
     vkattn_tensor_destroy(x), vkattn_tensor_destroy(out), vkattn_tensor_destroy(m16);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_cases),
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_cached),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_fixed_cases, test_random_cases, test_cached, test_bad_arguments)

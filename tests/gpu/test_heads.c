@@ -179,11 +179,8 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split),      cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_split, test_merge, test_random_shapes, test_round_trip, test_bad_arguments)};
     /* Then under the mobile-min limits (128 invocations per workgroup). */
     int failed = cmocka_run_group_tests_name("heads", tests, th_setup, th_teardown);
     return failed + cmocka_run_group_tests_name("heads, mobile-min", tests, th_setup_mobile,

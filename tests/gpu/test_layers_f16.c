@@ -574,14 +574,6 @@ static void test_bad_arguments(void **state)
         vkattn_tensor_destroy(all[i]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_cases),
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_weights_round_trip),
-        cmocka_unit_test(test_weight_tensors),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_fixed_cases, test_random_cases, test_weights_round_trip, test_weight_tensors,
+    test_bad_arguments)

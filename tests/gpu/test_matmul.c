@@ -342,21 +342,16 @@ static void test_kernel_choice(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_shapes),  cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_head_views),    cmocka_unit_test(test_large),
-        cmocka_unit_test(test_chained_in_one_command_buffer),
-        cmocka_unit_test(test_bad_arguments), cmocka_unit_test(test_dispatch_budget),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_fixed_shapes, test_random_shapes, test_head_views, test_large,
+        test_chained_in_one_command_buffer, test_bad_arguments, test_dispatch_budget)};
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * the smaller tiles. */
     int failed = cmocka_run_group_tests_name("matmul", tests, th_setup, th_teardown);
     failed += cmocka_run_group_tests_name("matmul, mobile-min", tests, th_setup_mobile,
                                           th_teardown);
-    const struct CMUnitTest gpu_tests[] = {
-        cmocka_unit_test(test_gpu_shapes), cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_dispatch_budget), cmocka_unit_test(test_kernel_choice),
-    };
+    const struct CMUnitTest gpu_tests[] = {TU_TESTS(
+        test_gpu_shapes, test_fixed_shapes, test_dispatch_budget, test_kernel_choice)};
     /* under the GPU tuning in every mode: its kernel on the shapes above */
     return failed + cmocka_run_group_tests_name("matmul, GPU tuning", gpu_tests, th_setup_gpu_tuning,
                                                 th_teardown_gpu_tuning);

@@ -498,20 +498,15 @@ static void test_coopmat_emulated(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_path),          cmocka_unit_test(test_tensor_f16),
-        cmocka_unit_test(test_unsupported_ops), cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_long_k),
-        cmocka_unit_test(test_kernel_choice),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_path, test_tensor_f16, test_unsupported_ops, test_fixed_shapes, test_random_shapes,
+        test_long_k, test_kernel_choice)};
     int failed = cmocka_run_group_tests_name("matmul f16", tests, th_setup, th_teardown);
     failed += cmocka_run_group_tests_name("matmul f16, mobile-min", tests, th_setup_mobile,
                                           th_teardown);
-    const struct CMUnitTest gpu_tests[] = {
-        cmocka_unit_test(test_kernel_choice), cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_random_shapes_gpu), cmocka_unit_test(test_long_k_gpu),
-        cmocka_unit_test(test_coopmat),       cmocka_unit_test(test_coopmat_emulated),
-    };
+    const struct CMUnitTest gpu_tests[] = {TU_TESTS(
+        test_kernel_choice, test_fixed_shapes, test_random_shapes_gpu, test_long_k_gpu,
+        test_coopmat, test_coopmat_emulated)};
     failed += cmocka_run_group_tests_name("matmul f16, GPU tuning", gpu_tests,
                                           th_setup_gpu_tuning, th_teardown_gpu_tuning);
     return failed + cmocka_run_group_tests_name("matmul f16, GPU tuning, mobile-min", gpu_tests,

@@ -805,17 +805,8 @@ static void test_bad_record(void **state)
     vkattn_mha_destroy(f.layer);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_example_case),      cmocka_unit_test(test_tutorial_shape),
-        cmocka_unit_test(test_mask_kinds),        cmocka_unit_test(test_query_mask_rows),
-        cmocka_unit_test(test_self_attention_and_key), cmocka_unit_test(test_small_and_odd),
-        cmocka_unit_test(test_dropout),           cmocka_unit_test(test_paths),
-        cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_chained_calls),
-        cmocka_unit_test(test_random_cases),      cmocka_unit_test(test_bad_create_and_weights),
-        cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_gate),
-        cmocka_unit_test(test_bad_record),        cmocka_unit_test(test_mask_broadcast),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_example_case, test_tutorial_shape, test_mask_kinds, test_query_mask_rows,
+    test_self_attention_and_key, test_small_and_odd, test_dropout, test_paths,
+    test_weights_round_trip, test_chained_calls, test_random_cases, test_bad_create_and_weights,
+    test_sliding_window, test_gate, test_bad_record, test_mask_broadcast)

@@ -864,17 +864,9 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_random_cases_f16),
-        cmocka_unit_test(test_variants_f16),
-        cmocka_unit_test(test_mask_kinds),
-        cmocka_unit_test(test_mask_broadcast),
-        cmocka_unit_test(test_variants),
-        cmocka_unit_test(test_two_steps_one_command_buffer),
-        cmocka_unit_test(test_optimizer_updates_layer),
-        cmocka_unit_test(test_prepare),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_cases, test_random_cases_f16, test_variants_f16, test_mask_kinds,
+        test_mask_broadcast, test_variants, test_two_steps_one_command_buffer,
+        test_optimizer_updates_layer, test_prepare, test_bad_arguments)};
     return cmocka_run_group_tests_name("mha backward", tests, th_setup, th_teardown);
 }

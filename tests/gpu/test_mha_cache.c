@@ -266,14 +266,5 @@ static void test_bad_input(void **state)
     th_assert_validation_clean();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefill_then_steps),
-        cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_gate),
-        cmocka_unit_test(test_value_mask),
-        cmocka_unit_test(test_bad_input),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_prefill_then_steps, test_sliding_window, test_gate, test_value_mask, test_bad_input)

@@ -177,9 +177,6 @@ static void test_f32_cache(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_f16_cache),
-        cmocka_unit_test(test_f32_cache),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_f16_cache, test_f32_cache)};
     return cmocka_run_group_tests_name("mha cache f16", tests, th_setup, th_teardown);
 }

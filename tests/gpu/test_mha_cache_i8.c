@@ -187,9 +187,6 @@ static void test_gqa(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mha),
-        cmocka_unit_test(test_gqa),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_mha, test_gqa)};
     return cmocka_run_group_tests_name("mha/gqa cache int8", tests, th_setup, th_teardown);
 }

@@ -477,15 +477,6 @@ static void test_bad_positions(void **state)
     vkattn_tensor_destroy(p2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_paths_and_far_positions),
-        cmocka_unit_test(test_f16),
-        cmocka_unit_test(test_cached),
-        cmocka_unit_test(test_backward),
-        cmocka_unit_test(test_bad_positions),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_random_cases, test_paths_and_far_positions, test_f16, test_cached, test_backward,
+    test_bad_positions)

@@ -468,20 +468,12 @@ static int setup_gpu_mali(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_chained),
-        cmocka_unit_test(test_random_fused),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_corners),
-        cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_kernel_choice),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_chained, test_random_fused, test_window, test_corners, test_bad_arguments,
+        test_kernel_choice)};
     /* The GPU tuning's kernels in every CI pass (CI's second pass runs the
      * groups above under the GPU tuning as well). */
-    const struct CMUnitTest gpu[] = {
-        cmocka_unit_test(test_random_fused_few),
-        cmocka_unit_test(test_gpu_lanes),
-    };
+    const struct CMUnitTest gpu[] = {TU_TESTS(test_random_fused_few, test_gpu_lanes)};
     const struct CMUnitTest lanes[] = {cmocka_unit_test(test_gpu_lanes)};
     int failed = cmocka_run_group_tests_name("sdpa backward", tests, th_setup, th_teardown);
     failed += cmocka_run_group_tests_name("sdpa backward, mobile-min", tests, th_setup_mobile,

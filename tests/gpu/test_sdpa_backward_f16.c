@@ -324,10 +324,7 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_random, test_bad_arguments)};
     const struct CMUnitTest few[] = {cmocka_unit_test(test_random_few)};
     int failed = cmocka_run_group_tests_name("sdpa backward f16", tests, th_setup, th_teardown);
     /* packed halves and 4 storage buffers: the chained path only */

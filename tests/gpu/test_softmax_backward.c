@@ -212,11 +212,8 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_each_mask),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_shapes, test_each_mask, test_bad_arguments)};
     int failed = cmocka_run_group_tests_name("softmax backward", tests, th_setup, th_teardown);
     return failed + cmocka_run_group_tests_name("softmax backward, mobile-min (packed)", tests,
                                                 th_setup_mobile, th_teardown);
