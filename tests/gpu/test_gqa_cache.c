@@ -8,7 +8,7 @@
  * refused, naming both, and leaves the cache as it was. Bound: test_gqa.c's
  * (and test_mha_cache.c's), max|got - ref| / max(|ref|, 1) <= 2e-5: fp32
  * projections and attention vs the double reference. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,26 +54,9 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
                                      .key_dim = HD, .value_dim = HD};
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     static const uint32_t steps[] = {9, 1, 1, 1, 2};
-    uint32_t t0 = 0;
-    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
-        const uint32_t m = steps[s];
-        float *in = tu_floats((size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(in + (size_t)b * m * W, x + ((size_t)b * N + t0) * W, sizeof(float) * m * W);
-        vkattn_tensor *tin = th_tensor(ctx, (size_t)B * m * W, in);
-        vkattn_tensor *tout = th_tensor(ctx, (size_t)B * m * W, NULL);
-        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
-        const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
-        const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_PREPARE, &call, &io, cache));
-        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache));
-        float *o = th_download(tout, (size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(got + ((size_t)b * N + t0) * W, o + (size_t)b * m * W, sizeof(float) * m * W);
-        free(o), free(in);
-        vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
-        t0 += m;
-    }
+    const th_cached_run r = {.gqa = gqa, .cache = cache, .batch = B, .len = N, .width = W,
+                             .out_width = W, .io_type = VKATTN_DTYPE_F32, .prepare = true};
+    th_cached_steps(ctx, &r, x, 0, steps, sizeof steps / sizeof steps[0], got);
     const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
     if (!(err <= OUT_BOUND))
         fail_msg("Nkv %u window %d gate %d: cached calls vs the full causal call: error %.3g "

@@ -12,7 +12,7 @@
  * call. Bound: test_mha.c's, max|got - ref| / max(|ref|, 1) <= 2e-5
  * (fp32 projections and attention, reference in double).
  * Shapes are few and reused (lavapipe compiles a pipeline per shape). */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <vkattn/mha.h>
 
@@ -68,20 +68,10 @@ static void model_free(model *m)
 static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, const float *x,
                         uint32_t len, uint32_t t0, uint32_t n, vkattn_tensor *vm, float *out)
 {
-    float *in = tu_floats((size_t)B * n * W);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(in + (size_t)b * n * W, x + ((size_t)b * len + t0) * W, sizeof(float) * n * W);
-    vkattn_tensor *tin = th_tensor(ctx, (size_t)B * n * W, in);
-    vkattn_tensor *tout = th_tensor(ctx, (size_t)B * n * W, NULL);
-    vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_PREPARE, &call, &io, cache));
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_RUN_NOW, &call, &io, cache));
-    float *got = th_download(tout, (size_t)B * n * W);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(out + ((size_t)b * len + t0) * W, got + (size_t)b * n * W, sizeof(float) * n * W);
-    free(got), free(in);
-    vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
+    const th_cached_run r = {.mha = m->mha, .cache = cache, .batch = B, .len = len, .width = W,
+                             .out_width = W, .io_type = VKATTN_DTYPE_F32, .value_mask = vm,
+                             .prepare = true};
+    th_cached_call(ctx, &r, x, t0, n, out);
 }
 
 /* The causal call over rows [from, to) of sequence b of x (B, len, W), value

@@ -14,7 +14,7 @@
  * max(max|ref|, 1), eps16 = 2^-10 (7.8e-3); the cached path rounds the same
  * intermediates to f16 as the uncached one (projections, heads, context),
  * decode reading its f16 queries exactly and rounding its context once. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <vkattn/half.h>
 #include <vkattn/mha.h>
@@ -77,22 +77,10 @@ static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, c
                         uint32_t len, uint32_t t0, uint32_t n, vkattn_tensor *vm,
                         vkattn_dtype io_type, float *out)
 {
-    float *in = tu_floats((size_t)B * n * W), *nan = tu_floats((size_t)B * n * DOUT);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(in + (size_t)b * n * W, x + ((size_t)b * len + t0) * W, sizeof(float) * n * W);
-    tu_poison(nan, (size_t)B * n * DOUT);
-    vkattn_tensor *tin = th_typed_tensor(ctx, (size_t)B * n * W, io_type, in);
-    vkattn_tensor *tout = th_typed_tensor(ctx, (size_t)B * n * DOUT, io_type, nan);
-    vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_PREPARE, &call, &io, cache));
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_RUN_NOW, &call, &io, cache));
-    float *got = th_download(tout, (size_t)B * n * DOUT);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(out + ((size_t)b * len + t0) * DOUT, got + (size_t)b * n * DOUT,
-               sizeof(float) * n * DOUT);
-    free(got), free(in), free(nan);
-    vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
+    const th_cached_run r = {.mha = m->mha, .cache = cache, .batch = B, .len = len, .width = W,
+                             .out_width = DOUT, .io_type = io_type, .value_mask = vm,
+                             .prepare = true};
+    th_cached_call(ctx, &r, x, t0, n, out);
 }
 
 /* The causal reference over rows [from, to) of sequence b; returns the

@@ -17,7 +17,7 @@
  * double one by at most ~p * 2^-23 rad (docs/SEMANTICS.md), under 8e-6 rad.
  * Positions up to 4096: 2e-3 (4096 * 2^-23 = 5e-4 rad, times |q||k| terms).
  * f16 (inputs and weights exact in f16): 8 * 2^-11, as test_gqa_f16.c. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -264,25 +264,9 @@ static void check_cached(vkattn_context *ctx, bool all_options)
                                      .key_dim = HD, .value_dim = HD};
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     static const uint32_t steps[] = {7, 1, 1, 3};
-    uint32_t t0 = 0;
-    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
-        const uint32_t m = steps[s];
-        float *in = tu_floats((size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(in + (size_t)b * m * W, x + ((size_t)b * N + t0) * W, sizeof(float) * m * W);
-        vkattn_tensor *tin = th_tensor(ctx, (size_t)B * m * W, in);
-        vkattn_tensor *tout = th_tensor(ctx, (size_t)B * m * W, NULL);
-        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
-        const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
-        const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache));
-        float *o = th_download(tout, (size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(got + ((size_t)b * N + t0) * W, o + (size_t)b * m * W, sizeof(float) * m * W);
-        free(o), free(in);
-        vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
-        t0 += m;
-    }
+    const th_cached_run r = {.gqa = gqa, .cache = cache, .batch = B, .len = N, .width = W,
+                             .out_width = W, .io_type = VKATTN_DTYPE_F32};
+    th_cached_steps(ctx, &r, x, 0, steps, sizeof steps / sizeof steps[0], got);
     const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
     if (!(err <= 2e-5))
         fail_msg("cached calls vs the full causal call%s: error %.3g exceeds 2e-5",

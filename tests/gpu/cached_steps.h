@@ -1,0 +1,34 @@
+/* A layer's cached calls (vkattn_mha_record_cached, vkattn_gqa_record_cached)
+ * over rows of a host sequence, gathered into one host output: what the KV
+ * cache tests (test_mha_cache*.c, test_gqa_cache.c, test_mha_rope.c) compare
+ * with one causal reference call over the whole sequence. */
+#ifndef VKATTN_TEST_CACHED_STEPS_H
+#define VKATTN_TEST_CACHED_STEPS_H
+
+#include "harness.h"
+
+#include <vkattn/gqa.h>
+#include <vkattn/mha.h>
+
+typedef struct th_cached_run {
+    vkattn_mha *mha; /* the layer: mha, else gqa */
+    vkattn_gqa *gqa;
+    vkattn_kv_cache *cache;
+    uint32_t batch, len; /* x is (batch, len, width), out (batch, len, out_width) */
+    uint32_t width, out_width;
+    vkattn_dtype io_type;      /* of the call's tensors (f16: x rounded on upload) */
+    vkattn_tensor *value_mask; /* over the cache, or NULL */
+    bool prepare;              /* record VKATTN_PREPARE before each run */
+} th_cached_run;
+
+/* Rows [t0, t0 + n) of every sequence of x through one cached call; out gets
+ * them at the same rows (the call's output tensor is NaN-poisoned first). */
+void th_cached_call(vkattn_context *ctx, const th_cached_run *r, const float *x, uint32_t t0,
+                    uint32_t n, float *out);
+
+/* th_cached_call for each of steps[0..count) in turn from row t0; returns
+ * the row after the last. */
+uint32_t th_cached_steps(vkattn_context *ctx, const th_cached_run *r, const float *x, uint32_t t0,
+                         const uint32_t *steps, size_t count, float *out);
+
+#endif
