@@ -37,3 +37,33 @@ uint32_t th_cached_steps(vkattn_context *ctx, const th_cached_run *r, const floa
     }
     return t0;
 }
+
+void th_cache_model_init(vkattn_context *ctx, th_cache_model *m, const vkattn_mha_desc *desc,
+                         const float amp[10])
+{
+    m->desc = *desc;
+    const size_t H = desc->num_heads, dk = desc->key_dim;
+    const size_t dv = desc->value_dim ? desc->value_dim : dk, W = desc->query_width;
+    const size_t out = desc->output_dim ? desc->output_dim : W;
+    const size_t n[10] = {W * H * dk, H * dk,     W * H * dk, H * dk,     W * H * dv,
+                          H * dv,     H * dv * out, out,      W * H * dv, H * dv};
+    for (int i = 0; i < 10; i++) {
+        m->arrays[i] = tu_floats(n[i]);
+        tu_fill_uniform(m->arrays[i], n[i], -amp[i], amp[i]);
+        if (desc->dtype == VKATTN_DTYPE_F16)
+            th_round_f16(m->arrays[i], n[i]);
+    }
+    const bool gate = desc->use_gate;
+    m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
+                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
+                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
+    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
+    TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
+}
+
+void th_cache_model_free(th_cache_model *m)
+{
+    vkattn_mha_destroy(m->mha);
+    for (int i = 0; i < 10; i++)
+        free(m->arrays[i]);
+}

@@ -31,4 +31,18 @@ void th_cached_call(vkattn_context *ctx, const th_cached_run *r, const float *x,
 uint32_t th_cached_steps(vkattn_context *ctx, const th_cached_run *r, const float *x, uint32_t t0,
                          const uint32_t *steps, size_t count, float *out);
 
+/* A MultiHeadAttention layer with random weights for the cached tests: weight
+ * array i (query kernel, bias, key kernel, bias, value kernel, bias, output
+ * kernel, bias, gate kernel, bias) uniform in [-amp[i], amp[i]], rounded to
+ * f16 for an f16 desc; the gate's only with desc->use_gate. */
+typedef struct th_cache_model {
+    vkattn_mha_desc desc;
+    vkattn_mha_weights w;
+    float *arrays[10];
+    vkattn_mha *mha;
+} th_cache_model;
+void th_cache_model_init(vkattn_context *ctx, th_cache_model *m, const vkattn_mha_desc *desc,
+                         const float amp[10]);
+void th_cache_model_free(th_cache_model *m);
+
 #endif

@@ -29,37 +29,15 @@
 #define N 80u     /* whole sequence: P + 5 steps of 1 + one of 3 + 2 of 1 */
 #define CAP 128u
 
-typedef struct model {
-    vkattn_mha_desc desc;
-    vkattn_mha_weights w;
-    float *arrays[10];
-    vkattn_mha *mha;
-} model;
+typedef th_cache_model model;
 
 /* gate: Keras use_gate, its kernel and bias in +-2 (pre-activations O(1)) */
 static void model_init(vkattn_context *ctx, model *m, uint32_t window, bool gate)
 {
-    m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
-                                .query_width = W, .value_width = W, .sliding_window = window,
-                                .use_gate = gate};
-    const size_t n[10] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV,
-                          H * DV,     H * DV * W, W,          W * H * DV, H * DV};
-    for (int i = 0; i < 10; i++) {
-        m->arrays[i] = tu_floats(n[i]);
-        tu_fill_uniform(m->arrays[i], n[i], i < 8 ? -0.5f : -2.0f, i < 8 ? 0.5f : 2.0f);
-    }
-    m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
-                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
-                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
-    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
-    TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
-}
-
-static void model_free(model *m)
-{
-    vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 10; i++)
-        free(m->arrays[i]);
+    static const float amp[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 2.0f, 2.0f};
+    const vkattn_mha_desc d = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
+                               .value_width = W, .sliding_window = window, .use_gate = gate};
+    th_cache_model_init(ctx, m, &d, amp);
 }
 
 /* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
@@ -127,7 +105,7 @@ static void prefill_then_steps(vkattn_context *ctx, uint32_t window, bool gate)
     check_against_full(&m, x, got, N, 1, P, N, NULL);
     free(x), free(got);
     vkattn_kv_cache_destroy(cache);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
@@ -172,7 +150,7 @@ static void test_value_mask(void **state)
     free(x), free(got), free(mask);
     vkattn_tensor_destroy(vm);
     vkattn_kv_cache_destroy(cache);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
@@ -252,7 +230,7 @@ static void test_bad_input(void **state)
     vkattn_tensor_destroy(vm_small);
     vkattn_tensor_destroy(big_in), vkattn_tensor_destroy(big_out);
     vkattn_kv_cache_destroy(good);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 

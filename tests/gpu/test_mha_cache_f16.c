@@ -35,40 +35,17 @@
 #define N 74u   /* P + 4 steps of 1 + one of 3 */
 #define CAP 80u
 
-typedef struct model {
-    vkattn_mha_desc desc;
-    vkattn_mha_weights w;
-    float *arrays[10];
-    vkattn_mha *mha;
-} model;
+typedef th_cache_model model;
 
 /* Weights scaled by 1/sqrt(fan-in), rounded to f16 (what the layer holds);
  * gate: Keras use_gate, its kernel and bias of O(1) pre-activations. */
 static void model_init(vkattn_context *ctx, model *m, bool gate)
 {
-    m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
-                                .query_width = W, .value_width = W, .output_dim = DOUT,
-                                .dtype = VKATTN_DTYPE_F16, .use_gate = gate};
-    const size_t n[10] = {W * H * DK, H * DK,        W * H * DK, H * DK,     W * H * DV,
-                          H * DV,     H * DV * DOUT, DOUT,       W * H * DV, H * DV};
-    const float a[10] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f, 0.6f, 2.0f};
-    for (int i = 0; i < 10; i++) {
-        m->arrays[i] = tu_floats(n[i]);
-        tu_fill_uniform(m->arrays[i], n[i], -a[i], a[i]);
-        th_round_f16(m->arrays[i], n[i]);
-    }
-    m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
-                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
-                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
-    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
-    TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
-}
-
-static void model_free(model *m)
-{
-    vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 10; i++)
-        free(m->arrays[i]);
+    static const float amp[10] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f, 0.6f, 2.0f};
+    const vkattn_mha_desc d = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
+                               .value_width = W, .output_dim = DOUT, .dtype = VKATTN_DTYPE_F16,
+                               .use_gate = gate};
+    th_cache_model_init(ctx, m, &d, amp);
 }
 
 /* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
@@ -145,7 +122,7 @@ static void run_sequence(vkattn_context *ctx, vkattn_dtype cache_type, vkattn_dt
     free(x), free(got), free(mask);
     vkattn_tensor_destroy(vm);
     vkattn_kv_cache_destroy(cache);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
