@@ -57,6 +57,14 @@ vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelin
 /* The same under `profile` (NULL: VKATTN_TEST_PROFILE's), e.g. the group's. */
 vkattn_context *th_logged_context_profile(const vkattn_context_advanced *adv, const char *profile,
                                           th_pipelines *seen);
+/* th_logged_context under one tuning (the other settings th_advanced's), for
+ * the tests of which kernel each tuning picks. */
+static inline vkattn_context *th_tuning_context(int tuning, th_pipelines *seen)
+{
+    vkattn_context_advanced adv = th_advanced();
+    adv.tuning = (vkattn_tuning)tuning;
+    return th_logged_context(&adv, seen);
+}
 /* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
 
@@ -89,6 +97,11 @@ int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work)
 #define TH_MOBILE_PROFILE "mobile-min"
 int th_setup_mobile(void **state);
 int th_teardown(void **state);
+/* The cmocka group `tests` under th_setup, then under th_setup_mobile as
+ * "NAME, mobile-min": the failures of both. */
+#define TH_RUN_WITH_MOBILE(name, tests)                                                        \
+    (cmocka_run_group_tests_name(name, tests, th_setup, th_teardown) +                         \
+     cmocka_run_group_tests_name(name ", mobile-min", tests, th_setup_mobile, th_teardown))
 
 /* Fails the test if the validation layer said anything at WARN or ERROR since
  * the last call (the messages are printed). */

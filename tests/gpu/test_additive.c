@@ -355,7 +355,5 @@ int main(void)
         test_recorded_with_consumer, test_bad_arguments, test_dispatch_budget)};
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * more outputs per invocation, a shorter DK. */
-    int failed = cmocka_run_group_tests_name("additive", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("additive, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    return TH_RUN_WITH_MOBILE("additive", tests);
 }

@@ -434,7 +434,5 @@ static void test_rows(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(test_bad_args, test_rows)};
-    int failed = cmocka_run_group_tests_name("decode dtypes", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("decode dtypes, mobile-min", tests,
-                                                th_setup_mobile, th_teardown);
+    return TH_RUN_WITH_MOBILE("decode dtypes", tests);
 }

@@ -559,9 +559,7 @@ int main(void)
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_softmax, test_additive, test_heads, test_dropout, test_bad_inputs,
         test_reference_rounding)};
-    int failed = cmocka_run_group_tests_name("f16 ops", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("f16 ops, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    int failed = TH_RUN_WITH_MOBILE("f16 ops", tests);
     failed += cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
                                           setup_app, teardown_app);
     const struct CMUnitTest late[] = {cmocka_unit_test(test_late_failure_records_nothing)};

@@ -182,7 +182,5 @@ int main(void)
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_split, test_merge, test_random_shapes, test_round_trip, test_bad_arguments)};
     /* Then under the mobile-min limits (128 invocations per workgroup). */
-    int failed = cmocka_run_group_tests_name("heads", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("heads, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    return TH_RUN_WITH_MOBILE("heads", tests);
 }

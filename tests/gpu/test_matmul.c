@@ -312,9 +312,7 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_advanced adv = th_advanced();
-        adv.tuning = (vkattn_tuning)tuning;
-        vkattn_context *ctx = th_logged_context(&adv, &seen);
+        vkattn_context *ctx = th_tuning_context(tuning, &seen);
         const uint32_t m = 9, n = 11, k = 13;
         vkattn_matmul_params p = {.m = m, .n = n, .k = k};
         vkattn_tensor *a = th_tensor(ctx, m * k, NULL), *b = th_tensor(ctx, k * n, NULL);
@@ -347,9 +345,7 @@ int main(void)
         test_chained_in_one_command_buffer, test_bad_arguments, test_dispatch_budget)};
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * the smaller tiles. */
-    int failed = cmocka_run_group_tests_name("matmul", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("matmul, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    int failed = TH_RUN_WITH_MOBILE("matmul", tests);
     const struct CMUnitTest gpu_tests[] = {TU_TESTS(
         test_gpu_shapes, test_fixed_shapes, test_dispatch_budget, test_kernel_choice)};
     /* under the GPU tuning in every mode: its kernel on the shapes above */

@@ -501,9 +501,7 @@ int main(void)
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_path, test_tensor_f16, test_unsupported_ops, test_fixed_shapes, test_random_shapes,
         test_long_k, test_kernel_choice)};
-    int failed = cmocka_run_group_tests_name("matmul f16", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("matmul f16, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    int failed = TH_RUN_WITH_MOBILE("matmul f16", tests);
     const struct CMUnitTest gpu_tests[] = {TU_TESTS(
         test_kernel_choice, test_fixed_shapes, test_random_shapes_gpu, test_long_k_gpu,
         test_coopmat, test_coopmat_emulated)};

@@ -91,17 +91,11 @@ static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h,
 
 static void describe(const mcase *m, char *buf, size_t n)
 {
-    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
-             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d window=%u gate=%d",
-             w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
-             (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
-             m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path,
-             m->desc.sliding_window, m->desc.use_gate);
+    char d[160], k[96];
+    rc_describe_mha(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "mha %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s", d, k, m->self_attn,
+             m->key_given, m->query_mask, m->value_mask, (int)m->attn,
+             m->am_form ? m->am_form : "flat");
 }
 
 static void check_masked_query_rows(const mcase *m, const host *h, const float *out,

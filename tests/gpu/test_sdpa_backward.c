@@ -346,9 +346,7 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_advanced adv = th_advanced();
-        adv.tuning = (vkattn_tuning)tuning;
-        vkattn_context *ctx = th_logged_context(&adv, &seen);
+        vkattn_context *ctx = th_tuning_context(tuning, &seen);
         if (fused_possible(ctx)) {
             bcase c = {.p = {.batch = 1, .heads = 2, .kv_heads = 1, .tq = 5, .tv = 7, .dk = 24,
                              .dv = 8}};
@@ -475,9 +473,7 @@ int main(void)
      * groups above under the GPU tuning as well). */
     const struct CMUnitTest gpu[] = {TU_TESTS(test_random_fused_few, test_gpu_lanes)};
     const struct CMUnitTest lanes[] = {cmocka_unit_test(test_gpu_lanes)};
-    int failed = cmocka_run_group_tests_name("sdpa backward", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("sdpa backward, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    int failed = TH_RUN_WITH_MOBILE("sdpa backward", tests);
     failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning", gpu, setup_gpu,
                                           teardown_gpu);
     failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning, no subgroups", lanes,

@@ -844,9 +844,7 @@ int main(void)
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_bad_inputs, test_edges, test_fused_random, test_chained_random, test_kernel_choice,
         test_window_lse)};
-    int failed = cmocka_run_group_tests_name("sdpa f16", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("sdpa f16, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    int failed = TH_RUN_WITH_MOBILE("sdpa f16", tests);
     const struct CMUnitTest gpu_tests[] = {TU_TESTS(
         test_kernel_choice, test_edges, test_fused_random_gpu, test_window_lse)};
     failed += cmocka_run_group_tests_name("sdpa f16, GPU tuning", gpu_tests, th_setup_gpu_tuning,

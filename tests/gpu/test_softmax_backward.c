@@ -214,7 +214,5 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_random_shapes, test_each_mask, test_bad_arguments)};
-    int failed = cmocka_run_group_tests_name("softmax backward", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("softmax backward, mobile-min (packed)", tests,
-                                                th_setup_mobile, th_teardown);
+    return TH_RUN_WITH_MOBILE("softmax backward", tests);
 }
