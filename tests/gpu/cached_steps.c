@@ -67,3 +67,31 @@ void th_cache_model_free(th_cache_model *m)
     for (int i = 0; i < 10; i++)
         free(m->arrays[i]);
 }
+
+double th_gqa_cached_error(vkattn_context *ctx, const vkattn_gqa_desc *desc,
+                           const vkattn_gqa_weights *w, const float *x, uint32_t batch,
+                           uint32_t len, uint32_t cap, const uint32_t *steps, size_t count,
+                           bool prepare, vkattn_gqa **gqa, vkattn_kv_cache **cache)
+{
+    const uint32_t W = desc->query_width;
+    const size_t n = (size_t)batch * len * W;
+    float *ref = tu_floats(n), *got = tu_floats(n);
+    tu_poison(got, n);
+    const vkattn_layer_call full = {.batch = batch, .tq = len, .tv = len,
+                                    .causal = VKATTN_CAUSAL_TOP_LEFT};
+    const vkattn_layer_host_io hio = {.query = x, .value = x, .output = ref};
+    TH_OK(ctx, vkattn_reference_gqa(desc, w, &full, &hio));
+    TH_OK(ctx, vkattn_gqa_create(ctx, desc, gqa));
+    TH_OK(ctx, vkattn_gqa_set_weights(*gqa, w));
+    const vkattn_kv_cache_desc cd = {.batch = batch, .kv_heads = desc->num_key_value_heads,
+                                     .capacity = cap, .key_dim = desc->head_dim,
+                                     .value_dim = desc->head_dim};
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, cache));
+    const th_cached_run r = {.gqa = *gqa, .cache = *cache, .batch = batch, .len = len,
+                             .width = W, .out_width = W, .io_type = VKATTN_DTYPE_F32,
+                             .prepare = prepare};
+    th_cached_steps(ctx, &r, x, 0, steps, count, got);
+    const double err = tu_max_rel_err(got, ref, n, 1.0);
+    free(ref), free(got);
+    return err;
+}

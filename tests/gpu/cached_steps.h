@@ -31,6 +31,16 @@ void th_cached_call(vkattn_context *ctx, const th_cached_run *r, const float *x,
 uint32_t th_cached_steps(vkattn_context *ctx, const th_cached_run *r, const float *x, uint32_t t0,
                          const uint32_t *steps, size_t count, float *out);
 
+/* A GroupedQueryAttention layer of desc and w (*gqa) and a cache for it of
+ * capacity cap (*cache; both left for the caller's further checks and to
+ * destroy); the sequences x (batch, len, desc->query_width) run through
+ * cached calls of `steps` rows, then compared with the reference's one
+ * causal call over all len rows: returns max|got - ref| / max(max|ref|, 1). */
+double th_gqa_cached_error(vkattn_context *ctx, const vkattn_gqa_desc *desc,
+                           const vkattn_gqa_weights *w, const float *x, uint32_t batch,
+                           uint32_t len, uint32_t cap, const uint32_t *steps, size_t count,
+                           bool prepare, vkattn_gqa **gqa, vkattn_kv_cache **cache);
+
 /* A MultiHeadAttention layer with random weights for the cached tests: weight
  * array i (query kernel, bias, key kernel, bias, value kernel, bias, output
  * kernel, bias, gate kernel, bias) uniform in [-amp[i], amp[i]], rounded to

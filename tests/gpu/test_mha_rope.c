@@ -248,26 +248,12 @@ static void check_cached(vkattn_context *ctx, bool all_options)
     float *sinks = grid_floats(NQ, 1.0f);
     const vkattn_gqa_weights w = {a[WQ], a[BQ], a[WK], a[BK], a[WV], a[BV], a[WO], a[BO],
                                   NULL, NULL, a[QN], a[KN], all_options ? sinks : NULL};
-    float *x = grid_floats((size_t)B * N * W, 1.0f), *ref = tu_floats((size_t)B * N * W);
-    float *got = tu_floats((size_t)B * N * W);
-    tu_poison(got, (size_t)B * N * W);
-    const vkattn_layer_call full = {.batch = B, .tq = N, .tv = N,
-                                    .causal = VKATTN_CAUSAL_TOP_LEFT};
-    const vkattn_layer_host_io hio = {.query = x, .value = x, .output = ref};
-    TH_OK(ctx, vkattn_reference_gqa(&desc, &w, &full, &hio));
-
+    float *x = grid_floats((size_t)B * N * W, 1.0f);
     vkattn_gqa *gqa;
     vkattn_kv_cache *cache;
-    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &gqa));
-    TH_OK(ctx, vkattn_gqa_set_weights(gqa, &w));
-    const vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = NKV, .capacity = CAP,
-                                     .key_dim = HD, .value_dim = HD};
-    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     static const uint32_t steps[] = {7, 1, 1, 3};
-    const th_cached_run r = {.gqa = gqa, .cache = cache, .batch = B, .len = N, .width = W,
-                             .out_width = W, .io_type = VKATTN_DTYPE_F32};
-    th_cached_steps(ctx, &r, x, 0, steps, sizeof steps / sizeof steps[0], got);
-    const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
+    const double err = th_gqa_cached_error(ctx, &desc, &w, x, B, N, CAP, steps,
+                                           sizeof steps / sizeof steps[0], false, &gqa, &cache);
     if (!(err <= 2e-5))
         fail_msg("cached calls vs the full causal call%s: error %.3g exceeds 2e-5",
                  all_options ? " (with soft-capping and sinks)" : "", err);
@@ -286,7 +272,7 @@ static void check_cached(vkattn_context *ctx, bool all_options)
     vkattn_gqa_destroy(gqa);
     for (int i = 0; i < N_W; i++)
         free(a[i]);
-    free(x), free(ref), free(got), free(sinks);
+    free(x), free(sinks);
 }
 
 static void test_cached(void **state)
