@@ -117,6 +117,14 @@ unsigned th_validation_count(void);
             fail_msg("%s -> %s: %s", #expr, vkattn_result_name(th_r_), vkattn_last_error());   \
     } while (0)
 
+/* The context's counters (vkattn_context_get_stats). */
+static inline vkattn_context_stats th_stats(vkattn_context *ctx)
+{
+    vkattn_context_stats s;
+    TH_OK(ctx, vkattn_context_get_stats(ctx, &s));
+    return s;
+}
+
 /* 1-D tensor of n floats with `data` uploaded (NULL: poisoned with NaN). */
 vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data);
 /* The same of element type t (f16: data rounded to nearest even on upload). */
@@ -126,6 +134,16 @@ vkattn_tensor *th_typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, co
 void th_round_f16(float *x, size_t n);
 /* n floats uniform in [-a, a], rounded to f16. */
 float *th_half_uniform(size_t n, float a);
+/* n floats uniform in [-1, 1], rounded to f16 when t is f16: exactly what a
+ * tensor of type t holds (free it). */
+static inline float *th_operand(size_t n, vkattn_dtype t)
+{
+    float *x = tu_floats(n);
+    tu_fill_uniform(x, n, -1, 1);
+    if (t == VKATTN_DTYPE_F16)
+        th_round_f16(x, n);
+    return x;
+}
 /* Downloads n floats into a new array (free it). */
 float *th_download(vkattn_tensor *t, size_t n);
 

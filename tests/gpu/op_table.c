@@ -50,16 +50,28 @@ void th_run_op_rows(vkattn_context *ctx, const th_op_row *rows, size_t n)
         }
 }
 
+static void expect_named(const char *name, vkattn_result got, vkattn_result want,
+                         const char *message, const char *needle)
+{
+    if (got != want)
+        fail_msg("%s returned %s; expected %s (%s)", name, vkattn_result_name(got),
+                 vkattn_result_name(want), message);
+    if (needle && !strstr(message, needle))
+        fail_msg("%s: message \"%s\" does not mention \"%s\"", name, message, needle);
+}
+
+void th_expect_error(vkattn_context *ctx, vkattn_result got, vkattn_result want,
+                     const char *needle)
+{
+    expect_named("the call", got, want, ctx ? vkattn_context_last_error(ctx) : vkattn_last_error(),
+                 needle);
+}
+
 void th_run_bad_args(vkattn_context *ctx, const th_bad_arg *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const vkattn_result r = rows[i].call(ctx);
-        if (r != rows[i].code)
-            fail_msg("%s returned %s; expected %s (%s)", rows[i].name, vkattn_result_name(r),
-                     vkattn_result_name(rows[i].code), vkattn_last_error());
-        if (!strstr(vkattn_last_error(), rows[i].message))
-            fail_msg("%s: message \"%s\" does not mention \"%s\"", rows[i].name,
-                     vkattn_last_error(), rows[i].message);
+        expect_named(rows[i].name, r, rows[i].code, vkattn_last_error(), rows[i].message);
     }
     th_assert_validation_clean();
 }

@@ -55,6 +55,13 @@ typedef struct th_bad_arg {
     const char *message;
 } th_bad_arg;
 
+/* Fails unless got is want and, when needle is given, the last error (ctx's,
+ * or the thread's when ctx is NULL) contains it: a bad-argument check outside
+ * a table. */
+void th_expect_error(vkattn_context *ctx, vkattn_result got, vkattn_result want,
+                     const char *needle);
+#define th_expect_invalid(r, arg) th_expect_error(NULL, (r), VKATTN_ERROR_INVALID_ARGUMENT, (arg))
+
 /* Every bad-argument row on ctx; validation must stay clean. */
 void th_run_bad_args(vkattn_context *ctx, const th_bad_arg *rows, size_t n);
 

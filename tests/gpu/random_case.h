@@ -186,6 +186,20 @@ static inline rc_mha rc_random_mha(const rc_mha_bounds *b)
     return m;
 }
 
+/* Mask params at random (the softmax and SDPA backward tests): the causal
+ * kind, the masked-row rule, a value mask, a mask and a bias, each broadcast
+ * along each axis or not. */
+static inline void rc_random_mask(vkattn_mask_params *m)
+{
+    m->causal = (vkattn_causal)tu_rand_range(0, 2);
+    m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
+    m->has_value_mask = rc_one_in(2);
+    m->has_mask = rc_one_in(2);
+    m->mask_broadcast = (vkattn_broadcast){rc_one_in(2), rc_one_in(2), rc_one_in(2)};
+    m->has_bias = rc_one_in(2);
+    m->bias_broadcast = (vkattn_broadcast){rc_one_in(2), rc_one_in(2), rc_one_in(2)};
+}
+
 /* The parts of a layer case's description that every layer test prints. */
 static inline void rc_describe_call(char *buf, size_t n, const vkattn_layer_call *c)
 {

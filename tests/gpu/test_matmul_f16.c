@@ -93,16 +93,6 @@ static void test_unsupported_ops(void **state)
     th_assert_validation_clean();
 }
 
-/* Host data of an operand: floats exactly representable in its type. */
-static float *operand(size_t n, vkattn_dtype t)
-{
-    float *x = tu_floats(n);
-    tu_fill_uniform(x, n, -1, 1);
-    if (t == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    return x;
-}
-
 static vkattn_tensor *upload(vkattn_context *ctx, const float *x, size_t n, vkattn_dtype t)
 {
     vkattn_tensor *d = tensor16(ctx, n, t);
@@ -122,7 +112,7 @@ static double ulp16(double x)
 static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_t na, size_t nb,
                        size_t nc, vkattn_matmul_dtypes ty)
 {
-    float *a = operand(na, ty.a), *b = operand(nb, ty.b), *bias = operand(p->n, ty.bias);
+    float *a = th_operand(na, ty.a), *b = th_operand(nb, ty.b), *bias = th_operand(p->n, ty.bias);
     float *ref = tu_floats(nc), *mag = tu_floats(nc);
     float *aa = tu_floats(na), *ab = tu_floats(nb), *abias = tu_floats(p->n);
     for (size_t i = 0; i < na; i++)

@@ -198,11 +198,6 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-static vkattn_broadcast rand_bcast(void)
-{
-    return (vkattn_broadcast){.batch = coin(), .heads = coin(), .rows = coin()};
-}
-
 static bcase random_case(int idx)
 {
     bcase c = {0};
@@ -218,13 +213,7 @@ static bcase random_case(int idx)
     p->dv = coin() ? 0 : tu_rand_range(1, max_width);
     p->scale = coin() ? 0.0f : tu_rand_float(0.2f, 1.5f);
     vkattn_mask_params *m = &p->mask;
-    m->causal = (vkattn_causal)tu_rand_range(0, 2);
-    m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
-    m->has_value_mask = coin();
-    m->has_mask = coin();
-    m->mask_broadcast = rand_bcast();
-    m->has_bias = coin();
-    m->bias_broadcast = rand_bcast();
+    rc_random_mask(m);
     if (idx % 3 == 2)
         p->dropout = (vkattn_dropout_params){.rate = tu_rand_float(0.1f, 0.6f), .training = true,
                                              .seed = tu_rand_u32(), .offset = tu_rand_range(0, 9)};
