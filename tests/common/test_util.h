@@ -62,4 +62,56 @@ double tu_max_abs_err(const float *got, const float *ref, size_t n);
                      (what), tu_err_, (double)(bound));                                    \
     } while (0)
 
+/* A test's list of cmocka entries from its test functions' names:
+ * {TU_TESTS(a, b)} is {cmocka_unit_test(a), cmocka_unit_test(b)} (up to 32),
+ * so that a main() does not restate cmocka's boilerplate. */
+#define TU_TESTS(...) TU_CAT_(TU_FE_, TU_NARG_(__VA_ARGS__))(TU_UNIT_, __VA_ARGS__)
+/* main() of a test of one cmocka group "tests": the named test functions
+ * under setup and teardown (NULL: none). */
+#define TU_MAIN(setup, teardown, ...)                                                          \
+    int main(void)                                                                             \
+    {                                                                                          \
+        const struct CMUnitTest tests[] = {TU_TESTS(__VA_ARGS__)};                             \
+        return cmocka_run_group_tests(tests, setup, teardown);                                 \
+    }
+#define TU_UNIT_(f) cmocka_unit_test(f),
+#define TU_CAT_(a, b) TU_CAT2_(a, b)
+#define TU_CAT2_(a, b) a##b##_
+#define TU_NARG_(...) TU_NARG_N_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, \
+    20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TU_NARG_N_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, \
+    _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...) n
+#define TU_FE_1_(m, x) m(x)
+#define TU_FE_2_(m, x, ...) m(x) TU_FE_1_(m, __VA_ARGS__)
+#define TU_FE_3_(m, x, ...) m(x) TU_FE_2_(m, __VA_ARGS__)
+#define TU_FE_4_(m, x, ...) m(x) TU_FE_3_(m, __VA_ARGS__)
+#define TU_FE_5_(m, x, ...) m(x) TU_FE_4_(m, __VA_ARGS__)
+#define TU_FE_6_(m, x, ...) m(x) TU_FE_5_(m, __VA_ARGS__)
+#define TU_FE_7_(m, x, ...) m(x) TU_FE_6_(m, __VA_ARGS__)
+#define TU_FE_8_(m, x, ...) m(x) TU_FE_7_(m, __VA_ARGS__)
+#define TU_FE_9_(m, x, ...) m(x) TU_FE_8_(m, __VA_ARGS__)
+#define TU_FE_10_(m, x, ...) m(x) TU_FE_9_(m, __VA_ARGS__)
+#define TU_FE_11_(m, x, ...) m(x) TU_FE_10_(m, __VA_ARGS__)
+#define TU_FE_12_(m, x, ...) m(x) TU_FE_11_(m, __VA_ARGS__)
+#define TU_FE_13_(m, x, ...) m(x) TU_FE_12_(m, __VA_ARGS__)
+#define TU_FE_14_(m, x, ...) m(x) TU_FE_13_(m, __VA_ARGS__)
+#define TU_FE_15_(m, x, ...) m(x) TU_FE_14_(m, __VA_ARGS__)
+#define TU_FE_16_(m, x, ...) m(x) TU_FE_15_(m, __VA_ARGS__)
+#define TU_FE_17_(m, x, ...) m(x) TU_FE_16_(m, __VA_ARGS__)
+#define TU_FE_18_(m, x, ...) m(x) TU_FE_17_(m, __VA_ARGS__)
+#define TU_FE_19_(m, x, ...) m(x) TU_FE_18_(m, __VA_ARGS__)
+#define TU_FE_20_(m, x, ...) m(x) TU_FE_19_(m, __VA_ARGS__)
+#define TU_FE_21_(m, x, ...) m(x) TU_FE_20_(m, __VA_ARGS__)
+#define TU_FE_22_(m, x, ...) m(x) TU_FE_21_(m, __VA_ARGS__)
+#define TU_FE_23_(m, x, ...) m(x) TU_FE_22_(m, __VA_ARGS__)
+#define TU_FE_24_(m, x, ...) m(x) TU_FE_23_(m, __VA_ARGS__)
+#define TU_FE_25_(m, x, ...) m(x) TU_FE_24_(m, __VA_ARGS__)
+#define TU_FE_26_(m, x, ...) m(x) TU_FE_25_(m, __VA_ARGS__)
+#define TU_FE_27_(m, x, ...) m(x) TU_FE_26_(m, __VA_ARGS__)
+#define TU_FE_28_(m, x, ...) m(x) TU_FE_27_(m, __VA_ARGS__)
+#define TU_FE_29_(m, x, ...) m(x) TU_FE_28_(m, __VA_ARGS__)
+#define TU_FE_30_(m, x, ...) m(x) TU_FE_29_(m, __VA_ARGS__)
+#define TU_FE_31_(m, x, ...) m(x) TU_FE_30_(m, __VA_ARGS__)
+#define TU_FE_32_(m, x, ...) m(x) TU_FE_31_(m, __VA_ARGS__)
+
 #endif

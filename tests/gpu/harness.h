@@ -57,6 +57,14 @@ vkattn_context *th_logged_context(const vkattn_context_advanced *adv, th_pipelin
 /* The same under `profile` (NULL: VKATTN_TEST_PROFILE's), e.g. the group's. */
 vkattn_context *th_logged_context_profile(const vkattn_context_advanced *adv, const char *profile,
                                           th_pipelines *seen);
+/* th_logged_context under one tuning (the other settings th_advanced's), for
+ * the tests of which kernel each tuning picks. */
+static inline vkattn_context *th_tuning_context(int tuning, th_pipelines *seen)
+{
+    vkattn_context_advanced adv = th_advanced();
+    adv.tuning = (vkattn_tuning)tuning;
+    return th_logged_context(&adv, seen);
+}
 /* Whether a pipeline named `name` (prefix: whose name starts with it) was created. */
 bool th_pipeline_seen(const th_pipelines *seen, const char *name, bool prefix);
 
@@ -89,6 +97,11 @@ int th_setup_with(void **state, const char *profile, uint64_t max_dispatch_work)
 #define TH_MOBILE_PROFILE "mobile-min"
 int th_setup_mobile(void **state);
 int th_teardown(void **state);
+/* The cmocka group `tests` under th_setup, then under th_setup_mobile as
+ * "NAME, mobile-min": the failures of both. */
+#define TH_RUN_WITH_MOBILE(name, tests)                                                        \
+    (cmocka_run_group_tests_name(name, tests, th_setup, th_teardown) +                         \
+     cmocka_run_group_tests_name(name ", mobile-min", tests, th_setup_mobile, th_teardown))
 
 /* Fails the test if the validation layer said anything at WARN or ERROR since
  * the last call (the messages are printed). */
@@ -104,6 +117,14 @@ unsigned th_validation_count(void);
             fail_msg("%s -> %s: %s", #expr, vkattn_result_name(th_r_), vkattn_last_error());   \
     } while (0)
 
+/* The context's counters (vkattn_context_get_stats). */
+static inline vkattn_context_stats th_stats(vkattn_context *ctx)
+{
+    vkattn_context_stats s;
+    TH_OK(ctx, vkattn_context_get_stats(ctx, &s));
+    return s;
+}
+
 /* 1-D tensor of n floats with `data` uploaded (NULL: poisoned with NaN). */
 vkattn_tensor *th_tensor(vkattn_context *ctx, size_t n, const float *data);
 /* The same of element type t (f16: data rounded to nearest even on upload). */
@@ -113,6 +134,16 @@ vkattn_tensor *th_typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, co
 void th_round_f16(float *x, size_t n);
 /* n floats uniform in [-a, a], rounded to f16. */
 float *th_half_uniform(size_t n, float a);
+/* n floats uniform in [-1, 1], rounded to f16 when t is f16: exactly what a
+ * tensor of type t holds (free it). */
+static inline float *th_operand(size_t n, vkattn_dtype t)
+{
+    float *x = tu_floats(n);
+    tu_fill_uniform(x, n, -1, 1);
+    if (t == VKATTN_DTYPE_F16)
+        th_round_f16(x, n);
+    return x;
+}
 /* Downloads n floats into a new array (free it). */
 float *th_download(vkattn_tensor *t, size_t n);
 

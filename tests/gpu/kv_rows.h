@@ -1,5 +1,5 @@
 /* KV-cache rows for the decode tests: rank-4 row tensors and random ragged
- * appends mirrored on the host (test_decode_f16.c, test_decode_i8.c,
+ * appends mirrored on the host (test_decode_dtypes.c,
  * test_decode_softcap_sinks.c). */
 #ifndef VKATTN_TEST_KV_ROWS_H
 #define VKATTN_TEST_KV_ROWS_H

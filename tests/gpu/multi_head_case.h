@@ -268,4 +268,61 @@ static inline void mh_check_masked_query_rows(const mh_case *m, const host *h, c
         }
 }
 
+/* A random GroupedQueryAttention case: test_gqa.c and test_gqa_f16.c draw
+ * theirs here, each within its bounds (f16 is slower: smaller). */
+typedef struct mh_gqa_bounds {
+    uint32_t heads;                /* Nq one of the first `heads` of {1, 2, 4, 6, 8} */
+    uint32_t max_head_dim, max_width, max_t, max_batch; /* each from 1 */
+    uint32_t dropout_one_in;       /* a rate with probability 1 / dropout_one_in, */
+    float max_dropout;             /* in [0.05, max_dropout] */
+    bool offset, gate;             /* draw a dropout offset, use_gate */
+} mh_gqa_bounds;
+typedef struct mh_gqa_case {
+    vkattn_gqa_desc desc;
+    vkattn_layer_call call;
+    bool key_given, self_attn, query_mask, value_mask;
+    attn_kind attn;
+} mh_gqa_case;
+
+/* Nkv in {1, Nq/2, Nq} (Nq/2 only when Nq is even), any Tq, Tv, masks, causal,
+ * window, path, scores. */
+static inline mh_gqa_case mh_random_gqa(const mh_gqa_bounds *b)
+{
+    static const uint32_t heads[] = {1, 2, 4, 6, 8};
+    mh_gqa_case m = {0};
+    vkattn_gqa_desc *d = &m.desc;
+    vkattn_layer_call *c = &m.call;
+    d->num_query_heads = heads[tu_rand_range(0, b->heads - 1)];
+    const uint32_t pick = tu_rand_range(0, 2), nq = d->num_query_heads;
+    d->num_key_value_heads = pick == 0 ? 1 : pick == 1 && nq % 2 == 0 ? nq / 2 : nq;
+    d->head_dim = tu_rand_range(1, b->max_head_dim);
+    d->query_width = tu_rand_range(1, b->max_width);
+    d->value_width = tu_rand_range(1, b->max_width);
+    d->no_bias = rc_one_in(4);
+    d->dropout = rc_one_in(b->dropout_one_in) ? tu_rand_float(0.05f, b->max_dropout) : 0.0f;
+    c->batch = rc_one_in(3) ? 1 : tu_rand_range(2, b->max_batch);
+    c->tq = tu_rand_range(1, b->max_t);
+    m.self_attn = rc_one_in(4);
+    m.key_given = !m.self_attn && rc_one_in(2);
+    d->value_width = m.self_attn ? d->query_width : d->value_width;
+    c->tv = m.self_attn ? c->tq : tu_rand_range(1, b->max_t);
+    if (m.key_given && rc_one_in(2))
+        d->key_width = tu_rand_range(1, b->max_width);
+    c->causal = (vkattn_causal)tu_rand_range(0, 2);
+    c->training = d->dropout > 0.0f && rc_one_in(2);
+    c->seed = tu_rand_u32();
+    if (b->offset)
+        c->offset = tu_rand_range(0, 100);
+    c->return_attention_scores = rc_one_in(2);
+    c->path = c->return_attention_scores ? (vkattn_sdpa_path)(tu_rand_range(0, 1) * 2)
+                                         : (vkattn_sdpa_path)tu_rand_range(0, 2);
+    m.query_mask = rc_one_in(2);
+    m.value_mask = rc_one_in(2);
+    m.attn = (attn_kind)tu_rand_range(0, 2);
+    if (rc_one_in(3))
+        d->sliding_window = (int32_t)rc_random_window(c->tq, c->tv);
+    d->use_gate = b->gate && rc_one_in(2); /* Keras use_gate */
+    return m;
+}
+
 #endif /* VKATTN_TEST_MULTI_HEAD_CASE_H */

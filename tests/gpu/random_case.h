@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* True with probability 1 / n. */
@@ -183,6 +184,41 @@ static inline rc_mha rc_random_mha(const rc_mha_bounds *b)
     m.query_mask = rc_one_in(3);
     m.value_mask = rc_one_in(2);
     return m;
+}
+
+/* Mask params at random (the softmax and SDPA backward tests): the causal
+ * kind, the masked-row rule, a value mask, a mask and a bias, each broadcast
+ * along each axis or not. */
+static inline void rc_random_mask(vkattn_mask_params *m)
+{
+    m->causal = (vkattn_causal)tu_rand_range(0, 2);
+    m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
+    m->has_value_mask = rc_one_in(2);
+    m->has_mask = rc_one_in(2);
+    m->mask_broadcast = (vkattn_broadcast){rc_one_in(2), rc_one_in(2), rc_one_in(2)};
+    m->has_bias = rc_one_in(2);
+    m->bias_broadcast = (vkattn_broadcast){rc_one_in(2), rc_one_in(2), rc_one_in(2)};
+}
+
+/* The parts of a layer case's description that every layer test prints. */
+static inline void rc_describe_call(char *buf, size_t n, const vkattn_layer_call *c)
+{
+    snprintf(buf, n, "B=%u Tq=%u Tv=%u causal=%d train=%d scores=%d path=%d", c->batch, c->tq,
+             c->tv, (int)c->causal, c->training, c->return_attention_scores, (int)c->path);
+}
+static inline void rc_describe_mha(char *buf, size_t n, const vkattn_mha_desc *d)
+{
+    const rc_mha_widths w = rc_mha_widths_of(d);
+    snprintf(buf, n, "H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f window=%d "
+             "gate=%d", w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !d->no_bias,
+             (double)d->dropout, (int)d->sliding_window, d->use_gate);
+}
+static inline void rc_describe_gqa(char *buf, size_t n, const vkattn_gqa_desc *d)
+{
+    snprintf(buf, n, "h=%u Nq=%u Nkv=%u Dq=%u Dk=%u Dv=%u bias=%d drop=%.2f window=%d gate=%d",
+             d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
+             d->key_width ? d->key_width : d->value_width, d->value_width, !d->no_bias,
+             (double)d->dropout, (int)d->sliding_window, d->use_gate);
 }
 
 #endif /* VKATTN_TEST_RANDOM_CASE_H */

@@ -12,7 +12,7 @@
  * test_tanh_sweep at 1e-5 each); fp32 rounding of inner * (q + k) adds ~1e-7
  * relative and the fp32 sum over dim ~dim * 6e-8 of its largest partial sums,
  * so dims up to a few hundred stay well inside 1e-5. */
-#include "harness.h"
+#include "op_table.h"
 
 #include <vkattn/reference.h>
 
@@ -213,14 +213,6 @@ static void test_recorded_with_consumer(void **state)
     free(q), free(k), free(v), free(s), free(o), free(got_o), free(got_s);
 }
 
-static void expect(vkattn_context *ctx, vkattn_result got, vkattn_result want, const char *needle)
-{
-    assert_int_equal(got, want);
-    if (needle && !strstr(vkattn_context_last_error(ctx), needle))
-        fail_msg("last error \"%s\" does not mention \"%s\"", vkattn_context_last_error(ctx),
-                 needle);
-}
-
 static void test_bad_arguments(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -232,46 +224,46 @@ static void test_bad_arguments(void **state)
     TH_OK(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &io));
 
     assert_int_equal(vkattn_additive_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
-    expect(ctx, vkattn_additive_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID, "cmd is NULL");
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, NULL, &io), INVALID, "params is NULL");
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, NULL), INVALID, "io is NULL");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID, "cmd is NULL");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, NULL, &io), INVALID, "params is NULL");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, NULL), INVALID, "io is NULL");
     const char *names[4] = {"batch is 0", "tq is 0", "tv is 0", "dim is 0"};
     for (int i = 0; i < 4; i++) {
         vkattn_additive_params z = p;
         uint32_t *fields[4] = {&z.batch, &z.tq, &z.tv, &z.dim};
         *fields[i] = 0;
-        expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
+        th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
     }
     vkattn_additive_params f = p;
     f.inner_scale = NAN;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &f, &io), INVALID, "inner_scale");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &f, &io), INVALID, "inner_scale");
     f.inner_scale = 1.0f, f.outer_scale = INFINITY;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &f, &io), INVALID, "outer_scale");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &f, &io), INVALID, "outer_scale");
 
     vkattn_additive_params big = p;
     big.tv = 5; /* k would need 25 elements, scores 15 */
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->k");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->k");
     big = p, big.batch = 2;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->q");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->q");
     big = p, big.dim = 6; /* the scale vector is too short too, q first */
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->q");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->q");
 
     vkattn_additive_io bad = io;
     bad.scale = NULL;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->scale is NULL");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->scale is NULL");
     vkattn_additive_params nov = p;
     nov.has_scale_vector = false;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &nov, &io), INVALID, "has_scale_vector is false");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &nov, &io), INVALID, "has_scale_vector is false");
     bad = io, bad.scores = q;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "must not be an input");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "must not be an input");
     bad = io, bad.k = NULL;
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->k is NULL");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->k is NULL");
 
     vkattn_additive_params huge = {.batch = UINT32_MAX, .tq = UINT32_MAX, .tv = 1,
                                    .dim = UINT32_MAX};
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
     huge = (vkattn_additive_params){.batch = 65536, .tq = 65536, .tv = 1, .dim = 1};
-    expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
+    th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
 
     /* more batches than workgroups along z (65535 is the Vulkan minimum limit) */
     vkattn_context_info info;
@@ -281,7 +273,7 @@ static void test_bad_arguments(void **state)
         vkattn_tensor *wide = th_tensor(ctx, nb, NULL), *wide_out = th_tensor(ctx, nb, NULL);
         vkattn_additive_params many = {.batch = nb, .tq = 1, .tv = 1, .dim = 1};
         vkattn_additive_io wio = {.q = wide, .k = wide, .scores = wide_out};
-        expect(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &many, &wio), VKATTN_ERROR_DEVICE_LIMIT, "along z");
+        th_expect_error(ctx, vkattn_additive_record(ctx, VKATTN_RUN_NOW, &many, &wio), VKATTN_ERROR_DEVICE_LIMIT, "along z");
         vkattn_tensor_destroy(wide), vkattn_tensor_destroy(wide_out);
     }
 
@@ -350,15 +342,10 @@ static void test_dispatch_budget(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_shapes),    cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_large_magnitude), cmocka_unit_test(test_tanh_sweep),
-        cmocka_unit_test(test_recorded_with_consumer), cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_dispatch_budget),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_fixed_shapes, test_random_shapes, test_large_magnitude, test_tanh_sweep,
+        test_recorded_with_consumer, test_bad_arguments, test_dispatch_budget)};
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * more outputs per invocation, a shorter DK. */
-    int failed = cmocka_run_group_tests_name("additive", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("additive, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    return TH_RUN_WITH_MOBILE("additive", tests);
 }

@@ -9,6 +9,7 @@
  *  - queue-family ownership transfers record vkattn's halves (on a fake
  *    second family: lavapipe has one). */
 #include "app_device.h"
+#include "op_table.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -137,16 +138,6 @@ static void test_upload_while_in_flight(void **state)
     free(a), free(a2), free(b), free(ref);
 }
 
-/* r must be INVALID_ARGUMENT and the message must name `arg` */
-static void expect_invalid(vkattn_result r, const char *arg)
-{
-    if (r != VKATTN_ERROR_INVALID_ARGUMENT)
-        fail_msg("expected VKATTN_ERROR_INVALID_ARGUMENT naming %s, got %s (%s)", arg,
-                 vkattn_result_name(r), vkattn_last_error());
-    if (!strstr(vkattn_last_error(), arg))
-        fail_msg("the message \"%s\" does not name %s", vkattn_last_error(), arg);
-}
-
 static void test_hand_over_arguments(void **state)
 {
     vkattn_context *own = TH_CTX(state);
@@ -157,19 +148,19 @@ static void test_hand_over_arguments(void **state)
     VkCommandBuffer cmd = ad_begin(&app, 0);
     const VkPipelineStageFlags xfer = VK_PIPELINE_STAGE_TRANSFER_BIT;
     const uint32_t none = VK_QUEUE_FAMILY_IGNORED;
-    expect_invalid(vkattn_tensor_release(NULL, cmd, xfer, 0, none), "t");
-    expect_invalid(vkattn_tensor_release(t, VK_NULL_HANDLE, xfer, 0, none), "cmd");
-    expect_invalid(vkattn_tensor_release(t, cmd, 0, 0, none), "dst_stage");
-    expect_invalid(vkattn_tensor_acquire(NULL, cmd, xfer, 0, none), "t");
-    expect_invalid(vkattn_tensor_acquire(t, VK_NULL_HANDLE, xfer, 0, none), "cmd");
-    expect_invalid(vkattn_tensor_acquire(t, cmd, 0, 0, none), "src_stage");
+    th_expect_invalid(vkattn_tensor_release(NULL, cmd, xfer, 0, none), "t");
+    th_expect_invalid(vkattn_tensor_release(t, VK_NULL_HANDLE, xfer, 0, none), "cmd");
+    th_expect_invalid(vkattn_tensor_release(t, cmd, 0, 0, none), "dst_stage");
+    th_expect_invalid(vkattn_tensor_acquire(NULL, cmd, xfer, 0, none), "t");
+    th_expect_invalid(vkattn_tensor_acquire(t, VK_NULL_HANDLE, xfer, 0, none), "cmd");
+    th_expect_invalid(vkattn_tensor_acquire(t, cmd, 0, 0, none), "src_stage");
     /* a family past the device's count (nothing recorded) */
     uint32_t n_families = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(app.physical_device, &n_families, NULL);
     const unsigned before = ad_stats.commands;
-    expect_invalid(vkattn_tensor_release(t, cmd, xfer, 0, n_families), "dst_family");
-    expect_invalid(vkattn_tensor_acquire(t, cmd, xfer, 0, n_families), "src_family");
-    expect_invalid(vkattn_tensor_release(t, cmd, xfer, 0, VK_QUEUE_FAMILY_EXTERNAL), "dst_family");
+    th_expect_invalid(vkattn_tensor_release(t, cmd, xfer, 0, n_families), "dst_family");
+    th_expect_invalid(vkattn_tensor_acquire(t, cmd, xfer, 0, n_families), "src_family");
+    th_expect_invalid(vkattn_tensor_release(t, cmd, xfer, 0, VK_QUEUE_FAMILY_EXTERNAL), "dst_family");
     assert_int_equal(ad_stats.commands, before);
 
     /* a proper pair: vkattn's fill, the app's copy out, vkattn's fill again */
@@ -296,13 +287,6 @@ static void test_ownership_transfer(void **state)
     free(a), free(b), free(c), free(b2), free(ref);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_overlapping_views),
-        cmocka_unit_test(test_upload_while_in_flight),
-        cmocka_unit_test(test_hand_over_arguments),
-        cmocka_unit_test(test_ownership_transfer),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_overlapping_views, test_upload_while_in_flight, test_hand_over_arguments,
+    test_ownership_transfer)

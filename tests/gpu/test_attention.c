@@ -649,17 +649,7 @@ static void test_reference_bad_args(void **state)
                     "call->batch");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_examples_reference), cmocka_unit_test(test_reference_bad_args),
-        cmocka_unit_test(test_examples_gpu),       cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_each_mask),          cmocka_unit_test(test_random),
-        cmocka_unit_test(test_mask_broadcast),
-        cmocka_unit_test(test_dropout),            cmocka_unit_test(test_paths),
-        cmocka_unit_test(test_seed_shapes),        cmocka_unit_test(test_zero_scale),
-        cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_weights),
-        cmocka_unit_test(test_bad_desc),           cmocka_unit_test(test_bad_call),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_examples_reference, test_reference_bad_args, test_examples_gpu, test_fixed_shapes,
+    test_each_mask, test_random, test_mask_broadcast, test_dropout, test_paths, test_seed_shapes,
+    test_zero_scale, test_one_command_buffer, test_weights, test_bad_desc, test_bad_call)

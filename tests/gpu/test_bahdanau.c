@@ -441,15 +441,6 @@ static void test_bad_args(void **state)
                     VKATTN_ERROR_INVALID_ARGUMENT, "w->score_kernel");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_examples_reference), cmocka_unit_test(test_examples_gpu),
-        cmocka_unit_test(test_seed_shapes),        cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_each_mask),          cmocka_unit_test(test_random),
-        cmocka_unit_test(test_mask_broadcast),
-        cmocka_unit_test(test_dropout),            cmocka_unit_test(test_score_bias),
-        cmocka_unit_test(test_weights),            cmocka_unit_test(test_bad_args),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_examples_reference, test_examples_gpu, test_seed_shapes, test_fixed_shapes, test_each_mask,
+    test_random, test_mask_broadcast, test_dropout, test_score_bias, test_weights, test_bad_args)

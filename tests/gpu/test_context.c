@@ -466,15 +466,7 @@ static void test_import_arguments(void **state)
     assert_int_equal(vkattn_context_create(&desc, &ctx), VKATTN_ERROR_INVALID_ARGUMENT);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_info),          cmocka_unit_test(test_choose_device),
-        cmocka_unit_test(test_tensors),       cmocka_unit_test(test_timer_and_commands),
-        cmocka_unit_test(test_imported_device), cmocka_unit_test(test_imported_push_descriptors),
-        cmocka_unit_test(test_record_twice_and_replay), cmocka_unit_test(test_destroy_and_reuse),
-        cmocka_unit_test(test_attention_weights_replay),
-        cmocka_unit_test(test_same_op_twice),   cmocka_unit_test(test_import_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_info, test_choose_device, test_tensors, test_timer_and_commands, test_imported_device,
+    test_imported_push_descriptors, test_record_twice_and_replay, test_destroy_and_reuse,
+    test_attention_weights_replay, test_same_op_twice, test_import_arguments)

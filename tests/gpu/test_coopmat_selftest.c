@@ -340,12 +340,9 @@ static void test_variants(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reported_families),  cmocka_unit_test(test_emulation_passes),
-        cmocka_unit_test(test_broken_family_refused), cmocka_unit_test(test_fault_is_real),
-        cmocka_unit_test(test_families_mask),
-        cmocka_unit_test(test_variants),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_reported_families, test_emulation_passes, test_broken_family_refused,
+        test_fault_is_real, test_families_mask, test_variants)};
     return cmocka_run_group_tests_name("cooperative-matrix self-test", tests, th_setup,
                                        th_teardown);
 }

@@ -535,17 +535,7 @@ static void test_bad_input(void **state)
     th_assert_validation_clean();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ragged_lengths), cmocka_unit_test(test_random_widths),
-        cmocka_unit_test(test_shapes),
-        cmocka_unit_test(test_long_and_dropout),
-        cmocka_unit_test(test_equals_full_sdpa), cmocka_unit_test(test_steps),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_zero_defaults), cmocka_unit_test(test_bad_params_agree),
-        cmocka_unit_test(test_num_splits),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_ragged_lengths, test_random_widths, test_shapes, test_long_and_dropout,
+    test_equals_full_sdpa, test_steps, test_window, test_bad_input, test_zero_defaults,
+    test_bad_params_agree, test_num_splits)

@@ -238,11 +238,7 @@ static void test_bad_inputs(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_softcap),
-        cmocka_unit_test(test_sinks),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_bad_inputs, test_softcap, test_sinks)};
     int failed = cmocka_run_group_tests_name("decode softcap, sinks", tests, th_setup,
                                              th_teardown);
     return failed + cmocka_run_group_tests_name("decode softcap, sinks, mobile-min", tests,

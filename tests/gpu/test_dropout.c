@@ -189,6 +189,22 @@ static void test_offset_and_seed_change_the_mask(void **state)
     free(base), free(again), free(other);
 }
 
+/* Dropout of in (n floats) on the device, in place or not; the result
+ * downloaded (free it). */
+static float *run_on(vkattn_context *ctx, const vkattn_dropout_op_params *p, const float *in,
+                     size_t n, bool in_place)
+{
+    vkattn_tensor *tin = th_tensor(ctx, n, in);
+    vkattn_tensor *tout = in_place ? tin : th_tensor(ctx, n, NULL);
+    vkattn_dropout_io io = {.in = tin, .out = tout};
+    TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, p, &io));
+    float *got = th_download(tout, n);
+    if (!in_place)
+        vkattn_tensor_destroy(tout);
+    vkattn_tensor_destroy(tin);
+    return got;
+}
+
 /* Not training, or rate 0: out is in, bit for bit (NaN, inf and -0 included),
  * out of place and in place. */
 static void test_inactive_is_exact_noop(void **state)
@@ -202,16 +218,8 @@ static void test_inactive_is_exact_noop(void **state)
         vkattn_dropout_op_params p = {.batch = 3, .tq = 5, .tv = 7,
                                       .dropout = {.rate = c < 2 ? 0.0f : 0.7f,
                                                   .training = c < 2, .seed = 9}};
-        const bool in_place = c % 2;
-        vkattn_tensor *tin = th_tensor(ctx, n, in);
-        vkattn_tensor *tout = in_place ? tin : th_tensor(ctx, n, NULL);
-        vkattn_dropout_io io = {.in = tin, .out = tout};
-        TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
-        float *got = th_download(tout, n);
+        float *got = run_on(ctx, &p, in, n, c % 2);
         assert_memory_equal(got, in, n * sizeof(float));
-        if (!in_place)
-            vkattn_tensor_destroy(tout);
-        vkattn_tensor_destroy(tin);
         free(got);
     }
     th_assert_validation_clean();
@@ -229,17 +237,10 @@ static void test_rate_one_drops_all(void **state)
     for (int in_place = 0; in_place < 2; in_place++) {
         vkattn_dropout_op_params p = {.batch = 2, .tq = 9, .tv = 11,
                                       .dropout = {.rate = 1.0f, .training = true, .seed = 1}};
-        vkattn_tensor *tin = th_tensor(ctx, n, in);
-        vkattn_tensor *tout = in_place ? tin : th_tensor(ctx, n, NULL);
-        vkattn_dropout_io io = {.in = tin, .out = tout};
-        TH_OK(ctx, vkattn_dropout_record(ctx, VKATTN_RUN_NOW, &p, &io));
-        float *got = th_download(tout, n);
+        float *got = run_on(ctx, &p, in, n, in_place);
         for (uint32_t i = 0; i < n; i++)
             if (!(got[i] == 0.0f && !signbit(got[i])))
                 fail_msg("element %u is %g; rate 1 must give +0", i, (double)got[i]);
-        if (!in_place)
-            vkattn_tensor_destroy(tout);
-        vkattn_tensor_destroy(tin);
         free(got);
     }
     th_assert_validation_clean();
@@ -318,18 +319,10 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matches_reference_fixed_shapes),
-        cmocka_unit_test(test_matches_reference_random),
-        cmocka_unit_test(test_kept_fraction),
-        cmocka_unit_test(test_offset_and_seed_change_the_mask),
-        cmocka_unit_test(test_inactive_is_exact_noop),
-        cmocka_unit_test(test_rate_one_drops_all),
-        cmocka_unit_test(test_chained_in_one_command_buffer),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_matches_reference_fixed_shapes, test_matches_reference_random, test_kept_fraction,
+        test_offset_and_seed_change_the_mask, test_inactive_is_exact_noop, test_rate_one_drops_all,
+        test_chained_in_one_command_buffer, test_bad_arguments)};
     /* Then under the mobile-min limits (128 invocations per workgroup). */
-    int failed = cmocka_run_group_tests_name("dropout", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("dropout, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    return TH_RUN_WITH_MOBILE("dropout", tests);
 }

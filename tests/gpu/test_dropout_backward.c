@@ -120,10 +120,7 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dropout_backward),
-        cmocka_unit_test(test_dropout_backward_offset),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_dropout_backward, test_dropout_backward_offset, test_bad_arguments)};
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

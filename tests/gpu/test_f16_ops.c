@@ -556,14 +556,10 @@ static void test_late_failure_records_nothing(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softmax),   cmocka_unit_test(test_additive),
-        cmocka_unit_test(test_heads),     cmocka_unit_test(test_dropout),
-        cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_reference_rounding),
-    };
-    int failed = cmocka_run_group_tests_name("f16 ops", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("f16 ops, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_softmax, test_additive, test_heads, test_dropout, test_bad_inputs,
+        test_reference_rounding)};
+    int failed = TH_RUN_WITH_MOBILE("f16 ops", tests);
     failed += cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
                                           setup_app, teardown_app);
     const struct CMUnitTest late[] = {cmocka_unit_test(test_late_failure_records_nothing)};

@@ -689,28 +689,18 @@ static int setup_split(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shapes),        cmocka_unit_test(test_grouped_heads),
-        cmocka_unit_test(test_masks),         cmocka_unit_test(test_mask_edges),
-        cmocka_unit_test(test_dropout),       cmocka_unit_test(test_dropout_mask_bits),
-        cmocka_unit_test(test_random),        cmocka_unit_test(test_long_rows),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_unsupported),
-        cmocka_unit_test(test_lse),           cmocka_unit_test(test_lane_widths),
-        cmocka_unit_test(test_kernel_choice),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_shapes, test_grouped_heads, test_masks, test_mask_edges, test_dropout,
+        test_dropout_mask_bits, test_random, test_long_rows, test_window, test_one_command_buffer,
+        test_unsupported, test_lse, test_lane_widths, test_kernel_choice)};
     /* Profile "mobile-min" allows 4 storage buffers per shader: the packed
      * layout (shaders/flash_packed.comp), 16 KiB shared memory, 128 invocations. */
-    const struct CMUnitTest packed[] = {
-        cmocka_unit_test(test_grouped_heads), cmocka_unit_test(test_mask_edges),
-        cmocka_unit_test(test_dropout_mask_bits), cmocka_unit_test(test_random),
-        cmocka_unit_test(test_lse),           cmocka_unit_test(test_window),
-    };
-    const struct CMUnitTest no_subgroups[] = {
-        cmocka_unit_test(test_grouped_heads), cmocka_unit_test(test_dropout_mask_bits),
-        cmocka_unit_test(test_random),        cmocka_unit_test(test_lane_widths),
-        cmocka_unit_test(test_kernel_choice),
-    };
+    const struct CMUnitTest packed[] = {TU_TESTS(
+        test_grouped_heads, test_mask_edges, test_dropout_mask_bits, test_random, test_lse,
+        test_window)};
+    const struct CMUnitTest no_subgroups[] = {TU_TESTS(
+        test_grouped_heads, test_dropout_mask_bits, test_random, test_lane_widths,
+        test_kernel_choice)};
     const struct CMUnitTest split[] = {cmocka_unit_test(test_split)};
     int failed = cmocka_run_group_tests_name("flash", tests, th_setup, th_teardown);
     failed += cmocka_run_group_tests_name("flash_packed", packed, setup_packed, th_teardown);

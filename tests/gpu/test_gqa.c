@@ -71,18 +71,11 @@ static vkattn_result run_gpu(vkattn_context *ctx, const gcase *m, const host *h,
 
 static void describe(const gcase *m, char *buf, size_t n)
 {
-    const vkattn_gqa_desc *d = &m->desc;
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "gqa h=%u Nq=%u Nkv=%u Dq=%u Dk=%u Dv=%u bias=%d drop=%.2f window=%d | B=%u Tq=%u "
-             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d scores=%d "
-             "path=%d gate=%d",
-             d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
-             key_width_of(d), d->value_width, !d->no_bias, (double)d->dropout,
-             (int)d->sliding_window, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
-             m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "-",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path,
-             d->use_gate);
+    char d[160], k[96];
+    rc_describe_gqa(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "gqa %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s", d, k, m->self_attn,
+             m->key_given, m->query_mask, m->value_mask, (int)m->attn,
+             m->am_form ? m->am_form : "-");
 }
 
 static void check_case(vkattn_context *ctx, const gcase *m)
@@ -119,51 +112,14 @@ static void check_case(vkattn_context *ctx, const gcase *m)
     free(ref), free(ref_scores), free(got), free(got_scores);
 }
 
-static bool coin(void) { return tu_rand_range(0, 1) == 1; }
-
-/* Nq in {1, 2, 4, 6, 8}, Nkv in {1, Nq/2, Nq} (Nq/2 only when Nq is even). */
-static void random_heads(uint32_t *nq, uint32_t *nkv)
-{
-    static const uint32_t heads[] = {1, 2, 4, 6, 8};
-    *nq = heads[tu_rand_range(0, 4)];
-    const uint32_t pick = tu_rand_range(0, 2);
-    *nkv = pick == 0 ? 1 : pick == 1 && *nq % 2 == 0 ? *nq / 2 : *nq;
-}
-
 static gcase random_case(void)
 {
-    gcase m = {0};
-    random_heads(&m.desc.num_query_heads, &m.desc.num_key_value_heads);
-    m.desc.head_dim = tu_rand_range(1, 12);
-    m.desc.query_width = tu_rand_range(1, 23);
-    m.desc.value_width = tu_rand_range(1, 23);
-    m.desc.no_bias = rc_one_in(4);
-    m.desc.dropout = rc_one_in(3) ? tu_rand_float(0.05f, 0.6f) : 0.0f;
-    m.call.batch = rc_one_in(3) ? 1 : tu_rand_range(2, 3);
-    m.call.tq = tu_rand_range(1, 17);
-    m.self_attn = rc_one_in(4);
-    if (m.self_attn) {
-        m.desc.value_width = m.desc.query_width;
-        m.call.tv = m.call.tq;
-    } else {
-        m.call.tv = tu_rand_range(1, 17);
-        m.key_given = coin();
-        if (m.key_given && coin())
-            m.desc.key_width = tu_rand_range(1, 23);
-    }
-    m.call.causal = (vkattn_causal)tu_rand_range(0, 2);
-    m.call.training = m.desc.dropout > 0.0f && coin();
-    m.call.seed = tu_rand_u32();
-    m.call.offset = tu_rand_range(0, 100);
-    m.call.return_attention_scores = coin();
-    m.call.path = m.call.return_attention_scores ? (vkattn_sdpa_path)(tu_rand_range(0, 1) * 2)
-                                                 : (vkattn_sdpa_path)tu_rand_range(0, 2);
-    m.query_mask = coin();
-    m.value_mask = coin();
-    m.attn = (attn_kind)tu_rand_range(0, 2);
-    if (rc_one_in(3))
-        m.desc.sliding_window = (int32_t)rc_random_window(m.call.tq, m.call.tv);
-    m.desc.use_gate = coin(); /* Keras use_gate */
+    static const mh_gqa_bounds bounds = {.heads = 5, .max_head_dim = 12, .max_width = 23,
+                                         .max_t = 17, .max_batch = 3, .dropout_one_in = 3,
+                                         .max_dropout = 0.6f, .offset = true, .gate = true};
+    const mh_gqa_case r = mh_random_gqa(&bounds);
+    gcase m = {.desc = r.desc, .call = r.call, .key_given = r.key_given, .self_attn = r.self_attn,
+               .query_mask = r.query_mask, .value_mask = r.value_mask, .attn = r.attn};
     return m;
 }
 
@@ -521,13 +477,6 @@ static void test_bad_record(void **state)
     vkattn_gqa_destroy(layer);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keras_known_values), cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_masks_and_windows),  cmocka_unit_test(test_key_batch_dropout),
-        cmocka_unit_test(test_equals_mha),         cmocka_unit_test(test_weights_round_trip),
-        cmocka_unit_test(test_bad_create_and_weights), cmocka_unit_test(test_bad_record),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_keras_known_values, test_random_cases, test_masks_and_windows, test_key_batch_dropout,
+    test_equals_mha, test_weights_round_trip, test_bad_create_and_weights, test_bad_record)

@@ -72,16 +72,11 @@ static vkattn_mha_weights weights_of(float *const g[N_GRADS])
 
 static void describe(const bcase *m, char *buf, size_t n)
 {
-    const vkattn_gqa_desc *d = &m->desc;
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "gqa backward h=%u Nq=%u Nkv=%u Dq=%u Dv=%u key=%d self=%d bias=%d drop=%.2f "
-             "window=%d gate=%d | B=%u Tq=%u Tv=%u qm=%d vm=%d attn=%d causal=%d train=%d "
-             "path=%d f16=%d f32_io=%d",
-             d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
-             d->value_width, m->key_given, m->self_attn, !d->no_bias, (double)d->dropout,
-             (int)d->sliding_window, d->use_gate, c->batch, c->tq, c->tv, m->query_mask, m->value_mask,
-             (int)m->attn, (int)c->causal, c->training, (int)c->path, is_half(m), m->f32_io);
+    char d[160], k[96];
+    rc_describe_gqa(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "gqa backward %s | %s key=%d self=%d qm=%d vm=%d attn=%d f16=%d f32_io=%d", d,
+             k, m->key_given, m->self_attn, m->query_mask, m->value_mask, (int)m->attn,
+             is_half(m), m->f32_io);
 }
 
 /* The reverse for gradients: the sum over each group of G heads. */
@@ -330,12 +325,4 @@ static void test_bad_input(void **state)
     vkattn_gqa_destroy(layer);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_random_cases_f16),
-        cmocka_unit_test(test_bad_input),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown, test_random_cases, test_random_cases_f16, test_bad_input)

@@ -8,7 +8,7 @@
  * refused, naming both, and leaves the cache as it was. Bound: test_gqa.c's
  * (and test_mha_cache.c's), max|got - ref| / max(|ref|, 1) <= 2e-5: fp32
  * projections and attention vs the double reference. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,44 +37,13 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
     }
     const vkattn_gqa_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
                                   gate ? a[8] : NULL, gate ? a[9] : NULL};
-    float *x = tu_floats((size_t)B * N * W), *ref = tu_floats((size_t)B * N * W);
-    float *got = tu_floats((size_t)B * N * W);
+    float *x = tu_floats((size_t)B * N * W);
     tu_fill_uniform(x, (size_t)B * N * W, -1.0f, 1.0f);
-    tu_poison(got, (size_t)B * N * W);
-    const vkattn_layer_call full = {.batch = B, .tq = N, .tv = N,
-                                    .causal = VKATTN_CAUSAL_TOP_LEFT};
-    const vkattn_layer_host_io hio = {.query = x, .value = x, .output = ref};
-    TH_OK(ctx, vkattn_reference_gqa(&desc, &w, &full, &hio));
-
     vkattn_gqa *gqa;
     vkattn_kv_cache *cache;
-    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &gqa));
-    TH_OK(ctx, vkattn_gqa_set_weights(gqa, &w));
-    const vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = nkv, .capacity = CAP,
-                                     .key_dim = HD, .value_dim = HD};
-    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     static const uint32_t steps[] = {9, 1, 1, 1, 2};
-    uint32_t t0 = 0;
-    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
-        const uint32_t m = steps[s];
-        float *in = tu_floats((size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(in + (size_t)b * m * W, x + ((size_t)b * N + t0) * W, sizeof(float) * m * W);
-        vkattn_tensor *tin = th_tensor(ctx, (size_t)B * m * W, in);
-        vkattn_tensor *tout = th_tensor(ctx, (size_t)B * m * W, NULL);
-        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
-        const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
-        const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_PREPARE, &call, &io, cache));
-        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache));
-        float *o = th_download(tout, (size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(got + ((size_t)b * N + t0) * W, o + (size_t)b * m * W, sizeof(float) * m * W);
-        free(o), free(in);
-        vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
-        t0 += m;
-    }
-    const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
+    const double err = th_gqa_cached_error(ctx, &desc, &w, x, B, N, CAP, steps,
+                                           sizeof steps / sizeof steps[0], true, &gqa, &cache);
     if (!(err <= OUT_BOUND))
         fail_msg("Nkv %u window %d gate %d: cached calls vs the full causal call: error %.3g "
                  "exceeds %.3g",
@@ -82,8 +51,8 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
 
     /* a cache of Nq heads (MultiHeadAttention's) does not fit this layer */
     vkattn_kv_cache *wrong;
-    vkattn_kv_cache_desc wd = cd;
-    wd.kv_heads = NQ;
+    const vkattn_kv_cache_desc wd = {.batch = B, .kv_heads = NQ, .capacity = CAP, .key_dim = HD,
+                                     .value_dim = HD};
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &wd, &wrong));
     vkattn_tensor *t1 = th_tensor(ctx, (size_t)B * W, x), *o1 = th_tensor(ctx, (size_t)B * W, NULL);
     const vkattn_layer_call one = {.batch = B, .tq = 1, .causal = VKATTN_CAUSAL_TOP_LEFT};
@@ -100,7 +69,7 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
     vkattn_gqa_destroy(gqa);
     for (int i = 0; i < 10; i++)
         free(a[i]);
-    free(x), free(ref), free(got);
+    free(x);
 }
 
 static void test_multi_query(void **state) { run_sequence(TH_CTX(state), 1, 0, false); }
@@ -109,13 +78,4 @@ static void test_sliding_window(void **state) { run_sequence(TH_CTX(state), 2, 4
 /* Keras use_gate: the gate of each new row is projected on the cached path too */
 static void test_gate(void **state) { run_sequence(TH_CTX(state), 2, 4, true); }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_multi_query),
-        cmocka_unit_test(test_two_groups),
-        cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_gate),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown, test_multi_query, test_two_groups, test_sliding_window, test_gate)

@@ -23,6 +23,7 @@
  * Sharing a K/V head between query heads changes no rounding. The largest
  * error seen is printed by test_random_cases. */
 #include "harness.h"
+#include "layer_out.h"
 #include "multi_head_case.h"
 
 #include <math.h>
@@ -55,39 +56,13 @@ static mh_case view(const fcase *m)
 
 static fcase random_case(void)
 {
-    static const uint32_t heads[] = {1, 2, 4, 6};
-    fcase m = {.desc = {.dtype = VKATTN_DTYPE_F16}};
-    m.desc.num_query_heads = heads[tu_rand_range(0, 3)];
-    const uint32_t pick = tu_rand_range(0, 2), nq = m.desc.num_query_heads;
-    m.desc.num_key_value_heads = pick == 0 ? 1 : pick == 1 && nq % 2 == 0 ? nq / 2 : nq;
-    m.desc.head_dim = tu_rand_range(1, 9);
-    m.desc.query_width = tu_rand_range(1, 19);
-    m.desc.value_width = tu_rand_range(1, 19);
-    m.desc.no_bias = rc_one_in(4);
-    m.desc.dropout = rc_one_in(4) ? tu_rand_float(0.05f, 0.5f) : 0.0f;
-    m.call.batch = rc_one_in(3) ? 1 : 2;
-    m.call.tq = tu_rand_range(1, 11);
-    m.self_attn = rc_one_in(4);
-    if (m.self_attn) {
-        m.desc.value_width = m.desc.query_width;
-        m.call.tv = m.call.tq;
-    } else {
-        m.call.tv = tu_rand_range(1, 11);
-        m.key_given = coin();
-        if (m.key_given && coin())
-            m.desc.key_width = tu_rand_range(1, 19);
-    }
-    m.call.causal = (vkattn_causal)tu_rand_range(0, 2);
-    m.call.training = m.desc.dropout > 0.0f && coin();
-    m.call.seed = tu_rand_u32();
-    m.call.return_attention_scores = coin();
-    m.call.path = m.call.return_attention_scores ? (vkattn_sdpa_path)(tu_rand_range(0, 1) * 2)
-                                                 : (vkattn_sdpa_path)tu_rand_range(0, 2);
-    m.query_mask = coin();
-    m.value_mask = coin();
-    m.attn = (attn_kind)tu_rand_range(0, 2);
-    if (rc_one_in(3))
-        m.desc.sliding_window = (int32_t)rc_random_window(m.call.tq, m.call.tv);
+    static const mh_gqa_bounds bounds = {.heads = 4, .max_head_dim = 9, .max_width = 19,
+                                         .max_t = 11, .max_batch = 2, .dropout_one_in = 4,
+                                         .max_dropout = 0.5f};
+    const mh_gqa_case r = mh_random_gqa(&bounds);
+    fcase m = {.desc = r.desc, .call = r.call, .key_given = r.key_given, .self_attn = r.self_attn,
+               .query_mask = r.query_mask, .value_mask = r.value_mask, .attn = r.attn};
+    m.desc.dtype = VKATTN_DTYPE_F16;
     m.tq = any_type();
     m.tv = m.self_attn ? m.tq : any_type();
     m.tk = any_type();
@@ -98,18 +73,11 @@ static fcase random_case(void)
 
 static void describe(const fcase *m, char *buf, size_t n)
 {
-    const vkattn_gqa_desc *d = &m->desc;
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "gqa f16 h=%u Nq=%u Nkv=%u Dq=%u Dk=%u Dv=%u bias=%d drop=%.2f window=%d | B=%u "
-             "Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d attn=%d causal=%d train=%d scores=%d "
-             "path=%d | types q=%d k=%d v=%d out=%d scores=%d",
-             d->head_dim, d->num_query_heads, d->num_key_value_heads, d->query_width,
-             d->key_width ? d->key_width : d->value_width, d->value_width, !d->no_bias,
-             (double)d->dropout, (int)d->sliding_window, c->batch, c->tq, c->tv, m->self_attn,
-             m->key_given, m->query_mask, m->value_mask, (int)m->attn, (int)c->causal,
-             c->training, c->return_attention_scores, (int)c->path, (int)m->tq, (int)m->tk,
-             (int)m->tv, (int)m->tout, (int)m->tscores);
+    char d[160], k[96];
+    rc_describe_gqa(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "gqa f16 %s | %s self=%d key=%d qm=%d vm=%d attn=%d | types q=%d k=%d v=%d "
+             "out=%d scores=%d", d, k, m->self_attn, m->key_given, m->query_mask, m->value_mask,
+             (int)m->attn, (int)m->tq, (int)m->tk, (int)m->tv, (int)m->tout, (int)m->tscores);
 }
 
 /* Runs one case on the GPU and the reference; returns the output error. */
@@ -122,11 +90,8 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     host h;
     mh_host_random(&v, &h);
     mh_host_round_f16(&v, &h);
-    float *ref = tu_floats(s.out), *ref_scores = tu_floats(s.scores);
-    float *got = tu_floats(s.out), *got_scores = tu_floats(s.scores);
-    tu_poison(ref, s.out), tu_poison(ref_scores, s.scores);
-    tu_poison(got, s.out), tu_poison(got_scores, s.scores);
-    const vkattn_layer_host_io hio = mh_host_io(&v, &h, ref, ref_scores);
+    th_layer_out o = th_layer_out_make(s.out, s.scores);
+    const vkattn_layer_host_io hio = mh_host_io(&v, &h, o.ref, o.ref_scores);
     TH_OK(ctx, vkattn_reference_gqa(&m->desc, &h.w, &m->call, &hio));
 
     vkattn_gqa *layer = NULL;
@@ -146,19 +111,13 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     if (r != VKATTN_SUCCESS)
         fail_msg("%s: vkattn_gqa_record gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
-    mh_gpu_io_finish(ctx, &v, &io, true, got, got_scores);
-    const double err = tu_max_rel_err(got, ref, s.out, 1.0);
-    if (!(err <= OUT_BOUND))
-        fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
-    if (m->call.return_attention_scores) {
-        const double serr = tu_max_abs_err(got_scores, ref_scores, s.scores);
-        if (!(serr <= SCORE_BOUND))
-            fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
-    }
+    mh_gpu_io_finish(ctx, &v, &io, true, o.got, o.got_scores);
+    const double err = th_layer_out_check(&o, m->call.return_attention_scores, OUT_BOUND,
+                                          SCORE_BOUND, what);
     th_assert_validation_clean();
     vkattn_gqa_destroy(layer);
     mh_host_free(&v, &h);
-    free(ref), free(ref_scores), free(got), free(got_scores);
+    th_layer_out_free(&o);
     return err;
 }
 
@@ -300,13 +259,5 @@ static void test_bad_arguments(void **state)
     vkattn_tensor_destroy(x), vkattn_tensor_destroy(out), vkattn_tensor_destroy(m16);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_cases),
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_cached),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_fixed_cases, test_random_cases, test_cached, test_bad_arguments)

@@ -296,9 +296,6 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_head_ops),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_head_ops, test_bad_arguments)};
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

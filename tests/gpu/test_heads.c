@@ -4,7 +4,7 @@
  * (-0, inf, the largest float) that a copy must keep, a split then merge
  * recorded into one command buffer that must give back the input exactly, and
  * bad arguments. Fresh random inputs every run; outputs poisoned with NaN. */
-#include "harness.h"
+#include "op_table.h"
 
 #include <vkattn/reference.h>
 
@@ -127,14 +127,6 @@ static void test_round_trip(void **state)
     }
 }
 
-static void expect(vkattn_context *ctx, vkattn_result got, vkattn_result want, const char *needle)
-{
-    assert_int_equal(got, want);
-    if (needle && !strstr(vkattn_context_last_error(ctx), needle))
-        fail_msg("last error \"%s\" does not mention \"%s\"", vkattn_context_last_error(ctx),
-                 needle);
-}
-
 static void test_bad_arguments(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -146,31 +138,31 @@ static void test_bad_arguments(void **state)
 
     assert_int_equal(vkattn_heads_split_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
     assert_int_equal(vkattn_heads_merge_record(NULL, VKATTN_RUN_NOW, &p, &io), INVALID);
-    expect(ctx, vkattn_heads_split_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID, "cmd is NULL");
-    expect(ctx, vkattn_heads_merge_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID,
+    th_expect_error(ctx, vkattn_heads_split_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID, "cmd is NULL");
+    th_expect_error(ctx, vkattn_heads_merge_record(ctx, VK_NULL_HANDLE, &p, &io), INVALID,
            "vkattn_heads_merge_record: cmd is NULL");
-    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, NULL, &io), INVALID, "params is NULL");
-    expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, NULL), INVALID, "io is NULL");
+    th_expect_error(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, NULL, &io), INVALID, "params is NULL");
+    th_expect_error(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, NULL), INVALID, "io is NULL");
     const char *names[4] = {"batch is 0", "seq is 0", "heads is 0", "head_dim is 0"};
     for (int i = 0; i < 4; i++) {
         vkattn_heads_params z = p;
         uint32_t *fields[4] = {&z.batch, &z.seq, &z.heads, &z.head_dim};
         *fields[i] = 0;
-        expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
-        expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
+        th_expect_error(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
+        th_expect_error(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &z, &io), INVALID, names[i]);
     }
     vkattn_heads_params big = p;
     big.seq = 4; /* 64 elements; the tensors hold 48 */
-    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->in");
+    th_expect_error(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &big, &io), INVALID, "io->in");
     vkattn_heads_io bad = {.in = in, .out = in};
-    expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "in place");
+    th_expect_error(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "in place");
     bad = (vkattn_heads_io){.in = in, .out = NULL};
-    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->out is NULL");
+    th_expect_error(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &p, &bad), INVALID, "io->out is NULL");
 
     vkattn_heads_params huge = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 2};
-    expect(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
+    th_expect_error(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_SIZE_OVERFLOW, "overflows");
     huge = (vkattn_heads_params){1, 65536, 65536, 1};
-    expect(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
+    th_expect_error(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &huge, &io), VKATTN_ERROR_DEVICE_LIMIT, "32-bit");
 
     TH_OK(ctx, vkattn_heads_merge_record(ctx, VKATTN_RUN_NOW, &p, &io)); /* still usable */
     vkattn_tensor_destroy(in), vkattn_tensor_destroy(out);
@@ -179,13 +171,8 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split),      cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_split, test_merge, test_random_shapes, test_round_trip, test_bad_arguments)};
     /* Then under the mobile-min limits (128 invocations per workgroup). */
-    int failed = cmocka_run_group_tests_name("heads", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("heads, mobile-min", tests, th_setup_mobile,
-                                                th_teardown);
+    return TH_RUN_WITH_MOBILE("heads", tests);
 }

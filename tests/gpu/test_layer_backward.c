@@ -850,15 +850,6 @@ static void test_bad_args(void **state)
     layer_destroy(&L);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed),          cmocka_unit_test(test_attention_dot),
-        cmocka_unit_test(test_attention_concat), cmocka_unit_test(test_additive),
-        cmocka_unit_test(test_bahdanau),       cmocka_unit_test(test_f16),
-        cmocka_unit_test(test_mask_forms),
-        cmocka_unit_test(test_one_command_buffer), cmocka_unit_test(test_optimizer_step),
-        cmocka_unit_test(test_bad_args),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_fixed, test_attention_dot, test_attention_concat, test_additive, test_bahdanau, test_f16,
+    test_mask_forms, test_one_command_buffer, test_optimizer_step, test_bad_args)

@@ -331,12 +331,6 @@ static void test_bad_initializer(void **state)
     th_assert_validation_clean();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mha_default), cmocka_unit_test(test_mha_output),
-        cmocka_unit_test(test_initializers), cmocka_unit_test(test_stream),
-        cmocka_unit_test(test_other_layers), cmocka_unit_test(test_bad_initializer),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_mha_default, test_mha_output, test_initializers, test_stream, test_other_layers,
+    test_bad_initializer)

@@ -23,6 +23,8 @@
  *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
  * The largest seen on lavapipe is printed by test_random_cases. */
 #include "harness.h"
+#include "layer_out.h"
+#include "random_case.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -97,15 +99,12 @@ static lcase random_case(kind k)
 
 static void describe(const lcase *m, char *buf, size_t n)
 {
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "%s f16 dq=%u dk=%u dv=%u units=%u scale=%d drop=%.2f | B=%u Tq=%u Tv=%u key=%d "
-             "qm=%d vm=%d am=%d causal=%d train=%d scores=%d path=%d | types q=%d k=%d v=%d "
-             "out=%d scores=%d",
-             kind_names[m->kind], m->dq, m->dk, m->dv, m->units, m->use_scale,
-             (double)m->dropout, c->batch, c->tq, c->tv, m->key_given, m->query_mask,
-             m->value_mask, m->attn_mask, (int)c->causal, c->training,
-             c->return_attention_scores, (int)c->path, (int)m->tq_type, (int)m->tk_type,
+    char k[96];
+    rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "%s f16 dq=%u dk=%u dv=%u units=%u scale=%d drop=%.2f | %s key=%d qm=%d "
+             "vm=%d am=%d | types q=%d k=%d v=%d out=%d scores=%d", kind_names[m->kind], m->dq,
+             m->dk, m->dv, m->units, m->use_scale, (double)m->dropout, k, m->key_given,
+             m->query_mask, m->value_mask, m->attn_mask, (int)m->tq_type, (int)m->tk_type,
              (int)m->tv_type, (int)m->tout_type, (int)m->tscores_type);
 }
 
@@ -235,14 +234,11 @@ static double check_case(vkattn_context *ctx, const lcase *m)
     if (m->attn_mask)
         tu_fill_mask(am = tu_floats(nscores), nscores, 0.75f);
 
-    float *ref = tu_floats(nout), *ref_scores = tu_floats(nscores);
-    float *got = tu_floats(nout), *got_scores = tu_floats(nscores);
-    tu_poison(ref, nout), tu_poison(ref_scores, nscores);
-    tu_poison(got, nout), tu_poison(got_scores, nscores);
+    th_layer_out o = th_layer_out_make(nout, nscores);
     const vkattn_layer_host_io hio = {
         .query = query, .value = value, .key = key, .query_mask = qm, .value_mask = vm,
-        .attention_mask = am, .output = ref,
-        .scores = c->return_attention_scores ? ref_scores : NULL,
+        .attention_mask = am, .output = o.ref,
+        .scores = c->return_attention_scores ? o.ref_scores : NULL,
     };
     TH_OK(ctx, layer_reference(&L, c, &hio));
 
@@ -261,16 +257,8 @@ static double check_case(vkattn_context *ctx, const lcase *m)
     if (r != VKATTN_SUCCESS)
         fail_msg("%s: the layer's run gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
-    TH_OK(ctx, vkattn_tensor_download(io.output, got, 0, nout));
-    const double err = tu_max_rel_err(got, ref, nout, 1.0);
-    if (!(err <= OUT_BOUND))
-        fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
-    if (io.scores) {
-        TH_OK(ctx, vkattn_tensor_download(io.scores, got_scores, 0, nscores));
-        const double serr = tu_max_abs_err(got_scores, ref_scores, nscores);
-        if (!(serr <= SCORE_BOUND))
-            fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
-    }
+    th_layer_out_download(ctx, &o, &io);
+    const double err = th_layer_out_check(&o, io.scores, OUT_BOUND, SCORE_BOUND, what);
     th_assert_validation_clean();
 
     vkattn_tensor *all[] = {io.query,      io.value,          io.key,    io.query_mask,
@@ -279,7 +267,7 @@ static double check_case(vkattn_context *ctx, const lcase *m)
         vkattn_tensor_destroy(all[i]);
     layer_free(&L);
     free(query), free(key), free(value), free(qm), free(vm), free(am);
-    free(ref), free(ref_scores), free(got), free(got_scores);
+    th_layer_out_free(&o);
     return err;
 }
 
@@ -574,14 +562,6 @@ static void test_bad_arguments(void **state)
         vkattn_tensor_destroy(all[i]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_cases),
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_weights_round_trip),
-        cmocka_unit_test(test_weight_tensors),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_fixed_cases, test_random_cases, test_weights_round_trip, test_weight_tensors,
+    test_bad_arguments)

@@ -312,9 +312,7 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_advanced adv = th_advanced();
-        adv.tuning = (vkattn_tuning)tuning;
-        vkattn_context *ctx = th_logged_context(&adv, &seen);
+        vkattn_context *ctx = th_tuning_context(tuning, &seen);
         const uint32_t m = 9, n = 11, k = 13;
         vkattn_matmul_params p = {.m = m, .n = n, .k = k};
         vkattn_tensor *a = th_tensor(ctx, m * k, NULL), *b = th_tensor(ctx, k * n, NULL);
@@ -342,21 +340,14 @@ static void test_kernel_choice(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_shapes),  cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_head_views),    cmocka_unit_test(test_large),
-        cmocka_unit_test(test_chained_in_one_command_buffer),
-        cmocka_unit_test(test_bad_arguments), cmocka_unit_test(test_dispatch_budget),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_fixed_shapes, test_random_shapes, test_head_views, test_large,
+        test_chained_in_one_command_buffer, test_bad_arguments, test_dispatch_budget)};
     /* Then under the mobile-min limits (16 KiB shared memory, 128 invocations):
      * the smaller tiles. */
-    int failed = cmocka_run_group_tests_name("matmul", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("matmul, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
-    const struct CMUnitTest gpu_tests[] = {
-        cmocka_unit_test(test_gpu_shapes), cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_dispatch_budget), cmocka_unit_test(test_kernel_choice),
-    };
+    int failed = TH_RUN_WITH_MOBILE("matmul", tests);
+    const struct CMUnitTest gpu_tests[] = {TU_TESTS(
+        test_gpu_shapes, test_fixed_shapes, test_dispatch_budget, test_kernel_choice)};
     /* under the GPU tuning in every mode: its kernel on the shapes above */
     return failed + cmocka_run_group_tests_name("matmul, GPU tuning", gpu_tests, th_setup_gpu_tuning,
                                                 th_teardown_gpu_tuning);

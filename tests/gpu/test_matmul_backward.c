@@ -360,14 +360,8 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_f16),
-        cmocka_unit_test(test_head_views),
-        cmocka_unit_test(test_dispatch_budget),
-        cmocka_unit_test(test_prepare),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_fixed_shapes, test_random_shapes, test_f16, test_head_views, test_dispatch_budget,
+        test_prepare, test_bad_arguments)};
     return cmocka_run_group_tests_name("matmul_backward", tests, th_setup, th_teardown);
 }

@@ -93,16 +93,6 @@ static void test_unsupported_ops(void **state)
     th_assert_validation_clean();
 }
 
-/* Host data of an operand: floats exactly representable in its type. */
-static float *operand(size_t n, vkattn_dtype t)
-{
-    float *x = tu_floats(n);
-    tu_fill_uniform(x, n, -1, 1);
-    if (t == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    return x;
-}
-
 static vkattn_tensor *upload(vkattn_context *ctx, const float *x, size_t n, vkattn_dtype t)
 {
     vkattn_tensor *d = tensor16(ctx, n, t);
@@ -122,7 +112,7 @@ static double ulp16(double x)
 static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_t na, size_t nb,
                        size_t nc, vkattn_matmul_dtypes ty)
 {
-    float *a = operand(na, ty.a), *b = operand(nb, ty.b), *bias = operand(p->n, ty.bias);
+    float *a = th_operand(na, ty.a), *b = th_operand(nb, ty.b), *bias = th_operand(p->n, ty.bias);
     float *ref = tu_floats(nc), *mag = tu_floats(nc);
     float *aa = tu_floats(na), *ab = tu_floats(nb), *abias = tu_floats(p->n);
     for (size_t i = 0; i < na; i++)
@@ -498,20 +488,13 @@ static void test_coopmat_emulated(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_path),          cmocka_unit_test(test_tensor_f16),
-        cmocka_unit_test(test_unsupported_ops), cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_long_k),
-        cmocka_unit_test(test_kernel_choice),
-    };
-    int failed = cmocka_run_group_tests_name("matmul f16", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("matmul f16, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
-    const struct CMUnitTest gpu_tests[] = {
-        cmocka_unit_test(test_kernel_choice), cmocka_unit_test(test_fixed_shapes),
-        cmocka_unit_test(test_random_shapes_gpu), cmocka_unit_test(test_long_k_gpu),
-        cmocka_unit_test(test_coopmat),       cmocka_unit_test(test_coopmat_emulated),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_path, test_tensor_f16, test_unsupported_ops, test_fixed_shapes, test_random_shapes,
+        test_long_k, test_kernel_choice)};
+    int failed = TH_RUN_WITH_MOBILE("matmul f16", tests);
+    const struct CMUnitTest gpu_tests[] = {TU_TESTS(
+        test_kernel_choice, test_fixed_shapes, test_random_shapes_gpu, test_long_k_gpu,
+        test_coopmat, test_coopmat_emulated)};
     failed += cmocka_run_group_tests_name("matmul f16, GPU tuning", gpu_tests,
                                           th_setup_gpu_tuning, th_teardown_gpu_tuning);
     return failed + cmocka_run_group_tests_name("matmul f16, GPU tuning, mobile-min", gpu_tests,

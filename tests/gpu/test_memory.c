@@ -588,14 +588,6 @@ static void test_slicer_on_app_allocator(void **state)
     th_assert_validation_clean();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_suballocation),
-        cmocka_unit_test(test_stack_lives_in_few_allocations),
-        cmocka_unit_test(test_allocator_fault_injection),
-        cmocka_unit_test(test_slicer_on_app_allocator),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_bad_arguments, test_suballocation, test_stack_lives_in_few_allocations,
+    test_allocator_fault_injection, test_slicer_on_app_allocator)

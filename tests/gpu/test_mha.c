@@ -18,6 +18,7 @@
  * max|got - ref| <= 2e-5 * max(max|ref|, 1) for outputs and 5e-6 absolute for
  * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7. */
 #include "harness.h"
+#include "op_table.h"
 #include "multi_head_case.h"
 
 #include <math.h>
@@ -91,17 +92,11 @@ static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h,
 
 static void describe(const mcase *m, char *buf, size_t n)
 {
-    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "mha H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u Tq=%u "
-             "Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d window=%u gate=%d",
-             w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
-             (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
-             m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path,
-             m->desc.sliding_window, m->desc.use_gate);
+    char d[160], k[96];
+    rc_describe_mha(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "mha %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s", d, k, m->self_attn,
+             m->key_given, m->query_mask, m->value_mask, (int)m->attn,
+             m->am_form ? m->am_form : "flat");
 }
 
 static void check_masked_query_rows(const mcase *m, const host *h, const float *out,
@@ -616,38 +611,28 @@ static void test_example_case(void **state)
 
 /* ------------------------------------------------------------ bad arguments */
 
-/* r must be INVALID_ARGUMENT and the message must name `arg` */
-static void expect_invalid(vkattn_result r, const char *arg)
-{
-    if (r != VKATTN_ERROR_INVALID_ARGUMENT)
-        fail_msg("expected VKATTN_ERROR_INVALID_ARGUMENT naming %s, got %s (%s)", arg,
-                 vkattn_result_name(r), vkattn_last_error());
-    if (!strstr(vkattn_last_error(), arg))
-        fail_msg("the message \"%s\" does not name %s", vkattn_last_error(), arg);
-}
-
 static void test_bad_create_and_weights(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     const vkattn_mha_desc good = {.num_heads = 2, .key_dim = 3, .query_width = 4, .value_width = 5};
     vkattn_mha *layer = (vkattn_mha *)&layer; /* non-NULL: create must reset it */
-    expect_invalid(vkattn_mha_create(NULL, &good, &layer), "ctx");
+    th_expect_invalid(vkattn_mha_create(NULL, &good, &layer), "ctx");
     assert_null(layer);
-    expect_invalid(vkattn_mha_create(ctx, NULL, &layer), "desc");
-    expect_invalid(vkattn_mha_create(ctx, &good, NULL), "out");
+    th_expect_invalid(vkattn_mha_create(ctx, NULL, &layer), "desc");
+    th_expect_invalid(vkattn_mha_create(ctx, &good, NULL), "out");
     vkattn_mha_desc d = good;
     d.num_heads = 0;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "num_heads");
+    th_expect_invalid(vkattn_mha_create(ctx, &d, &layer), "num_heads");
     d = good, d.key_dim = 0;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "key_dim");
+    th_expect_invalid(vkattn_mha_create(ctx, &d, &layer), "key_dim");
     d = good, d.query_width = 0;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "query_width");
+    th_expect_invalid(vkattn_mha_create(ctx, &d, &layer), "query_width");
     d = good, d.value_width = 0;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "value_width");
+    th_expect_invalid(vkattn_mha_create(ctx, &d, &layer), "value_width");
     d = good, d.dropout = 1.5f;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "dropout");
+    th_expect_invalid(vkattn_mha_create(ctx, &d, &layer), "dropout");
     d = good, d.dropout = NAN;
-    expect_invalid(vkattn_mha_create(ctx, &d, &layer), "dropout");
+    th_expect_invalid(vkattn_mha_create(ctx, &d, &layer), "dropout");
     d = good, d.num_heads = 65536, d.key_dim = 65536;
     assert_int_equal(vkattn_mha_create(ctx, &d, &layer), VKATTN_ERROR_SIZE_OVERFLOW);
     assert_null(layer);
@@ -657,13 +642,13 @@ static void test_bad_create_and_weights(void **state)
     float k[64] = {0};
     vkattn_mha_weights w = {k, k, k, k, k, k, k, k};
     TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
-    expect_invalid(vkattn_mha_set_weights(NULL, &w), "layer");
-    expect_invalid(vkattn_mha_set_weights(layer, NULL), "w");
+    th_expect_invalid(vkattn_mha_set_weights(NULL, &w), "layer");
+    th_expect_invalid(vkattn_mha_set_weights(layer, NULL), "w");
     w.value_kernel = NULL;
-    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->value_kernel");
+    th_expect_invalid(vkattn_mha_set_weights(layer, &w), "w->value_kernel");
     w.value_kernel = k, w.key_bias = NULL;
-    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->key_bias");
-    expect_invalid(vkattn_mha_get_weights(layer, NULL), "w");
+    th_expect_invalid(vkattn_mha_set_weights(layer, &w), "w->key_bias");
+    th_expect_invalid(vkattn_mha_get_weights(layer, NULL), "w");
     vkattn_mha_destroy(layer);
     d = good, d.no_bias = true; /* biases may be NULL then */
     TH_OK(ctx, vkattn_mha_create(ctx, &d, &layer));
@@ -672,9 +657,9 @@ static void test_bad_create_and_weights(void **state)
     /* use_gate: the gate's kernel is required, its bias unless no_bias */
     d = good, d.use_gate = true, w.key_bias = k;
     TH_OK(ctx, vkattn_mha_create(ctx, &d, &layer));
-    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->gate_kernel");
+    th_expect_invalid(vkattn_mha_set_weights(layer, &w), "w->gate_kernel");
     w.gate_kernel = k;
-    expect_invalid(vkattn_mha_set_weights(layer, &w), "w->gate_bias");
+    th_expect_invalid(vkattn_mha_set_weights(layer, &w), "w->gate_bias");
     w.gate_bias = k;
     TH_OK(ctx, vkattn_mha_set_weights(layer, &w));
     vkattn_mha_destroy(layer);
@@ -691,21 +676,21 @@ static void test_bad_create_and_weights(void **state)
     w.key_bias = k;
     TH_OK(ctx, vkattn_reference_mha(&good, &w, &call, &hio));
     d = good, d.num_heads = 0;
-    expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "num_heads");
+    th_expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "num_heads");
     w.output_kernel = NULL;
-    expect_invalid(vkattn_reference_mha(&good, &w, &call, &hio), "w->output_kernel");
+    th_expect_invalid(vkattn_reference_mha(&good, &w, &call, &hio), "w->output_kernel");
     w.output_kernel = k;
     d = good, d.use_gate = true;
-    expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "w->gate_kernel");
+    th_expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "w->gate_kernel");
     w.gate_kernel = k;
-    expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "w->gate_bias");
+    th_expect_invalid(vkattn_reference_mha(&d, &w, &call, &hio), "w->gate_bias");
     w.gate_kernel = NULL;
     vkattn_layer_host_io bad = hio;
     bad.query = NULL;
-    expect_invalid(vkattn_reference_mha(&good, &w, &call, &bad), "io->query");
+    th_expect_invalid(vkattn_reference_mha(&good, &w, &call, &bad), "io->query");
     vkattn_layer_call sc = call;
     sc.return_attention_scores = true;
-    expect_invalid(vkattn_reference_mha(&good, &w, &sc, &hio), "io->scores");
+    th_expect_invalid(vkattn_reference_mha(&good, &w, &sc, &hio), "io->scores");
     th_assert_validation_clean();
 }
 
@@ -733,38 +718,38 @@ static void test_bad_record(void **state)
     vkattn_layer_call c = good;
     vkattn_layer_io io = io0;
 
-    expect_invalid(vkattn_mha_record(NULL, VKATTN_RUN_NOW, &c, &io), "layer");
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, NULL, &io), "call");
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, NULL), "io");
+    th_expect_invalid(vkattn_mha_record(NULL, VKATTN_RUN_NOW, &c, &io), "layer");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, NULL, &io), "call");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, NULL), "io");
     c.batch = 0;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->batch");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->batch");
     c = good, c.tv = 0;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->tv");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->tv");
     c = good, c.path = (vkattn_sdpa_path)7;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->path");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->path");
     c = good, c.causal = (vkattn_causal)3;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->causal");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "call->causal");
     c = good;
     io.query = f.small;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->query");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->query");
     io = io0, io.value = f.small;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->value");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->value");
     io = io0, io.key = f.v; /* (B, Tv, Dv): wrong width for the key */
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->key");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->key");
     io = io0, io.key = NULL; /* key = value needs key_width == value_width */
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->key");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->key");
     io = io0, io.output = f.small;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->output");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->output");
     io = io0, io.query_mask = f.vm;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->query_mask");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->query_mask");
     io = io0, io.value_mask = f.qm;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->value_mask");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->value_mask");
     io = io0, io.attention_mask = f.am_heads; /* per-head size without the flag */
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
     io = io0, io.attention_mask = f.am, io.attention_mask_per_head = true;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
     io = io0, io.attention_mask_per_head = true;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask");
     {
         /* shapes that broadcast to neither (B, Tq, Tv) nor (B, H, Tq, Tv) */
         const lt_mask_shape bad[] = {{4, {2, 3, 3, 4}}, {3, {2, 1, 5}}, {2, {2, 4}}};
@@ -772,17 +757,17 @@ static void test_bad_record(void **state)
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             vkattn_tensor *t = lt_mask_tensor(ctx, &bad[i], zeros);
             io = io0, io.attention_mask = t;
-            expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask has shape (");
+            th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->attention_mask has shape (");
             assert_non_null(strstr(vkattn_last_error(), "(B, H, Tq, Tv) = (2, 2, 3, 4)"));
             vkattn_tensor_destroy(t);
         }
     }
     io = io0, c.return_attention_scores = true;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
     io.scores = f.am; /* (B, Tq, Tv): scores are per head */
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
     c = good, io = io0, io.scores = f.scores;
-    expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
+    th_expect_invalid(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), "io->scores");
     io = io0, io.output = f.q;
     assert_int_equal(vkattn_mha_record(f.layer, VKATTN_RUN_NOW, &c, &io), VKATTN_ERROR_INVALID_ARGUMENT);
     /* and the good call still works after all that */
@@ -805,17 +790,8 @@ static void test_bad_record(void **state)
     vkattn_mha_destroy(f.layer);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_example_case),      cmocka_unit_test(test_tutorial_shape),
-        cmocka_unit_test(test_mask_kinds),        cmocka_unit_test(test_query_mask_rows),
-        cmocka_unit_test(test_self_attention_and_key), cmocka_unit_test(test_small_and_odd),
-        cmocka_unit_test(test_dropout),           cmocka_unit_test(test_paths),
-        cmocka_unit_test(test_weights_round_trip), cmocka_unit_test(test_chained_calls),
-        cmocka_unit_test(test_random_cases),      cmocka_unit_test(test_bad_create_and_weights),
-        cmocka_unit_test(test_sliding_window),    cmocka_unit_test(test_gate),
-        cmocka_unit_test(test_bad_record),        cmocka_unit_test(test_mask_broadcast),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_example_case, test_tutorial_shape, test_mask_kinds, test_query_mask_rows,
+    test_self_attention_and_key, test_small_and_odd, test_dropout, test_paths,
+    test_weights_round_trip, test_chained_calls, test_random_cases, test_bad_create_and_weights,
+    test_sliding_window, test_gate, test_bad_record, test_mask_broadcast)

@@ -321,17 +321,12 @@ static bool fused_backward_possible(vkattn_context *ctx)
 
 static void describe(const mcase *m, char *buf, size_t n)
 {
-    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "mha backward H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | "
-             "B=%u Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d attn=%d form=%s causal=%d train=%d "
-             "scores=%d path=%d skip=%#x gate=%d f16=%d f32_tensors=%#x",
-             w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias,
-             (double)m->desc.dropout, c->batch, c->tq, c->tv, m->self_attn, m->key_given,
-             m->query_mask, m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat",
-             (int)c->causal, c->training, c->return_attention_scores, (int)c->path, m->skip,
-             m->desc.use_gate, is_half(m), m->f32_tensors);
+    char d[160], k[96];
+    rc_describe_mha(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "mha backward %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s skip=%#x "
+             "f16=%d f32_tensors=%#x", d, k, m->self_attn, m->key_given, m->query_mask,
+             m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat", m->skip, is_half(m),
+             m->f32_tensors);
 }
 
 static void compare(const mcase *m, const host *h, gpu *d, const char *what)
@@ -864,17 +859,9 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_random_cases_f16),
-        cmocka_unit_test(test_variants_f16),
-        cmocka_unit_test(test_mask_kinds),
-        cmocka_unit_test(test_mask_broadcast),
-        cmocka_unit_test(test_variants),
-        cmocka_unit_test(test_two_steps_one_command_buffer),
-        cmocka_unit_test(test_optimizer_updates_layer),
-        cmocka_unit_test(test_prepare),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_cases, test_random_cases_f16, test_variants_f16, test_mask_kinds,
+        test_mask_broadcast, test_variants, test_two_steps_one_command_buffer,
+        test_optimizer_updates_layer, test_prepare, test_bad_arguments)};
     return cmocka_run_group_tests_name("mha backward", tests, th_setup, th_teardown);
 }

@@ -12,7 +12,7 @@
  * call. Bound: test_mha.c's, max|got - ref| / max(|ref|, 1) <= 2e-5
  * (fp32 projections and attention, reference in double).
  * Shapes are few and reused (lavapipe compiles a pipeline per shape). */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <vkattn/mha.h>
 
@@ -29,37 +29,15 @@
 #define N 80u     /* whole sequence: P + 5 steps of 1 + one of 3 + 2 of 1 */
 #define CAP 128u
 
-typedef struct model {
-    vkattn_mha_desc desc;
-    vkattn_mha_weights w;
-    float *arrays[10];
-    vkattn_mha *mha;
-} model;
+typedef th_cache_model model;
 
 /* gate: Keras use_gate, its kernel and bias in +-2 (pre-activations O(1)) */
 static void model_init(vkattn_context *ctx, model *m, uint32_t window, bool gate)
 {
-    m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
-                                .query_width = W, .value_width = W, .sliding_window = window,
-                                .use_gate = gate};
-    const size_t n[10] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV,
-                          H * DV,     H * DV * W, W,          W * H * DV, H * DV};
-    for (int i = 0; i < 10; i++) {
-        m->arrays[i] = tu_floats(n[i]);
-        tu_fill_uniform(m->arrays[i], n[i], i < 8 ? -0.5f : -2.0f, i < 8 ? 0.5f : 2.0f);
-    }
-    m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
-                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
-                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
-    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
-    TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
-}
-
-static void model_free(model *m)
-{
-    vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 10; i++)
-        free(m->arrays[i]);
+    static const float amp[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 2.0f, 2.0f};
+    const vkattn_mha_desc d = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
+                               .value_width = W, .sliding_window = window, .use_gate = gate};
+    th_cache_model_init(ctx, m, &d, amp);
 }
 
 /* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
@@ -68,20 +46,10 @@ static void model_free(model *m)
 static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, const float *x,
                         uint32_t len, uint32_t t0, uint32_t n, vkattn_tensor *vm, float *out)
 {
-    float *in = tu_floats((size_t)B * n * W);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(in + (size_t)b * n * W, x + ((size_t)b * len + t0) * W, sizeof(float) * n * W);
-    vkattn_tensor *tin = th_tensor(ctx, (size_t)B * n * W, in);
-    vkattn_tensor *tout = th_tensor(ctx, (size_t)B * n * W, NULL);
-    vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_PREPARE, &call, &io, cache));
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_RUN_NOW, &call, &io, cache));
-    float *got = th_download(tout, (size_t)B * n * W);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(out + ((size_t)b * len + t0) * W, got + (size_t)b * n * W, sizeof(float) * n * W);
-    free(got), free(in);
-    vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
+    const th_cached_run r = {.mha = m->mha, .cache = cache, .batch = B, .len = len, .width = W,
+                             .out_width = W, .io_type = VKATTN_DTYPE_F32, .value_mask = vm,
+                             .prepare = true};
+    th_cached_call(ctx, &r, x, t0, n, out);
 }
 
 /* The causal call over rows [from, to) of sequence b of x (B, len, W), value
@@ -137,7 +105,7 @@ static void prefill_then_steps(vkattn_context *ctx, uint32_t window, bool gate)
     check_against_full(&m, x, got, N, 1, P, N, NULL);
     free(x), free(got);
     vkattn_kv_cache_destroy(cache);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
@@ -182,7 +150,7 @@ static void test_value_mask(void **state)
     free(x), free(got), free(mask);
     vkattn_tensor_destroy(vm);
     vkattn_kv_cache_destroy(cache);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
@@ -262,18 +230,9 @@ static void test_bad_input(void **state)
     vkattn_tensor_destroy(vm_small);
     vkattn_tensor_destroy(big_in), vkattn_tensor_destroy(big_out);
     vkattn_kv_cache_destroy(good);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefill_then_steps),
-        cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_gate),
-        cmocka_unit_test(test_value_mask),
-        cmocka_unit_test(test_bad_input),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_prefill_then_steps, test_sliding_window, test_gate, test_value_mask, test_bad_input)

@@ -14,7 +14,7 @@
  * max(max|ref|, 1), eps16 = 2^-10 (7.8e-3); the cached path rounds the same
  * intermediates to f16 as the uncached one (projections, heads, context),
  * decode reading its f16 queries exactly and rounding its context once. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <vkattn/half.h>
 #include <vkattn/mha.h>
@@ -35,40 +35,17 @@
 #define N 74u   /* P + 4 steps of 1 + one of 3 */
 #define CAP 80u
 
-typedef struct model {
-    vkattn_mha_desc desc;
-    vkattn_mha_weights w;
-    float *arrays[10];
-    vkattn_mha *mha;
-} model;
+typedef th_cache_model model;
 
 /* Weights scaled by 1/sqrt(fan-in), rounded to f16 (what the layer holds);
  * gate: Keras use_gate, its kernel and bias of O(1) pre-activations. */
 static void model_init(vkattn_context *ctx, model *m, bool gate)
 {
-    m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
-                                .query_width = W, .value_width = W, .output_dim = DOUT,
-                                .dtype = VKATTN_DTYPE_F16, .use_gate = gate};
-    const size_t n[10] = {W * H * DK, H * DK,        W * H * DK, H * DK,     W * H * DV,
-                          H * DV,     H * DV * DOUT, DOUT,       W * H * DV, H * DV};
-    const float a[10] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f, 0.6f, 2.0f};
-    for (int i = 0; i < 10; i++) {
-        m->arrays[i] = tu_floats(n[i]);
-        tu_fill_uniform(m->arrays[i], n[i], -a[i], a[i]);
-        th_round_f16(m->arrays[i], n[i]);
-    }
-    m->w = (vkattn_mha_weights){m->arrays[0], m->arrays[1], m->arrays[2], m->arrays[3],
-                                m->arrays[4], m->arrays[5], m->arrays[6], m->arrays[7],
-                                gate ? m->arrays[8] : NULL, gate ? m->arrays[9] : NULL};
-    TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
-    TH_OK(ctx, vkattn_mha_set_weights(m->mha, &m->w));
-}
-
-static void model_free(model *m)
-{
-    vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 10; i++)
-        free(m->arrays[i]);
+    static const float amp[10] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f, 0.6f, 2.0f};
+    const vkattn_mha_desc d = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
+                               .value_width = W, .output_dim = DOUT, .dtype = VKATTN_DTYPE_F16,
+                               .use_gate = gate};
+    th_cache_model_init(ctx, m, &d, amp);
 }
 
 /* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
@@ -77,22 +54,10 @@ static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, c
                         uint32_t len, uint32_t t0, uint32_t n, vkattn_tensor *vm,
                         vkattn_dtype io_type, float *out)
 {
-    float *in = tu_floats((size_t)B * n * W), *nan = tu_floats((size_t)B * n * DOUT);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(in + (size_t)b * n * W, x + ((size_t)b * len + t0) * W, sizeof(float) * n * W);
-    tu_poison(nan, (size_t)B * n * DOUT);
-    vkattn_tensor *tin = th_typed_tensor(ctx, (size_t)B * n * W, io_type, in);
-    vkattn_tensor *tout = th_typed_tensor(ctx, (size_t)B * n * DOUT, io_type, nan);
-    vkattn_layer_call call = {.batch = B, .tq = n, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_io io = {.query = tin, .value = tin, .value_mask = vm, .output = tout};
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_PREPARE, &call, &io, cache));
-    TH_OK(ctx, vkattn_mha_record_cached(m->mha, VKATTN_RUN_NOW, &call, &io, cache));
-    float *got = th_download(tout, (size_t)B * n * DOUT);
-    for (uint32_t b = 0; b < B; b++)
-        memcpy(out + ((size_t)b * len + t0) * DOUT, got + (size_t)b * n * DOUT,
-               sizeof(float) * n * DOUT);
-    free(got), free(in), free(nan);
-    vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
+    const th_cached_run r = {.mha = m->mha, .cache = cache, .batch = B, .len = len, .width = W,
+                             .out_width = DOUT, .io_type = io_type, .value_mask = vm,
+                             .prepare = true};
+    th_cached_call(ctx, &r, x, t0, n, out);
 }
 
 /* The causal reference over rows [from, to) of sequence b; returns the
@@ -157,7 +122,7 @@ static void run_sequence(vkattn_context *ctx, vkattn_dtype cache_type, vkattn_dt
     free(x), free(got), free(mask);
     vkattn_tensor_destroy(vm);
     vkattn_kv_cache_destroy(cache);
-    model_free(&m);
+    th_cache_model_free(&m);
     th_assert_validation_clean();
 }
 
@@ -177,9 +142,6 @@ static void test_f32_cache(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_f16_cache),
-        cmocka_unit_test(test_f32_cache),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_f16_cache, test_f32_cache)};
     return cmocka_run_group_tests_name("mha cache f16", tests, th_setup, th_teardown);
 }

@@ -14,7 +14,7 @@
  * with q, k, v the projected heads of every token (computed here in double;
  * Kmax, Vmax, ||q||_1 their largest), 1% on top for the f16 layer's rounded
  * projections. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <vkattn/gqa.h>
 #include <vkattn/mha.h>
@@ -125,26 +125,9 @@ static void run_sequence(vkattn_context *ctx, const layer_case *c)
     vkattn_kv_cache *cache;
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     static const uint32_t steps[] = {9, 1, 1, 2};
-    uint32_t t0 = 0;
-    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
-        const uint32_t m = steps[s];
-        float *in = tu_floats((size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(in + (size_t)b * m * W, x + ((size_t)b * N + t0) * W, sizeof(float) * m * W);
-        vkattn_tensor *tin = th_typed_tensor(ctx, (size_t)B * m * W, c->dtype, in);
-        vkattn_tensor *tout = th_typed_tensor(ctx, (size_t)B * m * c->dout, c->dtype, NULL);
-        const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
-        const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-        TH_OK(ctx, c->gqa ? vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache)
-                          : vkattn_mha_record_cached(mha, VKATTN_RUN_NOW, &call, &io, cache));
-        float *o = th_download(tout, (size_t)B * m * c->dout);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(got + ((size_t)b * N + t0) * c->dout, o + (size_t)b * m * c->dout,
-                   sizeof(float) * m * c->dout);
-        free(o), free(in);
-        vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
-        t0 += m;
-    }
+    const th_cached_run r = {.mha = mha, .gqa = gqa, .cache = cache, .batch = B, .len = N,
+                             .width = W, .out_width = c->dout, .io_type = c->dtype};
+    th_cached_steps(ctx, &r, x, 0, steps, sizeof steps / sizeof steps[0], got);
     double rmax = 1, err = 0;
     for (size_t i = 0; i < no; i++)
         rmax = fmax(rmax, fabs(ref[i]));
@@ -187,9 +170,6 @@ static void test_gqa(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mha),
-        cmocka_unit_test(test_gqa),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_mha, test_gqa)};
     return cmocka_run_group_tests_name("mha/gqa cache int8", tests, th_setup, th_teardown);
 }

@@ -21,6 +21,7 @@
  *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
  * The largest seen on lavapipe is printed by test_random_cases. */
 #include "harness.h"
+#include "layer_out.h"
 #include "random_case.h"
 
 #include <math.h>
@@ -69,16 +70,11 @@ static fcase random_case(void)
 
 static void describe(const fcase *m, char *buf, size_t n)
 {
-    const rc_mha_widths w = rc_mha_widths_of(&m->desc);
-    const vkattn_layer_call *c = &m->call;
-    snprintf(buf, n,
-             "mha f16 H=%u dk=%u dv=%u Dq=%u Dk=%u Dv=%u Dout=%u bias=%d drop=%.2f | B=%u "
-             "Tq=%u Tv=%u self=%d key=%d qm=%d vm=%d am=%d per_head=%d causal=%d train=%d "
-             "scores=%d path=%d gate=%d | types q=%d k=%d v=%d out=%d scores=%d",
-             w.H, w.dk, w.dv, w.Dq, w.Dk, w.Dv, w.Dout, !m->desc.no_bias, (double)m->desc.dropout,
-             c->batch, c->tq, c->tv, m->self_attn, m->key_given, m->query_mask, m->value_mask,
-             m->attn_mask, m->per_head, (int)c->causal, c->training,
-             c->return_attention_scores, (int)c->path, m->desc.use_gate, (int)m->tq_type, (int)m->tk_type,
+    char d[160], k[96];
+    rc_describe_mha(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
+    snprintf(buf, n, "mha f16 %s | %s self=%d key=%d qm=%d vm=%d am=%d per_head=%d | types q=%d "
+             "k=%d v=%d out=%d scores=%d", d, k, m->self_attn, m->key_given, m->query_mask,
+             m->value_mask, m->attn_mask, m->per_head, (int)m->tq_type, (int)m->tk_type,
              (int)m->tv_type, (int)m->tout_type, (int)m->tscores_type);
 }
 
@@ -118,14 +114,11 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     if (m->attn_mask)
         tu_fill_mask(am = tu_floats(nam), nam, 0.75f);
 
-    float *ref = tu_floats(nout), *ref_scores = tu_floats(nscores);
-    float *got = tu_floats(nout), *got_scores = tu_floats(nscores);
-    tu_poison(ref, nout), tu_poison(ref_scores, nscores);
-    tu_poison(got, nout), tu_poison(got_scores, nscores);
+    th_layer_out o = th_layer_out_make(nout, nscores);
     const vkattn_layer_host_io hio = {
         .query = query, .value = value, .key = key, .query_mask = qm, .value_mask = vm,
-        .attention_mask = am, .attention_mask_per_head = m->per_head, .output = ref,
-        .scores = c->return_attention_scores ? ref_scores : NULL,
+        .attention_mask = am, .attention_mask_per_head = m->per_head, .output = o.ref,
+        .scores = c->return_attention_scores ? o.ref_scores : NULL,
     };
     TH_OK(ctx, vkattn_reference_mha(&m->desc, &hw, c, &hio));
 
@@ -150,16 +143,8 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     if (r != VKATTN_SUCCESS)
         fail_msg("%s: vkattn_mha_record(VKATTN_RUN_NOW) gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
-    TH_OK(ctx, vkattn_tensor_download(io.output, got, 0, nout));
-    const double err = tu_max_rel_err(got, ref, nout, 1.0);
-    if (!(err <= OUT_BOUND))
-        fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
-    if (io.scores) {
-        TH_OK(ctx, vkattn_tensor_download(io.scores, got_scores, 0, nscores));
-        const double serr = tu_max_abs_err(got_scores, ref_scores, nscores);
-        if (!(serr <= SCORE_BOUND))
-            fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
-    }
+    th_layer_out_download(ctx, &o, &io);
+    const double err = th_layer_out_check(&o, io.scores, OUT_BOUND, SCORE_BOUND, what);
     th_assert_validation_clean();
 
     vkattn_tensor *all[] = {io.query, m->self_attn ? NULL : io.value, io.key, io.query_mask,
@@ -173,7 +158,7 @@ static double check_case(vkattn_context *ctx, const fcase *m)
     free(query), free(key), free(qm), free(vm), free(am);
     if (!m->self_attn)
         free(value);
-    free(ref), free(ref_scores), free(got), free(got_scores);
+    th_layer_out_free(&o);
     return err;
 }
 
@@ -299,13 +284,5 @@ static void test_bad_arguments(void **state)
         vkattn_tensor_destroy(all[i]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_cases),
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_weights_round_trip),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_fixed_cases, test_random_cases, test_weights_round_trip, test_bad_arguments)

@@ -17,7 +17,7 @@
  * double one by at most ~p * 2^-23 rad (docs/SEMANTICS.md), under 8e-6 rad.
  * Positions up to 4096: 2e-3 (4096 * 2^-23 = 5e-4 rad, times |q||k| terms).
  * f16 (inputs and weights exact in f16): 8 * 2^-11, as test_gqa_f16.c. */
-#include "harness.h"
+#include "cached_steps.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -248,42 +248,12 @@ static void check_cached(vkattn_context *ctx, bool all_options)
     float *sinks = grid_floats(NQ, 1.0f);
     const vkattn_gqa_weights w = {a[WQ], a[BQ], a[WK], a[BK], a[WV], a[BV], a[WO], a[BO],
                                   NULL, NULL, a[QN], a[KN], all_options ? sinks : NULL};
-    float *x = grid_floats((size_t)B * N * W, 1.0f), *ref = tu_floats((size_t)B * N * W);
-    float *got = tu_floats((size_t)B * N * W);
-    tu_poison(got, (size_t)B * N * W);
-    const vkattn_layer_call full = {.batch = B, .tq = N, .tv = N,
-                                    .causal = VKATTN_CAUSAL_TOP_LEFT};
-    const vkattn_layer_host_io hio = {.query = x, .value = x, .output = ref};
-    TH_OK(ctx, vkattn_reference_gqa(&desc, &w, &full, &hio));
-
+    float *x = grid_floats((size_t)B * N * W, 1.0f);
     vkattn_gqa *gqa;
     vkattn_kv_cache *cache;
-    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &gqa));
-    TH_OK(ctx, vkattn_gqa_set_weights(gqa, &w));
-    const vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = NKV, .capacity = CAP,
-                                     .key_dim = HD, .value_dim = HD};
-    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
     static const uint32_t steps[] = {7, 1, 1, 3};
-    uint32_t t0 = 0;
-    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
-        const uint32_t m = steps[s];
-        float *in = tu_floats((size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(in + (size_t)b * m * W, x + ((size_t)b * N + t0) * W, sizeof(float) * m * W);
-        vkattn_tensor *tin = th_tensor(ctx, (size_t)B * m * W, in);
-        vkattn_tensor *tout = th_tensor(ctx, (size_t)B * m * W, NULL);
-        TH_OK(ctx, vkattn_tensor_fill(tout, NAN));
-        const vkattn_layer_call call = {.batch = B, .tq = m, .causal = VKATTN_CAUSAL_TOP_LEFT};
-        const vkattn_layer_io io = {.query = tin, .value = tin, .output = tout};
-        TH_OK(ctx, vkattn_gqa_record_cached(gqa, VKATTN_RUN_NOW, &call, &io, cache));
-        float *o = th_download(tout, (size_t)B * m * W);
-        for (uint32_t b = 0; b < B; b++)
-            memcpy(got + ((size_t)b * N + t0) * W, o + (size_t)b * m * W, sizeof(float) * m * W);
-        free(o), free(in);
-        vkattn_tensor_destroy(tin), vkattn_tensor_destroy(tout);
-        t0 += m;
-    }
-    const double err = tu_max_rel_err(got, ref, (size_t)B * N * W, 1.0);
+    const double err = th_gqa_cached_error(ctx, &desc, &w, x, B, N, CAP, steps,
+                                           sizeof steps / sizeof steps[0], false, &gqa, &cache);
     if (!(err <= 2e-5))
         fail_msg("cached calls vs the full causal call%s: error %.3g exceeds 2e-5",
                  all_options ? " (with soft-capping and sinks)" : "", err);
@@ -302,7 +272,7 @@ static void check_cached(vkattn_context *ctx, bool all_options)
     vkattn_gqa_destroy(gqa);
     for (int i = 0; i < N_W; i++)
         free(a[i]);
-    free(x), free(ref), free(got), free(sinks);
+    free(x), free(sinks);
 }
 
 static void test_cached(void **state)
@@ -477,15 +447,6 @@ static void test_bad_positions(void **state)
     vkattn_tensor_destroy(p2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_cases),
-        cmocka_unit_test(test_paths_and_far_positions),
-        cmocka_unit_test(test_f16),
-        cmocka_unit_test(test_cached),
-        cmocka_unit_test(test_backward),
-        cmocka_unit_test(test_bad_positions),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_random_cases, test_paths_and_far_positions, test_f16, test_cached, test_backward,
+    test_bad_positions)

@@ -258,10 +258,7 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matches_reference),
-        cmocka_unit_test(test_replay_one_recording),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_matches_reference, test_replay_one_recording, test_bad_arguments)};
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

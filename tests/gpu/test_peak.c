@@ -50,11 +50,4 @@ static void test_bad_arguments(void **state)
     assert_non_null(strstr(vkattn_context_last_error(ctx), "vkattn_measure_peak"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_measure),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown, test_measure, test_bad_arguments)

@@ -22,13 +22,6 @@
 static int fresh_setup(void **state) { return th_setup(state); }
 static int fresh_teardown(void **state) { return th_teardown(state); }
 
-static vkattn_context_stats stats_of(vkattn_context *ctx)
-{
-    vkattn_context_stats s;
-    TH_OK(ctx, vkattn_context_get_stats(ctx, &s));
-    return s;
-}
-
 static void assert_same_stats(vkattn_context_stats a, vkattn_context_stats b, const char *when)
 {
     if (a.pipelines_created != b.pipelines_created || a.scratch_allocations != b.scratch_allocations ||
@@ -145,9 +138,9 @@ static void mha_prepared_path(void **state, vkattn_sdpa_path path)
     mha_call_open(ctx, &f, 1, 9, true, &small);
     big.call.path = small.call.path = path;
 
-    vkattn_context_stats s0 = stats_of(ctx);
+    vkattn_context_stats s0 = th_stats(ctx);
     TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_PREPARE, &big.call, &big.io));
-    vkattn_context_stats s1 = stats_of(ctx);
+    vkattn_context_stats s1 = th_stats(ctx);
     assert_true(s1.pipelines_created > s0.pipelines_created);
     assert_true(s1.scratch_allocations > s0.scratch_allocations);
     /* a prepare records nothing: the poisoned output is still NaN */
@@ -157,16 +150,16 @@ static void mha_prepared_path(void **state, vkattn_sdpa_path path)
     free(untouched);
 
     TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_PREPARE, &big.call, &big.io)); /* again: nothing new */
-    assert_same_stats(s1, stats_of(ctx), "a second prepare");
+    assert_same_stats(s1, th_stats(ctx), "a second prepare");
     /* a smaller call needs no bigger scratch, but may pick other tiles: prepare it too */
     TH_OK(ctx, vkattn_mha_record(f.layer, VKATTN_PREPARE, &small.call, &small.io));
-    vkattn_context_stats s2 = stats_of(ctx);
+    vkattn_context_stats s2 = th_stats(ctx);
     assert_int_equal(s2.scratch_allocations, s1.scratch_allocations);
     mha_record_run(ctx, f.layer, &big);
-    assert_same_stats(s2, stats_of(ctx), "record after prepare");
+    assert_same_stats(s2, th_stats(ctx), "record after prepare");
     mha_call_check(&big, "prepared MHA call");
     mha_record_run(ctx, f.layer, &small);
-    assert_same_stats(s2, stats_of(ctx), "a smaller record after prepare");
+    assert_same_stats(s2, th_stats(ctx), "a smaller record after prepare");
     mha_call_check(&small, "smaller MHA call after prepare");
     th_assert_validation_clean();
 
@@ -195,12 +188,12 @@ static void test_sdpa_prepare(void **state)
                          .v = th_tensor(ctx, n, v), .out = th_tensor(ctx, n, NULL)};
     for (int fused = 0; fused < 2; fused++) {
         p.path = fused ? VKATTN_SDPA_FUSED : VKATTN_SDPA_UNFUSED;
-        vkattn_context_stats s0 = stats_of(ctx);
+        vkattn_context_stats s0 = th_stats(ctx);
         TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_PREPARE, &p, &io));
-        vkattn_context_stats s1 = stats_of(ctx);
+        vkattn_context_stats s1 = th_stats(ctx);
         assert_true(s1.pipelines_created > s0.pipelines_created);
         TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
-        assert_same_stats(s1, stats_of(ctx), "SDPA run after prepare");
+        assert_same_stats(s1, th_stats(ctx), "SDPA run after prepare");
         float *got = th_download(io.out, n);
         TU_ASSERT_CLOSE(got, ref, n, BOUND, fused ? "prepared fused SDPA" : "prepared chained SDPA");
         free(got);

@@ -151,12 +151,4 @@ static void test_dispatch_budget(void **state)
     vkattn_context_destroy(ctx);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_profile_clamps),
-        cmocka_unit_test(test_mobile_min),
-        cmocka_unit_test(test_dispatch_budget),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown, test_every_profile_clamps, test_mobile_min, test_dispatch_budget)

@@ -23,13 +23,6 @@
 static int fresh_setup(void **state) { return th_setup(state); }
 static int fresh_teardown(void **state) { return th_teardown(state); }
 
-static vkattn_context_stats stats_of(vkattn_context *ctx)
-{
-    vkattn_context_stats s;
-    TH_OK(ctx, vkattn_context_get_stats(ctx, &s));
-    return s;
-}
-
 static bool same_stats(vkattn_context_stats a, vkattn_context_stats b)
 {
     return a.pipelines_created == b.pipelines_created &&
@@ -87,14 +80,14 @@ static void test_sdpa_modes(void **state)
                     VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_sdpa_record: ");
     assert_all_nan(io.out, nq, "after refused calls");
 
-    const vkattn_context_stats s0 = stats_of(ctx);
+    const vkattn_context_stats s0 = th_stats(ctx);
     TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_PREPARE, &p, &io));
-    const vkattn_context_stats s1 = stats_of(ctx);
+    const vkattn_context_stats s1 = th_stats(ctx);
     assert_true(s1.pipelines_created > s0.pipelines_created);
     assert_all_nan(io.out, nq, "after VKATTN_PREPARE");
 
     TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &io));
-    if (!same_stats(s1, stats_of(ctx)))
+    if (!same_stats(s1, th_stats(ctx)))
         fail_msg("VKATTN_RUN_NOW after VKATTN_PREPARE created pipelines, scratch or sets");
     float *run_now = th_download(io.out, nq);
     TH_OK(ctx, vkattn_tensor_fill(io.out, NAN));
@@ -145,15 +138,15 @@ static void test_mha_modes(void **state)
                     VKATTN_ERROR_INVALID_ARGUMENT, "vkattn_mha_record: call");
     assert_all_nan(tout, nx, "after refused calls");
 
-    const vkattn_context_stats s0 = stats_of(ctx);
+    const vkattn_context_stats s0 = th_stats(ctx);
     TH_OK(ctx, vkattn_mha_record(layer, VKATTN_PREPARE, &call, &io));
-    const vkattn_context_stats s1 = stats_of(ctx);
+    const vkattn_context_stats s1 = th_stats(ctx);
     assert_true(s1.pipelines_created > s0.pipelines_created);
     assert_true(s1.scratch_allocations > s0.scratch_allocations);
     assert_all_nan(tout, nx, "after VKATTN_PREPARE");
 
     TH_OK(ctx, vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io));
-    if (!same_stats(s1, stats_of(ctx)))
+    if (!same_stats(s1, th_stats(ctx)))
         fail_msg("VKATTN_RUN_NOW after VKATTN_PREPARE created pipelines, scratch or sets");
     float *run_now = th_download(tout, nx);
     TH_OK(ctx, vkattn_tensor_fill(tout, NAN));

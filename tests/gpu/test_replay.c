@@ -433,15 +433,6 @@ static void replay_mha_cached(void **state, bool rope)
 static void test_replay_mha_cached(void **state) { replay_mha_cached(state, false); }
 static void test_replay_mha_cached_rope(void **state) { replay_mha_cached(state, true); }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_queue_lock),
-        cmocka_unit_test(test_queue_lock_arguments),
-        cmocka_unit_test(test_replay_mha),
-        cmocka_unit_test(test_replay_decode),
-        cmocka_unit_test(test_replay_mha_cached),
-        cmocka_unit_test(test_replay_mha_cached_rope),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_queue_lock, test_queue_lock_arguments, test_replay_mha, test_replay_decode,
+    test_replay_mha_cached, test_replay_mha_cached_rope)

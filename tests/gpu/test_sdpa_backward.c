@@ -198,11 +198,6 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-static vkattn_broadcast rand_bcast(void)
-{
-    return (vkattn_broadcast){.batch = coin(), .heads = coin(), .rows = coin()};
-}
-
 static bcase random_case(int idx)
 {
     bcase c = {0};
@@ -218,13 +213,7 @@ static bcase random_case(int idx)
     p->dv = coin() ? 0 : tu_rand_range(1, max_width);
     p->scale = coin() ? 0.0f : tu_rand_float(0.2f, 1.5f);
     vkattn_mask_params *m = &p->mask;
-    m->causal = (vkattn_causal)tu_rand_range(0, 2);
-    m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
-    m->has_value_mask = coin();
-    m->has_mask = coin();
-    m->mask_broadcast = rand_bcast();
-    m->has_bias = coin();
-    m->bias_broadcast = rand_bcast();
+    rc_random_mask(m);
     if (idx % 3 == 2)
         p->dropout = (vkattn_dropout_params){.rate = tu_rand_float(0.1f, 0.6f), .training = true,
                                              .seed = tu_rand_u32(), .offset = tu_rand_range(0, 9)};
@@ -346,9 +335,7 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_advanced adv = th_advanced();
-        adv.tuning = (vkattn_tuning)tuning;
-        vkattn_context *ctx = th_logged_context(&adv, &seen);
+        vkattn_context *ctx = th_tuning_context(tuning, &seen);
         if (fused_possible(ctx)) {
             bcase c = {.p = {.batch = 1, .heads = 2, .kv_heads = 1, .tq = 5, .tv = 7, .dk = 24,
                              .dv = 8}};
@@ -468,24 +455,14 @@ static int setup_gpu_mali(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_chained),
-        cmocka_unit_test(test_random_fused),
-        cmocka_unit_test(test_window),
-        cmocka_unit_test(test_corners),
-        cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_kernel_choice),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_chained, test_random_fused, test_window, test_corners, test_bad_arguments,
+        test_kernel_choice)};
     /* The GPU tuning's kernels in every CI pass (CI's second pass runs the
      * groups above under the GPU tuning as well). */
-    const struct CMUnitTest gpu[] = {
-        cmocka_unit_test(test_random_fused_few),
-        cmocka_unit_test(test_gpu_lanes),
-    };
+    const struct CMUnitTest gpu[] = {TU_TESTS(test_random_fused_few, test_gpu_lanes)};
     const struct CMUnitTest lanes[] = {cmocka_unit_test(test_gpu_lanes)};
-    int failed = cmocka_run_group_tests_name("sdpa backward", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("sdpa backward, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
+    int failed = TH_RUN_WITH_MOBILE("sdpa backward", tests);
     failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning", gpu, setup_gpu,
                                           teardown_gpu);
     failed += cmocka_run_group_tests_name("sdpa backward, GPU tuning, no subgroups", lanes,

@@ -71,16 +71,6 @@ typedef struct fcase {
 static uint32_t heads_of(const vkattn_sdpa_params *p) { return p->heads ? p->heads : 1; }
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-/* n values in [-1, 1], rounded to f16 when the tensor is f16. */
-static float *operand(size_t n, vkattn_dtype t)
-{
-    float *x = tu_floats(n);
-    tu_fill_uniform(x, n, -1, 1);
-    if (t == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    return x;
-}
-
 static void make_case(fcase *c)
 {
     const vkattn_sdpa_params *p = &c->p;
@@ -90,8 +80,8 @@ static void make_case(fcase *c)
     c->nk = (size_t)p->batch * c->hkv * p->tv * p->dk;
     c->nv = (size_t)p->batch * c->hkv * p->tv * dv;
     c->no = (size_t)p->batch * h * p->tq * dv;
-    c->q = operand(c->nq, c->ty[T_Q]), c->k = operand(c->nk, c->ty[T_K]);
-    c->v = operand(c->nv, c->ty[T_V]), c->g = operand(c->no, c->ty[T_G]);
+    c->q = th_operand(c->nq, c->ty[T_Q]), c->k = th_operand(c->nk, c->ty[T_K]);
+    c->v = th_operand(c->nv, c->ty[T_V]), c->g = th_operand(c->no, c->ty[T_G]);
     const rc_sdpa_sides sides = rc_sdpa_side_inputs(p);
     c->bias = sides.bias, c->mask = sides.mask, c->vm = sides.vm;
     c->nbias = sides.nbias, c->nmask = sides.nmask, c->nvm = sides.nvm;
@@ -345,10 +335,7 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(test_random, test_bad_arguments)};
     const struct CMUnitTest few[] = {cmocka_unit_test(test_random_few)};
     int failed = cmocka_run_group_tests_name("sdpa backward f16", tests, th_setup, th_teardown);
     /* packed halves and 4 storage buffers: the chained path only */

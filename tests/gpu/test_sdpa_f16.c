@@ -841,31 +841,19 @@ static int setup_hardware_nv2(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_inputs), cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_fused_random), cmocka_unit_test(test_chained_random),
-        cmocka_unit_test(test_kernel_choice), cmocka_unit_test(test_window_lse),
-    };
-    int failed = cmocka_run_group_tests_name("sdpa f16", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("sdpa f16, mobile-min", tests, th_setup_mobile,
-                                          th_teardown);
-    const struct CMUnitTest gpu_tests[] = {
-        cmocka_unit_test(test_kernel_choice),
-        cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_fused_random_gpu),
-        cmocka_unit_test(test_window_lse),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_bad_inputs, test_edges, test_fused_random, test_chained_random, test_kernel_choice,
+        test_window_lse)};
+    int failed = TH_RUN_WITH_MOBILE("sdpa f16", tests);
+    const struct CMUnitTest gpu_tests[] = {TU_TESTS(
+        test_kernel_choice, test_edges, test_fused_random_gpu, test_window_lse)};
     failed += cmocka_run_group_tests_name("sdpa f16, GPU tuning", gpu_tests, th_setup_gpu_tuning,
                                           th_teardown_gpu_tuning);
     failed += cmocka_run_group_tests_name("sdpa f16, GPU tuning, mobile-min", gpu_tests,
                                           th_setup_gpu_tuning_mobile, th_teardown_gpu_tuning);
-    const struct CMUnitTest coopmat_tests[] = {
-        cmocka_unit_test(test_coopmat_choice),
-        cmocka_unit_test(test_coopmat_forms),
-        cmocka_unit_test(test_coopmat_window_lse),
-        cmocka_unit_test(test_coopmat_random),
-        cmocka_unit_test(test_coopmat_seeds),
-    };
+    const struct CMUnitTest coopmat_tests[] = {TU_TESTS(
+        test_coopmat_choice, test_coopmat_forms, test_coopmat_window_lse, test_coopmat_random,
+        test_coopmat_seeds)};
     failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, emulated",
                                           coopmat_tests, setup_emulated, th_teardown_gpu_tuning);
     failed += cmocka_run_group_tests_name("sdpa f16, cooperative-matrix kernel, NV",

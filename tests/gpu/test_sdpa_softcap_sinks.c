@@ -648,15 +648,5 @@ static void test_refusals(void **state)
     th_assert_validation_clean();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softcap),
-        cmocka_unit_test(test_sinks),
-        cmocka_unit_test(test_backward),
-        cmocka_unit_test(test_layers),
-        cmocka_unit_test(test_layer_backward),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, th_setup, th_teardown);
-}
+TU_MAIN(th_setup, th_teardown,
+    test_softcap, test_sinks, test_backward, test_layers, test_layer_backward, test_refusals)

@@ -599,15 +599,13 @@ static void test_kernel_choice(void **state)
     (void)TH_CTX(state);
     for (int tuning = VKATTN_TUNING_GPU; tuning <= VKATTN_TUNING_CPU; tuning++) {
         th_pipelines seen;
-        vkattn_context_advanced adv = th_advanced();
-        adv.tuning = (vkattn_tuning)tuning;
-        vkattn_context *ctx = th_logged_context(&adv, &seen);
+        vkattn_context *ctx = th_tuning_context(tuning, &seen);
         vkattn_context_info info;
         TH_OK(ctx, vkattn_context_get_info(ctx, &info));
         vkattn_softmax_params p = {.batch = 1, .tq = 3, .tv = 33};
         sm_case(ctx, &p, false, 1.0f, "choice");
         const bool gpu = tuning == VKATTN_TUNING_GPU;
-        const bool want_sg = gpu && info.subgroup_operations && !adv.no_subgroups &&
+        const bool want_sg = gpu && info.subgroup_operations && !th_advanced().no_subgroups &&
                              info.max_storage_buffers_per_stage >= 5;
         const bool used_sg = th_pipeline_seen(&seen, "softmax_sg", false);
         if (used_sg != want_sg)
@@ -626,26 +624,17 @@ static void test_kernel_choice(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_each_mask),
-        cmocka_unit_test(test_broadcast),     cmocka_unit_test(test_masked_rows),
-        cmocka_unit_test(test_in_place),      cmocka_unit_test(test_large_tv),
-        cmocka_unit_test(test_large_logits),  cmocka_unit_test(test_huge_logits),
-        cmocka_unit_test(test_single_key),    cmocka_unit_test(test_nan_confined),
-        cmocka_unit_test(test_many_rows),     cmocka_unit_test(test_chained),
-        cmocka_unit_test(test_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_shapes, test_each_mask, test_broadcast, test_masked_rows, test_in_place,
+        test_large_tv, test_large_logits, test_huge_logits, test_single_key, test_nan_confined,
+        test_many_rows, test_chained, test_bad_arguments)};
     /* Then the same under the mobile-min limits: 4 storage buffers per stage
      * selects shaders/softmax_packed.comp, 16 KiB / 128 invocations smaller
      * workgroups. */
-    int failed = cmocka_run_group_tests_name("softmax", tests, th_setup, th_teardown);
-    failed += cmocka_run_group_tests_name("softmax, mobile-min (packed)", tests, th_setup_mobile,
-                                          th_teardown);
-    const struct CMUnitTest gpu_tests[] = {
-        cmocka_unit_test(test_row_widths),  cmocka_unit_test(test_split_rows),
-        cmocka_unit_test(test_random_shapes), cmocka_unit_test(test_nan_confined),
-        cmocka_unit_test(test_large_tv),    cmocka_unit_test(test_kernel_choice),
-    };
+    int failed = TH_RUN_WITH_MOBILE("softmax", tests);
+    const struct CMUnitTest gpu_tests[] = {TU_TESTS(
+        test_row_widths, test_split_rows, test_random_shapes, test_nan_confined, test_large_tv,
+        test_kernel_choice)};
     return failed + cmocka_run_group_tests_name("softmax, GPU tuning", gpu_tests,
                                                 th_setup_gpu_tuning, th_teardown_gpu_tuning);
 }

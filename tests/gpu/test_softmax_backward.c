@@ -11,6 +11,7 @@
  * w_i * (dw_i - sum_j w_j dw_j) can cancel to far below on a small tensor;
  * and exactly 0 wherever the reference is 0 (masked keys, masked rows). */
 #include "harness.h"
+#include "random_case.h"
 
 #include <vkattn/reference_backward.h>
 #include <vkattn/softmax_backward.h>
@@ -121,13 +122,6 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
     free(init), free(got), free(terms);
 }
 
-static bool coin(void) { return tu_rand_range(0, 1) == 1; }
-
-static vkattn_broadcast rand_bcast(void)
-{
-    return (vkattn_broadcast){.batch = coin(), .heads = coin(), .rows = coin()};
-}
-
 static void test_random_shapes(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -138,14 +132,7 @@ static void test_random_shapes(void **state)
                                                          : tu_rand_range(1, 70),
             .scale = c % 3 ? tu_rand_float(0.2f, 2.0f) : 0.0f,
         };
-        vkattn_mask_params *m = &p.mask;
-        m->causal = (vkattn_causal)tu_rand_range(0, 2);
-        m->masked_row = (vkattn_masked_row)tu_rand_range(0, 1);
-        m->has_value_mask = coin();
-        m->has_mask = coin();
-        m->mask_broadcast = rand_bcast();
-        m->has_bias = coin();
-        m->bias_broadcast = rand_bcast();
+        rc_random_mask(&p.mask);
         run_case(ctx, &p, c % 4 == 3);
     }
 }
@@ -212,12 +199,7 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_shapes),
-        cmocka_unit_test(test_each_mask),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    int failed = cmocka_run_group_tests_name("softmax backward", tests, th_setup, th_teardown);
-    return failed + cmocka_run_group_tests_name("softmax backward, mobile-min (packed)", tests,
-                                                th_setup_mobile, th_teardown);
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_random_shapes, test_each_mask, test_bad_arguments)};
+    return TH_RUN_WITH_MOBILE("softmax backward", tests);
 }

@@ -91,12 +91,4 @@ static void test_abi_named_entry_point(void **state)
     assert_true(VKATTN_ABI_COMPATIBLE(vkattn_get_version() + 1u)); /* a patch */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table_is_this_minor),
-        cmocka_unit_test(test_layout_unchanged),
-        cmocka_unit_test(test_abi_named_entry_point),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, test_table_is_this_minor, test_layout_unchanged, test_abi_named_entry_point)

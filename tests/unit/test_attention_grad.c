@@ -275,13 +275,8 @@ static void bad_arguments(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(softmax_grad_matches_differences),
-        cmocka_unit_test(sdpa_grad_gqa_causal),
-        cmocka_unit_test(sdpa_grad_masked_rows_uniform),
-        cmocka_unit_test(sdpa_grad_dropout_bias_mask),
-        cmocka_unit_test(sdpa_grad_softcap),
-        cmocka_unit_test(bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        softmax_grad_matches_differences, sdpa_grad_gqa_causal, sdpa_grad_masked_rows_uniform,
+        sdpa_grad_dropout_bias_mask, sdpa_grad_softcap, bad_arguments)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,14 +87,6 @@ static void nested_other_context_checked_again(void **state)
     run(&t, REAL_CMD, VKATTN_SUCCESS, "DdRdr");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(dry_then_real),
-        cmocka_unit_test(refused_dry_records_nothing),
-        cmocka_unit_test(dry_cmd_once),
-        cmocka_unit_test(nested_same_context_checked_once),
-        cmocka_unit_test(nested_other_context_checked_again),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    dry_then_real, refused_dry_records_nothing, dry_cmd_once, nested_same_context_checked_once,
+    nested_other_context_checked_again)

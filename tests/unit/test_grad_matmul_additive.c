@@ -345,12 +345,8 @@ static void additive_bad_arguments(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(matmul_vs_finite_differences),
-        cmocka_unit_test(matmul_optional_gradients),
-        cmocka_unit_test(matmul_bad_arguments),
-        cmocka_unit_test(additive_vs_finite_differences),
-        cmocka_unit_test(additive_bad_arguments),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        matmul_vs_finite_differences, matmul_optional_gradients, matmul_bad_arguments,
+        additive_vs_finite_differences, additive_bad_arguments)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,13 +155,4 @@ static void arrays(void **state)
     vkattn_f16_to_f32_array(NULL, NULL, 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(every_f16_round_trips),
-        cmocka_unit_test(ties_and_neighbours),
-        cmocka_unit_test(random_patterns),
-        cmocka_unit_test(arrays),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, every_f16_round_trips, ties_and_neighbours, random_patterns, arrays)

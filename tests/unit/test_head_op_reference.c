@@ -97,9 +97,7 @@ static void test_rope_inverse_undoes_rope(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_norm_backward_vs_finite_differences),
-        cmocka_unit_test(test_rope_inverse_undoes_rope),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        test_norm_backward_vs_finite_differences, test_rope_inverse_undoes_rope)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

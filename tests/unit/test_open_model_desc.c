@@ -129,11 +129,4 @@ static void defaults_are_accepted(void **state)
     expect_accepted(gqa(&g), "rotary_dim = head_dim");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(bad_values_are_refused),
-        cmocka_unit_test(defaults_are_accepted),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, bad_values_are_refused, defaults_are_accepted)

@@ -148,16 +148,6 @@ static void indices_are_independent(void **state)
     assert_true(same_lane > 32256 && same_lane < 33280);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(known_answers),
-        cmocka_unit_test(output_may_alias_counter),
-        cmocka_unit_test(thresholds),
-        cmocka_unit_test(keep_matches_formula),
-        cmocka_unit_test(keep_rate),
-        cmocka_unit_test(streams_are_independent),
-        cmocka_unit_test(indices_are_independent),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    known_answers, output_may_alias_counter, thresholds, keep_matches_formula, keep_rate,
+    streams_are_independent, indices_are_independent)

@@ -254,19 +254,10 @@ static void decode_softcap_matches_sdpa(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(matmul_2x3_by_hand),
-        cmocka_unit_test(matmul_transposes_alpha_bias),
-        cmocka_unit_test(matmul_batch_heads_broadcast),
-        cmocka_unit_test(matmul_row_strides),
-        cmocka_unit_test(matmul_c_interleaved_heads),
-        cmocka_unit_test(matmul_transpose_consistency),
-        cmocka_unit_test(additive_by_hand),
-        cmocka_unit_test(additive_indexing),
-        cmocka_unit_test(heads_split_by_hand),
-        cmocka_unit_test(heads_round_trip),
-        cmocka_unit_test(heads_reject_in_place),
-        cmocka_unit_test(decode_softcap_matches_sdpa),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        matmul_2x3_by_hand, matmul_transposes_alpha_bias, matmul_batch_heads_broadcast,
+        matmul_row_strides, matmul_c_interleaved_heads, matmul_transpose_consistency,
+        additive_by_hand, additive_indexing, heads_split_by_hand, heads_round_trip,
+        heads_reject_in_place, decode_softcap_matches_sdpa)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,12 +161,4 @@ static void bad_shapes(void **state)
     assert_non_null(strstr(vkattn_last_error(), "io->attention_mask is NULL"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(attention_forms),
-        cmocka_unit_test(mha_forms),
-        cmocka_unit_test(bad_shapes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, attention_forms, mha_forms, bad_shapes)

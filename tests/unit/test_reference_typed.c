@@ -90,9 +90,6 @@ static void decode_typed_matches_f32(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sdpa_typed_matches_f32),
-        cmocka_unit_test(decode_typed_matches_f32),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(sdpa_typed_matches_f32, decode_typed_matches_f32)};
     return cmocka_run_group_tests_name("typed references", tests, NULL, NULL);
 }

@@ -440,19 +440,7 @@ static void test_tuning_table(void **state)
     assert_int_equal(vka_tuning_lookup(0x10de, 32, 49152, 0xf)->variants[0], 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_budget_by_profile),
-        cmocka_unit_test(test_stated_counts),
-        cmocka_unit_test(test_matmul_gpu_tiles),
-        cmocka_unit_test(test_matmul_coopmat_tiles),
-        cmocka_unit_test(test_flash_tiled_tiles),
-        cmocka_unit_test(test_flash_coopmat_tiles),
-        cmocka_unit_test(test_decode_rows),
-        cmocka_unit_test(test_flash_backward_tiles),
-        cmocka_unit_test(test_variants),
-        cmocka_unit_test(test_tuning_table),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    test_budget_by_profile, test_stated_counts, test_matmul_gpu_tiles, test_matmul_coopmat_tiles,
+    test_flash_tiled_tiles, test_flash_coopmat_tiles, test_decode_rows, test_flash_backward_tiles,
+    test_variants, test_tuning_table)

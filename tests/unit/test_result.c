@@ -199,14 +199,6 @@ static void test_version(void **state)
     assert_int_equal(VKATTN_VERSION >> 22, VKATTN_VERSION_MAJOR);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names_and_messages),
-        cmocka_unit_test(test_context_free_errors),
-        cmocka_unit_test(test_record_null_first_argument),
-        cmocka_unit_test(test_object_null_arguments),
-        cmocka_unit_test(test_version),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    test_names_and_messages, test_context_free_errors, test_record_null_first_argument,
+    test_object_null_arguments, test_version)

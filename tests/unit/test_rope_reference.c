@@ -186,12 +186,5 @@ static void angle_and_pairs(void **state)
     assert_int_equal(a, 6), assert_int_equal(b, 7);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(forward_matches_second_formulation),
-        cmocka_unit_test(backward_matches_finite_differences),
-        cmocka_unit_test(angle_and_pairs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    forward_matches_second_formulation, backward_matches_finite_differences, angle_and_pairs)

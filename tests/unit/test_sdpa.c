@@ -253,15 +253,9 @@ static void sdpa_equals_composition(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(dropout_inactive_is_exact_copy),
-        cmocka_unit_test(dropout_rate_one_zeroes),
-        cmocka_unit_test(dropout_follows_the_stream),
-        cmocka_unit_test(sdpa_by_hand),
-        cmocka_unit_test(sdpa_gqa_equals_repeated_heads),
-        cmocka_unit_test(sdpa_fully_masked_row),
-        cmocka_unit_test(sdpa_equals_composition),
-        cmocka_unit_test(sdpa_window_is_a_band_mask),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        dropout_inactive_is_exact_copy, dropout_rate_one_zeroes, dropout_follows_the_stream,
+        sdpa_by_hand, sdpa_gqa_equals_repeated_heads, sdpa_fully_masked_row,
+        sdpa_equals_composition, sdpa_window_is_a_band_mask)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,13 +149,5 @@ static void slice_end(void **state)
     assert_int_equal(vka_plan_slice_end(est, 6, 5, BUDGET_US, false), 6);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(over_budget_split_is_cut_and_next_frame_fits),
-        cmocka_unit_test(uncuttable_pieces),
-        cmocka_unit_test(overhead_fit),
-        cmocka_unit_test(slice_end),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    over_budget_split_is_cut_and_next_frame_fits, uncuttable_pieces, overhead_fit, slice_end)

@@ -196,16 +196,8 @@ static void in_place_and_invariants(void **state)
 int main(void)
 {
     tu_seed();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(known_vector),
-        cmocka_unit_test(causal_top_left),
-        cmocka_unit_test(causal_bottom_right),
-        cmocka_unit_test(broadcasting),
-        cmocka_unit_test(fully_masked_row_policies),
-        cmocka_unit_test(minus_inf_bias_row),
-        cmocka_unit_test(extreme_logits),
-        cmocka_unit_test(nan_row_isolation),
-        cmocka_unit_test(in_place_and_invariants),
-    };
+    const struct CMUnitTest tests[] = {TU_TESTS(
+        known_vector, causal_top_left, causal_bottom_right, broadcasting, fully_masked_row_policies,
+        minus_inf_bias_row, extreme_logits, nan_row_isolation, in_place_and_invariants)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,16 +250,6 @@ static void mse_bad_params(void **state)
     assert_true(loss == 0.0f);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sgd_by_hand),
-        cmocka_unit_test(adam_by_hand),
-        cmocka_unit_test(optim_bad_params),
-        cmocka_unit_test(mse_vs_finite_differences),
-        cmocka_unit_test(dropout_vs_finite_differences),
-        cmocka_unit_test(heads_vs_finite_differences),
-        cmocka_unit_test(mse_bad_params),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    sgd_by_hand, adam_by_hand, optim_bad_params, mse_vs_finite_differences,
+    dropout_vs_finite_differences, heads_vs_finite_differences, mse_bad_params)

@@ -370,15 +370,6 @@ static void test_save(void **state)
     remove(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_exact),
-        cmocka_unit_test(test_bad_headers),
-        cmocka_unit_test(test_bad_lengths),
-        cmocka_unit_test(test_short_header_length),
-        cmocka_unit_test(test_not_regular),
-        cmocka_unit_test(test_save),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    test_read_exact, test_bad_headers, test_bad_lengths, test_short_header_length, test_not_regular,
+    test_save)

@@ -370,13 +370,5 @@ static void test_bad_arguments(void **state)
     remove(PATH);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keras_round_trip),
-        cmocka_unit_test(test_llama_names),
-        cmocka_unit_test(test_llama_whole_width_norm),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    test_keras_round_trip, test_llama_names, test_llama_whole_width_norm, test_bad_arguments)

@@ -434,14 +434,6 @@ static void test_layer_errors(void **state)
     remove(PATH);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mha_round_trip),
-        cmocka_unit_test(test_single_head_round_trip),
-        cmocka_unit_test(test_half_files),
-        cmocka_unit_test(test_torch_mha),
-        cmocka_unit_test(test_layer_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+    test_mha_round_trip, test_single_head_round_trip, test_half_files, test_torch_mha,
+    test_layer_errors)
