@@ -8,6 +8,7 @@
 #include "vkattn/decode.h"
 
 vkattn_result vka_decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
-                                const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io);
+                                const vkattn_sdpa_decode_params *p,
+                                const vkattn_sdpa_decode_io *io);
 
 #endif /* VKA_OPS_DECODE_RECORD_H */

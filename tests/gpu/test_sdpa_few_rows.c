@@ -5,18 +5,22 @@
  * The calls run on a logged context (tests/gpu/harness.h), so the route is
  * checked from the pipelines each call created: a routed call makes no
  * "flash*" pipeline, a call the plan keeps on the fused kernel no "decode*"
- * one, and each group makes some of the kind it wants. Routed cases are random (Tq 1..8, Tq != Tv mostly,
- * dk != dv, batch 1 or 2, grouped K/V heads, a value mask that masks every
- * key of one batch, bottom-right causal with Tq < Tv and Tq > Tv, top-left
- * with Tq == Tv, no causal mask (the flat form), sliding windows, soft-capping,
- * f16 tensors) against vkattn_reference_sdpa; sinks against the same call
- * forced onto the fused kernel (path FUSED, never routed; test_sdpa_softcap_sinks.c
- * checks that one against the reference). Outputs are poisoned with NaN.
+ * one, and each group makes some of the kind it wants. Routed cases are
+ * random (Tq 1..8 each once, Tq != Tv, dk != dv, batch 1 or 2, grouped K/V
+ * heads, value masks, the last of two sequences fully masked, bottom-right
+ * causal with Tq < Tv and Tq >= Tv, top-left with Tq == Tv and odd widths,
+ * no causal mask (Tq == 1, and the flat form), a sliding window with
+ * soft-capping, f16 tensors) against vkattn_reference_sdpa; sinks against
+ * the same call forced onto the fused kernel (path FUSED, never routed;
+ * test_sdpa_softcap_sinks.c checks that one against the reference). Calls
+ * kept fused: a bias, Tq = 9, UNIFORM rows with a value mask, path FUSED,
+ * top-left with Tq < Tv, a window without a causal mask. Outputs are
+ * poisoned with NaN.
  *
  * Bounds: 2e-5 of max|ref| for f32 (vkattn/decode.h's bound); 2e-3 for f16
  * out (that plus one rounding to f16, 2^-10 relative where packHalf2x16
- * truncates). 38 s on lavapipe at load 8, cold shader cache (14 calls, two
- * contexts). */
+ * truncates). 19-38 s on lavapipe at load 5-8, cold shader cache (14 calls,
+ * two contexts). */
 #include "harness.h"
 
 #include <vkattn/reference.h>
@@ -60,7 +64,8 @@ static void run_case(vkattn_context *ctx, th_pipelines *seen, bool used[2], cons
     const size_t nk = (size_t)p->batch * kvh(p) * p->tv * p->dk;
     const size_t nv = (size_t)p->batch * kvh(p) * p->tv * dv_of(p);
     const size_t nout = (size_t)p->batch * p->heads * p->tq * dv_of(p);
-    const size_t nbias = (size_t)p->batch * p->heads * p->tq * p->tv, nvm = (size_t)p->batch * p->tv;
+    const size_t nbias = (size_t)p->batch * p->heads * p->tq * p->tv;
+    const size_t nvm = (size_t)p->batch * p->tv;
     float *q = tu_floats(nq), *k = tu_floats(nk), *v = tu_floats(nv), *ref = tu_floats(nout);
     float *vm = tu_floats(nvm), *bias = tu_floats(nbias), *sinks = tu_floats(p->heads);
     tu_fill_uniform(q, nq, -2, 2);
@@ -79,7 +84,8 @@ static void run_case(vkattn_context *ctx, th_pipelines *seen, bool used[2], cons
     vkattn_sdpa_io io = {
         .q = th_typed_tensor(ctx, nq, t, q), .k = th_typed_tensor(ctx, nk, t, k),
         .v = th_typed_tensor(ctx, nv, t, v), .out = th_typed_tensor(ctx, nout, t, NULL),
-        .value_mask = m ? th_tensor(ctx, nvm, m) : NULL, .bias = b ? th_tensor(ctx, nbias, b) : NULL,
+        .value_mask = m ? th_tensor(ctx, nvm, m) : NULL,
+        .bias = b ? th_tensor(ctx, nbias, b) : NULL,
         .sinks = p->has_sinks ? th_tensor(ctx, p->heads, sinks) : NULL,
     };
     char what[320];
@@ -123,7 +129,8 @@ static vkattn_sdpa_params random_params(uint32_t tq)
     vkattn_sdpa_params p = {
         .batch = tu_rand_range(1, 2), .heads = hkv * group, .kv_heads = hkv, .tq = tq,
         .tv = tq + tu_rand_range(1, 40), .dk = 8u << tu_rand_range(0, 1),
-        .dv = tu_rand_range(0, 1) ? 4 : 12, /* few widths: each is a pipeline to build */ .path = VKATTN_SDPA_AUTO,
+        .dv = tu_rand_range(0, 1) ? 4 : 12, /* few widths: each is a pipeline to build */
+        .path = VKATTN_SDPA_AUTO,
         .mask = {.has_value_mask = tu_rand_range(0, 1) == 1,
                  .causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
     };
