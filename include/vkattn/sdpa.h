@@ -32,6 +32,17 @@
  * reference give NaN there, as 0 * inf does); and it forms logits in fp32, so
  * a score * scale + bias beyond FLT_MAX overflows where the reference's
  * double does not.
+ * Few query rows: for Tq <= 8, AUTO runs the fused path on the split-K
+ * decode kernel of vkattn/decode.h (K and V read as a full cache of Tv keys)
+ * where that computes the same thing: no dropout, bias, mask, lse or
+ * io->workspace (its partials take the library workspace, below); dk, dv <=
+ * 256; bottom-right causal, top-left with Tq == Tv, or none (then no sliding
+ * window, and sinks only with Tq == 1); K and V of one element type (f16
+ * with even dk and dv); and a row left with no key has zero output either
+ * way (masked_row ZERO, sinks, or no such row). Same bound; but a NaN or
+ * inf in a V row the masks hide reaches the output there, as on the chained
+ * path (its weight 0 multiplies the row). docs/PERFORMANCE.md has the speed
+ * (several times the fused kernel on lavapipe at Tq 1-8).
  *
  * Element types: q, k, v, out and the returned weights may each be f16 or
  * f32 (any mix, e.g. f16 K/V with an f32 Q, or an f32 out from f16 inputs);

@@ -70,6 +70,8 @@ layout(constant_id = VKA_DECODE_SPEC_KV_I8) const bool KV_I8 = false;
 // Soft-capping (Gemma 2): c tanh(s / c) of the scaled score s, before the
 // masks; in the logits' log2 units the cap is c log2(e) (p.softcap_log2).
 layout(constant_id = VKA_DECODE_SPEC_SOFTCAP) const bool SOFTCAP = false;
+// Every sequence full (SDPA's few-row calls, ops/sdpa_few_rows.c): no lengths to read.
+layout(constant_id = VKA_DECODE_SPEC_FULL) const bool FULL = false;
 
 const uint WG = gl_WorkGroupSize.x; // also the keys per tile
 const uint DK4 = (DK + 3u) / 4u;
@@ -95,12 +97,12 @@ layout(std430, binding = 1) readonly buffer KBufW4 { uvec4 k16_w[]; }; // 16 byt
 layout(std430, binding = 2) readonly buffer VBufW4 { uvec4 v16_w[]; };
 layout(std430, binding = 3) writeonly buffer PartBuf { float part[]; };
 #if DECODE_PACKED
-#define LENGTH(b) floatBitsToUint(q_in[p.len_off + (b)])
+#define LENGTH(b) (FULL ? p.capacity : floatBitsToUint(q_in[p.len_off + (b)]))
 #define VMASK(x) q_in[p.vmask_off + (x)]
 #else
 layout(std430, binding = 4) readonly buffer LenBuf { uint len_in[]; };
 layout(std430, binding = 5) readonly buffer VMaskBuf { float vmask_in[]; };
-#define LENGTH(b) len_in[b]
+#define LENGTH(b) (FULL ? p.capacity : len_in[b])
 #define VMASK(x) vmask_in[x]
 #endif
 

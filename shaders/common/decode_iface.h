@@ -19,7 +19,8 @@
 #define VKA_DECODE_SPEC_Q_F16 11     /* bool: q holds f16 */
 #define VKA_DECODE_SPEC_KV_I8 12    /* bool: K and V hold int8 + row scales */
 #define VKA_DECODE_SPEC_SOFTCAP 13  /* bool: logits soft-capped (softcap_log2) */
-#define VKA_DECODE_N_SPEC 14
+#define VKA_DECODE_SPEC_FULL 14     /* bool: every sequence full (no lengths read) */
+#define VKA_DECODE_N_SPEC 15
 
 #define VKA_DECODE_PUSH                                                        \
     VKA_UINT heads, group, tq, capacity; /* query heads per K/V head: group */ \

@@ -11,6 +11,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "common/decode_iface.h"
+#include "ops/decode_record.h"
 #include "ops/gpu_tiles.h"
 #include "ops/kv_cache.h"
 #include "ops/scratch_kinds.h"
@@ -249,6 +250,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
             [VKA_DECODE_SPEC_SOFTCAP] = s->softcap != 0.0f,
             [VKA_DECODE_SPEC_LANES] = t->lanes,
             [VKA_DECODE_SPEC_Q_F16] = io->q->dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_FULL] = io->cache->lengths == NULL,
         },
     };
     vka_dispatch d = {.kernel = &kernel, .push = &push, .caller = fn};
@@ -267,7 +269,7 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
         push.len_off = pk.offset[1], push.vmask_off = pk.offset[2];
     } else {
         d.bindings[0] = vka_bind_tensor(io->q, false);
-        d.bindings[4] = vka_bind_tensor(c->lengths, false);
+        d.bindings[4] = vka_bind_optional(ctx, c->lengths);
         d.bindings[5] = vka_bind_optional(ctx, p->has_value_mask ? io->value_mask : NULL);
     }
     const uint64_t gz = (uint64_t)s->batch * s->kv_heads;
@@ -318,9 +320,8 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
                               out16 ? vka_div_up(n, 2) : n, d);
 }
 
-static vkattn_result decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
-                                   const vkattn_sdpa_decode_params *p,
-                                   const vkattn_sdpa_decode_io *io)
+vkattn_result vka_decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
+                                const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io)
 {
     if (!ctx || !cmd || !io || !io->cache)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
@@ -345,5 +346,5 @@ vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_sdpa_decode_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_decode_record(ctx, cmd, params, io));
-    return decode_record(ctx, cmd, __func__, params, io);
+    return vka_decode_record(ctx, cmd, __func__, params, io);
 }

@@ -14,6 +14,7 @@
 #include "ops/half_convert.h"
 #include "ops/half_stage.h"
 #include "ops/scratch_kinds.h"
+#include "ops/sdpa_few_rows.h"
 #include "ops/sdpa_open.h"
 #include "ops/sdpa_shape.h"
 #include "vk/dispatch.h"
@@ -325,6 +326,10 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
     if ((r = check_io(ctx, __func__, params, &s, io, ws_floats, fused)) != VKATTN_SUCCESS)
         return r;
+    const vka_sdpa_rows_kernel rows = fused ? vka_sdpa_few_rows_kernel(params, &s, io)
+                                             : VKA_SDPA_ROWS_FUSED;
+    if (rows != VKA_SDPA_ROWS_FUSED) /* few rows: the split-K decode kernel */
+        return vka_sdpa_few_rows_record(ctx, cmd, __func__, rows, params, &s, io);
     if (fused && params->has_sinks) {
         /* two steps and scratch: run dry first, so a failure records nothing */
         const sinks_op op = {params, &s, io, NULL};

@@ -99,6 +99,29 @@ vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
     return count_operands(ctx, caller, &p->mask, s);
 }
 
+vka_sdpa_rows_kernel vka_sdpa_rows_kernel_for(const vkattn_sdpa_params *p, const vka_sdpa_shape *s)
+{
+    const vkattn_mask_params *m = &p->mask;
+    if (p->path != VKATTN_SDPA_AUTO || p->return_weights || s->drop || s->tq > VKA_SDPA_FEW_ROWS ||
+        m->has_bias || m->has_mask || s->dk > 256 || s->dv > 256)
+        return VKA_SDPA_ROWS_FUSED;
+    /* a window of Tq + Tv or more allows every key (vka_window_clamp) */
+    const bool window = s->window != 0 && (uint64_t)s->window < (uint64_t)s->tq + s->tv;
+    vka_sdpa_rows_kernel k = VKA_SDPA_ROWS_FUSED;
+    if (m->causal == VKATTN_CAUSAL_BOTTOM_RIGHT ||
+        (m->causal == VKATTN_CAUSAL_TOP_LEFT && s->tq == s->tv) ||
+        (m->causal == VKATTN_CAUSAL_NONE && s->tq == 1 && !window))
+        k = VKA_SDPA_ROWS_DECODE; /* with Tq = 1, "none" is bottom-right */
+    else if (m->causal == VKATTN_CAUSAL_NONE && !window && !p->has_sinks &&
+             (uint64_t)s->heads * s->tq <= UINT32_MAX)
+        k = VKA_SDPA_ROWS_DECODE_FLAT; /* H * Tq heads: its sinks would index them */
+    /* decode zeroes a row with no key; UNIFORM would spread it over all keys */
+    const bool empty_rows = m->has_value_mask || (k == VKA_SDPA_ROWS_DECODE && s->tq > s->tv);
+    if (empty_rows && m->masked_row != VKATTN_MASKED_ROW_ZERO && !p->has_sinks)
+        return VKA_SDPA_ROWS_FUSED;
+    return k;
+}
+
 float vka_sdpa_scale_log2(float scale, uint32_t dk)
 {
     const double exact = scale != 0.0f ? (double)scale : 1.0 / sqrt((double)dk);

@@ -39,6 +39,25 @@ typedef struct vka_sdpa_shape {
 vkattn_result vka_sdpa_plan(struct vkattn_context *ctx, const char *caller,
                             const vkattn_sdpa_params *p, vka_sdpa_shape *s);
 
+/* Few query rows (issue 34): the split-K decode kernel (ops/decode.c) beats
+ * the fused kernel there, so AUTO hands it the calls whose meaning it keeps
+ * exactly. VKA_SDPA_FEW_ROWS bounds Tq (docs/PERFORMANCE.md measures it). */
+#define VKA_SDPA_FEW_ROWS 8u
+typedef enum vka_sdpa_rows_kernel {
+    VKA_SDPA_ROWS_FUSED = 0, /* the fused kernel (or the chained path) as before */
+    VKA_SDPA_ROWS_DECODE,    /* decode with Tq rows, bottom-right causal */
+    VKA_SDPA_ROWS_DECODE_FLAT, /* decode of (B, H * Tq, 1) rows: no causal mask */
+} vka_sdpa_rows_kernel;
+
+/* Which kernel serves an AUTO call without weights with Tq <= VKA_SDPA_FEW_ROWS:
+ * the decode kernel where no dropout, bias or general mask is asked for, dk
+ * and dv fit it (<= 256), the causal mask and window are ones it forms
+ * (bottom-right, or top-left with Tq == Tv, with any window; or none, with
+ * no window, and for Tq > 1 the flat form, without sinks), and a row left
+ * with no key would be zeros either way (masked_row ZERO, sinks, or no such
+ * row). The caller adds what the tensors say (ops/sdpa_few_rows.h). */
+vka_sdpa_rows_kernel vka_sdpa_rows_kernel_for(const vkattn_sdpa_params *p, const vka_sdpa_shape *s);
+
 /* What a fused kernel multiplies the scores by before exp2: the scale (0:
  * 1/sqrt(dk)) times log2(e), formed in double and rounded once to f32. */
 float vka_sdpa_scale_log2(float scale, uint32_t dk);
