@@ -1,6 +1,7 @@
-"""The package's hand-written C declarations (vkattn/_cdef.py) against the headers.
+"""The package's C declarations (vkattn/_cdef.py) against the headers.
 
-A tiny C program, built here with the system compiler, prints sizeof and offsetof
+_cdef.py is generated from the headers by scripts/gen-cdef.py: regenerating it
+must give the checked-in file. A tiny C program, built here with the system compiler, prints sizeof and offsetof
 of every struct and field the package declares and the value of every enum
 constant; they must equal what cffi computed from the declarations. The program
 also repeats the package's function prototypes after the headers, so a changed
@@ -10,6 +11,7 @@ no C compiler or no vkattn headers are at hand.
 Headers: $VKATTN_INCLUDE_DIRS (os.pathsep-separated; CTest sets the source and
 build include dirs), else the checkout's include/ and build/include.
 """
+import importlib.util
 import os
 import re
 import shutil
@@ -29,6 +31,27 @@ def _include_dirs():
     if env:
         return [d for d in env.split(os.pathsep) if d]
     return [os.path.join(ROOT, "include"), os.path.join(ROOT, "build", "include")]
+
+
+def _headers_or_skip():
+    incs = _include_dirs()
+    if not any(os.path.exists(os.path.join(d, "vkattn", "version.h")) for d in incs):
+        pytest.skip("vkattn headers with the generated version.h not found in %s "
+                    "(set VKATTN_INCLUDE_DIRS)" % incs)
+    return incs
+
+
+def test_generated_declarations_are_current():
+    incs = _headers_or_skip()
+    script = os.path.join(ROOT, "scripts", "gen-cdef.py")
+    if not os.path.exists(script):
+        pytest.skip("no scripts/gen-cdef.py next to the package")
+    spec = importlib.util.spec_from_file_location("gen_cdef", script)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(_cdef.__file__) as f:
+        assert f.read() == gen.generate(incs), \
+            "vkattn/_cdef.py is stale: run scripts/gen-cdef.py"
 
 
 def _python_layout():
@@ -64,17 +87,14 @@ def test_declarations_match_headers(tmp_path):
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         pytest.skip("no C compiler (cc, gcc or $CC) to build the layout probe")
-    incs = _include_dirs()
-    if not any(os.path.exists(os.path.join(d, "vkattn", "version.h")) for d in incs):
-        pytest.skip("vkattn headers with the generated version.h not found in %s "
-                    "(set VKATTN_INCLUDE_DIRS)" % incs)
+    incs = _headers_or_skip()
     src = tmp_path / "probe.c"
     src.write_text(_c_program())
     exe = tmp_path / "probe"
     cmd = [cc, "-std=c11", "-Wall", "-Werror", "-o", str(exe), str(src)]
     cmd += ["-I" + d for d in incs]
     r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, "the prototypes in vkattn/_cdef.py no longer match the " \
+    assert r.returncode == 0, "the prototypes in vkattn/_cdef.py do not match the " \
         "headers:\n" + r.stderr[-4000:]
     got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
     c_lines = got.splitlines()

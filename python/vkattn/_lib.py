@@ -25,7 +25,7 @@ from . import _cdef
 ffi = cffi.FFI()
 ffi.cdef(_cdef.TYPES + _cdef.FUNCTIONS)
 
-_ABI = (0, 4)  # the (major, minor) of the headers _cdef.py was written from
+_ABI = _cdef.ABI  # the (major, minor) of the headers _cdef.py was generated from
 _NAMES = ("libvkattn.so.%d.%d" % _ABI, "libvkattn.so")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

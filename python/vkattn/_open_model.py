@@ -117,15 +117,10 @@ class OpenModel:
         desc.softcap = self.softcap or 0.0
         desc.use_sinks = self.use_sinks
 
-    def layout(self, head_width, heads):
-        """The weights after Keras's (after the output bias): the QK-norm scales
-        (head_width,) and the sinks (heads,)."""
-        out = []
-        if self.qk_norm is not None:
-            out += [("query_norm", (head_width,), False), ("key_norm", (head_width,), False)]
-        if self.use_sinks:
-            out.append(("sinks", (heads,), False))
-        return out
+    def options(self):
+        """The desc options of the weights these turn on (the weight table's needs):
+        the QK-norm scales and the sinks, after Keras's weights."""
+        return ("qk_norm",) * (self.qk_norm is not None) + ("sinks",) * self.use_sinks
 
 
 def positions_of(p, name, who, full, axes, rope):

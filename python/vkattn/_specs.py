@@ -2,6 +2,10 @@
 Keras order and how they map onto the C weights struct, its output shapes, and
 one layer call's options. Shared by the GPU layers (layers.py) and the CPU
 references (reference.py), so both read the same arguments the same way.
+
+The weights (names, order, shapes, which exist) are the library's table
+(src/shape/layer_weights.h), generated into _weight_table.py: a spec only says
+which desc options its config turns on and what width each axis is.
 """
 import numbers
 
@@ -9,6 +13,7 @@ import numpy as np
 
 from . import _open_model
 from ._lib import ffi
+from ._weight_table import TABLES
 from .errors import invalid
 
 _CAUSAL = {False: 0, None: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
@@ -82,24 +87,6 @@ def dtype_code(name):
     return _DTYPES[name]
 
 
-def _projections(kernels, biases, use_bias):
-    """Keras's projection layout: each kernel followed by its bias when use_bias."""
-    out = []
-    for (kf, ks), (bf, bs) in zip(kernels, biases):
-        out.append((kf, ks, False))
-        if use_bias:
-            out.append((bf, bs, False))
-    return out
-
-
-def _with_gate(kernels, biases, gate, use_gate):
-    """Keras creates the gate (use_gate) after key and before value: its weights come
-    third in get_weights order (q, k, gate, v, out)."""
-    if not use_gate:
-        return kernels, biases
-    return kernels[:2] + [gate[0]] + kernels[2:], biases[:2] + [gate[1]] + biases[2:]
-
-
 def _same_key_width(widths, who, key_given, how):
     """Attention and AdditiveAttention: the key's width must be the query's."""
     if widths[2] != widths[0]:
@@ -110,15 +97,21 @@ def _same_key_width(widths, who, key_given, how):
 
 
 class Spec:
-    """Base: subclasses set the names and fill desc() and layout()."""
+    """Base: subclasses set the names and fill desc(), options() and axes()."""
 
     kind = ""            # C prefix: vkattn_<kind>_create ...
+    layer = ""           # Keras class name: its weights in _weight_table.TABLES
     desc_type = ""
     weights_type = ""
     query_ranks = (3,)
     multi_head = False
-    f32_weights = ()     # weights a float16 layer keeps in f32 (C headers, "Half precision")
+    scales = ()          # weights the references' weights=None stand-ins set to ones
     open_model = None    # the multi-head layers' _open_model.OpenModel
+
+    @property
+    def f32_weights(self):
+        """Weights a float16 layer keeps in f32 (C headers, "Half precision")."""
+        return tuple(w.member for w in TABLES[self.layer] if "f32" in w.device)
 
     def desc(self, widths):
         """The C desc for widths = (query_width, value_width, key_width)."""
@@ -128,13 +121,37 @@ class Spec:
         """The constructor arguments, Keras's get_config() names."""
         raise NotImplementedError
 
+    def options(self):
+        """The desc options this config turns on: the table's `needs` words."""
+        return ()
+
+    def axes(self, widths):
+        """{table axis: width} for widths = (query_width, value_width, key_width)."""
+        return {"query_width": widths[0], "value_width": widths[1], "key_width": widths[2]}
+
+    def keras_shape(self, weight, dims):
+        """The shape Python shows of a weight whose table dims are dims."""
+        return dims
+
+    def weights(self):
+        """The table's weights this config has, in Keras's get_weights order."""
+        options = set(self.options())
+        return [w for w in TABLES[self.layer] if set(w.needs) <= options]
+
     def layout(self, widths):
-        """[(C field, Keras shape, scalar?)] in Keras's get_weights order."""
-        raise NotImplementedError
+        """[(C field, Keras shape, scalar?)] in Keras's get_weights order; the shapes
+        are None when widths is."""
+        axes = None if widths is None else self.axes(widths)
+        return [(w.member, None if axes is None else
+                 self.keras_shape(w, tuple(axes[a] for a in w.axes)), w.rank == 0)
+                for w in self.weights()]
 
     def hidden_defaults(self):
-        """C struct scalars Keras does not list for this config, with new-layer values."""
-        return {}
+        """C struct scalars Keras does not list for this config, with new-layer values
+        (1.0 for those the library starts as ones)."""
+        listed = self.weights()
+        return {w.member: 1.0 if "ones" in w.device else 0.0 for w in TABLES[self.layer]
+                if w.rank == 0 and w not in listed}
 
     def check_widths(self, widths, who, key_given):
         """Widths the layer cannot take together, named as the arguments (the library
@@ -142,8 +159,10 @@ class Spec:
 
     def defaults(self, widths):
         """The references' weights=None stand-ins, Keras order (zeros; ones for the
-        scales): not a new layer's, which the library draws (Keras's initializers)."""
-        return [np.zeros(shape, np.float32) for _, shape, _ in self.layout(widths)]
+        scales and for what the library starts as ones): not a new layer's, which the
+        library draws (Keras's initializers)."""
+        return [(np.ones if "ones" in w.device or w.member in self.scales else np.zeros)(
+            shape, np.float32) for w, (_, shape, _) in zip(self.weights(), self.layout(widths))]
 
     def out_width(self, widths):
         return widths[1]
@@ -207,6 +226,7 @@ class Spec:
 
 class AttentionSpec(Spec):
     kind, desc_type, weights_type = "attention", "vkattn_attention_desc", "vkattn_attention_weights"
+    layer = "Attention"
 
     def __init__(self, use_scale=False, score_mode="dot", dropout=0.0):
         if score_mode not in ("dot", "concat"):
@@ -229,24 +249,12 @@ class AttentionSpec(Spec):
     def check_widths(self, widths, who, key_given):
         _same_key_width(widths, who, key_given, "compares")
 
-    def layout(self, widths):
-        out = []
-        if self.use_scale:
-            out.append(("scale", (), True))
-        if self.score_mode == "concat":
-            out.append(("concat_score_weight", (), True))
-        return out
-
-    def hidden_defaults(self):
-        listed = {f for f, _, _ in self.layout(None)}
-        return {f: 1.0 for f in ("scale", "concat_score_weight") if f not in listed}
-
-    def defaults(self, widths):
-        return [np.ones(shape, np.float32) for _, shape, _ in self.layout(widths)]
+    def options(self):
+        return ("scale",) * self.use_scale + ("concat",) * (self.score_mode == "concat")
 
 
 class AdditiveAttentionSpec(Spec):
-    kind = "additive_attention"
+    kind, layer = "additive_attention", "AdditiveAttention"
     desc_type, weights_type = "vkattn_additive_attention_desc", "vkattn_additive_attention_weights"
 
     def __init__(self, use_scale=True, dropout=0.0):
@@ -261,20 +269,20 @@ class AdditiveAttentionSpec(Spec):
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
             "no_scale": not self.use_scale, "dropout": self.dropout})
 
+    scales = ("scale",)
+
     def check_widths(self, widths, who, key_given):
         _same_key_width(widths, who, key_given, "adds")
 
-    def layout(self, widths):
-        return [("scale", (widths[0],), False)] if self.use_scale else []
-
-    def defaults(self, widths):
-        return [np.ones(shape, np.float32) for _, shape, _ in self.layout(widths)]
+    def options(self):
+        return ("scale",) * self.use_scale
 
 
 class BahdanauSpec(Spec):
     kind, desc_type, weights_type = "bahdanau", "vkattn_bahdanau_desc", "vkattn_bahdanau_weights"
+    layer = "BahdanauAttention"
     query_ranks = (2, 3)
-    f32_weights = ("score_bias",)  # a host float (vkattn/bahdanau.h)
+    scales = ("score_kernel",)
 
     def __init__(self, units, dropout=0.0):
         self.units = _positive(units, "units", "BahdanauAttention")
@@ -288,25 +296,22 @@ class BahdanauSpec(Spec):
             "query_width": widths[0], "value_width": widths[1], "key_width": widths[2],
             "units": self.units, "dropout": self.dropout})
 
-    def layout(self, widths):
-        u = self.units
-        return [("query_kernel", (widths[0], u), False), ("key_kernel", (widths[2], u), False),
-                ("score_kernel", (u, 1), False), ("score_bias", (1,), True)]
+    def axes(self, widths):
+        return dict(super().axes(widths), units=self.units)
 
-    def defaults(self, widths):
-        out = super().defaults(widths)
-        out[2][...] = 1.0
-        return out
+    def keras_shape(self, weight, dims):
+        """As Keras Dense layers hold them: the score is a Dense(1), its kernel (units, 1)
+        and its bias (1,) (the library's (units,) and scalar)."""
+        if weight.rank == 1 and weight.fans == "in1":
+            return dims + (1,)
+        return dims or (1,)
 
 
 class _OpenModelSpec(Spec):
     """The multi-head layers: Keras's weights, then the open-model ones
-    (_open_model.py): query_norm, key_norm (head width,) and sinks (heads,), which a
-    float16 layer keeps in f32 (vkattn/mha_host.h) and a new layer starts as ones
-    (the norms) and zeros (the sinks)."""
+    (_open_model.py): query_norm, key_norm (head width,) and sinks (heads,)."""
 
     multi_head = True
-    f32_weights = ("sinks",)
 
     def _open(self, open_model, head_width, head_name, who):
         self.open_model = _open_model.OpenModel(*open_model, head_width, head_name, who, _flag)
@@ -321,16 +326,14 @@ class _OpenModelSpec(Spec):
         self.open_model.fill(desc)
         return desc
 
-    def layout(self, widths):
-        return self._layout(widths) + self.open_model.layout(*self._head_and_heads())
-
-    def defaults(self, widths):
-        return [np.ones(shape, np.float32) if field.endswith("_norm")
-                else np.zeros(shape, np.float32) for field, shape, _ in self.layout(widths)]
+    def options(self):
+        return (("bias",) * self.use_bias + ("gate",) * self.use_gate
+                + self.open_model.options())
 
 
 class MultiHeadAttentionSpec(_OpenModelSpec):
     kind, desc_type, weights_type = "mha", "vkattn_mha_desc", "vkattn_mha_weights"
+    layer = "MultiHeadAttention"
 
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
                  output_shape=None, sliding_window=None, use_gate=False,
@@ -354,9 +357,6 @@ class MultiHeadAttentionSpec(_OpenModelSpec):
         self.use_gate = _flag(use_gate, "use_gate", who)
         self._open(open_model, self.key_dim, "key_dim", who)
 
-    def _head_and_heads(self):
-        return self.key_dim, self.num_heads
-
     def _config(self):
         return {"num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
@@ -377,15 +377,10 @@ class MultiHeadAttentionSpec(_OpenModelSpec):
     def scores_shape(self, b, tq, tv):
         return (b, self.num_heads, tq, tv)
 
-    def _layout(self, widths):
-        h, kd, vd = self.num_heads, self.key_dim, self.value_dim
-        kernels = [("query_kernel", (widths[0], h, kd)), ("key_kernel", (widths[2], h, kd)),
-                   ("value_kernel", (widths[1], h, vd)),
-                   ("output_kernel", (h, vd, self.out_width(widths)))]
-        biases = [("query_bias", (h, kd)), ("key_bias", (h, kd)), ("value_bias", (h, vd)),
-                  ("output_bias", (self.out_width(widths),))]
-        gate = (("gate_kernel", (widths[0], h, vd)), ("gate_bias", (h, vd)))
-        return _projections(*_with_gate(kernels, biases, gate, self.use_gate), self.use_bias)
+    def axes(self, widths):
+        return dict(super().axes(widths), output_dim=self.out_width(widths),
+                    heads=self.num_heads, kv_heads=self.num_heads, key_dim=self.key_dim,
+                    value_dim=self.value_dim)
 
 
 class GroupedQueryAttentionSpec(_OpenModelSpec):
@@ -393,6 +388,7 @@ class GroupedQueryAttentionSpec(_OpenModelSpec):
     heads (vkattn_gqa_weights is vkattn_mha_weights); output width = query width."""
 
     kind, desc_type, weights_type = "gqa", "vkattn_gqa_desc", "vkattn_gqa_weights"
+    layer = "GroupedQueryAttention"
 
     def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
                  use_bias=True, sliding_window=None, who="GroupedQueryAttention",
@@ -408,9 +404,6 @@ class GroupedQueryAttentionSpec(_OpenModelSpec):
         self.sliding_window = _window(sliding_window, who, 2**31)  # an int32_t in the desc
         self.use_gate = _flag(use_gate, "use_gate", who)
         self._open(open_model, self.head_dim, "head_dim", who)
-
-    def _head_and_heads(self):
-        return self.head_dim, self.num_query_heads
 
     def _config(self):
         return {"head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
@@ -432,14 +425,10 @@ class GroupedQueryAttentionSpec(_OpenModelSpec):
     def scores_shape(self, b, tq, tv):
         return (b, self.num_query_heads, tq, tv)
 
-    def _layout(self, widths):
-        h, nq, nkv = self.head_dim, self.num_query_heads, self.num_key_value_heads
-        kernels = [("query_kernel", (widths[0], nq, h)), ("key_kernel", (widths[2], nkv, h)),
-                   ("value_kernel", (widths[1], nkv, h)), ("output_kernel", (nq, h, widths[0]))]
-        biases = [("query_bias", (nq, h)), ("key_bias", (nkv, h)), ("value_bias", (nkv, h)),
-                  ("output_bias", (widths[0],))]
-        gate = (("gate_kernel", (widths[0], nq, h)), ("gate_bias", (nq, h)))
-        return _projections(*_with_gate(kernels, biases, gate, self.use_gate), self.use_bias)
+    def axes(self, widths):
+        return dict(super().axes(widths), output_dim=widths[0], heads=self.num_query_heads,
+                    kv_heads=self.num_key_value_heads, key_dim=self.head_dim,
+                    value_dim=self.head_dim)
 
 
 def layer_call(batch, tq, tv, use_causal_mask, training, seed, offset, return_scores, path,
