@@ -1,17 +1,20 @@
-/* An f16 MultiHeadAttention (desc.dtype VKATTN_DTYPE_F16, Keras use_gate on,
- * f16 io) runs its f16 tensors through native f16 kernels, never through
- * f32 scratch (ops/half_stage.h's conversion, shaders/half_convert.comp),
- * where the device has 16-bit storage: the forward (projections, head split,
- * fused SDPA, merge, gate), the backward and a cached decode step (KV append
- * and the split-K decode read of an f16 cache). Each is run in a context of
- * its own that logs the pipelines it creates; a "half_convert" pipeline is a
- * staging pass. Accuracy is the other f16 tests' (test_mha_f16.c,
- * test_mha_cache_f16.c); here only which kernels ran.
+/* An f16 MultiHeadAttention (desc.dtype VKATTN_DTYPE_F16, Keras use_gate,
+ * RoPE and QK-norm on, f16 io) runs its f16 tensors through native f16
+ * kernels, never through f32 scratch (ops/half_stage.h's conversion,
+ * shaders/half_convert.comp), where the device has 16-bit storage: the
+ * forward (projections, QK-norm and RoPE, head split, fused SDPA, merge,
+ * gate), the backward (without QK-norm, whose gradient still stages) and a
+ * cached decode step (KV append and the split-K decode read of an f16
+ * cache). Each is run in a context of its own that logs the pipelines it
+ * creates; a "half_convert" pipeline is a staging pass. Accuracy is the
+ * other f16 tests' (test_mha_f16.c, test_mha_cache_f16.c, test_mha_rope.c);
+ * here only which kernels ran.
  * Without 16-bit storage (the mobile-min pass) the packed path stages by
  * design: the runs are then only checked to succeed. Both tunings. Small
- * shapes: about 3 s of CPU on lavapipe. Before this test, the gate staged 3 passes per forward and
- * per cached step, the backward 6 (the gate's x and g, the fused
- * backward's q, k, v and out). */
+ * shapes: about 3 s of CPU on lavapipe. Before this test, the gate staged 3
+ * passes per forward and per cached step, QK-norm with RoPE 3 per query and
+ * per key heads (x in and out, the norm weight), and the backward 6 (the
+ * gate's x and g, the fused backward's q, k, v and out). */
 #include "harness.h"
 
 #include <vkattn/half.h>
@@ -31,23 +34,27 @@
 
 typedef struct layer {
     vkattn_mha_desc desc;
-    float *arrays[10];
+    float *arrays[12];
     vkattn_mha *mha;
 } layer;
 
-static void layer_init(vkattn_context *ctx, layer *m)
+/* use_gate and the rotary embedding; QK-norm with `qk_norm` (its backward
+ * still stages: not in the backward run) */
+static void layer_init(vkattn_context *ctx, layer *m, bool qk_norm)
 {
     m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
                                 .query_width = W, .value_width = W, .output_dim = DOUT,
-                                .dtype = VKATTN_DTYPE_F16, .use_gate = true};
-    const size_t n[10] = {W * H * DK, H * DK,        W * H * DK, H * DK,     W * H * DV,
-                          H * DV,     H * DV * DOUT, DOUT,       W * H * DV, H * DV};
-    for (int i = 0; i < 10; i++) {
+                                .dtype = VKATTN_DTYPE_F16, .use_gate = true,
+                                .use_rope = true, .use_qk_norm = qk_norm};
+    const size_t n[12] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV, H * DV,
+                          H * DV * DOUT, DOUT,    W * H * DV, H * DV, DK,         DK};
+    for (int i = 0; i < 12; i++) {
         m->arrays[i] = tu_floats(n[i]);
-        tu_fill_uniform(m->arrays[i], n[i], -0.3f, 0.3f);
+        tu_fill_uniform(m->arrays[i], n[i], i < 10 ? -0.3f : 0.5f, i < 10 ? 0.3f : 1.5f);
     }
     float **a = m->arrays;
-    const vkattn_mha_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]};
+    const vkattn_mha_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+                                  qk_norm ? a[10] : NULL, qk_norm ? a[11] : NULL, NULL};
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
     TH_OK(ctx, vkattn_mha_set_weights(m->mha, &w));
 }
@@ -55,7 +62,7 @@ static void layer_init(vkattn_context *ctx, layer *m)
 static void layer_free(layer *m)
 {
     vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 12; i++)
         free(m->arrays[i]);
 }
 
@@ -81,7 +88,7 @@ static bool staged_in(int what, bool *native16, bool *full)
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     *native16 = info.storage_buffer_16bit;
     layer m;
-    layer_init(ctx, &m);
+    layer_init(ctx, &m, what != BACKWARD);
     const uint32_t tq = what == DECODE ? 1 : T;
     vkattn_tensor *x = f16_tensor(ctx, (size_t)B * tq * W);
     vkattn_tensor *out = f16_tensor(ctx, (size_t)B * tq * DOUT);
