@@ -3,9 +3,9 @@
  * kernels, never through f32 scratch (ops/half_stage.h's conversion,
  * shaders/half_convert.comp), where the device has 16-bit storage: the
  * forward (projections, QK-norm and RoPE, head split, fused SDPA, merge,
- * gate), the backward (without QK-norm, whose gradient still stages) and a
- * cached decode step (KV append and the split-K decode read of an f16
- * cache). Each is run in a context of its own that logs the pipelines it
+ * gate), the backward (weight gradients not asked for: f16 ones are summed
+ * in f32 and staged out) and a cached decode step (KV append and the
+ * split-K decode read of an f16 cache). Each is run in a context of its own that logs the pipelines it
  * creates; a "half_convert" pipeline is a staging pass. Accuracy is the
  * other f16 tests' (test_mha_f16.c, test_mha_cache_f16.c, test_mha_rope.c);
  * here only which kernels ran.
@@ -14,7 +14,8 @@
  * shapes: about 3 s of CPU on lavapipe. Before this test, the gate staged 3
  * passes per forward and per cached step, QK-norm with RoPE 3 per query and
  * per key heads (x in and out, the norm weight), and the backward 6 (the
- * gate's x and g, the fused backward's q, k, v and out). */
+ * gate's x and g, the fused backward's q, k, v and out) and 2 per heads
+ * tensor for the QK-norm gradient (x and the norm weight). */
 #include "harness.h"
 
 #include <vkattn/half.h>
@@ -38,14 +39,13 @@ typedef struct layer {
     vkattn_mha *mha;
 } layer;
 
-/* use_gate and the rotary embedding; QK-norm with `qk_norm` (its backward
- * still stages: not in the backward run) */
-static void layer_init(vkattn_context *ctx, layer *m, bool qk_norm)
+/* use_gate, QK-norm and the rotary embedding */
+static void layer_init(vkattn_context *ctx, layer *m)
 {
     m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
                                 .query_width = W, .value_width = W, .output_dim = DOUT,
                                 .dtype = VKATTN_DTYPE_F16, .use_gate = true,
-                                .use_rope = true, .use_qk_norm = qk_norm};
+                                .use_rope = true, .use_qk_norm = true};
     const size_t n[12] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV, H * DV,
                           H * DV * DOUT, DOUT,    W * H * DV, H * DV, DK,         DK};
     for (int i = 0; i < 12; i++) {
@@ -54,7 +54,7 @@ static void layer_init(vkattn_context *ctx, layer *m, bool qk_norm)
     }
     float **a = m->arrays;
     const vkattn_mha_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-                                  qk_norm ? a[10] : NULL, qk_norm ? a[11] : NULL, NULL};
+                                  a[10], a[11], NULL};
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
     TH_OK(ctx, vkattn_mha_set_weights(m->mha, &w));
 }
@@ -88,7 +88,7 @@ static bool staged_in(int what, bool *native16, bool *full)
     TH_OK(ctx, vkattn_context_get_info(ctx, &info));
     *native16 = info.storage_buffer_16bit;
     layer m;
-    layer_init(ctx, &m, what != BACKWARD);
+    layer_init(ctx, &m);
     const uint32_t tq = what == DECODE ? 1 : T;
     vkattn_tensor *x = f16_tensor(ctx, (size_t)B * tq * W);
     vkattn_tensor *out = f16_tensor(ctx, (size_t)B * tq * DOUT);
