@@ -1,5 +1,5 @@
 /* An f16 MultiHeadAttention (desc.dtype VKATTN_DTYPE_F16, Keras use_gate,
- * RoPE and QK-norm on, f16 io) runs its f16 tensors through native f16
+ * RoPE, QK-norm and sinks on, f16 io) runs its f16 tensors through native f16
  * kernels, never through f32 scratch (ops/half_stage.h's conversion,
  * shaders/half_convert.comp), where the device has 16-bit storage: the
  * forward (projections, QK-norm and RoPE, head split, fused SDPA, merge,
@@ -13,9 +13,10 @@
  * design: the runs are then only checked to succeed. Both tunings. Small
  * shapes: about 3 s of CPU on lavapipe. Before this test, the gate staged 3
  * passes per forward and per cached step, QK-norm with RoPE 3 per query and
- * per key heads (x in and out, the norm weight), and the backward 6 (the
- * gate's x and g, the fused backward's q, k, v and out) and 2 per heads
- * tensor for the QK-norm gradient (x and the norm weight). */
+ * per key heads (x in and out, the norm weight), sinks 2 per forward (out
+ * in and back), and the backward 6 (the gate's x and g, the fused
+ * backward's q, k, v and out) and 2 per heads tensor for the QK-norm
+ * gradient (x and the norm weight). */
 #include "harness.h"
 
 #include <vkattn/half.h>
@@ -35,26 +36,27 @@
 
 typedef struct layer {
     vkattn_mha_desc desc;
-    float *arrays[12];
+    float *arrays[13];
     vkattn_mha *mha;
 } layer;
 
-/* use_gate, QK-norm and the rotary embedding */
+/* use_gate, QK-norm, the rotary embedding and attention sinks */
 static void layer_init(vkattn_context *ctx, layer *m)
 {
     m->desc = (vkattn_mha_desc){.num_heads = H, .key_dim = DK, .value_dim = DV,
                                 .query_width = W, .value_width = W, .output_dim = DOUT,
                                 .dtype = VKATTN_DTYPE_F16, .use_gate = true,
-                                .use_rope = true, .use_qk_norm = true};
-    const size_t n[12] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV, H * DV,
-                          H * DV * DOUT, DOUT,    W * H * DV, H * DV, DK,         DK};
-    for (int i = 0; i < 12; i++) {
+                                .use_rope = true, .use_qk_norm = true,
+                                .use_sinks = true};
+    const size_t n[13] = {W * H * DK, H * DK,     W * H * DK, H * DK, W * H * DV, H * DV,
+                          H * DV * DOUT, DOUT,    W * H * DV, H * DV, DK,         DK, H};
+    for (int i = 0; i < 13; i++) {
         m->arrays[i] = tu_floats(n[i]);
         tu_fill_uniform(m->arrays[i], n[i], i < 10 ? -0.3f : 0.5f, i < 10 ? 0.3f : 1.5f);
     }
     float **a = m->arrays;
     const vkattn_mha_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-                                  a[10], a[11], NULL};
+                                  a[10], a[11], a[12]};
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &m->mha));
     TH_OK(ctx, vkattn_mha_set_weights(m->mha, &w));
 }
@@ -62,7 +64,7 @@ static void layer_init(vkattn_context *ctx, layer *m)
 static void layer_free(layer *m)
 {
     vkattn_mha_destroy(m->mha);
-    for (int i = 0; i < 12; i++)
+    for (int i = 0; i < 13; i++)
         free(m->arrays[i]);
 }
 
