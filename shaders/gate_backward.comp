@@ -5,7 +5,7 @@
 // One output per dispatch, so at most 4 storage buffers (the phone minimum,
 // maxPerStageDescriptorStorageBuffers = 4); three loads and one store per
 // element (a register budget of a few floats). A grid-stride loop lets the
-// host cap the group count.
+// host cap the group count. gate_backward_f16.comp: x and g f16.
 #extension GL_GOOGLE_include_directive : require
 #include "gate_iface.h"
 
@@ -20,11 +20,6 @@ layout(std430, binding = 3) writeonly buffer OutBuf { float d_out[]; };
 
 layout(push_constant) uniform Push { VKA_GATE_PUSH } p;
 
-void main()
-{
-    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride) {
-        const float s = 1.0 / (1.0 + exp(-g[idx]));
-        d_out[idx] = OUT_DG ? dy[idx] * x[idx] * s * (1.0 - s) : dy[idx] * s;
-    }
-}
+#define VKA_X(i) x[i]
+#define VKA_G(i) g[i]
+#include "gate_backward_body.glsl"

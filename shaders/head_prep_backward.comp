@@ -4,7 +4,8 @@
 // `inverse`): with s = 1/sqrt(mean(x^2) + eps) of the forward's input row x,
 //   dw_row[e] = g[e] * x[e] * s                (summed over rows by grad_reduce)
 //   g[e]      = s * g[e] * w[e] - s^3 * mean(g * w * x) * x[e]
-// One invocation per row; f32 only (an f16 layer stages x and w).
+// One invocation per row. head_prep_backward_f16.comp reads an f16 x and w as
+// they are; the kernel: common/head_prep_backward_body.glsl.
 #extension GL_GOOGLE_include_directive : require
 #include "head_prep_iface.h"
 
@@ -17,23 +18,6 @@ layout(std430, binding = 3) writeonly buffer DwBuf { float dw[]; };
 
 layout(push_constant) uniform Push { VKA_HEAD_PREP_BWD_PUSH } p;
 
-void main()
-{
-    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint row = gl_GlobalInvocationID.x; row < p.rows; row += stride) {
-        const uint base = row * p.dim;
-        float ss = 0.0, dot_gwx = 0.0;
-        for (uint e = 0u; e < p.dim; e++) {
-            const float xe = x[base + e];
-            ss += xe * xe;
-            dot_gwx += g[base + e] * w[e] * xe;
-        }
-        const float s = inversesqrt(ss / float(p.dim) + p.eps);
-        const float k = s * s * s * dot_gwx / float(p.dim);
-        for (uint e = 0u; e < p.dim; e++) {
-            const float xe = x[base + e], ge = g[base + e];
-            dw[base + e] = ge * xe * s;
-            g[base + e] = s * ge * w[e] - k * xe;
-        }
-    }
-}
+#define HB_X(i) x[i]
+#define HB_W(i) w[i]
+#include "head_prep_backward_body.glsl"

@@ -10,7 +10,8 @@
 // with nothing allowed keeps out 0 (the host forces the zero policy) and gets
 // lse = sink_h. Both are written with no inf argument to exp (the compiler
 // may assume none): d = sink - lse enters as -|d|. A NaN lse or sink
-// propagates to the row.
+// propagates to the row. sink_rows_f16.comp: an f16 out scaled as it is; the
+// kernel: common/sink_rows_body.glsl.
 #extension GL_GOOGLE_include_directive : require
 #include "sink_iface.h"
 
@@ -22,28 +23,5 @@ layout(std430, binding = 2) buffer LseBuf { uint lse_u[]; };
 
 layout(push_constant) uniform Push { VKA_SINK_PUSH } p;
 
-const uint NEG_INF_BITS = 0xFF800000u;
-
-void main()
-{
-    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint r = gl_GlobalInvocationID.x; r < p.total; r += stride) {
-        const float sink = sinks[(r / p.tq) % p.heads];
-        const uint bits = lse_u[r];
-        float f, lse;
-        if (bits == NEG_INF_BITS) {
-            f = 0.0;
-            lse = sink;
-        } else {
-            const float l = uintBitsToFloat(bits);
-            const float d = sink - l;
-            const float e = exp(-abs(d)); // in (0, 1]: no overflow
-            f = d > 0.0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
-            lse = max(l, sink) + log(1.0 + e);
-        }
-        if (p.update_lse != 0u)
-            lse_u[r] = floatBitsToUint(lse);
-        for (uint e = 0u; e < p.width; e++)
-            out_o[r * p.width + e] *= f;
-    }
-}
+#define SR_SCALE(i, f) out_o[i] *= (f)
+#include "sink_rows_body.glsl"

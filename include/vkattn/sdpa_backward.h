@@ -48,15 +48,16 @@
  * Element types: q, k, v, grad_out, out (fused path) and each of grad_q,
  * grad_k, grad_v may be f16 or f32, in any mix; lse, weights, bias, masks and
  * workspace are f32. Each f16 input is converted exactly into f32 scratch
- * kept in the context (one conversion pass each), the f32 backward runs on
- * it (fp32 accumulation, the same path choice), and each f16 gradient is
+ * kept in the context (one conversion pass each; on the fused path with
+ * 16-bit storage q, k, v and out are instead read as they are, widened
+ * exactly: the same values), the f32 backward runs on it (fp32
+ * accumulation, the same path choice), and each f16 gradient is
  * rounded once from its f32 result by the device's f32 -> f16 conversion:
  * one f16 spacing (2^-10 relative) over the f32 bound above, against the
  * reference on the same stored values. An f16 out read by the fused path
  * adds its own rounding to rowsum(dO * out) (docs/SEMANTICS.md). Costs: the
  * conversion passes and up to 8 f32 scratch tensors of the data tensors'
- * sizes (plus the workspace); moving half the bytes does not make it faster
- * than the f32 call.
+ * sizes (plus the workspace) where tensors are staged.
  *
  * Workspace: the chained path needs 1 or 2 tensors of
  * vkattn_sdpa_backward_workspace_size floats, the fused one 1 (two floats

@@ -31,6 +31,32 @@ layout(std430, binding = 0) readonly buffer QBuf4 { vec4 q4_in[]; };
 layout(std430, binding = 1) readonly buffer KBuf4 { vec4 k4_in[]; };
 layout(std430, binding = 2) readonly buffer VBuf4 { vec4 v4_in[]; };
 layout(std430, binding = 3) readonly buffer DOBuf4 { vec4 do4_in[]; };
+// The _f16 variants (FB_F16, 16-bit storage): q, k and v each f16 or f32,
+// widened exactly on load (then the f32 kernel's arithmetic).
+#ifdef FB_F16
+layout(constant_id = VKA_FB_SPEC_Q_F16) const bool Q_F16 = false;
+layout(constant_id = VKA_FB_SPEC_K_F16) const bool K_F16 = false;
+layout(constant_id = VKA_FB_SPEC_V_F16) const bool V_F16 = false;
+layout(std430, binding = 0) readonly buffer QBuf16 { float16_t q16_in[]; };
+layout(std430, binding = 1) readonly buffer KBuf16 { float16_t k16_in[]; };
+layout(std430, binding = 2) readonly buffer VBuf16 { float16_t v16_in[]; };
+layout(std430, binding = 0) readonly buffer QBuf16x4 { f16vec4 q16x4_in[]; };
+layout(std430, binding = 1) readonly buffer KBuf16x4 { f16vec4 k16x4_in[]; };
+layout(std430, binding = 2) readonly buffer VBuf16x4 { f16vec4 v16x4_in[]; };
+#define FB_Q(i) (Q_F16 ? float(q16_in[i]) : q_in[i])
+#define FB_K(i) (K_F16 ? float(k16_in[i]) : k_in[i])
+#define FB_V(i) (V_F16 ? float(v16_in[i]) : v_in[i])
+#define FB_Q4(i) (Q_F16 ? vec4(q16x4_in[i]) : q4_in[i])
+#define FB_K4(i) (K_F16 ? vec4(k16x4_in[i]) : k4_in[i])
+#define FB_V4(i) (V_F16 ? vec4(v16x4_in[i]) : v4_in[i])
+#else
+#define FB_Q(i) q_in[i]
+#define FB_K(i) k_in[i]
+#define FB_V(i) v_in[i]
+#define FB_Q4(i) q4_in[i]
+#define FB_K4(i) k4_in[i]
+#define FB_V4(i) v4_in[i]
+#endif
 layout(std430, binding = 4) readonly buffer StatsBuf { vec2 stats_in[]; };
 layout(std430, binding = 5) readonly buffer BiasBuf { float bias_in[]; };
 layout(std430, binding = 6) readonly buffer VMaskBuf { float vmask_in[]; };
@@ -54,10 +80,10 @@ vec4 load_dk(uint which, uint row, uint e4)
     if (e4 >= DK4)
         return x; // zeros past the width
     if (DK_VEC4)
-        return which == 0u ? q4_in[row * DK4 + e4] : k4_in[row * DK4 + e4];
+        return which == 0u ? FB_Q4(row * DK4 + e4) : FB_K4(row * DK4 + e4);
     [[unroll]] for (uint c = 0u; c < 4u; c++)
         if (e4 * 4u + c < DK)
-            x[c] = which == 0u ? q_in[row * DK + e4 * 4u + c] : k_in[row * DK + e4 * 4u + c];
+            x[c] = which == 0u ? FB_Q(row * DK + e4 * 4u + c) : FB_K(row * DK + e4 * 4u + c);
     return x;
 }
 vec4 load_dv(uint which, uint row, uint e4)
@@ -66,10 +92,10 @@ vec4 load_dv(uint which, uint row, uint e4)
     if (e4 >= DV4)
         return x;
     if (DV_VEC4)
-        return which == 0u ? do4_in[row * DV4 + e4] : v4_in[row * DV4 + e4];
+        return which == 0u ? do4_in[row * DV4 + e4] : FB_V4(row * DV4 + e4);
     [[unroll]] for (uint c = 0u; c < 4u; c++)
         if (e4 * 4u + c < DV)
-            x[c] = which == 0u ? do_in[row * DV + e4 * 4u + c] : v_in[row * DV + e4 * 4u + c];
+            x[c] = which == 0u ? do_in[row * DV + e4 * 4u + c] : FB_V(row * DV + e4 * 4u + c);
     return x;
 }
 

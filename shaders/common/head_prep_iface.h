@@ -7,6 +7,10 @@
 
 #define VKA_HEAD_PREP_SPEC_WG 0 /* local_size_x */
 #define VKA_HEAD_PREP_N_SPEC 1
+/* head_prep_f16.comp (16-bit storage): x, w each f16 (else f32) */
+#define VKA_HEAD_PREP_SPEC_X_F16 1
+#define VKA_HEAD_PREP_SPEC_W_F16 2
+#define VKA_HEAD_PREP_N_SPEC_F16 3
 
 /* where row (b, h, t)'s position comes from */
 #define VKA_HEAD_PREP_POS_INDEX 0u   /* t */
@@ -27,6 +31,10 @@
 /* head_prep_backward.comp: the QK-norm's backward, row by row */
 #define VKA_HEAD_PREP_BWD_SPEC_WG 0 /* local_size_x */
 #define VKA_HEAD_PREP_BWD_N_SPEC 1
+/* head_prep_backward_f16.comp (16-bit storage): x, w each f16 (else f32) */
+#define VKA_HEAD_PREP_BWD_SPEC_X_F16 1
+#define VKA_HEAD_PREP_BWD_SPEC_W_F16 2
+#define VKA_HEAD_PREP_BWD_N_SPEC_F16 3
 
 #define VKA_HEAD_PREP_BWD_PUSH                                                 \
     VKA_UINT rows, dim;                                                         \

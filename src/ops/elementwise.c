@@ -1,4 +1,5 @@
-/* Elementwise add and fill for the layer backward: shaders/add.comp, fill.comp. */
+/* Elementwise add and fill for the layer backward: shaders/add.comp, fill.comp
+ * (add_f16.comp and the other binary kernels' f16 variants with 16-bit storage). */
 #include "ops/elementwise.h"
 
 #include "common/elementwise_iface.h"
@@ -27,25 +28,37 @@ typedef struct binary_op {
     const vka_binary_kernel *k;
     uint64_t n, a_count;
     vkattn_tensor *a, *b, *y;
+    bool native16; /* k's f16 variant, no staging */
 } binary_op;
 
-/* The staging passes and the dispatch (vka_f16_record). */
+/* The dispatch: of k's f16 variant on the tensors as they are (`native16`),
+ * else of k on f32 tensors, f16 ones staged through scratch (vka_f16_record). */
 static vkattn_result record_binary(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const binary_op *op = op_;
     const char *caller = op->caller;
     const uint64_t n = op->n;
     vkattn_result r;
-    vkattn_tensor *af, *bf, *yf;
-    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, op->a, op->a_count,
-                              &af)) ||
-        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, op->b, n, &bf)) ||
-        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, op->y, n, false, &yf)))
+    vkattn_tensor *af = op->a, *bf = op->b, *yf = op->y;
+    if (!op->native16 &&
+        ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, op->a, op->a_count,
+                               &af)) ||
+         (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, op->b, n, &bf)) ||
+         (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE2, op->y, n, false,
+                                &yf))))
         return r;
-    const vka_kernel kernel = {.name = op->k->name, .code = op->k->code,
-                               .code_size = op->k->code_size, .n_bindings = 3,
-                               .push_size = sizeof(elementwise_push),
-                               .n_spec = VKA_ELEMENTWISE_N_SPEC};
+    const bool n16 = op->native16;
+    const vka_kernel kernel = {
+        .name = n16 ? op->k->name16 : op->k->name,
+        .code = n16 ? op->k->code16 : op->k->code,
+        .code_size = n16 ? op->k->code16_size : op->k->code_size,
+        .n_bindings = 3,
+        .push_size = sizeof(elementwise_push),
+        .n_spec = n16 ? VKA_ELEMENTWISE_N_SPEC_F16 : VKA_ELEMENTWISE_N_SPEC,
+        .spec = {[VKA_ELEMENTWISE_SPEC_A_F16] = n16 && af->dtype == VKATTN_DTYPE_F16,
+                 [VKA_ELEMENTWISE_SPEC_B_F16] = n16 && bf->dtype == VKATTN_DTYPE_F16,
+                 [VKA_ELEMENTWISE_SPEC_Y_F16] = n16 && yf->dtype == VKATTN_DTYPE_F16},
+    };
     elementwise_push push = {.total = (uint32_t)n};
     const vka_dispatch d = {
         .bindings = {vka_bind_tensor(af, false), vka_bind_tensor(bf, false),
@@ -69,19 +82,20 @@ vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const 
         (r = vka_tensor_check_types(ctx, b, n, caller, k->b_name, both)) ||
         (r = vka_tensor_check_types(ctx, y, n, caller, k->y_name, both)))
         return r;
-    const binary_op op = {
-        .caller = caller, .k = k, .n = n, .a_count = a_count, .a = a, .b = b, .y = y};
-    const bool staged = a->dtype == VKATTN_DTYPE_F16 || b->dtype == VKATTN_DTYPE_F16 ||
-                        y->dtype == VKATTN_DTYPE_F16;
-    return vka_f16_record(ctx, cmd, staged, record_binary, &op);
+    const bool any16 = a->dtype == VKATTN_DTYPE_F16 || b->dtype == VKATTN_DTYPE_F16 ||
+                       y->dtype == VKATTN_DTYPE_F16;
+    const binary_op op = {.caller = caller, .k = k, .n = n, .a_count = a_count, .a = a, .b = b,
+                          .y = y, .native16 = any16 && vka_info(ctx)->storage_buffer_16bit};
+    return vka_f16_record(ctx, cmd, any16 && !op.native16, record_binary, &op);
 }
 
 vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                              const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
                              vkattn_tensor *y)
 {
-    const vka_binary_kernel k = {"add", vka_spv_add, vka_spv_add_size, "a summand", "a summand",
-                                 what};
+    const vka_binary_kernel k = {"add",      vka_spv_add,     vka_spv_add_size,
+                                 "a summand", "a summand",     what,
+                                 "add_f16",  vka_spv_add_f16, vka_spv_add_f16_size};
     return vka_binary_record(ctx, cmd, caller, &k, n, a, n, b, y);
 }
 

@@ -196,9 +196,14 @@ typedef struct fb_kernels {
     uint32_t kv_keys, q_rows, stats_rows;
 } fb_kernels;
 
-#define FB_KERNEL(k, kname, n) ((k) = (vka_kernel){VKA_KERNEL_SPV(kname), .n_bindings = (n)})
+/* kname, or its _f16 variant (FB_F16: q, k, v and out read as f16 where
+ * they are, shaders/common/flash_backward_io.glsl) where `f16` */
+#define FB_KERNEL(k, kname, n)                                                                     \
+    ((k) = f16 ? (vka_kernel){VKA_KERNEL_SPV(kname##_f16), .n_bindings = (n)}                      \
+               : (vka_kernel){VKA_KERNEL_SPV(kname), .n_bindings = (n)})
 
-static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, fb_kernels *k)
+static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, bool f16,
+                        fb_kernels *k)
 {
     fb_tiles t = {0}; /* set by choose_tiles; zeros keep gcc 14 -O3 sure of it */
     choose_tiles(info, s, &t); /* cannot fail: the check chose them */
@@ -214,7 +219,8 @@ static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s
     k->stats_rows = k->stats.spec[VKA_FB_SPEC_WG];
 }
 
-static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s, fb_kernels *k)
+static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s, bool f16,
+                        fb_kernels *k)
 {
     vka_fb_gpu_tiles t = {0};
     gpu_tiles(ctx, s, &t); /* cannot fail: the check chose them */
@@ -239,14 +245,22 @@ static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *
     k->stats_rows = t.st_wg / t.st_lanes;
 }
 
+static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
+
 static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
-                           const vkattn_sdpa_params *p, uint32_t push_size, fb_kernels *k)
+                           const vkattn_sdpa_params *p, const vkattn_sdpa_backward_io *io,
+                           uint32_t push_size, fb_kernels *k)
 {
     *k = (fb_kernels){0};
-    if (vka_info(ctx)->cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
-        cpu_kernels(vka_info(ctx), s, k);
+    /* f16 q, k, v or out: read as they are where the device has 16-bit
+     * storage (the caller staged them otherwise) */
+    const vkattn_context_info *info = vka_info(ctx);
+    const bool f16 = info->storage_buffer_16bit &&
+                     (is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out));
+    if (info->cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
+        cpu_kernels(info, s, f16, k);
     else
-        gpu_kernels(ctx, s, k);
+        gpu_kernels(ctx, s, f16, k);
     const vkattn_mask_params *m = &p->mask;
     k->stats.spec[VKA_FB_SPEC_DV] = s->dv;
     vka_kernel *grad[2] = {&k->kv, &k->q};
@@ -262,8 +276,14 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
         spec[VKA_FB_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM;
     }
     vka_kernel *all[3] = {&k->stats, &k->kv, &k->q};
-    for (int i = 0; i < 3; i++)
-        all[i]->push_size = push_size, all[i]->n_spec = VKA_FB_N_SPEC;
+    for (int i = 0; i < 3; i++) {
+        all[i]->push_size = push_size;
+        all[i]->n_spec = f16 ? VKA_FB_N_SPEC_F16 : VKA_FB_N_SPEC;
+        all[i]->spec[VKA_FB_SPEC_Q_F16] = f16 && is_f16(io->q);
+        all[i]->spec[VKA_FB_SPEC_K_F16] = f16 && is_f16(io->k);
+        all[i]->spec[VKA_FB_SPEC_V_F16] = f16 && is_f16(io->v);
+        all[i]->spec[VKA_FB_SPEC_O_F16] = f16 && is_f16(io->out);
+    }
 }
 
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
@@ -279,7 +299,7 @@ vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuf
     const vkattn_mask_params *m = &p->mask;
     fb_push push = make_push(&s, p);
     fb_kernels k;
-    choose_kernels(ctx, &s, p, sizeof push, &k);
+    choose_kernels(ctx, &s, p, io, sizeof push, &k);
     /* the gradient kernels on cooperative matrices where they serve the call */
     vka_fb_coopmat cm;
     const bool coopmat = vka_flash_backward_coopmat_choose(ctx, &s, p, f16_operands, &cm);

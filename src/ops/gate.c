@@ -1,4 +1,5 @@
-/* Keras use_gate for the multi-head layers: shaders/gate.comp, gate_backward.comp. */
+/* Keras use_gate for the multi-head layers: shaders/gate.comp, gate_backward.comp
+ * (their _f16 variants where the device has 16-bit storage). */
 #include "ops/gate.h"
 
 #include "common/gate_iface.h"
@@ -25,9 +26,10 @@ static vkattn_result check_count(vkattn_context *ctx, const char *caller, uint64
 vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               uint64_t n, vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *y)
 {
-    const vka_binary_kernel k = {"gate", vka_spv_gate, vka_spv_gate_size,
+    const vka_binary_kernel k = {"gate",     vka_spv_gate,     vka_spv_gate_size,
                                  "the attention context", "the gate projection",
-                                 "the gated context"};
+                                 "the gated context",
+                                 "gate_f16", vka_spv_gate_f16, vka_spv_gate_f16_size};
     return vka_binary_record(ctx, cmd, caller, &k, n, x, n, g, y);
 }
 
@@ -35,28 +37,36 @@ typedef struct gate_backward_op {
     const char *caller;
     uint64_t n;
     vkattn_tensor *dy, *x, *g, *dx, *dg;
+    bool native16; /* gate_backward_f16, no staging */
 } gate_backward_op;
 
-/* The staging of x and g and the two dispatches (vka_f16_record). */
+/* The two dispatches: gate_backward_f16 on x and g as they are
+ * (`native16`), else gate_backward with f16 ones staged (vka_f16_record). */
 static vkattn_result record_gate_backward(vkattn_context *ctx, VkCommandBuffer cmd,
                                           const void *op_)
 {
     const gate_backward_op *op = op_;
     const uint64_t n = op->n;
-    vkattn_tensor *x, *g;
+    const bool n16 = op->native16;
+    vkattn_tensor *x = op->x, *g = op->g;
     vkattn_result r;
-    if ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, op->x, n, &x)) ||
-        (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, op->g, n, &g)))
+    if (!n16 &&
+        ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, op->x, n, &x)) ||
+         (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, op->g, n, &g))))
         return r;
     /* dx, then dg: one output per dispatch keeps to 4 storage buffers */
     vkattn_tensor *out[2] = {op->dx, op->dg};
     for (int want_dg = 0; want_dg < 2; want_dg++) {
         const vka_kernel kernel = {
-            VKA_KERNEL_SPV(gate_backward),
+            .name = n16 ? "gate_backward_f16" : "gate_backward",
+            .code = n16 ? vka_spv_gate_backward_f16 : vka_spv_gate_backward,
+            .code_size = n16 ? vka_spv_gate_backward_f16_size : vka_spv_gate_backward_size,
             .n_bindings = 4,
             .push_size = sizeof(gate_push),
-            .n_spec = VKA_GATE_N_SPEC,
-            .spec = {[VKA_GATE_SPEC_OUT_DG] = want_dg},
+            .n_spec = n16 ? VKA_GATE_N_SPEC_F16 : VKA_GATE_N_SPEC,
+            .spec = {[VKA_GATE_SPEC_OUT_DG] = want_dg,
+                     [VKA_GATE_SPEC_X_F16] = n16 && x->dtype == VKATTN_DTYPE_F16,
+                     [VKA_GATE_SPEC_G_F16] = n16 && g->dtype == VKATTN_DTYPE_F16},
         };
         gate_push push = {.total = (uint32_t)n};
         const vka_dispatch d = {
@@ -85,8 +95,9 @@ vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
         (r = vka_tensor_check(ctx, dx, n, caller, "the context's gradient")) ||
         (r = vka_tensor_check(ctx, dg, n, caller, "the gate projection's gradient")))
         return r;
+    const bool any16 = x->dtype == VKATTN_DTYPE_F16 || g->dtype == VKATTN_DTYPE_F16;
     const gate_backward_op op = {.caller = caller, .n = n, .dy = dy, .x = x, .g = g,
-                                 .dx = dx, .dg = dg};
-    const bool staged = x->dtype == VKATTN_DTYPE_F16 || g->dtype == VKATTN_DTYPE_F16;
-    return vka_f16_record(ctx, cmd, staged, record_gate_backward, &op);
+                                 .dx = dx, .dg = dg,
+                                 .native16 = any16 && vka_info(ctx)->storage_buffer_16bit};
+    return vka_f16_record(ctx, cmd, any16 && !op.native16, record_gate_backward, &op);
 }

@@ -13,8 +13,9 @@
 #include "vkattn/tensor.h"
 
 /* y[i] = x[i] * sigmoid(g[i]) for i < n; x, g read, y written, y distinct
- * from both. Each may be f16 or f32 (f16 through f32 scratch,
- * ops/half_stage.h: the arithmetic is f32 and an f16 y is rounded once).
+ * from both. Each may be f16 or f32 (read and written as they are with
+ * 16-bit storage, else through f32 scratch, ops/half_stage.h: either way the
+ * arithmetic is f32 and an f16 y is rounded once).
  * `caller` names the public function in messages. */
 vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               uint64_t n, vkattn_tensor *x, vkattn_tensor *g, vkattn_tensor *y);
@@ -23,8 +24,8 @@ vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
  * least n elements: dx = dy * s, dg = dy * x * s * (1 - s), s = sigmoid(g);
  * dx and dg written, distinct from the inputs and each other. dy, dx and dg
  * are f32 (the layers' gradient scratch); x and g, the forward's kept
- * tensors, f32 or f16 (an f16 one read through an exact f32 copy,
- * ops/half_stage.h).
+ * tensors, f32 or f16 (an f16 one read as it is with 16-bit storage, else
+ * through an exact f32 copy, ops/half_stage.h).
  * Two dispatches, one per output, so each binds 4 storage buffers (the
  * phone minimum). */
 vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

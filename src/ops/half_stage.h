@@ -7,6 +7,10 @@
  * reads and writes halves packed in 32-bit words (one word per invocation, so
  * no two invocations share a word) and binds two buffers. Cost: one extra
  * pass over each f16 tensor. Masks stay f32 (vka_f16_require_f32).
+ * Ops with a float16_t kernel (heads, dropout, softmax, the binary
+ * elementwise ops and the gate, the fused SDPA backward's q, k, v and out)
+ * take that instead where the device has 16-bit storage; this path is theirs
+ * without it (the packed-half profiles, e.g. mobile-min), and the others'.
  *
  * The staging passes are recorded before the op's own dispatch, which can
  * still fail (scratch growth, pipelines, descriptor sets, the pack), and on

@@ -1,5 +1,6 @@
 /* QK-norm and the rotary embedding of the multi-head layers' heads:
- * shaders/head_prep.comp. */
+ * shaders/head_prep.comp (head_prep_f16.comp for f16 heads with 16-bit
+ * storage). */
 #include "ops/head_prep.h"
 
 #include <math.h>
@@ -44,24 +45,34 @@ typedef struct head_prep_op {
     const vka_head_prep_params *p;
     const vka_head_prep_io *io;
     uint64_t n;
+    bool native16; /* head_prep_f16, no staging */
 } head_prep_op;
 
-/* The staging of an f16 x and norm, the dispatch, the rounding back. */
+/* The dispatch: of head_prep_f16 on an f16 x and norm as they are
+ * (`native16`), else of head_prep with them staged and x rounded back. */
 static vkattn_result record_head_prep(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const head_prep_op *op = op_;
     const vka_head_prep_params *p = op->p;
     const vka_head_prep_io *io = op->io;
-    vkattn_tensor *x, *w = NULL;
+    const bool use_norm = p->use_norm && !p->inverse, n16 = op->native16;
+    vkattn_tensor *x = io->x, *w = use_norm ? io->norm : NULL;
     vkattn_result r;
-    const bool use_norm = p->use_norm && !p->inverse;
-    if ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, io->x, op->n, &x)) ||
-        (use_norm && (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1,
-                                              io->norm, p->dim, &w))))
+    if (!n16 &&
+        ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, io->x, op->n, &x)) ||
+         (use_norm && (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1,
+                                               io->norm, p->dim, &w)))))
         return r;
-    const vka_kernel kernel = {VKA_KERNEL_SPV(head_prep), .n_bindings = 4,
-                               .push_size = sizeof(head_prep_push),
-                               .n_spec = VKA_HEAD_PREP_N_SPEC};
+    const vka_kernel kernel = {
+        .name = n16 ? "head_prep_f16" : "head_prep",
+        .code = n16 ? vka_spv_head_prep_f16 : vka_spv_head_prep,
+        .code_size = n16 ? vka_spv_head_prep_f16_size : vka_spv_head_prep_size,
+        .n_bindings = 4,
+        .push_size = sizeof(head_prep_push),
+        .n_spec = n16 ? VKA_HEAD_PREP_N_SPEC_F16 : VKA_HEAD_PREP_N_SPEC,
+        .spec = {[VKA_HEAD_PREP_SPEC_X_F16] = n16 && x->dtype == VKATTN_DTYPE_F16,
+                 [VKA_HEAD_PREP_SPEC_W_F16] = n16 && w && w->dtype == VKATTN_DTYPE_F16},
+    };
     const uint64_t rows = (uint64_t)p->batch * p->heads * p->seq;
     head_prep_push push = {
         .rows = (uint32_t)rows, .seq = p->seq, .heads = p->heads, .dim = p->dim,
@@ -101,10 +112,11 @@ vkattn_result vka_head_prep_record(vkattn_context *ctx, VkCommandBuffer cmd, con
         (use_norm &&
          (r = vka_tensor_check_types(ctx, io->norm, p->dim, caller, "the norm weight", both))))
         return r;
-    const head_prep_op op = {.caller = caller, .p = p, .io = io, .n = n};
-    const bool staged = io->x->dtype == VKATTN_DTYPE_F16 ||
-                        (use_norm && io->norm->dtype == VKATTN_DTYPE_F16);
-    return vka_f16_record(ctx, cmd, staged, record_head_prep, &op);
+    const bool any16 = io->x->dtype == VKATTN_DTYPE_F16 ||
+                       (use_norm && io->norm->dtype == VKATTN_DTYPE_F16);
+    const head_prep_op op = {.caller = caller, .p = p, .io = io, .n = n,
+                             .native16 = any16 && vka_info(ctx)->storage_buffer_16bit};
+    return vka_f16_record(ctx, cmd, any16 && !op.native16, record_head_prep, &op);
 }
 
 typedef struct head_prep_bwd_op {
@@ -112,6 +124,7 @@ typedef struct head_prep_bwd_op {
     const vka_head_prep_params *p;
     const vka_head_prep_backward_io *io;
     uint64_t n;
+    bool native16; /* head_prep_backward_f16 reads an f16 x and norm as they are */
 } head_prep_bwd_op;
 
 /* The norm's backward: staging, the row kernel, the sum of dw over rows. */
@@ -122,18 +135,29 @@ static vkattn_result record_norm_backward(vkattn_context *ctx, VkCommandBuffer c
     const vka_head_prep_params *p = op->p;
     const vka_head_prep_backward_io *io = op->io;
     const uint64_t rows = op->n / p->dim;
-    vkattn_tensor *x, *w, *gn = NULL;
+    const bool n16 = op->native16;
+    vkattn_tensor *x = io->fwd.x, *w = io->fwd.norm, *gn = NULL;
     vkattn_result r;
-    if ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, io->fwd.x, op->n,
-                              &x)) ||
-        (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, io->fwd.norm, p->dim,
-                              &w)) ||
+    /* an f16 grad_norm (dim elements) is summed in f32 (grad_reduce) and
+     * rounded once: staged in either case */
+    if ((!n16 &&
+         ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, io->fwd.x, op->n,
+                                &x)) ||
+          (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, io->fwd.norm,
+                                p->dim, &w)))) ||
         (io->grad_norm && (r = vka_f16_stage_out(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE2,
                                                  io->grad_norm, p->dim, false, &gn))))
         return r;
-    const vka_kernel kernel = {VKA_KERNEL_SPV(head_prep_backward), .n_bindings = 4,
-                               .push_size = sizeof(head_prep_bwd_push),
-                               .n_spec = VKA_HEAD_PREP_BWD_N_SPEC};
+    const vka_kernel kernel = {
+        .name = n16 ? "head_prep_backward_f16" : "head_prep_backward",
+        .code = n16 ? vka_spv_head_prep_backward_f16 : vka_spv_head_prep_backward,
+        .code_size = n16 ? vka_spv_head_prep_backward_f16_size : vka_spv_head_prep_backward_size,
+        .n_bindings = 4,
+        .push_size = sizeof(head_prep_bwd_push),
+        .n_spec = n16 ? VKA_HEAD_PREP_BWD_N_SPEC_F16 : VKA_HEAD_PREP_BWD_N_SPEC,
+        .spec = {[VKA_HEAD_PREP_BWD_SPEC_X_F16] = n16 && x->dtype == VKATTN_DTYPE_F16,
+                 [VKA_HEAD_PREP_BWD_SPEC_W_F16] = n16 && w->dtype == VKATTN_DTYPE_F16},
+    };
     head_prep_bwd_push push = {.rows = (uint32_t)rows, .dim = p->dim, .eps = p->eps};
     const vka_dispatch d = {
         .bindings = {vka_bind_tensor(x, false), vka_bind_tensor(io->grad, true),
@@ -179,9 +203,11 @@ vkattn_result vka_head_prep_backward_record(vkattn_context *ctx, VkCommandBuffer
         (io->grad_norm && (r = vka_tensor_check_types(ctx, io->grad_norm, p->dim, caller,
                                                       "the norm weight's gradient", both))))
         return r;
-    const head_prep_bwd_op op = {.caller = caller, .p = p, .io = io, .n = n};
-    const bool staged = io->fwd.x->dtype == VKATTN_DTYPE_F16 ||
-                        io->fwd.norm->dtype == VKATTN_DTYPE_F16 ||
+    const bool in16 = io->fwd.x->dtype == VKATTN_DTYPE_F16 ||
+                      io->fwd.norm->dtype == VKATTN_DTYPE_F16;
+    const head_prep_bwd_op op = {.caller = caller, .p = p, .io = io, .n = n,
+                                 .native16 = in16 && vka_info(ctx)->storage_buffer_16bit};
+    const bool staged = (in16 && !op.native16) ||
                         (io->grad_norm && io->grad_norm->dtype == VKATTN_DTYPE_F16);
     return vka_f16_record(ctx, cmd, staged, record_norm_backward, &op);
 }

@@ -12,6 +12,7 @@
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash_backward.h"
+#include "ops/flash_backward_coopmat.h"
 #include "ops/half_stage.h"
 #include "ops/scratch_kinds.h"
 #include "ops/sdpa_open.h"
@@ -342,11 +343,13 @@ static bool any_f16(const vkattn_sdpa_backward_io *io, bool fused)
     return false;
 }
 
-/* The checked call: f16 inputs converted exactly into f32 scratch, the f32
- * backward on f32 tensors (fp32 accumulation, as for f32 calls), each f16
- * gradient rounded once from its f32 result (ops/half_stage.h). f32 tensors
- * are used in place. Runs dry first through vka_f16_record when anything is
- * staged, so nothing is recorded on failure. */
+/* The checked call: f16 inputs converted exactly into f32 scratch (on the
+ * fused path with 16-bit storage only dO: the kernels read f16 q, k, v and
+ * out as they are, widened exactly, so the values are the same), the f32
+ * backward (fp32 accumulation, as for f32 calls), each f16 gradient rounded
+ * once from its f32 result (ops/half_stage.h). f32 tensors are used in
+ * place. Runs dry first through vka_f16_record when anything is staged, so
+ * nothing is recorded on failure. */
 static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const bwd_op *op = op_;
@@ -361,10 +364,21 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     const uint64_t out_n[N_OUT] = {s->q, s->k, s->v};
     vkattn_tensor *in_f[N_IN], *out_f[N_OUT];
     vkattn_result r;
-    for (int i = 0; i < N_IN; i++)
-        if ((r = vka_f16_stage_in(ctx, cmd, caller, stage_kind(i), in[i], in_n[i],
-                                  &in_f[i])))
+    const bool f16_ops = io->q->dtype == VKATTN_DTYPE_F16 && io->k->dtype == VKATTN_DTYPE_F16 &&
+                         io->v->dtype == VKATTN_DTYPE_F16 &&
+                         io->grad_out->dtype == VKATTN_DTYPE_F16;
+    /* the fused kernels read f16 q, k, v and out as they are where the device
+     * has 16-bit storage (their _f16 variants, ops/flash_backward.c), except
+     * the cooperative-matrix gradient kernels, which read f32 copies */
+    vka_fb_coopmat cm;
+    const bool native16 = pl->fused && vka_info(ctx)->storage_buffer_16bit &&
+                          !vka_flash_backward_coopmat_choose(ctx, s, op->p, f16_ops, &cm);
+    for (int i = 0; i < N_IN; i++) {
+        in_f[i] = in[i];
+        if (!(native16 && i != IN_GRAD_OUT) &&
+            (r = vka_f16_stage_in(ctx, cmd, caller, stage_kind(i), in[i], in_n[i], &in_f[i])))
             return r;
+    }
     for (int i = 0; i < N_OUT; i++)
         if ((r = vka_f16_stage_out(ctx, cmd, caller, stage_kind(N_IN + i), out[i],
                                    out_n[i], false, &out_f[i])))
@@ -380,9 +394,6 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (pl->ws_count >= 2 && !ws[1] &&
         (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl->ws_floats, caller, &ws[1])))
         return r;
-    const bool f16_ops = io->q->dtype == VKATTN_DTYPE_F16 && io->k->dtype == VKATTN_DTYPE_F16 &&
-                         io->v->dtype == VKATTN_DTYPE_F16 &&
-                         io->grad_out->dtype == VKATTN_DTYPE_F16;
     r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &f, ws[0], f16_ops, caller)
                   : record_chained(ctx, cmd, caller, op->p, s, &f, ws[0], ws[1]);
     /* the fused path's sinks: from its row statistics in ws[0] */

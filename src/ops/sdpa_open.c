@@ -44,12 +44,22 @@ vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, con
 {
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->tq, n_out = rows * width;
     vkattn_result r;
-    vkattn_tensor *of;
+    /* an f16 out: scaled as it is where the device has 16-bit storage */
+    const bool n16 = out->dtype == VKATTN_DTYPE_F16 && vka_info(ctx)->storage_buffer_16bit;
+    vkattn_tensor *of = out;
     if ((r = check_u32(ctx, caller, "the output's element count", n_out)) ||
-        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, out, n_out, true, &of)))
+        (!n16 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, out, n_out,
+                                        true, &of))))
         return r;
-    const vka_kernel kernel = {VKA_KERNEL_SPV(sink_rows), .n_bindings = 3,
-                               .push_size = sizeof(sink_push), .n_spec = VKA_SINK_N_SPEC};
+    const vka_kernel kernel = {
+        .name = n16 ? "sink_rows_f16" : "sink_rows",
+        .code = n16 ? vka_spv_sink_rows_f16 : vka_spv_sink_rows,
+        .code_size = n16 ? vka_spv_sink_rows_f16_size : vka_spv_sink_rows_size,
+        .n_bindings = 3,
+        .push_size = sizeof(sink_push),
+        .n_spec = n16 ? VKA_SINK_N_SPEC_F16 : VKA_SINK_N_SPEC,
+        .spec = {[VKA_SINK_SPEC_OUT_F16] = n16},
+    };
     sink_push push = {.total = (uint32_t)rows, .heads = s->heads, .tq = s->tq, .width = width,
                       .update_lse = update_lse};
     const vka_dispatch d = {.bindings = {vka_bind_tensor(sinks, false), vka_bind_tensor(of, true),

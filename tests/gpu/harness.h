@@ -45,7 +45,7 @@ vkattn_context_desc th_context_desc(void);
  * its debug log ("pipeline NAME created"); validation warnings still count
  * as th_validation_count's. */
 typedef struct th_pipelines {
-    char names[32][48];
+    char names[64][48];
     unsigned count;
 } th_pipelines;
 /* The advanced settings th_context_desc gives, to adjust. */
