@@ -65,8 +65,8 @@ struct vkattn_context {
     uint32_t coopmat_families;
     uint32_t variants[VKATTN_VARIANT_FAMILIES]; /* advanced->variants (ops/variant_select.h) */
     uint32_t coopmat_enabled_families;
-    uint32_t coopmat_candidates[2];
-    uint32_t coopmat_chosen[2];
+    uint32_t coopmat_candidates[3]; /* per vka_coopmat_kernel: matmul, flash, backward */
+    uint32_t coopmat_chosen[3];
     bool coopmat_decided;
     vka_coopmat_support coopmat_support; /* queried once per physical device */
     /* Loop iterations one shader invocation may run in total. lavapipe
