@@ -357,13 +357,13 @@ typedef struct vkattn_context_info {
      * (VKATTN_COOPMAT_* bits; docs/PORTABILITY.md, "Tensor cores"). Under
      * AUTO a family runs only once its known-answer self-test passed on this
      * device: vkattn_context_create runs the self-test of every candidate
-     * family (a few small products and attention tiles; once per device,
-     * driver and process, later contexts reuse the outcome) and a failing
-     * family is logged at WARN and left for the scalar kernels. */
+     * family (a few small products and attention tiles, one fused backward;
+     * once per device, driver and process, later contexts reuse the outcome)
+     * and a failing family is logged at WARN and left for the scalar kernels. */
     uint32_t coopmat_built; /* families whose kernels this build of the library holds */
-    /* The families the matmul's and the fused attention's kernels run on now:
-     * one bit, or two where a family's self-test passed one kernel and not
-     * the other; 0 = the scalar kernels. */
+    /* The families the matmul's, the fused attention's and the fused
+     * backward's kernels run on now: one bit, or more where a family's
+     * self-test passed one kernel and not another; 0 = the scalar kernels. */
     uint32_t coopmat_running;
     vkattn_coopmat_check coopmat_check[VKATTN_COOPMAT_FAMILIES]; /* by family index */
 } vkattn_context_info;

@@ -2,11 +2,13 @@
 #include "ops/coopmat_selftest.h"
 
 #include "core/error.h"
+#include "core/half.h"
 #include "core/threads.h"
 #include "vk/coopmat.h"
 #include "vk/view.h"
 #include "vkattn/matmul.h"
 #include "vkattn/sdpa.h"
+#include "vkattn/sdpa_backward.h"
 #include "vkattn/tensor.h"
 
 #include <math.h>
@@ -266,6 +268,202 @@ static verdict check_flash(vkattn_context *ctx, uint32_t family, const flash_cas
     return v;
 }
 
+/* The fused backward's check (ops/flash_backward_coopmat.h): one small f16
+ * call, GQA, causal bottom-right, sizes off the 16-row and 16-key fragments,
+ * its forward (out, lse) from the scalar kernels, against the host's known
+ * answer (backward_answer). About 0.35 s on lavapipe's emulation. */
+static const vkattn_sdpa_params backward_case = {
+    .batch = 1, .heads = 2, .kv_heads = 1, .tq = 21, .tv = 37, .dk = 24, .dv = 16,
+    .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
+    .path = VKATTN_SDPA_FUSED,
+};
+
+enum { BQ, BK, BV, BG, BOUT, BLSE, BDQ, BDK, BDV, BN }; /* the call's tensors */
+
+/* Element counts of the call's tensors. */
+static void backward_sizes(const vkattn_sdpa_params *p, uint64_t n[BN])
+{
+    const uint64_t rows = (uint64_t)p->batch * p->heads * p->tq;
+    const uint64_t keys = (uint64_t)p->batch * p->kv_heads * p->tv;
+    n[BQ] = n[BDQ] = rows * p->dk;
+    n[BK] = n[BDK] = keys * p->dk;
+    n[BV] = n[BDV] = keys * p->dv;
+    n[BG] = n[BOUT] = rows * p->dv;
+    n[BLSE] = rows;
+}
+
+/* The check's known answer and each gradient's allowed error, in double on
+ * the host. ops/ may not call reference/ (scripts/check-symbols.sh), so this
+ * is vkattn_reference_sdpa_backward's arithmetic for the one case (causal
+ * bottom-right with Tq <= Tv: no empty row; no mask, bias or dropout):
+ * W = softmax(scale Q K^T), O = W V, D_i = dO_i . O_i, dS = W (dO V^T - D),
+ * dQ = scale dS K, dK = scale dS^T Q, dV = W^T dO. The error allowed
+ * (docs/SEMANTICS.md, SDPA backward; tests/gpu/backward_coopmat_bound.h):
+ * 1e-4 of the gradient's scale (the f32 backward's bound; the scale at least
+ * 1e-2 and a tenth of the largest gradient) plus the f16 roundings of P and
+ * dS: A_ij = W_ij (|dO_i . V_j| + |D_i|); dV: 2^-11 max|dO| max_j sum_i
+ * W_ij; dK: scale max|Q| max_j sum_i (2^-11 A_ij + 2^-25); dQ: scale max|K|
+ * max_i sum_j (same). A wrong fragment element moves a gradient by about
+ * its inputs' size, 1. h[BDQ..BDV] get the answer; false without memory. */
+static bool backward_answer(const vkattn_sdpa_params *p, float *const *h, const uint64_t *n,
+                            double tol[3])
+{
+    const uint32_t tq = p->tq, tv = p->tv, dk = p->dk, dv = p->dv, g = p->heads / p->kv_heads;
+    const uint64_t keys = n[BV] / dv;
+    const double scale = 1.0 / sqrt((double)dk);
+    double *w = malloc(tv * sizeof *w), *dp = malloc(tv * sizeof *dp), *o = malloc(dv * sizeof *o);
+    double *col = calloc(2 * keys, sizeof *col); /* per key: sum_i W_ij, sum_i A_ij */
+    double *grad = calloc(n[BQ] + n[BK] + n[BV], sizeof *grad);
+    const bool ok = w && dp && o && col && grad;
+    double *dq = grad, *dkk = grad + n[BQ], *dvv = dkk + n[BK], row_a = 0.0;
+    for (uint64_t r = 0; ok && r < n[BLSE]; r++) {
+        const uint32_t i = (uint32_t)(r % tq), seen = i + tv - tq + 1; /* keys j < seen */
+        const uint64_t key0 = r / tq / g * tv;
+        const float *q = h[BQ] + r * dk, *dout = h[BG] + r * dv;
+        double top = -INFINITY, sum = 0.0, d = 0.0, row = 0.0;
+        for (uint32_t j = 0; j < seen; j++) {
+            w[j] = 0.0;
+            for (uint32_t e = 0; e < dk; e++)
+                w[j] += (double)q[e] * h[BK][(key0 + j) * dk + e];
+            w[j] *= scale;
+            top = fmax(top, w[j]);
+        }
+        for (uint32_t j = 0; j < seen; j++)
+            sum += w[j] = exp(w[j] - top);
+        memset(o, 0, dv * sizeof *o);
+        for (uint32_t j = 0; j < seen; j++) {
+            w[j] /= sum;
+            dp[j] = 0.0;
+            for (uint32_t e = 0; e < dv; e++) {
+                o[e] += w[j] * h[BV][(key0 + j) * dv + e];
+                dp[j] += (double)dout[e] * h[BV][(key0 + j) * dv + e];
+            }
+        }
+        for (uint32_t e = 0; e < dv; e++)
+            d += dout[e] * o[e];
+        for (uint32_t j = 0; j < seen; j++) {
+            const uint64_t key = key0 + j;
+            const double ds = w[j] * (dp[j] - d), a = 0x1p-11 * w[j] * (fabs(dp[j]) + fabs(d));
+            for (uint32_t e = 0; e < dk; e++) {
+                dq[r * dk + e] += scale * ds * h[BK][key * dk + e];
+                dkk[key * dk + e] += scale * ds * q[e];
+            }
+            for (uint32_t e = 0; e < dv; e++)
+                dvv[key * dv + e] += w[j] * dout[e];
+            col[2 * key] += w[j];
+            col[2 * key + 1] += a + 0x1p-25;
+            row += a + 0x1p-25;
+        }
+        row_a = fmax(row_a, row);
+    }
+    double max_in[BN] = {0}, max_grad = 0.0, col_w = 0.0, col_a = 0.0;
+    for (uint64_t j = 0; ok && j < keys; j++)
+        col_w = fmax(col_w, col[2 * j]), col_a = fmax(col_a, col[2 * j + 1]);
+    for (int t = BQ; ok && t <= BDV; t++) {
+        const double *x = t >= BDQ ? grad + (t == BDQ ? 0 : t == BDK ? n[BQ] : n[BQ] + n[BK])
+                                   : NULL;
+        for (uint64_t e = 0; (x || h[t]) && e < n[t]; e++) {
+            if (x)
+                h[t][n[t] + e] = (float)x[e];
+            max_in[t] = fmax(max_in[t], fabs(x ? x[e] : (double)h[t][e]));
+        }
+        if (t >= BDQ)
+            max_grad = fmax(max_grad, max_in[t]);
+    }
+    const double x[3] = {scale * max_in[BK] * row_a, scale * max_in[BQ] * col_a,
+                         0x1p-11 * max_in[BG] * col_w};
+    for (int t = 0; ok && t < 3; t++)
+        tol[t] = 1e-4 * fmax(max_in[BDQ + t], fmax(1e-2, 0.1 * max_grad)) + x[t];
+    free(w), free(dp), free(o), free(col), free(grad);
+    return ok;
+}
+
+/* Runs the backward on `family`, its forward on the scalar kernels. */
+static vkattn_result run_backward(vkattn_context *ctx, uint32_t family, vkattn_tensor *const *t,
+                                  bool *taken)
+{
+    const vkattn_sdpa_params *p = &backward_case;
+    const vkattn_sdpa_io fio = {.q = t[BQ], .k = t[BK], .v = t[BV], .out = t[BOUT],
+                                .lse = t[BLSE]};
+    const vkattn_sdpa_backward_io bio = {.q = t[BQ], .k = t[BK], .v = t[BV], .out = t[BOUT],
+                                         .lse = t[BLSE], .grad_out = t[BG], .grad_q = t[BDQ],
+                                         .grad_k = t[BDK], .grad_v = t[BDV]};
+    vka_coopmat_override(ctx, 0);
+    vkattn_result r = vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, p, &fio);
+    vka_coopmat_override(ctx, family);
+    if (r == VKATTN_SUCCESS)
+        r = vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, p, &bio);
+    *taken = vka_coopmat_taken();
+    vka_coopmat_override(NULL, 0);
+    return r;
+}
+
+static verdict check_backward(vkattn_context *ctx, uint32_t family, outcome *o)
+{
+    static const char *const names[3] = {"grad_q", "grad_k", "grad_v"};
+    const vkattn_sdpa_params *p = &backward_case;
+    uint64_t n[BN];
+    backward_sizes(p, n);
+    vkattn_tensor *t[BN] = {NULL};
+    float *h[BN] = {NULL};
+    char what[64];
+    snprintf(what, sizeof what, "backward B%u H%u/%u %ux%u d%u/%u", p->batch, p->heads,
+             p->kv_heads, p->tq, p->tv, p->dk, p->dv);
+    vkattn_result r = VKATTN_SUCCESS;
+    for (int i = 0; i < BN && r == VKATTN_SUCCESS; i++) {
+        const bool in = i <= BG, out = i >= BDQ;
+        h[i] = in || out ? malloc(2 * n[i] * sizeof *h[i]) : NULL; /* gradients: got, ref */
+        if ((in || out) && !h[i]) {
+            r = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        if (in) { /* the f16 values the device stores */
+            fill(h[i], n[i], 9 + (uint32_t)i, false);
+            for (uint64_t e = 0; e < n[i]; e++)
+                h[i][e] = vka_f16_to_f32(vka_f32_to_f16(h[i][e]));
+        }
+        r = input(ctx, n[i], in, 0, false, &t[i]);
+        if (r == VKATTN_SUCCESS && in)
+            r = vkattn_tensor_upload(t[i], h[i], 0, n[i]);
+    }
+    bool taken = false;
+    if (r == VKATTN_SUCCESS)
+        r = run_backward(ctx, family, t, &taken);
+    for (int i = BDQ; r == VKATTN_SUCCESS && i <= BDV; i++)
+        r = vkattn_tensor_download(t[i], h[i], 0, n[i]);
+    verdict v = r == VKATTN_SUCCESS && !taken ? NOT_TAKEN : WRONG;
+    double tol[3];
+    if (r == VKATTN_SUCCESS && taken) {
+        v = backward_answer(p, h, n, tol) ? AGREED : WRONG;
+        if (v == WRONG)
+            snprintf(o->check.detail, sizeof o->check.detail, "%s: out of host memory", what);
+    } else if (r != VKATTN_SUCCESS) {
+        snprintf(o->check.detail, sizeof o->check.detail, "%s did not run: %s", what,
+                 vkattn_last_error());
+    }
+    for (int g = 0; v == AGREED && g < 3; g++) {
+        const float *got = h[BDQ + g], *want = got + n[BDQ + g];
+        for (uint64_t i = 0; v == AGREED && i < n[BDQ + g]; i++) {
+            if (fabs((double)got[i] - want[i]) <= tol[g])
+                continue;
+            v = WRONG;
+            o->check.index = i;
+            o->check.got = got[i];
+            o->check.expected = want[i];
+            char line[160];
+            snprintf(line, sizeof line, "%s: %s[%llu] = %g, expected %g", what, names[g],
+                     (unsigned long long)i, (double)got[i], (double)want[i]);
+            snprintf(o->check.detail, sizeof o->check.detail, "%.*s",
+                     (int)sizeof o->check.detail - 1, line);
+        }
+    }
+    for (int i = 0; i < BN; i++) {
+        vkattn_tensor_destroy(t[i]);
+        free(h[i]);
+    }
+    return v;
+}
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The checks of one kernel: how many agreed, and whether one disagreed (its
@@ -281,24 +479,31 @@ static void count(tally *t, verdict v)
     t->wrong |= v == WRONG;
 }
 
-/* The whole test of one family: its matmul, and its attention kernel where
- * the context could run it. A kernel passes when every check that took it
- * agreed and at least one did; the first wrong element is reported. */
+/* The whole test of one family: its matmul, its attention kernel where the
+ * context could run it, and its fused backward likewise. A kernel passes
+ * when every check that took it agreed and at least one did; the first wrong
+ * element is reported (the matmul's, else the attention's, else the
+ * backward's). */
 static void test_family(vkattn_context *ctx, uint32_t family, outcome *o)
 {
     memset(o, 0, sizeof *o);
-    tally mm = {0}, fl = {0};
+    tally mm = {0}, fl = {0}, bw = {0};
     for (size_t i = 0; i < COUNT(matmul_cases) && !mm.wrong; i++)
         count(&mm, check_matmul(ctx, family, &matmul_cases[i], o));
     const bool flash = vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH) & family;
-    outcome flash_o = *o;
+    outcome flash_o = *o, backward_o = *o;
     for (size_t i = 0; flash && i < COUNT(flash_cases) && !fl.wrong; i++)
         count(&fl, check_flash(ctx, family, &flash_cases[i], &flash_o));
+    if (vka_coopmat_candidates(ctx, VKA_COOPMAT_BACKWARD) & family)
+        count(&bw, check_backward(ctx, family, &backward_o));
     if (!mm.wrong && fl.wrong)
         o->check = flash_o.check;
+    else if (!mm.wrong && bw.wrong)
+        o->check = backward_o.check;
     o->passed = (!mm.wrong && mm.agreed ? VKA_COOPMAT_MATMUL : 0) |
-                (!fl.wrong && fl.agreed ? VKA_COOPMAT_FLASH : 0);
-    if (mm.wrong || fl.wrong) {
+                (!fl.wrong && fl.agreed ? VKA_COOPMAT_FLASH : 0) |
+                (!bw.wrong && bw.agreed ? VKA_COOPMAT_BACKWARD : 0);
+    if (mm.wrong || fl.wrong || bw.wrong) {
         o->check.state = VKATTN_COOPMAT_FAILED;
     } else if (!o->passed) {
         o->check.state = VKATTN_COOPMAT_NOT_TRIED;
@@ -306,10 +511,31 @@ static void test_family(vkattn_context *ctx, uint32_t family, outcome *o)
                  "no tile of its kernels fits this context");
     } else {
         o->check.state = VKATTN_COOPMAT_PASSED;
-        snprintf(o->check.detail, sizeof o->check.detail,
-                 "%u products and %u attention tiles agree with the scalar kernels%s", mm.agreed,
-                 fl.agreed, flash && !fl.agreed ? " (attention: no tile fits)" : "");
+        char line[160]; /* the detail keeps what fits of it */
+        snprintf(line, sizeof line,
+                 "%u products, %u attention tiles agree with the scalar kernels, %u backward "
+                 "with the CPU answer%s",
+                 mm.agreed, fl.agreed, bw.agreed,
+                 flash && !fl.agreed ? " (attention: no tile fits)" : "");
+        snprintf(o->check.detail, sizeof o->check.detail, "%.*s",
+                 (int)sizeof o->check.detail - 1, line);
     }
+}
+
+/* The WARN's end for a family that failed: which of its kernels still run. */
+static const char *still_running(unsigned passed)
+{
+    static const char *const says[8] = {
+        "the scalar kernels run instead",
+        "only its matmul runs",
+        "only its attention runs",
+        "its matmul and attention run",
+        "only its backward runs",
+        "its matmul and backward run",
+        "its attention and backward run",
+        "all its kernels run",
+    };
+    return says[passed & 7u];
 }
 
 /* ------------------------------------------------------------ the cache */
@@ -321,7 +547,7 @@ typedef struct cache_key {
     char device_name[256];
     char profile[32];
     uint32_t vendor_id, device_id, driver_version, subgroup[3], shared_memory, family;
-    bool storage16, subgroups, flash, fault;
+    bool storage16, subgroups, flash, backward, fault;
 } cache_key;
 
 typedef struct cache_entry {
@@ -355,6 +581,7 @@ static void key_of(const vkattn_context *ctx, uint32_t family, cache_key *k)
     k->storage16 = i->storage_buffer_16bit;
     k->subgroups = i->subgroup_operations;
     k->flash = vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH) & family;
+    k->backward = vka_coopmat_candidates(ctx, VKA_COOPMAT_BACKWARD) & family;
     k->fault = vka_coopmat_test_fault(ctx);
 }
 
@@ -388,7 +615,8 @@ void vka_coopmat_decide(vkattn_context *ctx)
         return;
     vka_call_once(&cache_once, cache_init);
     const uint32_t candidates = vka_coopmat_candidates(ctx, VKA_COOPMAT_MATMUL) |
-                                vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH);
+                                vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH) |
+                                vka_coopmat_candidates(ctx, VKA_COOPMAT_BACKWARD);
     for (uint32_t p = 0; p < VKATTN_COOPMAT_FAMILIES; p++) {
         const uint32_t family = vka_coopmat_preference[p];
         if (!(candidates & family))
@@ -407,8 +635,7 @@ void vka_coopmat_decide(vkattn_context *ctx)
         if (o.check.state == VKATTN_COOPMAT_FAILED)
             vka_log(ctx, VKATTN_LOG_WARN,
                     "cooperative matrices: the %s family failed its self-test (%s); %s",
-                    vka_coopmat_name(family), o.check.detail,
-                    o.passed ? "only its matmul runs" : "the scalar kernels run instead");
+                    vka_coopmat_name(family), o.check.detail, still_running(o.passed));
         else if (!cached && o.passed)
             vka_log(ctx, VKATTN_LOG_INFO, "cooperative matrices: the %s family passed its "
                                           "self-test (%s)",

@@ -8,8 +8,11 @@
  * (transposes, sizes off the 16 and tile grid, bias, f16 and f32 outputs,
  * broadcast and strided operands; masks, both causal alignments, GQA, widths
  * that load as groups of eight and as single halves), and each result is
- * compared with the same call on the scalar kernels. A family whose matmul or
- * attention disagrees keeps that kernel off, with a WARN naming the first
+ * compared with the same call on the scalar kernels; one small f16 fused
+ * SDPA backward (GQA, causal, sizes off the fragments) is compared with
+ * vkattn_reference_sdpa_backward within docs/SEMANTICS.md's bound. A family
+ * whose matmul, attention or backward disagrees keeps that kernel off (the
+ * others may still run it), with a WARN naming the family and the first
  * wrong element. The outcome is kept per device, driver and context shape
  * for the process, so later contexts do not test again. */
 #ifndef VKA_OPS_COOPMAT_SELFTEST_H

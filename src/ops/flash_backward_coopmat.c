@@ -92,7 +92,7 @@ typedef struct module {
 } module;
 #define MODULE(x) {#x, vka_spv_##x, &vka_spv_##x##_size}
 
-/* The family's module; NV2 has none (see backward_family), nor a family
+/* The family's module; NV2 has none, nor a family
  * this build's glslc could not compile (size 0). */
 static bool module_of(uint32_t family, module *m)
 {
@@ -110,30 +110,14 @@ static bool module_of(uint32_t family, module *m)
     return *m->size != 0;
 }
 
-/* The family the kernels run on: the forward's, or where that is NV2 (its
- * forward multiplies workgroup-scope matrices; there is no NV2 backward) the
- * first of KHR and NV that is an attention candidate and passed its
- * self-test on this device (every candidate is tested: coopmat_selftest.c). */
-static uint32_t backward_family(const struct vkattn_context *ctx)
-{
-    const uint32_t f = vka_coopmat_family_now(ctx, VKA_COOPMAT_FLASH);
-    if (f != VKATTN_COOPMAT_NV2)
-        return f;
-    static const uint32_t subgroup_scope[] = {VKATTN_COOPMAT_KHR, VKATTN_COOPMAT_NV};
-    for (size_t i = 0; i < sizeof subgroup_scope / sizeof subgroup_scope[0]; i++) {
-        const uint32_t alt = subgroup_scope[i];
-        if ((vka_coopmat_candidates(ctx, VKA_COOPMAT_FLASH) & alt) &&
-            vka_info(ctx)->coopmat_check[vka_coopmat_index(alt)].state == VKATTN_COOPMAT_PASSED)
-            return alt;
-    }
-    return 0;
-}
-
 bool vka_flash_backward_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                                        const vkattn_sdpa_params *p, bool f16_operands,
                                        vka_fb_coopmat *out)
 {
-    const uint32_t family = backward_family(ctx);
+    /* the family whose backward check passed (coopmat_selftest.c; never NV2:
+     * its forward multiplies workgroup-scope matrices, there is no NV2
+     * backward), or the self-test's override */
+    const uint32_t family = vka_coopmat_family_now(ctx, VKA_COOPMAT_BACKWARD);
     module m;
     if (!family || !f16_operands || p->softcap != 0.0f || !module_of(family, &m) ||
         !vka_select_flash_backward_coopmat(ctx, s->dk, s->dv, &out->tiles))

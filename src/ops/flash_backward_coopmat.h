@@ -5,11 +5,11 @@
  * src/ops/flash_backward.c runs them in place of its own kv and q kernels,
  * after the same stats pass, with the same push constants and bindings.
  *
- * Taken where the context runs the forward's cooperative-matrix family
- * (vka_coopmat_family_now(.., VKA_COOPMAT_FLASH): its self-test passed, or
- * ON, or the emulation; the kernels use the same fragments; where that is
- * NV2, KHR or NV if either passed its self-test), q, k, v and
- * grad_out are all f16 (their f32 copies are then exact in f16), no
+ * Taken where the context runs a cooperative-matrix family for the backward
+ * (vka_coopmat_family_now(.., VKA_COOPMAT_BACKWARD): the first of KHR, NV
+ * and the emulation whose backward check of the self-test passed, apart
+ * from the forward's; or under ON the first such candidate untested), q, k,
+ * v and grad_out are all f16 (their f32 copies are then exact in f16), no
  * soft-capping, the GPU tuning, tiles fit, and on the emulation within
  * lavapipe's loop budget. Rounds P and dS to f16 before their products, as
  * FlashAttention does (docs/SEMANTICS.md bounds it). Tiles: the forward's

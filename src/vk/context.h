@@ -56,7 +56,7 @@ struct vkattn_context {
      * cooperative_matrix (a vkattn_coopmat_mode), coopmat_emulate,
      * coopmat_families (0 = any) and coopmat_test_fault as asked; the
      * hardware families whose features vkattn enabled on the device it
-     * created; per kernel (index: vka_coopmat_kernel - 1) the candidate
+     * created; per kernel (index: its bit's position, vk/coopmat.c slot) the candidate
      * families and, once decided (by the self-test, or at once under ON),
      * the family it runs on. The decision is written once, under `lock`. */
     int coopmat_mode;
@@ -65,8 +65,8 @@ struct vkattn_context {
     uint32_t coopmat_families;
     uint32_t variants[VKATTN_VARIANT_FAMILIES]; /* advanced->variants (ops/variant_select.h) */
     uint32_t coopmat_enabled_families;
-    uint32_t coopmat_candidates[2];
-    uint32_t coopmat_chosen[2];
+    uint32_t coopmat_candidates[3]; /* per vka_coopmat_kernel: matmul, flash, backward */
+    uint32_t coopmat_chosen[3];
     bool coopmat_decided;
     vka_coopmat_support coopmat_support; /* queried once per physical device */
     /* Loop iterations one shader invocation may run in total. lavapipe

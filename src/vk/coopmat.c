@@ -276,13 +276,24 @@ static void say(vkattn_coopmat_check *c, vkattn_coopmat_check_state state, const
     snprintf(c->detail, sizeof c->detail, "%s", detail);
 }
 
+/* A kernel's index in ctx->coopmat_candidates and _chosen (its bit's). */
+static unsigned slot(vka_coopmat_kernel kernel)
+{
+    return kernel == VKA_COOPMAT_BACKWARD ? 2u : (unsigned)kernel - 1u;
+}
+
+static uint32_t running(const struct vkattn_context *ctx)
+{
+    return ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1] | ctx->coopmat_chosen[2];
+}
+
 void vka_coopmat_setup(struct vkattn_context *ctx)
 {
     vkattn_context_info *info = &ctx->info;
     info->coopmat_built = VKA_COOPMAT_BUILT;
     info->coopmat_enabled = ctx->coopmat_enabled_families != 0;
     info->coopmat_running = 0;
-    ctx->coopmat_candidates[0] = ctx->coopmat_candidates[1] = 0;
+    memset(ctx->coopmat_candidates, 0, sizeof ctx->coopmat_candidates);
     for (uint32_t i = 0; i < VKATTN_COOPMAT_FAMILIES; i++) {
         const uint32_t f = 1u << i;
         const char *why = why_not(ctx, f);
@@ -294,25 +305,27 @@ void vka_coopmat_setup(struct vkattn_context *ctx)
             ctx->coopmat_candidates[VKA_COOPMAT_MATMUL - 1] |= f;
             if (flash_fits(ctx, f))
                 ctx->coopmat_candidates[VKA_COOPMAT_FLASH - 1] |= f;
+            if (flash_fits(ctx, f) && f != VKATTN_COOPMAT_NV2)
+                ctx->coopmat_candidates[slot(VKA_COOPMAT_BACKWARD)] |= f;
         }
         say(&info->coopmat_check[i], VKATTN_COOPMAT_NOT_TRIED,
             why ? why : "not tried yet (the self-test runs at the end of context creation)");
     }
-    ctx->coopmat_chosen[0] = ctx->coopmat_chosen[1] = 0;
+    memset(ctx->coopmat_chosen, 0, sizeof ctx->coopmat_chosen);
     const bool any = ctx->coopmat_candidates[0] || ctx->coopmat_candidates[1];
     ctx->coopmat_decided = !any || ctx->coopmat_mode == VKATTN_COOPMAT_ON;
     if (any && ctx->coopmat_mode == VKATTN_COOPMAT_ON) {
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 3; k++)
             for (uint32_t i = 0; i < VKATTN_COOPMAT_FAMILIES && !ctx->coopmat_chosen[k]; i++)
                 ctx->coopmat_chosen[k] = ctx->coopmat_candidates[k] & vka_coopmat_preference[i];
         for (uint32_t i = 0; i < VKATTN_COOPMAT_FAMILIES; i++)
-            if ((ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1]) & 1u << i)
+            if (running(ctx) & 1u << i)
                 say(&info->coopmat_check[i], VKATTN_COOPMAT_FORCED,
                     "cooperative_matrix ON: runs without its self-test");
             else if ((ctx->coopmat_candidates[0] | ctx->coopmat_candidates[1]) & 1u << i)
                 say(&info->coopmat_check[i], VKATTN_COOPMAT_NOT_TRIED,
                     "cooperative_matrix ON takes the first of NV2, KHR, NV");
-        info->coopmat_running = ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1];
+        info->coopmat_running = running(ctx);
     }
     info->coopmat_attention = ctx->coopmat_candidates[VKA_COOPMAT_FLASH - 1] != 0;
 }
@@ -338,12 +351,12 @@ uint32_t vka_coopmat_family_now(const struct vkattn_context *ctx, vka_coopmat_ke
 {
     if (override_ctx == ctx)
         return override_family;
-    return ctx->coopmat_chosen[kernel - 1];
+    return ctx->coopmat_chosen[slot(kernel)];
 }
 
 uint32_t vka_coopmat_candidates(const struct vkattn_context *ctx, vka_coopmat_kernel kernel)
 {
-    return ctx->coopmat_candidates[kernel - 1];
+    return ctx->coopmat_candidates[slot(kernel)];
 }
 
 bool vka_coopmat_test_fault(const struct vkattn_context *ctx) { return ctx->coopmat_test_fault; }
@@ -354,15 +367,15 @@ void vka_coopmat_record(struct vkattn_context *ctx, uint32_t family,
                         const vkattn_coopmat_check *check, unsigned passed)
 {
     ctx->info.coopmat_check[vka_coopmat_index(family)] = *check;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (!ctx->coopmat_chosen[k] && (ctx->coopmat_candidates[k] & family) &&
-            (passed & (unsigned)(k + 1)))
+            (passed & (1u << k)))
             ctx->coopmat_chosen[k] = family;
 }
 
 void vka_coopmat_finish(struct vkattn_context *ctx)
 {
     ctx->coopmat_decided = true;
-    ctx->info.coopmat_running = ctx->coopmat_chosen[0] | ctx->coopmat_chosen[1];
+    ctx->info.coopmat_running = running(ctx);
     ctx->info.coopmat_attention = ctx->coopmat_chosen[VKA_COOPMAT_FLASH - 1] != 0;
 }

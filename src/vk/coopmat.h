@@ -100,6 +100,10 @@ uint32_t vka_coopmat_to_enable(const struct vkattn_context *ctx, uint32_t api_ve
 typedef enum vka_coopmat_kernel {
     VKA_COOPMAT_MATMUL = 1u,
     VKA_COOPMAT_FLASH = 2u,
+    /* the fused SDPA backward (ops/flash_backward_coopmat.h): its own check,
+     * so a driver that runs the forward right but miscompiles the backward
+     * keeps the forward; candidates: the attention's less NV2 (no backward) */
+    VKA_COOPMAT_BACKWARD = 4u,
 } vka_coopmat_kernel;
 
 /* Once the context's device and tuning are known: its candidate families per

@@ -5,12 +5,17 @@
  * - with the emulated fragments broken on purpose (coopmat_test_fault) the
  *   self-test fails, names the first wrong element, logs a WARN, and f16
  *   products and fused f16 attention take the scalar kernels and are right;
+ * - the emulation's backward check passes and an f16 fused backward then
+ *   takes the fragment kernels; broken, the check refuses them on its own
+ *   (the backward's choice follows only its own check) and the backward
+ *   takes the scalar kernels, right;
  * - under ON the same broken family runs untested and is wrong: the fault is
- *   real, so the check above could fail;
+ *   real, so the checks above could fail;
  * - the outcome is reused by a later context of the same device;
  * - coopmat_families refuses unknown bits and leaves families out.
  * A hardware family a device offers must end PASSED or FAILED, never run
  * untested under AUTO. */
+#include "backward_coopmat_bound.h"
 #include "harness.h"
 
 #include <math.h>
@@ -20,7 +25,9 @@
 
 #include <vkattn/matmul.h>
 #include <vkattn/reference.h>
+#include <vkattn/reference_backward.h>
 #include <vkattn/sdpa.h>
+#include <vkattn/sdpa_backward.h>
 
 #define EMU_INDEX 3 /* VKATTN_COOPMAT_EMULATED's bit position */
 
@@ -142,6 +149,58 @@ static double attention_error(vkattn_context *ctx)
     return err;
 }
 
+/* An f16 fused SDPA backward (GQA, causal, sizes off the fragments) against
+ * the reference; returns the largest error over its bound, per gradient
+ * 1e-4 (the f32 backward's) plus the f16 roundings of P and dS
+ * (backward_coopmat_bound.h), relative to the gradient's largest value. */
+static double backward_error(vkattn_context *ctx)
+{
+    const vkattn_sdpa_params p = {
+        .batch = 1, .heads = 4, .kv_heads = 2, .tq = 29, .tv = 45, .dk = 24, .dv = 40,
+        .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT},
+        .path = VKATTN_SDPA_FUSED,
+    };
+    const size_t n[3] = {4 * 29 * 24, 2 * 45 * 24, 2 * 45 * 40}, no = 4 * 29 * 40;
+    float *x[3], *ref[3], *g = th_half_uniform(no, 1.0f);
+    vkattn_tensor *t[3], *dt[3];
+    for (int i = 0; i < 3; i++) {
+        x[i] = th_half_uniform(n[i], 1.0f), ref[i] = tu_floats(n[i]);
+        t[i] = th_typed_tensor(ctx, n[i], VKATTN_DTYPE_F16, x[i]);
+        dt[i] = th_tensor(ctx, n[i], NULL);
+    }
+    assert_int_equal(vkattn_reference_sdpa_backward(&p, x[0], x[1], x[2], NULL, NULL, NULL, g,
+                                                    ref[0], ref[1], ref[2]),
+                     VKATTN_SUCCESS);
+    double extra[3];
+    const bcb_inputs in = {x[0], x[1], x[2], g, NULL, NULL, NULL};
+    bcb_bound(&p, &in, &extra[0], &extra[1], &extra[2]);
+    vkattn_tensor *tg = th_typed_tensor(ctx, no, VKATTN_DTYPE_F16, g);
+    vkattn_tensor *out = th_tensor(ctx, no, NULL), *lse = th_tensor(ctx, 4 * 29, NULL);
+    const vkattn_sdpa_io fio = {.q = t[0], .k = t[1], .v = t[2], .out = out, .lse = lse};
+    const vkattn_sdpa_backward_io bio = {.q = t[0], .k = t[1], .v = t[2], .out = out,
+                                         .lse = lse, .grad_out = tg, .grad_q = dt[0],
+                                         .grad_k = dt[1], .grad_v = dt[2]};
+    TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &p, &fio));
+    TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &p, &bio));
+    double worst = 0.0;
+    for (int i = 0; i < 3; i++) {
+        float *got = th_download(dt[i], n[i]);
+        double scale = 1e-2;
+        for (size_t e = 0; e < n[i]; e++)
+            scale = fmax(scale, fabs((double)ref[i][e]));
+        const double err = tu_max_rel_err(got, ref[i], n[i], scale);
+        worst = fmax(worst, err / (1e-4 + extra[i] / scale));
+        free(got), free(x[i]), free(ref[i]);
+        vkattn_tensor_destroy(t[i]);
+        vkattn_tensor_destroy(dt[i]);
+    }
+    vkattn_tensor_destroy(tg);
+    vkattn_tensor_destroy(out);
+    vkattn_tensor_destroy(lse);
+    free(g);
+    return worst;
+}
+
 /* A context running the emulation (context_with, emulation(mode, fault)) and
  * its info; skips where the emulated kernels have no tile (mobile-min's 16 KiB
  * of shared memory) or no 8 storage buffers: nothing to test there. */
@@ -214,6 +273,9 @@ static void test_emulation_passes(void **state)
     assert_true(th_pipeline_seen(&l2.seen, "matmul_coopmat_emu", false));
     assert_true(attention_error(again) <= 1.0);
     assert_true(th_pipeline_seen(&l2.seen, "flash_coopmat_emu", false));
+    assert_non_null(strstr(c->detail, "1 backward with the CPU answer"));
+    assert_true(backward_error(again) <= 1.0);
+    assert_true(th_pipeline_seen(&l2.seen, "flash_backward_coopmat_emu", false));
     vkattn_context_destroy(again);
     vkattn_context_destroy(ctx);
 }
@@ -241,8 +303,10 @@ static void test_broken_family_refused(void **state)
     l.seen.count = 0;
     assert_true(matmul_error(ctx) <= 1.0);
     assert_true(attention_error(ctx) <= 1.0);
+    assert_true(backward_error(ctx) <= 1.0);
     assert_false(th_pipeline_seen(&l.seen, "matmul_coopmat", true));
     assert_false(th_pipeline_seen(&l.seen, "flash_coopmat", true));
+    assert_false(th_pipeline_seen(&l.seen, "flash_backward_coopmat", true));
     vkattn_context_destroy(ctx);
 }
 
@@ -258,6 +322,11 @@ static void test_fault_is_real(void **state)
     assert_int_equal(info.coopmat_running, VKATTN_COOPMAT_EMULATED);
     assert_true(matmul_error(ctx) > 100.0);
     assert_true(attention_error(ctx) > 10.0);
+    l.seen.count = 0;
+    const double backward = backward_error(ctx);
+    print_message("broken backward, untested: %g x its bound\n", backward);
+    assert_true(th_pipeline_seen(&l.seen, "flash_backward_coopmat_emu", false));
+    assert_true(backward > 10.0);
     vkattn_context_destroy(ctx);
 }
 
