@@ -619,40 +619,50 @@ static void test_f16_cached(void **state)
 }
 
 /* An f16 layer refuses f16 masks and a bad dtype, naming them; an f32 layer
- * refuses f16 data. */
+ * refuses f16 data: spoils of one valid f16 call. */
+typedef struct dargs {
+    vkattn_gqa *layer, *f32_layer;
+    vkattn_layer_call call;
+    vkattn_layer_io io;
+    vkattn_tensor *m16; /* an f16 mask */
+} dargs;
+
+static vkattn_result dargs_call(vkattn_context *ctx, void *v)
+{
+    (void)ctx;
+    const dargs *a = v;
+    return vkattn_gqa_record(a->layer, VKATTN_RUN_NOW, &a->call, &a->io);
+}
+
+TH_SPOIL(dargs, f16_value_mask, VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask",
+         a->io.value_mask = a->m16)
+TH_SPOIL(dargs, f16_query_mask, VKATTN_ERROR_INVALID_ARGUMENT, "io->query_mask",
+         a->io.query_mask = a->m16)
+TH_SPOIL(dargs, f32_layer, VKATTN_ERROR_UNSUPPORTED, "io->query", a->layer = a->f32_layer)
+static const th_spoil_fn dtype_spoils[] = {f16_value_mask, f16_query_mask, f32_layer};
+
 static void test_bad_dtypes(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     vkattn_gqa_desc desc = {.head_dim = 4, .num_query_heads = 2, .num_key_value_heads = 1,
                             .query_width = 6, .value_width = 6, .dtype = (vkattn_dtype)7};
-    vkattn_gqa *layer = NULL;
-    TH_EXPECT_ERROR(vkattn_gqa_create(ctx, &desc, &layer), VKATTN_ERROR_INVALID_ARGUMENT,
+    dargs a = {.call = {.batch = 1, .tq = 3, .tv = 3}};
+    TH_EXPECT_ERROR(vkattn_gqa_create(ctx, &desc, &a.layer), VKATTN_ERROR_INVALID_ARGUMENT,
                     "desc->dtype");
-    assert_null(layer);
+    assert_null(a.layer);
     desc.dtype = VKATTN_DTYPE_F16;
-    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &layer));
-    const uint32_t B = 1, T = 3;
-    vkattn_tensor *x = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
-    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
-    vkattn_tensor *out = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
-    const vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
-    vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
-    TH_EXPECT_ERROR(vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask");
-    io.value_mask = NULL, io.query_mask = m16;
-    TH_EXPECT_ERROR(vkattn_gqa_record(layer, VKATTN_RUN_NOW, &call, &io),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "io->query_mask");
-    io.query_mask = NULL;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &a.layer));
     desc.dtype = VKATTN_DTYPE_F32;
-    vkattn_gqa *f32_layer = NULL;
-    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &f32_layer));
-    TH_EXPECT_ERROR(vkattn_gqa_record(f32_layer, VKATTN_RUN_NOW, &call, &io),
-                    VKATTN_ERROR_UNSUPPORTED, "io->query");
-    th_assert_validation_clean();
-    vkattn_gqa_destroy(f32_layer);
-    vkattn_gqa_destroy(layer);
-    vkattn_tensor_destroy(x), vkattn_tensor_destroy(out), vkattn_tensor_destroy(m16);
+    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &a.f32_layer));
+    vkattn_tensor *x = th_typed_tensor(ctx, 3 * 6, VKATTN_DTYPE_F16, NULL);
+    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
+    a.io = (vkattn_layer_io){.query = x, .value = x,
+                             .output = th_typed_tensor(ctx, 3 * 6, VKATTN_DTYPE_F16, NULL)};
+    a.m16 = th_typed_tensor(ctx, 3, VKATTN_DTYPE_F16, NULL);
+    TH_RUN_SPOILS(ctx, dargs_call, a, dtype_spoils);
+    vkattn_gqa_destroy(a.f32_layer);
+    vkattn_gqa_destroy(a.layer);
+    vkattn_tensor_destroy(x), vkattn_tensor_destroy(a.io.output), vkattn_tensor_destroy(a.m16);
 }
 
 TU_MAIN(th_setup, th_teardown,
