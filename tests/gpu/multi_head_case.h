@@ -268,8 +268,8 @@ static inline void mh_check_masked_query_rows(const mh_case *m, const host *h, c
         }
 }
 
-/* A random GroupedQueryAttention case: test_gqa.c and test_gqa_f16.c draw
- * theirs here, each within its bounds (f16 is slower: smaller). */
+/* A random GroupedQueryAttention case: test_gqa.c draws its f32 and f16
+ * ones here, each within its bounds (f16 is slower: smaller). */
 typedef struct mh_gqa_bounds {
     uint32_t heads;                /* Nq one of the first `heads` of {1, 2, 4, 6, 8} */
     uint32_t max_head_dim, max_width, max_t, max_batch; /* each from 1 */

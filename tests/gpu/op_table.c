@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *th_dtype_name(vkattn_dtype dt)
 {
@@ -73,5 +74,22 @@ void th_run_bad_args(vkattn_context *ctx, const th_bad_arg *rows, size_t n)
         const vkattn_result r = rows[i].call(ctx);
         expect_named(rows[i].name, r, rows[i].code, vkattn_last_error(), rows[i].message);
     }
+    th_assert_validation_clean();
+}
+
+void th_run_spoils(vkattn_context *ctx, vkattn_result (*call)(vkattn_context *ctx, void *args),
+                   const void *valid, size_t size, const th_spoil_fn *spoils, size_t n)
+{
+    void *args = malloc(size);
+    assert_non_null(args);
+    memcpy(args, valid, size);
+    expect_named("the valid args", call(ctx, args), VKATTN_SUCCESS, vkattn_last_error(), NULL);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(args, valid, size);
+        const th_spoil want = spoils[i](args);
+        const vkattn_result r = call(ctx, args);
+        expect_named(want.name, r, want.code, vkattn_last_error(), want.message);
+    }
+    free(args);
     th_assert_validation_clean();
 }

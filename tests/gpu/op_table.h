@@ -1,7 +1,8 @@
 /* The table-driven op tests: an op is a row {op, case generator, op run,
  * reference, bound} that th_run_op_rows runs over the row's dtypes and its
  * cases, comparing the device's output with the CPU reference; a bad argument
- * is a row {call, code, message} that th_run_bad_args runs. The profile and
+ * is a row {call, code, message} that th_run_bad_args runs, or a spoil of one
+ * field of a valid call with its {code, message} that th_run_spoils runs. The profile and
  * path come from the group's setup (th_setup, th_setup_mobile) and from
  * CTest's passes (default, subgroup 4 with GPU kernel shapes, mobile-min), so
  * a row is written once for every dtype and pass. docs/TESTING.md says how to
@@ -64,6 +65,35 @@ void th_expect_error(vkattn_context *ctx, vkattn_result got, vkattn_result want,
 
 /* Every bad-argument row on ctx; validation must stay clean. */
 void th_run_bad_args(vkattn_context *ctx, const th_bad_arg *rows, size_t n);
+
+/* A "change one field" bad argument: a spoil changes one field (or one pair
+ * that must agree) of a copy of the valid args and says how the call on them
+ * must fail: with `code` and a last error containing `message`. */
+typedef struct th_spoil {
+    const char *name; /* the spoil's name, for failure messages */
+    vkattn_result code;
+    const char *message;
+} th_spoil;
+typedef th_spoil (*th_spoil_fn)(void *args);
+
+/* A row, one line: the spoil fn(void *args) changing the args of type T (named
+ * a) by `change`, whose call must fail with code_ naming message_. */
+#define TH_SPOIL(T, fn, code_, message_, change)                                                   \
+    static th_spoil fn(void *args_)                                                                \
+    {                                                                                              \
+        T *a = args_;                                                                              \
+        change;                                                                                    \
+        return (th_spoil){#fn, (code_), (message_)};                                               \
+    }
+
+/* call(ctx, args) on a copy of `valid` (size bytes), which must succeed, then
+ * on a spoiled copy per spoil; validation must stay clean. The spoils are thus
+ * known to be what fails. */
+void th_run_spoils(vkattn_context *ctx, vkattn_result (*call)(vkattn_context *ctx, void *args),
+                   const void *valid, size_t size, const th_spoil_fn *spoils, size_t n);
+#define TH_RUN_SPOILS(ctx, call, valid, spoils)                                                    \
+    th_run_spoils((ctx), (call), &(valid), sizeof(valid), (spoils),                               \
+                  sizeof(spoils) / sizeof((spoils)[0]))
 
 /* The dtype's name in messages ("f32", "f16", "i8"). */
 const char *th_dtype_name(vkattn_dtype dt);

@@ -19,9 +19,26 @@
  * for outputs, 5e-6 absolute for the scores (in [0, 1]). The reference of GQA
  * and of MHA with repeated kernels compute the same f32 products and sums in
  * the same order, so they must agree exactly. The Keras values are given to 4
- * significant digits: within 5e-4 (outputs ~2.5) and 5e-5 (scores). */
+ * significant digits: within 5e-4 (outputs ~2.5) and 5e-5 (scores).
+ *
+ * The f16 layer (desc.dtype VKATTN_DTYPE_F16; Keras's float16 policy, as
+ * test_mha_f16.c for MultiHeadAttention) is the same random row under dtype
+ * f16: the reference runs in f32 on the f16-rounded inputs and weights, the
+ * shapes are smaller (Nq up to 4, widths up to 19, T up to 11, batch up to 2)
+ * and each of query, key, value, output and scores an f16 or an f32 tensor at
+ * random; two fixed f16 cases, an f16 layer's cached calls with an f16 cache,
+ * and its bad arguments. Its bound: the layer rounds projections, heads and
+ * context (and an f16 output once more) to f16, each within eps16 / 2
+ * relative (eps16 = 2^-10), which through the logits, softmax and the two
+ * projections stay a few eps16 of the output scale:
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)      (7.8e-3)
+ *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
+ * Sharing a K/V head between query heads changes no rounding. */
+#include "cached_steps.h"
 #include "harness.h"
+#include "layer_out.h"
 #include "multi_head_case.h"
+#include "op_table.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +47,13 @@
 
 #define OUT_BOUND 2e-5
 #define SCORE_BOUND 5e-6
+#define EPS16 (1.0 / 1024.0)
+
+/* the bounds of the header comment, per layer dtype */
+static const struct {
+    double out, scores;
+} bound[2] = {[VKATTN_DTYPE_F32] = {OUT_BOUND, SCORE_BOUND},
+              [VKATTN_DTYPE_F16] = {8 * EPS16, 4 * EPS16}};
 
 typedef struct gcase {
     vkattn_gqa_desc desc;
@@ -37,6 +61,7 @@ typedef struct gcase {
     bool key_given, self_attn, query_mask, value_mask;
     attn_kind attn;
     const char *am_form; /* with attn SHARED: the mask's broadcast shape (mask_forms.h) */
+    vkattn_dtype tq, tk, tv, tout, tscores; /* of the io tensors (f16 layers only) */
 } gcase;
 
 static uint32_t key_width_of(const vkattn_gqa_desc *d)
@@ -63,6 +88,16 @@ static vkattn_result run_gpu(vkattn_context *ctx, const gcase *m, const host *h,
     TH_OK(ctx, vkattn_gqa_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_gqa_set_weights(layer, &h->w));
     vkattn_layer_io io = mh_gpu_io(ctx, &v, h);
+    const sizes s = mh_sizes(&v);
+    const bool shared_value = io.value == io.query;
+    mh_retype(ctx, &io.query, m->tq, s.query, h->query); /* f32: as made */
+    if (shared_value)
+        io.value = io.query;
+    else
+        mh_retype(ctx, &io.value, m->tv, s.value, h->value);
+    mh_retype(ctx, &io.key, m->tk, s.key, h->key);
+    mh_retype(ctx, &io.output, m->tout, s.out, NULL);
+    mh_retype(ctx, &io.scores, m->tscores, s.scores, NULL);
     vkattn_result r = vkattn_gqa_record(layer, VKATTN_RUN_NOW, &m->call, &io);
     mh_gpu_io_finish(ctx, &v, &io, r == VKATTN_SUCCESS, out, scores);
     vkattn_gqa_destroy(layer);
@@ -73,62 +108,93 @@ static void describe(const gcase *m, char *buf, size_t n)
 {
     char d[160], k[96];
     rc_describe_gqa(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
-    snprintf(buf, n, "gqa %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s", d, k, m->self_attn,
+    snprintf(buf, n, "gqa %s %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s types q=%d k=%d "
+             "v=%d out=%d scores=%d", th_dtype_name(m->desc.dtype), d, k, m->self_attn,
              m->key_given, m->query_mask, m->value_mask, (int)m->attn,
-             m->am_form ? m->am_form : "-");
+             m->am_form ? m->am_form : "-", (int)m->tq, (int)m->tk, (int)m->tv, (int)m->tout,
+             (int)m->tscores);
 }
 
-static void check_case(vkattn_context *ctx, const gcase *m)
+/* Runs one case on the GPU and the reference under the layer dtype's bound;
+ * returns the output error. */
+static double check_case(vkattn_context *ctx, const gcase *m)
 {
-    char what[400];
+    char what[420];
     describe(m, what, sizeof what);
     const mh_case v = view(m);
     const sizes s = mh_sizes(&v);
+    const bool f16 = m->desc.dtype == VKATTN_DTYPE_F16;
     host h;
     mh_host_random(&v, &h);
-    float *ref = tu_floats(s.out), *ref_scores = tu_floats(s.scores);
-    float *got = tu_floats(s.out), *got_scores = tu_floats(s.scores);
-    tu_poison(ref, s.out), tu_poison(ref_scores, s.scores);
-    tu_poison(got, s.out), tu_poison(got_scores, s.scores);
-    vkattn_layer_host_io hio = mh_host_io(&v, &h, ref, ref_scores);
+    if (f16)
+        mh_host_round_f16(&v, &h);
+    th_layer_out o = th_layer_out_make(s.out, s.scores);
+    vkattn_layer_host_io hio = mh_host_io(&v, &h, o.ref, o.ref_scores);
     TH_OK(ctx, vkattn_reference_gqa(&m->desc, &h.w, &m->call, &hio));
-    vkattn_result r = run_gpu(ctx, m, &h, got, got_scores);
+    vkattn_result r = run_gpu(ctx, m, &h, o.got, o.got_scores);
     if (r != VKATTN_SUCCESS)
         fail_msg("%s: vkattn_gqa_record(VKATTN_RUN_NOW) gave %s (%s)", what, vkattn_result_name(r),
                  vkattn_last_error());
-    const double err = tu_max_rel_err(got, ref, s.out, 1.0);
-    if (!(err <= OUT_BOUND))
-        fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
     const bool scores = m->call.return_attention_scores;
-    mh_check_masked_query_rows(&v, &h, ref, scores ? ref_scores : NULL, "reference");
-    mh_check_masked_query_rows(&v, &h, got, scores ? got_scores : NULL, what);
-    if (scores) {
-        const double serr = tu_max_abs_err(got_scores, ref_scores, s.scores);
-        if (!(serr <= SCORE_BOUND))
-            fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
+    const double err = th_layer_out_check(&o, scores, bound[m->desc.dtype].out,
+                                          bound[m->desc.dtype].scores, what);
+    if (!f16) { /* exact output-bias rows: f32 only (f16 rounds the bias) */
+        mh_check_masked_query_rows(&v, &h, o.ref, scores ? o.ref_scores : NULL, "reference");
+        mh_check_masked_query_rows(&v, &h, o.got, scores ? o.got_scores : NULL, what);
     }
     th_assert_validation_clean();
     mh_host_free(&v, &h);
-    free(ref), free(ref_scores), free(got), free(got_scores);
+    th_layer_out_free(&o);
+    return err;
 }
 
-static gcase random_case(void)
+static vkattn_dtype any_type(void)
 {
-    static const mh_gqa_bounds bounds = {.heads = 5, .max_head_dim = 12, .max_width = 23,
-                                         .max_t = 17, .max_batch = 3, .dropout_one_in = 3,
-                                         .max_dropout = 0.6f, .offset = true, .gate = true};
-    const mh_gqa_case r = mh_random_gqa(&bounds);
+    return tu_rand_range(0, 1) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+}
+
+/* A random case of a layer of dtype dt: f16 on smaller shapes, with each io
+ * tensor f16 or f32 at random. */
+static gcase random_case(vkattn_dtype dt)
+{
+    static const mh_gqa_bounds bounds[2] = {
+        [VKATTN_DTYPE_F32] = {.heads = 5, .max_head_dim = 12, .max_width = 23, .max_t = 17,
+                              .max_batch = 3, .dropout_one_in = 3, .max_dropout = 0.6f,
+                              .offset = true, .gate = true},
+        [VKATTN_DTYPE_F16] = {.heads = 4, .max_head_dim = 9, .max_width = 19, .max_t = 11,
+                              .max_batch = 2, .dropout_one_in = 4, .max_dropout = 0.5f},
+    };
+    const mh_gqa_case r = mh_random_gqa(&bounds[dt]);
     gcase m = {.desc = r.desc, .call = r.call, .key_given = r.key_given, .self_attn = r.self_attn,
                .query_mask = r.query_mask, .value_mask = r.value_mask, .attn = r.attn};
+    if (dt == VKATTN_DTYPE_F16) {
+        m.desc.dtype = dt;
+        m.tq = any_type();
+        m.tv = m.self_attn ? m.tq : any_type();
+        m.tk = any_type();
+        m.tout = any_type();
+        m.tscores = any_type();
+    }
     return m;
 }
 
+/* The random row over the dtypes: 20 f32 cases, 16 f16 ones. */
 static void test_random_cases(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 20; i++) {
-        gcase m = random_case();
-        check_case(ctx, &m);
+    static const struct {
+        vkattn_dtype dt;
+        int cases;
+    } rows[] = {{VKATTN_DTYPE_F32, 20}, {VKATTN_DTYPE_F16, 16}};
+    for (size_t d = 0; d < sizeof rows / sizeof rows[0]; d++) {
+        double worst = 0.0;
+        for (int i = 0; i < rows[d].cases; i++) {
+            const gcase m = random_case(rows[d].dt);
+            const double err = check_case(ctx, &m);
+            worst = err > worst ? err : worst;
+        }
+        printf("# %s GQA: largest output error %.3g (bound %.3g)\n", th_dtype_name(rows[d].dt),
+               worst, bound[rows[d].dt].out);
     }
 }
 
@@ -161,7 +227,7 @@ static void test_masks_and_windows(void **state)
         check_case(ctx, &m);
     }
     for (int i = 0; i < 6; i++) {
-        gcase m = random_case();
+        gcase m = random_case(VKATTN_DTYPE_F32);
         m.call.causal = i % 3 == 0 ? VKATTN_CAUSAL_NONE
                         : i % 3 == 1 ? VKATTN_CAUSAL_TOP_LEFT
                                      : VKATTN_CAUSAL_BOTTOM_RIGHT;
@@ -206,7 +272,7 @@ static void test_equals_mha(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     for (int i = 0; i < 8; i++) {
-        gcase m = random_case();
+        gcase m = random_case(VKATTN_DTYPE_F32);
         if (m.desc.num_key_value_heads == m.desc.num_query_heads && i % 2 == 0)
             m.desc.num_key_value_heads = 1;
         char what[400];
@@ -477,6 +543,129 @@ static void test_bad_record(void **state)
     vkattn_gqa_destroy(layer);
 }
 
+/* f16 layers. Every run covers, whatever the draw: multi-query
+ * self-attention with every mask, causal and a window, f16 tensors throughout;
+ * and cross-attention with Nkv = Nq/2 on the fused path, f32 query and
+ * output. */
+static void test_f16_fixed_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const gcase a = {
+        .desc = {.head_dim = 5, .num_query_heads = 4, .num_key_value_heads = 1,
+                 .query_width = 13, .value_width = 13, .sliding_window = 3,
+                 .dtype = VKATTN_DTYPE_F16},
+        .call = {.batch = 1, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
+                 .return_attention_scores = true},
+        .self_attn = true, .query_mask = true, .value_mask = true, .attn = ATTN_PER_HEAD,
+        .tq = VKATTN_DTYPE_F16, .tv = VKATTN_DTYPE_F16, .tk = VKATTN_DTYPE_F16,
+        .tout = VKATTN_DTYPE_F16, .tscores = VKATTN_DTYPE_F16,
+    };
+    check_case(ctx, &a);
+    const gcase b = {
+        .desc = {.head_dim = 6, .num_query_heads = 6, .num_key_value_heads = 3,
+                 .query_width = 11, .key_width = 9, .value_width = 15, .no_bias = true,
+                 .dtype = VKATTN_DTYPE_F16},
+        .call = {.batch = 2, .tq = 5, .tv = 12, .path = VKATTN_SDPA_FUSED},
+        .key_given = true, .value_mask = true,
+        .tq = VKATTN_DTYPE_F32, .tk = VKATTN_DTYPE_F16, .tv = VKATTN_DTYPE_F16,
+        .tout = VKATTN_DTYPE_F32,
+    };
+    check_case(ctx, &b);
+}
+
+/* An f16 layer with a cache of Nkv f16 heads, f16 io: a prefill of 5 then
+ * steps of 1 and 2 equal (within the f16 bound) one causal call over the 8
+ * tokens. */
+static void test_f16_cached(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    enum { B = 2, T = 8, CAP = 8 };
+    const uint32_t steps[] = {5, 1, 2};
+    const gcase m = {
+        .desc = {.head_dim = 4, .num_query_heads = 4, .num_key_value_heads = 2,
+                 .query_width = 7, .value_width = 7, .dtype = VKATTN_DTYPE_F16},
+        .call = {.batch = B, .tq = T, .tv = T, .causal = VKATTN_CAUSAL_TOP_LEFT},
+        .self_attn = true,
+    };
+    const mh_case v = view(&m);
+    const sizes s = mh_sizes(&v);
+    host h;
+    mh_host_random(&v, &h);
+    mh_host_round_f16(&v, &h);
+    float *ref = tu_floats(s.out), *got = tu_floats(s.out);
+    tu_poison(ref, s.out), tu_poison(got, s.out);
+    const vkattn_layer_host_io hio = mh_host_io(&v, &h, ref, NULL);
+    TH_OK(ctx, vkattn_reference_gqa(&m.desc, &h.w, &m.call, &hio));
+    vkattn_gqa *layer = NULL;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &m.desc, &layer));
+    TH_OK(ctx, vkattn_gqa_set_weights(layer, &h.w));
+    const vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = 2, .capacity = CAP, .key_dim = 4,
+                                     .value_dim = 4, .dtype = VKATTN_DTYPE_F16};
+    vkattn_kv_cache *cache = NULL;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    const th_cached_run r = {.gqa = layer, .cache = cache, .batch = B, .len = T,
+                             .width = m.desc.query_width, .out_width = m.desc.query_width,
+                             .io_type = VKATTN_DTYPE_F16};
+    th_cached_steps(ctx, &r, h.query, 0, steps, sizeof steps / sizeof steps[0], got);
+    const double err = tu_max_rel_err(got, ref, s.out, 1.0);
+    if (!(err <= bound[VKATTN_DTYPE_F16].out))
+        fail_msg("f16 cached GQA: output error %.3g exceeds %.3g", err,
+                 bound[VKATTN_DTYPE_F16].out);
+    th_assert_validation_clean();
+    vkattn_kv_cache_destroy(cache);
+    vkattn_gqa_destroy(layer);
+    mh_host_free(&v, &h);
+    free(ref), free(got);
+}
+
+/* An f16 layer refuses f16 masks and a bad dtype, naming them; an f32 layer
+ * refuses f16 data: spoils of one valid f16 call. */
+typedef struct dargs {
+    vkattn_gqa *layer, *f32_layer;
+    vkattn_layer_call call;
+    vkattn_layer_io io;
+    vkattn_tensor *m16; /* an f16 mask */
+} dargs;
+
+static vkattn_result dargs_call(vkattn_context *ctx, void *v)
+{
+    (void)ctx;
+    const dargs *a = v;
+    return vkattn_gqa_record(a->layer, VKATTN_RUN_NOW, &a->call, &a->io);
+}
+
+TH_SPOIL(dargs, f16_value_mask, VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask",
+         a->io.value_mask = a->m16)
+TH_SPOIL(dargs, f16_query_mask, VKATTN_ERROR_INVALID_ARGUMENT, "io->query_mask",
+         a->io.query_mask = a->m16)
+TH_SPOIL(dargs, f32_layer, VKATTN_ERROR_UNSUPPORTED, "io->query", a->layer = a->f32_layer)
+static const th_spoil_fn dtype_spoils[] = {f16_value_mask, f16_query_mask, f32_layer};
+
+static void test_bad_dtypes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_gqa_desc desc = {.head_dim = 4, .num_query_heads = 2, .num_key_value_heads = 1,
+                            .query_width = 6, .value_width = 6, .dtype = (vkattn_dtype)7};
+    dargs a = {.call = {.batch = 1, .tq = 3, .tv = 3}};
+    TH_EXPECT_ERROR(vkattn_gqa_create(ctx, &desc, &a.layer), VKATTN_ERROR_INVALID_ARGUMENT,
+                    "desc->dtype");
+    assert_null(a.layer);
+    desc.dtype = VKATTN_DTYPE_F16;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &a.layer));
+    desc.dtype = VKATTN_DTYPE_F32;
+    TH_OK(ctx, vkattn_gqa_create(ctx, &desc, &a.f32_layer));
+    vkattn_tensor *x = th_typed_tensor(ctx, 3 * 6, VKATTN_DTYPE_F16, NULL);
+    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
+    a.io = (vkattn_layer_io){.query = x, .value = x,
+                             .output = th_typed_tensor(ctx, 3 * 6, VKATTN_DTYPE_F16, NULL)};
+    a.m16 = th_typed_tensor(ctx, 3, VKATTN_DTYPE_F16, NULL);
+    TH_RUN_SPOILS(ctx, dargs_call, a, dtype_spoils);
+    vkattn_gqa_destroy(a.f32_layer);
+    vkattn_gqa_destroy(a.layer);
+    vkattn_tensor_destroy(x), vkattn_tensor_destroy(a.io.output), vkattn_tensor_destroy(a.m16);
+}
+
 TU_MAIN(th_setup, th_teardown,
     test_keras_known_values, test_random_cases, test_masks_and_windows, test_key_batch_dropout,
-    test_equals_mha, test_weights_round_trip, test_bad_create_and_weights, test_bad_record)
+    test_equals_mha, test_weights_round_trip, test_bad_create_and_weights, test_bad_record,
+    test_f16_fixed_cases, test_f16_cached, test_bad_dtypes)

@@ -9,7 +9,7 @@
  * rotation 2e-5 at positions below 64, 2e-3 up to 4096 (the fp32 angle's
  * p * 2^-23 rad); f16 out one f16 epsilon (2^-10) more; the backward 1e-4
  * relative to max(max|ref|, 0.01) (grad_weight sums up to 150 rows). */
-#include "harness.h"
+#include "op_table.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -175,122 +175,121 @@ static void test_head_ops(void **state)
     run_case(ctx, &app);
 }
 
-#define EXPECT(code, call, word)                                                                  \
-    do {                                                                                          \
-        assert_int_equal((call), (code));                                                         \
-        if (!strstr(vkattn_last_error(), (word)))                                                 \
-            fail_msg("%s: message \"%s\" does not name %s", #call, vkattn_last_error(), (word));  \
-    } while (0)
+/* Bad arguments as "change one field" rows over one valid call per op: the
+ * device and host io of that call, and spare tensors a spoil may put in. */
+typedef struct hargs {
+    vkattn_head_op_params p;
+    vkattn_head_op_io io;
+    vkattn_head_op_host_io hio;
+    vkattn_tensor *small, *g, *gw, *w, *pos; /* spares: n - 1, n, 4, 4, 6 elements */
+    float *hx, *hout, *hg, *hpos;
+} hargs;
+
+static vkattn_result dev_call(vkattn_context *ctx, void *v)
+{
+    const hargs *a = v;
+    return vkattn_head_op_record(ctx, VKATTN_RUN_NOW, &a->p, &a->io);
+}
+
+static vkattn_result ref_call(vkattn_context *ctx, void *v)
+{
+    (void)ctx;
+    const hargs *a = v;
+    return vkattn_reference_head_op(&a->p, &a->hio);
+}
+
+#define INV VKATTN_ERROR_INVALID_ARGUMENT
+/* the params: both entries, the same words */
+TH_SPOIL(hargs, bad_op, INV, "params->op", a->p.op = (vkattn_head_op)7)
+TH_SPOIL(hargs, no_seq, INV, "params->seq", a->p.seq = 0)
+TH_SPOIL(hargs, neg_eps, INV, "params->epsilon", a->p.epsilon = -1.0f)
+TH_SPOIL(hargs, nan_eps, INV, "params->epsilon", a->p.epsilon = NAN)
+TH_SPOIL(hargs, huge, VKATTN_ERROR_SIZE_OVERFLOW, "overflows",
+         a->p.batch = a->p.heads = a->p.seq = a->p.dim = UINT32_MAX)
+static const th_spoil_fn norm_params[] = {bad_op, no_seq, neg_eps, nan_eps, huge};
+TH_SPOIL(hargs, odd_rot, INV, "params->rope.rotary_dim", a->p.rope.rotary_dim = 3)
+TH_SPOIL(hargs, big_rot, INV, "params->rope.rotary_dim", a->p.rope.rotary_dim = 6)
+TH_SPOIL(hargs, short_wave, INV, "params->rope.max_wavelength", a->p.rope.max_wavelength = 0.5f)
+TH_SPOIL(hargs, neg_scaling, INV, "params->rope.scaling_factor", a->p.rope.scaling_factor = -1)
+TH_SPOIL(hargs, bad_layout, INV, "params->rope.layout", a->p.rope.layout = (vkattn_rope_layout)5)
+static const th_spoil_fn rope_params[] = {odd_rot, big_rot, short_wave, neg_scaling, bad_layout};
+
+/* the tensors */
+TH_SPOIL(hargs, small_x, INV, "io->x", a->io.x = a->small)
+TH_SPOIL(hargs, small_out, INV, "io->out", a->io.out = a->small)
+TH_SPOIL(hargs, no_weight, INV, "io->weight", a->io.weight = NULL)
+TH_SPOIL(hargs, with_positions, INV, "io->positions", a->io.positions = a->pos)
+TH_SPOIL(hargs, with_grad_out, INV, "io->grad_out", a->io.grad_out = a->g)
+static const th_spoil_fn norm_io[] = {small_x, small_out, no_weight, with_positions,
+                                      with_grad_out};
+TH_SPOIL(hargs, with_weight, INV, "io->weight", a->io.weight = a->w)
+TH_SPOIL(hargs, short_positions, INV, "io->positions", a->io.positions = a->gw)
+TH_SPOIL(hargs, out_is_positions, INV, "io->out", a->io.out = a->io.positions = a->g)
+static const th_spoil_fn rope_io[] = {with_weight, short_positions, out_is_positions};
+TH_SPOIL(hargs, with_out, INV, "io->out", a->io.out = a->g)
+TH_SPOIL(hargs, grad_x_is_x, INV, "io->grad_x", a->io.grad_x = a->io.x)
+TH_SPOIL(hargs, grad_weight_is_weight, INV, "io->grad_weight", a->io.grad_weight = a->io.weight)
+TH_SPOIL(hargs, no_grad_weight, INV, "io->grad_weight", a->io.grad_weight = NULL)
+static const th_spoil_fn bwd_io[] = {with_out, grad_x_is_x, grad_weight_is_weight,
+                                     no_grad_weight};
+
+/* the host arrays of the reference */
+TH_SPOIL(hargs, h_no_weight, INV, "io->weight", a->hio.weight = NULL)
+TH_SPOIL(hargs, h_with_positions, INV, "io->positions", a->hio.positions = a->hpos)
+static const th_spoil_fn norm_hio[] = {h_no_weight, h_with_positions};
+TH_SPOIL(hargs, h_out_is_positions, INV, "io->out", a->hio.positions = a->hio.out = a->hg)
+static const th_spoil_fn rope_hio[] = {h_out_is_positions};
+TH_SPOIL(hargs, h_grad_x_is_x, INV, "io->grad_x", a->hio.grad_x = a->hx)
+TH_SPOIL(hargs, h_with_out, INV, "io->out", a->hio.out = a->hout)
+static const th_spoil_fn bwd_hio[] = {h_grad_x_is_x, h_with_out};
+#undef INV
 
 static void test_bad_arguments(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     const uint32_t n = 2 * 3 * 4;
-    vkattn_tensor *x = th_tensor(ctx, n, NULL), *out = th_tensor(ctx, n, NULL),
-                  *small = th_tensor(ctx, n - 1, NULL), *w = th_tensor(ctx, 4, NULL),
-                  *pos = th_tensor(ctx, 6, NULL), *g = th_tensor(ctx, n, NULL),
-                  *gw = th_tensor(ctx, 4, NULL);
-    const vkattn_head_op_params norm = {.op = VKATTN_HEAD_RMS_NORM, .batch = 2, .heads = 1,
-                                        .seq = 3, .dim = 4};
-    vkattn_head_op_params rope = norm, bwd = norm;
-    rope.op = VKATTN_HEAD_ROPE;
-    bwd.op = VKATTN_HEAD_RMS_NORM_BACKWARD;
-    const vkattn_head_op_io nio = {.x = x, .out = out, .weight = w};
-    const vkattn_head_op_io rio = {.x = x, .out = out, .positions = pos};
-    const vkattn_head_op_io bio = {.x = x, .weight = w, .grad_out = g, .grad_x = out,
-                                   .grad_weight = gw};
-    const int INV = VKATTN_ERROR_INVALID_ARGUMENT;
-    float hx[24] = {0}, hout[24], hw[4] = {1, 1, 1, 1}, hpos[6] = {0};
-    const vkattn_head_op_host_io hnio = {.x = hx, .out = hout, .weight = hw};
-    /* the params: both entries, the same words */
-    struct {
-        vkattn_head_op_params p;
-        const vkattn_head_op_io *io;
-        const vkattn_head_op_host_io *hio;
-        int code;
-        const char *word;
-    } pc[] = {
-        {norm, &nio, &hnio, INV, "params->op"},
-        {norm, &nio, &hnio, INV, "params->seq"},
-        {norm, &nio, &hnio, INV, "params->epsilon"},
-        {norm, &nio, &hnio, INV, "params->epsilon"},
-        {rope, &rio, NULL, INV, "params->rope.rotary_dim"},
-        {rope, &rio, NULL, INV, "params->rope.rotary_dim"},
-        {rope, &rio, NULL, INV, "params->rope.max_wavelength"},
-        {rope, &rio, NULL, INV, "params->rope.scaling_factor"},
-        {rope, &rio, NULL, INV, "params->rope.layout"},
-        {norm, &nio, &hnio, VKATTN_ERROR_SIZE_OVERFLOW, "overflows"},
-    };
-    pc[0].p.op = (vkattn_head_op)7;
-    pc[1].p.seq = 0;
-    pc[2].p.epsilon = -1.0f;
-    pc[3].p.epsilon = NAN;
-    pc[4].p.rope.rotary_dim = 3;
-    pc[5].p.rope.rotary_dim = 6;
-    pc[6].p.rope.max_wavelength = 0.5f;
-    pc[7].p.rope.scaling_factor = -1.0f;
-    pc[8].p.rope.layout = (vkattn_rope_layout)5;
-    pc[9].p.batch = pc[9].p.heads = pc[9].p.seq = pc[9].p.dim = UINT32_MAX;
-    const vkattn_head_op_host_io hrio = {.x = hx, .out = hout, .positions = hpos};
-    for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
-        EXPECT(pc[i].code, vkattn_head_op_record(ctx, VKATTN_RUN_NOW, &pc[i].p, pc[i].io),
-               pc[i].word);
-        EXPECT(pc[i].code, vkattn_reference_head_op(&pc[i].p, pc[i].hio ? pc[i].hio : &hrio),
-               pc[i].word);
-    }
-    EXPECT(INV, vkattn_head_op_record(ctx, VKATTN_RUN_NOW, NULL, &nio), "params");
-    EXPECT(INV, vkattn_head_op_record(ctx, VKATTN_RUN_NOW, &norm, NULL), "io");
-    EXPECT(INV, vkattn_head_op_record(NULL, VKATTN_RUN_NOW, &norm, &nio), "ctx");
-    EXPECT(INV, vkattn_reference_head_op(NULL, &hnio), "params");
-    EXPECT(INV, vkattn_reference_head_op(&norm, NULL), "io");
-    /* the tensors */
-    struct {
-        const vkattn_head_op_params *p;
-        vkattn_head_op_io io;
-        const char *word;
-    } ic[] = {
-        {&norm, {.x = small, .out = out, .weight = w}, "io->x"},
-        {&norm, {.x = x, .out = small, .weight = w}, "io->out"},
-        {&norm, {.x = x, .out = out}, "io->weight"},
-        {&norm, {.x = x, .out = out, .weight = w, .positions = pos}, "io->positions"},
-        {&norm, {.x = x, .out = out, .weight = w, .grad_out = g}, "io->grad_out"},
-        {&rope, {.x = x, .out = out, .weight = w}, "io->weight"},
-        {&rope, {.x = x, .out = out, .positions = gw}, "io->positions"},
-        {&rope, {.x = x, .out = g, .positions = g}, "io->out"},
-        {&bwd, {.x = x, .out = out, .weight = w, .grad_out = g, .grad_x = out, .grad_weight = gw},
-         "io->out"},
-        {&bwd, {.x = x, .weight = w, .grad_out = g, .grad_x = x, .grad_weight = gw}, "io->grad_x"},
-        {&bwd, {.x = x, .weight = w, .grad_out = g, .grad_x = out, .grad_weight = w},
-         "io->grad_weight"},
-        {&bwd, {.x = x, .weight = w, .grad_out = g, .grad_x = out}, "io->grad_weight"},
-    };
-    for (size_t i = 0; i < sizeof ic / sizeof ic[0]; i++)
-        EXPECT(INV, vkattn_head_op_record(ctx, VKATTN_RUN_NOW, ic[i].p, &ic[i].io), ic[i].word);
-    float hg[24] = {0}, hgw[4];
-    struct {
-        const vkattn_head_op_params *p;
-        vkattn_head_op_host_io io;
-        const char *word;
-    } hc[] = {
-        {&norm, {.x = hx, .out = hout}, "io->weight"},
-        {&norm, {.x = hx, .out = hout, .weight = hw, .positions = hpos}, "io->positions"},
-        {&rope, {.x = hx, .out = hg, .positions = hg}, "io->out"},
-        {&bwd, {.x = hx, .weight = hw, .grad_out = hg, .grad_x = hx, .grad_weight = hgw},
-         "io->grad_x"},
-        {&bwd, {.x = hx, .out = hout, .weight = hw, .grad_out = hg, .grad_x = hg,
-                .grad_weight = hgw},
-         "io->out"},
-    };
-    for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
-        EXPECT(INV, vkattn_reference_head_op(hc[i].p, &hc[i].io), hc[i].word);
-    /* the good calls of the same tensors pass, in every record mode */
-    TH_OK(ctx, vkattn_head_op_record(ctx, VKATTN_PREPARE, &norm, &nio));
-    TH_OK(ctx, vkattn_head_op_record(ctx, VKATTN_PREPARE, &rope, &rio));
-    TH_OK(ctx, vkattn_head_op_record(ctx, VKATTN_PREPARE, &bwd, &bio));
+    vkattn_tensor *x = th_tensor(ctx, n, NULL), *out = th_tensor(ctx, n, NULL);
+    float hx[24] = {0}, hout[24], hw[4] = {1, 1, 1, 1}, hpos[6] = {0}, hg[24] = {0}, hgx[24],
+          hgw[4];
+    hargs norm = {.p = {.op = VKATTN_HEAD_RMS_NORM, .batch = 2, .heads = 1, .seq = 3, .dim = 4},
+                  .small = th_tensor(ctx, n - 1, NULL), .g = th_tensor(ctx, n, NULL),
+                  .gw = th_tensor(ctx, 4, NULL), .w = th_tensor(ctx, 4, NULL),
+                  .pos = th_tensor(ctx, 6, NULL), .hx = hx, .hout = hout, .hg = hg,
+                  .hpos = hpos};
+    hargs rope = norm, bwd = norm;
+    norm.io = (vkattn_head_op_io){.x = x, .out = out, .weight = norm.w};
+    norm.hio = (vkattn_head_op_host_io){.x = hx, .out = hout, .weight = hw};
+    rope.p.op = VKATTN_HEAD_ROPE;
+    rope.io = (vkattn_head_op_io){.x = x, .out = out, .positions = norm.pos};
+    rope.hio = (vkattn_head_op_host_io){.x = hx, .out = hout, .positions = hpos};
+    bwd.p.op = VKATTN_HEAD_RMS_NORM_BACKWARD;
+    bwd.io = (vkattn_head_op_io){.x = x, .weight = norm.w, .grad_out = norm.g, .grad_x = out,
+                                 .grad_weight = norm.gw};
+    bwd.hio = (vkattn_head_op_host_io){.x = hx, .weight = hw, .grad_out = hg, .grad_x = hgx,
+                                       .grad_weight = hgw};
+    TH_RUN_SPOILS(ctx, dev_call, norm, norm_params);
+    TH_RUN_SPOILS(ctx, ref_call, norm, norm_params);
+    TH_RUN_SPOILS(ctx, dev_call, rope, rope_params);
+    TH_RUN_SPOILS(ctx, ref_call, rope, rope_params);
+    TH_RUN_SPOILS(ctx, dev_call, norm, norm_io);
+    TH_RUN_SPOILS(ctx, dev_call, rope, rope_io);
+    TH_RUN_SPOILS(ctx, dev_call, bwd, bwd_io);
+    TH_RUN_SPOILS(ctx, ref_call, norm, norm_hio);
+    TH_RUN_SPOILS(ctx, ref_call, rope, rope_hio);
+    TH_RUN_SPOILS(ctx, ref_call, bwd, bwd_hio);
+    th_expect_invalid(vkattn_head_op_record(ctx, VKATTN_RUN_NOW, NULL, &norm.io), "params");
+    th_expect_invalid(vkattn_head_op_record(ctx, VKATTN_RUN_NOW, &norm.p, NULL), "io");
+    th_expect_invalid(vkattn_head_op_record(NULL, VKATTN_RUN_NOW, &norm.p, &norm.io), "ctx");
+    th_expect_invalid(vkattn_reference_head_op(NULL, &norm.hio), "params");
+    th_expect_invalid(vkattn_reference_head_op(&norm.p, NULL), "io");
+    /* the valid calls pass in every record mode (th_run_spoils ran them now) */
+    TH_OK(ctx, vkattn_head_op_record(ctx, VKATTN_PREPARE, &norm.p, &norm.io));
+    TH_OK(ctx, vkattn_head_op_record(ctx, VKATTN_PREPARE, &rope.p, &rope.io));
+    TH_OK(ctx, vkattn_head_op_record(ctx, VKATTN_PREPARE, &bwd.p, &bwd.io));
     th_assert_validation_clean();
-    vkattn_tensor_destroy(x), vkattn_tensor_destroy(out), vkattn_tensor_destroy(small);
-    vkattn_tensor_destroy(w), vkattn_tensor_destroy(pos), vkattn_tensor_destroy(g);
-    vkattn_tensor_destroy(gw);
+    vkattn_tensor_destroy(x), vkattn_tensor_destroy(out), vkattn_tensor_destroy(norm.small);
+    vkattn_tensor_destroy(norm.w), vkattn_tensor_destroy(norm.pos), vkattn_tensor_destroy(norm.g);
+    vkattn_tensor_destroy(norm.gw);
 }
 
 int main(void)

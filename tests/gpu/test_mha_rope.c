@@ -16,7 +16,7 @@
  * positions below 64: the GPU's fp32 angle p * inv_freq differs from the
  * double one by at most ~p * 2^-23 rad (docs/SEMANTICS.md), under 8e-6 rad.
  * Positions up to 4096: 2e-3 (4096 * 2^-23 = 5e-4 rad, times |q||k| terms).
- * f16 (inputs and weights exact in f16): 8 * 2^-11, as test_gqa_f16.c. */
+ * f16 (inputs and weights exact in f16): 8 * 2^-11, as test_gqa.c's f16 rows. */
 #include "cached_steps.h"
 
 #include <math.h>

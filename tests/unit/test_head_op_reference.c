@@ -26,6 +26,20 @@ static double loss(const vkattn_head_op_params *p, const float *x, const float *
     return l;
 }
 
+/* dL/dv for the element *v of x or w, by central differences of step h
+ * (divided by the step f32 really took) */
+static double central(const vkattn_head_op_params *p, float *v, float *x, float *w,
+                      const float *g, float h)
+{
+    const float keep = *v;
+    *v = keep + h;
+    const double up = loss(p, x, w, g);
+    *v = keep - h;
+    const double down = loss(p, x, w, g);
+    *v = keep;
+    return (up - down) / (2.0 * ((double)(keep + h) - keep));
+}
+
 static void check(const char *what, int i, double got, double fd, double scale)
 {
     if (!(fabs(got - fd) <= 1e-3 * scale))
@@ -52,24 +66,10 @@ static void test_norm_backward_vs_finite_differences(void **state)
         sx = fmax(sx, fabs(gx[i]));
     for (int e = 0; e < D; e++)
         sw = fmax(sw, fabs(gw[e]));
-    for (int i = 0; i < N; i++) {
-        const float keep = x[i];
-        x[i] = keep + h;
-        const double up = loss(&p, x, w, g);
-        x[i] = keep - h;
-        const double down = loss(&p, x, w, g);
-        x[i] = keep;
-        check("grad_x", i, gx[i], (up - down) / (2.0 * ((double)(keep + h) - keep)), sx);
-    }
-    for (int e = 0; e < D; e++) {
-        const float keep = w[e];
-        w[e] = keep + h;
-        const double up = loss(&p, x, w, g);
-        w[e] = keep - h;
-        const double down = loss(&p, x, w, g);
-        w[e] = keep;
-        check("grad_weight", e, gw[e], (up - down) / (2.0 * ((double)(keep + h) - keep)), sw);
-    }
+    for (int i = 0; i < N; i++)
+        check("grad_x", i, gx[i], central(&p, &x[i], x, w, g, h), sx);
+    for (int e = 0; e < D; e++)
+        check("grad_weight", e, gw[e], central(&p, &w[e], x, w, g, h), sw);
 }
 
 static void test_rope_inverse_undoes_rope(void **state)
