@@ -214,8 +214,9 @@ bool vka_decode_fits(const vkattn_context *ctx, const vkattn_sdpa_decode_params 
     vka_decode_shape s;
     decode_tiles t = {0};
     char why[WHY_MAX];
-    /* NULL context: nothing logged (the caller's params passed an SDPA plan,
-     * and shape/sdpa_plan.c keeps to decode's) */
+    /* NULL context: nothing logged (SDPA's few-row params pass decode's plan:
+     * shape/sdpa_plan.c keeps to its bounds, so this thread's last-error
+     * text is not touched either) */
     return vka_decode_plan(NULL, "vka_decode_fits", p, &s) == VKATTN_SUCCESS &&
            s.dk <= MAX_WIDTH && s.dv <= MAX_WIDTH &&
            device_tiles(ctx, &s, kv_dtype == VKATTN_DTYPE_I8, &t, why) == VKATTN_SUCCESS;
