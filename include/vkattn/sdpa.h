@@ -39,7 +39,9 @@
  * 256; bottom-right causal, top-left with Tq == Tv, or none (then no sliding
  * window, and sinks only with Tq == 1); K and V of one element type (f16
  * with even dk and dv); and a row left with no key has zero output either
- * way (masked_row ZERO, sinks, or no such row). Same bound; but a NaN or
+ * way (masked_row ZERO, sinks, or no such row); and the decode kernel's own
+ * device limits hold (its partials, grid, shared memory), else the fused
+ * kernel serves the call: the route never makes AUTO fail. Same bound; but a NaN or
  * inf in a V row the masks hide reaches the output there, as on the chained
  * path (its weight 0 multiplies the row). docs/PERFORMANCE.md has the speed
  * (several times the fused kernel on lavapipe at Tq 1-8).

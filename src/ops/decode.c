@@ -5,6 +5,7 @@
  * dequantized in registers (decode_body.glsl). */
 #include "vkattn/decode.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -75,9 +76,11 @@ static vkattn_result check_cache(vkattn_context *ctx, const char *fn, const vka_
     return VKATTN_SUCCESS;
 }
 
-/* Rows per workgroup, invocations, key subsets; the shared memory they need. */
-static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
-                                   bool i8, decode_tiles *t)
+/* Rows per workgroup, invocations, key subsets; the shared memory they need.
+ * A limit fails quietly: its code, and the sentence in why[WHY_MAX]. */
+#define WHY_MAX 160
+static vkattn_result choose_layout(const vkattn_context *ctx, const vka_decode_shape *s, bool i8,
+                                   decode_tiles *t, char *why)
 {
     const vkattn_context_info *info = vka_info(ctx);
     const uint32_t rows = s->group * s->tq;
@@ -87,9 +90,10 @@ static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vk
     const uint32_t max_rows =
         t->lanes ? LANES_MAX_WIDTH / s->dv : vka_decode_gpu_rows(info, t->wg, s->dv, MAX_ROWS);
     t->rows = rows < max_rows ? rows : max_rows;
-    if (t->wg > info->max_workgroup_invocations || t->wg > info->max_workgroup_size[0])
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: the decode kernel needs %u invocations per workgroup", fn, t->wg);
+    if (t->wg > info->max_workgroup_invocations || t->wg > info->max_workgroup_size[0]) {
+        snprintf(why, WHY_MAX, "the decode kernel needs %u invocations per workgroup", t->wg);
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
     t->row_blocks = (rows + t->rows - 1) / t->rows;
     const uint32_t slots = t->rows * ((s->dv + 3) / 4);
     t->ks = slots < t->wg ? pow2_floor(t->wg / slots) : 1;
@@ -97,10 +101,11 @@ static vkattn_result choose_layout(vkattn_context *ctx, const char *fn, const vk
     const uint64_t shared = 16ull * t->rows * ((s->dk + 3) / 4) + 4ull * t->rows * t->wg +
                             4ull * t->rows + 16ull * t->wg +
                             (i8 ? 4ull * t->wg : 4ull); /* an int8 cache's V scales */
-    if (shared > info->max_shared_memory)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: the decode kernel needs %llu bytes of shared memory", fn,
-                        (unsigned long long)shared);
+    if (shared > info->max_shared_memory) {
+        snprintf(why, WHY_MAX, "the decode kernel needs %llu bytes of shared memory",
+                 (unsigned long long)shared);
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
     return VKATTN_SUCCESS;
 }
 
@@ -160,26 +165,61 @@ static uint64_t choose_chunks(const vkattn_context *ctx, const vka_decode_shape 
  * leave invocations idle, and chunks per row so that the grid holds about
  * TARGET_GROUPS workgroups, each chunk at least one 64-key tile of the
  * capacity. Both keep within lavapipe's loop budget. */
-static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
-                          const vkattn_kv_cache *c, vka_decode_shape *s, decode_tiles *t)
+static vkattn_result device_tiles(const vkattn_context *ctx, const vka_decode_shape *s, bool i8,
+                                  decode_tiles *t, char *why)
 {
-    vkattn_result r;
-    if ((r = vka_decode_plan(ctx, fn, p, s)) || (r = check_cache(ctx, fn, s, c)) ||
-        (r = choose_layout(ctx, fn, s, c->desc.dtype == VKATTN_DTYPE_I8, t)))
+    vkattn_result r = choose_layout(ctx, s, i8, t, why);
+    if (r != VKATTN_SUCCESS)
         return r;
     const vkattn_context_info *info = vka_info(ctx);
     const uint64_t chunks = choose_chunks(ctx, s, t);
     if (t->groups_x > info->max_workgroup_count[0] || chunks > UINT32_MAX ||
-        t->row_blocks > info->max_workgroup_count[1])
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: the grid exceeds maxComputeWorkGroupCount", fn);
+        t->row_blocks > info->max_workgroup_count[1]) {
+        snprintf(why, WHY_MAX, "the grid exceeds maxComputeWorkGroupCount");
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
     t->n_chunks = (uint32_t)chunks;
     t->n_part = vka_count4(s->batch, s->heads, s->tq, (uint64_t)t->n_chunks * (s->dv + 2));
     if (s->k > UINT32_MAX || s->v > UINT32_MAX || s->q > UINT32_MAX || s->out > UINT32_MAX ||
-        t->n_part > UINT32_MAX)
-        return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: a tensor exceeds the kernel's 32-bit indexing", fn);
+        t->n_part > UINT32_MAX) {
+        snprintf(why, WHY_MAX, "a tensor exceeds the kernel's 32-bit indexing");
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
+    /* the partials are one scratch binding; packed inputs, one more */
+    const uint64_t range = vka_max_range(ctx) / sizeof(float);
+    const bool packed = info->max_storage_buffers_per_stage < DECODE_BINDINGS;
+    if (t->n_part > range || (packed && s->q + s->value_mask + 8 > range)) { /* + alignment */
+        snprintf(why, WHY_MAX, "the decode kernel's %s exceed maxStorageBufferRange",
+                 t->n_part > range ? "partials" : "packed inputs");
+        return VKATTN_ERROR_DEVICE_LIMIT;
+    }
     return VKATTN_SUCCESS;
+}
+
+static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa_decode_params *p,
+                          const vkattn_kv_cache *c, vka_decode_shape *s, decode_tiles *t)
+{
+    vkattn_result r;
+    char why[WHY_MAX];
+    if ((r = vka_decode_plan(ctx, fn, p, s)) || (r = check_cache(ctx, fn, s, c)))
+        return r;
+    if ((r = device_tiles(ctx, s, c->desc.dtype == VKATTN_DTYPE_I8, t, why)))
+        return vka_fail(ctx, r, "%s: %s", fn, why);
+    return VKATTN_SUCCESS;
+}
+
+bool vka_decode_fits(const vkattn_context *ctx, const vkattn_sdpa_decode_params *p,
+                     vkattn_dtype kv_dtype)
+{
+    vka_decode_shape s;
+    decode_tiles t = {0};
+    char why[WHY_MAX];
+    /* NULL context: nothing logged (SDPA's few-row params pass decode's plan:
+     * shape/sdpa_plan.c keeps to its bounds, so this thread's last-error
+     * text is not touched either) */
+    return vka_decode_plan(NULL, "vka_decode_fits", p, &s) == VKATTN_SUCCESS &&
+           s.dk <= MAX_WIDTH && s.dv <= MAX_WIDTH &&
+           device_tiles(ctx, &s, kv_dtype == VKATTN_DTYPE_I8, &t, why) == VKATTN_SUCCESS;
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,

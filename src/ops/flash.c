@@ -37,16 +37,6 @@ VKA_PUSH_STRUCT(flash_push, VKA_FLASH_PUSH);
 #define FLASH_BINDINGS 8u
 #define FLASH_PACKED_BINDINGS 4u
 
-typedef struct flash_tiles {
-    uint32_t wg;  /* invocations per workgroup */
-    uint32_t rpi; /* rows (query head, query index) per invocation */
-    uint32_t bc;  /* keys per shared-memory tile */
-    bool tiled;   /* the GPU-shaped kernel, with these tiles (wg, rpi, bc unused) */
-    vka_flash_tiled gpu;
-    bool coopmat; /* in place of the tiled kernel, the cooperative-matrix one */
-    vka_flash_coopmat cm;
-} flash_tiles;
-
 /* The two kernels share the meaning of every specialization constant but the
  * tile shapes (set by each kernel's own code below). */
 _Static_assert(VKA_FLASH_TILED_SPEC_Q_F16 == VKA_FLASH_SPEC_Q_F16 &&
@@ -62,7 +52,7 @@ _Static_assert(VKA_FLASH_COOPMAT_SPEC_VEC8 > VKA_FLASH_SPEC_WRITE_LSE &&
                "flash_coopmat_iface.h overlaps flash_iface.h's shared constants");
 
 /* Query rows one workgroup owns. */
-static uint64_t rows_per_group(const flash_tiles *t)
+static uint64_t rows_per_group(const vka_flash_choice *t)
 {
     if (t->coopmat)
         return vka_flash_coopmat_rows(&t->cm);
@@ -91,7 +81,7 @@ static uint64_t shared_bytes(uint32_t bc, uint32_t dk, uint32_t dv)
  * bc = 32, d = 16; 8.3 KiB at bc = 4, dk = dv = 256, so every width fits the
  * Vulkan minimum of 16 KiB with some tile. Both layouts use the same tiles. */
 static bool choose_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
-                         bool allow_tiled, flash_tiles *t)
+                         bool allow_tiled, vka_flash_choice *t)
 {
     const vkattn_context_info *info = vka_info(ctx);
     t->tiled = allow_tiled && vka_flash_tiled_choose(ctx, s->dk, s->dv, &t->gpu);
@@ -157,7 +147,7 @@ static bool shape_supported(const vka_sdpa_shape *s, const vkattn_sdpa_params *p
  * a second pass merging partial softmaxes, so such calls are refused (and the
  * SDPA op's AUTO path takes the chained kernels). */
 static uint64_t loop_iterations(const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
-                                const flash_tiles *t)
+                                const vka_flash_choice *t)
 {
     if (t->tiled)
         return vka_flash_tiled_loop_iterations(&t->gpu, s->dk, s->dv, s->tv, s->drop,
@@ -176,7 +166,7 @@ static vkattn_result check_kernel(const struct vkattn_context *ctx, const vka_sd
 {
     const char *reason = NULL;
     vkattn_result code = VKATTN_SUCCESS;
-    flash_tiles t = {0};
+    vka_flash_choice t = {0};
     if (!shape_supported(s, p, &reason))
         code = VKATTN_ERROR_UNSUPPORTED;
     else if (!choose_tiles(ctx, s, allow_tiled, &t)) {
@@ -337,7 +327,7 @@ static vkattn_result bind_packed(struct vkattn_context *ctx, VkCommandBuffer cmd
  * counts and, where whole workgroups allow, the watchdog budget (a piece is at
  * least one workgroup: WG * RPI rows of one K/V head, all their keys). */
 static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                   const vka_sdpa_shape *s, const flash_tiles *t,
+                                   const vka_sdpa_shape *s, const vka_flash_choice *t,
                                    vka_dispatch *d, flash_push *push)
 {
     const uint64_t gx = vka_div_up((uint64_t)s->group * s->tq, rows_per_group(t));
@@ -348,23 +338,37 @@ static vkattn_result record_pieces(struct vkattn_context *ctx, VkCommandBuffer c
     return vka_record_grid_pieces(ctx, cmd, gx, gz, work, d, &push->x_base, &push->z_base);
 }
 
-vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
-                                   const vka_sdpa_shape *shape, const vkattn_sdpa_params *p,
-                                   const vkattn_sdpa_io *io, struct vkattn_tensor *lse,
-                                   const char *caller)
+void vka_flash_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                      const vkattn_sdpa_params *p, vka_flash_choice *c)
 {
-    /* the caller's plan chose this kernel (vka_flash_check) and checked every
-     * tensor: nothing is re-checked here */
-    const vka_sdpa_shape s = *shape;
-    vkattn_result r;
-    const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
+    *c = (vka_flash_choice){0};
     /* f16 and f32 calls take the same kernel family: the GPU-shaped one under
-     * the GPU tuning where the device takes it (f16 read as words of halves) */
-    flash_tiles t = {0};
-    choose_tiles(ctx, &s, p->softcap == 0.0f, &t); /* cannot fail: vka_flash_check chose them */
+     * the GPU tuning where the device takes it (f16 read as words of halves);
+     * cannot fail where vka_flash_check, which chooses the same way, passed */
+    choose_tiles(ctx, s, p->softcap == 0.0f, c);
+}
+
+void vka_flash_choose_coopmat(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                              const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
+                              vka_flash_choice *c)
+{
     /* where the tiled kernel would run, the cooperative-matrix one may
      * instead (all-f16 q, k, v on a context that runs it: flash_coopmat.h) */
-    t.coopmat = t.tiled && vka_flash_coopmat_choose(ctx, &s, p, io, &t.cm);
+    c->coopmat = c->tiled && vka_flash_coopmat_choose(ctx, s, p, io, &c->cm);
+}
+
+vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
+                                   const vka_sdpa_shape *shape, const vkattn_sdpa_params *p,
+                                   const vka_flash_choice *choice, const vkattn_sdpa_io *io,
+                                   struct vkattn_tensor *lse, const char *caller)
+{
+    /* the caller's plan chose this kernel and its tiles (vka_flash_check,
+     * vka_flash_choose, vka_flash_choose_coopmat) and checked every tensor:
+     * nothing is re-checked or re-chosen here */
+    const vka_sdpa_shape s = *shape;
+    const vka_flash_choice t = *choice;
+    vkattn_result r;
+    const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
 
     const vkattn_mask_params *m = &p->mask;
     /* the tiled kernel has only the unpacked layout (flash_tiled.c) */

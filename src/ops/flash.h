@@ -29,9 +29,10 @@
  * (ops/flash_tiled.h: query rows split over 4-16 lanes, subgroup or
  * shared-memory lane sums), with the same results within the same bound.
  *
- * The caller plans: vka_flash_check (or vka_flash_supports) at plan time,
- * and every tensor checked (ops/sdpa.c); vka_flash_record_lse only records
- * what that plan chose and re-checks nothing.
+ * The caller plans: vka_flash_check (or vka_flash_supports) and
+ * vka_flash_choose at plan time, every tensor checked, then
+ * vka_flash_choose_coopmat (ops/sdpa.c); vka_flash_record_lse only records
+ * what that plan chose and re-checks or re-chooses nothing.
  *
  * Limits (vka_flash_supports says which one refused a call): dk and dv up to
  * 256; no returned weights; every tensor within 32-bit indexing; on lavapipe,
@@ -55,6 +56,8 @@
 
 #include <stdbool.h>
 
+#include "ops/flash_coopmat.h"
+#include "ops/gpu_tiles.h"
 #include "shape/sdpa_plan.h"
 #include "vkattn/sdpa.h"
 
@@ -77,7 +80,34 @@ bool vka_flash_supports(const struct vkattn_context *ctx, const vka_sdpa_shape *
 vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                               const vkattn_sdpa_params *p, const char **why);
 
+/* The kernel and tiles the plan chose for a call, carried to the record
+ * (ops/sdpa.c keeps it beside the plan), which only reads it. */
+typedef struct vka_flash_choice {
+    uint32_t wg;  /* invocations per workgroup */
+    uint32_t rpi; /* rows (query head, query index) per invocation */
+    uint32_t bc;  /* keys per shared-memory tile */
+    bool tiled;   /* the GPU-shaped kernel, with these tiles (wg, rpi, bc unused) */
+    vka_flash_tiled gpu;
+    bool coopmat; /* in place of the tiled kernel, the cooperative-matrix one */
+    vka_flash_coopmat cm;
+} vka_flash_choice;
+
+/* The kernel and tiles for a call vka_flash_check accepted, chosen as that
+ * check chose them, at plan time (nothing recorded or allocated); coopmat
+ * false until vka_flash_choose_coopmat. */
+void vka_flash_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                      const vkattn_sdpa_params *p, vka_flash_choice *c);
+
+/* Once the tensors are checked: whether the cooperative-matrix kernel takes
+ * the tiled kernel's place (it depends on q, k and v's dtypes and offsets,
+ * ops/flash_coopmat.h). Call it once per recorded call. */
+void vka_flash_choose_coopmat(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                              const vkattn_sdpa_params *p, const vkattn_sdpa_io *io,
+                              vka_flash_choice *c);
+
 /* Records the fused SDPA into cmd, for a call vka_flash_check accepted with
+ * the kernel and tiles of *choice (vka_flash_choose, then
+ * vka_flash_choose_coopmat with these tensors) and
  * its tensors checked: io->q, k, v, out and the operands p->mask asks for;
  * io->weights and io->workspace are ignored. `caller` names the
  * public function in error messages. With lse non-NULL it also writes the
@@ -88,7 +118,7 @@ vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_s
  * computed). */
 vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                    const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
-                                   const vkattn_sdpa_io *io, struct vkattn_tensor *lse,
-                                   const char *caller);
+                                   const vka_flash_choice *choice, const vkattn_sdpa_io *io,
+                                   struct vkattn_tensor *lse, const char *caller);
 
 #endif /* VKA_OPS_FLASH_H */

@@ -31,15 +31,18 @@
  * chained path quietly; FUSED fails, naming the reason. */
 static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
                                   const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
-                                  bool *fused)
+                                  bool *fused, vka_flash_choice *fc)
 {
     if (p->path == VKATTN_SDPA_FUSED && p->return_weights)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: params->path is VKATTN_SDPA_FUSED but return_weights is set; "
                         "the fused kernel never forms the weights (use AUTO or UNFUSED)",
                         caller);
-    return vka_sdpa_choose_fused(ctx, caller, p, s, vka_flash_check, !p->return_weights,
-                                 "the fused kernel", fused);
+    vkattn_result r = vka_sdpa_choose_fused(ctx, caller, p, s, vka_flash_check,
+                                            !p->return_weights, "the fused kernel", fused);
+    if (r == VKATTN_SUCCESS && *fused)
+        vka_flash_choose(ctx, s, p, fc); /* the checked kernel's tiles, for the record */
+    return r;
 }
 
 /* Floats of workspace the chained path needs: a score tensor, unless the
@@ -89,14 +92,16 @@ static vkattn_result check_chained(vkattn_context *ctx, const char *caller,
 }
 
 /* What workspace_size and record both decide before looking at tensors: the
- * resolved shape, the path, the chained path's limits and its workspace. */
+ * resolved shape, the path (the fused kernel's tiles in *fc), the chained
+ * path's limits and its workspace. */
 static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_sdpa_params *p,
-                          vka_sdpa_shape *s, bool *fused, uint64_t *ws_floats)
+                          vka_sdpa_shape *s, bool *fused, vka_flash_choice *fc,
+                          uint64_t *ws_floats)
 {
     *fused = false;
     vkattn_result r = vka_sdpa_resolve(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS)
-        r = choose_fused(ctx, caller, p, s, fused);
+        r = choose_fused(ctx, caller, p, s, fused, fc);
     if (r == VKATTN_SUCCESS && !*fused && p->has_sinks)
         r = vka_chained_sinks_check(ctx, caller, p, s);
     if (r == VKATTN_SUCCESS && !*fused)
@@ -115,7 +120,8 @@ vkattn_result vkattn_sdpa_workspace_size(vkattn_context *ctx, const vkattn_sdpa_
                         !ctx ? "ctx" : "floats");
     vka_sdpa_shape s;
     bool fused;
-    return plan(ctx, __func__, params, &s, &fused, floats);
+    vka_flash_choice fc;
+    return plan(ctx, __func__, params, &s, &fused, &fc, floats);
 }
 
 /* ---------------------------------------------------------------- tensors */
@@ -279,7 +285,8 @@ typedef struct sinks_op {
     const vkattn_sdpa_params *p;
     const vka_sdpa_shape *s;
     const vkattn_sdpa_io *io;
-    vkattn_tensor *ws; /* the chained path's workspace */
+    vkattn_tensor *ws;           /* the chained path's workspace */
+    const vka_flash_choice *fc; /* the fused path's kernel and tiles */
 } sinks_op;
 
 static vkattn_result record_chained_op(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
@@ -288,22 +295,30 @@ static vkattn_result record_chained_op(vkattn_context *ctx, VkCommandBuffer cmd,
     return record_chained(ctx, cmd, op->p, op->s, op->io, op->ws);
 }
 
-/* The fused kernel with the zero policy (a row with nothing allowed keeps
- * output 0 whatever masked_row: the sink takes all its weight) writing the
+/* The params the fused kernel runs with sinks: the zero policy (a row with
+ * nothing allowed keeps output 0 whatever masked_row: the sink takes all its
+ * weight). */
+static vkattn_sdpa_params sinks_fused_params(const vkattn_sdpa_params *p)
+{
+    vkattn_sdpa_params fp = *p;
+    fp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    return fp;
+}
+
+/* The fused kernel with the zero policy (sinks_fused_params) writing the
  * LSE (io->lse, else scratch), then the sinks joined to each row. */
 static vkattn_result record_fused_sinks(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const sinks_op *op = op_;
     const char *caller = "vkattn_sdpa_record";
-    vkattn_sdpa_params fp = *op->p;
-    fp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    const vkattn_sdpa_params fp = sinks_fused_params(op->p);
     vkattn_tensor *lse = op->io->lse;
     vkattn_result r;
     if (!lse && (r = vka_growable_get(ctx, VKA_SCRATCH_SINK_LSE,
                                       (uint64_t)op->s->batch * op->s->heads * op->s->tq, caller,
                                       &lse)))
         return r;
-    if ((r = vka_flash_record_lse(ctx, cmd, op->s, &fp, op->io, lse, caller)))
+    if ((r = vka_flash_record_lse(ctx, cmd, op->s, &fp, op->fc, op->io, lse, caller)))
         return r;
     return vka_sink_rows_record(ctx, cmd, caller, op->s, op->s->dv, op->io->sinks, op->io->out,
                                 lse, true);
@@ -317,26 +332,35 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_sdpa_record(ctx, cmd, params, io));
     vka_sdpa_shape s;
     bool fused;
+    vka_flash_choice fc;
     uint64_t ws_floats;
     /* sizes before tensors: a too-large shape fails the same with any io */
-    vkattn_result r = plan(ctx, __func__, params, &s, &fused, &ws_floats);
+    vkattn_result r = plan(ctx, __func__, params, &s, &fused, &fc, &ws_floats);
     if (r != VKATTN_SUCCESS)
         return r;
     if (!fused && half_weights(params, io))
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
     if ((r = check_io(ctx, __func__, params, &s, io, ws_floats, fused)) != VKATTN_SUCCESS)
         return r;
-    const vka_sdpa_rows_kernel rows = fused ? vka_sdpa_few_rows_kernel(params, &s, io)
+    const vka_sdpa_rows_kernel rows = fused ? vka_sdpa_few_rows_kernel(ctx, params, &s, io)
                                              : VKA_SDPA_ROWS_FUSED;
-    if (rows != VKA_SDPA_ROWS_FUSED) /* few rows: the split-K decode kernel */
+    if (rows != VKA_SDPA_ROWS_FUSED) { /* few rows: the split-K decode kernel */
+        /* the route's one public word (attnbench's "path" column reads it) */
+        vka_log(ctx, VKATTN_LOG_DEBUG, "%s: path decode (Tq = %u on the split-K decode kernel)",
+                __func__, s.tq);
         return vka_sdpa_few_rows_record(ctx, cmd, __func__, rows, params, &s, io);
+    }
+    if (fused) { /* the tensors are known: the cooperative-matrix kernel or not */
+        const vkattn_sdpa_params fp = params->has_sinks ? sinks_fused_params(params) : *params;
+        vka_flash_choose_coopmat(ctx, &s, &fp, io, &fc);
+    }
     if (fused && params->has_sinks) {
         /* two steps and scratch: run dry first, so a failure records nothing */
-        const sinks_op op = {params, &s, io, NULL};
+        const sinks_op op = {params, &s, io, NULL, &fc};
         return vka_f16_record(ctx, cmd, true, record_fused_sinks, &op);
     }
     if (fused)
-        return vka_flash_record_lse(ctx, cmd, &s, params, io, io->lse, __func__);
+        return vka_flash_record_lse(ctx, cmd, &s, params, &fc, io, io->lse, __func__);
     if (io->lse)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->lse is written by the fused path only, and this call takes the "
@@ -350,6 +374,6 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
             return r;
     }
     /* sinks add a fused run and scratch: dry first, so a failure records nothing */
-    const sinks_op op = {params, &s, io, ws};
+    const sinks_op op = {params, &s, io, ws, NULL};
     return vka_f16_record(ctx, cmd, params->has_sinks, record_chained_op, &op);
 }

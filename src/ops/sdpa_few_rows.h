@@ -8,8 +8,11 @@
 
 /* The plan's kernel for this call once the tensors are known: DECODE or
  * DECODE_FLAT only where io asks for no lse, passes no workspace of its own,
- * and K and V share a dtype (f16: even widths). */
-vka_sdpa_rows_kernel vka_sdpa_few_rows_kernel(const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
+ * K and V share a dtype (f16: even widths), and decode's own device limits
+ * hold (vka_decode_fits); else FUSED, so the route never fails a call the
+ * fused kernel serves. Records and logs nothing. */
+vka_sdpa_rows_kernel vka_sdpa_few_rows_kernel(const vkattn_context *ctx,
+                                              const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
                                               const vkattn_sdpa_io *io);
 
 /* Records the call on the decode kernel (k is DECODE or DECODE_FLAT): K and V

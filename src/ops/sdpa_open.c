@@ -164,7 +164,13 @@ vkattn_result vka_chained_sinks_lse(vkattn_context *ctx, VkCommandBuffer cmd, co
     const vka_sdpa_shape fs = lse_run_shape(s);
     vkattn_sdpa_io fio = *io;
     fio.out = out, fio.weights = NULL, fio.lse = *lse, fio.workspace = NULL;
-    return vka_flash_record_lse(ctx, cmd, &fs, &f, &fio, *lse, caller);
+    /* the run vka_chained_sinks_check accepted; chosen here, where its
+     * tensors are known (the chained forward and backward carry no fused
+     * plan of their own) */
+    vka_flash_choice fc;
+    vka_flash_choose(ctx, &fs, &f, &fc);
+    vka_flash_choose_coopmat(ctx, &fs, &f, &fio, &fc);
+    return vka_flash_record_lse(ctx, cmd, &fs, &f, &fc, &fio, *lse, caller);
 }
 
 vkattn_result vka_softcap_grad_record(vkattn_context *ctx, VkCommandBuffer cmd,

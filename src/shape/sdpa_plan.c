@@ -103,7 +103,8 @@ vka_sdpa_rows_kernel vka_sdpa_rows_kernel_for(const vkattn_sdpa_params *p, const
 {
     const vkattn_mask_params *m = &p->mask;
     if (p->path != VKATTN_SDPA_AUTO || p->return_weights || s->drop || s->tq > VKA_SDPA_FEW_ROWS ||
-        m->has_bias || m->has_mask || s->dk > 256 || s->dv > 256)
+        m->has_bias || m->has_mask || s->dk > 256 || s->dv > 256 ||
+        p->softcap > 3.0e38f) /* decode's bound on softcap (shape/decode_plan.c) */
         return VKA_SDPA_ROWS_FUSED;
     /* a window of Tq + Tv or more allows every key (vka_window_clamp) */
     const bool window = s->window != 0 && (uint64_t)s->window < (uint64_t)s->tq + s->tv;

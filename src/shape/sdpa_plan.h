@@ -51,11 +51,12 @@ typedef enum vka_sdpa_rows_kernel {
 
 /* Which kernel serves an AUTO call without weights with Tq <= VKA_SDPA_FEW_ROWS:
  * the decode kernel where no dropout, bias or general mask is asked for, dk
- * and dv fit it (<= 256), the causal mask and window are ones it forms
- * (bottom-right, or top-left with Tq == Tv, with any window; or none, with
- * no window, and for Tq > 1 the flat form, without sinks), and a row left
- * with no key would be zeros either way (masked_row ZERO, sinks, or no such
- * row). The caller adds what the tensors say (ops/sdpa_few_rows.h). */
+ * and dv fit it (<= 256), the softcap is within decode's bound, the causal
+ * mask and window are ones it forms (bottom-right, or top-left with Tq ==
+ * Tv, with any window; or none, with no window, and for Tq > 1 the flat
+ * form, without sinks), and a row left with no key would be zeros either
+ * way (masked_row ZERO, sinks, or no such row). The caller adds what the
+ * tensors and the device say (ops/sdpa_few_rows.h). */
 vka_sdpa_rows_kernel vka_sdpa_rows_kernel_for(const vkattn_sdpa_params *p, const vka_sdpa_shape *s);
 
 /* What a fused kernel multiplies the scores by before exp2: the scale (0:

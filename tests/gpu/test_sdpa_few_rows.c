@@ -14,13 +14,14 @@
  * the same call forced onto the fused kernel (path FUSED, never routed;
  * test_sdpa_softcap_sinks.c checks that one against the reference). Calls
  * kept fused: a bias, Tq = 9, UNIFORM rows with a value mask, path FUSED,
- * top-left with Tq < Tv, a window without a causal mask. Outputs are
+ * top-left with Tq < Tv, a window without a causal mask; a call decode's
+ * shared memory refuses on this device (test_decode_limit). Outputs are
  * poisoned with NaN.
  *
  * Bounds: 2e-5 of max|ref| for f32 (vkattn/decode.h's bound); 2e-3 for f16
  * out (that plus one rounding to f16, 2^-10 relative where packHalf2x16
- * truncates). 19-38 s on lavapipe at load 5-8, cold shader cache (14 calls,
- * two contexts). */
+ * truncates). 19-38 s on lavapipe at load 5-8, cold shader cache (15 calls,
+ * three contexts). */
 #include "harness.h"
 
 #include <vkattn/reference.h>
@@ -213,11 +214,37 @@ static void test_not_routed(void **state)
     vkattn_context_destroy(ctx);
 }
 
+/* A call the plan would route but decode refuses on this device stays on
+ * the fused kernel: AUTO never fails for the route. Under the CPU tuning
+ * (decode's lanes layout) and mobile-min's 16 KiB of shared memory, 64 rows
+ * per K/V head (H 8, Tq 8, dv 2) of dk 32 need 16.8 KiB of decode's; where a
+ * device gives that much anyway, the call is routed and checked the same. */
+static void test_decode_limit(void **state)
+{
+    th_pipelines seen;
+    (void)TH_CTX(state);
+    vkattn_context_advanced adv = th_advanced();
+    adv.tuning = VKATTN_TUNING_CPU;
+    vkattn_context *ctx = th_logged_context_profile(&adv, "mobile-min", &seen);
+    vkattn_context_info info;
+    TH_OK(ctx, vkattn_context_get_info(ctx, &info));
+    rows_case c = {.p = {.batch = 1, .heads = 8, .kv_heads = 1, .tq = FEW_ROWS, .tv = 24,
+                         .dk = 32, .dv = 2, .path = VKATTN_SDPA_AUTO,
+                         .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT}}};
+    /* decode.c's lanes layout: 64 rows, 32 invocations, dk / 4 vec4s */
+    const uint64_t shared = 16ull * 64 * 8 + 4ull * 64 * 32 + 4ull * 64 + 16ull * 32 + 4;
+    c.routed = shared <= info.max_shared_memory;
+    bool used[2] = {false, false};
+    run_case(ctx, &seen, used, &c);
+    vkattn_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routed),
         cmocka_unit_test(test_not_routed),
+        cmocka_unit_test(test_decode_limit),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

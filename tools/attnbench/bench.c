@@ -223,6 +223,7 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
 
     void *state = NULL;
     status = op->setup(ctx, a, &state, &res->info);
+    (void)ab_sdpa_decode_taken(); /* from here on: this op's calls */
     if (status == ATTNBENCH_EXIT_OK && a->cold)
         status = first_call(ctx, op, state, a, res);
     if (status == ATTNBENCH_EXIT_OK && a->check) {
@@ -243,6 +244,10 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
     }
     if (status == ATTNBENCH_EXIT_OK)
         status = time_op(ctx, op, state, a, res);
+    /* AUTO's few-row route: the library's debug line says the call ran on
+     * the decode kernel, which workspace_size cannot tell */
+    if (ab_sdpa_decode_taken() && res->info.path && strcmp(res->info.path, "fused") == 0)
+        res->info.path = "decode";
     if (status == ATTNBENCH_EXIT_OK && a->frame_budget_us)
         status = ab_frame_budget_run(ctx, op, state, a, &res->info, peak, res->median_ms,
                                      &res->frame);

@@ -14,6 +14,7 @@
 static unsigned g_validation_messages;
 static char g_cache_ignored[512]; /* why the library ignored --pipeline-cache's data; "" = used */
 static char g_variant_unfit[512]; /* the library's word that a --variant did not fit; "" = none */
+static bool g_sdpa_decode;        /* the library's word that an sdpa call took the decode kernel */
 
 static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source, const char *msg)
 {
@@ -34,9 +35,20 @@ static void log_cb(void *user, vkattn_log_level level, vkattn_log_source source,
     if (source == VKATTN_LOG_SOURCE_LIBRARY && level == VKATTN_LOG_WARN &&
         strstr(msg, "advanced->variants[") && !g_variant_unfit[0])
         snprintf(g_variant_unfit, sizeof g_variant_unfit, "%s", msg);
+    /* sdpa.c: an AUTO call with few rows routed to the decode kernel */
+    if (source == VKATTN_LOG_SOURCE_LIBRARY && level == VKATTN_LOG_DEBUG &&
+        strstr(msg, "vkattn_sdpa_record: path decode"))
+        g_sdpa_decode = true;
 }
 
 const char *ab_variant_unfit(void) { return g_variant_unfit[0] ? g_variant_unfit : NULL; }
+
+bool ab_sdpa_decode_taken(void)
+{
+    const bool seen = g_sdpa_decode;
+    g_sdpa_decode = false;
+    return seen;
+}
 
 const char *ab_pipeline_cache_ignored(void)
 {
@@ -114,7 +126,7 @@ int ab_open_context_seeded(const ab_args *a, const void *cache_data, size_t cach
         .device_name = name,
         .enable_validation = a->validation,
         .log = log_cb,
-        .log_level = VKATTN_LOG_WARN,
+        .log_level = VKATTN_LOG_DEBUG, /* log_cb reads the few lines it needs */
         .profile = a->profile,
         .pipeline_cache_data = cache_data,
         .pipeline_cache_size = cache_size,

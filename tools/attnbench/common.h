@@ -35,6 +35,9 @@ const char *ab_pipeline_cache_ignored(void);
 /* The library's warning that a --variant did not fit the device or the call
  * (so the family's kernel did not run), or NULL. */
 const char *ab_variant_unfit(void);
+/* Whether an sdpa call ran on the split-K decode kernel (AUTO's few-row
+ * route, the library's debug log) since the last call; clears it. */
+bool ab_sdpa_decode_taken(void);
 /* The driver's version as its vendor writes it (devices.c). */
 void ab_driver_text(uint32_t vendor, uint32_t v, char *buf, size_t size);
 
