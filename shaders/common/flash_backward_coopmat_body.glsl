@@ -19,9 +19,13 @@
 //   Q (dQ): a workgroup owns BW query rows (Q, dO, stats staged once) and
 //     loops over the keys BC a tile (K, V as f16): S = Q K^T, dP = dO V^T,
 //     dS in plain code, dQ += dS K.
-// The inputs are the f32 buffers the backward reads (the staged copies of
-// f16 tensors: exact in f16, so the only roundings are P's and dS's, as in
-// FlashAttention; docs/SEMANTICS.md bounds them). Accumulators live in each
+// Q, K, V and dO are f16 (the only calls that take these kernels): the
+// flash_backward_f16_coopmat_* modules (FBC_F16, 16-bit storage) read their
+// bits as they are, straight into the fragments' halves; the
+// flash_backward_coopmat_* ones read the f32 copies the caller staged where
+// the device has no 16-bit storage (exact in f16). Either way the only
+// roundings are P's and dS's, as in FlashAttention (docs/SEMANTICS.md bounds
+// them). Accumulators live in each
 // warp's f32 slice of shared memory (a product's fragment is stored to the
 // warp's square, then each lane adds its 8 elements): opaque fragments
 // cannot be rescaled or kept across tiles within the register budget.
@@ -88,6 +92,27 @@ uvec4 frag_src(uint id, uint i)
 
 uint warp, lane;
 
+#if FBC_F16
+// the f16 tensors' bits (uint16_t: no f16 arithmetic, nothing rounds)
+layout(std430, binding = 0) readonly buffer QBufH { uint16_t qh_in[]; };
+layout(std430, binding = 1) readonly buffer KBufH { uint16_t kh_in[]; };
+layout(std430, binding = 2) readonly buffer VBufH { uint16_t vh_in[]; };
+layout(std430, binding = 3) readonly buffer DOBufH { uint16_t doh_in[]; };
+
+// The f16 bits of element i of buffer which (0 Q, 1 K, 2 V, 3 dO).
+uint rd(uint which, uint i)
+{
+    if (which == 0u)
+        return uint(qh_in[i]);
+    if (which == 1u)
+        return uint(kh_in[i]);
+    if (which == 2u)
+        return uint(vh_in[i]);
+    return uint(doh_in[i]);
+}
+#define HALF_PAIR(x, c) ((x)[c] | ((x)[c + 1u] << 16u))
+#else
+// Element i of the staged f32 copy which (0 Q, 1 K, 2 V, 3 dO).
 float rd(uint which, uint i)
 {
     if (which == 0u)
@@ -98,19 +123,24 @@ float rd(uint which, uint i)
         return v_in[i];
     return do_in[i];
 }
+#define HALF_PAIR(x, c) packHalf2x16(vec2((x)[c], (x)[c + 1u]))
+#endif
 
 // Halves g*8 .. g*8+7 of row `row` (width w) of buffer which (0 Q, 1 K, 2 V,
 // 3 dO), zeros past w; whole rows are absent where !ok.
 uvec4 row8(uint which, uint row, uint g, uint w, bool ok)
 {
+#if FBC_F16
+    uint x[8];
+#else
     float x[8];
+#endif
     [[unroll]] for (uint c = 0u; c < 8u; c++) {
-        x[c] = 0.0;
+        x[c] = 0u; // +0 either way
         if (ok && g * 8u + c < w)
             x[c] = rd(which, row * w + g * 8u + c);
     }
-    return uvec4(packHalf2x16(vec2(x[0], x[1])), packHalf2x16(vec2(x[2], x[3])),
-                 packHalf2x16(vec2(x[4], x[5])), packHalf2x16(vec2(x[6], x[7])));
+    return uvec4(HALF_PAIR(x, 0u), HALF_PAIR(x, 2u), HALF_PAIR(x, 4u), HALF_PAIR(x, 6u));
 }
 
 // Rows first .. first + N - 1 (global row base + first + r, present below

@@ -26,7 +26,9 @@
 #define VKA_FB_SPEC_K_F16 13 /* k */
 #define VKA_FB_SPEC_V_F16 14 /* v */
 #define VKA_FB_SPEC_O_F16 15 /* the forward's out (stats kernels) */
-#define VKA_FB_N_SPEC_F16 16
+#define VKA_FB_SPEC_DO_F16 16 /* grad_out (stats kernels; f16 only where the
+                                 fragment kernels read it so too) */
+#define VKA_FB_N_SPEC_F16 17
 
 #define VKA_FB_PUSH                                                            \
     VKA_UINT heads, group, tq, tv; /* query heads, query heads per K/V head */ \

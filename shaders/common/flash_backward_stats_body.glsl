@@ -11,13 +11,17 @@ layout(constant_id = VKA_FB_SPEC_DV) const uint DV = 64;
 
 layout(std430, binding = 0) readonly buffer DOBuf { float do_in[]; };
 layout(std430, binding = 1) readonly buffer OBuf { float o_in[]; };
-// flash_backward_stats_f16.comp (FB_F16): out f16 or f32, widened exactly
+// flash_backward_stats_f16.comp (FB_F16): out and dO f16 or f32, widened exactly
 #ifdef FB_F16
 layout(constant_id = VKA_FB_SPEC_O_F16) const bool O_F16 = false;
+layout(constant_id = VKA_FB_SPEC_DO_F16) const bool DO_F16 = false;
+layout(std430, binding = 0) readonly buffer DOBuf16 { float16_t do16_in[]; };
 layout(std430, binding = 1) readonly buffer OBuf16 { float16_t o16_in[]; };
 #define FB_O(i) (O_F16 ? float(o16_in[i]) : o_in[i])
+#define FB_DO(i) (DO_F16 ? float(do16_in[i]) : do_in[i])
 #else
 #define FB_O(i) o_in[i]
+#define FB_DO(i) do_in[i]
 #endif
 layout(std430, binding = 2) readonly buffer LseBuf { uint lse_u[]; };
 layout(std430, binding = 3) writeonly buffer StatsBuf { vec2 stats[]; };
@@ -34,7 +38,7 @@ void main()
     for (uint row = gl_GlobalInvocationID.x; row < p.rows; row += stride) {
         float d = 0.0;
         for (uint e = 0u; e < DV; e++)
-            d = fma(do_in[row * DV + e], FB_O(row * DV + e), d);
+            d = fma(FB_DO(row * DV + e), FB_O(row * DV + e), d);
         const uint bits = lse_u[row];
         stats[row] =
             bits == NEG_INF_BITS ? vec2(DEAD, 0.0) : vec2(uintBitsToFloat(bits) * LOG2E, d);

@@ -35,16 +35,23 @@ layout(std430, binding = 0) readonly buffer DOBuf { float do_in[]; };
 layout(std430, binding = 1) readonly buffer OBuf { float o_in[]; };
 layout(std430, binding = 0) readonly buffer DOBuf4 { vec4 do4_in[]; };
 layout(std430, binding = 1) readonly buffer OBuf4 { vec4 o4_in[]; };
-// the _f16 variants (FB_F16): out f16 or f32, widened exactly
+// the _f16 variants (FB_F16): out and dO f16 or f32, widened exactly
 #ifdef FB_F16
 layout(constant_id = VKA_FB_SPEC_O_F16) const bool O_F16 = false;
+layout(constant_id = VKA_FB_SPEC_DO_F16) const bool DO_F16 = false;
+layout(std430, binding = 0) readonly buffer DOBuf16 { float16_t do16_in[]; };
+layout(std430, binding = 0) readonly buffer DOBuf16x4 { f16vec4 do16x4_in[]; };
 layout(std430, binding = 1) readonly buffer OBuf16 { float16_t o16_in[]; };
 layout(std430, binding = 1) readonly buffer OBuf16x4 { f16vec4 o16x4_in[]; };
 #define FB_O(i) (O_F16 ? float(o16_in[i]) : o_in[i])
 #define FB_O4(i) (O_F16 ? vec4(o16x4_in[i]) : o4_in[i])
+#define FB_DO(i) (DO_F16 ? float(do16_in[i]) : do_in[i])
+#define FB_DO4(i) (DO_F16 ? vec4(do16x4_in[i]) : do4_in[i])
 #else
 #define FB_O(i) o_in[i]
 #define FB_O4(i) o4_in[i]
+#define FB_DO(i) do_in[i]
+#define FB_DO4(i) do4_in[i]
 #endif
 layout(std430, binding = 2) readonly buffer LseBuf { uint lse_u[]; };
 layout(std430, binding = 3) writeonly buffer StatsBuf { vec2 stats[]; };
@@ -64,10 +71,10 @@ vec4 load_row(uint which, uint row, uint e4)
 {
     vec4 x = vec4(0.0);
     if (DV_VEC4)
-        return which == 0u ? do4_in[row * DV4 + e4] : FB_O4(row * DV4 + e4);
+        return which == 0u ? FB_DO4(row * DV4 + e4) : FB_O4(row * DV4 + e4);
     [[unroll]] for (uint c = 0u; c < 4u; c++)
         if (e4 * 4u + c < DV)
-            x[c] = which == 0u ? do_in[row * DV + e4 * 4u + c] : FB_O(row * DV + e4 * 4u + c);
+            x[c] = which == 0u ? FB_DO(row * DV + e4 * 4u + c) : FB_O(row * DV + e4 * 4u + c);
     return x;
 }
 

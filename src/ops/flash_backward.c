@@ -252,11 +252,13 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
                            uint32_t push_size, fb_kernels *k)
 {
     *k = (fb_kernels){0};
-    /* f16 q, k, v or out: read as they are where the device has 16-bit
-     * storage (the caller staged them otherwise) */
+    /* f16 q, k, v, out or (for the fragment kernels, whose stats pass reads
+     * it too) grad_out: read as they are where the device has 16-bit storage
+     * (the caller staged them otherwise) */
     const vkattn_context_info *info = vka_info(ctx);
     const bool f16 = info->storage_buffer_16bit &&
-                     (is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out));
+                     (is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out) ||
+                      is_f16(io->grad_out));
     if (info->cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
         cpu_kernels(info, s, f16, k);
     else
@@ -283,6 +285,7 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
         all[i]->spec[VKA_FB_SPEC_K_F16] = f16 && is_f16(io->k);
         all[i]->spec[VKA_FB_SPEC_V_F16] = f16 && is_f16(io->v);
         all[i]->spec[VKA_FB_SPEC_O_F16] = f16 && is_f16(io->out);
+        all[i]->spec[VKA_FB_SPEC_DO_F16] = f16 && is_f16(io->grad_out);
     }
 }
 

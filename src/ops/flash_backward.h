@@ -38,9 +38,12 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
 
 /* Records the three dispatches of a call vka_flash_backward_check accepted
  * (nothing is re-checked here). io's tensors were checked by the caller;
- * stats holds at least 2 * B * H * Tq floats. f16_operands: the caller's q,
- * k, v and grad_out are f16 (io holds their exact f32 copies), which lets
- * the cooperative-matrix gradient kernels serve (ops/flash_backward_coopmat.h). */
+ * stats holds at least 2 * B * H * Tq floats. f16 q, k, v and out are read
+ * as they are where the device has 16-bit storage (else io holds their
+ * exact f32 copies), f16 grad_out too (only where the cooperative-matrix
+ * kernels serve: the caller staged it otherwise). f16_operands: the caller's
+ * q, k, v and grad_out are f16, which lets those kernels serve
+ * (ops/flash_backward_coopmat.h; vka_fb_coopmat.f16 says which they read). */
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vka_sdpa_shape *s,
                                         const vkattn_sdpa_params *p,

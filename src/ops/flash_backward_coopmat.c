@@ -92,19 +92,23 @@ typedef struct module {
 } module;
 #define MODULE(x) {#x, vka_spv_##x, &vka_spv_##x##_size}
 
-/* The family's module; NV2 has none, nor a family
- * this build's glslc could not compile (size 0). */
-static bool module_of(uint32_t family, module *m)
+/* The family's module, reading f16 inputs as they are (f16) or staged f32
+ * copies; NV2 has none, nor a family this build's glslc could not compile
+ * (size 0). */
+static bool module_of(uint32_t family, bool f16, module *m)
 {
-    static const module nv = MODULE(flash_backward_coopmat_nv);
-    static const module khr = MODULE(flash_backward_coopmat_khr);
-    static const module emu = MODULE(flash_backward_coopmat_emu);
+    static const module nv[2] = {MODULE(flash_backward_coopmat_nv),
+                                 MODULE(flash_backward_f16_coopmat_nv)};
+    static const module khr[2] = {MODULE(flash_backward_coopmat_khr),
+                                  MODULE(flash_backward_f16_coopmat_khr)};
+    static const module emu[2] = {MODULE(flash_backward_coopmat_emu),
+                                  MODULE(flash_backward_f16_coopmat_emu)};
     if (family == VKATTN_COOPMAT_NV)
-        *m = nv;
+        *m = nv[f16];
     else if (family == VKATTN_COOPMAT_KHR)
-        *m = khr;
+        *m = khr[f16];
     else if (family == VKATTN_COOPMAT_EMULATED)
-        *m = emu;
+        *m = emu[f16];
     else
         return false;
     return *m->size != 0;
@@ -118,14 +122,17 @@ bool vka_flash_backward_coopmat_choose(const struct vkattn_context *ctx, const v
      * its forward multiplies workgroup-scope matrices, there is no NV2
      * backward), or the self-test's override */
     const uint32_t family = vka_coopmat_family_now(ctx, VKA_COOPMAT_BACKWARD);
+    /* f16 operands read as they are wherever the device can bind them */
+    const bool f16 = vka_info(ctx)->storage_buffer_16bit;
     module m;
-    if (!family || !f16_operands || p->softcap != 0.0f || !module_of(family, &m) ||
+    if (!family || !f16_operands || p->softcap != 0.0f || !module_of(family, f16, &m) ||
         !vka_select_flash_backward_coopmat(ctx, s->dk, s->dv, &out->tiles))
         return false;
     const bool emulated = family == VKATTN_COOPMAT_EMULATED;
     if (emulated && emulated_loop_iterations(&out->tiles, s, s->drop) > vka_loop_budget(ctx))
         return false;
     out->family = family;
+    out->f16 = f16;
     out->fault = emulated && vka_coopmat_test_fault(ctx);
     vka_coopmat_note_taken();
     return true;
@@ -148,7 +155,7 @@ static void make_kernel(const vka_fb_coopmat *t, const module *m, bool kv, vka_k
 void vka_flash_backward_coopmat_kernels(const vka_fb_coopmat *t, vka_kernel *kv, vka_kernel *q)
 {
     module m;
-    module_of(t->family, &m); /* cannot fail: chosen */
+    module_of(t->family, t->f16, &m); /* cannot fail: chosen */
     make_kernel(t, &m, true, kv);
     make_kernel(t, &m, false, q);
 }

@@ -9,7 +9,8 @@
  * (vka_coopmat_family_now(.., VKA_COOPMAT_BACKWARD): the first of KHR, NV
  * and the emulation whose backward check of the self-test passed, apart
  * from the forward's; or under ON the first such candidate untested), q, k,
- * v and grad_out are all f16 (their f32 copies are then exact in f16), no
+ * v and grad_out are all f16 (read as they are where the device has 16-bit
+ * storage, see vka_fb_coopmat.f16; else from f32 copies, exact), no
  * soft-capping, the GPU tuning, tiles fit, and on the emulation within
  * lavapipe's loop budget. Rounds P and dS to f16 before their products, as
  * FlashAttention does (docs/SEMANTICS.md bounds it). Tiles: the forward's
@@ -32,6 +33,8 @@ struct vkattn_context;
 typedef struct vka_fb_coopmat {
     vka_flash_coopmat_tiles tiles;
     uint32_t family; /* the VKATTN_COOPMAT_* family whose module runs */
+    bool f16;        /* 16-bit storage: q, k, v and grad_out bound as the
+                        caller's f16 tensors, not staged (its _f16_ module) */
     bool fault;      /* the emulation's test fault (coopmat_test_fault) */
 } vka_fb_coopmat;
 

@@ -344,12 +344,14 @@ static bool any_f16(const vkattn_sdpa_backward_io *io, bool fused)
 }
 
 /* The checked call: f16 inputs converted exactly into f32 scratch (on the
- * fused path with 16-bit storage only dO: the kernels read f16 q, k, v and
- * out as they are, widened exactly, so the values are the same), the f32
- * backward (fp32 accumulation, as for f32 calls), each f16 gradient rounded
- * once from its f32 result (ops/half_stage.h). f32 tensors are used in
- * place. Runs dry first through vka_f16_record when anything is staged, so
- * nothing is recorded on failure. */
+ * fused path with 16-bit storage none but dO, and dO too where the
+ * cooperative-matrix gradient kernels take the call: the kernels read f16
+ * q, k, v, out and there dO as they are, widened exactly or packed into
+ * fragments as f16, so the values are the same), the f32 backward (fp32
+ * accumulation, as for f32 calls), each f16 gradient rounded once from its
+ * f32 result (ops/half_stage.h). f32 tensors are used in place. Runs dry
+ * first through vka_f16_record when anything is staged, so nothing is
+ * recorded on failure. */
 static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const bwd_op *op = op_;
@@ -368,14 +370,16 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
                          io->v->dtype == VKATTN_DTYPE_F16 &&
                          io->grad_out->dtype == VKATTN_DTYPE_F16;
     /* the fused kernels read f16 q, k, v and out as they are where the device
-     * has 16-bit storage (their _f16 variants, ops/flash_backward.c), except
-     * the cooperative-matrix gradient kernels, which read f32 copies */
+     * has 16-bit storage (their _f16 variants, ops/flash_backward.c); dO only
+     * the cooperative-matrix ones (and then their stats pass), which take
+     * all-f16 operands (vka_fb_coopmat.f16) */
     vka_fb_coopmat cm;
-    const bool native16 = pl->fused && vka_info(ctx)->storage_buffer_16bit &&
-                          !vka_flash_backward_coopmat_choose(ctx, s, op->p, f16_ops, &cm);
+    const bool native16 = pl->fused && vka_info(ctx)->storage_buffer_16bit;
+    const bool native_do =
+        native16 && vka_flash_backward_coopmat_choose(ctx, s, op->p, f16_ops, &cm) && cm.f16;
     for (int i = 0; i < N_IN; i++) {
         in_f[i] = in[i];
-        if (!(native16 && i != IN_GRAD_OUT) &&
+        if (!(native16 && (i != IN_GRAD_OUT || native_do)) &&
             (r = vka_f16_stage_in(ctx, cmd, caller, stage_kind(i), in[i], in_n[i], &in_f[i])))
             return r;
     }

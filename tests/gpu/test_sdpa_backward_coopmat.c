@@ -11,7 +11,11 @@
  * warps, 16-row/key tiles: several warps per workgroup; about 31 KiB of
  * shared memory at the widths drawn, within lavapipe's 32 KiB, so it always
  * fits there). Each run must create
- * the emulated backward pipeline (the kernels were taken). Devices with
+ * the emulated backward pipeline (the kernels were taken): with 16-bit
+ * storage the module reading f16 q, k, v and grad_out as they are, and no
+ * half_convert pipeline (nothing of the forward or backward staged through
+ * f32 scratch, as test_f16_staging.c counts it); without, the module reading
+ * their staged f32 copies. Devices with
  * fewer than 10 storage buffers per shader (mobile-min) have no fused
  * backward: the test skips there.
  *
@@ -191,8 +195,15 @@ static void run_cases(uint32_t variant, int cases)
         run_case(ctx, &c);
         free_case(&c);
     }
-    assert_true(th_pipeline_seen(&seen, "flash_backward_coopmat_emu", false));
     vkattn_context_destroy(ctx);
+    if (seen.count == sizeof seen.names / sizeof seen.names[0])
+        fail_msg("more pipelines than th_pipelines holds: a staging pass could be missed");
+    const bool native16 = info.storage_buffer_16bit;
+    assert_true(th_pipeline_seen(
+        &seen, native16 ? "flash_backward_f16_coopmat_emu" : "flash_backward_coopmat_emu", false));
+    if (native16 && th_pipeline_seen(&seen, "half_convert", false))
+        fail_msg("an all-f16 call staged through f32 scratch (half_convert) on a device with "
+                 "16-bit storage");
 }
 
 static void test_library_tiles(void **state)
