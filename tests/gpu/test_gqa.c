@@ -550,27 +550,24 @@ static void test_bad_record(void **state)
 static void test_f16_fixed_cases(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    const gcase a = {
-        .desc = {.head_dim = 5, .num_query_heads = 4, .num_key_value_heads = 1,
-                 .query_width = 13, .value_width = 13, .sliding_window = 3,
-                 .dtype = VKATTN_DTYPE_F16},
-        .call = {.batch = 1, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
-                 .return_attention_scores = true},
-        .self_attn = true, .query_mask = true, .value_mask = true, .attn = ATTN_PER_HEAD,
-        .tq = VKATTN_DTYPE_F16, .tv = VKATTN_DTYPE_F16, .tk = VKATTN_DTYPE_F16,
-        .tout = VKATTN_DTYPE_F16, .tscores = VKATTN_DTYPE_F16,
+    const gcase cases[] = {
+        {.desc = {.head_dim = 5, .num_query_heads = 4, .num_key_value_heads = 1,
+                  .query_width = 13, .value_width = 13, .sliding_window = 3,
+                  .dtype = VKATTN_DTYPE_F16},
+         .call = {.batch = 1, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
+                  .return_attention_scores = true},
+         .self_attn = true, .query_mask = true, .value_mask = true, .attn = ATTN_PER_HEAD,
+         .tq = VKATTN_DTYPE_F16, .tv = VKATTN_DTYPE_F16, .tk = VKATTN_DTYPE_F16,
+         .tout = VKATTN_DTYPE_F16, .tscores = VKATTN_DTYPE_F16},
+        {.desc = {.head_dim = 6, .num_query_heads = 6, .num_key_value_heads = 3,
+                  .query_width = 11, .key_width = 9, .value_width = 15, .no_bias = true,
+                  .dtype = VKATTN_DTYPE_F16},
+         .call = {.batch = 2, .tq = 5, .tv = 12, .path = VKATTN_SDPA_FUSED},
+         .key_given = true, .value_mask = true, .tq = VKATTN_DTYPE_F32,
+         .tk = VKATTN_DTYPE_F16, .tv = VKATTN_DTYPE_F16, .tout = VKATTN_DTYPE_F32},
     };
-    check_case(ctx, &a);
-    const gcase b = {
-        .desc = {.head_dim = 6, .num_query_heads = 6, .num_key_value_heads = 3,
-                 .query_width = 11, .key_width = 9, .value_width = 15, .no_bias = true,
-                 .dtype = VKATTN_DTYPE_F16},
-        .call = {.batch = 2, .tq = 5, .tv = 12, .path = VKATTN_SDPA_FUSED},
-        .key_given = true, .value_mask = true,
-        .tq = VKATTN_DTYPE_F32, .tk = VKATTN_DTYPE_F16, .tv = VKATTN_DTYPE_F16,
-        .tout = VKATTN_DTYPE_F32,
-    };
-    check_case(ctx, &b);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(ctx, &cases[i]);
 }
 
 /* An f16 layer with a cache of Nkv f16 heads, f16 io: a prefill of 5 then

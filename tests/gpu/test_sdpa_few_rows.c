@@ -138,6 +138,15 @@ static vkattn_sdpa_params random_params(uint32_t tq)
     return p;
 }
 
+/* Ends a group of runs: the context goes, and the kernel the group is about
+ * must have been created at least once. */
+static void close_expecting(vkattn_context *ctx, bool used, const char *kernel)
+{
+    vkattn_context_destroy(ctx);
+    if (!used)
+        fail_msg("no %s pipeline was created", kernel);
+}
+
 /* One logged context per test: a context each would redo its set-up and
  * every pipeline (minutes on lavapipe for 20 calls). */
 static vkattn_context *logged(void **state, th_pipelines *seen)
@@ -180,9 +189,7 @@ static void test_routed(void **state)
             p->batch = 1, p->mask.causal = VKATTN_CAUSAL_NONE, c.f16 = true;
         run_case(ctx, &seen, used, &c);
     }
-    if (!used[0])
-        fail_msg("no decode pipeline was created");
-    vkattn_context_destroy(ctx);
+    close_expecting(ctx, used[0], "decode");
 }
 
 /* Calls the decode kernel would not compute the same way stay fused. */
@@ -209,9 +216,7 @@ static void test_not_routed(void **state)
             p->mask.causal = VKATTN_CAUSAL_NONE, p->sliding_window = 2;
         run_case(ctx, &seen, used, &c);
     }
-    if (!used[1])
-        fail_msg("no fused pipeline was created");
-    vkattn_context_destroy(ctx);
+    close_expecting(ctx, used[1], "fused");
 }
 
 /* A call the plan would route but decode refuses on this device stays on
