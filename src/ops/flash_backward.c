@@ -32,10 +32,7 @@ VKA_PUSH_STRUCT(fb_push, VKA_FB_PUSH);
 #define FB_STATS_BINDINGS 4u
 #define FB_MAX_WIDTH 256u
 
-typedef struct fb_tiles {
-    uint32_t kv_wg, kv_tile; /* invocations (4 keys each), query rows per tile */
-    uint32_t q_wg, q_rpi, q_tile; /* invocations, rows per invocation, keys per tile */
-} fb_tiles;
+typedef vka_fb_cpu_tiles fb_tiles;
 
 static uint32_t vec4s(uint32_t d) { return (d + 3) / 4; }
 
@@ -96,6 +93,14 @@ static uint64_t loop_iterations(const vka_sdpa_shape *s, const fb_tiles *t)
     return (kv > q ? kv : q) + 64 + s->dv; /* + the stats pass's width loop */
 }
 
+/* Whether the GPU tuning's kernels serve the call: soft-capping is in the
+ * CPU-shaped kernels only (flash_backward_body.glsl): the GPU-shaped ones keep
+ * their register budgets (ops/register_budget.c). */
+static bool gpu_shaped(const struct vkattn_context *ctx, const vkattn_sdpa_params *p)
+{
+    return !vka_info(ctx)->cpu_tuning && p->softcap == 0.0f;
+}
+
 /* The GPU tuning's tiles (ops/flash_backward_gpu_tiles.h) for shape s. */
 static bool gpu_tiles(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                       vka_fb_gpu_tiles *t)
@@ -140,11 +145,9 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     else if (vka_info(ctx)->max_storage_buffers_per_stage < FB_KV_BINDINGS)
         reason = "the device allows fewer than 10 storage buffers per shader "
                  "(maxPerStageDescriptorStorageBuffers)";
-    else if (!vka_info(ctx)->cpu_tuning && p->softcap == 0.0f) {
-        /* soft-capping is in the CPU-shaped kernels only (flash_backward_body.glsl):
-         * the GPU-shaped ones keep their register budgets (ops/register_budget.c) */
+    else if (gpu_shaped(ctx, p))
         code = gpu_check(ctx, &s, p, &reason);
-    } else if (!choose_tiles(vka_info(ctx), &s, &t)) {
+    else if (!choose_tiles(vka_info(ctx), &s, &t)) {
         code = VKATTN_ERROR_DEVICE_LIMIT;
         reason = "no tile fits the device's shared memory or invocation limits";
     } else if (loop_iterations(&s, &t) > vka_loop_budget(ctx)) {
@@ -156,6 +159,29 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
     if (why)
         *why = reason;
     return code;
+}
+
+void vka_flash_backward_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                               const vkattn_sdpa_params *p, vka_flash_backward_choice *c)
+{
+    *c = (vka_flash_backward_choice){.gpu = gpu_shaped(ctx, p)};
+    /* cannot fail: vka_flash_backward_check chose the same tiles */
+    if (c->gpu)
+        gpu_tiles(ctx, s, &c->gpu_tiles);
+    else
+        choose_tiles(vka_info(ctx), s, &c->cpu_tiles);
+}
+
+static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
+
+void vka_flash_backward_choose_coopmat(const struct vkattn_context *ctx,
+                                       const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
+                                       const vkattn_sdpa_backward_io *io,
+                                       vka_flash_backward_choice *c)
+{
+    const bool f16_operands = is_f16(io->q) && is_f16(io->k) && is_f16(io->v) &&
+                              is_f16(io->grad_out);
+    c->coopmat = vka_flash_backward_coopmat_choose(ctx, s, p, f16_operands, &c->cm);
 }
 
 static fb_push make_push(const vka_sdpa_shape *s, const vkattn_sdpa_params *p)
@@ -202,11 +228,9 @@ typedef struct fb_kernels {
     ((k) = f16 ? (vka_kernel){VKA_KERNEL_SPV(kname##_f16), .n_bindings = (n)}                      \
                : (vka_kernel){VKA_KERNEL_SPV(kname), .n_bindings = (n)})
 
-static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s, bool f16,
-                        fb_kernels *k)
+static void cpu_kernels(const fb_tiles *tiles, bool f16, fb_kernels *k)
 {
-    fb_tiles t = {0}; /* set by choose_tiles; zeros keep gcc 14 -O3 sure of it */
-    choose_tiles(info, s, &t); /* cannot fail: the check chose them */
+    const fb_tiles t = *tiles;
     FB_KERNEL(k->stats, flash_backward_stats, FB_STATS_BINDINGS);
     FB_KERNEL(k->kv, flash_backward_kv, FB_KV_BINDINGS);
     FB_KERNEL(k->q, flash_backward_q, FB_Q_BINDINGS);
@@ -219,11 +243,9 @@ static void cpu_kernels(const vkattn_context_info *info, const vka_sdpa_shape *s
     k->stats_rows = k->stats.spec[VKA_FB_SPEC_WG];
 }
 
-static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s, bool f16,
-                        fb_kernels *k)
+static void gpu_kernels(const vka_fb_gpu_tiles *tiles, bool f16, fb_kernels *k)
 {
-    vka_fb_gpu_tiles t = {0};
-    gpu_tiles(ctx, s, &t); /* cannot fail: the check chose them */
+    const vka_fb_gpu_tiles t = *tiles;
     if (t.st_sg)
         FB_KERNEL(k->stats, flash_backward_stats_gpu_sg, FB_STATS_BINDINGS);
     else
@@ -245,11 +267,11 @@ static void gpu_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *
     k->stats_rows = t.st_wg / t.st_lanes;
 }
 
-static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
-
-static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
-                           const vkattn_sdpa_params *p, const vkattn_sdpa_backward_io *io,
-                           uint32_t push_size, fb_kernels *k)
+/* The chosen kernels, their spec constants set from the call: the shape,
+ * the masks, and which bound tensors are f16. */
+static void make_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                         const vkattn_sdpa_params *p, const vka_flash_backward_choice *c,
+                         const vkattn_sdpa_backward_io *io, uint32_t push_size, fb_kernels *k)
 {
     *k = (fb_kernels){0};
     /* f16 q, k, v, out or (for the fragment kernels, whose stats pass reads
@@ -259,10 +281,10 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
     const bool f16 = info->storage_buffer_16bit &&
                      (is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out) ||
                       is_f16(io->grad_out));
-    if (info->cpu_tuning || p->softcap != 0.0f) /* see vka_flash_backward_check */
-        cpu_kernels(info, s, f16, k);
+    if (c->gpu)
+        gpu_kernels(&c->gpu_tiles, f16, k);
     else
-        gpu_kernels(ctx, s, f16, k);
+        cpu_kernels(&c->cpu_tiles, f16, k);
     const vkattn_mask_params *m = &p->mask;
     k->stats.spec[VKA_FB_SPEC_DV] = s->dv;
     vka_kernel *grad[2] = {&k->kv, &k->q};
@@ -292,23 +314,22 @@ static void choose_kernels(const struct vkattn_context *ctx, const vka_sdpa_shap
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vka_sdpa_shape *shape,
                                         const vkattn_sdpa_params *p,
+                                        const vka_flash_backward_choice *choice,
                                         const vkattn_sdpa_backward_io *io,
-                                        struct vkattn_tensor *stats, bool f16_operands,
-                                        const char *caller)
+                                        struct vkattn_tensor *stats, const char *caller)
 {
-    /* the caller's plan chose this kernel (vka_flash_backward_check) */
+    /* the caller's plan chose these kernels and tiles (vka_flash_backward_choose) */
     vkattn_result r;
     const vka_sdpa_shape s = *shape;
     const vkattn_mask_params *m = &p->mask;
     fb_push push = make_push(&s, p);
     fb_kernels k;
-    choose_kernels(ctx, &s, p, io, sizeof push, &k);
-    /* the gradient kernels on cooperative matrices where they serve the call */
-    vka_fb_coopmat cm;
-    const bool coopmat = vka_flash_backward_coopmat_choose(ctx, &s, p, f16_operands, &cm);
+    make_kernels(ctx, &s, p, choice, io, sizeof push, &k);
+    /* the gradient kernels on cooperative matrices where the plan chose them */
+    const bool coopmat = choice->coopmat;
     if (coopmat) {
-        vka_flash_backward_coopmat_kernels(&cm, &k.kv, &k.q);
-        k.kv_keys = k.q_rows = vka_flash_backward_coopmat_rows(&cm);
+        vka_flash_backward_coopmat_kernels(&choice->cm, &k.kv, &k.q);
+        k.kv_keys = k.q_rows = vka_flash_backward_coopmat_rows(&choice->cm);
     }
 
     /* 1: row statistics (a grid-stride loop covers rows past the grid) */

@@ -20,6 +20,8 @@
 
 #include <stdbool.h>
 
+#include "ops/flash_backward_coopmat.h"
+#include "ops/flash_backward_gpu_tiles.h"
 #include "shape/sdpa_plan.h"
 #include "vkattn/sdpa_backward.h"
 
@@ -36,19 +38,52 @@ vkattn_result vka_flash_backward_check(const struct vkattn_context *ctx,
                                        const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                                        const char **why);
 
-/* Records the three dispatches of a call vka_flash_backward_check accepted
- * (nothing is re-checked here). io's tensors were checked by the caller;
+/* The CPU tuning's tiles: invocations (4 keys each) and query rows per tile
+ * of the dK, dV kernel; invocations, rows per invocation and keys per tile
+ * of the dQ kernel. */
+typedef struct vka_fb_cpu_tiles {
+    uint32_t kv_wg, kv_tile;
+    uint32_t q_wg, q_rpi, q_tile;
+} vka_fb_cpu_tiles;
+
+/* The kernels and tiles the plan chose for a call, carried to the record
+ * (ops/sdpa_backward.c keeps it beside the plan), which only reads it. */
+typedef struct vka_flash_backward_choice {
+    bool gpu;             /* the GPU tuning's kernels with gpu_tiles, else cpu_tiles */
+    vka_fb_cpu_tiles cpu_tiles;
+    vka_fb_gpu_tiles gpu_tiles;
+    bool coopmat;         /* the gradient kernels on cooperative matrices, as cm says */
+    vka_fb_coopmat cm;
+} vka_flash_backward_choice;
+
+/* The kernels and tiles for a call vka_flash_backward_check accepted, chosen
+ * as that check chose them, at plan time; coopmat false until
+ * vka_flash_backward_choose_coopmat. */
+void vka_flash_backward_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
+                               const vkattn_sdpa_params *p, vka_flash_backward_choice *c);
+
+/* Once the tensors are checked: whether the cooperative-matrix gradient
+ * kernels serve the call (they take all-f16 q, k, v and grad_out,
+ * ops/flash_backward_coopmat.h). Call it once per recorded call. */
+void vka_flash_backward_choose_coopmat(const struct vkattn_context *ctx,
+                                       const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
+                                       const vkattn_sdpa_backward_io *io,
+                                       vka_flash_backward_choice *c);
+
+/* Records the three dispatches of a call vka_flash_backward_check accepted,
+ * with the kernels and tiles of *choice (vka_flash_backward_choose, then
+ * vka_flash_backward_choose_coopmat with the caller's tensors); nothing is
+ * re-checked or re-chosen here. io's tensors were checked by the caller;
  * stats holds at least 2 * B * H * Tq floats. f16 q, k, v and out are read
  * as they are where the device has 16-bit storage (else io holds their
  * exact f32 copies), f16 grad_out too (only where the cooperative-matrix
- * kernels serve: the caller staged it otherwise). f16_operands: the caller's
- * q, k, v and grad_out are f16, which lets those kernels serve
- * (ops/flash_backward_coopmat.h; vka_fb_coopmat.f16 says which they read). */
+ * kernels serve reading f16, choice->cm.f16: the caller staged it
+ * otherwise). */
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vka_sdpa_shape *s,
                                         const vkattn_sdpa_params *p,
+                                        const vka_flash_backward_choice *choice,
                                         const vkattn_sdpa_backward_io *io,
-                                        struct vkattn_tensor *stats, bool f16_operands,
-                                        const char *caller);
+                                        struct vkattn_tensor *stats, const char *caller);
 
 #endif /* VKA_OPS_FLASH_BACKWARD_H */

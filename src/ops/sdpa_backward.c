@@ -80,6 +80,7 @@ static vkattn_result choose_fused(vkattn_context *ctx, const char *caller,
 typedef struct bwd_plan {
     vka_sdpa_shape s;
     bool fused;
+    vka_flash_backward_choice fc; /* the fused path's kernels and tiles */
     uint64_t ws_floats; /* per workspace tensor */
     uint32_t ws_count;
 } bwd_plan;
@@ -100,6 +101,7 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller, const vkattn_
     if (r != VKATTN_SUCCESS)
         return r;
     if (pl->fused) {
+        vka_flash_backward_choose(ctx, &pl->s, p, &pl->fc); /* the checked tiles, for the record */
         pl->ws_floats = row_stats(&pl->s), pl->ws_count = 1;
         if (row_stats(&pl->s) > vka_max_range(ctx) / sizeof(float))
             return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
@@ -366,17 +368,12 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     const uint64_t out_n[N_OUT] = {s->q, s->k, s->v};
     vkattn_tensor *in_f[N_IN], *out_f[N_OUT];
     vkattn_result r;
-    const bool f16_ops = io->q->dtype == VKATTN_DTYPE_F16 && io->k->dtype == VKATTN_DTYPE_F16 &&
-                         io->v->dtype == VKATTN_DTYPE_F16 &&
-                         io->grad_out->dtype == VKATTN_DTYPE_F16;
     /* the fused kernels read f16 q, k, v and out as they are where the device
      * has 16-bit storage (their _f16 variants, ops/flash_backward.c); dO only
      * the cooperative-matrix ones (and then their stats pass), which take
-     * all-f16 operands (vka_fb_coopmat.f16) */
-    vka_fb_coopmat cm;
+     * all-f16 operands (vka_fb_coopmat.f16), as the plan chose */
     const bool native16 = pl->fused && vka_info(ctx)->storage_buffer_16bit;
-    const bool native_do =
-        native16 && vka_flash_backward_coopmat_choose(ctx, s, op->p, f16_ops, &cm) && cm.f16;
+    const bool native_do = native16 && pl->fc.coopmat && pl->fc.cm.f16;
     for (int i = 0; i < N_IN; i++) {
         in_f[i] = in[i];
         if (!(native16 && (i != IN_GRAD_OUT || native_do)) &&
@@ -398,7 +395,7 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (pl->ws_count >= 2 && !ws[1] &&
         (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE_2, pl->ws_floats, caller, &ws[1])))
         return r;
-    r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &f, ws[0], f16_ops, caller)
+    r = pl->fused ? vka_flash_backward_record(ctx, cmd, s, op->p, &pl->fc, &f, ws[0], caller)
                   : record_chained(ctx, cmd, caller, op->p, s, &f, ws[0], ws[1]);
     /* the fused path's sinks: from its row statistics in ws[0] */
     if (r == VKATTN_SUCCESS && pl->fused && op->p->has_sinks)
@@ -428,6 +425,10 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
     vkattn_sdpa_params bp = *params;
     if (bp.has_sinks)
         bp.mask.masked_row = VKATTN_MASKED_ROW_ZERO;
+    /* the tensors are known: the cooperative-matrix gradient kernels or not,
+     * decided once for the dry and the recorded run */
+    if (pl.fused)
+        vka_flash_backward_choose_coopmat(ctx, &pl.s, &bp, io, &pl.fc);
     const bwd_op op = {.caller = __func__, .p = &bp, .pl = &pl, .io = io};
     /* soft-capping and sinks add steps with limits of their own: dry first */
     const bool dry_first = any_f16(io, pl.fused) || bp.has_sinks || bp.softcap != 0.0f;
