@@ -6,6 +6,7 @@
 #ifndef VKA_OPS_COOPMAT_KERNELS_H
 #define VKA_OPS_COOPMAT_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,5 +16,9 @@
 /* Name, code and size of `kernel`'s module for `family` (one
  * VKATTN_COOPMAT_* bit) into *k. */
 void vka_coopmat_module(uint32_t family, vka_coopmat_kernel kernel, vka_kernel *k);
+/* The same for the fused backward's module (its dK/dV and dQ kernels), the
+ * one reading f16 operands as they are (f16) or their f32 copies; size 0
+ * for NV2, which has none. */
+void vka_coopmat_backward_module(uint32_t family, bool f16, vka_kernel *k);
 
 #endif /* VKA_OPS_COOPMAT_KERNELS_H */

@@ -4,12 +4,12 @@
 #include "ops/flash_backward_coopmat.h"
 
 #include "common/flash_backward_coopmat_iface.h"
+#include "ops/coopmat_kernels.h"
 #include "ops/register_budget.h"
 #include "ops/variant_select.h"
 #include "vk/coopmat.h"
 #include "vk/dispatch.h"
 #include "vk/view.h"
-#include "vka_shaders.h"
 
 #define FBC_BINDINGS 10u /* flash_backward.c's kv layout; the dQ run binds a dummy dV */
 #define FBC_MAX_WIDTH 256u
@@ -85,33 +85,15 @@ static uint64_t emulated_loop_iterations(const vka_flash_coopmat_tiles *t, const
     return loop(tiles, per_tile) + own_stage + ends + 64;
 }
 
-typedef struct module {
-    const char *name;
-    const uint32_t *code;
-    const size_t *size;
-} module;
-#define MODULE(x) {#x, vka_spv_##x, &vka_spv_##x##_size}
-
-/* The family's module, reading f16 inputs as they are (f16) or staged f32
- * copies; NV2 has none, nor a family this build's glslc could not compile
- * (size 0). */
-static bool module_of(uint32_t family, bool f16, module *m)
+/* The family's module (ops/coopmat_kernels.h): none for NV2, nor for a
+ * family this build's glslc could not compile (size 0). */
+static bool module_of(uint32_t family, bool f16, vka_kernel *m)
 {
-    static const module nv[2] = {MODULE(flash_backward_coopmat_nv),
-                                 MODULE(flash_backward_f16_coopmat_nv)};
-    static const module khr[2] = {MODULE(flash_backward_coopmat_khr),
-                                  MODULE(flash_backward_f16_coopmat_khr)};
-    static const module emu[2] = {MODULE(flash_backward_coopmat_emu),
-                                  MODULE(flash_backward_f16_coopmat_emu)};
-    if (family == VKATTN_COOPMAT_NV)
-        *m = nv[f16];
-    else if (family == VKATTN_COOPMAT_KHR)
-        *m = khr[f16];
-    else if (family == VKATTN_COOPMAT_EMULATED)
-        *m = emu[f16];
-    else
+    if (family != VKATTN_COOPMAT_NV && family != VKATTN_COOPMAT_KHR &&
+        family != VKATTN_COOPMAT_EMULATED)
         return false;
-    return *m->size != 0;
+    vka_coopmat_backward_module(family, f16, m);
+    return m->code_size != 0;
 }
 
 bool vka_flash_backward_coopmat_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
@@ -124,7 +106,7 @@ bool vka_flash_backward_coopmat_choose(const struct vkattn_context *ctx, const v
     const uint32_t family = vka_coopmat_family_now(ctx, VKA_COOPMAT_BACKWARD);
     /* f16 operands read as they are wherever the device can bind them */
     const bool f16 = vka_info(ctx)->storage_buffer_16bit;
-    module m;
+    vka_kernel m;
     if (!family || !f16_operands || p->softcap != 0.0f || !module_of(family, f16, &m) ||
         !vka_select_flash_backward_coopmat(ctx, s->dk, s->dv, &out->tiles))
         return false;
@@ -138,9 +120,9 @@ bool vka_flash_backward_coopmat_choose(const struct vkattn_context *ctx, const v
     return true;
 }
 
-static void make_kernel(const vka_fb_coopmat *t, const module *m, bool kv, vka_kernel *k)
+static void make_kernel(const vka_fb_coopmat *t, const vka_kernel *m, bool kv, vka_kernel *k)
 {
-    vka_kernel out = {.name = m->name, .code = m->code, .code_size = *m->size,
+    vka_kernel out = {.name = m->name, .code = m->code, .code_size = m->code_size,
                       .n_bindings = FBC_BINDINGS, .push_size = k->push_size,
                       .n_spec = VKA_FBC_N_SPEC};
     for (uint32_t i = VKA_FB_SPEC_DK; i <= VKA_FB_SPEC_UNIFORM_ROWS; i++)
@@ -154,7 +136,7 @@ static void make_kernel(const vka_fb_coopmat *t, const module *m, bool kv, vka_k
 
 void vka_flash_backward_coopmat_kernels(const vka_fb_coopmat *t, vka_kernel *kv, vka_kernel *q)
 {
-    module m;
+    vka_kernel m;
     module_of(t->family, t->f16, &m); /* cannot fail: chosen */
     make_kernel(t, &m, true, kv);
     make_kernel(t, &m, false, q);
