@@ -106,7 +106,7 @@ bool vka_flash_backward_coopmat_choose(const struct vkattn_context *ctx, const v
     const uint32_t family = vka_coopmat_family_now(ctx, VKA_COOPMAT_BACKWARD);
     /* f16 operands read as they are wherever the device can bind them */
     const bool f16 = vka_info(ctx)->storage_buffer_16bit;
-    vka_kernel m;
+    vka_kernel m = {0};
     if (!family || !f16_operands || p->softcap != 0.0f || !module_of(family, f16, &m) ||
         !vka_select_flash_backward_coopmat(ctx, s->dk, s->dv, &out->tiles))
         return false;
@@ -136,7 +136,7 @@ static void make_kernel(const vka_fb_coopmat *t, const vka_kernel *m, bool kv, v
 
 void vka_flash_backward_coopmat_kernels(const vka_fb_coopmat *t, vka_kernel *kv, vka_kernel *q)
 {
-    vka_kernel m;
+    vka_kernel m = {0};
     module_of(t->family, t->f16, &m); /* cannot fail: chosen */
     make_kernel(t, &m, true, kv);
     make_kernel(t, &m, false, q);
