@@ -56,17 +56,3 @@ const char *vka_dtype_name(vkattn_dtype t)
     const vka_dtype_info *d = vka_dtype_info_of(t);
     return d ? d->name : "unknown";
 }
-
-double vka_dtype_round(vkattn_dtype t, double v)
-{
-    const vka_dtype_info *d = vka_dtype_tensor(t);
-    if (!d)
-        return v;
-    union {
-        double d;
-        float f;
-        uint16_t h;
-    } buf; /* aligned for any element */
-    d->store(&buf, 0, v);
-    return d->load(&buf, 0);
-}

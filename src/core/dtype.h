@@ -48,8 +48,4 @@ uint32_t vka_dtype_size(vkattn_dtype t);
 /* "f32", "f16", "i8"; "unknown" outside the enum. */
 const char *vka_dtype_name(vkattn_dtype t);
 
-/* v stored as a t element and read back: the rounding the CPU reference
- * applies where a kernel writes t (a tensor type; v itself otherwise). */
-double vka_dtype_round(vkattn_dtype t, double v);
-
 #endif /* VKA_CORE_DTYPE_H */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "core/dropout_host.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "reference/ref_internal.h"
