@@ -20,12 +20,12 @@
  * f16 layers (test_random_cases_f16): the io, grad_output and gradients f16
  * (one case in three f32), inputs, weights and grad_output rounded to f16
  * before the reference; bound and floor as test_mha_backward.c's f16 ones,
- * max|got - ref| / max(max|ref|, 0.1) <= 8 * 2^-10, the key bias's past the
- * error that the kept f16 output gives a gradient that is zero in exact
- * arithmetic (key_bias_bound.h; seed 1795945410295012949 went 0.00986 over
- * the plain bound). */
+ * max|got - ref| / max(max|ref|, 0.1) <= 8 * 2^-10 past what the kept f16
+ * output adds to the query and key paths' gradients (kept_output_bound.h:
+ * the key bias's, zero in exact arithmetic, went 0.00986 over the plain
+ * bound with seed 1795945410295012949). */
 #include "harness.h"
-#include "key_bias_bound.h"
+#include "kept_output_bound.h"
 #include "multi_head_case.h"
 
 #include <stdio.h>
@@ -204,28 +204,29 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     if (r)
         fail_msg("%s: vkattn_gqa_backward_record(VKATTN_RUN_NOW) gave %s: %s", what, vkattn_result_name(r),
                  vkattn_last_error());
+    ko_allowance ko = {0};
+    if (is_half(m)) {
+        const ko_call kc = {.w = v.w, .batch = m->call.batch, .tq = m->call.tq, .tv = m->call.tv,
+                            .dropout = m->call.training ? m->desc.dropout : 0.0f,
+                            .query = h.query, .value = h.value, .key = h.key, .grad_out = gout,
+                            .weights = &h.w};
+        ko_allowances(&kc, &ko);
+    }
     for (int i = 0; i < N_GRADS; i++) {
         if (!n[i])
             continue;
         TH_OK(ctx, vkattn_tensor_download(gt[i], got[i], 0, n[i]));
         const double bound = is_half(m) ? BOUND_F16 : BOUND;
         double err = tu_max_rel_err(got[i], ref[i], n[i], is_half(m) ? FLOOR_F16 : 0.01);
-        if (i == G_BK && is_half(m)) { /* zero but for the kept f16 output (key_bias_bound.h) */
-            const kb_call kc = {.w = v.w, .batch = m->call.batch, .tq = m->call.tq,
-                                .tv = m->call.tv,
-                                .dropout = m->call.training ? m->desc.dropout : 0.0f,
-                                .query = h.query, .value = h.value, .grad_out = gout,
-                                .weights = &h.w};
-            double *allowed = kb_bounds(&kc);
-            err = kb_rel_err_past(got[i], ref[i], allowed, n[i], FLOOR_F16);
-            free(allowed);
-        }
+        if (is_half(m)) /* what the kept f16 output adds (kept_output_bound.h) */
+            err = ko_rel_err_past(got[i], ref[i], ko_of(&ko, i, m->key_given), n[i], FLOOR_F16);
         if (getenv("VKATTN_TEST_VERBOSE"))
             printf("# err %d %.3g: %s\n", i, err, what);
         if (!(err <= bound))
             fail_msg("%s: gradient %d: error %.3g exceeds %.3g", what, i, err, bound);
         vkattn_tensor_destroy(gt[i]);
     }
+    ko_free(&ko);
     th_assert_validation_clean();
     vkattn_tensor_destroy(tgout);
     mh_gpu_io_finish(ctx, &v, &io, false, NULL, NULL);

@@ -1,0 +1,212 @@
+/* What the kept f16 output adds to the error of an f16 MultiHeadAttention or
+ * GroupedQueryAttention backward (tests/gpu/test_mha_backward.c,
+ * test_gqa_backward.c): the allowance beyond the relative bound.
+ *
+ * The fused backward (FlashAttention-2's) takes D_i = dO_i . O_i from the
+ * kept output, which an f16 layer keeps in f16, where the exact row would
+ * have dO_i . (P V)_i: each row of dS = P (dP - D) then carries
+ * -P_ij dD_i with |dD_i| <= 2^-11 sum_c |dO_ic| |O_ic|. The error is of the
+ * size of the output, not of the gradient, so the relative bound misses it
+ * where a gradient nearly cancels: the key bias's is zero in exact
+ * arithmetic (softmax ignores a shift of a row's logits), and dQ of a row
+ * whose softmax is saturated (one key left by the masks) is too. Bounded
+ * per row with |O_c| <= s max_j |V_jc| (a convex combination of the
+ * values of the batch and head, times the dropout scale s) and dO by
+ * grad_output @ Wo^T (the gate multiplies it by a sigmoid below 1); 1.25
+ * roundings cover the f32 arithmetic of O in the forward and of P V in the
+ * backward (at most (Tv + 4) 2^-24 of s max|V|, Tv <= 13 here):
+ *
+ *   dD_bih <= 1.25 2^-11 sum_c |dO_bihc| s max_j |V_bjk(h)c|
+ *   dQ_bihe: scale dD_bih max_j |K_bjke|          (sum_j P_ij = 1)
+ *   dK_bjke: scale sum_{i, h of k} dD_bih |Q_bihe| (P_ij <= 1)
+ *   key bias: the same summed over b, once       (sum_j P_ij = 1)
+ *
+ * and through the projections' backward as the sums of magnitudes they take
+ * (the query and key kernels, the query bias, grad_query and the key input's
+ * gradient). dV = P^T dO has no D: the value and output paths add nothing.
+ * The chained backward recomputes the softmax and its rows of dS sum to f32
+ * rounding, well inside these. */
+#ifndef VKATTN_TEST_KEPT_OUTPUT_BOUND_H
+#define VKATTN_TEST_KEPT_OUTPUT_BOUND_H
+
+#include "random_case.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct ko_call {
+    rc_mha_widths w; /* w.Hkv key/value heads; H / Hkv query heads share one */
+    uint32_t batch, tq, tv;
+    float dropout; /* the layer's rate where the call trains, else 0 */
+    const float *query, *value, *key; /* key NULL: the key path reads value */
+    const float *grad_out;            /* (B, Tq, Dout) */
+    const vkattn_mha_weights *weights; /* Keras layout; biases may be NULL */
+} ko_call;
+
+/* The gradients the kept output reaches: of the query, of the key path's
+ * input (grad_key, or grad_value when the key is the value), of the query
+ * and key kernels and biases. */
+enum { KO_QUERY, KO_KEY_IN, KO_WQ, KO_BQ, KO_WK, KO_BK, KO_N };
+
+typedef struct ko_allowance {
+    double *a[KO_N]; /* per element, in the gradient's layout */
+} ko_allowance;
+
+static inline double *ko_zeros(size_t n)
+{
+    double *x = calloc(n ? n : 1, sizeof *x);
+    if (!x)
+        abort();
+    return x;
+}
+
+/* x (rows, k) @ kernel (k, n) + bias, as doubles. */
+static inline double *ko_dense(const float *x, size_t rows, uint32_t k, const float *kernel,
+                               const float *bias, uint32_t n)
+{
+    double *y = ko_zeros(rows * n);
+    for (size_t r = 0; r < rows; r++)
+        for (uint32_t col = 0; col < n; col++) {
+            double acc = bias ? bias[col] : 0.0;
+            for (uint32_t a = 0; a < k; a++)
+                acc += (double)x[r * k + a] * kernel[(size_t)a * n + col];
+            y[r * n + col] = acc;
+        }
+    return y;
+}
+
+/* dD_bih of the comment above, (B * Tq, H). */
+static inline double *ko_row_errors(const ko_call *c, const double *vproj)
+{
+    const rc_mha_widths w = c->w;
+    const vkattn_mha_weights *wt = c->weights;
+    const uint32_t nv = w.Hkv * w.dv, group = w.H / w.Hkv;
+    const double s = c->dropout > 0.0f ? 1.0 / (1.0 - c->dropout) : 1.0;
+    double *vmax = ko_zeros((size_t)c->batch * nv), *dd = ko_zeros((size_t)c->batch * c->tq * w.H);
+    for (uint32_t b = 0; b < c->batch; b++) /* |O_bihc| <= s max_j |V_bjkc| */
+        for (uint32_t j = 0; j < c->tv; j++)
+            for (uint32_t col = 0; col < nv; col++)
+                vmax[b * nv + col] = fmax(vmax[b * nv + col],
+                                          s * fabs(vproj[((size_t)b * c->tv + j) * nv + col]));
+    for (size_t r = 0; r < (size_t)c->batch * c->tq; r++)
+        for (uint32_t h = 0; h < w.H; h++) {
+            double sum = 0.0; /* sum_c |dO_c| |O_c|, dO = grad_output @ Wo^T */
+            for (uint32_t col = 0; col < w.dv; col++) {
+                double acc = 0.0;
+                for (uint32_t o = 0; o < w.Dout; o++)
+                    acc += (double)c->grad_out[r * w.Dout + o] *
+                           wt->output_kernel[((size_t)h * w.dv + col) * w.Dout + o];
+                sum += fabs(acc) * vmax[(r / c->tq) * nv + (h / group) * w.dv + col];
+            }
+            dd[r * w.H + h] = 0x1.4p-11 * sum;
+        }
+    free(vmax);
+    return dd;
+}
+
+static inline void ko_allowances(const ko_call *c, ko_allowance *out)
+{
+    const rc_mha_widths w = c->w;
+    const vkattn_mha_weights *wt = c->weights;
+    const uint32_t B = c->batch, Tq = c->tq, Tv = c->tv, group = w.H / w.Hkv, dk = w.dk;
+    const uint32_t nq = w.H * dk, nk = w.Hkv * dk;
+    const double scale = 1.0 / sqrt((double)dk);
+    const float *key = c->key ? c->key : c->value;
+    double *q = ko_dense(c->query, (size_t)B * Tq, w.Dq, wt->query_kernel, wt->query_bias, nq);
+    double *k = ko_dense(key, (size_t)B * Tv, w.Dk, wt->key_kernel, wt->key_bias, nk);
+    double *v = ko_dense(c->value, (size_t)B * Tv, w.Dv, wt->value_kernel, wt->value_bias,
+                         w.Hkv * w.dv);
+    double *dd = ko_row_errors(c, v);
+    double *aq = ko_zeros((size_t)B * Tq * nq); /* dQ's, (B * Tq, H * dk) */
+    double *ak = ko_zeros((size_t)B * nk);      /* dK's, any row j of batch b */
+    double *kmax = ko_zeros((size_t)B * nk), *inmax = ko_zeros((size_t)B * w.Dk);
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t j = 0; j < Tv; j++) {
+            const size_t r = (size_t)b * Tv + j;
+            for (uint32_t col = 0; col < nk; col++)
+                kmax[b * nk + col] = fmax(kmax[b * nk + col], fabs(k[r * nk + col]));
+            for (uint32_t a = 0; a < w.Dk; a++)
+                inmax[b * w.Dk + a] = fmax(inmax[b * w.Dk + a], fabs(key[r * w.Dk + a]));
+        }
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t i = 0; i < Tq; i++)
+            for (uint32_t h = 0; h < w.H; h++)
+                for (uint32_t e = 0; e < dk; e++) {
+                    const size_t r = (size_t)b * Tq + i, kc = (h / group) * dk + e;
+                    const double d = scale * dd[r * w.H + h];
+                    aq[r * nq + h * dk + e] = d * kmax[b * nk + kc];
+                    ak[b * nk + kc] += d * fabs(q[r * nq + h * dk + e]);
+                }
+    for (int g = 0; g < KO_N; g++)
+        out->a[g] = NULL;
+    out->a[KO_QUERY] = ko_zeros((size_t)B * Tq * w.Dq);
+    out->a[KO_KEY_IN] = ko_zeros((size_t)B * Tv * w.Dk);
+    out->a[KO_WQ] = ko_zeros((size_t)w.Dq * nq);
+    out->a[KO_BQ] = ko_zeros(nq);
+    out->a[KO_WK] = ko_zeros((size_t)w.Dk * nk);
+    out->a[KO_BK] = ko_zeros(nk);
+    for (size_t r = 0; r < (size_t)B * Tq; r++)
+        for (uint32_t col = 0; col < nq; col++) {
+            const double x = aq[r * nq + col];
+            out->a[KO_BQ][col] += x;
+            for (uint32_t a = 0; a < w.Dq; a++) {
+                out->a[KO_WQ][(size_t)a * nq + col] += fabs(c->query[r * w.Dq + a]) * x;
+                out->a[KO_QUERY][r * w.Dq + a] += x * fabs(wt->query_kernel[(size_t)a * nq + col]);
+            }
+        }
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t col = 0; col < nk; col++) {
+            const double x = ak[b * nk + col];
+            out->a[KO_BK][col] += x;
+            for (uint32_t a = 0; a < w.Dk; a++) {
+                out->a[KO_WK][(size_t)a * nk + col] += inmax[b * w.Dk + a] * x;
+                for (uint32_t j = 0; j < Tv; j++)
+                    out->a[KO_KEY_IN][((size_t)b * Tv + j) * w.Dk + a] +=
+                        x * fabs(wt->key_kernel[(size_t)a * nk + col]);
+            }
+        }
+    free(q), free(k), free(v), free(dd), free(aq), free(ak), free(kmax), free(inmax);
+}
+
+static inline void ko_free(ko_allowance *x)
+{
+    for (int g = 0; g < KO_N; g++)
+        free(x->a[g]);
+}
+
+/* The allowance of gradient `grad` in the multi-head tests' order (query,
+ * value, key, then the weights from query_kernel); NULL where none. */
+static inline const double *ko_of(const ko_allowance *x, int grad, bool key_given)
+{
+    switch (grad) {
+    case 0: return x->a[KO_QUERY];
+    case 1: return key_given ? NULL : x->a[KO_KEY_IN];
+    case 2: return x->a[KO_KEY_IN];
+    case 3: return x->a[KO_WQ];
+    case 4: return x->a[KO_BQ];
+    case 5: return x->a[KO_WK];
+    case 6: return x->a[KO_BK];
+    default: return NULL;
+    }
+}
+
+/* max(|got - ref| - allowed, 0) / max(max|ref|, floor): what is left of the
+ * error past `allowed` (none: NULL), relative as tu_max_rel_err; NaN where
+ * got is. */
+static inline double ko_rel_err_past(const float *got, const float *ref, const double *allowed,
+                                     size_t n, double floor)
+{
+    double scale = floor, worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+        const double past = fabs((double)got[i] - ref[i]) - (allowed ? allowed[i] : 0.0);
+        if (isnan(past))
+            return NAN;
+        if (past > worst)
+            worst = past;
+    }
+    return worst / scale;
+}
+
+#endif /* VKATTN_TEST_KEPT_OUTPUT_BOUND_H */
