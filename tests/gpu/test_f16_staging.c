@@ -5,7 +5,8 @@
  * forward (projections, QK-norm and RoPE, head split, fused SDPA, merge,
  * gate), the backward with f16 weight gradients (their f32 sums over rows
  * rounded into them by grad_reduce_f16 or the matmul's store) and a cached
- * decode step (KV append and the split-K decode read of an f16 cache); a
+ * decode step (KV append and the split-K decode read of an f16 cache); the
+ * backward on the chained SDPA path (call->path UNFUSED) and a
  * GroupedQueryAttention backward (4 query heads on 2 key/value heads, the
  * same options) too. Each is run in a context of its own that logs the
  * pipelines it creates; a "half_convert" pipeline is a staging pass.
@@ -16,13 +17,14 @@
  * max(2^-10 |f32|, 2^-24), of it.
  * Without 16-bit storage (the mobile-min pass) the packed path stages by
  * design: the runs are then only checked to succeed. Both tunings. Small
- * shapes: about 4 s of CPU on lavapipe. Before this test, the gate staged 3
+ * shapes: about 5 s of CPU on lavapipe. Before this test, the gate staged 3
  * passes per forward and per cached step, QK-norm with RoPE 3 per query and
  * per key heads (x in and out, the norm weight), sinks 2 per forward (out
  * in and back), and the backward 6 (the gate's x and g, the fused
  * backward's q, k, v and out) and 2 per heads tensor for the QK-norm
  * gradient (x and the norm weight); f16 weight gradients 1 per bias and per
- * norm weight (the f32 sums rounded out). */
+ * norm weight (the f32 sums rounded out); the chained SDPA backward 3 (q, k
+ * and v). */
 #include "harness.h"
 
 #include <vkattn/gqa.h>
@@ -161,11 +163,12 @@ static vkattn_tensor *f16_tensor(vkattn_context *ctx, size_t n)
     return t;
 }
 
-enum { FORWARD, BACKWARD, DECODE, GQA_BACKWARD };
+enum { FORWARD, BACKWARD, DECODE, GQA_BACKWARD, CHAINED_BACKWARD };
 static const char *const run_names[] = {"MultiHeadAttention forward",
                                         "MultiHeadAttention backward",
                                         "MultiHeadAttention cached decode",
-                                        "GroupedQueryAttention backward"};
+                                        "GroupedQueryAttention backward",
+                                        "MultiHeadAttention backward (chained SDPA)"};
 
 /* The backward after the kept forward, twice: f16 weight gradients, then f32
  * ones for check_rounded. */
@@ -199,11 +202,13 @@ static bool staged_in(int what, bool *native16, bool *full)
     *native16 = info.storage_buffer_16bit;
     layer m;
     layer_init(ctx, &m, what == GQA_BACKWARD);
-    const bool backward = what == BACKWARD || what == GQA_BACKWARD;
+    const bool backward = what == BACKWARD || what == GQA_BACKWARD || what == CHAINED_BACKWARD;
     const uint32_t tq = what == DECODE ? 1 : T;
     vkattn_tensor *x = f16_tensor(ctx, (size_t)B * tq * W);
     vkattn_tensor *out = f16_tensor(ctx, (size_t)B * tq * m.out_dim);
     vkattn_layer_call call = {.batch = B, .tq = tq, .tv = tq, .keep_for_backward = backward};
+    if (what == CHAINED_BACKWARD)
+        call.path = VKATTN_SDPA_UNFUSED;
     vkattn_layer_io io = {.query = x, .value = x, .output = out};
     if (what == DECODE) {
         /* a prefill fills the f16 cache first, then one step is counted */
@@ -273,6 +278,12 @@ static void test_gqa_backward(void **state)
     check(GQA_BACKWARD);
 }
 
+static void test_chained_backward(void **state)
+{
+    (void)state;
+    check(CHAINED_BACKWARD);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_backward),
         cmocka_unit_test(test_decode),
         cmocka_unit_test(test_gqa_backward),
+        cmocka_unit_test(test_chained_backward),
     };
     int failed = cmocka_run_group_tests_name("f16 staging", tests, th_setup, th_teardown);
     /* the GPU tuning's fused backward and decode kernels differ */
