@@ -103,7 +103,7 @@ vkattn_result vka_grad_reduce_record_any(vkattn_context *ctx, VkCommandBuffer cm
 {
     if (!vka_grad_reduce_stages(ctx, in, out))
         return vka_grad_reduce_record(ctx, cmd, caller, g, in, out);
-    vkattn_tensor *in_f, *out_f;
+    vkattn_tensor *in_f = NULL, *out_f = NULL; /* set by the stage calls; gcc 14 cannot see it */
     vkattn_result r;
     if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, in, in_count, &in_f)) ||
         (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, out, out_count,
