@@ -50,7 +50,9 @@
  * workspace are f32. Each f16 input is converted exactly into f32 scratch
  * kept in the context (one conversion pass each; on the fused path with
  * 16-bit storage q, k, v and out are instead read as they are, widened
- * exactly: the same values), the f32 backward runs on it (fp32
+ * exactly: the same values; the chained path stages nothing, its matmuls
+ * reading f16 operands and writing f16 gradients themselves as
+ * vkattn/matmul.h does), the f32 backward runs on it (fp32
  * accumulation, the same path choice), and each f16 gradient is
  * rounded once from its f32 result by the device's f32 -> f16 conversion:
  * one f16 spacing (2^-10 relative) over the f32 bound above, against the

@@ -1,4 +1,5 @@
-/* shaders/grad_reduce.comp <-> src/ops/grad_reduce.c (see iface.h). */
+/* shaders/common/grad_reduce_body.glsl (variants grad_reduce, grad_reduce_f16)
+ * <-> src/ops/grad_reduce.c (see iface.h). */
 #ifndef VKA_GRAD_REDUCE_IFACE_H
 #define VKA_GRAD_REDUCE_IFACE_H
 
@@ -6,6 +7,10 @@
 
 #define VKA_GRAD_REDUCE_SPEC_WG 0 /* local_size_x */
 #define VKA_GRAD_REDUCE_N_SPEC 1
+/* grad_reduce_f16 (16-bit storage): in, out each f16 (else f32) */
+#define VKA_GRAD_REDUCE_SPEC_IN_F16 1
+#define VKA_GRAD_REDUCE_SPEC_OUT_F16 2
+#define VKA_GRAD_REDUCE_N_SPEC_F16 3
 
 /* out[g*out_g + r*out_row + c] = alpha * sum over (i, j, l) < (n1, n2, n3) of
  * in[g*in_g + r*in_row + c + i*s1 + j*s2 + l*s3], for g < groups, r < rows,

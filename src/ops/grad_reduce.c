@@ -1,7 +1,9 @@
-/* Sums of strided slices for the backward ops: shaders/grad_reduce.comp. */
+/* Sums of strided slices for the backward ops: shaders/grad_reduce.comp and
+ * grad_reduce_f16 (shaders/variants.txt). */
 #include "ops/grad_reduce.h"
 
 #include "core/error.h"
+#include "ops/half_stage.h"
 #include "ops/split.h"
 #include "common/grad_reduce_iface.h"
 #include "vk/dispatch.h"
@@ -46,10 +48,23 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
     vkattn_result r = vka_grad_reduce_check(ctx, caller, g);
     if (r)
         return r;
+    const bool in16 = in->dtype == VKATTN_DTYPE_F16, out16 = out->dtype == VKATTN_DTYPE_F16;
+    const bool n16 = in16 || out16;
+    if (n16 && !vka_info(ctx)->storage_buffer_16bit)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: an f16 tensor in a gradient reduction needs 16-bit storage "
+                        "(stage it: vka_grad_reduce_record_any)",
+                        caller);
     const uint64_t total = (uint64_t)g->groups * g->rows * g->cols;
-    const vka_kernel kernel = {VKA_KERNEL_SPV(grad_reduce), .n_bindings = 2,
-                               .push_size = sizeof(grad_reduce_push),
-                               .n_spec = VKA_GRAD_REDUCE_N_SPEC};
+    const vka_kernel kernel = {
+        .name = n16 ? "grad_reduce_f16" : "grad_reduce",
+        .code = n16 ? vka_spv_grad_reduce_f16 : vka_spv_grad_reduce,
+        .code_size = n16 ? vka_spv_grad_reduce_f16_size : vka_spv_grad_reduce_size,
+        .n_bindings = 2,
+        .push_size = sizeof(grad_reduce_push),
+        .n_spec = n16 ? VKA_GRAD_REDUCE_N_SPEC_F16 : VKA_GRAD_REDUCE_N_SPEC,
+        .spec = {[VKA_GRAD_REDUCE_SPEC_IN_F16] = in16, [VKA_GRAD_REDUCE_SPEC_OUT_F16] = out16},
+    };
     grad_reduce_push push = {
         .rows = g->rows, .cols = g->cols,
         .out_g = (uint32_t)g->out_g, .out_row = (uint32_t)g->out_row,
@@ -71,4 +86,29 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         return r;
     return vka_record_grid_1d_ranges(ctx, cmd, kernel, VKA_GRAD_REDUCE_SPEC_WG, total, per, d,
                                      &push.begin, &push.end);
+}
+
+bool vka_grad_reduce_stages(vkattn_context *ctx, const vkattn_tensor *in,
+                            const vkattn_tensor *out)
+{
+    return (in->dtype == VKATTN_DTYPE_F16 || out->dtype == VKATTN_DTYPE_F16) &&
+           !vka_info(ctx)->storage_buffer_16bit;
+}
+
+vkattn_result vka_grad_reduce_record_any(vkattn_context *ctx, VkCommandBuffer cmd,
+                                         const char *caller, const vka_grad_reduce *g,
+                                         vkattn_tensor *in, uint64_t in_count,
+                                         vkattn_tensor *out, uint64_t out_count,
+                                         bool out_partial)
+{
+    if (!vka_grad_reduce_stages(ctx, in, out))
+        return vka_grad_reduce_record(ctx, cmd, caller, g, in, out);
+    vkattn_tensor *in_f = NULL, *out_f = NULL; /* set by the stage calls; gcc 14 cannot see it */
+    vkattn_result r;
+    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, in, in_count, &in_f)) ||
+        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, out, out_count,
+                               out_partial, &out_f)) ||
+        (r = vka_grad_reduce_record(ctx, cmd, caller, g, in_f, out_f)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, out, out_f, out_count);
 }

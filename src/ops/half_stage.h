@@ -8,7 +8,8 @@
  * no two invocations share a word) and binds two buffers. Cost: one extra
  * pass over each f16 tensor. Masks stay f32 (vka_f16_require_f32).
  * Ops with a float16_t kernel (heads, dropout, softmax, the binary
- * elementwise ops and the gate, the fused SDPA backward's q, k, v and out)
+ * elementwise ops and the gate, the fused SDPA backward's q, k, v and out,
+ * the gradient reductions: ops/grad_reduce.h)
  * take that instead where the device has 16-bit storage; this path is theirs
  * without it (the packed-half profiles, e.g. mobile-min), and the others'.
  *

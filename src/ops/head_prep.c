@@ -136,17 +136,13 @@ static vkattn_result record_norm_backward(vkattn_context *ctx, VkCommandBuffer c
     const vka_head_prep_backward_io *io = op->io;
     const uint64_t rows = op->n / p->dim;
     const bool n16 = op->native16;
-    vkattn_tensor *x = io->fwd.x, *w = io->fwd.norm, *gn = NULL;
+    vkattn_tensor *x = io->fwd.x, *w = io->fwd.norm;
     vkattn_result r;
-    /* an f16 grad_norm (dim elements) is summed in f32 (grad_reduce) and
-     * rounded once: staged in either case */
-    if ((!n16 &&
-         ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, io->fwd.x, op->n,
-                                &x)) ||
-          (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, io->fwd.norm,
-                                p->dim, &w)))) ||
-        (io->grad_norm && (r = vka_f16_stage_out(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE2,
-                                                 io->grad_norm, p->dim, false, &gn))))
+    if (!n16 &&
+        ((r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE0, io->fwd.x, op->n,
+                               &x)) ||
+         (r = vka_f16_stage_in(ctx, cmd, op->caller, VKA_SCRATCH_F16_STAGE1, io->fwd.norm,
+                               p->dim, &w))))
         return r;
     const vka_kernel kernel = {
         .name = n16 ? "head_prep_backward_f16" : "head_prep_backward",
@@ -167,15 +163,15 @@ static vkattn_result record_norm_backward(vkattn_context *ctx, VkCommandBuffer c
     };
     if ((r = vka_record_grid_1d(ctx, cmd, kernel, VKA_HEAD_PREP_BWD_SPEC_WG, rows, d)))
         return r;
-    if (!gn)
+    if (!io->grad_norm)
         return VKATTN_SUCCESS;
-    /* grad_norm[e] = sum over rows of dw_rows[row * dim + e] */
+    /* grad_norm[e] = sum over rows of dw_rows[row * dim + e]: f32 sums, an
+     * f16 grad_norm rounded once from them (staged without 16-bit storage) */
     const vka_grad_reduce g = {.groups = 1, .rows = 1, .cols = p->dim, .out_g = 0,
                                .out_row = 0, .in_g = 0, .in_row = 0,
                                .n = {rows, 1, 1}, .s = {p->dim, 0, 0}, .alpha = 1.0f};
-    if ((r = vka_grad_reduce_record(ctx, cmd, op->caller, &g, io->dw_rows, gn)))
-        return r;
-    return vka_f16_stage_finish(ctx, cmd, op->caller, io->grad_norm, gn, p->dim);
+    return vka_grad_reduce_record_any(ctx, cmd, op->caller, &g, io->dw_rows, op->n,
+                                      io->grad_norm, p->dim, false);
 }
 
 vkattn_result vka_head_prep_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -208,6 +204,6 @@ vkattn_result vka_head_prep_backward_record(vkattn_context *ctx, VkCommandBuffer
     const head_prep_bwd_op op = {.caller = caller, .p = p, .io = io, .n = n,
                                  .native16 = in16 && vka_info(ctx)->storage_buffer_16bit};
     const bool staged = (in16 && !op.native16) ||
-                        (io->grad_norm && io->grad_norm->dtype == VKATTN_DTYPE_F16);
+                        (io->grad_norm && vka_grad_reduce_stages(ctx, io->dw_rows, io->grad_norm));
     return vka_f16_record(ctx, cmd, staged, record_norm_backward, &op);
 }

@@ -1,7 +1,8 @@
 /* Gradients of the batched matmul: each gradient recorded as a matmul of the
  * forward's kernels with the operands swapped and transposed by spec constant
  * (no transposed copy is materialised), plus shaders/grad_reduce.comp for dBias
- * and for operands broadcast over the batch or heads. */
+ * and for operands broadcast over the batch or heads (f16 read and written as
+ * they are with 16-bit storage, else staged: vka_grad_reduce_record_any). */
 #include "vkattn/matmul_backward.h"
 
 #include "core/error.h"
@@ -87,25 +88,6 @@ static uint64_t scratch_floats(const grad_plan *g, const vka_matmul_shape *s)
     return (uint64_t)s->batch * s->heads * g->mm.m * g->mm.n;
 }
 
-/* vka_grad_reduce_record (f32 only) between tensors that may be f16: an f16
- * input is read through an exact f32 copy, an f16 output gets the f32 sums
- * rounded once (ops/half_stage.h). `out_partial`: the reduction writes only
- * some of out's first out_count elements (a strided view), the rest stay. */
-static vkattn_result record_reduce(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                                   const vka_grad_reduce *red, vkattn_tensor *in,
-                                   uint64_t in_count, vkattn_tensor *out, uint64_t out_count,
-                                   bool out_partial)
-{
-    vkattn_tensor *in_f, *out_f;
-    vkattn_result r;
-    if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, in, in_count, &in_f)) ||
-        (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, out, out_count,
-                               out_partial, &out_f)) ||
-        (r = vka_grad_reduce_record(ctx, cmd, caller, red, in_f, out_f)))
-        return r;
-    return vka_f16_stage_finish(ctx, cmd, caller, out, out_f, out_count);
-}
-
 /* The sum of the per-matrix gradients in packed scratch into the operand's
  * stored matrices. */
 static vka_grad_reduce broadcast_sum(const grad_plan *g, const vka_matmul_shape *s)
@@ -137,8 +119,8 @@ static vkattn_result record_grad(vkattn_context *ctx, VkCommandBuffer cmd, const
     vkattn_result r = vka_matmul_record_as(ctx, cmd, caller, &g->mm, &mio);
     if (r == VKATTN_SUCCESS && bcast) {
         const vka_grad_reduce red = broadcast_sum(g, s);
-        r = record_reduce(ctx, cmd, caller, &red, scratch, scratch_floats(g, s), out,
-                          g->target->extent, true);
+        r = vka_grad_reduce_record_any(ctx, cmd, caller, &red, scratch, scratch_floats(g, s),
+                                       out, g->target->extent, true);
     }
     return r;
 }
@@ -215,8 +197,8 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
             .s = {s->c.batch_stride, s->c.head_stride, s->c.row_stride},
             .alpha = 1.0f,
         };
-        r = record_reduce(ctx, cmd, caller, &red, io->grad_c, s->c.extent, io->grad_bias, s->n,
-                          false);
+        r = vka_grad_reduce_record_any(ctx, cmd, caller, &red, io->grad_c, s->c.extent,
+                                       io->grad_bias, s->n, false);
     }
     return r;
 }

@@ -349,7 +349,8 @@ static bool any_f16(const vkattn_sdpa_backward_io *io, bool fused)
  * fused path with 16-bit storage none but dO, and dO too where the
  * cooperative-matrix gradient kernels take the call: the kernels read f16
  * q, k, v, out and there dO as they are, widened exactly or packed into
- * fragments as f16, so the values are the same), the f32 backward (fp32
+ * fragments as f16, so the values are the same; on the chained path none:
+ * its matmuls read and write f16 themselves), the f32 backward (fp32
  * accumulation, as for f32 calls), each f16 gradient rounded once from its
  * f32 result (ops/half_stage.h). f32 tensors are used in place. Runs dry
  * first through vka_f16_record when anything is staged, so nothing is
@@ -371,19 +372,24 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     /* the fused kernels read f16 q, k, v and out as they are where the device
      * has 16-bit storage (their _f16 variants, ops/flash_backward.c); dO only
      * the cooperative-matrix ones (and then their stats pass), which take
-     * all-f16 operands (vka_fb_coopmat.f16), as the plan chose */
+     * all-f16 operands (vka_fb_coopmat.f16), as the plan chose. The chained
+     * path touches q, k, v, dO and the gradients only by matmuls, which read
+     * and write f16 themselves on every device (vkattn/matmul.h): none staged */
+    const bool chained = !pl->fused;
     const bool native16 = pl->fused && vka_info(ctx)->storage_buffer_16bit;
     const bool native_do = native16 && pl->fc.coopmat && pl->fc.cm.f16;
     for (int i = 0; i < N_IN; i++) {
         in_f[i] = in[i];
-        if (!(native16 && (i != IN_GRAD_OUT || native_do)) &&
+        if (!chained && !(native16 && (i != IN_GRAD_OUT || native_do)) &&
             (r = vka_f16_stage_in(ctx, cmd, caller, stage_kind(i), in[i], in_n[i], &in_f[i])))
             return r;
     }
-    for (int i = 0; i < N_OUT; i++)
-        if ((r = vka_f16_stage_out(ctx, cmd, caller, stage_kind(N_IN + i), out[i],
-                                   out_n[i], false, &out_f[i])))
+    for (int i = 0; i < N_OUT; i++) {
+        out_f[i] = out[i];
+        if (!chained && (r = vka_f16_stage_out(ctx, cmd, caller, stage_kind(N_IN + i), out[i],
+                                               out_n[i], false, &out_f[i])))
             return r;
+    }
     f.q = in_f[IN_Q], f.k = in_f[IN_K], f.v = in_f[IN_V], f.grad_out = in_f[IN_GRAD_OUT];
     if (pl->fused)
         f.out = in_f[IN_OUT];

@@ -140,7 +140,7 @@ static bool same(const float *x, const float *y, size_t n)
 }
 
 /* One case on ctx vs the reference; with bctx (a context with a dispatch
- * budget) also there, bit-identical to ctx's. */
+ * budget, or one that stages f16) also there, bit-identical to ctx's. */
 static void check_case_on(vkattn_context *ctx, vkattn_context *bctx, const bwd_case *c)
 {
     const vkattn_matmul_params *p = &c->p;
@@ -182,7 +182,9 @@ static void check_case_on(vkattn_context *ctx, vkattn_context *bctx, const bwd_c
     if (bctx) {
         grads s = run_gpu(bctx, c, a, b, dc);
         if (!same(g.a, s.a, c->na) || !same(g.b, s.b, c->nb) || !same(g.bias, s.bias, p->n))
-            fail_msg("%s: the split call differs from the single dispatch", what);
+            fail_msg("%s: the second context's call (split, or f16 staged) differs from the "
+                     "first's",
+                     what);
         free_grads(s);
     }
     free_grads(g), free_grads(r), free_grads(terms);
@@ -230,6 +232,33 @@ static void test_f16(void **state)
             c.t[t] = i == 0 || tu_rand_range(0, 2) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
         check_case(ctx, &c);
     }
+}
+
+/* The reductions on f16 tensors: A broadcast over the batch or heads, B too,
+ * a bias, every gradient f16 (the first case every tensor, then the inputs
+ * f16 or f32 at random). With 16-bit storage grad_reduce_f16 reads an f16 dC
+ * and writes dA, dB and dBias as they are; the mobile-min profile (no 16-bit
+ * storage) stages them through f32 copies. Against the reference (bound as
+ * test_f16), and bit-identical to a mobile-min context's staged call, the
+ * same f32 sums rounded once (skipped where the mobile-min group is). */
+static void test_f16_reductions(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    void *mstate = NULL;
+    assert_int_equal(th_setup_with(&mstate, TH_MOBILE_PROFILE, 0), 0);
+    for (int i = 0; i < 4; i++) {
+        bwd_case c;
+        do
+            c = random_case(2, 2, tu_rand_range(1, 20), tu_rand_range(1, 20),
+                            tu_rand_range(1, 20));
+        while (c.a_count == 1 || c.b_count == 1 || !c.p.has_bias);
+        c.want_a = c.want_b = c.want_bias = true;
+        for (int t = 0; t < 6; t++)
+            c.t[t] = i == 0 || t >= T_GA || tu_rand_range(0, 1) ? VKATTN_DTYPE_F16
+                                                                : VKATTN_DTYPE_F32;
+        check_case_on(ctx, mstate, &c);
+    }
+    assert_int_equal(th_teardown(&mstate), 0);
 }
 
 /* Gradients of head-strided views, as attention reads Q (B, T, H, d) in place:
@@ -361,7 +390,8 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
-        test_fixed_shapes, test_random_shapes, test_f16, test_head_views, test_dispatch_budget,
+        test_fixed_shapes, test_random_shapes, test_f16, test_f16_reductions, test_head_views,
+        test_dispatch_budget,
         test_prepare, test_bad_arguments)};
     return cmocka_run_group_tests_name("matmul_backward", tests, th_setup, th_teardown);
 }
