@@ -11,11 +11,12 @@
 // 2^(sink_h log2 e - M); a row with no allowed key still gets zeros (num 0).
 #extension GL_GOOGLE_include_directive : require
 #include "decode_iface.h"
+#include "elem_type.glsl"
 
 // specialization constants: ids and meanings in decode_iface.h
 layout(local_size_x_id = VKA_DECODE_MERGE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_DECODE_MERGE_SPEC_DV) const uint DV = 64;
-layout(constant_id = VKA_DECODE_MERGE_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_DECODE_MERGE_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_DECODE_MERGE_SPEC_SINKS) const bool SINKS = false;
 
 layout(std430, binding = 0) readonly buffer PartBuf { float part[]; };
@@ -52,7 +53,7 @@ float merged(uint idx)
 void main()
 {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (OUT_F16) {
+    if (VKA_IS_F16(OUT_TYPE)) {
         const uint words = p.total / 2u + p.total % 2u;
         for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
             const float hi = 2u * w + 1u < p.total ? merged(2u * w + 1u) : 0.0;

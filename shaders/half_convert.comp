@@ -5,10 +5,11 @@
 // bits. Needs no 16-bit storage; a grid-stride loop lets the host cap groups.
 #extension GL_GOOGLE_include_directive : require
 #include "half_convert_iface.h"
+#include "elem_type.glsl"
 
 // specialization constants: ids and meanings in half_convert_iface.h
 layout(local_size_x_id = VKA_HALF_CONVERT_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
-layout(constant_id = VKA_HALF_CONVERT_SPEC_TO_F16) const bool TO_F16 = false;
+layout(constant_id = VKA_HALF_CONVERT_SPEC_TO_TYPE) const uint TO_TYPE = VKA_ELEM_F32;
 
 layout(std430, binding = 0) buffer HalfBuf { uint h[]; };
 layout(std430, binding = 1) buffer FloatBuf { float f[]; };
@@ -21,7 +22,7 @@ void main()
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
         const bool both = 2 * w + 1 < p.count;
-        if (TO_F16) {
+        if (VKA_IS_F16(TO_TYPE)) {
             uint v = packHalf2x16(vec2(f[2 * w], both ? f[2 * w + 1] : 0.0));
             h[w] = both ? v : (h[w] & 0xffff0000u) | (v & 0xffffu);
         } else {

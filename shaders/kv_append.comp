@@ -18,11 +18,12 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "kv_iface.h"
+#include "elem_type.glsl"
 
 // specialization constants: ids and meanings in kv_iface.h
 layout(local_size_x_id = VKA_KV_APPEND_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
-layout(constant_id = VKA_KV_APPEND_SPEC_SRC_F16) const bool SRC_F16 = false;
-layout(constant_id = VKA_KV_APPEND_SPEC_DST_F16) const bool DST_F16 = false;
+layout(constant_id = VKA_KV_APPEND_SPEC_SRC_TYPE) const uint SRC_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_KV_APPEND_SPEC_DST_TYPE) const uint DST_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_KV_APPEND_SPEC_DST_I8) const bool DST_I8 = false;
 
 layout(std430, binding = 0) readonly buffer LenBuf { uint lengths[]; };
@@ -44,7 +45,7 @@ uint count_of(uint b)
 
 float src_at(uint i)
 {
-    if (!SRC_F16)
+    if (!VKA_IS_F16(SRC_TYPE))
         return src[i];
     vec2 v = unpackHalf2x16(src_w[i >> 1u]);
     return (i & 1u) != 0u ? v.y : v.x;
@@ -83,7 +84,7 @@ void main()
         }
         return;
     }
-    const uint step = DST_F16 ? 2u : 1u; // elements per invocation and iteration
+    const uint step = VKA_IS_F16(DST_TYPE) ? 2u : 1u; // elements per invocation and iteration
     for (uint idx = gl_GlobalInvocationID.x * step; idx < p.total; idx += stride * step) {
         const uint e = idx % p.width, row = idx / p.width;
         const uint t = row % p.tnew, bh = row / p.tnew, b = bh / p.kv_heads;
@@ -91,7 +92,7 @@ void main()
         if (t >= n || len > p.capacity || n > p.capacity - len)
             continue;
         const uint at = (bh * p.capacity + len + t) * p.width + e;
-        if (DST_F16) // e and the width are even: the pair is one word of this row
+        if (VKA_IS_F16(DST_TYPE)) // e and the width are even: the pair is one word of this row
             dst_w[at >> 1u] = packHalf2x16(vec2(src_at(idx), src_at(idx + 1u)));
         else
             dst[at] = src_at(idx);

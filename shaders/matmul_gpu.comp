@@ -29,6 +29,7 @@
 // tiles the mobile profiles' budget of 64 keeps to (src/ops/gpu_tiles.c).
 #extension GL_GOOGLE_include_directive : require
 #include "matmul_iface.h"
+#include "elem_type.glsl"
 
 layout(constant_id = VKA_MATMUL_SPEC_BM) const uint BM = 64;
 layout(constant_id = VKA_MATMUL_SPEC_BN) const uint BN = 64;
@@ -40,10 +41,10 @@ layout(constant_id = VKA_MATMUL_SPEC_TRANS_B) const bool TRANS_B = false;
 layout(constant_id = VKA_MATMUL_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
 layout(constant_id = VKA_MATMUL_SPEC_VEC_A) const bool VEC_A = false;
 layout(constant_id = VKA_MATMUL_SPEC_VEC_B) const bool VEC_B = false;
-layout(constant_id = VKA_MATMUL_SPEC_A_F16) const bool A_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_B_F16) const bool B_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_BIAS_F16) const bool BIAS_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_C_F16) const bool C_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_A_TYPE) const uint A_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_B_TYPE) const uint B_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_BIAS_TYPE) const uint BIAS_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_C_TYPE) const uint C_TYPE = VKA_ELEM_F32;
 // invocations = (BM / TM) * (BN / TN), set by the host
 layout(local_size_x_id = VKA_MATMUL_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
@@ -74,7 +75,7 @@ shared float Bs[2 * BK * (BN + 1)];
 
 // Columns of an invocation's outputs: strided by BN / TN, or with an f16 C
 // in adjacent pairs (2 * (tc + (j / 2) * (BN / TN)) + j % 2; TN is even).
-const bool PAIRS = C_F16;
+const bool PAIRS = VKA_IS_F16(C_TYPE);
 uint col_of(uint tc, uint j)
 {
     return PAIRS ? 2 * (tc + (j >> 1) * (BN / TN)) + (j & 1) : tc + j * (BN / TN);
@@ -87,10 +88,10 @@ float half_at(uint word, uint i)
     return (i & 1u) != 0 ? v.y : v.x;
 }
 vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
-float ld_a(uint i) { return A_F16 ? half_at(a_w[i >> 1], i) : a[i]; }
-float ld_b(uint i) { return B_F16 ? half_at(b_w[i >> 1], i) : b[i]; }
-float ld_bias(uint i) { return BIAS_F16 ? half_at(bias_w[i >> 1], i) : bias[i]; }
-float ld_c(uint i) { return C_F16 ? half_at(c_w[i >> 1], i) : c[i]; }
+float ld_a(uint i) { return VKA_LDW(A_TYPE, a, a_w, i); }
+float ld_b(uint i) { return VKA_LDW(B_TYPE, b, b_w, i); }
+float ld_bias(uint i) { return VKA_LDW(BIAS_TYPE, bias, bias_w, i); }
+float ld_c(uint i) { return VKA_LDW(C_TYPE, c, c_w, i); }
 
 // Four stored elements from `base` along the operand's contiguous axis; `n`
 // of them (0..4) are in range, the others read as 0.
@@ -98,8 +99,8 @@ vec4 load4(bool is_a, bool vec, uint base, uint n)
 {
     if (vec && n == 4) {
         if (is_a)
-            return A_F16 ? halves4(a_w2[base >> 2]) : a4[base >> 2];
-        return B_F16 ? halves4(b_w2[base >> 2]) : b4[base >> 2];
+            return VKA_LDW4(A_TYPE, a4, a_w2, base >> 2);
+        return VKA_LDW4(B_TYPE, b4, b_w2, base >> 2);
     }
     vec4 v = vec4(0.0);
     for (uint e = 0; e < n; e++)

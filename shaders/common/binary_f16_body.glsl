@@ -9,11 +9,12 @@
 // (ops/half_stage.h) without its conversion passes.
 #extension GL_EXT_shader_16bit_storage : require
 #include "elementwise_iface.h"
+#include "elem_type.glsl"
 
 layout(local_size_x_id = VKA_ELEMENTWISE_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
-layout(constant_id = VKA_ELEMENTWISE_SPEC_A_F16) const bool A_F16 = false;
-layout(constant_id = VKA_ELEMENTWISE_SPEC_B_F16) const bool B_F16 = false;
-layout(constant_id = VKA_ELEMENTWISE_SPEC_Y_F16) const bool Y_F16 = false;
+layout(constant_id = VKA_ELEMENTWISE_SPEC_A_TYPE) const uint A_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_ELEMENTWISE_SPEC_B_TYPE) const uint B_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_ELEMENTWISE_SPEC_Y_TYPE) const uint Y_TYPE = VKA_ELEM_F32;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 0) readonly buffer ABuf16 { float16_t a16[]; };
@@ -29,17 +30,14 @@ float load_a(uint idx)
 #ifdef VKA_BINARY_A_SCALAR
     idx = 0;
 #endif
-    return A_F16 ? float(a16[idx]) : a[idx];
+    return VKA_LD(A_TYPE, a, a16, idx);
 }
 
 void main()
 {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride) {
-        const float v = VKA_BINARY(load_a(idx), B_F16 ? float(b16[idx]) : b[idx]);
-        if (Y_F16)
-            y16[idx] = float16_t(v);
-        else
-            y[idx] = v;
+        const float v = VKA_BINARY(load_a(idx), VKA_LD(B_TYPE, b, b16, idx));
+        VKA_ST(Y_TYPE, y, y16, idx, v);
     }
 }

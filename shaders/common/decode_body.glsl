@@ -43,6 +43,7 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "decode_iface.h"
+#include "elem_type.glsl"
 #include "mask.glsl"
 #include "philox.glsl"
 #include "tanh_robust.glsl"
@@ -57,11 +58,11 @@ layout(constant_id = VKA_DECODE_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK =
 layout(constant_id = VKA_DECODE_SPEC_DROPOUT) const bool DROPOUT = false;
 // An f16 cache is read as words of two halves (unpackHalf2x16) on every
 // device, so no 16-bit storage is needed; all arithmetic stays fp32.
-layout(constant_id = VKA_DECODE_SPEC_K_F16) const bool K_F16 = false;
-layout(constant_id = VKA_DECODE_SPEC_V_F16) const bool V_F16 = false;
+layout(constant_id = VKA_DECODE_SPEC_K_TYPE) const uint K_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_DECODE_SPEC_V_TYPE) const uint V_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_DECODE_SPEC_LANES) const bool LANES = false;
 // f16 queries, read as words of two halves as the cache is
-layout(constant_id = VKA_DECODE_SPEC_Q_F16) const bool Q_F16 = false;
+layout(constant_id = VKA_DECODE_SPEC_Q_TYPE) const uint Q_TYPE = VKA_ELEM_F32;
 // An int8 cache (vkattn/kv_cache.h): each word holds four int8 of a row (DK
 // and DV are multiples of 4), each row an fp32 scale at *_scale_off + row of
 // the same buffer. No dequantized copy: the loads return the int8 as floats,
@@ -143,8 +144,8 @@ vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 float ld_kv(bool is_k, uint i)
 {
     if (is_k)
-        return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i];
-    return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i];
+        return VKA_LDW(K_TYPE, k_in, k_w, i);
+    return VKA_LDW(V_TYPE, v_in, v_w, i);
 }
 vec4 int8x4(uint w) { return vec4(ivec4(int(w)) << ivec4(24, 16, 8, 0) >> 24); }
 vec4 ld_kv4(bool is_k, uint i4)
@@ -152,11 +153,11 @@ vec4 ld_kv4(bool is_k, uint i4)
     if (KV_I8)
         return int8x4(is_k ? k_w[i4] : v_w[i4]);
     if (is_k)
-        return K_F16 ? halves4(k4_w[i4]) : k4_in[i4];
-    return V_F16 ? halves4(v4_w[i4]) : v4_in[i4];
+        return VKA_LDW4(K_TYPE, k4_in, k4_w, i4);
+    return VKA_LDW4(V_TYPE, v4_in, v4_w, i4);
 }
 
-float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
+float ld_q(uint i) { return VKA_LDW(Q_TYPE, q_in, q_w, i); }
 
 // A key's logit (log2 units) after the int8 scale kq and the soft cap.
 float finish_logit(float x, float kq)
@@ -180,8 +181,8 @@ float v_scale(uint row, bool ok) { return KV_I8 ? (ok ? v_in[p.v_scale_off + row
 // the int8 step 17%, the f16 one 19%: docs/PERFORMANCE.md). Macros, not
 // consts: a spec-constant && used in both layouts' functions trips glslang's
 // optimizer ("does not dominate its use").
-#define K_VEC8 (K_F16 && DK % 8u == 0u)
-#define V_VEC8 (V_F16 && DV % 8u == 0u)
+#define K_VEC8 (VKA_IS_F16(K_TYPE) && DK % 8u == 0u)
+#define V_VEC8 (VKA_IS_F16(V_TYPE) && DV % 8u == 0u)
 #define K_I8_VEC16 (KV_I8 && DK % 16u == 0u)
 #define V_I8_VEC16 (KV_I8 && DV % 16u == 0u)
 
@@ -398,7 +399,7 @@ void lanes_main()
         const uint qrow = (row_bh[rr] * p.tq + row_i[rr]) * DK;
         [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
             vec4 x = vec4(0.0);
-            if (DK_VEC4 && !Q_F16)
+            if (DK_VEC4 && !VKA_IS_F16(Q_TYPE))
                 x = q4_in[qrow / 4u + e4];
             else
                 [[unroll]] for (uint cc = 0u; cc < 4u; cc++)

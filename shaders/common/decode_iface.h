@@ -13,10 +13,10 @@
 #define VKA_DECODE_SPEC_NS 5             /* output slots per invocation */
 #define VKA_DECODE_SPEC_HAS_VALUE_MASK 6 /* bool */
 #define VKA_DECODE_SPEC_DROPOUT 7        /* bool: training && rate > 0 */
-#define VKA_DECODE_SPEC_K_F16 8          /* bool: the cache's K holds f16 */
-#define VKA_DECODE_SPEC_V_F16 9          /* bool: the cache's V holds f16 */
+#define VKA_DECODE_SPEC_K_TYPE 8          /* VKA_ELEM_*: the cache's K */
+#define VKA_DECODE_SPEC_V_TYPE 9          /* the cache's V */
 #define VKA_DECODE_SPEC_LANES 10     /* bool: one run of keys per invocation */
-#define VKA_DECODE_SPEC_Q_F16 11     /* bool: q holds f16 */
+#define VKA_DECODE_SPEC_Q_TYPE 11     /* q */
 #define VKA_DECODE_SPEC_KV_I8 12    /* bool: K and V hold int8 + row scales */
 #define VKA_DECODE_SPEC_SOFTCAP 13  /* bool: logits soft-capped (softcap_log2) */
 #define VKA_DECODE_SPEC_FULL 14     /* bool: every sequence full (no lengths read) */
@@ -36,7 +36,7 @@
 
 #define VKA_DECODE_MERGE_SPEC_WG 0 /* local_size_x */
 #define VKA_DECODE_MERGE_SPEC_DV 1 /* value width */
-#define VKA_DECODE_MERGE_SPEC_OUT_F16 2 /* bool: out holds f16 */
+#define VKA_DECODE_MERGE_SPEC_OUT_TYPE 2 /* VKA_ELEM_*: out */
 #define VKA_DECODE_MERGE_SPEC_SINKS 3 /* bool: sinks (H) bound at 2 */
 #define VKA_DECODE_MERGE_N_SPEC 4
 

@@ -7,8 +7,8 @@
 
 #define VKA_DROPOUT_SPEC_WG 0       /* local_size_x */
 #define VKA_DROPOUT_SPEC_IN_PLACE 1 /* bool: the input is the out binding */
-#define VKA_DROPOUT_SPEC_IN_F16 2   /* bool: f16 input (dropout_f16.comp only) */
-#define VKA_DROPOUT_SPEC_OUT_F16 3  /* bool: f16 output (dropout_f16.comp only) */
+#define VKA_DROPOUT_SPEC_IN_TYPE 2   /* VKA_ELEM_*: input (dropout_f16.comp only) */
+#define VKA_DROPOUT_SPEC_OUT_TYPE 3  /* output (dropout_f16.comp only) */
 #define VKA_DROPOUT_N_SPEC 4
 
 /* The Philox numbers come from core/dropout_host.h. */

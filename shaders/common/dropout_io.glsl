@@ -8,13 +8,14 @@
 // value converted once.
 
 #include "dropout_iface.h"
+#include "elem_type.glsl"
 
 // specialization constants: ids and meanings in dropout_iface.h
 layout(local_size_x_id = VKA_DROPOUT_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 #if DROPOUT_F16_STORAGE
 layout(constant_id = VKA_DROPOUT_SPEC_IN_PLACE) const bool IN_PLACE = false;
-layout(constant_id = VKA_DROPOUT_SPEC_IN_F16) const bool IN_F16 = false;
-layout(constant_id = VKA_DROPOUT_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_DROPOUT_SPEC_IN_TYPE) const uint IN_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_DROPOUT_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 
 layout(std430, binding = 0) readonly buffer InBuf { float src[]; };
 layout(std430, binding = 0) readonly buffer InBuf16 { float16_t src16[]; };
@@ -23,18 +24,14 @@ layout(std430, binding = 1) buffer OutBuf16 { float16_t dst16[]; };
 
 layout(push_constant) uniform Push { VKA_DROPOUT_PUSH } p;
 
-// in place, in and out are one tensor of one type (OUT_F16)
+// in place, in and out are one tensor of one type (OUT_TYPE)
 float load(uint idx)
 {
     if (IN_PLACE)
-        return OUT_F16 ? float(dst16[idx]) : dst[idx];
-    return IN_F16 ? float(src16[idx]) : src[idx];
+        return VKA_LD(OUT_TYPE, dst, dst16, idx);
+    return VKA_LD(IN_TYPE, src, src16, idx);
 }
-#define VKA_STORE(i, v)                                                        \
-    if (OUT_F16)                                                               \
-        dst16[i] = float16_t(v);                                               \
-    else                                                                       \
-        dst[i] = (v)
+#define VKA_STORE(i, v) VKA_ST(OUT_TYPE, dst, dst16, i, v)
 #else
 // IN_PLACE: the host binds the dummy at binding 0 and the shader reads `dst`
 // itself, so no buffer is bound twice in one dispatch.

@@ -8,9 +8,9 @@
 #define VKA_ELEMENTWISE_SPEC_WG 0 /* local_size_x */
 #define VKA_ELEMENTWISE_N_SPEC 1
 /* the *_f16.comp variants (16-bit storage): each binding f16 (else f32) */
-#define VKA_ELEMENTWISE_SPEC_A_F16 1
-#define VKA_ELEMENTWISE_SPEC_B_F16 2
-#define VKA_ELEMENTWISE_SPEC_Y_F16 3
+#define VKA_ELEMENTWISE_SPEC_A_TYPE 1
+#define VKA_ELEMENTWISE_SPEC_B_TYPE 2
+#define VKA_ELEMENTWISE_SPEC_Y_TYPE 3
 #define VKA_ELEMENTWISE_N_SPEC_F16 4
 
 #define VKA_ELEMENTWISE_PUSH \

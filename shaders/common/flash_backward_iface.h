@@ -21,12 +21,12 @@
 #define VKA_FB_SPEC_RPI 10           /* q: rows per invocation */
 #define VKA_FB_SPEC_LANES 11         /* GPU kernels: invocations per key / query row */
 #define VKA_FB_N_SPEC 12
-/* the *_f16.comp variants (16-bit storage): each tensor f16 (else f32) */
-#define VKA_FB_SPEC_Q_F16 12 /* q (kv, q kernels) */
-#define VKA_FB_SPEC_K_F16 13 /* k */
-#define VKA_FB_SPEC_V_F16 14 /* v */
-#define VKA_FB_SPEC_O_F16 15 /* the forward's out (stats kernels) */
-#define VKA_FB_SPEC_DO_F16 16 /* grad_out (stats kernels; f16 only where the
+/* the *_f16.comp variants (16-bit storage): each tensor's VKA_ELEM_* */
+#define VKA_FB_SPEC_Q_TYPE 12 /* q (kv, q kernels) */
+#define VKA_FB_SPEC_K_TYPE 13 /* k */
+#define VKA_FB_SPEC_V_TYPE 14 /* v */
+#define VKA_FB_SPEC_O_TYPE 15 /* the forward's out (stats kernels) */
+#define VKA_FB_SPEC_DO_TYPE 16 /* grad_out (stats kernels; f16 only where the
                                  fragment kernels read it so too) */
 #define VKA_FB_N_SPEC_F16 17
 

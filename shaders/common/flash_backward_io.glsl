@@ -34,21 +34,22 @@ layout(std430, binding = 3) readonly buffer DOBuf4 { vec4 do4_in[]; };
 // The _f16 variants (FB_F16, 16-bit storage): q, k and v each f16 or f32,
 // widened exactly on load (then the f32 kernel's arithmetic).
 #ifdef FB_F16
-layout(constant_id = VKA_FB_SPEC_Q_F16) const bool Q_F16 = false;
-layout(constant_id = VKA_FB_SPEC_K_F16) const bool K_F16 = false;
-layout(constant_id = VKA_FB_SPEC_V_F16) const bool V_F16 = false;
+#include "elem_type.glsl"
+layout(constant_id = VKA_FB_SPEC_Q_TYPE) const uint Q_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FB_SPEC_K_TYPE) const uint K_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FB_SPEC_V_TYPE) const uint V_TYPE = VKA_ELEM_F32;
 layout(std430, binding = 0) readonly buffer QBuf16 { float16_t q16_in[]; };
 layout(std430, binding = 1) readonly buffer KBuf16 { float16_t k16_in[]; };
 layout(std430, binding = 2) readonly buffer VBuf16 { float16_t v16_in[]; };
 layout(std430, binding = 0) readonly buffer QBuf16x4 { f16vec4 q16x4_in[]; };
 layout(std430, binding = 1) readonly buffer KBuf16x4 { f16vec4 k16x4_in[]; };
 layout(std430, binding = 2) readonly buffer VBuf16x4 { f16vec4 v16x4_in[]; };
-#define FB_Q(i) (Q_F16 ? float(q16_in[i]) : q_in[i])
-#define FB_K(i) (K_F16 ? float(k16_in[i]) : k_in[i])
-#define FB_V(i) (V_F16 ? float(v16_in[i]) : v_in[i])
-#define FB_Q4(i) (Q_F16 ? vec4(q16x4_in[i]) : q4_in[i])
-#define FB_K4(i) (K_F16 ? vec4(k16x4_in[i]) : k4_in[i])
-#define FB_V4(i) (V_F16 ? vec4(v16x4_in[i]) : v4_in[i])
+#define FB_Q(i) VKA_LD(Q_TYPE, q_in, q16_in, i)
+#define FB_K(i) VKA_LD(K_TYPE, k_in, k16_in, i)
+#define FB_V(i) VKA_LD(V_TYPE, v_in, v16_in, i)
+#define FB_Q4(i) VKA_LD4(Q_TYPE, q4_in, q16x4_in, i)
+#define FB_K4(i) VKA_LD4(K_TYPE, k4_in, k16x4_in, i)
+#define FB_V4(i) VKA_LD4(V_TYPE, v4_in, v16x4_in, i)
 #else
 #define FB_Q(i) q_in[i]
 #define FB_K(i) k_in[i]

@@ -64,6 +64,7 @@
 #extension GL_EXT_control_flow_attributes : require
 
 #include "flash_iface.h"
+#include "elem_type.glsl"
 #include "tanh_robust.glsl"
 
 // specialization constants: ids and meanings in flash_iface.h
@@ -73,10 +74,10 @@ layout(constant_id = VKA_FLASH_SPEC_DK) const uint DK = 64;
 layout(constant_id = VKA_FLASH_SPEC_DV) const uint DV = 64;
 #include "flash_spec.glsl"
 layout(constant_id = VKA_FLASH_SPEC_RPI) const uint RPI = 1;
-layout(constant_id = VKA_FLASH_SPEC_Q_F16) const bool Q_F16 = false;
-layout(constant_id = VKA_FLASH_SPEC_K_F16) const bool K_F16 = false;
-layout(constant_id = VKA_FLASH_SPEC_V_F16) const bool V_F16 = false;
-layout(constant_id = VKA_FLASH_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_FLASH_SPEC_Q_TYPE) const uint Q_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FLASH_SPEC_K_TYPE) const uint K_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FLASH_SPEC_V_TYPE) const uint V_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FLASH_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 
 // Widths in vec4s; the padding lanes of q, K and V hold zeros.
 const uint DK4 = (DK + 3u) / 4u;
@@ -153,12 +154,12 @@ layout(push_constant) uniform Push { VKA_FLASH_PUSH } p;
 
 // Element i, or elements 4 i4 .. 4 i4 + 3, of Q, K and V as f32.
 #if FLASH_F16_STORAGE
-float ld_q(uint i) { return Q_F16 ? float(q_h[i]) : q_in[i]; }
-float ld_k(uint i) { return K_F16 ? float(k_h[i]) : k_in[i]; }
-float ld_v(uint i) { return V_F16 ? float(v_h[i]) : v_in[i]; }
-vec4 ld_q4(uint i4) { return Q_F16 ? vec4(q4_h[i4]) : q4_in[i4]; }
-vec4 ld_k4(uint i4) { return K_F16 ? vec4(k4_h[i4]) : k4_in[i4]; }
-vec4 ld_v4(uint i4) { return V_F16 ? vec4(v4_h[i4]) : v4_in[i4]; }
+float ld_q(uint i) { return VKA_LD(Q_TYPE, q_in, q_h, i); }
+float ld_k(uint i) { return VKA_LD(K_TYPE, k_in, k_h, i); }
+float ld_v(uint i) { return VKA_LD(V_TYPE, v_in, v_h, i); }
+vec4 ld_q4(uint i4) { return VKA_LD4(Q_TYPE, q4_in, q4_h, i4); }
+vec4 ld_k4(uint i4) { return VKA_LD4(K_TYPE, k4_in, k4_h, i4); }
+vec4 ld_v4(uint i4) { return VKA_LD4(V_TYPE, v4_in, v4_h, i4); }
 #else
 float half_at(uint word, uint i)
 {
@@ -166,18 +167,18 @@ float half_at(uint word, uint i)
     return (i & 1u) != 0u ? v.y : v.x;
 }
 vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
-float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
-float ld_k(uint i) { return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i]; }
-float ld_v(uint i) { return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i]; }
-vec4 ld_q4(uint i4) { return Q_F16 ? halves4(q4_w[i4]) : q4_in[i4]; }
-vec4 ld_k4(uint i4) { return K_F16 ? halves4(k4_w[i4]) : k4_in[i4]; }
-vec4 ld_v4(uint i4) { return V_F16 ? halves4(v4_w[i4]) : v4_in[i4]; }
+float ld_q(uint i) { return VKA_LDW(Q_TYPE, q_in, q_w, i); }
+float ld_k(uint i) { return VKA_LDW(K_TYPE, k_in, k_w, i); }
+float ld_v(uint i) { return VKA_LDW(V_TYPE, v_in, v_w, i); }
+vec4 ld_q4(uint i4) { return VKA_LDW4(Q_TYPE, q4_in, q4_w, i4); }
+vec4 ld_k4(uint i4) { return VKA_LDW4(K_TYPE, k4_in, k4_w, i4); }
+vec4 ld_v4(uint i4) { return VKA_LDW4(V_TYPE, v4_in, v4_w, i4); }
 #endif
 
 // Elements 4 i4 .. 4 i4 + 3 of out (whole words in either type).
 void st_out4(uint i4, vec4 x)
 {
-    if (!OUT_F16)
+    if (!VKA_IS_F16(OUT_TYPE))
         out4_o[i4] = x;
     else
 #if FLASH_F16_STORAGE
@@ -391,7 +392,7 @@ void store_row(uint b, uint rr)
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[rr * DV4 + e4] * inv;
         if (DV_VEC4) {
             st_out4(row * DV4 + e4, x);
-        } else if (!OUT_F16) {
+        } else if (!VKA_IS_F16(OUT_TYPE)) {
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (e4 * 4u + c < DV)
                     out_o[row * DV + e4 * 4u + c] = x[c];

@@ -46,6 +46,7 @@
 #include "coopmat_ext.glsl"
 
 #include "flash_coopmat_iface.h"
+#include "elem_type.glsl"
 
 layout(local_size_x_id = VKA_FLASH_COOPMAT_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_BC) const uint BC = 32;
@@ -57,7 +58,7 @@ layout(constant_id = VKA_FLASH_COOPMAT_SPEC_DV) const uint DV = 64;
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_VEC8) const bool VEC8 = false;
 // An f16 out has an even DV (the host sends odd ones through f32 scratch):
 // an invocation's columns come in whole words no other invocation writes.
-layout(constant_id = VKA_FLASH_COOPMAT_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_FLASH_COOPMAT_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NW = WG / 32u; // warps
@@ -352,9 +353,9 @@ void store_row(uint b, float l)
             const uint col = n * 16u + half_ * 8u + c;
             const float lo = zero ? 0.0 : o[n * 8u + c] * inv;
             const float hi = zero ? 0.0 : o[n * 8u + c + 1u] * inv;
-            if (OUT_F16 && col < DV) // DV even: the pair is whole
+            if (VKA_IS_F16(OUT_TYPE) && col < DV) // DV even: the pair is whole
                 out_w[(row * DV + col) / 2u] = packHalf2x16(vec2(lo, hi));
-            else if (!OUT_F16) {
+            else if (!VKA_IS_F16(OUT_TYPE)) {
                 if (col < DV)
                     out_o[row * DV + col] = lo;
                 if (col + 1u < DV)

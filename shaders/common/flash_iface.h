@@ -18,10 +18,10 @@
 #define VKA_FLASH_SPEC_UNIFORM_ROWS 9    /* bool: masked rows -> mean of V */
 #define VKA_FLASH_SPEC_WRITE_LSE 10      /* bool */
 #define VKA_FLASH_SPEC_RPI 11            /* rows per invocation */
-#define VKA_FLASH_SPEC_Q_F16 12          /* bool: Q holds f16 (else f32) */
-#define VKA_FLASH_SPEC_K_F16 13          /* bool: K holds f16 */
-#define VKA_FLASH_SPEC_V_F16 14          /* bool: V holds f16 */
-#define VKA_FLASH_SPEC_OUT_F16 15        /* bool: out is written as f16 */
+#define VKA_FLASH_SPEC_Q_TYPE 12          /* VKA_ELEM_*: Q */
+#define VKA_FLASH_SPEC_K_TYPE 13          /* K */
+#define VKA_FLASH_SPEC_V_TYPE 14          /* V */
+#define VKA_FLASH_SPEC_OUT_TYPE 15        /* out */
 #define VKA_FLASH_N_SPEC 16
 
 #define VKA_FLASH_PUSH                                                         \

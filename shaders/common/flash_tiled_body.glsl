@@ -43,6 +43,7 @@
 #endif
 
 #include "flash_tiled_iface.h"
+#include "elem_type.glsl"
 
 layout(local_size_x_id = VKA_FLASH_TILED_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = VKA_FLASH_TILED_SPEC_BC) const uint BC = 16;
@@ -55,10 +56,10 @@ layout(constant_id = VKA_FLASH_TILED_SPEC_LANES) const uint L = 4;
 // sums, statistics and the shared tiles stay f32. An f16 out has an even DV
 // (the host sends odd ones through an f32 scratch), so a lane's halves are
 // whole words no other lane writes.
-layout(constant_id = VKA_FLASH_TILED_SPEC_Q_F16) const bool Q_F16 = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_K_F16) const bool K_F16 = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_V_F16) const bool V_F16 = false;
-layout(constant_id = VKA_FLASH_TILED_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_FLASH_TILED_SPEC_Q_TYPE) const uint Q_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FLASH_TILED_SPEC_K_TYPE) const uint K_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FLASH_TILED_SPEC_V_TYPE) const uint V_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_FLASH_TILED_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 
 // Widths in vec4s (padding lanes of q, K and V hold zeros); per-lane vec4s.
 const uint DK4 = (DK + 3u) / 4u;
@@ -124,12 +125,12 @@ float half_at(uint word, uint i)
 }
 vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 // vec4 i4 (element i) of Q, K or V in its element type
-vec4 ld_q4(uint i4) { return Q_F16 ? halves4(q4_w[i4]) : q4_in[i4]; }
-vec4 ld_k4(uint i4) { return K_F16 ? halves4(k4_w[i4]) : k4_in[i4]; }
-vec4 ld_v4(uint i4) { return V_F16 ? halves4(v4_w[i4]) : v4_in[i4]; }
-float ld_q(uint i) { return Q_F16 ? half_at(q_w[i >> 1u], i) : q_in[i]; }
-float ld_k(uint i) { return K_F16 ? half_at(k_w[i >> 1u], i) : k_in[i]; }
-float ld_v(uint i) { return V_F16 ? half_at(v_w[i >> 1u], i) : v_in[i]; }
+vec4 ld_q4(uint i4) { return VKA_LDW4(Q_TYPE, q4_in, q4_w, i4); }
+vec4 ld_k4(uint i4) { return VKA_LDW4(K_TYPE, k4_in, k4_w, i4); }
+vec4 ld_v4(uint i4) { return VKA_LDW4(V_TYPE, v4_in, v4_w, i4); }
+float ld_q(uint i) { return VKA_LDW(Q_TYPE, q_in, q_w, i); }
+float ld_k(uint i) { return VKA_LDW(K_TYPE, k_in, k_w, i); }
+float ld_v(uint i) { return VKA_LDW(V_TYPE, v_in, v_w, i); }
 
 // The same copy as flash_body.glsl's load_tile: keys [j0, j0 + BC) of K/V
 // head kv_head and batch b's value mask; rows past Tv become zeros.
@@ -291,9 +292,9 @@ void store_row(uint b)
         if (e4 >= DV4)
             continue;
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[t] * inv;
-        if (OUT_F16 && DV_VEC4)
+        if (VKA_IS_F16(OUT_TYPE) && DV_VEC4)
             out4_w[row * DV4 + e4] = uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));
-        else if (OUT_F16) // DV even: pairs (2c, 2c + 1) are whole words
+        else if (VKA_IS_F16(OUT_TYPE)) // DV even: pairs (2c, 2c + 1) are whole words
             [[unroll]] for (uint c = 0u; c < 4u; c += 2u) {
                 if (e4 * 4u + c < DV)
                     out_w[(row * DV + e4 * 4u + c) >> 1u] = packHalf2x16(vec2(x[c], x[c + 1u]));

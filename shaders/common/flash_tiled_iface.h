@@ -13,10 +13,10 @@
 #define VKA_FLASH_TILED_SPEC_DV 3             /* value width */
 /* 4 .. 10: VKA_FLASH_SPEC_CAUSAL .. VKA_FLASH_SPEC_WRITE_LSE (flash_spec.glsl) */
 #define VKA_FLASH_TILED_SPEC_LANES 11         /* invocations per query row: 4, 8, 16 */
-#define VKA_FLASH_TILED_SPEC_Q_F16 12          /* bool: Q holds f16 (read as words of halves) */
-#define VKA_FLASH_TILED_SPEC_K_F16 13          /* bool: K holds f16 */
-#define VKA_FLASH_TILED_SPEC_V_F16 14          /* bool: V holds f16 */
-#define VKA_FLASH_TILED_SPEC_OUT_F16 15        /* bool: out is written as f16 (DV even) */
+#define VKA_FLASH_TILED_SPEC_Q_TYPE 12          /* VKA_ELEM_*: Q (f16 read as words of halves) */
+#define VKA_FLASH_TILED_SPEC_K_TYPE 13          /* K */
+#define VKA_FLASH_TILED_SPEC_V_TYPE 14          /* V */
+#define VKA_FLASH_TILED_SPEC_OUT_TYPE 15        /* out (f16: DV even) */
 #define VKA_FLASH_TILED_N_SPEC 16
 
 #endif /* VKA_FLASH_TILED_IFACE_H */

@@ -9,8 +9,8 @@
 #define VKA_GATE_SPEC_OUT_DG 1 /* gate_backward.comp: write dg (else dx) */
 #define VKA_GATE_N_SPEC 2
 /* gate_backward_f16.comp (16-bit storage): x, g each f16 (else f32) */
-#define VKA_GATE_SPEC_X_F16 2
-#define VKA_GATE_SPEC_G_F16 3
+#define VKA_GATE_SPEC_X_TYPE 2
+#define VKA_GATE_SPEC_G_TYPE 3
 #define VKA_GATE_N_SPEC_F16 4
 
 #define VKA_GATE_PUSH \

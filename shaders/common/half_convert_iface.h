@@ -5,7 +5,7 @@
 #include "iface.h"
 
 #define VKA_HALF_CONVERT_SPEC_WG 0      /* local_size_x */
-#define VKA_HALF_CONVERT_SPEC_TO_F16 1  /* bool: f32 -> packed f16; else packed f16 -> f32 */
+#define VKA_HALF_CONVERT_SPEC_TO_TYPE 1 /* of the output: F16, f32 -> packed f16; F32, back */
 #define VKA_HALF_CONVERT_N_SPEC 2
 
 #define VKA_HALF_CONVERT_PUSH VKA_UINT count; /* elements */

@@ -8,8 +8,8 @@
 #define VKA_HEAD_PREP_SPEC_WG 0 /* local_size_x */
 #define VKA_HEAD_PREP_N_SPEC 1
 /* head_prep_f16.comp (16-bit storage): x, w each f16 (else f32) */
-#define VKA_HEAD_PREP_SPEC_X_F16 1
-#define VKA_HEAD_PREP_SPEC_W_F16 2
+#define VKA_HEAD_PREP_SPEC_X_TYPE 1
+#define VKA_HEAD_PREP_SPEC_W_TYPE 2
 #define VKA_HEAD_PREP_N_SPEC_F16 3
 
 /* where row (b, h, t)'s position comes from */
@@ -32,8 +32,8 @@
 #define VKA_HEAD_PREP_BWD_SPEC_WG 0 /* local_size_x */
 #define VKA_HEAD_PREP_BWD_N_SPEC 1
 /* head_prep_backward_f16.comp (16-bit storage): x, w each f16 (else f32) */
-#define VKA_HEAD_PREP_BWD_SPEC_X_F16 1
-#define VKA_HEAD_PREP_BWD_SPEC_W_F16 2
+#define VKA_HEAD_PREP_BWD_SPEC_X_TYPE 1
+#define VKA_HEAD_PREP_BWD_SPEC_W_TYPE 2
 #define VKA_HEAD_PREP_BWD_N_SPEC_F16 3
 
 #define VKA_HEAD_PREP_BWD_PUSH                                                 \

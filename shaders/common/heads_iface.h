@@ -7,8 +7,8 @@
 
 #define VKA_HEADS_SPEC_SPLIT 0 /* bool: split; false: merge */
 #define VKA_HEADS_SPEC_WG 1    /* local_size_x */
-#define VKA_HEADS_SPEC_IN_F16 2  /* bool: f16 input (heads_f16.comp only) */
-#define VKA_HEADS_SPEC_OUT_F16 3 /* bool: f16 output (heads_f16.comp only) */
+#define VKA_HEADS_SPEC_IN_TYPE 2  /* VKA_ELEM_*: input (heads_f16.comp only) */
+#define VKA_HEADS_SPEC_OUT_TYPE 3 /* output (heads_f16.comp only) */
 #define VKA_HEADS_N_SPEC 4
 
 /* seq: rows of the (B, H, seq, d) side; seq_all, t0: the (B, seq_all, H, d)

@@ -3,6 +3,8 @@
  * op that dispatches it (C, src/ops/). It defines
  *   VKA_<K>_SPEC_<NAME>  specialization constant ids (constant_id and
  *                        local_size_x_id in GLSL, spec[] indices in C),
+ *                        an operand X's element type is VKA_<K>_SPEC_X_TYPE,
+ *                        valued VKA_ELEM_* (elem_iface.h),
  *   VKA_<K>_N_SPEC       how many there are,
  *   VKA_<K>_PUSH         the push-constant members, one list for the GLSL
  *                        block and the C struct,

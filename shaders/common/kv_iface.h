@@ -7,8 +7,8 @@
 #include "iface.h"
 
 #define VKA_KV_APPEND_SPEC_WG 0      /* local_size_x */
-#define VKA_KV_APPEND_SPEC_SRC_F16 1 /* bool: the new rows hold f16 */
-#define VKA_KV_APPEND_SPEC_DST_F16 2 /* bool: the cache holds f16 (even width) */
+#define VKA_KV_APPEND_SPEC_SRC_TYPE 1 /* VKA_ELEM_*: the new rows */
+#define VKA_KV_APPEND_SPEC_DST_TYPE 2 /* the cache (f16: even width) */
 #define VKA_KV_APPEND_SPEC_DST_I8 3  /* bool: the cache holds int8 + row scales */
 #define VKA_KV_APPEND_N_SPEC 4
 

@@ -4,6 +4,7 @@
 // the tile shapes derived from them. One copy, so the host can swap one
 // kernel's module for another's. Include after coopmat_ext.glsl.
 #include "matmul_iface.h"
+#include "elem_type.glsl"
 
 layout(constant_id = VKA_COOPMAT_SPEC_BM) const uint BM = 128;
 layout(constant_id = VKA_COOPMAT_SPEC_BN) const uint BN = 128;
@@ -18,8 +19,8 @@ const uint SG = 32; // the emulation's warps (coopmat_frag.glsl)
 layout(constant_id = VKA_COOPMAT_SPEC_TRANS_A) const bool TRANS_A = false;
 layout(constant_id = VKA_COOPMAT_SPEC_TRANS_B) const bool TRANS_B = false;
 layout(constant_id = VKA_COOPMAT_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
-layout(constant_id = VKA_COOPMAT_SPEC_BIAS_F16) const bool BIAS_F16 = false;
-layout(constant_id = VKA_COOPMAT_SPEC_C_F16) const bool C_F16 = false;
+layout(constant_id = VKA_COOPMAT_SPEC_BIAS_TYPE) const uint BIAS_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_COOPMAT_SPEC_C_TYPE) const uint C_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_COOPMAT_SPEC_VEC_A) const bool VEC_A = false;
 layout(constant_id = VKA_COOPMAT_SPEC_VEC_B) const bool VEC_B = false;
 // invocations = WARPS_M * WARPS_N * SG, set by the host

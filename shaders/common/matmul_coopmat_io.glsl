@@ -11,8 +11,8 @@ float half_at(uint word, uint i)
     const vec2 v = unpackHalf2x16(word);
     return (i & 1u) != 0 ? v.y : v.x;
 }
-float ld_bias(uint i) { return BIAS_F16 ? half_at(bias_w[i >> 1], i) : bias[i]; }
-float ld_c(uint i) { return C_F16 ? half_at(c_w[i >> 1], i) : c[i]; }
+float ld_bias(uint i) { return VKA_LDW(BIAS_TYPE, bias, bias_w, i); }
+float ld_c(uint i) { return VKA_LDW(C_TYPE, c, c_w, i); }
 
 uint pack2(float x, float y) { return packHalf2x16(vec2(x, y)); }
 
@@ -87,7 +87,7 @@ float out_value(float acc, uint ci, uint gn)
 void write_square(uint sq, uint gm0, uint gn0, uint c_off)
 {
     const uint lane = LANE;
-    if (!C_F16) {
+    if (!VKA_IS_F16(C_TYPE)) {
         for (uint e = lane; e < 256; e += SG) {
             const uint gm = gm0 + e / 16, gn = gn0 + e % 16;
             if (gm < p.m && gn < p.n) {

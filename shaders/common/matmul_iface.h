@@ -13,10 +13,10 @@
 #define VKA_MATMUL_SPEC_TRANS_B 6  /* bool */
 #define VKA_MATMUL_SPEC_HAS_BIAS 7 /* bool */
 #define VKA_MATMUL_SPEC_WG 8       /* local_size_x: (BM / TM) * (BN / TN) */
-#define VKA_MATMUL_SPEC_A_F16 9     /* bool: A is f16 (matmul_f16*.comp, matmul_gpu.comp) */
-#define VKA_MATMUL_SPEC_B_F16 10    /* bool: B is f16 */
-#define VKA_MATMUL_SPEC_BIAS_F16 11 /* bool: bias is f16 */
-#define VKA_MATMUL_SPEC_C_F16 12    /* bool: C is f16 */
+#define VKA_MATMUL_SPEC_A_TYPE 9     /* VKA_ELEM_*: A (matmul_f16*.comp, matmul_gpu.comp) */
+#define VKA_MATMUL_SPEC_B_TYPE 10    /* B */
+#define VKA_MATMUL_SPEC_BIAS_TYPE 11 /* bias */
+#define VKA_MATMUL_SPEC_C_TYPE 12    /* C */
 #define VKA_MATMUL_N_SPEC 13
 /* matmul_gpu.comp only: */
 #define VKA_MATMUL_SPEC_VEC_A 13    /* bool: A's offsets and strides are multiples of 4 */
@@ -32,8 +32,8 @@
 #define VKA_COOPMAT_SPEC_TRANS_A 6
 #define VKA_COOPMAT_SPEC_TRANS_B 7
 #define VKA_COOPMAT_SPEC_HAS_BIAS 8
-#define VKA_COOPMAT_SPEC_BIAS_F16 9
-#define VKA_COOPMAT_SPEC_C_F16 10
+#define VKA_COOPMAT_SPEC_BIAS_TYPE 9
+#define VKA_COOPMAT_SPEC_C_TYPE 10
 #define VKA_COOPMAT_SPEC_VEC_A 11 /* A's offsets and strides are multiples of 8 */
 #define VKA_COOPMAT_SPEC_VEC_B 12
 #define VKA_COOPMAT_SPEC_WG 13    /* local_size_x: WARPS_M * WARPS_N * SUBGROUP */

@@ -14,6 +14,7 @@
 // Sums are f32 in all three.
 
 #include "matmul_iface.h"
+#include "elem_type.glsl"
 
 // specialization constants: ids and meanings in matmul_iface.h
 layout(constant_id = VKA_MATMUL_SPEC_BM) const uint BM = 64;
@@ -27,10 +28,10 @@ layout(constant_id = VKA_MATMUL_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
 // invocations = (BM / TM) * (BN / TN), set by the host
 layout(local_size_x_id = VKA_MATMUL_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 #if MATMUL_IO == 1
-layout(constant_id = VKA_MATMUL_SPEC_A_F16) const bool A_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_B_F16) const bool B_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_BIAS_F16) const bool BIAS_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_C_F16) const bool C_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_A_TYPE) const uint A_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_B_TYPE) const uint B_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_BIAS_TYPE) const uint BIAS_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_C_TYPE) const uint C_TYPE = VKA_ELEM_F32;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 0) readonly buffer ABuf16 { float16_t a16[]; };
@@ -44,23 +45,20 @@ layout(std430, binding = 3) buffer CBuf16 { float16_t c16[]; };
 layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 
 const bool PAIRS = false;
-float ld_a(uint i) { return A_F16 ? float(a16[i]) : a[i]; }
-float ld_b(uint i) { return B_F16 ? float(b16[i]) : b[i]; }
-float ld_bias(uint i) { return BIAS_F16 ? float(bias16[i]) : bias[i]; }
-float ld_c(uint i) { return C_F16 ? float(c16[i]) : c[i]; }
+float ld_a(uint i) { return VKA_LD(A_TYPE, a, a16, i); }
+float ld_b(uint i) { return VKA_LD(B_TYPE, b, b16, i); }
+float ld_bias(uint i) { return VKA_LD(BIAS_TYPE, bias, bias16, i); }
+float ld_c(uint i) { return VKA_LD(C_TYPE, c, c16, i); }
 void st_c(uint i, float v)
 {
-    if (C_F16)
-        c16[i] = float16_t(v);
-    else
-        c[i] = v;
+    VKA_ST(C_TYPE, c, c16, i, v);
 }
 void st_c2(uint i, float v0, float v1, bool both) {}
 #elif MATMUL_IO == 2
-layout(constant_id = VKA_MATMUL_SPEC_A_F16) const bool A_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_B_F16) const bool B_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_BIAS_F16) const bool BIAS_F16 = false;
-layout(constant_id = VKA_MATMUL_SPEC_C_F16) const bool C_F16 = false;
+layout(constant_id = VKA_MATMUL_SPEC_A_TYPE) const uint A_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_B_TYPE) const uint B_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_BIAS_TYPE) const uint BIAS_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_MATMUL_SPEC_C_TYPE) const uint C_TYPE = VKA_ELEM_F32;
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 layout(std430, binding = 0) readonly buffer ABufW { uint a_w[]; };
@@ -73,7 +71,7 @@ layout(std430, binding = 3) buffer CBufW { uint c_w[]; };
 
 layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 
-const bool PAIRS = C_F16;
+const bool PAIRS = VKA_IS_F16(C_TYPE);
 
 // element i of an array of halves packed two per word, low half first
 float half_at(uint word, uint i)
@@ -81,10 +79,10 @@ float half_at(uint word, uint i)
     vec2 v = unpackHalf2x16(word);
     return (i & 1u) != 0 ? v.y : v.x;
 }
-float ld_a(uint i) { return A_F16 ? half_at(a_w[i >> 1], i) : a[i]; }
-float ld_b(uint i) { return B_F16 ? half_at(b_w[i >> 1], i) : b[i]; }
-float ld_bias(uint i) { return BIAS_F16 ? half_at(bias_w[i >> 1], i) : bias[i]; }
-float ld_c(uint i) { return C_F16 ? half_at(c_w[i >> 1], i) : c[i]; }
+float ld_a(uint i) { return VKA_LDW(A_TYPE, a, a_w, i); }
+float ld_b(uint i) { return VKA_LDW(B_TYPE, b, b_w, i); }
+float ld_bias(uint i) { return VKA_LDW(BIAS_TYPE, bias, bias_w, i); }
+float ld_c(uint i) { return VKA_LDW(C_TYPE, c, c_w, i); }
 void st_c(uint i, float v) { c[i] = v; }
 void st_c2(uint i, float v0, float v1, bool both)
 {

@@ -9,7 +9,7 @@
 #define VKA_SINK_SPEC_WG 0 /* local_size_x */
 #define VKA_SINK_N_SPEC 1
 /* sink_rows_f16.comp (16-bit storage): out f16 (else f32) */
-#define VKA_SINK_SPEC_OUT_F16 1
+#define VKA_SINK_SPEC_OUT_TYPE 1
 #define VKA_SINK_N_SPEC_F16 2
 
 #define VKA_SINK_PUSH                                                        \

@@ -1,7 +1,7 @@
 // The 5 bindings of the softmax, softmax_sg and softmax_split variants
 // (shaders/variants.txt; one storage buffer per operand) and the accessors
 // softmax_body.glsl reads them through. f16 scores and bias are read as
-// halves packed two per word (SCORES_F16, BIAS_F16; needs no 16-bit
+// halves packed two per word (SCORES_TYPE, BIAS_TYPE f16; needs no 16-bit
 // storage); the output is f32. Devices with fewer than 5 storage buffers per
 // stage run softmax_packed (softmax_bindings_packed.glsl) instead.
 
@@ -26,8 +26,8 @@ float half_at(uint word, uint i)
     return (i & 1u) != 0 ? v.y : v.x;
 }
 
-#define VKA_SCORE(i) (SCORES_F16 ? half_at(scores_w[(i) >> 1], i) : scores[i])
-#define VKA_BIAS(i) (BIAS_F16 ? half_at(bias_w[(i) >> 1], i) : bias_in[i])
+#define VKA_SCORE(i) VKA_LDW(SCORES_TYPE, scores, scores_w, i)
+#define VKA_BIAS(i) VKA_LDW(BIAS_TYPE, bias_in, bias_w, i)
 #define VKA_VMASK(i) vmask_in[i]
 #define VKA_MASK(i) mask_in[i]
 #define VKA_OUT_LOAD(i) outv[i]

@@ -15,13 +15,9 @@ layout(std430, binding = 3) readonly buffer MaskBuf { float mask_in[]; };
 layout(std430, binding = 4) buffer OutBuf { float outv[]; };
 layout(std430, binding = 4) buffer OutBuf16 { float16_t out16[]; };
 
-#define VKA_SCORE(i) (SCORES_F16 ? float(scores16[i]) : scores[i])
-#define VKA_BIAS(i) (BIAS_F16 ? float(bias16[i]) : bias_in[i])
+#define VKA_SCORE(i) VKA_LD(SCORES_TYPE, scores, scores16, i)
+#define VKA_BIAS(i) VKA_LD(BIAS_TYPE, bias_in, bias16, i)
 #define VKA_VMASK(i) vmask_in[i]
 #define VKA_MASK(i) mask_in[i]
-#define VKA_OUT_LOAD(i) (OUT_F16 ? float(out16[i]) : outv[i])
-#define VKA_OUT_STORE(i, v)                                                    \
-    if (OUT_F16)                                                               \
-        out16[i] = float16_t(v);                                               \
-    else                                                                       \
-        outv[i] = (v)
+#define VKA_OUT_LOAD(i) VKA_LD(OUT_TYPE, outv, out16, i)
+#define VKA_OUT_STORE(i, v) VKA_ST(OUT_TYPE, outv, out16, i, v)

@@ -3,7 +3,7 @@
 // mask and explicit mask are copied by the host into one pack buffer
 // (src/vk/pack.h) and read at the element offsets p.bias_off, p.vmask_off,
 // p.mask_off. f16 scores are read as halves packed two per word
-// (SCORES_F16); the pack and the output are f32. The kernel:
+// (SCORES_TYPE f16); the pack and the output are f32. The kernel:
 // softmax_body.glsl.
 
 layout(std430, binding = 0) readonly buffer ScoreBuf { float scores[]; }; // unused IN_PLACE
@@ -19,7 +19,7 @@ float half_at(uint word, uint i)
     return (i & 1u) != 0 ? v.y : v.x;
 }
 
-#define VKA_SCORE(i) (SCORES_F16 ? half_at(scores_w[(i) >> 1], i) : scores[i])
+#define VKA_SCORE(i) VKA_LDW(SCORES_TYPE, scores, scores_w, i)
 #define VKA_BIAS(i) side[i]
 #define VKA_VMASK(i) side[i]
 #define VKA_MASK(i) side[i]

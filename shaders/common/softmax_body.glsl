@@ -81,6 +81,7 @@
 
 #include "mask.glsl"
 #include "softmax_iface.h"
+#include "elem_type.glsl"
 
 // specialization constants: ids and meanings in softmax_iface.h
 layout(constant_id = VKA_SOFTMAX_SPEC_WG) const uint WG = 256;
@@ -90,9 +91,9 @@ layout(constant_id = VKA_SOFTMAX_SPEC_IN_PLACE) const bool IN_PLACE = false;
 layout(constant_id = VKA_SOFTMAX_SPEC_HAS_BIAS) const bool HAS_BIAS = false;
 layout(constant_id = VKA_SOFTMAX_SPEC_HAS_VMASK) const bool HAS_VMASK = false;
 layout(constant_id = VKA_SOFTMAX_SPEC_HAS_MASK) const bool HAS_MASK = false;
-layout(constant_id = VKA_SOFTMAX_SPEC_SCORES_F16) const bool SCORES_F16 = false;
-layout(constant_id = VKA_SOFTMAX_SPEC_BIAS_F16) const bool BIAS_F16 = false;
-layout(constant_id = VKA_SOFTMAX_SPEC_OUT_F16) const bool OUT_F16 = false;
+layout(constant_id = VKA_SOFTMAX_SPEC_SCORES_TYPE) const uint SCORES_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_SOFTMAX_SPEC_BIAS_TYPE) const uint BIAS_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_SOFTMAX_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 layout(local_size_x_id = VKA_SOFTMAX_SPEC_WG, local_size_y = 1, local_size_z = 1) in;
 
 const uint ROWS = WG / G; // rows per workgroup

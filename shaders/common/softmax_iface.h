@@ -13,9 +13,9 @@
 #define VKA_SOFTMAX_SPEC_HAS_BIAS 4  /* bool */
 #define VKA_SOFTMAX_SPEC_HAS_VMASK 5 /* bool */
 #define VKA_SOFTMAX_SPEC_HAS_MASK 6  /* bool */
-#define VKA_SOFTMAX_SPEC_SCORES_F16 7 /* bool: f16 scores (halves, or float16_t in softmax_f16) */
-#define VKA_SOFTMAX_SPEC_BIAS_F16 8   /* bool: f16 bias (not in softmax_packed: the host converts) */
-#define VKA_SOFTMAX_SPEC_OUT_F16 9    /* bool: f16 out (softmax_f16 only) */
+#define VKA_SOFTMAX_SPEC_SCORES_TYPE 7 /* VKA_ELEM_*: scores (f16 as halves, or float16_t in softmax_f16) */
+#define VKA_SOFTMAX_SPEC_BIAS_TYPE 8   /* bias (not in softmax_packed: the host converts) */
+#define VKA_SOFTMAX_SPEC_OUT_TYPE 9    /* out (softmax_f16 only) */
 #define VKA_SOFTMAX_N_SPEC 10
 
 #define VKA_SOFTMAX_PUSH                                                      \

@@ -24,13 +24,13 @@ static void f16_to_f32(float *dst, const void *src, size_t n)
 
 /* indexed by vkattn_dtype */
 static const vka_dtype_info table[] = {
-    [VKATTN_DTYPE_F32] = {"f32", "VKATTN_DTYPE_F32", 4, "float", false, true, load_f32,
+    [VKATTN_DTYPE_F32] = {"f32", "VKATTN_DTYPE_F32", 4, "float", false, true, 0, load_f32,
                           store_f32, NULL, NULL},
-    [VKATTN_DTYPE_F16] = {"f16", "VKATTN_DTYPE_F16", 2, "float16_t", true, true, load_f16,
+    [VKATTN_DTYPE_F16] = {"f16", "VKATTN_DTYPE_F16", 2, "float16_t", true, true, 1, load_f16,
                           store_f16, f16_from_f32, f16_to_f32},
     /* int8 rows with an f32 scale each, only inside a KV cache (ops/kv_cache.c) */
-    [VKATTN_DTYPE_I8] = {"i8", "VKATTN_DTYPE_I8", 1, "int8_t", false, false, NULL, NULL, NULL,
-                         NULL},
+    [VKATTN_DTYPE_I8] = {"i8", "VKATTN_DTYPE_I8", 1, "int8_t", false, false, 0, NULL, NULL,
+                         NULL, NULL},
 };
 
 const vka_dtype_info *vka_dtype_info_of(vkattn_dtype t)
@@ -49,6 +49,12 @@ uint32_t vka_dtype_size(vkattn_dtype t)
 {
     const vka_dtype_info *d = vka_dtype_info_of(t);
     return d ? d->size : 4;
+}
+
+uint32_t vka_dtype_spec_code(vkattn_dtype t)
+{
+    const vka_dtype_info *d = vka_dtype_info_of(t);
+    return d ? d->spec_code : 0;
 }
 
 const char *vka_dtype_name(vkattn_dtype t)

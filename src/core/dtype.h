@@ -26,6 +26,11 @@ typedef struct vka_dtype_info {
     bool is_16bit;
     /* a tensor, layer and CPU-reference type (i8 is a KV cache's only) */
     bool tensor;
+    /* the kernels' *_TYPE specialization constant for an operand of this
+     * type: VKA_ELEM_* of shaders/common/elem_iface.h (f32 0, f16 1; bf16
+     * will be 2). i8 rows have none (0: kv_append reads them through its own
+     * DST_I8 switch) */
+    uint32_t spec_code;
     /* CPU reference: element i exactly, and v stored as element i rounded
      * once to nearest even (NULL where !tensor) */
     double (*load)(const void *x, size_t i);
@@ -44,6 +49,10 @@ const vka_dtype_info *vka_dtype_tensor(vkattn_dtype t);
 /* Bytes per element (4 for a value outside the enum, so sizes stay safe to
  * compute before the check that refuses it). */
 uint32_t vka_dtype_size(vkattn_dtype t);
+
+/* t's spec_code: the value of a kernel's *_TYPE constant for an operand of
+ * type t (0, f32's, outside the enum). */
+uint32_t vka_dtype_spec_code(vkattn_dtype t);
 
 /* "f32", "f16", "i8"; "unknown" outside the enum. */
 const char *vka_dtype_name(vkattn_dtype t);

@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/dropout_host.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "common/decode_iface.h"
 #include "ops/decode_record.h"
@@ -284,12 +285,12 @@ static vkattn_result record_split(vkattn_context *ctx, VkCommandBuffer cmd, cons
             [VKA_DECODE_SPEC_KS] = t->ks, [VKA_DECODE_SPEC_NS] = t->ns,
             [VKA_DECODE_SPEC_HAS_VALUE_MASK] = p->has_value_mask,
             [VKA_DECODE_SPEC_DROPOUT] = s->drop,
-            [VKA_DECODE_SPEC_K_F16] = io->cache->desc.dtype == VKATTN_DTYPE_F16,
-            [VKA_DECODE_SPEC_V_F16] = io->cache->desc.dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_K_TYPE] = vka_dtype_spec_code(io->cache->desc.dtype),
+            [VKA_DECODE_SPEC_V_TYPE] = vka_dtype_spec_code(io->cache->desc.dtype),
             [VKA_DECODE_SPEC_KV_I8] = i8,
             [VKA_DECODE_SPEC_SOFTCAP] = s->softcap != 0.0f,
             [VKA_DECODE_SPEC_LANES] = t->lanes,
-            [VKA_DECODE_SPEC_Q_F16] = io->q->dtype == VKATTN_DTYPE_F16,
+            [VKA_DECODE_SPEC_Q_TYPE] = vka_dtype_spec_code(io->q->dtype),
             [VKA_DECODE_SPEC_FULL] = io->cache->lengths == NULL,
         },
     };
@@ -343,7 +344,7 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
     const vka_kernel kernel = {
         VKA_KERNEL_SPV(decode_merge), .n_bindings = 3,
         .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,
-        .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_F16] = out16,
+        .spec = {[VKA_DECODE_MERGE_SPEC_DV] = s->dv, [VKA_DECODE_MERGE_SPEC_OUT_TYPE] = vka_dtype_spec_code(out->dtype),
                  [VKA_DECODE_MERGE_SPEC_SINKS] = s->sinks},
     };
     merge_push push = {

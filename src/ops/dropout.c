@@ -3,6 +3,8 @@
  * mix (core/dropout_host.h) and the dispatch of shaders/dropout.comp (or
  * dropout_f16.comp for f16 tensors with 16-bit storage). */
 #include "vkattn/dropout.h"
+#include "common/elem_iface.h"
+#include "core/dtype.h"
 #include "ops/dropout_record.h"
 
 #include "core/check.h"
@@ -139,8 +141,8 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
         .n_spec = VKA_DROPOUT_N_SPEC,
         .spec = {
             [VKA_DROPOUT_SPEC_IN_PLACE] = in_place,
-            [VKA_DROPOUT_SPEC_IN_F16] = native16 && in16,
-            [VKA_DROPOUT_SPEC_OUT_F16] = native16 && out16,
+            [VKA_DROPOUT_SPEC_IN_TYPE] = native16 ? vka_dtype_spec_code(io->in->dtype) : VKA_ELEM_F32,
+            [VKA_DROPOUT_SPEC_OUT_TYPE] = native16 ? vka_dtype_spec_code(io->out->dtype) : VKA_ELEM_F32,
         },
     };
     const vka_dispatch d = {

@@ -3,6 +3,7 @@
 #include "ops/elementwise.h"
 
 #include "common/elementwise_iface.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "ops/half_stage.h"
 #include "vk/dispatch.h"
@@ -55,9 +56,9 @@ static vkattn_result record_binary(vkattn_context *ctx, VkCommandBuffer cmd, con
         .n_bindings = 3,
         .push_size = sizeof(elementwise_push),
         .n_spec = n16 ? VKA_ELEMENTWISE_N_SPEC_F16 : VKA_ELEMENTWISE_N_SPEC,
-        .spec = {[VKA_ELEMENTWISE_SPEC_A_F16] = n16 && af->dtype == VKATTN_DTYPE_F16,
-                 [VKA_ELEMENTWISE_SPEC_B_F16] = n16 && bf->dtype == VKATTN_DTYPE_F16,
-                 [VKA_ELEMENTWISE_SPEC_Y_F16] = n16 && yf->dtype == VKATTN_DTYPE_F16},
+        .spec = {[VKA_ELEMENTWISE_SPEC_A_TYPE] = vka_dtype_spec_code(af->dtype),
+                 [VKA_ELEMENTWISE_SPEC_B_TYPE] = vka_dtype_spec_code(bf->dtype),
+                 [VKA_ELEMENTWISE_SPEC_Y_TYPE] = vka_dtype_spec_code(yf->dtype)},
     };
     elementwise_push push = {.total = (uint32_t)n};
     const vka_dispatch d = {

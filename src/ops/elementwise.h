@@ -32,7 +32,7 @@ typedef struct vka_binary_kernel {
     size_t code_size;
     const char *a_name, *b_name, *y_name; /* "a summand", ... */
     /* its f16 variant (<name>_f16.comp, common/binary_f16_body.glsl): each
-     * binding f16 or f32 by VKA_ELEMENTWISE_SPEC_{A,B,Y}_F16 */
+     * binding f16 or f32 by VKA_ELEMENTWISE_SPEC_{A,B,Y}_TYPE */
     const char *name16;
     const uint32_t *code16;
     size_t code16_size;

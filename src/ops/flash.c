@@ -12,9 +12,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/elem_iface.h"
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/dropout_host.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "common/flash_coopmat_iface.h"
 #include "common/flash_iface.h"
@@ -39,16 +41,17 @@ VKA_PUSH_STRUCT(flash_push, VKA_FLASH_PUSH);
 
 /* The two kernels share the meaning of every specialization constant but the
  * tile shapes (set by each kernel's own code below). */
-_Static_assert(VKA_FLASH_TILED_SPEC_Q_F16 == VKA_FLASH_SPEC_Q_F16 &&
-                   VKA_FLASH_TILED_SPEC_K_F16 == VKA_FLASH_SPEC_K_F16 &&
-                   VKA_FLASH_TILED_SPEC_V_F16 == VKA_FLASH_SPEC_V_F16 &&
-                   VKA_FLASH_TILED_SPEC_OUT_F16 == VKA_FLASH_SPEC_OUT_F16,
+_Static_assert(VKA_FLASH_TILED_SPEC_Q_TYPE == VKA_FLASH_SPEC_Q_TYPE &&
+                   VKA_FLASH_TILED_SPEC_K_TYPE == VKA_FLASH_SPEC_K_TYPE &&
+                   VKA_FLASH_TILED_SPEC_V_TYPE == VKA_FLASH_SPEC_V_TYPE &&
+                   VKA_FLASH_TILED_SPEC_OUT_TYPE == VKA_FLASH_SPEC_OUT_TYPE,
                "flash_tiled_iface.h and flash_iface.h disagree");
 /* The cooperative-matrix kernel's tile constants must miss the shared ones
  * (flash_spec.glsl), which flash.c sets for every kernel. */
 _Static_assert(VKA_FLASH_COOPMAT_SPEC_VEC8 > VKA_FLASH_SPEC_WRITE_LSE &&
-                   VKA_FLASH_COOPMAT_SPEC_VEC8 < VKA_FLASH_SPEC_OUT_F16 &&
-                   VKA_FLASH_COOPMAT_SPEC_DV < VKA_FLASH_SPEC_CAUSAL,
+                   VKA_FLASH_COOPMAT_SPEC_VEC8 < VKA_FLASH_SPEC_OUT_TYPE &&
+                   VKA_FLASH_COOPMAT_SPEC_DV < VKA_FLASH_SPEC_CAUSAL &&
+                   VKA_FLASH_COOPMAT_SPEC_OUT_TYPE == VKA_FLASH_SPEC_OUT_TYPE,
                "flash_coopmat_iface.h overlaps flash_iface.h's shared constants");
 
 /* Query rows one workgroup owns. */
@@ -404,10 +407,10 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
             [VKA_FLASH_SPEC_UNIFORM_ROWS] = m->masked_row == VKATTN_MASKED_ROW_UNIFORM,
             [VKA_FLASH_SPEC_WRITE_LSE] = lse != NULL,
             [VKA_FLASH_SPEC_RPI] = t.rpi,
-            [VKA_FLASH_SPEC_Q_F16] = is_f16(io->q),
-            [VKA_FLASH_SPEC_K_F16] = is_f16(io->k),
-            [VKA_FLASH_SPEC_V_F16] = is_f16(io->v),
-            [VKA_FLASH_SPEC_OUT_F16] = is_f16(io->out) && !f.scratch,
+            [VKA_FLASH_SPEC_Q_TYPE] = vka_dtype_spec_code(io->q->dtype),
+            [VKA_FLASH_SPEC_K_TYPE] = vka_dtype_spec_code(io->k->dtype),
+            [VKA_FLASH_SPEC_V_TYPE] = vka_dtype_spec_code(io->v->dtype),
+            [VKA_FLASH_SPEC_OUT_TYPE] = f.scratch ? VKA_ELEM_F32 : vka_dtype_spec_code(io->out->dtype),
         },
     };
     if (t.coopmat)

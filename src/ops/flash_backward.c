@@ -12,6 +12,7 @@
 #include "core/broadcast.h"
 #include "core/check.h"
 #include "core/dropout_host.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "common/flash_backward_iface.h"
 #include "ops/flash_backward_coopmat.h"
@@ -303,11 +304,12 @@ static void make_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape 
     for (int i = 0; i < 3; i++) {
         all[i]->push_size = push_size;
         all[i]->n_spec = f16 ? VKA_FB_N_SPEC_F16 : VKA_FB_N_SPEC;
-        all[i]->spec[VKA_FB_SPEC_Q_F16] = f16 && is_f16(io->q);
-        all[i]->spec[VKA_FB_SPEC_K_F16] = f16 && is_f16(io->k);
-        all[i]->spec[VKA_FB_SPEC_V_F16] = f16 && is_f16(io->v);
-        all[i]->spec[VKA_FB_SPEC_O_F16] = f16 && is_f16(io->out);
-        all[i]->spec[VKA_FB_SPEC_DO_F16] = f16 && is_f16(io->grad_out);
+        /* (read only by the _f16 modules: n_spec ends before them elsewhere) */
+        all[i]->spec[VKA_FB_SPEC_Q_TYPE] = vka_dtype_spec_code(io->q->dtype);
+        all[i]->spec[VKA_FB_SPEC_K_TYPE] = vka_dtype_spec_code(io->k->dtype);
+        all[i]->spec[VKA_FB_SPEC_V_TYPE] = vka_dtype_spec_code(io->v->dtype);
+        all[i]->spec[VKA_FB_SPEC_O_TYPE] = vka_dtype_spec_code(io->out->dtype);
+        all[i]->spec[VKA_FB_SPEC_DO_TYPE] = vka_dtype_spec_code(io->grad_out->dtype);
     }
 }
 

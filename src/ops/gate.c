@@ -3,6 +3,7 @@
 #include "ops/gate.h"
 
 #include "common/gate_iface.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "ops/elementwise.h"
 #include "ops/half_stage.h"
@@ -65,8 +66,8 @@ static vkattn_result record_gate_backward(vkattn_context *ctx, VkCommandBuffer c
             .push_size = sizeof(gate_push),
             .n_spec = n16 ? VKA_GATE_N_SPEC_F16 : VKA_GATE_N_SPEC,
             .spec = {[VKA_GATE_SPEC_OUT_DG] = want_dg,
-                     [VKA_GATE_SPEC_X_F16] = n16 && x->dtype == VKATTN_DTYPE_F16,
-                     [VKA_GATE_SPEC_G_F16] = n16 && g->dtype == VKATTN_DTYPE_F16},
+                     [VKA_GATE_SPEC_X_TYPE] = vka_dtype_spec_code(x->dtype),
+                     [VKA_GATE_SPEC_G_TYPE] = vka_dtype_spec_code(g->dtype)},
         };
         gate_push push = {.total = (uint32_t)n};
         const vka_dispatch d = {

@@ -1,6 +1,8 @@
 /* f16 <-> f32 conversion on the device: shaders/half_convert.comp. */
 #include "ops/half_convert.h"
 
+#include "common/elem_iface.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "common/half_convert_iface.h"
 #include "vk/dispatch.h"
@@ -28,7 +30,7 @@ vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, 
         .n_bindings = 2,
         .push_size = sizeof(half_convert_push),
         .n_spec = VKA_HALF_CONVERT_N_SPEC,
-        .spec = {[VKA_HALF_CONVERT_SPEC_TO_F16] = to_f16},
+        .spec = {[VKA_HALF_CONVERT_SPEC_TO_TYPE] = to_f16 ? vka_dtype_spec_code(half->dtype) : VKA_ELEM_F32},
     };
     half_convert_push push = {.count = (uint32_t)count};
     /* both bindings are declared writable: validation counts them as written */

@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "common/elem_iface.h"
 #include "common/head_prep_iface.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "ops/grad_reduce.h"
 #include "ops/half_stage.h"
@@ -70,8 +72,8 @@ static vkattn_result record_head_prep(vkattn_context *ctx, VkCommandBuffer cmd, 
         .n_bindings = 4,
         .push_size = sizeof(head_prep_push),
         .n_spec = n16 ? VKA_HEAD_PREP_N_SPEC_F16 : VKA_HEAD_PREP_N_SPEC,
-        .spec = {[VKA_HEAD_PREP_SPEC_X_F16] = n16 && x->dtype == VKATTN_DTYPE_F16,
-                 [VKA_HEAD_PREP_SPEC_W_F16] = n16 && w && w->dtype == VKATTN_DTYPE_F16},
+        .spec = {[VKA_HEAD_PREP_SPEC_X_TYPE] = vka_dtype_spec_code(x->dtype),
+                 [VKA_HEAD_PREP_SPEC_W_TYPE] = w ? vka_dtype_spec_code(w->dtype) : VKA_ELEM_F32},
     };
     const uint64_t rows = (uint64_t)p->batch * p->heads * p->seq;
     head_prep_push push = {
@@ -151,8 +153,8 @@ static vkattn_result record_norm_backward(vkattn_context *ctx, VkCommandBuffer c
         .n_bindings = 4,
         .push_size = sizeof(head_prep_bwd_push),
         .n_spec = n16 ? VKA_HEAD_PREP_BWD_N_SPEC_F16 : VKA_HEAD_PREP_BWD_N_SPEC,
-        .spec = {[VKA_HEAD_PREP_BWD_SPEC_X_F16] = n16 && x->dtype == VKATTN_DTYPE_F16,
-                 [VKA_HEAD_PREP_BWD_SPEC_W_F16] = n16 && w->dtype == VKATTN_DTYPE_F16},
+        .spec = {[VKA_HEAD_PREP_BWD_SPEC_X_TYPE] = vka_dtype_spec_code(x->dtype),
+                 [VKA_HEAD_PREP_BWD_SPEC_W_TYPE] = vka_dtype_spec_code(w->dtype)},
     };
     head_prep_bwd_push push = {.rows = (uint32_t)rows, .dim = p->dim, .eps = p->eps};
     const vka_dispatch d = {

@@ -2,6 +2,8 @@
  * (a specialization constant picks the direction), or heads_f16.comp for f16
  * tensors with 16-bit storage. */
 #include "vkattn/heads.h"
+#include "common/elem_iface.h"
+#include "core/dtype.h"
 #include "ops/heads_rows.h"
 
 #include "core/check.h"
@@ -134,8 +136,8 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     kernel.name = native16 ? (split ? "heads_f16 (split)" : "heads_f16 (merge)") : kernel.name;
     kernel.code = native16 ? vka_spv_heads_f16 : kernel.code;
     kernel.code_size = native16 ? vka_spv_heads_f16_size : kernel.code_size;
-    kernel.spec[VKA_HEADS_SPEC_IN_F16] = native16 && in16;
-    kernel.spec[VKA_HEADS_SPEC_OUT_F16] = native16 && out16;
+    kernel.spec[VKA_HEADS_SPEC_IN_TYPE] = native16 ? vka_dtype_spec_code(io->in->dtype) : VKA_ELEM_F32;
+    kernel.spec[VKA_HEADS_SPEC_OUT_TYPE] = native16 ? vka_dtype_spec_code(io->out->dtype) : VKA_ELEM_F32;
     vka_dispatch d = {
         .kernel = &kernel,
         .bindings = {vka_bind_tensor(in, false), vka_bind_tensor(out, true)},

@@ -262,8 +262,8 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
     const vka_kernel kernel = {
         VKA_KERNEL_SPV(kv_append),
         .n_bindings = 4, .push_size = sizeof(kv_append_push), .n_spec = VKA_KV_APPEND_N_SPEC,
-        .spec = {[VKA_KV_APPEND_SPEC_SRC_F16] = src->dtype == VKATTN_DTYPE_F16,
-                 [VKA_KV_APPEND_SPEC_DST_F16] = c->desc.dtype == VKATTN_DTYPE_F16,
+        .spec = {[VKA_KV_APPEND_SPEC_SRC_TYPE] = vka_dtype_spec_code(src->dtype),
+                 [VKA_KV_APPEND_SPEC_DST_TYPE] = vka_dtype_spec_code(c->desc.dtype),
                  [VKA_KV_APPEND_SPEC_DST_I8] = i8},
     };
     kv_append_push push = {

@@ -4,6 +4,8 @@
  * shaders/matmul*.comp. */
 #include "vkattn/matmul.h"
 
+#include "common/elem_iface.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/matmul_shape.h"
 #include "common/matmul_iface.h"
@@ -214,8 +216,8 @@ static vka_kernel coopmat_kernel(const vkattn_context *ctx, const vkattn_matmul_
             [VKA_COOPMAT_SPEC_TRANS_A] = params->transpose_a,
             [VKA_COOPMAT_SPEC_TRANS_B] = params->transpose_b,
             [VKA_COOPMAT_SPEC_HAS_BIAS] = params->has_bias,
-            [VKA_COOPMAT_SPEC_BIAS_F16] = io->bias && io->bias->dtype == VKATTN_DTYPE_F16,
-            [VKA_COOPMAT_SPEC_C_F16] = c16_direct,
+            [VKA_COOPMAT_SPEC_BIAS_TYPE] = io->bias ? vka_dtype_spec_code(io->bias->dtype) : VKA_ELEM_F32,
+            [VKA_COOPMAT_SPEC_C_TYPE] = c16_direct ? vka_dtype_spec_code(io->c->dtype) : VKA_ELEM_F32,
             [VKA_COOPMAT_SPEC_VEC_A] = groups_aligned(
                 io->a, &s->a, 8, !params->transpose_a || rows >= s->m || rows % 8 == 0),
             [VKA_COOPMAT_SPEC_VEC_B] = groups_aligned(io->b, &s->b, 8, true),
@@ -231,9 +233,11 @@ static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_p
                                 const vkattn_matmul_io *io, const vka_matmul_shape *s,
                                 const matmul_tiles *t, bool gpu, uint32_t rows, bool c16_direct)
 {
-    const bool a16 = io->a->dtype == VKATTN_DTYPE_F16, b16 = io->b->dtype == VKATTN_DTYPE_F16;
-    const bool bias16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
-    const bool any16 = a16 || b16 || bias16 || io->c->dtype == VKATTN_DTYPE_F16;
+    const uint32_t a_type = vka_dtype_spec_code(io->a->dtype), b_type = vka_dtype_spec_code(io->b->dtype);
+    const uint32_t bias_type = io->bias ? vka_dtype_spec_code(io->bias->dtype) : VKA_ELEM_F32;
+    /* an operand other than f32 takes the typed module */
+    const bool any16 = a_type != VKA_ELEM_F32 || b_type != VKA_ELEM_F32 ||
+                       bias_type != VKA_ELEM_F32 || vka_dtype_spec_code(io->c->dtype) != VKA_ELEM_F32;
     const bool storage16 = vka_info(ctx)->storage_buffer_16bit;
     vka_kernel kernel = {
         .name = !any16 ? "matmul" : storage16 ? "matmul_f16" : "matmul_f16_packed",
@@ -254,10 +258,10 @@ static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_p
             [VKA_MATMUL_SPEC_TRANS_B] = params->transpose_b,
             [VKA_MATMUL_SPEC_HAS_BIAS] = params->has_bias,
             [VKA_MATMUL_SPEC_WG] = tile_threads(t),
-            [VKA_MATMUL_SPEC_A_F16] = a16,
-            [VKA_MATMUL_SPEC_B_F16] = b16,
-            [VKA_MATMUL_SPEC_BIAS_F16] = bias16,
-            [VKA_MATMUL_SPEC_C_F16] = c16_direct,
+            [VKA_MATMUL_SPEC_A_TYPE] = a_type,
+            [VKA_MATMUL_SPEC_B_TYPE] = b_type,
+            [VKA_MATMUL_SPEC_BIAS_TYPE] = bias_type,
+            [VKA_MATMUL_SPEC_C_TYPE] = c16_direct ? vka_dtype_spec_code(io->c->dtype) : VKA_ELEM_F32,
         },
     };
     if (gpu) {

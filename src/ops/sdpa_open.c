@@ -2,6 +2,7 @@
 #include "ops/sdpa_open.h"
 
 #include "common/sink_iface.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "ops/flash.h"
 #include "ops/half_stage.h"
@@ -58,7 +59,7 @@ vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, con
         .n_bindings = 3,
         .push_size = sizeof(sink_push),
         .n_spec = n16 ? VKA_SINK_N_SPEC_F16 : VKA_SINK_N_SPEC,
-        .spec = {[VKA_SINK_SPEC_OUT_F16] = n16},
+        .spec = {[VKA_SINK_SPEC_OUT_TYPE] = vka_dtype_spec_code(out->dtype)},
     };
     sink_push push = {.total = (uint32_t)rows, .heads = s->heads, .tq = s->tq, .width = width,
                       .update_lse = update_lse};

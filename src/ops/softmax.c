@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/elem_iface.h"
 #include "core/broadcast.h"
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "common/softmax_iface.h"
 #include "ops/scratch_kinds.h"
@@ -180,6 +182,7 @@ typedef struct softmax_variant {
     softmax_shape shape;
     bool packed;      /* fewer than 5 storage buffers: side inputs in one binding */
     bool s16, b16, o16; /* scores, bias, out are f16 */
+    uint32_t s_type, b_type, o_type; /* their spec codes (no bias: f32) */
     bool native16;    /* softmax_f16 reads and writes them as float16_t */
     bool out_via_f32; /* an f16 out written as f32 scratch, then rounded */
     bool in_place;
@@ -217,6 +220,9 @@ static vkattn_result choose_variant(vkattn_context *ctx, const char *caller,
     v->s16 = io->scores->dtype == VKATTN_DTYPE_F16;
     v->b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
     v->o16 = io->out->dtype == VKATTN_DTYPE_F16;
+    v->s_type = vka_dtype_spec_code(io->scores->dtype);
+    v->b_type = io->bias ? vka_dtype_spec_code(io->bias->dtype) : VKA_ELEM_F32;
+    v->o_type = vka_dtype_spec_code(io->out->dtype);
     v->native16 = (v->s16 || v->b16 || v->o16) && !v->packed && vka_info(ctx)->storage_buffer_16bit;
     v->out_via_f32 = v->o16 && !v->native16;
     v->in_place = io->out == io->scores && !v->out_via_f32;
@@ -266,9 +272,9 @@ static vka_kernel variant_kernel(const softmax_variant *v, const vkattn_mask_par
             [VKA_SOFTMAX_SPEC_HAS_BIAS] = m->has_bias,
             [VKA_SOFTMAX_SPEC_HAS_VMASK] = m->has_value_mask,
             [VKA_SOFTMAX_SPEC_HAS_MASK] = m->has_mask,
-            [VKA_SOFTMAX_SPEC_SCORES_F16] = v->s16,
-            [VKA_SOFTMAX_SPEC_BIAS_F16] = v->b16 && !v->packed,
-            [VKA_SOFTMAX_SPEC_OUT_F16] = v->o16 && v->native16,
+            [VKA_SOFTMAX_SPEC_SCORES_TYPE] = v->s_type,
+            [VKA_SOFTMAX_SPEC_BIAS_TYPE] = v->packed ? VKA_ELEM_F32 : v->b_type,
+            [VKA_SOFTMAX_SPEC_OUT_TYPE] = v->native16 ? v->o_type : VKA_ELEM_F32,
         },
     };
 }
