@@ -6,7 +6,7 @@
 //
 // Switch GRAD_REDUCE_F16 (shaders/variants.txt: grad_reduce, grad_reduce_f16;
 // src/ops/grad_reduce.c picks): 1 declares x and y also as float16_t views,
-// chosen by the spec constants IN_F16 and OUT_F16 (16-bit storage): an f16
+// chosen by the spec constants IN_TYPE and OUT_TYPE (16-bit storage): an f16
 // input widened exactly, the sum in f32 as with f32 tensors, an f16 output
 // rounded once, so the values of the f32 kernel between f32 copies
 // (ops/half_stage.h) without their conversion passes.
@@ -21,16 +21,13 @@ layout(std430, binding = 1) writeonly buffer OutBuf { float y[]; };
 layout(push_constant) uniform Push { VKA_GRAD_REDUCE_PUSH } p;
 
 #if GRAD_REDUCE_F16
-layout(constant_id = VKA_GRAD_REDUCE_SPEC_IN_F16) const bool IN_F16 = false;
-layout(constant_id = VKA_GRAD_REDUCE_SPEC_OUT_F16) const bool OUT_F16 = false;
+#include "elem_type.glsl"
+layout(constant_id = VKA_GRAD_REDUCE_SPEC_IN_TYPE) const uint IN_TYPE = VKA_ELEM_F32;
+layout(constant_id = VKA_GRAD_REDUCE_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 layout(std430, binding = 0) readonly buffer InBuf16 { float16_t x16[]; };
 layout(std430, binding = 1) writeonly buffer OutBuf16 { float16_t y16[]; };
-#define GR_LOAD(i) (IN_F16 ? float(x16[i]) : x[i])
-#define GR_STORE(i, v)             \
-    if (OUT_F16)                   \
-        y16[i] = float16_t(v);     \
-    else                           \
-        y[i] = (v)
+#define GR_LOAD(i) VKA_LD(IN_TYPE, x, x16, i)
+#define GR_STORE(i, v) VKA_ST(OUT_TYPE, y, y16, i, v)
 #else
 #define GR_LOAD(i) x[i]
 #define GR_STORE(i, v) y[i] = (v)

@@ -7,9 +7,9 @@
 
 #define VKA_GRAD_REDUCE_SPEC_WG 0 /* local_size_x */
 #define VKA_GRAD_REDUCE_N_SPEC 1
-/* grad_reduce_f16 (16-bit storage): in, out each f16 (else f32) */
-#define VKA_GRAD_REDUCE_SPEC_IN_F16 1
-#define VKA_GRAD_REDUCE_SPEC_OUT_F16 2
+/* grad_reduce_f16 (16-bit storage): in, out each VKA_ELEM_* */
+#define VKA_GRAD_REDUCE_SPEC_IN_TYPE 1
+#define VKA_GRAD_REDUCE_SPEC_OUT_TYPE 2
 #define VKA_GRAD_REDUCE_N_SPEC_F16 3
 
 /* out[g*out_g + r*out_row + c] = alpha * sum over (i, j, l) < (n1, n2, n3) of

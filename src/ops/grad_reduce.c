@@ -2,6 +2,7 @@
  * grad_reduce_f16 (shaders/variants.txt). */
 #include "ops/grad_reduce.h"
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "ops/half_stage.h"
 #include "ops/split.h"
@@ -41,6 +42,13 @@ vkattn_result vka_grad_reduce_check(vkattn_context *ctx, const char *caller,
                                  "the reduced (broadcast) axes");
 }
 
+/* 16-bit elements: their own GLSL type needs 16-bit storage */
+static bool is_16bit(vkattn_dtype t)
+{
+    const vka_dtype_info *info = vka_dtype_info_of(t);
+    return info && info->is_16bit;
+}
+
 vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      const vka_grad_reduce *g, vkattn_tensor *in,
                                      vkattn_tensor *out)
@@ -48,8 +56,7 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
     vkattn_result r = vka_grad_reduce_check(ctx, caller, g);
     if (r)
         return r;
-    const bool in16 = in->dtype == VKATTN_DTYPE_F16, out16 = out->dtype == VKATTN_DTYPE_F16;
-    const bool n16 = in16 || out16;
+    const bool n16 = is_16bit(in->dtype) || is_16bit(out->dtype);
     if (n16 && !vka_info(ctx)->storage_buffer_16bit)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: an f16 tensor in a gradient reduction needs 16-bit storage "
@@ -63,7 +70,8 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
         .n_bindings = 2,
         .push_size = sizeof(grad_reduce_push),
         .n_spec = n16 ? VKA_GRAD_REDUCE_N_SPEC_F16 : VKA_GRAD_REDUCE_N_SPEC,
-        .spec = {[VKA_GRAD_REDUCE_SPEC_IN_F16] = in16, [VKA_GRAD_REDUCE_SPEC_OUT_F16] = out16},
+        .spec = {[VKA_GRAD_REDUCE_SPEC_IN_TYPE] = vka_dtype_spec_code(in->dtype),
+                 [VKA_GRAD_REDUCE_SPEC_OUT_TYPE] = vka_dtype_spec_code(out->dtype)},
     };
     grad_reduce_push push = {
         .rows = g->rows, .cols = g->cols,
@@ -91,8 +99,7 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
 bool vka_grad_reduce_stages(vkattn_context *ctx, const vkattn_tensor *in,
                             const vkattn_tensor *out)
 {
-    return (in->dtype == VKATTN_DTYPE_F16 || out->dtype == VKATTN_DTYPE_F16) &&
-           !vka_info(ctx)->storage_buffer_16bit;
+    return (is_16bit(in->dtype) || is_16bit(out->dtype)) && !vka_info(ctx)->storage_buffer_16bit;
 }
 
 vkattn_result vka_grad_reduce_record_any(vkattn_context *ctx, VkCommandBuffer cmd,
