@@ -254,35 +254,18 @@ static void check(int what)
                  run_names[what]);
 }
 
-static void test_forward(void **state)
-{
-    (void)state;
-    check(FORWARD);
-}
-
-static void test_backward(void **state)
-{
-    (void)state;
-    check(BACKWARD);
-}
-
-static void test_decode(void **state)
-{
-    (void)state;
-    check(DECODE);
-}
-
-static void test_gqa_backward(void **state)
-{
-    (void)state;
-    check(GQA_BACKWARD);
-}
-
-static void test_chained_backward(void **state)
-{
-    (void)state;
-    check(CHAINED_BACKWARD);
-}
+/* one cmocka test per run: its name says which */
+#define STAGING_TEST(name, what)                                                                   \
+    static void name(void **state)                                                             \
+    {                                                                                          \
+        (void)state;                                                                           \
+        check(what);                                                                           \
+    }
+STAGING_TEST(test_forward, FORWARD)
+STAGING_TEST(test_backward, BACKWARD)
+STAGING_TEST(test_decode, DECODE)
+STAGING_TEST(test_gqa_backward, GQA_BACKWARD)
+STAGING_TEST(test_chained_backward, CHAINED_BACKWARD)
 
 int main(void)
 {
