@@ -111,6 +111,22 @@ double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor
     return tu_max_err_vs_terms(got, ref, ref, n, floor);
 }
 
+double tu_max_rel_err_past(const float *got, const float *ref, const double *allowed, size_t n,
+                           double floor)
+{
+    double scale = floor, worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (fabs(ref[i]) > scale)
+            scale = fabs(ref[i]);
+        const double past = fabs((double)got[i] - ref[i]) - (allowed ? allowed[i] : 0.0);
+        if (isnan(past))
+            return NAN;
+        if (past > worst)
+            worst = past;
+    }
+    return worst / scale;
+}
+
 uint16_t tu_f16_bits(float x)
 {
     uint16_t bits;

@@ -40,6 +40,11 @@ double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor
  * both signs cancel. Same NaN rules. */
 double tu_max_err_vs_terms(const float *got, const float *ref, const float *terms, size_t n,
                            double floor);
+/* max(|got - ref| - allowed, 0) / max(max|ref|, floor): what is left of the
+ * error past a derived per-element allowance (allowed NULL: none), relative
+ * as tu_max_rel_err; NaN where got is. */
+double tu_max_rel_err_past(const float *got, const float *ref, const double *allowed, size_t n,
+                           double floor);
 /* max |got - ref|, same NaN rules */
 double tu_max_abs_err(const float *got, const float *ref, size_t n);
 

@@ -190,23 +190,4 @@ static inline const double *ko_of(const ko_allowance *x, int grad, bool key_give
     }
 }
 
-/* max(|got - ref| - allowed, 0) / max(max|ref|, floor): what is left of the
- * error past `allowed` (none: NULL), relative as tu_max_rel_err; NaN where
- * got is. */
-static inline double ko_rel_err_past(const float *got, const float *ref, const double *allowed,
-                                     size_t n, double floor)
-{
-    double scale = floor, worst = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (fabs(ref[i]) > scale)
-            scale = fabs(ref[i]);
-        const double past = fabs((double)got[i] - ref[i]) - (allowed ? allowed[i] : 0.0);
-        if (isnan(past))
-            return NAN;
-        if (past > worst)
-            worst = past;
-    }
-    return worst / scale;
-}
-
 #endif /* VKATTN_TEST_KEPT_OUTPUT_BOUND_H */

@@ -219,7 +219,7 @@ static void check_case(vkattn_context *ctx, const bcase *m)
         const double bound = is_half(m) ? BOUND_F16 : BOUND;
         double err = tu_max_rel_err(got[i], ref[i], n[i], is_half(m) ? FLOOR_F16 : 0.01);
         if (is_half(m)) /* what the kept f16 output adds (kept_output_bound.h) */
-            err = ko_rel_err_past(got[i], ref[i], ko_of(&ko, i, m->key_given), n[i], FLOOR_F16);
+            err = tu_max_rel_err_past(got[i], ref[i], ko_of(&ko, i, m->key_given), n[i], FLOOR_F16);
         if (getenv("VKATTN_TEST_VERBOSE"))
             printf("# err %d %.3g: %s\n", i, err, what);
         if (!(err <= bound))

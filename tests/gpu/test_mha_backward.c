@@ -355,8 +355,8 @@ static void compare(const mcase *m, const host *h, gpu *d, const char *what)
         const double bound = is_half(m) ? BOUND_F16 : BOUND;
         double err = tu_max_rel_err(got, h->ref[i], s.g[i], is_half(m) ? FLOOR_F16 : FLOOR);
         if (is_half(m)) /* what the kept f16 output adds (kept_output_bound.h) */
-            err = ko_rel_err_past(got, h->ref[i], ko_of(&ko, i, m->key_given), s.g[i],
-                                  FLOOR_F16);
+            err = tu_max_rel_err_past(got, h->ref[i], ko_of(&ko, i, m->key_given), s.g[i],
+                                      FLOOR_F16);
         if (getenv("VKATTN_TEST_VERBOSE"))
             printf("# err %s %.3g: %s\n", grad_names[i], err, what);
         if (is_half(m) && err > worst_f16)

@@ -2,7 +2,8 @@
  * dampening, Nesterov, weight decay), Adam (with and without L2) and AdamW on
  * odd sizes, several steps with fresh gradients. Bounds: the parameters' change
  * since the start within 1e-4 relative of its largest element (measured on
- * lavapipe: up to 1.2e-5), the state within 2e-6 relative (measured 1.8e-7),
+ * lavapipe: up to 1.2e-5) past Adam-with-L2's allowance (adam_l2_advance),
+ * the state within 2e-6 relative (measured 1.8e-7),
  * the step number exact and beta^t within 2e-6. One
  * test records a step ONCE into an app command buffer and submits it step
  * after step: that the results still match proves the device-side step
@@ -60,7 +61,53 @@ typedef struct run {
     float *p0, *grads; /* grads: STEPS x n */
     float *ref_p, *ref_s, ref_step[VKATTN_OPTIM_STEP_COUNT];
     vkattn_tensor *param, *grad, *state, *step;
+    /* Adam with L2: bounds [lo, hi] per element on m, v and the parameter */
+    double *m[2], *v[2], *x[2], *allowed;
 } run;
+
+static bool adds_l2(const vkattn_optim_params *p)
+{
+    return p->algorithm == VKATTN_OPTIM_ADAM && p->weight_decay != 0.0f;
+}
+
+static double *doubles(size_t n)
+{
+    return tu_alloc(n * sizeof(double));
+}
+
+/* Adam with L2 forms g + wd x in f32, with an absolute rounding (of wd x, of
+ * the sum, and wd times x's own), and divides m by sqrt(v) + eps. Where
+ * g + wd x cancels to near 0 the change's derivative by it reaches
+ * lr / (bc1 eps), 1e4 lr here, so that rounding alone moves a parameter by
+ * up to ~3e-3 of the largest change (seed 1795957069343833468: 1.07e-4 where
+ * the rest stays below 1e-5). The allowance carries a rounding of
+ * u (|g + wd x| + 2 wd |x|) per step (f32 add and multiply round correctly in
+ * Vulkan) through m, v and x as intervals, with the reference's formulas; it
+ * is about 25x that seed's realised error, and the relative bound covers the
+ * rest (a change 0.1% off everywhere still fails). */
+static void adam_l2_advance(const vkattn_optim_params *p, run *r, int s)
+{
+    const double u = 0x1p-24, b1 = p->beta1, b2 = p->beta2, wd = p->weight_decay;
+    const double bc1 = 1.0 - pow(b1, s + 1), sqrt_bc2 = sqrt(1.0 - pow(b2, s + 1));
+    for (size_t i = 0; i < r->n; i++) {
+        const double g = r->grads[s * r->n + i], x_lo = r->x[0][i], x_hi = r->x[1][i];
+        const double x_abs = fmax(fabs(x_lo), fabs(x_hi));
+        const double e = u * (fabs(g + wd * x_lo) + 2 * wd * x_abs);
+        const double g_lo = g + wd * x_lo - e, g_hi = g + wd * x_hi + e;
+        const double sq_lo = g_lo <= 0 && g_hi >= 0 ? 0.0 : fmin(g_lo * g_lo, g_hi * g_hi);
+        const double sq_hi = fmax(g_lo * g_lo, g_hi * g_hi);
+        double *m = r->m[0] + i, *M = r->m[1] + i, *v = r->v[0] + i, *V = r->v[1] + i;
+        *m = b1 * *m + (1 - b1) * g_lo, *M = b1 * *M + (1 - b1) * g_hi;
+        *v = b2 * *v + (1 - b2) * sq_lo, *V = b2 * *V + (1 - b2) * sq_hi;
+        /* m / den with den in [den_lo, den_hi], both > 0 */
+        const double den_lo = sqrt(*v) / sqrt_bc2 + p->eps, den_hi = sqrt(*V) / sqrt_bc2 + p->eps;
+        const double q_lo = *m >= 0 ? *m / den_hi : *m / den_lo;
+        const double q_hi = *M >= 0 ? *M / den_lo : *M / den_hi;
+        r->x[0][i] = x_lo - p->lr / bc1 * q_hi;
+        r->x[1][i] = x_hi - p->lr / bc1 * q_lo;
+        r->allowed[i] = fmax(r->x[1][i] - r->ref_p[i], r->ref_p[i] - r->x[0][i]);
+    }
+}
 
 static void run_open(vkattn_context *ctx, const vkattn_optim_params *p, size_t n, run *r)
 {
@@ -81,6 +128,14 @@ static void run_open(vkattn_context *ctx, const vkattn_optim_params *p, size_t n
     }
     r->step = th_tensor(ctx, VKATTN_OPTIM_STEP_COUNT, NULL);
     TH_OK(ctx, vkattn_tensor_fill(r->step, 0.0f));
+    if (adds_l2(p)) {
+        for (int b = 0; b < 2; b++) {
+            r->m[b] = doubles(n), r->v[b] = doubles(n), r->x[b] = doubles(n);
+            for (size_t i = 0; i < n; i++)
+                r->m[b][i] = r->v[b][i] = 0.0, r->x[b][i] = r->p0[i];
+        }
+        r->allowed = doubles(n);
+    }
 }
 
 static vkattn_optim_io run_io(const run *r)
@@ -95,6 +150,8 @@ static void run_check(const optim_case *c, run *r, int s)
     const size_t n = r->n;
     TH_OK(NULL, vkattn_reference_optim_step(&c->p, n, r->ref_p, r->grads + s * n,
                                             r->ns ? r->ref_s : NULL, r->ref_step));
+    if (r->allowed)
+        adam_l2_advance(&c->p, r, s);
     float *got = th_download(r->param, n);
     float *d_got = tu_floats(n), *d_ref = tu_floats(n);
     for (size_t i = 0; i < n; i++)
@@ -102,7 +159,10 @@ static void run_check(const optim_case *c, run *r, int s)
         d_ref[i] = (float)((double)r->ref_p[i] - r->p0[i]);
     char what[160];
     snprintf(what, sizeof what, "%s, n=%zu, step %d: parameter change", c->name, n, s + 1);
-    TU_ASSERT_CLOSE(d_got, d_ref, n, DELTA_BOUND, what);
+    const double err = tu_max_rel_err_past(d_got, d_ref, r->allowed, n, 1e-30);
+    if (!(err <= DELTA_BOUND))
+        fail_msg("%s: max relative error %.3g past the allowance exceeds bound %.3g", what, err,
+                 DELTA_BOUND);
     if (r->ns) {
         float *st = th_download(r->state, r->ns);
         snprintf(what, sizeof what, "%s, n=%zu, step %d: state", c->name, n, s + 1);
@@ -122,6 +182,9 @@ static void run_close(run *r)
     vkattn_tensor_destroy(r->param), vkattn_tensor_destroy(r->grad);
     vkattn_tensor_destroy(r->state), vkattn_tensor_destroy(r->step);
     free(r->p0), free(r->grads), free(r->ref_p), free(r->ref_s);
+    for (int b = 0; b < 2; b++)
+        free(r->m[b]), free(r->v[b]), free(r->x[b]);
+    free(r->allowed);
 }
 
 static void test_matches_reference(void **state)
