@@ -111,6 +111,51 @@ double tu_max_rel_err(const float *got, const float *ref, size_t n, double floor
     return tu_max_err_vs_terms(got, ref, ref, n, floor);
 }
 
+/* VKATTN_TEST_MARGINS: the largest err/bound per check site, written at exit
+ * (one line per site, so a check inside an element loop stays one line). */
+enum { TU_SITES = 512 };
+static struct tu_site {
+    const char *file;
+    int line;
+    double worst;
+} tu_sites[TU_SITES];
+static int tu_site_count;
+
+static void tu_write_margins(void)
+{
+    FILE *log = fopen(getenv("VKATTN_TEST_MARGINS"), "a");
+    if (!log)
+        return;
+    for (int i = 0; i < tu_site_count; i++) {
+        const char *base = strrchr(tu_sites[i].file, '/');
+        fprintf(log, "%.6g %s:%d\n", tu_sites[i].worst, base ? base + 1 : tu_sites[i].file,
+                tu_sites[i].line);
+    }
+    fclose(log);
+}
+
+int tu_within_at(double err, double bound, const char *file, int line)
+{
+    static int enabled = -1;
+    if (enabled < 0) {
+        const char *path = getenv("VKATTN_TEST_MARGINS");
+        enabled = path && *path;
+        if (enabled)
+            atexit(tu_write_margins);
+    }
+    if (enabled) {
+        const double ratio = bound > 0 ? err / bound : err;
+        int i = 0;
+        while (i < tu_site_count && !(tu_sites[i].line == line && !strcmp(tu_sites[i].file, file)))
+            i++;
+        if (i == tu_site_count && i < TU_SITES)
+            tu_sites[tu_site_count++] = (struct tu_site){file, line, ratio};
+        else if (i < tu_site_count && !(ratio <= tu_sites[i].worst))
+            tu_sites[i].worst = ratio;
+    }
+    return err <= bound;
+}
+
 double tu_max_rel_err_past(const float *got, const float *ref, const double *allowed, size_t n,
                            double floor)
 {

@@ -48,11 +48,18 @@ double tu_max_rel_err_past(const float *got, const float *ref, const double *all
 /* max |got - ref|, same NaN rules */
 double tu_max_abs_err(const float *got, const float *ref, size_t n);
 
+/* err <= bound (false for NaN). With VKATTN_TEST_MARGINS=<file> set, a test
+ * also appends "worst-err/bound file:line" per check site to that file at
+ * exit: a sweep over seeds (scripts/test-margins.sh) then shows which bounds
+ * run close before CI draws the seed that crosses one. */
+int tu_within_at(double err, double bound, const char *file, int line);
+#define TU_WITHIN(err, bound) tu_within_at((err), (bound), __FILE__, __LINE__)
+
 /* Fails the test with a message naming `what` if rel err > bound. */
 #define TU_ASSERT_CLOSE(got, ref, n, bound, what)                                          \
     do {                                                                                   \
         double tu_err_ = tu_max_rel_err((got), (ref), (n), 1e-30);                         \
-        if (!(tu_err_ <= (bound)))                                                         \
+        if (!TU_WITHIN(tu_err_, (bound)))                                                  \
             fail_msg("%s: max relative error %.3g exceeds bound %.3g", (what), tu_err_,    \
                      (double)(bound));                                                     \
     } while (0)
@@ -61,7 +68,7 @@ double tu_max_abs_err(const float *got, const float *ref, size_t n);
 #define TU_ASSERT_CLOSE_TERMS(got, ref, terms, n, bound, what)                             \
     do {                                                                                   \
         double tu_err_ = tu_max_err_vs_terms((got), (ref), (terms), (n), 1e-30);           \
-        if (!(tu_err_ <= (bound)))                                                         \
+        if (!TU_WITHIN(tu_err_, (bound)))                                                  \
             fail_msg("%s: max error %.3g of the largest sum of term magnitudes exceeds "   \
                      "bound %.3g",                                                         \
                      (what), tu_err_, (double)(bound));                                    \

@@ -38,11 +38,11 @@ static inline double th_layer_out_check(const th_layer_out *o, bool scores, doub
                                         double score_bound, const char *what)
 {
     const double err = tu_max_rel_err(o->got, o->ref, o->n, 1.0);
-    if (!(err <= out_bound))
+    if (!TU_WITHIN(err, out_bound))
         fail_msg("%s: output error %.3g exceeds %.3g", what, err, out_bound);
     if (scores) {
         const double serr = tu_max_abs_err(o->got_scores, o->ref_scores, o->nscores);
-        if (!(serr <= score_bound))
+        if (!TU_WITHIN(serr, score_bound))
             fail_msg("%s: score error %.3g exceeds %.3g", what, serr, score_bound);
     }
     return err;

@@ -220,7 +220,7 @@ static inline void lt_assert_case(const float *got, const float *exp, size_t n, 
 {
     for (size_t i = 0; i < n; i++) {
         double diff = fabs((double)got[i] - (double)exp[i]);
-        if (!(diff <= atol + rtol * fabs((double)exp[i])))
+        if (!TU_WITHIN(diff, atol + rtol * fabs((double)exp[i])))
             fail_msg("%s: element %zu is %.9g; expected %.9g (atol %g, rtol %g)", what, i,
                      (double)got[i], (double)exp[i], atol, rtol);
     }

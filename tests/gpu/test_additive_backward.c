@@ -104,7 +104,7 @@ static void check_one(const char *what, const char *grad, const float *got, cons
                       const float *terms, size_t n, double bound, double *worst)
 {
     const double e = tu_max_err_vs_terms(got, ref, terms, n, 1e-30);
-    if (!(e <= bound))
+    if (!TU_WITHIN(e, bound))
         fail_msg("%s %s: max error %.3g of the largest sum of term magnitudes exceeds bound %.3g",
                  what, grad, e, bound);
     if (e > *worst)

@@ -103,7 +103,7 @@ static void run_case_splits(vkattn_context *ctx, const dcase *c, const uint32_t 
         TH_OK(ctx, vkattn_sdpa_decode_record(ctx, VKATTN_RUN_NOW, &pi, &io));
         float *got = th_download(tout, no);
         const double err = tu_max_rel_err(got, ref, no, 1e-6);
-        if (!(err <= BOUND))
+        if (!TU_WITHIN(err, BOUND))
             fail_msg("B %u H %u Hkv %u Tq %u cap %u dk %u dv %u window %u splits %u "
                      "L %u,%u,%u: rel err %g",
                      B, p->heads, c->kvh, p->tq, cap, p->dk, c->dv, p->sliding_window,
@@ -271,7 +271,7 @@ static void equals_full_sdpa(vkattn_context *ctx, uint32_t window)
     TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &sp, &sio));
     float *a = th_download(o1, no), *b = th_download(o2, no);
     const double err = tu_max_rel_err(a, b, no, 1e-6);
-    if (!(err <= BOUND))
+    if (!TU_WITHIN(err, BOUND))
         fail_msg("decode vs full sdpa (window %u): rel err %g", window, err);
     /* the same elements are dropped: zeros agree where the output is exactly 0 */
     free(a), free(b), free(q), free(k), free(v);

@@ -177,7 +177,7 @@ static void check_i8_storage(vkattn_tensor *t, const float *want, const vkattn_k
             float s, gs;
             quantize_row(want + row * width, width, q, &s);
             memcpy(&gs, &words[rows * w4 + row], 4);
-            if (!(fabsf(gs - s) <= 4 * 1.2e-7f * s))
+            if (!TU_WITHIN(fabsf(gs - s), 4 * 1.2e-7f * s))
                 fail_msg("%s row %zu: scale %.9g, the rule gives %.9g", what, row, gs, s);
             for (uint32_t e = 0; e < width; e++) {
                 const int8_t g = (int8_t)(words[row * w4 + e / 4] >> (8 * (e % 4)));
@@ -296,7 +296,7 @@ static void check_vs_f32(th_op_case *c)
                 const double bnd = (expm1(2 * eps) + 1.0 / 254) * vmax + BOUND * rmax;
                 for (uint32_t e = 0; e < p->dv; e++) {
                     const double err = fabs(c->got[row * p->dv + e] - ref32[row * p->dv + e]);
-                    if (!(err <= bnd))
+                    if (!TU_WITHIN(err, bnd))
                         fail_msg("%s: row %zu e %u: error %.3g vs the f32 cache exceeds the "
                                  "int8 bound %.3g", c->what, row, e, err, bnd);
                     worst = fmax(worst, err / bnd);

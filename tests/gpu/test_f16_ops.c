@@ -107,7 +107,7 @@ static void compare(const char *what, const float *got, const float *ref, size_t
             continue;
         }
         const double bound = (out16 ? ulp16(ref[i]) : 0.0) + rel * scale;
-        if (!(fabs((double)got[i] - ref[i]) <= bound))
+        if (!TU_WITHIN(fabs((double)got[i] - ref[i]), bound))
             fail_msg("%s: element %zu: got %.9g, ref %.9g (bound %.3g)", what, i, (double)got[i],
                      (double)ref[i], bound);
     }

@@ -145,7 +145,7 @@ static void check_rounded(weight_set *half, weight_set *f32, const char *what)
         const size_t n = vkattn_tensor_get_info(half->t[i]).count;
         float *h = th_download(half->t[i], n), *f = th_download(f32->t[i], n);
         for (size_t e = 0; e < n; e++)
-            if (!(fabs((double)h[e] - f[e]) <= fmax(fabs((double)f[e]) / 1024, 0x1p-24)))
+            if (!TU_WITHIN(fabs((double)h[e] - f[e]), fmax(fabs((double)f[e]) / 1024, 0x1p-24)))
                 fail_msg("%s: weight gradient %d element %zu is %.9g, its f32 twin %.9g: not "
                          "one rounding of it",
                          what, i, e, (double)h[e], (double)f[e]);

@@ -310,11 +310,11 @@ static void test_equals_mha(void **state)
             fail_msg("%s: GQA reference scores differ from MHA's", what);
         TH_OK(ctx, run_gpu(ctx, &m, &h, got, got_sc));
         const double err = tu_max_rel_err(got, mref, s.out, 1.0);
-        if (!(err <= OUT_BOUND))
+        if (!TU_WITHIN(err, OUT_BOUND))
             fail_msg("%s: GPU GQA vs MHA reference: output error %.3g exceeds %.3g", what, err,
                      OUT_BOUND);
         if (m.call.return_attention_scores &&
-            !(tu_max_abs_err(got_sc, msc, s.scores) <= SCORE_BOUND))
+            !TU_WITHIN(tu_max_abs_err(got_sc, msc, s.scores), SCORE_BOUND))
             fail_msg("%s: GPU GQA vs MHA reference: scores differ", what);
         free(mw.key_kernel), free(mw.value_kernel), free(mw.key_bias), free(mw.value_bias);
         free(mref), free(msc), free(gref), free(gsc), free(got), free(got_sc);
@@ -369,12 +369,12 @@ static void test_keras_known_values(void **state)
         const char *who = gpu ? "GPU" : "reference";
         for (int i = 0; i < 512; i++) {
             const double want = i % 64 / 8 == i % 8 ? 0.1691 : 0.1187;
-            if (!(fabs(scores[i] - want) <= 5e-5))
+            if (!TU_WITHIN(fabs(scores[i] - want), 5e-5))
                 fail_msg("%s: scores[%d] = %.6f, Keras has %.4f", who, i, (double)scores[i],
                          want);
         }
         for (int i = 0; i < 64; i++)
-            if (!(fabs(out[i] - rows[i / 8]) <= 5e-4))
+            if (!TU_WITHIN(fabs(out[i] - rows[i / 8]), 5e-4))
                 fail_msg("%s: output[%d][%d] = %.5f, Keras has %.3f", who, i / 8, i % 8,
                          (double)out[i], rows[i / 8]);
     }
@@ -605,7 +605,7 @@ static void test_f16_cached(void **state)
                              .io_type = VKATTN_DTYPE_F16};
     th_cached_steps(ctx, &r, h.query, 0, steps, sizeof steps / sizeof steps[0], got);
     const double err = tu_max_rel_err(got, ref, s.out, 1.0);
-    if (!(err <= bound[VKATTN_DTYPE_F16].out))
+    if (!TU_WITHIN(err, bound[VKATTN_DTYPE_F16].out))
         fail_msg("f16 cached GQA: output error %.3g exceeds %.3g", err,
                  bound[VKATTN_DTYPE_F16].out);
     th_assert_validation_clean();

@@ -138,7 +138,7 @@ static void check_property(const bcase *m, const host *h, const float *gout,
                 cmp = sum;
             }
         const double err = tu_max_rel_err(ref[i], cmp, n[i], 0.01);
-        if (!(err <= PROPERTY_BOUND))
+        if (!TU_WITHIN(err, PROPERTY_BOUND))
             fail_msg("%s: gradient %d of the GQA reference vs MHA's with repeated kernels: %.3g",
                      what, i, err);
     }
@@ -222,7 +222,7 @@ static void check_case(vkattn_context *ctx, const bcase *m)
             err = tu_max_rel_err_past(got[i], ref[i], ko_of(&ko, i, m->key_given), n[i], FLOOR_F16);
         if (getenv("VKATTN_TEST_VERBOSE"))
             printf("# err %d %.3g: %s\n", i, err, what);
-        if (!(err <= bound))
+        if (!TU_WITHIN(err, bound))
             fail_msg("%s: gradient %d: error %.3g exceeds %.3g", what, i, err, bound);
         vkattn_tensor_destroy(gt[i]);
     }

@@ -44,7 +44,7 @@ static void run_sequence(vkattn_context *ctx, uint32_t nkv, int32_t window, bool
     static const uint32_t steps[] = {9, 1, 1, 1, 2};
     const double err = th_gqa_cached_error(ctx, &desc, &w, x, B, N, CAP, steps,
                                            sizeof steps / sizeof steps[0], true, &gqa, &cache);
-    if (!(err <= OUT_BOUND))
+    if (!TU_WITHIN(err, OUT_BOUND))
         fail_msg("Nkv %u window %d gate %d: cached calls vs the full causal call: error %.3g "
                  "exceeds %.3g",
                  nkv, (int)window, gate, err, OUT_BOUND);

@@ -37,7 +37,7 @@ static void check(const char *what, const char *part, const float *got, const fl
                   size_t n, double floor, double bound)
 {
     const double err = rel_err(got, ref, n, floor);
-    if (!(err <= bound))
+    if (!TU_WITHIN(err, bound))
         fail_msg("%s: %s error %.3g exceeds %.3g", what, part, err, bound);
 }
 

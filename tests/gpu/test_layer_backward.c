@@ -267,7 +267,7 @@ static void check_close(vkattn_tensor *t, const float *ref, size_t n, double bou
     const double err = tu_max_abs_err(got, ref, n) / fmax(FLOOR, max_abs(ref, n));
     if (getenv("VKATTN_TEST_VERBOSE"))
         printf("# err %s %.3g (max|ref| %.3g): %s\n", what, err, max_abs(ref, n), desc);
-    if (!(err <= bound))
+    if (!TU_WITHIN(err, bound))
         fail_msg("%s of %s: max error %.3g (relative to max(max|ref|, %g)) exceeds %g", what,
                  desc, err, FLOOR, bound);
     free(got);

@@ -61,7 +61,7 @@ static void within(const float *x, size_t n, double limit, double reach, const c
 {
     double top = 0.0;
     for (size_t i = 0; i < n; i++) {
-        if (!(fabs(x[i]) <= limit * (1.0 + 0x1p-23)))
+        if (!TU_WITHIN(fabs(x[i]), limit * (1.0 + 0x1p-23)))
             fail_msg("%s[%zu] = %.9g outside the limit %.9g", what, i, (double)x[i], limit);
         top = fmax(top, fabs(x[i]));
     }

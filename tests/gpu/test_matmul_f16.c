@@ -167,7 +167,7 @@ static void check_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_
         } else {
             bound += 0x1p-24 * fabs(ref[i]);
         }
-        if (!(fabs((double)got[i] - ref[i]) <= bound))
+        if (!TU_WITHIN(fabs((double)got[i] - ref[i]), bound))
             fail_msg("matmul f16 batch=%u heads=%u m=%u n=%u k=%u ta=%d tb=%d bias=%d types "
                      "a%d b%d bias%d c%d ldc=%u: C[%zu] = %.8g, want %.8g +- %.3g",
                      p->batch, p->heads, p->m, p->n, p->k, p->transpose_a, p->transpose_b,

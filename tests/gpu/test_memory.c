@@ -111,7 +111,7 @@ static void assert_close(const float *got, const float *ref, size_t n, const cha
     for (size_t i = 0; i < n; i++)
         scale = fmax(scale, fabs(ref[i]));
     double err = tu_max_abs_err(got, ref, n);
-    if (!(err <= OUT_BOUND * scale))
+    if (!TU_WITHIN(err, OUT_BOUND * scale))
         fail_msg("%s: max|got - ref| = %g > %g", what, err, OUT_BOUND * scale);
 }
 

@@ -127,7 +127,7 @@ static void check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result
                  vkattn_result_name(expect), vkattn_last_error());
     if (r == VKATTN_SUCCESS) {
         double err = tu_max_rel_err(got, ref, s.out, 1.0);
-        if (!(err <= OUT_BOUND))
+        if (!TU_WITHIN(err, OUT_BOUND))
             fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
         check_masked_query_rows(m, &h, ref, m->call.return_attention_scores ? ref_scores : NULL,
                                 "reference");
@@ -135,7 +135,7 @@ static void check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result
                                 what);
         if (m->call.return_attention_scores) {
             double serr = tu_max_abs_err(got_scores, ref_scores, s.scores);
-            if (!(serr <= SCORE_BOUND))
+            if (!TU_WITHIN(serr, SCORE_BOUND))
                 fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
         }
     }
@@ -557,7 +557,7 @@ static void test_chained_calls(void **state)
 static void assert_within(const float *got, const float *exp, size_t n, const char *what)
 {
     for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - exp[i]) <= 1e-5 + 1e-4 * fabs((double)exp[i])))
+        if (!TU_WITHIN(fabs((double)got[i] - exp[i]), 1e-5 + 1e-4 * fabs((double)exp[i])))
             fail_msg("%s[%zu] = %.9g, expected %.9g", what, i, (double)got[i], (double)exp[i]);
 }
 

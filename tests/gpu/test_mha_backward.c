@@ -361,7 +361,7 @@ static void compare(const mcase *m, const host *h, gpu *d, const char *what)
             printf("# err %s %.3g: %s\n", grad_names[i], err, what);
         if (is_half(m) && err > worst_f16)
             worst_f16 = err;
-        if (!(err <= bound))
+        if (!TU_WITHIN(err, bound))
             fail_msg("%s: %s: max relative error %.3g exceeds %.3g", what, grad_names[i], err,
                      bound);
         free(got);
@@ -670,7 +670,7 @@ static void test_optimizer_updates_layer(void **state)
     TH_OK(ctx, vkattn_mha_record(d.layer, VKATTN_RUN_NOW, &m.call, &d.io));
     float *got = th_download(d.io.output, s.out);
     const double err = tu_max_rel_err(got, ref, s.out, 1.0);
-    if (!(err <= BOUND))
+    if (!TU_WITHIN(err, BOUND))
         fail_msg("forward after an SGD step on the layer's weight tensors: error %.3g", err);
     /* and get_weights sees them too */
     float *wq = tu_floats(s.g[G_WQ]);
@@ -682,7 +682,7 @@ static void test_optimizer_updates_layer(void **state)
     back.value_kernel = rest[3], back.value_bias = rest[4], back.output_kernel = rest[5];
     back.output_bias = rest[6];
     TH_OK(ctx, vkattn_mha_get_weights(d.layer, &back));
-    if (!(tu_max_rel_err(wq, h.x[G_WQ], s.g[G_WQ], 1.0) <= 1e-5))
+    if (!TU_WITHIN(tu_max_rel_err(wq, h.x[G_WQ], s.g[G_WQ], 1.0), 1e-5))
         fail_msg("get_weights after the step: query_kernel differs from the host step");
     free(wq);
     for (int i = 0; i < 7; i++)

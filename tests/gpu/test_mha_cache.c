@@ -66,7 +66,7 @@ static void check_against_full(const model *m, const float *x, const float *got,
     for (uint32_t t = 0; t < T; t++) {
         double err = tu_max_rel_err(got + ((size_t)b * len + from + t) * W, ref + (size_t)t * W,
                                     W, 1.0);
-        if (!(err <= OUT_BOUND))
+        if (!TU_WITHIN(err, OUT_BOUND))
             fail_msg("sequence %u row %u (position %u since its start): error %.3g exceeds %.3g",
                      b, from + t, t, err, OUT_BOUND);
     }

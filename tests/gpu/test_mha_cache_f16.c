@@ -76,7 +76,7 @@ static double check_against_full(const model *m, const float *x, const float *go
     TH_OK(NULL, vkattn_reference_mha(&d32, &m->w, &call, &hio));
     const double err = tu_max_rel_err(got + ((size_t)b * len + from) * DOUT, ref,
                                       (size_t)T * DOUT, 1.0);
-    if (!(err <= OUT_BOUND))
+    if (!TU_WITHIN(err, OUT_BOUND))
         fail_msg("%s: sequence %u rows [%u, %u): error %.3g exceeds %.3g", what, b, from, to,
                  err, OUT_BOUND);
     free(ref);

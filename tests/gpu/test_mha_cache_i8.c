@@ -137,7 +137,7 @@ static void run_sequence(vkattn_context *ctx, const layer_case *c)
     char what[100];
     snprintf(what, sizeof what, "%s %s layer, int8 cache", c->gqa ? "gqa" : "mha",
              h16 ? "f16" : "f32");
-    if (!(err <= fp + i8))
+    if (!TU_WITHIN(err, fp + i8))
         fail_msg("%s: cached calls vs the full causal call: error %.3g exceeds %.3g (fp %.3g "
                  "+ int8 %.3g)",
                  what, err, fp + i8, fp, i8);

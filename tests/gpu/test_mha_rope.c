@@ -149,12 +149,12 @@ static void check_case(vkattn_context *ctx, const rcase *c, double bound)
         fail_msg("%s: record gave %s (%s)", what, vkattn_result_name(r), vkattn_last_error());
     float *got = th_download(tout, n_out);
     const double err = tu_max_rel_err(got, ref, n_out, 1.0);
-    if (!(err <= bound))
+    if (!TU_WITHIN(err, bound))
         fail_msg("%s: output error %.3g exceeds %.3g", what, err, bound);
     if (c->scores) {
         float *got_sc = th_download(tsc, n_sc);
         const double serr = tu_max_abs_err(got_sc, ref_sc, n_sc);
-        if (!(serr <= bound))
+        if (!TU_WITHIN(serr, bound))
             fail_msg("%s: score error %.3g exceeds %.3g", what, serr, bound);
         free(got_sc);
     }
@@ -254,7 +254,7 @@ static void check_cached(vkattn_context *ctx, bool all_options)
     static const uint32_t steps[] = {7, 1, 1, 3};
     const double err = th_gqa_cached_error(ctx, &desc, &w, x, B, N, CAP, steps,
                                            sizeof steps / sizeof steps[0], false, &gqa, &cache);
-    if (!(err <= 2e-5))
+    if (!TU_WITHIN(err, 2e-5))
         fail_msg("cached calls vs the full causal call%s: error %.3g exceeds 2e-5",
                  all_options ? " (with soft-capping and sinks)" : "", err);
 
@@ -367,7 +367,7 @@ static void check_backward(vkattn_context *ctx, const rcase *c)
         got_w = th_download(out[i].t, out[i].n);
         const double bound = c->f16 ? 8.0 / 1024 : 2e-4;
         const double err = tu_max_rel_err(got_w, out[i].ref, out[i].n, c->f16 ? 0.1 : 0.01);
-        if (!(err <= bound))
+        if (!TU_WITHIN(err, bound))
             fail_msg("%s: %s: error %.3g exceeds %.3g", what, out[i].name, err, bound);
         free(got_w);
     }

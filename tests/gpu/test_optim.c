@@ -160,7 +160,7 @@ static void run_check(const optim_case *c, run *r, int s)
     char what[160];
     snprintf(what, sizeof what, "%s, n=%zu, step %d: parameter change", c->name, n, s + 1);
     const double err = tu_max_rel_err_past(d_got, d_ref, r->allowed, n, 1e-30);
-    if (!(err <= DELTA_BOUND))
+    if (!TU_WITHIN(err, DELTA_BOUND))
         fail_msg("%s: max relative error %.3g past the allowance exceeds bound %.3g", what, err,
                  DELTA_BOUND);
     if (r->ns) {

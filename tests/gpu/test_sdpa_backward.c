@@ -140,7 +140,7 @@ static void check_grad(const char *what, const char *name, vkattn_tensor *t, con
     char label[400];
     snprintf(label, sizeof label, "%s: %s", what, name);
     const double err = tu_max_rel_err(got, ref, n, fmax(FLOOR, JOINT_FLOOR * joint));
-    if (!(err <= BOUND))
+    if (!TU_WITHIN(err, BOUND))
         fail_msg("%s: max relative error %.3g exceeds bound %.3g", label, err, BOUND);
     free(got);
 }

@@ -120,7 +120,7 @@ static void check_grad(const char *what, const char *name, vkattn_tensor *t, con
     const double scale = fmax(max_abs(ref, n), floor_);
     const double bound = BOUND32 + extra / scale;
     const double err = tu_max_rel_err(got, ref, n, floor_);
-    if (!(err <= bound))
+    if (!TU_WITHIN(err, bound))
         fail_msg("%s: %s: max relative error %.3g exceeds bound %.3g", what, name, err, bound);
     free(got);
 }

@@ -150,7 +150,7 @@ static void check_grad(const char *what, const char *name, vkattn_tensor *t, con
     const double scale = fmax(max_abs(ref, n), fmax(FLOOR, JOINT_FLOOR * joint));
     const double bound = BOUND32 + (ty == VKATTN_DTYPE_F16 ? EPS16 : 0.0) + extra / scale;
     const double err = tu_max_rel_err(got, ref, n, fmax(FLOOR, JOINT_FLOOR * joint));
-    if (!(err <= bound))
+    if (!TU_WITHIN(err, bound))
         fail_msg("%s: %s: max relative error %.3g exceeds bound %.3g", what, name, err, bound);
     free(got);
 }

@@ -127,7 +127,7 @@ static void assert_close_plus(const float *got, const float *ref, size_t n, doub
         if (isfinite(ref[i]) && fabs(ref[i]) > scale)
             scale = fabs(ref[i]);
     const double err = tu_max_abs_err(got, ref, n);
-    if (!(err <= rel * scale + extra))
+    if (!TU_WITHIN(err, rel * scale + extra))
         fail_msg("%s: max error %.3g (%.3g max|ref|) exceeds bound %.3g max|ref| + %.3g", what,
                  err, err / scale, rel, extra);
 }

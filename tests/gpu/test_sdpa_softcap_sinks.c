@@ -212,7 +212,7 @@ static void run_op(vkattn_context *ctx, const op_case *c)
         got = th_download(io.lse, rows);
         for (size_t r = 0; r < rows; r++) {
             const double want = lse_with_sink(p, q, k, b, m, sinks, r);
-            if (!(fabs(got[r] - want) <= LSE_BOUND))
+            if (!TU_WITHIN(fabs(got[r] - want), LSE_BOUND))
                 fail_msg("%s: lse[%zu] = %.9g, want %.9g", what, r, (double)got[r], want);
         }
         free(got);
@@ -283,7 +283,7 @@ static void expect_grad(const float *got, const float *ref, size_t n, const char
                         const char *name)
 {
     const double err = tu_max_rel_err(got, ref, n, GRAD_FLOOR);
-    if (!(err <= GRAD_BOUND))
+    if (!TU_WITHIN(err, GRAD_BOUND))
         fail_msg("%s: %s: max relative error %.3g exceeds %.3g", what, name, err, GRAD_BOUND);
 }
 

@@ -31,7 +31,7 @@ static void expect_close(const char *what, const float *analytic, const double *
     for (size_t i = 0; i < n; i++)
         top = fmax(top, fabs((double)analytic[i]));
     for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)analytic[i] - numeric[i]) <= 2e-3 * top + 1e-4))
+        if (!TU_WITHIN(fabs((double)analytic[i] - numeric[i]), 2e-3 * top + 1e-4))
             fail_msg("%s[%zu]: analytic %.7g, numeric %.7g (max |grad| %.3g)", what, i,
                      (double)analytic[i], numeric[i], top);
 }

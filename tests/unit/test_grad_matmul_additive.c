@@ -36,7 +36,7 @@ static double rel_err(const float *got, const double *want, const unsigned char 
         if (mask && !mask[i])
             continue;
         double e = fabs((double)got[i] - want[i]);
-        if (!(e <= num))
+        if (!TU_WITHIN(e, num))
             num = e; /* NaN propagates */
         if (fabs(want[i]) > den)
             den = fabs(want[i]);
@@ -181,12 +181,12 @@ static void matmul_vs_finite_differences(void **state)
                  p->batch, p->heads, p->m, p->n, p->k, p->transpose_a, p->transpose_b,
                  p->has_bias, (double)p->alpha);
         double ea = rel_err(ga, fa, in_a, mc.na), eb = rel_err(gb, fb, NULL, mc.nb);
-        if (!(ea <= FD_BOUND) || !(eb <= FD_BOUND))
+        if (!TU_WITHIN(ea, FD_BOUND) || !TU_WITHIN(eb, FD_BOUND))
             fail_msg("%s: dA err %.3g, dB err %.3g > %.1g", what, ea, eb, FD_BOUND);
         for (size_t i = 0; i < mc.na; i++)
             if (!in_a[i] && ga[i] != sentinel)
                 fail_msg("%s: grad_a[%zu] outside the view was written", what, i);
-        if (p->has_bias && !(rel_err(gbias, fbias, NULL, p->n) <= FD_BOUND))
+        if (p->has_bias && !TU_WITHIN(rel_err(gbias, fbias, NULL, p->n), FD_BOUND))
             fail_msg("%s: dBias err %.3g", what, rel_err(gbias, fbias, NULL, p->n));
         free(a), free(b), free(bias), free(w), free(c), free(ad), free(bd), free(biasd);
         free(ga), free(gb), free(gbias), free(fa), free(fb), free(fbias), free(in_a);
@@ -308,7 +308,7 @@ static void additive_vs_finite_differences(void **state)
         add_fd(&p, qd, kd, sd, w, sd, p.dim, fs);
         double eq = rel_err(gq, fq, NULL, nq), ek = rel_err(gk, fk, NULL, nk);
         double es = p.has_scale_vector ? rel_err(gs, fs, NULL, p.dim) : 0.0;
-        if (!(eq <= FD_BOUND) || !(ek <= FD_BOUND) || !(es <= FD_BOUND))
+        if (!TU_WITHIN(eq, FD_BOUND) || !TU_WITHIN(ek, FD_BOUND) || !TU_WITHIN(es, FD_BOUND))
             fail_msg("B=%u tq=%u tv=%u dim=%u scale=%d: dq %.3g dk %.3g ds %.3g > %.1g", p.batch,
                      p.tq, p.tv, p.dim, p.has_scale_vector, eq, ek, es, FD_BOUND);
         free(q), free(k), free(s), free(w), free(sc), free(qd), free(kd), free(sd);

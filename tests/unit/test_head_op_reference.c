@@ -42,7 +42,7 @@ static double central(const vkattn_head_op_params *p, float *v, float *x, float 
 
 static void check(const char *what, int i, double got, double fd, double scale)
 {
-    if (!(fabs(got - fd) <= 1e-3 * scale))
+    if (!TU_WITHIN(fabs(got - fd), 1e-3 * scale))
         fail_msg("%s[%d]: backward %.7g, finite differences %.7g", what, i, got, fd);
 }
 
@@ -90,7 +90,7 @@ static void test_rope_inverse_undoes_rope(void **state)
                                                       .x = y6, .out = b6, .positions = pos}),
                      VKATTN_SUCCESS);
     for (int i = 0; i < B * H * T * (D + 1); i++)
-        if (!(fabs(b6[i] - x6[i]) <= 1e-6))
+        if (!TU_WITHIN(fabs(b6[i] - x6[i]), 1e-6))
             fail_msg("element %d: %.9g back, %.9g before", i, b6[i], x6[i]);
 }
 

@@ -195,7 +195,7 @@ static void check_case(lcase *c)
         }
         const double bound = FD_REL * fd_max + FD_ABS * (1.0 + mag);
         worst_seen = fmax(worst_seen, err_max / bound);
-        if (!(err_max <= bound)) {
+        if (!TU_WITHIN(err_max, bound)) {
             const double g = (double)p->grad[worst] + (p->grad2 ? (double)p->grad2[worst] : 0.0);
             fail_msg("%s: %s[%zu]: backward %.9g, finite difference %.9g; max error %.3g > "
                      "bound %.3g (max|fd| %.3g)",

@@ -14,7 +14,7 @@
 static void expect_near(const float *got, const double *want, size_t n, double tol)
 {
     for (size_t i = 0; i < n; i++)
-        if (!(fabs((double)got[i] - want[i]) <= tol))
+        if (!TU_WITHIN(fabs((double)got[i] - want[i]), tol))
             fail_msg("element %zu: got %.9g, want %.9g", i, (double)got[i], want[i]);
 }
 

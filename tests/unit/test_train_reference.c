@@ -23,7 +23,7 @@ static double run_scalar(const vkattn_optim_params *p, float p0, float g, int st
 
 #define NEAR(got, want, tol)                                                                   \
     do {                                                                                       \
-        if (!(fabs((got) - (want)) <= (tol)))                                                  \
+        if (!TU_WITHIN(fabs((got) - (want)), (tol)))                                       \
             fail_msg("%s = %.9g, hand-computed %.9g", #got, (double)(got), (double)(want));    \
     } while (0)
 
@@ -137,7 +137,7 @@ static void mse_vs_finite_differences(void **state)
         vkattn_mse_params p = {.count = n, .loss_scale = scale};
         float loss;
         assert_int_equal(vkattn_reference_mse(&p, pred, target, &loss, grad), 0);
-        if (!(fabs(loss - mse_value(pred, target, n)) <= 1e-6 * fabs(loss) + 1e-30))
+        if (!TU_WITHIN(fabs(loss - mse_value(pred, target, n)), 1e-6 * fabs(loss) + 1e-30))
             fail_msg("mse %.9g vs %.9g", (double)loss, mse_value(pred, target, n));
         float *fd = tu_floats(n);
         for (uint32_t i = 0; i < n; i++) {
