@@ -315,18 +315,9 @@ static vkattn_result record_blocks(vkattn_context *ctx, VkCommandBuffer cmd, vka
     return r;
 }
 
-/* The kernel, tiles and dispatch split of one call, decided once after the
- * checks (choose); the recording (record_chosen) only reads it. */
-typedef struct matmul_choice {
-    matmul_tiles t;        /* scalar or GPU tiles; bm, bn the fragments' where coopmat */
-    bool gpu;              /* shaders/matmul_gpu.comp */
-    bool coopmat;          /* shaders/matmul_coopmat_<family>.comp with tiles ct */
-    uint32_t family;       /* the cooperative-matrix family (0: none) */
-    vka_coopmat_tiles ct;
-    uint32_t chunk;        /* K per dispatch */
-    uint32_t rows;         /* rows per block (vka_split_rows) */
-    bool c_via_f32;        /* an f16 C summed in f32 scratch, converted at the end */
-} matmul_choice;
+/* The kernel, tiles and dispatch split of one call (matmul_internal.h),
+ * decided once after the checks; the recording only reads it. */
+typedef vka_matmul_choice matmul_choice;
 
 static vkattn_result choose(vkattn_context *ctx, const char *caller, const vka_matmul_shape *s,
                             const vkattn_matmul_io *io, matmul_choice *c)
@@ -365,11 +356,23 @@ static vkattn_result choose(vkattn_context *ctx, const char *caller, const vka_m
     return r;
 }
 
-/* Records the call as *c chose it. */
-static vkattn_result record_chosen(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
-                                   const vkattn_matmul_params *params, const vkattn_matmul_io *io,
-                                   const vka_matmul_shape *s, const matmul_choice *c)
+vkattn_result vka_matmul_plan(vkattn_context *ctx, const char *caller,
+                              const vkattn_matmul_params *params, const vkattn_matmul_io *io,
+                              vka_matmul_call *call)
 {
+    *call = (vka_matmul_call){0};
+    vkattn_result r = vka_matmul_resolve(ctx, caller, params, &call->s);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, &call->s, params, io);
+    return r ? r : choose(ctx, caller, &call->s, io, &call->c);
+}
+
+vkattn_result vka_matmul_record_planned(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const char *caller, const vkattn_matmul_params *params,
+                                        const vkattn_matmul_io *io, const vka_matmul_call *call)
+{
+    const vka_matmul_shape *s = &call->s;
+    const matmul_choice *c = &call->c;
     vkattn_result r;
     vkattn_tensor *out = io->c;
     if (c->c_via_f32 &&
@@ -405,12 +408,7 @@ vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, con
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
-    vka_matmul_shape s;
-    matmul_choice c = {0};
-    vkattn_result r = vka_matmul_resolve(ctx, caller, params, &s);
-    if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, &s, params, io);
-    if (r == VKATTN_SUCCESS)
-        r = choose(ctx, caller, &s, io, &c);
-    return r ? r : record_chosen(ctx, cmd, caller, params, io, &s, &c);
+    vka_matmul_call call;
+    vkattn_result r = vka_matmul_plan(ctx, caller, params, io, &call);
+    return r ? r : vka_matmul_record_planned(ctx, cmd, caller, params, io, &call);
 }
