@@ -41,13 +41,7 @@ VKA_PUSH_STRUCT(merge_push, VKA_DECODE_MERGE_PUSH);
 #define LANES_MAX_WIDTH 128u /* ... rows * dv and dk it keeps in registers */
 #define LANES_MIN_GROUPS 16u /* ... workgroups it aims for at least */
 
-/* The device's choices for one call (vka_decode_shape is the call itself). */
-typedef struct decode_tiles {
-    uint32_t wg, rows, ks, ns, row_blocks, n_chunks;
-    uint32_t groups_x; /* workgroups per row block: n_chunks, or n_chunks / wg for lanes */
-    bool lanes;        /* the lanes layout (decode_body.glsl) */
-    uint64_t n_part;   /* floats of the partials: (B, H, Tq, n_chunks, dv + 2) */
-} decode_tiles;
+typedef vka_decode_tiles decode_tiles;
 
 static uint32_t pow2_floor(uint32_t x)
 {
@@ -210,17 +204,17 @@ static vkattn_result plan(vkattn_context *ctx, const char *fn, const vkattn_sdpa
 }
 
 bool vka_decode_fits(const vkattn_context *ctx, const vkattn_sdpa_decode_params *p,
-                     vkattn_dtype kv_dtype)
+                     vkattn_dtype kv_dtype, vka_decode_call *call)
 {
-    vka_decode_shape s;
-    decode_tiles t = {0};
+    *call = (vka_decode_call){0};
     char why[WHY_MAX];
     /* NULL context: nothing logged (SDPA's few-row params pass decode's plan:
      * shape/sdpa_plan.c keeps to its bounds, so this thread's last-error
      * text is not touched either) */
-    return vka_decode_plan(NULL, "vka_decode_fits", p, &s) == VKATTN_SUCCESS &&
-           s.dk <= MAX_WIDTH && s.dv <= MAX_WIDTH &&
-           device_tiles(ctx, &s, kv_dtype == VKATTN_DTYPE_I8, &t, why) == VKATTN_SUCCESS;
+    return vka_decode_plan(NULL, "vka_decode_fits", p, &call->s) == VKATTN_SUCCESS &&
+           call->s.dk <= MAX_WIDTH && call->s.dv <= MAX_WIDTH &&
+           device_tiles(ctx, &call->s, kv_dtype == VKATTN_DTYPE_I8, &call->t, why) ==
+               VKATTN_SUCCESS;
 }
 
 static vkattn_result check_io(vkattn_context *ctx, const char *fn, const vka_decode_shape *s,
@@ -370,16 +364,25 @@ vkattn_result vka_decode_record(vkattn_context *ctx, VkCommandBuffer cmd, const 
     if (io->cache->ctx != ctx)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: io->cache belongs to another context", fn);
-    vka_decode_shape s;
-    decode_tiles t = {0};
-    vkattn_result r;
-    if ((r = plan(ctx, fn, p, io->cache, &s, &t)) || (r = check_io(ctx, fn, &s, p, io)))
-        return r;
+    vka_decode_call call = {0};
+    vkattn_result r = plan(ctx, fn, p, io->cache, &call.s, &call.t);
+    return r ? r : vka_decode_record_planned(ctx, cmd, fn, p, &call, io);
+}
+
+vkattn_result vka_decode_record_planned(vkattn_context *ctx, VkCommandBuffer cmd, const char *fn,
+                                        const vkattn_sdpa_decode_params *p,
+                                        const vka_decode_call *call,
+                                        const vkattn_sdpa_decode_io *io)
+{
+    const vka_decode_shape *s = &call->s;
+    const decode_tiles *t = &call->t;
     vkattn_tensor *part;
-    if ((r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, t.n_part, fn, &part)) ||
-        (r = record_split(ctx, cmd, fn, &s, &t, p, io, part)))
+    vkattn_result r;
+    if ((r = check_io(ctx, fn, s, p, io)) ||
+        (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, t->n_part, fn, &part)) ||
+        (r = record_split(ctx, cmd, fn, s, t, p, io, part)))
         return r;
-    return record_merge(ctx, cmd, fn, &s, &t, p, part, io->out, io->sinks);
+    return record_merge(ctx, cmd, fn, s, t, p, part, io->out, io->sinks);
 }
 
 vkattn_result vkattn_sdpa_decode_record(vkattn_context *ctx, VkCommandBuffer cmd,

@@ -315,77 +315,100 @@ static vkattn_result record_blocks(vkattn_context *ctx, VkCommandBuffer cmd, vka
     return r;
 }
 
+/* The kernel, tiles and dispatch split of one call (matmul_internal.h),
+ * decided once after the checks; the recording only reads it. */
+typedef vka_matmul_choice matmul_choice;
+
+static vkattn_result choose(vkattn_context *ctx, const char *caller, const vka_matmul_shape *s,
+                            const vkattn_matmul_io *io, matmul_choice *c)
+{
+    /* The GPU tuning runs every product, f32 or f16, on matmul_gpu.comp (an
+     * f16 call never takes a slower kernel family than the f32 one); a device
+     * the GPU tiles do not fit keeps the kernels below. */
+    c->gpu = !vka_info(ctx)->cpu_tuning && vka_select_matmul_gpu(ctx, s->m, s->n, &c->t);
+    if (!c->gpu && !choose_tiles(vka_info(ctx), s->m, s->n, &c->t))
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: no matmul tile fits this device's workgroup limits", caller);
+    /* Tensor cores: f16 A and B on the context's cooperative-matrix family
+     * for the matmul, if any (vk/coopmat.h). */
+    c->family = c->gpu ? vka_coopmat_family_now(ctx, VKA_COOPMAT_MATMUL) : 0;
+    c->coopmat = c->family && io->a->dtype == VKATTN_DTYPE_F16 &&
+                 io->b->dtype == VKATTN_DTYPE_F16 &&
+                 vka_select_matmul_coopmat(ctx, s->m, s->n,
+                                           c->family == VKATTN_COOPMAT_EMULATED, &c->ct);
+    if (c->coopmat) {
+        vka_coopmat_note_taken();
+        c->t.bm = c->ct.bm;
+        c->t.bn = c->ct.bn;
+    }
+    c->chunk = c->coopmat ? k_per_dispatch_coopmat(ctx, &c->ct, s->k)
+                          : k_per_dispatch(ctx, &c->t, c->gpu, s->k);
+    vkattn_result r = vka_split_rows(ctx, caller, "matmul", s->m, c->t.bm,
+                                     (uint64_t)s->batch * s->heads * s->n * s->k, &c->rows);
+    /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
+     * is split (partial sums rounded to f16 would lose the f32 accumulation)
+     * or where packed halves cannot be written a word per invocation (a row
+     * starting at an odd element; matmul_gpu.comp always writes words). */
+    const bool words = c->gpu || !vka_info(ctx)->storage_buffer_16bit;
+    c->c_via_f32 = io->c->dtype == VKATTN_DTYPE_F16 &&
+                   (c->chunk < s->k ||
+                    (words && (!rows_word_aligned(s) || (!c->coopmat && c->t.tn % 2))));
+    return r;
+}
+
+vkattn_result vka_matmul_plan(vkattn_context *ctx, const char *caller,
+                              const vkattn_matmul_params *params, const vkattn_matmul_io *io,
+                              vka_matmul_call *call)
+{
+    *call = (vka_matmul_call){0};
+    vkattn_result r = vka_matmul_resolve(ctx, caller, params, &call->s);
+    if (r == VKATTN_SUCCESS)
+        r = check_io(ctx, caller, &call->s, params, io);
+    return r ? r : choose(ctx, caller, &call->s, io, &call->c);
+}
+
+vkattn_result vka_matmul_record_planned(vkattn_context *ctx, VkCommandBuffer cmd,
+                                        const char *caller, const vkattn_matmul_params *params,
+                                        const vkattn_matmul_io *io, const vka_matmul_call *call)
+{
+    const vka_matmul_shape *s = &call->s;
+    const matmul_choice *c = &call->c;
+    vkattn_result r;
+    vkattn_tensor *out = io->c;
+    if (c->c_via_f32 &&
+        (r = vka_growable_get(ctx, VKA_SCRATCH_F32_SUMS, s->c.extent, caller, &out)))
+        return r;
+    if (c->c_via_f32 && !c_dense(s) &&
+        (r = vka_half_convert_record(ctx, cmd, caller, io->c, out, s->c.extent, false)))
+        return r; /* elements of C's span that are no output keep their values */
+    const bool c16_direct = io->c->dtype == VKATTN_DTYPE_F16 && !c->c_via_f32;
+    const vka_kernel kernel =
+        c->coopmat
+            ? coopmat_kernel(ctx, params, io, s, &c->ct, c->family, c->rows, c16_direct)
+            : matmul_kernel(ctx, params, io, s, &c->t, c->gpu, c->rows, c16_direct);
+    matmul_push push = matmul_push_of(s);
+    vka_dispatch d = {
+        .kernel = &kernel,
+        .bindings = {vka_bind_tensor(io->a, false), vka_bind_tensor(io->b, false),
+                     vka_bind_optional(ctx, io->bias), vka_bind_tensor(out, true)},
+        .push = &push,
+        .groups = {(uint32_t)vka_div_up(s->n, c->t.bn), (uint32_t)vka_div_up(s->m, c->t.bm),
+                   s->batch * s->heads},
+        .caller = caller,
+    };
+    r = record_blocks(ctx, cmd, &d, &push, s, c->t.bm, c->rows, c->chunk);
+    if (r == VKATTN_SUCCESS && c->c_via_f32)
+        r = vka_half_convert_record(ctx, cmd, caller, io->c, out, s->c.extent, true);
+    return r;
+}
+
 vkattn_result vka_matmul_record_as(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                    const vkattn_matmul_params *params, const vkattn_matmul_io *io)
 {
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !ctx ? "ctx" : "cmd");
-    vka_matmul_shape s;
-    vkattn_result r = vka_matmul_resolve(ctx, caller, params, &s);
-    if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, &s, params, io);
-    if (r != VKATTN_SUCCESS)
-        return r;
-
-    const bool c16 = io->c->dtype == VKATTN_DTYPE_F16;
-    /* The GPU tuning runs every product, f32 or f16, on matmul_gpu.comp (an
-     * f16 call never takes a slower kernel family than the f32 one); a device
-     * the GPU tiles do not fit keeps the kernels below. */
-    matmul_tiles t;
-    const bool gpu = !vka_info(ctx)->cpu_tuning && vka_select_matmul_gpu(ctx, s.m, s.n, &t);
-    if (!gpu && !choose_tiles(vka_info(ctx), s.m, s.n, &t))
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: no matmul tile fits this device's workgroup limits", caller);
-    /* Tensor cores: f16 A and B on the context's cooperative-matrix family
-     * for the matmul, if any (vk/coopmat.h). */
-    vka_coopmat_tiles ct;
-    const uint32_t family = gpu ? vka_coopmat_family_now(ctx, VKA_COOPMAT_MATMUL) : 0;
-    const bool emulated = family == VKATTN_COOPMAT_EMULATED;
-    const bool coopmat = family && io->a->dtype == VKATTN_DTYPE_F16 &&
-                         io->b->dtype == VKATTN_DTYPE_F16 &&
-                         vka_select_matmul_coopmat(ctx, s.m, s.n, emulated, &ct);
-    if (coopmat) {
-        vka_coopmat_note_taken();
-        t.bm = ct.bm;
-        t.bn = ct.bn;
-    }
-    const uint32_t chunk =
-        coopmat ? k_per_dispatch_coopmat(ctx, &ct, s.k) : k_per_dispatch(ctx, &t, gpu, s.k);
-    uint32_t rows;
-    if ((r = vka_split_rows(ctx, caller, "matmul", s.m, t.bm,
-                            (uint64_t)s.batch * s.heads * s.n * s.k, &rows)))
-        return r;
-    const bool storage16 = vka_info(ctx)->storage_buffer_16bit;
-    /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
-     * is split (partial sums rounded to f16 would lose the f32 accumulation)
-     * or where packed halves cannot be written a word per invocation (a row
-     * starting at an odd element; matmul_gpu.comp always writes words). */
-    const bool words = gpu || !storage16;
-    const bool c_via_f32 =
-        c16 && (chunk < s.k || (words && (!rows_word_aligned(&s) || (!coopmat && t.tn % 2))));
-    vkattn_tensor *c = io->c;
-    if (c_via_f32 &&
-        (r = vka_growable_get(ctx, VKA_SCRATCH_F32_SUMS, s.c.extent, caller, &c)))
-        return r;
-    if (c_via_f32 && !c_dense(&s) &&
-        (r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, false)))
-        return r; /* elements of C's span that are no output keep their values */
-    const vka_kernel kernel =
-        coopmat ? coopmat_kernel(ctx, params, io, &s, &ct, family, rows, c16 && !c_via_f32)
-                : matmul_kernel(ctx, params, io, &s, &t, gpu, rows, c16 && !c_via_f32);
-    matmul_push push = matmul_push_of(&s);
-    vka_dispatch d = {
-        .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->a, false), vka_bind_tensor(io->b, false),
-                     vka_bind_optional(ctx, io->bias), vka_bind_tensor(c, true)},
-        .push = &push,
-        .groups = {(uint32_t)vka_div_up(s.n, t.bn), (uint32_t)vka_div_up(s.m, t.bm),
-                   s.batch * s.heads},
-        .caller = caller,
-    };
-    r = record_blocks(ctx, cmd, &d, &push, &s, t.bm, rows, chunk);
-    if (r == VKATTN_SUCCESS && c_via_f32)
-        r = vka_half_convert_record(ctx, cmd, caller, io->c, c, s.c.extent, true);
-    return r;
+    vka_matmul_call call;
+    vkattn_result r = vka_matmul_plan(ctx, caller, params, io, &call);
+    return r ? r : vka_matmul_record_planned(ctx, cmd, caller, params, io, &call);
 }

@@ -108,15 +108,26 @@ static vka_grad_reduce broadcast_sum(const grad_plan *g, const vka_matmul_shape 
     return r;
 }
 
+/* A gradient's matmul, planned on the first pass (dry, where the call runs
+ * dry first) into *mc and recorded from that plan on every pass. */
+typedef struct grad_call {
+    vka_matmul_call mc;
+    bool planned;
+} grad_call;
+
 static vkattn_result record_grad(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                  const vka_matmul_shape *s, grad_plan *g, vkattn_tensor *out,
-                                 vkattn_tensor *scratch)
+                                 vkattn_tensor *scratch, grad_call *gc)
 {
     const bool bcast = g->bcast_batch || g->bcast_heads;
     if (!bcast)
         g->mm.c = layout_of(g->target); /* zero strides here only where the count is 1 */
     vkattn_matmul_io mio = {.a = g->lhs, .b = g->rhs, .c = bcast ? scratch : out};
-    vkattn_result r = vka_matmul_record_as(ctx, cmd, caller, &g->mm, &mio);
+    vkattn_result r = gc->planned ? VKATTN_SUCCESS
+                                  : vka_matmul_plan(ctx, caller, &g->mm, &mio, &gc->mc);
+    gc->planned = r == VKATTN_SUCCESS;
+    if (r == VKATTN_SUCCESS)
+        r = vka_matmul_record_planned(ctx, cmd, caller, &g->mm, &mio, &gc->mc);
     if (r == VKATTN_SUCCESS && bcast) {
         const vka_grad_reduce red = broadcast_sum(g, s);
         r = vka_grad_reduce_record_any(ctx, cmd, caller, &red, scratch, scratch_floats(g, s),
@@ -160,6 +171,7 @@ typedef struct matmul_backward_op {
     const vkattn_matmul_params *p;
     const vkattn_matmul_backward_io *io;
     vka_matmul_shape s;
+    grad_call *calls; /* dA's and dB's matmuls */
 } matmul_backward_op;
 
 static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
@@ -186,9 +198,11 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
     /* one workspace for both: tracked access orders dB's use after dA's */
     if (need && (r = vka_growable_get(ctx, VKA_SCRATCH_WORKSPACE, need, caller, &scratch)))
         return r;
-    if (io->grad_a && (r = record_grad(ctx, cmd, caller, s, &ga, io->grad_a, scratch)))
+    if (io->grad_a &&
+        (r = record_grad(ctx, cmd, caller, s, &ga, io->grad_a, scratch, &op->calls[0])))
         return r;
-    if (io->grad_b && (r = record_grad(ctx, cmd, caller, s, &gb, io->grad_b, scratch)))
+    if (io->grad_b &&
+        (r = record_grad(ctx, cmd, caller, s, &gb, io->grad_b, scratch, &op->calls[1])))
         return r;
     if (io->grad_bias) {
         const vka_grad_reduce red = {
@@ -208,7 +222,8 @@ vkattn_result vkattn_matmul_backward_record(vkattn_context *ctx, VkCommandBuffer
                                             const vkattn_matmul_backward_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_matmul_backward_record(ctx, cmd, params, io));
-    matmul_backward_op op = {.p = params, .io = io};
+    grad_call calls[2] = {0};
+    matmul_backward_op op = {.p = params, .io = io, .calls = calls};
     vkattn_result r = vka_matmul_resolve(ctx, __func__, params, &op.s);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, __func__, &op.s, params, io);

@@ -342,13 +342,14 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
         ws_floats = s.scores; /* the f32 scores behind f16 weights */
     if ((r = check_io(ctx, __func__, params, &s, io, ws_floats, fused)) != VKATTN_SUCCESS)
         return r;
-    const vka_sdpa_rows_kernel rows = fused ? vka_sdpa_few_rows_kernel(ctx, params, &s, io)
+    vka_decode_call dc = {0};
+    const vka_sdpa_rows_kernel rows = fused ? vka_sdpa_few_rows_kernel(ctx, params, &s, io, &dc)
                                              : VKA_SDPA_ROWS_FUSED;
     if (rows != VKA_SDPA_ROWS_FUSED) { /* few rows: the split-K decode kernel */
         /* the route's one public word (attnbench's "path" column reads it) */
         vka_log(ctx, VKATTN_LOG_DEBUG, "%s: path decode (Tq = %u on the split-K decode kernel)",
                 __func__, s.tq);
-        return vka_sdpa_few_rows_record(ctx, cmd, __func__, rows, params, &s, io);
+        return vka_sdpa_few_rows_record(ctx, cmd, __func__, rows, params, &s, &dc, io);
     }
     if (fused) { /* the tensors are known: the cooperative-matrix kernel or not */
         const vkattn_sdpa_params fp = params->has_sinks ? sinks_fused_params(params) : *params;

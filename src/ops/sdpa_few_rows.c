@@ -1,7 +1,6 @@
 /* SDPA's few-row calls on the decode kernel (ops/sdpa_few_rows.h). */
 #include "ops/sdpa_few_rows.h"
 
-#include "ops/decode_record.h"
 #include "ops/kv_cache.h"
 #include "vk/tensor.h"
 
@@ -23,7 +22,7 @@ static vkattn_sdpa_decode_params decode_params(vka_sdpa_rows_kernel k, const vka
 
 vka_sdpa_rows_kernel vka_sdpa_few_rows_kernel(const vkattn_context *ctx,
                                               const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
-                                              const vkattn_sdpa_io *io)
+                                              const vkattn_sdpa_io *io, vka_decode_call *dc)
 {
     const vka_sdpa_rows_kernel k = vka_sdpa_rows_kernel_for(p, s);
     /* decode writes no lse, types K and V by the cache's one dtype, and
@@ -37,12 +36,13 @@ vka_sdpa_rows_kernel vka_sdpa_few_rows_kernel(const vkattn_context *ctx,
     /* a limit of decode's own (its partials, grid, shared memory) leaves the
      * call to the fused kernel, which AUTO already chose: never a failure */
     const vkattn_sdpa_decode_params dp = decode_params(k, p, s);
-    return vka_decode_fits(ctx, &dp, io->k->dtype) ? k : VKA_SDPA_ROWS_FUSED;
+    return vka_decode_fits(ctx, &dp, io->k->dtype, dc) ? k : VKA_SDPA_ROWS_FUSED;
 }
 
 vkattn_result vka_sdpa_few_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                        vka_sdpa_rows_kernel k, const vkattn_sdpa_params *p,
-                                       const vka_sdpa_shape *s, const vkattn_sdpa_io *io)
+                                       const vka_sdpa_shape *s, const vka_decode_call *dc,
+                                       const vkattn_sdpa_io *io)
 {
     struct vkattn_kv_cache view = {
         .ctx = ctx,
@@ -53,5 +53,5 @@ vkattn_result vka_sdpa_few_rows_record(vkattn_context *ctx, VkCommandBuffer cmd,
     const vkattn_sdpa_decode_params dp = decode_params(k, p, s);
     const vkattn_sdpa_decode_io dio = {.q = io->q, .cache = &view, .value_mask = io->value_mask,
                                        .out = io->out, .sinks = io->sinks};
-    return vka_decode_record(ctx, cmd, caller, &dp, &dio);
+    return vka_decode_record_planned(ctx, cmd, caller, &dp, dc, &dio);
 }

@@ -170,12 +170,6 @@ static uint64_t bias_count(const vkattn_softmax_params *p, const vka_softmax_dim
     return n;
 }
 
-typedef struct softmax_op {
-    const vkattn_softmax_params *params;
-    const vkattn_softmax_io *io;
-    vka_softmax_dims dims;
-} softmax_op;
-
 /* Which kernel a call runs and how it treats f16 tensors, from the device
  * and the tensors' types. */
 typedef struct softmax_variant {
@@ -190,6 +184,15 @@ typedef struct softmax_variant {
     bool split;       /* one row spread over several workgroups */
     uint32_t split_len;
 } softmax_variant;
+
+/* One call as planned: the rows (vka_softmax_plan) and, once the tensors are
+ * checked, the kernel (choose_variant); the recording only reads them. */
+typedef struct softmax_op {
+    const vkattn_softmax_params *params;
+    const vkattn_softmax_io *io;
+    vka_softmax_dims dims;
+    softmax_variant v;
+} softmax_op;
 
 static vkattn_result choose_variant(vkattn_context *ctx, const char *caller,
                                     const vkattn_softmax_params *params,
@@ -305,10 +308,8 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const softmax_op *op = op_;
     const vkattn_softmax_params *params = op->params;
     const vkattn_softmax_io *io = op->io;
+    const softmax_variant v = op->v;
     vkattn_result r;
-    softmax_variant v = {0};
-    if ((r = choose_variant(ctx, caller, params, io, &v)))
-        return r;
     /* two dispatches: the whole record dry first (unless a dry pass already
      * checked it), so that a failure records nothing */
     if (v.split && !vka_record_checked(ctx, cmd))
@@ -377,11 +378,10 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                        &op.dims);
     if (r == VKATTN_SUCCESS)
         r = check_io(ctx, __func__, params, io, &op.dims);
+    if (r == VKATTN_SUCCESS)
+        r = choose_variant(ctx, __func__, params, io, &op.v);
     if (r != VKATTN_SUCCESS)
         return r;
     /* staged: any f16 tensor may go through scratch (decided with the kernel) */
-    const bool staged = io->scores->dtype == VKATTN_DTYPE_F16 ||
-                        io->out->dtype == VKATTN_DTYPE_F16 ||
-                        (io->bias && io->bias->dtype == VKATTN_DTYPE_F16);
-    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
+    return vka_f16_record(ctx, cmd, op.v.s16 || op.v.o16 || op.v.b16, record_checked, &op);
 }
