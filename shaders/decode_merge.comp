@@ -57,7 +57,7 @@ void main()
         const uint words = p.total / 2u + p.total % 2u;
         for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
             const float hi = 2u * w + 1u < p.total ? merged(2u * w + 1u) : 0.0;
-            out_w[w] = packHalf2x16(vec2(merged(2u * w), hi));
+            out_w[w] = VKA_PACK2(OUT_TYPE, vec2(merged(2u * w), hi));
         }
     } else {
         for (uint idx = gl_GlobalInvocationID.x; idx < p.total; idx += stride)

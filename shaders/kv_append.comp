@@ -7,7 +7,7 @@
 // overflow). So no write can land past the capacity. The lengths advance in a
 // second dispatch (kv_lengths.comp), after every copy has read them.
 // Element types: the new rows and the cache may each be f16 (words of two
-// halves) or f32; values convert on the way (rounded as packHalf2x16 does).
+// halves) or f32; values convert on the way (elem_type.glsl's VKA_PACK2 rounds).
 // An f16 cache has an even width, so its rows are whole words, and each
 // invocation copies a pair of elements into one word: no two invocations
 // write halves of the same word.
@@ -45,10 +45,7 @@ uint count_of(uint b)
 
 float src_at(uint i)
 {
-    if (!VKA_IS_F16(SRC_TYPE))
-        return src[i];
-    vec2 v = unpackHalf2x16(src_w[i >> 1u]);
-    return (i & 1u) != 0u ? v.y : v.x;
+    return VKA_LDW(SRC_TYPE, src, src_w, i);
 }
 
 // Row `row` of the new rows, quantized into cache row `at`.
@@ -93,7 +90,7 @@ void main()
             continue;
         const uint at = (bh * p.capacity + len + t) * p.width + e;
         if (VKA_IS_F16(DST_TYPE)) // e and the width are even: the pair is one word of this row
-            dst_w[at >> 1u] = packHalf2x16(vec2(src_at(idx), src_at(idx + 1u)));
+            dst_w[at >> 1u] = VKA_PACK2(DST_TYPE, vec2(src_at(idx), src_at(idx + 1u)));
         else
             dst[at] = src_at(idx);
     }

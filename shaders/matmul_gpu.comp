@@ -4,7 +4,7 @@
 // C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias row), the operation and
 // push constants of shaders/common/matmul_body.glsl (same k/m splits, same
 // f32 sums), shaped for GPUs:
-// - f16 buffers are read as words of two halves (unpackHalf2x16), so one
+// - f16 buffers are read as words of two halves (elem_type.glsl), so one
 //   module serves devices with and without 16-bit storage and reads half the
 //   bytes of f32; an f16 C is written a word at a time by the invocation that
 //   owns both of its columns (columns in adjacent pairs), so no two
@@ -81,13 +81,6 @@ uint col_of(uint tc, uint j)
     return PAIRS ? 2 * (tc + (j >> 1) * (BN / TN)) + (j & 1) : tc + j * (BN / TN);
 }
 
-// element i of an array of halves packed two per word, low half first
-float half_at(uint word, uint i)
-{
-    const vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0 ? v.y : v.x;
-}
-vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 float ld_a(uint i) { return VKA_LDW(A_TYPE, a, a_w, i); }
 float ld_b(uint i) { return VKA_LDW(B_TYPE, b, b_w, i); }
 float ld_bias(uint i) { return VKA_LDW(BIAS_TYPE, bias, bias_w, i); }
@@ -265,7 +258,7 @@ void main()
             // columns gn, gn + 1 are this invocation's and ci is even (the
             // host's rows_word_aligned); past N the high half keeps its bits
             const bool both = gn + 1 < p.n;
-            uint w = packHalf2x16(vec2(v, both ? out_value(acc[i][j + 1], ci + 1, gn + 1) : 0.0));
+            uint w = VKA_PACK2(C_TYPE, vec2(v, both ? out_value(acc[i][j + 1], ci + 1, gn + 1) : 0.0));
             if (!both)
                 w = (c_w[ci >> 1] & 0xffff0000u) | (w & 0xffffu);
             c_w[ci >> 1] = w;

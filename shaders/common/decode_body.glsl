@@ -56,7 +56,7 @@ layout(constant_id = VKA_DECODE_SPEC_KS) const uint KS = 1;
 layout(constant_id = VKA_DECODE_SPEC_NS) const uint NS = 1;
 layout(constant_id = VKA_DECODE_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
 layout(constant_id = VKA_DECODE_SPEC_DROPOUT) const bool DROPOUT = false;
-// An f16 cache is read as words of two halves (unpackHalf2x16) on every
+// An f16 cache is read as words of two halves (elem_type.glsl) on every
 // device, so no 16-bit storage is needed; all arithmetic stays fp32.
 layout(constant_id = VKA_DECODE_SPEC_K_TYPE) const uint K_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_DECODE_SPEC_V_TYPE) const uint V_TYPE = VKA_ELEM_F32;
@@ -134,12 +134,6 @@ shared vec4 red_s[WG];     // the key subsets' sums, at the end
 // folded into the weights by the softmax, not read per output slot in P V.
 shared float vs_s[KV_I8 ? WG : 1u];
 
-float half_at(uint word, uint i)
-{
-    vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0u ? v.y : v.x;
-}
-vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 // Element i, or elements 4 i4 .. 4 i4 + 3, of K or V as f32.
 float ld_kv(bool is_k, uint i)
 {
@@ -254,7 +248,7 @@ void tiles_main()
             if (K_VEC8) // the same sums in the same order, two vec4s per load
                 [[unroll]] for (uint e8 = 0u; e8 < DK / 8u; e8++) {
                     const uvec4 w = in_range ? k16_w[(kvbase + j) * (DK / 8u) + e8] : uvec4(0u);
-                    const vec4 k = halves4(w.xy), k2 = halves4(w.zw);
+                    const vec4 k = VKA_UNPACK4(K_TYPE, w.xy), k2 = VKA_UNPACK4(K_TYPE, w.zw);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
                         x[rr] += dot(q_s[rr * DK4 + 2u * e8], k);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
@@ -434,7 +428,7 @@ void lanes_main()
             else if (K_VEC8)
                 [[unroll]] for (uint e8 = 0u; e8 < DK / 8u; e8++) {
                     const uvec4 w = in_range ? k16_w[(kvbase + j) * (DK / 8u) + e8] : uvec4(0u);
-                    const vec4 k = halves4(w.xy), k2 = halves4(w.zw);
+                    const vec4 k = VKA_UNPACK4(K_TYPE, w.xy), k2 = VKA_UNPACK4(K_TYPE, w.zw);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
                         x[rr] += dot(qv[rr * DK4 + 2u * e8], k);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++)
@@ -484,7 +478,7 @@ void lanes_main()
             if (V_VEC8)
                 [[unroll]] for (uint e8 = 0u; e8 < DV / 8u; e8++) {
                     const uvec4 vw = j < kend ? v16_w[(kvbase + j) * (DV / 8u) + e8] : uvec4(0u);
-                    const vec4 v = halves4(vw.xy), v2 = halves4(vw.zw);
+                    const vec4 v = VKA_UNPACK4(V_TYPE, vw.xy), v2 = VKA_UNPACK4(V_TYPE, vw.zw);
                     [[unroll]] for (uint rr = 0u; rr < R; rr++) {
                         const vec4 wq = vec4(w[rr][u] * vq);
                         o[rr * DV4 + 2u * e8] = fma(wq, v, o[rr * DV4 + 2u * e8]);

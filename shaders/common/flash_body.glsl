@@ -161,12 +161,6 @@ vec4 ld_q4(uint i4) { return VKA_LD4(Q_TYPE, q4_in, q4_h, i4); }
 vec4 ld_k4(uint i4) { return VKA_LD4(K_TYPE, k4_in, k4_h, i4); }
 vec4 ld_v4(uint i4) { return VKA_LD4(V_TYPE, v4_in, v4_h, i4); }
 #else
-float half_at(uint word, uint i)
-{
-    vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0u ? v.y : v.x;
-}
-vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 float ld_q(uint i) { return VKA_LDW(Q_TYPE, q_in, q_w, i); }
 float ld_k(uint i) { return VKA_LDW(K_TYPE, k_in, k_w, i); }
 float ld_v(uint i) { return VKA_LDW(V_TYPE, v_in, v_w, i); }
@@ -184,7 +178,7 @@ void st_out4(uint i4, vec4 x)
 #if FLASH_F16_STORAGE
         out4_h[i4] = f16vec4(x);
 #else
-        out4_w[i4] = uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));
+        out4_w[i4] = VKA_PACK4(OUT_TYPE, x);
 #endif
 }
 
@@ -404,7 +398,7 @@ void store_row(uint b, uint rr)
 #else // DV is even here (flash.c): each pair is a whole word of this row
             [[unroll]] for (uint c = 0u; c < 4u; c += 2u)
                 if (e4 * 4u + c < DV)
-                    out_w[(row * DV + e4 * 4u + c) >> 1u] = packHalf2x16(vec2(x[c], x[c + 1u]));
+                    out_w[(row * DV + e4 * 4u + c) >> 1u] = VKA_PACK2(OUT_TYPE, vec2(x[c], x[c + 1u]));
 #endif
         }
     }

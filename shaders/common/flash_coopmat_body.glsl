@@ -354,7 +354,7 @@ void store_row(uint b, float l)
             const float lo = zero ? 0.0 : o[n * 8u + c] * inv;
             const float hi = zero ? 0.0 : o[n * 8u + c + 1u] * inv;
             if (VKA_IS_F16(OUT_TYPE) && col < DV) // DV even: the pair is whole
-                out_w[(row * DV + col) / 2u] = packHalf2x16(vec2(lo, hi));
+                out_w[(row * DV + col) / 2u] = VKA_PACK2(OUT_TYPE, vec2(lo, hi));
             else if (!VKA_IS_F16(OUT_TYPE)) {
                 if (col < DV)
                     out_o[row * DV + col] = lo;

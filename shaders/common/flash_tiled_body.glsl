@@ -51,8 +51,8 @@ layout(constant_id = VKA_FLASH_TILED_SPEC_DK) const uint DK = 64;
 layout(constant_id = VKA_FLASH_TILED_SPEC_DV) const uint DV = 64;
 #include "flash_spec.glsl" // the masks and outputs, flash_iface.h's numbers
 layout(constant_id = VKA_FLASH_TILED_SPEC_LANES) const uint L = 4;
-// f16 Q, K, V and out are words of two halves (unpackHalf2x16 /
-// packHalf2x16: any device, half the bytes of f32), vec4s read as uvec2;
+// f16 Q, K, V and out are words of two halves (elem_type.glsl's packed
+// readers and writers: any device, half the bytes of f32), vec4s read as uvec2;
 // sums, statistics and the shared tiles stay f32. An f16 out has an even DV
 // (the host sends odd ones through an f32 scratch), so a lane's halves are
 // whole words no other lane writes.
@@ -117,13 +117,6 @@ float m_run, l_run;
 uint row_h, row_i, row_end;
 bool row_ok;
 
-// element i of an array of halves packed two per word, low half first
-float half_at(uint word, uint i)
-{
-    const vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0u ? v.y : v.x;
-}
-vec4 halves4(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 // vec4 i4 (element i) of Q, K or V in its element type
 vec4 ld_q4(uint i4) { return VKA_LDW4(Q_TYPE, q4_in, q4_w, i4); }
 vec4 ld_k4(uint i4) { return VKA_LDW4(K_TYPE, k4_in, k4_w, i4); }
@@ -293,11 +286,11 @@ void store_row(uint b)
             continue;
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[t] * inv;
         if (VKA_IS_F16(OUT_TYPE) && DV_VEC4)
-            out4_w[row * DV4 + e4] = uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw));
+            out4_w[row * DV4 + e4] = VKA_PACK4(OUT_TYPE, x);
         else if (VKA_IS_F16(OUT_TYPE)) // DV even: pairs (2c, 2c + 1) are whole words
             [[unroll]] for (uint c = 0u; c < 4u; c += 2u) {
                 if (e4 * 4u + c < DV)
-                    out_w[(row * DV + e4 * 4u + c) >> 1u] = packHalf2x16(vec2(x[c], x[c + 1u]));
+                    out_w[(row * DV + e4 * 4u + c) >> 1u] = VKA_PACK2(OUT_TYPE, vec2(x[c], x[c + 1u]));
             }
         else if (DV_VEC4)
             out4_o[row * DV4 + e4] = x;

@@ -6,11 +6,6 @@
 // matmul_coopmat_decl.glsl, the shared arrays As, Bs and Cs, and
 // coopmat_frag.glsl (LANE).
 
-float half_at(uint word, uint i)
-{
-    const vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0 ? v.y : v.x;
-}
 float ld_bias(uint i) { return VKA_LDW(BIAS_TYPE, bias, bias_w, i); }
 float ld_c(uint i) { return VKA_LDW(C_TYPE, c, c_w, i); }
 
@@ -109,7 +104,7 @@ void write_square(uint sq, uint gm0, uint gn0, uint c_off)
         const bool both = gn + 1 < p.n;
         const float lo = out_value(Cs[sq + r * 16 + cp], ci, gn);
         const float hi = both ? out_value(Cs[sq + r * 16 + cp + 1], ci + 1, gn + 1) : 0.0;
-        uint w = packHalf2x16(vec2(lo, hi));
+        uint w = VKA_PACK2(C_TYPE, vec2(lo, hi));
         if (!both)
             w = (c_w[ci >> 1] & 0xffff0000u) | (w & 0xffffu);
         c_w[ci >> 1] = w;

@@ -6,7 +6,7 @@
 //   constant, on devices with storageBuffer16BitAccess: f16 buffers are read
 //   and written as float16_t (each binding is declared with both types).
 // 2 (matmul_f16_packed): the same for devices without 16-bit storage: f16
-//   buffers are uint words of two halves (unpackHalf2x16 / packHalf2x16). An
+//   buffers are uint words of two halves (elem_type.glsl's VKA_LDW). An
 //   f16 C is written a word at a time by the invocation that owns both of its
 //   columns (PAIRS), so no two invocations share a word; the host sends C
 //   layouts with an odd row start, and long K, through an f32 scratch
@@ -73,12 +73,6 @@ layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 
 const bool PAIRS = VKA_IS_F16(C_TYPE);
 
-// element i of an array of halves packed two per word, low half first
-float half_at(uint word, uint i)
-{
-    vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0 ? v.y : v.x;
-}
 float ld_a(uint i) { return VKA_LDW(A_TYPE, a, a_w, i); }
 float ld_b(uint i) { return VKA_LDW(B_TYPE, b, b_w, i); }
 float ld_bias(uint i) { return VKA_LDW(BIAS_TYPE, bias, bias_w, i); }
@@ -87,7 +81,7 @@ void st_c(uint i, float v) { c[i] = v; }
 void st_c2(uint i, float v0, float v1, bool both)
 {
     // without `both`, the high half is not an output of this call: keep its bits
-    uint w = packHalf2x16(vec2(v0, v1));
+    uint w = VKA_PACK2(C_TYPE, vec2(v0, v1));
     if (!both)
         w = (c_w[i >> 1] & 0xffff0000u) | (w & 0xffffu);
     c_w[i >> 1] = w;

@@ -19,13 +19,6 @@ layout(std430, binding = 4) buffer OutBuf { float outv[]; };
 layout(std430, binding = 5) buffer PartBuf { vec2 part[]; };
 #endif
 
-// element i of an array of halves packed two per word, low half first
-float half_at(uint word, uint i)
-{
-    vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0 ? v.y : v.x;
-}
-
 #define VKA_SCORE(i) VKA_LDW(SCORES_TYPE, scores, scores_w, i)
 #define VKA_BIAS(i) VKA_LDW(BIAS_TYPE, bias_in, bias_w, i)
 #define VKA_VMASK(i) vmask_in[i]

@@ -12,13 +12,6 @@ layout(std430, binding = 1) readonly buffer SideBuf { float side[]; };
 // Not writeonly: the IN_PLACE variant reads the scores from here.
 layout(std430, binding = 2) buffer OutBuf { float outv[]; };
 
-// element i of an array of halves packed two per word, low half first
-float half_at(uint word, uint i)
-{
-    vec2 v = unpackHalf2x16(word);
-    return (i & 1u) != 0 ? v.y : v.x;
-}
-
 #define VKA_SCORE(i) VKA_LDW(SCORES_TYPE, scores, scores_w, i)
 #define VKA_BIAS(i) side[i]
 #define VKA_VMASK(i) side[i]
