@@ -180,16 +180,16 @@ for d in src/*/ src/*/*/; do
     fi
 done
 
-check_dir src/core novulkan "$pub" 'core/[a-z_]+\.h'
-check_dir src/shape novulkan "$pub" '(core|shape)/[a-z_]+\.h'
-check_dir src/reference novulkan "$pub" '(core|shape|reference)/[a-z_]+\.h'
-check_dir src/weights novulkan "$pub" '(core|shape|weights)/[a-z_]+\.h'
-check_dir src/vk vulkan "$pub" '(core|vk)/[a-z_]+\.h' 'vulkan/[a-z_]+\.h' 'volk\.h'
+check_dir src/core novulkan "$pub" 'core/[a-z0-9_]+\.h'
+check_dir src/shape novulkan "$pub" '(core|shape)/[a-z0-9_]+\.h'
+check_dir src/reference novulkan "$pub" '(core|shape|reference)/[a-z0-9_]+\.h'
+check_dir src/weights novulkan "$pub" '(core|shape|weights)/[a-z0-9_]+\.h'
+check_dir src/vk vulkan "$pub" '(core|vk)/[a-z0-9_]+\.h' 'vulkan/[a-z0-9_]+\.h' 'volk\.h'
 # of vk/, ops see the view and the interfaces of the modules they drive
 ops_vk='vk/(view|vk|dispatch|pipeline|tensor|pack|prepare|record_mode|submit|coopmat)\.h'
-check_dir src/ops vulkan "$pub" '(core|shape|ops)/[a-z_]+\.h' "$ops_vk" 'common/[a-z_]+_iface\.h' \
+check_dir src/ops vulkan "$pub" '(core|shape|ops)/[a-z0-9_]+\.h' "$ops_vk" 'common/[a-z_]+_iface\.h' \
     'vka_shaders\.h'
-check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z_]+\.h' \
+check_dir src/layers vulkan "$pub" '(core|shape|ops|layers)/[a-z0-9_]+\.h' \
     'vk/(view|tensor|submit|prepare|record_mode)\.h'
 
 # Apps of the public API: own headers by bare name, where they exist.
@@ -208,14 +208,15 @@ check_public() {
 }
 check_public tools/attnbench
 check_public tests/gpu
-# Four exceptions: test_register_budget compiles the register budget's pure
+# Five exceptions: test_register_budget compiles the register budget's pure
 # host sources (no Vulkan; tests/CMakeLists.txt) and checks their tile tables,
 # the kernel variants and the tuning table;
 # test_dry_first compiles vk/prepare.c, the dry-first recording, device-free;
 # test_slice_plan compiles vk/slice_plan.c, the slicer's decisions (no Vulkan);
-# test_rope_reference compiles reference/rope.c, the head preparation's rows.
+# test_rope_reference compiles reference/rope.c, the head preparation's rows;
+# test_bf16 compiles core/bf16.c, the bf16 conversions (internal symbols).
 check_public tests/unit 'ops/(register_budget|gpu_tiles|flash_backward_gpu_tiles|variants|tuning_table)\.h' \
-    'vk/(profile|prepare|slice_plan)\.h' 'reference/rope\.h'
+    'vk/(profile|prepare|slice_plan)\.h' 'reference/rope\.h' 'core/bf16\.h'
 check_public tests/common
 # examples/frame_budget.c embeds its own shaders (cmake/Shaders.cmake, HEADER)
 check_public examples 'frame_budget_shaders\.h'

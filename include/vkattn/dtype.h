@@ -3,6 +3,8 @@
  * No Vulkan: shared by vkattn/tensor.h (device tensors) and vkattn/reference.h
  * (the CPU reference on host arrays). f16 is IEEE 754 binary16; on the host an
  * f16 array is an array of uint16_t bit patterns (vkattn/half.h converts).
+ * bf16 is bfloat16 (binary32's sign, exponent and top 7 fraction bits); on the
+ * host a bf16 array is likewise an array of uint16_t bit patterns.
  */
 #ifndef VKATTN_DTYPE_H
 #define VKATTN_DTYPE_H
@@ -18,6 +20,17 @@ typedef enum vkattn_dtype {
      * vkattn_kv_cache_desc.dtype (vkattn/kv_cache.h); tensors, layers and
      * the CPU reference refuse it (VKATTN_ERROR_INVALID_ARGUMENT) */
     VKATTN_DTYPE_I8 = 2,
+    /* bfloat16. Conversions (tensor upload, download and fill, the CPU
+     * reference's stores) round to nearest even, from f32 and from double
+     * alike (once: a double never goes through f32); a NaN stays a quiet NaN
+     * of the same sign; past the largest finite value (about 3.39e38) RNE
+     * gives +-inf; subnormals are kept. An app gets bf16 into a tensor by
+     * uploading f32 values (vkattn_tensor_upload converts, as for f16) or
+     * bit patterns with vkattn_tensor_upload_raw. So far only tensors and the
+     * CPU reference on typed host arrays take bf16: every op, layer and KV
+     * cache refuses it (VKATTN_ERROR_UNSUPPORTED or
+     * VKATTN_ERROR_INVALID_ARGUMENT, naming the operand or desc->dtype). */
+    VKATTN_DTYPE_BF16 = 3,
 } vkattn_dtype;
 
 #ifdef __cplusplus

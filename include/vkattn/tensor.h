@@ -87,7 +87,8 @@ typedef struct vkattn_buffer_view {
  * occupies 2 * count bytes rounded up to a multiple of 4 (Vulkan fills and
  * 32-bit shader words need whole words); the padding belongs to the tensor.
  * Ops say which types they take (vkattn/matmul.h takes both); others refuse
- * f16 tensors with VKATTN_ERROR_UNSUPPORTED. */
+ * f16 tensors with VKATTN_ERROR_UNSUPPORTED. A bf16 tensor is stored and
+ * padded as an f16 one; no op takes it yet (vkattn/dtype.h). */
 typedef struct vkattn_tensor_desc {
     uint32_t rank;                    /* 1..4 */
     uint32_t dims[VKATTN_MAX_RANK];   /* dims[0..rank-1], each >= 1 */
@@ -118,7 +119,8 @@ VKATTN_API void vkattn_tensor_destroy(vkattn_tensor *t);
 /* Copies `count` floats from host memory into the tensor starting at element
  * `first`. Waits for completion. An f16 tensor stores each value rounded to
  * nearest even (beyond 65504 in magnitude: +-inf; NaN stays NaN), as
- * vkattn_f32_to_f16_array (vkattn/half.h). */
+ * vkattn_f32_to_f16_array (vkattn/half.h); a bf16 tensor likewise
+ * (vkattn/dtype.h). */
 VKATTN_API vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *data, uint64_t first,
                                               uint64_t count);
 /* Copies `count` floats out of the tensor. Waits for completion (and for
@@ -127,8 +129,8 @@ VKATTN_API vkattn_result vkattn_tensor_upload(vkattn_tensor *t, const float *dat
 VKATTN_API vkattn_result vkattn_tensor_download(vkattn_tensor *t, float *data, uint64_t first,
                                                 uint64_t count);
 /* As upload/download, in the tensor's own element type: `data` holds `count`
- * floats for an f32 tensor, `count` uint16_t f16 bit patterns for an f16 one.
- * No conversion. */
+ * floats for an f32 tensor, `count` uint16_t bit patterns for an f16 or bf16
+ * one. No conversion. */
 VKATTN_API vkattn_result vkattn_tensor_upload_raw(vkattn_tensor *t, const void *data,
                                                   uint64_t first, uint64_t count);
 VKATTN_API vkattn_result vkattn_tensor_download_raw(vkattn_tensor *t, void *data, uint64_t first,

@@ -345,6 +345,7 @@ typedef enum vkattn_dtype {
     VKATTN_DTYPE_F32 = 0,
     VKATTN_DTYPE_F16 = 1,
     VKATTN_DTYPE_I8 = 2,
+    VKATTN_DTYPE_BF16 = 3,
 } vkattn_dtype;
 
 /* ---- tensor.h */

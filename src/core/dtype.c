@@ -1,6 +1,8 @@
 /* The element types' table (core/dtype.h). */
 #include "core/dtype.h"
 
+#include "core/bf16.h"
+#include "core/error.h"
 #include "core/half.h"
 #include "vkattn/half.h"
 
@@ -22,15 +24,35 @@ static void f16_to_f32(float *dst, const void *src, size_t n)
     vkattn_f16_to_f32_array(dst, src, n);
 }
 
+static double load_bf16(const void *x, size_t i)
+{
+    return (double)vka_bf16_to_f32(((const uint16_t *)x)[i]);
+}
+static void store_bf16(void *x, size_t i, double v)
+{
+    ((uint16_t *)x)[i] = vka_bf16_from_double(v);
+}
+static void bf16_from_f32(void *dst, const float *src, size_t n)
+{
+    vka_f32_to_bf16_array(dst, src, n);
+}
+static void bf16_to_f32(float *dst, const void *src, size_t n)
+{
+    vka_bf16_to_f32_array(dst, src, n);
+}
+
 /* indexed by vkattn_dtype */
 static const vka_dtype_info table[] = {
-    [VKATTN_DTYPE_F32] = {"f32", "VKATTN_DTYPE_F32", 4, "float", false, true, 0, load_f32,
+    [VKATTN_DTYPE_F32] = {"f32", "VKATTN_DTYPE_F32", 4, "float", false, true, true, 0, load_f32,
                           store_f32, NULL, NULL},
-    [VKATTN_DTYPE_F16] = {"f16", "VKATTN_DTYPE_F16", 2, "float16_t", true, true, 1, load_f16,
+    [VKATTN_DTYPE_F16] = {"f16", "VKATTN_DTYPE_F16", 2, "float16_t", true, true, true, 1, load_f16,
                           store_f16, f16_from_f32, f16_to_f32},
     /* int8 rows with an f32 scale each, only inside a KV cache (ops/kv_cache.c) */
-    [VKATTN_DTYPE_I8] = {"i8", "VKATTN_DTYPE_I8", 1, "int8_t", false, false, 0, NULL, NULL,
+    [VKATTN_DTYPE_I8] = {"i8", "VKATTN_DTYPE_I8", 1, "int8_t", false, false, true, 0, NULL, NULL,
                          NULL, NULL},
+    /* bit patterns in 16-bit words (GLSL has no bfloat16 storage type) */
+    [VKATTN_DTYPE_BF16] = {"bf16", "VKATTN_DTYPE_BF16", 2, "uint16_t", true, true, false, 2,
+                           load_bf16, store_bf16, bf16_from_f32, bf16_to_f32},
 };
 
 const vka_dtype_info *vka_dtype_info_of(vkattn_dtype t)
@@ -61,4 +83,18 @@ const char *vka_dtype_name(vkattn_dtype t)
 {
     const vka_dtype_info *d = vka_dtype_info_of(t);
     return d ? d->name : "unknown";
+}
+
+vkattn_result vka_dtype_check_layer(struct vkattn_context *ctx, const char *fn, vkattn_dtype t)
+{
+    const vka_dtype_info *d = vka_dtype_tensor(t);
+    if (d && !d->layer)
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: desc->dtype is %s; %s layers are not supported yet "
+                        "(must be " VKA_DTYPE_LAYER_LIST ")",
+                        fn, d->enum_name, d->name);
+    if (!d || !d->layer)
+        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                        "%s: desc->dtype is %d; must be " VKA_DTYPE_LAYER_LIST, fn, (int)t);
+    return VKATTN_SUCCESS;
 }

@@ -11,9 +11,14 @@
 #include <stdint.h>
 
 #include "vkattn/dtype.h"
+#include "vkattn/result.h"
+
+struct vkattn_context;
 
 /* The tensor types, for messages: "must be " VKA_DTYPE_TENSOR_LIST. */
-#define VKA_DTYPE_TENSOR_LIST "VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16"
+#define VKA_DTYPE_TENSOR_LIST "VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or VKATTN_DTYPE_BF16"
+/* The types of layers and of a KV cache's f32/f16 storage (bf16: not yet). */
+#define VKA_DTYPE_LAYER_LIST "VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16"
 
 typedef struct vka_dtype_info {
     const char *name;      /* "f32": messages, case files */
@@ -24,12 +29,16 @@ typedef struct vka_dtype_info {
      * without it the shaders read words of two (the packed paths), and a
      * tensor's offset must be word aligned */
     bool is_16bit;
-    /* a tensor, layer and CPU-reference type (i8 is a KV cache's only) */
+    /* a tensor and CPU-reference type (i8 is a KV cache's only) */
     bool tensor;
+    /* layers (desc->dtype) and the KV cache take it (i8: the cache only, as
+     * !tensor); bf16 is a tensor and reference type before the ops and
+     * layers take it */
+    bool layer;
     /* the kernels' *_TYPE specialization constant for an operand of this
-     * type: VKA_ELEM_* of shaders/common/elem_iface.h (f32 0, f16 1; bf16
-     * will be 2). i8 rows have none (0: kv_append reads them through its own
-     * DST_I8 switch) */
+     * type: VKA_ELEM_* of shaders/common/elem_iface.h (f32 0, f16 1, bf16 2;
+     * no kernel takes bf16 yet, ops refuse it). i8 rows have none (0:
+     * kv_append reads them through its own DST_I8 switch) */
     uint32_t spec_code;
     /* CPU reference: element i exactly, and v stored as element i rounded
      * once to nearest even (NULL where !tensor) */
@@ -46,6 +55,11 @@ const vka_dtype_info *vka_dtype_info_of(vkattn_dtype t);
 /* t's row if t is a tensor type, else NULL: the checks' one test. */
 const vka_dtype_info *vka_dtype_tensor(vkattn_dtype t);
 
+/* desc->dtype of a layer or KV cache (fn names the caller): success for a
+ * layer type; UNSUPPORTED for a tensor type that layers do not take yet
+ * (bf16), INVALID_ARGUMENT for any other value, both naming desc->dtype. */
+vkattn_result vka_dtype_check_layer(struct vkattn_context *ctx, const char *fn, vkattn_dtype t);
+
 /* Bytes per element (4 for a value outside the enum, so sizes stay safe to
  * compute before the check that refuses it). */
 uint32_t vka_dtype_size(vkattn_dtype t);
@@ -54,7 +68,7 @@ uint32_t vka_dtype_size(vkattn_dtype t);
  * type t (0, f32's, outside the enum). */
 uint32_t vka_dtype_spec_code(vkattn_dtype t);
 
-/* "f32", "f16", "i8"; "unknown" outside the enum. */
+/* "f32", "f16", "i8", "bf16"; "unknown" outside the enum. */
 const char *vka_dtype_name(vkattn_dtype t);
 
 #endif /* VKA_CORE_DTYPE_H */

@@ -495,7 +495,7 @@ static vkattn_result record_rows(vkattn_mha *layer, VkCommandBuffer cmd, const m
     vkattn_heads_params hp = {
         .batch = p->c.batch, .seq = n, .heads = heads, .head_dim = head_dim};
     vkattn_heads_io hio = {.in = in, .out = out};
-    return vka_heads_rows_record(layer->ctx, cmd, p->fn, &hp, &hio, split, p->c.tq, t0);
+    return vka_heads_rows_record(layer->ctx, cmd, p->fn, &hp, &hio, split, p->c.tq, t0, NULL);
 }
 
 static vkattn_result record_chunk(vkattn_mha *layer, VkCommandBuffer cmd,

@@ -27,9 +27,9 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
                                   vkattn_dtype dtype, vkattn_mha **out)
 {
     *out = NULL;
-    if (!vka_dtype_tensor(dtype))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be " VKA_DTYPE_TENSOR_LIST, caller, (int)dtype);
+    vkattn_result r0 = vka_dtype_check_layer(ctx, caller, dtype);
+    if (r0)
+        return r0;
     vkattn_mha *layer = calloc(1, sizeof *layer);
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", caller);

@@ -38,14 +38,14 @@ static vkattn_result plan(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
-static vkattn_result check_io(vkattn_context *ctx, const char *caller, uint64_t count,
-                              const vkattn_dropout_io *io)
+static vkattn_result check_io(vkattn_context *ctx, const char *caller, const char *const names[2],
+                              uint64_t count, const vkattn_dropout_io *io)
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->in, count, caller, "io->in", VKA_DTYPES_F32_F16)) ||
-        (r = vka_tensor_check_types(ctx, io->out, count, caller, "io->out", VKA_DTYPES_F32_F16)))
+    if ((r = vka_tensor_check_types(ctx, io->in, count, caller, names[0], VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, io->out, count, caller, names[1], VKA_DTYPES_F32_F16)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -79,10 +79,12 @@ vkattn_result vkattn_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_dropout_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_dropout_record(ctx, cmd, params, io));
-    return vka_dropout_record(ctx, cmd, __func__, params, io);
+    static const char *const names[2] = {"io->in", "io->out"};
+    return vka_dropout_record(ctx, cmd, __func__, names, params, io);
 }
 
 vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
+                                 const char *const names[2],
                                  const vkattn_dropout_op_params *params,
                                  const vkattn_dropout_io *io)
 {
@@ -92,7 +94,7 @@ vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const
     vka_dropout_shape s = {0};
     vkattn_result r = plan(ctx, caller, params, &s);
     if (r == VKATTN_SUCCESS)
-        r = check_io(ctx, caller, s.count, io);
+        r = check_io(ctx, caller, names, s.count, io);
     if (r != VKATTN_SUCCESS)
         return r;
     if (!s.active && io->in == io->out)

@@ -14,5 +14,6 @@ vkattn_result vkattn_dropout_backward_record(vkattn_context *ctx, VkCommandBuffe
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", __func__);
     const vkattn_dropout_io fwd = {.in = io->grad_out, .out = io->grad_in};
-    return vka_dropout_record(ctx, cmd, __func__, params, &fwd);
+    static const char *const names[2] = {"io->grad_out", "io->grad_in"};
+    return vka_dropout_record(ctx, cmd, __func__, names, params, &fwd);
 }

@@ -29,7 +29,8 @@ VKA_PUSH_STRUCT(heads_push, VKA_HEADS_PUSH);
  * (B, seq_all, H, d) side, which the split reads and the merge writes. */
 static vkattn_result check(vkattn_context *ctx, const char *caller,
                            const vkattn_heads_params *p, const vkattn_heads_io *io,
-                           bool split, uint32_t seq_all, uint64_t *count)
+                           bool split, uint32_t seq_all, const char *const names[2],
+                           uint64_t *count)
 {
     if (!p)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: params is NULL", caller);
@@ -49,17 +50,17 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
                         "%s: the tensors (%llu elements) do not fit the kernel's 32-bit indexing",
                         caller, (unsigned long long)full);
+    const char *in = names ? names[0] : "io->in", *out = names ? names[1] : "io->out";
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->in, split ? full : *count, caller, "io->in",
+    if ((r = vka_tensor_check_types(ctx, io->in, split ? full : *count, caller, in,
                                     VKA_DTYPES_F32_F16)) ||
-        (r = vka_tensor_check_types(ctx, io->out, split ? *count : full, caller, "io->out",
+        (r = vka_tensor_check_types(ctx, io->out, split ? *count : full, caller, out,
                                     VKA_DTYPES_F32_F16)))
         return r;
     if (io->in == io->out)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->in and io->out are the same tensor; the permutation cannot run "
-                        "in place",
-                        caller);
+                        "%s: %s and %s are the same tensor; the permutation cannot run in place",
+                        caller, in, out);
     return VKATTN_SUCCESS;
 }
 
@@ -153,7 +154,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
 /* seq_all 0: the whole sequence (seq_all = seq, t0 = 0). */
 static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                             const vkattn_heads_params *params, const vkattn_heads_io *io,
-                            bool split, uint32_t seq_all, uint32_t t0)
+                            bool split, uint32_t seq_all, uint32_t t0, const char *const names[2])
 {
     if (!ctx || !cmd)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
@@ -161,7 +162,7 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
     uint64_t count = 0;
     if (params && !seq_all)
         seq_all = params->seq;
-    vkattn_result r = check(ctx, caller, params, io, split, seq_all, &count);
+    vkattn_result r = check(ctx, caller, params, io, split, seq_all, names, &count);
     if (r != VKATTN_SUCCESS)
         return r;
     const heads_op op = {.caller = caller, .params = params, .io = io, .split = split,
@@ -176,7 +177,7 @@ vkattn_result vkattn_heads_split_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_split_record(ctx, cmd, params, io));
-    return record(ctx, cmd, __func__, params, io, true, 0, 0);
+    return record(ctx, cmd, __func__, params, io, true, 0, 0, NULL);
 }
 
 vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -184,16 +185,17 @@ vkattn_result vkattn_heads_merge_record(vkattn_context *ctx, VkCommandBuffer cmd
                                         const vkattn_heads_io *io)
 {
     VKA_RECORD_MODES(ctx, ctx, cmd, vkattn_heads_merge_record(ctx, cmd, params, io));
-    return record(ctx, cmd, __func__, params, io, false, 0, 0);
+    return record(ctx, cmd, __func__, params, io, false, 0, 0, NULL);
 }
 
 vkattn_result vka_heads_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                    const vkattn_heads_params *params, const vkattn_heads_io *io,
-                                   bool split, uint32_t seq_all, uint32_t t0)
+                                   bool split, uint32_t seq_all, uint32_t t0,
+                                   const char *const names[2])
 {
     if (params && (t0 > seq_all || params->seq > seq_all - t0))
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: rows [%u, %u) pass the sequence's %u", caller, t0,
                         t0 + params->seq, seq_all);
-    return record(ctx, cmd, caller, params, io, split, seq_all, t0);
+    return record(ctx, cmd, caller, params, io, split, seq_all, t0, names);
 }

@@ -16,7 +16,9 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
     const vkattn_heads_io fwd = {.in = io->grad_out, .out = io->grad_in};
     /* the whole sequence: rows [0, seq) of seq */
     const uint32_t seq = params ? params->seq : 0;
-    return vka_heads_rows_record(ctx, cmd, caller, params, &fwd, !backward_of_split, seq, 0);
+    static const char *const names[2] = {"io->grad_out", "io->grad_in"};
+    return vka_heads_rows_record(ctx, cmd, caller, params, &fwd, !backward_of_split, seq, 0,
+                                 names);
 }
 
 vkattn_result vkattn_heads_split_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

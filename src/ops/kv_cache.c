@@ -67,7 +67,13 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", __func__,
                         zero);
-    if (!vka_dtype_info_of(d.dtype)) /* every row of core/dtype.h is a cache type */
+    const vka_dtype_info *di = vka_dtype_info_of(d.dtype);
+    if (di && !di->layer) /* bf16: a tensor type that no cache kernel takes yet */
+        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                        "%s: desc->dtype is %s; %s KV caches are not supported yet (must be "
+                        "VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or VKATTN_DTYPE_I8)",
+                        __func__, di->enum_name, di->name);
+    if (!di)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or "
                         "VKATTN_DTYPE_I8",

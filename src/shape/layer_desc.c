@@ -17,16 +17,6 @@ static vkattn_result check_dropout(struct vkattn_context *ctx, const char *fn, f
     return VKATTN_SUCCESS;
 }
 
-/* desc->dtype: a tensor type (core/dtype.h), the type of the GPU layer's weights and
- * activation scratch; the references compute on the arrays they are given. */
-static vkattn_result check_dtype(struct vkattn_context *ctx, const char *fn, vkattn_dtype dtype)
-{
-    if (!vka_dtype_tensor(dtype))
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be " VKA_DTYPE_TENSOR_LIST, fn, (int)dtype);
-    return VKATTN_SUCCESS;
-}
-
 /* The widths of the two layers that compare query and key features directly
  * (Attention, AdditiveAttention): query_width and value_width required,
  * key_width 0 = value_width, and key_width must equal query_width. */
@@ -64,7 +54,7 @@ vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *f
                         "VKATTN_SCORE_CONCAT",
                         fn, (int)d->score_mode);
     r = check_dropout(ctx, fn, d->dropout);
-    return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
+    return r != VKATTN_SUCCESS ? r : vka_dtype_check_layer(ctx, fn, d->dtype);
 }
 
 vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -79,7 +69,7 @@ vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, cons
         r = check_dropout(ctx, fn, d->dropout);
     if (r == VKATTN_SUCCESS)
         r = vka_check_initializer(ctx, fn, "desc->scale_initializer", d->scale_initializer);
-    return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
+    return r != VKATTN_SUCCESS ? r : vka_dtype_check_layer(ctx, fn, d->dtype);
 }
 
 vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -101,5 +91,5 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
         (r = vka_check_initializer(ctx, fn, "desc->kernel_initializer", d->kernel_initializer)) ==
             VKATTN_SUCCESS)
         r = vka_check_initializer(ctx, fn, "desc->bias_initializer", d->bias_initializer);
-    return r != VKATTN_SUCCESS ? r : check_dtype(ctx, fn, d->dtype);
+    return r != VKATTN_SUCCESS ? r : vka_dtype_check_layer(ctx, fn, d->dtype);
 }

@@ -1,0 +1,420 @@
+/* bf16 tensors (vkattn/dtype.h), before any op takes them: create, upload,
+ * download, fill and the raw forms round-trip bf16 exactly as f16's do (RNE
+ * from f32, exact to f32); every public op refuses a bf16 operand, each
+ * operand in turn of a call that succeeds with f32 ones, naming it; layer and
+ * KV cache descs with dtype bf16 are refused at create. */
+#include "harness.h"
+#include "op_table.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vkattn/vkattn.h"
+
+enum { N = 256, MAXOPS = 9 }; /* elements per operand: more than any call below needs */
+
+static const vkattn_dtype BF16 = VKATTN_DTYPE_BF16;
+
+static float bf16_value(uint16_t h)
+{
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+static void test_round_trips(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    /* ties both ways, just over a tie, the overflow tie, -0, a subnormal, NaN */
+    const float in[7] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-20f,
+                         0x1.ff8p127f,   -0.0f,              0x1p-133f,
+                         NAN};
+    const uint16_t want[7] = {0x3f80, 0x3f82, 0x3f81, 0x7f80, 0x8000, 0x0001, 0x7fc0};
+    const vkattn_tensor_desc d = {.rank = 2, .dims = {7, 1}, .dtype = BF16}; /* odd: padding */
+    vkattn_tensor *t = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &d, &t));
+    const vkattn_tensor_info info = vkattn_tensor_get_info(t);
+    assert_int_equal(info.desc.dtype, BF16);
+    assert_int_equal(info.count, 7);
+    assert_int_equal(info.buffer.size, 16); /* 14 bytes to whole words */
+    TH_OK(ctx, vkattn_tensor_upload(t, in, 0, 7));
+    uint16_t raw[7] = {0};
+    float back[7];
+    TH_OK(ctx, vkattn_tensor_download_raw(t, raw, 0, 7));
+    TH_OK(ctx, vkattn_tensor_download(t, back, 0, 7));
+    for (int i = 0; i < 7; i++) {
+        if ((raw[i] & 0x7fc0) == 0x7fc0 && (want[i] & 0x7fc0) == 0x7fc0)
+            assert_true(isnan(back[i])); /* any quiet NaN */
+        else
+            assert_int_equal(raw[i], want[i]);
+        if (!isnan(back[i]))
+            assert_memory_equal(&back[i], &(float){bf16_value(want[i])}, sizeof(float));
+    }
+    /* raw: bit patterns in, the same out, from an offset */
+    const uint16_t pat[3] = {0x4049, 0xc2f7, 0x0080};
+    TH_OK(ctx, vkattn_tensor_upload_raw(t, pat, 4, 3));
+    TH_OK(ctx, vkattn_tensor_download_raw(t, raw, 0, 7));
+    assert_memory_equal(raw + 4, pat, sizeof pat);
+    assert_int_equal(raw[3], 0x7f80);
+    TH_OK(ctx, vkattn_tensor_download(t, back, 5, 1));
+    assert_true(back[0] == bf16_value(0xc2f7));
+    /* fill rounds once as upload does; every element, odd count */
+    TH_OK(ctx, vkattn_tensor_fill(t, 1.0f + 3 * 0x1p-8f));
+    TH_OK(ctx, vkattn_tensor_download_raw(t, raw, 0, 7));
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(raw[i], 0x3f82);
+    vkattn_tensor_destroy(t);
+    th_assert_validation_clean();
+}
+
+/* One op call on operands t[0..] (f32, or bf16 in the slot under test). */
+typedef vkattn_result (*op_call)(vkattn_context *ctx, vkattn_tensor *const *t);
+typedef struct op_row {
+    const char *op;
+    op_call call;
+    const char *names[MAXOPS]; /* the operands' names in messages; NULL ends */
+    uint32_t n, w; /* elements per operand and the last dim (0: N and 4) */
+} op_row;
+
+#define MASKS {.has_value_mask = true, .has_mask = true, .has_bias = true}
+#define RUN VKATTN_RUN_NOW
+
+static vkattn_result matmul(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_matmul_params p = {.batch = 1, .heads = 1, .m = 2, .n = 2, .k = 2,
+                                    .has_bias = true};
+    const vkattn_matmul_io io = {.a = t[0], .b = t[1], .bias = t[2], .c = t[3]};
+    return vkattn_matmul_record(ctx, RUN, &p, &io);
+}
+static vkattn_result matmul_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_matmul_params p = {.batch = 1, .heads = 1, .m = 2, .n = 2, .k = 2,
+                                    .has_bias = true};
+    const vkattn_matmul_backward_io io = {.a = t[0], .b = t[1], .grad_c = t[2],
+                                          .grad_a = t[3], .grad_b = t[4], .grad_bias = t[5]};
+    return vkattn_matmul_backward_record(ctx, RUN, &p, &io);
+}
+static const vkattn_softmax_params softmax_p = {.batch = 1, .heads = 1, .tq = 2, .tv = 2,
+                                                .mask = MASKS};
+static vkattn_result softmax(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_softmax_io io = {.scores = t[0], .bias = t[1], .value_mask = t[2],
+                                  .mask = t[3], .out = t[4]};
+    return vkattn_softmax_record(ctx, RUN, &softmax_p, &io);
+}
+static vkattn_result softmax_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_softmax_backward_io io = {.weights = t[0], .grad_out = t[1], .bias = t[2],
+                                           .value_mask = t[3], .mask = t[4],
+                                           .grad_scores = t[5]};
+    return vkattn_softmax_backward_record(ctx, RUN, &softmax_p, &io);
+}
+static const vkattn_dropout_op_params dropout_p = {
+    .batch = 1, .heads = 1, .tq = 2, .tv = 2, .dropout = {.rate = 0.5f, .training = true}};
+static vkattn_result dropout(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_dropout_io io = {.in = t[0], .out = t[1]};
+    return vkattn_dropout_record(ctx, RUN, &dropout_p, &io);
+}
+static vkattn_result dropout_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_dropout_backward_io io = {.grad_out = t[0], .grad_in = t[1]};
+    return vkattn_dropout_backward_record(ctx, RUN, &dropout_p, &io);
+}
+static const vkattn_heads_params heads_p = {.batch = 1, .seq = 2, .heads = 2, .head_dim = 2};
+static vkattn_result heads_split(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_heads_io io = {.in = t[0], .out = t[1]};
+    return vkattn_heads_split_record(ctx, RUN, &heads_p, &io);
+}
+static vkattn_result heads_merge(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_heads_io io = {.in = t[0], .out = t[1]};
+    return vkattn_heads_merge_record(ctx, RUN, &heads_p, &io);
+}
+static vkattn_result heads_split_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_heads_backward_io io = {.grad_out = t[0], .grad_in = t[1]};
+    return vkattn_heads_split_backward_record(ctx, RUN, &heads_p, &io);
+}
+static vkattn_result heads_merge_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_heads_backward_io io = {.grad_out = t[0], .grad_in = t[1]};
+    return vkattn_heads_merge_backward_record(ctx, RUN, &heads_p, &io);
+}
+static const vkattn_additive_params additive_p = {.batch = 1, .tq = 2, .tv = 2, .dim = 2,
+                                                  .has_scale_vector = true};
+static vkattn_result additive(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_additive_io io = {.q = t[0], .k = t[1], .scale = t[2], .scores = t[3]};
+    return vkattn_additive_record(ctx, RUN, &additive_p, &io);
+}
+static vkattn_result additive_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_additive_backward_io io = {.q = t[0], .k = t[1], .scale = t[2],
+                                            .grad_scores = t[3], .grad_q = t[4], .grad_k = t[5],
+                                            .grad_scale = t[6]};
+    return vkattn_additive_backward_record(ctx, RUN, &additive_p, &io);
+}
+static const vkattn_sdpa_params sdpa_p = {.batch = 1, .heads = 1, .tq = 2, .tv = 2, .dk = 2,
+                                          .dv = 2, .mask = MASKS};
+static vkattn_result sdpa(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_sdpa_io io = {.q = t[0], .k = t[1], .v = t[2], .bias = t[3],
+                               .value_mask = t[4], .mask = t[5], .out = t[6]};
+    return vkattn_sdpa_record(ctx, RUN, &sdpa_p, &io);
+}
+static vkattn_result sdpa_backward(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    static const vkattn_sdpa_params p = {.batch = 1, .heads = 1, .tq = 2, .tv = 2, .dk = 2,
+                                         .dv = 2};
+    const vkattn_sdpa_backward_io io = {.q = t[0], .k = t[1], .v = t[2], .out = t[3],
+                                        .grad_out = t[4], .grad_q = t[5], .grad_k = t[6],
+                                        .grad_v = t[7], .lse = t[8]};
+    return vkattn_sdpa_backward_record(ctx, RUN, &p, &io);
+}
+static vkattn_result head_op(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_head_op_params p = {.op = VKATTN_HEAD_RMS_NORM, .batch = 1, .heads = 1,
+                                     .seq = 2, .dim = 2, .epsilon = 1e-6f};
+    const vkattn_head_op_io io = {.x = t[0], .out = t[1], .weight = t[2]};
+    return vkattn_head_op_record(ctx, RUN, &p, &io);
+}
+static vkattn_result mse(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_mse_params p = {.count = 4};
+    const vkattn_mse_io io = {.pred = t[0], .target = t[1], .loss = t[2], .grad = t[3]};
+    return vkattn_mse_record(ctx, RUN, &p, &io);
+}
+static vkattn_result optim(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_optim_params p = {.algorithm = VKATTN_OPTIM_ADAM, .lr = 0.1f};
+    const vkattn_optim_io io = {.count = 4, .param = t[0], .grad = t[1], .state = t[2],
+                                .step = t[3]};
+    return vkattn_optim_step_record(ctx, RUN, &p, &io);
+}
+/* the decode's q, value_mask and out, on an f32 cache */
+static vkattn_result decode(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_kv_cache_desc cd = {.batch = 1, .kv_heads = 1, .capacity = 2, .key_dim = 2};
+    vkattn_kv_cache *cache = NULL;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    const vkattn_sdpa_decode_params p = {.batch = 1, .heads = 1, .tq = 1, .capacity = 2,
+                                         .dk = 2, .has_value_mask = true};
+    const vkattn_sdpa_decode_io io = {.q = t[0], .cache = cache, .value_mask = t[1],
+                                      .out = t[2]};
+    const vkattn_result r = vkattn_sdpa_decode_record(ctx, RUN, &p, &io);
+    vkattn_kv_cache_destroy(cache);
+    return r;
+}
+/* the layers' operands (B 1, Tq = Tv = 2, widths 4): an f32 layer, io checked
+ * by layers/layer_util.c (Attention, and the other single-head layers) and
+ * layers/mha.c (MHA and GQA) */
+static const vkattn_layer_call layer_call = {.batch = 1, .tq = 2, .tv = 2};
+static vkattn_result attention(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_attention_desc d = {.query_width = 4, .value_width = 4};
+    vkattn_attention *l = NULL;
+    TH_OK(ctx, vkattn_attention_create(ctx, &d, &l));
+    const vkattn_layer_io io = {.query = t[0], .value = t[1], .key = t[2], .output = t[3]};
+    const vkattn_result r = vkattn_attention_record(l, RUN, &layer_call, &io);
+    vkattn_attention_destroy(l);
+    return r;
+}
+static vkattn_result mha(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_mha_desc d = {.num_heads = 2, .key_dim = 2, .query_width = 4,
+                               .value_width = 4};
+    vkattn_mha *l = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &d, &l));
+    const vkattn_layer_io io = {.query = t[0], .value = t[1], .key = t[2], .output = t[3]};
+    const vkattn_result r = vkattn_mha_record(l, RUN, &layer_call, &io);
+    vkattn_mha_destroy(l);
+    return r;
+}
+/* an f32 cache's append of k, v (B, Hkv, Tnew, d) = (1, 1, 2, 2) */
+static vkattn_result kv_append(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    const vkattn_kv_cache_desc cd = {.batch = 1, .kv_heads = 1, .capacity = 4, .key_dim = 2};
+    vkattn_kv_cache *cache = NULL;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    const vkattn_kv_append_io io = {.k = t[0], .v = t[1]};
+    const vkattn_result r = vkattn_kv_cache_append_record(cache, RUN, &io);
+    vkattn_kv_cache_destroy(cache);
+    return r;
+}
+
+static const op_row rows[] = {
+    {"matmul", matmul, {"io->a", "io->b", "io->bias", "io->c"}},
+    {"matmul backward", matmul_backward,
+     {"io->a", "io->b", "io->grad_c", "io->grad_a", "io->grad_b", "io->grad_bias"}},
+    {"softmax", softmax, {"io->scores", "io->bias", "io->value_mask", "io->mask", "io->out"}},
+    {"softmax backward", softmax_backward,
+     {"io->weights", "io->grad_out", "io->bias", "io->value_mask", "io->mask",
+      "io->grad_scores"}},
+    {"dropout", dropout, {"io->in", "io->out"}},
+    {"dropout backward", dropout_backward, {"io->grad_out", "io->grad_in"}},
+    {"heads split", heads_split, {"io->in", "io->out"}},
+    {"heads merge", heads_merge, {"io->in", "io->out"}},
+    {"heads split backward", heads_split_backward, {"io->grad_out", "io->grad_in"}},
+    {"heads merge backward", heads_merge_backward, {"io->grad_out", "io->grad_in"}},
+    {"additive", additive, {"io->q", "io->k", "io->scale", "io->scores"}},
+    {"additive backward", additive_backward,
+     {"io->q", "io->k", "io->scale", "io->grad_scores", "io->grad_q", "io->grad_k",
+      "io->grad_scale"}},
+    {"sdpa", sdpa,
+     {"io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out"}},
+    /* with io->lse: the fused backward, which reads io->out (the chained one
+     * ignores io->out, whatever it is) */
+    {"sdpa backward", sdpa_backward,
+     {"io->q", "io->k", "io->v", "io->out", "io->grad_out", "io->grad_q", "io->grad_k",
+      "io->grad_v", "io->lse"}},
+    {"head op", head_op, {"io->x", "io->out", "io->weight"}},
+    {"mse", mse, {"io->pred", "io->target", "io->loss", "io->grad"}},
+    {"optim step", optim, {"io->param", "io->grad", "io->state", "io->step"}},
+    {"decode", decode, {"io->q", "io->value_mask", "io->out"}},
+    {"attention layer", attention, {"io->query", "io->value", "io->key", "io->output"}, 8},
+    {"mha layer", mha, {"io->query", "io->value", "io->key", "io->output"}, 8},
+    {"kv cache append", kv_append, {"io->k", "io->v"}, 4, 2},
+};
+
+/* Each row: the f32 call succeeds; then each operand alone as bf16 is refused
+ * (UNSUPPORTED or INVALID_ARGUMENT) naming it. */
+static void test_ops_refuse_bf16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    float *ones = malloc(N * sizeof *ones);
+    assert_non_null(ones);
+    for (int i = 0; i < N; i++)
+        ones[i] = i % 3 ? 0.5f : 1.0f;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        const op_row *row = &rows[r];
+        const uint32_t n = row->n ? row->n : N, w = row->w ? row->w : 4;
+        const vkattn_tensor_desc f32d = {.rank = 4, .dims = {1, 1, n / w, w}};
+        vkattn_tensor_desc bfd = f32d;
+        bfd.dtype = BF16;
+        vkattn_tensor *f32[MAXOPS], *bf = NULL, *t[MAXOPS];
+        for (int i = 0; i < MAXOPS; i++) {
+            TH_OK(ctx, vkattn_tensor_create(ctx, &f32d, &f32[i]));
+            TH_OK(ctx, vkattn_tensor_upload(f32[i], ones, 0, n));
+        }
+        TH_OK(ctx, vkattn_tensor_create(ctx, &bfd, &bf));
+        TH_OK(ctx, vkattn_tensor_upload(bf, ones, 0, n));
+        memcpy(t, f32, sizeof t);
+        const vkattn_result ok = row->call(ctx, t);
+        if (ok != VKATTN_SUCCESS)
+            fail_msg("%s with f32 operands: %s (%s)", row->op, vkattn_result_name(ok),
+                     vkattn_last_error());
+        for (int i = 0; i < MAXOPS && row->names[i]; i++) {
+            memcpy(t, f32, sizeof t);
+            t[i] = bf;
+            const vkattn_result got = row->call(ctx, t);
+            const char *msg = vkattn_last_error();
+            if (got != VKATTN_ERROR_UNSUPPORTED && got != VKATTN_ERROR_INVALID_ARGUMENT)
+                fail_msg("%s with a bf16 %s returned %s", row->op, row->names[i],
+                         vkattn_result_name(got));
+            if (!strstr(msg, row->names[i]) || !strstr(msg, "bf16"))
+                fail_msg("%s with a bf16 %s: message \"%s\" names neither", row->op,
+                         row->names[i], msg);
+        }
+        for (int i = 0; i < MAXOPS; i++)
+            vkattn_tensor_destroy(f32[i]);
+        vkattn_tensor_destroy(bf);
+    }
+    free(ones);
+    th_assert_validation_clean();
+}
+
+/* Layer and cache descs with dtype bf16: refused at create, naming desc->dtype. */
+static vkattn_result attention_bf16(vkattn_context *ctx)
+{
+    const vkattn_attention_desc d = {.query_width = 4, .value_width = 4, .dtype = BF16};
+    vkattn_attention *l = NULL;
+    const vkattn_result r = vkattn_attention_create(ctx, &d, &l);
+    vkattn_attention_destroy(l);
+    return r;
+}
+static vkattn_result additive_attention_bf16(vkattn_context *ctx)
+{
+    const vkattn_additive_attention_desc d = {.query_width = 4, .value_width = 4,
+                                              .dtype = BF16};
+    vkattn_additive_attention *l = NULL;
+    const vkattn_result r = vkattn_additive_attention_create(ctx, &d, &l);
+    vkattn_additive_attention_destroy(l);
+    return r;
+}
+static vkattn_result bahdanau_bf16(vkattn_context *ctx)
+{
+    const vkattn_bahdanau_desc d = {.query_width = 4, .value_width = 4, .units = 4,
+                                    .dtype = BF16};
+    vkattn_bahdanau *l = NULL;
+    const vkattn_result r = vkattn_bahdanau_create(ctx, &d, &l);
+    vkattn_bahdanau_destroy(l);
+    return r;
+}
+static vkattn_result mha_bf16(vkattn_context *ctx)
+{
+    const vkattn_mha_desc d = {.num_heads = 1, .key_dim = 4, .query_width = 4,
+                               .value_width = 4, .dtype = BF16};
+    vkattn_mha *l = NULL;
+    const vkattn_result r = vkattn_mha_create(ctx, &d, &l);
+    vkattn_mha_destroy(l);
+    return r;
+}
+static vkattn_result gqa_bf16(vkattn_context *ctx)
+{
+    const vkattn_gqa_desc d = {.num_query_heads = 2, .num_key_value_heads = 1, .head_dim = 4,
+                               .query_width = 4, .value_width = 4, .dtype = BF16};
+    vkattn_gqa *l = NULL;
+    const vkattn_result r = vkattn_gqa_create(ctx, &d, &l);
+    vkattn_gqa_destroy(l);
+    return r;
+}
+static vkattn_result cache_bf16(vkattn_context *ctx)
+{
+    const vkattn_kv_cache_desc d = {.batch = 1, .kv_heads = 1, .capacity = 2, .key_dim = 2,
+                                    .dtype = BF16};
+    vkattn_kv_cache *c = NULL;
+    const vkattn_result r = vkattn_kv_cache_create(ctx, &d, &c);
+    vkattn_kv_cache_destroy(c);
+    return r;
+}
+/* an f32 cache over an app's bf16 keys */
+static vkattn_result cache_bf16_keys(vkattn_context *ctx)
+{
+    const vkattn_tensor_desc td = {.rank = 4, .dims = {1, 1, 2, 2}, .dtype = BF16};
+    vkattn_kv_cache_desc d = {.batch = 1, .kv_heads = 1, .capacity = 2, .key_dim = 2};
+    TH_OK(ctx, vkattn_tensor_create(ctx, &td, &d.keys));
+    vkattn_kv_cache *c = NULL;
+    const vkattn_result r = vkattn_kv_cache_create(ctx, &d, &c);
+    vkattn_kv_cache_destroy(c);
+    vkattn_tensor_destroy(d.keys);
+    return r;
+}
+
+#define LAYER_NO "desc->dtype is VKATTN_DTYPE_BF16; bf16 layers are not supported yet"
+static const th_bad_arg descs[] = {
+    {"attention", attention_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
+    {"additive attention", additive_attention_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
+    {"bahdanau", bahdanau_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
+    {"mha", mha_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
+    {"gqa", gqa_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
+    {"kv cache", cache_bf16, VKATTN_ERROR_UNSUPPORTED,
+     "desc->dtype is VKATTN_DTYPE_BF16; bf16 KV caches are not supported yet"},
+    {"kv cache, bf16 keys", cache_bf16_keys, VKATTN_ERROR_INVALID_ARGUMENT,
+     "desc->keys is an bf16 tensor"},
+};
+
+static void test_descs_refuse_bf16(void **state)
+{
+    th_run_bad_args(TH_CTX(state), descs, sizeof descs / sizeof descs[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TESTS(test_round_trips, test_ops_refuse_bf16, test_descs_refuse_bf16)};
+    return cmocka_run_group_tests_name("bf16 tensors", tests, th_setup, th_teardown);
+}
