@@ -209,7 +209,7 @@ static void check_case(vkattn_context *ctx, const bcase *m)
         const ko_call kc = {.w = v.w, .batch = m->call.batch, .tq = m->call.tq, .tv = m->call.tv,
                             .dropout = m->call.training ? m->desc.dropout : 0.0f,
                             .query = h.query, .value = h.value, .key = h.key, .grad_out = gout,
-                            .weights = &h.w};
+                            .weights = &h.w, .use_gate = m->desc.use_gate};
         ko_allowances(&kc, &ko);
     }
     for (int i = 0; i < N_GRADS; i++) {

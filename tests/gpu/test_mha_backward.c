@@ -345,7 +345,8 @@ static void compare(const mcase *m, const host *h, gpu *d, const char *what)
                             .tq = m->call.tq, .tv = m->call.tv,
                             .dropout = m->call.training ? m->desc.dropout : 0.0f,
                             .query = h->x[G_QUERY], .value = h->x[G_VALUE],
-                            .key = h->x[G_KEY], .grad_out = h->grad_out, .weights = &w};
+                            .key = h->x[G_KEY], .grad_out = h->grad_out, .weights = &w,
+                            .use_gate = m->desc.use_gate};
         ko_allowances(&kc, &ko);
     }
     for (int i = 0; i < N_GRADS; i++) {
