@@ -1,24 +1,26 @@
 /* MultiHeadAttention and GroupedQueryAttention with a KV cache
  * (vkattn_mha_record_cached, vkattn_gqa_record_cached) vs the CPU reference of
  * one causal call over the whole sequence (VKATTN_CAUSAL_TOP_LEFT, Keras
- * use_causal_mask=True), over the cache dtypes of `dtypes` below: every case
- * of `cases` runs under every cache dtype. A new cache dtype is one row there.
+ * use_causal_mask=True), over the cache dtypes of `dtypes` below, each row
+ * saying its schedule, the cases of `cases` it runs and its term of the
+ * bound. A new cache dtype is one row there.
  *
- * Each case: batch 2, a prefill of P = 67 tokens (two chunks: 64 + 3), then
- * sequence 1 is reset (from there its tokens are rows [P, N) and its
- * reference is the causal call over them), then steps of 1, 1, 3, 1, 1 over
- * ragged lengths (P + n keys in sequence 0, n in sequence 1; checked after
- * every step). Outputs are NaN-poisoned before each call. Cases: f32 layer;
- * its sliding_window (the cached rows keep their band: 9 keys, the query's
- * own included); Keras use_gate (each new row's gate projected on the cached
- * path); a value mask over the cache (B, capacity) with sequence 1's first
- * key masked after the reset, so that row sees no key and is the output bias
- * exactly, as vkattn_mha_record's masked rows; the f16 layer (Keras's float16
- * policy: inputs and weights f16-rounded, the f32 reference on them) with io
- * tensors f16 or f32 at random; the f16 layer with f32 io, a value mask and
- * use_gate; GQA (4 query heads over 2 K/V heads) with f32 and f16 layers.
- * Widths: query/value width 10, MHA output 7, 2 heads; key/value head widths
- * per cache dtype (the storage's rule). Bad arguments: test_bad_input.
+ * Each case: batch 2, a prefill (long schedule: P = 67 tokens in two chunks,
+ * 64 + 3; short: 9), then sequence 1 is reset (from there its tokens are rows
+ * [P, N) and its reference is the causal call over them), then steps (long:
+ * 1, 1, 3, 1, 1; short: 1, 1, 2) over ragged lengths (P + n keys in sequence
+ * 0, n in sequence 1; checked after every step). Outputs are NaN-poisoned
+ * before each call. Cases: f32 layer; its sliding_window (the cached rows
+ * keep their band: 9 keys, the query's own included); Keras use_gate (each
+ * new row's gate projected on the cached path); a value mask over the cache
+ * (B, capacity) with sequence 1's first key masked after the reset, so that
+ * row sees no key and is the output bias exactly, as vkattn_mha_record's
+ * masked rows; the f16 layer (Keras's float16 policy: inputs and weights
+ * f16-rounded, the f32 reference on them) with f16 io; the f16 layer with f32
+ * io, a value mask and use_gate; GQA (4 query heads over 2 K/V heads of
+ * head_dim 8) with f32 and f16 layers. Widths: query/value width 10, MHA
+ * output 7, 2 heads of key_dim 8 and value_dim 4 (f16 storage needs even
+ * widths, int8 multiples of 4). Bad arguments: test_bad_input.
  *
  * Bound, per output row: max|got - ref| <= layer + cache, where
  *   layer (the uncached layer's, vkattn/mha.h): f32 2e-5 max(max|ref|, 1)
