@@ -1,4 +1,4 @@
-/* The host outputs of a layer test (test_mha_f16.c, test_gqa.c,
+/* The host outputs of a layer test (test_gqa.c,
  * test_layers_f16.c): the reference's and the device's output and scores,
  * NaN-poisoned, and their comparison under the test's bounds. */
 #ifndef VKATTN_TEST_LAYER_OUT_H

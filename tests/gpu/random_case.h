@@ -1,6 +1,6 @@
 /* The random cases the SDPA and MultiHeadAttention GPU tests draw, one copy
- * for the f32 tests (test_sdpa.c, test_mha.c), their f16 twins
- * (test_sdpa_f16.c, test_mha_f16.c) and test_mha_backward.c: every option
+ * for test_sdpa.c, its f16 twin test_sdpa_f16.c, test_mha.c (f32 and f16
+ * layers) and test_mha_backward.c: every option
  * drawn independently within bounds the test states (smaller ones for the
  * slower f16 and backward tests). What only
  * one test needs (element types, workspaces, its mask kinds) it draws itself.

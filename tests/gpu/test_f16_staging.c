@@ -10,7 +10,7 @@
  * GroupedQueryAttention backward (4 query heads on 2 key/value heads, the
  * same options) too. Each is run in a context of its own that logs the
  * pipelines it creates; a "half_convert" pipeline is a staging pass.
- * Accuracy is the other f16 tests' (test_mha_f16.c, test_mha_cache_f16.c,
+ * Accuracy is the other f16 tests' (test_mha.c, test_mha_cache.c,
  * test_mha_rope.c, test_mha_backward.c, test_gqa_backward.c); here only which
  * kernels ran, and that each f16 weight gradient is its f32 twin (the same
  * backward with f32 weight gradients) rounded once: within one f16 spacing,

@@ -22,7 +22,7 @@
  * significant digits: within 5e-4 (outputs ~2.5) and 5e-5 (scores).
  *
  * The f16 layer (desc.dtype VKATTN_DTYPE_F16; Keras's float16 policy, as
- * test_mha_f16.c for MultiHeadAttention) is the same random row under dtype
+ * test_mha.c for MultiHeadAttention) is the same random row under dtype
  * f16: the reference runs in f32 on the f16-rounded inputs and weights, the
  * shapes are smaller (Nq up to 4, widths up to 19, T up to 11, batch up to 2)
  * and each of query, key, value, output and scores an f16 or an f32 tensor at

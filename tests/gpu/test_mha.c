@@ -1,5 +1,6 @@
 /* MultiHeadAttention layer vs its CPU reference (vkattn_reference_mha) and vs
- * the hand-transcribed MultiHeadAttention case of spec/cases/examples.json.
+ * the hand-transcribed MultiHeadAttention case of spec/cases/examples.json,
+ * in the layer dtypes of `dtypes` below (a new dtype is one row there).
  *
  * Random shapes and weights: self- and cross-attention, key given or omitted,
  * Dq != Dk != Dv, output_dim != Dq, H in {1, 2, 3, 8}, key_dim != value_dim,
@@ -16,7 +17,23 @@
  * stays O(1). The GPU and the reference differ only by fp32 rounding in the
  * projections, logits and sums (widths here <= 128), so we state
  * max|got - ref| <= 2e-5 * max(max|ref|, 1) for outputs and 5e-6 absolute for
- * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7. */
+ * the scores (in [0, 1]). Seen on lavapipe: 4.4e-7 and 1.5e-7.
+ *
+ * Half precision (desc.dtype VKATTN_DTYPE_F16, Keras's float16 policy): the
+ * random and the fixed cases, the weights round trip and the dtype's bad
+ * arguments run again with the inputs and weights f16-rounded (the f32
+ * reference on them) and each of query, key, value, output and scores f16 or
+ * f32 at random (an f16 mask is refused: test_bad_dtypes). Keras use_gate's
+ * f16 pre-activation and gated context are two more f16 roundings, each
+ * damped by the sigmoid's slope <= 1/4 or bounded by the context's own.
+ * Bound (vkattn/mha.h): the layer rounds its projections, heads and context
+ * to f16 (and an f16 output once more), each a relative error of at most
+ * eps16 / 2, eps16 = 2^-10; through the logits, softmax and the two
+ * projections these stay a few eps16 of the output scale for inputs of
+ * magnitude about 1 and kernels scaled by 1/sqrt(fan-in):
+ *   max|out - ref| <= 8 eps16 max(max|ref|, 1)      (7.8e-3)
+ *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
+ * The largest seen is printed by test_random_cases. */
 #include "harness.h"
 #include "op_table.h"
 #include "multi_head_case.h"
@@ -26,8 +43,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUT_BOUND 2e-5
+#define OUT_BOUND 2e-5 /* the f32 layer's (header comment) */
 #define SCORE_BOUND 5e-6
+#define EPS16 (1.0 / 1024.0)
+
+/* Which io tensors hold the layer's dtype (the others f32). */
+enum { IO_Q = 1, IO_K = 2, IO_V = 4, IO_OUT = 8, IO_SCORES = 16, IO_ALL = 31 };
 
 /* One test case: the layer, the call, and which inputs and masks exist. */
 typedef struct mcase {
@@ -38,7 +59,40 @@ typedef struct mcase {
     bool query_mask, value_mask;
     attn_kind attn;
     const char *am_form; /* with attn SHARED: the mask's shape (mask_forms.h); NULL = flat */
+    unsigned narrow;     /* IO_* bits: the io tensors of the layer's dtype (else f32) */
 } mcase;
+
+static float f16_round(float x) { return tu_f16_to_f32(tu_f16_bits(x)); }
+static float no_round(float x) { return x; }
+
+/* One layer dtype: what differs between them. */
+typedef struct layer_dtype {
+    vkattn_dtype dtype;
+    double out_bound, score_bound; /* header comment */
+    float (*round)(float x);       /* what the layer stores of an f32 weight */
+    bool narrow_io;                /* its io tensors may hold the dtype */
+    rc_mha_bounds random;          /* test_random_cases' shapes */
+} layer_dtype;
+
+static const layer_dtype dtypes[] = {
+    {VKATTN_DTYPE_F32, OUT_BOUND, SCORE_BOUND, no_round, false,
+     {.heads = {1, 2, 3, 8}, .max_width = 40, .max_t = 17, .self_one_in = 4,
+      .no_bias_one_in = 4, .dropout_one_in = 3, .max_dropout = 0.6f, .scores_one_in = 2}},
+    /* smaller shapes: f16 is slower */
+    {VKATTN_DTYPE_F16, 8 * EPS16, 4 * EPS16, f16_round, true,
+     {.heads = {1, 2, 3, 4}, .max_width = 33, .max_t = 13, .self_one_in = 3,
+      .no_bias_one_in = 3, .dropout_one_in = 4, .max_dropout = 0.5f, .scores_one_in = 3}},
+};
+#define NDTYPES (sizeof dtypes / sizeof dtypes[0])
+
+static const layer_dtype *dtype_row(vkattn_dtype dt)
+{
+    for (size_t i = 0; i < NDTYPES; i++)
+        if (dtypes[i].dtype == dt)
+            return &dtypes[i];
+    fail_msg("no row for dtype %d", (int)dt);
+    return NULL;
+}
 
 /* The case as multi_head_case.h sees it. */
 static mh_case view(const mcase *m)
@@ -56,10 +110,13 @@ static sizes sizes_of(const mcase *m)
     return mh_sizes(&v);
 }
 
+/* Random data, rounded to what a layer of the case's dtype holds. */
 static void host_random(const mcase *m, host *h)
 {
     const mh_case v = view(m);
     mh_host_random(&v, h);
+    if (m->desc.dtype == VKATTN_DTYPE_F16)
+        mh_host_round_f16(&v, h);
 }
 
 static void host_free(const mcase *m, host *h)
@@ -84,6 +141,22 @@ static vkattn_result run_gpu(vkattn_context *ctx, const mcase *m, const host *h,
     TH_OK(ctx, vkattn_mha_create(ctx, &m->desc, &layer));
     TH_OK(ctx, vkattn_mha_set_weights(layer, &h->w));
     vkattn_layer_io io = mh_gpu_io(ctx, &v, h);
+    const sizes s = mh_sizes(&v);
+    const vkattn_dtype dt = m->desc.dtype;
+    if (m->narrow & IO_Q) {
+        const bool shared = io.value == io.query;
+        mh_retype(ctx, &io.query, dt, s.query, h->query);
+        if (shared)
+            io.value = io.query;
+    }
+    if (m->narrow & IO_K)
+        mh_retype(ctx, &io.key, dt, s.key, h->key);
+    if ((m->narrow & IO_V) && !m->self_attn)
+        mh_retype(ctx, &io.value, dt, s.value, h->value);
+    if (m->narrow & IO_OUT)
+        mh_retype(ctx, &io.output, dt, s.out, NULL);
+    if (m->narrow & IO_SCORES)
+        mh_retype(ctx, &io.scores, dt, s.scores, NULL);
     vkattn_result r = vkattn_mha_record(layer, VKATTN_RUN_NOW, &m->call, &io);
     mh_gpu_io_finish(ctx, &v, &io, r == VKATTN_SUCCESS, out, scores);
     vkattn_mha_destroy(layer);
@@ -94,9 +167,9 @@ static void describe(const mcase *m, char *buf, size_t n)
 {
     char d[160], k[96];
     rc_describe_mha(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
-    snprintf(buf, n, "mha %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s", d, k, m->self_attn,
-             m->key_given, m->query_mask, m->value_mask, (int)m->attn,
-             m->am_form ? m->am_form : "flat");
+    snprintf(buf, n, "mha %s %s | %s self=%d key=%d qm=%d vm=%d attn=%d form=%s narrow=%#x",
+             th_dtype_name(m->desc.dtype), d, k, m->self_attn, m->key_given, m->query_mask,
+             m->value_mask, (int)m->attn, m->am_form ? m->am_form : "flat", m->narrow);
 }
 
 static void check_masked_query_rows(const mcase *m, const host *h, const float *out,
@@ -106,9 +179,12 @@ static void check_masked_query_rows(const mcase *m, const host *h, const float *
     mh_check_masked_query_rows(&v, h, out, scores, what);
 }
 
-/* Reference vs GPU for one case; expect = the result the GPU run must give. */
-static void check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result expect)
+/* Reference vs GPU for one case; expect = the result the GPU run must give.
+ * Returns the output error (0 for a failing call). */
+static double check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result expect)
 {
+    const layer_dtype *d = dtype_row(m->desc.dtype);
+    double err = 0;
     char what[400];
     describe(m, what, sizeof what);
     const sizes s = sizes_of(m);
@@ -126,52 +202,87 @@ static void check_case_expect(vkattn_context *ctx, const mcase *m, vkattn_result
         fail_msg("%s: vkattn_mha_record(VKATTN_RUN_NOW) gave %s, want %s (%s)", what, vkattn_result_name(r),
                  vkattn_result_name(expect), vkattn_last_error());
     if (r == VKATTN_SUCCESS) {
-        double err = tu_max_rel_err(got, ref, s.out, 1.0);
-        if (!TU_WITHIN(err, OUT_BOUND))
-            fail_msg("%s: output error %.3g exceeds %.3g", what, err, OUT_BOUND);
+        err = tu_max_rel_err(got, ref, s.out, 1.0);
+        if (!TU_WITHIN(err, d->out_bound))
+            fail_msg("%s: output error %.3g exceeds %.3g", what, err, d->out_bound);
         check_masked_query_rows(m, &h, ref, m->call.return_attention_scores ? ref_scores : NULL,
                                 "reference");
         check_masked_query_rows(m, &h, got, m->call.return_attention_scores ? got_scores : NULL,
                                 what);
         if (m->call.return_attention_scores) {
             double serr = tu_max_abs_err(got_scores, ref_scores, s.scores);
-            if (!TU_WITHIN(serr, SCORE_BOUND))
-                fail_msg("%s: score error %.3g exceeds %.3g", what, serr, SCORE_BOUND);
+            if (!TU_WITHIN(serr, d->score_bound))
+                fail_msg("%s: score error %.3g exceeds %.3g", what, serr, d->score_bound);
         }
     }
     th_assert_validation_clean();
     host_free(m, &h);
     free(ref), free(ref_scores), free(got), free(got_scores);
+    return err;
 }
 
-static void check_case(vkattn_context *ctx, const mcase *m)
+static double check_case(vkattn_context *ctx, const mcase *m)
 {
-    check_case_expect(ctx, m, VKATTN_SUCCESS);
+    return check_case_expect(ctx, m, VKATTN_SUCCESS);
 }
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-/* A random case (random_case.h); small enough for lavapipe. */
-static mcase random_case(void)
+/* A random case of dtype row d (random_case.h); small enough for lavapipe.
+ * Each io tensor of the dtype or f32 at random where the dtype allows. */
+static mcase random_case(const layer_dtype *d)
 {
-    static const rc_mha_bounds bounds = {
-        .heads = {1, 2, 3, 8}, .max_width = 40, .max_t = 17, .self_one_in = 4,
-        .no_bias_one_in = 4, .dropout_one_in = 3, .max_dropout = 0.6f, .scores_one_in = 2,
-    };
-    const rc_mha r = rc_random_mha(&bounds);
+    const rc_mha r = rc_random_mha(&d->random);
     mcase m = {.desc = r.desc, .call = r.call, .key_given = r.key_given,
                .self_attn = r.self_attn, .query_mask = r.query_mask,
                .value_mask = r.value_mask, .attn = (attn_kind)tu_rand_range(0, 2)};
     m.desc.use_gate = coin(); /* Keras use_gate, on every path the case takes */
+    m.desc.dtype = d->dtype;
+    if (d->narrow_io)
+        m.narrow = (unsigned)tu_rand_range(0, IO_ALL);
     return m;
 }
 
 static void test_random_cases(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 24; i++) {
-        mcase m = random_case();
-        check_case(ctx, &m);
+    for (size_t k = 0; k < NDTYPES; k++) {
+        double worst = 0;
+        for (int i = 0; i < 24; i++) {
+            mcase m = random_case(&dtypes[k]);
+            worst = fmax(worst, check_case(ctx, &m));
+        }
+        printf("# %s MHA: largest output error %.3g (bound %.3g)\n",
+               th_dtype_name(dtypes[k].dtype), worst, dtypes[k].out_bound);
+    }
+}
+
+/* Fixed cases every run covers in every dtype, whatever the draw: batch 1
+ * self-attention with all masks, causal, the gate and scores, the io in the
+ * layer's dtype; cross-attention with a key of its own width, no bias, the
+ * fused path, query and output f32. */
+static void test_fixed_cases(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (size_t k = 0; k < NDTYPES; k++) {
+        const vkattn_dtype dt = dtypes[k].dtype;
+        const mcase a = {
+            .desc = {.num_heads = 3, .key_dim = 5, .value_dim = 7, .query_width = 13,
+                     .value_width = 13, .dtype = dt, .use_gate = true},
+            .call = {.batch = 1, .tq = 9, .tv = 9, .causal = VKATTN_CAUSAL_TOP_LEFT,
+                     .return_attention_scores = true},
+            .self_attn = true, .query_mask = true, .value_mask = true, .attn = ATTN_SHARED,
+            .narrow = dtypes[k].narrow_io ? IO_ALL : 0,
+        };
+        check_case(ctx, &a);
+        const mcase b = {
+            .desc = {.num_heads = 2, .key_dim = 6, .query_width = 11, .key_width = 9,
+                     .value_width = 15, .output_dim = 7, .no_bias = true, .dtype = dt},
+            .call = {.batch = 2, .tq = 5, .tv = 12, .path = VKATTN_SDPA_FUSED},
+            .key_given = true, .value_mask = true,
+            .narrow = dtypes[k].narrow_io ? IO_K | IO_V : 0,
+        };
+        check_case(ctx, &b);
     }
 }
 
@@ -181,7 +292,7 @@ static void test_sliding_window(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
     for (int i = 0; i < 12; i++) {
-        mcase m = random_case();
+        mcase m = random_case(&dtypes[0]);
         m.desc.sliding_window = rc_random_window(m.call.tq, m.call.tv);
         check_case(ctx, &m);
     }
@@ -383,17 +494,33 @@ static void test_paths(void **state)
     check_case_expect(ctx, &m, VKATTN_ERROR_INVALID_ARGUMENT);
 }
 
-/* New layers hold glorot_uniform kernels (test_layer_init.c); get_weights returns what set_weights stored, leaves
- * NULL arrays and a no_bias layer's bias arrays alone. */
+/* got[i] is exactly what a layer of dtype row d stores of set[i]: the value
+ * itself in f32, rounded to nearest even in f16. */
+static void expect_stored(const float *got, const float *set, size_t n, const layer_dtype *d,
+                          const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != d->round(set[i]))
+            fail_msg("%s %s[%zu] = %.9g, want its stored value %.9g", th_dtype_name(d->dtype),
+                     name, i, (double)got[i], (double)d->round(set[i]));
+}
+
+/* New layers hold glorot_uniform kernels (test_layer_init.c); get_weights
+ * returns what set_weights stored (in the layer's dtype), leaves NULL arrays
+ * and a no_bias layer's bias arrays alone. */
 static void test_weights_round_trip(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int bias = 0; bias < 2; bias++) {
+    for (int v = 0; v < 2 * (int)NDTYPES; v++) {
+        const int bias = v % 2;
+        const layer_dtype *d = &dtypes[v / 2];
         mcase m = base_case();
         m.desc.no_bias = !bias;
+        m.desc.dtype = d->dtype;
         const sizes s = sizes_of(&m);
+        const mh_case mv = view(&m);
         host h;
-        host_random(&m, &h);
+        mh_host_random(&mv, &h); /* not rounded: set_weights rounds */
         vkattn_mha *layer;
         TH_OK(ctx, vkattn_mha_create(ctx, &m.desc, &layer));
         float *wq = tu_floats(s.wq), *bo = tu_floats(s.bo), *wo = tu_floats(s.wo);
@@ -406,10 +533,10 @@ static void test_weights_round_trip(void **state)
         tu_poison(bo, s.bo);
         got = (vkattn_mha_weights){.query_kernel = wq, .output_kernel = wo, .output_bias = bo};
         TH_OK(ctx, vkattn_mha_get_weights(layer, &got));
-        assert_memory_equal(wq, h.w.query_kernel, s.wq * sizeof(float));
-        assert_memory_equal(wo, h.w.output_kernel, s.wo * sizeof(float));
+        expect_stored(wq, h.w.query_kernel, s.wq, d, "query_kernel");
+        expect_stored(wo, h.w.output_kernel, s.wo, d, "output_kernel");
         if (bias)
-            assert_memory_equal(bo, h.w.output_bias, s.bo * sizeof(float));
+            expect_stored(bo, h.w.output_bias, s.bo, d, "output_bias");
         else
             assert_true(isnan(bo[0])); /* untouched */
         vkattn_mha_destroy(layer);
@@ -790,8 +917,65 @@ static void test_bad_record(void **state)
     vkattn_mha_destroy(f.layer);
 }
 
+/* The layer's dtype: a bad one; masks stay f32 in an f16 layer (also on
+ * the cached path, whose f16 data test_mha_cache.c runs); an f32 layer
+ * refuses f16 data tensors. */
+static void test_bad_dtypes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .query_width = 6, .value_width = 6,
+                            .dtype = (vkattn_dtype)7};
+    vkattn_mha *layer = NULL;
+    TH_EXPECT_ERROR(vkattn_mha_create(ctx, &desc, &layer),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->dtype");
+    assert_null(layer);
+    desc.dtype = VKATTN_DTYPE_F16;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
+    const uint32_t B = 1, T = 3;
+    vkattn_tensor *x = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
+    vkattn_tensor *out = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *am16 = th_typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
+    vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
+    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask");
+    io.value_mask = NULL, io.query_mask = m16;
+    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "io->query_mask");
+    io.query_mask = NULL, io.attention_mask = am16;
+    TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "io->attention_mask");
+    io.attention_mask = NULL;
+    /* the cached path: an f32 mask over the cache, (B, capacity) */
+    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = 2, .capacity = T, .key_dim = 4,
+                               .value_dim = 4};
+    vkattn_kv_cache *cache = NULL;
+    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
+    call.causal = VKATTN_CAUSAL_TOP_LEFT;
+    io.value_mask = m16;
+    TH_EXPECT_ERROR(vkattn_mha_record_cached(layer, VKATTN_RUN_NOW, &call, &io, cache),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask");
+    io.value_mask = NULL;
+    desc.dtype = VKATTN_DTYPE_F32;
+    vkattn_mha *f32_layer = NULL;
+    TH_OK(ctx, vkattn_mha_create(ctx, &desc, &f32_layer));
+    call.causal = VKATTN_CAUSAL_NONE;
+    TH_EXPECT_ERROR(vkattn_mha_record(f32_layer, VKATTN_RUN_NOW, &call, &io),
+                    VKATTN_ERROR_UNSUPPORTED, "io->query");
+    th_assert_validation_clean();
+    vkattn_kv_cache_destroy(cache);
+    vkattn_mha_destroy(f32_layer);
+    vkattn_mha_destroy(layer);
+    vkattn_tensor *all[] = {x, out, m16, am16};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkattn_tensor_destroy(all[i]);
+}
+
 TU_MAIN(th_setup, th_teardown,
     test_example_case, test_tutorial_shape, test_mask_kinds, test_query_mask_rows,
     test_self_attention_and_key, test_small_and_odd, test_dropout, test_paths,
     test_weights_round_trip, test_chained_calls, test_random_cases, test_bad_create_and_weights,
-    test_sliding_window, test_gate, test_bad_record, test_mask_broadcast)
+    test_sliding_window, test_gate, test_bad_record, test_mask_broadcast, test_fixed_cases,
+    test_bad_dtypes)

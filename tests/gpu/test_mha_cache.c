@@ -1,164 +1,335 @@
-/* MultiHeadAttention with a KV cache (vkattn_mha_*_cached) vs one causal call
- * over the whole sequence.
+/* MultiHeadAttention and GroupedQueryAttention with a KV cache
+ * (vkattn_mha_record_cached, vkattn_gqa_record_cached) vs the CPU reference of
+ * one causal call over the whole sequence (VKATTN_CAUSAL_TOP_LEFT, Keras
+ * use_causal_mask=True), over the cache dtypes of `dtypes` below, each row
+ * saying its schedule, the cases of `cases` it runs and its term of the
+ * bound. A new cache dtype is one row there.
  *
- * A prefill of P = 70 tokens (two chunks: 64 + 6), single-token steps and one
- * step of 3 tokens must give, row by row, what vkattn_reference_mha gives
- * with VKATTN_CAUSAL_TOP_LEFT (Keras use_causal_mask=True) over the whole
- * sequence; the reference of the cached call is exactly that, applied to the
- * concatenated tokens. Ragged lengths: after the prefill sequence 1 is reset,
- * so every later call attends over 70 + n keys in sequence 0 and over n in
- * sequence 1; sequence 1's reference is the causal call over its tokens since
- * the reset. A value mask over the cache equals the same mask in the full
- * call. Bound: test_mha.c's, max|got - ref| / max(|ref|, 1) <= 2e-5
- * (fp32 projections and attention, reference in double).
- * Shapes are few and reused (lavapipe compiles a pipeline per shape). */
+ * Each case: batch 2, a prefill (long schedule: P = 67 tokens in two chunks,
+ * 64 + 3; short: 9), then sequence 1 is reset (from there its tokens are rows
+ * [P, N) and its reference is the causal call over them), then steps (long:
+ * 1, 1, 3, 1, 1; short: 1, 1, 2) over ragged lengths (P + n keys in sequence
+ * 0, n in sequence 1; checked after every step). Outputs are NaN-poisoned
+ * before each call. Cases: f32 layer; its sliding_window (the cached rows
+ * keep their band: 9 keys, the query's own included); Keras use_gate (each
+ * new row's gate projected on the cached path); a value mask over the cache
+ * (B, capacity) with sequence 1's first key masked after the reset, so that
+ * row sees no key and is the output bias exactly, as vkattn_mha_record's
+ * masked rows; the f16 layer (Keras's float16 policy: inputs and weights
+ * f16-rounded, the f32 reference on them) with f16 io; the f16 layer with f32
+ * io, a value mask and use_gate; GQA (4 query heads over 2 K/V heads of
+ * head_dim 8) with f32 and f16 layers. Widths: query/value width 10, MHA
+ * output 7, 2 heads of key_dim 8 and value_dim 4 (f16 storage needs even
+ * widths, int8 multiples of 4). Bad arguments: test_bad_input.
+ *
+ * Bound, per output row: max|got - ref| <= layer + cache, where
+ *   layer (the uncached layer's, vkattn/mha.h): f32 2e-5 max(max|ref|, 1)
+ *     (fp32 projections and attention, reference in double); f16
+ *     8 eps16 max(max|ref|, 1), eps16 = 2^-10 (7.8e-3): the cached path
+ *     rounds the same intermediates to f16 as the uncached one (projections,
+ *     heads, context), decode reading its f16 queries exactly and rounding its
+ *     context once;
+ *   cache (the row's `bound`): f32 0; f16 0 (the f16 layer's heads are f16
+ *     already; an f32 layer's appended keys and values round to f16 once,
+ *     inside the f16 layer's bound, which is why f16 runs f16 layers only --
+ *     see `layers`); int8 (docs/SEMANTICS.md), carried through the output
+ *     projection:
+ *       ctx error <= (expm1(2 eps) + 1/254) Vmax, eps = scale ||q||_1 Kmax / 254
+ *       out error <= ctx error * max_c sum_r |W_o[r, c]|
+ *     with q, k, v the projected heads of every token (computed here in
+ *     double; Kmax, Vmax, ||q||_1 their largest), 1% on top for the f16
+ *     layer's rounded projections.
+ * Each run prints its error as a share of the bound. */
 #include "cached_steps.h"
+#include "op_table.h"
 
+#include <vkattn/gqa.h>
 #include <vkattn/mha.h>
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define OUT_BOUND 2e-5
+#define EPS16 (1.0 / 1024.0)
 #define B 2u
-#define H 2u
-#define DK 8u
-#define DV 6u
-#define W 12u     /* query/value width, = output width */
-#define P 70u     /* prefill */
-#define N 80u     /* whole sequence: P + 5 steps of 1 + one of 3 + 2 of 1 */
-#define CAP 128u
+#define W 10u    /* query and value width */
+#define DOUT 7u  /* MHA output width (GQA: W) */
+#define DK 8u    /* head widths: f16 storage needs even ones, int8 multiples of 4; */
+#define DV 4u    /* one shape for every dtype (lavapipe compiles a pipeline per shape) */
+#define CAP 80u   /* >= every schedule's tokens */
 
-typedef th_cache_model model;
+/* A layer run through the cache: kind, dtypes, options. */
+typedef struct seq_case {
+    const char *name;
+    bool gqa;
+    vkattn_dtype layer;
+    vkattn_dtype io; /* of the call's tensors */
+    uint32_t window;
+    bool gate, mask;
+} seq_case;
 
-/* gate: Keras use_gate, its kernel and bias in +-2 (pre-activations O(1)) */
-static void model_init(vkattn_context *ctx, model *m, uint32_t window, bool gate)
+/* The heads' widths of a case under a cache dtype. */
+typedef struct widths {
+    uint32_t hq, hkv, dk, dv, dout;
+} widths;
+
+/* The calls: a prefill (in chunks), the reset of sequence 1, then steps. */
+typedef struct schedule {
+    uint32_t p, n; /* prefill tokens; all tokens */
+    uint32_t prefill[2], steps[5];
+} schedule;
+/* prefill in two chunks (64 + 3), then 1, 1, 3, 1, 1 */
+static const schedule long_run = {67, 74, {64, 3}, {1, 1, 3, 1, 1}};
+/* prefill 9, then 1, 1, 2 */
+static const schedule short_run = {9, 13, {9, 0}, {1, 1, 2, 0, 0}};
+
+/* One cache dtype: what differs between them. */
+typedef struct cache_dtype {
+    vkattn_dtype dtype;
+    const schedule *run;
+    uint32_t cases; /* which of `cases` it runs: bit i for cases[i] */
+    /* the cache's own term of the bound (header comment) */
+    double (*bound)(const widths *s, const vkattn_mha_weights *w, const float *x, uint32_t n);
+} cache_dtype;
+
+static double no_cache_term(const widths *s, const vkattn_mha_weights *w, const float *x,
+                            uint32_t n)
 {
-    static const float amp[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 2.0f, 2.0f};
-    const vkattn_mha_desc d = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
-                               .value_width = W, .sliding_window = window, .use_gate = gate};
-    th_cache_model_init(ctx, m, &d, amp);
+    (void)s, (void)w, (void)x, (void)n;
+    return 0;
 }
 
-/* Rows [t0, t0 + n) of every sequence of x (B, len, W) through the cached
- * layer (value mask vm (B, capacity) or NULL); out (B, len, W) gets them at
- * the same rows. */
-static void cached_call(vkattn_context *ctx, model *m, vkattn_kv_cache *cache, const float *x,
-                        uint32_t len, uint32_t t0, uint32_t n, vkattn_tensor *vm, float *out)
+/* The int8 term of the bound (header comment), from x (B * n rows). */
+static double int8_term(const widths *s, const vkattn_mha_weights *w, const float *x, uint32_t n)
 {
-    const th_cached_run r = {.mha = m->mha, .cache = cache, .batch = B, .len = len, .width = W,
-                             .out_width = W, .io_type = VKATTN_DTYPE_F32, .value_mask = vm,
-                             .prepare = true};
-    th_cached_call(ctx, &r, x, t0, n, out);
+    double q1 = 0, kmax = 0, vmax = 0, wo1 = 0;
+    for (size_t t = 0; t < (size_t)B * n; t++) {
+        const float *xt = x + t * W;
+        for (uint32_t h = 0; h < s->hq; h++) {
+            double l1 = 0;
+            for (uint32_t e = 0; e < s->dk; e++) {
+                const size_t col = (size_t)h * s->dk + e;
+                double v = w->query_bias[col];
+                for (uint32_t i = 0; i < W; i++)
+                    v += (double)xt[i] * w->query_kernel[i * s->hq * s->dk + col];
+                l1 += fabs(v);
+            }
+            q1 = fmax(q1, l1);
+        }
+        for (size_t col = 0; col < (size_t)s->hkv * s->dk; col++) {
+            double v = w->key_bias[col];
+            for (uint32_t i = 0; i < W; i++)
+                v += (double)xt[i] * w->key_kernel[i * s->hkv * s->dk + col];
+            kmax = fmax(kmax, fabs(v));
+        }
+        for (size_t col = 0; col < (size_t)s->hkv * s->dv; col++) {
+            double v = w->value_bias[col];
+            for (uint32_t i = 0; i < W; i++)
+                v += (double)xt[i] * w->value_kernel[i * s->hkv * s->dv + col];
+            vmax = fmax(vmax, fabs(v));
+        }
+    }
+    for (uint32_t o = 0; o < s->dout; o++) {
+        double v = 0;
+        for (size_t r = 0; r < (size_t)s->hq * s->dv; r++)
+            v += fabs(w->output_kernel[r * s->dout + o]);
+        wo1 = fmax(wo1, v);
+    }
+    const double eps = q1 * kmax / 254.0 / sqrt(s->dk);
+    return (expm1(2 * eps) + 1.0 / 254) * vmax * wo1 * 1.01;
 }
 
-/* The causal call over rows [from, to) of sequence b of x (B, len, W), value
- * mask vm (its first to - from entries) or NULL, compared with got's. */
-static void check_against_full(const model *m, const float *x, const float *got, uint32_t len,
-                               uint32_t b, uint32_t from, uint32_t to, const float *vm)
+
+static const seq_case cases[] = {
+    {"mha f32", false, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, 0, false, false},
+    {"mha f32 window 9", false, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, 9, false, false},
+    {"mha f32 gate", false, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, 0, true, false},
+    {"mha f32 value mask", false, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, 0, false, true},
+    {"mha f16", false, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, 0, false, false},
+    {"mha f16 f32-io value mask gate", false, VKATTN_DTYPE_F16, VKATTN_DTYPE_F32, 0, true, true},
+    {"gqa f32", true, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, 0, false, false},
+    {"gqa f16", true, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, 0, false, false},
+};
+
+/* The cache dtypes, each with the cases where it differs from the others
+ * (lavapipe compiles 3-8 s of pipelines per case and dtype, cold: CI time).
+ * f32: the f32 layer's options (window, gate, value mask), the f16 layer;
+ * f16: the f16 layer with f16 io, and with f32 io, mask and gate (not an f32
+ * layer: header comment); int8: MHA and GQA, f32 and f16 layers, short. */
+static const cache_dtype dtypes[] = {
+    {VKATTN_DTYPE_F32, &long_run, 0x1f, no_cache_term},
+    {VKATTN_DTYPE_F16, &long_run, 0x30, no_cache_term},
+    {VKATTN_DTYPE_I8, &short_run, 0xd1, int8_term},
+};
+
+/* Weight array i (query kernel, bias, key kernel, bias, value kernel, bias,
+ * output kernel, bias, gate kernel, bias) in [-amp[i], amp[i]]: pre-activations
+ * O(1); the f16 layer's kernels scaled by about 1/sqrt(fan-in). */
+static const float amp32[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 2.0f, 2.0f};
+static const float amp16[10] = {0.32f, 0.1f, 0.32f, 0.1f, 0.32f, 0.1f, 0.35f, 0.1f, 0.6f, 2.0f};
+
+/* Rows [from, to) of sequence b of got vs the causal reference over them
+ * (value mask vm, its first to - from entries, or NULL); returns the largest
+ * share of the bound. */
+static double check_rows(const seq_case *c, const widths *s, const vkattn_mha_weights *w,
+                         const float *x, const float *got, uint32_t n, uint32_t b,
+                         uint32_t from, uint32_t to, const float *vm, double cache_term,
+                         const char *what)
 {
     const uint32_t T = to - from;
-    const float *seq = x + ((size_t)b * len + from) * W;
-    float *ref = tu_floats((size_t)T * W);
-    vkattn_layer_call call = {.batch = 1, .tq = T, .tv = T, .causal = VKATTN_CAUSAL_TOP_LEFT};
-    vkattn_layer_host_io hio = {.query = seq, .value = seq, .value_mask = vm, .output = ref};
-    TH_OK(NULL, vkattn_reference_mha(&m->desc, &m->w, &call, &hio));
+    const float *seq = x + ((size_t)b * n + from) * W;
+    float *ref = tu_floats((size_t)T * s->dout);
+    const vkattn_layer_call call = {.batch = 1, .tq = T, .tv = T,
+                                    .causal = VKATTN_CAUSAL_TOP_LEFT};
+    const vkattn_layer_host_io hio = {.query = seq, .value = seq, .value_mask = vm,
+                                      .output = ref};
+    if (c->gqa) {
+        const vkattn_gqa_desc gd = {.head_dim = s->dk, .num_query_heads = s->hq,
+                                    .num_key_value_heads = s->hkv, .query_width = W,
+                                    .value_width = W};
+        TH_OK(NULL, vkattn_reference_gqa(&gd, w, &call, &hio));
+    } else {
+        const vkattn_mha_desc md = {.num_heads = s->hq, .key_dim = s->dk, .value_dim = s->dv,
+                                    .query_width = W, .value_width = W, .output_dim = s->dout,
+                                    .sliding_window = c->window, .use_gate = c->gate};
+        TH_OK(NULL, vkattn_reference_mha(&md, w, &call, &hio));
+    }
+    const double fp = c->layer == VKATTN_DTYPE_F16 ? 8 * EPS16 : 2e-5;
+    double worst = 0;
     for (uint32_t t = 0; t < T; t++) {
-        double err = tu_max_rel_err(got + ((size_t)b * len + from + t) * W, ref + (size_t)t * W,
-                                    W, 1.0);
-        if (!TU_WITHIN(err, OUT_BOUND))
-            fail_msg("sequence %u row %u (position %u since its start): error %.3g exceeds %.3g",
-                     b, from + t, t, err, OUT_BOUND);
+        const float *g = got + ((size_t)b * n + from + t) * s->dout, *r = ref + (size_t)t * s->dout;
+        double rmax = 1, err = 0;
+        for (uint32_t e = 0; e < s->dout; e++) {
+            rmax = fmax(rmax, fabs(r[e]));
+            err = isnan(g[e]) ? INFINITY : fmax(err, fabs((double)g[e] - r[e]));
+        }
+        const double bound = fp * rmax + cache_term;
+        if (!TU_WITHIN(err, bound))
+            fail_msg("%s: sequence %u row %u (position %u since its start): error %.3g exceeds "
+                     "%.3g (layer %.3g + cache %.3g)",
+                     what, b, from + t, t, err, bound, fp * rmax, cache_term);
+        worst = fmax(worst, err / bound);
     }
     free(ref);
+    return worst;
 }
 
-static void prefill_then_steps(vkattn_context *ctx, uint32_t window, bool gate)
+static void run_case(vkattn_context *ctx, const cache_dtype *d, const seq_case *c)
 {
-    model m;
-    model_init(ctx, &m, window, gate);
-    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
-                               .value_dim = DV};
+    const bool h16 = c->layer == VKATTN_DTYPE_F16;
+    const widths s = {.hq = c->gqa ? 4 : 2, .hkv = 2, .dk = DK, .dv = c->gqa ? DK : DV,
+                      .dout = c->gqa ? W : DOUT};
+    const vkattn_dtype io = c->io;
+    const schedule *run = d->run;
+    const uint32_t P = run->p, N = run->n;
+    char what[160];
+    snprintf(what, sizeof what, "%s cache: %s, %s io", th_dtype_name(d->dtype), c->name,
+             th_dtype_name(io));
+    const float *amp = h16 ? amp16 : amp32;
+    const size_t n[10] = {W * s.hq * s.dk, s.hq * s.dk, W * s.hkv * s.dk, s.hkv * s.dk,
+                          W * s.hkv * s.dv, s.hkv * s.dv, s.hq * s.dv * s.dout, s.dout,
+                          W * s.hq * s.dv, s.hq * s.dv};
+    float *a[10];
+    for (int i = 0; i < 10; i++) {
+        a[i] = tu_floats(n[i]);
+        tu_fill_uniform(a[i], n[i], -amp[i], amp[i]);
+        if (h16)
+            th_round_f16(a[i], n[i]);
+    }
+    const vkattn_mha_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                  c->gate ? a[8] : NULL, c->gate ? a[9] : NULL};
+    vkattn_mha *mha = NULL;
+    vkattn_gqa *gqa = NULL;
+    if (c->gqa) {
+        const vkattn_gqa_desc gd = {.head_dim = s.dk, .num_query_heads = s.hq,
+                                    .num_key_value_heads = s.hkv, .query_width = W,
+                                    .value_width = W, .dtype = c->layer};
+        TH_OK(ctx, vkattn_gqa_create(ctx, &gd, &gqa));
+        TH_OK(ctx, vkattn_gqa_set_weights(gqa, &w));
+    } else {
+        const vkattn_mha_desc md = {.num_heads = s.hq, .key_dim = s.dk, .value_dim = s.dv,
+                                    .query_width = W, .value_width = W, .output_dim = s.dout,
+                                    .sliding_window = c->window, .use_gate = c->gate,
+                                    .dtype = c->layer};
+        TH_OK(ctx, vkattn_mha_create(ctx, &md, &mha));
+        TH_OK(ctx, vkattn_mha_set_weights(mha, &w));
+    }
+    const vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = s.hkv, .capacity = CAP,
+                                     .key_dim = s.dk, .value_dim = s.dv, .dtype = d->dtype};
     vkattn_kv_cache *cache;
     TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
-    float *x = tu_floats((size_t)B * N * W), *got = tu_floats((size_t)B * N * W);
-    tu_fill_uniform(x, (size_t)B * N * W, -1, 1);
-    tu_poison(got, (size_t)B * N * W);
+    const size_t nx = (size_t)B * N * W, no = (size_t)B * N * s.dout;
+    float *x = tu_floats(nx), *got = tu_floats(no), *mask = tu_floats((size_t)B * CAP);
+    tu_fill_uniform(x, nx, -1, 1);
+    if (h16)
+        th_round_f16(x, nx);
+    tu_poison(got, no);
+    /* every row sees a key, but sequence 1's first after the reset (entry 0
+     * again): that row is the output bias */
+    tu_fill_mask(mask, (size_t)B * CAP, 0.7f);
+    mask[0] = 1.0f, mask[CAP] = 0.0f, mask[CAP + 1] = 1.0f;
+    vkattn_tensor *vm = c->mask ? th_tensor(ctx, (size_t)B * CAP, mask) : NULL;
 
-    cached_call(ctx, &m, cache, x, N, 0, P, NULL, got);
-    check_against_full(&m, x, got, N, 0, 0, P, NULL);
-    check_against_full(&m, x, got, N, 1, 0, P, NULL);
-    /* sequence 1 starts over: from here its tokens are rows [P, N) */
+    const th_cached_run r = {.mha = mha, .gqa = gqa, .cache = cache, .batch = B, .len = N,
+                             .width = W, .out_width = s.dout, .io_type = io, .value_mask = vm,
+                             .prepare = true};
+    uint32_t t = th_cached_steps(ctx, &r, x, 0, run->prefill, run->prefill[1] ? 2 : 1, got);
     TH_OK(ctx, vkattn_kv_cache_reset_record(cache, VKATTN_RUN_NOW, 1));
-    const uint32_t steps[8] = {1, 1, 1, 1, 1, 3, 1, 1};
-    uint32_t t = P;
-    for (int i = 0; i < 8; i++) {
-        cached_call(ctx, &m, cache, x, N, t, steps[i], NULL, got);
-        t += steps[i];
+    for (size_t i = 0; i < 5 && run->steps[i]; i++) {
+        th_cached_call(ctx, &r, x, t, run->steps[i], got);
+        t += run->steps[i];
         uint32_t len[B];
         TH_OK(ctx, vkattn_kv_cache_lengths(cache, len, NULL));
         assert_int_equal(len[0], t);
         assert_int_equal(len[1], t - P);
     }
     assert_int_equal(t, N);
-    check_against_full(&m, x, got, N, 0, 0, N, NULL);
-    check_against_full(&m, x, got, N, 1, P, N, NULL);
-    free(x), free(got);
-    vkattn_kv_cache_destroy(cache);
-    th_cache_model_free(&m);
+    const double cache_term = d->bound(&s, &w, x, N);
+    const double e0 = check_rows(c, &s, &w, x, got, N, 0, 0, N, c->mask ? mask : NULL, cache_term,
+                                 what);
+    const double e1 = check_rows(c, &s, &w, x, got, N, 1, P, N, c->mask ? mask + CAP : NULL,
+                                 cache_term, what);
+    if (c->mask && !h16 && io == VKATTN_DTYPE_F32)
+        for (uint32_t e = 0; e < s.dout; e++)
+            if (got[((size_t)N + P) * s.dout + e] != w.output_bias[e])
+                fail_msg("%s: sequence 1's fully masked row [%u] = %.9g, want the bias %.9g",
+                         what, e, (double)got[((size_t)N + P) * s.dout + e],
+                         (double)w.output_bias[e]);
+    print_message("%s: error %.2g of the bound\n", what, fmax(e0, e1));
     th_assert_validation_clean();
-}
-
-static void test_prefill_then_steps(void **state) { prefill_then_steps(*state, 0, false); }
-
-/* Keras use_gate: each new row's gate is projected on the cached path (the
- * prefill in two chunks, then steps), equal to the full call's */
-static void test_gate(void **state) { prefill_then_steps(*state, 0, true); }
-
-/* sliding_window: the cached rows keep their position's band (9 keys, the
- * query's own included, under causal), equal to the full call's */
-static void test_sliding_window(void **state) { prefill_then_steps(*state, 9, false); }
-
-/* A value mask over the cache (B, capacity): a prefill of 8 and steps of 1
- * and 3 equal the causal call with the same mask over the 12 tokens.
- * Sequence 1 masks its first key, so its first row sees no key and outputs
- * the output bias, as vkattn_mha_record's masked rows. */
-static void test_value_mask(void **state)
-{
-    vkattn_context *ctx = *state;
-    model m;
-    model_init(ctx, &m, 0, false);
-    enum { LEN = 12 };
-    vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = CAP, .key_dim = DK,
-                               .value_dim = DV};
-    vkattn_kv_cache *cache;
-    TH_OK(ctx, vkattn_kv_cache_create(ctx, &cd, &cache));
-    float *x = tu_floats((size_t)B * LEN * W), *got = tu_floats((size_t)B * LEN * W);
-    float *mask = tu_floats((size_t)B * CAP);
-    tu_fill_uniform(x, (size_t)B * LEN * W, -1, 1);
-    tu_poison(got, (size_t)B * LEN * W);
-    tu_fill_mask(mask, (size_t)B * CAP, 0.6f);
-    mask[0] = 1.0f, mask[CAP] = 0.0f;
-    vkattn_tensor *vm = th_tensor(ctx, (size_t)B * CAP, mask);
-    cached_call(ctx, &m, cache, x, LEN, 0, 8, vm, got);
-    cached_call(ctx, &m, cache, x, LEN, 8, 1, vm, got);
-    cached_call(ctx, &m, cache, x, LEN, 9, 3, vm, got);
-    for (uint32_t b = 0; b < B; b++)
-        check_against_full(&m, x, got, LEN, b, 0, LEN, mask + (size_t)b * CAP);
-    for (uint32_t e = 0; e < W; e++)
-        assert_true(got[(size_t)LEN * W + e] == m.w.output_bias[e]);
-    free(x), free(got), free(mask);
     vkattn_tensor_destroy(vm);
     vkattn_kv_cache_destroy(cache);
-    th_cache_model_free(&m);
-    th_assert_validation_clean();
+    vkattn_gqa_destroy(gqa);
+    vkattn_mha_destroy(mha);
+    for (int i = 0; i < 10; i++)
+        free(a[i]);
+    free(x), free(got), free(mask);
 }
 
+/* Every case under cache dtype k (the cases the row runs). */
+static void run_dtype(void **state, size_t k)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (dtypes[k].cases >> i & 1)
+            run_case(ctx, &dtypes[k], &cases[i]);
+}
+
+static void test_f32_cache(void **state) { run_dtype(state, 0); }
+static void test_f16_cache(void **state) { run_dtype(state, 1); }
+static void test_i8_cache(void **state) { run_dtype(state, 2); }
+
+/* The cache's shape must match the layer's; what a cached call does not take;
+ * none of it changes the cache. */
 static void test_bad_input(void **state)
 {
-    vkattn_context *ctx = *state;
-    model m;
-    model_init(ctx, &m, 0, false);
+    enum { H = 2 };
+    vkattn_context *ctx = TH_CTX(state);
+    th_cache_model m;
+    const vkattn_mha_desc md = {.num_heads = H, .key_dim = DK, .value_dim = DV, .query_width = W,
+                                .value_width = W};
+    th_cache_model_init(ctx, &m, &md, amp32);
     vkattn_kv_cache_desc cd = {.batch = B, .kv_heads = H, .capacity = 4, .key_dim = DK,
                                .value_dim = DV};
     vkattn_kv_cache *good, *bad;
@@ -234,5 +405,4 @@ static void test_bad_input(void **state)
     th_assert_validation_clean();
 }
 
-TU_MAIN(th_setup, th_teardown,
-    test_prefill_then_steps, test_sliding_window, test_gate, test_value_mask, test_bad_input)
+TU_MAIN(th_setup, th_teardown, test_f32_cache, test_f16_cache, test_i8_cache, test_bad_input)
