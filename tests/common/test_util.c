@@ -172,6 +172,20 @@ double tu_max_rel_err_past(const float *got, const float *ref, const double *all
     return worst / scale;
 }
 
+uint32_t tu_bits_of(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+float tu_float_of(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 uint16_t tu_f16_bits(float x)
 {
     uint16_t bits;

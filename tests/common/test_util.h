@@ -27,6 +27,10 @@ void tu_poison(float *x, size_t n);
 void *tu_alloc(size_t bytes);
 float *tu_floats(size_t n);
 
+/* A float's bits and back (memcpy: no aliasing questions). */
+uint32_t tu_bits_of(float f);
+float tu_float_of(uint32_t bits);
+
 /* One value to and from f16 bits, through vkattn/half.h's array forms. */
 uint16_t tu_f16_bits(float x);
 float tu_f16_to_f32(uint16_t bits);

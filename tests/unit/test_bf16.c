@@ -13,20 +13,6 @@
 
 #include "core/bf16.h"
 
-static uint32_t bits_of(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
-static float float_of(uint32_t x)
-{
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
 /* The value of a bf16 pattern from the definition (binary32's top half). */
 static double decode(uint16_t h)
 {
@@ -65,7 +51,7 @@ static void expect_f32(float x)
 {
     const uint16_t got = vka_f32_to_bf16(x);
     if (isnan(x)) {
-        assert_int_equal(got, (bits_of(x) >> 16) | 0x40u); /* quiet, sign and payload top */
+        assert_int_equal(got, (tu_bits_of(x) >> 16) | 0x40u); /* quiet, sign and payload top */
         return;
     }
     assert_int_equal(got, encode(x));
@@ -76,7 +62,7 @@ static void every_bf16_round_trips(void **state)
     (void)state;
     for (uint32_t p = 0; p < 0x10000; p++) {
         const float f = vka_bf16_to_f32((uint16_t)p);
-        assert_int_equal(bits_of(f), p << 16); /* exact: the top half */
+        assert_int_equal(tu_bits_of(f), p << 16); /* exact: the top half */
         const uint16_t back = vka_f32_to_bf16(f);
         if (isnan(f)) { /* NaN stays NaN, made quiet, sign and payload kept */
             assert_int_equal(back, p | 0x40u);
@@ -100,7 +86,7 @@ static void ties_and_neighbours(void **state)
     assert_int_equal(vka_f32_to_bf16(-0.0f), 0x8000);
     assert_int_equal(vka_f32_to_bf16(0.0f), 0x0000);
     /* overflow: the largest finite 0x7f7f, the tie past it rounds to inf */
-    const float max = float_of(0x7f7f0000u), tie = float_of(0x7f7f8000u);
+    const float max = tu_float_of(0x7f7f0000u), tie = tu_float_of(0x7f7f8000u);
     assert_int_equal(vka_f32_to_bf16(max), 0x7f7f);
     assert_int_equal(vka_f32_to_bf16(nextafterf(tie, 0)), 0x7f7f);
     assert_int_equal(vka_f32_to_bf16(tie), 0x7f80);
@@ -115,10 +101,10 @@ static void ties_and_neighbours(void **state)
     assert_int_equal(vka_f32_to_bf16(-0x1p-149f), 0x8000);
     /* NaN payloads: a signalling NaN whose payload is all below bf16 must not
      * become inf */
-    assert_int_equal(vka_f32_to_bf16(float_of(0x7f800001u)), 0x7fc0);
-    assert_int_equal(vka_f32_to_bf16(float_of(0xff800001u)), 0xffc0);
-    assert_int_equal(vka_f32_to_bf16(float_of(0x7fa12345u)), 0x7fe1);
-    assert_int_equal(vka_f32_to_bf16(float_of(0xffc00000u)), 0xffc0);
+    assert_int_equal(vka_f32_to_bf16(tu_float_of(0x7f800001u)), 0x7fc0);
+    assert_int_equal(vka_f32_to_bf16(tu_float_of(0xff800001u)), 0xffc0);
+    assert_int_equal(vka_f32_to_bf16(tu_float_of(0x7fa12345u)), 0x7fe1);
+    assert_int_equal(vka_f32_to_bf16(tu_float_of(0xffc00000u)), 0xffc0);
     const float cases[] = {1.0f + 0x1p-8f, max, tie, 0x1p-133f, 3 * 0x1p-134f, 0.1f, -3.3e38f};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_f32(cases[i]);
@@ -130,7 +116,7 @@ static void random_patterns(void **state)
     uint32_t s = 12345;
     for (int i = 0; i < 200000; i++) {
         s = s * 1664525u + 1013904223u;
-        expect_f32(float_of(s));
+        expect_f32(tu_float_of(s));
     }
 }
 

@@ -10,20 +10,6 @@
 
 #include "vkattn/half.h"
 
-static uint32_t bits_of(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    return x;
-}
-
-static float float_of(uint32_t x)
-{
-    float f;
-    memcpy(&f, &x, sizeof f);
-    return f;
-}
-
 /* The value of an f16 pattern from the definition of binary16. */
 static double decode(uint16_t h)
 {
@@ -61,15 +47,15 @@ static void expect(float x)
 {
     const uint16_t got = tu_f16_bits(x);
     if (isnan(x)) {
-        const uint16_t want = (uint16_t)(((bits_of(x) >> 16) & 0x8000) | 0x7e00 |
-                                         ((bits_of(x) >> 13) & 0x3ff));
+        const uint16_t want = (uint16_t)(((tu_bits_of(x) >> 16) & 0x8000) | 0x7e00 |
+                                         ((tu_bits_of(x) >> 13) & 0x3ff));
         if (got != want)
-            fail_msg("NaN %08x: got %04x, want %04x", bits_of(x), got, want);
+            fail_msg("NaN %08x: got %04x, want %04x", tu_bits_of(x), got, want);
         return;
     }
     const uint16_t want = encode(x);
     if (got != want)
-        fail_msg("%.9g (%08x): got %04x, want %04x", (double)x, bits_of(x), got, want);
+        fail_msg("%.9g (%08x): got %04x, want %04x", (double)x, tu_bits_of(x), got, want);
 }
 
 static void every_f16_round_trips(void **state)
@@ -80,8 +66,8 @@ static void every_f16_round_trips(void **state)
         const float f = tu_f16_to_f32(h);
         const double v = decode(h);
         if (isnan(v)) {
-            if (!isnan(f) || (bits_of(f) >> 31) != (h >> 15u) || ((bits_of(f) >> 13) & 0x3ff) != (h & 0x3ffu))
-                fail_msg("NaN %04x decodes to %08x", h, bits_of(f));
+            if (!isnan(f) || (tu_bits_of(f) >> 31) != (h >> 15u) || ((tu_bits_of(f) >> 13) & 0x3ff) != (h & 0x3ffu))
+                fail_msg("NaN %04x decodes to %08x", h, tu_bits_of(f));
             if (tu_f16_bits(f) != (h | 0x200))
                 fail_msg("NaN %04x comes back as %04x", h, tu_f16_bits(f));
             continue;
@@ -133,10 +119,10 @@ static void random_patterns(void **state)
         uint32_t x = tu_rand_u32();
         if (i & 1)
             x = (x & 0x807fffffu) | ((100u + (x >> 23) % 60u) << 23);
-        expect(float_of(x));
+        expect(tu_float_of(x));
     }
-    expect(float_of(0x7f800001u));
-    expect(float_of(0xffc12345u));
+    expect(tu_float_of(0x7f800001u));
+    expect(tu_float_of(0xffc12345u));
 }
 
 static void arrays(void **state)
