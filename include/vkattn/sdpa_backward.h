@@ -100,6 +100,7 @@ extern "C" {
 typedef struct vkattn_sdpa_backward_io {
     vkattn_tensor *q, *k, *v; /* the forward's inputs */
     vkattn_tensor *bias, *value_mask, *mask; /* as vkattn_sdpa_io, per params->mask */
+    /* out and lse: read by the fused path only; checked wherever given */
     vkattn_tensor *out;      /* (B, H, Tq, dv): the forward's output; fused path */
     vkattn_tensor *lse;      /* (B, H, Tq): the fused forward's log-sum-exp; fused path */
     vkattn_tensor *weights;  /* optional (B, H, Tq, Tv): the forward's weights before

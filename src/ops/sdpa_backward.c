@@ -177,6 +177,13 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
          (r = vka_tensor_check_types(ctx, io->out, s->out, caller,
                                      "io->out (required by the fused backward)", both))))
         return r;
+    /* the chained path reads neither lse nor out, but those given are still
+     * checked: a wrong one must not pass because the device took the other
+     * path */
+    if (!pl->fused &&
+        ((io->lse && (r = vka_tensor_check(ctx, io->lse, row_stats(s) / 2, caller, "io->lse"))) ||
+         (io->out && (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)))))
+        return r;
     /* f32 only: f16 weights would add their rounding to every gradient; leave
      * them out and the chained path recomputes them in f32 */
     if (!pl->fused && io->weights &&
