@@ -29,6 +29,10 @@ typedef struct vka_dtype_info {
      * without it the shaders read words of two (the packed paths), and a
      * tensor's offset must be word aligned */
     bool is_16bit;
+    /* read and written through the kernels' float16_t views where the device
+     * has 16-bit storage (f16); a 16-bit type without it (bf16) always runs
+     * packed or staged (vka_path16_of, ops/half_stage.h) */
+    bool f16_view;
     /* a tensor and CPU-reference type (i8 is a KV cache's only) */
     bool tensor;
     /* layers (desc->dtype) and the KV cache take it (i8: the cache only, as

@@ -1,4 +1,4 @@
-/* f16 <-> f32 conversion on the device: shaders/half_convert.comp. */
+/* f16 or bf16 <-> f32 conversion on the device: shaders/half_convert.comp. */
 #include "ops/half_convert.h"
 
 #include "common/elem_iface.h"
@@ -14,15 +14,15 @@ VKA_PUSH_STRUCT(half_convert_push, VKA_HALF_CONVERT_PUSH);
 
 vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      vkattn_tensor *half, vkattn_tensor *f, uint64_t count,
-                                     bool to_f16)
+                                     bool to_half)
 {
     if (count > UINT32_MAX - 1)
         return vka_fail(ctx, VKATTN_ERROR_DEVICE_LIMIT,
-                        "%s: %llu elements do not fit the f16 conversion's 32-bit indexing", caller,
+                        "%s: %llu elements do not fit the 16-bit conversion's 32-bit indexing", caller,
                         (unsigned long long)count);
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, half, count, caller, "the f16 output",
-                                    VKA_DTYPE_BIT(VKATTN_DTYPE_F16))) ||
+    if ((r = vka_tensor_check_types(ctx, half, count, caller, "the 16-bit tensor",
+                                    VKA_DTYPES_16)) ||
         (r = vka_tensor_check(ctx, f, count, caller, "the f32 sums")))
         return r;
     const vka_kernel kernel = {
@@ -30,7 +30,8 @@ vkattn_result vka_half_convert_record(vkattn_context *ctx, VkCommandBuffer cmd, 
         .n_bindings = 2,
         .push_size = sizeof(half_convert_push),
         .n_spec = VKA_HALF_CONVERT_N_SPEC,
-        .spec = {[VKA_HALF_CONVERT_SPEC_TO_TYPE] = to_f16 ? vka_dtype_spec_code(half->dtype) : VKA_ELEM_F32},
+        .spec = {[VKA_HALF_CONVERT_SPEC_HALF_TYPE] = vka_dtype_spec_code(half->dtype),
+                 [VKA_HALF_CONVERT_SPEC_TO_HALF] = to_half},
     };
     half_convert_push push = {.count = (uint32_t)count};
     /* both bindings are declared writable: validation counts them as written */

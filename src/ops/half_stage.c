@@ -1,10 +1,25 @@
 /* f16 tensors of the building-block ops through f32 scratch (see half_stage.h). */
 #include "ops/half_stage.h"
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "ops/half_convert.h"
 #include "vk/prepare.h"
 #include "vk/tensor.h"
+#include "vk/view.h"
+
+vka_path16 vka_path16_of(const vkattn_context *ctx, const vkattn_tensor *const *ts, size_t n)
+{
+    bool any16 = false, views = vka_info(ctx)->storage_buffer_16bit;
+    for (size_t i = 0; i < n; i++) {
+        const vka_dtype_info *d = ts[i] ? vka_dtype_info_of(ts[i]->dtype) : NULL;
+        if (d && d->is_16bit) {
+            any16 = true;
+            views = views && d->f16_view;
+        }
+    }
+    return !any16 ? VKA_PATH_F32 : views ? VKA_PATH_NATIVE16 : VKA_PATH_PACKED;
+}
 
 vkattn_result vka_f16_require_f32(vkattn_context *ctx, const vkattn_tensor *t, const char *caller,
                                   const char *what)

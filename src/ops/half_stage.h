@@ -1,5 +1,6 @@
 /* Internal: how the building-block ops (softmax, dropout, heads, additive,
- * scale) take f16 tensors. Each f16 input is converted exactly into an f32
+ * scale) take 16-bit tensors (f16; bf16 the same way, rounded to nearest
+ * even). Each 16-bit input is converted exactly into an f32
  * scratch tensor (shaders/half_convert.comp), the op's f32 kernel runs on the
  * scratch, and an f16 output is written from f32 results by one rounding
  * (packHalf2x16, the device's f32 -> f16 conversion). All arithmetic stays
@@ -21,6 +22,7 @@
 #define VKA_OPS_HALF_STAGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops/scratch_kinds.h"
@@ -30,6 +32,15 @@
 
 /* Both element types, for vka_tensor_check_types. */
 #define VKA_DTYPES_F32_F16 (VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16))
+
+/* How an op's kernels take its operands. F32: no 16-bit operand. NATIVE16:
+ * every 16-bit operand is f16 and the device has 16-bit storage, so the
+ * kernels' float16_t views read them. PACKED: the others (a bf16 operand, or
+ * no 16-bit storage): the op's packed kernel, or the staging below. */
+typedef enum vka_path16 { VKA_PATH_F32, VKA_PATH_NATIVE16, VKA_PATH_PACKED } vka_path16;
+
+/* The path for operands ts[0..n) (NULL entries are absent operands). */
+vka_path16 vka_path16_of(const vkattn_context *ctx, const vkattn_tensor *const *ts, size_t n);
 
 /* INVALID_ARGUMENT naming `what` and both types when t (if not NULL) is not f32. */
 vkattn_result vka_f16_require_f32(vkattn_context *ctx, const vkattn_tensor *t, const char *caller,

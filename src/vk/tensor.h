@@ -31,6 +31,9 @@ vkattn_result vka_tensor_check(struct vkattn_context *ctx, const struct vkattn_t
 /* As vka_tensor_check, for ops that take the element types in `allowed`, a
  * mask of VKA_DTYPE_BIT(VKATTN_DTYPE_*). */
 #define VKA_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
+/* the 16-bit types, and every floating tensor type */
+#define VKA_DTYPES_16 (VKA_DTYPE_BIT(VKATTN_DTYPE_F16) | VKA_DTYPE_BIT(VKATTN_DTYPE_BF16))
+#define VKA_DTYPES_FLOAT (VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPES_16)
 vkattn_result vka_tensor_check_types(struct vkattn_context *ctx, const struct vkattn_tensor *t,
                                      uint64_t count, const char *caller, const char *what,
                                      unsigned allowed);
