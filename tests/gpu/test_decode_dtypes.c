@@ -17,9 +17,13 @@
  *     1e-4 of a rounding tie. The reference reads the rows dequantized on
  *     the host; without dropout and with an f32 out, also per query row vs
  *     the reference on the unquantized values (docs/SEMANTICS.md, "Int8 KV
- *     cache"): |out - ref| <= (expm1(2 eps) + 1/254) Vmax + 2e-5 max|ref|,
- *     eps = scale ||q||_1 Kmax / 254, Kmax, Vmax the largest |k|, |v| of the
- *     row's (b, K/V head).
+ *     cache"): |out - ref| <= (expm1(2 eps) + 1/254 + 2^-20) Vmax
+ *     + 2e-5 max|ref|, eps = scale ||q||_1 Kmax / 254, Kmax, Vmax the largest
+ *     |k|, |v| of the row's (b, K/V head); 2^-20 Vmax covers the fp32 x / scale
+ *     and scale * q of the rule (127 u + u, u = 2^-24). The bound is reached:
+ *     a row attending to one key outputs that key's value, off by up to half
+ *     a quantization step (Vmax / 254), so margins near 1 (0.85 on seed
+ *     6948452346637058841) are expected, not a sign of flakiness.
  * Bounds (vkattn/decode.h): max|got - ref| <= 2e-5 max|ref| with an f32 out;
  * with an f16 out (2e-5 + 2^-10) max|ref|: the f32 bound plus one rounding
  * to f16 (2^-11 relative, 2^-10 where packHalf2x16 truncates).
@@ -293,7 +297,8 @@ static void check_vs_f32(th_op_case *c)
                 for (uint32_t e = 0; e < p->dk; e++)
                     q1 += fabs(d->q[row * p->dk + e]);
                 const double eps = scale * q1 * kmax / 254.0;
-                const double bnd = (expm1(2 * eps) + 1.0 / 254) * vmax + BOUND * rmax;
+                const double bnd =
+                    (expm1(2 * eps) + 1.0 / 254 + ldexp(1.0, -20)) * vmax + BOUND * rmax;
                 for (uint32_t e = 0; e < p->dv; e++) {
                     const double err = fabs(c->got[row * p->dv + e] - ref32[row * p->dv + e]);
                     if (!TU_WITHIN(err, bnd))
