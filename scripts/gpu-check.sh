@@ -39,9 +39,10 @@
 # winners per group, for src/ops/tuning_table.c), sweep.jsonl and
 # sweep-pipelines.bin (the runs' shared pipeline cache). With
 # --quick: small shapes, each variant one checked run, the emulated
-# cooperative-matrix family and the GPU tuning, within 90 s (lavapipe: about
-# 35 s, and the fused backward on emulated fragments; CTest:
-# script.gpu_check_sweep_quick). Exit status 1 when a variant
+# cooperative-matrix family and the GPU tuning, within 240 s (lavapipe: about
+# 35 s alone, and the fused backward on emulated fragments; 88 s on a machine
+# at load 4, so the budget is a hang guard, not a speed test; CTest:
+# script.gpu_check_sweep_quick, TIMEOUT 300). Exit status 1 when a variant
 # that fits failed its check, errored, or was not run within the time.
 # Exit status: 0 when every test run passed and every bench ran (or its path
 # is not built yet: "unsupported"), 1 otherwise, 2 on bad usage.
@@ -155,7 +156,7 @@ print(json.dumps(", ".join(named(x) for x in d if x.get("default")) or named(d[0
 
 # --- the variant sweep instead of the rest (its own report: sweep.md)
 if [ $sweep = 1 ]; then
-  if [ $quick = 1 ]; then t_sweep=90; else t_sweep=280; fi
+  if [ $quick = 1 ]; then t_sweep=240; else t_sweep=280; fi
   start=$SECONDS
   timeout $((t_sweep + 20)) python3 "$repo/scripts/gpu_sweep.py" "$attnbench" "$out" "${qflag[@]}" \
     --budget $t_sweep

@@ -17,11 +17,9 @@ struct vkattn_context;
 
 /* The tensor types, for messages: "must be " VKA_DTYPE_TENSOR_LIST. */
 #define VKA_DTYPE_TENSOR_LIST "VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or VKATTN_DTYPE_BF16"
-/* The types of layers and of a KV cache's f32/f16 storage (bf16: not yet). */
-#define VKA_DTYPE_LAYER_LIST "VKATTN_DTYPE_F32 or VKATTN_DTYPE_F16"
-
 typedef struct vka_dtype_info {
     const char *name;      /* "f32": messages, case files */
+    const char *a_name;    /* "an f32", "a bf16": "x is %s tensor" */
     const char *enum_name; /* "VKATTN_DTYPE_F32" */
     uint32_t size;         /* bytes per element */
     const char *glsl;      /* GLSL storage type of one element ("float16_t") */
@@ -35,10 +33,10 @@ typedef struct vka_dtype_info {
     bool f16_view;
     /* a tensor and CPU-reference type (i8 is a KV cache's only) */
     bool tensor;
-    /* layers (desc->dtype) and the KV cache take it (i8: the cache only, as
-     * !tensor); bf16 is a tensor and reference type before the ops and
-     * layers take it */
+    /* a layer's desc->dtype (bf16: a tensor type before layers take it) */
     bool layer;
+    /* a KV cache's desc->dtype (i8: the cache's only, as !tensor) */
+    bool cache;
     /* the kernels' *_TYPE specialization constant for an operand of this
      * type: VKA_ELEM_* of shaders/common/elem_iface.h (f32 0, f16 1, bf16 2;
      * no kernel takes bf16 yet, ops refuse it). i8 rows have none (0:
@@ -59,10 +57,15 @@ const vka_dtype_info *vka_dtype_info_of(vkattn_dtype t);
 /* t's row if t is a tensor type, else NULL: the checks' one test. */
 const vka_dtype_info *vka_dtype_tensor(vkattn_dtype t);
 
+/* What a desc->dtype is for: a layer or a KV cache (the table's columns). */
+typedef enum vka_dtype_use { VKA_DTYPE_USE_LAYER, VKA_DTYPE_USE_CACHE } vka_dtype_use;
+
 /* desc->dtype of a layer or KV cache (fn names the caller): success for a
- * layer type; UNSUPPORTED for a tensor type that layers do not take yet
- * (bf16), INVALID_ARGUMENT for any other value, both naming desc->dtype. */
-vkattn_result vka_dtype_check_layer(struct vkattn_context *ctx, const char *fn, vkattn_dtype t);
+ * type of that use; UNSUPPORTED for a tensor type it does not take yet (bf16),
+ * INVALID_ARGUMENT for any other value, both naming desc->dtype and listing
+ * the types it takes (from the table, so a new row changes the message). */
+vkattn_result vka_dtype_check_desc(struct vkattn_context *ctx, const char *fn, vkattn_dtype t,
+                                   vka_dtype_use use);
 
 /* Bytes per element (4 for a value outside the enum, so sizes stay safe to
  * compute before the check that refuses it). */
@@ -74,5 +77,7 @@ uint32_t vka_dtype_spec_code(vkattn_dtype t);
 
 /* "f32", "f16", "i8", "bf16"; "unknown" outside the enum. */
 const char *vka_dtype_name(vkattn_dtype t);
+/* The name with its article ("an f16", "a bf16"; "an unknown"). */
+const char *vka_dtype_a_name(vkattn_dtype t);
 
 #endif /* VKA_CORE_DTYPE_H */

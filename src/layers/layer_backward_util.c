@@ -126,9 +126,9 @@ static vkattn_result check_grad(vkattn_context *ctx, const char *caller, const v
                         caller, name);
     if (t->dtype != VKATTN_DTYPE_F32 && !(half && t->dtype == VKATTN_DTYPE_F16))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: %s is an %s tensor; the backward of an %s layer takes f32%s "
+                        "%s: %s is %s tensor; the backward of an %s layer takes f32%s "
                         "gradients",
-                        caller, name, vka_dtype_name(t->dtype), half ? "f16" : "f32",
+                        caller, name, vka_dtype_a_name(t->dtype), half ? "f16" : "f32",
                         half ? " or f16" : "");
     if (t->count != count)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,

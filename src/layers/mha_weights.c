@@ -27,7 +27,7 @@ vkattn_result vka_mha_create_dims(vkattn_context *ctx, const char *caller, const
                                   vkattn_dtype dtype, vkattn_mha **out)
 {
     *out = NULL;
-    vkattn_result r0 = vka_dtype_check_layer(ctx, caller, dtype);
+    vkattn_result r0 = vka_dtype_check_desc(ctx, caller, dtype, VKA_DTYPE_USE_LAYER);
     if (r0)
         return r0;
     vkattn_mha *layer = calloc(1, sizeof *layer);

@@ -26,8 +26,8 @@ vkattn_result vka_f16_require_f32(vkattn_context *ctx, const vkattn_tensor *t, c
 {
     if (t && t->dtype != VKATTN_DTYPE_F32)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is an %s tensor; it must be f32 (%s takes %s only as f32)",
-                        caller, what, vka_dtype_name(t->dtype), caller, what);
+                        "%s: %s is %s tensor; it must be f32 (%s takes %s only as f32)",
+                        caller, what, vka_dtype_a_name(t->dtype), caller, what);
     return VKATTN_SUCCESS;
 }
 

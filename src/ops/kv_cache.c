@@ -36,8 +36,8 @@ static vkattn_result own_or_wrap(vkattn_context *ctx, const char *fn, const char
         vkattn_result r = vka_tensor_check_types(ctx, app, n, fn, what, VKA_DTYPE_BIT(app->dtype));
         if (r == VKATTN_SUCCESS && app->dtype != d->dtype)
             r = vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                         "%s: %s is an %s tensor; desc->dtype says %s", fn, what,
-                         vka_dtype_name(app->dtype), vka_dtype_name(d->dtype));
+                         "%s: %s is %s tensor; desc->dtype says %s", fn, what,
+                         vka_dtype_a_name(app->dtype), vka_dtype_name(d->dtype));
         if (r == VKATTN_SUCCESS && app->count != n)
             r = vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                          "%s: %s has %llu elements; the cache needs exactly %llu", fn, what,
@@ -67,17 +67,9 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
     if (zero)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: desc->%s is 0; must be >= 1", __func__,
                         zero);
-    const vka_dtype_info *di = vka_dtype_info_of(d.dtype);
-    if (di && !di->layer) /* bf16: a tensor type that no cache kernel takes yet */
-        return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: desc->dtype is %s; %s KV caches are not supported yet (must be "
-                        "VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or VKATTN_DTYPE_I8)",
-                        __func__, di->enum_name, di->name);
-    if (!di)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: desc->dtype is %d; must be VKATTN_DTYPE_F32, VKATTN_DTYPE_F16 or "
-                        "VKATTN_DTYPE_I8",
-                        __func__, (int)d.dtype);
+    vkattn_result r = vka_dtype_check_desc(ctx, __func__, d.dtype, VKA_DTYPE_USE_CACHE);
+    if (r)
+        return r;
     if (d.dtype == VKATTN_DTYPE_I8 && (d.key_dim % 4 || d.value_dim % 4))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
                         "%s: an int8 cache needs desc->%s (%u) to be a multiple of 4: rows are "
@@ -98,7 +90,7 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
         return vka_fail(ctx, VKATTN_ERROR_SIZE_OVERFLOW, "%s: the cache's size overflows", __func__);
     vkattn_kv_cache *c = calloc(1, sizeof *c);
     uint32_t *zeros = calloc((size_t)d.batch + 1, sizeof *zeros);
-    vkattn_result r = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
+    r = VKATTN_ERROR_OUT_OF_HOST_MEMORY;
     if (!c || !zeros || !(c->host_len = calloc(d.batch, sizeof *c->host_len))) {
         vka_fail(ctx, r, "%s: out of host memory", __func__);
         goto fail;

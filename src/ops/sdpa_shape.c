@@ -41,9 +41,9 @@ vkattn_result vka_sdpa_check_flagged(vkattn_context *ctx, const char *caller, co
 {
     if (set && t && t->ctx == ctx && t->dtype != VKATTN_DTYPE_F32)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: %s is an %s tensor; it must be f32 (masks, bias and the "
-                        "log-sum-exp have no f16 form)",
-                        caller, what, vka_dtype_name(t->dtype));
+                        "%s: %s is %s tensor; it must be f32 (masks, bias and the "
+                        "log-sum-exp have no 16-bit form)",
+                        caller, what, vka_dtype_a_name(t->dtype));
     if (set)
         return vka_tensor_check(ctx, t, count, caller, what);
     if (t)

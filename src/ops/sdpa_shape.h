@@ -20,7 +20,7 @@ vkattn_result vka_sdpa_resolve(vkattn_context *ctx, const char *caller,
 /* An optional operand (bias, masks, lse, weights): one the flags ask for
  * (`set`) must be there, f32 and at least `count` elements; one they do not
  * ask for must be NULL, so a forgotten flag is not silently ignored. An f16
- * one is INVALID_ARGUMENT: these operands have no f16 form. `flag` names the
+ * one is INVALID_ARGUMENT: these operands have no 16-bit form. `flag` names the
  * params field in messages. */
 vkattn_result vka_sdpa_check_flagged(vkattn_context *ctx, const char *caller, const char *what,
                                      const char *flag, bool set, const vkattn_tensor *t,

@@ -54,7 +54,7 @@ vkattn_result vka_attention_check_desc(struct vkattn_context *ctx, const char *f
                         "VKATTN_SCORE_CONCAT",
                         fn, (int)d->score_mode);
     r = check_dropout(ctx, fn, d->dropout);
-    return r != VKATTN_SUCCESS ? r : vka_dtype_check_layer(ctx, fn, d->dtype);
+    return r != VKATTN_SUCCESS ? r : vka_dtype_check_desc(ctx, fn, d->dtype, VKA_DTYPE_USE_LAYER);
 }
 
 vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -69,7 +69,7 @@ vkattn_result vka_additive_attention_check_desc(struct vkattn_context *ctx, cons
         r = check_dropout(ctx, fn, d->dropout);
     if (r == VKATTN_SUCCESS)
         r = vka_check_initializer(ctx, fn, "desc->scale_initializer", d->scale_initializer);
-    return r != VKATTN_SUCCESS ? r : vka_dtype_check_layer(ctx, fn, d->dtype);
+    return r != VKATTN_SUCCESS ? r : vka_dtype_check_desc(ctx, fn, d->dtype, VKA_DTYPE_USE_LAYER);
 }
 
 vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn,
@@ -91,5 +91,5 @@ vkattn_result vka_bahdanau_check_desc(struct vkattn_context *ctx, const char *fn
         (r = vka_check_initializer(ctx, fn, "desc->kernel_initializer", d->kernel_initializer)) ==
             VKATTN_SUCCESS)
         r = vka_check_initializer(ctx, fn, "desc->bias_initializer", d->bias_initializer);
-    return r != VKATTN_SUCCESS ? r : vka_dtype_check_layer(ctx, fn, d->dtype);
+    return r != VKATTN_SUCCESS ? r : vka_dtype_check_desc(ctx, fn, d->dtype, VKA_DTYPE_USE_LAYER);
 }

@@ -149,8 +149,8 @@ vkattn_result vkattn_tensor_wrap(vkattn_context *ctx, const vkattn_tensor_desc *
                         __func__, (unsigned long long)view->offset, align);
     if (vka_dtype_info_of(desc->dtype)->is_16bit && view->offset % 4) /* packed paths read words */
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: view->offset %llu is not a multiple of 4, which an %s view needs",
-                        __func__, (unsigned long long)view->offset, vka_dtype_name(desc->dtype));
+                        "%s: view->offset %llu is not a multiple of 4, which %s view needs",
+                        __func__, (unsigned long long)view->offset, vka_dtype_a_name(desc->dtype));
     const uint64_t bytes = padded_bytes(count, desc->dtype);
     if (view->size && view->size < bytes)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -202,8 +202,8 @@ vkattn_result vka_tensor_check_types(vkattn_context *ctx, const vkattn_tensor *t
                         caller, what);
     if (!(allowed & VKA_DTYPE_BIT(t->dtype)))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: %s is an %s tensor; %s is not supported by %s yet", caller, what,
-                        vka_dtype_name(t->dtype), vka_dtype_name(t->dtype), caller);
+                        "%s: %s is %s tensor; %s is not supported by %s yet", caller, what,
+                        vka_dtype_a_name(t->dtype), vka_dtype_name(t->dtype), caller);
     if (t->count < count)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s has %llu elements; the op needs %llu", caller, what,

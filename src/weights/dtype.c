@@ -1,7 +1,10 @@
-/* safetensors dtypes: element sizes, and F16 / BF16 to float. Both halves
- * convert exactly (every half and bfloat16 value is a float), so these are
- * bit manipulations, not arithmetic that could round. */
+/* safetensors dtypes: element sizes, and F16 / BF16 to float. Both convert
+ * exactly (every half and bfloat16 value is a float), by the library's one
+ * conversion of each (core/half.h, core/bf16.h). */
 #include "weights/weights_internal.h"
+
+#include "core/bf16.h"
+#include "core/half.h"
 
 #include <string.h>
 
@@ -32,27 +35,6 @@ static float from_bits(uint32_t u)
     return f;
 }
 
-float vka_weights_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-    if (exp == 0x1f) /* inf, NaN (payload kept) */
-        return from_bits(sign | 0x7f800000u | (man << 13));
-    if (exp != 0)
-        return from_bits(sign | ((exp + 112u) << 23) | (man << 13));
-    if (man == 0)
-        return from_bits(sign);
-    /* subnormal: normalize; value man * 2^-24 */
-    uint32_t e = 113;
-    while (!(man & 0x400u)) {
-        man <<= 1;
-        e--;
-    }
-    return from_bits(sign | (e << 23) | ((man & 0x3ffu) << 13));
-}
-
-float vka_weights_bf16_to_f32(uint16_t h) { return from_bits((uint32_t)h << 16); }
-
 void vka_weights_decode(vkattn_weights_dtype dtype, const uint8_t *b, size_t n, float *out)
 {
     switch (dtype) {
@@ -63,11 +45,11 @@ void vka_weights_decode(vkattn_weights_dtype dtype, const uint8_t *b, size_t n, 
         break;
     case VKATTN_WEIGHTS_DTYPE_F16:
         for (size_t i = 0; i < n; i++, b += 2)
-            out[i] = vka_weights_f16_to_f32((uint16_t)(b[0] | b[1] << 8));
+            out[i] = vka_f16_to_f32((uint16_t)(b[0] | b[1] << 8));
         break;
     case VKATTN_WEIGHTS_DTYPE_BF16:
         for (size_t i = 0; i < n; i++, b += 2)
-            out[i] = vka_weights_bf16_to_f32((uint16_t)(b[0] | b[1] << 8));
+            out[i] = vka_bf16_to_f32((uint16_t)(b[0] | b[1] << 8));
         break;
     case VKATTN_WEIGHTS_DTYPE_OTHER:
         break;

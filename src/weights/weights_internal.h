@@ -36,8 +36,6 @@ struct vkattn_weights_file {
 
 /* Element size of a safetensors dtype name, 0 if it is not one. */
 uint32_t vka_weights_dtype_size(const char *name, vkattn_weights_dtype *dtype);
-float vka_weights_f16_to_f32(uint16_t h);
-float vka_weights_bf16_to_f32(uint16_t h);
 /* n little-endian elements of dtype (F32/F16/BF16) from bytes to floats. */
 void vka_weights_decode(vkattn_weights_dtype dtype, const uint8_t *bytes, size_t n, float *out);
 

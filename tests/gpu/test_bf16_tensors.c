@@ -404,7 +404,7 @@ static const th_bad_arg descs[] = {
     {"kv cache", cache_bf16, VKATTN_ERROR_UNSUPPORTED,
      "desc->dtype is VKATTN_DTYPE_BF16; bf16 KV caches are not supported yet"},
     {"kv cache, bf16 keys", cache_bf16_keys, VKATTN_ERROR_INVALID_ARGUMENT,
-     "desc->keys is an bf16 tensor"},
+     "desc->keys is a bf16 tensor"},
 };
 
 static void test_descs_refuse_bf16(void **state)
