@@ -22,7 +22,7 @@ from .tensor import Tensor
 from .kv_cache import KVCache, sdpa_decode
 from .sdpa_backward import sdpa_backward
 from .optim import SGD, Adam, AdamW
-from . import reference
+from . import bfloat16, reference
 
 __all__ = [
     "AdditiveAttention", "Attention", "BahdanauAttention", "Context", "Device",
@@ -30,7 +30,8 @@ __all__ = [
     "GroupedQueryAttention", "InvalidArgumentError", "MultiHeadAttention",
     "NoDeviceError", "NoVulkanError", "NotReadyError", "OutOfDeviceMemoryError",
     "OutOfHostMemoryError", "SizeOverflowError", "UnsupportedError", "VulkanError",
-    "default_context", "devices", "library_path", "library_version", "profiles", "reference",
+    "bfloat16", "default_context", "devices", "library_path", "library_version", "profiles",
+    "reference",
     "sdpa",
     "Tensor", "KVCache", "sdpa_decode", "sdpa_backward", "SGD", "Adam", "AdamW",
 ]

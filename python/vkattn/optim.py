@@ -83,8 +83,8 @@ class _Optimizer:
             if not isinstance(p, Tensor):
                 raise invalid("%s: %s must be a vkattn.Tensor; got %r" % (who, name, p))
             if p.dtype != np.float32:
-                raise invalid("%s: %s is float16; the optimizer updates float32 Tensors"
-                              % (who, name))
+                raise invalid("%s: %s is %s; the optimizer updates float32 Tensors"
+                              % (who, name, p.dtype_name))
             ctx = p.context
             g = f32(g, "%s: grads[%d]" % (who, i), device=True)
             if g.shape != p.shape:
@@ -92,7 +92,8 @@ class _Optimizer:
                               % (who, i, g.shape, name, p.shape))
             check_contexts(ctx, who, (("grads[%d]" % i, g),))
             if isinstance(g, Tensor) and g.dtype != np.float32:
-                raise invalid("%s: grads[%d] is float16; the optimizer takes float32" % (who, i))
+                raise invalid("%s: grads[%d] is %s; the optimizer takes float32"
+                              % (who, i, g.dtype_name))
             owner = p._parent if p._parent is not None else p
             with ctx._lock, Tensors(ctx) as ts:
                 slots = self._slots(owner, None, p.size, ctx)

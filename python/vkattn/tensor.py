@@ -1,4 +1,4 @@
-"""vkattn.Tensor: an f32 or f16 array kept in device memory (vkattn/tensor.h).
+"""vkattn.Tensor: an f32, f16 or bf16 array kept in device memory (vkattn/tensor.h).
 
 Upload once, then pass the Tensor to vkattn.sdpa (q, k, v) or a layer's call
 (query, value, key) in place of a numpy array: the call then neither uploads it
@@ -11,8 +11,11 @@ from ._owned import ContextOwned
 from .context import default_context
 from .errors import check, invalid
 
-_DTYPES = {"float32": 0, "float16": 1}
-_NUMPY = {0: np.float32, 1: np.float16}
+_DTYPES = {"float32": 0, "float16": 1, "bfloat16": 3}  # vkattn_dtype codes
+_NAMES = {code: name for name, code in _DTYPES.items()}
+# the host arrays of each: numpy has no bfloat16, so a bfloat16 Tensor's are its
+# bit patterns (uint16; vkattn.bfloat16 converts them)
+_NUMPY = {0: np.float32, 1: np.float16, 3: np.uint16}
 
 
 def _destroy(handle):
@@ -24,17 +27,34 @@ def _dtype_code(dtype, who):
         return None
     name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
     if name not in _DTYPES:
-        raise invalid("%s: dtype must be \"float32\" or \"float16\"; got %r" % (who, dtype))
+        raise invalid("%s: dtype must be \"float32\", \"float16\" or \"bfloat16\"; got %r"
+                      % (who, dtype))
     return _DTYPES[name]
 
 
+def _host_array(a, code, who):
+    """a as what a Tensor of code uploads: float32 or float16, or for bfloat16 its
+    bit patterns (uint16, as they are) or float32 values (the library rounds them
+    to nearest even on upload)."""
+    want = _NUMPY[code]
+    if code == _DTYPES["bfloat16"] and a.dtype != np.uint16:
+        want = np.float32
+    try:
+        return np.ascontiguousarray(a, dtype=want)
+    except (TypeError, ValueError) as e:
+        raise invalid("%s: array cannot be converted to %s: %s" % (who, _NAMES[code], e)) from e
+
+
 class Tensor(ContextOwned):
-    """A rank 1-4 float32 or float16 array on a Context's device.
+    """A rank 1-4 float32, float16 or bfloat16 array on a Context's device.
 
     Tensor(array, dtype=None, context=None): uploads array (float16 arrays stay
-    float16, anything else becomes float32 unless dtype says; float32 -> float16
-    rounds to nearest even). Tensor.empty(shape, dtype, context): contents undefined.
-    numpy() downloads it (float32 or float16, exactly); update(array) overwrites it.
+    float16, anything else becomes float32 unless dtype says; float32 -> float16 or
+    bfloat16 rounds to nearest even). A bfloat16 Tensor takes uint16 arrays as bit
+    patterns, as they are, and other arrays as values. Tensor.empty(shape, dtype,
+    context): contents undefined. numpy() downloads it exactly (float32, float16, or
+    for bfloat16 the uint16 bit patterns: vkattn.bfloat16.to_float32 reads them);
+    update(array) overwrites it.
     The context owns it: close() (or a with-block, or garbage collection) frees it,
     and closing the context frees every Tensor still on it. reshape() gives a view of
     the same memory (no copy) that keeps this Tensor alive.
@@ -46,12 +66,11 @@ class Tensor(ContextOwned):
         code = _dtype_code(dtype, "Tensor")
         try:
             a = np.asarray(array)
-            if code is None:
-                code = 1 if a.dtype == np.float16 else 0
-            a = np.ascontiguousarray(a, dtype=_NUMPY[code])
         except (TypeError, ValueError) as e:
-            raise invalid("Tensor: array cannot be converted to %s: %s"
-                          % (np.dtype(_NUMPY[code]).name, e)) from e
+            raise invalid("Tensor: array is not an array: %s" % e) from e
+        if code is None:
+            code = 1 if a.dtype == np.float16 else 0
+        a = _host_array(a, code, "Tensor")
         self._create(a.shape, code, context, "Tensor")
         self._write(a)
 
@@ -99,14 +118,20 @@ class Tensor(ContextOwned):
 
     @property
     def dtype(self):
-        """numpy's float32 or float16."""
+        """numpy's dtype of the host arrays: float32, float16, or uint16 (bfloat16's
+        bit patterns; dtype_name says "bfloat16")."""
         return np.dtype(_NUMPY[self._code])
+
+    @property
+    def dtype_name(self):
+        """"float32", "float16" or "bfloat16"."""
+        return _NAMES[self._code]
 
     def _owner(self):
         return self._parent if self._parent is not None else self
 
     def __repr__(self):
-        return "<vkattn.Tensor shape=%s dtype=%s%s>" % (self._shape, self.dtype.name,
+        return "<vkattn.Tensor shape=%s dtype=%s%s>" % (self._shape, self.dtype_name,
                                                        " closed" if self.closed else "")
 
     # -- lifetime
@@ -119,7 +144,8 @@ class Tensor(ContextOwned):
     # -- data
 
     def numpy(self):
-        """A new numpy array with the contents (float32 or float16, exactly)."""
+        """A new numpy array with the contents, exactly (float32, float16, or uint16 bit
+        patterns for bfloat16)."""
         a = np.empty(self._shape, _NUMPY[self._code])
         with self._context._lock:
             check(lib.vkattn_tensor_download_raw(self._ptr("Tensor.numpy"),
@@ -130,20 +156,24 @@ class Tensor(ContextOwned):
     def update(self, array):
         """Overwrites the contents with array (same element count; converted to dtype)."""
         try:
-            a = np.ascontiguousarray(array, dtype=_NUMPY[self._code])
+            a = np.asarray(array)
         except (TypeError, ValueError) as e:
-            raise invalid("Tensor.update: array cannot be converted to %s: %s"
-                          % (self.dtype.name, e)) from e
+            raise invalid("Tensor.update: array is not an array: %s" % e) from e
+        a = _host_array(a, self._code, "Tensor.update")
         if a.size != self.size:
             raise invalid("Tensor.update: array has shape %s (%d elements); the Tensor is %s"
                           % (a.shape, a.size, self._shape))
         self._write(a)
 
     def _write(self, a):
+        # in the Tensor's own element type, or float32 values for a bfloat16 Tensor,
+        # which the library rounds to nearest even
+        raw = a.dtype == _NUMPY[self._code]
+        upload, ptr = ((lib.vkattn_tensor_upload_raw, "const void *") if raw else
+                       (lib.vkattn_tensor_upload, "const float *"))
         with self._context._lock:
-            check(lib.vkattn_tensor_upload_raw(self._ptr("Tensor"),
-                                               ffi.cast("const void *", a.ctypes.data), 0,
-                                               a.size), self._context._handle)
+            check(upload(self._ptr("Tensor"), ffi.cast(ptr, a.ctypes.data), 0, a.size),
+                  self._context._handle)
 
     def reshape(self, *shape):
         """A view of the same memory with another shape of the same element count."""
@@ -167,7 +197,7 @@ def host(x):
 
 def check_contexts(ctx, who, named, dtype=None):
     """Each Tensor among (name, x) pairs must live on ctx, the call's context, and have
-    dtype ("float32", "float16") where one is given: a layer's inputs, since a numpy
+    dtype ("float32", "float16", "bfloat16") where one is given: a layer's inputs, since a numpy
     input is cast to the layer's dtype (Keras's dtype policy) and a Tensor is not."""
     for name, x in named:
         if not isinstance(x, Tensor):
@@ -175,9 +205,9 @@ def check_contexts(ctx, who, named, dtype=None):
         if x._context is not ctx:
             raise invalid("%s: %s is a vkattn.Tensor of another Context than the call's"
                           % (who, name))
-        if dtype is not None and x.dtype.name != dtype:
+        if dtype is not None and x.dtype_name != dtype:
             raise invalid("%s: %s is a %s Tensor; this %s layer takes %s Tensors"
-                          % (who, name, x.dtype.name, dtype, dtype))
+                          % (who, name, x.dtype_name, dtype, dtype))
 
 
 def on_context(x, ctx, name):
