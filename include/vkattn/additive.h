@@ -21,12 +21,14 @@
  * the double reference, max|S - ref| / max|ref| <= 1e-5 in the tests, including
  * inputs with |q + k| up to 100.
  *
- * Half precision: q, k, scale and scores may each be f16 or f32. f16 inputs
- * are read exactly (through f32 scratch), the arithmetic is the fp32 above,
- * and an f16 S is each fp32 score rounded once. Bound per element against
- * vkattn_reference_additive with an f32 out (the exact result of the
- * stored inputs): |S - ref| <= ulp16(ref) + 1e-5 max|ref|, ulp16 = the f16
- * spacing at |ref| (2^-10 relative; 0 for an f32 S).
+ * Half precision: q, k, scale and scores may each be f32, f16 or bf16. 16-bit
+ * inputs are read exactly (through f32 scratch), the arithmetic is the fp32
+ * above, and a 16-bit S is each fp32 score rounded once. Bound per element
+ * against vkattn_reference_additive with an f32 out (the exact result of the
+ * stored inputs), e = 1e-5 max|ref|: |S - ref| <= ulp16(|ref| + e) + e for an
+ * f16 S, ulp16 = the f16 spacing (2^-10 relative); <= ulp_bf16(|ref| + e) / 2
+ * + e for a bf16 S, ulp_bf16 = the bf16 spacing (2^-7 relative; half of it:
+ * vkattn rounds bf16 to nearest even itself); <= e for an f32 S.
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); q, k
  * and scale are read, scores is written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT

@@ -27,11 +27,12 @@
  * below their size), including inputs with |q + k| up to 100; about 3e-7
  * measured on lavapipe.
  *
- * f16: q, k, scale, grad_scores and each gradient may be f16 or f32, each on
- * its own. An f16 input is read through an exact f32 copy, the arithmetic is
- * the f32 backward's, and an f16 gradient is rounded once from its f32
- * result (one extra pass per f16 tensor): the bound above on the stored
- * values, plus 2^-11 of |ref| for an f16 gradient.
+ * 16-bit: q, k, scale, grad_scores and each gradient may be f32, f16 or
+ * bf16, each on its own. A 16-bit input is read through an exact f32 copy,
+ * the arithmetic is the f32 backward's, and a 16-bit gradient is rounded once
+ * from its f32 result (one extra pass per 16-bit tensor): the bound above on
+ * the stored values, plus 2^-11 of |ref| for an f16 gradient, 2^-8 for a bf16
+ * one (half a spacing: 11 and 8 significand bits).
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); q,
  * k, scale and grad_scores are read, the gradients asked for are written by
@@ -45,7 +46,7 @@
  * gradient tensor that is one of the inputs or another gradient),
  * VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (a tensor beyond
  * 32-bit indexing, Tq or Tv or B * Tq beyond the loop budget),
- * VKATTN_ERROR_UNSUPPORTED (a tensor neither f32 nor f16), Vulkan failures. On an argument
+ * VKATTN_ERROR_UNSUPPORTED (a tensor neither f32, f16 nor bf16), Vulkan failures. On an argument
  * error nothing is recorded.
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in
  * any mode) may run on several threads of one context (vkattn/context.h).

@@ -18,16 +18,19 @@
  * VKATTN_RUN_NOW: submits and waits). Advance dropout.offset per training step, or
  * every step draws the same mask.
  *
- * Half precision: in and out may each be f16 or f32 (vkattn/tensor.h); in
- * place they are one tensor. The same elements are kept as in f32 (the mask
- * does not depend on the type); a kept value is in (exact) times the f32
- * scale in f32, and an f16 out gets that product rounded once by the device's
- * f32 -> f16 conversion: within ulp16 (one f16 ulp, 2^-10 of its binade) of
- * vkattn_reference_dropout with an f32 out, equal to the typed
+ * Half precision: in and out may each be f32, f16 or bf16 (vkattn/tensor.h);
+ * in place they are one tensor. The same elements are kept as in f32 (the
+ * mask does not depend on the type); a kept value is in (exact) times the f32
+ * scale in f32, and a 16-bit out gets that product rounded once: an f16 out
+ * by the device's f32 -> f16 conversion, within ulp16 (one f16 ulp, 2^-10 of
+ * its binade) of vkattn_reference_dropout with an f32 out, equal to the typed
  * reference with an f16 out on devices that round to nearest even
- * (lavapipe). With storageBuffer16BitAccess the kernel reads and writes f16
- * as float16_t; without it f16 tensors pass through f32 scratch (one
- * conversion pass each; docs/SEMANTICS.md, "Half precision").
+ * (lavapipe); a bf16 out by vkattn's own rounding to nearest even, within
+ * half a bf16 ulp (2^-8 of its binade), equal to the typed reference with a
+ * bf16 out on every device. With storageBuffer16BitAccess the kernel reads
+ * and writes f16 as float16_t; bf16, or f16 without it, passes through f32
+ * scratch (one conversion pass each; docs/SEMANTICS.md, "Half precision").
+ * The backward (below) takes the same types.
  *
  * Recording contract: as in vkattn/matmul.h.
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params, io or tensor;

@@ -8,13 +8,16 @@
  * split followed by a merge gives back the input exactly. The CPU references
  * are vkattn_reference_heads_split and vkattn_reference_heads_merge.
  *
- * Half precision: in and out may each be f16 or f32. f16 -> f16, f16 -> f32
- * and f32 -> f32 are exact; f32 -> f16 rounds each element once by the
- * device's conversion (within ulp16 = one f16 ulp of the typed reference
- * vkattn_reference_heads_split / _merge with an f32 out; equal to
- * it with an f16 out where the device rounds to nearest even). With
- * storageBuffer16BitAccess the kernel reads and writes f16 as float16_t;
- * without it f16 tensors pass through f32 scratch.
+ * Half precision: in and out may each be f32, f16 or bf16 (the backwards
+ * too). A copy into the same type or into f32 is exact; into f16 from another
+ * type it rounds each element once by the device's conversion (within
+ * ulp16 = one f16 ulp of the typed reference vkattn_reference_heads_split /
+ * _merge with an f32 out; equal to it with an f16 out where the device rounds
+ * to nearest even), into bf16 from another type by vkattn's rounding to
+ * nearest even (within half a bf16 ulp, 2^-8 of its binade; equal to the
+ * typed reference with a bf16 out). With storageBuffer16BitAccess the kernel
+ * reads and writes f16 as float16_t; bf16, or f16 without it, passes through
+ * f32 scratch.
  *
  * Often no copy is needed at all: matmul reads and writes strided views
  * (vkattn_matrix_layout's head_stride and row_stride), so a projection can

@@ -27,25 +27,29 @@
  * In place: io->out may be the same tensor as io->scores; it must not otherwise
  * overlap an input.
  *
- * Half precision: scores, bias and out may each be f16 or f32; value_mask and
- * mask are f32 only (an f16 mask is VKATTN_ERROR_INVALID_ARGUMENT naming it
- * and both types). f16 inputs are read exactly, max and sums stay fp32, an f16
- * out is each fp32 weight rounded once. Bound per element against
- * vkattn_reference_softmax with an f32 out (the exact result of the
- * stored inputs): |out - ref| <= ulp16(ref) + 1e-5 max|ref|, ulp16 = the f16
- * spacing at |ref| (2^-10 relative, 2^-24 below 2^-14; 0 for an f32 out).
- * Kernels: with storageBuffer16BitAccess and 5 storage buffers per stage the
- * f16 tensors are float16_t buffers; otherwise f16 scores (and bias) are read
- * as packed halves, an f16 out is written through f32 scratch and a
- * conversion pass, and on 4-buffer devices an f16 bias is converted to f32
- * before being packed with the masks. In place with f16 works on every path.
+ * Half precision: scores, bias and out may each be f32, f16 or bf16 (mixed
+ * too); value_mask and mask are f32 only (a 16-bit mask is
+ * VKATTN_ERROR_INVALID_ARGUMENT naming it and both types). 16-bit inputs are
+ * read exactly, max and sums stay fp32, a 16-bit out is each fp32 weight
+ * rounded once. Bound per element against vkattn_reference_softmax with an
+ * f32 out (the exact result of the stored inputs), e = 1e-5 max|ref|:
+ * f16 out: |out - ref| <= ulp16(|ref| + e) + e, ulp16 = the f16 spacing
+ * (2^-10 relative, 2^-24 below 2^-14); bf16 out: <= ulp_bf16(|ref| + e) / 2
+ * + e, ulp_bf16 = the bf16 spacing (2^-7 relative, 2^-133 below 2^-126;
+ * half of it: vkattn rounds bf16 to nearest even itself); f32 out: <= e.
+ * Kernels: with storageBuffer16BitAccess and 5 storage buffers per stage,
+ * f16 tensors (when no operand is bf16) are float16_t buffers; otherwise
+ * 16-bit scores (and bias) are read as packed words, a 16-bit out is written
+ * through f32 scratch and a conversion pass, and on 4-buffer devices a 16-bit
+ * bias is converted to f32 before being packed with the masks. In place with
+ * 16 bits works on every path.
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h). One
- * dispatch (plus one conversion pass per f16 tensor that goes through scratch,
+ * dispatch (plus one conversion pass per 16-bit tensor that goes through scratch,
  * above); inputs are read and io->out written by the compute shader stage.
  *
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; batch,
- * tq or tv 0; scale NaN or inf; an enum out of range; an f16 mask; a tensor missing where
+ * tq or tv 0; scale NaN or inf; an enum out of range; a 16-bit mask; a tensor missing where
  * its flag is set or given where it is not; tensors too small; out aliasing
  * bias, value_mask or mask; tensors of another context),
  * VKATTN_ERROR_SIZE_OVERFLOW (B*H*Tq*Tv overflows 64 bits),

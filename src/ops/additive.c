@@ -94,7 +94,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         return r;
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    const unsigned both = VKA_DTYPES_F32_F16;
+    const unsigned both = VKA_DTYPES_FLOAT;
     if ((r = vka_tensor_check_types(ctx, io->q, n.q, caller, "io->q", both)) ||
         (r = vka_tensor_check_types(ctx, io->k, n.k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->scores, n.scores, caller, "io->scores", both)))
@@ -172,7 +172,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     if ((r = vka_split_rows(ctx, caller, "additive", params->tq, t.tq,
                             (uint64_t)params->batch * params->tv * params->dim, &rows)))
         return r;
-    /* f16 tensors go through f32 scratch (ops/half_stage.h) */
+    /* 16-bit tensors go through f32 scratch (ops/half_stage.h) */
     const uint64_t b = params->batch, nq = b * params->tq * params->dim,
                    nk = b * params->tv * params->dim, ns = b * params->tq * params->tv;
     vkattn_tensor *q, *k, *scale, *scores;
@@ -208,10 +208,9 @@ vkattn_result vkattn_additive_record(vkattn_context *ctx, VkCommandBuffer cmd,
     vkattn_result r = check_io(ctx, __func__, params, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    /* f16 tensors always go through f32 scratch (ops/half_stage.h) */
+    /* 16-bit tensors always go through f32 scratch (ops/half_stage.h) */
     const additive_op op = {.params = params, .io = io};
-    const bool staged = io->q->dtype == VKATTN_DTYPE_F16 || io->k->dtype == VKATTN_DTYPE_F16 ||
-                        (io->scale && io->scale->dtype == VKATTN_DTYPE_F16) ||
-                        io->scores->dtype == VKATTN_DTYPE_F16;
+    const vkattn_tensor *const ts[4] = {io->q, io->k, io->scale, io->scores};
+    const bool staged = vka_path16_of(ctx, ts, 4) != VKA_PATH_F32;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }

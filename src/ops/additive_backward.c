@@ -31,7 +31,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         return r;
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    const unsigned both = VKA_DTYPES_F32_F16; /* each on its own, staged (record_all) */
+    const unsigned both = VKA_DTYPES_FLOAT; /* each on its own, staged (record_all) */
     if ((r = vka_tensor_check_types(ctx, io->q, n->q, caller, "io->q", both)) ||
         (r = vka_tensor_check_types(ctx, io->k, n->k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->grad_scores, n->scores, caller, "io->grad_scores",
@@ -148,8 +148,8 @@ static vkattn_result record_f32(vkattn_context *ctx, VkCommandBuffer cmd, const 
     return vka_grad_reduce_record(ctx, cmd, caller, &red, partial, io->grad_scale);
 }
 
-/* Every dispatch, f16 tensors staged: each f16 input read through an exact
- * f32 copy, each f16 gradient rounded once from its f32 result
+/* Every dispatch, 16-bit tensors staged: each input read through an exact
+ * f32 copy, each 16-bit gradient rounded once from its f32 result
  * (ops/half_stage.h); f32 tensors used in place. Run dry first
  * (vka_record_dry_first), so an error stops it before anything is recorded. */
 typedef struct additive_backward_op {

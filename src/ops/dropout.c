@@ -44,8 +44,8 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const cha
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->in, count, caller, names[0], VKA_DTYPES_F32_F16)) ||
-        (r = vka_tensor_check_types(ctx, io->out, count, caller, names[1], VKA_DTYPES_F32_F16)))
+    if ((r = vka_tensor_check_types(ctx, io->in, count, caller, names[0], VKA_DTYPES_FLOAT)) ||
+        (r = vka_tensor_check_types(ctx, io->out, count, caller, names[1], VKA_DTYPES_FLOAT)))
         return r;
     return VKATTN_SUCCESS;
 }
@@ -100,8 +100,8 @@ vkattn_result vka_dropout_record(vkattn_context *ctx, VkCommandBuffer cmd, const
     if (!s.active && io->in == io->out)
         return VKATTN_SUCCESS; /* the exact no-op records nothing */
     const dropout_op op = {.caller = caller, .params = params, .io = io, .plan = s};
-    const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
-                        !vka_info(ctx)->storage_buffer_16bit;
+    const vkattn_tensor *const ts[2] = {io->in, io->out};
+    const bool staged = vka_path16_of(ctx, ts, 2) == VKA_PATH_PACKED;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
 
@@ -114,14 +114,17 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const uint64_t count = op->plan.count;
     dropout_push push = make_push(op->params, &op->plan);
     vkattn_result r;
-    /* f16 tensors: with 16-bit storage dropout_f16.comp reads and writes them
-     * as float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
-     * packed halves are never written by this kernel): with f16 in and out
-     * the input's scratch is dropped in place and then rounded into out.
-     * Either way the product is the f32 op's, so the same elements are kept
-     * and each kept value is the f32 result rounded once to f16. */
-    const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
-    const bool native16 = (in16 || out16) && vka_info(ctx)->storage_buffer_16bit;
+    /* 16-bit tensors: all f16 with 16-bit storage, dropout_f16.comp reads and
+     * writes them as float16_t. Otherwise (bf16, or no 16-bit storage) they
+     * go through f32 scratch (ops/half_stage.h; packed words are never
+     * written by this kernel): with 16-bit in and out the input's scratch is
+     * dropped in place and then rounded into out. Either way the product is
+     * the f32 op's, so the same elements are kept and each kept value is the
+     * f32 result rounded once to out's type. */
+    const vkattn_tensor *const ts[2] = {io->in, io->out};
+    const bool in16 = vka_dtype_info_of(io->in->dtype)->is_16bit;
+    const bool out16 = vka_dtype_info_of(io->out->dtype)->is_16bit;
+    const bool native16 = vka_path16_of(ctx, ts, 2) == VKA_PATH_NATIVE16;
     vkattn_tensor *in = io->in, *out = io->out;
     if (!native16) {
         if ((r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->in, count, &in)))

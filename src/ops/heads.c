@@ -53,9 +53,9 @@ static vkattn_result check(vkattn_context *ctx, const char *caller,
     const char *in = names ? names[0] : "io->in", *out = names ? names[1] : "io->out";
     vkattn_result r;
     if ((r = vka_tensor_check_types(ctx, io->in, split ? full : *count, caller, in,
-                                    VKA_DTYPES_F32_F16)) ||
+                                    VKA_DTYPES_FLOAT)) ||
         (r = vka_tensor_check_types(ctx, io->out, split ? *count : full, caller, out,
-                                    VKA_DTYPES_F32_F16)))
+                                    VKA_DTYPES_FLOAT)))
         return r;
     if (io->in == io->out)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
@@ -118,15 +118,16 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
         .seq_all = seq_all,
         .t0 = t0,
     };
-    /* f16 tensors: with 16-bit storage heads_f16.comp reads and writes them as
-     * float16_t. Otherwise they go through f32 scratch (ops/half_stage.h;
-     * this kernel never writes packed halves). A merge into rows [t0, t0 +
-     * seq) of a longer sequence keeps the other rows of an f16 out: they are
-     * converted into the scratch first. */
+    /* 16-bit tensors: all f16 with 16-bit storage, heads_f16.comp reads and
+     * writes them as float16_t. Otherwise (bf16, or no 16-bit storage) they
+     * go through f32 scratch (ops/half_stage.h; this kernel never writes
+     * packed words). A merge into rows [t0, t0 + seq) of a longer sequence
+     * keeps the other rows of a 16-bit out: they are converted into the
+     * scratch first. */
     const uint64_t full = count / params->seq * seq_all;
     const uint64_t n_in = split ? full : count, n_out = split ? count : full;
-    const bool in16 = io->in->dtype == VKATTN_DTYPE_F16, out16 = io->out->dtype == VKATTN_DTYPE_F16;
-    const bool native16 = (in16 || out16) && vka_info(ctx)->storage_buffer_16bit;
+    const vkattn_tensor *const ts[2] = {io->in, io->out};
+    const bool native16 = vka_path16_of(ctx, ts, 2) == VKA_PATH_NATIVE16;
     vkattn_tensor *in = io->in, *out = io->out;
     vkattn_result r;
     if (!native16 &&
@@ -167,8 +168,8 @@ static vkattn_result record(vkattn_context *ctx, VkCommandBuffer cmd, const char
         return r;
     const heads_op op = {.caller = caller, .params = params, .io = io, .split = split,
                          .seq_all = seq_all, .t0 = t0, .count = count};
-    const bool staged = (io->in->dtype == VKATTN_DTYPE_F16 || io->out->dtype == VKATTN_DTYPE_F16) &&
-                        !vka_info(ctx)->storage_buffer_16bit;
+    const vkattn_tensor *const ts[2] = {io->in, io->out};
+    const bool staged = vka_path16_of(ctx, ts, 2) == VKA_PATH_PACKED;
     return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }
 

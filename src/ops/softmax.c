@@ -153,9 +153,9 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
     if ((r = vka_tensor_check_types(ctx, io->scores, d->plan.total, caller, "io->scores",
-                                    VKA_DTYPES_F32_F16)) ||
+                                    VKA_DTYPES_FLOAT)) ||
         (r = vka_tensor_check_types(ctx, io->out, d->plan.total, caller, "io->out",
-                                    VKA_DTYPES_F32_F16)))
+                                    VKA_DTYPES_FLOAT)))
         return r;
     return vka_softmax_check_mask_operands(ctx, caller, p, d, io->bias, io->value_mask,
                                            io->mask, io->out, "io->out", "io->scores", true);
@@ -175,7 +175,7 @@ static uint64_t bias_count(const vkattn_softmax_params *p, const vka_softmax_dim
 typedef struct softmax_variant {
     softmax_shape shape;
     bool packed;      /* fewer than 5 storage buffers: side inputs in one binding */
-    bool s16, b16, o16; /* scores, bias, out are f16 */
+    bool s16, b16, o16; /* scores, bias, out are 16-bit (f16 or bf16) */
     uint32_t s_type, b_type, o_type; /* their spec codes (no bias: f32) */
     bool native16;    /* softmax_f16 reads and writes them as float16_t */
     bool out_via_f32; /* an f16 out written as f32 scratch, then rounded */
@@ -214,19 +214,21 @@ static vkattn_result choose_variant(vkattn_context *ctx, const char *caller,
                         "%s: the softmax kernel needs %u storage buffers per shader stage; "
                         "maxPerStageDescriptorStorageBuffers is %u",
                         caller, SOFTMAX_PACKED_BINDINGS, vka_info(ctx)->max_storage_buffers_per_stage);
-    /* f16 tensors: with 16-bit storage and 5 bindings, softmax_f16 reads and
-     * writes them as float16_t. Otherwise f16 scores (and, with 5 bindings,
-     * bias) are read as packed halves, an f16 bias to be packed is converted
-     * to f32 scratch first (the pack is f32), and an f16 out is written as f32
-     * scratch and then rounded into out (ops/half_stage.h), so no two
-     * invocations ever write one word. */
-    v->s16 = io->scores->dtype == VKATTN_DTYPE_F16;
-    v->b16 = io->bias && io->bias->dtype == VKATTN_DTYPE_F16;
-    v->o16 = io->out->dtype == VKATTN_DTYPE_F16;
+    /* 16-bit tensors: all f16, with 16-bit storage and 5 bindings,
+     * softmax_f16 reads and writes them as float16_t (vka_path16_of: never
+     * bf16). Otherwise 16-bit scores (and, with 5 bindings, bias) are read as
+     * packed words, a 16-bit bias to be packed is converted to f32 scratch
+     * first (the pack is f32), and a 16-bit out is written as f32 scratch and
+     * then rounded into out (ops/half_stage.h), so no two invocations ever
+     * write one word. */
+    const vkattn_tensor *const ts[3] = {io->scores, io->bias, io->out};
+    v->s16 = vka_dtype_info_of(io->scores->dtype)->is_16bit;
+    v->b16 = io->bias && vka_dtype_info_of(io->bias->dtype)->is_16bit;
+    v->o16 = vka_dtype_info_of(io->out->dtype)->is_16bit;
     v->s_type = vka_dtype_spec_code(io->scores->dtype);
     v->b_type = io->bias ? vka_dtype_spec_code(io->bias->dtype) : VKA_ELEM_F32;
     v->o_type = vka_dtype_spec_code(io->out->dtype);
-    v->native16 = (v->s16 || v->b16 || v->o16) && !v->packed && vka_info(ctx)->storage_buffer_16bit;
+    v->native16 = !v->packed && vka_path16_of(ctx, ts, 3) == VKA_PATH_NATIVE16;
     v->out_via_f32 = v->o16 && !v->native16;
     v->in_place = io->out == io->scores && !v->out_via_f32;
     /* The GPU tuning reduces rows with subgroup shuffles where the device has
@@ -382,6 +384,6 @@ vkattn_result vkattn_softmax_record(vkattn_context *ctx, VkCommandBuffer cmd,
         r = choose_variant(ctx, __func__, params, io, &op.v);
     if (r != VKATTN_SUCCESS)
         return r;
-    /* staged: any f16 tensor may go through scratch (decided with the kernel) */
+    /* staged: any 16-bit tensor may go through scratch (decided with the kernel) */
     return vka_f16_record(ctx, cmd, op.v.s16 || op.v.o16 || op.v.b16, record_checked, &op);
 }

@@ -57,7 +57,7 @@ static vkattn_result check_operand(vkattn_context *ctx, const char *caller, cons
     vkattn_result r = may_be_f16 ? VKATTN_SUCCESS : vka_f16_require_f32(ctx, t, caller, what);
     if (r == VKATTN_SUCCESS)
         r = vka_tensor_check_types(ctx, t, count, caller, what,
-                                   may_be_f16 ? VKA_DTYPES_F32_F16
+                                   may_be_f16 ? VKA_DTYPES_FLOAT
                                               : VKA_DTYPE_BIT(VKATTN_DTYPE_F32));
     if (r != VKATTN_SUCCESS)
         return r;

@@ -40,7 +40,7 @@ vkattn_result vka_softmax_spread_groups(vkattn_context *ctx, const char *caller,
  * set, with at least the elements its broadcast shape needs (d's bias_s and
  * mask_s receive the broadcast strides), and never the
  * written tensor `out` (`out_what`; only `in_place_what` may be written in
- * place). The bias may be f16 where bias_f16; the masks are f32 only (an f16
+ * place). The bias may be f16 or bf16 where bias_f16; the masks are f32 only (an f16
  * mask is INVALID_ARGUMENT naming it). */
 vkattn_result vka_softmax_check_mask_operands(vkattn_context *ctx, const char *caller,
                                               const vkattn_softmax_params *p,

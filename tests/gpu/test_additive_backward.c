@@ -16,7 +16,9 @@
  * dk (sums of Tv or Tq <= 100 terms, each within a few ulp), 2e-5 for ds (a
  * sum over B * Tq * Tv terms). f16 (test_f16): any tensor f16, inputs rounded
  * to f16 before the reference, an f16 gradient's bound plus its one rounding,
- * 2^-11 of |ref| <= 2^-11 of its term magnitudes. */
+ * 2^-11 of |ref| <= 2^-11 of its term magnitudes. bf16 (test_bf16) the same
+ * way, its one rounding half a bf16 spacing (8 significand bits): 2^-8 of
+ * |ref|. */
 #include "harness.h"
 
 #include <vkattn/additive_backward.h>
@@ -33,12 +35,27 @@
 static double worst_qk, worst_s;
 
 /* The element types of q, k, scale, dS, dq, dk, ds in the next run (zero:
- * f32); test_f16 sets them. */
+ * f32); test_f16 and test_bf16 set them. */
 enum { T_Q, T_K, T_S, T_DS, T_GQ, T_GK, T_GS, N_T };
 static vkattn_dtype types[N_T];
 
-/* An f16 gradient's one rounding: 2^-11 of |ref| <= 2^-11 of its terms. */
-static double rounding(int t) { return types[t] == VKATTN_DTYPE_F16 ? 1.0 / 2048 : 0.0; }
+/* A 16-bit gradient's one rounding: 2^-11 (f16), 2^-8 (bf16) of |ref| <=
+ * that of its terms. */
+static double rounding(int t)
+{
+    return types[t] == VKATTN_DTYPE_F16 ? 0x1p-11 : types[t] == VKATTN_DTYPE_BF16 ? 0x1p-8 : 0.0;
+}
+
+/* x[i] cut to bf16 (its top half), in place: a value a bf16 tensor holds. */
+static void cut_bf16(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        u &= 0xffff0000u;
+        memcpy(&x[i], &u, sizeof u);
+    }
+}
 
 typedef struct grads {
     float *q, *k, *s;
@@ -121,11 +138,13 @@ static void check_case(vkattn_context *ctx, vkattn_context *bctx, const vkattn_a
     float *q = tu_floats(nq), *k = tu_floats(nk), *s = tu_floats(p->dim), *ds = tu_floats(ns);
     tu_fill_uniform(q, nq, lo, hi), tu_fill_uniform(k, nk, lo, hi);
     tu_fill_uniform(s, p->dim, -1, 1), tu_fill_uniform(ds, ns, -1, 1);
-    float *const arrays[4] = {q, k, s, ds}; /* the reference takes what f16 tensors hold */
+    float *const arrays[4] = {q, k, s, ds}; /* the reference takes what 16-bit tensors hold */
     const size_t counts[4] = {nq, nk, p->dim, ns};
     for (int i = 0; i < 4; i++)
         if (types[i] == VKATTN_DTYPE_F16)
             th_round_f16(arrays[i], counts[i]);
+        else if (types[i] == VKATTN_DTYPE_BF16)
+            cut_bf16(arrays[i], counts[i]);
     bool wq, wk, ws;
     do {
         wq = tu_rand_range(0, 3) != 0, wk = tu_rand_range(0, 3) != 0;
@@ -201,22 +220,32 @@ static void test_random_shapes(void **state)
     report("random shapes");
 }
 
-/* f16 tensors: each of the seven f16 or f32 at random (the first case all
- * f16), inputs rounded to f16 before the reference; an f16 gradient's bound
- * adds its one rounding (rounding()). */
-static void test_f16(void **state)
+/* 16-bit tensors of type h: each of the seven h or f32 at random (the first
+ * case all h), inputs rounded to h before the reference; an h gradient's
+ * bound adds its one rounding (rounding()). */
+static void half_cases(vkattn_context *ctx, vkattn_dtype h)
 {
-    vkattn_context *ctx = TH_CTX(state);
     for (int i = 0; i < 10; i++) {
         for (int t = 0; t < N_T; t++)
-            types[t] = i == 0 || tu_rand_range(0, 2) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+            types[t] = i == 0 || tu_rand_range(0, 2) ? h : VKATTN_DTYPE_F32;
         vkattn_additive_params p = random_params(tu_rand_range(1, 3), tu_rand_range(1, 30),
                                                  tu_rand_range(1, 30), tu_rand_range(1, 20));
         check_case(ctx, NULL, &p, -1.5f, 1.5f);
     }
     for (int t = 0; t < N_T; t++)
         types[t] = VKATTN_DTYPE_F32;
+}
+
+static void test_f16(void **state)
+{
+    half_cases(TH_CTX(state), VKATTN_DTYPE_F16);
     report("f16 (an f16 gradient's bound: these + 2^-11)");
+}
+
+static void test_bf16(void **state)
+{
+    half_cases(TH_CTX(state), VKATTN_DTYPE_BF16);
+    report("bf16 (a bf16 gradient's bound: these + 2^-8)");
 }
 
 /* |q + k| up to 100: sech^2 underflows to 0 for most pairs, tanh is +-1. */
@@ -330,7 +359,7 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
-        test_fixed_shapes, test_random_shapes, test_large_magnitude, test_f16, test_dispatch_budget,
+        test_fixed_shapes, test_random_shapes, test_large_magnitude, test_f16, test_bf16, test_dispatch_budget,
         test_prepare, test_bad_arguments)};
     return cmocka_run_group_tests_name("additive_backward", tests, th_setup, th_teardown);
 }

@@ -1,8 +1,10 @@
-/* bf16 tensors (vkattn/dtype.h), before any op takes them: create, upload,
- * download, fill and the raw forms round-trip bf16 exactly as f16's do (RNE
- * from f32, exact to f32); every public op refuses a bf16 operand, each
- * operand in turn of a call that succeeds with f32 ones, naming it; layer and
- * KV cache descs with dtype bf16 are refused at create. */
+/* bf16 tensors (vkattn/dtype.h): create, upload, download, fill and the raw
+ * forms round-trip bf16 exactly as f16's do (RNE from f32, exact to f32); the
+ * device's own conversion matches the host's bit for bit; each public op
+ * takes a bf16 operand where it opens bf16 (softmax, dropout, heads, additive
+ * and their backwards) and refuses it elsewhere, each operand in turn of a
+ * call that succeeds with f32 ones, naming it; layer and KV cache descs with
+ * dtype bf16 are refused at create. */
 #include "harness.h"
 #include "op_table.h"
 
@@ -69,6 +71,88 @@ static void test_round_trips(void **state)
     th_assert_validation_clean();
 }
 
+/* The device's f32 <-> bf16 conversion (shaders/half_convert.comp through
+ * elem_type.glsl), reached through the staged heads split: with one head the
+ * split is the identity, so an f32 in and a bf16 out is f32 scratch rounded
+ * by the converter, and the reverse widens. f32 -> bf16 must equal the host's
+ * conversion bit for bit (vka_f32_to_bf16, core/bf16.c, as an upload into a
+ * bf16 tensor runs it on the host; tested in tests/unit/test_bf16.c): ties
+ * of both parities and just beside them, the largest finite values (the tie
+ * above rounds to inf), infinities, zeros, NaNs with payloads (quiet and
+ * signalling: quieted, sign and top payload kept), bf16 subnormals and f32
+ * subnormals below them, and random patterns; an odd count, so the last word
+ * keeps its other half. bf16 -> f32 is exact: all 65536 patterns. */
+static vkattn_tensor *bf16_copy(vkattn_context *ctx, vkattn_tensor *in, uint32_t n,
+                                vkattn_dtype out_type)
+{
+    const vkattn_tensor_desc d = {.rank = 1, .dims = {n}, .dtype = out_type};
+    vkattn_tensor *out = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &d, &out));
+    const vkattn_heads_params p = {.batch = 1, .seq = n, .heads = 1, .head_dim = 1};
+    const vkattn_heads_io io = {.in = in, .out = out};
+    TH_OK(ctx, vkattn_heads_split_record(ctx, VKATTN_RUN_NOW, &p, &io));
+    return out;
+}
+
+static void test_device_conversion(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const uint32_t special[] = {
+        0x3f808000, 0x3f818000, 0xbf808000, 0xbf818000, /* ties: to even (down, up) */
+        0x3f807fff, 0x3f808001, 0x3f817fff, 0x3f818001, /* just below and above them */
+        0x7f7fffff, 0x7f7f7fff, 0x7f7f8000, 0xff7fffff, 0x7f7e8000, /* largest finite */
+        0x7f800000, 0xff800000, 0x00000000, 0x80000000, /* inf, zeros */
+        0x7fc00000, 0xffc00001, 0x7fffffff, 0x7f800001, 0x7fa00000, 0xff812345, /* NaNs */
+        0x00010000, 0x00008000, 0x00018000, 0x0000ffff, 0x007fffff, 0x80000001, /* subnormal */
+        0x00800000, 0x807f8000, 0x00000001, 0x3f800000, 0x4049a000};
+    enum { NS = sizeof special / sizeof special[0], NR = 4095 - NS };
+    const uint32_t n = NS + NR;
+    uint32_t *bits = malloc(n * sizeof *bits);
+    uint16_t *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+    assert_true(bits && got && want);
+    memcpy(bits, special, sizeof special);
+    for (uint32_t i = NS; i < n; i++)
+        bits[i] = tu_rand_u32();
+    const vkattn_tensor_desc fd = {.rank = 1, .dims = {n}};
+    vkattn_tensor *f = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &fd, &f));
+    TH_OK(ctx, vkattn_tensor_upload(f, (const float *)bits, 0, n));
+    vkattn_tensor *h = bf16_copy(ctx, f, n, BF16);
+    TH_OK(ctx, vkattn_tensor_download_raw(h, got, 0, n));
+    TH_OK(ctx, vkattn_tensor_upload(h, (const float *)bits, 0, n)); /* the host's rounding */
+    TH_OK(ctx, vkattn_tensor_download_raw(h, want, 0, n));
+    for (uint32_t i = 0; i < n; i++)
+        if (got[i] != want[i])
+            fail_msg("f32 0x%08x -> bf16: device 0x%04x, host 0x%04x", bits[i], got[i],
+                     want[i]);
+    /* every bf16 pattern back to f32, exactly */
+    enum { NB = 65536 };
+    uint16_t *all = malloc(NB * sizeof *all);
+    uint32_t *back = malloc(NB * sizeof *back);
+    assert_true(all && back);
+    for (uint32_t i = 0; i < NB; i++)
+        all[i] = (uint16_t)i;
+    const vkattn_tensor_desc bd = {.rank = 1, .dims = {NB}, .dtype = BF16};
+    vkattn_tensor *b = NULL;
+    TH_OK(ctx, vkattn_tensor_create(ctx, &bd, &b));
+    TH_OK(ctx, vkattn_tensor_upload_raw(b, all, 0, NB));
+    vkattn_tensor *w = bf16_copy(ctx, b, NB, VKATTN_DTYPE_F32);
+    TH_OK(ctx, vkattn_tensor_download(w, (float *)back, 0, NB));
+    for (uint32_t i = 0; i < NB; i++)
+        if (back[i] != i << 16)
+            fail_msg("bf16 0x%04x -> f32: device 0x%08x", i, back[i]);
+    vkattn_tensor_destroy(f);
+    vkattn_tensor_destroy(h);
+    vkattn_tensor_destroy(b);
+    vkattn_tensor_destroy(w);
+    free(bits);
+    free(got);
+    free(want);
+    free(all);
+    free(back);
+    th_assert_validation_clean();
+}
+
 /* One op call on operands t[0..] (f32, or bf16 in the slot under test). */
 typedef vkattn_result (*op_call)(vkattn_context *ctx, vkattn_tensor *const *t);
 typedef struct op_row {
@@ -76,6 +160,7 @@ typedef struct op_row {
     op_call call;
     const char *names[MAXOPS]; /* the operands' names in messages; NULL ends */
     uint32_t n, w; /* elements per operand and the last dim (0: N and 4) */
+    unsigned takes; /* bit i: operand i may be bf16 (the call succeeds) */
 } op_row;
 
 #define MASKS {.has_value_mask = true, .has_mask = true, .has_bias = true}
@@ -250,20 +335,24 @@ static const op_row rows[] = {
     {"matmul", matmul, {"io->a", "io->b", "io->bias", "io->c"}},
     {"matmul backward", matmul_backward,
      {"io->a", "io->b", "io->grad_c", "io->grad_a", "io->grad_b", "io->grad_bias"}},
-    {"softmax", softmax, {"io->scores", "io->bias", "io->value_mask", "io->mask", "io->out"}},
+    {"softmax", softmax, {"io->scores", "io->bias", "io->value_mask", "io->mask", "io->out"},
+     .takes = 0x13}, /* the masks stay f32 */
     {"softmax backward", softmax_backward,
      {"io->weights", "io->grad_out", "io->bias", "io->value_mask", "io->mask",
       "io->grad_scores"}},
-    {"dropout", dropout, {"io->in", "io->out"}},
-    {"dropout backward", dropout_backward, {"io->grad_out", "io->grad_in"}},
-    {"heads split", heads_split, {"io->in", "io->out"}},
-    {"heads merge", heads_merge, {"io->in", "io->out"}},
-    {"heads split backward", heads_split_backward, {"io->grad_out", "io->grad_in"}},
-    {"heads merge backward", heads_merge_backward, {"io->grad_out", "io->grad_in"}},
-    {"additive", additive, {"io->q", "io->k", "io->scale", "io->scores"}},
+    {"dropout", dropout, {"io->in", "io->out"}, .takes = 0x3},
+    {"dropout backward", dropout_backward, {"io->grad_out", "io->grad_in"}, .takes = 0x3},
+    {"heads split", heads_split, {"io->in", "io->out"}, .takes = 0x3},
+    {"heads merge", heads_merge, {"io->in", "io->out"}, .takes = 0x3},
+    {"heads split backward", heads_split_backward, {"io->grad_out", "io->grad_in"},
+     .takes = 0x3},
+    {"heads merge backward", heads_merge_backward, {"io->grad_out", "io->grad_in"},
+     .takes = 0x3},
+    {"additive", additive, {"io->q", "io->k", "io->scale", "io->scores"}, .takes = 0xf},
     {"additive backward", additive_backward,
      {"io->q", "io->k", "io->scale", "io->grad_scores", "io->grad_q", "io->grad_k",
-      "io->grad_scale"}},
+      "io->grad_scale"},
+     .takes = 0x7f},
     {"sdpa", sdpa,
      {"io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out"}},
     /* with io->lse: the fused backward, which reads io->out (the chained one
@@ -280,8 +369,9 @@ static const op_row rows[] = {
     {"kv cache append", kv_append, {"io->k", "io->v"}, 4, 2},
 };
 
-/* Each row: the f32 call succeeds; then each operand alone as bf16 is refused
- * (UNSUPPORTED or INVALID_ARGUMENT) naming it. */
+/* Each row: the f32 call succeeds; then each operand alone as bf16 succeeds
+ * where the op takes it (row->takes; its values are the other op tests'),
+ * else is refused (UNSUPPORTED or INVALID_ARGUMENT) naming it. */
 static void test_ops_refuse_bf16(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
@@ -312,6 +402,12 @@ static void test_ops_refuse_bf16(void **state)
             t[i] = bf;
             const vkattn_result got = row->call(ctx, t);
             const char *msg = vkattn_last_error();
+            if (row->takes >> i & 1u) {
+                if (got != VKATTN_SUCCESS)
+                    fail_msg("%s with a bf16 %s: %s (%s)", row->op, row->names[i],
+                             vkattn_result_name(got), msg);
+                continue;
+            }
             if (got != VKATTN_ERROR_UNSUPPORTED && got != VKATTN_ERROR_INVALID_ARGUMENT)
                 fail_msg("%s with a bf16 %s returned %s", row->op, row->names[i],
                          vkattn_result_name(got));
@@ -415,6 +511,7 @@ static void test_descs_refuse_bf16(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TU_TESTS(test_round_trips, test_ops_refuse_bf16, test_descs_refuse_bf16)};
+        TU_TESTS(test_round_trips, test_device_conversion, test_ops_refuse_bf16,
+                 test_descs_refuse_bf16)};
     return cmocka_run_group_tests_name("bf16 tensors", tests, th_setup, th_teardown);
 }

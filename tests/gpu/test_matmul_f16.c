@@ -77,7 +77,7 @@ static void test_tensor_f16(void **state)
 }
 
 /* Masks stay f32: an f16 one is refused, naming the argument and both types
- * (the f16 data paths of the other ops: test_f16_ops.c). */
+ * (the f16 data paths of the other ops: test_typed_ops.c). */
 static void test_unsupported_ops(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);

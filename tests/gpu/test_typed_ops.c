@@ -1,28 +1,38 @@
-/* f16 tensors in softmax, dropout, heads split/merge and additive scoring vs
- * the typed CPU reference (vkattn/reference.h).
+/* 16-bit tensors (f16, bf16) in softmax, dropout, heads split/merge and
+ * additive scoring vs the typed CPU reference (vkattn/reference.h), once per
+ * row of `halves` (one 16-bit type each).
  *
  * Each case draws fresh inputs exactly representable in their type, gives
- * every data tensor a type at random (f32 or f16, every combination over the
- * runs), poisons the output with NaN, and compares against the exact result
- * of the stored inputs (the typed reference with an f32 output). Bounds, as
- * the headers state them, per element:
- *   softmax, additive: |got - ref| <= ulp16(ref) [f16 out] + 1e-5 max|ref|
- *   heads:             exact, but ulp16(ref) for an f32 in and f16 out
+ * every data tensor a type at random (f32 or the row's type, every
+ * combination over the runs; a random case sometimes the other 16-bit type,
+ * so f16 and bf16 meet in one call), poisons the output with NaN, and
+ * compares against the exact result of the stored inputs (the typed
+ * reference with an f32 output). Bounds, as the headers state them, per
+ * element, with e = 1e-5 max|ref| (the f32 kernels' error; 0 for heads and
+ * dropout) and R(x) = k sp(|x| + e) for a 16-bit out (0 for f32), sp the
+ * spacing of the output's type:
+ *   softmax, additive: |got - ref| <= R(ref) + e
+ *   heads:             exact, but R(ref) where out is 16-bit of another type
  *   dropout:           the same elements kept as the f32 op (exact zeros
- *                      where dropped), kept values within ulp16(ref) [f16 out]
- * ulp16(x) = the f16 spacing at |x| (2^-24 below 2^-14): one ulp, as Vulkan
- * leaves the device's f32 -> f16 rounding mode open (lavapipe rounds to
- * nearest even, so there the f16 results equal the typed reference's).
- * Shapes: odd sizes, batch 1, Tq != Tv; softmax with bias (either type),
- * value mask, mask, causal and broadcasts. Bad inputs: f16 masks are
+ *                      where dropped), kept values within R(ref)
+ * The f32 result y (|y - ref| <= e) is rounded once into the out: by at most
+ * k sp(y) <= k sp(|ref| + e). f16: sp = ulp16, 2^(e-10) at 2^e <= |x|, 2^-24
+ * below 2^-14; k = 1, as Vulkan leaves the device's f32 -> f16 rounding open
+ * (lavapipe rounds to nearest even). bf16: sp = ulp_bf16, 2^(e-7), 2^-133
+ * below 2^-126 (f32's exponent range, no f16-like floor); k = 1/2: the
+ * rounding is our own GLSL, to nearest even (elem_type.glsl), so a rounding
+ * toward zero fails here.
+ * Shapes: odd sizes, batch 1, Tq != Tv; softmax with bias (any type),
+ * value mask, mask, causal and broadcasts. Bad inputs: 16-bit masks are
  * INVALID_ARGUMENT naming the tensor and both types. Run under the default
- * profile (16-bit storage on lavapipe: float16_t kernels), mobile-min (packed
- * halves, 4 storage buffers: the softmax packs its side inputs) and on an
- * app's imported device (no 16-bit storage, the device's limits).
+ * profile (16-bit storage on lavapipe: float16_t kernels for f16; bf16 packed
+ * or staged), mobile-min (packed words, 4 storage buffers: the softmax packs
+ * its side inputs) and on an app's imported device (no 16-bit storage, the
+ * device's limits).
  * Late failures: on an app's device whose allocator fails its Nth request,
- * for every N an f16 additive scoring or heads split record makes (two f16
- * inputs staged through scratch, so N = 2 fails after a staging pass), the
- * record returns OUT_OF_DEVICE_MEMORY and has recorded nothing. */
+ * for every N a 16-bit additive scoring or heads split record makes (two
+ * 16-bit inputs staged through scratch, so N = 2 fails after a staging pass),
+ * the record returns OUT_OF_DEVICE_MEMORY and has recorded nothing. */
 #include "app_device.h"
 #include "harness.h"
 
@@ -36,9 +46,89 @@
 
 #define BOUND 1e-5
 
-static const vkattn_dtype F32 = VKATTN_DTYPE_F32, F16 = VKATTN_DTYPE_F16;
+static const vkattn_dtype F32 = VKATTN_DTYPE_F32, F16 = VKATTN_DTYPE_F16,
+                          BF16 = VKATTN_DTYPE_BF16;
 
-static vkattn_dtype random_type(void) { return tu_rand_range(0, 1) ? F16 : F32; }
+/* f16 bits of an exactly representable value, and back */
+static uint16_t f16_bits(float x) { return tu_f16_bits(x); }
+/* bf16: the top half of the f32 (x is cut to it first) */
+static uint16_t bf16_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+static float bf16_value(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* The spacing of f16 at |x| (2^-24 below the normal range). */
+static double ulp16(double x)
+{
+    x = fabs(x);
+    if (x < 0x1p-14)
+        return 0x1p-24;
+    return ldexp(1.0, ilogb(x) - 10);
+}
+
+/* The spacing of bf16 at |x|: 8 significand bits, f32's exponents (2^-133
+ * below the normal range). */
+static double ulp_bf16(double x)
+{
+    x = fabs(x);
+    if (x < 0x1p-126)
+        return 0x1p-133;
+    return ldexp(1.0, ilogb(x) - 7);
+}
+
+/* One 16-bit type: its host bits of a representable value (the value in
+ * x: truncation, exact there), the value of bits, its spacing, and the
+ * device's rounding error into it in spacings (k above). */
+typedef struct half_type {
+    vkattn_dtype dtype;
+    const char *name;
+    uint16_t (*bits)(float x);
+    float (*value)(uint16_t bits);
+    double (*spacing)(double x);
+    double k;
+} half_type;
+
+static const half_type halves[] = {
+    {VKATTN_DTYPE_F16, "f16", f16_bits, tu_f16_to_f32, ulp16, 1.0},
+    {VKATTN_DTYPE_BF16, "bf16", bf16_bits, bf16_value, ulp_bf16, 0.5},
+};
+enum { N_HALVES = sizeof halves / sizeof halves[0] };
+
+static const half_type *half_of(vkattn_dtype t)
+{
+    for (int i = 0; i < N_HALVES; i++)
+        if (halves[i].dtype == t)
+            return &halves[i];
+    return NULL;
+}
+
+/* The row under test. */
+static const half_type *row;
+
+/* f32 or the row's type (bit c), as the fixed cases' combinations */
+static vkattn_dtype type_bit(int c) { return c ? row->dtype : F32; }
+
+/* the row's type, f32, or (1 in 4) the other 16-bit type */
+static vkattn_dtype random_type(void)
+{
+    switch (tu_rand_range(0, 3)) {
+    case 0:
+        return F32;
+    case 1:
+        return row->dtype == F16 ? BF16 : F16;
+    default:
+        return row->dtype;
+    }
+}
 
 /* An input: host floats exactly representable in its type, its typed array
  * for the reference (f16 bit patterns or the floats), and the device tensor. */
@@ -50,7 +140,7 @@ typedef struct operand {
     vkattn_tensor *t;
 } operand;
 
-static const void *typed(const operand *o) { return o->type == F16 ? (const void *)o->bits : o->x; }
+static const void *typed(const operand *o) { return o->type != F32 ? (const void *)o->bits : o->x; }
 
 static vkattn_tensor *tensor_of(vkattn_context *ctx, size_t n, vkattn_dtype type)
 {
@@ -65,10 +155,10 @@ static operand make_operand(vkattn_context *ctx, size_t n, vkattn_dtype type, fl
 {
     operand o = {.n = n, .type = type, .x = tu_floats(n), .bits = tu_alloc(n * sizeof(uint16_t))};
     tu_fill_uniform(o.x, n, lo, hi);
-    for (size_t i = 0; i < n; i++) {
-        o.bits[i] = tu_f16_bits(o.x[i]);
-        if (type == F16)
-            o.x[i] = tu_f16_to_f32(o.bits[i]);
+    const half_type *h = half_of(type);
+    for (size_t i = 0; i < n && h; i++) {
+        o.bits[i] = h->bits(o.x[i]);
+        o.x[i] = h->value(o.bits[i]);
     }
     o.t = tensor_of(ctx, n, type);
     TH_OK(ctx, vkattn_tensor_upload(o.t, o.x, 0, n));
@@ -82,19 +172,10 @@ static void free_operand(operand *o)
     vkattn_tensor_destroy(o->t);
 }
 
-/* The spacing of f16 at |x| (2^-24 below the normal range). */
-static double ulp16(double x)
-{
-    x = fabs(x);
-    if (x < 0x1p-14)
-        return 0x1p-24;
-    return ldexp(1.0, ilogb(x) - 10);
-}
-
-/* got vs the exact ref: |err| <= ulp16(ref) [out16] + rel * max|ref|; NaN
- * only where the reference has NaN. */
-static void compare(const char *what, const float *got, const float *ref, size_t n, bool out16,
-                    double rel)
+/* got vs the exact ref: |err| <= k sp(|ref| + e) + e, e = rel * max|ref|,
+ * k and sp those of `rounded` (NULL: 0); NaN only where the reference has NaN. */
+static void compare(const char *what, const float *got, const float *ref, size_t n,
+                    const half_type *rounded, double rel)
 {
     double scale = 0;
     for (size_t i = 0; i < n; i++)
@@ -106,14 +187,15 @@ static void compare(const char *what, const float *got, const float *ref, size_t
                 fail_msg("%s: element %zu: got %.9g, ref NaN", what, i, (double)got[i]);
             continue;
         }
-        const double bound = (out16 ? ulp16(ref[i]) : 0.0) + rel * scale;
+        const double e = rel * scale;
+        const double bound = (rounded ? rounded->k * rounded->spacing(fabs(ref[i]) + e) : 0.0) + e;
         if (!TU_WITHIN(fabs((double)got[i] - ref[i]), bound))
             fail_msg("%s: element %zu: got %.9g, ref %.9g (bound %.3g)", what, i, (double)got[i],
                      (double)ref[i], bound);
     }
 }
 
-static const char *tn(vkattn_dtype t) { return t == F16 ? "f16" : "f32"; }
+static const char *tn(vkattn_dtype t) { return half_of(t) ? half_of(t)->name : "f32"; }
 
 /* ------------------------------------------------------------------ softmax */
 
@@ -165,7 +247,7 @@ static void softmax_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t
     char what[160];
     snprintf(what, sizeof what, "softmax %ux%ux%ux%u scores %s bias %s out %s%s", b, h, tq, tv,
              tn(ts), tn(tb), tn(to), in_place ? " in place" : "");
-    compare(what, got, ref, n, to == F16, BOUND);
+    compare(what, got, ref, n, half_of(to), BOUND);
     free(got);
     free(ref);
     if (!in_place)
@@ -179,15 +261,15 @@ static void softmax_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t
         free_operand(&mask);
 }
 
-static void test_softmax(void **state)
+static void softmax_row(vkattn_context *ctx)
 {
-    vkattn_context *ctx = TH_CTX(state);
     /* every type combination on fixed odd shapes, then random ones */
     for (int c = 0; c < 8; c++)
-        softmax_case(ctx, 1 + c % 2, 1 + c % 3, 3 + c, 7 + 5 * c, (vkattn_dtype)(c & 1),
-                     (vkattn_dtype)((c >> 1) & 1), (vkattn_dtype)((c >> 2) & 1), false);
-    softmax_case(ctx, 1, 1, 1, 1, F16, F16, F16, false);
-    softmax_case(ctx, 1, 2, 5, 1031, F16, F32, F16, false); /* beyond a cached row on lavapipe */
+        softmax_case(ctx, 1 + c % 2, 1 + c % 3, 3 + c, 7 + 5 * c, type_bit(c & 1),
+                     type_bit((c >> 1) & 1), type_bit((c >> 2) & 1), false);
+    const vkattn_dtype h = row->dtype;
+    softmax_case(ctx, 1, 1, 1, 1, h, h, h, false);
+    softmax_case(ctx, 1, 2, 5, 1031, h, F32, h, false); /* beyond a cached row on lavapipe */
     for (int i = 0; i < 14; i++)
         softmax_case(ctx, tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 17),
                      tu_rand_range(1, 150), random_type(), random_type(), random_type(),
@@ -221,7 +303,7 @@ static void additive_case(vkattn_context *ctx, uint32_t b, uint32_t tq, uint32_t
     char what[160];
     snprintf(what, sizeof what, "additive %ux%ux%ux%u q %s k %s scale %s scores %s", b, tq, tv,
              dim, tn(ty.q), tn(ty.k), tn(ty.scale), tn(ty.scores));
-    compare(what, got, ref, n, ty.scores == F16, BOUND);
+    compare(what, got, ref, n, half_of(ty.scores), BOUND);
     free(got);
     free(ref);
     vkattn_tensor_destroy(out);
@@ -231,12 +313,11 @@ static void additive_case(vkattn_context *ctx, uint32_t b, uint32_t tq, uint32_t
         free_operand(&sc);
 }
 
-static void test_additive(void **state)
+static void additive_row(vkattn_context *ctx)
 {
-    vkattn_context *ctx = TH_CTX(state);
     for (int c = 0; c < 16; c++) {
-        vkattn_additive_dtypes ty = {(vkattn_dtype)(c & 1), (vkattn_dtype)((c >> 1) & 1),
-                                     (vkattn_dtype)((c >> 2) & 1), (vkattn_dtype)((c >> 3) & 1)};
+        vkattn_additive_dtypes ty = {type_bit(c & 1), type_bit((c >> 1) & 1),
+                                     type_bit((c >> 2) & 1), type_bit((c >> 3) & 1)};
         additive_case(ctx, 1 + c % 2, 3 + c, 5 + 2 * c, 1 + 3 * c, c % 3 != 0, ty);
     }
     for (int i = 0; i < 10; i++) {
@@ -265,19 +346,18 @@ static void heads_case(vkattn_context *ctx, uint32_t b, uint32_t t, uint32_t h, 
     char what[128];
     snprintf(what, sizeof what, "heads %s %ux%ux%ux%u in %s out %s", split ? "split" : "merge", b,
              t, h, d, tn(ty.in), tn(ty.out));
-    /* rounding only from an f32 in to an f16 out */
-    compare(what, got, ref, n, ty.in == F32 && ty.out == F16, 0.0);
+    /* rounding only into a 16-bit out of another type */
+    compare(what, got, ref, n, ty.in != ty.out ? half_of(ty.out) : NULL, 0.0);
     free(got);
     free(ref);
     vkattn_tensor_destroy(out);
     free_operand(&in);
 }
 
-static void test_heads(void **state)
+static void heads_row(vkattn_context *ctx)
 {
-    vkattn_context *ctx = TH_CTX(state);
     for (int c = 0; c < 8; c++) {
-        vkattn_io_dtypes ty = {(vkattn_dtype)(c & 1), (vkattn_dtype)((c >> 1) & 1)};
+        vkattn_io_dtypes ty = {type_bit(c & 1), type_bit((c >> 1) & 1)};
         heads_case(ctx, 1 + c % 2, 3 + c, 1 + c % 3, 1 + 2 * c, c & 4, ty);
     }
     for (int i = 0; i < 12; i++) {
@@ -318,7 +398,7 @@ static void dropout_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t
         if ((got[i] != 0.0f) != (keep[i] != 0))
             fail_msg("%s: element %zu: got %.9g but the keep mask says %d", what, i,
                      (double)got[i], keep[i]);
-    compare(what, got, ref, n, ty.out == F16, 0.0);
+    compare(what, got, ref, n, half_of(ty.out), 0.0);
     free(got);
     free(ref);
     free(keep);
@@ -327,11 +407,10 @@ static void dropout_case(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t
     free_operand(&in);
 }
 
-static void test_dropout(void **state)
+static void dropout_row(vkattn_context *ctx)
 {
-    vkattn_context *ctx = TH_CTX(state);
     for (int c = 0; c < 4; c++) {
-        vkattn_io_dtypes ty = {(vkattn_dtype)(c & 1), (vkattn_dtype)((c >> 1) & 1)};
+        vkattn_io_dtypes ty = {type_bit(c & 1), type_bit((c >> 1) & 1)};
         dropout_case(ctx, 1, 1 + c, 3 + c, 5 + 2 * c, 0.3f, true, false, ty);
         dropout_case(ctx, 2, 1, 1, 1 + c, 0.5f, true, c == 3, ty);
         dropout_case(ctx, 1, 2, 3, 7, 0.25f, false, false, ty); /* a copy */
@@ -344,6 +423,20 @@ static void test_dropout(void **state)
     th_assert_validation_clean();
 }
 
+/* test_NAME: NAME_row once per 16-bit type */
+#define PER_ROW(name)                                                                          \
+    static void test_##name(void **state)                                                      \
+    {                                                                                          \
+        for (int r = 0; r < N_HALVES; r++) {                                                   \
+            row = &halves[r];                                                                  \
+            name##_row(TH_CTX(state));                                                         \
+        }                                                                                      \
+    }
+PER_ROW(softmax)
+PER_ROW(additive)
+PER_ROW(heads)
+PER_ROW(dropout)
+
 /* ---------------------------------------------------------------- bad input */
 
 static void expect_message(vkattn_context *ctx, const char *a, const char *b, const char *c)
@@ -353,27 +446,26 @@ static void expect_message(vkattn_context *ctx, const char *a, const char *b, co
         fail_msg("message \"%s\" lacks \"%s\", \"%s\" or \"%s\"", msg, a, b, c);
 }
 
-static void test_bad_inputs(void **state)
+static void bad_inputs_row(vkattn_context *ctx)
 {
-    vkattn_context *ctx = TH_CTX(state);
-    vkattn_tensor *h = tensor_of(ctx, 64, F16), *f = tensor_of(ctx, 64, F32);
-    vkattn_tensor *out = tensor_of(ctx, 64, F16);
+    vkattn_tensor *h = tensor_of(ctx, 64, row->dtype), *f = tensor_of(ctx, 64, F32);
+    vkattn_tensor *out = tensor_of(ctx, 64, row->dtype);
     vkattn_softmax_params sp = {.batch = 2, .tq = 4, .tv = 4, .mask = {.has_value_mask = true}};
     vkattn_softmax_io sio = {.scores = f, .value_mask = h, .out = out};
     assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
-    expect_message(ctx, "io->value_mask", "f16", "f32");
+    expect_message(ctx, "io->value_mask", row->name, "f32");
     assert_int_equal(vkattn_softmax_record(ctx, VKATTN_PREPARE, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     sp.mask = (vkattn_mask_params){.has_mask = true};
     sio = (vkattn_softmax_io){.scores = f, .mask = h, .out = out};
     assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
-    expect_message(ctx, "io->mask", "f16", "f32");
-    /* f16 tensors that are too small are still too small */
-    vkattn_tensor *small = tensor_of(ctx, 15, F16);
+    expect_message(ctx, "io->mask", row->name, "f32");
+    /* 16-bit tensors that are too small are still too small */
+    vkattn_tensor *small = tensor_of(ctx, 15, row->dtype);
     sp.mask = (vkattn_mask_params){0};
     sio = (vkattn_softmax_io){.scores = small, .out = out};
     assert_int_equal(vkattn_softmax_record(ctx, VKATTN_RUN_NOW, &sp, &sio), VKATTN_ERROR_INVALID_ARGUMENT);
     expect_message(ctx, "io->scores", "15", "32");
-    /* f16 through prepare (dry recording) */
+    /* 16-bit through prepare (dry recording) */
     sio.scores = h;
     TH_OK(ctx, vkattn_softmax_record(ctx, VKATTN_PREPARE, &sp, &sio));
     vkattn_heads_params hp = {.batch = 1, .seq = 4, .heads = 2, .head_dim = 8};
@@ -388,7 +480,7 @@ static void test_bad_inputs(void **state)
                                    .dropout = {.rate = 0.5f, .training = true}};
     assert_int_equal(vkattn_reference_dropout(&dp, &bad, x, y),
                      VKATTN_ERROR_INVALID_ARGUMENT);
-    const vkattn_io_dtypes mixed = {.in = F16, .out = F32};
+    const vkattn_io_dtypes mixed = {.in = row->dtype, .out = F32};
     assert_int_equal(vkattn_reference_dropout(&dp, &mixed, x, x),
                      VKATTN_ERROR_INVALID_ARGUMENT);
     vkattn_softmax_dtypes st = {.out = (vkattn_dtype)2};
@@ -401,8 +493,10 @@ static void test_bad_inputs(void **state)
     vkattn_tensor_destroy(small);
     th_assert_validation_clean();
 }
+PER_ROW(bad_inputs)
 
-/* The typed reference with an f16 output is the f32 one rounded once. */
+/* The typed reference with a 16-bit output is the f32 one rounded once (to
+ * nearest: within half a spacing). */
 static void test_reference_rounding(void **state)
 {
     (void)state;
@@ -411,19 +505,22 @@ static void test_reference_rounding(void **state)
     float *s = tu_floats(n), *r32 = tu_floats(n);
     uint16_t *r16 = tu_alloc(n * sizeof *r16);
     tu_fill_uniform(s, n, -3, 3);
-    const vkattn_softmax_dtypes t16 = {.out = F16};
     assert_int_equal(vkattn_reference_softmax(&p, NULL, s, NULL, NULL, NULL, r32), VKATTN_SUCCESS);
-    assert_int_equal(vkattn_reference_softmax(&p, &t16, s, NULL, NULL, NULL, r16),
-                     VKATTN_SUCCESS);
-    for (size_t i = 0; i < n; i++)
-        assert_true(fabs(tu_f16_to_f32(r16[i]) - r32[i]) <= 0.5 * ulp16(r32[i]) + 1e-7);
+    for (int h = 0; h < N_HALVES; h++) {
+        const vkattn_softmax_dtypes t16 = {.out = halves[h].dtype};
+        assert_int_equal(vkattn_reference_softmax(&p, &t16, s, NULL, NULL, NULL, r16),
+                         VKATTN_SUCCESS);
+        for (size_t i = 0; i < n; i++)
+            assert_true(fabs(halves[h].value(r16[i]) - r32[i]) <=
+                        0.5 * halves[h].spacing(r32[i]) + 1e-7);
+    }
     free(s);
     free(r32);
     free(r16);
 }
 
 /* A context on an app's device: vkattn enables no 16-bit storage there, and
- * the limits are the device's, so f16 is read as packed halves by the
+ * the limits are the device's, so 16-bit tensors are read as packed words by the
  * 5-binding kernels (softmax.comp) rather than the 4-binding ones. */
 static ad_app app;
 static vkattn_context *own;
@@ -491,7 +588,7 @@ static void fa_free(void *user, const vkattn_allocation *a)
 
 typedef enum staged_op { STAGED_ADDITIVE, STAGED_HEADS, STAGED_N } staged_op;
 
-/* Records `op` with f16 tensors on a fresh context (so its scratch must
+/* Records `op` with tensors of the row's type on a fresh context (so its scratch must
  * grow), the allocator failing its fail_at-th request from the record on (0:
  * none). Returns the requests the record made, its result in *r and the
  * commands it recorded in *commands. */
@@ -505,10 +602,10 @@ static uint32_t staged_record(vkattn_context *own, staged_op op, uint32_t fail_a
     vkattn_context *ctx = app.ctx;
     const uint32_t b = 2, t = 5, h = 3, d = 7;
     const size_t n = (size_t)b * t * h * d;
-    vkattn_tensor *x = tensor_of(ctx, n, F16), *y = tensor_of(ctx, n, F16);
+    vkattn_tensor *x = tensor_of(ctx, n, row->dtype), *y = tensor_of(ctx, n, row->dtype);
     vkattn_tensor *z = tensor_of(ctx, n, F32);
-    /* additive: q (b, t, d) and k (b, t h, d) f16, scores (b, t, t h) f32;
-     * heads: in (b, t, h d) and out (b, h, t, d) f16 */
+    /* additive: q (b, t, d) and k (b, t h, d) 16-bit, scores (b, t, t h) f32;
+     * heads: in (b, t, h d) and out (b, h, t, d) 16-bit */
     VkCommandBuffer cmd = ad_begin(&app, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
     fa.fail_at = fail_at ? fail_at : UINT32_MAX;
     const unsigned before = ad_stats.commands;
@@ -533,36 +630,37 @@ static uint32_t staged_record(vkattn_context *own, staged_op op, uint32_t fail_a
     return asked;
 }
 
-static void test_late_failure_records_nothing(void **state)
+static void late_failure_records_nothing_row(vkattn_context *ctx)
 {
-    vkattn_context *ctx = TH_CTX(state);
     static const char *const names[STAGED_N] = {"additive", "heads split"};
     for (int op = 0; op < STAGED_N; op++) {
         vkattn_result r;
         unsigned commands;
         const uint32_t asked = staged_record(ctx, (staged_op)op, 0, &r, &commands);
         TH_OK(ctx, r);
-        printf("# %s, f16 staged: %u allocations, %u commands\n", names[op], asked, commands);
+        printf("# %s, %s staged: %u allocations, %u commands\n", names[op], row->name, asked,
+               commands);
         assert_true(asked >= 2); /* the two staged inputs' scratch */
         assert_true(commands >= 3);
         for (uint32_t n = 1; n <= asked; n++) {
             staged_record(ctx, (staged_op)op, n, &r, &commands);
             if (r != VKATTN_ERROR_OUT_OF_DEVICE_MEMORY || commands != 0)
-                fail_msg("%s, allocation %u failed: %s with %u commands recorded", names[op], n,
-                         vkattn_result_name(r), commands);
+                fail_msg("%s %s, allocation %u failed: %s with %u commands recorded", row->name,
+                         names[op], n, vkattn_result_name(r), commands);
         }
     }
 }
+PER_ROW(late_failure_records_nothing)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_softmax, test_additive, test_heads, test_dropout, test_bad_inputs,
         test_reference_rounding)};
-    int failed = TH_RUN_WITH_MOBILE("f16 ops", tests);
-    failed += cmocka_run_group_tests_name("f16 ops, app device (no 16-bit storage)", tests,
+    int failed = TH_RUN_WITH_MOBILE("16-bit ops", tests);
+    failed += cmocka_run_group_tests_name("16-bit ops, app device (no 16-bit storage)", tests,
                                           setup_app, teardown_app);
     const struct CMUnitTest late[] = {cmocka_unit_test(test_late_failure_records_nothing)};
-    return failed + cmocka_run_group_tests_name("f16 ops, late failures", late, th_setup,
+    return failed + cmocka_run_group_tests_name("16-bit ops, late failures", late, th_setup,
                                                 th_teardown);
 }
