@@ -9,7 +9,7 @@
 
 #define VKA_ELEM_F32 0u
 #define VKA_ELEM_F16 1u
-/* bf16 (issue 35, item 3): tensors and the reference take it, no kernel yet */
+/* bf16 (issue 35, item 3): read and written by the packed paths only */
 #define VKA_ELEM_BF16 2u
 
 #endif /* VKA_ELEM_IFACE_H */

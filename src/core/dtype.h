@@ -38,8 +38,8 @@ typedef struct vka_dtype_info {
     /* a KV cache's desc->dtype (i8: the cache's only, as !tensor) */
     bool cache;
     /* the kernels' *_TYPE specialization constant for an operand of this
-     * type: VKA_ELEM_* of shaders/common/elem_iface.h (f32 0, f16 1, bf16 2;
-     * no kernel takes bf16 yet, ops refuse it). i8 rows have none (0:
+     * type: VKA_ELEM_* of shaders/common/elem_iface.h (f32 0, f16 1, bf16 2:
+     * the packed paths only, see f16_view). i8 rows have none (0:
      * kv_append reads them through its own DST_I8 switch) */
     uint32_t spec_code;
     /* CPU reference: element i exactly, and v stored as element i rounded
