@@ -24,6 +24,8 @@ typedef enum kind {
     K_EVEN,        /* an even integer >= 2 */
     K_ROPE_LAYOUT, /* half | interleaved, stored as 1 + vkattn_rope_layout */
     K_VARIANT,     /* FAMILY=N[,FAMILY=N..]: vkattn_context_advanced.variants */
+    K_DTYPE,       /* f32 | f16 | bf16, stored as a vkattn_dtype */
+    K_FP16,        /* no value: --dtype f16 */
 } kind;
 
 typedef struct flag {
@@ -72,7 +74,8 @@ static const flag FLAGS[] = {
     F("--scores", K_BOOL, C_BENCH, AB_F_SCORES, scores),
     F("--fused", K_BOOL, C_BENCH, AB_F_FUSED, fused),
     F("--unfused", K_BOOL, C_BENCH, AB_F_UNFUSED, unfused),
-    F("--fp16", K_BOOL, C_BENCH, AB_F_FP16, fp16),
+    F("--dtype", K_DTYPE, C_BENCH, 0, dtype),
+    F("--fp16", K_FP16, C_BENCH, AB_F_FP16, dtype),
     F("--backward", K_BOOL, C_BENCH, AB_F_BACKWARD, backward),
     F("--train-step", K_BOOL, C_BENCH, AB_F_TRAIN_STEP, train_step),
     F("--warmup", K_U32, C_BENCH, 0, warmup),
@@ -117,7 +120,9 @@ void ab_usage(bool to_stdout)
           "bench options:\n"
           "  --device N|NAME  --batch B --heads H --tq N --tv N --dk N --dv N --m M --n N --k K\n"
           "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha, gqa)  --transpose-b --causal\n"
-          "  --mask-ratio R --dropout P --scores --fused|--unfused --fp16 --warmup W --repeat R --seed S\n"
+          "  --mask-ratio R --dropout P --scores --fused|--unfused --warmup W --repeat R --seed S\n"
+          "  --dtype f32|f16|bf16 (the data tensors; --fp16 = --dtype f16; bf16: softmax,\n"
+          "  additive, heads, dropout so far)\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
           "  --kv-int8 (decode: an int8 KV cache, VKATTN_DTYPE_I8)\n"
@@ -139,6 +144,8 @@ void ab_usage(bool to_stdout)
 
 const char *ab_flag_name(uint32_t bit)
 {
+    if (bit == AB_F_BF16) /* set by --dtype's value */
+        return "--dtype bf16";
     for (size_t i = 0; i < N_FLAGS; i++)
         if (FLAGS[i].bit == bit)
             return FLAGS[i].name;
@@ -174,6 +181,28 @@ int ab_parse_device(const char *what, const char *s, bool *has_index, uint32_t *
     return 0;
 }
 
+/* --dtype NAME (and --fp16, NAME f16): the data type, with the op bit that
+ * bench's "does not apply" check reads; two that disagree are a usage error. */
+static int set_dtype(ab_args *a, const char *name)
+{
+    static const struct { const char *name; vkattn_dtype dtype; uint32_t bit; } types[] = {
+        {"f32", VKATTN_DTYPE_F32, 0},
+        {"f16", VKATTN_DTYPE_F16, AB_F_FP16},
+        {"bf16", VKATTN_DTYPE_BF16, AB_F_BF16},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        if (strcmp(name, types[i].name))
+            continue;
+        const uint32_t both = AB_F_FP16 | AB_F_BF16;
+        if ((a->given & both) & ~types[i].bit || (a->dtype && a->dtype != types[i].dtype))
+            return usage_error("--fp16 and --dtype %s disagree; give one%s", name, "");
+        a->dtype = types[i].dtype;
+        a->given |= types[i].bit;
+        return 0;
+    }
+    return usage_error("--dtype takes f32, f16 or bf16, not '%s'%s", name, "");
+}
+
 static int parse_value(const flag *f, const char *s, ab_args *a)
 {
     char *end = NULL;
@@ -181,6 +210,8 @@ static int parse_value(const flag *f, const char *s, ab_args *a)
     errno = 0;
     if (f->kind == K_DEVICE)
         return ab_parse_device(f->name, s, &a->has_device, &a->device, &a->device_name);
+    if (f->kind == K_DTYPE)
+        return set_dtype(a, s);
     if (f->kind == K_PATH) {
         if (!*s)
             return usage_error("%s needs a file name%s", f->name, "");
@@ -341,6 +372,8 @@ static int parse_flag(int argc, char **argv, int *i, ab_args *a)
     if (!(f->commands & (1u << a->command)))
         return usage_error("%s does not apply to this command%s", f->name, "");
     a->given |= f->bit;
+    if (f->kind == K_FP16)
+        return eq ? usage_error("%s takes no value%s", f->name, "") : set_dtype(a, "f16");
     if (f->kind == K_BOOL) {
         if (eq)
             return usage_error("%s takes no value%s", f->name, "");

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <vkattn/dtype.h>
+
 #define ATTNBENCH_EXIT_OK 0
 #define ATTNBENCH_EXIT_CHECK 1 /* --check above the bound, a failing case, a runtime failure */
 #define ATTNBENCH_EXIT_USAGE 2
@@ -32,6 +34,9 @@ enum {
     AB_F_TRAIN_STEP = 1u << 21, AB_F_WINDOW = 1u << 22, AB_F_GATE = 1u << 23,
     AB_F_SPLITS = 1u << 24, AB_F_ROPE = 1u << 25, AB_F_QK_NORM = 1u << 26,
     AB_F_SOFTCAP = 1u << 27, AB_F_SINKS = 1u << 28, AB_F_KV_INT8 = 1u << 29,
+    /* --dtype bf16 (--fp16, or --dtype f16, is AB_F_FP16): an op that takes
+     * bf16 data tensors lists it */
+    AB_F_BF16 = 1u << 30,
 };
 
 typedef struct ab_args {
@@ -68,7 +73,9 @@ typedef struct ab_args {
     bool qk_norm;        /* --qk-norm: RMS-normalized queries and keys (epsilon 1e-6) */
     double softcap;      /* --softcap C: > 0; 0 = off */
     bool sinks;          /* --sinks: a learned logit per head in every softmax */
-    bool transpose_b, causal, scores, fused, unfused, fp16;
+    bool transpose_b, causal, scores, fused, unfused;
+    /* --dtype f32|f16|bf16 (--fp16 = --dtype f16): the data tensors' type */
+    vkattn_dtype dtype;
     bool backward; /* matmul, additive, sdpa, the layers: time and check the gradients instead */
     bool train_step; /* mha: time forward + MSE + backward + Adam as one training step */
     double mask_ratio, dropout;

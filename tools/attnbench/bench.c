@@ -28,10 +28,16 @@ static int cmp_double(const void *a, const void *b)
 
 int ab_bench_check_args(const ab_op *op, const ab_args *a)
 {
-    if (a->fp16 && !(op->flags & AB_F_FP16)) {
-        fprintf(stderr, "attnbench: --fp16: %s has no f16 path yet (matmul, softmax, additive, "
-                        "heads, dropout, sdpa, decode and the layers take f16 tensors so far)\n",
-                op->name);
+    const uint32_t dtype_bit = a->dtype == VKATTN_DTYPE_F16    ? AB_F_FP16
+                               : a->dtype == VKATTN_DTYPE_BF16 ? AB_F_BF16
+                                                               : 0;
+    if (dtype_bit && !(op->flags & dtype_bit)) {
+        fprintf(stderr, "attnbench: --dtype %s: %s has no %s path yet (%s)\n",
+                ab_dtype_name(a->dtype), op->name, ab_dtype_name(a->dtype),
+                dtype_bit == AB_F_FP16 ? "matmul, softmax, additive, heads, dropout, sdpa, decode "
+                                         "and the layers take f16 tensors so far"
+                                       : "softmax, additive, heads and dropout take bf16 "
+                                         "tensors so far");
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;
@@ -48,14 +54,17 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
         fprintf(stderr, "attnbench: %s: give --backward or --train-step, not both\n", op->name);
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (a->train_step && a->fp16) {
-        fprintf(stderr, "attnbench: %s: --train-step has no f16 path: the optimizer step "
-                        "takes f32 parameters only (drop --fp16)\n", op->name);
+    if (a->train_step && a->dtype != VKATTN_DTYPE_F32) {
+        fprintf(stderr, "attnbench: %s: --train-step has no %s path: the optimizer step "
+                        "takes f32 parameters only (drop --dtype)\n", op->name,
+                ab_dtype_name(a->dtype));
         return ATTNBENCH_EXIT_USAGE;
     }
-    if (grads && a->fp16 && !(a->backward && op->bound_backward_fp16 > 0)) {
-        fprintf(stderr, "attnbench: %s: %s has no f16 path yet (drop --fp16)\n", op->name,
-                grad_flag);
+    const double bound16 = a->dtype == VKATTN_DTYPE_BF16 ? op->bound_backward_bf16
+                                                         : op->bound_backward_fp16;
+    if (grads && a->dtype != VKATTN_DTYPE_F32 && !(a->backward && bound16 > 0)) {
+        fprintf(stderr, "attnbench: %s: %s has no %s path yet (drop --dtype)\n", op->name,
+                grad_flag, ab_dtype_name(a->dtype));
         return ATTNBENCH_EXIT_USAGE;
     }
     if (grads && a->scores) {
@@ -206,6 +215,7 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
 {
     memset(res, 0, sizeof *res);
     res->op = op;
+    res->dtype = a->dtype;
     res->warmup = a->warmup;
     res->repeat = a->repeat;
     int status = ab_bench_check_args(op, a);
@@ -235,10 +245,7 @@ int ab_bench_run(vkattn_context *ctx, const ab_op *op, const ab_args *a,
         if (status == ATTNBENCH_EXIT_OK) {
             res->checked = true;
             const bool grads = a->backward || a->train_step;
-            res->bound = a->fp16 && grads                   ? op->bound_backward_fp16
-                         : a->fp16                         ? op->bound_fp16
-                         : grads && op->bound_backward > 0 ? op->bound_backward
-                                                           : op->bound;
+            res->bound = ab_op_bound(op, a->dtype, grads);
             res->check_ok = res->max_rel_err <= res->bound;
         }
     }
@@ -303,6 +310,8 @@ json_t *ab_bench_json(const ab_bench_result *r)
         json_object_set_new(o, "backward", json_true());
     if (r->info.train_step) /* likewise: only with --train-step */
         json_object_set_new(o, "train_step", json_true());
+    if (r->dtype != VKATTN_DTYPE_F32) /* likewise: only with --dtype f16|bf16 (--fp16) */
+        json_object_set_new(o, "dtype", json_string(ab_dtype_name(r->dtype)));
     json_object_set_new(o, "device", json_string(r->device));
     json_object_set_new(o, "path", r->info.path ? json_string(r->info.path) : json_null());
     json_object_set_new(o, "shape", shape_json(&r->info));

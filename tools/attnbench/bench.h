@@ -16,6 +16,7 @@
 
 typedef struct ab_bench_result {
     const ab_op *op;
+    vkattn_dtype dtype; /* --dtype: the data tensors' */
     ab_op_info info;
     char device[256];
     uint32_t warmup, repeat;
@@ -26,7 +27,7 @@ typedef struct ab_bench_result {
     uint64_t device_allocations; /* live VkDeviceMemory after the timed runs */
     bool checked, check_ok;
     double max_rel_err;
-    double bound; /* the bound checked against: the op's, or its --fp16 one */
+    double bound; /* the bound checked against: the op's, or its --dtype one */
     bool has_peak;
     double flops_fraction, bandwidth_fraction;
     bool has_peak_note;

@@ -317,13 +317,13 @@ vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, V
 vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, float lo, float hi)
 {
-    return ab_buf_make_as(ctx, b, rank, dims, rng, lo, hi, false);
+    return ab_buf_make_as(ctx, b, rank, dims, rng, lo, hi, VKATTN_DTYPE_F32);
 }
 
 vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
-                             ab_rng *rng, float lo, float hi, bool fp16)
+                             ab_rng *rng, float lo, float hi, vkattn_dtype dtype)
 {
-    ab_buf_spec spec = {.b = b, .rank = rank, .fp16 = fp16,
+    ab_buf_spec spec = {.b = b, .rank = rank, .dtype = dtype,
                         .fill = rng ? AB_FILL_UNIFORM : AB_FILL_NONE, .lo = lo, .hi = hi};
     for (uint32_t i = 0; i < rank && i < VKATTN_MAX_RANK; i++)
         spec.dims[i] = dims[i];
@@ -346,8 +346,7 @@ vkattn_result ab_bufs_create(vkattn_context *ctx, const ab_buf_spec *specs, size
         if (sp->absent)
             continue;
         memset(sp->b, 0, sizeof *sp->b);
-        vkattn_tensor_desc desc = {.rank = sp->rank,
-                                   .dtype = sp->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+        vkattn_tensor_desc desc = {.rank = sp->rank, .dtype = sp->dtype};
         for (uint32_t d = 0; d < sp->rank && d < VKATTN_MAX_RANK; d++)
             desc.dims[d] = sp->dims[d];
         vkattn_result r = vkattn_tensor_create(ctx, &desc, &sp->b->t);
@@ -373,10 +372,12 @@ vkattn_result ab_bufs_fill(ab_rng *rng, const ab_buf_spec *specs, size_t n)
             ab_fill_mask(rng, b->host, b->n, sp->ratio);
         } else {
             ab_fill_uniform(rng, b->host, b->n, sp->lo, sp->hi);
-            for (size_t j = 0; sp->fp16 && j < b->n; j++)
-                b->host[j] = ab_f16_to_f32(ab_f16_bits(b->host[j]));
         }
         vkattn_result r = vkattn_tensor_upload(b->t, b->host, 0, b->n);
+        /* the library rounded a 16-bit tensor's values: the host twin takes
+         * them back, so the reference sees exactly what the device reads */
+        if (r == VKATTN_SUCCESS && sp->dtype != VKATTN_DTYPE_F32)
+            r = vkattn_tensor_download(b->t, b->host, 0, b->n);
         if (r != VKATTN_SUCCESS)
             return r;
     }
@@ -432,4 +433,19 @@ float ab_f16_to_f32(uint16_t bits)
     float x;
     vkattn_f16_to_f32_array(&x, &bits, 1);
     return x;
+}
+
+float ab_half_value(vkattn_dtype dtype, uint16_t bits)
+{
+    if (dtype != VKATTN_DTYPE_BF16)
+        return ab_f16_to_f32(bits);
+    const uint32_t u = (uint32_t)bits << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+const char *ab_dtype_name(vkattn_dtype dtype)
+{
+    return dtype == VKATTN_DTYPE_F16 ? "f16" : dtype == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
 }

@@ -102,10 +102,11 @@ typedef struct ab_buf {
  * undefined (an output). */
 vkattn_result ab_buf_make(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, float lo, float hi);
-/* As ab_buf_make, of an f16 tensor when fp16: the host twin then holds the
- * f16 values the tensor holds (inputs drawn, then rounded to f16). */
+/* As ab_buf_make, of a tensor of dtype: the host twin then holds the values
+ * the tensor holds (inputs drawn, uploaded, rounded by the library, and read
+ * back). */
 vkattn_result ab_buf_make_as(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
-                             ab_rng *rng, float lo, float hi, bool fp16);
+                             ab_rng *rng, float lo, float hi, vkattn_dtype dtype);
 /* An input 0/1 mask with a fraction `ratio` of zeros. */
 vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const uint32_t *dims,
                           ab_rng *rng, double ratio);
@@ -113,27 +114,27 @@ vkattn_result ab_buf_mask(vkattn_context *ctx, ab_buf *b, uint32_t rank, const u
 /* Several buffers of an op made together (ab_bufs_make). */
 typedef enum ab_fill {
     AB_FILL_NONE,    /* an output: the host array is left undefined */
-    AB_FILL_UNIFORM, /* an input uniform in [lo, hi), f16 values when fp16 */
+    AB_FILL_UNIFORM, /* an input uniform in [lo, hi), then the values of its dtype */
     AB_FILL_MASK,    /* an input 0/1 mask with a fraction `ratio` of zeros */
 } ab_fill;
 typedef struct ab_buf_spec {
     ab_buf *b;
     uint32_t rank;
     uint32_t dims[VKATTN_MAX_RANK];
-    bool fp16; /* an f16 tensor */
+    vkattn_dtype dtype; /* the tensor's (0: f32) */
     ab_fill fill;
     float lo, hi;
     double ratio;
     bool absent; /* not made: an optional input or output the flags leave out */
 } ab_buf_spec;
-/* Spec shorthands: AB_INPUT(&buf, lo, hi, fp16, dims...) drawn uniform in
- * [lo, hi), AB_OUTPUT(&buf, fp16, dims...); designated fields may follow
+/* Spec shorthands: AB_INPUT(&buf, lo, hi, dtype, dims...) drawn uniform in
+ * [lo, hi), AB_OUTPUT(&buf, dtype, dims...); designated fields may follow
  * (.absent = !flag). */
 #define AB_SPEC_DIMS(...) .rank = sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t), .dims = {__VA_ARGS__}
-#define AB_INPUT(buf, lo_, hi_, f16, ...)                                                      \
-    .b = (buf), .fp16 = (f16), .fill = AB_FILL_UNIFORM, .lo = (lo_), .hi = (hi_),             \
+#define AB_INPUT(buf, lo_, hi_, dt, ...)                                                       \
+    .b = (buf), .dtype = (dt), .fill = AB_FILL_UNIFORM, .lo = (lo_), .hi = (hi_),             \
     AB_SPEC_DIMS(__VA_ARGS__)
-#define AB_OUTPUT(buf, f16, ...) .b = (buf), .fp16 = (f16), AB_SPEC_DIMS(__VA_ARGS__)
+#define AB_OUTPUT(buf, dt, ...) .b = (buf), .dtype = (dt), AB_SPEC_DIMS(__VA_ARGS__)
 #define AB_MASK(buf, ratio_, ...)                                                              \
     .b = (buf), .fill = AB_FILL_MASK, .ratio = (ratio_), AB_SPEC_DIMS(__VA_ARGS__)
 /* Creates every spec's tensor first, so that the library checks each size
@@ -160,6 +161,11 @@ int ab_check_outputs(vkattn_context *ctx, vkattn_result (*record)(void *, VkComm
 /* One value to and from f16 bits (vkattn/half.h's array forms). */
 uint16_t ab_f16_bits(float x);
 float ab_f16_to_f32(uint16_t bits);
+/* The value of a 16-bit element of dtype (f16, or bf16: the bits are the
+ * high half of an f32), exactly. */
+float ab_half_value(vkattn_dtype dtype, uint16_t bits);
+/* "f32", "f16", "bf16" (as --dtype takes them). */
+const char *ab_dtype_name(vkattn_dtype dtype);
 
 vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
                           void *state);

@@ -22,6 +22,15 @@ static const ab_op *const OPS[] = {
 
 const ab_op *const *ab_all_ops(void) { return OPS; }
 
+double ab_op_bound(const ab_op *op, vkattn_dtype dtype, bool grads)
+{
+    if (dtype == VKATTN_DTYPE_BF16)
+        return grads ? op->bound_backward_bf16 : op->bound_bf16;
+    if (dtype == VKATTN_DTYPE_F16)
+        return grads ? op->bound_backward_fp16 : op->bound_fp16;
+    return grads && op->bound_backward > 0 ? op->bound_backward : op->bound;
+}
+
 const ab_op *ab_find_op(const char *name)
 {
     for (const ab_op *const *op = OPS; *op; op++)

@@ -36,8 +36,9 @@ typedef struct ab_op {
      * ops.c and docs/ATTNBENCH.md). */
     double bound;
     /* The bound with --fp16 (f16 tensors), for ops with AB_F_FP16 in their
-     * flags (without it --fp16 is a usage error). */
-    double bound_fp16;
+     * flags (without it --fp16 is a usage error); with --dtype bf16 likewise,
+     * AB_F_BF16. */
+    double bound_fp16, bound_bf16;
     /* The bound with --backward or --train-step where it differs from
      * `bound`; 0 = `bound`. */
     double bound_backward;
@@ -62,7 +63,13 @@ typedef struct ab_op {
     /* The bound with --backward and --fp16 together; 0: the op's --backward
      * has no f16 path (--fp16 with it is a usage error). */
     double bound_backward_fp16;
+    /* The same with --dtype bf16 (0: no bf16 backward yet). */
+    double bound_backward_bf16;
 } ab_op;
+
+/* The --check bound of op for data tensors of dtype, of the gradients with
+ * `grads` (--backward, --train-step). */
+double ab_op_bound(const ab_op *op, vkattn_dtype dtype, bool grads);
 
 /* The op of that name in this build, or NULL. */
 const ab_op *ab_find_op(const char *name);

@@ -30,7 +30,7 @@ typedef struct att_state {
     /* additive --backward: dS (in v) in, gradients of q, k, scale out */
     bool backward;
     ab_buf gq, gk, gs;
-    bool fp16; /* --fp16: the data tensors are f16 (masks stay f32) */
+    vkattn_dtype dtype; /* --dtype: the data tensors' type (masks stay f32) */
     ab_sdpa_bwd *bwd; /* bench sdpa --backward: the call timed instead */
 } att_state;
 
@@ -99,25 +99,28 @@ static void att_info(const att_state *s, ab_op_info *info, bool dk, bool dv)
 
 static double f4(size_t n) { return 4.0 * (double)n; }
 
-/* Bytes of n data elements: 2 each under --fp16. */
-static double data_bytes(const att_state *s, size_t n) { return (s->fp16 ? 2.0 : 4.0) * (double)n; }
+/* Bytes of n data elements: 2 each of a 16-bit --dtype. */
+static double data_bytes(const att_state *s, size_t n)
+{
+    return (s->dtype != VKATTN_DTYPE_F32 ? 2.0 : 4.0) * (double)n;
+}
 
-/* The reference's output types under --fp16: inputs f32 (their host twins
- * hold the f16 values exactly), the output f16, rounded once. */
-static vkattn_dtype out_type(const att_state *s) { return s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; }
+/* The reference's output type under a 16-bit --dtype: inputs f32 (their host
+ * twins hold the 16-bit values exactly), the output of the dtype, rounded once. */
+static vkattn_dtype out_type(const att_state *s) { return s->dtype; }
 
 /* A typed reference's output array of n elements (room for n floats). */
 static float *ref_alloc(size_t n) { return ab_floats(n); }
 
-/* Widens an f16 reference output (n bit patterns at the start of ref) to
+/* Widens a 16-bit reference output (n bit patterns at the start of ref) to
  * floats in place, from the end so no pattern is overwritten before it is read. */
 static void ref_widen(const att_state *s, float *ref, size_t n)
 {
-    if (!s->fp16)
+    if (s->dtype == VKATTN_DTYPE_F32)
         return;
     const uint16_t *h = (const uint16_t *)ref;
     for (size_t i = n; i-- > 0;)
-        ref[i] = ab_f16_to_f32(h[i]);
+        ref[i] = ab_half_value(s->dtype, h[i]);
 }
 
 /* ------------------------------------------------------------------ softmax */
@@ -136,7 +139,7 @@ static int softmax_setup(vkattn_context *ctx, const ab_args *a, void **state, ab
                  .has_value_mask = vm},
     };
     ab_rng rng = {a->seed};
-    const bool h = s->fp16 = a->fp16;
+    const vkattn_dtype h = s->dtype = a->dtype;
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->x, -4, 4, h, d->batch, d->heads, d->tq, d->tv)},
         {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !vm},
@@ -184,9 +187,10 @@ const ab_op ab_op_softmax = {
     .name = "softmax",
     .summary = "masked softmax over (B, H, Tq, Tv) scores",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_CAUSAL | AB_F_MASK_RATIO |
-             AB_F_FP16,
+             AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_SOFTMAX,
     .bound_fp16 = AB_BOUND_SOFTMAX_FP16,
+    .bound_bf16 = AB_BOUND_SOFTMAX_BF16,
     .setup = softmax_setup, .record = softmax_record, .prepare = softmax_prepare,
     .check = softmax_check, .destroy = att_destroy,
     .check_args = softmax_check_args,
@@ -204,17 +208,18 @@ static int additive_setup(vkattn_context *ctx, const ab_args *a, void **state, a
     s->p.additive = (vkattn_additive_params){
         .batch = d->batch, .tq = d->tq, .tv = d->tv, .dim = d->dk, .has_scale_vector = true};
     ab_rng rng = {a->seed};
-    const bool h = s->fp16 = a->fp16, bwd = a->backward;
+    const vkattn_dtype h = s->dtype = a->dtype;
+    const bool bwd = a->backward;
     /* --backward: dS (in v) in, dq, dk and the scale's gradient out, all f32 */
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->x, -1, 1, h, d->batch, d->tq, d->dk)},
         {AB_INPUT(&s->k, -1, 1, h, d->batch, d->tv, d->dk)},
         {AB_INPUT(&s->scale, -1, 1, h, d->dk)},
         {AB_OUTPUT(&s->out, h, d->batch, d->tq, d->tv)},
-        {AB_INPUT(&s->v, -1, 1, false, d->batch, d->tq, d->tv), .absent = !bwd},
-        {AB_OUTPUT(&s->gq, false, d->batch, d->tq, d->dk), .absent = !bwd},
-        {AB_OUTPUT(&s->gk, false, d->batch, d->tv, d->dk), .absent = !bwd},
-        {AB_OUTPUT(&s->gs, false, d->dk), .absent = !bwd},
+        {AB_INPUT(&s->v, -1, 1, VKATTN_DTYPE_F32, d->batch, d->tq, d->tv), .absent = !bwd},
+        {AB_OUTPUT(&s->gq, VKATTN_DTYPE_F32, d->batch, d->tq, d->dk), .absent = !bwd},
+        {AB_OUTPUT(&s->gk, VKATTN_DTYPE_F32, d->batch, d->tv, d->dk), .absent = !bwd},
+        {AB_OUTPUT(&s->gs, VKATTN_DTYPE_F32, d->dk), .absent = !bwd},
     };
     vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
     if (r)
@@ -301,9 +306,10 @@ const ab_op ab_op_additive = {
     .name = "additive",
     .summary = "additive (tanh) scores of (B, Tq, dk) queries and (B, Tv, dk) keys "
                "(--backward: dq, dk, ds)",
-    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_BACKWARD | AB_F_FP16,
+    .flags = AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_BACKWARD | AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_ADDITIVE,
     .bound_fp16 = AB_BOUND_ADDITIVE_FP16,
+    .bound_bf16 = AB_BOUND_ADDITIVE_BF16,
     .setup = additive_setup, .record = additive_record, .prepare = additive_prepare,
     .check = additive_check,
     .destroy = att_destroy,
@@ -325,7 +331,7 @@ static int heads_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_o
     if (att_check_args("heads", a)) /* bench checked it; the merged width relies on it */
         return ATTNBENCH_EXIT_USAGE;
     const uint32_t merged = d->heads * d->dk;
-    const bool h = s->fp16 = a->fp16;
+    const vkattn_dtype h = s->dtype = a->dtype;
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->x, -1, 1, h, d->batch, d->tq, merged)},
         {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->dk)},
@@ -379,9 +385,10 @@ static int heads_check(vkattn_context *ctx, void *state, double *err)
 const ab_op ab_op_heads = {
     .name = "heads",
     .summary = "head split (B, T, H*dk) -> (B, H, T, dk), then merge back (T = --tq)",
-    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_DK | AB_F_FP16,
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_DK | AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_HEADS,
     .bound_fp16 = AB_BOUND_HEADS_FP16,
+    .bound_bf16 = AB_BOUND_HEADS_BF16,
     .setup = heads_setup, .record = heads_record, .prepare = heads_prepare,
     .check = heads_check, .destroy = att_destroy,
     .check_args = heads_check_args,
@@ -402,7 +409,7 @@ static int dropout_setup(vkattn_context *ctx, const ab_args *a, void **state, ab
                     .training = true, .seed = a->seed, .offset = 0},
     };
     ab_rng rng = {a->seed};
-    const bool h = s->fp16 = a->fp16;
+    const vkattn_dtype h = s->dtype = a->dtype;
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->x, 0, 1, h, d->batch, d->heads, d->tq, d->tv)},
         {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->tv)},
@@ -447,9 +454,10 @@ static int dropout_check(vkattn_context *ctx, void *state, double *err)
 const ab_op ab_op_dropout = {
     .name = "dropout",
     .summary = "training-mode Philox dropout of (B, H, Tq, Tv) weights (rate: --dropout, default 0.1)",
-    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DROPOUT | AB_F_FP16,
+    .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DROPOUT | AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_DROPOUT,
     .bound_fp16 = AB_BOUND_DROPOUT_FP16,
+    .bound_bf16 = AB_BOUND_DROPOUT_BF16,
     .setup = dropout_setup, .record = dropout_record, .prepare = dropout_prepare,
     .check = dropout_check,
     .destroy = att_destroy,
@@ -502,14 +510,14 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
     }
     ab_rng rng = {a->seed};
     /* --fp16: Q, K, V and out f16; the mask and returned weights stay f32 */
-    const bool h = s->fp16 = a->fp16;
+    const vkattn_dtype h = s->dtype = a->dtype;
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->x, -1, 1, h, d->batch, d->heads, d->tq, d->dk)},
         {AB_INPUT(&s->k, -1, 1, h, d->batch, d->heads, d->tv, d->dk)},
         {AB_INPUT(&s->v, -1, 1, h, d->batch, d->heads, d->tv, d->dv)},
         {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !vm},
         {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->dv)},
-        {AB_OUTPUT(&s->out2, false, d->batch, d->heads, d->tq, d->tv), .absent = !a->scores},
+        {AB_OUTPUT(&s->out2, VKATTN_DTYPE_F32, d->batch, d->heads, d->tq, d->tv), .absent = !a->scores},
     };
     vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
     if (r)
@@ -518,7 +526,7 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
     info->path = ab_sdpa_path_name(ctx, &s->p.sdpa);
     info->output = s->out.t, info->output_count = s->out.n;
     info->flops = 2.0 * d->batch * d->heads * d->tq * d->tv * ((double)d->dk + d->dv);
-    info->bytes = (a->fp16 ? 2.0 : 4.0) * ((double)s->x.n + s->k.n + s->v.n + s->out.n) +
+    info->bytes = data_bytes(s, 1) * ((double)s->x.n + s->k.n + s->v.n + s->out.n) +
                   f4(s->vmask.n + s->out2.n);
     return ATTNBENCH_EXIT_OK;
 }
@@ -550,16 +558,17 @@ static int sdpa_check(vkattn_context *ctx, void *state, double *err)
         return ab_sdpa_backward_check(ctx, s->bwd, err);
     float *ref = ab_floats(s->out.n), *wref = s->out2.t ? ab_floats(s->out2.n) : NULL;
     int st = ATTNBENCH_EXIT_CHECK;
-    uint16_t *ref16 = s->fp16 ? malloc(sizeof(uint16_t) * (s->out.n ? s->out.n : 1)) : NULL;
-    if (ref && (wref || !s->out2.t) && (ref16 || !s->fp16)) {
+    const bool narrow = s->dtype != VKATTN_DTYPE_F32;
+    uint16_t *ref16 = narrow ? malloc(sizeof(uint16_t) * (s->out.n ? s->out.n : 1)) : NULL;
+    if (ref && (wref || !s->out2.t) && (ref16 || !narrow)) {
         /* the typed reference: the host arrays hold the f16 values exactly,
          * and an f16 out is rounded once */
-        const vkattn_sdpa_dtypes ty = {.out = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+        const vkattn_sdpa_dtypes ty = {.out = s->dtype};
         vkattn_result r = vkattn_reference_sdpa(
             &s->p.sdpa, &ty, s->x.host, s->k.host, s->v.host, NULL, s->vmask.host, NULL,
-            s->fp16 ? (void *)ref16 : ref, wref);
-        for (size_t i = 0; s->fp16 && i < s->out.n; i++)
-            ref[i] = ab_f16_to_f32(ref16[i]);
+            narrow ? (void *)ref16 : ref, wref);
+        for (size_t i = 0; narrow && i < s->out.n; i++)
+            ref[i] = ab_half_value(s->dtype, ref16[i]);
         st = r ? ab_report(NULL, r, "sdpa reference")
                : ab_check_outputs(ctx, sdpa_record, s, (ab_buf *[]){&s->out, &s->out2},
                                   (float *[]){ref, wref}, s->out2.t ? 2 : 1, err);

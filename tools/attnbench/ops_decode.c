@@ -108,13 +108,14 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     };
     ab_rng rng = {a->seed};
     /* --fp16: an f16 cache, q and out (the value mask stays f32) */
-    const bool h = s->fp16 = a->fp16;
+    const bool h = s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
+    const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
     const ab_buf_spec bufs[] = {
-        {AB_INPUT(&s->q, -1, 1, h, d.batch, d.heads, d.tq, d.dk)},
-        {AB_INPUT(&s->k, -1, 1, h, d.batch, g, d.tv, d.dk)},
-        {AB_INPUT(&s->v, -1, 1, h, d.batch, g, d.tv, d.dv)},
+        {AB_INPUT(&s->q, -1, 1, dt, d.batch, d.heads, d.tq, d.dk)},
+        {AB_INPUT(&s->k, -1, 1, dt, d.batch, g, d.tv, d.dk)},
+        {AB_INPUT(&s->v, -1, 1, dt, d.batch, g, d.tv, d.dv)},
         {AB_MASK(&s->vmask, a->mask_ratio, d.batch, d.tv), .absent = !vm},
-        {AB_OUTPUT(&s->out, h, d.batch, d.heads, d.tq, d.dv)},
+        {AB_OUTPUT(&s->out, dt, d.batch, d.heads, d.tq, d.dv)},
     };
     vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
     if (r)
@@ -124,7 +125,7 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
                                .key_dim = d.dk, .value_dim = d.dv,
                                .keys = s->i8 ? NULL : s->k.t, .values = s->i8 ? NULL : s->v.t,
                                .dtype = s->i8     ? VKATTN_DTYPE_I8
-                                        : a->fp16 ? VKATTN_DTYPE_F16
+                                        : (a->dtype == VKATTN_DTYPE_F16) ? VKATTN_DTYPE_F16
                                                   : VKATTN_DTYPE_F32};
     if ((r = vkattn_kv_cache_create(ctx, &cd, &s->cache)))
         return ab_setup_refused(ctx, r, "decode", a, "decode: creating the KV cache");
@@ -144,7 +145,7 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     /* the cache rows read once per K/V head (shared by its query heads), q,
      * the value mask (f32) and out; an int8 row is its width plus a 4-byte
      * scale */
-    const double rows = (double)d.batch * g * d.tv, el = a->fp16 ? 2.0 : 4.0;
+    const double rows = (double)d.batch * g * d.tv, el = (a->dtype == VKATTN_DTYPE_F16) ? 2.0 : 4.0;
     info->bytes = (s->i8 ? rows * ((double)d.dk + d.dv + 8.0) : el * rows * ((double)d.dk + d.dv)) +
                   el * ((double)s->q.n + (double)s->out.n) + 4.0 * (double)s->vmask.n;
     info->output = s->out.t, info->output_count = s->out.n;

@@ -347,7 +347,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     *state = s;
     s->ctx = ctx;
     s->layer.kind = kind;
-    s->fp16 = a->fp16;
+    s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
     const bool grads = a->backward || a->train_step;
     /* with --fp16, --scores or each other: usage errors that bench's
      * check_flags refuses before a context is made; the sizes too (bench
@@ -384,16 +384,17 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     const uint32_t dq = mha ? s->dmodel : d->dk, dv = mha ? s->dmodel : d->dv;
     const uint32_t dout = mha ? s->dmodel : d->dv;
     const bool h = s->fp16;
+    const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
     const ab_buf_spec bufs[] = {
-        {AB_INPUT(&s->q, -1, 1, h, d->batch, d->tq, dq)},
-        {AB_INPUT(&s->k, -1, 1, h, d->batch, d->tv, dq)},
-        {AB_INPUT(&s->v, -1, 1, h, d->batch, d->tv, dv)},
+        {AB_INPUT(&s->q, -1, 1, dt, d->batch, d->tq, dq)},
+        {AB_INPUT(&s->k, -1, 1, dt, d->batch, d->tv, dq)},
+        {AB_INPUT(&s->v, -1, 1, dt, d->batch, d->tv, dv)},
         {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !(a->mask_ratio > 0)},
-        {AB_OUTPUT(&s->out, h, d->batch, d->tq, dout)},
+        {AB_OUTPUT(&s->out, dt, d->batch, d->tq, dout)},
         /* the scores: (B, H, Tq, Tv) of the multi-head layers, else (B, Tq, Tv) */
-        {AB_OUTPUT(&s->scores, false, d->batch, d->heads, d->tq, d->tv),
+        {AB_OUTPUT(&s->scores, VKATTN_DTYPE_F32, d->batch, d->heads, d->tq, d->tv),
          .absent = !(a->scores && mha)},
-        {AB_OUTPUT(&s->scores, false, d->batch, d->tq, d->tv), .absent = !(a->scores && !mha)},
+        {AB_OUTPUT(&s->scores, VKATTN_DTYPE_F32, d->batch, d->tq, d->tv), .absent = !(a->scores && !mha)},
     };
     const size_t nbufs = sizeof bufs / sizeof bufs[0];
     if ((r = ab_bufs_create(ctx, bufs, nbufs)))

@@ -80,7 +80,7 @@ static void dw_tensors(const ab_layer_bwd *s, vkattn_tensor *gw[AB_LAYER_WEIGHTS
 static vkattn_result buf_like(vkattn_context *ctx, ab_buf *b, const ab_buf *src, ab_rng *rng)
 {
     const vkattn_tensor_desc d = vkattn_tensor_get_info(src->t).desc;
-    return ab_buf_make_as(ctx, b, d.rank, d.dims, rng, -1, 1, d.dtype == VKATTN_DTYPE_F16);
+    return ab_buf_make_as(ctx, b, d.rank, d.dims, rng, -1, 1, d.dtype);
 }
 
 static vkattn_result record_train_step(ab_layer_bwd *s, VkCommandBuffer cmd)
@@ -209,7 +209,8 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
     for (uint32_t i = 0; i < s->nslots && !r; i++) {
         uint32_t n = (uint32_t)s->slots[i].n;
         if (n) /* the layer's type, as its weights */
-            r = ab_buf_make_as(ctx, &s->dw[i], 1, &n, NULL, 0, 0, f->fp16);
+            r = ab_buf_make_as(ctx, &s->dw[i], 1, &n, NULL, 0, 0,
+                               f->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32);
     }
     if (r || (r = buf_like(ctx, &s->g, f->out, train_step ? NULL : &rng)))
         return ab_report(ctx, r, what);

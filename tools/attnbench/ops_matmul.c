@@ -106,7 +106,7 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     s->na = (size_t)batch * m * k;
     s->nb = (size_t)batch * k * n;
     s->nc = (size_t)batch * m * n;
-    s->fp16 = a->fp16;
+    s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
     s->backward = a->backward;
     /* the tensors first: the library checks the sizes against the device
      * before any host array is allocated and filled */

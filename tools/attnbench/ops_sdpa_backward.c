@@ -70,18 +70,19 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, c
     const uint32_t B = p->batch, H = p->heads, Tq = p->tq, Tv = p->tv, Dk = p->dk, Dv = p->dv;
     /* the fused backward needs the fused forward's out and LSE */
     const bool fused = p->path != VKATTN_SDPA_UNFUSED;
-    const bool h = a->fp16;
+    const bool h = (a->dtype == VKATTN_DTYPE_F16);
+    const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
     const ab_buf_spec bufs[] = {
-        {AB_INPUT(&s->q, -1, 1, h, B, H, Tq, Dk)},
-        {AB_INPUT(&s->k, -1, 1, h, B, H, Tv, Dk)},
-        {AB_INPUT(&s->v, -1, 1, h, B, H, Tv, Dv)},
+        {AB_INPUT(&s->q, -1, 1, dt, B, H, Tq, Dk)},
+        {AB_INPUT(&s->k, -1, 1, dt, B, H, Tv, Dk)},
+        {AB_INPUT(&s->v, -1, 1, dt, B, H, Tv, Dv)},
         {AB_MASK(&s->vmask, a->mask_ratio, B, Tv), .absent = !(a->mask_ratio > 0)},
-        {AB_INPUT(&s->g, -1, 1, h, B, H, Tq, Dv)},
-        {AB_OUTPUT(&s->out, h, B, H, Tq, Dv), .absent = !fused},
-        {AB_OUTPUT(&s->lse, false, B, H, Tq), .absent = !fused},
-        {AB_OUTPUT(&s->dq, h, B, H, Tq, Dk)},
-        {AB_OUTPUT(&s->dk, h, B, H, Tv, Dk)},
-        {AB_OUTPUT(&s->dv, h, B, H, Tv, Dv)},
+        {AB_INPUT(&s->g, -1, 1, dt, B, H, Tq, Dv)},
+        {AB_OUTPUT(&s->out, dt, B, H, Tq, Dv), .absent = !fused},
+        {AB_OUTPUT(&s->lse, VKATTN_DTYPE_F32, B, H, Tq), .absent = !fused},
+        {AB_OUTPUT(&s->dq, dt, B, H, Tq, Dk)},
+        {AB_OUTPUT(&s->dk, dt, B, H, Tv, Dk)},
+        {AB_OUTPUT(&s->dv, dt, B, H, Tv, Dv)},
     };
     vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
     if (r)
@@ -106,7 +107,7 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, c
     info->flops = 2.5 * fwd_flops;
     const double data = (double)(s->q.n + s->k.n + s->v.n + s->out.n + s->g.n + s->dq.n +
                                  s->dk.n + s->dv.n);
-    info->bytes = (a->fp16 ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
+    info->bytes = ((a->dtype == VKATTN_DTYPE_F16) ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
     return ATTNBENCH_EXIT_OK;
 }
 
