@@ -231,11 +231,11 @@ static void test_random_shapes(void **state)
     }
 }
 
-/* Type `t` (f16: two in three; bf16: one in two) or another at random (f32;
- * bf16's row f16 too), or t itself where `all`. */
-static vkattn_dtype pick(vkattn_dtype t, bool all)
+/* Type `t` (`odds` in odds + 1) or another at random (f32; for bf16 f16
+ * too), or t itself where `all`. */
+static vkattn_dtype pick(vkattn_dtype t, bool all, uint32_t odds)
 {
-    if (all || tu_rand_range(0, t == VKATTN_DTYPE_F16 ? 2 : 1))
+    if (all || tu_rand_range(0, odds))
         return t;
     return t == VKATTN_DTYPE_F16 || tu_rand_range(0, 1) ? VKATTN_DTYPE_F32 : VKATTN_DTYPE_F16;
 }
@@ -250,7 +250,7 @@ static void typed_cases(vkattn_context *ctx, vkattn_dtype t, int count)
         bwd_case c = random_case(tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 40),
                                  tu_rand_range(1, 40), tu_rand_range(1, 40));
         for (int o = 0; o < 6; o++)
-            c.t[o] = pick(t, i == 0);
+            c.t[o] = pick(t, i == 0, t == VKATTN_DTYPE_F16 ? 2 : 1);
         check_case(ctx, &c);
     }
 }
@@ -279,7 +279,7 @@ static void typed_reductions(vkattn_context *ctx, vkattn_dtype t, int count)
         while (c.a_count == 1 || c.b_count == 1 || !c.p.has_bias);
         c.want_a = c.want_b = c.want_bias = true;
         for (int o = 0; o < 6; o++)
-            c.t[o] = pick(t, i == 0 || o >= T_GA);
+            c.t[o] = pick(t, i == 0 || o >= T_GA, 1);
         check_case_on(ctx, mstate, &c);
     }
     assert_int_equal(th_teardown(&mstate), 0);
