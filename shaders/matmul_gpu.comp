@@ -1,16 +1,16 @@
 #version 450
-// Batched matmul of the GPU tuning, f32 or f16 operands and result (each
+// Batched matmul of the GPU tuning, f32, f16 or bf16 operands and result (each
 // chosen by a specialization constant, as in matmul_f16*.comp), f32 sums:
 // C[b,h] = alpha * op(A[b,h]) @ op(B[b,h]) (+ bias row), the operation and
 // push constants of shaders/common/matmul_body.glsl (same k/m splits, same
 // f32 sums), shaped for GPUs:
-// - f16 buffers are read as words of two halves (elem_type.glsl), so one
+// - 16-bit buffers are read as words of two elements (elem_type.glsl), so one
 //   module serves devices with and without 16-bit storage and reads half the
-//   bytes of f32; an f16 C is written a word at a time by the invocation that
+//   bytes of f32; a 16-bit C is written a word at a time by the invocation that
 //   owns both of its columns (columns in adjacent pairs), so no two
 //   invocations share a word; the host sends C layouts with an odd row start,
 //   and a split K, through an f32 scratch (src/ops/matmul.c);
-// - global loads of four consecutive stored elements as one vec4 (f16: one
+// - global loads of four consecutive stored elements as one vec4 (16-bit: one
 //   uvec2) where the host found the operand's offsets and strides multiples
 //   of 4 (VEC_A, VEC_B); a group of four that crosses the end of a row or of
 //   the dispatch's k range, or an unaligned operand, is read as scalars (same
@@ -73,9 +73,10 @@ const uint LA = (QA + THREADS - 1) / THREADS, LB = (QB + THREADS - 1) / THREADS;
 shared float As[2 * BK * (BM + 1)];
 shared float Bs[2 * BK * (BN + 1)];
 
-// Columns of an invocation's outputs: strided by BN / TN, or with an f16 C
-// in adjacent pairs (2 * (tc + (j / 2) * (BN / TN)) + j % 2; TN is even).
-const bool PAIRS = VKA_IS_F16(C_TYPE);
+// Columns of an invocation's outputs: strided by BN / TN, or with a 16-bit
+// C (f16, bf16) in adjacent pairs (2 * (tc + (j / 2) * (BN / TN)) + j % 2;
+// TN is even).
+const bool PAIRS = VKA_IS_16(C_TYPE);
 uint col_of(uint tc, uint j)
 {
     return PAIRS ? 2 * (tc + (j >> 1) * (BN / TN)) + (j & 1) : tc + j * (BN / TN);

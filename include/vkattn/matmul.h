@@ -8,8 +8,8 @@
  * and B, any M, N, K >= 1. Accumulates in fp32. The CPU reference is
  * vkattn_reference_matmul.
  *
- * Half precision: A, B, bias and C may each be f32 or f16 tensors
- * (vkattn/tensor.h), independently. f16 inputs are read exactly, sums are
+ * Half precision: A, B, bias and C may each be f32, f16 or bf16 tensors
+ * (vkattn/tensor.h), independently. 16-bit inputs are read exactly, sums are
  * always fp32 (a long K split over dispatches keeps fp32 partial sums in
  * scratch), and an f16 C is rounded once by the device's f32 -> f16
  * conversion. Bound, against the exact result of the stored inputs
@@ -22,6 +22,14 @@
  * read and write halves packed in 32-bit words; results are within the same
  * bound. Devices that flush f16 subnormal inputs may differ by a further
  * 2^-14 |alpha| sum of the other operand's magnitudes over those inputs.
+ * bf16 (any operand) always runs on the packed words, on every device; a
+ * bf16 C is rounded once by vkattn's own code, to nearest even (a NaN stays
+ * a quiet NaN), so its bound is half a bf16 spacing, not one:
+ *   |err| <= 0.5 ulpbf16(|C| + E) + E,  E = (K + 2) * 2^-23 * (|alpha| * sum_k |a||b| + |bias|)
+ * ulpbf16(x) = 2^(floor(log2 x) - 7), 2^-133 below 2^-126 (the f32 result
+ * is within E of the exact one, and its magnitude at most |C| + E). The
+ * cooperative-matrix kernels take f16 A and B only (bias and C may be bf16);
+ * a bf16 A or B takes the other kernels.
  *
  * Recording contract (the same for every vkattn *_record):
  * - vkattn never begins, ends or submits `cmd`; it records dispatches and its

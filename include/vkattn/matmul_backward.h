@@ -28,13 +28,15 @@
  * for dB and for dBias), relative to the largest sum of the magnitudes of the
  * products a gradient element adds (the reference on |A|, |B|, |dC|).
  *
- * f16: each of a, b, grad_c, grad_a, grad_b and grad_bias may be f16 or f32
- * on its own (as the forward's operands). The products read f16 operands
- * with fp32 accumulation (the forward's kernels); each f16 gradient is
- * rounded once from its f32 result (a broadcast operand's and the bias's sums
- * go through f32 scratch, ops/half_stage.h). Bound: the f32 one plus one f16
- * rounding of the result (2^-11 relative) against the reference on the
- * stored (f16) values.
+ * f16, bf16: each of a, b, grad_c, grad_a, grad_b and grad_bias may be f32,
+ * f16 or bf16 on its own (as the forward's operands). The products read
+ * 16-bit operands with fp32 accumulation (the forward's kernels); each 16-bit
+ * gradient is rounded once from its f32 result (a broadcast operand's and the
+ * bias's sums go through f32 scratch, ops/half_stage.h; bf16 always, f16
+ * without 16-bit storage). Bound: the f32 one plus one rounding of the
+ * result, 2^-11 relative for f16, 2^-8 for bf16 (half its 2^-7 spacing:
+ * vkattn rounds bf16 to nearest even itself), against the reference on the
+ * stored values.
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h); a,
  * b and grad_c are read, the gradients asked for are written by
@@ -47,7 +49,7 @@
  * needs it; grad_bias without params->has_bias; a gradient tensor that is one
  * of the inputs or another gradient), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT (as the forward's, and reductions beyond the
- * loop budget), VKATTN_ERROR_UNSUPPORTED (a tensor neither f32 nor f16),
+ * loop budget), VKATTN_ERROR_UNSUPPORTED (a tensor neither f32, f16 nor bf16),
  * Vulkan failures.
  * On an argument error nothing is recorded.
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in

@@ -104,7 +104,7 @@ void main()
         if (gm >= p.m)
             continue;
         // PAIRS: columns 2q and 2q + 1 are this invocation's, so it writes
-        // whole words of a packed f16 C (rows start at even elements)
+        // whole words of a packed 16-bit C (rows start at even elements)
         for (uint j = 0; j < TN; j += (PAIRS ? 2 : 1)) {
             uint gn = col0 + col_of(tc, j);
             if (gn >= p.n)

@@ -4,9 +4,9 @@
 // GL_KHR_cooperative_matrix) and matmul_coopmat_emu.comp (COOPMAT_EMU: the
 // fragments emulated in plain GLSL, so CI runs this file on lavapipe);
 // coopmat_frag.glsl has the fragment names. C[b,h] = alpha * op(A[b,h]) @
-// op(B[b,h]) (+ bias row), f16 A and B, f32 sums, f32 or f16 C, with the push
-// constants, k/m splits and output rules of matmul_gpu.comp (so the host swaps
-// one pipeline for the other; src/ops/matmul.c).
+// op(B[b,h]) (+ bias row), f16 A and B, f32 sums, f32, f16 or bf16 bias and
+// C, with the push constants, k/m splits and output rules of matmul_gpu.comp
+// (so the host swaps one pipeline for the other; src/ops/matmul.c).
 // - A workgroup of WARPS_M x WARPS_N warps owns a BM x BN block of C; a warp
 //   owns (BM / WARPS_M) x (BN / WARPS_N) of it, as FM x FN 16x16 f32
 //   accumulator fragments. The hardware kernels' warps are subgroups of SG

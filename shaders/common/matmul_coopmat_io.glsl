@@ -82,7 +82,7 @@ float out_value(float acc, uint ci, uint gn)
 void write_square(uint sq, uint gm0, uint gn0, uint c_off)
 {
     const uint lane = LANE;
-    if (!VKA_IS_F16(C_TYPE)) {
+    if (!VKA_IS_16(C_TYPE)) {
         for (uint e = lane; e < 256; e += SG) {
             const uint gm = gm0 + e / 16, gn = gn0 + e % 16;
             if (gm < p.m && gn < p.n) {
@@ -92,9 +92,9 @@ void write_square(uint sq, uint gm0, uint gn0, uint c_off)
         }
         return;
     }
-    // f16 C: a word (two adjacent columns) per write; the host's
-    // rows_word_aligned makes every ci of an even column even, and past N
-    // the high half keeps its bits
+    // 16-bit C (f16, bf16): a word (two adjacent columns) per write; the
+    // host's rows_word_aligned makes every ci of an even column even, and
+    // past N the high half keeps its bits
     for (uint e = lane; e < 128; e += SG) {
         const uint r = e / 8, cp = (e % 8) * 2;
         const uint gm = gm0 + r, gn = gn0 + cp;

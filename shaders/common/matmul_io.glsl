@@ -5,10 +5,12 @@
 // 1 (matmul_f16): f16 or f32 operands, each chosen by a specialization
 //   constant, on devices with storageBuffer16BitAccess: f16 buffers are read
 //   and written as float16_t (each binding is declared with both types).
-// 2 (matmul_f16_packed): the same for devices without 16-bit storage: f16
-//   buffers are uint words of two halves (elem_type.glsl's VKA_LDW). An
-//   f16 C is written a word at a time by the invocation that owns both of its
-//   columns (PAIRS), so no two invocations share a word; the host sends C
+//   Never bf16 (the host's vka_path16_of sends a bf16 operand to 2).
+// 2 (matmul_f16_packed): the same with f16 or bf16 operands, for devices
+//   without 16-bit storage and for any call with a bf16 operand: 16-bit
+//   buffers are uint words of two elements (elem_type.glsl's VKA_LDW). A
+//   16-bit C is written a word at a time by the invocation that owns both
+//   of its columns (PAIRS), so no two invocations share a word; the host sends C
 //   layouts with an odd row start, and long K, through an f32 scratch
 //   (src/ops/matmul.c).
 // Sums are f32 in all three.
@@ -71,7 +73,7 @@ layout(std430, binding = 3) buffer CBufW { uint c_w[]; };
 
 layout(push_constant) uniform Push { VKA_MATMUL_PUSH } p;
 
-const bool PAIRS = VKA_IS_F16(C_TYPE);
+const bool PAIRS = VKA_IS_16(C_TYPE);
 
 float ld_a(uint i) { return VKA_LDW(A_TYPE, a, a_w, i); }
 float ld_b(uint i) { return VKA_LDW(B_TYPE, b, b_w, i); }

@@ -42,11 +42,13 @@ vkattn_result vka_grad_reduce_check(vkattn_context *ctx, const char *caller,
                                  "the reduced (broadcast) axes");
 }
 
-/* 16-bit elements: their own GLSL type needs 16-bit storage */
-static bool is_16bit(vkattn_dtype t)
+/* grad_reduce_f16's float16_t views (f16 on a device with 16-bit storage),
+ * or, with a bf16 tensor or without 16-bit storage, only through staging */
+static vka_path16 path_of(const vkattn_context *ctx, const vkattn_tensor *in,
+                          const vkattn_tensor *out)
 {
-    const vka_dtype_info *info = vka_dtype_info_of(t);
-    return info && info->is_16bit;
+    const vkattn_tensor *const ts[] = {in, out};
+    return vka_path16_of(ctx, ts, 2);
 }
 
 vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
@@ -56,11 +58,12 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
     vkattn_result r = vka_grad_reduce_check(ctx, caller, g);
     if (r)
         return r;
-    const bool n16 = is_16bit(in->dtype) || is_16bit(out->dtype);
-    if (n16 && !vka_info(ctx)->storage_buffer_16bit)
+    const vka_path16 path = path_of(ctx, in, out);
+    const bool n16 = path == VKA_PATH_NATIVE16;
+    if (path == VKA_PATH_PACKED)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: an f16 tensor in a gradient reduction needs 16-bit storage "
-                        "(stage it: vka_grad_reduce_record_any)",
+                        "%s: a gradient reduction reads 16-bit tensors only as f16 with 16-bit "
+                        "storage (stage them: vka_grad_reduce_record_any)",
                         caller);
     const uint64_t total = (uint64_t)g->groups * g->rows * g->cols;
     const vka_kernel kernel = {
@@ -99,7 +102,7 @@ vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, c
 bool vka_grad_reduce_stages(vkattn_context *ctx, const vkattn_tensor *in,
                             const vkattn_tensor *out)
 {
-    return (is_16bit(in->dtype) || is_16bit(out->dtype)) && !vka_info(ctx)->storage_buffer_16bit;
+    return path_of(ctx, in, out) == VKA_PATH_PACKED;
 }
 
 vkattn_result vka_grad_reduce_record_any(vkattn_context *ctx, VkCommandBuffer cmd,

@@ -30,20 +30,21 @@ vkattn_result vka_grad_reduce_check(vkattn_context *ctx, const char *caller,
 
 /* The reduction between in and out, each f32 or f16: an f16 input widened
  * exactly, f32 sums, an f16 output rounded once from them. f16 needs 16-bit
- * storage (VKATTN_ERROR_UNSUPPORTED without; vka_grad_reduce_record_any
- * stages instead). */
+ * storage, and bf16 is never read here (VKATTN_ERROR_UNSUPPORTED;
+ * vka_grad_reduce_record_any stages instead). */
 vkattn_result vka_grad_reduce_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                      const vka_grad_reduce *g, vkattn_tensor *in,
                                      vkattn_tensor *out);
 
-/* Whether vka_grad_reduce_record_any stages (an f16 tensor, no 16-bit
- * storage): the caller then records through vka_f16_record (run dry first). */
+/* Whether vka_grad_reduce_record_any stages (vka_path16_of's PACKED: a bf16
+ * tensor, or f16 without 16-bit storage): the caller then records through
+ * vka_f16_record (run dry first). */
 bool vka_grad_reduce_stages(vkattn_context *ctx, const vkattn_tensor *in,
                             const vkattn_tensor *out);
 
-/* vka_grad_reduce_record on any device: without 16-bit storage an f16 in is
- * read through an exact f32 copy of its first in_count elements and an f16
- * out gets the f32 sums rounded once (ops/half_stage.h); the same values.
+/* vka_grad_reduce_record on any device and type: where it stages, a 16-bit
+ * in is read through an exact f32 copy of its first in_count elements and a
+ * 16-bit out gets the f32 sums rounded once (ops/half_stage.h); the same values.
  * `out_partial`: the reduction writes only some of out's first out_count
  * elements (a strided view), the rest stay. */
 vkattn_result vka_grad_reduce_record_any(vkattn_context *ctx, VkCommandBuffer cmd,

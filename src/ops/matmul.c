@@ -1,6 +1,6 @@
 /* Batched matmul: tile choice from the device's limits, argument checks, the
- * choice of kernel for the tensors' element types and the tuning (f32 and f16
- * alike under the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
+ * choice of kernel for the tensors' element types and the tuning (f32, f16 and
+ * bf16 alike under the GPU tuning: shaders/matmul_gpu.comp), and the dispatches of
  * shaders/matmul*.comp. */
 #include "vkattn/matmul.h"
 
@@ -14,6 +14,7 @@
 #include "ops/scratch_kinds.h"
 #include "ops/variant_select.h"
 #include "ops/half_convert.h"
+#include "ops/half_stage.h"
 #include "ops/matmul_internal.h"
 #include "ops/split.h"
 #include "vk/dispatch.h"
@@ -66,7 +67,7 @@ static bool choose_tiles(const vkattn_context_info *info, uint32_t m, uint32_t n
 /* Whether loads of `group` consecutive stored elements of an operand are
  * aligned: its binding starts on a multiple of the group's bytes and every
  * stored row, head and batch starts at a multiple of `group` elements.
- * matmul_gpu.comp loads groups of 4 (vec4; f16: uvec2), the cooperative-
+ * matmul_gpu.comp loads groups of 4 (vec4; 16-bit: uvec2), the cooperative-
  * matrix kernel groups of 8 halves (uvec4). `rows_split` covers the first
  * row of a row block, for an operand whose stored rows are M (transposed A). */
 static bool groups_aligned(const vkattn_tensor *t, const vka_operand *o, uint32_t group,
@@ -145,7 +146,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
+    const unsigned both = VKA_DTYPES_FLOAT; /* each operand on its own */
     if ((r = vka_tensor_check_types(ctx, io->a, s->a.extent, caller, "io->a", both)) ||
         (r = vka_tensor_check_types(ctx, io->b, s->b.extent, caller, "io->b", both)) ||
         (r = vka_tensor_check_types(ctx, io->c, s->c.extent, caller, "io->c", both)))
@@ -172,12 +173,25 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     return VKATTN_SUCCESS;
 }
 
-/* Whether every row of C starts at an even element, so that the packed f16
- * kernel's pairs of columns (2q, 2q + 1) are whole words. */
+/* Whether every row of C starts at an even element, so that the packed
+ * 16-bit kernel's pairs of columns (2q, 2q + 1) are whole words. */
 static bool rows_word_aligned(const vka_matmul_shape *s)
 {
     return s->c.row_stride % 2 == 0 && (s->heads == 1 || s->c.head_stride % 2 == 0) &&
            (s->batch == 1 || s->c.batch_stride % 2 == 0);
+}
+
+/* How the kernels take the operands (ops/half_stage.h). */
+static vka_path16 matmul_path(const vkattn_context *ctx, const vkattn_matmul_io *io)
+{
+    const vkattn_tensor *const ts[] = {io->a, io->b, io->bias, io->c};
+    return vka_path16_of(ctx, ts, sizeof ts / sizeof ts[0]);
+}
+
+/* 16-bit elements (f16, bf16). */
+static bool is_16bit(const vkattn_tensor *t)
+{
+    return vka_dtype_info_of(t->dtype)->is_16bit;
 }
 
 /* Whether the outputs fill C's span [0, extent) with no gap. */
@@ -194,7 +208,8 @@ vkattn_result vkattn_matmul_record(vkattn_context *ctx, VkCommandBuffer cmd,
 }
 
 /* The kernel of one product: matmul_gpu.comp under the GPU tuning, else the
- * f32 kernel or one of its f16 twins (16-bit storage or packed halves). */
+ * f32 kernel or one of its typed twins (float16_t views, or packed words of
+ * two 16-bit elements: bf16, or no 16-bit storage). */
 /* shaders/matmul_coopmat_<family>.comp (one body, ops/coopmat_kernels.h)
  * for tiles *ct: f16 A and B. */
 static vka_kernel coopmat_kernel(const vkattn_context *ctx, const vkattn_matmul_params *params,
@@ -235,16 +250,17 @@ static vka_kernel matmul_kernel(const vkattn_context *ctx, const vkattn_matmul_p
 {
     const uint32_t a_type = vka_dtype_spec_code(io->a->dtype), b_type = vka_dtype_spec_code(io->b->dtype);
     const uint32_t bias_type = io->bias ? vka_dtype_spec_code(io->bias->dtype) : VKA_ELEM_F32;
-    /* an operand other than f32 takes the typed module */
-    const bool any16 = a_type != VKA_ELEM_F32 || b_type != VKA_ELEM_F32 ||
-                       bias_type != VKA_ELEM_F32 || vka_dtype_spec_code(io->c->dtype) != VKA_ELEM_F32;
-    const bool storage16 = vka_info(ctx)->storage_buffer_16bit;
+    /* an operand other than f32 takes a typed module: the float16_t views
+     * where every 16-bit operand is f16 and the device has 16-bit storage,
+     * else (bf16 anywhere) words of two elements */
+    const vka_path16 path = matmul_path(ctx, io);
+    const bool any16 = path != VKA_PATH_F32, views = path == VKA_PATH_NATIVE16;
     vka_kernel kernel = {
-        .name = !any16 ? "matmul" : storage16 ? "matmul_f16" : "matmul_f16_packed",
-        .code = !any16 ? vka_spv_matmul : storage16 ? vka_spv_matmul_f16 : vka_spv_matmul_f16_packed,
-        .code_size = !any16      ? vka_spv_matmul_size
-                     : storage16 ? vka_spv_matmul_f16_size
-                                 : vka_spv_matmul_f16_packed_size,
+        .name = !any16 ? "matmul" : views ? "matmul_f16" : "matmul_f16_packed",
+        .code = !any16 ? vka_spv_matmul : views ? vka_spv_matmul_f16 : vka_spv_matmul_f16_packed,
+        .code_size = !any16  ? vka_spv_matmul_size
+                     : views ? vka_spv_matmul_f16_size
+                             : vka_spv_matmul_f16_packed_size,
         .n_bindings = 4,
         .push_size = sizeof(matmul_push),
         .n_spec = VKA_MATMUL_N_SPEC,
@@ -345,12 +361,12 @@ static vkattn_result choose(vkattn_context *ctx, const char *caller, const vka_m
                           : k_per_dispatch(ctx, &c->t, c->gpu, s->k);
     vkattn_result r = vka_split_rows(ctx, caller, "matmul", s->m, c->t.bm,
                                      (uint64_t)s->batch * s->heads * s->n * s->k, &c->rows);
-    /* An f16 C gets f32 sums in scratch, converted at the end, where a long K
-     * is split (partial sums rounded to f16 would lose the f32 accumulation)
+    /* A 16-bit C gets f32 sums in scratch, converted at the end, where a long
+     * K is split (partial sums rounded to 16 bits would lose the f32 accumulation)
      * or where packed halves cannot be written a word per invocation (a row
      * starting at an odd element; matmul_gpu.comp always writes words). */
-    const bool words = c->gpu || !vka_info(ctx)->storage_buffer_16bit;
-    c->c_via_f32 = io->c->dtype == VKATTN_DTYPE_F16 &&
+    const bool words = c->gpu || matmul_path(ctx, io) == VKA_PATH_PACKED;
+    c->c_via_f32 = is_16bit(io->c) &&
                    (c->chunk < s->k ||
                     (words && (!rows_word_aligned(s) || (!c->coopmat && c->t.tn % 2))));
     return r;
@@ -381,7 +397,7 @@ vkattn_result vka_matmul_record_planned(vkattn_context *ctx, VkCommandBuffer cmd
     if (c->c_via_f32 && !c_dense(s) &&
         (r = vka_half_convert_record(ctx, cmd, caller, io->c, out, s->c.extent, false)))
         return r; /* elements of C's span that are no output keep their values */
-    const bool c16_direct = io->c->dtype == VKATTN_DTYPE_F16 && !c->c_via_f32;
+    const bool c16_direct = is_16bit(io->c) && !c->c_via_f32;
     const vka_kernel kernel =
         c->coopmat
             ? coopmat_kernel(ctx, params, io, s, &c->ct, c->family, c->rows, c16_direct)

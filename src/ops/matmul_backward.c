@@ -2,7 +2,8 @@
  * forward's kernels with the operands swapped and transposed by spec constant
  * (no transposed copy is materialised), plus shaders/grad_reduce.comp for dBias
  * and for operands broadcast over the batch or heads (f16 read and written as
- * they are with 16-bit storage, else staged: vka_grad_reduce_record_any). */
+ * they are with 16-bit storage; bf16, or no 16-bit storage, staged:
+ * vka_grad_reduce_record_any). */
 #include "vkattn/matmul_backward.h"
 
 #include "core/error.h"
@@ -142,7 +143,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
     vkattn_result r;
-    const unsigned both = VKA_DTYPES_F32_F16; /* each on its own, as the forward's */
+    const unsigned both = VKA_DTYPES_FLOAT; /* each on its own, as the forward's */
     if ((r = vka_tensor_check_types(ctx, io->grad_c, s->c.extent, caller, "io->grad_c", both)))
         return r;
     if (io->grad_a &&

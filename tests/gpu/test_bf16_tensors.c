@@ -2,7 +2,8 @@
  * forms round-trip bf16 exactly as f16's do (RNE from f32, exact to f32); the
  * device's own conversion matches the host's bit for bit; each public op
  * takes a bf16 operand where it opens bf16 (softmax, dropout, heads, additive
- * and their backwards) and refuses it elsewhere, each operand in turn of a
+ * and their backwards here; the matmul and its backward in test_matmul.c and
+ * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
  * call that succeeds with f32 ones, naming it; layer and KV cache descs with
  * dtype bf16 are refused at create. */
 #include "harness.h"
@@ -166,21 +167,6 @@ typedef struct op_row {
 #define MASKS {.has_value_mask = true, .has_mask = true, .has_bias = true}
 #define RUN VKATTN_RUN_NOW
 
-static vkattn_result matmul(vkattn_context *ctx, vkattn_tensor *const *t)
-{
-    const vkattn_matmul_params p = {.batch = 1, .heads = 1, .m = 2, .n = 2, .k = 2,
-                                    .has_bias = true};
-    const vkattn_matmul_io io = {.a = t[0], .b = t[1], .bias = t[2], .c = t[3]};
-    return vkattn_matmul_record(ctx, RUN, &p, &io);
-}
-static vkattn_result matmul_backward(vkattn_context *ctx, vkattn_tensor *const *t)
-{
-    const vkattn_matmul_params p = {.batch = 1, .heads = 1, .m = 2, .n = 2, .k = 2,
-                                    .has_bias = true};
-    const vkattn_matmul_backward_io io = {.a = t[0], .b = t[1], .grad_c = t[2],
-                                          .grad_a = t[3], .grad_b = t[4], .grad_bias = t[5]};
-    return vkattn_matmul_backward_record(ctx, RUN, &p, &io);
-}
 static const vkattn_softmax_params softmax_p = {.batch = 1, .heads = 1, .tq = 2, .tv = 2,
                                                 .mask = MASKS};
 static vkattn_result softmax(vkattn_context *ctx, vkattn_tensor *const *t)
@@ -332,9 +318,6 @@ static vkattn_result kv_append(vkattn_context *ctx, vkattn_tensor *const *t)
 }
 
 static const op_row rows[] = {
-    {"matmul", matmul, {"io->a", "io->b", "io->bias", "io->c"}},
-    {"matmul backward", matmul_backward,
-     {"io->a", "io->b", "io->grad_c", "io->grad_a", "io->grad_b", "io->grad_bias"}},
     {"softmax", softmax, {"io->scores", "io->bias", "io->value_mask", "io->mask", "io->out"},
      .takes = 0x13}, /* the masks stay f32 */
     {"softmax backward", softmax_backward,

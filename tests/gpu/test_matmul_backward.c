@@ -12,7 +12,9 @@
  * max|ref|: a dBias of 7 values of both signs can cancel to far below them.
  * f16 (test_f16): any of the six tensors f16, the inputs rounded to f16
  * before the reference; an f16 gradient adds its one rounding, 2^-11 of
- * |ref| <= 2^-11 of the term magnitudes. */
+ * |ref| <= 2^-11 of the term magnitudes. bf16 (test_bf16): the same with
+ * bf16 among the types (f32, f16 and bf16 mixed); a bf16 gradient's rounding
+ * (vkattn's own, to nearest even) is half a bf16 spacing, 2^-8 of |ref|. */
 #include "harness.h"
 
 #include <vkattn/matmul_backward.h>
@@ -35,7 +37,17 @@ typedef struct bwd_case {
 
 enum { T_A, T_B, T_DC, T_GA, T_GB, T_GBIAS };
 
-static bool is_f16(const bwd_case *c, int i) { return c->t[i] == VKATTN_DTYPE_F16; }
+/* x as a tensor of type t holds it (uploads round to nearest even) */
+static void round_to(vkattn_context *ctx, float *x, size_t n, vkattn_dtype t)
+{
+    if (t == VKATTN_DTYPE_F32)
+        return;
+    vkattn_tensor *d = th_typed_tensor(ctx, n, t, x);
+    float *y = th_download(d, n);
+    memcpy(x, y, n * sizeof *x);
+    vkattn_tensor_destroy(d);
+    free(y);
+}
 
 static bwd_case random_case(uint32_t batch, uint32_t heads, uint32_t m, uint32_t n, uint32_t k)
 {
@@ -130,9 +142,12 @@ static grads reference(vkattn_context *ctx, const bwd_case *c, const float *a, c
     return r;
 }
 
-/* An f16 gradient is rounded once from its f32 result: half an f16 spacing,
- * 2^-11 of |ref| <= 2^-11 of the sum of term magnitudes. */
-static double rounding(const bwd_case *c, int i) { return is_f16(c, i) ? 1.0 / 2048 : 0.0; }
+/* A 16-bit gradient is rounded once from its f32 result: half a spacing,
+ * 2^-11 (f16) or 2^-8 (bf16) of |ref| <= that of the sum of term magnitudes. */
+static double rounding(const bwd_case *c, int i)
+{
+    return c->t[i] == VKATTN_DTYPE_F16 ? 0x1p-11 : c->t[i] == VKATTN_DTYPE_BF16 ? 0x1p-8 : 0.0;
+}
 
 static bool same(const float *x, const float *y, size_t n)
 {
@@ -148,12 +163,10 @@ static void check_case_on(vkattn_context *ctx, vkattn_context *bctx, const bwd_c
     tu_fill_uniform(a, c->na, -1, 1);
     tu_fill_uniform(b, c->nb, -1, 1);
     tu_fill_uniform(dc, c->nc, -1, 1);
-    if (is_f16(c, T_A)) /* the reference runs on what the f16 tensors hold */
-        th_round_f16(a, c->na);
-    if (is_f16(c, T_B))
-        th_round_f16(b, c->nb);
-    if (is_f16(c, T_DC))
-        th_round_f16(dc, c->nc);
+    /* the reference runs on what the 16-bit tensors hold */
+    round_to(ctx, a, c->na, c->t[T_A]);
+    round_to(ctx, b, c->nb, c->t[T_B]);
+    round_to(ctx, dc, c->nc, c->t[T_DC]);
     grads r = reference(ctx, c, a, b, dc, false), terms = reference(ctx, c, a, b, dc, true);
     grads g = run_gpu(ctx, c, a, b, dc);
     char what[220];
@@ -218,47 +231,67 @@ static void test_random_shapes(void **state)
     }
 }
 
-/* f16 tensors: each of a, b, dC, dA, dB, dBias f16 or f32 at random (the
- * first case all f16), the inputs rounded to f16 before the reference, so it
- * runs on what the device holds; the bound adds an f16 gradient's one
- * rounding (rounding()). */
-static void test_f16(void **state)
+/* Type `t` (`odds` in odds + 1) or another at random (f32; for bf16 f16
+ * too), or t itself where `all`. */
+static vkattn_dtype pick(vkattn_dtype t, bool all, uint32_t odds)
 {
-    vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 12; i++) {
+    if (all || tu_rand_range(0, odds))
+        return t;
+    return t == VKATTN_DTYPE_F16 || tu_rand_range(0, 1) ? VKATTN_DTYPE_F32 : VKATTN_DTYPE_F16;
+}
+
+/* 16-bit tensors: each of a, b, dC, dA, dB, dBias of type t or another at
+ * random (the first case all t), the inputs rounded before the reference, so
+ * it runs on what the device holds; the bound adds a 16-bit gradient's one
+ * rounding (rounding()). */
+static void typed_cases(vkattn_context *ctx, vkattn_dtype t, int count)
+{
+    for (int i = 0; i < count; i++) {
         bwd_case c = random_case(tu_rand_range(1, 3), tu_rand_range(1, 3), tu_rand_range(1, 40),
                                  tu_rand_range(1, 40), tu_rand_range(1, 40));
-        for (int t = 0; t < 6; t++)
-            c.t[t] = i == 0 || tu_rand_range(0, 2) ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+        for (int o = 0; o < 6; o++)
+            c.t[o] = pick(t, i == 0, t == VKATTN_DTYPE_F16 ? 2 : 1);
         check_case(ctx, &c);
     }
 }
 
-/* The reductions on f16 tensors: A broadcast over the batch or heads, B too,
- * a bias, every gradient f16 (the first case every tensor, then the inputs
- * f16 or f32 at random). With 16-bit storage grad_reduce_f16 reads an f16 dC
- * and writes dA, dB and dBias as they are; the mobile-min profile (no 16-bit
- * storage) stages them through f32 copies. Against the reference (bound as
- * test_f16), and bit-identical to a mobile-min context's staged call, the
- * same f32 sums rounded once (skipped where the mobile-min group is). */
-static void test_f16_reductions(void **state)
+static void test_f16(void **state) { typed_cases(TH_CTX(state), VKATTN_DTYPE_F16, 12); }
+/* fewer: the f16 cases cover the shapes, these the bf16 loads and rounding */
+static void test_bf16(void **state) { typed_cases(TH_CTX(state), VKATTN_DTYPE_BF16, 6); }
+
+/* The reductions on 16-bit tensors: A broadcast over the batch or heads, B
+ * too, a bias, every gradient of type t (the first case every tensor, then
+ * the inputs t or another at random). With 16-bit storage grad_reduce_f16
+ * reads an f16 dC and writes f16 dA, dB and dBias as they are; bf16, and the
+ * mobile-min profile (no 16-bit storage), stage them through f32 copies.
+ * Against the reference (bound as test_f16), and bit-identical to a
+ * mobile-min context's staged call, the same f32 sums rounded once (skipped
+ * where the mobile-min group is). */
+static void typed_reductions(vkattn_context *ctx, vkattn_dtype t, int count)
 {
-    vkattn_context *ctx = TH_CTX(state);
     void *mstate = NULL;
     assert_int_equal(th_setup_with(&mstate, TH_MOBILE_PROFILE, 0), 0);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < count; i++) {
         bwd_case c;
         do
             c = random_case(2, 2, tu_rand_range(1, 20), tu_rand_range(1, 20),
                             tu_rand_range(1, 20));
         while (c.a_count == 1 || c.b_count == 1 || !c.p.has_bias);
         c.want_a = c.want_b = c.want_bias = true;
-        for (int t = 0; t < 6; t++)
-            c.t[t] = i == 0 || t >= T_GA || tu_rand_range(0, 1) ? VKATTN_DTYPE_F16
-                                                                : VKATTN_DTYPE_F32;
+        for (int o = 0; o < 6; o++)
+            c.t[o] = pick(t, i == 0 || o >= T_GA, 1);
         check_case_on(ctx, mstate, &c);
     }
     assert_int_equal(th_teardown(&mstate), 0);
+}
+
+static void test_f16_reductions(void **state)
+{
+    typed_reductions(TH_CTX(state), VKATTN_DTYPE_F16, 4);
+}
+static void test_bf16_reductions(void **state)
+{
+    typed_reductions(TH_CTX(state), VKATTN_DTYPE_BF16, 2);
 }
 
 /* Gradients of head-strided views, as attention reads Q (B, T, H, d) in place:
@@ -390,7 +423,8 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
-        test_fixed_shapes, test_random_shapes, test_f16, test_f16_reductions, test_head_views,
+        test_fixed_shapes, test_random_shapes, test_f16, test_f16_reductions, test_bf16,
+        test_bf16_reductions, test_head_views,
         test_dispatch_budget,
         test_prepare, test_bad_arguments)};
     return cmocka_run_group_tests_name("matmul_backward", tests, th_setup, th_teardown);
