@@ -1,7 +1,8 @@
 /* attnbench bench matmul: C[b] = A[b] @ op(B[b]) with packed operands; with
- * --fp16 A, B and C are f16 tensors (the inputs drawn as f16 values, so the
- * f32 reference sees exactly what the GPU reads); with --backward, dA and dB
- * from a random dC (vkattn/matmul_backward.h), all f16 too with --fp16. */
+ * --dtype f16|bf16 (--fp16) A, B and C are tensors of that type (the inputs
+ * read back after the upload rounded them, so the f32 reference sees exactly
+ * what the GPU reads); with --backward, dA and dB from a random dC
+ * (vkattn/matmul_backward.h), all of the dtype too. */
 #include "bounds.h"
 #include "common.h"
 #include "ops.h"
@@ -18,22 +19,15 @@ typedef struct matmul_state {
     vkattn_tensor *ta, *tb, *tc;
     vkattn_tensor *tga, *tgb; /* --backward: tc holds dC */
     vkattn_context *ctx;
-    bool fp16, backward;
+    vkattn_dtype dtype; /* --dtype: A, B, C (dC, dA, dB) */
+    bool backward;
 } matmul_state;
 
 static vkattn_result tensor3(vkattn_context *ctx, uint32_t d0, uint32_t d1, uint32_t d2,
-                             bool fp16, vkattn_tensor **out)
+                             vkattn_dtype dtype, vkattn_tensor **out)
 {
-    vkattn_tensor_desc desc = {.rank = 3, .dims = {d0, d1, d2},
-                               .dtype = fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32};
+    vkattn_tensor_desc desc = {.rank = 3, .dims = {d0, d1, d2}, .dtype = dtype};
     return vkattn_tensor_create(ctx, &desc, out);
-}
-
-/* Rounds host values to f16 and back (the exact values an f16 tensor holds). */
-static void to_f16_values(float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = ab_f16_to_f32(ab_f16_bits(x[i]));
 }
 
 static void matmul_destroy(void *state)
@@ -71,16 +65,17 @@ static int matmul_check_args(const ab_args *a)
     return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
 }
 
-/* A host array of n floats uniform in [-1, 1), f16 values under --fp16,
- * uploaded to t. */
-static vkattn_result host_input(ab_rng *rng, size_t n, bool fp16, vkattn_tensor *t, float **out)
+/* A host array of n floats uniform in [-1, 1), uploaded to t and, for a
+ * 16-bit t, read back: the values the library rounded them to. */
+static vkattn_result host_input(ab_rng *rng, size_t n, vkattn_tensor *t, float **out)
 {
     if (!(*out = ab_floats(n)))
         return VKATTN_ERROR_OUT_OF_HOST_MEMORY;
     ab_fill_uniform(rng, *out, n, -1, 1);
-    if (fp16)
-        to_f16_values(*out, n);
-    return vkattn_tensor_upload(t, *out, 0, n);
+    vkattn_result r = vkattn_tensor_upload(t, *out, 0, n);
+    if (r == VKATTN_SUCCESS && vkattn_tensor_get_info(t).desc.dtype != VKATTN_DTYPE_F32)
+        r = vkattn_tensor_download(t, *out, 0, n);
+    return r;
 }
 
 static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_info *info)
@@ -106,36 +101,36 @@ static int matmul_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_
     s->na = (size_t)batch * m * k;
     s->nb = (size_t)batch * k * n;
     s->nc = (size_t)batch * m * n;
-    s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
+    s->dtype = a->dtype;
     s->backward = a->backward;
     /* the tensors first: the library checks the sizes against the device
      * before any host array is allocated and filled */
     vkattn_result r;
-    if ((r = tensor3(ctx, batch, m, k, s->fp16, &s->ta)) ||
-        (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16,
+    if ((r = tensor3(ctx, batch, m, k, s->dtype, &s->ta)) ||
+        (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->dtype,
                      &s->tb)) ||
-        (r = tensor3(ctx, batch, m, n, s->fp16, &s->tc)))
+        (r = tensor3(ctx, batch, m, n, s->dtype, &s->tc)))
         return ab_setup_refused(ctx, r, "matmul", a, "matmul: creating tensors");
     if (s->backward &&
-        ((r = tensor3(ctx, batch, m, k, s->fp16, &s->tga)) ||
-         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->fp16,
+        ((r = tensor3(ctx, batch, m, k, s->dtype, &s->tga)) ||
+         (r = tensor3(ctx, batch, a->transpose_b ? n : k, a->transpose_b ? k : n, s->dtype,
                       &s->tgb))))
         return ab_setup_refused(ctx, r, "matmul", a, "matmul: creating gradient tensors");
     ab_rng rng = {a->seed};
-    if ((r = host_input(&rng, s->na, s->fp16, s->ta, &s->a)) ||
-        (r = host_input(&rng, s->nb, s->fp16, s->tb, &s->b)) ||
-        (s->backward && (r = host_input(&rng, s->nc, s->fp16, s->tc, &s->dc))))
+    if ((r = host_input(&rng, s->na, s->ta, &s->a)) || (r = host_input(&rng, s->nb, s->tb, &s->b)) ||
+        (s->backward && (r = host_input(&rng, s->nc, s->tc, &s->dc))))
         return ab_report(ctx, r, "matmul: uploading the inputs");
 
+    const double el = s->dtype != VKATTN_DTYPE_F32 ? 2.0 : 4.0; /* bytes per element */
     *info = (ab_op_info){
         .matmul_shape = true, .batch = batch, .m = m, .n = n, .k = k,
         .flops = 2.0 * batch * m * n * k,
-        .bytes = (s->fp16 ? 2.0 : 4.0) * ((double)s->na + s->nb + s->nc),
+        .bytes = el * ((double)s->na + s->nb + s->nc),
     };
     if (s->backward) { /* two products of the forward's size; A, B, dC read, dA, dB written */
         info->backward = true;
         info->flops = 4.0 * batch * m * n * k;
-        info->bytes = (s->fp16 ? 2.0 : 4.0) * (2.0 * s->na + 2.0 * s->nb + s->nc);
+        info->bytes = el * (2.0 * s->na + 2.0 * s->nb + s->nc);
     }
     return ATTNBENCH_EXIT_OK;
 }
@@ -225,11 +220,13 @@ done:
 const ab_op ab_op_matmul = {
     .name = "matmul",
     .summary = "batched C = A @ B (--transpose-b: A @ B^T; --backward: dA, dB)",
-    .flags = AB_F_BATCH | AB_F_M | AB_F_N | AB_F_K | AB_F_TRANSPOSE_B | AB_F_FP16 |
+    .flags = AB_F_BATCH | AB_F_M | AB_F_N | AB_F_K | AB_F_TRANSPOSE_B | AB_F_FP16 | AB_F_BF16 |
              AB_F_BACKWARD,
     .bound = AB_BOUND_MATMUL,
     .bound_fp16 = AB_BOUND_MATMUL_FP16,
     .bound_backward_fp16 = AB_BOUND_MATMUL_FP16, /* dA, dB each rounded once, as C */
+    .bound_bf16 = AB_BOUND_MATMUL_BF16,
+    .bound_backward_bf16 = AB_BOUND_MATMUL_BF16,
     .setup = matmul_setup,
     .record = matmul_record,
     .prepare = matmul_prepare,
