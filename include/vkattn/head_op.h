@@ -15,9 +15,10 @@
  * The CPU reference is vkattn_reference_head_op (vkattn/reference.h); both
  * check the params through one plan, with the same messages.
  *
- * Element types: x, weight and grad_weight f32 or f16, out of x's type,
- * positions, grad_out and grad_x f32. Arithmetic is fp32 (f16 converted on
- * load, rounded once on store). Bounds against the reference (the tests):
+ * Element types: x and weight f32, f16 or bf16, grad_weight f32 or f16, out
+ * of x's type, positions, grad_out and grad_x f32. Arithmetic is fp32 (16-bit
+ * values converted on load, rounded once on store; bf16 to nearest even by
+ * vkattn, so a bf16 out adds half a bf16 spacing, 2^-8 of |out|). Bounds against the reference (the tests):
  * the norm ops within 1e-5 of the output's scale (a few f32 roundings of a
  * row of length dim); the rotations within the angle bound of
  * docs/SEMANTICS.md (the device's fp32 angle p * inv_freq differs from the

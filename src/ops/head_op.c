@@ -30,7 +30,7 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller, const vka
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    const unsigned f32 = VKA_DTYPE_BIT(VKATTN_DTYPE_F32), both = VKA_DTYPES_F32_F16;
+    const unsigned f32 = VKA_DTYPE_BIT(VKATTN_DTYPE_F32), both = VKA_DTYPES_FLOAT;
     const io_field f[N_FIELDS] = {
         {"io->x", io->x, true, s->n, both},
         {"io->out", io->out, !s->backward, s->n, both},

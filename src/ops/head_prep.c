@@ -51,7 +51,7 @@ typedef struct head_prep_op {
 } head_prep_op;
 
 /* The dispatch: of head_prep_f16 on an f16 x and norm as they are
- * (`native16`), else of head_prep with them staged and x rounded back. */
+ * (`native16`), else of head_prep with 16-bit ones staged and x rounded back. */
 static vkattn_result record_head_prep(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const head_prep_op *op = op_;
@@ -108,17 +108,19 @@ vkattn_result vka_head_prep_record(vkattn_context *ctx, VkCommandBuffer cmd, con
                         "indexing",
                         caller, (unsigned long long)n);
     vkattn_result r;
-    const unsigned both = VKA_DTYPES_F32_F16;
+    const unsigned both = VKA_DTYPES_FLOAT;
     const bool use_norm = p->use_norm && !p->inverse;
     if ((r = vka_tensor_check_types(ctx, io->x, n, caller, "the heads", both)) ||
         (use_norm &&
          (r = vka_tensor_check_types(ctx, io->norm, p->dim, caller, "the norm weight", both))))
         return r;
-    const bool any16 = io->x->dtype == VKATTN_DTYPE_F16 ||
-                       (use_norm && io->norm->dtype == VKATTN_DTYPE_F16);
+    /* f16 with 16-bit storage: head_prep_f16 as they are; bf16 (or no 16-bit
+     * storage): staged through f32 */
+    const vkattn_tensor *const ts[2] = {io->x, use_norm ? io->norm : NULL};
+    const vka_path16 path = vka_path16_of(ctx, ts, 2);
     const head_prep_op op = {.caller = caller, .p = p, .io = io, .n = n,
-                             .native16 = any16 && vka_info(ctx)->storage_buffer_16bit};
-    return vka_f16_record(ctx, cmd, any16 && !op.native16, record_head_prep, &op);
+                             .native16 = path == VKA_PATH_NATIVE16};
+    return vka_f16_record(ctx, cmd, path == VKA_PATH_PACKED, record_head_prep, &op);
 }
 
 typedef struct head_prep_bwd_op {
@@ -192,7 +194,7 @@ vkattn_result vka_head_prep_backward_record(vkattn_context *ctx, VkCommandBuffer
     if (!p->use_norm)
         return VKATTN_SUCCESS;
     const uint64_t n = (uint64_t)p->batch * p->heads * p->seq * p->dim;
-    const unsigned both = VKA_DTYPES_F32_F16;
+    const unsigned both = VKA_DTYPES_FLOAT;
     if ((r = vka_tensor_check_types(ctx, io->fwd.x, n, caller, "the heads", both)) ||
         (r = vka_tensor_check(ctx, io->grad, n, caller, "the heads' gradient")) ||
         (r = vka_tensor_check(ctx, io->dw_rows, n, caller, "the norm's row gradients")) ||
@@ -201,11 +203,11 @@ vkattn_result vka_head_prep_backward_record(vkattn_context *ctx, VkCommandBuffer
         (io->grad_norm && (r = vka_tensor_check_types(ctx, io->grad_norm, p->dim, caller,
                                                       "the norm weight's gradient", both))))
         return r;
-    const bool in16 = io->fwd.x->dtype == VKATTN_DTYPE_F16 ||
-                      io->fwd.norm->dtype == VKATTN_DTYPE_F16;
+    const vkattn_tensor *const ts[2] = {io->fwd.x, io->fwd.norm};
+    const vka_path16 path = vka_path16_of(ctx, ts, 2);
     const head_prep_bwd_op op = {.caller = caller, .p = p, .io = io, .n = n,
-                                 .native16 = in16 && vka_info(ctx)->storage_buffer_16bit};
-    const bool staged = (in16 && !op.native16) ||
+                                 .native16 = path == VKA_PATH_NATIVE16};
+    const bool staged = path == VKA_PATH_PACKED ||
                         (io->grad_norm && vka_grad_reduce_stages(ctx, io->dw_rows, io->grad_norm));
     return vka_f16_record(ctx, cmd, staged, record_norm_backward, &op);
 }

@@ -343,7 +343,8 @@ static const op_row rows[] = {
     {"sdpa backward", sdpa_backward,
      {"io->q", "io->k", "io->v", "io->out", "io->grad_out", "io->grad_q", "io->grad_k",
       "io->grad_v", "io->lse"}},
-    {"head op", head_op, {"io->x", "io->out", "io->weight"}},
+    {"head op", head_op, {"io->x", "io->out", "io->weight"},
+     .takes = 0x4}, /* x and out share a type: both bf16 in test_head_op.c */
     {"mse", mse, {"io->pred", "io->target", "io->loss", "io->grad"}},
     {"optim step", optim, {"io->param", "io->grad", "io->state", "io->step"}},
     {"decode", decode, {"io->q", "io->value_mask", "io->out"}},

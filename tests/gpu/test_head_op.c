@@ -1,13 +1,15 @@
 /* The public head ops (vkattn/head_op.h) against vkattn_reference_head_op:
  * each op on random small shapes (batch 1, seq != heads, odd dim for the
- * norms, rotary_dim < dim, both layouts, with and without positions, f16 x
- * once, in place once, into an app's command buffer once), outputs
+ * norms, rotary_dim < dim, both layouts, with and without positions, f16 and
+ * bf16 x once each, in place once, into an app's command buffer once), outputs
  * poisoned with NaN first; ROPE then
  * ROPE_INVERSE gives x back; bad arguments to both entries name the field.
  * Bounds (docs/SEMANTICS.md, "QK-norm and rotary embeddings"), relative to
  * max(max|ref|, 1): the norm 2e-5 (fp32 sums over a row of <= 33); the
  * rotation 2e-5 at positions below 64, 2e-3 up to 4096 (the fp32 angle's
- * p * 2^-23 rad); f16 out one f16 epsilon (2^-10) more; the backward 1e-4
+ * p * 2^-23 rad); f16 out one f16 epsilon (2^-10) more (the device rounds);
+ * bf16 out half a bf16 spacing, 2^-8 of |out|, more on the f32 result's error
+ * (vkattn rounds it itself, to nearest even); the backward 1e-4
  * relative to max(max|ref|, 0.01) (grad_weight sums up to 150 rows). */
 #include "op_table.h"
 
@@ -18,7 +20,8 @@
 
 typedef struct hcase {
     vkattn_head_op_params p;
-    bool positions, big_positions, f16, in_place;
+    bool positions, big_positions, in_place;
+    vkattn_dtype dt; /* of x and out (0: f32) */
     bool app_cmd; /* recorded into a command buffer of the app's, submitted after */
 } hcase;
 
@@ -52,11 +55,14 @@ static void run_case(vkattn_context *ctx, const hcase *c)
     tu_fill_uniform(g, n, -1, 1);
     for (size_t i = 0; i < np; i++)
         pos[i] = (float)tu_rand_range(0, c->big_positions ? 4095 : 63);
-    if (c->f16)
-        th_round_f16(x, n);
-    const vkattn_dtype xt = c->f16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    const vkattn_dtype xt = c->dt;
     vkattn_tensor *tx = th_typed_tensor(ctx, n, xt, x), *tw = th_tensor(ctx, p->dim, w),
                   *tp = c->positions ? th_tensor(ctx, np, pos) : NULL;
+    if (xt != VKATTN_DTYPE_F32) { /* the values the 16-bit x holds, for the reference */
+        float *held = th_download(tx, n);
+        memcpy(x, held, n * sizeof *x);
+        free(held);
+    }
     vkattn_tensor *tout = c->in_place ? tx : th_typed_tensor(ctx, n, xt, NULL);
     vkattn_tensor *tg = NULL, *tgw = NULL;
     const bool norm = p->op == VKATTN_HEAD_RMS_NORM || p->op == VKATTN_HEAD_RMS_NORM_BACKWARD;
@@ -88,9 +94,15 @@ static void run_case(vkattn_context *ctx, const hcase *c)
     snprintf(what, sizeof what,
              "op %d B=%u H=%u T=%u d=%u rotary_dim=%u layout=%d positions=%d%s%s%s", (int)p->op,
              p->batch, p->heads, p->seq, p->dim, p->rope.rotary_dim, (int)p->rope.layout,
-             c->positions, c->big_positions ? " (to 4096)" : "", c->f16 ? " f16" : "",
+             c->positions, c->big_positions ? " (to 4096)" : "",
+             xt == VKATTN_DTYPE_F32   ? ""
+             : xt == VKATTN_DTYPE_F16 ? " f16"
+                                      : " bf16",
              c->in_place ? " in place" : c->app_cmd ? " app command buffer" : "");
-    const double bound = (c->big_positions ? 2e-3 : 2e-5) + (c->f16 ? 1.0 / 1024 : 0.0);
+    const double f32_bound = c->big_positions ? 2e-3 : 2e-5;
+    const double bound = xt == VKATTN_DTYPE_F16    ? f32_bound + 1.0 / 1024
+                         : xt == VKATTN_DTYPE_BF16 ? f32_bound * (1 + 1.0 / 256) + 1.0 / 256
+                                                   : f32_bound;
     float *got = th_download(bwd ? io.grad_x : tout, n);
     if (bwd) {
         check(what, "grad_x", got, ref, n, 0.01, 1e-4);
@@ -100,7 +112,7 @@ static void run_case(vkattn_context *ctx, const hcase *c)
     } else {
         check(what, "out", got, ref, n, 1.0, bound);
     }
-    if (p->op == VKATTN_HEAD_ROPE && !c->f16) { /* turned back: x again (the same fp32 angles) */
+    if (p->op == VKATTN_HEAD_ROPE && xt == VKATTN_DTYPE_F32) { /* turned back: x again (the same fp32 angles) */
         vkattn_head_op_params inv = *p;
         inv.op = VKATTN_HEAD_ROPE_INVERSE;
         vkattn_tensor *back = th_tensor(ctx, n, NULL);
@@ -153,11 +165,14 @@ static void test_head_ops(void **state)
                    .positions = true, .big_positions = true};
         run_case(ctx, &c);
     }
-    hcase f16 = {.p = {.op = VKATTN_HEAD_RMS_NORM, .batch = 1, .heads = 3, .seq = 2, .dim = 7},
-                 .f16 = true};
-    run_case(ctx, &f16);
-    f16.p.op = VKATTN_HEAD_ROPE, f16.p.dim = 8, f16.positions = true;
-    run_case(ctx, &f16);
+    static const vkattn_dtype narrow[] = {VKATTN_DTYPE_F16, VKATTN_DTYPE_BF16};
+    for (int t = 0; t < 2; t++) {
+        hcase h = {.p = {.op = VKATTN_HEAD_RMS_NORM, .batch = 1, .heads = 3, .seq = 2, .dim = 7},
+                   .dt = narrow[t]};
+        run_case(ctx, &h);
+        h.p.op = VKATTN_HEAD_ROPE, h.p.dim = 8, h.positions = true;
+        run_case(ctx, &h);
+    }
     hcase in_place = {.p = {.op = VKATTN_HEAD_RMS_NORM, .batch = 2, .heads = 1, .seq = 3,
                             .dim = 9},
                       .in_place = true};
