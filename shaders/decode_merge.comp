@@ -4,8 +4,9 @@
 // l of each (row, chunk)) into out = drop_scale * sum_c 2^(m_c - M) o_c /
 // sum_c 2^(m_c - M) l_c, M = max_c m_c. A row with no allowed key (every
 // l_c = 0) becomes zeros. One invocation per output element, grid-stride; for
-// an f16 out, one per word of two halves (no two invocations share a word, so
-// no 16-bit storage is needed; the padding half of an odd count gets 0).
+// a 16-bit out (f16 or bf16), one per word of two elements (no two invocations
+// share a word, so no 16-bit storage is needed; the padding half of an odd
+// count gets 0).
 // Sinks (SINKS): the row's query head h adds a logit sink_h (natural units)
 // with no value to the denominator: M = max(M, sink_h log2 e), den +=
 // 2^(sink_h log2 e - M); a row with no allowed key still gets zeros (num 0).
@@ -53,7 +54,7 @@ float merged(uint idx)
 void main()
 {
     const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    if (VKA_IS_F16(OUT_TYPE)) {
+    if (VKA_IS_16(OUT_TYPE)) {
         const uint words = p.total / 2u + p.total % 2u;
         for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
             const float hi = 2u * w + 1u < p.total ? merged(2u * w + 1u) : 0.0;

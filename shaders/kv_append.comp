@@ -6,9 +6,10 @@
 // the capacity, nothing of sequence b is written (kv_lengths.comp records the
 // overflow). So no write can land past the capacity. The lengths advance in a
 // second dispatch (kv_lengths.comp), after every copy has read them.
-// Element types: the new rows and the cache may each be f16 (words of two
-// halves) or f32; values convert on the way (elem_type.glsl's VKA_PACK2 rounds).
-// An f16 cache has an even width, so its rows are whole words, and each
+// Element types: the new rows and the cache may each be f32, f16 or bf16
+// (16-bit: words of two elements); values convert on the way (elem_type.glsl's
+// VKA_PACK2 rounds to nearest even). A 16-bit cache has an even width, so its
+// rows are whole words, and each
 // invocation copies a pair of elements into one word: no two invocations
 // write halves of the same word.
 // An int8 cache (DST_I8): one invocation per row quantizes it symmetrically,
@@ -81,7 +82,7 @@ void main()
         }
         return;
     }
-    const uint step = VKA_IS_F16(DST_TYPE) ? 2u : 1u; // elements per invocation and iteration
+    const uint step = VKA_IS_16(DST_TYPE) ? 2u : 1u; // elements per invocation and iteration
     for (uint idx = gl_GlobalInvocationID.x * step; idx < p.total; idx += stride * step) {
         const uint e = idx % p.width, row = idx / p.width;
         const uint t = row % p.tnew, bh = row / p.tnew, b = bh / p.kv_heads;
@@ -89,7 +90,7 @@ void main()
         if (t >= n || len > p.capacity || n > p.capacity - len)
             continue;
         const uint at = (bh * p.capacity + len + t) * p.width + e;
-        if (VKA_IS_F16(DST_TYPE)) // e and the width are even: the pair is one word of this row
+        if (VKA_IS_16(DST_TYPE)) // e and the width are even: the pair is one word of this row
             dst_w[at >> 1u] = VKA_PACK2(DST_TYPE, vec2(src_at(idx), src_at(idx + 1u)));
         else
             dst[at] = src_at(idx);

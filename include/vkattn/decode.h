@@ -28,18 +28,23 @@
  * vkattn/sdpa.h: command buffers executing at the same time must not both use
  * it.
  *
- * Element types: the cache may hold f16 (vkattn_kv_cache_desc.dtype), and
- * q and out may each be f32 or f16 tensors. The kernels read f16 K, V and q
- * as 32-bit words of two halves and write an f16 out one word per invocation
- * (no 16-bit storage needed on any device); all arithmetic, the partials and
- * the merge are fp32. So against the exact attention over the (exactly
- * converted) f16 values (ref: vkattn_reference_sdpa_decode, out f32):
+ * Element types: the cache may hold f16 or bf16 (vkattn_kv_cache_desc.dtype),
+ * and q and out may each be f32, f16 or bf16 tensors. The kernels read 16-bit
+ * K, V and q as 32-bit words of two elements and write a 16-bit out one word
+ * per invocation (no 16-bit storage needed on any device); all arithmetic,
+ * the partials and the merge are fp32. So against the exact attention over
+ * the (exactly converted) 16-bit values (ref: vkattn_reference_sdpa_decode,
+ * out f32):
  *   max|out - ref| <= 2e-5 max|ref|             f32 out
  *   max|out - ref| <= (2e-5 + 2^-10) max|ref|   f16 out (one rounding of the
  *                                               f32 result, 2^-10 relative on
  *                                               devices whose packHalf2x16
  *                                               truncates, 2^-11 to nearest)
- * An f16 cache halves the bytes a step reads. An int8 cache (about a quarter)
+ *   max|out - ref| <= (2e-5 + 2^-8 (1 + 2e-5)) max|ref|   bf16 out (vkattn's
+ *                    own rounding to nearest even: half a bf16 spacing,
+ *                    2^-8 of |y| <= (1 + 2e-5) max|ref|, on every device)
+ * A 16-bit cache halves the bytes a step reads; against the unquantized f32
+ * values a bf16 cache adds docs/SEMANTICS.md's "bf16 KV cache" bound. An int8 cache (about a quarter)
  * is read in place, four int8 per word, and dequantized in registers (the QK
  * dot scaled once per key, the P V weight times the value's scale); against
  * the reference on the dequantized cache (k = q * scale) the bounds above

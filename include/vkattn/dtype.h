@@ -26,9 +26,10 @@ typedef enum vkattn_dtype {
      * of the same sign; past the largest finite value (about 3.39e38) RNE
      * gives +-inf; subnormals are kept. An app gets bf16 into a tensor by
      * uploading f32 values (vkattn_tensor_upload converts, as for f16) or
-     * bit patterns with vkattn_tensor_upload_raw. So far only tensors and the
-     * CPU reference on typed host arrays take bf16: every op, layer and KV
-     * cache refuses it (VKATTN_ERROR_UNSUPPORTED or
+     * bit patterns with vkattn_tensor_upload_raw. Tensors, the CPU reference
+     * on typed host arrays, the KV cache and the ops that say so in their
+     * headers take bf16 (docs/SEMANTICS.md, "bfloat16"); the other ops and
+     * every layer refuse it (VKATTN_ERROR_UNSUPPORTED or
      * VKATTN_ERROR_INVALID_ARGUMENT, naming the operand or desc->dtype). */
     VKATTN_DTYPE_BF16 = 3,
 } vkattn_dtype;

@@ -2,7 +2,7 @@
  *
  * A cache holds, for each of `batch` sequences, up to `capacity` keys and
  * values per K/V head: K (B, Hkv, capacity, key_dim) and V (B, Hkv, capacity,
- * value_dim), f32 or f16 tensors (desc->dtype) the cache allocates or the
+ * value_dim), f32, f16 or bf16 tensors (desc->dtype) the cache allocates or the
  * app's own (desc->keys, desc->values). Sequence b uses rows [0, L_b). The lengths L_b live on the
  * device, in a small buffer of one uint32 per sequence (and an overflow
  * flag), so a command buffer recorded once (append, then
@@ -84,20 +84,22 @@ typedef struct vkattn_kv_cache_desc {
      * element type must be `dtype`. */
     vkattn_tensor *keys, *values;
     /* Element type of K and V: VKATTN_DTYPE_F32 (0, the default),
-     * VKATTN_DTYPE_F16, which halves the cache's memory and the bytes each
-     * decode step reads, or VKATTN_DTYPE_I8 (int8 and a scale per row, about
-     * a quarter; the header comment). An f16 cache needs even key_dim and
-     * value_dim, an int8 cache multiples of 4 (VKATTN_ERROR_UNSUPPORTED
-     * otherwise). Appends take f32 or f16 new rows and convert them to the
-     * cache's type (f32 -> f16 rounds as the device's packHalf2x16 does: to
-     * nearest on most devices; int8: the rule above). */
+     * VKATTN_DTYPE_F16 or VKATTN_DTYPE_BF16, which halve the cache's memory
+     * and the bytes each decode step reads, or VKATTN_DTYPE_I8 (int8 and a
+     * scale per row, about a quarter; the header comment). A 16-bit cache
+     * needs even key_dim and value_dim, an int8 cache multiples of 4
+     * (VKATTN_ERROR_UNSUPPORTED otherwise). Appends take f32, f16 or bf16 new
+     * rows and convert them to the cache's type (into f16 as the device's
+     * packHalf2x16 rounds: to nearest on most devices; into bf16 by vkattn's
+     * own rounding to nearest even on every device, bit for bit the host's,
+     * |x - x^| <= 2^-8 |x|; int8: the rule above). */
     vkattn_dtype dtype;
 } vkattn_kv_cache_desc;
 
 /* Creates a cache with every length 0. Codes: _INVALID_ARGUMENT (NULL ctx,
  * desc or out; a zero batch, kv_heads, capacity or key_dim; a dtype not f32,
- * f16 or i8; app tensors of the wrong size or type, or another context),
- * _UNSUPPORTED (an f16 cache with an odd key_dim or value_dim; an int8 cache
+ * f16, bf16 or i8; app tensors of the wrong size or type, or another context),
+ * _UNSUPPORTED (a 16-bit cache with an odd key_dim or value_dim; an int8 cache
  * with one not a multiple of 4, or with app tensors), _SIZE_OVERFLOW, _DEVICE_LIMIT (a tensor
  * beyond maxStorageBufferRange or 2^32 elements), _OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. */
@@ -129,7 +131,7 @@ VKATTN_API vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *cache,
                                                      const uint32_t *lengths);
 
 /* New rows to append: k (B, Hkv, Tnew, key_dim) and v (B, Hkv, Tnew,
- * value_dim), rank-4 f32 or f16 tensors (converted to the cache's type)
+ * value_dim), rank-4 f32, f16 or bf16 tensors (converted to the cache's type)
  * whose B, Hkv and widths are the cache's, with the same Tnew >= 1. counts: optional (B) f32 tensor, the rows sequence b
  * takes (the first counts[b] of its Tnew; clamped to [0, Tnew], NaN as 0) for
  * ragged batches; NULL = Tnew for every sequence. */

@@ -6,7 +6,8 @@ reset and bad arguments. Bounds: f32 everywhere: conftest.assert_close (rtol 1e-
 atol 1e-5 * max(1, max|ref|)); an f16 cache or layer: 8 eps16 * max(1, max|ref|),
 the f16 layers' bound (test_keras_api.test_float16), which covers K and V each
 rounded once to f16 by the cache; an int8 cache holds each row within half its
-quantization step (max|row| / 254) and decodes what it holds within the f32 bound.
+quantization step (max|row| / 254), a bfloat16 cache the rows rounded to nearest
+even (bit patterns), and each decodes what it holds within the f32 bound.
 About 3 s on lavapipe."""
 import numpy as np
 import pytest
@@ -69,7 +70,7 @@ def test_generation_loop(ctx, rng, case):
         assert_close(got, want, rtol=0, atol=8 * EPS16)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "bfloat16"])
 def test_raw_decode(ctx, rng, dtype):
     """append + sdpa_decode: two appends (a prompt, then one token) per sequence."""
     b, hkv, h, dk, dv, cap = 2, 2, 4, 4, (8 if dtype == "int8" else 6), 9
@@ -88,12 +89,17 @@ def test_raw_decode(ctx, rng, dtype):
         assert list(cache.lengths) == [n] * b
         kc, vc = cache.numpy()
         k_all, v_all = np.concatenate(ks, axis=2), np.concatenate(vs, axis=2)
+        if dtype == "bfloat16":  # bit patterns: the appended rows rounded to nearest even
+            assert kc.dtype == np.uint16
+            np.testing.assert_array_equal(kc[:, :, :n], vkattn.bfloat16.from_float32(k_all))
+            np.testing.assert_array_equal(vc[:, :, :n], vkattn.bfloat16.from_float32(v_all))
+            kc, vc = vkattn.bfloat16.to_float32(kc), vkattn.bfloat16.to_float32(vc)
         if dtype == "int8":  # each row within half a step, max|row| / 254, of what went in
             assert kc.dtype == np.float32
             for c, x in ((kc, k_all), (vc, v_all)):
                 step = np.abs(x).max(axis=-1, keepdims=True) / 127
                 assert np.all(np.abs(c[:, :, :n] - x) <= step * (0.5 + 1e-5))
-        else:  # what the cache holds: the appended rows, rounded once to its dtype
+        elif dtype != "bfloat16":  # what it holds: the appended rows, rounded once to its dtype
             assert kc.dtype == np.dtype(dtype)
             np.testing.assert_array_equal(kc[:, :, :n], k_all.astype(dtype))
         want = vkattn.reference.sdpa(q, kc[:, :, :n], vc[:, :, :n], causal="bottom_right")
@@ -161,11 +167,12 @@ def test_errors(ctx, rng):
         cache.append(np.zeros((1, 2, 1, 4)), np.zeros((1, 2, 1, 3)))
     with pytest.raises(vkattn.InvalidArgumentError, match="sdpa_decode: q has 3 heads"):
         vkattn.sdpa_decode(np.zeros((1, 3, 1, 4)), cache)
-    with pytest.raises(vkattn.UnsupportedError):  # f16 caches need even widths
-        vkattn.KVCache(kv_heads=1, key_dim=3, capacity=2, dtype="float16", context=ctx)
+    for dtype in ("float16", "bfloat16"):  # 16-bit caches need even widths
+        with pytest.raises(vkattn.UnsupportedError, match="needs even"):
+            vkattn.KVCache(kv_heads=1, key_dim=3, capacity=2, dtype=dtype, context=ctx)
     with pytest.raises(vkattn.UnsupportedError, match="key_dim"):  # int8: multiples of 4
         vkattn.KVCache(kv_heads=1, key_dim=6, capacity=2, dtype="int8", context=ctx)
     with pytest.raises(vkattn.InvalidArgumentError, match="or \"int8\""):
-        vkattn.KVCache(kv_heads=1, key_dim=4, capacity=2, dtype="bfloat16", context=ctx)
+        vkattn.KVCache(kv_heads=1, key_dim=4, capacity=2, dtype="float64", context=ctx)
     cache.close()
     other.close()

@@ -18,7 +18,7 @@ from .context import default_context
 from .errors import check, invalid
 from .tensor import Tensor, check_contexts
 
-_DTYPES = {"float32": 0, "float16": 1, "int8": 2}
+_DTYPES = {"float32": 0, "float16": 1, "int8": 2, "bfloat16": 3}
 
 
 def _destroy(handle):
@@ -43,8 +43,8 @@ class KVCache(ContextOwned):
     KVCache(layer, capacity=, batch=1): for that layer's cached calls (its K/V heads and
     head widths; the layer's context). KVCache(kv_heads=, key_dim=, value_dim=None,
     capacity=, batch=1, context=None): for append() and vkattn.sdpa_decode.
-    dtype: "float32", "float16" (half the memory; needs even key_dim and value_dim) or
-    "int8" (each token's row of each K/V head as int8 with one float32 scale, about a
+    dtype: "float32", "float16" or "bfloat16" (half the memory; needs even key_dim and
+    value_dim; rows rounded to nearest even) or "int8" (each token's row of each K/V head as int8 with one float32 scale, about a
     quarter of the memory; key_dim and value_dim multiples of 4; docs/SEMANTICS.md bounds
     what the quantization moves).
     lengths: each sequence's cached tokens (a download); reset() empties them.
@@ -79,8 +79,8 @@ class KVCache(ContextOwned):
                 raise invalid("%s: %s must be < 2**32; got %d" % (who, name, v))
         name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
         if name not in _DTYPES:
-            raise invalid("%s: dtype must be \"float32\", \"float16\" or \"int8\"; got %r"
-                          % (who, dtype))
+            raise invalid("%s: dtype must be \"float32\", \"float16\", \"bfloat16\" or "
+                          "\"int8\"; got %r" % (who, dtype))
         self._context = context if context is not None else default_context()
         self._layer = None if layer is None else weakref.ref(layer)
         self.batch, self.capacity, self.kv_heads = batch, capacity, kv_heads
@@ -173,7 +173,8 @@ class KVCache(ContextOwned):
 
     def numpy(self):
         """(K, V) as numpy arrays (B, kv_heads, capacity, key_dim / value_dim), rows past
-        each length undefined: what the cache holds, in its dtype; an int8 cache's values
+        each length undefined: what the cache holds, in its dtype (a bfloat16 cache's as
+        uint16 bit patterns: vkattn.bfloat16.to_float32 reads them); an int8 cache's values
         as float32, each row's int8 times its scale (what decode reads)."""
         d = lib.vkattn_kv_cache_get_desc(self._ptr("KVCache.numpy"))
         out = []
@@ -183,7 +184,8 @@ class KVCache(ContextOwned):
                 if self.dtype == "int8":  # width/4 words of int8 per row, then a scale per row
                     words = np.empty(int(np.prod(rows)) * (width // 4 + 1), np.uint32)
                 else:
-                    words = np.empty(rows + (width,), np.dtype(self.dtype))
+                    words = np.empty(rows + (width,), np.uint16 if self.dtype == "bfloat16"
+                                     else np.dtype(self.dtype))
                 check(lib.vkattn_tensor_download_raw(t, ffi.cast("void *", words.ctypes.data),
                                                      0, words.size), self._context._handle)
                 out.append(_int8_values(words, rows, width) if self.dtype == "int8" else words)

@@ -56,12 +56,13 @@ layout(constant_id = VKA_DECODE_SPEC_KS) const uint KS = 1;
 layout(constant_id = VKA_DECODE_SPEC_NS) const uint NS = 1;
 layout(constant_id = VKA_DECODE_SPEC_HAS_VALUE_MASK) const bool HAS_VALUE_MASK = false;
 layout(constant_id = VKA_DECODE_SPEC_DROPOUT) const bool DROPOUT = false;
-// An f16 cache is read as words of two halves (elem_type.glsl) on every
-// device, so no 16-bit storage is needed; all arithmetic stays fp32.
+// A 16-bit cache (f16 or bf16) is read as words of two elements
+// (elem_type.glsl) on every device, so no 16-bit storage is needed and bf16
+// never meets a float16_t view; all arithmetic stays fp32.
 layout(constant_id = VKA_DECODE_SPEC_K_TYPE) const uint K_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_DECODE_SPEC_V_TYPE) const uint V_TYPE = VKA_ELEM_F32;
 layout(constant_id = VKA_DECODE_SPEC_LANES) const bool LANES = false;
-// f16 queries, read as words of two halves as the cache is
+// 16-bit queries (f16 or bf16), read as words of two elements as the cache is
 layout(constant_id = VKA_DECODE_SPEC_Q_TYPE) const uint Q_TYPE = VKA_ELEM_F32;
 // An int8 cache (vkattn/kv_cache.h): each word holds four int8 of a row (DK
 // and DV are multiples of 4), each row an fp32 scale at *_scale_off + row of
@@ -165,7 +166,8 @@ float finish_logit(float x, float kq)
 float k_scale(uint row, bool ok) { return KV_I8 ? (ok ? k_in[p.k_scale_off + row] : 0.0) : 1.0; }
 float v_scale(uint row, bool ok) { return KV_I8 ? (ok ? v_in[p.v_scale_off + row] : 0.0) : 1.0; }
 
-// An f16 K with DK a multiple of 8 is read 8 halves (16 bytes) per load, an
+// A 16-bit K (f16 or bf16: the same words, unpacked per type) with DK a
+// multiple of 8 is read 8 elements (16 bytes) per load, an
 // int8 K with DK a multiple of 16 16 int8 per load, as an f32 K is read 16
 // bytes per vec4: each invocation reads its own key row (rows DK apart across
 // invocations), so the bytes per load instruction, not the row, set how much
@@ -175,8 +177,8 @@ float v_scale(uint row, bool ok) { return KV_I8 ? (ok ? v_in[p.v_scale_off + row
 // the int8 step 17%, the f16 one 19%: docs/PERFORMANCE.md). Macros, not
 // consts: a spec-constant && used in both layouts' functions trips glslang's
 // optimizer ("does not dominate its use").
-#define K_VEC8 (VKA_IS_F16(K_TYPE) && DK % 8u == 0u)
-#define V_VEC8 (VKA_IS_F16(V_TYPE) && DV % 8u == 0u)
+#define K_VEC8 (VKA_IS_16(K_TYPE) && DK % 8u == 0u)
+#define V_VEC8 (VKA_IS_16(V_TYPE) && DV % 8u == 0u)
 #define K_I8_VEC16 (KV_I8 && DK % 16u == 0u)
 #define V_I8_VEC16 (KV_I8 && DV % 16u == 0u)
 
@@ -393,7 +395,7 @@ void lanes_main()
         const uint qrow = (row_bh[rr] * p.tq + row_i[rr]) * DK;
         [[unroll]] for (uint e4 = 0u; e4 < DK4; e4++) {
             vec4 x = vec4(0.0);
-            if (DK_VEC4 && !VKA_IS_F16(Q_TYPE))
+            if (DK_VEC4 && !VKA_IS_16(Q_TYPE))
                 x = q4_in[qrow / 4u + e4];
             else
                 [[unroll]] for (uint cc = 0u; cc < 4u; cc++)

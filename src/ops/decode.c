@@ -221,9 +221,8 @@ static vkattn_result check_io(vkattn_context *ctx, const char *fn, const vka_dec
                               const vkattn_sdpa_decode_params *p, const vkattn_sdpa_decode_io *io)
 {
     vkattn_result r;
-    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
-    if ((r = vka_tensor_check_types(ctx, io->q, s->q, fn, "io->q", both)) ||
-        (r = vka_tensor_check_types(ctx, io->out, s->out, fn, "io->out", both)))
+    if ((r = vka_tensor_check_types(ctx, io->q, s->q, fn, "io->q", VKA_DTYPES_FLOAT)) ||
+        (r = vka_tensor_check_types(ctx, io->out, s->out, fn, "io->out", VKA_DTYPES_FLOAT)))
         return r;
     if (p->has_value_mask &&
         (r = vka_tensor_check(ctx, io->value_mask, s->value_mask, fn, "io->value_mask")))
@@ -334,7 +333,7 @@ static vkattn_result record_merge(vkattn_context *ctx, VkCommandBuffer cmd, cons
                                   vkattn_tensor *out, vkattn_tensor *sinks)
 {
     const uint64_t n = s->out;
-    const bool out16 = out->dtype == VKATTN_DTYPE_F16; /* one invocation per word */
+    const bool out16 = vka_dtype_info_of(out->dtype)->is_16bit; /* one invocation per word */
     const vka_kernel kernel = {
         VKA_KERNEL_SPV(decode_merge), .n_bindings = 3,
         .push_size = sizeof(merge_push), .n_spec = VKA_DECODE_MERGE_N_SPEC,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "common/kv_iface.h"
 #include "vk/dispatch.h"
@@ -76,11 +77,11 @@ vkattn_result vkattn_kv_cache_create(vkattn_context *ctx, const vkattn_kv_cache_
                         "whole 32-bit words of four int8",
                         __func__, d.key_dim % 4 ? "key_dim" : "value_dim",
                         d.key_dim % 4 ? d.key_dim : d.value_dim);
-    if (d.dtype == VKATTN_DTYPE_F16 && (d.key_dim % 2 || d.value_dim % 2))
+    if (vka_dtype_info_of(d.dtype)->is_16bit && (d.key_dim % 2 || d.value_dim % 2))
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: an f16 cache needs even key_dim and value_dim (they are %u and %u): "
-                        "appends write whole 32-bit words of two halves",
-                        __func__, d.key_dim, d.value_dim);
+                        "%s: %s cache needs even key_dim and value_dim (they are %u and %u): "
+                        "appends write whole 32-bit words of two 16-bit elements",
+                        __func__, vka_dtype_a_name(d.dtype), d.key_dim, d.value_dim);
     const bool i8 = d.dtype == VKATTN_DTYPE_I8;
     const uint64_t nk = i8 ? vka_kv_i8_words(&d, d.key_dim)
                            : vka_count4(d.batch, d.kv_heads, d.capacity, d.key_dim);
@@ -223,8 +224,7 @@ vkattn_result vkattn_kv_cache_set_lengths(vkattn_kv_cache *c, const uint32_t *le
 static vkattn_result check_rows(const vkattn_kv_cache *c, const char *fn, const char *what,
                                 const vkattn_tensor *t, uint32_t width, uint32_t *tnew)
 {
-    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
-    vkattn_result r = vka_tensor_check_types(c->ctx, t, 1, fn, what, both);
+    vkattn_result r = vka_tensor_check_types(c->ctx, t, 1, fn, what, VKA_DTYPES_FLOAT);
     if (r)
         return r;
     const vkattn_kv_cache_desc *d = &c->desc;
@@ -253,10 +253,10 @@ static vkattn_result record_copy(vkattn_kv_cache *c, VkCommandBuffer cmd, const 
                                  uint32_t width, vkattn_tensor *counts)
 {
     const uint64_t n = vka_count4(c->desc.batch, c->desc.kv_heads, tnew, width);
-    /* an f16 cache: one invocation per pair (the width is even); an int8
+    /* a 16-bit cache: one invocation per pair (the width is even); an int8
      * cache: one per row (its scale is the row's max) */
     const bool i8 = c->desc.dtype == VKATTN_DTYPE_I8;
-    const uint64_t items = i8 ? n / width : c->desc.dtype == VKATTN_DTYPE_F16 ? n / 2 : n;
+    const uint64_t items = i8 ? n / width : vka_dtype_info_of(c->desc.dtype)->is_16bit ? n / 2 : n;
     const vka_kernel kernel = {
         VKA_KERNEL_SPV(kv_append),
         .n_bindings = 4, .push_size = sizeof(kv_append_push), .n_spec = VKA_KV_APPEND_N_SPEC,
@@ -333,11 +333,10 @@ vkattn_result vka_kv_cache_append_flat(vkattn_kv_cache *c, VkCommandBuffer cmd, 
 {
     const vkattn_kv_cache_desc *d = &c->desc;
     vkattn_result r;
-    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
     if ((r = vka_tensor_check_types(c->ctx, k, vka_count4(d->batch, d->kv_heads, tnew, d->key_dim),
-                                    fn, "the new keys", both)) ||
+                                    fn, "the new keys", VKA_DTYPES_FLOAT)) ||
         (r = vka_tensor_check_types(c->ctx, v, vka_count4(d->batch, d->kv_heads, tnew, d->value_dim),
-                                    fn, "the new values", both)) ||
+                                    fn, "the new values", VKA_DTYPES_FLOAT)) ||
         (r = append_rows(c, cmd, fn, k, v, NULL, tnew)))
         return r;
     if (!vka_is_dry(cmd))

@@ -1,6 +1,7 @@
 /* SDPA's few-row calls on the decode kernel (ops/sdpa_few_rows.h). */
 #include "ops/sdpa_few_rows.h"
 
+#include "core/dtype.h"
 #include "ops/kv_cache.h"
 #include "vk/tensor.h"
 
@@ -26,12 +27,12 @@ vka_sdpa_rows_kernel vka_sdpa_few_rows_kernel(const vkattn_context *ctx,
 {
     const vka_sdpa_rows_kernel k = vka_sdpa_rows_kernel_for(p, s);
     /* decode writes no lse, types K and V by the cache's one dtype, and
-     * reads f16 rows as whole words (an f16 cache's widths are even); its
+     * reads 16-bit rows as whole words (a 16-bit cache's widths are even); its
      * partials live in the library workspace, which a caller passing its own
      * (vkattn/sdpa.h: concurrent recordings) does not want touched */
     if (k == VKA_SDPA_ROWS_FUSED || !io || io->lse || io->workspace || !io->k || !io->v ||
         io->k->dtype != io->v->dtype ||
-        (io->k->dtype == VKATTN_DTYPE_F16 && (s->dk % 2 || s->dv % 2)))
+        (vka_dtype_info_of(io->k->dtype)->is_16bit && (s->dk % 2 || s->dv % 2)))
         return VKA_SDPA_ROWS_FUSED;
     /* a limit of decode's own (its partials, grid, shared memory) leaves the
      * call to the fused kernel, which AUTO already chose: never a failure */

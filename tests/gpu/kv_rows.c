@@ -32,23 +32,42 @@ static void fill_rows(float *x, size_t rows, uint32_t w, bool varied, bool zero_
     }
 }
 
+float th_bf16_round(float x)
+{
+    if (x == 0.0f || !isfinite(x))
+        return x;
+    /* the spacing at |x|: 2^(e - 7), 2^-133 below the normal range; rint
+     * rounds ties to even, and a carry into the next binade stays exact */
+    const int e = ilogb(x) < -126 ? -126 : ilogb(x);
+    const double sp = ldexp(1.0, e - 7);
+    return (float)(rint((double)x / sp) * sp);
+}
+
+void th_round_to(float *x, size_t n, vkattn_dtype t)
+{
+    if (t == VKATTN_DTYPE_F16)
+        th_round_f16(x, n);
+    for (size_t i = 0; t == VKATTN_DTYPE_BF16 && i < n; i++)
+        x[i] = th_bf16_round(x[i]);
+}
+
 void th_kv_append_random(vkattn_context *ctx, vkattn_kv_cache *cache,
                          const vkattn_kv_cache_desc *cd, uint32_t tnew, const uint32_t *len,
-                         const uint32_t *count, bool src16, bool varied, float *hk, float *hv)
+                         const uint32_t *count, vkattn_dtype src, bool varied, float *hk,
+                         float *hv)
 {
+    const bool src16 = src != VKATTN_DTYPE_F32;
     const uint32_t B = cd->batch, H = cd->kv_heads, cap = cd->capacity;
     const uint32_t dk = cd->key_dim, dv = cd->value_dim;
     const size_t nk = (size_t)B * H * tnew * dk, nv = (size_t)B * H * tnew * dv;
     float *k = tu_floats(nk), *v = tu_floats(nv), *counts = tu_floats(B);
     fill_rows(k, (size_t)B * H * tnew, dk, varied, src16);
     fill_rows(v, (size_t)B * H * tnew, dv, varied, src16);
-    if (src16)
-        th_round_f16(k, nk), th_round_f16(v, nv);
+    th_round_to(k, nk, src), th_round_to(v, nv, src);
     for (uint32_t b = 0; b < B; b++)
         counts[b] = (float)count[b];
-    const vkattn_dtype type = src16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
-    vkattn_tensor *tk = th_rows_tensor(ctx, B, H, tnew, dk, type, k);
-    vkattn_tensor *tv = th_rows_tensor(ctx, B, H, tnew, dv, type, v);
+    vkattn_tensor *tk = th_rows_tensor(ctx, B, H, tnew, dk, src, k);
+    vkattn_tensor *tv = th_rows_tensor(ctx, B, H, tnew, dv, src, v);
     vkattn_tensor *tc = th_tensor(ctx, B, counts);
     vkattn_kv_append_io io = {.k = tk, .v = tv, .counts = tc};
     TH_OK(ctx, vkattn_kv_cache_append_record(cache, VKATTN_RUN_NOW, &io));

@@ -5,6 +5,7 @@
 #define VKATTN_TEST_KV_ROWS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <vkattn/vkattn.h>
@@ -14,14 +15,22 @@
 vkattn_tensor *th_rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
                               uint32_t w, vkattn_dtype dtype, const float *x);
 
+/* x rounded to the nearest bf16 (ties to even), computed in double from the
+ * rule (8 significand bits, f32's exponents), not by the library's bit
+ * arithmetic; NaN and infinities kept. */
+float th_bf16_round(float x);
+/* x[i] rounded to what a tensor of type t holds (f32: unchanged). */
+void th_round_to(float *x, size_t n, vkattn_dtype t);
+
 /* Appends tnew random rows per K/V head of each sequence, count[b] of them
- * kept by sequence b (whose length was len[b]), as f16 tensors of f16 values
- * when src16 (else f32); values uniform in [-1, 1], each row scaled by a
- * random magnitude in [0.01, 10] when `varied` (the first row of the call
- * zero when also src16). hk and hv (B, Hkv, capacity, width) get the
- * appended rows at their cache positions. */
+ * kept by sequence b (whose length was len[b]), as tensors of type src (f32,
+ * f16 or bf16) holding values of that type; values uniform in [-1, 1], each
+ * row scaled by a random magnitude in [0.01, 10] when `varied` (the first row
+ * of the call zero when also src is 16-bit). hk and hv (B, Hkv, capacity,
+ * width) get the appended rows at their cache positions. */
 void th_kv_append_random(vkattn_context *ctx, vkattn_kv_cache *cache,
                          const vkattn_kv_cache_desc *cd, uint32_t tnew, const uint32_t *len,
-                         const uint32_t *count, bool src16, bool varied, float *hk, float *hv);
+                         const uint32_t *count, vkattn_dtype src, bool varied, float *hk,
+                         float *hv);
 
 #endif

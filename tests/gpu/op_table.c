@@ -14,6 +14,8 @@ const char *th_dtype_name(vkattn_dtype dt)
         return "f16";
     case VKATTN_DTYPE_I8:
         return "i8";
+    case VKATTN_DTYPE_BF16:
+        return "bf16";
     default:
         return "?";
     }

@@ -95,7 +95,7 @@ void th_run_spoils(vkattn_context *ctx, vkattn_result (*call)(vkattn_context *ct
     th_run_spoils((ctx), (call), &(valid), sizeof(valid), (spoils),                               \
                   sizeof(spoils) / sizeof((spoils)[0]))
 
-/* The dtype's name in messages ("f32", "f16", "i8"). */
+/* The dtype's name in messages ("f32", "f16", "i8", "bf16"). */
 const char *th_dtype_name(vkattn_dtype dt);
 
 #endif

@@ -2,10 +2,12 @@
  * forms round-trip bf16 exactly as f16's do (RNE from f32, exact to f32); the
  * device's own conversion matches the host's bit for bit; each public op
  * takes a bf16 operand where it opens bf16 (softmax, dropout, heads, additive
- * and their backwards here; the matmul and its backward in test_matmul.c and
+ * and their backwards, the head ops' norm weight, decode's q and out, KV-cache
+ * appends here; the matmul and its backward in test_matmul.c and
  * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
- * call that succeeds with f32 ones, naming it; layer and KV cache descs with
- * dtype bf16 are refused at create. */
+ * call that succeeds with f32 ones, naming it; layer descs with dtype bf16
+ * are refused at create, as an app's bf16 keys under an f32 cache (a bf16
+ * cache: test_decode_dtypes.c). */
 #include "harness.h"
 #include "op_table.h"
 
@@ -347,10 +349,10 @@ static const op_row rows[] = {
      .takes = 0x4}, /* x and out share a type: both bf16 in test_head_op.c */
     {"mse", mse, {"io->pred", "io->target", "io->loss", "io->grad"}},
     {"optim step", optim, {"io->param", "io->grad", "io->state", "io->step"}},
-    {"decode", decode, {"io->q", "io->value_mask", "io->out"}},
+    {"decode", decode, {"io->q", "io->value_mask", "io->out"}, .takes = 0x5},
     {"attention layer", attention, {"io->query", "io->value", "io->key", "io->output"}, 8},
     {"mha layer", mha, {"io->query", "io->value", "io->key", "io->output"}, 8},
-    {"kv cache append", kv_append, {"io->k", "io->v"}, 4, 2},
+    {"kv cache append", kv_append, {"io->k", "io->v"}, 4, 2, 0x3},
 };
 
 /* Each row: the f32 call succeeds; then each operand alone as bf16 succeeds
@@ -407,7 +409,7 @@ static void test_ops_refuse_bf16(void **state)
     th_assert_validation_clean();
 }
 
-/* Layer and cache descs with dtype bf16: refused at create, naming desc->dtype. */
+/* Layer descs with dtype bf16: refused at create, naming desc->dtype. */
 static vkattn_result attention_bf16(vkattn_context *ctx)
 {
     const vkattn_attention_desc d = {.query_width = 4, .value_width = 4, .dtype = BF16};
@@ -452,15 +454,6 @@ static vkattn_result gqa_bf16(vkattn_context *ctx)
     vkattn_gqa_destroy(l);
     return r;
 }
-static vkattn_result cache_bf16(vkattn_context *ctx)
-{
-    const vkattn_kv_cache_desc d = {.batch = 1, .kv_heads = 1, .capacity = 2, .key_dim = 2,
-                                    .dtype = BF16};
-    vkattn_kv_cache *c = NULL;
-    const vkattn_result r = vkattn_kv_cache_create(ctx, &d, &c);
-    vkattn_kv_cache_destroy(c);
-    return r;
-}
 /* an f32 cache over an app's bf16 keys */
 static vkattn_result cache_bf16_keys(vkattn_context *ctx)
 {
@@ -481,8 +474,6 @@ static const th_bad_arg descs[] = {
     {"bahdanau", bahdanau_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
     {"mha", mha_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
     {"gqa", gqa_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
-    {"kv cache", cache_bf16, VKATTN_ERROR_UNSUPPORTED,
-     "desc->dtype is VKATTN_DTYPE_BF16; bf16 KV caches are not supported yet"},
     {"kv cache, bf16 keys", cache_bf16_keys, VKATTN_ERROR_INVALID_ARGUMENT,
      "desc->keys is a bf16 tensor"},
 };

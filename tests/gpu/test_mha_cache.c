@@ -19,7 +19,7 @@
  * f16-rounded, the f32 reference on them) with f16 io; the f16 layer with f32
  * io, a value mask and use_gate; GQA (4 query heads over 2 K/V heads of
  * head_dim 8) with f32 and f16 layers. Widths: query/value width 10, MHA
- * output 7, 2 heads of key_dim 8 and value_dim 4 (f16 storage needs even
+ * output 7, 2 heads of key_dim 8 and value_dim 4 (16-bit storage needs even
  * widths, int8 multiples of 4). Bad arguments: test_bad_input.
  *
  * Bound, per output row: max|got - ref| <= layer + cache, where
@@ -32,9 +32,11 @@
  *   cache (the row's `bound`): f32 0; f16 0 (the f16 layer's heads are f16
  *     already; an f32 layer's appended keys and values round to f16 once,
  *     inside the f16 layer's bound, which is why f16 runs f16 layers only --
- *     see `layers`); int8 (docs/SEMANTICS.md), carried through the output
- *     projection:
- *       ctx error <= (expm1(2 eps) + 1/254) Vmax, eps = scale ||q||_1 Kmax / 254
+ *     see `layers`); int8 and bf16 (docs/SEMANTICS.md), carried through the
+ *     output projection, with rel each stored element's error over Kmax
+ *     (Vmax): int8 1/254 (half a step of max/127), bf16 2^-8 (half a bf16
+ *     spacing, |x - x^| <= 2^-8 |x|):
+ *       ctx error <= (expm1(2 eps) + rel) Vmax, eps = scale ||q||_1 Kmax rel
  *       out error <= ctx error * max_c sum_r |W_o[r, c]|
  *     with q, k, v the projected heads of every token (computed here in
  *     double; Kmax, Vmax, ||q||_1 their largest), 1% on top for the f16
@@ -55,7 +57,7 @@
 #define B 2u
 #define W 10u    /* query and value width */
 #define DOUT 7u  /* MHA output width (GQA: W) */
-#define DK 8u    /* head widths: f16 storage needs even ones, int8 multiples of 4; */
+#define DK 8u    /* head widths: 16-bit storage needs even ones, int8 multiples of 4; */
 #define DV 4u    /* one shape for every dtype (lavapipe compiles a pipeline per shape) */
 #define CAP 80u   /* >= every schedule's tokens */
 
@@ -100,8 +102,9 @@ static double no_cache_term(const widths *s, const vkattn_mha_weights *w, const 
     return 0;
 }
 
-/* The int8 term of the bound (header comment), from x (B * n rows). */
-static double int8_term(const widths *s, const vkattn_mha_weights *w, const float *x, uint32_t n)
+/* The int8 or bf16 term of the bound (header comment), from x (B * n rows). */
+static double rounded_term(const widths *s, const vkattn_mha_weights *w, const float *x,
+                           uint32_t n, double rel)
 {
     double q1 = 0, kmax = 0, vmax = 0, wo1 = 0;
     for (size_t t = 0; t < (size_t)B * n; t++) {
@@ -136,8 +139,18 @@ static double int8_term(const widths *s, const vkattn_mha_weights *w, const floa
             v += fabs(w->output_kernel[r * s->dout + o]);
         wo1 = fmax(wo1, v);
     }
-    const double eps = q1 * kmax / 254.0 / sqrt(s->dk);
-    return (expm1(2 * eps) + 1.0 / 254) * vmax * wo1 * 1.01;
+    const double eps = q1 * kmax * rel / sqrt(s->dk);
+    return (expm1(2 * eps) + rel) * vmax * wo1 * 1.01;
+}
+
+static double int8_term(const widths *s, const vkattn_mha_weights *w, const float *x, uint32_t n)
+{
+    return rounded_term(s, w, x, n, 1.0 / 254);
+}
+
+static double bf16_term(const widths *s, const vkattn_mha_weights *w, const float *x, uint32_t n)
+{
+    return rounded_term(s, w, x, n, 0x1p-8);
 }
 
 
@@ -156,11 +169,13 @@ static const seq_case cases[] = {
  * (lavapipe compiles 3-8 s of pipelines per case and dtype, cold: CI time).
  * f32: the f32 layer's options (window, gate, value mask), the f16 layer;
  * f16: the f16 layer with f16 io, and with f32 io, mask and gate (not an f32
- * layer: header comment); int8: MHA and GQA, f32 and f16 layers, short. */
+ * layer: header comment); int8: MHA and GQA, f32 and f16 layers, short;
+ * bf16: MHA on an f32 layer, GQA on an f16 one, short. */
 static const cache_dtype dtypes[] = {
     {VKATTN_DTYPE_F32, &long_run, 0x1f, no_cache_term},
     {VKATTN_DTYPE_F16, &long_run, 0x30, no_cache_term},
     {VKATTN_DTYPE_I8, &short_run, 0xd1, int8_term},
+    {VKATTN_DTYPE_BF16, &short_run, 0x81, bf16_term},
 };
 
 /* Weight array i (query kernel, bias, key kernel, bias, value kernel, bias,
@@ -319,6 +334,7 @@ static void run_dtype(void **state, size_t k)
 static void test_f32_cache(void **state) { run_dtype(state, 0); }
 static void test_f16_cache(void **state) { run_dtype(state, 1); }
 static void test_i8_cache(void **state) { run_dtype(state, 2); }
+static void test_bf16_cache(void **state) { run_dtype(state, 3); }
 
 /* The cache's shape must match the layer's; what a cached call does not take;
  * none of it changes the cache. */
@@ -405,4 +421,5 @@ static void test_bad_input(void **state)
     th_assert_validation_clean();
 }
 
-TU_MAIN(th_setup, th_teardown, test_f32_cache, test_f16_cache, test_i8_cache, test_bad_input)
+TU_MAIN(th_setup, th_teardown, test_f32_cache, test_f16_cache, test_i8_cache, test_bf16_cache,
+        test_bad_input)
