@@ -26,6 +26,7 @@
 #define AB_BOUND_HEADS_BF16 0.0          /* bf16 in and out: exact */
 #define AB_BOUND_DROPOUT_BF16 4e-3       /* 2^-8 (1 + 1e-6) + 1e-6 */
 #define AB_BOUND_MATMUL_BF16 4.1e-3      /* 2^-8 (1 + 1e-4) + 1e-4 (--backward: dA, dB) */
+#define AB_BOUND_DECODE_BF16 4.1e-3      /* a bf16 cache and q read exactly; bf16 out as above */
 #define AB_BOUND_SDPA 1e-4               /* two chained reductions */
 #define AB_BOUND_SDPA_FP16 2e-3          /* --fp16: f16 out, 2 f16 ulps (2^-10) of the largest output */
 #define AB_BOUND_DECODE 1e-4             /* split keys, then a merge */

@@ -22,7 +22,7 @@ typedef struct dec_state {
     vkattn_kv_cache *cache;
     uint32_t *lengths; /* (B), all tv */
     ab_buf q, k, v, vmask, out;
-    bool fp16; /* --fp16: q, out and the cache (k and v) are f16 */
+    vkattn_dtype dtype; /* --dtype: q, out and the cache (k and v) */
     bool i8;   /* --kv-int8: an int8 cache */
 } dec_state;
 
@@ -107,9 +107,8 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
         .num_splits = a->splits,
     };
     ab_rng rng = {a->seed};
-    /* --fp16: an f16 cache, q and out (the value mask stays f32) */
-    const bool h = s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
-    const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
+    /* --dtype f16|bf16: a cache, q and out of that type (the value mask stays f32) */
+    const vkattn_dtype dt = s->dtype = a->dtype;
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->q, -1, 1, dt, d.batch, d.heads, d.tq, d.dk)},
         {AB_INPUT(&s->k, -1, 1, dt, d.batch, g, d.tv, d.dk)},
@@ -124,9 +123,7 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     vkattn_kv_cache_desc cd = {.batch = d.batch, .kv_heads = g, .capacity = d.tv,
                                .key_dim = d.dk, .value_dim = d.dv,
                                .keys = s->i8 ? NULL : s->k.t, .values = s->i8 ? NULL : s->v.t,
-                               .dtype = s->i8     ? VKATTN_DTYPE_I8
-                                        : (a->dtype == VKATTN_DTYPE_F16) ? VKATTN_DTYPE_F16
-                                                  : VKATTN_DTYPE_F32};
+                               .dtype = s->i8 ? VKATTN_DTYPE_I8 : dt};
     if ((r = vkattn_kv_cache_create(ctx, &cd, &s->cache)))
         return ab_setup_refused(ctx, r, "decode", a, "decode: creating the KV cache");
     s->lengths = malloc(sizeof *s->lengths * d.batch);
@@ -145,7 +142,7 @@ static int dec_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op_
     /* the cache rows read once per K/V head (shared by its query heads), q,
      * the value mask (f32) and out; an int8 row is its width plus a 4-byte
      * scale */
-    const double rows = (double)d.batch * g * d.tv, el = (a->dtype == VKATTN_DTYPE_F16) ? 2.0 : 4.0;
+    const double rows = (double)d.batch * g * d.tv, el = dt != VKATTN_DTYPE_F32 ? 2.0 : 4.0;
     info->bytes = (s->i8 ? rows * ((double)d.dk + d.dv + 8.0) : el * rows * ((double)d.dk + d.dv)) +
                   el * ((double)s->q.n + (double)s->out.n) + 4.0 * (double)s->vmask.n;
     info->output = s->out.t, info->output_count = s->out.n;
@@ -194,15 +191,18 @@ static vkattn_result dequantize(vkattn_tensor *t, size_t rows, uint32_t width, f
 static int dec_check(vkattn_context *ctx, void *state, double *err)
 {
     dec_state *s = state;
+    const bool narrow = s->dtype != VKATTN_DTYPE_F32;
     float *ref = ab_floats(s->out.n);
+    uint16_t *ref16 = narrow ? malloc(sizeof(uint16_t) * s->out.n) : NULL;
     float *kd = s->i8 ? ab_floats(s->k.n) : NULL, *vd = s->i8 ? ab_floats(s->v.n) : NULL;
-    if (!ref || (s->i8 && (!kd || !vd))) {
-        free(ref), free(kd), free(vd);
+    if (!ref || (narrow && !ref16) || (s->i8 && (!kd || !vd))) {
+        free(ref), free(ref16), free(kd), free(vd);
         return ATTNBENCH_EXIT_CHECK;
     }
-    /* the host q, K and V hold the f16 tensors' values exactly under --fp16;
-     * an f16 out holds the result rounded once more, to f16; an int8 cache
-     * is checked on its own storage, dequantized */
+    /* the host q, K and V hold the 16-bit tensors' values exactly under
+     * --dtype f16|bf16; a 16-bit out holds the result rounded once to its
+     * type (the typed reference's out); an int8 cache is checked on its own
+     * storage, dequantized */
     const vkattn_kv_cache_desc cd = vkattn_kv_cache_get_desc(s->cache);
     const size_t rows = (size_t)cd.batch * cd.kv_heads * cd.capacity;
     vkattn_result r = VKATTN_SUCCESS;
@@ -210,11 +210,14 @@ static int dec_check(vkattn_context *ctx, void *state, double *err)
                   (r = dequantize(cd.values, rows, cd.value_dim, vd))))
         free(kd), free(vd), kd = vd = NULL;
     if (r == VKATTN_SUCCESS)
-        r = vkattn_reference_sdpa_decode(&s->p, NULL, s->q.host, s->i8 ? kd : s->k.host,
-                                         s->i8 ? vd : s->v.host, s->lengths, s->vmask.host, ref);
+        r = vkattn_reference_sdpa_decode(&s->p, &(vkattn_sdpa_dtypes){.out = s->dtype},
+                                         s->q.host, s->i8 ? kd : s->k.host,
+                                         s->i8 ? vd : s->v.host, s->lengths, s->vmask.host,
+                                         narrow ? (void *)ref16 : ref);
     free(kd), free(vd);
-    for (size_t i = 0; s->fp16 && i < s->out.n; i++)
-        ref[i] = ab_f16_to_f32(ab_f16_bits(ref[i]));
+    for (size_t i = 0; narrow && i < s->out.n; i++)
+        ref[i] = ab_half_value(s->dtype, ref16[i]);
+    free(ref16);
     int st = r ? ab_report(NULL, r, "decode reference")
                : ab_check_outputs(ctx, dec_record, s, (ab_buf *[]){&s->out}, &ref, 1, err);
     free(ref);
@@ -226,10 +229,11 @@ const ab_op ab_op_decode = {
     .summary = "decode attention: Q (B, H, Tq, dk) against a KV cache of --tv keys per sequence, "
                "--kv-heads K/V heads",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_KV_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV |
-             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16 | AB_F_WINDOW | AB_F_SPLITS |
+             AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_FP16 | AB_F_BF16 | AB_F_WINDOW | AB_F_SPLITS |
              AB_F_KV_INT8,
     .bound = AB_BOUND_DECODE,
     .bound_fp16 = AB_BOUND_DECODE_FP16,
+    .bound_bf16 = AB_BOUND_DECODE_BF16,
     .setup = dec_setup, .record = dec_record, .prepare = dec_prepare, .check = dec_check,
     .destroy = dec_destroy, .check_args = dec_check_args,
 };
