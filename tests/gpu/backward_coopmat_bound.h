@@ -7,7 +7,7 @@
  *   dK_j: |scale| max|Q| sum_i (2^-11 A_ij + 2^-25);
  *   dQ_i: |scale| max|K| sum_j (2^-11 A_ij + 2^-25);
  * each the largest over its gradient's elements. Shared by
- * test_sdpa_backward_coopmat.c and test_sdpa_backward_f16.c (whose all-f16
+ * test_sdpa_backward_coopmat.c and test_sdpa_backward.c (whose all-f16
  * fused calls take the kernels on a context running them). */
 #ifndef VKATTN_TEST_BACKWARD_COOPMAT_BOUND_H
 #define VKATTN_TEST_BACKWARD_COOPMAT_BOUND_H

@@ -1,5 +1,5 @@
 /* The random cases the SDPA and MultiHeadAttention GPU tests draw, one copy
- * for test_sdpa.c, its f16 twin test_sdpa_f16.c, test_mha.c (f32 and f16
+ * for test_sdpa.c (f32 and f16 rows), test_mha.c (f32 and f16
  * layers) and test_mha_backward.c: every option
  * drawn independently within bounds the test states (smaller ones for the
  * slower f16 and backward tests). What only

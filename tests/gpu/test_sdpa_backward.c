@@ -23,10 +23,42 @@
  * such a dK (Tv = 1, dropout 0.31) 1.3e-6 from 0, over a floor of 0.01 alone.
  * Bad input: missing lse or out for the fused path, a too small gradient, a
  * gradient aliasing an input or another output: INVALID_ARGUMENT naming the
- * tensor, and the gradients untouched. */
+ * tensor, and the gradients untouched.
+ *
+ * The random cases run in the storage dtypes of `dtypes` below (a new dtype
+ * is one row there): under a row past f32 each of q, k, v, grad_out, grad_q,
+ * grad_k, grad_v (and the fused forward's out) is of the row's dtype or f32
+ * at random, the first case of each test all of the dtype; masks, bias and
+ * lse stay f32. Inputs are random values in [-1, 1] rounded to their
+ * tensor's type, so the reference (double) runs on exactly what the device
+ * holds. Bound, per gradient, on max|got - ref| / scale with the scale above:
+ *   1e-4                the f32 backward's bound: the f16 inputs are exact in
+ *                       f32, so the arithmetic is the f32 backward's on the
+ *                       same values
+ * + 2^-10 (f16 grad)    the one rounding of an f16 gradient: half an f16
+ *                       spacing, 2^-11 |x| (docs/SEMANTICS.md's ulp16 is
+ *                       2^-10 relative), doubled for the f32 error it rounds
+ * + shift (f16 out)     the fused path reads the forward's out to form
+ *                       D_i = rowsum(dO_i * O_i); an f16 out, rounded once
+ *                       (by 2^-11 |O| at most, 2^-25 below the normal range),
+ *                       moves D_i by dD_i <= sum_d |dO_id| (2^-11 |O_id| +
+ *                       2^-25), O and W taken from the reference forward.
+ *                       dS_ij moves by W_ij dD_i, so dQ_i by at most
+ *                       |scale| dD_i max|K| (sum_j W_ij <= 1) and dK_j by
+ *                       |scale| max|Q| sum_i W_ij dD_i over the rows of its
+ *                       group; dV does not read D.
+ * + coopmat             a fused all-f16 (q, k, v, dO) call on a context running
+ *                       the cooperative-matrix backward: its f16 P and dS
+ *                       (backward_coopmat_bound.h).
+ * Bad input of a dtype (test_bad_dtypes): an lse, weights, workspace, bias or
+ * mask of it is refused naming it, as is a gradient of it aliasing an input
+ * of it; a failed call writes nothing. */
+#include "backward_coopmat_bound.h"
 #include "harness.h"
+#include "op_table.h"
 #include "random_case.h"
 
+#include <vkattn/reference.h>
 #include <vkattn/reference_backward.h>
 #include <vkattn/sdpa.h>
 #include <vkattn/sdpa_backward.h>
@@ -37,6 +69,7 @@
 #include <string.h>
 
 #define BOUND 1e-4
+#define EPS16 0x1p-10
 #define FLOOR 1e-2       /* a gradient that is 0 analytically (one key per row) */
 #define JOINT_FLOOR 1e-1 /* ... measured against a tenth of the call's largest */
 
@@ -47,8 +80,36 @@ typedef enum run_mode { CHAINED, CHAINED_WEIGHTS, FUSED, FUSED_AUTO } run_mode;
  * split keys and rows over 1, 2 and 4 lanes (ops/flash_backward_gpu_tiles.h). */
 static uint32_t max_width = 20;
 
+/* One storage dtype: what differs between them. */
+typedef struct bwd_dtype {
+    vkattn_dtype dtype;
+    double eps;                      /* the bound's term for a gradient of it (header) */
+    uint32_t max_tq, max_tv, max_d;  /* random shapes; max_d 0: max_width */
+    unsigned chained, fused, fused_few; /* random cases per test */
+} bwd_dtype;
+
+static const bwd_dtype dtypes[] = {
+    {VKATTN_DTYPE_F32, 0.0, 37, 45, 0, 12, 12, 5},
+    /* smaller: lavapipe is slow on every f16 operand mix */
+    {VKATTN_DTYPE_F16, EPS16, 21, 21, 13, 5, 5, 2},
+};
+#define NDTYPES (sizeof dtypes / sizeof dtypes[0])
+
+static double eps_of(vkattn_dtype t)
+{
+    for (size_t i = 0; i < NDTYPES; i++)
+        if (dtypes[i].dtype == t)
+            return dtypes[i].eps;
+    fail_msg("no row for dtype %d", (int)t);
+    return 0.0;
+}
+
+/* The tensors whose dtype a case draws (all f32 under the f32 row). */
+enum { T_Q, T_K, T_V, T_G, T_DQ, T_DK, T_DV, T_OUT, N_T };
+
 typedef struct bcase {
     vkattn_sdpa_params p;
+    vkattn_dtype ty[N_T];
     uint32_t hkv;
     size_t nq, nk, nv, no, nw, nbias, nmask, nvm;
     float *q, *k, *v, *g, *bias, *mask, *vm;
@@ -67,12 +128,8 @@ static void make_case(bcase *c)
     c->nv = (size_t)p->batch * c->hkv * p->tv * dv;
     c->no = (size_t)p->batch * h * p->tq * dv;
     c->nw = (size_t)p->batch * h * p->tq * p->tv;
-    c->q = tu_floats(c->nq), c->k = tu_floats(c->nk), c->v = tu_floats(c->nv);
-    c->g = tu_floats(c->no);
-    tu_fill_uniform(c->q, c->nq, -1, 1);
-    tu_fill_uniform(c->k, c->nk, -1, 1);
-    tu_fill_uniform(c->v, c->nv, -1, 1);
-    tu_fill_uniform(c->g, c->no, -1, 1);
+    c->q = th_operand(c->nq, c->ty[T_Q]), c->k = th_operand(c->nk, c->ty[T_K]);
+    c->v = th_operand(c->nv, c->ty[T_V]), c->g = th_operand(c->no, c->ty[T_G]);
     const rc_sdpa_sides sides = rc_sdpa_side_inputs(p);
     c->bias = sides.bias, c->mask = sides.mask, c->vm = sides.vm;
     c->nbias = sides.nbias, c->nmask = sides.nmask, c->nvm = sides.nvm;
@@ -93,13 +150,10 @@ static vkattn_tensor *opt(vkattn_context *ctx, const float *x, size_t n)
     return x ? th_tensor(ctx, n, x) : NULL;
 }
 
-static vkattn_tensor *poisoned(vkattn_context *ctx, size_t n)
+/* n elements of type t poisoned with NaN */
+static vkattn_tensor *poisoned(vkattn_context *ctx, size_t n, vkattn_dtype t)
 {
-    float *x = tu_floats(n);
-    tu_poison(x, n);
-    vkattn_tensor *t = th_tensor(ctx, n, x);
-    free(x);
-    return t;
+    return th_typed_tensor(ctx, n, t, NULL);
 }
 
 static bool fused_possible(vkattn_context *ctx)
@@ -115,14 +169,18 @@ static void describe(char *buf, size_t n, const bcase *c, run_mode mode)
     const vkattn_mask_params *m = &p->mask;
     snprintf(buf, n,
              "%s: B=%u H=%u Hkv=%u Tq=%u Tv=%u dk=%u dv=%u causal=%d row=%d vm=%d mask=%d "
-             "bias=%d drop=%g window=%u",
+             "bias=%d drop=%g window=%u scale=%g types q %s k %s v %s dO %s dQ %s dK %s dV %s "
+             "out %s",
              mode == FUSED        ? "fused"
              : mode == FUSED_AUTO ? "auto+lse"
              : mode == CHAINED    ? "chained"
                                   : "chained+weights",
              p->batch, heads_of(p), c->hkv, p->tq, p->tv, p->dk, p->dv ? p->dv : p->dk,
              (int)m->causal, (int)m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
-             p->dropout.training ? (double)p->dropout.rate : 0.0, p->sliding_window);
+             p->dropout.training ? (double)p->dropout.rate : 0.0, p->sliding_window,
+             (double)p->scale, th_dtype_name(c->ty[T_Q]), th_dtype_name(c->ty[T_K]),
+             th_dtype_name(c->ty[T_V]), th_dtype_name(c->ty[T_G]), th_dtype_name(c->ty[T_DQ]),
+             th_dtype_name(c->ty[T_DK]), th_dtype_name(c->ty[T_DV]), th_dtype_name(c->ty[T_OUT]));
 }
 
 static double max_abs(const float *x, size_t n)
@@ -133,16 +191,65 @@ static double max_abs(const float *x, size_t n)
     return m;
 }
 
+/* The bound (header): 1e-4, + eps of a narrow gradient, + extra (an f16
+ * out's shift, the cooperative-matrix kernel's term) over the scale. */
 static void check_grad(const char *what, const char *name, vkattn_tensor *t, const float *ref,
-                       size_t n, double joint)
+                       size_t n, vkattn_dtype ty, double joint, double extra)
 {
     float *got = th_download(t, n);
-    char label[400];
-    snprintf(label, sizeof label, "%s: %s", what, name);
-    const double err = tu_max_rel_err(got, ref, n, fmax(FLOOR, JOINT_FLOOR * joint));
-    if (!TU_WITHIN(err, BOUND))
-        fail_msg("%s: max relative error %.3g exceeds bound %.3g", label, err, BOUND);
+    const double floor = fmax(FLOOR, JOINT_FLOOR * joint);
+    const double bound = BOUND + eps_of(ty) + extra / fmax(max_abs(ref, n), floor);
+    const double err = tu_max_rel_err(got, ref, n, floor);
+    if (!TU_WITHIN(err, bound))
+        fail_msg("%s: %s: max relative error %.3g exceeds bound %.3g", what, name, err, bound);
     free(got);
+}
+
+/* Whether a fused call of c may take the cooperative-matrix backward on this
+ * context (ops/flash_backward_coopmat.h): q, k, v, grad_out f16 where it runs. */
+static bool coopmat_backward(vkattn_context *ctx, const bcase *c)
+{
+    vkattn_context_info info;
+    assert_int_equal(vkattn_context_get_info(ctx, &info), VKATTN_SUCCESS);
+    return info.coopmat_attention && !info.cpu_tuning && c->ty[T_Q] == VKATTN_DTYPE_F16 &&
+           c->ty[T_K] == VKATTN_DTYPE_F16 && c->ty[T_V] == VKATTN_DTYPE_F16 &&
+           c->ty[T_G] == VKATTN_DTYPE_F16;
+}
+
+/* The largest shifts of dQ and dK an f16 out can cause (the header's
+ * "shift"): *xq, *xk. */
+static void out16_shift(const bcase *c, double *xq, double *xk)
+{
+    vkattn_sdpa_params rp = c->p;
+    rp.return_weights = true, rp.weights_after_dropout = false;
+    const uint32_t h = heads_of(&rp), g = h / c->hkv, dv = rp.dv ? rp.dv : rp.dk;
+    const size_t rows = (size_t)rp.batch * h * rp.tq, keys = c->nk / rp.dk;
+    float *out = tu_floats(c->no), *w = tu_floats(rows * rp.tv);
+    double *per_key = calloc(keys, sizeof *per_key);
+    assert_non_null(per_key);
+    const vkattn_sdpa_dtypes ty = {0};
+    assert_int_equal(vkattn_reference_sdpa(&rp, &ty, c->q, c->k, c->v, c->bias, c->vm, c->mask,
+                                           out, w),
+                     VKATTN_SUCCESS);
+    const double scale = rp.scale != 0.0f ? fabs(rp.scale) : 1.0 / sqrt((double)rp.dk);
+    const double max_k = max_abs(c->k, c->nk), max_q = max_abs(c->q, c->nq);
+    double max_dd = 0.0, max_key = 0.0;
+    for (size_t r = 0; r < rows; r++) {
+        double dd = 0.0;
+        for (uint32_t d = 0; d < dv; d++)
+            dd += fabs((double)c->g[r * dv + d]) *
+                  (0x1p-11 * fabs((double)out[r * dv + d]) + 0x1p-25);
+        max_dd = fmax(max_dd, dd);
+        const size_t b = r / ((size_t)h * rp.tq), head = r / rp.tq % h;
+        const size_t key0 = (b * c->hkv + head / g) * rp.tv;
+        for (uint32_t j = 0; j < rp.tv; j++)
+            per_key[key0 + j] += w[r * rp.tv + j] * dd;
+    }
+    for (size_t j = 0; j < keys; j++)
+        max_key = fmax(max_key, per_key[j]);
+    *xq = scale * max_dd * max_k;
+    *xk = scale * max_key * max_q;
+    free(out), free(w), free(per_key);
 }
 
 static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
@@ -150,14 +257,17 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
     char what[320];
     describe(what, sizeof what, c, mode);
     const vkattn_sdpa_params *p = &c->p;
+    const vkattn_dtype *ty = c->ty;
     vkattn_sdpa_backward_io io = {
-        .q = th_tensor(ctx, c->nq, c->q), .k = th_tensor(ctx, c->nk, c->k),
-        .v = th_tensor(ctx, c->nv, c->v), .bias = opt(ctx, c->bias, c->nbias),
+        .q = th_typed_tensor(ctx, c->nq, ty[T_Q], c->q),
+        .k = th_typed_tensor(ctx, c->nk, ty[T_K], c->k),
+        .v = th_typed_tensor(ctx, c->nv, ty[T_V], c->v), .bias = opt(ctx, c->bias, c->nbias),
         .value_mask = opt(ctx, c->vm, c->nvm), .mask = opt(ctx, c->mask, c->nmask),
-        .grad_out = th_tensor(ctx, c->no, c->g),
-        .grad_q = poisoned(ctx, c->nq), .grad_k = poisoned(ctx, c->nk),
-        .grad_v = poisoned(ctx, c->nv),
+        .grad_out = th_typed_tensor(ctx, c->no, ty[T_G], c->g),
+        .grad_q = poisoned(ctx, c->nq, ty[T_DQ]), .grad_k = poisoned(ctx, c->nk, ty[T_DK]),
+        .grad_v = poisoned(ctx, c->nv, ty[T_DV]),
     };
+    double xq = 0.0, xk = 0.0, xv = 0.0; /* the fused path's terms (header) */
     vkattn_sdpa_params bp = *p;
     const bool fused = mode == FUSED || mode == FUSED_AUTO;
     if (mode != CHAINED) { /* run the forward for what the backward takes from it */
@@ -166,13 +276,21 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
         fp.return_weights = mode == CHAINED_WEIGHTS;
         vkattn_sdpa_io fio = {.q = io.q, .k = io.k, .v = io.v, .bias = io.bias,
                               .value_mask = io.value_mask, .mask = io.mask,
-                              .out = poisoned(ctx, c->no)};
+                              .out = poisoned(ctx, c->no, fused ? ty[T_OUT] : VKATTN_DTYPE_F32)};
         if (fused)
-            fio.lse = poisoned(ctx, c->nw / p->tv);
+            fio.lse = poisoned(ctx, c->nw / p->tv, VKATTN_DTYPE_F32);
         else
-            fio.weights = poisoned(ctx, c->nw);
+            fio.weights = poisoned(ctx, c->nw, VKATTN_DTYPE_F32);
         TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &fp, &fio));
         io.out = fio.out, io.lse = fio.lse, io.weights = fio.weights;
+        if (fused && ty[T_OUT] == VKATTN_DTYPE_F16)
+            out16_shift(c, &xq, &xk);
+        if (fused && coopmat_backward(ctx, c)) { /* its f16 P and dS (docs/SEMANTICS.md) */
+            const bcb_inputs in = {c->q, c->k, c->v, c->g, c->bias, c->vm, c->mask};
+            double cq, ck;
+            bcb_bound(p, &in, &cq, &ck, &xv);
+            xq += cq, xk += ck;
+        }
     }
     bp.path = mode == FUSED        ? VKATTN_SDPA_FUSED
               : mode == FUSED_AUTO ? VKATTN_SDPA_AUTO
@@ -182,13 +300,14 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
         assert_non_null(strstr(vkattn_context_last_error(ctx),
                                "VKATTN_SDPA_FUSED but the fused backward cannot serve"));
         bp.path = VKATTN_SDPA_AUTO; /* falls back to the chained path */
+        xq = xk = xv = 0.0;
     }
     TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &bp, &io));
     const double joint = fmax(max_abs(c->ref_dq, c->nq),
                               fmax(max_abs(c->ref_dk, c->nk), max_abs(c->ref_dv, c->nv)));
-    check_grad(what, "grad_q", io.grad_q, c->ref_dq, c->nq, joint);
-    check_grad(what, "grad_k", io.grad_k, c->ref_dk, c->nk, joint);
-    check_grad(what, "grad_v", io.grad_v, c->ref_dv, c->nv, joint);
+    check_grad(what, "grad_q", io.grad_q, c->ref_dq, c->nq, ty[T_DQ], joint, xq);
+    check_grad(what, "grad_k", io.grad_k, c->ref_dk, c->nk, ty[T_DK], joint, xk);
+    check_grad(what, "grad_v", io.grad_v, c->ref_dv, c->nv, ty[T_DV], joint, xv);
     th_assert_validation_clean();
     vkattn_tensor *all[] = {io.q, io.k, io.v, io.bias, io.value_mask, io.mask, io.grad_out,
                             io.grad_q, io.grad_k, io.grad_v, io.out, io.lse, io.weights};
@@ -198,55 +317,67 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
 
 static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 
-static bcase random_case(int idx)
+/* Case idx of row d: H / Hkv = 1, 2, 3, 4; Tq = 1 every 7th; a scale of
+ * either sign or the default; dropout every 3rd (out of training every 9th,
+ * at a large Philox offset half the time); under a row past f32 each tensor
+ * of the dtype or f32, all of it in case 0, at least one the backward takes. */
+static bcase random_case(int idx, const bwd_dtype *d)
 {
     bcase c = {0};
     vkattn_sdpa_params *p = &c.p;
-    static const uint32_t groups[] = {1, 2, 3};
-    const uint32_t hkv = tu_rand_range(1, 2), g = groups[tu_rand_range(0, 2)];
+    static const uint32_t groups[] = {1, 2, 3, 4};
+    const uint32_t hkv = tu_rand_range(1, 2), g = groups[tu_rand_range(0, 3)];
+    const uint32_t width = d->max_d ? d->max_d : max_width;
     p->batch = tu_rand_range(1, 2);
     p->heads = hkv * g;
     p->kv_heads = hkv;
-    p->tq = idx % 7 == 6 ? 1 : tu_rand_range(1, 37);
-    p->tv = tu_rand_range(1, 45);
-    p->dk = tu_rand_range(1, max_width);
-    p->dv = coin() ? 0 : tu_rand_range(1, max_width);
-    p->scale = coin() ? 0.0f : tu_rand_float(0.2f, 1.5f);
+    p->tq = idx % 7 == 6 ? 1 : tu_rand_range(1, d->max_tq);
+    p->tv = tu_rand_range(1, d->max_tv);
+    p->dk = tu_rand_range(1, width);
+    p->dv = coin() ? 0 : tu_rand_range(1, width);
+    p->scale = coin() ? 0.0f : tu_rand_float(0.2f, 1.5f) * (coin() ? 1.0f : -1.0f);
     vkattn_mask_params *m = &p->mask;
     rc_random_mask(m);
     if (idx % 3 == 2)
-        p->dropout = (vkattn_dropout_params){.rate = tu_rand_float(0.1f, 0.6f), .training = true,
-                                             .seed = tu_rand_u32(), .offset = tu_rand_range(0, 9)};
+        p->dropout = (vkattn_dropout_params){.rate = tu_rand_float(0.1f, 0.6f),
+                                             .training = idx % 9 != 8, .seed = tu_rand_u32(),
+                                             .offset = coin() ? tu_rand_range(0, 9)
+                                                              : tu_rand_u32()};
+    if (d->dtype == VKATTN_DTYPE_F32)
+        return c;
+    bool any = false;
+    for (int t = 0; t < N_T; t++) {
+        c.ty[t] = idx == 0 || coin() ? d->dtype : VKATTN_DTYPE_F32;
+        any |= c.ty[t] == d->dtype && t != T_OUT;
+    }
+    if (!any) /* at least one tensor of the dtype the backward itself takes */
+        c.ty[tu_rand_range(T_Q, T_DV)] = d->dtype;
     return c;
 }
 
-static void test_random_chained(void **state)
+/* Every row's random cases: chained (the weights recomputed or given, in
+ * turn), fused, or fused_few of them. */
+static void random_rows(void **state, bool fused, bool few)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 12; i++) {
-        bcase c = random_case(i);
-        make_case(&c);
-        run_case(ctx, &c, i % 2 ? CHAINED_WEIGHTS : CHAINED);
-        free_case(&c);
+    for (size_t r = 0; r < NDTYPES; r++) {
+        const bwd_dtype *d = &dtypes[r];
+        const unsigned n = few ? d->fused_few : fused ? d->fused : d->chained;
+        for (unsigned i = 0; i < n; i++) {
+            bcase c = random_case((int)i, d);
+            make_case(&c);
+            run_case(ctx, &c, fused ? FUSED : i % 2 ? CHAINED_WEIGHTS : CHAINED);
+            free_case(&c);
+        }
     }
 }
 
-static void random_fused(void **state, int cases)
-{
-    vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < cases; i++) {
-        bcase c = random_case(i);
-        make_case(&c);
-        run_case(ctx, &c, FUSED);
-        free_case(&c);
-    }
-}
-
-static void test_random_fused(void **state) { random_fused(state, 12); }
+static void test_random_chained(void **state) { random_rows(state, false, false); }
+static void test_random_fused(void **state) { random_rows(state, true, false); }
 
 /* The GPU tuning's group in the default pass: fewer draws (CI's second pass
  * runs the full test_random_fused under the GPU tuning). */
-static void test_random_fused_few(void **state) { random_fused(state, 5); }
+static void test_random_fused_few(void **state) { random_rows(state, true, true); }
 
 /* The sliding window on random calls (1, within the lengths, or wider than
  * both), both paths: the key tiles outside the band skipped by the fused
@@ -258,7 +389,7 @@ static void test_window(void **state)
      * narrower than Tv (the band then cuts keys on both sides of a row), the
      * rest drawn from every width class. */
     for (int i = 0; i < 6; i++) {
-        bcase c = random_case(i);
+        bcase c = random_case(i, &dtypes[0]);
         c.p.mask.causal = (vkattn_causal)(i % 3);
         c.p.sliding_window = i < 3 ? 1 + tu_rand_range(0, c.p.tv > 1 ? c.p.tv - 2 : 0)
                                    : rc_random_window(c.p.tq, c.p.tv);
@@ -360,15 +491,10 @@ static void test_kernel_choice(void **state)
     }
 }
 
-static void expect_fail(vkattn_context *ctx, const vkattn_sdpa_params *p,
-                        const vkattn_sdpa_backward_io *io, const char *needle)
+static void expect_error(vkattn_context *ctx, const vkattn_sdpa_params *p,
+                         const vkattn_sdpa_backward_io *io, vkattn_result code, const char *needle)
 {
-    vkattn_result r = vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, p, io);
-    if (r != VKATTN_ERROR_INVALID_ARGUMENT)
-        fail_msg("expected INVALID_ARGUMENT (%s), got %s: %s", needle, vkattn_result_name(r),
-                 vkattn_context_last_error(ctx));
-    if (!strstr(vkattn_context_last_error(ctx), needle))
-        fail_msg("expected \"%s\" in: %s", needle, vkattn_context_last_error(ctx));
+    th_expect_error(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, p, io), code, needle);
 }
 
 static void test_bad_arguments(void **state)
@@ -386,31 +512,31 @@ static void test_bad_arguments(void **state)
                                   .grad_q = t[4], .grad_k = t[5], .grad_v = t[6]};
     p.path = VKATTN_SDPA_FUSED;
     if (fused_possible(ctx)) {
-        expect_fail(ctx, &p, &io, "io->lse");
+        expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->lse");
         io.lse = t[7];
-        expect_fail(ctx, &p, &io, "io->out");
+        expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->out");
         io.lse = NULL;
     }
     p.path = VKATTN_SDPA_UNFUSED;
     io.grad_q = small;
-    expect_fail(ctx, &p, &io, "io->grad_q");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->grad_q");
     io.grad_q = t[4];
     io.grad_k = t[1];
-    expect_fail(ctx, &p, &io, "io->grad_k");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->grad_k");
     io.grad_k = t[5];
     io.grad_v = t[3];
-    expect_fail(ctx, &p, &io, "io->grad_v");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->grad_v");
     io.grad_v = t[5];
-    expect_fail(ctx, &p, &io, "io->grad_v");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->grad_v");
     io.grad_v = t[6];
     io.workspace[0] = t[4];
-    expect_fail(ctx, &p, &io, "io->workspace[0]");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->workspace[0]");
     io.workspace[0] = NULL;
     p.mask.has_mask = true;
-    expect_fail(ctx, &p, &io, "io->mask");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->mask");
     p.mask.has_mask = false;
     p.kv_heads = 3;
-    expect_fail(ctx, &p, &io, "kv_heads");
+    expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "kv_heads");
     p.kv_heads = 0;
     /* the failed calls wrote nothing */
     for (int i = 4; i <= 6; i++) {
@@ -422,6 +548,62 @@ static void test_bad_arguments(void **state)
     for (int i = 0; i < 12; i++)
         vkattn_tensor_destroy(t[i]);
     vkattn_tensor_destroy(small);
+    th_assert_validation_clean();
+}
+
+/* The tensors with no form of a narrow dtype in the backward are refused
+ * naming them, and a refused call leaves the gradients as they were. */
+static void test_bad_dtypes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    enum { N = 64 };
+    for (size_t r = 1; r < NDTYPES; r++) { /* past f32 */
+        const vkattn_dtype h = dtypes[r].dtype;
+        float *x = th_operand(N, h);
+        vkattn_sdpa_params p = {.batch = 1, .heads = 2, .tq = 3, .tv = 4, .dk = 4};
+        vkattn_tensor *t[7], *f32 = th_tensor(ctx, N, x), *f16 = th_typed_tensor(ctx, N, h, x);
+        for (int i = 0; i < 7; i++)
+            t[i] = th_typed_tensor(ctx, N, h, x);
+        vkattn_sdpa_backward_io io = {.q = t[0], .k = t[1], .v = t[2], .grad_out = t[3],
+                                      .grad_q = t[4], .grad_k = t[5], .grad_v = t[6]};
+        p.path = VKATTN_SDPA_UNFUSED;
+        io.weights = f16;
+        expect_error(ctx, &p, &io, VKATTN_ERROR_UNSUPPORTED, "io->weights");
+        io.weights = NULL;
+        io.workspace[0] = f16;
+        expect_error(ctx, &p, &io, VKATTN_ERROR_UNSUPPORTED, "io->workspace[0]");
+        io.workspace[0] = NULL;
+        p.mask.has_mask = true;
+        io.mask = f16;
+        expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->mask");
+        p.mask.has_mask = false, p.mask.has_bias = true;
+        io.mask = NULL, io.bias = f16;
+        expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->bias");
+        p.mask.has_bias = false;
+        io.bias = NULL;
+        if (fused_possible(ctx)) {
+            p.path = VKATTN_SDPA_FUSED;
+            io.out = f32, io.lse = f16;
+            expect_error(ctx, &p, &io, VKATTN_ERROR_UNSUPPORTED, "io->lse");
+            io.out = NULL, io.lse = NULL;
+            p.path = VKATTN_SDPA_UNFUSED;
+        }
+        io.grad_q = t[0]; /* a gradient aliasing an input, both of the dtype */
+        expect_error(ctx, &p, &io, VKATTN_ERROR_INVALID_ARGUMENT, "io->grad_q");
+        io.grad_q = t[4];
+        /* the failed calls wrote nothing */
+        for (int i = 4; i <= 6; i++) {
+            float *got = th_download(t[i], N);
+            assert_memory_equal(got, x, N * sizeof *x);
+            free(got);
+        }
+        TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &p, &io));
+        for (int i = 0; i < 7; i++)
+            vkattn_tensor_destroy(t[i]);
+        vkattn_tensor_destroy(f32);
+        vkattn_tensor_destroy(f16);
+        free(x);
+    }
     th_assert_validation_clean();
 }
 
@@ -457,7 +639,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_random_chained, test_random_fused, test_window, test_corners, test_bad_arguments,
-        test_kernel_choice)};
+        test_kernel_choice, test_bad_dtypes)};
     /* The GPU tuning's kernels in every CI pass (CI's second pass runs the
      * groups above under the GPU tuning as well). */
     const struct CMUnitTest gpu[] = {TU_TESTS(test_random_fused_few, test_gpu_lanes)};

@@ -20,7 +20,7 @@
  * backward: the test skips there.
  *
  * Bound, per gradient, on max|got - ref| / scale (scale as
- * test_sdpa_backward_f16.c's): 1e-4 (the f32 backward's bound: the f16
+ * test_sdpa_backward.c's): 1e-4 (the f32 backward's bound: the f16
  * inputs are exact in f32) plus the roundings the kernels add, taken from
  * the reference forward's weights P (before dropout) and out O, ds the
  * dropout scale:
