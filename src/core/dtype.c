@@ -45,20 +45,21 @@ static void bf16_to_f32(float *dst, const void *src, size_t n)
 
 /* indexed by vkattn_dtype */
 static const vka_dtype_info table[] = {
-    [VKATTN_DTYPE_F32] = {.name = "f32", .a_name = "an f32", .enum_name = "VKATTN_DTYPE_F32", .size = 4, .glsl = "float",
-                          .tensor = true, .layer = true, .cache = true, .spec_code = 0, .load = load_f32,
-                          .store = store_f32},
-    [VKATTN_DTYPE_F16] = {.name = "f16", .a_name = "an f16", .enum_name = "VKATTN_DTYPE_F16", .size = 2,
-                          .glsl = "float16_t", .is_16bit = true, .f16_view = true, .tensor = true,
-                          .layer = true, .cache = true, .spec_code = 1, .load = load_f16, .store = store_f16,
-                          .from_f32 = f16_from_f32, .to_f32 = f16_to_f32},
+    [VKATTN_DTYPE_F32] = {.name = "f32", .a_name = "an f32", .enum_name = "VKATTN_DTYPE_F32",
+                          .size = 4, .glsl = "float", .tensor = true, .layer = true,
+                          .cache = true, .spec_code = 0, .load = load_f32, .store = store_f32},
+    [VKATTN_DTYPE_F16] = {.name = "f16", .a_name = "an f16", .enum_name = "VKATTN_DTYPE_F16",
+                          .size = 2, .glsl = "float16_t", .is_16bit = true, .f16_view = true,
+                          .tensor = true, .layer = true, .cache = true, .spec_code = 1,
+                          .load = load_f16, .store = store_f16, .from_f32 = f16_from_f32,
+                          .to_f32 = f16_to_f32},
     /* int8 rows with an f32 scale each, only inside a KV cache (ops/kv_cache.c) */
-    [VKATTN_DTYPE_I8] = {.name = "i8", .a_name = "an i8", .enum_name = "VKATTN_DTYPE_I8", .size = 1, .glsl = "int8_t",
-                         .cache = true},
+    [VKATTN_DTYPE_I8] = {.name = "i8", .a_name = "an i8", .enum_name = "VKATTN_DTYPE_I8",
+                         .size = 1, .glsl = "int8_t", .cache = true},
     /* bit patterns in 16-bit words (GLSL has no bfloat16 storage type) */
-    [VKATTN_DTYPE_BF16] = {.name = "bf16", .a_name = "a bf16", .enum_name = "VKATTN_DTYPE_BF16", .size = 2,
-                           .glsl = "uint16_t", .is_16bit = true, .tensor = true, .cache = true,
-                           .spec_code = 2, .load = load_bf16, .store = store_bf16,
+    [VKATTN_DTYPE_BF16] = {.name = "bf16", .a_name = "a bf16", .enum_name = "VKATTN_DTYPE_BF16",
+                           .size = 2, .glsl = "uint16_t", .is_16bit = true, .tensor = true,
+                           .cache = true, .spec_code = 2, .load = load_bf16, .store = store_bf16,
                            .from_f32 = bf16_from_f32, .to_f32 = bf16_to_f32},
 };
 

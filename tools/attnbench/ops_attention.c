@@ -524,7 +524,8 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         {AB_INPUT(&s->v, -1, 1, h, d->batch, d->heads, d->tv, d->dv)},
         {AB_MASK(&s->vmask, a->mask_ratio, d->batch, d->tv), .absent = !vm},
         {AB_OUTPUT(&s->out, h, d->batch, d->heads, d->tq, d->dv)},
-        {AB_OUTPUT(&s->out2, VKATTN_DTYPE_F32, d->batch, d->heads, d->tq, d->tv), .absent = !a->scores},
+        {AB_OUTPUT(&s->out2, VKATTN_DTYPE_F32, d->batch, d->heads, d->tq, d->tv),
+         .absent = !a->scores},
     };
     vkattn_result r = ab_bufs_make(ctx, &rng, bufs, sizeof bufs / sizeof bufs[0]);
     if (r)
