@@ -18,9 +18,10 @@
 #define AB_BOUND_HEADS_FP16 0.0          /* --fp16: f16 in and out, still exact */
 #define AB_BOUND_DROPOUT_FP16 1e-3       /* --fp16: the f32 product rounded once to f16 */
 /* --dtype bf16: the output rounded once to bf16 by the library's own GLSL (to
- * nearest even): half a bf16 spacing, at most 2^-8 of the largest output,
- * over the op's f32 bound (the inputs are bf16 values the reference reads
- * exactly) */
+ * nearest even), compared with the reference's unrounded result: half a bf16
+ * spacing, at most 2^-8 of the largest output, over the op's f32 bound (the
+ * inputs are bf16 values the reference reads exactly). sdpa compares with a
+ * once-rounded reference instead, hence a whole spacing there. */
 #define AB_BOUND_SOFTMAX_BF16 4e-3       /* 2^-8 (1 + 1e-5) + 1e-5 */
 #define AB_BOUND_ADDITIVE_BF16 4.1e-3    /* 2^-8 (1 + 1e-4) + 1e-4 */
 #define AB_BOUND_HEADS_BF16 0.0          /* bf16 in and out: exact */

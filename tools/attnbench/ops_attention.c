@@ -105,9 +105,16 @@ static double data_bytes(const att_state *s, size_t n)
     return (s->dtype != VKATTN_DTYPE_F32 ? 2.0 : 4.0) * (double)n;
 }
 
-/* The reference's output type under a 16-bit --dtype: inputs f32 (their host
- * twins hold the 16-bit values exactly), the output of the dtype, rounded once. */
-static vkattn_dtype out_type(const att_state *s) { return s->dtype; }
+/* The reference's output type (its inputs f32: their host twins hold the
+ * 16-bit values exactly). f16: rounded once, as the device may round either
+ * way (Vulkan leaves the mode open; the f16 bounds allow two ulps). bf16: the
+ * unrounded result, as vkattn rounds to nearest even itself, so its output is
+ * within half a spacing of it (two once-rounded values can differ by a whole
+ * spacing where they straddle a midpoint). */
+static vkattn_dtype out_type(const att_state *s)
+{
+    return s->dtype == VKATTN_DTYPE_F16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+}
 
 /* A typed reference's output array of n elements (room for n floats). */
 static float *ref_alloc(size_t n) { return ab_floats(n); }
@@ -116,11 +123,11 @@ static float *ref_alloc(size_t n) { return ab_floats(n); }
  * floats in place, from the end so no pattern is overwritten before it is read. */
 static void ref_widen(const att_state *s, float *ref, size_t n)
 {
-    if (s->dtype == VKATTN_DTYPE_F32)
+    if (out_type(s) == VKATTN_DTYPE_F32)
         return;
     const uint16_t *h = (const uint16_t *)ref;
     for (size_t i = n; i-- > 0;)
-        ref[i] = ab_half_value(s->dtype, h[i]);
+        ref[i] = ab_half_value(out_type(s), h[i]);
 }
 
 /* ------------------------------------------------------------------ softmax */
