@@ -23,7 +23,7 @@
  *   VKATTN_SDPA_FUSED fails with VKATTN_ERROR_UNSUPPORTED. Its shape follows
  *   the context's tuning (vkattn/advanced.h): under the GPU tuning a
  *   workgroup owns 8 to 32 query rows, each split over 4 to 16 invocations
- *   (docs/PORTABILITY.md), for f16 and f32 tensors alike; the results agree
+ *   (docs/PORTABILITY.md), for f32, f16 and bf16 tensors alike; the results agree
  *   within the same bound.
  * VKATTN_SDPA_AUTO takes the fused path when it can serve the call (weights
  * not requested), else the chained one. The two differ only where inputs are
@@ -38,7 +38,7 @@
  * io->workspace (its partials take the library workspace, below); dk, dv <=
  * 256; bottom-right causal, top-left with Tq == Tv, or none (then no sliding
  * window, and sinks only with Tq == 1); K and V of one element type (f16
- * with even dk and dv); and a row left with no key has zero output either
+ * or bf16 with even dk and dv); and a row left with no key has zero output either
  * way (masked_row ZERO, sinks, or no such row); and the decode kernel's own
  * device limits hold (its partials, grid, shared memory), else the fused
  * kernel serves the call: the route never makes AUTO fail. Same bound; but a NaN or
@@ -46,27 +46,36 @@
  * path (its weight 0 multiplies the row). docs/PERFORMANCE.md has the speed
  * (several times the fused kernel on lavapipe at Tq 1-8).
  *
- * Element types: q, k, v, out and the returned weights may each be f16 or
- * f32 (any mix, e.g. f16 K/V with an f32 Q, or an f32 out from f16 inputs);
- * bias, masks, workspace and lse are f32 (an f16 bias or mask is
- * VKATTN_ERROR_INVALID_ARGUMENT naming it). f16 weights: the chained path
+ * Element types: q, k, v, out and the returned weights may each be f32, f16
+ * or bf16 (any mix, e.g. f16 K/V with an f32 Q, bf16 Q with f16 K/V, or an
+ * f32 out from 16-bit inputs); bias, masks, workspace and lse are f32 (a
+ * 16-bit bias or mask is VKATTN_ERROR_INVALID_ARGUMENT naming it; the
+ * backward, vkattn/sdpa_backward.h, takes no bf16). 16-bit weights: the chained path
  * keeps the scores in the f32 workspace and rounds the returned weights
  * into io->weights once (after softmax, or after dropout with
  * weights_after_dropout), so out is computed from the same fp32
  * probabilities as with f32 weights; each f16 weight is within ulp16 (one
- * f16 spacing at its value, 2^-24 below 2^-14) of the f32 one. Halves are
+ * f16 spacing at its value, 2^-24 below 2^-14) of the f32 one, each bf16
+ * weight within half a bf16 spacing (2^-8 of its value: vkattn's own
+ * rounding to nearest even). 16-bit values are
  * converted on load and all arithmetic (logits, running max and sum, the
- * chained path's scores and softmax, W @ V) is fp32; an f16 out is rounded
- * once at the end, by the device's f32 -> f16 conversion. The fused kernel reads f16 as float16_t on devices with
- * storageBuffer16BitAccess and as 32-bit words of two halves elsewhere
- * (writing whole words; an odd dv goes through f32 scratch and a conversion
- * pass); the chained path uses the f16 matmul of vkattn/matmul.h. Bound,
- * against vkattn_reference_sdpa on the same stored values (f16 taken
- * exactly, double arithmetic, out rounded once to nearest):
+ * chained path's scores and softmax, W @ V) is fp32; a 16-bit out is rounded
+ * once at the end: f16 by the device's f32 -> f16 conversion, bf16 by
+ * vkattn's own round to nearest even. The fused kernel reads f16 as
+ * float16_t on devices with storageBuffer16BitAccess when no operand is
+ * bf16, and as 32-bit words of two 16-bit elements elsewhere (bf16 always;
+ * writing whole words; an odd dv goes through f32 scratch and a conversion
+ * pass); the cooperative-matrix kernel takes f16 q, k, v only (a bf16 one
+ * runs the tiled kernel); the chained path uses the typed matmul of
+ * vkattn/matmul.h. Bound, against vkattn_reference_sdpa on the same stored
+ * values (16-bit ones taken exactly, double arithmetic, out rounded once to
+ * nearest even):
  *   max|out - ref| <= (2e-5 + eps16) max|ref|     eps16 = 2^-10 (f16 out)
+ *   max|out - ref| <= (2e-5 + eps_bf16) max|ref|  eps_bf16 = 2^-7 (bf16 out)
  *   max|out - ref| <= 2e-5 max|ref|               (f32 out)
- * i.e. one f16 epsilon of the output scale on top of the f32 bound (the two
- * roundings to f16 differ by at most one spacing), for dk and Tv up to a few
+ * i.e. one epsilon of the out type at the output scale on top of the f32
+ * bound (the two roundings of fp32 values up to 2e-5 apart differ by at
+ * most one spacing, <= 2^-10 |x| for f16, 2^-7 |x| for bf16), for dk and Tv up to a few
  * hundred and inputs of magnitude about 1 (the tests: random shapes, both
  * paths, every mask kind, dropout).
  *
@@ -76,7 +85,7 @@
  * and waits, VKATTN_RUN_NOW).
  *
  * Workspace: the chained path needs a score tensor unless the returned weights
- * can hold the scores themselves (f32 weights). f16 weights always need it:
+ * can hold the scores themselves (f32 weights). 16-bit weights always need it:
  * B*H*Tq*Tv floats, more than vkattn_sdpa_workspace_size reports for such a
  * call (params do not carry the weights' type). Pass your own (io->workspace, at least
  * vkattn_sdpa_workspace_size floats) or leave it NULL: then the library uses a

@@ -30,12 +30,13 @@
 // shared by all its loops), so the host counts what this layout costs per
 // tile (flash.c, loop_iterations) and refuses longer key ranges there.
 //
-// Element types: Q, K, V and out may each hold f16 (spec constants); masks,
-// bias and LSE are f32, and all arithmetic is fp32 (halves convert on load
-// and on the final store). FLASH_F16_STORAGE 1 (shaders/flash_f16.comp, for
-// devices with storageBuffer16BitAccess) reads and writes float16_t; 0 reads
-// halves packed two per uint word, and writes an f16 out only a whole word at
-// a time (an invocation owns whole rows, so with DV even no word is shared;
+// Element types: Q, K, V and out may each hold f16 or bf16 (spec constants);
+// masks, bias and LSE are f32, and all arithmetic is fp32 (16-bit values
+// convert on load and on the final store). FLASH_F16_STORAGE 1
+// (shaders/flash_f16.comp, for devices with storageBuffer16BitAccess; f16
+// only, the host never sends it bf16) reads and writes float16_t; 0 reads
+// 16-bit elements packed two per uint word, and writes a 16-bit out only a
+// whole word at a time (an invocation owns whole rows, so with DV even no word is shared;
 // the host sends odd DV through f32 scratch).
 //
 // Layouts. Unpacked: Q, K, V, bias, value mask, mask, out, lse at bindings
@@ -172,7 +173,7 @@ vec4 ld_v4(uint i4) { return VKA_LDW4(V_TYPE, v4_in, v4_w, i4); }
 // Elements 4 i4 .. 4 i4 + 3 of out (whole words in either type).
 void st_out4(uint i4, vec4 x)
 {
-    if (!VKA_IS_F16(OUT_TYPE))
+    if (!VKA_IS_16(OUT_TYPE))
         out4_o[i4] = x;
     else
 #if FLASH_F16_STORAGE
@@ -386,7 +387,7 @@ void store_row(uint b, uint rr)
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[rr * DV4 + e4] * inv;
         if (DV_VEC4) {
             st_out4(row * DV4 + e4, x);
-        } else if (!VKA_IS_F16(OUT_TYPE)) {
+        } else if (!VKA_IS_16(OUT_TYPE)) {
             [[unroll]] for (uint c = 0u; c < 4u; c++)
                 if (e4 * 4u + c < DV)
                     out_o[row * DV + e4 * 4u + c] = x[c];

@@ -3,7 +3,7 @@
 // (COOPMAT_NV1: tensor cores), flash_coopmat_khr.comp (COOPMAT_KHR) and
 // flash_coopmat_emu.comp (COOPMAT_EMU: the fragments emulated, so CI runs
 // this file on lavapipe); coopmat_frag.glsl has the fragment names. f16 Q,
-// K and V; f32 or f16 out. flash_coopmat2_nv.comp (COOPMAT_NV2) runs the two
+// K and V; f32, f16 or bf16 out. flash_coopmat2_nv.comp (COOPMAT_NV2) runs the two
 // products on workgroup-scope matrices instead (flash_coopmat2_steps.glsl),
 // everything else as written here.
 //
@@ -56,7 +56,7 @@ layout(constant_id = VKA_FLASH_COOPMAT_SPEC_DV) const uint DV = 64;
 // Rows of Q, K and V are whole, 16-byte aligned uvec4s (DK and DV multiples
 // of 8, bindings aligned: src/ops/flash_coopmat.c); else halves one by one.
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_VEC8) const bool VEC8 = false;
-// An f16 out has an even DV (the host sends odd ones through f32 scratch):
+// A 16-bit out has an even DV (the host sends odd ones through f32 scratch):
 // an invocation's columns come in whole words no other invocation writes.
 layout(constant_id = VKA_FLASH_COOPMAT_SPEC_OUT_TYPE) const uint OUT_TYPE = VKA_ELEM_F32;
 
@@ -353,9 +353,9 @@ void store_row(uint b, float l)
             const uint col = n * 16u + half_ * 8u + c;
             const float lo = zero ? 0.0 : o[n * 8u + c] * inv;
             const float hi = zero ? 0.0 : o[n * 8u + c + 1u] * inv;
-            if (VKA_IS_F16(OUT_TYPE) && col < DV) // DV even: the pair is whole
+            if (VKA_IS_16(OUT_TYPE) && col < DV) // DV even: the pair is whole
                 out_w[(row * DV + col) / 2u] = VKA_PACK2(OUT_TYPE, vec2(lo, hi));
-            else if (!VKA_IS_F16(OUT_TYPE)) {
+            else if (!VKA_IS_16(OUT_TYPE)) {
                 if (col < DV)
                     out_o[row * DV + col] = lo;
                 if (col + 1u < DV)

@@ -51,9 +51,9 @@ layout(constant_id = VKA_FLASH_TILED_SPEC_DK) const uint DK = 64;
 layout(constant_id = VKA_FLASH_TILED_SPEC_DV) const uint DV = 64;
 #include "flash_spec.glsl" // the masks and outputs, flash_iface.h's numbers
 layout(constant_id = VKA_FLASH_TILED_SPEC_LANES) const uint L = 4;
-// f16 Q, K, V and out are words of two halves (elem_type.glsl's packed
-// readers and writers: any device, half the bytes of f32), vec4s read as uvec2;
-// sums, statistics and the shared tiles stay f32. An f16 out has an even DV
+// f16 or bf16 Q, K, V and out are words of two 16-bit elements (elem_type.glsl's
+// packed readers and writers: any device, half the bytes of f32), vec4s read as
+// uvec2; sums, statistics and the shared tiles stay f32. A 16-bit out has an even DV
 // (the host sends odd ones through an f32 scratch), so a lane's halves are
 // whole words no other lane writes.
 layout(constant_id = VKA_FLASH_TILED_SPEC_Q_TYPE) const uint Q_TYPE = VKA_ELEM_F32;
@@ -285,9 +285,9 @@ void store_row(uint b)
         if (e4 >= DV4)
             continue;
         vec4 x = (l == 0.0 && !UNIFORM_ROWS) ? vec4(0.0) : o[t] * inv;
-        if (VKA_IS_F16(OUT_TYPE) && DV_VEC4)
+        if (VKA_IS_16(OUT_TYPE) && DV_VEC4)
             out4_w[row * DV4 + e4] = VKA_PACK4(OUT_TYPE, x);
-        else if (VKA_IS_F16(OUT_TYPE)) // DV even: pairs (2c, 2c + 1) are whole words
+        else if (VKA_IS_16(OUT_TYPE)) // DV even: pairs (2c, 2c + 1) are whole words
             [[unroll]] for (uint c = 0u; c < 4u; c += 2u) {
                 if (e4 * 4u + c < DV)
                     out_w[(row * DV + e4 * 4u + c) >> 1u] = VKA_PACK2(OUT_TYPE, vec2(x[c], x[c + 1u]));

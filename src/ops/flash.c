@@ -24,6 +24,7 @@
 #include "ops/flash_coopmat.h"
 #include "ops/flash_tiled.h"
 #include "ops/half_convert.h"
+#include "ops/half_stage.h"
 #include "ops/scratch_kinds.h"
 #include "ops/sdpa_shape.h"
 #include "ops/split.h"
@@ -189,7 +190,7 @@ static vkattn_result check_kernel(const struct vkattn_context *ctx, const vka_sd
     return code;
 }
 
-/* A call must suit both kernels: the GPU-shaped one serves f32 and f16 alike,
+/* A call must suit both kernels: the GPU-shaped one serves every dtype alike,
  * but the device (fewer than 8 storage buffers, say) may leave it the other. */
 vkattn_result vka_flash_check(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                               const vkattn_sdpa_params *p, const char **why)
@@ -237,18 +238,27 @@ typedef struct flash_io {
     struct vkattn_tensor *scratch; /* out in f32 (then the LSE when packed), copied out after */
 } flash_io;
 
-static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
+static bool is_16(const struct vkattn_tensor *t) { return vka_dtype_info_of(t->dtype)->is_16bit; }
+
+/* Whether flash_f16.comp (float16_t views) runs the call: every 16-bit
+ * operand f16 on a device with 16-bit storage (vka_path16_of), in the
+ * unpacked layout; a bf16 operand takes flash.comp's words. */
+static bool f16_views(const struct vkattn_context *ctx, const vkattn_sdpa_io *io, bool packed)
+{
+    const vkattn_tensor *const ts[] = {io->q, io->k, io->v, io->out};
+    return !packed && vka_path16_of(ctx, ts, 4) == VKA_PATH_NATIVE16;
+}
 
 /* Whether out is written into f32 scratch and copied (or converted) after:
- * in the packed layout with an LSE (out and LSE share binding 3), and for an
- * f16 out with an odd dv where halves are written as words (a row would start
- * inside a word another invocation writes): without 16-bit storage, and
- * always in the tiled kernel, which writes words on every device. */
+ * in the packed layout with an LSE (out and LSE share binding 3), and for a
+ * 16-bit out with an odd dv where halves are written as words (a row would
+ * start inside a word another invocation writes): outside flash_f16.comp,
+ * i.e. always in the tiled kernel, which writes words on every device. */
 static bool out_via_scratch(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                             const vkattn_sdpa_io *io, bool packed, bool tiled, bool lse)
 {
-    const bool storage16 = !packed && !tiled && vka_info(ctx)->storage_buffer_16bit;
-    return (packed && lse) || (is_f16(io->out) && !storage16 && s->dv % 2);
+    const bool views = !tiled && f16_views(ctx, io, packed);
+    return (packed && lse) || (is_16(io->out) && !views && s->dv % 2);
 }
 
 /* out in f32 scratch, then LSE when packed: binding 3 (packed) or 6. */
@@ -345,8 +355,8 @@ void vka_flash_choose(const struct vkattn_context *ctx, const vka_sdpa_shape *s,
                       const vkattn_sdpa_params *p, vka_flash_choice *c)
 {
     *c = (vka_flash_choice){0};
-    /* f16 and f32 calls take the same kernel family: the GPU-shaped one under
-     * the GPU tuning where the device takes it (f16 read as words of halves);
+    /* f32 and 16-bit calls take the same kernel family: the GPU-shaped one under
+     * the GPU tuning where the device takes it (16-bit read as words);
      * cannot fail where vka_flash_check, which chooses the same way, passed */
     choose_tiles(ctx, s, p->softcap == 0.0f, c);
 }
@@ -371,14 +381,14 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     const vka_sdpa_shape s = *shape;
     const vka_flash_choice t = *choice;
     vkattn_result r;
-    const bool any16 = is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out);
 
     const vkattn_mask_params *m = &p->mask;
     /* the tiled kernel has only the unpacked layout (flash_tiled.c) */
     const bool packed = vka_info(ctx)->max_storage_buffers_per_stage < FLASH_BINDINGS;
-    /* float16_t views where the device has them; words of two halves otherwise
-     * (the packed layout always: it is for minimal devices) */
-    const bool storage16 = !packed && any16 && vka_info(ctx)->storage_buffer_16bit;
+    /* float16_t views for f16 where the device has them; words of two 16-bit
+     * elements otherwise (bf16 always; the packed layout always: it is for
+     * minimal devices) */
+    const bool storage16 = f16_views(ctx, io, packed);
     flash_push push = make_push(&s, p);
     flash_io f = {0};
     r = packed ? bind_packed(ctx, cmd, caller, &s, io, m, lse, &push, &f)
@@ -424,8 +434,8 @@ vkattn_result vka_flash_record_lse(struct vkattn_context *ctx, VkCommandBuffer c
     if (!f.scratch)
         return VKATTN_SUCCESS;
     const uint64_t n_out = vka_count4(s.batch, s.heads, s.tq, s.dv);
-    r = is_f16(io->out) ? vka_half_convert_record(ctx, cmd, caller, io->out, f.scratch, n_out, true)
-                        : vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out);
+    r = is_16(io->out) ? vka_half_convert_record(ctx, cmd, caller, io->out, f.scratch, n_out, true)
+                       : vka_copy_floats(ctx, cmd, f.scratch, 0, io->out, 0, n_out);
     if (r != VKATTN_SUCCESS || !packed || !lse)
         return r;
     return vka_copy_floats(ctx, cmd, f.scratch, n_out, lse, 0, vka_count4(s.batch, s.heads, s.tq, 1));

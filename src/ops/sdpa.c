@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/dropout_host.h"
 #include "core/error.h"
 #include "ops/flash.h"
@@ -149,18 +150,18 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
 {
     if (!io)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: io is NULL", caller);
-    const unsigned both = VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(VKATTN_DTYPE_F16);
+    const unsigned types = VKA_DTYPES_FLOAT; /* f32, f16, bf16 */
     vkattn_result r;
-    if ((r = vka_tensor_check_types(ctx, io->q, s->q, caller, "io->q", both)) ||
-        (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
-        (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
-        (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", both)) ||
+    if ((r = vka_tensor_check_types(ctx, io->q, s->q, caller, "io->q", types)) ||
+        (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", types)) ||
+        (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", types)) ||
+        (r = vka_tensor_check_types(ctx, io->out, s->out, caller, "io->out", types)) ||
         (r = vka_sdpa_check_masks(ctx, caller, p, s, io->bias, io->value_mask, io->mask)) ||
         (r = vka_sdpa_check_flagged(ctx, caller, "io->sinks", "params->has_sinks", p->has_sinks,
                                     io->sinks, s->heads)))
         return r;
     if (p->return_weights)
-        r = vka_tensor_check_types(ctx, io->weights, s->scores, caller, "io->weights", both);
+        r = vka_tensor_check_types(ctx, io->weights, s->scores, caller, "io->weights", types);
     else
         r = vka_sdpa_check_flagged(ctx, caller, "io->weights", "params->return_weights", false,
                           io->weights, s->scores);
@@ -218,18 +219,19 @@ static vkattn_result record_output(vkattn_context *ctx, VkCommandBuffer cmd, con
     return vkattn_matmul_record(ctx, cmd, &mm, &mio);
 }
 
-/* Whether the call returns f16 weights: the scores then stay in the f32
- * workspace and are rounded into io->weights once, so softmax, dropout and
- * W @ V read fp32 probabilities as with f32 weights. */
+/* Whether the call returns 16-bit (f16 or bf16) weights: the scores then stay
+ * in the f32 workspace and are rounded into io->weights once, so softmax,
+ * dropout and W @ V read fp32 probabilities as with f32 weights. */
 static bool half_weights(const vkattn_sdpa_params *p, const vkattn_sdpa_io *io)
 {
-    return p->return_weights && io && io->weights && io->weights->dtype == VKATTN_DTYPE_F16;
+    return p->return_weights && io && io->weights &&
+           vka_dtype_info_of(io->weights->dtype)->is_16bit;
 }
 
 /* scores -> softmax (in place) -> dropout -> probs. The scores live in f32
  * returned weights when there are any, else in the workspace. Weights wanted
  * before an active dropout stay in io->weights while dropout writes the
- * workspace; otherwise dropout runs in place. f16 weights are converted from
+ * workspace; otherwise dropout runs in place. 16-bit weights are converted from
  * the workspace after softmax or after dropout, whichever the call returns. */
 static vkattn_result record_chained(vkattn_context *ctx, VkCommandBuffer cmd,
                                     const vkattn_sdpa_params *p, const vka_sdpa_shape *s,
@@ -339,7 +341,7 @@ vkattn_result vkattn_sdpa_record(vkattn_context *ctx, VkCommandBuffer cmd,
     if (r != VKATTN_SUCCESS)
         return r;
     if (!fused && half_weights(params, io))
-        ws_floats = s.scores; /* the f32 scores behind f16 weights */
+        ws_floats = s.scores; /* the f32 scores behind 16-bit weights */
     if ((r = check_io(ctx, __func__, params, &s, io, ws_floats, fused)) != VKATTN_SUCCESS)
         return r;
     vka_decode_call dc = {0};

@@ -45,8 +45,10 @@ vkattn_result vka_sink_rows_record(vkattn_context *ctx, VkCommandBuffer cmd, con
 {
     const uint64_t rows = (uint64_t)s->batch * s->heads * s->tq, n_out = rows * width;
     vkattn_result r;
-    /* an f16 out: scaled as it is where the device has 16-bit storage */
-    const bool n16 = out->dtype == VKATTN_DTYPE_F16 && vka_info(ctx)->storage_buffer_16bit;
+    /* an f16 out: scaled as it is where the device has 16-bit storage; a
+     * bf16 one (or f16 without it) through f32 scratch */
+    const vkattn_tensor *const outs[] = {out};
+    const bool n16 = vka_path16_of(ctx, outs, 1) == VKA_PATH_NATIVE16;
     vkattn_tensor *of = out;
     if ((r = check_u32(ctx, caller, "the output's element count", n_out)) ||
         (!n16 && (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, out, n_out,

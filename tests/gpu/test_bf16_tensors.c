@@ -2,8 +2,8 @@
  * forms round-trip bf16 exactly as f16's do (RNE from f32, exact to f32); the
  * device's own conversion matches the host's bit for bit; each public op
  * takes a bf16 operand where it opens bf16 (softmax, dropout, heads, additive
- * and their backwards, the head ops' norm weight, decode's q and out, KV-cache
- * appends here; the matmul and its backward in test_matmul.c and
+ * and their backwards, the head ops' norm weight, SDPA's q, k, v and out,
+ * decode's q and out, KV-cache appends here; the matmul and its backward in test_matmul.c and
  * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
  * call that succeeds with f32 ones, naming it; layer descs with dtype bf16
  * are refused at create, as an app's bf16 keys under an f32 cache (a bf16
@@ -339,7 +339,8 @@ static const op_row rows[] = {
       "io->grad_scale"},
      .takes = 0x7f},
     {"sdpa", sdpa,
-     {"io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out"}},
+     {"io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out"},
+     .takes = 0x47}, /* the masks stay f32 */
     /* with io->lse: the fused backward, which reads io->out (the chained one
      * ignores io->out, whatever it is) */
     {"sdpa backward", sdpa_backward,

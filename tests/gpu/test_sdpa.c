@@ -16,20 +16,26 @@
  * weight error of the same size, and out is a convex (or, with dropout,
  * 1/(1-rate)-scaled) combination of V rows.
  *
- * Each dtype row (f32, f16) runs random shapes on both paths (fused and
+ * Each dtype row (f32, f16, bf16) runs random shapes on both paths (fused and
  * chained, as many as the row says; odd dv included: the packed-halves kernel
  * then writes out through f32 scratch); each row past f32 also runs edges on
  * both paths with every operand of the dtype (one query, one key, odd and
- * vec4 widths, GQA, causal both ways), the fused kernel choice, issue 33's
- * window LSE case and the dtype's bad inputs (f32's: test_edge_shapes and
+ * vec4 widths, GQA, causal both ways), the fused kernel choice (bf16 never
+ * on flash_f16's float16_t views), issue 33's window LSE case, AUTO's few-row
+ * route (the decode kernel) and the dtype's bad inputs (f32's: test_edge_shapes and
  * test_flash). In a random case each of q, k, v, out is of the row's dtype or
- * f32 at random, at least one of the row's; returned weights f32 or of the
+ * f32 at random (the bf16 row: or f16, so f16 meets bf16 in one call), at
+ * least one of the row's; returned weights f32 or of the
  * dtype (chained), the LSE at random (fused). Inputs are random values exactly representable in
- * their type; the typed reference takes f16 arrays as bit patterns and rounds
- * an f16 out once.
+ * their type; the typed reference takes 16-bit arrays as bit patterns and
+ * rounds a 16-bit out once.
  * Bound (vkattn/sdpa.h): max|got - ref| <= (2e-5 + e) max|ref| for an out of
  * the row's dtype, e = 2^-10 for f16 (its epsilon: the two roundings to f16
- * differ by at most one f16 spacing of |ref| <= max|ref|), e = 0 for f32;
+ * differ by at most one f16 spacing of |ref| <= max|ref|), e = 2^-7 for bf16
+ * (the twin: one bf16 spacing, 8 significand bits; bf16 has f32's exponent
+ * range, so no subnormal floor; the GPU's rounding is vkattn's own to
+ * nearest even, as the reference's, but the two round f32 values up to 2e-5
+ * apart, which may straddle a midpoint), e = 0 for f32;
  * returned weights likewise (+ e when of the dtype: rounded once from the f32
  * ones).
  * Bad inputs: masks or bias of the dtype (INVALID_ARGUMENT naming the tensor
@@ -85,6 +91,7 @@
 
 #define BOUND 2e-5
 #define EPS16 0x1p-10
+#define EPS_BF16 0x1p-7
 
 /* One storage dtype: what differs between them. f32's random fused calls are
  * test_path_choice's (and test_flash's). */
@@ -104,6 +111,9 @@ static const sdpa_dtype dtypes[] = {
     /* smaller: every f16 operand mix is a kernel variant */
     {VKATTN_DTYPE_F16, EPS16, {.max_batch = 2, .max_kv_heads = 2, .max_t = 40, .max_d = 20}, 14,
      14, 8, true},
+    /* fewer: f16's cases cover the kernels' shapes, bf16 adds its words and rounding */
+    {VKATTN_DTYPE_BF16, EPS_BF16, {.max_batch = 2, .max_kv_heads = 2, .max_t = 32, .max_d = 16},
+     6, 6, 3, false},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
@@ -126,23 +136,41 @@ typedef struct sdpa_case {
     uint32_t h_kv;
     size_t nq, nk, nv, nout, nw, nrows, nbias, nmask, nvm;
     float *q, *k, *v, *bias, *mask, *vm, *ref_out, *ref_w;
-    uint16_t *q16, *k16, *v16; /* the f16 operands' bits, which the typed reference reads */
+    uint16_t *q16, *k16, *v16; /* 16-bit operands' bits, which the typed reference reads */
     vkattn_tensor *tq, *tk, *tv, *tbias, *tmask, *tvm, *tout, *tw, *tws, *tlse;
 } sdpa_case;
 
-/* Random values in [-1, 1] exactly representable in t; for an f16 operand
+/* The value of 16-bit pattern h of type t (bf16: f32's top half, exact). */
+static float value16(vkattn_dtype t, uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return t == VKATTN_DTYPE_BF16 ? f : tu_f16_to_f32(h);
+}
+
+/* x's pattern in 16-bit type t, rounded to nearest even (x finite). */
+static uint16_t bits16(vkattn_dtype t, float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return t == VKATTN_DTYPE_BF16 ? (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)
+                                  : tu_f16_bits(x);
+}
+
+/* Random values in [-1, 1] exactly representable in t; for a 16-bit operand
  * also their bit patterns (*bits). */
 static float *operand(size_t n, vkattn_dtype t, uint16_t **bits)
 {
     float *x = tu_floats(n);
     tu_fill_uniform(x, n, -1, 1);
     *bits = NULL;
-    if (t == VKATTN_DTYPE_F16) {
+    if (t != VKATTN_DTYPE_F32) {
         *bits = malloc(sizeof(uint16_t) * (n ? n : 1));
         assert_non_null(*bits);
         for (size_t i = 0; i < n; i++) {
-            (*bits)[i] = tu_f16_bits(x[i]);
-            x[i] = tu_f16_to_f32((*bits)[i]);
+            (*bits)[i] = bits16(t, x[i]);
+            x[i] = value16(t, (*bits)[i]);
         }
     }
     return x;
@@ -174,7 +202,7 @@ static void case_prepare(vkattn_context *ctx, sdpa_case *c)
     tu_fill_mask(c->vm, c->nvm, 0.8f);
     tu_poison(c->ref_out, c->nout);
     tu_poison(c->ref_w, c->nw);
-    const bool out16 = c->ty.out == VKATTN_DTYPE_F16;
+    const bool out16 = c->ty.out != VKATTN_DTYPE_F32;
     uint16_t *ref16 = out16 ? malloc(sizeof(uint16_t) * c->nout) : NULL;
     assert_true(!out16 || ref16);
     TH_OK(ctx, vkattn_reference_sdpa(
@@ -183,7 +211,7 @@ static void case_prepare(vkattn_context *ctx, sdpa_case *c)
                    c->nbias ? c->bias : NULL, c->nvm ? c->vm : NULL, c->nmask ? c->mask : NULL,
                    out16 ? (void *)ref16 : c->ref_out, p->return_weights ? c->ref_w : NULL));
     for (size_t i = 0; out16 && i < c->nout; i++)
-        c->ref_out[i] = tu_f16_to_f32(ref16[i]);
+        c->ref_out[i] = value16(c->ty.out, ref16[i]);
     free(ref16);
 
     c->tq = th_typed_tensor(ctx, c->nq, c->ty.q, c->q);
@@ -371,17 +399,23 @@ static void run_case(vkattn_context *ctx, const sdpa_case *in)
     case_free(&c);
 }
 
-/* Each of q, k, v, out of dtype dt or f32 at random, at least one dt. */
+/* dt or f32 at random; for bf16 f16 too (a bf16 operand then keeps an f16
+ * one off the float16_t views). */
+static vkattn_dtype random_type(vkattn_dtype dt)
+{
+    const int r = tu_rand_range(0, dt == VKATTN_DTYPE_BF16 ? 2 : 1);
+    return r == 0 ? VKATTN_DTYPE_F32 : r == 1 ? dt : VKATTN_DTYPE_F16;
+}
+
+/* Each of q, k, v, out a random_type(dt), at least one dt. */
 static vkattn_sdpa_dtypes random_types(vkattn_dtype dt)
 {
     vkattn_sdpa_dtypes t = {0};
     if (dt == VKATTN_DTYPE_F32)
         return t;
     do
-        t = (vkattn_sdpa_dtypes){tu_rand_range(0, 1) ? dt : VKATTN_DTYPE_F32,
-                                 tu_rand_range(0, 1) ? dt : VKATTN_DTYPE_F32,
-                                 tu_rand_range(0, 1) ? dt : VKATTN_DTYPE_F32,
-                                 tu_rand_range(0, 1) ? dt : VKATTN_DTYPE_F32};
+        t = (vkattn_sdpa_dtypes){random_type(dt), random_type(dt), random_type(dt),
+                                 random_type(dt)};
     while (t.q != dt && t.k != dt && t.v != dt && t.out != dt);
     return t;
 }
@@ -825,6 +859,26 @@ static void test_edges(void **state)
     }
 }
 
+/* AUTO with few query rows (vkattn/sdpa.h: the split-K decode kernel where
+ * it serves the call): K and V of the row's dtype, q and out too, then q f32
+ * and out of the dtype (Tq 1, grouped heads); the same bound. */
+static void test_few_rows(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    for (size_t r = 1; r < NDTYPES; r++) { /* f32's: test_sdpa_few_rows */
+        const vkattn_dtype dt = dtypes[r].dtype;
+        const sdpa_case cs[] = {
+            {.p = {.batch = 2, .heads = 4, .kv_heads = 2, .tq = 3, .tv = 37, .dk = 16, .dv = 8,
+                   .mask = {.causal = VKATTN_CAUSAL_BOTTOM_RIGHT, .has_value_mask = true}},
+             .ty = {dt, dt, dt, dt}},
+            {.p = {.batch = 1, .heads = 4, .kv_heads = 1, .tq = 1, .tv = 20, .dk = 6, .dv = 10},
+             .ty = {VKATTN_DTYPE_F32, dt, dt, dt}},
+        };
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            run_case(ctx, &cs[i]);
+    }
+}
+
 /* Masks and bias are f32 only; weights of a narrower dtype need a workspace
  * for the f32 scores. Nothing recorded. */
 static void test_bad_dtypes(void **state)
@@ -902,6 +956,10 @@ static void test_kernel_choice(void **state)
         const bool one_row = th_pipeline_seen(&seen, "flash_f16", false) ||
                              th_pipeline_seen(&seen, "flash", false) ||
                              th_pipeline_seen(&seen, "flash_packed", false);
+        /* bf16 never meets the float16_t views */
+        const bool views = th_pipeline_seen(&seen, "flash_f16", false);
+        if (d->dtype == VKATTN_DTYPE_BF16 && views)
+            fail_msg("bf16: a fused call took flash_f16 (float16_t views)");
         if (coopmat != want_coopmat || tiled != (want_fast && !want_coopmat) ||
             one_row == want_fast)
             fail_msg("%s: cooperative-matrix kernel %s, tiled kernel %s, row-per-invocation "
@@ -1336,7 +1394,7 @@ int main(void)
     /* every dtype row */
     const struct CMUnitTest dtype_tests[] = {TU_TESTS(
         test_bad_dtypes, test_edges, test_fused_random, test_chained_random, test_kernel_choice,
-        test_window_lse)};
+        test_window_lse, test_few_rows)};
     failed += TH_RUN_WITH_MOBILE("sdpa dtypes", dtype_tests);
     const struct CMUnitTest gpu_tests[] = {TU_TESTS(
         test_kernel_choice, test_edges, test_fused_random_gpu, test_window_lse)};

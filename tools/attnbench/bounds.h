@@ -21,13 +21,18 @@
  * nearest even), compared with the reference's unrounded result: half a bf16
  * spacing, at most 2^-8 of the largest output, over the op's f32 bound (the
  * inputs are bf16 values the reference reads exactly). Two once-rounded
- * values could differ by a whole spacing where they straddle a midpoint. */
+ * values could differ by a whole spacing where they straddle a midpoint:
+ * sdpa compares with a once-rounded reference, hence a whole spacing there. */
 #define AB_BOUND_SOFTMAX_BF16 4e-3       /* 2^-8 (1 + 1e-5) + 1e-5 */
 #define AB_BOUND_ADDITIVE_BF16 4.1e-3    /* 2^-8 (1 + 1e-4) + 1e-4 */
 #define AB_BOUND_HEADS_BF16 0.0          /* bf16 in and out: exact */
 #define AB_BOUND_DROPOUT_BF16 4e-3       /* 2^-8 (1 + 1e-6) + 1e-6 */
 #define AB_BOUND_MATMUL_BF16 4.1e-3      /* 2^-8 (1 + 1e-4) + 1e-4 (--backward: dA, dB) */
 #define AB_BOUND_DECODE_BF16 4.1e-3      /* a bf16 cache and q read exactly; bf16 out as above */
+/* sdpa's bf16 out against the reference's once-rounded bf16 out: one bf16
+ * spacing (2^-7 of the largest; f16's twin is 2^-10): both round, by the same
+ * rule, values up to the f32 bound apart, which may straddle a midpoint */
+#define AB_BOUND_SDPA_BF16 8e-3          /* 2^-7 (1 + 1e-4) + 1e-4 */
 #define AB_BOUND_SDPA 1e-4               /* two chained reductions */
 #define AB_BOUND_SDPA_FP16 2e-3          /* --fp16: f16 out, 2 f16 ulps (2^-10) of the largest output */
 #define AB_BOUND_DECODE 1e-4             /* split keys, then a merge */

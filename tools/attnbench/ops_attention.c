@@ -516,7 +516,7 @@ static int sdpa_setup(vkattn_context *ctx, const ab_args *a, void **state, ab_op
         return st;
     }
     ab_rng rng = {a->seed};
-    /* --fp16: Q, K, V and out f16; the mask and returned weights stay f32 */
+    /* --dtype f16|bf16: Q, K, V and out of it; the mask and returned weights stay f32 */
     const vkattn_dtype h = s->dtype = a->dtype;
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->x, -1, 1, h, d->batch, d->heads, d->tq, d->dk)},
@@ -569,8 +569,8 @@ static int sdpa_check(vkattn_context *ctx, void *state, double *err)
     const bool narrow = s->dtype != VKATTN_DTYPE_F32;
     uint16_t *ref16 = narrow ? malloc(sizeof(uint16_t) * (s->out.n ? s->out.n : 1)) : NULL;
     if (ref && (wref || !s->out2.t) && (ref16 || !narrow)) {
-        /* the typed reference: the host arrays hold the f16 values exactly,
-         * and an f16 out is rounded once */
+        /* the typed reference: the host arrays hold the 16-bit values
+         * exactly, and a 16-bit out is rounded once */
         const vkattn_sdpa_dtypes ty = {.out = s->dtype};
         vkattn_result r = vkattn_reference_sdpa(
             &s->p.sdpa, &ty, s->x.host, s->k.host, s->v.host, NULL, s->vmask.host, NULL,
@@ -590,9 +590,10 @@ const ab_op ab_op_sdpa = {
     .summary = "scaled dot-product attention, Q (B, H, Tq, dk), K (B, H, Tv, dk), V (B, H, Tv, dv)",
     .flags = AB_F_BATCH | AB_F_HEADS | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL |
              AB_F_MASK_RATIO | AB_F_DROPOUT | AB_F_SCORES | AB_F_FUSED | AB_F_UNFUSED | AB_F_BACKWARD |
-             AB_F_FP16 | AB_F_WINDOW,
+             AB_F_FP16 | AB_F_BF16 | AB_F_WINDOW,
     .bound = AB_BOUND_SDPA,
     .bound_fp16 = AB_BOUND_SDPA_FP16,
+    .bound_bf16 = AB_BOUND_SDPA_BF16,
     .setup = sdpa_setup, .record = sdpa_record, .prepare = sdpa_prepare, .check = sdpa_check,
     .destroy = att_destroy,
     .check_args = sdpa_check_args,
