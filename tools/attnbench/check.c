@@ -47,16 +47,10 @@ typedef struct case_gpu {
     vkattn_tensor *qpos, *kpos; /* the rotary embedding's positions, f32 */
 } case_gpu;
 
-/* The case's kind, desc and weights as the shared tagged union. case.h keeps
- * its own unions of the same member types; union members all sit at offset
- * 0, so a byte copy carries the active one exactly. */
+/* The case's kind, desc and weights as the tagged form of layer_any.h. */
 static void layer_of_case(const ab_case *c, ab_layer_any *l)
 {
-    _Static_assert(sizeof l->desc == sizeof c->desc && sizeof l->w == sizeof c->w,
-                   "case.h and layer_any.h must hold the same desc and weights unions");
-    *l = (ab_layer_any){.kind = c->kind};
-    memcpy(&l->desc, &c->desc, sizeof l->desc);
-    memcpy(&l->w, &c->w, sizeof l->w);
+    *l = (ab_layer_any){.kind = c->kind, .desc = c->desc, .w = c->w};
 }
 
 static void gpu_free(case_gpu *g)

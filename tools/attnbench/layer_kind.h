@@ -1,0 +1,111 @@
+/* One descriptor per layer kind: what attnbench knows of a Keras layer that
+ * differs from kind to kind (its names, its entry points, its weight slots),
+ * so layer_any.c and the case reader iterate a table instead of switching on
+ * the kind. A new layer is one layer_kind_<name>.c, a member in the unions
+ * and a row in layer_kinds.c. */
+#ifndef ATTNBENCH_LAYER_KIND_H
+#define ATTNBENCH_LAYER_KIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vkattn/vkattn.h>
+
+typedef enum ab_layer_kind {
+    AB_LAYER_ATTENTION,
+    AB_LAYER_ADDITIVE,
+    AB_LAYER_BAHDANAU,
+    AB_LAYER_MHA,
+    AB_LAYER_GQA, /* GroupedQueryAttention */
+} ab_layer_kind;
+/* not an enumerator, so a switch over the kinds need not name it */
+#define AB_LAYER_KINDS (AB_LAYER_GQA + 1)
+
+typedef union ab_layer_desc {
+    vkattn_attention_desc att;
+    vkattn_additive_attention_desc add;
+    vkattn_bahdanau_desc bah;
+    vkattn_mha_desc mha;
+    vkattn_gqa_desc gqa;
+} ab_layer_desc;
+
+typedef union ab_layer_weights {
+    vkattn_attention_weights att;
+    vkattn_additive_attention_weights add;
+    vkattn_bahdanau_weights bah;
+    vkattn_mha_weights mha;
+    vkattn_gqa_weights gqa;
+} ab_layer_weights;
+
+typedef union ab_layer_handle {
+    vkattn_attention *att;
+    vkattn_additive_attention *add;
+    vkattn_bahdanau *bah;
+    vkattn_mha *mha;
+    vkattn_gqa *gqa;
+} ab_layer_handle;
+
+/* Weight gradients travel as up to AB_LAYER_WEIGHTS slots in the order of
+ * the kind's weight-tensors struct (vkattn/layer_backward.h): Attention
+ * scale, concat_score_weight; AdditiveAttention scale; Bahdanau
+ * query_kernel, key_kernel, score_kernel, score_bias; MultiHeadAttention
+ * query_kernel, query_bias, key_kernel, key_bias, value_kernel, value_bias,
+ * output_kernel, output_bias, gate_kernel, gate_bias, query_norm, key_norm,
+ * sinks (GroupedQueryAttention: the same names; slots the desc turns off
+ * are empty). NULL = not wanted. */
+#define AB_LAYER_WEIGHTS 13
+
+typedef struct ab_weight_slot {
+    const char *name; /* the Keras weight name, or the variable name of a scalar */
+    size_t n;         /* elements; 0 = the layer has no such weight (no_bias, no_scale) */
+    uint32_t rank;    /* of the Keras layout; 0 = a scalar */
+    uint32_t dims[3];
+} ab_weight_slot;
+
+/* A slot of `rank` dims d0.. (n = 0 when !present). */
+ab_weight_slot ab_weight_slot_of(const char *name, bool present, uint32_t rank, uint32_t d0,
+                                 uint32_t d1, uint32_t d2);
+
+typedef struct ab_layer_any ab_layer_any; /* layer_any.h */
+
+typedef struct ab_layer_kind_info {
+    ab_layer_kind kind;
+    const char *keras_name;  /* the case files' "layer": "BahdanauAttention" */
+    const char *keras_alias; /* another spelling the case files accept, or NULL */
+    const char *bench_name;  /* the attnbench op: "bahdanau" */
+    /* the handle from desc alone; then the weights set on it */
+    vkattn_result (*new_layer)(vkattn_context *ctx, ab_layer_any *l);
+    vkattn_result (*set_weights)(ab_layer_any *l);
+    void (*destroy)(ab_layer_any *l); /* the handle; none is fine */
+    /* cmd may be VKATTN_PREPARE or VKATTN_RUN_NOW, as for the library's record */
+    vkattn_result (*record)(const ab_layer_any *l, VkCommandBuffer cmd,
+                            const vkattn_layer_call *call, const vkattn_layer_io *io);
+    vkattn_result (*reference)(const ab_layer_any *l, const vkattn_layer_call *call,
+                               const vkattn_layer_host_io *io);
+    /* fills s[0..count-1] for this desc and returns count */
+    uint32_t (*weight_slots)(const ab_layer_desc *d, ab_weight_slot s[AB_LAYER_WEIGHTS]);
+    vkattn_result (*backward_record)(const ab_layer_any *l, VkCommandBuffer cmd,
+                                     const vkattn_layer_call *call, const vkattn_layer_io *io,
+                                     const vkattn_layer_grads *g,
+                                     vkattn_tensor *const gw[AB_LAYER_WEIGHTS]);
+    vkattn_result (*reference_backward)(const ab_layer_any *l, const vkattn_layer_call *call,
+                                        const vkattn_layer_host_io *io, const float *grad_output,
+                                        const vkattn_layer_host_grads *g,
+                                        float *const gw[AB_LAYER_WEIGHTS]);
+    /* case files' params.weights_file; weights_free NULL = nothing allocated */
+    vkattn_result (*weights_load)(vkattn_weights_file *f, const ab_layer_desc *d,
+                                  const vkattn_weights_load_desc *load, ab_layer_weights *w);
+    void (*weights_free)(ab_layer_weights *w);
+} ab_layer_kind_info;
+
+extern const ab_layer_kind_info ab_layer_kind_attention, ab_layer_kind_additive,
+    ab_layer_kind_bahdanau, ab_layer_kind_mha, ab_layer_kind_gqa;
+
+/* Every kind, in ab_layer_kind order. */
+extern const ab_layer_kind_info *const ab_layer_kinds[AB_LAYER_KINDS];
+
+const ab_layer_kind_info *ab_layer_kind_of(ab_layer_kind kind);
+/* The kind of a case file's "layer" (name or alias); NULL = none. */
+const ab_layer_kind_info *ab_layer_kind_by_keras_name(const char *name);
+
+#endif

@@ -1,0 +1,22 @@
+/* The weight slots of the multi-head kinds (layer_kind_multihead.h). */
+#include "layer_kind_multihead.h"
+
+uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s[AB_LAYER_WEIGHTS])
+{
+    const uint32_t hq = m->query_heads, hkv = m->key_value_heads, kd = m->key_dim,
+                   vd = m->value_dim;
+    s[0] = ab_weight_slot_of("query_kernel", true, 3, m->query_width, hq, kd);
+    s[1] = ab_weight_slot_of("query_bias", m->bias, 2, hq, kd, 0);
+    s[2] = ab_weight_slot_of("key_kernel", true, 3, m->key_width, hkv, kd);
+    s[3] = ab_weight_slot_of("key_bias", m->bias, 2, hkv, kd, 0);
+    s[4] = ab_weight_slot_of("value_kernel", true, 3, m->value_width, hkv, vd);
+    s[5] = ab_weight_slot_of("value_bias", m->bias, 2, hkv, vd, 0);
+    s[6] = ab_weight_slot_of("output_kernel", true, 3, hq, vd, m->output_width);
+    s[7] = ab_weight_slot_of("output_bias", m->bias, 1, m->output_width, 0, 0);
+    s[8] = ab_weight_slot_of("gate_kernel", m->gate, 3, m->query_width, hq, vd);
+    s[9] = ab_weight_slot_of("gate_bias", m->gate && m->bias, 2, hq, vd, 0);
+    s[10] = ab_weight_slot_of("query_norm", m->qk_norm, 1, kd, 0, 0);
+    s[11] = ab_weight_slot_of("key_norm", m->qk_norm, 1, kd, 0, 0);
+    s[12] = ab_weight_slot_of("sinks", m->sinks, 1, hq, 0, 0);
+    return 13;
+}

@@ -1,0 +1,47 @@
+/* What MultiHeadAttention and GroupedQueryAttention share in attnbench: the
+ * same thirteen weights, told apart only by their head counts and widths. */
+#ifndef ATTNBENCH_LAYER_KIND_MULTIHEAD_H
+#define ATTNBENCH_LAYER_KIND_MULTIHEAD_H
+
+#include "layer_kind.h"
+
+typedef struct ab_multihead_shape {
+    uint32_t query_width, key_width, value_width, output_width;
+    uint32_t query_heads, key_value_heads; /* MultiHeadAttention: both num_heads */
+    uint32_t key_dim, value_dim;           /* per head; GroupedQueryAttention: both head_dim */
+    bool bias, gate, qk_norm, sinks;
+} ab_multihead_shape;
+
+/* The members both descs spell alike (d: a vkattn_mha_desc or vkattn_gqa_desc). */
+#define AB_MULTIHEAD_SHAPE_COMMON(d)                                                              \
+    .query_width = (d)->query_width, .value_width = (d)->value_width,                             \
+    .key_width = (d)->key_width ? (d)->key_width : (d)->value_width, .bias = !(d)->no_bias,       \
+    .gate = (d)->use_gate, .qk_norm = (d)->use_qk_norm, .sinks = (d)->use_sinks
+
+/* Fills the 13 slots (layer_kind.h's order) and returns 13. */
+uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s[AB_LAYER_WEIGHTS]);
+
+/* backward_record, reference_backward and weights_free of a multi-head kind:
+ * its weight structs hold the thirteen slots in the same order. */
+#define AB_MULTIHEAD_KIND_CALLS(member, name)                                                     \
+    static vkattn_result backward_record(const ab_layer_any *l, VkCommandBuffer cmd,              \
+                                         const vkattn_layer_call *call,                           \
+                                         const vkattn_layer_io *io, const vkattn_layer_grads *g,  \
+                                         vkattn_tensor *const w[])                                \
+    {                                                                                             \
+        vkattn_##name##_weight_tensors gw = {w[0], w[1], w[2],  w[3],  w[4], w[5], w[6],          \
+                                             w[7], w[8], w[9], w[10], w[11], w[12]};              \
+        return vkattn_##name##_backward_record(l->handle.member, cmd, call, io, g, &gw);          \
+    }                                                                                             \
+    static vkattn_result reference_backward(                                                      \
+        const ab_layer_any *l, const vkattn_layer_call *call, const vkattn_layer_host_io *io,     \
+        const float *grad_output, const vkattn_layer_host_grads *g, float *const w[])             \
+    {                                                                                             \
+        vkattn_##name##_weights gw = {w[0], w[1], w[2],  w[3],  w[4], w[5], w[6],                 \
+                                      w[7], w[8], w[9], w[10], w[11], w[12]};                     \
+        return vkattn_reference_##name##_backward(&l->desc.member, &l->w.member, call, io,        \
+                                                  grad_output, g, &gw);                           \
+    }                                                                                             \
+    static void weights_free(ab_layer_weights *w) { vkattn_##name##_weights_free(&w->member); }
+
+#endif
