@@ -332,16 +332,7 @@ static bool load_weights(ab_case *c, vkattn_weights_file *f, const vkattn_weight
 {
     if (!f)
         return true;
-    vkattn_result r = VKATTN_SUCCESS;
-    switch (c->kind) {
-    case AB_LAYER_ATTENTION: r = vkattn_attention_weights_load(f, &c->desc.att, load, &c->w.att); break;
-    case AB_LAYER_ADDITIVE:
-        r = vkattn_additive_attention_weights_load(f, &c->desc.add, load, &c->w.add);
-        break;
-    case AB_LAYER_BAHDANAU: r = vkattn_bahdanau_weights_load(f, &c->desc.bah, load, &c->w.bah); break;
-    case AB_LAYER_MHA: r = vkattn_mha_weights_load(f, &c->desc.mha, load, &c->w.mha); break;
-    case AB_LAYER_GQA: r = vkattn_gqa_weights_load(f, &c->desc.gqa, load, &c->w.gqa); break;
-    }
+    vkattn_result r = ab_layer_kind_of(c->kind)->weights_load(f, &c->desc, load, &c->w);
     vkattn_weights_file_close(f);
     if (r != VKATTN_SUCCESS)
         return FAIL("params.weights_file: %s", vkattn_last_error());
@@ -794,24 +785,32 @@ static bool parse_gqa(ab_case *c, json_t *params, char *err, size_t err_size)
 
 /* ------------------------------------------------------------ the case */
 
+/* "A, B, C": the Keras names of every kind, joined by `sep` and, before the
+ * last one, by `last_sep`. */
+static void kind_names(char *buf, size_t size, const char *sep, const char *last_sep)
+{
+    size_t o = 0;
+    for (int i = 0; i < AB_LAYER_KINDS && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%s",
+                              i == 0 ? "" : i == AB_LAYER_KINDS - 1 ? last_sep : sep,
+                              ab_layer_kinds[i]->keras_name);
+}
+
 static bool parse_layer_name(json_t *obj, ab_case *c, char *err, size_t err_size)
 {
-    static const struct { const char *name; ab_layer_kind kind; } layers[] = {
-        {"Attention", AB_LAYER_ATTENTION}, {"AdditiveAttention", AB_LAYER_ADDITIVE},
-        {"BahdanauAttention", AB_LAYER_BAHDANAU}, {"MultiHeadAttention", AB_LAYER_MHA},
-        {"GroupedQueryAttention", AB_LAYER_GQA}, {"GroupQueryAttention", AB_LAYER_GQA},
-    };
+    char names[256];
     json_t *j = json_object_get(obj, "layer");
-    if (!json_is_string(j))
-        return FAIL("layer: required, one of Attention, AdditiveAttention, BahdanauAttention, "
-                    "MultiHeadAttention, GroupedQueryAttention");
-    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
-        if (!strcmp(json_string_value(j), layers[i].name)) {
-            c->kind = layers[i].kind;
-            return true;
-        }
-    return FAIL("layer: unknown layer \"%s\" (Attention, AdditiveAttention, BahdanauAttention, "
-                "MultiHeadAttention or GroupedQueryAttention)", json_string_value(j));
+    if (!json_is_string(j)) {
+        kind_names(names, sizeof names, ", ", ", ");
+        return FAIL("layer: required, one of %s", names);
+    }
+    const ab_layer_kind_info *kind = ab_layer_kind_by_keras_name(json_string_value(j));
+    if (kind) {
+        c->kind = kind->kind;
+        return true;
+    }
+    kind_names(names, sizeof names, ", ", " or ");
+    return FAIL("layer: unknown layer \"%s\" (%s)", json_string_value(j), names);
 }
 
 /* query, value, key: shapes give B, Tq, Tv and the widths. */
@@ -1072,13 +1071,9 @@ void ab_case_free(ab_case *c)
     for (size_t i = 0; i < AB_CASE_GRADS; i++)
         ab_nd_free(&c->expected_grads[i]);
     if (c->weights_from_file) {
-        switch (c->kind) {
-        case AB_LAYER_ATTENTION: break; /* scalars */
-        case AB_LAYER_ADDITIVE: vkattn_additive_attention_weights_free(&c->w.add); break;
-        case AB_LAYER_BAHDANAU: vkattn_bahdanau_weights_free(&c->w.bah); break;
-        case AB_LAYER_MHA: vkattn_mha_weights_free(&c->w.mha); break;
-        case AB_LAYER_GQA: vkattn_gqa_weights_free(&c->w.gqa); break;
-        }
+        const ab_layer_kind_info *kind = ab_layer_kind_of(c->kind);
+        if (kind->weights_free) /* NULL: the kind's weights are scalars */
+            kind->weights_free(&c->w);
         c->weights_from_file = false;
     }
 }
