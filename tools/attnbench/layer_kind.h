@@ -1,8 +1,8 @@
 /* One descriptor per layer kind: what attnbench knows of a Keras layer that
  * differs from kind to kind (its names, its entry points, its weight slots),
  * so layer_any.c and the case reader iterate a table instead of switching on
- * the kind. A new layer is one layer_kind_<name>.c, a member in the unions
- * and a row in layer_kinds.c. */
+ * the kind. A new layer is one layer_kind_<name>.c, its member in the enum,
+ * the unions and the extern list here, and its row in layer_kinds.c. */
 #ifndef ATTNBENCH_LAYER_KIND_H
 #define ATTNBENCH_LAYER_KIND_H
 
@@ -67,6 +67,8 @@ ab_weight_slot ab_weight_slot_of(const char *name, bool present, uint32_t rank, 
                                  uint32_t d1, uint32_t d2);
 
 typedef struct ab_layer_any ab_layer_any; /* layer_any.h */
+struct ab_case;                           /* case.h */
+struct json_t;                            /* jansson.h */
 
 typedef struct ab_layer_kind_info {
     ab_layer_kind kind;
@@ -92,6 +94,9 @@ typedef struct ab_layer_kind_info {
                                         const vkattn_layer_host_io *io, const float *grad_output,
                                         const vkattn_layer_host_grads *g,
                                         float *const gw[AB_LAYER_WEIGHTS]);
+    /* a case file's "params" into c->desc and c->w (and c->heads, c->dout of
+     * the multi-head kinds); false with err = "params.x: what is wrong" */
+    bool (*parse_params)(struct ab_case *c, struct json_t *params, char *err, size_t err_size);
     /* case files' params.weights_file; weights_free NULL = nothing allocated */
     vkattn_result (*weights_load)(vkattn_weights_file *f, const ab_layer_desc *d,
                                   const vkattn_weights_load_desc *load, ab_layer_weights *w);

@@ -1,5 +1,8 @@
 /* Keras AdditiveAttention in attnbench: its descriptor (layer_kind.h). */
+#include "case_params.h"
 #include "layer_kind_calls.h"
+
+#define FAIL(...) ab_case_fail(err, err_size, __VA_ARGS__)
 
 AB_LAYER_KIND_CALLS(add, additive_attention)
 
@@ -28,9 +31,36 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
 
 static void weights_free(ab_layer_weights *w) { vkattn_additive_attention_weights_free(&w->add); }
 
+static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    bool use_scale;
+    if (!AB_KNOWN(params, "params.", "AdditiveAttention's params", "use_scale", "scale", "dropout",
+                  AB_WEIGHTS_FILE_KEYS))
+        return false;
+    if (!ab_case_bool(params, "use_scale", true, &use_scale, err, err_size))
+        return false;
+    c->desc.add = (vkattn_additive_attention_desc){
+        .query_width = c->dq, .value_width = c->dv, .key_width = c->key.data ? c->dk : 0,
+        .no_scale = !use_scale};
+    ab_weights_source src =
+        ab_case_weights_file(c, params, "scale", NULL, &c->desc.add.dropout, err, err_size);
+    if (src != AB_WEIGHTS_INLINE)
+        return src == AB_WEIGHTS_FROM_FILE;
+    if (use_scale) {
+        /* the variable `scale`, a (Dq,) vector; Keras starts it at random */
+        ab_nd *a = &c->warr[0];
+        if (!ab_nd_parse(json_object_get(params, "scale"), "params.scale", a, err, err_size))
+            return false;
+        if (!a->data)
+            return FAIL("params.scale: required with use_scale (Keras initializes it at random)");
+        if (!ab_nd_expect_shape(a, "params.scale", 1, &c->dq, "(Dq,)", true, err, err_size))
+            return false;
+        c->w.add.scale = a->data;
+    }
+    return ab_case_dropout(params, &c->desc.add.dropout, err, err_size);
+}
+
 const ab_layer_kind_info ab_layer_kind_additive = {
-    .kind = AB_LAYER_ADDITIVE, .keras_name = "AdditiveAttention",
-    .bench_name = "additive_attention", AB_LAYER_KIND_CALLS_INIT, .weight_slots = weight_slots,
-    .backward_record = backward_record, .reference_backward = reference_backward,
+    AB_LAYER_KIND_ENTRIES(AB_LAYER_ADDITIVE, "AdditiveAttention", NULL, "additive_attention"),
     .weights_free = weights_free,
 };

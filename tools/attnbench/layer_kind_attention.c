@@ -1,4 +1,5 @@
 /* Keras Attention (Luong) in attnbench: its descriptor (layer_kind.h). */
+#include "case_params.h"
 #include "layer_kind_calls.h"
 
 AB_LAYER_KIND_CALLS(att, attention)
@@ -34,8 +35,36 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
     return r;
 }
 
+static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    bool use_scale;
+    double scale = 1.0, csw = 1.0;
+    if (!AB_KNOWN(params, "params.", "Attention's params", "use_scale", "score_mode", "scale",
+                  "concat_score_weight", "dropout", AB_WEIGHTS_FILE_KEYS))
+        return false;
+    static const char *const modes[] = {"dot", "concat"}; /* as vkattn_score_mode */
+    uint32_t mode = 0;
+    if (!ab_case_choice(params, "score_mode", modes, 2, &mode,
+                        "params.score_mode: must be \"dot\" or \"concat\"", err, err_size))
+        return false;
+    const vkattn_score_mode sm = (vkattn_score_mode)mode;
+    if (!ab_case_bool(params, "use_scale", false, &use_scale, err, err_size) ||
+        !ab_case_number(params, "scale", 1.0, &scale, "params.scale", err, err_size) ||
+        !ab_case_number(params, "concat_score_weight", 1.0, &csw, "params.concat_score_weight", err,
+                        err_size))
+        return false;
+    c->desc.att = (vkattn_attention_desc){
+        .query_width = c->dq, .value_width = c->dv, .key_width = c->key.data ? c->dk : 0,
+        .use_scale = use_scale, .score_mode = sm};
+    c->w.att = (vkattn_attention_weights){(float)scale, (float)csw};
+    ab_weights_source src = ab_case_weights_file(c, params, "scale", "concat_score_weight",
+                                                 &c->desc.att.dropout, err, err_size);
+    if (src != AB_WEIGHTS_INLINE)
+        return src == AB_WEIGHTS_FROM_FILE;
+    return ab_case_dropout(params, &c->desc.att.dropout, err, err_size);
+}
+
 const ab_layer_kind_info ab_layer_kind_attention = {
-    .kind = AB_LAYER_ATTENTION, .keras_name = "Attention", .bench_name = "attention",
-    AB_LAYER_KIND_CALLS_INIT, .weight_slots = weight_slots, .backward_record = backward_record,
-    .reference_backward = reference_backward, .weights_free = NULL, /* scalars */
+    AB_LAYER_KIND_ENTRIES(AB_LAYER_ATTENTION, "Attention", NULL, "attention"),
+    .weights_free = NULL, /* scalars */
 };

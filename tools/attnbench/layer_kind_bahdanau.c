@@ -1,4 +1,5 @@
 /* BahdanauAttention in attnbench: its descriptor (layer_kind.h). */
+#include "case_params.h"
 #include "layer_kind_calls.h"
 
 AB_LAYER_KIND_CALLS(bah, bahdanau)
@@ -37,8 +38,43 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
 
 static void weights_free(ab_layer_weights *w) { vkattn_bahdanau_weights_free(&w->bah); }
 
+static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
+{
+    uint32_t units;
+    double bias = 0.0;
+    if (!AB_KNOWN(params, "params.", "BahdanauAttention's params", "units", "weights", "dropout",
+                  AB_WEIGHTS_FILE_KEYS))
+        return false;
+    if (!ab_case_uint(params, "units", true, 0, 1, &units, "params.units", err, err_size))
+        return false;
+    uint32_t kw = c->key.data ? c->dk : c->dv;
+    uint32_t q[2] = {c->dq, units}, k[2] = {kw, units};
+    c->desc.bah = (vkattn_bahdanau_desc){
+        .query_width = c->dq, .key_width = c->key.data ? c->dk : 0, .value_width = c->dv,
+        .units = units};
+    json_t *w = NULL;
+    ab_weights_source src =
+        ab_case_weights_object(c, params, "query_kernel, key_kernel, score_kernel",
+                               &c->desc.bah.dropout, &w, err, err_size);
+    if (src != AB_WEIGHTS_INLINE)
+        return src == AB_WEIGHTS_FROM_FILE;
+    if (!AB_KNOWN(w, "params.weights.", "BahdanauAttention's weights", "query_kernel", "key_kernel",
+                  "score_kernel", "score_bias"))
+        return false;
+    vkattn_bahdanau_weights *bw = &c->w.bah;
+    if (!(bw->query_kernel = ab_case_weight(c, w, "query_kernel", 0, 2, q, "(Dq, units)", false,
+                                            err, err_size)) ||
+        !(bw->key_kernel = ab_case_weight(c, w, "key_kernel", 1, 2, k, "(Dk, units)", false, err,
+                                          err_size)) ||
+        !(bw->score_kernel = ab_case_weight(c, w, "score_kernel", 2, 1, &units, "(units,)", true,
+                                            err, err_size)) ||
+        !ab_case_number(w, "score_bias", 0.0, &bias, "params.weights.score_bias", err, err_size))
+        return false;
+    bw->score_bias = (float)bias;
+    return ab_case_dropout(params, &c->desc.bah.dropout, err, err_size);
+}
+
 const ab_layer_kind_info ab_layer_kind_bahdanau = {
-    .kind = AB_LAYER_BAHDANAU, .keras_name = "BahdanauAttention", .bench_name = "bahdanau",
-    AB_LAYER_KIND_CALLS_INIT, .weight_slots = weight_slots, .backward_record = backward_record,
-    .reference_backward = reference_backward, .weights_free = weights_free,
+    AB_LAYER_KIND_ENTRIES(AB_LAYER_BAHDANAU, "BahdanauAttention", NULL, "bahdanau"),
+    .weights_free = weights_free,
 };

@@ -33,9 +33,14 @@
         return vkattn_##name##_weights_load(f, &d->member, load, &w->member);                     \
     }
 
-/* The designated initializers of what AB_LAYER_KIND_CALLS defined. */
-#define AB_LAYER_KIND_CALLS_INIT                                                                  \
-    .new_layer = new_layer, .set_weights = set_weights, .destroy = destroy, .record = record,     \
-    .reference = reference, .weights_load = weights_load
+/* A kind's names and every entry but weights_free: what AB_LAYER_KIND_CALLS
+ * defined and what each kind file defines under the hook's own name
+ * (parse_params, weight_slots, backward_record, reference_backward). */
+#define AB_LAYER_KIND_ENTRIES(kind_, keras_name_, keras_alias_, bench_name_)                      \
+    .kind = kind_, .keras_name = keras_name_, .keras_alias = keras_alias_,                        \
+    .bench_name = bench_name_, .new_layer = new_layer, .set_weights = set_weights,                \
+    .destroy = destroy, .record = record, .reference = reference, .weights_load = weights_load,   \
+    .parse_params = parse_params, .weight_slots = weight_slots,                                   \
+    .backward_record = backward_record, .reference_backward = reference_backward
 
 #endif
