@@ -267,7 +267,8 @@ static bool parse_inputs(json_t *obj, ab_case *c, char *err, size_t err_size)
     c->batch = c->value.dims[0];
     c->tv = c->value.dims[1];
     c->dv = c->value.dims[2];
-    if (c->query.rank == 2 && c->kind == AB_LAYER_BAHDANAU) {
+    const bool rank2_ok = ab_layer_kind_of(c->kind)->rank2_query;
+    if (c->query.rank == 2 && rank2_ok) {
         c->rank2_query = true;
         c->tq = 1;
         c->dq = c->query.dims[1];
@@ -276,7 +277,7 @@ static bool parse_inputs(json_t *obj, ab_case *c, char *err, size_t err_size)
         c->dq = c->query.dims[2];
     } else {
         return FAIL("query: rank %u; must be (B, Tq, Dq)%s", c->query.rank,
-                    c->kind == AB_LAYER_BAHDANAU ? " or (B, Dq)" : "");
+                    rank2_ok ? " or (B, Dq)" : "");
     }
     if (c->query.dims[0] != c->batch)
         return FAIL("query: batch %u but value has batch %u", c->query.dims[0], c->batch);
@@ -312,7 +313,7 @@ static bool parse_masks(json_t *obj, ab_case *c, char *err, size_t err_size)
     /* Keras's broadcast (docs/LAYERS.md): rank 1..3 right-aligned against
      * (B, Tq, Tv) and shared by the heads; rank 4 (the multi-head layers
      * only) against (B, H, Tq, Tv). Expanded here to the full mask. */
-    const bool multi_head = c->kind == AB_LAYER_MHA || c->kind == AB_LAYER_GQA;
+    const bool multi_head = ab_layer_kind_of(c->kind)->multi_head;
     if (am->rank == 4 && multi_head) {
         uint32_t full[4] = {c->batch, c->heads, c->tq, c->tv};
         c->attention_mask_per_head = true;
@@ -333,8 +334,8 @@ static bool parse_masks(json_t *obj, ab_case *c, char *err, size_t err_size)
  * positions, non-negative integers below 2^24 (exact in float32). */
 static bool parse_positions(json_t *obj, ab_case *c, char *err, size_t err_size)
 {
-    const bool rope = (c->kind == AB_LAYER_MHA && c->desc.mha.use_rope) ||
-                      (c->kind == AB_LAYER_GQA && c->desc.gqa.use_rope);
+    const ab_layer_kind_info *kind = ab_layer_kind_of(c->kind);
+    const bool rope = kind->uses_rope && kind->uses_rope(&c->desc);
     static const char *const names[2] = {"query_positions", "key_positions"};
     ab_nd *arrays[2] = {&c->query_positions, &c->key_positions};
     const uint32_t dims[2][2] = {{c->batch, c->tq}, {c->batch, c->tv}};
@@ -433,7 +434,7 @@ bool ab_nd_expect_shape(const ab_nd *a, const char *field, uint32_t rank, const 
 static void output_shapes(ab_case *c)
 {
     /* the multi-head layers: output width c->dout (GQA's the query's), scores per head */
-    bool mha = c->kind == AB_LAYER_MHA || c->kind == AB_LAYER_GQA;
+    bool mha = ab_layer_kind_of(c->kind)->multi_head;
     uint32_t dout = mha ? c->dout : c->dv;
     if (c->rank2_query) {
         c->out_rank = 2;

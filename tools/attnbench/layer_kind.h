@@ -75,6 +75,13 @@ typedef struct ab_layer_kind_info {
     const char *keras_name;  /* the case files' "layer": "BahdanauAttention" */
     const char *keras_alias; /* another spelling the case files accept, or NULL */
     const char *bench_name;  /* the attnbench op: "bahdanau" */
+    bool rank2_query;        /* takes a (B, Dq) query as Tq = 1, output (B, Dv) */
+    bool multi_head;         /* scores (B, H, Tq, Tv), a rank-4 attention_mask, width c->dout */
+    uint32_t zero_grad_slots; /* bit i: slot i's gradient is zero up to rounding */
+    /* the desc's Keras sliding_window (0 = None) and rotary embedding; NULL:
+     * the kind has neither */
+    uint32_t (*sliding_window)(const ab_layer_desc *d);
+    bool (*uses_rope)(const ab_layer_desc *d);
     /* the handle from desc alone; then the weights set on it */
     vkattn_result (*new_layer)(vkattn_context *ctx, ab_layer_any *l);
     vkattn_result (*set_weights)(ab_layer_any *l);
@@ -101,6 +108,9 @@ typedef struct ab_layer_kind_info {
     vkattn_result (*weights_load)(vkattn_weights_file *f, const ab_layer_desc *d,
                                   const vkattn_weights_load_desc *load, ab_layer_weights *w);
     void (*weights_free)(ab_layer_weights *w);
+    /* a float16 case: the desc's dtype f16 and each weight passed to round,
+     * which leaves the f16 value the device will hold */
+    void (*use_f16)(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n));
 } ab_layer_kind_info;
 
 extern const ab_layer_kind_info ab_layer_kind_attention, ab_layer_kind_additive,

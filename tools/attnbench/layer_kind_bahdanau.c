@@ -38,6 +38,17 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
 
 static void weights_free(ab_layer_weights *w) { vkattn_bahdanau_weights_free(&w->bah); }
 
+static void use_f16(ab_layer_desc *desc, ab_layer_weights *w, void (*round)(float *x, size_t n))
+{
+    vkattn_bahdanau_desc *d = &desc->bah;
+    const size_t dk = d->key_width ? d->key_width : d->value_width;
+    d->dtype = VKATTN_DTYPE_F16;
+    round(w->bah.query_kernel, (size_t)d->query_width * d->units);
+    round(w->bah.key_kernel, dk * d->units);
+    round(w->bah.score_kernel, d->units);
+    round(&w->bah.score_bias, 1);
+}
+
 static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
 {
     uint32_t units;
@@ -76,5 +87,6 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
 
 const ab_layer_kind_info ab_layer_kind_bahdanau = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_BAHDANAU, "BahdanauAttention", NULL, "bahdanau"),
-    .weights_free = weights_free,
+    .weights_free = weights_free, .rank2_query = true,
+    .zero_grad_slots = 1u << 3, /* score_bias: softmax ignores a shift */
 };

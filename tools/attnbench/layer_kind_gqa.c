@@ -97,7 +97,16 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
     return ab_case_dropout(params, &c->desc.gqa.dropout, err, err_size);
 }
 
+/* Keras's None is 0 here, as MultiHeadAttention's (the desc's is signed) */
+static uint32_t sliding_window(const ab_layer_desc *d)
+{
+    return d->gqa.sliding_window > 0 ? (uint32_t)d->gqa.sliding_window : 0;
+}
+static bool uses_rope(const ab_layer_desc *d) { return d->gqa.use_rope; }
+
 const ab_layer_kind_info ab_layer_kind_gqa = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_GQA, "GroupedQueryAttention", "GroupQueryAttention", "gqa"),
-    .weights_free = weights_free,
+    .weights_free = weights_free, .multi_head = true,
+    .zero_grad_slots = 1u << 3, /* key_bias: softmax ignores a shift along the keys */
+    .sliding_window = sliding_window, .uses_rope = uses_rope,
 };

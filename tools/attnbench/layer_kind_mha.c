@@ -88,7 +88,12 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
     return ab_case_dropout(params, &c->desc.mha.dropout, err, err_size);
 }
 
+static uint32_t sliding_window(const ab_layer_desc *d) { return d->mha.sliding_window; }
+static bool uses_rope(const ab_layer_desc *d) { return d->mha.use_rope; }
+
 const ab_layer_kind_info ab_layer_kind_mha = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_MHA, "MultiHeadAttention", NULL, "mha"),
-    .weights_free = weights_free,
+    .weights_free = weights_free, .multi_head = true,
+    .zero_grad_slots = 1u << 3, /* key_bias: softmax ignores a shift along the keys */
+    .sliding_window = sliding_window, .uses_rope = uses_rope,
 };

@@ -1,4 +1,5 @@
-/* The weight slots of the multi-head kinds (layer_kind_multihead.h). */
+/* The weight slots of the multi-head kinds and their f16 rounding
+ * (layer_kind_multihead.h). */
 #include "layer_kind_multihead.h"
 
 uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s[AB_LAYER_WEIGHTS])
@@ -19,4 +20,16 @@ uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s
     s[11] = ab_weight_slot_of("key_norm", m->qk_norm, 1, kd, 0, 0);
     s[12] = ab_weight_slot_of("sinks", m->sinks, 1, hq, 0, 0);
     return 13;
+}
+
+void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_weights *w,
+                        void (*round)(float *x, size_t n))
+{
+    float *const slot_arrays[AB_LAYER_WEIGHTS - 1] = {
+        w->query_kernel, w->query_bias,  w->key_kernel,    w->key_bias,
+        w->value_kernel, w->value_bias,  w->output_kernel, w->output_bias,
+        w->gate_kernel,  w->gate_bias,   w->query_norm,    w->key_norm};
+    for (uint32_t i = 0; i < AB_LAYER_WEIGHTS - 1; i++)
+        if (s[i].n)
+            round(slot_arrays[i], s[i].n);
 }

@@ -21,8 +21,13 @@ typedef struct ab_multihead_shape {
 /* Fills the 13 slots (layer_kind.h's order) and returns 13. */
 uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s[AB_LAYER_WEIGHTS]);
 
-/* backward_record, reference_backward and weights_free of a multi-head kind:
- * its weight structs hold the thirteen slots in the same order. */
+/* Passes each weight the slots s hold to round, but the sinks (they stay f32). */
+void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_weights *w,
+                        void (*round)(float *x, size_t n));
+
+/* backward_record, reference_backward, weights_free and use_f16 of a
+ * multi-head kind: its weight structs hold the thirteen slots in the same
+ * order. The kind file defines weight_slots. */
 #define AB_MULTIHEAD_KIND_CALLS(member, name)                                                     \
     static vkattn_result backward_record(const ab_layer_any *l, VkCommandBuffer cmd,              \
                                          const vkattn_layer_call *call,                           \
@@ -42,6 +47,14 @@ uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s
         return vkattn_reference_##name##_backward(&l->desc.member, &l->w.member, call, io,        \
                                                   grad_output, g, &gw);                           \
     }                                                                                             \
-    static void weights_free(ab_layer_weights *w) { vkattn_##name##_weights_free(&w->member); }
+    static void weights_free(ab_layer_weights *w) { vkattn_##name##_weights_free(&w->member); }  \
+    static uint32_t weight_slots(const ab_layer_desc *d, ab_weight_slot s[AB_LAYER_WEIGHTS]);     \
+    static void use_f16(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n)) \
+    {                                                                                             \
+        ab_weight_slot s[AB_LAYER_WEIGHTS];                                                       \
+        weight_slots(d, s);                                                                       \
+        d->member.dtype = VKATTN_DTYPE_F16;                                                       \
+        ab_multihead_round(s, &w->member, round);                                                 \
+    }
 
 #endif

@@ -252,9 +252,7 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
  * gradient instead of their own. */
 static bool identically_zero(const ab_layer_bwd *s, uint32_t slot)
 {
-    const ab_layer_kind k = s->f.layer->kind;
-    return (k == AB_LAYER_MHA || k == AB_LAYER_GQA || k == AB_LAYER_BAHDANAU) &&
-           slot == 3;
+    return (ab_layer_kind_of(s->f.layer->kind)->zero_grad_slots >> slot) & 1u;
 }
 
 static double max_abs(const float *x, size_t n)
