@@ -69,6 +69,8 @@ ab_weight_slot ab_weight_slot_of(const char *name, bool present, uint32_t rank, 
 typedef struct ab_layer_any ab_layer_any; /* layer_any.h */
 struct ab_case;                           /* case.h */
 struct json_t;                            /* jansson.h */
+struct ab_layer_bench;                    /* layer_bench.h */
+struct ab_weight_maker;                   /* layer_bench.h */
 
 typedef struct ab_layer_kind_info {
     ab_layer_kind kind;
@@ -111,6 +113,13 @@ typedef struct ab_layer_kind_info {
     /* a float16 case: the desc's dtype f16 and each weight passed to round,
      * which leaves the f16 value the device will hold */
     void (*use_f16)(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n));
+    /* attnbench bench: the desc of the command line's sizes, random weights
+     * for it (false on host out of memory) and the flops of one call
+     * (docs/ATTNBENCH.md), projections and attention core apart */
+    void (*bench_desc)(const struct ab_layer_bench *b, ab_layer_desc *d);
+    bool (*bench_weights)(const struct ab_layer_bench *b, ab_layer_weights *w,
+                          struct ab_weight_maker *m);
+    void (*bench_flops)(const struct ab_layer_bench *b, double *proj, double *core);
 } ab_layer_kind_info;
 
 extern const ab_layer_kind_info ab_layer_kind_attention, ab_layer_kind_additive,

@@ -1,5 +1,6 @@
 /* Keras AdditiveAttention in attnbench: its descriptor (layer_kind.h). */
 #include "case_params.h"
+#include "layer_bench.h"
 #include "layer_kind_calls.h"
 
 #define FAIL(...) ab_case_fail(err, err_size, __VA_ARGS__)
@@ -65,6 +66,26 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
         c->w.add.scale = a->data;
     }
     return ab_case_dropout(params, &c->desc.add.dropout, err, err_size);
+}
+
+/* ------------------------------------------------------------ bench */
+
+static void bench_desc(const ab_layer_bench *b, ab_layer_desc *d)
+{
+    d->add = (vkattn_additive_attention_desc){
+        .query_width = b->d.dk, .key_width = b->d.dk, .value_width = b->d.dv,
+        .dropout = b->dropout, .dtype = b->dtype};
+}
+
+static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *w, ab_weight_maker *m)
+{
+    return (w->add.scale = m->make(m, 0, b->d.dk, b->d.dk)) != NULL;
+}
+
+/* as Attention's: the scores' and the weighted sum's multiply-adds */
+static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
+{
+    ab_layer_kind_attention.bench_flops(b, proj, core);
 }
 
 const ab_layer_kind_info ab_layer_kind_additive = {

@@ -1,6 +1,9 @@
 /* Keras Attention (Luong) in attnbench: its descriptor (layer_kind.h). */
 #include "case_params.h"
+#include "layer_bench.h"
 #include "layer_kind_calls.h"
+
+#include <math.h>
 
 AB_LAYER_KIND_CALLS(att, attention)
 
@@ -69,6 +72,30 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
     if (src != AB_WEIGHTS_INLINE)
         return src == AB_WEIGHTS_FROM_FILE;
     return ab_case_dropout(params, &c->desc.att.dropout, err, err_size);
+}
+
+/* ------------------------------------------------------------ bench */
+
+static void bench_desc(const ab_layer_bench *b, ab_layer_desc *d)
+{
+    d->att = (vkattn_attention_desc){
+        .query_width = b->d.dk, .key_width = b->d.dk, .value_width = b->d.dv, .use_scale = true,
+        .dropout = b->dropout, .dtype = b->dtype};
+}
+
+static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *w, ab_weight_maker *m)
+{
+    /* the scale SDPA would use keeps the softmax from saturating */
+    w->att = (vkattn_attention_weights){(float)(1.0 / sqrt(b->d.dk)), 1.0f};
+    m->floats = 1;
+    return true;
+}
+
+static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
+{
+    const ab_dims *d = &b->d;
+    *proj = 0;
+    *core = 2.0 * d->batch * d->tq * d->tv * ((double)d->dk + d->dv);
 }
 
 const ab_layer_kind_info ab_layer_kind_attention = {

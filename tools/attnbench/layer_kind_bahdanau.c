@@ -1,5 +1,6 @@
 /* BahdanauAttention in attnbench: its descriptor (layer_kind.h). */
 #include "case_params.h"
+#include "layer_bench.h"
 #include "layer_kind_calls.h"
 
 AB_LAYER_KIND_CALLS(bah, bahdanau)
@@ -83,6 +84,34 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
         return false;
     bw->score_bias = (float)bias;
     return ab_case_dropout(params, &c->desc.bah.dropout, err, err_size);
+}
+
+/* ------------------------------------------------------------ bench */
+
+static void bench_desc(const ab_layer_bench *b, ab_layer_desc *d)
+{
+    d->bah = (vkattn_bahdanau_desc){
+        .query_width = b->d.dk, .key_width = b->d.dk, .value_width = b->d.dv, .units = b->units,
+        .dropout = b->dropout, .dtype = b->dtype};
+}
+
+static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *weights, ab_weight_maker *m)
+{
+    const ab_dims *d = &b->d;
+    vkattn_bahdanau_weights *w = &weights->bah;
+    w->query_kernel = m->make(m, 0, (size_t)d->dk * b->units, d->dk);
+    w->key_kernel = m->make(m, 1, (size_t)d->dk * b->units, d->dk);
+    w->score_kernel = m->make(m, 2, b->units, b->units);
+    w->score_bias = 0.25f;
+    return w->query_kernel && w->key_kernel && w->score_kernel;
+}
+
+static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
+{
+    const ab_dims *d = &b->d;
+    double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk, dv = d->dv, U = b->units;
+    *proj = 2 * B * (Tq + Tv) * dk * U;
+    *core = 2 * B * Tq * Tv * (U + dv);
 }
 
 const ab_layer_kind_info ab_layer_kind_bahdanau = {

@@ -1,5 +1,6 @@
 /* Keras GroupedQueryAttention in attnbench: its descriptor (layer_kind.h). */
 #include "case_multihead.h"
+#include "layer_bench.h"
 #include "layer_kind_calls.h"
 #include "layer_kind_multihead.h"
 
@@ -103,6 +104,39 @@ static uint32_t sliding_window(const ab_layer_desc *d)
     return d->gqa.sliding_window > 0 ? (uint32_t)d->gqa.sliding_window : 0;
 }
 static bool uses_rope(const ab_layer_desc *d) { return d->gqa.use_rope; }
+
+/* ------------------------------------------------------------ bench */
+
+/* --dk is head_dim; the widths fit 32 bits (layer_check_args in ops_layers.c) */
+static void bench_desc(const ab_layer_bench *b, ab_layer_desc *desc)
+{
+    const ab_dims *d = &b->d;
+    desc->gqa = (vkattn_gqa_desc){
+        .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = b->kv_heads,
+        .query_width = b->dmodel, .value_width = b->dmodel, .dropout = b->dropout,
+        .sliding_window = (int32_t)b->window, .use_gate = b->gate, .dtype = b->dtype,
+        .use_qk_norm = b->qk_norm, .use_rope = b->rope, .rope = b->rope_params,
+        .softcap = b->softcap, .use_sinks = b->sinks};
+}
+
+static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *weights, ab_weight_maker *m)
+{
+    const uint32_t Q = b->d.heads * b->d.dk, KV = b->kv_heads * b->d.dk;
+    const ab_multihead_widths widths = {
+        .query = Q, .key = KV, .value = KV, .output_in = Q, .gate = Q};
+    return ab_multihead_bench_weights(b, &widths, &weights->gqa, m);
+}
+
+static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
+{
+    const ab_dims *d = &b->d;
+    double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk;
+    double H = d->heads, G = b->kv_heads, D = b->dmodel;
+    *proj = 2 * B * D * dk * (2 * Tq * H + 2 * Tv * G);
+    if (b->gate)
+        *proj += 2 * B * Tq * D * H * dk;
+    *core = 2 * B * H * Tq * Tv * 2 * dk;
+}
 
 const ab_layer_kind_info ab_layer_kind_gqa = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_GQA, "GroupedQueryAttention", "GroupQueryAttention", "gqa"),

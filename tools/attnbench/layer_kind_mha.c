@@ -1,5 +1,6 @@
 /* Keras MultiHeadAttention in attnbench: its descriptor (layer_kind.h). */
 #include "case_multihead.h"
+#include "layer_bench.h"
 #include "layer_kind_calls.h"
 #include "layer_kind_multihead.h"
 
@@ -90,6 +91,39 @@ static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)
 
 static uint32_t sliding_window(const ab_layer_desc *d) { return d->mha.sliding_window; }
 static bool uses_rope(const ab_layer_desc *d) { return d->mha.use_rope; }
+
+/* ------------------------------------------------------------ bench */
+
+static void bench_desc(const ab_layer_bench *b, ab_layer_desc *desc)
+{
+    const ab_dims *d = &b->d;
+    desc->mha = (vkattn_mha_desc){
+        .num_heads = d->heads, .key_dim = d->dk, .value_dim = d->dv, .query_width = b->dmodel,
+        .key_width = b->dmodel, .value_width = b->dmodel, .output_dim = b->dmodel,
+        .dropout = b->dropout, .sliding_window = b->window, .use_gate = b->gate,
+        .dtype = b->dtype, .use_qk_norm = b->qk_norm, .use_rope = b->rope,
+        .rope = b->rope_params, .softcap = b->softcap, .use_sinks = b->sinks};
+}
+
+static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *weights, ab_weight_maker *m)
+{
+    const ab_dims *d = &b->d;
+    const size_t hk = (size_t)d->heads * d->dk, hv = (size_t)d->heads * d->dv;
+    const ab_multihead_widths widths = {
+        .query = hk, .key = hk, .value = hv, .output_in = hv, .gate = hv};
+    return ab_multihead_bench_weights(b, &widths, &weights->mha, m);
+}
+
+static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
+{
+    const ab_dims *d = &b->d;
+    double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk, dv = d->dv;
+    double H = d->heads, D = b->dmodel;
+    *proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
+    if (b->gate) /* the gate's projection of the query */
+        *proj += 2 * B * Tq * D * H * dv;
+    *core = 2 * B * H * Tq * Tv * (dk + dv);
+}
 
 const ab_layer_kind_info ab_layer_kind_mha = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_MHA, "MultiHeadAttention", NULL, "mha"),

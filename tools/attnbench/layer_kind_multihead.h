@@ -21,6 +21,21 @@ typedef struct ab_multihead_shape {
 /* Fills the 13 slots (layer_kind.h's order) and returns 13. */
 uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s[AB_LAYER_WEIGHTS]);
 
+/* The widths (heads x head width) of a multi-head kind's projections, for
+ * its bench weights: the query's, key's and value's, the output kernel's
+ * input and the gate's. */
+typedef struct ab_multihead_widths {
+    size_t query, key, value, output_in, gate;
+} ab_multihead_widths;
+
+struct ab_layer_bench;
+struct ab_weight_maker;
+/* The random weights of `attnbench bench mha | gqa` in slot order (the
+ * biases near 0, --qk-norm's scales near 1, --sinks' logits +-1); false on
+ * host out of memory. */
+bool ab_multihead_bench_weights(const struct ab_layer_bench *b, const ab_multihead_widths *widths,
+                                vkattn_mha_weights *w, struct ab_weight_maker *m);
+
 /* Passes each weight the slots s hold to round, but the sinks (they stay f32). */
 void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_weights *w,
                         void (*round)(float *x, size_t n));
