@@ -6,7 +6,8 @@
 #define ATTNBENCH_LAYER_BENCH_H
 
 #include "layer_kind.h"
-#include "ops.h" /* ab_dims */
+#include "ops.h"   /* ab_dims */
+#include "sizes.h" /* AB_FITS, for the kinds' size checks */
 
 typedef struct ab_layer_bench {
     ab_dims d;         /* heads: 8 for the multi-head layers, else 1; GQA's dk is head_dim */

@@ -71,6 +71,7 @@ struct ab_case;                           /* case.h */
 struct json_t;                            /* jansson.h */
 struct ab_layer_bench;                    /* layer_bench.h */
 struct ab_weight_maker;                   /* layer_bench.h */
+struct ab_args;                           /* args.h */
 
 typedef struct ab_layer_kind_info {
     ab_layer_kind kind;
@@ -79,6 +80,7 @@ typedef struct ab_layer_kind_info {
     const char *bench_name;  /* the attnbench op: "bahdanau" */
     bool rank2_query;        /* takes a (B, Dq) query as Tq = 1, output (B, Dv) */
     bool multi_head;         /* scores (B, H, Tq, Tv), a rank-4 attention_mask, width c->dout */
+    bool sdpa_path;          /* a dot-product layer: bench names the path of its SDPA call */
     uint32_t zero_grad_slots; /* bit i: slot i's gradient is zero up to rounding */
     /* the desc's Keras sliding_window (0 = None) and rotary embedding; NULL:
      * the kind has neither */
@@ -120,6 +122,12 @@ typedef struct ab_layer_kind_info {
     bool (*bench_weights)(const struct ab_layer_bench *b, ab_layer_weights *w,
                           struct ab_weight_maker *m);
     void (*bench_flops)(const struct ab_layer_bench *b, double *proj, double *core);
+    /* bench's sizes beyond the common ones (GQA's --kv-heads): nonzero after
+     * a usage message; then the size checks (sizes.h) before and after the
+     * common ones: false after a usage message. NULL: none. */
+    int (*bench_sizes)(const struct ab_args *a, struct ab_layer_bench *b);
+    bool (*bench_widths_fit)(const char *name, const struct ab_layer_bench *b);
+    bool (*bench_kernels_fit)(const char *name, const struct ab_layer_bench *b);
 } ab_layer_kind_info;
 
 extern const ab_layer_kind_info ab_layer_kind_attention, ab_layer_kind_additive,

@@ -101,4 +101,5 @@ static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
 const ab_layer_kind_info ab_layer_kind_attention = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_ATTENTION, "Attention", NULL, "attention"),
     .weights_free = NULL, /* scalars */
+    .sdpa_path = true,
 };

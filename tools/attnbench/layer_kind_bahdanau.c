@@ -106,6 +106,12 @@ static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *weights, ab
     return w->query_kernel && w->key_kernel && w->score_kernel;
 }
 
+static bool bench_kernels_fit(const char *name, const ab_layer_bench *b)
+{
+    const ab_factor Dk = {"--dk", b->d.dk}, U = {"--units", b->units};
+    return AB_FITS(name, "query_kernel", Dk, U); /* key_kernel too */
+}
+
 static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
 {
     const ab_dims *d = &b->d;
@@ -118,4 +124,5 @@ const ab_layer_kind_info ab_layer_kind_bahdanau = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_BAHDANAU, "BahdanauAttention", NULL, "bahdanau"),
     .weights_free = weights_free, .rank2_query = true,
     .zero_grad_slots = 1u << 3, /* score_bias: softmax ignores a shift */
+    .bench_kernels_fit = bench_kernels_fit,
 };

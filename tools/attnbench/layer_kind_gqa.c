@@ -4,6 +4,8 @@
 #include "layer_kind_calls.h"
 #include "layer_kind_multihead.h"
 
+#include <stdio.h>
+
 #define FAIL(...) ab_case_fail(err, err_size, __VA_ARGS__)
 
 AB_LAYER_KIND_CALLS(gqa, gqa)
@@ -127,6 +129,36 @@ static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *weights, ab
     return ab_multihead_bench_weights(b, &widths, &weights->gqa, m);
 }
 
+/* --kv-heads (default --heads) must divide --heads; the value's head width
+ * is head_dim. */
+static int bench_sizes(const ab_args *a, ab_layer_bench *b)
+{
+    ab_dims *d = &b->d;
+    d->dv = d->dk; /* head_dim */
+    b->kv_heads = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
+    if (!b->kv_heads || d->heads % b->kv_heads) {
+        fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
+        return ATTNBENCH_EXIT_USAGE;
+    }
+    return ATTNBENCH_EXIT_OK;
+}
+
+static bool bench_widths_fit(const char *name, const ab_layer_bench *b)
+{
+    const ab_factor H = {"--heads", b->d.heads}, G = {"--kv-heads", b->kv_heads},
+                    Dk = {"--dk", b->d.dk};
+    return AB_WIDTH_FITS(name, "the query heads' width", H, Dk) &&
+           AB_WIDTH_FITS(name, "the key/value heads' width", G, Dk);
+}
+
+/* the key and value kernels: Nkv <= Nq heads */
+static bool bench_kernels_fit(const char *name, const ab_layer_bench *b)
+{
+    const ab_factor D = {"--dmodel", b->dmodel}, H = {"--heads", b->d.heads},
+                    Dk = {"--dk", b->d.dk};
+    return AB_FITS(name, "query_kernel", D, H, Dk);
+}
+
 static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
 {
     const ab_dims *d = &b->d;
@@ -142,5 +174,7 @@ const ab_layer_kind_info ab_layer_kind_gqa = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_GQA, "GroupedQueryAttention", "GroupQueryAttention", "gqa"),
     .weights_free = weights_free, .multi_head = true,
     .zero_grad_slots = 1u << 3, /* key_bias: softmax ignores a shift along the keys */
-    .sliding_window = sliding_window, .uses_rope = uses_rope,
+    .sliding_window = sliding_window, .uses_rope = uses_rope, .sdpa_path = true,
+    .bench_kernels_fit = bench_kernels_fit, .bench_sizes = bench_sizes,
+    .bench_widths_fit = bench_widths_fit,
 };

@@ -114,6 +114,13 @@ static bool bench_weights(const ab_layer_bench *b, ab_layer_weights *weights, ab
     return ab_multihead_bench_weights(b, &widths, &weights->mha, m);
 }
 
+static bool bench_kernels_fit(const char *name, const ab_layer_bench *b)
+{
+    const ab_factor D = {"--dmodel", b->dmodel}, H = {"--heads", b->d.heads},
+                    Dk = {"--dk", b->d.dk}, Dv = {"--dv", b->d.dv};
+    return AB_FITS(name, "query_kernel", D, H, Dk) && AB_FITS(name, "value_kernel", D, H, Dv);
+}
+
 static void bench_flops(const ab_layer_bench *b, double *proj, double *core)
 {
     const ab_dims *d = &b->d;
@@ -129,5 +136,6 @@ const ab_layer_kind_info ab_layer_kind_mha = {
     AB_LAYER_KIND_ENTRIES(AB_LAYER_MHA, "MultiHeadAttention", NULL, "mha"),
     .weights_free = weights_free, .multi_head = true,
     .zero_grad_slots = 1u << 3, /* key_bias: softmax ignores a shift along the keys */
-    .sliding_window = sliding_window, .uses_rope = uses_rope,
+    .sliding_window = sliding_window, .uses_rope = uses_rope, .sdpa_path = true,
+    .bench_kernels_fit = bench_kernels_fit,
 };

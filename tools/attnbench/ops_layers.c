@@ -77,12 +77,11 @@ static void make_half(layer_state *s)
 static const char *layer_path(const layer_state *s)
 {
     const ab_dims *d = &s->b.d;
-    if (s->layer.kind == AB_LAYER_ADDITIVE || s->layer.kind == AB_LAYER_BAHDANAU)
+    const ab_layer_kind_info *kind = ab_layer_kind_of(s->layer.kind);
+    if (!kind->sdpa_path)
         return NULL;
-    const bool mha = s->layer.kind != AB_LAYER_ATTENTION; /* MHA or GQA */
-    const float rate = s->layer.kind == AB_LAYER_GQA   ? s->layer.desc.gqa.dropout
-                       : s->layer.kind == AB_LAYER_MHA ? s->layer.desc.mha.dropout
-                                                       : s->layer.desc.att.dropout;
+    const bool mha = kind->multi_head;
+    const float rate = s->b.dropout; /* the desc's (bench_desc) */
     vkattn_sdpa_params p = {
         .batch = d->batch, .heads = mha ? d->heads : 1, .kv_heads = s->b.kv_heads, .tq = d->tq, .tv = d->tv, .dk = d->dk,
         .dv = d->dv, .scale = mha ? 0.0f : s->layer.w.att.scale,
@@ -101,32 +100,20 @@ static const char *layer_path(const layer_state *s)
     return ab_sdpa_path_name(s->ctx, &p);
 }
 
-/* A layer bench's sizes with their defaults (docs/ATTNBENCH.md). */
-typedef struct layer_sizes {
-    ab_dims d;         /* heads: 8 for the multi-head layers, else 1; GQA's dv = dk */
-    uint32_t kv_heads; /* gqa: --kv-heads, default --heads */
-    uint32_t units;    /* bahdanau: --units, default --dk */
-    uint32_t dmodel;   /* mha, gqa: --dmodel, default --heads x --dk */
-} layer_sizes;
-
-/* The sizes of the flags; a usage error (message printed) for sizes the
- * layer cannot have. Needs no device. */
-static int layer_sizes_of(const ab_args *a, ab_layer_kind kind, const char *name, layer_sizes *l)
+/* The sizes of the flags with their defaults (docs/ATTNBENCH.md: heads 8
+ * for the multi-head layers, else 1) into l's d, kv_heads, units and dmodel;
+ * a usage error (message printed) for sizes the layer cannot have. Needs no
+ * device. */
+static int layer_sizes_of(const ab_args *a, const ab_layer_kind_info *kind, const char *name,
+                          ab_layer_bench *l)
 {
-    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
-    int st = ab_attention_dims(name, a, mha ? 8 : 1, &l->d);
+    int st = ab_attention_dims(name, a, kind->multi_head ? 8 : 1, &l->d);
     if (st)
         return st;
     ab_dims *d = &l->d;
     l->kv_heads = 0;
-    if (kind == AB_LAYER_GQA) {
-        d->dv = d->dk; /* head_dim */
-        l->kv_heads = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
-        if (!l->kv_heads || d->heads % l->kv_heads) {
-            fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
-            return ATTNBENCH_EXIT_USAGE;
-        }
-    }
+    if (kind->bench_sizes && (st = kind->bench_sizes(a, l)))
+        return st;
     if (a->rotary_dim > d->dk) { /* the head width: key_dim, GQA's head_dim */
         fprintf(stderr, "attnbench: %s: --rotary-dim %u must be <= --dk (%u)\n", name,
                 a->rotary_dim, d->dk);
@@ -148,59 +135,50 @@ static int layer_sizes_of(const ab_args *a, ab_layer_kind kind, const char *name
  * (sizes.h), before a context is made. The value mask (B, Tv), the biases
  * and the gradients are no larger than the arrays named; the multi-head
  * layers' output kernel and gate count as their value kernel. */
-static int layer_check_args(const ab_args *a, ab_layer_kind kind, const char *name)
+static int layer_check_args(const ab_args *a, const ab_layer_kind_info *kind)
 {
-    layer_sizes l;
+    const char *name = kind->bench_name;
+    ab_layer_bench l = {0};
     int st = layer_sizes_of(a, kind, name, &l);
     if (st)
         return st;
     const ab_dims *d = &l.d;
-    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA;
+    const bool mha = kind->multi_head; /* projected widths */
     const ab_factor B = {"--batch", d->batch}, H = {"--heads", d->heads}, Tq = {"--tq", d->tq},
                     Tv = {"--tv", d->tv}, Dk = {"--dk", d->dk}, Dv = {"--dv", d->dv},
-                    G = {"--kv-heads", l.kv_heads}, U = {"--units", l.units},
                     D = {"--dmodel", l.dmodel};
-    if (kind == AB_LAYER_GQA && (!AB_WIDTH_FITS(name, "the query heads' width", H, Dk) ||
-                                 !AB_WIDTH_FITS(name, "the key/value heads' width", G, Dk)))
+    if (kind->bench_widths_fit && !kind->bench_widths_fit(name, &l))
         return ATTNBENCH_EXIT_USAGE;
     const ab_factor Win = mha ? D : Dk, Vin = mha ? D : Dv, Out = mha ? D : Dv;
     bool fit = AB_FITS(name, "the query", B, Tq, Win) && AB_FITS(name, "the key", B, Tv, Win) &&
                AB_FITS(name, "the value", B, Tv, Vin) && AB_FITS(name, "the output", B, Tq, Out) &&
                (!a->scores || (mha ? AB_FITS(name, "the scores", B, H, Tq, Tv)
                                    : AB_FITS(name, "the scores", B, Tq, Tv)));
-    if (fit && kind == AB_LAYER_BAHDANAU)
-        fit = AB_FITS(name, "query_kernel", Dk, U); /* key_kernel too */
-    if (fit && kind == AB_LAYER_MHA)
-        fit = AB_FITS(name, "query_kernel", D, H, Dk) && AB_FITS(name, "value_kernel", D, H, Dv);
-    if (fit && kind == AB_LAYER_GQA) /* key and value kernels: Nkv <= Nq heads */
-        fit = AB_FITS(name, "query_kernel", D, H, Dk);
+    if (fit && kind->bench_kernels_fit)
+        fit = kind->bench_kernels_fit(name, &l);
     return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
 }
 
-static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind, const char *name,
+static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kind_info *kind,
                        void **state, ab_op_info *info)
 {
+    const char *name = kind->bench_name;
     layer_state *s = calloc(1, sizeof *s);
     if (!s)
         return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, name);
     *state = s;
     s->ctx = ctx;
-    s->layer.kind = kind;
+    s->layer.kind = kind->kind;
     s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
     const bool grads = a->backward || a->train_step;
     /* with --fp16, --scores or each other: usage errors that bench's
      * check_flags refuses before a context is made; the sizes too (bench
      * checked them; the counts below rely on it) */
-    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
-    layer_sizes l;
-    int st = layer_check_args(a, kind, name);
-    if (st || (st = layer_sizes_of(a, kind, name, &l)))
+    const bool mha = kind->multi_head; /* projected widths */
+    int st = layer_check_args(a, kind);
+    if (st || (st = layer_sizes_of(a, kind, name, &s->b)))
         return st;
-    s->b.d = l.d;
     ab_dims *d = &s->b.d;
-    s->b.kv_heads = l.kv_heads;
-    s->b.units = l.units;
-    s->b.dmodel = l.dmodel;
     s->b.window = a->window;
     s->b.gate = a->gate;
     s->b.rope = a->rope, s->b.qk_norm = a->qk_norm, s->b.sinks = a->sinks;
@@ -216,10 +194,9 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     };
     /* the layer and the tensors first: the library checks their sizes
      * against the device before any host array is allocated and filled */
-    const ab_layer_kind_info *k = ab_layer_kind_of(kind);
     s->b.dropout = (float)a->dropout;
     s->b.dtype = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
-    k->bench_desc(&s->b, &s->layer.desc);
+    kind->bench_desc(&s->b, &s->layer.desc);
     vkattn_result r = ab_layer_any_new(ctx, &s->layer);
     if (r)
         return ab_setup_refused(ctx, r, name, a, name);
@@ -245,7 +222,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     ab_rng rng = {a->seed};
     s->maker.make = weight;
     s->rng = &rng;
-    const bool drawn = k->bench_weights(&s->b, &s->layer.w, &s->maker);
+    const bool drawn = kind->bench_weights(&s->b, &s->layer.w, &s->maker);
     s->rng = NULL; /* rng ends with this call */
     if (!drawn)
         return ATTNBENCH_EXIT_CHECK;
@@ -258,10 +235,10 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     /* data and weights 2 bytes each under --fp16; the mask and scores stay f32 */
     const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->maker.floats;
     double proj, core;
-    k->bench_flops(&s->b, &proj, &core);
+    kind->bench_flops(&s->b, &proj, &core);
     *info = (ab_op_info){
         .batch = d->batch, .heads = mha ? d->heads : 1,
-        .kv_heads = kind == AB_LAYER_GQA ? s->b.kv_heads : 0, /* the JSON's kv_heads, as decode's */
+        .kv_heads = s->b.kv_heads, /* the JSON's kv_heads, as decode's; 0 but for gqa */
         .tq = d->tq, .tv = d->tv, .dk = d->dk, .dv = d->dv, .path = layer_path(s),
         .flops = proj + core,
         .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
@@ -328,43 +305,43 @@ done:
 
 static int attention_check_args(const ab_args *a)
 {
-    return layer_check_args(a, AB_LAYER_ATTENTION, "attention");
+    return layer_check_args(a, &ab_layer_kind_attention);
 }
 static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, AB_LAYER_ATTENTION, "attention", st, i);
+    return layer_setup(c, a, &ab_layer_kind_attention, st, i);
 }
 static int additive_attention_check_args(const ab_args *a)
 {
-    return layer_check_args(a, AB_LAYER_ADDITIVE, "additive_attention");
+    return layer_check_args(a, &ab_layer_kind_additive);
 }
 static int additive_attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, AB_LAYER_ADDITIVE, "additive_attention", st, i);
+    return layer_setup(c, a, &ab_layer_kind_additive, st, i);
 }
 static int bahdanau_check_args(const ab_args *a)
 {
-    return layer_check_args(a, AB_LAYER_BAHDANAU, "bahdanau");
+    return layer_check_args(a, &ab_layer_kind_bahdanau);
 }
 static int bahdanau_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, AB_LAYER_BAHDANAU, "bahdanau", st, i);
+    return layer_setup(c, a, &ab_layer_kind_bahdanau, st, i);
 }
 static int mha_check_args(const ab_args *a)
 {
-    return layer_check_args(a, AB_LAYER_MHA, "mha");
+    return layer_check_args(a, &ab_layer_kind_mha);
 }
 static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, AB_LAYER_MHA, "mha", st, i);
+    return layer_setup(c, a, &ab_layer_kind_mha, st, i);
 }
 static int gqa_check_args(const ab_args *a)
 {
-    return layer_check_args(a, AB_LAYER_GQA, "gqa");
+    return layer_check_args(a, &ab_layer_kind_gqa);
 }
 static int gqa_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
 {
-    return layer_setup(c, a, AB_LAYER_GQA, "gqa", st, i);
+    return layer_setup(c, a, &ab_layer_kind_gqa, st, i);
 }
 
 const ab_op ab_op_attention = {
