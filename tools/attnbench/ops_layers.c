@@ -303,46 +303,22 @@ done:
     (AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL | AB_F_MASK_RATIO |      \
      AB_F_DROPOUT | AB_F_SCORES | AB_F_BACKWARD)
 
-static int attention_check_args(const ab_args *a)
-{
-    return layer_check_args(a, &ab_layer_kind_attention);
-}
-static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, &ab_layer_kind_attention, st, i);
-}
-static int additive_attention_check_args(const ab_args *a)
-{
-    return layer_check_args(a, &ab_layer_kind_additive);
-}
-static int additive_attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, &ab_layer_kind_additive, st, i);
-}
-static int bahdanau_check_args(const ab_args *a)
-{
-    return layer_check_args(a, &ab_layer_kind_bahdanau);
-}
-static int bahdanau_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, &ab_layer_kind_bahdanau, st, i);
-}
-static int mha_check_args(const ab_args *a)
-{
-    return layer_check_args(a, &ab_layer_kind_mha);
-}
-static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, &ab_layer_kind_mha, st, i);
-}
-static int gqa_check_args(const ab_args *a)
-{
-    return layer_check_args(a, &ab_layer_kind_gqa);
-}
-static int gqa_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, &ab_layer_kind_gqa, st, i);
-}
+/* An op's check_args and setup: layer_check_args and layer_setup of the
+ * kind ab_layer_kind_<kind> (layer_kind.h). */
+#define LAYER_OP_ENTRIES(kind)                                                                 \
+    static int kind##_check_args(const ab_args *a)                                             \
+    {                                                                                          \
+        return layer_check_args(a, &ab_layer_kind_##kind);                                     \
+    }                                                                                          \
+    static int kind##_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)     \
+    {                                                                                          \
+        return layer_setup(c, a, &ab_layer_kind_##kind, st, i);                                \
+    }
+LAYER_OP_ENTRIES(attention)
+LAYER_OP_ENTRIES(additive)
+LAYER_OP_ENTRIES(bahdanau)
+LAYER_OP_ENTRIES(mha)
+LAYER_OP_ENTRIES(gqa)
 
 const ab_op ab_op_attention = {
     .name = "attention",
@@ -365,8 +341,8 @@ const ab_op ab_op_additive_attention = {
     .bound_fp16 = AB_BOUND_LAYER_FP16,
     .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
-    .setup = additive_attention_setup, .record = layer_record, .prepare = layer_prepare,
-    .check_args = additive_attention_check_args,
+    .setup = additive_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = additive_check_args,
     .check = layer_check,
     .destroy = layer_destroy,
 };
