@@ -37,7 +37,7 @@ typedef struct ab_case {
     /* with params.rope only: (B, Tq) and (B, Tv) non-negative integers; NULL =
      * query t at t, key s at s */
     ab_nd query_positions, key_positions;
-    bool rank2_query; /* Bahdanau (B, Dq) query: tq = 1, output (B, Dv) */
+    bool rank2_query; /* a (B, Dq) query (the kind's rank2_query): tq = 1, output (B, Dv) */
     uint32_t batch, tq, tv, dq, dk, dv, heads, dout;
     vkattn_layer_call call;
     ab_nd expected_output, expected_scores;

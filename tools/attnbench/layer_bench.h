@@ -11,7 +11,7 @@
 
 typedef struct ab_layer_bench {
     ab_dims d;         /* heads: 8 for the multi-head layers, else 1; GQA's dk is head_dim */
-    uint32_t units;    /* bahdanau: --units, default --dk */
+    uint32_t units;    /* --units (BahdanauAttention), default --dk */
     uint32_t dmodel;   /* mha, gqa: --dmodel, default --heads x --dk */
     uint32_t kv_heads; /* gqa: --kv-heads, default --heads */
     uint32_t window;   /* mha, gqa: --window, 0 = none */
