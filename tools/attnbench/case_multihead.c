@@ -30,7 +30,7 @@ static bool rope_number(json_t *rope, const char *key, double def, double above,
 {
     char field[64];
     snprintf(field, sizeof field, "params.rope.%s", key);
-    double v;
+    double v = 0.0;
     if (!ab_case_number(rope, key, def, &v, field, err, err_size))
         return false;
     if (!(v > above))

@@ -190,8 +190,8 @@ ab_weights_source ab_case_weights_file(ab_case *c, json_t *params, const char *i
                                        const char *second_key, float *dropout, char *err,
                                        size_t err_size)
 {
-    vkattn_weights_file *f;
-    vkattn_weights_load_desc load;
+    vkattn_weights_file *f = NULL;
+    vkattn_weights_load_desc load = {0};
     if (!open_weights(c, params, &f, &load, err, err_size))
         return AB_WEIGHTS_ERROR;
     if (!f)
