@@ -53,7 +53,7 @@
  * within the same bounds with eps = 2^-7 (bf16's spacing at 1: 8 significand
  * bits) for eps16, 8 eps = 6.3e-2 and 4 eps = 3.1e-2; the tests see below
  * 0.8 eps. A bf16 layer's backward is VKATTN_ERROR_UNSUPPORTED naming
- * desc.dtype (not yet: the softmax and SDPA backwards do not take bf16).
+ * desc.dtype (not yet: the softmax backward does not take bf16).
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its

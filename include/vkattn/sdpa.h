@@ -50,7 +50,7 @@
  * or bf16 (any mix, e.g. f16 K/V with an f32 Q, bf16 Q with f16 K/V, or an
  * f32 out from 16-bit inputs); bias, masks, workspace and lse are f32 (a
  * 16-bit bias or mask is VKATTN_ERROR_INVALID_ARGUMENT naming it; the
- * backward, vkattn/sdpa_backward.h, takes no bf16). 16-bit weights: the chained path
+ * backward, vkattn/sdpa_backward.h, takes f32 weights). 16-bit weights: the chained path
  * keeps the scores in the f32 workspace and rounds the returned weights
  * into io->weights once (after softmax, or after dropout with
  * weights_after_dropout), so out is computed from the same fp32

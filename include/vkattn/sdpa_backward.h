@@ -46,20 +46,22 @@
  * inputs (the tests' bound; errors grow with the row length).
  *
  * Element types: q, k, v, grad_out, out (fused path) and each of grad_q,
- * grad_k, grad_v may be f16 or f32, in any mix; lse, weights, bias, masks and
- * workspace are f32. Each f16 input is converted exactly into f32 scratch
- * kept in the context (one conversion pass each; on the fused path with
- * 16-bit storage q, k, v and out are instead read as they are, widened
- * exactly: the same values; the chained path stages nothing, its matmuls
- * reading f16 operands and writing f16 gradients themselves as
- * vkattn/matmul.h does), the f32 backward runs on it (fp32
- * accumulation, the same path choice), and each f16 gradient is
- * rounded once from its f32 result by the device's f32 -> f16 conversion:
- * one f16 spacing (2^-10 relative) over the f32 bound above, against the
- * reference on the same stored values. An f16 out read by the fused path
- * adds its own rounding to rowsum(dO * out) (docs/SEMANTICS.md). Costs: the
- * conversion passes and up to 8 f32 scratch tensors of the data tensors'
- * sizes (plus the workspace) where tensors are staged.
+ * grad_k, grad_v may be f32, f16 or bf16, in any mix; lse, weights, bias,
+ * masks and workspace are f32. Each 16-bit input is converted exactly into
+ * f32 scratch kept in the context (one conversion pass each; on the fused
+ * path with 16-bit storage and no bf16 tensor in the call, f16 q, k, v and
+ * out are instead read as they are, widened exactly: the same values; the
+ * chained path stages nothing, its matmuls reading 16-bit operands and
+ * writing 16-bit gradients themselves as vkattn/matmul.h does), the f32
+ * backward runs on it (fp32 accumulation, the same path choice), and each
+ * 16-bit gradient is rounded once from its f32 result: f16 by the device's
+ * f32 -> f16 conversion, one f16 spacing (2^-10 relative) over the f32 bound
+ * above; bf16 to nearest even by vkattn's own code, one bf16 spacing (2^-7
+ * relative), against the reference on the same stored values. A 16-bit out
+ * read by the fused path adds its own rounding to rowsum(dO * out)
+ * (docs/SEMANTICS.md). Costs: the conversion passes and up to 8 f32 scratch
+ * tensors of the data tensors' sizes (plus the workspace) where tensors are
+ * staged.
  *
  * Workspace: the chained path needs 1 or 2 tensors of
  * vkattn_sdpa_backward_workspace_size floats, the fused one 1 (two floats
@@ -72,13 +74,13 @@
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (the forward's checks; a missing or
  * too small q, k, v, grad_out, grad_q, grad_k, grad_v; io->lse or io->out
  * missing with VKATTN_SDPA_FUSED; a gradient aliasing any other tensor of the
- * call, named in the message; an f16 bias, mask or value_mask, named: they
- * have no f16 form), VKATTN_ERROR_SIZE_OVERFLOW,
+ * call, named in the message; a 16-bit bias, mask or value_mask, named: they
+ * have no 16-bit form), VKATTN_ERROR_SIZE_OVERFLOW,
  * VKATTN_ERROR_DEVICE_LIMIT, VKATTN_ERROR_UNSUPPORTED (VKATTN_SDPA_FUSED where
- * the fused kernels cannot serve the call; an f16 lse, weights or workspace,
+ * the fused kernels cannot serve the call; a 16-bit lse, weights or workspace,
  * named), VKATTN_ERROR_OUT_OF_DEVICE_MEMORY,
  * Vulkan failures. Nothing is recorded or allocated on an argument error;
- * with f16 tensors nothing is recorded on any failure (the call runs dry
+ * with 16-bit tensors nothing is recorded on any failure (the call runs dry
  * first, which also grows the scratch).
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in
  * any mode) may run on several threads of one context (vkattn/context.h).

@@ -75,9 +75,13 @@ def test_bfloat16(ctx, rng):
     np.testing.assert_array_equal(t.numpy(), want[::-1])
     e = vkattn.Tensor.empty((3, 2), "bfloat16", context=ctx)
     assert e.dtype_name == "bfloat16" and e.numpy().shape == (3, 2)
-    with pytest.raises(vkattn.UnsupportedError, match="q is a bf16 tensor"):
-        q = vkattn.Tensor(np.ones((1, 2, 4)), "bfloat16", context=ctx)
-        vkattn.sdpa(q, q, q, context=ctx)
+    # an op reads a bf16 Tensor's values exactly: sdpa on it is sdpa on those values
+    q = vkattn.Tensor(rng.standard_normal((1, 3, 5, 4)), "bfloat16", context=ctx)
+    got = vkattn.sdpa(q, q, q, context=ctx).numpy()
+    values = vkattn.bfloat16.to_float32(q.numpy())
+    np.testing.assert_array_equal(got, vkattn.sdpa(values, values, values, context=ctx))
+    with pytest.raises(vkattn.InvalidArgumentError, match="params.0. is bfloat16"):
+        vkattn.Adam(lr=0.1).step([q], [q])  # the optimizer updates f32 parameters only
     with pytest.raises(TypeError, match="uint16"):
         vkattn.bfloat16.to_float32(np.ones(2, np.float32))
 

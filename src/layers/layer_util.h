@@ -54,8 +54,8 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
                                            const vkattn_layer_call *call, const char *what);
 
 /* A layer backward's dtype check, first thing: the backward takes f32 and
- * f16 layers; another dtype (bf16: its softmax and SDPA backwards do not take
- * it yet) is UNSUPPORTED naming desc.dtype, before anything is recorded. */
+ * f16 layers; another dtype (bf16: the softmax backward does not take it
+ * yet) is UNSUPPORTED naming desc.dtype, before anything is recorded. */
 vkattn_result vka_layer_check_backward_dtype(vkattn_context *ctx, const char *caller,
                                              vkattn_dtype dtype);
 

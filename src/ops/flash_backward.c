@@ -174,14 +174,19 @@ void vka_flash_backward_choose(const struct vkattn_context *ctx, const vka_sdpa_
 }
 
 static bool is_f16(const struct vkattn_tensor *t) { return t->dtype == VKATTN_DTYPE_F16; }
+static bool is_bf16(const struct vkattn_tensor *t) { return t && t->dtype == VKATTN_DTYPE_BF16; }
 
 void vka_flash_backward_choose_coopmat(const struct vkattn_context *ctx,
                                        const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                                        const vkattn_sdpa_backward_io *io,
                                        vka_flash_backward_choice *c)
 {
+    /* f16 fragments hold f16 operands exactly, not bf16 ones; and a bf16 out
+     * or gradient stages every operand into f32 (sdpa_backward.c), which the
+     * module chosen for 16-bit storage (cm.f16) would read as halves */
     const bool f16_operands = is_f16(io->q) && is_f16(io->k) && is_f16(io->v) &&
-                              is_f16(io->grad_out);
+                              is_f16(io->grad_out) && !is_bf16(io->out) &&
+                              !is_bf16(io->grad_q) && !is_bf16(io->grad_k) && !is_bf16(io->grad_v);
     c->coopmat = vka_flash_backward_coopmat_choose(ctx, s, p, f16_operands, &c->cm);
 }
 
@@ -277,7 +282,7 @@ static void make_kernels(const struct vkattn_context *ctx, const vka_sdpa_shape 
     *k = (fb_kernels){0};
     /* f16 q, k, v, out or (for the fragment kernels, whose stats pass reads
      * it too) grad_out: read as they are where the device has 16-bit storage
-     * (the caller staged them otherwise) */
+     * (the caller staged them otherwise, and bf16 ones always) */
     const vkattn_context_info *info = vka_info(ctx);
     const bool f16 = info->storage_buffer_16bit &&
                      (is_f16(io->q) || is_f16(io->k) || is_f16(io->v) || is_f16(io->out) ||

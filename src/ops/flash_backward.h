@@ -63,8 +63,8 @@ void vka_flash_backward_choose(const struct vkattn_context *ctx, const vka_sdpa_
                                const vkattn_sdpa_params *p, vka_flash_backward_choice *c);
 
 /* Once the tensors are checked: whether the cooperative-matrix gradient
- * kernels serve the call (they take all-f16 q, k, v and grad_out,
- * ops/flash_backward_coopmat.h). Call it once per recorded call. */
+ * kernels serve the call (they take all-f16 q, k, v and grad_out and no bf16
+ * tensor, ops/flash_backward_coopmat.h). Call it once per recorded call. */
 void vka_flash_backward_choose_coopmat(const struct vkattn_context *ctx,
                                        const vka_sdpa_shape *s, const vkattn_sdpa_params *p,
                                        const vkattn_sdpa_backward_io *io,
@@ -75,10 +75,10 @@ void vka_flash_backward_choose_coopmat(const struct vkattn_context *ctx,
  * vka_flash_backward_choose_coopmat with the caller's tensors); nothing is
  * re-checked or re-chosen here. io's tensors were checked by the caller;
  * stats holds at least 2 * B * H * Tq floats. f16 q, k, v and out are read
- * as they are where the device has 16-bit storage (else io holds their
- * exact f32 copies), f16 grad_out too (only where the cooperative-matrix
- * kernels serve reading f16, choice->cm.f16: the caller staged it
- * otherwise). */
+ * as they are where the device has 16-bit storage (else, and for any bf16
+ * tensor in the call, io holds their exact f32 copies), f16 grad_out too
+ * (only where the cooperative-matrix kernels serve reading f16,
+ * choice->cm.f16: the caller staged it otherwise). */
 vkattn_result vka_flash_backward_record(struct vkattn_context *ctx, VkCommandBuffer cmd,
                                         const vka_sdpa_shape *s,
                                         const vkattn_sdpa_params *p,

@@ -156,8 +156,8 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
 {
     const vka_sdpa_shape *s = &pl->s;
     vkattn_result r;
-    /* the data tensors: f16 or f32 each, staged through f32 (record_staged) */
-    const unsigned both = VKA_DTYPES_F32_F16;
+    /* the data tensors: f32, f16 or bf16 each, staged through f32 (record_staged) */
+    const unsigned both = VKA_DTYPES_FLOAT;
     if ((r = vka_tensor_check_types(ctx, io->q, s->q, caller, "io->q", both)) ||
         (r = vka_tensor_check_types(ctx, io->k, s->k, caller, "io->k", both)) ||
         (r = vka_tensor_check_types(ctx, io->v, s->v, caller, "io->v", both)) ||
@@ -341,27 +341,25 @@ _Static_assert(VKA_SCRATCH_F16_STAGE0 + N_IN + N_OUT - 1 == VKA_SCRATCH_F16_STAG
                "sdpa_backward.c stages N_IN + N_OUT tensors: see ops/scratch_kinds.h");
 static vka_scratch_kind stage_kind(int i) { return (vka_scratch_kind)(VKA_SCRATCH_F16_STAGE0 + i); }
 
-/* Whether any data tensor of the call is f16. */
-static bool any_f16(const vkattn_sdpa_backward_io *io, bool fused)
+/* The path of the call's data tensors (ops/half_stage.h): F32 when none is
+ * 16-bit. */
+static vka_path16 path16(const vkattn_context *ctx, const vkattn_sdpa_backward_io *io, bool fused)
 {
     const vkattn_tensor *all[] = {io->q, io->k, io->v, io->grad_out, fused ? io->out : NULL,
                                   io->grad_q, io->grad_k, io->grad_v};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i] && all[i]->dtype == VKATTN_DTYPE_F16)
-            return true;
-    return false;
+    return vka_path16_of(ctx, all, sizeof all / sizeof all[0]);
 }
 
-/* The checked call: f16 inputs converted exactly into f32 scratch (on the
- * fused path with 16-bit storage none but dO, and dO too where the
- * cooperative-matrix gradient kernels take the call: the kernels read f16
- * q, k, v, out and there dO as they are, widened exactly or packed into
- * fragments as f16, so the values are the same; on the chained path none:
- * its matmuls read and write f16 themselves), the f32 backward (fp32
- * accumulation, as for f32 calls), each f16 gradient rounded once from its
- * f32 result (ops/half_stage.h). f32 tensors are used in place. Runs dry
- * first through vka_f16_record when anything is staged, so nothing is
- * recorded on failure. */
+/* The checked call: 16-bit inputs converted exactly into f32 scratch (on the
+ * fused path with 16-bit storage and no bf16 tensor none but dO, and dO too
+ * where the cooperative-matrix gradient kernels take the call: the kernels
+ * read f16 q, k, v, out and there dO as they are, widened exactly or packed
+ * into fragments as f16, so the values are the same; on the chained path
+ * none: its matmuls read and write f16 and bf16 themselves), the f32
+ * backward (fp32 accumulation, as for f32 calls), each 16-bit gradient
+ * rounded once from its f32 result (ops/half_stage.h; bf16 to nearest even).
+ * f32 tensors are used in place. Runs dry first through vka_f16_record when
+ * anything is staged, so nothing is recorded on failure. */
 static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
 {
     const bwd_op *op = op_;
@@ -377,13 +375,15 @@ static vkattn_result record_staged(vkattn_context *ctx, VkCommandBuffer cmd, con
     vkattn_tensor *in_f[N_IN], *out_f[N_OUT];
     vkattn_result r;
     /* the fused kernels read f16 q, k, v and out as they are where the device
-     * has 16-bit storage (their _f16 variants, ops/flash_backward.c); dO only
-     * the cooperative-matrix ones (and then their stats pass), which take
-     * all-f16 operands (vka_fb_coopmat.f16), as the plan chose. The chained
-     * path touches q, k, v, dO and the gradients only by matmuls, which read
-     * and write f16 themselves on every device (vkattn/matmul.h): none staged */
+     * has 16-bit storage and no tensor of the call is bf16 (their _f16
+     * variants' float16_t views, ops/flash_backward.c; a bf16 call stages
+     * every 16-bit tensor); dO only the cooperative-matrix ones (and then
+     * their stats pass), which take all-f16 operands (vka_fb_coopmat.f16), as
+     * the plan chose. The chained path touches q, k, v, dO and the gradients
+     * only by matmuls, which read and write f16 and bf16 themselves on every
+     * device (vkattn/matmul.h): none staged */
     const bool chained = !pl->fused;
-    const bool native16 = pl->fused && vka_info(ctx)->storage_buffer_16bit;
+    const bool native16 = pl->fused && path16(ctx, io, true) == VKA_PATH_NATIVE16;
     const bool native_do = native16 && pl->fc.coopmat && pl->fc.cm.f16;
     for (int i = 0; i < N_IN; i++) {
         in_f[i] = in[i];
@@ -444,6 +444,7 @@ vkattn_result vkattn_sdpa_backward_record(vkattn_context *ctx, VkCommandBuffer c
         vka_flash_backward_choose_coopmat(ctx, &pl.s, &bp, io, &pl.fc);
     const bwd_op op = {.caller = __func__, .p = &bp, .pl = &pl, .io = io};
     /* soft-capping and sinks add steps with limits of their own: dry first */
-    const bool dry_first = any_f16(io, pl.fused) || bp.has_sinks || bp.softcap != 0.0f;
+    const bool dry_first =
+        path16(ctx, io, pl.fused) != VKA_PATH_F32 || bp.has_sinks || bp.softcap != 0.0f;
     return vka_f16_record(ctx, cmd, dry_first, record_staged, &op);
 }

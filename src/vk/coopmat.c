@@ -236,8 +236,11 @@ static const char *why_not(const struct vkattn_context *ctx, uint32_t family)
     const vkattn_context_info *info = &ctx->info;
     if (!(allowed_by_desc(ctx) & family))
         return "left out by vkattn_context_advanced.coopmat_families";
+    /* OFF means no cooperative-matrix kernel at all, the emulation's included */
     if (family == VKATTN_COOPMAT_EMULATED)
-        return ctx->coopmat_emulate ? NULL : "coopmat_emulate is not set";
+        return !ctx->coopmat_emulate                      ? "coopmat_emulate is not set"
+               : ctx->coopmat_mode == VKATTN_COOPMAT_OFF ? "cooperative_matrix is OFF"
+                                                         : NULL;
     if (ctx->coopmat_emulate)
         return "replaced by the emulation (coopmat_emulate)";
     if (!(ctx->coopmat_support.flavours & family))

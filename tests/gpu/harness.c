@@ -249,6 +249,16 @@ void th_round_f16(float *x, size_t n)
         x[i] = tu_f16_to_f32(tu_f16_bits(x[i]));
 }
 
+void th_round_bf16(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+        memcpy(&x[i], &u, sizeof u);
+    }
+}
+
 float *th_half_uniform(size_t n, float a)
 {
     float *x = tu_floats(n ? n : 1);

@@ -3,7 +3,8 @@
  * device's own conversion matches the host's bit for bit; each public op
  * takes a bf16 operand where it opens bf16 (softmax, dropout, heads, additive
  * and their backwards, the head ops' norm weight, SDPA's q, k, v and out,
- * decode's q and out, KV-cache appends here; the matmul and its backward in test_matmul.c and
+ * its backward's data tensors (the lse stays f32), decode's q and out,
+ * KV-cache appends here; the matmul and its backward in test_matmul.c and
  * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
  * call that succeeds with f32 ones, naming it; the layers: an f32 one refuses
  * bf16 io, a bf16 one takes it (each operand in turn), and a bf16 MHA's and
@@ -361,10 +362,11 @@ static const op_row rows[] = {
      {"io->q", "io->k", "io->v", "io->bias", "io->value_mask", "io->mask", "io->out"},
      .takes = 0x47}, /* the masks stay f32 */
     /* with io->lse: the fused backward, which reads io->out (the chained one
-     * ignores io->out, whatever it is) */
+     * ignores io->out, whatever it is); the lse stays f32 */
     {"sdpa backward", sdpa_backward,
      {"io->q", "io->k", "io->v", "io->out", "io->grad_out", "io->grad_q", "io->grad_k",
-      "io->grad_v", "io->lse"}},
+      "io->grad_v", "io->lse"},
+     .takes = 0xff},
     {"head op", head_op, {"io->x", "io->out", "io->weight"},
      .takes = 0x4}, /* x and out share a type: both bf16 in test_head_op.c */
     {"mse", mse, {"io->pred", "io->target", "io->loss", "io->grad"}},

@@ -12,7 +12,8 @@
  * - under ON the same broken family runs untested and is wrong: the fault is
  *   real, so the checks above could fail;
  * - the outcome is reused by a later context of the same device;
- * - coopmat_families refuses unknown bits and leaves families out.
+ * - coopmat_families refuses unknown bits and leaves families out;
+ * - OFF runs no fragment kernel, the emulation's included.
  * A hardware family a device offers must end PASSED or FAILED, never run
  * untested under AUTO. */
 #include "backward_coopmat_bound.h"
@@ -416,11 +417,31 @@ static void test_variants(void **state)
     vkattn_context_destroy(ctx);
 }
 
+/* cooperative_matrix OFF wins over coopmat_emulate: "OFF never"
+ * (vkattn/advanced.h), so an f16 product takes the scalar kernel, right. */
+static void test_off_wins_over_emulation(void **state)
+{
+    (void)TH_CTX(state);
+    logged l;
+    vkattn_context_info info;
+    vkattn_context *ctx = emulated_or_skip(VKATTN_COOPMAT_OFF, false, &l, &info);
+    const vkattn_coopmat_check *c = &info.coopmat_check[EMU_INDEX];
+    print_message("emulation under OFF: %s\n", c->detail);
+    assert_int_equal(info.coopmat_running, 0);
+    assert_false(info.coopmat_attention);
+    assert_int_equal(c->state, VKATTN_COOPMAT_NOT_TRIED);
+    assert_non_null(strstr(c->detail, "OFF"));
+    assert_true(matmul_error(ctx) <= 1.0);
+    assert_false(th_pipeline_seen(&l.seen, "matmul_coopmat", true));
+    vkattn_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
         test_reported_families, test_emulation_passes, test_broken_family_refused,
-        test_fault_is_real, test_families_mask, test_variants)};
+        test_fault_is_real, test_families_mask, test_variants,
+        test_off_wins_over_emulation)};
     return cmocka_run_group_tests_name("cooperative-matrix self-test", tests, th_setup,
                                        th_teardown);
 }

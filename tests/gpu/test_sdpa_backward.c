@@ -28,16 +28,19 @@
  * The random cases run in the storage dtypes of `dtypes` below (a new dtype
  * is one row there): under a row past f32 each of q, k, v, grad_out, grad_q,
  * grad_k, grad_v (and the fused forward's out) is of the row's dtype or f32
- * at random, the first case of each test all of the dtype; masks, bias and
- * lse stay f32. Inputs are random values in [-1, 1] rounded to their
- * tensor's type, so the reference (double) runs on exactly what the device
- * holds. Bound, per gradient, on max|got - ref| / scale with the scale above:
+ * at random (the bf16 row: or f16, so f16 meets bf16 in one call), the first
+ * case of each test all of the dtype; masks, bias and lse stay f32. Inputs
+ * are random values in [-1, 1] rounded to their tensor's type, so the
+ * reference (double) runs on exactly what the device holds. Bound, per gradient, on max|got - ref| / scale with the scale above:
  *   1e-4                the f32 backward's bound: the f16 inputs are exact in
  *                       f32, so the arithmetic is the f32 backward's on the
  *                       same values
  * + 2^-10 (f16 grad)    the one rounding of an f16 gradient: half an f16
  *                       spacing, 2^-11 |x| (docs/SEMANTICS.md's ulp16 is
  *                       2^-10 relative), doubled for the f32 error it rounds
+ * + 2^-7 (bf16 grad)    the twin for bf16: half a bf16 spacing (8 significand
+ *                       bits: 2^-8 |x|; rounded to nearest even by vkattn's
+ *                       own GLSL), doubled likewise
  * + shift (f16 out)     the fused path reads the forward's out to form
  *                       D_i = rowsum(dO_i * O_i); an f16 out, rounded once
  *                       (by 2^-11 |O| at most, 2^-25 below the normal range),
@@ -46,7 +49,9 @@
  *                       dS_ij moves by W_ij dD_i, so dQ_i by at most
  *                       |scale| dD_i max|K| (sum_j W_ij <= 1) and dK_j by
  *                       |scale| max|Q| sum_i W_ij dD_i over the rows of its
- *                       group; dV does not read D.
+ *                       group; dV does not read D. A bf16 out likewise with
+ *                       2^-8 |O_id| + 2^-126 (f32's range: no bf16
+ *                       subnormal floor; 2^-126 for a flushed f32 denormal).
  * + coopmat             a fused all-f16 (q, k, v, dO) call on a context running
  *                       the cooperative-matrix backward: its f16 P and dS
  *                       (backward_coopmat_bound.h).
@@ -70,6 +75,7 @@
 
 #define BOUND 1e-4
 #define EPS16 0x1p-10
+#define EPS_BF16 0x1p-7
 #define FLOOR 1e-2       /* a gradient that is 0 analytically (one key per row) */
 #define JOINT_FLOOR 1e-1 /* ... measured against a tenth of the call's largest */
 
@@ -92,6 +98,8 @@ static const bwd_dtype dtypes[] = {
     {VKATTN_DTYPE_F32, 0.0, 37, 45, 0, 12, 12, 5},
     /* smaller: lavapipe is slow on every f16 operand mix */
     {VKATTN_DTYPE_F16, EPS16, 21, 21, 13, 5, 5, 2},
+    /* fewer: f16's cases cover the kernels; bf16 adds its staging and rounding */
+    {VKATTN_DTYPE_BF16, EPS_BF16, 21, 21, 13, 3, 3, 2},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
@@ -206,7 +214,8 @@ static void check_grad(const char *what, const char *name, vkattn_tensor *t, con
 }
 
 /* Whether a fused call of c may take the cooperative-matrix backward on this
- * context (ops/flash_backward_coopmat.h): q, k, v, grad_out f16 where it runs. */
+ * context (ops/flash_backward_coopmat.h): q, k, v, grad_out f16 where it runs
+ * (a bf16 tensor besides keeps it off: counted anyway, a looser bound). */
 static bool coopmat_backward(vkattn_context *ctx, const bcase *c)
 {
     vkattn_context_info info;
@@ -216,10 +225,12 @@ static bool coopmat_backward(vkattn_context *ctx, const bcase *c)
            c->ty[T_G] == VKATTN_DTYPE_F16;
 }
 
-/* The largest shifts of dQ and dK an f16 out can cause (the header's
+/* The largest shifts of dQ and dK a 16-bit out can cause (the header's
  * "shift"): *xq, *xk. */
 static void out16_shift(const bcase *c, double *xq, double *xk)
 {
+    const bool bf16 = c->ty[T_OUT] == VKATTN_DTYPE_BF16;
+    const double rel = bf16 ? 0x1p-8 : 0x1p-11, tiny = bf16 ? 0x1p-126 : 0x1p-25;
     vkattn_sdpa_params rp = c->p;
     rp.return_weights = true, rp.weights_after_dropout = false;
     const uint32_t h = heads_of(&rp), g = h / c->hkv, dv = rp.dv ? rp.dv : rp.dk;
@@ -237,8 +248,7 @@ static void out16_shift(const bcase *c, double *xq, double *xk)
     for (size_t r = 0; r < rows; r++) {
         double dd = 0.0;
         for (uint32_t d = 0; d < dv; d++)
-            dd += fabs((double)c->g[r * dv + d]) *
-                  (0x1p-11 * fabs((double)out[r * dv + d]) + 0x1p-25);
+            dd += fabs((double)c->g[r * dv + d]) * (rel * fabs((double)out[r * dv + d]) + tiny);
         max_dd = fmax(max_dd, dd);
         const size_t b = r / ((size_t)h * rp.tq), head = r / rp.tq % h;
         const size_t key0 = (b * c->hkv + head / g) * rp.tv;
@@ -283,7 +293,7 @@ static void run_case(vkattn_context *ctx, bcase *c, run_mode mode)
             fio.weights = poisoned(ctx, c->nw, VKATTN_DTYPE_F32);
         TH_OK(ctx, vkattn_sdpa_record(ctx, VKATTN_RUN_NOW, &fp, &fio));
         io.out = fio.out, io.lse = fio.lse, io.weights = fio.weights;
-        if (fused && ty[T_OUT] == VKATTN_DTYPE_F16)
+        if (fused && ty[T_OUT] != VKATTN_DTYPE_F32)
             out16_shift(c, &xq, &xk);
         if (fused && coopmat_backward(ctx, c)) { /* its f16 P and dS (docs/SEMANTICS.md) */
             const bcb_inputs in = {c->q, c->k, c->v, c->g, c->bias, c->vm, c->mask};
@@ -320,7 +330,8 @@ static bool coin(void) { return tu_rand_range(0, 1) == 1; }
 /* Case idx of row d: H / Hkv = 1, 2, 3, 4; Tq = 1 every 7th; a scale of
  * either sign or the default; dropout every 3rd (out of training every 9th,
  * at a large Philox offset half the time); under a row past f32 each tensor
- * of the dtype or f32, all of it in case 0, at least one the backward takes. */
+ * of the dtype or f32 (bf16's: or f16), all of it in case 0, at least one the
+ * backward takes. */
 static bcase random_case(int idx, const bwd_dtype *d)
 {
     bcase c = {0};
@@ -346,8 +357,10 @@ static bcase random_case(int idx, const bwd_dtype *d)
     if (d->dtype == VKATTN_DTYPE_F32)
         return c;
     bool any = false;
+    const vkattn_dtype other =
+        d->dtype == VKATTN_DTYPE_BF16 && coin() ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
     for (int t = 0; t < N_T; t++) {
-        c.ty[t] = idx == 0 || coin() ? d->dtype : VKATTN_DTYPE_F32;
+        c.ty[t] = idx == 0 || coin() ? d->dtype : other;
         any |= c.ty[t] == d->dtype && t != T_OUT;
     }
     if (!any) /* at least one tensor of the dtype the backward itself takes */

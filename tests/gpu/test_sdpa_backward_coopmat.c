@@ -17,7 +17,10 @@
  * f32 scratch, as test_f16_staging.c counts it); without, the module reading
  * their staged f32 copies. Devices with
  * fewer than 10 storage buffers per shader (mobile-min) have no fused
- * backward: the test skips there.
+ * backward: the test skips there. The same inputs with bf16 gradients must
+ * not take the kernels (no emulated backward pipeline: a bf16 tensor stages
+ * every operand into f32, which the f16 module would read as halves), and
+ * hold test_sdpa_backward.c's bound: 1e-4 + 2^-7 (one bf16 spacing).
  *
  * Bound, per gradient, on max|got - ref| / scale (scale as
  * test_sdpa_backward.c's): 1e-4 (the f32 backward's bound: the f16
@@ -46,6 +49,7 @@
 #include <string.h>
 
 #define BOUND32 1e-4
+#define EPS_BF16 0x1p-7 /* test_sdpa_backward.c's bf16 row */
 #define FLOOR 1e-2
 #define JOINT_FLOOR 1e-1
 
@@ -113,12 +117,12 @@ static void free_case(bcase *c)
 }
 
 static void check_grad(const char *what, const char *name, vkattn_tensor *t, const float *ref,
-                       size_t n, double joint, double extra)
+                       size_t n, double joint, double eps, double extra)
 {
     float *got = th_download(t, n);
     const double floor_ = fmax(FLOOR, JOINT_FLOOR * joint);
     const double scale = fmax(max_abs(ref, n), floor_);
-    const double bound = BOUND32 + extra / scale;
+    const double bound = BOUND32 + eps + extra / scale;
     const double err = tu_max_rel_err(got, ref, n, floor_);
     if (!TU_WITHIN(err, bound))
         fail_msg("%s: %s: max relative error %.3g exceeds bound %.3g", what, name, err, bound);
@@ -134,7 +138,9 @@ static vkattn_tensor *f32_tensor(vkattn_context *ctx, const float *x, size_t n)
     return x ? th_tensor(ctx, n, x) : NULL;
 }
 
-static void run_case(vkattn_context *ctx, bcase *c)
+/* Gradients of type gt: f32 (the kernels' rounding terms), or bf16 (off the
+ * kernels: its rounding instead). */
+static void run_case(vkattn_context *ctx, bcase *c, vkattn_dtype gt)
 {
     const vkattn_sdpa_params *p = &c->p;
     const vkattn_mask_params *m = &p->mask;
@@ -150,8 +156,9 @@ static void run_case(vkattn_context *ctx, bcase *c)
         .v = f16_tensor(ctx, c->v, c->nv), .grad_out = f16_tensor(ctx, c->g, c->no),
         .bias = f32_tensor(ctx, c->bias, c->nbias),
         .value_mask = f32_tensor(ctx, c->vm, c->nvm), .mask = f32_tensor(ctx, c->mask, c->nmask),
-        .grad_q = th_tensor(ctx, c->nq, NULL), .grad_k = th_tensor(ctx, c->nk, NULL),
-        .grad_v = th_tensor(ctx, c->nv, NULL),
+        .grad_q = th_typed_tensor(ctx, c->nq, gt, NULL),
+        .grad_k = th_typed_tensor(ctx, c->nk, gt, NULL),
+        .grad_v = th_typed_tensor(ctx, c->nv, gt, NULL),
         .out = th_tensor(ctx, c->no, NULL), .lse = th_tensor(ctx, c->no / c->dv, NULL),
     };
     vkattn_sdpa_params fp = *p;
@@ -163,9 +170,11 @@ static void run_case(vkattn_context *ctx, bcase *c)
     TH_OK(ctx, vkattn_sdpa_backward_record(ctx, VKATTN_RUN_NOW, &fp, &io));
     const double joint = fmax(max_abs(c->ref_dq, c->nq),
                               fmax(max_abs(c->ref_dk, c->nk), max_abs(c->ref_dv, c->nv)));
-    check_grad(what, "grad_q", io.grad_q, c->ref_dq, c->nq, joint, c->xq);
-    check_grad(what, "grad_k", io.grad_k, c->ref_dk, c->nk, joint, c->xk);
-    check_grad(what, "grad_v", io.grad_v, c->ref_dv, c->nv, joint, c->xv);
+    const bool bf16 = gt == VKATTN_DTYPE_BF16;
+    const double eps = bf16 ? EPS_BF16 : 0.0, on = bf16 ? 0.0 : 1.0;
+    check_grad(what, "grad_q", io.grad_q, c->ref_dq, c->nq, joint, eps, on * c->xq);
+    check_grad(what, "grad_k", io.grad_k, c->ref_dk, c->nk, joint, eps, on * c->xk);
+    check_grad(what, "grad_v", io.grad_v, c->ref_dv, c->nv, joint, eps, on * c->xv);
     th_assert_validation_clean();
     vkattn_tensor *all[] = {io.q, io.k, io.v, io.bias, io.value_mask, io.mask, io.grad_out,
                             io.grad_q, io.grad_k, io.grad_v, io.out, io.lse};
@@ -174,8 +183,8 @@ static void run_case(vkattn_context *ctx, bcase *c)
 }
 
 /* `cases` random cases on the emulated family with flash_coopmat variant
- * `variant` (0: the library's tiles). */
-static void run_cases(uint32_t variant, int cases)
+ * `variant` (0: the library's tiles), gradients of type gt (run_case). */
+static void run_cases(uint32_t variant, int cases, vkattn_dtype gt)
 {
     vkattn_context_advanced adv = th_advanced();
     adv.tuning = VKATTN_TUNING_GPU;
@@ -192,13 +201,19 @@ static void run_cases(uint32_t variant, int cases)
     }
     for (int i = 0; i < cases; i++) {
         bcase c = make_case();
-        run_case(ctx, &c);
+        run_case(ctx, &c, gt);
         free_case(&c);
     }
     vkattn_context_destroy(ctx);
     if (seen.count == sizeof seen.names / sizeof seen.names[0])
         fail_msg("more pipelines than th_pipelines holds: a staging pass could be missed");
     const bool native16 = info.storage_buffer_16bit;
+    if (gt == VKATTN_DTYPE_BF16) {
+        if (th_pipeline_seen(&seen, "flash_backward_f16_coopmat_emu", false) ||
+            th_pipeline_seen(&seen, "flash_backward_coopmat_emu", false))
+            fail_msg("a call with bf16 gradients took the cooperative-matrix backward");
+        return;
+    }
     assert_true(th_pipeline_seen(
         &seen, native16 ? "flash_backward_f16_coopmat_emu" : "flash_backward_coopmat_emu", false));
     if (native16 && th_pipeline_seen(&seen, "half_convert", false))
@@ -209,13 +224,19 @@ static void run_cases(uint32_t variant, int cases)
 static void test_library_tiles(void **state)
 {
     (void)TH_CTX(state);
-    run_cases(0, 3);
+    run_cases(0, 3, VKATTN_DTYPE_F32);
 }
 
 static void test_forced_variant(void **state)
 {
     (void)TH_CTX(state);
-    run_cases(4, 1);
+    run_cases(4, 1, VKATTN_DTYPE_F32);
+}
+
+static void test_bf16_gradients(void **state)
+{
+    (void)TH_CTX(state);
+    run_cases(0, 1, VKATTN_DTYPE_BF16);
 }
 
 int main(void)
@@ -223,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_library_tiles),
         cmocka_unit_test(test_forced_variant),
+        cmocka_unit_test(test_bf16_gradients),
     };
     return cmocka_run_group_tests_name("SDPA backward on cooperative-matrix fragments", tests,
                                        th_setup, th_teardown);

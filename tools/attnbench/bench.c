@@ -36,8 +36,8 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
                 ab_dtype_name(a->dtype), op->name, ab_dtype_name(a->dtype),
                 dtype_bit == AB_F_FP16 ? "matmul, softmax, additive, heads, dropout, sdpa, decode "
                                          "and the layers take f16 tensors so far"
-                                       : "matmul, softmax, additive, heads, dropout, sdpa (not "
-                                         "--backward) and decode take bf16 tensors so far");
+                                       : "matmul, softmax, additive, heads, dropout, sdpa (with "
+                                         "--backward too) and decode take bf16 tensors so far");
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;

@@ -54,6 +54,11 @@
  * 2^-10, of the largest) over the f32 backward's 1e-4, with room for the f16
  * forward output the fused path reads for rowsum(dO * O) */
 #define AB_BOUND_SDPA_BACKWARD_FP16 2e-3
+/* --dtype bf16: each gradient rounded once to nearest even by the library
+ * (half a bf16 spacing, 2^-8 of the largest), as much again for the bf16 out
+ * the fused path reads for rowsum(dO * O) (4.1e-3 measured at the CTest
+ * case's shape, 2.4e-3 on the chained path), over the f32 backward's 1e-4 */
+#define AB_BOUND_SDPA_BACKWARD_BF16 8e-3 /* 2^-7 (1 + 1e-4) + 1e-4 */
 /* the layers' --backward --fp16: the multi-head layers keep f16 projections,
  * heads and context, so 8 f16 epsilons (2^-10) as their f16 forward
  * (tests/gpu/test_mha_backward.c); the single-head layers recompute in f32

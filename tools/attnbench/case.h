@@ -11,6 +11,8 @@
 #include <jansson.h>
 #include <vkattn/vkattn.h>
 
+#include "layer_kind.h" /* ab_layer_kind, the desc and weights unions */
+
 /* A dense array read from nested JSON arrays. */
 typedef struct ab_nd {
     float *data; /* NULL = absent */
@@ -22,14 +24,6 @@ typedef struct ab_nd {
 void ab_nd_free(ab_nd *a);
 /* Nested arrays of `data` in the given shape. */
 json_t *ab_nd_json(const float *data, uint32_t rank, const uint32_t *dims);
-
-typedef enum ab_layer_kind {
-    AB_LAYER_ATTENTION,
-    AB_LAYER_ADDITIVE,
-    AB_LAYER_BAHDANAU,
-    AB_LAYER_MHA,
-    AB_LAYER_GQA, /* GroupedQueryAttention */
-} ab_layer_kind;
 
 #define AB_CASE_ERR 512
 #define AB_CASE_GRADS 16 /* query, value, key and up to AB_LAYER_WEIGHTS (13) weights */
@@ -43,7 +37,7 @@ typedef struct ab_case {
     /* with params.rope only: (B, Tq) and (B, Tv) non-negative integers; NULL =
      * query t at t, key s at s */
     ab_nd query_positions, key_positions;
-    bool rank2_query; /* Bahdanau (B, Dq) query: tq = 1, output (B, Dv) */
+    bool rank2_query; /* a (B, Dq) query (the kind's rank2_query): tq = 1, output (B, Dv) */
     uint32_t batch, tq, tv, dq, dk, dv, heads, dout;
     vkattn_layer_call call;
     ab_nd expected_output, expected_scores;
@@ -51,21 +45,9 @@ typedef struct ab_case {
     bool fp16; /* "dtype": "float16": check runs an f16 layer on f16-rounded data */
 
     /* the layer */
-    union {
-        vkattn_attention_desc att;
-        vkattn_additive_attention_desc add;
-        vkattn_bahdanau_desc bah;
-        vkattn_mha_desc mha;
-        vkattn_gqa_desc gqa;
-    } desc;
-    union {
-        vkattn_attention_weights att;
-        vkattn_additive_attention_weights add;
-        vkattn_bahdanau_weights bah;
-        vkattn_mha_weights mha;
-        vkattn_gqa_weights gqa;
-    } w;
-    ab_nd warr[13]; /* weight arrays the weights struct points into (AB_LAYER_WEIGHTS) */
+    ab_layer_desc desc;
+    ab_layer_weights w;
+    ab_nd warr[AB_LAYER_WEIGHTS]; /* weight arrays the weights struct points into */
     bool weights_from_file; /* w's arrays came from *_weights_load: *_weights_free them */
     const char *case_path;  /* while parsing: the case file, for params.weights_file */
 

@@ -47,16 +47,10 @@ typedef struct case_gpu {
     vkattn_tensor *qpos, *kpos; /* the rotary embedding's positions, f32 */
 } case_gpu;
 
-/* The case's kind, desc and weights as the shared tagged union. case.h keeps
- * its own unions of the same member types; union members all sit at offset
- * 0, so a byte copy carries the active one exactly. */
+/* The case's kind, desc and weights as the tagged form of layer_any.h. */
 static void layer_of_case(const ab_case *c, ab_layer_any *l)
 {
-    _Static_assert(sizeof l->desc == sizeof c->desc && sizeof l->w == sizeof c->w,
-                   "case.h and layer_any.h must hold the same desc and weights unions");
-    *l = (ab_layer_any){.kind = c->kind};
-    memcpy(&l->desc, &c->desc, sizeof l->desc);
-    memcpy(&l->w, &c->w, sizeof l->w);
+    *l = (ab_layer_any){.kind = c->kind, .desc = c->desc, .w = c->w};
 }
 
 static void gpu_free(case_gpu *g)
@@ -105,74 +99,7 @@ static void make_half(ab_case *c)
     ab_nd *in[] = {&c->query, &c->value, &c->key, &c->grad_output}; /* dL/d(output) too */
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
         round_half(in[i]->data, in[i]->n);
-    switch (c->kind) {
-    case AB_LAYER_ATTENTION:
-        c->desc.att.dtype = VKATTN_DTYPE_F16;
-        c->w.att.scale = to_half(c->w.att.scale);
-        c->w.att.concat_score_weight = to_half(c->w.att.concat_score_weight);
-        break;
-    case AB_LAYER_ADDITIVE:
-        c->desc.add.dtype = VKATTN_DTYPE_F16;
-        if (!c->desc.add.no_scale)
-            round_half(c->w.add.scale, c->desc.add.query_width);
-        break;
-    case AB_LAYER_BAHDANAU: {
-        vkattn_bahdanau_desc *d = &c->desc.bah;
-        const size_t dk = d->key_width ? d->key_width : d->value_width;
-        d->dtype = VKATTN_DTYPE_F16;
-        round_half(c->w.bah.query_kernel, (size_t)d->query_width * d->units);
-        round_half(c->w.bah.key_kernel, dk * d->units);
-        round_half(c->w.bah.score_kernel, d->units);
-        c->w.bah.score_bias = to_half(c->w.bah.score_bias);
-        break;
-    }
-    case AB_LAYER_MHA: {
-        vkattn_mha_desc *d = &c->desc.mha;
-        const size_t H = d->num_heads, kd = d->key_dim, vd = d->value_dim ? d->value_dim : kd;
-        const size_t dk = d->key_width ? d->key_width : d->value_width;
-        const size_t dout = d->output_dim ? d->output_dim : d->query_width;
-        vkattn_mha_weights *w = &c->w.mha;
-        d->dtype = VKATTN_DTYPE_F16;
-        round_half(w->query_kernel, d->query_width * H * kd);
-        round_half(w->key_kernel, dk * H * kd);
-        round_half(w->value_kernel, d->value_width * H * vd);
-        round_half(w->output_kernel, H * vd * dout);
-        if (!d->no_bias) {
-            round_half(w->query_bias, H * kd), round_half(w->key_bias, H * kd);
-            round_half(w->value_bias, H * vd), round_half(w->output_bias, dout);
-        }
-        if (d->use_gate) {
-            round_half(w->gate_kernel, d->query_width * H * vd);
-            if (!d->no_bias)
-                round_half(w->gate_bias, H * vd);
-        }
-        if (d->use_qk_norm) /* the sinks stay f32 */
-            round_half(w->query_norm, kd), round_half(w->key_norm, kd);
-        break;
-    }
-    case AB_LAYER_GQA: {
-        vkattn_gqa_desc *d = &c->desc.gqa;
-        const size_t h = d->head_dim, q = d->num_query_heads * h, kv = d->num_key_value_heads * h;
-        const size_t dk = d->key_width ? d->key_width : d->value_width;
-        vkattn_gqa_weights *w = &c->w.gqa;
-        d->dtype = VKATTN_DTYPE_F16;
-        round_half(w->query_kernel, d->query_width * q), round_half(w->key_kernel, dk * kv);
-        round_half(w->value_kernel, d->value_width * kv);
-        round_half(w->output_kernel, q * d->query_width);
-        if (!d->no_bias) {
-            round_half(w->query_bias, q), round_half(w->key_bias, kv);
-            round_half(w->value_bias, kv), round_half(w->output_bias, d->query_width);
-        }
-        if (d->use_gate) {
-            round_half(w->gate_kernel, d->query_width * q);
-            if (!d->no_bias)
-                round_half(w->gate_bias, q);
-        }
-        if (d->use_qk_norm) /* the sinks stay f32 */
-            round_half(w->query_norm, h), round_half(w->key_norm, h);
-        break;
-    }
-    }
+    ab_layer_kind_of(c->kind)->use_f16(&c->desc, &c->w, round_half);
 }
 
 static vkattn_result run_layer(const ab_case *c, case_gpu *g)

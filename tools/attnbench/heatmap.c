@@ -67,11 +67,8 @@ static float mask_at(const ab_nd *m, const uint32_t *coords, uint32_t n)
  * GroupedQueryAttention only. */
 static uint32_t window_of(const ab_case *c)
 {
-    if (c->kind == AB_LAYER_MHA)
-        return c->desc.mha.sliding_window;
-    if (c->kind == AB_LAYER_GQA)
-        return c->desc.gqa.sliding_window > 0 ? (uint32_t)c->desc.gqa.sliding_window : 0;
-    return 0;
+    const ab_layer_kind_info *kind = ab_layer_kind_of(c->kind);
+    return kind->sliding_window ? kind->sliding_window(&c->desc) : 0;
 }
 
 /* Whether the case's masks let query i of (b, h) attend to key j. The window

@@ -598,4 +598,5 @@ const ab_op ab_op_sdpa = {
     .destroy = att_destroy,
     .check_args = sdpa_check_args,
     .bound_backward_fp16 = AB_BOUND_SDPA_BACKWARD_FP16,
+    .bound_backward_bf16 = AB_BOUND_SDPA_BACKWARD_BF16,
 };

@@ -5,6 +5,7 @@
 #include "bounds.h"
 #include "common.h"
 #include "layer_any.h"
+#include "layer_bench.h"
 #include "ops.h"
 #include "sizes.h"
 
@@ -16,19 +17,12 @@
 typedef struct layer_state {
     vkattn_context *ctx;
     ab_layer_any layer; /* kind, desc, weights, handle */
-    ab_dims d;
-    uint32_t units, dmodel;
-    uint32_t window; /* mha, gqa: --window, 0 = none */
-    bool gate;       /* mha, gqa: --gate (Keras use_gate) */
-    /* mha, gqa: --rope [--rope-layout, --rotary-dim], --qk-norm, --softcap, --sinks */
-    bool rope, qk_norm, sinks;
-    vkattn_rope_params rope_params;
-    float softcap;
-    uint32_t kv_heads; /* gqa: --kv-heads, 0 = --heads */
+    ab_layer_bench b;   /* the command line's sizes and flags */
     vkattn_layer_call call;
+    ab_weight_maker maker; /* make = weight(); floats: the weights' count */
+    ab_rng *rng;           /* weight()'s, while the weights are drawn */
     float *warr[AB_LAYER_WEIGHTS]; /* host weight arrays the weights struct points into */
     size_t warr_n[AB_LAYER_WEIGHTS];
-    size_t weight_floats;
     bool fp16; /* --fp16: f16 layer, f16 query/key/value/output; masks, scores f32 */
     ab_buf q, k, v, vmask, out, scores;
     ab_layer_bwd *bwd; /* --backward, --train-step: the call timed instead */
@@ -49,16 +43,18 @@ static void layer_destroy(void *state)
     free(s);
 }
 
-/* Host weight array i of n floats, uniform in +-sqrt(3 / fan_in) (unit
- * variance through a projection, as Glorot-style initializers aim for). */
-static float *weight(layer_state *s, ab_rng *rng, int i, size_t n, uint32_t fan_in)
+/* The maker's make (layer_bench.h): host weight array i of n floats, uniform
+ * in +-sqrt(3 / fan_in) (unit variance through a projection, as Glorot-style
+ * initializers aim for). */
+static float *weight(ab_weight_maker *m, int i, size_t n, uint32_t fan_in)
 {
+    layer_state *s = (layer_state *)(void *)((char *)m - offsetof(layer_state, maker));
     float a = (float)sqrt(3.0 / (fan_in ? fan_in : 1));
     s->warr[i] = ab_floats(n);
     s->warr_n[i] = n;
     if (s->warr[i])
-        ab_fill_uniform(rng, s->warr[i], n, -a, a);
-    s->weight_floats += n;
+        ab_fill_uniform(s->rng, s->warr[i], n, -a, a);
+    m->floats += n;
     return s->warr[i];
 }
 
@@ -77,140 +73,17 @@ static void make_half(layer_state *s)
             s->warr[i][j] = to_half(s->warr[i][j]);
 }
 
-/* The desc of each kind (f16 with --fp16). */
-static void make_desc(layer_state *s, float dropout)
-{
-    const ab_dims *d = &s->d;
-    const vkattn_dtype dt = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
-    switch (s->layer.kind) {
-    case AB_LAYER_ATTENTION:
-        s->layer.desc.att = (vkattn_attention_desc){
-            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .use_scale = true,
-            .dropout = dropout, .dtype = dt};
-        break;
-    case AB_LAYER_ADDITIVE:
-        s->layer.desc.add = (vkattn_additive_attention_desc){
-            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .dropout = dropout,
-            .dtype = dt};
-        break;
-    case AB_LAYER_BAHDANAU:
-        s->layer.desc.bah = (vkattn_bahdanau_desc){
-            .query_width = d->dk, .key_width = d->dk, .value_width = d->dv, .units = s->units,
-            .dropout = dropout, .dtype = dt};
-        break;
-    case AB_LAYER_MHA:
-        s->layer.desc.mha = (vkattn_mha_desc){
-            .num_heads = d->heads, .key_dim = d->dk, .value_dim = d->dv, .query_width = s->dmodel,
-            .key_width = s->dmodel, .value_width = s->dmodel, .output_dim = s->dmodel,
-            .dropout = dropout, .sliding_window = s->window, .use_gate = s->gate, .dtype = dt,
-            .use_qk_norm = s->qk_norm, .use_rope = s->rope, .rope = s->rope_params,
-            .softcap = s->softcap, .use_sinks = s->sinks};
-        break;
-    case AB_LAYER_GQA: /* --dk is head_dim */
-        s->layer.desc.gqa = (vkattn_gqa_desc){
-            .head_dim = d->dk, .num_query_heads = d->heads, .num_key_value_heads = s->kv_heads,
-            .query_width = s->dmodel, .value_width = s->dmodel, .dropout = dropout,
-            .sliding_window = (int32_t)s->window, .use_gate = s->gate, .dtype = dt,
-            .use_qk_norm = s->qk_norm, .use_rope = s->rope, .rope = s->rope_params,
-            .softcap = s->softcap, .use_sinks = s->sinks};
-        break;
-    }
-}
-
-/* --qk-norm's scales, near 1 as a trained model's (0.5 .. 1.5), and --sinks'
- * logits (+-1) of the multi-head layers; false on host out-of-memory. */
-static bool open_model_weights(layer_state *s, ab_rng *rng, uint32_t head, uint32_t heads,
-                               vkattn_mha_weights *w)
-{
-    if (s->qk_norm) {
-        if (!(w->query_norm = weight(s, rng, 10, head, 12)) ||
-            !(w->key_norm = weight(s, rng, 11, head, 12)))
-            return false;
-        for (uint32_t i = 0; i < head; i++)
-            w->query_norm[i] += 1.0f, w->key_norm[i] += 1.0f;
-    }
-    return !s->sinks || (w->sinks = weight(s, rng, 12, heads, 3)) != NULL;
-}
-
-/* Random weights of each kind, for the desc make_desc made; false on host
- * out-of-memory. */
-static bool make_weights(layer_state *s, ab_rng *rng)
-{
-    const ab_dims *d = &s->d;
-    switch (s->layer.kind) {
-    case AB_LAYER_ATTENTION:
-        /* the scale SDPA would use keeps the softmax from saturating */
-        s->layer.w.att = (vkattn_attention_weights){(float)(1.0 / sqrt(d->dk)), 1.0f};
-        s->weight_floats = 1;
-        return true;
-    case AB_LAYER_ADDITIVE:
-        return (s->layer.w.add.scale = weight(s, rng, 0, d->dk, d->dk)) != NULL;
-    case AB_LAYER_BAHDANAU: {
-        vkattn_bahdanau_weights *w = &s->layer.w.bah;
-        w->query_kernel = weight(s, rng, 0, (size_t)d->dk * s->units, d->dk);
-        w->key_kernel = weight(s, rng, 1, (size_t)d->dk * s->units, d->dk);
-        w->score_kernel = weight(s, rng, 2, s->units, s->units);
-        w->score_bias = 0.25f;
-        return w->query_kernel && w->key_kernel && w->score_kernel;
-    }
-    case AB_LAYER_MHA: {
-        uint32_t D = s->dmodel, H = d->heads;
-        vkattn_mha_weights *w = &s->layer.w.mha;
-        w->query_kernel = weight(s, rng, 0, (size_t)D * H * d->dk, D);
-        w->key_kernel = weight(s, rng, 1, (size_t)D * H * d->dk, D);
-        w->value_kernel = weight(s, rng, 2, (size_t)D * H * d->dv, D);
-        w->output_kernel = weight(s, rng, 3, (size_t)H * d->dv * D, H * d->dv);
-        w->query_bias = weight(s, rng, 4, (size_t)H * d->dk, 30);
-        w->key_bias = weight(s, rng, 5, (size_t)H * d->dk, 30);
-        w->value_bias = weight(s, rng, 6, (size_t)H * d->dv, 30);
-        w->output_bias = weight(s, rng, 7, D, 30);
-        if (s->gate && (!(w->gate_kernel = weight(s, rng, 8, (size_t)D * H * d->dv, D)) ||
-                        !(w->gate_bias = weight(s, rng, 9, (size_t)H * d->dv, 30))))
-            return false;
-        if (!open_model_weights(s, rng, d->dk, H, w))
-            return false;
-        for (int i = 0; i < 8; i++)
-            if (!s->warr[i])
-                return false;
-        return true;
-    }
-    case AB_LAYER_GQA: { /* --dk is head_dim; the widths fit 32 bits (layer_check_args) */
-        uint32_t D = s->dmodel, Q = d->heads * d->dk, KV = s->kv_heads * d->dk;
-        vkattn_gqa_weights *w = &s->layer.w.gqa;
-        w->query_kernel = weight(s, rng, 0, (size_t)D * Q, D);
-        w->key_kernel = weight(s, rng, 1, (size_t)D * KV, D);
-        w->value_kernel = weight(s, rng, 2, (size_t)D * KV, D);
-        w->output_kernel = weight(s, rng, 3, (size_t)Q * D, Q);
-        w->query_bias = weight(s, rng, 4, Q, 30);
-        w->key_bias = weight(s, rng, 5, KV, 30);
-        w->value_bias = weight(s, rng, 6, KV, 30);
-        w->output_bias = weight(s, rng, 7, D, 30);
-        if (s->gate && (!(w->gate_kernel = weight(s, rng, 8, (size_t)D * Q, D)) ||
-                        !(w->gate_bias = weight(s, rng, 9, Q, 30))))
-            return false;
-        if (!open_model_weights(s, rng, d->dk, d->heads, w))
-            return false;
-        for (int i = 0; i < 8; i++)
-            if (!s->warr[i])
-                return false;
-        return true;
-    }
-    }
-    return false;
-}
-
 /* The SDPA call a dot-product layer makes, to name its path. */
 static const char *layer_path(const layer_state *s)
 {
-    const ab_dims *d = &s->d;
-    if (s->layer.kind == AB_LAYER_ADDITIVE || s->layer.kind == AB_LAYER_BAHDANAU)
+    const ab_dims *d = &s->b.d;
+    const ab_layer_kind_info *kind = ab_layer_kind_of(s->layer.kind);
+    if (!kind->sdpa_path)
         return NULL;
-    const bool mha = s->layer.kind != AB_LAYER_ATTENTION; /* MHA or GQA */
-    const float rate = s->layer.kind == AB_LAYER_GQA   ? s->layer.desc.gqa.dropout
-                       : s->layer.kind == AB_LAYER_MHA ? s->layer.desc.mha.dropout
-                                                       : s->layer.desc.att.dropout;
+    const bool mha = kind->multi_head;
+    const float rate = s->b.dropout; /* the desc's (bench_desc) */
     vkattn_sdpa_params p = {
-        .batch = d->batch, .heads = mha ? d->heads : 1, .kv_heads = s->kv_heads, .tq = d->tq, .tv = d->tv, .dk = d->dk,
+        .batch = d->batch, .heads = mha ? d->heads : 1, .kv_heads = s->b.kv_heads, .tq = d->tq, .tv = d->tv, .dk = d->dk,
         .dv = d->dv, .scale = mha ? 0.0f : s->layer.w.att.scale,
         .mask = {.causal = s->call.causal,
                  .masked_row = mha ? VKATTN_MASKED_ROW_ZERO : VKATTN_MASKED_ROW_UNIFORM,
@@ -220,74 +93,27 @@ static const char *layer_path(const layer_state *s)
         .return_weights = s->call.return_attention_scores,
         .weights_after_dropout = !mha,
         .path = s->call.path,
-        .sliding_window = mha ? s->window : 0,
-        .softcap = s->softcap,
-        .has_sinks = s->sinks,
+        .sliding_window = mha ? s->b.window : 0,
+        .softcap = s->b.softcap,
+        .has_sinks = s->b.sinks,
     };
     return ab_sdpa_path_name(s->ctx, &p);
 }
 
-/* Flops of one call (docs/ATTNBENCH.md): the attention core plus
- * projections, each apart (the backward counts them differently). */
-static void layer_flops(const layer_state *s, double *proj, double *core)
+/* The sizes of the flags with their defaults (docs/ATTNBENCH.md: heads 8
+ * for the multi-head layers, else 1) into l's d, kv_heads, units and dmodel;
+ * a usage error (message printed) for sizes the layer cannot have. Needs no
+ * device. */
+static int layer_sizes_of(const ab_args *a, const ab_layer_kind_info *kind, const char *name,
+                          ab_layer_bench *l)
 {
-    const ab_dims *d = &s->d;
-    double B = d->batch, Tq = d->tq, Tv = d->tv, dk = d->dk, dv = d->dv;
-    *proj = *core = 0;
-    switch (s->layer.kind) {
-    case AB_LAYER_ATTENTION:
-    case AB_LAYER_ADDITIVE: *core = 2 * B * Tq * Tv * (dk + dv); break;
-    case AB_LAYER_BAHDANAU: {
-        double U = s->units;
-        *proj = 2 * B * (Tq + Tv) * dk * U;
-        *core = 2 * B * Tq * Tv * (U + dv);
-        break;
-    }
-    case AB_LAYER_MHA: {
-        double H = d->heads, D = s->dmodel;
-        *proj = 2 * B * D * H * (Tq * dk + Tv * dk + Tv * dv + Tq * dv);
-        if (s->gate) /* the gate's projection of the query */
-            *proj += 2 * B * Tq * D * H * dv;
-        *core = 2 * B * H * Tq * Tv * (dk + dv);
-        break;
-    }
-    case AB_LAYER_GQA: {
-        double H = d->heads, G = s->kv_heads, D = s->dmodel;
-        *proj = 2 * B * D * dk * (2 * Tq * H + 2 * Tv * G);
-        if (s->gate)
-            *proj += 2 * B * Tq * D * H * dk;
-        *core = 2 * B * H * Tq * Tv * 2 * dk;
-        break;
-    }
-    }
-}
-
-/* A layer bench's sizes with their defaults (docs/ATTNBENCH.md). */
-typedef struct layer_sizes {
-    ab_dims d;         /* heads: 8 for the multi-head layers, else 1; GQA's dv = dk */
-    uint32_t kv_heads; /* gqa: --kv-heads, default --heads */
-    uint32_t units;    /* bahdanau: --units, default --dk */
-    uint32_t dmodel;   /* mha, gqa: --dmodel, default --heads x --dk */
-} layer_sizes;
-
-/* The sizes of the flags; a usage error (message printed) for sizes the
- * layer cannot have. Needs no device. */
-static int layer_sizes_of(const ab_args *a, ab_layer_kind kind, const char *name, layer_sizes *l)
-{
-    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
-    int st = ab_attention_dims(name, a, mha ? 8 : 1, &l->d);
+    int st = ab_attention_dims(name, a, kind->multi_head ? 8 : 1, &l->d);
     if (st)
         return st;
     ab_dims *d = &l->d;
     l->kv_heads = 0;
-    if (kind == AB_LAYER_GQA) {
-        d->dv = d->dk; /* head_dim */
-        l->kv_heads = (a->given & AB_F_KV_HEADS) ? a->kv_heads : d->heads;
-        if (!l->kv_heads || d->heads % l->kv_heads) {
-            fprintf(stderr, "attnbench: gqa: --kv-heads must divide --heads (%u)\n", d->heads);
-            return ATTNBENCH_EXIT_USAGE;
-        }
-    }
+    if (kind->bench_sizes && (st = kind->bench_sizes(a, l)))
+        return st;
     if (a->rotary_dim > d->dk) { /* the head width: key_dim, GQA's head_dim */
         fprintf(stderr, "attnbench: %s: --rotary-dim %u must be <= --dk (%u)\n", name,
                 a->rotary_dim, d->dk);
@@ -309,64 +135,55 @@ static int layer_sizes_of(const ab_args *a, ab_layer_kind kind, const char *name
  * (sizes.h), before a context is made. The value mask (B, Tv), the biases
  * and the gradients are no larger than the arrays named; the multi-head
  * layers' output kernel and gate count as their value kernel. */
-static int layer_check_args(const ab_args *a, ab_layer_kind kind, const char *name)
+static int layer_check_args(const ab_args *a, const ab_layer_kind_info *kind)
 {
-    layer_sizes l;
+    const char *name = kind->bench_name;
+    ab_layer_bench l = {0};
     int st = layer_sizes_of(a, kind, name, &l);
     if (st)
         return st;
     const ab_dims *d = &l.d;
-    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA;
+    const bool mha = kind->multi_head; /* projected widths */
     const ab_factor B = {"--batch", d->batch}, H = {"--heads", d->heads}, Tq = {"--tq", d->tq},
                     Tv = {"--tv", d->tv}, Dk = {"--dk", d->dk}, Dv = {"--dv", d->dv},
-                    G = {"--kv-heads", l.kv_heads}, U = {"--units", l.units},
                     D = {"--dmodel", l.dmodel};
-    if (kind == AB_LAYER_GQA && (!AB_WIDTH_FITS(name, "the query heads' width", H, Dk) ||
-                                 !AB_WIDTH_FITS(name, "the key/value heads' width", G, Dk)))
+    if (kind->bench_widths_fit && !kind->bench_widths_fit(name, &l))
         return ATTNBENCH_EXIT_USAGE;
     const ab_factor Win = mha ? D : Dk, Vin = mha ? D : Dv, Out = mha ? D : Dv;
     bool fit = AB_FITS(name, "the query", B, Tq, Win) && AB_FITS(name, "the key", B, Tv, Win) &&
                AB_FITS(name, "the value", B, Tv, Vin) && AB_FITS(name, "the output", B, Tq, Out) &&
                (!a->scores || (mha ? AB_FITS(name, "the scores", B, H, Tq, Tv)
                                    : AB_FITS(name, "the scores", B, Tq, Tv)));
-    if (fit && kind == AB_LAYER_BAHDANAU)
-        fit = AB_FITS(name, "query_kernel", Dk, U); /* key_kernel too */
-    if (fit && kind == AB_LAYER_MHA)
-        fit = AB_FITS(name, "query_kernel", D, H, Dk) && AB_FITS(name, "value_kernel", D, H, Dv);
-    if (fit && kind == AB_LAYER_GQA) /* key and value kernels: Nkv <= Nq heads */
-        fit = AB_FITS(name, "query_kernel", D, H, Dk);
+    if (fit && kind->bench_kernels_fit)
+        fit = kind->bench_kernels_fit(name, &l);
     return fit ? ATTNBENCH_EXIT_OK : ATTNBENCH_EXIT_USAGE;
 }
 
-static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind, const char *name,
+static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kind_info *kind,
                        void **state, ab_op_info *info)
 {
+    const char *name = kind->bench_name;
     layer_state *s = calloc(1, sizeof *s);
     if (!s)
         return ab_report(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, name);
     *state = s;
     s->ctx = ctx;
-    s->layer.kind = kind;
+    s->layer.kind = kind->kind;
     s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
     const bool grads = a->backward || a->train_step;
     /* with --fp16, --scores or each other: usage errors that bench's
      * check_flags refuses before a context is made; the sizes too (bench
      * checked them; the counts below rely on it) */
-    const bool mha = kind == AB_LAYER_MHA || kind == AB_LAYER_GQA; /* projected widths */
-    layer_sizes l;
-    int st = layer_check_args(a, kind, name);
-    if (st || (st = layer_sizes_of(a, kind, name, &l)))
+    const bool mha = kind->multi_head; /* projected widths */
+    int st = layer_check_args(a, kind);
+    if (st || (st = layer_sizes_of(a, kind, name, &s->b)))
         return st;
-    s->d = l.d;
-    ab_dims *d = &s->d;
-    s->kv_heads = l.kv_heads;
-    s->units = l.units;
-    s->dmodel = l.dmodel;
-    s->window = a->window;
-    s->gate = a->gate;
-    s->rope = a->rope, s->qk_norm = a->qk_norm, s->sinks = a->sinks;
-    s->softcap = (float)a->softcap;
-    s->rope_params = (vkattn_rope_params){
+    ab_dims *d = &s->b.d;
+    s->b.window = a->window;
+    s->b.gate = a->gate;
+    s->b.rope = a->rope, s->b.qk_norm = a->qk_norm, s->b.sinks = a->sinks;
+    s->b.softcap = (float)a->softcap;
+    s->b.rope_params = (vkattn_rope_params){
         .rotary_dim = a->rotary_dim, /* 0: the library's default, the head width */
         .layout = a->rope_layout ? (vkattn_rope_layout)(a->rope_layout - 1) : VKATTN_ROPE_HALF};
     s->call = (vkattn_layer_call){
@@ -377,12 +194,14 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     };
     /* the layer and the tensors first: the library checks their sizes
      * against the device before any host array is allocated and filled */
-    make_desc(s, (float)a->dropout);
+    s->b.dropout = (float)a->dropout;
+    s->b.dtype = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    kind->bench_desc(&s->b, &s->layer.desc);
     vkattn_result r = ab_layer_any_new(ctx, &s->layer);
     if (r)
         return ab_setup_refused(ctx, r, name, a, name);
-    const uint32_t dq = mha ? s->dmodel : d->dk, dv = mha ? s->dmodel : d->dv;
-    const uint32_t dout = mha ? s->dmodel : d->dv;
+    const uint32_t dq = mha ? s->b.dmodel : d->dk, dv = mha ? s->b.dmodel : d->dv;
+    const uint32_t dout = mha ? s->b.dmodel : d->dv;
     const bool h = s->fp16;
     const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
     const ab_buf_spec bufs[] = {
@@ -401,7 +220,11 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
         return ab_setup_refused(ctx, r, name, a, "creating tensors");
     /* then the weights and inputs, drawn in that order */
     ab_rng rng = {a->seed};
-    if (!make_weights(s, &rng))
+    s->maker.make = weight;
+    s->rng = &rng;
+    const bool drawn = kind->bench_weights(&s->b, &s->layer.w, &s->maker);
+    s->rng = NULL; /* rng ends with this call */
+    if (!drawn)
         return ATTNBENCH_EXIT_CHECK;
     if (s->fp16)
         make_half(s);
@@ -410,12 +233,12 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, ab_layer_kind kind
     if ((r = ab_bufs_fill(&rng, bufs, nbufs)))
         return ab_report(ctx, r, "uploading the inputs");
     /* data and weights 2 bytes each under --fp16; the mask and scores stay f32 */
-    const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->weight_floats;
+    const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->maker.floats;
     double proj, core;
-    layer_flops(s, &proj, &core);
+    kind->bench_flops(&s->b, &proj, &core);
     *info = (ab_op_info){
         .batch = d->batch, .heads = mha ? d->heads : 1,
-        .kv_heads = kind == AB_LAYER_GQA ? s->kv_heads : 0, /* the JSON's kv_heads, as decode's */
+        .kv_heads = s->b.kv_heads, /* the JSON's kv_heads, as decode's; 0 but for gqa */
         .tq = d->tq, .tv = d->tv, .dk = d->dk, .dv = d->dv, .path = layer_path(s),
         .flops = proj + core,
         .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
@@ -480,46 +303,22 @@ done:
     (AB_F_BATCH | AB_F_TQ | AB_F_TV | AB_F_DK | AB_F_DV | AB_F_CAUSAL | AB_F_MASK_RATIO |      \
      AB_F_DROPOUT | AB_F_SCORES | AB_F_BACKWARD)
 
-static int attention_check_args(const ab_args *a)
-{
-    return layer_check_args(a, AB_LAYER_ATTENTION, "attention");
-}
-static int attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, AB_LAYER_ATTENTION, "attention", st, i);
-}
-static int additive_attention_check_args(const ab_args *a)
-{
-    return layer_check_args(a, AB_LAYER_ADDITIVE, "additive_attention");
-}
-static int additive_attention_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, AB_LAYER_ADDITIVE, "additive_attention", st, i);
-}
-static int bahdanau_check_args(const ab_args *a)
-{
-    return layer_check_args(a, AB_LAYER_BAHDANAU, "bahdanau");
-}
-static int bahdanau_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, AB_LAYER_BAHDANAU, "bahdanau", st, i);
-}
-static int mha_check_args(const ab_args *a)
-{
-    return layer_check_args(a, AB_LAYER_MHA, "mha");
-}
-static int mha_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, AB_LAYER_MHA, "mha", st, i);
-}
-static int gqa_check_args(const ab_args *a)
-{
-    return layer_check_args(a, AB_LAYER_GQA, "gqa");
-}
-static int gqa_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)
-{
-    return layer_setup(c, a, AB_LAYER_GQA, "gqa", st, i);
-}
+/* An op's check_args and setup: layer_check_args and layer_setup of the
+ * kind ab_layer_kind_<kind> (layer_kind.h). */
+#define LAYER_OP_ENTRIES(kind)                                                                 \
+    static int kind##_check_args(const ab_args *a)                                             \
+    {                                                                                          \
+        return layer_check_args(a, &ab_layer_kind_##kind);                                     \
+    }                                                                                          \
+    static int kind##_setup(vkattn_context *c, const ab_args *a, void **st, ab_op_info *i)     \
+    {                                                                                          \
+        return layer_setup(c, a, &ab_layer_kind_##kind, st, i);                                \
+    }
+LAYER_OP_ENTRIES(attention)
+LAYER_OP_ENTRIES(additive)
+LAYER_OP_ENTRIES(bahdanau)
+LAYER_OP_ENTRIES(mha)
+LAYER_OP_ENTRIES(gqa)
 
 const ab_op ab_op_attention = {
     .name = "attention",
@@ -542,8 +341,8 @@ const ab_op ab_op_additive_attention = {
     .bound_fp16 = AB_BOUND_LAYER_FP16,
     .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
-    .setup = additive_attention_setup, .record = layer_record, .prepare = layer_prepare,
-    .check_args = additive_attention_check_args,
+    .setup = additive_setup, .record = layer_record, .prepare = layer_prepare,
+    .check_args = additive_check_args,
     .check = layer_check,
     .destroy = layer_destroy,
 };

@@ -1,6 +1,6 @@
-/* attnbench bench attention | additive_attention | bahdanau | mha --backward,
- * and mha --train-step: the layer gradients of vkattn/layer_backward.h on the
- * forward bench's layer and inputs.
+/* attnbench bench <layer> --backward, and mha --train-step: the layer
+ * gradients of vkattn/layer_backward.h on the forward bench's layer and
+ * inputs.
  *
  * --backward: setup runs the forward once with keep_for_backward (untimed);
  * the timed call is the backward alone, which may follow that one kept
@@ -246,15 +246,13 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
     return ATTNBENCH_EXIT_OK;
 }
 
-/* Gradients zero in exact arithmetic (softmax is shift-invariant):
- * the multi-head layers' key_bias, Bahdanau's score_bias. Their reference is
+/* Gradients zero in exact arithmetic (softmax is shift-invariant): the
+ * slots of the kind's zero_grad_slots (layer_kind.h). Their reference is
  * zero up to rounding, so their error is measured against the largest weight
  * gradient instead of their own. */
 static bool identically_zero(const ab_layer_bwd *s, uint32_t slot)
 {
-    const ab_layer_kind k = s->f.layer->kind;
-    return (k == AB_LAYER_MHA || k == AB_LAYER_GQA || k == AB_LAYER_BAHDANAU) &&
-           slot == 3;
+    return (ab_layer_kind_of(s->f.layer->kind)->zero_grad_slots >> slot) & 1u;
 }
 
 static double max_abs(const float *x, size_t n)

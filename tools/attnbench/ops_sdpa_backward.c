@@ -4,9 +4,9 @@
  * call is the backward alone; --check compares dQ, dK, dV with
  * vkattn_reference_sdpa_backward. Flops: 2.5 x the forward's matmul flops
  * (the backward's dV, dP, dQ, dK matmuls plus the recomputed scores).
- * --fp16: Q, K, V, dO, the forward's out and the gradients are f16 (the host
- * twins hold the f16 values, which the reference reads; the value mask and
- * the LSE stay f32). */
+ * --fp16 / --dtype bf16: Q, K, V, dO, the forward's out and the gradients are
+ * of it (the host twins hold the 16-bit values, which the reference reads; the
+ * value mask and the LSE stay f32). */
 #include "common.h"
 #include "ops.h"
 #include "sizes.h"
@@ -70,8 +70,7 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, c
     const uint32_t B = p->batch, H = p->heads, Tq = p->tq, Tv = p->tv, Dk = p->dk, Dv = p->dv;
     /* the fused backward needs the fused forward's out and LSE */
     const bool fused = p->path != VKATTN_SDPA_UNFUSED;
-    const bool h = (a->dtype == VKATTN_DTYPE_F16);
-    const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
+    const vkattn_dtype dt = a->dtype; /* the data tensors' */
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->q, -1, 1, dt, B, H, Tq, Dk)},
         {AB_INPUT(&s->k, -1, 1, dt, B, H, Tv, Dk)},
@@ -107,7 +106,8 @@ int ab_sdpa_backward_setup(vkattn_context *ctx, const vkattn_sdpa_params *fwd, c
     info->flops = 2.5 * fwd_flops;
     const double data = (double)(s->q.n + s->k.n + s->v.n + s->out.n + s->g.n + s->dq.n +
                                  s->dk.n + s->dv.n);
-    info->bytes = ((a->dtype == VKATTN_DTYPE_F16) ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
+    info->bytes =
+        (dt != VKATTN_DTYPE_F32 ? 2.0 : 4.0) * data + 4.0 * (double)(s->vmask.n + s->lse.n);
     return ATTNBENCH_EXIT_OK;
 }
 
