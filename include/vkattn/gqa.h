@@ -34,8 +34,8 @@
  * The layer is MultiHeadAttention (vkattn/mha.h) with Nkv key/value heads:
  * one call records the same ops (projections, head splits, SDPA with
  * kv_heads = Nkv, head merge, output projection), under the same recording
- * contract, scratch rules, thread safety, f16 semantics and f16 bounds
- * (desc.dtype = VKATTN_DTYPE_F16). The K/V projections and heads are Nq/Nkv
+ * contract, scratch rules, thread safety, f16 and bf16 semantics and bounds
+ * (desc.dtype = VKATTN_DTYPE_F16, VKATTN_DTYPE_BF16). The K/V projections and heads are Nq/Nkv
  * times smaller than MultiHeadAttention's; SDPA reads each K/V head for its
  * group of query heads. The backward pass with weight gradients is
  * vkattn_gqa_backward_record (below). Keras 3.14's use_gate

@@ -126,7 +126,8 @@ typedef struct vkattn_layer_io {
  * tensor that aliases or overlaps an input, an output, grad_output, a weight
  * or another gradient; no kept forward, or one that does not match),
  * VKATTN_ERROR_UNSUPPORTED (an f16 gradient or grad_output of an f32 layer;
- * call->path FUSED where the fused backward cannot serve the call),
+ * call->path FUSED where the fused backward cannot serve the call; a bf16
+ * layer, naming desc.dtype: not yet),
  * VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT,
  * VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (scratch), Vulkan failures. Argument
  * and size errors are reported before anything is recorded.

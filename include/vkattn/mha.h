@@ -68,6 +68,14 @@
  * (random shapes, every mask kind, dropout, both SDPA paths) see below
  * 0.6 eps16.
  *
+ * bfloat16 (desc.dtype = VKATTN_DTYPE_BF16, Keras's bfloat16 policy): as f16
+ * above with bf16 storage (round to nearest even) in place of f16, the
+ * cached calls too (tested on a bf16 cache), to within the same bounds with
+ * eps = 2^-7 (bf16's spacing at 1: 8 significand bits) for eps16, 8 eps =
+ * 6.3e-2 and 4 eps = 3.1e-2; the tests see below
+ * 0.8 eps. A bf16 layer's backward is VKATTN_ERROR_UNSUPPORTED naming
+ * desc.dtype (not yet: the softmax backward does not take bf16).
+ *
  * The whole layer is this one header: it includes vkattn/mha_host.h, the
  * layer without a GPU (desc, weights, CPU reference forward and backward,
  * safetensors load/save; no Vulkan), and adds the GPU layer below: create,

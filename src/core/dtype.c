@@ -59,7 +59,7 @@ static const vka_dtype_info table[] = {
     /* bit patterns in 16-bit words (GLSL has no bfloat16 storage type) */
     [VKATTN_DTYPE_BF16] = {.name = "bf16", .a_name = "a bf16", .enum_name = "VKATTN_DTYPE_BF16",
                            .size = 2, .glsl = "uint16_t", .is_16bit = true, .tensor = true,
-                           .cache = true, .spec_code = 2, .load = load_bf16, .store = store_bf16,
+                           .layer = true, .cache = true, .spec_code = 2, .load = load_bf16, .store = store_bf16,
                            .from_f32 = bf16_from_f32, .to_f32 = bf16_to_f32},
 };
 

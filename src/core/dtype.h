@@ -33,7 +33,7 @@ typedef struct vka_dtype_info {
     bool f16_view;
     /* a tensor and CPU-reference type (i8 is a KV cache's only) */
     bool tensor;
-    /* a layer's desc->dtype (bf16: a tensor type before layers take it) */
+    /* a layer's desc->dtype (f32, f16, bf16) */
     bool layer;
     /* a KV cache's desc->dtype (i8: the cache's only, as !tensor) */
     bool cache;
@@ -61,7 +61,7 @@ const vka_dtype_info *vka_dtype_tensor(vkattn_dtype t);
 typedef enum vka_dtype_use { VKA_DTYPE_USE_LAYER, VKA_DTYPE_USE_CACHE } vka_dtype_use;
 
 /* desc->dtype of a layer or KV cache (fn names the caller): success for a
- * type of that use; UNSUPPORTED for a tensor type it does not take yet (bf16),
+ * type of that use; UNSUPPORTED for a tensor type it does not take (yet),
  * INVALID_ARGUMENT for any other value, both naming desc->dtype and listing
  * the types it takes (from the table, so a new row changes the message). */
 vkattn_result vka_dtype_check_desc(struct vkattn_context *ctx, const char *fn, vkattn_dtype t,

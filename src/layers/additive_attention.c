@@ -100,7 +100,7 @@ vkattn_result vkattn_additive_attention_record(vkattn_additive_attention *layer,
     vkattn_context *ctx = layer->ctx;
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1,
-                                   .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
+                                   .data_dtype = layer->desc.dtype};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;

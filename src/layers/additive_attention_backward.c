@@ -28,7 +28,7 @@ static vkattn_result record_all(const vka_additive_attention_parts *p, VkCommand
     vka_layer_kept *kept = *p->kept;
     const bool scale = !p->desc->no_scale;
     const vka_layer_shape shape = {.dq = p->w.dq, .dk = p->w.dk, .dv = p->w.dv, .dout = p->w.dv,
-                                   .heads = 1, .half_data = p->desc->dtype == VKATTN_DTYPE_F16};
+                                   .heads = 1, .data_dtype = p->desc->dtype};
     vka_weight_slots ws;
     vka_layer_weight_slots(&p->weights, grad_w, &ws);
     vka_mask_layout ml = {0};

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "layers/layer_util.h"
 #include "layers/layer_weights.h"
@@ -53,7 +54,7 @@ vkattn_result vkattn_attention_create(vkattn_context *ctx, const vkattn_attentio
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     *layer = (vkattn_attention){.ctx = ctx, .desc = *desc, .w = w};
-    /* f16: weights and activations in f16; the SDPA workspace (dot mode's
+    /* f16 and bf16: weights and activations in the dtype; the SDPA workspace (dot mode's
      * scratch) and the expanded mask stay f32 */
     const vkattn_dtype dt = desc->dtype;
     const bool concat = desc->score_mode == VKATTN_SCORE_CONCAT;
@@ -146,8 +147,9 @@ static vkattn_result record_dot(vkattn_attention *layer, VkCommandBuffer cmd, co
     };
     uint64_t floats;
     vkattn_result r = vkattn_sdpa_workspace_size(ctx, &p, &floats);
-    if (r == VKATTN_SUCCESS && io->scores && vkattn_tensor_get_info(io->scores).desc.dtype == VKATTN_DTYPE_F16)
-        floats = (uint64_t)call->batch * call->tq * call->tv; /* f16 weights: f32 scores */
+    if (r == VKATTN_SUCCESS && io->scores &&
+        vka_dtype_info_of(vkattn_tensor_get_info(io->scores).desc.dtype)->is_16bit)
+        floats = (uint64_t)call->batch * call->tq * call->tv; /* 16-bit weights: f32 scores */
     vkattn_tensor *ws = NULL;
     if (r == VKATTN_SUCCESS && floats)
         r = vka_scratch_get(ctx, caller, &layer->scratch, floats, &ws);
@@ -201,7 +203,7 @@ vkattn_result vkattn_attention_record(vkattn_attention *layer, VkCommandBuffer c
     VKA_RECORD_MODES(layer, layer->ctx, cmd, vkattn_attention_record(layer, cmd, call, io));
     const vka_layer_shape shape = {.dq = layer->w.dq, .dk = layer->w.dk, .dv = layer->w.dv,
                                    .dout = layer->w.dv, .heads = 1,
-                                   .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
+                                   .data_dtype = layer->desc.dtype};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;

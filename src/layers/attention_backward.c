@@ -203,7 +203,7 @@ static vkattn_result record_all(vkattn_context *ctx, VkCommandBuffer cmd, const 
     vka_mask_layout ml = {0};
     const vka_layer_shape shape = {.dq = b->p.w.dq, .dk = b->p.w.dk, .dv = b->p.w.dv,
                                    .dout = b->p.w.dv, .heads = 1,
-                                   .half_data = b->p.desc->dtype == VKATTN_DTYPE_F16};
+                                   .data_dtype = b->p.desc->dtype};
     vka_weight_slots ws;
     vka_layer_weight_slots(&b->p.weights, b->gw, &ws);
     vkattn_result r;

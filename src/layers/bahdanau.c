@@ -49,7 +49,7 @@ vkattn_result vkattn_bahdanau_create(vkattn_context *ctx, const vkattn_bahdanau_
     if (!layer)
         return vka_fail(ctx, VKATTN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", __func__);
     *layer = (vkattn_bahdanau){.ctx = ctx, .desc = *desc, .w = w};
-    /* f16: weights, projections and scores in f16; the expanded mask stays f32 */
+    /* f16 and bf16: weights, projections and scores in the dtype; the expanded mask stays f32 */
     const vkattn_dtype dt = desc->dtype;
     layer->qp.dtype = layer->kp.dtype = layer->scores.dtype = dt;
     const vka_layer_weights lw = weights_of(layer);
@@ -135,7 +135,7 @@ vkattn_result vkattn_bahdanau_record(vkattn_bahdanau *layer, VkCommandBuffer cmd
     vkattn_context *ctx = layer->ctx;
     const vka_layer_widths *d = &layer->w;
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
-                                   .heads = 1, .half_data = layer->desc.dtype == VKATTN_DTYPE_F16};
+                                   .heads = 1, .data_dtype = layer->desc.dtype};
     vkattn_result r;
     vka_mask_layout ml = {0};
     vka_layer_mask m;

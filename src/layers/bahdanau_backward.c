@@ -42,7 +42,7 @@ static vkattn_result record_all(const vka_bahdanau_parts *p, VkCommandBuffer cmd
     vka_layer_kept *kept = *p->kept;
     const vka_layer_widths *d = &p->w;
     const vka_layer_shape shape = {.dq = d->dq, .dk = d->dk, .dv = d->dv, .dout = d->dv,
-                                   .heads = 1, .half_data = p->desc->dtype == VKATTN_DTYPE_F16};
+                                   .heads = 1, .data_dtype = p->desc->dtype};
     const vkattn_bahdanau_weight_tensors none = {0};
     const vkattn_bahdanau_weight_tensors *gw = grad_w ? grad_w : &none;
     vka_weight_slots ws;

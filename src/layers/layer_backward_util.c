@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/dropout_host.h"
 #include "ops/elementwise.h"
@@ -115,21 +116,22 @@ static void add_named(named_list *l, const vkattn_tensor *t, const char *name, b
     }
 }
 
-/* One gradient tensor: f32, or f16 too for an f16 layer (`half`), of
- * exactly `count` elements (any rank; rank >= 2 with the last dim `last`,
- * 0 = any). */
+/* One gradient tensor: f32, or of the layer's dtype `dt` (f16 only: other
+ * 16-bit layers are refused first), of exactly `count` elements (any rank;
+ * rank >= 2 with the last dim `last`, 0 = any). */
 static vkattn_result check_grad(vkattn_context *ctx, const char *caller, const vkattn_tensor *t,
-                                uint64_t count, uint32_t last, const char *name, bool half)
+                                uint64_t count, uint32_t last, const char *name, vkattn_dtype dt)
 {
     if (t->ctx != ctx)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s belongs to another context",
                         caller, name);
-    if (t->dtype != VKATTN_DTYPE_F32 && !(half && t->dtype == VKATTN_DTYPE_F16))
+    const bool narrow = dt != VKATTN_DTYPE_F32;
+    if (t->dtype != VKATTN_DTYPE_F32 && t->dtype != dt)
         return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                        "%s: %s is %s tensor; the backward of an %s layer takes f32%s "
+                        "%s: %s is %s tensor; the backward of %s layer takes f32%s%s "
                         "gradients",
-                        caller, name, vka_dtype_a_name(t->dtype), half ? "f16" : "f32",
-                        half ? " or f16" : "");
+                        caller, name, vka_dtype_a_name(t->dtype), vka_dtype_a_name(dt),
+                        narrow ? " or " : "", narrow ? vka_dtype_name(dt) : "");
     if (t->count != count)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                         "%s: %s has %llu elements; must have %llu", caller, name,
@@ -151,8 +153,9 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
     if (!call || !io || !grads)
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !call ? "call" : !io ? "io" : "grads");
-    vkattn_result r; /* io's element types: as the forward's (shape->half_data) */
-    if ((r = vka_layer_check_call(ctx, caller, call)) ||
+    vkattn_result r; /* io's element types: as the forward's (shape->data_dtype) */
+    if ((r = vka_layer_check_backward_dtype(ctx, caller, shape->data_dtype)) ||
+        (r = vka_layer_check_call(ctx, caller, call)) ||
         (r = vka_layer_check_io(ctx, caller, call, io, shape, mask)))
         return r;
     if (!kept || !kept->valid)
@@ -181,14 +184,14 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
         {grads->grad_key, rv * shape->dk, "grads->grad_key"},
     };
     const uint32_t in_last[] = {shape->dq, shape->dv, shape->dk};
-    const bool half = shape->half_data;
+    const vkattn_dtype dt = shape->data_dtype;
     if ((r = check_grad(ctx, caller, grads->grad_output, rq * shape->dout, shape->dout,
-                        "grads->grad_output", half)))
+                        "grads->grad_output", dt)))
         return r;
     bool wanted = false;
     for (size_t i = 0; i < 3; i++) {
         if (in[i].t && (r = check_grad(ctx, caller, in[i].t, in[i].count, in_last[i], in[i].name,
-                                          half)))
+                                          dt)))
             return r;
         wanted |= in[i].t != NULL;
     }
@@ -199,7 +202,7 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
             return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
                             "%s: %s is given but the layer has no such weight", caller,
                             wg[i].name);
-        if ((r = check_grad(ctx, caller, wg[i].t, wg[i].count, 0, wg[i].name, half)))
+        if ((r = check_grad(ctx, caller, wg[i].t, wg[i].count, 0, wg[i].name, dt)))
             return r;
         wanted = true;
     }

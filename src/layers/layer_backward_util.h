@@ -70,9 +70,10 @@ typedef struct vka_named_tensor {
 } vka_named_tensor;
 
 /* The checks every single-head backward makes, before anything is recorded:
- * call and io as the forward's checks, a kept forward with the same call and
- * io, the element types (f32; f16 too where shape->half_data, an f16
- * layer's: io as its forward's, every gradient f16 or f32 on its own),
+ * the layer's dtype (vka_layer_check_backward_dtype: bf16 refused), call and
+ * io as the forward's checks, a kept forward with the same call and io, the
+ * element types (f32; f16 too where shape->data_dtype is, an f16 layer's: io
+ * as its forward's, every gradient f16 or f32 on its own),
  * grads->grad_output, the input gradients and the weight
  * gradients `wg` (n_wg slots; a slot whose count is 0 is a weight the layer
  * lacks, so its tensor must be NULL) of the right size, at least one wanted,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/check.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/growth.h"
 #include "core/shape_text.h"
@@ -82,7 +83,7 @@ static vkattn_result check_disjoint(vkattn_context *ctx, const char *caller,
 /* The element types a layer's query, key, value and output may have. */
 static unsigned data_types(const vka_layer_shape *s)
 {
-    return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | (s->half_data ? VKA_DTYPE_BIT(VKATTN_DTYPE_F16) : 0);
+    return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(s->data_dtype);
 }
 
 static vkattn_result check_inputs(vkattn_context *ctx, const char *caller,
@@ -108,8 +109,8 @@ static vkattn_result check_inputs(vkattn_context *ctx, const char *caller,
                         "from its value width %u",
                         caller, s->dk, s->dv);
     }
-    /* an f16 mask next to f16 data is a mistake to name, not a missing feature */
-    if (s->half_data &&
+    /* a 16-bit mask next to 16-bit data is a mistake to name, not a missing feature */
+    if (s->data_dtype != VKATTN_DTYPE_F32 &&
         ((r = vka_f16_require_f32(ctx, io->query_mask, caller, "io->query_mask")) ||
          (r = vka_f16_require_f32(ctx, io->value_mask, caller, "io->value_mask")) ||
          (r = vka_f16_require_f32(ctx, io->attention_mask, caller, "io->attention_mask"))))
@@ -193,6 +194,18 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
                     "%s: call->path is VKATTN_SDPA_FUSED but %s has no fused kernel; use "
                     "VKATTN_SDPA_AUTO or VKATTN_SDPA_UNFUSED",
                     caller, what);
+}
+
+vkattn_result vka_layer_check_backward_dtype(vkattn_context *ctx, const char *caller,
+                                             vkattn_dtype dtype)
+{
+    if (dtype == VKATTN_DTYPE_F32 || dtype == VKATTN_DTYPE_F16)
+        return VKATTN_SUCCESS;
+    const vka_dtype_info *d = vka_dtype_info_of(dtype); /* a created layer's: never NULL */
+    return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
+                    "%s: the layer's desc.dtype is %s; %s layer's backward is not supported yet "
+                    "(f32 and f16 layers only)",
+                    caller, d ? d->enum_name : "unknown", vka_dtype_a_name(dtype));
 }
 
 /* ---------------------------------------------------------------- weights */

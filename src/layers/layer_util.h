@@ -20,8 +20,9 @@ typedef struct vka_layer_shape {
     uint32_t dout;       /* output width */
     uint32_t heads;      /* of the returned scores: 1, or H for MultiHeadAttention */
     bool multi_head;     /* MultiHeadAttention: rank-4 and per-head attention masks */
-    bool half_data;      /* query, key, value, output and scores may be f16; an f16 mask
-                          * is then INVALID_ARGUMENT naming it (masks stay f32) */
+    vkattn_dtype data_dtype; /* the layer's dtype: query, key, value, output and scores
+                              * may be of it or f32; a 16-bit mask is then
+                              * INVALID_ARGUMENT naming it (masks stay f32) */
 } vka_layer_shape;
 
 /* Checks one tensor argument: non-NULL, on ctx, exactly prod(dims) elements,
@@ -51,6 +52,12 @@ vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
  * AUTO and UNFUSED pass (vka_layer_check_call rejects other values). */
 vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *caller,
                                            const vkattn_layer_call *call, const char *what);
+
+/* A layer backward's dtype check, first thing: the backward takes f32 and
+ * f16 layers; another dtype (bf16: the softmax backward does not take it
+ * yet) is UNSUPPORTED naming desc.dtype, before anything is recorded. */
+vkattn_result vka_layer_check_backward_dtype(vkattn_context *ctx, const char *caller,
+                                             vkattn_dtype dtype);
 
 /* ---------------------------------------------------------------- weights */
 

@@ -25,6 +25,7 @@
 
 #include <stdlib.h>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "layers/mha_internal.h"
 #include "ops/gate.h"
@@ -48,22 +49,32 @@ static vkattn_result check_scratch_size(vkattn_context *ctx, const char *fn, uin
     return VKATTN_SUCCESS;
 }
 
-/* An f16 layer takes f16 or f32 data tensors and scores (checked with the
- * shapes) but f32 masks, as SDPA does: say so by name rather than as a
- * generic unsupported type. */
-static vkattn_result check_half_io(vkattn_context *ctx, const char *fn,
+/* A 16-bit layer takes data tensors and scores of its dtype or f32 (checked
+ * with the shapes) but f32 masks, as SDPA does: say so by name rather than as
+ * a generic unsupported type. */
+static vkattn_result check_mask_f32(vkattn_context *ctx, const char *fn, vkattn_dtype layer_dtype,
+                                    const vkattn_tensor *mask, const char *what)
+{
+    const vkattn_dtype dt = vkattn_tensor_get_info(mask).desc.dtype;
+    if (dt == VKATTN_DTYPE_F32)
+        return VKATTN_SUCCESS;
+    return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
+                    "%s: %s is %s tensor; masks are f32 (nonzero = may attend), also for %s "
+                    "layer",
+                    fn, what, vka_dtype_a_name(dt), vka_dtype_a_name(layer_dtype));
+}
+
+static vkattn_result check_half_io(vkattn_context *ctx, const char *fn, vkattn_dtype layer_dtype,
                                    const vkattn_layer_io *io)
 {
     if (!io)
         return VKATTN_SUCCESS; /* vka_layer_check_io reports it */
     const vkattn_tensor *masks[3] = {io->query_mask, io->value_mask, io->attention_mask};
     static const char *names[3] = {"io->query_mask", "io->value_mask", "io->attention_mask"};
+    vkattn_result r;
     for (int i = 0; i < 3; i++)
-        if (masks[i] && vkattn_tensor_get_info(masks[i]).desc.dtype == VKATTN_DTYPE_F16)
-            return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                            "%s: %s is an f16 tensor; masks are f32 (nonzero = may attend), "
-                            "also for an f16 layer",
-                            fn, names[i]);
+        if (masks[i] && (r = check_mask_f32(ctx, fn, layer_dtype, masks[i], names[i])))
+            return r;
     return VKATTN_SUCCESS;
 }
 
@@ -75,10 +86,10 @@ vkattn_result vka_mha_plan_call(vkattn_mha *layer, const char *fn,
     const vka_mha_dims *d = &layer->d;
     const vka_layer_shape shape = {
         .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
-        .heads = d->heads, .multi_head = true, .half_data = layer->dtype == VKATTN_DTYPE_F16,
+        .heads = d->heads, .multi_head = true, .data_dtype = layer->dtype,
     };
     vkattn_result r;
-    if (layer->dtype == VKATTN_DTYPE_F16 && (r = check_half_io(ctx, fn, io)))
+    if (layer->dtype != VKATTN_DTYPE_F32 && (r = check_half_io(ctx, fn, layer->dtype, io)))
         return r;
     if ((r = vka_mha_resolve_call(ctx, fn, d, call, &p->c)) ||
         (r = vka_layer_check_io(ctx, fn, call, io, &shape, &p->mask)) ||
@@ -444,17 +455,15 @@ static vkattn_result plan_cached(vkattn_mha *layer, const vkattn_layer_call *cal
     full.causal = VKATTN_CAUSAL_NONE; /* the cache's causality is decode's, not SDPA's */
     const vka_layer_shape shape = {
         .dq = d->query_dim, .dk = d->key_width, .dv = d->value_width, .dout = d->output_dim,
-        .heads = d->heads, .multi_head = true, .half_data = layer->dtype == VKATTN_DTYPE_F16,
+        .heads = d->heads, .multi_head = true, .data_dtype = layer->dtype,
     };
     /* the value mask covers the cache, (B, capacity), not the new keys */
     vkattn_layer_io new_rows = *io;
     new_rows.value_mask = NULL;
     vka_mask_layout mask;
-    if (io->value_mask && vkattn_tensor_get_info(io->value_mask).desc.dtype == VKATTN_DTYPE_F16)
-        return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT,
-                        "%s: io->value_mask is an f16 tensor; masks are f32 (nonzero = may "
-                        "attend), also for an f16 layer",
-                        fn);
+    if (io->value_mask &&
+        (r = check_mask_f32(ctx, fn, layer->dtype, io->value_mask, "io->value_mask")))
+        return r;
     if ((r = vka_mha_resolve_call(ctx, fn, d, &full, &p->c)) ||
         (r = vka_layer_check_io(ctx, fn, &full, &new_rows, &shape, &mask)) ||
         (io->value_mask && (r = vka_tensor_check(ctx, io->value_mask,

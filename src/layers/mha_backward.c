@@ -110,11 +110,10 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *fn, const n
 
 /* The element types a gradient may have: an f16 layer's may be f16 or f32,
  * as its io tensors (each rounded once from its f32 result); an f32 layer's
- * are f32. */
+ * are f32 (other dtypes are refused first: vka_layer_check_backward_dtype). */
 static unsigned grad_types(const vkattn_mha *layer)
 {
-    return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) |
-           (layer->dtype == VKATTN_DTYPE_F16 ? VKA_DTYPE_BIT(VKATTN_DTYPE_F16) : 0);
+    return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(layer->dtype);
 }
 
 static vkattn_result check_grad(const vkattn_mha *layer, const char *fn, const vkattn_tensor *t,
@@ -571,7 +570,8 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
     VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
     mha_bwd_plan p;
     vkattn_result r;
-    if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||
+    if ((r = vka_layer_check_backward_dtype(layer->ctx, fn, layer->dtype)) ||
+        (r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||
         (r = alloc_scratch(layer, fn, &p)))
         return r;
     const vkattn_mha_weight_tensors none = {0};

@@ -77,17 +77,17 @@ vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const 
                                 uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y)
 {
     vkattn_result r;
-    const unsigned both = VKA_DTYPES_F32_F16;
+    const unsigned types = VKA_DTYPES_FLOAT; /* bf16 only staged: k has no bf16 variant */
     if ((r = check_count(ctx, caller, k->y_name, n)) ||
-        (r = vka_tensor_check_types(ctx, a, a_count, caller, k->a_name, both)) ||
-        (r = vka_tensor_check_types(ctx, b, n, caller, k->b_name, both)) ||
-        (r = vka_tensor_check_types(ctx, y, n, caller, k->y_name, both)))
+        (r = vka_tensor_check_types(ctx, a, a_count, caller, k->a_name, types)) ||
+        (r = vka_tensor_check_types(ctx, b, n, caller, k->b_name, types)) ||
+        (r = vka_tensor_check_types(ctx, y, n, caller, k->y_name, types)))
         return r;
-    const bool any16 = a->dtype == VKATTN_DTYPE_F16 || b->dtype == VKATTN_DTYPE_F16 ||
-                       y->dtype == VKATTN_DTYPE_F16;
+    const vkattn_tensor *const ts[3] = {a, b, y};
+    const vka_path16 path = vka_path16_of(ctx, ts, 3);
     const binary_op op = {.caller = caller, .k = k, .n = n, .a_count = a_count, .a = a, .b = b,
-                          .y = y, .native16 = any16 && vka_info(ctx)->storage_buffer_16bit};
-    return vka_f16_record(ctx, cmd, any16 && !op.native16, record_binary, &op);
+                          .y = y, .native16 = path == VKA_PATH_NATIVE16};
+    return vka_f16_record(ctx, cmd, path == VKA_PATH_PACKED, record_binary, &op);
 }
 
 vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,

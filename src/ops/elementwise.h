@@ -15,8 +15,8 @@
 #include "vkattn/tensor.h"
 
 /* y[i] = a[i] + b[i] for i < n; a, b read, y written; y distinct from a and
- * b. Tensors of at least n elements, each f32 or f16 (vka_binary_record:
- * the sum is f32, an f16 y rounded once). `what`
+ * b. Tensors of at least n elements, each f32, f16 or bf16 (vka_binary_record:
+ * the sum is f32, a 16-bit y rounded once; bf16 through f32 scratch). `what`
  * names y in messages. */
 vkattn_result vka_add_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                              const char *what, uint64_t n, vkattn_tensor *a, vkattn_tensor *b,
@@ -40,11 +40,11 @@ typedef struct vka_binary_kernel {
 
 /* y[i] = k(a[i], b[i]) for i < n (a[0] for every i where a_count is 1: a
  * scalar). Checks that n fits the kernel's 32-bit indexing and each tensor's
- * size (a_count, n, n), naming them as k does. Each of a, b, y f32 or f16:
- * with 16-bit storage k's f16 variant reads and writes them as they are;
- * otherwise f16 ones go through f32 scratch (ops/half_stage.h; run dry
- * first, so nothing is recorded on failure). Either way the arithmetic is
- * f32 and an f16 y is rounded once. */
+ * size (a_count, n, n), naming them as k does. Each of a, b, y f32, f16 or
+ * bf16: with 16-bit storage and no bf16 one, k's f16 variant reads and
+ * writes them as they are; otherwise 16-bit ones go through f32 scratch
+ * (ops/half_stage.h; run dry first, so nothing is recorded on failure).
+ * Either way the arithmetic is f32 and a 16-bit y is rounded once. */
 vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                                 const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
                                 uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y);

@@ -22,9 +22,9 @@ vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const
                         "%s: the output (%u rows x %u) does not fit the kernel's 32-bit indexing",
                         caller, rows, width);
     vkattn_result r;
-    vkattn_tensor *df; /* f32 data: an f16 output goes through scratch (ops/half_stage.h) */
+    vkattn_tensor *df; /* f32 data: a 16-bit output goes through scratch (ops/half_stage.h) */
     if ((r = vka_tensor_check(ctx, mask, rows, caller, "io->query_mask")) ||
-        (r = vka_tensor_check_types(ctx, data, total, caller, "io->output", VKA_DTYPES_F32_F16)) ||
+        (r = vka_tensor_check_types(ctx, data, total, caller, "io->output", VKA_DTYPES_FLOAT)) ||
         (r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, data, total, true, &df)))
         return r;
     const vka_kernel kernel = {VKA_KERNEL_SPV(rowmask), .n_bindings = 2,

@@ -10,7 +10,7 @@
 #include "vkattn/context.h"
 #include "vkattn/tensor.h"
 
-/* data: at least rows * width elements, read and written, f32 or f16 (through
+/* data: at least rows * width elements, read and written, f32, f16 or bf16 (through
  * f32 scratch, ops/half_stage.h: multiplying by 0 or 1 is exact either way);
  * mask: at least rows f32 elements. `caller` names the public function in messages. */
 vkattn_result vka_rowmask_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,

@@ -3,8 +3,8 @@
  * by its learned scalar this way, so set_weights reaches command buffers
  * recorded before it, as for every other layer's weights. Not public: no CPU
  * reference of its own (the layer reference computes the same products).
- * s, x and y may each be f16 or f32 (through f32 scratch, ops/half_stage.h):
- * the product is fp32 and an f16 y is rounded once (an f16 Attention layer). */
+ * s, x and y may each be f32, f16 or bf16 (ops/elementwise.h's vka_binary_record):
+ * the product is fp32 and a 16-bit y is rounded once (a 16-bit Attention layer). */
 #ifndef VKA_OPS_SCALE_H
 #define VKA_OPS_SCALE_H
 

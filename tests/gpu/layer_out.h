@@ -1,5 +1,5 @@
 /* The host outputs of a layer test (test_gqa.c,
- * test_layers_f16.c): the reference's and the device's output and scores,
+ * test_layer_dtypes.c): the reference's and the device's output and scores,
  * NaN-poisoned, and their comparison under the test's bounds. */
 #ifndef VKATTN_TEST_LAYER_OUT_H
 #define VKATTN_TEST_LAYER_OUT_H

@@ -8,6 +8,7 @@
 #define VKATTN_TEST_MULTI_HEAD_CASE_H
 
 #include "harness.h"
+#include "kv_rows.h"
 #include "mask_forms.h"
 #include "random_case.h"
 
@@ -150,9 +151,9 @@ static inline void mh_host_free(const mh_case *m, host *h)
         free(h->value);
 }
 
-/* Rounds the case's weights (the gate's too) and inputs to f16 in place:
- * what an f16 layer and f16 io tensors hold (masks are 0 or 1). */
-static inline void mh_host_round_f16(const mh_case *m, host *h)
+/* Rounds the case's weights (the gate's too) and inputs to type t in place:
+ * what a layer and io tensors of type t hold (masks are 0 or 1). */
+static inline void mh_host_round(const mh_case *m, host *h, vkattn_dtype t)
 {
     const sizes s = mh_sizes(m);
     vkattn_mha_weights *w = &h->w;
@@ -164,10 +165,15 @@ static inline void mh_host_round_f16(const mh_case *m, host *h)
                              s.query, s.value, s.key};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (arrays[i])
-            th_round_f16(arrays[i], counts[i]);
+            th_round_to(arrays[i], counts[i], t);
 }
 
-/* Replaces an f32 io tensor by one of type t holding the same (f16-exact)
+static inline void mh_host_round_f16(const mh_case *m, host *h)
+{
+    mh_host_round(m, h, VKATTN_DTYPE_F16);
+}
+
+/* Replaces an f32 io tensor by one of type t holding the same (t-exact)
  * values; a NULL `data` makes it a NaN-poisoned output. */
 static inline void mh_retype(vkattn_context *ctx, vkattn_tensor **t, vkattn_dtype type, size_t n,
                              const float *data)

@@ -6,8 +6,10 @@
  * its backward's data tensors (the lse stays f32), decode's q and out,
  * KV-cache appends here; the matmul and its backward in test_matmul.c and
  * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
- * call that succeeds with f32 ones, naming it; layer descs with dtype bf16
- * are refused at create, as an app's bf16 keys under an f32 cache (a bf16
+ * call that succeeds with f32 ones, naming it; the layers: an f32 one refuses
+ * bf16 io, a bf16 one takes it (each operand in turn), and a bf16 MHA's and
+ * GQA's backward is refused naming desc.dtype (the single-head layers':
+ * test_layer_dtypes.c), as an app's bf16 keys under an f32 cache (a bf16
  * cache: test_decode_dtypes.c). */
 #include "harness.h"
 #include "op_table.h"
@@ -283,13 +285,14 @@ static vkattn_result decode(vkattn_context *ctx, vkattn_tensor *const *t)
     vkattn_kv_cache_destroy(cache);
     return r;
 }
-/* the layers' operands (B 1, Tq = Tv = 2, widths 4): an f32 layer, io checked
- * by layers/layer_util.c (Attention, and the other single-head layers) and
- * layers/mha.c (MHA and GQA) */
+/* the layers' operands (B 1, Tq = Tv = 2, widths 4), io checked by
+ * layers/layer_util.c (Attention, and the other single-head layers) and
+ * layers/mha.c (MHA and GQA): of an f32 layer, and of a bf16 one (its
+ * accuracy: test_layer_dtypes.c, test_mha.c) */
 static const vkattn_layer_call layer_call = {.batch = 1, .tq = 2, .tv = 2};
-static vkattn_result attention(vkattn_context *ctx, vkattn_tensor *const *t)
+static vkattn_result attention_of(vkattn_context *ctx, vkattn_tensor *const *t, vkattn_dtype dt)
 {
-    const vkattn_attention_desc d = {.query_width = 4, .value_width = 4};
+    const vkattn_attention_desc d = {.query_width = 4, .value_width = 4, .dtype = dt};
     vkattn_attention *l = NULL;
     TH_OK(ctx, vkattn_attention_create(ctx, &d, &l));
     const vkattn_layer_io io = {.query = t[0], .value = t[1], .key = t[2], .output = t[3]};
@@ -297,16 +300,32 @@ static vkattn_result attention(vkattn_context *ctx, vkattn_tensor *const *t)
     vkattn_attention_destroy(l);
     return r;
 }
-static vkattn_result mha(vkattn_context *ctx, vkattn_tensor *const *t)
+static vkattn_result mha_of(vkattn_context *ctx, vkattn_tensor *const *t, vkattn_dtype dt)
 {
     const vkattn_mha_desc d = {.num_heads = 2, .key_dim = 2, .query_width = 4,
-                               .value_width = 4};
+                               .value_width = 4, .dtype = dt};
     vkattn_mha *l = NULL;
     TH_OK(ctx, vkattn_mha_create(ctx, &d, &l));
     const vkattn_layer_io io = {.query = t[0], .value = t[1], .key = t[2], .output = t[3]};
     const vkattn_result r = vkattn_mha_record(l, RUN, &layer_call, &io);
     vkattn_mha_destroy(l);
     return r;
+}
+static vkattn_result attention(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    return attention_of(ctx, t, VKATTN_DTYPE_F32);
+}
+static vkattn_result attention_bf16_layer(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    return attention_of(ctx, t, BF16);
+}
+static vkattn_result mha(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    return mha_of(ctx, t, VKATTN_DTYPE_F32);
+}
+static vkattn_result mha_bf16_layer(vkattn_context *ctx, vkattn_tensor *const *t)
+{
+    return mha_of(ctx, t, BF16);
 }
 /* an f32 cache's append of k, v (B, Hkv, Tnew, d) = (1, 1, 2, 2) */
 static vkattn_result kv_append(vkattn_context *ctx, vkattn_tensor *const *t)
@@ -355,6 +374,10 @@ static const op_row rows[] = {
     {"decode", decode, {"io->q", "io->value_mask", "io->out"}, .takes = 0x5},
     {"attention layer", attention, {"io->query", "io->value", "io->key", "io->output"}, 8},
     {"mha layer", mha, {"io->query", "io->value", "io->key", "io->output"}, 8},
+    {"bf16 attention layer", attention_bf16_layer,
+     {"io->query", "io->value", "io->key", "io->output"}, 8, .takes = 0xf},
+    {"bf16 mha layer", mha_bf16_layer, {"io->query", "io->value", "io->key", "io->output"}, 8,
+     .takes = 0xf},
     {"kv cache append", kv_append, {"io->k", "io->v"}, 4, 2, 0x3},
 };
 
@@ -412,48 +435,50 @@ static void test_ops_refuse_bf16(void **state)
     th_assert_validation_clean();
 }
 
-/* Layer descs with dtype bf16: refused at create, naming desc->dtype. */
-static vkattn_result attention_bf16(vkattn_context *ctx)
+/* A bf16 layer's backward: refused naming desc.dtype after a kept forward
+ * that runs (the single-head layers': test_layer_dtypes.c). */
+static vkattn_result backward_of(vkattn_context *ctx, vkattn_mha *mha, vkattn_gqa *gqa)
 {
-    const vkattn_attention_desc d = {.query_width = 4, .value_width = 4, .dtype = BF16};
-    vkattn_attention *l = NULL;
-    const vkattn_result r = vkattn_attention_create(ctx, &d, &l);
-    vkattn_attention_destroy(l);
+    vkattn_tensor *x = NULL, *g = NULL, *out = NULL, *gq = NULL;
+    const vkattn_tensor_desc td = {.rank = 3, .dims = {1, 2, 4}, .dtype = BF16};
+    TH_OK(ctx, vkattn_tensor_create(ctx, &td, &x));
+    TH_OK(ctx, vkattn_tensor_create(ctx, &td, &g));
+    TH_OK(ctx, vkattn_tensor_create(ctx, &td, &out));
+    TH_OK(ctx, vkattn_tensor_create(ctx, &td, &gq));
+    TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
+    TH_OK(ctx, vkattn_tensor_fill(g, 1.0f));
+    const vkattn_layer_call kept = {.batch = 1, .tq = 2, .tv = 2, .keep_for_backward = true};
+    const vkattn_layer_io io = {.query = x, .value = x, .output = out};
+    const vkattn_layer_grads grads = {.grad_output = g, .grad_query = gq};
+    vkattn_result r;
+    if (mha) {
+        TH_OK(ctx, vkattn_mha_record(mha, RUN, &kept, &io));
+        r = vkattn_mha_backward_record(mha, RUN, &kept, &io, &grads, NULL);
+    } else {
+        TH_OK(ctx, vkattn_gqa_record(gqa, RUN, &kept, &io));
+        r = vkattn_gqa_backward_record(gqa, RUN, &kept, &io, &grads, NULL);
+    }
+    vkattn_tensor_destroy(x), vkattn_tensor_destroy(g), vkattn_tensor_destroy(out);
+    vkattn_tensor_destroy(gq);
     return r;
 }
-static vkattn_result additive_attention_bf16(vkattn_context *ctx)
-{
-    const vkattn_additive_attention_desc d = {.query_width = 4, .value_width = 4,
-                                              .dtype = BF16};
-    vkattn_additive_attention *l = NULL;
-    const vkattn_result r = vkattn_additive_attention_create(ctx, &d, &l);
-    vkattn_additive_attention_destroy(l);
-    return r;
-}
-static vkattn_result bahdanau_bf16(vkattn_context *ctx)
-{
-    const vkattn_bahdanau_desc d = {.query_width = 4, .value_width = 4, .units = 4,
-                                    .dtype = BF16};
-    vkattn_bahdanau *l = NULL;
-    const vkattn_result r = vkattn_bahdanau_create(ctx, &d, &l);
-    vkattn_bahdanau_destroy(l);
-    return r;
-}
-static vkattn_result mha_bf16(vkattn_context *ctx)
+static vkattn_result mha_bf16_backward(vkattn_context *ctx)
 {
     const vkattn_mha_desc d = {.num_heads = 1, .key_dim = 4, .query_width = 4,
                                .value_width = 4, .dtype = BF16};
     vkattn_mha *l = NULL;
-    const vkattn_result r = vkattn_mha_create(ctx, &d, &l);
+    TH_OK(ctx, vkattn_mha_create(ctx, &d, &l));
+    const vkattn_result r = backward_of(ctx, l, NULL);
     vkattn_mha_destroy(l);
     return r;
 }
-static vkattn_result gqa_bf16(vkattn_context *ctx)
+static vkattn_result gqa_bf16_backward(vkattn_context *ctx)
 {
     const vkattn_gqa_desc d = {.num_query_heads = 2, .num_key_value_heads = 1, .head_dim = 4,
                                .query_width = 4, .value_width = 4, .dtype = BF16};
     vkattn_gqa *l = NULL;
-    const vkattn_result r = vkattn_gqa_create(ctx, &d, &l);
+    TH_OK(ctx, vkattn_gqa_create(ctx, &d, &l));
+    const vkattn_result r = backward_of(ctx, NULL, l);
     vkattn_gqa_destroy(l);
     return r;
 }
@@ -470,18 +495,15 @@ static vkattn_result cache_bf16_keys(vkattn_context *ctx)
     return r;
 }
 
-#define LAYER_NO "desc->dtype is VKATTN_DTYPE_BF16; bf16 layers are not supported yet"
+#define BACKWARD_NO "desc.dtype is VKATTN_DTYPE_BF16; a bf16 layer's backward is not supported yet"
 static const th_bad_arg descs[] = {
-    {"attention", attention_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
-    {"additive attention", additive_attention_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
-    {"bahdanau", bahdanau_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
-    {"mha", mha_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
-    {"gqa", gqa_bf16, VKATTN_ERROR_UNSUPPORTED, LAYER_NO},
+    {"mha backward", mha_bf16_backward, VKATTN_ERROR_UNSUPPORTED, BACKWARD_NO},
+    {"gqa backward", gqa_bf16_backward, VKATTN_ERROR_UNSUPPORTED, BACKWARD_NO},
     {"kv cache, bf16 keys", cache_bf16_keys, VKATTN_ERROR_INVALID_ARGUMENT,
      "desc->keys is a bf16 tensor"},
 };
 
-static void test_descs_refuse_bf16(void **state)
+static void test_bf16_refusals(void **state)
 {
     th_run_bad_args(TH_CTX(state), descs, sizeof descs / sizeof descs[0]);
 }
@@ -490,6 +512,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TU_TESTS(test_round_trips, test_device_conversion, test_ops_refuse_bf16,
-                 test_descs_refuse_bf16)};
+                 test_bf16_refusals)};
     return cmocka_run_group_tests_name("bf16 tensors", tests, th_setup, th_teardown);
 }

@@ -33,6 +33,10 @@
  * magnitude about 1 and kernels scaled by 1/sqrt(fan-in):
  *   max|out - ref| <= 8 eps16 max(max|ref|, 1)      (7.8e-3)
  *   max|scores - ref| <= 4 eps16                     (3.9e-3, scores in [0, 1])
+ * bfloat16 (desc.dtype VKATTN_DTYPE_BF16, Keras's bfloat16 policy) is the same
+ * with bf16 rounding: the same roundings, each at most half its spacing at 1,
+ * eps = 2^-7 (8 significand bits) for eps16, so 8 eps = 6.3e-2 and 4 eps =
+ * 3.1e-2.
  * The largest seen is printed by test_random_cases. */
 #include "harness.h"
 #include "op_table.h"
@@ -46,6 +50,7 @@
 #define OUT_BOUND 2e-5 /* the f32 layer's (header comment) */
 #define SCORE_BOUND 5e-6
 #define EPS16 (1.0 / 1024.0)
+#define EPS_BF16 (1.0 / 128.0)
 
 /* Which io tensors hold the layer's dtype (the others f32). */
 enum { IO_Q = 1, IO_K = 2, IO_V = 4, IO_OUT = 8, IO_SCORES = 16, IO_ALL = 31 };
@@ -72,16 +77,24 @@ typedef struct layer_dtype {
     float (*round)(float x);       /* what the layer stores of an f32 weight */
     bool narrow_io;                /* its io tensors may hold the dtype */
     rc_mha_bounds random;          /* test_random_cases' shapes */
+    int n_random;                  /* and how many */
 } layer_dtype;
 
 static const layer_dtype dtypes[] = {
     {VKATTN_DTYPE_F32, OUT_BOUND, SCORE_BOUND, no_round, false,
      {.heads = {1, 2, 3, 8}, .max_width = 40, .max_t = 17, .self_one_in = 4,
-      .no_bias_one_in = 4, .dropout_one_in = 3, .max_dropout = 0.6f, .scores_one_in = 2}},
+      .no_bias_one_in = 4, .dropout_one_in = 3, .max_dropout = 0.6f, .scores_one_in = 2},
+     24},
     /* smaller shapes: f16 is slower */
     {VKATTN_DTYPE_F16, 8 * EPS16, 4 * EPS16, f16_round, true,
      {.heads = {1, 2, 3, 4}, .max_width = 33, .max_t = 13, .self_one_in = 3,
-      .no_bias_one_in = 3, .dropout_one_in = 4, .max_dropout = 0.5f, .scores_one_in = 3}},
+      .no_bias_one_in = 3, .dropout_one_in = 4, .max_dropout = 0.5f, .scores_one_in = 3},
+     24},
+    /* fewer: bf16 runs the packed and staged paths, slower on lavapipe */
+    {VKATTN_DTYPE_BF16, 8 * EPS_BF16, 4 * EPS_BF16, th_bf16_round, true,
+     {.heads = {1, 2, 3, 4}, .max_width = 33, .max_t = 13, .self_one_in = 3,
+      .no_bias_one_in = 3, .dropout_one_in = 4, .max_dropout = 0.5f, .scores_one_in = 3},
+     10},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
@@ -115,8 +128,7 @@ static void host_random(const mcase *m, host *h)
 {
     const mh_case v = view(m);
     mh_host_random(&v, h);
-    if (m->desc.dtype == VKATTN_DTYPE_F16)
-        mh_host_round_f16(&v, h);
+    mh_host_round(&v, h, m->desc.dtype);
 }
 
 static void host_free(const mcase *m, host *h)
@@ -248,7 +260,7 @@ static void test_random_cases(void **state)
     vkattn_context *ctx = TH_CTX(state);
     for (size_t k = 0; k < NDTYPES; k++) {
         double worst = 0;
-        for (int i = 0; i < 24; i++) {
+        for (int i = 0; i < dtypes[k].n_random; i++) {
             mcase m = random_case(&dtypes[k]);
             worst = fmax(worst, check_case(ctx, &m));
         }
@@ -917,30 +929,26 @@ static void test_bad_record(void **state)
     vkattn_mha_destroy(f.layer);
 }
 
-/* The layer's dtype: a bad one; masks stay f32 in an f16 layer (also on
- * the cached path, whose f16 data test_mha_cache.c runs); an f32 layer
- * refuses f16 data tensors. */
-static void test_bad_dtypes(void **state)
+/* A 16-bit layer dtype dt: masks stay f32 in a layer of it (also on the
+ * cached path, whose 16-bit data test_mha_cache.c runs); an f32 layer
+ * refuses data tensors of it. */
+static void bad_dtype_row(vkattn_context *ctx, vkattn_dtype dt)
 {
-    vkattn_context *ctx = TH_CTX(state);
     vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .query_width = 6, .value_width = 6,
-                            .dtype = (vkattn_dtype)7};
+                            .dtype = dt};
     vkattn_mha *layer = NULL;
-    TH_EXPECT_ERROR(vkattn_mha_create(ctx, &desc, &layer),
-                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->dtype");
-    assert_null(layer);
-    desc.dtype = VKATTN_DTYPE_F16;
     TH_OK(ctx, vkattn_mha_create(ctx, &desc, &layer));
     const uint32_t B = 1, T = 3;
-    vkattn_tensor *x = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *x = th_typed_tensor(ctx, B * T * 6, dt, NULL);
     TH_OK(ctx, vkattn_tensor_fill(x, 0.5f));
-    vkattn_tensor *out = th_typed_tensor(ctx, B * T * 6, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, VKATTN_DTYPE_F16, NULL);
-    vkattn_tensor *am16 = th_typed_tensor(ctx, B * T * T, VKATTN_DTYPE_F16, NULL);
+    vkattn_tensor *out = th_typed_tensor(ctx, B * T * 6, dt, NULL);
+    vkattn_tensor *m16 = th_typed_tensor(ctx, B * T, dt, NULL);
+    vkattn_tensor *am16 = th_typed_tensor(ctx, B * T * T, dt, NULL);
     vkattn_layer_call call = {.batch = B, .tq = T, .tv = T};
     vkattn_layer_io io = {.query = x, .value = x, .output = out, .value_mask = m16};
     TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->value_mask");
+    assert_non_null(strstr(vkattn_last_error(), th_dtype_name(dt)));
     io.value_mask = NULL, io.query_mask = m16;
     TH_EXPECT_ERROR(vkattn_mha_record(layer, VKATTN_RUN_NOW, &call, &io),
                     VKATTN_ERROR_INVALID_ARGUMENT, "io->query_mask");
@@ -971,6 +979,21 @@ static void test_bad_dtypes(void **state)
     vkattn_tensor *all[] = {x, out, m16, am16};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         vkattn_tensor_destroy(all[i]);
+}
+
+/* The layer's dtype: a bad one, then each 16-bit row's bad data types. */
+static void test_bad_dtypes(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const vkattn_mha_desc desc = {.num_heads = 2, .key_dim = 4, .query_width = 6,
+                                  .value_width = 6, .dtype = (vkattn_dtype)7};
+    vkattn_mha *layer = NULL;
+    TH_EXPECT_ERROR(vkattn_mha_create(ctx, &desc, &layer),
+                    VKATTN_ERROR_INVALID_ARGUMENT, "desc->dtype");
+    assert_null(layer);
+    for (size_t k = 0; k < NDTYPES; k++)
+        if (dtypes[k].narrow_io)
+            bad_dtype_row(ctx, dtypes[k].dtype);
 }
 
 TU_MAIN(th_setup, th_teardown,

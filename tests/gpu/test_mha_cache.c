@@ -18,7 +18,8 @@
  * masked rows; the f16 layer (Keras's float16 policy: inputs and weights
  * f16-rounded, the f32 reference on them) with f16 io; the f16 layer with f32
  * io, a value mask and use_gate; GQA (4 query heads over 2 K/V heads of
- * head_dim 8) with f32 and f16 layers. Widths: query/value width 10, MHA
+ * head_dim 8) with f32 and f16 layers; the bf16 layer (Keras's bfloat16
+ * policy, as f16's) with bf16 io on the bf16 cache. Widths: query/value width 10, MHA
  * output 7, 2 heads of key_dim 8 and value_dim 4 (16-bit storage needs even
  * widths, int8 multiples of 4). Bad arguments: test_bad_input.
  *
@@ -28,7 +29,7 @@
  *     8 eps16 max(max|ref|, 1), eps16 = 2^-10 (7.8e-3): the cached path
  *     rounds the same intermediates to f16 as the uncached one (projections,
  *     heads, context), decode reading its f16 queries exactly and rounding its
- *     context once;
+ *     context once; bf16 the same with eps = 2^-7 for eps16 (6.3e-2);
  *   cache (the row's `bound`): f32 0; f16 0 (the f16 layer's heads are f16
  *     already; an f32 layer's appended keys and values round to f16 once,
  *     inside the f16 layer's bound, which is why f16 runs f16 layers only --
@@ -43,6 +44,7 @@
  *     layer's rounded projections.
  * Each run prints its error as a share of the bound. */
 #include "cached_steps.h"
+#include "kv_rows.h"
 #include "op_table.h"
 
 #include <vkattn/gqa.h>
@@ -163,6 +165,7 @@ static const seq_case cases[] = {
     {"mha f16 f32-io value mask gate", false, VKATTN_DTYPE_F16, VKATTN_DTYPE_F32, 0, true, true},
     {"gqa f32", true, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, 0, false, false},
     {"gqa f16", true, VKATTN_DTYPE_F16, VKATTN_DTYPE_F16, 0, false, false},
+    {"mha bf16", false, VKATTN_DTYPE_BF16, VKATTN_DTYPE_BF16, 0, false, false},
 };
 
 /* The cache dtypes, each with the cases where it differs from the others
@@ -170,12 +173,12 @@ static const seq_case cases[] = {
  * f32: the f32 layer's options (window, gate, value mask), the f16 layer;
  * f16: the f16 layer with f16 io, and with f32 io, mask and gate (not an f32
  * layer: header comment); int8: MHA and GQA, f32 and f16 layers, short;
- * bf16: MHA on an f32 layer, GQA on an f16 one, short. */
+ * bf16: MHA on an f32 layer and on a bf16 one, GQA on an f16 one, short. */
 static const cache_dtype dtypes[] = {
     {VKATTN_DTYPE_F32, &long_run, 0x1f, no_cache_term},
     {VKATTN_DTYPE_F16, &long_run, 0x30, no_cache_term},
     {VKATTN_DTYPE_I8, &short_run, 0xd1, int8_term},
-    {VKATTN_DTYPE_BF16, &short_run, 0x81, bf16_term},
+    {VKATTN_DTYPE_BF16, &short_run, 0x181, bf16_term},
 };
 
 /* Weight array i (query kernel, bias, key kernel, bias, value kernel, bias,
@@ -210,7 +213,9 @@ static double check_rows(const seq_case *c, const widths *s, const vkattn_mha_we
                                     .sliding_window = c->window, .use_gate = c->gate};
         TH_OK(NULL, vkattn_reference_mha(&md, w, &call, &hio));
     }
-    const double fp = c->layer == VKATTN_DTYPE_F16 ? 8 * EPS16 : 2e-5;
+    const double fp = c->layer == VKATTN_DTYPE_F16    ? 8 * EPS16
+                      : c->layer == VKATTN_DTYPE_BF16 ? 8 * 0x1p-7 /* eps16's twin */
+                                                      : 2e-5;
     double worst = 0;
     for (uint32_t t = 0; t < T; t++) {
         const float *g = got + ((size_t)b * n + from + t) * s->dout, *r = ref + (size_t)t * s->dout;
@@ -232,7 +237,7 @@ static double check_rows(const seq_case *c, const widths *s, const vkattn_mha_we
 
 static void run_case(vkattn_context *ctx, const cache_dtype *d, const seq_case *c)
 {
-    const bool h16 = c->layer == VKATTN_DTYPE_F16;
+    const bool h16 = c->layer != VKATTN_DTYPE_F32;
     const widths s = {.hq = c->gqa ? 4 : 2, .hkv = 2, .dk = DK, .dv = c->gqa ? DK : DV,
                       .dout = c->gqa ? W : DOUT};
     const vkattn_dtype io = c->io;
@@ -249,8 +254,7 @@ static void run_case(vkattn_context *ctx, const cache_dtype *d, const seq_case *
     for (int i = 0; i < 10; i++) {
         a[i] = tu_floats(n[i]);
         tu_fill_uniform(a[i], n[i], -amp[i], amp[i]);
-        if (h16)
-            th_round_f16(a[i], n[i]);
+        th_round_to(a[i], n[i], c->layer);
     }
     const vkattn_mha_weights w = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
                                   c->gate ? a[8] : NULL, c->gate ? a[9] : NULL};
@@ -277,8 +281,7 @@ static void run_case(vkattn_context *ctx, const cache_dtype *d, const seq_case *
     const size_t nx = (size_t)B * N * W, no = (size_t)B * N * s.dout;
     float *x = tu_floats(nx), *got = tu_floats(no), *mask = tu_floats((size_t)B * CAP);
     tu_fill_uniform(x, nx, -1, 1);
-    if (h16)
-        th_round_f16(x, nx);
+    th_round_to(x, nx, c->layer);
     tu_poison(got, no);
     /* every row sees a key, but sequence 1's first after the reset (entry 0
      * again): that row is the output bias */
