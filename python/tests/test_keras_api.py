@@ -1,5 +1,5 @@
 """What a Keras user reaches for on every layer: get_config() / from_config(),
-compute_output_shape(), dtype="float16", and safetensors save_weights() /
+compute_output_shape(), dtype="float16" and "bfloat16", and safetensors save_weights() /
 load_weights() (Keras names; Llama names for GroupedQueryAttention)."""
 import json
 import struct
@@ -79,36 +79,54 @@ def test_compute_output_shape(ctx, rng, name):
             layer.compute_output_shape(qs)  # one shape, not [query_shape, value_shape]
 
 
+# The 16-bit policies: numpy's array type of the dtype (bfloat16: bit patterns in
+# uint16, vkattn.bfloat16), its values as float32, and the bound of the layers'
+# output against the f32 layer on the same rounded inputs and weights: 8 spacings
+# at 1 (docs/SEMANTICS.md: f16's 8 eps16; bf16's twin, 8 significand bits).
+HALF = {
+    "float16": (np.float16, lambda a: np.asarray(a, np.float16),
+                lambda a: np.asarray(a).astype(np.float32), 8 * 2.0**-10),
+    "bfloat16": (np.uint16, vkattn.bfloat16.from_float32,
+                 lambda a: vkattn.bfloat16.to_float32(a) if a.dtype == np.uint16 else a,
+                 8 * 2.0**-7),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(HALF))
 @pytest.mark.parametrize("name", sorted(LAYERS))
-def test_float16(ctx, rng, name):
-    """dtype="float16" as Keras's float16 policy: float16 outputs within the f16 layers'
-    documented bound (8 eps16 * max(1, max|ref|)) of the f32 reference on the
-    f16-rounded inputs and weights (get_weights returns the rounded weights)."""
-    layer, weights, qs, vs = _built(name, ctx, rng, dtype="float16")
-    assert layer.dtype == "float16" and layer.get_config()["dtype"] == "float16"
+def test_half_dtypes(ctx, rng, name, dtype):
+    """dtype="float16" or "bfloat16" as Keras's policy of that name: outputs and
+    weights of the dtype (bfloat16 as uint16 bit patterns, which inputs may be too),
+    within the bound above of the f32 layer on the rounded inputs and weights
+    (get_weights returns the rounded weights)."""
+    storage, to_storage, values, bound = HALF[dtype]
+    layer, weights, qs, vs = _built(name, ctx, rng, dtype=dtype)
+    assert layer.dtype == dtype and layer.get_config()["dtype"] == dtype
     names = [f for f, _, _ in layer._spec.layout(layer._widths)]
-    for n, got, w in zip(names, layer.get_weights(), weights):  # f16 layers keep f16 weights
+    for n, got, w in zip(names, layer.get_weights(), weights):  # kept in the dtype
         if n != "score_bias":  # Bahdanau keeps its score bias in f32 (vkattn/bahdanau.h)
-            np.testing.assert_array_equal(got, w.astype(np.float16).astype(np.float32))
-        # as Keras's float16 policy: float16 arrays, but for what the layer keeps in f32
-        assert got.dtype == (np.float32 if n == "score_bias" else np.float16), (n, got.dtype)
+            np.testing.assert_array_equal(got, to_storage(w))
+        # as Keras's policy: arrays of the dtype, but for what the layer keeps in f32
+        assert got.dtype == (np.float32 if n == "score_bias" else storage), (n, got.dtype)
     again = type(layer).from_config(layer.get_config(), context=ctx)
     again.build(qs, vs)
     again.set_weights(layer.get_weights())  # a round trip changes nothing
     for got, want in zip(again.get_weights(), layer.get_weights()):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
-    assert any(not np.array_equal(got, w) for got, w in zip(layer.get_weights(), weights))
-    q = rng.standard_normal(qs).astype(np.float16)
-    v = rng.standard_normal(vs).astype(np.float16)
+    assert any(not np.array_equal(values(got), w)
+               for got, w in zip(layer.get_weights(), weights))
+    q = to_storage(rng.standard_normal(qs).astype(np.float32))
+    v = to_storage(rng.standard_normal(vs).astype(np.float32))
     multi = name in ("MultiHeadAttention", "GroupedQueryAttention")
     out = layer(q, v) if multi else layer([q, v])
-    assert out.dtype == np.float16
+    assert out.dtype == storage
     ref_layer = type(layer).from_config(dict(layer.get_config(), dtype="float32"), context=ctx)
     ref_layer.build(qs, vs)
-    ref_layer.set_weights(layer.get_weights())
-    want = ref_layer(q, v) if multi else ref_layer([q, v])
-    assert_close(out, want, rtol=0, atol=8 * 2.0**-10)
+    ref_layer.set_weights([values(w) for w in layer.get_weights()])
+    qf, vf = values(q), values(v)
+    want = ref_layer(qf, vf) if multi else ref_layer([qf, vf])
+    assert_close(values(out), want, rtol=0, atol=bound)
 
 
 def _write_safetensors(path, tensors):

@@ -3,7 +3,7 @@ import numpy as np
 
 from ._lib import ffi, lib
 from .errors import check, invalid
-from .tensor import Tensor, on_context
+from .tensor import Tensor, dtype_name, on_context
 
 
 def f32(x, name, ranks=None, device=False):
@@ -75,10 +75,10 @@ class Tensors:
         self._all.clear()
 
     def empty(self, shape, dtype=0, result=False):
-        """A tensor of shape; dtype 0 = f32, 1 = f16 (vkattn_dtype). A result under
+        """A tensor of shape; dtype a vkattn_dtype code (0 f32, 1 f16, 3 bf16). A result under
         keep is a vkattn.Tensor the caller gets back from download()."""
         if result and self.keep:
-            t = Tensor.empty(shape, ("float32", "float16")[dtype], context=self._owner)
+            t = Tensor.empty(shape, dtype_name(dtype), context=self._owner)
             self._kept[t._handle] = t
             return t._handle
         shape = tuple(int(d) for d in shape) or (1,)

@@ -55,6 +55,4 @@ def call(layer, who, query, value, key, cache, value_mask, use_causal_mask, trai
         record = getattr(lib, "vkattn_%s_record_cached" % layer._spec.kind)
         check(record(handle, RUN_NOW, c, io, cache._ptr(who)), ctx._handle)
         out = ts.download(io.output, out_shape)
-    if dt and not isinstance(out, Tensor):  # exact: the tensor holds f16 values
-        out = out.astype(np.float16)
-    return out
+    return out if isinstance(out, Tensor) else _specs.host_result(out, layer._dtype)

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from . import _open_model
+from . import _open_model, bfloat16
 from ._lib import ffi
 from ._weight_table import TABLES
 from .errors import invalid
@@ -64,12 +64,13 @@ def _window(value, who, limit):
     return value
 
 
-_DTYPES = {"float32": 0, "float16": 1}
+_DTYPES = {"float32": 0, "float16": 1, "bfloat16": 3}  # vkattn_dtype codes
 
 
 def dtype_of(dtype, who):
-    """A layer's dtype: None or "float32" (0), "float16" (1; numpy dtypes and Keras's
-    serialized DTypePolicy dict too). Keras's float16 policy: inputs, weights, activations and outputs rounded to f16, fp32 sums."""
+    """A layer's dtype: None or "float32", "float16" or "bfloat16" (numpy dtypes, and
+    Keras's serialized DTypePolicy dict too). As Keras's policy of that name: inputs,
+    weights, activations and outputs rounded to it, fp32 sums."""
     if dtype is None:
         return "float32"
     if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy in a get_config()
@@ -79,12 +80,32 @@ def dtype_of(dtype, who):
     except TypeError:
         name = None
     if name not in _DTYPES:
-        raise invalid("%s: dtype must be \"float32\" or \"float16\"; got %r" % (who, dtype))
+        raise invalid("%s: dtype must be \"float32\", \"float16\" or \"bfloat16\"; got %r"
+                      % (who, dtype))
     return name
 
 
 def dtype_code(name):
     return _DTYPES[name]
+
+
+def host_values(x, dtype):
+    """A numpy input of a layer of dtype, as values: a bfloat16 layer reads a uint16
+    array as bit patterns (as a "bfloat16" vkattn.Tensor does; numpy has no bfloat16).
+    Anything else is returned as it is."""
+    if dtype == "bfloat16" and isinstance(x, np.ndarray) and x.dtype == np.uint16:
+        return bfloat16.to_float32(x)
+    return x
+
+
+def host_result(a, dtype):
+    """A float32 result of a layer of dtype as Keras's policy returns it: float16, or
+    bfloat16 bit patterns (uint16); exact, since the device tensor held such values."""
+    if dtype == "float16":
+        return a.astype(np.float16)
+    if dtype == "bfloat16":
+        return bfloat16.from_float32(a)
+    return a
 
 
 def _same_key_width(widths, who, key_given, how):
@@ -172,7 +193,9 @@ class Spec:
 
     # -- weights <-> C struct
 
-    def check_weights(self, widths, arrays, who):
+    def check_weights(self, widths, arrays, who, dtype="float32"):
+        """arrays as float32, in the layout's shapes; a bfloat16 layer's uint16 arrays
+        are bit patterns (host_values)."""
         layout = self.layout(widths)
         if arrays is None or isinstance(arrays, (str, bytes)) or not hasattr(arrays, "__len__"):
             raise invalid("%s: weights must be a list of %d arrays" % (who, len(layout)))
@@ -182,7 +205,7 @@ class Spec:
         out = []
         for i, ((field, shape, _), a) in enumerate(zip(layout, arrays)):
             try:
-                a = np.asarray(a, dtype=np.float32, order="C")
+                a = np.asarray(host_values(a, dtype), dtype=np.float32, order="C")
             except (TypeError, ValueError) as e:
                 raise invalid("%s: weight %d (%s) is not numeric: %s" % (who, i, field, e)) from e
             if a.shape != tuple(shape):

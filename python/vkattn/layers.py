@@ -106,7 +106,7 @@ class _Layer:
 
     @property
     def dtype(self):
-        """"float32" or "float16" (Keras's dtype policy name)."""
+        """"float32", "float16" or "bfloat16" (Keras's dtype policy name)."""
         return self._dtype
 
     # -- Keras's config and shapes
@@ -206,8 +206,9 @@ class _Layer:
 
     def get_weights(self):
         """The weights as numpy arrays in Keras's order ([] before the layer is built):
-        float32, or for a float16 layer float16 (what it keeps, exactly; Bahdanau's
-        score_bias, kept in f32, stays float32)."""
+        float32, or for a float16 layer float16, for a bfloat16 layer bfloat16 bit
+        patterns in uint16 arrays (vkattn.bfloat16.to_float32 reads them): what it
+        keeps, exactly (Bahdanau's score_bias, kept in f32, stays float32)."""
         if not self.built:
             return []
         with self._context._lock:
@@ -215,17 +216,18 @@ class _Layer:
             check(getattr(lib, "vkattn_%s_get_weights" % self._spec.kind)(
                 self._ptr("get_weights"), w), self._context._handle)
             arrays = read()
-        if self._dtype == "float16":  # exact: the layer holds f16 values
+        if self._dtype != "float32":  # exact: the layer holds values of its dtype
             layout = self._spec.layout(self._widths)
-            arrays = [a if f in self._spec.f32_weights else a.astype(np.float16)
+            arrays = [a if f in self._spec.f32_weights else _specs.host_result(a, self._dtype)
                       for (f, _, _), a in zip(layout, arrays)]
         return arrays
 
     def set_weights(self, weights):
-        """Sets the weights from numpy arrays in Keras's order and shapes."""
+        """Sets the weights from numpy arrays in Keras's order and shapes (a bfloat16
+        layer's uint16 arrays are bit patterns, as get_weights returns them)."""
         who = "%s.set_weights" % type(self).__name__
         handle = self._ptr("set_weights")
-        arrays = self._spec.check_weights(self._widths, weights, who)
+        arrays = self._spec.check_weights(self._widths, weights, who, self._dtype)
         with self._context._lock:
             hidden = {}
             if self._spec.hidden_defaults():
@@ -323,6 +325,7 @@ class _Layer:
         """(arrays, C call) of one call; builds the layer on its first call. masks: the
         call's mask arguments by name (query_mask, value_mask, attention_mask, and the
         multi-head layers' key_mask and key_padding_mask)."""
+        query, value, key = (_specs.host_values(x, self._dtype) for x in (query, value, key))
         a = _specs.CallArrays(self._spec, who, query, value, key, **masks)
         a.positions(self._spec, who, **(positions or {}))
         if not self.built:
@@ -367,8 +370,8 @@ class _Layer:
             result = [ts.download(io.output, out_shape)]
             if return_scores:
                 result.append(ts.download(io.scores, scores_shape))
-        if dt:  # exact: the tensors hold f16 values
-            result = [r if isinstance(r, Tensor) else r.astype(np.float16) for r in result]
+        result = [r if isinstance(r, Tensor) else _specs.host_result(r, self._dtype)
+                  for r in result]
         return tuple(result) if return_scores else result[0]
 
     def _gradients(self, who, query, value, key, masks, use_causal_mask, training, seed,
@@ -377,7 +380,7 @@ class _Layer:
         a, call = self._prepare_call(who, query, value, key, masks, use_causal_mask, training,
                                      False, seed, offset, path, True, positions)
         out_shape = a.output_shape(self._spec, self._widths)
-        g = _specs.f32(grad_output, "%s: grad_output" % who)
+        g = _specs.f32(_specs.host_values(grad_output, self._dtype), "%s: grad_output" % who)
         if g is None or g.shape != out_shape:
             raise invalid("%s: grad_output must have the output's shape %s; got %s"
                           % (who, out_shape, None if g is None else g.shape))
@@ -402,8 +405,7 @@ class _Layer:
             check(backward(handle, RUN_NOW, call, io, grads, grad_w), ctx._handle)
             result = ([ts.download(getattr(grads, f), x.shape) for f, x in inputs],
                       [ts.download(getattr(grad_w, f), shape) for f, shape, _ in layout])
-        if dt:  # exact: the tensors hold f16 values
-            result = tuple([r.astype(np.float16) for r in part] for part in result)
+        result = tuple([_specs.host_result(r, self._dtype) for r in part] for part in result)
         return result
 
 

@@ -101,8 +101,8 @@ class _Optimizer:
 
     def _step_layer(self, layer, grads, who):
         if layer.dtype != "float32":
-            raise invalid("%s: the layer is float16; the optimizer updates float32 weights"
-                          % who)
+            raise invalid("%s: the layer is %s; the optimizer updates float32 weights"
+                          % (who, layer.dtype))
         handle = layer._ptr("step")
         layout = layer._spec.layout(layer._widths)
         if not isinstance(grads, (list, tuple)) or len(grads) != len(layout):

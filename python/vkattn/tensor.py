@@ -18,6 +18,11 @@ _NAMES = {code: name for name, code in _DTYPES.items()}
 _NUMPY = {0: np.float32, 1: np.float16, 3: np.uint16}
 
 
+def dtype_name(code):
+    """The name ("float32", "float16", "bfloat16") of a vkattn_dtype code."""
+    return next(n for n, c in _DTYPES.items() if c == code)
+
+
 def _destroy(handle):
     lib.vkattn_tensor_destroy(handle)
 
