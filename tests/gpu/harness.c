@@ -249,14 +249,31 @@ void th_round_f16(float *x, size_t n)
         x[i] = tu_f16_to_f32(tu_f16_bits(x[i]));
 }
 
-void th_round_bf16(float *x, size_t n)
+float th_bf16_round(float x)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &x[i], sizeof u);
-        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-        memcpy(&x[i], &u, sizeof u);
-    }
+    if (x == 0.0f || !isfinite(x))
+        return x;
+    /* the spacing at |x|: 2^(e - 7), 2^-133 below the normal range; rint
+     * rounds ties to even, and a carry into the next binade stays exact */
+    const int e = ilogb(x) < -126 ? -126 : ilogb(x);
+    const double sp = ldexp(1.0, e - 7);
+    return (float)(rint((double)x / sp) * sp);
+}
+
+void th_round_to(float *x, size_t n, vkattn_dtype t)
+{
+    if (t == VKATTN_DTYPE_F16)
+        th_round_f16(x, n);
+    for (size_t i = 0; t == VKATTN_DTYPE_BF16 && i < n; i++)
+        x[i] = th_bf16_round(x[i]);
+}
+
+uint16_t th_bf16_bits(float x)
+{
+    const float r = th_bf16_round(x);
+    uint32_t u;
+    memcpy(&u, &r, sizeof u);
+    return (uint16_t)(u >> 16);
 }
 
 float *th_half_uniform(size_t n, float a)

@@ -132,8 +132,14 @@ vkattn_tensor *th_typed_tensor(vkattn_context *ctx, size_t n, vkattn_dtype t, co
 
 /* x[i] rounded to the nearest f16, in place: what an f16 tensor holds. */
 void th_round_f16(float *x, size_t n);
-/* The same for bf16 (to nearest even, as the library rounds; x finite). */
-void th_round_bf16(float *x, size_t n);
+/* x rounded to the nearest bf16 (ties to even), computed in double from the
+ * rule (8 significand bits, f32's exponents), not by the library's bit
+ * arithmetic; NaN and infinities kept. */
+float th_bf16_round(float x);
+/* The bits of th_bf16_round(x): what a bf16 tensor holds for x. */
+uint16_t th_bf16_bits(float x);
+/* x[i] rounded to what a tensor of type t holds (f32: unchanged). */
+void th_round_to(float *x, size_t n, vkattn_dtype t);
 /* n floats uniform in [-a, a], rounded to f16. */
 float *th_half_uniform(size_t n, float a);
 /* n floats uniform in [-1, 1], rounded to f16 or bf16 when t is: exactly
@@ -142,10 +148,7 @@ static inline float *th_operand(size_t n, vkattn_dtype t)
 {
     float *x = tu_floats(n);
     tu_fill_uniform(x, n, -1, 1);
-    if (t == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    else if (t == VKATTN_DTYPE_BF16)
-        th_round_bf16(x, n);
+    th_round_to(x, n, t);
     return x;
 }
 /* Downloads n floats into a new array (free it). */

@@ -32,25 +32,6 @@ static void fill_rows(float *x, size_t rows, uint32_t w, bool varied, bool zero_
     }
 }
 
-float th_bf16_round(float x)
-{
-    if (x == 0.0f || !isfinite(x))
-        return x;
-    /* the spacing at |x|: 2^(e - 7), 2^-133 below the normal range; rint
-     * rounds ties to even, and a carry into the next binade stays exact */
-    const int e = ilogb(x) < -126 ? -126 : ilogb(x);
-    const double sp = ldexp(1.0, e - 7);
-    return (float)(rint((double)x / sp) * sp);
-}
-
-void th_round_to(float *x, size_t n, vkattn_dtype t)
-{
-    if (t == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    for (size_t i = 0; t == VKATTN_DTYPE_BF16 && i < n; i++)
-        x[i] = th_bf16_round(x[i]);
-}
-
 void th_kv_append_random(vkattn_context *ctx, vkattn_kv_cache *cache,
                          const vkattn_kv_cache_desc *cd, uint32_t tnew, const uint32_t *len,
                          const uint32_t *count, vkattn_dtype src, bool varied, float *hk,

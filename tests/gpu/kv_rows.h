@@ -15,13 +15,6 @@
 vkattn_tensor *th_rows_tensor(vkattn_context *ctx, uint32_t b, uint32_t h, uint32_t t,
                               uint32_t w, vkattn_dtype dtype, const float *x);
 
-/* x rounded to the nearest bf16 (ties to even), computed in double from the
- * rule (8 significand bits, f32's exponents), not by the library's bit
- * arithmetic; NaN and infinities kept. */
-float th_bf16_round(float x);
-/* x[i] rounded to what a tensor of type t holds (f32: unchanged). */
-void th_round_to(float *x, size_t n, vkattn_dtype t);
-
 /* Appends tnew random rows per K/V head of each sequence, count[b] of them
  * kept by sequence b (whose length was len[b]), as tensors of type src (f32,
  * f16 or bf16) holding values of that type; values uniform in [-1, 1], each

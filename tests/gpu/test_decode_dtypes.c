@@ -168,15 +168,6 @@ static void gen(th_op_case *c)
              (double)s.rate, th_dtype_name(d->qt), th_dtype_name(d->ot));
 }
 
-/* The nearest bf16's bits (the top half of the rounded f32). */
-static uint16_t bf16_bits(float x)
-{
-    const float r = th_bf16_round(x);
-    uint32_t u;
-    memcpy(&u, &r, sizeof u);
-    return (uint16_t)(u >> 16);
-}
-
 /* 16-bit: the cache's bits of rows [0, len_b) equal the nearest f16 of the
  * host values, or one spacing off towards zero; the nearest bf16 exactly. */
 static void check_16_rows(const uint16_t *got, const float *want, const vkattn_kv_cache_desc *cd,
@@ -187,7 +178,7 @@ static void check_16_rows(const uint16_t *got, const float *want, const vkattn_k
         for (uint32_t t = 0; t < len[bh / cd->kv_heads]; t++)
             for (uint32_t e = 0; e < width; e++) {
                 const size_t i = ((size_t)bh * cd->capacity + t) * width + e;
-                const uint16_t n = bf16 ? bf16_bits(want[i]) : tu_f16_bits(want[i]);
+                const uint16_t n = bf16 ? th_bf16_bits(want[i]) : tu_f16_bits(want[i]);
                 if (!(got[i] == n || (!bf16 && got[i] + 1 == n)))
                     fail_msg("cache bh %u row %u e %u: bits %04x, nearest %04x", bh, t, e,
                              got[i], n);

@@ -469,27 +469,12 @@ static double spacing(const mm_dtype *d, double x)
     return ldexp(1.0, (x < ldexp(1.0, d->emin) ? d->emin : ilogb(x)) - d->frac);
 }
 
-static uint16_t bf16_bits(float x) /* to nearest even; no NaN here */
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 static float bf16_value(uint16_t h)
 {
     const uint32_t u = (uint32_t)h << 16;
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
-}
-
-/* n floats uniform in [-1, 1] as a tensor of type t holds them (free it) */
-static float *operand(size_t n, vkattn_dtype t)
-{
-    float *x = th_operand(n, t);
-    for (size_t i = 0; t == VKATTN_DTYPE_BF16 && i < n; i++)
-        x[i] = bf16_value(bf16_bits(x[i]));
-    return x;
 }
 
 /* x stored as type t, for the typed reference (free it) */
@@ -504,7 +489,7 @@ static void *stored(const float *x, size_t n, vkattn_dtype t)
     if (t == VKATTN_DTYPE_F16)
         vkattn_f32_to_f16_array(h, x, n);
     for (size_t i = 0; t == VKATTN_DTYPE_BF16 && i < n; i++)
-        h[i] = bf16_bits(x[i]);
+        h[i] = th_bf16_bits(x[i]);
     return h;
 }
 
@@ -516,7 +501,8 @@ static float stored_value(const uint16_t *h, size_t i, vkattn_dtype t)
 static void typed_case(vkattn_context *ctx, const vkattn_matmul_params *p, size_t na, size_t nb,
                        size_t nc, vkattn_matmul_dtypes ty)
 {
-    float *a = operand(na, ty.a), *b = operand(nb, ty.b), *bias = operand(p->n, ty.bias);
+    float *a = th_operand(na, ty.a), *b = th_operand(nb, ty.b);
+    float *bias = th_operand(p->n, ty.bias);
     float *ref = tu_floats(nc), *mag = tu_floats(nc);
     float *aa = tu_floats(na), *ab = tu_floats(nb), *abias = tu_floats(p->n);
     for (size_t i = 0; i < na; i++)
