@@ -121,7 +121,7 @@ static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, co
     const char *caller = "vkattn_optim_step_record";
     const optim_op *op = op_;
     const vkattn_optim_io *io = op->io;
-    vkattn_tensor *param, *grad;
+    vkattn_tensor *param = NULL, *grad = NULL;
     vkattn_result r;
     /* partial: the update reads the param, so its values go into the scratch */
     if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->param, io->count,
