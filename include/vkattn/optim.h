@@ -1,6 +1,6 @@
 /* vkattn/optim.h - optimizer steps on the GPU: SGD (momentum, Nesterov,
- * weight decay), Adam and AdamW, elementwise on f32 tensors, so a training
- * step never leaves the device.
+ * weight decay), Adam and AdamW, elementwise, so a training step never
+ * leaves the device.
  *
  * The updates are PyTorch's (torch.optim.SGD, Adam, AdamW with maximize,
  * amsgrad and foreach/fused off), for the step number t = 1, 2, ...:
@@ -40,14 +40,26 @@
  * roundings per element. tests/gpu/test_optim.c bounds the change of the
  * parameters over several steps at 1e-4 relative and the state at 2e-6.
  *
+ * 16-bit parameters and gradients: param and grad are each f32, f16 or bf16
+ * (state and step stay f32). A 16-bit param is read exactly, updated in f32
+ * with the f32 state and rounded once back to its type (bf16: to nearest
+ * even, by vkattn's own code; f16: by the device's conversion), so it lands
+ * within half a spacing of its type of the f32 update; a 16-bit grad is read
+ * exactly. Both go through f32 scratch (one conversion pass each, on every
+ * device). A 16-bit param without f32 master weights loses every change
+ * below half its spacing (2^-8 |p| for bf16, 2^-11 |p| for f16), as the
+ * variables of Keras's "bfloat16" and "float16" policies do: keep f32
+ * masters (an f32 param) where small updates matter.
+ *
  * Recording contract: as in vkattn/matmul.h; param, state and step are read
  * and written, grad is read, by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT.
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; a
  * count of 0; a hyper-parameter outside its range (vkattn/train_params.h:
  * negative lr, a beta outside [0, 1), NaN, nesterov without momentum or with
  * dampening); a missing or too-small tensor (state may be NULL only for plain
- * SGD); tensors that overlap), VKATTN_ERROR_UNSUPPORTED
- * (an f16 tensor), VKATTN_ERROR_DEVICE_LIMIT (2N beyond 32-bit indexing),
+ * SGD); tensors that overlap; a state or step that is not f32),
+ * VKATTN_ERROR_UNSUPPORTED (an integer tensor),
+ * VKATTN_ERROR_DEVICE_LIMIT (2N beyond 32-bit indexing),
  * Vulkan failures. On an argument error nothing is recorded.
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in
  * any mode) may run on several threads of one context (vkattn/context.h).
@@ -65,11 +77,11 @@ extern "C" {
 
 typedef struct vkattn_optim_io {
     uint32_t count;        /* required: N, the parameters updated (elements [0, N)) */
-    vkattn_tensor *param;  /* N, read and written */
-    vkattn_tensor *grad;   /* N, read */
-    vkattn_tensor *state;  /* N (SGD with momentum) or 2N (Adam, AdamW); plain SGD: NULL
-                              (ignored) */
-    vkattn_tensor *step;   /* VKATTN_OPTIM_STEP_COUNT, read and written; required */
+    vkattn_tensor *param;  /* N, read and written; f32, f16 or bf16 */
+    vkattn_tensor *grad;   /* N, read; f32, f16 or bf16 */
+    vkattn_tensor *state;  /* N (SGD with momentum) or 2N (Adam, AdamW), f32; plain SGD:
+                              NULL (ignored) */
+    vkattn_tensor *step;   /* VKATTN_OPTIM_STEP_COUNT, f32, read and written; required */
 } vkattn_optim_io;
 
 /* Records one step: the advance of io->step, then the update. */

@@ -1,7 +1,9 @@
 """vkattn.SGD, Adam and AdamW: steps on Tensors and on a layer's weights against the
 numpy formulas of vkattn/optim.h (PyTorch's), in float64. Bound: 1e-6 relative to
 max(1, max|p|) per step, a few f32 roundings per element (the header bounds several
-steps at 1e-4). About 0.5 s on lavapipe."""
+steps at 1e-4). A float16 or bfloat16 parameter: each step from the values it holds,
+the device's float32 result rounded once, so within half its spacing of the exact one
+past that bound. About 0.5 s on lavapipe."""
 import numpy as np
 import pytest
 
@@ -47,6 +49,42 @@ def test_adam(ctx, rng, opt_type):
         _close(p.numpy(), x)
 
 
+def _values(t):
+    """a Tensor's values as float64 (a bfloat16 one's numpy() is its bits)"""
+    a = t.numpy()
+    return (vkattn.bfloat16.to_float32(a) if t.dtype_name == "bfloat16" else a).astype(np.float64)
+
+
+def _half_spacing(dtype, x):
+    """half the spacing of dtype's values at |x| (normal range)"""
+    mant, emin = (10, -14) if dtype == "float16" else (7, -126)
+    e = np.maximum(np.frexp(np.abs(x))[1] - 1, emin)
+    return np.ldexp(0.5, e - mant)
+
+
+@pytest.mark.parametrize("ptype,gtype", [("float16", "float16"), ("bfloat16", "bfloat16"),
+                                         ("bfloat16", None), ("float32", "bfloat16")])
+def test_16bit(ctx, rng, ptype, gtype):
+    """16-bit params and grads (None: a numpy grad, taken as float32): Adam, two steps,
+    each checked from the values the parameter holds."""
+    p = vkattn.Tensor(rng.standard_normal(9), ptype, context=ctx)
+    lr, b1, b2, eps, wd = 0.05, 0.8, 0.99, 1e-6, 0.1
+    opt = vkattn.Adam(lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd)
+    m = v = 0.0
+    for t in (1, 2):
+        grad = rng.standard_normal(9).astype(np.float32)
+        if gtype is not None:
+            grad = vkattn.Tensor(grad, gtype, context=ctx)
+        x = _values(p)
+        opt.step([p], [grad])
+        g = (_values(grad) if gtype is not None else grad.astype(np.float64)) + wd * x
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        x = x - lr / (1 - b1**t) * m / (np.sqrt(v) / np.sqrt(1 - b2**t) + eps)
+        got = _values(p)
+        slack = 0.0 if ptype == "float32" else _half_spacing(ptype, np.maximum(abs(got), abs(x)))
+        assert np.all(np.abs(got - x) <= slack + 1e-6 * max(1.0, np.abs(x).max()))
+
+
 def test_layer_weights(ctx, rng):
     """A layer's own weights, updated in place with its gradients() (Keras order)."""
     mha = vkattn.MultiHeadAttention(2, 3, context=ctx)
@@ -64,9 +102,8 @@ def test_errors(ctx):
     p = vkattn.Tensor(np.zeros(3), context=ctx)
     with pytest.raises(vkattn.InvalidArgumentError, match=r"grads\[0\] has shape"):
         vkattn.SGD(lr=1).step([p], [np.zeros(4)])
-    with pytest.raises(vkattn.InvalidArgumentError, match=r"params\[0\] is float16"):
-        vkattn.SGD(lr=1).step([vkattn.Tensor(np.zeros(3), "float16", context=ctx)],
-                              [np.zeros(3)])
+    with pytest.raises(vkattn.InvalidArgumentError, match="the layer is bfloat16"):
+        vkattn.SGD(lr=1).step(vkattn.Attention(dtype="bfloat16", context=ctx), [])
     with pytest.raises(vkattn.InvalidArgumentError, match=r"Adam: betas\[1\] must be"):
         vkattn.Adam(betas=(0.9, 1.0))
     with pytest.raises(vkattn.InvalidArgumentError, match="SGD: lr must be"):

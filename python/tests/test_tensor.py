@@ -49,7 +49,7 @@ def test_bfloat16(ctx, rng):
     """bfloat16 Tensors: values round to nearest even on upload (the library's
     rounding, which vkattn.bfloat16.from_float32 mirrors bit for bit), uint16 arrays are
     bit patterns kept as they are, numpy() returns the bits; to_float32 is exact on all
-    65536 patterns; ops that do not take bf16 yet refuse it, naming the operand."""
+    65536 patterns; an op and the optimizer take a bf16 Tensor."""
     x = np.concatenate([rng.standard_normal(61).astype(np.float32) * 100, _bf16_specials()])
     t = vkattn.Tensor(x, dtype="bfloat16", context=ctx)
     assert t.dtype == np.uint16 and t.dtype_name == "bfloat16"
@@ -80,8 +80,10 @@ def test_bfloat16(ctx, rng):
     got = vkattn.sdpa(q, q, q, context=ctx).numpy()
     values = vkattn.bfloat16.to_float32(q.numpy())
     np.testing.assert_array_equal(got, vkattn.sdpa(values, values, values, context=ctx))
-    with pytest.raises(vkattn.InvalidArgumentError, match="params.0. is bfloat16"):
-        vkattn.Adam(lr=0.1).step([q], [q])  # the optimizer updates f32 parameters only
+    # the optimizer updates a bf16 parameter in place: x - 0.5 x, exact here
+    p = vkattn.Tensor([1.0, -3.0, 0.75], "bfloat16", context=ctx)
+    vkattn.SGD(lr=0.5).step([p], [vkattn.Tensor([1.0, -3.0, 0.75], "bfloat16", context=ctx)])
+    np.testing.assert_array_equal(vkattn.bfloat16.to_float32(p.numpy()), [0.5, -1.5, 0.375])
     with pytest.raises(TypeError, match="uint16"):
         vkattn.bfloat16.to_float32(np.ones(2, np.float32))
 

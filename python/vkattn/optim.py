@@ -1,6 +1,6 @@
 """vkattn.SGD, vkattn.Adam, vkattn.AdamW: optimizer steps on the device
-(vkattn/optim.h), with PyTorch's update rules, on float32 Tensors or on a
-layer's own weights.
+(vkattn/optim.h), with PyTorch's update rules, on float32, float16 or bfloat16
+Tensors or on a layer's own weights.
 
     opt = vkattn.Adam(lr=1e-3)
     grads_in, grads_w = layer.gradients(q, v, grad_output=g)
@@ -9,7 +9,11 @@ layer's own weights.
 
 Each parameter gets its optimizer state (momentum, or Adam's m and v, and the
 step count) on first use, zero as in a fresh torch.optim optimizer; it lives as
-long as the parameter (a Tensor or the layer) does.
+long as the parameter (a Tensor or the layer) does. The state is float32 whatever
+the parameter's type; a float16 or bfloat16 parameter is updated in float32 and
+rounded once back, so a change under half its spacing is lost (as Keras's
+"float16"/"bfloat16" policies' variables lose it; keep float32 master weights
+to avoid that).
 """
 import math
 import weakref
@@ -65,10 +69,11 @@ class _Optimizer:
         check(lib.vkattn_optim_step_record(ctx._ptr(), RUN_NOW, self._params, io), ctx._handle)
 
     def step(self, params, grads):
-        """One step. params: a list of float32 vkattn.Tensor (updated in place), or a
-        built layer (its weights, in place); grads: the matching list (numpy arrays or
-        Tensors of the same shapes; for a layer, in get_weights() order, as the second
-        list gradients() returns)."""
+        """One step. params: a list of vkattn.Tensor (float32, float16 or bfloat16;
+        updated in place), or a built float32 layer (its weights, in place); grads:
+        the matching list (numpy arrays, taken as float32, or Tensors of any of the
+        three types, of the same shapes; for a layer, in get_weights() order, as the
+        second list gradients() returns)."""
         who = "%s.step" % type(self).__name__
         if hasattr(params, "_spec") and hasattr(params, "_ptr"):
             return self._step_layer(params, grads, who)
@@ -82,18 +87,12 @@ class _Optimizer:
             name = "params[%d]" % i
             if not isinstance(p, Tensor):
                 raise invalid("%s: %s must be a vkattn.Tensor; got %r" % (who, name, p))
-            if p.dtype != np.float32:
-                raise invalid("%s: %s is %s; the optimizer updates float32 Tensors"
-                              % (who, name, p.dtype_name))
             ctx = p.context
             g = f32(g, "%s: grads[%d]" % (who, i), device=True)
             if g.shape != p.shape:
                 raise invalid("%s: grads[%d] has shape %s; %s has %s"
                               % (who, i, g.shape, name, p.shape))
             check_contexts(ctx, who, (("grads[%d]" % i, g),))
-            if isinstance(g, Tensor) and g.dtype != np.float32:
-                raise invalid("%s: grads[%d] is %s; the optimizer takes float32"
-                              % (who, i, g.dtype_name))
             owner = p._parent if p._parent is not None else p
             with ctx._lock, Tensors(ctx) as ts:
                 slots = self._slots(owner, None, p.size, ctx)

@@ -1,10 +1,13 @@
 /* Optimizer step: argument checks and the two dispatches of shaders/optim.comp
- * (advance the device-side step tensor, then update the parameters). */
+ * (advance the device-side step tensor, then update the parameters). A 16-bit
+ * param or grad goes through f32 scratch (ops/half_stage.h): the param is
+ * read, updated in f32 with the f32 state and rounded once back to its type. */
 #include "vkattn/optim.h"
 
 #include "core/error.h"
 #include "common/optim_iface.h"
 #include "shape/train_shape.h"
+#include "ops/half_stage.h"
 #include "vk/dispatch.h"
 #include "vk/tensor.h"
 #include "vka_shaders.h"
@@ -34,12 +37,17 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
                         "%s: the state (%llu elements) does not fit the kernel's 32-bit indexing",
                         caller, (unsigned long long)state_count);
     vkattn_result r;
-    if ((r = vka_tensor_check(ctx, io->param, io->count, caller, "io->param")) ||
-        (r = vka_tensor_check(ctx, io->grad, io->count, caller, "io->grad")))
+    if ((r = vka_tensor_check_types(ctx, io->param, io->count, caller, "io->param",
+                                    VKA_DTYPES_FLOAT)) ||
+        (r = vka_tensor_check_types(ctx, io->grad, io->count, caller, "io->grad",
+                                    VKA_DTYPES_FLOAT)))
         return r;
-    if (per && (r = vka_tensor_check(ctx, io->state, state_count, caller, "io->state")))
+    /* the state and step stay f32 whatever the param's type */
+    if (per && ((r = vka_f16_require_f32(ctx, io->state, caller, "io->state")) ||
+                (r = vka_tensor_check(ctx, io->state, state_count, caller, "io->state"))))
         return r;
-    if ((r = vka_tensor_check(ctx, io->step, VKATTN_OPTIM_STEP_COUNT, caller, "io->step")))
+    if ((r = vka_f16_require_f32(ctx, io->step, caller, "io->step")) ||
+        (r = vka_tensor_check(ctx, io->step, VKATTN_OPTIM_STEP_COUNT, caller, "io->step")))
         return r;
     const vkattn_tensor *t[4] = {io->param, io->grad, per ? io->state : NULL, io->step};
     static const char *const names[4] = {"io->param", "io->grad", "io->state", "io->step"};
@@ -52,9 +60,10 @@ static vkattn_result check_io(vkattn_context *ctx, const char *caller,
     return VKATTN_SUCCESS;
 }
 
+/* param and grad: io's, or their f32 scratch copies */
 static vkattn_result dispatch(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               const vkattn_optim_params *p, const vkattn_optim_io *io,
-                              uint32_t algo)
+                              vkattn_tensor *param, vkattn_tensor *grad, uint32_t algo)
 {
     const bool sgd = p->algorithm == VKATTN_OPTIM_SGD;
     const bool advance = algo == VKA_OPTIM_ALGO_ADVANCE;
@@ -90,7 +99,7 @@ static vkattn_result dispatch(vkattn_context *ctx, VkCommandBuffer cmd, const ch
     const bool has_state = vka_optim_state_per_element(p) != 0;
     vka_dispatch d = {
         .kernel = &kernel,
-        .bindings = {vka_bind_tensor(io->param, true), vka_bind_tensor(io->grad, false),
+        .bindings = {vka_bind_tensor(param, true), vka_bind_tensor(grad, false),
                      has_state ? vka_bind_tensor(io->state, true)
                                : vka_bind_optional_output(ctx, NULL),
                      vka_bind_tensor(io->step, true)},
@@ -99,6 +108,31 @@ static vkattn_result dispatch(vkattn_context *ctx, VkCommandBuffer cmd, const ch
         .caller = caller,
     };
     return vka_record_dispatch(ctx, cmd, &d);
+}
+
+typedef struct optim_op {
+    const vkattn_optim_params *params;
+    const vkattn_optim_io *io;
+} optim_op;
+
+/* Everything after the checks (run dry first when staged: vka_f16_record). */
+static vkattn_result record_checked(vkattn_context *ctx, VkCommandBuffer cmd, const void *op_)
+{
+    const char *caller = "vkattn_optim_step_record";
+    const optim_op *op = op_;
+    const vkattn_optim_io *io = op->io;
+    vkattn_tensor *param = NULL, *grad = NULL;
+    vkattn_result r;
+    /* partial: the update reads the param, so its values go into the scratch */
+    if ((r = vka_f16_stage_out(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE0, io->param, io->count,
+                               true, &param)) ||
+        (r = vka_f16_stage_in(ctx, cmd, caller, VKA_SCRATCH_F16_STAGE1, io->grad, io->count,
+                              &grad)) ||
+        (r = dispatch(ctx, cmd, caller, op->params, io, param, grad, VKA_OPTIM_ALGO_ADVANCE)) ||
+        (r = dispatch(ctx, cmd, caller, op->params, io, param, grad,
+                      (uint32_t)op->params->algorithm)))
+        return r;
+    return vka_f16_stage_finish(ctx, cmd, caller, io->param, param, io->count);
 }
 
 vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
@@ -111,7 +145,8 @@ vkattn_result vkattn_optim_step_record(vkattn_context *ctx, VkCommandBuffer cmd,
         r = check_io(ctx, __func__, params, io);
     if (r != VKATTN_SUCCESS)
         return r;
-    if ((r = dispatch(ctx, cmd, __func__, params, io, VKA_OPTIM_ALGO_ADVANCE)))
-        return r;
-    return dispatch(ctx, cmd, __func__, params, io, (uint32_t)params->algorithm);
+    const optim_op op = {.params = params, .io = io};
+    const vkattn_tensor *const ts[2] = {io->param, io->grad};
+    const bool staged = vka_path16_of(ctx, ts, 2) != VKA_PATH_F32;
+    return vka_f16_record(ctx, cmd, staged, record_checked, &op);
 }

@@ -4,12 +4,17 @@
  * since the start within 1e-4 relative of its largest element (measured on
  * lavapipe: up to 1.2e-5) past Adam-with-L2's allowance (adam_l2_advance),
  * the state within 2e-6 relative (measured 1.8e-7),
- * the step number exact and beta^t within 2e-6. One
+ * the step number exact and beta^t within 2e-6. 16-bit params and grads
+ * (f16, bf16, each alone or both): grads rounded to their type for the
+ * reference too, and before each step the reference's param is the device's
+ * (what the device starts from); the device rounds its f32 result once, so
+ * it may sit half a spacing of the type (at the larger of |got| and |ref|)
+ * from the reference's f32 one, past the same f32 bound. One
  * test records a step ONCE into an app command buffer and submits it step
  * after step: that the results still match proves the device-side step
  * counter (bias correction, SGD's first momentum step) advances per replay.
- * Bad arguments give INVALID_ARGUMENT (UNSUPPORTED for f16) and leave every
- * tensor untouched. */
+ * Bad arguments (a 16-bit state or step too) give INVALID_ARGUMENT and leave
+ * every tensor untouched. */
 #include "harness.h"
 #include "app_device.h"
 
@@ -58,7 +63,10 @@ static size_t state_count(const vkattn_optim_params *p, size_t n)
 /* The GPU's and the reference's tensors of one run. */
 typedef struct run {
     size_t n, ns;
+    vkattn_dtype pt, gt; /* the param's and the grad's type */
     float *p0, *grads; /* grads: STEPS x n */
+    float *base;       /* where the change is measured from: p0, or a 16-bit param's last value */
+    double *slack;     /* 16-bit param: allowed plus half a spacing, per element */
     float *ref_p, *ref_s, ref_step[VKATTN_OPTIM_STEP_COUNT];
     vkattn_tensor *param, *grad, *state, *step;
     /* Adam with L2: bounds [lo, hi] per element on m, v and the parameter */
@@ -109,19 +117,46 @@ static void adam_l2_advance(const vkattn_optim_params *p, run *r, int s)
     }
 }
 
-static void run_open(vkattn_context *ctx, const vkattn_optim_params *p, size_t n, run *r)
+/* x rounded to type t in place (f32: as is) */
+static void round_to(vkattn_dtype t, float *x, size_t n)
+{
+    if (t == VKATTN_DTYPE_F16)
+        th_round_f16(x, n);
+    else if (t == VKATTN_DTYPE_BF16)
+        th_round_bf16(x, n);
+}
+
+static const char *type_name(vkattn_dtype t)
+{
+    return t == VKATTN_DTYPE_F16 ? "f16" : t == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
+}
+
+/* Half the spacing of type t's values at |x| (f16 or bf16). */
+static double half_spacing(vkattn_dtype t, double x)
+{
+    int e;
+    frexp(x, &e); /* |x| in [2^(e-1), 2^e) */
+    const int mant = t == VKATTN_DTYPE_F16 ? 10 : 7, emin = t == VKATTN_DTYPE_F16 ? -14 : -126;
+    return ldexp(0.5, (e - 1 > emin ? e - 1 : emin) - mant);
+}
+
+static void run_open(vkattn_context *ctx, const vkattn_optim_params *p, size_t n, vkattn_dtype pt,
+                     vkattn_dtype gt, run *r)
 {
     memset(r, 0, sizeof *r);
-    r->n = n, r->ns = state_count(p, n);
+    r->n = n, r->ns = state_count(p, n), r->pt = pt, r->gt = gt;
     r->p0 = tu_floats(n), r->grads = tu_floats(STEPS * n), r->ref_p = tu_floats(n);
+    r->base = tu_floats(n);
     r->ref_s = tu_floats(r->ns ? r->ns : 1);
     tu_fill_uniform(r->p0, n, -1, 1);
     tu_fill_uniform(r->grads, STEPS * n, -1, 1);
+    round_to(pt, r->p0, n), round_to(gt, r->grads, STEPS * n);
     memcpy(r->ref_p, r->p0, n * sizeof(float));
+    memcpy(r->base, r->p0, n * sizeof(float));
     memset(r->ref_s, 0, (r->ns ? r->ns : 1) * sizeof(float));
     memset(r->ref_step, 0, sizeof r->ref_step);
-    r->param = th_tensor(ctx, n, r->p0);
-    r->grad = th_tensor(ctx, n, NULL);
+    r->param = th_typed_tensor(ctx, n, pt, r->p0);
+    r->grad = th_typed_tensor(ctx, n, gt, NULL);
     if (r->ns) {
         r->state = th_tensor(ctx, r->ns, NULL);
         TH_OK(ctx, vkattn_tensor_fill(r->state, 0.0f));
@@ -136,6 +171,23 @@ static void run_open(vkattn_context *ctx, const vkattn_optim_params *p, size_t n
         }
         r->allowed = doubles(n);
     }
+    if (pt != VKATTN_DTYPE_F32)
+        r->slack = doubles(n);
+}
+
+/* Before a step of a 16-bit param: the reference (and Adam-with-L2's
+ * intervals) start from the device's param, as the device does. */
+static void run_sync(run *r)
+{
+    if (r->pt == VKATTN_DTYPE_F32)
+        return;
+    float *cur = th_download(r->param, r->n);
+    memcpy(r->ref_p, cur, r->n * sizeof(float));
+    memcpy(r->base, cur, r->n * sizeof(float));
+    if (r->allowed)
+        for (size_t i = 0; i < r->n; i++)
+            r->x[0][i] = r->x[1][i] = cur[i];
+    free(cur);
 }
 
 static vkattn_optim_io run_io(const run *r)
@@ -155,11 +207,16 @@ static void run_check(const optim_case *c, run *r, int s)
     float *got = th_download(r->param, n);
     float *d_got = tu_floats(n), *d_ref = tu_floats(n);
     for (size_t i = 0; i < n; i++)
-        d_got[i] = (float)((double)got[i] - r->p0[i]),
-        d_ref[i] = (float)((double)r->ref_p[i] - r->p0[i]);
+        d_got[i] = (float)((double)got[i] - r->base[i]),
+        d_ref[i] = (float)((double)r->ref_p[i] - r->base[i]);
+    for (size_t i = 0; r->slack && i < n; i++)
+        r->slack[i] = (r->allowed ? r->allowed[i] : 0.0) +
+                      half_spacing(r->pt, fmax(fabs(got[i]), fabs(r->ref_p[i])));
     char what[160];
-    snprintf(what, sizeof what, "%s, n=%zu, step %d: parameter change", c->name, n, s + 1);
-    const double err = tu_max_rel_err_past(d_got, d_ref, r->allowed, n, 1e-30);
+    snprintf(what, sizeof what, "%s, n=%zu, param %s, grad %s, step %d: parameter change",
+             c->name, n, type_name(r->pt), type_name(r->gt), s + 1);
+    const double err =
+        tu_max_rel_err_past(d_got, d_ref, r->slack ? r->slack : r->allowed, n, 1e-30);
     if (!TU_WITHIN(err, DELTA_BOUND))
         fail_msg("%s: max relative error %.3g past the allowance exceeds bound %.3g", what, err,
                  DELTA_BOUND);
@@ -181,7 +238,7 @@ static void run_close(run *r)
 {
     vkattn_tensor_destroy(r->param), vkattn_tensor_destroy(r->grad);
     vkattn_tensor_destroy(r->state), vkattn_tensor_destroy(r->step);
-    free(r->p0), free(r->grads), free(r->ref_p), free(r->ref_s);
+    free(r->p0), free(r->grads), free(r->ref_p), free(r->ref_s), free(r->base), free(r->slack);
     for (int b = 0; b < 2; b++)
         free(r->m[b]), free(r->v[b]), free(r->x[b]);
     free(r->allowed);
@@ -193,7 +250,7 @@ static void test_matches_reference(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const size_t n = c == 0 ? 1 : tu_rand_range(2, 3000) | 1u;
         run r;
-        run_open(ctx, &cases[c].p, n, &r);
+        run_open(ctx, &cases[c].p, n, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, &r);
         const vkattn_optim_io io = run_io(&r);
         for (int s = 0; s < STEPS; s++) {
             TH_OK(ctx, vkattn_tensor_upload(r.grad, r.grads + s * n, 0, n));
@@ -203,6 +260,33 @@ static void test_matches_reference(void **state)
         th_assert_validation_clean();
         run_close(&r);
     }
+}
+
+/* 16-bit params and grads: every algorithm with both 16-bit, and one type
+ * 16-bit and the other not, on odd counts (the last half alone in its word). */
+static void test_16bit(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    const vkattn_dtype F32 = VKATTN_DTYPE_F32, F16 = VKATTN_DTYPE_F16, BF16 = VKATTN_DTYPE_BF16;
+    static const vkattn_dtype types[][2] = {{F16, F16}, {BF16, BF16}, {BF16, F32}, {F32, BF16},
+                                            {F16, BF16}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+            if (k >= 2 && (c + k) % 3) /* the mixed pairs on some of the algorithms */
+                continue;
+            const size_t n = tu_rand_range(1, 700) | 1u;
+            run r;
+            run_open(ctx, &cases[c].p, n, types[k][0], types[k][1], &r);
+            const vkattn_optim_io io = run_io(&r);
+            for (int s = 0; s < STEPS; s++) {
+                run_sync(&r);
+                TH_OK(ctx, vkattn_tensor_upload(r.grad, r.grads + s * n, 0, n));
+                TH_OK(ctx, vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &cases[c].p, &io));
+                run_check(&cases[c], &r, s);
+            }
+            run_close(&r);
+        }
+    th_assert_validation_clean();
 }
 
 /* One command buffer, recorded once, submitted STEPS times per algorithm. */
@@ -219,13 +303,16 @@ static void test_replay_one_recording(void **state)
     for (size_t k = 0; k < sizeof pick / sizeof pick[0]; k++) {
         const optim_case *c = &cases[pick[k]];
         const size_t n = tu_rand_range(100, 2000) | 1u;
+        /* the last (AdamW) bf16: its staging passes replay too */
+        const vkattn_dtype t = k == 3 ? VKATTN_DTYPE_BF16 : VKATTN_DTYPE_F32;
         run r;
-        run_open(ctx, &c->p, n, &r);
+        run_open(ctx, &c->p, n, t, t, &r);
         const vkattn_optim_io io = run_io(&r);
         VkCommandBuffer cmd = ad_begin(&app, 0);
         TH_OK(ctx, vkattn_optim_step_record(ctx, cmd, &c->p, &io));
         assert_int_equal(vkEndCommandBuffer(cmd), VK_SUCCESS);
         for (int s = 0; s < STEPS; s++) {
+            run_sync(&r);
             TH_OK(ctx, vkattn_tensor_upload(r.grad, r.grads + s * n, 0, n));
             ad_submit(&app, cmd, fence);
             assert_int_equal(vkWaitForFences(app.device, 1, &fence, VK_TRUE, UINT64_MAX),
@@ -259,7 +346,7 @@ static void test_bad_arguments(void **state)
     vkattn_context *ctx = TH_CTX(state);
     const vkattn_optim_params adam = cases[4].p;
     run r;
-    run_open(ctx, &adam, 33, &r);
+    run_open(ctx, &adam, 33, VKATTN_DTYPE_BF16, VKATTN_DTYPE_F32, &r);
     TH_OK(ctx, vkattn_tensor_upload(r.grad, r.grads, 0, r.n));
     const vkattn_optim_io ok = run_io(&r);
     vkattn_optim_params p;
@@ -298,11 +385,16 @@ static void test_bad_arguments(void **state)
     TH_OK(ctx, vkattn_tensor_wrap(ctx, &d1, &view, &alias));
     BAD_IO(step, alias, "step overlapping the state");
     vkattn_tensor_destroy(alias);
-    vkattn_tensor_desc h = {.rank = 1, .dims = {33}, .dtype = VKATTN_DTYPE_F16};
+    /* the state and step stay f32, under a 16-bit param too */
+    vkattn_tensor_desc h = {.rank = 1, .dims = {66}, .dtype = VKATTN_DTYPE_F16};
     vkattn_tensor *half;
     TH_OK(ctx, vkattn_tensor_create(ctx, &h, &half));
-    io = ok, io.grad = half;
-    expect_refused(ctx, &adam, &io, VKATTN_ERROR_UNSUPPORTED, &r, "f16 gradient");
+    io = ok, io.state = half;
+    expect_refused(ctx, &adam, &io, VKATTN_ERROR_INVALID_ARGUMENT, &r, "f16 state");
+    assert_non_null(strstr(vkattn_last_error(), "io->state"));
+    io = ok, io.step = half;
+    expect_refused(ctx, &adam, &io, VKATTN_ERROR_INVALID_ARGUMENT, &r, "f16 step");
+    assert_non_null(strstr(vkattn_last_error(), "io->step"));
     vkattn_tensor_destroy(half);
     assert_int_equal(vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, &adam, NULL), VKATTN_ERROR_INVALID_ARGUMENT);
     assert_int_equal(vkattn_optim_step_record(ctx, VKATTN_RUN_NOW, NULL, &ok), VKATTN_ERROR_INVALID_ARGUMENT);
@@ -322,6 +414,6 @@ int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {TU_TESTS(
-        test_matches_reference, test_replay_one_recording, test_bad_arguments)};
+        test_matches_reference, test_16bit, test_replay_one_recording, test_bad_arguments)};
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
