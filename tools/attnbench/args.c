@@ -122,7 +122,7 @@ void ab_usage(bool to_stdout)
           "  --kv-heads G (decode, gqa) --units U (bahdanau) --dmodel D (mha, gqa)  --transpose-b --causal\n"
           "  --mask-ratio R --dropout P --scores --fused|--unfused --warmup W --repeat R --seed S\n"
           "  --dtype f32|f16|bf16 (the data tensors; --fp16 = --dtype f16; bf16: matmul, softmax,\n"
-          "  additive, heads, dropout, sdpa, decode so far)\n"
+          "  additive, heads, dropout, sdpa, decode and the layers so far)\n"
           "  --window W (sdpa, decode, mha, gqa: a sliding window of W keys)\n"
           "  --splits N (decode: N key splits per query row, params.num_splits)\n"
           "  --kv-int8 (decode: an int8 KV cache, VKATTN_DTYPE_I8)\n"

@@ -37,7 +37,8 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
                 dtype_bit == AB_F_FP16 ? "matmul, softmax, additive, heads, dropout, sdpa, decode "
                                          "and the layers take f16 tensors so far"
                                        : "matmul, softmax, additive, heads, dropout, sdpa (with "
-                                         "--backward too) and decode take bf16 tensors so far");
+                                         "--backward too), decode and the layers take bf16 "
+                                         "tensors so far");
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;

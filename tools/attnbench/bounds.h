@@ -43,6 +43,10 @@
 #define AB_BOUND_MHA 2e-4                /* four projections around SDPA */
 #define AB_BOUND_MHA_FP16 7.8e-3         /* --fp16: 8 f16 epsilons (2^-10), f16 intermediates (vkattn/mha.h) */
 #define AB_BOUND_LAYER_FP16 7.8e-3       /* --fp16 attention, additive_attention, bahdanau: likewise */
+/* --dtype bf16: the f16 ones' twins, 8 bf16 epsilons (2^-7, bf16's spacing at
+ * 1), the layers' stated bf16 bound (vkattn/attention.h, vkattn/mha.h) */
+#define AB_BOUND_MHA_BF16 6.25e-2        /* bf16 intermediates, as mha --fp16's */
+#define AB_BOUND_LAYER_BF16 6.25e-2      /* attention, additive_attention, bahdanau */
 
 /* --backward (and mha --train-step): every input and weight gradient, each
  * against its own largest |ref| (docs/ATTNBENCH.md) */

@@ -382,16 +382,20 @@ static bool parse_call(json_t *obj, ab_case *c, char *err, size_t err_size)
 /* dtype, tolerance, expected values (shapes checked against the outputs). */
 static bool parse_expectations(json_t *obj, ab_case *c, char *err, size_t err_size)
 {
-    static const char *const dtypes[] = {"float32", "float16"};
+    static const char *const dtypes[] = {"float32", "float16", "bfloat16"};
+    static const vkattn_dtype types[] = {VKATTN_DTYPE_F32, VKATTN_DTYPE_F16, VKATTN_DTYPE_BF16};
+    /* defaults: a few ulps of the inputs' precision; bfloat16: the layers'
+     * bound 8 eps max(1, max|ref|), eps = 2^-7 (vkattn/attention.h), as
+     * 8 eps (1 + |want|), which holds it where the outputs are within +-1 */
+    static const double atols[] = {1e-5, 1e-3, 6.25e-2}, rtols[] = {1e-4, 1e-2, 6.25e-2};
     uint32_t dtype = 0;
-    if (!ab_case_choice(obj, "dtype", dtypes, 2, &dtype,
-                        "dtype: must be \"float32\" or \"float16\"", err, err_size))
+    if (!ab_case_choice(obj, "dtype", dtypes, 3, &dtype,
+                        "dtype: must be \"float32\", \"float16\" or \"bfloat16\"", err,
+                        err_size))
         return false;
-    const bool fp16 = dtype == 1;
-    c->fp16 = fp16;
-    /* defaults: a few ulps of the inputs' precision */
-    c->atol = fp16 ? 1e-3 : 1e-5;
-    c->rtol = fp16 ? 1e-2 : 1e-4;
+    c->dtype = types[dtype];
+    c->atol = atols[dtype];
+    c->rtol = rtols[dtype];
     json_t *tol = json_object_get(obj, "tolerance");
     if (tol && !json_is_null(tol)) {
         if (!json_is_object(tol))

@@ -42,7 +42,9 @@ typedef struct ab_case {
     vkattn_layer_call call;
     ab_nd expected_output, expected_scores;
     double atol, rtol;
-    bool fp16; /* "dtype": "float16": check runs an f16 layer on f16-rounded data */
+    /* "dtype": "float16" / "bfloat16": check runs a layer of that type on
+     * data rounded to it (VKATTN_DTYPE_F32 for "float32") */
+    vkattn_dtype dtype;
 
     /* the layer */
     ab_layer_desc desc;

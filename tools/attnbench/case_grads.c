@@ -167,13 +167,13 @@ static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tenso
 
 /* The data tensors (query, key, value, output), dL/d(output) and every
  * gradient have the case's type: f16 for a float16 case (the f16 layer's
- * backward; the host data was rounded to f16 before, check.c's make_half),
+ * backward; the host data was rounded to f16 before, check.c's round_case),
  * so the gradients compared are the f16 ones; masks stay f32. */
 static vkattn_result run_device(const ab_case *c, const grad_info *info, uint32_t n,
                                 const vkattn_layer_call *call, grads_run *g)
 {
     vkattn_context *ctx = g->ctx;
-    const vkattn_dtype dt = c->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    const vkattn_dtype dt = c->dtype;
     const ab_nd *ins[8] = {&c->query,          &c->value,          &c->key,
                            &c->query_mask,     &c->value_mask,     &c->attention_mask,
                            &c->query_positions, &c->key_positions};

@@ -2,12 +2,14 @@
  * device, runs it, runs the CPU reference on the same data, and compares
  * both with the reference and, where the case has them, the expected values.
  * A malformed case or a failing call marks that case, and the rest still run.
- * A float16 case runs as Keras's float16 policy does: an f16 layer with f16
- * query, key, value and output tensors, its inputs and weights the case's
- * values rounded to f16, and the reference on those rounded values.
+ * A float16 (bfloat16) case runs as Keras's float16 (bfloat16) policy does:
+ * a layer of that type with query, key, value and output tensors of it, its
+ * inputs and weights the case's values rounded to it, and the reference on
+ * those rounded values.
  *
  * Criteria, all elementwise |got - want| <= atol + rtol * |want| with the
- * case's tolerance (default atol 1e-5, rtol 1e-4; 1e-3 / 1e-2 for float16):
+ * case's tolerance (default atol 1e-5, rtol 1e-4; 1e-3 / 1e-2 for float16,
+ * 6.25e-2 / 6.25e-2 for bfloat16):
  * the device against the reference, and, with expected values, the device
  * and the reference against them. ok = all of those hold. A case with
  * grad_output also runs the backward (case_grads.c) and needs its gradients
@@ -69,12 +71,12 @@ static vkattn_result nd_tensor(vkattn_context *ctx, const ab_nd *a, vkattn_tenso
 }
 
 /* A data tensor (query, key, value, output) of the case's precision: f16
- * for a float16 case (data, if any, rounds to nearest even on upload). */
+ * for a float16 case, bf16 for a bfloat16 one (data, if any, rounds to
+ * nearest even on upload). */
 static vkattn_result data_tensor(vkattn_context *ctx, const ab_case *c, uint32_t rank,
                                  const uint32_t *dims, const float *data, vkattn_tensor **out)
 {
-    return ab_tensor_typed(ctx, rank, dims, c->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32, data,
-                           out);
+    return ab_tensor_typed(ctx, rank, dims, c->dtype, data, out);
 }
 
 static vkattn_result nd_data_tensor(vkattn_context *ctx, const ab_case *c, const ab_nd *a,
@@ -84,22 +86,20 @@ static vkattn_result nd_data_tensor(vkattn_context *ctx, const ab_case *c, const
     return a->data ? data_tensor(ctx, c, a->rank, a->dims, a->data, out) : VKATTN_SUCCESS;
 }
 
-static float to_half(float x) { return ab_f16_to_f32(ab_f16_bits(x)); }
-
-static void round_half(float *x, size_t n)
+/* A float16 or bfloat16 case: the layer of that type (desc.dtype), and the
+ * inputs and weights the values the device holds, so the reference computes
+ * on them; false with the case's error if the rounding failed. */
+static bool round_case(vkattn_context *ctx, ab_case *c, case_result *res)
 {
-    for (size_t i = 0; x && i < n; i++)
-        x[i] = to_half(x[i]);
-}
-
-/* A float16 case: the layer f16 (desc.dtype), and the inputs and weights
- * the f16 values the device holds, so the reference computes on them. */
-static void make_half(ab_case *c)
-{
+    ab_rounder r = {.ctx = ctx, .dtype = c->dtype};
     ab_nd *in[] = {&c->query, &c->value, &c->key, &c->grad_output}; /* dL/d(output) too */
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
-        round_half(in[i]->data, in[i]->n);
-    ab_layer_kind_of(c->kind)->use_f16(&c->desc, &c->w, round_half);
+        ab_round_values(&r, in[i]->data, in[i]->n);
+    ab_layer_kind_of(c->kind)->use_dtype(&c->desc, &c->w, &r);
+    if (r.result != VKATTN_SUCCESS)
+        snprintf(res->error, sizeof res->error, "rounding to %s: %s: %s", ab_dtype_name(c->dtype),
+                 vkattn_result_name(r.result), vkattn_context_last_error(ctx));
+    return r.result == VKATTN_SUCCESS;
 }
 
 static vkattn_result run_layer(const ab_case *c, case_gpu *g)
@@ -409,9 +409,7 @@ static int run_check(const ab_args *a)
         bool asked = parsed && c.call.return_attention_scores;
         if (parsed && a->heatmap)
             c.call.return_attention_scores = true; /* the pictures need the weights */
-        if (parsed && c.fp16)
-            make_half(&c);
-        if (parsed)
+        if (parsed && (c.dtype == VKATTN_DTYPE_F32 || round_case(ctx, &c, &res)))
             run_case(ctx, &c, &res);
         n_ok += res.ok;
         json_t *paths = a->heatmap ? json_array() : NULL;

@@ -449,3 +449,17 @@ const char *ab_dtype_name(vkattn_dtype dtype)
 {
     return dtype == VKATTN_DTYPE_F16 ? "f16" : dtype == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
 }
+
+void ab_round_values(ab_rounder *r, float *x, size_t n)
+{
+    if (r->dtype == VKATTN_DTYPE_F32 || r->result != VKATTN_SUCCESS || !x || !n)
+        return;
+    vkattn_tensor *t = NULL;
+    const uint32_t dims[1] = {(uint32_t)n};
+    vkattn_result res = n > UINT32_MAX ? VKATTN_ERROR_INVALID_ARGUMENT
+                                       : ab_tensor_typed(r->ctx, 1, dims, r->dtype, x, &t);
+    if (res == VKATTN_SUCCESS)
+        res = vkattn_tensor_download(t, x, 0, n);
+    vkattn_tensor_destroy(t);
+    r->result = res;
+}

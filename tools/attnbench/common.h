@@ -167,6 +167,17 @@ float ab_half_value(vkattn_dtype dtype, uint16_t bits);
 /* "f32", "f16", "bf16" (as --dtype takes them). */
 const char *ab_dtype_name(vkattn_dtype dtype);
 
+/* Host values made the ones a tensor of `dtype` holds, by the library's own
+ * rounding (a scratch tensor written and read back), so a reference computes
+ * on exactly what the device reads; f32 leaves them. The first failure stays
+ * in `result` and later calls do nothing, so a caller checks once. */
+typedef struct ab_rounder {
+    vkattn_context *ctx;
+    vkattn_dtype dtype;
+    vkattn_result result;
+} ab_rounder;
+void ab_round_values(ab_rounder *r, float *x, size_t n);
+
 vkattn_result ab_run_once(vkattn_context *ctx, vkattn_result (*record)(void *, VkCommandBuffer),
                           void *state);
 

@@ -72,6 +72,7 @@ struct json_t;                            /* jansson.h */
 struct ab_layer_bench;                    /* layer_bench.h */
 struct ab_weight_maker;                   /* layer_bench.h */
 struct ab_args;                           /* args.h */
+struct ab_rounder;                        /* common.h */
 
 typedef struct ab_layer_kind_info {
     ab_layer_kind kind;
@@ -112,9 +113,10 @@ typedef struct ab_layer_kind_info {
     vkattn_result (*weights_load)(vkattn_weights_file *f, const ab_layer_desc *d,
                                   const vkattn_weights_load_desc *load, ab_layer_weights *w);
     void (*weights_free)(ab_layer_weights *w);
-    /* a float16 case: the desc's dtype f16 and each weight passed to round,
-     * which leaves the f16 value the device will hold */
-    void (*use_f16)(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n));
+    /* a float16 or bfloat16 case, bench --dtype: the desc's dtype r->dtype
+     * and each weight the layer stores in it rounded (ab_round_values) to
+     * the value the device will hold, for the reference to compute on */
+    void (*use_dtype)(ab_layer_desc *d, ab_layer_weights *w, struct ab_rounder *r);
     /* attnbench bench: the desc of the command line's sizes, random weights
      * for it (false on host out of memory) and the flops of one call
      * (docs/ATTNBENCH.md), projections and attention core apart */

@@ -32,11 +32,11 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
 
 static void weights_free(ab_layer_weights *w) { vkattn_additive_attention_weights_free(&w->add); }
 
-static void use_f16(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n))
+static void use_dtype(ab_layer_desc *d, ab_layer_weights *w, ab_rounder *r)
 {
-    d->add.dtype = VKATTN_DTYPE_F16;
+    d->add.dtype = r->dtype;
     if (!d->add.no_scale)
-        round(w->add.scale, d->add.query_width);
+        ab_round_values(r, w->add.scale, d->add.query_width);
 }
 
 static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)

@@ -38,11 +38,11 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
     return r;
 }
 
-static void use_f16(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n))
+static void use_dtype(ab_layer_desc *d, ab_layer_weights *w, ab_rounder *r)
 {
-    d->att.dtype = VKATTN_DTYPE_F16;
-    round(&w->att.scale, 1);
-    round(&w->att.concat_score_weight, 1);
+    d->att.dtype = r->dtype;
+    ab_round_values(r, &w->att.scale, 1);
+    ab_round_values(r, &w->att.concat_score_weight, 1);
 }
 
 static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)

@@ -39,15 +39,15 @@ static vkattn_result reference_backward(const ab_layer_any *l, const vkattn_laye
 
 static void weights_free(ab_layer_weights *w) { vkattn_bahdanau_weights_free(&w->bah); }
 
-static void use_f16(ab_layer_desc *desc, ab_layer_weights *w, void (*round)(float *x, size_t n))
+static void use_dtype(ab_layer_desc *desc, ab_layer_weights *w, ab_rounder *r)
 {
     vkattn_bahdanau_desc *d = &desc->bah;
     const size_t dk = d->key_width ? d->key_width : d->value_width;
-    d->dtype = VKATTN_DTYPE_F16;
-    round(w->bah.query_kernel, (size_t)d->query_width * d->units);
-    round(w->bah.key_kernel, dk * d->units);
-    round(w->bah.score_kernel, d->units);
-    round(&w->bah.score_bias, 1);
+    d->dtype = r->dtype;
+    ab_round_values(r, w->bah.query_kernel, (size_t)d->query_width * d->units);
+    ab_round_values(r, w->bah.key_kernel, dk * d->units);
+    ab_round_values(r, w->bah.score_kernel, d->units);
+    ab_round_values(r, &w->bah.score_bias, 1);
 }
 
 static bool parse_params(ab_case *c, json_t *params, char *err, size_t err_size)

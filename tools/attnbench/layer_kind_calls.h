@@ -5,6 +5,7 @@
 #ifndef ATTNBENCH_LAYER_KIND_CALLS_H
 #define ATTNBENCH_LAYER_KIND_CALLS_H
 
+#include "common.h" /* ab_round_values, for use_dtype */
 #include "layer_any.h"
 
 #define AB_LAYER_KIND_CALLS(member, name)                                                         \
@@ -35,7 +36,7 @@
 
 /* A kind's names and every entry but weights_free: what AB_LAYER_KIND_CALLS
  * defined and what each kind file defines under the hook's own name
- * (parse_params, weight_slots, backward_record, reference_backward, use_f16,
+ * (parse_params, weight_slots, backward_record, reference_backward, use_dtype,
  * bench_desc, bench_weights, bench_flops). */
 #define AB_LAYER_KIND_ENTRIES(kind_, keras_name_, keras_alias_, bench_name_)                      \
     .kind = kind_, .keras_name = keras_name_, .keras_alias = keras_alias_,                        \
@@ -43,7 +44,7 @@
     .destroy = destroy, .record = record, .reference = reference, .weights_load = weights_load,   \
     .parse_params = parse_params, .weight_slots = weight_slots,                                   \
     .backward_record = backward_record, .reference_backward = reference_backward,                \
-    .use_f16 = use_f16, .bench_desc = bench_desc, .bench_weights = bench_weights,                \
+    .use_dtype = use_dtype, .bench_desc = bench_desc, .bench_weights = bench_weights,                \
     .bench_flops = bench_flops
 
 #endif

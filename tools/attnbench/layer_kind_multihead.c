@@ -1,7 +1,8 @@
-/* The weight slots of the multi-head kinds, their f16 rounding and their
+/* The weight slots of the multi-head kinds, their 16-bit rounding and their
  * bench weights (layer_kind_multihead.h). */
 #include "layer_kind_multihead.h"
 
+#include "common.h"
 #include "layer_bench.h"
 
 uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s[AB_LAYER_WEIGHTS])
@@ -25,7 +26,7 @@ uint32_t ab_multihead_weight_slots(const ab_multihead_shape *m, ab_weight_slot s
 }
 
 void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_weights *w,
-                        void (*round)(float *x, size_t n))
+                        ab_rounder *r)
 {
     float *const slot_arrays[AB_LAYER_WEIGHTS - 1] = {
         w->query_kernel, w->query_bias,  w->key_kernel,    w->key_bias,
@@ -33,7 +34,7 @@ void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_wei
         w->gate_kernel,  w->gate_bias,   w->query_norm,    w->key_norm};
     for (uint32_t i = 0; i < AB_LAYER_WEIGHTS - 1; i++)
         if (s[i].n)
-            round(slot_arrays[i], s[i].n);
+            ab_round_values(r, slot_arrays[i], s[i].n);
 }
 
 /* --qk-norm's scales, near 1 as a trained model's (0.5 .. 1.5), and --sinks'

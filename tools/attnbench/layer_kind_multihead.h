@@ -36,11 +36,13 @@ struct ab_weight_maker;
 bool ab_multihead_bench_weights(const struct ab_layer_bench *b, const ab_multihead_widths *widths,
                                 vkattn_mha_weights *w, struct ab_weight_maker *m);
 
-/* Passes each weight the slots s hold to round, but the sinks (they stay f32). */
+struct ab_rounder;
+/* Rounds each weight the slots s hold (ab_round_values), but the sinks (they
+ * stay f32). */
 void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_weights *w,
-                        void (*round)(float *x, size_t n));
+                        struct ab_rounder *r);
 
-/* backward_record, reference_backward, weights_free and use_f16 of a
+/* backward_record, reference_backward, weights_free and use_dtype of a
  * multi-head kind: its weight structs hold the thirteen slots in the same
  * order. The kind file defines weight_slots. */
 #define AB_MULTIHEAD_KIND_CALLS(member, name)                                                     \
@@ -64,12 +66,12 @@ void ab_multihead_round(const ab_weight_slot s[AB_LAYER_WEIGHTS], vkattn_mha_wei
     }                                                                                             \
     static void weights_free(ab_layer_weights *w) { vkattn_##name##_weights_free(&w->member); }  \
     static uint32_t weight_slots(const ab_layer_desc *d, ab_weight_slot s[AB_LAYER_WEIGHTS]);     \
-    static void use_f16(ab_layer_desc *d, ab_layer_weights *w, void (*round)(float *x, size_t n)) \
+    static void use_dtype(ab_layer_desc *d, ab_layer_weights *w, ab_rounder *r)                   \
     {                                                                                             \
         ab_weight_slot s[AB_LAYER_WEIGHTS];                                                       \
         weight_slots(d, s);                                                                       \
-        d->member.dtype = VKATTN_DTYPE_F16;                                                       \
-        ab_multihead_round(s, &w->member, round);                                                 \
+        d->member.dtype = r->dtype;                                                               \
+        ab_multihead_round(s, &w->member, r);                                                     \
     }
 
 #endif

@@ -22,8 +22,9 @@ typedef struct layer_state {
     ab_weight_maker maker; /* make = weight(); floats: the weights' count */
     ab_rng *rng;           /* weight()'s, while the weights are drawn */
     float *warr[AB_LAYER_WEIGHTS]; /* host weight arrays the weights struct points into */
-    size_t warr_n[AB_LAYER_WEIGHTS];
-    bool fp16; /* --fp16: f16 layer, f16 query/key/value/output; masks, scores f32 */
+    /* --dtype f16|bf16 (--fp16): a layer of that type, query/key/value/output
+     * of it; masks, scores f32 */
+    vkattn_dtype dtype;
     ab_buf q, k, v, vmask, out, scores;
     ab_layer_bwd *bwd; /* --backward, --train-step: the call timed instead */
 } layer_state;
@@ -51,26 +52,10 @@ static float *weight(ab_weight_maker *m, int i, size_t n, uint32_t fan_in)
     layer_state *s = (layer_state *)(void *)((char *)m - offsetof(layer_state, maker));
     float a = (float)sqrt(3.0 / (fan_in ? fan_in : 1));
     s->warr[i] = ab_floats(n);
-    s->warr_n[i] = n;
     if (s->warr[i])
         ab_fill_uniform(s->rng, s->warr[i], n, -a, a);
     m->floats += n;
     return s->warr[i];
-}
-
-static float to_half(float x) { return ab_f16_to_f32(ab_f16_bits(x)); }
-
-/* --fp16: the weights the f16 values the layer keeps, so the reference runs
- * on what the layer holds (Keras's float16 policy). */
-static void make_half(layer_state *s)
-{
-    if (s->layer.kind == AB_LAYER_ATTENTION) {
-        s->layer.w.att.scale = to_half(s->layer.w.att.scale);
-        s->layer.w.att.concat_score_weight = to_half(s->layer.w.att.concat_score_weight);
-    }
-    for (size_t i = 0; i < sizeof s->warr / sizeof s->warr[0]; i++) /* the gate's too */
-        for (size_t j = 0; s->warr[i] && j < s->warr_n[i]; j++)
-            s->warr[i][j] = to_half(s->warr[i][j]);
 }
 
 /* The SDPA call a dot-product layer makes, to name its path. */
@@ -169,9 +154,9 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kin
     *state = s;
     s->ctx = ctx;
     s->layer.kind = kind->kind;
-    s->fp16 = (a->dtype == VKATTN_DTYPE_F16);
+    s->dtype = a->dtype;
     const bool grads = a->backward || a->train_step;
-    /* with --fp16, --scores or each other: usage errors that bench's
+    /* --dtype with --backward, --scores or each other: usage errors that bench's
      * check_flags refuses before a context is made; the sizes too (bench
      * checked them; the counts below rely on it) */
     const bool mha = kind->multi_head; /* projected widths */
@@ -195,15 +180,14 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kin
     /* the layer and the tensors first: the library checks their sizes
      * against the device before any host array is allocated and filled */
     s->b.dropout = (float)a->dropout;
-    s->b.dtype = s->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    s->b.dtype = s->dtype;
     kind->bench_desc(&s->b, &s->layer.desc);
     vkattn_result r = ab_layer_any_new(ctx, &s->layer);
     if (r)
         return ab_setup_refused(ctx, r, name, a, name);
     const uint32_t dq = mha ? s->b.dmodel : d->dk, dv = mha ? s->b.dmodel : d->dv;
     const uint32_t dout = mha ? s->b.dmodel : d->dv;
-    const bool h = s->fp16;
-    const vkattn_dtype dt = h ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32; /* the data tensors' */
+    const vkattn_dtype dt = s->dtype; /* the data tensors' */
     const ab_buf_spec bufs[] = {
         {AB_INPUT(&s->q, -1, 1, dt, d->batch, d->tq, dq)},
         {AB_INPUT(&s->k, -1, 1, dt, d->batch, d->tv, dq)},
@@ -226,13 +210,18 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kin
     s->rng = NULL; /* rng ends with this call */
     if (!drawn)
         return ATTNBENCH_EXIT_CHECK;
-    if (s->fp16)
-        make_half(s);
+    /* --dtype f16|bf16: the weights the values the layer keeps, so the
+     * reference runs on what the layer holds (Keras's float16 and bfloat16
+     * policies); the inputs likewise (ab_bufs_fill) */
+    ab_rounder rounder = {.ctx = ctx, .dtype = s->dtype};
+    kind->use_dtype(&s->layer.desc, &s->layer.w, &rounder);
+    if (rounder.result)
+        return ab_report(ctx, rounder.result, "rounding the weights");
     if ((r = ab_layer_any_set_weights(&s->layer)))
         return ab_report(ctx, r, name);
     if ((r = ab_bufs_fill(&rng, bufs, nbufs)))
         return ab_report(ctx, r, "uploading the inputs");
-    /* data and weights 2 bytes each under --fp16; the mask and scores stay f32 */
+    /* data and weights 2 bytes each under --dtype f16|bf16; the mask and scores stay f32 */
     const double data = (double)s->q.n + s->k.n + s->v.n + s->out.n + s->maker.floats;
     double proj, core;
     kind->bench_flops(&s->b, &proj, &core);
@@ -241,7 +230,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kin
         .kv_heads = s->b.kv_heads, /* the JSON's kv_heads, as decode's; 0 but for gqa */
         .tq = d->tq, .tv = d->tv, .dk = d->dk, .dv = d->dv, .path = layer_path(s),
         .flops = proj + core,
-        .bytes = (h ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
+        .bytes = (dt != VKATTN_DTYPE_F32 ? 2.0 : 4.0) * data + 4.0 * ((double)s->vmask.n + s->scores.n),
     };
     if (!grads) {
         info->output = s->out.t, info->output_count = s->out.n;
@@ -249,7 +238,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kin
     }
     ab_layer_fwd f = {.ctx = ctx, .layer = &s->layer, .call = s->call, .q = &s->q, .k = &s->k,
                       .v = &s->v, .vmask = &s->vmask, .out = &s->out, .proj_flops = proj,
-                      .core_flops = core, .fp16 = h};
+                      .core_flops = core, .fp16 = dt == VKATTN_DTYPE_F16};
     return ab_layer_backward_setup(&f, a->train_step, a->seed, &s->bwd, info);
 }
 
@@ -323,9 +312,10 @@ LAYER_OP_ENTRIES(gqa)
 const ab_op ab_op_attention = {
     .name = "attention",
     .summary = "Keras Attention (dot, use_scale): query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
-    .flags = LAYER_FLAGS | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16,
+    .flags = LAYER_FLAGS | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_ATTENTION,
     .bound_fp16 = AB_BOUND_LAYER_FP16,
+    .bound_bf16 = AB_BOUND_LAYER_BF16,
     .bound_backward = AB_BOUND_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = attention_setup, .record = layer_record, .prepare = layer_prepare,
@@ -336,9 +326,10 @@ const ab_op ab_op_attention = {
 const ab_op ab_op_additive_attention = {
     .name = "additive_attention",
     .summary = "Keras AdditiveAttention: query (B, Tq, dk), key (B, Tv, dk), value (B, Tv, dv)",
-    .flags = LAYER_FLAGS | AB_F_FP16,
+    .flags = LAYER_FLAGS | AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_ADDITIVE_ATTENTION,
     .bound_fp16 = AB_BOUND_LAYER_FP16,
+    .bound_bf16 = AB_BOUND_LAYER_BF16,
     .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = additive_setup, .record = layer_record, .prepare = layer_prepare,
@@ -350,9 +341,10 @@ const ab_op ab_op_additive_attention = {
 const ab_op ab_op_bahdanau = {
     .name = "bahdanau",
     .summary = "BahdanauAttention: query/key width dk, value width dv, --units U (default dk)",
-    .flags = LAYER_FLAGS | AB_F_UNITS | AB_F_FP16,
+    .flags = LAYER_FLAGS | AB_F_UNITS | AB_F_FP16 | AB_F_BF16,
     .bound = AB_BOUND_BAHDANAU,
     .bound_fp16 = AB_BOUND_LAYER_FP16,
+    .bound_bf16 = AB_BOUND_LAYER_BF16,
     .bound_backward = AB_BOUND_BAHDANAU_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
     .setup = bahdanau_setup, .record = layer_record, .prepare = layer_prepare,
@@ -364,13 +356,14 @@ const ab_op ab_op_mha = {
     .name = "mha",
     .summary = "Keras MultiHeadAttention: --heads H, key_dim dk, value_dim dv, widths --dmodel "
                "(default H * dk)",
-    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 |
+    .flags = LAYER_FLAGS | AB_F_HEADS | AB_F_DMODEL | AB_F_FUSED | AB_F_UNFUSED | AB_F_FP16 | AB_F_BF16 |
              AB_F_WINDOW | AB_F_GATE | AB_F_OPEN_MODEL |
              AB_F_TRAIN_STEP,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
+    .bound_bf16 = AB_BOUND_MHA_BF16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
     .check_args = mha_check_args,
     .check = layer_check, .destroy = layer_destroy,
@@ -381,11 +374,12 @@ const ab_op ab_op_gqa = {
     .summary = "Keras GroupedQueryAttention: --heads Nq, --kv-heads Nkv (default Nq), head_dim "
                "--dk, widths --dmodel (default Nq * dk)",
     .flags = (LAYER_FLAGS & ~AB_F_DV) | AB_F_HEADS | AB_F_KV_HEADS | AB_F_DMODEL | AB_F_FUSED |
-             AB_F_UNFUSED | AB_F_FP16 | AB_F_WINDOW | AB_F_GATE | AB_F_OPEN_MODEL,
+             AB_F_UNFUSED | AB_F_FP16 | AB_F_BF16 | AB_F_WINDOW | AB_F_GATE | AB_F_OPEN_MODEL,
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
+    .bound_bf16 = AB_BOUND_MHA_BF16,
     .setup = gqa_setup, .record = layer_record, .prepare = layer_prepare,
     .check_args = gqa_check_args,
     .check = layer_check, .destroy = layer_destroy,
