@@ -117,15 +117,6 @@ static void adam_l2_advance(const vkattn_optim_params *p, run *r, int s)
     }
 }
 
-/* x rounded to type t in place (f32: as is) */
-static void round_to(vkattn_dtype t, float *x, size_t n)
-{
-    if (t == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    else if (t == VKATTN_DTYPE_BF16)
-        th_round_bf16(x, n);
-}
-
 static const char *type_name(vkattn_dtype t)
 {
     return t == VKATTN_DTYPE_F16 ? "f16" : t == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
@@ -150,7 +141,7 @@ static void run_open(vkattn_context *ctx, const vkattn_optim_params *p, size_t n
     r->ref_s = tu_floats(r->ns ? r->ns : 1);
     tu_fill_uniform(r->p0, n, -1, 1);
     tu_fill_uniform(r->grads, STEPS * n, -1, 1);
-    round_to(pt, r->p0, n), round_to(gt, r->grads, STEPS * n);
+    th_round_to(r->p0, n, pt), th_round_to(r->grads, STEPS * n, gt);
     memcpy(r->ref_p, r->p0, n * sizeof(float));
     memcpy(r->base, r->p0, n * sizeof(float));
     memset(r->ref_s, 0, (r->ns ? r->ns : 1) * sizeof(float));

@@ -56,8 +56,8 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
         return ATTNBENCH_EXIT_USAGE;
     }
     if (a->train_step && a->dtype != VKATTN_DTYPE_F32) {
-        fprintf(stderr, "attnbench: %s: --train-step has no %s path: the optimizer step "
-                        "takes f32 parameters only (drop --dtype)\n", op->name,
+        fprintf(stderr, "attnbench: %s: --train-step has no %s path yet: its check runs "
+                        "f32 layers only (drop --dtype)\n", op->name,
                 ab_dtype_name(a->dtype));
         return ATTNBENCH_EXIT_USAGE;
     }
