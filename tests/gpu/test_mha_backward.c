@@ -475,7 +475,7 @@ static void random_cases_16(vkattn_context *ctx, vkattn_dtype dt, int n)
 static void test_random_cases_f16(void **state)
 {
     random_cases_16(TH_CTX(state), VKATTN_DTYPE_F16, 9);
-    random_cases_16(TH_CTX(state), VKATTN_DTYPE_BF16, 5);
+    random_cases_16(TH_CTX(state), VKATTN_DTYPE_BF16, 3);
 }
 
 /* A small cross-attention case every targeted test starts from. */
