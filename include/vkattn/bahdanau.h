@@ -60,8 +60,8 @@
  * above with bf16 storage (round to nearest even) in place of f16, to
  * within the same bounds with eps = 2^-7 (bf16's spacing at 1: 8 significand
  * bits) for eps16, 8 eps = 6.3e-2 and 4 eps = 3.1e-2; the tests see below
- * 0.8 eps. A bf16 layer's backward is VKATTN_ERROR_UNSUPPORTED naming
- * desc.dtype (not yet: the softmax backward does not take bf16).
+ * 0.8 eps. The backward takes a bf16 layer as an f16 one (io, grad_output
+ * and gradients bf16 or f32; bounds: vkattn/layer_common.h).
  *
  * Recording contract: as vkattn/matmul.h; layer object rules as
  * vkattn/layer_common.h. Command buffers recorded with one layer share its

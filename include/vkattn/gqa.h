@@ -136,8 +136,8 @@ VKATTN_API vkattn_result vkattn_gqa_record_cached(vkattn_gqa *layer, VkCommandBu
  * recorded with call->keep_for_backward: grad_w's key and value kernels
  * (D, Nkv, head_dim) and biases (Nkv, head_dim) sum the gradients of the
  * Nq/Nkv query heads that share each key/value head; the other shapes as
- * vkattn_gqa_set_weights's. Same codes and types (an f16 layer's gradients
- * f16 or f32, above), messages naming the GQA
+ * vkattn_gqa_set_weights's. Same codes and types (a 16-bit layer's gradients
+ * of its dtype or f32, above), messages naming the GQA
  * function. Bound: max|got - ref| / max(max|ref|, 0.01) <= 2e-4 against
  * vkattn_reference_gqa_backward (tests/gpu/test_gqa_backward.c). */
 typedef vkattn_mha_weight_tensors vkattn_gqa_weight_tensors;

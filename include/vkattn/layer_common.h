@@ -117,7 +117,7 @@ typedef struct vkattn_layer_io {
  *
  * Tensors: every gradient tensor has exactly the element count of what it is
  * the gradient of (any rank; a tensor of rank >= 2 must have the same last
- * dim), f32; for an f16 layer f16 or f32, each on its own (below). A gradient tensor NULL = that gradient is not wanted (at least
+ * dim), f32; for an f16 (bf16) layer f16 (bf16) or f32, each on its own (below). A gradient tensor NULL = that gradient is not wanted (at least
  * one gradient must be wanted). Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL
  * layer, cmd, call, io or grads; grads->grad_output NULL or of the wrong
  * size; a gradient of the wrong size; grad_key without io->key; a gradient
@@ -125,9 +125,9 @@ typedef struct vkattn_layer_io {
  * MultiHeadAttention, AdditiveAttention's scale with no_scale); a gradient
  * tensor that aliases or overlaps an input, an output, grad_output, a weight
  * or another gradient; no kept forward, or one that does not match),
- * VKATTN_ERROR_UNSUPPORTED (an f16 gradient or grad_output of an f32 layer;
- * call->path FUSED where the fused backward cannot serve the call; a bf16
- * layer, naming desc.dtype: not yet),
+ * VKATTN_ERROR_UNSUPPORTED (a 16-bit gradient or grad_output of an f32
+ * layer, or one of the other 16-bit type; call->path FUSED where the fused
+ * backward cannot serve the call),
  * VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT,
  * VKATTN_ERROR_OUT_OF_DEVICE_MEMORY (scratch), Vulkan failures. Argument
  * and size errors are reported before anything is recorded.
@@ -148,8 +148,13 @@ typedef struct vkattn_layer_io {
  * test_gqa_backward.c); Attention, AdditiveAttention and BahdanauAttention
  * recompute what they need in f32 from the stored values, so their f32 bound
  * plus the one rounding, 2^-11 of max(max|ref|, 0.01)
- * (tests/gpu/test_layer_backward.c). An optimizer step cannot update an f16
- * layer's own weights: vkattn_optim_step_record takes f32 parameters only
+ * (tests/gpu/test_layer_backward.c).
+ * bf16 layers (desc.dtype VKATTN_DTYPE_BF16): as f16 with bf16 in place of
+ * f16 and bf16's spacing at 1, 2^-7, for 2^-10: 8 * 2^-7 of max(max|ref|,
+ * 0.1) for the multi-head layers (past what their kept bf16 output adds,
+ * tests/gpu/kept_output_bound.h, as for f16), and the f32 bound plus 2^-8 of
+ * max(max|ref|, 0.01) for the single-head ones (the tests see below a
+ * tenth of these). An optimizer step cannot update an f16 layer's own weights: vkattn_optim_step_record takes f32 parameters only
  * (VKATTN_ERROR_UNSUPPORTED naming io->param); keep f32 master weights and
  * set_weights them, or train an f32 layer.
  *

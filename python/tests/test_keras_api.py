@@ -279,33 +279,40 @@ def test_mha_loads_torch_names(ctx, rng, tmp_path):
         np.testing.assert_array_equal(got, exp)
 
 
+@pytest.mark.parametrize("dtype", sorted(HALF))
 @pytest.mark.parametrize("name", ["Attention", "BahdanauAttention", "GroupedQueryAttention"])
-def test_gradients_float16(ctx, rng, name):
-    """A float16 layer's gradients are float16, against the double reference run on the
-    f16-rounded inputs, weights and grad_output: 8 eps16 of max(max|ref|, 0.1), the
-    bound of tests/gpu/test_mha_backward.c (the single-head layers are within 2^-11
+def test_gradients_half(ctx, rng, name, dtype):
+    """A float16 or bfloat16 layer's gradients are of its dtype (bfloat16: uint16 bit
+    patterns), against the double reference run on the rounded inputs, weights and
+    grad_output: 8 spacings at 1 of max(max|ref|, 0.1) (HALF's bound), the bound of
+    tests/gpu/test_mha_backward.c (the single-head layers are within half a spacing
     more than their f32 bound)."""
+    storage, to_storage, values, bound = HALF[dtype]
     make, qs, vs = LAYERS[name]
-    config = dict(make().get_config(), dtype="float16")
+    config = dict(make().get_config(), dtype=dtype)
     layer = type(make()).from_config(config, context=ctx)
-    f16 = lambda x: x.astype(np.float16).astype(np.float64)  # what f16 tensors hold
-    q, v = f16(rng.standard_normal(qs)), f16(rng.standard_normal(vs))
+    # what tensors of the dtype hold, and what the reference reads of them
+    held = lambda x: to_storage(x.astype(np.float32))
+    as64 = lambda x: values(x).astype(np.float64)
+    q, v = held(rng.standard_normal(qs)), held(rng.standard_normal(vs))
     layer.build(qs, vs, None)
-    weights = [f16(w) for w in _random_weights(layer, rng)]
+    weights = [held(w) for w in _random_weights(layer, rng)]
     layer.set_weights(weights)
     out_shape = (layer.compute_output_shape(qs, vs, None) if name in MULTI
                  else layer.compute_output_shape([qs, vs]))
-    g = f16(rng.standard_normal(out_shape))
+    g = held(rng.standard_normal(out_shape))
     if name in MULTI:
         got_in, got_w = layer.gradients(q, v, grad_output=g, use_causal_mask=True)
     else:
         got_in, got_w = layer.gradients([q, v], grad_output=g, use_causal_mask=True)
     ref_config = {n: x for n, x in config.items()
                   if n not in ("seed", "dtype", "kernel_initializer", "bias_initializer")}
-    want_in, want_w = REFERENCES[name](q, v, None, weights=weights, grad_output=g,
-                                       use_causal_mask=True, **ref_config)
+    want_in, want_w = REFERENCES[name](as64(q), as64(v), None,
+                                       weights=[as64(w) for w in weights],
+                                       grad_output=as64(g), use_causal_mask=True,
+                                       **ref_config)
     assert len(got_in + got_w) == len(want_in + want_w)
     for got, want in zip(got_in + got_w, want_in + want_w):
-        assert got.dtype == np.float16 and got.shape == np.shape(want)
-        err = np.max(np.abs(got.astype(np.float64) - want))
-        assert err <= 8 / 1024 * max(0.1, float(np.max(np.abs(want)))), err
+        assert got.dtype == storage and got.shape == np.shape(want)
+        err = np.max(np.abs(as64(got) - want))
+        assert err <= bound * max(0.1, float(np.max(np.abs(want)))), err

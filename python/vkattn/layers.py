@@ -434,7 +434,8 @@ class _KerasAttentionCall(_Layer):
         in get_weights() order), as numpy arrays of the layer's dtype. Runs the forward,
         then the backward (docs/TRAINING.md); with training=True both draw the same
         dropout mask. A float16 layer takes float16 inputs and grad_output and returns
-        float16 gradients (fp32 accumulation, each rounded once)."""
+        float16 gradients (fp32 accumulation, each rounded once); a bfloat16 layer
+        the same in bfloat16 (uint16 bit patterns)."""
         who = "%s.gradients" % type(self).__name__
         query, value, key = _specs.unpack_inputs(inputs, who)
         query_mask, value_mask = _specs.unpack_mask(mask, who)
@@ -560,7 +561,7 @@ class _MultiHeadCall(_Layer):
         ([dL/d(query), dL/d(value)(, dL/d(key) when key is given)], the weight gradients
         in get_weights() order), as numpy arrays of the layer's dtype. With key omitted,
         dL/d(value) includes the key path. A float16 layer: float16 gradients (fp32
-        accumulation)."""
+        accumulation); a bfloat16 layer: bfloat16 ones (uint16 bit patterns)."""
         who = "%s.gradients" % type(self).__name__
         masks = dict(query_mask=query_mask, value_mask=value_mask, key_mask=key_mask,
                      key_padding_mask=key_padding_mask, attention_mask=attention_mask)

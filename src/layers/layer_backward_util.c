@@ -116,8 +116,8 @@ static void add_named(named_list *l, const vkattn_tensor *t, const char *name, b
     }
 }
 
-/* One gradient tensor: f32, or of the layer's dtype `dt` (f16 only: other
- * 16-bit layers are refused first), of exactly `count` elements (any rank;
+/* One gradient tensor: f32, or of the layer's dtype `dt` (f16 or bf16), of
+ * exactly `count` elements (any rank;
  * rank >= 2 with the last dim `last`, 0 = any). */
 static vkattn_result check_grad(vkattn_context *ctx, const char *caller, const vkattn_tensor *t,
                                 uint64_t count, uint32_t last, const char *name, vkattn_dtype dt)
@@ -154,8 +154,7 @@ vkattn_result vka_layer_backward_check(vkattn_context *ctx, const char *caller,
         return vka_fail(ctx, VKATTN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", caller,
                         !call ? "call" : !io ? "io" : "grads");
     vkattn_result r; /* io's element types: as the forward's (shape->data_dtype) */
-    if ((r = vka_layer_check_backward_dtype(ctx, caller, shape->data_dtype)) ||
-        (r = vka_layer_check_call(ctx, caller, call)) ||
+    if ((r = vka_layer_check_call(ctx, caller, call)) ||
         (r = vka_layer_check_io(ctx, caller, call, io, shape, mask)))
         return r;
     if (!kept || !kept->valid)

@@ -3,8 +3,9 @@
  * recorded with keep_for_backward leaves for its backward, the checks every
  * backward makes, and the part of the backward the layers share, from the
  * raw scores S (B, Tq, Tv) to dL/dS and dL/d(value) (f32 scratch also for
- * an f16 layer: the ops read its f16 tensors through exact f32 copies and
- * round each f16 gradient once):
+ * a 16-bit layer, f16 or bf16: the ops read its 16-bit tensors widened
+ * exactly and round each 16-bit gradient once, so the softmax backward
+ * sees only f32 W and dW):
  *   W = softmax(S, masks)   Wd = dropout(W)   out = (Wd @ value) * query_mask
  *   dWd = (dO @ value^T) * query_mask   dV = Wd^T @ (dO * query_mask)
  *   dW = dropout'(dWd)   dS = softmax'(W, dW)
@@ -70,10 +71,10 @@ typedef struct vka_named_tensor {
 } vka_named_tensor;
 
 /* The checks every single-head backward makes, before anything is recorded:
- * the layer's dtype (vka_layer_check_backward_dtype: bf16 refused), call and
- * io as the forward's checks, a kept forward with the same call and io, the
- * element types (f32; f16 too where shape->data_dtype is, an f16 layer's: io
- * as its forward's, every gradient f16 or f32 on its own),
+ * call and io as the forward's checks, a kept forward with the same call and
+ * io, the element types (f32; f16 or bf16 too where shape->data_dtype is, a
+ * 16-bit layer's: io as its forward's, every gradient of that dtype or f32 on
+ * its own),
  * grads->grad_output, the input gradients and the weight
  * gradients `wg` (n_wg slots; a slot whose count is 0 is a weight the layer
  * lacks, so its tensor must be NULL) of the right size, at least one wanted,

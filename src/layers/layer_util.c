@@ -196,18 +196,6 @@ vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *call
                     caller, what);
 }
 
-vkattn_result vka_layer_check_backward_dtype(vkattn_context *ctx, const char *caller,
-                                             vkattn_dtype dtype)
-{
-    if (dtype == VKATTN_DTYPE_F32 || dtype == VKATTN_DTYPE_F16)
-        return VKATTN_SUCCESS;
-    const vka_dtype_info *d = vka_dtype_info_of(dtype); /* a created layer's: never NULL */
-    return vka_fail(ctx, VKATTN_ERROR_UNSUPPORTED,
-                    "%s: the layer's desc.dtype is %s; %s layer's backward is not supported yet "
-                    "(f32 and f16 layers only)",
-                    caller, d ? d->enum_name : "unknown", vka_dtype_a_name(dtype));
-}
-
 /* ---------------------------------------------------------------- weights */
 
 vkattn_result vka_layer_weight_create_typed(vkattn_context *ctx, const char *caller, uint64_t n,

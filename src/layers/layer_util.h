@@ -53,12 +53,6 @@ vkattn_result vka_layer_check_io(vkattn_context *ctx, const char *caller,
 vkattn_result vka_layer_check_unfused_path(vkattn_context *ctx, const char *caller,
                                            const vkattn_layer_call *call, const char *what);
 
-/* A layer backward's dtype check, first thing: the backward takes f32 and
- * f16 layers; another dtype (bf16: the softmax backward does not take it
- * yet) is UNSUPPORTED naming desc.dtype, before anything is recorded. */
-vkattn_result vka_layer_check_backward_dtype(vkattn_context *ctx, const char *caller,
-                                             vkattn_dtype dtype);
-
 /* ---------------------------------------------------------------- weights */
 
 /* A weight tensor of n elements of type `dtype`, every one `init` (set and

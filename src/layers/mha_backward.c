@@ -108,9 +108,9 @@ static vkattn_result check_aliasing(vkattn_context *ctx, const char *fn, const n
     return VKATTN_SUCCESS;
 }
 
-/* The element types a gradient may have: an f16 layer's may be f16 or f32,
- * as its io tensors (each rounded once from its f32 result); an f32 layer's
- * are f32 (other dtypes are refused first: vka_layer_check_backward_dtype). */
+/* The element types a gradient may have: a 16-bit (f16 or bf16) layer's may
+ * be of its dtype or f32, as its io tensors (each rounded once from its f32
+ * result); an f32 layer's are f32. */
 static unsigned grad_types(const vkattn_mha *layer)
 {
     return VKA_DTYPE_BIT(VKATTN_DTYPE_F32) | VKA_DTYPE_BIT(layer->dtype);
@@ -182,7 +182,7 @@ static vkattn_result check_grads(vkattn_mha *layer, const char *fn, const vka_mh
         vka_weight_shape(w, axes, dims);
         snprintf(what, sizeof what, "grad_w->%s", w->member);
         vka_weight_axes_text(w, words, false, shape, sizeof shape);
-        /* a weight kept f32 in an f16 layer (the sinks) has an f32 gradient */
+        /* a weight kept f32 in a 16-bit layer (the sinks) has an f32 gradient */
         const unsigned types = w->device & VKA_DEVICE_F32 ? VKA_DTYPE_BIT(VKATTN_DTYPE_F32)
                                                           : grad_types(layer);
         if ((r = vka_layer_check_tensor_types(ctx, fn, t, dims, (int)w->rank, what, shape,
@@ -570,8 +570,7 @@ vkattn_result vka_mha_backward_as(const char *fn, vkattn_mha *layer, VkCommandBu
     VKA_REQUIRE_OWNER_AND(fn, layer, layer->ctx, cmd);
     mha_bwd_plan p;
     vkattn_result r;
-    if ((r = vka_layer_check_backward_dtype(layer->ctx, fn, layer->dtype)) ||
-        (r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||
+    if ((r = plan_backward(layer, fn, vka_is_dry(cmd), call, io, g, gw, &p)) ||
         (r = alloc_scratch(layer, fn, &p)))
         return r;
     const vkattn_mha_weight_tensors none = {0};

@@ -132,8 +132,8 @@ vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
 {
     vkattn_result r;
     if ((r = check_count(ctx, caller, what, n)) ||
-        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_F32_F16)))
+        (r = vka_tensor_check_types(ctx, y, n, caller, what, VKA_DTYPES_FLOAT)))
         return r;
     const fill_op op = {.caller = caller, .n = n, .value = value, .y = y};
-    return vka_f16_record(ctx, cmd, y->dtype == VKATTN_DTYPE_F16, record_fill, &op);
+    return vka_f16_record(ctx, cmd, y->dtype != VKATTN_DTYPE_F32, record_fill, &op);
 }

@@ -49,8 +49,8 @@ vkattn_result vka_binary_record(vkattn_context *ctx, VkCommandBuffer cmd, const 
                                 const vka_binary_kernel *k, uint64_t n, vkattn_tensor *a,
                                 uint64_t a_count, vkattn_tensor *b, vkattn_tensor *y);
 
-/* y[i] = value for i < n (at least n elements; f32, or f16 through f32
- * scratch rounded once). */
+/* y[i] = value for i < n (at least n elements; f32, or f16 or bf16 through
+ * f32 scratch rounded once). */
 vkattn_result vka_fill_record(vkattn_context *ctx, VkCommandBuffer cmd, const char *caller,
                               const char *what, uint64_t n, float value, vkattn_tensor *y);
 

@@ -42,7 +42,8 @@ typedef struct gate_backward_op {
 } gate_backward_op;
 
 /* The two dispatches: gate_backward_f16 on x and g as they are
- * (`native16`), else gate_backward with f16 ones staged (vka_f16_record). */
+ * (`native16`), else gate_backward with 16-bit ones (f16, or bf16 on every
+ * device) staged (vka_f16_record). */
 static vkattn_result record_gate_backward(vkattn_context *ctx, VkCommandBuffer cmd,
                                           const void *op_)
 {
@@ -88,17 +89,17 @@ vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,
                                        vkattn_tensor *dg)
 {
     vkattn_result r;
-    const unsigned both = VKA_DTYPES_F32_F16;
+    const unsigned types = VKA_DTYPES_FLOAT;
     if ((r = check_count(ctx, caller, n)) ||
         (r = vka_tensor_check(ctx, dy, n, caller, "the gated context's gradient")) ||
-        (r = vka_tensor_check_types(ctx, x, n, caller, "the attention context", both)) ||
-        (r = vka_tensor_check_types(ctx, g, n, caller, "the gate projection", both)) ||
+        (r = vka_tensor_check_types(ctx, x, n, caller, "the attention context", types)) ||
+        (r = vka_tensor_check_types(ctx, g, n, caller, "the gate projection", types)) ||
         (r = vka_tensor_check(ctx, dx, n, caller, "the context's gradient")) ||
         (r = vka_tensor_check(ctx, dg, n, caller, "the gate projection's gradient")))
         return r;
-    const bool any16 = x->dtype == VKATTN_DTYPE_F16 || g->dtype == VKATTN_DTYPE_F16;
+    const vkattn_tensor *const ts[] = {x, g};
+    const vka_path16 path = vka_path16_of(ctx, ts, 2);
     const gate_backward_op op = {.caller = caller, .n = n, .dy = dy, .x = x, .g = g,
-                                 .dx = dx, .dg = dg,
-                                 .native16 = any16 && vka_info(ctx)->storage_buffer_16bit};
-    return vka_f16_record(ctx, cmd, any16 && !op.native16, record_gate_backward, &op);
+                                 .dx = dx, .dg = dg, .native16 = path == VKA_PATH_NATIVE16};
+    return vka_f16_record(ctx, cmd, path == VKA_PATH_PACKED, record_gate_backward, &op);
 }

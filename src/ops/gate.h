@@ -24,8 +24,8 @@ vkattn_result vka_gate_record(vkattn_context *ctx, VkCommandBuffer cmd, const ch
  * least n elements: dx = dy * s, dg = dy * x * s * (1 - s), s = sigmoid(g);
  * dx and dg written, distinct from the inputs and each other. dy, dx and dg
  * are f32 (the layers' gradient scratch); x and g, the forward's kept
- * tensors, f32 or f16 (an f16 one read as it is with 16-bit storage, else
- * through an exact f32 copy, ops/half_stage.h).
+ * tensors, f32, f16 or bf16 (an f16 one read as it is with 16-bit storage,
+ * else through an exact f32 copy, ops/half_stage.h).
  * Two dispatches, one per output, so each binds 4 storage buffers (the
  * phone minimum). */
 vkattn_result vka_gate_backward_record(vkattn_context *ctx, VkCommandBuffer cmd,

@@ -1,5 +1,6 @@
 /* What the kept f16 output adds to the error of an f16 MultiHeadAttention or
- * GroupedQueryAttention backward (tests/gpu/test_mha_backward.c,
+ * GroupedQueryAttention backward (a bf16 layer's: the same with its half
+ * spacing 2^-8 in place of 2^-11, ko_call.bf16) (tests/gpu/test_mha_backward.c,
  * test_gqa_backward.c): the allowance beyond the relative bound.
  *
  * The fused backward (FlashAttention-2's) takes D_i = dO_i . O_i from the
@@ -54,7 +55,14 @@ typedef struct ko_call {
     const float *grad_out;            /* (B, Tq, Dout) */
     const vkattn_mha_weights *weights; /* Keras layout; biases may be NULL */
     bool use_gate;                     /* the weights' gate kernel (and bias) are used */
+    bool bf16;                         /* the layer keeps bf16 (2^-8), else f16 (2^-11) */
 } ko_call;
+
+/* 1.25 half spacings of the kept dtype (the comment above). */
+static inline double ko_round(const ko_call *c)
+{
+    return c->bf16 ? 0x1.4p-8 : 0x1.4p-11;
+}
 
 /* The gradients the kept output reaches: of the query, of the key path's
  * input (grad_key, or grad_value when the key is the value), of the query,
@@ -133,7 +141,7 @@ static inline double *ko_row_errors(const ko_call *c, const double *vmax, const 
             for (uint32_t col = 0; col < w.dv; col++)
                 sum += dctx[r * w.H * w.dv + h * w.dv + col] *
                        vmax[(r / c->tq) * nv + (h / group) * w.dv + col];
-            dd[r * w.H + h] = 0x1.4p-11 * sum;
+            dd[r * w.H + h] = ko_round(c) * sum;
         }
     return dd;
 }
@@ -152,7 +160,7 @@ static inline void ko_gate(const ko_call *c, const double *vmax, const double *d
         for (uint32_t col = 0; col < n; col++) {
             const double x = g[r * n + col], s = 1.0 / (1.0 + exp(-x));
             const double cmax = vmax[(r / c->tq) * nv + (col / w.dv / group) * w.dv + col % w.dv];
-            const double a = 0x1.4p-11 * dctx[r * n + col] * cmax * s * (1.0 - s) *
+            const double a = ko_round(c) * dctx[r * n + col] * cmax * s * (1.0 - s) *
                              (1.0 + fabs(x) * fabs(1.0 - 2.0 * s));
             out->a[KO_BG][col] += a;
             for (uint32_t k = 0; k < w.Dq; k++) {

@@ -9,9 +9,10 @@
  * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
  * call that succeeds with f32 ones, naming it; the layers: an f32 one refuses
  * bf16 io, a bf16 one takes it (each operand in turn), and a bf16 MHA's and
- * GQA's backward is refused naming desc.dtype (the single-head layers':
- * test_layer_dtypes.c), as an app's bf16 keys under an f32 cache (a bf16
- * cache: test_decode_dtypes.c). */
+ * GQA's backward takes bf16 io and gradients (finite; their accuracy:
+ * test_mha_backward.c; the single-head layers': test_layer_dtypes.c); an
+ * app's bf16 keys under an f32 cache are refused (a bf16 cache:
+ * test_decode_dtypes.c). */
 #include "harness.h"
 #include "op_table.h"
 
@@ -437,8 +438,8 @@ static void test_ops_refuse_bf16(void **state)
     th_assert_validation_clean();
 }
 
-/* A bf16 layer's backward: refused naming desc.dtype after a kept forward
- * that runs (the single-head layers': test_layer_dtypes.c). */
+/* A bf16 layer's backward after a kept forward, with bf16 io and gradients:
+ * its result, and grad_query finite where it succeeds. */
 static vkattn_result backward_of(vkattn_context *ctx, vkattn_mha *mha, vkattn_gqa *gqa)
 {
     vkattn_tensor *x = NULL, *g = NULL, *out = NULL, *gq = NULL;
@@ -460,6 +461,11 @@ static vkattn_result backward_of(vkattn_context *ctx, vkattn_mha *mha, vkattn_gq
         TH_OK(ctx, vkattn_gqa_record(gqa, RUN, &kept, &io));
         r = vkattn_gqa_backward_record(gqa, RUN, &kept, &io, &grads, NULL);
     }
+    float got[8] = {0};
+    TH_OK(ctx, vkattn_tensor_download(gq, got, 0, 8));
+    for (int i = 0; r == VKATTN_SUCCESS && i < 8; i++)
+        if (!isfinite(got[i]))
+            fail_msg("grad_query[%d] = %g after a bf16 layer's backward", i, (double)got[i]);
     vkattn_tensor_destroy(x), vkattn_tensor_destroy(g), vkattn_tensor_destroy(out);
     vkattn_tensor_destroy(gq);
     return r;
@@ -497,10 +503,15 @@ static vkattn_result cache_bf16_keys(vkattn_context *ctx)
     return r;
 }
 
-#define BACKWARD_NO "desc.dtype is VKATTN_DTYPE_BF16; a bf16 layer's backward is not supported yet"
+static void test_layer_backward_takes_bf16(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    TH_OK(ctx, mha_bf16_backward(ctx));
+    TH_OK(ctx, gqa_bf16_backward(ctx));
+    th_assert_validation_clean();
+}
+
 static const th_bad_arg descs[] = {
-    {"mha backward", mha_bf16_backward, VKATTN_ERROR_UNSUPPORTED, BACKWARD_NO},
-    {"gqa backward", gqa_bf16_backward, VKATTN_ERROR_UNSUPPORTED, BACKWARD_NO},
     {"kv cache, bf16 keys", cache_bf16_keys, VKATTN_ERROR_INVALID_ARGUMENT,
      "desc->keys is a bf16 tensor"},
 };
@@ -514,6 +525,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TU_TESTS(test_round_trips, test_device_conversion, test_ops_refuse_bf16,
-                 test_bf16_refusals)};
+                 test_layer_backward_takes_bf16, test_bf16_refusals)};
     return cmocka_run_group_tests_name("bf16 tensors", tests, th_setup, th_teardown);
 }

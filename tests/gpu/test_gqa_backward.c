@@ -23,7 +23,9 @@
  * max|got - ref| / max(max|ref|, 0.1) <= 8 * 2^-10 past what the kept f16
  * output adds to the query and key paths' gradients (kept_output_bound.h:
  * the key bias's, zero in exact arithmetic, went 0.00986 over the plain
- * bound with seed 1795945410295012949). */
+ * bound with seed 1795945410295012949). bf16 layers (two of those cases):
+ * the same with bf16's spacing, 8 * 2^-7, past the kept bf16 output's
+ * allowance. */
 #include "harness.h"
 #include "kept_output_bound.h"
 #include "multi_head_case.h"
@@ -33,6 +35,7 @@
 #define BOUND 2e-4
 #define PROPERTY_BOUND 1e-5
 #define BOUND_F16 (8.0 / 1024) /* test_mha_backward.c's f16 bound and floor */
+#define BOUND_BF16 (8.0 / 128)  /* its bf16 bound: 8 spacings at 1 */
 #define FLOOR_F16 1e-1
 
 enum { G_QUERY, G_VALUE, G_KEY, G_WQ, G_BQ, G_WK, G_BK, G_WV, G_BV, G_WO, G_BO, G_WG, G_BG,
@@ -43,10 +46,10 @@ typedef struct bcase {
     vkattn_layer_call call;
     bool key_given, self_attn, query_mask, value_mask;
     attn_kind attn;
-    bool f32_io; /* desc.dtype F16: io, grad_output and the gradients f32, else f16 */
+    bool f32_io; /* desc.dtype F16 or BF16: io, grad_output and the gradients f32, else of it */
 } bcase;
 
-static bool is_half(const bcase *m) { return m->desc.dtype == VKATTN_DTYPE_F16; }
+static bool is_half(const bcase *m) { return m->desc.dtype != VKATTN_DTYPE_F32; }
 
 static mh_case view(const bcase *m)
 {
@@ -78,9 +81,9 @@ static void describe(const bcase *m, char *buf, size_t n)
 {
     char d[160], k[96];
     rc_describe_gqa(d, sizeof d, &m->desc), rc_describe_call(k, sizeof k, &m->call);
-    snprintf(buf, n, "gqa backward %s | %s key=%d self=%d qm=%d vm=%d attn=%d f16=%d f32_io=%d", d,
+    snprintf(buf, n, "gqa backward %s | %s key=%d self=%d qm=%d vm=%d attn=%d dtype=%d f32_io=%d", d,
              k, m->key_given, m->self_attn, m->query_mask, m->value_mask, (int)m->attn,
-             is_half(m), m->f32_io);
+             (int)m->desc.dtype, m->f32_io);
 }
 
 /* The reverse for gradients: the sum over each group of G heads. */
@@ -160,9 +163,9 @@ static void check_case(vkattn_context *ctx, const bcase *m)
     grad_counts(m, n);
     float *gout = mh_uniform(s.out, 1.0f), *ref[N_GRADS] = {0}, *got[N_GRADS] = {0};
     /* an f16 layer: the reference runs on what its f16 tensors hold */
-    const vkattn_dtype io_type = is_half(m) && !m->f32_io ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    const vkattn_dtype io_type = is_half(m) && !m->f32_io ? m->desc.dtype : VKATTN_DTYPE_F32;
     if (is_half(m)) {
-        mh_host_round_f16(&v, &h);
+        mh_host_round(&v, &h, m->desc.dtype);
         th_round_f16(gout, s.out);
     }
     for (int i = 0; i < N_GRADS; i++)
@@ -209,14 +212,17 @@ static void check_case(vkattn_context *ctx, const bcase *m)
         const ko_call kc = {.w = v.w, .batch = m->call.batch, .tq = m->call.tq, .tv = m->call.tv,
                             .dropout = m->call.training ? m->desc.dropout : 0.0f,
                             .query = h.query, .value = h.value, .key = h.key, .grad_out = gout,
-                            .weights = &h.w, .use_gate = m->desc.use_gate};
+                            .weights = &h.w, .use_gate = m->desc.use_gate,
+                            .bf16 = m->desc.dtype == VKATTN_DTYPE_BF16};
         ko_allowances(&kc, &ko);
     }
     for (int i = 0; i < N_GRADS; i++) {
         if (!n[i])
             continue;
         TH_OK(ctx, vkattn_tensor_download(gt[i], got[i], 0, n[i]));
-        const double bound = is_half(m) ? BOUND_F16 : BOUND;
+        const double bound = !is_half(m)                         ? BOUND
+                              : m->desc.dtype == VKATTN_DTYPE_BF16 ? BOUND_BF16
+                                                                   : BOUND_F16;
         double err = tu_max_rel_err(got[i], ref[i], n[i], is_half(m) ? FLOOR_F16 : 0.01);
         if (is_half(m)) /* what the kept f16 output adds (kept_output_bound.h) */
             err = tu_max_rel_err_past(got[i], ref[i], ko_of(&ko, i, m->key_given), n[i], FLOOR_F16);
@@ -290,14 +296,14 @@ static void test_random_cases(void **state)
     }
 }
 
-/* f16 layers: random cases as above, the io, grad_output and gradient
- * tensors f16 (one case in three f32). */
+/* 16-bit layers: random cases as above, the io, grad_output and gradient
+ * tensors of the dtype (one case in three f32); six f16, then two bf16. */
 static void test_random_cases_f16(void **state)
 {
     vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         bcase m = random_case(i + 1);
-        m.desc.dtype = VKATTN_DTYPE_F16;
+        m.desc.dtype = i < 6 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_BF16;
         m.f32_io = i % 3 == 2;
         check_case(ctx, &m);
     }

@@ -21,16 +21,17 @@
  * number (about sqrt(n) ulp of a term, 2e-6 at n = 1000): 3e-4 of the same
  * scale (seen: 4e-5). Exact zeros (Bahdanau's score_bias, the scale of a
  * layer without use_scale) must be exactly 0.
- * f16 layers (test_f16): inputs, weights and grad_output rounded to f16
- * before the reference, so it runs on what the device holds. The backward
- * recomputes the forward in f32 scratch from those exact values (it reads
- * none of the f16 forward's rounded intermediates), so its arithmetic is the
- * f32 backward's; an f16 gradient adds its one rounding, 2^-11 of |ref|
- * <= 2^-11 of max(max|ref|, 1e-2): each bound above + 2^-11. */
+ * 16-bit layers (test_16bit: f16, then bf16): inputs, weights and grad_output
+ * rounded to the dtype before the reference, so it runs on what the device
+ * holds. The backward recomputes the forward in f32 scratch from those exact
+ * values (it reads none of the 16-bit forward's rounded intermediates), so
+ * its arithmetic is the f32 backward's; a 16-bit gradient adds its one
+ * rounding, half a spacing at 1 of |ref| <= that of max(max|ref|, 1e-2):
+ * each bound above + 2^-11 (f16), + 2^-8 (bf16). */
 #include "layer_testlib.h"
 
 static const double BOUND = 1e-4, SCALAR_BOUND = 3e-4;
-static const double ROUND_F16 = 1.0 / 2048; /* 2^-11: half an f16 spacing */
+static const double ROUND_F16 = 0x1p-11, ROUND_BF16 = 0x1p-8; /* half a spacing at 1 */
 static const double FLOOR = 1e-2;
 
 typedef enum layer_kind { ATTENTION, ADDITIVE, BAHDANAU } layer_kind;
@@ -42,7 +43,7 @@ typedef struct cfg {
     bool no_scale;          /* AdditiveAttention */
     uint32_t units;         /* Bahdanau */
     float dropout;
-    bool half; /* desc.dtype F16, with f16 io, grad_output and gradients */
+    vkattn_dtype dtype; /* F32, or F16 / BF16 with io, grad_output and gradients of it */
 } cfg;
 
 enum { MAX_W = 4 };
@@ -73,17 +74,27 @@ static const char *kind_name(const cfg *c)
 
 static vkattn_dtype dtype_of(const cfg *c)
 {
-    return c->half ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32;
+    return c->dtype;
 }
 
-/* An f16 io tensor in place of lt_gpu_init's f32 one, holding the same
- * (already f16-rounded) values; NULL data: NaN-poisoned. */
-static void retype(vkattn_context *ctx, vkattn_tensor **t, size_t n, const float *data)
+/* x rounded to what a tensor of c's 16-bit dtype holds; nothing for f32. */
+static void round_16(const cfg *c, float *x, size_t n)
+{
+    if (c->dtype == VKATTN_DTYPE_F16)
+        th_round_f16(x, n);
+    else if (c->dtype == VKATTN_DTYPE_BF16)
+        th_round_bf16(x, n);
+}
+
+/* An io tensor of type dt in place of lt_gpu_init's f32 one, holding the
+ * same (already rounded) values; NULL data: NaN-poisoned. */
+static void retype(vkattn_context *ctx, vkattn_tensor **t, size_t n, const float *data,
+                   vkattn_dtype dt)
 {
     if (!*t)
         return;
     vkattn_tensor_destroy(*t);
-    *t = th_typed_tensor(ctx, n, VKATTN_DTYPE_F16, data);
+    *t = th_typed_tensor(ctx, n, dt, data);
 }
 
 static float *random_floats(size_t n, float lo, float hi)
@@ -107,8 +118,8 @@ static void layer_create(vkattn_context *ctx, tlayer *L, const cfg *c, const lt_
         TH_OK(ctx, vkattn_attention_create(ctx, &d, &L->att));
         L->att_w = (vkattn_attention_weights){tu_rand_float(0.5f, 1.5f),
                                               tu_rand_float(0.5f, 1.5f)};
-        if (c->half) /* what the f16 layer holds: the reference's weights */
-            th_round_f16(&L->att_w.scale, 1), th_round_f16(&L->att_w.concat_score_weight, 1);
+        /* what a 16-bit layer holds: the reference's weights */
+        round_16(c, &L->att_w.scale, 1), round_16(c, &L->att_w.concat_score_weight, 1);
         TH_OK(ctx, vkattn_attention_set_weights(L->att, &L->att_w));
         L->n_w = 2;
         L->w_name[0] = "scale", L->w_count[0] = 1;
@@ -119,8 +130,7 @@ static void layer_create(vkattn_context *ctx, tlayer *L, const cfg *c, const lt_
                                                   .dropout = c->dropout, .dtype = dtype_of(c)};
         TH_OK(ctx, vkattn_additive_attention_create(ctx, &d, &L->add));
         L->w[0] = random_floats(s->dq, -1.5f, 1.5f);
-        if (c->half)
-            th_round_f16(L->w[0], s->dq);
+        round_16(c, L->w[0], s->dq);
         TH_OK(ctx, vkattn_additive_attention_set_weights(
                        L->add, &(vkattn_additive_attention_weights){L->w[0]}));
         L->n_w = c->no_scale ? 0 : 1;
@@ -134,11 +144,9 @@ static void layer_create(vkattn_context *ctx, tlayer *L, const cfg *c, const lt_
         L->w[1] = random_floats((size_t)s->dk * c->units, -0.7f, 0.7f);
         L->w[2] = random_floats(c->units, -1.5f, 1.5f);
         L->bias = tu_rand_float(-1, 1);
-        if (c->half) {
-            th_round_f16(L->w[0], (size_t)s->dq * c->units);
-            th_round_f16(L->w[1], (size_t)s->dk * c->units);
-            th_round_f16(L->w[2], c->units), th_round_f16(&L->bias, 1);
-        }
+        round_16(c, L->w[0], (size_t)s->dq * c->units);
+        round_16(c, L->w[1], (size_t)s->dk * c->units);
+        round_16(c, L->w[2], c->units), round_16(c, &L->bias, 1);
         TH_OK(ctx, vkattn_bahdanau_set_weights(
                        L->bah, &(vkattn_bahdanau_weights){L->w[0], L->w[1], L->w[2], L->bias}));
         L->n_w = 4;
@@ -316,19 +324,18 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
     char desc[512];
     lt_describe(desc, sizeof desc, &d, kind_name(c));
     char more[700];
-    snprintf(more, sizeof more, "%s use_scale=%d no_scale=%d units=%u dropout=%g f16=%d", desc,
-             c->use_scale, c->no_scale, c->units, (double)c->dropout, c->half);
+    snprintf(more, sizeof more, "%s use_scale=%d no_scale=%d units=%u dropout=%g dtype=%d",
+             desc, c->use_scale, c->no_scale, c->units, (double)c->dropout, (int)c->dtype);
     const vkattn_dtype t = dtype_of(c);
-    if (c->half) { /* the reference runs on what the f16 tensors hold */
-        th_round_f16(d.q, d.nq), th_round_f16(d.v, d.nv);
-        if (d.k)
-            th_round_f16(d.k, d.nk);
-    }
+    /* the reference runs on what the 16-bit tensors hold */
+    round_16(c, d.q, d.nq), round_16(c, d.v, d.nv);
+    if (d.k)
+        round_16(c, d.k, d.nk);
     lt_gpu g;
     lt_gpu_init(ctx, &g, &d);
-    if (c->half) {
-        retype(ctx, &g.q, d.nq, d.q), retype(ctx, &g.v, d.nv, d.v);
-        retype(ctx, &g.k, d.nk, d.k), retype(ctx, &g.out, d.nout, NULL);
+    if (t != VKATTN_DTYPE_F32) {
+        retype(ctx, &g.q, d.nq, d.q, t), retype(ctx, &g.v, d.nv, d.v, t);
+        retype(ctx, &g.k, d.nk, d.k, t), retype(ctx, &g.out, d.nout, NULL, t);
     }
     const vkattn_layer_io io = lt_gpu_io(&g);
     vkattn_layer_call call = lt_call(&d);
@@ -337,8 +344,7 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
         TH_OK(ctx, forward(&L, &call, &io));
 
     float *gout = random_floats(d.nout, -1, 1);
-    if (c->half)
-        th_round_f16(gout, d.nout);
+    round_16(c, gout, d.nout);
     vkattn_tensor *t_gout = th_typed_tensor(ctx, d.nout, t, gout);
     /* NaN-poisoned gradients (th_typed_tensor with NULL data) */
     vkattn_tensor *gq = want.q ? th_typed_tensor(ctx, d.nq, t, NULL) : NULL;
@@ -355,7 +361,10 @@ static void check_case_in(vkattn_context *ctx, const cfg *c, const lt_shape *s,
     float *rq = tu_floats(d.nq), *rv = tu_floats(d.nv), *rk = o->key ? tu_floats(d.nk) : NULL;
     const vkattn_layer_host_io hio = lt_host_io(&d);
     reference(&L, &call, &hio, gout, &(vkattn_layer_host_grads){rq, rv, rk});
-    const double round16 = c->half ? ROUND_F16 : 0.0; /* an f16 gradient's one rounding */
+    /* a 16-bit gradient's one rounding */
+    const double round16 = t == VKATTN_DTYPE_F16    ? ROUND_F16
+                           : t == VKATTN_DTYPE_BF16 ? ROUND_BF16
+                                                    : 0.0;
     if (gq)
         check_close(gq, rq, d.nq, BOUND + round16, "grad_query", more);
     if (gv)
@@ -494,16 +503,15 @@ static void test_fixed(void **state)
     check_case(ctx, &cs[4], &(lt_shape){3, 1, 9, 4, 2, 3, 3}, &all, want_all());
 }
 
-/* f16 layers (desc.dtype F16) with f16 io, grad_output and gradients:
- * random cases of every layer and score mode, then the fixed mask, causal,
- * dropout and key-NULL cases. */
-static void test_f16(void **state)
+/* 16-bit layers of dtype dt with io, grad_output and gradients of it:
+ * n_random random cases of every layer and score mode, then the fixed mask,
+ * causal, dropout and key-NULL cases. */
+static void cases_16(vkattn_context *ctx, vkattn_dtype dt, int n_random)
 {
-    vkattn_context *ctx = TH_CTX(state);
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < n_random; i++) {
         cfg c = random_cfg(i % 4 < 2 ? ATTENTION : i % 4 == 2 ? ADDITIVE : BAHDANAU);
         c.concat = i % 4 == 1;
-        c.half = true;
+        c.dtype = dt;
         lt_opts o = lt_random_opts();
         o.scores = false;
         lt_shape s = random_shape(&c, &o);
@@ -517,16 +525,23 @@ static void test_f16(void **state)
     lt_opts nokey = all;
     nokey.key = false, nokey.bottom_right = true, nokey.am_form = "1V";
     const cfg cs[] = {
-        {.kind = ATTENTION, .use_scale = true, .dropout = 0.3f, .half = true},
-        {.kind = ATTENTION, .concat = true, .use_scale = true, .dropout = 0.3f, .half = true},
-        {.kind = ADDITIVE, .dropout = 0.3f, .half = true},
-        {.kind = BAHDANAU, .units = 5, .dropout = 0.3f, .half = true},
+        {.kind = ATTENTION, .use_scale = true, .dropout = 0.3f, .dtype = dt},
+        {.kind = ATTENTION, .concat = true, .use_scale = true, .dropout = 0.3f, .dtype = dt},
+        {.kind = ADDITIVE, .dropout = 0.3f, .dtype = dt},
+        {.kind = BAHDANAU, .units = 5, .dropout = 0.3f, .dtype = dt},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const bool bah = cs[i].kind == BAHDANAU;
         check_case(ctx, &cs[i], &(lt_shape){1, 5, 7, 3, bah ? 4 : 3, 6, 6}, &all, want_all());
         check_case(ctx, &cs[i], &(lt_shape){2, 7, 3, 5, 5, 5, 5}, &nokey, want_all());
     }
+}
+
+/* bf16 with fewer random cases: the same code as f16's, other element macros. */
+static void test_16bit(void **state)
+{
+    cases_16(TH_CTX(state), VKATTN_DTYPE_F16, 8);
+    cases_16(TH_CTX(state), VKATTN_DTYPE_BF16, 4);
 }
 
 static layer_kind g_mask_kind;
@@ -790,7 +805,7 @@ static void test_bad_args(void **state)
                                                      &none),
                     BAD, "cmd");
     TH_EXPECT_ERROR(vkattn_attention_get_weight_tensors(L.att, NULL), BAD, "out");
-    /* an f32 layer's backward takes f32 gradients (an f16 layer's: f16 too, test_f16) */
+    /* an f32 layer's backward takes f32 gradients (a 16-bit layer's: its dtype too) */
     vkattn_tensor *half = NULL;
     TH_OK(ctx, vkattn_tensor_create(ctx,
                                     &(vkattn_tensor_desc){.rank = 1, .dims = {(uint32_t)d.nq},
@@ -851,5 +866,5 @@ static void test_bad_args(void **state)
 }
 
 TU_MAIN(th_setup, th_teardown,
-    test_fixed, test_attention_dot, test_attention_concat, test_additive, test_bahdanau, test_f16,
+    test_fixed, test_attention_dot, test_attention_concat, test_additive, test_bahdanau, test_16bit,
     test_mask_forms, test_one_command_buffer, test_optimizer_step, test_bad_args)
