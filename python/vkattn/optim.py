@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from . import _specs
 from ._arrays import Tensors, f32
 from ._lib import RUN_NOW, ffi, lib
 from .errors import check, invalid
@@ -99,9 +100,8 @@ class _Optimizer:
                 self._update(ctx, who, p._ptr(who), g, p.size, slots, ts)
 
     def _step_layer(self, layer, grads, who):
-        if layer.dtype != "float32":
-            raise invalid("%s: the layer is %s; the optimizer updates float32 weights"
-                          % (who, layer.dtype))
+        """The layer's weight tensors in place, of its dtype (a 16-bit weight is
+        updated in fp32 and rounded once); grads as gradients() returns them."""
         handle = layer._ptr("step")
         layout = layer._spec.layout(layer._widths)
         if not isinstance(grads, (list, tuple)) or len(grads) != len(layout):
@@ -112,7 +112,8 @@ class _Optimizer:
             w = ffi.new("vkattn_%s_weight_tensors *" % kind)
             check(getattr(lib, "vkattn_%s_get_weight_tensors" % kind)(handle, w), ctx._handle)
             for i, ((field, shape, _), g) in enumerate(zip(layout, grads)):
-                g = f32(g, "%s: grads[%d]" % (who, i), device=True)
+                g = f32(_specs.host_values(g, layer.dtype), "%s: grads[%d]" % (who, i),
+                        device=True)
                 if tuple(g.shape) != tuple(shape):
                     raise invalid("%s: grads[%d] has shape %s; the layer's %s is %s"
                                   % (who, i, g.shape, field, tuple(shape)))

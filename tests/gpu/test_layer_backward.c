@@ -78,13 +78,7 @@ static vkattn_dtype dtype_of(const cfg *c)
 }
 
 /* x rounded to what a tensor of c's 16-bit dtype holds; nothing for f32. */
-static void round_16(const cfg *c, float *x, size_t n)
-{
-    if (c->dtype == VKATTN_DTYPE_F16)
-        th_round_f16(x, n);
-    else if (c->dtype == VKATTN_DTYPE_BF16)
-        th_round_bf16(x, n);
-}
+static void round_16(const cfg *c, float *x, size_t n) { th_round_to(x, n, c->dtype); }
 
 /* An io tensor of type dt in place of lt_gpu_init's f32 one, holding the
  * same (already rounded) values; NULL data: NaN-poisoned. */

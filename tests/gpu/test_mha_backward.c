@@ -139,10 +139,7 @@ static double bound_16(const mcase *m) { return 8 * (is_bf16(m) ? 0x1p-7 : 0x1p-
 
 static void round_16(const mcase *m, float *x, size_t n)
 {
-    if (is_bf16(m))
-        th_round_bf16(x, n);
-    else
-        th_round_f16(x, n);
+    th_round_to(x, n, is_bf16(m) ? VKATTN_DTYPE_BF16 : VKATTN_DTYPE_F16);
 }
 
 /* The element type of tensor i (grad_names order; N_GRADS: grad_output). */
