@@ -18,19 +18,27 @@
  * |scale| * w_i * (|dw_i| + sum_j w_j |dw_j|), the size of the terms a
  * gradient element adds.
  *
+ * 16-bit tensors: weights, grad_out and grad_scores each f32, f16 or bf16
+ * (in place: one tensor, one type); bias and masks stay f32. A 16-bit
+ * input is read exactly, through f32 scratch (one conversion pass each); a
+ * 16-bit grad_scores is the f32 result rounded once (f16: the device's
+ * conversion; bf16: to nearest even by vkattn), so against the reference on
+ * the stored inputs the bound above gains one f16 spacing, or half a bf16
+ * spacing (2^-8 relative), at |ref| + that bound.
+ *
  * In place: io->grad_scores may be io->grad_out. On devices with fewer than 6
  * storage buffers per shader the bias and masks are first copied into the
  * context's pack buffer (vk/pack.h).
  *
  * Recording contract: as for every vkattn *_record (see vkattn/matmul.h). One
- * dispatch (after the pack copies where they apply).
+ * dispatch (after the pack copies and 16-bit conversions where they apply).
  *
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; batch,
  * tq or tv 0; scale not finite; an enum out of range; a tensor missing where
  * its flag asks for it or given where it does not; tensors too small;
  * grad_scores aliasing weights, bias, value_mask or mask; tensors of another
- * context; an f16 bias or mask, named), VKATTN_ERROR_UNSUPPORTED (f16
- * weights or gradients: the backward is f32), VKATTN_ERROR_SIZE_OVERFLOW, VKATTN_ERROR_DEVICE_LIMIT (32-bit
+ * context; a 16-bit bias or mask, named), VKATTN_ERROR_SIZE_OVERFLOW,
+ * VKATTN_ERROR_DEVICE_LIMIT (32-bit
  * indexing, maxStorageBufferRange, workgroup counts, lavapipe's loop limit),
  * Vulkan failures. Nothing is recorded on error.
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in

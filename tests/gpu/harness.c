@@ -268,6 +268,16 @@ void th_round_to(float *x, size_t n, vkattn_dtype t)
         x[i] = th_bf16_round(x[i]);
 }
 
+double th_store_err(vkattn_dtype t, double x)
+{
+    if (t != VKATTN_DTYPE_F16 && t != VKATTN_DTYPE_BF16)
+        return 0.0;
+    const bool f16 = t == VKATTN_DTYPE_F16;
+    const int emin = f16 ? -14 : -126, mant = f16 ? 10 : 7;
+    const int e = x == 0.0 || ilogb(x) < emin ? emin : ilogb(fabs(x));
+    return ldexp(f16 ? 1.0 : 0.5, e - mant);
+}
+
 uint16_t th_bf16_bits(float x)
 {
     const float r = th_bf16_round(x);

@@ -140,6 +140,12 @@ float th_bf16_round(float x);
 uint16_t th_bf16_bits(float x);
 /* x[i] rounded to what a tensor of type t holds (f32: unchanged). */
 void th_round_to(float *x, size_t n, vkattn_dtype t);
+/* How far storing an f32 result y into a tensor of type t may move it, for
+ * |y| <= x: f16 one spacing (2^-10 relative, 2^-24 below the normal range;
+ * Vulkan leaves the device's f32 -> f16 rounding open), bf16 half a spacing
+ * (2^-8 relative, 2^-134 below the normal range; vkattn rounds to nearest
+ * even itself), f32 0. */
+double th_store_err(vkattn_dtype t, double x);
 /* n floats uniform in [-a, a], rounded to f16. */
 float *th_half_uniform(size_t n, float a);
 /* n floats uniform in [-1, 1], rounded to f16 or bf16 when t is: exactly

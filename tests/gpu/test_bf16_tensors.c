@@ -346,7 +346,8 @@ static const op_row rows[] = {
      .takes = 0x13}, /* the masks stay f32 */
     {"softmax backward", softmax_backward,
      {"io->weights", "io->grad_out", "io->bias", "io->value_mask", "io->mask",
-      "io->grad_scores"}},
+      "io->grad_scores"},
+     .takes = 0x23}, /* the bias and masks stay f32 */
     {"dropout", dropout, {"io->in", "io->out"}, .takes = 0x3},
     {"dropout backward", dropout_backward, {"io->grad_out", "io->grad_in"}, .takes = 0x3},
     {"heads split", heads_split, {"io->in", "io->out"}, .takes = 0x3},

@@ -9,7 +9,13 @@
  * moderate size) relative to the largest sum of term magnitudes,
  * |scale| * w_i * (|dw_i| + sum_j w_j |dw_j|), not to max|ref|, which
  * w_i * (dw_i - sum_j w_j dw_j) can cancel to far below on a small tensor;
- * and exactly 0 wherever the reference is 0 (masked keys, masked rows). */
+ * and exactly 0 wherever the reference is 0 (masked keys, masked rows).
+ *
+ * 16-bit rows (test_16bit): f16 or bf16 weights, grad_out and grad_scores,
+ * alone or mixed with f32, staged through f32. The reference takes the inputs
+ * as stored (rounded to their type), so only the output's rounding adds to
+ * the f32 bound E: |got - ref| <= E + th_store_err(type, |ref| + E), one f16
+ * spacing or half a bf16 spacing at the f32 result's magnitude. */
 #include "harness.h"
 #include "random_case.h"
 
@@ -24,6 +30,7 @@
 #define BOUND 1e-5
 #define GUARD 5
 #define GUARD_VALUE 42.0f
+#define F32_TYPES ((smb_types){VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32})
 
 static uint32_t heads_of(const vkattn_softmax_params *p) { return p->heads ? p->heads : 1; }
 
@@ -54,16 +61,43 @@ static float *term_magnitudes(const vkattn_softmax_params *p, const float *w, co
     return terms;
 }
 
-static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool in_place)
+/* The operands' types: weights, grad_out, grad_scores (in place: grad_out's). */
+typedef struct smb_types {
+    vkattn_dtype w, g, s;
+} smb_types;
+
+static const char *type_name(vkattn_dtype t)
+{
+    return t == VKATTN_DTYPE_F16 ? "f16" : t == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
+}
+
+/* got vs ref per element: E = BOUND * max(terms), plus grad_scores' rounding */
+static void check_close(const char *what, const float *got, const float *ref,
+                        const float *terms, size_t n, vkattn_dtype t)
+{
+    double max_terms = 0.0;
+    for (size_t i = 0; i < n; i++)
+        max_terms = fmax(max_terms, terms[i]);
+    const double e = BOUND * max_terms;
+    for (size_t i = 0; i < n; i++) {
+        const double bound = e + th_store_err(t, fabs(ref[i]) + e);
+        if (!TU_WITHIN(fabs((double)got[i] - ref[i]), bound))
+            fail_msg("%s: element %zu is %.9g, the reference %.9g (bound %.3g)", what, i,
+                     (double)got[i], (double)ref[i], bound);
+    }
+}
+
+static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool in_place,
+                     smb_types ty)
 {
     const vkattn_mask_params *m = &p->mask;
     char what[256];
     snprintf(what, sizeof what,
              "softmax backward B=%u H=%u Tq=%u Tv=%u scale=%g causal=%d row=%d vmask=%d "
-             "mask=%d bias=%d%s",
+             "mask=%d bias=%d%s w=%s g=%s s=%s",
              p->batch, heads_of(p), p->tq, p->tv, (double)p->scale, (int)m->causal,
              (int)m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
-             in_place ? " in place" : "");
+             in_place ? " in place" : "", type_name(ty.w), type_name(ty.g), type_name(ty.s));
     const size_t n = (size_t)p->batch * heads_of(p) * p->tq * p->tv;
     const size_t n_bias = bcast_count(m->bias_broadcast, p), n_mask = bcast_count(m->mask_broadcast, p);
     const size_t n_vmask = (size_t)p->batch * p->tv;
@@ -84,6 +118,8 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
     if (mask)
         tu_fill_mask(mask, n_mask, 0.6f);
     TH_OK(ctx, vkattn_reference_softmax(p, NULL, scores, bias, vmask, mask, w));
+    th_round_to(w, n, ty.w); /* what the tensors hold */
+    th_round_to(dw, n, ty.g);
     TH_OK(ctx, vkattn_reference_softmax_backward(p, w, dw, bias, vmask, mask, ref));
 
     float *init = tu_floats(n + GUARD);
@@ -93,10 +129,10 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
         tu_poison(init, n);
     for (size_t i = n; i < n + GUARD; i++)
         init[i] = GUARD_VALUE;
-    vkattn_tensor *tout = th_tensor(ctx, n + GUARD, init);
+    vkattn_tensor *tout = th_typed_tensor(ctx, n + GUARD, ty.s, init);
     vkattn_softmax_backward_io io = {
-        .weights = th_tensor(ctx, n, w),
-        .grad_out = in_place ? tout : th_tensor(ctx, n, dw),
+        .weights = th_typed_tensor(ctx, n, ty.w, w),
+        .grad_out = in_place ? tout : th_typed_tensor(ctx, n, ty.g, dw),
         .bias = opt_tensor(ctx, bias, n_bias),
         .value_mask = opt_tensor(ctx, vmask, n_vmask),
         .mask = opt_tensor(ctx, mask, n_mask),
@@ -104,7 +140,7 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
     };
     TH_OK(ctx, vkattn_softmax_backward_record(ctx, VKATTN_RUN_NOW, p, &io));
     float *got = th_download(tout, n + GUARD), *terms = term_magnitudes(p, w, dw, n);
-    TU_ASSERT_CLOSE_TERMS(got, ref, terms, n, BOUND, what);
+    check_close(what, got, ref, terms, n, ty.s);
     for (size_t i = 0; i < n; i++)
         if (ref[i] == 0.0f && got[i] != 0.0f)
             fail_msg("%s: element %zu is %g; the reference has exactly 0", what, i,
@@ -133,8 +169,31 @@ static void test_random_shapes(void **state)
             .scale = c % 3 ? tu_rand_float(0.2f, 2.0f) : 0.0f,
         };
         rc_random_mask(&p.mask);
-        run_case(ctx, &p, c % 4 == 3);
+        run_case(ctx, &p, c % 4 == 3, F32_TYPES);
     }
+}
+
+/* Per 16-bit type: all three operands of it (in place too), and mixed with f32. */
+static void test_16bit(void **state)
+{
+    vkattn_context *ctx = TH_CTX(state);
+    static const vkattn_dtype types[2] = {VKATTN_DTYPE_F16, VKATTN_DTYPE_BF16};
+    const vkattn_dtype f32 = VKATTN_DTYPE_F32;
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 6; c++) {
+            const vkattn_dtype t = types[k];
+            vkattn_softmax_params p = {
+                .batch = tu_rand_range(1, 2), .heads = tu_rand_range(0, 2),
+                .tq = tu_rand_range(1, 5), .tv = c == 5 ? tu_rand_range(200, 300)
+                                                        : tu_rand_range(1, 40),
+                .scale = c % 2 ? tu_rand_float(0.2f, 2.0f) : 0.0f,
+            };
+            rc_random_mask(&p.mask);
+            const smb_types ty = c == 3   ? (smb_types){t, f32, t}
+                                 : c == 4 ? (smb_types){f32, t, f32}
+                                          : (smb_types){t, t, t};
+            run_case(ctx, &p, c < 2, ty);
+        }
 }
 
 static void test_each_mask(void **state)
@@ -150,7 +209,7 @@ static void test_each_mask(void **state)
             p.mask.has_value_mask = kind == 3;
             p.mask.has_mask = kind == 4;
             p.mask.has_bias = kind == 0;
-            run_case(ctx, &p, false);
+            run_case(ctx, &p, false, F32_TYPES);
         }
 }
 
@@ -200,6 +259,6 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {TU_TESTS(
-        test_random_shapes, test_each_mask, test_bad_arguments)};
+        test_random_shapes, test_each_mask, test_16bit, test_bad_arguments)};
     return TH_RUN_WITH_MOBILE("softmax backward", tests);
 }
