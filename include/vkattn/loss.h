@@ -14,12 +14,20 @@
  * and the gradient within 1e-6 relative of max |grad| (tests/gpu/test_loss.c;
  * the gradient is one subtraction and one multiply).
  *
+ * 16-bit tensors: pred, target and grad each f32, f16 or bf16; the loss stays
+ * f32. A 16-bit input is read exactly, through f32 scratch (one conversion
+ * pass each; pred == target: one); a 16-bit grad is the f32 result rounded
+ * once (f16: the device's conversion; bf16: to nearest even by vkattn), so
+ * against the reference on the stored inputs the loss keeps its bound and
+ * such a gradient gains one f16 spacing, or half a bf16 spacing (2^-8
+ * relative), at |ref| + the f32 bound.
+ *
  * Recording contract: as in vkattn/matmul.h; pred and target are read, loss
  * and grad written by VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT.
  * Results: VKATTN_ERROR_INVALID_ARGUMENT (NULL ctx, cmd, params or io; count
  * 0; a non-finite loss_scale; a missing or too-small tensor; loss or grad
- * overlapping another tensor), VKATTN_ERROR_UNSUPPORTED (an f16 tensor),
- * Vulkan failures. On an argument error nothing is recorded.
+ * overlapping another tensor; a 16-bit loss), Vulkan failures. On an error
+ * nothing is recorded.
  * Thread safety: externally synchronized on cmd and the tensors; *_record (in
  * any mode) may run on several threads of one context (vkattn/context.h).
  */

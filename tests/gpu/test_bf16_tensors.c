@@ -4,7 +4,8 @@
  * takes a bf16 operand where it opens bf16 (softmax, dropout, heads, additive
  * and their backwards, the head ops' norm weight, SDPA's q, k, v and out,
  * its backward's data tensors (the lse stays f32), decode's q and out,
- * KV-cache appends and the optimizer step's param and grad here; the matmul
+ * KV-cache appends, the optimizer step's param and grad and the MSE loss's
+ * pred, target and grad here; the matmul
  * and its backward in test_matmul.c and
  * test_matmul_backward.c) and refuses it elsewhere, each operand in turn of a
  * call that succeeds with f32 ones, naming it; the layers: an f32 one refuses
@@ -372,7 +373,8 @@ static const op_row rows[] = {
      .takes = 0xff},
     {"head op", head_op, {"io->x", "io->out", "io->weight"},
      .takes = 0x4}, /* x and out share a type: both bf16 in test_head_op.c */
-    {"mse", mse, {"io->pred", "io->target", "io->loss", "io->grad"}},
+    {"mse", mse, {"io->pred", "io->target", "io->loss", "io->grad"},
+     .takes = 0xb}, /* the loss stays f32 */
     {"optim step", optim, {"io->param", "io->grad", "io->state", "io->step"},
      .takes = 0x3}, /* the state and step stay f32 */
     {"decode", decode, {"io->q", "io->value_mask", "io->out"}, .takes = 0x5},
