@@ -36,9 +36,9 @@ int ab_bench_check_args(const ab_op *op, const ab_args *a)
                 ab_dtype_name(a->dtype), op->name, ab_dtype_name(a->dtype),
                 dtype_bit == AB_F_FP16 ? "matmul, softmax, additive, heads, dropout, sdpa, decode "
                                          "and the layers take f16 tensors so far"
-                                       : "matmul, softmax, additive, heads, dropout, sdpa (with "
-                                         "--backward too), decode and the layers take bf16 "
-                                         "tensors so far");
+                                       : "matmul, sdpa and the layers (with --backward too), "
+                                         "softmax, additive, heads, dropout and decode take "
+                                         "bf16 tensors so far");
         return ATTNBENCH_EXIT_USAGE;
     }
     uint32_t extra = a->given & ~op->flags;

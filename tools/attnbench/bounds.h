@@ -70,5 +70,11 @@
  * each gradient (2^-11), with room for the bench's longer reductions */
 #define AB_BOUND_MHA_BACKWARD_FP16 7.8e-3
 #define AB_BOUND_LAYER_BACKWARD_FP16 1e-3
+/* --backward --dtype bf16: the twins, bf16's 2^-7 for f16's 2^-10. The
+ * multi-head layers 8 bf16 epsilons (8 * 2^-7, vkattn/layer_common.h's bf16 backward
+ * bound); the single-head layers the f16 bound's f32 part (1e-3 - 2^-11) plus
+ * one bf16 rounding of each gradient, half a spacing (2^-8): 4.42e-3 */
+#define AB_BOUND_MHA_BACKWARD_BF16 6.25e-2
+#define AB_BOUND_LAYER_BACKWARD_BF16 4.42e-3
 
 #endif

@@ -111,7 +111,7 @@ typedef struct ab_layer_fwd {
     vkattn_layer_call call;     /* the forward's call */
     struct ab_buf *q, *k, *v, *vmask, *out; /* the forward's tensors (borrowed) */
     double proj_flops, core_flops;          /* of one forward (docs/ATTNBENCH.md) */
-    bool fp16; /* --fp16: an f16 layer; dL/d(output) and the gradients f16 too */
+    vkattn_dtype dtype; /* the layer's (--dtype); dL/d(output) and the gradients too */
 } ab_layer_fwd;
 typedef struct ab_layer_bwd ab_layer_bwd;
 int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t seed,

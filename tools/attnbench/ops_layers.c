@@ -238,7 +238,7 @@ static int layer_setup(vkattn_context *ctx, const ab_args *a, const ab_layer_kin
     }
     ab_layer_fwd f = {.ctx = ctx, .layer = &s->layer, .call = s->call, .q = &s->q, .k = &s->k,
                       .v = &s->v, .vmask = &s->vmask, .out = &s->out, .proj_flops = proj,
-                      .core_flops = core, .fp16 = dt == VKATTN_DTYPE_F16};
+                      .core_flops = core, .dtype = dt};
     return ab_layer_backward_setup(&f, a->train_step, a->seed, &s->bwd, info);
 }
 
@@ -318,6 +318,7 @@ const ab_op ab_op_attention = {
     .bound_bf16 = AB_BOUND_LAYER_BF16,
     .bound_backward = AB_BOUND_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
+    .bound_backward_bf16 = AB_BOUND_LAYER_BACKWARD_BF16,
     .setup = attention_setup, .record = layer_record, .prepare = layer_prepare,
     .check_args = attention_check_args,
     .check = layer_check, .destroy = layer_destroy,
@@ -332,6 +333,7 @@ const ab_op ab_op_additive_attention = {
     .bound_bf16 = AB_BOUND_LAYER_BF16,
     .bound_backward = AB_BOUND_ADDITIVE_ATTENTION_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
+    .bound_backward_bf16 = AB_BOUND_LAYER_BACKWARD_BF16,
     .setup = additive_setup, .record = layer_record, .prepare = layer_prepare,
     .check_args = additive_check_args,
     .check = layer_check,
@@ -347,6 +349,7 @@ const ab_op ab_op_bahdanau = {
     .bound_bf16 = AB_BOUND_LAYER_BF16,
     .bound_backward = AB_BOUND_BAHDANAU_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_LAYER_BACKWARD_FP16,
+    .bound_backward_bf16 = AB_BOUND_LAYER_BACKWARD_BF16,
     .setup = bahdanau_setup, .record = layer_record, .prepare = layer_prepare,
     .check_args = bahdanau_check_args,
     .check = layer_check, .destroy = layer_destroy,
@@ -362,6 +365,7 @@ const ab_op ab_op_mha = {
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
+    .bound_backward_bf16 = AB_BOUND_MHA_BACKWARD_BF16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .bound_bf16 = AB_BOUND_MHA_BF16,
     .setup = mha_setup, .record = layer_record, .prepare = layer_prepare,
@@ -378,6 +382,7 @@ const ab_op ab_op_gqa = {
     .bound = AB_BOUND_MHA,
     .bound_backward = AB_BOUND_MHA_BACKWARD,
     .bound_backward_fp16 = AB_BOUND_MHA_BACKWARD_FP16,
+    .bound_backward_bf16 = AB_BOUND_MHA_BACKWARD_BF16,
     .bound_fp16 = AB_BOUND_MHA_FP16,
     .bound_bf16 = AB_BOUND_MHA_BF16,
     .setup = gqa_setup, .record = layer_record, .prepare = layer_prepare,

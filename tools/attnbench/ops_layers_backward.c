@@ -76,7 +76,7 @@ static void dw_tensors(const ab_layer_bwd *s, vkattn_tensor *gw[AB_LAYER_WEIGHTS
 }
 
 /* A buffer of src's shape and type (random in [-1, 1) with rng, rounded to
- * f16 for an f16 src, else undefined). */
+ * src's type, else undefined). */
 static vkattn_result buf_like(vkattn_context *ctx, ab_buf *b, const ab_buf *src, ab_rng *rng)
 {
     const vkattn_tensor_desc d = vkattn_tensor_get_info(src->t).desc;
@@ -210,7 +210,7 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
         uint32_t n = (uint32_t)s->slots[i].n;
         if (n) /* the layer's type, as its weights */
             r = ab_buf_make_as(ctx, &s->dw[i], 1, &n, NULL, 0, 0,
-                               f->fp16 ? VKATTN_DTYPE_F16 : VKATTN_DTYPE_F32);
+                               f->dtype);
     }
     if (r || (r = buf_like(ctx, &s->g, f->out, train_step ? NULL : &rng)))
         return ab_report(ctx, r, what);
@@ -239,8 +239,9 @@ int ab_layer_backward_setup(const ab_layer_fwd *f, bool train_step, uint64_t see
     info->backward = true;
     info->flops = 2.0 * proj + 2.5 * core;
     /* inputs and dL/d(output) read, their gradients written, weights read and
-     * their gradients written: 2 bytes each under --fp16 (the mask stays f32) */
-    const double width = f->fp16 ? 2.0 : 4.0;
+     * their gradients written: 2 bytes each under --dtype f16|bf16 (the mask
+     * stays f32) */
+    const double width = f->dtype != VKATTN_DTYPE_F32 ? 2.0 : 4.0;
     info->bytes = width * (2.0 * (in - f->vmask->n) + s->g.n + 2.0 * weight_grads) +
                   4.0 * f->vmask->n;
     return ATTNBENCH_EXIT_OK;
