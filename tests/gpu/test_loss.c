@@ -9,6 +9,7 @@
  * |got - ref| <= E + th_store_err(type, |ref| + E), E = GRAD_BOUND max|ref|
  * (one f16 spacing, half a bf16 spacing, at the f32 result's magnitude). */
 #include "harness.h"
+#include "op_table.h" /* th_dtype_name */
 
 #include <vkattn/reference_backward.h>
 
@@ -25,11 +26,6 @@ typedef struct mse_types {
     vkattn_dtype p, t, g;
 } mse_types;
 #define F32_TYPES ((mse_types){VKATTN_DTYPE_F32, VKATTN_DTYPE_F32, VKATTN_DTYPE_F32})
-
-static const char *type_name(vkattn_dtype t)
-{
-    return t == VKATTN_DTYPE_F16 ? "f16" : t == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
-}
 
 /* got vs ref per element: E = GRAD_BOUND * max|ref|, plus the rounding into t */
 static void check_grad(const char *what, const float *got, const float *ref, size_t n,
@@ -65,12 +61,13 @@ static void check(vkattn_context *ctx, uint32_t n, float scale, bool with_grad, 
     float *loss = th_download(tl, 1);
     char what[160];
     snprintf(what, sizeof what, "mse n=%u scale=%g pred=%s target=%s grad=%s: loss", n,
-             (double)scale, type_name(ty.p), type_name(ty.t), type_name(ty.g));
+             (double)scale, th_dtype_name(ty.p), th_dtype_name(ty.t), th_dtype_name(ty.g));
     TU_ASSERT_CLOSE(loss, &ref_loss, 1, LOSS_BOUND, what);
     if (tg) {
         float *g = th_download(tg, n);
-        snprintf(what, sizeof what, "mse n=%u scale=%g pred=%s target=%s grad=%s: gradient", n,
-                 (double)scale, type_name(ty.p), type_name(ty.t), type_name(ty.g));
+        snprintf(what, sizeof what, "mse n=%u scale=%g pred=%s target=%s grad=%s: gradient",
+                 n, (double)scale, th_dtype_name(ty.p), th_dtype_name(ty.t),
+                 th_dtype_name(ty.g));
         check_grad(what, g, ref_g, n, ty.g);
         free(g);
     }
@@ -127,11 +124,11 @@ static void test_same_tensor(void **state)
         TH_OK(ctx, vkattn_mse_record(ctx, VKATTN_RUN_NOW, &p, &io));
         float *loss = th_download(l, 1), *grad = th_download(g, 37);
         if (loss[0] != 0.0f)
-            fail_msg("%s: loss %g of a tensor against itself", type_name(types[k]),
+            fail_msg("%s: loss %g of a tensor against itself", th_dtype_name(types[k]),
                      (double)loss[0]);
         for (int i = 0; i < 37; i++)
             if (grad[i] != 0.0f)
-                fail_msg("%s: gradient element %d is %g", type_name(types[k]), i,
+                fail_msg("%s: gradient element %d is %g", th_dtype_name(types[k]), i,
                          (double)grad[i]);
         th_assert_validation_clean();
         vkattn_tensor_destroy(t), vkattn_tensor_destroy(l), vkattn_tensor_destroy(g);

@@ -17,6 +17,7 @@
  * the f32 bound E: |got - ref| <= E + th_store_err(type, |ref| + E), one f16
  * spacing or half a bf16 spacing at the f32 result's magnitude. */
 #include "harness.h"
+#include "op_table.h" /* th_dtype_name */
 #include "random_case.h"
 
 #include <vkattn/reference_backward.h>
@@ -66,11 +67,6 @@ typedef struct smb_types {
     vkattn_dtype w, g, s;
 } smb_types;
 
-static const char *type_name(vkattn_dtype t)
-{
-    return t == VKATTN_DTYPE_F16 ? "f16" : t == VKATTN_DTYPE_BF16 ? "bf16" : "f32";
-}
-
 /* got vs ref per element: E = BOUND * max(terms), plus grad_scores' rounding */
 static void check_close(const char *what, const float *got, const float *ref,
                         const float *terms, size_t n, vkattn_dtype t)
@@ -97,7 +93,8 @@ static void run_case(vkattn_context *ctx, const vkattn_softmax_params *p, bool i
              "mask=%d bias=%d%s w=%s g=%s s=%s",
              p->batch, heads_of(p), p->tq, p->tv, (double)p->scale, (int)m->causal,
              (int)m->masked_row, m->has_value_mask, m->has_mask, m->has_bias,
-             in_place ? " in place" : "", type_name(ty.w), type_name(ty.g), type_name(ty.s));
+             in_place ? " in place" : "", th_dtype_name(ty.w), th_dtype_name(ty.g),
+             th_dtype_name(ty.s));
     const size_t n = (size_t)p->batch * heads_of(p) * p->tq * p->tv;
     const size_t n_bias = bcast_count(m->bias_broadcast, p), n_mask = bcast_count(m->mask_broadcast, p);
     const size_t n_vmask = (size_t)p->batch * p->tv;
